@@ -1,0 +1,148 @@
+"""The one error tree, and every ORA code Sluice raises, in one place.
+
+The classes follow the DB-API / python-oracledb hierarchy so that code written
+for ``oracledb`` catches the same things::
+
+    Error
+     ├── InterfaceError            misuse of the Python API (closed connection …)
+     └── DatabaseError             everything the "database" refuses (ORA-NNNNN)
+          ├── DataError            a value does not fit (type, length, range)
+          ├── OperationalError     timeouts, unreachable store, locks
+          ├── IntegrityError       duplicates, dangling references
+          ├── ProgrammingError     unknown objects, bad statements, bad options
+          └── NotSupportedError    a feature Sluice does not offer
+
+An error is raised with :func:`ora`::
+
+    raise ora(24010, "SCOTT.ORDERS_Q")
+
+``str(e)`` starts with ``ORA-24010: …``; ``e.code`` is ``24010``, ``e.full_code``
+is ``"ORA-24010"`` and, as in python-oracledb, ``e.args[0]`` is an object with
+``code``, ``full_code`` and ``message``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class Error(Exception):
+    """Root of every exception Sluice raises on purpose."""
+
+    code: int = 0
+    full_code: str = ""
+
+    def __init__(self, message: str, code: int = 0, prefix: str = "ORA") -> None:
+        full_code = f"{prefix}-{code:05d}" if code else ""
+        detail = _ErrorDetail(code=code, full_code=full_code, message=message)
+        super().__init__(detail)
+        self.code = code
+        self.full_code = full_code
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class _ErrorDetail:
+    """What python-oracledb code reads from ``e.args[0]``."""
+
+    code: int
+    full_code: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InterfaceError(Error):
+    """The Python API was used wrongly (closed connection, wrong argument type)."""
+
+
+class DatabaseError(Error):
+    """The store refused an operation; ``str()`` starts with the ORA code."""
+
+
+class DataError(DatabaseError):
+    pass
+
+
+class OperationalError(DatabaseError):
+    pass
+
+
+class IntegrityError(DatabaseError):
+    pass
+
+
+class ProgrammingError(DatabaseError):
+    pass
+
+
+class NotSupportedError(DatabaseError):
+    pass
+
+
+# code -> (class, message template).  Templates use str.format with positional
+# arguments; the wording follows Oracle's message catalogue.
+_CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
+    # general SQL / PL/SQL
+    900: (ProgrammingError, "invalid SQL statement"),
+    904: (ProgrammingError, "{0}: invalid identifier"),
+    942: (ProgrammingError, "table or view does not exist"),
+    955: (IntegrityError, "name is already used by an existing object"),
+    972: (ProgrammingError, "identifier is too long: {0}"),
+    1031: (ProgrammingError, "insufficient privileges"),
+    1722: (DataError, "invalid number: {0}"),
+    4043: (ProgrammingError, "object {0} does not exist"),
+    6502: (DataError, "PL/SQL: numeric or value error: {0}"),
+    6550: (ProgrammingError, "line {0}, column {1}:\n{2}"),
+    # AQ administration
+    24001: (IntegrityError, "cannot create QUEUE_TABLE, {0} already exists"),
+    24002: (ProgrammingError, "QUEUE_TABLE {0} does not exist"),
+    24006: (IntegrityError, "cannot create QUEUE, {0} already exists"),
+    24010: (ProgrammingError, "QUEUE {0} does not exist"),
+    24011: (ProgrammingError, "cannot drop QUEUE, {0} should be stopped first"),
+    24012: (ProgrammingError, "cannot drop QUEUE_TABLE, some queues in {0} have not been dropped"),
+    24013: (DataError, "invalid value {0}, MAX_RETRIES should be non-negative"),
+    24014: (DataError, "invalid value {0}, RETENTION_TIME should be FOREVER or non-negative"),
+    24017: (ProgrammingError, "cannot enable enqueue on QUEUE, {0} is an exception queue"),
+    24020: (ProgrammingError, "internal error in DBMS_AQ_IMPORT_INTERNAL, {0}"),
+    24036: (DataError, "invalid SORT_ORDER column {0} specified for queue table"),
+    24037: (DataError, "schema {0} in QUEUE_NAME is not same as schema {1} in QUEUE_TABLE"),
+    24042: (ProgrammingError, "no propagation schedule exists for QUEUE {0} and DESTINATION {1}"),
+    24087: (DataError, "invalid database user {0}"),
+    24181: (ProgrammingError, "The type {0} does not exist"),
+    24184: (IntegrityError, "transformation {0}.{1} already exists"),
+    24185: (ProgrammingError, "transformation {0}.{1} not found"),
+    # AQ enqueue / dequeue
+    25205: (ProgrammingError, "the QUEUE {0} does not exist"),
+    25207: (OperationalError, "enqueue failed, queue {0} is disabled from enqueueing"),
+    25208: (DataError, "invalid value {0}, DELAY should be non-negative"),
+    25209: (DataError, "invalid value {0}, EXPIRATION should be non-negative or NEVER"),
+    25215: (DataError, "user_data type and queue type do not match: {0}"),
+    25226: (OperationalError, "dequeue failed, queue {0} is not enabled for dequeue"),
+    25228: (OperationalError, "timeout or end-of-fetch during message dequeue from {0}"),
+    25231: (ProgrammingError, "cannot dequeue because CONSUMER_NAME not specified"),
+    25235: (OperationalError, "fetched all messages in current transaction from {0}"),
+    25236: (ProgrammingError, "buffered enqueue or dequeue cannot be used with visibility ON_COMMIT"),
+    25241: (ProgrammingError, "Cannot change correlation ID from {0} to {1} without FIRST_MESSAGE option"),
+    25242: (ProgrammingError, "Cannot change subscriber name from {0} to {1} without FIRST_MESSAGE option"),
+    25263: (ProgrammingError, "no message in queue {0} with message ID {1}"),
+    25293: (ProgrammingError, "Lob attributes must be null for buffered operations"),
+    # Sluice-specific conditions that Oracle reports with a generic code
+    25500: (NotSupportedError, "{0}"),
+}
+
+
+def ora(code: int, *args: object) -> DatabaseError:
+    """Build the exception for ORA-``code`` with the catalogue's message."""
+    cls, template = _CATALOG[code]
+    text = template.format(*args) if args else template.split(":")[0] if "{" in template else template
+    return cls(f"ORA-{code:05d}: {text}", code)
+
+
+def known_codes() -> frozenset[int]:
+    """The ORA codes Sluice can raise (for documentation and tests)."""
+    return frozenset(_CATALOG)

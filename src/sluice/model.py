@@ -1,0 +1,288 @@
+"""The value objects of the AQ API: agents, message properties, enqueue and
+dequeue options — with python-oracledb's attribute names and defaults.
+
+``Agent`` is ``SYS.AQ$_AGENT``.  ``MessageProperties`` is both what the
+application fills in before ``enqone`` and what ``deqone`` hands back (then
+with the read-only attributes ``msgid``, ``enqtime``, ``attempts`` and
+``state`` set), exactly like ``oracledb.MessageProperties``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any
+
+from . import constants as C
+from .errors import InterfaceError
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """``SYS.AQ$_AGENT(name, address, protocol)``: a producer or consumer."""
+
+    name: str | None = None
+    address: str | None = None
+    protocol: int = 0
+
+    def __post_init__(self) -> None:
+        if self.name is not None and not isinstance(self.name, str):
+            raise InterfaceError("Agent.name must be a string or None")
+        if self.address is not None and not isinstance(self.address, str):
+            raise InterfaceError("Agent.address must be a string or None")
+        if not isinstance(self.protocol, int):
+            raise InterfaceError("Agent.protocol must be an integer")
+
+
+def _check_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InterfaceError(f"{name} must be an integer, not {type(value).__name__}")
+    return value
+
+
+def _check_str(name: str, value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InterfaceError(f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+class MessageProperties:
+    """Properties of one message (python-oracledb ``MessageProperties``)."""
+
+    __slots__ = (
+        "payload", "_priority", "_correlation", "_delay", "_expiration", "_exceptionq",
+        "_recipients", "_sender_id", "_original_msgid",
+        # read-only, filled in by enqueue/dequeue
+        "_msgid", "_enqtime", "_attempts", "_state", "_deliverymode", "_transaction_group",
+        "_consumer_name",
+    )
+
+    def __init__(self, payload: Any = None, correlation: str | None = None, delay: int = 0,
+                 exceptionq: str | None = None, expiration: int = -1, priority: int = 0,
+                 recipients: list | None = None, sender_id: Agent | None = None,
+                 original_msgid: bytes | None = None) -> None:
+        self.payload = payload
+        self.correlation = correlation
+        self.delay = delay
+        self.exceptionq = exceptionq
+        self.expiration = expiration
+        self.priority = priority
+        self.recipients = recipients or []
+        self.sender_id = sender_id
+        self.original_msgid = original_msgid
+        self._msgid: bytes | None = None
+        self._enqtime: _dt.datetime | None = None
+        self._attempts = 0
+        self._state = C.MSG_READY
+        self._deliverymode = C.MSG_PERSISTENT
+        self._transaction_group: str | None = None
+        self._consumer_name: str | None = None
+
+    # -- settable ---------------------------------------------------------
+    @property
+    def priority(self) -> int:
+        return self._priority
+
+    @priority.setter
+    def priority(self, value: int) -> None:
+        self._priority = _check_int("priority", 0 if value is None else value)
+
+    @property
+    def correlation(self) -> str | None:
+        return self._correlation
+
+    @correlation.setter
+    def correlation(self, value: str | None) -> None:
+        self._correlation = _check_str("correlation", value)
+
+    @property
+    def delay(self) -> int:
+        return self._delay
+
+    @delay.setter
+    def delay(self, value: int) -> None:
+        self._delay = _check_int("delay", 0 if value is None else value)
+
+    @property
+    def expiration(self) -> int:
+        return self._expiration
+
+    @expiration.setter
+    def expiration(self, value: int) -> None:
+        self._expiration = _check_int("expiration", -1 if value is None else value)
+
+    @property
+    def exceptionq(self) -> str | None:
+        return self._exceptionq
+
+    @exceptionq.setter
+    def exceptionq(self, value: str | None) -> None:
+        self._exceptionq = _check_str("exceptionq", value)
+
+    @property
+    def recipients(self) -> list:
+        return self._recipients
+
+    @recipients.setter
+    def recipients(self, value: list) -> None:
+        if value is None:
+            value = []
+        if not isinstance(value, (list, tuple)):
+            raise InterfaceError("recipients must be a list")
+        self._recipients = list(value)
+
+    @property
+    def sender_id(self) -> Agent | None:
+        return self._sender_id
+
+    @sender_id.setter
+    def sender_id(self, value: Agent | None) -> None:
+        if value is not None and not isinstance(value, Agent):
+            raise InterfaceError("sender_id must be a sluice.Agent")
+        self._sender_id = value
+
+    @property
+    def original_msgid(self) -> bytes | None:
+        return self._original_msgid
+
+    @original_msgid.setter
+    def original_msgid(self, value: bytes | None) -> None:
+        if value is not None and not isinstance(value, (bytes, bytearray)):
+            raise InterfaceError("original_msgid must be bytes")
+        self._original_msgid = None if value is None else bytes(value)
+
+    # -- read-only --------------------------------------------------------
+    @property
+    def msgid(self) -> bytes | None:
+        return self._msgid
+
+    @property
+    def enqtime(self) -> _dt.datetime | None:
+        return self._enqtime
+
+    @property
+    def attempts(self) -> int:
+        return self._attempts
+
+    @property
+    def state(self) -> int:
+        return self._state
+
+    @property
+    def deliverymode(self) -> int:
+        return self._deliverymode
+
+    @property
+    def transaction_group(self) -> str | None:
+        """The enqueuing transaction, for TRANSACTIONAL queue tables."""
+        return self._transaction_group
+
+    @property
+    def consumer_name(self) -> str | None:
+        return self._consumer_name
+
+    def __repr__(self) -> str:
+        mid = self._msgid.hex().upper() if self._msgid else None
+        return (f"<MessageProperties msgid={mid} priority={self._priority} "
+                f"correlation={self._correlation!r} state={self._state} attempts={self._attempts}>")
+
+
+class EnqOptions:
+    """Enqueue options (python-oracledb ``EnqOptions``)."""
+
+    __slots__ = ("_visibility", "_deliverymode", "transformation")
+
+    def __init__(self) -> None:
+        self._visibility = C.ENQ_ON_COMMIT
+        self._deliverymode = C.MSG_PERSISTENT
+        self.transformation: str | None = None
+
+    @property
+    def visibility(self) -> int:
+        return self._visibility
+
+    @visibility.setter
+    def visibility(self, value: int) -> None:
+        if value not in (C.ENQ_IMMEDIATE, C.ENQ_ON_COMMIT):
+            raise InterfaceError(f"invalid enqueue visibility {value!r}")
+        self._visibility = value
+
+    @property
+    def deliverymode(self) -> int:
+        return self._deliverymode
+
+    @deliverymode.setter
+    def deliverymode(self, value: int) -> None:
+        if value not in (C.MSG_PERSISTENT, C.MSG_BUFFERED):
+            raise InterfaceError(f"invalid enqueue delivery mode {value!r}")
+        self._deliverymode = value
+
+
+class DeqOptions:
+    """Dequeue options (python-oracledb ``DeqOptions``)."""
+
+    __slots__ = ("condition", "consumername", "correlation", "_deliverymode", "_mode", "msgid",
+                 "_navigation", "transformation", "_visibility", "_wait")
+
+    def __init__(self) -> None:
+        self.condition: str | None = None
+        self.consumername: str | None = None
+        self.correlation: str | None = None
+        self._deliverymode = C.MSG_PERSISTENT
+        self._mode = C.DEQ_REMOVE
+        self.msgid: bytes | None = None
+        self._navigation = C.DEQ_NEXT_MSG
+        self.transformation: str | None = None
+        self._visibility = C.DEQ_ON_COMMIT
+        self._wait = C.DEQ_WAIT_FOREVER
+
+    @property
+    def mode(self) -> int:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: int) -> None:
+        if value not in (C.DEQ_BROWSE, C.DEQ_LOCKED, C.DEQ_REMOVE, C.DEQ_REMOVE_NODATA):
+            raise InterfaceError(f"invalid dequeue mode {value!r}")
+        self._mode = value
+
+    @property
+    def navigation(self) -> int:
+        return self._navigation
+
+    @navigation.setter
+    def navigation(self, value: int) -> None:
+        if value not in (C.DEQ_FIRST_MSG, C.DEQ_NEXT_MSG, C.DEQ_NEXT_TRANSACTION):
+            raise InterfaceError(f"invalid dequeue navigation {value!r}")
+        self._navigation = value
+
+    @property
+    def visibility(self) -> int:
+        return self._visibility
+
+    @visibility.setter
+    def visibility(self, value: int) -> None:
+        if value not in (C.DEQ_IMMEDIATE, C.DEQ_ON_COMMIT):
+            raise InterfaceError(f"invalid dequeue visibility {value!r}")
+        self._visibility = value
+
+    @property
+    def wait(self) -> int:
+        return self._wait
+
+    @wait.setter
+    def wait(self, value: int) -> None:
+        value = _check_int("wait", value)
+        if value < 0:
+            raise InterfaceError("wait must be DEQ_NO_WAIT, a number of seconds or DEQ_WAIT_FOREVER")
+        self._wait = value
+
+    @property
+    def deliverymode(self) -> int:
+        return self._deliverymode
+
+    @deliverymode.setter
+    def deliverymode(self, value: int) -> None:
+        if value not in (C.MSG_PERSISTENT, C.MSG_BUFFERED, C.MSG_PERSISTENT_OR_BUFFERED):
+            raise InterfaceError(f"invalid dequeue delivery mode {value!r}")
+        self._deliverymode = value
