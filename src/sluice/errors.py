@@ -95,9 +95,46 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     972: (ProgrammingError, "identifier is too long: {0}"),
     1031: (ProgrammingError, "insufficient privileges"),
     1722: (DataError, "invalid number: {0}"),
+    2303: (ProgrammingError, "cannot drop or replace a type with type or table dependents"),
     4043: (ProgrammingError, "object {0} does not exist"),
     6502: (DataError, "PL/SQL: numeric or value error: {0}"),
     6550: (ProgrammingError, "line {0}, column {1}:\n{2}"),
+    # object types and their values (sluice.objtypes)
+    902: (ProgrammingError, "invalid datatype: {0}"),
+    957: (ProgrammingError, "duplicate column name: {0}"),
+    1426: (DataError, "numeric overflow"),
+    1438: (DataError, "value larger than specified precision allowed for this column"),
+    6532: (DataError, "Subscript outside of limit"),
+    12899: (DataError, "value too large for column {0} (actual: {1}, maximum: {2})"),
+    22160: (DataError, "element at index [{0}] does not exist"),
+    22164: (ProgrammingError, "delete element operation is not allowed for variable-length array"),
+    22165: (DataError, "given index [{0}] must be in the range of [{1}] to [{2}]"),
+    22167: (DataError, "given trim size [{0}] must be less than or equal to [{1}]"),
+    # rule condition language (sluice.rules): syntax, then evaluation
+    905: (ProgrammingError, "missing keyword"),
+    906: (ProgrammingError, "missing left parenthesis"),
+    907: (ProgrammingError, "missing right parenthesis"),
+    908: (ProgrammingError, "missing NULL keyword"),
+    911: (ProgrammingError, "invalid character"),
+    920: (ProgrammingError, "invalid relational operator"),
+    923: (ProgrammingError, "FROM keyword not found where expected"),
+    928: (ProgrammingError, "missing SELECT keyword"),
+    932: (ProgrammingError, "inconsistent datatypes: expected {0} got {1}"),
+    933: (ProgrammingError, "SQL command not properly ended"),
+    936: (ProgrammingError, "missing expression"),
+    938: (ProgrammingError, "not enough arguments for function"),
+    939: (ProgrammingError, "too many arguments for function"),
+    1424: (DataError, "missing or illegal character following the escape character"),
+    1425: (DataError, "escape character must be character string of length 1"),
+    1428: (DataError, "argument '{0}' is out of range"),
+    1465: (DataError, "invalid hex number"),
+    1481: (DataError, "invalid number format model"),
+    1476: (DataError, "divisor is equal to zero"),
+    1740: (ProgrammingError, "missing double quote in identifier"),
+    1741: (ProgrammingError, "illegal zero-length identifier"),
+    1742: (ProgrammingError, "comment not properly terminated"),
+    1756: (ProgrammingError, "quoted string not properly terminated"),
+    1861: (DataError, "literal does not match format string"),
     # AQ administration
     24001: (IntegrityError, "cannot create QUEUE_TABLE, {0} already exists"),
     24002: (ProgrammingError, "QUEUE_TABLE {0} does not exist"),
@@ -109,6 +146,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24014: (DataError, "invalid value {0}, RETENTION_TIME should be FOREVER or non-negative"),
     24017: (ProgrammingError, "cannot enable enqueue on QUEUE, {0} is an exception queue"),
     24020: (ProgrammingError, "internal error in DBMS_AQ_IMPORT_INTERNAL, {0}"),
+    24019: (ProgrammingError, "identifier for {0} too long, should not be greater than {1} characters"),
+    24039: (ProgrammingError, "Queue {0} not created in queue table for multiple consumers"),
     24036: (DataError, "invalid SORT_ORDER column {0} specified for queue table"),
     24037: (DataError, "schema {0} in QUEUE_NAME is not same as schema {1} in QUEUE_TABLE"),
     24042: (ProgrammingError, "no propagation schedule exists for QUEUE {0} and DESTINATION {1}"),
@@ -124,15 +163,15 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25215: (DataError, "user_data type and queue type do not match: {0}"),
     25226: (OperationalError, "dequeue failed, queue {0} is not enabled for dequeue"),
     25228: (OperationalError, "timeout or end-of-fetch during message dequeue from {0}"),
+    25229: (DataError, "error on transformation of message by {0}.{1}: {2}"),
     25231: (ProgrammingError, "cannot dequeue because CONSUMER_NAME not specified"),
     25235: (OperationalError, "fetched all messages in current transaction from {0}"),
     25236: (ProgrammingError, "buffered enqueue or dequeue cannot be used with visibility ON_COMMIT"),
     25241: (ProgrammingError, "Cannot change correlation ID from {0} to {1} without FIRST_MESSAGE option"),
     25242: (ProgrammingError, "Cannot change subscriber name from {0} to {1} without FIRST_MESSAGE option"),
     25263: (ProgrammingError, "no message in queue {0} with message ID {1}"),
+    25500: (NotSupportedError, "{0}"),  # TODO(lead): remove once sluice.rules uses not_supported()
     25293: (ProgrammingError, "Lob attributes must be null for buffered operations"),
-    # Sluice-specific conditions that Oracle reports with a generic code
-    25500: (NotSupportedError, "{0}"),
 }
 
 
@@ -141,6 +180,11 @@ def ora(code: int, *args: object) -> DatabaseError:
     cls, template = _CATALOG[code]
     text = template.format(*args) if args else template.split(":")[0] if "{" in template else template
     return cls(f"ORA-{code:05d}: {text}", code)
+
+
+def not_supported(what: str) -> NotSupportedError:
+    """A feature Sluice does not (yet) offer; ``SLU-00001`` since Oracle has no code."""
+    return NotSupportedError(f"SLU-00001: not supported: {what}", 1, prefix="SLU")
 
 
 def known_codes() -> frozenset[int]:

@@ -1,0 +1,240 @@
+"""``DBMS_AQADM``: queue tables and queues, with Oracle's procedure and parameter names.
+
+``conn.aqadm.create_queue_table(queue_table="qt", queue_payload_type="RAW")`` is
+``DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'qt', queue_payload_type => 'RAW')``.
+Parameters are declared in Oracle's order so the statement interpreter can map
+positional arguments.  Like Oracle's DDL, these calls commit the caller's open
+transaction first and are committed on return.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import InterfaceError, ora
+from ..names import canonical, split_qualified
+from ..store.base import QueueInfo, QueueTableInfo
+from .payload import ANYDATA
+
+if TYPE_CHECKING:
+    from ..connection import Connection
+
+_SORT_KEYS = ("PRIORITY", "ENQ_TIME", "COMMIT_TIME")
+
+
+def parse_sort_list(sort_list: str | None) -> tuple[str, ...]:
+    """``'priority, enq_time'`` -> ``('PRIORITY', 'ENQ_TIME')``.  :raises: ORA-24036."""
+    if sort_list is None or not str(sort_list).strip():
+        return ("ENQ_TIME",)
+    keys = tuple(k.strip().upper() for k in str(sort_list).split(","))
+    if (len(keys) > 2 or any(k not in _SORT_KEYS for k in keys) or len(set(keys)) != len(keys)
+            or {"ENQ_TIME", "COMMIT_TIME"} <= set(keys)
+            or (len(keys) == 2 and keys[1] == "PRIORITY" and keys[0] == "COMMIT_TIME")):
+        raise ora(24036, sort_list)
+    return keys
+
+
+def _flag(name: str, value: object) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise InterfaceError(f"{name} must be TRUE or FALSE")
+
+
+def _seconds(name: str, value: object, code: int, allow_forever: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ora(code, value)
+    if value < 0 and not (allow_forever and value == -1):
+        raise ora(code, value)
+    return float(value)
+
+
+class AqAdm:
+    """The DBMS_AQADM package for one connection."""
+
+    # package constants (DBMS_AQADM.<NAME>)
+    INFINITE = -1
+    NORMAL_QUEUE = 0
+    EXCEPTION_QUEUE = 1
+    NON_PERSISTENT_QUEUE = 2
+    NONE = 0
+    TRANSACTIONAL = 1
+    NO_NETWORK_NAME = None
+
+    def __init__(self, conn: "Connection") -> None:
+        self._conn = conn
+
+    @property
+    def _catalog(self):
+        return self._conn._catalog
+
+    @property
+    def _store(self):
+        return self._conn._store
+
+    # -- queue tables ---------------------------------------------------------
+    def create_queue_table(self, queue_table: str, queue_payload_type: str, storage_clause: str | None = None,
+                           sort_list: str | None = None, multiple_consumers: bool = False,
+                           message_grouping: int = 0, comment: str | None = None,
+                           auto_commit: bool = True, primary_instance: int = 0,
+                           secondary_instance: int = 0, compatible: str | None = None,
+                           secure: bool = False, replication_mode: int = 0) -> None:
+        owner, name = split_qualified(queue_table, self._conn.username, "queue table name")
+        if len(name) > 122:  # room for the AQ$_..._E exception queue name
+            raise ora(972, name)
+        payload = self._payload_type(queue_payload_type)
+        sorts = parse_sort_list(sort_list)
+        if message_grouping not in (0, 1):
+            raise InterfaceError("message_grouping must be DBMS_AQADM.NONE or DBMS_AQADM.TRANSACTIONAL")
+        self._conn._ddl_commit()
+        table = QueueTableInfo(owner=owner, name=name, payload_type=payload, sort_list=sorts,
+                               multiple_consumers=_flag("multiple_consumers", multiple_consumers),
+                               message_grouping="TRANSACTIONAL" if message_grouping else "NONE",
+                               comment=comment, compatible=compatible or "10.0.0",
+                               secure=_flag("secure", secure), primary_instance=primary_instance or 0,
+                               secondary_instance=secondary_instance or 0)
+        exc = QueueInfo(owner=owner, name=table.exception_queue_name, table=table,
+                        queue_type="EXCEPTION_QUEUE", max_retries=0, retry_delay=0.0,
+                        retention_time=0.0, enqueue_enabled=False, dequeue_enabled=False,
+                        comment="exception queue")
+        self._store.create_queue_table(table, exc)
+        self._catalog.refresh(force=True)
+
+    def _payload_type(self, text: str) -> str:
+        if not isinstance(text, str) or not text.strip():
+            raise ora(902, text)
+        t = text.strip().upper()
+        if t in ("RAW", "JSON"):
+            return t
+        if t in ("XMLTYPE", "SYS.XMLTYPE"):
+            return "XMLTYPE"
+        if t in ("ANYDATA", "SYS.ANYDATA"):
+            return ANYDATA
+        objtype = self._catalog.type_named(text.strip())   # ORA-04043 when unknown
+        return objtype.qualified_name
+
+    def alter_queue_table(self, queue_table: str, comment: str | None = None,
+                          primary_instance: int | None = None, secondary_instance: int | None = None,
+                          replication_mode: int | None = None) -> None:
+        table = self._catalog.queue_table(queue_table)
+        self._conn._ddl_commit()
+        if comment is not None:
+            table.comment = comment
+        if primary_instance is not None:
+            table.primary_instance = primary_instance
+        if secondary_instance is not None:
+            table.secondary_instance = secondary_instance
+        self._store.update_queue_table(table)
+        self._catalog.refresh(force=True)
+
+    def drop_queue_table(self, queue_table: str, force: bool = False, auto_commit: bool = True) -> None:
+        table = self._catalog.queue_table(queue_table)
+        user_queues = [q for q in self._catalog.queues_of(table) if q.name != table.exception_queue_name]
+        if user_queues and not _flag("force", force):
+            raise ora(24012, table.qualified)
+        self._conn._ddl_commit()
+        self._store.drop_queue_table(table.owner, table.name)
+        self._catalog.refresh(force=True)
+
+    def purge_queue_table(self, queue_table: str, purge_condition: str | None,
+                          purge_options: object = None) -> None:
+        """Remove the messages of the table that match ``purge_condition``, a SQL condition
+        on the ``AQ$<queue_table>`` view aliased ``qtview`` (NULL purges everything)."""
+        table = self._catalog.queue_table(queue_table)
+        self._conn._ddl_commit()
+        self._store.purge_messages(table, purge_condition)
+
+    # -- queues ---------------------------------------------------------------
+    def create_queue(self, queue_name: str, queue_table: str, queue_type: int = 0,
+                     max_retries: int | None = None, retry_delay: float = 0, retention_time: float = 0,
+                     dependency_tracking: bool = False, comment: str | None = None,
+                     auto_commit: bool = True) -> None:
+        owner, name = split_qualified(queue_name, self._conn.username, "queue name")
+        table = self._catalog.queue_table(queue_table)
+        if owner != table.owner:
+            raise ora(24037, owner, table.owner)
+        if queue_type not in (0, 1):
+            raise InterfaceError("queue_type must be DBMS_AQADM.NORMAL_QUEUE or EXCEPTION_QUEUE")
+        retries = 5 if max_retries is None else max_retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ora(24013, max_retries)
+        delay = _seconds("retry_delay", retry_delay or 0, 24013, False)
+        retention = _seconds("retention_time", retention_time or 0, 24014, True)
+        self._conn._ddl_commit()
+        q = QueueInfo(owner=owner, name=name, table=table,
+                      queue_type="EXCEPTION_QUEUE" if queue_type == 1 else "NORMAL_QUEUE",
+                      max_retries=retries, retry_delay=delay, retention_time=retention,
+                      comment=comment)
+        self._store.create_queue(q)
+        self._catalog.refresh(force=True)
+
+    def alter_queue(self, queue_name: str, max_retries: int | None = None, retry_delay: float | None = None,
+                    retention_time: float | None = None, auto_commit: bool = True,
+                    comment: str | None = None) -> None:
+        q = self._catalog.queue(queue_name)
+        if max_retries is not None:
+            if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+                raise ora(24013, max_retries)
+        new_delay = None if retry_delay is None else _seconds("retry_delay", retry_delay, 24013, False)
+        new_ret = None if retention_time is None else _seconds("retention_time", retention_time, 24014, True)
+        self._conn._ddl_commit()
+        if max_retries is not None:
+            q.max_retries = max_retries
+        if new_delay is not None:
+            q.retry_delay = new_delay
+        if new_ret is not None:
+            q.retention_time = new_ret
+        if comment is not None:
+            q.comment = comment
+        self._store.update_queue(q)
+        self._catalog.refresh(force=True)
+
+    def drop_queue(self, queue_name: str, auto_commit: bool = True) -> None:
+        q = self._catalog.queue(queue_name)
+        if q.enqueue_enabled or q.dequeue_enabled:
+            raise ora(24011, q.qualified)
+        if q.name == q.table.exception_queue_name:
+            raise ora(24011, q.qualified)  # dropped with its queue table only
+        self._conn._ddl_commit()
+        self._store.drop_queue(q.owner, q.name)
+        self._catalog.refresh(force=True)
+
+    def start_queue(self, queue_name: str, enqueue: bool = True, dequeue: bool = True) -> None:
+        q = self._catalog.queue(queue_name)
+        enq, deq = _flag("enqueue", enqueue), _flag("dequeue", dequeue)
+        if q.is_exception_queue and enq:
+            if not deq:
+                raise ora(24017, q.qualified)
+            enq = False  # an exception queue is only ever enabled for dequeue
+        self._conn._ddl_commit()
+        q.enqueue_enabled = q.enqueue_enabled or enq
+        q.dequeue_enabled = q.dequeue_enabled or deq
+        self._store.update_queue(q)
+        self._catalog.refresh(force=True)
+
+    def stop_queue(self, queue_name: str, enqueue: bool = True, dequeue: bool = True,
+                   wait: bool = True) -> None:
+        q = self._catalog.queue(queue_name)
+        self._conn._ddl_commit()
+        if _flag("enqueue", enqueue):
+            q.enqueue_enabled = False
+        if _flag("dequeue", dequeue):
+            q.dequeue_enabled = False
+        self._store.update_queue(q)
+        self._catalog.refresh(force=True)
+
+    def verify_queue_types(self, src_queue_name: str, dest_queue_name: str,
+                           destination: str | None = None, transformation: str | None = None) -> int:
+        """1 if messages of the source queue can be enqueued into the destination, else 0."""
+        src = self._catalog.queue(src_queue_name)
+        dst = self._catalog.queue(dest_queue_name)
+        if transformation is not None:
+            spec = self._catalog.transformation(transformation)
+            return int(spec["to_type"] == dst.table.payload_type)
+        return int(src.table.payload_type == dst.table.payload_type)
+
+
+__all__ = ["AqAdm", "parse_sort_list", "canonical"]

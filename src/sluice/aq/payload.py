@@ -1,0 +1,167 @@
+"""Payloads: what an application may enqueue into a queue table, and how it is stored.
+
+=================  ==========================  =============================
+queue payload      Python value                stored as (USER_DATA)
+=================  ==========================  =============================
+RAW                bytes (str is UTF-8 encoded) BLOB
+JSON               dict, list, str, numbers …   JSON text
+XMLTYPE            str holding an XML document  text
+object type        DbObject of that type        JSON text of its attributes
+SYS.ANYDATA        any of the above             JSON text, tagged with the type
+=================  ==========================  =============================
+
+A value that does not fit raises ORA-25215 (user_data type and queue type do
+not match) before anything is stored.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+from typing import Any, Callable
+from xml.etree import ElementTree
+
+from ..errors import ora
+from .. import objtypes as ot
+
+ANYDATA = "SYS.ANYDATA"
+SIMPLE_TYPES = ("RAW", "JSON", "XMLTYPE", ANYDATA)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return {"$timestamp": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {"$date": value.isoformat()}
+    if isinstance(value, decimal.Decimal):
+        return {"$number": str(value)}
+    if isinstance(value, (bytes, bytearray)):
+        return {"$raw": bytes(value).hex().upper()}
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _json_hook(obj: dict) -> Any:
+    if len(obj) == 1:
+        (k, v), = obj.items()
+        if k == "$timestamp":
+            return dt.datetime.fromisoformat(v)
+        if k == "$date":
+            return dt.date.fromisoformat(v)
+        if k == "$number":
+            return decimal.Decimal(v)
+        if k == "$raw":
+            return bytes.fromhex(v)
+    return obj
+
+
+def dumps_json(value: Any) -> str:
+    return json.dumps(value, default=_json_default, separators=(",", ":"), allow_nan=False)
+
+
+def loads_json(text: str) -> Any:
+    return json.loads(text, object_hook=_json_hook)
+
+
+class PayloadCodec:
+    """Validates, encodes and decodes the payloads of one queue table."""
+
+    def __init__(self, payload_type: str, objtype: "ot.DbObjectType | None",
+                 find_type: Callable[[str], "ot.DbObjectType | None"]) -> None:
+        self.payload_type = payload_type
+        self.objtype = objtype
+        self._find_type = find_type
+
+    # -- encode -------------------------------------------------------------
+    def encode(self, value: Any) -> Any:
+        pt = self.payload_type
+        if pt == "RAW":
+            if isinstance(value, str):
+                return value.encode("utf-8")
+            if isinstance(value, (bytes, bytearray, memoryview)):
+                return bytes(value)
+            raise ora(25215, f"RAW queue needs bytes, not {type(value).__name__}")
+        if pt == "JSON":
+            if isinstance(value, ot.DbObject):
+                raise ora(25215, "JSON queue needs a JSON value, not an object type instance")
+            try:
+                return dumps_json(value)
+            except (TypeError, ValueError) as e:
+                raise ora(25215, f"payload is not a JSON value: {e}") from None
+        if pt == "XMLTYPE":
+            return self._xml(value)
+        if pt == ANYDATA:
+            return self._anydata(value)
+        return self._object(value, self.objtype)
+
+    def _xml(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise ora(25215, f"XMLTYPE queue needs an XML document string, not {type(value).__name__}")
+        try:
+            ElementTree.fromstring(value)
+        except ElementTree.ParseError as e:
+            raise ora(25215, f"payload is not well-formed XML ({e})") from None
+        return value
+
+    def _object(self, value: Any, objtype: "ot.DbObjectType | None") -> str:
+        if not isinstance(value, ot.DbObject) or objtype is None or value.type != objtype:
+            want = objtype.qualified_name if objtype is not None else self.payload_type
+            got = value.type.qualified_name if isinstance(value, ot.DbObject) else type(value).__name__
+            raise ora(25215, f"expected {want}, got {got}")
+        return dumps_json(ot.to_storage(value))
+
+    def _anydata(self, value: Any) -> str:
+        if isinstance(value, ot.DbObject):
+            return dumps_json({"$type": value.type.qualified_name, "value": ot.to_storage(value)})
+        if isinstance(value, (bytes, bytearray)):
+            return dumps_json({"$type": "RAW", "value": bytes(value).hex().upper()})
+        try:
+            return dumps_json({"$type": "JSON", "value": value})
+        except (TypeError, ValueError) as e:
+            raise ora(25215, f"ANYDATA payload cannot hold {type(value).__name__}: {e}") from None
+
+    # -- decode -------------------------------------------------------------
+    def decode(self, stored: Any) -> Any:
+        if stored is None:
+            return None
+        pt = self.payload_type
+        if pt == "RAW":
+            return bytes(stored)
+        if pt == "JSON":
+            return loads_json(stored)
+        if pt == "XMLTYPE":
+            return stored
+        if pt == ANYDATA:
+            doc = loads_json(stored)
+            kind, value = doc["$type"], doc["value"]
+            if kind == "RAW":
+                return bytes.fromhex(value)
+            if kind == "JSON":
+                return value
+            objtype = self._find_type(kind)
+            if objtype is None:
+                raise ora(24181, kind)
+            return ot.from_storage(objtype, value)
+        return ot.from_storage(self.objtype, loads_json(stored))
+
+    def decode_attribute_source(self, stored: Any) -> Any:
+        """The payload as conditions see it (``tab.user_data``)."""
+        return self.decode(stored)
+
+
+def to_text(value: Any) -> str:
+    """A printable form of a decoded payload (CLI, demo)."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return "0x" + value.hex().upper()
+    if isinstance(value, ot.DbObject):
+        return dumps_json(ot.to_storage(value))
+    if isinstance(value, str):
+        return value
+    return dumps_json(value)
+
+
+__all__ = ["PayloadCodec", "dumps_json", "loads_json", "to_text", "base64"]

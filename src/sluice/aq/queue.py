@@ -1,0 +1,303 @@
+"""``Queue``: enqueue and dequeue with python-oracledb's API and Oracle's semantics.
+
+Seed 003 "Enqueue Features" and "Dequeue Features" are the spec.  The store
+does the storing, locking and ordering; this module decides what an
+operation means: validation, message properties, navigation position,
+waiting, transformations.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import constants as C
+from ..errors import InterfaceError, not_supported, ora
+from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
+from ..names import canonical, split_qualified
+from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector
+from .conditions import compile_dequeue_condition
+from .payload import ANYDATA
+
+if TYPE_CHECKING:
+    from ..connection import Connection
+
+
+@dataclass(slots=True)
+class Navigation:
+    """A session's dequeue position in one queue (seed 003 "Navigation of Messages")."""
+
+    position: tuple | None = None
+    group: str | None = None
+    correlation: str | None = None
+    consumer: str | None = None
+
+
+class Queue:
+    """A queue as python-oracledb's ``Connection.queue()`` returns it."""
+
+    def __init__(self, connection: "Connection", name: str, payload_type: Any = None) -> None:
+        if not isinstance(name, str):
+            raise InterfaceError("queue name must be a string")
+        self.connection = connection
+        self.name = name
+        self.payload_type = payload_type
+        self.enqoptions = EnqOptions()
+        self.deqoptions = DeqOptions()
+
+    # python-oracledb's deprecated camelCase spellings
+    @property
+    def enqOptions(self) -> EnqOptions:  # noqa: N802
+        return self.enqoptions
+
+    @property
+    def deqOptions(self) -> DeqOptions:  # noqa: N802
+        return self.deqoptions
+
+    @property
+    def payloadType(self) -> Any:  # noqa: N802
+        return self.payload_type
+
+    # -- enqueue --------------------------------------------------------------
+    def enqone(self, message: MessageProperties) -> None:
+        """Enqueue one message; its ``msgid`` and ``enqtime`` are set on return."""
+        self._enqueue([message])
+
+    def enqmany(self, messages: list[MessageProperties]) -> None:
+        """Enqueue several messages at once: all of them or, on any error, none."""
+        self._enqueue(list(messages))
+
+    enqOne = enqone  # noqa: N815
+    enqMany = enqmany  # noqa: N815
+
+    def _enqueue(self, messages: list[MessageProperties]) -> None:
+        conn = self.connection
+        conn._check_open()
+        q = conn._catalog.queue(self.name)
+        if q.is_exception_queue or not q.enqueue_enabled:
+            raise ora(25207, q.qualified)
+        self._check_payload_type(q)
+        opts = self.enqoptions
+        if opts.deliverymode == C.MSG_BUFFERED:
+            raise not_supported("buffered messaging (publish/subscribe issue)")
+        immediate = opts.visibility == C.ENQ_IMMEDIATE
+        codec = conn._catalog.codec(q.table)
+        transform = conn._transformer(opts.transformation) if opts.transformation else None
+        now = time.time()
+        txn = conn._new_txn_id() if immediate else conn._txn_id()
+        group_first = None if immediate else conn._group_first.get(q.qualified)
+        records: list[MessageRecord] = []
+        for m in messages:
+            if not isinstance(m, MessageProperties):
+                raise InterfaceError("messages must be created with Connection.msgproperties()")
+            records.append(self._record(q, m, codec, transform, now, txn))
+        if q.table.message_grouping == "TRANSACTIONAL" and records:
+            # seed 003: a group's priority, delay and expiration are its first message's
+            first = group_first or records[0]
+            for r in records:
+                r.priority, r.delay, r.expire_at = first.priority, first.delay, first.expire_at
+                r.expiration, r.enq_time, r.state = first.expiration, first.enq_time, first.state
+                r.time_manager_info = first.time_manager_info
+            if not immediate and group_first is None:
+                conn._group_first[q.qualified] = first
+        conn._session.enqueue(q, records, immediate)
+        enqtime = dt.datetime.fromtimestamp(now)
+        for m, r in zip(messages, records):
+            m._msgid = r.msgid
+            m._enqtime = enqtime
+            m._state = r.state
+            m._attempts = 0
+            if q.table.message_grouping == "TRANSACTIONAL":
+                m._transaction_group = r.enq_tid
+
+    def _record(self, q: QueueInfo, m: MessageProperties, codec, transform, now: float,
+                txn: str) -> MessageRecord:
+        if m.expiration < -1:
+            raise ora(25209, m.expiration)
+        if m.delay < 0:
+            raise ora(25208, m.delay)
+        if m.recipients:
+            raise ora(24039, q.qualified)
+        payload = m.payload
+        if transform is not None:
+            payload = transform(payload)
+        data = codec.encode(payload)
+        exc_schema = exc_name = None
+        if m.exceptionq:
+            exc_schema, exc_name = split_qualified(m.exceptionq, q.owner, "exception queue")
+            exc = self.connection._catalog.find_queue(exc_schema, exc_name)
+            if exc is None:
+                raise ora(24010, f"{exc_schema}.{exc_name}")
+            if exc.table.payload_type != q.table.payload_type:
+                raise ora(25215, f"exception queue {exc.qualified} holds {exc.table.payload_type}")
+        ready_at = now + m.delay if m.delay > 0 else None
+        expire_at = (ready_at or now) + m.expiration if m.expiration >= 0 else None
+        sender = m.sender_id
+        if sender is not None and sender.name is not None:
+            canonical(sender.name, "sender name")
+        return MessageRecord(
+            seq=None, q_name=q.name, msgid=os.urandom(16), corrid=m.correlation,
+            priority=m.priority, state=C.MSG_WAITING if ready_at else C.MSG_READY,
+            delay=ready_at, expiration=None if m.expiration < 0 else m.expiration,
+            expire_at=expire_at, time_manager_info=ready_at if ready_at else expire_at,
+            cscn=None, enq_time=now, enq_uid=self.connection.username, enq_tid=txn,
+            exception_qschema=exc_schema, exception_queue=exc_name,
+            sender_name=sender.name if sender else None,
+            sender_address=sender.address if sender else None,
+            sender_protocol=sender.protocol if sender else None,
+            original_msgid=m.original_msgid, user_data=data)
+
+    def _check_payload_type(self, q: QueueInfo) -> None:
+        pt = self.payload_type
+        if pt is None:
+            return
+        table_type = q.table.payload_type
+        if table_type == ANYDATA:
+            return
+        want = pt if isinstance(pt, str) else getattr(pt, "qualified_name", None)
+        if isinstance(want, str):
+            want = want.upper()
+            if want in ("XMLTYPE", "SYS.XMLTYPE"):
+                want = "XMLTYPE"
+        if want != table_type:
+            raise ora(25215, f"queue {q.qualified} holds {table_type}, not {want}")
+
+    # -- dequeue --------------------------------------------------------------
+    def deqone(self) -> MessageProperties | None:
+        """Dequeue one message, or None when none arrives within ``deqoptions.wait``."""
+        got = self._dequeue(1)
+        return got[0] if got else None
+
+    def deqmany(self, max_num_messages: int) -> list[MessageProperties]:
+        """Dequeue up to ``max_num_messages`` (waits, like deqone, for the first)."""
+        if isinstance(max_num_messages, bool) or not isinstance(max_num_messages, int) \
+                or max_num_messages < 1:
+            raise InterfaceError("max_num_messages must be a positive integer")
+        return self._dequeue(max_num_messages)
+
+    deqOne = deqone  # noqa: N815
+    deqMany = deqmany  # noqa: N815
+
+    def _dequeue(self, limit: int) -> list[MessageProperties]:
+        conn = self.connection
+        conn._check_open()
+        opts = self.deqoptions
+        q = conn._catalog.queue(self.name)
+        if not q.dequeue_enabled:
+            raise ora(25226, q.qualified)
+        self._check_payload_type(q)
+        consumer = canonical(opts.consumername, "consumer name") if opts.consumername else None
+        if q.table.multiple_consumers and consumer is None and not q.is_exception_queue:
+            raise ora(25231)
+        if q.table.multiple_consumers and not q.is_exception_queue:
+            raise not_supported("multiple-consumer dequeue (publish/subscribe issue)")
+        if opts.deliverymode == C.MSG_BUFFERED:
+            raise not_supported("buffered messaging (publish/subscribe issue)")
+        codec = conn._catalog.codec(q.table)
+        predicate = None
+        if opts.condition:
+            predicate = compile_dequeue_condition(opts.condition, q, codec, conn._cond_cache)
+        nav = conn._navigation(q.qualified, consumer)
+        grouped = q.table.message_grouping == "TRANSACTIONAL"
+        states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
+        navigation = opts.navigation
+        if opts.msgid is not None:
+            if not isinstance(opts.msgid, (bytes, bytearray)):
+                raise InterfaceError("deqoptions.msgid must be bytes")
+            sel = Selector(msgid=bytes(opts.msgid), predicate=predicate,
+                           states=states if q.is_exception_queue else (C.MSG_READY, C.MSG_WAITING))
+        else:
+            if nav.position is None:
+                navigation = C.DEQ_FIRST_MSG
+            if navigation != C.DEQ_FIRST_MSG:
+                if opts.correlation != nav.correlation:
+                    raise ora(25241, nav.correlation, opts.correlation)
+                if consumer != nav.consumer:
+                    raise ora(25242, nav.consumer, consumer)
+            sel = Selector(correlation=opts.correlation, predicate=predicate, states=states)
+            if navigation == C.DEQ_NEXT_MSG:
+                sel.after = nav.position
+                if grouped:
+                    sel.group = nav.group
+            elif navigation == C.DEQ_NEXT_TRANSACTION:
+                sel.after = nav.position
+                if nav.group is not None:
+                    sel.skip_groups = frozenset((nav.group,))
+        recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav)
+        if not recs:
+            return []
+        if opts.msgid is None:
+            last = recs[-1]
+            nav.position = tuple(getattr(last, c.lower()) for c in q.table.order_columns)
+            nav.group = last.enq_tid if grouped else None
+            nav.correlation = opts.correlation
+            nav.consumer = consumer
+        transform = conn._transformer(opts.transformation) if opts.transformation else None
+        with_payload = opts.mode != C.DEQ_REMOVE_NODATA
+        return [self._properties(q, r, codec, transform, with_payload) for r in recs]
+
+    def _wait_and_take(self, q: QueueInfo, sel: Selector, limit: int, navigation: int, grouped: bool,
+                       nav: Navigation) -> list[MessageRecord]:
+        conn = self.connection
+        opts = self.deqoptions
+        store, session = conn._store, conn._session
+        immediate = opts.visibility == C.DEQ_IMMEDIATE
+        info = DequeueInfo(user=conn.username, consumer_name=canonical(opts.consumername)
+                           if opts.consumername else None)
+        wait = opts.wait
+        deadline = None if wait == C.DEQ_WAIT_FOREVER else time.monotonic() + wait
+        wrapped = False
+        while True:
+            since = store.change_counter()
+            recs = session.dequeue(q, sel, opts.mode, immediate, limit, info)
+            if recs:
+                return recs
+            if sel.msgid is not None:
+                status = session.message_status(q, sel.msgid)
+                if status is None or status[0] not in sel.states:
+                    raise ora(25263, q.qualified, sel.msgid.hex().upper())
+            elif grouped and sel.group is not None and navigation == C.DEQ_NEXT_MSG:
+                raise ora(25235, q.qualified)
+            elif sel.after is not None:
+                if wait != C.DEQ_NO_WAIT and not wrapped:
+                    # seed 003: at the end of the queue a waiting dequeue starts over
+                    sel.after, sel.skip_groups, wrapped = None, frozenset(), True
+                    continue
+                if wait == C.DEQ_NO_WAIT:
+                    nav.position = None  # end of queue reported; the next call starts over
+            if wait == C.DEQ_NO_WAIT:
+                return []
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return []
+            store.wait_for_messages(since, 3600.0 if remaining is None else remaining)
+
+    def _properties(self, q: QueueInfo, r: MessageRecord, codec, transform: Callable | None,
+                    with_payload: bool) -> MessageProperties:
+        m = MessageProperties.__new__(MessageProperties)
+        payload = None
+        if with_payload:
+            payload = codec.decode(r.user_data)
+            if transform is not None:
+                payload = transform(payload)
+        m.payload = payload
+        m._priority = r.priority
+        m._correlation = r.corrid
+        m._delay = int(round(r.delay - r.enq_time)) if r.delay else 0
+        m._expiration = -1 if r.expiration is None else r.expiration
+        m._exceptionq = f"{r.exception_qschema}.{r.exception_queue}" if r.exception_queue else None
+        m._recipients = []
+        m._sender_id = Agent(r.sender_name, r.sender_address, r.sender_protocol or 0) \
+            if (r.sender_name or r.sender_address) else None
+        m._original_msgid = r.original_msgid
+        m._msgid = r.msgid
+        m._enqtime = dt.datetime.fromtimestamp(r.enq_time)
+        m._attempts = r.retry_count
+        m._state = r.state
+        m._deliverymode = r.delivery_mode
+        m._transaction_group = r.enq_tid if q.table.message_grouping == "TRANSACTIONAL" else None
+        m._consumer_name = r.consumer_name
+        return m

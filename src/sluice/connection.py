@@ -1,0 +1,221 @@
+"""``Connection``: one session with its transaction, as python-oracledb shapes it.
+
+``sluice.connect("sqlite:///app.db")`` returns one.  It hands out queues
+(``conn.queue(...)``), message properties (``conn.msgproperties(...)``),
+object types (``conn.gettype(...)``), cursors for statements, and the
+administrative packages as attributes (``conn.aqadm``, ``conn.aq``,
+``conn.transform``): ``DBMS_<PKG>.<PROC>(param => v)`` is
+``conn.<pkg>.<proc>(param=v)``.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any, Callable
+
+from . import objtypes as ot
+from .aq.admin import AqAdm
+from .aq.catalog import Catalog
+from .aq.dbms_aq import DbmsAq, plsql_record
+from .aq.queue import Navigation, Queue
+from .aq.transform import DbmsTransform, compile_transformation
+from .errors import InterfaceError, not_supported, ora
+from .model import Agent, MessageProperties
+from .names import canonical, split_qualified
+from .store import open_store, release_store
+
+DEFAULT_USER = "SLUICE"
+
+
+class Connection:
+    """A session on a Sluice store (python-oracledb ``Connection``)."""
+
+    def __init__(self, dsn: str, user: str | None = None, password: str | None = None) -> None:
+        self.dsn = dsn
+        self._store = open_store(dsn)
+        try:
+            self.username = canonical(user, "user name") if user else DEFAULT_USER
+            self._session = self._store.session(self.username)
+        except BaseException:
+            release_store(self._store)
+            raise
+        self._store.start_time_manager()
+        self._closed = False
+        self._lock = threading.RLock()
+        self.autocommit = False
+        self._catalog = Catalog(self._store, self.username)
+        self._nav: dict[tuple[str, str | None], Navigation] = {}
+        self._group_first: dict[str, Any] = {}
+        self._cond_cache: dict = {}
+        self._immediate_txn: str | None = None
+        self.aqadm = AqAdm(self)
+        self.aq = DbmsAq(self)
+        self.transform = DbmsTransform(self)
+
+    # -- python-oracledb API ------------------------------------------------
+    def queue(self, name: str, payload_type: Any = None, *, payloadType: Any = None) -> Queue:  # noqa: N803
+        """A queue object for ``name``: ``payload_type`` None/"RAW", "JSON", "XMLTYPE"
+        or an object type from :meth:`gettype`."""
+        self._check_open()
+        return Queue(self, name, payload_type if payload_type is not None else payloadType)
+
+    def msgproperties(self, payload: Any = None, correlation: str | None = None, delay: int | None = None,
+                      exceptionq: str | None = None, expiration: int | None = None,
+                      priority: int | None = None, recipients: list | None = None,
+                      sender_id: Agent | None = None, original_msgid: bytes | None = None
+                      ) -> MessageProperties:
+        return MessageProperties(payload=payload, correlation=correlation, delay=delay or 0,
+                                 exceptionq=exceptionq, expiration=-1 if expiration is None else expiration,
+                                 priority=priority or 0, recipients=recipients, sender_id=sender_id,
+                                 original_msgid=original_msgid)
+
+    def gettype(self, name: str) -> "ot.DbObjectType":
+        """The object type ``name`` (created by ``CREATE TYPE``, or a SYS type)."""
+        self._check_open()
+        return self._catalog.type_named(name)
+
+    def cursor(self) -> "Cursor":
+        self._check_open()
+        from .cursor import Cursor
+        return Cursor(self)
+
+    def commit(self) -> None:
+        self._check_open()
+        with self._lock:
+            self._session.commit()
+            self._group_first.clear()
+
+    def rollback(self) -> None:
+        self._check_open()
+        with self._lock:
+            self._session.rollback()
+            self._group_first.clear()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        with self._lock:
+            self._closed = True
+            try:
+                self._session.close()
+            finally:
+                release_store(self._store)
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a forgotten connection must not keep locks
+        try:
+            if not getattr(self, "_closed", True):
+                self.close()
+        except Exception:
+            pass
+
+    # -- hooks of the statement interpreter ----------------------------------
+    def package(self, name: str) -> Any:
+        """The package object for ``DBMS_<PKG>`` (``SYS.`` prefix allowed)."""
+        key = name.upper()
+        if key.startswith("SYS."):
+            key = key[4:]
+        attr = {"DBMS_AQADM": "aqadm", "DBMS_AQ": "aq", "DBMS_TRANSFORM": "transform"}.get(key)
+        if attr is None and key.startswith("DBMS_"):
+            attr = key[5:].lower()
+        pkg = getattr(self, attr, None) if attr else None
+        if pkg is None or attr.startswith("_"):
+            raise ora(4043, name)
+        return pkg
+
+    def construct(self, type_name: str, args: list) -> Any:
+        """Oracle type constructors: ``SYS.AQ$_AGENT(...)`` and object types."""
+        key = type_name.upper()
+        if key in ("SYS.AQ$_AGENT", "AQ$_AGENT"):
+            name, address, protocol = (list(args) + [None, None, 0])[:3]
+            return Agent(name, address, protocol or 0)
+        if key in ("SYS.AQ$_RECIPIENT_LIST_T", "AQ$_RECIPIENT_LIST_T", "DBMS_AQ.AQ$_RECIPIENT_LIST_T"):
+            return list(args)
+        objtype = self._catalog.type_named(type_name)
+        if objtype.iscollection:
+            return objtype.newobject(list(args))
+        obj = objtype.newobject()
+        if len(args) > len(objtype.attributes):
+            raise ora(6550, 1, 1, f"PLS-00306: wrong number or types of arguments in call to '{type_name}'")
+        for attr, value in zip(objtype.attributes, args):
+            setattr(obj, attr.name, value)
+        return obj
+
+    def declare(self, type_name: str) -> Any:
+        """Initial value of a PL/SQL variable of ``type_name``."""
+        return plsql_record(type_name)
+
+    def create_type(self, name: str, kind: str, attributes: list[tuple[str, str]] | None,
+                    element_type: str | None, max_size: int | None, or_replace: bool) -> None:
+        owner, tname = split_qualified(name, self.username, "type name")
+        if kind == "OBJECT":
+            t = ot.build_object_type(owner, tname, attributes or [], self._catalog)
+        else:
+            t = ot.build_collection_type(owner, tname, kind, element_type or "", max_size, self._catalog)
+        if or_replace:
+            self._check_type_unused(t.qualified_name)
+        self._ddl_commit()
+        self._store.put_catalog_object("TYPE", owner, tname, ot.type_spec(t), replace=or_replace)
+        self._catalog.refresh(force=True)
+
+    def drop_type(self, name: str, force: bool = False) -> None:
+        owner, tname = split_qualified(name, self.username, "type name")
+        self._check_type_unused(f"{owner}.{tname}")
+        self._ddl_commit()
+        if not self._store.drop_catalog_object("TYPE", owner, tname):
+            raise ora(4043, f"{owner}.{tname}")
+        self._catalog.refresh(force=True)
+
+    def _check_type_unused(self, qualified_name: str) -> None:
+        self._catalog.refresh(force=True)
+        for qt in self._store.queue_tables():
+            if qt.payload_type == qualified_name:
+                raise ora(2303)
+
+    def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
+        self._check_open()
+        return self._session.query(sql, binds)
+
+    def sqlplus_connect(self, user: str, password: str | None) -> None:
+        raise not_supported("CONNECT inside a script (database users arrive with the security issue)")
+
+    # -- internals used by the AQ layer -------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InterfaceError("DPY-1001: not connected to database", 1001, prefix="DPY")
+
+    def _ddl_commit(self) -> None:
+        """Oracle DDL commits the session's open transaction first."""
+        if self._session.in_transaction:
+            self.commit()
+
+    def _txn_id(self) -> str:
+        return self._session.new_transaction_id()
+
+    def _new_txn_id(self) -> str:
+        return uuid.uuid4().hex[:16].upper()
+
+    def _navigation(self, queue: str, consumer: str | None) -> Navigation:
+        key = (queue, consumer)
+        nav = self._nav.get(key)
+        if nav is None:
+            nav = self._nav[key] = Navigation()
+        return nav
+
+    def _transformer(self, name: str) -> Callable[[Any], Any]:
+        spec = self._catalog.transformation(name)
+        return compile_transformation(spec)
+
+
+def connect(dsn: str = "sqlite:///sluice.db", user: str | None = None, password: str | None = None,
+            **kwargs: Any) -> Connection:
+    """Open a connection: ``sluice.connect("sqlite:///app.db")``."""
+    if kwargs:
+        raise InterfaceError(f"unexpected arguments: {', '.join(sorted(kwargs))}")
+    return Connection(dsn, user=user, password=password)

@@ -1,0 +1,68 @@
+"""Backends.  :func:`open_store` turns a DSN into the process's one Store for it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from urllib.parse import parse_qs, urlparse
+
+from ..errors import InterfaceError
+from .base import Store
+
+_stores: dict[str, tuple[Store, int]] = {}
+_lock = threading.Lock()
+
+
+def _sqlite_path(dsn: str) -> tuple[str | None, dict[str, str]]:
+    rest = dsn[len("sqlite://"):]
+    path, _, query = rest.partition("?")
+    params = {k: v[-1] for k, v in parse_qs(query).items()}
+    if path.startswith("/"):
+        path = path[1:]          # sqlite:///rel.db -> rel.db ; sqlite:////abs.db -> /abs.db
+    if path in ("", ":memory:"):
+        return None, params
+    return os.path.abspath(path), params
+
+
+def open_store(dsn: str) -> Store:
+    """The shared Store for ``dsn`` (reference counted; release with :func:`release_store`).
+
+    ``sqlite:///file.db`` (relative), ``sqlite:////abs/file.db``, ``sqlite://``
+    (a temporary database removed when the last connection closes).  Query
+    parameter ``synchronous`` (NORMAL, FULL, OFF) sets SQLite's durability.
+    """
+    if not isinstance(dsn, str):
+        raise InterfaceError("dsn must be a string")
+    if dsn.startswith("sqlite:"):
+        path, params = _sqlite_path(dsn)
+        with _lock:
+            if path is not None and path in _stores:
+                store, n = _stores[path]
+                _stores[path] = (store, n + 1)
+                return store
+            from .sqlite import SqliteStore
+            temporary = path is None
+            if temporary:
+                fd, path = tempfile.mkstemp(prefix="sluice-", suffix=".db")
+                os.close(fd)
+                os.unlink(path)
+            store = SqliteStore(path, synchronous=params.get("synchronous", "NORMAL"),
+                                temporary=temporary)
+            _stores[path] = (store, 1)
+            return store
+    if dsn.startswith(("postgresql:", "postgres:")):
+        raise InterfaceError("the PostgreSQL backend is not available yet (issue 4)")
+    raise InterfaceError(f"unsupported DSN {dsn!r}: use sqlite:///file.db or postgresql://…")
+
+
+def release_store(store: Store) -> None:
+    with _lock:
+        for key, (s, n) in list(_stores.items()):
+            if s is store:
+                if n > 1:
+                    _stores[key] = (s, n - 1)
+                    return
+                del _stores[key]
+                break
+    store.close()

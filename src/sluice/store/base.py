@@ -1,0 +1,367 @@
+"""The one backend contract: :class:`Store` and :class:`StoreSession`.
+
+Every backend (SQLite, PostgreSQL) implements these two classes; the AQ layer
+above never issues SQL of its own.  The docstrings are the contract; the
+behavioural suite in ``tests/`` runs unchanged over every backend.
+
+Vocabulary (Oracle's):
+
+* a **queue table** holds the messages of one or more **queues** (they share
+  payload type, sort order, grouping);
+* a **message record** is one row of a queue table;
+* a **session** is one ``sluice.Connection``: it owns one transaction at a
+  time.  ON_COMMIT work becomes visible to other sessions atomically at
+  :meth:`StoreSession.commit`; IMMEDIATE work is its own transaction.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+# sort_list keys -> the message record column they order by
+SORT_COLUMNS = {"PRIORITY": "PRIORITY", "ENQ_TIME": "ENQ_TIME", "COMMIT_TIME": "CSCN"}
+
+
+@dataclass(slots=True)
+class QueueTableInfo:
+    """One queue table (``DBA_QUEUE_TABLES`` row)."""
+
+    owner: str
+    name: str
+    payload_type: str               # 'RAW', 'JSON', 'XMLTYPE', 'SYS.ANYDATA' or 'OWNER.TYPE'
+    sort_list: tuple[str, ...]      # e.g. ('PRIORITY', 'ENQ_TIME')
+    multiple_consumers: bool = False
+    message_grouping: str = "NONE"  # 'NONE' | 'TRANSACTIONAL'
+    comment: str | None = None
+    compatible: str = "10.0.0"
+    secure: bool = False
+    primary_instance: int = 0
+    secondary_instance: int = 0
+    qt_id: int = 0
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.owner}.{self.name}"
+
+    @property
+    def commit_time(self) -> bool:
+        return "COMMIT_TIME" in self.sort_list
+
+    @property
+    def order_columns(self) -> tuple[str, ...]:
+        """Columns of the dequeue order; the sequence number breaks ties."""
+        cols = [SORT_COLUMNS[k] for k in self.sort_list]
+        if "ENQ_TIME" not in cols and "CSCN" not in cols:
+            cols.append("ENQ_TIME")  # equal priorities leave in enqueue order
+        return tuple(cols) + ("SEQ",)
+
+    @property
+    def exception_queue_name(self) -> str:
+        """The default exception queue created with the table."""
+        return f"AQ$_{self.name}_E"
+
+
+@dataclass(slots=True)
+class QueueInfo:
+    """One queue (``DBA_QUEUES`` row) and the queue table it lives in."""
+
+    owner: str
+    name: str
+    table: QueueTableInfo
+    queue_type: str = "NORMAL_QUEUE"    # or 'EXCEPTION_QUEUE'
+    max_retries: int = 5
+    retry_delay: float = 0.0
+    retention_time: float = 0.0         # seconds, -1 = FOREVER
+    enqueue_enabled: bool = False
+    dequeue_enabled: bool = False
+    comment: str | None = None
+    qid: int = 0
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.owner}.{self.name}"
+
+    @property
+    def is_exception_queue(self) -> bool:
+        return self.queue_type == "EXCEPTION_QUEUE"
+
+
+# Columns of a message record, in storage order.  Names are the columns of an
+# Oracle queue table, plus SEQ (our ordering tiebreak) and a few of the
+# AQ$<queue_table> view's columns kept physically.
+RECORD_COLUMNS = (
+    "SEQ", "Q_NAME", "MSGID", "CORRID", "PRIORITY", "STATE", "DELAY", "EXPIRATION",
+    "EXPIRE_AT", "TIME_MANAGER_INFO", "CSCN", "ENQ_TIME", "ENQ_UID", "ENQ_TID", "DEQ_TIME",
+    "DEQ_UID", "DEQ_TID", "RETRY_COUNT", "EXCEPTION_QSCHEMA", "EXCEPTION_QUEUE",
+    "SENDER_NAME", "SENDER_ADDRESS", "SENDER_PROTOCOL", "ORIGINAL_MSGID",
+    "ORIGINAL_QUEUE_NAME", "ORIGINAL_QUEUE_OWNER", "EXPIRATION_REASON", "CONSUMER_NAME",
+    "DEQ_AGENT_NAME", "DELIVERY_MODE", "USER_DATA",
+)
+
+
+@dataclass(slots=True)
+class MessageRecord:
+    """One message as stored.  Times are POSIX seconds (float).
+
+    ``delay`` is the time the message becomes READY (None: no delay);
+    ``expiration`` is the relative expiration in seconds as enqueued (None:
+    never) and ``expire_at`` the absolute time it expires (delay end +
+    expiration).  ``time_manager_info`` is the next time the time manager must
+    look at the record: when it becomes READY (WAITING), expires (READY) or is
+    purged after retention (PROCESSED).  ``txn`` is the enqueuing transaction
+    (``ENQ_TID``), which is also the message group of TRANSACTIONAL tables.
+    """
+
+    seq: int | None
+    q_name: str
+    msgid: bytes
+    corrid: str | None
+    priority: int
+    state: int
+    delay: float | None
+    expiration: int | None
+    expire_at: float | None
+    time_manager_info: float | None
+    cscn: int | None
+    enq_time: float
+    enq_uid: str | None
+    enq_tid: str | None
+    deq_time: float | None = None
+    deq_uid: str | None = None
+    deq_tid: str | None = None
+    retry_count: int = 0
+    exception_qschema: str | None = None
+    exception_queue: str | None = None
+    sender_name: str | None = None
+    sender_address: str | None = None
+    sender_protocol: int | None = None
+    original_msgid: bytes | None = None
+    original_queue_name: str | None = None
+    original_queue_owner: str | None = None
+    expiration_reason: str | None = None
+    consumer_name: str | None = None
+    deq_agent_name: str | None = None
+    delivery_mode: int = 1
+    user_data: Any = None
+
+    def as_row(self) -> tuple:
+        return tuple(getattr(self, c.lower()) for c in RECORD_COLUMNS)
+
+    @classmethod
+    def from_row(cls, row: Sequence) -> "MessageRecord":
+        return cls(*row)
+
+
+@dataclass(slots=True)
+class Selector:
+    """Which message a dequeue wants (built by the AQ layer).
+
+    ``after`` is the navigation position: the order key (values of
+    ``QueueTableInfo.order_columns``) of the last message this session saw;
+    only messages ordered strictly after it qualify.  ``predicate`` is a
+    Python test on the decoded record (dequeue condition), applied by the
+    store after the SQL filters, in order.
+    """
+
+    msgid: bytes | None = None
+    correlation: str | None = None           # LIKE pattern, % and _
+    after: tuple | None = None
+    group: str | None = None                 # only this message group (ENQ_TID)
+    skip_groups: frozenset[str] = frozenset()
+    predicate: Callable[[MessageRecord], bool] | None = None
+    consumer_name: str | None = None
+    states: tuple[int, ...] = (0,)
+
+
+@dataclass(slots=True)
+class DequeueInfo:
+    """Who dequeues, recorded on the message for non-repudiation."""
+
+    user: str
+    agent_name: str | None = None
+    consumer_name: str | None = None
+
+
+@dataclass(slots=True)
+class TimeEvents:
+    """What one run of the time manager did, and when it must run next."""
+
+    promoted: int = 0
+    expired: int = 0
+    purged: int = 0
+    next_due: float | None = None
+    moved: list = field(default_factory=list)
+
+
+class StoreSession(abc.ABC):
+    """The store side of one ``sluice.Connection``.
+
+    A session holds at most one open transaction.  Until :meth:`commit`, its
+    ON_COMMIT enqueues are invisible to every other session and the messages it
+    dequeued (REMOVE or LOCKED) are locked: other sessions skip them.
+    """
+
+    txn_id: str | None
+
+    @abc.abstractmethod
+    def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
+        """Add ``records`` to ``queue``.
+
+        All or nothing: either every record is added or none is.  With
+        ``immediate`` the records are committed at once in a transaction of
+        their own (ENQ_IMMEDIATE), whatever the session's transaction does
+        later; otherwise they join the session's transaction.  ``seq`` and
+        (for commit-time tables) ``cscn`` are assigned by the store when the
+        records become visible.
+        """
+
+    @abc.abstractmethod
+    def dequeue(self, queue: QueueInfo, selector: Selector, mode: int, immediate: bool,
+                limit: int, info: DequeueInfo) -> list[MessageRecord]:
+        """Take up to ``limit`` messages of ``queue`` that match ``selector``, in order.
+
+        ``mode`` is DEQ_BROWSE (nothing locked or changed), DEQ_LOCKED (locked
+        until the transaction ends), DEQ_REMOVE / DEQ_REMOVE_NODATA (locked now,
+        consumed at commit — deleted, or kept as PROCESSED when the queue has a
+        retention time).  Messages locked by another session are skipped, never
+        waited for.  With ``immediate`` a REMOVE is committed at once.  Returns
+        an empty list when nothing qualifies now; never blocks.
+        """
+
+    @abc.abstractmethod
+    def message_status(self, queue: QueueInfo, msgid: bytes) -> tuple[int, bool] | None:
+        """``(state, locked_by_other_session)`` of a message of ``queue``, or None."""
+
+    @abc.abstractmethod
+    def commit(self) -> None:
+        """Make the transaction's enqueues visible and its REMOVE dequeues final, atomically;
+        release every lock it holds and wake waiting dequeuers."""
+
+    @abc.abstractmethod
+    def rollback(self) -> None:
+        """Discard the transaction's enqueues; release its locks.
+
+        Each message it dequeued in REMOVE mode counts a failed attempt
+        (``RETRY_COUNT + 1``).  A message whose count exceeds its queue's
+        ``max_retries`` moves to its exception queue (state EXPIRED, reason
+        MAX_RETRY_EXCEEDED); otherwise, if the queue has a ``retry_delay``, it is
+        WAITING until the delay ends.
+        """
+
+    @abc.abstractmethod
+    def query(self, sql: str, binds: dict | Sequence | None) -> tuple[list[str], list[tuple]]:
+        """Run a read-only SELECT on the catalog and message views as this session's user;
+        Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Roll back anything open and release the session's resources."""
+
+    @property
+    @abc.abstractmethod
+    def in_transaction(self) -> bool:
+        """True while the session holds uncommitted work or locks."""
+
+
+class Store(abc.ABC):
+    """One database holding queue tables, queues and their messages.
+
+    Catalog changes (queue tables, queues, types, transformations) are DDL:
+    each call is atomic and committed on return, whatever any session is doing.
+    """
+
+    dialect: str
+
+    # -- sessions ----------------------------------------------------------
+    @abc.abstractmethod
+    def session(self, user: str) -> StoreSession:
+        """A new session acting as database user ``user``."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Close the store; sessions must be closed first."""
+
+    # -- catalog -----------------------------------------------------------
+    @abc.abstractmethod
+    def catalog_version(self) -> int:
+        """A number that changes whenever the catalog changes (for caches)."""
+
+    @abc.abstractmethod
+    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo) -> QueueTableInfo:
+        """Create the queue table, its message storage, its views and its default exception
+        queue.  :raises IntegrityError: ORA-24001 when it exists."""
+
+    @abc.abstractmethod
+    def drop_queue_table(self, owner: str, name: str) -> None:
+        """Drop the queue table with all its queues and messages."""
+
+    @abc.abstractmethod
+    def update_queue_table(self, table: QueueTableInfo) -> None:
+        """Store changed queue table properties (comment, instances)."""
+
+    @abc.abstractmethod
+    def queue_tables(self) -> list[QueueTableInfo]:
+        """Every queue table."""
+
+    @abc.abstractmethod
+    def create_queue(self, queue: QueueInfo) -> QueueInfo:
+        """Add a queue to an existing queue table.  :raises IntegrityError: ORA-24006."""
+
+    @abc.abstractmethod
+    def update_queue(self, queue: QueueInfo) -> None:
+        """Store changed queue properties (retries, retention, enabled flags, comment)."""
+
+    @abc.abstractmethod
+    def drop_queue(self, owner: str, name: str) -> None:
+        """Remove the queue and every message in it."""
+
+    @abc.abstractmethod
+    def queues(self) -> list[QueueInfo]:
+        """Every queue, with its queue table."""
+
+    @abc.abstractmethod
+    def put_catalog_object(self, kind: str, owner: str, name: str, spec: dict, replace: bool) -> None:
+        """Store a named catalog object (kind 'TYPE', 'TRANSFORMATION', …) as a JSON spec.
+        :raises IntegrityError: ORA-00955 when it exists and ``replace`` is false."""
+
+    @abc.abstractmethod
+    def drop_catalog_object(self, kind: str, owner: str, name: str) -> bool:
+        """Remove it; False when there was none."""
+
+    @abc.abstractmethod
+    def catalog_objects(self, kind: str) -> list[tuple[str, str, dict]]:
+        """``(owner, name, spec)`` of every catalog object of ``kind``."""
+
+    # -- messages outside a session ----------------------------------------
+    @abc.abstractmethod
+    def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
+        """Messages of ``queue`` (committed), optionally only in ``states``."""
+
+    @abc.abstractmethod
+    def run_time_manager(self, now: float) -> TimeEvents:
+        """One pass of the time manager (AQ's queue monitor) at time ``now``.
+
+        WAITING messages whose delay has ended become READY; READY messages
+        whose expiration has passed move to their exception queue (state
+        EXPIRED, reason TIME_EXPIRATION); PROCESSED messages past their
+        retention are purged.  A message locked by a session is left for a
+        later pass.  Safe to run from several processes at once: each change
+        happens once.
+        """
+
+    @abc.abstractmethod
+    def change_counter(self) -> int:
+        """A number that grows whenever messages may have become available
+        (commits with enqueues, released locks, time manager promotions)."""
+
+    @abc.abstractmethod
+    def wait_for_messages(self, since: int, timeout: float) -> None:
+        """Block until :meth:`change_counter` differs from ``since`` or ``timeout``
+        seconds pass.  Never busy-polls inside a process; changes made by other
+        processes are noticed within a bounded delay (backend-specific)."""
+
+    @abc.abstractmethod
+    def start_time_manager(self) -> None:
+        """Run the time manager in the background while the store is open."""

@@ -1,0 +1,93 @@
+"""Message locks for the SQLite backend: "skip locked" across threads and processes.
+
+SQLite has one writer at a time and no row locks, so a dequeued-but-uncommitted
+message cannot be locked inside the database without holding the whole file
+for the length of the application's transaction.  Sluice instead locks a
+message outside the data:
+
+* inside a process, a table ``(queue table id, seq) -> session``;
+* across processes, a POSIX record lock on one byte of a side file
+  (``<db>.lck``) at offset ``queue table id << 40 | seq``.
+
+POSIX record locks disappear when the owning process dies — exactly Oracle's
+behaviour for a killed session: the message becomes available again and the
+failed attempt is not counted as a retry (seed 003, "Retries with Delays").
+Because POSIX locks belong to the process, not the file descriptor, the side
+file is opened once per process and never closed while locks may exist.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+
+_OFFSET_BITS = 40
+
+
+class MessageLocks:
+    """Locks for one database file, shared by every session of this process."""
+
+    def __init__(self, path: str | None) -> None:
+        self._owners: dict[tuple[int, int], object] = {}
+        self._mutex = threading.Lock()
+        self._fd: int | None = None
+        if path is not None:
+            self._fd = os.open(path + ".lck", os.O_RDWR | os.O_CREAT, 0o600)
+
+    def try_lock(self, qt_id: int, seq: int, owner: object) -> bool:
+        """Lock the message for ``owner``; False if another session holds it.
+        Re-locking a message the owner already holds succeeds."""
+        key = (qt_id, seq)
+        with self._mutex:
+            held = self._owners.get(key)
+            if held is not None:
+                return held is owner
+            if self._fd is not None:
+                try:
+                    fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, (qt_id << _OFFSET_BITS) | seq)
+                except OSError:
+                    return False  # another process holds it
+            self._owners[key] = owner
+            return True
+
+    def is_locked_by_other(self, qt_id: int, seq: int, owner: object) -> bool:
+        """True if a session other than ``owner`` (in any process) holds the message."""
+        key = (qt_id, seq)
+        with self._mutex:
+            held = self._owners.get(key)
+            if held is not None:
+                return held is not owner
+            if self._fd is None:
+                return False
+            offset = (qt_id << _OFFSET_BITS) | seq
+            try:
+                fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+            except OSError:
+                return True
+            fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, offset)
+            return False
+
+    def unlock(self, qt_id: int, seq: int, owner: object) -> None:
+        key = (qt_id, seq)
+        with self._mutex:
+            if self._owners.get(key) is not owner:
+                return
+            del self._owners[key]
+            if self._fd is not None:
+                fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, (qt_id << _OFFSET_BITS) | seq)
+
+    def unlock_many(self, keys: list[tuple[int, int]], owner: object) -> None:
+        with self._mutex:
+            for key in keys:
+                if self._owners.get(key) is not owner:
+                    continue
+                del self._owners[key]
+                if self._fd is not None:
+                    fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, (key[0] << _OFFSET_BITS) | key[1])
+
+    def close(self) -> None:
+        with self._mutex:
+            if self._fd is not None and not self._owners:
+                os.close(self._fd)
+                self._fd = None

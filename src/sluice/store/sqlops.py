@@ -1,0 +1,202 @@
+"""Message SQL shared by the SQL backends: one function per store operation.
+
+Every function takes an open DB-API connection already inside the right
+transaction and uses ``?`` placeholders (a backend whose driver wants another
+style converts them).  The semantics — which messages qualify, in which
+order, what a failed attempt or an expiry does — live here once, so the
+backends differ only in transaction and locking mechanics.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from .. import constants as C
+from .base import RECORD_COLUMNS, MessageRecord, QueueInfo, QueueTableInfo, Selector
+from .sqlschema import table_name
+
+_INSERT_COLUMNS = RECORD_COLUMNS[1:]                 # SEQ is assigned by the database
+_SELECT_LIST = ", ".join(RECORD_COLUMNS)
+_INSERT_SQL_CACHE: dict[str, str] = {}
+
+FindQueue = Callable[[str, str], "QueueInfo | None"]
+
+
+def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn: int | None) -> None:
+    """Insert ``records`` into the queue table (commit-time tables get ``cscn``)."""
+    t = table_name(qt)
+    sql = _INSERT_SQL_CACHE.get(t)
+    if sql is None:
+        marks = ", ".join("?" * len(_INSERT_COLUMNS))
+        sql = f"INSERT INTO {t} ({', '.join(_INSERT_COLUMNS)}) VALUES ({marks})"
+        _INSERT_SQL_CACHE[t] = sql
+    if cscn is not None:
+        for r in records:
+            r.cscn = cscn
+    conn.executemany(sql, [r.as_row()[1:] for r in records])
+
+
+def order_key(qt: QueueTableInfo, rec: MessageRecord) -> tuple:
+    """The record's position in the queue's dequeue order."""
+    return tuple(getattr(rec, c.lower()) for c in qt.order_columns)
+
+
+def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: tuple | None,
+                      limit: int) -> list[MessageRecord]:
+    """Committed messages of ``queue`` matching the SQL part of ``sel``, in dequeue order,
+    strictly after ``after``; READY messages past their expiration are left out."""
+    qt = queue.table
+    where = ["Q_NAME = ?"]
+    params: list = [queue.name]
+    if len(sel.states) == 1:
+        where.append("STATE = ?")
+    else:
+        where.append(f"STATE IN ({', '.join('?' * len(sel.states))})")
+    params.extend(sel.states)
+    if C.MSG_READY in sel.states or C.MSG_WAITING in sel.states:
+        where.append("(EXPIRE_AT IS NULL OR EXPIRE_AT > ? OR STATE = 3)")
+        params.append(now)
+    if sel.msgid is not None:
+        where.append("MSGID = ?")
+        params.append(sel.msgid)
+    if sel.correlation is not None:
+        where.append("CORRID LIKE ?")
+        params.append(sel.correlation)
+    if sel.group is not None:
+        where.append("ENQ_TID = ?")
+        params.append(sel.group)
+    cols = qt.order_columns
+    if after is not None:
+        where.append(f"({', '.join(cols)}) > ({', '.join('?' * len(cols))})")
+        params.extend(after)
+    sql = (f"SELECT {_SELECT_LIST} FROM {table_name(qt)} WHERE {' AND '.join(where)} "
+           f"ORDER BY {', '.join(cols)} LIMIT {int(limit)}")
+    return [MessageRecord(*row) for row in conn.execute(sql, params)]
+
+
+def still_available(conn, queue: QueueInfo, seqs: list[int], states: Iterable[int]) -> set[int]:
+    """Which of ``seqs`` are still in ``queue`` in one of ``states`` (after locking)."""
+    if not seqs:
+        return set()
+    st = tuple(states)
+    sql = (f"SELECT SEQ FROM {table_name(queue.table)} WHERE Q_NAME = ? "
+           f"AND STATE IN ({', '.join('?' * len(st))}) AND SEQ IN ({', '.join('?' * len(seqs))})")
+    return {r[0] for r in conn.execute(sql, [queue.name, *st, *seqs])}
+
+
+def consume(conn, queue: QueueInfo, records: list[MessageRecord], user: str, agent: str | None,
+            consumer: str | None, txn: str | None, now: float) -> None:
+    """Finish REMOVE dequeues: delete, or keep as PROCESSED for the retention time."""
+    t = table_name(queue.table)
+    if queue.retention_time == 0:
+        conn.executemany(f"DELETE FROM {t} WHERE SEQ = ? AND Q_NAME = ?",
+                         [(r.seq, queue.name) for r in records])
+        return
+    purge_at = None if queue.retention_time < 0 else now + queue.retention_time
+    conn.executemany(
+        f"UPDATE {t} SET STATE = 2, DEQ_TIME = ?, DEQ_UID = ?, DEQ_TID = ?, CONSUMER_NAME = ?, "
+        f"DEQ_AGENT_NAME = ?, TIME_MANAGER_INFO = ? WHERE SEQ = ? AND Q_NAME = ?",
+        [(now, user, txn, consumer, agent, purge_at, r.seq, queue.name) for r in records])
+
+
+def failed_attempt(conn, queue: QueueInfo, seq: int, now: float, find_queue: FindQueue) -> None:
+    """A REMOVE dequeue was rolled back: count the attempt, apply max_retries / retry_delay."""
+    t = table_name(queue.table)
+    row = conn.execute(f"SELECT RETRY_COUNT FROM {t} WHERE SEQ = ? AND Q_NAME = ?",
+                       (seq, queue.name)).fetchone()
+    if row is None:
+        return
+    count = row[0] + 1
+    if count > queue.max_retries and not queue.is_exception_queue:
+        conn.execute(f"UPDATE {t} SET RETRY_COUNT = ? WHERE SEQ = ?", (count, seq))
+        move_to_exception_queue(conn, queue, [seq], "MAX_RETRY_EXCEEDED", find_queue)
+    elif queue.retry_delay > 0:
+        until = now + queue.retry_delay
+        conn.execute(f"UPDATE {t} SET RETRY_COUNT = ?, STATE = 1, DELAY = ?, TIME_MANAGER_INFO = ? "
+                     f"WHERE SEQ = ?", (count, until, until, seq))
+    else:
+        conn.execute(f"UPDATE {t} SET RETRY_COUNT = ? WHERE SEQ = ?", (count, seq))
+
+
+def exception_queue_for(queue: QueueInfo, exc_schema: str | None, exc_name: str | None,
+                        find_queue: FindQueue) -> QueueInfo:
+    """The message's own exception queue if it still exists, else the table's default."""
+    if exc_name:
+        q = find_queue(exc_schema or queue.owner, exc_name)
+        if q is not None:
+            return q
+    q = find_queue(queue.owner, queue.table.exception_queue_name)
+    if q is None:  # the default exception queue is dropped only with its table
+        raise RuntimeError(f"default exception queue of {queue.table.qualified} is missing")
+    return q
+
+
+def move_to_exception_queue(conn, queue: QueueInfo, seqs: list[int], reason: str,
+                            find_queue: FindQueue) -> int:
+    """Move messages of ``queue`` to their exception queues with state EXPIRED."""
+    t = table_name(queue.table)
+    moved = 0
+    for seq in seqs:
+        row = conn.execute(f"SELECT EXCEPTION_QSCHEMA, EXCEPTION_QUEUE FROM {t} "
+                           f"WHERE SEQ = ? AND Q_NAME = ? AND STATE IN (0, 1)",
+                           (seq, queue.name)).fetchone()
+        if row is None:
+            continue
+        target = exception_queue_for(queue, row[0], row[1], find_queue)
+        sets = ("Q_NAME = ?, STATE = 3, EXPIRATION_REASON = ?, ORIGINAL_QUEUE_NAME = ?, "
+                "ORIGINAL_QUEUE_OWNER = ?, TIME_MANAGER_INFO = NULL")
+        args = [target.name, reason, queue.name, queue.owner]
+        if target.table.qt_id == queue.table.qt_id:
+            conn.execute(f"UPDATE {t} SET {sets} WHERE SEQ = ?", (*args, seq))
+        else:  # an exception queue in another queue table of the same payload type
+            rec = MessageRecord(*conn.execute(f"SELECT {_SELECT_LIST} FROM {t} WHERE SEQ = ?",
+                                              (seq,)).fetchone())
+            rec.q_name, rec.state, rec.expiration_reason = target.name, C.MSG_EXPIRED, reason
+            rec.original_queue_name, rec.original_queue_owner = queue.name, queue.owner
+            rec.time_manager_info = None
+            insert_records(conn, target.table, [rec], rec.cscn)
+            conn.execute(f"DELETE FROM {t} WHERE SEQ = ?", (seq,))
+        moved += 1
+    return moved
+
+
+def due_records(conn, qt: QueueTableInfo, now: float, limit: int = 1000) -> list[tuple]:
+    """``(SEQ, STATE, Q_NAME)`` of records whose time-manager event is due."""
+    return list(conn.execute(
+        f"SELECT SEQ, STATE, Q_NAME FROM {table_name(qt)} WHERE TIME_MANAGER_INFO <= ? "
+        f"ORDER BY TIME_MANAGER_INFO LIMIT {int(limit)}", (now,)))
+
+
+def promote(conn, qt: QueueTableInfo, seq: int) -> int:
+    """WAITING -> READY; from now on the record's next event is its expiry."""
+    cur = conn.execute(f"UPDATE {table_name(qt)} SET STATE = 0, TIME_MANAGER_INFO = EXPIRE_AT "
+                       f"WHERE SEQ = ? AND STATE = 1", (seq,))
+    return cur.rowcount
+
+
+def purge(conn, qt: QueueTableInfo, seq: int, now: float) -> int:
+    cur = conn.execute(f"DELETE FROM {table_name(qt)} WHERE SEQ = ? AND STATE = 2 "
+                       f"AND TIME_MANAGER_INFO <= ?", (seq, now))
+    return cur.rowcount
+
+
+def next_due(conn, qt: QueueTableInfo) -> float | None:
+    row = conn.execute(f"SELECT MIN(TIME_MANAGER_INFO) FROM {table_name(qt)} "
+                       f"WHERE TIME_MANAGER_INFO IS NOT NULL").fetchone()
+    return row[0] if row else None
+
+
+def message_status(conn, queue: QueueInfo, msgid: bytes) -> tuple[int, int] | None:
+    row = conn.execute(f"SELECT STATE, SEQ FROM {table_name(queue.table)} WHERE MSGID = ? AND Q_NAME = ?",
+                       (msgid, queue.name)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def count(conn, queue: QueueInfo, states: Iterable[int] | None) -> int:
+    sql = f"SELECT COUNT(*) FROM {table_name(queue.table)} WHERE Q_NAME = ?"
+    params: list = [queue.name]
+    if states is not None:
+        st = tuple(states)
+        sql += f" AND STATE IN ({', '.join('?' * len(st))})"
+        params.extend(st)
+    return conn.execute(sql, params).fetchone()[0]

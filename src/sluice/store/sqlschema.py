@@ -1,0 +1,145 @@
+"""DDL of the catalog, the queue tables and their views, for the SQL backends.
+
+A queue table is a real table named like Oracle's (``"OWNER.NAME"`` in SQLite,
+where schemas do not exist) so the "message warehouse" is plain SQL:
+``SELECT * FROM "SCOTT.AQ$ORDERS_QT"`` — or, through the statement
+interpreter, ``SELECT * FROM AQ$ORDERS_QT``.
+"""
+
+from __future__ import annotations
+
+from .base import QueueTableInfo
+
+CATALOG_DDL = [
+    """CREATE TABLE IF NOT EXISTS SLUICE_META (
+        KEY TEXT PRIMARY KEY, VALUE TEXT)""",
+    """CREATE TABLE IF NOT EXISTS AQ_QUEUE_TABLES (
+        QT_ID INTEGER PRIMARY KEY, OWNER TEXT NOT NULL, NAME TEXT NOT NULL,
+        PAYLOAD_TYPE TEXT NOT NULL, SORT_LIST TEXT NOT NULL, MULTIPLE_CONSUMERS INTEGER NOT NULL,
+        MESSAGE_GROUPING TEXT NOT NULL, USER_COMMENT TEXT, COMPATIBLE TEXT, SECURE INTEGER NOT NULL,
+        PRIMARY_INSTANCE INTEGER, SECONDARY_INSTANCE INTEGER, CREATED REAL,
+        UNIQUE (OWNER, NAME))""",
+    """CREATE TABLE IF NOT EXISTS AQ_QUEUES (
+        QID INTEGER PRIMARY KEY, OWNER TEXT NOT NULL, NAME TEXT NOT NULL,
+        QT_ID INTEGER NOT NULL REFERENCES AQ_QUEUE_TABLES (QT_ID), QUEUE_TYPE TEXT NOT NULL,
+        MAX_RETRIES INTEGER NOT NULL, RETRY_DELAY REAL NOT NULL, RETENTION_TIME REAL NOT NULL,
+        ENQUEUE_ENABLED INTEGER NOT NULL, DEQUEUE_ENABLED INTEGER NOT NULL, USER_COMMENT TEXT,
+        CREATED REAL, UNIQUE (OWNER, NAME))""",
+    """CREATE TABLE IF NOT EXISTS SLUICE_CATALOG (
+        KIND TEXT NOT NULL, OWNER TEXT NOT NULL, NAME TEXT NOT NULL, SPEC TEXT NOT NULL,
+        PRIMARY KEY (KIND, OWNER, NAME))""",
+    """CREATE TABLE IF NOT EXISTS SLUICE_SCN (ID INTEGER PRIMARY KEY, SCN INTEGER NOT NULL)""",
+    """INSERT OR IGNORE INTO SLUICE_SCN (ID, SCN) VALUES (1, 0)""",
+    """INSERT OR IGNORE INTO SLUICE_META (KEY, VALUE) VALUES ('catalog_version', '0')""",
+    """INSERT OR IGNORE INTO SLUICE_META (KEY, VALUE) VALUES ('schema_version', '1')""",
+    """CREATE VIEW IF NOT EXISTS DUAL AS SELECT 'X' AS DUMMY""",
+    """CREATE VIEW IF NOT EXISTS DBA_QUEUE_TABLES AS
+        SELECT OWNER, NAME AS QUEUE_TABLE,
+               CASE WHEN PAYLOAD_TYPE IN ('RAW', 'XMLTYPE', 'JSON') THEN PAYLOAD_TYPE ELSE 'OBJECT' END AS TYPE,
+               PAYLOAD_TYPE AS OBJECT_TYPE, SORT_LIST AS SORT_ORDER,
+               CASE WHEN MULTIPLE_CONSUMERS = 1 THEN 'MULTIPLE' ELSE 'SINGLE' END AS RECIPIENTS,
+               MESSAGE_GROUPING, COMPATIBLE, PRIMARY_INSTANCE, SECONDARY_INSTANCE,
+               1 AS OWNER_INSTANCE, USER_COMMENT,
+               CASE WHEN SECURE = 1 THEN 'YES' ELSE 'NO' END AS SECURE
+        FROM AQ_QUEUE_TABLES""",
+    """CREATE VIEW IF NOT EXISTS DBA_QUEUES AS
+        SELECT Q.OWNER, Q.NAME, T.NAME AS QUEUE_TABLE, Q.QID, Q.QUEUE_TYPE, Q.MAX_RETRIES,
+               Q.RETRY_DELAY,
+               CASE WHEN Q.ENQUEUE_ENABLED = 1 THEN 'YES' ELSE 'NO' END AS ENQUEUE_ENABLED,
+               CASE WHEN Q.DEQUEUE_ENABLED = 1 THEN 'YES' ELSE 'NO' END AS DEQUEUE_ENABLED,
+               CASE WHEN Q.RETENTION_TIME < 0 THEN 'FOREVER'
+                    ELSE CAST(CAST(Q.RETENTION_TIME AS INTEGER) AS TEXT) END AS RETENTION,
+               Q.USER_COMMENT, NULL AS NETWORK_NAME, 'NO' AS SHARDED, 'PERSISTENT' AS QUEUE_CATEGORY,
+               T.MULTIPLE_CONSUMERS AS RECIPIENTS_MULTIPLE
+        FROM AQ_QUEUES Q JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID""",
+    """CREATE VIEW IF NOT EXISTS ALL_QUEUES AS SELECT * FROM DBA_QUEUES""",
+    """CREATE VIEW IF NOT EXISTS ALL_QUEUE_TABLES AS SELECT * FROM DBA_QUEUE_TABLES""",
+    """CREATE VIEW IF NOT EXISTS DBA_TRANSFORMATIONS AS
+        SELECT OWNER, NAME, NULL AS TRANSFORMATION_ID, json_extract(SPEC, '$.from_type') AS FROM_TYPE,
+               json_extract(SPEC, '$.to_type') AS TO_TYPE, json_extract(SPEC, '$.function') AS TRANSFORMATION
+        FROM SLUICE_CATALOG WHERE KIND = 'TRANSFORMATION'""",
+    """CREATE VIEW IF NOT EXISTS DBA_TYPES AS
+        SELECT OWNER, NAME AS TYPE_NAME, json_extract(SPEC, '$.kind') AS TYPECODE,
+               json_array_length(json_extract(SPEC, '$.attributes')) AS ATTRIBUTES
+        FROM SLUICE_CATALOG WHERE KIND = 'TYPE'""",
+]
+
+# per-connection views that depend on the current user
+USER_VIEWS = [
+    ("USER_QUEUES", "SELECT NAME, QUEUE_TABLE, QID, QUEUE_TYPE, MAX_RETRIES, RETRY_DELAY, "
+                    "ENQUEUE_ENABLED, DEQUEUE_ENABLED, RETENTION, USER_COMMENT, NETWORK_NAME "
+                    "FROM DBA_QUEUES WHERE OWNER = {user}"),
+    ("USER_QUEUE_TABLES", "SELECT QUEUE_TABLE, TYPE, OBJECT_TYPE, SORT_ORDER, RECIPIENTS, "
+                          "MESSAGE_GROUPING, COMPATIBLE, PRIMARY_INSTANCE, SECONDARY_INSTANCE, "
+                          "OWNER_INSTANCE, USER_COMMENT, SECURE FROM DBA_QUEUE_TABLES WHERE OWNER = {user}"),
+    ("USER_TRANSFORMATIONS", "SELECT NAME, TRANSFORMATION_ID, FROM_TYPE, TO_TYPE, TRANSFORMATION "
+                             "FROM DBA_TRANSFORMATIONS WHERE OWNER = {user}"),
+]
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def table_name(qt: QueueTableInfo) -> str:
+    """Physical (quoted) name of the queue table's message storage."""
+    return quote(f"{qt.owner}.{qt.name}")
+
+
+def view_name(qt: QueueTableInfo) -> str:
+    """Physical (quoted) name of the ``AQ$<queue_table>`` view."""
+    return quote(f"{qt.owner}.AQ${qt.name}")
+
+
+def queue_table_ddl(qt: QueueTableInfo, payload_sql_type: str, epoch_to_text: str) -> list[str]:
+    """CREATE statements for one queue table: storage, indexes, AQ$ view.
+
+    ``epoch_to_text`` formats a POSIX-seconds expression ``{x}`` as a
+    timestamp in the dialect.
+    """
+    t = table_name(qt)
+    base = f"{qt.owner}.{qt.name}"
+    order = ", ".join(qt.order_columns)
+
+    def ts(col: str) -> str:
+        return epoch_to_text.format(x=col)
+
+    ddl = [
+        f"""CREATE TABLE {t} (
+            SEQ INTEGER PRIMARY KEY, Q_NAME TEXT NOT NULL, MSGID BLOB NOT NULL UNIQUE,
+            CORRID TEXT, PRIORITY INTEGER NOT NULL, STATE INTEGER NOT NULL, DELAY REAL,
+            EXPIRATION INTEGER, EXPIRE_AT REAL, TIME_MANAGER_INFO REAL, CSCN INTEGER,
+            ENQ_TIME REAL NOT NULL, ENQ_UID TEXT, ENQ_TID TEXT, DEQ_TIME REAL, DEQ_UID TEXT,
+            DEQ_TID TEXT, RETRY_COUNT INTEGER NOT NULL DEFAULT 0, EXCEPTION_QSCHEMA TEXT,
+            EXCEPTION_QUEUE TEXT, SENDER_NAME TEXT, SENDER_ADDRESS TEXT, SENDER_PROTOCOL INTEGER,
+            ORIGINAL_MSGID BLOB, ORIGINAL_QUEUE_NAME TEXT, ORIGINAL_QUEUE_OWNER TEXT,
+            EXPIRATION_REASON TEXT, CONSUMER_NAME TEXT, DEQ_AGENT_NAME TEXT,
+            DELIVERY_MODE INTEGER NOT NULL DEFAULT 1, USER_DATA {payload_sql_type})""",
+        f"CREATE INDEX {quote(base + '$ORDER')} ON {t} (Q_NAME, STATE, {order})",
+        f"CREATE INDEX {quote(base + '$TM')} ON {t} (TIME_MANAGER_INFO) WHERE TIME_MANAGER_INFO IS NOT NULL",
+        f"CREATE INDEX {quote(base + '$CORR')} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
+        f"""CREATE VIEW {view_name(qt)} AS SELECT
+            Q_NAME AS QUEUE, upper(hex(MSGID)) AS MSG_ID, CORRID AS CORR_ID,
+            PRIORITY AS MSG_PRIORITY,
+            CASE STATE WHEN 0 THEN 'READY' WHEN 1 THEN 'WAITING' WHEN 2 THEN 'PROCESSED'
+                       WHEN 3 THEN 'EXPIRED' END AS MSG_STATE,
+            {ts('DELAY')} AS DELAY, {ts('DELAY')} AS DELAY_TIMESTAMP,
+            EXPIRATION, {ts('ENQ_TIME')} AS ENQ_TIME, {ts('ENQ_TIME')} AS ENQ_TIMESTAMP,
+            ENQ_UID AS ENQ_USER_ID, ENQ_TID AS ENQ_TXN_ID,
+            {ts('DEQ_TIME')} AS DEQ_TIME, {ts('DEQ_TIME')} AS DEQ_TIMESTAMP,
+            DEQ_UID AS DEQ_USER_ID, DEQ_TID AS DEQ_TXN_ID, RETRY_COUNT,
+            EXCEPTION_QSCHEMA AS EXCEPTION_QUEUE_OWNER, EXCEPTION_QUEUE,
+            USER_DATA, SENDER_NAME, SENDER_ADDRESS, SENDER_PROTOCOL,
+            upper(hex(ORIGINAL_MSGID)) AS ORIGINAL_MSGID, ORIGINAL_QUEUE_NAME, ORIGINAL_QUEUE_OWNER,
+            EXPIRATION_REASON, CONSUMER_NAME, DEQ_AGENT_NAME AS DEQUEUE_AGENT, NULL AS ADDRESS,
+            NULL AS PROTOCOL,
+            CASE DELIVERY_MODE WHEN 2 THEN 'BUFFERED' ELSE 'PERSISTENT' END AS DELIVERY_MODE,
+            CASE DELIVERY_MODE WHEN 2 THEN 'IN-MEMORY' ELSE NULL END AS MSG_MEMORY_STATE,
+            CSCN, SEQ AS LOCAL_ORDER_NO
+            FROM {t}""",
+    ]
+    return ddl
+
+
+def drop_queue_table_ddl(qt: QueueTableInfo) -> list[str]:
+    return [f"DROP VIEW IF EXISTS {view_name(qt)}", f"DROP TABLE IF EXISTS {table_name(qt)}"]

@@ -1,0 +1,227 @@
+"""Seed 003 "Dequeue Features": modes, methods, navigation, ordering."""
+
+import pytest
+
+import sluice
+from tests.conftest import make_queue, nowait, table_rows
+
+
+def _fill(conn, q, payloads, **props):
+    for p in payloads:
+        q.enqone(conn.msgproperties(payload=p, **props))
+    conn.commit()
+
+
+def test_browse_leaves_messages_and_walks_with_next_message(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"a", b"b", b"c"])
+    nowait(q, mode=sluice.DEQ_BROWSE)
+    seen = [q.deqone().payload for _ in range(3)]
+    assert seen == [b"a", b"b", b"c"]
+    assert q.deqone() is None                      # end of queue (NO_WAIT)
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert q.deqone().payload == b"a"              # FIRST_MESSAGE resets the position
+    assert len(table_rows(conn, "Q_QT")) == 3
+
+
+def test_remove_nodata_returns_properties_without_payload(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"secret"], correlation="C1")
+    m = nowait(q, mode=sluice.DEQ_REMOVE_NODATA).deqone()
+    assert m.payload is None and m.correlation == "C1" and m.msgid
+    conn.commit()
+    assert table_rows(conn, "Q_QT") == []
+
+
+def test_dequeue_by_msgid(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    msgs = [conn.msgproperties(payload=p) for p in (b"1", b"2", b"3")]
+    q.enqmany(msgs)
+    conn.commit()
+    nowait(q).deqoptions.msgid = msgs[1].msgid
+    assert q.deqone().payload == b"2"
+
+
+def test_dequeue_by_unknown_msgid_raises_25263(conn):
+    make_queue(conn)
+    q = nowait(conn.queue("Q"))
+    _fill(conn, q, [b"1"])
+    q.deqoptions.msgid = b"\x00" * 16
+    with pytest.raises(sluice.DatabaseError) as e:
+        q.deqone()
+    assert e.value.full_code == "ORA-25263"
+    assert len(table_rows(conn, "Q_QT")) == 1
+
+
+def test_dequeue_by_correlation_with_like_patterns(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    for corr in ("ORDER-1", "ORDER-22", "INVOICE-1", "order-3"):
+        q.enqone(conn.msgproperties(payload=corr.encode(), correlation=corr))
+    conn.commit()
+    nowait(q, navigation=sluice.DEQ_FIRST_MSG)
+    q.deqoptions.correlation = "ORDER-_"
+    assert [m.payload for m in q.deqmany(10)] == [b"ORDER-1"]
+    q.deqoptions.correlation = "ORDER%"
+    assert [m.payload for m in q.deqmany(10)] == [b"ORDER-22"]   # case-sensitive, like Oracle
+    q.deqoptions.correlation = "%-1"
+    assert [m.payload for m in q.deqmany(10)] == [b"INVOICE-1"]
+
+
+def test_changing_correlation_under_next_message_raises_25241(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    for corr in ("A", "A", "B"):
+        q.enqone(conn.msgproperties(payload=b"x", correlation=corr))
+    conn.commit()
+    nowait(q, mode=sluice.DEQ_BROWSE)
+    q.deqoptions.correlation = "A"
+    assert q.deqone().correlation == "A"
+    q.deqoptions.correlation = "B"
+    with pytest.raises(sluice.DatabaseError) as e:
+        q.deqone()
+    assert e.value.full_code == "ORA-25241"
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert q.deqone().correlation == "B"
+
+
+def test_priority_reorders_only_with_a_priority_sort_list(conn):
+    make_queue(conn, "FIFO")
+    make_queue(conn, "PRIO", sort_list="PRIORITY,ENQ_TIME")
+    for name in ("FIFO", "PRIO"):
+        q = conn.queue(name)
+        for p in (5, 1, 9, 1):
+            q.enqone(conn.msgproperties(payload=str(p).encode(), priority=p))
+    conn.commit()
+    fifo = [int(m.payload) for m in nowait(conn.queue("FIFO")).deqmany(10)]
+    prio = [int(m.payload) for m in nowait(conn.queue("PRIO")).deqmany(10)]
+    assert fifo == [5, 1, 9, 1]
+    assert prio == [1, 1, 5, 9]          # smaller number = higher priority
+
+
+def test_enq_time_then_priority_sort_list(conn):
+    make_queue(conn, "EP", sort_list="ENQ_TIME,PRIORITY")
+    q = conn.queue("EP")
+    msgs = [conn.msgproperties(payload=str(p).encode(), priority=p) for p in (3, 1, 2)]
+    q.enqmany(msgs)  # same enqueue time: priority breaks the tie
+    conn.commit()
+    assert [int(m.payload) for m in nowait(q).deqmany(10)] == [1, 2, 3]
+
+
+def test_priority_can_be_any_integer(conn):
+    make_queue(conn, "P", sort_list="PRIORITY")
+    q = conn.queue("P")
+    for p in (2**31, -5, 0):
+        q.enqone(conn.msgproperties(payload=str(p).encode(), priority=p))
+    conn.commit()
+    assert [int(m.payload) for m in nowait(q).deqmany(10)] == [-5, 0, 2**31]
+
+
+def test_dequeue_from_queue_stopped_for_dequeue_raises_25226(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"1"])
+    conn.aqadm.stop_queue(queue_name="Q", enqueue=False, dequeue=True)
+    with pytest.raises(sluice.DatabaseError) as e:
+        nowait(q).deqone()
+    assert e.value.full_code == "ORA-25226"
+    q.enqone(conn.msgproperties(payload=b"still allowed"))   # enqueue stays enabled
+    conn.commit()
+    conn.aqadm.start_queue(queue_name="Q")
+    assert len(q.deqmany(10)) == 2
+
+
+def test_enqueue_into_queue_stopped_for_enqueue_raises_25207(conn):
+    make_queue(conn)
+    conn.aqadm.stop_queue(queue_name="Q", enqueue=True, dequeue=False)
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.queue("Q").enqone(conn.msgproperties(payload=b"1"))
+    assert e.value.full_code == "ORA-25207"
+    assert table_rows(conn, "Q_QT") == []
+
+
+def test_created_queue_is_not_started(conn):
+    make_queue(conn, start=False)
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.queue("Q").enqone(conn.msgproperties(payload=b"1"))
+    assert e.value.full_code == "ORA-25207"
+
+
+def test_locked_mode_holds_message_until_commit(conn, conn2):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"1", b"2"])
+    m = nowait(q, mode=sluice.DEQ_LOCKED).deqone()
+    assert m.payload == b"1"
+    other = nowait(conn2.queue("Q"), mode=sluice.DEQ_BROWSE)
+    assert [x.payload for x in other.deqmany(10)] == [b"1", b"2"]   # browse still sees it
+    other.deqoptions.mode = sluice.DEQ_REMOVE
+    other.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert other.deqone().payload == b"2"                            # skipped, locked
+    conn2.commit()
+    # the lock holder can remove what it locked
+    q.deqoptions.mode = sluice.DEQ_REMOVE
+    q.deqoptions.msgid = m.msgid
+    assert q.deqone().payload == b"1"
+    conn.commit()
+    assert table_rows(conn, "Q_QT") == []
+
+
+def test_concurrent_dequeuers_skip_each_others_messages(conn, conn2):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"1", b"2", b"3"])
+    a = nowait(q).deqone()
+    b = nowait(conn2.queue("Q")).deqone()
+    assert {a.payload, b.payload} == {b"1", b"2"}
+    conn.rollback()            # releases 1: available again
+    c = conn2.queue("Q").deqone()
+    assert c.payload in (b"1", b"3")
+    conn2.commit()
+
+
+def test_rollback_returns_message_and_counts_attempt(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"retry me"])
+    nowait(q, navigation=sluice.DEQ_FIRST_MSG)
+    assert q.deqone().attempts == 0
+    conn.rollback()
+    m = q.deqone()
+    assert m.payload == b"retry me" and m.attempts == 1
+    conn.commit()
+
+
+def test_a_session_does_not_see_again_what_it_removed(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"1", b"2"])
+    nowait(q, navigation=sluice.DEQ_FIRST_MSG)
+    assert q.deqone().payload == b"1"
+    assert q.deqone().payload == b"2"
+    assert q.deqone() is None
+    conn.commit()
+
+
+def test_immediate_dequeue_is_not_undone_by_rollback(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"1", b"2"])
+    nowait(q).deqoptions.visibility = sluice.DEQ_IMMEDIATE
+    assert q.deqone().payload == b"1"
+    conn.rollback()
+    assert [r[2] for r in table_rows(conn, "Q_QT")] == [None]
+    q.deqoptions.visibility = sluice.DEQ_ON_COMMIT
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert q.deqone().payload == b"2"
+
+
+def test_deqmany_takes_what_is_there(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [str(i).encode() for i in range(5)])
+    assert len(nowait(q).deqmany(3)) == 3
+    assert len(q.deqmany(3)) == 2

@@ -1,0 +1,104 @@
+"""Seed 003 "Enqueue Features" and "Optional Transaction Protection"."""
+
+import datetime as dt
+
+import pytest
+
+import sluice
+from tests.conftest import make_queue, nowait, table_rows
+
+
+def test_on_commit_enqueue_is_invisible_to_another_session_until_commit(conn, conn2):
+    make_queue(conn)
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"m1"))
+    other = nowait(conn2.queue("Q"))
+    assert other.deqone() is None
+    assert table_rows(conn2, "Q_QT") == []
+    conn.commit()
+    m = other.deqone()
+    assert m is not None and m.payload == b"m1"
+
+
+def test_rollback_discards_on_commit_enqueue(conn, conn2):
+    make_queue(conn)
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"gone"))
+    conn.rollback()
+    assert nowait(conn2.queue("Q")).deqone() is None
+
+
+def test_immediate_enqueue_is_its_own_transaction(conn, conn2):
+    make_queue(conn)
+    q = conn.queue("Q")
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    q.enqone(conn.msgproperties(payload=b"now"))
+    conn.rollback()  # does not undo an IMMEDIATE enqueue
+    m = nowait(conn2.queue("Q")).deqone()
+    assert m.payload == b"now"
+
+
+def test_enqueue_sets_msgid_enqtime_and_state(conn):
+    make_queue(conn)
+    m = conn.msgproperties(payload=b"x")
+    assert m.msgid is None
+    before = dt.datetime.now() - dt.timedelta(seconds=1)
+    conn.queue("Q").enqone(m)
+    assert isinstance(m.msgid, bytes) and len(m.msgid) == 16
+    assert m.enqtime >= before
+    assert m.state == sluice.MSG_READY
+
+
+def test_enqmany_and_deqmany_round_trip_in_order(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    q.enqmany([conn.msgproperties(payload=f"m{i}".encode()) for i in range(10)])
+    conn.commit()
+    got = nowait(q).deqmany(4) + q.deqmany(100)
+    assert [m.payload for m in got] == [f"m{i}".encode() for i in range(10)]
+    conn.commit()
+    assert q.deqmany(5) == []
+
+
+def test_message_properties_survive_the_round_trip(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    sender = sluice.Agent("APP_A", "orders@site", 0)
+    orig = b"\x01" * 16
+    q.enqone(conn.msgproperties(payload=b"p", priority=7, correlation="ORDER-1", expiration=600,
+                                sender_id=sender, original_msgid=orig))
+    conn.commit()
+    m = nowait(q).deqone()
+    assert (m.priority, m.correlation, m.expiration) == (7, "ORDER-1", 600)
+    assert m.sender_id == sender and m.original_msgid == orig
+    assert m.attempts == 0 and m.delay == 0
+
+
+def test_str_payload_on_raw_queue_is_utf8_bytes(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    q.enqone(conn.msgproperties(payload="héllo"))
+    conn.commit()
+    assert nowait(q).deqone().payload == "héllo".encode()
+
+
+def test_history_for_non_repudiation(conn):
+    """Seed 003 "Non-repudiation": agent, user, time and transaction of enqueue and dequeue."""
+    make_queue(conn, retention_time=3600)
+    q = conn.queue("Q")
+    q.enqone(conn.msgproperties(payload=b"h", sender_id=sluice.Agent("CLERK")))
+    conn.commit()
+    nowait(q).deqone()
+    conn.commit()
+    rows = table_rows(conn, "Q_QT", "MSG_STATE, ENQ_USER_ID, ENQ_TXN_ID, ENQ_TIME, SENDER_NAME, "
+                                    "DEQ_USER_ID, DEQ_TXN_ID, DEQ_TIME")
+    (state, enq_user, enq_txn, enq_time, sender, deq_user, deq_txn, deq_time), = rows
+    assert state == "PROCESSED"
+    assert enq_user == deq_user == "SLUICE" and sender == "CLERK"
+    assert enq_txn and deq_txn and enq_txn != deq_txn
+    assert enq_time and deq_time and deq_time >= enq_time
+
+
+def test_exception_queue_property_must_exist(conn):
+    make_queue(conn)
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.queue("Q").enqone(conn.msgproperties(payload=b"x", exceptionq="NO_SUCH_Q"))
+    assert e.value.full_code == "ORA-24010"
