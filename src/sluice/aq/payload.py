@@ -109,15 +109,18 @@ class PayloadCodec:
             want = objtype.qualified_name if objtype is not None else self.payload_type
             got = value.type.qualified_name if isinstance(value, ot.DbObject) else type(value).__name__
             raise ora(25215, f"expected {want}, got {got}")
-        return dumps_json(ot.to_storage(value))
+        return json.dumps(ot.to_storage(value), separators=(",", ":"))
 
     def _anydata(self, value: Any) -> str:
+        # the envelope is plain JSON; a JSON value inside is kept as its own text so
+        # its markers ($raw, $date …) cannot be confused with an object's storage form
         if isinstance(value, ot.DbObject):
-            return dumps_json({"$type": value.type.qualified_name, "value": ot.to_storage(value)})
+            doc = {"$type": value.type.qualified_name, "value": ot.to_storage(value)}
+            return json.dumps(doc, separators=(",", ":"))
         if isinstance(value, (bytes, bytearray)):
-            return dumps_json({"$type": "RAW", "value": bytes(value).hex().upper()})
+            return json.dumps({"$type": "RAW", "value": bytes(value).hex().upper()})
         try:
-            return dumps_json({"$type": "JSON", "value": value})
+            return json.dumps({"$type": "JSON", "value": dumps_json(value)})
         except (TypeError, ValueError) as e:
             raise ora(25215, f"ANYDATA payload cannot hold {type(value).__name__}: {e}") from None
 
@@ -133,17 +136,17 @@ class PayloadCodec:
         if pt == "XMLTYPE":
             return stored
         if pt == ANYDATA:
-            doc = loads_json(stored)
+            doc = json.loads(stored)
             kind, value = doc["$type"], doc["value"]
             if kind == "RAW":
                 return bytes.fromhex(value)
             if kind == "JSON":
-                return value
+                return loads_json(value)
             objtype = self._find_type(kind)
             if objtype is None:
                 raise ora(24181, kind)
             return ot.from_storage(objtype, value)
-        return ot.from_storage(self.objtype, loads_json(stored))
+        return ot.from_storage(self.objtype, json.loads(stored))
 
     def decode_attribute_source(self, stored: Any) -> Any:
         """The payload as conditions see it (``tab.user_data``)."""
@@ -158,7 +161,7 @@ def to_text(value: Any) -> str:
         except UnicodeDecodeError:
             return "0x" + value.hex().upper()
     if isinstance(value, ot.DbObject):
-        return dumps_json(ot.to_storage(value))
+        return json.dumps(ot.to_storage(value))
     if isinstance(value, str):
         return value
     return dumps_json(value)

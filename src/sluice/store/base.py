@@ -340,6 +340,12 @@ class Store(abc.ABC):
         """Messages of ``queue`` (committed), optionally only in ``states``."""
 
     @abc.abstractmethod
+    def purge_messages(self, table: QueueTableInfo, condition: str | None) -> int:
+        """DBMS_AQADM.PURGE_QUEUE_TABLE: delete the messages of ``table`` for which the SQL
+        ``condition`` on the ``AQ$<queue_table>`` view (aliased ``qtview``) holds — all
+        when None — except messages a session holds locked.  Returns how many."""
+
+    @abc.abstractmethod
     def run_time_manager(self, now: float) -> TimeEvents:
         """One pass of the time manager (AQ's queue monitor) at time ``now``.
 

@@ -23,6 +23,9 @@ import os
 import threading
 
 _OFFSET_BITS = 40
+# one byte past every message lock: each process holds a shared lock on it while
+# the database is open, so a process can tell whether it is alone
+_PRESENCE = (1 << 62)
 
 
 class MessageLocks:
@@ -34,6 +37,19 @@ class MessageLocks:
         self._fd: int | None = None
         if path is not None:
             self._fd = os.open(path + ".lck", os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.lockf(self._fd, fcntl.LOCK_SH, 1, _PRESENCE)
+
+    def others_present(self) -> bool:
+        """True if another process has the database open (holds its presence lock)."""
+        if self._fd is None:
+            return False
+        with self._mutex:
+            try:
+                fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _PRESENCE)
+            except OSError:
+                return True
+            fcntl.lockf(self._fd, fcntl.LOCK_SH, 1, _PRESENCE)  # back to shared
+            return False
 
     def try_lock(self, qt_id: int, seq: int, owner: object) -> bool:
         """Lock the message for ``owner``; False if another session holds it.

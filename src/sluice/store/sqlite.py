@@ -34,8 +34,11 @@ from .sqlnames import rewrite
 from .sqlschema import (CATALOG_DDL, USER_VIEWS, drop_queue_table_ddl, quote, queue_table_ddl,
                         table_name, view_name)
 
-# how long a waiting dequeuer may go without looking for other processes' commits
+# how long a waiting dequeuer may go without looking for other processes' commits:
+# short while another process has the database open, longer when alone (to notice
+# a process that opens it later)
 CROSS_PROCESS_POLL = 0.05
+ALONE_RECHECK = 1.0
 _EPOCH_TO_TEXT = "strftime('%Y-%m-%d %H:%M:%f', {x}, 'unixepoch')"
 
 
@@ -123,7 +126,8 @@ class SqliteStore(Store):
         with self._cond:
             if self._changes != since:
                 return
-            self._cond.wait(min(timeout, CROSS_PROCESS_POLL))
+            cap = CROSS_PROCESS_POLL if self.locks.others_present() else ALONE_RECHECK
+            self._cond.wait(min(timeout, cap))
 
     def time_event_hint(self, when: float | None) -> None:
         """A commit created a time event at ``when``: wake the time manager if it is earlier
@@ -279,6 +283,26 @@ class SqliteStore(Store):
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         with self._svc_lock:
             return sqlops.count(self._svc, queue, states)
+
+    def purge_messages(self, table: QueueTableInfo, condition: str | None) -> int:
+        where = f"WHERE {condition}" if condition and condition.strip() else ""
+        sql = f"SELECT qtview.LOCAL_ORDER_NO FROM {view_name(table)} qtview {where}"
+        token = self._tm_token
+        with self._svc_lock, self.transaction(self._svc):
+            try:
+                seqs = [r[0] for r in self._svc.execute(sql)]
+            except sqlite3.OperationalError as e:
+                raise ProgrammingError(f"ORA-00904: invalid purge condition: {e}", 904) from None
+            purged = 0
+            for seq in seqs:
+                if not self.locks.try_lock(table.qt_id, seq, token):
+                    continue  # held by a session: not purged
+                try:
+                    purged += self._svc.execute(f"DELETE FROM {table_name(table)} WHERE SEQ = ?",
+                                                (seq,)).rowcount
+                finally:
+                    self.locks.unlock(table.qt_id, seq, token)
+        return purged
 
     def run_time_manager(self, now: float) -> TimeEvents:
         ev = TimeEvents()

@@ -1,0 +1,61 @@
+"""Seed 003 "Message Grouping" and NEXT_TRANSACTION navigation."""
+
+import pytest
+
+import sluice
+from tests.conftest import make_queue, nowait
+
+
+def _groups(conn, conn2):
+    make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL)
+    q = conn.queue("G")
+    for p in (b"h1", b"d1", b"t1"):
+        q.enqone(conn.msgproperties(payload=p, priority=3 if p == b"h1" else 9))
+    conn.commit()
+    q2 = conn2.queue("G")
+    for p in (b"h2", b"t2"):
+        q2.enqone(conn2.msgproperties(payload=p))
+    conn2.commit()
+
+
+def test_group_properties_come_from_the_first_message(conn, conn2):
+    _groups(conn, conn2)
+    q = nowait(conn.queue("G"), mode=sluice.DEQ_BROWSE)
+    first = q.deqmany(3)
+    assert [m.priority for m in first] == [3, 3, 3]
+    assert len({m.transaction_group for m in first}) == 1
+
+
+def test_next_message_stays_in_group_and_next_transaction_moves_on(conn, conn2):
+    _groups(conn, conn2)
+    q = nowait(conn.queue("G"))
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert q.deqone().payload == b"h1"
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert q.deqone().payload == b"d1"
+    assert q.deqone().payload == b"t1"
+    with pytest.raises(sluice.DatabaseError) as e:
+        q.deqone()                       # the group is exhausted
+    assert e.value.full_code == "ORA-25235"
+    q.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    assert q.deqone().payload == b"h2"
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert q.deqone().payload == b"t2"
+    conn.commit()
+
+
+def test_next_transaction_skips_the_rest_of_a_group(conn, conn2):
+    _groups(conn, conn2)
+    q = nowait(conn.queue("G"), mode=sluice.DEQ_BROWSE)
+    assert q.deqone().payload == b"h1"
+    q.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    assert q.deqone().payload == b"h2"
+
+
+def test_array_dequeue_of_a_whole_transaction(conn, conn2):
+    _groups(conn, conn2)
+    q = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    first = q.deqone()
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    rest = q.deqmany(100)
+    assert [first.payload] + [m.payload for m in rest] == [b"h1", b"d1", b"t1"]
