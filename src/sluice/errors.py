@@ -99,6 +99,16 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     4043: (ProgrammingError, "object {0} does not exist"),
     6502: (DataError, "PL/SQL: numeric or value error: {0}"),
     6550: (ProgrammingError, "line {0}, column {1}:\n{2}"),
+    # PL/SQL run-time conditions (the statement interpreter, sluice.plsql)
+    1008: (ProgrammingError, "not all variables bound"),
+    1403: (DatabaseError, "no data found"),
+    1476: (DataError, "divisor is equal to zero"),
+    1861: (DataError, "literal does not match format string"),
+    6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
+    6530: (ProgrammingError, "Reference to uninitialized composite"),
+    6531: (ProgrammingError, "Reference to uninitialized collection"),
+    6533: (DataError, "Subscript beyond count"),
+    21000: (ProgrammingError, "error number argument to raise_application_error of {0} is out of range"),
     # object types and their values (sluice.objtypes)
     902: (ProgrammingError, "invalid datatype: {0}"),
     957: (ProgrammingError, "duplicate column name: {0}"),

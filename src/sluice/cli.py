@@ -1,0 +1,236 @@
+"""The ``sluice`` command: thin click commands over a lazily opened connection.
+
+    sluice init                          create the store (embedded default: ./sluice.db)
+    sluice sql "SELECT * FROM user_queues"    or   sluice sql -f setup.sql
+    sluice enqueue orders_q 'hello' --priority 1 --correlation c1
+    sluice dequeue orders_q --count 10 --wait 5
+    sluice browse orders_q
+    sluice queues
+    sluice demo
+
+The DSN comes from ``--dsn`` or the ``SLUICE_DSN`` environment variable.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from . import constants as C
+from .aq.payload import to_text
+from .errors import Error
+
+DEFAULT_DSN = "sqlite:///sluice.db"
+
+
+class _Context:
+    """Opens the connection only when a command needs it."""
+
+    def __init__(self, dsn: str, user: str | None) -> None:
+        self.dsn, self.user = dsn, user
+        self._conn = None
+
+    @property
+    def conn(self):
+        if self._conn is None:
+            import sluice
+            self._conn = sluice.connect(self.dsn, user=self.user)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+
+def _fail(e: Error) -> None:
+    click.echo(f"error: {e}", err=True)
+    sys.exit(1)
+
+
+@click.group()
+@click.option("--dsn", envvar="SLUICE_DSN", default=DEFAULT_DSN, show_default=True,
+              help="Store to use: sqlite:///file.db (embedded) or postgresql://…")
+@click.option("--user", envvar="SLUICE_USER", default=None, help="Database user (default SLUICE).")
+@click.pass_context
+def main(ctx: click.Context, dsn: str, user: str | None) -> None:
+    """Sluice: Oracle Streams Advanced Queuing, in Python."""
+    ctx.obj = _Context(dsn, user)
+    ctx.call_on_close(ctx.obj.close)
+
+
+@main.command()
+@click.pass_obj
+def init(obj: _Context) -> None:
+    """Create (or upgrade) the store's catalog."""
+    try:
+        obj.conn
+    except Error as e:
+        _fail(e)
+    click.echo(f"initialised {obj.dsn}")
+
+
+def _print_table(columns: list[str], rows: list[tuple]) -> None:
+    def cell(v: Any) -> str:
+        if v is None:
+            return ""
+        if isinstance(v, bytes):
+            return v.hex().upper()
+        return str(v)
+    cells = [[cell(v) for v in r] for r in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
+    click.echo("  ".join("-" * w for w in widths))
+    for r in cells:
+        click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
+    click.echo(f"\n{len(rows)} row{'s' if len(rows) != 1 else ''} selected.\n")
+
+
+@main.command()
+@click.argument("statements", nargs=-1)
+@click.option("-f", "--file", "script", type=click.File("r"), help="Run a SQL*Plus script file.")
+@click.pass_obj
+def sql(obj: _Context, statements: tuple[str, ...], script) -> None:
+    """Run statements (anonymous blocks, CREATE TYPE, SELECT on the views, …)."""
+    from . import plsql
+    text = script.read() if script else "\n".join(statements)
+    if not text.strip():
+        text = sys.stdin.read()
+    try:
+        for stmt in plsql.split_script(text):
+            result = plsql.execute(obj.conn, stmt)
+            for line in result.output:
+                click.echo(line)
+            if result.columns is not None:
+                _print_table(result.columns, result.rows)
+            elif result.kind == "block":
+                click.echo("PL/SQL procedure successfully completed.")
+            elif result.kind in ("ddl", "tcl"):
+                click.echo(f"{stmt.split()[0].capitalize()} completed.")
+        obj.conn.commit()
+    except Error as e:
+        _fail(e)
+
+
+def _payload_for(conn, queue: str, text: str):
+    qinfo = conn._catalog.queue(queue)
+    pt = qinfo.table.payload_type
+    if pt == "JSON" or pt == "SYS.ANYDATA":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text if pt == "SYS.ANYDATA" else text
+    if pt == "XMLTYPE":
+        return text
+    if pt == "RAW":
+        return text.encode("utf-8")
+    from . import objtypes as ot
+    return ot.from_dict(conn.gettype(pt), json.loads(text))
+
+
+@main.command()
+@click.argument("queue")
+@click.argument("payload")
+@click.option("--priority", type=int, default=0)
+@click.option("--correlation", default=None)
+@click.option("--delay", type=int, default=0)
+@click.option("--expiration", type=int, default=-1)
+@click.pass_obj
+def enqueue(obj: _Context, queue: str, payload: str, priority: int, correlation: str | None,
+            delay: int, expiration: int) -> None:
+    """Enqueue one message (text; JSON for JSON and object-type queues) and commit."""
+    try:
+        conn = obj.conn
+        props = conn.msgproperties(payload=_payload_for(conn, queue, payload), priority=priority,
+                                   correlation=correlation, delay=delay, expiration=expiration)
+        conn.queue(queue).enqone(props)
+        conn.commit()
+        click.echo(props.msgid.hex().upper())
+    except (Error, ValueError) as e:
+        _fail(e if isinstance(e, Error) else Error(str(e)))
+
+
+def _show(m) -> None:
+    state = C.STATE_NAMES.get(m.state, str(m.state))
+    click.echo(f"{m.msgid.hex().upper()}  priority={m.priority}  correlation={m.correlation or ''}  "
+               f"state={state}  attempts={m.attempts}  enqtime={m.enqtime:%Y-%m-%d %H:%M:%S}")
+    click.echo(f"    {to_text(m.payload) if m.payload is not None else '(no payload)'}")
+
+
+def _take(obj: _Context, queue: str, count: int, wait: int, mode: int, correlation: str | None,
+          condition: str | None) -> None:
+    try:
+        q = obj.conn.queue(queue)
+        q.deqoptions.mode = mode
+        q.deqoptions.wait = wait
+        q.deqoptions.navigation = C.DEQ_FIRST_MSG
+        q.deqoptions.correlation = correlation
+        q.deqoptions.condition = condition
+        msgs = q.deqmany(count)
+        for m in msgs:
+            _show(m)
+        obj.conn.commit()
+        if not msgs:
+            click.echo("no message")
+    except Error as e:
+        _fail(e)
+
+
+@main.command()
+@click.argument("queue")
+@click.option("--count", type=int, default=1, show_default=True)
+@click.option("--wait", type=int, default=0, show_default=True, help="Seconds to wait for a message.")
+@click.option("--correlation", default=None, help="Correlation identifier (LIKE pattern).")
+@click.option("--condition", default=None, help="Dequeue condition, e.g. \"priority = 1\".")
+@click.pass_obj
+def dequeue(obj: _Context, queue: str, count: int, wait: int, correlation: str | None,
+            condition: str | None) -> None:
+    """Dequeue (remove) messages and commit."""
+    _take(obj, queue, count, wait, C.DEQ_REMOVE, correlation, condition)
+
+
+@main.command()
+@click.argument("queue")
+@click.option("--count", type=int, default=100, show_default=True)
+@click.option("--correlation", default=None)
+@click.option("--condition", default=None)
+@click.pass_obj
+def browse(obj: _Context, queue: str, count: int, correlation: str | None, condition: str | None) -> None:
+    """Show messages without removing them."""
+    _take(obj, queue, count, 0, C.DEQ_BROWSE, correlation, condition)
+
+
+@main.command()
+@click.pass_obj
+def queues(obj: _Context) -> None:
+    """List queues with their state and message counts."""
+    try:
+        conn = obj.conn
+        rows = []
+        for q in sorted(conn._catalog.all_queues(), key=lambda q: (q.owner, q.name)):
+            counts = [conn._store.count_messages(q, [s]) for s in (0, 1, 2, 3)]
+            rows.append((q.qualified, q.table.name, q.queue_type.replace("_QUEUE", ""),
+                         "YES" if q.enqueue_enabled else "NO", "YES" if q.dequeue_enabled else "NO",
+                         *counts))
+        _print_table(["QUEUE", "QUEUE_TABLE", "TYPE", "ENQ", "DEQ", "READY", "WAITING", "PROCESSED",
+                      "EXPIRED"], rows)
+    except Error as e:
+        _fail(e)
+
+
+@main.command()
+@click.option("--dsn", "demo_dsn", default="sqlite:///sluice-demo.db", show_default=True,
+              help="Where the demo runs (recreated).")
+def demo(demo_dsn: str) -> None:
+    """A short end-to-end scenario on the embedded default."""
+    from .demo import run_demo
+    try:
+        run_demo(demo_dsn, click.echo)
+    except Error as e:
+        _fail(e)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
