@@ -11,7 +11,6 @@ administrative packages as attributes (``conn.aqadm``, ``conn.aq``,
 from __future__ import annotations
 
 import threading
-import uuid
 from typing import Any, Callable
 
 from . import objtypes as ot
@@ -24,6 +23,7 @@ from .errors import InterfaceError, not_supported, ora
 from .model import Agent, MessageProperties
 from .names import canonical, split_qualified
 from .store import open_store, release_store
+from .store.base import new_txn_id
 
 DEFAULT_USER = "SLUICE"
 
@@ -199,7 +199,7 @@ class Connection:
         return self._session.new_transaction_id()
 
     def _new_txn_id(self) -> str:
-        return uuid.uuid4().hex[:16].upper()
+        return new_txn_id()
 
     def _navigation(self, queue: str, consumer: str | None) -> Navigation:
         key = (queue, consumer)

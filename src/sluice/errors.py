@@ -188,7 +188,10 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
 def ora(code: int, *args: object) -> DatabaseError:
     """Build the exception for ORA-``code`` with the catalogue's message."""
     cls, template = _CATALOG[code]
-    text = template.format(*args) if args else template.split(":")[0] if "{" in template else template
+    if args:
+        text = template.format(*args)
+    else:  # no arguments: drop the placeholders and what introduces them
+        text = template.split("{")[0].rstrip(" :,(") if "{" in template else template
     return cls(f"ORA-{code:05d}: {text}", code)
 
 

@@ -158,7 +158,10 @@ class MessageProperties:
 
     @property
     def enqtime(self) -> _dt.datetime | None:
-        return self._enqtime
+        t = self._enqtime
+        if isinstance(t, float):  # kept as POSIX seconds until somebody asks
+            t = self._enqtime = _dt.datetime.fromtimestamp(t)
+        return t
 
     @property
     def attempts(self) -> int:

@@ -49,6 +49,15 @@ class Catalog:
             raise ora(24010, f"{owner}.{qname}")
         return q
 
+    def queue_by_key(self, key: tuple[str, str]) -> QueueInfo:
+        """Like :meth:`queue` for an already resolved ``(owner, name)``."""
+        if self.store.catalog_version() != self._version:
+            self.refresh()
+        q = self._queues.get(key)
+        if q is None:
+            raise ora(24010, f"{key[0]}.{key[1]}")
+        return q
+
     def find_queue(self, owner: str, name: str) -> QueueInfo | None:
         self.refresh()
         return self._queues.get((owner, name))

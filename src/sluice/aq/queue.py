@@ -8,7 +8,6 @@ waiting, transformations.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import time
 from dataclasses import dataclass
@@ -47,6 +46,13 @@ class Queue:
         self.payload_type = payload_type
         self.enqoptions = EnqOptions()
         self.deqoptions = DeqOptions()
+        self._key: tuple[str, str] | None = None
+
+    def _info(self) -> QueueInfo:
+        """The queue's catalog entry (name resolved once per Queue object)."""
+        if self._key is None:
+            self._key = split_qualified(self.name, self.connection.username, "queue name")
+        return self.connection._catalog.queue_by_key(self._key)
 
     # python-oracledb's deprecated camelCase spellings
     @property
@@ -76,7 +82,7 @@ class Queue:
     def _enqueue(self, messages: list[MessageProperties]) -> None:
         conn = self.connection
         conn._check_open()
-        q = conn._catalog.queue(self.name)
+        q = self._info()
         if q.is_exception_queue or not q.enqueue_enabled:
             raise ora(25207, q.qualified)
         self._check_payload_type(q)
@@ -104,10 +110,9 @@ class Queue:
             if not immediate and group_first is None:
                 conn._group_first[q.qualified] = first
         conn._session.enqueue(q, records, immediate)
-        enqtime = dt.datetime.fromtimestamp(now)
         for m, r in zip(messages, records):
             m._msgid = r.msgid
-            m._enqtime = enqtime
+            m._enqtime = now
             m._state = r.state
             m._attempts = 0
             if q.table.message_grouping == "TRANSACTIONAL":
@@ -185,7 +190,7 @@ class Queue:
         conn = self.connection
         conn._check_open()
         opts = self.deqoptions
-        q = conn._catalog.queue(self.name)
+        q = self._info()
         if not q.dequeue_enabled:
             raise ora(25226, q.qualified)
         self._check_payload_type(q)
@@ -294,7 +299,7 @@ class Queue:
             if (r.sender_name or r.sender_address) else None
         m._original_msgid = r.original_msgid
         m._msgid = r.msgid
-        m._enqtime = dt.datetime.fromtimestamp(r.enq_time)
+        m._enqtime = r.enq_time
         m._attempts = r.retry_count
         m._state = r.state
         m._deliverymode = r.delivery_mode

@@ -17,8 +17,21 @@ Vocabulary (Oracle's):
 from __future__ import annotations
 
 import abc
+import itertools
+import operator
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
+
+_TXN_PREFIX = os.urandom(3).hex().upper()
+_txn_numbers = itertools.count(1)
+
+
+def new_txn_id() -> str:
+    """A transaction identifier, unique across processes and restarts (like Oracle's
+    XID, printed as hex parts)."""
+    return f"{_TXN_PREFIX}.{os.getpid():X}.{next(_txn_numbers):X}"
+
 
 # sort_list keys -> the message record column they order by
 SORT_COLUMNS = {"PRIORITY": "PRIORITY", "ENQ_TIME": "ENQ_TIME", "COMMIT_TIME": "CSCN"}
@@ -147,7 +160,11 @@ class MessageRecord:
     user_data: Any = None
 
     def as_row(self) -> tuple:
-        return tuple(getattr(self, c.lower()) for c in RECORD_COLUMNS)
+        return _ROW_GETTER(self)
+
+    def insert_row(self) -> tuple:
+        """The row without SEQ (which the database assigns)."""
+        return _INSERT_GETTER(self)
 
     @classmethod
     def from_row(cls, row: Sequence) -> "MessageRecord":
@@ -371,3 +388,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def start_time_manager(self) -> None:
         """Run the time manager in the background while the store is open."""
+
+
+_ROW_GETTER = operator.attrgetter(*(c.lower() for c in RECORD_COLUMNS))
+_INSERT_GETTER = operator.attrgetter(*(c.lower() for c in RECORD_COLUMNS[1:]))

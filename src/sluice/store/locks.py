@@ -19,13 +19,18 @@ file is opened once per process and never closed while locks may exist.
 from __future__ import annotations
 
 import fcntl
+import mmap
 import os
+import struct
 import threading
 
 _OFFSET_BITS = 40
 # one byte past every message lock: each process holds a shared lock on it while
 # the database is open, so a process can tell whether it is alone
 _PRESENCE = (1 << 62)
+_COUNTER_LOCK = _PRESENCE + 1
+_PAGE = 4096
+_CATALOG_SLOT, _CHANGE_SLOT = 0, 8
 
 
 class MessageLocks:
@@ -38,6 +43,35 @@ class MessageLocks:
         if path is not None:
             self._fd = os.open(path + ".lck", os.O_RDWR | os.O_CREAT, 0o600)
             fcntl.lockf(self._fd, fcntl.LOCK_SH, 1, _PRESENCE)
+            if os.fstat(self._fd).st_size < _PAGE:
+                os.ftruncate(self._fd, _PAGE)
+            self._page = mmap.mmap(self._fd, _PAGE)
+        else:
+            self._page = mmap.mmap(-1, _PAGE)  # a private page: only this process
+
+    # -- counters shared by every process through the side file's first page --
+    # The catalog version tells every process's caches that queues or queue tables
+    # changed; the change counter grows with every commit that may make messages
+    # available, so a waiting dequeuer can watch it instead of querying the database.
+    def catalog_version(self) -> int:
+        return struct.unpack_from("<Q", self._page, _CATALOG_SLOT)[0]
+
+    def bump_catalog_version(self) -> None:
+        if self._fd is not None:
+            fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, _COUNTER_LOCK)
+        try:
+            struct.pack_into("<Q", self._page, _CATALOG_SLOT, self.catalog_version() + 1)
+        finally:
+            if self._fd is not None:
+                fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _COUNTER_LOCK)
+
+    def change_count(self) -> int:
+        return struct.unpack_from("<Q", self._page, _CHANGE_SLOT)[0]
+
+    def bump_change_count(self) -> None:
+        # not atomic across processes on purpose: a lost update still changes the value,
+        # and waiters also re-check on a bounded timer
+        struct.pack_into("<Q", self._page, _CHANGE_SLOT, (self.change_count() + 1) & (2**64 - 1))
 
     def others_present(self) -> bool:
         """True if another process has the database open (holds its presence lock)."""
@@ -105,5 +139,6 @@ class MessageLocks:
     def close(self) -> None:
         with self._mutex:
             if self._fd is not None and not self._owners:
+                self._page.close()
                 os.close(self._fd)
                 self._fd = None

@@ -20,24 +20,23 @@ import os
 import sqlite3
 import threading
 import time
-import uuid
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
 from .. import constants as C
 from ..errors import ProgrammingError, ora
 from . import sqlops
-from .base import (DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector, Store,
+from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector, Store,
                    StoreSession, TimeEvents)
 from .locks import MessageLocks
 from .sqlnames import rewrite
 from .sqlschema import (CATALOG_DDL, USER_VIEWS, drop_queue_table_ddl, quote, queue_table_ddl,
                         table_name, view_name)
 
-# how long a waiting dequeuer may go without looking for other processes' commits:
-# short while another process has the database open, longer when alone (to notice
-# a process that opens it later)
-CROSS_PROCESS_POLL = 0.05
+# how long a waiting dequeuer may go without looking at the change counter that other
+# processes' commits bump: backing off from 2 ms to 50 ms while another process has the
+# database open; alone, every second (to notice a process that opens it later)
+CROSS_PROCESS_POLL = (0.002, 0.05)
 ALONE_RECHECK = 1.0
 _EPOCH_TO_TEXT = "strftime('%Y-%m-%d %H:%M:%f', {x}, 'unixepoch')"
 
@@ -63,15 +62,17 @@ class SqliteStore(Store):
         self.write_lock = threading.RLock()
         self.locks = MessageLocks(path)
         self._cond = threading.Condition()
-        self._changes = 0
         self._svc_lock = threading.RLock()
         self._svc = self.connect()
         self._catalog_cache: tuple[int, dict, dict] | None = None
+        self._catalog_dirty = False
+        self._last_db_catalog = -1
         self._tm: _TimeManagerThread | None = None
         self._tm_token = object()
         with self.transaction(self._svc):
             for stmt in CATALOG_DDL:
                 self._svc.execute(stmt)
+        self.check_catalog()
 
     # -- connections and transactions ---------------------------------------
     def connect(self) -> sqlite3.Connection:
@@ -93,8 +94,12 @@ class SqliteStore(Store):
                 yield
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._catalog_dirty = False
                 raise
             conn.execute("COMMIT")
+            if self._catalog_dirty:
+                self._catalog_dirty = False
+                self.locks.bump_catalog_version()
 
     def session(self, user: str) -> "SqliteSession":
         return SqliteSession(self, user)
@@ -116,18 +121,27 @@ class SqliteStore(Store):
     # -- change notification ------------------------------------------------
     def notify(self) -> None:
         with self._cond:
-            self._changes += 1
+            self.locks.bump_change_count()
             self._cond.notify_all()
 
     def change_counter(self) -> int:
-        return self._changes
+        return self.locks.change_count()
 
     def wait_for_messages(self, since: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        if not self.locks.others_present():
+            with self._cond:
+                if self.locks.change_count() == since:
+                    self._cond.wait(min(timeout, ALONE_RECHECK))
+            return
+        step, cap = CROSS_PROCESS_POLL
         with self._cond:
-            if self._changes != since:
-                return
-            cap = CROSS_PROCESS_POLL if self.locks.others_present() else ALONE_RECHECK
-            self._cond.wait(min(timeout, cap))
+            while self.locks.change_count() == since:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                self._cond.wait(min(remaining, step))
+                step = min(step * 2, cap)
 
     def time_event_hint(self, when: float | None) -> None:
         """A commit created a time event at ``when``: wake the time manager if it is earlier
@@ -137,13 +151,27 @@ class SqliteStore(Store):
 
     # -- catalog ------------------------------------------------------------
     def _bump_catalog(self) -> None:
+        """Called inside a DDL transaction; the shared counter is bumped once it commits."""
         self._svc.execute("UPDATE SLUICE_META SET VALUE = CAST(VALUE AS INTEGER) + 1 "
                           "WHERE KEY = 'catalog_version'")
+        self._catalog_dirty = True
 
-    def catalog_version(self) -> int:
+    def _db_catalog_version(self) -> int:
         with self._svc_lock:
             return int(self._svc.execute(
                 "SELECT VALUE FROM SLUICE_META WHERE KEY = 'catalog_version'").fetchone()[0])
+
+    def catalog_version(self) -> int:
+        # the shared-memory counter, not a query: this is read on every enqueue and dequeue
+        return self.locks.catalog_version()
+
+    def check_catalog(self) -> None:
+        """Backstop for a process that died between a DDL commit and its counter bump:
+        if the catalog in the database moved without the counter, bump it."""
+        v = self._db_catalog_version()
+        if v != self._last_db_catalog:
+            self._last_db_catalog = v
+            self.locks.bump_catalog_version()
 
     def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo) -> QueueTableInfo:
         payload_sql = "BLOB" if table.payload_type == "RAW" else "TEXT"
@@ -305,6 +333,7 @@ class SqliteStore(Store):
         return purged
 
     def run_time_manager(self, now: float) -> TimeEvents:
+        self.check_catalog()
         ev = TimeEvents()
         token = self._tm_token
         with self._svc_lock:
@@ -421,7 +450,7 @@ class SqliteSession(StoreSession):
 
     def new_transaction_id(self) -> str:
         if self.txn_id is None:
-            self.txn_id = uuid.uuid4().hex[:16].upper()
+            self.txn_id = new_txn_id()
         return self.txn_id
 
     # -- enqueue ------------------------------------------------------------
@@ -461,7 +490,7 @@ class SqliteSession(StoreSession):
                 recs = self._select(queue, selector, limit, lock=True)
                 now = time.time()
                 sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
-                               info.consumer_name, uuid.uuid4().hex[:16].upper(), now)
+                               info.consumer_name, new_txn_id(), now)
             self.store.locks.unlock_many([(queue.table.qt_id, r.seq) for r in recs], self)
             self._notify_retention(queue, recs)
             return recs

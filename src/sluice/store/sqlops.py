@@ -33,7 +33,10 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
     if cscn is not None:
         for r in records:
             r.cscn = cscn
-    conn.executemany(sql, [r.as_row()[1:] for r in records])
+    if len(records) == 1:
+        conn.execute(sql, records[0].insert_row())
+    else:
+        conn.executemany(sql, [r.insert_row() for r in records])
 
 
 def order_key(qt: QueueTableInfo, rec: MessageRecord) -> tuple:
@@ -41,37 +44,51 @@ def order_key(qt: QueueTableInfo, rec: MessageRecord) -> tuple:
     return tuple(getattr(rec, c.lower()) for c in qt.order_columns)
 
 
+_SELECT_SQL_CACHE: dict[tuple, str] = {}
+
+
 def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: tuple | None,
                       limit: int) -> list[MessageRecord]:
     """Committed messages of ``queue`` matching the SQL part of ``sel``, in dequeue order,
     strictly after ``after``; READY messages past their expiration are left out."""
     qt = queue.table
-    where = ["Q_NAME = ?"]
-    params: list = [queue.name]
-    if len(sel.states) == 1:
-        where.append("STATE = ?")
-    else:
-        where.append(f"STATE IN ({', '.join('?' * len(sel.states))})")
-    params.extend(sel.states)
-    if C.MSG_READY in sel.states or C.MSG_WAITING in sel.states:
-        where.append("(EXPIRE_AT IS NULL OR EXPIRE_AT > ? OR STATE = 3)")
+    live = C.MSG_READY in sel.states or C.MSG_WAITING in sel.states
+    shape = (qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live, sel.msgid is not None,
+             sel.correlation is not None, sel.group is not None, after is not None, limit)
+    sql = _SELECT_SQL_CACHE.get(shape)
+    if sql is None:
+        sql = _select_sql(qt, shape)
+        _SELECT_SQL_CACHE[shape] = sql
+    params: list = [queue.name, *sel.states]
+    if live:
         params.append(now)
     if sel.msgid is not None:
-        where.append("MSGID = ?")
         params.append(sel.msgid)
     if sel.correlation is not None:
-        where.append("CORRID LIKE ?")
         params.append(sel.correlation)
     if sel.group is not None:
-        where.append("ENQ_TID = ?")
         params.append(sel.group)
-    cols = qt.order_columns
     if after is not None:
-        where.append(f"({', '.join(cols)}) > ({', '.join('?' * len(cols))})")
         params.extend(after)
-    sql = (f"SELECT {_SELECT_LIST} FROM {table_name(qt)} WHERE {' AND '.join(where)} "
-           f"ORDER BY {', '.join(cols)} LIMIT {int(limit)}")
     return [MessageRecord(*row) for row in conn.execute(sql, params)]
+
+
+def _select_sql(qt: QueueTableInfo, shape: tuple) -> str:
+    _, _, _, _, n_states, live, by_msgid, by_corr, by_group, has_after, limit = shape
+    where = ["Q_NAME = ?", "STATE = ?" if n_states == 1 else f"STATE IN ({', '.join('?' * n_states)})"]
+    if live:
+        where.append("(EXPIRE_AT IS NULL OR EXPIRE_AT > ? OR STATE = 3)")
+    if by_msgid:
+        where.append("MSGID = ?")
+    if by_corr:
+        where.append("CORRID LIKE ?")
+    if by_group:
+        where.append("ENQ_TID = ?")
+    cols = qt.order_columns
+    if has_after:
+        where.append(f"({', '.join(cols)}) > ({', '.join('?' * len(cols))})")
+    return (f"SELECT {_SELECT_LIST} FROM {table_name(qt)} WHERE {' AND '.join(where)} "
+            f"ORDER BY {', '.join(cols)} LIMIT {int(limit)}")
 
 
 def still_available(conn, queue: QueueInfo, seqs: list[int], states: Iterable[int]) -> set[int]:

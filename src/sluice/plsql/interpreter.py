@@ -1,0 +1,380 @@
+"""Runs a resolved anonymous block against a connection.
+
+The connection is reached only through the hooks listed in ``plsql/__init__``:
+``package``, ``construct``, ``declare``, ``commit``, ``rollback`` (and the
+optional ``procedure``).  Package procedures are plain Python methods; their
+``DatabaseError``s travel through unchanged unless a handler catches them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import DatabaseError, InterfaceError, ora
+from .builtins import standard_packages
+from .errs import semantic_error
+from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
+from .objects import (COLLECTION_METHODS, collection_method, element, lookup, set_element,
+                      set_member)
+from .nodes import (Assign, Binary, Block, CallStmt, ExecImmediate, Exit, If, Literal, Loop,
+                    Name, Predicate, Raise, Simple, Unary, VarDecl)
+from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args
+from .values import (arithmetic, compare, concat, like, logical_and, logical_not, logical_or,
+                     to_number, to_text)
+
+# Declared types whose variables start out NULL without asking the connection.
+SCALAR_TYPES = frozenset("""VARCHAR2 VARCHAR NVARCHAR2 CHAR NCHAR STRING LONG RAW NUMBER
+    INTEGER INT SMALLINT PLS_INTEGER BINARY_INTEGER SIMPLE_INTEGER NATURAL NATURALN POSITIVE
+    POSITIVEN SIGNTYPE DECIMAL DEC NUMERIC FLOAT REAL DOUBLE BINARY_FLOAT BINARY_DOUBLE
+    BOOLEAN DATE TIMESTAMP INTERVAL CLOB NCLOB BLOB BFILE ROWID UROWID CHARACTER""".split())
+
+
+class _Exit(Exception):
+    def __init__(self, word: str, label: str | None) -> None:
+        self.word, self.label = word, label
+
+
+class _Return(Exception):
+    pass
+
+
+class Env:
+    """One block's (or loop's) variables, chained to the enclosing ones."""
+
+    def __init__(self, parent: "Env | None" = None) -> None:
+        self.cells: dict[str, Any] = {}
+        self.parent = parent
+
+    def _owner(self, name: str) -> "Env":
+        env = self
+        while name not in env.cells:
+            env = env.parent              # the resolver guaranteed the name exists
+        return env
+
+    def get(self, name: str) -> Any:
+        return self._owner(name).cells[name]
+
+    def set(self, name: str, value: Any) -> None:
+        self._owner(name).cells[name] = value
+
+
+class Interpreter:
+    def __init__(self, conn: Any, binds: dict | None, output: list[str]) -> None:
+        self.conn = conn
+        self.binds = binds if binds is not None else {}
+        self.output = output
+        self.standard = standard_packages(output)
+        self._packages: dict[str, Any] = {}
+        self._handling: list[DatabaseError] = []     # exceptions whose handler is running
+
+    # -- hooks
+    def package(self, name: str) -> Any | None:
+        if name in self.standard:
+            return self.standard[name]
+        if name not in self._packages:
+            try:
+                self._packages[name] = self.conn.package(name)
+            except DatabaseError:            # unknown package: the resolver says PLS-00201
+                self._packages[name] = None
+        return self._packages[name]
+
+    def procedure(self, name: str) -> Any | None:
+        hook = getattr(self.conn, "procedure", None)
+        if hook is None:
+            return None
+        try:
+            return hook(name)
+        except DatabaseError:
+            return None
+
+    def construct(self, type_name: str, args: list, tok) -> Any:
+        hook = getattr(self.conn, "construct", None)
+        if hook is None:
+            raise semantic_error(tok.line, tok.col,
+                                 f"PLS-00201: identifier '{type_name}' must be declared")
+        try:
+            return hook(type_name, args)
+        except DatabaseError as exc:
+            if exc.code == 6550:
+                raise
+            raise semantic_error(tok.line, tok.col, f"PLS-00201: identifier '{type_name}' "
+                                 "must be declared") from exc
+        except (InterfaceError, TypeError, ValueError) as exc:
+            # the type exists but refused these values: Oracle's wording for a bad call
+            raise wrong_args(type_name.split(".")[-1], tok) from exc
+
+    def initial(self, decl: VarDecl) -> Any:
+        if decl.type_name is None or decl.type_name.split()[0] in SCALAR_TYPES:
+            return None
+        hook = getattr(self.conn, "declare", None)
+        if hook is None:
+            return None
+        try:
+            return hook(decl.type_name)
+        except DatabaseError as exc:
+            tok = decl.tok
+            raise semantic_error(tok.line, tok.col, f"PLS-00201: identifier "
+                                 f"'{decl.type_name}' must be declared") from exc
+
+    # -- blocks and statements
+    def run(self, block: Block) -> None:
+        Resolver(self.package, self.procedure).block(block, Scope())
+        try:
+            self.block(block, None)
+        except _Return:
+            pass
+
+    def block(self, block: Block, outer: Env | None) -> None:
+        env = Env(outer)
+        for decl in block.decls:         # errors here are not the block's own to handle
+            if isinstance(decl, VarDecl):
+                env.cells[decl.name] = (self.eval(decl.default, env) if decl.default is not None
+                                        else self.initial(decl))
+        try:
+            self.stmts(block.body, env)
+        except DatabaseError as exc:
+            handler = next((h for h in block.handlers
+                            if any(self._matches(info, exc) for info in h.resolved)), None)
+            if handler is None:
+                raise
+            self._handling.append(exc)
+            try:
+                self.stmts(handler.body, env)
+            finally:
+                self._handling.pop()
+
+    @staticmethod
+    def _matches(info: ExcInfo, exc: DatabaseError) -> bool:
+        if info is OTHERS:
+            return True
+        if isinstance(exc, UserException) and exc.info is info:
+            return True
+        return info.code is not None and exc.code == info.code
+
+    def stmts(self, stmts: list, env: Env) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, env)
+
+    def stmt(self, stmt, env: Env) -> None:
+        if isinstance(stmt, CallStmt):
+            self.name(stmt.target, env)
+        elif isinstance(stmt, Assign):
+            self.assign(stmt.target, self.eval(stmt.value, env), env)
+        elif isinstance(stmt, Simple):
+            self._simple(stmt)
+        elif isinstance(stmt, If):
+            for cond, body in stmt.branches:
+                if self.truth(self.eval(cond, env), cond):
+                    self.stmts(body, env)
+                    return
+            if stmt.otherwise:
+                self.stmts(stmt.otherwise, env)
+        elif isinstance(stmt, Loop):
+            self._loop(stmt, env)
+        elif isinstance(stmt, Exit):
+            if stmt.when is None or self.truth(self.eval(stmt.when, env), stmt.when):
+                raise _Exit(stmt.word, stmt.label)
+        elif isinstance(stmt, Raise):
+            raise UserException(stmt.resolved)
+        elif isinstance(stmt, ExecImmediate):
+            from .script import execute              # the script layer imports us
+            sql = to_text(self.eval(stmt.sql, env))
+            self.output.extend(execute(self.conn, sql or "", self.binds).output)
+        elif isinstance(stmt, Block):
+            self.block(stmt, env)
+
+    def _simple(self, stmt: Simple) -> None:
+        if stmt.word == "COMMIT":
+            self.conn.commit()
+        elif stmt.word == "ROLLBACK":
+            self.conn.rollback()
+        elif stmt.word == "RETURN":
+            raise _Return()
+        elif stmt.word == "RAISE":
+            if not self._handling:
+                raise semantic_error(stmt.tok.line, stmt.tok.col, "PLS-00367: a RAISE statement"
+                                     " with no exception name must be inside an exception handler")
+            raise self._handling[-1]
+
+    def _loop(self, loop: Loop, env: Env) -> None:
+        if loop.var is not None:
+            low, high = (self.eval(loop.low, env), self.eval(loop.high, env))
+            if low is None or high is None:
+                raise ora(6502, "FOR loop bound is NULL")
+            indexes = range(round(to_number(low)), round(to_number(high)) + 1)
+            iterations = reversed(indexes) if loop.reverse else indexes
+        else:
+            iterations = iter(int, 1)             # endless; WHILE and EXIT end it
+        for i in iterations:
+            inner = Env(env)
+            if loop.var is not None:
+                inner.cells[loop.var] = i
+            if loop.while_cond is not None and not self.truth(self.eval(loop.while_cond, env),
+                                                              loop.while_cond):
+                return
+            try:
+                self.stmts(loop.body, inner)
+            except _Exit as signal:
+                if signal.label not in (None, loop.label):
+                    raise
+                if signal.word == "EXIT":
+                    return
+
+    @staticmethod
+    def truth(value: Any, node) -> bool:
+        """IF/WHILE/EXIT WHEN: NULL counts as false; only BOOLEANs are conditions."""
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        raise semantic_error(node.tok.line, node.tok.col,
+                             "PLS-00382: expression is of wrong type (a condition must be BOOLEAN)")
+
+    # -- expressions
+    def eval(self, e, env: Env) -> Any:
+        if isinstance(e, Literal):
+            return e.value
+        if isinstance(e, Name):
+            return self.name(e, env)
+        if isinstance(e, Unary):
+            value = self.eval(e.operand, env)
+            if e.op == "NOT":
+                return logical_not(None if value is None else self.truth(value, e.operand))
+            return arithmetic("-", 0, value) if e.op == "-" else to_number(value)
+        if isinstance(e, Binary):
+            return self._binary(e, env)
+        if isinstance(e, Predicate):
+            return self._predicate(e, env)
+        raise TypeError(f"unknown expression {e!r}")   # pragma: no cover
+
+    def _binary(self, e: Binary, env: Env) -> Any:
+        left = self.eval(e.left, env)
+        if e.op in ("AND", "OR"):
+            left = None if left is None else self.truth(left, e.left)
+            if left is (e.op == "OR"):              # short-circuit, as PL/SQL does
+                return left
+            right = self.eval(e.right, env)
+            right = None if right is None else self.truth(right, e.right)
+            return logical_and(left, right) if e.op == "AND" else logical_or(left, right)
+        right = self.eval(e.right, env)
+        if e.op == "||":
+            return concat(left, right)
+        if e.op in ("=", "<>", "<", "<=", ">", ">="):
+            return compare(e.op, left, right)
+        return arithmetic(e.op, left, right)
+
+    def _predicate(self, e: Predicate, env: Env) -> Any:
+        value = self.eval(e.subject, env)
+        ops = [self.eval(o, env) for o in e.operands]
+        if e.kind == "NULL":
+            result = value is None
+        elif e.kind == "LIKE":
+            result = like(value, *ops)
+        elif e.kind == "BETWEEN":
+            result = logical_and(compare(">=", value, ops[0]), compare("<=", value, ops[1]))
+        else:
+            result = False
+            for item in ops:
+                hit = compare("=", value, item)
+                if hit:
+                    result = True
+                    break
+                if hit is None:
+                    result = None
+        return logical_not(result) if e.negated else result
+
+    def name(self, node: Name, env: Env) -> Any:
+        head, first = node.resolved, node.segs[0]
+        if head.kind == "var":
+            value = env.get(head.target)
+            if first.args:
+                value = element(value, self.eval(first.args[0].value, env))
+        elif head.kind == "bind":
+            value = self.binds[self._bind_key(head.target)]
+        elif head.kind == "function":
+            value = head.target(*[self.eval(a.value, env) for a in first.args or []])
+        elif head.kind == "sqlcode":
+            value = self._sqlcode()
+        elif head.kind == "sqlerrm":
+            value = self._sqlerrm(first, env)
+        elif head.kind == "constant":
+            value = head.target
+        elif head.kind == "call":
+            value = self.invoke(head.target, head.binding, env)
+        else:                                            # construct
+            args = node.segs[head.consumed - 1].args or []
+            value = self.construct(head.target, [self.eval(a.value, env) for a in args],
+                                   node.segs[head.consumed - 1].tok)
+        for seg in node.segs[head.consumed:]:
+            value = self.member(value, seg, env)
+        return value
+
+    def invoke(self, method, binding: Binding, env: Env) -> Any:
+        positional = [self.eval(v, env) for v in binding.positional]
+        kwargs = {k: self.eval(v, env) for k, v in binding.inputs}
+        try:
+            result = method(*positional, **kwargs)
+        except InterfaceError as exc:           # a Python-side type check: PL/SQL's value error
+            raise ora(6502, str(exc)) from exc
+        if not binding.outs:
+            return result
+        values = (result,) if len(binding.outs) == 1 else tuple(result)
+        if len(values) != len(binding.outs):
+            raise TypeError(f"{method.__qualname__} returned {len(values)} values for "
+                            f"{len(binding.outs)} OUT parameters")
+        for target, value in zip(binding.outs, values):
+            if target is not None:
+                self.assign(target, value, env)
+        return None
+
+    # -- values: members, elements, binds, assignment
+    def member(self, value: Any, seg, env: Env) -> Any:
+        if isinstance(value, (list, tuple, dict)) and seg.name in COLLECTION_METHODS:
+            args = [self.eval(a.value, env) for a in seg.args or []]
+            return collection_method(value, seg.name, args)
+        if value is None:
+            if seg.args is None:
+                return None                  # an attribute of a NULL object reads as NULL
+            raise ora(6530)
+        found, attr = lookup(value, seg)
+        if not found:
+            raise semantic_error(seg.tok.line, seg.tok.col,
+                                 f"PLS-00302: component '{seg.name}' must be declared")
+        if callable(attr):
+            return self.invoke(attr, bind_args(attr, seg.args or [], seg.name, seg.tok), env)
+        if seg.args:
+            return element(attr, self.eval(seg.args[0].value, env))
+        return attr
+
+    def assign(self, target: Name, value: Any, env: Env) -> None:
+        head, segs = target.resolved, target.segs
+        index = self.eval(segs[0].args[0].value, env) if segs[0].args else None
+        if len(segs) == 1:
+            if head.kind == "bind":
+                self.binds[self._bind_key(head.target)] = value
+            elif segs[0].args:                    # v(i) := value
+                env.set(head.target, set_element(env.get(head.target), index, value))
+            else:
+                env.set(head.target, value)
+            return
+        obj = env.get(head.target) if head.kind == "var" else \
+            self.binds[self._bind_key(head.target)]
+        if segs[0].args:
+            obj = element(obj, index)
+        for seg in segs[1:-1]:
+            obj = self.member(obj, seg, env)
+        set_member(obj, segs[-1], value)
+
+    def _bind_key(self, name: str) -> Any:
+        """The caller's key for ``:name`` (bind names are case-insensitive), else ORA-01008."""
+        for key in self.binds:
+            if str(key).lstrip(":").upper() == name.upper():
+                return key
+        raise ora(1008)
+
+    # -- SQLCODE / SQLERRM
+    def _sqlcode(self) -> int:
+        return sqlcode(self._handling[-1] if self._handling else None)
+
+    def _sqlerrm(self, seg, env: Env) -> str:
+        if seg.args:
+            return sqlerrm_of(to_number(self.eval(seg.args[0].value, env)) or 0)
+        return sqlerrm(self._handling[-1] if self._handling else None)

@@ -1,0 +1,200 @@
+"""The syntax tree of an anonymous block and of the type DDL the interpreter runs.
+
+Every node keeps the token it started at, so run-time errors can name the line
+and column the way Oracle does.  ``Name`` is the one node for every dotted
+reference (``x``, ``v.attr``, ``DBMS_AQ.FOREVER``, ``SYS.AQ$_AGENT('a')``,
+``:bind.attr``): what it means is decided later, by the resolver, because that
+depends on the declared variables and on the connection's packages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .lexer import Token
+
+
+# ---------------------------------------------------------------- expressions
+@dataclass
+class Arg:
+    name: str | None            # lower-cased parameter name for ``name => value``
+    value: "Expr"
+    tok: Token
+
+
+@dataclass
+class Seg:
+    """One dotted part of a name, with its argument list if it was followed by ``(…)``."""
+    name: str                   # canonical: upper-case unless it was "quoted"
+    text: str                   # as written
+    args: list[Arg] | None
+    tok: Token
+
+
+@dataclass
+class Name:
+    segs: list[Seg]
+    tok: Token
+    bind: bool = False          # segs[0] is a bind variable (``:name``)
+    resolved: Any = None        # filled in by the resolver before the block runs
+
+    def dotted(self) -> str:
+        return ".".join(s.name for s in self.segs)
+
+
+@dataclass
+class Literal:
+    value: Any
+    tok: Token
+
+
+@dataclass
+class Unary:
+    op: str                     # '-', '+', 'NOT'
+    operand: "Expr"
+    tok: Token
+
+
+@dataclass
+class Binary:
+    op: str                     # '||' '+' '-' '*' '/' '**' '=' '<>' '<' '<=' '>' '>=' 'AND' 'OR'
+    left: "Expr"
+    right: "Expr"
+    tok: Token
+
+
+@dataclass
+class Predicate:
+    """IS [NOT] NULL, [NOT] LIKE, [NOT] BETWEEN, [NOT] IN — ``operands`` after ``subject``."""
+    kind: str                   # 'NULL' 'LIKE' 'BETWEEN' 'IN'
+    subject: "Expr"
+    operands: list["Expr"]
+    negated: bool
+    tok: Token
+
+
+Expr = Name | Literal | Unary | Binary | Predicate
+
+
+# ----------------------------------------------------------------- statements
+@dataclass
+class VarDecl:
+    name: str
+    type_name: str | None       # canonical type name; None for %TYPE / %ROWTYPE anchors
+    constant: bool
+    default: Expr | None
+    tok: Token
+
+
+@dataclass
+class ExceptionDecl:
+    name: str
+    tok: Token
+    code: int | None = None     # set by PRAGMA EXCEPTION_INIT (Oracle's negative number)
+
+
+@dataclass
+class PragmaInit:
+    name: str
+    code: int
+    tok: Token
+
+
+@dataclass
+class Handler:
+    names: list[str]            # ['OTHERS'] or exception names
+    body: list["Stmt"]
+    tok: Token
+    resolved: list[Any] | None = None   # the exceptions the names stand for
+
+
+@dataclass
+class Block:
+    decls: list[VarDecl | ExceptionDecl | PragmaInit]
+    body: list["Stmt"]
+    handlers: list[Handler]
+    tok: Token
+    label: str | None = None
+
+
+@dataclass
+class CallStmt:
+    target: Name
+    tok: Token
+
+
+@dataclass
+class Assign:
+    target: Name
+    value: Expr
+    tok: Token
+
+
+@dataclass
+class Simple:
+    """NULL; COMMIT; ROLLBACK; RETURN; RAISE; (re-raise) — nothing but a keyword."""
+    word: str
+    tok: Token
+
+
+@dataclass
+class If:
+    branches: list[tuple[Expr, list["Stmt"]]]
+    otherwise: list["Stmt"] | None
+    tok: Token
+
+
+@dataclass
+class Loop:
+    """LOOP, WHILE … LOOP and FOR i IN [REVERSE] a..b LOOP."""
+    body: list["Stmt"]
+    tok: Token
+    label: str | None = None
+    while_cond: Expr | None = None
+    var: str | None = None
+    low: Expr | None = None
+    high: Expr | None = None
+    reverse: bool = False
+
+
+@dataclass
+class Exit:
+    word: str                   # 'EXIT' or 'CONTINUE'
+    label: str | None
+    when: Expr | None
+    tok: Token
+
+
+@dataclass
+class Raise:
+    name: str
+    tok: Token
+    resolved: Any = None
+
+
+@dataclass
+class ExecImmediate:
+    sql: Expr
+    tok: Token
+
+
+Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate)
+
+
+# ------------------------------------------------------------------ type DDL
+@dataclass
+class CreateType:
+    name: str
+    kind: str                   # 'OBJECT' | 'VARRAY' | 'TABLE'
+    attributes: list[tuple[str, str]] | None
+    element_type: str | None
+    max_size: int | None
+    or_replace: bool
+
+
+@dataclass
+class DropType:
+    name: str
+    force: bool
+

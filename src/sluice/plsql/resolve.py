@@ -1,0 +1,344 @@
+"""Name resolution and argument binding, done for the whole block before it runs.
+
+Oracle compiles an anonymous block before executing any of it: an unknown
+package, a misspelt procedure or a wrong argument list stops the block with
+ORA-06550 and nothing has happened.  This pass gives the same guarantee.  It
+decides, for every ``Name`` node, what its leading parts denote — a variable,
+a bind, a built-in function, a package constant or subprogram, a type
+constructor — and binds call arguments to the Python method's parameters.
+Trailing parts (``.attr``, ``.method(…)``) are looked up on the value at run time.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .builtins import FUNCTIONS, NO_PARENS
+from .errs import semantic_error
+from .nodes import (Arg, Assign, Binary, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit,
+                    If, Literal, Loop, Name, PragmaInit, Predicate, Raise, Simple, Unary,
+                    VarDecl)
+
+_P = inspect.Parameter
+
+
+@dataclass(eq=False)
+class ExcInfo:
+    """A named exception: declared in a block, or one of Oracle's predefined ones."""
+    name: str
+    code: int | None = None     # the ORA number it stands for (positive), if any
+
+
+OTHERS = ExcInfo("OTHERS")
+PREDEFINED = {name: ExcInfo(name, code) for name, code in {
+    "NO_DATA_FOUND": 1403, "TOO_MANY_ROWS": 1422, "ZERO_DIVIDE": 1476, "VALUE_ERROR": 6502,
+    "INVALID_NUMBER": 1722, "DUP_VAL_ON_INDEX": 1, "TIMEOUT_ON_RESOURCE": 51,
+    "PROGRAM_ERROR": 6501, "ACCESS_INTO_NULL": 6530, "COLLECTION_IS_NULL": 6531,
+    "SUBSCRIPT_BEYOND_COUNT": 6533, "SUBSCRIPT_OUTSIDE_LIMIT": 6532, "LOGIN_DENIED": 1017,
+    "NOT_LOGGED_ON": 1012, "CASE_NOT_FOUND": 6592,
+}.items()}
+
+
+@dataclass
+class Binding:
+    """A call's arguments, matched to the method's parameters."""
+    inputs: list[tuple[str, Any]] = field(default_factory=list)   # keyword -> expression
+    positional: list[Any] = field(default_factory=list)           # only for unintrospectable callables
+    outs: list[Any] = field(default_factory=list)   # per OUT / IN OUT parameter: target Name or None
+
+
+@dataclass
+class Head:
+    """What the first ``consumed`` parts of a Name denote."""
+    kind: str          # var bind function sqlcode sqlerrm constant call construct
+    consumed: int
+    target: Any = None
+    binding: Binding | None = None
+
+
+def wrong_args(name: str, tok) -> Exception:
+    return semantic_error(tok.line, tok.col, "PLS-00306: wrong number or types of arguments "
+                          f"in call to '{name}'")
+
+
+def undeclared(name: str, tok) -> Exception:
+    return semantic_error(tok.line, tok.col, f"PLS-00201: identifier '{name}' must be declared")
+
+
+def not_target(tok) -> Exception:
+    return semantic_error(tok.line, tok.col, f"PLS-00363: expression '{tok.shown()}' cannot be "
+                          "used as an assignment target")
+
+
+def bind_args(method: Callable, args: list[Arg], name: str, tok) -> Binding:
+    """Match PL/SQL arguments to ``method``'s parameters (Oracle's order).
+
+    OUT parameters (``__plsql_out__``) are not passed: the method returns them.
+    One that is absent from the Python signature is taken to follow all the
+    parameters that are present, in the order listed.
+    """
+    outs = list(getattr(method, "__plsql_out__", ()))
+    inouts = set(getattr(method, "__plsql_inout__", ()))
+    outs += [n for n in getattr(method, "__plsql_inout__", ()) if n not in outs]
+    try:
+        sig = inspect.signature(method)
+    except (TypeError, ValueError):       # C functions: pass everything through as written
+        return Binding([(a.name, a.value) for a in args if a.name],
+                       [a.value for a in args if not a.name])
+    params = [p for p in sig.parameters.values() if p.kind not in (_P.VAR_POSITIONAL,
+                                                                   _P.VAR_KEYWORD)]
+    var_keyword = any(p.kind is _P.VAR_KEYWORD for p in sig.parameters.values())
+    order = [p.name for p in params] + [o for o in outs if o not in sig.parameters]
+    given: dict[str, Arg] = {}
+    named = False
+    for i, arg in enumerate(args):
+        if arg.name is None:
+            if named:
+                raise semantic_error(arg.tok.line, arg.tok.col, "PLS-00312: a positional "
+                                     "parameter association may not follow a named association")
+            if i >= len(order):
+                raise wrong_args(name, tok)
+            pname = order[i]
+        else:
+            named = True
+            # "from_" is how a Python signature spells a parameter named after a keyword
+            pname = next((c for c in (arg.name, arg.name + "_") if c in order),
+                         arg.name if var_keyword else None)
+        if pname is None or pname in given:
+            raise wrong_args(name, tok)
+        given[pname] = arg
+    for p in params:
+        passed = p.name not in outs or p.name in inouts
+        if passed and p.default is p.empty and p.name not in given:
+            raise wrong_args(name, tok)
+    return Binding(inputs=[(n, a.value) for n, a in given.items()
+                           if n not in outs or n in inouts],
+                   outs=[given[o].value if o in given else None for o in outs])
+
+
+class Scope:
+    def __init__(self, parent: "Scope | None" = None, loop_label: str | bool = False) -> None:
+        self.parent = parent
+        self.vars: dict[str, bool] = {}          # name -> is constant
+        self.excs: dict[str, ExcInfo] = {}
+        self.loop_label = loop_label             # False: not a loop; None/str: a loop
+
+    def find(self, attr: str, name: str):
+        scope = self
+        while scope is not None:
+            if name in getattr(scope, attr):
+                return getattr(scope, attr)[name]
+            scope = scope.parent
+        return None
+
+    def in_loop(self, label: str | None = None) -> bool:
+        """Inside a loop (one labelled ``label`` if given)?"""
+        scope = self
+        while scope is not None:
+            if scope.loop_label is not False and label in (None, scope.loop_label):
+                return True
+            scope = scope.parent
+        return False
+
+
+class Resolver:
+    """Walks a block; ``packages(name)`` gives a package object or None."""
+
+    def __init__(self, packages: Callable[[str], Any], procedure: Callable[[str], Any]) -> None:
+        self.packages = packages
+        self.procedure = procedure
+
+    # -- statements
+    def block(self, block: Block, outer: Scope | None) -> None:
+        scope = Scope(outer)
+        for decl in block.decls:
+            if isinstance(decl, VarDecl):
+                if decl.default is not None:
+                    self.expr(decl.default, scope)
+                scope.vars[decl.name] = decl.constant
+            elif isinstance(decl, ExceptionDecl):
+                scope.excs[decl.name] = ExcInfo(decl.name)
+            elif isinstance(decl, PragmaInit):
+                info = scope.excs.get(decl.name)
+                if info is None:
+                    raise semantic_error(decl.tok.line, decl.tok.col, "PLS-00109: unknown "
+                                         f"exception name '{decl.name}' in PRAGMA EXCEPTION_INIT")
+                info.code = abs(decl.code) if decl.code != 100 else 1403
+        self.stmts(block.body, scope)
+        for handler in block.handlers:
+            handler.resolved = [OTHERS if n == "OTHERS" else self._exception(n, scope, handler.tok)
+                                for n in handler.names]
+            self.stmts(handler.body, scope)
+
+    def _exception(self, name: str, scope: Scope, tok) -> ExcInfo:
+        info = scope.find("excs", name) or PREDEFINED.get(name)
+        if info is None:
+            raise undeclared(name, tok)
+        return info
+
+    def stmts(self, stmts: list, scope: Scope) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, scope)
+
+    def stmt(self, stmt, scope: Scope) -> None:
+        if isinstance(stmt, Block):
+            self.block(stmt, scope)
+        elif isinstance(stmt, CallStmt):
+            self.name(stmt.target, scope, statement=True)
+        elif isinstance(stmt, Assign):
+            self.expr(stmt.value, scope)
+            self.target(stmt.target, scope)
+        elif isinstance(stmt, If):
+            for cond, body in stmt.branches:
+                self.expr(cond, scope)
+                self.stmts(body, scope)
+            if stmt.otherwise:
+                self.stmts(stmt.otherwise, scope)
+        elif isinstance(stmt, Loop):
+            for e in (stmt.low, stmt.high, stmt.while_cond):
+                if e is not None:
+                    self.expr(e, scope)
+            inner = Scope(scope, loop_label=stmt.label)
+            if stmt.var:
+                inner.vars[stmt.var] = True      # the loop index cannot be assigned
+            self.stmts(stmt.body, inner)
+        elif isinstance(stmt, Exit):
+            if not scope.in_loop():
+                raise semantic_error(stmt.tok.line, stmt.tok.col, "PLS-00376: illegal "
+                                     "EXIT/CONTINUE statement; it must appear inside a loop")
+            if stmt.label and not scope.in_loop(stmt.label):
+                raise semantic_error(stmt.tok.line, stmt.tok.col, f"PLS-00373: EXIT label "
+                                     f"'{stmt.label}' must label a LOOP statement")
+            if stmt.when is not None:
+                self.expr(stmt.when, scope)
+        elif isinstance(stmt, Raise):
+            stmt.resolved = self._exception(stmt.name, scope, stmt.tok)
+        elif isinstance(stmt, ExecImmediate):
+            self.expr(stmt.sql, scope)
+        elif not isinstance(stmt, Simple):           # pragma: no cover - parser makes no others
+            raise TypeError(f"unknown statement {stmt!r}")
+
+    # -- expressions
+    def expr(self, e, scope: Scope) -> None:
+        if isinstance(e, Name):
+            self.name(e, scope)
+        elif isinstance(e, Unary):
+            self.expr(e.operand, scope)
+        elif isinstance(e, Binary):
+            self.expr(e.left, scope)
+            self.expr(e.right, scope)
+        elif isinstance(e, Predicate):
+            for sub in (e.subject, *e.operands):
+                self.expr(sub, scope)
+        elif not isinstance(e, Literal):             # pragma: no cover
+            raise TypeError(f"unknown expression {e!r}")
+
+    def target(self, node: Name, scope: Scope) -> None:
+        """An assignment target (or OUT argument): a variable, ``var.attr…`` or a bind."""
+        first = node.segs[0]
+        if node.bind:
+            node.resolved = Head("bind", 1, first.name)
+            return
+        # v, v.attr, v(i) and v(i).attr are targets; anything called is not
+        if any(seg.args is not None for seg in node.segs[1:]) or \
+                (first.args is not None and [a.name for a in first.args] != [None]):
+            raise not_target(node.tok)
+        constant = scope.find("vars", first.name)
+        if constant is None:
+            raise undeclared(first.name, node.tok)
+        if constant:
+            raise not_target(node.tok)
+        if first.args:
+            self.expr(first.args[0].value, scope)
+        node.resolved = Head("var", 1, first.name)
+
+    def name(self, node: Name, scope: Scope, statement: bool = False) -> None:
+        head = node.resolved = self._head(node, scope, statement)
+        for i, seg in enumerate(node.segs):
+            if seg.args is None or (head.kind == "call" and i == head.consumed - 1):
+                continue                      # a call's arguments were handled by its binding
+            for arg in seg.args:
+                self.expr(arg.value, scope)
+        if head.binding is not None:
+            for _, value in head.binding.inputs:
+                self.expr(value, scope)
+            for value in head.binding.positional:
+                self.expr(value, scope)
+            for value in head.binding.outs:
+                if value is not None:
+                    if not isinstance(value, Name):
+                        raise not_target(getattr(value, "tok", node.tok))
+                    self.target(value, scope)
+        if statement and head.kind not in ("call", "construct") and \
+                len(node.segs) == head.consumed:
+            tok = node.segs[-1].tok
+            raise semantic_error(tok.line, tok.col, f"PLS-00221: '{node.segs[-1].name}' "
+                                 "is not a procedure or is undefined")
+
+    def _head(self, node: Name, scope: Scope, statement: bool) -> Head:
+        segs = node.segs
+        first, names = segs[0], [s.name for s in segs]
+        if node.bind:
+            return Head("bind", 1, first.name)
+        if scope.find("vars", first.name) is not None:
+            if first.args is not None and len(first.args) != 1:
+                raise wrong_args(first.name, first.tok)
+            return Head("var", 1, first.name)
+        if len(segs) == 1 or first.args is not None:
+            if first.name in ("SQLCODE", "SQLERRM"):
+                return Head(first.name.lower(), 1)
+            fn = FUNCTIONS.get(first.name)
+            if fn is not None and (first.args is not None or first.name in NO_PARENS):
+                args = first.args or []
+                try:
+                    if any(a.name for a in args):
+                        raise TypeError
+                    inspect.signature(fn).bind(*args)
+                except TypeError:
+                    raise wrong_args(first.name, first.tok) from None
+                return Head("function", 1, fn)
+            standard = self.packages("DBMS_STANDARD")   # RAISE_APPLICATION_ERROR & co
+            if standard is not None and callable(getattr(standard, first.name.lower(), None)):
+                return self._member(standard, first, 1, statement, node)
+        # pkg.member, sys.pkg.member, schema.pkg.member
+        for plen in (2, 1):
+            if len(segs) > plen and all(s.args is None for s in segs[:plen]) \
+                    and names[:plen] != ["SYS"]:          # SYS alone is a schema, not a package
+                pkg_name = names[1] if plen == 2 and names[0] == "SYS" else ".".join(names[:plen])
+                pkg = self.packages(pkg_name)
+                if pkg is not None:
+                    return self._member(pkg, segs[plen], plen + 1, statement, node)
+        # a standalone subprogram (conn.procedure), else a type constructor: NAME(…), SCHEMA.NAME(…)
+        for n in (1, 2):
+            if len(segs) < n or (n == 2 and first.args is not None):
+                continue
+            last, dotted = segs[n - 1], ".".join(names[:n])
+            if (len(segs) == n) if statement else (last.args is not None):
+                proc = self.procedure(dotted)
+                if proc is not None:
+                    return Head("call", n, proc, bind_args(proc, last.args or [], last.name,
+                                                           node.tok))
+            if not statement and last.args is not None:
+                if any(a.name for a in last.args):
+                    raise wrong_args(last.name, last.tok)
+                return Head("construct", n, dotted)
+        upto = next((i + 1 for i, s in enumerate(segs) if s.args is not None), len(segs))
+        raise undeclared(".".join(names[:upto]), node.tok)
+
+    def _member(self, pkg: Any, seg, consumed: int, statement: bool, node: Name) -> Head:
+        method = next((m for m in (getattr(pkg, a, None) for a in (seg.name.lower(),
+                                                                 seg.name.lower() + "_"))
+                       if callable(m)), None)
+        constant = getattr(pkg, seg.name, None) if seg.name.isupper() else None
+        if not statement and seg.args is None and constant is not None and not callable(constant):
+            return Head("constant", consumed, constant)
+        if method is not None:
+            return Head("call", consumed, method, bind_args(method, seg.args or [], seg.name,
+                                                            node.tok))
+        if statement and constant is not None:
+            raise semantic_error(seg.tok.line, seg.tok.col, f"PLS-00221: '{seg.name}' is not "
+                                 "a procedure or is undefined")
+        raise semantic_error(seg.tok.line, seg.tok.col,
+                             f"PLS-00302: component '{seg.name}' must be declared")

@@ -1,0 +1,182 @@
+"""PL/SQL value semantics on Python values: NULL propagation, three-valued
+logic, implicit conversions, and Oracle's text form of numbers, RAW and dates.
+
+Values are plain Python: ``None`` (NULL), ``bool``, ``int``/``float``/
+``Decimal`` (NUMBER), ``str`` (VARCHAR2), ``bytes`` (RAW), ``datetime``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+from ..errors import ora
+
+Number = (int, float, Decimal)
+
+
+def is_number(v) -> bool:
+    return isinstance(v, Number) and not isinstance(v, bool)
+
+
+def number_text(n) -> str:
+    """Oracle's TO_CHAR of a NUMBER: no trailing zeros, no leading zero (``.5``)."""
+    if isinstance(n, int):
+        return str(n)
+    d = Decimal(str(n)).normalize()
+    if d == d.to_integral_value():
+        return str(d.quantize(Decimal(1)))
+    text = format(d, "f")
+    return text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text
+
+
+DEFAULT_DATE_FORMAT = "DD-MON-RR"
+
+
+def to_text(v) -> str | None:
+    """Implicit conversion to VARCHAR2, as ``||`` and string parameters do it."""
+    from .builtins import to_char        # to_char knows the date formats
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        raise ora(6502, "cannot convert BOOLEAN to a character string")
+    if is_number(v):
+        return number_text(v)
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).hex().upper()    # RAW converts to its hex digits
+    if isinstance(v, (_dt.date, _dt.datetime)):
+        return to_char(v)
+    return str(v)
+
+
+def to_number(v):
+    if v is None or is_number(v):
+        return v
+    if isinstance(v, str):
+        text = v.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            return _tidy(float(Decimal(text)))
+        except InvalidOperation:
+            raise ora(1722, repr(v)) from None
+    raise ora(6502, f"cannot convert {type(v).__name__} to a number")
+
+
+def _tidy(n):
+    """Integral results stay ints, so ``10/2`` binds as 5, not 5.0."""
+    if isinstance(n, Fraction):
+        return int(n) if n.denominator == 1 else float(n)
+    if isinstance(n, float) and n.is_integer() and abs(n) < 2**53:
+        return int(n)
+    return n
+
+
+def arithmetic(op: str, a, b):
+    if a is None or b is None:
+        return None
+    if isinstance(a, _dt.datetime) or isinstance(b, _dt.datetime):
+        return _date_arithmetic(op, a, b)
+    a, b = to_number(a), to_number(b)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "**":
+        return _tidy(a ** b)
+    if b == 0:
+        raise ora(1476)
+    if op == "MOD":
+        return a - b * int(a / b)           # Oracle's MOD keeps the dividend's sign
+    exact = isinstance(a, int) and isinstance(b, int)
+    return _tidy(Fraction(a, b) if exact else a / b)
+
+
+def _date_arithmetic(op: str, a, b):
+    if op == "+" and isinstance(a, _dt.datetime) and is_number(b):
+        return a + _dt.timedelta(days=float(b))
+    if op == "+" and isinstance(b, _dt.datetime) and is_number(a):
+        return b + _dt.timedelta(days=float(a))
+    if op == "-" and isinstance(a, _dt.datetime) and is_number(b):
+        return a - _dt.timedelta(days=float(b))
+    if op == "-" and isinstance(a, _dt.datetime) and isinstance(b, _dt.datetime):
+        return _tidy((a - b).total_seconds() / 86400)
+    raise ora(6502, f"invalid date arithmetic: {type(a).__name__} {op} {type(b).__name__}")
+
+
+def concat(a, b) -> str | None:
+    """``||``: NULL counts as the empty string, and '' is NULL again."""
+    text = (to_text(a) or "") + (to_text(b) or "")
+    return text or None
+
+
+def _comparable(a, b):
+    """Oracle compares a string with a number numerically (converting the string)."""
+    if is_number(a) and isinstance(b, str):
+        return a, to_number(b)
+    if isinstance(a, str) and is_number(b):
+        return to_number(a), b
+    if isinstance(a, bool) != isinstance(b, bool):
+        raise ora(6502, "cannot compare BOOLEAN with a non-BOOLEAN value")
+    return a, b
+
+
+def compare(op: str, a, b):
+    if a is None or b is None:
+        return None
+    a, b = _comparable(a, b)
+    try:
+        if op == "=":
+            return a == b
+        if op == "<>":
+            return a != b
+        if op == "<":
+            return a < b
+        if op == "<=":
+            return a <= b
+        if op == ">":
+            return a > b
+        return a >= b
+    except TypeError:
+        raise ora(6502, f"cannot compare {type(a).__name__} with {type(b).__name__}") from None
+
+
+def logical_and(a, b):
+    if a is False or b is False:
+        return False
+    if a is None or b is None:
+        return None
+    return True
+
+
+def logical_or(a, b):
+    if a is True or b is True:
+        return True
+    if a is None or b is None:
+        return None
+    return False
+
+
+def logical_not(a):
+    return None if a is None else not a
+
+
+def like(value, pattern, escape=None):
+    if value is None or pattern is None:
+        return None
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if escape and ch == escape and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.fullmatch("".join(out), to_text(value), re.DOTALL) is not None
