@@ -30,7 +30,7 @@ _OFFSET_BITS = 40
 _PRESENCE = (1 << 62)
 _COUNTER_LOCK = _PRESENCE + 1
 _PAGE = 4096
-_CATALOG_SLOT, _CHANGE_SLOT = 0, 8
+_CATALOG_SLOT, _CHANGE_SLOT, _CONSUME_SLOT = 0, 8, 16
 
 
 class MessageLocks:
@@ -67,6 +67,15 @@ class MessageLocks:
 
     def change_count(self) -> int:
         return struct.unpack_from("<Q", self._page, _CHANGE_SLOT)[0]
+
+    def consume_count(self) -> int:
+        """Grows whenever a commit consumes, moves or re-schedules existing messages
+        (bumped before their locks are released): a dequeuer that saw no change between
+        its read and its lock knows the rows it locked are still there."""
+        return struct.unpack_from("<Q", self._page, _CONSUME_SLOT)[0]
+
+    def bump_consume_count(self) -> None:
+        struct.pack_into("<Q", self._page, _CONSUME_SLOT, (self.consume_count() + 1) & (2**64 - 1))
 
     def bump_change_count(self) -> None:
         # not atomic across processes on purpose: a lost update still changes the value,

@@ -101,6 +101,22 @@ class SqliteStore(Store):
                 self._catalog_dirty = False
                 self.locks.bump_catalog_version()
 
+    def begin(self, conn: sqlite3.Connection) -> None:
+        """Start a write transaction (the hot path's form of :meth:`transaction`)."""
+        self.write_lock.acquire()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.write_lock.release()
+            raise
+
+    def end(self, conn: sqlite3.Connection, ok: bool) -> None:
+        """COMMIT (``ok``) or ROLLBACK the transaction :meth:`begin` started."""
+        try:
+            conn.execute("COMMIT" if ok else "ROLLBACK")
+        finally:
+            self.write_lock.release()
+
     def session(self, user: str) -> "SqliteSession":
         return SqliteSession(self, user)
 
@@ -316,20 +332,24 @@ class SqliteStore(Store):
         where = f"WHERE {condition}" if condition and condition.strip() else ""
         sql = f"SELECT qtview.LOCAL_ORDER_NO FROM {view_name(table)} qtview {where}"
         token = self._tm_token
-        with self._svc_lock, self.transaction(self._svc):
-            try:
-                seqs = [r[0] for r in self._svc.execute(sql)]
-            except sqlite3.OperationalError as e:
-                raise ProgrammingError(f"ORA-00904: invalid purge condition: {e}", 904) from None
-            purged = 0
-            for seq in seqs:
-                if not self.locks.try_lock(table.qt_id, seq, token):
-                    continue  # held by a session: not purged
+        held: list[tuple[int, int]] = []
+        purged = 0
+        try:
+            with self._svc_lock, self.transaction(self._svc):
                 try:
+                    seqs = [r[0] for r in self._svc.execute(sql)]
+                except sqlite3.OperationalError as e:
+                    raise ProgrammingError(f"ORA-00904: invalid purge condition: {e}", 904) from None
+                for seq in seqs:
+                    if not self.locks.try_lock(table.qt_id, seq, token):
+                        continue  # held by a session: not purged
+                    held.append((table.qt_id, seq))
                     purged += self._svc.execute(f"DELETE FROM {table_name(table)} WHERE SEQ = ?",
                                                 (seq,)).rowcount
-                finally:
-                    self.locks.unlock(table.qt_id, seq, token)
+            self.locks.bump_consume_count()
+        finally:
+            # released only after the commit, so no dequeuer can take a purged message
+            self.locks.unlock_many(held, token)
         return purged
 
     def run_time_manager(self, now: float) -> TimeEvents:
@@ -342,27 +362,14 @@ class SqliteStore(Store):
             for qt in self.queue_tables():
                 due = sqlops.due_records(c, qt, now)
                 if due:
-                    with self.transaction(c):
-                        for seq, state, q_name in due:
-                            q = queues.get((q_name, qt.qt_id))
-                            if state == C.MSG_WAITING:
-                                ev.promoted += sqlops.promote(c, qt, seq)
-                            elif state == C.MSG_PROCESSED:
-                                ev.purged += sqlops.purge(c, qt, seq, now)
-                            elif state == C.MSG_READY and q is not None:
-                                # lock it so no dequeuer takes it while it moves
-                                if not self.locks.try_lock(qt.qt_id, seq, token):
-                                    ev.next_due = min(ev.next_due or now + 0.5, now + 0.5)
-                                    continue
-                                try:
-                                    n = sqlops.move_to_exception_queue(c, q, [seq], "TIME_EXPIRATION",
-                                                                       self.find_queue)
-                                    ev.expired += n
-                                finally:
-                                    self.locks.unlock(qt.qt_id, seq, token)
-                            else:  # stale marker (e.g. state 3 rows): clear it
-                                c.execute(f"UPDATE {table_name(qt)} SET TIME_MANAGER_INFO = NULL "
-                                          f"WHERE SEQ = ?", (seq,))
+                    held: list[tuple[int, int]] = []
+                    try:
+                        with self.transaction(c):
+                            self._time_events(c, qt, due, queues, now, ev, held)
+                        self.locks.bump_consume_count()
+                    finally:
+                        # expired messages stay locked until their move is committed
+                        self.locks.unlock_many(held, token)
                 nd = sqlops.next_due(c, qt)
                 if nd is not None and nd <= now:
                     nd = now + 0.5  # locked or over the batch limit: look again soon
@@ -371,6 +378,25 @@ class SqliteStore(Store):
         if ev.promoted or ev.expired:
             self.notify()
         return ev
+
+    def _time_events(self, c, qt: QueueTableInfo, due: list, queues: dict, now: float,
+                     ev: TimeEvents, held: list) -> None:
+        for seq, state, q_name in due:
+            q = queues.get((q_name, qt.qt_id))
+            if state == C.MSG_WAITING:
+                ev.promoted += sqlops.promote(c, qt, seq)
+            elif state == C.MSG_PROCESSED:
+                ev.purged += sqlops.purge(c, qt, seq, now)
+            elif state == C.MSG_READY and q is not None:
+                # lock it so no dequeuer takes it while it moves
+                if not self.locks.try_lock(qt.qt_id, seq, self._tm_token):
+                    ev.next_due = min(ev.next_due or now + 0.5, now + 0.5)
+                    continue
+                held.append((qt.qt_id, seq))
+                ev.expired += sqlops.move_to_exception_queue(c, q, [seq], "TIME_EXPIRATION",
+                                                            self.find_queue)
+            else:  # a stale marker (e.g. on an EXPIRED message): clear it
+                c.execute(f"UPDATE {table_name(qt)} SET TIME_MANAGER_INFO = NULL WHERE SEQ = ?", (seq,))
 
     def start_time_manager(self) -> None:
         with self._svc_lock:
@@ -456,8 +482,13 @@ class SqliteSession(StoreSession):
     # -- enqueue ------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
         if immediate:
-            with self.store.transaction(self.conn):
+            self.store.begin(self.conn)
+            ok = False
+            try:
                 self._insert(queue.table, records)
+                ok = True
+            finally:
+                self.store.end(self.conn, ok)
             self._after_insert(records)
             return
         entry = self._inserts.get(queue.table.qt_id)
@@ -486,12 +517,23 @@ class SqliteSession(StoreSession):
             return self._select(queue, selector, limit, lock=False)
         removing = mode in (C.DEQ_REMOVE, C.DEQ_REMOVE_NODATA)
         if immediate and removing:
-            with self.store.transaction(self.conn):
-                recs = self._select(queue, selector, limit, lock=True)
-                now = time.time()
-                sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
-                               info.consumer_name, new_txn_id(), now)
-            self.store.locks.unlock_many([(queue.table.qt_id, r.seq) for r in recs], self)
+            store = self.store
+            recs: list[MessageRecord] = []
+            try:
+                store.begin(self.conn)
+                ok = False
+                try:
+                    recs = self._select(queue, selector, limit, lock=True)
+                    sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
+                                   info.consumer_name, new_txn_id(), time.time())
+                    ok = True
+                finally:
+                    store.end(self.conn, ok)
+                if recs:
+                    store.locks.bump_consume_count()
+            finally:
+                store.locks.unlock_many([(queue.table.qt_id, r.seq) for r in recs
+                                         if (queue.table.qt_id, r.seq) not in self._held], self)
             self._notify_retention(queue, recs)
             return recs
         recs = self._select(queue, selector, limit, lock=True)
@@ -517,6 +559,7 @@ class SqliteSession(StoreSession):
         taken: list[MessageRecord] = []
         now = time.time()
         while len(taken) < limit:
+            epoch = locks.consume_count()
             cands = sqlops.select_candidates(self.conn, queue, sel, now, after, chunk)
             if not cands:
                 break
@@ -533,8 +576,8 @@ class SqliteSession(StoreSession):
                 got.append(rec)
                 if len(taken) + len(got) >= limit:
                     break
-            if lock and got:
-                # a session may have consumed a message between our read and our lock
+            if lock and got and locks.consume_count() != epoch:
+                # a session consumed messages between our read and our lock: check ours
                 alive = sqlops.still_available(self.conn, queue, [r.seq for r in got], sel.states)
                 for r in got:
                     if r.seq not in alive:
@@ -559,12 +602,20 @@ class SqliteSession(StoreSession):
         inserts, removes = self._inserts, self._removes
         if inserts or removes:
             now = time.time()
-            with self.store.transaction(self.conn):
+            store = self.store
+            store.begin(self.conn)
+            ok = False
+            try:
                 for queue, recs in inserts.values():
                     self._insert(queue.table, recs)
                 for queue, recs, info in removes:
                     sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
                                    info.consumer_name, self.txn_id, now)
+                ok = True
+            finally:
+                store.end(self.conn, ok)
+            if removes:
+                store.locks.bump_consume_count()  # before the locks go (see MessageLocks)
         self._end()
         if inserts:
             self._after_insert([r for _, recs in inserts.values() for r in recs])
@@ -579,6 +630,7 @@ class SqliteSession(StoreSession):
                 for queue, recs, _ in removes:
                     for r in recs:
                         sqlops.failed_attempt(self.conn, queue, r.seq, now, self.store.find_queue)
+            self.store.locks.bump_consume_count()
             if any(q.retry_delay > 0 for q, _, _ in removes):
                 self.store.time_event_hint(now + min(q.retry_delay for q, _, _ in removes))
         had_locks = bool(self._held)

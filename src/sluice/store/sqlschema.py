@@ -81,9 +81,16 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+_TABLE_NAMES: dict[tuple[str, str], str] = {}
+
+
 def table_name(qt: QueueTableInfo) -> str:
     """Physical (quoted) name of the queue table's message storage."""
-    return quote(f"{qt.owner}.{qt.name}")
+    key = (qt.owner, qt.name)
+    name = _TABLE_NAMES.get(key)
+    if name is None:
+        name = _TABLE_NAMES[key] = quote(f"{qt.owner}.{qt.name}")
+    return name
 
 
 def view_name(qt: QueueTableInfo) -> str:
