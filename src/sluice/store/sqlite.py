@@ -603,17 +603,24 @@ class SqliteSession(StoreSession):
         if inserts or removes:
             now = time.time()
             store = self.store
-            store.begin(self.conn)
-            ok = False
-            try:
+            if any(q.table.commit_time for q, _ in inserts.values()):
+                store.begin(self.conn)
+                ok = False
+                try:
+                    for queue, recs in inserts.values():
+                        self._insert(queue.table, recs)
+                    self._consume_all(self.conn, removes, now)
+                    ok = True
+                finally:
+                    store.end(self.conn, ok)
+            else:
+                # the writes are known up front: record them, then run them as one
+                # transaction — or as a single autocommit statement when there is one
+                plan = _Statements()
                 for queue, recs in inserts.values():
-                    self._insert(queue.table, recs)
-                for queue, recs, info in removes:
-                    sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
-                                   info.consumer_name, self.txn_id, now)
-                ok = True
-            finally:
-                store.end(self.conn, ok)
+                    sqlops.insert_records(plan, queue.table, recs, None)
+                self._consume_all(plan, removes, now)
+                plan.run(store, self.conn)
             if removes:
                 store.locks.bump_consume_count()  # before the locks go (see MessageLocks)
         self._end()
@@ -621,6 +628,11 @@ class SqliteSession(StoreSession):
             self._after_insert([r for _, recs in inserts.values() for r in recs])
         for queue, recs, _ in removes:
             self._notify_retention(queue, recs)
+
+    def _consume_all(self, conn, removes: list, now: float) -> None:
+        for queue, recs, info in removes:
+            sqlops.consume(conn, queue, recs, info.user, info.agent_name, info.consumer_name,
+                           self.txn_id, now)
 
     def rollback(self) -> None:
         removes = self._removes
@@ -671,6 +683,36 @@ class SqliteSession(StoreSession):
                 self.rollback()
         finally:
             self.conn.close()
+
+
+class _Statements:
+    """Write statements collected for one commit, run atomically."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[tuple[bool, str, object]] = []
+
+    def execute(self, sql: str, params=()) -> None:
+        self.items.append((False, sql, params))
+
+    def executemany(self, sql: str, rows) -> None:
+        self.items.append((True, sql, rows))
+
+    def run(self, store: SqliteStore, conn: sqlite3.Connection) -> None:
+        if len(self.items) == 1 and not self.items[0][0]:
+            _, sql, params = self.items[0]
+            with store.write_lock:  # one statement is its own (autocommit) transaction
+                conn.execute(sql, params)
+            return
+        store.begin(conn)
+        ok = False
+        try:
+            for many, sql, params in self.items:
+                (conn.executemany if many else conn.execute)(sql, params)
+            ok = True
+        finally:
+            store.end(conn, ok)
 
 
 def _literal(text: str) -> str:
