@@ -102,3 +102,43 @@ def test_exception_queue_property_must_exist(conn):
     with pytest.raises(sluice.DatabaseError) as e:
         conn.queue("Q").enqone(conn.msgproperties(payload=b"x", exceptionq="NO_SUCH_Q"))
     assert e.value.full_code == "ORA-24010"
+
+
+def test_a_session_sees_its_own_uncommitted_enqueues(conn, conn2):
+    make_queue(conn)
+    q = conn.queue("Q")
+    q.enqone(conn.msgproperties(payload=b"committed"))
+    conn.commit()
+    q.enqone(conn.msgproperties(payload=b"mine"))
+    nowait(q, mode=sluice.DEQ_BROWSE)
+    assert [m.payload for m in q.deqmany(10)] == [b"committed", b"mine"]
+    assert [m.payload for m in nowait(conn2.queue("Q"), mode=sluice.DEQ_BROWSE).deqmany(10)] == [b"committed"]
+    q.deqoptions.mode = sluice.DEQ_REMOVE
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert [m.payload for m in q.deqmany(10)] == [b"committed", b"mine"]
+    conn.commit()
+    assert table_rows(conn, "Q_QT") == []          # consumed before it was ever committed
+
+
+def test_own_uncommitted_enqueue_vanishes_on_rollback_and_is_invisible_to_immediate(conn):
+    make_queue(conn)
+    q = nowait(conn.queue("Q"))
+    q.enqone(conn.msgproperties(payload=b"pending"))
+    q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+    assert q.deqone() is None                      # an autonomous transaction cannot see it
+    q.deqoptions.visibility = sluice.DEQ_ON_COMMIT
+    q.deqoptions.mode = sluice.DEQ_BROWSE
+    assert q.deqone().payload == b"pending"
+    conn.rollback()
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert q.deqone() is None
+
+
+def test_commit_time_queue_hides_own_uncommitted_messages(conn):
+    make_queue(conn, sort_list="COMMIT_TIME")
+    q = nowait(conn.queue("Q"), mode=sluice.DEQ_BROWSE)
+    q.enqone(conn.msgproperties(payload=b"unordered yet"))
+    assert q.deqone() is None
+    conn.commit()
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert q.deqone().payload == b"unordered yet"

@@ -29,6 +29,7 @@ from . import sqlops
 from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector, Store,
                    StoreSession, TimeEvents)
 from .locks import MessageLocks
+from ..rules.pycompile import like_regex
 from .sqlnames import rewrite
 from .sqlschema import (CATALOG_DDL, USER_VIEWS, drop_queue_table_ddl, quote, queue_table_ddl,
                         table_name, view_name)
@@ -37,6 +38,8 @@ from .sqlschema import (CATALOG_DDL, USER_VIEWS, drop_queue_table_ddl, quote, qu
 # processes' commits bump: backing off from 2 ms to 50 ms while another process has the
 # database open; alone, every second (to notice a process that opens it later)
 CROSS_PROCESS_POLL = (0.002, 0.05)
+# temporary sequence numbers of a session's uncommitted enqueues (above any real one)
+_PENDING_SEQ = 1 << 62
 ALONE_RECHECK = 1.0
 _EPOCH_TO_TEXT = "strftime('%Y-%m-%d %H:%M:%f', {x}, 'unixepoch')"
 
@@ -469,6 +472,7 @@ class SqliteSession(StoreSession):
         self._removes: list[tuple[QueueInfo, list[MessageRecord], DequeueInfo]] = []
         self._held: list[tuple[int, int]] = []
         self._removed: set[tuple[int, int]] = set()  # consumed by this transaction: invisible to it
+        self._pending_seq = 0
 
     @property
     def in_transaction(self) -> bool:
@@ -491,6 +495,9 @@ class SqliteSession(StoreSession):
                 self.store.end(self.conn, ok)
             self._after_insert(records)
             return
+        for r in records:  # ordered after every committed message until the commit numbers them
+            self._pending_seq += 1
+            r.seq = _PENDING_SEQ + self._pending_seq
         entry = self._inserts.get(queue.table.qt_id)
         if entry is None:
             self._inserts[queue.table.qt_id] = (queue, list(records))
@@ -523,7 +530,9 @@ class SqliteSession(StoreSession):
                 store.begin(self.conn)
                 ok = False
                 try:
-                    recs = self._select(queue, selector, limit, lock=True)
+                    # an IMMEDIATE dequeue is its own transaction: it cannot see this
+                    # session's uncommitted enqueues
+                    recs = self._select(queue, selector, limit, lock=True, include_own=False)
                     sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
                                    info.consumer_name, new_txn_id(), time.time())
                     ok = True
@@ -539,17 +548,25 @@ class SqliteSession(StoreSession):
         recs = self._select(queue, selector, limit, lock=True)
         if recs:
             self.new_transaction_id()
-            self._held.extend((queue.table.qt_id, r.seq) for r in recs)
+            stored = [r for r in recs if r.seq < _PENDING_SEQ]
+            own = [r for r in recs if r.seq >= _PENDING_SEQ]
+            self._held.extend((queue.table.qt_id, r.seq) for r in stored)
             if removing:
-                self._removes.append((queue, recs, info))
-                self._removed.update((queue.table.qt_id, r.seq) for r in recs)
+                if stored:
+                    self._removes.append((queue, stored, info))
+                    self._removed.update((queue.table.qt_id, r.seq) for r in stored)
+                if own:  # consuming its own uncommitted message: it is simply never inserted
+                    ids = {id(r) for r in own}
+                    entry = self._inserts[queue.table.qt_id]
+                    entry[1][:] = [r for r in entry[1] if id(r) not in ids]
         return recs
 
     def _notify_retention(self, queue: QueueInfo, recs: list[MessageRecord]) -> None:
         if recs and queue.retention_time > 0:
             self.store.time_event_hint(time.time() + queue.retention_time)
 
-    def _select(self, queue: QueueInfo, sel: Selector, limit: int, lock: bool) -> list[MessageRecord]:
+    def _select(self, queue: QueueInfo, sel: Selector, limit: int, lock: bool,
+                include_own: bool = True) -> list[MessageRecord]:
         """Walk the queue in order from ``sel.after``, skipping what the predicate rejects
         and what other sessions hold, until ``limit`` messages are taken."""
         qt_id = queue.table.qt_id
@@ -588,7 +605,42 @@ class SqliteSession(StoreSession):
             if len(cands) < chunk:
                 break
             after = sqlops.order_key(queue.table, cands[-1])
+        own = self._own_uncommitted(queue, sel, now) if include_own else []
+        if own:  # a session sees its own uncommitted enqueues, in queue order
+            merged = sorted(taken + own, key=lambda r: sqlops.order_key(queue.table, r))
+            taken, extra = merged[:limit], merged[limit:]
+            if lock:
+                for r in extra:
+                    if r.seq < _PENDING_SEQ and (qt_id, r.seq) not in self._held:
+                        locks.unlock(qt_id, r.seq, self)
         return taken
+
+    def _own_uncommitted(self, queue: QueueInfo, sel: Selector, now: float) -> list[MessageRecord]:
+        """This session's pending enqueues into ``queue`` that ``sel`` would take.
+        Commit-time queues show none: their order is fixed only at commit (seed 001)."""
+        entry = self._inserts.get(queue.table.qt_id)
+        if entry is None or queue.table.commit_time:
+            return []
+        corr = like_regex(sel.correlation, None) if sel.correlation is not None else None
+        out = []
+        for r in entry[1]:
+            if r.q_name != queue.name or r.state not in sel.states:
+                continue
+            if (r.expire_at is not None and r.expire_at <= now) or \
+                    (sel.msgid is not None and r.msgid != sel.msgid):
+                continue
+            if corr is not None and (r.corrid is None or not corr.fullmatch(r.corrid)):
+                continue
+            if sel.group is not None and r.enq_tid != sel.group:
+                continue
+            if sel.group is None and sel.skip_groups and r.enq_tid in sel.skip_groups:
+                continue
+            if sel.after is not None and sqlops.order_key(queue.table, r) <= sel.after:
+                continue
+            if sel.predicate is not None and not sel.predicate(r):
+                continue
+            out.append(r)
+        return out
 
     def message_status(self, queue: QueueInfo, msgid: bytes) -> tuple[int, bool] | None:
         st = sqlops.message_status(self.conn, queue, msgid)
