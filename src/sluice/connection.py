@@ -10,6 +10,7 @@ administrative packages as attributes (``conn.aqadm``, ``conn.aq``,
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any, Callable
 
@@ -22,10 +23,14 @@ from .aq.transform import DbmsTransform, compile_transformation
 from .errors import InterfaceError, not_supported, ora
 from .model import Agent, MessageProperties
 from .names import canonical, split_qualified
+from .security.authorize import Authorizer
+from .security.catalog import SecurityCatalog
+from .security.users import UserStatements, authenticate
 from .store import open_store, release_store
 from .store.base import new_txn_id
 
 DEFAULT_USER = "SLUICE"
+_BARE_CALL = re.compile(r'^(?:SYS\.)?DBMS_\w+\.\w+\s*\(.*\)$', re.I | re.S)
 
 
 class Connection:
@@ -36,10 +41,13 @@ class Connection:
         self._store = open_store(dsn)
         try:
             self.username = canonical(user, "user name") if user else DEFAULT_USER
+            self._security = SecurityCatalog(self._store)
+            authenticate(self._security, self.username, password)
             self._session = self._store.session(self.username)
         except BaseException:
             release_store(self._store)
             raise
+        self._authz = Authorizer(self._security, self.username)
         self._store.start_time_manager()
         self._closed = False
         self._lock = threading.RLock()
@@ -182,8 +190,30 @@ class Connection:
         self._check_open()
         return self._session.query(sql, binds)
 
-    def sqlplus_connect(self, user: str, password: str | None) -> None:
-        raise not_supported("CONNECT inside a script (database users arrive with the security issue)")
+    def sqlplus_connect(self, user: str | None, password: str | None) -> None:
+        """SQL*Plus ``CONNECT user/password``: the session continues as another user
+        (the open transaction is committed first, as SQL*Plus does)."""
+        name = canonical(user, "user name") if user else DEFAULT_USER
+        authenticate(self._security, name, password)
+        self.commit()
+        with self._lock:
+            self._session.close()
+            self.username = name
+            self._session = self._store.session(name)
+            self._authz = Authorizer(self._security, name)
+            self._catalog = Catalog(self._store, name)
+            self._nav.clear()
+
+    def execute_sql_statement(self, kind: str, text: str) -> Any:
+        """SQL other than queries, blocks and types: users and grants; a bare
+        ``DBMS_PKG.PROC(...)`` line (as seed 004 prints them) runs as EXEC."""
+        if kind in ("CREATE USER", "ALTER USER", "DROP USER", "GRANT", "REVOKE"):
+            return UserStatements(self).execute(kind, text)
+        body = text.strip().rstrip(";").strip()
+        if _BARE_CALL.match(body):
+            from . import plsql
+            return plsql.execute(self, f"BEGIN {body}; END;")
+        raise ora(900)
 
     # -- internals used by the AQ layer -------------------------------------
     def _check_open(self) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InterfaceError, ora
 from ..names import canonical, split_qualified
+from ..security.admin import SecurityAdm
 from ..store.base import QueueInfo, QueueTableInfo
 from .payload import ANYDATA
 
@@ -52,7 +53,7 @@ def _seconds(name: str, value: object, code: int, allow_forever: bool) -> float:
     return float(value)
 
 
-class AqAdm:
+class AqAdm(SecurityAdm):
     """The DBMS_AQADM package for one connection."""
 
     # package constants (DBMS_AQADM.<NAME>)
@@ -83,6 +84,7 @@ class AqAdm:
                            secondary_instance: int = 0, compatible: str | None = None,
                            secure: bool = False, replication_mode: int = 0) -> None:
         owner, name = split_qualified(queue_table, self._conn.username, "queue table name")
+        self._conn._authz.check_admin(owner)
         if len(name) > 122:  # room for the AQ$_..._E exception queue name
             raise ora(972, name)
         payload = self._payload_type(queue_payload_type)
@@ -120,6 +122,7 @@ class AqAdm:
                           primary_instance: int | None = None, secondary_instance: int | None = None,
                           replication_mode: int | None = None) -> None:
         table = self._catalog.queue_table(queue_table)
+        self._conn._authz.check_admin(table.owner)
         self._conn._ddl_commit()
         if comment is not None:
             table.comment = comment
@@ -132,6 +135,7 @@ class AqAdm:
 
     def drop_queue_table(self, queue_table: str, force: bool = False, auto_commit: bool = True) -> None:
         table = self._catalog.queue_table(queue_table)
+        self._conn._authz.check_admin(table.owner)
         user_queues = [q for q in self._catalog.queues_of(table) if q.name != table.exception_queue_name]
         if user_queues and not _flag("force", force):
             raise ora(24012, table.qualified)
@@ -144,6 +148,7 @@ class AqAdm:
         """Remove the messages of the table that match ``purge_condition``, a SQL condition
         on the ``AQ$<queue_table>`` view aliased ``qtview`` (NULL purges everything)."""
         table = self._catalog.queue_table(queue_table)
+        self._conn._authz.check_admin(table.owner)
         self._conn._ddl_commit()
         self._store.purge_messages(table, purge_condition)
 
@@ -153,6 +158,7 @@ class AqAdm:
                      dependency_tracking: bool = False, comment: str | None = None,
                      auto_commit: bool = True) -> None:
         owner, name = split_qualified(queue_name, self._conn.username, "queue name")
+        self._conn._authz.check_admin(owner)
         table = self._catalog.queue_table(queue_table)
         if owner != table.owner:
             raise ora(24037, owner, table.owner)
@@ -175,6 +181,7 @@ class AqAdm:
                     retention_time: float | None = None, auto_commit: bool = True,
                     comment: str | None = None) -> None:
         q = self._catalog.queue(queue_name)
+        self._conn._authz.check_admin(q.owner)
         if max_retries is not None:
             if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
                 raise ora(24013, max_retries)
@@ -194,6 +201,7 @@ class AqAdm:
 
     def drop_queue(self, queue_name: str, auto_commit: bool = True) -> None:
         q = self._catalog.queue(queue_name)
+        self._conn._authz.check_admin(q.owner)
         if q.enqueue_enabled or q.dequeue_enabled:
             raise ora(24011, q.qualified)
         if q.name == q.table.exception_queue_name:
@@ -204,6 +212,7 @@ class AqAdm:
 
     def start_queue(self, queue_name: str, enqueue: bool = True, dequeue: bool = True) -> None:
         q = self._catalog.queue(queue_name)
+        self._conn._authz.check_admin(q.owner)
         enq, deq = _flag("enqueue", enqueue), _flag("dequeue", dequeue)
         if q.is_exception_queue and enq:
             if not deq:
@@ -218,6 +227,7 @@ class AqAdm:
     def stop_queue(self, queue_name: str, enqueue: bool = True, dequeue: bool = True,
                    wait: bool = True) -> None:
         q = self._catalog.queue(queue_name)
+        self._conn._authz.check_admin(q.owner)
         self._conn._ddl_commit()
         if _flag("enqueue", enqueue):
             q.enqueue_enabled = False

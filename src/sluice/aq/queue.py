@@ -85,6 +85,8 @@ class Queue:
         q = self._info()
         if q.is_exception_queue or not q.enqueue_enabled:
             raise ora(25207, q.qualified)
+        conn._authz.check_enqueue(q, [m.sender_id for m in messages
+                                      if isinstance(m, MessageProperties)])
         self._check_payload_type(q)
         opts = self.enqoptions
         if opts.deliverymode == C.MSG_BUFFERED:
@@ -195,6 +197,7 @@ class Queue:
             raise ora(25226, q.qualified)
         self._check_payload_type(q)
         consumer = canonical(opts.consumername, "consumer name") if opts.consumername else None
+        conn._authz.check_dequeue(q, consumer)
         if q.table.multiple_consumers and consumer is None and not q.is_exception_queue:
             raise ora(25231)
         if q.table.multiple_consumers and not q.is_exception_queue:

@@ -1,0 +1,167 @@
+"""The security procedures of ``DBMS_AQADM``: privileges and AQ agents.
+
+Mixed into :class:`sluice.aq.admin.AqAdm`, so they are ``conn.aqadm.<proc>`` and
+``DBMS_AQADM.<PROC>`` like every other DBMS_AQADM procedure; parameters in
+Oracle's order.  Each call is DDL: it commits the caller's open transaction.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import ora
+from ..names import canonical
+from .catalog import AQ_SYSTEM_PRIVILEGES, QUEUE_PRIVILEGES
+
+if TYPE_CHECKING:
+    from ..connection import Connection
+
+
+def _flag(value: object) -> bool:
+    return bool(value) if value is not None else False
+
+
+class SecurityAdm:
+    """DBMS_AQADM.GRANT_* / REVOKE_* / *_AQ_AGENT / *_DB_ACCESS."""
+
+    _conn: "Connection"
+
+    # -- helpers ------------------------------------------------------------
+    def _grantee(self, name: str) -> str:
+        user = canonical(name, "grantee")
+        if self._conn._security.user(user) is None:
+            raise ora(1917, user)
+        return user
+
+    def _put(self, kind: str, owner: str, name: str, spec: dict) -> None:
+        self._conn._ddl_commit()
+        self._conn._store.put_catalog_object(kind, owner, name, spec, replace=True)
+
+    def _drop(self, kind: str, owner: str, name: str) -> None:
+        self._conn._ddl_commit()
+        self._conn._store.drop_catalog_object(kind, owner, name)
+
+    # -- system privileges (seed 003 "System-Level Access Control") ----------
+    def grant_system_privilege(self, privilege: str, grantee: str, admin_option: bool = False) -> None:
+        priv = str(privilege).strip().upper()
+        if priv not in AQ_SYSTEM_PRIVILEGES:
+            raise ora(990, privilege)
+        authz = self._conn._authz
+        if not (authz.is_superuser() or priv in authz.info().admin_option):
+            raise ora(1031)
+        user = self._grantee(grantee)
+        self._put("SYSPRIV", user, priv, {"admin_option": _flag(admin_option),
+                                          "grantor": self._conn.username})
+
+    def revoke_system_privilege(self, privilege: str, grantee: str) -> None:
+        priv = str(privilege).strip().upper()
+        if priv not in AQ_SYSTEM_PRIVILEGES:
+            raise ora(990, privilege)
+        authz = self._conn._authz
+        if not (authz.is_superuser() or priv in authz.info().admin_option):
+            raise ora(1031)
+        user = self._grantee(grantee)
+        if priv not in self._conn._security.user(user).system:
+            raise ora(1952, user)
+        self._drop("SYSPRIV", user, priv)
+
+    # -- queue privileges (seed 003 "Queue-Level Access Control") ------------
+    @staticmethod
+    def _queue_privileges(privilege: str) -> tuple[str, ...]:
+        priv = str(privilege).strip().upper()
+        if priv == "ALL":
+            return QUEUE_PRIVILEGES
+        if priv not in QUEUE_PRIVILEGES:
+            raise ora(990, privilege)
+        return (priv,)
+
+    def grant_queue_privilege(self, privilege: str, queue_name: str, grantee: str,
+                              grant_option: bool = False) -> None:
+        privs = self._queue_privileges(privilege)
+        queue = self._conn._catalog.queue(queue_name)
+        self._conn._authz.check_grant_queue(queue, privs)
+        user = self._grantee(grantee)
+        held = dict(self._conn._security.user(user).queues.get(queue.qualified, {}))
+        for p in privs:
+            held[p] = {"grant_option": _flag(grant_option), "grantor": self._conn.username}
+        self._put("QUEUEPRIV", user, queue.qualified, held)
+
+    def revoke_queue_privilege(self, privilege: str, queue_name: str, grantee: str) -> None:
+        privs = self._queue_privileges(privilege)
+        queue = self._conn._catalog.queue(queue_name)
+        user = self._grantee(grantee)
+        held = dict(self._conn._security.user(user).queues.get(queue.qualified, {}))
+        authz = self._conn._authz
+        for p in privs:
+            spec = held.get(p)
+            if spec is None:
+                raise ora(1927)
+            if not (authz.is_superuser() or queue.owner == self._conn.username
+                    or spec.get("grantor") == self._conn.username):
+                raise ora(1927)
+        for p in privs:
+            held.pop(p)
+        if held:
+            self._put("QUEUEPRIV", user, queue.qualified, held)
+        else:
+            self._drop("QUEUEPRIV", user, queue.qualified)
+
+    # -- AQ agents (seed 004 "Authorizing Users") -----------------------------
+    def create_aq_agent(self, agent_name: str, certificate_location: str | None = None,
+                        enable_http: bool = False, enable_smtp: bool = False,
+                        enable_anyp: bool = False) -> None:
+        self._conn._authz.check_aq_administrator()
+        name = canonical(agent_name, "agent name")
+        if self._conn._security.agent(name) is not None:
+            raise ora(24089, name)
+        self._put("AGENT", "SYS", name, self._agent_spec(certificate_location, enable_http,
+                                                         enable_smtp, enable_anyp))
+
+    def alter_aq_agent(self, agent_name: str, certificate_location: str | None = None,
+                       enable_http: bool = False, enable_smtp: bool = False,
+                       enable_anyp: bool = False) -> None:
+        self._conn._authz.check_aq_administrator()
+        name = canonical(agent_name, "agent name")
+        if self._conn._security.agent(name) is None:
+            raise ora(24088, name)
+        self._put("AGENT", "SYS", name, self._agent_spec(certificate_location, enable_http,
+                                                         enable_smtp, enable_anyp))
+
+    def drop_aq_agent(self, agent_name: str) -> None:
+        self._conn._authz.check_aq_administrator()
+        name = canonical(agent_name, "agent name")
+        agent = self._conn._security.agent(name)
+        if agent is None:
+            raise ora(24088, name)
+        self._conn._ddl_commit()
+        store = self._conn._store
+        for user in agent.db_users:
+            store.drop_catalog_object("AGENTUSER", name, user)
+        store.drop_catalog_object("AGENT", "SYS", name)
+
+    @staticmethod
+    def _agent_spec(certificate_location, enable_http, enable_smtp, enable_anyp) -> dict:
+        return {"certificate_location": certificate_location, "enable_http": _flag(enable_http),
+                "enable_smtp": _flag(enable_smtp), "enable_anyp": _flag(enable_anyp)}
+
+    def enable_db_access(self, agent_name: str, db_username: str) -> None:
+        """Give the agent the privileges of the database user (seed 004 Example 17-25)."""
+        self._conn._authz.check_aq_administrator()
+        name = canonical(agent_name, "agent name")
+        if self._conn._security.agent(name) is None:
+            raise ora(24088, name)
+        user = canonical(db_username, "user name")
+        if self._conn._security.user(user) is None:
+            raise ora(1918, user)
+        self._put("AGENTUSER", name, user, {})
+
+    def disable_db_access(self, agent_name: str, db_username: str) -> None:
+        self._conn._authz.check_aq_administrator()
+        name = canonical(agent_name, "agent name")
+        agent = self._conn._security.agent(name)
+        if agent is None:
+            raise ora(24088, name)
+        user = canonical(db_username, "user name")
+        if user not in agent.db_users:
+            raise ora(24095, name, user)
+        self._drop("AGENTUSER", name, user)

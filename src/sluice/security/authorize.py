@@ -1,0 +1,118 @@
+"""The one enforcement point: may the connected user do this to that queue?
+
+Seed 003: a queue's owner may do anything with it; "a queue administrator can
+invoke Oracle Database Advanced Queuing administrative and operational interfaces
+on any queue" (MANAGE_ANY, and ENQUEUE_ANY / DEQUEUE_ANY for the operations);
+other users need a queue privilege (ENQUEUE, DEQUEUE or ALL) granted by the
+owner.  Seed 001: using a queue also needs EXECUTE on DBMS_AQ (or
+DBMS_STREAMS_MESSAGING); administering needs EXECUTE on DBMS_AQADM.  Seeds
+001/002 "Secure Queues": on a secure queue a user who is not the owner must act
+through an AQ agent mapped to it by ENABLE_DB_ACCESS — the sender of an enqueue,
+the consumer of a dequeue.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..errors import ora
+from ..model import Agent
+from ..names import canonical
+from ..store.base import QueueInfo
+from .catalog import SecurityCatalog, UserInfo
+
+
+class Authorizer:
+    """Privilege checks for one connection (user ``user``)."""
+
+    def __init__(self, catalog: SecurityCatalog, user: str) -> None:
+        self.catalog = catalog
+        self.username = user
+
+    # -- facts --------------------------------------------------------------
+    def info(self) -> UserInfo:
+        u = self.catalog.user(self.username)
+        if u is None:  # the user was dropped while connected
+            raise ora(1017)
+        return u
+
+    def is_superuser(self) -> bool:
+        return self.info().superuser
+
+    def has_system(self, privilege: str) -> bool:
+        u = self.info()
+        return u.superuser or privilege in u.system
+
+    def has_execute(self, *packages: str) -> bool:
+        u = self.info()
+        return u.superuser or any(p in u.execute for p in packages)
+
+    def has_queue_privilege(self, queue: QueueInfo, privilege: str) -> bool:
+        """Owner, the ANY system privilege, or a grant of the privilege (or ALL)."""
+        u = self.info()
+        if u.superuser or queue.owner == self.username:
+            return True
+        if f"{privilege}_ANY" in u.system:
+            return True
+        return privilege in u.queues.get(queue.qualified, {})
+
+    # -- checks -------------------------------------------------------------
+    def check_enqueue(self, queue: QueueInfo, senders: Iterable[Agent | None]) -> None:
+        if self.is_superuser():
+            return
+        self._check_package_use()
+        if not self.has_queue_privilege(queue, "ENQUEUE"):
+            raise ora(1031)
+        if queue.table.secure and queue.owner != self.username:
+            for sender in senders:
+                if sender is None or not sender.name:
+                    raise ora(25224)
+                self._check_agent_mapping(sender.name)
+
+    def check_dequeue(self, queue: QueueInfo, consumer: str | None) -> None:
+        if self.is_superuser():
+            return
+        self._check_package_use()
+        if not self.has_queue_privilege(queue, "DEQUEUE"):
+            raise ora(1031)
+        if queue.table.secure and queue.owner != self.username:
+            if not consumer:
+                raise ora(24093, "(none)", self.username)
+            self._check_agent_mapping(consumer)
+
+    def check_admin(self, schema: str) -> None:
+        """Administer queues / queue tables of ``schema`` (DBMS_AQADM)."""
+        if self.is_superuser():
+            return
+        if not self.has_execute("DBMS_AQADM"):
+            raise ora(1031)
+        if schema != self.username and not self.has_system("MANAGE_ANY"):
+            raise ora(1031)
+
+    def check_aq_administrator(self) -> None:
+        """Agents, system privileges: a queue administrator's work."""
+        if self.is_superuser():
+            return
+        if not (self.has_execute("DBMS_AQADM") and self.has_system("MANAGE_ANY")):
+            raise ora(1031)
+
+    def check_grant_queue(self, queue: QueueInfo, privileges: Iterable[str]) -> None:
+        """Owner, queue administrator, or a holder of the privilege WITH GRANT OPTION."""
+        if self.is_superuser() or queue.owner == self.username:
+            return
+        if self.has_execute("DBMS_AQADM") and self.has_system("MANAGE_ANY"):
+            return
+        held = self.info().queues.get(queue.qualified, {})
+        if all(held.get(p, {}).get("grant_option") for p in privileges):
+            return
+        raise ora(1031)
+
+    def _check_package_use(self) -> None:
+        if not self.has_execute("DBMS_AQ", "DBMS_STREAMS_MESSAGING"):
+            raise ora(1031)
+
+    def _check_agent_mapping(self, agent_name: str) -> None:
+        name = canonical(agent_name, "agent name")
+        agent = self.catalog.agent(name)
+        if agent is None or self.username not in agent.db_users:
+            raise ora(24093, name, self.username)

@@ -1,0 +1,127 @@
+"""Who exists and who may do what: users, roles, privileges, AQ agents.
+
+Everything is kept in the store's generic catalog (``Store.put_catalog_object``),
+one object per fact, so every backend stores it the same way:
+
+=============  ==============  ======================  ===============================
+kind           owner           name                    spec
+=============  ==============  ======================  ===============================
+USER           SYS             user name               password hash, superuser flag
+SYSPRIV        grantee         privilege               admin_option, grantor
+QUEUEPRIV      grantee         OWNER.QUEUE             {privilege: {grant_option, grantor}}
+EXECPRIV       grantee         package (DBMS_AQ …)     grantor
+ROLE           grantee         role                    grantor
+AGENT          SYS             agent name              enable_http / smtp / anyp
+AGENTUSER      agent name      database user           {}
+PROXY          user            proxy user              {} (ALTER USER … CONNECT THROUGH)
+=============  ==============  ======================  ===============================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..store.base import Store
+
+BOOTSTRAP_USER = "SLUICE"
+
+# AQ system privileges (DBMS_AQADM names) and their SQL spellings
+AQ_SYSTEM_PRIVILEGES = ("ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY")
+SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE": "DEQUEUE_ANY",
+                         "MANAGE ANY QUEUE": "MANAGE_ANY", "CREATE SESSION": "CREATE_SESSION",
+                         "FORCE ANY TRANSACTION": "FORCE_ANY_TRANSACTION"}
+# what Oracle's predefined roles give, as far as AQ is concerned
+ROLE_GRANTS = {
+    "CONNECT": {"sys": {"CREATE_SESSION"}, "exec": set()},
+    "RESOURCE": {"sys": set(), "exec": set()},
+    "AQ_USER_ROLE": {"sys": set(), "exec": {"DBMS_AQ", "DBMS_AQIN", "DBMS_AQJMS"}},
+    "AQ_ADMINISTRATOR_ROLE": {"sys": {"ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY"},
+                              "exec": {"DBMS_AQ", "DBMS_AQADM", "DBMS_AQIN", "DBMS_AQJMS",
+                                       "DBMS_AQELM"}},
+    "DBA": {"sys": set(), "exec": set()},   # DBA makes a superuser (see UserInfo)
+}
+QUEUE_PRIVILEGES = ("ENQUEUE", "DEQUEUE")
+
+
+@dataclass
+class UserInfo:
+    name: str
+    password: dict | None = None
+    superuser: bool = False
+    system: set[str] = field(default_factory=set)
+    admin_option: set[str] = field(default_factory=set)
+    execute: set[str] = field(default_factory=set)
+    roles: set[str] = field(default_factory=set)
+    queues: dict[str, dict[str, dict]] = field(default_factory=dict)   # OWNER.Q -> priv -> spec
+
+
+@dataclass
+class AgentInfo:
+    name: str
+    enable_http: bool = False
+    enable_smtp: bool = False
+    enable_anyp: bool = False
+    certificate_location: str | None = None
+    db_users: list[str] = field(default_factory=list)
+
+
+class SecurityCatalog:
+    """The security facts of one store, cached until the catalog changes."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._version = -1
+        self.users: dict[str, UserInfo] = {}
+        self.agents: dict[str, AgentInfo] = {}
+        self.proxies: dict[str, set[str]] = {}
+
+    def refresh(self) -> None:
+        version = self.store.catalog_version()
+        if version == self._version:
+            return
+        users: dict[str, UserInfo] = {}
+        for _, name, spec in self.store.catalog_objects("USER"):
+            users[name] = UserInfo(name, spec.get("password"), bool(spec.get("superuser")))
+        for grantee, priv, spec in self.store.catalog_objects("SYSPRIV"):
+            if grantee in users:
+                users[grantee].system.add(priv)
+                if spec.get("admin_option"):
+                    users[grantee].admin_option.add(priv)
+        for grantee, pkg, _ in self.store.catalog_objects("EXECPRIV"):
+            if grantee in users:
+                users[grantee].execute.add(pkg)
+        for grantee, role, _ in self.store.catalog_objects("ROLE"):
+            if grantee in users:
+                u = users[grantee]
+                u.roles.add(role)
+                u.superuser = u.superuser or role == "DBA"
+                u.system |= ROLE_GRANTS.get(role, {}).get("sys", set())
+                u.execute |= ROLE_GRANTS.get(role, {}).get("exec", set())
+        for grantee, queue, spec in self.store.catalog_objects("QUEUEPRIV"):
+            if grantee in users:
+                users[grantee].queues[queue] = dict(spec)
+        agents: dict[str, AgentInfo] = {}
+        for _, name, spec in self.store.catalog_objects("AGENT"):
+            agents[name] = AgentInfo(name, bool(spec.get("enable_http")), bool(spec.get("enable_smtp")),
+                                     bool(spec.get("enable_anyp")), spec.get("certificate_location"))
+        for agent, db_user, _ in self.store.catalog_objects("AGENTUSER"):
+            if agent in agents:
+                agents[agent].db_users.append(db_user)
+        proxies: dict[str, set[str]] = {}
+        for user, proxy, _ in self.store.catalog_objects("PROXY"):
+            proxies.setdefault(user, set()).add(proxy)
+        self.users, self.agents, self.proxies = users, agents, proxies
+        self._version = version
+
+    def user(self, name: str) -> UserInfo | None:
+        self.refresh()
+        u = self.users.get(name)
+        if u is None and name == BOOTSTRAP_USER and not self.users:
+            # a store nobody has initialised with users yet: the embedded default
+            # user is its administrator, like SYS of a fresh database
+            return UserInfo(name, None, True)
+        return u
+
+    def agent(self, name: str) -> AgentInfo | None:
+        self.refresh()
+        return self.agents.get(name)
