@@ -13,7 +13,7 @@ The AQ API is python-oracledb's::
 """
 
 from .constants import *  # noqa: F401,F403  (python-oracledb's AQ constants)
-from .connection import Connection, connect
+from .connection import AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA, Connection, connect
 from .cursor import Cursor
 from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError,
                      NotSupportedError, OperationalError, ProgrammingError)

@@ -29,15 +29,15 @@ DEFAULT_DSN = "sqlite:///sluice.db"
 class _Context:
     """Opens the connection only when a command needs it."""
 
-    def __init__(self, dsn: str, user: str | None) -> None:
-        self.dsn, self.user = dsn, user
+    def __init__(self, dsn: str, user: str | None, password: str | None) -> None:
+        self.dsn, self.user, self.password = dsn, user, password
         self._conn = None
 
     @property
     def conn(self):
         if self._conn is None:
             import sluice
-            self._conn = sluice.connect(self.dsn, user=self.user)
+            self._conn = sluice.connect(self.dsn, user=self.user, password=self.password)
         return self._conn
 
     def close(self) -> None:
@@ -54,22 +54,26 @@ def _fail(e: Error) -> None:
 @click.option("--dsn", envvar="SLUICE_DSN", default=DEFAULT_DSN, show_default=True,
               help="Store to use: sqlite:///file.db (embedded) or postgresql://…")
 @click.option("--user", envvar="SLUICE_USER", default=None, help="Database user (default SLUICE).")
+@click.option("--password", envvar="SLUICE_PASSWORD", default=None, help="The user's password.")
 @click.pass_context
-def main(ctx: click.Context, dsn: str, user: str | None) -> None:
+def main(ctx: click.Context, dsn: str, user: str | None, password: str | None) -> None:
     """Sluice: Oracle Streams Advanced Queuing, in Python."""
-    ctx.obj = _Context(dsn, user)
+    ctx.obj = _Context(dsn, user, password)
     ctx.call_on_close(ctx.obj.close)
 
 
 @main.command()
+@click.option("--admin-password", envvar="SLUICE_ADMIN_PASSWORD", default=None,
+              help="Give the bootstrap administrator SLUICE a password (else it has none).")
 @click.pass_obj
-def init(obj: _Context) -> None:
-    """Create (or upgrade) the store's catalog."""
+def init(obj: _Context, admin_password: str | None) -> None:
+    """Create (or upgrade) the store's catalog and its bootstrap administrator SLUICE."""
+    from .security.users import init_administrator
     try:
-        obj.conn
+        created = init_administrator(obj.conn, admin_password)
     except Error as e:
         _fail(e)
-    click.echo(f"initialised {obj.dsn}")
+    click.echo(f"initialised {obj.dsn}" + ("; administrator SLUICE created" if created else ""))
 
 
 def _print_table(columns: list[str], rows: list[tuple]) -> None:
@@ -107,11 +111,30 @@ def sql(obj: _Context, statements: tuple[str, ...], script) -> None:
                 _print_table(result.columns, result.rows)
             elif result.kind == "block":
                 click.echo("PL/SQL procedure successfully completed.")
-            elif result.kind in ("ddl", "tcl"):
-                click.echo(f"{stmt.split()[0].capitalize()} completed.")
+            elif result.kind in ("ddl", "tcl", "dml", "sqlplus") and result.columns is None:
+                message = _feedback(stmt)
+                if message:
+                    click.echo(message)
         obj.conn.commit()
     except Error as e:
         _fail(e)
+
+
+_FEEDBACK = {("CREATE", "USER"): "User created.", ("ALTER", "USER"): "User altered.",
+             ("DROP", "USER"): "User dropped.", ("CREATE", "TYPE"): "Type created.",
+             ("DROP", "TYPE"): "Type dropped.", ("GRANT",): "Grant succeeded.",
+             ("REVOKE",): "Revoke succeeded.", ("COMMIT",): "Commit complete.",
+             ("ROLLBACK",): "Rollback complete."}
+
+
+def _feedback(stmt: str) -> str | None:
+    """SQL*Plus's one-line feedback for a statement."""
+    words = [w.upper() for w in stmt.split()[:4]]
+    if words[:1] and "." in words[0] and "(" in stmt:
+        return "PL/SQL procedure successfully completed."
+    if words[1:3] == ["OR", "REPLACE"]:
+        words = words[:1] + words[3:]
+    return _FEEDBACK.get(tuple(words[:2])) or _FEEDBACK.get(tuple(words[:1]))
 
 
 def _payload_for(conn, queue: str, text: str):

@@ -28,21 +28,27 @@ from .security.catalog import SecurityCatalog
 from .security.users import UserStatements, authenticate
 from .store import open_store, release_store
 from .store.base import new_txn_id
+from .streams.adm import StreamsAdm
 
 DEFAULT_USER = "SLUICE"
+AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA = 0, 2   # python-oracledb's values
 _BARE_CALL = re.compile(r'^(?:SYS\.)?DBMS_\w+\.\w+\s*\(.*\)$', re.I | re.S)
 
 
 class Connection:
     """A session on a Sluice store (python-oracledb ``Connection``)."""
 
-    def __init__(self, dsn: str, user: str | None = None, password: str | None = None) -> None:
+    def __init__(self, dsn: str, user: str | None = None, password: str | None = None,
+                 mode: int = 0) -> None:
         self.dsn = dsn
         self._store = open_store(dsn)
         try:
             self.username = canonical(user, "user name") if user else DEFAULT_USER
             self._security = SecurityCatalog(self._store)
-            authenticate(self._security, self.username, password)
+            if mode & AUTH_MODE_SYSDBA:   # operating-system authentication, as SYS
+                self.username = "SYS"
+            else:
+                authenticate(self._security, self.username, password)
             self._session = self._store.session(self.username)
         except BaseException:
             release_store(self._store)
@@ -60,6 +66,7 @@ class Connection:
         self.aqadm = AqAdm(self)
         self.aq = DbmsAq(self)
         self.transform = DbmsTransform(self)
+        self.streams_adm = StreamsAdm(self)
 
     # -- python-oracledb API ------------------------------------------------
     def queue(self, name: str, payload_type: Any = None, *, payloadType: Any = None) -> Queue:  # noqa: N803
@@ -190,11 +197,16 @@ class Connection:
         self._check_open()
         return self._session.query(sql, binds)
 
-    def sqlplus_connect(self, user: str | None, password: str | None) -> None:
+    def sqlplus_connect(self, user: str | None, password: str | None, as_sysdba: bool = False) -> None:
         """SQL*Plus ``CONNECT user/password``: the session continues as another user
-        (the open transaction is committed first, as SQL*Plus does)."""
+        (the open transaction is committed first, as SQL*Plus does).  ``AS SYSDBA`` is
+        operating-system authentication: whoever can open the store's files (or holds
+        the server DSN) is SYS, whatever password is typed."""
         name = canonical(user, "user name") if user else DEFAULT_USER
-        authenticate(self._security, name, password)
+        if as_sysdba:
+            name = "SYS"
+        else:
+            authenticate(self._security, name, password)
         self.commit()
         with self._lock:
             self._session.close()
@@ -244,8 +256,9 @@ class Connection:
 
 
 def connect(dsn: str = "sqlite:///sluice.db", user: str | None = None, password: str | None = None,
-            **kwargs: Any) -> Connection:
-    """Open a connection: ``sluice.connect("sqlite:///app.db")``."""
+            mode: int = AUTH_MODE_DEFAULT, **kwargs: Any) -> Connection:
+    """Open a connection: ``sluice.connect("sqlite:///app.db", user="scott", password="…")``;
+    ``mode=sluice.AUTH_MODE_SYSDBA`` connects as SYS by operating-system authentication."""
     if kwargs:
         raise InterfaceError(f"unexpected arguments: {', '.join(sorted(kwargs))}")
-    return Connection(dsn, user=user, password=password)
+    return Connection(dsn, user=user, password=password, mode=mode)

@@ -158,6 +158,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1927: (ProgrammingError, "cannot REVOKE privileges you did not grant"),
     1952: (ProgrammingError, "system privileges not granted to '{0}'"),
     1951: (ProgrammingError, "ROLE '{0}' not granted to '{1}'"),
+    28009: (ProgrammingError, "connection as SYS should be as SYSDBA or SYSOPER"),
     24088: (ProgrammingError, "AQ Agent {0} does not exist"),
     24089: (IntegrityError, "AQ Agent {0} already exists"),
     24093: (ProgrammingError, "AQ agent {0} not granted privileges of database user {1}"),

@@ -71,6 +71,7 @@ class DbmsTransform:
     def create_transformation(self, schema: str, name: str, from_schema: str, from_type: str,
                               to_schema: str, to_type: str, transformation: str | None = None) -> None:
         owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
+        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
         src = self._type_name(from_schema, from_type)
         dst = self._type_name(to_schema, to_type)
         spec = {"owner": owner, "name": tname, "from_type": src, "to_type": dst,
@@ -89,6 +90,7 @@ class DbmsTransform:
     def modify_transformation(self, schema: str, name: str, attribute_number: int,
                               transformation: str) -> None:
         owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
+        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
         spec = self._conn._catalog.transformation(f"{owner}.{tname}")
         spec = dict(spec, function=transformation)
         compile_transformation(spec)
@@ -98,6 +100,7 @@ class DbmsTransform:
 
     def drop_transformation(self, schema: str, name: str) -> None:
         owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
+        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
         self._conn._ddl_commit()
         if not self._conn._store.drop_catalog_object("TRANSFORMATION", owner, tname):
             raise ora(24185, owner, tname)

@@ -265,7 +265,10 @@ def _sqlplus(conn: Any, command: str, text: str, binds: dict | None) -> Statemen
         return StatementResult("sqlplus", output=result.output)
     if command in ("CONNECT", "CONN"):
         user, password = _connect_args(rest)
-        conn.sqlplus_connect(user, password)
+        if re.search(r"\s+as\s+sysdba\s*;?\s*$", rest, re.I):
+            conn.sqlplus_connect(user, password, as_sysdba=True)
+        else:
+            conn.sqlplus_connect(user, password)
         return StatementResult("sqlplus")
     if command in _IGNORED:
         return StatementResult("sqlplus")

@@ -80,11 +80,12 @@ class Authorizer:
                 raise ora(24093, "(none)", self.username)
             self._check_agent_mapping(consumer)
 
-    def check_admin(self, schema: str) -> None:
-        """Administer queues / queue tables of ``schema`` (DBMS_AQADM)."""
+    def check_admin(self, schema: str, package: str = "DBMS_AQADM") -> None:
+        """Administer objects of ``schema`` through ``package`` (queues and queue tables
+        through DBMS_AQADM, transformations through DBMS_TRANSFORM …)."""
         if self.is_superuser():
             return
-        if not self.has_execute("DBMS_AQADM"):
+        if not self.has_execute(package):
             raise ora(1031)
         if schema != self.username and not self.has_system("MANAGE_ANY"):
             raise ora(1031)

@@ -115,6 +115,8 @@ class SecurityCatalog:
 
     def user(self, name: str) -> UserInfo | None:
         self.refresh()
+        if name == "SYS":   # built in; reached only by AS SYSDBA (see users.authenticate)
+            return UserInfo("SYS", None, True)
         u = self.users.get(name)
         if u is None and name == BOOTSTRAP_USER and not self.users:
             # a store nobody has initialised with users yet: the embedded default

@@ -37,6 +37,8 @@ _EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+)$", re.I)
 
 def authenticate(security: SecurityCatalog, user: str, password: str | None) -> None:
     """Check a logon.  :raises: ORA-01017 (wrong user or password), ORA-01045."""
+    if user == "SYS":
+        raise ora(28009)
     info = security.user(user)
     if info is None:
         raise ora(1017)
@@ -47,6 +49,16 @@ def authenticate(security: SecurityCatalog, user: str, password: str | None) -> 
         raise ora(1017)
     if not (info.superuser or "CREATE_SESSION" in info.system):
         raise ora(1045, user)
+
+
+def init_administrator(conn: "Connection", password: str | None) -> bool:
+    """``sluice init``: make the bootstrap administrator a stored user (with a password
+    if one is given).  Returns False when users exist already (nothing changes)."""
+    if conn._security.users:
+        return False
+    spec = {"password": hash_password(password) if password else None, "superuser": True}
+    conn._store.put_catalog_object("USER", "SYS", BOOTSTRAP_USER, spec, replace=False)
+    return True
 
 
 def _password(token: str) -> str:
@@ -106,7 +118,7 @@ class UserStatements:
     def create_user(self, name: str, password: str) -> None:
         self._require_superuser()
         user = canonical(name, "user name")
-        if self._security.user(user) is not None and user in self._security.users:
+        if user in self._security.users or user in ("SYS", BOOTSTRAP_USER):
             raise ora(1920, user)
         self._ensure_bootstrap()
         self.conn._ddl_commit()
