@@ -53,6 +53,13 @@ def _seconds(name: str, value: object, code: int, allow_forever: bool) -> float:
     return float(value)
 
 
+def _set_given(target: object, **values: object) -> None:
+    """ALTER_* semantics: parameters left NULL keep their current value."""
+    for name, value in values.items():
+        if value is not None:
+            setattr(target, name, value)
+
+
 class AqAdm(SecurityAdm):
     """The DBMS_AQADM package for one connection."""
 
@@ -124,12 +131,8 @@ class AqAdm(SecurityAdm):
         table = self._catalog.queue_table(queue_table)
         self._conn._authz.check_admin(table.owner)
         self._conn._ddl_commit()
-        if comment is not None:
-            table.comment = comment
-        if primary_instance is not None:
-            table.primary_instance = primary_instance
-        if secondary_instance is not None:
-            table.secondary_instance = secondary_instance
+        _set_given(table, comment=comment, primary_instance=primary_instance,
+                   secondary_instance=secondary_instance)
         self._store.update_queue_table(table)
         self._catalog.refresh(force=True)
 
@@ -188,14 +191,8 @@ class AqAdm(SecurityAdm):
         new_delay = None if retry_delay is None else _seconds("retry_delay", retry_delay, 24013, False)
         new_ret = None if retention_time is None else _seconds("retention_time", retention_time, 24014, True)
         self._conn._ddl_commit()
-        if max_retries is not None:
-            q.max_retries = max_retries
-        if new_delay is not None:
-            q.retry_delay = new_delay
-        if new_ret is not None:
-            q.retention_time = new_ret
-        if comment is not None:
-            q.comment = comment
+        _set_given(q, max_retries=max_retries, retry_delay=new_delay, retention_time=new_ret,
+                   comment=comment)
         self._store.update_queue(q)
         self._catalog.refresh(force=True)
 

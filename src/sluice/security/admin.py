@@ -42,24 +42,24 @@ class SecurityAdm:
         self._conn._store.drop_catalog_object(kind, owner, name)
 
     # -- system privileges (seed 003 "System-Level Access Control") ----------
-    def grant_system_privilege(self, privilege: str, grantee: str, admin_option: bool = False) -> None:
+    def _system_privilege(self, privilege: str) -> str:
+        """The AQ system privilege named, if the caller may grant and revoke it."""
         priv = str(privilege).strip().upper()
         if priv not in AQ_SYSTEM_PRIVILEGES:
             raise ora(990, privilege)
         authz = self._conn._authz
         if not (authz.is_superuser() or priv in authz.info().admin_option):
             raise ora(1031)
+        return priv
+
+    def grant_system_privilege(self, privilege: str, grantee: str, admin_option: bool = False) -> None:
+        priv = self._system_privilege(privilege)
         user = self._grantee(grantee)
         self._put("SYSPRIV", user, priv, {"admin_option": _flag(admin_option),
                                           "grantor": self._conn.username})
 
     def revoke_system_privilege(self, privilege: str, grantee: str) -> None:
-        priv = str(privilege).strip().upper()
-        if priv not in AQ_SYSTEM_PRIVILEGES:
-            raise ora(990, privilege)
-        authz = self._conn._authz
-        if not (authz.is_superuser() or priv in authz.info().admin_option):
-            raise ora(1031)
+        priv = self._system_privilege(privilege)
         user = self._grantee(grantee)
         if priv not in self._conn._security.user(user).system:
             raise ora(1952, user)
