@@ -2,24 +2,53 @@
 
 ``dsn`` is parametrised over every backend: each behavioural test runs on each.
 A backend that is listed here but unavailable makes its tests FAIL, never skip.
+
+PostgreSQL: each test gets a schema of its own in the database of
+``SLUICE_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``),
+dropped after the test.
 """
 
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
+import psycopg
 import pytest
 
 import sluice
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgresql"]
+PG_BASE = os.environ.get("SLUICE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def pg_admin() -> psycopg.Connection:
+    """A plain connection to the test database (fails the test when the server is down)."""
+    try:
+        return psycopg.connect(PG_BASE, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as e:
+        raise AssertionError(f"PostgreSQL is not reachable at {PG_BASE} (start it with "
+                             f"pg_ctlcluster --skip-systemctl-redirect 15 main start): {e}") from None
+
+
+def drop_schema(schema: str) -> None:
+    with pg_admin() as admin:
+        admin.execute("SET lock_timeout = '20s'")
+        admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 @pytest.fixture(params=BACKENDS)
 def dsn(request, tmp_path) -> str:
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / ('t-' + uuid.uuid4().hex[:8] + '.db')}"
+        yield f"sqlite:///{tmp_path / ('t-' + uuid.uuid4().hex[:8] + '.db')}"
+        return
+    if request.param == "postgresql":
+        schema = "t_" + uuid.uuid4().hex[:12]
+        pg_admin().close()
+        yield f"{PG_BASE}?schema={schema}"
+        drop_schema(schema)
+        return
     raise AssertionError(f"unknown backend {request.param}")
 
 
@@ -61,3 +90,14 @@ def nowait(q, mode=None, navigation=None):
 
 def table_rows(conn, table, cols="QUEUE, MSG_STATE, CORR_ID"):
     return conn.query(f"SELECT {cols} FROM AQ${table} ORDER BY LOCAL_ORDER_NO", None)[1]
+
+
+def wait_until(predicate, timeout=5.0) -> bool:
+    """Poll ``predicate`` (for background work: the time manager, another process) until it
+    holds or ``timeout`` seconds pass; its last value."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()

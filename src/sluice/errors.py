@@ -164,6 +164,13 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24093: (ProgrammingError, "AQ agent {0} not granted privileges of database user {1}"),
     24095: (ProgrammingError, "AQ agent {0} is not mapped to database user {1}"),
     25224: (ProgrammingError, "sender name must be specified for enqueue into secure queues"),
+    # the database server (PostgreSQL backend): reachability, lost connections, lock waits
+    54: (OperationalError, "resource busy and acquire with NOWAIT specified or timeout expired"),
+    1033: (OperationalError, "ORACLE initialization or shutdown in progress"),
+    3113: (OperationalError, "end-of-file on communication channel"),
+    12514: (OperationalError, "TNS:listener does not currently know of service requested in "
+                              "connect descriptor: {0}"),
+    12541: (OperationalError, "TNS:no listener: {0}"),
     # AQ administration
     24001: (IntegrityError, "cannot create QUEUE_TABLE, {0} already exists"),
     24002: (ProgrammingError, "QUEUE_TABLE {0} does not exist"),
@@ -177,6 +184,10 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24020: (ProgrammingError, "internal error in DBMS_AQ_IMPORT_INTERNAL, {0}"),
     24019: (ProgrammingError, "identifier for {0} too long, should not be greater than {1} characters"),
     24039: (ProgrammingError, "Queue {0} not created in queue table for multiple consumers"),
+    24033: (ProgrammingError, "no recipients for message"),
+    24034: (IntegrityError, "application {0} is already a subscriber for queue {1}"),
+    24035: (ProgrammingError, "AQ agent {0} is not a subscriber for queue {1}"),
+    24047: (ProgrammingError, "invalid agent name {0}, agent name should be of the form NAME[@ADDRESS]"),
     24036: (DataError, "invalid SORT_ORDER column {0} specified for queue table"),
     24037: (DataError, "schema {0} in QUEUE_NAME is not same as schema {1} in QUEUE_TABLE"),
     24042: (ProgrammingError, "no propagation schedule exists for QUEUE {0} and DESTINATION {1}"),
@@ -190,6 +201,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25208: (DataError, "invalid value {0}, DELAY should be non-negative"),
     25209: (DataError, "invalid value {0}, EXPIRATION should be non-negative or NEVER"),
     25215: (DataError, "user_data type and queue type do not match: {0}"),
+    25216: (ProgrammingError, "invalid recipient, either NAME or ADDRESS must be specified"),
+    25232: (IntegrityError, "duplicate recipients specified for message"),
     25226: (OperationalError, "dequeue failed, queue {0} is not enabled for dequeue"),
     25228: (OperationalError, "timeout or end-of-fetch during message dequeue from {0}"),
     25229: (DataError, "error on transformation of message by {0}.{1}: {2}"),
@@ -201,6 +214,33 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25263: (ProgrammingError, "no message in queue {0} with message ID {1}"),
     25500: (NotSupportedError, "{0}"),  # TODO(lead): remove once sluice.rules uses not_supported()
     25293: (ProgrammingError, "Lob attributes must be null for buffered operations"),
+    # IDAP, the AQ servlet (sluice.idap) and its proxy sessions
+    600: (DatabaseError, "internal error code, arguments: [{0}]"),
+    19202: (ProgrammingError, "Error occurred in XML processing\n{0}"),
+    31011: (DataError, "XML parsing failed\n{0}"),
+    31154: (DataError, "invalid XML document\n{0}"),
+    24418: (OperationalError, "Cannot open further sessions"),
+    28150: (ProgrammingError, "proxy not authorized to connect as client {0}"),
+    # rules engine: DBMS_RULE_ADM / DBMS_RULE (sluice.rules), ANYDATA, LCRs
+    918: (ProgrammingError, "column ambiguously defined"),
+    22626: (DataError, "Type Mismatch while constructing or accessing OCIAnyData"),
+    24141: (ProgrammingError, "rule set {0}.{1} does not exist"),
+    24145: (IntegrityError, "evaluation context {0}.{1} already exists"),
+    24146: (IntegrityError, "rule {0}.{1} already exists"),
+    24147: (ProgrammingError, "rule {0}.{1} does not exist"),
+    24148: (IntegrityError, "cannot drop rule {0}.{1} with dependents"),
+    24150: (ProgrammingError, "evaluation context {0}.{1} does not exist"),
+    24151: (ProgrammingError, "no evaluation context is associated with rule {0}.{1} or rule set {2}.{3}"),
+    24152: (IntegrityError, "cannot drop evaluation context {0}.{1} with dependents"),
+    24153: (IntegrityError, "rule set {0}.{1} already exists"),
+    24154: (IntegrityError, "rule {0}.{1} already in rule set {2}.{3}"),
+    24155: (ProgrammingError, "rule {0}.{1} not in rule set {2}.{3}"),
+    24156: (ProgrammingError, "duplicate table alias {0}"),
+    24157: (ProgrammingError, "duplicate variable name {0}"),
+    24160: (IntegrityError, "name {0} already exists in the name value pair list"),
+    24172: (ProgrammingError, "rule set {0}.{1} has errors"),
+    25448: (ProgrammingError, "rule {0}.{1} has errors"),
+    25457: (OperationalError, "evaluation function {0} returns failure"),
 }
 
 

@@ -178,3 +178,23 @@ def test_unknown_transformation_raises(conn):
     with pytest.raises(sluice.DatabaseError) as e:
         q.enqone(conn.msgproperties(payload=b"x"))
     assert e.value.full_code == "ORA-24185"
+
+
+def test_queries_on_the_views_take_binds_and_name_bad_columns(conn):
+    make_queue(conn)
+    q = conn.queue("Q")
+    for c in ("A", "B"):
+        q.enqone(conn.msgproperties(payload=b"x", correlation=c))
+    conn.commit()
+    cols, rows = conn.query("SELECT corr_id, msg_state FROM aq$q_qt WHERE corr_id = :c", {"c": "B"})
+    assert [c.upper() for c in cols] == ["CORR_ID", "MSG_STATE"] and rows == [("B", "READY")]
+    assert conn.query("SELECT COUNT(*) FROM aq$q_qt WHERE corr_id LIKE 'A%'", None)[1] == [(1,)]
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.query("SELECT no_such_column FROM aq$q_qt", None)
+    assert e.value.full_code == "ORA-00904" and "NO_SUCH_COLUMN" in str(e.value)
+    # a bad query inside an open transaction does not end the transaction
+    q.enqone(conn.msgproperties(payload=b"pending", correlation="C"))
+    with pytest.raises(sluice.DatabaseError):
+        conn.query("SELECT * FROM no_such_view", None)
+    conn.commit()
+    assert conn.query("SELECT COUNT(*) FROM aq$q_qt", None)[1] == [(3,)]

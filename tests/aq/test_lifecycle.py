@@ -5,16 +5,7 @@ import time
 import pytest
 
 import sluice
-from tests.conftest import make_queue, nowait, table_rows
-
-
-def _wait_until(predicate, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
+from tests.conftest import make_queue, nowait, table_rows, wait_until
 
 
 def test_delay_keeps_message_waiting_until_due(conn):
@@ -36,7 +27,7 @@ def test_delayed_message_becomes_ready_in_the_view(conn):
     make_queue(conn)
     conn.queue("Q").enqone(conn.msgproperties(payload=b"x", delay=1))
     conn.commit()
-    assert _wait_until(lambda: table_rows(conn, "Q_QT", "MSG_STATE") == [("READY",)])
+    assert wait_until(lambda: table_rows(conn, "Q_QT", "MSG_STATE") == [("READY",)])
 
 
 def test_expired_message_moves_to_the_exception_queue_as_expired(conn):
@@ -45,7 +36,7 @@ def test_expired_message_moves_to_the_exception_queue_as_expired(conn):
     m = conn.msgproperties(payload=b"stale", expiration=1, correlation="E")
     q.enqone(m)
     conn.commit()
-    assert _wait_until(lambda: table_rows(conn, "Q_QT", "QUEUE, MSG_STATE, EXPIRATION_REASON")
+    assert wait_until(lambda: table_rows(conn, "Q_QT", "QUEUE, MSG_STATE, EXPIRATION_REASON")
                        == [("AQ$_Q_QT_E", "EXPIRED", "TIME_EXPIRATION")])
     assert nowait(q).deqone() is None
     # exception queues are started for dequeue only, then give the message exactly once
@@ -137,7 +128,7 @@ def test_retention_keeps_processed_messages_then_purges(conn):
     conn.commit()
     assert table_rows(conn, "Q_QT", "MSG_STATE") == [("PROCESSED",)]
     assert q.deqone() is None     # processed messages are not dequeued again
-    assert _wait_until(lambda: table_rows(conn, "Q_QT") == [], timeout=5)
+    assert wait_until(lambda: table_rows(conn, "Q_QT") == [], timeout=5)
 
 
 def test_retention_forever(conn):

@@ -39,7 +39,7 @@ def test_object_type_queue_python_oracledb_style(conn):
     assert isinstance(got, ot.DbObject) and got.type == books_type
     assert (got.TITLE, got.AUTHORS, got.PRICE) == ("Quick Brown Fox", "The Dog", 123)
     # the payload is queryable with SQL (message warehouse)
-    rows = conn.query("SELECT json_extract(USER_DATA, '$.TITLE') FROM AQ$Q_QT", None)[1]
+    rows = conn.query("SELECT JSON_VALUE(USER_DATA, '$.TITLE') FROM AQ$Q_QT", None)[1]
     assert rows == [("Quick Brown Fox",)]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs
 
 from ..errors import InterfaceError
 from .base import Store
@@ -31,6 +31,10 @@ def open_store(dsn: str) -> Store:
     ``sqlite:///file.db`` (relative), ``sqlite:////abs/file.db``, ``sqlite://``
     (a temporary database removed when the last connection closes).  Query
     parameter ``synchronous`` (NORMAL, FULL, OFF) sets SQLite's durability.
+
+    ``postgresql://user@host:port/database?schema=name``: a schema (default
+    ``sluice``) of a PostgreSQL database, created on first use; other query
+    parameters go to libpq.  An unreachable server raises ORA-12541.
     """
     if not isinstance(dsn, str):
         raise InterfaceError("dsn must be a string")
@@ -52,7 +56,18 @@ def open_store(dsn: str) -> Store:
             _stores[path] = (store, 1)
             return store
     if dsn.startswith(("postgresql:", "postgres:")):
-        raise InterfaceError("the PostgreSQL backend is not available yet (issue 4)")
+        from .pgconn import parse_dsn
+        target = parse_dsn(dsn)
+        key = f"{target.conninfo}#{target.schema}"
+        with _lock:
+            if key in _stores:
+                store, n = _stores[key]
+                _stores[key] = (store, n + 1)
+                return store
+            from .postgres import PgStore
+            store = PgStore(target)
+            _stores[key] = (store, 1)
+            return store
     raise InterfaceError(f"unsupported DSN {dsn!r}: use sqlite:///file.db or postgresql://…")
 
 

@@ -20,6 +20,8 @@ import abc
 import itertools
 import operator
 import os
+import struct
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -31,6 +33,19 @@ def new_txn_id() -> str:
     """A transaction identifier, unique across processes and restarts (like Oracle's
     XID, printed as hex parts)."""
     return f"{_TXN_PREFIX}.{os.getpid():X}.{next(_txn_numbers):X}"
+
+
+_MSGID_TAIL = int.from_bytes(os.urandom(5), "big") << 24   # this process, then a counter
+_msgid_numbers = itertools.count()
+_MSGID = struct.Struct(">QQ")
+
+
+def new_msgid() -> bytes:
+    """A message id (RAW(16), like Oracle's SYS_GUID-based ids): nanoseconds since the
+    epoch, then 40 random bits fixed per process and a 24-bit counter.  Unique across
+    processes; increasing over time, so a store's message-id index grows at one end
+    instead of at random places."""
+    return _MSGID.pack(time.time_ns(), _MSGID_TAIL | (next(_msgid_numbers) & 0xFFFFFF))
 
 
 # sort_list keys -> the message record column they order by

@@ -75,7 +75,15 @@ class MessageLocks:
         return struct.unpack_from("<Q", self._page, _CONSUME_SLOT)[0]
 
     def bump_consume_count(self) -> None:
-        struct.pack_into("<Q", self._page, _CONSUME_SLOT, (self.consume_count() + 1) & (2**64 - 1))
+        # atomic across processes: a lost update here would let a dequeuer that read the
+        # count before this commit skip its re-check and deliver a consumed message again
+        if self._fd is not None:
+            fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, _COUNTER_LOCK)
+        try:
+            struct.pack_into("<Q", self._page, _CONSUME_SLOT, (self.consume_count() + 1) & (2**64 - 1))
+        finally:
+            if self._fd is not None:
+                fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _COUNTER_LOCK)
 
     def bump_change_count(self) -> None:
         # not atomic across processes on purpose: a lost update still changes the value,

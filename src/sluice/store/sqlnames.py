@@ -1,13 +1,16 @@
-"""Map Oracle object names in a user's SELECT to Sluice's physical names.
+"""A user's SQL on the views, made runnable by the store's database.
 
 ``SELECT msg_state FROM aq$orders_qt`` becomes
-``SELECT msg_state FROM "SCOTT.AQ$ORDERS_QT"`` for user SCOTT: unquoted (and
-optionally schema-qualified) names of queue tables and their ``AQ$`` views are
-replaced; everything else is left to the database.
+``SELECT msg_state FROM "SCOTT.AQ$ORDERS_QT"`` for user SCOTT (:func:`rewrite`):
+unquoted (and optionally schema-qualified) names of queue tables and their
+``AQ$`` views are replaced; everything else is left to the database.
+:func:`to_pyformat` turns Oracle binds into psycopg's placeholders and
+:func:`json_value` is Oracle's ``JSON_VALUE`` for SQLite.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 # identifiers (optionally schema.name) outside string literals and quoted names
@@ -32,3 +35,78 @@ def rewrite(sql: str, known: dict[tuple[str, str], str], user: str) -> str:
         return known.get(key, m.group(0))
 
     return _TOKEN.sub(sub, sql)
+
+
+def physical_names(queue_tables) -> dict[tuple[str, str], str]:
+    """``(SCHEMA, NAME) -> physical name`` of the queue tables and their ``AQ$`` views, and
+    of the dictionary views users name with Oracle's schema (for :func:`rewrite`)."""
+    from .sqlschema import table_name, view_name
+    known: dict[tuple[str, str], str] = {("SYSTEM", "AQ$INTERNET_USERS"): "AQ$INTERNET_USERS",
+                                         ("SYS", "DBA_QUEUES"): "DBA_QUEUES"}
+    for qt in queue_tables:
+        known[(qt.owner, qt.name)] = table_name(qt)
+        known[(qt.owner, "AQ$" + qt.name)] = view_name(qt)
+    return known
+
+
+def to_pyformat(sql: str, positional: bool = False) -> str:
+    """Oracle-style binds (``:name``, ``:1``) and ``?`` as psycopg placeholders
+    (``%(name)s``, or ``%s`` in order when ``positional``), with every other ``%``
+    doubled; literals, quoted names and comments are left alone (except their ``%``,
+    which psycopg would read too)."""
+
+    def sub(m: re.Match) -> str:
+        if m.group(1) is not None:
+            return m.group(1).replace("%", "%%")
+        if m.group(2) is not None:
+            return m.group(2).replace("%", "%%")
+        if m.group(3) is not None:
+            return m.group(3).replace("%", "%%")
+        if m.group(4) is not None:
+            return "%s" if positional else f"%({m.group(4)})s"
+        if m.group(5) is not None:
+            return "%s"
+        return "%%"
+
+    return _BINDS.sub(sub, sql)
+
+
+_BINDS = re.compile(
+    r"""('(?:[^']|'')*')"""            # string literal
+    r"""|("(?:[^"]|"")*")"""           # quoted identifier
+    r"""|(--[^\n]*|/\*.*?\*/)"""        # comments
+    r"""|(?<![:\w]):([A-Za-z_][A-Za-z0-9_$#]*|\d+)"""   # :name or :1 (not :: casts)
+    r"""|(\?)|%""",
+    re.S,
+)
+
+
+def json_value(doc: str | None, path: str | None) -> str | None:
+    """Oracle's ``JSON_VALUE(doc, '$.a.b[0]')``: the scalar at ``path`` as text; NULL for
+    objects, arrays, missing members and documents that are not JSON (SQLite's version;
+    PostgreSQL's is a SQL function of the same name)."""
+    if doc is None or path is None:
+        return None
+    try:
+        value = json.loads(doc)
+    except (TypeError, ValueError):
+        return None
+    if not path.startswith("$"):
+        return None
+    for key, index in _PATH_STEP.findall(path[1:]):
+        if key:
+            if not isinstance(value, dict) or key not in value:
+                return None
+            value = value[key]
+        else:
+            if not isinstance(value, list) or int(index) >= len(value):
+                return None
+            value = value[int(index)]
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+_PATH_STEP = re.compile(r"\.([A-Za-z_$][\w$]*)|\[(\d+)\]")

@@ -1,21 +1,23 @@
 """Message SQL shared by the SQL backends: one function per store operation.
 
-Every function takes an open DB-API connection already inside the right
-transaction and uses ``?`` placeholders (a backend whose driver wants another
-style converts them).  The semantics — which messages qualify, in which
-order, what a failed attempt or an expiry does — live here once, so the
-backends differ only in transaction and locking mechanics.
+Every function takes an open DB-API-like connection already inside the right
+transaction: ``execute``/``executemany`` with ``?`` placeholders (a backend whose
+driver wants another style converts them) and a ``dialect`` attribute (a
+:class:`~.dialect.Dialect`) for the few spellings that differ.  The semantics —
+which messages qualify, in which order, what a failed attempt or an expiry does
+— live here once, so the backends differ only in transaction and locking
+mechanics: SQLite locks messages outside the data (``lock=False`` here, see
+:mod:`.locks`), PostgreSQL with ``FOR UPDATE SKIP LOCKED`` (``lock=True``).
 """
 
 from __future__ import annotations
 
-import json
 import operator
 from typing import Callable, Iterable
 
 from .. import constants as C
-from .base import RECORD_COLUMNS, MessageRecord, QueueInfo, QueueTableInfo, Selector
-from .sqlschema import table_name
+from .base import RECORD_COLUMNS, MessageRecord, QueueInfo, QueueTableInfo, Selector, TimeEvents
+from .sqlschema import column_type, table_name
 
 _SELECT_LIST = ", ".join(RECORD_COLUMNS)
 
@@ -32,6 +34,11 @@ _OPTIONAL_DEFAULT = tuple(_DEFAULTS.get(c) for c in _OPTIONAL)
 _INSERT_SQL_CACHE: dict[tuple, str] = {}
 
 FindQueue = Callable[[str, str], "QueueInfo | None"]
+
+# _BY_KEY: statements that address messages by SEQ or MSGID name no other indexed column
+# (the queue and state are checked on the row).  PostgreSQL plans prepared statements
+# generically, and on a young queue table without statistics it may otherwise walk the
+# (Q_NAME, STATE, …) order index — every message of the queue — for one key.
 
 
 def _literal(text: str | None) -> str:
@@ -54,22 +61,32 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
             if o != _OPTIONAL_DEFAULT:  # the common case is one tuple comparison
                 used_set.update(i for i, (v, d) in enumerate(zip(o, _OPTIONAL_DEFAULT)) if v != d)
         used = tuple(sorted(used_set))
-        key = (t, q_name, uid, used)
+        d = conn.dialect
+        bulk = d.bulk_arrays and len(recs) > 1
+        key = (d.name, bulk, t, q_name, uid, used)
         sql = _INSERT_SQL_CACHE.get(key)
         if sql is None:
-            cols = ("Q_NAME", "ENQ_UID") + _ALWAYS + tuple(_OPTIONAL[i] for i in used)
-            marks = ", ".join("?" * (len(cols) - 2))
-            sql = (f"INSERT INTO {t} ({', '.join(cols)}) "
-                   f"VALUES ({_literal(q_name)}, {_literal(uid)}, {marks})")
+            sql = _insert_sql(qt, q_name, uid, _ALWAYS + tuple(_OPTIONAL[i] for i in used), bulk, d)
             _INSERT_SQL_CACHE[key] = sql
         if used:
             rows = [_ALWAYS_GET(r) + tuple(o[i] for i in used) for r, o in zip(recs, optional)]
         else:
             rows = [_ALWAYS_GET(r) for r in recs]
-        if len(rows) == 1:
+        if bulk:
+            conn.execute(sql, [list(column) for column in zip(*rows)])
+        elif len(rows) == 1:
             conn.execute(sql, rows[0])
         else:
             conn.executemany(sql, rows)
+
+
+def _insert_sql(qt: QueueTableInfo, q_name: str, uid: str | None, cols: tuple, bulk: bool, d) -> str:
+    """One row per execution, or (``bulk``) every row at once from one array per column."""
+    head = f"INSERT INTO {table_name(qt)} (Q_NAME, ENQ_UID, {', '.join(cols)}) "
+    if bulk:
+        arrays = ", ".join(f"?::{column_type(qt, c, d)}[]" for c in cols)
+        return head + f"SELECT {_literal(q_name)}, {_literal(uid)}, * FROM unnest({arrays})"
+    return head + f"VALUES ({_literal(q_name)}, {_literal(uid)}, {', '.join('?' * len(cols))})"
 
 
 def order_key(qt: QueueTableInfo, rec: MessageRecord) -> tuple:
@@ -81,16 +98,21 @@ _SELECT_SQL_CACHE: dict[tuple, str] = {}
 
 
 def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: tuple | None,
-                      limit: int) -> list[MessageRecord]:
+                      limit: int, lock: bool = False) -> list[MessageRecord]:
     """Committed messages of ``queue`` matching the SQL part of ``sel``, in dequeue order,
-    strictly after ``after``; READY messages past their expiration are left out."""
+    strictly after ``after``; READY messages past their expiration are left out.  With
+    ``lock`` (databases with row locks) the rows are locked for this transaction and rows
+    other transactions hold are skipped, never waited for."""
     qt = queue.table
+    d = conn.dialect
     live = C.MSG_READY in sel.states or C.MSG_WAITING in sel.states
-    shape = (qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live, sel.msgid is not None,
-             sel.correlation is not None, sel.group is not None, after is not None, limit)
+    skip = len(sel.skip_groups) if sel.group is None else 0
+    shape = (d.name, lock, qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live,
+             sel.msgid is not None, sel.correlation is not None, sel.group is not None, skip,
+             after is not None, limit)
     sql = _SELECT_SQL_CACHE.get(shape)
     if sql is None:
-        sql = _select_sql(qt, shape)
+        sql = _select_sql(qt, shape, d)
         _SELECT_SQL_CACHE[shape] = sql
     params: list = [queue.name, *sel.states]
     if live:
@@ -101,37 +123,62 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
         params.append(sel.correlation)
     if sel.group is not None:
         params.append(sel.group)
+    if skip:
+        params.extend(sel.skip_groups)
     if after is not None:
         params.extend(after)
-    return [MessageRecord(*row) for row in conn.execute(sql, params)]
+    return [MessageRecord(*row) for row in conn.execute(sql, params).fetchall()]
 
 
-def _select_sql(qt: QueueTableInfo, shape: tuple) -> str:
-    _, _, _, _, n_states, live, by_msgid, by_corr, by_group, has_after, limit = shape
+def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
+    _, lock, _, _, _, _, n_states, live, by_msgid, by_corr, by_group, skip, has_after, limit = shape
     where = ["Q_NAME = ?", "STATE = ?" if n_states == 1 else f"STATE IN ({', '.join('?' * n_states)})"]
     if live:
         where.append("(EXPIRE_AT IS NULL OR EXPIRE_AT > ? OR STATE = 3)")
     if by_msgid:
         where.append("MSGID = ?")
     if by_corr:
-        where.append("CORRID LIKE ?")
+        where.append(f"CORRID {d.like}")
     if by_group:
         where.append("ENQ_TID = ?")
+    if skip:  # NEXT_TRANSACTION: not the group just left
+        where.append(f"(ENQ_TID IS NULL OR ENQ_TID NOT IN ({', '.join('?' * skip)}))")
     cols = qt.order_columns
     if has_after:
         where.append(f"({', '.join(cols)}) > ({', '.join('?' * len(cols))})")
     return (f"SELECT {_SELECT_LIST} FROM {table_name(qt)} WHERE {' AND '.join(where)} "
-            f"ORDER BY {', '.join(cols)} LIMIT {int(limit)}")
+            f"ORDER BY {', '.join(cols)} LIMIT {int(limit)}{d.lock_rows if lock else ''}")
 
 
-def still_available(conn, queue: QueueInfo, seqs: list[int], states: Iterable[int]) -> set[int]:
-    """Which of ``seqs`` are still in ``queue`` in one of ``states`` (after locking)."""
+def lock_records(conn, queue: QueueInfo, seqs: list[int], states: Iterable[int]) -> list[MessageRecord]:
+    """Lock those of ``seqs`` still in ``queue`` in one of ``states`` and not held by
+    another transaction; returns them as they are now, in dequeue order."""
     if not seqs:
-        return set()
+        return []
+    d = conn.dialect
+    sql = (f"SELECT {_SELECT_LIST} FROM {table_name(queue.table)} WHERE {d.in_list('SEQ')} "
+           f"ORDER BY {', '.join(queue.table.order_columns)}{d.lock_rows}")
+    # queue and state are checked here, not in SQL, so that the primary key is the only
+    # index the planner can pick (see _BY_KEY)
+    st = set(states)
+    return [r for r in map(MessageRecord.from_row, conn.execute(sql, [d.list_param(seqs)]))
+            if r.q_name == queue.name and r.state in st]
+
+
+def still_available(conn, queue: QueueInfo, records: list[MessageRecord],
+                    states: Iterable[int]) -> dict[int, MessageRecord]:
+    """Those ``records`` still in ``queue`` in one of ``states`` (after locking), as they are
+    now, by SEQ.  The message id is compared too: SQLite gives the SEQ of a deleted last
+    row to the next one inserted (no AUTOINCREMENT: it would cost a tenth of the array
+    path's speed)."""
+    if not records:
+        return {}
     st = tuple(states)
-    sql = (f"SELECT SEQ FROM {table_name(queue.table)} WHERE Q_NAME = ? "
-           f"AND STATE IN ({', '.join('?' * len(st))}) AND SEQ IN ({', '.join('?' * len(seqs))})")
-    return {r[0] for r in conn.execute(sql, [queue.name, *st, *seqs])}
+    sql = (f"SELECT {_SELECT_LIST} FROM {table_name(queue.table)} WHERE Q_NAME = ? "
+           f"AND STATE IN ({', '.join('?' * len(st))}) AND SEQ IN ({', '.join('?' * len(records))})")
+    ids = {r.seq: r.msgid for r in records}
+    fresh = (MessageRecord(*row) for row in conn.execute(sql, [queue.name, *st, *ids]))
+    return {r.seq: r for r in fresh if ids.get(r.seq) == r.msgid}
 
 
 def consume(conn, queue: QueueInfo, records: list[MessageRecord], user: str, agent: str | None,
@@ -140,24 +187,24 @@ def consume(conn, queue: QueueInfo, records: list[MessageRecord], user: str, age
     t = table_name(queue.table)
     if queue.retention_time == 0:
         if len(records) == 1:
-            conn.execute(f"DELETE FROM {t} WHERE SEQ = ? AND Q_NAME = ?", (records[0].seq, queue.name))
-        else:  # one statement for the batch: the sequence numbers as a JSON array
-            conn.execute(f"DELETE FROM {t} WHERE SEQ IN (SELECT value FROM json_each(?)) AND Q_NAME = ?",
-                         (json.dumps([r.seq for r in records]), queue.name))
+            conn.execute(f"DELETE FROM {t} WHERE SEQ = ?", (records[0].seq,))
+        else:  # one statement for the batch: the sequence numbers as one list parameter
+            d = conn.dialect
+            conn.execute(f"DELETE FROM {t} WHERE {d.in_list('SEQ')}",
+                         (d.list_param([r.seq for r in records]),))
         return
     purge_at = None if queue.retention_time < 0 else now + queue.retention_time
     conn.executemany(
         f"UPDATE {t} SET STATE = 2, DEQ_TIME = ?, DEQ_UID = ?, DEQ_TID = ?, CONSUMER_NAME = ?, "
-        f"DEQ_AGENT_NAME = ?, TIME_MANAGER_INFO = ? WHERE SEQ = ? AND Q_NAME = ?",
-        [(now, user, txn, consumer, agent, purge_at, r.seq, queue.name) for r in records])
+        f"DEQ_AGENT_NAME = ?, TIME_MANAGER_INFO = ? WHERE SEQ = ?",
+        [(now, user, txn, consumer, agent, purge_at, r.seq) for r in records])
 
 
 def failed_attempt(conn, queue: QueueInfo, seq: int, now: float, find_queue: FindQueue) -> None:
     """A REMOVE dequeue was rolled back: count the attempt, apply max_retries / retry_delay."""
     t = table_name(queue.table)
-    row = conn.execute(f"SELECT RETRY_COUNT FROM {t} WHERE SEQ = ? AND Q_NAME = ?",
-                       (seq, queue.name)).fetchone()
-    if row is None:
+    row = conn.execute(f"SELECT RETRY_COUNT, Q_NAME FROM {t} WHERE SEQ = ?", (seq,)).fetchone()
+    if row is None or row[1] != queue.name:
         return
     count = row[0] + 1
     if count > queue.max_retries and not queue.is_exception_queue:
@@ -190,10 +237,9 @@ def move_to_exception_queue(conn, queue: QueueInfo, seqs: list[int], reason: str
     t = table_name(queue.table)
     moved = 0
     for seq in seqs:
-        row = conn.execute(f"SELECT EXCEPTION_QSCHEMA, EXCEPTION_QUEUE FROM {t} "
-                           f"WHERE SEQ = ? AND Q_NAME = ? AND STATE IN (0, 1)",
-                           (seq, queue.name)).fetchone()
-        if row is None:
+        row = conn.execute(f"SELECT EXCEPTION_QSCHEMA, EXCEPTION_QUEUE, Q_NAME, STATE FROM {t} "
+                           f"WHERE SEQ = ?", (seq,)).fetchone()
+        if row is None or row[2] != queue.name or row[3] not in (C.MSG_READY, C.MSG_WAITING):
             continue
         target = exception_queue_for(queue, row[0], row[1], find_queue)
         sets = ("Q_NAME = ?, STATE = 3, EXPIRATION_REASON = ?, ORIGINAL_QUEUE_NAME = ?, "
@@ -213,24 +259,49 @@ def move_to_exception_queue(conn, queue: QueueInfo, seqs: list[int], reason: str
     return moved
 
 
-def due_records(conn, qt: QueueTableInfo, now: float, limit: int = 1000) -> list[tuple]:
-    """``(SEQ, STATE, Q_NAME)`` of records whose time-manager event is due."""
+def due_records(conn, qt: QueueTableInfo, now: float, limit: int = 1000,
+                lock: bool = False) -> list[tuple]:
+    """``(SEQ, STATE, Q_NAME)`` of records whose time-manager event is due (with ``lock``:
+    locked, skipping records a session or another time manager holds)."""
     return list(conn.execute(
         f"SELECT SEQ, STATE, Q_NAME FROM {table_name(qt)} WHERE TIME_MANAGER_INFO <= ? "
-        f"ORDER BY TIME_MANAGER_INFO LIMIT {int(limit)}", (now,)))
+        f"ORDER BY TIME_MANAGER_INFO LIMIT {int(limit)}{conn.dialect.lock_rows if lock else ''}",
+        (now,)))
 
+
+def apply_time_events(conn, qt: QueueTableInfo, due: list[tuple], queues: dict, now: float,
+                      ev: TimeEvents, try_lock: Callable[[int], bool], find_queue: FindQueue) -> None:
+    """One time-manager pass over ``due`` (from :func:`due_records`): WAITING -> READY,
+    expired READY -> exception queue, PROCESSED past retention -> purged.  ``try_lock``
+    claims a READY message before it moves (False: a session holds it; it is left for
+    a later pass)."""
+    for seq, state, q_name in due:
+        q = queues.get((q_name, qt.qt_id))
+        if state == C.MSG_WAITING:
+            ev.promoted += promote(conn, qt, seq)
+        elif state == C.MSG_PROCESSED:
+            ev.purged += purge(conn, qt, seq, now)
+        elif state == C.MSG_READY and q is not None:
+            if not try_lock(seq):
+                ev.next_due = min(ev.next_due or now + 0.5, now + 0.5)
+                continue
+            ev.expired += move_to_exception_queue(conn, q, [seq], "TIME_EXPIRATION", find_queue)
+        else:  # a stale marker (e.g. on an EXPIRED message): clear it
+            conn.execute(f"UPDATE {table_name(qt)} SET TIME_MANAGER_INFO = NULL WHERE SEQ = ?", (seq,))
+
+
+# Statements whose row count matters say RETURNING and count the rows: the same on every
+# driver (a cursor's rowcount is not, e.g. psycopg's in pipeline mode).
 
 def promote(conn, qt: QueueTableInfo, seq: int) -> int:
     """WAITING -> READY; from now on the record's next event is its expiry."""
-    cur = conn.execute(f"UPDATE {table_name(qt)} SET STATE = 0, TIME_MANAGER_INFO = EXPIRE_AT "
-                       f"WHERE SEQ = ? AND STATE = 1", (seq,))
-    return cur.rowcount
+    return len(conn.execute(f"UPDATE {table_name(qt)} SET STATE = 0, TIME_MANAGER_INFO = EXPIRE_AT "
+                            f"WHERE SEQ = ? AND STATE = 1 RETURNING SEQ", (seq,)).fetchall())
 
 
 def purge(conn, qt: QueueTableInfo, seq: int, now: float) -> int:
-    cur = conn.execute(f"DELETE FROM {table_name(qt)} WHERE SEQ = ? AND STATE = 2 "
-                       f"AND TIME_MANAGER_INFO <= ?", (seq, now))
-    return cur.rowcount
+    return len(conn.execute(f"DELETE FROM {table_name(qt)} WHERE SEQ = ? AND STATE = 2 "
+                            f"AND TIME_MANAGER_INFO <= ? RETURNING SEQ", (seq, now)).fetchall())
 
 
 def next_due(conn, qt: QueueTableInfo) -> float | None:
@@ -239,10 +310,25 @@ def next_due(conn, qt: QueueTableInfo) -> float | None:
     return row[0] if row else None
 
 
+def next_scn(conn) -> int:
+    """The next approximate commit SCN.  Taken inside the committing write transaction:
+    the counter row stays locked until it commits, so numbers follow commit order."""
+    return conn.execute("UPDATE SLUICE_SCN SET SCN = SCN + 1 WHERE ID = 1 RETURNING SCN").fetchone()[0]
+
+
+def delete_by_msgid(conn, qt: QueueTableInfo, msgids: list[bytes]) -> None:
+    """Remove messages by id: a PostgreSQL transaction undoing its own enqueues while it
+    keeps its row locks (see :mod:`.pgsession`)."""
+    if msgids:
+        d = conn.dialect
+        conn.execute(f"DELETE FROM {table_name(qt)} WHERE {d.in_list('MSGID', blob=True)}",
+                     (d.list_param(msgids),))
+
+
 def message_status(conn, queue: QueueInfo, msgid: bytes) -> tuple[int, int] | None:
-    row = conn.execute(f"SELECT STATE, SEQ FROM {table_name(queue.table)} WHERE MSGID = ? AND Q_NAME = ?",
-                       (msgid, queue.name)).fetchone()
-    return (row[0], row[1]) if row else None
+    row = conn.execute(f"SELECT STATE, SEQ, Q_NAME FROM {table_name(queue.table)} WHERE MSGID = ?",
+                       (msgid,)).fetchone()
+    return (row[0], row[1]) if row and row[2] == queue.name else None
 
 
 def count(conn, queue: QueueInfo, states: Iterable[int] | None) -> int:

@@ -1,70 +1,109 @@
-"""DDL of the catalog, the queue tables and their views, for the SQL backends.
+"""DDL of the catalog, the queue tables and their views, for every SQL backend.
 
-A queue table is a real table named like Oracle's (``"OWNER.NAME"`` in SQLite,
-where schemas do not exist) so the "message warehouse" is plain SQL:
-``SELECT * FROM "SCOTT.AQ$ORDERS_QT"`` — or, through the statement
-interpreter, ``SELECT * FROM AQ$ORDERS_QT``.
+A queue table is a real table named like Oracle's (``"OWNER.NAME"``: in SQLite,
+where schemas do not exist, and in the store's own PostgreSQL schema alike) so
+the "message warehouse" is plain SQL: ``SELECT * FROM "SCOTT.AQ$ORDERS_QT"`` —
+or, through the statement interpreter, ``SELECT * FROM AQ$ORDERS_QT``.  The
+statements are written once; a :class:`~.dialect.Dialect` fills in the types and
+functions that differ.
 """
 
 from __future__ import annotations
 
-from .base import QueueTableInfo
+import hashlib
 
-CATALOG_DDL = [
-    """CREATE TABLE IF NOT EXISTS SLUICE_META (
-        KEY TEXT PRIMARY KEY, VALUE TEXT)""",
-    """CREATE TABLE IF NOT EXISTS AQ_QUEUE_TABLES (
-        QT_ID INTEGER PRIMARY KEY, OWNER TEXT NOT NULL, NAME TEXT NOT NULL,
-        PAYLOAD_TYPE TEXT NOT NULL, SORT_LIST TEXT NOT NULL, MULTIPLE_CONSUMERS INTEGER NOT NULL,
-        MESSAGE_GROUPING TEXT NOT NULL, USER_COMMENT TEXT, COMPATIBLE TEXT, SECURE INTEGER NOT NULL,
-        PRIMARY_INSTANCE INTEGER, SECONDARY_INSTANCE INTEGER, CREATED REAL,
-        UNIQUE (OWNER, NAME))""",
-    """CREATE TABLE IF NOT EXISTS AQ_QUEUES (
-        QID INTEGER PRIMARY KEY, OWNER TEXT NOT NULL, NAME TEXT NOT NULL,
-        QT_ID INTEGER NOT NULL REFERENCES AQ_QUEUE_TABLES (QT_ID), QUEUE_TYPE TEXT NOT NULL,
-        MAX_RETRIES INTEGER NOT NULL, RETRY_DELAY REAL NOT NULL, RETENTION_TIME REAL NOT NULL,
-        ENQUEUE_ENABLED INTEGER NOT NULL, DEQUEUE_ENABLED INTEGER NOT NULL, USER_COMMENT TEXT,
-        CREATED REAL, UNIQUE (OWNER, NAME))""",
-    """CREATE TABLE IF NOT EXISTS SLUICE_CATALOG (
-        KIND TEXT NOT NULL, OWNER TEXT NOT NULL, NAME TEXT NOT NULL, SPEC TEXT NOT NULL,
-        PRIMARY KEY (KIND, OWNER, NAME))""",
-    """CREATE TABLE IF NOT EXISTS SLUICE_SCN (ID INTEGER PRIMARY KEY, SCN INTEGER NOT NULL)""",
-    """INSERT OR IGNORE INTO SLUICE_SCN (ID, SCN) VALUES (1, 0)""",
-    """INSERT OR IGNORE INTO SLUICE_META (KEY, VALUE) VALUES ('catalog_version', '0')""",
-    """INSERT OR IGNORE INTO SLUICE_META (KEY, VALUE) VALUES ('schema_version', '1')""",
-    """CREATE VIEW IF NOT EXISTS DUAL AS SELECT 'X' AS DUMMY""",
-    """CREATE VIEW IF NOT EXISTS DBA_QUEUE_TABLES AS
-        SELECT OWNER, NAME AS QUEUE_TABLE,
-               CASE WHEN PAYLOAD_TYPE IN ('RAW', 'XMLTYPE', 'JSON') THEN PAYLOAD_TYPE ELSE 'OBJECT' END AS TYPE,
-               PAYLOAD_TYPE AS OBJECT_TYPE, SORT_LIST AS SORT_ORDER,
-               CASE WHEN MULTIPLE_CONSUMERS = 1 THEN 'MULTIPLE' ELSE 'SINGLE' END AS RECIPIENTS,
-               MESSAGE_GROUPING, COMPATIBLE, PRIMARY_INSTANCE, SECONDARY_INSTANCE,
-               1 AS OWNER_INSTANCE, USER_COMMENT,
-               CASE WHEN SECURE = 1 THEN 'YES' ELSE 'NO' END AS SECURE
-        FROM AQ_QUEUE_TABLES""",
-    """CREATE VIEW IF NOT EXISTS DBA_QUEUES AS
-        SELECT Q.OWNER, Q.NAME, T.NAME AS QUEUE_TABLE, Q.QID, Q.QUEUE_TYPE, Q.MAX_RETRIES,
-               Q.RETRY_DELAY,
-               CASE WHEN Q.ENQUEUE_ENABLED = 1 THEN 'YES' ELSE 'NO' END AS ENQUEUE_ENABLED,
-               CASE WHEN Q.DEQUEUE_ENABLED = 1 THEN 'YES' ELSE 'NO' END AS DEQUEUE_ENABLED,
-               CASE WHEN Q.RETENTION_TIME < 0 THEN 'FOREVER'
-                    ELSE CAST(CAST(Q.RETENTION_TIME AS INTEGER) AS TEXT) END AS RETENTION,
-               Q.USER_COMMENT, NULL AS NETWORK_NAME, 'NO' AS SHARDED, 'PERSISTENT' AS QUEUE_CATEGORY,
-               T.MULTIPLE_CONSUMERS AS RECIPIENTS_MULTIPLE
-        FROM AQ_QUEUES Q JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID""",
-    """CREATE VIEW IF NOT EXISTS ALL_QUEUES AS SELECT * FROM DBA_QUEUES""",
-    """CREATE VIEW IF NOT EXISTS ALL_QUEUE_TABLES AS SELECT * FROM DBA_QUEUE_TABLES""",
-    """CREATE VIEW IF NOT EXISTS DBA_TRANSFORMATIONS AS
-        SELECT OWNER, NAME, NULL AS TRANSFORMATION_ID, json_extract(SPEC, '$.from_type') AS FROM_TYPE,
-               json_extract(SPEC, '$.to_type') AS TO_TYPE, json_extract(SPEC, '$.function') AS TRANSFORMATION
-        FROM SLUICE_CATALOG WHERE KIND = 'TRANSFORMATION'""",
-    """CREATE VIEW IF NOT EXISTS DBA_TYPES AS
-        SELECT OWNER, NAME AS TYPE_NAME, json_extract(SPEC, '$.kind') AS TYPECODE,
-               json_array_length(json_extract(SPEC, '$.attributes')) AS ATTRIBUTES
-        FROM SLUICE_CATALOG WHERE KIND = 'TYPE'""",
-]
+from .base import RECORD_COLUMNS, QueueTableInfo
+from .dialect import Dialect
 
-# per-connection views that depend on the current user
+SCHEMA_VERSION = 1
+
+
+def catalog_ddl(d: Dialect) -> list[str]:
+    """Idempotent statements creating (or completing) the catalog of a store."""
+    i, r = d.int_type, d.real_type
+    stmts = [
+        """CREATE TABLE IF NOT EXISTS SLUICE_META (
+            KEY TEXT PRIMARY KEY, VALUE TEXT)""",
+        f"""CREATE TABLE IF NOT EXISTS AQ_QUEUE_TABLES (
+            QT_ID {d.serial_key}, OWNER TEXT NOT NULL, NAME TEXT NOT NULL,
+            PAYLOAD_TYPE TEXT NOT NULL, SORT_LIST TEXT NOT NULL, MULTIPLE_CONSUMERS {i} NOT NULL,
+            MESSAGE_GROUPING TEXT NOT NULL, USER_COMMENT TEXT, COMPATIBLE TEXT, SECURE {i} NOT NULL,
+            PRIMARY_INSTANCE {i}, SECONDARY_INSTANCE {i}, CREATED {r},
+            UNIQUE (OWNER, NAME))""",
+        f"""CREATE TABLE IF NOT EXISTS AQ_QUEUES (
+            QID {d.serial_key}, OWNER TEXT NOT NULL, NAME TEXT NOT NULL,
+            QT_ID {i} NOT NULL REFERENCES AQ_QUEUE_TABLES (QT_ID), QUEUE_TYPE TEXT NOT NULL,
+            MAX_RETRIES {i} NOT NULL, RETRY_DELAY {r} NOT NULL, RETENTION_TIME {r} NOT NULL,
+            ENQUEUE_ENABLED {i} NOT NULL, DEQUEUE_ENABLED {i} NOT NULL, USER_COMMENT TEXT,
+            CREATED {r}, UNIQUE (OWNER, NAME))""",
+        """CREATE TABLE IF NOT EXISTS SLUICE_CATALOG (
+            KIND TEXT NOT NULL, OWNER TEXT NOT NULL, NAME TEXT NOT NULL, SPEC TEXT NOT NULL,
+            PRIMARY KEY (KIND, OWNER, NAME))""",
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_SCN (ID {i} PRIMARY KEY, SCN {i} NOT NULL)""",
+        """INSERT INTO SLUICE_SCN (ID, SCN) VALUES (1, 0) ON CONFLICT DO NOTHING""",
+        """INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('catalog_version', '0') ON CONFLICT DO NOTHING""",
+        f"""INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('schema_version', '{SCHEMA_VERSION}')
+            ON CONFLICT DO NOTHING""",
+        f"""{d.create_view} DUAL AS SELECT 'X' AS DUMMY""",
+        f"""{d.create_view} DBA_QUEUE_TABLES AS
+            SELECT OWNER, NAME AS QUEUE_TABLE,
+                   CASE WHEN PAYLOAD_TYPE IN ('RAW', 'XMLTYPE', 'JSON') THEN PAYLOAD_TYPE ELSE 'OBJECT' END AS TYPE,
+                   PAYLOAD_TYPE AS OBJECT_TYPE, SORT_LIST AS SORT_ORDER,
+                   CASE WHEN MULTIPLE_CONSUMERS = 1 THEN 'MULTIPLE' ELSE 'SINGLE' END AS RECIPIENTS,
+                   MESSAGE_GROUPING, COMPATIBLE, PRIMARY_INSTANCE, SECONDARY_INSTANCE,
+                   1 AS OWNER_INSTANCE, USER_COMMENT,
+                   CASE WHEN SECURE = 1 THEN 'YES' ELSE 'NO' END AS SECURE
+            FROM AQ_QUEUE_TABLES""",
+        f"""{d.create_view} DBA_QUEUES AS
+            SELECT Q.OWNER, Q.NAME, T.NAME AS QUEUE_TABLE, Q.QID, Q.QUEUE_TYPE, Q.MAX_RETRIES,
+                   Q.RETRY_DELAY,
+                   CASE WHEN Q.ENQUEUE_ENABLED = 1 THEN 'YES' ELSE 'NO' END AS ENQUEUE_ENABLED,
+                   CASE WHEN Q.DEQUEUE_ENABLED = 1 THEN 'YES' ELSE 'NO' END AS DEQUEUE_ENABLED,
+                   CASE WHEN Q.RETENTION_TIME < 0 THEN 'FOREVER'
+                        ELSE CAST(CAST(Q.RETENTION_TIME AS {i}) AS TEXT) END AS RETENTION,
+                   Q.USER_COMMENT, CAST(NULL AS TEXT) AS NETWORK_NAME, 'NO' AS SHARDED,
+                   'PERSISTENT' AS QUEUE_CATEGORY, T.MULTIPLE_CONSUMERS AS RECIPIENTS_MULTIPLE
+            FROM AQ_QUEUES Q JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID""",
+        f"""{d.create_view} ALL_QUEUES AS SELECT * FROM DBA_QUEUES""",
+        f"""{d.create_view} ALL_QUEUE_TABLES AS SELECT * FROM DBA_QUEUE_TABLES""",
+        f"""{d.create_view} DBA_TRANSFORMATIONS AS
+            SELECT OWNER, NAME, CAST(NULL AS {i}) AS TRANSFORMATION_ID,
+                   {d.json_text('SPEC', 'from_type')} AS FROM_TYPE,
+                   {d.json_text('SPEC', 'to_type')} AS TO_TYPE,
+                   {d.json_text('SPEC', 'function')} AS TRANSFORMATION
+            FROM SLUICE_CATALOG WHERE KIND = 'TRANSFORMATION'""",
+        f"""{d.create_view} DBA_TYPES AS
+            SELECT OWNER, NAME AS TYPE_NAME, {d.json_text('SPEC', 'kind')} AS TYPECODE,
+                   {d.json_array_length('SPEC', 'attributes')} AS ATTRIBUTES
+            FROM SLUICE_CATALOG WHERE KIND = 'TYPE'""",
+        # security facts (sluice.security keeps them in SLUICE_CATALOG; seed 004 Table 17-7)
+        f"""{d.create_view} DBA_USERS AS
+            SELECT NAME AS USERNAME, 'OPEN' AS ACCOUNT_STATUS, CASE WHEN CAST({d.json_text('SPEC', 'superuser')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS ADMINISTRATOR
+            FROM SLUICE_CATALOG WHERE KIND = 'USER'""",
+        f"""{d.create_view} DBA_AQ_AGENTS AS
+            SELECT NAME AS AGENT_NAME, CASE WHEN CAST({d.json_text('SPEC', 'enable_http')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS HTTP_ENABLED,
+                   CASE WHEN CAST({d.json_text('SPEC', 'enable_smtp')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS SMTP_ENABLED,
+                   CASE WHEN CAST({d.json_text('SPEC', 'enable_anyp')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS ANYP_ENABLED
+            FROM SLUICE_CATALOG WHERE KIND = 'AGENT'""",
+        f"""{d.create_view} AQ$INTERNET_USERS AS
+            SELECT A.AGENT_NAME, M.NAME AS DB_USERNAME, A.HTTP_ENABLED, A.SMTP_ENABLED,
+                   A.ANYP_ENABLED AS FTP_ENABLED
+            FROM DBA_AQ_AGENTS A
+            LEFT JOIN SLUICE_CATALOG M ON M.KIND = 'AGENTUSER' AND M.OWNER = A.AGENT_NAME""",
+        f"""{d.create_view} DBA_AQ_AGENT_PRIVS AS
+            SELECT AGENT_NAME, DB_USERNAME, HTTP_ENABLED AS HTTP, SMTP_ENABLED AS SMTP
+            FROM AQ$INTERNET_USERS WHERE DB_USERNAME IS NOT NULL""",
+    ]
+    if d.name == "postgresql":
+        # the views that depend on the session's user read it from a session setting;
+        # SQLite creates them per connection instead (see user_view_ddl)
+        stmts += [f"{d.create_view} {name} AS " + body.format(user="current_setting('sluice.user', true)")
+                  for name, body in USER_VIEWS]
+        stmts += PG_FUNCTIONS
+    return stmts
+
+
+# per-session views that depend on the current user
 USER_VIEWS = [
     ("USER_QUEUES", "SELECT NAME, QUEUE_TABLE, QID, QUEUE_TYPE, MAX_RETRIES, RETRY_DELAY, "
                     "ENQUEUE_ENABLED, DEQUEUE_ENABLED, RETENTION, USER_COMMENT, NETWORK_NAME "
@@ -76,9 +115,48 @@ USER_VIEWS = [
                              "FROM DBA_TRANSFORMATIONS WHERE OWNER = {user}"),
 ]
 
+# Oracle functions the seeds' queries use (SQLite registers the same as Python functions)
+PG_FUNCTIONS = [
+    "CREATE OR REPLACE FUNCTION RAWTOHEX(BYTEA) RETURNS TEXT LANGUAGE SQL IMMUTABLE "
+    "AS $$ SELECT upper(encode($1, 'hex')) $$",
+    "CREATE OR REPLACE FUNCTION HEXTORAW(TEXT) RETURNS BYTEA LANGUAGE SQL IMMUTABLE "
+    "AS $$ SELECT decode($1, 'hex') $$",
+    "CREATE OR REPLACE FUNCTION NVL(ANYELEMENT, ANYELEMENT) RETURNS ANYELEMENT LANGUAGE SQL "
+    "IMMUTABLE AS $$ SELECT coalesce($1, $2) $$",
+    # Oracle's JSON_VALUE: the scalar at a path as text; NULL for objects, arrays, bad JSON
+    """CREATE OR REPLACE FUNCTION JSON_VALUE(doc TEXT, path TEXT) RETURNS TEXT LANGUAGE plpgsql
+       IMMUTABLE AS $$
+       DECLARE v JSONB;
+       BEGIN
+         v := jsonb_path_query_first(doc::jsonb, path::jsonpath);
+         IF v IS NULL OR jsonb_typeof(v) IN ('object', 'array', 'null') THEN RETURN NULL; END IF;
+         RETURN v #>> '{}';
+       EXCEPTION WHEN others THEN RETURN NULL;
+       END $$""",
+]
+
+
+def user_view_ddl(user_literal: str) -> list[str]:
+    """SQLite: the USER_ views of one connection, as TEMP views for ``user_literal``."""
+    return [f"CREATE TEMP VIEW {name} AS " + body.format(user=user_literal) for name, body in USER_VIEWS]
+
 
 def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+# PostgreSQL truncates identifiers at 63 bytes; longer Oracle names (up to 128
+# characters) keep a readable prefix and a digest, on every backend alike
+_MAX_IDENT = 63
+
+
+def physical(name: str) -> str:
+    """The database identifier (unquoted) for the Oracle-style name ``name``."""
+    if len(name.encode()) <= _MAX_IDENT:
+        return name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:16]
+    head = name.encode()[:_MAX_IDENT - 17].decode(errors="ignore")
+    return f"{head}#{digest}"
 
 
 _TABLE_NAMES: dict[tuple[str, str], str] = {}
@@ -89,44 +167,60 @@ def table_name(qt: QueueTableInfo) -> str:
     key = (qt.owner, qt.name)
     name = _TABLE_NAMES.get(key)
     if name is None:
-        name = _TABLE_NAMES[key] = quote(f"{qt.owner}.{qt.name}")
+        name = _TABLE_NAMES[key] = quote(physical(f"{qt.owner}.{qt.name}"))
     return name
 
 
 def view_name(qt: QueueTableInfo) -> str:
     """Physical (quoted) name of the ``AQ$<queue_table>`` view."""
-    return quote(f"{qt.owner}.AQ${qt.name}")
+    return quote(physical(f"{qt.owner}.AQ${qt.name}"))
 
 
-def queue_table_ddl(qt: QueueTableInfo, payload_sql_type: str, epoch_to_text: str) -> list[str]:
-    """CREATE statements for one queue table: storage, indexes, AQ$ view.
+# The message record's columns (base.RECORD_COLUMNS order) and their kinds; a dialect
+# turns a kind into its type (see column_type).
+MESSAGE_COLUMNS = (
+    ("SEQ", "key"), ("Q_NAME", "text NOT NULL"), ("MSGID", "blob NOT NULL UNIQUE"), ("CORRID", "text"),
+    ("PRIORITY", "int NOT NULL"), ("STATE", "int NOT NULL"), ("DELAY", "real"), ("EXPIRATION", "int"),
+    ("EXPIRE_AT", "real"), ("TIME_MANAGER_INFO", "real"), ("CSCN", "int"), ("ENQ_TIME", "real NOT NULL"),
+    ("ENQ_UID", "text"), ("ENQ_TID", "text"), ("DEQ_TIME", "real"), ("DEQ_UID", "text"),
+    ("DEQ_TID", "text"), ("RETRY_COUNT", "int NOT NULL DEFAULT 0"), ("EXCEPTION_QSCHEMA", "text"),
+    ("EXCEPTION_QUEUE", "text"), ("SENDER_NAME", "text"), ("SENDER_ADDRESS", "text"),
+    ("SENDER_PROTOCOL", "int"), ("ORIGINAL_MSGID", "blob"), ("ORIGINAL_QUEUE_NAME", "text"),
+    ("ORIGINAL_QUEUE_OWNER", "text"), ("EXPIRATION_REASON", "text"), ("CONSUMER_NAME", "text"),
+    ("DEQ_AGENT_NAME", "text"), ("DELIVERY_MODE", "int NOT NULL DEFAULT 1"), ("USER_DATA", "payload"),
+)
+_KINDS = {name: spec.split()[0] for name, spec in MESSAGE_COLUMNS}
+assert tuple(_KINDS) == RECORD_COLUMNS
 
-    ``epoch_to_text`` formats a POSIX-seconds expression ``{x}`` as a
-    timestamp in the dialect.
-    """
+
+def column_type(qt: QueueTableInfo, column: str, d: Dialect) -> str:
+    """The dialect's type of a message column of ``qt`` (the payload's depends on the table)."""
+    kind = _KINDS[column]
+    if kind == "payload":
+        kind = "blob" if qt.payload_type == "RAW" else "text"
+    return {"key": d.int_type, "int": d.int_type, "real": d.real_type, "blob": d.blob_type,
+            "text": "TEXT"}[kind]
+
+
+def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
+    """CREATE statements for one queue table: storage, indexes, AQ$ view."""
     t = table_name(qt)
     base = f"{qt.owner}.{qt.name}"
     order = ", ".join(qt.order_columns)
-
-    def ts(col: str) -> str:
-        return epoch_to_text.format(x=col)
-
-    ddl = [
+    i = d.int_type
+    ts = d.epoch_to_timestamp
+    columns = ",\n            ".join(
+        f"{name} {d.serial_key}" if spec == "key" else
+        f"{name} {column_type(qt, name, d)}{spec[len(spec.split()[0]):]}" for name, spec in MESSAGE_COLUMNS)
+    return [
         f"""CREATE TABLE {t} (
-            SEQ INTEGER PRIMARY KEY, Q_NAME TEXT NOT NULL, MSGID BLOB NOT NULL UNIQUE,
-            CORRID TEXT, PRIORITY INTEGER NOT NULL, STATE INTEGER NOT NULL, DELAY REAL,
-            EXPIRATION INTEGER, EXPIRE_AT REAL, TIME_MANAGER_INFO REAL, CSCN INTEGER,
-            ENQ_TIME REAL NOT NULL, ENQ_UID TEXT, ENQ_TID TEXT, DEQ_TIME REAL, DEQ_UID TEXT,
-            DEQ_TID TEXT, RETRY_COUNT INTEGER NOT NULL DEFAULT 0, EXCEPTION_QSCHEMA TEXT,
-            EXCEPTION_QUEUE TEXT, SENDER_NAME TEXT, SENDER_ADDRESS TEXT, SENDER_PROTOCOL INTEGER,
-            ORIGINAL_MSGID BLOB, ORIGINAL_QUEUE_NAME TEXT, ORIGINAL_QUEUE_OWNER TEXT,
-            EXPIRATION_REASON TEXT, CONSUMER_NAME TEXT, DEQ_AGENT_NAME TEXT,
-            DELIVERY_MODE INTEGER NOT NULL DEFAULT 1, USER_DATA {payload_sql_type})""",
-        f"CREATE INDEX {quote(base + '$ORDER')} ON {t} (Q_NAME, STATE, {order})",
-        f"CREATE INDEX {quote(base + '$TM')} ON {t} (TIME_MANAGER_INFO) WHERE TIME_MANAGER_INFO IS NOT NULL",
-        f"CREATE INDEX {quote(base + '$CORR')} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
+            {columns})""",
+        f"CREATE INDEX {quote(physical(base + '$ORDER'))} ON {t} (Q_NAME, STATE, {order})",
+        f"CREATE INDEX {quote(physical(base + '$TM'))} ON {t} (TIME_MANAGER_INFO) "
+        f"WHERE TIME_MANAGER_INFO IS NOT NULL",
+        f"CREATE INDEX {quote(physical(base + '$CORR'))} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
         f"""CREATE VIEW {view_name(qt)} AS SELECT
-            Q_NAME AS QUEUE, upper(hex(MSGID)) AS MSG_ID, CORRID AS CORR_ID,
+            Q_NAME AS QUEUE, {d.hex('MSGID')} AS MSG_ID, CORRID AS CORR_ID,
             PRIORITY AS MSG_PRIORITY,
             CASE STATE WHEN 0 THEN 'READY' WHEN 1 THEN 'WAITING' WHEN 2 THEN 'PROCESSED'
                        WHEN 3 THEN 'EXPIRED' END AS MSG_STATE,
@@ -137,15 +231,14 @@ def queue_table_ddl(qt: QueueTableInfo, payload_sql_type: str, epoch_to_text: st
             DEQ_UID AS DEQ_USER_ID, DEQ_TID AS DEQ_TXN_ID, RETRY_COUNT,
             EXCEPTION_QSCHEMA AS EXCEPTION_QUEUE_OWNER, EXCEPTION_QUEUE,
             USER_DATA, SENDER_NAME, SENDER_ADDRESS, SENDER_PROTOCOL,
-            upper(hex(ORIGINAL_MSGID)) AS ORIGINAL_MSGID, ORIGINAL_QUEUE_NAME, ORIGINAL_QUEUE_OWNER,
-            EXPIRATION_REASON, CONSUMER_NAME, DEQ_AGENT_NAME AS DEQUEUE_AGENT, NULL AS ADDRESS,
-            NULL AS PROTOCOL,
+            {d.hex('ORIGINAL_MSGID')} AS ORIGINAL_MSGID, ORIGINAL_QUEUE_NAME, ORIGINAL_QUEUE_OWNER,
+            EXPIRATION_REASON, CONSUMER_NAME, DEQ_AGENT_NAME AS DEQUEUE_AGENT,
+            CAST(NULL AS TEXT) AS ADDRESS, CAST(NULL AS {i}) AS PROTOCOL,
             CASE DELIVERY_MODE WHEN 2 THEN 'BUFFERED' ELSE 'PERSISTENT' END AS DELIVERY_MODE,
             CASE DELIVERY_MODE WHEN 2 THEN 'IN-MEMORY' ELSE NULL END AS MSG_MEMORY_STATE,
             CSCN, SEQ AS LOCAL_ORDER_NO
             FROM {t}""",
     ]
-    return ddl
 
 
 def drop_queue_table_ddl(qt: QueueTableInfo) -> list[str]:

@@ -1,0 +1,259 @@
+"""Connections of the PostgreSQL backend: the DSN, Oracle error codes for server
+failures, the adapter the shared SQL runs on, and the process's pool.
+
+* :func:`parse_dsn` — ``postgresql://user@host:port/db?schema=name``: everything
+  Sluice keeps lives in one PostgreSQL schema (default ``sluice``); the other
+  parameters go to libpq.
+* :func:`translate` — a psycopg error as the ``ORA-`` error Sluice raises:
+  unreachable server ORA-12541, lost connection ORA-03113, server starting or
+  stopping ORA-01033, lock wait timeout ORA-00054, unknown table ORA-00942, …
+* :class:`PgConnection` — a psycopg connection speaking the shared SQL's
+  conventions (``?`` placeholders, a ``dialect``), see :mod:`.sqlops`.
+* :class:`PgPool` — the pooled connections that run autonomous transactions
+  (IMMEDIATE operations, DDL, the time manager).  A connection that the server
+  dropped is replaced; a transaction that failed on a lost connection before its
+  COMMIT was sent did nothing and is run again on a fresh one, so a server
+  restart costs a short wait, not an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors as pgerr
+from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus, TransactionStatus
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..errors import DatabaseError, InterfaceError, ProgrammingError, ora
+from .dialect import POSTGRESQL
+
+T = TypeVar("T")
+
+DEFAULT_SCHEMA = "sluice"
+_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+# how long an operation waits for a pooled connection while the server is away
+# (a restart takes a few seconds); after that it fails with ORA-12541
+SERVER_WAIT = 10.0
+CONNECT_TIMEOUT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class PgTarget:
+    """Where a PostgreSQL store lives."""
+
+    conninfo: str     # for libpq, without Sluice's own parameters
+    schema: str       # the PostgreSQL schema holding the store
+    display: str      # the DSN without its password, for messages
+
+    @property
+    def channel(self) -> str:
+        """The NOTIFY channel of this store (one per schema): catalog and time events."""
+        return f"sluice_{self.schema}"
+
+    def table_channel(self, qt_id: int) -> str:
+        """The NOTIFY channel of one queue table: messages may be available."""
+        name = f"sluice_{self.schema}_{qt_id}"
+        return name if len(name) <= 63 else f"sluice_{hashlib.sha1(name.encode()).hexdigest()[:24]}_{qt_id}"
+
+    def connect(self, user: str | None = None) -> psycopg.Connection:
+        """A new autocommit connection with the store's schema first on the search path
+        (and ``sluice.user`` set for the USER_ views).  :raises OperationalError: ORA-12541…"""
+        try:
+            raw = psycopg.connect(self.conninfo, autocommit=True, options=search_path_option(self.schema))
+            if user is not None:
+                raw.execute("SELECT set_config('sluice.user', %s, false)", (user,))
+            return raw
+        except psycopg.Error as e:
+            raise translate(e, self) from None
+
+
+def search_path_option(schema: str) -> str:
+    return f'-c search_path="{schema}"'
+
+
+def parse_dsn(dsn: str) -> PgTarget:
+    """``postgresql://[user[:password]@]host[:port]/database[?schema=name&…]``."""
+    parts = urlsplit(dsn)
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    schema = DEFAULT_SCHEMA
+    rest = []
+    for key, value in params:
+        if key == "schema":
+            schema = value
+        else:
+            rest.append((key, value))
+    if not _SCHEMA_NAME.fullmatch(schema):
+        raise InterfaceError(f"invalid schema name {schema!r} in DSN: letters, digits and _ "
+                             f"(at most 63), not starting with a digit")
+    if not any(k == "connect_timeout" for k, _ in rest):
+        rest.append(("connect_timeout", str(CONNECT_TIMEOUT)))
+    conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(rest), parts.fragment))
+    netloc = parts.netloc.rsplit("@", 1)
+    shown = netloc[-1] if len(netloc) == 1 else netloc[0].split(":", 1)[0] + "@" + netloc[-1]
+    return PgTarget(conninfo, schema, urlunsplit((parts.scheme, shown, parts.path, "", "")))
+
+
+# -- errors -----------------------------------------------------------------------
+
+def is_disconnect(e: BaseException) -> bool:
+    """True when ``e`` means the connection to the server is gone (or never came)."""
+    if isinstance(e, (pgerr.AdminShutdown, pgerr.CrashShutdown, pgerr.CannotConnectNow)):
+        return True
+    if isinstance(e, psycopg.OperationalError):
+        state = e.sqlstate
+        return state is None or state.startswith("08") or state.startswith("57P")
+    return isinstance(e, psycopg.InterfaceError)
+
+
+def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError:
+    """The Oracle error for a psycopg error."""
+    where = target.display if target else "PostgreSQL"
+    msg = (e.diag.message_primary if getattr(e, "diag", None) and e.diag.message_primary else str(e))
+    msg = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+    if isinstance(e, pgerr.CannotConnectNow):
+        return ora(1033)
+    if isinstance(e, (pgerr.InvalidPassword, pgerr.InvalidAuthorizationSpecification)):
+        return ora(1017)
+    if isinstance(e, pgerr.InvalidCatalogName):
+        return ora(12514, where)
+    if isinstance(e, pgerr.LockNotAvailable):
+        return ora(54)
+    if isinstance(e, pgerr.UndefinedTable):
+        return ora(942)
+    if isinstance(e, (pgerr.UndefinedColumn, pgerr.UndefinedFunction)):
+        name = re.search(r'(?:column|function) "?([^"\s(]+)', msg)
+        return ora(904, (name.group(1) if name else msg).upper())
+    if isinstance(e, pgerr.SyntaxError):
+        return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
+    if is_disconnect(e):
+        return _connection_error(str(e), e.sqlstate, where)
+    if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
+        return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
+    return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
+
+
+# libpq reports failures to connect as text only (no SQLSTATE)
+_CONNECT_FAILURES = [
+    (re.compile(r'database "[^"]*" does not exist'), 12514),
+    (re.compile(r'role "[^"]*" does not exist|password authentication failed|no pg_hba.conf entry'), 1017),
+    (re.compile(r"starting up|shutting down|in recovery mode|not yet accepting connections"), 1033),
+    (re.compile(r"refused|could not connect|No such file or directory|timeout expired|"
+                r"could not translate host name|Network is unreachable"), 12541),
+]
+
+
+def _connection_error(text: str, sqlstate: str | None, where: str) -> DatabaseError:
+    if sqlstate is None:
+        for pattern, code in _CONNECT_FAILURES:
+            if pattern.search(text):
+                return ora(code, where) if code in (12514, 12541) else ora(code)
+    return ora(3113)   # the connection was there and is gone
+
+
+# -- the shared SQL's connection ------------------------------------------------------
+
+_CONVERTED: dict[str, str] = {}
+_COMMAND_DONE = (ExecStatus.COMMAND_OK, ExecStatus.TUPLES_OK, ExecStatus.EMPTY_QUERY)
+
+
+def _pyformat(sql: str) -> str:
+    """``?`` -> ``%b`` (a parameter in binary format) for the shared SQL, which has no
+    ``?`` or ``%`` in literals."""
+    out = _CONVERTED.get(sql)
+    if out is None:
+        out = _CONVERTED[sql] = sql.replace("%", "%%").replace("?", "%b")
+    return out
+
+
+class PgConnection:
+    """A psycopg connection as :mod:`.sqlops` and :mod:`.sqlcatalog` use one.  Parameters
+    and results travel in PostgreSQL's binary format: no text to format and parse for
+    numbers, no hex for message ids and RAW payloads."""
+
+    __slots__ = ("raw",)
+    dialect = POSTGRESQL
+
+    def __init__(self, raw: psycopg.Connection) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
+        if not params:
+            return self.raw.execute(sql, binary=True)
+        return self.raw.execute(_pyformat(sql), params, binary=True)
+
+    def executemany(self, sql: str, rows: list) -> psycopg.Cursor:
+        cur = self.raw.cursor(binary=True)
+        cur.executemany(_pyformat(sql), rows)
+        return cur
+
+    def command(self, sql: str) -> None:
+        """Statements without parameters (BEGIN, COMMIT, NOTIFY …, several separated by
+        ``;`` in one round trip) straight through libpq: no cursor, no parameter handling
+        — a fraction of the client's work for the statements every transaction has."""
+        raw = self.raw
+        res = raw.pgconn.exec_(sql.encode())
+        if res.status not in _COMMAND_DONE:
+            if raw.pgconn.status == ConnStatus.BAD or res.error_field(DiagnosticField.SQLSTATE) is None:
+                # libpq's own report of a lost connection carries no SQLSTATE
+                message = res.error_message.decode(errors="replace").strip()
+                raise psycopg.OperationalError(message or "the connection to the server was lost")
+            raise pgerr.error_from_result(res, encoding=raw.info.encoding)
+
+
+# -- the pool -------------------------------------------------------------------------
+
+class PgPool:
+    """This process's pooled connections to one store."""
+
+    def __init__(self, target: PgTarget, max_size: int = 8) -> None:
+        self.target = target
+        self._pool = ConnectionPool(
+            target.conninfo, min_size=1, max_size=max_size, open=False, timeout=SERVER_WAIT,
+            num_workers=1, name=f"sluice-{target.schema}", reconnect_timeout=SERVER_WAIT * 6,
+            kwargs={"autocommit": True, "options": search_path_option(target.schema)})
+        self._pool.open(wait=False)
+
+    def close(self) -> None:
+        self._pool.close(timeout=2.0)
+
+    def run(self, work: Callable[[PgConnection], T], *, transaction: bool = True,
+            then: list[str] | None = None) -> T:
+        """``work`` on a pooled connection: inside BEGIN … COMMIT (``transaction``) or as
+        autocommit statements.  The statements in ``then`` (``work`` may add to it) run
+        right after the COMMIT, in the same round trip — the NOTIFYs announcing it.  A lost
+        connection before the COMMIT was sent means nothing happened: ``work`` runs once
+        more on a fresh connection.  A lost connection during the COMMIT leaves the outcome
+        unknown: ORA-03113."""
+        for attempt in (1, 2):
+            committing = False
+            try:
+                with self._pool.connection() as raw:
+                    c = PgConnection(raw)
+                    try:
+                        if not transaction:
+                            return work(c)
+                        c.command("BEGIN")
+                        result = work(c)
+                        committing = True
+                        c.command("; ".join(["COMMIT"] + (then or [])))
+                    except BaseException:
+                        if transaction and not raw.closed and \
+                                raw.info.transaction_status != TransactionStatus.IDLE:
+                            try:
+                                c.command("ROLLBACK")
+                            except psycopg.Error:
+                                pass  # the pool discards a broken connection
+                        raise
+                    return result
+            except PoolTimeout:
+                raise ora(12541, self.target.display) from None
+            except psycopg.Error as e:
+                if attempt == 1 and not committing and is_disconnect(e):
+                    continue
+                raise translate(e, self.target) from None
+        raise AssertionError("unreachable")

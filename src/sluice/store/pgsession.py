@@ -1,0 +1,370 @@
+"""One connection's transaction on the PostgreSQL store.
+
+A session owns one PostgreSQL connection and, while the application works, one
+real database transaction on it:
+
+* an ON_COMMIT enqueue INSERTs in it, so the session sees its own uncommitted
+  messages natively and nobody else does.  Commit-time queue tables are the
+  exception: their messages are inserted at commit, numbered by the commit SCN
+  (seeds 001/002), so before that nobody — not even the session — sees them;
+* a REMOVE or LOCKED dequeue locks its rows with ``SELECT … FOR UPDATE SKIP
+  LOCKED``: concurrent dequeuers skip them, never wait, and no row is handed to
+  two transactions.  REMOVE dequeues are deleted (or kept PROCESSED for the
+  retention time) at commit;
+* IMMEDIATE operations run as their own transaction on a pooled connection, so
+  they neither see nor wait for the session's uncommitted work.
+
+Rollback keeps Oracle's retry accounting exact.  A plain ROLLBACK would release
+the rows before a second transaction could count the failed attempts, and in
+between another session could take a message with its old retry count and
+without its retry delay.  So when REMOVE dequeues are rolled back, the session
+undoes its own work *inside* the transaction — it deletes what it enqueued and
+counts each attempt (:func:`.sqlops.failed_attempt`: RETRY_COUNT, max_retries,
+retry_delay) while it still holds the row locks — and then commits.  A session
+whose process dies mid-transaction is rolled back by the server instead: its
+rows come back unchanged, the attempt not counted (seed 003).
+
+A lost connection raises ORA-03113 and ends the transaction (the server rolled
+it back); the session reconnects on its next call.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+import psycopg
+from psycopg.pq import TransactionStatus
+
+from .. import constants as C
+from ..errors import ora
+from . import sqlops
+from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
+                   StoreSession)
+from .pgconn import PgConnection, is_disconnect, translate
+from .postgres import PgStore
+from .sqlnames import physical_names, rewrite, to_pyformat
+from .sqlschema import table_name
+
+
+class PgSession(StoreSession):
+    """The store side of one ``sluice.Connection`` on PostgreSQL."""
+
+    def __init__(self, store: PgStore, user: str) -> None:
+        self.store = store
+        self.user = user
+        self._raw: psycopg.Connection | None = store.target.connect(user)
+        self.txn_id: str | None = None
+        self._open = False                  # a database transaction is open on the connection
+        self._inserted: dict[int, tuple[QueueTableInfo, list[bytes]]] = {}
+        self._deferred: dict[int, tuple[QueueInfo, list[MessageRecord]]] = {}
+        self._removes: list[tuple[QueueInfo, list[MessageRecord], DequeueInfo]] = []
+        self._held: set[tuple[int, int]] = set()       # rows this transaction locked
+        self._removed: set[tuple[int, int]] = set()    # consumed at commit: gone for this transaction
+        self._events: list[float] = []                 # time events this transaction creates
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._open or bool(self._deferred)
+
+    def new_transaction_id(self) -> str:
+        if self.txn_id is None:
+            self.txn_id = new_txn_id()
+        return self.txn_id
+
+    # -- the connection -----------------------------------------------------------
+    def _conn(self) -> PgConnection:
+        raw = self._raw
+        if raw is None or raw.closed:
+            if self._open:   # never carry on a transaction on a new connection: it is gone
+                self._raw = None
+                self._reset()
+                raise ora(3113)
+            self._raw = raw = self.store.target.connect(self.user)   # after a lost connection
+        return PgConnection(raw)
+
+    def _begin(self, c: PgConnection) -> bool:
+        """Open the transaction if it is not; True when this call opened it."""
+        if self._open:
+            return False
+        c.command("BEGIN")
+        self._open = True
+        return True
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Statements of the session's transaction: a database error ends the transaction
+        (PostgreSQL cannot go on with it) and is raised with its Oracle code."""
+        try:
+            yield
+        except psycopg.Error as e:
+            err = translate(e, self.store.target)
+            self._abandon()
+            raise err from None
+
+    def _abandon(self) -> None:
+        """Roll back whatever is left of the transaction, or drop a broken connection."""
+        raw = self._raw
+        if raw is not None and not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
+            released = {qt_id for qt_id, _ in self._held}   # wake the other processes' waiters
+            try:
+                PgConnection(raw).command("; ".join(["ROLLBACK"] + self.store.notices(released)))
+            except psycopg.Error:
+                raw.close()
+        if raw is not None and raw.closed:
+            self._raw = None
+        had_locks = bool(self._held)
+        self._reset()
+        if had_locks:
+            self.store.local_change()
+
+    def _reset(self) -> None:
+        self._open = False
+        self.txn_id = None
+        self._inserted = {}
+        self._deferred = {}
+        self._removes = []
+        self._held = set()
+        self._removed = set()
+        self._events = []
+
+    # -- enqueue ----------------------------------------------------------------
+    def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
+        qt = queue.table
+        events = [r.time_manager_info for r in records if r.time_manager_info is not None]
+        if immediate:
+            store = self.store
+
+            def insert(c: PgConnection) -> None:
+                sqlops.insert_records(c, qt, records, sqlops.next_scn(c) if qt.commit_time else None)
+            store.pool.run(insert, then=store.notices([qt.qt_id], min(events) if events else None))
+            store.local_change(min(events) if events else None)
+            return
+        self.new_transaction_id()
+        if qt.commit_time:   # numbered and inserted at commit
+            entry = self._deferred.setdefault(qt.qt_id, (queue, []))
+            entry[1].extend(records)
+            self._events.extend(events)
+            return
+        with self._guard():
+            c = self._conn()
+            self._begin(c)
+            sqlops.insert_records(c, qt, records, None)
+        self._inserted.setdefault(qt.qt_id, (qt, []))[1].extend(r.msgid for r in records)
+        self._events.extend(events)
+
+    # -- dequeue ----------------------------------------------------------------
+    def dequeue(self, queue: QueueInfo, selector: Selector, mode: int, immediate: bool,
+                limit: int, info: DequeueInfo) -> list[MessageRecord]:
+        if mode == C.DEQ_BROWSE:
+            with self._guard():
+                recs = self._walk(self._conn(), queue, selector, limit, False, self._removed)
+            if not recs:
+                self.store.interest(queue.table.qt_id)   # the caller may wait for it
+            return recs
+        removing = mode in (C.DEQ_REMOVE, C.DEQ_REMOVE_NODATA)
+        if immediate and removing:
+            recs = self._dequeue_immediate(queue, selector, limit, info)
+            if not recs:
+                self.store.interest(queue.table.qt_id)
+            return recs
+        with self._guard():
+            c = self._conn()
+            began = self._begin(c)
+            recs = self._walk(c, queue, selector, limit, True, self._removed)
+            if not recs and began:   # do not keep an empty transaction open while waiting
+                c.command("ROLLBACK")
+                self._open = False
+        if not recs:
+            self.store.interest(queue.table.qt_id)
+        if recs:
+            self.new_transaction_id()
+            keys = [(queue.table.qt_id, r.seq) for r in recs]
+            self._held.update(keys)
+            if removing:
+                self._removes.append((queue, recs, info))
+                self._removed.update(keys)
+        return recs
+
+    def _dequeue_immediate(self, queue: QueueInfo, sel: Selector, limit: int,
+                           info: DequeueInfo) -> list[MessageRecord]:
+        """REMOVE as its own transaction: it cannot see this session's uncommitted work, and
+        skips what this session holds like anyone else's lock."""
+        store = self.store
+        now = time.time()
+        purge_at = now + queue.retention_time if queue.retention_time > 0 else None
+
+        def take(c: PgConnection) -> list[MessageRecord]:
+            recs = self._walk(c, queue, sel, limit, True, frozenset())
+            if recs:
+                sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
+                               new_txn_id(), now)
+                if purge_at is not None:
+                    then[:] = store.notices(when=purge_at)
+            return recs
+        then: list[str] = []
+        recs = store.pool.run(take, then=then)
+        if recs and purge_at is not None:
+            store.local_change(purge_at)
+        return recs
+
+    def _walk(self, c: PgConnection, queue: QueueInfo, sel: Selector, limit: int, lock: bool,
+              exclude: set | frozenset) -> list[MessageRecord]:
+        """Up to ``limit`` messages in queue order from ``sel.after``, leaving out ``exclude``
+        (what this transaction already consumed).  With ``lock`` they are locked and rows
+        other transactions hold are skipped.  A dequeue condition is tested in Python on
+        unlocked candidates first, so only the messages taken get locked."""
+        qt_id = queue.table.qt_id
+        now = time.time()
+        after = sel.after
+        taken: list[MessageRecord] = []
+        if sel.predicate is None:
+            while len(taken) < limit:
+                want = limit - len(taken)
+                cands = sqlops.select_candidates(c, queue, sel, now, after, want, lock=lock)
+                taken.extend(r for r in cands if (qt_id, r.seq) not in exclude)
+                if len(cands) < want:
+                    break
+                after = sqlops.order_key(queue.table, cands[-1])
+            return taken
+        chunk = max(16, limit * 2)
+        while len(taken) < limit:
+            cands = sqlops.select_candidates(c, queue, sel, now, after, chunk)
+            got: list[MessageRecord] = []
+            examined = 0
+            for r in cands:
+                examined += 1
+                if (qt_id, r.seq) not in exclude and sel.predicate(r):
+                    got.append(r)
+                    if len(taken) + len(got) >= limit:
+                        break
+            if lock and got:   # others may have taken some meanwhile: those are skipped
+                got = [r for r in sqlops.lock_records(c, queue, [r.seq for r in got], sel.states)
+                       if sel.predicate(r)]
+            taken.extend(got)
+            if examined == len(cands) and len(cands) < chunk:
+                break  # the end of the queue
+            after = sqlops.order_key(queue.table, cands[examined - 1])   # the last one looked at
+        return taken
+
+    def message_status(self, queue: QueueInfo, msgid: bytes) -> tuple[int, bool] | None:
+        with self._guard():
+            st = sqlops.message_status(self._conn(), queue, msgid)
+        if st is None:
+            return None
+        state, seq = st
+        if (queue.table.qt_id, seq) in self._held:
+            return state, False
+        # an autocommit probe: the lock it takes ends with the statement (a dequeuer
+        # scanning that row in that instant skips it once; this runs only when a dequeue
+        # by message id found nothing)
+        probe = f"SELECT SEQ FROM {table_name(queue.table)} WHERE SEQ = ? FOR UPDATE SKIP LOCKED"
+        free = self.store.pool.run(lambda c: c.execute(probe, (seq,)).fetchone(), transaction=False)
+        return state, free is None
+
+    # -- transaction end ---------------------------------------------------------
+    def commit(self) -> None:
+        if not self.in_transaction:
+            self._reset()
+            return
+        store = self.store
+        now = time.time()
+        available = set(self._inserted) | set(self._deferred)
+        events = list(self._events)
+        events += [now + q.retention_time for q, _, _ in self._removes if q.retention_time > 0]
+        with self._guard():
+            c = self._conn()
+            self._begin(c)
+            if self._deferred:
+                scn = sqlops.next_scn(c)   # the counter row stays locked until COMMIT: commit order
+                for queue, recs in self._deferred.values():
+                    sqlops.insert_records(c, queue.table, recs, scn)
+            for queue, recs, info in self._removes:
+                sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
+                               self.txn_id, now)
+            # the NOTIFYs after the COMMIT, in the same round trip (see PgStore.notices)
+            c.command("; ".join(["COMMIT"] + store.notices(available, min(events) if events else None)))
+        self._reset()
+        if available or events:
+            store.local_change(min(events) if events else None)
+
+    def rollback(self) -> None:
+        if not self._open:
+            self._reset()   # commit-time enqueues were never inserted
+            return
+        own = {m for _, msgids in self._inserted.values() for m in msgids}
+        failed = [(q, [r for r in recs if r.msgid not in own]) for q, recs, _ in self._removes]
+        failed = [(q, recs) for q, recs in failed if recs]
+        had_locks = bool(self._held)
+        released = {qt_id for qt_id, _ in self._held}   # tables whose messages come back
+        store = self.store
+        now = time.time()
+        delays = [q.retry_delay for q, _ in failed if q.retry_delay > 0]
+        if self._raw is None or self._raw.closed:   # the server already rolled it back
+            self._raw = None
+            self._reset()
+            return
+        try:
+            c = self._conn()
+            if failed:   # undo own work, count the attempts while the rows are still locked
+                for qt, msgids in self._inserted.values():
+                    sqlops.delete_by_msgid(c, qt, msgids)
+                for queue, recs in failed:
+                    for r in recs:
+                        sqlops.failed_attempt(c, queue, r.seq, now, store.find_queue)
+                c.command("; ".join(["COMMIT"] + store.notices(released,
+                                                                 now + min(delays) if delays else None)))
+            else:   # and the released rows wake the other processes' waiters
+                c.command("; ".join(["ROLLBACK"] + store.notices(released)))
+        except psycopg.Error as e:
+            if not is_disconnect(e):
+                err = translate(e, store.target)
+                self._abandon()
+                raise err from None
+            # the server rolled the transaction back when the connection went: nothing is
+            # left to undo, and (like a killed session) the attempts are not counted
+            self._raw = None
+        self._reset()
+        if had_locks:
+            store.local_change(now + min(delays) if delays else None)
+
+    # -- SQL on the views -------------------------------------------------------------
+    def query(self, sql: str, binds: dict | Sequence | None) -> tuple[list[str], list[tuple]]:
+        sql = rewrite(sql, physical_names(self.store.queue_tables()), self.user)
+        params = None
+        if binds:
+            named = isinstance(binds, dict)
+            sql = to_pyformat(sql, positional=not named)
+            params = binds if named else list(binds)
+        raw = self._conn().raw
+        try:
+            if self._open:   # in a savepoint, so a bad query does not end the transaction
+                raw.execute("SAVEPOINT sluice_query")
+                try:
+                    cur = raw.execute(sql, params)
+                    rows = cur.fetchall() if cur.description else []
+                except psycopg.Error as e:
+                    if not is_disconnect(e):
+                        raw.execute("ROLLBACK TO SAVEPOINT sluice_query")
+                    raise
+                raw.execute("RELEASE SAVEPOINT sluice_query")
+            else:
+                cur = raw.execute(sql, params)
+                rows = cur.fetchall() if cur.description else []
+        except psycopg.Error as e:
+            err = translate(e, self.store.target)
+            if is_disconnect(e):
+                self._abandon()
+            raise err from None
+        cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
+        return cols, rows
+
+    def close(self) -> None:
+        try:
+            if self.in_transaction:
+                self.rollback()
+        finally:
+            if self._raw is not None:
+                self._raw.close()
+                self._raw = None

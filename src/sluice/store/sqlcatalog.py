@@ -1,0 +1,126 @@
+"""Catalog SQL shared by the SQL backends: queue tables, queues, named objects.
+
+Every function takes a connection-like object (``execute`` with ``?``
+placeholders, a ``dialect`` attribute) already inside the backend's write
+transaction; the backend commits, bumps its catalog version and tells other
+processes.  Each check-then-write pair runs in that one transaction, so a
+duplicate is refused with Oracle's error rather than a constraint violation.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from ..errors import ora
+from .base import QueueInfo, QueueTableInfo
+from .sqlschema import drop_queue_table_ddl, queue_table_ddl, table_name
+
+
+def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo) -> QueueTableInfo:
+    """Insert the catalog row, create storage and views, add the default exception queue.
+    :raises IntegrityError: ORA-24001 when the queue table exists."""
+    if c.execute("SELECT 1 FROM AQ_QUEUE_TABLES WHERE OWNER = ? AND NAME = ?",
+                 (table.owner, table.name)).fetchone():
+        raise ora(24001, table.qualified)
+    table.qt_id = c.execute(
+        "INSERT INTO AQ_QUEUE_TABLES (OWNER, NAME, PAYLOAD_TYPE, SORT_LIST, MULTIPLE_CONSUMERS,"
+        " MESSAGE_GROUPING, USER_COMMENT, COMPATIBLE, SECURE, PRIMARY_INSTANCE,"
+        " SECONDARY_INSTANCE, CREATED) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) RETURNING QT_ID",
+        (table.owner, table.name, table.payload_type, ",".join(table.sort_list),
+         int(table.multiple_consumers), table.message_grouping, table.comment,
+         table.compatible, int(table.secure), table.primary_instance,
+         table.secondary_instance, time.time())).fetchone()[0]
+    for stmt in queue_table_ddl(table, c.dialect):
+        c.execute(stmt)
+    exception_queue.table = table
+    insert_queue(c, exception_queue)
+    return table
+
+
+def drop_queue_table(c, qt: QueueTableInfo) -> None:
+    for stmt in drop_queue_table_ddl(qt):
+        c.execute(stmt)
+    c.execute("DELETE FROM AQ_QUEUES WHERE QT_ID = ?", (qt.qt_id,))
+    c.execute("DELETE FROM AQ_QUEUE_TABLES WHERE QT_ID = ?", (qt.qt_id,))
+
+
+def update_queue_table(c, table: QueueTableInfo) -> None:
+    c.execute("UPDATE AQ_QUEUE_TABLES SET USER_COMMENT = ?, PRIMARY_INSTANCE = ?, "
+              "SECONDARY_INSTANCE = ? WHERE QT_ID = ?",
+              (table.comment, table.primary_instance, table.secondary_instance, table.qt_id))
+
+
+def queue_tables(c) -> list[QueueTableInfo]:
+    rows = c.execute(
+        "SELECT OWNER, NAME, PAYLOAD_TYPE, SORT_LIST, MULTIPLE_CONSUMERS, MESSAGE_GROUPING,"
+        " USER_COMMENT, COMPATIBLE, SECURE, PRIMARY_INSTANCE, SECONDARY_INSTANCE, QT_ID"
+        " FROM AQ_QUEUE_TABLES ORDER BY QT_ID").fetchall()
+    return [QueueTableInfo(r[0], r[1], r[2], tuple(r[3].split(",")), bool(r[4]), r[5], r[6], r[7],
+                           bool(r[8]), r[9] or 0, r[10] or 0, r[11]) for r in rows]
+
+
+def insert_queue(c, q: QueueInfo) -> None:
+    """:raises IntegrityError: ORA-24006 when the queue exists."""
+    if c.execute("SELECT 1 FROM AQ_QUEUES WHERE OWNER = ? AND NAME = ?", (q.owner, q.name)).fetchone():
+        raise ora(24006, q.qualified)
+    q.qid = c.execute(
+        "INSERT INTO AQ_QUEUES (OWNER, NAME, QT_ID, QUEUE_TYPE, MAX_RETRIES, RETRY_DELAY,"
+        " RETENTION_TIME, ENQUEUE_ENABLED, DEQUEUE_ENABLED, USER_COMMENT, CREATED)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING QID",
+        (q.owner, q.name, q.table.qt_id, q.queue_type, q.max_retries, q.retry_delay,
+         q.retention_time, int(q.enqueue_enabled), int(q.dequeue_enabled), q.comment,
+         time.time())).fetchone()[0]
+
+
+def update_queue(c, q: QueueInfo) -> None:
+    c.execute("UPDATE AQ_QUEUES SET MAX_RETRIES = ?, RETRY_DELAY = ?, RETENTION_TIME = ?,"
+              " ENQUEUE_ENABLED = ?, DEQUEUE_ENABLED = ?, USER_COMMENT = ? WHERE QID = ?",
+              (q.max_retries, q.retry_delay, q.retention_time, int(q.enqueue_enabled),
+               int(q.dequeue_enabled), q.comment, q.qid))
+
+
+def drop_queue(c, q: QueueInfo) -> None:
+    """Remove the queue and every message in it."""
+    c.execute(f"DELETE FROM {table_name(q.table)} WHERE Q_NAME = ?", (q.name,))
+    c.execute("DELETE FROM AQ_QUEUES WHERE QID = ?", (q.qid,))
+
+
+def queues(c, tables: dict[int, QueueTableInfo]) -> list[QueueInfo]:
+    rows = c.execute(
+        "SELECT OWNER, NAME, QT_ID, QUEUE_TYPE, MAX_RETRIES, RETRY_DELAY, RETENTION_TIME,"
+        " ENQUEUE_ENABLED, DEQUEUE_ENABLED, USER_COMMENT, QID FROM AQ_QUEUES ORDER BY QID").fetchall()
+    return [QueueInfo(r[0], r[1], tables[r[2]], r[3], r[4], r[5], r[6], bool(r[7]), bool(r[8]),
+                      r[9], r[10]) for r in rows if r[2] in tables]
+
+
+def put_object(c, kind: str, owner: str, name: str, spec: dict, replace: bool) -> None:
+    """:raises IntegrityError: ORA-00955 when it exists and ``replace`` is false."""
+    exists = c.execute("SELECT 1 FROM SLUICE_CATALOG WHERE KIND = ? AND OWNER = ? AND NAME = ?",
+                       (kind, owner, name)).fetchone()
+    if exists and not replace:
+        raise ora(955)
+    c.execute("INSERT INTO SLUICE_CATALOG (KIND, OWNER, NAME, SPEC) VALUES (?,?,?,?) "
+              "ON CONFLICT (KIND, OWNER, NAME) DO UPDATE SET SPEC = excluded.SPEC",
+              (kind, owner, name, json.dumps(spec)))
+
+
+def drop_object(c, kind: str, owner: str, name: str) -> bool:
+    return bool(c.execute("DELETE FROM SLUICE_CATALOG WHERE KIND = ? AND OWNER = ? AND NAME = ? "
+                          "RETURNING KIND", (kind, owner, name)).fetchall())
+
+
+def objects(c, kind: str) -> list[tuple[str, str, dict]]:
+    rows = c.execute("SELECT OWNER, NAME, SPEC FROM SLUICE_CATALOG WHERE KIND = ? "
+                     "ORDER BY OWNER, NAME", (kind,)).fetchall()
+    return [(r[0], r[1], json.loads(r[2])) for r in rows]
+
+
+def bump_version(c) -> None:
+    """Inside a DDL transaction: the catalog changed (every process's caches must reload)."""
+    c.execute("UPDATE SLUICE_META SET VALUE = CAST(CAST(VALUE AS INTEGER) + 1 AS TEXT) "
+              "WHERE KEY = 'catalog_version'")
+
+
+def version(c) -> int:
+    return int(c.execute("SELECT VALUE FROM SLUICE_META WHERE KEY = 'catalog_version'").fetchone()[0])

@@ -1,0 +1,347 @@
+"""The embedded backend's sessions: a transaction kept in the session until commit.
+
+A session's ON_COMMIT enqueues wait here and are inserted, together with the removal
+of the messages it dequeued, in one short write transaction at :meth:`SqliteSession.
+commit` (see :mod:`.sqlite`).  Until then the messages it dequeued are held by the
+store's :class:`~.locks.MessageLocks`; other sessions skip them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import TYPE_CHECKING, Sequence
+
+from .. import constants as C
+from ..errors import ProgrammingError, ora
+from ..rules.pycompile import like_regex
+from . import sqlops
+from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
+                   StoreSession)
+from .dialect import SQLITE
+from .sqlnames import physical_names, rewrite
+from .sqlschema import user_view_ddl
+
+if TYPE_CHECKING:
+    from .sqlite import SqliteStore
+
+# temporary sequence numbers of a session's uncommitted enqueues (above any real one)
+_PENDING_SEQ = 1 << 62
+
+
+class SqliteSession(StoreSession):
+    """One connection's transaction on the SQLite store."""
+
+    def __init__(self, store: SqliteStore, user: str) -> None:
+        self.store = store
+        self.user = user
+        self.conn = store.connect()
+        for stmt in user_view_ddl(_literal(user)):
+            self.conn.execute(stmt)
+        self.txn_id: str | None = None
+        self._inserts: dict[int, tuple[QueueInfo, list[MessageRecord]]] = {}
+        self._removes: list[tuple[QueueInfo, list[MessageRecord], DequeueInfo]] = []
+        self._held: list[tuple[int, int]] = []
+        self._removed: set[tuple[int, int]] = set()  # consumed by this transaction: invisible to it
+        self._pending_seq = 0
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self._inserts or self._removes or self._held)
+
+    def new_transaction_id(self) -> str:
+        if self.txn_id is None:
+            self.txn_id = new_txn_id()
+        return self.txn_id
+
+    # -- enqueue ------------------------------------------------------------
+    def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
+        if immediate:
+            self.store.begin(self.conn)
+            ok = False
+            try:
+                self._insert(queue.table, records)
+                ok = True
+            finally:
+                self.store.end(self.conn, ok)
+            self._after_insert(records)
+            return
+        for r in records:  # ordered after every committed message until the commit numbers them
+            self._pending_seq += 1
+            r.seq = _PENDING_SEQ + self._pending_seq
+        entry = self._inserts.get(queue.table.qt_id)
+        if entry is None:
+            self._inserts[queue.table.qt_id] = (queue, list(records))
+        else:
+            entry[1].extend(records)
+
+    def _insert(self, qt: QueueTableInfo, records: list[MessageRecord]) -> None:
+        cscn = None
+        if qt.commit_time:
+            cscn = self.conn.execute("UPDATE SLUICE_SCN SET SCN = SCN + 1 WHERE ID = 1 "
+                                     "RETURNING SCN").fetchone()[0]
+        sqlops.insert_records(self.conn, qt, records, cscn)
+
+    def _after_insert(self, records: list[MessageRecord]) -> None:
+        events = [r.time_manager_info for r in records if r.time_manager_info is not None]
+        if events:
+            self.store.time_event_hint(min(events))
+        self.store.notify()
+
+    # -- dequeue ------------------------------------------------------------
+    def dequeue(self, queue: QueueInfo, selector: Selector, mode: int, immediate: bool,
+                limit: int, info: DequeueInfo) -> list[MessageRecord]:
+        if mode == C.DEQ_BROWSE:
+            return self._select(queue, selector, limit, lock=False)
+        removing = mode in (C.DEQ_REMOVE, C.DEQ_REMOVE_NODATA)
+        if immediate and removing:
+            store = self.store
+            recs: list[MessageRecord] = []
+            try:
+                store.begin(self.conn)
+                ok = False
+                try:
+                    # an IMMEDIATE dequeue is its own transaction: it cannot see this
+                    # session's uncommitted enqueues
+                    recs = self._select(queue, selector, limit, lock=True, include_own=False)
+                    sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
+                                   info.consumer_name, new_txn_id(), time.time())
+                    ok = True
+                finally:
+                    store.end(self.conn, ok)
+                if recs:
+                    store.locks.bump_consume_count()
+            finally:
+                store.locks.unlock_many([(queue.table.qt_id, r.seq) for r in recs
+                                         if (queue.table.qt_id, r.seq) not in self._held], self)
+            self._notify_retention(queue, recs)
+            return recs
+        recs = self._select(queue, selector, limit, lock=True)
+        if recs:
+            self.new_transaction_id()
+            stored = [r for r in recs if r.seq < _PENDING_SEQ]
+            own = [r for r in recs if r.seq >= _PENDING_SEQ]
+            self._held.extend((queue.table.qt_id, r.seq) for r in stored)
+            if removing:
+                if stored:
+                    self._removes.append((queue, stored, info))
+                    self._removed.update((queue.table.qt_id, r.seq) for r in stored)
+                if own:  # consuming its own uncommitted message: it is simply never inserted
+                    ids = {id(r) for r in own}
+                    entry = self._inserts[queue.table.qt_id]
+                    entry[1][:] = [r for r in entry[1] if id(r) not in ids]
+        return recs
+
+    def _notify_retention(self, queue: QueueInfo, recs: list[MessageRecord]) -> None:
+        if recs and queue.retention_time > 0:
+            self.store.time_event_hint(time.time() + queue.retention_time)
+
+    def _select(self, queue: QueueInfo, sel: Selector, limit: int, lock: bool,
+                include_own: bool = True) -> list[MessageRecord]:
+        """Walk the queue in order from ``sel.after``, skipping what the predicate rejects
+        and what other sessions hold, until ``limit`` messages are taken."""
+        qt_id = queue.table.qt_id
+        locks = self.store.locks
+        chunk = max(16, limit * 2) if (sel.predicate or lock) else limit
+        after = sel.after
+        taken: list[MessageRecord] = []
+        now = time.time()
+        while len(taken) < limit:
+            epoch = locks.consume_count()
+            cands = sqlops.select_candidates(self.conn, queue, sel, now, after, chunk)
+            if not cands:
+                break
+            got: list[MessageRecord] = []
+            examined = 0
+            for rec in cands:
+                examined += 1
+                if (qt_id, rec.seq) in self._removed:
+                    continue
+                if sel.group is None and sel.skip_groups and rec.enq_tid in sel.skip_groups:
+                    continue
+                if sel.predicate is not None and not sel.predicate(rec):
+                    continue
+                if lock and not locks.try_lock(qt_id, rec.seq, self):
+                    continue
+                got.append(rec)
+                if len(taken) + len(got) >= limit:
+                    break
+            if lock and got and locks.consume_count() != epoch:
+                # a session consumed messages between our read and our lock: check ours
+                # (and re-read them: a rolled-back attempt may have changed their retry count)
+                fresh = sqlops.still_available(self.conn, queue, got, sel.states)
+                for r in got:
+                    if r.seq not in fresh:
+                        if (qt_id, r.seq) not in self._held:
+                            locks.unlock(qt_id, r.seq, self)
+                got = [fresh[r.seq] for r in got if r.seq in fresh]
+            taken.extend(got)
+            if examined == len(cands) and len(cands) < chunk:
+                break  # the end of the queue
+            # go on after the last candidate looked at — not after the chunk's last: when
+            # the re-check dropped a message, the ones not yet looked at come next
+            after = sqlops.order_key(queue.table, cands[examined - 1])
+        own = self._own_uncommitted(queue, sel, now) if include_own else []
+        if own:  # a session sees its own uncommitted enqueues, in queue order
+            merged = sorted(taken + own, key=lambda r: sqlops.order_key(queue.table, r))
+            taken, extra = merged[:limit], merged[limit:]
+            if lock:
+                for r in extra:
+                    if r.seq < _PENDING_SEQ and (qt_id, r.seq) not in self._held:
+                        locks.unlock(qt_id, r.seq, self)
+        return taken
+
+    def _own_uncommitted(self, queue: QueueInfo, sel: Selector, now: float) -> list[MessageRecord]:
+        """This session's pending enqueues into ``queue`` that ``sel`` would take.
+        Commit-time queues show none: their order is fixed only at commit (seed 001)."""
+        entry = self._inserts.get(queue.table.qt_id)
+        if entry is None or queue.table.commit_time:
+            return []
+        corr = like_regex(sel.correlation, None) if sel.correlation is not None else None
+        out = []
+        for r in entry[1]:
+            if r.q_name != queue.name or r.state not in sel.states:
+                continue
+            if (r.expire_at is not None and r.expire_at <= now) or \
+                    (sel.msgid is not None and r.msgid != sel.msgid):
+                continue
+            if corr is not None and (r.corrid is None or not corr.fullmatch(r.corrid)):
+                continue
+            if sel.group is not None and r.enq_tid != sel.group:
+                continue
+            if sel.group is None and sel.skip_groups and r.enq_tid in sel.skip_groups:
+                continue
+            if sel.after is not None and sqlops.order_key(queue.table, r) <= sel.after:
+                continue
+            if sel.predicate is not None and not sel.predicate(r):
+                continue
+            out.append(r)
+        return out
+
+    def message_status(self, queue: QueueInfo, msgid: bytes) -> tuple[int, bool] | None:
+        st = sqlops.message_status(self.conn, queue, msgid)
+        if st is None:
+            return None
+        state, seq = st
+        return state, self.store.locks.is_locked_by_other(queue.table.qt_id, seq, self)
+
+    # -- transaction end ----------------------------------------------------
+    def commit(self) -> None:
+        inserts, removes = self._inserts, self._removes
+        if inserts or removes:
+            now = time.time()
+            store = self.store
+            if any(q.table.commit_time for q, _ in inserts.values()):
+                store.begin(self.conn)
+                ok = False
+                try:
+                    for queue, recs in inserts.values():
+                        self._insert(queue.table, recs)
+                    self._consume_all(self.conn, removes, now)
+                    ok = True
+                finally:
+                    store.end(self.conn, ok)
+            else:
+                # the writes are known up front: record them, then run them as one
+                # transaction — or as a single autocommit statement when there is one
+                plan = _Statements()
+                for queue, recs in inserts.values():
+                    sqlops.insert_records(plan, queue.table, recs, None)
+                self._consume_all(plan, removes, now)
+                plan.run(store, self.conn)
+            if removes:
+                store.locks.bump_consume_count()  # before the locks go (see MessageLocks)
+        self._end()
+        if inserts:
+            self._after_insert([r for _, recs in inserts.values() for r in recs])
+        for queue, recs, _ in removes:
+            self._notify_retention(queue, recs)
+
+    def _consume_all(self, conn, removes: list, now: float) -> None:
+        for queue, recs, info in removes:
+            sqlops.consume(conn, queue, recs, info.user, info.agent_name, info.consumer_name,
+                           self.txn_id, now)
+
+    def rollback(self) -> None:
+        removes = self._removes
+        if removes:
+            now = time.time()
+            with self.store.transaction(self.conn):
+                for queue, recs, _ in removes:
+                    for r in recs:
+                        sqlops.failed_attempt(self.conn, queue, r.seq, now, self.store.find_queue)
+            self.store.locks.bump_consume_count()
+            if any(q.retry_delay > 0 for q, _, _ in removes):
+                self.store.time_event_hint(now + min(q.retry_delay for q, _, _ in removes))
+        had_locks = bool(self._held)
+        self._end()
+        if had_locks:
+            self.store.notify()  # released messages are available again
+
+    def _end(self) -> None:
+        if self._held:
+            self.store.locks.unlock_many(self._held, self)
+        self._inserts = {}
+        self._removes = []
+        self._held = []
+        self._removed = set()
+        self.txn_id = None
+
+    def query(self, sql: str, binds: dict | Sequence | None) -> tuple[list[str], list[tuple]]:
+        sql = rewrite(sql, physical_names(self.store.queue_tables()), self.user)
+        try:
+            cur = self.conn.execute(sql, binds or ())
+        except sqlite3.OperationalError as e:
+            msg = str(e)
+            if "no such table" in msg:
+                raise ora(942) from None
+            if "no such column" in msg:
+                raise ora(904, msg.split(":", 1)[-1].strip().upper()) from None
+            raise ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900) from None
+        cols = [d[0] for d in cur.description] if cur.description else []
+        return cols, cur.fetchall()
+
+    def close(self) -> None:
+        try:
+            if self.in_transaction:
+                self.rollback()
+        finally:
+            self.conn.close()
+
+
+class _Statements:
+    """Write statements collected for one commit, run atomically."""
+
+    __slots__ = ("items",)
+    dialect = SQLITE
+
+    def __init__(self) -> None:
+        self.items: list[tuple[bool, str, object]] = []
+
+    def execute(self, sql: str, params=()) -> None:
+        self.items.append((False, sql, params))
+
+    def executemany(self, sql: str, rows) -> None:
+        self.items.append((True, sql, rows))
+
+    def run(self, store: SqliteStore, conn: sqlite3.Connection) -> None:
+        if len(self.items) == 1 and not self.items[0][0]:
+            _, sql, params = self.items[0]
+            with store.write_lock:  # one statement is its own (autocommit) transaction
+                conn.execute(sql, params)
+            return
+        store.begin(conn)
+        ok = False
+        try:
+            for many, sql, params in self.items:
+                (conn.executemany if many else conn.execute)(sql, params)
+            ok = True
+        finally:
+            store.end(conn, ok)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+__all__ = ["SqliteSession"]

@@ -1,0 +1,190 @@
+"""What only the server backend has: its schema, its connections, NOTIFY, several
+processes' time managers on one database (issue 4)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import sluice
+from sluice.cli import main
+from sluice.store import postgres
+from sluice.store.pgconn import parse_dsn
+from sluice.store.postgres import PgStore
+from tests.conftest import PG_BASE, make_queue, nowait, pg_admin, wait_until
+
+
+def _code(fn) -> str:
+    with pytest.raises(sluice.Error) as e:
+        fn()
+    return e.value.full_code
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    env["PYTHONPATH"] = os.path.abspath(src) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-c", code], env=env, timeout=60, capture_output=True, text=True)
+
+
+# -- connecting ----------------------------------------------------------------------
+
+def test_unreachable_server_is_12541_at_once():
+    t0 = time.monotonic()
+    assert _code(lambda: sluice.connect("postgresql://postgres@127.0.0.1:1/test")) == "ORA-12541"
+    assert time.monotonic() - t0 < 5
+
+
+def test_unknown_database_and_user_have_oracle_codes():
+    host = PG_BASE.rsplit("/", 1)[0]
+    assert _code(lambda: sluice.connect(f"{host}/no_such_database_here")) == "ORA-12514"
+    bad_user = host.replace("postgres@", "no_such_role@")
+    assert _code(lambda: sluice.connect(f"{bad_user}/test")) == "ORA-01017"
+
+
+def test_bad_schema_name_in_the_dsn():
+    with pytest.raises(sluice.InterfaceError):
+        sluice.connect(f"{PG_BASE}?schema=bad-name;drop")
+    assert parse_dsn("postgresql://u:secret@h:5/db").schema == "sluice"
+    assert "secret" not in parse_dsn("postgresql://u:secret@h:5/db").display
+
+
+def test_init_creates_the_schema_and_messages_are_plain_sql(pg_dsn, pg_schema):
+    r = CliRunner().invoke(main, ["--dsn", pg_dsn, "init"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    with sluice.connect(pg_dsn) as c:
+        make_queue(c, retention_time=3600)
+        q = c.queue("Q")
+        q.enqone(c.msgproperties(payload=b"warehouse", correlation="W1"))
+        c.commit()
+        nowait(q).deqone()
+        c.commit()
+    with pg_admin() as admin:
+        s = f'"{pg_schema}"'
+        assert admin.execute(f'SELECT user_data, corrid, state FROM {s}."SLUICE.Q_QT"').fetchall() == [
+            (b"warehouse", "W1", sluice.MSG_PROCESSED)]
+        assert admin.execute(f'SELECT msg_state, deq_user_id FROM {s}."SLUICE.AQ$Q_QT"').fetchall() == [
+            ("PROCESSED", "SLUICE")]
+        assert ("Q",) in admin.execute(f"SELECT name FROM {s}.dba_queues").fetchall()
+
+
+# -- catalog caches follow other processes without a query -------------------------------
+
+def test_catalog_version_is_local_and_follows_other_processes(pg_conn, pg_dsn, monkeypatch):
+    store = pg_conn._store
+    before = store.catalog_version()
+    with monkeypatch.context() as m:     # no round trip to the server
+        m.setattr(store.pool, "run", lambda *a, **k: pytest.fail("catalog_version queried the server"))
+        assert store.catalog_version() == before
+    out = _python(f"""
+import sluice
+with sluice.connect({pg_dsn!r}) as c:
+    c.aqadm.create_queue_table(queue_table="OTHER_QT", queue_payload_type="RAW")
+    c.aqadm.create_queue(queue_name="OTHER", queue_table="OTHER_QT")
+    c.aqadm.start_queue(queue_name="OTHER")
+""")
+    assert out.returncode == 0, out.stderr
+    assert wait_until(lambda: store.catalog_version() != before)
+    q = pg_conn.queue("OTHER")
+    q.enqone(pg_conn.msgproperties(payload=b"x"))
+    pg_conn.commit()
+
+
+# -- the time manager of several processes ------------------------------------------------
+
+def test_time_managers_of_two_processes_handle_each_message_once(pg_dsn):
+    with sluice.connect(pg_dsn) as c:
+        make_queue(c)
+        q = c.queue("Q")
+        q.enqmany([c.msgproperties(payload=str(i).encode(), expiration=1) for i in range(200)])
+        c.commit()
+    holder = sluice.connect(pg_dsn)        # a session holds one message: it is left alone
+    held = nowait(holder.queue("Q")).deqone()
+    stores = [PgStore(parse_dsn(pg_dsn)) for _ in range(2)]    # as two processes would
+    try:
+        holder._store._tm.stop()           # only the two stores under test run the monitor
+        results = [None, None]
+        later = time.time() + 2
+
+        def run(i):
+            results[i] = stores[i].run_time_manager(later)
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert results[0].expired + results[1].expired == 199
+        counts = holder.query("SELECT queue, COUNT(*) FROM AQ$Q_QT GROUP BY queue ORDER BY queue", None)[1]
+        assert counts == [("AQ$_Q_QT_E", 199), ("Q", 1)]
+        holder.commit()
+        assert held.payload is not None
+    finally:
+        for s in stores:
+            s.close()
+        holder.close()
+
+
+# -- connections that the server drops ---------------------------------------------------
+
+def _terminate(pid: int) -> None:
+    with pg_admin() as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def test_listener_reconnects_and_waiters_still_wake(pg_conn, pg_dsn):
+    make_queue(pg_conn)
+    listener = pg_conn._store.listener
+    old_pid = listener._conn.info.backend_pid
+    _terminate(old_pid)
+    assert wait_until(lambda: listener._conn is not None and listener.connected.is_set()
+                  and listener._conn.info.backend_pid != old_pid)
+    q = pg_conn.queue("Q")
+    q.deqoptions.wait = 10
+    got = {}
+    t = threading.Thread(target=lambda: got.update(m=q.deqone(), at=time.monotonic()))
+    t.start()
+    time.sleep(0.3)
+    out = _python(f"""
+import sluice
+with sluice.connect({pg_dsn!r}) as c:
+    c.queue("Q").enqone(c.msgproperties(payload=b"after reconnect"))
+    c.commit()
+""")
+    done = time.monotonic()
+    assert out.returncode == 0, out.stderr
+    t.join(10)
+    assert got["m"].payload == b"after reconnect"
+    assert got["at"] - done < 1.0
+
+
+def test_lost_session_connection_is_03113_then_the_session_reconnects(pg_conn):
+    make_queue(pg_conn)
+    q = nowait(pg_conn.queue("Q"), navigation=sluice.DEQ_FIRST_MSG)
+    q.enqone(pg_conn.msgproperties(payload=b"m"))
+    pg_conn.commit()
+    assert q.deqone().payload == b"m"                 # held in the open transaction
+    _terminate(pg_conn._session._raw.info.backend_pid)
+    assert _code(pg_conn.commit) == "ORA-03113"
+    pg_conn.rollback()                                 # nothing left to undo
+    m = q.deqone()                                     # a new connection
+    assert m.payload == b"m" and m.attempts == 0       # the lost attempt is not counted
+    pg_conn.commit()
+
+
+def test_ddl_waiting_on_an_open_transaction_gives_up_with_00054(pg_conn, pg_dsn, monkeypatch):
+    monkeypatch.setattr(postgres, "DDL_LOCK_TIMEOUT", "300ms")
+    make_queue(pg_conn)
+    pg_conn.queue("Q").enqone(pg_conn.msgproperties(payload=b"m"))
+    pg_conn.commit()
+    with sluice.connect(pg_dsn) as other:
+        assert nowait(other.queue("Q")).deqone() is not None     # holds the table in its transaction
+        pg_conn.aqadm.stop_queue(queue_name="Q")
+        assert _code(lambda: pg_conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)) == "ORA-00054"
+        other.rollback()
+    pg_conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)
