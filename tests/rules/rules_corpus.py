@@ -25,7 +25,11 @@ CONTEXT = {
     "raw": b"\x02",
     "msg": {"region": "EUROPE", "priority": 1},
     "obj": SimpleNamespace(price=Decimal("9.99"), name="widget", qty=None),
+    "nul_n": None, "nul_d": None, "nul_r": None, "pat": "a%", "pat_bad": "a\\",
 }
+
+# The datatype of context values that are None everywhere (typed targets need one).
+NULL_KINDS = {"nul": "CHAR", "nul_n": "NUMBER", "nul_d": "DATE", "nul_r": "RAW", "obj.qty": "NUMBER"}
 
 T, F, N = True, False, None
 
@@ -195,8 +199,74 @@ EXISTS = [
     ("nul IS NULL AND NOT EXISTS (SELECT 1 FROM SYS.DUAL WHERE (nul = 2))", T),
 ]
 
+TYPED_NULLS = [
+    ("nul_n = 1", N), ("nul_n + 1 IS NULL", T), ("nul_n IN (1, NULL)", N), ("nul_d < d1", N),
+    ("nul_d + 1 IS NULL", T), ("nul_r = raw", N), ("NVL(nul_n, 7) = 7", T),
+    ("COALESCE(nul_d, d1) = d1", T), ("nul_n || 'x' = 'x'", T), ("nul_d - d1 IS NULL", T),
+    ("LENGTH(nul_r) IS NULL", T), ("TO_CHAR(nul_d, 'YYYY') IS NULL", T), ("UPPER(nul_n) IS NULL", T),
+    ("nul_n BETWEEN 1 AND 2", N), ("NOT nul_n IN (1, 2)", N), ("nul_n = 'abc'", N), ("bad_s = nul_n", N),
+    ("LEAST(n1, nul_n) IS NULL", T), ("nul_r IS NULL AND nul_d IS NULL", T),
+]
+
+# Where the Python compiler raises, every other target must give NULL (the rule is NULL);
+# Python's evaluation order decides whether a bad value is reached at all.
+ERROR_PATHS = [
+    ("bad_s > 0", 1722), ("n1 = 2 AND bad_s = 1", F), ("bad_s = 1 AND n1 = 2", 1722),
+    ("n1 = 1 OR bad_s = 1", T), ("bad_s = 1 OR n1 = 1", 1722), ("nul = 1 AND bad_s = 1", 1722),
+    ("nul = bad_s + 1", N), ("bad_s + 1 = nul", 1722), ("nul BETWEEN bad_s + 1 AND 2", 1722),
+    ("nul IN (bad_s + 1)", N), ("n1 IN (2, bad_s + 1, 1)", 1722), ("n1 IN (1, bad_s + 1)", T),
+    ("COALESCE(n1, bad_s + 1) = 1", T), ("COALESCE(nul_n, bad_s + 1) = 1", 1722),
+    ("NVL(n1, bad_s + 1) = 1", 1722), ("NVL2(n1, 1, bad_s + 1) = 1", 1722),
+    ("DECODE(n1, 2, bad_s + 1, 1, 5) = 5", T), ("DECODE(n1, 1, bad_s + 1, 5) = 5", 1722),
+    ("DECODE(bad_s, 1, 'x', 'y') = 'y'", 1722), ("DECODE(s, 'abc', 1, 2) = 1", T),
+    ("NOT (bad_s = 1)", 1722), ("EXISTS (SELECT 1 FROM DUAL WHERE bad_s = 1)", 1722),
+    ("num_s * 2 = 20", T), ("-num_s = -10", T), ("-bad_s IS NULL", 1722),
+    ("n1 / zero IS NULL", 1476), ("zero / n1 = 0", T), ("MOD(n10, zero) = 10", T),
+    ("SUBSTR(s, num_s) IS NULL", T), ("SUBSTR(s, bad_s) IS NULL", 1722),
+    ("LPAD(s, bad_s) IS NULL", 1722), ("ROUND(bad_s) IS NULL", 1722), ("ABS(num_s) = 10", T),
+    ("d1 = n1", 932), ("raw = d1", 932), ("d1 + raw IS NULL", 932), ("raw = s", F),
+    ("raw = bad_s", 1465), ("HEXTORAW(num_s) = HEXTORAW('10')", T), ("RAWTOHEX(s) = '0ABC'", T),
+    ("TO_NUMBER(num_s) = 10", T), ("TO_NUMBER(bad_s) IS NULL", 1722), ("TO_NUMBER(sp) = 42", T),
+    ("LEAST(n10, bad_s) IS NULL", 1722), ("INSTR(s, 'b', 1, n1 - 1) = 2", 1428),
+]
+
+COLUMN_FUNCTIONS = [
+    ("UPPER(n10) = '10'", T), ("TO_CHAR(n10) = num_s", T), ("TO_CHAR(dec) = '2.5'", T),
+    ("TO_CHAR(flt) = '2.5'", T), ("TO_CHAR(neg) = '-3'", T), ("s || dec = 'abc2.5'", T),
+    ("d2 || '' = '16-JAN-24'", T), ("raw || s = '02abc'", T), ("GREATEST(n1, num_s) = 10", T),
+    ("GREATEST(s, n1) = 'abc'", T), ("GREATEST(d1, d2) = d2", T), ("INSTR(s, 'c', 2) = 3", T),
+    ("INITCAP(name) = 'O''Brien'", T), ("INITCAP(under) = 'A_B'", T),
+    ("LOWER(up) || UPPER(s) = 'abcABC'", T), ("TRIM(sp) = '42'", T), ("LTRIM(s, 'a') = 'bc'", T),
+    ("RTRIM(s, 'bc') = 'a'", T), ("LTRIM(s, 'abc') IS NULL", T), ("LPAD(s, 5, '*') = '**abc'", T),
+    ("RPAD(s, 2) = 'ab'", T), ("LPAD(s, n2) = 'ab'", T), ("REPLACE(s, 'abc') IS NULL", T),
+    ("REPLACE(s, 'b', nul) = 'ac'", T), ("REPLACE(s, empty, 'x') = 'abc'", T),
+    ("LENGTH(raw) = 2", T), ("SIGN(dec) = 1", T), ("FLOOR(dec) = 2", T), ("CEIL(dec) = 3", T),
+    ("ROUND(dec) = 3", T), ("TRUNC(dec) = 2", T), ("ROUND(dec, 1) = 2.5", T),
+    ("MOD(n10, n2 + 1) = 1", T), ("MOD(neg, n2) = -1", T), ("SUBSTR(s, -2, n1) = 'b'", T),
+    ("SUBSTR(s, n2, zero) IS NULL", T), ("LENGTH(s || n10) = 5", T),
+    ("TRUNC(d1) = '2024-01-15'", T), ("d2 - n1 < d1", T), ("d2 - d1 > n1", F),
+    ("d1 + n1 = TO_DATE('2024-01-16 10:30:00', 'YYYY-MM-DD HH24:MI:SS')", T),
+    ("TO_CHAR(d1, 'FMDD') = '15'", T), ("TO_CHAR(d2, 'DD/MM/YYYY') = '16/01/2024'", T),
+    ("TO_CHAR(d2, 'DY') = 'TUE'", T), ("TO_CHAR(d2, 'Day') = 'Tuesday  '", T),
+    ("TO_CHAR(d1, 'Q') = '1'", T), ("TO_CHAR(d2, 'D') = '3'", T), ("TO_CHAR(d1, 'DDD') = '015'", T),
+    ("TO_CHAR(d1, 'HH12:MI:SS PM') = '10:30:00 AM'", T),
+    ("TO_CHAR(d1, 'YYYY\"T\"HH24') = '2024T10'", T), ("SYSDATE - d1 > 0", T),
+]
+
+MORE_LIKE = [
+    ("s LIKE 'a_c'", T), ("s LIKE '_'", F), ("s LIKE '___'", T), ("up LIKE 'a%'", F),
+    ("name LIKE '%''%'", T), (r"bslash LIKE 'a\b'", T), (r"bslash LIKE 'a\%'", T),
+    ("pct LIKE '%!%' ESCAPE '!'", T), ("under LIKE '%#_%' ESCAPE '#'", T),
+    ("s LIKE '%#_%' ESCAPE '#'", F), ("s LIKE pat", T), ("up LIKE pat", F), ("s NOT LIKE pat", F),
+    ("nul LIKE pat", N), (r"s LIKE pat ESCAPE '\'", T), (r"s LIKE pat_bad ESCAPE '\'", 1424),
+    ("bslash LIKE pat_bad", F), ("pct LIKE pat", F), ("n10 LIKE num_s", T),
+    ("d2 LIKE '16-JAN%'", T), ("raw LIKE '0%'", T), ("s LIKE 'a%' AND up NOT LIKE 'a%'", T),
+    ("'a*c' LIKE 'a*c'", T), ("s LIKE '[a]%'", F), ("'a?c' LIKE 'a?_'", T),
+]
+
 CASES = (NULL_LOGIC + EMPTY_IS_NULL + LIKE + IN_LIST + BETWEEN + COMPARISON + CONVERSION
-         + ARITHMETIC + CONCATENATION + DATES + RAW + FUNCTIONS + MEMBERS + EXISTS)
+         + ARITHMETIC + CONCATENATION + DATES + RAW + FUNCTIONS + MEMBERS + EXISTS
+         + TYPED_NULLS + ERROR_PATHS + COLUMN_FUNCTIONS + MORE_LIKE)
 
 
 # --- the rule conditions printed in seed 000 (Streams 10.2, ch. 6), verbatim ----
@@ -298,3 +368,82 @@ SEED_GARBLED = """(:dml.get_object_owner() = 'HR' AND NOT :dml.get_object_name()
 AND :dml.is_null_tag() = 'Y' ((:ddl.get_object_owner() = 'HR' OR :ddl.get_base_
 table_owner() =         'HR') AND NOT :ddl.get_object_name() = 'REGIONS') AND :ddl.is_
 null_tag() = 'Y'"""
+
+
+# --- LCRs for the differential test -------------------------------------------------
+# Each condition of the differential corpus runs against every row: these LCRs
+# (sluice.streams.lcr objects built from these arguments; the typed targets read
+# them through sluice.rules.lcrschema.lcr_row) and the CONTEXT variants.
+
+def _lcr(kind="ROW", owner="HR", name="REGIONS", command="INSERT", tag=None, source="DBS1.NET",
+         old=None, new=None, **extra):
+    args = {"source_database_name": source, "command_type": command, "object_owner": owner,
+            "object_name": name, "tag": tag, "transaction_id": "1.2.3", "scn": 1000,
+            "commit_scn": 1005}
+    if kind == "ROW":
+        args.update(old_values=old, new_values=new)
+    else:
+        args.update(object_type="TABLE", ddl_text=f"{command} {owner}.{name}")
+    args.update(extra)
+    return kind, args
+
+
+LCR_ROWS = [
+    _lcr(new={"REGION_ID": 2, "REGION_NAME": "Europe"}),
+    _lcr(command="UPDATE", old={"REGION_ID": 3}, new={"REGION_ID": 2}),
+    _lcr(command="UPDATE", old={"REGION_ID": 2}, new={"REGION_ID": 2}),
+    _lcr(command="UPDATE", old={"REGION_ID": 2}, new={"REGION_ID": None}),
+    _lcr(command="UPDATE", old={"REGION_ID": 2, "REGION_NAME": "Asia"}, new={"REGION_NAME": "Asia!"}),
+    _lcr(command="DELETE", old={"REGION_ID": Decimal("2.0"), "REGION_NAME": ""}),
+    _lcr(command="UPDATE", old={"REGION_ID": "abc"}, new={"REGION_ID": "2"}),
+    _lcr(name="EMPLOYEES", tag=b"\x02", new={"EMPLOYEE_ID": 7, "HIRED": datetime(2024, 1, 15, 10, 30),
+                                               "PHOTO": b"\x01\xff", "RATE": 1.5}),
+    _lcr(name="DEPARTMENTS", command="UPDATE", tag=b"\x02", old={}, new={}),
+    _lcr(name="JOB_HISTORY", command="DELETE", scn=99, old={'"Region_Id"': 2}),
+    _lcr(owner="OE", name="ORDERS", source="DBS2.NET", tag=b"\x01", new={"REGION_ID": 2.0}),
+    _lcr(name="Regions", source="", tag=b"", new={"REGION_ID": 1}),
+    _lcr(kind="DDL", name="COUNTRIES", command="CREATE TABLE", base_table_owner="HR",
+         base_table_name="COUNTRIES"),
+    _lcr(kind="DDL", owner=None, name=None, command="ALTER TABLE", base_table_owner="HR",
+         base_table_name="COUNTRIES", source="DBS1.NET"),
+    _lcr(kind="DDL", name="DEPARTMENTS", command="ALTER TABLE", tag=b"\x02"),
+    _lcr(kind="DDL", name="REGIONS", command="DROP TABLE"),
+]
+
+# Message variables of seed 000's message rules, as one more context variant.
+MESSAGE_VARIABLES = {"VAR$_52": {"region": "EUROPE", "priority": 1},
+                     "VAR$_56": {"region": "AMERICAS", "priority": 2}}
+
+LCR_CONDITIONS = [
+    ":dml.get_value('NEW', 'REGION_NAME').AccessVarchar2() = 'Asia!'",
+    ":dml.get_value('NEW', 'REGION_ID').AccessNumber() = 2",        # NEW falls back to OLD on UPDATE
+    ":dml.get_value('NEW', 'REGION_ID', 'N') IS NULL",
+    ":dml.get_value('NEW', 'HIRED').AccessDate() < TO_DATE('2024-02-01', 'YYYY-MM-DD')",
+    ":dml.get_value('NEW', 'HIRED').AccessTimestamp() = TO_DATE('2024-01-15 10:30', 'YYYY-MM-DD HH24:MI')",
+    ":dml.get_value('NEW', 'PHOTO').AccessRaw() = HEXTORAW('01FF')",
+    ":dml.get_value('NEW', 'RATE').AccessNumber() * 2 = 3",
+    ":dml.get_value('NEW', 'EMPLOYEE_ID').AccessVarchar2() IS NULL",   # ORA-22626: a NUMBER
+    ":dml.get_value('OLD', 'REGION_ID').AccessNumber() = 2 OR :dml.get_object_name() = 'EMPLOYEES'",
+    ":dml.get_value('NEW', 'region_id').AccessNumber() = 2",
+    ":dml.get_value('OLD', '\"REGION_ID\"').AccessVarchar2() = 'abc'",
+    ":dml.get_value('OLD', 'REGION_NAME').AccessVarchar2() IS NULL",
+    ":dml.get_value('NEW', 'REGION_ID') IS NULL",
+    ":dml.get_value('NEW', 'MISSING_COL') IS NULL",
+    ":dml.get_value('OLD', 'REGION_ID').AccessNumber() IS NULL",
+    ":dml.get_value('OLD', '\"Region_Id\"').AccessNumber() = 2",
+    ":dml.get_value('NEW','REGION_ID').AccessNumber() + 1 = 3",
+    ":lcr.get_object_owner() = 'HR'",
+    ":ddl.get_object_type() = 'TABLE'",
+    ":dml.get_scn() > 100", ":dml.get_commit_scn() >= :dml.get_scn()",
+    ":dml.get_transaction_id() LIKE '1.%'",
+    ":dml.is_null_tag() = 'N' AND :dml.get_tag() <> HEXTORAW('01')",
+    ":dml.get_tag() IS NULL", "RAWTOHEX(:dml.get_tag()) = '02'",
+    ":dml.get_object_name() IN ('REGIONS', 'EMPLOYEES')",
+    "UPPER(:dml.get_object_name()) = 'REGIONS'",
+    ":dml.get_command_type() != 'DELETE' OR :dml.get_value('OLD', 'REGION_ID').AccessNumber() > 1",
+    ":dml.get_source_database_name() IS NULL",
+    ":ddl.get_base_table_name() = 'COUNTRIES' AND :ddl.get_object_owner() IS NULL",
+    "NOT (:lcr.get_command_type() = 'INSERT')",
+    ":lcr.get_compatible() BETWEEN 1 AND 3",
+    ":dml.get_object_name() LIKE 'J%' OR :ddl.get_object_name() LIKE '%S'",
+]
