@@ -1,0 +1,215 @@
+"""The IDAP operations on one database session: what the AQ servlet does once it has
+chosen the database user (seed 004 "Oracle Streams AQ Servlet Processes a Request").
+
+Each function runs in a worker thread on the HTTP session's connection, through the
+python-oracledb AQ API only (``conn.queue()``, ``enqmany``, ``deqmany``, ``commit``),
+so the AQ layer's rules and its privilege checks apply unchanged.  A piggy-backed
+``<AQXmlCommit/>`` commits after the operation succeeded; a failed operation undoes
+only itself (enqmany is all-or-nothing), the transaction stays open, as a failed
+statement leaves an Oracle transaction open.
+
+Publish/subscribe is issue 6: until it lands, multi-consumer destinations (AQXmlPublish
+to a topic, AQXmlReceive with a consumer_name on one) and AQXmlRegister are parsed and
+validated completely, their destination and privileges checked, and then answered with
+a Fault naming the missing feature (SLU-00001) — see :func:`require_pubsub`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from .. import constants as C
+from ..aq.payload import ANYDATA
+from ..errors import DatabaseError, not_supported, ora
+from ..model import Agent, MessageProperties
+from ..store.base import QueueInfo
+from . import serialise
+from .parse import (DEQUEUE_MODES, NAVIGATION, VISIBILITY, AgentRef, EndTransaction,
+                    ReceiveRequest, RegisterRequest, Request, SendRequest, msgid_bytes)
+from .payload import value_from_xml
+
+if TYPE_CHECKING:
+    from ..aq.queue import Queue
+    from ..connection import Connection
+
+PUBSUB_ISSUE = "publish/subscribe, issue 6"
+PUBSUB_AVAILABLE = False     # set when issue 6 lands: the guards below then step aside
+WAIT_SLICE = 1               # seconds: a long wait is cut so shutdown and expiry stop it
+
+
+def require_pubsub(feature: str) -> None:
+    """Refuse a feature that needs publish/subscribe while the AQ layer lacks it."""
+    if not PUBSUB_AVAILABLE:
+        raise not_supported(f"{feature} ({PUBSUB_ISSUE})")
+
+
+@dataclass
+class Context:
+    """What an operation needs besides its request and connection."""
+
+    queue: QueueInfo | None          # the destination, resolved by the agent policy
+    envelope_ns: str
+    propagation: bool = False        # posted to AQPropServlet (HTTP propagation)
+    stylesheet: tuple[str, str] | None = None
+    stopping: Callable[[], bool] = lambda: False
+
+
+class _Types:
+    """Object types as the session's user sees them (the payload registry)."""
+
+    def __init__(self, conn: "Connection") -> None:
+        self.conn = conn
+
+    def get_type(self, name: str):
+        try:
+            return self.conn.gettype(name)
+        except DatabaseError as e:
+            if e.code == 4043:
+                return None
+            raise
+
+
+_queues: "weakref.WeakKeyDictionary[Connection, dict[str, Queue]]" = weakref.WeakKeyDictionary()
+
+
+def _queue(conn: "Connection", qualified: str) -> "Queue":
+    """The connection's Queue object for ``qualified`` (kept: every option is set anew by
+    each operation, and creating one resolves its name again)."""
+    per_conn = _queues.get(conn)
+    if per_conn is None:
+        per_conn = _queues[conn] = {}
+    q = per_conn.get(qualified)
+    if q is None:
+        q = per_conn[qualified] = conn.queue(qualified)
+    return q
+
+
+def execute(conn: "Connection | None", request: Request, ctx: Context) -> bytes:
+    """Run ``request`` on ``conn`` and return the response document.
+
+    ``conn`` is None only for AQXmlCommit/AQXmlRollback in a session that has not
+    connected yet: there is nothing to end.
+    :raises Error: whatever the AQ layer raises; the caller turns it into a Fault.
+    """
+    if isinstance(request, EndTransaction):
+        if conn is not None:
+            conn.commit() if request.commit else conn.rollback()
+        return serialise.status_response(f"{request.method}Response", ctx.envelope_ns, ctx.stylesheet)
+    assert conn is not None and ctx.queue is not None
+    if isinstance(request, SendRequest):
+        body = _send(conn, request, ctx)
+    elif isinstance(request, ReceiveRequest):
+        body = _receive(conn, request, ctx)
+    else:
+        body = _register(conn, request, ctx)
+    if request.commit:
+        conn.commit()
+    return body
+
+
+def agent_of(ref: AgentRef | None) -> Agent | None:
+    """The sluice.Agent of a sender_id or recipient (None for an empty one)."""
+    if ref is None:
+        return None
+    if ref.alias is not None:
+        raise not_supported("agent_alias (LDAP agent aliases: Sluice has no directory server)")
+    if ref.name is None and ref.address is None:
+        return None
+    return Agent(ref.name, ref.address, ref.protocol or 0)
+
+
+def _send(conn: "Connection", req: SendRequest, ctx: Context) -> bytes:
+    q_info = ctx.queue
+    if q_info.table.multiple_consumers:
+        require_pubsub(f"{req.method} to the multi-consumer queue {q_info.qualified}")
+    q = _queue(conn, q_info.qualified)
+    q.enqoptions.visibility = VISIBILITY[req.visibility][0]
+    q.enqoptions.transformation = req.transformation
+    # with a transformation the payload is of the transformation's source type,
+    # which its element names; without, it must be the queue's type
+    payload_type = ANYDATA if req.transformation else q_info.table.payload_type
+    types = _Types(conn)
+    props = []
+    for m in req.messages:
+        h = m.header
+        if h.recipient_list:   # a single-consumer queue: the AQ layer says ORA-24039
+            recipients = [agent_of(r) for r in h.recipient_list]
+        else:
+            recipients = None
+        original = msgid_bytes(h.message_id) if ctx.propagation and h.message_id else None
+        props.append(conn.msgproperties(
+            payload=value_from_xml(m.payload, payload_type, types, conn.username),
+            correlation=h.correlation, delay=h.delay, exceptionq=h.exception_queue,
+            expiration=h.expiration, priority=h.priority, recipients=recipients,
+            sender_id=agent_of(h.sender_id), original_msgid=original))
+    q.enqmany(props)
+    return serialise.send_response(f"{req.method}Response", req.destination.name,
+                                   [p.msgid for p in props], ctx.envelope_ns, ctx.stylesheet)
+
+
+def _receive(conn: "Connection", req: ReceiveRequest, ctx: Context) -> bytes:
+    q_info = ctx.queue
+    if q_info.table.multiple_consumers and not q_info.is_exception_queue:
+        require_pubsub(f"AQXmlReceive from the multi-consumer queue {q_info.qualified}")
+    q = _queue(conn, q_info.qualified)
+    o = q.deqoptions
+    o.visibility = VISIBILITY[req.visibility][1]
+    o.mode = DEQUEUE_MODES[req.dequeue_mode]
+    o.navigation = NAVIGATION[req.navigation_mode]
+    o.transformation = req.transformation
+    o.consumername = req.consumer_name
+    o.correlation = req.selector.correlation
+    o.msgid = req.selector.message_id
+    o.condition = req.selector.condition
+    messages = _take(q, req, ctx)
+    payload_type = ANYDATA if req.transformation else q_info.table.payload_type
+    return serialise.receive_response(req.destination.name, messages, payload_type,
+                                      ctx.envelope_ns, ctx.stylesheet)
+
+
+def _take(q, req: ReceiveRequest, ctx: Context) -> list[MessageProperties]:
+    """deqmany with the request's wait, in slices of WAIT_SLICE seconds: each slice is
+    a real blocking wait (woken by commits), the slicing only lets a shutting-down
+    server or an expiring session stop a long or endless wait."""
+    deadline = None if req.wait_time is None else time.monotonic() + req.wait_time
+    while True:
+        if deadline is None:
+            q.deqoptions.wait = WAIT_SLICE
+        else:
+            remaining = deadline - time.monotonic()
+            q.deqoptions.wait = max(0, min(WAIT_SLICE, int(remaining + 0.999)))
+        messages = q.deqmany(req.batch_size)
+        if messages or q.deqoptions.wait == C.DEQ_NO_WAIT or ctx.stopping():
+            return messages
+        if deadline is not None and time.monotonic() >= deadline:
+            return messages
+
+
+def _register(conn: "Connection", req: RegisterRequest, ctx: Context) -> bytes:
+    url = req.notify_url.strip()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme not in ("http", "https", "mailto", "plsql"):
+        raise ora(19202, f"notify_url {url!r} is not http://…, mailto:… or plsql://…")
+    if ctx.queue.table.multiple_consumers and not req.consumer_name:
+        raise ora(25231)
+    if not ctx.queue.table.multiple_consumers and req.consumer_name:
+        raise ora(24039, ctx.queue.qualified)
+    require_pubsub(f"AQXmlRegister for {scheme} notifications on {ctx.queue.qualified}")
+    return serialise.status_response("AQXmlRegisterResponse", ctx.envelope_ns, ctx.stylesheet)
+
+
+class Stopper:
+    """A flag a server sets when it shuts down; long receives look at it."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def __call__(self) -> bool:
+        return self._event.is_set()

@@ -1,0 +1,243 @@
+"""Reading an IDAP request safely: hardened XML parsing, the tolerance Oracle's own
+samples need, and validation against the SOAP and IDAP schemas of seed 004.
+
+The schemas ship as files under ``xsd/`` (the seed's text with its printing errors
+corrected; each file lists the corrections).  A request goes through three steps:
+
+1. :func:`parse_xml` — lxml with no DTD, no entity expansion, no network and no
+   huge-tree mode; a document that declares a DOCTYPE is refused outright, so XXE and
+   entity-expansion ("billion laughs") documents never reach a resolver;
+2. :func:`normalise` — the envelope may use the SOAP 1.1 namespace or Oracle's older
+   ``http://ns.oracle.com/AQ/schemas/envelope``; IDAP element names are matched
+   without regard to case (the seed's own samples write ``<RAW>`` for ``raw``) and
+   IDAP elements written without a namespace are put into the IDAP namespace;
+3. :func:`validate` — against the schemas, with message payloads that are object
+   types or XML documents set aside (they are application data: their element
+   names may collide with IDAP's, and :mod:`.payload` checks them against the
+   queue's type instead).
+
+Every failure is a :class:`~sluice.errors.DatabaseError` with Oracle's XML codes:
+ORA-31011 (not well-formed, refused construct), ORA-31154 (not valid), ORA-19202
+(a well-formed, valid document that is not an IDAP request).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from importlib import resources
+
+from lxml import etree
+
+from ..errors import ora
+
+SOAP_NS = "http://schemas.xmlsoap.org/soap/envelope/"
+OLD_ENVELOPE_NS = "http://ns.oracle.com/AQ/schemas/envelope"   # IDAP's envelope before SOAP 1.1
+AQ_NS = "http://ns.oracle.com/AQ/schemas/access"
+ENVELOPE_NAMESPACES = (SOAP_NS, OLD_ENVELOPE_NS)
+
+REQUESTS = ("AQXmlSend", "AQXmlPublish", "AQXmlReceive", "AQXmlRegister", "AQXmlCommit",
+            "AQXmlRollback")
+# payload elements that are IDAP vocabulary (validated); anything else in a
+# message_payload is an object type or an XML document (application data)
+IDAP_PAYLOADS = ("raw", "jms_text_message", "jms_map_message", "jms_bytes_message",
+                 "jms_object_message")
+
+_XSD = "http://www.w3.org/2001/XMLSchema"
+_ENVELOPE_PARTS = {"envelope": "Envelope", "header": "Header", "body": "Body", "fault": "Fault"}
+
+
+def _xsd_path(name: str):
+    return resources.files(__package__).joinpath("xsd", name)
+
+
+def xsd_text(name: str) -> bytes:
+    """The bytes of a shipped schema file (``soap_env.xsd`` or ``aq_access.xsd``)."""
+    if name not in ("soap_env.xsd", "aq_access.xsd"):
+        raise KeyError(name)
+    return _xsd_path(name).read_bytes()
+
+
+def _idap_names() -> dict[str, str]:
+    """lower-case name -> the schema's spelling, for every global IDAP element."""
+    doc = etree.fromstring(xsd_text("aq_access.xsd"))
+    names = {e.get("name") for e in doc.iterchildren(f"{{{_XSD}}}element")}
+    return {n.lower(): n for n in names}
+
+
+IDAP_NAMES = _idap_names()
+
+
+class _Validator(threading.local):
+    """One compiled schema per thread: lxml validators keep per-call state."""
+
+    def __init__(self) -> None:
+        with resources.as_file(_xsd_path("aq_access.xsd")) as path:
+            # the schema imports soap_env.xsd beside it: a local file we ship
+            self.schema = etree.XMLSchema(etree.parse(str(path)))
+
+
+_validator: _Validator | None = None
+
+
+def _schema() -> etree.XMLSchema:
+    global _validator
+    if _validator is None:
+        _validator = _Validator()
+    return _validator.schema
+
+
+def parser() -> etree.XMLParser:
+    """The hardened parser every request document goes through."""
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                           dtd_validation=False, huge_tree=False, remove_comments=True,
+                           collect_ids=False)
+
+
+_PARSER = threading.local()
+
+
+def parse_xml(data: bytes) -> etree._Element:
+    """Parse one request document.
+
+    :raises DatabaseError: ORA-31011 when it is not well-formed XML or declares a DTD.
+    """
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ora(31011, "a DOCTYPE or ENTITY declaration is not accepted")
+    p = getattr(_PARSER, "p", None)
+    if p is None:
+        p = _PARSER.p = parser()
+    try:
+        root = etree.fromstring(data, p)
+    except etree.XMLSyntaxError as e:
+        raise ora(31011, _one_line(str(e))) from None
+    except ValueError as e:   # e.g. a str with an encoding declaration
+        raise ora(31011, _one_line(str(e))) from None
+    if root is None:
+        raise ora(31011, "the document is empty")
+    if root.getroottree().docinfo.doctype:
+        raise ora(31011, "a DOCTYPE declaration is not accepted")
+    return root
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:500]
+
+
+@dataclass
+class Envelope:
+    """A normalised SOAP envelope: its namespace, header entries and IDAP request."""
+
+    namespace: str
+    headers: list[etree._Element]
+    request: etree._Element
+    method: str
+    # object-type / XML payloads set aside during validation: (parent, child)
+    set_aside: list[tuple[etree._Element, etree._Element]] = field(default_factory=list)
+
+
+def _split(tag: str) -> tuple[str | None, str]:
+    """``{ns}name`` -> (ns, name); ``name`` -> (None, name).  (Faster than etree.QName.)"""
+    if tag[:1] == "{":
+        i = tag.index("}")
+        return tag[1:i], tag[i + 1:]
+    return None, tag
+
+
+def _local(el: etree._Element) -> tuple[str | None, str]:
+    return _split(el.tag)
+
+
+# qualified tag as the schema spells it -> its local name: the common case costs one lookup
+_CANONICAL_TAGS = {f"{{{AQ_NS}}}{name}": name for name in IDAP_NAMES.values()}
+
+
+def normalise(root: etree._Element) -> Envelope:
+    """Bring a parsed request to the schemas' spelling (see the module docstring).
+
+    :raises DatabaseError: ORA-19202 when the document is no SOAP envelope holding
+        exactly one IDAP request.
+    """
+    ns, name = _local(root)
+    if ns not in ENVELOPE_NAMESPACES or name.lower() != "envelope":
+        raise ora(19202, f"the document element is {{{ns or ''}}}{name}, not a SOAP 1.1 Envelope")
+    root.tag = f"{{{SOAP_NS}}}Envelope"
+    body = header = None
+    for el in root:
+        if not isinstance(el.tag, str):
+            continue
+        e_ns, e_name = _local(el)
+        part = _ENVELOPE_PARTS.get(e_name.lower()) if e_ns in ENVELOPE_NAMESPACES else None
+        if part in ("Header", "Body"):
+            el.tag = f"{{{SOAP_NS}}}{part}"
+            if part == "Body" and body is None:
+                body = el
+            elif part == "Header" and header is None:
+                header = el
+    if body is None:
+        raise ora(19202, "the Envelope has no Body")
+    entries = [c for c in body if isinstance(c.tag, str)]
+    if len(entries) != 1:
+        raise ora(19202, f"the Body holds {len(entries)} elements; an IDAP request is one")
+    request = entries[0]
+    r_ns, r_name = _local(request)
+    method = IDAP_NAMES.get(r_name.lower()) if r_ns in (AQ_NS, None) else None
+    if method not in REQUESTS:
+        raise ora(19202, f"{{{r_ns or ''}}}{r_name} is not an IDAP request "
+                         f"(expected one of {', '.join(REQUESTS)})")
+    env = Envelope(ns, [c for c in header if isinstance(c.tag, str)] if header is not None else [],
+                   request, method)
+    _normalise_idap(request, env)
+    return env
+
+
+def _normalise_idap(el: etree._Element, env: Envelope) -> None:
+    """Rename IDAP elements to the schema's spelling, down to message payloads."""
+    canonical = _CANONICAL_TAGS.get(el.tag)
+    if canonical is None:
+        ns, name = _split(el.tag)
+        if ns not in (AQ_NS, None):
+            return
+        canonical = IDAP_NAMES.get(name.lower())
+        if canonical is None:
+            return
+        el.tag = f"{{{AQ_NS}}}{canonical}"
+    if canonical == "message_payload":
+        for child in el:
+            if not isinstance(child.tag, str):
+                continue
+            c_ns, c_name = _split(child.tag)
+            if c_ns in (AQ_NS, None) and c_name.lower() in IDAP_PAYLOADS:
+                _normalise_idap(child, env)
+            else:
+                env.set_aside.append((el, child))
+        return
+    for child in el:
+        if isinstance(child.tag, str):
+            _normalise_idap(child, env)
+
+
+def validate(root: etree._Element, env: Envelope) -> None:
+    """Validate the normalised document against the SOAP and IDAP schemas.
+
+    :raises DatabaseError: ORA-31154 with the first violation.
+    """
+    for parent, child in env.set_aside:
+        parent.remove(child)     # keeps child's tail with it; put back below
+    try:
+        schema = _schema()
+        ok = schema.validate(root)
+        error = None if ok else schema.error_log.last_error
+    finally:
+        for parent, child in env.set_aside:
+            parent.append(child)
+    if error is not None:
+        raise ora(31154, f"line {error.line}: {_one_line(error.message)}")
+
+
+def read_request(data: bytes) -> Envelope:
+    """:func:`parse_xml`, :func:`normalise` and :func:`validate` in one call."""
+    root = parse_xml(data)
+    env = normalise(root)
+    validate(root, env)
+    return env
