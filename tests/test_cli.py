@@ -22,8 +22,7 @@ def _run(dsn, *args, input=None):
     return r
 
 
-def test_init_sql_enqueue_dequeue_browse_queues(tmp_path):
-    dsn = f"sqlite:///{tmp_path / 'cli.db'}"
+def test_init_sql_enqueue_dequeue_browse_queues(dsn, tmp_path):
     assert _run(dsn, "init").exit_code == 0
     script = tmp_path / "setup.sql"
     script.write_text(SETUP)
@@ -43,16 +42,15 @@ def test_init_sql_enqueue_dequeue_browse_queues(tmp_path):
     assert "no message" in _run(dsn, "dequeue", "cli_q").output
 
 
-def test_sql_errors_exit_nonzero_with_the_ora_code(tmp_path):
-    dsn = f"sqlite:///{tmp_path / 'e.db'}"
+def test_sql_errors_exit_nonzero_with_the_ora_code(dsn):
     r = _run(dsn, "sql", "BEGIN DBMS_AQADM.START_QUEUE(queue_name => 'nope'); END;")
     assert r.exit_code == 1 and "ORA-24010" in r.output
     r = _run(dsn, "sql", "BEGIN DBMS_AQADM.START_QUEUE(queue_name => 'nope' END;")
     assert r.exit_code == 1 and "ORA-06550" in r.output
 
 
-def test_demo_runs(tmp_path, monkeypatch):
+def test_demo_runs(dsn, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    r = CliRunner().invoke(main, ["demo"], catch_exceptions=False)
+    r = CliRunner().invoke(main, ["demo", "--dsn", dsn], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert "exception queue" in r.output and "Done." in r.output

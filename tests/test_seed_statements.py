@@ -41,10 +41,9 @@ def _sql(dsn, text):
     return r.output
 
 
-def test_commit_time_queue_as_the_seeds_describe(tmp_path):
+def test_commit_time_queue_as_the_seeds_describe(dsn):
     """Seed 001 "Commit-Time Queues": ``commit_time`` in CREATE_QUEUE_TABLE's sort_list;
     also ``priority, commit_time``."""
-    dsn = f"sqlite:///{tmp_path / 's.db'}"
     _sql(dsn, """BEGIN
       DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'strmadmin.ct_qt', queue_payload_type => 'SYS.ANYDATA',
                                     sort_list => 'commit_time', multiple_consumers => FALSE,
@@ -60,9 +59,8 @@ def test_commit_time_queue_as_the_seeds_describe(tmp_path):
     assert "PRIORITY,COMMIT_TIME" in out
 
 
-def test_enqueue_and_dequeue_blocks_in_plsql(tmp_path):
+def test_enqueue_and_dequeue_blocks_in_plsql(dsn):
     """DBMS_AQ.ENQUEUE / DEQUEUE with the PL/SQL records, as AQ users write them."""
-    dsn = f"sqlite:///{tmp_path / 'p.db'}"
     _sql(dsn, """BEGIN
       DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'raw_qt', queue_payload_type => 'RAW');
       DBMS_AQADM.CREATE_QUEUE(queue_name => 'raw_q', queue_table => 'raw_qt', max_retries => 3,
@@ -104,8 +102,7 @@ def test_enqueue_and_dequeue_blocks_in_plsql(tmp_path):
             ("order-1",), ("order-3",)]
 
 
-def test_timeout_in_plsql_dequeue_is_25228(tmp_path):
-    dsn = f"sqlite:///{tmp_path / 't.db'}"
+def test_timeout_in_plsql_dequeue_is_25228(dsn):
     _sql(dsn, "BEGIN DBMS_AQADM.CREATE_QUEUE_TABLE('t_qt', 'RAW'); DBMS_AQADM.CREATE_QUEUE('t_q', 't_qt');"
               " DBMS_AQADM.START_QUEUE('t_q'); END;")
     r = CliRunner().invoke(main, ["--dsn", dsn, "sql", """DECLARE
@@ -115,8 +112,7 @@ def test_timeout_in_plsql_dequeue_is_25228(tmp_path):
     assert r.exit_code == 1 and "ORA-25228" in r.output
 
 
-def test_malformed_statements_change_nothing(tmp_path):
-    dsn = f"sqlite:///{tmp_path / 'm.db'}"
+def test_malformed_statements_change_nothing(dsn):
     for bad in ("BEGIN DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'x_qt' queue_payload_type => 'RAW'); END;",
                 "BEGIN DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'x_qt', queue_payload_type => 'RAW'",
                 "BEGIN DBMS_AQADM.NO_SUCH_PROC('x'); END;",

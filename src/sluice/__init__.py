@@ -20,12 +20,13 @@ from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceE
 from .model import Agent, DeqOptions, EnqOptions, MessageProperties
 from .aq.queue import Queue
 from .aq.transform import register_function
+from .streams.lcr import DDLLCR, RowLCR
 
 __version__ = "0.1.0"
 
 __all__ = [
     "connect", "Connection", "Cursor", "Queue", "Agent", "MessageProperties", "EnqOptions",
-    "DeqOptions", "register_function",
+    "DeqOptions", "register_function", "RowLCR", "DDLLCR",
     "Error", "DatabaseError", "DataError", "IntegrityError", "InterfaceError", "NotSupportedError",
     "OperationalError", "ProgrammingError",
 ]

@@ -6,6 +6,7 @@
     sluice dequeue orders_q --count 10 --wait 5
     sluice browse orders_q
     sluice queues
+    sluice serve --host 127.0.0.1 --port 8080   the IDAP servlet (AQ over SOAP/HTTP)
     sluice demo
 
 The DSN comes from ``--dsn`` or the ``SLUICE_DSN`` environment variable.
@@ -241,6 +242,43 @@ def queues(obj: _Context) -> None:
                       "EXPIRED"], rows)
     except Error as e:
         _fail(e)
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=8080, show_default=True)
+@click.option("--dsn", "serve_dsn", default=None, help="Store to serve (default: the global --dsn).")
+@click.option("--pool-max", type=int, default=50, show_default=True,
+              help="Most database connections open at once (setCacheSize).")
+@click.option("--pool-min", type=int, default=1, show_default=True,
+              help="Idle connections kept open.")
+@click.option("--session-timeout", type=float, default=120.0, show_default=True,
+              help="Seconds before an idle HTTP session's transaction is rolled back.")
+@click.option("--max-request-bytes", type=int, default=1 << 20, show_default=True)
+@click.option("--workers", type=int, default=2, show_default=True,
+              help="Threads for requests that do not wait (receives that wait get their own).")
+@click.option("--log-level", default="info", show_default=True)
+@click.pass_obj
+def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: int, pool_min: int,
+          session_timeout: float, max_request_bytes: int, workers: int, log_level: str) -> None:
+    """Run the AQ servlet (IDAP: AQ over SOAP/HTTP, seed 004) until interrupted.
+
+    Agents POST IDAP documents to http://HOST:PORT/aqserv/servlet/<ServletName> with
+    HTTP Basic credentials; GET …?wsdl describes the operations.  The servlet acts as
+    --user (its super-user, default SLUICE) opening sessions for the database users
+    its agents are mapped to.
+    """
+    from .idap import IdapConfig, serve as run_servlet
+    config = IdapConfig(serve_dsn or obj.dsn, user=obj.user, password=obj.password, pool_max=pool_max,
+                        pool_min=pool_min, session_timeout=session_timeout,
+                        max_request_bytes=max_request_bytes, workers=workers)
+    try:   # fail here, with the ORA error, rather than inside the server's start-up
+        import sluice
+        sluice.connect(config.dsn, user=config.user, password=config.password).close()
+    except Error as e:
+        _fail(e)
+    click.echo(f"AQ servlet on http://{host}:{port}/aqserv/servlet/<ServletName> over {config.dsn}")
+    run_servlet(config, host, port, log_level)
 
 
 @main.command()

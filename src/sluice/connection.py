@@ -23,6 +23,9 @@ from .aq.transform import DbmsTransform, compile_transformation
 from .errors import InterfaceError, not_supported, ora
 from .model import Agent, MessageProperties
 from .names import canonical, split_qualified
+from .rules.adm import RuleAdm
+from .rules.evaluate import DbmsRule
+from .rules.types import construct_rule_type, is_rule_type
 from .security.authorize import Authorizer
 from .security.catalog import SecurityCatalog
 from .security.users import UserStatements, authenticate
@@ -67,6 +70,8 @@ class Connection:
         self.aq = DbmsAq(self)
         self.transform = DbmsTransform(self)
         self.streams_adm = StreamsAdm(self)
+        self.rule_adm = RuleAdm(self)
+        self.rule = DbmsRule(self)
 
     # -- python-oracledb API ------------------------------------------------
     def queue(self, name: str, payload_type: Any = None, *, payloadType: Any = None) -> Queue:  # noqa: N803
@@ -94,6 +99,12 @@ class Connection:
         self._check_open()
         from .cursor import Cursor
         return Cursor(self)
+
+    @property
+    def transaction_in_progress(self) -> bool:
+        """True while the session holds uncommitted work or locks (python-oracledb)."""
+        self._check_open()
+        return self._session.in_transaction
 
     def commit(self) -> None:
         self._check_open()
@@ -152,6 +163,8 @@ class Connection:
             return Agent(name, address, protocol or 0)
         if key in ("SYS.AQ$_RECIPIENT_LIST_T", "AQ$_RECIPIENT_LIST_T", "DBMS_AQ.AQ$_RECIPIENT_LIST_T"):
             return list(args)
+        if is_rule_type(key):  # SYS.RE$… rule types and ANYDATA.Convert…
+            return construct_rule_type(key, args)
         objtype = self._catalog.type_named(type_name)
         if objtype.iscollection:
             return objtype.newobject(list(args))
@@ -208,6 +221,11 @@ class Connection:
         else:
             authenticate(self._security, name, password)
         self.commit()
+        self._become(name)
+
+    def _become(self, name: str) -> None:
+        """Continue as user ``name``, whom the caller has authenticated (SQL*Plus
+        CONNECT, or a proxy session: :func:`sluice.security.proxy.proxy_connect`)."""
         with self._lock:
             self._session.close()
             self.username = name

@@ -246,8 +246,8 @@ class FakeConn:
     def rollback(self):
         self.tx.append("rollback")
 
-    def sqlplus_connect(self, user, password):
-        self.connects.append((user, password))
+    def sqlplus_connect(self, user, password, as_sysdba=False):
+        self.connects.append((user, password) if not as_sysdba else (user, password, "SYSDBA"))
 
 
 class SqlConn(FakeConn):

@@ -161,7 +161,7 @@ def test_ignored_sqlplus_commands(conn, text):
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("CONNECT sys/change_on_install AS SYSDBA;", ("sys", "change_on_install")),
+    ("CONNECT sys/change_on_install AS SYSDBA;", ("sys", "change_on_install", "SYSDBA")),
     ("connect strmadmin/pw@dbs2.net", ("strmadmin", "pw")),
     ("CONN scott", ("scott", None)),
 ])
@@ -214,7 +214,7 @@ def test_seed_004_servlet_user_script(sql_conn):
               "GRANT EXECUTE ON DBMS_AQJMS TO aqadm;\n")
     results = run_script(sql_conn, script)
     assert [r.kind for r in results] == ["sqlplus", "ddl", "ddl", "ddl"]
-    assert sql_conn.connects == [("sys", "change_on_install")]
+    assert sql_conn.connects == [("sys", "change_on_install", "SYSDBA")]
     assert [k for k, _ in sql_conn.sql] == ["GRANT", "GRANT", "GRANT"]
 
 

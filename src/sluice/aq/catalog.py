@@ -25,6 +25,7 @@ class Catalog:
         self._type_specs: dict[str, dict] = {}
         self._transformations: dict[str, dict] = {}
         self._codecs: dict[int, PayloadCodec] = {}
+        self._subscribers: dict[str, list] = {}
 
     def refresh(self, force: bool = False) -> None:
         version = self.store.catalog_version()
@@ -36,6 +37,9 @@ class Catalog:
         self._types = dict(ot.builtin_types())
         self._transformations = {f"{o}.{n}": spec for o, n, spec in
                                  self.store.catalog_objects("TRANSFORMATION")}
+        self._subscribers: dict[str, list] = {}
+        for owner, _, spec in self.store.catalog_objects("SUBSCRIBER"):
+            self._subscribers.setdefault(owner, []).append(spec)
         self._codecs = {}
         self._version = version
 
@@ -81,6 +85,12 @@ class Catalog:
     def all_queues(self) -> list[QueueInfo]:
         self.refresh()
         return list(self._queues.values())
+
+    def subscribers(self, queue: QueueInfo) -> list:
+        """The subscribers of ``queue``, in subscription order."""
+        from .subscribers import Subscriber
+        self.refresh()
+        return [Subscriber.from_spec(s) for s in self._subscribers.get(queue.qualified, [])]
 
     # -- object types (the objtypes.TypeRegistry protocol) ------------------
     def get_type(self, qualified_name: str) -> "ot.DbObjectType | None":

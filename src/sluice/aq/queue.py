@@ -8,7 +8,6 @@ waiting, transformations.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
@@ -17,7 +16,7 @@ from .. import constants as C
 from ..errors import InterfaceError, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
-from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector
+from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .conditions import compile_dequeue_condition
 from .payload import ANYDATA
 
@@ -146,7 +145,7 @@ class Queue:
         if sender is not None and sender.name is not None:
             canonical(sender.name, "sender name")
         return MessageRecord(
-            seq=None, q_name=q.name, msgid=os.urandom(16), corrid=m.correlation,
+            seq=None, q_name=q.name, msgid=new_msgid(), corrid=m.correlation,
             priority=m.priority, state=C.MSG_WAITING if ready_at else C.MSG_READY,
             delay=ready_at, expiration=None if m.expiration < 0 else m.expiration,
             expire_at=expire_at, time_manager_info=ready_at if ready_at else expire_at,
