@@ -62,7 +62,7 @@ class Connection:
         self._lock = threading.RLock()
         self.autocommit = False
         self._catalog = Catalog(self._store, self.username)
-        self._nav: dict[tuple[str, str | None], Navigation] = {}
+        self._nav: dict[str, Navigation] = {}
         self._group_first: dict[str, Any] = {}
         self._cond_cache: dict = {}
         self._immediate_txn: str | None = None
@@ -261,11 +261,12 @@ class Connection:
     def _new_txn_id(self) -> str:
         return new_txn_id()
 
-    def _navigation(self, queue: str, consumer: str | None) -> Navigation:
-        key = (queue, consumer)
-        nav = self._nav.get(key)
+    def _navigation(self, queue: str) -> Navigation:
+        """The session's dequeue position in ``queue`` (one per queue, whatever the consumer:
+        changing consumer under NEXT_MESSAGE is ORA-25242, seed 003)."""
+        nav = self._nav.get(queue)
         if nav is None:
-            nav = self._nav[key] = Navigation()
+            nav = self._nav[queue] = Navigation()
         return nav
 
     def _transformer(self, name: str) -> Callable[[Any], Any]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..errors import InterfaceError, ora
 from ..names import canonical, split_qualified
 from ..security.admin import SecurityAdm
+from .subscribers import SubscriberAdm
 from ..store.base import QueueInfo, QueueTableInfo
 from .payload import ANYDATA
 
@@ -60,7 +61,7 @@ def _set_given(target: object, **values: object) -> None:
             setattr(target, name, value)
 
 
-class AqAdm(SecurityAdm):
+class AqAdm(SecurityAdm, SubscriberAdm):
     """The DBMS_AQADM package for one connection."""
 
     # package constants (DBMS_AQADM.<NAME>)
@@ -143,6 +144,9 @@ class AqAdm(SecurityAdm):
         if user_queues and not _flag("force", force):
             raise ora(24012, table.qualified)
         self._conn._ddl_commit()
+        for q in self._catalog.queues_of(table):
+            for sub in self._catalog.subscribers(q):
+                self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
         self._store.drop_queue_table(table.owner, table.name)
         self._catalog.refresh(force=True)
 
@@ -204,6 +208,8 @@ class AqAdm(SecurityAdm):
         if q.name == q.table.exception_queue_name:
             raise ora(24011, q.qualified)  # dropped with its queue table only
         self._conn._ddl_commit()
+        for sub in self._catalog.subscribers(q):
+            self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
         self._store.drop_queue(q.owner, q.name)
         self._catalog.refresh(force=True)
 

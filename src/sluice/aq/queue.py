@@ -18,6 +18,7 @@ from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .conditions import compile_dequeue_condition
+from .recipients import fan_out, recipient_list, recipients_of
 from .payload import ANYDATA
 
 if TYPE_CHECKING:
@@ -110,7 +111,11 @@ class Queue:
                 r.time_manager_info = first.time_manager_info
             if not immediate and group_first is None:
                 conn._group_first[q.qualified] = first
-        conn._session.enqueue(q, records, immediate)
+        stored = records
+        if q.table.multiple_consumers:   # one record per recipient (seed 003)
+            stored = [copy for m, r in zip(messages, records)
+                      for copy in fan_out(r, recipients_of(conn, q, m.recipients, r, codec))]
+        conn._session.enqueue(q, stored, immediate)
         for m, r in zip(messages, records):
             m._msgid = r.msgid
             m._enqtime = now
@@ -125,7 +130,7 @@ class Queue:
             raise ora(25209, m.expiration)
         if m.delay < 0:
             raise ora(25208, m.delay)
-        if m.recipients:
+        if m.recipients and not q.table.multiple_consumers:
             raise ora(24039, q.qualified)
         payload = m.payload
         if transform is not None:
@@ -197,17 +202,16 @@ class Queue:
         self._check_payload_type(q)
         consumer = canonical(opts.consumername, "consumer name") if opts.consumername else None
         conn._authz.check_dequeue(q, consumer)
-        if q.table.multiple_consumers and consumer is None and not q.is_exception_queue:
+        multi = q.table.multiple_consumers
+        if multi and consumer is None and not q.is_exception_queue:
             raise ora(25231)
-        if q.table.multiple_consumers and not q.is_exception_queue:
-            raise not_supported("multiple-consumer dequeue (publish/subscribe issue)")
         if opts.deliverymode == C.MSG_BUFFERED:
             raise not_supported("buffered messaging (publish/subscribe issue)")
         codec = conn._catalog.codec(q.table)
         predicate = None
         if opts.condition:
             predicate = compile_dequeue_condition(opts.condition, q, codec, conn._cond_cache)
-        nav = conn._navigation(q.qualified, consumer)
+        nav = conn._navigation(q.qualified)
         grouped = q.table.message_grouping == "TRANSACTIONAL"
         states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
         navigation = opts.navigation
@@ -215,7 +219,8 @@ class Queue:
             if not isinstance(opts.msgid, (bytes, bytearray)):
                 raise InterfaceError("deqoptions.msgid must be bytes")
             sel = Selector(msgid=bytes(opts.msgid), predicate=predicate,
-                           states=states if q.is_exception_queue else (C.MSG_READY, C.MSG_WAITING))
+                           states=states if q.is_exception_queue else (C.MSG_READY, C.MSG_WAITING),
+                           consumer_name=consumer, multi=multi)
         else:
             if nav.position is None:
                 navigation = C.DEQ_FIRST_MSG
@@ -224,7 +229,8 @@ class Queue:
                     raise ora(25241, nav.correlation, opts.correlation)
                 if consumer != nav.consumer:
                     raise ora(25242, nav.consumer, consumer)
-            sel = Selector(correlation=opts.correlation, predicate=predicate, states=states)
+            sel = Selector(correlation=opts.correlation, predicate=predicate, states=states,
+                           consumer_name=consumer, multi=multi)
             if navigation == C.DEQ_NEXT_MSG:
                 sel.after = nav.position
                 if grouped:
@@ -242,7 +248,14 @@ class Queue:
             nav.group = last.enq_tid if grouped else None
             nav.correlation = opts.correlation
             nav.consumer = consumer
-        transform = conn._transformer(opts.transformation) if opts.transformation else None
+        transform = None
+        if opts.transformation:   # a dequeue transformation overrides the subscriber's (seed 003)
+            transform = conn._transformer(opts.transformation)
+        elif multi and consumer is not None:
+            sub = next((s for s in conn._catalog.subscribers(q)
+                        if s.name == consumer and s.address is None), None)
+            if sub is not None and sub.transformation:
+                transform = conn._transformer(sub.transformation)
         with_payload = opts.mode != C.DEQ_REMOVE_NODATA
         return [self._properties(q, r, codec, transform, with_payload) for r in recs]
 
@@ -263,7 +276,7 @@ class Queue:
             if recs:
                 return recs
             if sel.msgid is not None:
-                status = session.message_status(q, sel.msgid)
+                status = session.message_status(q, sel.msgid, sel.consumer_name if sel.multi else None)
                 if status is None or status[0] not in sel.states:
                     raise ora(25263, q.qualified, sel.msgid.hex().upper())
             elif grouped and sel.group is not None and navigation == C.DEQ_NEXT_MSG:
@@ -296,7 +309,7 @@ class Queue:
         m._delay = int(round(r.delay - r.enq_time)) if r.delay else 0
         m._expiration = -1 if r.expiration is None else r.expiration
         m._exceptionq = f"{r.exception_qschema}.{r.exception_queue}" if r.exception_queue else None
-        m._recipients = []
+        m._recipients = recipient_list(r)
         m._sender_id = Agent(r.sender_name, r.sender_address, r.sender_protocol or 0) \
             if (r.sender_name or r.sender_address) else None
         m._original_msgid = r.original_msgid

@@ -11,6 +11,7 @@ catalog facts: kind ``SUBSCRIBER``, owner ``OWNER.QUEUE``, name
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from ..connection import Connection
 
 PERSISTENT, BUFFERED, PERSISTENT_OR_BUFFERED = 1, 2, 3
+_IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_$#]*$")
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ def normalise_agent(agent: Agent, default_schema: str) -> Agent:
         raise ora(25216)
     name = None
     if agent.name is not None:
+        quoted = agent.name.strip().startswith('"')
+        if not quoted and not _IDENTIFIER.match(agent.name.strip()):
+            raise ora(24047, agent.name)
         try:
             name = canonical(agent.name, "agent name")
         except Exception:

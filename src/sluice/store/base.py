@@ -125,7 +125,7 @@ RECORD_COLUMNS = (
     "DEQ_UID", "DEQ_TID", "RETRY_COUNT", "EXCEPTION_QSCHEMA", "EXCEPTION_QUEUE",
     "SENDER_NAME", "SENDER_ADDRESS", "SENDER_PROTOCOL", "ORIGINAL_MSGID",
     "ORIGINAL_QUEUE_NAME", "ORIGINAL_QUEUE_OWNER", "EXPIRATION_REASON", "CONSUMER_NAME",
-    "DEQ_AGENT_NAME", "DELIVERY_MODE", "USER_DATA",
+    "DEQ_AGENT_NAME", "DELIVERY_MODE", "USER_DATA", "ADDRESS", "PROTOCOL", "RECIPIENT_LIST",
 )
 
 
@@ -173,6 +173,13 @@ class MessageRecord:
     deq_agent_name: str | None = None
     delivery_mode: int = 1
     user_data: Any = None
+    # multi-consumer queue tables keep one record per intended consumer: CONSUMER_NAME
+    # (None in single-consumer tables and once a message is in an exception queue),
+    # ADDRESS and PROTOCOL of a remote recipient, and for a third-party protocol's
+    # reserved consumer (AQ$_P<n>) the recipients it stands for, as JSON
+    address: str | None = None
+    protocol: int | None = None
+    recipient_list: str | None = None
 
     def as_row(self) -> tuple:
         return _ROW_GETTER(self)
@@ -203,8 +210,9 @@ class Selector:
     group: str | None = None                 # only this message group (ENQ_TID)
     skip_groups: frozenset[str] = frozenset()
     predicate: Callable[[MessageRecord], bool] | None = None
-    consumer_name: str | None = None
-    states: tuple[int, ...] = (0,)
+    consumer_name: str | None = None         # multi-consumer tables: whose record (None: the
+    states: tuple[int, ...] = (0,)           # consumer-less copy in an exception queue)
+    multi: bool = False                      # the queue keeps one record per consumer
 
 
 @dataclass(slots=True)
@@ -263,8 +271,10 @@ class StoreSession(abc.ABC):
         """
 
     @abc.abstractmethod
-    def message_status(self, queue: QueueInfo, msgid: bytes) -> tuple[int, bool] | None:
-        """``(state, locked_by_other_session)`` of a message of ``queue``, or None."""
+    def message_status(self, queue: QueueInfo, msgid: bytes,
+                       consumer: str | None = None) -> tuple[int, bool] | None:
+        """``(state, locked_by_other_session)`` of a message of ``queue`` (in a
+        multi-consumer queue: of ``consumer``'s record), or None."""
 
     @abc.abstractmethod
     def commit(self) -> None:
@@ -370,6 +380,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         """Messages of ``queue`` (committed), optionally only in ``states``."""
+
+    @abc.abstractmethod
+    def drop_consumer_messages(self, queue: QueueInfo, name: str | None, address: str | None,
+                               protocol: int) -> int:
+        """REMOVE_SUBSCRIBER: delete the records of ``queue`` still waiting for that consumer
+        (committed at once).  Returns how many."""
 
     @abc.abstractmethod
     def purge_messages(self, table: QueueTableInfo, condition: str | None) -> int:

@@ -248,9 +248,10 @@ class PgSession(StoreSession):
             after = sqlops.order_key(queue.table, cands[examined - 1])   # the last one looked at
         return taken
 
-    def message_status(self, queue: QueueInfo, msgid: bytes) -> tuple[int, bool] | None:
+    def message_status(self, queue: QueueInfo, msgid: bytes,
+                       consumer: str | None = None) -> tuple[int, bool] | None:
         with self._guard():
-            st = sqlops.message_status(self._conn(), queue, msgid)
+            st = sqlops.message_status(self._conn(), queue, msgid, consumer)
         if st is None:
             return None
         state, seq = st
@@ -283,6 +284,7 @@ class PgSession(StoreSession):
             for queue, recs, info in self._removes:
                 sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
                                self.txn_id, now)
+                sqlops.settle_failed(c, queue, recs, store.find_queue)
             # the NOTIFYs after the COMMIT, in the same round trip (see PgStore.notices)
             c.command("; ".join(["COMMIT"] + store.notices(available, min(events) if events else None)))
         self._reset()

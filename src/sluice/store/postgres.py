@@ -33,7 +33,8 @@ from .base import QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import POSTGRESQL
 from .pgconn import PgConnection, PgPool, PgTarget, translate
 from .pglisten import Listener
-from .sqlschema import SCHEMA_VERSION, catalog_ddl, quote, table_name, view_name
+from .sqlschema import (SCHEMA_VERSION, catalog_ddl, physical, quote, table_name,
+                        upgrade_queue_table_ddl, view_name)
 from .timemgr import TimeManagerThread
 
 # a waiter re-checks this often while the listener is reconnecting (notifications lost)
@@ -94,8 +95,22 @@ class PgStore(Store):
                         f"has version {version}; this Sluice knows {SCHEMA_VERSION}]", 600)
             for stmt in catalog_ddl(POSTGRESQL):
                 raw.execute(stmt)
+            if row[0] is not None:   # queue tables made by an older Sluice
+                self._upgrade_queue_tables(raw)
             raw.execute("UPDATE sluice_meta SET value = %s WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),))
+
+    def _upgrade_queue_tables(self, raw: psycopg.Connection) -> None:
+        tables = raw.execute("SELECT OWNER, NAME, PAYLOAD_TYPE, SORT_LIST, MULTIPLE_CONSUMERS, "
+                             "MESSAGE_GROUPING, QT_ID FROM aq_queue_tables").fetchall()
+        for owner, name, payload, sort_list, multi, grouping, qt_id in tables:
+            qt = QueueTableInfo(owner, name, payload, tuple(sort_list.split(",")), bool(multi),
+                                grouping, qt_id=qt_id)
+            cols = {r[0].upper() for r in raw.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s "
+                "AND table_name = %s", (self.target.schema, physical(f"{owner}.{name}")))}
+            for stmt in upgrade_queue_table_ddl(qt, cols, POSTGRESQL):
+                raw.execute(stmt)
 
     def session(self, user: str):
         from .pgsession import PgSession
@@ -278,6 +293,10 @@ class PgStore(Store):
     # -- messages outside sessions ---------------------------------------------
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         return self.pool.run(lambda c: sqlops.count(c, queue, states), transaction=False)
+
+    def drop_consumer_messages(self, queue: QueueInfo, name: str | None, address: str | None,
+                               protocol: int) -> int:
+        return self.pool.run(lambda c: sqlops.drop_consumer_messages(c, queue, name, address, protocol))
 
     def purge_messages(self, table: QueueTableInfo, condition: str | None) -> int:
         where = f"WHERE {condition}" if condition and condition.strip() else ""

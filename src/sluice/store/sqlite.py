@@ -28,7 +28,8 @@ from .base import QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import MessageLocks
 from .sqlnames import json_value
-from .sqlschema import catalog_ddl, quote, table_name, view_name
+from .sqlschema import (SCHEMA_VERSION, catalog_ddl, quote, table_name, upgrade_queue_table_ddl,
+                        view_name)
 from .timemgr import TimeManagerThread
 
 if TYPE_CHECKING:
@@ -79,7 +80,21 @@ class SqliteStore(Store):
         with self.transaction(self._svc):
             for stmt in catalog_ddl(SQLITE):
                 self._svc.execute(stmt)
+            self._upgrade()
         self.check_catalog()
+
+    def _upgrade(self) -> None:
+        """Bring queue tables made by an older Sluice to the current schema version."""
+        c = self._svc
+        version = int(c.execute("SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'")
+                      .fetchone()[0])
+        if version >= SCHEMA_VERSION:
+            return
+        for qt in sqlcatalog.queue_tables(c):
+            cols = {r[1].upper() for r in c.execute(f"PRAGMA table_info({table_name(qt)})")}
+            for stmt in upgrade_queue_table_ddl(qt, cols, SQLITE):
+                c.execute(stmt)
+        c.execute("UPDATE SLUICE_META SET VALUE = ? WHERE KEY = 'schema_version'", (str(SCHEMA_VERSION),))
 
     # -- connections and transactions ---------------------------------------
     def connect(self) -> sqlite3.Connection:
@@ -270,6 +285,13 @@ class SqliteStore(Store):
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         with self._svc_lock:
             return sqlops.count(self._svc, queue, states)
+
+    def drop_consumer_messages(self, queue: QueueInfo, name: str | None, address: str | None,
+                               protocol: int) -> int:
+        with self._svc_lock, self.transaction(self._svc):
+            n = sqlops.drop_consumer_messages(self._svc, queue, name, address, protocol)
+        self.locks.bump_consume_count()
+        return n
 
     def purge_messages(self, table: QueueTableInfo, condition: str | None) -> int:
         where = f"WHERE {condition}" if condition and condition.strip() else ""

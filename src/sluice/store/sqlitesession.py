@@ -202,6 +202,8 @@ class SqliteSession(StoreSession):
         for r in entry[1]:
             if r.q_name != queue.name or r.state not in sel.states:
                 continue
+            if sel.multi and (r.consumer_name != sel.consumer_name or r.address is not None):
+                continue
             if (r.expire_at is not None and r.expire_at <= now) or \
                     (sel.msgid is not None and r.msgid != sel.msgid):
                 continue
@@ -218,8 +220,9 @@ class SqliteSession(StoreSession):
             out.append(r)
         return out
 
-    def message_status(self, queue: QueueInfo, msgid: bytes) -> tuple[int, bool] | None:
-        st = sqlops.message_status(self.conn, queue, msgid)
+    def message_status(self, queue: QueueInfo, msgid: bytes,
+                       consumer: str | None = None) -> tuple[int, bool] | None:
+        st = sqlops.message_status(self.conn, queue, msgid, consumer)
         if st is None:
             return None
         state, seq = st
@@ -231,13 +234,16 @@ class SqliteSession(StoreSession):
         if inserts or removes:
             now = time.time()
             store = self.store
-            if any(q.table.commit_time for q, _ in inserts.values()):
+            if any(q.table.commit_time for q, _ in inserts.values()) or \
+                    any(q.table.multiple_consumers for q, _, _ in removes):
                 store.begin(self.conn)
                 ok = False
                 try:
                     for queue, recs in inserts.values():
                         self._insert(queue.table, recs)
                     self._consume_all(self.conn, removes, now)
+                    for queue, recs, _ in removes:
+                        sqlops.settle_failed(self.conn, queue, recs, store.find_queue)
                     ok = True
                 finally:
                     store.end(self.conn, ok)

@@ -107,14 +107,18 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
     d = conn.dialect
     live = C.MSG_READY in sel.states or C.MSG_WAITING in sel.states
     skip = len(sel.skip_groups) if sel.group is None else 0
+    consumer = 0 if not sel.multi else (1 if sel.consumer_name is not None else 2)
     shape = (d.name, lock, qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live,
              sel.msgid is not None, sel.correlation is not None, sel.group is not None, skip,
-             after is not None, limit)
+             after is not None, limit, consumer)
     sql = _SELECT_SQL_CACHE.get(shape)
     if sql is None:
         sql = _select_sql(qt, shape, d)
         _SELECT_SQL_CACHE[shape] = sql
-    params: list = [queue.name, *sel.states]
+    params: list = [queue.name]
+    if consumer == 1:
+        params.append(sel.consumer_name)
+    params.extend(sel.states)
     if live:
         params.append(now)
     if sel.msgid is not None:
@@ -131,8 +135,14 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
 
 
 def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
-    _, lock, _, _, _, _, n_states, live, by_msgid, by_corr, by_group, skip, has_after, limit = shape
-    where = ["Q_NAME = ?", "STATE = ?" if n_states == 1 else f"STATE IN ({', '.join('?' * n_states)})"]
+    _, lock, _, _, _, _, n_states, live, by_msgid, by_corr, by_group, skip, has_after, limit, \
+        consumer = shape
+    where = ["Q_NAME = ?"]
+    if consumer == 1:   # a consumer's own records; remote recipients' wait for propagation
+        where.append("CONSUMER_NAME = ? AND ADDRESS IS NULL")
+    elif consumer == 2:  # the consumer-less copy of an expired or failed message
+        where.append("CONSUMER_NAME IS NULL")
+    where.append("STATE = ?" if n_states == 1 else f"STATE IN ({', '.join('?' * n_states)})")
     if live:
         where.append("(EXPIRE_AT IS NULL OR EXPIRE_AT > ? OR STATE = 3)")
     if by_msgid:
@@ -232,31 +242,115 @@ def exception_queue_for(queue: QueueInfo, exc_schema: str | None, exc_name: str 
 
 
 def move_to_exception_queue(conn, queue: QueueInfo, seqs: list[int], reason: str,
-                            find_queue: FindQueue) -> int:
-    """Move messages of ``queue`` to their exception queues with state EXPIRED."""
+                            find_queue: FindQueue, try_lock: Callable[[int], bool] | None = None) -> int:
+    """Move messages of ``queue`` to their exception queues with state EXPIRED.
+
+    In a multi-consumer queue a message is one record per consumer, and it reaches the
+    exception queue once, as a record without consumer (seed 003 "Message States":
+    dequeued "exactly once by specifying a NULL consumer name"): an expired message
+    takes its other live records with it (they are claimed first with ``try_lock`` or,
+    on databases with row locks, by locking them; if one is held, nothing moves now); a
+    record that ran out of retries waits, as EXPIRED, until no other consumer can still
+    dequeue the message.  Returns how many messages moved."""
     t = table_name(queue.table)
+    multi = queue.table.multiple_consumers and not queue.is_exception_queue
     moved = 0
     for seq in seqs:
-        row = conn.execute(f"SELECT EXCEPTION_QSCHEMA, EXCEPTION_QUEUE, Q_NAME, STATE FROM {t} "
+        row = conn.execute(f"SELECT EXCEPTION_QSCHEMA, EXCEPTION_QUEUE, Q_NAME, STATE, MSGID FROM {t} "
                            f"WHERE SEQ = ?", (seq,)).fetchone()
         if row is None or row[2] != queue.name or row[3] not in (C.MSG_READY, C.MSG_WAITING):
             continue
-        target = exception_queue_for(queue, row[0], row[1], find_queue)
-        sets = ("Q_NAME = ?, STATE = 3, EXPIRATION_REASON = ?, ORIGINAL_QUEUE_NAME = ?, "
-                "ORIGINAL_QUEUE_OWNER = ?, TIME_MANAGER_INFO = NULL")
-        args = [target.name, reason, queue.name, queue.owner]
-        if target.table.qt_id == queue.table.qt_id:
-            conn.execute(f"UPDATE {t} SET {sets} WHERE SEQ = ?", (*args, seq))
-        else:  # an exception queue in another queue table of the same payload type
-            rec = MessageRecord(*conn.execute(f"SELECT {_SELECT_LIST} FROM {t} WHERE SEQ = ?",
-                                              (seq,)).fetchone())
-            rec.q_name, rec.state, rec.expiration_reason = target.name, C.MSG_EXPIRED, reason
-            rec.original_queue_name, rec.original_queue_owner = queue.name, queue.owner
-            rec.time_manager_info = None
-            insert_records(conn, target.table, [rec], rec.cscn)
-            conn.execute(f"DELETE FROM {t} WHERE SEQ = ?", (seq,))
+        if multi:
+            others = _siblings(conn, queue, row[4], seq)
+            live = [s for s, state in others if state in (C.MSG_READY, C.MSG_WAITING)]
+            if reason == "MAX_RETRY_EXCEEDED" and live:
+                conn.execute(f"UPDATE {t} SET STATE = 3, EXPIRATION_REASON = ?, TIME_MANAGER_INFO = NULL "
+                             f"WHERE SEQ = ?", (reason, seq))
+                continue
+            if live and not _claim(conn, queue, row[4], seq, live, try_lock):
+                continue
+            gone = [s for s, state in others if state != C.MSG_PROCESSED]
+            if gone:
+                d = conn.dialect
+                conn.execute(f"DELETE FROM {t} WHERE {d.in_list('SEQ')}", (d.list_param(gone),))
+        _move(conn, queue, seq, row[0], row[1], reason, find_queue)
         moved += 1
     return moved
+
+
+def _move(conn, queue: QueueInfo, seq: int, exc_schema: str | None, exc_name: str | None,
+          reason: str, find_queue: FindQueue) -> None:
+    t = table_name(queue.table)
+    target = exception_queue_for(queue, exc_schema, exc_name, find_queue)
+    sets = ("Q_NAME = ?, STATE = 3, EXPIRATION_REASON = ?, ORIGINAL_QUEUE_NAME = ?, "
+            "ORIGINAL_QUEUE_OWNER = ?, TIME_MANAGER_INFO = NULL, CONSUMER_NAME = NULL, "
+            "ADDRESS = NULL, PROTOCOL = NULL")
+    args = [target.name, reason, queue.name, queue.owner]
+    if target.table.qt_id == queue.table.qt_id:
+        conn.execute(f"UPDATE {t} SET {sets} WHERE SEQ = ?", (*args, seq))
+        return
+    # an exception queue in another queue table of the same payload type
+    rec = MessageRecord(*conn.execute(f"SELECT {_SELECT_LIST} FROM {t} WHERE SEQ = ?", (seq,)).fetchone())
+    rec.q_name, rec.state, rec.expiration_reason = target.name, C.MSG_EXPIRED, reason
+    rec.original_queue_name, rec.original_queue_owner = queue.name, queue.owner
+    rec.time_manager_info = rec.consumer_name = rec.address = rec.protocol = None
+    insert_records(conn, target.table, [rec], rec.cscn)
+    conn.execute(f"DELETE FROM {t} WHERE SEQ = ?", (seq,))
+
+
+def _siblings(conn, queue: QueueInfo, msgid: bytes, seq: int, lock: bool = False) -> list[tuple[int, int]]:
+    """``(SEQ, STATE)`` of the message's other records in ``queue`` (other consumers')."""
+    rows = conn.execute(f"SELECT SEQ, STATE, Q_NAME FROM {table_name(queue.table)} WHERE MSGID = ? "
+                        f"ORDER BY SEQ{conn.dialect.lock_rows if lock else ''}", (msgid,)).fetchall()
+    return [(s, state) for s, state, q in rows if q == queue.name and s != seq]
+
+
+def _claim(conn, queue: QueueInfo, msgid: bytes, seq: int, live: list[int],
+           try_lock: Callable[[int], bool] | None) -> bool:
+    """Take the live records of other consumers before the message moves: False if a
+    session holds one (the move waits for a later time-manager pass)."""
+    if conn.dialect.lock_rows:
+        locked = {s for s, _ in _siblings(conn, queue, msgid, seq, lock=True)}
+        return set(live) <= locked
+    return all(try_lock(s) for s in live) if try_lock is not None else True
+
+
+def settle_failed(conn, queue: QueueInfo, records: list[MessageRecord], find_queue: FindQueue) -> None:
+    """After consumers dequeued ``records`` of a multi-consumer queue: a message whose
+    other records all ran out of retries, and that nobody else can dequeue now, goes to
+    its exception queue (once)."""
+    if not queue.table.multiple_consumers or queue.is_exception_queue or not records:
+        return
+    t = table_name(queue.table)
+    d = conn.dialect
+    msgids = sorted({r.msgid for r in records})
+    rows = conn.execute(f"SELECT SEQ, STATE, Q_NAME, MSGID FROM {t} "
+                        f"WHERE MSGID IN ({', '.join('?' * len(msgids))})", msgids).fetchall()
+    by_msg: dict[bytes, list[tuple[int, int]]] = {}
+    for seq, state, q, msgid in rows:
+        if q == queue.name:
+            by_msg.setdefault(bytes(msgid), []).append((seq, state))
+    for msgid, recs in by_msg.items():
+        failed = [s for s, state in recs if state == C.MSG_EXPIRED]
+        if failed and not any(state in (C.MSG_READY, C.MSG_WAITING) for _, state in recs):
+            if failed[1:]:
+                conn.execute(f"DELETE FROM {t} WHERE {d.in_list('SEQ')}", (d.list_param(failed[1:]),))
+            row = conn.execute(f"SELECT EXCEPTION_QSCHEMA, EXCEPTION_QUEUE FROM {t} WHERE SEQ = ?",
+                               (failed[0],)).fetchone()
+            _move(conn, queue, failed[0], row[0], row[1], "MAX_RETRY_EXCEEDED", find_queue)
+
+
+def drop_consumer_messages(conn, queue: QueueInfo, name: str | None, address: str | None,
+                           protocol: int) -> int:
+    """REMOVE_SUBSCRIBER: delete what the subscriber has not dequeued yet."""
+    t = table_name(queue.table)
+    rows = conn.execute(f"SELECT SEQ, CONSUMER_NAME, ADDRESS, PROTOCOL FROM {t} WHERE Q_NAME = ? "
+                        f"AND STATE IN (0, 1)", (queue.name,)).fetchall()
+    gone = [seq for seq, c, a, p in rows if c == name and a == address and (p or 0) == (protocol or 0)]
+    if gone:
+        d = conn.dialect
+        conn.execute(f"DELETE FROM {t} WHERE {d.in_list('SEQ')}", (d.list_param(gone),))
+    return len(gone)
 
 
 def due_records(conn, qt: QueueTableInfo, now: float, limit: int = 1000,
@@ -285,7 +379,10 @@ def apply_time_events(conn, qt: QueueTableInfo, due: list[tuple], queues: dict, 
             if not try_lock(seq):
                 ev.next_due = min(ev.next_due or now + 0.5, now + 0.5)
                 continue
-            ev.expired += move_to_exception_queue(conn, q, [seq], "TIME_EXPIRATION", find_queue)
+            n = move_to_exception_queue(conn, q, [seq], "TIME_EXPIRATION", find_queue, try_lock)
+            if not n and q.table.multiple_consumers:   # another consumer holds its record
+                ev.next_due = min(ev.next_due or now + 0.5, now + 0.5)
+            ev.expired += n
         else:  # a stale marker (e.g. on an EXPIRED message): clear it
             conn.execute(f"UPDATE {table_name(qt)} SET TIME_MANAGER_INFO = NULL WHERE SEQ = ?", (seq,))
 
@@ -325,10 +422,17 @@ def delete_by_msgid(conn, qt: QueueTableInfo, msgids: list[bytes]) -> None:
                      (d.list_param(msgids),))
 
 
-def message_status(conn, queue: QueueInfo, msgid: bytes) -> tuple[int, int] | None:
-    row = conn.execute(f"SELECT STATE, SEQ, Q_NAME FROM {table_name(queue.table)} WHERE MSGID = ?",
-                       (msgid,)).fetchone()
-    return (row[0], row[1]) if row and row[2] == queue.name else None
+def message_status(conn, queue: QueueInfo, msgid: bytes,
+                   consumer: str | None = None) -> tuple[int, int] | None:
+    """``(STATE, SEQ)`` of the message's record in ``queue`` (in a multi-consumer queue,
+    ``consumer``'s record; None: the consumer-less one), or None."""
+    multi = queue.table.multiple_consumers
+    for state, seq, q_name, cons, address in conn.execute(
+            f"SELECT STATE, SEQ, Q_NAME, CONSUMER_NAME, ADDRESS FROM {table_name(queue.table)} "
+            f"WHERE MSGID = ?", (msgid,)).fetchall():
+        if q_name == queue.name and (not multi or (cons == consumer and address is None)):
+            return state, seq
+    return None
 
 
 def count(conn, queue: QueueInfo, states: Iterable[int] | None) -> int:

@@ -15,7 +15,9 @@ import hashlib
 from .base import RECORD_COLUMNS, QueueTableInfo
 from .dialect import Dialect
 
-SCHEMA_VERSION = 1
+# 1: the first release; 2: multi-consumer records (ADDRESS, PROTOCOL, RECIPIENT_LIST
+# columns, MSGID no longer unique, the consumer in the order index of multi-consumer tables)
+SCHEMA_VERSION = 2
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -179,7 +181,7 @@ def view_name(qt: QueueTableInfo) -> str:
 # The message record's columns (base.RECORD_COLUMNS order) and their kinds; a dialect
 # turns a kind into its type (see column_type).
 MESSAGE_COLUMNS = (
-    ("SEQ", "key"), ("Q_NAME", "text NOT NULL"), ("MSGID", "blob NOT NULL UNIQUE"), ("CORRID", "text"),
+    ("SEQ", "key"), ("Q_NAME", "text NOT NULL"), ("MSGID", "blob NOT NULL"), ("CORRID", "text"),
     ("PRIORITY", "int NOT NULL"), ("STATE", "int NOT NULL"), ("DELAY", "real"), ("EXPIRATION", "int"),
     ("EXPIRE_AT", "real"), ("TIME_MANAGER_INFO", "real"), ("CSCN", "int"), ("ENQ_TIME", "real NOT NULL"),
     ("ENQ_UID", "text"), ("ENQ_TID", "text"), ("DEQ_TIME", "real"), ("DEQ_UID", "text"),
@@ -188,6 +190,7 @@ MESSAGE_COLUMNS = (
     ("SENDER_PROTOCOL", "int"), ("ORIGINAL_MSGID", "blob"), ("ORIGINAL_QUEUE_NAME", "text"),
     ("ORIGINAL_QUEUE_OWNER", "text"), ("EXPIRATION_REASON", "text"), ("CONSUMER_NAME", "text"),
     ("DEQ_AGENT_NAME", "text"), ("DELIVERY_MODE", "int NOT NULL DEFAULT 1"), ("USER_DATA", "payload"),
+    ("ADDRESS", "text"), ("PROTOCOL", "int"), ("RECIPIENT_LIST", "text"),
 )
 _KINDS = {name: spec.split()[0] for name, spec in MESSAGE_COLUMNS}
 assert tuple(_KINDS) == RECORD_COLUMNS
@@ -215,7 +218,10 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
     return [
         f"""CREATE TABLE {t} (
             {columns})""",
-        f"CREATE INDEX {quote(physical(base + '$ORDER'))} ON {t} (Q_NAME, STATE, {order})",
+        # multi-consumer tables hold a record per consumer: a consumer's dequeue walks its own
+        f"CREATE INDEX {quote(physical(base + '$ORDER'))} ON {t} "
+        f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}STATE, {order})",
+        f"CREATE INDEX {quote(physical(base + '$MSGID'))} ON {t} (MSGID)",
         f"CREATE INDEX {quote(physical(base + '$TM'))} ON {t} (TIME_MANAGER_INFO) "
         f"WHERE TIME_MANAGER_INFO IS NOT NULL",
         f"CREATE INDEX {quote(physical(base + '$CORR'))} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
@@ -233,12 +239,30 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
             USER_DATA, SENDER_NAME, SENDER_ADDRESS, SENDER_PROTOCOL,
             {d.hex('ORIGINAL_MSGID')} AS ORIGINAL_MSGID, ORIGINAL_QUEUE_NAME, ORIGINAL_QUEUE_OWNER,
             EXPIRATION_REASON, CONSUMER_NAME, DEQ_AGENT_NAME AS DEQUEUE_AGENT,
-            CAST(NULL AS TEXT) AS ADDRESS, CAST(NULL AS {i}) AS PROTOCOL,
+            ADDRESS, PROTOCOL,
             CASE DELIVERY_MODE WHEN 2 THEN 'BUFFERED' ELSE 'PERSISTENT' END AS DELIVERY_MODE,
             CASE DELIVERY_MODE WHEN 2 THEN 'IN-MEMORY' ELSE NULL END AS MSG_MEMORY_STATE,
             CSCN, SEQ AS LOCAL_ORDER_NO
             FROM {t}""",
     ]
+
+
+def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -> list[str]:
+    """Statements bringing a queue table created by an older Sluice to SCHEMA_VERSION
+    (``columns``: the upper-case column names it has)."""
+    t = table_name(qt)
+    base = f"{qt.owner}.{qt.name}"
+    stmts = [f"ALTER TABLE {t} ADD COLUMN {name} {column_type(qt, name, d)}"
+             for name in ("ADDRESS", "PROTOCOL", "RECIPIENT_LIST") if name not in columns]
+    if stmts:
+        order = ", ".join(qt.order_columns)
+        stmts += [f"CREATE INDEX IF NOT EXISTS {quote(physical(base + '$MSGID'))} ON {t} (MSGID)",
+                  f"DROP INDEX IF EXISTS {quote(physical(base + '$ORDER'))}",
+                  f"CREATE INDEX {quote(physical(base + '$ORDER'))} ON {t} "
+                  f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}STATE, {order})",
+                  f"DROP VIEW IF EXISTS {view_name(qt)}",
+                  queue_table_ddl(qt, d)[-1]]          # the AQ$ view, with the new columns
+    return stmts
 
 
 def drop_queue_table_ddl(qt: QueueTableInfo) -> list[str]:

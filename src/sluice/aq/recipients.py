@@ -1,0 +1,73 @@
+"""Who gets a message of a multi-consumer queue (seed 003 "Message Recipients",
+"Queue Subscribers", "Third-Party Support").
+
+A recipient list given at enqueue overrides the subscribers; otherwise every
+subscriber whose rule holds for the message (rules are evaluated at enqueue, so a
+subscriber sees only what is enqueued after it subscribed).  Each recipient gets its
+own record of the message (same message id):
+
+* a name alone: a local consumer, dequeuing with that consumer name;
+* a name and an address with protocol 0: a remote recipient, kept for propagation;
+* a protocol from 128 to 255: a third-party recipient, dequeued by the reserved
+  consumer ``AQ$_P<protocol>``, whose record lists all of them (``recipient_list``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING
+
+from ..errors import ora
+from ..model import Agent
+from ..store.base import MessageRecord, QueueInfo
+from .conditions import compile_dequeue_condition
+from .subscribers import BUFFERED, normalise_agent
+
+if TYPE_CHECKING:
+    from ..connection import Connection
+
+
+def recipients_of(conn: "Connection", q: QueueInfo, given: list, record: MessageRecord,
+                  codec, buffered: bool = False) -> list[Agent]:
+    """The recipients of one message.  :raises: ORA-24033 (none), ORA-25232 (a
+    recipient twice), ORA-24047 / ORA-25216 (a malformed recipient)."""
+    if given:
+        agents = [normalise_agent(a if isinstance(a, Agent) else Agent(str(a)), q.owner) for a in given]
+        if len(set(agents)) != len(agents):
+            raise ora(25232)
+        return agents
+    wanted = []
+    for sub in conn._catalog.subscribers(q):
+        if buffered != (sub.delivery_mode == BUFFERED) and sub.delivery_mode != 3:
+            continue   # it asked for the other delivery mode only
+        if sub.rule and not compile_dequeue_condition(sub.rule, q, codec, conn._cond_cache)(record):
+            continue
+        wanted.append(sub.agent)
+    if not wanted:
+        raise ora(24033)
+    return wanted
+
+
+def fan_out(record: MessageRecord, agents: list[Agent]) -> list[MessageRecord]:
+    """One record per consumer of ``record`` (a copy per recipient, same message id)."""
+    out: list[MessageRecord] = []
+    third_party: dict[int, list[Agent]] = {}
+    for a in agents:
+        if 128 <= (a.protocol or 0) <= 255:
+            third_party.setdefault(a.protocol, []).append(a)
+        else:
+            out.append(dataclasses.replace(record, consumer_name=a.name, address=a.address,
+                                           protocol=a.protocol or None))
+    for protocol, group in sorted(third_party.items()):
+        listed = json.dumps([[a.name, a.address, a.protocol] for a in group])
+        out.append(dataclasses.replace(record, consumer_name=f"AQ$_P{protocol}", address=None,
+                                       protocol=protocol, recipient_list=listed))
+    return out
+
+
+def recipient_list(record: MessageRecord) -> list[Agent]:
+    """The recipients a third-party consumer's record stands for."""
+    if not record.recipient_list:
+        return []
+    return [Agent(n, a, p) for n, a, p in json.loads(record.recipient_list)]
