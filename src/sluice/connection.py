@@ -161,7 +161,8 @@ class Connection:
         if key in ("SYS.AQ$_AGENT", "AQ$_AGENT"):
             name, address, protocol = (list(args) + [None, None, 0])[:3]
             return Agent(name, address, protocol or 0)
-        if key in ("SYS.AQ$_RECIPIENT_LIST_T", "AQ$_RECIPIENT_LIST_T", "DBMS_AQ.AQ$_RECIPIENT_LIST_T"):
+        if key in ("SYS.AQ$_RECIPIENT_LIST_T", "AQ$_RECIPIENT_LIST_T", "DBMS_AQ.AQ$_RECIPIENT_LIST_T",
+                   "DBMS_AQ.AQ$_AGENT_LIST_T", "SYS.AQ$_AGENT_LIST_T", "AQ$_AGENT_LIST_T"):
             return list(args)
         if is_rule_type(key):  # SYS.RE$… rule types and ANYDATA.Convert…
             return construct_rule_type(key, args)

@@ -150,6 +150,13 @@ class DbmsAq:
             raise ora(25228, q.name.upper())
         return [self._record(m) for m in ms], [m.payload for m in ms], [m.msgid for m in ms]
 
+    @_out("agent", "message_delivery_mode")
+    def listen(self, agent_list: list, wait: int = -1, listen_delivery_mode: int = C.MSG_PERSISTENT) -> tuple:
+        """DBMS_AQ.LISTEN: the first agent of ``agent_list`` with a message, and its
+        delivery mode.  :raises: ORA-25254 when ``wait`` seconds pass first."""
+        from .listen import listen
+        return listen(self._conn, list(agent_list), wait), C.MSG_PERSISTENT
+
     # -- conversions between PL/SQL records and python-oracledb objects -------
     @staticmethod
     def _apply_enq_options(q, o: EnqueueOptionsT | None) -> None:
@@ -192,3 +199,13 @@ class DbmsAq:
                                   original_msgid=m.original_msgid,
                                   transaction_group=m.transaction_group,
                                   delivery_mode=m.deliverymode)
+
+
+# DBMS_AQ's collection types, called as constructors in PL/SQL:
+# ``DBMS_AQ.AQ$_AGENT_LIST_T(SYS.AQ$_AGENT(...), ...)`` and ``DBMS_AQ.AQ$_RECIPIENT_LIST_T(...)``
+def _agent_list(self: DbmsAq, *agents: Agent) -> list:
+    return list(agents)
+
+
+setattr(DbmsAq, "aq$_agent_list_t", _agent_list)
+setattr(DbmsAq, "aq$_recipient_list_t", _agent_list)

@@ -90,14 +90,19 @@ def bind_args(method: Callable, args: list[Arg], name: str, tok) -> Binding:
     params = [p for p in sig.parameters.values() if p.kind not in (_P.VAR_POSITIONAL,
                                                                    _P.VAR_KEYWORD)]
     var_keyword = any(p.kind is _P.VAR_KEYWORD for p in sig.parameters.values())
+    var_positional = any(p.kind is _P.VAR_POSITIONAL for p in sig.parameters.values())
     order = [p.name for p in params] + [o for o in outs if o not in sig.parameters]
     given: dict[str, Arg] = {}
+    extra: list[Arg] = []   # a collection constructor's elements (``*args``)
     named = False
     for i, arg in enumerate(args):
         if arg.name is None:
             if named:
                 raise semantic_error(arg.tok.line, arg.tok.col, "PLS-00312: a positional "
                                      "parameter association may not follow a named association")
+            if i >= len(order) and var_positional:
+                extra.append(arg)
+                continue
             if i >= len(order):
                 raise wrong_args(name, tok)
             pname = order[i]
@@ -115,7 +120,8 @@ def bind_args(method: Callable, args: list[Arg], name: str, tok) -> Binding:
             raise wrong_args(name, tok)
     return Binding(inputs=[(n, a.value) for n, a in given.items()
                            if n not in outs or n in inouts],
-                   outs=[given[o].value if o in given else None for o in outs])
+                   outs=[given[o].value if o in given else None for o in outs],
+                   positional=[a.value for a in extra])
 
 
 class Scope:

@@ -1,0 +1,57 @@
+"""``DBMS_AQ.LISTEN``: wait for a message on any of several queues (seed 003
+"Waiting for Messages", "Publish/Subscribe").
+
+The agent list names queues (``address``) and, for multi-consumer queues, the
+consumer (``name``).  LISTEN returns the first agent of the list with a READY
+message — it does not dequeue it — so an application that rotates the list
+keeps one busy agent from starving the others.  It waits up to ``wait`` seconds
+(FOREVER by default) without polling inside a process, then raises ORA-25254.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from .. import constants as C
+from ..errors import InterfaceError, ora
+from ..model import Agent
+from ..names import canonical
+from ..store.base import DequeueInfo, QueueInfo, Selector
+
+if TYPE_CHECKING:
+    from ..connection import Connection
+
+
+def listen(conn: "Connection", agent_list: list[Agent], wait: int | None = None) -> Agent:
+    """The first agent of ``agent_list`` with a message.  :raises: ORA-25254 on timeout."""
+    conn._check_open()
+    if not agent_list:
+        raise InterfaceError("agent_list must name at least one agent")
+    targets: list[tuple[Agent, QueueInfo, str | None]] = []
+    for agent in agent_list:
+        if not isinstance(agent, Agent) or not agent.address:
+            raise ora(25216)
+        q = conn._catalog.queue(agent.address.split("@")[0])
+        consumer = canonical(agent.name, "agent name") if agent.name else None
+        if q.table.multiple_consumers and consumer is None and not q.is_exception_queue:
+            raise ora(25231)
+        if not q.dequeue_enabled:
+            raise ora(25226, q.qualified)
+        conn._authz.check_dequeue(q, consumer)
+        targets.append((Agent(consumer, q.qualified, agent.protocol or 0), q, consumer))
+    forever = wait is None or wait < 0 or wait == C.DEQ_WAIT_FOREVER
+    deadline = None if forever else time.monotonic() + wait
+    info = DequeueInfo(user=conn.username)
+    store, session = conn._store, conn._session
+    while True:
+        since = store.change_counter()
+        for agent, q, consumer in targets:
+            states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
+            sel = Selector(states=states, consumer_name=consumer, multi=q.table.multiple_consumers)
+            if session.dequeue(q, sel, C.DEQ_BROWSE, False, 1, info):
+                return agent
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise ora(25254)
+        store.wait_for_messages(since, 3600.0 if remaining is None else remaining)
