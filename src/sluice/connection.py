@@ -18,6 +18,8 @@ from . import objtypes as ot
 from .aq.admin import AqAdm
 from .aq.catalog import Catalog
 from .aq.dbms_aq import DbmsAq, plsql_record
+from .aq.dbms_aqelm import DbmsAqelm
+from .aq.notify.dispatcher import dispatcher_for
 from .aq.queue import Navigation, Queue
 from .aq.transform import DbmsTransform, compile_transformation
 from .errors import InterfaceError, not_supported, ora
@@ -70,6 +72,9 @@ class Connection:
         self.aq = DbmsAq(self)
         self.transform = DbmsTransform(self)
         self.streams_adm = StreamsAdm(self)
+        self.aqelm = DbmsAqelm(self)
+        if self._catalog.any_registrations():   # deliver what is owed (reliable notifications)
+            dispatcher_for(self._store)
         self.rule_adm = RuleAdm(self)
         self.rule = DbmsRule(self)
 
@@ -89,6 +94,25 @@ class Connection:
                                  exceptionq=exceptionq, expiration=-1 if expiration is None else expiration,
                                  priority=priority or 0, recipients=recipients, sender_id=sender_id,
                                  original_msgid=original_msgid)
+
+    def subscribe(self, namespace: int = 1, protocol: int = 0, callback: Callable | None = None,
+                  timeout: int = 0, operations: int = 0, port: int = 0, qos: int = 0,
+                  ip_address: str | None = None, grouping_class: int = 0, grouping_value: int = 0,
+                  grouping_type: int = 1, name: str | None = None, client_initiated: bool = False,
+                  **sluice_extras: Any):
+        """python-oracledb's ``subscribe`` for AQ (``namespace=SUBSCR_NAMESPACE_AQ``, ``name``
+        the queue or ``queue:consumer``); Sluice adds ``location=`` for HTTP/mail/PL/SQL
+        and ``grouping_start`` / ``grouping_repeat``."""
+        self._check_open()
+        from .aq.notify.registration import subscribe
+        return subscribe(self, namespace, protocol, callback, timeout, operations, port, qos,
+                         ip_address, grouping_class, grouping_value, grouping_type, name,
+                         client_initiated, **sluice_extras)
+
+    def unsubscribe(self, subscription) -> None:
+        self._check_open()
+        from .aq.notify.registration import unsubscribe
+        unsubscribe(self, subscription)
 
     def gettype(self, name: str) -> "ot.DbObjectType":
         """The object type ``name`` (created by ``CREATE TYPE``, or a SYS type)."""
@@ -147,7 +171,8 @@ class Connection:
         key = name.upper()
         if key.startswith("SYS."):
             key = key[4:]
-        attr = {"DBMS_AQADM": "aqadm", "DBMS_AQ": "aq", "DBMS_TRANSFORM": "transform"}.get(key)
+        attr = {"DBMS_AQADM": "aqadm", "DBMS_AQ": "aq", "DBMS_TRANSFORM": "transform",
+                "DBMS_AQELM": "aqelm"}.get(key)
         if attr is None and key.startswith("DBMS_"):
             attr = key[5:].lower()
         pkg = getattr(self, attr, None) if attr else None
@@ -158,6 +183,11 @@ class Connection:
     def construct(self, type_name: str, args: list) -> Any:
         """Oracle type constructors: ``SYS.AQ$_AGENT(...)`` and object types."""
         key = type_name.upper()
+        if key in ("SYS.AQ$_REG_INFO", "AQ$_REG_INFO"):
+            from .aq.notify.registration import RegInfo
+            return RegInfo(*args)
+        if key in ("SYS.AQ$_REG_INFO_LIST", "AQ$_REG_INFO_LIST"):
+            return list(args)
         if key in ("SYS.AQ$_AGENT", "AQ$_AGENT"):
             name, address, protocol = (list(args) + [None, None, 0])[:3]
             return Agent(name, address, protocol or 0)

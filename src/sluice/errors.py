@@ -211,6 +211,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25236: (ProgrammingError, "buffered enqueue or dequeue cannot be used with visibility ON_COMMIT"),
     25241: (ProgrammingError, "Cannot change correlation ID from {0} to {1} without FIRST_MESSAGE option"),
     25242: (ProgrammingError, "Cannot change subscriber name from {0} to {1} without FIRST_MESSAGE option"),
+    24950: (ProgrammingError, "unregister failed, registration {0} not found"),
+    24971: (ProgrammingError, "invalid callback location {0}: use plsql://, mailto:// or http://"),
     25254: (OperationalError, "time-out in LISTEN while waiting for a message"),
     25263: (ProgrammingError, "no message in queue {0} with message ID {1}"),
     25500: (NotSupportedError, "{0}"),  # TODO(lead): remove once sluice.rules uses not_supported()

@@ -26,6 +26,7 @@ class Catalog:
         self._transformations: dict[str, dict] = {}
         self._codecs: dict[int, PayloadCodec] = {}
         self._subscribers: dict[str, list] = {}
+        self._registrations: dict[str, list] = {}
 
     def refresh(self, force: bool = False) -> None:
         version = self.store.catalog_version()
@@ -37,6 +38,9 @@ class Catalog:
         self._types = dict(ot.builtin_types())
         self._transformations = {f"{o}.{n}": spec for o, n, spec in
                                  self.store.catalog_objects("TRANSFORMATION")}
+        self._registrations: dict[str, list] = {}
+        for owner, _, spec in self.store.catalog_objects("REGISTRATION"):
+            self._registrations.setdefault(owner, []).append(spec)
         self._subscribers: dict[str, list] = {}
         for owner, _, spec in self.store.catalog_objects("SUBSCRIBER"):
             self._subscribers.setdefault(owner, []).append(spec)
@@ -85,6 +89,16 @@ class Catalog:
     def all_queues(self) -> list[QueueInfo]:
         self.refresh()
         return list(self._queues.values())
+
+    def registrations(self, queue: QueueInfo) -> list[dict]:
+        """Notification registrations on ``queue`` (specs, see aq.notify.registration)."""
+        if self.store.catalog_version() != self._version:
+            self.refresh()
+        return self._registrations.get(queue.qualified, [])
+
+    def any_registrations(self) -> bool:
+        self.refresh()
+        return bool(self._registrations)
 
     def subscribers(self, queue: QueueInfo) -> list:
         """The subscribers of ``queue``, in subscription order."""

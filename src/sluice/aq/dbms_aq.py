@@ -150,6 +150,29 @@ class DbmsAq:
             raise ora(25228, q.name.upper())
         return [self._record(m) for m in ms], [m.payload for m in ms], [m.msgid for m in ms]
 
+    # notifications (seed 003 "Asynchronous Notifications")
+    NAMESPACE_AQ, NAMESPACE_ANONYMOUS = 0, 1
+    NTFN_QOS_RELIABLE, NTFN_QOS_PAYLOAD, NTFN_QOS_PURGE_ON_NTFN = 1, 2, 4
+    NTFN_GROUPING_CLASS_TIME = 1
+    NTFN_GROUPING_TYPE_SUMMARY, NTFN_GROUPING_TYPE_LAST = 1, 2
+    NTFN_GROUPING_FOREVER = -1
+
+    def register(self, reg_list: list, count: int | None = None) -> None:
+        """DBMS_AQ.REGISTER: ``reg_list`` of SYS.AQ$_REG_INFO (callback ``plsql://…``,
+        ``mailto://…`` or ``http://…``)."""
+        from .notify.registration import RegInfo, register_plsql
+        for info in list(reg_list)[:count if count is not None else None]:
+            if not isinstance(info, RegInfo):
+                raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")
+            register_plsql(self._conn, info)
+
+    def unregister(self, reg_list: list, count: int | None = None) -> None:
+        from .notify.registration import RegInfo, unregister_plsql
+        for info in list(reg_list)[:count if count is not None else None]:
+            if not isinstance(info, RegInfo):
+                raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")
+            unregister_plsql(self._conn, info)
+
     @_out("agent", "message_delivery_mode")
     def listen(self, agent_list: list, wait: int = -1, listen_delivery_mode: int = C.MSG_PERSISTENT) -> tuple:
         """DBMS_AQ.LISTEN: the first agent of ``agent_list`` with a message, and its

@@ -18,6 +18,7 @@ from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .conditions import compile_dequeue_condition
+from .notify.dispatcher import dispatcher_for
 from .recipients import fan_out, recipient_list, recipients_of
 from .payload import ANYDATA
 
@@ -115,7 +116,12 @@ class Queue:
         if q.table.multiple_consumers:   # one record per recipient (seed 003)
             stored = [copy for m, r in zip(messages, records)
                       for copy in fan_out(r, recipients_of(conn, q, m.recipients, r, codec))]
+        regs = conn._catalog.registrations(q)
+        if regs:   # what this enqueue owes the registrations goes into the same transaction
+            owe_notifications(stored, regs, q.table.payload_type == "RAW")
         conn._session.enqueue(q, stored, immediate)
+        if regs:
+            dispatcher_for(conn._store)
         for m, r in zip(messages, records):
             m._msgid = r.msgid
             m._enqtime = now
@@ -321,3 +327,12 @@ class Queue:
         m._transaction_group = r.enq_tid if q.table.message_grouping == "TRANSACTIONAL" else None
         m._consumer_name = r.consumer_name
         return m
+
+
+def owe_notifications(records: list[MessageRecord], regs: list[dict], raw: bool) -> None:
+    """Attach to each record the notifications its registrations are owed: a queue's
+    registration hears of every message, a consumer's only of that consumer's."""
+    for r in records:
+        owed = [(reg["id"], r.user_data if raw and reg.get("payload") else None) for reg in regs
+                if reg.get("consumer") is None or (reg["consumer"] == r.consumer_name and r.address is None)]
+        r.notices = owed or None

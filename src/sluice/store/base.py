@@ -180,6 +180,9 @@ class MessageRecord:
     address: str | None = None
     protocol: int | None = None
     recipient_list: str | None = None
+    # not a column: the notifications the enqueue owes registrations, as
+    # (registration id, payload or None); written with the record (see sqlnotify)
+    notices: list | None = None
 
     def as_row(self) -> tuple:
         return _ROW_GETTER(self)
@@ -316,6 +319,14 @@ class Store(abc.ABC):
 
     dialect: str
 
+    def on_close(self, hook) -> None:
+        """Run ``hook()`` when the store closes (threads of upper layers stop there)."""
+        self.__dict__.setdefault("_close_hooks", []).append(hook)
+
+    def _run_close_hooks(self) -> None:
+        for hook in self.__dict__.pop("_close_hooks", []):
+            hook()
+
     # -- sessions ----------------------------------------------------------
     @abc.abstractmethod
     def session(self, user: str) -> StoreSession:
@@ -381,6 +392,25 @@ class Store(abc.ABC):
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         """Messages of ``queue`` (committed), optionally only in ``states``."""
 
+    # -- notification outbox (see sqlnotify) --------------------------------
+    @abc.abstractmethod
+    def claim_notifications(self, reg_ids: list[str], lease: float, limit: int) -> list[tuple]:
+        """Lease up to ``limit`` pending notifications of ``reg_ids`` (committed at once):
+        ``(ID, REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, PAYLOAD, CREATED,
+        ATTEMPTS)``.  A leased row is offered to nobody else until the lease ends."""
+
+    @abc.abstractmethod
+    def finish_notifications(self, ids: list[int]) -> None:
+        """Remove delivered (or abandoned) notifications."""
+
+    @abc.abstractmethod
+    def release_notifications(self, ids: list[int], at: float) -> None:
+        """Offer undelivered notifications again from time ``at``."""
+
+    @abc.abstractmethod
+    def drop_registration_notifications(self, reg_id: str) -> None:
+        """Forget what is owed to a registration that is gone."""
+
     @abc.abstractmethod
     def drop_consumer_messages(self, queue: QueueInfo, name: str | None, address: str | None,
                                protocol: int) -> int:
@@ -409,6 +439,10 @@ class Store(abc.ABC):
     def change_counter(self) -> int:
         """A number that grows whenever messages may have become available
         (commits with enqueues, released locks, time manager promotions)."""
+
+    @abc.abstractmethod
+    def wake_waiters(self) -> None:
+        """Wake every thread of this process blocked in :meth:`wait_for_messages`."""
 
     @abc.abstractmethod
     def wait_for_messages(self, since: int, timeout: float) -> None:

@@ -28,7 +28,7 @@ from typing import Iterable
 import psycopg
 
 from ..errors import DatabaseError, ProgrammingError, ora
-from . import sqlcatalog, sqlops
+from . import sqlcatalog, sqlnotify, sqlops
 from .base import QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import POSTGRESQL
 from .pgconn import PgConnection, PgPool, PgTarget, translate
@@ -117,6 +117,7 @@ class PgStore(Store):
         return PgSession(self, user)
 
     def close(self) -> None:
+        self._run_close_hooks()
         if self._closed:
             return
         self._closed = True
@@ -155,6 +156,13 @@ class PgStore(Store):
         if qt_id not in self._interest:
             self._interest.add(qt_id)
             self.listener.add_channel(self.target.table_channel(qt_id), self.local_change)
+
+    def watch_queue(self, qualified: str) -> None:
+        """The notification dispatcher waits for commits on this queue's table."""
+        owner, _, name = qualified.partition(".")
+        q = self.find_queue(owner, name)
+        if q is not None:
+            self.interest(q.table.qt_id)
 
     def local_change(self, when: float | None = None) -> None:
         """This process committed something that may make messages available (and a time
@@ -202,6 +210,9 @@ class PgStore(Store):
             if not first:
                 with self._cond:
                     self._catalog_version += 1
+
+    def wake_waiters(self) -> None:
+        self.local_change()
 
     def change_counter(self) -> int:
         return self._changes
@@ -293,6 +304,18 @@ class PgStore(Store):
     # -- messages outside sessions ---------------------------------------------
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         return self.pool.run(lambda c: sqlops.count(c, queue, states), transaction=False)
+
+    def claim_notifications(self, reg_ids: list[str], lease: float, limit: int) -> list[tuple]:
+        return self.pool.run(lambda c: sqlnotify.claim(c, reg_ids, time.time(), lease, limit))
+
+    def finish_notifications(self, ids: list[int]) -> None:
+        self.pool.run(lambda c: sqlnotify.finish(c, ids))
+
+    def release_notifications(self, ids: list[int], at: float) -> None:
+        self.pool.run(lambda c: sqlnotify.release(c, ids, at))
+
+    def drop_registration_notifications(self, reg_id: str) -> None:
+        self.pool.run(lambda c: sqlnotify.drop_registration(c, reg_id))
 
     def drop_consumer_messages(self, queue: QueueInfo, name: str | None, address: str | None,
                                protocol: int) -> int:

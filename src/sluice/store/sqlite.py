@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from ..errors import ProgrammingError, ora
-from . import sqlcatalog, sqlops
+from . import sqlcatalog, sqlnotify, sqlops
 from .base import QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import MessageLocks
@@ -144,6 +144,7 @@ class SqliteStore(Store):
         return SqliteSession(self, user)
 
     def close(self) -> None:
+        self._run_close_hooks()
         if self._tm is not None:
             self._tm.stop()
             self._tm = None
@@ -162,6 +163,9 @@ class SqliteStore(Store):
         with self._cond:
             self.locks.bump_change_count()
             self._cond.notify_all()
+
+    def wake_waiters(self) -> None:
+        self.notify()
 
     def change_counter(self) -> int:
         return self.locks.change_count()
@@ -285,6 +289,22 @@ class SqliteStore(Store):
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         with self._svc_lock:
             return sqlops.count(self._svc, queue, states)
+
+    def claim_notifications(self, reg_ids: list[str], lease: float, limit: int) -> list[tuple]:
+        with self._svc_lock, self.transaction(self._svc):
+            return sqlnotify.claim(self._svc, reg_ids, time.time(), lease, limit)
+
+    def finish_notifications(self, ids: list[int]) -> None:
+        with self._svc_lock, self.transaction(self._svc):
+            sqlnotify.finish(self._svc, ids)
+
+    def release_notifications(self, ids: list[int], at: float) -> None:
+        with self._svc_lock, self.transaction(self._svc):
+            sqlnotify.release(self._svc, ids, at)
+
+    def drop_registration_notifications(self, reg_id: str) -> None:
+        with self._svc_lock, self.transaction(self._svc):
+            sqlnotify.drop_registration(self._svc, reg_id)
 
     def drop_consumer_messages(self, queue: QueueInfo, name: str | None, address: str | None,
                                protocol: int) -> int:

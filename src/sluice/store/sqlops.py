@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 
 from .. import constants as C
 from .base import RECORD_COLUMNS, MessageRecord, QueueInfo, QueueTableInfo, Selector, TimeEvents
+from . import sqlnotify
 from .sqlschema import column_type, table_name
 
 _SELECT_LIST = ", ".join(RECORD_COLUMNS)
@@ -78,6 +79,8 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
             conn.execute(sql, rows[0])
         else:
             conn.executemany(sql, rows)
+        if any(r.notices for r in recs):
+            sqlnotify.write(conn, f"{qt.owner}.{q_name}", recs)
 
 
 def _insert_sql(qt: QueueTableInfo, q_name: str, uid: str | None, cols: tuple, bulk: bool, d) -> str:
@@ -420,6 +423,7 @@ def delete_by_msgid(conn, qt: QueueTableInfo, msgids: list[bytes]) -> None:
         d = conn.dialect
         conn.execute(f"DELETE FROM {table_name(qt)} WHERE {d.in_list('MSGID', blob=True)}",
                      (d.list_param(msgids),))
+        sqlnotify.forget(conn, msgids)
 
 
 def message_status(conn, queue: QueueInfo, msgid: bytes,

@@ -42,6 +42,14 @@ def catalog_ddl(d: Dialect) -> list[str]:
             KIND TEXT NOT NULL, OWNER TEXT NOT NULL, NAME TEXT NOT NULL, SPEC TEXT NOT NULL,
             PRIMARY KEY (KIND, OWNER, NAME))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_SCN (ID {i} PRIMARY KEY, SCN {i} NOT NULL)""",
+        # notifications owed to registrations (DBMS_AQ.REGISTER / conn.subscribe): written in
+        # the enqueuing transaction, delivered and deleted by a notification dispatcher; a
+        # claim is a lease, so a dispatcher that dies leaves them to another one
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_NOTIFICATIONS (
+            ID {d.serial_key}, REG_ID TEXT NOT NULL, MSGID {d.blob_type} NOT NULL,
+            QUEUE TEXT NOT NULL, CONSUMER_NAME TEXT, DELIVERY_MODE {i} NOT NULL,
+            PAYLOAD {d.blob_type}, CREATED {r} NOT NULL, CLAIMED_UNTIL {r}, ATTEMPTS {i} NOT NULL DEFAULT 0)""",
+        """CREATE INDEX IF NOT EXISTS SLUICE_NOTIFICATIONS$REG ON SLUICE_NOTIFICATIONS (REG_ID, ID)""",
         """INSERT INTO SLUICE_SCN (ID, SCN) VALUES (1, 0) ON CONFLICT DO NOTHING""",
         """INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('catalog_version', '0') ON CONFLICT DO NOTHING""",
         f"""INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('schema_version', '{SCHEMA_VERSION}')
@@ -82,6 +90,19 @@ def catalog_ddl(d: Dialect) -> list[str]:
         f"""{d.create_view} DBA_USERS AS
             SELECT NAME AS USERNAME, 'OPEN' AS ACCOUNT_STATUS, CASE WHEN CAST({d.json_text('SPEC', 'superuser')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS ADMINISTRATOR
             FROM SLUICE_CATALOG WHERE KIND = 'USER'""",
+        f"""{d.create_view} DBA_SUBSCR_REGISTRATIONS AS
+            SELECT NAME AS REG_ID, {d.json_text('SPEC', 'name')} AS SUBSCRIPTION_NAME,
+                   {d.json_text('SPEC', 'location')} AS LOCATION_NAME,
+                   {d.json_text('SPEC', 'user')} AS USERNAME, {d.json_text('SPEC', 'context')} AS USER_CONTEXT,
+                   'AQ' AS NAMESPACE, {d.json_text('SPEC', 'presentation')} AS PRESENTATION,
+                   {d.json_text('SPEC', 'protocol')} AS PROTOCOL, 'DB REG' AS STATUS,
+                   {d.json_text('SPEC', 'qos')} AS QOSFLAGS, {d.json_text('SPEC', 'timeout')} AS TIMEOUT,
+                   {d.epoch_to_timestamp('CAST(' + d.json_text('SPEC', 'created') + ' AS ' + r + ')')} AS REG_TIME,
+                   {d.json_text('SPEC', 'grouping_class')} AS NTFN_GROUPING_CLASS,
+                   {d.json_text('SPEC', 'grouping_value')} AS NTFN_GROUPING_VALUE,
+                   {d.json_text('SPEC', 'grouping_type')} AS NTFN_GROUPING_TYPE,
+                   {d.json_text('SPEC', 'grouping_repeat')} AS NTFN_GROUPING_REPEAT_COUNT
+            FROM SLUICE_CATALOG WHERE KIND = 'REGISTRATION'""",
         f"""{d.create_view} DBA_AQ_AGENTS AS
             SELECT NAME AS AGENT_NAME, CASE WHEN CAST({d.json_text('SPEC', 'enable_http')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS HTTP_ENABLED,
                    CASE WHEN CAST({d.json_text('SPEC', 'enable_smtp')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS SMTP_ENABLED,

@@ -1,0 +1,91 @@
+"""How a notification reaches its client: callback, HTTP POST, mail, PL/SQL procedure.
+
+Every channel raises on failure; the dispatcher retries with back-off.  HTTP and mail
+carry the XML presentation of seed 004 "AQXmlNotification" (notification_options with
+destination and consumer_name, then the message_set of message headers); a payload,
+when the registration asked for it (RAW queues), travels in message_payload.
+"""
+
+from __future__ import annotations
+
+import smtplib
+import urllib.request
+from email.message import EmailMessage
+from xml.sax.saxutils import escape
+
+from ... import constants as C
+from .registration import CALLBACKS, NotificationMessage, Registration
+
+HTTP_TIMEOUT = 10.0
+SOAP = "http://schemas.xmlsoap.org/soap/envelope/"
+IDAP = "http://ns.oracle.com/AQ/schemas/access"
+
+
+class Event:
+    """What one notification tells: the messages (one, or a time group) or a purge."""
+
+    def __init__(self, reg: Registration, kind: int, msgids: list[bytes], consumer: str | None,
+                 payloads: list[bytes | None], count: int) -> None:
+        self.reg, self.kind, self.msgids, self.consumer = reg, kind, msgids, consumer
+        self.payloads, self.count = payloads, count
+
+
+def deliver(event: Event, mail: dict, procedure) -> None:
+    """Send ``event`` its registration's way.  ``mail``: DBMS_AQELM settings;
+    ``procedure(name)``: the Python function standing for a PL/SQL procedure."""
+    reg = event.reg
+    if reg.protocol == "CALLBACK":
+        sub = CALLBACKS.get(reg.id)
+        if sub is None:
+            raise LookupError(f"the callback of registration {reg.id} is gone")
+        last = event.msgids[-1] if event.msgids else None
+        sub.callback(NotificationMessage(sub, reg, event.kind, last, event.consumer, event.msgids,
+                                         event.count))
+    elif reg.protocol == "HTTP":
+        body = xml_notification(event).encode("utf-8")
+        req = urllib.request.Request(reg.location, data=body, method="POST",
+                                     headers={"Content-Type": "text/xml; charset=utf-8"})
+        with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT) as resp:   # noqa: S310 (a registered URL)
+            if resp.status >= 300:
+                raise OSError(f"HTTP {resp.status} from {reg.location}")
+    elif reg.protocol == "MAIL":
+        host = mail.get("MAILHOST")
+        if not host:
+            raise OSError("no mail host: set one with DBMS_AQELM.SET_MAILHOST")
+        msg = EmailMessage()
+        msg["From"] = mail.get("SENDFROM") or "sluice@localhost"
+        msg["To"] = reg.location
+        msg["Subject"] = f"Oracle AQ notification: {reg.name}"
+        msg.set_content(xml_notification(event), subtype="xml")
+        with smtplib.SMTP(host, int(mail.get("MAILPORT") or 25), timeout=HTTP_TIMEOUT) as smtp:
+            smtp.send_message(msg)
+    elif reg.protocol == "PLSQL":
+        fn = procedure(reg.location)
+        descr = {"msg_id": event.msgids[-1] if event.msgids else None, "queue_name": reg.queue,
+                 "consumer_name": event.consumer, "msgid_array": list(event.msgids),
+                 "ntfns_recvd": event.count, "event_type": event.kind}
+        payload = event.payloads[-1] if event.payloads else None
+        fn(reg.context, reg.spec(), descr, payload, len(payload) if payload else 0)
+    else:
+        raise ValueError(f"unknown notification protocol {reg.protocol}")
+
+
+def xml_notification(event: Event) -> str:
+    """The AQXmlNotification document (seed 004) for ``event``."""
+    reg = event.reg
+    messages = []
+    for i, msgid in enumerate(event.msgids):
+        payload = event.payloads[i] if i < len(event.payloads) else None
+        body = (f"<message_payload><RAW>{payload.hex().upper()}</RAW></message_payload>"
+                if payload is not None else "")
+        messages.append(f"<message><message_number>{i + 1}</message_number><message_header>"
+                        f"<message_id>{msgid.hex().upper()}</message_id>"
+                        f"<message_state>0</message_state></message_header>{body}</message>")
+    count = f"<message_count>{event.count}</message_count>" if event.count > 1 else ""
+    dereg = "<registration_purged>TRUE</registration_purged>" if event.kind == C.EVENT_DEREG else ""
+    return (f'<?xml version="1.0"?>\n<Envelope xmlns="{SOAP}"><Body>'
+            f'<AQXmlNotification xmlns="{IDAP}"><notification_options>'
+            f"<destination>{escape(reg.queue)}</destination>"
+            f"<consumer_name>{escape(event.consumer or '')}</consumer_name>"
+            f"</notification_options>{dereg}{count}<message_set>{''.join(messages)}</message_set>"
+            f"</AQXmlNotification></Body></Envelope>")

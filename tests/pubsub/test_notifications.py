@@ -1,0 +1,230 @@
+"""Seed 003 "Asynchronous Notifications": callback, HTTP, mail, PL/SQL procedure; payload,
+purge on notification, timeout, grouping by time, reliability, the registrations view."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import sluice
+from tests.conftest import make_queue, wait_until
+from tests.pubsub.notify_sinks import HttpSink, SmtpSink
+
+
+@pytest.fixture
+def http():
+    sink = HttpSink()
+    yield sink
+    sink.close()
+
+
+def _enqueue(conn, n=1, queue="Q", **props):
+    q = conn.queue(queue)
+    msgs = [conn.msgproperties(payload=f"m{i}".encode(), **props) for i in range(n)]
+    q.enqmany(msgs)
+    conn.commit()
+    return [m.msgid for m in msgs]
+
+
+def test_callback_notification(conn):
+    make_queue(conn)
+    got = []
+    sub = conn.subscribe(namespace=sluice.SUBSCR_NAMESPACE_AQ, name="Q", callback=got.append)
+    ids = _enqueue(conn, 2)
+    assert wait_until(lambda: len(got) == 2)
+    assert [m.msgid for m in got] == ids
+    assert got[0].type == sluice.EVENT_AQ and got[0].queue_name == "SLUICE.Q" and got[0].subscription is sub
+    conn.unsubscribe(sub)
+    _enqueue(conn)
+    time.sleep(0.5)
+    assert len(got) == 2
+
+
+def test_nothing_is_notified_for_a_rolled_back_enqueue(conn):
+    make_queue(conn)
+    got = []
+    conn.subscribe(name="Q", callback=got.append)
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"never"))
+    conn.rollback()
+    ids = _enqueue(conn)
+    assert wait_until(lambda: len(got) == 1)
+    time.sleep(0.3)
+    assert [m.msgid for m in got] == ids
+
+
+def test_consumer_registration_on_a_multi_consumer_queue(conn):
+    conn.aqadm.create_queue_table(queue_table="T_QT", queue_payload_type="RAW", multiple_consumers=True)
+    conn.aqadm.create_queue(queue_name="T", queue_table="T_QT")
+    conn.aqadm.start_queue(queue_name="T")
+    got = []
+    conn.subscribe(name="T:APP1", callback=got.append)
+    conn.queue("T").enqone(conn.msgproperties(payload=b"for 2", recipients=["APP2"]))
+    conn.queue("T").enqone(conn.msgproperties(payload=b"for 1", recipients=["APP1"]))
+    conn.commit()
+    assert wait_until(lambda: len(got) == 1)
+    time.sleep(0.3)
+    assert len(got) == 1 and got[0].consumer_name == "APP1"
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.subscribe(name="T", callback=got.append)     # which consumer?
+    assert e.value.full_code == "ORA-25231"
+
+
+def test_http_post_with_xml_presentation(conn, http):
+    make_queue(conn)
+    conn.subscribe(name="Q", protocol=sluice.SUBSCR_PROTO_HTTP, location=http.url)
+    ids = _enqueue(conn)
+    assert wait_until(lambda: len(http.bodies) == 1)
+    body = http.bodies[0]
+    assert "<AQXmlNotification" in body and "<destination>SLUICE.Q</destination>" in body
+    assert ids[0].hex().upper() in body
+
+
+def test_failed_http_delivery_is_retried_not_lost(conn, http):
+    make_queue(conn)
+    http.fail = 2
+    conn.subscribe(name="Q", protocol=sluice.SUBSCR_PROTO_HTTP, location=http.url)
+    _enqueue(conn)
+    assert wait_until(lambda: len(http.bodies) == 1, timeout=10)
+    time.sleep(0.5)
+    assert len(http.bodies) == 1       # delivered once
+
+
+def test_mail_through_a_configured_smtp_server(conn):
+    smtp = SmtpSink()
+    try:
+        make_queue(conn)
+        from sluice import plsql
+        plsql.run_script(conn, f"""
+BEGIN
+  DBMS_AQELM.SET_MAILHOST('127.0.0.1');
+  DBMS_AQELM.SET_MAILPORT({smtp.port});
+  DBMS_AQELM.SET_SENDFROM('aq@sluice.example');
+END;
+/
+DECLARE
+  reginfo  SYS.AQ$_REG_INFO;
+  reglist  SYS.AQ$_REG_INFO_LIST;
+BEGIN
+  reginfo := SYS.AQ$_REG_INFO('SLUICE.Q', DBMS_AQ.NAMESPACE_AQ, 'mailto://ops@sluice.example', HEXTORAW('FF'));
+  reglist := SYS.AQ$_REG_INFO_LIST(reginfo);
+  DBMS_AQ.REGISTER(reglist, 1);
+END;
+/""")
+        _enqueue(conn)
+        assert wait_until(lambda: len(smtp.mails) == 1)
+        sender, rcpts, data = smtp.mails[0]
+        assert "aq@sluice.example" in sender and rcpts == ["<ops@sluice.example>"]
+        import email
+        text = email.message_from_string(data).get_payload(decode=True).decode()
+        assert "AQXmlNotification" in text and "<destination>SLUICE.Q</destination>" in text
+    finally:
+        smtp.close()
+
+
+def test_plsql_procedure_gets_the_payload_of_a_raw_queue(conn):
+    make_queue(conn)
+    calls = []
+    sluice.register_function("sluice.on_message",
+                             lambda context, reginfo, descr, payload, payloadl: calls.append((descr, payload)))
+    from sluice import plsql
+    plsql.execute(conn, """BEGIN
+      DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
+        SYS.AQ$_REG_INFO('Q', DBMS_AQ.NAMESPACE_AQ, 'plsql://sluice.on_message?PR=0', NULL,
+                         DBMS_AQ.NTFN_QOS_PAYLOAD)), 1);
+    END;""")
+    ids = _enqueue(conn)
+    assert wait_until(lambda: len(calls) == 1)
+    descr, payload = calls[0]
+    assert descr["msg_id"] == ids[0] and payload == b"m0"
+
+
+def test_purge_on_notification(conn):
+    make_queue(conn)
+    got = []
+    conn.subscribe(name="Q", callback=got.append, qos=sluice.SUBSCR_QOS_DEREG_NFY)
+    _enqueue(conn)
+    assert wait_until(lambda: len(got) == 1)
+    assert wait_until(lambda: conn.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)])
+    _enqueue(conn)
+    time.sleep(0.5)
+    assert len(got) == 1
+
+
+def test_timeout_purges_and_sends_a_final_notification(conn):
+    make_queue(conn)
+    got = []
+    conn.subscribe(name="Q", callback=got.append, timeout=1)
+    assert conn.query("SELECT SUBSCRIPTION_NAME, PROTOCOL FROM dba_subscr_registrations", None)[1] == [
+        ("SLUICE.Q", "CALLBACK")]
+    assert wait_until(lambda: any(m.type == sluice.EVENT_DEREG for m in got), timeout=6)
+    assert conn.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)]
+
+
+@pytest.mark.parametrize("grouping_type", [sluice.SUBSCR_GROUPING_TYPE_SUMMARY, sluice.SUBSCR_GROUPING_TYPE_LAST])
+def test_grouping_by_time(conn, grouping_type):
+    make_queue(conn)
+    got = []
+    conn.subscribe(name="Q", callback=got.append, grouping_class=sluice.SUBSCR_GROUPING_CLASS_TIME,
+                   grouping_value=1, grouping_type=grouping_type)
+    ids = _enqueue(conn, 3)
+    assert wait_until(lambda: len(got) == 1, timeout=5)
+    time.sleep(0.3)
+    assert len(got) == 1
+    n = got[0]
+    assert n.count == 3
+    if grouping_type == sluice.SUBSCR_GROUPING_TYPE_SUMMARY:
+        assert n.msgids == ids
+    else:
+        assert n.msgids == ids[-1:] and n.msgid == ids[-1]
+
+
+def test_grouping_repeat_count_then_purge(conn):
+    make_queue(conn)
+    got = []
+    conn.subscribe(name="Q", callback=got.append, grouping_class=sluice.SUBSCR_GROUPING_CLASS_TIME,
+                   grouping_value=1, grouping_repeat=1)
+    _enqueue(conn, 2)
+    assert wait_until(lambda: len(got) == 1, timeout=5)
+    assert wait_until(lambda: conn.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)])
+
+
+_REGISTER_AND_DIE = textwrap.dedent("""
+    import os, sys, sluice
+    conn = sluice.connect(sys.argv[1])
+    conn.subscribe(name="Q", protocol=sluice.SUBSCR_PROTO_HTTP, location=sys.argv[2])
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"while you were out"))
+    conn.commit()
+    os._exit(0)          # gone before its dispatcher could deliver
+""")
+
+
+def test_reliable_notifications_survive_the_process(conn, dsn, http):
+    make_queue(conn)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.abspath("src") + os.pathsep + env.get("PYTHONPATH", "")
+    subprocess.run([sys.executable, "-c", _REGISTER_AND_DIE, dsn, http.url], env=env, check=True, timeout=60)
+    # a process that opens the store delivers what is owed
+    later = sluice.connect(dsn)
+    try:
+        assert wait_until(lambda: len(http.bodies) == 1, timeout=10)
+    finally:
+        later.close()
+
+
+def test_bad_registrations(conn):
+    make_queue(conn)
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.subscribe(name="NO_SUCH_Q", callback=print)
+    assert e.value.full_code == "ORA-24010"
+    with pytest.raises(sluice.InterfaceError):
+        conn.subscribe(name="Q", callback=None)
+    from sluice import plsql
+    with pytest.raises(sluice.DatabaseError) as e:
+        plsql.execute(conn, "BEGIN DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(SYS.AQ$_REG_INFO("
+                            "'Q', 0, 'ftp://x', NULL)), 1); END;")
+    assert e.value.full_code == "ORA-24971"
+    assert conn.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)]
