@@ -135,12 +135,20 @@ class Connection:
         with self._lock:
             self._session.commit()
             self._group_first.clear()
+            self._release_buffered()
 
     def rollback(self) -> None:
         self._check_open()
         with self._lock:
             self._session.rollback()
             self._group_first.clear()
+            self._release_buffered()
+
+    def _release_buffered(self) -> None:
+        from .aq.buffered import _pools
+        pool = _pools.get(self._store)
+        if pool is not None:
+            pool.release(self)
 
     def close(self) -> None:
         if self._closed:

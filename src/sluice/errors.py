@@ -214,6 +214,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24950: (ProgrammingError, "unregister failed, registration {0} not found"),
     24971: (ProgrammingError, "invalid callback location {0}: use plsql://, mailto:// or http://"),
     25254: (OperationalError, "time-out in LISTEN while waiting for a message"),
+    25307: (OperationalError, "Enqueue rate too high, flow control enabled"),
     25263: (ProgrammingError, "no message in queue {0} with message ID {1}"),
     25500: (NotSupportedError, "{0}"),  # TODO(lead): remove once sluice.rules uses not_supported()
     25293: (ProgrammingError, "Lob attributes must be null for buffered operations"),

@@ -19,6 +19,7 @@ from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .conditions import compile_dequeue_condition
 from .notify.dispatcher import dispatcher_for
+from . import buffered
 from .recipients import fan_out, recipient_list, recipients_of
 from .payload import ANYDATA
 
@@ -31,6 +32,7 @@ class Navigation:
     """A session's dequeue position in one queue (seed 003 "Navigation of Messages")."""
 
     position: tuple | None = None
+    buffered: tuple | None = None      # the position among this process's buffered messages
     group: str | None = None
     correlation: str | None = None
     consumer: str | None = None
@@ -90,8 +92,16 @@ class Queue:
                                       if isinstance(m, MessageProperties)])
         self._check_payload_type(q)
         opts = self.enqoptions
-        if opts.deliverymode == C.MSG_BUFFERED:
-            raise not_supported("buffered messaging (publish/subscribe issue)")
+        buffered_mode = opts.deliverymode == C.MSG_BUFFERED
+        if buffered_mode:   # seed 003 "Buffered Messaging Restrictions"
+            if len(messages) != 1:
+                raise not_supported("array enqueue of buffered messages (the array size must be one)")
+            if q.table.message_grouping == "TRANSACTIONAL":
+                raise not_supported("transaction grouping of buffered messages")
+            if messages and isinstance(messages[0], MessageProperties) and messages[0].delay > 0:
+                raise not_supported("a delay for buffered messages")
+            if opts.visibility != C.ENQ_IMMEDIATE:
+                raise ora(25236)
         immediate = opts.visibility == C.ENQ_IMMEDIATE
         codec = conn._catalog.codec(q.table)
         transform = conn._transformer(opts.transformation) if opts.transformation else None
@@ -115,7 +125,13 @@ class Queue:
         stored = records
         if q.table.multiple_consumers:   # one record per recipient (seed 003)
             stored = [copy for m, r in zip(messages, records)
-                      for copy in fan_out(r, recipients_of(conn, q, m.recipients, r, codec))]
+                      for copy in fan_out(r, recipients_of(conn, q, m.recipients, r, codec,
+                                                           buffered=buffered_mode))]
+        if buffered_mode:
+            buffered.enqueue(self, q, stored)
+            for m, r in zip(messages, records):
+                m._msgid, m._enqtime, m._state, m._deliverymode = r.msgid, now, r.state, C.MSG_BUFFERED
+            return
         regs = conn._catalog.registrations(q)
         if regs:   # what this enqueue owes the registrations goes into the same transaction
             owe_notifications(stored, regs, q.table.payload_type == "RAW")
@@ -211,8 +227,12 @@ class Queue:
         multi = q.table.multiple_consumers
         if multi and consumer is None and not q.is_exception_queue:
             raise ora(25231)
-        if opts.deliverymode == C.MSG_BUFFERED:
-            raise not_supported("buffered messaging (publish/subscribe issue)")
+        mode_wanted = opts.deliverymode
+        if mode_wanted != C.MSG_PERSISTENT:   # seed 003: buffered dequeues are IMMEDIATE, one at a time
+            if opts.visibility != C.DEQ_IMMEDIATE:
+                raise ora(25236)
+            if limit > 1 and mode_wanted == C.MSG_BUFFERED:
+                raise not_supported("array dequeue of buffered messages (the array size must be one)")
         codec = conn._catalog.codec(q.table)
         predicate = None
         if opts.condition:
@@ -245,10 +265,13 @@ class Queue:
                 sel.after = nav.position
                 if nav.group is not None:
                     sel.skip_groups = frozenset((nav.group,))
+        sel.delivery_mode = {C.MSG_PERSISTENT: C.MSG_PERSISTENT, C.MSG_BUFFERED: C.MSG_BUFFERED}.get(mode_wanted)
+        if navigation == C.DEQ_FIRST_MSG:
+            nav.buffered = None
         recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav)
         if not recs:
             return []
-        if opts.msgid is None:
+        if opts.msgid is None and recs[-1].seq is not None:   # in-memory ones: see nav.buffered
             last = recs[-1]
             nav.position = tuple(getattr(last, c.lower()) for c in q.table.order_columns)
             nav.group = last.enq_tid if grouped else None
@@ -278,7 +301,12 @@ class Queue:
         wrapped = False
         while True:
             since = store.change_counter()
-            recs = session.dequeue(q, sel, opts.mode, immediate, limit, info)
+            if sel.delivery_mode != C.MSG_PERSISTENT:   # this process's buffered messages first
+                rec = buffered.take(self, q, sel, opts.mode, nav)
+                if rec is not None:
+                    return [rec]
+            recs = [] if sel.delivery_mode == C.MSG_BUFFERED else \
+                session.dequeue(q, sel, opts.mode, immediate, limit, info)
             if recs:
                 return recs
             if sel.msgid is not None:

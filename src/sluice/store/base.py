@@ -216,6 +216,7 @@ class Selector:
     consumer_name: str | None = None         # multi-consumer tables: whose record (None: the
     states: tuple[int, ...] = (0,)           # consumer-less copy in an exception queue)
     multi: bool = False                      # the queue keeps one record per consumer
+    delivery_mode: int | None = None         # 1 persistent, 2 buffered (spilled), None: both
 
 
 @dataclass(slots=True)

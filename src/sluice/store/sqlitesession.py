@@ -204,6 +204,8 @@ class SqliteSession(StoreSession):
                 continue
             if sel.multi and (r.consumer_name != sel.consumer_name or r.address is not None):
                 continue
+            if sel.delivery_mode is not None and r.delivery_mode != sel.delivery_mode:
+                continue
             if (r.expire_at is not None and r.expire_at <= now) or \
                     (sel.msgid is not None and r.msgid != sel.msgid):
                 continue

@@ -113,7 +113,7 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
     consumer = 0 if not sel.multi else (1 if sel.consumer_name is not None else 2)
     shape = (d.name, lock, qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live,
              sel.msgid is not None, sel.correlation is not None, sel.group is not None, skip,
-             after is not None, limit, consumer)
+             after is not None, limit, consumer, sel.delivery_mode is not None)
     sql = _SELECT_SQL_CACHE.get(shape)
     if sql is None:
         sql = _select_sql(qt, shape, d)
@@ -132,6 +132,8 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
         params.append(sel.group)
     if skip:
         params.extend(sel.skip_groups)
+    if sel.delivery_mode is not None:
+        params.append(sel.delivery_mode)
     if after is not None:
         params.extend(after)
     return [MessageRecord(*row) for row in conn.execute(sql, params).fetchall()]
@@ -139,7 +141,7 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
 
 def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
     _, lock, _, _, _, _, n_states, live, by_msgid, by_corr, by_group, skip, has_after, limit, \
-        consumer = shape
+        consumer, by_mode = shape
     where = ["Q_NAME = ?"]
     if consumer == 1:   # a consumer's own records; remote recipients' wait for propagation
         where.append("CONSUMER_NAME = ? AND ADDRESS IS NULL")
@@ -156,6 +158,8 @@ def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
         where.append("ENQ_TID = ?")
     if skip:  # NEXT_TRANSACTION: not the group just left
         where.append(f"(ENQ_TID IS NULL OR ENQ_TID NOT IN ({', '.join('?' * skip)}))")
+    if by_mode:  # persistent messages only, or spilled buffered ones only
+        where.append("DELIVERY_MODE = ?")
     cols = qt.order_columns
     if has_after:
         where.append(f"({', '.join(cols)}) > ({', '.join('?' * len(cols))})")
