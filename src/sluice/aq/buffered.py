@@ -20,6 +20,7 @@ shuts down").
 from __future__ import annotations
 
 import bisect
+import collections
 import threading
 import time
 import weakref
@@ -46,13 +47,14 @@ class BufferedLimits:
     flow_control_timeout: float = 5.0        # seconds a held-up sender waits
 
 
-@dataclass
+@dataclass(eq=False)   # entries are told apart by identity
 class _Entry:
     key: tuple
     record: MessageRecord
     size: int
     sender: str | None
     locked_by: object | None = None
+    gone: bool = False
 
 
 @dataclass
@@ -76,6 +78,7 @@ class BufferedPool:
         self.limits = BufferedLimits()
         self._cond = threading.Condition()
         self._queues: dict[str, _Queue] = {}
+        self._fifo: dict[str, collections.deque] = {}   # queue -> entries in enqueue order
         self._memory = 0
         self._senders: dict[tuple[str, str | None], int] = {}
         self._seq = 0
@@ -101,17 +104,23 @@ class BufferedPool:
                 r.seq = -self._seq          # negative: never a table's SEQ
                 size = (len(r.user_data) if r.user_data is not None else 0) + 200
                 k = tuple(getattr(r, c.lower()) for c in order[:-1]) + (self._seq,)
-                bisect.insort(queue.lists.setdefault((r.consumer_name, r.address), []),
-                              _Entry(k, r, size, sender), key=lambda e: e.key)
+                entry = _Entry(k, r, size, sender)
+                entries = queue.lists.setdefault((r.consumer_name, r.address), [])
+                if not entries or entries[-1].key < k:
+                    entries.append(entry)          # the usual case: it goes last
+                else:
+                    bisect.insort(entries, entry, key=lambda e: e.key)
+                self._fifo.setdefault(q.qualified, collections.deque()).append(entry)
                 self._memory += size
                 self._senders[key] = self._senders.get(key, 0) + 1
             self._cond.notify_all()
         self._spill_if_needed(q, spill)
 
     # -- dequeue ------------------------------------------------------------
-    def take(self, q: QueueInfo, sel: Selector, mode: int, owner: object,
+    def take(self, q: QueueInfo, sel: Selector, after: tuple | None, mode: int, owner: object,
              expire: Callable[[QueueInfo, MessageRecord], None]) -> tuple[MessageRecord, tuple] | None:
-        """The first buffered message ``sel`` wants (REMOVE takes it out of memory)."""
+        """The first buffered message ``sel`` wants after position ``after`` (REMOVE takes it
+        out of memory).  The record returned is shared: callers only read it."""
         now = time.time()
         corr = like_regex(sel.correlation, None) if sel.correlation is not None else None
         expired: list[MessageRecord] = []
@@ -127,7 +136,7 @@ class BufferedPool:
                     continue
                 if e.locked_by is not None and e.locked_by is not owner:
                     continue
-                if sel.after is not None and e.key <= sel.after:
+                if after is not None and e.key <= after:
                     continue
                 if sel.msgid is not None and r.msgid != sel.msgid:
                     continue
@@ -147,9 +156,7 @@ class BufferedPool:
             expire(q, r)
         if found is None:
             return None
-        rec = replace(found.record)
-        rec.seq = None
-        return rec, found.key
+        return found.record, found.key
 
     def position(self, q: QueueInfo, rec: MessageRecord) -> tuple:
         return tuple(getattr(rec, c.lower()) for c in q.table.order_columns[:-1])
@@ -164,7 +171,11 @@ class BufferedPool:
                     e.locked_by = None
 
     def _drop(self, q: QueueInfo, entries: list, e: _Entry) -> None:
-        entries.remove(e)
+        if entries and entries[0] is e:
+            del entries[0]
+        else:
+            entries.remove(e)
+        e.gone = True
         self._memory -= e.size
         key = (q.qualified, e.sender)
         self._senders[key] = self._senders.get(key, 1) - 1
@@ -173,22 +184,26 @@ class BufferedPool:
     # -- spill ----------------------------------------------------------------
     def _spill_if_needed(self, q: QueueInfo, spill: Callable) -> None:
         """Oldest first past the memory limit, and whatever waited past ``spill_after``."""
+        fifo = self._fifo.get(q.qualified)
+        if not fifo:
+            return
         now = time.time()
         victims: list[MessageRecord] = []
         with self._cond:
-            queue = self._queues.get(q.qualified)
-            if queue is None:
-                return
-            oldest = sorted((e for entries in queue.lists.values() for e in entries
-                             if e.locked_by is None), key=lambda e: e.record.enq_time)
-            for e in oldest:
+            queue = self._queues[q.qualified]
+            while fifo and fifo[0].gone:
+                fifo.popleft()
+            for e in fifo:   # oldest first; the loop does not change the deque
                 if self._memory <= self.limits.memory_limit and now - e.record.enq_time < self.limits.spill_after:
                     break
+                if e.gone or e.locked_by is not None:
+                    continue
                 self._drop(q, queue.lists[(e.record.consumer_name, e.record.address)], e)
                 victims.append(e.record)
+            while fifo and fifo[0].gone:
+                fifo.popleft()
         if victims:
-            spilled = [replace(r, seq=None) for r in victims]
-            spill(q, spilled)
+            spill(q, [replace(r, seq=None) for r in victims])
 
     def spill_old(self, q: QueueInfo, spill: Callable) -> None:
         self._spill_if_needed(q, spill)
@@ -256,8 +271,7 @@ def take(queue_obj, q: QueueInfo, sel: Selector, mode: int,
     there), else a spilled one from the table."""
     conn = queue_obj.connection
     pool = pool_for(conn._store)
-    mem_sel = replace(sel, after=nav.buffered)
-    got = pool.take(q, mem_sel, mode, conn, _expirer(conn))
+    got = pool.take(q, sel, nav.buffered, mode, conn, _expirer(conn))
     if got is not None:
         nav.buffered = got[1] if mode in (C.DEQ_BROWSE, C.DEQ_LOCKED) else None
         return got[0]

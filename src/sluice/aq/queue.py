@@ -271,7 +271,7 @@ class Queue:
         recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav)
         if not recs:
             return []
-        if opts.msgid is None and recs[-1].seq is not None:   # in-memory ones: see nav.buffered
+        if opts.msgid is None and (recs[-1].seq or 0) > 0:   # in-memory ones: see nav.buffered
             last = recs[-1]
             nav.position = tuple(getattr(last, c.lower()) for c in q.table.order_columns)
             nav.group = last.enq_tid if grouped else None
