@@ -59,3 +59,21 @@ def test_array_dequeue_of_a_whole_transaction(conn, conn2):
     q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     rest = q.deqmany(100)
     assert [first.payload] + [m.payload for m in rest] == [b"h1", b"d1", b"t1"]
+
+
+def test_a_group_is_consumed_by_one_session_at_a_time(conn, conn2):
+    """Seed 003: a group "can only be consumed by one user at a time"."""
+    _groups(conn, conn2)
+    a = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert a.deqone().payload == b"h1"                 # session A is in the first group
+    b = nowait(conn2.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert b.deqone().payload == b"h2"                 # B skips all of it, not just h1
+    b.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert b.deqone().payload == b"t2"
+    conn2.commit()
+    a.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert [m.payload for m in a.deqmany(10)] == [b"d1", b"t1"]
+    conn.rollback()                                    # the group comes free again
+    b.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert b.deqone().payload == b"h1"
+    conn2.commit()

@@ -19,12 +19,20 @@ file is opened once per process and never closed while locks may exist.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import mmap
 import os
 import struct
 import threading
 
 _OFFSET_BITS = 40
+# message groups (TRANSACTIONAL queue tables) are locked like messages, in queue-table
+# ids of their own: the table's id with this bit, and a 40-bit hash of the group
+GROUP_LOCK_SPACE = 1 << 20
+
+
+def group_key(transaction_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(transaction_id.encode(), digest_size=5).digest(), "big")
 # one byte past every message lock: each process holds a shared lock on it while
 # the database is open, so a process can tell whether it is alone
 _PRESENCE = (1 << 62)

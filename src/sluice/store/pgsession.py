@@ -30,6 +30,7 @@ it back); the session reconnects on its next call.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from contextlib import contextmanager
 from typing import Iterator, Sequence
@@ -219,6 +220,11 @@ class PgSession(StoreSession):
         now = time.time()
         after = sel.after
         taken: list[MessageRecord] = []
+        if lock and queue.table.message_grouping == "TRANSACTIONAL":
+            # seed 003 "Message Grouping": a group is consumed by one session at a time — a
+            # transaction-scoped advisory lock per group (held until COMMIT/ROLLBACK) keeps
+            # the others out of it; tested like a dequeue condition, before rows are locked
+            sel = dataclasses.replace(sel, predicate=_group_gate(c, qt_id, sel.predicate))
         if sel.predicate is None:
             while len(taken) < limit:
                 want = limit - len(taken)
@@ -370,3 +376,15 @@ class PgSession(StoreSession):
             if self._raw is not None:
                 self._raw.close()
                 self._raw = None
+
+
+def _group_gate(c: PgConnection, qt_id: int, inner):
+    """A predicate admitting only messages whose group this transaction holds (or can take)."""
+    def gate(r: MessageRecord) -> bool:
+        if inner is not None and not inner(r):
+            return False
+        if r.enq_tid is None:
+            return True
+        row = c.execute("SELECT pg_try_advisory_xact_lock(?, hashtext(?))", (qt_id, r.enq_tid)).fetchone()
+        return bool(row[0])
+    return gate

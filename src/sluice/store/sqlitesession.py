@@ -19,6 +19,7 @@ from . import sqlops
 from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
                    StoreSession)
 from .dialect import SQLITE
+from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlnames import physical_names, rewrite
 from .sqlschema import user_view_ddl
 
@@ -42,6 +43,7 @@ class SqliteSession(StoreSession):
         self._inserts: dict[int, tuple[QueueInfo, list[MessageRecord]]] = {}
         self._removes: list[tuple[QueueInfo, list[MessageRecord], DequeueInfo]] = []
         self._held: list[tuple[int, int]] = []
+        self._held_set: set[tuple[int, int]] = set()   # the group locks among _held
         self._removed: set[tuple[int, int]] = set()  # consumed by this transaction: invisible to it
         self._pending_seq = 0
 
@@ -103,7 +105,8 @@ class SqliteSession(StoreSession):
                 try:
                     # an IMMEDIATE dequeue is its own transaction: it cannot see this
                     # session's uncommitted enqueues
-                    recs = self._select(queue, selector, limit, lock=True, include_own=False)
+                    recs = self._select(queue, selector, limit, lock=True, include_own=False,
+                                        group_locks=False)
                     sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
                                    info.consumer_name, new_txn_id(), time.time())
                     ok = True
@@ -137,11 +140,12 @@ class SqliteSession(StoreSession):
             self.store.time_event_hint(time.time() + queue.retention_time)
 
     def _select(self, queue: QueueInfo, sel: Selector, limit: int, lock: bool,
-                include_own: bool = True) -> list[MessageRecord]:
+                include_own: bool = True, group_locks: bool = True) -> list[MessageRecord]:
         """Walk the queue in order from ``sel.after``, skipping what the predicate rejects
         and what other sessions hold, until ``limit`` messages are taken."""
         qt_id = queue.table.qt_id
         locks = self.store.locks
+        grouped = queue.table.message_grouping == "TRANSACTIONAL"
         chunk = max(16, limit * 2) if (sel.predicate or lock) else limit
         after = sel.after
         taken: list[MessageRecord] = []
@@ -162,6 +166,8 @@ class SqliteSession(StoreSession):
                 if sel.predicate is not None and not sel.predicate(rec):
                     continue
                 if lock and not locks.try_lock(qt_id, rec.seq, self):
+                    continue
+                if lock and grouped and group_locks and rec.enq_tid and not self._lock_group(qt_id, rec):
                     continue
                 got.append(rec)
                 if len(taken) + len(got) >= limit:
@@ -190,6 +196,19 @@ class SqliteSession(StoreSession):
                     if r.seq < _PENDING_SEQ and (qt_id, r.seq) not in self._held:
                         locks.unlock(qt_id, r.seq, self)
         return taken
+
+    def _lock_group(self, qt_id: int, rec: MessageRecord) -> bool:
+        """Seed 003 "Message Grouping": one session at a time consumes a group.  The group
+        is locked like a message, in a lock space of its own, until the transaction ends."""
+        key = (qt_id | GROUP_LOCK_SPACE, group_key(rec.enq_tid))
+        if (key[0], key[1]) in self._held_set or self.store.locks.try_lock(key[0], key[1], self):
+            if key not in self._held_set:
+                self._held.append(key)
+                self._held_set.add(key)
+            return True
+        if (qt_id, rec.seq) not in self._held:
+            self.store.locks.unlock(qt_id, rec.seq, self)   # its message lock, just taken
+        return False
 
     def _own_uncommitted(self, queue: QueueInfo, sel: Selector, now: float) -> list[MessageRecord]:
         """This session's pending enqueues into ``queue`` that ``sel`` would take.
@@ -292,6 +311,7 @@ class SqliteSession(StoreSession):
         self._inserts = {}
         self._removes = []
         self._held = []
+        self._held_set = set()
         self._removed = set()
         self.txn_id = None
 
