@@ -49,7 +49,7 @@ def test_wait_times_out_with_none(conn):
     t0 = time.monotonic()
     assert q.deqone() is None
     assert 0.9 < time.monotonic() - t0 < 2.0
-    assert len(calls) <= 3
+    assert len(calls) <= 6            # a handful of wake-ups, not a busy loop
 
 
 def test_wait_forever_is_the_default(conn):
