@@ -61,15 +61,31 @@ class MessageProperties:
                  exceptionq: str | None = None, expiration: int = -1, priority: int = 0,
                  recipients: list | None = None, sender_id: Agent | None = None,
                  original_msgid: bytes | None = None) -> None:
+        # the setters' checks, inline: this runs once per message on the hot path
         self.payload = payload
-        self.correlation = correlation
-        self.delay = delay
-        self.exceptionq = exceptionq
-        self.expiration = expiration
-        self.priority = priority
-        self.recipients = recipients or []
-        self.sender_id = sender_id
-        self.original_msgid = original_msgid
+        if correlation is not None and type(correlation) is not str:
+            _check_str("correlation", correlation)
+        self._correlation = correlation
+        self._delay = delay if type(delay) is int else _check_int("delay", 0 if delay is None else delay)
+        if exceptionq is not None and type(exceptionq) is not str:
+            _check_str("exceptionq", exceptionq)
+        self._exceptionq = exceptionq
+        self._expiration = expiration if type(expiration) is int else \
+            _check_int("expiration", -1 if expiration is None else expiration)
+        self._priority = priority if type(priority) is int else \
+            _check_int("priority", 0 if priority is None else priority)
+        if recipients:
+            self.recipients = recipients
+        else:
+            self._recipients = []
+        if sender_id is not None:
+            self.sender_id = sender_id
+        else:
+            self._sender_id = None
+        if original_msgid is not None:
+            self.original_msgid = original_msgid
+        else:
+            self._original_msgid = None
         self._msgid: bytes | None = None
         self._enqtime: _dt.datetime | None = None
         self._attempts = 0
