@@ -77,3 +77,21 @@ def test_condition_on_json_payload(conn):
     conn.commit()
     nowait(q).deqoptions.condition = "tab.user_data.kind = 'b'"
     assert q.deqone().payload == {"kind": "b", "n": 2}
+
+
+def test_conditions_run_in_the_stores_sql_where_they_can(conn, monkeypatch):
+    """Issue 3: conditions run inside the store's SQL where they can — the Python
+    evaluator is not asked about committed messages then."""
+    from sluice.aq import conditions
+    q = _orders(conn)
+    codec = conn._catalog.codec(conn._catalog.queue("Q").table)
+    qi = conn._catalog.queue("Q")
+    dialect = conn._store.dialect
+    assert conditions.compile_sql_condition("tab.user_data.price > 30000 and priority = 9", qi, codec,
+                                            dialect, {}) is not None
+    assert conditions.compile_sql_condition("enq_time > SYSDATE - 1", qi, codec, dialect, {}) is None
+
+    def refuse(*a, **k):
+        raise AssertionError("evaluated in Python")
+    monkeypatch.setattr(conditions._Row, "__init__", refuse)
+    assert _ids(q, "tab.user_data.price > 30000 and tab.user_data.region LIKE 'U%'") == [1]

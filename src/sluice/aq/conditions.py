@@ -118,6 +118,74 @@ class _DequeueResolver:
         raise ora(904, f":{name}")
 
 
+# message properties the SQL compilers can read straight from the queue table, with their
+# Oracle kinds (dates are stored as POSIX seconds, not the compilers' DATE: Python handles them)
+_SQL_PROPERTIES = {"PRIORITY": "NUMBER", "CORRID": "CHAR", "CORR_ID": "CHAR", "STATE": "NUMBER",
+                   "Q_NAME": "CHAR", "ENQ_UID": "CHAR", "ENQ_TID": "CHAR", "EXPIRATION": "NUMBER",
+                   "RETRY_COUNT": "NUMBER", "EXCEPTION_QUEUE": "CHAR", "EXCEPTION_QSCHEMA": "CHAR",
+                   "SENDER_NAME": "CHAR", "SENDER_ADDRESS": "CHAR", "SENDER_PROTOCOL": "NUMBER",
+                   "CSCN": "NUMBER"}
+_NUMERIC = ("DB_TYPE_NUMBER", "DB_TYPE_BINARY_DOUBLE", "DB_TYPE_BINARY_FLOAT")
+_TEXT = ("DB_TYPE_VARCHAR", "DB_TYPE_CHAR", "DB_TYPE_NVARCHAR", "DB_TYPE_NCHAR", "DB_TYPE_CLOB")
+
+
+def _sql_names(codec) -> dict:
+    """Names a dequeue condition may use, for the SQL compilers: the properties, and
+    the scalar attributes of an object payload (stored as JSON, see objtypes.to_storage)."""
+    from ..rules.sqlcompile import json_get
+    # columns in lower case: the compilers quote them, and PostgreSQL folds the
+    # unquoted names the tables were created with to lower case
+    names: dict = {}
+    for col, kind in _SQL_PROPERTIES.items():
+        physical = {"CORR_ID": "corrid"}.get(col, col.lower())
+        names[col] = (physical, kind)
+        names["TAB." + col] = (physical, kind)
+    if codec.objtype is not None:
+        names["TAB.USER_DATA"] = names["USER_DATA"] = ("user_data", "CHAR")
+
+        def walk(t, path):
+            for a in t.attributes:
+                if isinstance(a.type, ot.DbObjectType):
+                    if not a.type.iscollection:
+                        walk(a.type, path + (a.name,))
+                    continue
+                type_name = getattr(a.type, "name", "")
+                kind = "NUMBER" if type_name in _NUMERIC else "CHAR" if type_name in _TEXT else None
+                if kind is not None:   # dates and raw values stay with the Python compiler
+                    node = json_get("user_data", path + (a.name,), kind)
+                    dotted = ".".join(path + (a.name,))
+                    names["TAB.USER_DATA." + dotted] = names["USER_DATA." + dotted] = node
+        walk(codec.objtype, ())
+    return names
+
+
+def compile_sql_condition(text: str, queue: QueueInfo, codec, dialect: str,
+                          cache: dict) -> tuple[str, list] | None:
+    """The condition as SQL over the queue table (``?`` placeholders), or None when the
+    rules engine cannot express it in SQL (the store then tests it in Python)."""
+    key = ("sql", dialect, queue.table.qt_id, queue.table.payload_type, text)
+    if key in cache:
+        return cache[key]
+    from ..rules.ir import NotCompilable
+    from ..rules.resolvers import MappingResolver
+    from ..rules.sqlcompile import compile_sql
+    try:
+        compiled = compile_sql(text, MappingResolver(_sql_names(codec)), dialect)
+    except (NotCompilable, Exception):   # anything the SQL path cannot take: Python does it
+        cache[key] = None
+        return None
+    sql = compiled.sql
+    if dialect == "postgresql":   # the shared SQL writes placeholders as ? (see pgconn)
+        sql = sql.replace("%s", "?").replace("%%", "%")
+    result = (sql, list(compiled.params)) if not any(p is not q for p, q in
+                                                     zip(compiled.params, compiled.raw_params)) \
+        else None
+    if result is None:            # SYSDATE in the condition: parameters differ per run
+        result = (sql, compiled)  # resolved by the caller
+    cache[key] = result
+    return result
+
+
 def compile_dequeue_condition(text: str, queue: QueueInfo, codec,
                               cache: dict) -> Callable[[MessageRecord], bool]:
     """A predicate on message records; compiled once per (queue table, condition)."""

@@ -17,7 +17,7 @@ from ..errors import InterfaceError, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
-from .conditions import compile_dequeue_condition
+from .conditions import compile_dequeue_condition, compile_sql_condition
 from .notify.dispatcher import dispatcher_for
 from . import buffered
 from .recipients import fan_out, recipient_list, recipients_of
@@ -237,9 +237,13 @@ class Queue:
             if limit > 1 and mode_wanted == C.MSG_BUFFERED:
                 raise not_supported("array dequeue of buffered messages (the array size must be one)")
         codec = conn._catalog.codec(q.table)
-        predicate = None
+        predicate = sql_condition = None
         if opts.condition:
             predicate = compile_dequeue_condition(opts.condition, q, codec, conn._cond_cache)
+            sql_condition = compile_sql_condition(opts.condition, q, codec, conn._store.dialect,
+                                                  conn._cond_cache)
+            if sql_condition is not None and not isinstance(sql_condition[1], list):
+                sql_condition = (sql_condition[0], list(sql_condition[1].params))   # SYSDATE now
         nav = conn._navigation(q.qualified)
         grouped = q.table.message_grouping == "TRANSACTIONAL"
         states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
@@ -268,6 +272,7 @@ class Queue:
                 sel.after = nav.position
                 if nav.group is not None:
                     sel.skip_groups = frozenset((nav.group,))
+        sel.sql_condition = sql_condition
         sel.delivery_mode = {C.MSG_PERSISTENT: C.MSG_PERSISTENT, C.MSG_BUFFERED: C.MSG_BUFFERED}.get(mode_wanted)
         if navigation == C.DEQ_FIRST_MSG:
             nav.buffered = None

@@ -217,6 +217,10 @@ class Selector:
     states: tuple[int, ...] = (0,)           # consumer-less copy in an exception queue)
     multi: bool = False                      # the queue keeps one record per consumer
     delivery_mode: int | None = None         # 1 persistent, 2 buffered (spilled), None: both
+    # the dequeue condition as SQL over the queue table, when the rules engine could compile
+    # it: (text with ? placeholders, parameters).  The store then applies it in SQL and
+    # ``predicate`` only to what is not in the table (a session's own uncommitted messages)
+    sql_condition: tuple[str, list] | None = None
 
 
 @dataclass(slots=True)

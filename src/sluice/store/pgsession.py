@@ -220,6 +220,8 @@ class PgSession(StoreSession):
         now = time.time()
         after = sel.after
         taken: list[MessageRecord] = []
+        if sel.sql_condition is not None and sel.predicate is not None:
+            sel = dataclasses.replace(sel, predicate=None)   # SQL tests the condition
         if lock and queue.table.message_grouping == "TRANSACTIONAL":
             # seed 003 "Message Grouping": a group is consumed by one session at a time — a
             # transaction-scoped advisory lock per group (held until COMMIT/ROLLBACK) keeps

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from ..errors import ProgrammingError, ora
+from ..rules.sqlitefns import register_sqlite_functions
 from . import sqlcatalog, sqlnotify, sqlops
 from .base import QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
@@ -104,6 +105,7 @@ class SqliteStore(Store):
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
         conn.execute("PRAGMA case_sensitive_like=ON")  # Oracle LIKE is case-sensitive
         _register_functions(conn)
+        register_sqlite_functions(conn)   # what compiled dequeue conditions call
         return conn
 
     @contextmanager

@@ -146,7 +146,8 @@ class SqliteSession(StoreSession):
         qt_id = queue.table.qt_id
         locks = self.store.locks
         grouped = queue.table.message_grouping == "TRANSACTIONAL"
-        chunk = max(16, limit * 2) if (sel.predicate or lock) else limit
+        in_python = sel.predicate if sel.sql_condition is None else None   # else SQL tested it
+        chunk = max(16, limit * 2) if (in_python or lock) else limit
         after = sel.after
         taken: list[MessageRecord] = []
         now = time.time()
@@ -163,7 +164,7 @@ class SqliteSession(StoreSession):
                     continue
                 if sel.group is None and sel.skip_groups and rec.enq_tid in sel.skip_groups:
                     continue
-                if sel.predicate is not None and not sel.predicate(rec):
+                if in_python is not None and not in_python(rec):
                     continue
                 if lock and not locks.try_lock(qt_id, rec.seq, self):
                     continue

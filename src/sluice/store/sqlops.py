@@ -113,7 +113,8 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
     consumer = 0 if not sel.multi else (1 if sel.consumer_name is not None else 2)
     shape = (d.name, lock, qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live,
              sel.msgid is not None, sel.correlation is not None, sel.group is not None, skip,
-             after is not None, limit, consumer, sel.delivery_mode is not None)
+             after is not None, limit, consumer, sel.delivery_mode is not None,
+             sel.sql_condition[0] if sel.sql_condition else None)
     sql = _SELECT_SQL_CACHE.get(shape)
     if sql is None:
         sql = _select_sql(qt, shape, d)
@@ -136,12 +137,14 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
         params.append(sel.delivery_mode)
     if after is not None:
         params.extend(after)
+    if sel.sql_condition:
+        params.extend(sel.sql_condition[1])
     return [MessageRecord(*row) for row in conn.execute(sql, params).fetchall()]
 
 
 def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
     _, lock, _, _, _, _, n_states, live, by_msgid, by_corr, by_group, skip, has_after, limit, \
-        consumer, by_mode = shape
+        consumer, by_mode, condition = shape
     where = ["Q_NAME = ?"]
     if consumer == 1:   # a consumer's own records; remote recipients' wait for propagation
         where.append("CONSUMER_NAME = ? AND ADDRESS IS NULL")
@@ -163,6 +166,8 @@ def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
     cols = qt.order_columns
     if has_after:
         where.append(f"({', '.join(cols)}) > ({', '.join('?' * len(cols))})")
+    if condition:   # the dequeue condition, compiled by the rules engine
+        where.append(f"({condition})")
     return (f"SELECT {_SELECT_LIST} FROM {table_name(qt)} WHERE {' AND '.join(where)} "
             f"ORDER BY {', '.join(cols)} LIMIT {int(limit)}{d.lock_rows if lock else ''}")
 
