@@ -21,13 +21,15 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pgerr
 from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus, TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
+
+from .pgarrays import ENCODERS, EncodedArray
 
 from ..errors import DatabaseError, InterfaceError, ProgrammingError, ora
 from .dialect import POSTGRESQL
@@ -185,6 +187,12 @@ class PgConnection:
         if not params:
             return self.raw.execute(sql, binary=True)
         return self.raw.execute(_pyformat(sql), params, binary=True)
+
+    @staticmethod
+    def bulk_arrays(types: Sequence[str], columns: Iterable[Sequence]) -> list[EncodedArray]:
+        """The parameters of a bulk insert: each column's values as an array of its SQL
+        type (``BIGINT``, ``DOUBLE PRECISION``, ``BYTEA``, ``TEXT``), already encoded."""
+        return [ENCODERS[t](values) for t, values in zip(types, columns)]
 
     def executemany(self, sql: str, rows: list) -> psycopg.Cursor:
         cur = self.raw.cursor(binary=True)

@@ -45,6 +45,8 @@ from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTable
                    StoreSession)
 from .pgconn import PgConnection, is_disconnect, translate
 from .postgres import PgStore
+from .dialect import POSTGRESQL
+from .sqlmemory import memory_views
 from .sqlnames import physical_names, rewrite, to_pyformat
 from .sqlschema import table_name
 
@@ -340,19 +342,28 @@ class PgSession(StoreSession):
             store.local_change(now + min(delays) if delays else None)
 
     # -- SQL on the views -------------------------------------------------------------
-    def query(self, sql: str, binds: dict | Sequence | None) -> tuple[list[str], list[tuple]]:
-        sql = rewrite(sql, physical_names(self.store.queue_tables()), self.user)
-        params = None
-        if binds:
-            named = isinstance(binds, dict)
-            sql = to_pyformat(sql, positional=not named)
-            params = binds if named else list(binds)
-        raw = self._conn().raw
+    def query(self, sql: str, binds: dict | Sequence | None,
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
+        known = physical_names(self.store.queue_tables())
+        c = self._conn()
+        raw = c.raw
+
+        def run():
+            if in_memory:    # temporary objects of this connection (see sqlmemory)
+                memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known)
+            text = rewrite(sql, known, self.user)
+            params = None
+            if binds:
+                named = isinstance(binds, dict)
+                text = to_pyformat(text, positional=not named)
+                params = binds if named else list(binds)
+            return raw.execute(text, params)
+
         try:
             if self._open:   # in a savepoint, so a bad query does not end the transaction
                 raw.execute("SAVEPOINT sluice_query")
                 try:
-                    cur = raw.execute(sql, params)
+                    cur = run()
                     rows = cur.fetchall() if cur.description else []
                 except psycopg.Error as e:
                     if not is_disconnect(e):
@@ -360,7 +371,7 @@ class PgSession(StoreSession):
                     raise
                 raw.execute("RELEASE SAVEPOINT sluice_query")
             else:
-                cur = raw.execute(sql, params)
+                cur = run()
                 rows = cur.fetchall() if cur.description else []
         except psycopg.Error as e:
             err = translate(e, self.store.target)

@@ -49,7 +49,11 @@ class PgStore(Store):
 
     def __init__(self, target: PgTarget) -> None:
         self.target = target
-        self._cond = threading.Condition()
+        # waiters for the change counter; notify_all only when someone waits (every
+        # buffered enqueue signals)
+        self._cond_lock = threading.Lock()
+        self._cond = threading.Condition(self._cond_lock)
+        self._waiting = 0
         self._changes = 0
         self._catalog_version = 0
         self._db_catalog_version = -1
@@ -167,9 +171,10 @@ class PgStore(Store):
     def local_change(self, when: float | None = None) -> None:
         """This process committed something that may make messages available (and a time
         event at ``when``): wake its waiters and time manager without waiting for NOTIFY."""
-        with self._cond:
+        with self._cond_lock:
             self._changes += 1
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
         if when is not None and self._tm is not None:
             self._tm.hint(when)
 
@@ -223,7 +228,11 @@ class PgStore(Store):
                 return
             if not self.listener.connected.is_set():
                 timeout = min(timeout, DISCONNECTED_RECHECK)
-            self._cond.wait(timeout)
+            self._waiting += 1
+            try:
+                self._cond.wait(timeout)
+            finally:
+                self._waiting -= 1
 
     # -- catalog ----------------------------------------------------------------
     def catalog_version(self) -> int:
