@@ -32,7 +32,6 @@ from .security.authorize import Authorizer
 from .security.catalog import SecurityCatalog
 from .security.users import UserStatements, authenticate
 from .store import open_store, release_store
-from .store.base import new_txn_id
 from .streams.adm import StreamsAdm
 
 DEFAULT_USER = "SLUICE"
@@ -247,7 +246,25 @@ class Connection:
 
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self._check_open()
-        return self._session.query(sql, binds)
+        return self._session.query(sql, binds, self._buffered_in_memory(sql))
+
+    def _buffered_in_memory(self, sql: str) -> list:
+        """(queue table, records) of this process's in-memory buffered messages, for a
+        query that names an ``AQ$`` view (seed 003: they show there as IN-MEMORY)."""
+        text = sql.upper()
+        if "AQ$" not in text:
+            return []
+        from .aq.buffered import _pools
+        pool = _pools.get(self._store)
+        if pool is None:
+            return []
+        by_table: dict[tuple[str, str], tuple] = {}
+        for qname, records in pool.in_memory().items():
+            q = self._catalog.find_queue(*qname.split(".", 1))
+            if q is not None and f"AQ${q.table.name}" in text:   # only the views it names
+                key = (q.table.owner, q.table.name)
+                by_table.setdefault(key, (q.table, []))[1].extend(records)
+        return list(by_table.values())
 
     def sqlplus_connect(self, user: str | None, password: str | None, as_sysdba: bool = False) -> None:
         """SQL*Plus ``CONNECT user/password``: the session continues as another user
@@ -296,9 +313,6 @@ class Connection:
 
     def _txn_id(self) -> str:
         return self._session.new_transaction_id()
-
-    def _new_txn_id(self) -> str:
-        return new_txn_id()
 
     def _navigation(self, queue: str) -> Navigation:
         """The session's dequeue position in ``queue`` (one per queue, whatever the consumer:

@@ -35,7 +35,10 @@ def test_buffered_round_trip_stays_in_memory(conn):
     m = conn.msgproperties(payload=b"fast", correlation="C1", priority=2)
     q.enqone(m)
     assert m.msgid and m.deliverymode == B
-    assert table_rows(conn, "Q_QT") == []            # not in the queue table
+    # not in the queue table; the AQ$ view shows it IN-MEMORY (seed 003)
+    assert conn.query('SELECT COUNT(*) FROM Q_QT', None)[1] == [(0,)]
+    assert table_rows(conn, "Q_QT", "MSG_ID, MSG_STATE, MSG_MEMORY_STATE, DELIVERY_MODE, CORR_ID, "
+                      "MSG_PRIORITY") == [(m.msgid.hex().upper(), "IN-MEMORY", "IN-MEMORY", "BUFFERED", "C1", 2)]
     got = q.deqone()
     assert (got.payload, got.correlation, got.deliverymode, got.msgid) == (b"fast", "C1", B, m.msgid)
     assert q.deqone() is None
@@ -91,17 +94,37 @@ def test_blocked_dequeue_wakes_on_a_buffered_enqueue(conn, conn2):
 
 def test_spill_past_the_memory_limit_keeps_every_message(conn):
     make_queue(conn)
-    buffered.configure(conn, memory_limit=10 * 300)    # ten small messages fit
+    buffered.configure(conn, memory_limit=10 * 300)    # a dozen small messages fit
     q = _bq(conn)
     for i in range(25):
         q.enqone(conn.msgproperties(payload=f"m{i:02d}".encode()))
     rows = table_rows(conn, "Q_QT", "MSG_STATE, DELIVERY_MODE")
-    assert rows and set(rows) == {("SPILLED", "BUFFERED")}
-    assert buffered.pool_for(conn._store).count(conn._catalog.queue("Q")) + len(rows) == 25
+    assert set(rows) == {("SPILLED", "BUFFERED"), ("IN-MEMORY", "BUFFERED")} and len(rows) == 25
+    in_memory = rows.count(("IN-MEMORY", "BUFFERED"))
+    assert 0 < in_memory == buffered.pool_for(conn._store).count(conn._catalog.queue("Q")) < 25
     got = [q.deqone().payload for _ in range(25)]
-    assert sorted(got) == [f"m{i:02d}".encode() for i in range(25)]
+    # spilled or not, they are one queue in one order (ENQ_TIME: as enqueued)
+    assert got == [f"m{i:02d}".encode() for i in range(25)]
     assert q.deqone() is None and table_rows(conn, "Q_QT") == []
     buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+
+
+def test_spilled_and_in_memory_messages_merge_in_the_priority_order(conn):
+    make_queue(conn, sort_list="PRIORITY,ENQ_TIME")
+    buffered.configure(conn, memory_limit=5 * 300)
+    try:
+        q = _bq(conn)
+        sent = []
+        for i in range(15):
+            priority = (7 * i) % 4
+            q.enqone(conn.msgproperties(payload=f"{i}".encode(), priority=priority))
+            sent.append((priority, i))
+        assert table_rows(conn, "Q_QT")            # some spilled
+        got = [int(q.deqone().payload) for _ in range(15)]
+        assert got == [i for _, i in sorted(sent)]
+        assert q.deqone() is None
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)
 
 
 def test_slow_subscriber_backlog_spills_fast_one_goes_on(conn):
@@ -118,11 +141,11 @@ def test_slow_subscriber_backlog_spills_fast_one_goes_on(conn):
     for i in range(40):
         q.enqone(conn.msgproperties(payload=f"{i}".encode()))
         assert fast.deqone().payload == f"{i}".encode()
-    spilled = table_rows(conn, "T_QT", "CONSUMER_NAME, MSG_STATE")
-    assert spilled and {r for r in spilled} == {("SLOW", "SPILLED")}
+    backlog = table_rows(conn, "T_QT", "CONSUMER_NAME, MSG_STATE")
+    assert {r for r in backlog} == {("SLOW", "SPILLED"), ("SLOW", "IN-MEMORY")} and len(backlog) == 40
     slow = _bq(conn, "T")
     slow.deqoptions.consumername = "SLOW"
-    assert sorted(int(slow.deqone().payload) for _ in range(40)) == list(range(40))
+    assert [int(slow.deqone().payload) for _ in range(40)] == list(range(40))
     buffered.configure(conn, memory_limit=64 * 1024 * 1024)
 
 
@@ -163,3 +186,58 @@ def test_locked_buffered_message_is_skipped_by_others_until_commit(conn, conn2):
     assert other.deqone() is None
     conn.commit()
     assert other.deqone().payload == b"1"
+
+
+def test_buffered_messages_leave_in_the_queue_tables_sort_order(conn):
+    make_queue(conn, sort_list="PRIORITY,ENQ_TIME")
+    q = _bq(conn)
+    for p in (3, 1, 2, 1):
+        q.enqone(conn.msgproperties(payload=f"p{p}".encode(), priority=p))
+    assert [q.deqone().payload for _ in range(4)] == [b"p1", b"p1", b"p2", b"p3"]
+    assert q.deqone() is None
+
+
+def test_browse_walks_buffered_messages_then_remove_takes_the_first(conn):
+    make_queue(conn)
+    q = _bq(conn)
+    for i in range(3):
+        q.enqone(conn.msgproperties(payload=f"{i}".encode()))
+    q.deqoptions.mode = sluice.DEQ_BROWSE
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert [q.deqone().payload for _ in range(3)] == [b"0", b"1", b"2"]
+    assert q.deqone() is None
+    q.deqoptions.mode = sluice.DEQ_REMOVE
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert q.deqone().payload == b"0"
+    assert buffered.pool_for(conn._store).count(conn._catalog.queue("Q")) == 2
+
+
+def test_messages_waiting_past_spill_after_spill_on_the_next_enqueue(conn):
+    make_queue(conn)
+    q = _bq(conn)
+    q.enqone(conn.msgproperties(payload=b"old"))
+    buffered.configure(conn, spill_after=0.05)
+    try:
+        time.sleep(0.1)
+        q.enqone(conn.msgproperties(payload=b"new"))
+        assert sorted(table_rows(conn, "Q_QT", "MSG_STATE")) == [("IN-MEMORY",), ("SPILLED",)]
+        assert [q.deqone().payload for _ in range(2)] == [b"old", b"new"]
+        assert q.deqone() is None
+    finally:
+        buffered.configure(conn, spill_after=300.0)
+
+
+def test_in_memory_messages_show_in_the_aq_view_of_this_process_only(conn, conn2):
+    make_queue(conn)
+    q = _bq(conn)
+    q.enqone(conn.msgproperties(payload=b"one", correlation="A"))
+    q.enqone(conn.msgproperties(payload=b"two", correlation="B"))
+    cur = conn.cursor()
+    cur.execute("SELECT corr_id, msg_state FROM aq$q_qt WHERE corr_id = :c", {"c": "B"})
+    assert cur.fetchall() == [("B", "IN-MEMORY")]
+    # the other connection of this process sees them too (one pool per store and process)
+    assert sorted(table_rows(conn2, "Q_QT", "CORR_ID, MSG_STATE")) == [("A", "IN-MEMORY"), ("B", "IN-MEMORY")]
+    assert q.deqone().payload == b"one"
+    assert table_rows(conn, "Q_QT", "CORR_ID, MSG_STATE") == [("B", "IN-MEMORY")]
+    assert q.deqone().payload == b"two"
+    assert table_rows(conn, "Q_QT") == []

@@ -16,7 +16,7 @@ from .. import constants as C
 from ..errors import InterfaceError, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
-from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
+from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
 from .conditions import compile_dequeue_condition, compile_sql_condition
 from .notify.dispatcher import dispatcher_for
 from . import buffered
@@ -25,6 +25,9 @@ from .payload import ANYDATA
 
 if TYPE_CHECKING:
     from ..connection import Connection
+
+
+_READY, _EXPIRED = (C.MSG_READY,), (C.MSG_EXPIRED,)
 
 
 @dataclass(slots=True)
@@ -50,12 +53,29 @@ class Queue:
         self.enqoptions = EnqOptions()
         self.deqoptions = DeqOptions()
         self._key: tuple[str, str] | None = None
+        # the catalog entry and payload codec, valid while the catalog version is _version
+        self._version = -1
+        self._queue_info: QueueInfo | None = None
+        self._codec = None
+        self._buffered: buffered.Endpoint | None = None
+
+    def _buffered_endpoint(self) -> "buffered.Endpoint":
+        if self._buffered is None:
+            self._buffered = buffered.Endpoint(self.connection)
+        return self._buffered
 
     def _info(self) -> QueueInfo:
-        """The queue's catalog entry (name resolved once per Queue object)."""
-        if self._key is None:
-            self._key = split_qualified(self.name, self.connection.username, "queue name")
-        return self.connection._catalog.queue_by_key(self._key)
+        """The queue's catalog entry (name resolved once per Queue object, the entry and
+        its codec looked up again whenever the catalog changes)."""
+        conn = self.connection
+        version = conn._store.catalog_version()
+        if version != self._version:
+            if self._key is None:
+                self._key = split_qualified(self.name, conn.username, "queue name")
+            q = conn._catalog.queue_by_key(self._key)
+            self._queue_info, self._codec = q, conn._catalog.codec(q.table)
+            self._version = version
+        return self._queue_info
 
     # python-oracledb's deprecated camelCase spellings
     @property
@@ -90,30 +110,33 @@ class Queue:
             raise ora(25207, q.qualified)
         conn._authz.check_enqueue(q, [m.sender_id for m in messages
                                       if isinstance(m, MessageProperties)])
-        self._check_payload_type(q)
+        if self.payload_type is not None:
+            self._check_payload_type(q)
         opts = self.enqoptions
-        buffered_mode = opts.deliverymode == C.MSG_BUFFERED
+        table = q.table
+        grouped = table.message_grouping == "TRANSACTIONAL"
+        immediate = opts._visibility == C.ENQ_IMMEDIATE
+        buffered_mode = opts._deliverymode == C.MSG_BUFFERED
         if buffered_mode:   # seed 003 "Buffered Messaging Restrictions"
             if len(messages) != 1:
                 raise not_supported("array enqueue of buffered messages (the array size must be one)")
-            if q.table.message_grouping == "TRANSACTIONAL":
+            if grouped:
                 raise not_supported("transaction grouping of buffered messages")
-            if messages and isinstance(messages[0], MessageProperties) and messages[0].delay > 0:
+            if messages and isinstance(messages[0], MessageProperties) and messages[0]._delay > 0:
                 raise not_supported("a delay for buffered messages")
-            if opts.visibility != C.ENQ_IMMEDIATE:
+            if not immediate:
                 raise ora(25236)
-        immediate = opts.visibility == C.ENQ_IMMEDIATE
-        codec = conn._catalog.codec(q.table)
+        codec = self._codec
         transform = conn._transformer(opts.transformation) if opts.transformation else None
         now = time.time()
-        txn = conn._new_txn_id() if immediate else conn._txn_id()
+        txn = new_txn_id() if immediate else conn._txn_id()
         group_first = None if immediate else conn._group_first.get(q.qualified)
         records: list[MessageRecord] = []
         for m in messages:
             if not isinstance(m, MessageProperties):
                 raise InterfaceError("messages must be created with Connection.msgproperties()")
             records.append(self._record(q, m, codec, transform, now, txn))
-        if q.table.message_grouping == "TRANSACTIONAL" and records:
+        if grouped and records:
             # seed 003: a group's priority, delay and expiration are its first message's
             first = group_first or records[0]
             for r in records:
@@ -123,18 +146,18 @@ class Queue:
             if not immediate and group_first is None:
                 conn._group_first[q.qualified] = first
         stored = records
-        if q.table.multiple_consumers:   # one record per recipient (seed 003)
+        if table.multiple_consumers:   # one record per recipient (seed 003)
             stored = [copy for m, r in zip(messages, records)
                       for copy in fan_out(r, recipients_of(conn, q, m.recipients, r, codec,
                                                            buffered=buffered_mode))]
         if buffered_mode:
-            buffered.enqueue(self, q, stored)
+            self._buffered_endpoint().enqueue(q, stored)
             for m, r in zip(messages, records):
                 m._msgid, m._enqtime, m._state, m._deliverymode = r.msgid, now, r.state, C.MSG_BUFFERED
             return
         regs = conn._catalog.registrations(q)
         if regs:   # what this enqueue owes the registrations goes into the same transaction
-            owe_notifications(stored, regs, q.table.payload_type == "RAW")
+            owe_notifications(stored, regs, table.payload_type == "RAW")
         conn._session.enqueue(q, stored, immediate)
         if regs:
             dispatcher_for(conn._store)
@@ -143,7 +166,7 @@ class Queue:
             m._enqtime = now
             m._state = r.state
             m._attempts = 0
-            if q.table.message_grouping == "TRANSACTIONAL":
+            if grouped:
                 m._transaction_group = r.enq_tid
 
     def _record(self, q: QueueInfo, m: MessageProperties, codec, transform, now: float,
@@ -224,19 +247,22 @@ class Queue:
         q = self._info()
         if not q.dequeue_enabled:
             raise ora(25226, q.qualified)
-        self._check_payload_type(q)
+        if self.payload_type is not None:
+            self._check_payload_type(q)
         consumer = canonical(opts.consumername, "consumer name") if opts.consumername else None
         conn._authz.check_dequeue(q, consumer)
-        multi = q.table.multiple_consumers
-        if multi and consumer is None and not q.is_exception_queue:
+        table = q.table
+        multi = table.multiple_consumers
+        exception_queue = q.queue_type == "EXCEPTION_QUEUE"
+        if multi and consumer is None and not exception_queue:
             raise ora(25231)
-        mode_wanted = opts.deliverymode
+        mode_wanted = opts._deliverymode
         if mode_wanted != C.MSG_PERSISTENT:   # seed 003: buffered dequeues are IMMEDIATE, one at a time
-            if opts.visibility != C.DEQ_IMMEDIATE:
+            if opts._visibility != C.DEQ_IMMEDIATE:
                 raise ora(25236)
             if limit > 1 and mode_wanted == C.MSG_BUFFERED:
                 raise not_supported("array dequeue of buffered messages (the array size must be one)")
-        codec = conn._catalog.codec(q.table)
+        codec = self._codec
         predicate = sql_condition = None
         if opts.condition:
             predicate = compile_dequeue_condition(opts.condition, q, codec, conn._cond_cache)
@@ -245,17 +271,17 @@ class Queue:
             if sql_condition is not None and not isinstance(sql_condition[1], list):
                 sql_condition = (sql_condition[0], list(sql_condition[1].params))   # SYSDATE now
         nav = conn._navigation(q.qualified)
-        grouped = q.table.message_grouping == "TRANSACTIONAL"
-        states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
-        navigation = opts.navigation
+        grouped = table.message_grouping == "TRANSACTIONAL"
+        states = _EXPIRED if exception_queue else _READY
+        navigation = opts._navigation
         if opts.msgid is not None:
             if not isinstance(opts.msgid, (bytes, bytearray)):
                 raise InterfaceError("deqoptions.msgid must be bytes")
             sel = Selector(msgid=bytes(opts.msgid), predicate=predicate,
-                           states=states if q.is_exception_queue else (C.MSG_READY, C.MSG_WAITING),
+                           states=states if exception_queue else (C.MSG_READY, C.MSG_WAITING),
                            consumer_name=consumer, multi=multi)
         else:
-            if nav.position is None:
+            if nav.position is None and nav.buffered is None:   # no position yet: from the start
                 navigation = C.DEQ_FIRST_MSG
             if navigation != C.DEQ_FIRST_MSG:
                 if opts.correlation != nav.correlation:
@@ -273,16 +299,18 @@ class Queue:
                 if nav.group is not None:
                     sel.skip_groups = frozenset((nav.group,))
         sel.sql_condition = sql_condition
-        sel.delivery_mode = {C.MSG_PERSISTENT: C.MSG_PERSISTENT, C.MSG_BUFFERED: C.MSG_BUFFERED}.get(mode_wanted)
+        # persistent only, buffered only, or None: both
+        sel.delivery_mode = mode_wanted if mode_wanted != C.MSG_PERSISTENT_OR_BUFFERED else None
         if navigation == C.DEQ_FIRST_MSG:
             nav.buffered = None
-        recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav)
+        recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav, consumer)
         if not recs:
             return []
-        if opts.msgid is None and (recs[-1].seq or 0) > 0:   # in-memory ones: see nav.buffered
+        if opts.msgid is None:
             last = recs[-1]
-            nav.position = tuple(getattr(last, c.lower()) for c in q.table.order_columns)
-            nav.group = last.enq_tid if grouped else None
+            if (last.seq or 0) > 0:   # a table's message; an in-memory one's position is nav.buffered
+                nav.position = tuple(getattr(last, c.lower()) for c in table.order_columns)
+                nav.group = last.enq_tid if grouped else None
             nav.correlation = opts.correlation
             nav.consumer = consumer
         transform = None
@@ -293,28 +321,32 @@ class Queue:
                         if s.name == consumer and s.address is None), None)
             if sub is not None and sub.transformation:
                 transform = conn._transformer(sub.transformation)
-        with_payload = opts.mode != C.DEQ_REMOVE_NODATA
-        return [self._properties(q, r, codec, transform, with_payload) for r in recs]
+        with_payload = opts._mode != C.DEQ_REMOVE_NODATA
+        return [self._properties(r, codec, transform, with_payload, grouped) for r in recs]
 
     def _wait_and_take(self, q: QueueInfo, sel: Selector, limit: int, navigation: int, grouped: bool,
-                       nav: Navigation) -> list[MessageRecord]:
+                       nav: Navigation, consumer: str | None) -> list[MessageRecord]:
         conn = self.connection
         opts = self.deqoptions
         store, session = conn._store, conn._session
-        immediate = opts.visibility == C.DEQ_IMMEDIATE
-        info = DequeueInfo(user=conn.username, consumer_name=canonical(opts.consumername)
-                           if opts.consumername else None)
-        wait = opts.wait
+        immediate = opts._visibility == C.DEQ_IMMEDIATE
+        mode = opts._mode
+        info = None
+        wait = opts._wait
         deadline = None if wait == C.DEQ_WAIT_FOREVER else time.monotonic() + wait
         wrapped = False
         while True:
-            since = store.change_counter()
+            since = store.change_counter() if wait != C.DEQ_NO_WAIT else 0   # read before looking
             if sel.delivery_mode != C.MSG_PERSISTENT:   # this process's buffered messages first
-                rec = buffered.take(self, q, sel, opts.mode, nav)
+                rec = self._buffered_endpoint().take(q, sel, mode, nav)
                 if rec is not None:
                     return [rec]
-            recs = [] if sel.delivery_mode == C.MSG_BUFFERED else \
-                session.dequeue(q, sel, opts.mode, immediate, limit, info)
+            if sel.delivery_mode == C.MSG_BUFFERED:
+                recs = []
+            else:
+                if info is None:
+                    info = DequeueInfo(user=conn.username, consumer_name=consumer)
+                recs = session.dequeue(q, sel, mode, immediate, limit, info)
             if recs:
                 return recs
             if sel.msgid is not None:
@@ -337,8 +369,9 @@ class Queue:
                 return []
             store.wait_for_messages(since, 3600.0 if remaining is None else remaining)
 
-    def _properties(self, q: QueueInfo, r: MessageRecord, codec, transform: Callable | None,
-                    with_payload: bool) -> MessageProperties:
+    @staticmethod
+    def _properties(r: MessageRecord, codec, transform: Callable | None, with_payload: bool,
+                    grouped: bool) -> MessageProperties:
         m = MessageProperties.__new__(MessageProperties)
         payload = None
         if with_payload:
@@ -351,7 +384,7 @@ class Queue:
         m._delay = int(round(r.delay - r.enq_time)) if r.delay else 0
         m._expiration = -1 if r.expiration is None else r.expiration
         m._exceptionq = f"{r.exception_qschema}.{r.exception_queue}" if r.exception_queue else None
-        m._recipients = recipient_list(r)
+        m._recipients = recipient_list(r) if r.recipient_list else []
         m._sender_id = Agent(r.sender_name, r.sender_address, r.sender_protocol or 0) \
             if (r.sender_name or r.sender_address) else None
         m._original_msgid = r.original_msgid
@@ -360,7 +393,7 @@ class Queue:
         m._attempts = r.retry_count
         m._state = r.state
         m._deliverymode = r.delivery_mode
-        m._transaction_group = r.enq_tid if q.table.message_grouping == "TRANSACTIONAL" else None
+        m._transaction_group = r.enq_tid if grouped else None
         m._consumer_name = r.consumer_name
         return m
 

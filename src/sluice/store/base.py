@@ -27,12 +27,22 @@ from typing import Any, Callable, Iterable, Sequence
 
 _TXN_PREFIX = os.urandom(3).hex().upper()
 _txn_numbers = itertools.count(1)
+_txn_head = ""
+
+
+def _set_txn_head() -> None:
+    global _txn_head
+    _txn_head = f"{_TXN_PREFIX}.{os.getpid():X}."
+
+
+_set_txn_head()
+os.register_at_fork(after_in_child=_set_txn_head)
 
 
 def new_txn_id() -> str:
     """A transaction identifier, unique across processes and restarts (like Oracle's
-    XID, printed as hex parts)."""
-    return f"{_TXN_PREFIX}.{os.getpid():X}.{next(_txn_numbers):X}"
+    XID, printed as hex parts): random prefix, process id, counter."""
+    return f"{_txn_head}{next(_txn_numbers):X}"
 
 
 _MSGID_TAIL = int.from_bytes(os.urandom(5), "big") << 24   # this process, then a counter
@@ -106,10 +116,11 @@ class QueueInfo:
     dequeue_enabled: bool = False
     comment: str | None = None
     qid: int = 0
+    # OWNER.NAME, read on every enqueue and dequeue: built once (owner and name never change)
+    qualified: str = field(default="", compare=False, repr=False)
 
-    @property
-    def qualified(self) -> str:
-        return f"{self.owner}.{self.name}"
+    def __post_init__(self) -> None:
+        self.qualified = f"{self.owner}.{self.name}"
 
     @property
     def is_exception_queue(self) -> bool:
@@ -301,9 +312,12 @@ class StoreSession(abc.ABC):
         """
 
     @abc.abstractmethod
-    def query(self, sql: str, binds: dict | Sequence | None) -> tuple[list[str], list[tuple]]:
+    def query(self, sql: str, binds: dict | Sequence | None,
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
         """Run a read-only SELECT on the catalog and message views as this session's user;
-        Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's."""
+        Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's.
+        ``in_memory``: the records of buffered messages this process keeps in memory, per
+        queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003)."""
 
     @abc.abstractmethod
     def close(self) -> None:

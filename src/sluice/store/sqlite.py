@@ -70,7 +70,11 @@ class SqliteStore(Store):
         self._temporary = temporary
         self.write_lock = threading.RLock()
         self.locks = MessageLocks(path)
-        self._cond = threading.Condition()
+        # waiters for the change counter; notify_all only when someone waits (every
+        # buffered enqueue signals)
+        self._cond_lock = threading.Lock()
+        self._cond = threading.Condition(self._cond_lock)
+        self._waiting = 0
         self._svc_lock = threading.RLock()
         self._svc = self.connect()
         self._catalog_cache: tuple[int, dict, dict] | None = None
@@ -162,9 +166,10 @@ class SqliteStore(Store):
 
     # -- change notification ------------------------------------------------
     def notify(self) -> None:
-        with self._cond:
+        with self._cond_lock:
             self.locks.bump_change_count()
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
 
     def wake_waiters(self) -> None:
         self.notify()
@@ -177,7 +182,7 @@ class SqliteStore(Store):
         if not self.locks.others_present():
             with self._cond:
                 if self.locks.change_count() == since:
-                    self._cond.wait(min(timeout, ALONE_RECHECK))
+                    self._wait(min(timeout, ALONE_RECHECK))
             return
         step, cap = CROSS_PROCESS_POLL
         with self._cond:
@@ -185,8 +190,15 @@ class SqliteStore(Store):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return
-                self._cond.wait(min(remaining, step))
+                self._wait(min(remaining, step))
                 step = min(step * 2, cap)
+
+    def _wait(self, timeout: float) -> None:
+        self._waiting += 1
+        try:
+            self._cond.wait(timeout)
+        finally:
+            self._waiting -= 1
 
     def time_event_hint(self, when: float | None) -> None:
         """A commit created a time event at ``when``: wake the time manager if it is earlier

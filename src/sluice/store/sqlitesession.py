@@ -20,6 +20,7 @@ from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTable
                    StoreSession)
 from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
+from .sqlmemory import memory_views
 from .sqlnames import physical_names, rewrite
 from .sqlschema import user_view_ddl
 
@@ -316,10 +317,13 @@ class SqliteSession(StoreSession):
         self._removed = set()
         self.txn_id = None
 
-    def query(self, sql: str, binds: dict | Sequence | None) -> tuple[list[str], list[tuple]]:
-        sql = rewrite(sql, physical_names(self.store.queue_tables()), self.user)
+    def query(self, sql: str, binds: dict | Sequence | None,
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
+        known = physical_names(self.store.queue_tables())
         try:
-            cur = self.conn.execute(sql, binds or ())
+            if in_memory:
+                memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known)
+            cur = self.conn.execute(rewrite(sql, known, self.user), binds or ())
         except sqlite3.OperationalError as e:
             msg = str(e)
             if "no such table" in msg:

@@ -65,16 +65,19 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
         d = conn.dialect
         bulk = d.bulk_arrays and len(recs) > 1
         key = (d.name, bulk, t, q_name, uid, used)
-        sql = _INSERT_SQL_CACHE.get(key)
-        if sql is None:
-            sql = _insert_sql(qt, q_name, uid, _ALWAYS + tuple(_OPTIONAL[i] for i in used), bulk, d)
-            _INSERT_SQL_CACHE[key] = sql
+        cached = _INSERT_SQL_CACHE.get(key)
+        if cached is None:
+            cols = _ALWAYS + tuple(_OPTIONAL[i] for i in used)
+            cached = (_insert_sql(qt, q_name, uid, cols, bulk, d),
+                      tuple(column_type(qt, c, d) for c in cols))
+            _INSERT_SQL_CACHE[key] = cached
+        sql, types = cached
         if used:
             rows = [_ALWAYS_GET(r) + tuple(o[i] for i in used) for r, o in zip(recs, optional)]
         else:
             rows = [_ALWAYS_GET(r) for r in recs]
-        if bulk:
-            conn.execute(sql, [list(column) for column in zip(*rows)])
+        if bulk:   # one array per column, encoded by the connection (see pgarrays)
+            conn.execute(sql, conn.bulk_arrays(types, zip(*rows)))
         elif len(rows) == 1:
             conn.execute(sql, rows[0])
         else:

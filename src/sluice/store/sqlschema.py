@@ -231,8 +231,6 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
     t = table_name(qt)
     base = f"{qt.owner}.{qt.name}"
     order = ", ".join(qt.order_columns)
-    i = d.int_type
-    ts = d.epoch_to_timestamp
     columns = ",\n            ".join(
         f"{name} {d.serial_key}" if spec == "key" else
         f"{name} {column_type(qt, name, d)}{spec[len(spec.split()[0]):]}" for name, spec in MESSAGE_COLUMNS)
@@ -246,10 +244,20 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
         f"CREATE INDEX {quote(physical(base + '$TM'))} ON {t} (TIME_MANAGER_INFO) "
         f"WHERE TIME_MANAGER_INFO IS NOT NULL",
         f"CREATE INDEX {quote(physical(base + '$CORR'))} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
-        f"""CREATE VIEW {view_name(qt)} AS SELECT
+        f"CREATE VIEW {view_name(qt)} AS {aq_view_select(qt, d, t)}",
+    ]
+
+
+def aq_view_select(qt: QueueTableInfo, d: Dialect, source: str, in_memory: bool = False) -> str:
+    """The ``AQ$<queue_table>`` view's query over ``source`` (the queue table, or with
+    ``in_memory`` a union that adds this process's buffered messages with an ``IN_MEMORY``
+    column of 1, shown as IN-MEMORY, seed 003 "Enqueuing Buffered Messages")."""
+    ts = d.epoch_to_timestamp
+    memory_state = "WHEN IN_MEMORY = 1 THEN 'IN-MEMORY' " if in_memory else ""
+    return f"""SELECT
             Q_NAME AS QUEUE, {d.hex('MSGID')} AS MSG_ID, CORRID AS CORR_ID,
             PRIORITY AS MSG_PRIORITY,
-            CASE WHEN DELIVERY_MODE = 2 AND STATE = 0 THEN 'SPILLED'
+            CASE {memory_state}WHEN DELIVERY_MODE = 2 AND STATE = 0 THEN 'SPILLED'
                  WHEN STATE = 0 THEN 'READY' WHEN STATE = 1 THEN 'WAITING'
                  WHEN STATE = 2 THEN 'PROCESSED' WHEN STATE = 3 THEN 'EXPIRED' END AS MSG_STATE,
             {ts('DELAY')} AS DELAY, {ts('DELAY')} AS DELAY_TIMESTAMP,
@@ -263,10 +271,9 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
             EXPIRATION_REASON, CONSUMER_NAME, DEQ_AGENT_NAME AS DEQUEUE_AGENT,
             ADDRESS, PROTOCOL,
             CASE DELIVERY_MODE WHEN 2 THEN 'BUFFERED' ELSE 'PERSISTENT' END AS DELIVERY_MODE,
-            CASE DELIVERY_MODE WHEN 2 THEN 'SPILLED' ELSE NULL END AS MSG_MEMORY_STATE,
+            CASE {memory_state}WHEN DELIVERY_MODE = 2 THEN 'SPILLED' ELSE NULL END AS MSG_MEMORY_STATE,
             CSCN, SEQ AS LOCAL_ORDER_NO
-            FROM {t}""",
-    ]
+            FROM {source}"""
 
 
 def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -> list[str]:
