@@ -93,9 +93,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(dsn: str, port: int, workers: int) -> subprocess.Popen:
+def start_server(dsn: str, port: int, workers: int, inline_max_bytes: int | None = None) -> subprocess.Popen:
+    extra = [] if inline_max_bytes is None else ["--inline-max-bytes", str(inline_max_bytes)]
     proc = subprocess.Popen([str(SLUICE), "--dsn", dsn, "serve", "--port", str(port), "--workers",
-                             str(workers), "--log-level", "warning"],
+                             str(workers), "--log-level", "warning", *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -175,6 +176,8 @@ def main() -> None:
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--client", choices=("wrk", "httpx"), default="wrk" if shutil.which("wrk") else "httpx")
     ap.add_argument("--workers", type=int, default=2, help="sluice serve --workers")
+    ap.add_argument("--inline-max-bytes", type=int, default=None,
+                    help="sluice serve --inline-max-bytes (default: the server's)")
     ap.add_argument("--record", action="store_true", help="append the results to bench/RESULTS.md")
     args = ap.parse_args()
     args.load = os.getloadavg()[0]
@@ -182,7 +185,7 @@ def main() -> None:
     dsn = f"sqlite:///{work}/idap.db?synchronous=NORMAL"
     setup(dsn)
     port = free_port()
-    server = start_server(dsn, port, args.workers)
+    server = start_server(dsn, port, args.workers, args.inline_max_bytes)
     url = f"http://127.0.0.1:{port}{PATH}"
     try:
         script = os.path.join(work, "send.lua")
@@ -230,28 +233,38 @@ def main() -> None:
 
 
 def record(args, send: dict, ceiling: dict | None) -> None:
+    """Add the figures to bench/RESULTS.md, at the end of the issue-7 section (earlier
+    figures stay as they are); at the end of the file when there is no such section."""
     import sqlite3
     machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
                f"SQLite {sqlite3.sqlite_version}")
+    flags = f" --inline-max-bytes {args.inline_max_bytes}" if args.inline_max_bytes is not None else ""
     lines = [
-        "", f"## Issue 7 — IDAP over HTTP: AQXmlSend requests/s ({dt.date.today().isoformat()})", "",
+        f"### {dt.date.today().isoformat()}, AQXmlSend requests/s", "",
         f"Machine: {machine}; load average before the run {args.load:.1f} (other work on the",
         "machine).  Server: `sluice serve` (one uvicorn process, httptools, uvloop) on",
         "the embedded SQLite default (`synchronous=NORMAL`); each request one 100-byte RAW message",
         "with a piggy-backed `<AQXmlCommit/>` (a durable enqueue), HTTP Basic auth, one HTTP session",
         f"(cookie) per client.  Command: `.venv/bin/python bench/bench_idap.py --duration {args.duration}"
-        f" --connections {args.connections} --workers {args.workers}`; load generator: "
+        f" --connections {args.connections} --workers {args.workers}{flags}`; load generator: "
         f"`{send['command']}`.", "",
-        "| measurement | requests/s | p50 ms | p99 ms |", "|---|---:|---:|---:|",
+        "| measurement | requests/s | p50 ms | p99 ms | server CPU µs/request |", "|---|---:|---:|---:|---:|",
         f"| AQXmlSend + commit, {args.connections} keep-alive clients | {send['rps']:,.0f} | "
-        f"{send['p50']:.2f} | {send['p99']:.2f} |",
+        f"{send['p50']:.2f} | {send['p99']:.2f} | {send['cpu_us']:.0f} |",
     ]
     if ceiling:
         lines.append(f"| reference: GET ?wsdl, same server (HTTP stack only) | {ceiling['rps']:,.0f} | "
-                     f"{ceiling['p50']:.2f} | {ceiling['p99']:.2f} |")
-    lines.append("")
-    with open(ROOT / "bench" / "RESULTS.md", "a") as f:
-        f.write("\n".join(lines))
+                     f"{ceiling['p50']:.2f} | {ceiling['p99']:.2f} | {ceiling['cpu_us']:.0f} |")
+    path = ROOT / "bench" / "RESULTS.md"
+    text = path.read_text()
+    start = text.find("\n## Issue 7 ")
+    if start < 0:
+        path.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
+        return
+    end = text.find("\n## ", start + 1)
+    end = len(text) if end < 0 else end + 1
+    head = text[:end].rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+    path.write_text(head + ("\n" + text[end:] if end < len(text) else ""))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
     sluice browse orders_q
     sluice queues
     sluice serve --host 127.0.0.1 --port 8080   the IDAP servlet (AQ over SOAP/HTTP)
+    sluice idap --agent john --agent-password welcome send AQUSER.RAW_MSGQ 'hi'   its client
     sluice demo
 
 The DSN comes from ``--dsn`` or the ``SLUICE_DSN`` environment variable.
@@ -256,11 +257,16 @@ def queues(obj: _Context) -> None:
               help="Seconds before an idle HTTP session's transaction is rolled back.")
 @click.option("--max-request-bytes", type=int, default=1 << 20, show_default=True)
 @click.option("--workers", type=int, default=2, show_default=True,
-              help="Threads for requests that do not wait (receives that wait get their own).")
+              help="Threads for requests that do not run on the event loop (larger documents, a "
+                   "session's first request); receives that wait get threads of their own.")
+@click.option("--inline-max-bytes", type=click.IntRange(min=0), default=64 * 1024, show_default=True,
+              help="Requests up to this size that cannot wait run on the event loop (0: every "
+                   "request in a thread).")
 @click.option("--log-level", default="info", show_default=True)
 @click.pass_obj
 def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: int, pool_min: int,
-          session_timeout: float, max_request_bytes: int, workers: int, log_level: str) -> None:
+          session_timeout: float, max_request_bytes: int, workers: int, inline_max_bytes: int,
+          log_level: str) -> None:
     """Run the AQ servlet (IDAP: AQ over SOAP/HTTP, seed 004) until interrupted.
 
     Agents POST IDAP documents to http://HOST:PORT/aqserv/servlet/<ServletName> with
@@ -271,7 +277,8 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
     from .idap import IdapConfig, serve as run_servlet
     config = IdapConfig(serve_dsn or obj.dsn, user=obj.user, password=obj.password, pool_max=pool_max,
                         pool_min=pool_min, session_timeout=session_timeout,
-                        max_request_bytes=max_request_bytes, workers=workers)
+                        max_request_bytes=max_request_bytes, workers=workers,
+                        inline_max_bytes=inline_max_bytes)
     try:   # fail here, with the ORA error, rather than inside the server's start-up
         import sluice
         sluice.connect(config.dsn, user=config.user, password=config.password).close()
@@ -292,6 +299,13 @@ def demo(demo_dsn: str) -> None:
     except Error as e:
         _fail(e)
 
+
+def _add_idap() -> None:
+    from .idap.commands import idap
+    main.add_command(idap)
+
+
+_add_idap()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -65,23 +65,23 @@ class DatabaseError(Error):
 
 
 class DataError(DatabaseError):
-    pass
+    """A value does not fit: type, length, range (ORA-25209, ORA-00932 …)."""
 
 
 class OperationalError(DatabaseError):
-    pass
+    """Timeouts, an unreachable or restarting store, locks (ORA-25228, ORA-12541 …)."""
 
 
 class IntegrityError(DatabaseError):
-    pass
+    """Duplicates and dangling references (ORA-24006, ORA-25232 …)."""
 
 
 class ProgrammingError(DatabaseError):
-    pass
+    """Unknown objects, bad statements, bad options (ORA-24010, ORA-00904 …)."""
 
 
 class NotSupportedError(DatabaseError):
-    pass
+    """A feature Sluice does not offer (SLU-00001, see :func:`not_supported`)."""
 
 
 # code -> (class, message template).  Templates use str.format with positional
@@ -216,7 +216,6 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25254: (OperationalError, "time-out in LISTEN while waiting for a message"),
     25307: (OperationalError, "Enqueue rate too high, flow control enabled"),
     25263: (ProgrammingError, "no message in queue {0} with message ID {1}"),
-    25500: (NotSupportedError, "{0}"),  # TODO(lead): remove once sluice.rules uses not_supported()
     25293: (ProgrammingError, "Lob attributes must be null for buffered operations"),
     # IDAP, the AQ servlet (sluice.idap) and its proxy sessions
     600: (DatabaseError, "internal error code, arguments: [{0}]"),
@@ -256,6 +255,13 @@ def ora(code: int, *args: object) -> DatabaseError:
     else:  # no arguments: drop the placeholders and what introduces them
         text = template.split("{")[0].rstrip(" :,(") if "{" in template else template
     return cls(f"ORA-{code:05d}: {text}", code)
+
+
+def remote_error(code: int | None, message: str) -> DatabaseError:
+    """The exception for an error another server reported (an IDAP Fault's ORA code and
+    message): the class of ``code`` where Sluice knows it, the message as received."""
+    cls = _CATALOG[code][0] if code in _CATALOG else DatabaseError
+    return cls(message, code or 0)
 
 
 def not_supported(what: str) -> NotSupportedError:

@@ -241,9 +241,11 @@ def received(response: httpx.Response) -> list[etree._Element]:
     return list(xml(response).iter(q("message")))
 
 
-def receive(destination: str, wait: int = 0, extra: str = "", commit: bool = False) -> str:
+def receive(destination: str, wait: int = 0, extra: str = "", commit: bool = False,
+            consumer: str | None = None) -> str:
+    name = f"<consumer_name>{consumer}</consumer_name>" if consumer else ""
     return (f'<Envelope xmlns="{SOAP}"><Body><AQXmlReceive xmlns="{AQ}"><consumer_options>'
-            f"<destination>{destination}</destination><wait_time>{wait}</wait_time>{extra}"
+            f"<destination>{destination}</destination>{name}<wait_time>{wait}</wait_time>{extra}"
             f"</consumer_options>{'<AQXmlCommit/>' if commit else ''}</AQXmlReceive></Body></Envelope>")
 
 

@@ -2,11 +2,9 @@
 seed prints it, and the responses checked element by element against Examples 17-16
 to 17-21.
 
-Examples 17-2, 17-4, 17-6, 17-8, 17-10 and 17-13 need publish/subscribe (issue 6):
-multi-consumer queues, recipient lists, registrations.  Until ``ops.PUBSUB_AVAILABLE``
-is set they are answered with a Server Fault naming the missing feature and change
-nothing; the expected responses (Examples 17-17, 17-18) are kept here and checked by
-the same tests once it is set.
+Examples 17-2, 17-4, 17-6, 17-8, 17-10 and 17-13 are publish/subscribe: multi-consumer
+queues with subscribers, recipient lists, registration for notifications (whose
+AQXmlNotification documents are checked in test_notifications.py).
 """
 
 from __future__ import annotations
@@ -14,14 +12,9 @@ from __future__ import annotations
 import pytest
 
 import sluice
-from sluice.idap import ops
-
 from .compare import assert_matches
 from .conftest import (SOAP, commit_doc, count, example, fault_of, msgids, q, receive,
                        received, xml)
-
-PUBSUB = ops.PUBSUB_AVAILABLE
-
 
 def _payload(message):
     return [c for c in message.find(q("message_payload"))][0]
@@ -31,16 +24,8 @@ def _request_payload(n: int):
     return next(xml(example(n)).iter(q("message_payload")))[0]
 
 
-def _assert_pubsub_fault(response, queue: str) -> None:
-    f = fault_of(response)
-    assert f["faultcode"] == "SOAP-ENV:Server"
-    assert f["faultstring"].startswith("Server Fault: SLU-00001: not supported")
-    assert f["error_message"].startswith("SLU-00001: not supported: ")
-    assert "publish/subscribe, issue 6" in f["error_message"] and queue in f["error_message"]
-
-
 def _subscribe(dsn: str, queue: str, *names: str) -> None:
-    """Issue 6's ADD_SUBSCRIBER (used only once publish/subscribe is available)."""
+    """DBMS_AQADM.ADD_SUBSCRIBER, as the queue's owner would run it."""
     with sluice.connect(dsn) as admin:
         for name in names:
             admin.aqadm.add_subscriber(queue_name=queue, subscriber=sluice.Agent(name))
@@ -194,39 +179,80 @@ def etree_local(el) -> str:
     return el.tag.rsplit("}", 1)[-1]
 
 
-# -- publish/subscribe examples (issue 6) ------------------------------------------------
-@pytest.mark.parametrize("n, queue", [(2, "AQUSER.EMP_TOPIC"), (4, "AQUSER.JMS_MAP_TOPIC"),
-                                      (6, "AQUSER.EMP_TOPIC")])
-def test_publish_examples_answer_as_17_17(servlet, store, n, queue):
-    if PUBSUB:
-        _subscribe(store, queue, "APP1")
+# -- publish/subscribe examples ---------------------------------------------------------
+def _published(store: str, queue: str) -> list[tuple[str, str]]:
+    """(consumer, state) of every message record of ``queue``, from its AQ$ view."""
+    owner, name = queue.split(".")
+    with sluice.connect(store) as c:
+        cur = c.cursor()
+        cur.execute(f"SELECT consumer_name, msg_state FROM {owner}.AQ${name}_QT WHERE queue = '{name}'")
+        return sorted(cur.fetchall())
+
+
+@pytest.mark.parametrize("n", [2, 6])
+def test_adt_publish_examples_answer_as_17_17(servlet, store, n):
+    _subscribe(store, "AQUSER.EMP_TOPIC", "APP1", "APP2")
     r = servlet.post(example(n))
-    if not PUBSUB:
-        _assert_pubsub_fault(r, queue)
+    assert_matches(xml(example(17)), xml(r), variable=("message_id",))
+    if n == 2:                       # 17-2 leaves the transaction open
+        assert _published(store, "AQUSER.EMP_TOPIC") == []
         servlet.post(commit_doc())
-        assert count(store, queue) == 0
-        return
+    # one record per subscriber (seed 003 "Multiconsumer Dequeuing")
+    assert _published(store, "AQUSER.EMP_TOPIC") == [("APP1", "READY"), ("APP2", "READY")]
+
+
+def test_17_4_jms_map_publish_goes_to_its_recipient_list_not_the_subscribers(servlet, store):
+    _subscribe(store, "AQUSER.JMS_MAP_TOPIC", "APP1")
+    r = servlet.post(example(4).replace("</AQXmlPublish>", "<AQXmlCommit/></AQXmlPublish>"))
     assert_matches(xml(example(17)), xml(r), variable=("message_id",),
-                   replace={"AQUSER.EMP_TOPIC": queue})
+                   replace={"AQUSER.EMP_TOPIC": "AQUSER.JMS_MAP_TOPIC"})
+    assert _published(store, "AQUSER.JMS_MAP_TOPIC") == [("AQUSER", "READY"), ("JMSUSER", "READY"),
+                                                         ("SCOTT", "READY")]
+    got = received(servlet.post(receive("AQUSER.JMS_MAP_TOPIC", consumer="SCOTT")))
+    items = {i.findtext(q("name")): (i.findtext(q("string_value")) or i.findtext(q("int_value")))
+             for i in _payload(got[0]).iter(q("item"))}
+    assert items == {"Car": "Toyota", "Color": "Blue", "Price": "20000"}
+    # the HTTP session is one database session: another consumer needs FIRST_MESSAGE
+    assert fault_of(servlet.post(receive("AQUSER.JMS_MAP_TOPIC", consumer="APP1")))["error_code"] == "25242"
+    first = "<navigation_mode>FIRST_MESSAGE</navigation_mode>"
+    assert received(servlet.post(receive("AQUSER.JMS_MAP_TOPIC", consumer="APP1", extra=first))) == []
+
+
+def _publish_tkaxap10(servlet, deptno: int = 60) -> str:
+    send = example(2).replace("<correlation>NEWEMP</correlation>",
+                              "<correlation>TKAXAP10</correlation><priority>1</priority>") \
+        .replace("<DEPTNO>60</DEPTNO>", f"<DEPTNO>{deptno}</DEPTNO>")
+    return msgids(servlet.post(send.replace("</AQXmlPublish>", "<AQXmlCommit/></AQXmlPublish>")))[0]
 
 
 @pytest.mark.parametrize("n", [8, 10])
 def test_multi_consumer_receive_examples_answer_as_17_18(servlet, store, n):
-    if PUBSUB:
-        _subscribe(store, "AQUSER.EMP_TOPIC", "APP1")
-        send = example(2).replace("<correlation>NEWEMP</correlation>",
-                                  "<correlation>TKAXAP10</correlation><priority>1</priority>")
-        msgids(servlet.post(send.replace("</AQXmlPublish>", "<AQXmlCommit/></AQXmlPublish>")))
+    _subscribe(store, "AQUSER.EMP_TOPIC", "APP1", "APP2")
+    if n == 10:                      # 17-10's condition deptno=60 passes this one by
+        _publish_tkaxap10(servlet, deptno=20)
+    sent = _publish_tkaxap10(servlet)
     r = servlet.post(example(n))
-    if not PUBSUB:
-        _assert_pubsub_fault(r, "AQUSER.EMP_TOPIC")
-        return
     assert_matches(xml(example(18)), xml(r), variable=("message_id",), extra_ok=("delay",))
+    assert msgids(r) == [sent]
+    # APP1 took its copy once committed; APP2's is still there
+    servlet.post(commit_doc())
+    states = _published(store, "AQUSER.EMP_TOPIC")
+    assert ("APP2", "READY") in states and states.count(("APP1", "READY")) == (1 if n == 10 else 0)
+
+
+def test_multi_consumer_receive_needs_a_consumer_name(servlet, store):
+    _subscribe(store, "AQUSER.EMP_TOPIC", "APP1")
+    _publish_tkaxap10(servlet)
+    f = fault_of(servlet.post(receive("AQUSER.EMP_TOPIC")))
+    assert f["error_code"] == "25231"
+    assert _published(store, "AQUSER.EMP_TOPIC") == [("APP1", "READY")]
 
 
 def test_17_13_register_for_mail_notification(servlet, store):
     r = servlet.post(example(13))
-    if not PUBSUB:
-        _assert_pubsub_fault(r, "AQUSER.EMP_TOPIC")
-        return
     assert_matches(xml(example(20).replace("AQXmlCommitResponse", "AQXmlRegisterResponse")), xml(r))
+    with sluice.connect(store) as c:
+        cur = c.cursor()
+        cur.execute("SELECT subscription_name, location_name FROM DBA_SUBSCR_REGISTRATIONS")
+        rows = cur.fetchall()
+    assert rows == [("AQUSER.EMP_TOPIC:APP1", "app1@hotmail.com")]

@@ -14,8 +14,25 @@ agent is authenticated (SOAP 1.1 §6.2); 401 without valid credentials; 413 past
 request size limit; 415 for other content types; 405 for other methods.  Nothing
 else escapes: an unexpected exception is logged and answered with an ORA-00600 Fault.
 
-Requests are parsed, validated and run in worker threads; the event loop only speaks
-HTTP.  Shutdown is graceful (:class:`IdapServer`): uvicorn stops accepting and lets
+Where a request runs.  Python runs one thread at a time, so a worker thread adds
+nothing to a request that needs the interpreter throughout — only hand-offs
+(futures, wake-ups, the interpreter lock passed back and forth between the event
+loop and the workers), which cost more than the request: a RAW send with commit
+takes ~130 µs of CPU once parsed and run in one thread, while handing it to two
+workers made the server spend 450–700 µs per request.  So a short request that
+cannot wait — a send, publish, commit, rollback, or receive with wait_time 0, whose
+document is at most ``inline_max_bytes`` — is parsed, validated and run on the event
+loop once its HTTP session holds a connection (the store's part of such a request
+is tens of microseconds).  Receives that may wait run in threads of their own,
+larger documents and a session's first request (which opens a database connection)
+in worker threads.  The price: while a request runs on the event loop nothing else
+does — a commit that waits for SQLite's write lock held by another process holds up
+the whole server meanwhile, where before it held up one worker.
+
+POST is served as plain ASGI (:class:`IdapApp`), past Starlette's middleware and
+router, and uvicorn writes each response in one system call (:mod:`.httpserver`).
+
+Shutdown is graceful (:class:`IdapServer`): uvicorn stops accepting and lets
 running requests finish (long receives stop at their next one-second slice), then
 every HTTP session's open transaction is rolled back and every connection closed.
 """
@@ -26,6 +43,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import http.cookies
 import logging
 import re
 import time
@@ -38,12 +56,14 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
+from starlette.requests import cookie_parser
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..errors import Error, NotSupportedError, OperationalError, not_supported, ora
 from . import ops, serialise
 from .agents import AgentPolicy
+from .httpserver import http_protocol
 from .parse import EndTransaction, ReceiveRequest, Request, SendRequest, parse_request
 from .schema import AQ_NS, SOAP_NS, Envelope, read_request, xsd_text
 from .sessions import COOKIE, ConnectionPool, HttpSession, SessionManager
@@ -53,6 +73,7 @@ log = logging.getLogger("sluice.idap")
 XML_TYPES = ("text/xml", "application/xml", "application/soap+xml")
 FORM_TYPE = "application/x-www-form-urlencoded"
 PROPAGATION_SERVLET = "AQPropServlet"
+Answer = tuple[int, bytes, bool]       # HTTP status, document, whether the request was valid
 _WAIT_TIME = re.compile(rb"wait_time\s*>([^<]*)<")
 _ENCODING_DECL = re.compile(r"""^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*["'][^"']*["']""")
 
@@ -64,11 +85,14 @@ class IdapConfig:
     pool size (``setCacheSize``), the session timeout (``setSessionMaxInactiveTime``)
     and the style sheet of every response (``setStyleSheet(type, href)``).
 
-    ``workers``: threads for requests that do not wait (sends, commits, receives without
-    wait_time).  Python runs one thread at a time: two overlap the store's I/O with
-    parsing, more only queue for the interpreter lock and starve the event loop (16
-    clients on 2 cores: 2,900 requests/s with 2 workers, 1,500 with 50).  Receives that
-    may wait get threads of their own, up to ``pool_max``."""
+    ``inline_max_bytes``: documents up to this size are read on the event loop, and run
+    there too when they cannot wait (sends, commits, rollbacks, receives with wait_time
+    0) and their session holds a connection — no thread hand-off, no contention for
+    the interpreter lock (see the module docstring); 0 sends every request to a thread.
+    ``workers``: threads for the other requests that do not wait (larger documents, a
+    session's first request); Python runs one thread at a time, so more than a few only
+    queue for the interpreter lock and starve the event loop.  Receives that may wait
+    get threads of their own, up to ``pool_max``."""
 
     dsn: str
     user: str | None = None
@@ -79,6 +103,7 @@ class IdapConfig:
     max_request_bytes: int = 1 << 20
     max_sessions: int = 10_000
     workers: int = 2
+    inline_max_bytes: int = 64 * 1024
     stylesheet: tuple[str, str] | None = None
     realm: str = "AQ restricted stuff"        # AuthName of seed 004 Example 17-23
 
@@ -104,15 +129,19 @@ class Servlet:
         self.sessions.close_all()
         self.control.close()
 
-    # -- one request, in a worker thread --------------------------------------------
+    # -- one request ----------------------------------------------------------------
     def handle(self, session: HttpSession, agent_name: str, body: bytes, content_type: str,
-               method_header: str | None, servlet_name: str) -> tuple[int, bytes, bool]:
-        """Everything after HTTP, in a worker thread (lxml gives up the GIL while it parses:
-        on the event loop's thread that would mean waiting for it back behind every worker).
+               method_header: str | None, servlet_name: str) -> Answer:
+        """Everything after HTTP: :meth:`read`, then :meth:`perform`."""
+        answer, env, request = self.read(body, content_type, method_header)
+        if answer is not None:
+            return answer
+        return self.perform(session, agent_name, env, request, servlet_name)
 
-        Returns the HTTP status (200, or 500 with a SOAP Fault), the document, and whether
-        the request was valid (reached an operation).
-        """
+    def read(self, body: bytes, content_type: str, method_header: str | None
+             ) -> tuple[Answer | None, Envelope | None, Request | None]:
+        """Parse and validate a request document: (None, envelope, request), or (the Client
+        Fault to answer with, None, None)."""
         envelope_ns = SOAP_NS
         try:
             env = read_request(_document(body, content_type))
@@ -120,17 +149,22 @@ class Servlet:
             faultcode = _check_headers(method_header, env)
             if faultcode is not None:
                 error = ora(19202, "a header entry marked mustUnderstand is not understood by this servlet")
-                return 500, _fault_document(faultcode, error, envelope_ns), False
-            request = parse_request(env)
+                return (500, _fault_document(faultcode, error, envelope_ns), False), None, None
+            return None, env, parse_request(env)
         except Error as e:
-            return 500, _fault_document("Client", e, envelope_ns), False
+            return (500, _fault_document("Client", e, envelope_ns), False), None, None
+
+    def perform(self, session: HttpSession, agent_name: str, env: Envelope, request: Request,
+                servlet_name: str) -> Answer:
+        """Run a valid request: the HTTP status (200, or 500 with a SOAP Fault), the
+        document, and True (the request was valid: it reached an operation)."""
         try:
             return 200, self.run(session, agent_name, request, env, servlet_name), True
         except Error as e:
-            return 500, _fault_document(_fault_kind(e), e, envelope_ns), True
+            return 500, _fault_document(_fault_kind(e), e, env.namespace), True
         except Exception as e:     # never a traceback, an empty 500 or a dropped connection
             log.exception("internal error in the IDAP servlet")
-            return 500, _fault_document("Server", ora(600, type(e).__name__), envelope_ns), True
+            return 500, _fault_document("Server", ora(600, type(e).__name__), env.namespace), True
 
     def run(self, session: HttpSession, agent_name: str, request: Request, env: Envelope,
             servlet_name: str) -> bytes:
@@ -159,24 +193,14 @@ def _fault_document(faultcode: str, error: BaseException, envelope_ns: str = SOA
     return serialise.fault(faultcode, code, message, envelope_ns)
 
 
-def _fault(faultcode: str, error: BaseException, envelope_ns: str = SOAP_NS) -> Response:
-    return Response(_fault_document(faultcode, error, envelope_ns), status_code=500,
-                    media_type="text/xml; charset=utf-8")
-
-
 def _fault_kind(error: Error) -> str:
     """Server: the servlet cannot do it (not supported, unavailable); Client: the request."""
     return "Server" if isinstance(error, (NotSupportedError, OperationalError)) or error.code == 600 \
         else "Client"
 
 
-def _unauthorized(realm: str) -> Response:
-    return PlainTextResponse("401 Unauthorized: HTTP Basic credentials of an AQ agent required\n",
-                             status_code=401, headers={"WWW-Authenticate": f'Basic realm="{realm}"'})
-
-
-def _credentials(request: HttpRequest) -> tuple[str, str] | None:
-    header = request.headers.get("authorization", "")
+def _credentials(header: str) -> tuple[str, str] | None:
+    """(user, password) of an ``Authorization: Basic …`` header, or None."""
     if header[:6].lower() != "basic ":
         return None
     try:
@@ -185,20 +209,6 @@ def _credentials(request: HttpRequest) -> tuple[str, str] | None:
         return None
     user, sep, password = decoded.partition(":")
     return (user, password) if sep and user else None
-
-
-async def _body(request: HttpRequest, limit: int) -> bytes | None:
-    """The request body, or None past ``limit`` bytes (declared or actual)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _document(body: bytes, content_type: str) -> bytes:
@@ -230,16 +240,89 @@ def _check_headers(method: str | None, env: Envelope) -> str | None:
     return None
 
 
-async def servlet_endpoint(request: HttpRequest) -> Response:
-    servlet: Servlet = request.app.state.servlet
-    name = request.path_params["name"]
-    if request.method == "GET":
-        return _get(request, name)
-    try:
-        return await _post(request, servlet, name)
-    except Exception as e:     # never a traceback, an empty 500 or a dropped connection
-        log.exception("internal error in the IDAP servlet")
-        return _fault("Server", ora(600, type(e).__name__))
+# -- HTTP ---------------------------------------------------------------------------
+# POST is the hot path (one per enqueue): it speaks ASGI directly — headers read once
+# from the scope, the response written as two messages — rather than through
+# Starlette's middleware, router, Request and Response objects; GET (the WSDL, the
+# schemas) goes through Starlette.
+SERVLET_PATH = "/aqserv/servlet/"
+_XML_MEDIA = b"text/xml; charset=utf-8"
+_TEXT_MEDIA = b"text/plain; charset=utf-8"
+
+
+class _Disconnected(Exception):
+    """The client went away before its request was read."""
+
+
+async def _respond(send: Any, status: int, body: bytes, media: bytes = _XML_MEDIA,
+                   headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    raw = [(b"content-length", b"%d" % len(body)), (b"content-type", media)]
+    if headers:
+        raw += headers
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _respond_text(send: Any, status: int, text: str,
+                        headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await _respond(send, status, text.encode("utf-8"), _TEXT_MEDIA, headers)
+
+
+async def _unauthorized(send: Any, realm: str) -> None:
+    await _respond_text(send, 401, "401 Unauthorized: HTTP Basic credentials of an AQ agent required\n",
+                        [(b"www-authenticate", f'Basic realm="{realm}"'.encode("latin-1"))])
+
+
+async def _body(receive: Any, declared: str | None, limit: int) -> bytes | None:
+    """The request body, or None past ``limit`` bytes (declared or actual).
+    :raises _Disconnected: when the client goes away first."""
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        return None
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _session_cookie(session_id: str) -> tuple[bytes, bytes]:
+    """The Set-Cookie header of a new session (as Starlette's set_cookie writes it)."""
+    cookie: http.cookies.SimpleCookie = http.cookies.SimpleCookie()
+    cookie[COOKIE] = session_id
+    cookie[COOKIE]["path"] = "/aqserv"
+    cookie[COOKIE]["httponly"] = True
+    cookie[COOKIE]["samesite"] = "strict"
+    return b"set-cookie", cookie.output(header="").strip().encode("latin-1")
+
+
+class ServletEndpoint:
+    """``/aqserv/servlet/{name}`` as a plain ASGI application (a Starlette route's
+    endpoint, and what :class:`IdapApp` calls directly for POST)."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        name = scope["path_params"]["name"]
+        if scope["method"] != "POST":
+            await _get(HttpRequest(scope, receive), name)(scope, receive, send)
+            return
+        try:
+            await _post(scope, receive, send, scope["app"].state.servlet, name)
+        except _Disconnected:
+            pass            # nobody left to answer
+        except Exception as e:     # never a traceback, an empty 500 or a dropped connection
+            log.exception("internal error in the IDAP servlet")
+            await _respond(send, 500, _fault_document("Server", ora(600, type(e).__name__)))
+
+
+servlet_endpoint = ServletEndpoint()
 
 
 def _get(request: HttpRequest, name: str) -> Response:
@@ -252,54 +335,86 @@ def _get(request: HttpRequest, name: str) -> Response:
                              status_code=405, headers={"Allow": "GET, POST"})
 
 
-async def _post(request: HttpRequest, servlet: Servlet, name: str) -> Response:
+async def _post(scope: Any, receive: Any, send: Any, servlet: Servlet, name: str) -> None:
     config = servlet.config
-    creds = _credentials(request)
+    headers: dict[bytes, bytes] = {}
+    for key, value in scope["headers"]:      # the first of each, as Starlette's Headers.get
+        if key not in headers:
+            headers[key] = value
+    creds = _credentials(headers.get(b"authorization", b"").decode("latin-1"))
     if creds is None:
-        return _unauthorized(config.realm)
+        return await _unauthorized(send, config.realm)
     agent = servlet.policy.authenticate_cached(*creds)
     if agent is None:
         agent = await anyio.to_thread.run_sync(servlet.policy.authenticate, *creds)
         if agent is None:
-            return _unauthorized(config.realm)
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            return await _unauthorized(send, config.realm)
+    content_type = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
     if content_type not in XML_TYPES and content_type != FORM_TYPE:
-        return PlainTextResponse("415 Unsupported Media Type: text/xml or "
-                                 "application/x-www-form-urlencoded (aqxmldoc)\n", status_code=415)
-    body = await _body(request, config.max_request_bytes)
+        return await _respond_text(send, 415, "415 Unsupported Media Type: text/xml or "
+                                              "application/x-www-form-urlencoded (aqxmldoc)\n")
+    declared = headers.get(b"content-length")
+    body = await _body(receive, None if declared is None else declared.decode("latin-1"),
+                       config.max_request_bytes)
     if body is None:
-        return PlainTextResponse(f"413 Request Entity Too Large: the limit is "
-                                 f"{config.max_request_bytes} bytes\n", status_code=413)
+        return await _respond_text(send, 413, f"413 Request Entity Too Large: the limit is "
+                                              f"{config.max_request_bytes} bytes\n")
+    cookie = headers.get(b"cookie")
+    session_id = cookie_parser(cookie.decode("latin-1")).get(COOKIE) if cookie is not None else None
+    method = headers.get(b"soapmethodname")
+    method_header = None if method is None else method.decode("latin-1")
     sessions = servlet.sessions
-    session = sessions.find(request.cookies.get(COOKIE), agent)
+    session = sessions.find(session_id, agent)
     new = session is None
-    try:
-        if new:
+    if new:
+        try:
             session = sessions.create(agent)
-    except Error as e:
-        return _fault(_fault_kind(e), e)
+        except Error as e:
+            return await _respond(send, 500, _fault_document(_fault_kind(e), e))
     async with session.lock:
         sessions.begin(session)
         try:
-            pool = servlet.waiters if _may_wait(body) else servlet.executor
-            status, document, valid = await asyncio.get_running_loop().run_in_executor(
-                pool, servlet.handle, session, agent, body, content_type,
-                request.headers.get("soapmethodname"), name)
+            status, document, valid = await _dispatch(servlet, session, agent, body, content_type,
+                                                      method_header, name)
         finally:
             sessions.end(session)
-    response = Response(document, status_code=status, media_type="text/xml; charset=utf-8")
+    extra = None
     if new:
         if valid:
-            response.set_cookie(COOKIE, session.id, path="/aqserv", httponly=True, samesite="strict")
+            extra = [_session_cookie(session.id)]
         else:      # a document that never reached an operation leaves no session behind
             sessions.discard(session)
-    return response
+    await _respond(send, status, document, _XML_MEDIA, extra)
+
+
+async def _dispatch(servlet: Servlet, session: HttpSession, agent: str, body: bytes,
+                    content_type: str, method_header: str | None, name: str) -> Answer:
+    """Run a request where it costs least (see the module docstring): a document up to
+    ``inline_max_bytes`` is read on the event loop; then a request that may wait goes to
+    a thread of its own, one of a session without a connection yet (opening one takes
+    a while) to a worker thread, and the rest — sends, commits, rollbacks, receives with
+    wait_time 0 — runs on the event loop.  Larger documents are read and run in threads."""
+    loop = asyncio.get_running_loop()
+    if len(body) > servlet.config.inline_max_bytes:
+        pool = servlet.waiters if _may_wait(body) else servlet.executor
+        return await loop.run_in_executor(pool, servlet.handle, session, agent, body, content_type,
+                                          method_header, name)
+    answer, env, request = servlet.read(body, content_type, method_header)
+    if answer is not None:
+        return answer
+    if isinstance(request, ReceiveRequest) and request.wait_time != 0:
+        pool = servlet.waiters
+    elif session.conn is None:
+        pool = servlet.executor
+    else:
+        return servlet.perform(session, agent, env, request, name)
+    return await loop.run_in_executor(pool, servlet.perform, session, agent, env, request, name)
 
 
 def _may_wait(body: bytes) -> bool:
-    """Whether a request may block in a dequeue wait: an AQXmlReceive whose wait_time is not
-    0.  Decided on the raw bytes (before parsing, which the worker does): a wrong guess
-    only picks the other thread pool."""
+    """Whether a large document (read in a thread) may block in a dequeue wait: an
+    AQXmlReceive whose wait_time is not 0.  Decided on the raw bytes, before parsing: a
+    wrong guess only picks the other thread pool."""
     lower = body.lower()
     if b"aqxmlreceive" not in lower:
         return False
@@ -316,6 +431,37 @@ async def _reaper(servlet: Servlet) -> None:
             await anyio.to_thread.run_sync(servlet.sessions.expire)
         except Exception:
             log.exception("expiring IDAP sessions failed")
+
+
+def _route_path(scope: Any) -> str:
+    """The path the router matches (the path below ``root_path``), as Starlette takes it."""
+    path: str = scope["path"]
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        if path == root:
+            return ""
+        if path[len(root)] == "/":
+            return path[len(root):]
+    return path
+
+
+class IdapApp(Starlette):
+    """The servlet's Starlette application, with its hot path — POST to a servlet — taken
+    straight to :data:`servlet_endpoint`, past Starlette's middleware and router (which
+    would reach the same endpoint; they serve everything else: GET, other paths and
+    methods, the lifespan)."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            path = _route_path(scope)
+            if path.startswith(SERVLET_PATH):
+                name = path[len(SERVLET_PATH):]
+                if name and "/" not in name:       # the route's {name}: [^/]+
+                    scope["app"] = self
+                    scope["path_params"] = {"name": name}
+                    await servlet_endpoint(scope, receive, send)
+                    return
+        await super().__call__(scope, receive, send)
 
 
 def create_app(config: IdapConfig) -> Starlette:
@@ -341,8 +487,8 @@ def create_app(config: IdapConfig) -> Starlette:
                 await asyncio.sleep(0.05)
             await anyio.to_thread.run_sync(servlet.close)
 
-    routes = [Route("/aqserv/servlet/{name}", servlet_endpoint, methods=["GET", "POST"])]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    routes = [Route(SERVLET_PATH + "{name}", servlet_endpoint, methods=["GET", "POST"])]
+    app = IdapApp(routes=routes, lifespan=lifespan)
     app.state.stopping = stopping
     return app
 
@@ -362,5 +508,6 @@ class IdapServer(uvicorn.Server):
 def serve(config: IdapConfig, host: str = "127.0.0.1", port: int = 8080, log_level: str = "info") -> None:
     """Run the servlet on uvicorn until SIGINT/SIGTERM (``sluice serve``)."""
     uv_config = uvicorn.Config(create_app(config), host=host, port=port, log_level=log_level,
-                               timeout_graceful_shutdown=10, access_log=False)
+                               timeout_graceful_shutdown=10, access_log=False,
+                               http=http_protocol())
     IdapServer(uv_config).run()

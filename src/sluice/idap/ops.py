@@ -8,10 +8,11 @@ so the AQ layer's rules and its privilege checks apply unchanged.  A piggy-backe
 only itself (enqmany is all-or-nothing), the transaction stays open, as a failed
 statement leaves an Oracle transaction open.
 
-Publish/subscribe is issue 6: until it lands, multi-consumer destinations (AQXmlPublish
-to a topic, AQXmlReceive with a consumer_name on one) and AQXmlRegister are parsed and
-validated completely, their destination and privileges checked, and then answered with
-a Fault naming the missing feature (SLU-00001) — see :func:`require_pubsub`.
+Publish/subscribe goes through the same calls: AQXmlPublish to a multi-consumer queue
+reaches its subscribers or the message's recipient_list, AQXmlReceive with a
+consumer_name dequeues as that consumer, and AQXmlRegister is ``DBMS_AQ.REGISTER``
+(:func:`sluice.aq.notify.registration.register_plsql`), whose notifications the
+AQ layer's dispatcher POSTs or mails as AQXmlNotification documents.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from .. import constants as C
+from ..aq.notify.registration import RegInfo, register_plsql
 from ..aq.payload import ANYDATA
-from ..errors import DatabaseError, not_supported, ora
+from ..errors import DatabaseError, not_supported
 from ..model import Agent, MessageProperties
 from ..store.base import QueueInfo
 from . import serialise
@@ -36,15 +38,7 @@ if TYPE_CHECKING:
     from ..aq.queue import Queue
     from ..connection import Connection
 
-PUBSUB_ISSUE = "publish/subscribe, issue 6"
-PUBSUB_AVAILABLE = False     # set when issue 6 lands: the guards below then step aside
 WAIT_SLICE = 1               # seconds: a long wait is cut so shutdown and expiry stop it
-
-
-def require_pubsub(feature: str) -> None:
-    """Refuse a feature that needs publish/subscribe while the AQ layer lacks it."""
-    if not PUBSUB_AVAILABLE:
-        raise not_supported(f"{feature} ({PUBSUB_ISSUE})")
 
 
 @dataclass
@@ -124,8 +118,6 @@ def agent_of(ref: AgentRef | None) -> Agent | None:
 
 def _send(conn: "Connection", req: SendRequest, ctx: Context) -> bytes:
     q_info = ctx.queue
-    if q_info.table.multiple_consumers:
-        require_pubsub(f"{req.method} to the multi-consumer queue {q_info.qualified}")
     q = _queue(conn, q_info.qualified)
     q.enqoptions.visibility = VISIBILITY[req.visibility][0]
     q.enqoptions.transformation = req.transformation
@@ -153,8 +145,6 @@ def _send(conn: "Connection", req: SendRequest, ctx: Context) -> bytes:
 
 def _receive(conn: "Connection", req: ReceiveRequest, ctx: Context) -> bytes:
     q_info = ctx.queue
-    if q_info.table.multiple_consumers and not q_info.is_exception_queue:
-        require_pubsub(f"AQXmlReceive from the multi-consumer queue {q_info.qualified}")
     q = _queue(conn, q_info.qualified)
     o = q.deqoptions
     o.visibility = VISIBILITY[req.visibility][1]
@@ -190,15 +180,13 @@ def _take(q, req: ReceiveRequest, ctx: Context) -> list[MessageProperties]:
 
 
 def _register(conn: "Connection", req: RegisterRequest, ctx: Context) -> bytes:
-    url = req.notify_url.strip()
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme not in ("http", "https", "mailto", "plsql"):
-        raise ora(19202, f"notify_url {url!r} is not http://…, mailto:… or plsql://…")
-    if ctx.queue.table.multiple_consumers and not req.consumer_name:
-        raise ora(25231)
-    if not ctx.queue.table.multiple_consumers and req.consumer_name:
-        raise ora(24039, ctx.queue.qualified)
-    require_pubsub(f"AQXmlRegister for {scheme} notifications on {ctx.queue.qualified}")
+    """AQXmlRegister: DBMS_AQ.REGISTER of ``queue[:consumer]`` with the notify_url as
+    the location (http://…, mailto:… or plsql://…, Table 17-3); the AQ layer checks the
+    URL, the consumer and the privileges.  Registering the same destination, consumer
+    and URL again keeps one registration."""
+    q_info = ctx.queue
+    name = q_info.qualified if not req.consumer_name else f"{q_info.qualified}:{req.consumer_name}"
+    register_plsql(conn, RegInfo(name=name, namespace=C.SUBSCR_NAMESPACE_AQ, callback=req.notify_url.strip()))
     return serialise.status_response("AQXmlRegisterResponse", ctx.envelope_ns, ctx.stylesheet)
 
 

@@ -15,7 +15,7 @@ from lxml import etree
 
 from .. import constants as C
 from ..errors import ora
-from .schema import AQ_NS, Envelope
+from .schema import _CANONICAL_TAGS, AQ_NS, Envelope
 
 _Q = f"{{{AQ_NS}}}"
 
@@ -128,16 +128,18 @@ Request = SendRequest | ReceiveRequest | RegisterRequest | EndTransaction
 
 
 # -- helpers -------------------------------------------------------------------
-_PREFIX = len(_Q)
+# After normalising, every IDAP element carries the schema's qualified name (the
+# schema declares all of them globally): the local name is one dictionary lookup.
+_LOCAL_NAME = _CANONICAL_TAGS.get
 
 
 def _kids(el: etree._Element) -> dict[str, etree._Element]:
     """The IDAP children of a normalised element by local name (the first of each)."""
     out: dict[str, etree._Element] = {}
     for c in el:
-        tag = c.tag
-        if isinstance(tag, str) and tag.startswith(_Q):
-            out.setdefault(tag[_PREFIX:], c)
+        name = _LOCAL_NAME(c.tag)
+        if name is not None and name not in out:
+            out[name] = c
     return out
 
 
@@ -145,13 +147,14 @@ def text(el: etree._Element | None) -> str | None:
     """The element's text, stripped; None for a missing element."""
     if el is None:
         return None
-    return (el.text or "").strip()
+    value = el.text
+    return value.strip() if value else ""
 
 
 def _int_of(el: etree._Element | None, name: str) -> int | None:
-    value = text(el)
-    if value is None:
+    if el is None:
         return None
+    value = text(el)
     try:
         return int(value)
     except ValueError:
@@ -203,34 +206,47 @@ def parse_request(env: Envelope) -> Request:
 
 def _send(k: dict[str, etree._Element], method: str, commit: bool) -> SendRequest:
     o = _kids(k["producer_options"])
-    mset = k["message_set"]
-    messages = [_message(m) for m in mset.iterchildren(_Q + "message")]
-    count = _int_of(mset.find(_Q + "message_count"), "message_count")
+    messages, count_el = [], None
+    for c in k["message_set"]:
+        name = _LOCAL_NAME(c.tag)
+        if name == "message":
+            messages.append(_message(c))
+        elif name == "message_count" and count_el is None:
+            count_el = c
+    count = _int_of(count_el, "message_count")
     if count is not None and count != len(messages):
         raise ora(19202, f"message_count is {count} but the message_set holds {len(messages)} messages")
     if not messages:
         raise ora(19202, f"{method}: the message_set holds no message")
-    numbers = [m.number for m in messages if m.number is not None]
-    if len(set(numbers)) != len(numbers):
-        raise ora(19202, f"{method}: message_number repeats within the message_set")
+    if len(messages) > 1:
+        numbers = [m.number for m in messages if m.number is not None]
+        if len(set(numbers)) != len(numbers):
+            raise ora(19202, f"{method}: message_number repeats within the message_set")
+    visibility, transformation = o.get("visibility"), o.get("transformation")
     return SendRequest(method, _destination(o["destination"]), messages,
-                       text(o.get("visibility")) or "ON_COMMIT", text(o.get("transformation")) or None,
-                       commit)
+                       "ON_COMMIT" if visibility is None else text(visibility) or "ON_COMMIT",
+                       None if transformation is None else text(transformation) or None, commit)
+
+
+# message_header children -> how their text is read (absent ones keep the default None)
+_HEADER_TEXT = ("message_id", "correlation", "exception_queue")       # empty: None
+_HEADER_INT = ("delay", "expiration", "priority", "delivery_count")
 
 
 def _message(m: etree._Element) -> Message:
     k = _kids(m)
-    h = _kids(k["message_header"])
-    recipients = h.get("recipient_list")
-    header = MessageHeader(
-        message_id=text(h.get("message_id")) or None, correlation=text(h.get("correlation")) or None,
-        delay=_int_of(h.get("delay"), "delay"), expiration=_int_of(h.get("expiration"), "expiration"),
-        priority=_int_of(h.get("priority"), "priority"),
-        delivery_count=_int_of(h.get("delivery_count"), "delivery_count"),
-        sender_id=agent_ref(h.get("sender_id")),
-        recipient_list=None if recipients is None else
-        [agent_ref(r) for r in recipients.iterchildren(_Q + "recipient")],
-        message_state=text(h.get("message_state")), exception_queue=text(h.get("exception_queue")) or None)
+    header = MessageHeader()
+    for name, el in _kids(k["message_header"]).items():
+        if name in _HEADER_TEXT:
+            setattr(header, name, text(el) or None)
+        elif name in _HEADER_INT:
+            setattr(header, name, _int_of(el, name))
+        elif name == "sender_id":
+            header.sender_id = agent_ref(el)
+        elif name == "recipient_list":
+            header.recipient_list = [agent_ref(r) for r in el.iterchildren(_Q + "recipient")]
+        elif name == "message_state":
+            header.message_state = text(el)
     payload_el = k.get("message_payload")
     payload = None
     if payload_el is not None:

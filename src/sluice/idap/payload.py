@@ -68,7 +68,9 @@ _DATETIME = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?
 
 
 def _local(el: etree._Element) -> str:
-    return etree.QName(el).localname
+    """An element's local name (``etree.QName(el).localname``, without the QName)."""
+    tag = el.tag
+    return tag[tag.index("}") + 1:] if tag[:1] == "{" else tag
 
 
 def _children(el: etree._Element) -> list[etree._Element]:

@@ -150,6 +150,8 @@ def _local(el: etree._Element) -> tuple[str | None, str]:
 
 # qualified tag as the schema spells it -> its local name: the common case costs one lookup
 _CANONICAL_TAGS = {f"{{{AQ_NS}}}{name}": name for name in IDAP_NAMES.values()}
+_PAYLOAD_TAG = f"{{{AQ_NS}}}message_payload"
+_IDAP_PAYLOAD_TAGS = frozenset(f"{{{AQ_NS}}}{name}" for name in IDAP_PAYLOADS)
 
 
 def normalise(root: etree._Element) -> Envelope:
@@ -187,8 +189,26 @@ def normalise(root: etree._Element) -> Envelope:
                          f"(expected one of {', '.join(REQUESTS)})")
     env = Envelope(ns, [c for c in header if isinstance(c.tag, str)] if header is not None else [],
                    request, method)
-    _normalise_idap(request, env)
+    if not _spelled_as_the_schema(request):
+        _normalise_idap(request, env)
     return env
+
+
+def _spelled_as_the_schema(request: etree._Element) -> bool:
+    """Whether the request needs no normalising: every element in it an IDAP element
+    spelled as the schema spells it, every payload IDAP vocabulary (RAW, JMS) — the
+    common case, checked in one pass over the tree (:func:`_normalise_idap` walks it
+    element by element)."""
+    canonical = _CANONICAL_TAGS
+    for el in request.iter():
+        tag = el.tag
+        if tag not in canonical:      # also comments and processing instructions
+            return False
+        if tag == _PAYLOAD_TAG:
+            for child in el:
+                if child.tag not in _IDAP_PAYLOAD_TAGS:
+                    return False
+    return True
 
 
 def _normalise_idap(el: etree._Element, env: Envelope) -> None:

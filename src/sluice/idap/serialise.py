@@ -70,13 +70,21 @@ _HEAD = ("<?xml version='1.0' encoding='UTF-8'?>\n<Envelope xmlns=\"{env}\"><Bod
 _TAIL = "</{method}></Body></Envelope>"
 
 
+_FRAMES: dict[tuple[str, str], tuple[str, str]] = {}    # (envelope_ns, method) -> head, tail
+
+
 def _templated(envelope_ns: str, method: str, result: str, stylesheet: tuple[str, str] | None) -> bytes:
     if stylesheet is not None:
         env, _ = _envelope(envelope_ns, method)
         return _document(env, stylesheet).replace(
             b"</status_response>", b"</status_response>" + result.encode("utf-8"), 1)
-    return (_HEAD.format(env=escape(envelope_ns, {'"': "&quot;"}), method=method) + result
-            + _TAIL.format(method=method)).encode("utf-8")
+    frame = _FRAMES.get((envelope_ns, method))
+    if frame is None:     # a few: the two envelope namespaces times the response methods
+        frame = (_HEAD.format(env=escape(envelope_ns, {'"': "&quot;"}), method=method),
+                 _TAIL.format(method=method))
+        if len(_FRAMES) < 64:
+            _FRAMES[(envelope_ns, method)] = frame
+    return (frame[0] + result + frame[1]).encode("utf-8")
 
 
 def status_response(method: str, envelope_ns: str = SOAP_NS,

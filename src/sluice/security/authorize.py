@@ -28,6 +28,8 @@ class Authorizer:
     def __init__(self, catalog: SecurityCatalog, user: str) -> None:
         self.catalog = catalog
         self.username = user
+        self._super_version = -1
+        self._super = False
 
     # -- facts --------------------------------------------------------------
     def info(self) -> UserInfo:
@@ -37,7 +39,12 @@ class Authorizer:
         return u
 
     def is_superuser(self) -> bool:
-        return self.info().superuser
+        # asked on every operation: cached until the catalog changes
+        version = self.catalog.store.catalog_version()
+        if self._super_version != version:
+            self._super = self.info().superuser
+            self._super_version = version
+        return self._super
 
     def has_system(self, privilege: str) -> bool:
         u = self.info()

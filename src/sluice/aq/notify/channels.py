@@ -43,8 +43,10 @@ def deliver(event: Event, mail: dict, procedure) -> None:
                                          event.count))
     elif reg.protocol == "HTTP":
         body = xml_notification(event).encode("utf-8")
-        req = urllib.request.Request(reg.location, data=body, method="POST",
-                                     headers={"Content-Type": "text/xml; charset=utf-8"})
+        headers = {"Content-Type": "text/xml; charset=utf-8"}
+        if event.kind == C.EVENT_DEREG:   # the body says it too: an empty message_set
+            headers["X-Oracle-AQ-Event"] = "DEREG"
+        req = urllib.request.Request(reg.location, data=body, method="POST", headers=headers)
         with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT) as resp:   # noqa: S310 (a registered URL)
             if resp.status >= 300:
                 raise OSError(f"HTTP {resp.status} from {reg.location}")
@@ -55,7 +57,8 @@ def deliver(event: Event, mail: dict, procedure) -> None:
         msg = EmailMessage()
         msg["From"] = mail.get("SENDFROM") or "sluice@localhost"
         msg["To"] = reg.location
-        msg["Subject"] = f"Oracle AQ notification: {reg.name}"
+        purged = " (registration purged)" if event.kind == C.EVENT_DEREG else ""
+        msg["Subject"] = f"Oracle AQ notification: {reg.name}{purged}"
         msg.set_content(xml_notification(event), subtype="xml")
         with smtplib.SMTP(host, int(mail.get("MAILPORT") or 25), timeout=HTTP_TIMEOUT) as smtp:
             smtp.send_message(msg)
@@ -71,21 +74,26 @@ def deliver(event: Event, mail: dict, procedure) -> None:
 
 
 def xml_notification(event: Event) -> str:
-    """The AQXmlNotification document (seed 004) for ``event``."""
+    """The AQXmlNotification document (seed 004 "IDAP Notification") for ``event``, valid
+    against the IDAP schema: notification_options (destination, consumer_name — empty
+    for a single-consumer queue), then the message_set.  message_count is the number of
+    messages the notification stands for (a LAST time group lists one message of
+    several); a registration's final notification (timeout, purge) has an empty set.
+    The header carries what the outbox keeps of each message: its id and READY state;
+    a RAW payload, when the registration asked for it, travels as ``raw`` hex."""
     reg = event.reg
     messages = []
     for i, msgid in enumerate(event.msgids):
         payload = event.payloads[i] if i < len(event.payloads) else None
-        body = (f"<message_payload><RAW>{payload.hex().upper()}</RAW></message_payload>"
+        body = (f"<message_payload><raw>{payload.hex().upper()}</raw></message_payload>"
                 if payload is not None else "")
         messages.append(f"<message><message_number>{i + 1}</message_number><message_header>"
-                        f"<message_id>{msgid.hex().upper()}</message_id>"
-                        f"<message_state>0</message_state></message_header>{body}</message>")
-    count = f"<message_count>{event.count}</message_count>" if event.count > 1 else ""
-    dereg = "<registration_purged>TRUE</registration_purged>" if event.kind == C.EVENT_DEREG else ""
+                        f"<message_id>{msgid.hex().upper()}</message_id><sender_id/>"
+                        f"<message_state>{C.MSG_READY}</message_state></message_header>{body}</message>")
+    count = event.count if event.kind != C.EVENT_DEREG else 0
     return (f'<?xml version="1.0"?>\n<Envelope xmlns="{SOAP}"><Body>'
             f'<AQXmlNotification xmlns="{IDAP}"><notification_options>'
             f"<destination>{escape(reg.queue)}</destination>"
             f"<consumer_name>{escape(event.consumer or '')}</consumer_name>"
-            f"</notification_options>{dereg}{count}<message_set>{''.join(messages)}</message_set>"
-            f"</AQXmlNotification></Body></Envelope>")
+            f"</notification_options><message_set><message_count>{count}</message_count>"
+            f"{''.join(messages)}</message_set></AQXmlNotification></Body></Envelope>")

@@ -120,6 +120,8 @@ def parse_name(conn: "Connection", name: str) -> tuple[str, str | None]:
     cons = canonical(consumer.strip(), "consumer name") if consumer.strip() else None
     if q.table.multiple_consumers and cons is None and not q.is_exception_queue:
         raise ora(25231)
+    if not q.table.multiple_consumers and cons is not None:
+        raise ora(24039, q.qualified)
     conn._authz.check_dequeue(q, cons)
     return q.qualified, cons
 
@@ -260,16 +262,27 @@ def register_plsql(conn: "Connection", info: RegInfo) -> Registration:
                payload=bool(qos & 2), context=context)
     reg.purge_on_notify = bool(qos & 4)
     reg.location = location
+    # registering the same queue, consumer and location again replaces the registration
+    # (its options may change) rather than doubling every notification
+    same = _registered(conn, queue, consumer, location)
+    if same:
+        reg.id = same[0].id
     store_registration(conn, reg)
     return reg
+
+
+def _registered(conn: "Connection", queue: str, consumer: str | None, location: str) -> list[Registration]:
+    """The registrations of ``queue[:consumer]`` at ``location`` (DBMS_AQ.REGISTER's)."""
+    conn._catalog.refresh(force=True)
+    return [Registration(**spec) for _, _, spec in conn._store.catalog_objects("REGISTRATION")
+            if spec["queue"] == queue and spec["consumer"] == consumer and spec["location"] == location
+            and spec["protocol"] != "CALLBACK"]
 
 
 def unregister_plsql(conn: "Connection", info: RegInfo) -> None:
     queue, consumer = parse_name(conn, info.name)
     _, location = location_protocol(info.callback or "")
-    conn._catalog.refresh(force=True)
-    found = [Registration(**spec) for _, _, spec in conn._store.catalog_objects("REGISTRATION")
-             if spec["queue"] == queue and spec["consumer"] == consumer and spec["location"] == location]
+    found = _registered(conn, queue, consumer, location)
     if not found:
         raise ora(24950, info.name)
     conn._ddl_commit()
