@@ -190,9 +190,9 @@ def test_the_brief_example_message():
 
 
 def test_only_dual_subqueries_are_supported():
-    with pytest.raises(NotSupportedError, match="ORA-25500"):
+    with pytest.raises(NotSupportedError, match=r"^SLU-00001: .*SYS\.DUAL.* at line 1, column 23$"):
         parse_condition("EXISTS (SELECT 1 FROM emp WHERE a = 1)")
-    with pytest.raises(NotSupportedError, match="ORA-25500"):
+    with pytest.raises(NotSupportedError, match=r"^SLU-00001: .*IN \(subquery\).* at line 1, column 7$"):
         parse_condition("a IN (SELECT b FROM t)")
 
 

@@ -21,7 +21,7 @@ from ..errors import ora
 from .ast import Bind, Condition, Expr, FuncCall, Identifier, to_text, walk
 from .functions import FUNCTIONS, NILADIC
 from .parser import parse_condition, parse_expression
-from .pycompile import Resolver, compile_expression, compile_python, get_attribute
+from .pycompile import Resolver, compile_expression, compile_python, get_path
 
 __all__ = [
     "parse_condition", "parse_expression", "compile_condition", "compile_python",
@@ -100,11 +100,7 @@ class DictResolver:
                 value = _lookup(ctx, head)
             except KeyError:
                 raise ora(904, f'"{head}"') from None
-            for part in rest:
-                if value is None:
-                    return None
-                value = get_attribute(value, part, part)
-            return value
+            return get_path(value, rest)
         return get
 
     def bind(self, name: str) -> Callable[[Any], Any]:

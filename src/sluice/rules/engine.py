@@ -32,7 +32,7 @@ from .ast import And, Bind, Condition, Exists, Expr, FuncCall, Identifier, Metho
 from .functions import FUNCTIONS, NILADIC, null_if_empty
 from .index import RuleIndex, is_simple
 from .parser import parse_condition
-from .pycompile import call_method, compile_expression, compile_python, get_attribute
+from .pycompile import call_method, compile_expression, compile_python, get_path
 from .ruleset import EvaluationContext
 from .types import NVList, RuleHit
 
@@ -74,12 +74,7 @@ class ContextResolver:
 
         def get(ev: Event) -> Any:
             row = ev.rows.get(alias)
-            value = None if row is None else row.get(column)
-            for attribute in attributes:
-                if value is None:
-                    return None
-                value = get_attribute(value, attribute, attribute)
-            return value
+            return get_path(None if row is None else row.get(column), attributes)
         return get
 
     def names(self, node: Expr) -> frozenset[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Callable
 
-from ..errors import DatabaseError, ora
+from ..errors import DatabaseError, not_supported, ora
 from .ast import (
     COMPARISON_OPS, And, Attribute, Between, Bind, Binary, Compare, Condition, Exists, Expr,
     FuncCall, Identifier, InList, IsNull, Like, Literal, MethodCall, Not, Or, Unary, Value,
@@ -83,6 +83,13 @@ class _Parser:
     def error(self, code: int, token: Token | None = None, *args: object) -> DatabaseError:
         token = token or self.tok
         return syntax_error(code, token.line, token.col, *args)
+
+    def unsupported(self, what: str, token: Token | None = None) -> DatabaseError:
+        """SLU-00001 (Oracle has no code for it) with the position, like a syntax error."""
+        token = token or self.tok
+        err = not_supported(f"{what} at line {token.line}, column {token.col}")
+        err.line, err.column = token.line, token.col  # type: ignore[attr-defined]
+        return err
 
     def expect_op(self, op: str, code: int) -> Token:
         if not self.at_op(op):
@@ -178,7 +185,7 @@ class _Parser:
     def _in_list(self) -> tuple[Value, ...]:
         self.expect_op("(", 906)
         if self.at_kw("SELECT"):
-            raise self.error(25500, None, "IN (subquery) is not supported in rule conditions")
+            raise self.unsupported("IN (subquery) in a rule condition")
         items = [self.operand()]
         while self.at_op(","):
             self.take()
@@ -199,8 +206,8 @@ class _Parser:
         table_tok = self.tok
         table = self._name_path() if self.tok.kind in _NAMES else ()
         if table not in _DUAL:
-            raise self.error(25500, table_tok,
-                             "only EXISTS (SELECT ... FROM SYS.DUAL WHERE ...) is supported")
+            raise self.unsupported("EXISTS over a table other than SYS.DUAL (only EXISTS "
+                                   "(SELECT ... FROM SYS.DUAL WHERE ...) is)", table_tok)
         condition = None
         if self.at_kw("WHERE"):
             self.take()

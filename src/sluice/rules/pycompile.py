@@ -216,6 +216,15 @@ _MISSING = object()
 _METHODS: dict[tuple[type, str], str] = {}
 
 
+def get_path(obj: Any, names: tuple[str, ...]) -> Any:
+    """``obj.a.b…``: :func:`get_attribute` step by step; NULL once a step is NULL."""
+    for name in names:
+        if obj is None:
+            return None
+        obj = get_attribute(obj, name, name)
+    return obj
+
+
 def get_attribute(obj: Any, name: str, spelled: str) -> Any:
     """``obj.name``: attribute NAME, name, as spelled; for a mapping the key (else NULL)."""
     if isinstance(obj, Mapping):
