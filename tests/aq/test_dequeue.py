@@ -225,3 +225,40 @@ def test_deqmany_takes_what_is_there(conn):
     _fill(conn, q, [str(i).encode() for i in range(5)])
     assert len(nowait(q).deqmany(3)) == 3
     assert len(q.deqmany(3)) == 2
+
+
+def test_a_consumed_message_number_is_never_given_again(conn, dsn, tmp_path):
+    """Locks are keyed by the message's number (LOCAL_ORDER_NO): a session still holding
+    a just-consumed message's lock must never make another dequeuer skip a new message,
+    so numbers are not reused — not even the last one's, which SQLite's rowid would
+    hand to the next insert — and not after the database is opened again."""
+    make_queue(conn)
+    q = conn.queue("Q")
+    nowait(q)
+
+    def number_of_only_message() -> int:
+        rows = conn.query("SELECT LOCAL_ORDER_NO FROM AQ$Q_QT", None)[1]
+        assert len(rows) == 1
+        return rows[0][0]
+
+    q.enqone(conn.msgproperties(payload=b"1"))
+    conn.commit()
+    first = number_of_only_message()
+    assert q.deqone().payload == b"1"
+    conn.commit()
+    q.enqone(conn.msgproperties(payload=b"2"))
+    conn.commit()
+    second = number_of_only_message()
+    assert second > first
+    if dsn.startswith("sqlite"):
+        # reopened, even without the side file that keeps the counter, numbers go on upward
+        conn.close()
+        import os
+        os.remove(dsn[len("sqlite:///"):] + ".lck")
+        conn = sluice.connect(dsn)
+        q = conn.queue("Q")
+        q.enqone(conn.msgproperties(payload=b"3"))
+        conn.commit()
+        numbers = [r[0] for r in conn.query("SELECT LOCAL_ORDER_NO FROM AQ$Q_QT", None)[1]]
+        assert sorted(numbers)[-1] > second
+        conn.close()

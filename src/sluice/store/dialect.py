@@ -32,6 +32,7 @@ class Dialect:
     lock_rows: str           # suffix of a SELECT that locks what it returns, skipping locked rows
     like: str                # a LIKE with Oracle's semantics (case-sensitive, no default escape)
     bulk_arrays: bool        # insert a batch as one statement over arrays (one per column)
+    seq_from_store: bool     # SEQ numbers come from ``conn.allocate_seqs(n)``, not the database
     _in_list: str            # ``{col}`` is in the list (of ``{array}``) bound as one parameter
     _list_param: Callable[[list], Any]
     _hex: str                # upper-case hex text of a blob ``{x}``
@@ -65,11 +66,12 @@ SQLITE = Dialect(
     int_type="INTEGER",
     real_type="REAL",
     blob_type="BLOB",
-    serial_key="INTEGER PRIMARY KEY",   # a deleted message's SEQ may be reused: see sqlops.still_available
+    serial_key="INTEGER PRIMARY KEY",   # its own numbering would reuse a deleted last row's SEQ
     create_view="CREATE VIEW IF NOT EXISTS",
     lock_rows="",            # SQLite has no row locks: the store locks messages itself
     like="LIKE ?",           # with PRAGMA case_sensitive_like=ON
     bulk_arrays=False,       # executemany runs in C: nothing to gain
+    seq_from_store=True,     # never reused (see MessageLocks.allocate_seqs)
     _in_list="{col} IN (SELECT value FROM json_each(?))",
     _list_param=json.dumps,
     _hex="upper(hex({x}))",
@@ -88,6 +90,7 @@ POSTGRESQL = Dialect(
     lock_rows=" FOR UPDATE SKIP LOCKED",
     like="LIKE ? ESCAPE ''",  # PostgreSQL's LIKE escapes with a backslash unless told not to
     bulk_arrays=True,        # INSERT … SELECT FROM unnest(arrays): a third of the client's work
+    seq_from_store=False,    # an identity column: numbers are never reused
     _in_list="{col} = ANY(?::{array}[])",   # typed: an untyped array would not use the index
     _list_param=list,
     _hex="upper(encode({x}, 'hex'))",

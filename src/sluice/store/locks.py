@@ -38,7 +38,7 @@ def group_key(transaction_id: str) -> int:
 _PRESENCE = (1 << 62)
 _COUNTER_LOCK = _PRESENCE + 1
 _PAGE = 4096
-_CATALOG_SLOT, _CHANGE_SLOT, _CONSUME_SLOT = 0, 8, 16
+_CATALOG_SLOT, _CHANGE_SLOT, _CONSUME_SLOT, _SEQ_SLOT = 0, 8, 16, 24
 
 
 class MessageLocks:
@@ -97,6 +97,36 @@ class MessageLocks:
         # not atomic across processes on purpose: a lost update still changes the value,
         # and waiters also re-check on a bounded timer
         struct.pack_into("<Q", self._page, _CHANGE_SLOT, (self.change_count() + 1) & (2**64 - 1))
+
+    def allocate_seqs(self, count: int) -> int:
+        """The first of ``count`` new message sequence numbers, never handed out before.
+
+        Locks are keyed by SEQ, so a SEQ must never come back: SQLite's own rowid gives a
+        deleted last row's number to the next insert, and a session still holding the
+        deleted message's lock (between its commit and its unlock) would make another
+        dequeuer skip the new message, which then arrives out of order.  One counter for
+        every queue table of the database, raised past existing rows when the database
+        opens (:meth:`raise_seq_floor`)."""
+        if self._fd is not None:
+            fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, _COUNTER_LOCK)
+        try:
+            first = struct.unpack_from("<Q", self._page, _SEQ_SLOT)[0] + 1
+            struct.pack_into("<Q", self._page, _SEQ_SLOT, first + count - 1)
+        finally:
+            if self._fd is not None:
+                fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _COUNTER_LOCK)
+        return first
+
+    def raise_seq_floor(self, highest: int) -> None:
+        """Make sure numbers handed out from now on are above ``highest`` (a SEQ in use)."""
+        if self._fd is not None:
+            fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, _COUNTER_LOCK)
+        try:
+            if struct.unpack_from("<Q", self._page, _SEQ_SLOT)[0] < highest:
+                struct.pack_into("<Q", self._page, _SEQ_SLOT, highest)
+        finally:
+            if self._fd is not None:
+                fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _COUNTER_LOCK)
 
     def others_present(self) -> bool:
         """True if another process has the database open (holds its presence lock)."""

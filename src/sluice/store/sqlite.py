@@ -86,6 +86,9 @@ class SqliteStore(Store):
             for stmt in catalog_ddl(SQLITE):
                 self._svc.execute(stmt)
             self._upgrade()
+            self.locks.raise_seq_floor(max(
+                (self._svc.execute(f"SELECT COALESCE(MAX(SEQ), 0) FROM {table_name(qt)}").fetchone()[0]
+                 for qt in sqlcatalog.queue_tables(self._svc)), default=0))
         self.check_catalog()
 
     def _upgrade(self) -> None:
@@ -110,6 +113,7 @@ class SqliteStore(Store):
         conn.execute("PRAGMA case_sensitive_like=ON")  # Oracle LIKE is case-sensitive
         _register_functions(conn)
         register_sqlite_functions(conn)   # what compiled dequeue conditions call
+        conn.allocate_seqs = self.locks.allocate_seqs   # see Dialect.seq_from_store
         return conn
 
     @contextmanager

@@ -273,7 +273,7 @@ class SqliteSession(StoreSession):
             else:
                 # the writes are known up front: record them, then run them as one
                 # transaction — or as a single autocommit statement when there is one
-                plan = _Statements()
+                plan = _Statements(store.locks.allocate_seqs)
                 for queue, recs in inserts.values():
                     sqlops.insert_records(plan, queue.table, recs, None)
                 self._consume_all(plan, removes, now)
@@ -345,11 +345,12 @@ class SqliteSession(StoreSession):
 class _Statements:
     """Write statements collected for one commit, run atomically."""
 
-    __slots__ = ("items",)
+    __slots__ = ("items", "allocate_seqs")
     dialect = SQLITE
 
-    def __init__(self) -> None:
+    def __init__(self, allocate_seqs) -> None:
         self.items: list[tuple[bool, str, object]] = []
+        self.allocate_seqs = allocate_seqs
 
     def execute(self, sql: str, params=()) -> None:
         self.items.append((False, sql, params))

@@ -67,12 +67,20 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
         key = (d.name, bulk, t, q_name, uid, used)
         cached = _INSERT_SQL_CACHE.get(key)
         if cached is None:
-            cols = _ALWAYS + tuple(_OPTIONAL[i] for i in used)
+            cols = (("SEQ",) if d.seq_from_store else ()) + _ALWAYS + tuple(_OPTIONAL[i] for i in used)
             cached = (_insert_sql(qt, q_name, uid, cols, bulk, d),
                       tuple(column_type(qt, c, d) for c in cols))
             _INSERT_SQL_CACHE[key] = cached
         sql, types = cached
-        if used:
+        if d.seq_from_store:
+            first = conn.allocate_seqs(len(recs))
+            for i, r in enumerate(recs):
+                r.seq = first + i
+            if used:
+                rows = [(r.seq, *_ALWAYS_GET(r), *(o[i] for i in used)) for r, o in zip(recs, optional)]
+            else:
+                rows = [(r.seq, *_ALWAYS_GET(r)) for r in recs]
+        elif used:
             rows = [_ALWAYS_GET(r) + tuple(o[i] for i in used) for r, o in zip(recs, optional)]
         else:
             rows = [_ALWAYS_GET(r) for r in recs]
@@ -193,9 +201,8 @@ def lock_records(conn, queue: QueueInfo, seqs: list[int], states: Iterable[int])
 def still_available(conn, queue: QueueInfo, records: list[MessageRecord],
                     states: Iterable[int]) -> dict[int, MessageRecord]:
     """Those ``records`` still in ``queue`` in one of ``states`` (after locking), as they are
-    now, by SEQ.  The message id is compared too: SQLite gives the SEQ of a deleted last
-    row to the next one inserted (no AUTOINCREMENT: it would cost a tenth of the array
-    path's speed)."""
+    now, by SEQ.  The message id is compared too, so a SEQ given to another message
+    could never pass for the locked one."""
     if not records:
         return {}
     st = tuple(states)
