@@ -33,7 +33,8 @@ class Error(Exception):
     full_code: str = ""
 
     def __init__(self, message: str, code: int = 0, prefix: str = "ORA") -> None:
-        full_code = f"{prefix}-{code:05d}" if code else ""
+        # python-oracledb's own errors have four digits (DPY-1001), Oracle's five (ORA-01017)
+        full_code = f"{prefix}-{code:0{4 if prefix == 'DPY' else 5}d}" if code else ""
         detail = _ErrorDetail(code=code, full_code=full_code, message=message)
         super().__init__(detail)
         self.code = code

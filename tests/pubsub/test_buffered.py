@@ -241,3 +241,50 @@ def test_in_memory_messages_show_in_the_aq_view_of_this_process_only(conn, conn2
     assert table_rows(conn, "Q_QT", "CORR_ID, MSG_STATE") == [("B", "IN-MEMORY")]
     assert q.deqone().payload == b"two"
     assert table_rows(conn, "Q_QT") == []
+
+
+def test_repeated_buffered_operations_still_see_queue_and_privilege_changes(conn, dsn):
+    """After the first call, a Queue's plain buffered enqueue and dequeue skip the checks
+    that hold until the catalog changes; a stopped queue or a revoked privilege must
+    still be refused at once, with nothing kept in memory."""
+    from tests.security.conftest import create_user, login
+    make_queue(conn)
+    create_user(conn, "BUF_U", "EXECUTE ON DBMS_AQ")
+    conn.aqadm.grant_queue_privilege(privilege="ALL", queue_name="Q", grantee="BUF_U")
+    with login(dsn, "BUF_U") as user:
+        q = _bq(user, f"{conn.username}.Q")
+        for i in range(3):
+            q.enqone(user.msgproperties(payload=b"%d" % i))
+        assert q.deqone().payload == b"0"
+        assert q.deqone().payload == b"1"
+        conn.aqadm.stop_queue(queue_name="Q", enqueue=True, dequeue=False)
+        assert _code(lambda: q.enqone(user.msgproperties(payload=b"no"))) == "ORA-25207"
+        assert q.deqone().payload == b"2"
+        conn.aqadm.stop_queue(queue_name="Q", enqueue=False, dequeue=True)
+        assert _code(lambda: q.deqone()) == "ORA-25226"
+        conn.aqadm.start_queue(queue_name="Q")
+        q.enqone(user.msgproperties(payload=b"3"))
+        conn.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="Q", grantee="BUF_U")
+        assert _code(lambda: q.enqone(user.msgproperties(payload=b"no"))) == "ORA-01031"
+        assert q.deqone().payload == b"3"
+        conn.aqadm.revoke_queue_privilege(privilege="DEQUEUE", queue_name="Q", grantee="BUF_U")
+        q.deqoptions.wait = sluice.DEQ_NO_WAIT
+        assert _code(lambda: q.deqone()) == "ORA-01031"
+        assert buffered.pool_for(user._store).count(user.queue(q.name)._info()) == 0
+        user.close()
+        assert _code(lambda: q.enqone(user.msgproperties(payload=b"closed"))) == "DPY-1001"
+
+
+def test_a_sender_or_an_expiration_set_after_plain_messages_is_honoured(conn):
+    """The fast path takes plain messages only; the next message's own properties still count."""
+    make_queue(conn)
+    q = _bq(conn)
+    q.enqone(conn.msgproperties(payload=b"plain"))
+    q.enqone(conn.msgproperties(payload=b"plain 2"))
+    q.enqone(conn.msgproperties(payload=b"from A", sender_id=sluice.Agent("A")))
+    q.enqone(conn.msgproperties(payload=b"gone", expiration=0))
+    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"late", delay=5))) == "SLU-00001"
+    got = [q.deqone() for _ in range(4)]
+    assert [m.payload if m else None for m in got] == [b"plain", b"plain 2", b"from A", None]
+    assert got[2].sender_id.name == "A"
+    assert table_rows(conn, "Q_QT", "QUEUE, MSG_STATE") == [("AQ$_Q_QT_E", "EXPIRED")]

@@ -30,12 +30,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from .. import constants as C
-from ..errors import ora
+from ..errors import Error, ora
+from ..model import MessageProperties
 from ..rules.pycompile import like_regex
-from ..store.base import DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector
+from ..store.base import (DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector, new_msgid,
+                          new_txn_id)
 
 if TYPE_CHECKING:
     from ..connection import Connection
+    from .queue import Queue
 
 _pools: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _pools_lock = threading.Lock()
@@ -50,17 +53,53 @@ class BufferedLimits:
 
 
 class _Entry:
-    """One record in memory; entries are told apart by identity."""
+    """One record in memory; entries are told apart by identity.
 
-    __slots__ = ("key", "record", "size", "sender", "locked_by", "gone")
+    A message of the fast path (:class:`Endpoint`) keeps only what a plain buffered
+    message has, ``plain`` = (queue name, user, msgid, correlation, priority,
+    expiration, expire_at, enq_time, original msgid, payload); its MessageRecord is made
+    when something asks for it (a spill, the AQ$ view, the full dequeue path)."""
 
-    def __init__(self, key: tuple, record: MessageRecord, size: int, sender: str | None) -> None:
+    __slots__ = ("key", "_record", "plain", "size", "sender", "locked_by", "gone", "enq_time",
+                 "expire_at")
+
+    def __init__(self, key: tuple, record: MessageRecord | None, size: int, sender: str | None,
+                 plain: tuple | None = None) -> None:
         self.key = key
-        self.record = record
+        self._record = record
+        self.plain = plain
         self.size = size
         self.sender = sender
         self.locked_by: object | None = None
         self.gone = False
+        if record is not None:
+            self.enq_time, self.expire_at = record.enq_time, record.expire_at
+        else:
+            self.enq_time, self.expire_at = plain[7], plain[6]
+
+    @property
+    def record(self) -> MessageRecord:
+        r = self._record
+        if r is None:
+            q_name, user, msgid, corrid, priority, expiration, expire_at, enq_time, original, data = self.plain
+            # positional, in MessageRecord's field order (see Queue._record)
+            r = self._record = MessageRecord(
+                -self.key[-1], q_name, msgid, corrid, priority, C.MSG_READY, None, expiration,
+                expire_at, expire_at, None, enq_time, user, new_txn_id(), None, None, None, 0, None,
+                None, None, None, None, original, None, None, None, None, None, C.MSG_BUFFERED, data)
+        return r
+
+
+def _plain_order_key(table: QueueTableInfo) -> Callable[[int, float, int], tuple]:
+    """An entry's key (see :func:`_order_key`) from a plain message's priority, enqueue
+    time and pool sequence number."""
+    columns = table.order_columns[:-1]
+    if columns == ("ENQ_TIME",):
+        return lambda priority, enq_time, seq: (enq_time, seq)
+    if columns == ("PRIORITY", "ENQ_TIME"):
+        return lambda priority, enq_time, seq: (priority, enq_time, seq)
+    return lambda priority, enq_time, seq: tuple(
+        {"PRIORITY": priority, "ENQ_TIME": enq_time}.get(c) for c in columns) + (seq,)
 
 
 _order_keys: dict[tuple[str, ...], Callable[[MessageRecord], tuple]] = {}
@@ -102,6 +141,11 @@ class BufferedPool:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)     # held-up senders wait on it
         self._held = 0                                   # how many are waiting
+        # dequeues of this process that may wait for a buffered message: an enqueue wakes
+        # the store's waiters only when there are some.  A dequeue counts itself before it
+        # reads the change counter and looks at memory, so an enqueue that saw none has
+        # already put its message where that look finds it.
+        self.watchers = 0
         self._queues: dict[str, dict] = {}   # queue -> (consumer, address) -> sorted entries
         self._fifo: dict[str, collections.deque] = {}   # queue -> entries in enqueue order
         self._memory = 0
@@ -162,7 +206,72 @@ class BufferedPool:
         finally:
             self._held -= 1
 
+    def put_plain(self, q: QueueInfo, plain: tuple, order: Callable, spill: Callable) -> None:
+        """:meth:`put` for one plain message of a single-consumer queue (see :class:`_Entry`),
+        the fast path's enqueue; ``order`` is :func:`_plain_order_key` of its table."""
+        qname = q.qualified
+        key = (qname, None)
+        enq_time = plain[7]
+        with self._lock:
+            senders = self._senders
+            held = senders.get(key, 0)
+            if held >= self.limits.flow_control_threshold:
+                self._hold(key)
+                held = senders.get(key, 0)
+            queue = self._queues.get(qname)
+            if queue is None:
+                queue = self._queues[qname] = {}
+                self._fifo[qname] = collections.deque()
+            fifo = self._fifo[qname]
+            self._seq = seq = self._seq + 1
+            data = plain[9]
+            size = (len(data) if data is not None else 0) + 200
+            k = order(plain[4], enq_time, seq)
+            entry = _Entry(k, None, size, None, plain)
+            entries = queue.get((None, None))
+            if entries is None:
+                queue[(None, None)] = [entry]
+            elif not entries or entries[-1].key < k:
+                entries.append(entry)
+            else:
+                bisect.insort(entries, entry, key=lambda e: e.key)
+            fifo.append(entry)
+            self._memory += size
+            senders[key] = held + 1
+            while fifo[0].gone:   # what was dequeued since (the deque keeps entry as its last)
+                fifo.popleft()
+            limits = self.limits
+            if self._memory <= limits.memory_limit and enq_time - fifo[0].enq_time < limits.spill_after:
+                return   # the usual case: nothing to spill
+            victims = self._spill_victims(q, queue, fifo, enq_time)
+            if victims:
+                self.spilled.update((qname, v.consumer_name) for v in victims)
+        if victims:
+            spill(q, victims)
+
+    def take_first(self, q: QueueInfo) -> "_Entry | None":
+        """The fast path's dequeue: remove and return the first message of a single-consumer
+        queue when it is plainly available (not locked, not expired); None sends the
+        caller down the full path, which handles everything else."""
+        with self._lock:
+            queue = self._queues.get(q.qualified)
+            if not queue:
+                return None
+            entries = queue.get((None, None))
+            if not entries:
+                return None
+            e = entries[0]
+            if e.locked_by is not None or (e.expire_at is not None and e.expire_at <= time.time()):
+                return None
+            self._drop(q, entries, e)
+            return e
+
     # -- dequeue ------------------------------------------------------------
+    def watch(self, delta: int) -> None:
+        """A dequeue starts (+1) or stops (-1) being able to wait for buffered messages."""
+        with self._lock:
+            self.watchers += delta
+
     def take(self, q: QueueInfo, sel: Selector, after: tuple | None, mode: int, owner: object,
              expire: Callable[[QueueInfo, MessageRecord], None]) -> tuple[MessageRecord, tuple] | None:
         """The first buffered message ``sel`` wants after position ``after`` (REMOVE takes it
@@ -254,11 +363,11 @@ class BufferedPool:
         if not fifo:
             return []
         limits = self.limits
-        if self._memory <= limits.memory_limit and now - fifo[0].record.enq_time < limits.spill_after:
+        if self._memory <= limits.memory_limit and now - fifo[0].enq_time < limits.spill_after:
             return []    # the usual case: nothing to spill
         victims: list[MessageRecord] = []
         for e in fifo:   # oldest first; the loop does not change the deque
-            if self._memory <= limits.memory_limit and now - e.record.enq_time < limits.spill_after:
+            if self._memory <= limits.memory_limit and now - e.enq_time < limits.spill_after:
                 break
             if e.gone or e.locked_by is not None:
                 continue
@@ -307,13 +416,122 @@ def configure(conn: "Connection", memory_limit: int | None = None, spill_after: 
 # -- the Queue's buffered operations ------------------------------------------------
 class Endpoint:
     """One ``Queue`` object's way into the buffered messages of its connection's store:
-    the pool and the connection's spill and expiry paths, looked up once."""
+    the pool and the connection's spill and expiry paths, looked up once.
 
-    __slots__ = ("conn", "pool")
+    It also holds the Queue's *fast path*: one buffered message in or out of a
+    single-consumer queue with plain options, which is what most buffered traffic is.
+    What the full path checks once per call — queue enabled, privileges, payload type,
+    queue shape — holds until the catalog changes, so the fast path checks it once per
+    catalog version; whatever else (a sender, a delay, a condition, a browse, a spilled
+    backlog, an empty queue to wait on ...) goes down the full path, which raises the
+    errors."""
+
+    __slots__ = ("conn", "pool", "_enq_version", "_enq_queue", "_enq_codec", "_enq_order",
+                 "_deq_version", "_deq_queue", "_deq_codec")
 
     def __init__(self, conn: "Connection") -> None:
         self.conn = conn
         self.pool = pool_for(conn._store)
+        self._enq_version = self._deq_version = -1
+        self._enq_queue = self._deq_queue = None
+        self._enq_codec = self._deq_codec = self._enq_order = None
+
+    # -- the fast path ------------------------------------------------------------
+    def enqueue_fast(self, queue: "Queue", m) -> bool:
+        """Enqueue ``m`` if the fast path applies (True), else leave it to the full path."""
+        opts = queue.enqoptions
+        if opts._visibility != C.ENQ_IMMEDIATE or opts.transformation is not None \
+                or type(m) is not MessageProperties or m._delay != 0 or m._recipients \
+                or m._sender_id is not None or m._exceptionq is not None or m._expiration < -1:
+            return False
+        conn = self.conn
+        version = conn._store.catalog_version()
+        if version != self._enq_version and not self._enq_check(queue, version):
+            return False
+        if conn._closed:
+            return False
+        q = self._enq_queue
+        data = self._enq_codec.encode(m.payload)
+        now = time.time()
+        expiration = m._expiration
+        if expiration >= 0:
+            expire_at = now + expiration
+        else:
+            expiration = expire_at = None
+        msgid = new_msgid()
+        pool = self.pool
+        pool.put_plain(q, (q.name, conn.username, msgid, m._correlation, m._priority, expiration,
+                           expire_at, now, m._original_msgid, data), self._enq_order, self.spill)
+        if pool.watchers:
+            conn._store.wake_waiters()
+        m._msgid, m._enqtime, m._state, m._deliverymode = msgid, now, C.MSG_READY, C.MSG_BUFFERED
+        return True
+
+    def _enq_check(self, queue: "Queue", version: int) -> bool:
+        self._enq_version = -1
+        try:
+            q = queue._info()
+            if q.is_exception_queue or not q.enqueue_enabled or q.table.multiple_consumers \
+                    or q.table.message_grouping == "TRANSACTIONAL":
+                return False
+            self.conn._authz.check_enqueue(q, [None])
+            queue._check_payload_type(q)
+        except Error:
+            return False
+        self._enq_queue, self._enq_codec, self._enq_order = q, queue._codec, _plain_order_key(q.table)
+        self._enq_version = version
+        return True
+
+    def dequeue_fast(self, queue: "Queue"):
+        """The first buffered message as MessageProperties if the fast path applies, else
+        None (the full path decides: it may still find one, wait, or raise)."""
+        opts = queue.deqoptions
+        if opts._mode != C.DEQ_REMOVE or opts._visibility != C.DEQ_IMMEDIATE \
+                or opts.condition is not None or opts.msgid is not None or opts.correlation is not None \
+                or opts.consumername is not None or opts.transformation is not None:
+            return None
+        conn = self.conn
+        version = conn._store.catalog_version()
+        if version != self._deq_version and not self._deq_check(queue, version):
+            return None
+        q = self._deq_queue
+        nav = conn._nav.get(q.qualified)
+        if conn._closed or (nav is not None and (nav.buffered is not None or nav.correlation is not None
+                                                 or nav.consumer is not None)):
+            return None
+        pool = self.pool
+        if pool.spilled and (q.qualified, None) in pool.spilled:
+            return None
+        e = pool.take_first(q)
+        if e is None:
+            return None
+        plain = e.plain
+        if plain is None:
+            return queue._properties(e.record, self._deq_codec, None, True, False)
+        m = MessageProperties.__new__(MessageProperties)
+        _, _, msgid, corrid, priority, expiration, _, enq_time, original, data = plain
+        m.payload = self._deq_codec.decode(data)
+        m._priority, m._correlation, m._delay = priority, corrid, 0
+        m._expiration = -1 if expiration is None else expiration
+        m._exceptionq, m._recipients, m._sender_id, m._original_msgid = None, [], None, original
+        m._msgid, m._enqtime, m._attempts, m._state = msgid, enq_time, 0, C.MSG_READY
+        m._deliverymode, m._transaction_group, m._consumer_name = C.MSG_BUFFERED, None, None
+        return m
+
+    def _deq_check(self, queue: "Queue", version: int) -> bool:
+        self._deq_version = -1
+        try:
+            q = queue._info()
+            if not q.dequeue_enabled or q.table.multiple_consumers or q.queue_type == "EXCEPTION_QUEUE":
+                return False
+            self.conn._authz.check_dequeue(q, None)
+            queue._check_payload_type(q)
+        except Error:
+            return False
+        self._deq_queue, self._deq_codec, self._deq_version = q, queue._codec, version
+        return True
+
+    # -- the full path --------------------------------------------------------------
 
     def enqueue(self, q: QueueInfo, records: list[MessageRecord]) -> None:
         """ENQ with deliverymode MSG_BUFFERED: ``records`` are one message's (a record per
@@ -321,7 +539,8 @@ class Endpoint:
         for r in records:
             r.delivery_mode = C.MSG_BUFFERED
         self.pool.put(q, records, self.spill)
-        self.conn._store.wake_waiters()
+        if self.pool.watchers:
+            self.conn._store.wake_waiters()
 
     def spill(self, q: QueueInfo, records: list[MessageRecord]) -> None:
         for r in records:

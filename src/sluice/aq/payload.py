@@ -77,6 +77,8 @@ class PayloadCodec:
     def encode(self, value: Any) -> Any:
         pt = self.payload_type
         if pt == "RAW":
+            if type(value) is bytes:   # the usual case first: immutable, kept as it is
+                return value
             if isinstance(value, str):
                 return value.encode("utf-8")
             if isinstance(value, (bytes, bytearray, memoryview)):

@@ -93,6 +93,10 @@ class Queue:
     # -- enqueue --------------------------------------------------------------
     def enqone(self, message: MessageProperties) -> None:
         """Enqueue one message; its ``msgid`` and ``enqtime`` are set on return."""
+        fast = self._buffered
+        if fast is not None and self.enqoptions._deliverymode == C.MSG_BUFFERED \
+                and fast.enqueue_fast(self, message):
+            return
         self._enqueue([message])
 
     def enqmany(self, messages: list[MessageProperties]) -> None:
@@ -227,6 +231,11 @@ class Queue:
     # -- dequeue --------------------------------------------------------------
     def deqone(self) -> MessageProperties | None:
         """Dequeue one message, or None when none arrives within ``deqoptions.wait``."""
+        fast = self._buffered
+        if fast is not None and self.deqoptions._deliverymode == C.MSG_BUFFERED:
+            m = fast.dequeue_fast(self)
+            if m is not None:
+                return m
         got = self._dequeue(1)
         return got[0] if got else None
 
@@ -326,6 +335,17 @@ class Queue:
 
     def _wait_and_take(self, q: QueueInfo, sel: Selector, limit: int, navigation: int, grouped: bool,
                        nav: Navigation, consumer: str | None) -> list[MessageRecord]:
+        if self.deqoptions._wait != C.DEQ_NO_WAIT and sel.delivery_mode != C.MSG_PERSISTENT:
+            pool = self._buffered_endpoint().pool
+            pool.watch(1)   # before the change counter is read (see BufferedPool.watchers)
+            try:
+                return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+            finally:
+                pool.watch(-1)
+        return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+
+    def _wait_and_take_loop(self, q: QueueInfo, sel: Selector, limit: int, navigation: int,
+                            grouped: bool, nav: Navigation, consumer: str | None) -> list[MessageRecord]:
         conn = self.connection
         opts = self.deqoptions
         store, session = conn._store, conn._session
