@@ -22,7 +22,7 @@ from .aq.dbms_aqelm import DbmsAqelm
 from .aq.notify.dispatcher import dispatcher_for
 from .aq.queue import Navigation, Queue
 from .aq.transform import DbmsTransform, compile_transformation
-from .errors import InterfaceError, not_supported, ora
+from .errors import InterfaceError, ora
 from .model import Agent, MessageProperties
 from .names import canonical, split_qualified
 from .rules.adm import RuleAdm

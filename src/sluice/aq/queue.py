@@ -19,7 +19,7 @@ from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
 from .conditions import compile_dequeue_condition, compile_sql_condition
 from .notify.dispatcher import dispatcher_for
-from . import buffered
+from .bufferedendpoint import Endpoint
 from .recipients import fan_out, recipient_list, recipients_of
 from .payload import ANYDATA
 
@@ -57,11 +57,11 @@ class Queue:
         self._version = -1
         self._queue_info: QueueInfo | None = None
         self._codec = None
-        self._buffered: buffered.Endpoint | None = None
+        self._buffered: Endpoint | None = None
 
-    def _buffered_endpoint(self) -> "buffered.Endpoint":
+    def _buffered_endpoint(self) -> Endpoint:
         if self._buffered is None:
-            self._buffered = buffered.Endpoint(self.connection)
+            self._buffered = Endpoint(self.connection)
         return self._buffered
 
     def _info(self) -> QueueInfo:

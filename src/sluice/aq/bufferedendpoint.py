@@ -1,0 +1,206 @@
+"""A ``Queue``'s way into the buffered messages of its store (seed 003 "Buffered
+Messaging"): the fast path for plain one-at-a-time traffic, and the full path that
+handles every option — both over the process's :class:`~.buffered.BufferedPool`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .. import constants as C
+from ..errors import Error
+from ..model import MessageProperties
+from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
+from .buffered import _order_key, _plain_order_key, pool_for
+
+if TYPE_CHECKING:
+    from ..connection import Connection
+    from .queue import Queue
+
+
+class Endpoint:
+    """One ``Queue`` object's way into the buffered messages of its connection's store:
+    the pool and the connection's spill and expiry paths, looked up once.
+
+    It also holds the Queue's *fast path*: one buffered message in or out of a
+    single-consumer queue with plain options, which is what most buffered traffic is.
+    What the full path checks once per call — queue enabled, privileges, payload type,
+    queue shape — holds until the catalog changes, so the fast path checks it once per
+    catalog version; whatever else (a sender, a delay, a condition, a browse, a spilled
+    backlog, an empty queue to wait on ...) goes down the full path, which raises the
+    errors."""
+
+    __slots__ = ("conn", "pool", "_enq_version", "_enq_queue", "_enq_codec", "_enq_order",
+                 "_deq_version", "_deq_queue", "_deq_codec")
+
+    def __init__(self, conn: "Connection") -> None:
+        self.conn = conn
+        self.pool = pool_for(conn._store)
+        self._enq_version = self._deq_version = -1
+        self._enq_queue = self._deq_queue = None
+        self._enq_codec = self._deq_codec = self._enq_order = None
+
+    # -- the fast path ------------------------------------------------------------
+    def enqueue_fast(self, queue: "Queue", m) -> bool:
+        """Enqueue ``m`` if the fast path applies (True), else leave it to the full path."""
+        opts = queue.enqoptions
+        if opts._visibility != C.ENQ_IMMEDIATE or opts.transformation is not None \
+                or type(m) is not MessageProperties or m._delay != 0 or m._recipients \
+                or m._sender_id is not None or m._exceptionq is not None or m._expiration < -1:
+            return False
+        conn = self.conn
+        version = conn._store.catalog_version()
+        if version != self._enq_version and not self._enq_check(queue, version):
+            return False
+        if conn._closed:
+            return False
+        q = self._enq_queue
+        data = self._enq_codec.encode(m.payload)
+        now = time.time()
+        expiration = m._expiration
+        if expiration >= 0:
+            expire_at = now + expiration
+        else:
+            expiration = expire_at = None
+        msgid = new_msgid()
+        pool = self.pool
+        pool.put_plain(q, (q.name, conn.username, msgid, m._correlation, m._priority, expiration,
+                           expire_at, now, m._original_msgid, data), self._enq_order, self.spill)
+        if pool.watchers:
+            conn._store.wake_waiters()
+        m._msgid, m._enqtime, m._state, m._deliverymode = msgid, now, C.MSG_READY, C.MSG_BUFFERED
+        return True
+
+    def _enq_check(self, queue: "Queue", version: int) -> bool:
+        self._enq_version = -1
+        try:
+            q = queue._info()
+            if q.is_exception_queue or not q.enqueue_enabled or q.table.multiple_consumers \
+                    or q.table.message_grouping == "TRANSACTIONAL":
+                return False
+            self.conn._authz.check_enqueue(q, [None])
+            queue._check_payload_type(q)
+        except Error:
+            return False
+        self._enq_queue, self._enq_codec, self._enq_order = q, queue._codec, _plain_order_key(q.table)
+        self._enq_version = version
+        return True
+
+    def dequeue_fast(self, queue: "Queue"):
+        """The first buffered message as MessageProperties if the fast path applies, else
+        None (the full path decides: it may still find one, wait, or raise)."""
+        opts = queue.deqoptions
+        if opts._mode != C.DEQ_REMOVE or opts._visibility != C.DEQ_IMMEDIATE \
+                or opts.condition is not None or opts.msgid is not None or opts.correlation is not None \
+                or opts.consumername is not None or opts.transformation is not None:
+            return None
+        conn = self.conn
+        version = conn._store.catalog_version()
+        if version != self._deq_version and not self._deq_check(queue, version):
+            return None
+        q = self._deq_queue
+        nav = conn._nav.get(q.qualified)
+        if conn._closed or (nav is not None and (nav.buffered is not None or nav.correlation is not None
+                                                 or nav.consumer is not None)):
+            return None
+        pool = self.pool
+        if pool.spilled and (q.qualified, None) in pool.spilled:
+            return None
+        e = pool.take_first(q)
+        if e is None:
+            return None
+        plain = e.plain
+        if plain is None:
+            return queue._properties(e.record, self._deq_codec, None, True, False)
+        m = MessageProperties.__new__(MessageProperties)
+        _, _, msgid, corrid, priority, expiration, _, enq_time, original, data = plain
+        m.payload = self._deq_codec.decode(data)
+        m._priority, m._correlation, m._delay = priority, corrid, 0
+        m._expiration = -1 if expiration is None else expiration
+        m._exceptionq, m._recipients, m._sender_id, m._original_msgid = None, [], None, original
+        m._msgid, m._enqtime, m._attempts, m._state = msgid, enq_time, 0, C.MSG_READY
+        m._deliverymode, m._transaction_group, m._consumer_name = C.MSG_BUFFERED, None, None
+        return m
+
+    def _deq_check(self, queue: "Queue", version: int) -> bool:
+        self._deq_version = -1
+        try:
+            q = queue._info()
+            if not q.dequeue_enabled or q.table.multiple_consumers or q.queue_type == "EXCEPTION_QUEUE":
+                return False
+            self.conn._authz.check_dequeue(q, None)
+            queue._check_payload_type(q)
+        except Error:
+            return False
+        self._deq_queue, self._deq_codec, self._deq_version = q, queue._codec, version
+        return True
+
+    # -- the full path --------------------------------------------------------------
+
+    def enqueue(self, q: QueueInfo, records: list[MessageRecord]) -> None:
+        """ENQ with deliverymode MSG_BUFFERED: ``records`` are one message's (a record per
+        consumer), already built and checked by the Queue (IMMEDIATE visibility)."""
+        for r in records:
+            r.delivery_mode = C.MSG_BUFFERED
+        self.pool.put(q, records, self.spill)
+        if self.pool.watchers:
+            self.conn._store.wake_waiters()
+
+    def spill(self, q: QueueInfo, records: list[MessageRecord]) -> None:
+        for r in records:
+            r.notices = None
+        self.conn._session.enqueue(q, records, immediate=True)
+
+    def expire(self, q: QueueInfo, r: MessageRecord) -> None:
+        """Seed 003: an expired buffered message goes to the exception queue, persistent."""
+        catalog = self.conn._catalog
+        exc = catalog.find_queue(r.exception_qschema or q.owner, r.exception_queue or q.table.exception_queue_name)
+        if exc is None:
+            exc = catalog.find_queue(q.owner, q.table.exception_queue_name)
+        moved = replace(r, seq=None, q_name=exc.name, state=C.MSG_EXPIRED, delivery_mode=C.MSG_PERSISTENT,
+                        consumer_name=None, address=None, expiration_reason="TIME_EXPIRATION",
+                        original_queue_name=q.name, original_queue_owner=q.owner,
+                        time_manager_info=None, notices=None)
+        self.conn._session.enqueue(exc, [moved], immediate=True)
+
+    def take(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
+        """One buffered message for ``sel``, in the queue's sort order across memory
+        (``nav.buffered`` is the position there) and the messages this process spilled
+        to the table (spilled oldest first, so usually ahead of memory's)."""
+        conn = self.conn
+        pool = self.pool
+        if pool.spilled and mode != C.DEQ_BROWSE and \
+                (q.qualified, sel.consumer_name if sel.multi else None) in pool.spilled:
+            got = self._take_spilled_if_first(q, sel, mode, nav)
+            if got is not None:
+                return got
+        got = pool.take(q, sel, nav.buffered, mode, conn, self.expire)
+        if got is not None:
+            nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
+            return got[0]
+        nav.buffered = None
+        got = self._dequeue_spilled(q, replace(sel, delivery_mode=C.MSG_BUFFERED, after=None), mode)
+        return got
+
+    def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
+        """The table's first spilled message for ``sel`` when it sorts before memory's
+        first (on equal keys the spilled one is the older); None otherwise."""
+        spilled = replace(sel, delivery_mode=C.MSG_BUFFERED, after=None)
+        head = self._dequeue_spilled(q, spilled, C.DEQ_BROWSE)
+        if head is None:
+            if sel.correlation is None and sel.predicate is None and sel.msgid is None:
+                # drained (not merely nothing matching a selector): memory alone again
+                self.pool.spilled.discard((q.qualified, sel.consumer_name if sel.multi else None))
+            return None
+        first = self.pool.first_key(q, sel, nav.buffered, self.conn)
+        if first is not None and _order_key(q.table)(head) > first[:-1]:
+            return None
+        # taken by its id; gone meanwhile (another session) -> memory's turn
+        return self._dequeue_spilled(q, replace(spilled, msgid=head.msgid), mode)
+
+    def _dequeue_spilled(self, q: QueueInfo, sel: Selector, mode: int) -> MessageRecord | None:
+        conn = self.conn
+        got = conn._session.dequeue(q, sel, mode, True, 1,
+                                    DequeueInfo(user=conn.username, consumer_name=sel.consumer_name))
+        return got[0] if got else None
