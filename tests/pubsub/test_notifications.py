@@ -231,3 +231,39 @@ def test_bad_registrations(conn):
                             "'Q', 0, 'ftp://x', NULL)), 1); END;")
     assert e.value.full_code == "ORA-24971"
     assert conn.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)]
+
+
+def test_buffered_messages_are_notified_with_their_delivery_mode(conn, http):
+    """Seed 003 "Buffered Message Notification": registrations apply to buffered and
+    persistent messages alike and tell which one it was; PL/SQL notification of buffered
+    messages is for sharded queues only ("Buffered Messaging Restrictions"), so a PL/SQL
+    procedure hears of the persistent message alone."""
+    make_queue(conn)
+    got, calls = [], []
+    conn.subscribe(name="Q", callback=got.append)
+    conn.subscribe(name="Q", protocol=sluice.SUBSCR_PROTO_HTTP, location=http.url)
+    sluice.register_function("sluice.on_buffered_test", lambda *args: calls.append(args[2]))
+    from sluice import plsql
+    plsql.execute(conn, """BEGIN
+      DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
+        SYS.AQ$_REG_INFO('Q', DBMS_AQ.NAMESPACE_AQ, 'plsql://sluice.on_buffered_test', NULL)), 1);
+    END;""")
+    q = conn.queue("Q")
+    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    buffered_ids = []
+    for i in range(2):    # the second one would take the fast path without registrations
+        m = conn.msgproperties(payload=b"b%d" % i)
+        q.enqone(m)
+        buffered_ids.append(m.msgid)
+    persistent = _enqueue(conn)
+    assert wait_until(lambda: len(got) == 3 and len(http.bodies) == 3 and len(calls) == 1)
+    assert sorted((m.msgid, m.deliverymode) for m in got) == sorted(
+        [(i, sluice.MSG_BUFFERED) for i in buffered_ids] + [(persistent[0], sluice.MSG_PERSISTENT)])
+    assert calls[0]["msg_id"] == persistent[0] and calls[0]["delivery_mode"] == sluice.MSG_PERSISTENT
+    assert all(i.hex().upper() in "".join(http.bodies) for i in buffered_ids)
+    # the buffered messages are still there to dequeue: the notification took nothing
+    q.deqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+    q.deqoptions.wait = sluice.DEQ_NO_WAIT
+    assert [q.deqone().msgid for _ in range(2)] == buffered_ids

@@ -77,8 +77,8 @@ class Endpoint:
         try:
             q = queue._info()
             if q.is_exception_queue or not q.enqueue_enabled or q.table.multiple_consumers \
-                    or q.table.message_grouping == "TRANSACTIONAL":
-                return False
+                    or q.table.message_grouping == "TRANSACTIONAL" or self.conn._catalog.registrations(q):
+                return False   # (registrations: the full path writes what they are owed)
             self.conn._authz.check_enqueue(q, [None])
             queue._check_payload_type(q)
         except Error:

@@ -155,9 +155,17 @@ class Queue:
                       for copy in fan_out(r, recipients_of(conn, q, m.recipients, r, codec,
                                                            buffered=buffered_mode))]
         if buffered_mode:
+            # seed 003: registrations hear of buffered messages too, except PL/SQL
+            # procedures (buffered PL/SQL notification is for sharded queues only)
+            regs = [reg for reg in conn._catalog.registrations(q) if reg["protocol"] != "PLSQL"]
+            if regs:
+                owe_notifications(stored, regs, table.payload_type == "RAW")
             self._buffered_endpoint().enqueue(q, stored)
             for m, r in zip(messages, records):
                 m._msgid, m._enqtime, m._state, m._deliverymode = r.msgid, now, r.state, C.MSG_BUFFERED
+            if regs:   # no transaction to ride on: the outbox rows commit on their own
+                conn._store.write_notifications(q.qualified, [r for r in stored if r.notices])
+                dispatcher_for(conn._store)
             return
         regs = conn._catalog.registrations(q)
         if regs:   # what this enqueue owes the registrations goes into the same transaction

@@ -413,6 +413,13 @@ class Store(abc.ABC):
 
     # -- notification outbox (see sqlnotify) --------------------------------
     @abc.abstractmethod
+    def write_notifications(self, queue: str, records: list["MessageRecord"]) -> None:
+        """Write the outbox rows owed for ``records`` (their ``notices``) of ``queue``
+        (``OWNER.NAME``) as a transaction of their own, committed on return — for buffered
+        messages, whose enqueue is no transaction.  Persistent enqueues write theirs in the
+        enqueuing transaction instead."""
+
+    @abc.abstractmethod
     def claim_notifications(self, reg_ids: list[str], lease: float, limit: int) -> list[tuple]:
         """Lease up to ``limit`` pending notifications of ``reg_ids`` (committed at once):
         ``(ID, REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, PAYLOAD, CREATED,

@@ -314,6 +314,9 @@ class PgStore(Store):
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         return self.pool.run(lambda c: sqlops.count(c, queue, states), transaction=False)
 
+    def write_notifications(self, queue: str, records: list) -> None:
+        self.pool.run(lambda c: sqlnotify.write(c, queue, records))
+
     def claim_notifications(self, reg_ids: list[str], lease: float, limit: int) -> list[tuple]:
         return self.pool.run(lambda c: sqlnotify.claim(c, reg_ids, time.time(), lease, limit))
 

@@ -308,6 +308,10 @@ class SqliteStore(Store):
         with self._svc_lock:
             return sqlops.count(self._svc, queue, states)
 
+    def write_notifications(self, queue: str, records: list) -> None:
+        with self._svc_lock, self.transaction(self._svc):
+            sqlnotify.write(self._svc, queue, records)
+
     def claim_notifications(self, reg_ids: list[str], lease: float, limit: int) -> list[tuple]:
         with self._svc_lock, self.transaction(self._svc):
             return sqlnotify.claim(self._svc, reg_ids, time.time(), lease, limit)

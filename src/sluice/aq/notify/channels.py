@@ -25,9 +25,10 @@ class Event:
     """What one notification tells: the messages (one, or a time group) or a purge."""
 
     def __init__(self, reg: Registration, kind: int, msgids: list[bytes], consumer: str | None,
-                 payloads: list[bytes | None], count: int) -> None:
+                 payloads: list[bytes | None], count: int, delivery_mode: int = C.MSG_PERSISTENT) -> None:
         self.reg, self.kind, self.msgids, self.consumer = reg, kind, msgids, consumer
         self.payloads, self.count = payloads, count
+        self.delivery_mode = delivery_mode    # of the (last) message: persistent or buffered
 
 
 def deliver(event: Event, mail: dict, procedure) -> None:
@@ -40,7 +41,7 @@ def deliver(event: Event, mail: dict, procedure) -> None:
             raise LookupError(f"the callback of registration {reg.id} is gone")
         last = event.msgids[-1] if event.msgids else None
         sub.callback(NotificationMessage(sub, reg, event.kind, last, event.consumer, event.msgids,
-                                         event.count))
+                                         event.count, event.delivery_mode))
     elif reg.protocol == "HTTP":
         body = xml_notification(event).encode("utf-8")
         headers = {"Content-Type": "text/xml; charset=utf-8"}
@@ -66,7 +67,8 @@ def deliver(event: Event, mail: dict, procedure) -> None:
         fn = procedure(reg.location)
         descr = {"msg_id": event.msgids[-1] if event.msgids else None, "queue_name": reg.queue,
                  "consumer_name": event.consumer, "msgid_array": list(event.msgids),
-                 "ntfns_recvd": event.count, "event_type": event.kind}
+                 "ntfns_recvd": event.count, "event_type": event.kind,
+                 "delivery_mode": event.delivery_mode}
         payload = event.payloads[-1] if event.payloads else None
         fn(reg.context, reg.spec(), descr, payload, len(payload) if payload else 0)
     else:

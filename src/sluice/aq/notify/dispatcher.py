@@ -169,7 +169,8 @@ class Dispatcher(threading.Thread):
         else:
             chosen = rows
         event = Event(reg, C.EVENT_AQ, [bytes(r[2]) for r in chosen], rows[-1][4],
-                      [bytes(r[6]) if r[6] is not None else None for r in chosen], len(rows))
+                      [bytes(r[6]) if r[6] is not None else None for r in chosen], len(rows),
+                      rows[-1][5] or C.MSG_PERSISTENT)
         try:
             deliver(event, self._mail(), self._procedure)
         except Exception as e:   # retried with back-off; a dead end is logged, never fatal

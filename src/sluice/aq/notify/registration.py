@@ -95,7 +95,7 @@ class NotificationMessage:
 
     def __init__(self, sub: Subscription | None, reg: Registration, type_: int,
                  msgid: bytes | None, consumer: str | None, msgids: list[bytes] | None = None,
-                 count: int = 1) -> None:
+                 count: int = 1, deliverymode: int = C.MSG_PERSISTENT) -> None:
         self.subscription = sub
         self.type = type_
         self.queue_name = reg.queue
@@ -103,6 +103,9 @@ class NotificationMessage:
         self.msgid = msgid
         self.msgids = msgids or ([msgid] if msgid else [])   # grouping SUMMARY
         self.count = count                                   # grouping LAST
+        # seed 003 "Buffered Message Notification": the message's delivery mode (MSG_PERSISTENT
+        # or MSG_BUFFERED), a Sluice attribute — python-oracledb's Message has none
+        self.deliverymode = deliverymode
         self.dbname = "SLUICE"
         self.registered = type_ != C.EVENT_DEREG
         self.txid = None
