@@ -94,3 +94,46 @@ def test_listen_through_plsql(queues):
       DBMS_OUTPUT.PUT_LINE('message on ' || agent.address);
     END;""")
     assert r.output == ["message on SLUICE.Q2"]
+
+
+def _buffered(conn, name):
+    q = conn.queue(name)
+    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    return q
+
+
+def test_listen_delivery_mode_chooses_which_messages_count(queues):
+    """listen_delivery_mode: persistent messages (the default), buffered ones, or both; the
+    message's own delivery mode comes back with the agent."""
+    conn = queues
+    _buffered(conn, "Q1").enqone(conn.msgproperties(payload=b"in memory"))
+    conn.queue("Q2").enqone(conn.msgproperties(payload=b"persistent"))
+    conn.commit()
+    agents = [A(None, "Q1"), A(None, "Q2")]
+    assert conn.aq.listen(agents, 0) == (A(None, "SLUICE.Q2"), sluice.MSG_PERSISTENT)
+    assert conn.aq.listen(agents, 0, sluice.MSG_BUFFERED) == (A(None, "SLUICE.Q1"), sluice.MSG_BUFFERED)
+    assert conn.aq.listen(agents, 0, sluice.MSG_PERSISTENT_OR_BUFFERED) == (A(None, "SLUICE.Q1"),
+                                                                           sluice.MSG_BUFFERED)
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.aq.listen([A(None, "Q2")], 0, sluice.MSG_BUFFERED)
+    assert e.value.full_code == "ORA-25254"
+    with pytest.raises(sluice.InterfaceError):
+        conn.aq.listen(agents, 0, 7)
+
+
+def test_listen_for_buffered_messages_wakes_on_a_buffered_enqueue(queues):
+    conn = queues
+    q = _buffered(conn, "Q2")
+
+    def later():
+        time.sleep(0.3)
+        q.enqone(conn.msgproperties(payload=b"late"))
+    t = threading.Thread(target=later)
+    t.start()
+    t0 = time.monotonic()
+    agent, mode = conn.aq.listen([A(None, "Q1"), A(None, "Q2")], 10, sluice.MSG_BUFFERED)
+    elapsed = time.monotonic() - t0
+    t.join()
+    assert (agent.address, mode) == ("SLUICE.Q2", sluice.MSG_BUFFERED)
+    assert elapsed < 0.9     # woken by the enqueue, not by a periodic re-check

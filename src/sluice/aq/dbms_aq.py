@@ -178,7 +178,7 @@ class DbmsAq:
         """DBMS_AQ.LISTEN: the first agent of ``agent_list`` with a message, and its
         delivery mode.  :raises: ORA-25254 when ``wait`` seconds pass first."""
         from .listen import listen
-        return listen(self._conn, list(agent_list), wait), C.MSG_PERSISTENT
+        return listen(self._conn, list(agent_list), wait, listen_delivery_mode)
 
     # -- conversions between PL/SQL records and python-oracledb objects -------
     @staticmethod

@@ -6,6 +6,9 @@ consumer (``name``).  LISTEN returns the first agent of the list with a READY
 message — it does not dequeue it — so an application that rotates the list
 keeps one busy agent from starving the others.  It waits up to ``wait`` seconds
 (FOREVER by default) without polling inside a process, then raises ORA-25254.
+``listen_delivery_mode`` says which messages count: persistent ones (the default),
+buffered ones (this process's in memory and any spilled to the queue table), or both;
+the delivery mode of the message found is returned with the agent.
 """
 
 from __future__ import annotations
@@ -18,14 +21,19 @@ from ..errors import InterfaceError, ora
 from ..model import Agent
 from ..names import canonical
 from ..store.base import DequeueInfo, QueueInfo, Selector
+from .buffered import pool_for
 
 if TYPE_CHECKING:
     from ..connection import Connection
 
 
-def listen(conn: "Connection", agent_list: list[Agent], wait: int | None = None) -> Agent:
-    """The first agent of ``agent_list`` with a message.  :raises: ORA-25254 on timeout."""
+def listen(conn: "Connection", agent_list: list[Agent], wait: int | None = None,
+           delivery_mode: int = C.MSG_PERSISTENT) -> tuple[Agent, int]:
+    """The first agent of ``agent_list`` with a message of ``delivery_mode``, and that
+    message's delivery mode.  :raises: ORA-25254 on timeout."""
     conn._check_open()
+    if delivery_mode not in (C.MSG_PERSISTENT, C.MSG_BUFFERED, C.MSG_PERSISTENT_OR_BUFFERED):
+        raise InterfaceError(f"invalid listen delivery mode {delivery_mode!r}")
     if not agent_list:
         raise InterfaceError("agent_list must name at least one agent")
     targets: list[tuple[Agent, QueueInfo, str | None]] = []
@@ -42,15 +50,33 @@ def listen(conn: "Connection", agent_list: list[Agent], wait: int | None = None)
         targets.append((Agent(consumer, q.qualified, agent.protocol or 0), q, consumer))
     forever = wait is None or wait < 0 or wait == C.DEQ_WAIT_FOREVER
     deadline = None if forever else time.monotonic() + wait
+    pool = pool_for(conn._store) if delivery_mode != C.MSG_PERSISTENT else None
+    if pool is None or wait == 0:
+        return _listen(conn, targets, deadline, delivery_mode, pool)
+    pool.watch(1)    # a buffered enqueue wakes this wait (see BufferedPool.watchers)
+    try:
+        return _listen(conn, targets, deadline, delivery_mode, pool)
+    finally:
+        pool.watch(-1)
+
+
+def _listen(conn: "Connection", targets: list, deadline: float | None, delivery_mode: int,
+            pool) -> tuple[Agent, int]:
     info = DequeueInfo(user=conn.username)
     store, session = conn._store, conn._session
+    # in the queue table: persistent messages, spilled buffered ones, or both
+    table_mode = None if delivery_mode == C.MSG_PERSISTENT_OR_BUFFERED else delivery_mode
     while True:
         since = store.change_counter()
         for agent, q, consumer in targets:
             states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
-            sel = Selector(states=states, consumer_name=consumer, multi=q.table.multiple_consumers)
-            if session.dequeue(q, sel, C.DEQ_BROWSE, False, 1, info):
-                return agent
+            sel = Selector(states=states, consumer_name=consumer, multi=q.table.multiple_consumers,
+                           delivery_mode=table_mode)
+            if pool is not None and not q.is_exception_queue and pool.first_key(q, sel, None, conn) is not None:
+                return agent, C.MSG_BUFFERED
+            found = session.dequeue(q, sel, C.DEQ_BROWSE, False, 1, info)
+            if found:
+                return agent, found[0].delivery_mode
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
             raise ora(25254)
