@@ -127,7 +127,7 @@ def test_listen_for_buffered_messages_wakes_on_a_buffered_enqueue(queues):
     q = _buffered(conn, "Q2")
 
     def later():
-        time.sleep(0.3)
+        time.sleep(0.1)
         q.enqone(conn.msgproperties(payload=b"late"))
     t = threading.Thread(target=later)
     t.start()
