@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import bisect
 import collections
+import contextlib
 import functools
 import operator
 import threading
 import time
 import weakref
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from .. import constants as C
 from ..errors import ora
@@ -267,10 +268,17 @@ class BufferedPool:
             return e
 
     # -- dequeue ------------------------------------------------------------
-    def watch(self, delta: int) -> None:
-        """A dequeue starts (+1) or stops (-1) being able to wait for buffered messages."""
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        """While a dequeue or LISTEN may wait for buffered messages: entered before it reads
+        the store's change counter (see :attr:`watchers`)."""
         with self._lock:
-            self.watchers += delta
+            self.watchers += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.watchers -= 1
 
     def take(self, q: QueueInfo, sel: Selector, after: tuple | None, mode: int, owner: object,
              expire: Callable[[QueueInfo, MessageRecord], None]) -> tuple[MessageRecord, tuple] | None:

@@ -53,11 +53,8 @@ def listen(conn: "Connection", agent_list: list[Agent], wait: int | None = None,
     pool = pool_for(conn._store) if delivery_mode != C.MSG_PERSISTENT else None
     if pool is None or wait == 0:
         return _listen(conn, targets, deadline, delivery_mode, pool)
-    pool.watch(1)    # a buffered enqueue wakes this wait (see BufferedPool.watchers)
-    try:
+    with pool.watching():    # a buffered enqueue wakes this wait
         return _listen(conn, targets, deadline, delivery_mode, pool)
-    finally:
-        pool.watch(-1)
 
 
 def _listen(conn: "Connection", targets: list, deadline: float | None, delivery_mode: int,

@@ -344,12 +344,8 @@ class Queue:
     def _wait_and_take(self, q: QueueInfo, sel: Selector, limit: int, navigation: int, grouped: bool,
                        nav: Navigation, consumer: str | None) -> list[MessageRecord]:
         if self.deqoptions._wait != C.DEQ_NO_WAIT and sel.delivery_mode != C.MSG_PERSISTENT:
-            pool = self._buffered_endpoint().pool
-            pool.watch(1)   # before the change counter is read (see BufferedPool.watchers)
-            try:
+            with self._buffered_endpoint().pool.watching():   # a buffered enqueue wakes it
                 return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
-            finally:
-                pool.watch(-1)
         return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
 
     def _wait_and_take_loop(self, q: QueueInfo, sel: Selector, limit: int, navigation: int,
