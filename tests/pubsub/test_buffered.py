@@ -288,3 +288,50 @@ def test_a_sender_or_an_expiration_set_after_plain_messages_is_honoured(conn):
     assert [m.payload if m else None for m in got] == [b"plain", b"plain 2", b"from A", None]
     assert got[2].sender_id.name == "A"
     assert table_rows(conn, "Q_QT", "QUEUE, MSG_STATE") == [("AQ$_Q_QT_E", "EXPIRED")]
+
+
+def test_a_failed_spill_keeps_the_messages_in_memory(conn, monkeypatch, caplog):
+    """Spilling writes to the queue table; when that fails (a full disk, a lost server) the
+    messages it took out of memory go back, the enqueue that triggered it still succeeds,
+    and the next enqueue spills them."""
+    make_queue(conn)
+    buffered.configure(conn, memory_limit=5 * 300)
+    q = _bq(conn)
+    session = conn._session
+    real_enqueue = session.enqueue
+
+    def failing(queue, records, immediate):
+        raise sluice.DatabaseError("ORA-01653: unable to extend table", 1653)
+    monkeypatch.setattr(session, "enqueue", failing)
+    try:
+        for i in range(12):
+            q.enqone(conn.msgproperties(payload=f"m{i:02d}".encode()))
+    finally:
+        monkeypatch.setattr(session, "enqueue", real_enqueue)
+    assert "spilling them failed" in caplog.text
+    pool = buffered.pool_for(conn._store)
+    assert pool.count(conn._catalog.queue("Q")) == 12 and table_rows(conn, "Q_QT", "MSG_STATE") == \
+        [("IN-MEMORY",)] * 12
+    q.enqone(conn.msgproperties(payload=b"m12"))       # the store works again: the backlog spills
+    assert ("SPILLED",) in table_rows(conn, "Q_QT", "MSG_STATE")
+    assert [q.deqone().payload for _ in range(13)] == [f"m{i:02d}".encode() for i in range(13)]
+    assert q.deqone() is None
+    buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+
+
+def test_an_expired_message_stays_until_the_exception_queue_takes_it(conn, monkeypatch):
+    make_queue(conn)
+    q = _bq(conn)
+    q.enqone(conn.msgproperties(payload=b"old", expiration=0))
+    session = conn._session
+    real_enqueue = session.enqueue
+
+    def failing(queue, records, immediate):
+        raise sluice.DatabaseError("ORA-01653: unable to extend table", 1653)
+    monkeypatch.setattr(session, "enqueue", failing)
+    assert q.deqone() is None
+    monkeypatch.setattr(session, "enqueue", real_enqueue)
+    assert table_rows(conn, "Q_QT", "MSG_STATE") == [("IN-MEMORY",)]   # not lost
+    assert q.deqone() is None
+    assert table_rows(conn, "Q_QT", "QUEUE, MSG_STATE, DELIVERY_MODE") == [
+        ("AQ$_Q_QT_E", "EXPIRED", "PERSISTENT")]

@@ -26,6 +26,7 @@ import bisect
 import collections
 import contextlib
 import functools
+import logging
 import operator
 import threading
 import time
@@ -41,6 +42,7 @@ from ..store.base import MessageRecord, QueueInfo, QueueTableInfo, Selector, new
 if TYPE_CHECKING:
     from ..connection import Connection
 
+log = logging.getLogger(__name__)
 _pools: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _pools_lock = threading.Lock()
 
@@ -191,7 +193,7 @@ class BufferedPool:
             victims = self._spill_victims(q, queue, fifo, time.time())
             self.spilled.update((qname, v.consumer_name) for v in victims)
         if victims:
-            spill(q, victims)
+            self._spill(q, victims, spill)
 
     def _hold(self, key: tuple) -> None:
         """Flow control: wait (lock held) until the sender is under the threshold.
@@ -248,7 +250,7 @@ class BufferedPool:
             if victims:
                 self.spilled.update((qname, v.consumer_name) for v in victims)
         if victims:
-            spill(q, victims)
+            self._spill(q, victims, spill)
 
     def take_first(self, q: QueueInfo) -> "_Entry | None":
         """The fast path's dequeue: remove and return the first message of a single-consumer
@@ -294,7 +296,12 @@ class BufferedPool:
                     found.locked_by = owner
                     self._locked.setdefault(id(owner), []).append(found)
         for e in expired:   # seed 003: to the exception queue, as a persistent message
-            expire(q, e.record)
+            try:
+                expire(q, e.record)
+            except Exception as exc:   # noqa: BLE001 — kept, and moved on a later dequeue
+                log.warning("expired buffered message of %s kept in memory: moving it to the "
+                            "exception queue failed: %s", q.qualified, exc)
+                self._restore(q, [e.record])
         if found is None:
             return None
         return found.record, found.key
@@ -385,13 +392,42 @@ class BufferedPool:
             fifo.popleft()
         return victims
 
+    def _spill(self, q: QueueInfo, victims: list[MessageRecord], spill: Callable) -> None:
+        """Write ``victims`` (already out of memory) to the queue table.  If that fails they
+        come back into memory, over the limit until a later enqueue spills them: a failed
+        spill must not lose messages, nor fail the enqueue that triggered it (its message is
+        stored — failing it would invite a duplicate)."""
+        try:
+            spill(q, victims)
+        except Exception as e:   # noqa: BLE001 — whatever the store raised, keep the messages
+            log.warning("buffered messages of %s kept in memory: spilling them failed: %s", q.qualified, e)
+            self._restore(q, victims)
+
+    def _restore(self, q: QueueInfo, records: list[MessageRecord]) -> None:
+        order = _order_key(q.table)
+        with self._lock:
+            queue = self._queues.setdefault(q.qualified, {})
+            fifo = self._fifo.setdefault(q.qualified, collections.deque())
+            restored = []
+            for r in records:
+                self._seq += 1
+                r.seq = -self._seq
+                size = (len(r.user_data) if r.user_data is not None else 0) + 200
+                entry = _Entry(order(r) + (self._seq,), r, size, r.sender_name)
+                bisect.insort(queue.setdefault((r.consumer_name, r.address), []), entry, key=lambda e: e.key)
+                restored.append(entry)
+                self._memory += size
+                key = (q.qualified, r.sender_name)
+                self._senders[key] = self._senders.get(key, 0) + 1
+            fifo.extendleft(reversed(restored))    # the oldest again, first to spill next time
+
     def spill_old(self, q: QueueInfo, spill: Callable) -> None:
         with self._lock:
             queue = self._queues.get(q.qualified)
             victims = self._spill_victims(q, queue, self._fifo[q.qualified], time.time()) if queue else []
             self.spilled.update((q.qualified, v.consumer_name) for v in victims)
         if victims:
-            spill(q, victims)
+            self._spill(q, victims, spill)
 
     def in_memory(self) -> dict[str, list[MessageRecord]]:
         """Queue (``OWNER.NAME``) -> the records of its messages in memory now (for the
