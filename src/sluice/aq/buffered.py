@@ -66,19 +66,19 @@ class _Entry:
     __slots__ = ("key", "_record", "plain", "size", "sender", "locked_by", "gone", "enq_time",
                  "expire_at")
 
-    def __init__(self, key: tuple, record: MessageRecord | None, size: int, sender: str | None,
+    def __init__(self, key: tuple, record: MessageRecord | None, sender: str | None,
                  plain: tuple | None = None) -> None:
         self.key = key
         self._record = record
         self.plain = plain
-        self.size = size
         self.sender = sender
         self.locked_by: object | None = None
         self.gone = False
         if record is not None:
-            self.enq_time, self.expire_at = record.enq_time, record.expire_at
+            self.enq_time, self.expire_at, data = record.enq_time, record.expire_at, record.user_data
         else:
-            self.enq_time, self.expire_at = plain[7], plain[6]
+            self.enq_time, self.expire_at, data = plain[7], plain[6], plain[9]
+        self.size = (len(data) if data is not None else 0) + 200    # what it counts against the limit
 
     @property
     def record(self) -> MessageRecord:
@@ -169,31 +169,37 @@ class BufferedPool:
         with self._lock:
             if self._senders.get(key, 0) >= self.limits.flow_control_threshold:
                 self._hold(key)
-            queue = self._queues.get(qname)
-            if queue is None:
-                queue = self._queues[qname] = {}
-                self._fifo[qname] = collections.deque()
-            fifo = self._fifo[qname]
+            queue, fifo = self._structures(qname)
             for r in records:
                 self._seq += 1
                 r.seq = -self._seq          # negative: never a table's SEQ
-                size = (len(r.user_data) if r.user_data is not None else 0) + 200
-                k = order(r) + (self._seq,)
-                entry = _Entry(k, r, size, sender)
-                entries = queue.get((r.consumer_name, r.address))
-                if entries is None:
-                    entries = queue[(r.consumer_name, r.address)] = [entry]
-                elif not entries or entries[-1].key < k:
-                    entries.append(entry)          # the usual case: it goes last
-                else:
-                    bisect.insort(entries, entry, key=lambda e: e.key)
+                entry = _Entry(order(r) + (self._seq,), r, sender)
+                self._file(queue, (r.consumer_name, r.address), entry)
                 fifo.append(entry)
-                self._memory += size
             self._senders[key] = self._senders.get(key, 0) + len(records)
             victims = self._spill_victims(q, queue, fifo, time.time())
             self.spilled.update((qname, v.consumer_name) for v in victims)
         if victims:
             self._spill(q, victims, spill)
+
+    def _structures(self, qname: str) -> tuple[dict, collections.deque]:
+        """(Lock held) the queue's entries by (consumer, address), and its FIFO."""
+        queue = self._queues.get(qname)
+        if queue is None:
+            queue = self._queues[qname] = {}
+            self._fifo[qname] = collections.deque()
+        return queue, self._fifo[qname]
+
+    def _file(self, queue: dict, slot: tuple, entry: _Entry) -> None:
+        """(Lock held) ``entry`` into its consumer's list, in key order, and into memory."""
+        entries = queue.get(slot)
+        if entries is None:
+            queue[slot] = [entry]
+        elif not entries or entries[-1].key < entry.key:
+            entries.append(entry)          # the usual case: it goes last
+        else:
+            bisect.insort(entries, entry, key=lambda e: e.key)
+        self._memory += entry.size
 
     def _hold(self, key: tuple) -> None:
         """Flow control: wait (lock held) until the sender is under the threshold.
@@ -221,25 +227,11 @@ class BufferedPool:
             if held >= self.limits.flow_control_threshold:
                 self._hold(key)
                 held = senders.get(key, 0)
-            queue = self._queues.get(qname)
-            if queue is None:
-                queue = self._queues[qname] = {}
-                self._fifo[qname] = collections.deque()
-            fifo = self._fifo[qname]
+            queue, fifo = self._structures(qname)
             self._seq = seq = self._seq + 1
-            data = plain[9]
-            size = (len(data) if data is not None else 0) + 200
-            k = order(plain[4], enq_time, seq)
-            entry = _Entry(k, None, size, None, plain)
-            entries = queue.get((None, None))
-            if entries is None:
-                queue[(None, None)] = [entry]
-            elif not entries or entries[-1].key < k:
-                entries.append(entry)
-            else:
-                bisect.insort(entries, entry, key=lambda e: e.key)
+            entry = _Entry(order(plain[4], enq_time, seq), None, None, plain)
+            self._file(queue, (None, None), entry)
             fifo.append(entry)
-            self._memory += size
             senders[key] = held + 1
             while fifo[0].gone:   # what was dequeued since (the deque keeps entry as its last)
                 fifo.popleft()
@@ -406,17 +398,14 @@ class BufferedPool:
     def _restore(self, q: QueueInfo, records: list[MessageRecord]) -> None:
         order = _order_key(q.table)
         with self._lock:
-            queue = self._queues.setdefault(q.qualified, {})
-            fifo = self._fifo.setdefault(q.qualified, collections.deque())
+            queue, fifo = self._structures(q.qualified)
             restored = []
             for r in records:
                 self._seq += 1
                 r.seq = -self._seq
-                size = (len(r.user_data) if r.user_data is not None else 0) + 200
-                entry = _Entry(order(r) + (self._seq,), r, size, r.sender_name)
-                bisect.insort(queue.setdefault((r.consumer_name, r.address), []), entry, key=lambda e: e.key)
+                entry = _Entry(order(r) + (self._seq,), r, r.sender_name)
+                self._file(queue, (r.consumer_name, r.address), entry)
                 restored.append(entry)
-                self._memory += size
                 key = (q.qualified, r.sender_name)
                 self._senders[key] = self._senders.get(key, 0) + 1
             fifo.extendleft(reversed(restored))    # the oldest again, first to spill next time

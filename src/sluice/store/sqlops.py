@@ -72,18 +72,15 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
                       tuple(column_type(qt, c, d) for c in cols))
             _INSERT_SQL_CACHE[key] = cached
         sql, types = cached
-        if d.seq_from_store:
-            first = conn.allocate_seqs(len(recs))
-            for i, r in enumerate(recs):
-                r.seq = first + i
-            if used:
-                rows = [(r.seq, *_ALWAYS_GET(r), *(o[i] for i in used)) for r, o in zip(recs, optional)]
-            else:
-                rows = [(r.seq, *_ALWAYS_GET(r)) for r in recs]
-        elif used:
+        if used:
             rows = [_ALWAYS_GET(r) + tuple(o[i] for i in used) for r, o in zip(recs, optional)]
         else:
             rows = [_ALWAYS_GET(r) for r in recs]
+        if d.seq_from_store:   # SEQ leads the column list (see Dialect.seq_from_store)
+            first = conn.allocate_seqs(len(recs))
+            for i, r in enumerate(recs):
+                r.seq = first + i
+            rows = [(first + i, *row) for i, row in enumerate(rows)]
         if bulk:   # one array per column, encoded by the connection (see pgarrays)
             conn.execute(sql, conn.bulk_arrays(types, zip(*rows)))
         elif len(rows) == 1:
