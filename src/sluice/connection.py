@@ -18,6 +18,7 @@ from . import objtypes as ot
 from .aq.admin import AqAdm
 from .aq.catalog import Catalog
 from .aq.dbms_aq import DbmsAq, plsql_record
+from .aq.buffered import existing_pool
 from .aq.dbms_aqelm import DbmsAqelm
 from .aq.notify.dispatcher import dispatcher_for
 from .aq.queue import Navigation, Queue
@@ -144,8 +145,7 @@ class Connection:
             self._release_buffered()
 
     def _release_buffered(self) -> None:
-        from .aq.buffered import _pools
-        pool = _pools.get(self._store)
+        pool = existing_pool(self._store)
         if pool is not None:
             pool.release(self)
 
@@ -254,8 +254,7 @@ class Connection:
         text = sql.upper()
         if "AQ$" not in text:
             return []
-        from .aq.buffered import _pools
-        pool = _pools.get(self._store)
+        pool = existing_pool(self._store)
         if pool is None:
             return []
         by_table: dict[tuple[str, str], tuple] = {}

@@ -135,6 +135,11 @@ def pool_for(store) -> "BufferedPool":
         return p
 
 
+def existing_pool(store) -> "BufferedPool | None":
+    """The store's pool if this process has used buffered messaging on it (no pool made)."""
+    return _pools.get(store)
+
+
 class BufferedPool:
     """The buffered messages of one store in this process."""
 
