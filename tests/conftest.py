@@ -10,6 +10,7 @@ dropped after the test.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 import uuid
@@ -52,19 +53,32 @@ def dsn(request, tmp_path) -> str:
     raise AssertionError(f"unknown backend {request.param}")
 
 
+# SLUICE_TEST_NEVER_CLOSE=1: the fixtures drop their connections instead of closing them
+# (tests/aq/test_dropped_connections.py runs tests/aq so, as scripts and notebooks do).
+NEVER_CLOSE = os.environ.get("SLUICE_TEST_NEVER_CLOSE") == "1"
+
+
+def _finish(c: sluice.Connection, request, name: str) -> None:
+    if NEVER_CLOSE:   # pytest holds fixture values until the test is torn down: let go now
+        request.node.funcargs.pop(name, None)
+        gc.collect()  # and a test's tracebacks (pytest.raises) hold it in reference cycles
+    else:
+        c.close()
+
+
 @pytest.fixture
-def conn(dsn):
+def conn(dsn, request):
     c = sluice.connect(dsn)
     yield c
-    c.close()
+    _finish(c, request, "conn")
 
 
 @pytest.fixture
-def conn2(dsn, conn):
+def conn2(dsn, conn, request):
     """A second session on the same store (another application)."""
     c = sluice.connect(dsn)
     yield c
-    c.close()
+    _finish(c, request, "conn2")
 
 
 def make_queue(conn, name="Q", table=None, payload="RAW", start=True, **qt_kwargs):

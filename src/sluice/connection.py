@@ -32,12 +32,22 @@ from .rules.types import construct_rule_type, is_rule_type
 from .security.authorize import Authorizer
 from .security.catalog import SecurityCatalog
 from .security.users import UserStatements, authenticate
-from .store import open_store, release_store
+from .store import open_store, reaper, release_store
 from .streams.adm import StreamsAdm
 
 DEFAULT_USER = "SLUICE"
 AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA = 0, 2   # python-oracledb's values
 _BARE_CALL = re.compile(r'^(?:SYS\.)?DBMS_\w+\.\w+\s*\(.*\)$', re.I | re.S)
+
+
+class _package:
+    """A package attribute (``conn.aqadm``): a fresh, stateless package object per access."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def __get__(self, conn: "Connection | None", owner: type) -> Any:
+        return self.cls if conn is None else self.cls(conn)
 
 
 class Connection:
@@ -46,6 +56,7 @@ class Connection:
     def __init__(self, dsn: str, user: str | None = None, password: str | None = None,
                  mode: int = 0) -> None:
         self.dsn = dsn
+        reaper.run_posted()           # close what was dropped before opening more
         self._store = open_store(dsn)
         try:
             self.username = canonical(user, "user name") if user else DEFAULT_USER
@@ -68,15 +79,19 @@ class Connection:
         self._group_first: dict[str, Any] = {}
         self._cond_cache: dict = {}
         self._immediate_txn: str | None = None
-        self.aqadm = AqAdm(self)
-        self.aq = DbmsAq(self)
-        self.transform = DbmsTransform(self)
-        self.streams_adm = StreamsAdm(self)
-        self.aqelm = DbmsAqelm(self)
         if self._catalog.any_registrations():   # deliver what is owed (reliable notifications)
             dispatcher_for(self._store)
-        self.rule_adm = RuleAdm(self)
-        self.rule = DbmsRule(self)
+
+    # The packages hold the connection; made on each access rather than kept, so that a
+    # connection and its packages form no reference cycle and a dropped connection is
+    # finalised at once by reference counting (not at some later garbage collection).
+    aqadm = _package(AqAdm)
+    aq = _package(DbmsAq)
+    transform = _package(DbmsTransform)
+    streams_adm = _package(StreamsAdm)
+    aqelm = _package(DbmsAqelm)
+    rule_adm = _package(RuleAdm)
+    rule = _package(DbmsRule)
 
     # -- python-oracledb API ------------------------------------------------
     def queue(self, name: str, payload_type: Any = None, *, payloadType: Any = None) -> Queue:  # noqa: N803
@@ -165,12 +180,11 @@ class Connection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self) -> None:  # a forgotten connection must not keep locks
-        try:
-            if not getattr(self, "_closed", True):
-                self.close()
-        except Exception:
-            pass
+    def __del__(self) -> None:
+        # A forgotten connection must not keep its locks, but the collector may run this
+        # in a thread holding the very locks close() takes: the reaper thread closes it.
+        if not getattr(self, "_closed", True):
+            reaper.post(self.close)
 
     # -- hooks of the statement interpreter ----------------------------------
     def package(self, name: str) -> Any:

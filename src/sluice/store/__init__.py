@@ -8,10 +8,12 @@ import threading
 from urllib.parse import parse_qs
 
 from ..errors import InterfaceError
+from . import reaper
 from .base import Store
 
 _stores: dict[str, tuple[Store, int]] = {}
 _lock = threading.Lock()
+_reaper = reaper.Reaper(_lock, lambda: not _stores)
 
 
 def _sqlite_path(dsn: str) -> tuple[str | None, dict[str, str]]:
@@ -54,6 +56,7 @@ def open_store(dsn: str) -> Store:
             store = SqliteStore(path, synchronous=params.get("synchronous", "NORMAL"),
                                 temporary=temporary)
             _stores[path] = (store, 1)
+            _reaper.ensure_running()
             return store
     if dsn.startswith(("postgresql:", "postgres:")):
         from .pgconn import parse_dsn
@@ -67,11 +70,14 @@ def open_store(dsn: str) -> Store:
             from .postgres import PgStore
             store = PgStore(target)
             _stores[key] = (store, 1)
+            _reaper.ensure_running()
             return store
     raise InterfaceError(f"unsupported DSN {dsn!r}: use sqlite:///file.db or postgresql://…")
 
 
 def release_store(store: Store) -> None:
+    """One user of ``store`` is done; the last one closes it (and its threads).
+    Never call this from a finaliser: post the close to :mod:`.reaper` instead."""
     with _lock:
         for key, (s, n) in list(_stores.items()):
             if s is store:
@@ -80,4 +86,9 @@ def release_store(store: Store) -> None:
                     return
                 del _stores[key]
                 break
-    store.close()
+        last = not _stores
+    try:
+        store.close()
+    finally:
+        if last:
+            reaper.wake()   # the reaper thread may end now

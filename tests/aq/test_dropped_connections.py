@@ -1,0 +1,100 @@
+"""Connections dropped without ``close()`` (issue 11, item 1).
+
+python-oracledb users drop connections all the time (scripts, notebooks, test suites).
+The garbage collector then finalises them wherever it happens to run — possibly in a
+thread holding the store registry's lock or a store's write lock, which closing needs.
+The work runs in a process of its own (``dropworker.py``): a hang becomes a timeout
+with the stacks faulthandler prints, and thread and descriptor counts are its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import sluice
+
+from ..conftest import BACKENDS, PG_BASE, drop_schema, make_queue
+
+WORKER = Path(__file__).with_name("dropworker.py")
+THREADS, PER_THREAD, STORES = 4, 500, 2000
+
+
+def _run_worker(mode: str, timeout: float = 150, **args) -> dict:
+    try:
+        proc = subprocess.run([sys.executable, str(WORKER), mode], input=json.dumps(args),
+                              capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, DROPWORKER_DUMP_AFTER=str(timeout - 20)))
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(f"the process dropping connections hung:\n{(e.stderr or b'')[-4000:]!r}") from None
+    assert proc.returncode == 0, f"rc {proc.returncode}:\n{proc.stderr[-4000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _store_variants(dsn: str, tmp_path: Path, n: int) -> list[str]:
+    """``n`` DSNs for ``n`` stores (SQLite: files; PostgreSQL: the fixture's schema under
+    ``n`` connection strings, each a store of its own in the process)."""
+    if dsn.startswith("sqlite"):
+        return [f"sqlite:///{tmp_path / f'v{i}.db'}" for i in range(n)]
+    return [f"{dsn}&application_name=v{i}" for i in range(n)]
+
+
+def test_threads_dropping_unclosed_connections_never_hang(dsn, tmp_path):
+    # Each thread alternates between two stores of its own, so nearly every connect opens
+    # a store afresh (under the registry's lock, with the collector running inside) while
+    # the thread's previous connection may still wait for the collector.
+    stores = _store_variants(dsn, tmp_path, 2 * THREADS)
+    databases = stores if dsn.startswith("sqlite") else stores[:1]   # PostgreSQL: one schema
+    for store in databases:
+        with sluice.connect(store) as setup:
+            make_queue(setup, "DROPQ")
+    report = _run_worker("churn", stores=stores, threads=THREADS, per_thread=PER_THREAD)
+    assert not report["errors"], report["errors"]
+    assert report["elapsed"] < 60, report
+    remaining = 0
+    for store in databases:   # everything committed is there, nothing a dropped transaction held
+        with sluice.connect(store) as check:
+            remaining += check.query("SELECT COUNT(*) FROM AQ$DROPQ_QT WHERE QUEUE = 'DROPQ'",
+                                     None)[1][0][0]
+    assert remaining == report["enqueued"] - report["dequeued"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dropped_connections_to_many_stores_leave_no_threads_or_files(backend, tmp_path):
+    if backend == "sqlite":
+        dsns = [f"sqlite:///{tmp_path / f'd{i}.db'}" for i in range(STORES)]
+        report = _run_worker("stores", dsns=dsns, make_queue=True)
+    else:
+        schema = "t_" + uuid.uuid4().hex[:12]
+        base = f"{PG_BASE}?schema={schema}"
+        try:
+            with sluice.connect(base) as first:
+                make_queue(first, "DROPQ")
+            report = _run_worker("stores", dsns=[f"{base}&application_name=d{i}" for i in range(STORES)],
+                                 make_queue=False, threads=THREADS)
+        finally:
+            drop_schema(schema)
+    assert not report["errors"], report["errors"]
+    assert report["threads"] == report["threads0"], report["names"]
+    assert report["fds"] == report["fds0"], report["open_fds"]
+
+
+def test_the_aq_conformance_flow_runs_without_ever_closing_a_connection():
+    """tests/aq once more in one process, with the ``conn`` fixtures dropping their
+    connections instead of closing them (conftest honours SLUICE_TEST_NEVER_CLOSE)."""
+    here = Path(__file__).resolve()
+    env = dict(os.environ, SLUICE_TEST_NEVER_CLOSE="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(here.parent), "-o", "addopts=", "-q", "-x", "-p", "no:cacheprovider",
+         "--deselect", f"{here}::test_the_aq_conformance_flow_runs_without_ever_closing_a_connection",
+         "-k", "not dropped_connections"],
+        cwd=here.parents[2], env=env, capture_output=True, text=True, timeout=600)
+    tail = (proc.stdout + proc.stderr)[-3000:]
+    assert proc.returncode == 0, tail
+    assert " passed" in tail and "failed" not in tail, tail
