@@ -30,7 +30,6 @@ import logging
 import operator
 import threading
 import time
-import weakref
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
     from ..connection import Connection
 
 log = logging.getLogger(__name__)
-_pools: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_pools: dict = {}      # store -> its pool; forgotten when the store closes (not by a finaliser)
 _pools_lock = threading.Lock()
 
 
@@ -132,7 +131,13 @@ def pool_for(store) -> "BufferedPool":
         p = _pools.get(store)
         if p is None:
             p = _pools[store] = BufferedPool(store)
+            store.on_close(functools.partial(_forget_pool, store))
         return p
+
+
+def _forget_pool(store) -> None:
+    with _pools_lock:
+        _pools.pop(store, None)
 
 
 def existing_pool(store) -> "BufferedPool | None":

@@ -11,11 +11,11 @@ every notification go out once.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 import time
-import weakref
 from collections import defaultdict
 
 from ... import constants as C
@@ -28,7 +28,7 @@ LEASE = 30.0
 POLL = 1.0            # look at the outbox at least this often (other processes' commits)
 MAX_ATTEMPTS = 16     # like a propagation schedule's retries (seed 003)
 
-_dispatchers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_dispatchers: dict = {}   # store -> its dispatcher; forgotten when the store closes
 _lock = threading.Lock()
 
 
@@ -39,9 +39,16 @@ def dispatcher_for(store) -> "Dispatcher":
         if d is None or not d.is_alive():
             d = Dispatcher(store)
             _dispatchers[store] = d
-            store.on_close(d.stop)
+            store.on_close(functools.partial(_stop, store, d))
             d.start()
         return d
+
+
+def _stop(store, d: "Dispatcher") -> None:
+    d.stop()
+    with _lock:
+        if _dispatchers.get(store) is d:
+            del _dispatchers[store]
 
 
 def _process_alive(token: str | None) -> bool:
