@@ -144,6 +144,7 @@ _CONNECT_FAILURES = [
     (re.compile(r'database "[^"]*" does not exist'), 12514),
     (re.compile(r'role "[^"]*" does not exist|password authentication failed|no pg_hba.conf entry'), 1017),
     (re.compile(r"starting up|shutting down|in recovery mode|not yet accepting connections"), 1033),
+    (re.compile(r"too many clients|connection slots are reserved"), 20),
     (re.compile(r"refused|could not connect|No such file or directory|timeout expired|"
                 r"could not translate host name|Network is unreachable"), 12541),
 ]
@@ -153,7 +154,8 @@ def _connection_error(text: str, sqlstate: str | None, where: str) -> DatabaseEr
     if sqlstate is None:
         for pattern, code in _CONNECT_FAILURES:
             if pattern.search(text):
-                return ora(code, where) if code in (12514, 12541) else ora(code)
+                return ora(code, where) if code in (12514, 12541) else \
+                    ora(20, "the server's max_connections") if code == 20 else ora(code)
     return ora(3113)   # the connection was there and is gone
 
 
