@@ -304,6 +304,18 @@ def send_raw(destination: str, hex_payload: str = "414243", correlation: str = "
             f"{'<AQXmlCommit/>' if commit else ''}</AQXmlSend></Body></Envelope>")
 
 
+def send_doc(destination: str, payload: str | list[str], header: str = "", options: str = "",
+             commit: bool = True, method: str = "AQXmlSend") -> str:
+    """An AQXmlSend (or ``method``) of one message per payload element, all with ``header``."""
+    messages = "".join(
+        f"<message><message_header>{header}<sender_id><agent_name>scott</agent_name></sender_id>"
+        f"</message_header><message_payload>{p}</message_payload></message>"
+        for p in ([payload] if isinstance(payload, str) else payload))
+    return (f'<Envelope xmlns="{SOAP}"><Body><{method} xmlns="{AQ}"><producer_options>'
+            f"<destination>{destination}</destination>{options}</producer_options><message_set>"
+            f"{messages}</message_set>{'<AQXmlCommit/>' if commit else ''}</{method}></Body></Envelope>")
+
+
 def commit_doc(method: str = "AQXmlCommit") -> str:
     return f'<Envelope xmlns="{SOAP}"><Body><{method} xmlns="{AQ}"/></Body></Envelope>'
 
