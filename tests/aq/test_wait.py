@@ -4,7 +4,7 @@ import threading
 import time
 
 import sluice
-from tests.conftest import make_queue
+from tests.conftest import make_queue, nowait
 
 
 def _count_attempts(conn):
@@ -70,3 +70,45 @@ def test_next_message_with_wait_restarts_at_the_beginning(conn):
     q.deqoptions.wait = 1
     assert q.deqone().payload == b"only"
     assert q.deqone().payload == b"only"   # browsed again after wrapping
+
+
+def test_a_wait_in_vain_leaves_the_position_at_the_beginning_of_a_priority_queue(conn, conn2):
+    """Seed 003: a NEXT_MESSAGE dequeue that waits and reaches the end of the queue moves
+    the position to the beginning — so the next dequeue, even without waiting, finds a
+    message committed meanwhile ahead of the last one taken (issue 11, item 3)."""
+    make_queue(conn, "P", sort_list="PRIORITY,ENQ_TIME")
+    conn.queue("P").enqone(conn.msgproperties(payload=b"low", priority=5))
+    conn.commit()
+    q = conn2.queue("P")
+    assert nowait(q).deqone().payload == b"low"
+    conn2.commit()
+    q.deqoptions.wait = 1
+    assert q.deqone() is None                      # waited in vain: end of the queue
+    conn.queue("P").enqone(conn.msgproperties(payload=b"high", priority=1))
+    conn.commit()
+    assert nowait(q).deqone().payload == b"high"   # ahead of "low": found from the beginning
+
+
+def test_a_wait_in_vain_leaves_the_position_at_the_beginning_of_a_topic(conn, conn2, dsn):
+    """The same with a rule-based subscriber of a multi-consumer queue, and a message whose
+    enqueue time is earlier than that of the message taken before: its transaction began
+    first and committed last."""
+    conn.aqadm.create_queue_table(queue_table="T_QT", queue_payload_type="RAW", multiple_consumers=True)
+    conn.aqadm.create_queue(queue_name="T", queue_table="T_QT")
+    conn.aqadm.start_queue(queue_name="T")
+    conn.aqadm.add_subscriber(queue_name="T", subscriber=sluice.Agent("S"), rule="priority < 5")
+    with sluice.connect(dsn) as producer:
+        producer.queue("T").enqone(producer.msgproperties(payload=b"first begun"))   # open
+        conn.queue("T").enqone(conn.msgproperties(payload=b"first committed"))
+        conn.commit()
+        q = conn2.queue("T")
+        q.deqoptions.consumername = "S"
+        assert nowait(q).deqone().payload == b"first committed"
+        conn2.commit()
+        q.deqoptions.wait = 1
+        assert q.deqone() is None
+        producer.commit()
+    assert nowait(q).deqone().payload == b"first begun"
+    conn2.commit()
+    q.deqoptions.wait = 1
+    assert q.deqone() is None

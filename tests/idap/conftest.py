@@ -5,8 +5,12 @@ queues, the HTTP agent JOHN of Example 17-24 mapped as in Example 17-25)."""
 from __future__ import annotations
 
 import base64
+import os
 import pathlib
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -188,6 +192,46 @@ def start_servlet(dsn: str, **config) -> Servlet:
     return Servlet(dsn, ServerThread(create_app(cfg)).start(), cfg)
 
 
+SLUICE = pathlib.Path(sys.executable).with_name("sluice")
+
+
+class CliServer:
+    """``sluice serve`` as a process of its own, on a free port, ready once its WSDL
+    answers; :meth:`stop` sends SIGTERM (SIGKILL when it does not end)."""
+
+    def __init__(self, dsn: str, *args: str) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.proc = subprocess.Popen([str(SLUICE), "--dsn", dsn, "serve", "--host", "127.0.0.1",
+                                      "--port", str(port), *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(self.url + SERVLET + "?wsdl", timeout=1)
+                return
+            except httpx.TransportError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.kill()
+                    raise RuntimeError("sluice serve did not start: " + self.proc.stdout.read().decode())
+                time.sleep(0.1)
+
+    def stop(self, timeout: float = 30) -> int:
+        """SIGTERM, then the exit status (uvicorn re-raises the signal: it may say SIGTERM)."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
 @pytest.fixture
 def store(dsn) -> str:
     setup_store(dsn)
@@ -258,6 +302,18 @@ def send_raw(destination: str, hex_payload: str = "414243", correlation: str = "
             f"<agent_name>scott</agent_name></sender_id></message_header><message_payload>"
             f"<raw>{hex_payload}</raw></message_payload></message></message_set>"
             f"{'<AQXmlCommit/>' if commit else ''}</AQXmlSend></Body></Envelope>")
+
+
+def send_doc(destination: str, payload: str | list[str], header: str = "", options: str = "",
+             commit: bool = True, method: str = "AQXmlSend") -> str:
+    """An AQXmlSend (or ``method``) of one message per payload element, all with ``header``."""
+    messages = "".join(
+        f"<message><message_header>{header}<sender_id><agent_name>scott</agent_name></sender_id>"
+        f"</message_header><message_payload>{p}</message_payload></message>"
+        for p in ([payload] if isinstance(payload, str) else payload))
+    return (f'<Envelope xmlns="{SOAP}"><Body><{method} xmlns="{AQ}"><producer_options>'
+            f"<destination>{destination}</destination>{options}</producer_options><message_set>"
+            f"{messages}</message_set>{'<AQXmlCommit/>' if commit else ''}</{method}></Body></Envelope>")
 
 
 def commit_doc(method: str = "AQXmlCommit") -> str:

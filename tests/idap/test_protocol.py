@@ -13,15 +13,7 @@ from sluice.idap import OLD_ENVELOPE_NS
 
 from .conftest import (AQ, SOAP, commit_doc, count, fault_of, msgids, q, receive, received,
                        send_raw, start_servlet, xml)
-
-
-def _send(destination: str, payload: str, header: str = "", options: str = "", commit: bool = True,
-          method: str = "AQXmlSend") -> str:
-    return (f'<Envelope xmlns="{SOAP}"><Body><{method} xmlns="{AQ}"><producer_options>'
-            f"<destination>{destination}</destination>{options}</producer_options><message_set>"
-            f"<message><message_header>{header}<sender_id><agent_name>scott</agent_name></sender_id>"
-            f"</message_header><message_payload>{payload}</message_payload></message></message_set>"
-            f"{'<AQXmlCommit/>' if commit else ''}</{method}></Body></Envelope>")
+from .conftest import send_doc as _send
 
 
 def _payload(message):

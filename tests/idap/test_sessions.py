@@ -8,8 +8,10 @@ import time
 
 import pytest
 
+import sluice
+
 from .conftest import (COOKIE_NAME, commit_doc, count, fault_of, msgids, receive, received,
-                       send_raw, start_servlet)
+                       send_doc, send_raw, start_servlet)
 
 
 def test_send_then_receive_in_one_session_before_commit(servlet, store):
@@ -145,7 +147,6 @@ def test_shutdown_rolls_back_open_transactions_and_stops_waits(store):
 @pytest.mark.parametrize("wait", [0, 2])
 def test_sessions_do_not_cross_agents(servlet, store, wait):
     """A cookie is honoured only for the agent it was issued to."""
-    import sluice
     with sluice.connect(store) as admin:
         admin.cursor().execute("CREATE USER mary IDENTIFIED BY lamb")
         admin.aqadm.create_aq_agent(agent_name="MARY", enable_http=True)
@@ -154,3 +155,63 @@ def test_sessions_do_not_cross_agents(servlet, store, wait):
     servlet.post(send_raw("AQUSER.RAW_MSGQ"), john)
     mary.cookies.update(john.cookies)
     assert received(servlet.post(receive("AQUSER.RAW_MSGQ", wait=wait), mary)) == []
+
+
+# -- issue 11, item 3: a session sees what is committed after its empty receive ----------
+def _emp(empno: int) -> str:
+    return f"<EMP_TYP><EMPNO>{empno}</EMPNO><ENAME>E{empno}</ENAME><DEPTNO>60</DEPTNO></EMP_TYP>"
+
+
+# (queue, AQXmlSend or AQXmlPublish, payloads, consumer): the issue's multi-consumer ADT
+# queue with the rule-based subscriber S, a single-consumer ADT queue, a RAW queue
+QUEUES = {
+    "adt-topic-rule": ("AQUSER.EMP_TOPIC", "AQXmlPublish", [_emp(n) for n in (1, 2, 3, 4)], "S"),
+    "adt-queue": ("AQUSER.EMP_QUE", "AQXmlSend", [_emp(n) for n in (1, 2, 3, 4)], None),
+    "raw-queue": ("AQUSER.RAW_MSGQ", "AQXmlSend", [f"<raw>0{n}</raw>" for n in (1, 2, 3, 4)], None),
+}
+
+
+@pytest.fixture(params=list(QUEUES))
+def queue(request, store):
+    name, method, payloads, consumer = QUEUES[request.param]
+    if consumer:
+        with sluice.connect(store) as admin:
+            admin.aqadm.add_subscriber(queue_name=name, subscriber=sluice.Agent(consumer),
+                                       rule="tab.user_data.deptno = 60")
+    return name, method, payloads, consumer
+
+
+def _take(servlet, client, queue, wait: int, commit: bool = False) -> list[str]:
+    name, _, _, consumer = queue
+    got = received(servlet.post(receive(name, wait=wait, consumer=consumer, commit=commit,
+                                        extra="<batch_size>10</batch_size>"), client))
+    return [m.findtext(".//{*}message_id") for m in got]
+
+
+def test_messages_committed_after_an_empty_receive_are_received(servlet, queue):
+    """The issue's steps: A publishes three messages and leaves them uncommitted, B's
+    receive finds nothing, A commits, B's next receive gets all three."""
+    name, method, payloads, _ = queue
+    a, b = servlet.client(), servlet.client()
+    sent = msgids(servlet.post(send_doc(name, payloads[:3], commit=False, method=method), a))
+    assert _take(servlet, b, queue, wait=0) == []
+    assert _take(servlet, b, queue, wait=1) == []
+    servlet.post(commit_doc(), a)
+    assert _take(servlet, b, queue, wait=0) == sent
+
+
+def test_an_empty_receive_that_waited_leaves_no_stale_position(servlet, queue):
+    """B's position is past A's uncommitted messages (it took one enqueued after them and
+    committed first); its receive that waits in vain reaches the end of the queue, which
+    puts the position back at the beginning (seed 003), so once A commits, B's next
+    receive — not waiting — gets A's messages.  It used to keep the old position and
+    answer with nothing."""
+    name, method, payloads, _ = queue
+    a, b, c = servlet.client(), servlet.client(), servlet.client()
+    sent = msgids(servlet.post(send_doc(name, payloads[:3], commit=False, method=method), a))
+    later = msgids(servlet.post(send_doc(name, payloads[3], commit=True, method=method), c))
+    assert _take(servlet, b, queue, wait=1, commit=True) == later
+    assert _take(servlet, b, queue, wait=1) == []
+    servlet.post(commit_doc(), a)
+    assert _take(servlet, b, queue, wait=0, commit=True) == sent
+    assert count(servlet.dsn, name) == 0

@@ -358,7 +358,6 @@ class Queue:
         info = None
         wait = opts._wait
         deadline = None if wait == C.DEQ_WAIT_FOREVER else time.monotonic() + wait
-        wrapped = False
         while True:
             since = store.change_counter() if wait != C.DEQ_NO_WAIT else 0   # read before looking
             if sel.delivery_mode != C.MSG_PERSISTENT:   # this process's buffered messages first
@@ -380,12 +379,16 @@ class Queue:
             elif grouped and sel.group is not None and navigation == C.DEQ_NEXT_MSG:
                 raise ora(25235, q.qualified)
             elif sel.after is not None:
-                if wait != C.DEQ_NO_WAIT and not wrapped:
-                    # seed 003: at the end of the queue a waiting dequeue starts over
-                    sel.after, sel.skip_groups, wrapped = None, frozenset(), True
+                # seed 003: at the end of the queue the session's position goes back to
+                # the beginning — a waiting dequeue looks on from there, one that does not
+                # wait reports the end.  Either way the position is the beginning now, not
+                # the last message taken: a dequeue that waits in vain must not leave the
+                # next one behind messages committed meanwhile ahead of that message (a
+                # higher priority, or an earlier enqueue time from a longer transaction).
+                nav.position = None
+                if wait != C.DEQ_NO_WAIT:
+                    sel.after, sel.skip_groups = None, frozenset()
                     continue
-                if wait == C.DEQ_NO_WAIT:
-                    nav.position = None  # end of queue reported; the next call starts over
             if wait == C.DEQ_NO_WAIT:
                 return []
             remaining = None if deadline is None else deadline - time.monotonic()

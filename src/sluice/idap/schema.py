@@ -14,7 +14,29 @@ corrected; each file lists the corrections).  A request goes through three steps
 3. :func:`validate` — against the schemas, with message payloads that are object
    types or XML documents set aside (they are application data: their element
    names may collide with IDAP's, and :mod:`.payload` checks them against the
-   queue's type instead).
+   queue's type instead).  A document the schemas refuse is judged once more without
+   the whitespace a hand-written layout puts where they have no room for it (see
+   :func:`_drop_layout_whitespace`).
+
+Whitespace. Oracle's own IDAP samples are written by hand — indented, with newlines
+inside empty elements (``<AQXmlCommit>⏎ </AQXmlCommit>``) and spaces or tabs around
+values — and Oracle's servlet takes them. XML Schema allows whitespace-only text in
+element-only content, and integer, date and boolean values collapse their whitespace,
+but it refuses any character in an element declared empty (AQXmlCommit, AQXmlRollback,
+acknowledge) and compares enumerations (visibility, dequeue_mode, navigation_mode,
+lookup_type, mustUnderstand) character for character. The choice made here is to
+*normalise, then validate*, not to loosen the schemas: those elements lose
+whitespace-only text and enumerated values their surrounding whitespace, and the
+schemas then judge the document as strictly as before (an empty element holding
+anything else, an element out of place, a value outside its type are still ORA-31154).
+A valid document has no such whitespace, so the normalising runs only when a first
+validation fails: documents written by programs (the common case) pay nothing for it.
+Application data is never touched: object-type and XML payloads are set aside first,
+and text values (text_data, string_value, VARCHAR2 attributes) keep every character;
+hexadecimal (raw, bytes_data, message ids) and numbers are read ignoring whitespace
+around and, for hexadecimal, inside them. A document may also start with whitespace
+before its XML declaration (XML allows none there; a file pasted into a request often
+has a newline first).
 
 Every failure is a :class:`~sluice.errors.DatabaseError` with Oracle's XML codes:
 ORA-31011 (not well-formed, refused construct), ORA-31154 (not valid), ORA-19202
@@ -98,12 +120,16 @@ _PARSER = threading.local()
 
 
 def parse_xml(data: bytes) -> etree._Element:
-    """Parse one request document.
+    """Parse one request document (whitespace before its XML declaration is let pass).
 
     :raises DatabaseError: ORA-31011 when it is not well-formed XML or declares a DTD.
     """
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
         raise ora(31011, "a DOCTYPE or ENTITY declaration is not accepted")
+    if data[:1].isspace():
+        stripped = data.lstrip(b" \t\r\n")
+        if stripped[:5] == b"<?xml":
+            data = stripped
     p = getattr(_PARSER, "p", None)
     if p is None:
         p = _PARSER.p = parser()
@@ -237,8 +263,74 @@ def _normalise_idap(el: etree._Element, env: Envelope) -> None:
             _normalise_idap(child, env)
 
 
+def _layout_sets() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
+    """From the shipped schemas: the tags of elements declared empty, of elements whose
+    value is an enumeration, and the enumerated attributes by the tag of the element
+    that carries them ("*" for global attributes, which any header entry may carry)."""
+    empty, enumerated, attributes = set(), set(), {}
+    for name in ("aq_access.xsd", "soap_env.xsd"):
+        doc = etree.fromstring(xsd_text(name))
+        ns = doc.get("targetNamespace")
+        enum_types = {t.get("name") for t in doc.iterchildren(f"{{{_XSD}}}simpleType")
+                      if t.find(f".//{{{_XSD}}}enumeration") is not None}
+        for attr in doc.iterchildren(f"{{{_XSD}}}attribute"):
+            if attr.get("type", "").rpartition(":")[2] in enum_types:
+                attributes.setdefault("*", set()).add(f"{{{ns}}}{attr.get('name')}")
+        for el in doc.iterchildren(f"{{{_XSD}}}element"):
+            tag = f"{{{ns}}}{el.get('name')}"
+            complex_type = el.find(f"{{{_XSD}}}complexType")
+            if complex_type is None:
+                if el.find(f"{{{_XSD}}}simpleType//{{{_XSD}}}enumeration") is not None:
+                    enumerated.add(tag)
+                continue
+            if complex_type.get("mixed") != "true" and len(complex_type) == 0:
+                empty.add(tag)
+            for attr in complex_type.iter(f"{{{_XSD}}}attribute"):   # local: unqualified
+                if attr.get("type", "").rpartition(":")[2] in enum_types:
+                    attributes.setdefault(tag, set()).add(attr.get("name"))
+    return frozenset(empty), frozenset(enumerated), {k: frozenset(v) for k, v in attributes.items()}
+
+
+_EMPTY_TAGS, _ENUMERATED_TAGS, _ENUMERATED_ATTRIBUTES = _layout_sets()
+_GLOBAL_ATTRIBUTES = _ENUMERATED_ATTRIBUTES.pop("*", frozenset())
+_LAYOUT_TAGS = tuple(_EMPTY_TAGS | _ENUMERATED_TAGS | set(_ENUMERATED_ATTRIBUTES))
+
+
+def _strip_attributes(el: etree._Element, names: frozenset[str]) -> bool:
+    changed = False
+    for name, value in el.items():
+        if name in names and value != value.strip():
+            el.set(name, value.strip())
+            changed = True
+    return changed
+
+
+def _drop_layout_whitespace(root: etree._Element, headers: list[etree._Element]) -> bool:
+    """Drop the whitespace of a hand-written layout where the schemas have no room for it
+    (see the module docstring): whitespace-only text of elements declared empty, the
+    whitespace around enumerated values (elements and attributes); True when there was
+    some.  Only whitespace goes: an empty element with other content, a value outside
+    its enumeration stay invalid."""
+    changed = False
+    for el in root.iter(*_LAYOUT_TAGS):
+        value = el.text
+        if value is not None and value != value.strip() and (
+                el.tag in _ENUMERATED_TAGS or (el.tag in _EMPTY_TAGS and not value.strip())):
+            el.text = value.strip() or None
+            changed = True
+        names = _ENUMERATED_ATTRIBUTES.get(el.tag)
+        if names is not None and el.attrib:
+            changed = _strip_attributes(el, names) or changed
+    for entry in headers:
+        if entry.attrib:
+            changed = _strip_attributes(entry, _GLOBAL_ATTRIBUTES) or changed
+    return changed
+
+
 def validate(root: etree._Element, env: Envelope) -> None:
-    """Validate the normalised document against the SOAP and IDAP schemas.
+    """Validate the normalised document against the SOAP and IDAP schemas; a document
+    they refuse is judged again once the whitespace of a hand-written layout is
+    dropped (:func:`_drop_layout_whitespace`; the tree keeps that change).
 
     :raises DatabaseError: ORA-31154 with the first violation.
     """
@@ -247,6 +339,8 @@ def validate(root: etree._Element, env: Envelope) -> None:
     try:
         schema = _schema()
         ok = schema.validate(root)
+        if not ok and _drop_layout_whitespace(root, env.headers):
+            ok = schema.validate(root)
         error = None if ok else schema.error_log.last_error
     finally:
         for parent, child in env.set_aside:
