@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 from ..errors import ProgrammingError, ora
 from ..rules.sqlitefns import register_sqlite_functions
 from . import sqlcatalog, sqlnotify, sqlops
-from .base import QueueInfo, QueueTableInfo, Store, TimeEvents
+from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import MessageLocks
 from .sqlnames import json_value
@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 
 # how long a waiting dequeuer may go without looking at the change counter that other
 # processes' commits bump: backing off from 2 ms to 50 ms while another process has the
-# database open; alone, every second (to notice a process that opens it later)
+# database open; alone, it sleeps on the condition variable (every RELEASE_RECHECK it
+# returns anyway: a process that opened the database meanwhile, or a killed one's messages)
 CROSS_PROCESS_POLL = (0.002, 0.05)
-ALONE_RECHECK = 1.0
 
 
 class _Connection(sqlite3.Connection):
@@ -182,11 +182,12 @@ class SqliteStore(Store):
         return self.locks.change_count()
 
     def wait_for_messages(self, since: int, timeout: float) -> None:
+        timeout = min(timeout, RELEASE_RECHECK)
         deadline = time.monotonic() + timeout
         if not self.locks.others_present():
             with self._cond:
                 if self.locks.change_count() == since:
-                    self._wait(min(timeout, ALONE_RECHECK))
+                    self._wait(timeout)
             return
         step, cap = CROSS_PROCESS_POLL
         with self._cond:
