@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 import threading
 import time
 
@@ -123,3 +124,44 @@ def test_waiting_consumer_gets_the_message_a_killed_consumer_held(conn, dsn):
     assert got["message"] == (b"held", 0)
     assert got["after"] - killed < 3.0          # within a re-check, not at the end of its wait
     assert conn.query("SELECT COUNT(*) FROM AQ$Q_QT", None)[1] == [(0,)]   # not in the exception queue
+
+
+def test_consumer_killed_between_commit_and_unlock_is_not_delivered_again(tmp_path):
+    """SQLite: a consumer is killed after its COMMIT deleted the message and before it told
+    the other processes (the shared consume counter) and released its lock, while another
+    dequeuer had already read the message as a candidate.  The kill releases the lock; the
+    other dequeuer must notice the message is gone, not deliver it a second time."""
+    dsn = f"sqlite:///{tmp_path / 'q.db'}"
+    with sluice.connect(dsn) as conn:
+        make_queue(conn)
+        q = conn.queue("Q")
+        q.enqone(conn.msgproperties(payload=b"once"))
+        conn.commit()
+        child = spawn("hold-commit", dsn, stdin=subprocess.PIPE)
+        try:
+            assert child.stdout.readline().strip() == "once"     # the child holds it
+            locks = conn._store.locks
+            real_try_lock = locks.try_lock
+            selected, go = threading.Event(), threading.Event()
+
+            def try_lock(*args):                 # the candidate is read; lock it only later
+                selected.set()
+                go.wait(10)
+                return real_try_lock(*args)
+            locks.try_lock = try_lock
+            got: list = []
+            t = threading.Thread(target=lambda: got.append(q.deqone()), daemon=True)
+            q.deqoptions.wait = sluice.DEQ_NO_WAIT
+            t.start()
+            assert selected.wait(10)
+            child.stdin.write("commit\n")
+            child.stdin.flush()
+            assert child.stdout.readline().strip() == "committed"
+            _kill(child)
+            go.set()
+            t.join(10)
+            locks.try_lock = real_try_lock
+        finally:
+            _kill(child)
+        assert got == [None], "a message consumed by the killed process was delivered again"
+        assert conn.query("SELECT COUNT(*) FROM AQ$Q_QT", None)[1] == [(0,)]

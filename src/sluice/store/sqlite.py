@@ -331,10 +331,8 @@ class SqliteStore(Store):
 
     def drop_consumer_messages(self, queue: QueueInfo, name: str | None, address: str | None,
                                protocol: int) -> int:
-        with self._svc_lock, self.transaction(self._svc):
-            n = sqlops.drop_consumer_messages(self._svc, queue, name, address, protocol)
-        self.locks.bump_consume_count()
-        return n
+        with self.locks.consuming(), self._svc_lock, self.transaction(self._svc):
+            return sqlops.drop_consumer_messages(self._svc, queue, name, address, protocol)
 
     def purge_messages(self, table: QueueTableInfo, condition: str | None) -> int:
         where = f"WHERE {condition}" if condition and condition.strip() else ""
@@ -343,7 +341,7 @@ class SqliteStore(Store):
         held: list[tuple[int, int]] = []
         purged = 0
         try:
-            with self._svc_lock, self.transaction(self._svc):
+            with self.locks.consuming(), self._svc_lock, self.transaction(self._svc):
                 try:
                     seqs = [r[0] for r in self._svc.execute(sql)]
                 except sqlite3.OperationalError as e:
@@ -354,7 +352,6 @@ class SqliteStore(Store):
                     held.append((table.qt_id, seq))
                     purged += self._svc.execute(f"DELETE FROM {table_name(table)} WHERE SEQ = ?",
                                                 (seq,)).rowcount
-            self.locks.bump_consume_count()
         finally:
             # released only after the commit, so no dequeuer can take a purged message
             self.locks.unlock_many(held, token)
@@ -372,9 +369,8 @@ class SqliteStore(Store):
                 if due:
                     held: list[tuple[int, int]] = []
                     try:
-                        with self.transaction(c):
+                        with self.locks.consuming(), self.transaction(c):
                             self._time_events(c, qt, due, queues, now, ev, held)
-                        self.locks.bump_consume_count()
                     finally:
                         # expired messages stay locked until their move is committed
                         self.locks.unlock_many(held, token)
