@@ -19,6 +19,7 @@ file is opened once per process and never closed while locks may exist.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import mmap
@@ -51,21 +52,30 @@ class MessageLocks:
         self._mutex = threading.Lock()
         self._fd: int | None = None
         if path is not None:
-            self._fd = os.open(path + ".lck", os.O_RDWR | os.O_CREAT, 0o600)
-            try:   # alone (nobody else holds the presence lock): no commit is under way
-                fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _PRESENCE)
-                alone = True
-            except OSError:
-                fcntl.lockf(self._fd, fcntl.LOCK_SH, 1, _PRESENCE)
-                alone = False
-            if os.fstat(self._fd).st_size < _PAGE:
-                os.ftruncate(self._fd, _PAGE)
-            self._page = mmap.mmap(self._fd, _PAGE)
-            if alone:   # forget the commits of processes killed inside one (see begin_consume)
-                struct.pack_into("<Q", self._page, _COMMITTING_SLOT, 0)
-                fcntl.lockf(self._fd, fcntl.LOCK_SH, 1, _PRESENCE)   # back to shared
+            self._fd = fd = os.open(path + ".lck", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                self._open_page(fd)
+            except BaseException:
+                os.close(fd)
+                raise
         else:
             self._page = mmap.mmap(-1, _PAGE)  # a private page: only this process
+
+    def _open_page(self, fd: int) -> None:
+        """Hold the presence lock and map the side file's first page of counters."""
+        try:   # alone (nobody else holds the presence lock): no commit is under way
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _PRESENCE)
+            alone = True
+        except OSError:
+            fcntl.lockf(fd, fcntl.LOCK_SH, 1, _PRESENCE)
+            alone = False
+        if os.fstat(fd).st_size < _PAGE:
+            os.ftruncate(fd, _PAGE)
+        _allocate(fd)
+        self._page = mmap.mmap(fd, _PAGE)
+        if alone:   # forget the commits of processes killed inside one (see begin_consume)
+            struct.pack_into("<Q", self._page, _COMMITTING_SLOT, 0)
+            fcntl.lockf(fd, fcntl.LOCK_SH, 1, _PRESENCE)   # back to shared
 
     # -- counters shared by every process through the side file's first page --
     # The catalog version tells every process's caches that queues or queue tables
@@ -241,6 +251,16 @@ class MessageLocks:
                 self._page.close()
                 os.close(self._fd)
                 self._fd = None
+
+
+def _allocate(fd: int) -> None:
+    """Give the shared page its disk space now: a page of a sparse file gets it when first
+    written through the map, and on a full disk that write is a SIGBUS, not an error."""
+    try:
+        os.posix_fallocate(fd, 0, _PAGE)
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
 
 
 class _Consuming:

@@ -15,6 +15,7 @@ noticed by bounded polling (SQLite has no cross-process notification).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -22,7 +23,7 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from ..errors import ProgrammingError, ora
+from ..errors import DatabaseError, ProgrammingError, ora
 from ..rules.sqlitefns import register_sqlite_functions
 from . import sqlcatalog, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
@@ -43,10 +44,44 @@ if TYPE_CHECKING:
 CROSS_PROCESS_POLL = (0.002, 0.05)
 
 
+# SQLite's primary result codes for what the disk refused, and its read errors among them
+_SQLITE_IOERR, _SQLITE_FULL = 10, 13
+_SQLITE_READ_ERRORS = (266, 522)       # SQLITE_IOERR_READ, SQLITE_IOERR_SHORT_READ
+_DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
+
+
+def disk_error(e: BaseException, path: str) -> DatabaseError | None:
+    """The Oracle error for a full disk or a failing device under the store's files —
+    ORA-01114 (writing; SQLITE_FULL, ENOSPC, EFBIG …) or ORA-01115 (reading) — or None
+    when ``e`` is something else."""
+    if isinstance(e, sqlite3.Error):
+        code = getattr(e, "sqlite_errorcode", None)
+        if code is None or code & 0xFF not in (_SQLITE_IOERR, _SQLITE_FULL):
+            return None
+        return ora(1115 if code in _SQLITE_READ_ERRORS else 1114, path, str(e))
+    if isinstance(e, OSError) and e.errno in _DISK_ERRNOS:
+        return ora(1114, path, e.strerror)
+    return None
+
+
 class _Connection(sqlite3.Connection):
-    """A sqlite3 connection that tells the shared SQL (sqlops, sqlcatalog) its dialect."""
+    """A sqlite3 connection that tells the shared SQL (sqlops, sqlcatalog) its dialect, and
+    raises a full disk or a failing device as the ORA error :func:`disk_error` gives."""
 
     dialect = SQLITE
+    path = ""
+
+    def execute(self, sql: str, params=()) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, params)
+        except sqlite3.DatabaseError as e:
+            raise disk_error(e, self.path) or e from None
+
+    def executemany(self, sql: str, rows) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, rows)
+        except sqlite3.DatabaseError as e:
+            raise disk_error(e, self.path) or e from None
 
 
 def _register_functions(conn: sqlite3.Connection) -> None:
@@ -69,7 +104,13 @@ class SqliteStore(Store):
         self.synchronous = synchronous.upper()
         self._temporary = temporary
         self.write_lock = threading.RLock()
-        self.locks = MessageLocks(path)
+        try:
+            self.locks = MessageLocks(path)
+        except OSError as e:
+            err = disk_error(e, path + ".lck")
+            if err is None:
+                raise
+            raise err from None
         # waiters for the change counter; notify_all only when someone waits (every
         # buffered enqueue signals)
         self._cond_lock = threading.Lock()
@@ -114,6 +155,7 @@ class SqliteStore(Store):
         _register_functions(conn)
         register_sqlite_functions(conn)   # what compiled dequeue conditions call
         conn.allocate_seqs = self.locks.allocate_seqs   # see Dialect.seq_from_store
+        conn.path = self.path
         return conn
 
     @contextmanager
@@ -124,11 +166,11 @@ class SqliteStore(Store):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 self._catalog_dirty = False
                 raise
-            conn.execute("COMMIT")
             if self._catalog_dirty:
                 self._catalog_dirty = False
                 self.locks.bump_catalog_version()
@@ -145,7 +187,14 @@ class SqliteStore(Store):
     def end(self, conn: sqlite3.Connection, ok: bool) -> None:
         """COMMIT (``ok``) or ROLLBACK the transaction :meth:`begin` started."""
         try:
-            conn.execute("COMMIT" if ok else "ROLLBACK")
+            if ok:
+                try:
+                    conn.execute("COMMIT")
+                except BaseException:
+                    _rollback(conn)      # a COMMIT that failed may leave it open
+                    raise
+            else:
+                _rollback(conn)
         finally:
             self.write_lock.release()
 
@@ -395,8 +444,19 @@ class SqliteStore(Store):
     def start_time_manager(self) -> None:
         with self._svc_lock:
             if self._tm is None:
-                self._tm = TimeManagerThread(self, (sqlite3.Error, ProgrammingError))
+                self._tm = TimeManagerThread(self, (sqlite3.Error, DatabaseError))
                 self._tm.start()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End a failed write transaction, keeping the error that made it fail.  SQLite may
+    have rolled it back already (a full disk, an I/O error), or not (a COMMIT that failed
+    leaves it open, holding the write lock)."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except (sqlite3.Error, DatabaseError):
+            pass       # rolled back by SQLite meanwhile; the error in flight is the one to see
 
 
 __all__ = ["SqliteStore", "quote"]
