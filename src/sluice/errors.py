@@ -173,6 +173,9 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     12514: (OperationalError, "TNS:listener does not currently know of service requested in "
                               "connect descriptor: {0}"),
     12541: (OperationalError, "TNS:no listener: {0}"),
+    # the embedded store's file (SQLite backend): a full disk, a failing device
+    1114: (OperationalError, "IO error writing block to file {0} ({1})"),
+    1115: (OperationalError, "IO error reading block from file {0} ({1})"),
     # AQ administration
     24001: (IntegrityError, "cannot create QUEUE_TABLE, {0} already exists"),
     24002: (ProgrammingError, "QUEUE_TABLE {0} does not exist"),

@@ -1,6 +1,10 @@
 """Child processes of the multi-process tests (run as ``python procworker.py ROLE DSN …``).
 
 hold DSN                 dequeue one message of Q, print its payload, then sleep mid-transaction
+hold-commit DSN          dequeue one message of Q, print its payload, read a line, commit — and
+                         stop between the store's COMMIT and what follows it (SQLite: the
+                         shared consume counter's bump, the locks' release), print
+                         "committed" and sleep there (killed by the test)
 waiter DSN ROUNDS        ROUNDS times: print "waiting", block in deqone (wait 10 s), print the
                          time.time() it returned at
 produce DSN P COUNT TXN  enqueue "P:i" for i < COUNT into Q, committing every TXN messages
@@ -28,6 +32,21 @@ def hold(dsn: str) -> None:
     m = q.deqone()
     print(m.payload.decode(), flush=True)
     time.sleep(60)          # killed here, mid-transaction
+
+
+def hold_commit(dsn: str) -> None:
+    from sluice.store.locks import MessageLocks
+
+    def stop_here(self, *args) -> None:
+        print("committed", flush=True)
+        time.sleep(60)              # killed here: committed, not yet announced
+    MessageLocks.end_consume = stop_here
+    conn = sluice.connect(dsn)
+    q = conn.queue("Q")
+    q.deqoptions.wait = 5
+    print(q.deqone().payload.decode(), flush=True)
+    sys.stdin.readline()
+    conn.commit()
 
 
 def waiter(dsn: str, rounds: str) -> None:
@@ -80,4 +99,4 @@ def consume(dsn: str, seed: str, rollback: str, finished: str) -> None:
 
 if __name__ == "__main__":
     role, *args = sys.argv[1:]
-    {"hold": hold, "waiter": waiter, "produce": produce, "consume": consume}[role](*args)
+    {"hold": hold, "hold-commit": hold_commit, "waiter": waiter, "produce": produce, "consume": consume}[role](*args)

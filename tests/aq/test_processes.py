@@ -25,9 +25,9 @@ def _child_env():
     return env
 
 
-def spawn(*args: str) -> subprocess.Popen:
+def spawn(*args: str, **popen) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, WORKER, *args], stdout=subprocess.PIPE, text=True,
-                            env=_child_env())
+                            env=_child_env(), **popen)
 
 
 def _kill(*procs: subprocess.Popen) -> None:

@@ -96,3 +96,58 @@ def test_server_restart_mid_run_loses_and_duplicates_nothing():
     assert len(consumed) == len(set(consumed)), "a message was delivered twice"
     assert produced <= set(consumed) | consumed_in_doubt, "a committed message was lost"
     assert set(consumed) <= produced | produced_in_doubt
+
+
+def test_server_restart_under_a_waiting_consumer_never_hangs():
+    """A consumer blocked in ``deqone`` (waiting forever) while the server restarts: its
+    call ends promptly — with the message enqueued after the restart, or with a clear
+    Oracle error (DESIGN-NOTES: a lost connection is ORA-03113, the session reconnects on
+    its next call) — and the same connection then gets the message."""
+    with PrivateServer() as server:
+        dsn = server.dsn + "?schema=waiting"
+        with sluice.connect(dsn) as admin:
+            make_queue(admin)
+        outcome: list = []
+
+        def consumer() -> None:
+            with sluice.connect(dsn) as conn:
+                q = conn.queue("Q")
+                q.deqoptions.wait = sluice.DEQ_WAIT_FOREVER
+                try:
+                    outcome.append(("message", q.deqone().payload, time.monotonic()))
+                except sluice.DatabaseError as e:
+                    outcome.append(("error", e.full_code, time.monotonic()))
+                    q.deqoptions.wait = 1
+                    end = time.monotonic() + 20
+                    while time.monotonic() < end:        # as an application would: retry
+                        try:
+                            m = q.deqone()
+                        except sluice.DatabaseError as e2:
+                            outcome.append(("retry error", e2.full_code, time.monotonic()))
+                            conn.rollback()
+                            time.sleep(0.2)
+                            continue
+                        if m is not None:
+                            outcome.append(("message", m.payload, time.monotonic()))
+                            break
+                conn.commit()
+
+        t = threading.Thread(target=consumer, daemon=True)
+        t.start()
+        time.sleep(1.0)                                  # blocked in deqone
+        assert t.is_alive() and not outcome
+        server.restart()
+        restarted = time.monotonic()
+        with sluice.connect(dsn) as producer:
+            producer.queue("Q").enqone(producer.msgproperties(payload=b"after restart"))
+            producer.commit()
+        t.join(25)
+        assert not t.is_alive(), f"the waiting consumer hangs: {outcome}"
+        with sluice.connect(dsn) as check:
+            assert check.query("SELECT COUNT(*) FROM AQ$Q_QT", None)[1] == [(0,)]
+    print(outcome)
+    kinds = [o[0] for o in outcome]
+    assert outcome[-1][:2] == ("message", b"after restart"), outcome
+    assert outcome[0][2] - restarted < 5, outcome           # the blocked call ended promptly
+    assert {o[1] for o in outcome if o[0] != "message"} <= CLEAR_ERRORS, outcome
+    assert kinds.count("message") == 1

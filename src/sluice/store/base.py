@@ -26,6 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 _TXN_PREFIX = os.urandom(3).hex().upper()
+
+# A session killed while it holds messages releases them (its POSIX locks, its server
+# transaction) without telling anyone: its process cannot.  So a waiting dequeue looks
+# again at least this often even when nothing announced a change (seconds).
+RELEASE_RECHECK = 1.0
 _txn_numbers = itertools.count(1)
 _txn_head = ""
 
@@ -474,7 +479,9 @@ class Store(abc.ABC):
     def wait_for_messages(self, since: int, timeout: float) -> None:
         """Block until :meth:`change_counter` differs from ``since`` or ``timeout``
         seconds pass.  Never busy-polls inside a process; changes made by other
-        processes are noticed within a bounded delay (backend-specific)."""
+        processes are noticed within a bounded delay (backend-specific), and it returns
+        after :data:`RELEASE_RECHECK` seconds at most, so that messages a killed session
+        released unannounced are found by the caller's next look."""
 
     @abc.abstractmethod
     def start_time_manager(self) -> None:

@@ -18,6 +18,8 @@ file is opened once per process and never closed while locks may exist.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import hashlib
 import mmap
@@ -38,7 +40,7 @@ def group_key(transaction_id: str) -> int:
 _PRESENCE = (1 << 62)
 _COUNTER_LOCK = _PRESENCE + 1
 _PAGE = 4096
-_CATALOG_SLOT, _CHANGE_SLOT, _CONSUME_SLOT, _SEQ_SLOT = 0, 8, 16, 24
+_CATALOG_SLOT, _CHANGE_SLOT, _CONSUME_SLOT, _SEQ_SLOT, _COMMITTING_SLOT = 0, 8, 16, 24, 32
 
 
 class MessageLocks:
@@ -46,16 +48,34 @@ class MessageLocks:
 
     def __init__(self, path: str | None) -> None:
         self._owners: dict[tuple[int, int], object] = {}
+        self._consuming = _Consuming(self)
         self._mutex = threading.Lock()
         self._fd: int | None = None
         if path is not None:
-            self._fd = os.open(path + ".lck", os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.lockf(self._fd, fcntl.LOCK_SH, 1, _PRESENCE)
-            if os.fstat(self._fd).st_size < _PAGE:
-                os.ftruncate(self._fd, _PAGE)
-            self._page = mmap.mmap(self._fd, _PAGE)
+            self._fd = fd = os.open(path + ".lck", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                self._open_page(fd)
+            except BaseException:
+                os.close(fd)
+                raise
         else:
             self._page = mmap.mmap(-1, _PAGE)  # a private page: only this process
+
+    def _open_page(self, fd: int) -> None:
+        """Hold the presence lock and map the side file's first page of counters."""
+        try:   # alone (nobody else holds the presence lock): no commit is under way
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _PRESENCE)
+            alone = True
+        except OSError:
+            fcntl.lockf(fd, fcntl.LOCK_SH, 1, _PRESENCE)
+            alone = False
+        if os.fstat(fd).st_size < _PAGE:
+            os.ftruncate(fd, _PAGE)
+        _allocate(fd)
+        self._page = mmap.mmap(fd, _PAGE)
+        if alone:   # forget the commits of processes killed inside one (see begin_consume)
+            struct.pack_into("<Q", self._page, _COMMITTING_SLOT, 0)
+            fcntl.lockf(fd, fcntl.LOCK_SH, 1, _PRESENCE)   # back to shared
 
     # -- counters shared by every process through the side file's first page --
     # The catalog version tells every process's caches that queues or queue tables
@@ -82,13 +102,47 @@ class MessageLocks:
         its read and its lock knows the rows it locked are still there."""
         return struct.unpack_from("<Q", self._page, _CONSUME_SLOT)[0]
 
-    def bump_consume_count(self) -> None:
-        # atomic across processes: a lost update here would let a dequeuer that read the
-        # count before this commit skip its re-check and deliver a consumed message again
+    def begin_consume(self) -> None:
+        """A write transaction that consumes, moves or re-schedules messages (held by this
+        process, or not locked at all) is about to COMMIT; call :meth:`end_consume` after
+        its end, whatever the outcome, and before releasing the messages' locks.
+
+        Between the two, dequeuers re-check what they lock (:meth:`consumed_since`).  A
+        process killed between its COMMIT and :meth:`end_consume` loses its locks without
+        a bump of the consume count: a dequeuer that read a consumed message as a candidate
+        before that COMMIT could then lock it and deliver it again.  Its unfinished
+        ``begin_consume`` stays counted instead, so every dequeuer keeps re-checking —
+        correct, a little slower — until a process opens the database alone."""
+        self._add(_COMMITTING_SLOT, 1)
+
+    def end_consume(self) -> None:
+        """The transaction :meth:`begin_consume` announced has ended: bump the consume count
+        (atomic across processes: a lost update here would let a dequeuer that read the
+        count before this commit skip its re-check and deliver a consumed message again)."""
+        self._add(_CONSUME_SLOT, 1, _COMMITTING_SLOT)
+
+    def consuming(self, active: bool = True) -> "_Consuming | contextlib.nullcontext":
+        """:meth:`begin_consume` … :meth:`end_consume` around a ``with`` block (a no-op
+        unless ``active``)."""
+        return self._consuming if active else _NO_CONSUME
+
+    def consumed_since(self, epoch: int) -> bool:
+        """True if the messages a dequeuer locked must be re-checked: the consume count is
+        no longer ``epoch`` (read before its candidates), or a consuming commit is under way
+        or was cut short by a kill."""
+        return (self.consume_count() != epoch
+                or struct.unpack_from("<Q", self._page, _COMMITTING_SLOT)[0] != 0)
+
+    def _add(self, slot: int, delta: int, ended: int | None = None) -> None:
+        """``slot`` += ``delta`` (and the ``ended`` slot -= 1, not below 0) as one update."""
         if self._fd is not None:
             fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, _COUNTER_LOCK)
         try:
-            struct.pack_into("<Q", self._page, _CONSUME_SLOT, (self.consume_count() + 1) & (2**64 - 1))
+            page = self._page
+            struct.pack_into("<Q", page, slot,
+                             (struct.unpack_from("<Q", page, slot)[0] + delta) & (2**64 - 1))
+            if ended is not None:
+                struct.pack_into("<Q", page, ended, max(0, struct.unpack_from("<Q", page, ended)[0] - 1))
         finally:
             if self._fd is not None:
                 fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _COUNTER_LOCK)
@@ -197,3 +251,31 @@ class MessageLocks:
                 self._page.close()
                 os.close(self._fd)
                 self._fd = None
+
+
+def _allocate(fd: int) -> None:
+    """Give the shared page its disk space now: a page of a sparse file gets it when first
+    written through the map, and on a full disk that write is a SIGBUS, not an error."""
+    try:
+        os.posix_fallocate(fd, 0, _PAGE)
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+
+
+class _Consuming:
+    """The context manager of :meth:`MessageLocks.consuming`."""
+
+    __slots__ = ("locks",)
+
+    def __init__(self, locks: MessageLocks) -> None:
+        self.locks = locks
+
+    def __enter__(self) -> None:
+        self.locks.begin_consume()
+
+    def __exit__(self, *exc: object) -> None:
+        self.locks.end_consume()
+
+
+_NO_CONSUME = contextlib.nullcontext()

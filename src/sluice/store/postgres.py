@@ -29,7 +29,7 @@ import psycopg
 
 from ..errors import DatabaseError, ProgrammingError, ora
 from . import sqlcatalog, sqlnotify, sqlops
-from .base import QueueInfo, QueueTableInfo, Store, TimeEvents
+from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import POSTGRESQL
 from .pgconn import PgConnection, PgPool, PgTarget, translate
 from .pglisten import Listener
@@ -226,8 +226,9 @@ class PgStore(Store):
         with self._cond:
             if self._changes != since:
                 return
-            if not self.listener.connected.is_set():
-                timeout = min(timeout, DISCONNECTED_RECHECK)
+            # nobody announces the rows a killed session's transaction released
+            timeout = min(timeout, RELEASE_RECHECK if self.listener.connected.is_set()
+                          else DISCONNECTED_RECHECK)
             self._waiting += 1
             try:
                 self._cond.wait(timeout)

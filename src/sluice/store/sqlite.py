@@ -15,6 +15,7 @@ noticed by bounded polling (SQLite has no cross-process notification).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -22,10 +23,10 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from ..errors import ProgrammingError, ora
+from ..errors import DatabaseError, ProgrammingError, ora
 from ..rules.sqlitefns import register_sqlite_functions
 from . import sqlcatalog, sqlnotify, sqlops
-from .base import QueueInfo, QueueTableInfo, Store, TimeEvents
+from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import MessageLocks
 from .sqlnames import json_value
@@ -38,15 +39,49 @@ if TYPE_CHECKING:
 
 # how long a waiting dequeuer may go without looking at the change counter that other
 # processes' commits bump: backing off from 2 ms to 50 ms while another process has the
-# database open; alone, every second (to notice a process that opens it later)
+# database open; alone, it sleeps on the condition variable (every RELEASE_RECHECK it
+# returns anyway: a process that opened the database meanwhile, or a killed one's messages)
 CROSS_PROCESS_POLL = (0.002, 0.05)
-ALONE_RECHECK = 1.0
+
+
+# SQLite's primary result codes for what the disk refused, and its read errors among them
+_SQLITE_IOERR, _SQLITE_FULL = 10, 13
+_SQLITE_READ_ERRORS = (266, 522)       # SQLITE_IOERR_READ, SQLITE_IOERR_SHORT_READ
+_DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
+
+
+def disk_error(e: BaseException, path: str) -> DatabaseError | None:
+    """The Oracle error for a full disk or a failing device under the store's files —
+    ORA-01114 (writing; SQLITE_FULL, ENOSPC, EFBIG …) or ORA-01115 (reading) — or None
+    when ``e`` is something else."""
+    if isinstance(e, sqlite3.Error):
+        code = getattr(e, "sqlite_errorcode", None)
+        if code is None or code & 0xFF not in (_SQLITE_IOERR, _SQLITE_FULL):
+            return None
+        return ora(1115 if code in _SQLITE_READ_ERRORS else 1114, path, str(e))
+    if isinstance(e, OSError) and e.errno in _DISK_ERRNOS:
+        return ora(1114, path, e.strerror)
+    return None
 
 
 class _Connection(sqlite3.Connection):
-    """A sqlite3 connection that tells the shared SQL (sqlops, sqlcatalog) its dialect."""
+    """A sqlite3 connection that tells the shared SQL (sqlops, sqlcatalog) its dialect, and
+    raises a full disk or a failing device as the ORA error :func:`disk_error` gives."""
 
     dialect = SQLITE
+    path = ""
+
+    def execute(self, sql: str, params=()) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, params)
+        except sqlite3.DatabaseError as e:
+            raise disk_error(e, self.path) or e from None
+
+    def executemany(self, sql: str, rows) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, rows)
+        except sqlite3.DatabaseError as e:
+            raise disk_error(e, self.path) or e from None
 
 
 def _register_functions(conn: sqlite3.Connection) -> None:
@@ -69,7 +104,13 @@ class SqliteStore(Store):
         self.synchronous = synchronous.upper()
         self._temporary = temporary
         self.write_lock = threading.RLock()
-        self.locks = MessageLocks(path)
+        try:
+            self.locks = MessageLocks(path)
+        except OSError as e:
+            err = disk_error(e, path + ".lck")
+            if err is None:
+                raise
+            raise err from None
         # waiters for the change counter; notify_all only when someone waits (every
         # buffered enqueue signals)
         self._cond_lock = threading.Lock()
@@ -114,6 +155,7 @@ class SqliteStore(Store):
         _register_functions(conn)
         register_sqlite_functions(conn)   # what compiled dequeue conditions call
         conn.allocate_seqs = self.locks.allocate_seqs   # see Dialect.seq_from_store
+        conn.path = self.path
         return conn
 
     @contextmanager
@@ -124,11 +166,11 @@ class SqliteStore(Store):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 self._catalog_dirty = False
                 raise
-            conn.execute("COMMIT")
             if self._catalog_dirty:
                 self._catalog_dirty = False
                 self.locks.bump_catalog_version()
@@ -145,7 +187,14 @@ class SqliteStore(Store):
     def end(self, conn: sqlite3.Connection, ok: bool) -> None:
         """COMMIT (``ok``) or ROLLBACK the transaction :meth:`begin` started."""
         try:
-            conn.execute("COMMIT" if ok else "ROLLBACK")
+            if ok:
+                try:
+                    conn.execute("COMMIT")
+                except BaseException:
+                    _rollback(conn)      # a COMMIT that failed may leave it open
+                    raise
+            else:
+                _rollback(conn)
         finally:
             self.write_lock.release()
 
@@ -182,11 +231,12 @@ class SqliteStore(Store):
         return self.locks.change_count()
 
     def wait_for_messages(self, since: int, timeout: float) -> None:
+        timeout = min(timeout, RELEASE_RECHECK)
         deadline = time.monotonic() + timeout
         if not self.locks.others_present():
             with self._cond:
                 if self.locks.change_count() == since:
-                    self._wait(min(timeout, ALONE_RECHECK))
+                    self._wait(timeout)
             return
         step, cap = CROSS_PROCESS_POLL
         with self._cond:
@@ -330,10 +380,8 @@ class SqliteStore(Store):
 
     def drop_consumer_messages(self, queue: QueueInfo, name: str | None, address: str | None,
                                protocol: int) -> int:
-        with self._svc_lock, self.transaction(self._svc):
-            n = sqlops.drop_consumer_messages(self._svc, queue, name, address, protocol)
-        self.locks.bump_consume_count()
-        return n
+        with self.locks.consuming(), self._svc_lock, self.transaction(self._svc):
+            return sqlops.drop_consumer_messages(self._svc, queue, name, address, protocol)
 
     def purge_messages(self, table: QueueTableInfo, condition: str | None) -> int:
         where = f"WHERE {condition}" if condition and condition.strip() else ""
@@ -342,7 +390,7 @@ class SqliteStore(Store):
         held: list[tuple[int, int]] = []
         purged = 0
         try:
-            with self._svc_lock, self.transaction(self._svc):
+            with self.locks.consuming(), self._svc_lock, self.transaction(self._svc):
                 try:
                     seqs = [r[0] for r in self._svc.execute(sql)]
                 except sqlite3.OperationalError as e:
@@ -353,7 +401,6 @@ class SqliteStore(Store):
                     held.append((table.qt_id, seq))
                     purged += self._svc.execute(f"DELETE FROM {table_name(table)} WHERE SEQ = ?",
                                                 (seq,)).rowcount
-            self.locks.bump_consume_count()
         finally:
             # released only after the commit, so no dequeuer can take a purged message
             self.locks.unlock_many(held, token)
@@ -371,9 +418,8 @@ class SqliteStore(Store):
                 if due:
                     held: list[tuple[int, int]] = []
                     try:
-                        with self.transaction(c):
+                        with self.locks.consuming(), self.transaction(c):
                             self._time_events(c, qt, due, queues, now, ev, held)
-                        self.locks.bump_consume_count()
                     finally:
                         # expired messages stay locked until their move is committed
                         self.locks.unlock_many(held, token)
@@ -398,8 +444,19 @@ class SqliteStore(Store):
     def start_time_manager(self) -> None:
         with self._svc_lock:
             if self._tm is None:
-                self._tm = TimeManagerThread(self, (sqlite3.Error, ProgrammingError))
+                self._tm = TimeManagerThread(self, (sqlite3.Error, DatabaseError))
                 self._tm.start()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End a failed write transaction, keeping the error that made it fail.  SQLite may
+    have rolled it back already (a full disk, an I/O error), or not (a COMMIT that failed
+    leaves it open, holding the write lock)."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except (sqlite3.Error, DatabaseError):
+            pass       # rolled back by SQLite meanwhile; the error in flight is the one to see
 
 
 __all__ = ["SqliteStore", "quote"]

@@ -8,12 +8,13 @@ store's :class:`~.locks.MessageLocks`; other sessions skip them.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
-from ..errors import ProgrammingError, ora
+from ..errors import OperationalError, ProgrammingError, ora
 from ..rules.pycompile import like_regex
 from . import sqlops
 from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 # temporary sequence numbers of a session's uncommitted enqueues (above any real one)
 _PENDING_SEQ = 1 << 62
+DISK_ERRORS = (1114, 1115)     # ORA codes of a full disk or a failing device (sqlite.disk_error)
+log = logging.getLogger(__name__)
 
 
 class SqliteSession(StoreSession):
@@ -110,12 +113,14 @@ class SqliteSession(StoreSession):
                                         group_locks=False)
                     sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
                                    info.consumer_name, new_txn_id(), time.time())
+                    if recs:
+                        store.locks.begin_consume()
                     ok = True
                 finally:
                     store.end(self.conn, ok)
-                if recs:
-                    store.locks.bump_consume_count()
             finally:
+                if recs:
+                    store.locks.end_consume()   # also when the COMMIT failed (see begin_consume)
                 store.locks.unlock_many([(queue.table.qt_id, r.seq) for r in recs
                                          if (queue.table.qt_id, r.seq) not in self._held], self)
             self._notify_retention(queue, recs)
@@ -174,7 +179,7 @@ class SqliteSession(StoreSession):
                 got.append(rec)
                 if len(taken) + len(got) >= limit:
                     break
-            if lock and got and locks.consume_count() != epoch:
+            if lock and got and locks.consumed_since(epoch):
                 # a session consumed messages between our read and our lock: check ours
                 # (and re-read them: a rolled-back attempt may have changed their retry count)
                 fresh = sqlops.still_available(self.conn, queue, got, sel.states)
@@ -257,34 +262,52 @@ class SqliteSession(StoreSession):
         if inserts or removes:
             now = time.time()
             store = self.store
-            if any(q.table.commit_time for q, _ in inserts.values()) or \
-                    any(q.table.multiple_consumers for q, _, _ in removes):
-                store.begin(self.conn)
-                ok = False
+            # the consume count is bumped before the locks go (see MessageLocks.begin_consume)
+            with store.locks.consuming(bool(removes)):
                 try:
-                    for queue, recs in inserts.values():
-                        self._insert(queue.table, recs)
-                    self._consume_all(self.conn, removes, now)
-                    for queue, recs, _ in removes:
-                        sqlops.settle_failed(self.conn, queue, recs, store.find_queue)
-                    ok = True
-                finally:
-                    store.end(self.conn, ok)
-            else:
-                # the writes are known up front: record them, then run them as one
-                # transaction — or as a single autocommit statement when there is one
-                plan = _Statements(store.locks.allocate_seqs)
-                for queue, recs in inserts.values():
-                    sqlops.insert_records(plan, queue.table, recs, None)
-                self._consume_all(plan, removes, now)
-                plan.run(store, self.conn)
-            if removes:
-                store.locks.bump_consume_count()  # before the locks go (see MessageLocks)
+                    self._write_commit(inserts, removes, now)
+                except BaseException:
+                    # nothing was written (a full disk …): the transaction is still open,
+                    # to be committed again or rolled back
+                    self._renumber_pending()
+                    raise
         self._end()
         if inserts:
             self._after_insert([r for _, recs in inserts.values() for r in recs])
         for queue, recs, _ in removes:
             self._notify_retention(queue, recs)
+
+    def _write_commit(self, inserts: dict, removes: list, now: float) -> None:
+        store = self.store
+        if any(q.table.commit_time for q, _ in inserts.values()) or \
+                any(q.table.multiple_consumers for q, _, _ in removes):
+            store.begin(self.conn)
+            ok = False
+            try:
+                for queue, recs in inserts.values():
+                    self._insert(queue.table, recs)
+                self._consume_all(self.conn, removes, now)
+                for queue, recs, _ in removes:
+                    sqlops.settle_failed(self.conn, queue, recs, store.find_queue)
+                ok = True
+            finally:
+                store.end(self.conn, ok)
+        else:
+            # the writes are known up front: record them, then run them as one
+            # transaction — or as a single autocommit statement when there is one
+            plan = _Statements(store.locks.allocate_seqs)
+            for queue, recs in inserts.values():
+                sqlops.insert_records(plan, queue.table, recs, None)
+            self._consume_all(plan, removes, now)
+            plan.run(store, self.conn)
+
+    def _renumber_pending(self) -> None:
+        """After a failed commit: the enqueues it numbered are pending again."""
+        for _, recs in self._inserts.values():
+            for r in recs:
+                self._pending_seq += 1
+                r.seq = _PENDING_SEQ + self._pending_seq
+                r.cscn = None
 
     def _consume_all(self, conn, removes: list, now: float) -> None:
         for queue, recs, info in removes:
@@ -295,11 +318,17 @@ class SqliteSession(StoreSession):
         removes = self._removes
         if removes:
             now = time.time()
-            with self.store.transaction(self.conn):
-                for queue, recs, _ in removes:
-                    for r in recs:
-                        sqlops.failed_attempt(self.conn, queue, r.seq, now, self.store.find_queue)
-            self.store.locks.bump_consume_count()
+            try:
+                with self.store.locks.consuming(), self.store.transaction(self.conn):
+                    for queue, recs, _ in removes:
+                        for r in recs:
+                            sqlops.failed_attempt(self.conn, queue, r.seq, now, self.store.find_queue)
+            except OperationalError as e:
+                if e.code not in DISK_ERRORS:
+                    raise
+                # the rollback still ends the transaction: the messages come back with the
+                # attempt not counted, as from a killed session
+                log.warning("rollback could not count the failed dequeue attempts: %s", e)
             if any(q.retry_delay > 0 for q, _, _ in removes):
                 self.store.time_event_hint(now + min(q.retry_delay for q, _, _ in removes))
         had_locks = bool(self._held)
