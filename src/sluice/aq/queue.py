@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import constants as C
-from ..errors import InterfaceError, not_supported, ora
+from ..errors import InterfaceError, dpy, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
@@ -190,6 +190,8 @@ class Queue:
         if m._recipients and not q.table.multiple_consumers:
             raise ora(24039, q.qualified)
         payload = m.payload
+        if payload is None:
+            raise dpy(2000)
         if transform is not None:
             payload = transform(payload)
         data = codec.encode(payload)
