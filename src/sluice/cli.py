@@ -75,7 +75,10 @@ class _Context:
 
     def close(self) -> None:
         if self._conn is not None:
-            self._conn.close()
+            try:
+                self._conn.close()
+            except Error as e:   # after the command: still one line, not a traceback
+                _fail(e)
 
 
 def _fail(e: Error) -> None:
