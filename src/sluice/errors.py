@@ -178,18 +178,14 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     12514: (OperationalError, "TNS:listener does not currently know of service requested in "
                               "connect descriptor: {0}"),
     12541: (OperationalError, "TNS:no listener: {0}"),
-<<<<<<< HEAD
-    # the embedded store's file (SQLite backend): a full disk, a failing device
-    1114: (OperationalError, "IO error writing block to file {0} ({1})"),
-    1115: (OperationalError, "IO error reading block from file {0} ({1})"),
-=======
     12542: (OperationalError, "TNS:address already in use: {0}"),
     12545: (OperationalError, "Connect failed because target host or object does not exist: {0}"),
     12154: (DatabaseError, "TNS:could not resolve the connect identifier specified: {0}"),
-    # the embedded store's file (SQLite backend)
+    # the embedded store's file (SQLite backend): opening it, a full disk, a failing device
+    1114: (OperationalError, "IO error writing block to file {0} ({1})"),
+    1115: (OperationalError, "IO error reading block from file {0} ({1})"),
     1157: (OperationalError, "cannot identify/lock data file {0} - {1}"),
     27041: (OperationalError, "unable to open file {0}: {1}"),
->>>>>>> wt-cli
     # AQ administration
     24001: (IntegrityError, "cannot create QUEUE_TABLE, {0} already exists"),
     24002: (ProgrammingError, "QUEUE_TABLE {0} does not exist"),

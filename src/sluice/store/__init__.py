@@ -8,12 +8,8 @@ import tempfile
 import threading
 from urllib.parse import parse_qs
 
-<<<<<<< HEAD
-from ..errors import InterfaceError
-from . import reaper
-=======
 from ..errors import InterfaceError, ora
->>>>>>> wt-cli
+from . import reaper
 from .base import Store
 
 _stores: dict[str, tuple[Store, int]] = {}
