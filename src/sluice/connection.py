@@ -34,6 +34,7 @@ from .security.catalog import SecurityCatalog
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
 from .streams.adm import StreamsAdm
+from .streams.capture import CaptureAdm, DbmsStreams
 
 DEFAULT_USER = "SLUICE"
 AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA = 0, 2   # python-oracledb's values
@@ -89,6 +90,7 @@ class Connection:
     aq = _package(DbmsAq)
     transform = _package(DbmsTransform)
     streams_adm = _package(StreamsAdm)
+    capture_adm, streams = _package(CaptureAdm), _package(DbmsStreams)
     aqelm = _package(DbmsAqelm)
     rule_adm = _package(RuleAdm)
     rule = _package(DbmsRule)

@@ -259,6 +259,15 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24172: (ProgrammingError, "rule set {0}.{1} has errors"),
     25448: (ProgrammingError, "rule {0}.{1} has errors"),
     25457: (OperationalError, "evaluation function {0} returns failure"),
+    # Streams capture processes (sluice.streams.capture)
+    1291: (OperationalError, "missing logfile: {0}"),
+    1325: (ProgrammingError, "archive log mode must be enabled to build into the logstream: {0}"),
+    26665: (IntegrityError, "STREAMS process {0} already exists"),
+    26666: (OperationalError, "cannot alter STREAMS process {0}{1}"),
+    26667: (ProgrammingError, "invalid STREAMS parameter {0}"),
+    26701: (ProgrammingError, "STREAMS process {0} does not exist"),
+    26744: (OperationalError, "STREAMS capture process {0} does not support {1} because of the "
+                              "following reason: {2}"),
 }
 
 

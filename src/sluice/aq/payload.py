@@ -29,6 +29,12 @@ from .. import objtypes as ot
 ANYDATA = "SYS.ANYDATA"
 SIMPLE_TYPES = ("RAW", "JSON", "XMLTYPE", ANYDATA)
 
+# Oracle's own types an ANYDATA payload can hold whose Python classes live above this
+# layer (LCR$_ROW_RECORD / LCR$_DDL_RECORD, :mod:`sluice.streams.lcrcodec`): their
+# ``oracle_type`` -> (to JSON-able document, from that document), registered by the
+# module that defines them
+ANYDATA_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {}
+
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, dt.datetime):
@@ -121,6 +127,10 @@ class PayloadCodec:
             return json.dumps(doc, separators=(",", ":"))
         if isinstance(value, (bytes, bytearray)):
             return json.dumps({"$type": "RAW", "value": bytes(value).hex().upper()})
+        codec = ANYDATA_CODECS.get(getattr(value, "oracle_type", None))   # an LCR
+        if codec is not None:
+            return json.dumps({"$type": value.oracle_type, "value": codec[0](value)},
+                              separators=(",", ":"))
         try:
             return json.dumps({"$type": "JSON", "value": dumps_json(value)})
         except (TypeError, ValueError) as e:
@@ -144,6 +154,9 @@ class PayloadCodec:
                 return bytes.fromhex(value)
             if kind == "JSON":
                 return loads_json(value)
+            codec = ANYDATA_CODECS.get(kind)
+            if codec is not None:
+                return codec[1](value)
             objtype = self._find_type(kind)
             if objtype is None:
                 raise ora(24181, kind)

@@ -306,6 +306,16 @@ class StoreSession(abc.ABC):
         release every lock it holds and wake waiting dequeuers."""
 
     @abc.abstractmethod
+    def add_commit_work(self, work: Callable[[Any], None]) -> None:
+        """Run ``work(c)`` inside this transaction's commit, in the same database transaction
+        as its enqueues and dequeues: all of it is committed or none.  ``c`` speaks the
+        store's shared SQL (``c.execute(sql, params)`` with ``?`` placeholders); ``work``
+        only writes.  Work added is part of the transaction (``in_transaction`` is true) and
+        runs in the order added, after the transaction's enqueues; a rollback discards it.
+        This is how a consumer's position advances with the effect it guards (a capture
+        process's log position with the LCRs it enqueued, DESIGN §7 "Exactly once")."""
+
+    @abc.abstractmethod
     def rollback(self) -> None:
         """Discard the transaction's enqueues; release its locks.
 

@@ -66,10 +66,14 @@ class PgSession(StoreSession):
         self._held: set[tuple[int, int]] = set()       # rows this transaction locked
         self._removed: set[tuple[int, int]] = set()    # consumed at commit: gone for this transaction
         self._events: list[float] = []                 # time events this transaction creates
+        self._works: list = []                         # add_commit_work: run inside the COMMIT
 
     @property
     def in_transaction(self) -> bool:
-        return self._open or bool(self._deferred)
+        return self._open or bool(self._deferred) or bool(self._works)
+
+    def add_commit_work(self, work) -> None:
+        self._works.append(work)
 
     def new_transaction_id(self) -> str:
         if self.txn_id is None:
@@ -131,6 +135,7 @@ class PgSession(StoreSession):
         self._held = set()
         self._removed = set()
         self._events = []
+        self._works = []
 
     # -- enqueue ----------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
@@ -295,6 +300,8 @@ class PgSession(StoreSession):
                 sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
                                self.txn_id, now)
                 sqlops.settle_failed(c, queue, recs, store.find_queue)
+            for work in self._works:
+                work(c)
             # the NOTIFYs after the COMMIT, in the same round trip (see PgStore.notices)
             c.command("; ".join(["COMMIT"] + store.notices(available, min(events) if events else None)))
         self._reset()
@@ -303,7 +310,7 @@ class PgSession(StoreSession):
 
     def rollback(self) -> None:
         if not self._open:
-            self._reset()   # commit-time enqueues were never inserted
+            self._reset()   # commit-time enqueues and commit work were never run
             return
         own = {m for _, msgids in self._inserted.values() for m in msgids}
         failed = [(q, [r for r in recs if r.msgid not in own]) for q, recs, _ in self._removes]

@@ -50,10 +50,14 @@ class SqliteSession(StoreSession):
         self._held_set: set[tuple[int, int]] = set()   # the group locks among _held
         self._removed: set[tuple[int, int]] = set()  # consumed by this transaction: invisible to it
         self._pending_seq = 0
+        self._works: list = []     # add_commit_work: run in the commit's write transaction
 
     @property
     def in_transaction(self) -> bool:
-        return bool(self._inserts or self._removes or self._held)
+        return bool(self._inserts or self._removes or self._held or self._works)
+
+    def add_commit_work(self, work) -> None:
+        self._works.append(work)
 
     def new_transaction_id(self) -> str:
         if self.txn_id is None:
@@ -259,7 +263,7 @@ class SqliteSession(StoreSession):
     # -- transaction end ----------------------------------------------------
     def commit(self) -> None:
         inserts, removes = self._inserts, self._removes
-        if inserts or removes:
+        if inserts or removes or self._works:
             now = time.time()
             store = self.store
             # the consume count is bumped before the locks go (see MessageLocks.begin_consume)
@@ -279,7 +283,7 @@ class SqliteSession(StoreSession):
 
     def _write_commit(self, inserts: dict, removes: list, now: float) -> None:
         store = self.store
-        if any(q.table.commit_time for q, _ in inserts.values()) or \
+        if self._works or any(q.table.commit_time for q, _ in inserts.values()) or \
                 any(q.table.multiple_consumers for q, _, _ in removes):
             store.begin(self.conn)
             ok = False
@@ -289,6 +293,8 @@ class SqliteSession(StoreSession):
                 self._consume_all(self.conn, removes, now)
                 for queue, recs, _ in removes:
                     sqlops.settle_failed(self.conn, queue, recs, store.find_queue)
+                for work in self._works:
+                    work(self.conn)
                 ok = True
             finally:
                 store.end(self.conn, ok)
@@ -344,6 +350,7 @@ class SqliteSession(StoreSession):
         self._held = []
         self._held_set = set()
         self._removed = set()
+        self._works = []
         self.txn_id = None
 
     def query(self, sql: str, binds: dict | Sequence | None,

@@ -16,8 +16,9 @@ from .base import RECORD_COLUMNS, QueueTableInfo
 from .dialect import Dialect
 
 # 1: the first release; 2: multi-consumer records (ADDRESS, PROTOCOL, RECIPIENT_LIST
-# columns, MSGID no longer unique, the consumer in the order index of multi-consumer tables)
-SCHEMA_VERSION = 2
+# columns, MSGID no longer unique, the consumer in the order index of multi-consumer tables);
+# 3: Streams capture (SLUICE_CAPTURE_PROGRESS, SLUICE_STREAMS_UNSUPPORTED and their views)
+SCHEMA_VERSION = 3
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -108,6 +109,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
                    CASE WHEN CAST({d.json_text('SPEC', 'enable_smtp')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS SMTP_ENABLED,
                    CASE WHEN CAST({d.json_text('SPEC', 'enable_anyp')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS ANYP_ENABLED
             FROM SLUICE_CATALOG WHERE KIND = 'AGENT'""",
+        *capture_ddl(d),
         f"""{d.create_view} AQ$INTERNET_USERS AS
             SELECT A.AGENT_NAME, M.NAME AS DB_USERNAME, A.HTTP_ENABLED, A.SMTP_ENABLED,
                    A.ANYP_ENABLED AS FTP_ENABLED
@@ -124,6 +126,75 @@ def catalog_ddl(d: Dialect) -> list[str]:
                   for name, body in USER_VIEWS]
         stmts += PG_FUNCTIONS
     return stmts
+
+
+def capture_ddl(d: Dialect) -> list[str]:
+    """Streams capture processes (:mod:`sluice.streams.capture`): their definitions are
+    ``SLUICE_CATALOG`` rows of kind CAPTURE; what a running capture writes with every batch
+    it enqueues, in the same transaction (its position in the source's log, counters,
+    state) is a ``SLUICE_CAPTURE_PROGRESS`` row; the tables it cannot capture are
+    ``SLUICE_STREAMS_UNSUPPORTED`` rows.  Views: DBA_CAPTURE, V$STREAMS_CAPTURE,
+    DBA_STREAMS_UNSUPPORTED (Oracle's columns, plus REPLICATION_SLOT)."""
+    i, r = d.int_type, d.real_type
+    ts = d.epoch_to_timestamp
+
+    def spec(key: str) -> str:
+        return d.json_text("C.SPEC", key)
+
+    def spec_int(key: str) -> str:
+        return f"CAST({spec(key)} AS {i})"
+    return [
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_PROGRESS (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL,
+            POSITION_LSN {i}, CAPTURED_SCN {i}, APPLIED_SCN {i}, LAST_ENQUEUED_SCN {i},
+            TOTAL_MESSAGES_CAPTURED {i} NOT NULL DEFAULT 0,
+            TOTAL_MESSAGES_ENQUEUED {i} NOT NULL DEFAULT 0,
+            TOTAL_TRANSACTIONS {i} NOT NULL DEFAULT 0,
+            CAPTURE_MESSAGE_NUMBER {i}, CAPTURE_MESSAGE_CREATE_TIME {r}, CAPTURE_TIME {r},
+            ENQUEUE_MESSAGE_NUMBER {i}, ENQUEUE_MESSAGE_CREATE_TIME {r}, ENQUEUE_TIME {r},
+            STATE TEXT, STATE_CHANGED_TIME {r}, STARTUP_TIME {r},
+            PRIMARY KEY (OWNER, NAME))""",
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_STREAMS_UNSUPPORTED (
+            OWNER TEXT NOT NULL, TABLE_NAME TEXT NOT NULL, REASON TEXT NOT NULL,
+            AUTO_FILTERED TEXT NOT NULL, CAPTURE_OWNER TEXT, CAPTURE_NAME TEXT, SCN {i},
+            NOTED {r}, PRIMARY KEY (OWNER, TABLE_NAME, REASON))""",
+        f"""{d.create_view} DBA_CAPTURE AS
+            SELECT C.NAME AS CAPTURE_NAME, {spec('queue_name')} AS QUEUE_NAME,
+                   {spec('queue_owner')} AS QUEUE_OWNER, {spec('rule_set_name')} AS RULE_SET_NAME,
+                   {spec('rule_set_owner')} AS RULE_SET_OWNER, {spec('capture_user')} AS CAPTURE_USER,
+                   {spec_int('start_scn')} AS START_SCN, {spec('status')} AS STATUS,
+                   P.CAPTURED_SCN, P.APPLIED_SCN, 'NO' AS USE_DATABASE_LINK,
+                   {spec_int('first_scn')} AS FIRST_SCN, {spec('source_database')} AS SOURCE_DATABASE,
+                   {spec('negative_rule_set_name')} AS NEGATIVE_RULE_SET_NAME,
+                   {spec('negative_rule_set_owner')} AS NEGATIVE_RULE_SET_OWNER,
+                   P.POSITION_LSN AS MAX_CHECKPOINT_SCN, P.POSITION_LSN AS REQUIRED_CHECKPOINT_SCN,
+                   'IMPLICIT' AS LOGFILE_ASSIGNMENT,
+                   {ts('CAST(' + spec('status_change_time') + ' AS ' + r + ')')} AS STATUS_CHANGE_TIME,
+                   {spec_int('error_number')} AS ERROR_NUMBER, {spec('error_message')} AS ERROR_MESSAGE,
+                   {spec('version')} AS VERSION, {spec('capture_type')} AS CAPTURE_TYPE,
+                   P.LAST_ENQUEUED_SCN, {spec('checkpoint_retention_time')} AS CHECKPOINT_RETENTION_TIME,
+                   {spec('slot')} AS REPLICATION_SLOT
+            FROM SLUICE_CATALOG C
+            LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
+            WHERE C.KIND = 'CAPTURE'""",
+        f"""{d.create_view} V$STREAMS_CAPTURE AS
+            SELECT C.NAME AS CAPTURE_NAME, {ts('P.STARTUP_TIME')} AS STARTUP_TIME,
+                   P.STATE, {ts('P.STATE_CHANGED_TIME')} AS STATE_CHANGED_TIME,
+                   P.TOTAL_MESSAGES_CAPTURED, P.TOTAL_MESSAGES_ENQUEUED,
+                   P.TOTAL_MESSAGES_CAPTURED AS TOTAL_MESSAGES_CREATED,
+                   P.TOTAL_TRANSACTIONS AS TOTAL_TRANSACTIONS_CAPTURED,
+                   {ts('P.CAPTURE_TIME')} AS CAPTURE_TIME, P.CAPTURE_MESSAGE_NUMBER,
+                   {ts('P.CAPTURE_MESSAGE_CREATE_TIME')} AS CAPTURE_MESSAGE_CREATE_TIME,
+                   {ts('P.ENQUEUE_TIME')} AS ENQUEUE_TIME, P.ENQUEUE_MESSAGE_NUMBER,
+                   {ts('P.ENQUEUE_MESSAGE_CREATE_TIME')} AS ENQUEUE_MESSAGE_CREATE_TIME,
+                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS
+            FROM SLUICE_CATALOG C
+            JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
+            WHERE C.KIND = 'CAPTURE' AND P.STATE IS NOT NULL""",
+        f"""{d.create_view} DBA_STREAMS_UNSUPPORTED AS
+            SELECT OWNER, TABLE_NAME, REASON, AUTO_FILTERED, CAPTURE_NAME, SCN
+            FROM SLUICE_STREAMS_UNSUPPORTED""",
+    ]
 
 
 # per-session views that depend on the current user

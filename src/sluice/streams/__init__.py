@@ -10,6 +10,7 @@ from .lcr import (COMPATIBLE_9_2, COMPATIBLE_10_1, COMPATIBLE_10_2, COMPATIBLE_1
                   COMPATIBLE_11_2, COMPATIBLE_12_1, COMPATIBLE_12_2, DDLLCR, RowLCR, RowUnit)
 from ..rules.anydata import AnyData
 from .rulesets import Verdict, evaluate_rule_sets
+from . import lcrcodec  # noqa: F401  (LCRs in ANYDATA queues)
 
 __all__ = ["RowLCR", "DDLLCR", "RowUnit", "AnyData", "Verdict", "evaluate_rule_sets", "COMPATIBLE_9_2", "COMPATIBLE_10_1",
            "COMPATIBLE_10_2", "COMPATIBLE_11_1", "COMPATIBLE_11_2", "COMPATIBLE_12_1",

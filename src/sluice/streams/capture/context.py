@@ -1,0 +1,121 @@
+"""The one place the capture package reaches into a ``sluice.Connection``'s internals.
+
+Everything else in :mod:`sluice.streams.capture` talks to a :class:`CaptureContext`,
+so when connections grow a public session-context object only this file changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from typing import TYPE_CHECKING, Any, Callable
+
+from ...store.base import QueueInfo
+
+if TYPE_CHECKING:
+    from ...connection import Connection
+
+# DBMS_STREAMS.SET_TAG: the tag of each session (keyed by the store session, which a
+# SQL*Plus CONNECT or a pool loan replaces), gone with it
+_TAGS: "weakref.WeakKeyDictionary[Any, bytes]" = weakref.WeakKeyDictionary()
+
+
+class CaptureContext:
+    """What capture needs from a connection: its user, its store, its catalogs, its
+    transaction."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: "Connection") -> None:
+        conn._check_open()
+        self.conn = conn
+
+    # -- who and where ---------------------------------------------------------------
+    @property
+    def username(self) -> str:
+        return self.conn.username
+
+    @property
+    def store(self) -> Any:
+        return self.conn._store
+
+    @property
+    def dialect(self) -> str:
+        return self.conn._store.dialect
+
+    def pg_target(self) -> tuple[str, str] | None:
+        """``(libpq conninfo, schema)`` of a PostgreSQL store, None for SQLite."""
+        target = getattr(self.conn._store, "target", None)
+        return None if target is None else (target.conninfo, target.schema)
+
+    def store_key(self) -> str:
+        """A short name of this store, unique on the machine: prefixes the replication
+        slots its captures own (so a test can drop what its store left behind)."""
+        pg = self.pg_target()
+        if pg is not None:
+            return pg[1].lower()
+        return "f" + hashlib.sha1(self.conn._store.path.encode()).hexdigest()[:12]
+
+    # -- privileges ----------------------------------------------------------------
+    def check_streams_administrator(self) -> None:
+        """Creating and managing Streams processes is a Streams administrator's work (a
+        queue administrator's privileges: EXECUTE on DBMS_AQADM and MANAGE_ANY)."""
+        self.conn._authz.check_aq_administrator()
+
+    def user_exists(self, name: str) -> bool:
+        return self.conn._security.user(name) is not None
+
+    def agent_users(self, agent: str) -> list[str] | None:
+        """The database users an AQ agent is mapped to (None: no such agent)."""
+        info = self.conn._security.agent(agent)
+        return None if info is None else list(info.db_users)
+
+    # -- catalog ---------------------------------------------------------------------
+    def ddl_commit(self) -> None:
+        self.conn._ddl_commit()
+
+    def catalog_version(self) -> int:
+        return self.conn._store.catalog_version()
+
+    def get_object(self, kind: str, owner: str, name: str) -> dict | None:
+        for o, n, spec in self.conn._store.catalog_objects(kind):
+            if o == owner and n == name:
+                return spec
+        return None
+
+    def objects(self, kind: str) -> list[tuple[str, str, dict]]:
+        return self.conn._store.catalog_objects(kind)
+
+    def put_object(self, kind: str, owner: str, name: str, spec: dict, replace: bool) -> None:
+        self.conn._store.put_catalog_object(kind, owner, name, spec, replace=replace)
+
+    def drop_object(self, kind: str, owner: str, name: str) -> bool:
+        return self.conn._store.drop_catalog_object(kind, owner, name)
+
+    def find_queue(self, owner: str, name: str) -> QueueInfo | None:
+        self.conn._catalog.refresh()
+        return self.conn._catalog.find_queue(owner, name)
+
+    def has_subscribers(self, queue: QueueInfo) -> bool:
+        return bool(self.conn._catalog.subscribers(queue))
+
+    def rule_set_exists(self, owner: str, name: str) -> bool:
+        return self.get_object("RULE_SET", owner, name) is not None   # DBMS_RULE_ADM's kind
+
+    # -- the session's transaction -----------------------------------------------------
+    def add_commit_work(self, work: Callable[[Any], None]) -> None:
+        """``work(c)`` runs in this session's next commit (see StoreSession.add_commit_work)."""
+        self.conn._session.add_commit_work(work)
+
+    def query(self, sql: str, binds: dict | None = None) -> list[tuple]:
+        return self.conn.query(sql, binds)[1]
+
+    # -- DBMS_STREAMS.SET_TAG ----------------------------------------------------------
+    def session_tag(self) -> bytes | None:
+        return _TAGS.get(self.conn._session)
+
+    def set_session_tag(self, tag: bytes | None) -> None:
+        if tag is None:
+            _TAGS.pop(self.conn._session, None)
+        else:
+            _TAGS[self.conn._session] = tag

@@ -1,0 +1,329 @@
+"""A capture process's source: a PostgreSQL database read through logical decoding.
+
+Oracle's capture process mines the redo log (seed 001, "Staging and Propagation" —
+captured LCRs); PostgreSQL's counterpart is logical decoding of the write-ahead log
+through a replication slot with the wal2json output plugin (``setup.sh`` installs
+``postgresql-15-wal2json`` and sets ``wal_level = logical``).  One slot per capture
+process, created by CREATE_CAPTURE and dropped by DROP_CAPTURE.  The slot keeps
+the log from its confirmed position on: an SCN in Sluice is a log sequence number
+(``0/16B3748`` is ``(0 << 32) | 0x16B3748``).
+
+Reading never consumes: :meth:`Source.peek` decodes whole transactions from the
+slot's confirmed position (``pg_logical_slot_peek_changes``), the capture enqueues
+and commits them with its position in its store, and only then
+:meth:`Source.advance` moves the slot (``pg_replication_slot_advance``).
+
+DDL is not in the decoded log, so an event trigger (``ddl_command_end`` and
+``sql_drop``) writes a transactional logical-decoding message ``sluice.ddl`` with
+the statement into the DDL's own transaction; a tag (DBMS_STREAMS.SET_TAG) is a
+``sluice.tag`` message (:func:`emit_tag`).  The trigger is database-wide and is
+installed once; it only writes while a Sluice slot exists in the database.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+from psycopg import errors as pgerr
+
+from ...errors import DatabaseError, ora
+from ...store.pgconn import is_disconnect, translate
+
+__all__ = ["Source", "check_wal_level", "lsn_to_int", "int_to_lsn", "emit_tag", "SLOT_PREFIX",
+           "DDL_PREFIX", "TAG_PREFIX"]
+
+SLOT_PREFIX = "sluice_"
+DDL_PREFIX = "sluice.ddl"
+TAG_PREFIX = "sluice.tag"
+PLUGIN = "wal2json"
+_DDL_FUNCTION = "public.sluice_capture_ddl"
+_SETUP_LOCK = "sluice:capture:ddl-trigger"
+
+
+def lsn_to_int(text: str) -> int:
+    """``'0/16B3748'`` -> 23803720 (an SCN)."""
+    hi, _, lo = text.partition("/")
+    return (int(hi, 16) << 32) | int(lo, 16)
+
+
+def int_to_lsn(value: int) -> str:
+    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
+
+
+def check_wal_level(value: str | None) -> None:
+    """Logical decoding needs ``wal_level = logical``.  :raises: ORA-01325 naming it."""
+    if value != "logical":
+        raise ora(1325, f"the PostgreSQL source has wal_level = {value or 'unknown'}; a capture "
+                        f"process reads the write-ahead log by logical decoding, which needs "
+                        f"wal_level = logical and the wal2json plugin (run setup.sh: it installs "
+                        f"postgresql-15-wal2json, sets wal_level = logical and restarts the server)")
+
+
+def source_error(e: psycopg.Error, display: str, process: str = "") -> DatabaseError:
+    """The Oracle error for a failure talking to the source."""
+    if isinstance(e, pgerr.UndefinedObject) and "replication slot" in str(e):
+        return slot_missing(str(e))
+    if isinstance(e, pgerr.ConfigurationLimitExceeded):
+        return ora(20, "max_replication_slots: drop unused replication slots or raise it")
+    if isinstance(e, pgerr.InsufficientPrivilege):
+        return ora(1031)
+    if isinstance(e, pgerr.ObjectInUse):     # a slot another process is reading
+        return ora(54)
+    err = translate(e, None)
+    if err.code == 900 and not is_disconnect(e):   # "invalid SQL statement" says nothing here
+        msg = e.diag.message_primary if getattr(e, "diag", None) else str(e)
+        return ora(26744, f'"{process}"' if process else "", f"the source {display}", msg)
+    return err
+
+
+def slot_missing(detail: str) -> DatabaseError:
+    return ora(1291, f"{detail} — the changes after the capture's last position are no longer "
+                     f"available; DROP_CAPTURE and CREATE_CAPTURE to capture from now on")
+
+
+def emit_tag(connection: Any, tag: bytes | None) -> None:
+    """Give the changes that follow in the current transaction of ``connection`` (a psycopg
+    connection or cursor on the source database) the Streams tag ``tag`` (None: no tag) —
+    what DBMS_STREAMS.SET_TAG does to a session's redo in Oracle.  The tag is a
+    transactional logical-decoding message, so it belongs to that transaction only."""
+    connection.execute("SELECT pg_logical_emit_message(true, %s, %s)",
+                       (TAG_PREFIX, tag.hex() if tag else ""))
+
+
+# The event trigger: one message per DDL statement, never an error that stops the DDL.
+_DDL_TRIGGER_SQL = f"""
+CREATE OR REPLACE FUNCTION {_DDL_FUNCTION}() RETURNS event_trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  r record;
+  obj_schema text; obj_name text; base_schema text; base_name text; obj_type text;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name LIKE '{SLOT_PREFIX}%'
+                 AND database = current_database() AND plugin = '{PLUGIN}') THEN
+    RETURN;
+  END IF;
+  BEGIN   -- a failure here must never stop the DDL (this block is a subtransaction)
+  IF TG_EVENT = 'sql_drop' THEN
+    SELECT o.object_type AS object_type, o.schema_name AS schema_name,
+           o.object_name AS object_name, o.address_names AS address_names
+      INTO r FROM pg_event_trigger_dropped_objects() o
+     WHERE o.original AND NOT o.is_temporary LIMIT 1;
+    IF NOT FOUND THEN RETURN; END IF;
+    obj_type := r.object_type; obj_schema := r.schema_name;
+    obj_name := coalesce(r.object_name, r.address_names[array_length(r.address_names, 1)]);
+    IF obj_type = 'table' THEN base_schema := obj_schema; base_name := obj_name; END IF;
+  ELSE
+    SELECT c.classid, c.objid, c.object_type, c.schema_name, c.object_identity INTO r
+      FROM pg_event_trigger_ddl_commands() c
+     ORDER BY (c.command_tag = TG_TAG) DESC LIMIT 1;
+    IF NOT FOUND THEN RETURN; END IF;
+    obj_type := r.object_type; obj_schema := r.schema_name; obj_name := r.object_identity;
+    IF r.classid = 'pg_class'::regclass THEN
+      SELECT n.nspname, c.relname INTO obj_schema, obj_name
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = r.objid;
+      IF obj_type LIKE 'table%' THEN
+        base_schema := obj_schema; base_name := obj_name;
+      ELSIF obj_type = 'index' THEN
+        SELECT n.nspname, c.relname INTO base_schema, base_name
+          FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+          JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.indexrelid = r.objid;
+      END IF;
+    ELSIF r.classid = 'pg_trigger'::regclass THEN
+      SELECT t.tgname, n.nspname, c.relname INTO obj_name, base_schema, base_name
+        FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE t.oid = r.objid;
+    ELSIF r.classid = 'pg_constraint'::regclass THEN
+      SELECT k.conname, n.nspname, c.relname INTO obj_name, base_schema, base_name
+        FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE k.oid = r.objid;
+    ELSIF r.classid = 'pg_proc'::regclass THEN
+      SELECT p.proname INTO obj_name FROM pg_proc p WHERE p.oid = r.objid;
+    ELSIF r.classid = 'pg_namespace'::regclass THEN
+      SELECT n.nspname INTO obj_name FROM pg_namespace n WHERE n.oid = r.objid;
+      obj_schema := obj_name;
+    ELSIF r.classid = 'pg_type'::regclass THEN
+      SELECT t.typname INTO obj_name FROM pg_type t WHERE t.oid = r.objid;
+    END IF;
+  END IF;
+  EXCEPTION WHEN OTHERS THEN
+    RAISE WARNING 'Sluice capture did not record this DDL: %', SQLERRM;
+    RETURN;
+  END;
+  IF obj_schema LIKE 'pg\\_temp%' OR obj_schema = 'pg_toast' THEN RETURN; END IF;
+  -- outside the subtransaction above: the message belongs to the DDL's own transaction
+  PERFORM pg_logical_emit_message(true, '{DDL_PREFIX}', json_build_object(
+    'tag', TG_TAG, 'otype', upper(obj_type), 'schema', obj_schema, 'name', obj_name,
+    'bschema', base_schema, 'bname', base_name, 'ddl', current_query(),
+    'cur', current_schema(), 'user', session_user)::text);
+END
+$fn$"""
+
+
+class Source:
+    """The connection of one capture process (or administrator) to its source database."""
+
+    def __init__(self, conninfo: str, display: str, exclude_schema: str | None,
+                 process: str = "") -> None:
+        self.conninfo = conninfo
+        self.process = process
+        self.display = display
+        self.exclude_schema = exclude_schema
+        self.raw: psycopg.Connection | None = None
+        self.notices: list[str] = []
+        self._options: list[str] | None = None
+
+    # -- the connection ------------------------------------------------------------
+    def connect(self) -> "Source":
+        if self.raw is None or self.raw.closed:
+            try:
+                raw = psycopg.connect(self.conninfo, autocommit=True)
+                # wal2json writes values with the decoding session's output functions
+                raw.execute("SET DateStyle = ISO; SET TimeZone = 'UTC'; SET IntervalStyle = iso_8601; "
+                            "SET extra_float_digits = 3")
+            except psycopg.Error as e:
+                raise source_error(e, self.display, self.process) from None
+            raw.add_notice_handler(self._notice)
+            self.raw = raw
+        return self
+
+    def close(self) -> None:
+        if self.raw is not None:
+            try:
+                self.raw.close()
+            finally:
+                self.raw = None
+
+    def __enter__(self) -> "Source":
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _notice(self, diag: Any) -> None:
+        if diag.severity_nonlocalized in ("WARNING",) or diag.severity in ("WARNING",):
+            self.notices.append(diag.message_primary or "")
+
+    def _run(self, sql: str, params: Any = None) -> list[tuple]:
+        self.connect()
+        try:
+            cur = self.raw.execute(sql, params)
+            return cur.fetchall() if cur.description else []
+        except psycopg.Error as e:
+            err = source_error(e, self.display, self.process)
+            if is_disconnect(e):
+                self.close()
+            raise err from None
+
+    # -- facts ---------------------------------------------------------------------
+    def check_logical(self) -> None:
+        check_wal_level(self._run("SHOW wal_level")[0][0])
+
+    def database_name(self) -> str:
+        return self._run("SELECT current_database()")[0][0]
+
+    def current_lsn(self) -> int:
+        return lsn_to_int(self._run("SELECT pg_current_wal_lsn()::text")[0][0])
+
+    def slot(self, name: str) -> tuple[int, int] | None:
+        """``(restart LSN, confirmed LSN)`` of the slot, None when it does not exist.
+        :raises: ORA-01291 when a slot of that name exists for another plugin or database."""
+        rows = self._run("SELECT plugin, database = current_database(), restart_lsn::text, "
+                         "confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s",
+                         (name,))
+        if not rows:
+            return None
+        plugin, same_db, restart, confirmed = rows[0]
+        if plugin != PLUGIN or not same_db:
+            raise slot_missing(f'replication slot "{name}" belongs to another database or plugin')
+        return lsn_to_int(restart), lsn_to_int(confirmed)
+
+    # -- the slot ------------------------------------------------------------------
+    def create_slot(self, name: str) -> int:
+        """Create the slot; returns its consistent point (the first SCN it can give)."""
+        row = self._run("SELECT lsn::text FROM pg_create_logical_replication_slot(%s, %s)",
+                        (name, PLUGIN))
+        return lsn_to_int(row[0][0])
+
+    def drop_slot(self, name: str) -> bool:
+        """Drop the slot if it exists.  :raises: ORA-00054 while a process reads it."""
+        return bool(self._run("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                              "WHERE slot_name = %s", (name,)))
+
+    def options(self) -> list[str]:
+        """wal2json's options: one JSON object per change (format 2) with transaction
+        boundaries, ids, LSNs, commit times and types; Sluice's messages only; never the
+        store's own tables (its enqueues would feed the capture with itself)."""
+        if self._options is None:
+            opts = ["format-version", "2", "include-xids", "1", "include-lsn", "1",
+                    "include-timestamp", "1", "include-transaction", "1", "include-types", "1",
+                    "include-typmod", "1", "include-domain-data-type", "1",
+                    "add-msg-prefixes", f"{DDL_PREFIX},{TAG_PREFIX}"]
+            if self.exclude_schema:
+                opts += ["filter-tables", _escape(self.exclude_schema) + ".*"]
+            self._options = opts
+        return self._options
+
+    def peek(self, slot: str, max_changes: int, upto_lsn: int | None = None) -> tuple[list[str], list[str]]:
+        """Decoded rows (JSON text) of the whole transactions after the slot's confirmed
+        position (committed before ``upto_lsn``), stopping after the one that brings the
+        count past ``max_changes``; and the warnings wal2json raised meanwhile (a change it
+        could not decode).  :raises: ORA-00054 while another process reads the slot."""
+        opts = self.options()
+        placeholders = ", ".join(["%s"] * len(opts))
+        self.notices = []
+        rows = self._run(f"SELECT data FROM pg_logical_slot_peek_changes(%s, %s::pg_lsn, %s, "
+                         f"{placeholders})",
+                         (slot, None if upto_lsn is None else int_to_lsn(upto_lsn), max_changes, *opts))
+        return [r[0] for r in rows], list(self.notices)
+
+    def advance(self, slot: str, lsn: int) -> None:
+        self._run("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (slot, int_to_lsn(lsn)))
+
+    # -- DDL --------------------------------------------------------------------------
+    def install_ddl_trigger(self) -> None:
+        """The event triggers that turn DDL into ``sluice.ddl`` messages (idempotent)."""
+        self.connect()
+        try:
+            with self.raw.transaction():
+                self.raw.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (_SETUP_LOCK,))
+                self.raw.execute(_DDL_TRIGGER_SQL)
+                have = {r[0] for r in self.raw.execute(
+                    "SELECT evtname FROM pg_event_trigger WHERE evtname LIKE 'sluice_capture_%'")}
+                if "sluice_capture_ddl" not in have:
+                    self.raw.execute(f"CREATE EVENT TRIGGER sluice_capture_ddl ON ddl_command_end "
+                                     f"EXECUTE FUNCTION {_DDL_FUNCTION}()")
+                if "sluice_capture_drop" not in have:
+                    self.raw.execute(f"CREATE EVENT TRIGGER sluice_capture_drop ON sql_drop "
+                                     f"EXECUTE FUNCTION {_DDL_FUNCTION}()")
+        except psycopg.Error as e:
+            raise source_error(e, self.display, self.process) from None
+
+    def remove_ddl_trigger_if_unused(self) -> None:
+        """Drop the event triggers once no Sluice slot is left in the database."""
+        self.connect()
+        try:
+            with self.raw.transaction():
+                self.raw.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (_SETUP_LOCK,))
+                left = self.raw.execute(
+                    "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE %s "
+                    "AND database = current_database()", (SLOT_PREFIX + "%",)).fetchone()[0]
+                if not left:
+                    self.raw.execute("DROP EVENT TRIGGER IF EXISTS sluice_capture_ddl")
+                    self.raw.execute("DROP EVENT TRIGGER IF EXISTS sluice_capture_drop")
+                    self.raw.execute(f"DROP FUNCTION IF EXISTS {_DDL_FUNCTION}()")
+        except psycopg.Error as e:
+            raise source_error(e, self.display, self.process) from None
+
+
+def _escape(name: str) -> str:
+    """wal2json's table-list syntax: special characters escaped with a backslash."""
+    return re.sub(r"([ ',.*\\])", r"\\\1", name)
+
+
+def parse_json(text: str) -> dict:
+    """One wal2json row (numbers with a fraction as ``Decimal``: NUMBER keeps its digits)."""
+    return json.loads(text, parse_float=Decimal)

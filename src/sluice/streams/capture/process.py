@@ -1,0 +1,485 @@
+"""The capture process: from a replication slot into its ANYDATA queue, exactly once.
+
+A host (``sluice run``, or a test in-process) runs it::
+
+    proc = CaptureProcess(conn, "STRM01_CAPTURE")   # conn: a connection as the capture user
+    proc.start()
+    while not stopping:
+        if not proc.run_batch():
+            proc.wait_for_redo()      # nothing to capture: wait a little (Event-based)
+    proc.stop()
+
+**Exactly once** (DESIGN §7).  One batch:
+
+1. peek whole source transactions after the slot's confirmed position
+   (``pg_logical_slot_peek_changes``: nothing is consumed);
+2. skip every transaction whose commit SCN is at or below the position stored in the
+   store (CAPTURED_SCN) — a batch committed just before a crash, whose slot was not
+   advanced yet — or below the capture's START_SCN;
+3. turn the rest into LCRs, keep those the rule sets accept (seed 000, Table 6-1:
+   negative rule set first, then positive; :func:`sluice.streams.evaluate_rule_sets`,
+   the rules engine's indexed path) and enqueue them, in commit order, into the capture's
+   queue — one queue transaction for several whole source transactions, each LCR
+   keeping its source transaction id and commit SCN;
+4. write the new position (and counters) **in that same store transaction**
+   (``StoreSession.add_commit_work``) and commit;
+5. only then advance the slot (``pg_replication_slot_advance``).
+
+A process killed anywhere restarts from the stored position: before 4 nothing was
+enqueued and the slot still holds the changes; between 4 and 5 the changes come again
+and step 2 skips them.  Batches with no change (other sessions' empty transactions, the
+capture's own commits, which the decoder never shows: the store's schema is filtered out)
+only advance the slot.
+
+**Staging.**  Oracle stages captured LCRs as buffered messages and, after a failure,
+re-mines the redo from its checkpoint (seed 001 "Persistent Queues and Buffered
+Queues").  Sluice stages them persistently: the queue transaction *is* the checkpoint,
+so a restart never re-reads more than one batch and consumers see LCRs that survive
+any crash.  (Unlike Oracle's captured LCRs, they can therefore be dequeued by
+applications too.)
+
+**No subscribers.**  Seed 001 "Secure Queues and the SET_UP_QUEUE Procedure": "a
+message cannot be enqueued unless a subscriber who can dequeue the message is
+configured".  While the queue has no subscriber at all the capture does not read
+(state ``WAITING FOR INACTIVE DEQUEUERS``): the slot keeps every change until a consumer
+subscribes, so nobody who subscribes later misses what happened meanwhile.  A change that
+no existing subscriber's rule accepts (ORA-24033 for that message) is discarded like a
+change the capture's own rules reject.
+
+**Faults.**  An error ends the process with its capture ABORTED, ERROR_NUMBER and
+ERROR_MESSAGE set (DBA_CAPTURE): a dropped slot (ORA-01291 — never a silent new one), a
+lost source (ORA-03113), an UPDATE or DELETE the decoder could not give because the
+table lost its replica identity (ORA-26744, naming the transaction: the change is not in
+the log in a form anyone can capture; ``ALTER_CAPTURE(start_scn => …)`` past it is the
+administrator's explicit decision).  START_CAPTURE restarts it from its position.
+A change to a table with a column type capture does not support is not captured and the
+table is listed in DBA_STREAMS_UNSUPPORTED (when the capture's rules would have wanted
+it); the capture carries on.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from typing import Any
+
+from ...errors import DatabaseError, ora
+from ...model import Agent
+from ...names import canonical
+from ...store.pgconn import parse_dsn
+from ..lcr import DDLLCR, RowLCR
+from ..rulesets import evaluate_rule_sets
+from . import spec as specs
+from .context import CaptureContext
+from .decode import Decoder, SourceTransaction, Unsupported, oracle_name, transactions
+from .pgsource import Source
+
+__all__ = ["CaptureProcess", "source_for"]
+
+_PROGRESS = """INSERT INTO SLUICE_CAPTURE_PROGRESS (OWNER, NAME, POSITION_LSN, CAPTURED_SCN,
+    LAST_ENQUEUED_SCN, TOTAL_MESSAGES_CAPTURED, TOTAL_MESSAGES_ENQUEUED, TOTAL_TRANSACTIONS,
+    CAPTURE_MESSAGE_NUMBER, CAPTURE_MESSAGE_CREATE_TIME, CAPTURE_TIME, ENQUEUE_MESSAGE_NUMBER,
+    ENQUEUE_MESSAGE_CREATE_TIME, ENQUEUE_TIME, STATE, STATE_CHANGED_TIME)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'CAPTURING CHANGES', ?)
+  ON CONFLICT (OWNER, NAME) DO UPDATE SET POSITION_LSN = excluded.POSITION_LSN,
+    CAPTURED_SCN = excluded.CAPTURED_SCN,
+    LAST_ENQUEUED_SCN = COALESCE(excluded.LAST_ENQUEUED_SCN, SLUICE_CAPTURE_PROGRESS.LAST_ENQUEUED_SCN),
+    TOTAL_MESSAGES_CAPTURED = SLUICE_CAPTURE_PROGRESS.TOTAL_MESSAGES_CAPTURED + excluded.TOTAL_MESSAGES_CAPTURED,
+    TOTAL_MESSAGES_ENQUEUED = SLUICE_CAPTURE_PROGRESS.TOTAL_MESSAGES_ENQUEUED + excluded.TOTAL_MESSAGES_ENQUEUED,
+    TOTAL_TRANSACTIONS = SLUICE_CAPTURE_PROGRESS.TOTAL_TRANSACTIONS + excluded.TOTAL_TRANSACTIONS,
+    CAPTURE_MESSAGE_NUMBER = excluded.CAPTURE_MESSAGE_NUMBER,
+    CAPTURE_MESSAGE_CREATE_TIME = excluded.CAPTURE_MESSAGE_CREATE_TIME,
+    CAPTURE_TIME = excluded.CAPTURE_TIME,
+    ENQUEUE_MESSAGE_NUMBER = COALESCE(excluded.ENQUEUE_MESSAGE_NUMBER, SLUICE_CAPTURE_PROGRESS.ENQUEUE_MESSAGE_NUMBER),
+    ENQUEUE_MESSAGE_CREATE_TIME = COALESCE(excluded.ENQUEUE_MESSAGE_CREATE_TIME,
+                                           SLUICE_CAPTURE_PROGRESS.ENQUEUE_MESSAGE_CREATE_TIME),
+    ENQUEUE_TIME = COALESCE(excluded.ENQUEUE_TIME, SLUICE_CAPTURE_PROGRESS.ENQUEUE_TIME),
+    STATE = excluded.STATE,
+    STATE_CHANGED_TIME = CASE WHEN SLUICE_CAPTURE_PROGRESS.STATE = excluded.STATE
+                              THEN SLUICE_CAPTURE_PROGRESS.STATE_CHANGED_TIME
+                              ELSE excluded.STATE_CHANGED_TIME END"""
+_STATE = """INSERT INTO SLUICE_CAPTURE_PROGRESS (OWNER, NAME, STATE, STATE_CHANGED_TIME)
+  VALUES (?, ?, ?, ?)
+  ON CONFLICT (OWNER, NAME) DO UPDATE SET STATE = excluded.STATE,
+    STATE_CHANGED_TIME = excluded.STATE_CHANGED_TIME"""
+_STARTUP = """INSERT INTO SLUICE_CAPTURE_PROGRESS (OWNER, NAME, STATE, STATE_CHANGED_TIME, STARTUP_TIME)
+  VALUES (?, ?, 'INITIALIZING', ?, ?)
+  ON CONFLICT (OWNER, NAME) DO UPDATE SET STATE = 'INITIALIZING',
+    STATE_CHANGED_TIME = excluded.STATE_CHANGED_TIME, STARTUP_TIME = excluded.STARTUP_TIME,
+    TOTAL_MESSAGES_CAPTURED = 0, TOTAL_MESSAGES_ENQUEUED = 0, TOTAL_TRANSACTIONS = 0"""
+_UNSUPPORTED = """INSERT INTO SLUICE_STREAMS_UNSUPPORTED (OWNER, TABLE_NAME, REASON, AUTO_FILTERED,
+    CAPTURE_OWNER, CAPTURE_NAME, SCN, NOTED) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (OWNER, TABLE_NAME, REASON) DO NOTHING"""
+_NO_IDENTITY = re.compile(r'no tuple identifier for (\w+) in table "((?:[^"]|"")*)"\."((?:[^"]|"")*)"')
+_SLOT_BUSY_PATIENCE = 30.0   # seconds a slot may stay in use by a dying predecessor
+
+
+def source_for(ctx: CaptureContext, spec: specs.CaptureSpec | None = None,
+               source_dsn: str | None = None, process: str = "") -> Source:
+    """The source database of a capture: ``source_dsn`` (a ``postgresql://`` DSN), else
+    the PostgreSQL database the store lives in (its schema never captured).
+    :raises: SLU-00001 for an SQLite store without a PostgreSQL source."""
+    dsn = spec.source_dsn if spec is not None else source_dsn
+    if dsn:
+        target = parse_dsn(dsn)
+        return Source(target.conninfo, target.display, target.schema, process)
+    pg = ctx.pg_target()
+    if pg is None:
+        from ...errors import not_supported
+        raise not_supported("a capture process on an SQLite store without a PostgreSQL source "
+                            "(give source_dsn => 'postgresql://…'; SQLite tables are captured "
+                            "synchronously)")
+    conninfo, schema = pg
+    return Source(conninfo, "the store's database", schema, process)
+
+
+class CaptureProcess:
+    """One capture process, run by a host: :meth:`start`, :meth:`run_batch` …, :meth:`stop`.
+
+    ``max_changes``: decoded rows per batch (whole transactions: a larger transaction
+    is one batch); ``commit_each_transaction``: one queue transaction per source
+    transaction instead of several whole ones per commit."""
+
+    def __init__(self, conn: Any, capture_name: str, *, max_changes: int = 5000,
+                 commit_each_transaction: bool = False, idle_wait: float = 0.05) -> None:
+        self.ctx = CaptureContext(conn)
+        self.conn = conn
+        self.name = canonical(capture_name, "capture name")
+        self.max_changes = max_changes
+        self.commit_each_transaction = commit_each_transaction
+        self.idle_wait = idle_wait
+        self.spec: specs.CaptureSpec | None = None
+        self.source: Source | None = None
+        self.decoder: Decoder | None = None
+        self.captured_scn = 0          # commit SCN of the last transaction in the queue
+        self.confirmed = 0             # where the slot is (as far as this process knows)
+        self.state: str | None = None
+        self._queue: Any = None
+        self._agent: Agent | None = None
+        self._catalog_version = -1
+        self._single = False           # narrowing a decoder warning down to its transaction
+        self._busy_since: float | None = None
+        self._stop = threading.Event()
+
+    # -- life cycle ------------------------------------------------------------------
+    def start(self) -> None:
+        """Load the definition, open the source, check the slot; ORA-26666 unless the
+        capture is ENABLED (START_CAPTURE), ORA-01291 without its slot."""
+        spec = specs.load(self.ctx, self.name)
+        if spec.status != specs.ENABLED:
+            raise ora(26666, self.name, f": it is {spec.status} (START_CAPTURE enables it)")
+        self._adopt(spec)
+        self._write_now(_STARTUP, (specs.OWNER, self.name, time.time(), time.time()))
+        self.state = "INITIALIZING"
+        try:
+            self.source = source_for(self.ctx, spec, process=self.name).connect()
+            self.source.check_logical()
+            slot = self.source.slot(spec.slot)
+            if slot is None:
+                from .pgsource import slot_missing
+                raise slot_missing(f'replication slot "{spec.slot}" of capture {self.name} '
+                                   f'does not exist')
+            self.confirmed = slot[1]
+            rows = self.ctx.query("SELECT CAPTURED_SCN FROM SLUICE_CAPTURE_PROGRESS "
+                                  "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
+            self.captured_scn = (rows[0][0] if rows and rows[0][0] is not None else 0)
+        except DatabaseError as e:
+            self._abort(e)
+            raise
+        self._set_state("CAPTURING CHANGES")
+
+    def _adopt(self, spec: specs.CaptureSpec) -> None:
+        self.spec = spec
+        self._catalog_version = self.ctx.catalog_version()
+        self.decoder = Decoder(spec.source_database, self._excluded(spec))
+        self._queue = self.conn.queue(spec.queue)
+        self._agent = Agent(spec.name)
+
+    def _excluded(self, spec: specs.CaptureSpec) -> str | None:
+        if spec.source_dsn:
+            return parse_dsn(spec.source_dsn).schema
+        pg = self.ctx.pg_target()
+        return pg[1] if pg else None
+
+    def stop(self) -> None:
+        """Leave the source; V$STREAMS_CAPTURE no longer shows the process."""
+        self._stop.set()
+        if self.conn.transaction_in_progress:
+            self.conn.rollback()
+        if self.source is not None:
+            self.source.close()
+            self.source = None
+        if self.state is not None:
+            try:
+                self._write_now(_STATE, (specs.OWNER, self.name, None, time.time()))
+            except DatabaseError:
+                pass
+            self.state = None
+
+    def wait_for_redo(self, timeout: float | None = None) -> bool:
+        """Sleep ``idle_wait`` (or ``timeout``) seconds unless :meth:`stop` is called;
+        True when stopped."""
+        return self._stop.wait(self.idle_wait if timeout is None else timeout)
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Run until ``stop`` is set, :meth:`stop` is called or the capture is disabled
+        or aborts (the error is raised then, the capture left ABORTED)."""
+        self.start()
+        try:
+            while not (stop is not None and stop.is_set()) and not self._stop.is_set():
+                if not self.run_batch():
+                    if self.spec is None:
+                        return      # disabled meanwhile
+                    if stop is not None:
+                        if stop.wait(self.idle_wait):
+                            return
+                    else:
+                        self.wait_for_redo()
+        finally:
+            self.stop()
+
+    def catch_up(self, timeout: float = 60.0) -> int:
+        """Capture everything committed before this call (tests, benchmarks); returns the
+        number of source transactions read."""
+        if self.source is None:
+            self.start()
+        target = self.source.current_lsn()
+        end = time.monotonic() + timeout
+        total = 0
+        while True:
+            n = self.run_batch(upto_lsn=target)
+            total += n
+            if not n and self._busy_since is None and not self._single:
+                return total
+            if time.monotonic() > end:
+                raise ora(26744, f'"{self.name}"', "catching up", f"not done within {timeout} s")
+            if not n:
+                self.wait_for_redo(0.05)
+
+    # -- one batch ---------------------------------------------------------------------
+    def run_batch(self, upto_lsn: int | None = None) -> int:
+        """Capture one batch; returns how many source transactions it consumed (0:
+        nothing to do now).  :raises DatabaseError: the capture is ABORTED."""
+        if self.source is None:
+            self.start()
+        if self.ctx.catalog_version() != self._catalog_version and not self._refresh():
+            return 0
+        spec = self.spec
+        if not self.ctx.has_subscribers(self._queue_info()):
+            self._set_state("WAITING FOR INACTIVE DEQUEUERS")
+            return 0
+        try:
+            rows, notices = self.source.peek(spec.slot, 1 if self._single else self.max_changes,
+                                             upto_lsn)
+        except DatabaseError as e:
+            if e.code == 54:          # another process still holds the slot (a killed one dying)
+                return self._slot_busy(e)
+            self._abort(e)
+            raise
+        self._busy_since = None
+        txns = transactions(rows)
+        if notices and self._relevant(notices, txns):
+            if not self._single and len(txns) > 1:
+                self._single = True   # find the transaction: one at a time from here
+                return 0
+            self._abort(self._no_identity_error(notices, txns))
+            raise ora(26744, *self._no_identity_args(notices, txns))
+        if not txns:
+            if not rows:
+                self._set_state("WAITING FOR REDO")
+            return 0
+        try:
+            if self.commit_each_transaction:
+                for txn in txns:
+                    self._capture([txn])
+            else:
+                self._capture(txns)
+        except DatabaseError as e:
+            if self.conn.transaction_in_progress:
+                self.conn.rollback()
+            self._abort(e)
+            raise
+        return len(txns)
+
+    def _queue_info(self) -> Any:
+        return self._queue._info()
+
+    def _capture(self, txns: list[SourceTransaction]) -> None:
+        spec, decoder, ctx = self.spec, self.decoder, self.ctx
+        fresh = [t for t in txns if t.commit_scn > self.captured_scn and t.commit_scn >= spec.start_scn]
+        lcrs: list[Any] = []
+        unsupported: list[tuple] = []
+        captured = 0
+        last_captured = None
+        for txn in fresh:
+            for item in decoder.lcrs(txn):
+                captured += 1
+                if isinstance(item, Unsupported):
+                    if self._verdict(item.lcr):
+                        lcr = item.lcr
+                        unsupported.append((lcr.get_object_owner(), lcr.get_object_name(),
+                                            item.reason, "YES", specs.OWNER, self.name, lcr.get_scn(),
+                                            time.time()))
+                    continue
+                last_captured = item
+                if self._verdict(item):
+                    lcrs.append(item)
+        end_lsn = txns[-1].end_lsn
+        if not fresh or (not lcrs and not unsupported and not captured):
+            self._advance(end_lsn)     # nothing of these transactions reaches the store
+            if fresh:
+                self.captured_scn = max(self.captured_scn, fresh[-1].commit_scn)
+            return
+        enqueued = self._enqueue(lcrs)
+        now = time.time()
+        last = fresh[-1]
+        last_enq = enqueued[-1] if enqueued else None
+        params = (specs.OWNER, self.name, last.end_lsn, last.commit_scn,
+                  last_enq.get_commit_scn() if last_enq else None, captured, len(enqueued), len(fresh),
+                  last_captured.get_scn() if last_captured else None,
+                  _epoch(last_captured.get_source_time()) if last_captured else None, now,
+                  last_enq.get_scn() if last_enq else None,
+                  _epoch(last_enq.get_source_time()) if last_enq else None,
+                  now if last_enq else None, now)
+
+        def write(c: Any) -> None:
+            c.execute(_PROGRESS, params)
+            for row in unsupported:
+                c.execute(_UNSUPPORTED, row)
+        ctx.add_commit_work(write)
+        self.conn.commit()
+        self.state = "CAPTURING CHANGES"
+        self.captured_scn = last.commit_scn
+        self._advance(end_lsn)
+
+    def _enqueue(self, lcrs: list[Any]) -> list[Any]:
+        """Enqueue the LCRs (ON_COMMIT: part of the batch's transaction); returns those
+        enqueued — a message no subscriber's rule accepts (ORA-24033) is discarded."""
+        if not lcrs:
+            return []
+        conn, agent = self.conn, self._agent
+        try:
+            self._queue.enqmany([conn.msgproperties(payload=lcr, sender_id=agent) for lcr in lcrs])
+            return lcrs
+        except DatabaseError as e:
+            if e.code != 24033:
+                raise
+        kept = []
+        for lcr in lcrs:
+            try:
+                self._queue.enqone(conn.msgproperties(payload=lcr, sender_id=agent))
+                kept.append(lcr)
+            except DatabaseError as e:
+                if e.code != 24033:
+                    raise
+        return kept
+
+    def _verdict(self, lcr: RowLCR | DDLLCR) -> bool:
+        spec = self.spec
+        return evaluate_rule_sets(self.conn, lcr, spec.rule_set, spec.negative_rule_set).perform
+
+    def _advance(self, lsn: int) -> None:
+        if lsn > self.confirmed:
+            try:
+                self.source.advance(self.spec.slot, lsn)
+            except DatabaseError as e:
+                if e.code != 54:    # a slot in use: the next batch advances it
+                    self._abort(e)
+                    raise
+                return
+            self.confirmed = lsn
+
+    # -- catalog changes, state, faults ------------------------------------------------
+    def _refresh(self) -> bool:
+        """Re-read the definition after a catalog change; False when no longer enabled."""
+        spec = specs.find(self.ctx, self.name)
+        if spec is None or spec.status != specs.ENABLED:
+            self.stop()
+            self.spec = None
+            return False
+        self._adopt(spec)
+        return True
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self._write_now(_STATE, (specs.OWNER, self.name, state, time.time()))
+            self.state = state
+
+    def _write_now(self, sql: str, params: tuple) -> None:
+        """A write of its own (an otherwise empty transaction of the process's session)."""
+        self.ctx.add_commit_work(lambda c: c.execute(sql, params))
+        self.conn.commit()
+
+    def _slot_busy(self, e: DatabaseError) -> int:
+        now = time.monotonic()
+        if self._busy_since is None:
+            self._busy_since = now
+        elif now - self._busy_since > _SLOT_BUSY_PATIENCE:
+            self._abort(e)
+            raise e
+        return 0
+
+    def _abort(self, error: Exception) -> None:
+        """ABORTED with the error in DBA_CAPTURE; the process is done."""
+        try:
+            if self.conn.transaction_in_progress:
+                self.conn.rollback()
+            spec = specs.find(self.ctx, self.name)
+            if spec is not None:
+                specs.save(self.ctx, spec.with_status(specs.ABORTED, error))
+            self._write_now(_STATE, (specs.OWNER, self.name, None, time.time()))
+        except DatabaseError:
+            pass   # the store itself may be what failed: the error is raised anyway
+        finally:
+            self.state = None
+            if self.source is not None:
+                self.source.close()
+                self.source = None
+            self.spec = None
+            self._stop.set()
+
+    def _relevant(self, notices: list[str], txns: list[SourceTransaction]) -> list[tuple]:
+        """The decoder's warnings about changes it could not give (no replica identity)
+        for tables this capture's rules would capture, in transactions not yet captured."""
+        fresh = [t for t in txns if t.commit_scn > self.captured_scn and t.commit_scn >= self.spec.start_scn]
+        if txns and not fresh:
+            return []
+        hits = []
+        for text in notices:
+            m = _NO_IDENTITY.search(text)
+            if m is None:
+                continue
+            schema, table = m.group(2).replace('""', '"'), m.group(3).replace('""', '"')
+            if schema == self.decoder.exclude_schema:
+                continue
+            probe = RowLCR(self.spec.source_database, m.group(1).upper(), oracle_name(schema),
+                           oracle_name(table))
+            if self._verdict(probe):
+                hits.append((m.group(1).upper(), oracle_name(schema), oracle_name(table)))
+        return hits
+
+    def _no_identity_args(self, notices: list[str], txns: list[SourceTransaction]) -> tuple:
+        cmd, owner, table = self._relevant(notices, txns)[0]
+        where = (f" in transaction {txns[0].xid} committed at SCN {txns[0].commit_scn}; "
+                 f"ALTER_CAPTURE(start_scn => {txns[0].commit_scn + 1}) goes past it") if txns else ""
+        return (f'"{self.name}"', f'"{owner}"."{table}"',
+                f"PostgreSQL logged a {cmd} without the old key (the table has no primary key "
+                f"and no REPLICA IDENTITY FULL), so the change cannot be captured{where}")
+
+    def _no_identity_error(self, notices: list[str], txns: list[SourceTransaction]) -> DatabaseError:
+        args = self._no_identity_args(notices, txns)
+        owner_table = args[1].replace('"', "").split(".", 1)
+        try:
+            self.ctx.add_commit_work(lambda c: c.execute(_UNSUPPORTED, (
+                owner_table[0], owner_table[1], "no replica identity: UPDATE and DELETE cannot be "
+                "captured", "NO", specs.OWNER, self.name, txns[0].commit_scn if txns else None,
+                time.time())))
+            self.conn.commit()
+        except DatabaseError:
+            pass
+        return ora(26744, *args)
+
+
+def _epoch(when: Any) -> float | None:
+    return when.timestamp() if when is not None and hasattr(when, "timestamp") else None

@@ -1,0 +1,98 @@
+"""A capture process's definition, as the catalog keeps it (DBA_CAPTURE's columns).
+
+A capture process is a ``SLUICE_CATALOG`` row of kind ``CAPTURE`` (owner ``SYS``:
+Oracle's Streams process names form one namespace per database, without a schema)
+whose spec holds what DBMS_CAPTURE_ADM set; what the running process writes with
+every batch — its position, counters, state — is its ``SLUICE_CAPTURE_PROGRESS``
+row, written in the batch's own transaction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import ora
+from .context import CaptureContext
+
+KIND = "CAPTURE"
+OWNER = "SYS"
+ENABLED, DISABLED, ABORTED = "ENABLED", "DISABLED", "ABORTED"
+
+
+@dataclass
+class CaptureSpec:
+    name: str
+    queue_owner: str
+    queue_name: str
+    capture_user: str
+    slot: str
+    source_database: str
+    first_scn: int
+    start_scn: int
+    rule_set_owner: str | None = None
+    rule_set_name: str | None = None
+    negative_rule_set_owner: str | None = None
+    negative_rule_set_name: str | None = None
+    source_dsn: str | None = None          # None: the database the store lives in
+    status: str = DISABLED
+    status_change_time: float = 0.0
+    error_number: int | None = None
+    error_message: str | None = None
+    checkpoint_retention_time: float = 60.0
+    version: str = "11.1.0"
+    capture_type: str = "LOCAL"
+    created: float = 0.0
+
+    @property
+    def queue(self) -> str:
+        return f'"{self.queue_owner}"."{self.queue_name}"'
+
+    @property
+    def rule_set(self) -> str | None:
+        return None if self.rule_set_name is None else f'"{self.rule_set_owner}"."{self.rule_set_name}"'
+
+    @property
+    def negative_rule_set(self) -> str | None:
+        if self.negative_rule_set_name is None:
+            return None
+        return f'"{self.negative_rule_set_owner}"."{self.negative_rule_set_name}"'
+
+    def to_spec(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.pop("name")
+        return d
+
+    @classmethod
+    def from_spec(cls, name: str, spec: dict[str, Any]) -> "CaptureSpec":
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(name=name, **{k: v for k, v in spec.items() if k in known})
+
+    def with_status(self, status: str, error: Exception | None = None) -> "CaptureSpec":
+        code = getattr(error, "code", None) if error is not None else None
+        return dataclasses.replace(self, status=status, status_change_time=time.time(),
+                                   error_number=code or (600 if error is not None else None),
+                                   error_message=str(error) if error is not None else None)
+
+
+def load(ctx: CaptureContext, name: str) -> CaptureSpec:
+    """:raises: ORA-26701 when there is no such capture process."""
+    spec = ctx.get_object(KIND, OWNER, name)
+    if spec is None:
+        raise ora(26701, name)
+    return CaptureSpec.from_spec(name, spec)
+
+
+def find(ctx: CaptureContext, name: str) -> CaptureSpec | None:
+    spec = ctx.get_object(KIND, OWNER, name)
+    return None if spec is None else CaptureSpec.from_spec(name, spec)
+
+
+def all_specs(ctx: CaptureContext) -> list[CaptureSpec]:
+    return [CaptureSpec.from_spec(n, s) for o, n, s in ctx.objects(KIND) if o == OWNER]
+
+
+def save(ctx: CaptureContext, spec: CaptureSpec, replace: bool = True) -> None:
+    ctx.put_object(KIND, OWNER, spec.name, spec.to_spec(), replace=replace)

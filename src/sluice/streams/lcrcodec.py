@@ -1,0 +1,137 @@
+"""LCRs as ANYDATA payloads: how a row or DDL LCR is stored in a queue table.
+
+Seed 001 "ANYDATA Queues and Typed Queues": "In an Oracle Streams replication
+environment, logical change records (LCRs) must be staged in ANYDATA queues."  A
+captured LCR is enqueued into its capture process's ANYDATA queue, so the queue's
+payload codec (:mod:`sluice.aq.payload`) must store and give back LCRs; this module
+registers their form with it.  The document keeps every attribute of the LCR; a
+column is ``[name, type name, value]`` where the ANYDATA type says how the value is
+written (NUMBER: a JSON number, or a decimal string when it is a ``Decimal``;
+DATE/TIMESTAMP: ISO text; RAW/BLOB: hexadecimal; character types: text).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from ..aq.payload import ANYDATA_CODECS
+from .lcr import AnyData, DDLLCR, RowLCR, RowUnit
+
+__all__ = ["lcr_to_document", "lcr_from_document"]
+
+_DATES = frozenset({"SYS.DATE", "SYS.TIMESTAMP"})
+_BINARY = frozenset({"SYS.RAW", "SYS.BLOB"})
+
+
+def _value_out(type_name: str | None, value: Any) -> Any:
+    if value is None:
+        return None
+    if type(value) is Decimal:
+        return str(value)
+    if type_name in _DATES:
+        return value.isoformat()
+    if type_name in _BINARY:
+        return value.hex()
+    return value
+
+
+def _value_in(type_name: str | None, value: Any) -> Any:
+    if value is None:
+        return None
+    if type_name == "SYS.NUMBER" and type(value) is str:
+        return Decimal(value)
+    if type_name in _DATES:
+        return datetime.fromisoformat(value)
+    if type_name in _BINARY:
+        return bytes.fromhex(value)
+    return value
+
+
+def _units_out(units: dict[str, RowUnit]) -> list:
+    out = []
+    for name, unit in units.items():
+        data = unit.data
+        tn = data.get_type_name()
+        item = [name, tn, _value_out(tn, data.value)]
+        if unit.lob_information is not None or unit.long_information is not None or \
+                unit.lob_offset is not None or unit.lob_operation_size is not None:
+            item.append([unit.lob_information, unit.lob_offset, unit.lob_operation_size,
+                         unit.long_information])
+        out.append(item)
+    return out
+
+
+def _units_in(items: list) -> list[RowUnit]:
+    units = []
+    for item in items:
+        name, tn, value = item[0], item[1], item[2]
+        unit = RowUnit('"' + name + '"', AnyData(tn, _value_in(tn, value)))
+        if len(item) > 3:
+            unit.lob_information, unit.lob_offset, unit.lob_operation_size, \
+                unit.long_information = item[3]
+        units.append(unit)
+    return units
+
+
+def _common_out(lcr: Any) -> dict:
+    tag = lcr.get_tag()
+    when = lcr.get_source_time()
+    doc = {"db": lcr.get_source_database_name(), "cmd": lcr.get_command_type(),
+           "own": lcr.get_object_owner(), "obj": lcr.get_object_name(),
+           "tag": tag.hex() if tag is not None else None, "txn": lcr.get_transaction_id(),
+           "scn": lcr.get_scn(), "cscn": lcr.get_commit_scn(),
+           "time": when.isoformat() if isinstance(when, datetime) else when}
+    extra = lcr._extra
+    if extra:
+        doc["extra"] = [[k, v.get_type_name(), _value_out(v.get_type_name(), v.value)]
+                        for k, v in extra.items()]
+    return doc
+
+
+def _common_in(lcr: Any, doc: dict) -> None:
+    for name, tn, value in doc.get("extra") or ():
+        lcr.set_extra_attribute(name, AnyData(tn, _value_in(tn, value)))
+
+
+def _time_in(value: Any) -> Any:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def lcr_to_document(lcr: RowLCR | DDLLCR) -> dict:
+    """The JSON-able document of an LCR (the ``value`` of its ANYDATA envelope)."""
+    doc = _common_out(lcr)
+    if isinstance(lcr, RowLCR):
+        doc["old"] = _units_out(lcr._old)
+        doc["new"] = _units_out(lcr._new)
+    else:
+        doc.update(otype=lcr.get_object_type(), ddl=lcr.get_ddl_text(),
+                   logon=lcr.get_logon_user(), cur=lcr.get_current_schema(),
+                   bown=lcr.get_base_table_owner(), bname=lcr.get_base_table_name())
+    return doc
+
+
+def _row_from(doc: dict) -> RowLCR:
+    lcr = RowLCR(doc["db"], doc["cmd"], doc["own"], doc["obj"], doc["tag"], doc["txn"],
+                 doc["scn"], _units_in(doc["old"]), _units_in(doc["new"]),
+                 commit_scn=doc["cscn"], source_time=_time_in(doc["time"]))
+    _common_in(lcr, doc)
+    return lcr
+
+
+def _ddl_from(doc: dict) -> DDLLCR:
+    lcr = DDLLCR(doc["db"], doc["cmd"], doc["own"], doc["obj"], doc["otype"], doc["ddl"],
+                 doc["logon"], doc["cur"], doc["bown"], doc["bname"], doc["tag"], doc["txn"],
+                 doc["scn"], commit_scn=doc["cscn"], source_time=_time_in(doc["time"]))
+    _common_in(lcr, doc)
+    return lcr
+
+
+def lcr_from_document(doc: dict) -> RowLCR | DDLLCR:
+    """The LCR a document of :func:`lcr_to_document` describes."""
+    return _row_from(doc) if "new" in doc else _ddl_from(doc)
+
+
+ANYDATA_CODECS[RowLCR.oracle_type] = (lcr_to_document, _row_from)
+ANYDATA_CODECS[DDLLCR.oracle_type] = (lcr_to_document, _ddl_from)
