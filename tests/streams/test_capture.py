@@ -80,7 +80,7 @@ def test_row_lcrs_content_order_transactions(env):
     cap = env.view("SELECT * FROM DBA_CAPTURE")[0]
     assert (cap["CAPTURE_NAME"], cap["QUEUE_NAME"], cap["QUEUE_OWNER"], cap["RULE_SET_NAME"],
             cap["STATUS"], cap["ERROR_NUMBER"]) == ("CAP", "STRM_Q", "SLUICE", "RS", "ENABLED", None)
-    assert cap["CAPTURED_SCN"] >= cscn[-1] and cap["FIRST_SCN"] <= cap["START_SCN"] < lcrs[0].get_scn()
+    assert cap["CAPTURED_SCN"] >= cscn[-1] and cap["FIRST_SCN"] <= cap["START_SCN"] <= lcrs[0].get_scn()
     assert cap["SOURCE_DATABASE"] == env.pg.info.dbname.upper()
     v = env.view("SELECT * FROM V$STREAMS_CAPTURE")[0]
     assert v["CAPTURE_NAME"] == "CAP" and v["STATE"] in ("CAPTURING CHANGES", "WAITING FOR REDO")

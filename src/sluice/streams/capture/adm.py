@@ -145,16 +145,14 @@ class CaptureAdm:
             source.check_logical()
             global_name = (source_database or source.database_name()).upper()
             slot = slot_name(ctx, name)
+            _not_before(first, start, source.current_lsn())     # the slot cannot go back
             if source.slot(slot) is not None:      # left by a capture of this name that is gone
                 source.drop_slot(slot)
-            self._secure_queue_user(ctx, name, user, queue)
             source.install_ddl_trigger()
             consistent = source.create_slot(slot)
             try:
-                for what, value in (("first_scn", first), ("start_scn", start)):
-                    if value is not None and value < consistent:
-                        raise slot_missing(f"{what} {value} is before the first SCN {consistent} "
-                                           f"this capture's replication slot can read")
+                _not_before(first, start, consistent)
+                self._secure_queue_user(ctx, name, user, queue)
                 first_scn_ = first if first is not None else consistent
                 spec = specs.CaptureSpec(
                     name=name, queue_owner=queue[0], queue_name=queue[1], capture_user=user, slot=slot,
@@ -300,6 +298,13 @@ class CaptureAdm:
                 if rs is not None and (owner, rs) not in used and ctx.rule_set_exists(owner, rs):
                     self._conn.rule_adm.drop_rule_set(rule_set_name=f'"{owner}"."{rs}"',
                                                       delete_rules=True)
+
+
+def _not_before(first: int | None, start: int | None, scn: int) -> None:
+    for what, value in (("first_scn", first), ("start_scn", start)):
+        if value is not None and value < scn:
+            raise slot_missing(f"{what} {value} is before the first SCN {scn} this capture's "
+                               f"replication slot can read")
 
 
 def _retention(value: Any) -> float:

@@ -108,6 +108,7 @@ BEGIN
   END IF;
   BEGIN   -- a failure here must never stop the DDL (this block is a subtransaction)
   IF TG_EVENT = 'sql_drop' THEN
+    IF TG_TAG NOT LIKE 'DROP %' THEN RETURN; END IF;   -- ALTER … DROP …: ddl_command_end has it
     SELECT o.object_type AS object_type, o.schema_name AS schema_name,
            o.object_name AS object_name, o.address_names AS address_names
       INTO r FROM pg_event_trigger_dropped_objects() o
@@ -119,7 +120,7 @@ BEGIN
   ELSE
     SELECT c.classid, c.objid, c.object_type, c.schema_name, c.object_identity INTO r
       FROM pg_event_trigger_ddl_commands() c
-     ORDER BY (c.command_tag = TG_TAG) DESC LIMIT 1;
+     ORDER BY (c.command_tag = TG_TAG) DESC, (c.object_type = 'table') DESC LIMIT 1;
     IF NOT FOUND THEN RETURN; END IF;
     obj_type := r.object_type; obj_schema := r.schema_name; obj_name := r.object_identity;
     IF r.classid = 'pg_class'::regclass THEN

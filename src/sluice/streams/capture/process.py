@@ -158,7 +158,8 @@ class CaptureProcess:
         self._queue: Any = None
         self._agent: Agent | None = None
         self._catalog_version = -1
-        self._single = False           # narrowing a decoder warning down to its transaction
+        self._single: int | bool = False   # narrowing a decoder warning down to its
+        #                                    transaction: one at a time up to this LSN
         self._busy_since: float | None = None
         self._stop = threading.Event()
 
@@ -281,10 +282,13 @@ class CaptureProcess:
         txns = transactions(rows)
         if notices and self._relevant(notices, txns):
             if not self._single and len(txns) > 1:
-                self._single = True   # find the transaction: one at a time from here
+                self._single = txns[-1].end_lsn   # find the transaction: one at a time up to here
                 return 0
-            self._abort(self._no_identity_error(notices, txns))
-            raise ora(26744, *self._no_identity_args(notices, txns))
+            error = self._no_identity_error(notices, txns)
+            self._abort(error)
+            raise error
+        if self._single and txns and txns[-1].end_lsn >= self._single:
+            self._single = False   # past the transactions the warning came from
         if not txns:
             if not rows:
                 self._set_state("WAITING FOR REDO")

@@ -1,0 +1,192 @@
+"""kill -9 during capture, with a checker (issue 13 §5): a writer commits transactions on
+the source while a capture process — a child process — is SIGKILLed at random moments and
+started again; afterwards the queue must hold every committed source transaction exactly
+once, whole, with its changes in order, the transactions in commit order.
+
+The writer is not killed, so its record is the truth: it logs a transaction (its xid and
+its changes) once COMMIT returned.  Used by ``tests/streams/test_capture_crash.py``; run as
+a script, this file is the capture worker::
+
+    python capturecrash.py DSN CAPTURE_NAME STOPFILE
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
+
+
+def worker(dsn: str, name: str, stop: str) -> None:
+    import sluice
+    from sluice.streams.capture import CaptureProcess
+    proc = CaptureProcess(sluice.connect(dsn), name, max_changes=200)
+    proc.start()
+    while not os.path.exists(stop):
+        if not proc.run_batch():
+            proc.wait_for_redo(0.01)
+    proc.stop()
+
+
+@dataclass
+class Report:
+    committed: int = 0                 # source transactions the writer committed
+    captured: int = 0                  # transactions found in the queue
+    kills: int = 0
+    lost: list = field(default_factory=list)
+    duplicated: list = field(default_factory=list)
+    torn: list = field(default_factory=list)        # a transaction split or its changes wrong
+    out_of_order: list = field(default_factory=list)
+    phantom: list = field(default_factory=list)     # in the queue, never committed
+    failures: list = field(default_factory=list)    # a worker that died by itself
+
+    @property
+    def ok(self) -> bool:
+        return not (self.lost or self.duplicated or self.torn or self.out_of_order or self.phantom
+                    or self.failures)
+
+
+class Writer(threading.Thread):
+    """Commits random transactions of 1-6 changes (insert, update, delete) on ``table``."""
+
+    def __init__(self, conninfo: str, table: str, rng: random.Random) -> None:
+        super().__init__(daemon=True)
+        import psycopg
+        self.conn = psycopg.connect(conninfo, autocommit=True)
+        self.table, self.rng = table, rng
+        self.done = threading.Event()
+        self.log: list[tuple[str, list[tuple[str, int]]]] = []   # (xid, [(command, id)])
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        rows: set[int] = set()
+        next_id = 1
+        try:
+            while not self.done.is_set():
+                ops = []
+                with self.conn.transaction():
+                    xid = str(self.conn.execute("SELECT txid_current() % 4294967296").fetchone()[0])
+                    for _ in range(self.rng.randint(1, 6)):
+                        live = rows - {i for c, i in ops if c == "DELETE"}
+                        kind = self.rng.random()
+                        if kind < 0.5 or not live:
+                            self.conn.execute(f"INSERT INTO {self.table} VALUES (%s, %s)", (next_id, "i"))
+                            ops.append(("INSERT", next_id))
+                            rows.add(next_id)
+                            next_id += 1
+                        elif kind < 0.8:
+                            target = self.rng.choice(sorted(live))
+                            self.conn.execute(f"UPDATE {self.table} SET v = v || 'u' WHERE id = %s", (target,))
+                            ops.append(("UPDATE", target))
+                        else:
+                            target = self.rng.choice(sorted(live))
+                            self.conn.execute(f"DELETE FROM {self.table} WHERE id = %s", (target,))
+                            ops.append(("DELETE", target))
+                rows -= {i for c, i in ops if c == "DELETE"}
+                self.log.append((xid, ops))
+                time.sleep(self.rng.uniform(0, 0.01))
+        except BaseException as e:   # noqa: BLE001  (reported by the controller)
+            self.error = e
+        finally:
+            self.conn.close()
+
+
+def check(log: list, lcrs: list) -> Report:
+    """The queue's LCRs against the writer's log."""
+    rep = Report(committed=len(log))
+    groups: list[tuple[str, list, list]] = []       # (transaction id, [(command, id)], commit SCNs)
+    for lcr in lcrs:
+        cmd = lcr.get_command_type()
+        value = lcr.get_value("OLD" if cmd == "DELETE" else "NEW", "id").access_number()
+        if groups and groups[-1][0] == lcr.get_transaction_id():
+            groups[-1][1].append((cmd, value))
+            groups[-1][2].append(lcr.get_commit_scn())
+        else:
+            groups.append((lcr.get_transaction_id(), [(cmd, value)], [lcr.get_commit_scn()]))
+    rep.captured = len(groups)
+    expected = {xid: ops for xid, ops in log}
+    order = {xid: i for i, (xid, _) in enumerate(log)}
+    seen: set[str] = set()
+    last = -1
+    last_scn = -1
+    for xid, ops, scns in groups:
+        if xid not in expected:
+            rep.phantom.append(xid)
+            continue
+        if xid in seen:
+            rep.duplicated.append(xid)
+            continue
+        seen.add(xid)
+        if ops != expected[xid] or len(set(scns)) != 1:
+            rep.torn.append((xid, ops, expected[xid]))
+        if order[xid] < last or scns[0] <= last_scn:
+            rep.out_of_order.append(xid)
+        last, last_scn = max(last, order[xid]), max(last_scn, scns[0])
+    rep.lost = [xid for xid, _ in log if xid not in seen]
+    return rep
+
+
+def run(env, logdir: str, seconds: float, seed: int,
+        kill_every: tuple[float, float] = (0.2, 1.2)) -> Report:
+    """Capture ``env``'s source table ``ledger`` under kills for ``seconds``; the report."""
+    rng = random.Random(seed)
+    table = f"{env.src}.ledger"
+    env.sql(f"CREATE TABLE {table} (id int PRIMARY KEY, v text)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "ledger"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    from tests.conftest import PG_BASE
+    stop = os.path.join(logdir, "STOP")
+    envvars = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    rep = Report()
+
+    def spawn() -> subprocess.Popen:
+        err = open(os.path.join(logdir, f"worker.{rep.kills}.err"), "wb")
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), env.dsn, "CAP", stop],
+                             stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=envvars)
+        err.close()
+        return p
+
+    writer = Writer(PG_BASE, table, rng)
+    child = spawn()
+    writer.start()
+    try:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            time.sleep(rng.uniform(*kill_every))
+            if child.poll() is not None:        # it must never die by itself
+                with open(os.path.join(logdir, f"worker.{rep.kills}.err"), errors="replace") as f:
+                    rep.failures.append(f"capture worker exited with {child.returncode}: {f.read()[-3000:]}")
+            else:
+                child.send_signal(signal.SIGKILL)
+                child.wait()
+                rep.kills += 1
+            child = spawn()
+    finally:
+        writer.done.set()
+        writer.join(30)
+        open(stop, "w").close()
+        try:
+            child.wait(60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            rep.failures.append("the capture worker did not stop")
+    if writer.error is not None:
+        rep.failures.append(f"writer: {writer.error!r}")
+    if child.returncode not in (0, None):
+        rep.failures.append(f"last capture worker exited with {child.returncode}")
+    env.process().catch_up(timeout=120)          # whatever the last one left
+    final = check(writer.log, env.dequeue_all())
+    final.kills, final.failures = rep.kills, rep.failures
+    return final
+
+
+if __name__ == "__main__":
+    worker(*sys.argv[1:])
