@@ -26,6 +26,7 @@ class Catalog:
         self._transformations: dict[str, dict] = {}
         self._codecs: dict[int, PayloadCodec] = {}
         self._subscribers: dict[str, list] = {}
+        self._subscriber_objects: dict[str, list] = {}
         self._registrations: dict[str, list] = {}
 
     def refresh(self, force: bool = False) -> None:
@@ -42,6 +43,7 @@ class Catalog:
         for owner, _, spec in self.store.catalog_objects("REGISTRATION"):
             self._registrations.setdefault(owner, []).append(spec)
         self._subscribers: dict[str, list] = {}
+        self._subscriber_objects: dict[str, list] = {}
         for owner, _, spec in self.store.catalog_objects("SUBSCRIBER"):
             self._subscribers.setdefault(owner, []).append(spec)
         self._codecs = {}
@@ -102,9 +104,13 @@ class Catalog:
 
     def subscribers(self, queue: QueueInfo) -> list:
         """The subscribers of ``queue``, in subscription order."""
-        from .subscribers import Subscriber
         self.refresh()
-        return [Subscriber.from_spec(s) for s in self._subscribers.get(queue.qualified, [])]
+        found = self._subscriber_objects.get(queue.qualified)
+        if found is None:   # built once per catalog version: every enqueue asks (recipients)
+            from .subscribers import Subscriber
+            found = self._subscriber_objects[queue.qualified] = [
+                Subscriber.from_spec(s) for s in self._subscribers.get(queue.qualified, [])]
+        return list(found)
 
     # -- object types (the objtypes.TypeRegistry protocol) ------------------
     def get_type(self, qualified_name: str) -> "ot.DbObjectType | None":

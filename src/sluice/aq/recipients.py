@@ -51,6 +51,10 @@ def recipients_of(conn: "Connection", q: QueueInfo, given: list, record: Message
 
 def fan_out(record: MessageRecord, agents: list[Agent]) -> list[MessageRecord]:
     """One record per consumer of ``record`` (a copy per recipient, same message id)."""
+    if len(agents) == 1 and not 128 <= (agents[0].protocol or 0) <= 255:
+        a = agents[0]      # the common case: the record itself is that consumer's
+        record.consumer_name, record.address, record.protocol = a.name, a.address, a.protocol or None
+        return [record]
     out: list[MessageRecord] = []
     third_party: dict[int, list[Agent]] = {}
     for a in agents:

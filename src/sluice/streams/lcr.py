@@ -237,6 +237,19 @@ class RowLCR(_LCR):
                    transaction_id, scn, old_values, new_values, commit_scn=commit_scn,
                    source_time=source_time)
 
+    @classmethod
+    def _trusted(cls, source_database_name: str, command_type: str, object_owner: str,
+                 object_name: str, tag: bytes | None, transaction_id: str, scn: Any,
+                 commit_scn: Any, source_time: Any) -> "RowLCR":
+        """A row LCR from a producer whose values are already canonical (the capture's
+        decoder): nothing is checked, and the column lists are the caller's to set."""
+        lcr = cls.__new__(cls)
+        lcr._source_database_name, lcr._command_type = source_database_name, command_type
+        lcr._object_owner, lcr._object_name, lcr._tag = object_owner, object_name, tag
+        lcr._transaction_id, lcr._scn, lcr._commit_scn = transaction_id, scn, commit_scn
+        lcr._source_time, lcr._extra = source_time, {}
+        return lcr
+
     def set_command_type(self, command_type: Any) -> None:
         super().set_command_type(command_type)
         if self._command_type not in ROW_COMMAND_TYPES:

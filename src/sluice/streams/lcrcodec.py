@@ -75,14 +75,23 @@ def _units_in(items: list) -> list[RowUnit]:
     return units
 
 
+_last_time: list = [None, None]   # the LCRs of a transaction share their source time
+
+
+def _time_out(when: Any) -> Any:
+    if when is _last_time[0]:
+        return _last_time[1]
+    text = when.isoformat() if isinstance(when, datetime) else when
+    _last_time[:] = when, text
+    return text
+
+
 def _common_out(lcr: Any) -> dict:
-    tag = lcr.get_tag()
-    when = lcr.get_source_time()
-    doc = {"db": lcr.get_source_database_name(), "cmd": lcr.get_command_type(),
-           "own": lcr.get_object_owner(), "obj": lcr.get_object_name(),
-           "tag": tag.hex() if tag is not None else None, "txn": lcr.get_transaction_id(),
-           "scn": lcr.get_scn(), "cscn": lcr.get_commit_scn(),
-           "time": when.isoformat() if isinstance(when, datetime) else when}
+    tag = lcr._tag
+    doc = {"db": lcr._source_database_name, "cmd": lcr._command_type,
+           "own": lcr._object_owner, "obj": lcr._object_name,
+           "tag": tag.hex() if tag is not None else None, "txn": lcr._transaction_id,
+           "scn": lcr._scn, "cscn": lcr._commit_scn, "time": _time_out(lcr._source_time)}
     extra = lcr._extra
     if extra:
         doc["extra"] = [[k, v.get_type_name(), _value_out(v.get_type_name(), v.value)]
@@ -103,8 +112,13 @@ def lcr_to_document(lcr: RowLCR | DDLLCR) -> dict:
     """The JSON-able document of an LCR (the ``value`` of its ANYDATA envelope)."""
     doc = _common_out(lcr)
     if isinstance(lcr, RowLCR):
-        doc["old"] = _units_out(lcr._old)
-        doc["new"] = _units_out(lcr._new)
+        raw = getattr(lcr, "raw_document", None)    # straight from the capture's decoder
+        lists = raw() if raw is not None else None
+        if lists is not None:
+            doc["old"], doc["new"] = lists
+        else:
+            doc["old"] = _units_out(lcr._old)
+            doc["new"] = _units_out(lcr._new)
     else:
         doc.update(otype=lcr.get_object_type(), ddl=lcr.get_ddl_text(),
                    logon=lcr.get_logon_user(), cur=lcr.get_current_schema(),

@@ -100,7 +100,21 @@ class CaptureContext:
         return bool(self.conn._catalog.subscribers(queue))
 
     def rule_set_exists(self, owner: str, name: str) -> bool:
-        return self.get_object("RULE_SET", owner, name) is not None   # DBMS_RULE_ADM's kind
+        return self.get_object("RULE_SET", owner, name) is not None   # DBMS_RULE_ADM's kinds
+
+    def rule_set_rules(self, owner: str, name: str) -> list[tuple[str, str | None]]:
+        """``(condition, evaluation context)`` of every rule of the rule set, the context
+        being the one it is evaluated with there (its membership's, its own, the set's)."""
+        rule_set = self.get_object("RULE_SET", owner, name) or {}
+        rules = {f"{o}.{n}": spec for o, n, spec in self.objects("RULE")}
+        out = []
+        for _, _, member in self.objects("RULE_SET_RULE"):
+            if member.get("rule_set") != f"{owner}.{name}":
+                continue
+            rule = rules.get(member.get("rule"), {})
+            out.append((rule.get("condition", ""), member.get("evaluation_context")
+                        or rule.get("evaluation_context") or rule_set.get("evaluation_context")))
+        return out
 
     # -- the session's transaction -----------------------------------------------------
     def add_commit_work(self, work: Callable[[Any], None]) -> None:

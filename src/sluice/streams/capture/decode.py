@@ -43,10 +43,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterator
 
-from ..lcr import AnyData, DDLLCR, RowLCR, RowUnit
+from ..lcr import COMPATIBLE_9_2, COMPATIBLE_10_1, AnyData, DDLLCR, RowLCR, RowUnit
 from .pgsource import DDL_PREFIX, TAG_PREFIX, lsn_to_int, parse_json
 
-__all__ = ["SourceTransaction", "Unsupported", "Decoder", "transactions", "oracle_name"]
+__all__ = ["SourceTransaction", "Unsupported", "Decoder", "DecodedRowLCR", "transactions",
+           "oracle_name"]
 
 _COMMANDS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE"}
 
@@ -122,9 +123,16 @@ def _in_log_order(changes: list[dict]) -> list[dict]:
 
 
 # -- types ---------------------------------------------------------------------------
+# Per PostgreSQL type: the ANYDATA type, wal2json's value -> the Python value of the
+# LCR's AnyData, and -> the value as the LCR's stored document writes it (lcrcodec)
+
 
 def _number(v: Any) -> Any:
     return Decimal(v) if isinstance(v, str) else v
+
+
+def _number_doc(v: Any) -> Any:
+    return v if type(v) is int else str(v)
 
 
 def _float(v: Any) -> float:
@@ -139,8 +147,12 @@ def _text(v: Any) -> str:
     return v if isinstance(v, str) else str(v)
 
 
+def _hex(v: str) -> str:
+    return v[2:] if v.startswith("\\x") else v
+
+
 def _bytes(v: str) -> bytes:
-    return bytes.fromhex(v[2:] if v.startswith("\\x") else v)
+    return bytes.fromhex(_hex(v))
 
 
 def _date(v: str) -> datetime:
@@ -149,27 +161,64 @@ def _date(v: str) -> datetime:
     return datetime.fromisoformat(v)
 
 
-_SUPPORTED: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    **{t: ("SYS.NUMBER", _number) for t in ("smallint", "integer", "bigint", "oid", "numeric")},
-    "real": ("SYS.BINARY_FLOAT", _float), "double precision": ("SYS.BINARY_DOUBLE", _float),
-    "boolean": ("SYS.NUMBER", _bool),
-    **{t: ("SYS.VARCHAR2", _text) for t in ("text", "character varying", "name", "uuid", "citext")},
-    "character": ("SYS.CHAR", _text), '"char"': ("SYS.CHAR", _text), "bpchar": ("SYS.CHAR", _text),
-    **{t: ("SYS.CLOB", _text) for t in ("json", "jsonb", "xml")},
-    "bytea": ("SYS.RAW", _bytes),
-    "date": ("SYS.DATE", _date),
-    "timestamp without time zone": ("SYS.TIMESTAMP", _date),
-    "timestamp with time zone": ("SYS.TIMESTAMP", _date),
+def _date_doc(v: str) -> str:
+    return v if v[:1].isdigit() else _date(v).isoformat()
+
+
+_Kind = tuple[str, Callable[[Any], Any], Callable[[Any], Any]]
+_SUPPORTED: dict[str, _Kind] = {
+    **{t: ("SYS.NUMBER", _number, _number_doc)
+       for t in ("smallint", "integer", "bigint", "oid", "numeric")},
+    "real": ("SYS.BINARY_FLOAT", _float, _float), "double precision": ("SYS.BINARY_DOUBLE", _float, _float),
+    "boolean": ("SYS.NUMBER", _bool, _bool),
+    **{t: ("SYS.VARCHAR2", _text, _text) for t in ("text", "character varying", "name", "uuid", "citext")},
+    **{t: ("SYS.CHAR", _text, _text) for t in ("character", '"char"', "bpchar")},
+    **{t: ("SYS.CLOB", _text, _text) for t in ("json", "jsonb", "xml")},
+    "bytea": ("SYS.RAW", _bytes, _hex),
+    **{t: (k, _date, _date_doc) for t, k in (("date", "SYS.DATE"), ("timestamp without time zone", "SYS.TIMESTAMP"),
+                                             ("timestamp with time zone", "SYS.TIMESTAMP"))},
 }
+_TYPES_10_1 = frozenset({"SYS.BINARY_FLOAT", "SYS.BINARY_DOUBLE"})
 _TYPMOD = re.compile(r"\([^)]*\)")
 
 
-def column_type(pg_type: str) -> tuple[str, Callable[[Any], Any]] | None:
-    """The ANYDATA type and converter of a column of PostgreSQL type ``pg_type`` (as
-    wal2json names it, with its modifier), None when unsupported."""
+def column_type(pg_type: str) -> _Kind | None:
+    """What a column of PostgreSQL type ``pg_type`` (as wal2json names it, with its
+    modifier) becomes in an LCR, None when unsupported."""
     if pg_type.endswith("]"):
         return None
     return _SUPPORTED.get(" ".join(_TYPMOD.sub("", pg_type).split()))
+
+
+class DecodedRowLCR(RowLCR):
+    """A row LCR as the decoder made it: the column values stay wal2json's until something
+    reads them.  Rules on owner, object, command and tag (the usual ones) never do, and
+    the queue stores the document built straight from them (:meth:`raw_document`);
+    anything else — ``get_value``, ``set_value`` … — turns them into AnyData first."""
+
+    __slots__ = ("_raw_old", "_raw_new", "_decoder")
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("_old", "_new"):
+            decoder = self._decoder
+            self._old = decoder.units(self._raw_old)
+            self._new = decoder.units(self._raw_new)
+            self._raw_old = self._raw_new = None
+            return object.__getattribute__(self, name)
+        raise AttributeError(name)
+
+    def raw_document(self) -> tuple[list, list] | None:
+        """``(old, new)`` in the stored document's form, None once the values are AnyData."""
+        if self._raw_new is None and self._raw_old is None:
+            return None
+        return self._decoder.document(self._raw_old), self._decoder.document(self._raw_new)
+
+    def get_compatible(self) -> int:
+        if self._raw_new is None and self._raw_old is None:
+            return super().get_compatible()
+        kinds = self._decoder.kinds
+        return COMPATIBLE_10_1 if any(kinds[c["type"]][0] in _TYPES_10_1
+                                      for c in (self._raw_new or self._raw_old)) else COMPATIBLE_9_2
 
 
 class Decoder:
@@ -178,7 +227,7 @@ class Decoder:
     def __init__(self, source_database: str, exclude_schema: str | None) -> None:
         self.source_database = source_database
         self.exclude_schema = exclude_schema
-        self._types: dict[str, tuple[str, Callable[[Any], Any]] | None] = {}
+        self.kinds: dict[str, _Kind | None] = {}
         self._names: dict[str, str] = {}
         self._columns: dict[str, str] = {}
 
@@ -188,37 +237,55 @@ class Decoder:
             name = self._names[pg] = oracle_name(pg)
         return name
 
-    def _column(self, pg: str) -> str:
-        """The column name as RowUnit reads it (quoted where the case must stay)."""
-        name = self._columns.get(pg)
-        if name is None:
-            name = self._columns[pg] = pg if pg == pg.lower() else '"' + pg + '"'
-        return name
-
-    def _type(self, pg_type: str) -> tuple[str, Callable[[Any], Any]] | None:
-        try:
-            return self._types[pg_type]
-        except KeyError:
-            found = self._types[pg_type] = column_type(pg_type)
-            return found
-
-    def _units(self, columns: list[dict] | None, bad: list[str]) -> list[RowUnit]:
-        units = []
+    def units(self, columns: list[dict] | None) -> dict[str, RowUnit]:
+        """Column values as the LCR's ``LCR$_ROW_LIST`` (name -> RowUnit of AnyData)."""
+        out: dict[str, RowUnit] = {}
+        names, kinds = self._names, self.kinds
         for col in columns or ():
-            kind = self._type(col["type"])
-            if kind is None:
-                bad.append(f'column "{col["name"]}" of type {col["type"]}')
-                continue
+            name = names.get(col["name"]) or self._name(col["name"])
+            kind = kinds[col["type"]]
             value = col["value"]
-            units.append(RowUnit(self._column(col["name"]),
-                                 AnyData(kind[0], None if value is None else kind[1](value))))
-        return units
+            out[name] = RowUnit(name, AnyData(kind[0], None if value is None else kind[1](value)))
+        return out
+
+    def document(self, columns: list[dict] | None) -> list:
+        """Column values as :mod:`sluice.streams.lcrcodec` stores them."""
+        names, kinds = self._names, self.kinds
+        out = []
+        for col in columns or ():
+            kind = kinds[col["type"]]
+            value = col["value"]
+            out.append([names.get(col["name"]) or self._name(col["name"]), kind[0],
+                        None if value is None else kind[2](value)])
+        return out
+
+    def _supported(self, columns: list[dict] | None, bad: list[str]) -> list[dict] | None:
+        """``columns`` (their types now known), without those of unsupported types (named
+        in ``bad``)."""
+        if not columns:
+            return columns
+        kinds = self.kinds
+        keep = None
+        for i, col in enumerate(columns):
+            t = col["type"]
+            kind = kinds.get(t, False)
+            if kind is False:
+                kind = kinds[t] = column_type(t)
+            if kind is None:
+                bad.append(f'column "{col["name"]}" of type {t}')
+                if keep is None:
+                    keep = columns[:i]
+            elif keep is not None:
+                keep.append(col)
+        return columns if keep is None else keep
 
     def lcrs(self, txn: SourceTransaction) -> Iterator[RowLCR | DDLLCR | Unsupported]:
         """The LCRs of ``txn`` in log order (changes to the excluded schema left out)."""
         tag: bytes | None = None
         txn_id = str(txn.xid)
         db, excluded = self.source_database, self.exclude_schema
+        commit_scn, commit_time = txn.commit_scn, txn.commit_time
+        names = self._names
         for ch in txn.changes:
             action = ch["action"]
             if action == "M":
@@ -230,21 +297,23 @@ class Decoder:
                     if lcr is not None:
                         yield lcr
                 continue
-            schema = ch["schema"]
+            schema, table = ch["schema"], ch["table"]
             if schema == excluded:
                 continue
-            owner, name = self._name(schema), self._name(ch["table"])
+            owner = names.get(schema) or self._name(schema)
+            name = names.get(table) or self._name(table)
             if action == "T":
                 yield DDLLCR(db, "TRUNCATE TABLE", owner, name, "TABLE",
-                             f'TRUNCATE TABLE "{schema}"."{ch["table"]}"', None, owner, owner, name,
-                             tag, txn_id, lsn_to_int(ch["lsn"]), commit_scn=txn.commit_scn,
-                             source_time=txn.commit_time)
+                             f'TRUNCATE TABLE "{schema}"."{table}"', None, owner, owner, name,
+                             tag, txn_id, lsn_to_int(ch["lsn"]), commit_scn=commit_scn,
+                             source_time=commit_time)
                 continue
             bad: list[str] = []
-            new = self._units(ch.get("columns"), bad) if action != "D" else []
-            old = self._units(ch.get("identity"), bad) if action != "I" else []
-            lcr = RowLCR(db, _COMMANDS[action], owner, name, tag, txn_id, lsn_to_int(ch["lsn"]),
-                         old, new, commit_scn=txn.commit_scn, source_time=txn.commit_time)
+            lcr = DecodedRowLCR._trusted(db, _COMMANDS[action], owner, name, tag, txn_id,
+                                         lsn_to_int(ch["lsn"]), commit_scn, commit_time)
+            lcr._decoder = self
+            lcr._raw_new = self._supported(ch.get("columns"), bad) if action != "D" else None
+            lcr._raw_old = self._supported(ch.get("identity"), bad) if action != "I" else None
             yield Unsupported(lcr, "; ".join(dict.fromkeys(bad))) if bad else lcr
 
     def _ddl(self, msg: dict, tag: bytes | None, txn_id: str, txn: SourceTransaction) -> DDLLCR | None:

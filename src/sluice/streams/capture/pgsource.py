@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
 from typing import Any
 
 import psycopg
@@ -326,5 +325,6 @@ def _escape(name: str) -> str:
 
 
 def parse_json(text: str) -> dict:
-    """One wal2json row (numbers with a fraction as ``Decimal``: NUMBER keeps its digits)."""
-    return json.loads(text, parse_float=Decimal)
+    """One wal2json row; numbers with a fraction stay text (the decoder makes a NUMBER a
+    ``Decimal`` with every digit, a BINARY_DOUBLE a float, only when it is read)."""
+    return json.loads(text, parse_float=str)

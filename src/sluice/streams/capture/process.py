@@ -74,6 +74,7 @@ from . import spec as specs
 from .context import CaptureContext
 from .decode import Decoder, SourceTransaction, Unsupported, oracle_name, transactions
 from .pgsource import Source
+from .prefilter import Prefilter
 
 __all__ = ["CaptureProcess", "source_for"]
 
@@ -196,6 +197,10 @@ class CaptureProcess:
         self.decoder = Decoder(spec.source_database, self._excluded(spec))
         self._queue = self.conn.queue(spec.queue)
         self._agent = Agent(spec.name)
+        rules = [rule for owner, name in ((spec.rule_set_owner, spec.rule_set_name),
+                                          (spec.negative_rule_set_owner, spec.negative_rule_set_name))
+                 if name is not None for rule in self.ctx.rule_set_rules(owner, name)]
+        self._verdict = Prefilter(rules, self._evaluate)
 
     def _excluded(self, spec: specs.CaptureSpec) -> str | None:
         if spec.source_dsn:
@@ -379,7 +384,7 @@ class CaptureProcess:
                     raise
         return kept
 
-    def _verdict(self, lcr: RowLCR | DDLLCR) -> bool:
+    def _evaluate(self, lcr: RowLCR | DDLLCR) -> bool:
         spec = self.spec
         return evaluate_rule_sets(self.conn, lcr, spec.rule_set, spec.negative_rule_set).perform
 
