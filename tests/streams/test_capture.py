@@ -188,10 +188,10 @@ def test_ddl_lcrs(env):
     env.sql(f"DROP TABLE {s}.items")
     env.process().catch_up()
     lcrs = env.dequeue_all()
-    summary = [(type(x).__name__, x.get_command_type()) for x in lcrs]
-    assert summary == [("DDLLCR", "CREATE TABLE"), ("RowLCR", "INSERT"), ("DDLLCR", "ALTER TABLE"),
-                       ("RowLCR", "INSERT"), ("DDLLCR", "CREATE INDEX"), ("DDLLCR", "TRUNCATE TABLE"),
-                       ("DDLLCR", "DROP TABLE")]
+    summary = [(x.oracle_type[9:], x.get_command_type()) for x in lcrs]
+    assert summary == [("DDL_RECORD", "CREATE TABLE"), ("ROW_RECORD", "INSERT"), ("DDL_RECORD", "ALTER TABLE"),
+                       ("ROW_RECORD", "INSERT"), ("DDL_RECORD", "CREATE INDEX"), ("DDL_RECORD", "TRUNCATE TABLE"),
+                       ("DDL_RECORD", "DROP TABLE")]
     create, ins, alter, ins2, index, trunc, drop = lcrs
     assert (create.get_object_owner(), create.get_object_name(), create.get_object_type()) == \
         (env.owner, "ITEMS", "TABLE")
@@ -273,3 +273,44 @@ def test_plsql_blocks_and_capture_for_rules(env):
     # seed 001 "Secure Queues and Oracle Streams Clients": an agent named like the capture
     assert env.conn.query("SELECT AGENT_NAME FROM DBA_AQ_AGENTS WHERE AGENT_NAME = 'STRM01_CAPTURE'",
                           None)[1] == [("STRM01_CAPTURE",)]
+
+
+def test_rules_reading_column_values(env):
+    """A rule that reads column values (as subset rules do) is evaluated on each LCR — the
+    decoder's LCR gives its values when asked — while identity-only rules are decided
+    once per owner, object, command and tag (prefiltering)."""
+    s = env.src
+    env.sql(f"CREATE TABLE {s}.orders (id int PRIMARY KEY, amount numeric(12,2), note text)")
+    adm = env.conn.rule_adm
+    adm.create_rule_set(rule_set_name="BIG", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="BIG_ORDERS", condition=(
+        f":dml.get_object_owner() = '{env.owner}' AND :dml.get_object_name() = 'ORDERS' AND "
+        f":dml.get_value('NEW', '\"AMOUNT\"').AccessNumber() > 100"))
+    adm.add_rule(rule_name="BIG_ORDERS", rule_set_name="BIG")
+    env.create_capture(rule_set_name="BIG")
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(*(f"INSERT INTO {s}.orders VALUES ({i}, {i * 50}.25, 'n{i}')" for i in range(1, 6)))
+    proc = env.process()
+    proc.catch_up()
+    assert not proc._verdict.usable
+    got = [values(x, "NEW") for x in env.dequeue_all()]
+    assert got == [{"ID": i, "AMOUNT": Decimal(f"{i * 50}.25"), "NOTE": f"n{i}"} for i in (2, 3, 4, 5)]
+
+
+@pytest.mark.parametrize("condition, usable", [
+    # seed 000 "System-Created Rules": the global, schema and table rules
+    ("((:dml.get_object_owner() = 'HR' and :dml.get_object_name() = 'LOCATIONS')) and "
+     ":dml.is_null_tag() = 'Y' and :dml.get_source_database_name() = 'DBS1.NET'", True),
+    (":dml.get_compatible() <= DBMS_STREAMS.COMPATIBLE_10_2 AND :dml.get_command_type() IN "
+     "('INSERT', 'UPDATE')", True),
+    ("UPPER(:dml.get_object_owner()) LIKE 'H%' OR :dml.get_tag() = HEXTORAW('02')", True),
+    (":dml.get_value('NEW', '\"REGION_ID\"').AccessNumber() = 2", False),
+    (":dml.get_object_owner() = 'HR' AND SYSDATE > DATE '2020-01-01'", False),
+    (":dml.get_object_owner() = my_pkg.owner_of(:dml.get_object_name())", False),
+    (":dml IS NOT NULL", False),
+])
+def test_prefilter_only_for_identity_rules(condition, usable):
+    from sluice.streams.capture.prefilter import Prefilter, key_only
+    assert key_only(condition) is usable
+    assert Prefilter([(condition, "SYS.STREAMS$_EVALUATION_CONTEXT")], bool).usable is usable
+    assert not Prefilter([(condition, "HR.MY_CONTEXT")], bool).usable

@@ -31,9 +31,10 @@ SIMPLE_TYPES = ("RAW", "JSON", "XMLTYPE", ANYDATA)
 
 # Oracle's own types an ANYDATA payload can hold whose Python classes live above this
 # layer (LCR$_ROW_RECORD / LCR$_DDL_RECORD, :mod:`sluice.streams.lcrcodec`): their
-# ``oracle_type`` -> (to JSON-able document, from that document), registered by the
-# module that defines them
+# ``oracle_type`` -> (to a JSON-able document or its JSON text, from that document),
+# registered by the module that defines them
 ANYDATA_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {}
+_COMPACT = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _json_default(value: Any) -> Any:
@@ -129,8 +130,10 @@ class PayloadCodec:
             return json.dumps({"$type": "RAW", "value": bytes(value).hex().upper()})
         codec = ANYDATA_CODECS.get(getattr(value, "oracle_type", None))   # an LCR
         if codec is not None:
-            return json.dumps({"$type": value.oracle_type, "value": codec[0](value)},
-                              separators=(",", ":"))
+            doc = codec[0](value)     # a document, or already its JSON text
+            if isinstance(doc, str):
+                return f'{{"$type":"{value.oracle_type}","value":{doc}}}'
+            return _COMPACT({"$type": value.oracle_type, "value": doc})
         try:
             return json.dumps({"$type": "JSON", "value": dumps_json(value)})
         except (TypeError, ValueError) as e:

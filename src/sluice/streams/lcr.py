@@ -199,8 +199,8 @@ class _LCR:
                 self._commit_scn, self._source_time, self._extra)
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
+        if not isinstance(other, _LCR) or other.oracle_type != self.oracle_type:
+            return NotImplemented    # (a subclass — a captured LCR read lazily — is an LCR too)
         return self._state() == other._state()  # type: ignore[attr-defined]
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like Oracle's LCR objects

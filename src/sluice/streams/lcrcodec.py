@@ -108,8 +108,19 @@ def _time_in(value: Any) -> Any:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
-def lcr_to_document(lcr: RowLCR | DDLLCR) -> dict:
-    """The JSON-able document of an LCR (the ``value`` of its ANYDATA envelope)."""
+# other stored forms of row LCRs: the document's key -> its reader (registered by the
+# producer, e.g. "pg" for sluice.streams.capture.decode)
+ROW_FORMS: dict[str, Any] = {}
+
+
+def lcr_to_document(lcr: RowLCR | DDLLCR) -> dict | str:
+    """The JSON-able document of an LCR (the ``value`` of its ANYDATA envelope), or its
+    JSON text when the LCR can write itself (a captured row LCR not read yet)."""
+    text = getattr(lcr, "raw_text_document", None)
+    if text is not None:
+        text = text()
+        if text is not None:
+            return text
     doc = _common_out(lcr)
     if isinstance(lcr, RowLCR):
         raw = getattr(lcr, "raw_document", None)    # straight from the capture's decoder
@@ -127,6 +138,9 @@ def lcr_to_document(lcr: RowLCR | DDLLCR) -> dict:
 
 
 def _row_from(doc: dict) -> RowLCR:
+    for key, reader in ROW_FORMS.items():
+        if key in doc:
+            return reader(doc)
     lcr = RowLCR(doc["db"], doc["cmd"], doc["own"], doc["obj"], doc["tag"], doc["txn"],
                  doc["scn"], _units_in(doc["old"]), _units_in(doc["new"]),
                  commit_scn=doc["cscn"], source_time=_time_in(doc["time"]))

@@ -38,11 +38,13 @@ as a change, is a DDL LCR (``TRUNCATE TABLE``), as Oracle captures it.
 from __future__ import annotations
 
 import re
+from json.encoder import encode_basestring_ascii
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterator
 
+from .. import lcrcodec
 from ..lcr import COMPATIBLE_9_2, COMPATIBLE_10_1, AnyData, DDLLCR, RowLCR, RowUnit
 from .pgsource import DDL_PREFIX, TAG_PREFIX, lsn_to_int, parse_json
 
@@ -107,6 +109,7 @@ def transactions(rows: list[str]) -> list[SourceTransaction]:
             changes = None
             messages = False
         elif changes is not None:
+            row["_text"] = text
             changes.append(row)
             messages = messages or action == "M"
     return out
@@ -191,34 +194,87 @@ def column_type(pg_type: str) -> _Kind | None:
 
 
 class DecodedRowLCR(RowLCR):
-    """A row LCR as the decoder made it: the column values stay wal2json's until something
+    """A row LCR as the decoder made it: its column values stay wal2json's until something
     reads them.  Rules on owner, object, command and tag (the usual ones) never do, and
-    the queue stores the document built straight from them (:meth:`raw_document`);
-    anything else — ``get_value``, ``set_value`` … — turns them into AnyData first."""
+    the queue stores it as its attributes plus wal2json's own text of the row
+    (:meth:`raw_text_document`), which a dequeued LCR keeps in turn until read;
+    ``get_value``, ``set_value`` … turn the values into AnyData first."""
 
-    __slots__ = ("_raw_old", "_raw_new", "_decoder")
+    __slots__ = ("_text", "_raw_old", "_raw_new", "_decoder", "_form")
+    RAW, TEXT, VALUES = 0, 1, 2     # _form: raw lists; only the row's text; AnyData
 
     def __getattr__(self, name: str) -> Any:
         if name in ("_old", "_new"):
+            self._parse()
             decoder = self._decoder
             self._old = decoder.units(self._raw_old)
             self._new = decoder.units(self._raw_new)
-            self._raw_old = self._raw_new = None
+            self._raw_old = self._raw_new = self._text = None
+            self._form = self.VALUES
             return object.__getattribute__(self, name)
         raise AttributeError(name)
 
+    def _parse(self) -> None:
+        if self._form == self.TEXT:
+            row, bad = parse_json(self._text), []
+            cmd = self._command_type
+            self._raw_new = self._decoder.supported(row.get("columns"), bad) if cmd != "DELETE" else None
+            self._raw_old = self._decoder.supported(row.get("identity"), bad) if cmd != "INSERT" else None
+            self._form = self.RAW
+
     def raw_document(self) -> tuple[list, list] | None:
         """``(old, new)`` in the stored document's form, None once the values are AnyData."""
-        if self._raw_new is None and self._raw_old is None:
+        if self._form == self.VALUES:
             return None
+        self._parse()
         return self._decoder.document(self._raw_old), self._decoder.document(self._raw_new)
 
+    def raw_text_document(self) -> str | None:
+        """The stored document as JSON text, wal2json's row text inside (``pg``); None once
+        the values are AnyData (or when the row lost unsupported columns)."""
+        if self._form == self.VALUES or self._text is None or self._extra:
+            return None
+        tag, when = self._tag, self._source_time
+        return (f'{{"db":{_str(self._source_database_name)},"cmd":{_str(self._command_type)},'
+                f'"own":{_str(self._object_owner)},"obj":{_str(self._object_name)},'
+                f'"tag":{_str(tag.hex()) if tag is not None else "null"},'
+                f'"txn":{_str(self._transaction_id)},"scn":{_num(self._scn)},"cscn":{_num(self._commit_scn)},'
+                f'"time":{_str(_iso(when)) if when is not None else "null"},"pg":{_str(self._text)}}}')
+
+    @classmethod
+    def from_document(cls, doc: dict) -> "DecodedRowLCR":
+        """A dequeued LCR stored by :meth:`raw_text_document` (values parsed when read)."""
+        tag, when = doc.get("tag"), doc.get("time")
+        lcr = cls._trusted(doc["db"], doc["cmd"], doc["own"], doc["obj"],
+                           bytes.fromhex(tag) if tag else None, doc["txn"], doc["scn"], doc["cscn"],
+                           datetime.fromisoformat(when) if isinstance(when, str) else when)
+        lcr._text, lcr._raw_old, lcr._raw_new = doc["pg"], None, None
+        lcr._decoder, lcr._form = _STORED, cls.TEXT
+        return lcr
+
     def get_compatible(self) -> int:
-        if self._raw_new is None and self._raw_old is None:
+        if self._form == self.VALUES:
             return super().get_compatible()
+        self._parse()
         kinds = self._decoder.kinds
-        return COMPATIBLE_10_1 if any(kinds[c["type"]][0] in _TYPES_10_1
-                                      for c in (self._raw_new or self._raw_old)) else COMPATIBLE_9_2
+        return COMPATIBLE_10_1 if any(kinds[c["type"]][0] in _TYPES_10_1 for c in
+                                      [*(self._raw_new or ()), *(self._raw_old or ())]) else COMPATIBLE_9_2
+
+
+_str = encode_basestring_ascii
+_last_iso: list = [None, ""]
+
+
+def _num(v: Any) -> str:
+    return "null" if v is None else str(int(v))
+
+
+def _iso(when: Any) -> str:
+    if when is _last_iso[0]:    # the LCRs of a transaction share their commit time
+        return _last_iso[1]
+    text = when.isoformat() if isinstance(when, datetime) else str(when)
+    _last_iso[:] = when, text
+    return text
 
 
 class Decoder:
@@ -229,7 +285,6 @@ class Decoder:
         self.exclude_schema = exclude_schema
         self.kinds: dict[str, _Kind | None] = {}
         self._names: dict[str, str] = {}
-        self._columns: dict[str, str] = {}
 
     def _name(self, pg: str) -> str:
         name = self._names.get(pg)
@@ -259,7 +314,7 @@ class Decoder:
                         None if value is None else kind[2](value)])
         return out
 
-    def _supported(self, columns: list[dict] | None, bad: list[str]) -> list[dict] | None:
+    def supported(self, columns: list[dict] | None, bad: list[str]) -> list[dict] | None:
         """``columns`` (their types now known), without those of unsupported types (named
         in ``bad``)."""
         if not columns:
@@ -311,9 +366,10 @@ class Decoder:
             bad: list[str] = []
             lcr = DecodedRowLCR._trusted(db, _COMMANDS[action], owner, name, tag, txn_id,
                                          lsn_to_int(ch["lsn"]), commit_scn, commit_time)
-            lcr._decoder = self
-            lcr._raw_new = self._supported(ch.get("columns"), bad) if action != "D" else None
-            lcr._raw_old = self._supported(ch.get("identity"), bad) if action != "I" else None
+            lcr._decoder, lcr._form = self, DecodedRowLCR.RAW
+            lcr._raw_new = self.supported(ch.get("columns"), bad) if action != "D" else None
+            lcr._raw_old = self.supported(ch.get("identity"), bad) if action != "I" else None
+            lcr._text = None if bad else ch["_text"]
             yield Unsupported(lcr, "; ".join(dict.fromkeys(bad))) if bad else lcr
 
     def _ddl(self, msg: dict, tag: bytes | None, txn_id: str, txn: SourceTransaction) -> DDLLCR | None:
@@ -332,3 +388,7 @@ class Decoder:
                       d.get("ddl"), name(d.get("user")), name(d.get("cur")), name(d.get("bschema")),
                       name(d.get("bname")), tag, txn_id, lsn_to_int(msg["lsn"]) - 1,
                       commit_scn=txn.commit_scn, source_time=txn.commit_time)
+
+
+_STORED = Decoder("", None)      # names and types of the LCRs read back from queues
+lcrcodec.ROW_FORMS["pg"] = DecodedRowLCR.from_document

@@ -324,7 +324,10 @@ def _escape(name: str) -> str:
     return re.sub(r"([ ',.*\\])", r"\\\1", name)
 
 
+_DECODE = json.JSONDecoder(parse_float=str).decode
+
+
 def parse_json(text: str) -> dict:
     """One wal2json row; numbers with a fraction stay text (the decoder makes a NUMBER a
     ``Decimal`` with every digit, a BINARY_DOUBLE a float, only when it is read)."""
-    return json.loads(text, parse_float=str)
+    return _DECODE(text)

@@ -47,9 +47,10 @@ def key_only(condition: str) -> bool:
         elif kind == "Bind":
             if id(node) not in member_objects:
                 return False
-        elif kind == "FuncCall":
-            name = ".".join(node.name).upper()
-            if name not in _PURE_FUNCTIONS and not name.startswith("DBMS_STREAMS.COMPATIBLE_"):
+        elif kind in ("FuncCall", "Identifier"):   # DBMS_STREAMS.COMPATIBLE_10_2 is either
+            name = ".".join(node.name if kind == "FuncCall" else node.path).upper()
+            if not name.startswith("DBMS_STREAMS.COMPATIBLE_") and \
+                    (kind == "Identifier" or name not in _PURE_FUNCTIONS):
                 return False
         elif kind not in _LOGIC:
             return False
