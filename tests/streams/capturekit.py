@@ -13,6 +13,7 @@ import pytest
 import sluice
 from sluice.streams.capture import CaptureProcess
 from sluice.streams.capture.context import CaptureContext
+from sluice.streams.capture.pgsource import Source
 from tests.conftest import PG_BASE, pg_admin
 
 CONSUMER = "APPLY1"
@@ -125,6 +126,8 @@ def drop_env(env: Env) -> None:
                 admin.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
         admin.execute(f"DROP SCHEMA IF EXISTS {env.src} CASCADE")
     env.pg.close()
+    with Source(PG_BASE, "test database", None) as source:   # the DDL triggers, once unused
+        source.remove_ddl_trigger_if_unused()
 
 
 @pytest.fixture

@@ -58,7 +58,11 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
     for (q_name, uid), recs in groups.items():
         optional = [_OPTIONAL_GET(r) for r in recs]
         used_set: set[int] = set()
-        for o in optional:
+        try:
+            distinct = set(optional)    # a batch's records mostly share them (consumer, sender)
+        except TypeError:
+            distinct = optional
+        for o in distinct:
             if o != _OPTIONAL_DEFAULT:  # the common case is one tuple comparison
                 used_set.update(i for i, (v, d) in enumerate(zip(o, _OPTIONAL_DEFAULT)) if v != d)
         used = tuple(sorted(used_set))

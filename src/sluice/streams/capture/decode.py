@@ -235,11 +235,11 @@ class DecodedRowLCR(RowLCR):
         if self._form == self.VALUES or self._text is None or self._extra:
             return None
         tag, when = self._tag, self._source_time
-        return (f'{{"db":{_str(self._source_database_name)},"cmd":{_str(self._command_type)},'
-                f'"own":{_str(self._object_owner)},"obj":{_str(self._object_name)},'
-                f'"tag":{_str(tag.hex()) if tag is not None else "null"},'
-                f'"txn":{_str(self._transaction_id)},"scn":{_num(self._scn)},"cscn":{_num(self._commit_scn)},'
-                f'"time":{_str(_iso(when)) if when is not None else "null"},"pg":{_str(self._text)}}}')
+        return (f'{{"db":{_json(self._source_database_name)},"cmd":{_json(self._command_type)},'
+                f'"own":{_json(self._object_owner)},"obj":{_json(self._object_name)},'
+                f'"tag":{_json(tag.hex()) if tag is not None else "null"},'
+                f'"txn":{_json(self._transaction_id)},"scn":{_num(self._scn)},"cscn":{_num(self._commit_scn)},'
+                f'"time":{_json(_iso(when)) if when is not None else "null"},"pg":{_str(self._text)}}}')
 
     @classmethod
     def from_document(cls, doc: dict) -> "DecodedRowLCR":
@@ -263,6 +263,16 @@ class DecodedRowLCR(RowLCR):
 
 _str = encode_basestring_ascii
 _last_iso: list = [None, ""]
+_JSON: dict[str, str] = {}    # names, commands, transaction ids, times: each written often
+
+
+def _json(value: str) -> str:
+    text = _JSON.get(value)
+    if text is None:
+        if len(_JSON) > 10_000:
+            _JSON.clear()
+        text = _JSON[value] = _str(value)
+    return text
 
 
 def _num(v: Any) -> str:
@@ -320,6 +330,11 @@ class Decoder:
         if not columns:
             return columns
         kinds = self.kinds
+        for col in columns:     # the usual case: every type known and supported
+            if not kinds.get(col["type"]):
+                break
+        else:
+            return columns
         keep = None
         for i, col in enumerate(columns):
             t = col["type"]

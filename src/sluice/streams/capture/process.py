@@ -299,9 +299,9 @@ class CaptureProcess:
                 self._set_state("WAITING FOR REDO")
             return 0
         try:
-            if self.commit_each_transaction:
-                for txn in txns:
-                    self._capture([txn])
+            if self.commit_each_transaction:   # a queue commit each, the slot advanced once
+                for i, txn in enumerate(txns):
+                    self._capture([txn], advance=i == len(txns) - 1)
             else:
                 self._capture(txns)
         except DatabaseError as e:
@@ -314,7 +314,10 @@ class CaptureProcess:
     def _queue_info(self) -> Any:
         return self._queue._info()
 
-    def _capture(self, txns: list[SourceTransaction]) -> None:
+    def _capture(self, txns: list[SourceTransaction], advance: bool = True) -> None:
+        """Capture whole transactions in one queue transaction, then (``advance``) move the
+        slot past them — advancing re-reads the log from the slot's restart point, so it is
+        done once per read, not per transaction."""
         spec, decoder, ctx = self.spec, self.decoder, self.ctx
         fresh = [t for t in txns if t.commit_scn > self.captured_scn and t.commit_scn >= spec.start_scn]
         lcrs: list[Any] = []
@@ -336,7 +339,8 @@ class CaptureProcess:
                     lcrs.append(item)
         end_lsn = txns[-1].end_lsn
         if not fresh or (not lcrs and not unsupported and not captured):
-            self._advance(end_lsn)     # nothing of these transactions reaches the store
+            if advance:                # nothing of these transactions reaches the store
+                self._advance(end_lsn)
             if fresh:
                 self.captured_scn = max(self.captured_scn, fresh[-1].commit_scn)
             return
@@ -360,7 +364,8 @@ class CaptureProcess:
         self.conn.commit()
         self.state = "CAPTURING CHANGES"
         self.captured_scn = last.commit_scn
-        self._advance(end_lsn)
+        if advance:
+            self._advance(end_lsn)
 
     def _enqueue(self, lcrs: list[Any]) -> list[Any]:
         """Enqueue the LCRs (ON_COMMIT: part of the batch's transaction); returns those
