@@ -17,7 +17,7 @@ from decimal import Decimal
 import pytest
 
 import sluice
-from sluice.streams import DDLLCR, RowLCR
+from sluice.streams import RowLCR
 from sluice.streams.capture import emit_tag, tag_transaction
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
 
@@ -181,7 +181,7 @@ def test_ddl_lcrs(env):
     env.conn.capture_adm.start_capture(capture_name="CAP")
     env.sql(f"CREATE TABLE {s}.items (id int PRIMARY KEY, v text)", f"INSERT INTO {s}.items VALUES (1, 'a')")
     env.sql(f"SET search_path = {s}", "ALTER TABLE items ADD COLUMN qty int",
-            f"INSERT INTO items VALUES (2, 'b', 7)", "SET search_path = public")
+            "INSERT INTO items VALUES (2, 'b', 7)", "SET search_path = public")
     env.sql(f"CREATE INDEX items_v ON {s}.items (v)")
     env.sql(f"TRUNCATE {s}.items")
     env.sql(f"CREATE TABLE {s}.other (id int)")           # no rule for it
@@ -229,7 +229,7 @@ def test_unsupported_column_types(env):
     assert env.view("SELECT STATUS FROM DBA_CAPTURE") == [{"STATUS": "ENABLED"}]
 
 
-def test_no_subscribers_keeps_the_changes(env, dsn):
+def test_no_subscribers_keeps_the_changes(env):
     """Seed 001: "a message cannot be enqueued unless a subscriber who can dequeue the
     message is configured".  Without any subscriber the capture waits (WAITING FOR
     INACTIVE DEQUEUERS) and consumes nothing from its slot, so the first subscriber gets

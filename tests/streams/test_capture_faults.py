@@ -10,7 +10,6 @@ import pytest
 
 import sluice
 from sluice.streams import RowLCR
-from sluice.streams.capture import CaptureProcess
 from sluice.streams.capture.pgsource import Source, check_wal_level
 from tests.conftest import pg_admin
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
