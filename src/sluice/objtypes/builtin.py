@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from .errors import ora
-from .objtypes import DbObject, DbObjectType, SimpleTypeRegistry, TypeRegistry, construct
+from ..errors import ora
+from .dbobject import DbObject, DbObjectType, TypeRegistry, build_collection_type, build_object_type
+from .values import construct
 
 _HEADER_ATTRS = [("REPLYTO", "SYS.AQ$_AGENT"), ("TYPE", "VARCHAR2(100)"),
                  ("USERID", "VARCHAR2(100)"), ("APPID", "VARCHAR2(100)"),
@@ -56,15 +57,24 @@ _TEXT_VC_MAX = 4000     # bytes; longer text goes to TEXT_LOB
 _BYTES_RAW_MAX = 2000   # bytes; longer bodies go to BYTES_LOB
 
 
+class _Built(dict):
+    """The SYS types built so far, by qualified name: the registry that resolves the
+    references between them while they are built (a :class:`TypeRegistry`)."""
+
+    def get_type(self, qualified_name: str) -> DbObjectType | None:
+        return self.get(qualified_name)
+
+
 @lru_cache(maxsize=1)
 def _builtin_tuple() -> tuple[DbObjectType, ...]:
-    registry = SimpleTypeRegistry(builtins=False)
+    built = _Built()
     for entry in _SYS_TYPES:
         if len(entry) == 2:
-            registry.create_object_type("SYS", entry[0], entry[1])
+            t = build_object_type("SYS", entry[0], entry[1], built)
         else:
-            registry.create_collection_type("SYS", *entry)
-    return tuple(registry)
+            t = build_collection_type("SYS", *entry, built)
+        built[t.qualified_name] = t
+    return tuple(built.values())
 
 
 def builtin_types() -> dict[str, DbObjectType]:
@@ -106,7 +116,7 @@ def agent_to_object(registry: TypeRegistry, agent: Any) -> DbObject | None:
 
 def agent_from_object(obj: DbObject | None) -> Any:
     """A :class:`sluice.Agent` from a ``SYS.AQ$_AGENT`` object."""
-    from .model import Agent
+    from ..model import Agent
 
     if obj is None:
         return None

@@ -3,7 +3,8 @@
 :func:`_check_value` returns what the database would store for an attribute
 (``''`` as NULL, ``CHAR(n)`` blank-padded, ``NUMBER(p,s)`` rounded) or raises
 the error Oracle would (ORA-12899, ORA-01438, ORA-00932 …).  Used by
-:class:`sluice.objtypes.DbObject`, which re-exports these helpers.
+:class:`~sluice.objtypes.dbobject.DbObject`, which derives from :class:`ObjectValue`
+so that these checks recognise an object value without importing its module.
 """
 
 from __future__ import annotations
@@ -15,20 +16,26 @@ import struct
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from .errors import ora
-from .objtypes_parse import _DATETIME_KINDS, _NUMBER_KINDS, _STRING_KINDS, AttrType
+from ..errors import ora
+from .datatypes import _DATETIME_KINDS, _NUMBER_KINDS, _STRING_KINDS, AttrType
 
 if TYPE_CHECKING:
-    from .objtypes import DbObjectAttr, DbObjectType
+    from .dbobject import DbObjectAttr, DbObjectType
 
 _NUM_CTX = decimal.Context(prec=400, rounding=decimal.ROUND_HALF_UP, Emax=10**6, Emin=-10**6)
 _NUMBER_LIMIT = Decimal("1E126")   # Oracle NUMBER overflows at 10^126
 
 
+class ObjectValue:
+    """The base of :class:`~sluice.objtypes.dbobject.DbObject` (an object or collection
+    value), defined here so that the checks know one when they see it."""
+
+    __slots__ = ()
+
+
 def _describe(value: Any) -> str:
     """Oracle's name for the type of a Python value, for ORA-00932 messages."""
-    from .objtypes import DbObject  # deferred: sluice.objtypes imports this module
-    if isinstance(value, DbObject):
+    if isinstance(value, ObjectValue):
         return value.type.qualified_name
     if isinstance(value, bool):
         return "BOOLEAN"
@@ -74,8 +81,7 @@ def _check_value(attr: DbObjectAttr, value: Any, owner: DbObjectType) -> Any:
         if isinstance(value, int):  # bool is an int; python-oracledb takes 0/1 too
             return bool(value)
     elif kind == "OBJECT":
-        from .objtypes import DbObject  # deferred: sluice.objtypes imports this module
-        if isinstance(value, DbObject) and value._type == attr._objtype:
+        if isinstance(value, ObjectValue) and value._type == attr._objtype:
             return value
         raise ora(932, attr._objtype.qualified_name if attr._objtype else dt.text, _describe(value))
     raise ora(932, dt.text, _describe(value))

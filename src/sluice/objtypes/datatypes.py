@@ -3,7 +3,7 @@
 ``parse_datatype("NUMBER(7,2)")`` turns the text of an attribute's datatype, as
 written in ``CREATE TYPE … AS OBJECT (…)``, into an :class:`AttrType`;
 :func:`parse_attribute_list` splits the whole attribute list.  The
-``DB_TYPE_*`` constants are python-oracledb's.  Everything here is re-exported
+``DB_TYPE_*`` constants are python-oracledb's.  The public names are re-exported
 by :mod:`sluice.objtypes`.
 """
 
@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import NoReturn
 
-from .errors import ora
-from .names import canonical
+from ..errors import ora
+from ..names import canonical
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,41 +16,18 @@ read before it.
 
 This module holds the types (:class:`DbObjectAttr`, :class:`DbObjectType`, the
 builders :func:`build_object_type` / :func:`build_collection_type`) and
-:class:`DbObject`.  It re-exports the rest of the API, which lives in
-``objtypes_parse`` (``DB_TYPE_*``, :func:`parse_datatype` → :class:`AttrType`),
-``objtypes_check`` (the per-datatype value checks), and — lazily, because they
-import this module — ``objtypes_values`` (:func:`construct`, :func:`from_dict`),
-``objtypes_registry`` (:class:`SimpleTypeRegistry`, :func:`resolve_type`),
-``objtypes_storage`` (:func:`to_storage` / :func:`from_storage`, an exact
-JSON-compatible round trip, and :func:`type_spec` / :func:`type_from_spec`) and
-``objtypes_builtin`` (the SYS AQ/JMS types Oracle ships, and JMS helpers).
+:class:`DbObject`; :mod:`sluice.objtypes` is the package's public face.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from .errors import ora
-from .names import canonical
-from .objtypes_check import (_NUM_CTX, _NUMBER_LIMIT, _as_text, _check_binary,  # noqa: F401
-                             _check_bytes, _check_number, _check_string, _check_value,
-                             _column, _describe, _index)
-from .objtypes_parse import (  # noqa: F401
-    _DATETIME_KINDS, _KEYWORDS, _KIND_DBTYPE, _MAX_CHAR, _MAX_VARCHAR, _MAX_VARRAY,
-    _NUMBER_KINDS, _PLAIN_NAME, _STRING_KINDS, _TOKEN, DB_TYPE_BINARY_DOUBLE,
-    DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_CLOB,
-    DB_TYPE_DATE, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER, DB_TYPE_NVARCHAR,
-    DB_TYPE_OBJECT, DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
-    DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, AttrType, DbType, _parse_named, _parse_one,
-    _quote, _Tokens, parse_attribute_list, parse_datatype)
-
-if TYPE_CHECKING:
-    from .objtypes_registry import SimpleTypeRegistry, resolve_type  # noqa: F401
-    from .objtypes_storage import (from_json, from_storage, to_json,  # noqa: F401
-                                   to_storage, type_from_spec, type_spec)
-    from .objtypes_values import construct, from_dict  # noqa: F401
+from ..errors import ora
+from ..names import canonical
+from .checks import ObjectValue, _check_value, _index
+from .datatypes import _MAX_VARRAY, _NUMBER_KINDS, _STRING_KINDS, AttrType, DbType, parse_datatype
 
 # ---------------------------------------------------------------------------
 # Types
@@ -268,7 +245,7 @@ class _HoleType:
 _HOLE = _HoleType()
 
 
-class DbObject:
+class DbObject(ObjectValue):
     """An instance of an object or collection type (python-oracledb ``DbObject``).
 
     Object attributes are Python attributes named as declared (``obj.TITLE``).
@@ -463,34 +440,3 @@ def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
-
-# ---------------------------------------------------------------------------
-# Re-exports from the modules that build on this one
-# ---------------------------------------------------------------------------
-
-# They import this module, so their names are looked up on first use.
-_LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
-    "objtypes_values": ("construct", "from_dict", "_nested"),
-    "objtypes_registry": ("SimpleTypeRegistry", "resolve_type"),
-    "objtypes_storage": ("to_storage", "_encode", "_encode_decimal", "from_storage", "_decode",
-                         "to_json", "from_json", "type_spec", "type_from_spec"),
-    "objtypes_builtin": (
-        "builtin_types", "jms_header", "jms_text_message", "jms_map_message",
-        "jms_bytes_message", "jms_text_of", "jms_map_of", "jms_bytes_of",
-        "jms_properties_of", "agent_to_object", "agent_from_object"),
-}
-_LAZY = {name: module for module, names in _LAZY_EXPORTS.items() for name in names}
-_BUILTIN_EXPORTS = frozenset(_LAZY_EXPORTS["objtypes_builtin"])
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-    globals()[name] = value  # later look-ups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))

@@ -1,15 +1,16 @@
 """An in-memory type registry and the ``conn.gettype`` name lookup.
 
-Re-exported by :mod:`sluice.objtypes` (lazily, since this module imports it).
+Re-exported by :mod:`sluice.objtypes`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .errors import ora
-from .names import split_qualified
-from .objtypes import DbObjectType, TypeRegistry, build_collection_type, build_object_type
+from ..errors import ora
+from ..names import split_qualified
+from .builtin import builtin_types
+from .dbobject import DbObjectType, TypeRegistry, build_collection_type, build_object_type
 
 
 class SimpleTypeRegistry:
@@ -18,7 +19,6 @@ class SimpleTypeRegistry:
     def __init__(self, types: Iterable[DbObjectType] = (), *, builtins: bool = True) -> None:
         self._types: dict[str, DbObjectType] = {}
         if builtins:
-            from .objtypes_builtin import builtin_types
             self._types.update(builtin_types())
         for t in types:
             self.add(t)

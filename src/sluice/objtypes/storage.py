@@ -3,7 +3,7 @@
 :func:`to_storage` / :func:`from_storage` (and the ``*_json`` variants) round
 trip a :class:`~sluice.objtypes.DbObject` exactly; :func:`type_spec` /
 :func:`type_from_spec` do the same for a type.  Re-exported by
-:mod:`sluice.objtypes` (lazily, since this module imports it).
+:mod:`sluice.objtypes`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from .errors import ora
-from .objtypes import (DbObject, DbObjectAttr, DbObjectType, TypeRegistry, _build_object,
+from ..errors import ora
+from .checks import _column, _describe
+from .datatypes import _DATETIME_KINDS, _NUMBER_KINDS, parse_datatype
+from .dbobject import (DbObject, DbObjectAttr, DbObjectType, TypeRegistry, _build_object,
                        _make_attr)
-from .objtypes_check import _column, _describe
-from .objtypes_parse import _DATETIME_KINDS, _NUMBER_KINDS, parse_datatype
 
 
 def to_storage(obj: DbObject | None) -> Any:

@@ -1,7 +1,7 @@
 """Building object values from Python data: Oracle's default constructor
 (:func:`construct`) and :func:`from_dict`, the inverse of ``DbObject.asdict``.
 
-Re-exported by :mod:`sluice.objtypes` (lazily, since this module imports it).
+Re-exported by :mod:`sluice.objtypes`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import ora
-from .names import canonical
-from .objtypes import DbObject, DbObjectAttr, DbObjectType
-from .objtypes_check import _describe
+from ..errors import ora
+from ..names import canonical
+from .checks import _describe
+from .dbobject import DbObject, DbObjectAttr, DbObjectType
 
 
 def construct(objtype: DbObjectType, *args: Any, **by_name: Any) -> DbObject:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..errors import DatabaseError, IntegrityError, InterfaceError, ora
 from ..names import canonical, split_qualified
-from ..objtypes_parse import parse_datatype
+from ..objtypes import parse_datatype
 from .engine import parsed
 from .internal import EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, check_function
 from .ruleset import (EVALUATION_CONTEXT, MEMBER, RULE, RULE_SET, EvaluationContext, Rule, RuleSet,
