@@ -85,9 +85,9 @@ def rate(fn, items) -> float:
 
 
 def sluice_rates(conn, name: str, lcrs) -> dict[str, float]:
-    from sluice.rules.engine import Event
+    from sluice.rules.engine.evaluator import Event
     from sluice.rules.evaluate import evaluator_for
-    from sluice.rules.ruleset import rules_catalog
+    from sluice.rules.engine.ruleset import rules_catalog
     from sluice.streams import evaluate_rule_sets
     qualified = f"{conn.username}.{name.upper()}"
     evaluator = evaluator_for(rules_catalog(conn._store), qualified, EC)

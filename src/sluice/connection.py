@@ -28,7 +28,7 @@ from .model import Agent, MessageProperties
 from .names import canonical, split_qualified
 from .rules.adm import RuleAdm
 from .rules.evaluate import DbmsRule
-from .rules.types import construct_rule_type, is_rule_type
+from .rules.engine.types import construct_rule_type, is_rule_type
 from .security.authorize import Authorizer
 from .security.catalog import SecurityCatalog
 from .security.users import UserStatements, authenticate

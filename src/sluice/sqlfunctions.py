@@ -1,5 +1,9 @@
 """Oracle's implicit conversions and the SQL built-in functions of rule conditions.
 
+The language of :mod:`sluice.rules` calls them, and so do the SQLite store's user
+functions (:mod:`sluice.store.sqlitefns`), LCR values and IDAP payloads: they sit below
+every layer that needs them (docs/ARCHITECTURE.md).
+
 Values are plain Python: NUMBER is ``int`` / ``Decimal`` (``float`` is accepted
 and behaves like BINARY_DOUBLE in arithmetic), VARCHAR2 is ``str``, RAW is
 ``bytes``, DATE is ``datetime``.  NULL is ``None`` and, as in Oracle, a
@@ -20,7 +24,7 @@ from datetime import date, datetime
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal
 from typing import Any, Callable, NamedTuple
 
-from ..errors import ora
+from .errors import ora
 
 __all__ = [
     "Builtin", "FUNCTIONS", "NILADIC", "null_if_empty", "to_number", "to_char", "to_date",

@@ -47,7 +47,7 @@ from ..model import Agent
 from ..objtypes import (JAVA_BOOLEAN, JAVA_BYTE, JAVA_DOUBLE, JAVA_FLOAT, JAVA_INT,
                         JAVA_LONG, JAVA_SHORT, JAVA_STRING, JMS_PROPERTY_NUMBER,
                         JMS_PROPERTY_STRING)
-from ..rules.functions import hextoraw
+from ..sqlfunctions import hextoraw
 from .schema import AQ_NS, parse_xml
 
 _Q = f"{{{AQ_NS}}}"

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from ..errors import DatabaseError, IntegrityError, InterfaceError, ora
 from ..names import canonical, split_qualified
 from ..objtypes import parse_datatype
-from .engine import parsed
-from .internal import EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, check_function
-from .ruleset import (EVALUATION_CONTEXT, MEMBER, RULE, RULE_SET, EvaluationContext, Rule, RuleSet,
-                      RulesCatalog, Variable, function_name, member_key, rules_catalog)
-from .typecheck import check_condition, static_type_of_datatype
-from .types import NVList, TableAlias, VariableType
+from .engine.evaluator import parsed
+from .engine.internal import EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, check_function
+from .engine.ruleset import (EVALUATION_CONTEXT, MEMBER, RULE, RULE_SET, EvaluationContext, Rule, RuleSet,
+                             RulesCatalog, Variable, function_name, member_key, rules_catalog)
+from .engine.types import NVList, TableAlias, VariableType
+from .lang.typecheck import check_condition, static_type_of_datatype
 
 if TYPE_CHECKING:
     from ..connection import Connection

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..errors import InterfaceError, not_supported, ora
 from ..names import canonical
 from ..plsql import out_params
-from .anydata import AnyData
-from .engine import Event, RuleSetEvaluator, variable_name
-from .internal import (EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, AQ_MESSAGE,
-                       evaluation_function, unwrap, value_function)
-from .ruleset import EvaluationContext, RulesCatalog, rules_catalog
-from .types import AttributeValue, ColumnValue, RuleHit, TableValue, VariableValue
+from .engine.anydata import AnyData
+from .engine.evaluator import Event, RuleSetEvaluator, variable_name
+from .engine.internal import (EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, AQ_MESSAGE,
+                              evaluation_function, unwrap, value_function)
+from .engine.ruleset import EvaluationContext, RulesCatalog, rules_catalog
+from .engine.types import AttributeValue, ColumnValue, RuleHit, TableValue, VariableValue
 
 if TYPE_CHECKING:
     from ..connection import Connection

@@ -1,10 +1,10 @@
 """SQLite user functions behind the SQLite rendering of rule conditions.
 
 SQLite has no regular expressions, no Oracle number formatting and ASCII-only
-``upper()``; rather than approximate them, the SQLite target calls back into
-the very implementations the Python compiler uses (:mod:`functions`), so the
-two cannot disagree.  Register them once per connection with
-:func:`register_sqlite_functions`.
+``upper()``; rather than approximate them, the SQLite target
+(:mod:`sluice.rules.compile.sql.sqlite`) calls back into the very implementations the
+Python compiler uses (:mod:`sluice.sqlfunctions`), so the two cannot disagree.  The
+store registers them on every connection it opens (:func:`register_sqlite_functions`).
 
 Values cross the boundary in SQLite's storage classes: NUMBER is INTEGER or
 REAL, text is TEXT, RAW is BLOB and DATE is INTEGER microseconds since
@@ -20,8 +20,8 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from ..errors import DatabaseError
-from .functions import FUNCTIONS, hextoraw, null_if_empty, number_text, to_date, to_number
-from .pycompile import like_regex
+from ..rules.compile.python import like_regex
+from ..sqlfunctions import FUNCTIONS, hextoraw, null_if_empty, number_text, to_date, to_number
 
 __all__ = ["register_sqlite_functions", "to_sqlite", "from_sqlite", "EPOCH"]
 

@@ -37,9 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..rules.engine.ruleset import RulesCatalog, rules_catalog
+from ..rules.engine.types import RuleHit
 from ..rules.evaluate import message_event_context, run_evaluation
-from ..rules.ruleset import RulesCatalog, rules_catalog
-from ..rules.types import RuleHit
 
 __all__ = ["Verdict", "evaluate_rule_sets"]
 

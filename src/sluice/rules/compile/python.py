@@ -29,13 +29,13 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Callable, Protocol
 
-from ..errors import DatabaseError, ora
-from .ast import (
+from ...errors import DatabaseError, ora
+from ...sqlfunctions import (
+    FUNCTIONS, NILADIC, NUMBER_CONTEXT, Builtin, coerce_pair, null_if_empty, to_char, to_number,
+)
+from ..lang.ast import (
     And, Attribute, Between, Bind, Binary, Compare, Condition, Exists, Expr, FuncCall,
     Identifier, InList, IsNull, Like, Literal, MethodCall, Not, Or, Unary,
-)
-from .functions import (
-    FUNCTIONS, NILADIC, NUMBER_CONTEXT, Builtin, coerce_pair, null_if_empty, to_char, to_number,
 )
 
 __all__ = ["Resolver", "compile_python", "compile_expression", "get_attribute", "call_method"]

@@ -19,7 +19,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from ..errors import ora
+from ...errors import ora
 
 __all__ = ["AnyData", "ANYDATA_TYPES"]
 

@@ -1,8 +1,8 @@
 """The rules engine: a rule set, compiled once, evaluated per event.
 
 :class:`RuleSetEvaluator` holds the rules of one rule set that use one
-evaluation context, each compiled by :mod:`sluice.rules.pycompile` and filed in
-a :class:`~sluice.rules.index.RuleIndex`.  An :class:`Event` carries what the
+evaluation context, each compiled by :mod:`sluice.rules.compile.python` and filed in
+a :class:`~sluice.rules.engine.index.RuleIndex`.  An :class:`Event` carries what the
 client supplied: variable values (absent = undefined) and table rows.
 
 Undefined variables (seed 000, "Rule Conditions with Undefined Variables"):
@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
-from ..names import canonical
-from .ast import And, Bind, Condition, Exists, Expr, FuncCall, Identifier, MethodCall, Not, Or, walk
-from .functions import FUNCTIONS, NILADIC, null_if_empty
+from ...names import canonical
+from ...sqlfunctions import FUNCTIONS, NILADIC, null_if_empty
+from ..compile.python import call_method, compile_expression, compile_python, get_path
+from ..lang.ast import And, Bind, Condition, Exists, Expr, FuncCall, Identifier, MethodCall, Not, Or, walk
+from ..lang.parser import parse_condition
 from .index import RuleIndex, is_simple
-from .parser import parse_condition
-from .pycompile import call_method, compile_expression, compile_python, get_path
 from .ruleset import EvaluationContext
 from .types import NVList, RuleHit
 

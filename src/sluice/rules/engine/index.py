@@ -31,9 +31,9 @@ import sys
 from decimal import Decimal
 from typing import Any, Callable, Sequence
 
-from .ast import (And, Attribute, Bind, Compare, Condition, Expr, FuncCall, Identifier, InList,
-                  IsNull, Literal, MethodCall, Or, Unary, Value, walk)
-from .functions import FUNCTIONS, NILADIC
+from ...sqlfunctions import FUNCTIONS, NILADIC
+from ..lang.ast import (And, Attribute, Bind, Compare, Condition, Expr, FuncCall, Identifier, InList,
+                        IsNull, Literal, MethodCall, Or, Unary, Value, walk)
 
 __all__ = ["RuleIndex", "is_simple", "key_names"]
 

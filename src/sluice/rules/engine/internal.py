@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from ..errors import ora
+from ...errors import ora
 from .anydata import AnyData
 from .ruleset import EvaluationContext, Variable, call_registered
 from .types import NVList, VariableValue, type_name_of

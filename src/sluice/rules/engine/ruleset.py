@@ -33,8 +33,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, NamedTuple
 
-from ..errors import InterfaceError, ora
-from ..names import canonical, split_qualified
+from ...errors import InterfaceError, ora
+from ...names import canonical, split_qualified
 from .anydata import AnyData
 from .types import NVList
 
@@ -225,7 +225,7 @@ class RulesCatalog:
         self.rule_sets: dict[str, RuleSet] = {}
         self.members: dict[str, list[Member]] = {}
         self.stored_contexts: frozenset[str] = frozenset()
-        self.cache: dict[Any, Any] = {}   # compiled evaluators of this version (sluice.rules.engine)
+        self.cache: dict[Any, Any] = {}   # compiled evaluators of this version (engine.evaluator)
 
     def refresh(self) -> "RulesCatalog":
         """Reload when the store's catalog changed; returns self for chaining."""
@@ -358,7 +358,7 @@ def rules_catalog(store: Any, fresh: bool = True) -> RulesCatalog:
 def call_registered(name: str, schema: str) -> Callable[..., Any] | None:
     """A Python function registered with :func:`sluice.register_function` under the
     PL/SQL name ``name`` (resolved in ``schema``), or None."""
-    from ..aq import transform  # the one registry of Python stand-ins for PL/SQL functions
+    from ...aq import transform  # the one registry of Python stand-ins for PL/SQL functions
     try:
         return transform._function(name, schema)
     except Exception:  # ORA-00904: not registered

@@ -10,7 +10,7 @@ are mutable because PL/SQL assigns to their attributes.
 
 :class:`NVList` (``SYS.RE$NV_LIST``) is the action context of a rule and the
 event context of an evaluation: name-value pairs whose values are
-:class:`~sluice.rules.anydata.AnyData`.
+:class:`~sluice.rules.engine.anydata.AnyData`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..errors import InterfaceError, ora
+from ...errors import InterfaceError, ora
 from .anydata import AnyData
 
 __all__ = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import NamedTuple
 
-from ..errors import DatabaseError, ora
+from ...errors import DatabaseError, ora
 
 __all__ = ["Token", "tokenize", "syntax_error", "KEYWORDS"]
 

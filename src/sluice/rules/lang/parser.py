@@ -1,4 +1,4 @@
-"""Recursive-descent parser: condition text -> :mod:`sluice.rules.ast` tree.
+"""Recursive-descent parser: condition text -> :mod:`sluice.rules.lang.ast` tree.
 
 Precedence, loosest first, as in Oracle SQL::
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Callable
 
-from ..errors import DatabaseError, not_supported, ora
+from ...errors import DatabaseError, not_supported, ora
 from .ast import (
     COMPARISON_OPS, And, Attribute, Between, Bind, Binary, Compare, Condition, Exists, Expr,
     FuncCall, Identifier, InList, IsNull, Like, Literal, MethodCall, Not, Or, Unary, Value,

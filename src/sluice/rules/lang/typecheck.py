@@ -7,7 +7,7 @@ wrong number of arguments, or operands whose datatypes cannot meet.  The
 check infers a static type for every value of the tree:
 
 * ``'NUMBER'``, ``'CHAR'``, ``'DATE'``, ``'BINARY'`` — scalar families, as in
-  :func:`sluice.rules.functions.kind_of`;
+  :func:`sluice.sqlfunctions.kind_of`;
 * ``'SYS.ANYDATA'``, ``'SYS.LCR$_ROW_RECORD'``, ``'SYS.LCR$_DDL_RECORD'`` — the
   Oracle-supplied types whose members are listed in :data:`MEMBERS`;
 * a :class:`~sluice.objtypes.DbObjectType` — a user object type (attributes);
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..errors import ora
+from ...errors import ora
+from ...sqlfunctions import FUNCTIONS, NILADIC, hextoraw, to_date, to_number
 from .ast import (And, Attribute, Between, Bind, Binary, Compare, Exists, Expr, FuncCall,
                   Identifier, InList, IsNull, Like, Literal, MethodCall, Not, Or, Unary)
-from .functions import FUNCTIONS, NILADIC, hextoraw, to_date, to_number
 
 __all__ = ["MEMBERS", "SCALARS", "check_condition", "static_type_of_datatype"]
 

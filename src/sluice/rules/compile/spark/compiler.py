@@ -2,16 +2,17 @@
 
 ::
 
-    from sluice.rules.sparkcompile import compile_spark, fired_rules
-    from sluice.rules.lcrschema import LcrResolver
+    from sluice.rules.compile.spark.compiler import compile_spark, fired_rules
+    from sluice.rules.compile.typed.lcrschema import LcrResolver
 
     rules = {name: compile_spark(text, LcrResolver()) for name, text in rule_texts.items()}
     lcrs.withColumn("fired", fired_rules(rules))     # array of the names whose rule is TRUE
 
 The Column computes what the Python compiler computes (TRUE / FALSE / NULL)
-and is NULL where Python raises an evaluation error (:mod:`lower`).  Nothing in
-it can fail a job under ANSI mode: conversions are ``try_cast`` behind a regex
-check, arithmetic is ``try_add`` & co, map reads are ``try_element_at``.
+and is NULL where Python raises an evaluation error
+(:mod:`sluice.rules.compile.typed.lower`).  Nothing in it can fail a job under ANSI
+mode: conversions are ``try_cast`` behind a regex check, arithmetic is ``try_add`` & co,
+map reads are ``try_element_at``.
 
 Datatypes: NUMBER is any Spark numeric type (text converts to
 ``decimal(38,10)``; division is done in double precision, where Python keeps
@@ -43,12 +44,12 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from . import ir
-from .ast import Expr
-from .ir import Const, Node, NotCompilable, Op
-from .lower import TargetResolver, lower_condition
-from .parser import parse_condition
-from .sqldates import NUMERIC, casing, elements
+from ...lang.ast import Expr
+from ...lang.parser import parse_condition
+from ..typed import ir
+from ..typed.dates import NUMERIC, casing, elements
+from ..typed.ir import Const, Node, NotCompilable, Op
+from ..typed.lower import TargetResolver, lower_condition
 
 __all__ = ["compile_spark", "compile_spark_rules", "rule_outcomes", "fired_rules", "SparkRenderer",
            "NUMBER_TYPE"]
@@ -421,7 +422,7 @@ class SparkRenderer(ir.Renderer):
         return self._date_text(self.r(value), fmt.value)
 
     def _date_text(self, d: Column, fmt: str) -> Column:
-        """TO_CHAR(d, fmt) built element by element (functions._format_date)."""
+        """TO_CHAR(d, fmt) built element by element (sqlfunctions._format_date)."""
         pieces = []
         for e in elements(fmt):
             if not e.key:

@@ -1,10 +1,10 @@
 """Taking a rule set apart for the Spark path: joins, classes, candidates, complex rules.
 
-Pure Python, done once per rule set; :mod:`sparkindex` turns the plan into a
+Pure Python, done once per rule set; :mod:`ruleset` turns the plan into a
 query.  A rule's top-level AND terms of the form ``key = 'text'`` -- ``key`` an
 LCR member that lowers to a CHAR value and never raises (owner, object name,
 command type, source database, ``is_null_tag()`` ...) -- are its *key terms*;
-the other terms are its *residue*.  As in :mod:`index`, selectivity is measured
+the other terms are its *residue*.  As in :mod:`sluice.rules.engine.index`, selectivity is measured
 over the whole rule set:
 
 * a key expression with more than ``guard_limit`` distinct constants across the
@@ -28,7 +28,7 @@ key term never raises and is TRUE exactly when the key equals the constant --
 the join matched, or the guard holds.  With every key term TRUE, the residue's
 terms are evaluated as in the whole rule, so the rule is TRUE exactly when the
 join matched, its guard holds and its residue is TRUE.  Constants are never
-``''`` (:func:`index._eq_term`), so a key compares without its ``''``-to-NULL
+``''`` (:func:`sluice.rules.engine.index._eq_term`), so a key compares without its ``''``-to-NULL
 wrapper: ``NULLIF(x, '') = 'HR'`` is ``x = 'HR'``.
 """
 
@@ -37,12 +37,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from ..errors import DatabaseError
-from . import ir
-from .ast import And, Bind, Compare, Condition, InList, Like, Literal, Not, Or
-from .index import _eq_term
-from .lcrschema import LcrResolver
-from .lower import _Lowering, lower_condition
+from ....errors import DatabaseError
+from ...engine.index import _eq_term
+from ...lang.ast import And, Bind, Compare, Condition, InList, Like, Literal, Not, Or
+from ..typed import ir
+from ..typed.lcrschema import LcrResolver
+from ..typed.lower import _Lowering, lower_condition
 
 __all__ = ["Plan", "Join", "Klass", "plan_rules", "PARAM"]
 

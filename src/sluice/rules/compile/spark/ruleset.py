@@ -2,17 +2,17 @@
 
 ::
 
-    from sluice.rules.sparkindex import SparkRuleSet, streams_verdict
+    from sluice.rules.compile.spark.ruleset import SparkRuleSet, streams_verdict
 
     positive = SparkRuleSet.from_rule_set(conn, "strmadmin.apply_rules")
     fired = positive.fired(lcrs)                  # + "fired": array<string>, rule-set order
     decided = streams_verdict(lcrs, positive)     # + perform, rule, negative_rule (Table 6-1)
 
-A compiled Column per rule (:mod:`sparkcompile`) costs every LCR every rule,
+A compiled Column per rule (:mod:`compiler`) costs every LCR every rule,
 and past ~100 rules it must be evaluated in chunks (the 64 KB method limit).
-The Python path files simple rules under their equality terms (:mod:`index`);
+The Python path files simple rules under their equality terms (:mod:`sluice.rules.engine.index`);
 here the same idea is a join, which Spark does at hash-table speed whatever
-the number of rules (DESIGN.md sections 4 and 5).  :mod:`sparkplan` takes the
+the number of rules (DESIGN.md sections 4 and 5).  :mod:`plan` takes the
 rule set apart (joins, classes, candidates, complex rules; why it is exact is
 explained there); this module builds the query.  Rules are ids (positions in
 rule-set order), ints all the way: the first TRUE rule is a ``least`` of ints,
@@ -44,11 +44,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from . import ir
-from .ast import Condition
-from .parser import parse_condition
-from .sparkcompile import SparkRenderer
-from .sparkplan import PARAM, Join, plan_rules
+from ...lang.ast import Condition
+from ...lang.parser import parse_condition
+from ..typed import ir
+from .compiler import SparkRenderer
+from .plan import PARAM, Join, plan_rules
 
 __all__ = ["SparkRuleSet", "streams_verdict"]
 
@@ -87,9 +87,9 @@ class SparkRuleSet:
     ``rules``: ``(name, condition)`` in rule-set order, the condition a text or
     a parsed tree; a condition of None (a stored rule that no longer compiles)
     is never TRUE.  Variables are those of the Streams evaluation context over
-    :mod:`lcrschema` columns: ``:dml`` (row LCRs), ``:ddl``, ``:lcr``; any
-    other variable is NULL, as for Streams clients.  ``options`` tune
-    :func:`sparkplan.plan_rules` (``guard_limit``, ``max_joins``, ``min_join``,
+    :mod:`sluice.rules.compile.typed.lcrschema` columns: ``:dml`` (row LCRs),
+    ``:ddl``, ``:lcr``; any other variable is NULL, as for Streams clients.  ``options`` tune
+    :func:`plan.plan_rules` (``guard_limit``, ``max_joins``, ``min_join``,
     ``max_classes``).
 
     :raises NotCompilable: a rule cannot be expressed as a Spark Column (raised
@@ -119,8 +119,8 @@ class SparkRuleSet:
         :raises NotCompilable: a rule of the set uses another evaluation context than
             ``SYS.STREAMS$_EVALUATION_CONTEXT`` (its variables are not LCR columns).
         """
-        from .evaluate import evaluator_for
-        from .ruleset import STREAMS_CONTEXT, rules_catalog
+        from ...evaluate import evaluator_for
+        from ...engine.ruleset import STREAMS_CONTEXT, rules_catalog
 
         catalog = rules_catalog(conn._store)
         qualified = catalog.rule_set(catalog.key(rule_set, conn.username, "rule set name")).qualified

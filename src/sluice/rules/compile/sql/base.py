@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import ir
-from .ir import Node, Op
+from ..typed import ir
+from ..typed.ir import Node, Op
 
 __all__ = ["Frag", "NOW", "sql", "join", "SqlRenderer"]
 

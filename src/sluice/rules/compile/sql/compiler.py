@@ -3,8 +3,8 @@
 ::
 
     from sluice.rules import parse_condition
-    from sluice.rules.resolvers import MappingResolver
-    from sluice.rules.sqlcompile import compile_sql, json_get
+    from sluice.rules.compile.typed.resolvers import MappingResolver
+    from sluice.rules.compile.sql.compiler import compile_sql, json_get
 
     resolver = MappingResolver({"PRIORITY": ("PRIORITY", "NUMBER"),
                                 "TAB.USER_DATA.PRICE": json_get("USER_DATA", ("PRICE",), "NUMBER")})
@@ -13,15 +13,15 @@
 
 The result computes what the Python compiler computes -- TRUE, FALSE or NULL
 (UNKNOWN) -- and is NULL where Python raises an evaluation error (see
-:mod:`lower`): a bad value never aborts the query.  Values are always bound
-parameters; the only text pasted into SQL is the compiler's own.
+:mod:`sluice.rules.compile.typed.lower`): a bad value never aborts the query.  Values
+are always bound parameters; the only text pasted into SQL is the compiler's own.
 
 Dialects:
 
-* ``sqlite``: needs :func:`sqlitefns.register_sqlite_functions` on the
+* ``sqlite``: needs :func:`sluice.store.sqlitefns.register_sqlite_functions` on the
   connection.  NUMBER is INTEGER/REAL (64-bit integers exact, other numbers as
   IEEE doubles), DATE is INTEGER microseconds since 1970-01-01 (use
-  :func:`sqlitefns.to_sqlite` for values you store), LIKE with a constant
+  :func:`sluice.store.sqlitefns.to_sqlite` for values you store), LIKE with a constant
   pattern becomes GLOB, which is case-sensitive whatever ``case_sensitive_like``
   says.  Built-in functions run the Python implementations.
 * ``postgresql``: psycopg 3 placeholders (``%s``).  NUMBER is ``numeric``, DATE
@@ -29,10 +29,11 @@ Dialects:
   order, as Python).  Division keeps PostgreSQL's numeric precision (at least
   16 significant digits; Python keeps 38).  No user functions are needed.
 
-What a dialect cannot express exactly raises :class:`ir.NotCompilable` (run the
-condition in Python instead): member calls without an LCR resolver
-(:class:`lcrschema.LcrResolver` maps the LCR ones onto an LCR table), TO_DATE
-of a column and CHAR-to-DATE comparisons on PostgreSQL, number format models
+What a dialect cannot express exactly raises
+:class:`sluice.rules.compile.typed.ir.NotCompilable` (run the condition in Python
+instead): member calls without an LCR resolver
+(:class:`sluice.rules.compile.typed.lcrschema.LcrResolver` maps the LCR ones onto an LCR
+table), TO_DATE of a column and CHAR-to-DATE comparisons on PostgreSQL, number format models
 and INSTR with a start before 1 or an occurrence on PostgreSQL, LIKE with a
 run-time escape character on PostgreSQL.
 
@@ -43,9 +44,9 @@ above); ``upper``/``lower`` of non-ASCII text on PostgreSQL follow the
 database locale (SQLite runs Python's); text whose length is huge enough to
 overflow a 32-bit position.
 
-The modules behind it: :mod:`lower` (Oracle semantics, once for every
-target), :mod:`sqlbase` (fragments), :mod:`sqlitesql` + :mod:`sqlitefns` and
-:mod:`pgsql` (the two spellings).
+The modules behind it: :mod:`sluice.rules.compile.typed.lower` (Oracle semantics, once for every
+target), :mod:`base` (fragments), :mod:`sqlite` + :mod:`sluice.store.sqlitefns` and
+:mod:`postgres` (the two spellings).
 """
 
 from __future__ import annotations
@@ -53,15 +54,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from . import ir
-from .ast import Expr
-from .ir import Node, NotCompilable
-from .lower import TargetResolver, lower_condition
-from .parser import parse_condition
-from .pgsql import PostgresRenderer
-from .sqlbase import NOW
-from .sqlitefns import to_sqlite
-from .sqlitesql import SqliteRenderer
+from ....store.sqlitefns import to_sqlite
+from ...lang.ast import Expr
+from ...lang.parser import parse_condition
+from ..typed import ir
+from ..typed.ir import Node, NotCompilable
+from ..typed.lower import TargetResolver, lower_condition
+from .base import NOW
+from .postgres import PostgresRenderer
+from .sqlite import SqliteRenderer
 
 __all__ = ["SqlCondition", "compile_sql", "json_get", "NotCompilable", "DIALECTS"]
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL rendering of rule conditions (see :mod:`sqlcompile`).
+"""The PostgreSQL rendering of rule conditions (see :mod:`compiler`).
 
 psycopg 3 placeholders (``%s``, so no other ``%`` appears in the text).
 NUMBER is ``numeric``, DATE ``timestamp``, RAW ``bytea``; text ordering uses
@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from .ir import Const, Node, NotCompilable, Op
-from .sqlbase import NOW, Frag, SqlRenderer, join, sql
-from .sqldates import oracle_to_pg_format
+from ..typed.dates import oracle_to_pg_format
+from ..typed.ir import Const, Node, NotCompilable, Op
+from .base import NOW, Frag, SqlRenderer, join, sql
 
 __all__ = ["PostgresRenderer"]
 

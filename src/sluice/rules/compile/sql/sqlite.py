@@ -1,17 +1,17 @@
-"""The SQLite rendering of rule conditions (see :mod:`sqlcompile`).
+"""The SQLite rendering of rule conditions (see :mod:`compiler`).
 
 NUMBER is INTEGER/REAL, DATE INTEGER microseconds since 1970, RAW a BLOB.
 LIKE with a constant pattern becomes GLOB (case-sensitive whatever
 ``PRAGMA case_sensitive_like`` says); everything Oracle-specific -- built-in
 functions, text/number conversions, run-time LIKE patterns -- calls the user
-functions of :mod:`sqlitefns`, i.e. the Python compiler's own implementations.
+functions of :mod:`sluice.store.sqlitefns`, i.e. the Python compiler's own implementations.
 """
 
 from __future__ import annotations
 
-from .ir import Const, NotCompilable, Op
-from .sqlbase import Frag, SqlRenderer, join, sql
-from .sqlitefns import to_sqlite
+from ....store.sqlitefns import to_sqlite
+from ..typed.ir import Const, NotCompilable, Op
+from .base import Frag, SqlRenderer, join, sql
 
 __all__ = ["SqliteRenderer"]
 

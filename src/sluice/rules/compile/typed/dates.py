@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .functions import _DATE_ELEMENT
+from ....sqlfunctions import _DATE_ELEMENT
 from .ir import NotCompilable
 
 __all__ = ["Element", "elements", "oracle_to_pg_format", "NUMERIC", "NAMES", "casing"]
@@ -45,7 +45,7 @@ def elements(fmt: str) -> list[Element]:
 
 
 def casing(element: str) -> str:
-    """How Python cases a name element: 'upper', 'capitalize' or 'lower' (functions._cased)."""
+    """How Python cases a name element: 'upper', 'capitalize' or 'lower' (sqlfunctions._cased)."""
     if element[:2].isupper():
         return "upper"
     return "capitalize" if element[0].isupper() else "lower"

@@ -3,9 +3,9 @@
 The Python compiler runs on Python values whose types are known only at run
 time; SQL and Spark need every expression's datatype up front.  :mod:`lower`
 turns a condition tree into this small form, once, with Oracle's conversions
-made explicit; each target (:mod:`sqlcompile`, :mod:`sparkcompile`) only
-*renders* it.  So the rules of Oracle semantics live in one place and a target
-is a table of spellings.
+made explicit; each target (:mod:`sluice.rules.compile.sql.compiler`,
+:mod:`sluice.rules.compile.spark.compiler`) only *renders* it.  So the rules of Oracle
+semantics live in one place and a target is a table of spellings.
 
 Nodes carry a *kind* -- the Oracle datatype family:
 

@@ -53,9 +53,9 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from ..errors import ora
+from ....errors import ora
+from ...lang.ast import Bind, Literal, MethodCall, Value
 from . import ir
-from .ast import Bind, Literal, MethodCall, Value
 from .ir import Column, Const, Node
 from .lower import NULL, TargetResolver
 
@@ -228,7 +228,7 @@ class LcrResolver:
 
 def value_text(value: Any) -> str | None:
     """An LCR column value as the schema's text (see the module docstring)."""
-    from .functions import number_text
+    from ....sqlfunctions import number_text
 
     if value is None or isinstance(value, str):
         return value or None

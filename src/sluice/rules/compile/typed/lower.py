@@ -1,6 +1,6 @@
 """Lower a condition tree to the typed IR (:mod:`ir`) with Oracle's semantics spelled out.
 
-The Python compiler (:mod:`pycompile`) is the reference; this module makes a
+The Python compiler (:mod:`sluice.rules.compile.python`) is the reference; this module makes a
 statically typed target compute *exactly* what it computes:
 
 * every datatype is known at compile time (the resolver says what each name
@@ -33,15 +33,15 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable, NamedTuple, Protocol
 
-from ..errors import DatabaseError, ora
-from . import ir
-from .ast import (
+from ....errors import DatabaseError, ora
+from ....sqlfunctions import FUNCTIONS, NILADIC, hextoraw, null_if_empty, to_char, to_date, to_number
+from ...lang.ast import (
     And, Attribute, Between, Bind, Binary, Compare, Condition, Exists, Expr, FuncCall,
     Identifier, InList, IsNull, Like, Literal, MethodCall, Not, Or, Unary, Value, children,
 )
-from .functions import FUNCTIONS, NILADIC, hextoraw, null_if_empty, to_char, to_date, to_number
+from ..python import compile_expression, like_regex
+from . import ir
 from .ir import Const, Node, and_, case, is_not_null, is_null, not_, or_
-from .pycompile import compile_expression, like_regex
 
 __all__ = ["TargetResolver", "lower_condition", "Lowered", "const_of", "NULL"]
 
@@ -198,7 +198,7 @@ class _Lowering:
         return self._from_char(n, "RAW", hextoraw, "raw_of_char", "raw_bad")
 
     def coerce(self, a: Node, b: Node) -> tuple[Node, Node, Node | None]:
-        """functions.coerce_pair: the CHAR side converts to the other side's datatype."""
+        """sqlfunctions.coerce_pair: the CHAR side converts to the other side's datatype."""
         if a.kind == b.kind or "NULL" in (a.kind, b.kind):
             if a.kind in ("ANYDATA", "MAP", "BOOL"):
                 raise ir.NotCompilable(f"comparing {a.kind} values")

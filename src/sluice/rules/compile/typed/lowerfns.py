@@ -1,6 +1,6 @@
 """Built-in functions for the typed targets: argument conversions and error flags.
 
-Each entry mirrors the Python implementation in :mod:`functions`: which
+Each entry mirrors the Python implementation in :mod:`sluice.sqlfunctions`: which
 arguments it converts to text or to a number (the conversions that can raise
 ORA-01722), when it raises (INSTR's occurrence < 1 is ORA-01428), and how it
 treats NULLs (strict, lenient or lazy -- see ``functions.Builtin``).  The
@@ -13,10 +13,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Callable
 
-from ..errors import DatabaseError, ora
+from ....errors import DatabaseError, ora
+from ....sqlfunctions import FUNCTIONS, NILADIC, to_char
+from ...lang.ast import FuncCall, Identifier, MethodCall
 from . import ir
-from .ast import FuncCall, Identifier, MethodCall
-from .functions import FUNCTIONS, NILADIC, to_char
 from .ir import Const, Node, and_, case, is_not_null, is_null
 from .lower import NULL, Lowered, _any, _Lowering, _when
 
@@ -78,7 +78,7 @@ _MAY_BE_EMPTY = {"TRIM", "LTRIM", "RTRIM", "LPAD", "RPAD"}  # LPAD(s, 0) is NULL
 def _typed(lw: _Lowering, name: str, args: list[Lowered]) -> Lowered:
     kind, codes, defaults = _SIGNATURES[name]
     if name == "TRUNC" and args[0].node.kind == "DATE":
-        # TRUNC(date [, fmt]): midnight of that day (the format is ignored, as in functions._trunc)
+        # TRUNC(date [, fmt]): midnight of that day (the format is ignored: sqlfunctions._trunc)
         return lw.strict(args, _fn("TRUNC", "DATE", args[0].node), None)
     given = [a.node for a in args]
     missing = len(codes) - len(given)
@@ -110,7 +110,7 @@ def _greatest(name: str) -> Callable[[_Lowering, list[Lowered]], Lowered]:
         first = args[0].node
         if first.kind in ("CHAR", "NULL"):
             nodes, bads = [lw.char(a.node) for a in args], []
-        else:  # every argument takes the first one's datatype (functions._greatest)
+        else:  # every argument takes the first one's datatype (sqlfunctions._greatest)
             nodes, bads = [first], []
             for a in args[1:]:
                 _, converted, bad = lw.coerce(first, a.node)
@@ -154,7 +154,7 @@ def _to_date(lw: _Lowering, args: list[Lowered]) -> Lowered:
 def _to_number(lw: _Lowering, args: list[Lowered]) -> Lowered:
     x = args[0].node
     if len(args) > 1 and x.kind == "CHAR":
-        # functions._to_number_fmt: a format only lets group separators and '$' through
+        # sqlfunctions._to_number_fmt: a format only lets group separators and '$' through
         for sign in (",", "$"):
             x = _fn("REPLACE", "CHAR", x, Const("CHAR", sign), Const("CHAR", ""))
     converted, bad = lw.num(x)

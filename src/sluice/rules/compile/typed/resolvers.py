@@ -1,15 +1,15 @@
 """Resolvers for the typed targets: names -> IR.
 
 :class:`MappingResolver` serves plain tables (a queue table's columns, a JSON
-payload); :class:`sluice.rules.lcrschema.LcrResolver` serves LCR member calls
+payload); :class:`sluice.rules.compile.typed.lcrschema.LcrResolver` serves LCR member calls
 and hands everything else to one of these.
 """
 
 from __future__ import annotations
 
-from ..errors import ora
+from ....errors import ora
+from ...lang.ast import Attribute, Bind, Identifier, Value
 from . import ir
-from .ast import Attribute, Bind, Identifier, Value
 from .ir import Node
 from .lower import NULL
 
