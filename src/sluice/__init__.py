@@ -19,7 +19,7 @@ from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceE
                      NotSupportedError, OperationalError, ProgrammingError)
 from .model import Agent, DeqOptions, EnqOptions, MessageProperties
 from .aq.queue import Queue
-from .aq.transform import register_function
+from .routines import register_function
 from .streams.lcr import DDLLCR, RowLCR
 
 __version__ = "0.1.0"

@@ -31,6 +31,7 @@ from .rules.evaluate import DbmsRule
 from .rules.engine.types import construct_rule_type, is_rule_type
 from .security.authorize import Authorizer
 from .security.catalog import SecurityCatalog
+from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
 from .streams.adm import StreamsAdm
@@ -119,14 +120,14 @@ class Connection:
         the queue or ``queue:consumer``); Sluice adds ``location=`` for HTTP/mail/PL/SQL
         and ``grouping_start`` / ``grouping_repeat``."""
         self._check_open()
-        from .aq.notify.registration import subscribe
+        from .aq.notify.register import subscribe
         return subscribe(self, namespace, protocol, callback, timeout, operations, port, qos,
                          ip_address, grouping_class, grouping_value, grouping_type, name,
                          client_initiated, **sluice_extras)
 
     def unsubscribe(self, subscription) -> None:
         self._check_open()
-        from .aq.notify.registration import unsubscribe
+        from .aq.notify.register import unsubscribe
         unsubscribe(self, subscription)
 
     def gettype(self, name: str) -> "ot.DbObjectType":
@@ -294,7 +295,7 @@ class Connection:
 
     def _become(self, name: str) -> None:
         """Continue as user ``name``, whom the caller has authenticated (SQL*Plus
-        CONNECT, or a proxy session: :func:`sluice.security.proxy.proxy_connect`)."""
+        CONNECT, or a proxy session: :func:`proxy_connect`)."""
         with self._lock:
             self._session.close()
             self.username = name
@@ -347,3 +348,24 @@ def connect(dsn: str = "sqlite:///sluice.db", user: str | None = None, password:
     if kwargs:
         raise InterfaceError(f"unexpected arguments: {', '.join(sorted(kwargs))}")
     return Connection(dsn, user=user, password=password, mode=mode)
+
+
+def proxy_connect(dsn: str, client_user: str, proxy_user: str) -> "Connection":
+    """A new connection to ``dsn`` acting as ``client_user``, opened by ``proxy_user``.
+
+    python-oracledb spells this ``connect(user="AQADM[OE]", …)``.  The proxy's own
+    password is not asked for: the caller authenticated it when it started, and
+    whoever holds the DSN is the operating-system-authenticated administrator
+    (``AUTH_MODE_SYSDBA``) anyway; what is checked here is the client's consent.
+
+    :raises DatabaseError: as :func:`may_proxy`.
+    """
+    client, proxy = canonical(client_user, "user name"), canonical(proxy_user, "user name")
+    conn = Connection(dsn, mode=AUTH_MODE_SYSDBA)
+    try:
+        may_proxy(conn._security, proxy, client)
+        conn._become(client)
+    except BaseException:
+        conn.close()
+        raise
+    return conn

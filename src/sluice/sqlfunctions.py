@@ -22,13 +22,14 @@ import math
 import re
 from datetime import date, datetime
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal
+from functools import lru_cache
 from typing import Any, Callable, NamedTuple
 
 from .errors import ora
 
 __all__ = [
     "Builtin", "FUNCTIONS", "NILADIC", "null_if_empty", "to_number", "to_char", "to_date",
-    "hextoraw", "kind_of", "coerce_pair", "NUMBER_CONTEXT",
+    "hextoraw", "kind_of", "coerce_pair", "NUMBER_CONTEXT", "like_regex",
 ]
 
 # Oracle NUMBER keeps 38 significant digits; Python's default context keeps 28.
@@ -261,6 +262,27 @@ def _greatest(*values: Any, least: bool = False) -> Any:
     else:
         converted = [coerce_pair(first, v)[1] for v in values]
     return min(converted) if least else max(converted)
+
+
+@lru_cache(maxsize=512)
+def like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
+    """Oracle LIKE as an anchored regex: % any run, _ one character, ESCAPE c."""
+    if escape is not None and len(escape) != 1:
+        raise ora(1425)
+    out, chars = [], iter(pattern)
+    for ch in chars:
+        if ch == escape:
+            nxt = next(chars, None)
+            if nxt not in ("%", "_", escape):
+                raise ora(1424)
+            out.append(re.escape(nxt))
+        elif ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        else:
+            out.append(re.escape(ch))
+    return re.compile("".join(out), re.DOTALL)
 
 
 # --- format models ------------------------------------------------------------

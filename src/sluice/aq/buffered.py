@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from .. import constants as C
 from ..errors import ora
-from ..rules.compile.python import like_regex
+from ..sqlfunctions import like_regex
 from ..store.base import MessageRecord, QueueInfo, QueueTableInfo, Selector, new_txn_id
 
 if TYPE_CHECKING:

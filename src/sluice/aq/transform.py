@@ -15,34 +15,16 @@ transformation's target type (checked when it is enqueued).
 from __future__ import annotations
 
 import re
-import threading
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import InterfaceError, ora
-from ..names import qualified, split_qualified
+from ..errors import ora
+from ..names import split_qualified
+from ..routines import registered_function
 
 if TYPE_CHECKING:
     from ..connection import Connection
 
-_FUNCTIONS: dict[str, Callable[[Any], Any]] = {}
-_lock = threading.Lock()
 _CALL = re.compile(r"^\s*([A-Za-z\"][\w$#.\"]*)\s*\(\s*source\s*\.\s*user_data\s*\)\s*$", re.I)
-
-
-def register_function(name: str, fn: Callable[[Any], Any], schema: str = "SLUICE") -> None:
-    """Make ``fn`` callable as the SQL function ``name`` in transformations."""
-    if not callable(fn):
-        raise InterfaceError("fn must be callable")
-    with _lock:
-        _FUNCTIONS[qualified(name, schema, "function name")] = fn
-
-
-def _function(name: str, schema: str) -> Callable[[Any], Any]:
-    key = qualified(name, schema, "function name")
-    fn = _FUNCTIONS.get(key)
-    if fn is None:
-        raise ora(904, key)
-    return fn
 
 
 def compile_transformation(spec: dict) -> Callable[[Any], Any]:
@@ -52,7 +34,7 @@ def compile_transformation(spec: dict) -> Callable[[Any], Any]:
         raise ora(24185, spec.get("owner", "?"), spec.get("name", "?"))
     m = _CALL.match(text)
     fname = m.group(1) if m else text.strip()
-    fn = _function(fname, spec.get("owner", "SLUICE"))
+    fn = registered_function(fname, spec.get("owner", "SLUICE"))
 
     def apply(payload: Any) -> Any:
         try:

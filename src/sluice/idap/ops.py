@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from .. import constants as C
-from ..aq.notify.registration import RegInfo, register_plsql
+from ..aq.notify.register import register_plsql
+from ..aq.notify.registration import RegInfo
 from ..aq.payload import ANYDATA
 from ..errors import DatabaseError, not_supported
 from ..model import Agent, MessageProperties

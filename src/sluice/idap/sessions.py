@@ -9,7 +9,7 @@ AQXmlCommit/AQXmlRollback.  A session unused for ``timeout`` seconds (default 12
 returned to the pool.
 
 The pool opens connections as database users through the servlet super-user (proxy
-sessions, :func:`~sluice.security.proxy.proxy_connect`); at most ``max_size`` (default
+sessions, :func:`~sluice.connection.proxy_connect`); at most ``max_size`` (default
 50, ``setCacheSize``) are open at once, and idle ones are closed down to ``min_size``
 (default 1) after ``timeout`` seconds.  When the pool is full it takes back the
 connection of the least recently used session that is idle with no open transaction
@@ -31,8 +31,8 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from ..connection import proxy_connect
 from ..errors import ora
-from ..security.proxy import proxy_connect
 
 if TYPE_CHECKING:
     from ..connection import Connection

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import InterfaceError, not_supported, ora
 from ..names import canonical
-from ..plsql import out_params
+from ..routines import out_params
 from .engine.anydata import AnyData
 from .engine.evaluator import Event, RuleSetEvaluator, variable_name
 from .engine.internal import (EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, AQ_MESSAGE,

@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -44,11 +44,13 @@ from . import sqlops
 from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
                    StoreSession)
 from .pgconn import PgConnection, is_disconnect, translate
-from .postgres import PgStore
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
 from .sqlnames import physical_names, rewrite, to_pyformat
 from .sqlschema import table_name
+
+if TYPE_CHECKING:
+    from .postgres import PgStore
 
 
 class PgSession(StoreSession):

@@ -20,8 +20,8 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from ..errors import DatabaseError
-from ..rules.compile.python import like_regex
-from ..sqlfunctions import FUNCTIONS, hextoraw, null_if_empty, number_text, to_date, to_number
+from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
+                            to_number)
 
 __all__ = ["register_sqlite_functions", "to_sqlite", "from_sqlite", "EPOCH"]
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
 from ..errors import OperationalError, ProgrammingError, ora
-from ..rules.compile.python import like_regex
+from ..sqlfunctions import like_regex
 from . import sqlops
 from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
                    StoreSession)

@@ -26,12 +26,12 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any, Callable, Protocol
 
 from ...errors import DatabaseError, ora
 from ...sqlfunctions import (
-    FUNCTIONS, NILADIC, NUMBER_CONTEXT, Builtin, coerce_pair, null_if_empty, to_char, to_number,
+    FUNCTIONS, NILADIC, NUMBER_CONTEXT, Builtin, coerce_pair, like_regex, null_if_empty, to_char,
+    to_number,
 )
 from ..lang.ast import (
     And, Attribute, Between, Bind, Binary, Compare, Condition, Exists, Expr, FuncCall,
@@ -388,27 +388,6 @@ def _in_list(of: Getter, items: list[Getter]) -> Callable[[Any], bool | None]:
                 unknown = True
         return None if unknown else False
     return in_list
-
-
-@lru_cache(maxsize=512)
-def like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
-    """Oracle LIKE as an anchored regex: % any run, _ one character, ESCAPE c."""
-    if escape is not None and len(escape) != 1:
-        raise ora(1425)
-    out, chars = [], iter(pattern)
-    for ch in chars:
-        if ch == escape:
-            nxt = next(chars, None)
-            if nxt not in ("%", "_", escape):
-                raise ora(1424)
-            out.append(re.escape(nxt))
-        elif ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(ch))
-    return re.compile("".join(out), re.DOTALL)
 
 
 def _like(node: Like, r: Resolver) -> Callable[[Any], bool | None]:

@@ -35,6 +35,7 @@ from typing import Any, Callable, NamedTuple
 
 from ...errors import InterfaceError, ora
 from ...names import canonical, split_qualified
+from ...routines import registered_function
 from .anydata import AnyData
 from .types import NVList
 
@@ -358,8 +359,7 @@ def rules_catalog(store: Any, fresh: bool = True) -> RulesCatalog:
 def call_registered(name: str, schema: str) -> Callable[..., Any] | None:
     """A Python function registered with :func:`sluice.register_function` under the
     PL/SQL name ``name`` (resolved in ``schema``), or None."""
-    from ...aq import transform  # the one registry of Python stand-ins for PL/SQL functions
     try:
-        return transform._function(name, schema)
+        return registered_function(name, schema)
     except Exception:  # ORA-00904: not registered
         return None

@@ -28,7 +28,7 @@ Python compiler.  The op vocabulary and what each op means is documented in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "NotCompilable", "Node", "Const", "Column", "Native", "Op", "OPS", "KINDS",
@@ -219,6 +219,27 @@ def case(whens: list[tuple[Node, Node]], otherwise: Node, kind: str) -> Node:
     if not args:
         return otherwise
     return Op(kind, "case", tuple(args) + (otherwise,))
+
+
+# -- what lowering produces (:mod:`lower`, :mod:`lowerfns`) ---------------------
+
+NULL = Const("NULL", None)
+
+
+class Lowered(NamedTuple):
+    node: Node
+    err: Node | None  # two-valued: TRUE when Python would raise evaluating this
+
+
+def _any(*errs: Node | None) -> Node | None:
+    """The error flag of a node that fails when any of ``errs`` does."""
+    present = [e for e in errs if e is not None]
+    return or_(*present) if present else None
+
+
+def _when(guard: Node, err: Node | None) -> Node | None:
+    """The error flag ``err``, raised only where ``guard`` holds."""
+    return None if err is None else and_(guard, err)
 
 
 class Renderer:

@@ -56,8 +56,8 @@ from typing import Any
 from ....errors import ora
 from ...lang.ast import Bind, Literal, MethodCall, Value
 from . import ir
-from .ir import Column, Const, Node
-from .lower import NULL, TargetResolver
+from .ir import NULL, Column, Const, Node
+from .lower import TargetResolver
 
 __all__ = ["LCR_COLUMNS", "LcrResolver", "spark_schema", "sql_columns", "lcr_row", "value_text"]
 

@@ -31,17 +31,20 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Callable, Protocol
 
 from ....errors import DatabaseError, ora
-from ....sqlfunctions import FUNCTIONS, NILADIC, hextoraw, null_if_empty, to_char, to_date, to_number
+from ....sqlfunctions import (FUNCTIONS, NILADIC, hextoraw, like_regex, null_if_empty, to_char,
+                              to_date, to_number)
 from ...lang.ast import (
     And, Attribute, Between, Bind, Binary, Compare, Condition, Exists, Expr, FuncCall,
     Identifier, InList, IsNull, Like, Literal, MethodCall, Not, Or, Unary, Value, children,
 )
-from ..python import compile_expression, like_regex
+from ..python import compile_expression
 from . import ir
-from .ir import Const, Node, and_, case, is_not_null, is_null, not_, or_
+from .ir import (NULL, Const, Lowered, Node, _any, _when, and_, case, is_not_null, is_null, not_,
+                 or_)
+from .lowerfns import lower_function
 
 __all__ = ["TargetResolver", "lower_condition", "Lowered", "const_of", "NULL"]
 
@@ -59,11 +62,6 @@ class TargetResolver(Protocol):
         :raises DatabaseError: ORA-00904 for a name that does not exist.
         :raises ir.NotCompilable: for a name the target cannot read.
         """
-
-
-class Lowered(NamedTuple):
-    node: Node
-    err: Node | None  # two-valued: TRUE when Python would raise evaluating this
 
 
 def lower_condition(tree: Expr, resolver: TargetResolver) -> Node:
@@ -92,17 +90,7 @@ def const_of(value: Any) -> Const:
     raise ir.NotCompilable(f"a {type(value).__name__} constant")
 
 
-NULL = Const("NULL", None)
 _EMPTY = Const("CHAR", "")
-
-
-def _any(*errs: Node | None) -> Node | None:
-    present = [e for e in errs if e is not None]
-    return or_(*present) if present else None
-
-
-def _when(guard: Node, err: Node | None) -> Node | None:
-    return None if err is None else and_(guard, err)
 
 
 def _static(err: Node | None) -> bool:
@@ -225,7 +213,6 @@ class _Lowering:
             case Identifier() | Bind() | Attribute() | MethodCall():
                 return self.reference(node)
             case FuncCall():
-                from .lowerfns import lower_function  # the built-ins live in their own module
                 return lower_function(self, node)
             case Unary("+", operand):
                 return self.value(operand)  # Python's unary plus converts nothing

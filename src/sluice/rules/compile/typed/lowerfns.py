@@ -11,14 +11,16 @@ to spell the function.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ....errors import DatabaseError, ora
 from ....sqlfunctions import FUNCTIONS, NILADIC, to_char
 from ...lang.ast import FuncCall, Identifier, MethodCall
 from . import ir
-from .ir import Const, Node, and_, case, is_not_null, is_null
-from .lower import NULL, Lowered, _any, _Lowering, _when
+from .ir import NULL, Const, Lowered, Node, _any, _when, and_, case, is_not_null, is_null
+
+if TYPE_CHECKING:
+    from .lower import _Lowering
 
 __all__ = ["lower_function"]
 

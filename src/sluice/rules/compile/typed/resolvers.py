@@ -10,8 +10,7 @@ from __future__ import annotations
 from ....errors import ora
 from ...lang.ast import Attribute, Bind, Identifier, Value
 from . import ir
-from .ir import Node
-from .lower import NULL
+from .ir import NULL, Node
 
 __all__ = ["MappingResolver"]
 
