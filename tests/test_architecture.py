@@ -5,7 +5,10 @@ arrow), imports under ``if TYPE_CHECKING:`` do not (they never run):
 
 * imports point down the layers (or stay inside their own unit);
 * no circle of imports between modules;
-* code outside ``sluice.objtypes`` imports the package, not its modules.
+* code outside ``sluice.objtypes`` imports the package, not its modules;
+* no part of sluice reaches into the private attributes (``_name``) of another part's
+  objects or modules: ``conn._store`` from ``aq/`` is out, ``self._store`` is fine.  What
+  the packages need from a session is public, in ``conn.context`` (sluice/context.py).
 
 Each failure names the file and line and the rule it breaks.
 """
@@ -42,6 +45,16 @@ UNITS: dict[str, tuple[int, frozenset[str]]] = {
 }
 # Packages whose modules the rest of the code must not import one by one.
 ONE_FACE = ("sluice.objtypes",)
+# Private attributes one part may use of another's objects, with the reason.
+FRIENDS: dict[tuple[str, str], str] = {
+    ("aq", "model"): "python-oracledb's MessageProperties, EnqOptions and DeqOptions keep their "
+                     "values in slots; their read-only attributes (msgid, enqtime, attempts, "
+                     "state ...) have no setter, the AQ layer alone fills them, and it reads the "
+                     "slots without property calls on the hot path",
+}
+# Receivers known by name, and the part whose objects they hold.
+KNOWN_RECEIVERS = {"conn": "connection", "_conn": "connection", "connection": "connection",
+                   "ctx": "context", "context": "context", "_session_ctx": "context"}
 
 
 @dataclass(frozen=True)
@@ -245,6 +258,96 @@ def test_one_public_face():
         pytest.fail("\n".join(broken), pytrace=False)
 
 
+@cache
+def _private_names() -> dict[str, set[str]]:
+    """part -> the private names its modules define: ``self._x = ...``, class attributes,
+    slots and methods, module-level functions, classes and variables."""
+    names: dict[str, set[str]] = {}
+    for mod in modules().values():
+        found = names.setdefault(mod.part, set())
+        tree = ast.parse(mod.path.read_text(), str(mod.path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                    and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                found.add(node.attr)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                found.add(node.id)
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                                                      for t in node.targets):
+                try:
+                    found.update(ast.literal_eval(node.value))
+                except ValueError:
+                    pass
+    return {part: {n for n in found if _private(n)} for part, found in names.items()}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _module_aliases(mod: Module, tree: ast.AST) -> dict[str, str]:
+    """Names bound to sluice modules by the imports of ``mod`` -> the module."""
+    mods = modules()
+    package = mod.name if mod.is_package else mod.name.rpartition(".")[0]
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+            origin = (".".join(base + ([node.module] if node.module else [])) if node.level
+                      else node.module or "")
+            for a in node.names:
+                if f"{origin}.{a.name}" in mods:
+                    aliases[a.asname or a.name] = f"{origin}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and a.name in mods:
+                    aliases[a.asname] = a.name
+    return aliases
+
+
+def test_no_reaching_into_private_attributes_of_other_parts():
+    private = _private_names()
+    mods = modules()
+    broken = []
+    for mod in mods.values():
+        tree = ast.parse(mod.path.read_text(), str(mod.path))
+        aliases = _module_aliases(mod, tree)
+        mine = private.get(mod.part, set())
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+                continue
+            receiver = node.value
+            if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
+                continue
+            if isinstance(receiver, ast.Call) and ast.unparse(receiver.func) == "super":
+                continue
+            last = receiver.id if isinstance(receiver, ast.Name) else \
+                receiver.attr if isinstance(receiver, ast.Attribute) else None
+            if isinstance(receiver, ast.Name) and receiver.id in aliases:
+                owners = {mods[aliases[receiver.id]].part}          # a module's private name
+            elif last in KNOWN_RECEIVERS and (node.attr in private.get(KNOWN_RECEIVERS[last], ())
+                                              or node.attr not in mine):
+                owners = {KNOWN_RECEIVERS[last]}                     # conn._x, ctx._x
+            else:
+                owners = {part for part, names in private.items() if node.attr in names}
+                if mod.part in owners or not owners:                 # ours, or not sluice's
+                    continue
+                if any((mod.part, o) in FRIENDS for o in owners):    # (a name several parts use)
+                    continue
+            owners.discard(mod.part)
+            strangers = sorted(o for o in owners if (mod.part, o) not in FRIENDS)
+            if strangers:
+                broken.append(f"{mod.where}:{node.lineno}: `{ast.unparse(node)}` reaches into a "
+                              f"private attribute of {' / '.join('sluice.' + o for o in strangers)} "
+                              f"from sluice.{mod.part}")
+    if broken:
+        pytest.fail("private attributes stay inside their part of sluice: use the public face "
+                    "(what the packages need from a session is conn.context, sluice/context.py), "
+                    "or make what is needed public.\n" + "\n".join(broken), pytrace=False)
+
+
 def test_the_checks_see_what_they_check():
     """The import graph is read from real code: a few arrows that must be there."""
     edges = {(i.source.name, i.target) for i in imports()}
@@ -252,3 +355,5 @@ def test_the_checks_see_what_they_check():
     assert ("sluice.connection", "sluice.aq.queue") in edges
     assert not any(s == "sluice.aq.queue" and t == "sluice.connection" for s, t in edges), \
         "TYPE_CHECKING imports must not count"
+    assert {"_become", "_lock"} <= _private_names()["connection"]
+    assert "_commit" in _private_names()["context"]

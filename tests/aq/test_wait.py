@@ -9,12 +9,12 @@ from tests.conftest import make_queue, nowait
 
 def _count_attempts(conn):
     calls = []
-    real = conn._session.dequeue
+    real = conn.context.session.dequeue
 
     def counting(*a, **k):
         calls.append(time.monotonic())
         return real(*a, **k)
-    conn._session.dequeue = counting
+    conn.context.session.dequeue = counting
     return calls
 
 

@@ -135,7 +135,7 @@ def test_spark_path_agrees_with_the_python_engine(spark, tmp_path):
     df = streams_verdict(df, empty)
     rows = {r["transaction_id"]: r for r in df.collect()}
 
-    catalog = rules_catalog(conn._store)
+    catalog = rules_catalog(conn.context.store)
     fired_total = 0
     for lcr in events:
         row = rows[lcr.get_transaction_id()]

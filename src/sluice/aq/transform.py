@@ -48,45 +48,49 @@ class DbmsTransform:
     """The DBMS_TRANSFORM package for one connection."""
 
     def __init__(self, conn: "Connection") -> None:
-        self._conn = conn
+        self._session_ctx = conn.context
 
     def create_transformation(self, schema: str, name: str, from_schema: str, from_type: str,
                               to_schema: str, to_type: str, transformation: str | None = None) -> None:
-        owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
-        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
+        owner, tname = split_qualified(f"{schema}.{name}" if schema else name,
+                                       self._session_ctx.username)
+        self._session_ctx.authz.check_admin(owner, "DBMS_TRANSFORM")
         src = self._type_name(from_schema, from_type)
         dst = self._type_name(to_schema, to_type)
         spec = {"owner": owner, "name": tname, "from_type": src, "to_type": dst,
                 "function": transformation}
         if transformation:
             compile_transformation(spec)  # the function must exist now
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         try:
-            self._conn._store.put_catalog_object("TRANSFORMATION", owner, tname, spec, replace=False)
+            self._session_ctx.store.put_catalog_object("TRANSFORMATION", owner, tname, spec,
+                                                       replace=False)
         except Exception as e:
             if getattr(e, "code", None) == 955:
                 raise ora(24184, owner, tname) from None
             raise
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.catalog.refresh(force=True)
 
     def modify_transformation(self, schema: str, name: str, attribute_number: int,
                               transformation: str) -> None:
-        owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
-        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
-        spec = self._conn._catalog.transformation(f"{owner}.{tname}")
+        owner, tname = split_qualified(f"{schema}.{name}" if schema else name,
+                                       self._session_ctx.username)
+        self._session_ctx.authz.check_admin(owner, "DBMS_TRANSFORM")
+        spec = self._session_ctx.catalog.transformation(f"{owner}.{tname}")
         spec = dict(spec, function=transformation)
         compile_transformation(spec)
-        self._conn._ddl_commit()
-        self._conn._store.put_catalog_object("TRANSFORMATION", owner, tname, spec, replace=True)
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.put_catalog_object("TRANSFORMATION", owner, tname, spec, replace=True)
+        self._session_ctx.catalog.refresh(force=True)
 
     def drop_transformation(self, schema: str, name: str) -> None:
-        owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
-        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
-        self._conn._ddl_commit()
-        if not self._conn._store.drop_catalog_object("TRANSFORMATION", owner, tname):
+        owner, tname = split_qualified(f"{schema}.{name}" if schema else name,
+                                       self._session_ctx.username)
+        self._session_ctx.authz.check_admin(owner, "DBMS_TRANSFORM")
+        self._session_ctx.ddl_commit()
+        if not self._session_ctx.store.drop_catalog_object("TRANSFORMATION", owner, tname):
             raise ora(24185, owner, tname)
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.catalog.refresh(force=True)
 
     def _type_name(self, schema: str | None, type_name: str) -> str:
         text = type_name if not schema else f"{schema}.{type_name}"
@@ -94,4 +98,4 @@ class DbmsTransform:
         upper = str(type_name).strip().upper()
         if upper in simple and (not schema or schema.strip().upper() == "SYS"):
             return simple[upper]
-        return self._conn._catalog.type_named(text).qualified_name
+        return self._session_ctx.catalog.type_named(text).qualified_name

@@ -31,7 +31,7 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from ..connection import proxy_connect
+from ..connection import proxy_connect, renew_session
 from ..errors import ora
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ class ConnectionPool:
 def _fresh(conn: "Connection") -> None:
     """Forget what the last HTTP session left in the connection (dequeue positions,
     cached state): the next one starts a new database session, as a proxy session does."""
-    conn._become(conn.username)
+    renew_session(conn)
 
 
 def _close(conn: "Connection") -> None:

@@ -30,13 +30,14 @@ def parse_name(conn: "Connection", name: str) -> tuple[str, str | None]:
     if not isinstance(name, str) or not name.strip():
         raise InterfaceError("a registration needs the queue name (name=)")
     queue, _, consumer = name.partition(":")
-    q = conn._catalog.queue(queue.strip())
+    ctx = conn.context
+    q = ctx.catalog.queue(queue.strip())
     cons = canonical(consumer.strip(), "consumer name") if consumer.strip() else None
     if q.table.multiple_consumers and cons is None and not q.is_exception_queue:
         raise ora(25231)
     if not q.table.multiple_consumers and cons is not None:
         raise ora(24039, q.qualified)
-    conn._authz.check_dequeue(q, cons)
+    ctx.authz.check_dequeue(q, cons)
     return q.qualified, cons
 
 
@@ -53,10 +54,11 @@ def location_protocol(location: str) -> tuple[str, str]:
 
 
 def store_registration(conn: "Connection", reg: Registration) -> None:
-    conn._ddl_commit()
-    conn._store.put_catalog_object("REGISTRATION", reg.queue, reg.id, reg.spec(), replace=True)
-    conn._catalog.refresh(force=True)
-    dispatcher_for(conn._store).wake()
+    ctx = conn.context
+    ctx.ddl_commit()
+    ctx.store.put_catalog_object("REGISTRATION", reg.queue, reg.id, reg.spec(), replace=True)
+    ctx.catalog.refresh(force=True)
+    dispatcher_for(ctx.store).wake()
 
 
 def subscribe(conn: "Connection", namespace: int = C.SUBSCR_NAMESPACE_AQ,
@@ -115,9 +117,10 @@ def _new(conn: "Connection", queue: str, consumer: str | None, kind: str, locati
 def unsubscribe(conn: "Connection", sub: Subscription) -> None:
     if not isinstance(sub, Subscription):
         raise InterfaceError("unsubscribe needs a Subscription")
-    conn._ddl_commit()
-    drop_registration(conn._store, sub.registration)
-    conn._catalog.refresh(force=True)
+    ctx = conn.context
+    ctx.ddl_commit()
+    drop_registration(ctx.store, sub.registration)
+    ctx.catalog.refresh(force=True)
 
 
 def _epoch(value: Any) -> float | None:
@@ -154,8 +157,9 @@ def register_plsql(conn: "Connection", info: RegInfo) -> Registration:
 
 def _registered(conn: "Connection", queue: str, consumer: str | None, location: str) -> list[Registration]:
     """The registrations of ``queue[:consumer]`` at ``location`` (DBMS_AQ.REGISTER's)."""
-    conn._catalog.refresh(force=True)
-    return [Registration(**spec) for _, _, spec in conn._store.catalog_objects("REGISTRATION")
+    ctx = conn.context
+    ctx.catalog.refresh(force=True)
+    return [Registration(**spec) for _, _, spec in ctx.store.catalog_objects("REGISTRATION")
             if spec["queue"] == queue and spec["consumer"] == consumer and spec["location"] == location
             and spec["protocol"] != "CALLBACK"]
 
@@ -166,7 +170,8 @@ def unregister_plsql(conn: "Connection", info: RegInfo) -> None:
     found = _registered(conn, queue, consumer, location)
     if not found:
         raise ora(24950, info.name)
-    conn._ddl_commit()
+    ctx = conn.context
+    ctx.ddl_commit()
     for reg in found:
-        drop_registration(conn._store, reg)
-    conn._catalog.refresh(force=True)
+        drop_registration(ctx.store, reg)
+    ctx.catalog.refresh(force=True)

@@ -122,7 +122,7 @@ class SparkRuleSet:
         from ...evaluate import evaluator_for
         from ...engine.ruleset import STREAMS_CONTEXT, rules_catalog
 
-        catalog = rules_catalog(conn._store)
+        catalog = rules_catalog(conn.context.store)
         qualified = catalog.rule_set(catalog.key(rule_set, conn.username, "rule set name")).qualified
         others = {catalog.effective_context(m) for m in catalog.members_of(qualified)} - {STREAMS_CONTEXT}
         if others:
