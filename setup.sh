@@ -7,7 +7,9 @@ cd "$(dirname "$0")"
 
 # -- Debian packages: only what is missing, quietly -------------------------------
 missing=()
-for pkg in postgresql-15-pgq3 wrk; do    # PgQ, the PostgreSQL backend's benchmark peer; wrk, the IDAP bench's load generator
+# PgQ, the PostgreSQL backend's benchmark peer; wrk, the IDAP bench's load generator;
+# wal2json, the logical decoding plugin Streams capture reads PostgreSQL's WAL through
+for pkg in postgresql-15-pgq3 wrk postgresql-15-wal2json; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -23,10 +25,30 @@ if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
       pg_ctlcluster --skip-systemctl-redirect "$version" main start
     fi
   done
-  for _ in $(seq 1 30); do    # wait until it accepts connections (at most ~15 s)
-    pg_isready -q -h 127.0.0.1 -p 5432 && break
-    sleep 0.5
-  done
+  wait_for_pg() {
+    for _ in $(seq 1 30); do    # wait until it accepts connections (at most ~15 s)
+      pg_isready -q -h 127.0.0.1 -p 5432 && break
+      sleep 0.5
+    done
+  }
+  wait_for_pg
+  # Streams capture decodes the WAL: wal_level = logical (a restart), and on servers that
+  # list the allowed output plugins, wal2json among them (a reload).
+  psql_admin() { psql -h 127.0.0.1 -U postgres -d postgres -Atqc "$1"; }
+  if psql_admin "SELECT 1" >/dev/null 2>&1; then
+    if [ "$(psql_admin "SELECT 1 FROM pg_settings WHERE name = 'output_plugin_libraries'")" = 1 ] &&
+       ! psql_admin "SHOW output_plugin_libraries" | grep -q wal2json; then
+      psql_admin "ALTER SYSTEM SET output_plugin_libraries = 'pgoutput', 'test_decoding', 'wal2json'"
+      psql_admin "SELECT pg_reload_conf()" >/dev/null
+    fi
+    if [ "$(psql_admin "SHOW wal_level")" != logical ]; then
+      psql_admin "ALTER SYSTEM SET wal_level = logical"
+      for version in $(ls /etc/postgresql); do
+        pg_ctlcluster --skip-systemctl-redirect "$version" main restart
+      done
+      wait_for_pg
+    fi
+  fi
 fi
 
 # -- Python -----------------------------------------------------------------------

@@ -1,6 +1,10 @@
 """The sluice command (issue 2: init, sql, enqueue, dequeue, browse, queues, demo)."""
 
+import os
 import re
+import socket
+import subprocess
+import sys
 
 from click.testing import CliRunner
 
@@ -54,3 +58,131 @@ def test_demo_runs(dsn, tmp_path, monkeypatch):
     r = CliRunner().invoke(main, ["demo", "--dsn", dsn], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert "exception queue" in r.output and "Done." in r.output
+
+
+# -- front doors never show a traceback (issue 11, item 7) ----------------------------------
+
+ONE_LINE_ERROR = re.compile(r"error: (ORA|SLU|DPY)-\d{4,5}: \S.*\n")
+
+
+def _bad_stores(tmp_path):
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("plain text, not an SQLite database, long enough to have a header\n")
+    return {"missing directory": (f"sqlite:///{tmp_path}/no/such/dir/x.db", "ORA-27041"),
+            "unwritable": ("sqlite:////sys/sluice-cli-test.db", "ORA-27041"),
+            "not SQLite": (f"sqlite:///{not_sqlite}", "ORA-01157"),
+            "unknown scheme": ("oracle://scott@dbhost/orclpdb", "ORA-12154"),
+            "server refuses": ("postgresql://postgres@127.0.0.1:1/test", "ORA-12541")}
+
+
+# every command of the CLI, with the arguments that take it to its store
+# (demo names its store with its own --dsn; idap talks to a servlet, not to a store)
+COMMANDS = {
+    "init": lambda dsn: ["--dsn", dsn, "init"],
+    "sql": lambda dsn: ["--dsn", dsn, "sql", "SELECT * FROM user_queues"],
+    "enqueue": lambda dsn: ["--dsn", dsn, "enqueue", "q", "hello"],
+    "dequeue": lambda dsn: ["--dsn", dsn, "dequeue", "q"],
+    "browse": lambda dsn: ["--dsn", dsn, "browse", "q"],
+    "queues": lambda dsn: ["--dsn", dsn, "queues"],
+    "serve": lambda dsn: ["--dsn", dsn, "serve", "--port", "0"],
+    "demo": lambda dsn: ["demo", "--dsn", dsn],
+}
+IDAP = {  # a servlet that is not there
+    "send": ["idap", "--url", "http://127.0.0.1:1", "--agent", "a", "--agent-password", "p", "send", "Q", "x"],
+    "receive": ["idap", "--url", "http://127.0.0.1:1", "--agent", "a", "--agent-password", "p", "receive", "Q"],
+}
+
+
+def _clean_failure(code, stdout, stderr, expected):
+    assert code == 1, (code, stdout, stderr)
+    assert ONE_LINE_ERROR.fullmatch(stderr), stderr
+    assert expected in stderr, stderr
+    assert "Traceback" not in stdout + stderr
+
+
+def test_every_command_refuses_a_bad_store_in_one_line(tmp_path):
+    from sluice.idap.commands import idap
+    assert set(COMMANDS) | {"idap"} == set(main.commands)   # a new command needs a case here
+    assert set(IDAP) == set(idap.commands)
+    for what, (dsn, expected) in _bad_stores(tmp_path).items():
+        for name, args in COMMANDS.items():
+            r = CliRunner().invoke(main, args(dsn))
+            assert r.exception is None or isinstance(r.exception, SystemExit), (what, name, r.exception)
+            _clean_failure(r.exit_code, r.stdout, r.stderr, expected)
+    for name, args in IDAP.items():
+        r = CliRunner().invoke(main, args)
+        _clean_failure(r.exit_code, r.stdout, r.stderr, "ORA-12541")
+
+
+def _sluice(*args, cwd=None):
+    env = dict(os.environ)
+    src = os.path.join(os.path.dirname(__file__), "..", "src")
+    env["PYTHONPATH"] = os.path.abspath(src) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("SLUICE_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "sluice.cli", *args], env=env, cwd=cwd, timeout=120,
+                          capture_output=True, text=True)
+
+
+def test_bad_input_in_real_processes(tmp_path):
+    """The issue's repro and a few more, as a user's shell sees them."""
+    bad = _bad_stores(tmp_path)
+    runs = [
+        (["--dsn", f"sqlite:////{tmp_path}/no/such/dir/x.db", "queues"], "ORA-27041"),
+        (COMMANDS["enqueue"](bad["unknown scheme"][0]), "ORA-12154"),
+        (COMMANDS["serve"](bad["server refuses"][0]), "ORA-12541"),
+        (COMMANDS["demo"](bad["not SQLite"][0]), "ORA-01157"),
+        (COMMANDS["sql"](bad["unwritable"][0]), "ORA-27041"),
+        (IDAP["receive"], "ORA-12541"),
+    ]
+    for args, expected in runs:
+        r = _sluice(*args, cwd=tmp_path)
+        _clean_failure(r.returncode, r.stdout, r.stderr, expected)
+    r = _sluice("--version")
+    assert r.returncode == 0 and re.fullmatch(r"sluice \d+\.\d+\.\d+\S*\n", r.stdout), r.stdout + r.stderr
+
+
+def test_bad_input_on_a_good_store(dsn, tmp_path):
+    assert _run(dsn, "init").exit_code == 0
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    cases = [
+        (["enqueue", "no_such_q", "x"], "ORA-24010"),
+        (["dequeue", "no_such_q"], "ORA-24010"),
+        (["browse", "no_such_q"], "ORA-24010"),
+        (["sql", "CREATE TYPE t AS OBJECT (a NUMBER);\n/\nBEGIN DBMS_AQADM.CREATE_QUEUE_TABLE("
+          "queue_table => 'tq', queue_payload_type => 't'); DBMS_AQADM.CREATE_QUEUE(queue_name => 'oq', "
+          "queue_table => 'tq'); DBMS_AQADM.START_QUEUE(queue_name => 'oq'); END;\n/"], None),
+        (["enqueue", "oq", "not json"], "ORA-25215"),
+        (["browse", "oq", "--condition", "no_such_column = 1"], "ORA-00904"),
+        (["serve", "--port", str(busy.getsockname()[1])], "ORA-12542"),
+        (["serve", "--host", "no-such-host.invalid"], "ORA-12545"),
+    ]
+    try:
+        for args, expected in cases:
+            r = CliRunner().invoke(main, ["--dsn", dsn, *args])
+            if expected is None:
+                assert r.exit_code == 0, r.output
+            else:
+                _clean_failure(r.exit_code, r.stdout, r.stderr, expected)
+    finally:
+        busy.close()
+
+
+def test_an_unforeseen_failure_is_one_line_too(dsn, monkeypatch):
+    def broken(*a, **k):
+        raise KeyError("boom")
+    monkeypatch.setattr("sluice.cli._print_table", broken)
+    monkeypatch.delenv("SLUICE_DEBUG", raising=False)
+    r = CliRunner().invoke(main, ["--dsn", dsn, "queues"])
+    _clean_failure(r.exit_code, r.stdout, r.stderr, "ORA-00600")
+    assert "KeyError" in r.stderr
+    monkeypatch.setenv("SLUICE_DEBUG", "1")            # the traceback when asked for
+    r = CliRunner().invoke(main, ["--dsn", dsn, "queues"])
+    assert isinstance(r.exception, KeyError)
+
+
+def test_version():
+    from importlib.metadata import version
+    r = CliRunner().invoke(main, ["--version"])
+    assert r.exit_code == 0 and r.output == f"sluice {version('sluice')}\n"

@@ -14,6 +14,9 @@ The AQ API is python-oracledb's::
 
 from .constants import *  # noqa: F401,F403  (python-oracledb's AQ constants)
 from .connection import AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA, Connection, connect
+from .connect_params import ConnectParams, IgnoredParameterWarning, PoolParams
+from .pool import (POOL_GETMODE_FORCEGET, POOL_GETMODE_NOWAIT, POOL_GETMODE_TIMEDWAIT, POOL_GETMODE_WAIT,
+                   PURITY_DEFAULT, PURITY_NEW, PURITY_SELF, ConnectionPool, create_pool, get_pool)
 from .cursor import Cursor
 from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError,
                      NotSupportedError, OperationalError, ProgrammingError)
@@ -25,7 +28,8 @@ from .streams.lcr import DDLLCR, RowLCR
 __version__ = "0.1.0"
 
 __all__ = [
-    "connect", "Connection", "Cursor", "Queue", "Agent", "MessageProperties", "EnqOptions",
+    "connect", "Connection", "ConnectParams", "PoolParams", "ConnectionPool", "create_pool", "get_pool",
+    "IgnoredParameterWarning", "Cursor", "Queue", "Agent", "MessageProperties", "EnqOptions",
     "DeqOptions", "register_function", "RowLCR", "DDLLCR",
     "Error", "DatabaseError", "DataError", "IntegrityError", "InterfaceError", "NotSupportedError",
     "OperationalError", "ProgrammingError",

@@ -11,11 +11,17 @@
     sluice demo
 
 The DSN comes from ``--dsn`` or the ``SLUICE_DSN`` environment variable.
+
+No command shows a traceback: a refusal is one line on stderr, ``error: ORA-NNNNN: …``
+(or ``SLU-``/``DPY-``), and exit status 1; anything unforeseen is ``ORA-00600`` with the
+exception's one-line summary (``SLUICE_DEBUG=1`` shows the traceback instead).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sys
 from typing import Any
 
@@ -23,9 +29,34 @@ import click
 
 from . import constants as C
 from .aq.payload import to_text
-from .errors import Error
+from .errors import Error, ora
 
 DEFAULT_DSN = "sqlite:///sluice.db"
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        return version("sluice")
+    except (ImportError, PackageNotFoundError):   # running from a source tree
+        from . import __version__
+        return __version__
+
+
+class _Front(click.Group):
+    """The command group whose commands never end in a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Error as e:
+            _fail(e)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as e:   # a bug: one line with Oracle's internal-error code
+            if os.environ.get("SLUICE_DEBUG"):
+                raise
+            _fail(ora(600, f"{type(e).__name__}: {e}"))
 
 
 class _Context:
@@ -44,15 +75,19 @@ class _Context:
 
     def close(self) -> None:
         if self._conn is not None:
-            self._conn.close()
+            try:
+                self._conn.close()
+            except Error as e:   # after the command: still one line, not a traceback
+                _fail(e)
 
 
 def _fail(e: Error) -> None:
-    click.echo(f"error: {e}", err=True)
+    click.echo("error: " + " ".join(str(e).split()), err=True)   # one line, whatever the message
     sys.exit(1)
 
 
-@click.group()
+@click.group(cls=_Front)
+@click.version_option(_version(), "--version", prog_name="sluice", message="%(prog)s %(version)s")
 @click.option("--dsn", envvar="SLUICE_DSN", default=DEFAULT_DSN, show_default=True,
               help="Store to use: sqlite:///file.db (embedded) or postgresql://…")
 @click.option("--user", envvar="SLUICE_USER", default=None, help="Database user (default SLUICE).")
@@ -152,7 +187,11 @@ def _payload_for(conn, queue: str, text: str):
     if pt == "RAW":
         return text.encode("utf-8")
     from . import objtypes as ot
-    return ot.from_dict(conn.gettype(pt), json.loads(text))
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ora(25215, f"a {pt} payload is given as a JSON object ({e})") from None
+    return ot.from_dict(conn.gettype(pt), value)
 
 
 @main.command()
@@ -173,8 +212,8 @@ def enqueue(obj: _Context, queue: str, payload: str, priority: int, correlation:
         conn.queue(queue).enqone(props)
         conn.commit()
         click.echo(props.msgid.hex().upper())
-    except (Error, ValueError) as e:
-        _fail(e if isinstance(e, Error) else Error(str(e)))
+    except Error as e:
+        _fail(e)
 
 
 def _show(m) -> None:
@@ -282,10 +321,26 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
     try:   # fail here, with the ORA error, rather than inside the server's start-up
         import sluice
         sluice.connect(config.dsn, user=config.user, password=config.password).close()
+        _check_listen(host, port)
     except Error as e:
         _fail(e)
     click.echo(f"AQ servlet on http://{host}:{port}/aqserv/servlet/<ServletName> over {config.dsn}")
     run_servlet(config, host, port, log_level)
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Refuse an address the server could not listen on (uvicorn would only log it)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as e:
+        raise ora(12545, f"{host}:{port} ({e})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as e:
+            raise ora(12542, f"{host}:{port} ({e.strerror or e})") from None
 
 
 @main.command()

@@ -345,13 +345,23 @@ class Connection:
         raise ora(900)
 
 
-def connect(dsn: str = "sqlite:///sluice.db", user: str | None = None, password: str | None = None,
-            mode: int = AUTH_MODE_DEFAULT, **kwargs: Any) -> Connection:
+def connect(dsn: str | None = None, user: str | None = None, password: str | None = None,
+            mode: int = AUTH_MODE_DEFAULT, *, pool: Any = None, pool_alias: str | None = None,
+            conn_class: type | None = None, params: Any = None, **kwargs: Any) -> Connection:
     """Open a connection: ``sluice.connect("sqlite:///app.db", user="scott", password="…")``;
-    ``mode=sluice.AUTH_MODE_SYSDBA`` connects as SYS by operating-system authentication."""
-    if kwargs:
-        raise InterfaceError(f"unexpected arguments: {', '.join(sorted(kwargs))}")
-    return Connection(dsn, user=user, password=password, mode=mode)
+    ``mode=sluice.AUTH_MODE_SYSDBA`` connects as SYS by operating-system authentication.
+
+    Every keyword of python-oracledb's ``oracledb.connect()`` is taken: see
+    :mod:`sluice.connect_params` for which are used, ignored (with a warning) or refused;
+    ``pool=`` / ``pool_alias=`` acquire from a :func:`sluice.create_pool` pool."""
+    from .connect_params import ConnectSpec, resolve_positional
+    dsn, user, password = resolve_positional(dsn, user, password)
+    kwargs.update(user=user, password=password, mode=mode or None)
+    if pool is not None or pool_alias is not None:
+        from .pool import acquire_from
+        kwargs.pop("mode")
+        return acquire_from(pool, pool_alias, **kwargs)
+    return ConnectSpec(dsn, params, kwargs).open(conn_class)
 
 
 def proxy_connect(dsn: str, client_user: str, proxy_user: str) -> "Connection":

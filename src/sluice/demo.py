@@ -32,8 +32,12 @@ END;
 
 
 def _fresh(dsn: str) -> None:
+    """Remove the demo's embedded store of an earlier run (a file that is not an SQLite
+    database is refused, not removed)."""
     if dsn.startswith("sqlite:///"):
         path = dsn[len("sqlite:///"):].split("?")[0]
+        from .store.sqlite import check_sqlite_file
+        check_sqlite_file(os.path.abspath(path))
         for suffix in ("", "-wal", "-shm", ".lck"):
             try:
                 os.unlink(path + suffix)

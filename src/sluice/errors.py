@@ -85,6 +85,11 @@ class NotSupportedError(DatabaseError):
     """A feature Sluice does not offer (SLU-00001, see :func:`not_supported`)."""
 
 
+class ArgumentError(ProgrammingError, TypeError):
+    """A call named an argument python-oracledb does not know either: a ``TypeError``
+    there, so ``except TypeError`` keeps working; a ``sluice.Error`` here."""
+
+
 # code -> (class, message template).  Templates use str.format with positional
 # arguments; the wording follows Oracle's message catalogue.
 _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
@@ -173,9 +178,14 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     12514: (OperationalError, "TNS:listener does not currently know of service requested in "
                               "connect descriptor: {0}"),
     12541: (OperationalError, "TNS:no listener: {0}"),
-    # the embedded store's file (SQLite backend): a full disk, a failing device
+    12542: (OperationalError, "TNS:address already in use: {0}"),
+    12545: (OperationalError, "Connect failed because target host or object does not exist: {0}"),
+    12154: (DatabaseError, "TNS:could not resolve the connect identifier specified: {0}"),
+    # the embedded store's file (SQLite backend): opening it, a full disk, a failing device
     1114: (OperationalError, "IO error writing block to file {0} ({1})"),
     1115: (OperationalError, "IO error reading block from file {0} ({1})"),
+    1157: (OperationalError, "cannot identify/lock data file {0} - {1}"),
+    27041: (OperationalError, "unable to open file {0}: {1}"),
     # AQ administration
     24001: (IntegrityError, "cannot create QUEUE_TABLE, {0} already exists"),
     24002: (ProgrammingError, "QUEUE_TABLE {0} does not exist"),
@@ -255,11 +265,44 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
 def ora(code: int, *args: object) -> DatabaseError:
     """Build the exception for ORA-``code`` with the catalogue's message."""
     cls, template = _CATALOG[code]
+    return cls(f"ORA-{code:05d}: {_format(template, args)}", code)
+
+
+def _format(template: str, args: tuple) -> str:
     if args:
-        text = template.format(*args)
-    else:  # no arguments: drop the placeholders and what introduces them
-        text = template.split("{")[0].rstrip(" :,(") if "{" in template else template
-    return cls(f"ORA-{code:05d}: {text}", code)
+        return template.format(*args)
+    # no arguments: drop the placeholders and what introduces them
+    return template.split("{")[0].rstrip(" :,(") if "{" in template else template
+
+
+# python-oracledb's own errors (DPY-NNNN): code -> message template; the class
+# follows python-oracledb's numbering (1xxx InterfaceError, 2xxx ProgrammingError,
+# 3xxx NotSupportedError, 4xxx DatabaseError, 6xxx OperationalError)
+_DPY_CLASSES: dict[int, type[Error]] = {1: InterfaceError, 2: ProgrammingError, 3: NotSupportedError,
+                                        4: DatabaseError, 6: OperationalError}
+_DPY_CATALOG: dict[int, str] = {
+    1001: "not connected to database",
+    1002: "connection pool is not open",
+    1005: "connection pool cannot be closed because connections are busy",
+    2000: "message has no payload",
+    2014: '"{0}" and "{1}" cannot be specified together',
+    2023: "invalid connection class",
+    2025: "invalid connection params: {0}",
+    2026: "invalid connection pool class",
+    2027: "invalid pool params",
+    2054: 'connection pool with alias "{0}" does not exist',
+    2055: 'connection pool with alias "{0}" already exists',
+    2064: "parameter 'max' should be greater than or equal to parameter 'min'",
+    3001: "{0} is not supported by Sluice: {1}",
+    4005: "timed out waiting for the connection pool to return a connection",
+}
+
+
+def dpy(code: int, *args: object, cls: type[Error] | None = None) -> Error:
+    """Build python-oracledb's driver error DPY-``code`` (``str()`` starts ``DPY-2014: …``);
+    ``cls`` overrides the class (:class:`ArgumentError` for an unknown keyword)."""
+    text = _format(_DPY_CATALOG[code], args)
+    return (cls or _DPY_CLASSES[code // 1000])(f"DPY-{code:04d}: {text}", code, prefix="DPY")
 
 
 def remote_error(code: int | None, message: str) -> DatabaseError:

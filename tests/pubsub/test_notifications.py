@@ -37,7 +37,7 @@ def test_callback_notification(conn):
     ids = _enqueue(conn, 2)
     assert wait_until(lambda: len(got) == 2)
     assert [m.msgid for m in got] == ids
-    assert got[0].type == sluice.EVENT_AQ and got[0].queue_name == "SLUICE.Q" and got[0].subscription is sub
+    assert got[0].type == sluice.EVENT_AQ and got[0].queue_name == '"SLUICE"."Q"' and got[0].subscription is sub
     conn.unsubscribe(sub)
     _enqueue(conn)
     time.sleep(0.5)

@@ -48,7 +48,8 @@ class Endpoint:
         opts = queue.enqoptions
         if opts._visibility != C.ENQ_IMMEDIATE or opts.transformation is not None \
                 or type(m) is not MessageProperties or m._delay != 0 or m._recipients \
-                or m._sender_id is not None or m._exceptionq is not None or m._expiration < -1:
+                or m._sender_id is not None or m._exceptionq is not None or m._expiration < -1 \
+                or m.payload is None:
             return False
         ctx = self.ctx
         version = ctx.store.catalog_version()

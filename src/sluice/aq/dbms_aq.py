@@ -116,7 +116,7 @@ class DbmsAq:
         q = self._queue(queue_name)
         self._apply_enq_options(q, enqueue_options)
         m = self._message(message_properties, payload)
-        q.enqone(m)
+        q._enqueue([m])   # not enqone: NULL is a payload here (python-oracledb refuses it)
         return m.msgid
 
     @_out("msgid_array")
@@ -128,7 +128,7 @@ class DbmsAq:
         self._apply_enq_options(q, enqueue_options)
         msgs = [self._message(p, v) for p, v in
                 zip(message_properties_array[:array_size], payload_array[:array_size])]
-        q.enqmany(msgs)
+        q._enqueue(msgs)
         return [m.msgid for m in msgs]
 
     @_out("message_properties", "payload", "msgid")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import constants as C
-from ..errors import InterfaceError, not_supported, ora
+from ..errors import InterfaceError, dpy, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
@@ -98,16 +98,19 @@ class Queue:
         if fast is not None and self.enqoptions._deliverymode == C.MSG_BUFFERED \
                 and fast.enqueue_fast(self, message):
             return
-        self._enqueue([message])
+        self._enqueue([message], need_payload=True)
 
     def enqmany(self, messages: list[MessageProperties]) -> None:
         """Enqueue several messages at once: all of them or, on any error, none."""
-        self._enqueue(list(messages))
+        self._enqueue(list(messages), need_payload=True)
 
     enqOne = enqone  # noqa: N815
     enqMany = enqmany  # noqa: N815
 
-    def _enqueue(self, messages: list[MessageProperties]) -> None:
+    def _enqueue(self, messages: list[MessageProperties], need_payload: bool = False) -> None:
+        """Enqueue ``messages``; ``need_payload``: refuse one without a payload, as
+        python-oracledb does before sending (DPY-2000) — DBMS_AQ.ENQUEUE takes NULL
+        where the queue's type can hold it."""
         ctx = self._session_ctx
         ctx.check_open()
         q = self._info()
@@ -140,6 +143,8 @@ class Queue:
         for m in messages:
             if not isinstance(m, MessageProperties):
                 raise InterfaceError("messages must be created with Connection.msgproperties()")
+            if need_payload and m.payload is None:
+                raise dpy(2000)
             records.append(self._record(q, m, codec, transform, now, txn))
         if grouped and records:
             # seed 003: a group's priority, delay and expiration are its first message's

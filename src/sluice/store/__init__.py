@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 from urllib.parse import parse_qs
 
-from ..errors import InterfaceError
+from ..errors import InterfaceError, ora
 from . import reaper
 from .base import Store
 
@@ -47,14 +48,14 @@ def open_store(dsn: str) -> Store:
                 store, n = _stores[path]
                 _stores[path] = (store, n + 1)
                 return store
-            from .sqlite import SqliteStore
+            from .sqlite import open_sqlite_store
             temporary = path is None
             if temporary:
                 fd, path = tempfile.mkstemp(prefix="sluice-", suffix=".db")
                 os.close(fd)
                 os.unlink(path)
-            store = SqliteStore(path, synchronous=params.get("synchronous", "NORMAL"),
-                                temporary=temporary)
+            store = open_sqlite_store(path, synchronous=params.get("synchronous", "NORMAL"),
+                                      temporary=temporary)
             _stores[path] = (store, 1)
             _reaper.ensure_running()
             return store
@@ -72,7 +73,8 @@ def open_store(dsn: str) -> Store:
             _stores[key] = (store, 1)
             _reaper.ensure_running()
             return store
-    raise InterfaceError(f"unsupported DSN {dsn!r}: use sqlite:///file.db or postgresql://…")
+    shown = re.sub(r"(//[^/:@]*):[^@/]*@", r"\1@", dsn)   # no password in the message
+    raise ora(12154, f"{shown} (a Sluice DSN is sqlite:///file.db or postgresql://…)")
 
 
 def release_store(store: Store) -> None:

@@ -80,7 +80,11 @@ def search_path_option(schema: str) -> str:
 
 def parse_dsn(dsn: str) -> PgTarget:
     """``postgresql://[user[:password]@]host[:port]/database[?schema=name&…]``."""
-    parts = urlsplit(dsn)
+    try:
+        parts = urlsplit(dsn)
+        parts.port   # noqa: B018  (a port that is not a number raises here)
+    except ValueError as e:
+        raise ora(12154, f"{dsn.split('@')[-1]}: {e}") from None
     params = parse_qsl(parts.query, keep_blank_values=True)
     schema = DEFAULT_SCHEMA
     rest = []
@@ -119,6 +123,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
     msg = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
     if isinstance(e, pgerr.CannotConnectNow):
         return ora(1033)
+    if e.sqlstate is None and _BAD_CONNINFO.search(msg):   # libpq refused the DSN itself
+        return ora(12154, f"{where}: {msg}")
     if isinstance(e, (pgerr.InvalidPassword, pgerr.InvalidAuthorizationSpecification)):
         return ora(1017)
     if isinstance(e, pgerr.InvalidCatalogName):
@@ -140,13 +146,16 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
 
 
 # libpq reports failures to connect as text only (no SQLSTATE)
+_BAD_CONNINFO = re.compile(r"invalid (?:integer value|URI|connection option|sslmode value|value for)|"
+                           r"missing \"=\"|unterminated quoted string")
 _CONNECT_FAILURES = [
+    (re.compile(r"failed to resolve host|could not translate host name"), 12545),
     (re.compile(r'database "[^"]*" does not exist'), 12514),
     (re.compile(r'role "[^"]*" does not exist|password authentication failed|no pg_hba.conf entry'), 1017),
     (re.compile(r"starting up|shutting down|in recovery mode|not yet accepting connections"), 1033),
     (re.compile(r"too many clients|connection slots are reserved"), 20),
     (re.compile(r"refused|could not connect|No such file or directory|timeout expired|"
-                r"could not translate host name|Network is unreachable"), 12541),
+                r"Network is unreachable"), 12541),
 ]
 
 
@@ -154,7 +163,7 @@ def _connection_error(text: str, sqlstate: str | None, where: str) -> DatabaseEr
     if sqlstate is None:
         for pattern, code in _CONNECT_FAILURES:
             if pattern.search(text):
-                return ora(code, where) if code in (12514, 12541) else \
+                return ora(code, where) if code in (12514, 12541, 12545) else \
                     ora(20, "the server's max_connections") if code == 20 else ora(code)
     return ora(3113)   # the connection was there and is gone
 

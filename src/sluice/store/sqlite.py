@@ -94,6 +94,49 @@ def _register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("JSON_VALUE", 2, json_value, deterministic=True)
 
 
+def open_sqlite_store(path: str, synchronous: str = "NORMAL", temporary: bool = False) -> "SqliteStore":
+    """A :class:`SqliteStore` on ``path``, with what the operating system or SQLite
+    refuses turned into Oracle's file errors: ORA-27041 (the file cannot be opened or
+    created: missing directory, no permission, a directory, read-only), ORA-01157 (the
+    file is there but is not an SQLite database).  A half-opened store lets go of what
+    it had opened (its lock file, its service connection)."""
+    if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        raise ora(12154, f"sqlite:///{path}?synchronous={synchronous}: synchronous is OFF, NORMAL, "
+                         f"FULL or EXTRA")
+    check_sqlite_file(path)
+    store = SqliteStore.__new__(SqliteStore)
+    try:
+        store.__init__(path, synchronous=synchronous, temporary=temporary)
+        return store
+    except (OSError, sqlite3.Error) as e:
+        for name in ("_svc", "locks"):
+            part = store.__dict__.get(name)
+            if part is not None:
+                try:
+                    part.close()
+                except Exception:
+                    pass
+        if isinstance(e, OSError):
+            raise ora(27041, path, e.strerror or str(e)) from None
+        if "not a database" in str(e) or "malformed" in str(e):
+            raise ora(1157, path, f"not an SQLite database ({e})") from None
+        raise ora(27041, path, str(e)) from None
+
+
+def check_sqlite_file(path: str) -> None:
+    """Refuse, before anything is created beside it, a path that is a directory or a
+    file that is not an SQLite database."""
+    if os.path.isdir(path):
+        raise ora(27041, path, "Is a directory")
+    try:
+        with open(path, "rb") as f:
+            header = f.read(16)
+    except OSError:
+        return   # absent (to be created) or unreadable: opening it says why
+    if header and header != b"SQLite format 3\x00":
+        raise ora(1157, path, "not an SQLite database")
+
+
 class SqliteStore(Store):
     """One SQLite database file, shared by every connection of this process."""
 

@@ -96,7 +96,10 @@ class NotificationMessage:
                  count: int = 1, deliverymode: int = C.MSG_PERSISTENT) -> None:
         self.subscription = sub
         self.type = type_
-        self.queue_name = reg.queue
+        # as Oracle's notification descriptor names it: '"SCHEMA"."QUEUE"' (python-oracledb's
+        # tests check this form); the consumer as the registration names it
+        schema, _, queue = reg.queue.partition(".")
+        self.queue_name = f'"{schema}"."{queue}"'
         self.consumer_name = consumer
         self.msgid = msgid
         self.msgids = msgids or ([msgid] if msgid else [])   # grouping SUMMARY
@@ -109,6 +112,15 @@ class NotificationMessage:
         self.txid = None
         self.queries: list = []
         self.tables: list = []
+
+    # python-oracledb's deprecated camelCase spellings
+    @property
+    def queueName(self) -> str:  # noqa: N802
+        return self.queue_name
+
+    @property
+    def consumerName(self) -> str | None:  # noqa: N802
+        return self.consumer_name
 
 
 def drop_registration(store, reg: Registration) -> None:
