@@ -6,9 +6,9 @@ arrow), imports under ``if TYPE_CHECKING:`` do not (they never run):
 * imports point down the layers (or stay inside their own unit);
 * no circle of imports between modules;
 * code outside ``sluice.objtypes`` imports the package, not its modules;
-* no part of sluice reaches into the private attributes (``_name``) of another part's
-  objects or modules: ``conn._store`` from ``aq/`` is out, ``self._store`` is fine.  What
-  the packages need from a session is public, in ``conn.context`` (sluice/context.py).
+* no unit reaches into the private attributes (``_name``) of another unit's objects or
+  modules: ``conn._store`` from ``aq/`` is out, ``self._store`` is fine.  What the
+  packages need from a session is public, in ``conn.context`` (sluice/context.py).
 
 Each failure names the file and line and the rule it breaks.
 """
@@ -39,13 +39,13 @@ UNITS: dict[str, tuple[int, frozenset[str]]] = {
     "streams": (4, frozenset({"streams"})),
     "plsql": (5, frozenset({"plsql"})),
     "pipeline": (5, frozenset({"pipeline"})),
-    "session": (6, frozenset({"__init__", "connection", "cursor"})),
+    "session": (6, frozenset({"__init__", "connection", "cursor", "connect_params", "pool"})),
     "idap": (7, frozenset({"idap"})),
     "cli": (8, frozenset({"cli", "demo", "__main__"})),
 }
 # Packages whose modules the rest of the code must not import one by one.
 ONE_FACE = ("sluice.objtypes",)
-# Private attributes one part may use of another's objects, with the reason.
+# Private attributes a unit may use of another part's objects, with the reason.
 FRIENDS: dict[tuple[str, str], str] = {
     ("aq", "model"): "python-oracledb's MessageProperties, EnqOptions and DeqOptions keep their "
                      "values in slots; their read-only attributes (msgid, enqtime, attempts, "
@@ -314,7 +314,8 @@ def test_no_reaching_into_private_attributes_of_other_parts():
     for mod in mods.values():
         tree = ast.parse(mod.path.read_text(), str(mod.path))
         aliases = _module_aliases(mod, tree)
-        mine = private.get(mod.part, set())
+        unit = unit_of(mod.part)
+        mine = set().union(*(private.get(p, set()) for p in UNITS[unit][1])) if unit else set()
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Attribute) and _private(node.attr)):
                 continue
@@ -332,16 +333,13 @@ def test_no_reaching_into_private_attributes_of_other_parts():
                 owners = {KNOWN_RECEIVERS[last]}                     # conn._x, ctx._x
             else:
                 owners = {part for part, names in private.items() if node.attr in names}
-                if mod.part in owners or not owners:                 # ours, or not sluice's
-                    continue
-                if any((mod.part, o) in FRIENDS for o in owners):    # (a name several parts use)
-                    continue
-            owners.discard(mod.part)
-            strangers = sorted(o for o in owners if (mod.part, o) not in FRIENDS)
+                if not owners or any(unit_of(o) == unit or (unit, o) in FRIENDS for o in owners):
+                    continue                   # ours, not sluice's, or a friend's (several may own it)
+            strangers = sorted(o for o in owners if unit_of(o) != unit and (unit, o) not in FRIENDS)
             if strangers:
                 broken.append(f"{mod.where}:{node.lineno}: `{ast.unparse(node)}` reaches into a "
                               f"private attribute of {' / '.join('sluice.' + o for o in strangers)} "
-                              f"from sluice.{mod.part}")
+                              f"from sluice.{mod.part} ({unit})")
     if broken:
         pytest.fail("private attributes stay inside their part of sluice: use the public face "
                     "(what the packages need from a session is conn.context, sluice/context.py), "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import objtypes as ot
 from .aq.admin import AqAdm
@@ -26,7 +26,7 @@ from .aq.notify.dispatcher import dispatcher_for
 from .aq.queue import Navigation, Queue
 from .aq.transform import DbmsTransform, compile_transformation
 from .context import SessionContext
-from .errors import InterfaceError, ora
+from .errors import InterfaceError, dpy, ora
 from .model import Agent, MessageProperties
 from .names import canonical, split_qualified
 from .rules.adm import RuleAdm
@@ -38,6 +38,9 @@ from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
 from .streams.adm import StreamsAdm
+
+if TYPE_CHECKING:
+    from .connect_params import ConnectSpec
 
 DEFAULT_USER = "SLUICE"
 AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA = 0, 2   # python-oracledb's values
@@ -187,7 +190,7 @@ class Connection:
     def _release_buffered(self) -> None:
         pool = existing_pool(self.context.store)
         if pool is not None:
-            pool.release(self)
+            pool.release(self.context)   # the session owns what it locked there
 
     def close(self) -> None:
         ctx = self.context
@@ -345,23 +348,33 @@ class Connection:
         raise ora(900)
 
 
-def connect(dsn: str | None = None, user: str | None = None, password: str | None = None,
-            mode: int = AUTH_MODE_DEFAULT, *, pool: Any = None, pool_alias: str | None = None,
-            conn_class: type | None = None, params: Any = None, **kwargs: Any) -> Connection:
-    """Open a connection: ``sluice.connect("sqlite:///app.db", user="scott", password="…")``;
-    ``mode=sluice.AUTH_MODE_SYSDBA`` connects as SYS by operating-system authentication.
+def open_connection(spec: "ConnectSpec", conn_class: type | None = None,
+                    callback: bool = True) -> Connection:
+    """A new connection as ``spec`` (``sluice.connect``'s keywords, sorted) asks:
+    authenticated, the password changed if ``newpassword`` says so, continued as the
+    proxy's client, then (``callback``) handed to ``on_connect_callback``."""
+    cls = Connection if conn_class is None else conn_class
+    if not (isinstance(cls, type) and issubclass(cls, Connection)):
+        raise dpy(2023)
+    conn = cls(spec.dsn, user=spec.user, password=spec.password, mode=spec.mode)
+    try:
+        _prepare(spec, conn, callback)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
-    Every keyword of python-oracledb's ``oracledb.connect()`` is taken: see
-    :mod:`sluice.connect_params` for which are used, ignored (with a warning) or refused;
-    ``pool=`` / ``pool_alias=`` acquire from a :func:`sluice.create_pool` pool."""
-    from .connect_params import ConnectSpec, resolve_positional
-    dsn, user, password = resolve_positional(dsn, user, password)
-    kwargs.update(user=user, password=password, mode=mode or None)
-    if pool is not None or pool_alias is not None:
-        from .pool import acquire_from
-        kwargs.pop("mode")
-        return acquire_from(pool, pool_alias, **kwargs)
-    return ConnectSpec(dsn, params, kwargs).open(conn_class)
+
+def _prepare(spec: "ConnectSpec", conn: Connection, callback: bool = True) -> None:
+    """The steps after logging on: new password, proxy client, callback."""
+    if spec.newpassword is not None:
+        UserStatements(conn).alter_password(conn.username, spec.newpassword)
+    if spec.proxy_user:
+        client = canonical(spec.proxy_user, "user name")
+        may_proxy(conn.context.security, conn.username, client)
+        conn._become(client)
+    if callback and spec.on_connect_callback is not None:
+        spec.on_connect_callback(conn)
 
 
 def proxy_connect(dsn: str, client_user: str, proxy_user: str) -> "Connection":

@@ -31,12 +31,11 @@ class Endpoint:
     backlog, an empty queue to wait on ...) goes down the full path, which raises the
     errors."""
 
-    __slots__ = ("conn", "ctx", "pool", "_enq_version", "_enq_queue", "_enq_codec", "_enq_order",
+    __slots__ = ("ctx", "pool", "_enq_version", "_enq_queue", "_enq_codec", "_enq_order",
                  "_deq_version", "_deq_queue", "_deq_codec")
 
     def __init__(self, conn: "Connection") -> None:
-        self.conn = conn          # the owner of what it locks in the pool
-        self.ctx = conn.context
+        self.ctx = conn.context   # also the owner of what it locks in the pool: the session
         self.pool = pool_for(self.ctx.store)
         self._enq_version = self._deq_version = -1
         self._enq_queue = self._deq_queue = None
@@ -170,14 +169,13 @@ class Endpoint:
         """One buffered message for ``sel``, in the queue's sort order across memory
         (``nav.buffered`` is the position there) and the messages this process spilled
         to the table (spilled oldest first, so usually ahead of memory's)."""
-        conn = self.conn
         pool = self.pool
         if pool.spilled and mode != C.DEQ_BROWSE and \
                 (q.qualified, sel.consumer_name if sel.multi else None) in pool.spilled:
             got = self._take_spilled_if_first(q, sel, mode, nav)
             if got is not None:
                 return got
-        got = pool.take(q, sel, nav.buffered, mode, conn, self.expire)
+        got = pool.take(q, sel, nav.buffered, mode, self.ctx, self.expire)
         if got is not None:
             nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
             return got[0]
@@ -195,7 +193,7 @@ class Endpoint:
                 # drained (not merely nothing matching a selector): memory alone again
                 self.pool.spilled.discard((q.qualified, sel.consumer_name if sel.multi else None))
             return None
-        first = self.pool.first_key(q, sel, nav.buffered, self.conn)
+        first = self.pool.first_key(q, sel, nav.buffered, self.ctx)
         if first is not None and _order_key(q.table)(head) > first[:-1]:
             return None
         # taken by its id; gone meanwhile (another session) -> memory's turn

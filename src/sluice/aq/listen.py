@@ -71,7 +71,7 @@ def _listen(conn: "Connection", targets: list, deadline: float | None, delivery_
             states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
             sel = Selector(states=states, consumer_name=consumer, multi=q.table.multiple_consumers,
                            delivery_mode=table_mode)
-            if pool is not None and not q.is_exception_queue and pool.first_key(q, sel, None, conn) is not None:
+            if pool is not None and not q.is_exception_queue and pool.first_key(q, sel, None, ctx) is not None:
                 return agent, C.MSG_BUFFERED
             found = session.dequeue(q, sel, C.DEQ_BROWSE, False, 1, info)
             if found:
