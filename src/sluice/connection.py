@@ -10,6 +10,7 @@ administrative packages as attributes (``conn.aqadm``, ``conn.aq``,
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from contextlib import contextmanager
@@ -373,6 +374,26 @@ class Connection:
         self._store.wait_for_messages(since, timeout)
         if self._cancelled:
             raise ora(1013)
+
+    def _savepoint(self) -> tuple:
+        """A mark of the transaction and of the dequeue positions, for
+        :meth:`_rollback_to_savepoint` (the IDAP servlet gives back what a receive whose
+        client has gone took)."""
+        with self._lock:
+            return (self._session.savepoint(), {k: dataclasses.replace(v) for k, v in self._nav.items()},
+                    dict(self._group_first))
+
+    def _rollback_to_savepoint(self, mark: tuple) -> None:
+        """Undo the work since ``mark`` (see StoreSession.rollback_to_savepoint) and put the
+        dequeue positions back where they were: the messages given back come next again."""
+        self._check_open()
+        session_mark, nav, group_first = mark
+        with self._lock:
+            self._session.rollback_to_savepoint(session_mark)
+            self._nav.clear()
+            self._nav.update((k, dataclasses.replace(v)) for k, v in nav.items())
+            self._group_first.clear()
+            self._group_first.update(group_first)
 
     def _transformer(self, name: str) -> Callable[[Any], Any]:
         spec = self._catalog.transformation(name)
