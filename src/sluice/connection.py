@@ -10,9 +10,11 @@ administrative packages as attributes (``conn.aqadm``, ``conn.aq``,
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from . import objtypes as ot
 from .aq.admin import AqAdm
@@ -79,6 +81,9 @@ class Connection:
         self._group_first: dict[str, Any] = {}
         self._cond_cache: dict = {}
         self._immediate_txn: str | None = None
+        self._waits = 0                 # calls of this connection waiting for messages
+        self._cancelled = False         # cancel() was called during such a wait
+        self._waits_lock = threading.Lock()
         if self._catalog.any_registrations():   # deliver what is owed (reliable notifications)
             dispatcher_for(self._store)
 
@@ -158,6 +163,17 @@ class Connection:
             self._session.rollback()
             self._group_first.clear()
             self._release_buffered()
+
+    def cancel(self) -> None:
+        """Break the call in progress (python-oracledb ``Connection.cancel()``), from any
+        thread.  Sluice's calls block only where they wait for messages — a dequeue's
+        ``wait``, ``DBMS_AQ.LISTEN`` — and such a wait ends at once with ORA-01013, having
+        taken nothing.  Without a call waiting, it does nothing."""
+        with self._waits_lock:
+            if not self._waits:
+                return
+            self._cancelled = True
+        self._store.wake_waiters()
 
     def _release_buffered(self) -> None:
         pool = existing_pool(self._store)
@@ -334,6 +350,50 @@ class Connection:
         if nav is None:
             nav = self._nav[queue] = Navigation()
         return nav
+
+    @contextmanager
+    def _waiting(self) -> Iterator[None]:
+        """A call that may wait for messages (see :meth:`cancel`); it waits through
+        :meth:`_wait_for_messages`."""
+        with self._waits_lock:
+            self._waits += 1
+        try:
+            yield
+        finally:
+            with self._waits_lock:
+                self._waits -= 1
+                if not self._waits:
+                    self._cancelled = False
+
+    def _wait_for_messages(self, since: int, timeout: float) -> None:
+        """The store's wait, ended by :meth:`cancel`.  :raises: ORA-01013 once cancelled
+        (checked before and after waiting: a cancel that came while the caller looked
+        for messages is not missed)."""
+        if self._cancelled:
+            raise ora(1013)
+        self._store.wait_for_messages(since, timeout)
+        if self._cancelled:
+            raise ora(1013)
+
+    def _savepoint(self) -> tuple:
+        """A mark of the transaction and of the dequeue positions, for
+        :meth:`_rollback_to_savepoint` (the IDAP servlet gives back what a receive whose
+        client has gone took)."""
+        with self._lock:
+            return (self._session.savepoint(), {k: dataclasses.replace(v) for k, v in self._nav.items()},
+                    dict(self._group_first))
+
+    def _rollback_to_savepoint(self, mark: tuple) -> None:
+        """Undo the work since ``mark`` (see StoreSession.rollback_to_savepoint) and put the
+        dequeue positions back where they were: the messages given back come next again."""
+        self._check_open()
+        session_mark, nav, group_first = mark
+        with self._lock:
+            self._session.rollback_to_savepoint(session_mark)
+            self._nav.clear()
+            self._nav.update((k, dataclasses.replace(v)) for k, v in nav.items())
+            self._group_first.clear()
+            self._group_first.update(group_first)
 
     def _transformer(self, name: str) -> Callable[[Any], Any]:
         spec = self._catalog.transformation(name)
