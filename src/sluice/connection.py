@@ -11,6 +11,7 @@ administrative packages as attributes (``conn.aqadm``, ``conn.aq``,
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import weakref
@@ -186,6 +187,13 @@ class Connection:
             ctx.session.rollback()
             ctx.group_first.clear()
             self._release_buffered()
+
+    def cancel(self) -> None:
+        """Break the call in progress (python-oracledb ``Connection.cancel()``), from any
+        thread.  Sluice's calls block only where they wait for messages — a dequeue's
+        ``wait``, ``DBMS_AQ.LISTEN`` — and such a wait ends at once with ORA-01013, having
+        taken nothing.  Without a call waiting, it does nothing."""
+        self.context.cancel()
 
     def _release_buffered(self) -> None:
         pool = existing_pool(self.context.store)
@@ -403,3 +411,27 @@ def renew_session(conn: Connection) -> None:
     cached state start afresh, as in a new proxy session (the IDAP servlet does this
     between HTTP sessions)."""
     conn._become(conn.username)
+
+
+def savepoint(conn: Connection) -> tuple:
+    """A mark of ``conn``'s transaction and of its dequeue positions, for
+    :func:`rollback_to_savepoint` (the IDAP servlet gives back what a receive whose client
+    has gone took)."""
+    ctx = conn.context
+    with conn._lock:
+        return (ctx.session.savepoint(), {k: dataclasses.replace(v) for k, v in ctx.nav.items()},
+                dict(ctx.group_first))
+
+
+def rollback_to_savepoint(conn: Connection, mark: tuple) -> None:
+    """Undo the work since ``mark`` (see StoreSession.rollback_to_savepoint) and put the
+    dequeue positions back where they were: the messages given back come next again."""
+    ctx = conn.context
+    ctx.check_open()
+    session_mark, nav, group_first = mark
+    with conn._lock:
+        ctx.session.rollback_to_savepoint(session_mark)
+        ctx.nav.clear()
+        ctx.nav.update((k, dataclasses.replace(v)) for k, v in nav.items())
+        ctx.group_first.clear()
+        ctx.group_first.update(group_first)

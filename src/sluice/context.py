@@ -31,13 +31,18 @@ Hooks (callbacks into the session, passed in by the connection):
 ``txn_id()``             the open transaction's id
 ``navigation(queue)``    the session's dequeue position in ``queue``
 ``transformer(name)``    the callable of the stored transformation ``name``
+``waiting()``            a call that may wait for messages runs inside it, and waits with
+``wait_for_messages(since, timeout)``, which ``cancel()`` (``Connection.cancel()``, from
+                         any thread) ends with ORA-01013
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+import threading
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .errors import InterfaceError
+from .errors import InterfaceError, ora
 
 if TYPE_CHECKING:
     from .aq.catalog import Catalog
@@ -52,7 +57,7 @@ class SessionContext:
 
     __slots__ = ("store", "session", "username", "catalog", "security", "authz", "closed", "nav",
                  "group_first", "cond_cache", "_commit", "_compile_transformation",
-                 "_new_navigation")
+                 "_new_navigation", "_waits", "_cancelled", "_waits_lock")
 
     def __init__(self, store: Store, session: StoreSession, username: str,
                  security: SecurityCatalog, authz: Authorizer, catalog: Catalog | None, *,
@@ -75,6 +80,9 @@ class SessionContext:
         self._commit = commit
         self._compile_transformation = compile_transformation
         self._new_navigation = new_navigation
+        self._waits = 0                 # calls of this session waiting for messages
+        self._cancelled = False         # cancel() was called during such a wait
+        self._waits_lock = threading.Lock()
 
     def check_open(self) -> None:
         if self.closed:
@@ -98,3 +106,36 @@ class SessionContext:
 
     def transformer(self, name: str) -> Callable[[Any], Any]:
         return self._compile_transformation(self.catalog.transformation(name))
+
+    # -- waits that Connection.cancel() ends -----------------------------------------
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """A call that may wait for messages (see :meth:`cancel`); it waits through
+        :meth:`wait_for_messages`."""
+        with self._waits_lock:
+            self._waits += 1
+        try:
+            yield
+        finally:
+            with self._waits_lock:
+                self._waits -= 1
+                if not self._waits:
+                    self._cancelled = False
+
+    def wait_for_messages(self, since: int, timeout: float) -> None:
+        """The store's wait, ended by :meth:`cancel`.  :raises: ORA-01013 once cancelled
+        (checked before and after waiting: a cancel that came while the caller looked
+        for messages is not missed)."""
+        if self._cancelled:
+            raise ora(1013)
+        self.store.wait_for_messages(since, timeout)
+        if self._cancelled:
+            raise ora(1013)
+
+    def cancel(self) -> None:
+        """End the wait of the call in progress (ORA-01013); without one, nothing."""
+        with self._waits_lock:
+            if not self._waits:
+                return
+            self._cancelled = True
+        self.store.wake_waiters()

@@ -53,8 +53,9 @@ def listen(conn: "Connection", agent_list: list[Agent], wait: int | None = None,
     deadline = None if forever else time.monotonic() + wait
     pool = pool_for(ctx.store) if delivery_mode != C.MSG_PERSISTENT else None
     if pool is None or wait == 0:
-        return _listen(conn, targets, deadline, delivery_mode, pool)
-    with pool.watching():    # a buffered enqueue wakes this wait
+        with ctx.waiting():      # Connection.cancel() ends the wait
+            return _listen(conn, targets, deadline, delivery_mode, pool)
+    with ctx.waiting(), pool.watching():    # a buffered enqueue wakes this wait
         return _listen(conn, targets, deadline, delivery_mode, pool)
 
 
@@ -79,4 +80,4 @@ def _listen(conn: "Connection", targets: list, deadline: float | None, delivery_
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
             raise ora(25254)
-        store.wait_for_messages(since, 3600.0 if remaining is None else remaining)
+        ctx.wait_for_messages(since, 3600.0 if remaining is None else remaining)

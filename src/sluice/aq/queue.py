@@ -349,10 +349,13 @@ class Queue:
 
     def _wait_and_take(self, q: QueueInfo, sel: Selector, limit: int, navigation: int, grouped: bool,
                        nav: Navigation, consumer: str | None) -> list[MessageRecord]:
-        if self.deqoptions._wait != C.DEQ_NO_WAIT and sel.delivery_mode != C.MSG_PERSISTENT:
-            with self._buffered_endpoint().pool.watching():   # a buffered enqueue wakes it
-                return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
-        return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+        if self.deqoptions._wait == C.DEQ_NO_WAIT:
+            return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+        with self._session_ctx.waiting():     # Connection.cancel() ends the wait
+            if sel.delivery_mode != C.MSG_PERSISTENT:
+                with self._buffered_endpoint().pool.watching():   # a buffered enqueue wakes it
+                    return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+            return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
 
     def _wait_and_take_loop(self, q: QueueInfo, sel: Selector, limit: int, navigation: int,
                             grouped: bool, nav: Navigation, consumer: str | None) -> list[MessageRecord]:
@@ -400,7 +403,7 @@ class Queue:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return []
-            store.wait_for_messages(since, 3600.0 if remaining is None else remaining)
+            ctx.wait_for_messages(since, 3600.0 if remaining is None else remaining)
 
     @staticmethod
     def _properties(r: MessageRecord, codec, transform: Callable | None, with_payload: bool,

@@ -317,6 +317,18 @@ class StoreSession(abc.ABC):
         """
 
     @abc.abstractmethod
+    def savepoint(self) -> object:
+        """A mark of the transaction as it is now, for :meth:`rollback_to_savepoint`."""
+
+    @abc.abstractmethod
+    def rollback_to_savepoint(self, mark: object) -> None:
+        """Undo what the transaction did since ``mark`` (Oracle's ROLLBACK TO SAVEPOINT):
+        its ON_COMMIT enqueues since are discarded and the messages it dequeued since are
+        released as they were — no failed attempt is counted, nobody processed them —;
+        what it did before stays, locks included.  IMMEDIATE operations were transactions
+        of their own: they stay.  :raises: ORA-01086 when the transaction ended since."""
+
+    @abc.abstractmethod
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
         """Run a read-only SELECT on the catalog and message views as this session's user;
