@@ -84,7 +84,7 @@ def setup(dsn: str) -> None:
 def queue_count(dsn: str) -> int:
     import sluice
     with sluice.connect(dsn) as c:
-        return c._store.count_messages(c._catalog.queue("BENCHQ.RAW_Q"), [0])
+        return c.context.store.count_messages(c.context.catalog.queue("BENCHQ.RAW_Q"), [0])
 
 
 def free_port() -> int:

@@ -85,12 +85,12 @@ def rate(fn, items) -> float:
 
 
 def sluice_rates(conn, name: str, lcrs) -> dict[str, float]:
-    from sluice.rules.engine import Event
+    from sluice.rules.engine.evaluator import Event
     from sluice.rules.evaluate import evaluator_for
-    from sluice.rules.ruleset import rules_catalog
+    from sluice.rules.engine.ruleset import rules_catalog
     from sluice.streams import evaluate_rule_sets
     qualified = f"{conn.username}.{name.upper()}"
-    evaluator = evaluator_for(rules_catalog(conn._store), qualified, EC)
+    evaluator = evaluator_for(rules_catalog(conn.context.store), qualified, EC)
     evaluate, rule = evaluator.evaluate, conn.rule
     hits = sum(1 for l in lcrs[:1000] if evaluate_rule_sets(conn, l, name).perform)
     assert 700 <= hits <= 900, hits          # ~80 % of LCRs satisfy the rule set

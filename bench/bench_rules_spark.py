@@ -1,4 +1,4 @@
-"""Rule-set evaluation throughput, Spark path (sluice.rules.sparkindex), beside rule-engine.
+"""Rule-set evaluation throughput, Spark path (sluice.rules.compile.spark), beside rule-engine.
 
 Run by hand (not part of the test suite):
 
@@ -22,10 +22,11 @@ evaluated on joined rows)::
     and :dml.get_source_database_name() = 'DBS1.NET'
 
 The LCRs are generated inside Spark (``spark.range`` and expressions, the schema of
-``sluice.rules.lcrschema``), cached and counted before any timing: 80 % are untagged row
-LCRs on a table of the rule set, 10 % the same with a tag, 5 % name a table no rule knows,
-3 % another owner, 1 % another source database, 1 % are DDL LCRs; commands are INSERT /
-UPDATE / DELETE in equal parts, so most LCRs fire one rule or none (about 69 % one).
+``sluice.rules.compile.typed.lcrschema``), cached and counted before any timing: 80 %
+are untagged row LCRs on a table of the rule set, 10 % the same with a tag, 5 % name a
+table no rule knows, 3 % another owner, 1 % another source database, 1 % are DDL LCRs;
+commands are INSERT / UPDATE / DELETE in equal parts, so most LCRs fire one rule or none
+(about 69 % one).
 Measured (wall time of one action, the best of ``--repeat``):
 
 * ``scan``: the columns the rules read (kind, owner, name, command, tag, source database)
@@ -88,7 +89,7 @@ def start_spark(memory: str):
 def lcr_frame(spark, n_lcrs: int, n_rules: int, partitions: int = 2):
     """``n_lcrs`` row LCRs in the lcrschema layout, computed by Spark from ``spark.range``."""
     from pyspark.sql import functions as F
-    from sluice.rules.lcrschema import spark_schema
+    from sluice.rules.compile.typed.lcrschema import spark_schema
 
     # 0-79 untagged row LCRs on a table of the set, 80-89 the same tagged, 90-94 a table no
     # rule names, 95-97 another owner, 98 another source database, 99 a DDL LCR.  Nothing is
@@ -147,7 +148,7 @@ def noop(df):
 
 
 def spark_rates(conn, spark, name: str, n_rules: int, n_lcrs: int, repeat: int, partitions: int) -> dict:
-    from sluice.rules.sparkindex import SparkRuleSet, streams_verdict
+    from sluice.rules.compile.spark.ruleset import SparkRuleSet, streams_verdict
 
     t0 = time.perf_counter()
     rule_set = SparkRuleSet.from_rule_set(conn, name)

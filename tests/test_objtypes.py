@@ -17,6 +17,7 @@ from sluice.errors import DatabaseError
 from sluice.model import Agent
 from sluice.objtypes import (AttrType, DbObject, DbObjectType, SimpleTypeRegistry,
                              build_collection_type, build_object_type, parse_datatype)
+from sluice.objtypes.storage import _encode_decimal
 
 
 def ora_code(excinfo: pytest.ExceptionInfo) -> int:
@@ -662,7 +663,7 @@ def test_storage_format_is_queryable_json(book, reg):
 
 
 def test_storage_decimal_encoding():
-    enc = O._encode_decimal
+    enc = _encode_decimal
     assert enc(Decimal("5")) == 5 and type(enc(Decimal("5"))) is int
     assert enc(Decimal("1E+2")) == 100 and enc(Decimal("-0.0")) == 0
     assert enc(Decimal("0.1")) == 0.1 and type(enc(Decimal("0.1"))) is float

@@ -12,20 +12,42 @@ The AQ API is python-oracledb's::
     conn.commit()
 """
 
+from typing import Any
+
 from .constants import *  # noqa: F401,F403  (python-oracledb's AQ constants)
-from .connection import AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA, Connection, connect
-from .connect_params import ConnectParams, IgnoredParameterWarning, PoolParams
+from .connection import AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA, Connection, open_connection
+from .connect_params import (ConnectParams, ConnectSpec, IgnoredParameterWarning, PoolParams,
+                             resolve_positional)
 from .pool import (POOL_GETMODE_FORCEGET, POOL_GETMODE_NOWAIT, POOL_GETMODE_TIMEDWAIT, POOL_GETMODE_WAIT,
-                   PURITY_DEFAULT, PURITY_NEW, PURITY_SELF, ConnectionPool, create_pool, get_pool)
+                   PURITY_DEFAULT, PURITY_NEW, PURITY_SELF, ConnectionPool, acquire_from, create_pool,
+                   get_pool)
 from .cursor import Cursor
 from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError,
                      NotSupportedError, OperationalError, ProgrammingError)
 from .model import Agent, DeqOptions, EnqOptions, MessageProperties
 from .aq.queue import Queue
-from .aq.transform import register_function
+from .routines import register_function
 from .streams.lcr import DDLLCR, RowLCR
 
 __version__ = "0.1.0"
+
+
+def connect(dsn: str | None = None, user: str | None = None, password: str | None = None,
+            mode: int = AUTH_MODE_DEFAULT, *, pool: Any = None, pool_alias: str | None = None,
+            conn_class: type | None = None, params: Any = None, **kwargs: Any) -> Connection:
+    """Open a connection: ``sluice.connect("sqlite:///app.db", user="scott", password="…")``;
+    ``mode=sluice.AUTH_MODE_SYSDBA`` connects as SYS by operating-system authentication.
+
+    Every keyword of python-oracledb's ``oracledb.connect()`` is taken: see
+    :mod:`sluice.connect_params` for which are used, ignored (with a warning) or refused;
+    ``pool=`` / ``pool_alias=`` acquire from a :func:`sluice.create_pool` pool.  (Here, above
+    both :mod:`sluice.connection` and :mod:`sluice.pool`, which it uses.)"""
+    dsn, user, password = resolve_positional(dsn, user, password)
+    kwargs.update(user=user, password=password, mode=mode or None)
+    if pool is not None or pool_alias is not None:
+        kwargs.pop("mode")
+        return acquire_from(pool, pool_alias, **kwargs)
+    return open_connection(ConnectSpec(dsn, params, kwargs), conn_class)
 
 __all__ = [
     "connect", "Connection", "ConnectParams", "PoolParams", "ConnectionPool", "create_pool", "get_pool",

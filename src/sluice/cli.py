@@ -175,7 +175,7 @@ def _feedback(stmt: str) -> str | None:
 
 
 def _payload_for(conn, queue: str, text: str):
-    qinfo = conn._catalog.queue(queue)
+    qinfo = conn.context.catalog.queue(queue)
     pt = qinfo.table.payload_type
     if pt == "JSON" or pt == "SYS.ANYDATA":
         try:
@@ -273,8 +273,8 @@ def queues(obj: _Context) -> None:
     try:
         conn = obj.conn
         rows = []
-        for q in sorted(conn._catalog.all_queues(), key=lambda q: (q.owner, q.name)):
-            counts = [conn._store.count_messages(q, [s]) for s in (0, 1, 2, 3)]
+        for q in sorted(conn.context.catalog.all_queues(), key=lambda q: (q.owner, q.name)):
+            counts = [conn.context.store.count_messages(q, [s]) for s in (0, 1, 2, 3)]
             rows.append((q.qualified, q.table.name, q.queue_type.replace("_QUEUE", ""),
                          "YES" if q.enqueue_enabled else "NO", "YES" if q.dequeue_enabled else "NO",
                          *counts))

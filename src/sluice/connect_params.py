@@ -34,12 +34,9 @@ import os
 import re
 import sys
 import warnings
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from .errors import ArgumentError, dpy
-
-if TYPE_CHECKING:
-    from .connection import Connection
 
 DEFAULT_DSN = "sqlite:///sluice.db"
 
@@ -231,36 +228,6 @@ class ConnectSpec:
             elif name in IGNORED or name in POOL_IGNORED:
                 warn_ignored(name, "it tunes Oracle networking or the Oracle client, "
                                    "which Sluice does not use")
-
-    def open(self, conn_class: type | None = None, callback: bool = True) -> "Connection":
-        """A new connection as asked: authenticated, the password changed if
-        ``newpassword`` says so, continued as the proxy's client, then (``callback``)
-        handed to ``on_connect_callback``."""
-        from .connection import Connection
-        cls = Connection if conn_class is None else conn_class
-        if not (isinstance(cls, type) and issubclass(cls, Connection)):
-            raise dpy(2023)
-        conn = cls(self.dsn, user=self.user, password=self.password, mode=self.mode)
-        try:
-            self.prepare(conn, callback)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def prepare(self, conn: "Connection", callback: bool = True) -> None:
-        """The steps after logging on: new password, proxy client, callback."""
-        if self.newpassword is not None:
-            from .security.users import UserStatements
-            UserStatements(conn).alter_password(conn.username, self.newpassword)
-        if self.proxy_user:
-            from .names import canonical
-            from .security.proxy import may_proxy
-            client = canonical(self.proxy_user, "user name")
-            may_proxy(conn._security, conn.username, client)
-            conn._become(client)
-        if callback and self.on_connect_callback is not None:
-            self.on_connect_callback(conn)
 
 
 def resolve_positional(dsn: Any, user: Any, password: Any) -> tuple[Any, Any, Any]:

@@ -5,14 +5,17 @@
 object types (``conn.gettype(...)``), cursors for statements, and the
 administrative packages as attributes (``conn.aqadm``, ``conn.aq``,
 ``conn.transform``): ``DBMS_<PKG>.<PROC>(param => v)`` is
-``conn.<pkg>.<proc>(param=v)``.
+``conn.<pkg>.<proc>(param=v)``.  What those packages get from the session is
+``conn.context`` (:class:`sluice.context.SessionContext`), nothing else.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
-from typing import Any, Callable
+import weakref
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import objtypes as ot
 from .aq.admin import AqAdm
@@ -23,22 +26,40 @@ from .aq.dbms_aqelm import DbmsAqelm
 from .aq.notify.dispatcher import dispatcher_for
 from .aq.queue import Navigation, Queue
 from .aq.transform import DbmsTransform, compile_transformation
-from .errors import InterfaceError, ora
+from .context import SessionContext
+from .errors import InterfaceError, dpy, ora
 from .model import Agent, MessageProperties
 from .names import canonical, split_qualified
 from .rules.adm import RuleAdm
 from .rules.evaluate import DbmsRule
-from .rules.types import construct_rule_type, is_rule_type
+from .rules.engine.types import construct_rule_type, is_rule_type
 from .security.authorize import Authorizer
 from .security.catalog import SecurityCatalog
+from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
 from .streams.adm import StreamsAdm
 from .streams.capture import CaptureAdm, DbmsStreams
 
+if TYPE_CHECKING:
+    from .connect_params import ConnectSpec
+
 DEFAULT_USER = "SLUICE"
 AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA = 0, 2   # python-oracledb's values
 _BARE_CALL = re.compile(r'^(?:SYS\.)?DBMS_\w+\.\w+\s*\(.*\)$', re.I | re.S)
+
+
+def _weakly(method: Callable[[], Any]) -> Callable[[], Any]:
+    """``method`` of a connection, called through a weak reference: the connection's
+    context must not keep it alive (a dropped connection is finalised at once)."""
+    ref = weakref.WeakMethod(method)
+
+    def call() -> Any:
+        bound = ref()
+        if bound is None:
+            raise InterfaceError("DPY-1001: not connected to database", 1001, prefix="DPY")
+        return bound()
+    return call
 
 
 class _package:
@@ -58,30 +79,36 @@ class Connection:
                  mode: int = 0) -> None:
         self.dsn = dsn
         reaper.run_posted()           # close what was dropped before opening more
-        self._store = open_store(dsn)
+        store = open_store(dsn)
         try:
-            self.username = canonical(user, "user name") if user else DEFAULT_USER
-            self._security = SecurityCatalog(self._store)
+            username = canonical(user, "user name") if user else DEFAULT_USER
+            security = SecurityCatalog(store)
             if mode & AUTH_MODE_SYSDBA:   # operating-system authentication, as SYS
-                self.username = "SYS"
+                username = "SYS"
             else:
-                authenticate(self._security, self.username, password)
-            self._session = self._store.session(self.username)
+                authenticate(security, username, password)
+            session = store.session(username)
         except BaseException:
-            release_store(self._store)
+            release_store(store)
             raise
-        self._authz = Authorizer(self._security, self.username)
-        self._store.start_time_manager()
-        self._closed = False
+        authz = Authorizer(security, username)
+        store.start_time_manager()
+        # what the packages get from this session (sluice.context); open from here on
+        self.context = ctx = SessionContext(store, session, username, security, authz, None,
+                                            commit=_weakly(self.commit),
+                                            compile_transformation=compile_transformation,
+                                            new_navigation=Navigation)
         self._lock = threading.RLock()
         self.autocommit = False
-        self._catalog = Catalog(self._store, self.username)
-        self._nav: dict[str, Navigation] = {}
-        self._group_first: dict[str, Any] = {}
-        self._cond_cache: dict = {}
+        ctx.catalog = Catalog(store, username)
         self._immediate_txn: str | None = None
-        if self._catalog.any_registrations():   # deliver what is owed (reliable notifications)
-            dispatcher_for(self._store)
+        if ctx.catalog.any_registrations():   # deliver what is owed (reliable notifications)
+            dispatcher_for(store)
+
+    @property
+    def username(self) -> str:
+        """The session's user (python-oracledb)."""
+        return self.context.username
 
     # The packages hold the connection; made on each access rather than kept, so that a
     # connection and its packages form no reference cycle and a dropped connection is
@@ -99,7 +126,7 @@ class Connection:
     def queue(self, name: str, payload_type: Any = None, *, payloadType: Any = None) -> Queue:  # noqa: N803
         """A queue object for ``name``: ``payload_type`` None/"RAW", "JSON", "XMLTYPE"
         or an object type from :meth:`gettype`."""
-        self._check_open()
+        self.context.check_open()
         return Queue(self, name, payload_type if payload_type is not None else payloadType)
 
     def msgproperties(self, payload: Any = None, correlation: str | None = None, delay: int | None = None,
@@ -120,61 +147,71 @@ class Connection:
         """python-oracledb's ``subscribe`` for AQ (``namespace=SUBSCR_NAMESPACE_AQ``, ``name``
         the queue or ``queue:consumer``); Sluice adds ``location=`` for HTTP/mail/PL/SQL
         and ``grouping_start`` / ``grouping_repeat``."""
-        self._check_open()
-        from .aq.notify.registration import subscribe
+        self.context.check_open()
+        from .aq.notify.register import subscribe
         return subscribe(self, namespace, protocol, callback, timeout, operations, port, qos,
                          ip_address, grouping_class, grouping_value, grouping_type, name,
                          client_initiated, **sluice_extras)
 
     def unsubscribe(self, subscription) -> None:
-        self._check_open()
-        from .aq.notify.registration import unsubscribe
+        self.context.check_open()
+        from .aq.notify.register import unsubscribe
         unsubscribe(self, subscription)
 
     def gettype(self, name: str) -> "ot.DbObjectType":
         """The object type ``name`` (created by ``CREATE TYPE``, or a SYS type)."""
-        self._check_open()
-        return self._catalog.type_named(name)
+        self.context.check_open()
+        return self.context.catalog.type_named(name)
 
     def cursor(self) -> "Cursor":
-        self._check_open()
+        self.context.check_open()
         from .cursor import Cursor
         return Cursor(self)
 
     @property
     def transaction_in_progress(self) -> bool:
         """True while the session holds uncommitted work or locks (python-oracledb)."""
-        self._check_open()
-        return self._session.in_transaction
+        self.context.check_open()
+        return self.context.session.in_transaction
 
     def commit(self) -> None:
-        self._check_open()
+        ctx = self.context
+        ctx.check_open()
         with self._lock:
-            self._session.commit()
-            self._group_first.clear()
+            ctx.session.commit()
+            ctx.group_first.clear()
             self._release_buffered()
 
     def rollback(self) -> None:
-        self._check_open()
+        ctx = self.context
+        ctx.check_open()
         with self._lock:
-            self._session.rollback()
-            self._group_first.clear()
+            ctx.session.rollback()
+            ctx.group_first.clear()
             self._release_buffered()
 
+    def cancel(self) -> None:
+        """Break the call in progress (python-oracledb ``Connection.cancel()``), from any
+        thread.  Sluice's calls block only where they wait for messages — a dequeue's
+        ``wait``, ``DBMS_AQ.LISTEN`` — and such a wait ends at once with ORA-01013, having
+        taken nothing.  Without a call waiting, it does nothing."""
+        self.context.cancel()
+
     def _release_buffered(self) -> None:
-        pool = existing_pool(self._store)
+        pool = existing_pool(self.context.store)
         if pool is not None:
-            pool.release(self)
+            pool.release(self.context)   # the session owns what it locked there
 
     def close(self) -> None:
-        if self._closed:
+        ctx = self.context
+        if ctx.closed:
             return
         with self._lock:
-            self._closed = True
+            ctx.closed = True
             try:
-                self._session.close()
+                ctx.session.close()
             finally:
-                release_store(self._store)
+                release_store(ctx.store)
 
     def __enter__(self) -> "Connection":
         return self
@@ -185,7 +222,8 @@ class Connection:
     def __del__(self) -> None:
         # A forgotten connection must not keep its locks, but the collector may run this
         # in a thread holding the very locks close() takes: the reaper thread closes it.
-        if not getattr(self, "_closed", True):
+        ctx = getattr(self, "context", None)   # None: __init__ failed before it was open
+        if ctx is not None and not ctx.closed:
             reaper.post(self.close)
 
     # -- hooks of the statement interpreter ----------------------------------
@@ -219,7 +257,7 @@ class Connection:
             return list(args)
         if is_rule_type(key):  # SYS.RE$… rule types and ANYDATA.Convert…
             return construct_rule_type(key, args)
-        objtype = self._catalog.type_named(type_name)
+        objtype = self.context.catalog.type_named(type_name)
         if objtype.iscollection:
             return objtype.newobject(list(args))
         obj = objtype.newobject()
@@ -235,34 +273,36 @@ class Connection:
 
     def create_type(self, name: str, kind: str, attributes: list[tuple[str, str]] | None,
                     element_type: str | None, max_size: int | None, or_replace: bool) -> None:
-        owner, tname = split_qualified(name, self.username, "type name")
+        ctx = self.context
+        owner, tname = split_qualified(name, ctx.username, "type name")
         if kind == "OBJECT":
-            t = ot.build_object_type(owner, tname, attributes or [], self._catalog)
+            t = ot.build_object_type(owner, tname, attributes or [], ctx.catalog)
         else:
-            t = ot.build_collection_type(owner, tname, kind, element_type or "", max_size, self._catalog)
+            t = ot.build_collection_type(owner, tname, kind, element_type or "", max_size, ctx.catalog)
         if or_replace:
             self._check_type_unused(t.qualified_name)
-        self._ddl_commit()
-        self._store.put_catalog_object("TYPE", owner, tname, ot.type_spec(t), replace=or_replace)
-        self._catalog.refresh(force=True)
+        ctx.ddl_commit()
+        ctx.store.put_catalog_object("TYPE", owner, tname, ot.type_spec(t), replace=or_replace)
+        ctx.catalog.refresh(force=True)
 
     def drop_type(self, name: str, force: bool = False) -> None:
-        owner, tname = split_qualified(name, self.username, "type name")
+        ctx = self.context
+        owner, tname = split_qualified(name, ctx.username, "type name")
         self._check_type_unused(f"{owner}.{tname}")
-        self._ddl_commit()
-        if not self._store.drop_catalog_object("TYPE", owner, tname):
+        ctx.ddl_commit()
+        if not ctx.store.drop_catalog_object("TYPE", owner, tname):
             raise ora(4043, f"{owner}.{tname}")
-        self._catalog.refresh(force=True)
+        ctx.catalog.refresh(force=True)
 
     def _check_type_unused(self, qualified_name: str) -> None:
-        self._catalog.refresh(force=True)
-        for qt in self._store.queue_tables():
+        self.context.catalog.refresh(force=True)
+        for qt in self.context.store.queue_tables():
             if qt.payload_type == qualified_name:
                 raise ora(2303)
 
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
-        self._check_open()
-        return self._session.query(sql, binds, self._buffered_in_memory(sql))
+        self.context.check_open()
+        return self.context.session.query(sql, binds, self._buffered_in_memory(sql))
 
     def _buffered_in_memory(self, sql: str) -> list:
         """(queue table, records) of this process's in-memory buffered messages, for a
@@ -270,12 +310,12 @@ class Connection:
         text = sql.upper()
         if "AQ$" not in text:
             return []
-        pool = existing_pool(self._store)
+        pool = existing_pool(self.context.store)
         if pool is None:
             return []
         by_table: dict[tuple[str, str], tuple] = {}
         for qname, records in pool.in_memory().items():
-            q = self._catalog.find_queue(*qname.split(".", 1))
+            q = self.context.catalog.find_queue(*qname.split(".", 1))
             if q is not None and f"AQ${q.table.name}" in text:   # only the views it names
                 key = (q.table.owner, q.table.name)
                 by_table.setdefault(key, (q.table, []))[1].extend(records)
@@ -290,20 +330,21 @@ class Connection:
         if as_sysdba:
             name = "SYS"
         else:
-            authenticate(self._security, name, password)
+            authenticate(self.context.security, name, password)
         self.commit()
         self._become(name)
 
     def _become(self, name: str) -> None:
         """Continue as user ``name``, whom the caller has authenticated (SQL*Plus
-        CONNECT, or a proxy session: :func:`sluice.security.proxy.proxy_connect`)."""
+        CONNECT, or a proxy session: :func:`proxy_connect`)."""
         with self._lock:
-            self._session.close()
-            self.username = name
-            self._session = self._store.session(name)
-            self._authz = Authorizer(self._security, name)
-            self._catalog = Catalog(self._store, name)
-            self._nav.clear()
+            ctx = self.context
+            ctx.session.close()
+            ctx.username = name
+            ctx.session = ctx.store.session(name)
+            ctx.authz = Authorizer(ctx.security, name)
+            ctx.catalog = Catalog(ctx.store, name)
+            ctx.nav.clear()
 
     def execute_sql_statement(self, kind: str, text: str) -> Any:
         """SQL other than queries, blocks and types: users and grants; a bare
@@ -316,46 +357,83 @@ class Connection:
             return plsql.execute(self, f"BEGIN {body}; END;")
         raise ora(900)
 
-    # -- internals used by the AQ layer -------------------------------------
-    def _check_open(self) -> None:
-        if self._closed:
-            raise InterfaceError("DPY-1001: not connected to database", 1001, prefix="DPY")
 
-    def _ddl_commit(self) -> None:
-        """Oracle DDL commits the session's open transaction first."""
-        if self._session.in_transaction:
-            self.commit()
-
-    def _txn_id(self) -> str:
-        return self._session.new_transaction_id()
-
-    def _navigation(self, queue: str) -> Navigation:
-        """The session's dequeue position in ``queue`` (one per queue, whatever the consumer:
-        changing consumer under NEXT_MESSAGE is ORA-25242, seed 003)."""
-        nav = self._nav.get(queue)
-        if nav is None:
-            nav = self._nav[queue] = Navigation()
-        return nav
-
-    def _transformer(self, name: str) -> Callable[[Any], Any]:
-        spec = self._catalog.transformation(name)
-        return compile_transformation(spec)
+def open_connection(spec: "ConnectSpec", conn_class: type | None = None,
+                    callback: bool = True) -> Connection:
+    """A new connection as ``spec`` (``sluice.connect``'s keywords, sorted) asks:
+    authenticated, the password changed if ``newpassword`` says so, continued as the
+    proxy's client, then (``callback``) handed to ``on_connect_callback``."""
+    cls = Connection if conn_class is None else conn_class
+    if not (isinstance(cls, type) and issubclass(cls, Connection)):
+        raise dpy(2023)
+    conn = cls(spec.dsn, user=spec.user, password=spec.password, mode=spec.mode)
+    try:
+        _prepare(spec, conn, callback)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
-def connect(dsn: str | None = None, user: str | None = None, password: str | None = None,
-            mode: int = AUTH_MODE_DEFAULT, *, pool: Any = None, pool_alias: str | None = None,
-            conn_class: type | None = None, params: Any = None, **kwargs: Any) -> Connection:
-    """Open a connection: ``sluice.connect("sqlite:///app.db", user="scott", password="…")``;
-    ``mode=sluice.AUTH_MODE_SYSDBA`` connects as SYS by operating-system authentication.
+def _prepare(spec: "ConnectSpec", conn: Connection, callback: bool = True) -> None:
+    """The steps after logging on: new password, proxy client, callback."""
+    if spec.newpassword is not None:
+        UserStatements(conn).alter_password(conn.username, spec.newpassword)
+    if spec.proxy_user:
+        client = canonical(spec.proxy_user, "user name")
+        may_proxy(conn.context.security, conn.username, client)
+        conn._become(client)
+    if callback and spec.on_connect_callback is not None:
+        spec.on_connect_callback(conn)
 
-    Every keyword of python-oracledb's ``oracledb.connect()`` is taken: see
-    :mod:`sluice.connect_params` for which are used, ignored (with a warning) or refused;
-    ``pool=`` / ``pool_alias=`` acquire from a :func:`sluice.create_pool` pool."""
-    from .connect_params import ConnectSpec, resolve_positional
-    dsn, user, password = resolve_positional(dsn, user, password)
-    kwargs.update(user=user, password=password, mode=mode or None)
-    if pool is not None or pool_alias is not None:
-        from .pool import acquire_from
-        kwargs.pop("mode")
-        return acquire_from(pool, pool_alias, **kwargs)
-    return ConnectSpec(dsn, params, kwargs).open(conn_class)
+
+def proxy_connect(dsn: str, client_user: str, proxy_user: str) -> "Connection":
+    """A new connection to ``dsn`` acting as ``client_user``, opened by ``proxy_user``.
+
+    python-oracledb spells this ``connect(user="AQADM[OE]", …)``.  The proxy's own
+    password is not asked for: the caller authenticated it when it started, and
+    whoever holds the DSN is the operating-system-authenticated administrator
+    (``AUTH_MODE_SYSDBA``) anyway; what is checked here is the client's consent.
+
+    :raises DatabaseError: as :func:`may_proxy`.
+    """
+    client, proxy = canonical(client_user, "user name"), canonical(proxy_user, "user name")
+    conn = Connection(dsn, mode=AUTH_MODE_SYSDBA)
+    try:
+        may_proxy(conn.context.security, proxy, client)
+        conn._become(client)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def renew_session(conn: Connection) -> None:
+    """Give ``conn`` a new database session as the same user: dequeue positions and
+    cached state start afresh, as in a new proxy session (the IDAP servlet does this
+    between HTTP sessions)."""
+    conn._become(conn.username)
+
+
+def savepoint(conn: Connection) -> tuple:
+    """A mark of ``conn``'s transaction and of its dequeue positions, for
+    :func:`rollback_to_savepoint` (the IDAP servlet gives back what a receive whose client
+    has gone took)."""
+    ctx = conn.context
+    with conn._lock:
+        return (ctx.session.savepoint(), {k: dataclasses.replace(v) for k, v in ctx.nav.items()},
+                dict(ctx.group_first))
+
+
+def rollback_to_savepoint(conn: Connection, mark: tuple) -> None:
+    """Undo the work since ``mark`` (see StoreSession.rollback_to_savepoint) and put the
+    dequeue positions back where they were: the messages given back come next again."""
+    ctx = conn.context
+    ctx.check_open()
+    session_mark, nav, group_first = mark
+    with conn._lock:
+        ctx.session.rollback_to_savepoint(session_mark)
+        ctx.nav.clear()
+        ctx.nav.update((k, dataclasses.replace(v)) for k, v in nav.items())
+        ctx.group_first.clear()
+        ctx.group_first.update(group_first)

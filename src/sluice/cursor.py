@@ -120,4 +120,4 @@ class Cursor:
     def _check(self) -> None:
         if self._closed:
             raise InterfaceError("DPY-1006: cursor is not open", 1006, prefix="DPY")
-        self.connection._check_open()
+        self.connection.context.check_open()

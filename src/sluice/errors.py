@@ -173,6 +173,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # the database server (PostgreSQL backend): reachability, lost connections, lock waits
     54: (OperationalError, "resource busy and acquire with NOWAIT specified or timeout expired"),
     20: (OperationalError, "maximum number of processes ({0}) exceeded"),
+    1013: (OperationalError, "user requested cancel of current operation"),
+    1086: (ProgrammingError, "savepoint '{0}' never established in this session or is invalid"),
     1033: (OperationalError, "ORACLE initialization or shutdown in progress"),
     3113: (OperationalError, "end-of-file on communication channel"),
     12514: (OperationalError, "TNS:listener does not currently know of service requested in "

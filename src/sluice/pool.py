@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from .connect_params import CONNECT_KEYWORDS, POOL_KEYWORDS, ConnectSpec, PoolParams, check_names
-from .connection import Connection
+from .connection import Connection, open_connection
 from .errors import ArgumentError, dpy, not_supported
 from .names import canonical
 from .security.users import authenticate
@@ -180,7 +180,7 @@ class ConnectionPool:
             if fresh:
                 session = self._new_session(key, password)
             elif key is not None:   # another user's idle session: that user's password still
-                authenticate(session.conn._security, key, password)
+                authenticate(session.conn.context.security, key, password)
         except BaseException:
             with self._cond:
                 if fresh:
@@ -307,7 +307,7 @@ class ConnectionPool:
         another user's (heterogeneous pools)."""
         spec = self._spec
         if user is None:
-            conn = spec.open(self._conn_class, callback=False)
+            conn = open_connection(spec, self._conn_class, callback=False)
         else:
             conn = (self._conn_class or Connection)(spec.dsn, user=user, password=password, mode=spec.mode)
         return _Session(conn, user)

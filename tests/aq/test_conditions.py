@@ -84,9 +84,9 @@ def test_conditions_run_in_the_stores_sql_where_they_can(conn, monkeypatch):
     evaluator is not asked about committed messages then."""
     from sluice.aq import conditions
     q = _orders(conn)
-    codec = conn._catalog.codec(conn._catalog.queue("Q").table)
-    qi = conn._catalog.queue("Q")
-    dialect = conn._store.dialect
+    codec = conn.context.catalog.codec(conn.context.catalog.queue("Q").table)
+    qi = conn.context.catalog.queue("Q")
+    dialect = conn.context.store.dialect
     assert conditions.compile_sql_condition("tab.user_data.price > 30000 and priority = 9", qi, codec,
                                             dialect, {}) is not None
     assert conditions.compile_sql_condition("enq_time > SYSDATE - 1", qi, codec, dialect, {}) is None

@@ -140,7 +140,7 @@ def test_consumer_killed_between_commit_and_unlock_is_not_delivered_again(tmp_pa
         child = spawn("hold-commit", dsn, stdin=subprocess.PIPE)
         try:
             assert child.stdout.readline().strip() == "once"     # the child holds it
-            locks = conn._store.locks
+            locks = conn.context.store.locks
             real_try_lock = locks.try_lock
             selected, go = threading.Event(), threading.Event()
 

@@ -84,7 +84,7 @@ def test_xmltype_queue(conn):
 def test_jms_text_message_queue(conn):
     make_queue(conn, payload="SYS.AQ$_JMS_TEXT_MESSAGE")
     jms_type = conn.gettype("SYS.AQ$_JMS_TEXT_MESSAGE")
-    msg = ot.jms_text_message(conn._catalog, "hello jms", type="greeting", appid="app1")
+    msg = ot.jms_text_message(conn.context.catalog, "hello jms", type="greeting", appid="app1")
     q = conn.queue("Q", jms_type)
     q.enqone(conn.msgproperties(payload=msg))
     conn.commit()
@@ -95,7 +95,7 @@ def test_jms_text_message_queue(conn):
 
 def test_jms_map_message_queue(conn):
     make_queue(conn, payload="SYS.AQ$_JMS_MAP_MESSAGE")
-    msg = ot.jms_map_message(conn._catalog, {"sku": "A-1", "qty": 3})
+    msg = ot.jms_map_message(conn.context.catalog, {"sku": "A-1", "qty": 3})
     q = conn.queue("Q", conn.gettype("SYS.AQ$_JMS_MAP_MESSAGE"))
     q.enqone(conn.msgproperties(payload=msg))
     conn.commit()

@@ -9,12 +9,12 @@ from tests.conftest import make_queue, nowait
 
 def _count_attempts(conn):
     calls = []
-    real = conn._session.dequeue
+    real = conn.context.session.dequeue
 
     def counting(*a, **k):
         calls.append(time.monotonic())
         return real(*a, **k)
-    conn._session.dequeue = counting
+    conn.context.session.dequeue = counting
     return calls
 
 
@@ -112,3 +112,61 @@ def test_a_wait_in_vain_leaves_the_position_at_the_beginning_of_a_topic(conn, co
     conn2.commit()
     q.deqoptions.wait = 1
     assert q.deqone() is None
+
+
+def _wait_in_thread(fn):
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except Exception as e:
+            out["error"] = e
+        out["at"] = time.monotonic()
+    t = threading.Thread(target=run)
+    t.start()
+    return t, out
+
+
+def test_cancel_ends_an_endless_wait_with_ora_01013_taking_nothing(conn, conn2):
+    """python-oracledb's Connection.cancel() from another thread (the IDAP servlet's hook
+    when an HTTP client gives up): the wait ends at once, nothing is taken later."""
+    make_queue(conn)
+    q = conn2.queue("Q")
+    t, out = _wait_in_thread(q.deqone)          # DEQ_WAIT_FOREVER
+    time.sleep(0.5)
+    cancelled = time.monotonic()
+    conn2.cancel()
+    t.join(5)
+    assert not t.is_alive()
+    assert isinstance(out["error"], sluice.OperationalError) and out["error"].code == 1013
+    assert out["at"] - cancelled < 1.0
+    assert not conn2.transaction_in_progress
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"later"))
+    conn.commit()
+    assert nowait(conn2.queue("Q")).deqone().payload == b"later"   # it was not taken
+    conn2.rollback()
+
+
+def test_cancel_without_a_waiting_call_does_nothing(conn, conn2):
+    make_queue(conn)
+    conn2.cancel()                              # nothing waits: forgotten
+    q = conn2.queue("Q")
+    q.deqoptions.wait = 5
+    t, out = _wait_in_thread(q.deqone)
+    time.sleep(0.3)
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    t.join(6)
+    assert out["value"].payload == b"x"
+    conn2.commit()
+
+
+def test_cancel_ends_a_listen(conn, conn2):
+    make_queue(conn)
+    agent = sluice.Agent(None, "Q", 0)
+    t, out = _wait_in_thread(lambda: conn2.aq.listen([agent], wait=30))
+    time.sleep(0.5)
+    conn2.cancel()
+    t.join(5)
+    assert not t.is_alive() and out["error"].code == 1013

@@ -323,8 +323,8 @@ def commit_doc(method: str = "AQXmlCommit") -> str:
 def count(dsn: str, queue: str) -> int:
     """READY messages of a queue, as another (committed) session sees them."""
     with sluice.connect(dsn) as c:
-        qi = c._catalog.queue(queue)
-        return c._store.count_messages(qi, [0, 1])
+        qi = c.context.catalog.queue(queue)
+        return c.context.store.count_messages(qi, [0, 1])
 
 
 COOKIE_NAME = "JSESSIONID"

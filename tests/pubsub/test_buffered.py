@@ -76,7 +76,7 @@ def test_restrictions(conn):
     assert _code(q.deqone) == "ORA-25236"
     q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
     assert _code(lambda: q.deqmany(5)) == "SLU-00001"
-    assert buffered.pool_for(conn._store).count(conn._catalog.queue("Q")) == 0
+    assert buffered.pool_for(conn.context.store).count(conn.context.catalog.queue("Q")) == 0
 
 
 def test_blocked_dequeue_wakes_on_a_buffered_enqueue(conn, conn2):
@@ -101,7 +101,8 @@ def test_spill_past_the_memory_limit_keeps_every_message(conn):
     rows = table_rows(conn, "Q_QT", "MSG_STATE, DELIVERY_MODE")
     assert set(rows) == {("SPILLED", "BUFFERED"), ("IN-MEMORY", "BUFFERED")} and len(rows) == 25
     in_memory = rows.count(("IN-MEMORY", "BUFFERED"))
-    assert 0 < in_memory == buffered.pool_for(conn._store).count(conn._catalog.queue("Q")) < 25
+    pool = buffered.pool_for(conn.context.store)
+    assert 0 < in_memory == pool.count(conn.context.catalog.queue("Q")) < 25
     got = [q.deqone().payload for _ in range(25)]
     # spilled or not, they are one queue in one order (ENQ_TIME: as enqueued)
     assert got == [f"m{i:02d}".encode() for i in range(25)]
@@ -209,7 +210,7 @@ def test_browse_walks_buffered_messages_then_remove_takes_the_first(conn):
     q.deqoptions.mode = sluice.DEQ_REMOVE
     q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
     assert q.deqone().payload == b"0"
-    assert buffered.pool_for(conn._store).count(conn._catalog.queue("Q")) == 2
+    assert buffered.pool_for(conn.context.store).count(conn.context.catalog.queue("Q")) == 2
 
 
 def test_messages_waiting_past_spill_after_spill_on_the_next_enqueue(conn):
@@ -270,7 +271,7 @@ def test_repeated_buffered_operations_still_see_queue_and_privilege_changes(conn
         conn.aqadm.revoke_queue_privilege(privilege="DEQUEUE", queue_name="Q", grantee="BUF_U")
         q.deqoptions.wait = sluice.DEQ_NO_WAIT
         assert _code(lambda: q.deqone()) == "ORA-01031"
-        assert buffered.pool_for(user._store).count(user.queue(q.name)._info()) == 0
+        assert buffered.pool_for(user.context.store).count(user.queue(q.name)._info()) == 0
         user.close()
         assert _code(lambda: q.enqone(user.msgproperties(payload=b"closed"))) == "DPY-1001"
 
@@ -297,7 +298,7 @@ def test_a_failed_spill_keeps_the_messages_in_memory(conn, monkeypatch, caplog):
     make_queue(conn)
     buffered.configure(conn, memory_limit=5 * 300)
     q = _bq(conn)
-    session = conn._session
+    session = conn.context.session
     real_enqueue = session.enqueue
 
     def failing(queue, records, immediate):
@@ -309,8 +310,8 @@ def test_a_failed_spill_keeps_the_messages_in_memory(conn, monkeypatch, caplog):
     finally:
         monkeypatch.setattr(session, "enqueue", real_enqueue)
     assert "spilling them failed" in caplog.text
-    pool = buffered.pool_for(conn._store)
-    assert pool.count(conn._catalog.queue("Q")) == 12 and table_rows(conn, "Q_QT", "MSG_STATE") == \
+    pool = buffered.pool_for(conn.context.store)
+    assert pool.count(conn.context.catalog.queue("Q")) == 12 and table_rows(conn, "Q_QT", "MSG_STATE") == \
         [("IN-MEMORY",)] * 12
     q.enqone(conn.msgproperties(payload=b"m12"))       # the store works again: the backlog spills
     assert ("SPILLED",) in table_rows(conn, "Q_QT", "MSG_STATE")
@@ -323,7 +324,7 @@ def test_an_expired_message_stays_until_the_exception_queue_takes_it(conn, monke
     make_queue(conn)
     q = _bq(conn)
     q.enqone(conn.msgproperties(payload=b"old", expiration=0))
-    session = conn._session
+    session = conn.context.session
     real_enqueue = session.enqueue
 
     def failing(queue, records, immediate):

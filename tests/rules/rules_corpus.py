@@ -373,7 +373,7 @@ null_tag() = 'Y'"""
 # --- LCRs for the differential test -------------------------------------------------
 # Each condition of the differential corpus runs against every row: these LCRs
 # (sluice.streams.lcr objects built from these arguments; the typed targets read
-# them through sluice.rules.lcrschema.lcr_row) and the CONTEXT variants.
+# them through sluice.rules.compile.typed.lcrschema.lcr_row) and the CONTEXT variants.
 
 def _lcr(kind="ROW", owner="HR", name="REGIONS", command="INSERT", tag=None, source="DBS1.NET",
          old=None, new=None, **extra):

@@ -17,9 +17,9 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from sluice.errors import DatabaseError
-from sluice.rules.ir import NotCompilable
-from sluice.rules.sqlcompile import compile_sql
-from sluice.rules.sqlitefns import register_sqlite_functions, to_sqlite
+from sluice.rules.compile.typed.ir import NotCompilable
+from sluice.rules.compile.sql.compiler import compile_sql
+from sluice.store.sqlitefns import register_sqlite_functions, to_sqlite
 
 from .world import Outcome, World, agree, as_json, corpus
 
@@ -122,8 +122,8 @@ def _spark_value(v, spark_type):
 
 @pytest.fixture(scope="module")
 def spark_outcomes(world, spark):
-    from sluice.rules.lcrschema import LCR_COLUMNS
-    from sluice.rules.sparkcompile import SparkRenderer, compile_spark, rule_outcomes
+    from sluice.rules.compile.typed.lcrschema import LCR_COLUMNS
+    from sluice.rules.compile.spark.compiler import SparkRenderer, compile_spark, rule_outcomes
 
     types = [s.spark_type for s in world.specs] + [t for _, t, _ in LCR_COLUMNS.values()]
     names = [s.column for s in world.specs] + list(LCR_COLUMNS)

@@ -11,7 +11,7 @@ import pytest
 
 from sluice.errors import DatabaseError, NotSupportedError, ProgrammingError
 from sluice.rules import parse_condition, parse_expression, referenced_names, to_text
-from sluice.rules.ast import (
+from sluice.rules.lang.ast import (
     And, Attribute, Between, Bind, Binary, Compare, Exists, FuncCall, Identifier, InList, IsNull,
     Like, Literal, MethodCall, Not, Or, Unary, walk,
 )

@@ -7,8 +7,8 @@ import pytest
 import sluice
 from sluice.errors import DatabaseError, InterfaceError
 from sluice.plsql import execute
-from sluice.rules.anydata import AnyData
-from sluice.rules.types import NVList, TableAlias, VariableType
+from sluice.rules.engine.anydata import AnyData
+from sluice.rules.engine.types import NVList, TableAlias, VariableType
 from sluice.streams import RowLCR
 
 EC = "SYS.STREAMS$_EVALUATION_CONTEXT"

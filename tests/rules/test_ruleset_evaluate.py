@@ -7,8 +7,9 @@ import pytest
 import sluice
 from sluice.errors import DatabaseError
 from sluice.plsql import execute
-from sluice.rules.types import AttributeValue, ColumnValue, RuleHit, TableValue, VariableType, VariableValue
-from sluice.rules.anydata import AnyData
+from sluice.rules.engine.types import (AttributeValue, ColumnValue, RuleHit, TableValue, VariableType,
+                                       VariableValue)
+from sluice.rules.engine.anydata import AnyData
 from sluice.streams import RowLCR
 
 EC = "SYS.STREAMS$_EVALUATION_CONTEXT"
@@ -165,7 +166,7 @@ def test_unknown_rule_set_or_context(ctx):
 
 
 def test_table_values_by_rowid_are_not_supported(conn):
-    from sluice.rules.types import TableAlias
+    from sluice.rules.engine.types import TableAlias
     conn.rule_adm.create_evaluation_context("t", table_aliases=[TableAlias("tab", "hr.t")])
     conn.rule_adm.create_rule_set("rs", "t")
     conn.rule_adm.create_rule("r", "tab.x = 1")

@@ -8,10 +8,10 @@ from decimal import Decimal
 import pytest
 
 from sluice.rules import parse_condition
-from sluice.rules.engine import ContextResolver, Event, RuleSetEvaluator
-from sluice.rules.index import RuleIndex, is_simple
-from sluice.rules.pycompile import compile_python
-from sluice.rules.ruleset import EvaluationContext, Variable
+from sluice.rules.engine.evaluator import ContextResolver, Event, RuleSetEvaluator
+from sluice.rules.engine.index import RuleIndex, is_simple
+from sluice.rules.compile.python import compile_python
+from sluice.rules.engine.ruleset import EvaluationContext, Variable
 from sluice.streams import RowLCR
 
 CTX = EvaluationContext("T", "CTX", (), (

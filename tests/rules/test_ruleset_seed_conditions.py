@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from sluice.rules import parse_condition
-from sluice.rules.index import is_simple
-from sluice.rules.types import NVList
+from sluice.rules.engine.index import is_simple
+from sluice.rules.engine.types import NVList
 from sluice.streams import DDLLCR, RowLCR, evaluate_rule_sets
 
 from tests.rules.rules_corpus import SEED_RULES

@@ -13,8 +13,8 @@ import pytest
 
 from sluice.errors import DatabaseError
 from sluice.rules import DictResolver, compile_condition
-from sluice.rules.ir import NotCompilable
-from sluice.rules.lcrschema import LCR_COLUMNS, LcrResolver, lcr_row, spark_schema
+from sluice.rules.compile.typed.ir import NotCompilable
+from sluice.rules.compile.typed.lcrschema import LCR_COLUMNS, LcrResolver, lcr_row, spark_schema
 
 from .world import build_lcr, corpus
 
@@ -62,7 +62,7 @@ def test_schema_is_defined_in_one_place():
 
 
 def test_hundreds_of_rules_in_one_job_agree_with_python(spark):
-    from sluice.rules.sparkcompile import compile_spark_rules, fired_rules, rule_outcomes
+    from sluice.rules.compile.spark.compiler import compile_spark_rules, fired_rules, rule_outcomes
 
     lcrs, texts = _lcrs(500), _rules()
     rows = [lcr_row(lcr) for lcr in lcrs]
@@ -95,7 +95,7 @@ def _outcome(rule, ctx):
 
 
 def test_lcr_members_outside_the_schema_are_not_compilable(spark):
-    from sluice.rules.sparkcompile import compile_spark
+    from sluice.rules.compile.spark.compiler import compile_spark
 
     for text in [":dml.get_extra_attribute('ROW_ID') IS NULL", ":dml.get_value('NEW', :col) IS NULL",
                  ":dml.get_value('NEW', 'A').AccessObject() IS NULL", ":dml = 1",

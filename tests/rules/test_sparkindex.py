@@ -19,9 +19,9 @@ import random
 
 import sluice
 from sluice.rules.evaluate import message_event_context, run_evaluation
-from sluice.rules.lcrschema import LCR_COLUMNS, lcr_row, spark_schema
-from sluice.rules.ruleset import STREAMS_CONTEXT, rules_catalog
-from sluice.rules.sparkindex import SparkRuleSet, streams_verdict
+from sluice.rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row, spark_schema
+from sluice.rules.engine.ruleset import STREAMS_CONTEXT, rules_catalog
+from sluice.rules.compile.spark.ruleset import SparkRuleSet, streams_verdict
 from sluice.streams import evaluate_rule_sets
 
 from .world import build_lcr
@@ -135,7 +135,7 @@ def test_spark_path_agrees_with_the_python_engine(spark, tmp_path):
     df = streams_verdict(df, empty)
     rows = {r["transaction_id"]: r for r in df.collect()}
 
-    catalog = rules_catalog(conn._store)
+    catalog = rules_catalog(conn.context.store)
     fired_total = 0
     for lcr in events:
         row = rows[lcr.get_transaction_id()]

@@ -10,12 +10,12 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from sluice.errors import DatabaseError
-from sluice.rules.ir import NotCompilable
-from sluice.rules.lcrschema import LcrResolver, sql_columns
-from sluice.rules.resolvers import MappingResolver
-from sluice.rules.sqlcompile import compile_sql, json_get
-from sluice.rules.sqldates import oracle_to_pg_format
-from sluice.rules.sqlitefns import from_sqlite, register_sqlite_functions
+from sluice.rules.compile.typed.ir import NotCompilable
+from sluice.rules.compile.typed.lcrschema import LcrResolver, sql_columns
+from sluice.rules.compile.typed.resolvers import MappingResolver
+from sluice.rules.compile.sql.compiler import compile_sql, json_get
+from sluice.rules.compile.typed.dates import oracle_to_pg_format
+from sluice.store.sqlitefns import from_sqlite, register_sqlite_functions
 
 QUEUE = MappingResolver({
     "PRIORITY": ("PRIORITY", "NUMBER"), "CORRID": ("CORRID", "CHAR"), "TAB.PRIORITY": ("PRIORITY", "NUMBER"),

@@ -19,9 +19,9 @@ from typing import Any
 
 from sluice.errors import DatabaseError
 from sluice.rules import DictResolver, compile_condition
-from sluice.rules.lcrschema import LCR_COLUMNS, LcrResolver, lcr_row
-from sluice.rules.resolvers import MappingResolver
-from sluice.rules.ir import Column
+from sluice.rules.compile.typed.lcrschema import LCR_COLUMNS, LcrResolver, lcr_row
+from sluice.rules.compile.typed.resolvers import MappingResolver
+from sluice.rules.compile.typed.ir import Column
 
 
 def load_corpus():

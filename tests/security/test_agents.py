@@ -101,10 +101,10 @@ def test_set_up_queue_creates_a_secure_transactional_commit_time_anydata_queue(a
                        "WHERE name = 'STREAMS_QUEUE'", None)[1] == [("YES", "YES")]
     assert admin.query("SELECT agent_name, db_username FROM aq$internet_users", None)[1] == [("HR", "HR")]
     with login(dsn, "HR") as hr:
-        queue = hr._catalog.queue("STRMADMIN.STREAMS_QUEUE")
-        hr._authz.check_enqueue(queue, [sluice.Agent("HR")])      # through its own agent: allowed
+        queue = hr.context.catalog.queue("STRMADMIN.STREAMS_QUEUE")
+        hr.context.authz.check_enqueue(queue, [sluice.Agent("HR")])   # through its own agent: allowed
         with pytest.raises(sluice.DatabaseError) as e:
-            hr._authz.check_enqueue(queue, [None])                  # secure: an agent is required
+            hr.context.authz.check_enqueue(queue, [None])               # secure: an agent is required
         assert e.value.full_code == "ORA-25224"
     # re-running with another queue_user only adds that user
     _sql(dsn, "BEGIN DBMS_STREAMS_ADM.SET_UP_QUEUE(queue_table => 'strmadmin.streams_queue_table', "
@@ -113,8 +113,9 @@ def test_set_up_queue_creates_a_secure_transactional_commit_time_anydata_queue(a
     assert admin.query("SELECT agent_name, db_username FROM aq$internet_users ORDER BY 1", None)[1] == [
         ("HR", "HR"), ("OE", "OE")]
     with login(dsn, "OE") as oe:
-        assert oe._authz.has_queue_privilege(oe._catalog.queue("STRMADMIN.STREAMS_QUEUE"), "ENQUEUE")
-        assert oe._authz.has_queue_privilege(oe._catalog.queue("STRMADMIN.STREAMS_QUEUE"), "DEQUEUE")
+        queue = oe.context.catalog.queue("STRMADMIN.STREAMS_QUEUE")
+        assert oe.context.authz.has_queue_privilege(queue, "ENQUEUE")
+        assert oe.context.authz.has_queue_privilege(queue, "DEQUEUE")
 
 
 def _snapshot(admin):

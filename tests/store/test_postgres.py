@@ -77,7 +77,7 @@ def test_init_creates_the_schema_and_messages_are_plain_sql(pg_dsn, pg_schema):
 # -- catalog caches follow other processes without a query -------------------------------
 
 def test_catalog_version_is_local_and_follows_other_processes(pg_conn, pg_dsn, monkeypatch):
-    store = pg_conn._store
+    store = pg_conn.context.store
     before = store.catalog_version()
     with monkeypatch.context() as m:     # no round trip to the server
         m.setattr(store.pool, "run", lambda *a, **k: pytest.fail("catalog_version queried the server"))
@@ -108,7 +108,7 @@ def test_time_managers_of_two_processes_handle_each_message_once(pg_dsn):
     held = nowait(holder.queue("Q")).deqone()
     stores = [PgStore(parse_dsn(pg_dsn)) for _ in range(2)]    # as two processes would
     try:
-        holder._store._tm.stop()           # only the two stores under test run the monitor
+        holder.context.store._tm.stop()           # only the two stores under test run the monitor
         results = [None, None]
         later = time.time() + 2
 
@@ -139,7 +139,7 @@ def _terminate(pid: int) -> None:
 
 def test_listener_reconnects_and_waiters_still_wake(pg_conn, pg_dsn):
     make_queue(pg_conn)
-    listener = pg_conn._store.listener
+    listener = pg_conn.context.store.listener
     old_pid = listener._conn.info.backend_pid
     _terminate(old_pid)
     assert wait_until(lambda: listener._conn is not None and listener.connected.is_set()
@@ -169,7 +169,7 @@ def test_lost_session_connection_is_03113_then_the_session_reconnects(pg_conn):
     q.enqone(pg_conn.msgproperties(payload=b"m"))
     pg_conn.commit()
     assert q.deqone().payload == b"m"                 # held in the open transaction
-    _terminate(pg_conn._session._raw.info.backend_pid)
+    _terminate(pg_conn.context.session._raw.info.backend_pid)
     assert _code(pg_conn.commit) == "ORA-03113"
     pg_conn.rollback()                                 # nothing left to undo
     m = q.deqone()                                     # a new connection

@@ -8,9 +8,9 @@ import pytest
 import sluice
 from sluice.errors import DatabaseError
 from sluice.rules import compile_condition
-from sluice.rules.anydata import AnyData
-from sluice.rules.functions import FUNCTIONS
-from sluice.rules.typecheck import MEMBERS
+from sluice.rules.engine.anydata import AnyData
+from sluice.sqlfunctions import FUNCTIONS
+from sluice.rules.lang.typecheck import MEMBERS
 from sluice.streams import lcr as L
 from sluice.streams.lcr import DDLLCR, RowLCR, RowUnit
 

@@ -74,15 +74,15 @@ class AqAdm(SecurityAdm, SubscriberAdm):
     NO_NETWORK_NAME = None
 
     def __init__(self, conn: "Connection") -> None:
-        self._conn = conn
+        self._session_ctx = conn.context
 
     @property
     def _catalog(self):
-        return self._conn._catalog
+        return self._session_ctx.catalog
 
     @property
     def _store(self):
-        return self._conn._store
+        return self._session_ctx.store
 
     # -- queue tables ---------------------------------------------------------
     def create_queue_table(self, queue_table: str, queue_payload_type: str, storage_clause: str | None = None,
@@ -91,15 +91,15 @@ class AqAdm(SecurityAdm, SubscriberAdm):
                            auto_commit: bool = True, primary_instance: int = 0,
                            secondary_instance: int = 0, compatible: str | None = None,
                            secure: bool = False, replication_mode: int = 0) -> None:
-        owner, name = split_qualified(queue_table, self._conn.username, "queue table name")
-        self._conn._authz.check_admin(owner)
+        owner, name = split_qualified(queue_table, self._session_ctx.username, "queue table name")
+        self._session_ctx.authz.check_admin(owner)
         if len(name) > 122:  # room for the AQ$_..._E exception queue name
             raise ora(972, name)
         payload = self._payload_type(queue_payload_type)
         sorts = parse_sort_list(sort_list)
         if message_grouping not in (0, 1):
             raise InterfaceError("message_grouping must be DBMS_AQADM.NONE or DBMS_AQADM.TRANSACTIONAL")
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         table = QueueTableInfo(owner=owner, name=name, payload_type=payload, sort_list=sorts,
                                multiple_consumers=_flag("multiple_consumers", multiple_consumers),
                                message_grouping="TRANSACTIONAL" if message_grouping else "NONE",
@@ -130,8 +130,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
                           primary_instance: int | None = None, secondary_instance: int | None = None,
                           replication_mode: int | None = None) -> None:
         table = self._catalog.queue_table(queue_table)
-        self._conn._authz.check_admin(table.owner)
-        self._conn._ddl_commit()
+        self._session_ctx.authz.check_admin(table.owner)
+        self._session_ctx.ddl_commit()
         _set_given(table, comment=comment, primary_instance=primary_instance,
                    secondary_instance=secondary_instance)
         self._store.update_queue_table(table)
@@ -139,11 +139,11 @@ class AqAdm(SecurityAdm, SubscriberAdm):
 
     def drop_queue_table(self, queue_table: str, force: bool = False, auto_commit: bool = True) -> None:
         table = self._catalog.queue_table(queue_table)
-        self._conn._authz.check_admin(table.owner)
+        self._session_ctx.authz.check_admin(table.owner)
         user_queues = [q for q in self._catalog.queues_of(table) if q.name != table.exception_queue_name]
         if user_queues and not _flag("force", force):
             raise ora(24012, table.qualified)
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         for q in self._catalog.queues_of(table):
             for sub in self._catalog.subscribers(q):
                 self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
@@ -155,8 +155,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         """Remove the messages of the table that match ``purge_condition``, a SQL condition
         on the ``AQ$<queue_table>`` view aliased ``qtview`` (NULL purges everything)."""
         table = self._catalog.queue_table(queue_table)
-        self._conn._authz.check_admin(table.owner)
-        self._conn._ddl_commit()
+        self._session_ctx.authz.check_admin(table.owner)
+        self._session_ctx.ddl_commit()
         self._store.purge_messages(table, purge_condition)
 
     # -- queues ---------------------------------------------------------------
@@ -164,8 +164,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
                      max_retries: int | None = None, retry_delay: float = 0, retention_time: float = 0,
                      dependency_tracking: bool = False, comment: str | None = None,
                      auto_commit: bool = True) -> None:
-        owner, name = split_qualified(queue_name, self._conn.username, "queue name")
-        self._conn._authz.check_admin(owner)
+        owner, name = split_qualified(queue_name, self._session_ctx.username, "queue name")
+        self._session_ctx.authz.check_admin(owner)
         table = self._catalog.queue_table(queue_table)
         if owner != table.owner:
             raise ora(24037, owner, table.owner)
@@ -176,7 +176,7 @@ class AqAdm(SecurityAdm, SubscriberAdm):
             raise ora(24013, max_retries)
         delay = _seconds("retry_delay", retry_delay or 0, 24013, False)
         retention = _seconds("retention_time", retention_time or 0, 24014, True)
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         q = QueueInfo(owner=owner, name=name, table=table,
                       queue_type="EXCEPTION_QUEUE" if queue_type == 1 else "NORMAL_QUEUE",
                       max_retries=retries, retry_delay=delay, retention_time=retention,
@@ -188,13 +188,13 @@ class AqAdm(SecurityAdm, SubscriberAdm):
                     retention_time: float | None = None, auto_commit: bool = True,
                     comment: str | None = None) -> None:
         q = self._catalog.queue(queue_name)
-        self._conn._authz.check_admin(q.owner)
+        self._session_ctx.authz.check_admin(q.owner)
         if max_retries is not None:
             if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
                 raise ora(24013, max_retries)
         new_delay = None if retry_delay is None else _seconds("retry_delay", retry_delay, 24013, False)
         new_ret = None if retention_time is None else _seconds("retention_time", retention_time, 24014, True)
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         _set_given(q, max_retries=max_retries, retry_delay=new_delay, retention_time=new_ret,
                    comment=comment)
         self._store.update_queue(q)
@@ -202,12 +202,12 @@ class AqAdm(SecurityAdm, SubscriberAdm):
 
     def drop_queue(self, queue_name: str, auto_commit: bool = True) -> None:
         q = self._catalog.queue(queue_name)
-        self._conn._authz.check_admin(q.owner)
+        self._session_ctx.authz.check_admin(q.owner)
         if q.enqueue_enabled or q.dequeue_enabled:
             raise ora(24011, q.qualified)
         if q.name == q.table.exception_queue_name:
             raise ora(24011, q.qualified)  # dropped with its queue table only
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         for sub in self._catalog.subscribers(q):
             self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
         self._store.drop_queue(q.owner, q.name)
@@ -215,13 +215,13 @@ class AqAdm(SecurityAdm, SubscriberAdm):
 
     def start_queue(self, queue_name: str, enqueue: bool = True, dequeue: bool = True) -> None:
         q = self._catalog.queue(queue_name)
-        self._conn._authz.check_admin(q.owner)
+        self._session_ctx.authz.check_admin(q.owner)
         enq, deq = _flag("enqueue", enqueue), _flag("dequeue", dequeue)
         if q.is_exception_queue and enq:
             if not deq:
                 raise ora(24017, q.qualified)
             enq = False  # an exception queue is only ever enabled for dequeue
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         q.enqueue_enabled = q.enqueue_enabled or enq
         q.dequeue_enabled = q.dequeue_enabled or deq
         self._store.update_queue(q)
@@ -230,8 +230,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
     def stop_queue(self, queue_name: str, enqueue: bool = True, dequeue: bool = True,
                    wait: bool = True) -> None:
         q = self._catalog.queue(queue_name)
-        self._conn._authz.check_admin(q.owner)
-        self._conn._ddl_commit()
+        self._session_ctx.authz.check_admin(q.owner)
+        self._session_ctx.ddl_commit()
         if _flag("enqueue", enqueue):
             q.enqueue_enabled = False
         if _flag("dequeue", dequeue):

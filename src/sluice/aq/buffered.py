@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from .. import constants as C
 from ..errors import ora
-from ..rules.pycompile import like_regex
+from ..sqlfunctions import like_regex
 from ..store.base import MessageRecord, QueueInfo, QueueTableInfo, Selector, new_txn_id
 
 if TYPE_CHECKING:
@@ -447,7 +447,7 @@ def configure(conn: "Connection", memory_limit: int | None = None, spill_after: 
     """Sluice's knobs for buffered messaging in this process (Oracle sizes the streams
     pool instead): memory limit in bytes, spill age in seconds, flow-control threshold
     (messages in memory per sender) and how long a held-up sender waits."""
-    limits = pool_for(conn._store).limits
+    limits = pool_for(conn.context.store).limits
     for name, value in (("memory_limit", memory_limit), ("spill_after", spill_after),
                         ("flow_control_threshold", flow_control_threshold),
                         ("flow_control_timeout", flow_control_timeout)):

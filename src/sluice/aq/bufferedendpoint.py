@@ -31,12 +31,12 @@ class Endpoint:
     backlog, an empty queue to wait on ...) goes down the full path, which raises the
     errors."""
 
-    __slots__ = ("conn", "pool", "_enq_version", "_enq_queue", "_enq_codec", "_enq_order",
+    __slots__ = ("ctx", "pool", "_enq_version", "_enq_queue", "_enq_codec", "_enq_order",
                  "_deq_version", "_deq_queue", "_deq_codec")
 
     def __init__(self, conn: "Connection") -> None:
-        self.conn = conn
-        self.pool = pool_for(conn._store)
+        self.ctx = conn.context   # also the owner of what it locks in the pool: the session
+        self.pool = pool_for(self.ctx.store)
         self._enq_version = self._deq_version = -1
         self._enq_queue = self._deq_queue = None
         self._enq_codec = self._deq_codec = self._enq_order = None
@@ -50,11 +50,11 @@ class Endpoint:
                 or m._sender_id is not None or m._exceptionq is not None or m._expiration < -1 \
                 or m.payload is None:
             return False
-        conn = self.conn
-        version = conn._store.catalog_version()
+        ctx = self.ctx
+        version = ctx.store.catalog_version()
         if version != self._enq_version and not self._enq_check(queue, version):
             return False
-        if conn._closed:
+        if ctx.closed:
             return False
         q = self._enq_queue
         data = self._enq_codec.encode(m.payload)
@@ -66,10 +66,10 @@ class Endpoint:
             expiration = expire_at = None
         msgid = new_msgid()
         pool = self.pool
-        pool.put_plain(q, (q.name, conn.username, msgid, m._correlation, m._priority, expiration,
+        pool.put_plain(q, (q.name, ctx.username, msgid, m._correlation, m._priority, expiration,
                            expire_at, now, m._original_msgid, data), self._enq_order, self.spill)
         if pool.watchers:
-            conn._store.wake_waiters()
+            ctx.store.wake_waiters()
         m._msgid, m._enqtime, m._state, m._deliverymode = msgid, now, C.MSG_READY, C.MSG_BUFFERED
         return True
 
@@ -78,9 +78,9 @@ class Endpoint:
         try:
             q = queue._info()
             if q.is_exception_queue or not q.enqueue_enabled or q.table.multiple_consumers \
-                    or q.table.message_grouping == "TRANSACTIONAL" or self.conn._catalog.registrations(q):
+                    or q.table.message_grouping == "TRANSACTIONAL" or self.ctx.catalog.registrations(q):
                 return False   # (registrations: the full path writes what they are owed)
-            self.conn._authz.check_enqueue(q, [None])
+            self.ctx.authz.check_enqueue(q, [None])
             queue._check_payload_type(q)
         except Error:
             return False
@@ -96,14 +96,14 @@ class Endpoint:
                 or opts.condition is not None or opts.msgid is not None or opts.correlation is not None \
                 or opts.consumername is not None or opts.transformation is not None:
             return None
-        conn = self.conn
-        version = conn._store.catalog_version()
+        ctx = self.ctx
+        version = ctx.store.catalog_version()
         if version != self._deq_version and not self._deq_check(queue, version):
             return None
         q = self._deq_queue
-        nav = conn._nav.get(q.qualified)
-        if conn._closed or (nav is not None and (nav.buffered is not None or nav.correlation is not None
-                                                 or nav.consumer is not None)):
+        nav = ctx.nav.get(q.qualified)
+        if ctx.closed or (nav is not None and (nav.buffered is not None or nav.correlation is not None
+                                               or nav.consumer is not None)):
             return None
         pool = self.pool
         if pool.spilled and (q.qualified, None) in pool.spilled:
@@ -130,7 +130,7 @@ class Endpoint:
             q = queue._info()
             if not q.dequeue_enabled or q.table.multiple_consumers or q.queue_type == "EXCEPTION_QUEUE":
                 return False
-            self.conn._authz.check_dequeue(q, None)
+            self.ctx.authz.check_dequeue(q, None)
             queue._check_payload_type(q)
         except Error:
             return False
@@ -146,16 +146,16 @@ class Endpoint:
             r.delivery_mode = C.MSG_BUFFERED
         self.pool.put(q, records, self.spill)
         if self.pool.watchers:
-            self.conn._store.wake_waiters()
+            self.ctx.store.wake_waiters()
 
     def spill(self, q: QueueInfo, records: list[MessageRecord]) -> None:
         for r in records:
             r.notices = None
-        self.conn._session.enqueue(q, records, immediate=True)
+        self.ctx.session.enqueue(q, records, immediate=True)
 
     def expire(self, q: QueueInfo, r: MessageRecord) -> None:
         """Seed 003: an expired buffered message goes to the exception queue, persistent."""
-        catalog = self.conn._catalog
+        catalog = self.ctx.catalog
         exc = catalog.find_queue(r.exception_qschema or q.owner, r.exception_queue or q.table.exception_queue_name)
         if exc is None:
             exc = catalog.find_queue(q.owner, q.table.exception_queue_name)
@@ -163,20 +163,19 @@ class Endpoint:
                         consumer_name=None, address=None, expiration_reason="TIME_EXPIRATION",
                         original_queue_name=q.name, original_queue_owner=q.owner,
                         time_manager_info=None, notices=None)
-        self.conn._session.enqueue(exc, [moved], immediate=True)
+        self.ctx.session.enqueue(exc, [moved], immediate=True)
 
     def take(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
         """One buffered message for ``sel``, in the queue's sort order across memory
         (``nav.buffered`` is the position there) and the messages this process spilled
         to the table (spilled oldest first, so usually ahead of memory's)."""
-        conn = self.conn
         pool = self.pool
         if pool.spilled and mode != C.DEQ_BROWSE and \
                 (q.qualified, sel.consumer_name if sel.multi else None) in pool.spilled:
             got = self._take_spilled_if_first(q, sel, mode, nav)
             if got is not None:
                 return got
-        got = pool.take(q, sel, nav.buffered, mode, conn, self.expire)
+        got = pool.take(q, sel, nav.buffered, mode, self.ctx, self.expire)
         if got is not None:
             nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
             return got[0]
@@ -194,14 +193,14 @@ class Endpoint:
                 # drained (not merely nothing matching a selector): memory alone again
                 self.pool.spilled.discard((q.qualified, sel.consumer_name if sel.multi else None))
             return None
-        first = self.pool.first_key(q, sel, nav.buffered, self.conn)
+        first = self.pool.first_key(q, sel, nav.buffered, self.ctx)
         if first is not None and _order_key(q.table)(head) > first[:-1]:
             return None
         # taken by its id; gone meanwhile (another session) -> memory's turn
         return self._dequeue_spilled(q, replace(spilled, msgid=head.msgid), mode)
 
     def _dequeue_spilled(self, q: QueueInfo, sel: Selector, mode: int) -> MessageRecord | None:
-        conn = self.conn
-        got = conn._session.dequeue(q, sel, mode, True, 1,
-                                    DequeueInfo(user=conn.username, consumer_name=sel.consumer_name))
+        ctx = self.ctx
+        got = ctx.session.dequeue(q, sel, mode, True, 1,
+                                  DequeueInfo(user=ctx.username, consumer_name=sel.consumer_name))
         return got[0] if got else None

@@ -132,7 +132,7 @@ _TEXT = ("DB_TYPE_VARCHAR", "DB_TYPE_CHAR", "DB_TYPE_NVARCHAR", "DB_TYPE_NCHAR",
 def _sql_names(codec) -> dict:
     """Names a dequeue condition may use, for the SQL compilers: the properties, and
     the scalar attributes of an object payload (stored as JSON, see objtypes.to_storage)."""
-    from ..rules.sqlcompile import json_get
+    from ..rules.compile.sql.compiler import json_get
     # columns in lower case: the compilers quote them, and PostgreSQL folds the
     # unquoted names the tables were created with to lower case
     names: dict = {}
@@ -166,9 +166,9 @@ def compile_sql_condition(text: str, queue: QueueInfo, codec, dialect: str,
     key = ("sql", dialect, queue.table.qt_id, queue.table.payload_type, text)
     if key in cache:
         return cache[key]
-    from ..rules.ir import NotCompilable
-    from ..rules.resolvers import MappingResolver
-    from ..rules.sqlcompile import compile_sql
+    from ..rules.compile.typed.ir import NotCompilable
+    from ..rules.compile.typed.resolvers import MappingResolver
+    from ..rules.compile.sql.compiler import compile_sql
     try:
         compiled = compile_sql(text, MappingResolver(_sql_names(codec)), dialect)
     except (NotCompilable, Exception):   # anything the SQL path cannot take: Python does it

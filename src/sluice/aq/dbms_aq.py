@@ -160,14 +160,16 @@ class DbmsAq:
     def register(self, reg_list: list, count: int | None = None) -> None:
         """DBMS_AQ.REGISTER: ``reg_list`` of SYS.AQ$_REG_INFO (callback ``plsql://…``,
         ``mailto://…`` or ``http://…``)."""
-        from .notify.registration import RegInfo, register_plsql
+        from .notify.register import register_plsql
+        from .notify.registration import RegInfo
         for info in list(reg_list)[:count if count is not None else None]:
             if not isinstance(info, RegInfo):
                 raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")
             register_plsql(self._conn, info)
 
     def unregister(self, reg_list: list, count: int | None = None) -> None:
-        from .notify.registration import RegInfo, unregister_plsql
+        from .notify.register import unregister_plsql
+        from .notify.registration import RegInfo
         for info in list(reg_list)[:count if count is not None else None]:
             if not isinstance(info, RegInfo):
                 raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")

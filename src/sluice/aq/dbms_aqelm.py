@@ -13,15 +13,15 @@ if TYPE_CHECKING:
 
 class DbmsAqelm:
     def __init__(self, conn: "Connection") -> None:
-        self._conn = conn
+        self._session_ctx = conn.context
 
     def _set(self, key: str, value) -> None:
-        self._conn._authz.check_aq_administrator()
-        self._conn._ddl_commit()
-        self._conn._store.put_catalog_object("CONFIG", "SYS", key, {"value": value}, replace=True)
+        self._session_ctx.authz.check_aq_administrator()
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.put_catalog_object("CONFIG", "SYS", key, {"value": value}, replace=True)
 
     def _get(self, key: str):
-        for owner, name, spec in self._conn._store.catalog_objects("CONFIG"):
+        for owner, name, spec in self._session_ctx.store.catalog_objects("CONFIG"):
             if owner == "SYS" and name == key:
                 return spec.get("value")
         return None

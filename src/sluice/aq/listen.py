@@ -31,7 +31,8 @@ def listen(conn: "Connection", agent_list: list[Agent], wait: int | None = None,
            delivery_mode: int = C.MSG_PERSISTENT) -> tuple[Agent, int]:
     """The first agent of ``agent_list`` with a message of ``delivery_mode``, and that
     message's delivery mode.  :raises: ORA-25254 on timeout."""
-    conn._check_open()
+    ctx = conn.context
+    ctx.check_open()
     if delivery_mode not in (C.MSG_PERSISTENT, C.MSG_BUFFERED, C.MSG_PERSISTENT_OR_BUFFERED):
         raise InterfaceError(f"invalid listen delivery mode {delivery_mode!r}")
     if not agent_list:
@@ -40,27 +41,29 @@ def listen(conn: "Connection", agent_list: list[Agent], wait: int | None = None,
     for agent in agent_list:
         if not isinstance(agent, Agent) or not agent.address:
             raise ora(25216)
-        q = conn._catalog.queue(agent.address.split("@")[0])
+        q = ctx.catalog.queue(agent.address.split("@")[0])
         consumer = canonical(agent.name, "agent name") if agent.name else None
         if q.table.multiple_consumers and consumer is None and not q.is_exception_queue:
             raise ora(25231)
         if not q.dequeue_enabled:
             raise ora(25226, q.qualified)
-        conn._authz.check_dequeue(q, consumer)
+        ctx.authz.check_dequeue(q, consumer)
         targets.append((Agent(consumer, q.qualified, agent.protocol or 0), q, consumer))
     forever = wait is None or wait < 0 or wait == C.DEQ_WAIT_FOREVER
     deadline = None if forever else time.monotonic() + wait
-    pool = pool_for(conn._store) if delivery_mode != C.MSG_PERSISTENT else None
+    pool = pool_for(ctx.store) if delivery_mode != C.MSG_PERSISTENT else None
     if pool is None or wait == 0:
-        return _listen(conn, targets, deadline, delivery_mode, pool)
-    with pool.watching():    # a buffered enqueue wakes this wait
+        with ctx.waiting():      # Connection.cancel() ends the wait
+            return _listen(conn, targets, deadline, delivery_mode, pool)
+    with ctx.waiting(), pool.watching():    # a buffered enqueue wakes this wait
         return _listen(conn, targets, deadline, delivery_mode, pool)
 
 
 def _listen(conn: "Connection", targets: list, deadline: float | None, delivery_mode: int,
             pool) -> tuple[Agent, int]:
-    info = DequeueInfo(user=conn.username)
-    store, session = conn._store, conn._session
+    ctx = conn.context
+    info = DequeueInfo(user=ctx.username)
+    store, session = ctx.store, ctx.session
     # in the queue table: persistent messages, spilled buffered ones, or both
     table_mode = None if delivery_mode == C.MSG_PERSISTENT_OR_BUFFERED else delivery_mode
     while True:
@@ -69,7 +72,7 @@ def _listen(conn: "Connection", targets: list, deadline: float | None, delivery_
             states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
             sel = Selector(states=states, consumer_name=consumer, multi=q.table.multiple_consumers,
                            delivery_mode=table_mode)
-            if pool is not None and not q.is_exception_queue and pool.first_key(q, sel, None, conn) is not None:
+            if pool is not None and not q.is_exception_queue and pool.first_key(q, sel, None, ctx) is not None:
                 return agent, C.MSG_BUFFERED
             found = session.dequeue(q, sel, C.DEQ_BROWSE, False, 1, info)
             if found:
@@ -77,4 +80,4 @@ def _listen(conn: "Connection", targets: list, deadline: float | None, delivery_
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
             raise ora(25254)
-        store.wait_for_messages(since, 3600.0 if remaining is None else remaining)
+        ctx.wait_for_messages(since, 3600.0 if remaining is None else remaining)

@@ -48,6 +48,7 @@ class Queue:
         if not isinstance(name, str):
             raise InterfaceError("queue name must be a string")
         self.connection = connection
+        self._session_ctx = connection.context
         self.name = name
         self.payload_type = payload_type
         self.enqoptions = EnqOptions()
@@ -67,13 +68,13 @@ class Queue:
     def _info(self) -> QueueInfo:
         """The queue's catalog entry (name resolved once per Queue object, the entry and
         its codec looked up again whenever the catalog changes)."""
-        conn = self.connection
-        version = conn._store.catalog_version()
+        ctx = self._session_ctx
+        version = ctx.store.catalog_version()
         if version != self._version:
             if self._key is None:
-                self._key = split_qualified(self.name, conn.username, "queue name")
-            q = conn._catalog.queue_by_key(self._key)
-            self._queue_info, self._codec = q, conn._catalog.codec(q.table)
+                self._key = split_qualified(self.name, ctx.username, "queue name")
+            q = ctx.catalog.queue_by_key(self._key)
+            self._queue_info, self._codec = q, ctx.catalog.codec(q.table)
             self._version = version
         return self._queue_info
 
@@ -110,13 +111,13 @@ class Queue:
         """Enqueue ``messages``; ``need_payload``: refuse one without a payload, as
         python-oracledb does before sending (DPY-2000) — DBMS_AQ.ENQUEUE takes NULL
         where the queue's type can hold it."""
-        conn = self.connection
-        conn._check_open()
+        ctx = self._session_ctx
+        ctx.check_open()
         q = self._info()
         if q.is_exception_queue or not q.enqueue_enabled:
             raise ora(25207, q.qualified)
-        conn._authz.check_enqueue(q, [m.sender_id for m in messages
-                                      if isinstance(m, MessageProperties)])
+        ctx.authz.check_enqueue(q, [m.sender_id for m in messages
+                                    if isinstance(m, MessageProperties)])
         if self.payload_type is not None:
             self._check_payload_type(q)
         opts = self.enqoptions
@@ -134,10 +135,10 @@ class Queue:
             if not immediate:
                 raise ora(25236)
         codec = self._codec
-        transform = conn._transformer(opts.transformation) if opts.transformation else None
+        transform = ctx.transformer(opts.transformation) if opts.transformation else None
         now = time.time()
-        txn = new_txn_id() if immediate else conn._txn_id()
-        group_first = None if immediate else conn._group_first.get(q.qualified)
+        txn = new_txn_id() if immediate else ctx.txn_id()
+        group_first = None if immediate else ctx.group_first.get(q.qualified)
         records: list[MessageRecord] = []
         for m in messages:
             if not isinstance(m, MessageProperties):
@@ -153,31 +154,31 @@ class Queue:
                 r.expiration, r.enq_time, r.state = first.expiration, first.enq_time, first.state
                 r.time_manager_info = first.time_manager_info
             if not immediate and group_first is None:
-                conn._group_first[q.qualified] = first
+                ctx.group_first[q.qualified] = first
         stored = records
         if table.multiple_consumers:   # one record per recipient (seed 003)
             stored = [copy for m, r in zip(messages, records)
-                      for copy in fan_out(r, recipients_of(conn, q, m.recipients, r, codec,
+                      for copy in fan_out(r, recipients_of(ctx, q, m.recipients, r, codec,
                                                            buffered=buffered_mode))]
         if buffered_mode:
             # seed 003: registrations hear of buffered messages too, except PL/SQL
             # procedures (buffered PL/SQL notification is for sharded queues only)
-            regs = [reg for reg in conn._catalog.registrations(q) if reg["protocol"] != "PLSQL"]
+            regs = [reg for reg in ctx.catalog.registrations(q) if reg["protocol"] != "PLSQL"]
             if regs:
                 owe_notifications(stored, regs, table.payload_type == "RAW")
             self._buffered_endpoint().enqueue(q, stored)
             for m, r in zip(messages, records):
                 m._msgid, m._enqtime, m._state, m._deliverymode = r.msgid, now, r.state, C.MSG_BUFFERED
             if regs:   # no transaction to ride on: the outbox rows commit on their own
-                conn._store.write_notifications(q.qualified, [r for r in stored if r.notices])
-                dispatcher_for(conn._store)
+                ctx.store.write_notifications(q.qualified, [r for r in stored if r.notices])
+                dispatcher_for(ctx.store)
             return
-        regs = conn._catalog.registrations(q)
+        regs = ctx.catalog.registrations(q)
         if regs:   # what this enqueue owes the registrations goes into the same transaction
             owe_notifications(stored, regs, table.payload_type == "RAW")
-        conn._session.enqueue(q, stored, immediate)
+        ctx.session.enqueue(q, stored, immediate)
         if regs:
-            dispatcher_for(conn._store)
+            dispatcher_for(ctx.store)
         for m, r in zip(messages, records):
             m._msgid = r.msgid
             m._enqtime = now
@@ -201,7 +202,7 @@ class Queue:
         exc_schema = exc_name = None
         if m.exceptionq:
             exc_schema, exc_name = split_qualified(m.exceptionq, q.owner, "exception queue")
-            exc = self.connection._catalog.find_queue(exc_schema, exc_name)
+            exc = self._session_ctx.catalog.find_queue(exc_schema, exc_name)
             if exc is None:
                 raise ora(24010, f"{exc_schema}.{exc_name}")
             if exc.table.payload_type != q.table.payload_type:
@@ -222,7 +223,7 @@ class Queue:
             None, q.name, new_msgid(), m._correlation, m._priority,
             C.MSG_WAITING if ready_at else C.MSG_READY, ready_at,
             None if expiration < 0 else expiration, expire_at, ready_at if ready_at else expire_at,
-            None, now, self.connection.username, txn, None, None, None, 0, exc_schema, exc_name,
+            None, now, self._session_ctx.username, txn, None, None, None, 0, exc_schema, exc_name,
             s_name, s_address, s_protocol, m._original_msgid, None, None, None, None, None,
             C.MSG_PERSISTENT, data)
 
@@ -263,8 +264,8 @@ class Queue:
     deqMany = deqmany  # noqa: N815
 
     def _dequeue(self, limit: int) -> list[MessageProperties]:
-        conn = self.connection
-        conn._check_open()
+        ctx = self._session_ctx
+        ctx.check_open()
         opts = self.deqoptions
         q = self._info()
         if not q.dequeue_enabled:
@@ -272,7 +273,7 @@ class Queue:
         if self.payload_type is not None:
             self._check_payload_type(q)
         consumer = canonical(opts.consumername, "consumer name") if opts.consumername else None
-        conn._authz.check_dequeue(q, consumer)
+        ctx.authz.check_dequeue(q, consumer)
         table = q.table
         multi = table.multiple_consumers
         exception_queue = q.queue_type == "EXCEPTION_QUEUE"
@@ -287,12 +288,12 @@ class Queue:
         codec = self._codec
         predicate = sql_condition = None
         if opts.condition:
-            predicate = compile_dequeue_condition(opts.condition, q, codec, conn._cond_cache)
-            sql_condition = compile_sql_condition(opts.condition, q, codec, conn._store.dialect,
-                                                  conn._cond_cache)
+            predicate = compile_dequeue_condition(opts.condition, q, codec, ctx.cond_cache)
+            sql_condition = compile_sql_condition(opts.condition, q, codec, ctx.store.dialect,
+                                                  ctx.cond_cache)
             if sql_condition is not None and not isinstance(sql_condition[1], list):
                 sql_condition = (sql_condition[0], list(sql_condition[1].params))   # SYSDATE now
-        nav = conn._navigation(q.qualified)
+        nav = ctx.navigation(q.qualified)
         grouped = table.message_grouping == "TRANSACTIONAL"
         states = _EXPIRED if exception_queue else _READY
         navigation = opts._navigation
@@ -337,27 +338,30 @@ class Queue:
             nav.consumer = consumer
         transform = None
         if opts.transformation:   # a dequeue transformation overrides the subscriber's (seed 003)
-            transform = conn._transformer(opts.transformation)
+            transform = ctx.transformer(opts.transformation)
         elif multi and consumer is not None:
-            sub = next((s for s in conn._catalog.subscribers(q)
+            sub = next((s for s in ctx.catalog.subscribers(q)
                         if s.name == consumer and s.address is None), None)
             if sub is not None and sub.transformation:
-                transform = conn._transformer(sub.transformation)
+                transform = ctx.transformer(sub.transformation)
         with_payload = opts._mode != C.DEQ_REMOVE_NODATA
         return [self._properties(r, codec, transform, with_payload, grouped) for r in recs]
 
     def _wait_and_take(self, q: QueueInfo, sel: Selector, limit: int, navigation: int, grouped: bool,
                        nav: Navigation, consumer: str | None) -> list[MessageRecord]:
-        if self.deqoptions._wait != C.DEQ_NO_WAIT and sel.delivery_mode != C.MSG_PERSISTENT:
-            with self._buffered_endpoint().pool.watching():   # a buffered enqueue wakes it
-                return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
-        return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+        if self.deqoptions._wait == C.DEQ_NO_WAIT:
+            return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+        with self._session_ctx.waiting():     # Connection.cancel() ends the wait
+            if sel.delivery_mode != C.MSG_PERSISTENT:
+                with self._buffered_endpoint().pool.watching():   # a buffered enqueue wakes it
+                    return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+            return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
 
     def _wait_and_take_loop(self, q: QueueInfo, sel: Selector, limit: int, navigation: int,
                             grouped: bool, nav: Navigation, consumer: str | None) -> list[MessageRecord]:
-        conn = self.connection
+        ctx = self._session_ctx
         opts = self.deqoptions
-        store, session = conn._store, conn._session
+        store, session = ctx.store, ctx.session
         immediate = opts._visibility == C.DEQ_IMMEDIATE
         mode = opts._mode
         info = None
@@ -373,7 +377,7 @@ class Queue:
                 recs = []
             else:
                 if info is None:
-                    info = DequeueInfo(user=conn.username, consumer_name=consumer)
+                    info = DequeueInfo(user=ctx.username, consumer_name=consumer)
                 recs = session.dequeue(q, sel, mode, immediate, limit, info)
             if recs:
                 return recs
@@ -399,7 +403,7 @@ class Queue:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return []
-            store.wait_for_messages(since, 3600.0 if remaining is None else remaining)
+            ctx.wait_for_messages(since, 3600.0 if remaining is None else remaining)
 
     @staticmethod
     def _properties(r: MessageRecord, codec, transform: Callable | None, with_payload: bool,

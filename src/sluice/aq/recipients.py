@@ -25,10 +25,10 @@ from .conditions import compile_dequeue_condition
 from .subscribers import BUFFERED, normalise_agent
 
 if TYPE_CHECKING:
-    from ..connection import Connection
+    from ..context import SessionContext
 
 
-def recipients_of(conn: "Connection", q: QueueInfo, given: list, record: MessageRecord,
+def recipients_of(ctx: "SessionContext", q: QueueInfo, given: list, record: MessageRecord,
                   codec, buffered: bool = False) -> list[Agent]:
     """The recipients of one message.  :raises: ORA-24033 (none), ORA-25232 (a
     recipient twice), ORA-24047 / ORA-25216 (a malformed recipient)."""
@@ -38,10 +38,10 @@ def recipients_of(conn: "Connection", q: QueueInfo, given: list, record: Message
             raise ora(25232)
         return agents
     wanted = []
-    for sub in conn._catalog.subscribers(q):
+    for sub in ctx.catalog.subscribers(q):
         if buffered != (sub.delivery_mode == BUFFERED) and sub.delivery_mode != 3:
             continue   # it asked for the other delivery mode only
-        if sub.rule and not compile_dequeue_condition(sub.rule, q, codec, conn._cond_cache)(record):
+        if sub.rule and not compile_dequeue_condition(sub.rule, q, codec, ctx.cond_cache)(record):
             continue
         wanted.append(sub.agent)
     if not wanted:

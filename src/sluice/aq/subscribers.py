@@ -23,7 +23,7 @@ from ..store.base import QueueInfo
 from .conditions import compile_dequeue_condition
 
 if TYPE_CHECKING:
-    from ..connection import Connection
+    from ..context import SessionContext
 
 PERSISTENT, BUFFERED, PERSISTENT_OR_BUFFERED = 1, 2, 3
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_$#]*$")
@@ -95,19 +95,19 @@ def normalise_agent(agent: Agent, default_schema: str) -> Agent:
 class SubscriberAdm:
     """The subscriber procedures of DBMS_AQADM (mixed into AqAdm)."""
 
-    _conn: "Connection"
+    _session_ctx: "SessionContext"
     PERSISTENT, BUFFERED, PERSISTENT_OR_BUFFERED = PERSISTENT, BUFFERED, PERSISTENT_OR_BUFFERED
 
     def _subscriber_queue(self, queue_name: str) -> QueueInfo:
-        q = self._conn._catalog.queue(queue_name)
-        self._conn._authz.check_admin(q.owner)
+        q = self._session_ctx.catalog.queue(queue_name)
+        self._session_ctx.authz.check_admin(q.owner)
         if not q.table.multiple_consumers or q.is_exception_queue:
             raise ora(24039, q.qualified)
         return q
 
     def _check_rule(self, q: QueueInfo, rule: str | None) -> None:
         if rule:  # compile now: a bad rule is refused before anything is stored
-            compile_dequeue_condition(rule, q, self._conn._catalog.codec(q.table), {})
+            compile_dequeue_condition(rule, q, self._session_ctx.catalog.codec(q.table), {})
 
     def add_subscriber(self, queue_name: str, subscriber: Agent, rule: str | None = None,
                        transformation: str | None = None, queue_to_queue: bool = False,
@@ -118,30 +118,31 @@ class SubscriberAdm:
             raise InterfaceError("delivery_mode must be PERSISTENT, BUFFERED or PERSISTENT_OR_BUFFERED")
         self._check_rule(q, rule)
         if transformation:
-            self._conn._catalog.transformation(transformation)
+            self._session_ctx.catalog.transformation(transformation)
         sub = Subscriber(agent.name, agent.address, agent.protocol, rule or None, transformation,
                          bool(queue_to_queue), delivery_mode, time.time())
-        if any(s.key == sub.key for s in self._conn._catalog.subscribers(q)):
+        if any(s.key == sub.key for s in self._session_ctx.catalog.subscribers(q)):
             raise ora(24034, agent.name or agent.address, q.qualified)
-        self._conn._ddl_commit()
-        self._conn._store.put_catalog_object("SUBSCRIBER", q.qualified, sub.key, sub.spec(), replace=False)
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.put_catalog_object("SUBSCRIBER", q.qualified, sub.key, sub.spec(),
+                                                   replace=False)
+        self._session_ctx.catalog.refresh(force=True)
 
     def alter_subscriber(self, queue_name: str, subscriber: Agent, rule: str | None = None,
                          transformation: str | None = None) -> None:
         q = self._subscriber_queue(queue_name)
         agent = normalise_agent(subscriber, q.owner)
         key = subscriber_key(agent.name, agent.address, agent.protocol)
-        current = next((s for s in self._conn._catalog.subscribers(q) if s.key == key), None)
+        current = next((s for s in self._session_ctx.catalog.subscribers(q) if s.key == key), None)
         if current is None:
             raise ora(24035, agent.name or agent.address, q.qualified)
         self._check_rule(q, rule)
         if transformation:
-            self._conn._catalog.transformation(transformation)
+            self._session_ctx.catalog.transformation(transformation)
         spec = dict(current.spec(), rule=rule or None, transformation=transformation)
-        self._conn._ddl_commit()
-        self._conn._store.put_catalog_object("SUBSCRIBER", q.qualified, key, spec, replace=True)
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.put_catalog_object("SUBSCRIBER", q.qualified, key, spec, replace=True)
+        self._session_ctx.catalog.refresh(force=True)
 
     def remove_subscriber(self, queue_name: str, subscriber: Agent) -> None:
         """Remove the subscriber and every message still waiting for it (seed 003
@@ -149,14 +150,14 @@ class SubscriberAdm:
         q = self._subscriber_queue(queue_name)
         agent = normalise_agent(subscriber, q.owner)
         key = subscriber_key(agent.name, agent.address, agent.protocol)
-        if not any(s.key == key for s in self._conn._catalog.subscribers(q)):
+        if not any(s.key == key for s in self._session_ctx.catalog.subscribers(q)):
             raise ora(24035, agent.name or agent.address, q.qualified)
-        self._conn._ddl_commit()
-        self._conn._store.drop_catalog_object("SUBSCRIBER", q.qualified, key)
-        self._conn._store.drop_consumer_messages(q, agent.name, agent.address, agent.protocol)
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.drop_catalog_object("SUBSCRIBER", q.qualified, key)
+        self._session_ctx.store.drop_consumer_messages(q, agent.name, agent.address, agent.protocol)
+        self._session_ctx.catalog.refresh(force=True)
 
     def queue_subscribers(self, queue_name: str) -> list[Agent]:
         """DBMS_AQADM.QUEUE_SUBSCRIBERS: the subscribers as agents."""
-        q = self._conn._catalog.queue(queue_name)
-        return [s.agent for s in self._conn._catalog.subscribers(q)]
+        q = self._session_ctx.catalog.queue(queue_name)
+        return [s.agent for s in self._session_ctx.catalog.subscribers(q)]

@@ -15,34 +15,16 @@ transformation's target type (checked when it is enqueued).
 from __future__ import annotations
 
 import re
-import threading
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import InterfaceError, ora
-from ..names import qualified, split_qualified
+from ..errors import ora
+from ..names import split_qualified
+from ..routines import registered_function
 
 if TYPE_CHECKING:
     from ..connection import Connection
 
-_FUNCTIONS: dict[str, Callable[[Any], Any]] = {}
-_lock = threading.Lock()
 _CALL = re.compile(r"^\s*([A-Za-z\"][\w$#.\"]*)\s*\(\s*source\s*\.\s*user_data\s*\)\s*$", re.I)
-
-
-def register_function(name: str, fn: Callable[[Any], Any], schema: str = "SLUICE") -> None:
-    """Make ``fn`` callable as the SQL function ``name`` in transformations."""
-    if not callable(fn):
-        raise InterfaceError("fn must be callable")
-    with _lock:
-        _FUNCTIONS[qualified(name, schema, "function name")] = fn
-
-
-def _function(name: str, schema: str) -> Callable[[Any], Any]:
-    key = qualified(name, schema, "function name")
-    fn = _FUNCTIONS.get(key)
-    if fn is None:
-        raise ora(904, key)
-    return fn
 
 
 def compile_transformation(spec: dict) -> Callable[[Any], Any]:
@@ -52,7 +34,7 @@ def compile_transformation(spec: dict) -> Callable[[Any], Any]:
         raise ora(24185, spec.get("owner", "?"), spec.get("name", "?"))
     m = _CALL.match(text)
     fname = m.group(1) if m else text.strip()
-    fn = _function(fname, spec.get("owner", "SLUICE"))
+    fn = registered_function(fname, spec.get("owner", "SLUICE"))
 
     def apply(payload: Any) -> Any:
         try:
@@ -66,45 +48,49 @@ class DbmsTransform:
     """The DBMS_TRANSFORM package for one connection."""
 
     def __init__(self, conn: "Connection") -> None:
-        self._conn = conn
+        self._session_ctx = conn.context
 
     def create_transformation(self, schema: str, name: str, from_schema: str, from_type: str,
                               to_schema: str, to_type: str, transformation: str | None = None) -> None:
-        owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
-        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
+        owner, tname = split_qualified(f"{schema}.{name}" if schema else name,
+                                       self._session_ctx.username)
+        self._session_ctx.authz.check_admin(owner, "DBMS_TRANSFORM")
         src = self._type_name(from_schema, from_type)
         dst = self._type_name(to_schema, to_type)
         spec = {"owner": owner, "name": tname, "from_type": src, "to_type": dst,
                 "function": transformation}
         if transformation:
             compile_transformation(spec)  # the function must exist now
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         try:
-            self._conn._store.put_catalog_object("TRANSFORMATION", owner, tname, spec, replace=False)
+            self._session_ctx.store.put_catalog_object("TRANSFORMATION", owner, tname, spec,
+                                                       replace=False)
         except Exception as e:
             if getattr(e, "code", None) == 955:
                 raise ora(24184, owner, tname) from None
             raise
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.catalog.refresh(force=True)
 
     def modify_transformation(self, schema: str, name: str, attribute_number: int,
                               transformation: str) -> None:
-        owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
-        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
-        spec = self._conn._catalog.transformation(f"{owner}.{tname}")
+        owner, tname = split_qualified(f"{schema}.{name}" if schema else name,
+                                       self._session_ctx.username)
+        self._session_ctx.authz.check_admin(owner, "DBMS_TRANSFORM")
+        spec = self._session_ctx.catalog.transformation(f"{owner}.{tname}")
         spec = dict(spec, function=transformation)
         compile_transformation(spec)
-        self._conn._ddl_commit()
-        self._conn._store.put_catalog_object("TRANSFORMATION", owner, tname, spec, replace=True)
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.put_catalog_object("TRANSFORMATION", owner, tname, spec, replace=True)
+        self._session_ctx.catalog.refresh(force=True)
 
     def drop_transformation(self, schema: str, name: str) -> None:
-        owner, tname = split_qualified(f"{schema}.{name}" if schema else name, self._conn.username)
-        self._conn._authz.check_admin(owner, "DBMS_TRANSFORM")
-        self._conn._ddl_commit()
-        if not self._conn._store.drop_catalog_object("TRANSFORMATION", owner, tname):
+        owner, tname = split_qualified(f"{schema}.{name}" if schema else name,
+                                       self._session_ctx.username)
+        self._session_ctx.authz.check_admin(owner, "DBMS_TRANSFORM")
+        self._session_ctx.ddl_commit()
+        if not self._session_ctx.store.drop_catalog_object("TRANSFORMATION", owner, tname):
             raise ora(24185, owner, tname)
-        self._conn._catalog.refresh(force=True)
+        self._session_ctx.catalog.refresh(force=True)
 
     def _type_name(self, schema: str | None, type_name: str) -> str:
         text = type_name if not schema else f"{schema}.{type_name}"
@@ -112,4 +98,4 @@ class DbmsTransform:
         upper = str(type_name).strip().upper()
         if upper in simple and (not schema or schema.strip().upper() == "SYS"):
             return simple[upper]
-        return self._conn._catalog.type_named(text).qualified_name
+        return self._session_ctx.catalog.type_named(text).qualified_name

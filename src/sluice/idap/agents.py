@@ -67,7 +67,7 @@ class AgentPolicy:
 
     @property
     def _security(self):
-        return self.control._security
+        return self.control.context.security
 
     # -- authentication -------------------------------------------------------------
     def _lookup(self, username: str, password: str):
@@ -142,7 +142,7 @@ class AgentPolicy:
             transaction belongs to another user.
         """
         senders = list(senders)
-        version = self.control._store.catalog_version()
+        version = self.control.context.store.catalog_version()
         key = (agent.name, destination, operation, tuple(senders), consumer, current, in_transaction)
         if version == self._choices_version:
             hit = self._choices.get(key)
@@ -157,7 +157,7 @@ class AgentPolicy:
 
     def _choose(self, agent: AgentInfo, destination: str, operation: str, senders: list[Agent | None],
                 consumer: str | None, current: str | None, in_transaction: bool) -> tuple[str, QueueInfo]:
-        catalog = self.control._catalog
+        catalog = self.control.context.catalog
         queues: dict[str, QueueInfo] = {}
         first_name = None
         for user in agent.db_users:

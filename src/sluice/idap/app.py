@@ -32,6 +32,9 @@ the whole server meanwhile, where before it held up one worker.
 POST is served as plain ASGI (:class:`IdapApp`), past Starlette's middleware and
 router, and uvicorn writes each response in one system call (:mod:`.httpserver`).
 
+A receive whose client disconnects has no effect: its wait is cancelled and what it
+took is given back (:class:`ops.ClientWatch`, docs/DESIGN-NOTES.md).
+
 Shutdown is graceful (:class:`IdapServer`): uvicorn stops accepting and lets
 running requests finish (long receives stop at their next one-second slice), then
 every HTTP session's open transaction is rolled back and every connection closed.
@@ -74,6 +77,7 @@ XML_TYPES = ("text/xml", "application/xml", "application/soap+xml")
 FORM_TYPE = "application/x-www-form-urlencoded"
 PROPAGATION_SERVLET = "AQPropServlet"
 Answer = tuple[int, bytes, bool]       # HTTP status, document, whether the request was valid
+GONE: Answer = (0, b"", True)          # a receive undone because its client went away
 _WAIT_TIME = re.compile(rb"wait_time\s*>([^<]*)<")
 _ENCODING_DECL = re.compile(r"""^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*["'][^"']*["']""")
 
@@ -131,12 +135,13 @@ class Servlet:
 
     # -- one request ----------------------------------------------------------------
     def handle(self, session: HttpSession, agent_name: str, body: bytes, content_type: str,
-               method_header: str | None, servlet_name: str) -> Answer:
+               method_header: str | None, servlet_name: str,
+               client: ops.ClientWatch | None = None) -> Answer:
         """Everything after HTTP: :meth:`read`, then :meth:`perform`."""
         answer, env, request = self.read(body, content_type, method_header)
         if answer is not None:
             return answer
-        return self.perform(session, agent_name, env, request, servlet_name)
+        return self.perform(session, agent_name, env, request, servlet_name, client)
 
     def read(self, body: bytes, content_type: str, method_header: str | None
              ) -> tuple[Answer | None, Envelope | None, Request | None]:
@@ -155,11 +160,14 @@ class Servlet:
             return (500, _fault_document("Client", e, envelope_ns), False), None, None
 
     def perform(self, session: HttpSession, agent_name: str, env: Envelope, request: Request,
-                servlet_name: str) -> Answer:
+                servlet_name: str, client: ops.ClientWatch | None = None) -> Answer:
         """Run a valid request: the HTTP status (200, or 500 with a SOAP Fault), the
-        document, and True (the request was valid: it reached an operation)."""
+        document, and True (the request was valid: it reached an operation); :data:`GONE`
+        for a receive undone because its ``client`` went away."""
         try:
-            return 200, self.run(session, agent_name, request, env, servlet_name), True
+            return 200, self.run(session, agent_name, request, env, servlet_name, client), True
+        except ops.ClientLeft:
+            return GONE
         except Error as e:
             return 500, _fault_document(_fault_kind(e), e, env.namespace), True
         except Exception as e:     # never a traceback, an empty 500 or a dropped connection
@@ -167,10 +175,10 @@ class Servlet:
             return 500, _fault_document("Server", ora(600, type(e).__name__), env.namespace), True
 
     def run(self, session: HttpSession, agent_name: str, request: Request, env: Envelope,
-            servlet_name: str) -> bytes:
+            servlet_name: str, client: ops.ClientWatch | None = None) -> bytes:
         agent = self.policy.agent(agent_name)
         ctx = ops.Context(None, env.namespace, servlet_name == PROPAGATION_SERVLET,
-                          self.config.stylesheet, self.stopping)
+                          self.config.stylesheet, self.stopping, client)
         conn = session.conn
         if isinstance(request, EndTransaction):
             return ops.execute(conn, request, ctx)
@@ -371,13 +379,17 @@ async def _post(scope: Any, receive: Any, send: Any, servlet: Servlet, name: str
             session = sessions.create(agent)
         except Error as e:
             return await _respond(send, 500, _fault_document(_fault_kind(e), e))
+    contended = session.lock.locked()
     async with session.lock:
         sessions.begin(session)
         try:
-            status, document, valid = await _dispatch(servlet, session, agent, body, content_type,
-                                                      method_header, name)
+            answer = await _dispatch(servlet, session, agent, body, content_type, method_header,
+                                     name, receive, contended)
         finally:
             sessions.end(session)
+    if answer is GONE:
+        return          # nobody left to answer
+    status, document, valid = answer
     extra = None
     if new:
         if valid:
@@ -388,17 +400,23 @@ async def _post(scope: Any, receive: Any, send: Any, servlet: Servlet, name: str
 
 
 async def _dispatch(servlet: Servlet, session: HttpSession, agent: str, body: bytes,
-                    content_type: str, method_header: str | None, name: str) -> Answer:
+                    content_type: str, method_header: str | None, name: str, receive: Any,
+                    contended: bool) -> Answer:
     """Run a request where it costs least (see the module docstring): a document up to
     ``inline_max_bytes`` is read on the event loop; then a request that may wait goes to
     a thread of its own, one of a session without a connection yet (opening one takes
     a while) to a worker thread, and the rest — sends, commits, rollbacks, receives with
-    wait_time 0 — runs on the event loop.  Larger documents are read and run in threads."""
+    wait_time 0 — runs on the event loop.  Larger documents are read and run in threads.
+
+    A receive has no effect once its client has gone (:class:`ops.ClientWatch`): in a
+    thread it is watched throughout; on the event loop it runs and is answered in one
+    turn of the loop, so only a client that left while the request waited for its
+    session (``contended``) needs looking at, before."""
     loop = asyncio.get_running_loop()
     if len(body) > servlet.config.inline_max_bytes:
         pool = servlet.waiters if _may_wait(body) else servlet.executor
-        return await loop.run_in_executor(pool, servlet.handle, session, agent, body, content_type,
-                                          method_header, name)
+        return await _watched(loop, pool, receive, servlet.handle, session, agent, body, content_type,
+                              method_header, name)
     answer, env, request = servlet.read(body, content_type, method_header)
     if answer is not None:
         return answer
@@ -406,9 +424,54 @@ async def _dispatch(servlet: Servlet, session: HttpSession, agent: str, body: by
         pool = servlet.waiters
     elif session.conn is None:
         pool = servlet.executor
+    elif contended and isinstance(request, ReceiveRequest) and await _client_gone(receive):
+        return GONE
     else:
         return servlet.perform(session, agent, env, request, name)
-    return await loop.run_in_executor(pool, servlet.perform, session, agent, env, request, name)
+    return await _watched(loop, pool, receive, servlet.perform, session, agent, env, request, name)
+
+
+async def _watched(loop: asyncio.AbstractEventLoop, pool: ThreadPoolExecutor, receive: Any,
+                   fn: Any, *args: Any) -> Answer:
+    """``fn(*args, client)`` in a thread of ``pool`` while the client is watched: when it
+    disconnects, the client watch says so (and cancels a receive's wait)."""
+    def catch_up() -> None:     # in the thread
+        try:
+            asyncio.run_coroutine_threadsafe(_loop_turns(), loop).result(5)
+        except Exception:       # a loop stuck or gone: what it knows is all there is
+            pass
+
+    client = ops.ClientWatch(catch_up)
+    watcher = asyncio.ensure_future(_watch_disconnect(receive, client))
+    try:
+        return await loop.run_in_executor(pool, fn, *args, client)
+    finally:
+        watcher.cancel()
+
+
+async def _watch_disconnect(receive: Any, client: ops.ClientWatch) -> None:
+    """Tell ``client`` when the HTTP client disconnects (the request body is read: what
+    ``receive`` has left to say is ``http.disconnect``)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    client.left()
+
+
+async def _loop_turns(n: int = 5) -> None:
+    """Let the event loop go round ``n`` times: each turn polls the network, so a client's
+    disconnect that has reached this host reaches the client watch (the socket's end of
+    file, then uvicorn's connection_lost, then the watcher task: three turns)."""
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+async def _client_gone(receive: Any) -> bool:
+    """Whether the client has disconnected already (as Starlette's
+    ``Request.is_disconnected``: a receive that would wait is cancelled at once)."""
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        return (await receive())["type"] == "http.disconnect"
+    return False
 
 
 def _may_wait(body: bytes) -> bool:

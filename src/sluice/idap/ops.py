@@ -2,11 +2,17 @@
 chosen the database user (seed 004 "Oracle Streams AQ Servlet Processes a Request").
 
 Each function runs in a worker thread on the HTTP session's connection, through the
-python-oracledb AQ API only (``conn.queue()``, ``enqmany``, ``deqmany``, ``commit``),
-so the AQ layer's rules and its privilege checks apply unchanged.  A piggy-backed
+python-oracledb AQ API (``conn.queue()``, ``enqmany``, ``deqmany``, ``commit``,
+``cancel``), so the AQ layer's rules and its privilege checks apply unchanged.  A piggy-backed
 ``<AQXmlCommit/>`` commits after the operation succeeded; a failed operation undoes
 only itself (enqmany is all-or-nothing), the transaction stays open, as a failed
 statement leaves an Oracle transaction open.
+
+A receive whose HTTP client has gone (:class:`ClientWatch`) has no effect: its wait
+ends (``Connection.cancel()``), and what it took before that was noticed is given back
+— the connection's savepoint taken before it is rolled back to: the messages are
+released as they were, the session's position put back, its earlier work kept — and
+its piggy-backed commit is not done.
 
 Publish/subscribe goes through the same calls: AQXmlPublish to a multi-consumer queue
 reaches its subscribers or the message's recipient_list, AQXmlReceive with a
@@ -24,8 +30,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from .. import constants as C
-from ..aq.notify.registration import RegInfo, register_plsql
+from ..aq.notify.register import register_plsql
+from ..aq.notify.registration import RegInfo
 from ..aq.payload import ANYDATA
+from ..connection import rollback_to_savepoint, savepoint
 from ..errors import DatabaseError, not_supported
 from ..model import Agent, MessageProperties
 from ..store.base import QueueInfo
@@ -50,6 +58,38 @@ class Context:
     propagation: bool = False        # posted to AQPropServlet (HTTP propagation)
     stylesheet: tuple[str, str] | None = None
     stopping: Callable[[], bool] = lambda: False
+    client: "ClientWatch | None" = None      # tells when the HTTP client has gone
+
+
+class ClientLeft(Exception):
+    """The HTTP client of a receive went away: the receive was undone, nobody to answer."""
+
+
+class ClientWatch:
+    """Whether the HTTP client of a request is still there.  The event loop calls
+    :meth:`left` when the client disconnects; a waiting receive on the connection
+    :meth:`attach`-ed meanwhile is cancelled at once (``Connection.cancel()``)."""
+
+    def __init__(self, catch_up: Callable[[], None] = lambda: None) -> None:
+        self._gone = False
+        self._conn: "Connection | None" = None
+        self._lock = threading.Lock()
+        # blocks until the event loop has handled what the network already told it (so a
+        # disconnect that came before now is known): a receive that took messages asks
+        self.catch_up = catch_up
+
+    def __call__(self) -> bool:
+        return self._gone
+
+    def left(self) -> None:
+        with self._lock:        # held: once attach(None) returned, no cancel reaches a later call
+            self._gone = True
+            if self._conn is not None:
+                self._conn.cancel()
+
+    def attach(self, conn: "Connection | None") -> None:
+        with self._lock:
+            self._conn = conn
 
 
 class _Types:
@@ -97,7 +137,7 @@ def execute(conn: "Connection | None", request: Request, ctx: Context) -> bytes:
     if isinstance(request, SendRequest):
         body = _send(conn, request, ctx)
     elif isinstance(request, ReceiveRequest):
-        body = _receive(conn, request, ctx)
+        body = _receive(conn, request, ctx) if ctx.client is None else _watched_receive(conn, request, ctx)
     else:
         body = _register(conn, request, ctx)
     if request.commit:
@@ -156,23 +196,52 @@ def _receive(conn: "Connection", req: ReceiveRequest, ctx: Context) -> bytes:
     o.msgid = req.selector.message_id
     o.condition = req.selector.condition
     messages = _take(q, req, ctx)
+    if messages and ctx.client is not None:
+        ctx.client.catch_up()      # then _watched_receive knows whether to give them back
     payload_type = ANYDATA if req.transformation else q_info.table.payload_type
     return serialise.receive_response(req.destination.name, messages, payload_type,
                                       ctx.envelope_ns, ctx.stylesheet)
 
 
+def _watched_receive(conn: "Connection", req: ReceiveRequest, ctx: Context) -> bytes:
+    """A receive whose client may go meanwhile: then it is undone (the module docstring).
+    :raises ClientLeft: the client went away."""
+    client = ctx.client
+    assert client is not None
+    # a PostgreSQL SAVEPOINT only when the transaction is open (an earlier request's work)
+    mark = savepoint(conn)
+    client.attach(conn)
+    try:
+        body = _receive(conn, req, ctx)
+    finally:
+        client.attach(None)
+    if client():
+        rollback_to_savepoint(conn, mark)
+        raise ClientLeft
+    return body
+
+
 def _take(q, req: ReceiveRequest, ctx: Context) -> list[MessageProperties]:
     """deqmany with the request's wait, in slices of WAIT_SLICE seconds: each slice is
     a real blocking wait (woken by commits), the slicing only lets a shutting-down
-    server or an expiring session stop a long or endless wait."""
+    server or an expiring session stop a long or endless wait.  A client that goes
+    away cancels the wait at once (ORA-01013 from ``Connection.cancel()``)."""
+    gone = ctx.client or (lambda: False)
     deadline = None if req.wait_time is None else time.monotonic() + req.wait_time
     while True:
+        if gone():
+            return []
         if deadline is None:
             q.deqoptions.wait = WAIT_SLICE
         else:
             remaining = deadline - time.monotonic()
             q.deqoptions.wait = max(0, min(WAIT_SLICE, int(remaining + 0.999)))
-        messages = q.deqmany(req.batch_size)
+        try:
+            messages = q.deqmany(req.batch_size)
+        except DatabaseError as e:
+            if e.code == 1013 and gone():
+                return []
+            raise
         if messages or q.deqoptions.wait == C.DEQ_NO_WAIT or ctx.stopping():
             return messages
         if deadline is not None and time.monotonic() >= deadline:

@@ -23,7 +23,7 @@ TIMESTAMP as ``YYYY-MM-DD H:M:S`` (Oracle's XML format, ``1996-01-01 0:0:0``) or
 attributes without regard to case; a missing or empty element is NULL.
 
 JMS properties keep their Java type (int_value, short_value …) in the user
-property's ``JAVA_TYPE``.  A map message body is JSON (see objtypes_builtin), so map
+property's ``JAVA_TYPE``.  A map message body is JSON (see sluice.objtypes.builtin), so map
 items come back as int_value (long_value beyond 32 bits), double_value, boolean_value
 or string_value.  ``timestamp`` is the enqueue date, ``recv_timestamp`` the
 dequeue date, and ``userid`` the enqueuing database user unless the sender set it.
@@ -44,10 +44,10 @@ from .. import objtypes as ot
 from ..aq.payload import ANYDATA, dumps_json
 from ..errors import not_supported, ora
 from ..model import Agent
-from ..objtypes_builtin import (JAVA_BOOLEAN, JAVA_BYTE, JAVA_DOUBLE, JAVA_FLOAT, JAVA_INT,
-                                JAVA_LONG, JAVA_SHORT, JAVA_STRING, JMS_PROPERTY_NUMBER,
-                                JMS_PROPERTY_STRING)
-from ..rules.functions import hextoraw
+from ..objtypes import (JAVA_BOOLEAN, JAVA_BYTE, JAVA_DOUBLE, JAVA_FLOAT, JAVA_INT,
+                        JAVA_LONG, JAVA_SHORT, JAVA_STRING, JMS_PROPERTY_NUMBER,
+                        JMS_PROPERTY_STRING)
+from ..sqlfunctions import hextoraw
 from .schema import AQ_NS, parse_xml
 
 _Q = f"{{{AQ_NS}}}"

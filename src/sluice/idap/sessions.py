@@ -9,7 +9,7 @@ AQXmlCommit/AQXmlRollback.  A session unused for ``timeout`` seconds (default 12
 returned to the pool.
 
 The pool opens connections as database users through the servlet super-user (proxy
-sessions, :func:`~sluice.security.proxy.proxy_connect`); at most ``max_size`` (default
+sessions, :func:`~sluice.connection.proxy_connect`); at most ``max_size`` (default
 50, ``setCacheSize``) are open at once, and idle ones are closed down to ``min_size``
 (default 1) after ``timeout`` seconds.  When the pool is full it takes back the
 connection of the least recently used session that is idle with no open transaction
@@ -31,8 +31,8 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from ..connection import proxy_connect, renew_session
 from ..errors import ora
-from ..security.proxy import proxy_connect
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -138,7 +138,7 @@ class ConnectionPool:
 def _fresh(conn: "Connection") -> None:
     """Forget what the last HTTP session left in the connection (dequeue positions,
     cached state): the next one starts a new database session, as a proxy session does."""
-    conn._become(conn.username)
+    renew_session(conn)
 
 
 def _close(conn: "Connection") -> None:

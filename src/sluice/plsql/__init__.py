@@ -32,40 +32,8 @@ The interpreter reaches the connection only through these hooks:
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
-
+from ..routines import inout_params, out_params
 from .script import StatementResult, execute, run_script, split_script
 
 __all__ = ["StatementResult", "execute", "inout_params", "out_params", "run_script",
            "split_script"]
-
-F = TypeVar("F", bound=Callable)
-
-
-def out_params(*names: str, inout: tuple[str, ...] = ()) -> Callable[[F], F]:
-    """Mark a package method's OUT (and IN OUT) parameters, in Oracle's order.
-
-    The interpreter calls the method without the pure OUT parameters and assigns
-    its return value to the caller's variables: the value itself for one OUT
-    parameter, a tuple in ``names`` order for several.  IN OUT parameters (also
-    listed in ``inout``) are passed in as well.  An OUT parameter that sits
-    between IN parameters in Oracle's order must also appear in the Python
-    signature (with a default), so positional arguments line up; one missing
-    from the signature is taken to come after all the others::
-
-        @out_params("msgid")
-        def enqueue(self, queue_name, enqueue_options, message_properties, payload): ...
-    """
-    every = tuple(n.lower() for n in names) + tuple(
-        n.lower() for n in inout if n.lower() not in {m.lower() for m in names})
-
-    def mark(fn: F) -> F:
-        fn.__plsql_out__ = every                               # type: ignore[attr-defined]
-        fn.__plsql_inout__ = tuple(n.lower() for n in inout)   # type: ignore[attr-defined]
-        return fn
-    return mark
-
-
-def inout_params(*names: str) -> Callable[[F], F]:
-    """Shorthand for ``out_params(*names, inout=names)``."""
-    return out_params(*names, inout=names)

@@ -8,7 +8,6 @@ package subprograms).  Most return NULL when any argument is NULL, as in Oracle.
 
 from __future__ import annotations
 
-import calendar
 import datetime as _dt
 import re
 import time
@@ -16,66 +15,20 @@ import uuid
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 from ..errors import DatabaseError, ora
-from .values import DEFAULT_DATE_FORMAT, is_number, number_text, to_number, to_text
+from .values import (_FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, number_text,
+                     to_number, to_text)
 
-_FORMAT_TOKEN = re.compile(
-    r'"[^"]*"|YYYY|SYYYY|RRRR|YY|RR|MONTH|MON|MM|DDD|DD|DY|DAY|D|HH24|HH12|HH|MI|SS'
-    r"|FF[1-9]?|A\.M\.|P\.M\.|AM|PM|FM|FX|.", re.IGNORECASE | re.DOTALL)
 _STRPTIME = {"YYYY": "%Y", "SYYYY": "%Y", "RRRR": "%Y", "YY": "%y", "RR": "%y", "MONTH": "%B",
              "MON": "%b", "MM": "%m", "DDD": "%j", "DD": "%d", "DY": "%a", "DAY": "%A",
              "HH24": "%H", "HH12": "%I", "HH": "%I", "MI": "%M", "SS": "%S", "AM": "%p",
              "PM": "%p", "A.M.": "%p", "P.M.": "%p", "FM": "", "FX": ""}
 
 
-def _cased(text: str, token: str) -> str:
-    """MON -> JAN, Mon -> Jan, mon -> jan: Oracle copies the format's capitalisation."""
-    if token.isupper():
-        return text.upper()
-    return text.capitalize() if token[0].isupper() else text.lower()
-
-
-def _date_piece(d: _dt.datetime, tok: str, fill: bool) -> str:
-    up = tok.upper()
-    if up.startswith("FF"):
-        digits = int(up[2:] or 6)
-        return f"{d.microsecond:06d}"[:digits].ljust(digits, "0")
-    simple = {"YYYY": f"{d.year:04d}", "SYYYY": f"{d.year:04d}", "RRRR": f"{d.year:04d}",
-              "YY": f"{d.year % 100:02d}", "RR": f"{d.year % 100:02d}", "MM": f"{d.month:02d}",
-              "DD": f"{d.day:02d}", "DDD": f"{d.timetuple().tm_yday:03d}",
-              "D": str(d.isoweekday() % 7 + 1),
-              "HH24": f"{d.hour:02d}" if isinstance(d, _dt.datetime) else "00",
-              "MI": f"{getattr(d, 'minute', 0):02d}", "SS": f"{getattr(d, 'second', 0):02d}"}
-    if up in simple:
-        return simple[up]
-    if up in ("HH", "HH12"):
-        return f"{(getattr(d, 'hour', 0) % 12) or 12:02d}"
-    if up in ("AM", "PM", "A.M.", "P.M."):
-        meridian = "AM" if getattr(d, "hour", 0) < 12 else "PM"
-        return _cased(meridian if "." not in up else f"{meridian[0]}.M.", tok)
-    names = {"MON": calendar.month_abbr[d.month], "MONTH": calendar.month_name[d.month],
-             "DY": calendar.day_abbr[d.weekday()], "DAY": calendar.day_name[d.weekday()]}
-    if up in names:
-        text = names[up]
-        if fill and up in ("MONTH", "DAY"):
-            text = text.ljust(9)         # Oracle pads names unless FM is given
-        return _cased(text, tok)
-    if tok.startswith('"'):
-        return tok[1:-1]
-    return tok
-
-
 def to_char(value, fmt: str | None = None):
     if value is None:
         return None
     if isinstance(value, (_dt.date, _dt.datetime)):
-        fmt = fmt or DEFAULT_DATE_FORMAT
-        fill, out = True, []
-        for tok in _FORMAT_TOKEN.findall(fmt):
-            if tok.upper() == "FM":
-                fill = not fill
-            elif tok.upper() != "FX":
-                out.append(_date_piece(value, tok, fill))
-        return "".join(out)
+        return format_date(value, fmt or DEFAULT_DATE_FORMAT)
     if is_number(value) and fmt:
         return _number_format(value, fmt)
     return to_text(value)

@@ -8,7 +8,7 @@ optional ``procedure``).  Package procedures are plain Python methods; their
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import DatabaseError, InterfaceError, ora
 from .builtins import standard_packages
@@ -59,8 +59,13 @@ class Env:
 
 
 class Interpreter:
-    def __init__(self, conn: Any, binds: dict | None, output: list[str]) -> None:
+    def __init__(self, conn: Any, binds: dict | None, output: list[str],
+                 execute: Callable[[Any, str, dict], Any]) -> None:
+        """``execute(conn, text, binds)`` runs one statement for EXECUTE IMMEDIATE and
+        returns its result (``script.execute``, passed in: the script layer builds on this
+        one)."""
         self.conn = conn
+        self.execute = execute
         self.binds = binds if binds is not None else {}
         self.output = output
         self.standard = standard_packages(output)
@@ -177,9 +182,8 @@ class Interpreter:
         elif isinstance(stmt, Raise):
             raise UserException(stmt.resolved)
         elif isinstance(stmt, ExecImmediate):
-            from .script import execute              # the script layer imports us
             sql = to_text(self.eval(stmt.sql, env))
-            self.output.extend(execute(self.conn, sql or "", self.binds).output)
+            self.output.extend(self.execute(self.conn, sql or "", self.binds).output)
         elif isinstance(stmt, Block):
             self.block(stmt, env)
 

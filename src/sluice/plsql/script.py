@@ -241,7 +241,7 @@ def execute(conn: Any, text: str, binds: dict | None = None) -> StatementResult:
 
 def _block(conn: Any, text: str, binds: dict | None) -> StatementResult:
     output: list[str] = []
-    Interpreter(conn, binds, output).run(parse_block(text))
+    Interpreter(conn, binds, output, execute).run(parse_block(text))
     return StatementResult("block", output=output)
 
 

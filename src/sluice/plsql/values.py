@@ -7,6 +7,7 @@ Values are plain Python: ``None`` (NULL), ``bool``, ``int``/``float``/
 
 from __future__ import annotations
 
+import calendar
 import datetime as _dt
 import re
 from decimal import Decimal, InvalidOperation
@@ -33,11 +34,61 @@ def number_text(n) -> str:
 
 
 DEFAULT_DATE_FORMAT = "DD-MON-RR"
+_FORMAT_TOKEN = re.compile(
+    r'"[^"]*"|YYYY|SYYYY|RRRR|YY|RR|MONTH|MON|MM|DDD|DD|DY|DAY|D|HH24|HH12|HH|MI|SS'
+    r"|FF[1-9]?|A\.M\.|P\.M\.|AM|PM|FM|FX|.", re.IGNORECASE | re.DOTALL)
+
+
+def _cased(text: str, token: str) -> str:
+    """MON -> JAN, Mon -> Jan, mon -> jan: Oracle copies the format's capitalisation."""
+    if token.isupper():
+        return text.upper()
+    return text.capitalize() if token[0].isupper() else text.lower()
+
+
+def _date_piece(d: _dt.datetime, tok: str, fill: bool) -> str:
+    up = tok.upper()
+    if up.startswith("FF"):
+        digits = int(up[2:] or 6)
+        return f"{d.microsecond:06d}"[:digits].ljust(digits, "0")
+    simple = {"YYYY": f"{d.year:04d}", "SYYYY": f"{d.year:04d}", "RRRR": f"{d.year:04d}",
+              "YY": f"{d.year % 100:02d}", "RR": f"{d.year % 100:02d}", "MM": f"{d.month:02d}",
+              "DD": f"{d.day:02d}", "DDD": f"{d.timetuple().tm_yday:03d}",
+              "D": str(d.isoweekday() % 7 + 1),
+              "HH24": f"{d.hour:02d}" if isinstance(d, _dt.datetime) else "00",
+              "MI": f"{getattr(d, 'minute', 0):02d}", "SS": f"{getattr(d, 'second', 0):02d}"}
+    if up in simple:
+        return simple[up]
+    if up in ("HH", "HH12"):
+        return f"{(getattr(d, 'hour', 0) % 12) or 12:02d}"
+    if up in ("AM", "PM", "A.M.", "P.M."):
+        meridian = "AM" if getattr(d, "hour", 0) < 12 else "PM"
+        return _cased(meridian if "." not in up else f"{meridian[0]}.M.", tok)
+    names = {"MON": calendar.month_abbr[d.month], "MONTH": calendar.month_name[d.month],
+             "DY": calendar.day_abbr[d.weekday()], "DAY": calendar.day_name[d.weekday()]}
+    if up in names:
+        text = names[up]
+        if fill and up in ("MONTH", "DAY"):
+            text = text.ljust(9)         # Oracle pads names unless FM is given
+        return _cased(text, tok)
+    if tok.startswith('"'):
+        return tok[1:-1]
+    return tok
+
+
+def format_date(d, fmt: str) -> str:
+    """A DATE in the format model ``fmt`` (``TO_CHAR(d, fmt)``; FM toggles padding)."""
+    fill, out = True, []
+    for tok in _FORMAT_TOKEN.findall(fmt):
+        if tok.upper() == "FM":
+            fill = not fill
+        elif tok.upper() != "FX":
+            out.append(_date_piece(d, tok, fill))
+    return "".join(out)
 
 
 def to_text(v) -> str | None:
     """Implicit conversion to VARCHAR2, as ``||`` and string parameters do it."""
-    from .builtins import to_char        # to_char knows the date formats
     if v is None or isinstance(v, str):
         return v
     if isinstance(v, bool):
@@ -47,7 +98,7 @@ def to_text(v) -> str | None:
     if isinstance(v, (bytes, bytearray)):
         return bytes(v).hex().upper()    # RAW converts to its hex digits
     if isinstance(v, (_dt.date, _dt.datetime)):
-        return to_char(v)
+        return format_date(v, DEFAULT_DATE_FORMAT)
     return str(v)
 
 

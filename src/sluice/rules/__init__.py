@@ -1,7 +1,7 @@
 """The condition language of rules and of AQ dequeue / subscriber conditions.
 
 One grammar (an Oracle SQL WHERE-clause subset, DESIGN.md section 4), one tree
-(:mod:`sluice.rules.ast`), one compiler per target; this package holds the
+(:mod:`sluice.rules.lang.ast`), one compiler per target; this package holds the
 parser and the Python compiler::
 
     from sluice.rules import compile_condition, DictResolver
@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, NamedTuple
 
 from ..errors import ora
-from .ast import Bind, Condition, Expr, FuncCall, Identifier, to_text, walk
-from .functions import FUNCTIONS, NILADIC
-from .parser import parse_condition, parse_expression
-from .pycompile import Resolver, compile_expression, compile_python, get_path
+from ..sqlfunctions import FUNCTIONS, NILADIC
+from .compile.python import Resolver, compile_expression, compile_python, get_path
+from .lang.ast import Bind, Condition, Expr, FuncCall, Identifier, to_text, walk
+from .lang.parser import parse_condition, parse_expression
 
 __all__ = [
     "parse_condition", "parse_expression", "compile_condition", "compile_python",

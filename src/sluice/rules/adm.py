@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..errors import DatabaseError, IntegrityError, InterfaceError, ora
 from ..names import canonical, split_qualified
-from ..objtypes_parse import parse_datatype
-from .engine import parsed
-from .internal import EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, check_function
-from .ruleset import (EVALUATION_CONTEXT, MEMBER, RULE, RULE_SET, EvaluationContext, Rule, RuleSet,
-                      RulesCatalog, Variable, function_name, member_key, rules_catalog)
-from .typecheck import check_condition, static_type_of_datatype
-from .types import NVList, TableAlias, VariableType
+from ..objtypes import parse_datatype
+from .engine.evaluator import parsed
+from .engine.internal import EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, check_function
+from .engine.ruleset import (EVALUATION_CONTEXT, MEMBER, RULE, RULE_SET, EvaluationContext, Rule, RuleSet,
+                             RulesCatalog, Variable, function_name, member_key, rules_catalog)
+from .engine.types import NVList, TableAlias, VariableType
+from .lang.typecheck import check_condition, static_type_of_datatype
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -67,10 +67,11 @@ class RuleAdm:
 
     def __init__(self, conn: "Connection") -> None:
         self._conn = conn
+        self._session_ctx = conn.context
 
     def _catalog(self, fresh: bool = True) -> RulesCatalog:
-        self._conn._check_open()
-        return rules_catalog(self._conn._store, fresh)
+        self._session_ctx.check_open()
+        return rules_catalog(self._session_ctx.store, fresh)
 
     def _decide(self, decide: Callable[[RulesCatalog], T]) -> T:
         """Decide on the catalog as this process last saw it (patched with its own
@@ -86,13 +87,13 @@ class RuleAdm:
             raise ora(904, f'"{name}"')
         if "@" in name:
             raise ora(904, f'"{name}"')  # rules engine DDL takes no database link
-        return split_qualified(name, self._conn.username, what)
+        return split_qualified(name, self._session_ctx.username, what)
 
     def _put(self, kind: str, owner: str, name: str, spec: dict, replace: bool,
              exists_code: int | None = None, *exists_args: str) -> None:
-        self._conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         try:
-            self._conn._store.put_catalog_object(kind, owner, name, spec, replace=replace)
+            self._session_ctx.store.put_catalog_object(kind, owner, name, spec, replace=replace)
         except IntegrityError as e:
             if e.code == 955 and exists_code is not None:
                 raise ora(exists_code, *exists_args) from None
@@ -100,8 +101,8 @@ class RuleAdm:
         self._catalog(fresh=False).note(kind, owner, name, spec)
 
     def _drop(self, kind: str, owner: str, name: str) -> bool:
-        self._conn._ddl_commit()
-        dropped = self._conn._store.drop_catalog_object(kind, owner, name)
+        self._session_ctx.ddl_commit()
+        dropped = self._session_ctx.store.drop_catalog_object(kind, owner, name)
         self._catalog(fresh=False).note(kind, owner, name, None)
         return dropped
 

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import InterfaceError, not_supported, ora
 from ..names import canonical
-from ..plsql import out_params
-from .anydata import AnyData
-from .engine import Event, RuleSetEvaluator, variable_name
-from .internal import (EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, AQ_MESSAGE,
-                       evaluation_function, unwrap, value_function)
-from .ruleset import EvaluationContext, RulesCatalog, rules_catalog
-from .types import AttributeValue, ColumnValue, RuleHit, TableValue, VariableValue
+from ..routines import out_params
+from .engine.anydata import AnyData
+from .engine.evaluator import Event, RuleSetEvaluator, variable_name
+from .engine.internal import (EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, AQ_MESSAGE,
+                              evaluation_function, unwrap, value_function)
+from .engine.ruleset import EvaluationContext, RulesCatalog, rules_catalog
+from .engine.types import AttributeValue, ColumnValue, RuleHit, TableValue, VariableValue
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -183,10 +183,10 @@ class DbmsRule:
     """The DBMS_RULE package for one connection."""
 
     def __init__(self, conn: "Connection") -> None:
-        self._conn = conn
+        self._session_ctx = conn.context
 
     def _catalog(self) -> RulesCatalog:
-        return rules_catalog(self._conn._store)
+        return rules_catalog(self._session_ctx.store)
 
     @out_params("true_rules", "maybe_rules")
     def evaluate(self, rule_set_name: str, evaluation_context: str, event_context: Any = None,
@@ -198,9 +198,9 @@ class DbmsRule:
         :raises: ORA-24141 unknown rule set, ORA-24150 unknown evaluation context,
             ORA-25457 when the context's evaluation function reports failure.
         """
-        self._conn._check_open()
+        self._session_ctx.check_open()
         catalog = self._catalog()
-        user = self._conn.username
+        user = self._session_ctx.username
         rule_set = catalog.key(rule_set_name, user, "rule set name")
         context = catalog.key(evaluation_context, user, "evaluation context name")
         catalog.rule_set(rule_set)

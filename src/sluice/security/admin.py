@@ -14,7 +14,7 @@ from ..names import canonical
 from .catalog import AQ_SYSTEM_PRIVILEGES, QUEUE_PRIVILEGES
 
 if TYPE_CHECKING:
-    from ..connection import Connection
+    from ..context import SessionContext
 
 
 def _flag(value: object) -> bool:
@@ -24,22 +24,22 @@ def _flag(value: object) -> bool:
 class SecurityAdm:
     """DBMS_AQADM.GRANT_* / REVOKE_* / *_AQ_AGENT / *_DB_ACCESS."""
 
-    _conn: "Connection"
+    _session_ctx: "SessionContext"
 
     # -- helpers ------------------------------------------------------------
     def _grantee(self, name: str) -> str:
         user = canonical(name, "grantee")
-        if self._conn._security.user(user) is None:
+        if self._session_ctx.security.user(user) is None:
             raise ora(1917, user)
         return user
 
     def _put(self, kind: str, owner: str, name: str, spec: dict) -> None:
-        self._conn._ddl_commit()
-        self._conn._store.put_catalog_object(kind, owner, name, spec, replace=True)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.put_catalog_object(kind, owner, name, spec, replace=True)
 
     def _drop(self, kind: str, owner: str, name: str) -> None:
-        self._conn._ddl_commit()
-        self._conn._store.drop_catalog_object(kind, owner, name)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.drop_catalog_object(kind, owner, name)
 
     # -- system privileges (seed 003 "System-Level Access Control") ----------
     def _system_privilege(self, privilege: str) -> str:
@@ -47,7 +47,7 @@ class SecurityAdm:
         priv = str(privilege).strip().upper()
         if priv not in AQ_SYSTEM_PRIVILEGES:
             raise ora(990, privilege)
-        authz = self._conn._authz
+        authz = self._session_ctx.authz
         if not (authz.is_superuser() or priv in authz.info().admin_option):
             raise ora(1031)
         return priv
@@ -56,12 +56,12 @@ class SecurityAdm:
         priv = self._system_privilege(privilege)
         user = self._grantee(grantee)
         self._put("SYSPRIV", user, priv, {"admin_option": _flag(admin_option),
-                                          "grantor": self._conn.username})
+                                          "grantor": self._session_ctx.username})
 
     def revoke_system_privilege(self, privilege: str, grantee: str) -> None:
         priv = self._system_privilege(privilege)
         user = self._grantee(grantee)
-        if priv not in self._conn._security.user(user).system:
+        if priv not in self._session_ctx.security.user(user).system:
             raise ora(1952, user)
         self._drop("SYSPRIV", user, priv)
 
@@ -78,26 +78,26 @@ class SecurityAdm:
     def grant_queue_privilege(self, privilege: str, queue_name: str, grantee: str,
                               grant_option: bool = False) -> None:
         privs = self._queue_privileges(privilege)
-        queue = self._conn._catalog.queue(queue_name)
-        self._conn._authz.check_grant_queue(queue, privs)
+        queue = self._session_ctx.catalog.queue(queue_name)
+        self._session_ctx.authz.check_grant_queue(queue, privs)
         user = self._grantee(grantee)
-        held = dict(self._conn._security.user(user).queues.get(queue.qualified, {}))
+        held = dict(self._session_ctx.security.user(user).queues.get(queue.qualified, {}))
         for p in privs:
-            held[p] = {"grant_option": _flag(grant_option), "grantor": self._conn.username}
+            held[p] = {"grant_option": _flag(grant_option), "grantor": self._session_ctx.username}
         self._put("QUEUEPRIV", user, queue.qualified, held)
 
     def revoke_queue_privilege(self, privilege: str, queue_name: str, grantee: str) -> None:
         privs = self._queue_privileges(privilege)
-        queue = self._conn._catalog.queue(queue_name)
+        queue = self._session_ctx.catalog.queue(queue_name)
         user = self._grantee(grantee)
-        held = dict(self._conn._security.user(user).queues.get(queue.qualified, {}))
-        authz = self._conn._authz
+        held = dict(self._session_ctx.security.user(user).queues.get(queue.qualified, {}))
+        authz = self._session_ctx.authz
         for p in privs:
             spec = held.get(p)
             if spec is None:
                 raise ora(1927)
-            if not (authz.is_superuser() or queue.owner == self._conn.username
-                    or spec.get("grantor") == self._conn.username):
+            if not (authz.is_superuser() or queue.owner == self._session_ctx.username
+                    or spec.get("grantor") == self._session_ctx.username):
                 raise ora(1927)
         for p in privs:
             held.pop(p)
@@ -110,9 +110,9 @@ class SecurityAdm:
     def create_aq_agent(self, agent_name: str, certificate_location: str | None = None,
                         enable_http: bool = False, enable_smtp: bool = False,
                         enable_anyp: bool = False) -> None:
-        self._conn._authz.check_aq_administrator()
+        self._session_ctx.authz.check_aq_administrator()
         name = canonical(agent_name, "agent name")
-        if self._conn._security.agent(name) is not None:
+        if self._session_ctx.security.agent(name) is not None:
             raise ora(24089, name)
         self._put("AGENT", "SYS", name, self._agent_spec(certificate_location, enable_http,
                                                          enable_smtp, enable_anyp))
@@ -120,21 +120,21 @@ class SecurityAdm:
     def alter_aq_agent(self, agent_name: str, certificate_location: str | None = None,
                        enable_http: bool = False, enable_smtp: bool = False,
                        enable_anyp: bool = False) -> None:
-        self._conn._authz.check_aq_administrator()
+        self._session_ctx.authz.check_aq_administrator()
         name = canonical(agent_name, "agent name")
-        if self._conn._security.agent(name) is None:
+        if self._session_ctx.security.agent(name) is None:
             raise ora(24088, name)
         self._put("AGENT", "SYS", name, self._agent_spec(certificate_location, enable_http,
                                                          enable_smtp, enable_anyp))
 
     def drop_aq_agent(self, agent_name: str) -> None:
-        self._conn._authz.check_aq_administrator()
+        self._session_ctx.authz.check_aq_administrator()
         name = canonical(agent_name, "agent name")
-        agent = self._conn._security.agent(name)
+        agent = self._session_ctx.security.agent(name)
         if agent is None:
             raise ora(24088, name)
-        self._conn._ddl_commit()
-        store = self._conn._store
+        self._session_ctx.ddl_commit()
+        store = self._session_ctx.store
         for user in agent.db_users:
             store.drop_catalog_object("AGENTUSER", name, user)
         store.drop_catalog_object("AGENT", "SYS", name)
@@ -146,19 +146,19 @@ class SecurityAdm:
 
     def enable_db_access(self, agent_name: str, db_username: str) -> None:
         """Give the agent the privileges of the database user (seed 004 Example 17-25)."""
-        self._conn._authz.check_aq_administrator()
+        self._session_ctx.authz.check_aq_administrator()
         name = canonical(agent_name, "agent name")
-        if self._conn._security.agent(name) is None:
+        if self._session_ctx.security.agent(name) is None:
             raise ora(24088, name)
         user = canonical(db_username, "user name")
-        if self._conn._security.user(user) is None:
+        if self._session_ctx.security.user(user) is None:
             raise ora(1918, user)
         self._put("AGENTUSER", name, user, {})
 
     def disable_db_access(self, agent_name: str, db_username: str) -> None:
-        self._conn._authz.check_aq_administrator()
+        self._session_ctx.authz.check_aq_administrator()
         name = canonical(agent_name, "agent name")
-        agent = self._conn._security.agent(name)
+        agent = self._session_ctx.security.agent(name)
         if agent is None:
             raise ora(24088, name)
         user = canonical(db_username, "user name")

@@ -2,8 +2,9 @@
 
 Seed 004 "Database Sessions": the AQ servlet's super-user "creates sessions on
 behalf of db_users"; each such user must have let it, with ``ALTER USER OE GRANT
-CONNECT THROUGH AQADM`` (Example 17-26).  :func:`proxy_connect` is that step for
-any front door that acts for other users (the IDAP servlet first of all).
+CONNECT THROUGH AQADM`` (Example 17-26).  :func:`may_proxy` checks that consent;
+:func:`sluice.connection.proxy_connect` opens the session, for any front door that acts
+for other users (the IDAP servlet first of all).
 
 The caller has authenticated the proxy user already (once, at start-up); the
 session opened here is the client user's, with the client user's privileges
@@ -12,14 +13,9 @@ only — never the proxy's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..errors import ora
 from ..names import canonical
 from .catalog import SecurityCatalog
-
-if TYPE_CHECKING:
-    from ..connection import Connection
 
 
 def may_proxy(security: SecurityCatalog, proxy_user: str, client_user: str) -> None:
@@ -42,26 +38,3 @@ def may_proxy(security: SecurityCatalog, proxy_user: str, client_user: str) -> N
         raise ora(28150, client_user)
     if not (client.superuser or "CREATE_SESSION" in client.system):
         raise ora(1045, client_user)
-
-
-def proxy_connect(dsn: str, client_user: str, proxy_user: str) -> "Connection":
-    """A new connection to ``dsn`` acting as ``client_user``, opened by ``proxy_user``.
-
-    python-oracledb spells this ``connect(user="AQADM[OE]", …)``.  The proxy's own
-    password is not asked for: the caller authenticated it when it started, and
-    whoever holds the DSN is the operating-system-authenticated administrator
-    (``AUTH_MODE_SYSDBA``) anyway; what is checked here is the client's consent.
-
-    :raises DatabaseError: as :func:`may_proxy`.
-    """
-    from ..connection import AUTH_MODE_SYSDBA, Connection
-
-    client, proxy = canonical(client_user, "user name"), canonical(proxy_user, "user name")
-    conn = Connection(dsn, mode=AUTH_MODE_SYSDBA)
-    try:
-        may_proxy(conn._security, proxy, client)
-        conn._become(client)
-    except BaseException:
-        conn.close()
-        raise
-    return conn

@@ -54,10 +54,10 @@ def authenticate(security: SecurityCatalog, user: str, password: str | None) -> 
 def init_administrator(conn: "Connection", password: str | None) -> bool:
     """``sluice init``: make the bootstrap administrator a stored user (with a password
     if one is given).  Returns False when users exist already (nothing changes)."""
-    if conn._security.users:
+    if conn.context.security.users:
         return False
     spec = {"password": hash_password(password) if password else None, "superuser": True}
-    conn._store.put_catalog_object("USER", "SYS", BOOTSTRAP_USER, spec, replace=False)
+    conn.context.store.put_catalog_object("USER", "SYS", BOOTSTRAP_USER, spec, replace=False)
     return True
 
 
@@ -69,14 +69,14 @@ class UserStatements:
     """Runs the user and grant SQL for one connection."""
 
     def __init__(self, conn: "Connection") -> None:
-        self.conn = conn
+        self._session_ctx = conn.context
 
     @property
     def _security(self) -> SecurityCatalog:
-        return self.conn._security
+        return self._session_ctx.security
 
     def _require_superuser(self) -> None:
-        if not self.conn._authz.is_superuser():
+        if not self._session_ctx.authz.is_superuser():
             raise ora(1031)
 
     def execute(self, kind: str, text: str) -> int:
@@ -121,29 +121,29 @@ class UserStatements:
         if user in self._security.users or user in ("SYS", BOOTSTRAP_USER):
             raise ora(1920, user)
         self._ensure_bootstrap()
-        self.conn._ddl_commit()
-        self.conn._store.put_catalog_object("USER", "SYS", user,
-                                            {"password": hash_password(password), "superuser": False},
-                                            replace=False)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.put_catalog_object(
+            "USER", "SYS", user, {"password": hash_password(password), "superuser": False},
+            replace=False)
 
     def _ensure_bootstrap(self) -> None:
         """The first CREATE USER makes the bootstrap administrator a real user."""
         if not self._security.users:
-            self.conn._store.put_catalog_object("USER", "SYS", BOOTSTRAP_USER,
-                                                {"password": None, "superuser": True}, replace=True)
+            self._session_ctx.store.put_catalog_object(
+                "USER", "SYS", BOOTSTRAP_USER, {"password": None, "superuser": True}, replace=True)
 
     def alter_password(self, name: str, password: str) -> None:
         user = canonical(name, "user name")
         info = self._security.user(user)
         if info is None:
             raise ora(1918, user)
-        if user != self.conn.username:
+        if user != self._session_ctx.username:
             self._require_superuser()
         self._ensure_bootstrap()
-        self.conn._ddl_commit()
-        self.conn._store.put_catalog_object("USER", "SYS", user,
-                                            {"password": hash_password(password),
-                                             "superuser": info.superuser}, replace=True)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.store.put_catalog_object(
+            "USER", "SYS", user, {"password": hash_password(password), "superuser": info.superuser},
+            replace=True)
 
     def proxy(self, name: str, proxy: str, grant: bool) -> None:
         """``ALTER USER OE GRANT CONNECT THROUGH AQADM`` (seed 004 Example 17-26)."""
@@ -152,10 +152,10 @@ class UserStatements:
         for u in (user, via):
             if self._security.user(u) is None:
                 raise ora(1918, u)
-        self.conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         if grant:
-            self.conn._store.put_catalog_object("PROXY", user, via, {}, replace=True)
-        elif not self.conn._store.drop_catalog_object("PROXY", user, via):
+            self._session_ctx.store.put_catalog_object("PROXY", user, via, {}, replace=True)
+        elif not self._session_ctx.store.drop_catalog_object("PROXY", user, via):
             raise ora(1927)
 
     def drop_user(self, name: str, cascade: bool) -> None:
@@ -163,13 +163,13 @@ class UserStatements:
         user = canonical(name, "user name")
         if user not in self._security.users:
             raise ora(1918, user)
-        if user == self.conn.username:
+        if user == self._session_ctx.username:
             raise ora(1940, user)
-        store = self.conn._store
+        store = self._session_ctx.store
         owned = [qt for qt in store.queue_tables() if qt.owner == user]
         if owned and not cascade:
             raise ora(1922, user)
-        self.conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         for qt in owned:
             store.drop_queue_table(qt.owner, qt.name)
         for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "PROXY"):
@@ -207,23 +207,23 @@ class UserStatements:
     def grant(self, privileges: str, grantees: str, option: str) -> None:
         self._require_superuser()
         privs, users = self._parse_privileges(privileges), self._grantees(grantees)
-        self.conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         for user in users:
             for kind, name in privs:
-                spec = {"grantor": self.conn.username, "admin_option": option == "ADMIN"}
-                self.conn._store.put_catalog_object(kind, user, name, spec, replace=True)
+                spec = {"grantor": self._session_ctx.username, "admin_option": option == "ADMIN"}
+                self._session_ctx.store.put_catalog_object(kind, user, name, spec, replace=True)
 
     def revoke(self, privileges: str, grantees: str) -> None:
         self._require_superuser()
         privs, users = self._parse_privileges(privileges), self._grantees(grantees)
-        store = self.conn._store
+        store = self._session_ctx.store
         held = {(k, o, n) for k in ("EXECPRIV", "SYSPRIV", "ROLE") for o, n, _ in store.catalog_objects(k)}
         for user in users:        # check everything first: a failed REVOKE changes nothing
             for kind, name in privs:
                 if (kind, user, name) not in held:
                     raise ora(1951, name, user) if kind == "ROLE" else ora(
                         1952, user) if kind == "SYSPRIV" else ora(1927)
-        self.conn._ddl_commit()
+        self._session_ctx.ddl_commit()
         for user in users:
             for kind, name in privs:
                 store.drop_catalog_object(kind, user, name)

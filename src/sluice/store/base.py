@@ -311,7 +311,8 @@ class StoreSession(abc.ABC):
         as its enqueues and dequeues: all of it is committed or none.  ``c`` speaks the
         store's shared SQL (``c.execute(sql, params)`` with ``?`` placeholders); ``work``
         only writes.  Work added is part of the transaction (``in_transaction`` is true) and
-        runs in the order added, after the transaction's enqueues; a rollback discards it.
+        runs in the order added, after the transaction's enqueues; a rollback discards it, and
+        a rollback to a savepoint the work added since.
         This is how a consumer's position advances with the effect it guards (a capture
         process's log position with the LCRs it enqueued, DESIGN §7 "Exactly once")."""
 
@@ -325,6 +326,18 @@ class StoreSession(abc.ABC):
         MAX_RETRY_EXCEEDED); otherwise, if the queue has a ``retry_delay``, it is
         WAITING until the delay ends.
         """
+
+    @abc.abstractmethod
+    def savepoint(self) -> object:
+        """A mark of the transaction as it is now, for :meth:`rollback_to_savepoint`."""
+
+    @abc.abstractmethod
+    def rollback_to_savepoint(self, mark: object) -> None:
+        """Undo what the transaction did since ``mark`` (Oracle's ROLLBACK TO SAVEPOINT):
+        its ON_COMMIT enqueues since are discarded and the messages it dequeued since are
+        released as they were — no failed attempt is counted, nobody processed them —;
+        what it did before stays, locks included.  IMMEDIATE operations were transactions
+        of their own: they stay.  :raises: ORA-01086 when the transaction ended since."""
 
     @abc.abstractmethod
     def query(self, sql: str, binds: dict | Sequence | None,

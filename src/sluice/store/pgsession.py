@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -44,11 +44,13 @@ from . import sqlops
 from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
                    StoreSession)
 from .pgconn import PgConnection, is_disconnect, translate
-from .postgres import PgStore
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
 from .sqlnames import physical_names, rewrite, to_pyformat
 from .sqlschema import table_name
+
+if TYPE_CHECKING:
+    from .postgres import PgStore
 
 
 class PgSession(StoreSession):
@@ -67,6 +69,8 @@ class PgSession(StoreSession):
         self._removed: set[tuple[int, int]] = set()    # consumed at commit: gone for this transaction
         self._events: list[float] = []                 # time events this transaction creates
         self._works: list = []                         # add_commit_work: run inside the COMMIT
+        self._epoch = 0                     # transactions ended: a savepoint is valid within its own
+        self._savepoints = 0
 
     @property
     def in_transaction(self) -> bool:
@@ -127,6 +131,7 @@ class PgSession(StoreSession):
             self.store.local_change()
 
     def _reset(self) -> None:
+        self._epoch += 1
         self._open = False
         self.txn_id = None
         self._inserted = {}
@@ -348,6 +353,50 @@ class PgSession(StoreSession):
         if had_locks:
             store.local_change(now + min(delays) if delays else None)
 
+    # -- savepoints --------------------------------------------------------------------
+    def savepoint(self) -> "_Mark":
+        """A PostgreSQL SAVEPOINT when the transaction is open (a subtransaction: it gets
+        an xid of its own only if it locks or writes something), else only the state."""
+        name = None
+        if self._open:
+            self._savepoints += 1
+            name = f"sluice_sp{self._savepoints}"
+            with self._guard():
+                self._conn().command(f"SAVEPOINT {name}")
+        return _Mark(self._epoch, name, self.txn_id,
+                     {k: (qt, list(ids)) for k, (qt, ids) in self._inserted.items()},
+                     {k: (q, list(recs)) for k, (q, recs) in self._deferred.items()},
+                     len(self._removes), set(self._held), set(self._removed), len(self._events),
+                     len(self._works))
+
+    def rollback_to_savepoint(self, mark: "_Mark") -> None:
+        if mark.epoch != self._epoch or (mark.name is not None and not self._open):
+            raise ora(1086, mark.name or "SLUICE_SAVEPOINT")
+        store = self.store
+        released = {qt_id for qt_id, _ in self._held - mark.held}   # tables whose rows come back
+        if self._open:
+            with self._guard():
+                c = self._conn()
+                if mark.name is not None:   # row and advisory locks taken since go with it
+                    c.command(f"ROLLBACK TO SAVEPOINT {mark.name}; RELEASE SAVEPOINT {mark.name}")
+                else:                       # the transaction began after the mark
+                    c.command("; ".join(["ROLLBACK"] + store.notices(released)))
+                    self._open = False
+                    released = set()
+        self.txn_id = mark.txn_id
+        self._inserted = {k: (qt, list(ids)) for k, (qt, ids) in mark.inserted.items()}
+        self._deferred = {k: (q, list(recs)) for k, (q, recs) in mark.deferred.items()}
+        del self._removes[mark.removes:]
+        had_locks = self._held != mark.held
+        self._held = set(mark.held)
+        self._removed = set(mark.removed)
+        del self._events[mark.events:]
+        del self._works[mark.works:]
+        if released:    # the other processes' waiters: a NOTIFY outside the open transaction
+            store.pool.run(lambda c: c.command("; ".join(store.notices(released))), transaction=False)
+        if had_locks:
+            store.local_change()
+
     # -- SQL on the views -------------------------------------------------------------
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
@@ -396,6 +445,23 @@ class PgSession(StoreSession):
             if self._raw is not None:
                 self._raw.close()
                 self._raw = None
+
+
+@dataclasses.dataclass
+class _Mark:
+    """A savepoint: its PostgreSQL name (None: the transaction was not open) and the
+    session's transaction state when it was taken."""
+
+    epoch: int
+    name: str | None
+    txn_id: str | None
+    inserted: dict
+    deferred: dict
+    removes: int
+    held: set
+    removed: set
+    events: int
+    works: int
 
 
 def _group_gate(c: PgConnection, qt_id: int, inner):

@@ -24,11 +24,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from ..errors import DatabaseError, ProgrammingError, ora
-from ..rules.sqlitefns import register_sqlite_functions
 from . import sqlcatalog, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import MessageLocks
+from .sqlitefns import register_sqlite_functions
 from .sqlnames import json_value
 from .sqlschema import (SCHEMA_VERSION, catalog_ddl, quote, table_name, upgrade_queue_table_ddl,
                         view_name)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
 from ..errors import OperationalError, ProgrammingError, ora
-from ..rules.pycompile import like_regex
+from ..sqlfunctions import like_regex
 from . import sqlops
 from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
                    StoreSession)
@@ -51,6 +52,7 @@ class SqliteSession(StoreSession):
         self._removed: set[tuple[int, int]] = set()  # consumed by this transaction: invisible to it
         self._pending_seq = 0
         self._works: list = []     # add_commit_work: run in the commit's write transaction
+        self._epoch = 0          # transactions ended: a savepoint is valid within its own
 
     @property
     def in_transaction(self) -> bool:
@@ -342,7 +344,34 @@ class SqliteSession(StoreSession):
         if had_locks:
             self.store.notify()  # released messages are available again
 
+    # -- savepoints ---------------------------------------------------------
+    def savepoint(self) -> "_Mark":
+        # nothing of the transaction is in the database before commit: a mark is its state
+        return _Mark(self._epoch, self.txn_id, {k: (q, list(recs)) for k, (q, recs) in self._inserts.items()},
+                     len(self._removes), len(self._held), set(self._held_set), set(self._removed),
+                     len(self._works))
+
+    def rollback_to_savepoint(self, mark: "_Mark") -> None:
+        if mark.epoch != self._epoch:
+            raise ora(1086, "SLUICE_SAVEPOINT")
+        kept = self._held[:mark.held]
+        earlier = set(kept)     # a lock taken again since is still the earlier work's
+        taken = [k for k in self._held[mark.held:] if k not in earlier]
+        if taken:
+            self.store.locks.unlock_many(taken, self)
+        self._held = kept
+        self._held_set = set(mark.held_set)
+        self._removed = set(mark.removed)
+        del self._removes[mark.removes:]
+        # own uncommitted messages dequeued since come back too: the lists are the mark's
+        self._inserts = {k: (q, list(recs)) for k, (q, recs) in mark.inserts.items()}
+        del self._works[mark.works:]
+        self.txn_id = mark.txn_id
+        if taken:
+            self.store.notify()  # released messages are available again
+
     def _end(self) -> None:
+        self._epoch += 1
         if self._held:
             self.store.locks.unlock_many(self._held, self)
         self._inserts = {}
@@ -408,6 +437,20 @@ class _Statements:
             ok = True
         finally:
             store.end(conn, ok)
+
+
+@dataclass
+class _Mark:
+    """A savepoint: the session's transaction state when it was taken."""
+
+    epoch: int
+    txn_id: str | None
+    inserts: dict
+    removes: int
+    held: int
+    held_set: set
+    removed: set
+    works: int
 
 
 def _literal(text: str) -> str:

@@ -31,28 +31,29 @@ class StreamsAdm:
         ENQUEUE and DEQUEUE privileges.  EXECUTE on DBMS_AQ is not granted (seed 001).
         Run again with another ``queue_user``, it only configures that user."""
         conn = self._conn
+        ctx = conn.context
         aqadm = conn.aqadm
         owner, qt_name = split_qualified(queue_table, conn.username, "queue table name")
         q_owner, q_name = split_qualified(queue_name, conn.username, "queue name")
         user = canonical(queue_user, "queue user") if queue_user else None
         if user is not None:
-            conn._authz.check_aq_administrator()
-            if conn._security.user(user) is None:
+            ctx.authz.check_aq_administrator()
+            if ctx.security.user(user) is None:
                 raise ora(1918, user)
         table, queue = f'"{owner}"."{qt_name}"', f'"{q_owner}"."{q_name}"'   # already canonical
-        if conn._catalog.find_queue_table(owner, qt_name) is None:
+        if ctx.catalog.find_queue_table(owner, qt_name) is None:
             aqadm.create_queue_table(queue_table=table,
                                      queue_payload_type="SYS.ANYDATA", storage_clause=storage_clause,
                                      sort_list="COMMIT_TIME", multiple_consumers=True,
                                      message_grouping=aqadm.TRANSACTIONAL, comment=comment, secure=True)
-        if conn._catalog.find_queue(q_owner, q_name) is None:
+        if ctx.catalog.find_queue(q_owner, q_name) is None:
             aqadm.create_queue(queue_name=queue, queue_table=table, comment=comment)
             aqadm.start_queue(queue_name=queue)
         if user is None:
             return
-        if conn._security.agent(user) is None:
+        if ctx.security.agent(user) is None:
             aqadm.create_aq_agent(agent_name=user)
-        if user not in conn._security.agent(user).db_users:
+        if user not in ctx.security.agent(user).db_users:
             aqadm.enable_db_access(agent_name=user, db_username=user)
         for privilege in ("ENQUEUE", "DEQUEUE"):
             aqadm.grant_queue_privilege(privilege=privilege, queue_name=queue, grantee=user)

@@ -7,7 +7,7 @@ functions (seed 000: ``:dml.get_object_owner() = 'HR'``,
 keep Oracle's names in lower case and Oracle's results:
 
 * ``is_null_tag()`` is ``'Y'`` / ``'N'``; a tag is RAW (``bytes``);
-* ``get_value`` returns an :class:`~sluice.rules.anydata.AnyData` (NULL when
+* ``get_value`` returns an :class:`~sluice.rules.engine.anydata.AnyData` (NULL when
   the LCR has no such column) and, for ``'NEW'`` on an UPDATE with
   ``use_old='Y'`` (the default), falls back to the old value of a column the
   update did not change — which is what subset rules rely on;
@@ -28,8 +28,8 @@ from typing import Any, Mapping
 
 from ..errors import ora
 from ..names import canonical
-from ..rules.anydata import AnyData
-from ..rules.functions import FUNCTIONS, hextoraw
+from ..rules.engine.anydata import AnyData
+from ..sqlfunctions import FUNCTIONS, hextoraw
 
 __all__ = [
     "RowLCR", "DDLLCR", "RowUnit", "COMPATIBLE_9_2", "COMPATIBLE_10_1", "COMPATIBLE_10_2",

@@ -37,9 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..rules.engine.ruleset import RulesCatalog, rules_catalog
+from ..rules.engine.types import RuleHit
 from ..rules.evaluate import message_event_context, run_evaluation
-from ..rules.ruleset import RulesCatalog, rules_catalog
-from ..rules.types import RuleHit
 
 __all__ = ["Verdict", "evaluate_rule_sets"]
 
@@ -92,7 +92,7 @@ def evaluate_rule_sets(conn: Any, message: Any, positive_rule_set: str | None = 
 
     :raises: ORA-24141 when a named rule set does not exist.
     """
-    catalog = rules_catalog(conn._store)
+    catalog = rules_catalog(conn.context.store)
     event_context = message_event_context(message)
     if negative_rule_set is not None:
         hit = _first_true(catalog, negative_rule_set, conn.username, event_context)

@@ -19,6 +19,7 @@ import time
 from collections import defaultdict
 
 from ... import constants as C
+from ...routines import registered_function
 from .channels import Event, deliver
 from .registration import CALLBACKS, PROCESS, Registration, drop_registration
 
@@ -212,5 +213,4 @@ class Dispatcher(threading.Thread):
 
     @staticmethod
     def _procedure(name: str):
-        from ..transform import _function
-        return _function(name, "SYS")
+        return registered_function(name, "SYS")

@@ -1,0 +1,141 @@
+"""``SessionContext``: what the packages get from the session they work for.
+
+A :class:`~sluice.connection.Connection` owns one and hands it to every package object
+and queue it makes (``conn.context``).  It is the whole contract between a session and
+the layers below it -- aq, rules, security, streams -- which never touch the
+connection's private state.  The connection assigns the fields (a proxy or ``CONNECT``
+changes the user, and with it ``session``, ``username``, ``catalog`` and ``authz``);
+packages read them, and keep the context rather than copies of its fields.
+
+Fields:
+
+``store``        the :class:`~sluice.store.base.Store` (the backend; shared by the
+                 process's sessions on one DSN)
+``session``      this session's :class:`~sluice.store.base.StoreSession` (its transaction)
+``username``     the current user (``SCOTT``)
+``catalog``      the AQ catalog seen from the user's schema (``sluice.aq.catalog.Catalog``:
+                 queues, queue tables, object types, transformations, subscribers)
+``security``     the security catalog (``sluice.security.catalog.SecurityCatalog``)
+``authz``        the user's authorizer (``sluice.security.authorize.Authorizer``), the one
+                 enforcement point
+``closed``       True once the connection is closed
+``nav``          the session's dequeue positions by queue (see :meth:`navigation`)
+``group_first``  per queue, the first message the open transaction enqueued into a
+                 transactionally grouped queue
+``cond_cache``   compiled dequeue conditions
+
+Hooks (callbacks into the session, passed in by the connection):
+
+``check_open()``         DPY-1001 once the connection is closed
+``ddl_commit()``         Oracle's DDL commits the open transaction first
+``txn_id()``             the open transaction's id
+``navigation(queue)``    the session's dequeue position in ``queue``
+``transformer(name)``    the callable of the stored transformation ``name``
+``waiting()``            a call that may wait for messages runs inside it, and waits with
+``wait_for_messages(since, timeout)``, which ``cancel()`` (``Connection.cancel()``, from
+                         any thread) ends with ORA-01013
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from .errors import InterfaceError, ora
+
+if TYPE_CHECKING:
+    from .aq.catalog import Catalog
+    from .aq.queue import Navigation
+    from .security.authorize import Authorizer
+    from .security.catalog import SecurityCatalog
+    from .store.base import Store, StoreSession
+
+
+class SessionContext:
+    """What aq, rules, security and streams need from a session (see the module)."""
+
+    __slots__ = ("store", "session", "username", "catalog", "security", "authz", "closed", "nav",
+                 "group_first", "cond_cache", "_commit", "_compile_transformation",
+                 "_new_navigation", "_waits", "_cancelled", "_waits_lock")
+
+    def __init__(self, store: Store, session: StoreSession, username: str,
+                 security: SecurityCatalog, authz: Authorizer, catalog: Catalog | None, *,
+                 commit: Callable[[], None],
+                 compile_transformation: Callable[[dict], Callable[[Any], Any]],
+                 new_navigation: Callable[[], Navigation]) -> None:
+        """``commit`` commits the session's transaction (the connection's ``commit``);
+        ``compile_transformation(spec)`` makes a stored transformation callable;
+        ``new_navigation()`` a dequeue position at the start of a queue."""
+        self.store = store
+        self.session = session
+        self.username = username
+        self.security = security
+        self.authz = authz
+        self.catalog = catalog
+        self.closed = False
+        self.nav: dict[str, Navigation] = {}
+        self.group_first: dict[str, Any] = {}
+        self.cond_cache: dict = {}
+        self._commit = commit
+        self._compile_transformation = compile_transformation
+        self._new_navigation = new_navigation
+        self._waits = 0                 # calls of this session waiting for messages
+        self._cancelled = False         # cancel() was called during such a wait
+        self._waits_lock = threading.Lock()
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise InterfaceError("DPY-1001: not connected to database", 1001, prefix="DPY")
+
+    def ddl_commit(self) -> None:
+        """Oracle DDL commits the session's open transaction first."""
+        if self.session.in_transaction:
+            self._commit()
+
+    def txn_id(self) -> str:
+        return self.session.new_transaction_id()
+
+    def navigation(self, queue: str) -> Navigation:
+        """The session's dequeue position in ``queue`` (one per queue, whatever the consumer:
+        changing consumer under NEXT_MESSAGE is ORA-25242, seed 003)."""
+        nav = self.nav.get(queue)
+        if nav is None:
+            nav = self.nav[queue] = self._new_navigation()
+        return nav
+
+    def transformer(self, name: str) -> Callable[[Any], Any]:
+        return self._compile_transformation(self.catalog.transformation(name))
+
+    # -- waits that Connection.cancel() ends -----------------------------------------
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """A call that may wait for messages (see :meth:`cancel`); it waits through
+        :meth:`wait_for_messages`."""
+        with self._waits_lock:
+            self._waits += 1
+        try:
+            yield
+        finally:
+            with self._waits_lock:
+                self._waits -= 1
+                if not self._waits:
+                    self._cancelled = False
+
+    def wait_for_messages(self, since: int, timeout: float) -> None:
+        """The store's wait, ended by :meth:`cancel`.  :raises: ORA-01013 once cancelled
+        (checked before and after waiting: a cancel that came while the caller looked
+        for messages is not missed)."""
+        if self._cancelled:
+            raise ora(1013)
+        self.store.wait_for_messages(since, timeout)
+        if self._cancelled:
+            raise ora(1013)
+
+    def cancel(self) -> None:
+        """End the wait of the call in progress (ORA-01013); without one, nothing."""
+        with self._waits_lock:
+            if not self._waits:
+                return
+            self._cancelled = True
+        self.store.wake_waiters()

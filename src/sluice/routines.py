@@ -1,0 +1,75 @@
+"""PL/SQL routines, as Python: what the packages and the statement interpreter share.
+
+Sluice runs no PL/SQL.  Where Oracle calls a PL/SQL function or procedure by name --
+a transformation (``scott.to_order_v2(source.user_data)``, seed 003 "Message Format
+Transformation"), a rule evaluation context's variable value and evaluation functions
+(seed 000 "Evaluation Contexts Used in Streams"), a ``plsql://`` notification procedure --
+Sluice calls the Python callable registered under that name::
+
+    sluice.register_function("scott.to_order_v2", lambda order: ...)
+
+and a package procedure with OUT parameters tells the statement interpreter
+(:mod:`sluice.plsql`) which they are with :func:`out_params`.  Both live here, below
+every layer that uses them (docs/ARCHITECTURE.md): the AQ, rules and Streams packages
+declare and look up; the interpreter reads the marks.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, TypeVar
+
+from .errors import InterfaceError, ora
+from .names import qualified
+
+_FUNCTIONS: dict[str, Callable[[Any], Any]] = {}
+_lock = threading.Lock()
+
+
+def register_function(name: str, fn: Callable[[Any], Any], schema: str = "SLUICE") -> None:
+    """Make ``fn`` callable as the PL/SQL function or procedure ``name`` (in ``schema``)."""
+    if not callable(fn):
+        raise InterfaceError("fn must be callable")
+    with _lock:
+        _FUNCTIONS[qualified(name, schema, "function name")] = fn
+
+
+def registered_function(name: str, schema: str) -> Callable[[Any], Any]:
+    """The callable registered as ``name`` (resolved in ``schema``); ORA-00904 if none."""
+    key = qualified(name, schema, "function name")
+    fn = _FUNCTIONS.get(key)
+    if fn is None:
+        raise ora(904, key)
+    return fn
+
+
+F = TypeVar("F", bound=Callable)
+
+
+def out_params(*names: str, inout: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Mark a package method's OUT (and IN OUT) parameters, in Oracle's order.
+
+    The interpreter calls the method without the pure OUT parameters and assigns
+    its return value to the caller's variables: the value itself for one OUT
+    parameter, a tuple in ``names`` order for several.  IN OUT parameters (also
+    listed in ``inout``) are passed in as well.  An OUT parameter that sits
+    between IN parameters in Oracle's order must also appear in the Python
+    signature (with a default), so positional arguments line up; one missing
+    from the signature is taken to come after all the others::
+
+        @out_params("msgid")
+        def enqueue(self, queue_name, enqueue_options, message_properties, payload): ...
+    """
+    every = tuple(n.lower() for n in names) + tuple(
+        n.lower() for n in inout if n.lower() not in {m.lower() for m in names})
+
+    def mark(fn: F) -> F:
+        fn.__plsql_out__ = every                               # type: ignore[attr-defined]
+        fn.__plsql_inout__ = tuple(n.lower() for n in inout)   # type: ignore[attr-defined]
+        return fn
+    return mark
+
+
+def inout_params(*names: str) -> Callable[[F], F]:
+    """Shorthand for ``out_params(*names, inout=names)``."""
+    return out_params(*names, inout=names)

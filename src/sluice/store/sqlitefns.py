@@ -1,0 +1,130 @@
+"""SQLite user functions behind the SQLite rendering of rule conditions.
+
+SQLite has no regular expressions, no Oracle number formatting and ASCII-only
+``upper()``; rather than approximate them, the SQLite target
+(:mod:`sluice.rules.compile.sql.sqlite`) calls back into the very implementations the
+Python compiler uses (:mod:`sluice.sqlfunctions`), so the two cannot disagree.  The
+store registers them on every connection it opens (:func:`register_sqlite_functions`).
+
+Values cross the boundary in SQLite's storage classes: NUMBER is INTEGER or
+REAL, text is TEXT, RAW is BLOB and DATE is INTEGER microseconds since
+1970-01-01 00:00:00 (wall clock, no time zone).  Every function returns NULL
+instead of raising: the conditions track Oracle's errors separately.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, Callable
+
+from ..errors import DatabaseError
+from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
+                            to_number)
+
+__all__ = ["register_sqlite_functions", "to_sqlite", "from_sqlite", "EPOCH"]
+
+EPOCH = datetime(1970, 1, 1)
+_MICRO = timedelta(microseconds=1)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def to_sqlite(value: Any) -> Any:
+    """An engine value as a SQLite parameter (DATE -> microseconds, Decimal -> int/float)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, datetime):
+        return (value - EPOCH) // _MICRO
+    if isinstance(value, Decimal):
+        if value == value.to_integral_value() and _INT64[0] <= value <= _INT64[1]:
+            return int(value)
+        return float(value)
+    if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
+        return float(value)  # SQLite's INTEGER is 64-bit; larger numbers are REAL, as in SQLite
+    return value
+
+
+def from_sqlite(value: Any, kind: str) -> Any:
+    """A SQLite value of the given kind code (N C D R) as an engine value."""
+    if value is None:
+        return None
+    if kind == "D":
+        return EPOCH + value * _MICRO
+    if kind == "R" and isinstance(value, memoryview):
+        return bytes(value)
+    return value
+
+
+def _safe(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except (DatabaseError, ValueError, TypeError, OverflowError, ArithmeticError):
+            return None
+    return call
+
+
+def _num(text: Any) -> Any:
+    if text is None:
+        return None
+    return to_sqlite(to_number(text))
+
+
+def _num_text(n: Any) -> str | None:
+    return None if n is None else number_text(n)
+
+
+def _hextoraw(text: Any) -> bytes | None:
+    return None if text is None else hextoraw(text)
+
+
+def _to_date(text: Any, fmt: Any = None) -> int | None:
+    return None if text is None else to_sqlite(to_date(text, fmt))
+
+
+def _date_add(micros: Any, days: Any) -> int | None:
+    if micros is None or days is None:
+        return None
+    return to_sqlite(EPOCH + micros * _MICRO + timedelta(days=float(days)))
+
+
+def _like(value: Any, pattern: Any, escape: Any = None) -> int | None:
+    if value is None or pattern is None:
+        return None
+    return int(like_regex(pattern, escape).fullmatch(value) is not None)
+
+
+def _like3(value: Any, pattern: Any, escape: Any) -> int | None:
+    return None if escape is None else _like(value, pattern, escape)
+
+
+def _like_bad(pattern: Any, escape: Any) -> int:
+    try:
+        like_regex(pattern, escape)
+    except DatabaseError:
+        return 1
+    return 0
+
+
+def _fn(name: str, kinds: str, *args: Any) -> Any:
+    """``sluice_fn('SUBSTR', 'CN', s, 2)``: the Python built-in on decoded arguments."""
+    if any(a is None for a in args):
+        return None  # the typed targets only send strict calls here
+    values = [from_sqlite(a, k) for a, k in zip(args, kinds)]
+    return to_sqlite(null_if_empty(FUNCTIONS[name].impl(*values)))
+
+
+def register_sqlite_functions(conn: sqlite3.Connection) -> None:
+    """Make ``conn`` able to run SQL compiled for the ``sqlite`` dialect."""
+    functions: list[tuple[str, int, Callable[..., Any]]] = [
+        ("sluice_num", 1, _num), ("sluice_num_text", 1, _num_text),
+        ("sluice_hextoraw", 1, _hextoraw),
+        ("sluice_to_date", 1, _to_date), ("sluice_to_date", 2, _to_date),
+        ("sluice_date_add", 2, _date_add),
+        ("sluice_like", 2, _like), ("sluice_like", 3, _like3),
+        ("sluice_fn", -1, _fn),
+    ]
+    for name, narg, fn in functions:
+        conn.create_function(name, narg, _safe(fn), deterministic=True)
+    conn.create_function("sluice_like_bad", 2, _like_bad, deterministic=True)
