@@ -124,3 +124,22 @@ def test_a_mark_is_gone_with_its_transaction(conn, conn2):
     with pytest.raises(sluice.DatabaseError) as e:
         rollback_to_savepoint(conn2, mark)
     assert e.value.code == 1086
+
+
+def test_commit_work_added_since_the_mark_is_discarded(conn):
+    """``StoreSession.add_commit_work`` (a capture's position) is part of the transaction:
+    the work added after the mark goes with the rollback to it, the work before runs at
+    commit, with the enqueue before the mark."""
+    make_queue(conn)
+    ran = []
+    session = conn.context.session
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"m1"))
+    session.add_commit_work(lambda c: ran.append("before"))
+    mark = savepoint(conn)
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"m2"))
+    session.add_commit_work(lambda c: ran.append("after"))
+    rollback_to_savepoint(conn, mark)
+    assert conn.transaction_in_progress
+    conn.commit()
+    assert ran == ["before"]
+    assert _payloads(conn) == [b"m1"]

@@ -1,7 +1,10 @@
-"""The one place the capture package reaches into a ``sluice.Connection``'s internals.
+"""What the capture package needs from a session, over ``conn.context``.
 
-Everything else in :mod:`sluice.streams.capture` talks to a :class:`CaptureContext`,
-so when connections grow a public session-context object only this file changes.
+Everything in :mod:`sluice.streams.capture` talks to a :class:`CaptureContext`, which
+reads the session's :class:`sluice.context.SessionContext` (the store, the session's
+transaction, the user, the catalogs, the authorizer) and nothing else of the
+connection.  It keeps the context, never copies of its fields: a ``CONNECT`` or a proxy
+session reassigns them.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from ...store.base import QueueInfo
 
 if TYPE_CHECKING:
     from ...connection import Connection
+    from ...context import SessionContext
 
 # DBMS_STREAMS.SET_TAG: the tag of each session (keyed by the store session, which a
-# SQL*Plus CONNECT or a pool loan replaces), gone with it
+# SQL*Plus CONNECT replaces and a pool loan shares), gone with it
 _TAGS: "weakref.WeakKeyDictionary[Any, bytes]" = weakref.WeakKeyDictionary()
 
 
@@ -24,28 +28,28 @@ class CaptureContext:
     """What capture needs from a connection: its user, its store, its catalogs, its
     transaction."""
 
-    __slots__ = ("conn",)
+    __slots__ = ("context",)
 
     def __init__(self, conn: "Connection") -> None:
-        conn._check_open()
-        self.conn = conn
+        self.context: SessionContext = conn.context
+        self.context.check_open()
 
     # -- who and where ---------------------------------------------------------------
     @property
     def username(self) -> str:
-        return self.conn.username
+        return self.context.username
 
     @property
     def store(self) -> Any:
-        return self.conn._store
+        return self.context.store
 
     @property
     def dialect(self) -> str:
-        return self.conn._store.dialect
+        return self.context.store.dialect
 
     def pg_target(self) -> tuple[str, str] | None:
         """``(libpq conninfo, schema)`` of a PostgreSQL store, None for SQLite."""
-        target = getattr(self.conn._store, "target", None)
+        target = getattr(self.context.store, "target", None)
         return None if target is None else (target.conninfo, target.schema)
 
     def store_key(self) -> str:
@@ -54,50 +58,53 @@ class CaptureContext:
         pg = self.pg_target()
         if pg is not None:
             return pg[1].lower()
-        return "f" + hashlib.sha1(self.conn._store.path.encode()).hexdigest()[:12]
+        return "f" + hashlib.sha1(self.context.store.path.encode()).hexdigest()[:12]
 
     # -- privileges ----------------------------------------------------------------
     def check_streams_administrator(self) -> None:
         """Creating and managing Streams processes is a Streams administrator's work (a
         queue administrator's privileges: EXECUTE on DBMS_AQADM and MANAGE_ANY)."""
-        self.conn._authz.check_aq_administrator()
+        self.context.authz.check_aq_administrator()
 
     def user_exists(self, name: str) -> bool:
-        return self.conn._security.user(name) is not None
+        return self.context.security.user(name) is not None
 
     def agent_users(self, agent: str) -> list[str] | None:
         """The database users an AQ agent is mapped to (None: no such agent)."""
-        info = self.conn._security.agent(agent)
+        info = self.context.security.agent(agent)
         return None if info is None else list(info.db_users)
 
     # -- catalog ---------------------------------------------------------------------
     def ddl_commit(self) -> None:
-        self.conn._ddl_commit()
+        self.context.ddl_commit()
 
     def catalog_version(self) -> int:
-        return self.conn._store.catalog_version()
+        return self.context.store.catalog_version()
 
     def get_object(self, kind: str, owner: str, name: str) -> dict | None:
-        for o, n, spec in self.conn._store.catalog_objects(kind):
+        for o, n, spec in self.context.store.catalog_objects(kind):
             if o == owner and n == name:
                 return spec
         return None
 
     def objects(self, kind: str) -> list[tuple[str, str, dict]]:
-        return self.conn._store.catalog_objects(kind)
+        return self.context.store.catalog_objects(kind)
 
     def put_object(self, kind: str, owner: str, name: str, spec: dict, replace: bool) -> None:
-        self.conn._store.put_catalog_object(kind, owner, name, spec, replace=replace)
+        self.context.store.put_catalog_object(kind, owner, name, spec, replace=replace)
 
     def drop_object(self, kind: str, owner: str, name: str) -> bool:
-        return self.conn._store.drop_catalog_object(kind, owner, name)
+        return self.context.store.drop_catalog_object(kind, owner, name)
 
     def find_queue(self, owner: str, name: str) -> QueueInfo | None:
-        self.conn._catalog.refresh()
-        return self.conn._catalog.find_queue(owner, name)
+        return self.context.catalog.find_queue(owner, name)
+
+    def queue(self, owner: str, name: str) -> QueueInfo:
+        """The catalog entry of the queue ``owner.name``.  :raises: ORA-24010."""
+        return self.context.catalog.queue_by_key((owner, name))
 
     def has_subscribers(self, queue: QueueInfo) -> bool:
-        return bool(self.conn._catalog.subscribers(queue))
+        return bool(self.context.catalog.subscribers(queue))
 
     def rule_set_exists(self, owner: str, name: str) -> bool:
         return self.get_object("RULE_SET", owner, name) is not None   # DBMS_RULE_ADM's kinds
@@ -119,17 +126,21 @@ class CaptureContext:
     # -- the session's transaction -----------------------------------------------------
     def add_commit_work(self, work: Callable[[Any], None]) -> None:
         """``work(c)`` runs in this session's next commit (see StoreSession.add_commit_work)."""
-        self.conn._session.add_commit_work(work)
+        self.context.session.add_commit_work(work)
 
     def query(self, sql: str, binds: dict | None = None) -> list[tuple]:
-        return self.conn.query(sql, binds)[1]
+        """The rows of a SELECT on the catalog views (as the connection's ``query``;
+        capture's views hold no buffered messages)."""
+        ctx = self.context
+        ctx.check_open()
+        return ctx.session.query(sql, binds)[1]
 
     # -- DBMS_STREAMS.SET_TAG ----------------------------------------------------------
     def session_tag(self) -> bytes | None:
-        return _TAGS.get(self.conn._session)
+        return _TAGS.get(self.context.session)
 
     def set_session_tag(self, tag: bytes | None) -> None:
         if tag is None:
-            _TAGS.pop(self.conn._session, None)
+            _TAGS.pop(self.context.session, None)
         else:
-            _TAGS[self.conn._session] = tag
+            _TAGS[self.context.session] = tag

@@ -312,7 +312,7 @@ class CaptureProcess:
         return len(txns)
 
     def _queue_info(self) -> Any:
-        return self._queue._info()
+        return self.ctx.queue(self.spec.queue_owner, self.spec.queue_name)
 
     def _capture(self, txns: list[SourceTransaction], advance: bool = True) -> None:
         """Capture whole transactions in one queue transaction, then (``advance``) move the
