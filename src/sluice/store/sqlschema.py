@@ -18,7 +18,8 @@ from .dialect import Dialect
 # 1: the first release; 2: multi-consumer records (ADDRESS, PROTOCOL, RECIPIENT_LIST
 # columns, MSGID no longer unique, the consumer in the order index of multi-consumer tables);
 # 3: Streams capture (SLUICE_CAPTURE_PROGRESS, SLUICE_STREAMS_UNSUPPORTED and their views)
-SCHEMA_VERSION = 3
+# 4: Spark pipelines (SLUICE_PIPELINE_PROGRESS)
+SCHEMA_VERSION = 4
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -110,6 +111,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
                    CASE WHEN CAST({d.json_text('SPEC', 'enable_anyp')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS ANYP_ENABLED
             FROM SLUICE_CATALOG WHERE KIND = 'AGENT'""",
         *capture_ddl(d),
+        *pipeline_ddl(d),
         f"""{d.create_view} AQ$INTERNET_USERS AS
             SELECT A.AGENT_NAME, M.NAME AS DB_USERNAME, A.HTTP_ENABLED, A.SMTP_ENABLED,
                    A.ANYP_ENABLED AS FTP_ENABLED
@@ -195,6 +197,26 @@ def capture_ddl(d: Dialect) -> list[str]:
             SELECT OWNER, TABLE_NAME, REASON, AUTO_FILTERED, CAPTURE_NAME, SCN
             FROM SLUICE_STREAMS_UNSUPPORTED""",
     ]
+
+
+# ---- Spark pipelines (sluice.pipeline) -------------------------------------------------
+def pipeline_ddl(d: Dialect) -> list[str]:
+    """A pipeline run on Spark (``sluice pipeline run``) reads a queue as a consumer: its
+    low-watermark (POSITION: the last commit SCN, or SEQ for queues not ordered by commit
+    time, whose messages it has acknowledged) advances in the store transaction that
+    consumes those messages, after the batch's sink has committed.  The runner writes its
+    figures (rate, lag, last error) here too, for ``sluice pipeline status``."""
+    i, r = d.int_type, d.real_type
+    return [
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_PIPELINE_PROGRESS (
+            NAME TEXT NOT NULL, QUEUE TEXT NOT NULL, CONSUMER_NAME TEXT,
+            POSITION {i}, BATCHES {i} NOT NULL DEFAULT 0, TOTAL_MESSAGES {i} NOT NULL DEFAULT 0,
+            LAST_BATCH_MESSAGES {i}, LAST_BATCH_TIME {r}, LAST_BATCH_SECONDS {r},
+            LAG_SECONDS {r}, MESSAGES_PER_SECOND {r}, STATE TEXT, LAST_ERROR TEXT,
+            UI_URL TEXT, CHECKPOINT TEXT, STARTED {r},
+            PRIMARY KEY (NAME))""",
+    ]
+# ---- end of Spark pipelines -------------------------------------------------------------
 
 
 # per-session views that depend on the current user
