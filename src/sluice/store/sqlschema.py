@@ -207,6 +207,9 @@ def pipeline_ddl(d: Dialect) -> list[str]:
     consumes those messages, after the batch's sink has committed.  The runner writes its
     figures (rate, lag, last error) here too, for ``sluice pipeline status``."""
     i, r = d.int_type, d.real_type
+
+    def t(key: str) -> str:
+        return d.json_text("SPEC", key)
     return [
         f"""CREATE TABLE IF NOT EXISTS SLUICE_PIPELINE_PROGRESS (
             NAME TEXT NOT NULL, QUEUE TEXT NOT NULL, CONSUMER_NAME TEXT,
@@ -215,6 +218,26 @@ def pipeline_ddl(d: Dialect) -> list[str]:
             LAG_SECONDS {r}, MESSAGES_PER_SECOND {r}, STATE TEXT, LAST_ERROR TEXT,
             UI_URL TEXT, CHECKPOINT TEXT, STARTED {r},
             PRIMARY KEY (NAME))""",
+        # DBMS_STREAMS_ADM's declarative transformations (sluice.streams.transform.adm)
+        f"""{d.create_view} DBA_STREAMS_TRANSFORMATIONS AS
+            SELECT {t('rule')} AS RULE_NAME, OWNER AS RULE_OWNER,
+                   'DECLARATIVE TRANSFORMATION' AS TRANSFORM_TYPE,
+                   CASE WHEN {t('kind')} = 'RENAME SCHEMA' THEN {t('from_name')} END AS FROM_SCHEMA_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME SCHEMA' THEN {t('to_name')} END AS TO_SCHEMA_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME TABLE' THEN {t('schema')} || '.' || {t('table')} END
+                       AS FROM_TABLE_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME TABLE' THEN {t('to_schema')} || '.' || {t('to_name')} END
+                       AS TO_TABLE_NAME,
+                   {t('schema')} AS SCHEMA_NAME, {t('table')} AS TABLE_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME COLUMN' THEN {t('from_name')} END AS FROM_COLUMN_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME COLUMN' THEN {t('to_name')} END AS TO_COLUMN_NAME,
+                   {t('column')} AS COLUMN_NAME, {t('value_type')} AS VALUE_TYPE,
+                   {t('kind')} AS DECLARATIVE_TYPE,
+                   CASE {t('kind')} WHEN 'KEEP COLUMNS' THEN 1 WHEN 'DELETE COLUMN' THEN 2
+                        WHEN 'RENAME COLUMN' THEN 3 WHEN 'ADD COLUMN' THEN 4 WHEN 'RENAME TABLE' THEN 5
+                        ELSE 6 END AS PRECEDENCE,
+                   CAST({t('step_number')} AS {i}) AS STEP_NUMBER
+            FROM SLUICE_CATALOG WHERE KIND = 'STREAMS TRANSFORMATION'""",
     ]
 # ---- end of Spark pipelines -------------------------------------------------------------
 
