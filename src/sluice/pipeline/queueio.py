@@ -32,7 +32,7 @@ from ..store.pgconn import parse_dsn, search_path_option
 from ..store.sqlschema import table_name
 
 __all__ = ["QueueRef", "RECORD_FIELDS", "open_raw", "latest_position", "split_range", "records",
-           "browse", "acknowledge", "low_watermark", "record_figures", "progress_rows"]
+           "browse", "acknowledge", "low_watermark", "record_figures", "progress_rows", "set_position"]
 
 # what a pipeline reads of a message record, in this order
 RECORD_FIELDS = ("SEQ", "Q_NAME", "MSGID", "CORRID", "PRIORITY", "STATE", "CSCN", "ENQ_TIME",
@@ -270,3 +270,11 @@ def progress_rows(dsn: str, pipeline: str | None = None) -> tuple[list[str], lis
         cur = raw.execute(sql + " WHERE NAME = ?", [pipeline]) if pipeline else raw.execute(sql + " ORDER BY NAME")
         rows = cur.fetchall()
         return [d[0].upper() for d in cur.description], rows
+
+
+def set_position(c: Any, pipeline: str, queue: str, position: int) -> None:
+    """Record ``position`` as ``pipeline``'s in the store ``c`` writes to (a destination's
+    record of what it received; ``c``: any connection speaking the store's ``?`` SQL, such
+    as the one ``StoreSession.add_commit_work`` hands out, so it commits with the effect)."""
+    c.execute("INSERT INTO SLUICE_PIPELINE_PROGRESS (NAME, QUEUE, POSITION) VALUES (?, ?, ?) "
+              "ON CONFLICT (NAME) DO UPDATE SET POSITION = excluded.POSITION", (pipeline, queue, position))

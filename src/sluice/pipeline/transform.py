@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from ..rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row, value_text
+from ..rules.compile.typed.lcrschema import lcr_row, value_text
 from ..streams.transform import Declarative, ordered
 from . import rows
 
@@ -87,7 +87,6 @@ def custom(df: DataFrame, functions: Mapping[str, Callable[[Any], Any]], rule_co
     if not names:
         return df
     schema = df.schema
-    lcr_cols = list(LCR_COLUMNS)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         for pdf in batches:
@@ -104,7 +103,7 @@ def custom(df: DataFrame, functions: Mapping[str, Callable[[Any], Any]], rule_co
                     pdf.at[pdf.index[i], c] = value
                 keep.append(i)
             yield pdf.iloc[keep]
-    return df.mapInPandas(run, schema) if lcr_cols else df
+    return df.mapInPandas(run, schema)
 
 
 def _plain(row: dict) -> dict:
