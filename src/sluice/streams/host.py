@@ -168,7 +168,8 @@ class Host:
     # -- the supervisor thread ---------------------------------------------------------
     def _supervise(self) -> None:
         version: int | None = None
-        next_scan = 0.0
+        next_scan = retry_at = 0.0
+        last_error = None
         store = self._conn.context.store
         try:
             while not self._stopping.is_set():
@@ -176,13 +177,17 @@ class Host:
                     self._reap()
                     now = time.monotonic()
                     current = store.catalog_version()
-                    if current != version or now >= next_scan:
+                    if (current != version or now >= next_scan) and now >= retry_at:
                         version, next_scan = current, now + self.takeover
                         self._reconcile()
                     self._restart_due()
-                except DatabaseError as e:   # the store away for a moment: again at the next scan
-                    log.warning("host %s: %s", self.host_id[:8], e)
-                    next_scan = time.monotonic() + self.takeover
+                    last_error = None
+                except DatabaseError as e:   # the store away for a while: again at the next scan
+                    if str(e) != last_error:
+                        log.warning("host %s: %s (trying again every %.1f s)", self.host_id[:8], e,
+                                    self.takeover)
+                    last_error = str(e)
+                    next_scan = retry_at = time.monotonic() + self.takeover
                 self._wake.wait(self.poll)
                 self._wake.clear()
         except Exception:
