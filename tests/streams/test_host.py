@@ -102,6 +102,28 @@ def test_stop_capture_obeyed_within_a_second_start_resumes_without_loss(env, no_
     assert got == [1, 2, 3, 4, 5]
 
 
+def test_alter_capture_obeyed_by_the_running_capture(env, no_thread_left):
+    """ALTER_CAPTURE (a new rule set) only changes the catalog; the capture running in the
+    host applies it from its next batch, without a restart."""
+    env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY)", f"CREATE TABLE {env.src}.u (id int PRIMARY KEY)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.table_rule_set("RS2", "u")
+    adm = env.conn.capture_adm
+    adm.start_capture(capture_name="CAP")
+    with Host(functools.partial(sluice.connect, env.dsn)) as host:
+        wait_for(lambda: host.running() == [("CAPTURE", "CAP")], 10)
+        env.sql(f"INSERT INTO {env.src}.t VALUES (1)", f"INSERT INTO {env.src}.u VALUES (1)")
+        got: list = []
+        wait_for(lambda: got.extend(env.dequeue_all()) or got, 20)
+        assert [x.get_object_name() for x in got] == ["T"]
+        adm.alter_capture(capture_name="CAP", rule_set_name="RS2")
+        env.sql(f"INSERT INTO {env.src}.t VALUES (2)", f"INSERT INTO {env.src}.u VALUES (2)")
+        got = []
+        wait_for(lambda: got.extend(env.dequeue_all()) or got, 20)
+        assert [(x.get_object_name(), x.get_value("NEW", "id").access_number()) for x in got] == [("U", 2)]
+        assert host.running() == [("CAPTURE", "CAP")] and hosted(env.conn)[0]["RESTARTS"] == 0
+
+
 def test_aborted_capture_is_not_restarted(env, no_thread_left, caplog):
     """A capture that fails on its own (its replication slot dropped: ORA-01291) goes
     ABORTED with ERROR_MESSAGE set; the host logs it and leaves it stopped — no restart
@@ -259,3 +281,22 @@ def test_pg_lease_session_lost_stops_everything_first(no_thread_left):
             assert host._leases._conn.info.backend_pid != pid   # noqa: SLF001
     finally:
         drop_schema(schema)
+
+
+def test_pg_lease_session_gives_up_a_dead_peer_within_seconds():
+    """PostgreSQL: the lease session is set so that the server ends it (and its leases)
+    within seconds of its machine going silent, not after TCP's default hours."""
+    from tests.conftest import PG_BASE
+    from sluice.store.pgconn import parse_dsn
+    from sluice.store.leases import PgLeases
+    leases = PgLeases(parse_dsn(PG_BASE))
+    try:
+        conn = leases._conn                              # noqa: SLF001  (what the server was told)
+        settings = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in (
+            "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout")}
+        assert settings == {"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2",
+                            "tcp_keepalives_count": "3", "tcp_user_timeout": "10000"}
+        client = conn.info.get_parameters()              # and what the host's end does
+        assert (client["keepalives_idle"], client["tcp_user_timeout"]) == ("5", "10000")
+    finally:
+        leases.close()

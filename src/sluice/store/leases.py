@@ -7,9 +7,11 @@ as the host holding it: one :class:`Leases` per host, acquired without waiting
 * PostgreSQL: a **session-level advisory lock** (``pg_try_advisory_lock``) taken on a
   connection of the host's own, used for nothing else.  A host killed with ``kill -9``
   closes its sockets with it; the server ends the session and its advisory locks at
-  once, so another host acquires the lease at its next attempt.  Several machines share
-  one PostgreSQL store, hence one lock space: the key is a 64-bit digest of the store's
-  schema, the kind and the name.
+  once, so another host acquires the lease at its next attempt.  A machine that dies
+  or drops off the network (nobody left to close its sockets) loses it within about ten
+  seconds: TCP keepalives and a user timeout on that session, at both ends.  Several
+  machines share one PostgreSQL store, hence one lock space: the key is a 64-bit digest
+  of the store's schema, the kind and the name.
 * SQLite: an **open-file-description lock** (``F_OFD_SETLK``) on one byte of
   ``<db>.leases`` beside the database, at an offset that digests the kind and the name.
   Unlike the POSIX record locks of :mod:`.locks` (owned by the *process*, so two hosts in
@@ -67,14 +69,37 @@ class Leases(abc.ABC):
         """Give every lease up."""
 
 
+# A host whose machine dies (no process left to close its sockets) or whose network goes:
+# the server ends its lease session once the peer stops answering keepalives (5 + 3 x 2 s)
+# or acknowledging what it sends (10 s), and the host itself finds the session dead within
+# the same bound instead of TCP's default minutes.
+_SERVER_KEEPALIVE = ("SET tcp_keepalives_idle = 5", "SET tcp_keepalives_interval = 2",
+                     "SET tcp_keepalives_count = 3", "SET tcp_user_timeout = 10000")
+_CLIENT_KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2,
+                     "keepalives_count": 3, "tcp_user_timeout": 10000}
+
+
 class PgLeases(Leases):
     """Advisory locks on a dedicated PostgreSQL session."""
 
     def __init__(self, target: PgTarget) -> None:
         self.target = target
         self._mutex = threading.Lock()
-        self._conn: psycopg.Connection | None = target.connect()
+        self._conn: psycopg.Connection | None = self._open()
         self._held: set[tuple[str, str]] = set()
+
+    def _open(self) -> psycopg.Connection:
+        try:
+            conn = psycopg.connect(self.target.conninfo, autocommit=True, **_CLIENT_KEEPALIVE)
+        except psycopg.Error as e:
+            raise translate(e, self.target) from None
+        try:
+            for setting in _SERVER_KEEPALIVE:
+                conn.execute(setting)
+        except psycopg.Error as e:
+            conn.close()
+            raise translate(e, self.target) from None
+        return conn
 
     def _key(self, kind: str, name: str) -> int:
         return _digest("sluice-lease", self.target.schema, kind, name) - (1 << 63)   # a signed bigint
@@ -120,7 +145,7 @@ class PgLeases(Leases):
                 self._conn.close()
             self._conn = None
             self._held.clear()
-            self._conn = self.target.connect()
+            self._conn = self._open()
 
     def close(self) -> None:
         with self._mutex:
