@@ -339,10 +339,11 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
 def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float) -> None:
     """Run the store's enabled Streams processes (capture, …) until SIGTERM or SIGINT.
 
-    Every copy of ``sluice run`` on a store (several processes, several machines) runs
-    each process exactly once: the others take it over within seconds when its host
-    dies.  START_/STOP_ procedures are obeyed within a second.  Exit status 0 after a
-    clean stop, 1 when a process did not finish its batch within --stop-timeout.
+    DSN defaults to the global --dsn.  Every copy of sluice run on a store (several
+    processes, several machines) runs each process exactly once: another takes it over
+    within seconds when its host dies.  START_/STOP_ procedures are obeyed within a
+    second; V$STREAMS_HOSTED shows which host runs what.  Exit status 0 after a clean
+    stop, 1 when a process did not finish its batch within --stop-timeout.
     """
     import logging
     import signal

@@ -300,3 +300,24 @@ def test_pg_lease_session_gives_up_a_dead_peer_within_seconds():
         assert (client["keepalives_idle"], client["tcp_user_timeout"]) == ("5", "10000")
     finally:
         leases.close()
+
+
+def test_row_left_by_a_dead_host_for_a_stopped_process_is_tidied(dsn, no_thread_left):
+    """A host killed while running a process leaves its V$STREAMS_HOSTED row; when nobody
+    takes the process over (it was stopped meanwhile) a live host removes the row once the
+    lease is free — the row of a process another live host holds stays."""
+    tk = TestKind()
+    conn = sluice.connect(dsn)
+    for name in ("GONE", "HELD"):
+        conn.context.session.add_commit_work(lambda c, n=name: c.execute(
+            "INSERT INTO SLUICE_STREAMS_HOSTED (PROCESS_TYPE, PROCESS_NAME, HOST_NAME, OS_PID, HOST_ID, "
+            "STATE, STARTUP_TIME) VALUES ('TESTPROC', ?, 'elsewhere', 1, 'dead', 'RUNNING', 0)", (n,)))
+    conn.commit()
+    other = open_leases(conn.context.store)
+    try:
+        assert other.acquire("TESTPROC", "HELD")
+        with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind], takeover=0.1):
+            wait_for(lambda: [r["PROCESS_NAME"] for r in hosted(conn)] == ["HELD"], 5)
+    finally:
+        other.close()
+        conn.close()

@@ -76,6 +76,13 @@ def check_queue(env, writer) -> capturecrash.Report:
     return rep
 
 
+def test_sluice_run_on_a_store_it_cannot_open_is_one_line_and_status_1(tmp_path):
+    child = spawn_host(f"sqlite:///{tmp_path}/no/such/dir/x.db", str(tmp_path / "host.log"))
+    assert child.wait(60) == 1
+    text = log_of(str(tmp_path / "host.log"))
+    assert text.startswith("error: ORA-27041") and text.count("\n") == 1, text
+
+
 def test_sigterm_stops_sluice_run_cleanly_without_loss(env, tmp_path):
     table = start_capture(env)
     log = str(tmp_path / "host.log")
