@@ -66,7 +66,7 @@ def test_positions_are_whole_commits_and_acknowledge_consumes(conn, dsn):
     cols, progress = queueio.progress_rows(dsn, "p1")
     row = dict(zip(cols, progress[0]))
     assert (row["QUEUE"], row["CONSUMER_NAME"], row["BATCHES"], row["TOTAL_MESSAGES"]) == \
-        ("SLUICE.STRM_Q", "APPLY1", 3, 3)
+        ("SLUICE.STRM_Q", "APPLY1", 1, 3)   # acknowledged three times, one batch
     assert conn.query("SELECT COUNT(*) FROM AQ$STRM_QT", None)[1] == [(9,)]
 
 

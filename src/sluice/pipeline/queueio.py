@@ -228,9 +228,10 @@ def acknowledge(raw: _Raw, ref: QueueRef, pipeline: str, end: int) -> int:
                             f"DEQ_AGENT_NAME = ?, TIME_MANAGER_INFO = ? WHERE {where} AND {ref.order} <= ?",
                             [now, "SLUICE_PIPELINE", pipeline, purge_at, *params, end]).rowcount
         current = low_watermark(raw, pipeline)
-        _upsert(raw, pipeline, ref, {"POSITION": max(end, current or 0)})
-        raw.execute("UPDATE SLUICE_PIPELINE_PROGRESS SET BATCHES = BATCHES + 1, "
-                    "TOTAL_MESSAGES = TOTAL_MESSAGES + ? WHERE NAME = ?", [n, pipeline])
+        if current is None or end > current:   # a batch counts once, however often acknowledged
+            _upsert(raw, pipeline, ref, {"POSITION": end})
+            raw.execute("UPDATE SLUICE_PIPELINE_PROGRESS SET BATCHES = BATCHES + 1, "
+                        "TOTAL_MESSAGES = TOTAL_MESSAGES + ? WHERE NAME = ?", [n, pipeline])
         raw.execute("COMMIT")
     except BaseException:
         raw.execute("ROLLBACK")

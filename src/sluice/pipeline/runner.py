@@ -197,4 +197,6 @@ class PipelineRun:
             self.progress(p)
         if self._listener is not None:
             self.spark.streams.removeListener(self._listener)
+        error = self.query.exception()
+        self.terminated(str(error) if error is not None else None)
         self._say("\n")
