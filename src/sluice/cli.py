@@ -471,10 +471,11 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
 @click.option("--checkpoint-dir", default="sluice-checkpoints", show_default=True)
 @click.option("--max-messages-per-batch", type=int, default=None)
 @click.option("--once", is_flag=True, help="Process what is there now, then stop.")
+@click.option("--conf", "confs", multiple=True, help="A Spark setting: KEY=VALUE (e.g. spark.executor.memory=1g).")
 @click.pass_obj
 def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consumer, name, positive_rule_set,
                  negative_rule_set, transforms, warehouse, to_queue, master, checkpoint_dir,
-                 max_messages_per_batch, once) -> None:
+                 max_messages_per_batch, once, confs) -> None:
     """Run a Streams definition on Spark until SIGTERM / Ctrl-C (or, with --once, until caught up)."""
     import sluice
     from .pipeline.queueio import QueueRef
@@ -493,7 +494,10 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
                             user=obj.user, max_messages_per_batch=max_messages_per_batch,
                             custom_transformations=_custom_transforms(transforms))
         QueueRef.resolve(obj.dsn, spec.queue, spec.consumer, spec.user)   # before the JVM starts
-        spark = spark_session(master, obj.dsn)
+        settings = dict(c.split("=", 1) for c in confs if "=" in c)
+        if len(settings) != len(confs):
+            raise click.UsageError("--conf takes KEY=VALUE")
+        spark = spark_session(master, obj.dsn, conf=settings)
         try:
             run = PipelineRun(spark, spec, conn, conn.context.store, "enqueue" if to_queue else "warehouse",
                               checkpoint_dir, path=warehouse, to_queue=to_queue, connect=sluice.connect,

@@ -188,3 +188,31 @@ def test_pipeline_on_spark_matches_the_python_path(spark, tmp_path):
     assert [int(p.get_commit_scn()) for p in lcrs] == sorted(int(p.get_commit_scn()) for p in lcrs)
     assert sorted(map(repr, (p for p in received if not hasattr(p, "get_scn")))) == sorted(map(repr, [{"order": 1}, b"\x01"]))
     conn.close()
+
+
+def test_rule_sets_spark_cannot_compile_are_decided_in_python_with_the_same_answer(spark, tmp_path, caplog):
+    from sluice.pipeline.stages import decide, rule_sets
+
+    dsn = f"sqlite:///{tmp_path / 'site.db'}"
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("WH"))
+    define(conn)
+    # get_extra_attribute is no LCR column: the rule set cannot be a Spark Column
+    conn.rule_adm.create_rule("R_EXTRA", ":dml.get_extra_attribute('USERNAME') IS NULL AND "
+                              ":dml.get_object_name() = 'EMP'", STREAMS_CONTEXT)
+    conn.rule_adm.add_rule("R_EXTRA", "POS")
+    q = conn.queue("STRM_Q")
+    for txn in workload(60):
+        q.enqmany([conn.msgproperties(payload=p) for p in txn])
+        conn.commit()
+    register(spark)
+    df = spark.read.format("sluice").option("dsn", dsn).option("queue", "STRM_Q").load()
+    spec = PipelineSpec("py", dsn, "STRM_Q", "WH", "POS", "NEG")
+    with caplog.at_level("WARNING", logger="sluice.pipeline"):
+        sets = rule_sets(conn, spec)
+        out = decide(df, conn.context.store, sets)
+    assert sets.python and "evaluated in Python" in caplog.text
+    got = {(r["transaction_id"], int(r["scn"])): _comparable(r.asDict()) for r in out.collect()}
+    assert got == expected(conn, [lcr for txn in workload(60) for lcr in txn], {}) and got
+    conn.close()

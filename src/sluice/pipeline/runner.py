@@ -55,6 +55,8 @@ def spark_session(master: str, dsn: str, app: str = "sluice-pipeline", ui: bool 
     jdbc = "/usr/share/java/postgresql.jar"   # Debian's libpostgresql-jdbc-java, never a download
     if os.path.exists(jdbc):
         builder = builder.config("spark.jars", jdbc)
+    if os.environ.get("PYTHONPATH"):   # executors of a cluster import the same Sluice as the driver
+        builder = builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -91,7 +93,7 @@ class PipelineRun:
         self.path, self.to_dsn, self.to_queue, self.connect = path, to_dsn or spec.dsn, to_queue, connect
         self.out, self.trigger = out, trigger
         self.ref = QueueRef.resolve(spec.dsn, spec.queue, spec.consumer, spec.user)
-        self.positive, self.negative = rule_sets(conn, spec)
+        self.rule_sets = rule_sets(conn, spec)
         self.store = store
         self.query: Any = None
         self._listener: Any = None
@@ -101,7 +103,7 @@ class PipelineRun:
 
     def frame(self) -> Any:
         df = self.spark.readStream.format("sluice").options(**self.spec.source_options()).load()
-        return decide(df, self.store, self.positive, self.negative, self.spec.custom_transformations)
+        return decide(df, self.store, self.rule_sets, self.spec.custom_transformations)
 
     def start(self) -> Any:
         df = self.frame()

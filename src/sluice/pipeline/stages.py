@@ -12,17 +12,22 @@ sink, which records it with its reason.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from types import SimpleNamespace
+from typing import Any, Callable, Iterator, Mapping
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..rules.compile.spark.ruleset import SparkRuleSet, streams_verdict
+from ..rules.compile.typed.ir import NotCompilable
 from ..streams.transform.adm import declarative_transformations
 from . import transform
 
-__all__ = ["PipelineSpec", "decide", "rule_sets"]
+__all__ = ["PipelineSpec", "RuleSets", "decide", "rule_sets", "python_verdict"]
+
+log = logging.getLogger("sluice.pipeline")
 
 
 @dataclass
@@ -50,23 +55,96 @@ class PipelineSpec:
         return options
 
 
-def rule_sets(conn: Any, spec: PipelineSpec) -> tuple[SparkRuleSet | None, SparkRuleSet | None]:
-    """The spec's rule sets compiled for Spark (names resolved in ``conn``'s schema)."""
-    return tuple(SparkRuleSet.from_rule_set(conn, name) if name else None   # type: ignore[return-value]
-                 for name in (spec.positive_rule_set, spec.negative_rule_set))
+@dataclass
+class RuleSets:
+    """A client's rule sets for Spark: compiled (``positive`` / ``negative``), or -- when a
+    rule cannot be a Column -- evaluated by the Python rules engine in a vectorized UDF
+    (``python``: the names, with the store and user to resolve them on the executors)."""
+
+    names: tuple[str | None, str | None] = (None, None)
+    positive: SparkRuleSet | None = None
+    negative: SparkRuleSet | None = None
+    python: bool = False
+    dsn: str = ""
+    user: str | None = None
 
 
-def decide(df: DataFrame, store: Any, positive: SparkRuleSet | None, negative: SparkRuleSet | None,
+def rule_sets(conn: Any, spec: PipelineSpec) -> RuleSets:
+    """The spec's rule sets compiled for Spark (names resolved in ``conn``'s schema); a
+    rule set that cannot compile falls back to the Python path, with a warning."""
+    names = (spec.positive_rule_set, spec.negative_rule_set)
+    try:
+        positive, negative = (SparkRuleSet.from_rule_set(conn, n) if n else None for n in names)
+    except NotCompilable as e:
+        log.warning("pipeline %s: rule sets %s evaluated in Python on the executors (%s)", spec.name,
+                    [n for n in names if n], e)
+        return RuleSets(names, python=True, dsn=spec.dsn, user=conn.username)
+    return RuleSets(names, positive, negative, dsn=spec.dsn, user=conn.username)
+
+
+class _Session:
+    """What :func:`~sluice.streams.evaluate_rule_sets` reads of a connection: the store
+    and the user (rule set names resolve in the user's schema)."""
+
+    def __init__(self, store: Any, username: str) -> None:
+        self.context = SimpleNamespace(store=store)
+        self.username = username
+
+
+def python_verdict(df: DataFrame, rule_set_names: tuple[str | None, str | None], dsn: str,
+                   user: str | None) -> DataFrame:
+    """``perform`` / ``rule`` / ``negative_rule`` decided by the Python rules engine, per
+    Arrow batch on the executors (the path for rule sets Spark cannot compile)."""
+    from pyspark.sql import types as T
+
+    schema = T.StructType(list(df.schema.fields) + [T.StructField("perform", T.BooleanType()),
+                                                   T.StructField("rule", T.StringType()),
+                                                   T.StructField("negative_rule", T.StringType())])
+    positive, negative = rule_set_names
+    username = (user or "SLUICE").upper()
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        from ..store import open_store, release_store
+        from ..streams import evaluate_rule_sets
+        from .rows import lcr_from_row
+        from .transform import plain_record
+
+        store = open_store(dsn)
+        try:
+            session = _Session(store, username)
+            for pdf in batches:
+                decided = []
+                for record in pdf.to_dict("records"):
+                    if record.get("lcr_kind") is None:
+                        decided.append((True, None, None))
+                        continue
+                    v = evaluate_rule_sets(session, lcr_from_row(plain_record(record)), positive, negative)
+                    decided.append((v.perform, v.rule and v.rule.rule_name,
+                                    v.negative_rule and v.negative_rule.rule_name))
+                pdf = pdf.assign(perform=[d[0] for d in decided], rule=[d[1] for d in decided],
+                                 negative_rule=[d[2] for d in decided])
+                yield pdf
+        finally:
+            release_store(store)
+    return df.mapInPandas(run, schema)
+
+
+def decide(df: DataFrame, store: Any, sets: RuleSets,
            custom: Mapping[str, Callable[[Any], Any]] | None = None) -> DataFrame:
     """The rows the client performs its task for, transformed; adds ``rule`` (the TRUE
     positive rule, NULL for rows the rule sets do not decide)."""
-    decided = streams_verdict(df, positive, negative)
+    decided = None
+    if not sets.python:
+        try:
+            decided = streams_verdict(df, sets.positive, sets.negative)
+        except NotCompilable as e:   # a built-in that fails only when its Column is built
+            log.warning("rule sets %s evaluated in Python on the executors (%s)", [n for n in sets.names if n], e)
+            sets.python = True
+    if decided is None:
+        decided = python_verdict(df, sets.names, sets.dsn, sets.user)
     undecided = F.col("lcr_kind").isNull()
     kept = decided.where(undecided | F.col("perform")).withColumn(
         "rule", F.when(undecided, F.lit(None).cast("string")).otherwise(F.col("rule")))
     kept = kept.drop("perform", "negative_rule")
-    by_rule = declarative_transformations(store)
-    if positive is not None:
-        by_rule = {r: ts for r, ts in by_rule.items() if r in set(positive.names)}
-    kept = transform.declarative(kept, by_rule)
+    kept = transform.declarative(kept, declarative_transformations(store))
     return transform.custom(kept, custom or {})

@@ -21,7 +21,7 @@ from ..rules.compile.typed.lcrschema import lcr_row, value_text
 from ..streams.transform import Declarative, ordered
 from . import rows
 
-__all__ = ["declarative", "custom"]
+__all__ = ["declarative", "custom", "plain_record"]
 
 _HAS = {"OLD": ("UPDATE", "DELETE"), "NEW": ("INSERT", "UPDATE")}
 _SIDES = {"*": ("OLD", "NEW"), "OLD": ("OLD",), "NEW": ("NEW",)}
@@ -96,7 +96,7 @@ def custom(df: DataFrame, functions: Mapping[str, Callable[[Any], Any]], rule_co
                 if fn is None:
                     keep.append(i)
                     continue
-                out = fn(rows.lcr_from_row(_plain(row)))
+                out = fn(rows.lcr_from_row(plain_record(row)))
                 if out is None:
                     continue
                 for c, value in lcr_row(out).items():
@@ -106,8 +106,9 @@ def custom(df: DataFrame, functions: Mapping[str, Callable[[Any], Any]], rule_co
     return df.mapInPandas(run, schema)
 
 
-def _plain(row: dict) -> dict:
-    """A pandas record's maps come as lists of pairs or dicts; NaN-free for lcr_from_row."""
+def plain_record(row: dict) -> dict:
+    """A pandas record as :func:`~.rows.lcr_from_row` takes it: maps (lists of pairs
+    from Arrow) as dicts, NaN as None."""
     out = {}
     for k, v in row.items():
         if isinstance(v, list) and v and isinstance(v[0], tuple):
