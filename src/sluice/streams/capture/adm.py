@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import DatabaseError, not_supported, ora
 from ...names import canonical, split_qualified
+from ..securequeue import secure_queue_user
 from . import spec as specs
 from .context import CaptureContext
 from .pgsource import SLOT_PREFIX, slot_missing
@@ -98,16 +99,7 @@ class CaptureAdm:
     def _secure_queue_user(self, ctx: CaptureContext, capture: str, user: str, queue: tuple[str, str]) -> None:
         """Seed 001: an AQ agent named like the capture, mapped to the capture user, who
         may enqueue into the queue."""
-        aqadm = self._conn.aqadm
-        users = ctx.agent_users(capture)
-        if users is None:
-            aqadm.create_aq_agent(agent_name=f'"{capture}"')
-            users = []
-        if user not in users:
-            aqadm.enable_db_access(agent_name=f'"{capture}"', db_username=f'"{user}"')
-        if user != queue[0]:
-            aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name=f'"{queue[0]}"."{queue[1]}"',
-                                        grantee=f'"{user}"')
+        secure_queue_user(self._conn, capture, user, queue, "ENQUEUE")
 
     # -- the procedures ----------------------------------------------------------------
     def create_capture(self, queue_name: str, capture_name: str, rule_set_name: str | None = None,
