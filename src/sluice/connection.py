@@ -41,6 +41,7 @@ from .store import open_store, reaper, release_store
 from .streams.adm import StreamsAdm
 from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
+from .streams.messaging import DbmsStreamsMessaging
 
 if TYPE_CHECKING:
     from .connect_params import ConnectSpec
@@ -120,6 +121,7 @@ class Connection:
     streams_adm = _package(StreamsAdm)
     capture_adm = _package(CaptureAdm)
     apply_adm = _package(ApplyAdm)
+    streams_messaging = _package(DbmsStreamsMessaging)
     streams = _package(DbmsStreams)
     aqelm = _package(DbmsAqelm)
     rule_adm = _package(RuleAdm)
