@@ -9,11 +9,9 @@ import re
 import pytest
 from click.testing import CliRunner
 
-import sluice
 from sluice.cli import main
 from sluice.streams import RowLCR, DDLLCR, evaluate_rule_sets
 from sluice.streams.rowmigration import migrate
-from tests.conftest import PG_BASE
 from tests.plsql.test_plsql_seed000 import BLOCKS, SEED
 from tests.streams.capturekit import drop_env, make_env
 from tests.streams.test_rulegen_conditions import norm, printed

@@ -18,6 +18,7 @@ from ...errors import ora
 from ...model import Agent
 from ...names import canonical, split_qualified
 from ..capture.context import CaptureContext
+from ..clientchecks import client_queue, client_rule_set, client_user
 from ..securequeue import secure_queue_user
 from . import spec as specs
 
@@ -61,27 +62,14 @@ class ApplyAdm:
         return ctx
 
     def _queue(self, ctx: CaptureContext, queue_name: Any) -> tuple[str, str]:
-        owner, name = split_qualified(queue_name, ctx.username, "queue name")
-        q = ctx.find_queue(owner, name)
-        if q is None:
-            raise ora(24010, f"{owner}.{name}")
-        if not q.table.multiple_consumers or q.is_exception_queue:
-            raise ora(24039, f"{owner}.{name}")
-        return owner, name
+        q = client_queue(ctx, queue_name)
+        return q.owner, q.name
 
     def _rule_set(self, ctx: CaptureContext, name: Any) -> tuple[str | None, str | None]:
-        if name is None:
-            return None, None
-        owner, rs = split_qualified(name, ctx.username, "rule set name")
-        if not ctx.rule_set_exists(owner, rs):
-            raise ora(24141, owner, rs)
-        return owner, rs
+        return client_rule_set(ctx, name)
 
     def _user(self, ctx: CaptureContext, name: Any) -> str:
-        user = canonical(name, "apply user") if name is not None else ctx.username
-        if not ctx.user_exists(user):
-            raise ora(1918, user)
-        return user
+        return client_user(ctx, name, "apply user")
 
     def create_apply(self, queue_name: str, apply_name: str, rule_set_name: str | None = None,
                      message_handler: str | None = None, ddl_handler: str | None = None,
