@@ -21,7 +21,7 @@ from ..constants import DEQ_BROWSE, DEQ_FIRST_MSG, DEQ_NEXT_MSG, DEQ_NEXT_TRANSA
 from ..errors import ora
 from ..names import split_qualified
 from ..routines import out_params
-from .apply.adm import process_name
+from .clientspec import streams_name as client_name
 from .rowmigration import migrate
 from .rulegen.clients import MESSAGE_CONSUMER
 from .rulesets import evaluate_rule_sets
@@ -60,7 +60,7 @@ class DbmsStreamsMessaging:
         it.  :raises: ORA-26701 (no such messaging client), ORA-26667 (another queue, a bad
         mode), ORA-25228 (none within ``wait`` seconds)."""
         conn = self._conn
-        name = process_name(streams_name, "streams_name")
+        name = client_name(streams_name, "streams_name")
         spec = _client(conn, name)
         owner, qname = split_qualified(queue_name, conn.username, "queue name")
         if (owner, qname) != (spec["queue_owner"], spec["queue_name"]):

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ora
 from ...model import Agent
-from ...names import canonical, split_qualified
+from ...names import split_qualified
 from ..capture.context import CaptureContext
+from ..clientspec import streams_name as client_name
 from ..clientchecks import client_queue, client_rule_set, client_user
 from ..securequeue import secure_queue_user
 from . import spec as specs
@@ -25,17 +26,7 @@ from . import spec as specs
 if TYPE_CHECKING:
     from ...connection import Connection
 
-__all__ = ["ApplyAdm", "apply_for_rules", "process_name"]
-
-
-def process_name(name: Any, what: str = "apply_name") -> str:
-    """A Streams process name: no schema.  :raises: ORA-26667."""
-    if not isinstance(name, str) or not name.strip():
-        raise ora(26667, f"{what} {name!r}")
-    stripped = name.strip()
-    if not stripped.startswith('"') and "." in stripped:
-        raise ora(26667, f"{what} {name!r}: a Streams process name has no schema")
-    return canonical(stripped, what)
+__all__ = ["ApplyAdm", "apply_for_rules"]
 
 
 def _raw_hex(tag: Any) -> str | None:
@@ -61,16 +52,6 @@ class ApplyAdm:
         ctx.check_streams_administrator()
         return ctx
 
-    def _queue(self, ctx: CaptureContext, queue_name: Any) -> tuple[str, str]:
-        q = client_queue(ctx, queue_name)
-        return q.owner, q.name
-
-    def _rule_set(self, ctx: CaptureContext, name: Any) -> tuple[str | None, str | None]:
-        return client_rule_set(ctx, name)
-
-    def _user(self, ctx: CaptureContext, name: Any) -> str:
-        return client_user(ctx, name, "apply user")
-
     def create_apply(self, queue_name: str, apply_name: str, rule_set_name: str | None = None,
                      message_handler: str | None = None, ddl_handler: str | None = None,
                      apply_user: str | None = None, apply_database_link: str | None = None,
@@ -80,14 +61,15 @@ class ApplyAdm:
         """Create the apply process (DISABLED).  :raises: ORA-26665 (a Streams process of
         that name exists), ORA-24010 (no queue), ORA-24141 (no rule set)."""
         ctx = self._ctx()
-        name = process_name(apply_name)
+        name = client_name(apply_name, "apply_name")
         if specs.find(ctx, name) is not None or ctx.get_object("CAPTURE", "SYS", name) is not None \
                 or ctx.get_object("MESSAGE_CONSUMER", "SYS", name) is not None:
             raise ora(26665, name)
-        queue = self._queue(ctx, queue_name)
-        positive = self._rule_set(ctx, rule_set_name)
-        negative = self._rule_set(ctx, negative_rule_set_name)
-        user = self._user(ctx, apply_user)
+        q = client_queue(ctx, queue_name)
+        queue = (q.owner, q.name)
+        positive = client_rule_set(ctx, rule_set_name)
+        negative = client_rule_set(ctx, negative_rule_set_name)
+        user = client_user(ctx, apply_user, "apply user")
         if apply_database_link is not None:
             from ...errors import not_supported
             raise not_supported("apply_database_link (apply to a remote database)")
@@ -126,7 +108,7 @@ class ApplyAdm:
         """Change what is given, remove what is flagged.  :raises: ORA-26701 (no such
         apply process), ORA-24141 (no rule set), ORA-26667 (a value and its removal)."""
         ctx = self._ctx()
-        spec = specs.load(ctx, process_name(apply_name))
+        spec = specs.load(ctx, client_name(apply_name, "apply_name"))
         for value, remove, what in ((rule_set_name, remove_rule_set, "rule_set_name"),
                                     (message_handler, remove_message_handler, "message_handler"),
                                     (ddl_handler, remove_ddl_handler, "ddl_handler"),
@@ -136,9 +118,9 @@ class ApplyAdm:
                                      "negative_rule_set_name")):
             if value is not None and remove:
                 raise ora(26667, f"{what} together with its removal")
-        positive = self._rule_set(ctx, rule_set_name)
-        negative = self._rule_set(ctx, negative_rule_set_name)
-        user = self._user(ctx, apply_user) if apply_user is not None else None
+        positive = client_rule_set(ctx, rule_set_name)
+        negative = client_rule_set(ctx, negative_rule_set_name)
+        user = client_user(ctx, apply_user, "apply user") if apply_user is not None else None
         tag = _raw_hex(apply_tag)
         ctx.ddl_commit()
         if user is not None and user != spec.apply_user:
@@ -167,7 +149,7 @@ class ApplyAdm:
         ``drop_unused_rule_sets`` also its rule sets (and their rules) that no other
         apply process uses.  :raises: ORA-26666 while ENABLED."""
         ctx = self._ctx()
-        spec = specs.load(ctx, process_name(apply_name))
+        spec = specs.load(ctx, client_name(apply_name, "apply_name"))
         if spec.status == specs.ENABLED:
             raise ora(26666, spec.name, ": stop it first (STOP_APPLY)")
         ctx.ddl_commit()
@@ -195,7 +177,7 @@ def apply_for_rules(conn: "Connection", apply_name: str, queue_name: str,
     rules, FALSE for message rules) on ``queue_name`` when it does not exist, as Oracle
     does.  :raises: ORA-26667 when it exists with another queue."""
     ctx = CaptureContext(conn)
-    name = process_name(apply_name, "streams_name")
+    name = client_name(apply_name, "streams_name")
     found = specs.find(ctx, name)
     if found is None:
         ApplyAdm(conn).create_apply(queue_name=queue_name, apply_name=f'"{name}"',

@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ...errors import ora
 from ..capture.context import CaptureContext
+from ..clientspec import ClientSpec
 
 KIND = "APPLY"
 OWNER = "SYS"
@@ -22,7 +22,7 @@ ENABLED, DISABLED, ABORTED = "ENABLED", "DISABLED", "ABORTED"
 
 
 @dataclass
-class ApplySpec:
+class ApplySpec(ClientSpec):
     name: str
     queue_owner: str
     queue_name: str
@@ -42,26 +42,6 @@ class ApplySpec:
     status_change_time: float = 0.0
     error_number: int | None = None
     error_message: str | None = None
-
-    @property
-    def rule_set(self) -> str | None:
-        return None if self.rule_set_name is None else f'"{self.rule_set_owner}"."{self.rule_set_name}"'
-
-    @property
-    def negative_rule_set(self) -> str | None:
-        if self.negative_rule_set_name is None:
-            return None
-        return f'"{self.negative_rule_set_owner}"."{self.negative_rule_set_name}"'
-
-    def to_spec(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d.pop("name")
-        return d
-
-    @classmethod
-    def from_spec(cls, name: str, spec: dict[str, Any]) -> "ApplySpec":
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(name=name, **{k: v for k, v in spec.items() if k in known})
 
     def with_status(self, status: str) -> "ApplySpec":
         return dataclasses.replace(self, status=status, status_change_time=time.time())

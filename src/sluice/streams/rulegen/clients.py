@@ -14,12 +14,13 @@ from typing import Any
 
 from ...errors import not_supported, ora
 from ...model import Agent
-from ...names import split_qualified
 from ..apply import spec as apply_specs
-from ..apply.adm import apply_for_rules, process_name
+from ..apply.adm import apply_for_rules
+from ..clientspec import streams_name as client_name
 from ..capture import spec as capture_specs
 from ..capture.adm import capture_for_rules
 from ..capture.context import CaptureContext
+from ..clientchecks import client_queue
 from ..securequeue import secure_queue_user
 
 __all__ = ["Client", "client_for", "MessagingClient", "MESSAGE_CONSUMER"]
@@ -30,6 +31,12 @@ RuleSetKey = tuple[str, str] | None
 
 def _key(owner: str | None, name: str | None) -> RuleSetKey:
     return None if name is None else (owner, name)
+
+
+def _alter(alter: Any, client: str, negative: bool, rule_set: tuple[str, str]) -> None:
+    """``alter(client, [negative_]rule_set_name=rule_set)``: a client's ALTER_ procedure."""
+    side = "negative_rule_set_name" if negative else "rule_set_name"
+    alter(f'"{client}"', **{side: f'"{rule_set[0]}"."{rule_set[1]}"'})
 
 
 class Client:
@@ -103,11 +110,7 @@ class CaptureClient(Client):
                 _key(s.negative_rule_set_owner, s.negative_rule_set_name))
 
     def attach(self, negative: bool, rule_set: tuple[str, str]) -> None:
-        name = f'"{rule_set[0]}"."{rule_set[1]}"'
-        if negative:
-            self.conn.capture_adm.alter_capture(f'"{self.name}"', negative_rule_set_name=name)
-        else:
-            self.conn.capture_adm.alter_capture(f'"{self.name}"', rule_set_name=name)
+        _alter(self.conn.capture_adm.alter_capture, self.name, negative, rule_set)
 
     def _drop(self) -> None:
         self.conn.capture_adm.drop_capture(f'"{self.name}"')
@@ -142,11 +145,7 @@ class ApplyClient(Client):
                 _key(s.negative_rule_set_owner, s.negative_rule_set_name))
 
     def attach(self, negative: bool, rule_set: tuple[str, str]) -> None:
-        name = f'"{rule_set[0]}"."{rule_set[1]}"'
-        if negative:
-            self.conn.apply_adm.alter_apply(f'"{self.name}"', negative_rule_set_name=name)
-        else:
-            self.conn.apply_adm.alter_apply(f'"{self.name}"', rule_set_name=name)
+        _alter(self.conn.apply_adm.alter_apply, self.name, negative, rule_set)
 
     def _drop(self) -> None:
         self.conn.apply_adm.drop_apply(f'"{self.name}"')
@@ -170,13 +169,8 @@ class MessagingClient(Client):
         return self.spec() is not None
 
     def _queue(self) -> tuple[str, str]:
-        owner, name = split_qualified(self.queue_name, self.ctx.username, "queue name")
-        q = self.ctx.find_queue(owner, name)
-        if q is None:
-            raise ora(24010, f"{owner}.{name}")
-        if not q.table.multiple_consumers or q.is_exception_queue:
-            raise ora(24039, f"{owner}.{name}")
-        return owner, name
+        q = client_queue(self.ctx, self.queue_name)
+        return q.owner, q.name
 
     def check_queue(self) -> None:
         spec = self.spec()
@@ -318,11 +312,7 @@ class PropagationClient(Client):
                 _key(self._owner("negative_rule_set_owner"), negative) if negative else None)
 
     def attach(self, negative: bool, rule_set: tuple[str, str]) -> None:
-        name = f'"{rule_set[0]}"."{rule_set[1]}"'
-        if negative:
-            self.conn.propagation_adm.alter_propagation(f'"{self.name}"', negative_rule_set_name=name)
-        else:
-            self.conn.propagation_adm.alter_propagation(f'"{self.name}"', rule_set_name=name)
+        _alter(self.conn.propagation_adm.alter_propagation, self.name, negative, rule_set)
 
     def _drop(self) -> None:
         self.conn.propagation_adm.drop_propagation(f'"{self.name}"')
@@ -341,7 +331,7 @@ def client_for(conn: Any, streams_type: Any, streams_name: Any, queue_name: Any,
         raise ora(23605, streams_type, "STREAMS_TYPE")
     if streams_name is None:
         raise ora(26667, "streams_name: NULL (give the Streams client's name)")
-    name = process_name(streams_name, "streams_name")
+    name = client_name(streams_name, "streams_name")
     if kind == "capture":
         return CaptureClient(conn, name, queue_name, source_database)
     if kind == "apply":

@@ -16,6 +16,7 @@ from ...names import split_qualified
 from ...rules.engine.ruleset import rules_catalog
 from ...rules.engine.types import NVList, VariableType
 from . import conditions as cond
+from ..clientspec import streams_name as client_name
 from .catalog import find_rule, drop_rule_record, generated_name, reserve_numbers
 from .clients import Client, PropagationClient
 from .dictionary import Dictionary
@@ -44,10 +45,9 @@ def propagation_client(conn: Any, streams_name: Any, source_queue_name: Any, des
                        source_database: str | None, queue_to_queue: Any) -> Client:
     if streams_name is None:
         raise ora(26667, "streams_name: NULL (give the propagation's name)")
-    from ..apply.adm import process_name
     if source_queue_name is None or destination_queue_name is None:
         raise ora(26667, "source_queue_name and destination_queue_name")
-    return PropagationClient(conn, process_name(streams_name, "streams_name"), source_queue_name,
+    return PropagationClient(conn, client_name(streams_name, "streams_name"), source_queue_name,
                              destination_queue_name, source_database, queue_to_queue)
 
 
@@ -199,8 +199,7 @@ def remove_rule(conn: Any, rule_name: Any, streams_type: Any, streams_name: Any,
     kind = str(streams_type).strip().upper() if isinstance(streams_type, str) else None
     if kind not in ("CAPTURE", "SYNC_CAPTURE", "PROPAGATION", "APPLY", "DEQUEUE"):
         raise ora(23605, streams_type, "STREAMS_TYPE")
-    from ..apply.adm import process_name
-    name = process_name(streams_name, "streams_name")
+    name = client_name(streams_name, "streams_name")
     rule_set = _client_rule_set(conn, kind, name, inclusion)
     catalog = rules_catalog(conn.context.store)
     members = catalog.members_of(f"{rule_set[0]}.{rule_set[1]}") if rule_set else []
