@@ -222,3 +222,21 @@ def test_dbms_apply_adm_catalog(world):
                        "apply_name => 'ap2', apply_captured => TRUE); END;")
     assert rows(r, "SELECT apply_name FROM dba_apply") == [{"APPLY_NAME": "AP2"}]
     r.close()
+
+
+def test_streams_name_null_finds_or_names_the_client(world):
+    adm, conn = world.conn.streams_adm, world.conn
+    adm.add_table_rules("hr.a", "dequeue", None)                    # none yet: a generated name
+    name, = [r["STREAMS_NAME"] for r in rows(conn, "SELECT streams_name FROM dba_streams_message_consumers")]
+    assert re.fullmatch(r"MSG_CLIENT\$_\d+", name)
+    adm.add_table_rules("hr.b", "dequeue", None)                    # the one there is
+    assert {r["STREAMS_NAME"] for r in rows(conn, "SELECT streams_name FROM dba_streams_rules")} == {name}
+    adm.add_table_rules("hr.c", "dequeue", "second")
+    with pytest.raises(DatabaseError, match="ORA-26667"):
+        adm.add_table_rules("hr.d", "dequeue", None)                # two: which?
+    adm.add_table_rules("hr.a", "apply", None, source_database="dbs1.net")
+    adm.add_table_rules("hr.b", "apply", None, source_database="dbs1.net")
+    adm.add_table_rules("hr.c", "apply", None, source_database="dbs2.net")
+    applies = rows(conn, "SELECT apply_name, source_database FROM dba_apply ORDER BY source_database")
+    assert [a["SOURCE_DATABASE"] for a in applies] == ["DBS1.NET", "DBS2.NET"]
+    assert all(re.fullmatch(r"APPLY\$_\d+", a["APPLY_NAME"]) for a in applies)

@@ -330,8 +330,9 @@ def client_for(conn: Any, streams_type: Any, streams_name: Any, queue_name: Any,
     if kind not in STREAMS_TYPES or kind == "propagation":
         raise ora(23605, streams_type, "STREAMS_TYPE")
     if streams_name is None:
-        raise ora(26667, "streams_name: NULL (give the Streams client's name)")
-    name = client_name(streams_name, "streams_name")
+        name = _relevant_client(conn, kind, queue_name, source_database)
+    else:
+        name = client_name(streams_name, "streams_name")
     if kind == "capture":
         return CaptureClient(conn, name, queue_name, source_database)
     if kind == "apply":
@@ -339,3 +340,35 @@ def client_for(conn: Any, streams_type: Any, streams_name: Any, queue_name: Any,
     if kind == "dequeue":
         return MessagingClient(conn, name, queue_name)
     return SyncCaptureClient(conn, name, queue_name, table)
+
+
+_GENERATED = {"capture": "CAPTURE$_", "apply": "APPLY$_", "dequeue": "MSG_CLIENT$_"}
+
+
+def _relevant_client(conn: Any, kind: str, queue_name: Any, source_database: str | None) -> str:
+    """``streams_name => NULL``, as Oracle's DBMS_STREAMS_ADM reads it: the one client of
+    this type on ``queue_name`` (for an apply process, the one for ``source_database`` when
+    it is given), or a new one with a system-generated name when there is none.
+    :raises: ORA-26667 when several are relevant."""
+    if kind == "sync_capture":
+        raise ora(26667, "streams_name: NULL (give the synchronous capture's name)")
+    from .catalog import generated_name, reserve_numbers
+    ctx = CaptureContext(conn)
+    q = client_queue(ctx, queue_name)
+    if kind == "capture":
+        found = [c.name for c in capture_specs.all_specs(ctx)
+                 if (c.queue_owner, c.queue_name) == (q.owner, q.name)]
+    elif kind == "apply":
+        source = source_database.upper() if source_database else None
+        found = [a.name for a in apply_specs.all_specs(ctx)
+                 if (a.queue_owner, a.queue_name) == (q.owner, q.name)
+                 and (source is None or a.source_database == source)]
+    else:
+        found = [n for o, n, spec in ctx.objects(MESSAGE_CONSUMER)
+                 if (spec["queue_owner"], spec["queue_name"]) == (q.owner, q.name)]
+    if len(found) > 1:
+        raise ora(26667, f"streams_name: NULL, and {len(found)} {kind} clients use {q.owner}.{q.name} "
+                         f"({', '.join(sorted(found))})")
+    if found:
+        return found[0]
+    return generated_name(_GENERATED[kind], reserve_numbers(ctx, 1)[0])
