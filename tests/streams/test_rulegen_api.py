@@ -240,3 +240,24 @@ def test_streams_name_null_finds_or_names_the_client(world):
     applies = rows(conn, "SELECT apply_name, source_database FROM dba_apply ORDER BY source_database")
     assert [a["SOURCE_DATABASE"] for a in applies] == ["DBS1.NET", "DBS2.NET"]
     assert all(re.fullmatch(r"APPLY\$_\d+", a["APPLY_NAME"]) for a in applies)
+
+
+def test_dba_streams_rules_lists_every_rule_of_a_clients_rule_sets(world):
+    """A rule added with DBMS_RULE_ADM to a client's rule set shows too (without what only
+    system-created rules have); a rule set two clients share shows for both."""
+    conn = world.conn
+    conn.streams_adm.add_table_rules("hr.a", "apply", "ap1")
+    rs, = [r["RULE_SET_NAME"] for r in rows(conn, "SELECT rule_set_name FROM dba_apply")]
+    conn.rule_adm.create_rule("mine", ":dml.get_object_owner() = 'OE'")
+    conn.rule_adm.add_rule("mine", rs)
+    conn.apply_adm.create_apply(queue_name="streams_queue", apply_name="ap2", rule_set_name=rs)
+    table_rule, = [r["RULE_NAME"] for r in rows(conn, "SELECT rule_name FROM dba_streams_table_rules")]
+    got = sorted((r["STREAMS_NAME"], r["RULE_NAME"], r["STREAMS_RULE_TYPE"], r["SAME_RULE_CONDITION"])
+                 for r in rows(conn, "SELECT * FROM dba_streams_rules"))
+    assert got == [("AP1", table_rule, "TABLE", "YES"), ("AP1", "MINE", None, None),
+                   ("AP2", table_rule, None, None), ("AP2", "MINE", None, None)]
+    conn.rule_adm.alter_rule(table_rule, condition=":dml.get_object_owner() = 'HR'")
+    changed, = rows(conn, "SELECT * FROM dba_streams_rules WHERE streams_name = 'AP1' "
+                          "AND streams_rule_type = 'TABLE'")
+    assert changed["SAME_RULE_CONDITION"] == "NO"
+    assert changed["RULE_CONDITION"] == ":dml.get_object_owner() = 'HR'"

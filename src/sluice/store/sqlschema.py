@@ -217,10 +217,10 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
         return d.json_text(f"{alias}.SPEC", key)
     r = d.real_type
     streams_rule_cols = {
-        "STREAMS_TYPE": j("S", "streams_type"), "STREAMS_NAME": j("S", "streams_name"),
-        "RULE_SET_OWNER": j("S", "rule_set_owner"), "RULE_SET_NAME": j("S", "rule_set_name"),
-        "RULE_OWNER": "S.OWNER", "RULE_NAME": "S.NAME", "RULE_CONDITION": j("R", "condition"),
-        "RULE_SET_TYPE": j("S", "rule_set_type"), "STREAMS_RULE_TYPE": j("S", "streams_rule_type"),
+        "STREAMS_TYPE": "K.STREAMS_TYPE", "STREAMS_NAME": "K.STREAMS_NAME",
+        "RULE_SET_OWNER": "K.RS_OWNER", "RULE_SET_NAME": "K.RS_NAME",
+        "RULE_OWNER": "R.OWNER", "RULE_NAME": "R.NAME", "RULE_CONDITION": j("R", "condition"),
+        "RULE_SET_TYPE": "K.RULE_SET_TYPE", "STREAMS_RULE_TYPE": j("S", "streams_rule_type"),
         "SCHEMA_NAME": j("S", "schema_name"), "OBJECT_NAME": j("S", "object_name"),
         "SUBSETTING_OPERATION": j("S", "subsetting_operation"), "DML_CONDITION": j("S", "dml_condition"),
         "INCLUDE_TAGGED_LCR": j("S", "include_tagged_lcr"), "SOURCE_DATABASE": j("S", "source_database"),
@@ -228,9 +228,16 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
         "MESSAGE_TYPE_NAME": j("S", "message_type_name"),
         "MESSAGE_RULE_VARIABLE": j("S", "message_rule_variable"),
         "ORIGINAL_RULE_CONDITION": j("S", "original_rule_condition"),
-        "SAME_RULE_CONDITION": f"CASE WHEN {j('R', 'condition')} = {j('S', 'original_rule_condition')} "
-                               f"THEN 'YES' ELSE 'NO' END",
+        "SAME_RULE_CONDITION": f"CASE WHEN S.NAME IS NULL THEN NULL WHEN {j('R', 'condition')} = "
+                               f"{j('S', 'original_rule_condition')} THEN 'YES' ELSE 'NO' END",
     }
+    # every Streams client's rule sets, one row per side (the clients' catalog kinds)
+    clients = " UNION ALL ".join(
+        f"SELECT CASE C.KIND WHEN 'MESSAGE_CONSUMER' THEN 'DEQUEUE' ELSE C.KIND END AS STREAMS_TYPE, "
+        f"C.NAME AS STREAMS_NAME, {j('C', prefix + '_owner')} AS RS_OWNER, "
+        f"{j('C', prefix + '_name')} AS RS_NAME, '{side}' AS RULE_SET_TYPE FROM SLUICE_CATALOG C "
+        f"WHERE C.KIND IN ('CAPTURE', 'SYNC_CAPTURE', 'PROPAGATION', 'APPLY', 'MESSAGE_CONSUMER')"
+        for prefix, side in (("rule_set", "POSITIVE"), ("negative_rule_set", "NEGATIVE")))
     select = ", ".join(f"{expr} AS {name}" for name, expr in streams_rule_cols.items())
 
     def by_level(columns: str, where: str) -> str:
@@ -262,14 +269,16 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
                    {j('C', 'evaluation_function')} AS EVALUATION_FUNCTION,
                    {j('C', 'comment')} AS EVALUATION_CONTEXT_COMMENT
             FROM SLUICE_CATALOG C WHERE KIND = 'EVALUATION_CONTEXT'""",
-        # a system-created rule shows while it exists and is in the rule set it was made for
+        # every rule in a Streams client's rule sets; what DBMS_STREAMS_ADM recorded when it
+        # made the rule for that client fills the rest (NULL for DBMS_RULE_ADM's rules)
         f"""{d.create_view} DBA_STREAMS_RULES AS
             SELECT {select}
-            FROM SLUICE_CATALOG S
-            JOIN SLUICE_CATALOG R ON R.KIND = 'RULE' AND R.OWNER = S.OWNER AND R.NAME = S.NAME
-            JOIN SLUICE_CATALOG M ON M.KIND = 'RULE_SET_RULE' AND M.OWNER = {j('S', 'rule_set_owner')}
-                 AND M.NAME = {j('S', 'member')}
-            WHERE S.KIND = 'STREAMS_RULE'""",
+            FROM ({clients}) K
+            JOIN SLUICE_CATALOG M ON M.KIND = 'RULE_SET_RULE' AND M.OWNER = K.RS_OWNER
+                 AND {j('M', 'rule_set')} = K.RS_OWNER || '.' || K.RS_NAME
+            JOIN SLUICE_CATALOG R ON R.KIND = 'RULE' AND R.OWNER || '.' || R.NAME = {j('M', 'rule')}
+            LEFT JOIN SLUICE_CATALOG S ON S.KIND = 'STREAMS_RULE' AND S.OWNER = R.OWNER AND S.NAME = R.NAME
+                 AND {j('S', 'streams_name')} = K.STREAMS_NAME AND {j('S', 'streams_type')} = K.STREAMS_TYPE""",
         f"""{d.create_view} DBA_STREAMS_GLOBAL_RULES AS {by_level(
             "STREAMS_NAME, STREAMS_TYPE, RULE_TYPE, INCLUDE_TAGGED_LCR, SOURCE_DATABASE, RULE_NAME, "
             "RULE_OWNER, ORIGINAL_RULE_CONDITION AS RULE_CONDITION, RULE_SET_TYPE",

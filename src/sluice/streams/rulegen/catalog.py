@@ -26,7 +26,8 @@ MAX_NAME = 30     # Oracle's identifier length for these names
 
 @dataclass
 class StreamsRule:
-    """One row of DBA_STREAMS_RULES (apart from the current condition, read from the rule)."""
+    """What DBMS_STREAMS_ADM made a rule for; DBA_STREAMS_RULES joins it to the rules in
+    the client's rule sets (the current condition is the rule's)."""
 
     rule_owner: str
     rule_name: str
@@ -48,7 +49,6 @@ class StreamsRule:
     message_type_name: str | None = None
     message_rule_variable: str | None = None
     and_condition: str | None = None
-    member: str = ""                    # the rule set membership's catalog name (views join on it)
 
     def to_spec(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

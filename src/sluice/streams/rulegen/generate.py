@@ -84,8 +84,7 @@ def add_rules(conn: Any, client: Client, plans: list[Plan], inclusion_rule: bool
                 rule_owner=owner, rule_name=name, streams_type=client.streams_type,
                 streams_name=client.name, rule_set_owner=current[0], rule_set_name=current[1],
                 rule_set_type="POSITIVE" if inclusion_rule else "NEGATIVE",
-                original_rule_condition=plan.condition,
-                member="\x1f".join((current[1], f"{owner}.{name}", "")), **plan.record)
+                original_rule_condition=plan.condition, **plan.record)
             save_rule(client.ctx, record)
             undo.append(lambda n=name: drop_rule_record(client.ctx, owner, n))
             names.append(f"{owner}.{name}")
