@@ -194,27 +194,27 @@ def test_the_apply_rule_sets_judge_lcrs_as_the_seed_says(world, tmp_path):
     assert plain.perform and re.fullmatch(r"SLUICE\.HR\d+", plain.rule.rule_name)
 
 
-def test_the_blocks_run_through_cursor_execute(dsn, tmp_path):
-    env = make_env(dsn)
-    try:
-        env.conn.streams_adm.set_up_queue()
-        make_regions(env)
-        cur = env.conn.cursor()
-        for n in (626, 652, 725, 1069, 1095, 1153):
+def test_the_blocks_run_through_cursor_execute(world):
+    conn = world.conn
+    cur = conn.cursor()
+    cur.execute(CREATE_TYPE.rstrip().rstrip("/"))
+    for n in STREAMS_BLOCKS:
+        if n not in PROPAGATION_BLOCKS:
             cur.execute(BLOCKS[n])
-        names = [r["RULE_NAME"] for r in rows(env.conn, "SELECT rule_name FROM dba_streams_rules")]
-        assert len(names) == 9
-        # OUT values: the generated names
-        cur.execute("""DECLARE d VARCHAR2(100); l VARCHAR2(100);
-          BEGIN DBMS_STREAMS_ADM.ADD_TABLE_RULES(table_name => 'hr.employees', streams_type => 'apply',
-            streams_name => 'apply', queue_name => 'streams_queue', include_dml => TRUE,
-            include_ddl => TRUE, include_tagged_lcr => FALSE, source_database => NULL,
-            dml_rule_name => d, ddl_rule_name => l, inclusion_rule => TRUE);
-            DBMS_OUTPUT.PUT_LINE(d || ' ' || l); END;""")
-        dml, ddl = cur.output[0].split()
-        assert re.fullmatch(r"SLUICE\.EMPLOYEES\d+", dml) and re.fullmatch(r"SLUICE\.EMPLOYEES\d+", ddl)
-        assert dml != ddl
-        assert {r["RULE_TYPE"] for r in rows(env.conn, "SELECT rule_type FROM dba_streams_table_rules "
-                                                      "WHERE table_name = 'EMPLOYEES'")} == {"DML", "DDL"}
-    finally:
-        drop_env(env)
+    assert len(rows(conn, "SELECT rule_name FROM dba_streams_rules")) == 15
+    # OUT values: the generated names
+    cur.execute("""DECLARE d VARCHAR2(100); l VARCHAR2(100);
+      BEGIN DBMS_STREAMS_ADM.ADD_TABLE_RULES(table_name => 'hr.employees', streams_type => 'apply',
+        streams_name => 'apply', queue_name => 'streams_queue', include_dml => TRUE,
+        include_ddl => TRUE, include_tagged_lcr => FALSE, source_database => NULL,
+        dml_rule_name => d, ddl_rule_name => l, inclusion_rule => TRUE);
+        DBMS_OUTPUT.PUT_LINE(d || ' ' || l); END;""")
+    dml, ddl = cur.output[0].split()
+    assert re.fullmatch(r"SLUICE\.EMPLOYEES\d+", dml) and re.fullmatch(r"SLUICE\.EMPLOYEES\d+", ddl)
+    assert dml != ddl
+    assert {r["RULE_TYPE"] for r in rows(conn, "SELECT rule_type FROM dba_streams_table_rules "
+                                               "WHERE table_name = 'EMPLOYEES'")} == {"DML", "DDL"}
+    cur.execute(f"BEGIN DBMS_STREAMS_ADM.REMOVE_RULE(rule_name => '{dml}', streams_type => 'apply', "
+                f"streams_name => 'apply'); END;")
+    assert [r["RULE_TYPE"] for r in rows(conn, "SELECT rule_type FROM dba_streams_table_rules "
+                                               "WHERE table_name = 'EMPLOYEES'")] == ["DDL"]
