@@ -218,3 +218,32 @@ def test_the_blocks_run_through_cursor_execute(world):
                 f"streams_name => 'apply'); END;")
     assert [r["RULE_TYPE"] for r in rows(conn, "SELECT rule_type FROM dba_streams_table_rules "
                                                "WHERE table_name = 'EMPLOYEES'")] == ["DDL"]
+
+
+RULE_ADM_BLOCKS = sorted(n for n, b in BLOCKS.items() if "DBMS_RULE_ADM" in b)
+
+
+def test_the_rule_adm_blocks_too_through_a_script_and_a_cursor(world, tmp_path):
+    """Seed 000's DBMS_RULE_ADM blocks (also run by tests/rules/test_seed000_blocks.py through
+    `sluice sql`): 1198 has a stray ")" and fails as Oracle fails it, 1461 reuses 1450's
+    rule name (ORA-24146), the rest run."""
+    assert RULE_ADM_BLOCKS == [1198, 1303, 1450, 1461, 1511]
+    r = run_file(world.dsn, tmp_path, CREATE_TYPE + "\n" + script(1303, 1450, 1511))
+    assert r.exit_code == 0 and r.output.count("PL/SQL procedure successfully completed.") == 3, r.output
+    r = run_file(world.dsn, tmp_path, script(1461))
+    assert r.exit_code == 1 and "ORA-24146" in r.output
+    r = run_file(world.dsn, tmp_path, script(1198))
+    assert r.exit_code == 1 and "ORA-06550" in r.output
+    cur = world.conn.cursor()
+    cur.execute("BEGIN DBMS_RULE_ADM.DROP_RULE('strmadmin.dml_compat_9_2'); END;")
+    cur.execute(BLOCKS[1461])
+    assert {r["RULE_NAME"] for r in rows(world.conn, "SELECT rule_name FROM dba_rules")} == \
+        {"DML_COMPAT_9_2", "HR_NOT_REGIONS_DML", "HR_NOT_REGIONS_DDL"}
+    assert rows(world.conn, "SELECT rule_set_name, rule_name FROM dba_rule_set_rules ORDER BY rule_name") == [
+        {"RULE_SET_NAME": "COMPLEX_RULES", "RULE_NAME": "HR_NOT_REGIONS_DDL"},
+        {"RULE_SET_NAME": "COMPLEX_RULES", "RULE_NAME": "HR_NOT_REGIONS_DML"}]
+    assert rows(world.conn, "SELECT evaluation_context_owner, evaluation_context_name "
+                            "FROM dba_evaluation_contexts") == [
+        {"EVALUATION_CONTEXT_OWNER": "STRMADMIN", "EVALUATION_CONTEXT_NAME": "EVAL_CTX$_99"}]
+    with pytest.raises(Exception, match="ORA-06550"):
+        cur.execute(BLOCKS[1198])
