@@ -53,6 +53,10 @@ class Client:
     def exists(self) -> bool:
         raise NotImplementedError
 
+    def check_queue(self) -> None:
+        """ORA-26667 when the client exists on another queue (before anything is made);
+        clients created by their own packages check it when they are looked up."""
+
     def ensure(self) -> None:
         """Create the client unless it exists (``created`` says which)."""
         if not self.exists():

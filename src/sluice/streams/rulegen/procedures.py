@@ -15,8 +15,9 @@ from ...errors import ora
 from ...names import split_qualified
 from ...rules.engine.ruleset import rules_catalog
 from ...rules.engine.types import NVList, VariableType
-from . import conditions as cond
 from ..clientspec import streams_name as client_name
+from ..rowmigration import ROW_SUBSET
+from . import conditions as cond
 from .catalog import find_rule, drop_rule_record, generated_name, reserve_numbers
 from .clients import Client, PropagationClient
 from .dictionary import Dictionary
@@ -26,7 +27,6 @@ from .subset import subset_conditions
 __all__ = ["lcr_rules", "subset_rules", "message_rule", "remove_rule", "propagation_client"]
 
 _MSG_VALUE_FUNCTION = "SYS.DBMS_STREAMS_INTERNAL.MSG_VARIABLE_VALUE_FUNCTION"
-ROW_SUBSET = "STREAMS$_ROW_SUBSET"
 
 
 def _flag(name: str, value: Any) -> bool:
@@ -51,12 +51,6 @@ def propagation_client(conn: Any, streams_name: Any, source_queue_name: Any, des
                              destination_queue_name, source_database, queue_to_queue)
 
 
-def _check_client(client: Client) -> None:
-    check = getattr(client, "check_queue", None)
-    if check is not None:
-        check()
-
-
 def lcr_rules(conn: Any, level: str, client: Client, target: tuple[str, ...], include_dml: Any,
               include_ddl: Any, include_tagged_lcr: Any, source_database: Any, inclusion_rule: Any,
               and_condition: Any) -> tuple[str | None, str | None]:
@@ -65,7 +59,7 @@ def lcr_rules(conn: Any, level: str, client: Client, target: tuple[str, ...], in
     dml, ddl = _flag("include_dml", include_dml), _flag("include_ddl", include_ddl)
     tagged, inclusion = _flag("include_tagged_lcr", include_tagged_lcr), _flag("inclusion_rule", inclusion_rule)
     source = _global_name(source_database)
-    _check_client(client)
+    client.check_queue()
     if client.streams_type == "CAPTURE":
         _check_target(conn, client, target)
     plans = []
@@ -114,7 +108,7 @@ def subset_rules(conn: Any, client: Client, owner: str, table: str, dml_conditio
         raise ora(26667, "dml_condition: NULL")
     tagged = _flag("include_tagged_lcr", include_tagged_lcr)
     source = _global_name(source_database)
-    _check_client(client)
+    client.check_queue()
     dictionary = Dictionary(conn, client.source_spec(), for_capture=client.streams_type == "CAPTURE")
     columns = dictionary.columns(owner, table)
     texts = subset_conditions(owner, table, dml_condition.strip(), columns, tagged, source)
@@ -159,7 +153,7 @@ def message_rule(conn: Any, client: Client, message_type: Any, rule_condition: A
     objtype = conn.gettype(message_type)
     type_name = objtype.qualified_name
     type_owner, type_short = type_name.split(".", 1)
-    _check_client(client)
+    client.check_queue()
     existing = _message_context(conn, type_name)
     if existing is not None:
         context, variable = existing
