@@ -261,3 +261,11 @@ def test_dba_streams_rules_lists_every_rule_of_a_clients_rule_sets(world):
                           "AND streams_rule_type = 'TABLE'")
     assert changed["SAME_RULE_CONDITION"] == "NO"
     assert changed["RULE_CONDITION"] == ":dml.get_object_owner() = 'HR'"
+
+
+def test_a_generated_name_already_taken_is_skipped(world):
+    conn = world.conn
+    for n in range(1, 4):      # the numbers the next call would take
+        conn.rule_adm.create_rule(f"locations{n}", ":dml.get_object_name() = 'X'")
+    dml, _ = conn.streams_adm.add_table_rules("hr.locations", "apply", "apply")
+    assert re.fullmatch(r"SLUICE\.LOCATIONS\d+", dml) and int(dml.split("LOCATIONS")[1]) > 3

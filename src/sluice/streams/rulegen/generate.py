@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ...errors import DatabaseError
+from ...errors import DatabaseError, ora
 from ...rules.engine.ruleset import STREAMS_CONTEXT
 from ...rules.engine.types import NVList
 from .catalog import StreamsRule, drop_rule_record, generated_name, reserve_numbers, save_rule
@@ -44,6 +44,24 @@ class Plan:
     checked: bool = False        # the caller has checked the condition already
 
 
+_EXISTS = (24146, 24153)    # rule, rule set exists
+
+
+def _create_named(ctx: Any, base: str, create: Callable[[str], None]) -> str:
+    """Create an object named ``base`` + a fresh number; returns the name.  Two sessions
+    can take the same number (the counter is read, then written): the one that finds the
+    name taken takes the next."""
+    for _ in range(10):
+        name = generated_name(base, reserve_numbers(ctx, 1)[0])
+        try:
+            create(name)
+            return name
+        except DatabaseError as e:
+            if e.code not in _EXISTS:
+                raise
+    raise ora(26667, f"no free name {base}n after 10 tries")
+
+
 def add_rules(conn: Any, client: Client, plans: list[Plan], inclusion_rule: bool,
               rule_set_context: str | None = STREAMS_CONTEXT,
               prepare: Callable[[Callable[[Callable[[], None]], None]], None] | None = None) -> list[str]:
@@ -65,19 +83,15 @@ def add_rules(conn: Any, client: Client, plans: list[Plan], inclusion_rule: bool
             prepare(undo.append)
         positive, negative = client.rule_sets()
         current = positive if inclusion_rule else negative
-        numbers = reserve_numbers(client.ctx, len(plans) + (current is None))
-        if current is None:
-            current = (owner, generated_name("RULESET$_", numbers.pop(0)))
-            rule_adm.create_rule_set(quoted(*current), evaluation_context=rule_set_context)
+        new_set = current is None
+        if new_set:
+            current = (owner, _create_named(client.ctx, "RULESET$_", lambda n: rule_adm.create_rule_set(
+                quoted(owner, n), evaluation_context=rule_set_context)))
             undo.append(lambda rs=current: rule_adm.drop_rule_set(quoted(*rs)))
-            new_set = True
-        else:
-            new_set = False
         for plan in plans:
-            name = generated_name(plan.base, numbers.pop(0))
-            rule_adm.create_rule(quoted(owner, name), plan.condition,
-                                 evaluation_context=plan.evaluation_context,
-                                 action_context=plan.action_context)
+            name = _create_named(client.ctx, plan.base, lambda n, p=plan: rule_adm.create_rule(
+                quoted(owner, n), p.condition, evaluation_context=p.evaluation_context,
+                action_context=p.action_context))
             undo.append(lambda n=name: rule_adm.drop_rule(quoted(owner, n), force=True))
             rule_adm.add_rule(quoted(owner, name), quoted(*current))
             record = StreamsRule(
