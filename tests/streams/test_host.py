@@ -124,6 +124,29 @@ def test_alter_capture_obeyed_by_the_running_capture(env, no_thread_left):
         assert host.running() == [("CAPTURE", "CAP")] and hosted(env.conn)[0]["RESTARTS"] == 0
 
 
+def test_second_copy_of_a_capture_cannot_commit_a_batch(env):
+    """The fence behind the leases: two copies of one capture (a host that lost its lease
+    and has not stopped yet, beside the one that took over) — the copy whose idea of the
+    position is stale has its batch rolled back (ORA-26666) and ends; the capture stays
+    ENABLED and the other copy captures every change exactly once."""
+    env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    one, two = env.process(), env.process()
+    one.start()
+    two.start()
+    env.sql(f"INSERT INTO {env.src}.t VALUES (1)")
+    assert one.catch_up() >= 1
+    env.sql(f"INSERT INTO {env.src}.t VALUES (2)")
+    with pytest.raises(sluice.DatabaseError, match="ORA-26666.*another copy"):
+        for _ in range(500):                   # other sessions' transactions may come first
+            two.run_batch()
+    two.stop()
+    assert env.view("SELECT STATUS FROM DBA_CAPTURE")[0]["STATUS"] == "ENABLED"
+    one.catch_up()
+    assert ids(env, "t") == [1, 2]
+
+
 def test_aborted_capture_is_not_restarted(env, no_thread_left, caplog):
     """A capture that fails on its own (its replication slot dropped: ORA-01291) goes
     ABORTED with ERROR_MESSAGE set; the host logs it and leaves it stopped — no restart

@@ -21,7 +21,9 @@ polling it every ``poll`` seconds costs nothing) and every ``takeover`` seconds 
 the host's own, or an OFD lock beside an SQLite file); a host that dies loses its leases
 with its sessions, and the other hosts, which try to take the leases of enabled processes
 nobody runs every ``takeover`` seconds, take them over.  A host whose lease session is lost
-stops what it runs before taking anything again.
+stops what it runs before taking anything again; until it has, its copy and the new one
+may both run for a moment, and each process's position write is the fence (capture commits
+a batch only if CAPTURED_SCN is still what it read).
 
 **Each process** runs in a thread of its own (``sluice-capture-CAP1``) on a connection of
 its own, and logs as ``sluice.capture.CAP1``.  When the catalog stops wanting it (STOP_,
