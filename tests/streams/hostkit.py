@@ -42,7 +42,13 @@ class TestKind:
         self.now: dict[str, int] = {}
         self.most: dict[str, int] = {}
         self._lock = threading.Lock()
-        self.kind = ProcessKind(name, "sluice.test", self._enabled, self._run)
+        self.aborted: list[tuple[str, Exception]] = []   # what the host's abort recorded
+        self.kind = ProcessKind(name, "sluice.test", self._enabled, self._run, self._abort)
+
+    def _abort(self, conn, name: str, error: Exception) -> None:
+        with self._lock:
+            self.aborted.append((name, error))
+            self.enabled.discard(name)
 
     def enable(self, *names: str) -> None:
         with self._lock:

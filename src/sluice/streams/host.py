@@ -36,7 +36,9 @@ DROP_) the host asks it to stop: it finishes its batch and returns.  When it fai
   process, it is restarted after ``backoff[0]`` seconds, doubling up to ``backoff[1]``
   (the count starts again after a run that lasted ``backoff[1]``), each crash logged with
   its traceback and shown in V$STREAMS_HOSTED (STATE 'WAITING TO RESTART', RESTARTS,
-  ERROR_MESSAGE).  The host keeps the lease meanwhile.
+  ERROR_MESSAGE).  The host keeps the lease meanwhile.  After ``max_crashes`` (16, as
+  Oracle disables a propagation schedule after 16 failures) in a row the host records the
+  process ABORTED with the last error (the kind's ``abort``), and it waits for START_.
 
 **Stopping** (:meth:`Host.stop`; ``sluice run`` on SIGTERM or SIGINT) asks every process
 to stop, waits up to ``stop_timeout`` seconds for each to finish its batch, then lets the
@@ -109,10 +111,11 @@ class Host:
 
     def __init__(self, connect: Callable[[], "Connection"], *, kinds: Iterable[ProcessKind] | None = None,
                  poll: float = 0.1, takeover: float = 1.0, backoff: tuple[float, float] = (1.0, 60.0),
-                 stop_timeout: float = 60.0) -> None:
+                 max_crashes: int = 16, stop_timeout: float = 60.0) -> None:
         self._connect = connect
         self.kinds = list(kinds) if kinds is not None else registered_kinds()
         self.poll, self.takeover, self.backoff, self.stop_timeout = poll, takeover, backoff, stop_timeout
+        self.max_crashes = max_crashes
         self.host_name = socket.gethostname()
         self.pid = os.getpid()
         self.host_id = uuid.uuid4().hex
@@ -257,6 +260,10 @@ class Host:
             error = h.error
             asked = error is None or h.stop.is_set() or self._stopping.is_set()
             enabled = not asked and h.key in self._wanted([h.kind])   # may raise: reaped next time
+            crashes = 1 if time.monotonic() - h.started >= self.backoff[1] else h.restarts + 1
+            give_up = enabled and h.kind.abort is not None and crashes >= self.max_crashes
+            if give_up:                  # recorded first: if the store fails, reaped next time
+                h.kind.abort(self._conn, h.name, error)
             h.thread.join()
             h.thread = None
             if asked:
@@ -269,10 +276,12 @@ class Host:
                 # the process recorded its failure (ABORTED): it waits for START_ again
                 h.log.error("ended: %s (not restarted: no longer enabled)", error)
                 self._let_go(h)
+            elif give_up:
+                h.log.error("crashed %d times in a row (%s: %s): ABORTED, not restarted until "
+                            "START_ again", crashes, type(error).__name__, error, exc_info=error)
+                self._let_go(h)
             else:
-                if time.monotonic() - h.started >= self.backoff[1]:
-                    h.restarts = 0      # it had been running well: a new series of crashes
-                h.restarts += 1
+                h.restarts = crashes    # a run that lasted backoff[1] began a new series
                 delay = min(self.backoff[0] * 2 ** (h.restarts - 1), self.backoff[1])
                 h.restart_at = time.monotonic() + delay
                 h.log.error("crashed (%s: %s); restarting in %.1f s (crash %d in a row)",
