@@ -225,7 +225,7 @@ def test_too_many_crashes_in_a_row_abort_the_process(dsn, no_thread_left, caplog
     tk = TestKind(crashes=100)
     tk.enable("P1")
     conn = sluice.connect(dsn)
-    with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind], backoff=(0.02, 0.05),
+    with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind], backoff=(0.02, 2.0),
               max_crashes=3, takeover=0.1) as host:
         wait_for(lambda: tk.aborted and host.running() == [] and not hosted(conn), 10)
         time.sleep(0.5)
@@ -252,7 +252,7 @@ def test_capture_worker_crash_restarted_then_aborted(env, no_thread_left, monkey
         starts.append(time.monotonic())
         raise RuntimeError("injected worker failure")
     monkeypatch.setattr(CaptureProcess, "run_batch", broken)
-    with Host(functools.partial(sluice.connect, env.dsn), backoff=(0.1, 1.0), max_crashes=3) as host:
+    with Host(functools.partial(sluice.connect, env.dsn), backoff=(0.1, 5.0), max_crashes=3) as host:
         wait_for(lambda: env.view("SELECT STATUS FROM DBA_CAPTURE")[0]["STATUS"] == "ABORTED", 20)
         cap = env.view("SELECT ERROR_NUMBER, ERROR_MESSAGE FROM DBA_CAPTURE")[0]
         assert cap["ERROR_NUMBER"] == 600 and "RuntimeError: injected worker failure" in cap["ERROR_MESSAGE"]
@@ -276,9 +276,13 @@ def test_process_that_aborts_itself_is_not_restarted(dsn, no_thread_left, caplog
         time.sleep(0.6)
         assert tk.run_count("P1") == 1
         tk.enable("P1")                       # START_ again
-        wait_for(lambda: tk.run_count("P1") == 2, 5)
-    assert [r.levelno for r in caplog.records
-            if r.name == "sluice.test.P1" and "not restarted" in r.getMessage()] == [logging.ERROR] * 2
+
+        def ended():
+            return [r.levelno for r in caplog.records
+                    if r.name == "sluice.test.P1" and "not restarted" in r.getMessage()]
+        wait_for(lambda: len(ended()) == 2, 5)
+        time.sleep(0.3)
+        assert tk.run_count("P1") == 2 and ended() == [logging.ERROR] * 2
 
 
 def test_two_hosts_run_each_process_exactly_once_and_take_over(dsn, no_thread_left):
@@ -391,3 +395,21 @@ def test_row_left_by_a_dead_host_for_a_stopped_process_is_tidied(dsn, no_thread_
     finally:
         other.close()
         conn.close()
+
+
+def test_a_kind_whose_listing_fails_leaves_the_others_running(dsn, no_thread_left, caplog):
+    """A bug or a missing table in one kind's listing is logged once and retried; the
+    processes of the other kinds start and run."""
+    good, bad = TestKind("GOODPROC"), TestKind("BADPROC")
+    good.enable("P1")
+
+    def broken(conn):
+        raise KeyError("no such catalog")
+    from sluice.streams.hosting import ProcessKind
+    failing = ProcessKind("BADPROC", "sluice.test", broken, bad.kind.run)
+    with Host(functools.partial(sluice.connect, dsn), kinds=[failing, good.kind], takeover=0.05) as host:
+        wait_for(lambda: host.running() == [("GOODPROC", "P1")], 10)
+        time.sleep(0.3)                      # several scans
+        assert host.running() == [("GOODPROC", "P1")]
+    warnings = [r for r in caplog.records if "listing the BADPROC processes" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].exc_info

@@ -127,6 +127,7 @@ class Host:
         self._thread: threading.Thread | None = None
         self._conn: Connection | None = None
         self._leases: Leases | None = None
+        self._kind_errors: dict[str, str] = {}   # the kinds whose listing fails, logged once
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> "Host":
@@ -178,6 +179,7 @@ class Host:
         store = self._conn.context.store
         try:
             while not self._stopping.is_set():
+                self._wake.clear()
                 try:
                     self._reap()
                     now = time.monotonic()
@@ -185,19 +187,16 @@ class Host:
                     if (current != version or now >= next_scan) and now >= retry_at:
                         version, next_scan = current, now + self.takeover
                         self._reconcile()
+                        last_error = None
                     self._restart_due()
-                    last_error = None
-                except DatabaseError as e:   # the store away for a while: again at the next scan
-                    if str(e) != last_error:
+                except Exception as e:   # the store away for a while, a kind's listing failing:
+                    #                      again at the next scan, logged once while it lasts
+                    if repr(e) != last_error:
                         log.warning("host %s: %s (trying again every %.1f s)", self.host_id[:8], e,
-                                    self.takeover)
-                    last_error = str(e)
+                                    self.takeover, exc_info=not isinstance(e, DatabaseError))
+                    last_error = repr(e)
                     next_scan = retry_at = time.monotonic() + self.takeover
                 self._wake.wait(self.poll)
-                self._wake.clear()
-        except Exception:
-            log.exception("host %s failed", self.host_id[:8])
-            raise
         finally:
             self._shutdown()
 
@@ -209,9 +208,20 @@ class Host:
         if not self._leases.alive():
             self._lose_leases()
             return
-        wanted = self._wanted(self.kinds)
+        wanted, failed = set(), set()
+        for kind in self.kinds:      # one kind's listing failing leaves the others running
+            try:
+                wanted |= self._wanted([kind])
+                self._kind_errors.pop(kind.name, None)
+            except Exception as e:
+                failed.add(kind.name)
+                if self._kind_errors.get(kind.name) != repr(e):
+                    log.warning("host %s: listing the %s processes: %s (its processes keep "
+                                "running; trying again every %.1f s)", self.host_id[:8], kind.name, e,
+                                self.takeover, exc_info=not isinstance(e, DatabaseError))
+                self._kind_errors[kind.name] = repr(e)
         for key, h in list(self._hosted.items()):
-            if key not in wanted and not h.stop.is_set():
+            if key not in wanted and key[0] not in failed and not h.stop.is_set():
                 h.log.info("no longer enabled: stopping")
                 h.stop.set()
         by_name = {k.name: k for k in self.kinds}
