@@ -17,8 +17,7 @@ import pytest
 import sluice
 from sluice.streams.capture import syncsqlite
 from tests.conftest import PG_BASE, pg_admin
-
-CONSUMER = "APPLY1"
+from tests.streams.capturekit import CONSUMER, dequeue_all
 
 
 @dataclass
@@ -99,15 +98,7 @@ class SyncEnv:
         self.conn.rule_adm.add_rule(rule_name=rule, rule_set_name=rule_set)
 
     def dequeue_all(self, consumer: str = CONSUMER) -> list:
-        q = self.conn.queue("STRM_Q")
-        q.deqoptions.consumername = consumer
-        q.deqoptions.wait = sluice.DEQ_NO_WAIT
-        q.deqoptions.navigation = sluice.DEQ_FIRST_MSG   # a transactional queue: group after group
-        got = []
-        while msgs := q.deqmany(1000):
-            got += [m.payload for m in msgs]
-            self.conn.commit()
-        return got
+        return dequeue_all(self.conn, consumer)
 
     def view(self, sql: str) -> list[dict]:
         cols, rows = self.conn.query(sql, None)
