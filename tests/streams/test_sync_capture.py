@@ -149,7 +149,10 @@ def test_every_subscriber_gets_the_lcr(senv):
     rows = senv.view("SELECT CONSUMER_NAME, MSG_ID, MSG_STATE FROM AQ$STRM_QT ORDER BY CONSUMER_NAME")
     assert [r["CONSUMER_NAME"] for r in rows] == ["APPLY1", "APPLY2"]
     assert rows[0]["MSG_ID"] == rows[1]["MSG_ID"] and {r["MSG_STATE"] for r in rows} == {"READY"}
-    assert len(senv.dequeue_all("APPLY2")) == 1 and len(senv.dequeue_all(CONSUMER)) == 1
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
+    rows = senv.view("SELECT MSG_ID, LOCAL_ORDER_NO FROM AQ$STRM_QT")
+    assert len({r["LOCAL_ORDER_NO"] for r in rows}) == 4 and len({r["MSG_ID"] for r in rows}) == 2
+    assert len(senv.dequeue_all("APPLY2")) == 2 and len(senv.dequeue_all(CONSUMER)) == 2
 
 
 def test_sluice_enqueues_and_trigger_rows_share_the_queue(senv):

@@ -178,26 +178,29 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
         columns = TriggerColumns.for_change(table.owner, table.name, op, source_database, _TAG, _SESSION_TXN,
                                             lambda side, of: _map(side, table, of))
         when = compile_rules(rules, "sqlite", columns)
-        scn = "(SELECT SCN FROM SLUICE_SCN WHERE ID = 1)"
+        scn = "SC.SCN"
+        txn = f"coalesce({_SESSION_TXN}, 'SQLITE.' || SC.SCN)"
         doc = (f"json_object('$type', 'SYS.LCR$_ROW_RECORD', 'value', json_object("
                f"'db', {_lit(source_database)}, 'cmd', '{op}', 'own', {_lit(table.owner)}, "
                f"'obj', {_lit(table.name)}, 'tag', (SELECT lower(hex(TAG)) FROM SLUICE_SYNC_SESSION "
-               f"WHERE length(TAG) > 0 LIMIT 1), 'txn', coalesce({_SESSION_TXN}, 'SQLITE.' || {scn}), "
+               f"WHERE length(TAG) > 0 LIMIT 1), 'txn', {txn}, "
                f"'scn', {scn}, 'cscn', {scn}, 'time', strftime('%Y-%m-%dT%H:%M:%f', 'now'), "
                f"'old', {_units(old, table) if old else 'json_array()'}, "
                f"'new', {_units(new, table) if new else 'json_array()'}))")
-        count = f"(SELECT count(*) FROM ({subscribers}))"
+        # the subscribers are read once: the INSERT numbers its rows from the counter, and
+        # the counter then moves past them (changes(): the rows the trigger's INSERT wrote)
         out.append(
             f"CREATE TRIGGER {quote(trigger_name(capture, table.name, op))} AFTER {op} ON "
             f"{quote(table.physical)} FOR EACH ROW WHEN {when} BEGIN "
             f"UPDATE SLUICE_SCN SET SCN = SCN + 1 WHERE ID = 1; "
-            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + {count}, MSGID = randomblob(16) WHERE ID = 1; "
+            f"UPDATE SLUICE_SYNC_STATE SET MSGID = randomblob(16) WHERE ID = 1; "
             f"INSERT INTO {queue_table} (SEQ, Q_NAME, MSGID, PRIORITY, STATE, CSCN, ENQ_TIME, ENQ_UID, "
             f"ENQ_TID, CONSUMER_NAME, ADDRESS, PROTOCOL, DELIVERY_MODE, USER_DATA) "
-            f"SELECT ST.SEQ - {count} + row_number() OVER (ORDER BY S.K), {_lit(q_name)}, ST.MSGID, 1, 0, "
+            f"SELECT ST.SEQ + row_number() OVER (ORDER BY S.K), {_lit(q_name)}, ST.MSGID, 1, 0, "
             f"{scn}, (julianday('now') - 2440587.5) * 86400.0, {_lit(capture_user)}, "
-            f"coalesce({_SESSION_TXN}, 'SQLITE.' || {scn}), S.NAME, S.ADDRESS, S.PROTOCOL, 1, {doc} "
-            f"FROM SLUICE_SYNC_STATE ST, ({subscribers}) S WHERE ST.ID = 1; END")
+            f"{txn}, S.NAME, S.ADDRESS, S.PROTOCOL, 1, {doc} "
+            f"FROM SLUICE_SYNC_STATE ST, SLUICE_SCN SC, ({subscribers}) S WHERE ST.ID = 1 AND SC.ID = 1; "
+            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; END")
     return out
 
 
