@@ -334,3 +334,62 @@ def test_unsupported_column_types_are_reported(senv):
     assert senv.view("SELECT * FROM DBA_SYNC_CAPTURE") == [] and senv.triggers() == []
     rows = senv.view(f"SELECT TABLE_NAME, REASON FROM DBA_STREAMS_UNSUPPORTED WHERE OWNER = '{senv.owner}'")
     assert rows and rows[0]["TABLE_NAME"] == "ODD" and "text[]" in rows[0]["REASON"]
+
+
+_SUBSET_RULES = {   # seed 000 "Subset Rules": the three rules ADD_SUBSET_RULES generates, verbatim
+    "INSERT": """:dml.get_object_owner()='{o}' AND :dml.get_object_name()='REGIONS'
+AND :dml.is_null_tag()='Y' AND :dml.get_source_database_name()='{db}'
+AND :dml.get_command_type() IN ('UPDATE','INSERT')
+AND (:dml.get_value('NEW','"REGION_ID"') IS NOT NULL)
+AND (:dml.get_value('NEW','"REGION_ID"').AccessNumber()=2)
+AND (:dml.get_command_type()='INSERT'
+OR ((:dml.get_value('OLD','"REGION_ID"') IS NOT NULL)
+AND (((:dml.get_value('OLD','"REGION_ID"').AccessNumber() IS NOT NULL)
+AND NOT (:dml.get_value('OLD','"REGION_ID"').AccessNumber()=2))
+OR ((:dml.get_value('OLD','"REGION_ID"').AccessNumber() IS NULL)
+AND NOT EXISTS (SELECT 1 FROM SYS.DUAL
+WHERE (:dml.get_value('OLD','"REGION_ID"').AccessNumber()=2))))))""",
+    "UPDATE": """:dml.get_object_owner()='{o}' AND :dml.get_object_name()='REGIONS'
+AND :dml.is_null_tag()='Y' AND :dml.get_source_database_name()='{db}'
+AND :dml.get_command_type()='UPDATE'
+AND (:dml.get_value('NEW','"REGION_ID"') IS NOT NULL)
+AND (:dml.get_value('OLD','"REGION_ID"') IS NOT NULL)
+AND (:dml.get_value('OLD','"REGION_ID"').AccessNumber()=2)
+AND (:dml.get_value('NEW','"REGION_ID"').AccessNumber()=2)""",
+    "DELETE": """:dml.get_object_owner()='{o}' AND :dml.get_object_name()='REGIONS'
+AND :dml.is_null_tag()='Y' AND :dml.get_source_database_name()='{db}'
+AND :dml.get_command_type() IN ('UPDATE','DELETE')
+AND (:dml.get_value('OLD','"REGION_ID"') IS NOT NULL)
+AND (:dml.get_value('OLD','"REGION_ID"').AccessNumber()=2)
+AND (:dml.get_command_type()='DELETE'
+OR ((:dml.get_value('NEW','"REGION_ID"') IS NOT NULL)
+AND (((:dml.get_value('NEW','"REGION_ID"').AccessNumber() IS NOT NULL)
+AND NOT (:dml.get_value('NEW','"REGION_ID"').AccessNumber()=2))
+OR ((:dml.get_value('NEW','"REGION_ID"').AccessNumber() IS NULL)
+AND NOT EXISTS (SELECT 1 FROM SYS.DUAL
+WHERE (:dml.get_value('NEW','"REGION_ID"').AccessNumber()=2))))))""",
+}
+
+
+def test_subset_rules_migrate_rows(senv):
+    """Seed 000 "Row Migration During Capture": with the three subset rules (action context
+    STREAMS$_ROW_SUBSET), an UPDATE that moves a row into the subset is captured as an
+    INSERT of the new row, one that moves it out as a DELETE of the old row."""
+    senv.create_table("regions", "id INTEGER PRIMARY KEY, region_id INTEGER, region_name TEXT")
+    adm = senv.conn.rule_adm
+    adm.create_rule_set(rule_set_name="MIG_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    for op, text in _SUBSET_RULES.items():
+        adm.create_rule(rule_name=f"REGIONS_{op}", condition=text.format(o=senv.owner, db=senv.global_name),
+                        action_context={"STREAMS$_ROW_SUBSET": op})
+        adm.add_rule(rule_name=f"REGIONS_{op}", rule_set_name="MIG_RS")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="MIG", rule_set_name="MIG_RS")
+    t = senv.table("regions")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 2, 'A')", f"INSERT INTO {t} VALUES (2, 5, 'B')",
+             f"UPDATE {t} SET region_id = 2 WHERE id = 2", f"UPDATE {t} SET region_name = 'X' WHERE id = 1",
+             f"UPDATE {t} SET region_id = 7 WHERE id = 1", f"DELETE FROM {t} WHERE id = 2",
+             f"DELETE FROM {t} WHERE id = 1")
+    got = [(lcr.get_command_type(), sorted(_values(lcr, "OLD")), sorted(_values(lcr, "NEW")),
+            (lcr.get_value("OLD", "ID") or lcr.get_value("NEW", "ID")).value) for lcr in senv.dequeue_all()]
+    cols = ["ID", "REGION_ID", "REGION_NAME"]
+    assert got == [("INSERT", [], cols, 1), ("INSERT", [], cols, 2), ("UPDATE", cols, cols, 1),
+                   ("DELETE", cols, [], 1), ("DELETE", cols, [], 2)]

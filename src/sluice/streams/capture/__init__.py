@@ -27,10 +27,10 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
   ``streams_type => 'sync_capture'``): triggers on the captured tables, SQLite
   (``syncsqlite.py``) and PostgreSQL (``syncpg.py``), evaluate the rules in SQL
   (``syncrules.py``) and enqueue the row LCRs in the changing transaction; the
-  captured tables follow the rule set (DBMS_RULE_ADM's hooks).
+  captured tables follow the rule set (DBMS_RULE_ADM's hooks); subset rules migrate rows
+  there ("Row Migration During Capture").
 
-Not built: subset-rule row migration ("Row Migration During Capture"), buffered
-staging of captured LCRs.
+Not built: row migration in capture processes, buffered staging of captured LCRs.
 """
 
 from ...rules.adm import RULE_SET_CHANGED, RULE_SET_CHECKS

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ...errors import ora
 from ...names import split_qualified
+from ...rules.engine.ruleset import Rule
 from ...store.sqlschema import table_name
 from . import params, syncpg, syncsqlite
 from .context import CaptureContext
@@ -41,6 +42,7 @@ __all__ = ["SyncCaptureSpec", "create_sync_capture", "alter_sync_capture", "drop
 KIND = "SYNC_CAPTURE"
 OWNER = "SYS"
 _PROCESS_KIND = "CAPTURE"     # capture processes share the namespace (spec.KIND)
+ROW_SUBSET = "STREAMS$_ROW_SUBSET"   # a subset rule's action context (seed 000)
 MAX_SQLITE_COLUMNS = 60       # SQLite functions take at most 127 arguments (json_object)
 
 
@@ -146,31 +148,36 @@ def _note_unsupported(ctx: CaptureContext, table: syncpg.PgTable) -> None:
 
 
 # -- which tables the rules name -------------------------------------------------------
-def _rules(ctx: CaptureContext, owner: str | None, name: str | None) -> list[tuple[str, str]]:
-    """``(rule name, condition)`` of the rule set's rules."""
+def _rules(ctx: CaptureContext, owner: str | None, name: str | None) -> list[tuple[str, str, str | None]]:
+    """``(rule name, condition, STREAMS$_ROW_SUBSET of its action context)`` of the rule
+    set's rules (the last: which subset rule it is, for row migration)."""
     if name is None:
         return []
-    rules = {f"{o}.{n}": spec for o, n, spec in ctx.objects("RULE")}
+    rules = {f"{o}.{n}": Rule.from_spec(o, n, spec) for o, n, spec in ctx.objects("RULE")}
     out = []
     for _, _, member in ctx.objects("RULE_SET_RULE"):
-        if member.get("rule_set") == f"{owner}.{name}" and member.get("rule") in rules:
-            out.append((member["rule"], rules[member["rule"]].get("condition", "")))
+        rule = rules.get(member.get("rule"))
+        if member.get("rule_set") == f"{owner}.{name}" and rule is not None:
+            subset = rule.action_context.get_value(ROW_SUBSET) if rule.action_context is not None else None
+            out.append((rule.qualified, rule.condition,
+                        str(subset.value).upper() if subset is not None and subset.value else None))
     return sorted(set(out))
 
 
-def tables_of(rules: list[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+def tables_of(rules: list[tuple]) -> dict[tuple[str, str], list[tuple]]:
     """The tables the rules name, each with its rules.  DDL rules (ADD_TABLE_RULES'
     ``include_ddl``) are left out: a synchronous capture captures DML only.
     :raises: ORA-26667 for a rule that names no table."""
-    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for name, condition in rules:
+    out: dict[tuple[str, str], list[tuple]] = {}
+    for rule in rules:
+        name, condition = rule[0], rule[1]
         table = rule_table(condition)
         if table is None:
             if ":ddl" in condition.lower() and ":dml" not in condition.lower():
                 continue
             raise ora(26667, f"rule {name}: a synchronous capture uses table and subset rules "
                              f"only (its condition names no table)")
-        out.setdefault(table, []).append((name, condition))
+        out.setdefault(table, []).append(rule)
     return out
 
 

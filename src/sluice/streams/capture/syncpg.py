@@ -37,7 +37,7 @@ from typing import Any
 
 from ...errors import ora
 from .decode import column_type, oracle_name, pg_name
-from .syncrules import TriggerColumns, compile_rules
+from .syncrules import TriggerColumns, compile_update_rules
 
 __all__ = ["PgTable", "find_table", "trigger_ddl", "drop_ddl"]
 
@@ -155,26 +155,36 @@ def names(capture: str, table: PgTable) -> tuple[str, str]:
 
 def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_table: str, channel: str,
                 capture_user: str, source_database: str, table: PgTable,
-                rules: list[tuple[str, str]]) -> list[str]:
-    """The trigger function (in the store's schema) and the deferred constraint trigger."""
+                rules: list[tuple[str, str, str | None]]) -> list[str]:
+    """The trigger function (in the store's schema) and the deferred constraint trigger;
+    ``rules``: ``(name, condition, STREAMS$_ROW_SUBSET)``."""
     s = _ident(store_schema)
     trigger, function = names(capture, table)
     q_owner, q_name = queue
-    tests = []
+    branches = []
     for op in _OPS:
         new = None if op == "DELETE" else "NEW"
         old = None if op == "INSERT" else "OLD"
         columns = TriggerColumns.for_change(table.owner, table.name, op, source_database, "v_tag", "v_txn",
                                             lambda side, of: _map(side, table, of))
-        tests.append((op, compile_rules(rules, "postgresql", columns), old, new))
-    branches = " ELS".join(
-        f"IF TG_OP = '{op}' THEN v_ok := {when}; v_old := {_units(old, table)}; v_new := {_units(new, table)}; "
-        for op, when, old, new in tests)
+        m = compile_update_rules(rules if op == "UPDATE" else [(n, c, None) for n, c, _ in rules],
+                                 "postgresql", columns)
+        branch = (f"IF TG_OP = '{op}' THEN v_ok := {m.keep or 'FALSE'}; v_old := {_units(old, table)}; "
+                  f"v_new := {_units(new, table)}; ")
+        if m.to_insert is not None:     # the row moved into a subset: an INSERT of the new row
+            branch += (f"IF v_ok IS NOT TRUE AND ({m.to_insert}) THEN v_ok := TRUE; v_cmd := 'INSERT'; "
+                       f"v_old := '[]'; END IF; ")
+        if m.to_delete is not None:     # out of it: a DELETE of the old row
+            branch += (f"IF v_ok IS NOT TRUE AND ({m.to_delete}) THEN v_ok := TRUE; v_cmd := 'DELETE'; "
+                       f"v_new := '[]'; END IF; ")
+        branches.append(branch)
+    branches_sql = " ELS".join(branches)
     body = f"""
 DECLARE
   v_tag bytea := decode(nullif(current_setting('sluice.tag', true), ''), 'hex');
   v_txn text := txid_current()::text;
   v_ok boolean;
+  v_cmd text := TG_OP;
   v_old jsonb;
   v_new jsonb;
   v_state text := current_setting('sluice.sync_cscn', true);
@@ -182,7 +192,7 @@ DECLARE
   v_msgid bytea := uuid_send(gen_random_uuid());
   v_doc text;
 BEGIN
-  {branches}END IF;
+  {branches_sql}END IF;
   IF v_ok IS NOT TRUE THEN RETURN NULL; END IF;
   IF v_state IS NOT NULL AND split_part(v_state, ':', 1) = v_txn THEN
     v_scn := split_part(v_state, ':', 2)::bigint;
@@ -192,7 +202,7 @@ BEGIN
     PERFORM pg_notify({_lit(channel)}, 'm');
   END IF;
   v_doc := jsonb_build_object('$type', 'SYS.LCR$_ROW_RECORD', 'value', jsonb_build_object(
-    'db', {_lit(source_database)}, 'cmd', TG_OP, 'own', {_lit(table.owner)}, 'obj', {_lit(table.name)},
+    'db', {_lit(source_database)}, 'cmd', v_cmd, 'own', {_lit(table.owner)}, 'obj', {_lit(table.name)},
     'tag', CASE WHEN length(v_tag) > 0 THEN encode(v_tag, 'hex') END, 'txn', v_txn, 'scn', v_scn,
     'cscn', v_scn, 'time', to_char(clock_timestamp(), 'YYYY-MM-DD"T"HH24:MI:SS.US'),
     'old', v_old, 'new', v_new))::text;

@@ -38,7 +38,7 @@ from ...rules.lang.ast import And, Bind, Compare, Condition, Literal, MethodCall
 from ...rules.lang.parser import parse_condition
 from ...store.sqlitefns import to_sqlite
 
-__all__ = ["rule_table", "TriggerColumns", "compile_rules"]
+__all__ = ["rule_table", "TriggerColumns", "compile_rules", "Migration", "compile_update_rules"]
 
 
 def _member(value: Any) -> str | None:
@@ -197,3 +197,33 @@ def compile_rules(conditions: list[tuple[str, str]], dialect: str, columns: Trig
 
 assert {"object_owner", "object_name", "command_type", "source_database_name", "tag",
         "transaction_id", "old_values", "new_values", "old_types", "new_types"} <= set(LCR_COLUMNS)
+
+
+class Migration:
+    """The rules of an UPDATE trigger in three groups (seed 000 "Row Migration and Subset
+    Rules"): ``keep`` (the change stays an UPDATE), ``to_insert`` (subset rules whose action
+    context says ``STREAMS$_ROW_SUBSET = 'INSERT'``: the row moved into the subset, the LCR
+    becomes an INSERT of the new row) and ``to_delete`` (… 'DELETE': it moved out, a DELETE
+    of the old row); each an SQL predicate, or None when no rule is in the group."""
+
+    def __init__(self, keep: str | None, to_insert: str | None, to_delete: str | None) -> None:
+        self.keep, self.to_insert, self.to_delete = keep, to_insert, to_delete
+
+    @property
+    def migrates(self) -> bool:
+        return self.to_insert is not None or self.to_delete is not None
+
+    def any(self, false: str) -> str:
+        """TRUE when some rule captures the change."""
+        parts = [p for p in (self.keep, self.to_insert, self.to_delete) if p is not None]
+        return " OR ".join(f"({p})" for p in parts) if parts else false
+
+
+def compile_update_rules(rules: list[tuple[str, str, str | None]], dialect: str,
+                         columns: TriggerColumns) -> Migration:
+    """``rules``: ``(name, condition, STREAMS$_ROW_SUBSET or None)``."""
+    groups: dict[str | None, list[tuple[str, str]]] = {}
+    for name, condition, subset in rules:
+        groups.setdefault(subset if subset in ("INSERT", "DELETE") else None, []).append((name, condition))
+    compiled = {k: compile_rules(v, dialect, columns) for k, v in groups.items()}
+    return Migration(compiled.get(None), compiled.get("INSERT"), compiled.get("DELETE"))

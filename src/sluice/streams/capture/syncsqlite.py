@@ -40,7 +40,7 @@ from typing import Any
 from ...errors import ora
 from ...store.locks import TRIGGER_SEQ_BASE
 from ...store.sqlschema import quote
-from .syncrules import TriggerColumns, compile_rules
+from .syncrules import TriggerColumns, compile_update_rules
 
 __all__ = ["SYNC_SEQ_BASE", "SqliteTable", "find_table", "trigger_ddl", "drop_ddl", "open_session",
            "close_session", "SQLITE_DDL"]
@@ -161,9 +161,10 @@ def trigger_name(capture: str, table: str, op: str) -> str:
 
 
 def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_user: str,
-                source_database: str, table: SqliteTable, rules: list[tuple[str, str]]) -> list[str]:
+                source_database: str, table: SqliteTable, rules: list[tuple[str, str, str | None]]) -> list[str]:
     """``CREATE TRIGGER`` statements (one per command type) of ``capture`` on ``table``;
-    ``queue_table`` is the physical (quoted) name of the queue's table."""
+    ``queue_table`` is the physical (quoted) name of the queue's table; ``rules``:
+    ``(name, condition, STREAMS$_ROW_SUBSET)``."""
     q_owner, q_name = queue
     subscribers = (
         "SELECT NAME AS K, json_extract(SPEC, '$.name') AS NAME, json_extract(SPEC, '$.address') AS ADDRESS, "
@@ -177,16 +178,24 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
         old = None if op == "INSERT" else "OLD"
         columns = TriggerColumns.for_change(table.owner, table.name, op, source_database, _TAG, _SESSION_TXN,
                                             lambda side, of: _map(side, table, of))
-        when = compile_rules(rules, "sqlite", columns)
+        m = compile_update_rules(rules if op == "UPDATE" else [(n, c, None) for n, c, _ in rules],
+                                 "sqlite", columns)
+        when = m.any("0")
         scn = "SC.SCN"
         txn = f"coalesce({_SESSION_TXN}, 'SQLITE.' || SC.SCN)"
+        cmd, old_units = f"'{op}'", _units(old, table) if old else "json_array()"
+        new_units = _units(new, table) if new else "json_array()"
+        if m.migrates:     # an UPDATE that moved the row into or out of a subset
+            cmd = (f"CASE WHEN {m.keep or '0'} THEN 'UPDATE' WHEN {m.to_insert or '0'} THEN 'INSERT' "
+                   f"ELSE 'DELETE' END")
+            old_units = f"json(CASE WHEN M.CMD = 'INSERT' THEN '[]' ELSE {old_units} END)"
+            new_units = f"json(CASE WHEN M.CMD = 'DELETE' THEN '[]' ELSE {new_units} END)"
         doc = (f"json_object('$type', 'SYS.LCR$_ROW_RECORD', 'value', json_object("
-               f"'db', {_lit(source_database)}, 'cmd', '{op}', 'own', {_lit(table.owner)}, "
+               f"'db', {_lit(source_database)}, 'cmd', M.CMD, 'own', {_lit(table.owner)}, "
                f"'obj', {_lit(table.name)}, 'tag', (SELECT lower(hex(TAG)) FROM SLUICE_SYNC_SESSION "
                f"WHERE length(TAG) > 0 LIMIT 1), 'txn', {txn}, "
                f"'scn', {scn}, 'cscn', {scn}, 'time', strftime('%Y-%m-%dT%H:%M:%f', 'now'), "
-               f"'old', {_units(old, table) if old else 'json_array()'}, "
-               f"'new', {_units(new, table) if new else 'json_array()'}))")
+               f"'old', {old_units}, 'new', {new_units}))")
         # the subscribers are read once: the INSERT numbers its rows from the counter, and
         # the counter then moves past them (changes(): the rows the trigger's INSERT wrote)
         out.append(
@@ -199,7 +208,8 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
             f"SELECT ST.SEQ + row_number() OVER (ORDER BY S.K), {_lit(q_name)}, ST.MSGID, 1, 0, "
             f"{scn}, (julianday('now') - 2440587.5) * 86400.0, {_lit(capture_user)}, "
             f"{txn}, S.NAME, S.ADDRESS, S.PROTOCOL, 1, {doc} "
-            f"FROM SLUICE_SYNC_STATE ST, SLUICE_SCN SC, ({subscribers}) S WHERE ST.ID = 1 AND SC.ID = 1; "
+            f"FROM SLUICE_SYNC_STATE ST, SLUICE_SCN SC, (SELECT {cmd} AS CMD) M, ({subscribers}) S "
+            f"WHERE ST.ID = 1 AND SC.ID = 1; "
             f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; END")
     return out
 
