@@ -12,6 +12,7 @@ import pytest
 
 import sluice
 from sluice.streams.capture import sync_capture_for_rules
+from tests.rules.rules_corpus import SEED_RULES
 from tests.streams.synckit import CONSUMER, senv  # noqa: F401  (fixture)
 
 
@@ -336,39 +337,9 @@ def test_unsupported_column_types_are_reported(senv):
     assert rows and rows[0]["TABLE_NAME"] == "ODD" and "text[]" in rows[0]["REASON"]
 
 
-_SUBSET_RULES = {   # seed 000 "Subset Rules": the three rules ADD_SUBSET_RULES generates, verbatim
-    "INSERT": """:dml.get_object_owner()='{o}' AND :dml.get_object_name()='REGIONS'
-AND :dml.is_null_tag()='Y' AND :dml.get_source_database_name()='{db}'
-AND :dml.get_command_type() IN ('UPDATE','INSERT')
-AND (:dml.get_value('NEW','"REGION_ID"') IS NOT NULL)
-AND (:dml.get_value('NEW','"REGION_ID"').AccessNumber()=2)
-AND (:dml.get_command_type()='INSERT'
-OR ((:dml.get_value('OLD','"REGION_ID"') IS NOT NULL)
-AND (((:dml.get_value('OLD','"REGION_ID"').AccessNumber() IS NOT NULL)
-AND NOT (:dml.get_value('OLD','"REGION_ID"').AccessNumber()=2))
-OR ((:dml.get_value('OLD','"REGION_ID"').AccessNumber() IS NULL)
-AND NOT EXISTS (SELECT 1 FROM SYS.DUAL
-WHERE (:dml.get_value('OLD','"REGION_ID"').AccessNumber()=2))))))""",
-    "UPDATE": """:dml.get_object_owner()='{o}' AND :dml.get_object_name()='REGIONS'
-AND :dml.is_null_tag()='Y' AND :dml.get_source_database_name()='{db}'
-AND :dml.get_command_type()='UPDATE'
-AND (:dml.get_value('NEW','"REGION_ID"') IS NOT NULL)
-AND (:dml.get_value('OLD','"REGION_ID"') IS NOT NULL)
-AND (:dml.get_value('OLD','"REGION_ID"').AccessNumber()=2)
-AND (:dml.get_value('NEW','"REGION_ID"').AccessNumber()=2)""",
-    "DELETE": """:dml.get_object_owner()='{o}' AND :dml.get_object_name()='REGIONS'
-AND :dml.is_null_tag()='Y' AND :dml.get_source_database_name()='{db}'
-AND :dml.get_command_type() IN ('UPDATE','DELETE')
-AND (:dml.get_value('OLD','"REGION_ID"') IS NOT NULL)
-AND (:dml.get_value('OLD','"REGION_ID"').AccessNumber()=2)
-AND (:dml.get_command_type()='DELETE'
-OR ((:dml.get_value('NEW','"REGION_ID"') IS NOT NULL)
-AND (((:dml.get_value('NEW','"REGION_ID"').AccessNumber() IS NOT NULL)
-AND NOT (:dml.get_value('NEW','"REGION_ID"').AccessNumber()=2))
-OR ((:dml.get_value('NEW','"REGION_ID"').AccessNumber() IS NULL)
-AND NOT EXISTS (SELECT 1 FROM SYS.DUAL
-WHERE (:dml.get_value('NEW','"REGION_ID"').AccessNumber()=2))))))""",
-}
+# seed 000 "Subset Rules": the three rules ADD_SUBSET_RULES generates, verbatim
+_SUBSET_RULES = {label.split()[1].upper(): text for label, text in SEED_RULES
+                 if label in ("subset insert", "subset update", "subset delete")}
 
 
 def test_subset_rules_migrate_rows(senv):
@@ -379,7 +350,8 @@ def test_subset_rules_migrate_rows(senv):
     adm = senv.conn.rule_adm
     adm.create_rule_set(rule_set_name="MIG_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
     for op, text in _SUBSET_RULES.items():
-        adm.create_rule(rule_name=f"REGIONS_{op}", condition=text.format(o=senv.owner, db=senv.global_name),
+        text = text.replace("'HR'", f"'{senv.owner}'").replace("'DBS1.NET'", f"'{senv.global_name}'")
+        adm.create_rule(rule_name=f"REGIONS_{op}", condition=text,
                         action_context={"STREAMS$_ROW_SUBSET": op})
         adm.add_rule(rule_name=f"REGIONS_{op}", rule_set_name="MIG_RS")
     senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="MIG", rule_set_name="MIG_RS")
@@ -393,3 +365,15 @@ def test_subset_rules_migrate_rows(senv):
     cols = ["ID", "REGION_ID", "REGION_NAME"]
     assert got == [("INSERT", [], cols, 1), ("INSERT", [], cols, 2), ("UPDATE", cols, cols, 1),
                    ("DELETE", cols, [], 1), ("DELETE", cols, [], 2)]
+
+
+def test_a_rule_the_trigger_cannot_evaluate_is_refused(senv):
+    """A rule that needs Python (SYSDATE, run-time LIKE patterns …) cannot run in a plain-SQL
+    trigger: ADD_RULE refuses it and stores nothing."""
+    _create(senv, "emp")
+    senv.conn.rule_adm.create_rule(rule_name="NOW1", condition=(
+        f":dml.get_object_owner() = '{senv.owner}' and :dml.get_object_name() = 'EMP' "
+        f"and SYSDATE > TO_DATE('2000-01-01', 'YYYY-MM-DD')"))
+    with pytest.raises(sluice.DatabaseError, match="ORA-26667"):
+        senv.conn.rule_adm.add_rule(rule_name="NOW1", rule_set_name="SC_RS")
+    assert senv.rule_set_rules("SC_RS") == ["SLUICE.SC_RS_0"]

@@ -186,7 +186,17 @@ def _install(ctx: CaptureContext, spec: SyncCaptureSpec, rule_set: tuple[str | N
     """Make the triggers of ``spec`` match the rules of ``rule_set``; returns the new
     table list.  Every table is looked up and every rule compiled before any DDL runs,
     and the DDL is one transaction."""
-    wanted = tables_of(_rules(ctx, *rule_set))
+    statements, tables = _plan(ctx, spec, _rules(ctx, *rule_set))
+    with _database(ctx, write=True) as db:
+        for stmt in statements:
+            db.execute(stmt)
+    return tables
+
+
+def _plan(ctx: CaptureContext, spec: SyncCaptureSpec, rules: list[tuple]) -> tuple[list[str], list]:
+    """The DDL that makes the triggers of ``spec`` capture what ``rules`` name, and the
+    new table list.  :raises: ORA-00942, ORA-26667 (nothing has changed)."""
+    wanted = tables_of(rules)
     qinfo = ctx.queue(spec.queue_owner, spec.queue_name)
     qt = table_name(qinfo.table)
     pg = ctx.pg_target()
@@ -209,10 +219,7 @@ def _install(ctx: CaptureContext, spec: SyncCaptureSpec, rule_set: tuple[str | N
     for owner, name, schema, physical in spec.tables:
         if (schema, physical.upper() if pg is None else physical) not in keep:
             statements += _drop_statements(ctx, spec.name, owner, name, schema, physical)
-    with _database(ctx, write=True) as db:
-        for stmt in statements:
-            db.execute(stmt)
-    return tables
+    return statements, tables
 
 
 def _drop_statements(ctx: CaptureContext, capture: str, owner: str, name: str, schema: str | None,
@@ -333,20 +340,20 @@ def check_rule_set_change(conn: "Connection", rule_set: str, rules: list[tuple[s
     ``rules``: refuse (ORA-26667, ORA-00942) what a synchronous capture using it could not
     capture, so that the change is not made."""
     ctx = CaptureContext(conn)
-    if not any(f"{s.get('rule_set_owner')}.{s.get('rule_set_name')}" == rule_set
-               for _, _, s in ctx.objects(KIND)):
-        return
-    with _database(ctx) as db:
-        for (owner, name), _ in tables_of(rules).items():
-            _find_table(ctx, db, owner, name)
+    for spec in _using(ctx, rule_set):
+        _plan(ctx, spec, [(name, condition, None) for name, condition in rules])
+
+
+def _using(ctx: CaptureContext, rule_set: str) -> list[SyncCaptureSpec]:
+    """The synchronous captures whose rule set is ``rule_set`` (``OWNER.NAME``)."""
+    specs = [SyncCaptureSpec.from_spec(n, s) for o, n, s in ctx.objects(KIND) if o == OWNER]
+    return [s for s in specs if f"{s.rule_set_owner}.{s.rule_set_name}" == rule_set]
 
 
 def refresh_rule_set(conn: "Connection", rule_set: str) -> None:
     """After DBMS_RULE_ADM changed the rules of ``rule_set`` (``OWNER.NAME``): every
     synchronous capture using it captures the tables its rules now name."""
     ctx = CaptureContext(conn)
-    for name, spec in [(n, SyncCaptureSpec.from_spec(n, s)) for o, n, s in ctx.objects(KIND) if o == OWNER]:
-        if f"{spec.rule_set_owner}.{spec.rule_set_name}" != rule_set:
-            continue
+    for spec in _using(ctx, rule_set):
         spec.tables = _install(ctx, spec, (spec.rule_set_owner, spec.rule_set_name))
         _save(ctx, spec)
