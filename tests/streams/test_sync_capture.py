@@ -377,3 +377,37 @@ def test_a_rule_the_trigger_cannot_evaluate_is_refused(senv):
     with pytest.raises(sluice.DatabaseError, match="ORA-26667"):
         senv.conn.rule_adm.add_rule(rule_name="NOW1", rule_set_name="SC_RS")
     assert senv.rule_set_rules("SC_RS") == ["SLUICE.SC_RS_0"]
+
+
+def test_lcrs_leave_in_commit_order_not_change_order(senv):
+    """Seed 001 "Commit-Time Queues": a transaction that changed first but committed last is
+    dequeued last (PostgreSQL, where writers overlap; an SQLite file has one writer at a time,
+    so its change order is its commit order)."""
+    _create(senv, "emp")
+    t = senv.table("emp")
+    if senv.sqlite:
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+        senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    else:
+        import psycopg
+        from tests.conftest import PG_BASE
+        with psycopg.connect(PG_BASE) as first, psycopg.connect(PG_BASE) as second:
+            first.execute(f"INSERT INTO {t} VALUES (1, 'a', 1)")      # changes first …
+            second.execute(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+            second.commit()
+            first.commit()                                            # … commits last
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [2, 1]
+
+
+def test_a_column_added_later_is_captured_after_alter_sync_capture(senv):
+    """The triggers name the table's columns: a column added later is captured once
+    ALTER_SYNC_CAPTURE (the same rule set) has re-created them; until then the change is
+    captured without it."""
+    _create(senv, "emp")
+    t = senv.table("emp")
+    senv.writer.execute(f"ALTER TABLE {t} ADD COLUMN bonus INTEGER")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1, 5)")
+    senv.conn.capture_adm.alter_sync_capture("SC", rule_set_name="SC_RS")
+    senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1, 7)")
+    got = [_values(lcr, "NEW").get("BONUS") for lcr in senv.dequeue_all()]
+    assert got == [None, ("SYS.NUMBER", 7)]
