@@ -411,3 +411,17 @@ def test_a_column_added_later_is_captured_after_alter_sync_capture(senv):
     senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1, 7)")
     got = [_values(lcr, "NEW").get("BONUS") for lcr in senv.dequeue_all()]
     assert got == [None, ("SYS.NUMBER", 7)]
+
+
+def test_the_queue_of_a_sync_capture_is_not_dropped_under_it(senv):
+    _create(senv, "emp")
+    aqadm = senv.conn.aqadm
+    aqadm.stop_queue(queue_name="STRM_Q")
+    with pytest.raises(sluice.DatabaseError, match="ORA-26667.*DROP_CAPTURE"):
+        aqadm.drop_queue(queue_name="STRM_Q")
+    with pytest.raises(sluice.DatabaseError, match="ORA-26667.*DROP_CAPTURE"):
+        aqadm.drop_queue_table(queue_table="STRM_QT", force=True)
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")   # the writer still works
+    senv.conn.capture_adm.drop_capture("SC")
+    aqadm.drop_queue_table(queue_table="STRM_QT", force=True)
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
