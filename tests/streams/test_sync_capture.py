@@ -425,3 +425,16 @@ def test_the_queue_of_a_sync_capture_is_not_dropped_under_it(senv):
     senv.conn.capture_adm.drop_capture("SC")
     aqadm.drop_queue_table(queue_table="STRM_QT", force=True)
     senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
+
+
+def test_ddl_rules_are_left_out(senv):
+    """ADD_TABLE_RULES(include_ddl => TRUE) adds a DDL rule too; a synchronous capture
+    captures DML only and ignores it."""
+    _create(senv, "emp")
+    senv.conn.rule_adm.create_rule(rule_name="EMP_DDL", condition=(
+        f"(((:ddl.get_object_owner() = '{senv.owner}' and :ddl.get_object_name() = 'EMP') "
+        f"or (:ddl.get_base_table_owner() = '{senv.owner}' and :ddl.get_base_table_name() = 'EMP')) "
+        f"and :ddl.is_null_tag() = 'Y' )"))
+    senv.conn.rule_adm.add_rule(rule_name="EMP_DDL", rule_set_name="SC_RS")
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
+    assert [lcr.get_command_type() for lcr in senv.dequeue_all()] == ["INSERT"]

@@ -30,8 +30,9 @@ from ...rules.engine.ruleset import Rule
 from ...store.sqlschema import table_name
 from . import params, syncpg, syncsqlite
 from .context import CaptureContext
+from .spec import KIND as PROCESS_KIND   # capture processes share the namespace of names
 from .spec import CatalogRow
-from .syncrules import rule_table
+from .syncrules import rule_table, rule_variables
 
 if TYPE_CHECKING:
     from ...connection import Connection
@@ -41,7 +42,6 @@ __all__ = ["SyncCaptureSpec", "create_sync_capture", "alter_sync_capture", "drop
 
 KIND = "SYNC_CAPTURE"
 OWNER = "SYS"
-_PROCESS_KIND = "CAPTURE"     # capture processes share the namespace (spec.KIND)
 ROW_SUBSET = "STREAMS$_ROW_SUBSET"   # a subset rule's action context (seed 000)
 MAX_SQLITE_COLUMNS = 60       # SQLite functions take at most 127 arguments (json_object)
 
@@ -59,7 +59,6 @@ class SyncCaptureSpec(CatalogRow):
     rule_set_name: str | None = None
     # (owner, object, physical schema or None, physical table) of each captured table
     tables: list[list[Any]] = field(default_factory=list)
-
 
 
 def find(ctx: CaptureContext, name: str) -> SyncCaptureSpec | None:
@@ -173,7 +172,7 @@ def tables_of(rules: list[tuple]) -> dict[tuple[str, str], list[tuple]]:
         name, condition = rule[0], rule[1]
         table = rule_table(condition)
         if table is None:
-            if ":ddl" in condition.lower() and ":dml" not in condition.lower():
+            if rule_variables(condition) == {"DDL"}:
                 continue
             raise ora(26667, f"rule {name}: a synchronous capture uses table and subset rules "
                              f"only (its condition names no table)")
@@ -254,7 +253,7 @@ def create_sync_capture(conn: "Connection", queue_name: Any, capture_name: Any,
     ctx = CaptureContext(conn)
     ctx.check_streams_administrator()
     name = params.capture_name(capture_name)
-    if find(ctx, name) is not None or ctx.get_object(_PROCESS_KIND, OWNER, name) is not None:
+    if find(ctx, name) is not None or ctx.get_object(PROCESS_KIND, OWNER, name) is not None:
         raise ora(26665, name)
     queue = params.capture_queue(ctx, queue_name)
     _commit_time(ctx, queue)
@@ -303,7 +302,7 @@ def drop_sync_capture(conn: "Connection", capture_name: Any, drop_unused_rule_se
     ctx.drop_object(KIND, OWNER, spec.name)
     if drop_unused_rule_sets and spec.rule_set_name is not None:
         used = {(s.get("rule_set_owner"), s.get("rule_set_name")) for _, _, s in ctx.objects(KIND)} | \
-               {(s.get(k + "_owner"), s.get(k + "_name")) for _, _, s in ctx.objects(_PROCESS_KIND)
+               {(s.get(k + "_owner"), s.get(k + "_name")) for _, _, s in ctx.objects(PROCESS_KIND)
                 for k in ("rule_set", "negative_rule_set")}
         key = (spec.rule_set_owner, spec.rule_set_name)
         if key not in used and ctx.rule_set_exists(*key):

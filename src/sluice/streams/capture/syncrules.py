@@ -22,6 +22,7 @@ refused (ORA-26667), as is one the trigger cannot evaluate in plain SQL.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable
@@ -38,7 +39,7 @@ from ...rules.lang.ast import And, Bind, Compare, Condition, Literal, MethodCall
 from ...rules.lang.parser import parse_condition
 from ...store.sqlitefns import to_sqlite
 
-__all__ = ["rule_table", "TriggerColumns", "compile_rules", "Migration", "compile_update_rules"]
+__all__ = ["rule_table", "rule_variables", "TriggerColumns", "compile_rules", "Migration", "compile_update_rules"]
 
 
 def _member(value: Any) -> str | None:
@@ -70,6 +71,23 @@ def rule_table(condition: str) -> tuple[str, str] | None:
     if "GET_OBJECT_OWNER" in found and "GET_OBJECT_NAME" in found:
         return found["GET_OBJECT_OWNER"], found["GET_OBJECT_NAME"]
     return None
+
+
+def rule_variables(condition: str) -> set[str]:
+    """The variables (``DML``, ``DDL`` …) a rule condition reads."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Bind):
+            found.add(node.name.upper())
+        elif isinstance(node, (list, tuple)):
+            for item in node:
+                walk(item)
+        elif dataclasses.is_dataclass(node):
+            for f in dataclasses.fields(node):
+                walk(getattr(node, f.name))
+    walk(parse_condition(condition))
+    return found
 
 
 class TriggerColumns:
