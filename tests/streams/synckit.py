@@ -128,7 +128,8 @@ def make_env(dsn: str) -> SyncEnv:
     conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
     conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(CONSUMER))
     if dsn.startswith("sqlite"):
-        writer = sqlite3.connect(dsn[len("sqlite:///"):], isolation_level=None, timeout=30)
+        writer = sqlite3.connect(dsn[len("sqlite:///"):], isolation_level=None, timeout=30,
+                                 check_same_thread=False)
         return SyncEnv(dsn, conn, writer, None)
     schema = "hr_" + uuid.uuid4().hex[:10]
     writer = psycopg.connect(PG_BASE, autocommit=True)

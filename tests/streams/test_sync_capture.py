@@ -438,3 +438,24 @@ def test_ddl_rules_are_left_out(senv):
     senv.conn.rule_adm.add_rule(rule_name="EMP_DDL", rule_set_name="SC_RS")
     senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
     assert [lcr.get_command_type() for lcr in senv.dequeue_all()] == ["INSERT"]
+
+
+def test_a_waiting_dequeue_receives_the_lcr(senv):
+    """A consumer waiting on the queue gets an LCR a trigger wrote: PostgreSQL's trigger
+    NOTIFYs the queue table's channel; on SQLite the waiter's periodic re-check finds it."""
+    import threading
+    import time
+    _create(senv, "emp")
+    q = senv.conn.queue("STRM_Q")
+    q.deqoptions.consumername = CONSUMER
+    q.deqoptions.wait = 10
+    timer = threading.Timer(0.5, senv.sql, (f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)",))
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        msg = q.deqone()
+    finally:
+        timer.join()
+    senv.conn.commit()
+    assert msg is not None and msg.payload.get_value("NEW", "ID").value == 1
+    assert time.monotonic() - t0 < 5
