@@ -459,3 +459,24 @@ def test_a_waiting_dequeue_receives_the_lcr(senv):
     senv.conn.commit()
     assert msg is not None and msg.payload.get_value("NEW", "ID").value == 1
     assert time.monotonic() - t0 < 5
+
+
+@pytest.mark.parametrize("dsn", ["postgresql"], indirect=True)
+def test_a_writer_without_privileges_on_the_store_is_captured(senv):
+    """PostgreSQL: the trigger function runs as the store's owner (SECURITY DEFINER), so an
+    application role that may write only its own table is captured all the same."""
+    import uuid
+    _create(senv, "emp")
+    role = "app_" + uuid.uuid4().hex[:8]
+    w = senv.writer
+    w.execute(f"CREATE ROLE {role}")
+    try:
+        w.execute(f"GRANT USAGE ON SCHEMA {senv.schema} TO {role}")
+        w.execute(f"GRANT INSERT ON {senv.table('emp')} TO {role}")
+        with w.transaction():
+            w.execute(f"SET LOCAL ROLE {role}")
+            w.execute(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
+        assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
+    finally:
+        w.execute(f"DROP OWNED BY {role}")
+        w.execute(f"DROP ROLE {role}")

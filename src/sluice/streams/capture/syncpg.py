@@ -218,8 +218,10 @@ BEGIN
   ORDER BY NAME;
   RETURN NULL;
 END"""
+    # SECURITY DEFINER: the function writes the store's tables as the store's owner, so a
+    # writer needs no privilege on them (the capture user's privileges, in Oracle's terms)
     return [f"CREATE OR REPLACE FUNCTION {s}.{_ident(function)}() RETURNS trigger LANGUAGE plpgsql "
-            f"AS $sluice$ {body} $sluice$",
+            f"SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $sluice$ {body} $sluice$",
             f"DROP TRIGGER IF EXISTS {_ident(trigger)} ON {table.qualified}",
             f"CREATE CONSTRAINT TRIGGER {_ident(trigger)} AFTER INSERT OR UPDATE OR DELETE ON "
             f"{table.qualified} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
