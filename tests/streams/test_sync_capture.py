@@ -480,3 +480,20 @@ def test_a_writer_without_privileges_on_the_store_is_captured(senv):
     finally:
         w.execute(f"DROP OWNED BY {role}")
         w.execute(f"DROP ROLE {role}")
+
+
+def test_sqlite_table_has_one_owner(senv):
+    """SQLite: the file is one schema; a table captured as HR.EMP cannot also be SCOTT.EMP
+    (PostgreSQL: another schema is another table, which must exist)."""
+    _create(senv, "emp")
+    adm = senv.conn.rule_adm
+    adm.create_rule(rule_name="OTHER_OWNER", condition=(
+        ":dml.get_object_owner() = 'SCOTT' and :dml.get_object_name() = 'EMP'"))
+    with pytest.raises(sluice.DatabaseError, match="ORA-26667" if senv.sqlite else "ORA-00942"):
+        adm.add_rule(rule_name="OTHER_OWNER", rule_set_name="SC_RS")
+    senv.rule_set("SCOTT_RS")
+    adm.add_rule(rule_name="OTHER_OWNER", rule_set_name="SCOTT_RS")
+    with pytest.raises(sluice.DatabaseError, match="ORA-26667" if senv.sqlite else "ORA-00942"):
+        senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC2",
+                                                  rule_set_name="SCOTT_RS")
+    assert [r["CAPTURE_NAME"] for r in senv.view("SELECT * FROM DBA_SYNC_CAPTURE")] == ["SC"]

@@ -205,6 +205,7 @@ def _plan(ctx: CaptureContext, spec: SyncCaptureSpec, rules: list[tuple]) -> tup
         for (owner, name), rules in sorted(wanted.items()):
             t = _find_table(ctx, db, owner, name)
             if pg is None:
+                _one_owner(ctx, spec, tables, owner, t.name)
                 statements += syncsqlite.drop_ddl(spec.name, t.name)
                 statements += syncsqlite.trigger_ddl(spec.name, (spec.queue_owner, spec.queue_name), qt,
                                                      spec.capture_user, spec.source_database, t, rules)
@@ -219,6 +220,17 @@ def _plan(ctx: CaptureContext, spec: SyncCaptureSpec, rules: list[tuple]) -> tup
         if (schema, physical.upper() if pg is None else physical) not in keep:
             statements += _drop_statements(ctx, spec.name, owner, name, schema, physical)
     return statements, tables
+
+
+def _one_owner(ctx: CaptureContext, spec: SyncCaptureSpec, planned: list, owner: str, name: str) -> None:
+    """SQLite: a table of the store's file is captured under one owner (its LCRs' owner).
+    :raises: ORA-26667 when this capture or another already names it with another owner."""
+    others = [t for o, n, s in ctx.objects(KIND) if o == OWNER and n != spec.name
+              for t in SyncCaptureSpec.from_spec(n, s).tables]
+    for t_owner, t_name, _, _ in planned + others:
+        if t_name == name and t_owner != owner:
+            raise ora(26667, f"{owner}.{name}: the SQLite table {name} is captured as "
+                             f"{t_owner}.{t_name} (a table has one owner)")
 
 
 def _drop_statements(ctx: CaptureContext, capture: str, owner: str, name: str, schema: str | None,
