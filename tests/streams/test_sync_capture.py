@@ -497,3 +497,18 @@ def test_sqlite_table_has_one_owner(senv):
         senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC2",
                                                   rule_set_name="SCOTT_RS")
     assert [r["CAPTURE_NAME"] for r in senv.view("SELECT * FROM DBA_SYNC_CAPTURE")] == ["SC"]
+
+
+def test_prepare_sync_instantiation(senv):
+    """DBMS_CAPTURE_ADM.PREPARE_SYNC_INSTANTIATION: changes committed after it carry greater SCNs."""
+    _create(senv, "emp")
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
+    cur = senv.conn.cursor()
+    cur.execute(f"""DECLARE scn NUMBER; BEGIN
+        scn := DBMS_CAPTURE_ADM.PREPARE_SYNC_INSTANTIATION(table_names => '{senv.owner}.emp');
+        DBMS_OUTPUT.PUT_LINE(scn); END;""")
+    scn = int(cur.output[0])
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
+    assert [lcr.get_scn() > scn for lcr in senv.dequeue_all()] == [False, True]
+    with pytest.raises(sluice.DatabaseError, match="ORA-00942"):
+        senv.conn.capture_adm.prepare_sync_instantiation(f"{senv.owner}.emp, {senv.owner}.nope")

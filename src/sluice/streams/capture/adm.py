@@ -264,6 +264,10 @@ class CaptureAdm:
         """Another rule set (the tables it names are captured from now on) or capture user."""
         sync.alter_sync_capture(self._conn, capture_name, rule_set_name, capture_user)
 
+    def prepare_sync_instantiation(self, table_names: Any) -> int:
+        """The SCN to instantiate the tables at (changes committed later carry greater ones)."""
+        return sync.prepare_sync_instantiation(self._conn, table_names)
+
 
 def _not_before(first: int | None, start: int | None, scn: int) -> None:
     for what, value in (("first_scn", first), ("start_scn", start)):

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ...connection import Connection
 
 __all__ = ["SyncCaptureSpec", "create_sync_capture", "alter_sync_capture", "drop_sync_capture",
-           "sync_capture_for_rules", "refresh_rule_set", "find", "load"]
+           "sync_capture_for_rules", "prepare_sync_instantiation", "refresh_rule_set", "find", "load"]
 
 KIND = "SYNC_CAPTURE"
 OWNER = "SYS"
@@ -377,3 +377,17 @@ def check_queue_drop(session_ctx: Any, queues: list[tuple[str, str]]) -> None:
         if o == OWNER and (spec.get("queue_owner"), spec.get("queue_name")) in queues:
             raise ora(26667, f"queue {spec['queue_owner']}.{spec['queue_name']}: synchronous capture "
                              f"{n} enqueues into it (DROP_CAPTURE first)")
+
+
+def prepare_sync_instantiation(conn: "Connection", table_names: Any) -> int:
+    """PREPARE_SYNC_INSTANTIATION: the SCN to instantiate the tables ``table_names`` (a
+    comma-separated list, or a list) at: every change committed after the call carries a
+    greater SCN.  :raises: ORA-00942 (no such table)."""
+    ctx = CaptureContext(conn)
+    ctx.check_streams_administrator()
+    names = table_names.split(",") if isinstance(table_names, str) else list(table_names or ())
+    with _database(ctx) as db:
+        for item in names:
+            owner, name = split_qualified(str(item).strip(), ctx.username, "table name")
+            _find_table(ctx, db, owner, name)
+        return db.execute("SELECT SCN FROM SLUICE_SCN WHERE ID = 1").fetchone()[0]
