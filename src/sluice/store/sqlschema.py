@@ -194,6 +194,17 @@ def capture_ddl(d: Dialect) -> list[str]:
             FROM SLUICE_CATALOG C
             JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE' AND P.STATE IS NOT NULL""",
+        # synchronous captures (sluice.streams.capture.sync): SLUICE_CATALOG rows of kind
+        # SYNC_CAPTURE; not in DBA_CAPTURE, which lists capture processes only (as Oracle's)
+        f"""{d.create_view} DBA_SYNC_CAPTURE AS
+            SELECT C.NAME AS CAPTURE_NAME, {spec('queue_name')} AS QUEUE_NAME,
+                   {spec('queue_owner')} AS QUEUE_OWNER, {spec('rule_set_name')} AS RULE_SET_NAME,
+                   {spec('rule_set_owner')} AS RULE_SET_OWNER, {spec('capture_user')} AS CAPTURE_USER
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'SYNC_CAPTURE'""",
+        f"""{d.create_view} DBA_SYNC_CAPTURE_TABLES AS
+            SELECT DISTINCT {_tables_item(d, 0)} AS TABLE_OWNER, {_tables_item(d, 1)} AS TABLE_NAME,
+                   'YES' AS ENABLED
+            FROM SLUICE_CATALOG C, {_tables_of(d)} WHERE C.KIND = 'SYNC_CAPTURE'""",
         f"""{d.create_view} DBA_STREAMS_UNSUPPORTED AS
             SELECT OWNER, TABLE_NAME, REASON, AUTO_FILTERED, CAPTURE_NAME, SCN
             FROM SLUICE_STREAMS_UNSUPPORTED""",
@@ -325,6 +336,17 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
                    CAST(NULL AS TEXT) AS NOTIFICATION_CONTEXT
             FROM SLUICE_CATALOG C WHERE C.KIND = 'MESSAGE_CONSUMER'""",
     ]
+
+
+def _tables_of(d: Dialect) -> str:
+    """The items of a synchronous capture spec's ``tables`` array, as table ``T``."""
+    if d.name == "sqlite":
+        return "json_each(C.SPEC, '$.tables') T"
+    return "jsonb_array_elements(C.SPEC::jsonb -> 'tables') T(VALUE)"
+
+
+def _tables_item(d: Dialect, i: int) -> str:
+    return f"json_extract(T.VALUE, '$[{i}]')" if d.name == "sqlite" else f"(T.VALUE ->> {i})"
 
 
 # -- the process host (wave 2, issue 13 section 3) ----------------------------------------

@@ -22,8 +22,24 @@ OWNER = "SYS"
 ENABLED, DISABLED, ABORTED = "ENABLED", "DISABLED", "ABORTED"
 
 
+class CatalogRow:
+    """A dataclass kept as a ``SLUICE_CATALOG`` row: its name, and the rest as the spec."""
+
+    name: str
+
+    def to_spec(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)    # type: ignore[call-overload]
+        d.pop("name")
+        return d
+
+    @classmethod
+    def from_spec(cls, name: str, spec: dict[str, Any]) -> Any:
+        known = {f.name for f in dataclasses.fields(cls)}    # type: ignore[arg-type]
+        return cls(name=name, **{k: v for k, v in spec.items() if k in known})
+
+
 @dataclass
-class CaptureSpec:
+class CaptureSpec(CatalogRow):
     name: str
     queue_owner: str
     queue_name: str
@@ -59,16 +75,6 @@ class CaptureSpec:
         if self.negative_rule_set_name is None:
             return None
         return f'"{self.negative_rule_set_owner}"."{self.negative_rule_set_name}"'
-
-    def to_spec(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d.pop("name")
-        return d
-
-    @classmethod
-    def from_spec(cls, name: str, spec: dict[str, Any]) -> "CaptureSpec":
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(name=name, **{k: v for k, v in spec.items() if k in known})
 
     def with_status(self, status: str, error: Exception | None = None) -> "CaptureSpec":
         code = getattr(error, "code", None) if error is not None else None
