@@ -383,6 +383,24 @@ class Store(abc.ABC):
     def close(self) -> None:
         """Close the store; sessions must be closed first."""
 
+    # -- the site ------------------------------------------------------------
+    def global_name(self) -> str:
+        """The store's global name (DESIGN.md section 7: a store is one Oracle "database",
+        a site): what LCRs carry as source_database_name, what database links and
+        propagation de-duplication name it by.  Set by ``ALTER DATABASE RENAME GLOBAL_NAME
+        TO …`` (:meth:`set_global_name`); until then :meth:`default_global_name`."""
+        for owner, name, spec in self.catalog_objects("DATABASE"):
+            if (owner, name) == ("SYS", "GLOBAL_NAME"):
+                return spec["global_name"]
+        return self.default_global_name()
+
+    def set_global_name(self, name: str) -> None:
+        self.put_catalog_object("DATABASE", "SYS", "GLOBAL_NAME", {"global_name": name}, replace=True)
+
+    @abc.abstractmethod
+    def default_global_name(self) -> str:
+        """The global name of a store nobody renamed: its database's name, upper case."""
+
     # -- catalog -----------------------------------------------------------
     @abc.abstractmethod
     def catalog_version(self) -> int:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import DatabaseError, not_supported, ora
 from ...names import canonical, split_qualified
+from ..clientspec import streams_name
 from . import spec as specs
 from .context import CaptureContext
 from .pgsource import SLOT_PREFIX, slot_missing
@@ -32,12 +33,7 @@ _ANYDATA = "SYS.ANYDATA"
 
 
 def _capture_name(name: Any) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise ora(26667, f"capture_name {name!r}")
-    stripped = name.strip()
-    if "." in (stripped if not stripped.startswith('"') else ""):
-        raise ora(26667, f"capture_name {name!r}: a Streams process name has no schema")
-    return canonical(stripped, "capture name")
+    return streams_name(name, "capture_name")
 
 
 def _scn(what: str, value: Any) -> int | None:
