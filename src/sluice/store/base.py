@@ -237,6 +237,23 @@ class Selector:
     # it: (text with ? placeholders, parameters).  The store then applies it in SQL and
     # ``predicate`` only to what is not in the table (a session's own uncommitted messages)
     sql_condition: tuple[str, list] | None = None
+    # propagation (multi-consumer tables): the records of remote recipients it moves, not a
+    # consumer's — ("address", "OWNER.Q@LINK"): addressed to that queue; ("link", "LINK"):
+    # to any queue at that link; ("local", None): to a queue of this site.  consumer_name
+    # is then ignored
+    remote: tuple[str, str | None] | None = None
+
+
+def remote_match(remote: tuple[str, str | None], address: str | None) -> bool:
+    """Whether a record with ``address`` is one a propagation's ``Selector.remote`` takes."""
+    if address is None:
+        return False
+    kind, value = remote
+    if kind == "address":
+        return address == value
+    if kind == "link":
+        return address.endswith(f"@{value}")
+    return "@" not in address
 
 
 @dataclass(slots=True)

@@ -49,8 +49,32 @@ class DbLink:
     created: float
 
     @property
+    def endpoint(self) -> str:
+        """Where the link leads: a DSN or the servlet's URL (seed 004's connect string
+        ``(DESCRIPTION=(ADDRESS=(PROTOCOL=http)(HOST=…)(PORT=…)))`` is the servlet at
+        ``/aqserv/servlet/AQPropServlet`` there)."""
+        return description_url(self.using) or self.using
+
+    @property
     def is_http(self) -> bool:
-        return self.using.lower().startswith(("http://", "https://"))
+        return self.endpoint.lower().startswith(("http://", "https://"))
+
+
+_DESCRIPTION = re.compile(r"^\s*\(\s*DESCRIPTION\s*=.*\(\s*PROTOCOL\s*=\s*(https?)\s*\).*", re.I | re.S)
+_PART = re.compile(r"\(\s*(HOST|PORT)\s*=\s*([^)\s]+)\s*\)", re.I)
+
+
+def description_url(using: str) -> str | None:
+    """The servlet URL of an Oracle connect descriptor with PROTOCOL http/https (seed 004
+    "Setting Up for Oracle Streams AQ Propagation over HTTP"), else None."""
+    m = _DESCRIPTION.match(using)
+    if m is None:
+        return None
+    parts = {k.upper(): v for k, v in _PART.findall(using)}
+    if "HOST" not in parts:
+        return None
+    port = f":{parts['PORT']}" if "PORT" in parts else ""
+    return f"{m.group(1).lower()}://{parts['HOST']}{port}/aqserv/servlet/AQPropServlet"
 
 
 def link_name(text: str) -> str:
@@ -109,7 +133,7 @@ def decrypt(store: Any, token: str) -> str:
 
 
 def _check_using(using: str) -> None:
-    if not using.lower().startswith(SCHEMES):
+    if not using.lower().startswith(SCHEMES) and description_url(using) is None:
         raise ora(12154, f"{using!r}: a Sluice DSN (sqlite:, postgresql://) or "
                          f"http(s)://host:port/aqserv/servlet/AQPropServlet")
 

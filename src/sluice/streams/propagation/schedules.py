@@ -241,6 +241,30 @@ def update_work(s: Schedule) -> Callable[[Any], None]:
     return lambda c: c.execute(sql, values)
 
 
+_RUNTIME = ["last_run", "current_start", "next_run", "window_start", "total_time", "total_number",
+            "total_bytes", "max_number", "max_bytes", "window_number", "window_bytes", "windows",
+            "failures", "last_error_time", "last_error_msg", "slipped", "elapsed_dequeue_time",
+            "elapsed_pickle_time", "process_name", "session_id"]
+
+
+def runtime_work(s: Schedule) -> Callable[[Any], None]:
+    """Write what a run records (commit work, in the run's transaction): its statistics
+    and failures, and DISABLED only when the failures disable it — never the definition,
+    which an administrator may be changing meanwhile."""
+    values = [getattr(s, c) for c in _RUNTIME] + [s.disabled] + list(s.key)
+    sql = (f"UPDATE {TABLE} SET {', '.join(c.upper() + ' = ?' for c in _RUNTIME)}, "
+           f"DISABLED = CASE WHEN ? = 1 THEN 1 ELSE DISABLED END "
+           f"WHERE QSCHEMA = ? AND QNAME = ? AND DESTINATION = ?")
+    return lambda c: c.execute(sql, values)
+
+
+def serves(s: Schedule, p: Any) -> bool:
+    """Whether the schedule ``s`` moves the records of the propagation ``p``."""
+    if s.destination_queue is not None:
+        return s.destination == p.address
+    return p.destination_dblink == s.dblink and (s.dblink is not None or s.destination == LOCAL)
+
+
 def delete_work(key: tuple[str, str, str]) -> Callable[[Any], None]:
     return lambda c: c.execute(f"DELETE FROM {TABLE} WHERE QSCHEMA = ? AND QNAME = ? AND DESTINATION = ?",
                                list(key))
