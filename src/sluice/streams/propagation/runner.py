@@ -31,8 +31,12 @@ class PropagationRunner:
     """Runs the propagation schedules of the site ``conn`` is a session of."""
 
     def __init__(self, conn: Any, clock: Callable[[], float] = time.time, connect: Connect | None = None,
-                 batch_size: int = 500, process_name: str = "J000") -> None:
+                 batch_size: int = 500, process_name: str = "J000",
+                 only: tuple[str, str, str] | None = None) -> None:
+        """``only``: run that schedule alone (a host runs each schedule as a process of
+        its own; ``(qschema, qname, destination)``)."""
         self.conn = conn
+        self.only = only
         self.clock = clock
         self._connect = connect or (lambda dsn, user, password: type(conn)(dsn, user=user, password=password))
         self.batch_size = batch_size
@@ -64,7 +68,8 @@ class PropagationRunner:
 
     # -- running ------------------------------------------------------------------
     def schedules(self) -> list[sched.Schedule]:
-        return sched.load_all(self.conn.context.session)
+        found = sched.load_all(self.conn.context.session)
+        return found if self.only is None else [s for s in found if s.key == self.only]
 
     def run_once(self, force: bool = False) -> int:
         """Run each schedule that is due (``force``: also those whose latency has not
@@ -108,6 +113,8 @@ class PropagationRunner:
         next due schedule, or ``idle`` seconds (catalog changes are seen within that)."""
         store = self.conn.context.store
         while not stop.is_set():
+            if self.only is not None and not any(not s.disabled for s in self.schedules()):
+                return          # unscheduled or disabled: the host lets this process go
             seen = store.change_counter()
             moved = self.run_once()
             if moved:
@@ -122,3 +129,27 @@ class PropagationRunner:
         for site in self._sites.values():
             site.close()
         self._sites.clear()
+
+
+# -- as a process of the host (sluice.streams.hosting) ----------------------------------------
+def process_name(s: sched.Schedule) -> str:
+    """A schedule's name as a hosted process: ``SCHEMA.QUEUE=>DESTINATION``."""
+    return f"{s.qschema}.{s.qname}=>{s.destination}"
+
+
+def hosted_schedules(conn: Any) -> list[str]:
+    """The schedules a host should run: every one not disabled."""
+    return [process_name(s) for s in sched.load_all(conn.context.session) if not s.disabled]
+
+
+def run_hosted(conn: Any, name: str, stop: threading.Event) -> None:
+    """Run the schedule ``name`` on ``conn`` until ``stop``, or until it is unscheduled or
+    disabled (then the host lets it go)."""
+    source, _, destination = name.partition("=>")
+    qschema, _, qname = source.partition(".")
+    runner = PropagationRunner(conn, only=(qschema, qname, destination), process_name=name)
+    try:
+        runner.run(stop)
+    finally:
+        runner.close()
+
