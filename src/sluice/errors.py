@@ -269,6 +269,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     26667: (ProgrammingError, "invalid STREAMS parameter {0}"),
     26701: (ProgrammingError, "STREAMS process {0} does not exist"),
     # database links and propagation (sluice.streams.propagation)
+    1: (IntegrityError, "unique constraint ({0}) violated"),
     2011: (IntegrityError, "duplicate database link name"),
     2019: (ProgrammingError, "connection description for remote database not found"),
     2024: (ProgrammingError, "database link not found"),

@@ -321,3 +321,27 @@ def test_secure_destination_queue_needs_the_link_users_privileges(sites):
     b.aqadm.enable_db_access(agent_name="orders_app", db_username="prop")
     assert PropagationRunner(a, clock=lambda: time.time() + 100).run_once(force=True) == 1
     assert payloads(drain(b, "SEC")) == [b"s"]
+
+
+def test_a_duplicate_the_sender_did_not_expect_is_refused_then_skipped(sites):
+    """Another host delivered these messages and died before its source commit; this
+    sender, whose last batch went well, does not ask for a look-up: the destination's
+    de-duplication key refuses the commit, and the batch sent again as a resend enqueues
+    only what is new."""
+    from sluice.streams.propagation.sites import StoreSite
+    from sluice.streams.propagation.links import resolve_link
+    from sluice.streams.propagation.wire import Batch, Propagated
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+
+    def batch(*ids):
+        return Batch("DBS1", "SLUICE.SRC", [Propagated("SLUICE.DST", bytes([i]) * 16, bytes([i]) * 16, "RAW",
+                                                       b"m%d" % i) for i in ids])
+    site = StoreSite(resolve_link(a.context.store, "SLUICE", "dbs2"),
+                     lambda dsn, user, password: sluice.connect(dsn))
+    site.deliver(batch(1, 2))                    # first batch: a resend, looked up
+    site.clean = True
+    site.deliver(batch(2, 3))                    # 2 again, unexpected: refused, resent, skipped
+    site.close()
+    assert payloads(drain(b, "DST")) == [b"m1", b"m2", b"m3"]

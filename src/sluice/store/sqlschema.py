@@ -439,6 +439,7 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
         f"CREATE INDEX {quote(physical(base + '$ORDER'))} ON {t} "
         f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}STATE, {order})",
         f"CREATE INDEX {quote(physical(base + '$MSGID'))} ON {t} (MSGID)",
+        *remote_index_ddl(qt),
         f"CREATE INDEX {quote(physical(base + '$TM'))} ON {t} (TIME_MANAGER_INFO) "
         f"WHERE TIME_MANAGER_INFO IS NOT NULL",
         f"CREATE INDEX {quote(physical(base + '$CORR'))} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
@@ -474,6 +475,15 @@ def aq_view_select(qt: QueueTableInfo, d: Dialect, source: str, in_memory: bool 
             FROM {source}"""
 
 
+def remote_index_ddl(qt: QueueTableInfo) -> list[str]:
+    """Multi-consumer tables: the records of remote recipients, in dequeue order, which a
+    propagation walks (``Selector.remote``) — few beside the consumers' own records."""
+    if not qt.multiple_consumers:
+        return []
+    return [f"CREATE INDEX IF NOT EXISTS {quote(physical(f'{qt.owner}.{qt.name}$REMOTE'))} ON {table_name(qt)} "
+            f"(Q_NAME, STATE, {', '.join(qt.order_columns)}) WHERE ADDRESS IS NOT NULL"]
+
+
 def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -> list[str]:
     """Statements bringing a queue table created by an older Sluice to SCHEMA_VERSION
     (``columns``: the upper-case column names it has)."""
@@ -489,7 +499,7 @@ def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -
                   f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}STATE, {order})",
                   f"DROP VIEW IF EXISTS {view_name(qt)}",
                   queue_table_ddl(qt, d)[-1]]          # the AQ$ view, with the new columns
-    return stmts
+    return stmts + remote_index_ddl(qt)                  # schema version 5 (propagation)
 
 
 def drop_queue_table_ddl(qt: QueueTableInfo) -> list[str]:

@@ -112,16 +112,21 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     # of the queue-to-queue propagations over it (their own schedules move them)
     disabled = {a.rpartition("|")[2] for a, r in routes.items()
                 if not r.enabled or (r.queue_to_queue and s.destination_queue is None)}
-    sel = Selector(states=_STATES, multi=True, remote=_remote(s),
-                   predicate=(lambda r: r.address not in disabled) if disabled else None)
+    predicate = (lambda r: r.address not in disabled) if disabled else None
     mark = session.savepoint()
     try:
-        recs = session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size,
-                               DequeueInfo(user=ctx.username))
+        # READY messages, then delayed ones (each state in dequeue order: one index walk)
+        recs: list[MessageRecord] = []
+        for state in _STATES:
+            if len(recs) < env.batch_size:
+                sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate)
+                recs += session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size - len(recs),
+                                        DequeueInfo(user=ctx.username))
         if not recs:
             session.rollback_to_savepoint(mark)
             return None
-        recs = _whole_transactions(session, q, sel, recs)
+        if q.table.message_grouping == "TRANSACTIONAL":
+            recs = _whole_transactions(session, q, sel, recs)
         dequeued = env.clock()
         batch = _batch(env, q, recs, routes, dequeued)
         pickled = env.clock()
@@ -131,6 +136,7 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
         session.add_commit_work(sched.runtime_work(s))
         session.commit()
+        dest.clean = True          # acknowledged and let go: the next batch is all new
         return len(batch.messages), nbytes
     except BaseException:
         _take_back(session, mark)
@@ -156,11 +162,12 @@ def _remote(s: sched.Schedule) -> tuple[str, str | None]:
 
 
 def _whole_transactions(session: Any, q: QueueInfo, sel: Selector, recs: list[MessageRecord]) -> list[MessageRecord]:
-    """``recs`` and the rest of the source transaction the last of them belongs to."""
+    """``recs`` and the rest of the source transaction the last of them belongs to (a
+    grouped queue: the destination must receive each transaction whole)."""
     last = recs[-1].enq_tid
     if last is None:
         return recs
-    more = Selector(states=sel.states, multi=True, remote=sel.remote, predicate=sel.predicate, group=last)
+    more = Selector(states=_STATES, multi=True, remote=sel.remote, predicate=sel.predicate, group=last)
     while True:
         extra = session.dequeue(q, more, C.DEQ_REMOVE, False, 500, DequeueInfo(user="SYS"))
         if not extra:

@@ -6,8 +6,9 @@ session itself when source and destination are one site) and writes, in the same
 transaction, one ``SLUICE_PROPAGATION_RECEIVED`` row per message: (source site, source
 message id, destination queue).  A message whose row is there already was committed by
 an earlier delivery whose answer was lost — the sender's process died, or the HTTP
-response never arrived — and is skipped; the rows' primary key makes a delivery racing
-another one fail rather than duplicate.  The caller commits (seed 001 "Ensured Message
+response never arrived — and is skipped.  The rows are looked up for a batch the sender
+marks as a possible resend; for the others they are only written, and their primary key
+makes a duplicate fail the commit rather than enter the queue (the sender then resends).  The caller commits (seed 001 "Ensured Message
 Delivery": the source lets go of a message only after this commit).
 
 The destination checks what any enqueue checks (seed 003 "Propagation Features"): the
@@ -52,7 +53,7 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
                 raise ora(25215, f"queue {q.qualified} holds {q.table.payload_type}, the propagated "
                                  f"message {m.payload_type}")
         ctx.authz.check_enqueue(q, {_sender(m) for m in msgs})
-        if dedup:
+        if dedup and batch.resend:
             seen = _received(ctx, batch.source_site, dest, [m.source_msgid for m in msgs])
             msgs = [m for m in msgs if m.source_msgid not in seen]
             if not msgs:
@@ -76,24 +77,42 @@ def _sender(m: Propagated) -> Agent | None:
 
 
 def _received(ctx: Any, site: str, dest: str, msgids: list[bytes]) -> set[bytes]:
-    """Which of ``msgids`` from ``site`` were enqueued into ``dest`` already."""
+    """Which of ``msgids`` from ``site`` were enqueued into ``dest`` already (one index
+    probe each, by the table's primary key)."""
+    sql = (f"SELECT SOURCE_MSGID FROM {RECEIVED} WHERE SOURCE_SITE = :s AND DEST_QUEUE = :d "
+           f"AND SOURCE_MSGID")
+    if ctx.store.dialect == "postgresql":      # the ids as one array parameter
+        _, rows = ctx.session.query(f"{sql} = ANY(:ids)", {"s": site, "d": dest, "ids": msgids})
+        return {bytes(r[0]) for r in rows}
     seen: set[bytes] = set()
     for i in range(0, len(msgids), _CHUNK):
         chunk = msgids[i:i + _CHUNK]
         binds = {f"m{k}": v for k, v in enumerate(chunk)}
         binds.update(s=site, d=dest)
-        _, rows = ctx.session.query(
-            f"SELECT SOURCE_MSGID FROM {RECEIVED} WHERE SOURCE_SITE = :s AND DEST_QUEUE = :d "
-            f"AND SOURCE_MSGID IN ({', '.join(':m' + str(k) for k in range(len(chunk)))})", binds)
+        _, rows = ctx.session.query(f"{sql} IN ({', '.join(':m' + str(k) for k in range(len(chunk)))})", binds)
         seen.update(bytes(r[0]) for r in rows)
     return seen
 
 
+_COLUMNS = "SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE, SOURCE_QUEUE, RECEIVED"
+
+
 def _insert_received(c: Any, rows: list[tuple]) -> None:
-    for i in range(0, len(rows), _CHUNK):
-        chunk = rows[i:i + _CHUNK]
-        c.execute(f"INSERT INTO {RECEIVED} (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE, SOURCE_QUEUE, RECEIVED) "
-                  f"VALUES {', '.join(['(?, ?, ?, ?, ?)'] * len(chunk))}", [v for row in chunk for v in row])
+    """Write the batch's de-duplication rows (commit work).  :raises: ORA-00001 when one
+    was there already: the commit is refused, nothing of the batch stays."""
+    if c.dialect.bulk_arrays:       # PostgreSQL: one statement over arrays, one per column
+        inserted = c.execute(f"INSERT INTO {RECEIVED} ({_COLUMNS}) SELECT * FROM "
+                             f"unnest(?::text[], ?::bytea[], ?::text[], ?::text[], ?::double precision[]) "
+                             f"ON CONFLICT DO NOTHING", [list(col) for col in zip(*rows)]).rowcount
+    else:
+        inserted = 0
+        for i in range(0, len(rows), _CHUNK):
+            chunk = rows[i:i + _CHUNK]
+            inserted += c.execute(f"INSERT INTO {RECEIVED} ({_COLUMNS}) VALUES "
+                                  f"{', '.join(['(?, ?, ?, ?, ?)'] * len(chunk))} ON CONFLICT DO NOTHING",
+                                  [v for row in chunk for v in row]).rowcount
+    if inserted != len(rows):
+        raise ora(1, f"SYS.{RECEIVED}: {len(rows) - inserted} of the batch's messages were received before")
 
 
 def _record(ctx: Any, q: QueueInfo, m: Propagated, site: str, now: float) -> MessageRecord:

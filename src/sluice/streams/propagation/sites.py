@@ -33,7 +33,38 @@ _ORA = re.compile(r"ORA-(\d{5})")
 Connect = Callable[[str, "str | None", "str | None"], Any]
 
 
+class Destination:
+    """What every destination does around its own :meth:`_send`: mark a batch as a
+    possible resend unless the previous one was acknowledged and committed at the source
+    (``clean``, which the job sets), and send a batch the destination refused once more,
+    as a resend — a duplicate its de-duplication rows' primary key refused is then
+    skipped; any other error comes back."""
+
+    clean = False
+
+    def deliver(self, batch: Batch) -> None:
+        batch.resend = not self.clean
+        self.clean = False
+        try:
+            self._send(batch)
+        except DatabaseError:
+            if batch.resend:
+                raise
+            batch.resend = True
+            self._send(batch)
+
+    def _send(self, batch: Batch) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the destination holds (sessions, HTTP connections)."""
+
+
 class ThisSite:
+    """Destination queues of the source's own site: in the source transaction."""
+
+    clean = True
+
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
 
@@ -44,7 +75,7 @@ class ThisSite:
         """Nothing of its own to close: it is the propagating session."""
 
 
-class StoreSite:
+class StoreSite(Destination):
     """Another Sluice store, through a session as the link's user."""
 
     def __init__(self, link: DbLink, connect: Connect) -> None:
@@ -52,7 +83,7 @@ class StoreSite:
         self._connect = connect
         self._conn: Any = None
 
-    def deliver(self, batch: Batch) -> None:
+    def _send(self, batch: Batch) -> None:
         if self._conn is None:
             self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
         conn = self._conn
@@ -73,7 +104,7 @@ class StoreSite:
                 pass     # a session that failed may fail to close: it is gone either way
 
 
-class HttpSite:
+class HttpSite(Destination):
     """A remote site's propagation servlet."""
 
     def __init__(self, link: DbLink, timeout: float = 60.0) -> None:
@@ -84,7 +115,7 @@ class HttpSite:
             headers["Authorization"] = auth
         self._http = httpx.Client(headers=headers, timeout=timeout)
 
-    def deliver(self, batch: Batch) -> None:
+    def _send(self, batch: Batch) -> None:
         try:
             r = self._http.post(self.link.endpoint, content=to_json(batch))
         except httpx.HTTPError as e:

@@ -47,9 +47,16 @@ class Propagated:
 
 @dataclass(slots=True)
 class Batch:
+    """``resend``: the batch may hold messages the destination committed before (the
+    sender's first batch since it started, or the first since a failure): the destination
+    looks its de-duplication rows up first.  Otherwise it only writes them, and their
+    primary key refuses a duplicate the sender could not know of — the sender then sends
+    the batch again as a resend (:meth:`.sites.Destination.deliver`)."""
+
     source_site: str
     source_queue: str
     messages: list[Propagated] = field(default_factory=list)
+    resend: bool = True
 
 
 def to_json(batch: Batch) -> bytes:
@@ -63,14 +70,14 @@ def to_json(batch: Batch) -> bytes:
                      list(m.sender) if m.sender else None, m.recipients, m.group,
                      list(m.original_queue) if m.original_queue else None, m.enq_time])
     return json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
-                       "messages": msgs}, separators=(",", ":")).encode()
+                       "resend": batch.resend, "messages": msgs}, separators=(",", ":")).encode()
 
 
 def from_json(body: bytes) -> Batch:
     """:raises: ORA-00600 (a malformed batch: nothing of it may be committed)."""
     try:
         doc = json.loads(body)
-        batch = Batch(str(doc["source_site"]), str(doc["source_queue"]))
+        batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)))
         for row in doc["messages"]:
             (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
              group, oq, enq_time) = row
