@@ -314,6 +314,10 @@ class SqliteStore(Store):
         with self._svc_lock:
             return sqlcatalog.version(self._svc)
 
+    def default_global_name(self) -> str:
+        """The file's name without its extension (``dbs1.db`` -> ``DBS1``)."""
+        return os.path.splitext(os.path.basename(self.path))[0].upper()
+
     def catalog_version(self) -> int:
         # the shared-memory counter, not a query: this is read on every enqueue and dequeue
         return self.locks.catalog_version()

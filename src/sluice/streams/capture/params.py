@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ora
-from ...names import canonical
+from ..clientspec import streams_name
 from ..clientchecks import client_queue, client_rule_set, client_user
 from ..securequeue import secure_queue_user as shared_secure_queue_user
 from .context import CaptureContext
@@ -24,12 +24,7 @@ _ANYDATA = "SYS.ANYDATA"
 def capture_name(name: Any) -> str:
     """A capture's name (one namespace for capture processes and synchronous captures,
     without a schema).  :raises: ORA-26667."""
-    if not isinstance(name, str) or not name.strip():
-        raise ora(26667, f"capture_name {name!r}")
-    stripped = name.strip()
-    if "." in (stripped if not stripped.startswith('"') else ""):
-        raise ora(26667, f"capture_name {name!r}: a Streams process name has no schema")
-    return canonical(stripped, "capture name")
+    return streams_name(name, "capture_name")
 
 
 def capture_queue(ctx: CaptureContext, queue_name: Any) -> tuple[str, str]:

@@ -31,7 +31,7 @@ from ...store.sqlschema import table_name
 from . import params, syncpg, syncsqlite
 from .context import CaptureContext
 from .spec import KIND as PROCESS_KIND   # capture processes share the namespace of names
-from .spec import CatalogRow
+from ..clientspec import CatalogRow
 from .syncrules import rule_table, rule_variables
 
 if TYPE_CHECKING:
