@@ -28,7 +28,9 @@ from sluice.pipeline.source import register
 from sluice.pipeline.stages import PipelineSpec
 from sluice.rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row
 from sluice.rules.engine.ruleset import STREAMS_CONTEXT
+from sluice.rules.engine.types import NVList
 from sluice.streams import evaluate_rule_sets
+from sluice.streams.rowmigration import ROW_SUBSET, migrate
 from sluice.streams.transform import transform
 from sluice.streams.transform.adm import declarative_transformations
 
@@ -47,7 +49,7 @@ def workload(n_txn: int) -> list[list]:
     for t in range(n_txn):
         txn = []
         for i in range(rnd.randint(1, 12)):
-            table = rnd.choice(["REGIONS", "JOBS", "EMP", "SECRET"])
+            table = rnd.choice(["REGIONS", "JOBS", "EMP", "SECRET", "SUBS"])
             command = rnd.choice(["INSERT", "INSERT", "UPDATE", "DELETE"])
             key = {"ID": t * 100 + i}
             old = {**key, "NAME": f"o{i}", "NOTE": "x"} if command != "INSERT" else None
@@ -74,6 +76,15 @@ def define(conn) -> None:
             ("N_OE_SECRET", ":dml.get_object_owner() = 'OE' and :dml.get_object_name() = 'SECRET'", "NEG")]:
         adm.create_rule(name, condition, STREAMS_CONTEXT)
         adm.add_rule(name, rule_set)
+    # subset rules as ADD_SUBSET_RULES makes them: an UPDATE into the subset (NAME ending
+    # in an even digit) migrates to an INSERT, one out of it to a DELETE
+    subset = ":dml.get_object_name() = 'SUBS' and :dml.get_command_type() = 'UPDATE' and "
+    for name, condition, operation in [
+            ("R_SUB_IN", "(:dml.get_value('OLD', 'ID').AccessNumber() < 15000) and "
+                         ":dml.get_value('NEW', 'NAME').AccessVarchar2() LIKE 'n%'", "INSERT"),
+            ("R_SUB_OUT", ":dml.get_value('OLD', 'ID').AccessNumber() >= 15000", "DELETE")]:
+        adm.create_rule(name, subset + condition, STREAMS_CONTEXT, NVList({ROW_SUBSET: operation}))
+        adm.add_rule(name, "POS")
     s = conn.streams_adm
     s.rename_table("r_regions", "hr.regions", "hr.areas")
     s.delete_column("r_regions", "hr.regions", "note")
@@ -92,11 +103,15 @@ def expected(conn, lcrs: list, custom: dict) -> dict:
         if not verdict.perform:
             continue
         rule = verdict.rule.rule_name
+        lcr = migrate(lcr, verdict.rule)
         transform(lcr, by_rule.get(rule, ()))
         if rule in custom:
             lcr = custom[rule](lcr)
         out[(lcr.get_transaction_id(), int(lcr.get_scn()))] = _comparable(lcr_row(lcr))
     return out
+
+
+LCR_NAMES = [c for c in LCR_COLUMNS if c not in ("scn", "commit_scn")]
 
 
 def _comparable(row) -> tuple:
@@ -143,6 +158,9 @@ def test_pipeline_on_spark_matches_the_python_path(spark, tmp_path):
     wh = spark.read.parquet(str(tmp_path / "wh"))
     got = {(r["transaction_id"], int(r["scn"])): _comparable(r.asDict()) for r in wh.where("lcr_kind IS NOT NULL").collect()}
     assert got == want and len(want) > 500
+    # only the subset rules take SUBS rows, only UPDATEs: every one migrated, both ways
+    subs = [v for v in want.values() if v[LCR_NAMES.index("object_name")] == "SUBS"]
+    assert {v[LCR_NAMES.index("command_type")] for v in subs} == {"INSERT", "DELETE"}
     assert wh.where("lcr_kind IS NULL").count() == 2                       # the user messages too
     assert {r["queue"] for r in wh.select("queue").distinct().collect()} == {"SLUICE.STRM_Q"}
     assert "msgs/s" in out.getvalue() and "batch 1:" in out.getvalue()    # more than one batch

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from ..rules.compile.spark.ruleset import SparkRuleSet, streams_verdict
 from ..rules.compile.typed.ir import NotCompilable
+from ..rules.engine.ruleset import rules_catalog
 from ..streams.transform.adm import declarative_transformations
 from . import transform
 
@@ -129,6 +130,14 @@ def python_verdict(df: DataFrame, rule_set_names: tuple[str | None, str | None],
     return df.mapInPandas(run, schema)
 
 
+def _positive_rules(store: Any, sets: RuleSets) -> list[str]:
+    if sets.positive is not None:
+        return list(sets.positive.names)
+    catalog = rules_catalog(store)
+    qualified = catalog.key(sets.names[0], (sets.user or "SLUICE").upper(), "rule set name")
+    return [m.rule for m in catalog.members_of(qualified)]
+
+
 def decide(df: DataFrame, store: Any, sets: RuleSets,
            custom: Mapping[str, Callable[[Any], Any]] | None = None) -> DataFrame:
     """The rows the client performs its task for, transformed; adds ``rule`` (the TRUE
@@ -146,5 +155,9 @@ def decide(df: DataFrame, store: Any, sets: RuleSets,
     kept = decided.where(undecided | F.col("perform")).withColumn(
         "rule", F.when(undecided, F.lit(None).cast("string")).otherwise(F.col("rule")))
     kept = kept.drop("perform", "negative_rule")
+    # the action context's order (seed 000 "Purposes of Action Contexts in Streams"): subset
+    # transformation, declarative transformations, custom transformation
+    if sets.names[0] is not None:
+        kept = transform.migrate(kept, transform.subset_operations(store, _positive_rules(store, sets)))
     kept = transform.declarative(kept, declarative_transformations(store))
     return transform.custom(kept, custom or {})

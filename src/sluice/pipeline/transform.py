@@ -12,16 +12,19 @@ whose rule names one, in the Python of the executors.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ..rules.compile.typed.lcrschema import lcr_row, value_text
+from ..rules.engine.ruleset import rules_catalog
+from ..streams.rowmigration import subset_operation
 from ..streams.transform import Declarative, ordered
 from . import rows
 
-__all__ = ["declarative", "custom", "plain_record"]
+__all__ = ["declarative", "custom", "plain_record", "subset_operations", "migrate"]
 
 _HAS = {"OLD": ("UPDATE", "DELETE"), "NEW": ("INSERT", "UPDATE")}
 _SIDES = {"*": ("OLD", "NEW"), "OLD": ("OLD",), "NEW": ("NEW",)}
@@ -66,6 +69,46 @@ def _one(df: DataFrame, t: Declarative, rule: Column) -> DataFrame:
         updates[values] = F.when(hit, new_v).otherwise(v)
         updates[types] = F.when(hit, new_t).otherwise(ty)
     return df.withColumns(updates)
+
+
+def subset_operations(store: Any, rule_names: Iterable[str]) -> dict[str, str]:
+    """``{rule: 'INSERT' | 'DELETE'}`` for the rules among ``rule_names`` whose action
+    context asks for row migration (decided by :func:`sluice.streams.rowmigration.subset_operation`)."""
+    catalog = rules_catalog(store)
+    out = {}
+    for name in rule_names:
+        rule = catalog.rule(name)
+        operation = subset_operation(SimpleNamespace(rule_action_context=rule.action_context))
+        if operation is not None:
+            out[name] = operation
+    return out
+
+
+def migrate(df: DataFrame, operations: Mapping[str, str], rule_column: str = "rule") -> DataFrame:
+    """Row migration (:func:`sluice.streams.rowmigration.migrate` as Columns): an UPDATE
+    whose TRUE rule is a subset rule becomes an INSERT of the row after the update (old
+    values overlaid with the new ones, no old values) or a DELETE of the row before it."""
+    inserts = [r for r, op in operations.items() if op == "INSERT"]
+    deletes = [r for r, op in operations.items() if op == "DELETE"]
+    if not inserts and not deletes:
+        return df
+    update = (F.col("lcr_kind") == F.lit("ROW")) & (F.col("command_type") == F.lit("UPDATE"))
+    to_insert = update & F.col(rule_column).isin(*inserts) if inserts else F.lit(False)
+    to_delete = update & F.col(rule_column).isin(*deletes) if deletes else F.lit(False)
+    empty = F.create_map().cast("map<string,string>")
+
+    def overlaid(old: str, new: str) -> Column:   # {**old, **new}: new wins, old's other keys kept
+        return F.map_concat(F.map_filter(F.col(old), lambda k, _: ~F.map_contains_key(F.col(new), k)), F.col(new))
+    return df.withColumns({
+        "command_type": F.when(to_insert, F.lit("INSERT")).when(to_delete, F.lit("DELETE"))
+                         .otherwise(F.col("command_type")),
+        "new_values": F.when(to_insert, overlaid("old_values", "new_values"))
+                       .when(to_delete, empty).otherwise(F.col("new_values")),
+        "new_types": F.when(to_insert, overlaid("old_types", "new_types"))
+                      .when(to_delete, empty).otherwise(F.col("new_types")),
+        "old_values": F.when(to_insert, empty).otherwise(F.col("old_values")),
+        "old_types": F.when(to_insert, empty).otherwise(F.col("old_types")),
+    })
 
 
 def declarative(df: DataFrame, by_rule: Mapping[str, Iterable[Declarative]], rule_column: str = "rule") -> DataFrame:
