@@ -433,11 +433,16 @@ def _pipeline_source(conn, capture: str | None, propagation: str | None, apply_n
         if not rows:
             raise ora(26701, propagation.upper())
         so, sq, do, dq, link, ro, rs, no, ns = rows[0]
+        out = {"queue": f"{so}.{sq}", "name": propagation.upper(), "to_queue": f"{do}.{dq}",
+               "positive": f"{ro}.{rs}" if rs else None, "negative": f"{no}.{ns}" if ns else None}
         if link:
-            raise NotSupportedError(f"{propagation.upper()}: propagation over a database link ({link}) "
-                                    "is not built on Spark")
-        return {"queue": f"{so}.{sq}", "name": propagation.upper(), "to_queue": f"{do}.{dq}",
-                "positive": f"{ro}.{rs}" if rs else None, "negative": f"{no}.{ns}" if ns else None}
+            from .streams.propagation.links import resolve_link
+            target = resolve_link(conn.context.store, conn.username, link)
+            if target.is_http:
+                raise NotSupportedError(f"{propagation.upper()}: propagation over HTTP ({link}) is not "
+                                        "built on Spark; run it in the process host (sluice run)")
+            out.update(to_dsn=target.endpoint, to_login=(target.username, target.password))
+        return out
     return {"queue": queue}
 
 
@@ -500,8 +505,9 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         spark = spark_session(master, obj.dsn, conf=settings)
         try:
             run = PipelineRun(spark, spec, conn, conn.context.store, "enqueue" if to_queue else "warehouse",
-                              checkpoint_dir, path=warehouse, to_queue=to_queue, connect=sluice.connect,
-                              out=sys.stdout, trigger={"availableNow": True} if once else None)
+                              checkpoint_dir, path=warehouse, to_dsn=what.get("to_dsn"), to_queue=to_queue,
+                              connect=sluice.connect, out=sys.stdout, to_login=what.get("to_login", (None, None)),
+                              trigger={"availableNow": True} if once else None)
             run.start()
             run.wait()
         finally:

@@ -76,12 +76,13 @@ def lag_seconds(raw: Any, ref: QueueRef, after: int, now: float) -> float:
 
 class PipelineRun:
     """One pipeline's streaming query.  ``sink``: ``"warehouse"`` (``path``: the Parquet
-    directory) or ``"enqueue"`` (``to_dsn`` / ``to_queue``, opened with ``connect``)."""
+    directory) or ``"enqueue"`` (``to_queue`` of the store at ``to_dsn``, default the
+    pipeline's own, opened with ``connect`` as ``to_login`` = (user, password))."""
 
     def __init__(self, spark: Any, spec: PipelineSpec, conn: Any, store: Any, sink: str, checkpoint_dir: str,
                  path: str | None = None, to_dsn: str | None = None, to_queue: str | None = None,
                  connect: Callable[..., Any] | None = None, out: TextIO | None = None,
-                 trigger: dict | None = None) -> None:
+                 trigger: dict | None = None, to_login: tuple[str | None, str | None] = (None, None)) -> None:
         if sink not in ("warehouse", "enqueue"):
             raise ValueError(f"no sink {sink!r} (warehouse or enqueue)")
         if sink == "warehouse" and not path:
@@ -92,6 +93,8 @@ class PipelineRun:
         self.checkpoint = os.path.join(checkpoint_dir, spec.name)
         self.path, self.to_dsn, self.to_queue, self.connect = path, to_dsn or spec.dsn, to_queue, connect
         self.out, self.trigger = out, trigger
+        # the destination's login: a database link's, else the pipeline's user on its own store
+        self.to_login = to_login if to_dsn else (spec.user, None)
         self.ref = QueueRef.resolve(spec.dsn, spec.queue, spec.consumer, spec.user)
         self.rule_sets = rule_sets(conn, spec)
         self.store = store
@@ -115,7 +118,8 @@ class PipelineRun:
             self.query = sinks.warehouse(df, self.path, self.checkpoint, self.trigger)
         else:
             self.query = sinks.enqueue(df, self.connect, self.to_dsn, self.to_queue, self.checkpoint,
-                                       f"{self.spec.name}@{self.ref.qualified}", self.spec.user, self.trigger)
+                                       f"{self.spec.name}@{self.ref.qualified}", self.to_login[0], self.trigger,
+                                       self.to_login[1])
         self._say(f"pipeline {self.spec.name}: {self.ref.qualified} -> {self.sink}; "
                   f"Spark UI {self.spark.sparkContext.uiWebUrl or 'disabled'}; checkpoint {self.checkpoint}\n")
         return self.query

@@ -3,8 +3,8 @@
 * :func:`warehouse` -- the message warehouse: Parquet files partitioned by queue and day,
   written by Spark's file sink (exactly once through its own commit log), each row with
   the time it ``arrived`` so that :mod:`.report` can tell the end-to-end lag.
-* :func:`enqueue` -- into another Sluice queue, on this store or another one (propagation
-  on Spark): per micro-batch, on one executor, in position order, one destination
+* :func:`enqueue` -- into another Sluice queue, on this store or another one reached by a
+  database link's DSN (propagation on Spark): per micro-batch, on one executor, in position order, one destination
   transaction that also records the batch's last position under the pipeline's name in
   the destination store (``SLUICE_PIPELINE_PROGRESS``), so a batch replayed after a
   failure is recognised and changes nothing (ensured delivery, exactly once).
@@ -53,7 +53,7 @@ def payload_of(row: Any) -> Any:
     return loads_json(text)
 
 
-def _enqueue_partition(connect: Callable[..., Any], dsn: str, queue: str, user: str | None,
+def _enqueue_partition(connect: Callable[..., Any], dsn: str, queue: str, login: dict,
                        mark: str, it: Iterator[Any]) -> None:
     from . import queueio
 
@@ -65,7 +65,7 @@ def _enqueue_partition(connect: Callable[..., Any], dsn: str, queue: str, user: 
         done = queueio.low_watermark(raw, mark)
     if done is not None and done >= last:
         return   # a replayed batch: already delivered
-    conn = connect(dsn, user=user) if user else connect(dsn)
+    conn = connect(dsn, **login)
     try:
         q = conn.queue(queue)
         props = []
@@ -83,14 +83,16 @@ def _enqueue_partition(connect: Callable[..., Any], dsn: str, queue: str, user: 
 
 
 def enqueue(df: DataFrame, connect: Callable[..., Any], dsn: str, queue: str, checkpoint: str,
-            mark: str, user: str | None = None, trigger: dict | None = None) -> Any:
-    """Start enqueuing the stream ``df`` into ``queue`` of the store at ``dsn``;
-    ``mark`` names the destination's record of what was delivered."""
+            mark: str, user: str | None = None, trigger: dict | None = None, password: str | None = None) -> Any:
+    """Start enqueuing the stream ``df`` into ``queue`` of the store at ``dsn`` (as ``user``
+    / ``password``: a database link's login); ``mark`` names the destination's record of
+    what was delivered."""
+    login = {k: v for k, v in (("user", user), ("password", password)) if v is not None}
     position = F.when(F.col("cscn").isNotNull(), F.col("cscn")).otherwise(F.col("seq"))
 
     def batch(frame: DataFrame, _batch_id: int) -> None:
         ordered = frame.withColumn("position", position).coalesce(1).sortWithinPartitions("cscn", "seq")
-        ordered.foreachPartition(lambda it: _enqueue_partition(connect, dsn, queue, user, mark, it))
+        ordered.foreachPartition(lambda it: _enqueue_partition(connect, dsn, queue, login, mark, it))
 
     writer = df.writeStream.foreachBatch(batch).option("checkpointLocation", checkpoint)
     return writer.trigger(**(trigger or {"processingTime": "1 second"})).start()
