@@ -24,7 +24,8 @@ from ..streams.lcr import AnyData
 from ..streams.capture import decode as _decode  # noqa: F401  (captured LCRs' stored form)
 from ..aq.payload import ANYDATA_CODECS
 
-__all__ = ["MESSAGE_FIELDS", "FIELDS", "spark_schema", "to_row", "to_rows", "lcr_from_row", "is_lcr_type"]
+__all__ = ["MESSAGE_FIELDS", "FIELDS", "spark_schema", "to_row", "to_rows", "lcr_from_row", "is_lcr_type",
+           "arrow_batches"]
 
 ANYDATA = "SYS.ANYDATA"
 # (name, Spark type) of the record part of a row
@@ -97,6 +98,36 @@ def to_row(queue: str, payload_type: str, record: tuple) -> tuple:
 def to_rows(queue: str, payload_type: str, records: Iterable[tuple]) -> Iterator[tuple]:
     for r in records:
         yield to_row(queue, payload_type, r)
+
+
+_MAPS = frozenset(i for i, name in enumerate(FIELDS) if name.endswith(("_values", "_types")))
+
+
+def arrow_batches(tuples: Iterable[tuple], size: int = 4096) -> Iterator[Any]:
+    """``pyarrow.RecordBatch``es of :func:`spark_schema` (Arrow's form of it, as PySpark's
+    data source reader expects it) from rows of :data:`FIELDS`."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(spark_schema(), timezone="UTC")
+    chunk: list[tuple] = []
+    for row in tuples:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield _batch(pa, schema, chunk)
+            chunk = []
+    if chunk:
+        yield _batch(pa, schema, chunk)
+
+
+def _batch(pa: Any, schema: Any, chunk: list[tuple]) -> Any:
+    columns = list(zip(*chunk))
+    arrays = []
+    for i, (field, values) in enumerate(zip(schema, columns)):
+        if i in _MAPS:
+            values = [None if v is None else list(v.items()) for v in values]
+        arrays.append(pa.array(values, type=field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 # -- rows back to LCRs (sinks that enqueue or apply) --------------------------------------
