@@ -18,6 +18,7 @@ import sluice
 from sluice import DDLLCR, RowLCR
 from sluice.pipeline import queueio, rows
 from sluice.pipeline.queueio import QueueRef
+from sluice.rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row
 
 from ..conftest import make_queue
 
@@ -26,8 +27,13 @@ def lcr(txn: int, i: int, table: str = "T1", command: str = "INSERT") -> RowLCR:
     old = {"ID": txn * 100 + i, "NAME": "old"} if command != "INSERT" else None
     new = {"ID": txn * 100 + i, "NAME": f"n{i}", "AMOUNT": Decimal("1.5"), "AT": datetime(2024, 1, 2, 3, 4, 5),
            "BIN": b"\x01\xff"} if command != "DELETE" else None
-    return RowLCR("DBS1.NET", command, "HR", table, None, f"{txn}.1.1", txn * 100 + i, old, new,
-                  commit_scn=txn * 100 + 99)
+    lcr = RowLCR("DBS1.NET", command, "HR", table, b"\x07" if i == 1 else None, f"{txn}.1.1", txn * 100 + i,
+                 old, new, commit_scn=txn * 100 + 99)
+    if i == 2 and new:
+        lcr.add_column("NEW", "F", 0.25)
+        lcr.add_column("NEW", "EMPTY", None)
+        lcr.set_extra_attribute("USERNAME", "SCOTT")
+    return lcr
 
 
 def streams_queue(conn, transactions: list[list]) -> None:
@@ -84,6 +90,8 @@ def test_rows_carry_the_lcr_columns_and_give_the_lcr_back(conn, dsn):
                                     "BIN": "01FF"}
     assert got[0]["payload_type"] == "SYS.LCR$_ROW_RECORD" and got[3]["ddl_text"].startswith("CREATE TABLE")
     assert [rows.lcr_from_row(g) for g in got] == sent
+    # row LCRs' columns are read straight from the stored document: what lcr_row makes of the LCR
+    assert [{c: g[c] for c in LCR_COLUMNS} for g in got] == [lcr_row(lcr) for lcr in sent]
 
 
 def test_user_messages_bad_payloads_and_seq_order(conn, dsn):

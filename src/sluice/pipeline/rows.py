@@ -18,9 +18,10 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
-from ..rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row
+from ..rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row, value_text
 from ..streams import DDLLCR, RowLCR, RowUnit
-from ..streams.lcr import AnyData
+from ..streams.lcr import AnyData, row_compatible
+from ..streams.lcrcodec import document_values, plain_row_document
 from ..streams.capture import decode as _decode  # noqa: F401  (captured LCRs' stored form)
 from ..aq.payload import ANYDATA_CODECS
 
@@ -72,6 +73,8 @@ def _decode_payload(payload_type: str, stored: Any) -> tuple[str | None, str | N
     doc = json.loads(stored)
     kind, value = doc["$type"], doc["value"]
     if is_lcr_type(kind):
+        if kind == RowLCR.oracle_type and plain_row_document(value):
+            return kind, None, value    # its columns come straight from the document
         return kind, None, ANYDATA_CODECS[kind][1](value)
     return kind, value if isinstance(value, str) else json.dumps(value, separators=(",", ":")), None
 
@@ -84,6 +87,8 @@ def to_row(queue: str, payload_type: str, record: tuple) -> tuple:
         kind, text, lcr = _decode_payload(payload_type, stored)
         if lcr is None:
             return head + (kind, text, None, None, None, None, None) + _LCR_NONE
+        if isinstance(lcr, dict):
+            return head + (kind, None, None, _source_time(lcr.get("time")), None, None, None) + _document_row(lcr)
         cols = lcr_row(lcr)
         ddl = (lcr.get_ddl_text(), lcr.get_logon_user(), lcr.get_current_schema()) \
             if isinstance(lcr, DDLLCR) else (None, None, None)
@@ -93,6 +98,28 @@ def to_row(queue: str, payload_type: str, record: tuple) -> tuple:
     except Exception as e:  # noqa: BLE001  (bad input is data: it travels with its reason)
         raw = stored if isinstance(stored, str) else (bytes(stored).hex() if stored is not None else None)
         return head + (payload_type, raw, f"{type(e).__name__}: {e}", None, None, None, None) + _LCR_NONE
+
+
+def _source_time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+def _document_row(doc: dict) -> tuple:
+    """The LCR columns of a row LCR's stored document, as :func:`lcr_row` gives them for
+    the LCR it describes (the test suite holds the two equal), without building the LCR."""
+    sides = {}
+    types_seen = []
+    for side in ("old", "new"):
+        units = document_values(doc[side])
+        sides[side] = ({name: value_text(v) for name, _t, v in units}, {name: t for name, t, _v in units})
+        types_seen += [t for _n, t, _v in units]
+    tag = doc["tag"]
+    scn, cscn = doc["scn"], doc["cscn"]
+    return ("ROW", doc["db"], doc["cmd"], doc["own"] or None, doc["obj"] or None, None, None, None,
+            bytes.fromhex(tag) or None if tag else None, doc["txn"] or None,
+            None if scn is None else Decimal(scn), None if cscn is None else Decimal(cscn),
+            row_compatible(bool(doc.get("extra")), types_seen),
+            sides["old"][0], sides["new"][0], sides["old"][1], sides["new"][1])
 
 
 def to_rows(queue: str, payload_type: str, records: Iterable[tuple]) -> Iterator[tuple]:
@@ -121,13 +148,30 @@ def arrow_batches(tuples: Iterable[tuple], size: int = 4096) -> Iterator[Any]:
 
 
 def _batch(pa: Any, schema: Any, chunk: list[tuple]) -> Any:
+    # Arrow converts Decimal objects and nested lists slowly: SCNs go as int64 and are cast,
+    # maps as one offsets, one keys and one values array
     columns = list(zip(*chunk))
     arrays = []
     for i, (field, values) in enumerate(zip(schema, columns)):
         if i in _MAPS:
-            values = [None if v is None else list(v.items()) for v in values]
-        arrays.append(pa.array(values, type=field.type))
+            arrays.append(_map_array(pa, values))
+        elif pa.types.is_decimal(field.type):
+            arrays.append(pa.array([None if v is None else int(v) for v in values], pa.int64()).cast(field.type))
+        else:
+            arrays.append(pa.array(values, type=field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _map_array(pa: Any, values: tuple) -> Any:
+    offsets, keys, items, nulls = [0], [], [], []
+    for v in values:
+        nulls.append(v is None)   # a NULL map: the row is no row LCR
+        if v is not None:
+            keys.extend(v)
+            items.extend(v.values())
+        offsets.append(len(keys))
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
+                                   pa.array(items, pa.string()), mask=pa.array(nulls, pa.bool_()))
 
 
 # -- rows back to LCRs (sinks that enqueue or apply) --------------------------------------
