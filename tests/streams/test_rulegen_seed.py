@@ -138,11 +138,19 @@ def test_every_streams_adm_block_runs_from_a_script(world, tmp_path):
                     "RULE_SET_EVAL_CONTEXT_NAME": "STREAMS$_EVALUATION_CONTEXT"}]
 
 
-def test_propagation_block_waits_for_propagations_and_leaves_nothing(world, tmp_path):
+def test_propagation_block_creates_the_propagation_and_its_rules(world, tmp_path):
     r = run_file(world.dsn, tmp_path, script(556))
-    assert r.exit_code == 1 and "propagations are not built" in r.output
-    assert rows(world.conn, "SELECT * FROM dba_rules") == []
-    assert rows(world.conn, "SELECT * FROM dba_rule_sets") == []
+    assert r.exit_code == 0, r.output
+    prop, = rows(world.conn, "SELECT propagation_name, rule_set_name FROM dba_propagation")
+    assert prop["PROPAGATION_NAME"] == "DBS1_TO_DBS2"
+    assert re.fullmatch(r"RULESET\$_\d+", prop["RULE_SET_NAME"])
+    made = rows(world.conn, "SELECT streams_name, streams_type, schema_name, rule_type, include_tagged_lcr, "
+                            "source_database FROM dba_streams_schema_rules ORDER BY rule_type")
+    assert [(m["STREAMS_NAME"], m["STREAMS_TYPE"], m["SCHEMA_NAME"], m["RULE_TYPE"]) for m in made] == \
+        [("DBS1_TO_DBS2", "PROPAGATION", "HR", "DDL"), ("DBS1_TO_DBS2", "PROPAGATION", "HR", "DML")]
+    sets = rows(world.conn, "SELECT DISTINCT rule_set_name FROM dba_streams_rules "
+                            "WHERE streams_name = 'DBS1_TO_DBS2'")
+    assert sets == [{"RULE_SET_NAME": prop["RULE_SET_NAME"]}]
 
 
 def lcr(name, command="INSERT", old=None, new=None, tag=None, source="dbs1.net", owner="HR"):
