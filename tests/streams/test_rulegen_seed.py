@@ -39,14 +39,15 @@ def run_file(dsn: str, tmp_path, text: str):
 
 def make_regions(env) -> None:
     """hr.regions, which the subset block needs ("the table must exist"): on PostgreSQL a
-    table of schema hr in the store's database; in an SQLite store the table "HR.REGIONS"."""
+    table of schema hr in the store's database; in an SQLite store (no schemas) the file's
+    table regions."""
     if env.dsn.startswith("postgresql"):
         env.pg.execute("CREATE SCHEMA IF NOT EXISTS hr")
         env.pg.execute("CREATE TABLE IF NOT EXISTS hr.regions (region_id numeric, region_name text)")
     else:
         import sqlite3
         raw = sqlite3.connect(env.dsn.removeprefix("sqlite:///"))
-        raw.execute('CREATE TABLE "HR.REGIONS" (region_id NUMBER, region_name VARCHAR2(25))')
+        raw.execute("CREATE TABLE regions (region_id NUMBER, region_name VARCHAR2(25))")
         raw.commit()
         raw.close()
 
