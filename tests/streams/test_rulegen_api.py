@@ -269,3 +269,12 @@ def test_a_generated_name_already_taken_is_skipped(world):
         conn.rule_adm.create_rule(f"locations{n}", ":dml.get_object_name() = 'X'")
     dml, _ = conn.streams_adm.add_table_rules("hr.locations", "apply", "apply")
     assert re.fullmatch(r"SLUICE\.LOCATIONS\d+", dml) and int(dml.split("LOCATIONS")[1]) > 3
+
+
+def test_global_rules_are_named_after_the_database(world):
+    conn = world.conn
+    conn.cursor().execute("ALTER DATABASE RENAME GLOBAL_NAME TO site1.example.com")
+    dml, _ = conn.streams_adm.add_global_rules("apply", "apply")
+    assert re.fullmatch(r"SLUICE\.SITE1\d+", dml)
+    dml, _ = conn.streams_adm.add_global_rules("apply", "apply", source_database="dbs2.net")
+    assert re.fullmatch(r"SLUICE\.DBS2\d+", dml)

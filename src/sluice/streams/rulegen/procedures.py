@@ -68,7 +68,8 @@ def lcr_rules(conn: Any, level: str, client: Client, target: tuple[str, ...], in
             continue
         if level == "GLOBAL":
             text = cond.global_condition(var, tagged, source)
-            base = (source or client.name).split(".")[0]
+            # named after the database, as Oracle names global rules (DBS1 + a number)
+            base = (source or conn.context.store.global_name()).split(".")[0]
         elif level == "SCHEMA":
             text = cond.schema_condition(var, target[0], tagged, source)
             base = target[0]
