@@ -278,3 +278,21 @@ def test_global_rules_are_named_after_the_database(world):
     assert re.fullmatch(r"SLUICE\.SITE1\d+", dml)
     dml, _ = conn.streams_adm.add_global_rules("apply", "apply", source_database="dbs2.net")
     assert re.fullmatch(r"SLUICE\.DBS2\d+", dml)
+
+
+def test_messaging_client_through_plsql(world):
+    conn = world.conn
+    conn.streams_adm.add_table_rules("hr.emp", "dequeue", "mc")
+    cur = conn.cursor()
+    for name in ("X", "EMP"):
+        conn.streams_messaging.enqueue("streams_queue", lcr(name, new={"id": 1}))
+    conn.commit()
+    cur.execute("""DECLARE payload ANYDATA; msgid RAW(16);
+      BEGIN
+        DBMS_STREAMS_MESSAGING.DEQUEUE(queue_name => 'streams_queue', streams_name => 'mc',
+          payload => payload, navigation => 'FIRST MESSAGE', wait => DBMS_STREAMS_MESSAGING.NO_WAIT,
+          msgid => msgid);
+        DBMS_OUTPUT.PUT_LINE(payload.GET_OBJECT_NAME() || ' ' || payload.GET_COMMAND_TYPE());
+        COMMIT;
+      END;""")
+    assert cur.output == ["EMP INSERT"]
