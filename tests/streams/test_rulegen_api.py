@@ -146,6 +146,11 @@ def test_messaging_client_dequeues_what_its_rules_accept_migrated(world):
                    ("REGIONS", "DELETE", {}, {"REGION_ID": 2, "REGION_NAME": "b"})]
     with pytest.raises(DatabaseError, match="ORA-26701"):
         msg.dequeue("streams_queue", "nobody", wait=0)
+    # REMOVE_RULE with rule_name NULL removes its rules; with none left the client is dropped
+    adm.remove_rule(None, "dequeue", "mc")
+    assert rows(conn, "SELECT * FROM dba_streams_message_consumers") == []
+    q = conn.context.catalog.queue("streams_queue")
+    assert "MC" not in [s.name for s in conn.context.catalog.subscribers(q)]
 
 
 def test_message_rules_share_the_types_evaluation_context(world):
