@@ -301,3 +301,13 @@ def test_messaging_client_through_plsql(world):
         COMMIT;
       END;""")
     assert cur.output == ["EMP INSERT"]
+
+
+def test_user_and_all_views(world):
+    conn = world.conn
+    conn.streams_adm.add_table_rules("hr.a", "apply", "ap", include_ddl=True)
+    assert len(rows(conn, "SELECT rule_name, rule_condition FROM user_rules")) == 2
+    assert len(rows(conn, "SELECT rule_set_name FROM user_rule_sets")) == 1
+    assert len(rows(conn, "SELECT rule_name FROM user_rule_set_rules")) == 2
+    assert rows(conn, "SELECT * FROM all_streams_table_rules") == rows(conn, "SELECT * FROM dba_streams_table_rules")
+    assert rows(conn, "SELECT apply_name FROM all_apply") == [{"APPLY_NAME": "AP"}]
