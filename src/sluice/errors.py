@@ -289,7 +289,6 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
                               "following reason: {2}"),
     # DBMS_STREAMS_ADM rule generation, apply processes (sluice.streams.rulegen, .apply)
     1435: (ProgrammingError, "user does not exist: {0}"),
-    23605: (ProgrammingError, 'invalid value "{0}" for STREAMS parameter {1}'),
 }
 
 

@@ -109,15 +109,20 @@ class Dictionary:
             return None
 
     def _sqlite_schema(self, owner: str) -> bool:
+        """A file has every schema (its tables belong to whoever names them), or the
+        attached database ``owner``."""
         rows = self._sqlite_query("SELECT name FROM pragma_database_list", ()) or []
-        if any(r[0].upper() == owner.upper() for r in rows):
-            return True
-        tables = self._sqlite_query("SELECT name FROM sqlite_master WHERE type = 'table'", ()) or []
-        return any(r[0].upper().startswith(owner.upper() + ".") for r in tables)
+        return any(r[0].upper() in (owner.upper(), "MAIN") for r in rows)
 
     def _sqlite_columns(self, owner: str, table: str) -> list[tuple[str, str]] | None:
-        for sql, params in (("SELECT name, type FROM pragma_table_info(?, ?)", (table, owner)),
-                            ("SELECT name, type FROM pragma_table_info(?)", (f"{owner}.{table}",))):
+        """The file's own table (not one of Sluice's: those have a dot or a Sluice prefix),
+        else the attached database ``owner``'s."""
+        named = self._sqlite_query("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                   "AND upper(name) = upper(?)", (table,)) or []
+        candidates = [("SELECT name, type FROM pragma_table_info(?)", (r[0],)) for r in named
+                      if "." not in r[0] and not r[0].upper().startswith(("SLUICE_", "AQ_"))]
+        candidates.append(("SELECT name, type FROM pragma_table_info(?, ?)", (table, owner)))
+        for sql, params in candidates:
             rows = self._sqlite_query(sql, params)
             if rows:
                 return [(r[0], r[1]) for r in rows]
