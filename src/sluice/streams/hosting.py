@@ -33,6 +33,7 @@ from ..errors import DatabaseError, ora
 from .capture import CaptureProcess
 from .capture import spec as capture_specs
 from .capture.context import CaptureContext
+from .propagation.runner import hosted_schedules, run_hosted
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -80,3 +81,10 @@ def _abort_capture(conn: "Connection", name: str, error: Exception) -> None:
 
 
 register(ProcessKind("CAPTURE", "sluice.capture", _enabled_captures, _run_capture, _abort_capture))
+
+
+# -- propagation schedules (DBMS_AQADM.SCHEDULE_PROPAGATION, DBMS_PROPAGATION_ADM) ----------
+# one process per schedule (Oracle: one propagation job per schedule), named
+# SCHEMA.QUEUE=>DESTINATION; DISABLE_PROPAGATION_SCHEDULE / STOP_PROPAGATION let it go
+register(ProcessKind("PROPAGATION", "sluice.propagation", hosted_schedules, run_hosted))
+

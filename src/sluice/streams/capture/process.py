@@ -69,6 +69,7 @@ from ...model import Agent
 from ...names import canonical
 from ...store.pgconn import parse_dsn
 from ..lcr import DDLLCR, RowLCR
+from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
 from . import spec as specs
 from .context import CaptureContext
@@ -165,6 +166,7 @@ class CaptureProcess:
         self._single: int | bool = False   # narrowing a decoder warning down to its
         #                                    transaction: one at a time up to this LSN
         self._busy_since: float | None = None
+        self._hit: Any = None          # the positive rule of the last full evaluation
         self._stop = threading.Event()
 
     # -- life cycle ------------------------------------------------------------------
@@ -339,8 +341,12 @@ class CaptureProcess:
                                             time.time()))
                     continue
                 last_captured = item
+                self._hit = None
                 if self._verdict(item):
-                    lcrs.append(item)
+                    # a subset rule's UPDATE moving a row in or out becomes an INSERT / DELETE
+                    # (seed 000 "Row Migration During Capture"); a remembered verdict (the
+                    # prefilter's) only exists for rules that read no values: no subset rules
+                    lcrs.append(migrate(item, self._hit))
         end_lsn = txns[-1].end_lsn
         if not fresh or (not lcrs and not unsupported and not captured):
             if advance:                # nothing of these transactions reaches the store
@@ -396,7 +402,9 @@ class CaptureProcess:
 
     def _evaluate(self, lcr: RowLCR | DDLLCR) -> bool:
         spec = self.spec
-        return evaluate_rule_sets(self.conn, lcr, spec.rule_set, spec.negative_rule_set).perform
+        verdict = evaluate_rule_sets(self.conn, lcr, spec.rule_set, spec.negative_rule_set)
+        self._hit = verdict.rule        # the positive rule that was TRUE: row migration reads it
+        return verdict.perform
 
     def _advance(self, lsn: int) -> None:
         if lsn > self.confirmed:
