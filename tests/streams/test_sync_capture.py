@@ -512,3 +512,24 @@ def test_prepare_sync_instantiation(senv):
     assert [lcr.get_scn() > scn for lcr in senv.dequeue_all()] == [False, True]
     with pytest.raises(sluice.DatabaseError, match="ORA-00942"):
         senv.conn.capture_adm.prepare_sync_instantiation(f"{senv.owner}.emp, {senv.owner}.nope")
+
+
+def test_odd_names(senv):
+    """Names that need quoting: a table and columns with blanks, quotes and $."""
+    if senv.sqlite:
+        senv.writer.execute('CREATE TABLE "odd tab" ("id" INTEGER PRIMARY KEY, "it\'s" TEXT, "a""b$" INTEGER)')
+        owner, table = "HR", "ODD TAB"
+    else:
+        senv.writer.execute(f'CREATE TABLE {senv.schema}."odd tab" (id integer PRIMARY KEY, "it\'s" text, "a""b$" integer)')
+        owner, table = senv.owner, "ODD TAB"     # (its Oracle name: lower case folds to upper)
+    adm = senv.conn.rule_adm
+    adm.create_rule_set(rule_set_name="ODD_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="ODD_R", condition=(
+        f":dml.get_object_owner() = '{owner}' and :dml.get_object_name() = '{table}'"))
+    adm.add_rule(rule_name="ODD_R", rule_set_name="ODD_RS")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="ODD", rule_set_name="ODD_RS")
+    name = '"odd tab"' if senv.sqlite else f'{senv.schema}."odd tab"'
+    senv.sql(f"INSERT INTO {name} VALUES (1, 'x', 2)")
+    (lcr,) = senv.dequeue_all()
+    assert lcr.get_object_name() == table
+    assert {k: v[1] for k, v in _values(lcr, "NEW").items()} == {"ID": 1, "IT'S": "x", 'A"B$': 2}

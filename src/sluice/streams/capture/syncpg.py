@@ -68,8 +68,12 @@ def _lit(text: str) -> str:
 
 
 def find_table(conn: Any, owner: str, name: str) -> PgTable:
-    """:raises: ORA-00942 when there is no such table."""
+    """:raises: ORA-00942 when there is no such table (a name is taken in the mapping's
+    spelling: ``odd tab`` is not the table PostgreSQL calls ``odd tab``, whose Oracle name is
+    ``ODD TAB``)."""
     schema, table = pg_name(owner), pg_name(name)
+    if (oracle_name(schema), oracle_name(table)) != (owner, name):
+        raise ora(942, f"{owner}.{name}")
     rows = conn.execute(
         "SELECT a.attname, format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), NULL) "
         "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "

@@ -136,8 +136,8 @@ def _text_sql(v: str, family: str) -> str:
 def _units(side: str, table: SqliteTable) -> str:
     items = []
     for col, declared in table.columns:
-        v, fam = f'{side}."{col}"', _family(declared)
-        items.append(f"json_array('{col}', {_type_sql(v, fam)}, {_value_sql(v, fam)})")
+        v, fam = f"{side}.{quote(col)}", _family(declared)
+        items.append(f"json_array({_lit(col)}, {_type_sql(v, fam)}, {_value_sql(v, fam)})")
     return "json_array(" + ", ".join(items) + ")"
 
 
@@ -146,8 +146,8 @@ def _map(side: str | None, table: SqliteTable, of: str) -> str:
         return "NULL"
     pairs = []
     for col, declared in table.columns:
-        v, fam = f'{side}."{col}"', _family(declared)
-        pairs.append(f"'{col}', " + (_text_sql(v, fam) if of == "values" else _type_sql(v, fam)))
+        v, fam = f"{side}.{quote(col)}", _family(declared)
+        pairs.append(f"{_lit(col)}, " + (_text_sql(v, fam) if of == "values" else _type_sql(v, fam)))
     return "json_object(" + ", ".join(pairs) + ")"
 
 
