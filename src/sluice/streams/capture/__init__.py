@@ -9,7 +9,7 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
 * ``DBMS_CAPTURE_ADM`` (:class:`CaptureAdm`, ``conn.capture_adm``; ``adm.py``) creates,
   starts, stops, alters and drops them (one wal2json replication slot each);
   :func:`capture_for_rules` is the capture a ``DBMS_STREAMS_ADM.ADD_*_RULES`` with
-  ``streams_type => 'capture'`` creates implicitly (that caller is not built yet);
+  ``streams_type => 'capture'`` creates implicitly (:mod:`sluice.streams.rulegen`);
 * :class:`CaptureProcess` (``process.py``) runs one: logical decoding through the slot
   (``pgsource.py``), wal2json rows and DDL messages to :class:`sluice.streams.RowLCR` /
   :class:`~sluice.streams.DDLLCR` (``decode.py``), :func:`sluice.streams.evaluate_rule_sets`
@@ -30,7 +30,9 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
   captured tables follow the rule set (DBMS_RULE_ADM's hooks); subset rules migrate rows
   there ("Row Migration During Capture").
 
-Not built: row migration in capture processes, buffered staging of captured LCRs.
+Subset rules migrate rows as capture processes capture them too ("Row Migration During
+Capture", :func:`sluice.streams.rowmigration.migrate`).  Not built: buffered staging of
+captured LCRs.
 """
 
 from ...aq.admin import QUEUE_DROP_CHECKS
