@@ -533,3 +533,51 @@ def test_odd_names(senv):
     (lcr,) = senv.dequeue_all()
     assert lcr.get_object_name() == table
     assert {k: v[1] for k, v in _values(lcr, "NEW").items()} == {"ID": 1, "IT'S": "x", 'A"B$': 2}
+
+
+def test_add_table_rules_and_add_subset_rules_with_sync_capture(senv):
+    """DBMS_STREAMS_ADM.ADD_TABLE_RULES / ADD_SUBSET_RULES(streams_type => 'sync_capture'),
+    as an administrator writes them: the capture is created, the rules generated, the
+    tables captured; the subset rules migrate rows."""
+    senv.create_table("emp")
+    senv.create_table("regions", "id INTEGER PRIMARY KEY, region_id INTEGER, region_name TEXT")
+    o = senv.owner
+    cur = senv.conn.cursor()
+    cur.execute(f"""BEGIN
+      DBMS_STREAMS_ADM.ADD_TABLE_RULES(
+        table_name   => '{o}.emp',
+        streams_type => 'sync_capture',
+        streams_name => 'sync_capture',
+        queue_name   => 'strm_q');
+      DBMS_STREAMS_ADM.ADD_SUBSET_RULES(
+        table_name    => '{o}.regions',
+        dml_condition => 'region_id=2',
+        streams_type  => 'sync_capture',
+        streams_name  => 'sync_capture',
+        queue_name    => 'strm_q');
+    END;""")
+    assert {r["TABLE_NAME"] for r in senv.view("SELECT * FROM DBA_SYNC_CAPTURE_TABLES")} == {"EMP", "REGIONS"}
+    t, r = senv.table("emp"), senv.table("regions")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)", f"INSERT INTO {r} VALUES (1, 5, 'x')",
+             f"UPDATE {r} SET region_id = 2 WHERE id = 1", f"UPDATE {r} SET region_id = 3 WHERE id = 1")
+    got = [(lcr.get_object_name(), lcr.get_command_type()) for lcr in senv.dequeue_all()]
+    assert got == [("EMP", "INSERT"), ("REGIONS", "INSERT"), ("REGIONS", "DELETE")]
+
+
+@pytest.mark.parametrize("dsn", ["sqlite"], indirect=True)
+def test_sqlite_owner_qualified_table_names(senv):
+    """SQLite: ``SCOTT.DEPT`` is the table named "SCOTT.DEPT" when the file has one (Sluice's
+    own naming there); a queue table is never a captured table."""
+    senv.writer.execute('CREATE TABLE "SCOTT.DEPT" (id INTEGER PRIMARY KEY, name TEXT, dept INTEGER)')
+    adm = senv.conn.rule_adm
+    adm.create_rule_set(rule_set_name="Q_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="Q_R", condition=(
+        ":dml.get_object_owner() = 'SCOTT' and :dml.get_object_name() = 'DEPT'"))
+    adm.add_rule(rule_name="Q_R", rule_set_name="Q_RS")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="Q", rule_set_name="Q_RS")
+    senv.sql('INSERT INTO "SCOTT.DEPT" VALUES (1, \'d\', 1)')
+    assert [(lcr.get_object_owner(), lcr.get_object_name()) for lcr in senv.dequeue_all()] == [("SCOTT", "DEPT")]
+    adm.create_rule(rule_name="QT_R", condition=(
+        ":dml.get_object_owner() = 'SLUICE' and :dml.get_object_name() = 'STRM_QT'"))
+    with pytest.raises(sluice.DatabaseError, match="ORA-00942"):
+        adm.add_rule(rule_name="QT_R", rule_set_name="Q_RS")

@@ -1,10 +1,12 @@
 """Synchronous capture on SQLite: triggers that enqueue row LCRs in the writer's transaction.
 
-The captured tables live in the store's own file.  **Names**: the file is one schema;
-a table is captured under the owner the rules name (``HR`` in ``HR.EMPLOYEES``), and
-its object name is the SQLite table name upper-cased (SQLite names are
-case-insensitive, as unquoted Oracle names are); column names are upper-cased too.
-One physical table is captured under one owner.
+The captured tables live in the store's own file (a trigger cannot write into another
+attached database).  **Names**: ``HR.EMPLOYEES`` is the table named ``"HR.EMPLOYEES"`` if
+the file has one (as Sluice names its own tables there), else the table ``employees``:
+the file is one schema, whose tables are captured under the owner the rules name, their
+object name the table name upper-cased (SQLite names are case-insensitive, as unquoted
+Oracle names are); column names are upper-cased too.  One physical table is captured
+under one owner.
 
 **Per change**, for each capture of the table, an ``AFTER INSERT / UPDATE / DELETE …
 FOR EACH ROW WHEN <the capture's rules>`` trigger (plain SQL: no Sluice function, so a
@@ -68,15 +70,24 @@ class SqliteTable:
 
 
 def find_table(conn: Any, owner: str, name: str) -> SqliteTable:
-    """:raises: ORA-00942 when the file has no such table (Sluice's own are not tables)."""
-    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND upper(name) = upper(?)",
-                        (name,)).fetchall()
-    if len(rows) != 1 or "." in rows[0][0] or rows[0][0].upper().startswith(("SLUICE_", "AQ_")):
-        raise ora(942, f"{owner}.{name}")
-    physical = rows[0][0]
-    cols = tuple((r[1].upper(), (r[2] or "").upper())
-                 for r in conn.execute(f"PRAGMA table_info({quote(physical)})"))
-    return SqliteTable(owner, physical.upper(), physical, cols)
+    """The table ``owner.name`` of the store's file: a table named ``"OWNER.NAME"`` (as
+    Sluice names its own tables there), else a table ``NAME``.  Sluice's own tables are not
+    captured.  :raises: ORA-00942 when there is none."""
+    own = {r[0].upper() for r in conn.execute(
+        "SELECT OWNER || '.' || NAME FROM AQ_QUEUE_TABLES")}
+    for candidate in (f"{owner}.{name}", name):
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND upper(name) = upper(?)",
+                            (candidate,)).fetchall()
+        if len(rows) != 1:
+            continue
+        physical = rows[0][0]
+        if physical.upper() in own or physical.upper().startswith(("SLUICE_", "AQ_")) or \
+                ("." in physical and candidate == name):
+            break
+        cols = tuple((r[1].upper(), (r[2] or "").upper())
+                     for r in conn.execute(f"PRAGMA table_info({quote(physical)})"))
+        return SqliteTable(owner, name.upper() if candidate == name else name, physical, cols)
+    raise ora(942, f"{owner}.{name}")
 
 
 def _family(declared: str) -> str:

@@ -5,8 +5,9 @@ supplemental logging.
 Where the tables are: a capture process's source database (a PostgreSQL database: the
 store's own, or the capture's ``source_dsn``); for the other clients the database the
 store lives in — PostgreSQL (schema ``hr`` for owner ``HR``, names mapped as capture maps
-them), or the SQLite file (a table ``TABLE`` in an attached database ``OWNER``, or a
-table named ``"OWNER.TABLE"``, as Sluice names its own tables there).
+them), or the SQLite file (a table ``TABLE`` in an attached database ``OWNER``, a
+table named ``"OWNER.TABLE"``, as Sluice names its own tables there, or a table ``TABLE`` of
+the file itself, as synchronous capture maps them: :mod:`sluice.streams.capture.syncsqlite`).
 """
 
 from __future__ import annotations
@@ -117,7 +118,10 @@ class Dictionary:
 
     def _sqlite_columns(self, owner: str, table: str) -> list[tuple[str, str]] | None:
         for sql, params in (("SELECT name, type FROM pragma_table_info(?, ?)", (table, owner)),
-                            ("SELECT name, type FROM pragma_table_info(?)", (f"{owner}.{table}",))):
+                            ("SELECT name, type FROM pragma_table_info(?)", (f"{owner}.{table}",)),
+                            # the file's own schema: synchronous capture's mapping (its tables
+                            # under the owner the rules name; sluice.streams.capture.syncsqlite)
+                            ("SELECT name, type FROM pragma_table_info(?)", (table,))):
             rows = self._sqlite_query(sql, params)
             if rows:
                 return [(r[0], r[1]) for r in rows]
