@@ -581,3 +581,18 @@ def test_sqlite_owner_qualified_table_names(senv):
         ":dml.get_object_owner() = 'SLUICE' and :dml.get_object_name() = 'STRM_QT'"))
     with pytest.raises(sluice.DatabaseError, match="ORA-00942"):
         adm.add_rule(rule_name="QT_R", rule_set_name="Q_RS")
+
+
+def test_registrations_are_notified(senv):
+    """Seed 003 "Asynchronous Notifications": a consumer's registration hears of the LCRs
+    a trigger enqueued for it (the trigger writes the notification outbox rows)."""
+    from tests.conftest import wait_until
+    senv.conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY2"))
+    got = []
+    senv.conn.subscribe(name="STRM_Q:APPLY1", callback=got.append)
+    _create(senv, "emp")
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)", f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
+    assert wait_until(lambda: len(got) == 2, timeout=10)
+    ids = [r["MSG_ID"] for r in senv.view("SELECT MSG_ID FROM AQ$STRM_QT WHERE CONSUMER_NAME = 'APPLY1' "
+                                          "ORDER BY LOCAL_ORDER_NO")]
+    assert [m.msgid.hex().upper() for m in got] == ids and {m.consumer_name for m in got} == {"APPLY1"}

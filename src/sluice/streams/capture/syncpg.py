@@ -21,7 +21,8 @@ changes were made:
    from the commit's start, not from the first change;
 3. one queue-table row per subscriber (SEQ from the table's identity, a random
    message id, state READY, persistent), and a NOTIFY on the queue table's channel
-   so that waiting dequeuers wake.
+   so that waiting dequeuers wake;
+4. the notification outbox rows its registrations are owed.
 
 **The writer's session**: the tag is the hexadecimal text of the setting
 ``sluice.tag`` (``SET sluice.tag = '02'``, or ``set_config('sluice.tag', '02', true)``
@@ -220,6 +221,13 @@ BEGIN
     AND SPEC::jsonb ->> 'rule' IS NULL AND coalesce((SPEC::jsonb ->> 'delivery_mode')::int, 1) <> 2
     AND coalesce((SPEC::jsonb ->> 'protocol')::int, 0) NOT BETWEEN 128 AND 255
   ORDER BY NAME;
+  -- the notifications the records owe (sluice.store.sqlnotify; sluice.aq.queue.owe_notifications)
+  INSERT INTO {s}.SLUICE_NOTIFICATIONS (REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, PAYLOAD, CREATED)
+  SELECT R.SPEC::jsonb ->> 'id', M.MSGID, {_lit(q_owner + '.' + q_name)}, M.CONSUMER_NAME, 1, NULL, M.ENQ_TIME
+  FROM {s}.SLUICE_CATALOG R JOIN {s}.{queue_table} M ON M.MSGID = v_msgid
+  WHERE R.KIND = 'REGISTRATION' AND R.OWNER = {_lit(q_owner + '.' + q_name)}
+    AND (R.SPEC::jsonb ->> 'consumer' IS NULL
+         OR (R.SPEC::jsonb ->> 'consumer' = M.CONSUMER_NAME AND M.ADDRESS IS NULL));
   RETURN NULL;
 END"""
     # SECURITY DEFINER: the function writes the store's tables as the store's owner, so a

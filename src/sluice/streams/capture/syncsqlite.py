@@ -23,7 +23,9 @@ plain ``sqlite3`` writer fires it as well) does, inside the writer's transaction
 3. one queue-table row per subscriber of the queue (a multi-consumer ANYDATA queue),
    state READY, persistent, the LCR stored as :mod:`sluice.streams.lcrcodec`'s
    document.  Subscribers with a rule or a third-party protocol, and buffered-only
-   ones, get no record: their rules are dequeue conditions the trigger cannot run.
+   ones, get no record: their rules are dequeue conditions the trigger cannot run;
+4. the notification outbox rows its registrations are owed (delivered by a Sluice
+   process's notification dispatcher, which looks at the outbox every second).
 
 **The writer's session** (``SLUICE_SYNC_SESSION``): SQLite has neither session
 variables nor transaction ids in SQL.  A writer that wants its changes tagged
@@ -221,8 +223,24 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
             f"{txn}, S.NAME, S.ADDRESS, S.PROTOCOL, 1, {doc} "
             f"FROM SLUICE_SYNC_STATE ST, SLUICE_SCN SC, (SELECT {cmd} AS CMD) M, ({subscribers}) S "
             f"WHERE ST.ID = 1 AND SC.ID = 1; "
-            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; END")
+            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; "
+            f"{_notifications(queue, queue_table)} END")
     return out
+
+
+def _notifications(queue: tuple[str, str], queue_table: str) -> str:
+    """The notification outbox rows (``SLUICE_NOTIFICATIONS``, :mod:`sluice.store.sqlnotify`)
+    the new records owe: a registration on the queue hears of every record, a consumer's
+    registration of that consumer's (as :func:`sluice.aq.queue.owe_notifications` decides);
+    no payload (an ANYDATA queue).  Read registrations first: usually there are none."""
+    qualified = _lit(f"{queue[0]}.{queue[1]}")
+    return (f"INSERT INTO SLUICE_NOTIFICATIONS (REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, "
+            f"PAYLOAD, CREATED) SELECT json_extract(R.SPEC, '$.id'), M.MSGID, {qualified}, M.CONSUMER_NAME, 1, "
+            f"NULL, M.ENQ_TIME FROM SLUICE_CATALOG R, {queue_table} M "
+            f"WHERE R.KIND = 'REGISTRATION' AND R.OWNER = {qualified} "
+            f"AND M.MSGID = (SELECT MSGID FROM SLUICE_SYNC_STATE WHERE ID = 1) "
+            f"AND (json_extract(R.SPEC, '$.consumer') IS NULL OR "
+            f"(json_extract(R.SPEC, '$.consumer') = M.CONSUMER_NAME AND M.ADDRESS IS NULL));")
 
 
 def drop_ddl(capture: str, table: str) -> list[str]:
