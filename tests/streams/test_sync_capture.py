@@ -147,8 +147,10 @@ def test_every_subscriber_gets_the_lcr(senv):
     senv.conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY2"))
     _create(senv, "emp")
     senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
-    rows = senv.view("SELECT CONSUMER_NAME, MSG_ID, MSG_STATE FROM AQ$STRM_QT ORDER BY CONSUMER_NAME")
+    rows = senv.view("SELECT CONSUMER_NAME, MSG_ID, MSG_STATE, SENDER_NAME, DELIVERY_MODE, ENQ_USER_ID "
+                     "FROM AQ$STRM_QT ORDER BY CONSUMER_NAME")
     assert [r["CONSUMER_NAME"] for r in rows] == ["APPLY1", "APPLY2"]
+    assert {(r["SENDER_NAME"], r["DELIVERY_MODE"], r["ENQ_USER_ID"]) for r in rows} == {("SC", "PERSISTENT", "SLUICE")}
     assert rows[0]["MSG_ID"] == rows[1]["MSG_ID"] and {r["MSG_STATE"] for r in rows} == {"READY"}
     senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
     rows = senv.view("SELECT MSG_ID, LOCAL_ORDER_NO FROM AQ$STRM_QT")

@@ -212,10 +212,10 @@ BEGIN
     'cscn', v_scn, 'time', to_char(clock_timestamp(), 'YYYY-MM-DD"T"HH24:MI:SS.US'),
     'old', v_old, 'new', v_new))::text;
   INSERT INTO {s}.{queue_table} (Q_NAME, MSGID, PRIORITY, STATE, CSCN, ENQ_TIME, ENQ_UID, ENQ_TID,
-                                 CONSUMER_NAME, ADDRESS, PROTOCOL, DELIVERY_MODE, USER_DATA)
+                                 CONSUMER_NAME, ADDRESS, PROTOCOL, DELIVERY_MODE, SENDER_NAME, USER_DATA)
   SELECT {_lit(q_name)}, v_msgid, 1, 0, v_scn, extract(epoch FROM clock_timestamp()), {_lit(capture_user)},
          v_txn, SPEC::jsonb ->> 'name', SPEC::jsonb ->> 'address',
-         nullif(coalesce((SPEC::jsonb ->> 'protocol')::int, 0), 0), 1, v_doc
+         nullif(coalesce((SPEC::jsonb ->> 'protocol')::int, 0), 0), 1, {_lit(capture)}, v_doc
   FROM {s}.SLUICE_CATALOG
   WHERE KIND = 'SUBSCRIBER' AND OWNER = {_lit(q_owner + '.' + q_name)}
     AND SPEC::jsonb ->> 'rule' IS NULL AND coalesce((SPEC::jsonb ->> 'delivery_mode')::int, 1) <> 2
