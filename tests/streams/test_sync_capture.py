@@ -598,3 +598,80 @@ def test_registrations_are_notified(senv):
     ids = [r["MSG_ID"] for r in senv.view("SELECT MSG_ID FROM AQ$STRM_QT WHERE CONSUMER_NAME = 'APPLY1' "
                                           "ORDER BY LOCAL_ORDER_NO")]
     assert [m.msgid.hex().upper() for m in got] == ids and {m.consumer_name for m in got} == {"APPLY1"}
+
+
+def test_changes_made_by_sluice_are_captured(senv):
+    """A Sluice session's INSERT / UPDATE / DELETE run in its transaction: committed with its
+    enqueues, captured with its DBMS_STREAMS tag and transaction id; rolled back, nothing."""
+    _create(senv, "emp", tagged=True)
+    t = senv.table("emp")
+    cur = senv.conn.cursor()
+    cur.execute(f"INSERT INTO {t} VALUES (:1, :2, :3)", [1, "a", 1])
+    assert cur.rowcount == 1
+    cur.execute(f"INSERT INTO {t} VALUES (:id, 'b', 2)", {"id": 2})
+    cur.execute(f"UPDATE {t} SET dept = 9")
+    assert cur.rowcount == 2
+    assert cur.execute(f"SELECT COUNT(*) FROM {t} WHERE dept = 9").fetchone() == (2,)   # its own changes
+    senv.conn.queue("STRM_Q").enqone(senv.conn.msgproperties(payload={"app": 1}))
+    senv.conn.commit()
+    cur.execute(f"DELETE FROM {t} WHERE id = 2")
+    senv.conn.rollback()                                      # nothing of it is captured
+    senv.conn.streams.set_tag(b"\x05")
+    cur.execute(f"DELETE FROM {t} WHERE id = 1")
+    senv.conn.commit()
+    got = senv.dequeue_all()
+    lcrs = [p for p in got if not isinstance(p, dict)]
+    assert [(lcr.get_command_type(), lcr.get_tag()) for lcr in lcrs] == \
+        [("INSERT", None), ("INSERT", None), ("UPDATE", None), ("UPDATE", None), ("DELETE", b"\x05")]
+    assert len({lcr.get_transaction_id() for lcr in lcrs[:4]}) == 1
+    assert {"app": 1} in got
+    assert senv.writer.execute(f"SELECT id FROM {t}").fetchall() == [(2,)]
+
+
+def test_a_failed_sluice_statement_is_undone_alone(senv):
+    _create(senv, "emp")
+    t = senv.table("emp")
+    cur = senv.conn.cursor()
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    with pytest.raises(sluice.IntegrityError, match="ORA-00001"):
+        cur.execute(f"INSERT INTO {t} VALUES (1, 'again', 1)")
+    with pytest.raises(sluice.DatabaseError, match="ORA-00942"):
+        cur.execute("INSERT INTO no_such_table VALUES (1)")
+    cur.execute(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    senv.conn.commit()
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 2]
+
+
+def test_sluice_dml_and_savepoints(senv):
+    """A savepoint (sluice.connection.savepoint) takes back the DML made since it, whether
+    the transaction had DML before it or not."""
+    from sluice.connection import rollback_to_savepoint, savepoint
+    _create(senv, "emp")
+    t = senv.table("emp")
+    cur = senv.conn.cursor()
+    before_any = savepoint(senv.conn)
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'gone', 1)")
+    rollback_to_savepoint(senv.conn, before_any)
+    cur.execute(f"INSERT INTO {t} VALUES (2, 'kept', 1)")
+    mark = savepoint(senv.conn)
+    cur.execute(f"INSERT INTO {t} VALUES (3, 'gone', 1)")
+    rollback_to_savepoint(senv.conn, mark)
+    senv.conn.commit()
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [2]
+    assert senv.writer.execute(f"SELECT id FROM {t}").fetchall() == [(2,)]
+
+
+@pytest.mark.parametrize("dsn", ["sqlite"], indirect=True)
+def test_sqlite_immediate_enqueue_under_dml_is_refused(senv):
+    """SQLite has one writer: while a session's DML holds the write transaction, an
+    IMMEDIATE enqueue (a transaction of its own) would wait for it forever; it is refused
+    and the session's transaction goes on."""
+    _create(senv, "emp")
+    cur = senv.conn.cursor()
+    cur.execute(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
+    q = senv.conn.queue("STRM_Q")
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    with pytest.raises(sluice.NotSupportedError, match="IMMEDIATE"):
+        q.enqone(senv.conn.msgproperties(payload={"now": 1}))
+    senv.conn.commit()
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]

@@ -43,7 +43,7 @@ from typing import Any
 
 from ...errors import ora
 from ...store.locks import TRIGGER_SEQ_BASE
-from ...store.sqlschema import quote
+from ...store.sqlschema import SYNC_SESSION_DDL, quote
 from .syncrules import TriggerColumns, compile_update_rules
 
 __all__ = ["SYNC_SEQ_BASE", "SqliteTable", "find_table", "trigger_ddl", "drop_ddl", "open_session",
@@ -56,8 +56,7 @@ SQLITE_DDL = [
     f"""CREATE TABLE IF NOT EXISTS SLUICE_SYNC_STATE (
         ID INTEGER PRIMARY KEY, SEQ INTEGER NOT NULL, MSGID BLOB)""",
     f"INSERT INTO SLUICE_SYNC_STATE (ID, SEQ) VALUES (1, {SYNC_SEQ_BASE}) ON CONFLICT DO NOTHING",
-    """CREATE TABLE IF NOT EXISTS SLUICE_SYNC_SESSION (
-        TXN TEXT NOT NULL DEFAULT (lower(hex(randomblob(8)))), TAG BLOB)""",
+    SYNC_SESSION_DDL,
 ]
 
 
