@@ -675,3 +675,22 @@ def test_sqlite_immediate_enqueue_under_dml_is_refused(senv):
         q.enqone(senv.conn.msgproperties(payload={"now": 1}))
     senv.conn.commit()
     assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
+
+
+@pytest.mark.parametrize("dsn", ["sqlite"], indirect=True)
+def test_sqlite_dml_transaction_ends_in_another_thread(senv):
+    """A connection shared by threads: its DML transaction may end in another thread (the
+    write transaction is SQLite's, not a mutex of the thread that began it)."""
+    import threading
+    _create(senv, "emp")
+    senv.conn.cursor().execute(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
+    done = threading.Thread(target=senv.conn.commit)
+    done.start()
+    done.join()
+    other = sluice.connect(senv.dsn)            # the store is free for other writers
+    try:
+        other.cursor().execute(f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
+        other.commit()
+    finally:
+        other.close()
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 2]

@@ -75,7 +75,10 @@ class SqliteSession(StoreSession):
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
         conn = self.conn
         if not self._dml:
-            self.store.begin(conn)
+            # SQLite's own write lock, not the process's mutex (store.begin): the transaction
+            # may end in another thread (a connection shared by threads, a dropped one closed
+            # by the reaper); other writers wait in SQLite's busy handler
+            conn.execute("BEGIN IMMEDIATE")
             self._dml = True
             try:
                 conn.execute(SYNC_SESSION_DDL)
@@ -108,9 +111,16 @@ class SqliteSession(StoreSession):
     def _end_dml(self, commit: bool) -> None:
         """End the transaction DML opened (the session's row goes with a COMMIT)."""
         self._dml = False
-        if commit:
-            self.conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
-        self.store.end(self.conn, commit)
+        conn = self.conn
+        try:
+            if commit:
+                conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
+                conn.execute("COMMIT")
+                return
+        except BaseException:
+            _rollback_quietly(conn)
+            raise
+        _rollback_quietly(conn)
 
     # -- enqueue ------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
@@ -312,8 +322,8 @@ class SqliteSession(StoreSession):
 
     # -- transaction end ----------------------------------------------------
     def commit(self) -> None:
-        inserts, removes = self._inserts, self._removes
-        if inserts or removes or self._works or self._dml:
+        inserts, removes, dml = self._inserts, self._removes, self._dml
+        if inserts or removes or self._works or dml:
             now = time.time()
             store = self.store
             # the consume count is bumped before the locks go (see MessageLocks.begin_consume)
@@ -328,6 +338,8 @@ class SqliteSession(StoreSession):
         self._end()
         if inserts:
             self._after_insert([r for _, recs in inserts.values() for r in recs])
+        elif dml:      # triggers may have enqueued (a synchronous capture's LCRs)
+            self.store.notify()
         for queue, recs, _ in removes:
             self._notify_retention(queue, recs)
 
@@ -513,6 +525,12 @@ class _Mark:
     held_set: set
     removed: set
     works: int
+
+
+def _rollback_quietly(conn: sqlite3.Connection) -> None:
+    """ROLLBACK what is open (nothing is, when SQLite already rolled it back)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def _sql_error(e: sqlite3.Error) -> Exception:
