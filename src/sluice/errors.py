@@ -172,6 +172,11 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25224: (ProgrammingError, "sender name must be specified for enqueue into secure queues"),
     # the database server (PostgreSQL backend): reachability, lost connections, lock waits
     54: (OperationalError, "resource busy and acquire with NOWAIT specified or timeout expired"),
+    # DML on the store's database (StoreSession.execute_dml): constraint violations
+    1: (IntegrityError, "unique constraint ({0}) violated"),
+    1400: (IntegrityError, "cannot insert NULL into ({0})"),
+    2290: (IntegrityError, "check constraint ({0}) violated"),
+    2291: (IntegrityError, "integrity constraint ({0}) violated - parent key not found"),
     20: (OperationalError, "maximum number of processes ({0}) exceeded"),
     1013: (OperationalError, "user requested cancel of current operation"),
     1086: (ProgrammingError, "savepoint '{0}' never established in this session or is invalid"),

@@ -479,6 +479,13 @@ def hosting_ddl(d: Dialect) -> list[str]:
     ]
 
 
+# SQLite: the writer's session as SQL triggers see it (a synchronous capture's,
+# sluice.streams.capture.syncsqlite): a row a writer keeps for the length of its transaction
+# (Sluice's sessions do, for their DML) holding its Streams tag and transaction id
+SYNC_SESSION_DDL = """CREATE TABLE IF NOT EXISTS SLUICE_SYNC_SESSION (
+    TXN TEXT NOT NULL DEFAULT (lower(hex(randomblob(8)))), TAG BLOB)"""
+
+
 # per-session views that depend on the current user
 USER_VIEWS = [
     ("USER_QUEUES", "SELECT NAME, QUEUE_TABLE, QID, QUEUE_TYPE, MAX_RETRIES, RETRY_DELAY, "
