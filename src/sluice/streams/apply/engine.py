@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any, Callable
 
 from ...errors import DatabaseError, not_supported, ora
@@ -93,11 +94,20 @@ def same(a: Any, b: Any) -> bool:
     """Equal as column values (a DATE read back as ``date`` equals a midnight ``datetime``)."""
     if a is None or b is None:
         return a is None and b is None
+    if isinstance(a, str) != isinstance(b, str) and isinstance(b if isinstance(a, str) else a, date):
+        text, when = (a, b) if isinstance(a, str) else (b, a)
+        try:                           # a DATE or TIMESTAMP SQLite keeps as ISO text
+            return same(datetime.fromisoformat(text), when)
+        except ValueError:
+            return False
     if isinstance(a, datetime) != isinstance(b, datetime) and isinstance(a, date) and isinstance(b, date):
         a = a.date() if isinstance(a, datetime) else a
         b = b.date() if isinstance(b, datetime) else b
     if isinstance(a, str) != isinstance(b, str):
         return str(a) == str(b)
+    if isinstance(a, float) != isinstance(b, float) and isinstance(a, (int, float, Decimal)) \
+            and isinstance(b, (int, float, Decimal)):
+        return float(a) == float(b)      # a NUMBER kept as REAL by SQLite
     return a == b
 
 

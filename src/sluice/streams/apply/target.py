@@ -201,8 +201,10 @@ class PgTarget(Target):
             self.conn = psycopg.connect(conninfo, autocommit=False, connect_timeout=10)
         except psycopg.Error as e:
             raise _pg_error(e) from None
-        self.conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.quote(schema)}")
-        self.conn.commit()
+
+    def ensure_bookkeeping(self) -> None:
+        self.execute(f"CREATE SCHEMA IF NOT EXISTS {self.quote(self.schema)}")
+        super().ensure_bookkeeping()
 
     def table(self, owner: str, name: str) -> str:
         return f"{self.quote(pg_name(owner))}.{self.quote(pg_name(name))}"
