@@ -86,6 +86,7 @@ COMMANDS = {
     "queues": lambda dsn: ["--dsn", dsn, "queues"],
     "serve": lambda dsn: ["--dsn", dsn, "serve", "--port", "0"],
     "demo": lambda dsn: ["demo", "--dsn", dsn],
+    "compare": lambda dsn: ["compare", "HR.EMP", "--source", dsn, "--target", dsn],
 }
 IDAP = {  # a servlet that is not there
     "send": ["idap", "--url", "http://127.0.0.1:1", "--agent", "a", "--agent-password", "p", "send", "Q", "x"],

@@ -40,6 +40,7 @@ from psycopg import errors as pgerr
 
 from ...errors import DatabaseError, not_supported, ora
 from ...store.pgconn import parse_dsn
+from ...store.sqlite import check_sqlite_file
 from ..capture.decode import pg_name
 from ..capture.pgsource import emit_tag
 
@@ -293,9 +294,15 @@ class SqliteTarget(Target):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
-        self.conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
         self._open = False
+        check_sqlite_file(path)      # the store's refusals: ORA-27041, ORA-01157
+        try:
+            self.conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.Error as e:
+            if "not a database" in str(e):
+                raise ora(1157, path, f"not an SQLite database ({e})") from None
+            raise ora(27041, path, str(e)) from None
 
     def table(self, owner: str, name: str) -> str:
         return self.quote(f"{owner}.{name}")
@@ -383,7 +390,8 @@ def open_target(link: str | None, store_dialect: str, store_pg: tuple[str, str] 
         if link.startswith(("postgresql://", "postgres://")):
             t = parse_dsn(link)
             return PgTarget(t.conninfo, t.schema, t.display)
-        raise not_supported(f"apply database link {link!r} (give a postgresql:// or sqlite:/// DSN)")
+        raise ora(12154, f"{link.split('@')[-1]} (a database link here is a DSN: sqlite:///file.db or "
+                         f"postgresql://…)")
     if store_pg is not None:
         return PgTarget(store_pg[0], store_pg[1], "the store's database")
     if store_path:
