@@ -86,6 +86,7 @@ COMMANDS = {
     "queues": lambda dsn: ["--dsn", dsn, "queues"],
     "serve": lambda dsn: ["--dsn", dsn, "serve", "--port", "0"],
     "demo": lambda dsn: ["demo", "--dsn", dsn],
+    "run": lambda dsn: ["--dsn", dsn, "run"],
     "compare": lambda dsn: ["compare", "HR.EMP", "--source", dsn, "--target", dsn],
 }
 IDAP = {  # a servlet that is not there

@@ -8,6 +8,7 @@
     sluice queues
     sluice serve --host 127.0.0.1 --port 8080   the IDAP servlet (AQ over SOAP/HTTP)
     sluice idap --agent john --agent-password welcome send AQUSER.RAW_MSGQ 'hi'   its client
+    sluice run [DSN]                     the process host: the store's enabled Streams processes
     sluice demo
     sluice compare hr.employees --source postgresql://… --target sqlite:///replica.db
                                          a table against its replica, row by row
@@ -328,6 +329,50 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
         _fail(e)
     click.echo(f"AQ servlet on http://{host}:{port}/aqserv/servlet/<ServletName> over {config.dsn}")
     run_servlet(config, host, port, log_level)
+
+
+@main.command()
+@click.argument("run_dsn", metavar="[DSN]", required=False)
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False))
+@click.option("--stop-timeout", type=float, default=60.0, show_default=True,
+              help="Seconds each process may take to finish its batch when stopping.")
+@click.pass_obj
+def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float) -> None:
+    """Run the store's enabled Streams processes (capture, …) until SIGTERM or SIGINT.
+
+    DSN defaults to the global --dsn.  Every copy of sluice run on a store (several
+    processes, several machines) runs each process exactly once: another takes it over
+    within seconds when its host dies.  START_/STOP_ procedures are obeyed within a
+    second; V$STREAMS_HOSTED shows which host runs what.  Exit status 0 after a clean
+    stop, 1 when a process did not finish its batch within --stop-timeout.
+    """
+    import logging
+    import signal
+    import threading
+
+    from .streams.host import Host
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    dsn = run_dsn or obj.dsn
+    import sluice
+    host = Host(lambda: sluice.connect(dsn, user=obj.user, password=obj.password),
+                stop_timeout=stop_timeout)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        logging.getLogger("sluice.host").info("%s: stopping", signal.Signals(signum).name)
+        stop.set()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        host.start()
+    except Error as e:
+        _fail(e)
+    while not stop.wait(0.5):
+        if not host.alive:                   # its supervisor failed (logged)
+            break
+    sys.exit(0 if host.stop() and stop.is_set() else 1)
 
 
 def _check_listen(host: str, port: int) -> None:

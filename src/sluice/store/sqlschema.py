@@ -18,8 +18,9 @@ from .dialect import Dialect
 # 1: the first release; 2: multi-consumer records (ADDRESS, PROTOCOL, RECIPIENT_LIST
 # columns, MSGID no longer unique, the consumer in the order index of multi-consumer tables);
 # 3: Streams capture (SLUICE_CAPTURE_PROGRESS, SLUICE_STREAMS_UNSUPPORTED and their views)
-# 4: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
-SCHEMA_VERSION = 4
+# 4: the process host (SLUICE_STREAMS_HOSTED, V$STREAMS_HOSTED)
+# 5: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
+SCHEMA_VERSION = 5
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -111,6 +112,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
                    CASE WHEN CAST({d.json_text('SPEC', 'enable_anyp')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS ANYP_ENABLED
             FROM SLUICE_CATALOG WHERE KIND = 'AGENT'""",
         *capture_ddl(d),
+        *hosting_ddl(d),
         *apply_ddl(d),
         f"""{d.create_view} AQ$INTERNET_USERS AS
             SELECT A.AGENT_NAME, M.NAME AS DB_USERNAME, A.HTTP_ENABLED, A.SMTP_ENABLED,
@@ -199,6 +201,24 @@ def capture_ddl(d: Dialect) -> list[str]:
     ]
 
 
+# -- the process host (wave 2, issue 13 section 3) ----------------------------------------
+def hosting_ddl(d: Dialect) -> list[str]:
+    """Which host runs which Streams process (:mod:`sluice.streams.host`): a row per
+    process a host holds the lease of, written when it takes it and deleted when it lets
+    it go (a host killed leaves its rows until another host takes the processes over or
+    finds them stopped).  V$STREAMS_HOSTED shows them (a Sluice view: Oracle runs its
+    Streams processes inside the instance)."""
+    i, r = d.int_type, d.real_type
+    return [
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_STREAMS_HOSTED (
+            PROCESS_TYPE TEXT NOT NULL, PROCESS_NAME TEXT NOT NULL,
+            HOST_NAME TEXT NOT NULL, OS_PID {i} NOT NULL, HOST_ID TEXT NOT NULL,
+            STATE TEXT NOT NULL, STARTUP_TIME {r} NOT NULL, RESTARTS {i} NOT NULL DEFAULT 0,
+            ERROR_MESSAGE TEXT, PRIMARY KEY (PROCESS_TYPE, PROCESS_NAME))""",
+        f"""{d.create_view} V$STREAMS_HOSTED AS
+            SELECT PROCESS_TYPE, PROCESS_NAME, HOST_NAME, OS_PID, HOST_ID, STATE,
+                   {d.epoch_to_timestamp('STARTUP_TIME')} AS STARTUP_TIME, RESTARTS, ERROR_MESSAGE
+            FROM SLUICE_STREAMS_HOSTED""",
 # ---- Streams apply (sluice.streams.apply) -------------------------------------------------
 def apply_ddl(d: Dialect) -> list[str]:
     """Apply processes (:mod:`sluice.streams.apply`): the error queue (``SLUICE_APPLY_ERROR``,

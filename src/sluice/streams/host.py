@@ -1,16 +1,375 @@
-"""The process host (wave 2, not built yet): runs the enabled Streams processes of a site.
+"""The process host: runs the enabled Streams processes of a store, each exactly once.
 
-DESIGN.md section 7, "Processes": capture processes, propagation schedules, apply
-processes, notification dispatch and the time manager are rows in the catalog plus code;
-one host (``sluice run``, or in-process for tests) runs the enabled ones, each exactly
-once across hosts (leases in the store), restarts them on failure, and obeys the
-DBMS_* procedures -- which only change catalog state -- within a second.  The seeds'
-counterparts: seed 003_2d8b77b6a147e3d3.txt "Queue Monitor Coordinator" (the background
-processes of AQ) and seed 001_0cd730aa595c4170.txt "Propagation Jobs", "Propagation
-Scheduling and Oracle Streams Propagations".
+DESIGN.md section 7, "Processes": capture processes (and, as they are built, propagation
+schedules and apply processes) are rows in the catalog plus code; one host runs the
+enabled ones, each exactly once across hosts, restarts them on failure, and obeys the
+DBMS_* procedures -- which only change catalog state -- within a second.  Oracle runs
+them inside the instance (seed 003_2d8b77b6a147e3d3.txt "Queue Monitor Coordinator";
+seed 001_0cd730aa595c4170.txt "Propagation Jobs"); Sluice runs them in ``sluice run``,
+or in-process::
 
-Today the time manager (:mod:`sluice.store.timemgr`) and the notification dispatcher
-(:mod:`sluice.aq.notify.dispatcher`) start on their own with a store; this module will
-host them together with :mod:`sluice.streams.capture`, :mod:`sluice.streams.propagation`
-and :mod:`sluice.streams.apply`.
+    with Host(lambda: sluice.connect(dsn)) as host:   # start() … stop()
+        ...
+
+**What runs.**  The kinds registered in :mod:`.hosting` (capture today); each kind lists
+its enabled processes.  The host re-lists them whenever the store's catalog version moves
+(a number in memory on both backends: a shared page on SQLite, NOTIFY on PostgreSQL, so
+polling it every ``poll`` seconds costs nothing) and every ``takeover`` seconds anyway.
+
+**Exactly once.**  Before running a process the host takes its lease
+(:mod:`sluice.store.leases`: a PostgreSQL session-level advisory lock on a connection of
+the host's own, or an OFD lock beside an SQLite file); a host that dies loses its leases
+with its sessions, and the other hosts, which try to take the leases of enabled processes
+nobody runs every ``takeover`` seconds, take them over.  A host whose lease session is lost
+stops what it runs before taking anything again.
+
+**Each process** runs in a thread of its own (``sluice-capture-CAP1``) on a connection of
+its own, and logs as ``sluice.capture.CAP1``.  When the catalog stops wanting it (STOP_,
+DROP_) the host asks it to stop: it finishes its batch and returns.  When it fails:
+
+* a failure the process recorded as its state (capture ABORTED, ERROR_MESSAGE set) leaves
+  it disabled -- the host does not restart it until START_ enables it again (Oracle's
+  semantics);
+* any other exception is a crash of the host's worker: while the catalog still wants the
+  process, it is restarted after ``backoff[0]`` seconds, doubling up to ``backoff[1]``
+  (the count starts again after a run that lasted ``backoff[1]``), each crash logged with
+  its traceback and shown in V$STREAMS_HOSTED (STATE 'WAITING TO RESTART', RESTARTS,
+  ERROR_MESSAGE).  The host keeps the lease meanwhile.
+
+**Stopping** (:meth:`Host.stop`; ``sluice run`` on SIGTERM or SIGINT) asks every process
+to stop, waits up to ``stop_timeout`` seconds for each to finish its batch, then lets the
+leases go.
+
+The time manager (:mod:`sluice.store.timemgr`) and the notification dispatcher
+(:mod:`sluice.aq.notify.dispatcher`) are not hosted: they start with every store in every
+process and are safe to run in many at once (each item they handle is claimed with a row
+lock or a lease of its own), so they need no exactly-once host.
 """
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from ..errors import DatabaseError
+from ..store.leases import Leases, open_leases
+from .hosting import ProcessKind, kinds as registered_kinds
+
+if TYPE_CHECKING:
+    from ..connection import Connection
+
+__all__ = ["Host"]
+
+log = logging.getLogger("sluice.host")
+
+_RECORD = """INSERT INTO SLUICE_STREAMS_HOSTED (PROCESS_TYPE, PROCESS_NAME, HOST_NAME, OS_PID,
+    HOST_ID, STATE, STARTUP_TIME, RESTARTS, ERROR_MESSAGE) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (PROCESS_TYPE, PROCESS_NAME) DO UPDATE SET HOST_NAME = excluded.HOST_NAME,
+    OS_PID = excluded.OS_PID, HOST_ID = excluded.HOST_ID, STATE = excluded.STATE,
+    STARTUP_TIME = excluded.STARTUP_TIME, RESTARTS = excluded.RESTARTS,
+    ERROR_MESSAGE = excluded.ERROR_MESSAGE"""
+_FORGET = "DELETE FROM SLUICE_STREAMS_HOSTED WHERE PROCESS_TYPE = ? AND PROCESS_NAME = ?"
+_FORGET_MINE = _FORGET + " AND HOST_ID = ?"
+
+
+@dataclass(eq=False)
+class _Hosted:
+    """A process whose lease this host holds."""
+
+    kind: ProcessKind
+    name: str
+    log: logging.Logger
+    stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+    done: bool = False                   # the current run has ended (set by its thread)
+    error: Exception | None = None       # how it ended
+    started: float = 0.0                 # monotonic time of the current run
+    restarts: int = 0                    # crashes in a row
+    restart_at: float | None = None      # monotonic time of the next run, after a crash
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.kind.name, self.name
+
+
+class Host:
+    """Runs the enabled Streams processes of the store ``connect()`` opens sessions on.
+
+    ``connect``: a function returning a new :class:`sluice.Connection` (one for the host,
+    one per process run); ``kinds``: the process kinds to run (default: every kind
+    registered in :mod:`.hosting`)."""
+
+    def __init__(self, connect: Callable[[], "Connection"], *, kinds: Iterable[ProcessKind] | None = None,
+                 poll: float = 0.1, takeover: float = 1.0, backoff: tuple[float, float] = (1.0, 60.0),
+                 stop_timeout: float = 60.0) -> None:
+        self._connect = connect
+        self.kinds = list(kinds) if kinds is not None else registered_kinds()
+        self.poll, self.takeover, self.backoff, self.stop_timeout = poll, takeover, backoff, stop_timeout
+        self.host_name = socket.gethostname()
+        self.pid = os.getpid()
+        self.host_id = uuid.uuid4().hex
+        self.clean = True                     # every process stopped within stop_timeout
+        self._hosted: dict[tuple[str, str], _Hosted] = {}
+        self._lock = threading.Lock()         # _hosted, read by running() from other threads
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._conn: Connection | None = None
+        self._leases: Leases | None = None
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self) -> "Host":
+        """Open the host's session and leases (raising the store's error now) and start."""
+        if self._thread is not None:
+            return self
+        self._conn = self._connect()
+        try:
+            self._leases = open_leases(self._conn.context.store)
+        except BaseException:
+            self._conn.close()
+            raise
+        self._thread = threading.Thread(target=self._supervise, name=f"sluice-host-{self.host_id[:8]}",
+                                        daemon=True)
+        self._thread.start()
+        log.info("host %s (%s pid %d) started: %s", self.host_id[:8], self.host_name, self.pid,
+                 ", ".join(k.name for k in self.kinds) or "no process kinds")
+        return self
+
+    def stop(self) -> bool:
+        """Stop every process (each finishes its batch) and let the leases go; False when
+        one did not stop within ``stop_timeout`` seconds."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        return self.clean
+
+    def __enter__(self) -> "Host":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def running(self) -> list[tuple[str, str]]:
+        """``(kind, name)`` of the processes running here now."""
+        with self._lock:
+            return sorted(h.key for h in self._hosted.values() if h.thread is not None and not h.done)
+
+    # -- the supervisor thread ---------------------------------------------------------
+    def _supervise(self) -> None:
+        version: int | None = None
+        next_scan = retry_at = 0.0
+        last_error = None
+        store = self._conn.context.store
+        try:
+            while not self._stopping.is_set():
+                try:
+                    self._reap()
+                    now = time.monotonic()
+                    current = store.catalog_version()
+                    if (current != version or now >= next_scan) and now >= retry_at:
+                        version, next_scan = current, now + self.takeover
+                        self._reconcile()
+                    self._restart_due()
+                    last_error = None
+                except DatabaseError as e:   # the store away for a while: again at the next scan
+                    if str(e) != last_error:
+                        log.warning("host %s: %s (trying again every %.1f s)", self.host_id[:8], e,
+                                    self.takeover)
+                    last_error = str(e)
+                    next_scan = retry_at = time.monotonic() + self.takeover
+                self._wake.wait(self.poll)
+                self._wake.clear()
+        except Exception:
+            log.exception("host %s failed", self.host_id[:8])
+            raise
+        finally:
+            self._shutdown()
+
+    def _wanted(self, kinds: Iterable[ProcessKind]) -> set[tuple[str, str]]:
+        return {(k.name, name) for k in kinds for name in k.enabled(self._conn)}
+
+    def _reconcile(self) -> None:
+        """Obey the catalog: stop what it no longer wants, take the leases of what nobody runs."""
+        if not self._leases.alive():
+            self._lose_leases()
+            return
+        wanted = self._wanted(self.kinds)
+        for key, h in list(self._hosted.items()):
+            if key not in wanted and not h.stop.is_set():
+                h.log.info("no longer enabled: stopping")
+                h.stop.set()
+        by_name = {k.name: k for k in self.kinds}
+        for kind_name, name in sorted(wanted - set(self._hosted)):
+            if self._stopping.is_set():
+                return
+            if self._leases.acquire(kind_name, name):
+                kind = by_name[kind_name]
+                h = _Hosted(kind, name, logging.getLogger(f"{kind.logger}.{name}"))
+                with self._lock:
+                    self._hosted[h.key] = h
+                self._launch(h)
+        self._tidy(wanted)
+
+    def _launch(self, h: _Hosted) -> None:
+        h.done, h.error, h.restart_at, h.started = False, None, None, time.monotonic()
+        self._record(h, "RUNNING")
+        h.thread = threading.Thread(target=self._work, args=(h,), daemon=True,
+                                    name=f"sluice-{h.kind.name.lower()}-{h.name}")
+        h.log.info("started on %s (pid %d)%s", self.host_name, self.pid,
+                   f", restart {h.restarts}" if h.restarts else "")
+        h.thread.start()
+
+    def _work(self, h: _Hosted) -> None:
+        """One run of a process, in its own thread and session."""
+        conn = None
+        try:
+            conn = self._connect()
+            h.kind.run(conn, h.name, h.stop)
+        except Exception as e:   # judged by the supervisor (_reap)
+            h.error = e
+        finally:
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception as e:   # noqa: BLE001  (the run's outcome matters, not this)
+                    h.log.warning("closing its session: %s", e)
+            h.done = True
+            self._wake.set()
+
+    def _reap(self) -> None:
+        """Decide about the runs that ended: done, or a crash to restart."""
+        for h in list(self._hosted.values()):
+            if h.thread is None or not h.done:
+                continue
+            error = h.error
+            asked = error is None or h.stop.is_set() or self._stopping.is_set()
+            enabled = not asked and h.key in self._wanted([h.kind])   # may raise: reaped next time
+            h.thread.join()
+            h.thread = None
+            if asked:
+                if error is not None:
+                    h.log.warning("stopped: %s", error)
+                else:
+                    h.log.info("stopped")
+                self._let_go(h)
+            elif not enabled:
+                # the process recorded its failure (ABORTED): it waits for START_ again
+                h.log.error("ended: %s (not restarted: no longer enabled)", error)
+                self._let_go(h)
+            else:
+                if time.monotonic() - h.started >= self.backoff[1]:
+                    h.restarts = 0      # it had been running well: a new series of crashes
+                h.restarts += 1
+                delay = min(self.backoff[0] * 2 ** (h.restarts - 1), self.backoff[1])
+                h.restart_at = time.monotonic() + delay
+                h.log.error("crashed (%s: %s); restarting in %.1f s (crash %d in a row)",
+                            type(error).__name__, error, delay, h.restarts, exc_info=error)
+                self._record(h, "WAITING TO RESTART", f"{type(error).__name__}: {error}")
+
+    def _restart_due(self) -> None:
+        now = time.monotonic()
+        for h in list(self._hosted.values()):
+            if h.thread is None and h.restart_at is not None:
+                if h.stop.is_set():             # disabled while waiting to restart
+                    h.log.info("stopped")
+                    self._let_go(h)
+                elif now >= h.restart_at:
+                    self._launch(h)
+
+    def _let_go(self, h: _Hosted) -> None:
+        """Forget the process: its V$STREAMS_HOSTED row first, then the lease."""
+        with self._lock:
+            self._hosted.pop(h.key, None)
+        try:
+            self._write(_FORGET_MINE, (*h.key, self.host_id))
+        except DatabaseError as e:     # only the view: the next holder overwrites the row
+            h.log.warning("forgetting its V$STREAMS_HOSTED row: %s", e)
+        finally:
+            self._leases.release(*h.key)
+
+    def _tidy(self, wanted: set[tuple[str, str]]) -> None:
+        """Rows of V$STREAMS_HOSTED a killed host left for processes nobody wants running
+        now: gone once their lease is free (a running host holds it while it stops them)."""
+        known = {k.name for k in self.kinds}
+        rows = self._read("SELECT PROCESS_TYPE, PROCESS_NAME FROM SLUICE_STREAMS_HOSTED")
+        for kind_name, name in rows:
+            key = (kind_name, name)
+            if kind_name in known and key not in wanted and key not in self._hosted \
+                    and self._leases.acquire(*key):
+                try:
+                    self._write(_FORGET, key)
+                finally:
+                    self._leases.release(*key)
+
+    def _lose_leases(self) -> None:
+        """The lease session is gone: others may take every process over now, so stop them
+        all before taking any lease again."""
+        log.error("host %s lost its lease session: stopping its processes", self.host_id[:8])
+        self._stop_all()
+        with self._lock:
+            hosted, self._hosted = list(self._hosted.values()), {}
+        for h in hosted:
+            try:
+                self._write(_FORGET_MINE, (*h.key, self.host_id))
+            except DatabaseError:
+                pass   # the store may be what went away: the next holder overwrites the row
+        self._leases.reopen()
+
+    def _stop_all(self) -> None:
+        for h in self._hosted.values():
+            h.stop.set()
+        end = time.monotonic() + self.stop_timeout
+        for h in list(self._hosted.values()):
+            if h.thread is not None:
+                h.thread.join(max(0.0, end - time.monotonic()))
+                if h.thread.is_alive():
+                    self.clean = False
+                    h.log.error("did not stop within %.0f s", self.stop_timeout)
+                else:
+                    h.thread = None
+                    if h.error is not None:
+                        h.log.warning("stopped: %s", h.error)
+                    else:
+                        h.log.info("stopped")
+
+    def _shutdown(self) -> None:
+        self._stop_all()
+        for h in list(self._hosted.values()):
+            if h.thread is None:        # one still running keeps its lease until the leases close
+                self._let_go(h)
+        if self._leases is not None:
+            self._leases.close()
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except DatabaseError as e:
+                log.warning("host %s: closing its session: %s", self.host_id[:8], e)
+        log.info("host %s stopped", self.host_id[:8])
+
+    # -- V$STREAMS_HOSTED --------------------------------------------------------------------
+    def _record(self, h: _Hosted, state: str, error: str | None = None) -> None:
+        try:
+            self._write(_RECORD, (*h.key, self.host_name, self.pid, self.host_id, state, time.time(),
+                                  h.restarts, error))
+        except DatabaseError as e:     # only the view: the process runs all the same
+            h.log.warning("recording it in V$STREAMS_HOSTED: %s", e)
+
+    def _write(self, sql: str, params: tuple) -> None:
+        self._conn.context.session.add_commit_work(lambda c: c.execute(sql, params))
+        self._conn.commit()
+
+    def _read(self, sql: str) -> list[tuple[Any, ...]]:
+        rows = self._conn.context.session.query(sql, None)[1]
+        self._conn.rollback()          # no transaction left open between scans
+        return rows

@@ -1,0 +1,68 @@
+"""The kinds of Streams process a host runs, registered in one place.
+
+A kind is two functions over a connection (DESIGN.md section 7: a process is a catalog
+row plus code):
+
+* ``enabled(conn)`` — the names of the processes of that kind the catalog wants running
+  (an Oracle administrator's START_*: ``DBA_CAPTURE.STATUS = 'ENABLED'``);
+* ``run(conn, name, stop)`` — run one of them on ``conn`` (a session of its own) until
+  ``stop`` is set, finishing the batch under way, or until the catalog no longer wants it
+  (it returns).  It raises when it fails: a failure the process turned into its catalog
+  state (ABORTED, with ERROR_MESSAGE) leaves it no longer enabled, and the host lets it
+  be until START_ again (Oracle's semantics); any other exception is a crash of the
+  host's worker, which the host restarts with back-off while the process stays enabled.
+
+Registering a new kind is one :func:`register` call at the end of this module::
+
+    register(ProcessKind("APPLY", "sluice.apply", enabled_applies, run_apply))
+
+The host logs each process as ``<logger>.<NAME>`` (``sluice.capture.CAP1``) and shows it
+in V$STREAMS_HOSTED as ``PROCESS_TYPE = <name>``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from .capture import CaptureProcess
+from .capture import spec as capture_specs
+from .capture.context import CaptureContext
+
+if TYPE_CHECKING:
+    from ..connection import Connection
+
+__all__ = ["ProcessKind", "kinds", "register"]
+
+
+@dataclass(frozen=True)
+class ProcessKind:
+    name: str                                                        # CAPTURE
+    logger: str                                                      # sluice.capture
+    enabled: Callable[["Connection"], Iterable[str]]
+    run: Callable[["Connection", str, threading.Event], None]
+
+
+_KINDS: dict[str, ProcessKind] = {}
+
+
+def register(kind: ProcessKind) -> None:
+    """Make ``kind`` run by every host started from now on (a kind of that name is replaced)."""
+    _KINDS[kind.name] = kind
+
+
+def kinds() -> list[ProcessKind]:
+    return list(_KINDS.values())
+
+
+# -- capture processes (DBMS_CAPTURE_ADM) -------------------------------------------------
+def _enabled_captures(conn: "Connection") -> list[str]:
+    return [s.name for s in capture_specs.all_specs(CaptureContext(conn)) if s.status == capture_specs.ENABLED]
+
+
+def _run_capture(conn: "Connection", name: str, stop: threading.Event) -> None:
+    CaptureProcess(conn, name).run(stop)
+
+
+register(ProcessKind("CAPTURE", "sluice.capture", _enabled_captures, _run_capture))
