@@ -280,6 +280,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     26788: (ProgrammingError, "The column {0} does not exist in the table {1}"),
     26693: (ProgrammingError, "invalid conflict handler: {0}"),
     26673: (ProgrammingError, "invalid apply error: {0}"),
+    23605: (ProgrammingError, 'invalid value "{0}" for STREAMS parameter {1}'),
 }
 
 

@@ -219,6 +219,9 @@ def hosting_ddl(d: Dialect) -> list[str]:
             SELECT PROCESS_TYPE, PROCESS_NAME, HOST_NAME, OS_PID, HOST_ID, STATE,
                    {d.epoch_to_timestamp('STARTUP_TIME')} AS STARTUP_TIME, RESTARTS, ERROR_MESSAGE
             FROM SLUICE_STREAMS_HOSTED""",
+    ]
+
+
 # ---- Streams apply (sluice.streams.apply) -------------------------------------------------
 def apply_ddl(d: Dialect) -> list[str]:
     """Apply processes (:mod:`sluice.streams.apply`): the error queue (``SLUICE_APPLY_ERROR``,

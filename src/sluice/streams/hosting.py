@@ -26,6 +26,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from .apply import ApplyProcess
+from .apply.definition import enabled_applies
 from .capture import CaptureProcess
 from .capture import spec as capture_specs
 from .capture.context import CaptureContext
@@ -66,3 +68,15 @@ def _run_capture(conn: "Connection", name: str, stop: threading.Event) -> None:
 
 
 register(ProcessKind("CAPTURE", "sluice.capture", _enabled_captures, _run_capture))
+
+
+# -- apply processes (DBMS_APPLY_ADM) -------------------------------------------------------
+def _enabled_applies(conn: "Connection") -> list[str]:
+    return enabled_applies(CaptureContext(conn))
+
+
+def _run_apply(conn: "Connection", name: str, stop: threading.Event) -> None:
+    ApplyProcess.from_catalog(conn, name).run(stop)
+
+
+register(ProcessKind("APPLY", "sluice.apply", _enabled_applies, _run_apply))

@@ -19,7 +19,13 @@ from .engine import ApplyEngine, Handlers
 from .settings import Settings
 from .target import open_target
 
-__all__ = ["ApplyDefinition", "engine_for", "PARAMETERS"]
+__all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_spec", "save_spec", "enabled_applies",
+           "KIND", "OWNER", "PARAMETER_KIND"]
+
+# DBA_APPLY: an apply process is a SLUICE_CATALOG row of kind APPLY, owner SYS (DBMS_APPLY_ADM's
+# CREATE_APPLY writes it, spec.py describes its fields); SET_PARAMETER's values are rows of
+# kind APPLY_PARAMETER named "<apply>|<parameter>"
+KIND, OWNER, PARAMETER_KIND = "APPLY", "SYS", "APPLY_PARAMETER"
 
 # SET_PARAMETER's parameters with Oracle's defaults
 PARAMETERS = {"DISABLE_ON_ERROR": "Y", "COMMIT_SERIALIZATION": "FULL", "PARALLELISM": "1",
@@ -67,3 +73,44 @@ def engine_for(conn: Any, apply_name: str, link: str | None, tag: bytes | None,
         resolve=lambda name: registered_function(name, user))
     return ApplyEngine(target, Settings(ctx, apply_name, link), apply_name, tag=tag, handlers=handlers,
                        require_instantiation=d.apply_captured if d else True)
+
+
+def find_spec(ctx: CaptureContext, name: str) -> dict | None:
+    return ctx.get_object(KIND, OWNER, name)
+
+
+def save_spec(ctx: CaptureContext, name: str, spec: dict) -> None:
+    ctx.put_object(KIND, OWNER, name, spec, replace=True)
+
+
+def enabled_applies(ctx: CaptureContext) -> list[str]:
+    return [n for o, n, s in ctx.objects(KIND) if o == OWNER and s.get("status") == "ENABLED"]
+
+
+def parameters(ctx: CaptureContext, name: str) -> dict[str, str]:
+    prefix = f"{name}|"
+    return {n[len(prefix):]: s["value"] for o, n, s in ctx.objects(PARAMETER_KIND)
+            if o == OWNER and n.startswith(prefix)}
+
+
+def load(ctx: CaptureContext, name: str) -> ApplyDefinition:
+    """The definition of the apply process ``name``.  :raises: ORA-26701 when there is none."""
+    from ...errors import ora
+    spec = find_spec(ctx, name)
+    if spec is None:
+        raise ora(26701, name)
+
+    def rule_set(prefix: str) -> str | None:
+        owner, rs = spec.get(f"{prefix}rule_set_owner"), spec.get(f"{prefix}rule_set_name")
+        return None if rs is None else f'"{owner}"."{rs}"'
+    tag = spec.get("apply_tag")
+    return ApplyDefinition(
+        name=name, queue_owner=spec["queue_owner"], queue_name=spec["queue_name"],
+        rule_set=rule_set(""), negative_rule_set=rule_set("negative_"),
+        apply_captured=bool(spec.get("apply_captured")),
+        apply_database_link=spec.get("apply_database_link"),
+        # Oracle's default apply tag is '00': what the apply process applies is tagged
+        apply_tag=bytes.fromhex(tag) if tag else b"\x00",
+        ddl_handler=spec.get("ddl_handler"), message_handler=spec.get("message_handler"),
+        precommit_handler=spec.get("precommit_handler"), apply_user=spec.get("apply_user"),
+        parameters=parameters(ctx, name))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import InterfaceError, ora
 from ...names import canonical, split_qualified
 from ..capture.context import CaptureContext
-from . import errorqueue, settings as st
+from . import definition, errorqueue, settings as st
 
 if TYPE_CHECKING:
     from ...connection import Connection
@@ -42,6 +42,16 @@ def _columns(column_list: Any, what: str) -> list[str]:
     return cols
 
 
+def _valid_parameter(param: str, text: str) -> bool:
+    if param == "DISABLE_ON_ERROR":
+        return text in ("Y", "N")
+    if param == "COMMIT_SERIALIZATION":
+        return text in ("FULL", "NONE", "DEPENDENT_TRANSACTIONS")
+    if param == "MAXIMUM_SCN":
+        return text == "INFINITE" or text.isdigit()
+    return text.isdigit() and int(text) >= 1       # PARALLELISM, TXN_LCR_SPILL_THRESHOLD
+
+
 def _link(apply_database_link: str | None) -> str | None:
     return apply_database_link or None
 
@@ -59,6 +69,49 @@ class ApplyProcedures:
 
     def _object(self, object_name: str) -> tuple[str, str]:
         return split_qualified(object_name, self._conn.username, "object name")
+
+    # -- running ---------------------------------------------------------------------------
+    def start_apply(self, apply_name: str) -> None:
+        """Enable the apply process (a host runs it within a second); an ABORTED one starts
+        again, its error cleared."""
+        self._status(apply_name, "ENABLED")
+
+    def stop_apply(self, apply_name: str, force: bool = False) -> None:
+        """Disable it: its host lets it finish the transaction under way and stops it."""
+        self._status(apply_name, "DISABLED")
+
+    def _status(self, apply_name: str, status: str) -> None:
+        import time
+        ctx = self._ctx()
+        name = canonical(apply_name, "apply name")
+        spec = definition.find_spec(ctx, name)
+        if spec is None:
+            raise ora(26701, name)
+        ctx.ddl_commit()
+        spec = dict(spec, status=status, status_change_time=time.time(), error_number=None,
+                    error_message=None)
+        definition.save_spec(ctx, name, spec)
+
+    def set_parameter(self, apply_name: str, parameter: str, value: Any) -> None:
+        """disable_on_error (Y/N), commit_serialization (FULL/NONE), parallelism (1 or more),
+        txn_lcr_spill_threshold, maximum_scn; NULL value: back to the default.
+        :raises: ORA-26667 unknown parameter, ORA-23605 bad value, ORA-26701 no apply."""
+        ctx = self._ctx()
+        name = canonical(apply_name, "apply name")
+        if definition.find_spec(ctx, name) is None:
+            raise ora(26701, name)
+        param = str(parameter).upper()
+        if param not in definition.PARAMETERS:
+            raise ora(26667, parameter)
+        text = None if value is None else str(value).upper()
+        if text is not None and not _valid_parameter(param, text):
+            raise ora(23605, value, param)
+        ctx.ddl_commit()
+        key = f"{name}|{param}"
+        if text is None:
+            ctx.drop_object(definition.PARAMETER_KIND, definition.OWNER, key)
+        else:
+            st.put(ctx, definition.PARAMETER_KIND, definition.OWNER, key, {"value": text})
 
     # -- keys ---------------------------------------------------------------------------
     def set_key_columns(self, object_name: str, column_list: Any = None,

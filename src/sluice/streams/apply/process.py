@@ -82,6 +82,12 @@ class ApplyProcess:
         self.total_errors = 0
         self._stop = threading.Event()
 
+    @classmethod
+    def from_catalog(cls, conn: Any, apply_name: str, **kw: Any) -> "ApplyProcess":
+        """The apply process as DBA_APPLY defines it.  :raises: ORA-26701."""
+        from .definition import load
+        return cls(conn, load(CaptureContext(conn), apply_name), **kw)
+
     # -- life cycle ------------------------------------------------------------------------
     def stop(self) -> None:
         self._stop.set()
@@ -92,14 +98,24 @@ class ApplyProcess:
             self.engine.target.close()
 
     def run(self, stop: threading.Event | None = None) -> None:
-        """Apply until ``stop`` is set or the process aborts (disable_on_error)."""
+        """Apply until ``stop`` is set or the process aborts (disable_on_error: DBA_APPLY then
+        shows it ABORTED with the error, which is raised)."""
         try:
             while not self._stop.is_set() and not (stop is not None and stop.is_set()):
                 self.run_batch()
                 if self.state == "ABORTED":
-                    return
+                    self._record_abort()
+                    raise self.error
         finally:
             self.stop()
+
+    def _record_abort(self) -> None:
+        from .definition import find_spec, save_spec
+        spec = find_spec(self.ctx, self.d.name)
+        if spec is not None:
+            self.ctx.ddl_commit()
+            save_spec(self.ctx, self.d.name, dict(spec, status="ABORTED", status_change_time=time.time(),
+                                                  error_number=self.error.code, error_message=str(self.error)))
 
     def drain(self, timeout: float = 60.0) -> int:
         """Apply everything in the queue now (tests); the number of messages taken."""
