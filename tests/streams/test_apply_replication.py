@@ -10,10 +10,7 @@ The store runs on both backends (capturekit's ``env``)."""
 from __future__ import annotations
 
 import random
-import uuid
-from dataclasses import dataclass
 
-import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -22,56 +19,19 @@ from sluice.cli import main as cli
 from sluice.streams.apply import ApplyDefinition, ApplyProcess
 from sluice.streams.apply.compare import compare
 from sluice.streams.apply.target import open_target
-from tests.conftest import PG_BASE, pg_admin
-from tests.streams.applykit import procedures
+from tests.conftest import PG_BASE
+from tests.streams.applykit import procedures, replica  # noqa: F401
 from tests.streams.capturekit import CONSUMER, env  # noqa: F401
 
 TABLES = {"emp": "id integer PRIMARY KEY, name text, sal numeric(10,2), hired date, active boolean",
           "dept": "id integer PRIMARY KEY, dname varchar(30), budget bigint"}
 
 
-@dataclass
-class Replica:
-    kind: str
-    link: str
-    sql_dsn: str          # where the replica's tables are (for the checker)
-    database: str | None = None
-
-    def pg(self) -> psycopg.Connection:
-        return psycopg.connect(PG_BASE.rsplit("/", 1)[0] + "/" + self.database, autocommit=True)
-
-
-@pytest.fixture(params=["postgresql", "sqlite"])
-def replica(request, tmp_path, env):
-    if request.param == "sqlite":
-        path = tmp_path / "replica.db"
-        yield Replica("sqlite", f"sqlite:///{path}", f"sqlite:///{path}")
-        return
-    db = "sluice_r_" + uuid.uuid4().hex[:10]
-    with pg_admin() as admin:
-        admin.execute(f"CREATE DATABASE {db}")
-    base = PG_BASE.rsplit("/", 1)[0] + "/" + db
-    r = Replica("postgresql", f"{base}?schema=sluice_apply", f"{base}?schema=sluice_apply", db)
-    yield r
-    with r.pg() as c:      # its slots (a capture at the replica) die with it
-        for (slot,) in c.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s", (db,)):
-            c.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
-    with pg_admin() as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-
-
 def make_tables(env, replica):
     env.sql(*(f"CREATE TABLE {env.src}.{t} ({cols})" for t, cols in TABLES.items()))
     if replica.kind == "postgresql":
-        with replica.pg() as c:
-            c.execute(f"CREATE SCHEMA {env.src}")
-            for t, cols in TABLES.items():
-                c.execute(f"CREATE TABLE {env.src}.{t} ({cols})")
-    else:
-        import sqlite3
-        with sqlite3.connect(replica.link[len("sqlite:///"):]) as c:
-            for t, cols in TABLES.items():
-                c.execute(f'CREATE TABLE "{env.owner}.{t.upper()}" ({cols})')
+        replica.sql(f"CREATE SCHEMA {env.src}")
+    replica.sql(*(f"CREATE TABLE {replica.table(env.owner, t)} ({cols})" for t, cols in TABLES.items()))
 
 
 def start(env, replica, ddl=False):
@@ -116,7 +76,7 @@ def workload(env, rnd: random.Random, transactions: int) -> None:
 
 def check(env, replica) -> None:
     src = open_target(PG_BASE, "", None, None)
-    dst = open_target(replica.sql_dsn, "", None, None)
+    dst = open_target(replica.link, "", None, None)
     try:
         for t in TABLES:
             result = compare(src, env.owner, t.upper(), dst, env.owner, t.upper())
@@ -152,7 +112,7 @@ def test_capture_to_apply_converges(env, replica):
     assert rows and rows[0][:2] == (CONSUMER, env.pg.info.dbname.upper()) and rows[0][2] > 0
     assert env.conn.query("SELECT COUNT(*) FROM DBA_APPLY_ERROR", None)[1] == [(0,)]
     runner = CliRunner()
-    args = ["compare", f"{env.owner}.EMP", "--source", PG_BASE, "--target", replica.sql_dsn]
+    args = ["compare", f"{env.owner}.EMP", "--source", PG_BASE, "--target", replica.link]
     ok = runner.invoke(cli, args)
     assert ok.exit_code == 0 and "0 differing" in ok.output, ok.output
     env.sql(f"UPDATE {env.src}.emp SET name = 'drift' WHERE id = (SELECT min(id) FROM {env.src}.emp)")

@@ -1,0 +1,162 @@
+"""kill -9 of an applying apply process, with a checker (issue 15 §3): the queue holds many
+captured source transactions; an apply process — a child process — applies them into a
+replica and is SIGKILLed at random moments (inside a target transaction, between the target
+commit and the store commit, anywhere) and started again; at the end the replica must equal
+the source row by row (0 lost) and a trigger's audit of the replica must hold each source
+change exactly once (0 applied twice).
+
+Used by ``tests/streams/test_apply_crash.py``; run as a script, this file is the worker::
+
+    python applycrash.py STORE_DSN APPLY_NAME LINK STOPFILE
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
+
+
+def worker(dsn: str, name: str, link: str, stop: str) -> None:
+    import sluice
+    from sluice.streams.apply import ApplyDefinition, ApplyProcess
+    conn = sluice.connect(dsn)
+    d = ApplyDefinition(name, conn.username, "STRM_Q", apply_database_link=link)
+    proc = ApplyProcess(conn, d, batch=20, wait=0.2)
+    while not os.path.exists(stop):
+        proc.run_batch()
+        if proc.state == "ABORTED":
+            raise proc.error
+    proc.stop()
+
+
+@dataclass
+class Report:
+    changes: int = 0          # row changes the source committed
+    audited: int = 0          # row changes the replica's trigger saw applied
+    kills: int = 0
+    at_kills: list = field(default_factory=list)      # changes applied when each kill came
+    differences: list = field(default_factory=list)
+    errors: list = field(default_factory=list)       # DBA_APPLY_ERROR rows
+    failures: list = field(default_factory=list)     # a worker that died by itself
+
+    @property
+    def ok(self) -> bool:
+        return not (self.differences or self.errors or self.failures) and self.audited == self.changes
+
+
+def source_workload(env, table: str, rng: random.Random, transactions: int) -> int:
+    """Commit random transactions of 1-8 changes; the number of row changes."""
+    rows: set[int] = set()
+    next_id, changes = 1, 0
+    for _ in range(transactions):
+        stmts = []
+        for _ in range(rng.randint(1, 8)):
+            kind = rng.random()
+            if kind < 0.5 or not rows:
+                stmts.append(f"INSERT INTO {table} VALUES ({next_id}, 'i')")
+                rows.add(next_id)
+                next_id += 1
+            elif kind < 0.8:
+                stmts.append(f"UPDATE {table} SET v = v || 'u' WHERE id = {rng.choice(sorted(rows))}")
+            else:
+                victim = rng.choice(sorted(rows))
+                rows.discard(victim)
+                stmts.append(f"DELETE FROM {table} WHERE id = {victim}")
+        env.sql(*stmts)
+        changes += len(stmts)
+    return changes
+
+
+def audit_ddl(replica, table: str) -> list[str]:
+    """A trigger recording every row change applied to ``table`` at the replica."""
+    if replica.kind == "postgresql":
+        return ["CREATE TABLE public.ledger_audit (op text, id int)",
+                """CREATE FUNCTION public.ledger_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+                   BEGIN INSERT INTO public.ledger_audit VALUES (TG_OP, COALESCE(NEW.id, OLD.id));
+                   RETURN NULL; END $$""",
+                f"""CREATE TRIGGER ledger_audit AFTER INSERT OR UPDATE OR DELETE ON {table}
+                    FOR EACH ROW EXECUTE FUNCTION public.ledger_audit()"""]
+    return ["CREATE TABLE ledger_audit (op text, id int)",
+            *(f"""CREATE TRIGGER ledger_{op.lower()} AFTER {op} ON {table}
+                  BEGIN INSERT INTO ledger_audit VALUES ('{op}', {ref}.id); END"""
+              for op, ref in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")))]
+
+
+def audited(replica) -> int:
+    return replica.scalar("SELECT COUNT(*) FROM " + (
+        "public.ledger_audit" if replica.kind == "postgresql" else "ledger_audit"))
+
+
+def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int = 1200,
+        kill_every: tuple[float, float] = (0.0, 0.4)) -> Report:
+    from sluice.streams.apply import ApplyDefinition, ApplyProcess
+    from sluice.streams.apply.compare import compare
+    from sluice.streams.apply.procedures import ApplyProcedures
+    from sluice.streams.apply.target import open_target
+    from tests.conftest import PG_BASE
+    from tests.streams.capturekit import CONSUMER
+    import sluice
+
+    rng = random.Random(seed)
+    env.sql(f"CREATE TABLE {env.src}.ledger (id int PRIMARY KEY, v text)")
+    if replica.kind == "postgresql":
+        replica.sql(f"CREATE SCHEMA {env.src}")
+    target_table = replica.table(env.owner, "LEDGER")
+    replica.sql(f"CREATE TABLE {target_table} (id int PRIMARY KEY, v text)", *audit_ddl(replica, target_table))
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "ledger"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    ApplyProcedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname, 0,
+                                                           apply_database_link=replica.link)
+    rep = Report(changes=source_workload(env, f"{env.src}.ledger", rng, transactions))
+    env.process().catch_up(timeout=120)           # the queue now holds every transaction
+
+    stop = os.path.join(logdir, "STOP")
+    envvars = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    def spawn() -> subprocess.Popen:
+        err = open(os.path.join(logdir, f"worker.{rep.kills}.err"), "wb")
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), env.dsn, CONSUMER, replica.link, stop],
+                             stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=envvars)
+        err.close()
+        return p
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        child = spawn()
+        before, waited = audited(replica), time.monotonic()
+        while child.poll() is None and audited(replica) == before and time.monotonic() - waited < 30:
+            time.sleep(0.02)                       # it is applying now: kill it soon after
+        time.sleep(rng.uniform(*kill_every))
+        if child.poll() is not None:
+            with open(os.path.join(logdir, f"worker.{rep.kills}.err"), errors="replace") as f:
+                rep.failures.append(f"apply worker exited with {child.returncode}: {f.read()[-3000:]}")
+            break
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        rep.kills += 1
+        rep.at_kills.append(audited(replica))
+    last = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q",
+                                                                 apply_database_link=replica.link))
+    env.procs.append(last)
+    last.drain(timeout=300)                        # what the killed ones left
+    src, dst = open_target(PG_BASE, "", None, None), open_target(replica.link, "", None, None)
+    try:
+        rep.differences = compare(src, env.owner, "LEDGER", dst, env.owner, "LEDGER").differences
+    finally:
+        src.close()
+        dst.close()
+    rep.audited = audited(replica)
+    rep.errors = env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1]
+    return rep
+
+
+if __name__ == "__main__":
+    worker(*sys.argv[1:])
