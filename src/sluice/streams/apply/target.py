@@ -198,6 +198,7 @@ class PgTarget(Target):
         super().__init__()
         self.schema = schema
         self.display = display
+        self._tag: bytes | None = None
         try:
             self.conn = psycopg.connect(conninfo, autocommit=False, connect_timeout=10)
         except psycopg.Error as e:
@@ -239,11 +240,18 @@ class PgTarget(Target):
         return None
 
     def begin(self, tag: bytes | None) -> None:
+        # the tag message goes with the transaction's first statement (one round trip less)
+        self._tag = tag
+
+    def _emit_tag(self) -> None:
+        tag, self._tag = self._tag, None
         if tag is not None:
             emit_tag(self.conn, tag)
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
         try:
+            if self._tag is not None:
+                self._emit_tag()
             return self.conn.execute(sql, tuple(params)).rowcount
         except psycopg.Error as e:
             raise _target_error(e) from None
@@ -260,6 +268,8 @@ class PgTarget(Target):
         conn = self.conn
         try:
             with conn.pipeline():
+                if self._tag is not None:
+                    self._emit_tag()
                 cursors = []
                 for sql, params in statements:
                     cur = conn.cursor()
@@ -276,6 +286,7 @@ class PgTarget(Target):
             raise _pg_error(e) from None
 
     def rollback(self) -> None:
+        self._tag = None
         if not self.conn.closed:
             try:
                 self.conn.rollback()
