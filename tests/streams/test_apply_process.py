@@ -83,6 +83,13 @@ def test_transactional_queue_applies_queue_transactions(conn, target, world):
     assert (err["APPLY_NAME"], err["MESSAGE_COUNT"], err["MESSAGE_NUMBER"], err["ERROR_NUMBER"]) == \
         (APPLY, 2, 2, 26787)
     assert "does not exist" in err["ERROR_MESSAGE"] and err["LOCAL_TRANSACTION_ID"]
+    # what the running process shows
+    assert conn.query("SELECT TOTAL_MESSAGES_DEQUEUED FROM V$STREAMS_APPLY_READER", None)[1] == [(5,)]
+    assert conn.query("SELECT TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS FROM V$STREAMS_APPLY_COORDINATOR",
+                      None)[1] == [(3, 2, 1)]
+    assert conn.query("SELECT SERVER_ID, TOTAL_MESSAGES_APPLIED FROM V$STREAMS_APPLY_SERVER", None)[1] == [(1, 3)]
+    proc.stop()
+    assert conn.query("SELECT COUNT(*) FROM V$STREAMS_APPLY_COORDINATOR", None)[1] == [(0,)]
     # the error queue round trip: fix the cause, EXECUTE_ERROR applies the whole transaction
     target.sql(f"INSERT INTO {target.table('emp')} VALUES (99, 'z')")
     procedures(conn).execute_error(err["LOCAL_TRANSACTION_ID"])

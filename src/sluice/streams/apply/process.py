@@ -51,6 +51,17 @@ from .engine import ApplyError, Item, SourceTxn
 
 __all__ = ["ApplyProcess"]
 
+_STATE = """INSERT INTO SLUICE_APPLY_STATE (APPLY_NAME, STATE, STARTUP_TIME, PARALLELISM,
+    TOTAL_MESSAGES_DEQUEUED, TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS, TOTAL_MESSAGES_APPLIED,
+    DEQUEUE_TIME, DEQUEUED_MESSAGE_NUMBER, HWM_MESSAGE_NUMBER, HWM_TIME, APPLY_TIME)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (APPLY_NAME) DO UPDATE SET STATE = excluded.STATE, STARTUP_TIME = excluded.STARTUP_TIME,
+    PARALLELISM = excluded.PARALLELISM, TOTAL_MESSAGES_DEQUEUED = excluded.TOTAL_MESSAGES_DEQUEUED,
+    TOTAL_RECEIVED = excluded.TOTAL_RECEIVED, TOTAL_APPLIED = excluded.TOTAL_APPLIED,
+    TOTAL_ERRORS = excluded.TOTAL_ERRORS, TOTAL_MESSAGES_APPLIED = excluded.TOTAL_MESSAGES_APPLIED,
+    DEQUEUE_TIME = excluded.DEQUEUE_TIME, DEQUEUED_MESSAGE_NUMBER = excluded.DEQUEUED_MESSAGE_NUMBER,
+    HWM_MESSAGE_NUMBER = excluded.HWM_MESSAGE_NUMBER, HWM_TIME = excluded.HWM_TIME,
+    APPLY_TIME = excluded.APPLY_TIME"""
 _PROGRESS = """INSERT INTO SLUICE_APPLY_PROGRESS (APPLY_NAME, SOURCE_DATABASE, APPLIED_MESSAGE_NUMBER,
     SOURCE_TRANSACTION_ID, APPLY_TIME, APPLIED_MESSAGE_CREATE_TIME) VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (APPLY_NAME, SOURCE_DATABASE) DO UPDATE SET
@@ -80,6 +91,10 @@ class ApplyProcess:
         self.state = "IDLE"
         self.error: DatabaseError | None = None
         self.total_errors = 0
+        self.startup_time = time.time()
+        self.counters = {"dequeued": 0, "received": 0, "applied": 0, "messages_applied": 0,
+                         "dequeue_time": None, "dequeued_scn": None, "hwm": None, "hwm_time": None,
+                         "apply_time": None}
         self._stop = threading.Event()
 
     @classmethod
@@ -94,8 +109,20 @@ class ApplyProcess:
         try:
             if self.conn.transaction_in_progress:
                 self.conn.rollback()
+            self.state = None      # V$STREAMS_APPLY_* no longer show it
+            self.ctx.add_commit_work(self._state_work())
+            self.conn.commit()
+        except DatabaseError:
+            pass                   # the store may be what failed
         finally:
             self.engine.target.close()
+
+    def _state_work(self) -> Any:
+        c = self.counters
+        row = (self.d.name, self.state, self.startup_time, int(self.d.parameter("PARALLELISM")),
+               c["dequeued"], c["received"], c["applied"], self.total_errors, c["messages_applied"],
+               c["dequeue_time"], c["dequeued_scn"], c["hwm"], c["hwm_time"], c["apply_time"])
+        return lambda conn: conn.execute(_STATE, row)
 
     def run(self, stop: threading.Event | None = None) -> None:
         """Apply until ``stop`` is set or the process aborts (disable_on_error: DBA_APPLY then
@@ -162,10 +189,19 @@ class ApplyProcess:
             self._first = True
             raise
         if not msgs:
-            self.state = "IDLE"
+            if self.state != "IDLE":
+                self.state = "IDLE"
+                self.ctx.add_commit_work(self._state_work())
+                self.conn.commit()
             return 0
         self.state = "APPLYING"
+        c = self.counters
+        c["dequeued"] += len(msgs)
+        c["dequeue_time"] = time.time()
         txns = self._transactions(msgs)
+        c["received"] += len(txns)
+        last = msgs[-1].payload
+        c["dequeued_scn"] = last.get_scn() if isinstance(last, (RowLCR, DDLLCR)) else c["dequeued_scn"]
         progress: dict[str, tuple] = {}
         done_now: list[str] = []      # user-message transactions: forgotten once this batch commits
         for txn in txns:
@@ -195,6 +231,11 @@ class ApplyProcess:
                 continue
             if txn.kind == "USER" and txn.ident:
                 done_now.append(txn.ident)
+            c["applied"] += 1
+            c["messages_applied"] += len(txn.items)
+            c["apply_time"] = time.time()
+            if txn.commit_scn is not None:
+                c["hwm"], c["hwm_time"] = txn.commit_scn, c["apply_time"]
             if txn.kind == "CAPTURED" and txn.commit_scn is not None:
                 first = txn.items[0].message if txn.items else None
                 progress[txn.source_database] = (self.d.name, txn.source_database, txn.commit_scn,
@@ -202,7 +243,8 @@ class ApplyProcess:
                                                  _epoch(first.get_source_time()) if first is not None else None)
         rows = list(progress.values())
         if rows:
-            self.ctx.add_commit_work(lambda c: [c.execute(_PROGRESS, r) for r in rows])
+            self.ctx.add_commit_work(lambda conn: [conn.execute(_PROGRESS, r) for r in rows])
+        self.ctx.add_commit_work(self._state_work())
         self.conn.commit()
         self._forget += done_now
         return len(msgs)
