@@ -39,7 +39,9 @@ from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
 from .streams.adm import StreamsAdm
+from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
+from .streams.messaging import DbmsStreamsMessaging
 
 if TYPE_CHECKING:
     from .connect_params import ConnectSpec
@@ -118,6 +120,8 @@ class Connection:
     transform = _package(DbmsTransform)
     streams_adm = _package(StreamsAdm)
     capture_adm = _package(CaptureAdm)
+    apply_adm = _package(ApplyAdm)
+    streams_messaging = _package(DbmsStreamsMessaging)
     streams = _package(DbmsStreams)
     aqelm = _package(DbmsAqelm)
     rule_adm = _package(RuleAdm)

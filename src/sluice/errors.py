@@ -270,6 +270,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     26701: (ProgrammingError, "STREAMS process {0} does not exist"),
     26744: (OperationalError, "STREAMS capture process {0} does not support {1} because of the "
                               "following reason: {2}"),
+    # DBMS_STREAMS_ADM rule generation, apply processes (sluice.streams.rulegen, .apply)
+    1435: (ProgrammingError, "user does not exist: {0}"),
     # apply processes: applying, conflicts, the error queue (sluice.streams.apply)
     1: (IntegrityError, "unique constraint ({0}) violated"),
     26687: (ProgrammingError, "no instantiation SCN provided for {0} in source database {1}"),

@@ -160,6 +160,22 @@ class RuleAdm:
         except DatabaseError as e:
             raise _errors(25448, rule.owner, rule.name, e) from None
 
+    def validate_condition(self, condition: str, evaluation_context: str | None = None,
+                           variable_types: Any = None) -> None:
+        """Parse ``condition`` and check it against ``evaluation_context`` (a stored or
+        built-in one) or, given ``variable_types`` (``RE$VARIABLE_TYPE`` values), against
+        a context of those variables; store nothing (Sluice: DBMS_STREAMS_ADM checks every
+        rule it will generate before it creates any).  :raises: the condition's error
+        (ORA-00936 …, ORA-00904 unknown member, ORA-00932 datatypes)."""
+        text = self._condition_text(condition)
+        if variable_types is not None:
+            ctx = self._build_context(self._session_ctx.username, "CHECK", None, variable_types, None, None)
+        else:
+            catalog = self._catalog(fresh=False)
+            name = self._context_name(catalog, evaluation_context)
+            ctx = catalog.context(name) if name is not None else None
+        self._check(text, ctx)
+
     # -- evaluation contexts ------------------------------------------------------
     def _build_context(self, owner: str, name: str, table_aliases: Any, variable_types: Any,
                        evaluation_function: str | None, comment: str | None) -> EvaluationContext:

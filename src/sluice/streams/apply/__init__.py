@@ -25,10 +25,11 @@ Destinations for Messages During Apply" (action contexts).  Built here:
   procedures (``adm.py``, DBMS_APPLY_ADM's CREATE/ALTER/DROP_APPLY, inherits them).
 """
 
+from .adm import ApplyAdm, apply_for_rules
 from .definition import ApplyDefinition, engine_for
 from .engine import ApplyEngine, ApplyError, Item, SourceTxn
 from .procedures import ApplyProcedures
 from .process import ApplyProcess
 
-__all__ = ["ApplyDefinition", "ApplyEngine", "ApplyError", "ApplyProcedures", "ApplyProcess", "Item",
+__all__ = ["ApplyAdm", "apply_for_rules", "ApplyDefinition", "ApplyEngine", "ApplyError", "ApplyProcedures", "ApplyProcess", "Item",
            "SourceTxn", "engine_for"]

@@ -15,17 +15,18 @@ from typing import Any
 
 from ...routines import registered_function
 from ..capture.context import CaptureContext
+from . import spec as specs
 from .engine import ApplyEngine, Handlers
 from .settings import Settings
 from .target import open_target
 
-__all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_spec", "save_spec", "enabled_applies",
+__all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_spec", "set_status", "enabled_applies",
            "KIND", "OWNER", "PARAMETER_KIND"]
 
 # DBA_APPLY: an apply process is a SLUICE_CATALOG row of kind APPLY, owner SYS (DBMS_APPLY_ADM's
 # CREATE_APPLY writes it, spec.py describes its fields); SET_PARAMETER's values are rows of
 # kind APPLY_PARAMETER named "<apply>|<parameter>"
-KIND, OWNER, PARAMETER_KIND = "APPLY", "SYS", "APPLY_PARAMETER"
+KIND, OWNER, PARAMETER_KIND = specs.KIND, specs.OWNER, "APPLY_PARAMETER"
 
 # SET_PARAMETER's parameters with Oracle's defaults
 PARAMETERS = {"DISABLE_ON_ERROR": "Y", "COMMIT_SERIALIZATION": "FULL", "PARALLELISM": "1",
@@ -79,12 +80,20 @@ def find_spec(ctx: CaptureContext, name: str) -> dict | None:
     return ctx.get_object(KIND, OWNER, name)
 
 
-def save_spec(ctx: CaptureContext, name: str, spec: dict) -> None:
-    ctx.put_object(KIND, OWNER, name, spec, replace=True)
+def set_status(ctx: CaptureContext, name: str, status: str, error: Exception | None = None) -> None:
+    """DBA_APPLY's STATUS (ENABLED, DISABLED, ABORTED) with the error that aborted it.
+    :raises: ORA-26701 when there is no such apply process."""
+    import dataclasses
+    spec = specs.load(ctx, name).with_status(status)
+    code = getattr(error, "code", None) if error is not None else None
+    spec = dataclasses.replace(spec, error_number=code or (600 if error is not None else None),
+                               error_message=str(error) if error is not None else None)
+    ctx.ddl_commit()
+    specs.save(ctx, spec)
 
 
 def enabled_applies(ctx: CaptureContext) -> list[str]:
-    return [n for o, n, s in ctx.objects(KIND) if o == OWNER and s.get("status") == "ENABLED"]
+    return [s.name for s in specs.all_specs(ctx) if s.status == specs.ENABLED]
 
 
 def parameters(ctx: CaptureContext, name: str) -> dict[str, str]:

@@ -81,16 +81,7 @@ class ApplyProcedures:
         self._status(apply_name, "DISABLED")
 
     def _status(self, apply_name: str, status: str) -> None:
-        import time
-        ctx = self._ctx()
-        name = canonical(apply_name, "apply name")
-        spec = definition.find_spec(ctx, name)
-        if spec is None:
-            raise ora(26701, name)
-        ctx.ddl_commit()
-        spec = dict(spec, status=status, status_change_time=time.time(), error_number=None,
-                    error_message=None)
-        definition.save_spec(ctx, name, spec)
+        definition.set_status(self._ctx(), canonical(apply_name, "apply name"), status)
 
     def set_parameter(self, apply_name: str, parameter: str, value: Any) -> None:
         """disable_on_error (Y/N), commit_serialization (FULL/NONE), parallelism (1 or more),

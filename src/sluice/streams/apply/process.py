@@ -43,6 +43,7 @@ from ... import constants as C
 from ...errors import DatabaseError, ora
 from ...routines import registered_function
 from ..lcr import DDLLCR, RowLCR
+from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
 from ..capture.context import CaptureContext
 from . import errorqueue
@@ -137,12 +138,9 @@ class ApplyProcess:
             self.stop()
 
     def _record_abort(self) -> None:
-        from .definition import find_spec, save_spec
-        spec = find_spec(self.ctx, self.d.name)
-        if spec is not None:
-            self.ctx.ddl_commit()
-            save_spec(self.ctx, self.d.name, dict(spec, status="ABORTED", status_change_time=time.time(),
-                                                  error_number=self.error.code, error_message=str(self.error)))
+        from .definition import find_spec, set_status
+        if find_spec(self.ctx, self.d.name) is not None:
+            set_status(self.ctx, self.d.name, "ABORTED", self.error)
 
     def drain(self, timeout: float = 60.0) -> int:
         """Apply everything in the queue now (tests); the number of messages taken."""
@@ -297,6 +295,7 @@ class ApplyProcess:
         verdict = evaluate_rule_sets(self.conn, message, d.rule_set, d.negative_rule_set)
         if not verdict.perform:
             return None
+        message = migrate(message, verdict.rule)      # a subset rule's row migration (seed 000)
         actx = verdict.rule.rule_action_context if verdict.rule is not None else None
         if actx is None:
             return Item(message)

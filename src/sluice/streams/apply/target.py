@@ -44,7 +44,7 @@ from ...store.sqlite import check_sqlite_file
 from ..capture.decode import pg_name
 from ..capture.pgsource import emit_tag
 
-__all__ = ["Target", "PgTarget", "SqliteTarget", "open_target", "TargetError"]
+__all__ = ["Target", "PgTarget", "SqliteTarget", "open_target", "check_link", "TargetError"]
 
 
 class TargetError(Exception):
@@ -392,6 +392,13 @@ def _sqlite_error(e: sqlite3.Error) -> Exception:
     return TargetError("other", text)
 
 
+def check_link(link: str) -> None:
+    """A database link is a DSN.  :raises: ORA-12154 for anything else."""
+    if not isinstance(link, str) or not link.startswith(("sqlite:///", "postgresql://", "postgres://")):
+        raise ora(12154, f"{str(link).split('@')[-1]} (a database link here is a DSN: sqlite:///file.db or "
+                         f"postgresql://…)")
+
+
 def open_target(link: str | None, store_dialect: str, store_pg: tuple[str, str] | None,
                 store_path: str | None) -> Target:
     """The target named by ``apply_database_link`` (see the module's docstring)."""
@@ -401,8 +408,7 @@ def open_target(link: str | None, store_dialect: str, store_pg: tuple[str, str] 
         if link.startswith(("postgresql://", "postgres://")):
             t = parse_dsn(link)
             return PgTarget(t.conninfo, t.schema, t.display)
-        raise ora(12154, f"{link.split('@')[-1]} (a database link here is a DSN: sqlite:///file.db or "
-                         f"postgresql://…)")
+        check_link(link)
     if store_pg is not None:
         return PgTarget(store_pg[0], store_pg[1], "the store's database")
     if store_path:

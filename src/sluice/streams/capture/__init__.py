@@ -9,7 +9,7 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
 * ``DBMS_CAPTURE_ADM`` (:class:`CaptureAdm`, ``conn.capture_adm``; ``adm.py``) creates,
   starts, stops, alters and drops them (one wal2json replication slot each);
   :func:`capture_for_rules` is the capture a ``DBMS_STREAMS_ADM.ADD_*_RULES`` with
-  ``streams_type => 'capture'`` creates implicitly (that caller is not built yet);
+  ``streams_type => 'capture'`` creates implicitly (:mod:`sluice.streams.rulegen`);
 * :class:`CaptureProcess` (``process.py``) runs one: logical decoding through the slot
   (``pgsource.py``), wal2json rows and DDL messages to :class:`sluice.streams.RowLCR` /
   :class:`~sluice.streams.DDLLCR` (``decode.py``), :func:`sluice.streams.evaluate_rule_sets`
@@ -22,8 +22,9 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
 * ``spec.py`` is a capture's catalog row; ``context.py`` what capture gets from a session
   (over :class:`sluice.context.SessionContext`).
 
-Not built: synchronous capture (SQLite tables through triggers), subset-rule row
-migration ("Row Migration During Capture"), buffered staging of captured LCRs.
+Subset rules migrate rows as they are captured ("Row Migration During Capture",
+:func:`sluice.streams.rowmigration.migrate`).  Not built: synchronous capture (SQLite
+tables through triggers), buffered staging of captured LCRs.
 """
 
 from .adm import CaptureAdm, capture_for_rules

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import DatabaseError, not_supported, ora
 from ...names import canonical, split_qualified
+from ..clientchecks import client_queue, client_rule_set, client_user
+from ..securequeue import secure_queue_user
 from . import spec as specs
 from .context import CaptureContext
 from .pgsource import SLOT_PREFIX, slot_missing
@@ -68,46 +70,22 @@ class CaptureAdm:
 
     # -- checks shared by CREATE and ALTER -------------------------------------------
     def _queue(self, ctx: CaptureContext, queue_name: Any) -> tuple[str, str]:
-        owner, name = split_qualified(queue_name, ctx.username, "queue name")
-        q = ctx.find_queue(owner, name)
-        if q is None:
-            raise ora(24010, f"{owner}.{name}")
+        q = client_queue(ctx, queue_name)
         if q.table.payload_type != _ANYDATA:
             raise ora(25215, f"a capture process enqueues LCRs into an ANYDATA queue; "
-                             f"{owner}.{name} holds {q.table.payload_type}")
-        if not q.table.multiple_consumers:
-            raise ora(24039, f"{owner}.{name}")
-        if q.is_exception_queue:
-            raise ora(25207, f"{owner}.{name}")
-        return owner, name
+                             f"{q.owner}.{q.name} holds {q.table.payload_type}")
+        return q.owner, q.name
 
     def _rule_set(self, ctx: CaptureContext, name: Any) -> tuple[str | None, str | None]:
-        if name is None:
-            return None, None
-        owner, rs = split_qualified(name, ctx.username, "rule set name")
-        if not ctx.rule_set_exists(owner, rs):
-            raise ora(24141, owner, rs)
-        return owner, rs
+        return client_rule_set(ctx, name)
 
     def _user(self, ctx: CaptureContext, name: Any) -> str:
-        user = canonical(name, "capture user") if name is not None else ctx.username
-        if not ctx.user_exists(user):
-            raise ora(1918, user)
-        return user
+        return client_user(ctx, name, "capture user")
 
     def _secure_queue_user(self, ctx: CaptureContext, capture: str, user: str, queue: tuple[str, str]) -> None:
         """Seed 001: an AQ agent named like the capture, mapped to the capture user, who
         may enqueue into the queue."""
-        aqadm = self._conn.aqadm
-        users = ctx.agent_users(capture)
-        if users is None:
-            aqadm.create_aq_agent(agent_name=f'"{capture}"')
-            users = []
-        if user not in users:
-            aqadm.enable_db_access(agent_name=f'"{capture}"', db_username=f'"{user}"')
-        if user != queue[0]:
-            aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name=f'"{queue[0]}"."{queue[1]}"',
-                                        grantee=f'"{user}"')
+        secure_queue_user(self._conn, capture, user, queue, "ENQUEUE")
 
     # -- the procedures ----------------------------------------------------------------
     def create_capture(self, queue_name: str, capture_name: str, rule_set_name: str | None = None,
