@@ -186,3 +186,29 @@ def test_dml_handler_and_lcr_execute(engine, target, conn):
     with pytest.raises(sluice.DatabaseError) as e:      # outside a handler there is no apply
         lcr("INSERT", o, "emp", 1, new={"ID": 1}).execute()
     assert e.value.code == 26714
+
+
+def test_two_copies_apply_a_transaction_once(engine, target, conn):
+    """Two copies of an apply process (a host whose lease was lost, for a moment) given the
+    same transaction: the second waits for the first's watermark row lock, then finds the
+    transaction applied; the changes are made once."""
+    import threading
+    import time
+    make_emp(target)
+    o = target.owner
+    sluice.register_function("apply_test.slow_insert", lambda row: (time.sleep(0.5), row.execute())[1])
+    procedures(conn).set_dml_handler(f"{o}.EMP", "TABLE", "INSERT", False, "apply_test.slow_insert",
+                                     apply_database_link=target.link)
+    other = engine_for(conn, "APP1", target.link, b"\x00")
+    t = txn(lcr("INSERT", o, "emp", 40, new={"ID": 1, "NAME": "once"}))
+    results = []
+    first = threading.Thread(target=lambda: results.append(engine.apply(t)))
+    first.start()
+    time.sleep(0.2)
+    try:
+        results.append(other.apply(t))
+    finally:
+        first.join()
+        other.target.close()
+    assert sorted(results) == [False, True]
+    assert target.rows("emp") == [(1, "once", None, None)]

@@ -87,6 +87,10 @@ class _Retry(Exception):
     """The fast path met a conflict or failure: apply statement by statement."""
 
 
+class _AlreadyApplied(Exception):
+    """Another copy of the process applied this transaction meanwhile."""
+
+
 _KEY_FMT = re.compile(r"\s+")
 
 
@@ -156,6 +160,9 @@ class ApplyEngine:
             if self.handlers.precommit is not None:
                 self._call(self.handlers.precommit, txn.commit_scn, index=len(txn.items) - 1)
             target.commit()
+        except _AlreadyApplied:
+            target.rollback()
+            return False
         except ApplyError:
             target.rollback()
             raise
@@ -168,17 +175,24 @@ class ApplyEngine:
         self.messages_applied += len(txn.items)
         return True
 
-    def _bookkeeping(self, txn: SourceTxn) -> list[tuple[str, tuple]]:
+    def _claim(self, txn: SourceTxn) -> tuple[str, tuple] | None:
+        """The transaction's first statement: its low-watermark (or its record in
+        SLUICE_APPLY_DONE), which touches no row when the transaction was applied already.
+        Being first, it also holds the row lock on the watermark for the whole transaction,
+        so a second copy of the process applying the same transaction waits for this one
+        and then finds it applied instead of applying it twice."""
         t = self.target
-        out = []
         if txn.kind == "CAPTURED" and txn.commit_scn is not None:
-            out.append(t.progress_statement(self.apply_name, txn.source_database, txn.commit_scn,
-                                            txn.transaction_id))
-        elif txn.ident is not None:
-            out.append(t.done_statement(self.apply_name, txn.kind, txn.ident))
-        if txn.forget:
-            out.append(t.forget_done_statement(self.apply_name, "USER", txn.forget))
-        return out
+            return t.progress_statement(self.apply_name, txn.source_database, txn.commit_scn,
+                                        txn.transaction_id)
+        if txn.ident is not None:
+            return t.done_statement(self.apply_name, txn.kind, txn.ident)
+        return None
+
+    def _forget(self, txn: SourceTxn) -> list[tuple[str, tuple]]:
+        if not txn.forget:
+            return []
+        return [self.target.forget_done_statement(self.apply_name, "USER", txn.forget)]
 
     def _plain(self, txn: SourceTxn) -> bool:
         """Only row LCRs without handlers: the batch path may take it."""
@@ -201,21 +215,27 @@ class ApplyEngine:
             if self._skipped(lcr, i):
                 continue
             statements.append(self._statement(lcr, i, compare=True))
-        n = len(statements)
+        claim = self._claim(txn)
+        head = [claim] if claim is not None else []
         self.target.begin(self.tag)
         try:
-            counts = self.target.execute_batch(statements + self._bookkeeping(txn))
+            counts = self.target.execute_batch(head + statements + self._forget(txn))
         except TargetError:
             raise _Retry() from None
-        if any(c != 1 for c in counts[:n]):
+        if head and counts[0] != 1:
+            raise _AlreadyApplied()
+        if any(c != 1 for c in counts[len(head):len(head) + len(statements)]):
             raise _Retry()
 
     def _slow(self, txn: SourceTxn) -> None:
         self.target.begin(self.tag)
+        claim = self._claim(txn)
+        if claim is not None and self.target.execute(*claim) != 1:
+            raise _AlreadyApplied()
         for i, item in enumerate(txn.items):
             if item.execute:
                 self._one(item.message, i)
-        for sql, params in self._bookkeeping(txn):
+        for sql, params in self._forget(txn):
             self.target.execute(sql, params)
 
     # -- one message ----------------------------------------------------------------------

@@ -173,7 +173,8 @@ class Target:
 
     def done_statement(self, apply_name: str, kind: str, ident: str) -> tuple[str, tuple]:
         p = self.placeholder
-        return (f"INSERT INTO {self.done_table()} (APPLY_NAME, KIND, ID, DONE) VALUES ({p}, {p}, {p}, {p})",
+        return (f"INSERT INTO {self.done_table()} (APPLY_NAME, KIND, ID, DONE) VALUES ({p}, {p}, {p}, {p}) "
+                f"ON CONFLICT DO NOTHING",
                 (apply_name, kind, ident, time.time()))
 
     def forget_done_statement(self, apply_name: str, kind: str, idents: list[str]) -> tuple[str, tuple]:
@@ -230,7 +231,8 @@ class PgTarget(Target):
                              WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0
                                AND NOT a.attisdropped ORDER BY a.attnum""",
                           (pg_name(owner), pg_name(name)))
-        self.conn.rollback()
+        # no rollback here: a handler's LCR.EXECUTE() describes a table inside the apply's
+        # open target transaction, which must go on (the query reads the catalog only)
         columns = [oracle_name(r[0]) for r in rows]
         return columns, {oracle_name(r[0]): r[1] for r in rows}, [oracle_name(r[0]) for r in rows if r[2]]
 
