@@ -60,7 +60,7 @@ def _handler(name: str | None, user: str) -> Any:
 
 
 def engine_for(conn: Any, apply_name: str, link: str | None, tag: bytes | None,
-               definition: ApplyDefinition | None = None) -> ApplyEngine:
+               definition: ApplyDefinition | None = None, server_id: int = 0) -> ApplyEngine:
     """An engine applying for ``apply_name`` into its target (``link``), with its handlers."""
     ctx = CaptureContext(conn)
     store = ctx.store
@@ -73,7 +73,7 @@ def engine_for(conn: Any, apply_name: str, link: str | None, tag: bytes | None,
         precommit=_handler(d.precommit_handler, user) if d else None,
         resolve=lambda name: registered_function(name, user))
     return ApplyEngine(target, Settings(ctx, apply_name, link), apply_name, tag=tag, handlers=handlers,
-                       require_instantiation=d.apply_captured if d else True)
+                       require_instantiation=d.apply_captured if d else True, server_id=server_id)
 
 
 def find_spec(ctx: CaptureContext, name: str) -> dict | None:

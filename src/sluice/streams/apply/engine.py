@@ -120,8 +120,9 @@ class ApplyEngine:
 
     def __init__(self, target: Target, settings: Settings, apply_name: str, *,
                  tag: bytes | None = b"\x00", handlers: Handlers | None = None,
-                 require_instantiation: bool = True) -> None:
+                 require_instantiation: bool = True, server_id: int = 0) -> None:
         self.target, self.settings, self.apply_name = target, settings, apply_name
+        self.server_id = server_id
         self.tag = tag
         self.handlers = handlers or Handlers()
         self.require_instantiation = require_instantiation
@@ -138,9 +139,10 @@ class ApplyEngine:
             return txn.commit_scn is not None and txn.commit_scn <= self.applied.get(txn.source_database, -1)
         return txn.ident is not None and self.target.done(self.apply_name, txn.kind, txn.ident)
 
-    def apply(self, txn: SourceTxn) -> bool:
+    def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None) -> bool:
         """Apply ``txn`` as one target transaction; False when it was applied before.
-        :raises ApplyError: an error stopped it (the target is rolled back)."""
+        ``before_commit``: called just before the commit (parallel apply waits there for
+        its turn).  :raises ApplyError: an error stopped it (the target is rolled back)."""
         if self.already_applied(txn):
             return False
         settings = self.settings.current()
@@ -159,6 +161,8 @@ class ApplyEngine:
                 self._slow(txn)
             if self.handlers.precommit is not None:
                 self._call(self.handlers.precommit, txn.commit_scn, index=len(txn.items) - 1)
+            if before_commit is not None:
+                before_commit()
             target.commit()
         except _AlreadyApplied:
             target.rollback()
@@ -184,7 +188,7 @@ class ApplyEngine:
         t = self.target
         if txn.kind == "CAPTURED" and txn.commit_scn is not None:
             return t.progress_statement(self.apply_name, txn.source_database, txn.commit_scn,
-                                        txn.transaction_id)
+                                        txn.transaction_id, self.server_id)
         if txn.ident is not None:
             return t.done_statement(self.apply_name, txn.kind, txn.ident)
         return None

@@ -49,6 +49,7 @@ from ..capture.context import CaptureContext
 from . import errorqueue
 from .definition import ApplyDefinition, engine_for
 from .engine import ApplyError, Item, SourceTxn
+from .parallel import ParallelApply
 
 __all__ = ["ApplyProcess"]
 
@@ -82,6 +83,14 @@ class ApplyProcess:
         self.batch, self.wait = batch, wait
         self.engine = engine_for(conn, definition.name, definition.apply_database_link,
                                  definition.apply_tag, definition)
+        parallelism = int(definition.parameter("PARALLELISM"))
+        self.parallel = None
+        if parallelism > 1 and self.engine.target.dialect == "sqlite":
+            parallelism = 1     # SQLite has one writer at a time: servers would only queue up
+        if parallelism > 1:     # server 0 is self.engine; the others have connections of their own
+            self.parallel = ParallelApply(lambda i: self.engine if i == 0 else engine_for(
+                conn, definition.name, definition.apply_database_link, definition.apply_tag, definition,
+                server_id=i), parallelism)
         self.queue = conn.queue(f'"{definition.queue_owner}"."{definition.queue_name}"')
         info = self.ctx.queue(definition.queue_owner, definition.queue_name)
         self.transactional = info.table.message_grouping == "TRANSACTIONAL"
@@ -116,7 +125,10 @@ class ApplyProcess:
         except DatabaseError:
             pass                   # the store may be what failed
         finally:
-            self.engine.target.close()
+            if self.parallel is not None:
+                self.parallel.close()
+            else:
+                self.engine.target.close()
 
     def _state_work(self) -> Any:
         c = self.counters
@@ -202,13 +214,12 @@ class ApplyProcess:
         c["dequeued_scn"] = last.get_scn() if isinstance(last, (RowLCR, DDLLCR)) else c["dequeued_scn"]
         progress: dict[str, tuple] = {}
         done_now: list[str] = []      # user-message transactions: forgotten once this batch commits
-        for txn in txns:
-            if self._is_errored(txn):
-                continue
-            txn.forget, self._forget = self._forget, []
-            try:
-                self.engine.apply(txn)
-            except ApplyError as failure:
+        todo = [t for t in txns if not self._is_errored(t)]
+        if todo:
+            todo[0].forget, self._forget = self._forget, []
+        for txn, result in self._outcomes(todo):
+            if isinstance(result, ApplyError):
+                failure = result
                 self._forget = txn.forget + self._forget
                 self.total_errors += 1
                 self.error = failure.error
@@ -246,6 +257,21 @@ class ApplyProcess:
         self.conn.commit()
         self._forget += done_now
         return len(msgs)
+
+    def _outcomes(self, txns: list[SourceTxn]) -> Any:
+        """``(transaction, True / False / ApplyError)`` in order; serially, each is applied
+        when it is asked for (so a stop after an error leaves the rest untouched)."""
+        stop = self.d.parameter("DISABLE_ON_ERROR") == "Y"
+        if self.parallel is not None:
+            for txn, result in zip(txns, self.parallel.apply_all(txns, stop_on_error=stop)):
+                if result is not None:
+                    yield txn, result
+            return
+        for txn in txns:
+            try:
+                yield txn, self.engine.apply(txn)
+            except ApplyError as failure:
+                yield txn, failure
 
     def _is_errored(self, txn: SourceTxn) -> bool:
         if not self._errored:

@@ -135,10 +135,12 @@ class Target:
 
     def ensure_bookkeeping(self) -> None:
         p, d = self.progress_table(), self.done_table()
+        # a row per apply server (parallel apply commits in source order, so the highest
+        # SCN over the servers' rows is the applied low-watermark)
         for sql in (f"""CREATE TABLE IF NOT EXISTS {p} (APPLY_NAME TEXT NOT NULL,
-                        SOURCE_DATABASE TEXT NOT NULL, APPLIED_SCN BIGINT NOT NULL,
-                        SOURCE_TRANSACTION_ID TEXT, APPLY_TIME DOUBLE PRECISION,
-                        PRIMARY KEY (APPLY_NAME, SOURCE_DATABASE))""",
+                        SOURCE_DATABASE TEXT NOT NULL, SERVER_ID INTEGER NOT NULL DEFAULT 0,
+                        APPLIED_SCN BIGINT NOT NULL, SOURCE_TRANSACTION_ID TEXT, APPLY_TIME DOUBLE PRECISION,
+                        PRIMARY KEY (APPLY_NAME, SOURCE_DATABASE, SERVER_ID))""",
                     f"""CREATE TABLE IF NOT EXISTS {d} (APPLY_NAME TEXT NOT NULL, KIND TEXT NOT NULL,
                         ID TEXT NOT NULL, DONE DOUBLE PRECISION, PRIMARY KEY (APPLY_NAME, KIND, ID))"""):
             self.execute(sql)
@@ -146,25 +148,21 @@ class Target:
 
     def applied_scns(self, apply_name: str) -> dict[str, int]:
         p = self.placeholder
-        return {db: int(scn) for db, scn in self.query(
-            f"SELECT SOURCE_DATABASE, APPLIED_SCN FROM {self.progress_table()} WHERE APPLY_NAME = {p}",
-            (apply_name,))}
-
-    def progress_rows(self, apply_name: str) -> list[tuple]:
-        p = self.placeholder
-        return self.query(f"SELECT SOURCE_DATABASE, APPLIED_SCN, SOURCE_TRANSACTION_ID, APPLY_TIME "
-                          f"FROM {self.progress_table()} WHERE APPLY_NAME = {p}", (apply_name,))
+        rows = self.query(f"SELECT SOURCE_DATABASE, MAX(APPLIED_SCN) FROM {self.progress_table()} "
+                          f"WHERE APPLY_NAME = {p} GROUP BY SOURCE_DATABASE", (apply_name,))
+        self.rollback()
+        return {db: int(scn) for db, scn in rows}
 
     def progress_statement(self, apply_name: str, source_database: str, scn: int,
-                           txn_id: str | None) -> tuple[str, tuple]:
+                           txn_id: str | None, server_id: int = 0) -> tuple[str, tuple]:
         """The upsert of the low-watermark (never backwards), for the current transaction."""
         p, t = self.placeholder, self.progress_table()
-        return (f"""INSERT INTO {t} (APPLY_NAME, SOURCE_DATABASE, APPLIED_SCN, SOURCE_TRANSACTION_ID,
-                    APPLY_TIME) VALUES ({p}, {p}, {p}, {p}, {p})
-                    ON CONFLICT (APPLY_NAME, SOURCE_DATABASE) DO UPDATE SET
+        return (f"""INSERT INTO {t} (APPLY_NAME, SOURCE_DATABASE, SERVER_ID, APPLIED_SCN,
+                    SOURCE_TRANSACTION_ID, APPLY_TIME) VALUES ({p}, {p}, {p}, {p}, {p}, {p})
+                    ON CONFLICT (APPLY_NAME, SOURCE_DATABASE, SERVER_ID) DO UPDATE SET
                     APPLIED_SCN = excluded.APPLIED_SCN, SOURCE_TRANSACTION_ID = excluded.SOURCE_TRANSACTION_ID,
                     APPLY_TIME = excluded.APPLY_TIME WHERE excluded.APPLIED_SCN > {t}.APPLIED_SCN""",
-                (apply_name, source_database, scn, txn_id, time.time()))
+                (apply_name, source_database, server_id, scn, txn_id, time.time()))
 
     def done(self, apply_name: str, kind: str, ident: str) -> bool:
         p = self.placeholder
@@ -187,6 +185,9 @@ class Target:
     def converter(self, type_name: str) -> Any:
         """A function making an LCR value fit a column of ``type_name`` (None: as it is)."""
         return None
+
+    def limit_lock_wait(self, seconds: float) -> None:
+        """Fail a statement that waits longer than ``seconds`` for a lock."""
 
 
 class PgTarget(Target):
@@ -235,6 +236,10 @@ class PgTarget(Target):
         # open target transaction, which must go on (the query reads the catalog only)
         columns = [oracle_name(r[0]) for r in rows]
         return columns, {oracle_name(r[0]): r[1] for r in rows}, [oracle_name(r[0]) for r in rows if r[2]]
+
+    def limit_lock_wait(self, seconds: float) -> None:
+        self.conn.execute(f"SET lock_timeout = '{int(seconds * 1000)}ms'")
+        self.conn.commit()
 
     def converter(self, type_name: str) -> Any:
         if type_name == "boolean":      # capture gives booleans as NUMBER 1/0 (Oracle's habit)
@@ -338,6 +343,9 @@ class SqliteTarget(Target):
                 return v.isoformat(sep=" ")
             return v
         return to_sqlite
+
+    def limit_lock_wait(self, seconds: float) -> None:
+        self.conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
 
     def begin(self, tag: bytes | None) -> None:
         if not self._open:
