@@ -1,7 +1,7 @@
 """Apply into PostgreSQL (issue 15 §2), serial, with the floor measured in the same run:
 
-    .venv/bin/python bench/bench_apply.py [--rows 1000000] [--tables 10] [--process ROWS]
-                                          [--profile]
+    .venv/bin/python bench/bench_apply.py [--rows 200000] [--tables 10] [--rounds 3]
+                                          [--parallelism 4] [--process ROWS] [--profile]
 
 The workload: ``--rows`` row LCRs over ``--tables`` tables (id bigint key, three more
 columns), in source transactions of 1-100 rows (uniform), 70 % inserts, 20 % updates of a
@@ -19,11 +19,15 @@ source transaction, in order:
     keys and types from the target's dictionary), conflict detection (every statement must
     touch one row), the low-watermark written in each transaction (exactly once), the
     apply tag;
+(e) Sluice with ``--parallelism`` apply servers (:class:`~sluice.streams.apply.parallel.ParallelApply`,
+    batches of 500 transactions, row dependencies by key, commits in source order);
 (d) with ``--process ROWS``: the first ROWS rows enqueued as captured LCRs into a
     PostgreSQL store's commit-time queue, then an apply process dequeues and applies them
     (queue, transactions, rules path without rule sets): end to end rows/s.
 
-Rows/s of each and (c)/(a).  Target (issue 15 §2): (c) >= 10,000 rows/s.
+(a), (c) and (e) run ``--rounds`` times, alternating, so each ratio compares runs made
+minutes apart on a machine whose load moves; (b) runs once.  Rows/s of each, the medians,
+(c)/(a) per round.  Targets (issue 15 §2): (c) >= 10,000 rows/s; (e) >= 1.5 x (c).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import os
 import platform
 import pstats
 import random
+import statistics
 import sys
 import time
 import uuid
@@ -170,6 +175,23 @@ def sluice_engine(conn: sluice.Connection, conninfo: str, schema: str, txns: lis
     return elapsed
 
 
+def sluice_parallel(conn: sluice.Connection, conninfo: str, schema: str, txns: list, parallelism: int) -> float:
+    from sluice.streams.apply.parallel import ParallelApply
+    link = f"{conninfo}?schema={schema}"
+    ApplyProcedures(conn).set_schema_instantiation_scn(schema.upper(), SOURCE, 0, apply_database_link=link)
+    par = ParallelApply(lambda i: engine_for(conn, "BENCH_APPLY", link, b"\x00", server_id=i), parallelism)
+    work = [SourceTxn([Item(x) for x in lcrs], "CAPTURED", SOURCE, lcrs[0].get_commit_scn(),
+                      lcrs[0].get_transaction_id()) for lcrs in txns]
+    t0 = time.perf_counter()
+    for i in range(0, len(work), 500):
+        for o in par.apply_all(work[i:i + 500]):
+            if o is not True:
+                raise RuntimeError(f"parallel apply: {o!r}")
+    elapsed = time.perf_counter() - t0
+    par.close()
+    return elapsed
+
+
 def sluice_process(conninfo: str, tables: int, txns: list) -> tuple[float, float]:
     """(enqueue seconds, apply seconds) through a PostgreSQL store's queue."""
     schema = fresh_schema(conninfo, tables)
@@ -206,8 +228,10 @@ def sluice_process(conninfo: str, tables: int, txns: list) -> tuple[float, float
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--tables", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parallelism", type=int, default=4)
     ap.add_argument("--process", type=int, default=0, help="rows for the end-to-end apply process run")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
@@ -216,15 +240,18 @@ def main() -> None:
             c.execute(f"CREATE DATABASE {DB}")
     conninfo = f"{SERVER}/{DB}"
     print(f"{platform.node()} {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; "
-          f"{a.rows} rows over {a.tables} tables", flush=True)
+          f"{a.rows} rows over {a.tables} tables, {a.rounds} rounds", flush=True)
     t0 = time.perf_counter()
     owner_schema = "b_" + uuid.uuid4().hex[:8]
     txns = workload(a.rows, a.tables, owner_schema.upper())
     print(f"workload: {len(txns)} transactions built in {time.perf_counter() - t0:.1f} s", flush=True)
-    results = {}
-    for label, run in (("(a) floor: pipeline, statement per row", "pipe"),
-                       ("(b) floor: executemany per row", "many"),
-                       ("(c) Sluice ApplyEngine", "sluice")):
+    labels = {"pipe": "(a) floor: pipeline, statement per row", "many": "(b) floor: executemany per row",
+              "sluice": "(c) Sluice ApplyEngine, serial",
+              "parallel": f"(e) Sluice, parallelism {a.parallelism}"}
+    results: dict[str, list[float]] = {k: [] for k in labels}
+    plan = [run for r in range(a.rounds) for run in ("pipe", "sluice", "parallel")]
+    plan.insert(1, "many")
+    for run in plan:
         schema = fresh_schema(conninfo, a.tables)
         try:
             if run == "pipe":
@@ -236,17 +263,25 @@ def main() -> None:
                     c.execute(f"ALTER SCHEMA {schema} RENAME TO {owner_schema}")
                 schema = owner_schema
                 store = sluice.connect(f"{conninfo}?schema=s_{owner_schema}")
-                secs = sluice_engine(store, conninfo, schema, txns, a.profile)
+                if run == "sluice":
+                    secs = sluice_engine(store, conninfo, schema, txns, a.profile)
+                else:
+                    secs = sluice_parallel(store, conninfo, schema, txns, a.parallelism)
                 store.close()
                 with psycopg.connect(conninfo, autocommit=True) as c:
                     c.execute(f"DROP SCHEMA s_{owner_schema} CASCADE")
         finally:
             drop_schema(conninfo, schema)
-        results[run] = a.rows / secs
-        print(f"{label:45s} {a.rows / secs:10,.0f} rows/s  ({secs:.1f} s, load {os.getloadavg()[0]:.1f})",
+        results[run].append(a.rows / secs)
+        print(f"{labels[run]:45s} {a.rows / secs:10,.0f} rows/s  ({secs:.1f} s, load {os.getloadavg()[0]:.1f})",
               flush=True)
-    print(f"Sluice / floor (a): {results['sluice'] / results['pipe']:.2f}; "
-          f"target 10,000 rows/s: {'met' if results['sluice'] >= 10_000 else 'NOT met'}")
+    med = {k: statistics.median(v) for k, v in results.items() if v}
+    print("medians: " + ", ".join(f"{labels[k].split(' ')[0]} {v:,.0f}" for k, v in med.items()))
+    ratios = [s / p for s, p in zip(results["sluice"], results["pipe"])]
+    print(f"(c)/(a) per round: {', '.join(f'{r:.2f}' for r in ratios)}; "
+          f"(e)/(c) per round: {', '.join(f'{p / s:.2f}' for p, s in zip(results['parallel'], results['sluice']))}")
+    print(f"target (c) >= 10,000 rows/s: {'met' if med['sluice'] >= 10_000 else 'NOT met'} (median); "
+          f"(e) >= 1.5 x (c): {'met' if med['parallel'] >= 1.5 * med['sluice'] else 'NOT met'} (medians)")
     if a.process:
         enq, secs = sluice_process(conninfo, a.tables, txns_prefix(txns, a.process))
         print(f"(d) apply process from a PostgreSQL store's queue: {a.process / secs:,.0f} rows/s "
