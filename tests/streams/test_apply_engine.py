@@ -212,3 +212,45 @@ def test_two_copies_apply_a_transaction_once(engine, target, conn):
         other.target.close()
     assert sorted(results) == [False, True]
     assert target.rows("emp") == [(1, "once", None, None)]
+
+
+def test_ddl_precommit_handlers_and_truncate(conn, target):
+    """The DDL handler gets DDL LCRs instead of the apply running them; the precommit handler
+    is called with each transaction's commit SCN before it commits (in it); without a DDL
+    handler TRUNCATE TABLE empties the table on either database, and other DDL runs on
+    PostgreSQL (an SQLite target refuses it: the transaction fails)."""
+    from sluice.streams import DDLLCR
+    from sluice.streams.apply.definition import ApplyDefinition
+    make_emp(target)
+    o = target.owner
+    procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
+    seen = []
+    sluice.register_function("apply_test.on_ddl", lambda ddl: seen.append(("ddl", ddl.get_command_type())))
+    sluice.register_function("apply_test.precommit", lambda scn: seen.append(("commit", scn)))
+    d = ApplyDefinition("APP2", conn.username, "Q", ddl_handler="apply_test.on_ddl",
+                        precommit_handler="apply_test.precommit")
+    e = engine_for(conn, "APP2", target.link, b"\x00", d)
+
+    def ddl(cmd, text, scn):
+        return DDLLCR.construct(SOURCE_DB, cmd, o, "EMP", "TABLE", text, None, o, o, "EMP", None, f"d{scn}", scn,
+                                commit_scn=scn)
+    try:
+        e.apply(txn(lcr("INSERT", o, "emp", 5, new={"ID": 1, "NAME": "a"})))
+        e.apply(txn(ddl("ALTER TABLE", "ALTER TABLE emp ADD COLUMN note text", 6)))
+        assert seen == [("commit", 5), ("ddl", "ALTER TABLE"), ("commit", 6)]
+    finally:
+        e.target.close()
+    plain = engine_for(conn, "APP3", target.link, b"\x00")
+    try:
+        if target.kind == "postgresql":
+            plain.apply(txn(ddl("ALTER TABLE", f"ALTER TABLE {target.table('emp')} ADD COLUMN note text", 7)))
+            plain.apply(txn(lcr("INSERT", o, "emp", 8, new={"ID": 2, "NAME": "b", "NOTE": "new column"})))
+            assert target.rows("emp")[-1] == (2, "b", None, None, "new column")
+        else:
+            with pytest.raises(ApplyError) as refused:
+                plain.apply(txn(ddl("ALTER TABLE", "ALTER TABLE emp ADD COLUMN note text", 7)))
+            assert str(refused.value.error).startswith("SLU-00001: not supported: DDL LCRs on an SQLite target")
+        plain.apply(txn(ddl("TRUNCATE TABLE", f"TRUNCATE TABLE {target.table('emp')}", 9)))
+        assert target.rows("emp") == []
+    finally:
+        plain.target.close()
