@@ -123,3 +123,42 @@ def test_subset_replication_at_apply(env, replica):
         dst.close()
     assert result.consistent, result.differences[:5]
     assert 0 < result.source_rows < 45
+
+
+def test_plsql_forms(conn):
+    """DBMS_APPLY_ADM's procedures as a PL/SQL block calls them (Oracle's own examples:
+    a DBMS_UTILITY.NAME_ARRAY column list, a comma-delimited one)."""
+    cur = conn.cursor()
+    cur.execute("""DECLARE
+                     cols DBMS_UTILITY.NAME_ARRAY;
+                   BEGIN
+                     cols(1) := 'salary';
+                     cols(2) := 'commission_pct';
+                     DBMS_APPLY_ADM.SET_UPDATE_CONFLICT_HANDLER(
+                       object_name => 'hr.employees', method_name => 'MAXIMUM',
+                       resolution_column => 'salary', column_list => cols);
+                     DBMS_APPLY_ADM.SET_KEY_COLUMNS(object_name => 'hr.jobs', column_list => 'job_id,job_title');
+                     DBMS_APPLY_ADM.SET_TABLE_INSTANTIATION_SCN(source_object_name => 'hr.employees',
+                       source_database_name => 'dbs1.net', instantiation_scn => 4242);
+                     DBMS_APPLY_ADM.SET_SCHEMA_INSTANTIATION_SCN(source_schema_name => 'hr',
+                       source_database_name => 'dbs1.net', instantiation_scn => 4000);
+                     DBMS_APPLY_ADM.SET_DML_HANDLER(object_name => 'hr.employees', object_type => 'TABLE',
+                       operation_name => 'UPDATE', error_handler => TRUE,
+                       user_procedure => 'strmadmin.errors_pkg.regions_pkg');
+                   END;""")
+    assert view(conn, "SELECT METHOD_NAME, RESOLUTION_COLUMN, COLUMN_NAME FROM DBA_APPLY_CONFLICT_COLUMNS "
+                      "ORDER BY COLUMN_NAME") == [
+        {"METHOD_NAME": "MAXIMUM", "RESOLUTION_COLUMN": "SALARY", "COLUMN_NAME": c}
+        for c in ("COMMISSION_PCT", "SALARY")]
+    assert [r["COLUMN_NAME"] for r in view(conn, "SELECT COLUMN_NAME FROM DBA_APPLY_KEY_COLUMNS "
+                                                 "ORDER BY COLUMN_NAME")] == ["JOB_ID", "JOB_TITLE"]
+    assert view(conn, "SELECT SOURCE_DATABASE, SOURCE_OBJECT_NAME, INSTANTIATION_SCN "
+                      "FROM DBA_APPLY_INSTANTIATED_OBJECTS") == [
+        {"SOURCE_DATABASE": "DBS1.NET", "SOURCE_OBJECT_NAME": "EMPLOYEES", "INSTANTIATION_SCN": 4242}]
+    assert view(conn, "SELECT SOURCE_SCHEMA, INSTANTIATION_SCN FROM DBA_APPLY_INSTANTIATED_SCHEMAS") == [
+        {"SOURCE_SCHEMA": "HR", "INSTANTIATION_SCN": 4000}]
+    assert view(conn, "SELECT OPERATION_NAME, ERROR_HANDLER, USER_PROCEDURE FROM DBA_APPLY_DML_HANDLERS") == [
+        {"OPERATION_NAME": "UPDATE", "ERROR_HANDLER": "Y", "USER_PROCEDURE": "strmadmin.errors_pkg.regions_pkg"}]
+    with pytest.raises(sluice.DatabaseError) as e:
+        cur.execute("BEGIN DBMS_APPLY_ADM.EXECUTE_ERROR(local_transaction_id => '1.2.3'); END;")
+    assert e.value.code == 26673
