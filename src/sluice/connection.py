@@ -18,7 +18,6 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import objtypes as ot
-from .aq.admin import AqAdm
 from .aq.catalog import Catalog
 from .aq.dbms_aq import DbmsAq, plsql_record
 from .aq.buffered import existing_pool
@@ -42,6 +41,7 @@ from .streams.adm import StreamsAdm
 from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
 from .streams.messaging import DbmsStreamsMessaging
+from .streams.propagation import DbmsAqadm, PropagationAdm, create_link, drop_link
 
 if TYPE_CHECKING:
     from .connect_params import ConnectSpec
@@ -115,13 +115,14 @@ class Connection:
     # The packages hold the connection; made on each access rather than kept, so that a
     # connection and its packages form no reference cycle and a dropped connection is
     # finalised at once by reference counting (not at some later garbage collection).
-    aqadm = _package(AqAdm)
+    aqadm = _package(DbmsAqadm)
     aq = _package(DbmsAq)
     transform = _package(DbmsTransform)
     streams_adm = _package(StreamsAdm)
     capture_adm = _package(CaptureAdm)
     apply_adm = _package(ApplyAdm)
     streams_messaging = _package(DbmsStreamsMessaging)
+    propagation_adm = _package(PropagationAdm)
     streams = _package(DbmsStreams)
     aqelm = _package(DbmsAqelm)
     rule_adm = _package(RuleAdm)
@@ -356,11 +357,31 @@ class Connection:
         ``DBMS_PKG.PROC(...)`` line (as seed 004 prints them) runs as EXEC."""
         if kind in ("CREATE USER", "ALTER USER", "DROP USER", "GRANT", "REVOKE"):
             return UserStatements(self).execute(kind, text)
+        if kind.endswith("DATABASE LINK"):
+            (drop_link if kind.startswith("DROP") else create_link)(self.context, text)
+            return 0
+        if kind == "ALTER DATABASE":
+            return self._alter_database(text)
         body = text.strip().rstrip(";").strip()
         if _BARE_CALL.match(body):
             from . import plsql
             return plsql.execute(self, f"BEGIN {body}; END;")
         raise ora(900)
+
+    def _alter_database(self, text: str) -> int:
+        """``ALTER DATABASE RENAME GLOBAL_NAME TO dbs1.net`` (DESIGN.md section 7: the
+        site's name, which LCRs and propagation carry)."""
+        m = re.match(r'^\s*ALTER\s+DATABASE\s+RENAME\s+GLOBAL_NAME\s+TO\s+("[^"]+"|[A-Za-z][\w$#.]*)\s*;?\s*$',
+                     text, re.I)
+        if not m:
+            raise ora(900)
+        ctx = self.context
+        if not ctx.authz.is_superuser():
+            raise ora(1031)
+        name = m.group(1)
+        ctx.ddl_commit()
+        ctx.store.set_global_name(name[1:-1] if name.startswith('"') else name.upper())
+        return 0
 
 
 def open_connection(spec: "ConnectSpec", conn_class: type | None = None,

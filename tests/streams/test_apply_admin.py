@@ -13,6 +13,7 @@ import pytest
 
 import sluice
 from sluice.streams import RowLCR
+from sluice.streams.apply import ApplyProcess
 from sluice.streams.apply.compare import compare
 from sluice.streams.apply.target import open_target
 from sluice.streams.host import Host
@@ -34,11 +35,15 @@ def test_started_apply_runs_in_a_host(conn, dsn, target):
     target.sql(f"CREATE TABLE {target.table('emp')} (id integer PRIMARY KEY, name varchar(40))")
     conn.streams_adm.set_up_queue(queue_table="APPLY_QT", queue_name="APPLY_Q")
     adm = conn.apply_adm
-    adm.create_apply(queue_name="APPLY_Q", apply_name="APP", apply_database_link=target.link)
-    with pytest.raises(sluice.DatabaseError) as bad:
-        adm.create_apply(queue_name="APPLY_Q", apply_name="APP2", apply_database_link="dbs2.net")
-    assert bad.value.code == 12154
-    cur = conn.cursor()            # the PL/SQL form
+    cur = conn.cursor()
+    cur.execute(f"CREATE DATABASE LINK dbs2.net USING '{target.link}'")    # the replica's site
+    adm.create_apply(queue_name="APPLY_Q", apply_name="APP", apply_database_link="dbs2.net")
+    adm.create_apply(queue_name="APPLY_Q", apply_name="APP2", apply_database_link="dbs3.net")
+    with pytest.raises(sluice.DatabaseError) as bad:     # a link nobody made: when it is used
+        ApplyProcess.from_catalog(conn, "APP2")
+    assert bad.value.code == 2019
+    adm.drop_apply("APP2")
+    # the PL/SQL form
     cur.execute("BEGIN DBMS_APPLY_ADM.SET_PARAMETER(apply_name => 'app', parameter => 'disable_on_error', "
                 "value => 'N'); END;")
     with pytest.raises(sluice.DatabaseError) as bad:
@@ -46,7 +51,7 @@ def test_started_apply_runs_in_a_host(conn, dsn, target):
     assert bad.value.code == 23605
     cur.execute("BEGIN DBMS_APPLY_ADM.START_APPLY(apply_name => 'app'); END;")
     assert view(conn, "SELECT STATUS, APPLY_DATABASE_LINK FROM DBA_APPLY")[0] == \
-        {"STATUS": "ENABLED", "APPLY_DATABASE_LINK": target.link}
+        {"STATUS": "ENABLED", "APPLY_DATABASE_LINK": "DBS2.NET"}
     q = conn.queue("APPLY_Q")
 
     def lcr(cmd, old=None, new=None):
@@ -110,7 +115,6 @@ def test_subset_replication_at_apply(env, replica):
         else:
             env.sql(f"INSERT INTO {s}.regions VALUES ({i}, 'n{i}', {rng.randint(1, 3)}) ON CONFLICT DO NOTHING")
     env.process().catch_up()
-    from sluice.streams.apply import ApplyProcess
     proc = ApplyProcess.from_catalog(sluice.connect(env.dsn), CONSUMER)
     env.procs.append(proc)
     proc.drain()

@@ -155,11 +155,7 @@ class Queue:
                 r.time_manager_info = first.time_manager_info
             if not immediate and group_first is None:
                 ctx.group_first[q.qualified] = first
-        stored = records
-        if table.multiple_consumers:   # one record per recipient (seed 003)
-            stored = [copy for m, r in zip(messages, records)
-                      for copy in fan_out(r, recipients_of(ctx, q, m.recipients, r, codec,
-                                                           buffered=buffered_mode))]
+        stored = fan_out_all(ctx, q, records, [m.recipients for m in messages], codec, buffered_mode)
         if buffered_mode:
             # seed 003: registrations hear of buffered messages too, except PL/SQL
             # procedures (buffered PL/SQL notification is for sharded queues only)
@@ -173,12 +169,7 @@ class Queue:
                 ctx.store.write_notifications(q.qualified, [r for r in stored if r.notices])
                 dispatcher_for(ctx.store)
             return
-        regs = ctx.catalog.registrations(q)
-        if regs:   # what this enqueue owes the registrations goes into the same transaction
-            owe_notifications(stored, regs, table.payload_type == "RAW")
-        ctx.session.enqueue(q, stored, immediate)
-        if regs:
-            dispatcher_for(ctx.store)
+        store_records(ctx, q, stored, immediate)
         for m, r in zip(messages, records):
             m._msgid = r.msgid
             m._enqtime = now
@@ -432,6 +423,27 @@ class Queue:
         m._transaction_group = r.enq_tid if grouped else None
         m._consumer_name = r.consumer_name
         return m
+
+
+def fan_out_all(ctx: Any, q: QueueInfo, records: list[MessageRecord], recipients: list,
+                codec: Any, buffered: bool = False) -> list[MessageRecord]:
+    """The records to store for ``records``: in a multi-consumer queue one per recipient
+    (the given list of each, or else the subscribers whose rules hold; seed 003)."""
+    if not q.table.multiple_consumers:
+        return records
+    return [copy for given, r in zip(recipients, records)
+            for copy in fan_out(r, recipients_of(ctx, q, given, r, codec, buffered=buffered))]
+
+
+def store_records(ctx: Any, q: QueueInfo, stored: list[MessageRecord], immediate: bool) -> None:
+    """Hand persistent records to the session, with what they owe registrations (in the
+    same transaction), and wake the notification dispatcher."""
+    regs = ctx.catalog.registrations(q)
+    if regs:
+        owe_notifications(stored, regs, q.table.payload_type == "RAW")
+    ctx.session.enqueue(q, stored, immediate)
+    if regs:
+        dispatcher_for(ctx.store)
 
 
 def owe_notifications(records: list[MessageRecord], regs: list[dict], raw: bool) -> None:

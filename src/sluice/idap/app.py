@@ -67,6 +67,7 @@ from ..errors import Error, NotSupportedError, OperationalError, not_supported, 
 from . import ops, serialise
 from .agents import AgentPolicy
 from .httpserver import http_protocol
+from .propreceiver import MEDIA_TYPE as PROPAGATED_BATCH, receive_batch
 from .parse import EndTransaction, ReceiveRequest, Request, SendRequest, parse_request
 from .schema import AQ_NS, SOAP_NS, Envelope, read_request, xsd_text
 from .sessions import COOKIE, ConnectionPool, HttpSession, SessionManager
@@ -358,6 +359,8 @@ async def _post(scope: Any, receive: Any, send: Any, servlet: Servlet, name: str
         if agent is None:
             return await _unauthorized(send, config.realm)
     content_type = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
+    if content_type == PROPAGATED_BATCH and name == PROPAGATION_SERVLET:
+        return await _propagated(send, servlet, agent, headers, receive)
     if content_type not in XML_TYPES and content_type != FORM_TYPE:
         return await _respond_text(send, 415, "415 Unsupported Media Type: text/xml or "
                                               "application/x-www-form-urlencoded (aqxmldoc)\n")
@@ -397,6 +400,22 @@ async def _post(scope: Any, receive: Any, send: Any, servlet: Servlet, name: str
         else:      # a document that never reached an operation leaves no session behind
             sessions.discard(session)
     await _respond(send, status, document, _XML_MEDIA, extra)
+
+
+async def _propagated(send: Any, servlet: Servlet, agent: str, headers: dict, receive: Any) -> None:
+    """A batch another Sluice site propagates (:mod:`.propreceiver`): committed in a worker
+    thread, then answered — 200, or a SOAP Fault with nothing committed."""
+    declared = headers.get(b"content-length")
+    body = await _body(receive, None if declared is None else declared.decode("latin-1"),
+                       servlet.config.max_request_bytes)
+    if body is None:
+        return await _respond_text(send, 413, f"413 Request Entity Too Large: the limit is "
+                                              f"{servlet.config.max_request_bytes} bytes\n")
+    try:
+        answer = await anyio.to_thread.run_sync(receive_batch, servlet, agent, body)
+    except Error as e:
+        return await _respond(send, 500, _fault_document(_fault_kind(e), e))
+    await _respond(send, 200, answer, b"application/json")
 
 
 async def _dispatch(servlet: Servlet, session: HttpSession, agent: str, body: bytes,

@@ -237,6 +237,23 @@ class Selector:
     # it: (text with ? placeholders, parameters).  The store then applies it in SQL and
     # ``predicate`` only to what is not in the table (a session's own uncommitted messages)
     sql_condition: tuple[str, list] | None = None
+    # propagation (multi-consumer tables): the records of remote recipients it moves, not a
+    # consumer's — ("address", "OWNER.Q@LINK"): addressed to that queue; ("link", "LINK"):
+    # to any queue at that link; ("local", None): to a queue of this site.  consumer_name
+    # is then ignored
+    remote: tuple[str, str | None] | None = None
+
+
+def remote_match(remote: tuple[str, str | None], address: str | None) -> bool:
+    """Whether a record with ``address`` is one a propagation's ``Selector.remote`` takes."""
+    if address is None:
+        return False
+    kind, value = remote
+    if kind == "address":
+        return address == value
+    if kind == "link":
+        return address.endswith(f"@{value}")
+    return "@" not in address
 
 
 @dataclass(slots=True)
@@ -382,6 +399,24 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Close the store; sessions must be closed first."""
+
+    # -- the site ------------------------------------------------------------
+    def global_name(self) -> str:
+        """The store's global name (DESIGN.md section 7: a store is one Oracle "database",
+        a site): what LCRs carry as source_database_name, what database links and
+        propagation de-duplication name it by.  Set by ``ALTER DATABASE RENAME GLOBAL_NAME
+        TO …`` (:meth:`set_global_name`); until then :meth:`default_global_name`."""
+        for owner, name, spec in self.catalog_objects("DATABASE"):
+            if (owner, name) == ("SYS", "GLOBAL_NAME"):
+                return spec["global_name"]
+        return self.default_global_name()
+
+    def set_global_name(self, name: str) -> None:
+        self.put_catalog_object("DATABASE", "SYS", "GLOBAL_NAME", {"global_name": name}, replace=True)
+
+    @abc.abstractmethod
+    def default_global_name(self) -> str:
+        """The global name of a store nobody renamed: its database's name, upper case."""
 
     # -- catalog -----------------------------------------------------------
     @abc.abstractmethod

@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 import time
 from typing import Iterable
+from urllib.parse import urlsplit
 
 import psycopg
 
@@ -234,6 +235,11 @@ class PgStore(Store):
                 self._cond.wait(timeout)
             finally:
                 self._waiting -= 1
+
+    def default_global_name(self) -> str:
+        """``SCHEMA.DATABASE`` (``DBS1.TEST``): two schemas of one database are two sites."""
+        database = urlsplit(self.target.display).path.lstrip("/") or "POSTGRES"
+        return f"{self.target.schema}.{database}".upper()
 
     # -- catalog ----------------------------------------------------------------
     def catalog_version(self) -> int:

@@ -18,7 +18,7 @@ from .. import constants as C
 from ..errors import OperationalError, ProgrammingError, ora
 from ..sqlfunctions import like_regex
 from . import sqlops
-from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
+from .base import (new_txn_id, remote_match, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
                    StoreSession)
 from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
@@ -234,7 +234,8 @@ class SqliteSession(StoreSession):
         for r in entry[1]:
             if r.q_name != queue.name or r.state not in sel.states:
                 continue
-            if sel.multi and (r.consumer_name != sel.consumer_name or r.address is not None):
+            if sel.multi and (not remote_match(sel.remote, r.address) if sel.remote is not None
+                              else r.consumer_name != sel.consumer_name or r.address is not None):
                 continue
             if sel.delivery_mode is not None and r.delivery_mode != sel.delivery_mode:
                 continue

@@ -122,7 +122,9 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
     d = conn.dialect
     live = C.MSG_READY in sel.states or C.MSG_WAITING in sel.states
     skip = len(sel.skip_groups) if sel.group is None else 0
-    consumer = 0 if not sel.multi else (1 if sel.consumer_name is not None else 2)
+    consumer = 0 if not sel.multi else (
+        3 + ("address", "link", "local").index(sel.remote[0]) if sel.remote is not None
+        else 1 if sel.consumer_name is not None else 2)
     shape = (d.name, lock, qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live,
              sel.msgid is not None, sel.correlation is not None, sel.group is not None, skip,
              after is not None, limit, consumer, sel.delivery_mode is not None,
@@ -134,6 +136,11 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
     params: list = [queue.name]
     if consumer == 1:
         params.append(sel.consumer_name)
+    elif consumer == 3:
+        params.append(sel.remote[1])
+    elif consumer == 4:    # LIKE '%@LINK', the link's own % and _ escaped
+        link = sel.remote[1].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        params.append(f"%@{link}")
     params.extend(sel.states)
     if live:
         params.append(now)
@@ -162,6 +169,12 @@ def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
         where.append("CONSUMER_NAME = ? AND ADDRESS IS NULL")
     elif consumer == 2:  # the consumer-less copy of an expired or failed message
         where.append("CONSUMER_NAME IS NULL")
+    elif consumer == 3:  # propagation: the records addressed to one queue
+        where.append("ADDRESS = ?")
+    elif consumer == 4:  # propagation: the records addressed to any queue at one link
+        where.append("ADDRESS LIKE ? ESCAPE '\\'")
+    elif consumer == 5:  # propagation: the records addressed to a queue of this site
+        where.append("ADDRESS IS NOT NULL AND ADDRESS NOT LIKE '%@%'")
     where.append("STATE = ?" if n_states == 1 else f"STATE IN ({', '.join('?' * n_states)})")
     if live:
         where.append("(EXPIRE_AT IS NULL OR EXPIRE_AT > ? OR STATE = 3)")

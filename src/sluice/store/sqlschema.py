@@ -19,8 +19,9 @@ from .dialect import Dialect
 # columns, MSGID no longer unique, the consumer in the order index of multi-consumer tables);
 # 3: Streams capture (SLUICE_CAPTURE_PROGRESS, SLUICE_STREAMS_UNSUPPORTED and their views)
 # 4: the process host (SLUICE_STREAMS_HOSTED, V$STREAMS_HOSTED)
-# 5: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
-SCHEMA_VERSION = 5
+# 5: Streams propagation (SLUICE_QUEUE_SCHEDULES, SLUICE_PROPAGATION_RECEIVED and their views)
+# 6: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
+SCHEMA_VERSION = 6
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -114,6 +115,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
         *capture_ddl(d),
         *streams_rules_ddl(d),
         *hosting_ddl(d),
+        *propagation_ddl(d),
         *apply_ddl(d),
         f"""{d.create_view} AQ$INTERNET_USERS AS
             SELECT A.AGENT_NAME, M.NAME AS DB_USERNAME, A.HTTP_ENABLED, A.SMTP_ENABLED,
@@ -196,6 +198,17 @@ def capture_ddl(d: Dialect) -> list[str]:
             FROM SLUICE_CATALOG C
             JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE' AND P.STATE IS NOT NULL""",
+        # synchronous captures (sluice.streams.capture.sync): SLUICE_CATALOG rows of kind
+        # SYNC_CAPTURE; not in DBA_CAPTURE, which lists capture processes only (as Oracle's)
+        f"""{d.create_view} DBA_SYNC_CAPTURE AS
+            SELECT C.NAME AS CAPTURE_NAME, {spec('queue_name')} AS QUEUE_NAME,
+                   {spec('queue_owner')} AS QUEUE_OWNER, {spec('rule_set_name')} AS RULE_SET_NAME,
+                   {spec('rule_set_owner')} AS RULE_SET_OWNER, {spec('capture_user')} AS CAPTURE_USER
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'SYNC_CAPTURE'""",
+        f"""{d.create_view} DBA_SYNC_CAPTURE_TABLES AS
+            SELECT DISTINCT {_tables_item(d, 0)} AS TABLE_OWNER, {_tables_item(d, 1)} AS TABLE_NAME,
+                   'YES' AS ENABLED
+            FROM SLUICE_CATALOG C, {_tables_of(d)} WHERE C.KIND = 'SYNC_CAPTURE'""",
         f"""{d.create_view} DBA_STREAMS_UNSUPPORTED AS
             SELECT OWNER, TABLE_NAME, REASON, AUTO_FILTERED, CAPTURE_NAME, SCN
             FROM SLUICE_STREAMS_UNSUPPORTED""",
@@ -327,6 +340,119 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
                    CAST(NULL AS TEXT) AS NOTIFICATION_CONTEXT
             FROM SLUICE_CATALOG C WHERE C.KIND = 'MESSAGE_CONSUMER'""",
     ]
+
+
+def _tables_of(d: Dialect) -> str:
+    """The items of a synchronous capture spec's ``tables`` array, as table ``T``."""
+    if d.name == "sqlite":
+        return "json_each(C.SPEC, '$.tables') T"
+    return "jsonb_array_elements(C.SPEC::jsonb -> 'tables') T(VALUE)"
+
+
+def _tables_item(d: Dialect, i: int) -> str:
+    return f"json_extract(T.VALUE, '$[{i}]')" if d.name == "sqlite" else f"(T.VALUE ->> {i})"
+
+
+# ---- Streams propagation (sluice.streams.propagation) -----------------------------------
+def propagation_ddl(d: Dialect) -> list[str]:
+    """Propagation: database links and propagations are ``SLUICE_CATALOG`` rows (kinds
+    DBLINK, PROPAGATION); a schedule, with what its runs record, is a
+    ``SLUICE_QUEUE_SCHEDULES`` row; a destination remembers each message it received, by
+    the sending site and the message's id there, in ``SLUICE_PROPAGATION_RECEIVED``,
+    written in the transaction that enqueued it (exactly once).  Views: DBA_DB_LINKS,
+    DBA_PROPAGATION, DBA_QUEUE_SCHEDULES, V$PROPAGATION_SENDER, V$PROPAGATION_RECEIVER
+    (Oracle's columns)."""
+    i, r = d.int_type, d.real_type
+    ts = d.epoch_to_timestamp
+
+    def spec(key: str) -> str:
+        return d.json_text("C.SPEC", key)
+
+    def tod(expr: str) -> str:   # Oracle's *_TIME columns: the time of day as HH24:MI:SS
+        return f"SUBSTR(CAST({ts(expr)} AS TEXT), 12, 8)"
+
+    def yes_no(expr: str) -> str:
+        return f"CASE WHEN CAST({expr} AS TEXT) IN ('1', 'true') THEN 'TRUE' ELSE 'FALSE' END"
+    return [
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_QUEUE_SCHEDULES (
+            QSCHEMA TEXT NOT NULL, QNAME TEXT NOT NULL, DESTINATION TEXT NOT NULL,
+            START_TIME {r} NOT NULL, DURATION {r}, NEXT_TIME TEXT, LATENCY {r} NOT NULL,
+            DISABLED {i} NOT NULL DEFAULT 0, DESTINATION_QUEUE TEXT, DBLINK TEXT,
+            LAST_RUN {r}, CURRENT_START {r}, NEXT_RUN {r}, WINDOW_START {r},
+            TOTAL_TIME {r} NOT NULL DEFAULT 0, TOTAL_NUMBER {i} NOT NULL DEFAULT 0,
+            TOTAL_BYTES {i} NOT NULL DEFAULT 0, MAX_NUMBER {i} NOT NULL DEFAULT 0,
+            MAX_BYTES {i} NOT NULL DEFAULT 0, WINDOW_NUMBER {i} NOT NULL DEFAULT 0,
+            WINDOW_BYTES {i} NOT NULL DEFAULT 0, WINDOWS {i} NOT NULL DEFAULT 0,
+            FAILURES {i} NOT NULL DEFAULT 0, LAST_ERROR_TIME {r}, LAST_ERROR_MSG TEXT,
+            SLIPPED {i} NOT NULL DEFAULT 0, ELAPSED_DEQUEUE_TIME {r} NOT NULL DEFAULT 0,
+            ELAPSED_PICKLE_TIME {r} NOT NULL DEFAULT 0, MESSAGE_DELIVERY_MODE TEXT,
+            PROCESS_NAME TEXT, SESSION_ID TEXT, VERSION {i} NOT NULL DEFAULT 0,
+            PRIMARY KEY (QSCHEMA, QNAME, DESTINATION))""",
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_RECEIVED (
+            SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID {d.blob_type} NOT NULL,
+            DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL,
+            PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))""",
+        f"""{d.create_view} DBA_DB_LINKS AS
+            SELECT C.OWNER, C.NAME AS DB_LINK, {spec('username')} AS USERNAME,
+                   {spec('host')} AS HOST,
+                   {ts('CAST(' + spec('created') + ' AS ' + r + ')')} AS CREATED
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'DBLINK'""",
+        f"""{d.create_view} DBA_PROPAGATION AS
+            SELECT C.NAME AS PROPAGATION_NAME, {spec('source_queue_owner')} AS SOURCE_QUEUE_OWNER,
+                   {spec('source_queue_name')} AS SOURCE_QUEUE_NAME,
+                   {spec('destination_queue_owner')} AS DESTINATION_QUEUE_OWNER,
+                   {spec('destination_queue_name')} AS DESTINATION_QUEUE_NAME,
+                   {spec('destination_dblink')} AS DESTINATION_DBLINK,
+                   {spec('rule_set_owner')} AS RULE_SET_OWNER, {spec('rule_set_name')} AS RULE_SET_NAME,
+                   {spec('negative_rule_set_owner')} AS NEGATIVE_RULE_SET_OWNER,
+                   {spec('negative_rule_set_name')} AS NEGATIVE_RULE_SET_NAME,
+                   {yes_no(spec('queue_to_queue'))} AS QUEUE_TO_QUEUE,
+                   {spec('status')} AS STATUS, {spec('error_message')} AS ERROR_MESSAGE,
+                   {ts('CAST(' + spec('error_date') + ' AS ' + r + ')')} AS ERROR_DATE,
+                   {spec('original_propagation_name')} AS ORIGINAL_PROPAGATION_NAME,
+                   CAST(NULL AS {i}) AS ACKED_SCN, CAST(NULL AS {i}) AS AUTO_MERGE_THRESHOLD
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'PROPAGATION'""",
+        f"""{d.create_view} DBA_QUEUE_SCHEDULES AS
+            SELECT S.QSCHEMA AS SCHEMA, S.QNAME,
+                   CASE WHEN S.DESTINATION_QUEUE IS NULL THEN S.DESTINATION
+                        ELSE '"' || REPLACE(S.DESTINATION_QUEUE, '.', '"."') || '"'
+                             || CASE WHEN S.DBLINK IS NULL THEN '' ELSE '@' || S.DBLINK END
+                   END AS DESTINATION,
+                   {ts('S.START_TIME')} AS START_DATE, {tod('S.START_TIME')} AS START_TIME,
+                   CAST(S.DURATION AS {i}) AS PROPAGATION_WINDOW, S.NEXT_TIME, S.LATENCY,
+                   CASE WHEN S.DISABLED = 1 THEN 'Y' ELSE 'N' END AS SCHEDULE_DISABLED,
+                   S.PROCESS_NAME, S.SESSION_ID, CAST(NULL AS {i}) AS INSTANCE,
+                   {ts('S.LAST_RUN')} AS LAST_RUN_DATE, {tod('S.LAST_RUN')} AS LAST_RUN_TIME,
+                   {ts('S.CURRENT_START')} AS CURRENT_START_DATE,
+                   {tod('S.CURRENT_START')} AS CURRENT_START_TIME,
+                   {ts('S.NEXT_RUN')} AS NEXT_RUN_DATE, {tod('S.NEXT_RUN')} AS NEXT_RUN_TIME,
+                   S.TOTAL_TIME, S.TOTAL_NUMBER, S.TOTAL_BYTES, S.MAX_NUMBER, S.MAX_BYTES,
+                   CASE WHEN S.WINDOWS > 0 THEN CAST(S.TOTAL_NUMBER AS {r}) / S.WINDOWS ELSE 0 END AS AVG_NUMBER,
+                   CASE WHEN S.TOTAL_NUMBER > 0 THEN CAST(S.TOTAL_BYTES AS {r}) / S.TOTAL_NUMBER ELSE 0 END AS AVG_SIZE,
+                   CASE WHEN S.TOTAL_NUMBER > 0 THEN S.TOTAL_TIME / S.TOTAL_NUMBER ELSE 0 END AS AVG_TIME,
+                   S.FAILURES, {ts('S.LAST_ERROR_TIME')} AS LAST_ERROR_DATE,
+                   {tod('S.LAST_ERROR_TIME')} AS LAST_ERROR_TIME, S.LAST_ERROR_MSG,
+                   COALESCE(S.MESSAGE_DELIVERY_MODE, 'PERSISTENT') AS MESSAGE_DELIVERY_MODE,
+                   S.ELAPSED_DEQUEUE_TIME, S.ELAPSED_PICKLE_TIME,
+                   'AQ_JOB$_' || S.QNAME AS JOB_NAME
+            FROM SLUICE_QUEUE_SCHEDULES S""",
+        f"""{d.create_view} V$PROPAGATION_SENDER AS
+            SELECT S.QSCHEMA AS QUEUE_SCHEMA, S.QNAME AS QUEUE_NAME, S.DESTINATION AS DBLINK,
+                   S.DESTINATION_QUEUE AS DST_QUEUE_NAME, S.TOTAL_NUMBER AS TOTAL_MSGS,
+                   S.TOTAL_BYTES, S.ELAPSED_DEQUEUE_TIME, S.ELAPSED_PICKLE_TIME,
+                   S.TOTAL_TIME AS ELAPSED_PROPAGATION_TIME,
+                   CASE WHEN S.DISABLED = 1 THEN 'DISABLED' WHEN S.FAILURES > 0 THEN 'FAILED'
+                        ELSE 'ENABLED' END AS STATE,
+                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME
+            FROM SLUICE_QUEUE_SCHEDULES S""",
+        f"""{d.create_view} V$PROPAGATION_RECEIVER AS
+            SELECT R.SOURCE_QUEUE AS SRC_QUEUE_NAME, R.SOURCE_SITE AS SRC_DBNAME,
+                   R.DEST_QUEUE AS DST_QUEUE_NAME, COUNT(*) AS TOTAL_MSGS,
+                   {ts('MAX(R.RECEIVED)')} AS LAST_RECEIVED_MSG_TIME
+            FROM SLUICE_PROPAGATION_RECEIVED R
+            GROUP BY R.SOURCE_QUEUE, R.SOURCE_SITE, R.DEST_QUEUE""",
+    ]
+# ---- end of Streams propagation -----------------------------------------------------------
 
 
 # -- the process host (wave 2, issue 13 section 3) ----------------------------------------
@@ -556,6 +682,7 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
         f"CREATE INDEX {quote(physical(base + '$ORDER'))} ON {t} "
         f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}STATE, {order})",
         f"CREATE INDEX {quote(physical(base + '$MSGID'))} ON {t} (MSGID)",
+        *remote_index_ddl(qt),
         f"CREATE INDEX {quote(physical(base + '$TM'))} ON {t} (TIME_MANAGER_INFO) "
         f"WHERE TIME_MANAGER_INFO IS NOT NULL",
         f"CREATE INDEX {quote(physical(base + '$CORR'))} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
@@ -591,6 +718,15 @@ def aq_view_select(qt: QueueTableInfo, d: Dialect, source: str, in_memory: bool 
             FROM {source}"""
 
 
+def remote_index_ddl(qt: QueueTableInfo) -> list[str]:
+    """Multi-consumer tables: the records of remote recipients, in dequeue order, which a
+    propagation walks (``Selector.remote``) — few beside the consumers' own records."""
+    if not qt.multiple_consumers:
+        return []
+    return [f"CREATE INDEX IF NOT EXISTS {quote(physical(f'{qt.owner}.{qt.name}$REMOTE'))} ON {table_name(qt)} "
+            f"(Q_NAME, STATE, {', '.join(qt.order_columns)}) WHERE ADDRESS IS NOT NULL"]
+
+
 def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -> list[str]:
     """Statements bringing a queue table created by an older Sluice to SCHEMA_VERSION
     (``columns``: the upper-case column names it has)."""
@@ -606,7 +742,7 @@ def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -
                   f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}STATE, {order})",
                   f"DROP VIEW IF EXISTS {view_name(qt)}",
                   queue_table_ddl(qt, d)[-1]]          # the AQ$ view, with the new columns
-    return stmts
+    return stmts + remote_index_ddl(qt)                  # schema version 5 (propagation)
 
 
 def drop_queue_table_ddl(qt: QueueTableInfo) -> list[str]:

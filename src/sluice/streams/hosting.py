@@ -35,6 +35,7 @@ from .apply.definition import enabled_applies, set_status
 from .capture import CaptureProcess
 from .capture import spec as capture_specs
 from .capture.context import CaptureContext
+from .propagation.runner import hosted_schedules, run_hosted
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -101,3 +102,10 @@ def _abort_apply(conn: "Connection", name: str, error: Exception) -> None:
 
 
 register(ProcessKind("APPLY", "sluice.apply", _enabled_applies, _run_apply, _abort_apply))
+
+
+# -- propagation schedules (DBMS_AQADM.SCHEDULE_PROPAGATION, DBMS_PROPAGATION_ADM) ----------
+# one process per schedule (Oracle: one propagation job per schedule), named
+# SCHEMA.QUEUE=>DESTINATION; DISABLE_PROPAGATION_SCHEDULE / STOP_PROPAGATION let it go
+register(ProcessKind("PROPAGATION", "sluice.propagation", hosted_schedules, run_hosted))
+

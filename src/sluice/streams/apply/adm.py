@@ -68,7 +68,7 @@ class ApplyAdm(ApplyProcedures):
         negative = client_rule_set(ctx, negative_rule_set_name)
         user = client_user(ctx, apply_user, "apply user")
         if apply_database_link is not None:
-            check_link(apply_database_link)
+            apply_database_link = check_link(apply_database_link)
         spec = specs.ApplySpec(
             name=name, queue_owner=queue[0], queue_name=queue[1], apply_user=user,
             apply_captured=bool(apply_captured), rule_set_owner=positive[0], rule_set_name=positive[1],

@@ -18,7 +18,7 @@ from ..capture.context import CaptureContext
 from . import spec as specs
 from .engine import ApplyEngine, Handlers
 from .settings import Settings
-from .target import open_target
+from .target import link_dsn, open_target
 
 __all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_spec", "set_status", "enabled_applies",
            "KIND", "OWNER", "PARAMETER_KIND"]
@@ -64,7 +64,8 @@ def engine_for(conn: Any, apply_name: str, link: str | None, tag: bytes | None,
     """An engine applying for ``apply_name`` into its target (``link``), with its handlers."""
     ctx = CaptureContext(conn)
     store = ctx.store
-    target = open_target(link, store.dialect, ctx.pg_target(), getattr(store, "path", None))
+    dsn = link_dsn(store, ctx.username, link) if link else None
+    target = open_target(dsn, store.dialect, ctx.pg_target(), getattr(store, "path", None))
     user = ctx.username
     d = definition
     handlers = Handlers(

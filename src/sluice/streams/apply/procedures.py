@@ -16,6 +16,7 @@ from ...errors import InterfaceError, ora
 from ...names import canonical, split_qualified
 from ..capture.context import CaptureContext
 from . import definition, errorqueue, settings as st
+from .target import check_link
 
 if TYPE_CHECKING:
     from ...connection import Connection
@@ -53,7 +54,7 @@ def _valid_parameter(param: str, text: str) -> bool:
 
 
 def _link(apply_database_link: str | None) -> str | None:
-    return apply_database_link or None
+    return check_link(apply_database_link) if apply_database_link else None
 
 
 class ApplyProcedures:

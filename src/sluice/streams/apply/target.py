@@ -1,7 +1,8 @@
 """Where an apply process applies: a PostgreSQL database or an SQLite file.
 
-**Which database.**  ``apply_database_link`` names it (DESIGN.md section 7: a database link
-names another site by DSN): ``postgresql://…[?schema=s]`` or ``sqlite:///path``.  Without
+**Which database.**  ``apply_database_link`` names it: a database link (CREATE DATABASE LINK
+dbs2.net … USING 'postgresql://…'; DESIGN.md section 7: a link names another site by DSN), or
+the DSN itself: ``postgresql://…[?schema=s]`` or ``sqlite:///path``.  Without
 one, an apply process on a PostgreSQL store applies to the store's own database and an
 apply process on an SQLite store to the store's own file.
 
@@ -43,8 +44,9 @@ from ...store.pgconn import parse_dsn
 from ...store.sqlite import check_sqlite_file
 from ..capture.decode import pg_name
 from ..capture.pgsource import emit_tag
+from ..propagation.links import link_name, resolve_link
 
-__all__ = ["Target", "PgTarget", "SqliteTarget", "open_target", "check_link", "TargetError"]
+__all__ = ["Target", "PgTarget", "SqliteTarget", "open_target", "check_link", "link_dsn", "TargetError"]
 
 
 class TargetError(Exception):
@@ -402,11 +404,33 @@ def _sqlite_error(e: sqlite3.Error) -> Exception:
     return TargetError("other", text)
 
 
-def check_link(link: str) -> None:
-    """A database link is a DSN.  :raises: ORA-12154 for anything else."""
-    if not isinstance(link, str) or not link.startswith(("sqlite:///", "postgresql://", "postgres://")):
-        raise ora(12154, f"{str(link).split('@')[-1]} (a database link here is a DSN: sqlite:///file.db or "
-                         f"postgresql://…)")
+def is_dsn(link: str) -> bool:
+    return link.startswith(("sqlite:///", "postgresql://", "postgres://"))
+
+
+def check_link(link: str) -> str:
+    """``apply_database_link`` as the catalog keeps it: a DSN as it is, a database link's
+    name (CREATE DATABASE LINK) canonical.  :raises: ORA-12154 for neither."""
+    if isinstance(link, str) and is_dsn(link):
+        return link
+    try:
+        return link_name(link)
+    except Exception:
+        raise ora(12154, f"{str(link).split('@')[-1]} (an apply database link is a database link's name "
+                         f"or a DSN: sqlite:///file.db or postgresql://…)") from None
+
+
+def link_dsn(store: Any, user: str, link: str) -> str:
+    """The DSN an apply database link leads to.  :raises: ORA-02019 (no such database link),
+    SLU-00001 (a link to an HTTP servlet: an apply process needs the database itself)."""
+    if is_dsn(link):
+        return link
+    found = resolve_link(store, user, link)
+    if found.is_http or not is_dsn(found.endpoint):
+        raise not_supported(f"applying through database link {found.name} to {found.endpoint} "
+                            f"(an apply process writes to the database itself: the link's USING "
+                            f"must be a sqlite:/// or postgresql:// DSN)")
+    return found.endpoint
 
 
 def open_target(link: str | None, store_dialect: str, store_pg: tuple[str, str] | None,
@@ -418,7 +442,7 @@ def open_target(link: str | None, store_dialect: str, store_pg: tuple[str, str] 
         if link.startswith(("postgresql://", "postgres://")):
             t = parse_dsn(link)
             return PgTarget(t.conninfo, t.schema, t.display)
-        check_link(link)
+        raise ora(12154, f"{link.split('@')[-1]} (a DSN: sqlite:///file.db or postgresql://…)")
     if store_pg is not None:
         return PgTarget(store_pg[0], store_pg[1], "the store's database")
     if store_path:

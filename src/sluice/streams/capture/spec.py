@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ...errors import ora
+from ..clientspec import ClientSpec
 from .context import CaptureContext
 
 KIND = "CAPTURE"
@@ -23,7 +23,7 @@ ENABLED, DISABLED, ABORTED = "ENABLED", "DISABLED", "ABORTED"
 
 
 @dataclass
-class CaptureSpec:
+class CaptureSpec(ClientSpec):
     name: str
     queue_owner: str
     queue_name: str
@@ -49,26 +49,6 @@ class CaptureSpec:
     @property
     def queue(self) -> str:
         return f'"{self.queue_owner}"."{self.queue_name}"'
-
-    @property
-    def rule_set(self) -> str | None:
-        return None if self.rule_set_name is None else f'"{self.rule_set_owner}"."{self.rule_set_name}"'
-
-    @property
-    def negative_rule_set(self) -> str | None:
-        if self.negative_rule_set_name is None:
-            return None
-        return f'"{self.negative_rule_set_owner}"."{self.negative_rule_set_name}"'
-
-    def to_spec(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d.pop("name")
-        return d
-
-    @classmethod
-    def from_spec(cls, name: str, spec: dict[str, Any]) -> "CaptureSpec":
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(name=name, **{k: v for k, v in spec.items() if k in known})
 
     def with_status(self, status: str, error: Exception | None = None) -> "CaptureSpec":
         code = getattr(error, "code", None) if error is not None else None

@@ -1,5 +1,5 @@
-"""Propagation (wave 2, not built yet): move messages and LCRs from a source queue to
-destination queues, local or at another site, under propagation rules and schedules.
+"""Propagation: move messages and LCRs from a source queue to destination queues, local
+or at another site, under propagation rules and schedules.
 
 Its job, from the seeds: seed 001_0cd730aa595c4170.txt "Message Propagation Between
 Queues", "Propagation Rules", "Queue-to-Queue Propagations", "Ensured Message Delivery"
@@ -15,4 +15,16 @@ A schedule is a catalog row run by :mod:`sluice.streams.host`; rule sets are eva
 by :func:`sluice.streams.evaluate_rule_sets` ("Row Migration During Propagation" for
 subset rules); the destination's de-duplication record advances in the same transaction
 as the enqueue there (exactly once, DESIGN.md section 7).
+
+The modules: ``links.py`` database links (CREATE/DROP DATABASE LINK, encrypted
+passwords, DBA_DB_LINKS); ``spec.py`` a propagation's catalog row (DBA_PROPAGATION);
+``schedules.py`` schedules, windows, back-off, statistics and the DBMS_AQADM schedule
+procedures (DBA_QUEUE_SCHEDULES); ``adm.py`` DBMS_PROPAGATION_ADM (``conn.propagation_adm``),
+``conn.aqadm`` with the schedule procedures, and :func:`propagation_for_rules` for
+DBMS_STREAMS_ADM.ADD_*_PROPAGATION_RULES.
 """
+
+from .adm import DbmsAqadm, PropagationAdm, propagation_for_rules
+from .links import create_link, drop_link
+
+__all__ = ["DbmsAqadm", "PropagationAdm", "create_link", "drop_link", "propagation_for_rules"]

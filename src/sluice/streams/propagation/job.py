@@ -1,0 +1,313 @@
+"""One run of a propagation schedule (seed 001 "Propagation Jobs").
+
+:func:`run_schedule` moves what is waiting for the schedule's destination, a batch at
+a time, until the source has nothing more for it (or the window ends).  A batch is the
+records of the source queue addressed to the destination — a Streams propagation's
+subscriber, or a recipient ``Agent("S", "q@dbs2.net")`` given at enqueue (seed 003
+"Propagation to Remote Subscribers") — taken in the queue's order and locked.  For each
+message: the propagation's rule sets decide whether it goes (Table 6-1; a message they
+discard is consumed and not sent), a rule's ``STREAMS$_TRANSFORM_FUNCTION`` or the
+subscriber's transformation changes it (seed 003 "Message Format Transformation"),
+its delay and expiration lose the time already spent, and its recipients there are the
+named ones or else the destination queue's subscribers.  The destination commits the
+batch; only then does the source commit the dequeue, with the schedule's statistics in
+the same transaction (seed 001 "Ensured Message Delivery", DESIGN.md §7 "Exactly
+once").  If anything fails the source takes back what it dequeued — as it was, without
+counting a failed attempt — and the schedule records the failure and backs off.
+
+A source transaction is never split between batches (a batch that ends inside one takes
+the rest of it), so a grouped destination receives each transaction whole (seed 003
+"Message Grouping"; for LCR queues: source transaction boundaries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ... import constants as C
+from ...aq.payload import SIMPLE_TYPES, PayloadCodec
+from ...errors import DatabaseError, ora
+from ...rules.engine.anydata import AnyData
+from ...routines import registered_function
+from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector
+from ..rulesets import evaluate_rule_sets
+from . import schedules as sched
+from . import spec as specs
+from .wire import Batch, Propagated
+
+TRANSFORM = "STREAMS$_TRANSFORM_FUNCTION"
+_STATES = (C.MSG_READY, C.MSG_WAITING)
+
+
+@dataclass
+class RunResult:
+    messages: int = 0
+    nbytes: int = 0
+    batches: int = 0
+    error: BaseException | None = None
+
+
+@dataclass
+class _Route:
+    """What the source knows about one destination address: the propagation that owns
+    it (None: a plain AQ remote subscriber) and the subscriber's transformation."""
+
+    spec: specs.PropagationSpec | None
+    transformation: str | None = None
+    enabled: bool = True
+    queue_to_queue: bool = False      # moved by a schedule of its own, not the link's
+
+
+@dataclass
+class JobEnv:
+    """What a run needs from its runner: the propagating connection (the source site's
+    session), the clock, this site's name, and the destination of a schedule."""
+
+    conn: Any
+    clock: Callable[[], float]
+    site: str
+    destination: Callable[[sched.Schedule], Any]
+    batch_size: int = 500
+    max_batches: int = 1000
+    routes: dict = field(default_factory=dict)
+
+
+def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
+    """Propagate for ``s`` until its source has nothing more for it; record the outcome
+    in the schedule (committed).  Never raises a propagation error: it is recorded."""
+    ctx = env.conn.context
+    result = RunResult()
+    try:
+        q = ctx.catalog.queue_by_key((s.qschema, s.qname))
+        dest = env.destination(s)
+        routes = _routes(ctx, q)
+        while result.batches < env.max_batches:
+            start = env.clock()
+            if not s.due(start):
+                break
+            moved = _one_batch(env, s, q, dest, routes, start)
+            if moved is None:
+                break
+            result.batches += 1
+            result.messages += moved[0]
+            result.nbytes += moved[1]
+        if result.batches == 0 and s.failures:    # it ran without an error: the failures end
+            _record(ctx, s, lambda: s.record_success(env.clock(), 0, 0, 0.0))
+    except DatabaseError as e:
+        result.error = e
+        try:
+            _fail(env, s, e)
+        except DatabaseError:
+            pass      # the source store itself fails: the next run finds the schedule as it was
+    return result
+
+
+def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
+               start: float) -> tuple[int, int] | None:
+    """One batch, committed at both ends: ``(messages, bytes)``; None when nothing waits."""
+    ctx = env.conn.context
+    session = ctx.session
+    # not now: a stopped propagation's records, and under a link's shared schedule those
+    # of the queue-to-queue propagations over it (their own schedules move them)
+    disabled = {a.rpartition("|")[2] for a, r in routes.items()
+                if not r.enabled or (r.queue_to_queue and s.destination_queue is None)}
+    predicate = (lambda r: r.address not in disabled) if disabled else None
+    mark = session.savepoint()
+    try:
+        # READY messages, then delayed ones (each state in dequeue order: one index walk)
+        recs: list[MessageRecord] = []
+        for state in _STATES:
+            if len(recs) < env.batch_size:
+                sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate)
+                recs += session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size - len(recs),
+                                        DequeueInfo(user=ctx.username))
+        if not recs:
+            session.rollback_to_savepoint(mark)
+            return None
+        if q.table.message_grouping == "TRANSACTIONAL":
+            recs = _whole_transactions(session, q, sel, recs)
+        dequeued = env.clock()
+        batch = _batch(env, q, recs, routes, dequeued)
+        pickled = env.clock()
+        dest.deliver(batch)
+        nbytes = sum(m.size for m in batch.messages)
+        end = env.clock()
+        s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
+        session.add_commit_work(sched.runtime_work(s))
+        session.commit()
+        dest.clean = True          # acknowledged and let go: the next batch is all new
+        return len(batch.messages), nbytes
+    except BaseException:
+        _take_back(session, mark)
+        raise
+
+
+def _take_back(session: Any, mark: Any) -> None:
+    """Release what the batch dequeued as it was (no failed attempt counted: the message
+    did nothing wrong, its destination did) and end the transaction."""
+    try:
+        session.rollback_to_savepoint(mark)
+    finally:
+        session.rollback()
+
+
+def _remote(s: sched.Schedule) -> tuple[str, str | None]:
+    address, link = sched.address_pattern(s)
+    if address is not None:
+        return ("address", address)
+    if link is not None:
+        return ("link", link)
+    return ("local", None)
+
+
+def _whole_transactions(session: Any, q: QueueInfo, sel: Selector, recs: list[MessageRecord]) -> list[MessageRecord]:
+    """``recs`` and the rest of the source transaction the last of them belongs to (a
+    grouped queue: the destination must receive each transaction whole)."""
+    last = recs[-1].enq_tid
+    if last is None:
+        return recs
+    more = Selector(states=_STATES, multi=True, remote=sel.remote, predicate=sel.predicate, group=last)
+    while True:
+        extra = session.dequeue(q, more, C.DEQ_REMOVE, False, 500, DequeueInfo(user="SYS"))
+        if not extra:
+            return recs
+        recs.extend(extra)
+
+
+def _routes(ctx: Any, q: QueueInfo) -> dict[str, _Route]:
+    """The destination addresses of ``q``'s subscribers: their propagation, their
+    transformation, whether they may go now."""
+    props = {p.address: p for p in specs.all_specs(ctx.store)
+             if (p.source_queue_owner, p.source_queue_name) == (q.owner, q.name)}
+    routes: dict[str, _Route] = {}
+    for sub in ctx.catalog.subscribers(q):
+        if sub.address is None or sub.protocol:
+            continue
+        spec = props.get(sub.address) if sub.name is None else None
+        routes[sub.address if sub.name is None else f"{sub.name}|{sub.address}"] = _Route(
+            spec, sub.transformation, spec is None or spec.status == specs.ENABLED, sub.queue_to_queue)
+    for address, spec in props.items():
+        routes.setdefault(address, _Route(spec, None, spec.status == specs.ENABLED, spec.queue_to_queue))
+    return routes
+
+
+def _batch(env: JobEnv, q: QueueInfo, recs: list[MessageRecord], routes: dict[str, _Route],
+           now: float) -> Batch:
+    """The batch for ``recs``: one message per (message, destination queue), with the
+    names of its recipients there; what the rule sets discard is left out."""
+    ctx = env.conn.context
+    codec = ctx.catalog.codec(q.table)
+    batch = Batch(env.site, q.qualified)
+    by_key: dict[tuple[bytes, str], Propagated] = {}
+    for r in recs:
+        route = routes.get(f"{r.consumer_name}|{r.address}") or routes.get(r.address) or _Route(None)
+        key = (r.msgid, r.address)
+        found = by_key.get(key)
+        if found is not None:       # another recipient of the same message at that queue
+            if found.recipients is not None and r.consumer_name is not None:
+                found.recipients.append(r.consumer_name)
+            else:
+                found.recipients = None
+            continue
+        payload_type, data = _payload(env, q, codec, r, route)
+        if data is _DISCARD:
+            continue
+        m = Propagated(
+            dest_queue=r.address.partition("@")[0], source_msgid=r.msgid,
+            original_msgid=r.original_msgid or r.msgid, payload_type=payload_type, user_data=data,
+            priority=r.priority, delay=_delay_left(r, now), expiration=_expiration_left(r, now),
+            correlation=r.corrid,
+            sender=(r.sender_name, r.sender_address, r.sender_protocol)
+            if r.sender_name or r.sender_address else None,
+            recipients=[r.consumer_name] if r.consumer_name is not None else None,
+            group=r.enq_tid, original_queue=(r.original_queue_owner, r.original_queue_name)
+            if r.original_queue_name else (q.owner, q.name), enq_time=r.enq_time)
+        by_key[key] = m
+        batch.messages.append(m)
+    return batch
+
+
+def _delay_left(r: MessageRecord, now: float) -> float | None:
+    return r.delay - now if r.delay is not None and r.delay > now else None
+
+
+def _expiration_left(r: MessageRecord, now: float) -> float | None:
+    """Seed 003: an hour's expiration propagated after 15 minutes is 45 minutes there.
+    A message still waiting out its delay keeps all of it (it counts from READY)."""
+    if r.expire_at is None:
+        return None
+    if _delay_left(r, now) is not None:
+        return float(r.expiration) if r.expiration is not None else r.expire_at - r.delay
+    return max(0.0, r.expire_at - now)
+
+
+_DISCARD = object()
+
+
+def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, route: _Route) -> tuple[str, Any]:
+    """``(payload type, stored form)`` of the message as the destination gets it, or
+    ``_DISCARD`` when the propagation's rule sets discard it.  Untouched messages keep
+    their stored form (nothing decoded)."""
+    spec = route.spec
+    rules = spec is not None and (spec.rule_set_name is not None or spec.negative_rule_set_name is not None)
+    if not rules and route.transformation is None:
+        return q.table.payload_type, r.user_data
+    ctx = env.conn.context
+    message = codec.decode(r.user_data)
+    if rules:
+        verdict = evaluate_rule_sets(env.conn, message, spec.rule_set, spec.negative_rule_set)
+        if not verdict.perform:
+            return q.table.payload_type, _DISCARD
+        function = _transform_function(verdict.rule)
+        if function is not None:
+            message = _apply(function, message)
+    if route.transformation is None:
+        return q.table.payload_type, codec.encode(message)
+    target = ctx.catalog.transformation(route.transformation)["to_type"]
+    message = ctx.transformer(route.transformation)(message)
+    objtype = ctx.catalog.type_named(target) if target not in SIMPLE_TYPES else None
+    return target, PayloadCodec(target, objtype, ctx.catalog.get_type).encode(message)
+
+
+def _transform_function(hit: Any) -> str | None:
+    """The rule-based transformation named in the TRUE rule's action context."""
+    actx = getattr(hit, "rule_action_context", None)
+    if actx is None:
+        return None
+    value = actx.get_value(TRANSFORM)
+    if value is None:
+        return None
+    return value.value if isinstance(value, AnyData) else str(value)
+
+
+def _apply(function: str, message: Any) -> Any:
+    schema, _, name = function.rpartition(".")
+    fn = registered_function(name, schema.strip('"').upper() or "SLUICE")
+    try:
+        return fn(message)
+    except DatabaseError:
+        raise
+    except Exception as e:        # the application's function failed
+        raise ora(25229, schema or "SLUICE", name, e) from e
+
+
+def _record(ctx: Any, s: sched.Schedule, change: Callable[[], None]) -> None:
+    change()
+    ctx.session.add_commit_work(sched.runtime_work(s))
+    ctx.session.commit()
+
+
+def _fail(env: JobEnv, s: sched.Schedule, error: BaseException) -> None:
+    """Record the failure in the schedule (and, once it disables the schedule, in the
+    Streams propagations that use it: ABORTED with the error, as DBA_PROPAGATION shows)."""
+    ctx = env.conn.context
+    if ctx.session.in_transaction:
+        ctx.session.rollback()
+    _record(ctx, s, lambda: s.record_failure(env.clock(), error))
+    if s.disabled:
+        for p in specs.all_specs(ctx.store):
+            if (p.source_queue_owner, p.source_queue_name) == (s.qschema, s.qname) and \
+                    sched.serves(s, p) and p.status == specs.ENABLED:
+                specs.save(ctx.store, p.with_status(specs.ABORTED, error))
+

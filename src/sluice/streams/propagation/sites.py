@@ -1,0 +1,142 @@
+"""Where a schedule delivers: this site, another store, or a remote ``sluice serve``.
+
+Each destination takes a :class:`~.wire.Batch` with :meth:`deliver`, which returns once
+the destination has committed it (or, for this site, once it is in the propagating
+session's transaction, committed together with the dequeue at the source) and raises
+the destination's error otherwise — which the schedule then records and backs off from.
+
+* :class:`ThisSite` — a destination queue in the source's own store: the enqueue joins
+  the source transaction, so it is atomic with the dequeue and needs no de-duplication.
+* :class:`StoreSite` — a database link whose USING string is a Sluice DSN: a session as
+  the link's user on that store (ORA-01017 for a wrong password), the batch and its
+  de-duplication rows committed there (:func:`.receiver.receive`).
+* :class:`HttpSite` — a link to ``http(s)://…/aqserv/servlet/AQPropServlet``: the batch
+  is POSTed with the link's credentials (Basic auth, TLS for https); the servlet commits
+  it with its de-duplication rows before it answers (seed 004 "Using HTTP and HTTPS for
+  Oracle Streams AQ Propagation").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import httpx
+from lxml import etree
+
+from ...errors import DatabaseError, OperationalError, ora, remote_error
+from .links import DbLink, basic_auth
+from .receiver import receive
+from .wire import MEDIA_TYPE, Batch, to_json
+
+_ORA = re.compile(r"ORA-(\d{5})")
+Connect = Callable[[str, "str | None", "str | None"], Any]
+
+
+class Destination:
+    """What every destination does around its own :meth:`_send`: mark a batch as a
+    possible resend unless the previous one was acknowledged and committed at the source
+    (``clean``, which the job sets), and send a batch the destination refused once more,
+    as a resend — a duplicate its de-duplication rows' primary key refused is then
+    skipped; any other error comes back."""
+
+    clean = False
+
+    def deliver(self, batch: Batch) -> None:
+        batch.resend = not self.clean
+        self.clean = False
+        try:
+            self._send(batch)
+        except DatabaseError:
+            if batch.resend:
+                raise
+            batch.resend = True
+            self._send(batch)
+
+    def _send(self, batch: Batch) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the destination holds (sessions, HTTP connections)."""
+
+
+class ThisSite:
+    """Destination queues of the source's own site: in the source transaction."""
+
+    clean = True
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+
+    def deliver(self, batch: Batch) -> None:
+        receive(self.ctx, batch, dedup=False)
+
+    def close(self) -> None:
+        """Nothing of its own to close: it is the propagating session."""
+
+
+class StoreSite(Destination):
+    """Another Sluice store, through a session as the link's user."""
+
+    def __init__(self, link: DbLink, connect: Connect) -> None:
+        self.link = link
+        self._connect = connect
+        self._conn: Any = None
+
+    def _send(self, batch: Batch) -> None:
+        if self._conn is None:
+            self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
+        conn = self._conn
+        try:
+            receive(conn.context, batch)
+            conn.commit()
+        except BaseException:
+            self.close()       # a failed session is not reused: the next try opens a new one
+            raise
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.rollback()
+                conn.close()
+            except DatabaseError:
+                pass     # a session that failed may fail to close: it is gone either way
+
+
+class HttpSite(Destination):
+    """A remote site's propagation servlet."""
+
+    def __init__(self, link: DbLink, timeout: float = 60.0) -> None:
+        self.link = link
+        headers = {"Content-Type": MEDIA_TYPE}
+        auth = basic_auth(link)
+        if auth is not None:
+            headers["Authorization"] = auth
+        self._http = httpx.Client(headers=headers, timeout=timeout)
+
+    def _send(self, batch: Batch) -> None:
+        try:
+            r = self._http.post(self.link.endpoint, content=to_json(batch))
+        except httpx.HTTPError as e:
+            raise ora(12541, f"{self.link.endpoint}: {e}") from None
+        if r.status_code == 401:
+            raise ora(1017)
+        if r.status_code != 200:
+            raise fault_error(r.content, r.status_code)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def fault_error(body: bytes, status: int) -> DatabaseError:
+    """The error a servlet's SOAP Fault (or a bare HTTP error) stands for: its ORA code
+    and message."""
+    try:
+        text = " ".join(t.strip() for t in etree.fromstring(body).itertext() if t.strip())
+    except etree.XMLSyntaxError:
+        text = body.decode(errors="replace").strip()
+    m = _ORA.search(text)
+    if m is None:
+        return OperationalError(f"ORA-03113: HTTP {status} from the propagation servlet: {text[:500]}", 3113)
+    return remote_error(int(m.group(1)), text[m.start():])

@@ -1,0 +1,96 @@
+"""A propagated batch: what a source site sends a destination, in memory and as JSON.
+
+One :class:`Propagated` per message and destination queue: the stored payload as it is
+(its queue table's stored form — bytes for RAW, text for the others — so nothing is
+decoded and re-encoded when source and destination hold the same type), the time left
+of its delay and expiration (seed 003 "Priority and Ordering of Messages in
+Propagation": the time already spent is deducted), its first message id
+(ORIGINAL_MSGID, kept across every hop), its source transaction (grouping), and the
+names of its recipients at the destination (None: the destination queue's subscribers;
+seed 003 "Message Recipients").  A :class:`Batch` adds who sends it: the source site's
+global name and queue, which with each source message id is what the destination
+de-duplicates on.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import ora
+
+MEDIA_TYPE = "application/vnd.sluice.propagation+json"
+
+
+@dataclass(slots=True)
+class Propagated:
+    dest_queue: str                        # OWNER.Q at the destination
+    source_msgid: bytes
+    original_msgid: bytes
+    payload_type: str
+    user_data: Any                         # bytes (RAW) or str, as stored
+    priority: int = 1
+    delay: float | None = None             # seconds left before it is READY
+    expiration: float | None = None        # seconds it lives once READY
+    correlation: str | None = None
+    sender: tuple[str | None, str | None, int | None] | None = None
+    recipients: list[str] | None = None
+    group: str | None = None               # the source transaction
+    original_queue: tuple[str, str] | None = None     # (owner, name) where it was first enqueued
+    enq_time: float = 0.0
+
+    @property
+    def size(self) -> int:
+        return len(self.user_data) if self.user_data is not None else 0
+
+
+@dataclass(slots=True)
+class Batch:
+    """``resend``: the batch may hold messages the destination committed before (the
+    sender's first batch since it started, or the first since a failure): the destination
+    looks its de-duplication rows up first.  Otherwise it only writes them, and their
+    primary key refuses a duplicate the sender could not know of — the sender then sends
+    the batch again as a resend (:meth:`.sites.Destination.deliver`)."""
+
+    source_site: str
+    source_queue: str
+    messages: list[Propagated] = field(default_factory=list)
+    resend: bool = True
+
+
+def to_json(batch: Batch) -> bytes:
+    msgs = []
+    for m in batch.messages:
+        data = m.user_data
+        msgs.append([m.dest_queue, m.source_msgid.hex(), m.original_msgid.hex(), m.payload_type,
+                     {"b": bytes(data).hex()} if isinstance(data, (bytes, bytearray, memoryview))
+                     else None if data is None else {"s": data},
+                     m.priority, m.delay, m.expiration, m.correlation,
+                     list(m.sender) if m.sender else None, m.recipients, m.group,
+                     list(m.original_queue) if m.original_queue else None, m.enq_time])
+    return json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
+                       "resend": batch.resend, "messages": msgs}, separators=(",", ":")).encode()
+
+
+def from_json(body: bytes) -> Batch:
+    """:raises: ORA-00600 (a malformed batch: nothing of it may be committed)."""
+    try:
+        doc = json.loads(body)
+        batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)))
+        for row in doc["messages"]:
+            (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
+             group, oq, enq_time) = row
+            if data is not None:
+                data = bytes.fromhex(data["b"]) if "b" in data else str(data["s"])
+            batch.messages.append(Propagated(
+                str(dq), bytes.fromhex(msgid), bytes.fromhex(original), str(ptype), data, int(priority),
+                None if delay is None else float(delay), None if expiration is None else float(expiration),
+                corr, tuple(sender) if sender else None,
+                [str(r) for r in recipients] if recipients is not None else None, group,
+                tuple(oq) if oq else None, float(enq_time)))
+        if not batch.source_site or not batch.source_queue:
+            raise ValueError("no source")
+        return batch
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ora(600, f"malformed propagation batch: {e}") from None

@@ -1,0 +1,347 @@
+"""Issue 14 §1 semantics and §3 tests, in process: sites are separate stores of the test's
+backend (another SQLite file, another PostgreSQL schema) joined by database links, and
+PropagationRunner(conn).run_once() is one pass of a site's propagation process."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import sluice
+from sluice.routines import register_function
+from sluice.rules.engine.types import NVList
+from sluice.streams import RowLCR
+from sluice.streams.propagation.runner import PropagationRunner
+
+from ..conftest import make_queue
+from .propkit import Sites, drain, enqueue, multi_queue, rows
+
+STREAMS_EC = "SYS.STREAMS$_EVALUATION_CONTEXT"
+
+
+@pytest.fixture
+def sites(dsn, tmp_path):
+    s = Sites(dsn, tmp_path)
+    yield s
+    s.close()
+
+
+def link(conn, name, sites, site=None, user=None, password=None):
+    creds = f" CONNECT TO {user} IDENTIFIED BY {password}" if user else ""
+    conn.cursor().execute(f"CREATE DATABASE LINK {name}{creds} USING '{sites.dsn_of(site or name)}'")
+
+
+def schedule(conn, source="SRC"):
+    return rows(conn, "SELECT DESTINATION, TOTAL_NUMBER, FAILURES, LAST_ERROR_MSG, SCHEDULE_DISABLED "
+                      "FROM DBA_QUEUE_SCHEDULES WHERE QNAME = :q ORDER BY DESTINATION", {"q": source})
+
+
+def payloads(msgs):
+    return sorted(m.payload for m in msgs)
+
+
+def test_a_to_b_queue_to_queue(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")                                 # a single-consumer destination
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p1", "src", "dst", "dbs2", queue_to_queue=True)
+    sent = [b"m%03d" % i for i in range(25)]
+    enqueue(a, "SRC", sent, correlation="C", priority=3)
+    assert PropagationRunner(a, batch_size=10).run_once(force=True) == 25
+    got = drain(b, "DST")
+    assert payloads(got) == sent
+    assert {(m.correlation, m.priority) for m in got} == {("C", 3)}
+    assert schedule(a) == [('"SLUICE"."DST"@DBS2', 25, 0, None, "N")]
+    assert rows(b, "SELECT SRC_DBNAME, DST_QUEUE_NAME, TOTAL_MSGS FROM V$PROPAGATION_RECEIVER") == [
+        ("DBS1", "SLUICE.DST", 25)]
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]          # gone from the source
+    assert PropagationRunner(a).run_once(force=True) == 0
+
+
+def test_a_to_b_to_c_queue_forwarding_keeps_the_original_msgid(sites):
+    a, b, c = sites.open("dbs1"), sites.open("dbs2"), sites.open("dbs3")
+    multi_queue(a, "SRC")
+    multi_queue(b, "MID")
+    multi_queue(c, "DST")
+    c.aqadm.add_subscriber("dst", sluice.Agent("APP"))
+    link(a, "dbs2", sites)
+    link(b, "dbs3", sites)
+    a.propagation_adm.create_propagation("a_b", "src", "mid", "dbs2")
+    b.propagation_adm.create_propagation("b_c", "mid", "dst", "dbs3")
+    q = a.queue("SRC")
+    m = a.msgproperties(payload=b"hop")
+    q.enqone(m)
+    a.commit()
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert PropagationRunner(b).run_once(force=True) == 1
+    got = drain(c, "DST", "APP")
+    assert [g.payload for g in got] == [b"hop"] and got[0].original_msgid == m.msgid
+
+
+def test_fan_out_to_two_sites(sites):
+    a, b, c = sites.open("dbs1"), sites.open("dbs2"), sites.open("dbs3")
+    multi_queue(a, "SRC")
+    a.aqadm.add_subscriber("src", sluice.Agent("LOCAL_APP"))
+    for conn in (b, c):
+        make_queue(conn, "DST")
+    link(a, "dbs2", sites)
+    link(a, "dbs3", sites)
+    a.propagation_adm.create_propagation("to_b", "src", "dst", "dbs2")
+    a.propagation_adm.create_propagation("to_c", "src", "dst", "dbs3")
+    enqueue(a, "SRC", [b"x", b"y"])
+    assert PropagationRunner(a).run_once(force=True) == 4
+    assert payloads(drain(b, "DST")) == payloads(drain(c, "DST")) == [b"x", b"y"]
+    # seed 001: the message stays for the local consumer
+    assert payloads(drain(a, "SRC", "LOCAL_APP")) == [b"x", b"y"]
+
+
+def test_local_propagation_in_one_transaction(sites):
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    multi_queue(a, "DST")
+    a.aqadm.add_subscriber("dst", sluice.Agent("S1"))
+    a.aqadm.add_subscriber("dst", sluice.Agent("S2"))
+    a.propagation_adm.create_propagation("p", "src", "dst")
+    enqueue(a, "SRC", [b"1", b"2", b"3"])
+    assert PropagationRunner(a).run_once(force=True) == 3
+    # a multi-consumer destination feeds its subscribers
+    assert payloads(drain(a, "DST", "S1")) == payloads(drain(a, "DST", "S2")) == [b"1", b"2", b"3"]
+
+
+def test_remote_recipients_route_across_the_link(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    multi_queue(b, "INBOX")
+    b.aqadm.add_subscriber("inbox", sluice.Agent("EVERYONE"))
+    link(a, "dbs2.net", sites, "dbs2")
+    a.aqadm.schedule_propagation(queue_name="src", destination="dbs2.net", latency=0)
+    q = a.queue("SRC")
+    q.enqone(a.msgproperties(payload=b"for S", recipients=[sluice.Agent("S", "inbox@dbs2.net")]))
+    q.enqone(a.msgproperties(payload=b"for the subscribers", recipients=[sluice.Agent(None, "inbox@dbs2.net")]))
+    q.enqone(a.msgproperties(payload=b"for S and T", recipients=[sluice.Agent("S", "inbox@dbs2.net"),
+                                                                 sluice.Agent("T", "inbox@dbs2.net")]))
+    a.commit()
+    assert PropagationRunner(a).run_once(force=True) == 3
+    assert payloads(drain(b, "INBOX", "S")) == [b"for S", b"for S and T"]
+    assert payloads(drain(b, "INBOX", "T")) == [b"for S and T"]
+    assert payloads(drain(b, "INBOX", "EVERYONE")) == [b"for the subscribers"]
+
+
+def test_delay_and_expiration_lose_the_time_spent(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+    enqueue(a, "SRC", [b"e"], expiration=3600)
+    enqueue(a, "SRC", [b"d"], delay=1800, expiration=60)
+    # the propagation runs 15 minutes after the enqueue
+    assert PropagationRunner(a, clock=lambda: time.time() + 900).run_once(force=True) == 2
+    got = rows(b, "SELECT EXPIRATION, DELAY, MSG_STATE FROM AQ$DST_QT ORDER BY EXPIRATION")
+    # seed 003: an hour's expiration propagated after 15 minutes is 45 minutes there; a
+    # message still delayed keeps its expiration and the rest of its delay (900 s)
+    assert got[0][0] == 60 and got[0][2] == "WAITING"
+    assert 2700 - 5 <= got[1][0] <= 2700 + 1 and got[1][2] == "READY"
+
+
+def test_rule_sets_and_rule_based_transformation_on_lcrs(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    a.streams_adm.set_up_queue(queue_table="src_qt", queue_name="src")
+    b.streams_adm.set_up_queue(queue_table="dst_qt", queue_name="dst")
+    b.aqadm.add_subscriber("dst", sluice.Agent("APPLY"))
+    link(a, "dbs2", sites)
+
+    def rename(lcr):             # a rule-based transformation (seed 000)
+        lcr.set_object_name("REGIONS_COPY")
+        return lcr
+    register_function("upper_region", rename)
+    adm = a.rule_adm
+    actx = NVList({"STREAMS$_TRANSFORM_FUNCTION": "upper_region"})
+    adm.create_rule("regions", ":dml.get_object_name() = 'REGIONS'", STREAMS_EC, action_context=actx)
+    adm.create_rule("secret", ":dml.get_object_name() = 'SECRET'", STREAMS_EC)
+    adm.create_rule_set("pos", STREAMS_EC)
+    adm.create_rule_set("neg", STREAMS_EC)
+    adm.add_rule("regions", "pos")
+    adm.add_rule("secret", "neg")
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2", rule_set_name="pos",
+                                         negative_rule_set_name="neg")
+    q = a.queue("SRC", "SYS.ANYDATA")
+    for table in ("REGIONS", "SECRET", "OTHER"):
+        q.enqone(a.msgproperties(payload=RowLCR.construct(
+            source_database_name="dbs1", command_type="INSERT", object_owner="HR", object_name=table,
+            tag=b"\x11", transaction_id="1.2.3", new_values={"ID": 1})))
+    a.commit()
+    PropagationRunner(a).run_once(force=True)
+    got = drain(b, "DST", "APPLY", "SYS.ANYDATA")
+    assert len(got) == 1
+    lcr = got[0].payload
+    assert lcr.get_object_name() == "REGIONS_COPY"
+    assert lcr.get_tag() == b"\x11" and lcr.get_source_database_name() == "DBS1"     # kept
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]     # the discarded ones too
+
+
+def test_subscriber_transformation_on_propagation(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST", payload="JSON")
+    link(a, "dbs2", sites)
+    register_function("sluice.raw_to_json", lambda raw: {"text": raw.decode()})
+    a.transform.create_transformation(schema="sluice", name="to_json", from_schema="sys", from_type="RAW",
+                                      to_schema="sys", to_type="JSON",
+                                      transformation="sluice.raw_to_json(source.user_data)")
+    a.aqadm.add_subscriber("src", sluice.Agent(None, "dst@dbs2"), transformation="to_json")
+    a.aqadm.schedule_propagation(queue_name="src", destination="dbs2", latency=0)
+    enqueue(a, "SRC", [b"hello"])
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert [m.payload for m in drain(b, "DST", payload_type="JSON")] == [{"text": "hello"}]
+
+
+def test_source_transactions_stay_whole(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC", message_grouping=1)           # DBMS_AQADM.TRANSACTIONAL
+    make_queue(b, "DST", message_grouping=1)
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+    for t in range(3):
+        enqueue(a, "SRC", [b"t%d-%d" % (t, i) for i in range(3)])
+    runner = PropagationRunner(a, batch_size=2)          # a batch never splits a transaction
+    assert runner.run_once(force=True) == 9
+    assert runner.last_results[next(iter(runner.last_results))].batches == 3
+    groups: dict = {}
+    for m in drain(b, "DST"):
+        groups.setdefault(m.payload[:2], set()).add(m.transaction_group)
+    assert {k: len(v) for k, v in groups.items()} == {b"t0": 1, b"t1": 1, b"t2": 1}
+    assert len({g for v in groups.values() for g in v}) == 3
+
+
+# -- failures -----------------------------------------------------------------------------
+def test_unknown_link_is_ora_02019_in_the_schedule(sites):
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    a.propagation_adm.create_propagation("p", "src", "dst", "nowhere")
+    enqueue(a, "SRC", [b"kept"])
+    PropagationRunner(a).run_once(force=True)
+    [(dest, total, failures, error, disabled)] = schedule(a)
+    assert (total, failures, disabled) == (0, 1, "N") and error.startswith("ORA-02019")
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT WHERE RETRY_COUNT = 0") == [(1,)]   # still there
+
+
+def test_unknown_destination_queue_is_ora_24010_in_the_schedule(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "no_such_queue", "dbs2")
+    enqueue(a, "SRC", [b"kept"])
+    PropagationRunner(a).run_once(force=True)
+    [(_, _, failures, error, _)] = schedule(a)
+    assert failures == 1 and error.startswith("ORA-24010")
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(1,)]
+    make_queue(b, "NO_SUCH_QUEUE")        # fixed: the next try (after the back-off) delivers
+    runner = PropagationRunner(a, clock=lambda: time.time() + 31)
+    assert runner.run_once(force=True) == 1
+    assert schedule(a)[0][1:3] == (1, 0)
+
+
+def test_wrong_link_password_is_recorded_and_backs_off(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    b.cursor().execute("CREATE USER scott IDENTIFIED BY tiger")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites, user="scott", password="wrong")
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+    enqueue(a, "SRC", [b"kept"])
+    now = [time.time()]
+    runner = PropagationRunner(a, clock=lambda: now[0])
+    runner.run_once(force=True)
+    assert schedule(a)[0][2] == 1 and schedule(a)[0][3].startswith("ORA-01017")
+    next_run = rows(a, "SELECT NEXT_RUN_DATE, LAST_ERROR_DATE FROM DBA_QUEUE_SCHEDULES")
+    assert next_run[0][0] != next_run[0][1]
+    now[0] += 29
+    runner.run_once(force=True)                   # backing off: not tried again yet
+    assert schedule(a)[0][2] == 1
+    now[0] += 2
+    runner.run_once(force=True)
+    assert schedule(a)[0][2] == 2                 # tried at 30 s, failed again: next in 60 s
+
+
+def test_a_lost_answer_does_not_duplicate(sites, monkeypatch):
+    """The destination committed, the source did not (its process died between the two, or
+    the answer was lost): the next run sends the batch again and the destination keeps
+    each message once."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+    enqueue(a, "SRC", [b"once-%d" % i for i in range(5)])
+    session = a.context.session
+    real_commit = type(session).commit
+    calls = {"n": 0}
+
+    def lost(self):               # the source's commit fails once, after the destination's
+        if self is session:
+            calls["n"] += 1
+        if self is session and calls["n"] == 1:
+            raise sluice.OperationalError("ORA-03113: end-of-file on communication channel", 3113)
+        return real_commit(self)
+    monkeypatch.setattr(type(session), "commit", lost)
+    runner = PropagationRunner(a)
+    runner.run_once(force=True)
+    monkeypatch.setattr(type(session), "commit", real_commit)
+    assert rows(b, "SELECT COUNT(*) FROM AQ$DST_QT") == [(5,)]          # committed there
+    assert schedule(a)[0][2:4] == (1, "ORA-03113: end-of-file on communication channel")
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(5,)]          # back at the source
+    assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once(force=True) == 5
+    assert payloads(drain(b, "DST")) == [b"once-%d" % i for i in range(5)]
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]
+
+
+def test_secure_destination_queue_needs_the_link_users_privileges(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    cur = b.cursor()
+    cur.execute("CREATE USER prop IDENTIFIED BY secret")
+    cur.execute("GRANT CREATE SESSION TO prop")
+    cur.execute("GRANT EXECUTE ON DBMS_AQ TO prop")
+    b.aqadm.create_queue_table(queue_table="sec_qt", queue_payload_type="RAW", secure=True)
+    b.aqadm.create_queue(queue_name="sec", queue_table="sec_qt")
+    b.aqadm.start_queue(queue_name="sec")
+    multi_queue(a, "SRC")
+    link(a, "dbs2", sites, user="prop", password="secret")
+    a.propagation_adm.create_propagation("p", "src", "sec", "dbs2")
+    enqueue(a, "SRC", [b"s"], sender_id=sluice.Agent("ORDERS_APP"))
+    runner = PropagationRunner(a, clock=time.time)
+    runner.run_once(force=True)
+    assert schedule(a)[0][3].startswith("ORA-01031")           # no ENQUEUE privilege
+    b.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="sec", grantee="prop")
+    PropagationRunner(a, clock=lambda: time.time() + 31).run_once(force=True)
+    assert schedule(a)[0][3].startswith("ORA-24093")        # the sender is not its agent
+    b.aqadm.create_aq_agent(agent_name="orders_app")
+    b.aqadm.enable_db_access(agent_name="orders_app", db_username="prop")
+    assert PropagationRunner(a, clock=lambda: time.time() + 100).run_once(force=True) == 1
+    assert payloads(drain(b, "SEC")) == [b"s"]
+
+
+def test_a_duplicate_the_sender_did_not_expect_is_refused_then_skipped(sites):
+    """Another host delivered these messages and died before its source commit; this
+    sender, whose last batch went well, does not ask for a look-up: the destination's
+    de-duplication key refuses the commit, and the batch sent again as a resend enqueues
+    only what is new."""
+    from sluice.streams.propagation.sites import StoreSite
+    from sluice.streams.propagation.links import resolve_link
+    from sluice.streams.propagation.wire import Batch, Propagated
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+
+    def batch(*ids):
+        return Batch("DBS1", "SLUICE.SRC", [Propagated("SLUICE.DST", bytes([i]) * 16, bytes([i]) * 16, "RAW",
+                                                       b"m%d" % i) for i in ids])
+    site = StoreSite(resolve_link(a.context.store, "SLUICE", "dbs2"),
+                     lambda dsn, user, password: sluice.connect(dsn))
+    site.deliver(batch(1, 2))                    # first batch: a resend, looked up
+    site.clean = True
+    site.deliver(batch(2, 3))                    # 2 again, unexpected: refused, resent, skipped
+    site.close()
+    assert payloads(drain(b, "DST")) == [b"m1", b"m2", b"m3"]

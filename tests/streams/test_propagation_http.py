@@ -1,0 +1,172 @@
+"""Issue 14 §1 "HTTP" and §3: propagation between sites over HTTP, each destination a
+``sluice serve`` process of its own on loopback (seed 004 "Using HTTP and HTTPS for
+Oracle Streams AQ Propagation": the link's user is an AQ agent enabled for HTTP at the
+destination, mapped to a database user who may enqueue)."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+import sluice
+from sluice.streams.propagation.links import description_url
+from sluice.streams.propagation.runner import PropagationRunner
+from sluice.streams.propagation.wire import MEDIA_TYPE, Batch, Propagated, to_json
+
+from ..idap.conftest import CliServer
+from .propkit import Sites, drain, enqueue, multi_queue, rows
+
+SERVLET = "/aqserv/servlet/AQPropServlet"
+DESTINATION_SETUP = """
+CREATE USER john IDENTIFIED BY welcome;
+CREATE USER strm IDENTIFIED BY strm;
+GRANT CONNECT, AQ_USER_ROLE TO strm;
+BEGIN
+  DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'strm.{q}_qt', queue_payload_type => 'RAW',
+                                multiple_consumers => TRUE);
+  DBMS_AQADM.CREATE_QUEUE(queue_name => 'strm.{q}', queue_table => 'strm.{q}_qt');
+  DBMS_AQADM.START_QUEUE(queue_name => 'strm.{q}');
+  DBMS_AQADM.ADD_SUBSCRIBER(queue_name => 'strm.{q}', subscriber => SYS.AQ$_AGENT('APP', NULL, NULL));
+  DBMS_AQADM.CREATE_AQ_AGENT(agent_name => 'JOHN', enable_http => TRUE);
+  DBMS_AQADM.ENABLE_DB_ACCESS(agent_name => 'JOHN', db_username => 'STRM');
+END;
+/
+"""
+
+
+@pytest.fixture
+def sites(dsn, tmp_path):
+    s = Sites(dsn, tmp_path)
+    servers: list[CliServer] = []
+    s.servers = servers
+    yield s
+    for server in servers:
+        server.kill()
+    s.close()
+
+
+def served_site(sites, name, queue="DST"):
+    """A destination site with queue ``strm.<queue>`` behind its own ``sluice serve``."""
+    conn = sites.open(name)
+    conn.cursor().executescript(DESTINATION_SETUP.format(q=queue.lower()))
+    server = CliServer(sites.dsn_of(name))
+    sites.servers.append(server)
+    return conn, server
+
+
+def http_link(conn, name, server, password="welcome", public=""):
+    conn.cursor().execute(f"CREATE {public} DATABASE LINK {name} CONNECT TO john IDENTIFIED BY {password} "
+                          f"USING '{server.url}{SERVLET}'")
+
+
+def test_a_to_b_over_http(sites):
+    b, server = served_site(sites, "dbs2")
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    http_link(a, "dbs2", server)
+    a.propagation_adm.create_propagation("p", "src", "strm.dst", "dbs2")
+    sent = [b"h%03d" % i for i in range(30)]
+    enqueue(a, "SRC", sent)
+    assert PropagationRunner(a, batch_size=7).run_once(force=True) == 30
+    assert sorted(m.payload for m in drain(b, "STRM.DST", "APP")) == sent
+    assert rows(a, "SELECT TOTAL_NUMBER, FAILURES FROM DBA_QUEUE_SCHEDULES") == [(30, 0)]
+    assert rows(b, "SELECT SRC_DBNAME, TOTAL_MSGS FROM V$PROPAGATION_RECEIVER") == [("DBS1", 30)]
+
+
+def test_a_to_b_to_c_over_http(sites):
+    c, server_c = served_site(sites, "dbs3")
+    b, server_b = served_site(sites, "dbs2", queue="MID")
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    http_link(a, "dbs2", server_b)
+    # STRM owns B's queue and propagates from it: it must see the link (seed 001)
+    http_link(b, "dbs3", server_c, public="PUBLIC")
+    a.propagation_adm.create_propagation("a_b", "src", "strm.mid", "dbs2")
+    b.propagation_adm.create_propagation("b_c", "strm.mid", "strm.dst", "dbs3")
+    q = a.queue("SRC")
+    m = a.msgproperties(payload=b"two hops")
+    q.enqone(m)
+    a.commit()
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert PropagationRunner(b).run_once(force=True) == 1
+    got = drain(c, "STRM.DST", "APP")
+    assert [g.payload for g in got] == [b"two hops"] and got[0].original_msgid == m.msgid
+    assert drain(b, "STRM.MID", "APP") != []          # B's own consumer has its copy too
+
+
+def test_a_wrong_link_password_is_recorded(sites):
+    b, server = served_site(sites, "dbs2")
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    http_link(a, "dbs2", server, password="nope")
+    a.propagation_adm.create_propagation("p", "src", "strm.dst", "dbs2")
+    enqueue(a, "SRC", [b"x"])
+    PropagationRunner(a).run_once(force=True)
+    [(failures, error)] = rows(a, "SELECT FAILURES, LAST_ERROR_MSG FROM DBA_QUEUE_SCHEDULES")
+    assert failures == 1 and error.startswith("ORA-01017")
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(1,)]
+
+
+def _batch(*dests):
+    return Batch("DBS9", "X.SRC", [Propagated(d, bytes([i]) * 16, bytes([i]) * 16, "RAW", b"p%d" % i)
+                                   for i, d in enumerate(dests)])
+
+
+def test_a_malformed_batch_is_a_soap_fault_and_nothing_is_committed(sites):
+    b, server = served_site(sites, "dbs2")
+    auth = ("john", "welcome")
+    headers = {"Content-Type": MEDIA_TYPE}
+    r = httpx.post(server.url + SERVLET, content=b'{"source_site": "X", "messages": [[1, 2]]}',
+                   headers=headers, auth=auth)
+    assert r.status_code == 500 and b"Fault" in r.content and b"ORA-00600" in r.content
+    # a good message and one for a queue that does not exist: neither is committed
+    r = httpx.post(server.url + SERVLET, content=to_json(_batch("STRM.DST", "STRM.NOPE")),
+                   headers=headers, auth=auth)
+    assert r.status_code == 500 and b"ORA-24010" in r.content
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(0,)]
+    r = httpx.post(server.url + SERVLET, content=to_json(_batch("STRM.DST")), headers=headers, auth=auth)
+    assert r.status_code == 200 and r.json() == {"received": 1}
+    # the same batch again (its answer was lost): acknowledged, not enqueued twice
+    r = httpx.post(server.url + SERVLET, content=to_json(_batch("STRM.DST")), headers=headers, auth=auth)
+    assert r.status_code == 200 and r.json() == {"received": 0}
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(1,)]
+    assert httpx.post(server.url + SERVLET, content=to_json(_batch("STRM.DST")), headers=headers,
+                      auth=("john", "bad")).status_code == 401
+
+
+def test_the_seed_004_connect_descriptor():
+    assert description_url("(DESCRIPTION=(ADDRESS=(PROTOCOL=http)(HOST=webdest.oracle.com)(PORT=8081)))") == \
+        "http://webdest.oracle.com:8081/aqserv/servlet/AQPropServlet"
+    assert description_url("(DESCRIPTION=(ADDRESS=(PROTOCOL=tcp)(HOST=h)(PORT=1521)))") is None
+
+
+def test_run_loop_propagates_within_the_latency(sites):
+    """The runner as a process runs it: latency 0, a message enqueued by another session
+    arrives without anyone calling run_once."""
+    import threading
+    b, server = served_site(sites, "dbs2")
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    http_link(a, "dbs2", server)
+    a.aqadm.schedule_propagation(queue_name="src", destination="dbs2", latency=0)
+    runner = PropagationRunner(sluice.connect(sites.dsn_of("dbs1")))
+    stop = threading.Event()
+    t = threading.Thread(target=runner.run, args=(stop,), daemon=True)
+    t.start()
+    try:
+        q = a.queue("SRC")
+        q.enqone(a.msgproperties(payload=b"soon", recipients=[sluice.Agent("APP", "strm.dst@dbs2")]))
+        a.commit()
+        deadline = time.monotonic() + 20
+        got = []
+        while not got and time.monotonic() < deadline:
+            got = drain(b, "STRM.DST", "APP")
+            time.sleep(0.05)
+        assert [m.payload for m in got] == [b"soon"]
+    finally:
+        stop.set()
+        t.join(10)
+        runner.close()
+        runner.conn.close()

@@ -1,0 +1,167 @@
+"""Issue 14 §1 DBMS_AQADM propagation schedules and §1 "Failures": SCHEDULE_PROPAGATION,
+ALTER_PROPAGATION_SCHEDULE, DISABLE_/ENABLE_PROPAGATION_SCHEDULE, UNSCHEDULE_PROPAGATION,
+VERIFY_QUEUE_TYPES, DBA_QUEUE_SCHEDULES; windows and Oracle's back-off (seed 003
+"Propagation Scheduling", "Propagation Error Handling") driven by a clock of the test's."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sluice.streams.propagation.schedules import MAX_FAILURES, Schedule, next_time_offset
+
+from ..conftest import make_queue
+from .propkit import multi_queue as _mq, raises_ora as _raises, rows as _rows
+
+T0 = 1_800_000_000.0
+
+
+COLS = "DESTINATION, LATENCY, PROPAGATION_WINDOW, NEXT_TIME, SCHEDULE_DISABLED, FAILURES"
+
+
+def test_schedule_propagation_defaults_and_exact_latency(conn):
+    _mq(conn, "SRC")
+    conn.aqadm.schedule_propagation(queue_name="src", destination="dbs2.net")
+    conn.aqadm.schedule_propagation(queue_name="src", destination="dbs3.net", latency=0)
+    conn.aqadm.schedule_propagation(queue_name="src", destination="dbs2.net", destination_queue="b.q",
+                                    duration=600, next_time="SYSDATE + 1/24", latency=7)
+    conn.aqadm.schedule_propagation(queue_name="src")            # queues of this site
+    assert _rows(conn, f"SELECT {COLS} FROM DBA_QUEUE_SCHEDULES ORDER BY DESTINATION") == [
+        ('"B"."Q"@DBS2.NET', 7.0, 600, "SYSDATE + 1/24", "N", 0),
+        ("AQ$_LOCAL", 60.0, None, None, "N", 0),
+        ("DBS2.NET", 60.0, None, None, "N", 0),      # Oracle's documented default: 60 s
+        ("DBS3.NET", 0.0, None, None, "N", 0)]
+
+
+def test_schedule_errors(conn):
+    _mq(conn, "SRC")
+    make_queue(conn, "SINGLE")
+    aq = conn.aqadm
+    _raises(24010, aq.schedule_propagation, queue_name="nope", destination="dbs2")
+    _raises(24039, aq.schedule_propagation, queue_name="single", destination="dbs2")
+    _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", latency=-1)
+    _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", next_time="tomorrow")
+    _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", duration=0)
+    aq.schedule_propagation(queue_name="src", destination="dbs2")
+    _raises(24041, aq.schedule_propagation, queue_name="src", destination="dbs2")
+    _raises(24042, aq.unschedule_propagation, queue_name="src", destination="dbs9")
+    _raises(24042, aq.alter_propagation_schedule, queue_name="src", destination="dbs2",
+            destination_queue="x.y")
+    _raises(24064, aq.enable_propagation_schedule, queue_name="src", destination="dbs2")
+    assert len(_rows(conn, "SELECT * FROM DBA_QUEUE_SCHEDULES")) == 1     # nothing else changed
+
+
+def test_alter_disable_enable_unschedule(conn):
+    _mq(conn, "SRC")
+    aq = conn.aqadm
+    aq.schedule_propagation(queue_name="src", destination="dbs2", latency=5)
+    aq.alter_propagation_schedule(queue_name="src", destination="dbs2", duration=30,
+                                  next_time="SYSDATE + 1", latency=1)
+    assert _rows(conn, f"SELECT {COLS} FROM DBA_QUEUE_SCHEDULES") == [("DBS2", 1.0, 30, "SYSDATE + 1", "N", 0)]
+    aq.alter_propagation_schedule(queue_name="src", destination="dbs2")   # NULLs: defaults
+    assert _rows(conn, f"SELECT {COLS} FROM DBA_QUEUE_SCHEDULES") == [("DBS2", 60.0, None, None, "N", 0)]
+    aq.disable_propagation_schedule(queue_name="src", destination="dbs2")
+    _raises(24065, aq.disable_propagation_schedule, queue_name="src", destination="dbs2")
+    assert _rows(conn, "SELECT SCHEDULE_DISABLED FROM DBA_QUEUE_SCHEDULES") == [("Y",)]
+    aq.enable_propagation_schedule(queue_name="src", destination="dbs2")
+    assert _rows(conn, "SELECT SCHEDULE_DISABLED FROM DBA_QUEUE_SCHEDULES") == [("N",)]
+    aq.unschedule_propagation(queue_name="src", destination="dbs2")
+    assert _rows(conn, "SELECT * FROM DBA_QUEUE_SCHEDULES") == []
+
+
+def test_schedule_procedures_as_plsql(conn):
+    _mq(conn, "SRC")
+    conn.cursor().execute("""
+        BEGIN
+          DBMS_AQADM.SCHEDULE_PROPAGATION(queue_name => 'src', destination => 'dbs2.net',
+                                          latency => 0, destination_queue => 'strmadmin.q');
+          DBMS_AQADM.DISABLE_PROPAGATION_SCHEDULE(queue_name => 'src', destination => 'dbs2.net',
+                                                  destination_queue => 'strmadmin.q');
+        END;""")
+    assert _rows(conn, "SELECT DESTINATION, SCHEDULE_DISABLED FROM DBA_QUEUE_SCHEDULES") == [
+        ('"STRMADMIN"."Q"@DBS2.NET', "Y")]
+    conn.cursor().execute("BEGIN DBMS_AQADM.UNSCHEDULE_PROPAGATION('src', 'dbs2.net', 'strmadmin.q'); END;")
+    assert _rows(conn, "SELECT * FROM DBA_QUEUE_SCHEDULES") == []
+
+
+def test_verify_queue_types(conn):
+    _mq(conn, "A")
+    _mq(conn, "B")
+    make_queue(conn, "J", payload="JSON", multiple_consumers=True)
+    assert conn.aqadm.verify_queue_types(src_queue_name="a", dest_queue_name="b") == 1
+    assert conn.aqadm.verify_queue_types(src_queue_name="a", dest_queue_name="j") == 0
+
+
+# -- windows and back-off with the test's clock -----------------------------------------------
+def test_backoff_30s_doubling_and_disabled_after_16_failures():
+    s = Schedule("S", "Q", "DBS2", start_time=T0)
+    now = T0
+    waits = []
+    for n in range(1, MAX_FAILURES + 1):
+        assert s.due(now), n
+        s.record_failure(now, "ORA-12541: TNS:no listener")
+        assert s.failures == n
+        if n < MAX_FAILURES:
+            waits.append(s.next_run - now)
+            assert not s.due(s.next_run - 0.001)
+            now = s.next_run
+    assert waits == [30.0 * 2 ** k for k in range(MAX_FAILURES - 1)]   # 30, 60, 120 … s
+    assert s.disabled == 1 and not s.due(now + 10 ** 9) and s.wake_at(now) is None
+    assert s.last_error_msg.startswith("ORA-12541") and s.last_error_time == now
+    s.enable(now + 5)                                       # the administrator fixed it
+    assert s.failures == 0 and s.due(now + 5)
+
+
+def test_a_success_resets_the_failures():
+    s = Schedule("S", "Q", "DBS2", start_time=T0)
+    s.record_failure(T0, "boom")
+    s.record_failure(T0 + 30, "boom")
+    assert s.next_run == T0 + 30 + 60
+    s.record_success(T0 + 90, number=3, nbytes=300, elapsed=0.5)
+    assert s.failures == 0 and s.due(T0 + 90)
+    s.record_failure(T0 + 100, "boom")
+    assert s.next_run == T0 + 130                           # 30 s again
+
+
+def test_windows_duration_and_next_time():
+    assert next_time_offset("SYSDATE + 1/24") == 3600 and next_time_offset("sysdate") == 0
+    assert next_time_offset(None) is None
+    s = Schedule("S", "Q", "DBS2", start_time=T0, duration=600, next_time="SYSDATE + 1/24")
+    assert not s.due(T0 - 1) and s.wake_at(T0 - 1) == T0
+    assert s.due(T0) and s.due(T0 + 599)
+    assert not s.due(T0 + 600) and s.wake_at(T0 + 600) == T0 + 4200      # 600 s + 1 h
+    assert s.window(T0 + 4300) == (T0 + 4200, T0 + 4800, T0 + 8400)
+    assert s.due(T0 + 4300)
+    forever = Schedule("S", "Q", "DBS2", start_time=T0)
+    assert forever.window(T0 + 10 ** 8)[1] == math.inf
+
+
+def test_a_retry_past_the_window_slips_to_the_next_window_and_stays_there():
+    s = Schedule("S", "Q", "DBS2", start_time=T0, duration=100, next_time="SYSDATE + 1/24")
+    s.record_failure(T0 + 50, "boom")            # +30 s is inside the window
+    assert s.next_run == T0 + 80
+    s.record_failure(T0 + 80, "boom")            # +60 s would be past its end
+    assert s.next_run == T0 + 100 + 3600
+    s.record_failure(T0 + 3700, "boom")          # +120 s is inside, but once slipped: next window
+    assert s.next_run == T0 + 2 * 3700
+
+
+def test_statistics_per_window():
+    s = Schedule("S", "Q", "DBS2", start_time=T0, duration=100)   # back-to-back windows
+    s.record_success(T0 + 1, 10, 1000, 0.2, dequeue_time=0.05, pickle_time=0.01)
+    s.record_success(T0 + 2, 5, 500, 0.1)
+    s.record_success(T0 + 150, 4, 400, 0.1)
+    assert (s.total_number, s.total_bytes, s.max_number, s.max_bytes, s.windows) == (19, 1900, 15, 1500, 2)
+    assert s.total_time == pytest.approx(0.4) and s.elapsed_dequeue_time == pytest.approx(0.05)
+
+
+def test_statistics_columns_in_the_view(conn):
+    _mq(conn, "SRC")
+    conn.aqadm.schedule_propagation(queue_name="src", destination="dbs2")
+    cols = conn.query("SELECT * FROM DBA_QUEUE_SCHEDULES", None)[0]
+    for col in ("TOTAL_NUMBER", "TOTAL_BYTES", "MAX_NUMBER", "MAX_BYTES", "AVG_NUMBER", "AVG_SIZE",
+                "AVG_TIME", "TOTAL_TIME", "ELAPSED_DEQUEUE_TIME", "ELAPSED_PICKLE_TIME", "LAST_RUN_DATE",
+                "LAST_RUN_TIME", "NEXT_RUN_DATE", "NEXT_RUN_TIME", "SCHEDULE_DISABLED", "FAILURES",
+                "LAST_ERROR_MSG", "LAST_ERROR_DATE", "LAST_ERROR_TIME"):
+        assert col in cols, col
