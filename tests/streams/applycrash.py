@@ -1,14 +1,10 @@
-"""kill -9 of an applying apply process, with a checker (issue 15 §3): the queue holds many
-captured source transactions; an apply process — a child process — applies them into a
-replica and is SIGKILLed at random moments (inside a target transaction, between the target
-commit and the store commit, anywhere) and started again; at the end the replica must equal
-the source row by row (0 lost) and a trigger's audit of the replica must hold each source
-change exactly once (0 applied twice).
-
-Used by ``tests/streams/test_apply_crash.py``; run as a script, this file is the worker::
-
-    python applycrash.py STORE_DSN APPLY_NAME LINK STOPFILE
-"""
+"""kill -9 of the apply host, with a checker (issue 15 §3): the queue holds many captured
+source transactions; the apply process (CREATE_APPLY, START_APPLY) runs in a ``sluice run``
+host — a child process — that applies them into a replica and is SIGKILLed at random
+moments once it is applying (inside a target transaction, between the target commit and the
+store commit, anywhere) and started again; at the end the replica must equal the source row
+by row (0 lost) and a trigger's audit of the replica must hold each source change exactly
+once (0 applied twice).  Used by ``tests/streams/test_apply_crash.py``."""
 
 from __future__ import annotations
 
@@ -22,19 +18,6 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
-
-
-def worker(dsn: str, name: str, link: str, stop: str) -> None:
-    import sluice
-    from sluice.streams.apply import ApplyDefinition, ApplyProcess
-    conn = sluice.connect(dsn)
-    d = ApplyDefinition(name, conn.username, "STRM_Q", apply_database_link=link)
-    proc = ApplyProcess(conn, d, batch=20, wait=0.2)
-    while not os.path.exists(stop):
-        proc.run_batch()
-        if proc.state == "ABORTED":
-            raise proc.error
-    proc.stop()
 
 
 @dataclass
@@ -97,7 +80,7 @@ def audited(replica) -> int:
 
 def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int = 1200,
         kill_every: tuple[float, float] = (0.0, 0.4)) -> Report:
-    from sluice.streams.apply import ApplyDefinition, ApplyProcess
+    from sluice.streams.apply import ApplyProcess
     from sluice.streams.apply.compare import compare
     from sluice.streams.apply.procedures import ApplyProcedures
     from sluice.streams.apply.target import open_target
@@ -116,14 +99,19 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
     ApplyProcedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname, 0,
                                                            apply_database_link=replica.link)
     rep = Report(changes=source_workload(env, f"{env.src}.ledger", rng, transactions))
-    env.process().catch_up(timeout=120)           # the queue now holds every transaction
-
-    stop = os.path.join(logdir, "STOP")
+    cap = env.process()
+    cap.catch_up(timeout=120)                     # the queue now holds every transaction
+    cap.stop()
+    env.conn.capture_adm.stop_capture(capture_name="CAP")     # the host runs the apply alone
+    adm = env.conn.apply_adm
+    adm.create_apply(queue_name="STRM_Q", apply_name=CONSUMER, apply_database_link=replica.link,
+                     apply_captured=True)
+    adm.start_apply(CONSUMER)
     envvars = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
     def spawn() -> subprocess.Popen:
-        err = open(os.path.join(logdir, f"worker.{rep.kills}.err"), "wb")
-        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), env.dsn, CONSUMER, replica.link, stop],
+        err = open(os.path.join(logdir, f"host.{rep.kills}.log"), "wb")
+        p = subprocess.Popen([sys.executable, "-m", "sluice.cli", "--dsn", env.dsn, "run"],
                              stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=envvars)
         err.close()
         return p
@@ -136,15 +124,18 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
             time.sleep(0.02)                       # it is applying now: kill it soon after
         time.sleep(rng.uniform(*kill_every))
         if child.poll() is not None:
-            with open(os.path.join(logdir, f"worker.{rep.kills}.err"), errors="replace") as f:
-                rep.failures.append(f"apply worker exited with {child.returncode}: {f.read()[-3000:]}")
+            with open(os.path.join(logdir, f"host.{rep.kills}.log"), errors="replace") as f:
+                rep.failures.append(f"the host exited with {child.returncode}: {f.read()[-3000:]}")
             break
         child.send_signal(signal.SIGKILL)
         child.wait()
         rep.kills += 1
         rep.at_kills.append(audited(replica))
-    last = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q",
-                                                                 apply_database_link=replica.link))
+    status = env.conn.query("SELECT STATUS, ERROR_MESSAGE FROM DBA_APPLY", None)[1]
+    if status[0][0] != "ENABLED":
+        rep.failures.append(f"the apply process is {status[0]}")
+    adm.stop_apply(CONSUMER)
+    last = ApplyProcess.from_catalog(sluice.connect(env.dsn), CONSUMER)
     env.procs.append(last)
     last.drain(timeout=300)                        # what the killed ones left
     src, dst = open_target(PG_BASE, "", None, None), open_target(replica.link, "", None, None)
@@ -157,6 +148,3 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
     rep.errors = env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1]
     return rep
 
-
-if __name__ == "__main__":
-    worker(*sys.argv[1:])

@@ -1,4 +1,4 @@
-"""kill -9 of the apply process, over and over, mid-transaction (issue 15 §3, DESIGN §7
+"""kill -9 of the apply host (`sluice run`), over and over, mid-transaction (issue 15 §3, DESIGN §7
 "Exactly once"): the replica converges on the source (0 lost) and a trigger's audit at the
 replica counts each source change exactly once (0 applied twice).  The store runs on both
 backends, the replica is a PostgreSQL database or an SQLite file

@@ -203,7 +203,7 @@ class ApplyEngine:
         s = self.settings
         for item in txn.items:
             m = item.message
-            if type(m) is not RowLCR and not isinstance(m, RowLCR) or not item.execute:
+            if not isinstance(m, RowLCR) or not item.execute:
                 return False
             if s.dml_handlers and (s.dml_handler(m.get_object_owner(), m.get_object_name(),
                                                  m.get_command_type(), False)
