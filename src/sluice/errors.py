@@ -294,6 +294,15 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
                               "following reason: {2}"),
     # DBMS_STREAMS_ADM rule generation, apply processes (sluice.streams.rulegen, .apply)
     1435: (ProgrammingError, "user does not exist: {0}"),
+    # apply processes: applying, conflicts, the error queue (sluice.streams.apply)
+    26687: (ProgrammingError, "no instantiation SCN provided for {0} in source database {1}"),
+    26688: (ProgrammingError, "missing key in LCR: {0}"),
+    26714: (DatabaseError, "User error encountered while applying: {0}"),
+    26786: (DatabaseError, "A row with key {0} exists but has conflicting column(s) {1} in table {2}"),
+    26787: (DatabaseError, "The row with key {0} does not exist in table {1}"),
+    26788: (ProgrammingError, "The column {0} does not exist in the table {1}"),
+    26693: (ProgrammingError, "invalid conflict handler: {0}"),
+    26673: (ProgrammingError, "invalid apply error: {0}"),
 }
 
 
