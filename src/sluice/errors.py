@@ -145,12 +145,10 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1428: (DataError, "argument '{0}' is out of range"),
     1465: (DataError, "invalid hex number"),
     1481: (DataError, "invalid number format model"),
-    1476: (DataError, "divisor is equal to zero"),
     1740: (ProgrammingError, "missing double quote in identifier"),
     1741: (ProgrammingError, "illegal zero-length identifier"),
     1742: (ProgrammingError, "comment not properly terminated"),
     1756: (ProgrammingError, "quoted string not properly terminated"),
-    1861: (DataError, "literal does not match format string"),
     # users, privileges, agents (sluice.security)
     990: (ProgrammingError, "missing or invalid privilege: {0}"),
     1017: (ProgrammingError, "invalid username/password; logon denied"),
@@ -274,7 +272,6 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     26667: (ProgrammingError, "invalid STREAMS parameter {0}"),
     26701: (ProgrammingError, "STREAMS process {0} does not exist"),
     # database links and propagation (sluice.streams.propagation)
-    1: (IntegrityError, "unique constraint ({0}) violated"),
     2011: (IntegrityError, "duplicate database link name"),
     2019: (ProgrammingError, "connection description for remote database not found"),
     2024: (ProgrammingError, "database link not found"),
