@@ -35,7 +35,8 @@ import time
 
 import sluice
 from sluice import RowLCR
-from sluice.pipeline import queueio, rows
+from sluice.aq.payload import PayloadCodec
+from sluice.pipeline import queueio
 from sluice.pipeline.queueio import QueueRef
 from sluice.pipeline.runner import PipelineRun, spark_session
 from sluice.pipeline.stages import PipelineSpec
@@ -105,12 +106,13 @@ def floor(dsn: str) -> tuple[int, float]:
 def python_path(conn, dsn: str) -> tuple[int, int, float]:
     ref = QueueRef.resolve(dsn, "STRM_Q", "PY")
     by_rule = declarative_transformations(conn.context.store)
+    codec = PayloadCodec("SYS.ANYDATA", None, lambda name: None)   # how a dequeue decodes it
     kept = 0
     start = time.perf_counter()
     with queueio.open_raw(dsn) as raw:
         n = 0
         for record in queueio.records(raw, ref, 0, queueio.latest_position(raw, ref, 0)):
-            _kind, _text, lcr = rows._decode_payload(ref.payload_type, record[-1])
+            lcr = codec.decode(record[-1])
             verdict = evaluate_rule_sets(conn, lcr, "POS")
             n += 1
             if verdict.perform:
