@@ -316,6 +316,26 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     def errors(apply_name):
         return sorted(conn.query("SELECT SOURCE_TRANSACTION_ID, SOURCE_COMMIT_SCN, MESSAGE_NUMBER, ERROR_NUMBER, "
                                  "MESSAGE_COUNT, MESSAGES FROM SLUICE_APPLY_ERROR WHERE APPLY_NAME = :1",
-                                 [apply_name])[1])
+                                 [apply_name])[1], key=repr)
     assert errors("APY") == errors("APS") and {e[3] for e in errors("APS")} == {1, 26787}
+
+    # bad input: a malformed LCR goes to the error queue with its reason, the stream goes on
+    q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "TGT", "EMP", None, "900.0.1", 9000, None,
+                                               {"ID": 9000}, commit_scn=9009)))
+    conn.commit()
+    q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "TGT", "EMP", None, "901.0.1", 9010, None,
+                                               {"ID": 9010, "NAME": "after the bad one"}, commit_scn=9019)))
+    conn.commit()
+    ref = queueio.QueueRef.resolve(dsn, "STRM_Q", "APS")
+    with queueio.open_raw(dsn) as raw:
+        raw.execute(f"UPDATE {ref.table} SET USER_DATA = ? WHERE CSCN = (SELECT MAX(CSCN) - 1 FROM {ref.table}) "
+                    f"AND CONSUMER_NAME = 'APS'", ['{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"X","new":[]}}'])
+    run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
+                      connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
+    run.start()
+    run.wait(timeout=300)
+    bad = [e for e in errors("APS") if e[3] == 25215]
+    assert len(bad) == 1 and "no LCR or user message" in conn.query(
+        "SELECT ERROR_MESSAGE FROM SLUICE_APPLY_ERROR WHERE ERROR_NUMBER = 25215", None)[1][0][0]
+    assert (9010, "after the bad one") in table(targets["APS"], "EMP")
     conn.close()

@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..aq.payload import loads_json
+from ..errors import ora
 from . import rows
 
 __all__ = ["warehouse", "warehouse_frame", "enqueue", "apply", "payload_of", "source_transactions"]
@@ -101,27 +102,31 @@ def enqueue(df: DataFrame, connect: Callable[..., Any], dsn: str, queue: str, ch
     return writer.trigger(**(trigger or {"processingTime": "1 second"})).start()
 
 
-def source_transactions(rows_in_order: list[Any]) -> list[Any]:
-    """The batch's messages as the apply engine takes them: a captured LCR's source
-    transaction (source database, transaction id, commit SCN) is one
+def source_transactions(rows_in_order: list[Any]) -> list[tuple[Any, str | None]]:
+    """The batch's messages as the apply engine takes them, each with None or, for a
+    payload that could not be decoded, its reason: a captured LCR's source transaction
+    (source database, transaction id, commit SCN) is one
     :class:`~sluice.streams.apply.SourceTxn`, and so is a user-enqueued message's queue
-    transaction (its enqueuing transaction), in the order they come."""
+    transaction (its enqueuing transaction), in the order they come; an undecodable
+    payload is a transaction of its own holding its stored text."""
     from ..streams.apply import Item, SourceTxn
 
-    out: list[Any] = []
+    out: list[tuple[Any, str | None]] = []
     key: Any = None
     for row in rows_in_order:
         if row["error"] is not None:
-            continue   # undecodable: nothing the engine could apply (recorded by the warehouse)
+            out.append((SourceTxn([Item(row["user_data"])], "USER", ident=bytes(row["msgid"]).hex()), row["error"]))
+            key = None
+            continue
         message = payload_of(row)
         captured = row["lcr_kind"] is not None and row["commit_scn"] is not None
         this = ("C", row["source_database_name"], row["transaction_id"], int(row["commit_scn"])) if captured \
             else ("U", row["enq_tid"])
         if this != key:
-            out.append(SourceTxn([], "CAPTURED", this[1], this[3], this[2]) if captured
-                       else SourceTxn([], "USER", ident=bytes(row["msgid"]).hex()))
+            out.append((SourceTxn([], "CAPTURED", this[1], this[3], this[2]) if captured
+                        else SourceTxn([], "USER", ident=bytes(row["msgid"]).hex()), None))
             key = this
-        out[-1].items.append(Item(message))
+        out[-1][0].items.append(Item(message))
     return out
 
 
@@ -143,9 +148,15 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
         try:
             encode = errorqueue.codec_encoder(ctx, d.queue_owner, d.queue_name)
             errored = errorqueue.errored_transactions(ctx, d.name)
-            for txn in source_transactions(batch):
+            for txn, bad in source_transactions(batch):
                 if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
                     continue   # already in the error queue (a replayed batch)
+                if bad is not None:   # bad input: into the error queue with its reason, and on
+                    errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn,
+                                      ApplyError(ora(25215, f"the payload is no LCR or user message: {bad}"), 0),
+                                      encode, d.apply_database_link, d.apply_tag)
+                    conn.commit()
+                    continue
                 try:
                     engine.apply(txn)
                 except ApplyError as failure:
