@@ -76,15 +76,18 @@ def test_transactional_queue_applies_queue_transactions(conn, target, world):
     enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 3, "NAME": "c"}),
             user_lcr("UPDATE", o, old={"ID": 99}, new={"NAME": "x"}))          # fails
     enqueue(conn, "APPLY_Q", user_lcr("DELETE", o, old={"ID": 1}))
+    captured = RowLCR.construct(SOURCE_DB, "INSERT", o, "EMP", None, "9.9.9", 77, None,
+                                {"ID": 77, "NAME": "captured"}, commit_scn=77)
+    enqueue(conn, "APPLY_Q", captured)     # not for an apply process with apply_captured FALSE
     proc = world(parameters={"DISABLE_ON_ERROR": "N"})
-    assert proc.drain() == 5
+    assert proc.drain() == 6
     assert target.rows("emp") == [(2, "b")]
     (err,) = errors(conn)
     assert (err["APPLY_NAME"], err["MESSAGE_COUNT"], err["MESSAGE_NUMBER"], err["ERROR_NUMBER"]) == \
         (APPLY, 2, 2, 26787)
     assert "does not exist" in err["ERROR_MESSAGE"] and err["LOCAL_TRANSACTION_ID"]
     # what the running process shows
-    assert conn.query("SELECT TOTAL_MESSAGES_DEQUEUED FROM V$STREAMS_APPLY_READER", None)[1] == [(5,)]
+    assert conn.query("SELECT TOTAL_MESSAGES_DEQUEUED FROM V$STREAMS_APPLY_READER", None)[1] == [(6,)]
     assert conn.query("SELECT TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS FROM V$STREAMS_APPLY_COORDINATOR",
                       None)[1] == [(3, 2, 1)]
     assert conn.query("SELECT SERVER_ID, TOTAL_MESSAGES_APPLIED FROM V$STREAMS_APPLY_SERVER", None)[1] == [(1, 3)]

@@ -28,6 +28,10 @@ dequeue, the error rows and the store's copy of the low-watermark commit togethe
 gets the same messages again; the target's low-watermark (captured LCRs) or its record of
 the queue transaction (user messages) says they were applied and they are skipped.
 
+**apply_captured** (DBA_APPLY): a process that applies captured LCRs lets user-enqueued
+messages go, and one that applies user-enqueued messages lets captured LCRs (those with a
+commit SCN) go — in Oracle the other kind never reaches it.
+
 **disable_on_error** (SET_PARAMETER, default ``Y`` as in Oracle): the first transaction that
 fails goes to the error queue and the process stops, ABORTED, with the error; the
 transactions after it in the batch stay in the queue.  With ``N`` it goes on.
@@ -295,6 +299,12 @@ class ApplyProcess:
         for m in msgs:
             message = m.payload
             captured = isinstance(message, (RowLCR, DDLLCR)) and message.get_commit_scn() is not None
+            if captured != d.apply_captured:
+                # DBA_APPLY.APPLY_CAPTURED: an apply process applies captured LCRs or
+                # user-enqueued messages, not both; the other kind is another apply
+                # process's (each subscriber has its own copy: this one's is let go)
+                self.counters["ignored"] = self.counters.get("ignored", 0) + 1
+                continue
             if captured:
                 key = ("C", message.get_source_database_name(), message.get_transaction_id(),
                        message.get_commit_scn())
