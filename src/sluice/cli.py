@@ -363,16 +363,20 @@ def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float)
     def on_signal(signum: int, _frame: Any) -> None:
         logging.getLogger("sluice.host").info("%s: stopping", signal.Signals(signum).name)
         stop.set()
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        host.start()
-    except Error as e:
-        _fail(e)
-    while not stop.wait(0.5):
-        if not host.alive:                   # its supervisor failed (logged)
-            break
-    sys.exit(0 if host.stop() and stop.is_set() else 1)
+        try:
+            host.start()
+        except Error as e:
+            _fail(e)
+        while not stop.wait(0.5):
+            if not host.alive:                   # its supervisor failed (logged)
+                break
+        clean = host.stop()
+    finally:                                     # a caller in-process gets its handlers back
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    sys.exit(0 if clean and stop.is_set() else 1)
 
 
 def _check_listen(host: str, port: int) -> None:

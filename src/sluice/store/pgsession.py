@@ -437,6 +437,34 @@ class PgSession(StoreSession):
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, rows
 
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+        text = rewrite(sql, physical_names(self.store.queue_tables()), self.user)
+        params = None
+        if binds:
+            named = isinstance(binds, dict)
+            text = to_pyformat(text, positional=not named)
+            params = binds if named else list(binds)
+        c = self._conn()
+        raw = c.raw
+        with self._guard():
+            self._begin(c)
+            self.new_transaction_id()
+            raw.execute("SAVEPOINT sluice_dml")
+        try:
+            raw.execute("SELECT set_config('sluice.tag', %s, true)", (tag.hex() if tag else "",))
+            cur = raw.execute(text, params)
+        except psycopg.Error as e:
+            err = translate(e, self.store.target)
+            if is_disconnect(e):
+                self._abandon()
+            else:       # the statement alone is undone; the transaction goes on
+                with self._guard():
+                    raw.execute("ROLLBACK TO SAVEPOINT sluice_dml")
+            raise err from None
+        with self._guard():
+            raw.execute("RELEASE SAVEPOINT sluice_dml")
+        return cur.rowcount
+
     def close(self) -> None:
         try:
             if self.in_transaction:

@@ -339,6 +339,11 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
                    CAST(NULL AS TEXT) AS NOTIFICATION_TYPE, CAST(NULL AS TEXT) AS NOTIFICATION_ACTION,
                    CAST(NULL AS TEXT) AS NOTIFICATION_CONTEXT
             FROM SLUICE_CATALOG C WHERE C.KIND = 'MESSAGE_CONSUMER'""",
+        # ALL_ views: what the user may see is not filtered (as ALL_QUEUES is not)
+        *(f"{d.create_view} ALL_{name} AS SELECT * FROM DBA_{name}" for name in (
+            "RULES", "RULE_SETS", "RULE_SET_RULES", "EVALUATION_CONTEXTS", "STREAMS_RULES",
+            "STREAMS_GLOBAL_RULES", "STREAMS_SCHEMA_RULES", "STREAMS_TABLE_RULES",
+            "STREAMS_MESSAGE_RULES", "APPLY", "STREAMS_MESSAGE_CONSUMERS")),
     ]
 
 
@@ -476,6 +481,13 @@ def hosting_ddl(d: Dialect) -> list[str]:
     ]
 
 
+# SQLite: the writer's session as SQL triggers see it (a synchronous capture's,
+# sluice.streams.capture.syncsqlite): a row a writer keeps for the length of its transaction
+# (Sluice's sessions do, for their DML) holding its Streams tag and transaction id
+SYNC_SESSION_DDL = """CREATE TABLE IF NOT EXISTS SLUICE_SYNC_SESSION (
+    TXN TEXT NOT NULL DEFAULT (lower(hex(randomblob(8)))), TAG BLOB)"""
+
+
 # ---- Streams apply (sluice.streams.apply) -------------------------------------------------
 def apply_ddl(d: Dialect) -> list[str]:
     """Apply processes (:mod:`sluice.streams.apply`): the error queue (``SLUICE_APPLY_ERROR``,
@@ -577,6 +589,18 @@ USER_VIEWS = [
                           "OWNER_INSTANCE, USER_COMMENT, SECURE FROM DBA_QUEUE_TABLES WHERE OWNER = {user}"),
     ("USER_TRANSFORMATIONS", "SELECT NAME, TRANSFORMATION_ID, FROM_TYPE, TO_TYPE, TRANSFORMATION "
                              "FROM DBA_TRANSFORMATIONS WHERE OWNER = {user}"),
+    # the rules engine's objects in the user's schema (Oracle drops the owner column)
+    ("USER_RULES", "SELECT RULE_NAME, RULE_CONDITION, RULE_EVALUATION_CONTEXT_OWNER, "
+                   "RULE_EVALUATION_CONTEXT_NAME, RULE_ACTION_CONTEXT, RULE_COMMENT "
+                   "FROM DBA_RULES WHERE RULE_OWNER = {user}"),
+    ("USER_RULE_SETS", "SELECT RULE_SET_NAME, RULE_SET_EVAL_CONTEXT_OWNER, RULE_SET_EVAL_CONTEXT_NAME, "
+                       "RULE_SET_COMMENT FROM DBA_RULE_SETS WHERE RULE_SET_OWNER = {user}"),
+    ("USER_RULE_SET_RULES", "SELECT RULE_SET_NAME, RULE_OWNER, RULE_NAME, RULE_SET_RULE_ENABLED, "
+                            "RULE_SET_RULE_EVAL_CTX_OWNER, RULE_SET_RULE_EVAL_CTX_NAME, "
+                            "RULE_SET_RULE_COMMENT FROM DBA_RULE_SET_RULES WHERE RULE_SET_OWNER = {user}"),
+    ("USER_EVALUATION_CONTEXTS", "SELECT EVALUATION_CONTEXT_NAME, EVALUATION_FUNCTION, "
+                                 "EVALUATION_CONTEXT_COMMENT FROM DBA_EVALUATION_CONTEXTS "
+                                 "WHERE EVALUATION_CONTEXT_OWNER = {user}"),
 ]
 
 # Oracle functions the seeds' queries use (SQLite registers the same as Python functions)

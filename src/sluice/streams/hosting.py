@@ -1,6 +1,6 @@
 """The kinds of Streams process a host runs, registered in one place.
 
-A kind is two functions over a connection (DESIGN.md section 7: a process is a catalog
+A kind is two or three functions over a connection (DESIGN.md section 7: a process is a catalog
 row plus code):
 
 * ``enabled(conn)`` — the names of the processes of that kind the catalog wants running

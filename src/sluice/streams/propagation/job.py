@@ -31,6 +31,7 @@ from ...errors import DatabaseError, ora
 from ...rules.engine.anydata import AnyData
 from ...routines import registered_function
 from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector
+from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
 from . import schedules as sched
 from . import spec as specs
@@ -259,6 +260,8 @@ def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, r
         verdict = evaluate_rule_sets(env.conn, message, spec.rule_set, spec.negative_rule_set)
         if not verdict.perform:
             return q.table.payload_type, _DISCARD
+        # the action context's order (seed 000): the subset transformation first
+        message = migrate(message, verdict.rule)
         function = _transform_function(verdict.rule)
         if function is not None:
             message = _apply(function, message)
