@@ -12,9 +12,11 @@ apply process on an SQLite store to the store's own file.
   name is the unquoted PostgreSQL name (``HR.EMPLOYEES`` -> ``hr.employees``) and any other
   keeps its exact spelling (``"Orders"``); columns likewise.
 * SQLite has no schemas: ``owner.object`` is the table named ``"OWNER.OBJECT"`` (one
-  identifier with a dot), the store's own convention for queue tables
-  (:mod:`sluice.store.sqlschema`); SQLite compares names without regard to case, so a
-  table created as ``"hr.employees"`` is the same table.  Columns keep their names.
+  identifier with a dot, the store's own convention for queue tables,
+  :mod:`sluice.store.sqlschema`) if the file has one, else the table ``OBJECT`` — the
+  mapping synchronous capture uses (:mod:`sluice.streams.capture.syncsqlite`).  SQLite
+  compares names without regard to case; columns are named as capture names them (upper
+  case for a lower-case name).
 
 **Bookkeeping in the target.**  ``SLUICE_APPLY_PROGRESS`` holds, per apply process and
 source database, the commit SCN of the last source transaction applied; it is written in
@@ -315,6 +317,7 @@ class SqliteTarget(Target):
         super().__init__()
         self.path = path
         self._open = False
+        self._names: dict[tuple[str, str], str] = {}
         check_sqlite_file(path)      # the store's refusals: ORA-27041, ORA-01157
         try:
             self.conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
@@ -325,7 +328,26 @@ class SqliteTarget(Target):
             raise ora(27041, path, str(e)) from None
 
     def table(self, owner: str, name: str) -> str:
-        return self.quote(f"{owner}.{name}")
+        """``"OWNER.NAME"`` if the file has such a table, else the table ``NAME`` — how
+        synchronous capture names the tables of an SQLite file (:mod:`..capture.syncsqlite`);
+        Sluice's own tables are never a target."""
+        key = (owner, name)
+        found = self._names.get(key)
+        if found is None:
+            found = self.quote(f"{owner}.{name}")
+            for candidate in (f"{owner}.{name}", name):
+                rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                                         "upper(name) = upper(?)", (candidate,)).fetchall()
+                if len(rows) == 1 and not rows[0][0].upper().startswith(("SLUICE_", "AQ_")) and \
+                        not ("." in rows[0][0] and candidate == name):
+                    found = self.quote(rows[0][0])
+                    break
+            self._names[key] = found
+        return found
+
+    def forget(self) -> None:
+        super().forget()
+        self._names.clear()
 
     def _describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str]]:
         from ..capture.decode import oracle_name   # SQLite ignores case: name columns as capture does
