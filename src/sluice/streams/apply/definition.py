@@ -20,7 +20,7 @@ from .engine import ApplyEngine, Handlers
 from .settings import Settings
 from .target import link_dsn, open_target
 
-__all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_spec", "set_status", "enabled_applies",
+__all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_definition", "find_spec", "set_status", "enabled_applies",
            "KIND", "OWNER", "PARAMETER_KIND"]
 
 # DBA_APPLY: an apply process is a SLUICE_CATALOG row of kind APPLY, owner SYS (DBMS_APPLY_ADM's
@@ -124,3 +124,7 @@ def load(ctx: CaptureContext, name: str) -> ApplyDefinition:
         ddl_handler=spec.get("ddl_handler"), message_handler=spec.get("message_handler"),
         precommit_handler=spec.get("precommit_handler"), apply_user=spec.get("apply_user"),
         parameters=parameters(ctx, name))
+
+
+def find_definition(ctx: CaptureContext, name: str) -> ApplyDefinition | None:
+    return load(ctx, name) if find_spec(ctx, name) is not None else None

@@ -24,7 +24,7 @@ from typing import Any
 from ...errors import ora
 from ...routines import registered_function
 from ..capture.context import CaptureContext
-from .definition import engine_for
+from .definition import engine_for, find_definition
 from .engine import ApplyError, Item, SourceTxn
 
 __all__ = ["record", "error_ids", "delete", "execute_error", "errored_transactions"]
@@ -112,8 +112,9 @@ def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure:
     txn = SourceTxn(items, kind="ERROR", source_database=row["SOURCE_DATABASE"],
                     commit_scn=row["SOURCE_COMMIT_SCN"], transaction_id=row["SOURCE_TRANSACTION_ID"],
                     ident=str(local_id))
+    definition = find_definition(ctx, row["APPLY_NAME"])   # its handlers, when it still exists
     engine = engine_for(conn, row["APPLY_NAME"], row["TARGET"],
-                        bytes.fromhex(row["APPLY_TAG"]) if row["APPLY_TAG"] else None)
+                        bytes.fromhex(row["APPLY_TAG"]) if row["APPLY_TAG"] else None, definition)
     try:
         if not engine.already_applied(txn):
             try:
