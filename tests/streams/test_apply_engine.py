@@ -272,3 +272,17 @@ def test_sqlite_table_named_like_synchronous_capture(conn, tmp_path):
         e.target.close()
     with sqlite3.connect(path) as c:
         assert c.execute("SELECT * FROM regions").fetchall() == [(1, "Europe")]
+
+
+def test_out_of_order_transactions_each_applied_once(engine, target):
+    """Exactly once does not rest on commit order: a later source transaction applied first
+    (parallel servers without commit serialization, a second copy of the process) leaves the
+    earlier one to be applied still; each is applied once."""
+    make_emp(target)
+    o = target.owner
+    late = txn(lcr("INSERT", o, "emp", 30, new={"ID": 3, "NAME": "late"}, txn="1.1.30"))
+    early = txn(lcr("INSERT", o, "emp", 20, new={"ID": 2, "NAME": "early"}, txn="1.1.20"))
+    assert engine.apply(late) and engine.apply(early)
+    assert engine.apply(late) is False and engine.apply(early) is False
+    assert [r[:2] for r in target.rows("emp")] == [(2, "early"), (3, "late")]
+    assert engine.already_applied(early) and engine.applied == {SOURCE_DB: 30}

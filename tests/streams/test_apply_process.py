@@ -183,11 +183,12 @@ def test_message_handler_gets_user_messages(conn, target, world):
     assert got == [{"order": 1}, {"order": 2}]
 
 
-def test_parallel_apply_keeps_the_serial_result(conn, target, world):
+@pytest.mark.parametrize("serialization", ["FULL", "NONE"])
+def test_parallel_apply_keeps_the_serial_result(conn, target, world, serialization):
     """parallelism 4: transactions updating the same rows are applied in source order (each
     UPDATE carries the old value the previous transaction set: any other order would be a
-    conflict), independent ones overlap; commits stay in source commit order, so the
-    watermark is exact and a replay changes nothing."""
+    conflict), independent ones overlap; commits in source commit order (FULL) or as soon as
+    what they depend on has committed (NONE); each transaction once."""
     import random
     o = target.owner
     rng = random.Random(4)
@@ -208,7 +209,8 @@ def test_parallel_apply_keeps_the_serial_result(conn, target, world):
         q.enqmany([conn.msgproperties(payload=x) for x in lcrs])
         conn.commit()
     procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
-    proc = world(parameters={"PARALLELISM": "4", "DISABLE_ON_ERROR": "N"}, apply_captured=True)
+    proc = world(parameters={"PARALLELISM": "4", "DISABLE_ON_ERROR": "N",
+                             "COMMIT_SERIALIZATION": serialization}, apply_captured=True)
     if target.kind == "sqlite":           # one writer at a time: SQLite targets apply serially
         assert proc.parallel is None
     else:
@@ -218,3 +220,39 @@ def test_parallel_apply_keeps_the_serial_result(conn, target, world):
     assert target.rows("emp") == sorted(current.items())
     applied = proc.parallel.applied if proc.parallel else proc.engine.applied
     assert applied == {SOURCE_DB: scn}
+
+
+def test_parallel_dependencies():
+    """Who waits for whom: per key the last earlier transaction changing it; a transaction
+    that is not only row LCRs (here: DDL) is a barrier both ways."""
+    from types import SimpleNamespace
+    from sluice.streams import DDLLCR
+    from sluice.streams.apply.parallel import ParallelApply
+
+    class Keys:                                     # an engine whose tables' key is ID
+        def _plain(self, txn):
+            return all(isinstance(i.message, RowLCR) for i in txn.items)
+
+        def _key(self, lcr, index):
+            return ["ID"]
+    par = ParallelApply.__new__(ParallelApply)
+    par.engines = [Keys()]
+
+    def t(*ops):
+        items = []
+        for op in ops:
+            if op == "DDL":
+                items.append(SimpleNamespace(message=DDLLCR.construct(SOURCE_DB, "ALTER TABLE", "O", "T", "TABLE",
+                                                                      "ALTER TABLE t ADD c int")))
+            else:
+                cmd, i = op
+                items.append(SimpleNamespace(message=RowLCR.construct(
+                    SOURCE_DB, cmd, "O", "T", None, None, None,
+                    None if cmd == "INSERT" else {"ID": i}, {"ID": i} if cmd == "INSERT" else None)))
+        return SimpleNamespace(items=items)
+    txns = [t(("INSERT", 1)), t(("INSERT", 2)), t(("DELETE", 1), ("DELETE", 2)), t(("INSERT", 3)),
+            t("DDL"), t(("INSERT", 4)), t(("INSERT", 5))]
+    par.ordered = False
+    assert par._dependencies(txns) == [[], [], [0, 1], [], [0, 1, 2, 3], [4], [4]]
+    par.ordered = True
+    assert par._dependencies(txns) == [[], [], [0, 1], [], [3], [4], [4]]

@@ -134,17 +134,24 @@ class ApplyEngine:
         self.transactions_applied = 0
 
     # -- one transaction ---------------------------------------------------------------
+    @staticmethod
+    def ident(txn: SourceTxn) -> str | None:
+        """What SLUICE_APPLY_DONE records for ``txn``: a captured transaction by its source
+        database and commit SCN, the others by their ``ident``."""
+        if txn.kind == "CAPTURED" and txn.commit_scn is not None:
+            return f"{txn.source_database}|{txn.commit_scn}"
+        return txn.ident
+
     def already_applied(self, txn: SourceTxn) -> bool:
-        if txn.kind == "CAPTURED":
-            return txn.commit_scn is not None and txn.commit_scn <= self.applied.get(txn.source_database, -1)
-        return txn.ident is not None and self.target.done(self.apply_name, txn.kind, txn.ident)
+        """Whether the target records ``txn`` as applied (a query: :meth:`apply` needs none,
+        its first statement finds out)."""
+        ident = self.ident(txn)
+        return ident is not None and self.target.done(self.apply_name, txn.kind, ident)
 
     def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None) -> bool:
         """Apply ``txn`` as one target transaction; False when it was applied before.
         ``before_commit``: called just before the commit (parallel apply waits there for
         its turn).  :raises ApplyError: an error stopped it (the target is rolled back)."""
-        if self.already_applied(txn):
-            return False
         settings = self.settings.current()
         if settings._version != self._settings_version:
             self._shapes.clear()
@@ -179,24 +186,29 @@ class ApplyEngine:
         self.messages_applied += len(txn.items)
         return True
 
-    def _claim(self, txn: SourceTxn) -> tuple[str, tuple] | None:
-        """The transaction's first statement: its low-watermark (or its record in
-        SLUICE_APPLY_DONE), which touches no row when the transaction was applied already.
-        Being first, it also holds the row lock on the watermark for the whole transaction,
-        so a second copy of the process applying the same transaction waits for this one
-        and then finds it applied instead of applying it twice."""
+    def _claim(self, txn: SourceTxn) -> list[tuple[str, tuple]]:
+        """The transaction's first statements.  First its record in SLUICE_APPLY_DONE, which
+        inserts nothing when the transaction was applied already — by this process before a
+        crash, or by a second copy of it: that copy's uncommitted record holds this one until
+        it ends, so a transaction is never applied twice, whatever order copies or parallel
+        servers commit in.  Then, for a captured transaction, the low-watermark (the highest
+        commit SCN applied, per apply server: DBA_APPLY_PROGRESS's figure in the target)."""
         t = self.target
-        if txn.kind == "CAPTURED" and txn.commit_scn is not None:
-            return t.progress_statement(self.apply_name, txn.source_database, txn.commit_scn,
-                                        txn.transaction_id, self.server_id)
-        if txn.ident is not None:
-            return t.done_statement(self.apply_name, txn.kind, txn.ident)
-        return None
+        ident = self.ident(txn)
+        if ident is None:
+            return []
+        out = [t.done_statement(self.apply_name, txn.kind, ident)]
+        if txn.kind == "CAPTURED":
+            out.append(t.progress_statement(self.apply_name, txn.source_database, txn.commit_scn,
+                                            txn.transaction_id, self.server_id))
+        return out
 
     def _forget(self, txn: SourceTxn) -> list[tuple[str, tuple]]:
+        """Drop the records of transactions whose messages have left the queue (their
+        dequeue committed): nothing can deliver them again."""
         if not txn.forget:
             return []
-        return [self.target.forget_done_statement(self.apply_name, "USER", txn.forget)]
+        return [self.target.forget_done_statement(self.apply_name, txn.forget)]
 
     def _plain(self, txn: SourceTxn) -> bool:
         """Only row LCRs without handlers: the batch path may take it."""
@@ -219,8 +231,7 @@ class ApplyEngine:
             if self._skipped(lcr, i):
                 continue
             statements.append(self._statement(lcr, i, compare=True))
-        claim = self._claim(txn)
-        head = [claim] if claim is not None else []
+        head = self._claim(txn)
         self.target.begin(self.tag)
         try:
             counts = self.target.execute_batch(head + statements + self._forget(txn))
@@ -234,8 +245,10 @@ class ApplyEngine:
     def _slow(self, txn: SourceTxn) -> None:
         self.target.begin(self.tag)
         claim = self._claim(txn)
-        if claim is not None and self.target.execute(*claim) != 1:
+        if claim and self.target.execute(*claim[0]) != 1:
             raise _AlreadyApplied()
+        for sql, params in claim[1:]:
+            self.target.execute(sql, params)
         for i, item in enumerate(txn.items):
             if item.execute:
                 self._one(item.message, i)

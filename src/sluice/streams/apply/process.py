@@ -25,8 +25,9 @@ its low-watermark.  A transaction that fails goes, whole, to the error queue; th
 dequeue, the error rows and the store's copy of the low-watermark commit together.
 
 **Exactly once.**  Killed after a target commit but before the store commit, the process
-gets the same messages again; the target's low-watermark (captured LCRs) or its record of
-the queue transaction (user messages) says they were applied and they are skipped.
+gets the same messages again; the target's record of each transaction (SLUICE_APPLY_DONE)
+says it was applied and it is skipped.  The records of a batch are deleted in the next
+target transaction once the batch's dequeue has committed.
 
 **apply_captured** (DBA_APPLY): a process that applies captured LCRs lets user-enqueued
 messages go, and one that applies user-enqueued messages lets captured LCRs (those with a
@@ -94,7 +95,7 @@ class ApplyProcess:
         if parallelism > 1:     # server 0 is self.engine; the others have connections of their own
             self.parallel = ParallelApply(lambda i: self.engine if i == 0 else engine_for(
                 conn, definition.name, definition.apply_database_link, definition.apply_tag, definition,
-                server_id=i), parallelism)
+                server_id=i), parallelism, ordered=definition.parameter("COMMIT_SERIALIZATION") == "FULL")
         self.queue = conn.queue(f'"{definition.queue_owner}"."{definition.queue_name}"')
         info = self.ctx.queue(definition.queue_owner, definition.queue_name)
         self.transactional = info.table.message_grouping == "TRANSACTIONAL"
@@ -217,7 +218,7 @@ class ApplyProcess:
         last = msgs[-1].payload
         c["dequeued_scn"] = last.get_scn() if isinstance(last, (RowLCR, DDLLCR)) else c["dequeued_scn"]
         progress: dict[str, tuple] = {}
-        done_now: list[str] = []      # user-message transactions: forgotten once this batch commits
+        done_now: list[str] = []      # SLUICE_APPLY_DONE records: forgotten once this batch commits
         todo = [t for t in txns if not self._is_errored(t)]
         if todo:
             todo[0].forget, self._forget = self._forget, []
@@ -242,8 +243,9 @@ class ApplyProcess:
                                   txn, failure, self._encode, self.d.apply_database_link, self.d.apply_tag)
                 self._note_errored(txn)
                 continue
-            if txn.kind == "USER" and txn.ident:
-                done_now.append(txn.ident)
+            ident = self.engine.ident(txn)
+            if ident is not None:
+                done_now.append(ident)
             c["applied"] += 1
             c["messages_applied"] += len(txn.items)
             c["apply_time"] = time.time()

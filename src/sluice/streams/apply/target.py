@@ -18,13 +18,14 @@ apply process on an SQLite store to the store's own file.
   compares names without regard to case; columns are named as capture names them (upper
   case for a lower-case name).
 
-**Bookkeeping in the target.**  ``SLUICE_APPLY_PROGRESS`` holds, per apply process and
-source database, the commit SCN of the last source transaction applied; it is written in
-the same target transaction as the changes, so a transaction delivered again after a
-crash is recognised and skipped (exactly once; DESIGN.md sections 5 and 7).
-``SLUICE_APPLY_DONE`` records the queue transactions of user-enqueued messages (which have
-no commit SCN) and the error transactions EXECUTE_ERROR applied, for the same purpose.  On
-PostgreSQL both live in the schema of the link's DSN (the store's schema by default).
+**Bookkeeping in the target.**  ``SLUICE_APPLY_DONE`` records each transaction applied —
+a captured one by source database and commit SCN, a queue transaction of user-enqueued
+messages by its first message id, an error transaction EXECUTE_ERROR applied by its local
+id — in the same target transaction as its changes, so one delivered again after a crash is
+recognised and skipped (exactly once; DESIGN.md sections 5 and 7); a record goes once the
+dequeue of its messages has committed.  ``SLUICE_APPLY_PROGRESS`` holds, per apply process,
+source database and apply server, the highest commit SCN applied.  On PostgreSQL both live
+in the schema of the link's DSN (the store's schema by default).
 
 **Tags.**  Every target transaction on PostgreSQL starts with the apply process's tag as a
 ``sluice.tag`` logical-decoding message (:func:`sluice.streams.capture.emit_tag`), so a
@@ -179,11 +180,11 @@ class Target:
                 f"ON CONFLICT DO NOTHING",
                 (apply_name, kind, ident, time.time()))
 
-    def forget_done_statement(self, apply_name: str, kind: str, idents: list[str]) -> tuple[str, tuple]:
+    def forget_done_statement(self, apply_name: str, idents: list[str]) -> tuple[str, tuple]:
         p = self.placeholder
         marks = ", ".join([p] * len(idents))
-        return (f"DELETE FROM {self.done_table()} WHERE APPLY_NAME = {p} AND KIND = {p} AND ID IN ({marks})",
-                (apply_name, kind, *idents))
+        return (f"DELETE FROM {self.done_table()} WHERE APPLY_NAME = {p} AND ID IN ({marks})",
+                (apply_name, *idents))
 
     # -- values ----------------------------------------------------------------------------
     def converter(self, type_name: str) -> Any:
