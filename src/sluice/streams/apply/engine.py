@@ -27,7 +27,6 @@ at or below it is skipped, so a replay after a crash changes nothing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -89,9 +88,6 @@ class _Retry(Exception):
 
 class _AlreadyApplied(Exception):
     """Another copy of the process applied this transaction meanwhile."""
-
-
-_KEY_FMT = re.compile(r"\s+")
 
 
 def same(a: Any, b: Any) -> bool:
@@ -174,10 +170,7 @@ class ApplyEngine:
         except _AlreadyApplied:
             target.rollback()
             return False
-        except ApplyError:
-            target.rollback()
-            raise
-        except BaseException:
+        except BaseException:     # an ApplyError, or the target lost: nothing of it stays
             target.rollback()
             raise
         if txn.kind == "CAPTURED" and txn.commit_scn is not None:
@@ -230,7 +223,7 @@ class ApplyEngine:
             lcr = item.message
             if self._skipped(lcr, i):
                 continue
-            statements.append(self._statement(lcr, i, compare=True))
+            statements.append(self._statement(lcr, i))
         head = self._claim(txn)
         self.target.begin(self.tag)
         try:
@@ -334,7 +327,7 @@ class ApplyEngine:
 
     def _row_now(self, lcr: RowLCR, index: int, resolve: bool) -> None:
         t = self.target
-        sql, params = self._statement(lcr, index, compare=True)
+        sql, params = self._statement(lcr, index)
         try:
             count = t.execute(sql, params)
         except TargetError as e:
@@ -417,7 +410,7 @@ class ApplyEngine:
                 params.append(_conv(conv, c, v))
         return " AND ".join(parts), params
 
-    def _statement(self, lcr: RowLCR, index: int, compare: bool) -> tuple[str, tuple]:
+    def _statement(self, lcr: RowLCR, index: int) -> tuple[str, tuple]:
         """The DML for a row LCR (statement text cached per table, command and columns)."""
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
         old = lcr.get_values("OLD", "N") if cmd != "INSERT" else ()

@@ -42,9 +42,8 @@ def new_local_id() -> str:
 
 
 def record(ctx: CaptureContext, apply_name: str, queue: tuple[str, str], txn: SourceTxn,
-           failure: ApplyError, encode: Any, target: str | None, tag: bytes | None,
-           now: bool = False) -> str:
-    """Put ``txn`` into the error queue in the session's transaction (``now``: commit it)."""
+           failure: ApplyError, encode: Any, target: str | None, tag: bytes | None) -> str:
+    """Put ``txn`` into the error queue in the session's transaction (committed with it)."""
     local = new_local_id()
     messages = json.dumps([[encode(item.message), item.execute] for item in txn.items])
     error = failure.error
