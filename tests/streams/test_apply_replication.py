@@ -34,13 +34,14 @@ def make_tables(env, replica):
     replica.sql(*(f"CREATE TABLE {replica.table(env.owner, t)} ({cols})" for t, cols in TABLES.items()))
 
 
-def start(env, replica, ddl=False):
+def start(env, replica, ddl=False, apply_tag=b"\x00"):
     env.create_capture(rule_set_name=env.table_rule_set("CAP_RS", *TABLES, ddl=ddl))
     env.conn.capture_adm.start_capture(capture_name="CAP")
     source_db = env.pg.info.dbname.upper()
     procedures(env.conn).set_schema_instantiation_scn(env.owner, source_db, 0, apply_database_link=replica.link)
     cap = env.process()
-    d = ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q", apply_database_link=replica.link)
+    d = ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q", apply_database_link=replica.link,
+                        apply_tag=apply_tag)
     app = ApplyProcess(sluice.connect(env.dsn), d)
     env.procs.append(app)
     return cap, app
@@ -203,3 +204,46 @@ def test_two_way_replication_without_cycles(env, replica):
     cap_b.catch_up()
     assert apply_ab.drain() == 0 and apply_ba.drain() == 0
     assert conn.query("SELECT COUNT(*) FROM DBA_APPLY_ERROR", None)[1] == [(0,)]
+
+
+def test_apply_forwarding(env, replica, tmp_path):
+    """Seed 001 "Queue Forwarding and Apply Forwarding": the intermediate database B applies
+    A's changes with a NULL apply tag, so its own capture recaptures them — B is now their
+    source database — and they reach C (an SQLite file) through B's capture and C's apply."""
+    if replica.kind != "postgresql":
+        pytest.skip("the intermediate database must be one a capture reads (PostgreSQL)")
+    make_tables(env, replica)
+    conn = env.conn
+    cap_a, apply_ab = start(env, replica, apply_tag=None)      # no tag: B's capture takes them
+    conn.streams_adm.set_up_queue(queue_table="FWD_QT", queue_name="FWD_Q")
+    conn.aqadm.add_subscriber(queue_name="FWD_Q", subscriber=sluice.Agent("APPLY_BC"))
+    conn.capture_adm.create_capture(queue_name="FWD_Q", capture_name="CAP_B",
+                                    rule_set_name=env.table_rule_set("CAP_B_RS", *TABLES),
+                                    source_dsn=replica.link.split("?")[0])
+    conn.capture_adm.start_capture(capture_name="CAP_B")
+    cap_b = env.process("CAP_B")
+    site_c = f"sqlite:///{tmp_path / 'site_c.db'}"
+    import sqlite3
+    with sqlite3.connect(site_c[len("sqlite:///"):]) as c:
+        for t, cols in TABLES.items():
+            c.execute(f'CREATE TABLE "{env.owner}.{t.upper()}" ({cols})')
+    site_b = replica.database.upper()
+    procedures(conn).set_schema_instantiation_scn(env.owner, site_b, 0, apply_database_link=site_c)
+    apply_bc = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition("APPLY_BC", conn.username, "FWD_Q",
+                                                                     apply_database_link=site_c))
+    env.procs.append(apply_bc)
+    workload(env, random.Random(9), 15)
+    cap_a.catch_up()
+    apply_ab.drain()
+    cap_b.catch_up()
+    assert apply_bc.drain() > 0
+    progress = conn.query("SELECT APPLY_NAME, SOURCE_DATABASE FROM DBA_APPLY_PROGRESS ORDER BY 1", None)[1]
+    assert progress == [(CONSUMER, env.pg.info.dbname.upper()), ("APPLY_BC", site_b)]
+    src, dst = open_target(PG_BASE, "", None, None), open_target(site_c, "", None, None)
+    try:
+        for t in TABLES:
+            result = compare(src, env.owner, t.upper(), dst, env.owner, t.upper())
+            assert result.consistent, result.differences[:5]
+    finally:
+        src.close()
+        dst.close()
