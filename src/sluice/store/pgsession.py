@@ -493,12 +493,20 @@ class _Mark:
 
 
 def _group_gate(c: PgConnection, qt_id: int, inner):
-    """A predicate admitting only messages whose group this transaction holds (or can take)."""
+    """A predicate admitting only messages whose group this transaction holds (or can take).
+    The answer for a group is asked of the server once per walk: the lock, once taken, is
+    this transaction's until it ends (and one held elsewhere stays so meanwhile, near enough:
+    a group it misses now is taken by the next dequeue)."""
+    known: dict[str, bool] = {}
+
     def gate(r: MessageRecord) -> bool:
         if inner is not None and not inner(r):
             return False
         if r.enq_tid is None:
             return True
-        row = c.execute("SELECT pg_try_advisory_xact_lock(?, hashtext(?))", (qt_id, r.enq_tid)).fetchone()
-        return bool(row[0])
+        held = known.get(r.enq_tid)
+        if held is None:
+            row = c.execute("SELECT pg_try_advisory_xact_lock(?, hashtext(?))", (qt_id, r.enq_tid)).fetchone()
+            held = known[r.enq_tid] = bool(row[0])
+        return held
     return gate
