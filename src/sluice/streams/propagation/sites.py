@@ -27,7 +27,7 @@ from lxml import etree
 from ...errors import DatabaseError, OperationalError, ora, remote_error
 from .links import DbLink, basic_auth
 from .receiver import receive
-from .wire import MEDIA_TYPE, Batch, to_json
+from .wire import MEDIA_TYPE, Batch, split, to_json
 
 _ORA = re.compile(r"ORA-(\d{5})")
 Connect = Callable[[str, "str | None", "str | None"], Any]
@@ -107,6 +107,9 @@ class StoreSite(Destination):
 class HttpSite(Destination):
     """A remote site's propagation servlet."""
 
+    # what one request may carry: sluice serve takes 1 MB by default (--max-request-bytes)
+    MAX_REQUEST = 900_000
+
     def __init__(self, link: DbLink, timeout: float = 60.0) -> None:
         self.link = link
         headers = {"Content-Type": MEDIA_TYPE}
@@ -116,6 +119,12 @@ class HttpSite(Destination):
         self._http = httpx.Client(headers=headers, timeout=timeout)
 
     def _send(self, batch: Batch) -> None:
+        """POST the batch — in parts when it is larger than a request may be; each part is
+        committed there on its own, and one lost is sent again with the rest (resend)."""
+        for part in split(batch, self.MAX_REQUEST):
+            self._post(part)
+
+    def _post(self, batch: Batch) -> None:
         try:
             r = self._http.post(self.link.endpoint, content=to_json(batch))
         except httpx.HTTPError as e:
