@@ -38,7 +38,9 @@ from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
 from .streams.adm import StreamsAdm
+from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
+from .streams.messaging import DbmsStreamsMessaging
 from .streams.propagation import DbmsAqadm, PropagationAdm, create_link, drop_link
 
 if TYPE_CHECKING:
@@ -118,6 +120,8 @@ class Connection:
     transform = _package(DbmsTransform)
     streams_adm = _package(StreamsAdm)
     capture_adm = _package(CaptureAdm)
+    apply_adm = _package(ApplyAdm)
+    streams_messaging = _package(DbmsStreamsMessaging)
     propagation_adm = _package(PropagationAdm)
     streams = _package(DbmsStreams)
     aqelm = _package(DbmsAqelm)

@@ -287,6 +287,9 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
                               "queue: {0}"),
     26744: (OperationalError, "STREAMS capture process {0} does not support {1} because of the "
                               "following reason: {2}"),
+    # DBMS_STREAMS_ADM rule generation, apply processes (sluice.streams.rulegen, .apply)
+    1435: (ProgrammingError, "user does not exist: {0}"),
+    23605: (ProgrammingError, 'invalid value "{0}" for STREAMS parameter {1}'),
 }
 
 

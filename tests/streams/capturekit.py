@@ -74,24 +74,25 @@ class Env:
                 self.pg.execute(s)
 
     def dequeue_all(self, consumer: str = CONSUMER) -> list:
-        """Everything in the queue for ``consumer``, in queue order (a transactional queue:
-        one message group — one capture commit — after the other)."""
-        q = self.conn.queue("STRM_Q")
-        q.deqoptions.consumername = consumer
-        q.deqoptions.wait = sluice.DEQ_NO_WAIT
-        q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
-        got = []
-        while True:
-            msgs = q.deqmany(10_000)
-            if not msgs:
-                break
-            got += [m.payload for m in msgs]
-            self.conn.commit()
-        return got
+        return dequeue_all(self.conn, consumer)
 
     def view(self, sql: str) -> list[dict]:
         cols, rows = self.conn.query(sql, None)
         return [dict(zip(cols, r)) for r in rows]
+
+
+def dequeue_all(conn: sluice.Connection, consumer: str = CONSUMER) -> list:
+    """Everything in STRM_Q for ``consumer``, in queue order (a transactional queue: one
+    message group — one capture commit — after the other)."""
+    q = conn.queue("STRM_Q")
+    q.deqoptions.consumername = consumer
+    q.deqoptions.wait = sluice.DEQ_NO_WAIT
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    got = []
+    while msgs := q.deqmany(10_000):
+        got += [m.payload for m in msgs]
+        conn.commit()
+    return got
 
 
 def make_env(dsn: str, subscriber: bool = True) -> Env:

@@ -42,7 +42,13 @@ class TestKind:
         self.now: dict[str, int] = {}
         self.most: dict[str, int] = {}
         self._lock = threading.Lock()
-        self.kind = ProcessKind(name, "sluice.test", self._enabled, self._run)
+        self.aborted: list[tuple[str, Exception]] = []   # what the host's abort recorded
+        self.kind = ProcessKind(name, "sluice.test", self._enabled, self._run, self._abort)
+
+    def _abort(self, conn, name: str, error: Exception) -> None:
+        with self._lock:
+            self.aborted.append((name, error))
+            self.enabled.discard(name)
 
     def enable(self, *names: str) -> None:
         with self._lock:
@@ -78,11 +84,11 @@ class TestKind:
         return sum(1 for n, _, _ in self.runs if n == name)
 
 
-def spawn_host(dsn: str, log_path: str, *extra: str) -> subprocess.Popen:
-    """``sluice run DSN`` in a child process, its log in ``log_path``."""
+def spawn_host(dsn: str | None, log_path: str, *args: str) -> subprocess.Popen:
+    """``sluice [ARGS] run DSN`` in a child process, its log in ``log_path``."""
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     with open(log_path, "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "sluice.cli", "run", dsn, *extra],
+        return subprocess.Popen([sys.executable, "-m", "sluice.cli", *args, "run", *([dsn] if dsn else [])],
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
 
 

@@ -83,6 +83,16 @@ def test_sluice_run_on_a_store_it_cannot_open_is_one_line_and_status_1(tmp_path)
     assert text.startswith("error: ORA-27041") and text.count("\n") == 1, text
 
 
+def test_sigint_stops_an_idle_host_with_status_0(tmp_path):
+    """``sluice --dsn DSN run`` (the DSN from the global option) with nothing to run; Ctrl-C."""
+    log = str(tmp_path / "host.log")
+    child = spawn_host(None, log, "--dsn", f"sqlite:///{tmp_path}/x.db")
+    started(child, log)
+    child.send_signal(signal.SIGINT)
+    assert child.wait(60) == 0
+    assert "SIGINT: stopping" in log_of(log) and "Traceback" not in log_of(log)
+
+
 def test_sigterm_stops_sluice_run_cleanly_without_loss(env, tmp_path):
     table = start_capture(env)
     log = str(tmp_path / "host.log")

@@ -9,7 +9,7 @@ transaction first and are committed on return.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InterfaceError, ora
 from ..names import canonical, split_qualified
@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from ..connection import Connection
 
 _SORT_KEYS = ("PRIORITY", "ENQ_TIME", "COMMIT_TIME")
+
+# Streams clients that write into queues from outside this package (a synchronous capture's
+# triggers, sluice.streams.capture.sync) may refuse a queue's drop before anything changes:
+# check(session context, [(owner, queue), ...]) raises
+QUEUE_DROP_CHECKS: list[Callable[[Any, list[tuple[str, str]]], None]] = []
 
 
 def parse_sort_list(sort_list: str | None) -> tuple[str, ...]:
@@ -143,6 +148,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         user_queues = [q for q in self._catalog.queues_of(table) if q.name != table.exception_queue_name]
         if user_queues and not _flag("force", force):
             raise ora(24012, table.qualified)
+        for check in QUEUE_DROP_CHECKS:
+            check(self._session_ctx, [(q.owner, q.name) for q in self._catalog.queues_of(table)])
         self._session_ctx.ddl_commit()
         for q in self._catalog.queues_of(table):
             for sub in self._catalog.subscribers(q):
@@ -207,6 +214,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
             raise ora(24011, q.qualified)
         if q.name == q.table.exception_queue_name:
             raise ora(24011, q.qualified)  # dropped with its queue table only
+        for check in QUEUE_DROP_CHECKS:
+            check(self._session_ctx, [(q.owner, q.name)])
         self._session_ctx.ddl_commit()
         for sub in self._catalog.subscribers(q):
             self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
@@ -250,4 +259,4 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         return int(src.table.payload_type == dst.table.payload_type)
 
 
-__all__ = ["AqAdm", "parse_sort_list", "canonical"]
+__all__ = ["AqAdm", "QUEUE_DROP_CHECKS", "parse_sort_list", "canonical"]

@@ -39,6 +39,13 @@ __all__ = ["RuleAdm"]
 
 T = TypeVar("T")
 
+# Streams clients whose work is built from a rule set's rules (a synchronous capture's
+# triggers, sluice.streams.capture.sync) register here, this layer being below them:
+# RULE_SET_CHECKS(conn, "OWNER.SET", [(rule, condition), ...]) may refuse the rules a change
+# would give the set, before anything is stored; RULE_SET_CHANGED(conn, "OWNER.SET") runs after.
+RULE_SET_CHECKS: list[Callable[["Connection", str, list[tuple[str, str]]], None]] = []
+RULE_SET_CHANGED: list[Callable[["Connection", str], None]] = []
+
 _SUPPLIED_TYPES = {"LCR$_ROW_RECORD": "SYS.LCR$_ROW_RECORD", "LCR$_DDL_RECORD": "SYS.LCR$_DDL_RECORD",
                    "ANYDATA": "SYS.ANYDATA"}
 
@@ -106,6 +113,26 @@ class RuleAdm:
         self._catalog(fresh=False).note(kind, owner, name, None)
         return dropped
 
+    def _check_sets(self, catalog: RulesCatalog, sets: list[str], rule: Rule | None = None,
+                    removed: str | None = None) -> None:
+        """Let RULE_SET_CHECKS refuse what the rule sets ``sets`` would hold: their rules,
+        ``rule`` added or replacing its old form, ``removed`` gone."""
+        if not RULE_SET_CHECKS:
+            return
+        for rs in dict.fromkeys(sets):
+            rules = {m.rule: catalog.rule(m.rule).condition for m in catalog.members_of(rs)
+                     if m.rule in catalog.rules}
+            if rule is not None:
+                rules[rule.qualified] = rule.condition
+            rules.pop(removed, None)
+            for check in RULE_SET_CHECKS:
+                check(self._conn, rs, sorted(rules.items()))
+
+    def _changed(self, sets: list[str]) -> None:
+        for rs in dict.fromkeys(sets):
+            for changed in RULE_SET_CHANGED:
+                changed(self._conn, rs)
+
     # -- validation ---------------------------------------------------------------
     def _static_types(self, ctx: EvaluationContext) -> dict[str, Any]:
         types = {}
@@ -159,6 +186,22 @@ class RuleAdm:
                 self._check(rule.condition, catalog.context(ctx))
         except DatabaseError as e:
             raise _errors(25448, rule.owner, rule.name, e) from None
+
+    def validate_condition(self, condition: str, evaluation_context: str | None = None,
+                           variable_types: Any = None) -> None:
+        """Parse ``condition`` and check it against ``evaluation_context`` (a stored or
+        built-in one) or, given ``variable_types`` (``RE$VARIABLE_TYPE`` values), against
+        a context of those variables; store nothing (Sluice: DBMS_STREAMS_ADM checks every
+        rule it will generate before it creates any).  :raises: the condition's error
+        (ORA-00936 …, ORA-00904 unknown member, ORA-00932 datatypes)."""
+        text = self._condition_text(condition)
+        if variable_types is not None:
+            ctx = self._build_context(self._session_ctx.username, "CHECK", None, variable_types, None, None)
+        else:
+            catalog = self._catalog(fresh=False)
+            name = self._context_name(catalog, evaluation_context)
+            ctx = catalog.context(name) if name is not None else None
+        self._check(text, ctx)
 
     # -- evaluation contexts ------------------------------------------------------
     def _build_context(self, owner: str, name: str, table_aliases: Any, variable_types: Any,
@@ -312,7 +355,10 @@ class RuleAdm:
         text = self._condition_text(condition) if condition is not None else old.condition
         rule = Rule(owner, name, text, ctx, actx, comment)
         self._validate_rule(catalog, rule)
+        sets = [m.rule_set for m in catalog.sets_of_rule(rule.qualified)]
+        self._check_sets(catalog, sets, rule)
         self._put(RULE, owner, name, rule.to_spec(), True)
+        self._changed(sets)
 
     def drop_rule(self, rule_name: str, force: bool = False) -> None:
         """:raises: ORA-24147 unknown, ORA-24148 in a rule set (unless ``force``,
@@ -326,6 +372,7 @@ class RuleAdm:
         for m in members:  # memberships first: a crash in between leaves no dangling member
             self._drop(MEMBER, *member_key(m.rule_set, m.rule, m.evaluation_context))
         self._drop(RULE, owner, name)
+        self._changed([m.rule_set for m in members])
 
     # -- rule sets --------------------------------------------------------------------
     def create_rule_set(self, rule_set_name: str, evaluation_context: str | None = None,
@@ -350,6 +397,7 @@ class RuleAdm:
         for m in members:
             self._drop(MEMBER, *member_key(m.rule_set, m.rule, m.evaluation_context))
         self._drop(RULE_SET, owner, name)
+        self._changed([rs.qualified])
         if _flag("delete_rules", delete_rules):
             for rule in dict.fromkeys(m.rule for m in members):
                 if not any(o.rule == rule and o.rule_set != rs.qualified
@@ -382,10 +430,12 @@ class RuleAdm:
                 raise _errors(24172, s_owner, s_name, e) from None
             return rule, rs, ctx
         rule, rs, ctx = self._decide(decide)
+        self._check_sets(self._catalog(fresh=False), [rs.qualified], rule)
         spec = {"rule_set": rs.qualified, "rule": rule.qualified, "evaluation_context": ctx,
                 "comment": rule_comment, "seq": time.time_ns()}
         self._put(MEMBER, *member_key(rs.qualified, rule.qualified, ctx), spec, False,
                   24154, r_owner, r_name, s_owner, s_name)
+        self._changed([rs.qualified])
 
     def remove_rule(self, rule_name: str, rule_set_name: str, evaluation_context: str | None = None,
                     all_evaluation_contexts: bool = False) -> None:
@@ -406,3 +456,4 @@ class RuleAdm:
             raise ora(24155, r_owner, r_name, s_owner, s_name)
         for m in members:
             self._drop(MEMBER, *member_key(m.rule_set, m.rule, m.evaluation_context))
+        self._changed([rs.qualified])

@@ -28,6 +28,10 @@ import struct
 import threading
 
 _OFFSET_BITS = 40
+# SEQ numbers from here up to 2**40 are given by SQL triggers (a synchronous capture's,
+# sluice.streams.capture.syncsqlite), which cannot reach the counter below: the counter
+# stays under this base and never hands out theirs
+TRIGGER_SEQ_BASE = 1 << 39
 # message groups (TRANSACTIONAL queue tables) are locked like messages, in queue-table
 # ids of their own: the table's id with this bit, and a 40-bit hash of the group
 GROUP_LOCK_SPACE = 1 << 20

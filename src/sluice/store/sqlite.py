@@ -27,7 +27,7 @@ from ..errors import DatabaseError, ProgrammingError, ora
 from . import sqlcatalog, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
-from .locks import MessageLocks
+from .locks import TRIGGER_SEQ_BASE, MessageLocks
 from .sqlitefns import register_sqlite_functions
 from .sqlnames import json_value
 from .sqlschema import (SCHEMA_VERSION, catalog_ddl, quote, table_name, upgrade_queue_table_ddl,
@@ -171,7 +171,8 @@ class SqliteStore(Store):
                 self._svc.execute(stmt)
             self._upgrade()
             self.locks.raise_seq_floor(max(
-                (self._svc.execute(f"SELECT COALESCE(MAX(SEQ), 0) FROM {table_name(qt)}").fetchone()[0]
+                (self._svc.execute(f"SELECT COALESCE(MAX(SEQ), 0) FROM {table_name(qt)} WHERE SEQ < ?",
+                                  (TRIGGER_SEQ_BASE,)).fetchone()[0]
                  for qt in sqlcatalog.queue_tables(self._svc)), default=0))
         self.check_catalog()
 

@@ -112,6 +112,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
                    CASE WHEN CAST({d.json_text('SPEC', 'enable_anyp')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS ANYP_ENABLED
             FROM SLUICE_CATALOG WHERE KIND = 'AGENT'""",
         *capture_ddl(d),
+        *streams_rules_ddl(d),
         *hosting_ddl(d),
         *propagation_ddl(d),
         f"""{d.create_view} AQ$INTERNET_USERS AS
@@ -195,10 +196,159 @@ def capture_ddl(d: Dialect) -> list[str]:
             FROM SLUICE_CATALOG C
             JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE' AND P.STATE IS NOT NULL""",
+        # synchronous captures (sluice.streams.capture.sync): SLUICE_CATALOG rows of kind
+        # SYNC_CAPTURE; not in DBA_CAPTURE, which lists capture processes only (as Oracle's)
+        f"""{d.create_view} DBA_SYNC_CAPTURE AS
+            SELECT C.NAME AS CAPTURE_NAME, {spec('queue_name')} AS QUEUE_NAME,
+                   {spec('queue_owner')} AS QUEUE_OWNER, {spec('rule_set_name')} AS RULE_SET_NAME,
+                   {spec('rule_set_owner')} AS RULE_SET_OWNER, {spec('capture_user')} AS CAPTURE_USER
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'SYNC_CAPTURE'""",
+        f"""{d.create_view} DBA_SYNC_CAPTURE_TABLES AS
+            SELECT DISTINCT {_tables_item(d, 0)} AS TABLE_OWNER, {_tables_item(d, 1)} AS TABLE_NAME,
+                   'YES' AS ENABLED
+            FROM SLUICE_CATALOG C, {_tables_of(d)} WHERE C.KIND = 'SYNC_CAPTURE'""",
         f"""{d.create_view} DBA_STREAMS_UNSUPPORTED AS
             SELECT OWNER, TABLE_NAME, REASON, AUTO_FILTERED, CAPTURE_NAME, SCN
             FROM SLUICE_STREAMS_UNSUPPORTED""",
     ]
+
+
+# -- rules and system-created rules (sluice.rules, sluice.streams.rulegen, .apply) --------
+def _part(d: Dialect, expr: str, n: int) -> str:
+    """Owner (1) or name (2) of an ``OWNER.NAME`` text."""
+    if d.name == "postgresql":
+        return f"split_part({expr}, '.', 1)" if n == 1 else f"substr({expr}, strpos({expr}, '.') + 1)"
+    return f"substr({expr}, 1, instr({expr}, '.') - 1)" if n == 1 else f"substr({expr}, instr({expr}, '.') + 1)"
+
+
+def streams_rules_ddl(d: Dialect) -> list[str]:
+    """Views over the rules engine's catalog rows (kinds RULE, RULE_SET, RULE_SET_RULE,
+    EVALUATION_CONTEXT), DBMS_STREAMS_ADM's records of the rules it made (STREAMS_RULE),
+    apply processes (APPLY) and messaging clients (MESSAGE_CONSUMER), with Oracle's
+    column names.  No tables: every fact is a SLUICE_CATALOG row."""
+    def j(alias: str, key: str) -> str:
+        return d.json_text(f"{alias}.SPEC", key)
+    r = d.real_type
+    streams_rule_cols = {
+        "STREAMS_TYPE": "K.STREAMS_TYPE", "STREAMS_NAME": "K.STREAMS_NAME",
+        "RULE_SET_OWNER": "K.RS_OWNER", "RULE_SET_NAME": "K.RS_NAME",
+        "RULE_OWNER": "R.OWNER", "RULE_NAME": "R.NAME", "RULE_CONDITION": j("R", "condition"),
+        "RULE_SET_TYPE": "K.RULE_SET_TYPE", "STREAMS_RULE_TYPE": j("S", "streams_rule_type"),
+        "SCHEMA_NAME": j("S", "schema_name"), "OBJECT_NAME": j("S", "object_name"),
+        "SUBSETTING_OPERATION": j("S", "subsetting_operation"), "DML_CONDITION": j("S", "dml_condition"),
+        "INCLUDE_TAGGED_LCR": j("S", "include_tagged_lcr"), "SOURCE_DATABASE": j("S", "source_database"),
+        "RULE_TYPE": j("S", "rule_type"), "MESSAGE_TYPE_OWNER": j("S", "message_type_owner"),
+        "MESSAGE_TYPE_NAME": j("S", "message_type_name"),
+        "MESSAGE_RULE_VARIABLE": j("S", "message_rule_variable"),
+        "ORIGINAL_RULE_CONDITION": j("S", "original_rule_condition"),
+        "SAME_RULE_CONDITION": f"CASE WHEN S.NAME IS NULL THEN NULL WHEN {j('R', 'condition')} = "
+                               f"{j('S', 'original_rule_condition')} THEN 'YES' ELSE 'NO' END",
+    }
+    # every Streams client's rule sets, one row per side (the clients' catalog kinds)
+    clients = " UNION ALL ".join(
+        f"SELECT CASE C.KIND WHEN 'MESSAGE_CONSUMER' THEN 'DEQUEUE' ELSE C.KIND END AS STREAMS_TYPE, "
+        f"C.NAME AS STREAMS_NAME, {j('C', prefix + '_owner')} AS RS_OWNER, "
+        f"{j('C', prefix + '_name')} AS RS_NAME, '{side}' AS RULE_SET_TYPE FROM SLUICE_CATALOG C "
+        f"WHERE C.KIND IN ('CAPTURE', 'SYNC_CAPTURE', 'PROPAGATION', 'APPLY', 'MESSAGE_CONSUMER')"
+        for prefix, side in (("rule_set", "POSITIVE"), ("negative_rule_set", "NEGATIVE")))
+    select = ", ".join(f"{expr} AS {name}" for name, expr in streams_rule_cols.items())
+
+    def by_level(columns: str, where: str) -> str:
+        return f"SELECT {columns} FROM DBA_STREAMS_RULES WHERE {where}"
+    return [
+        f"""{d.create_view} DBA_RULES AS
+            SELECT OWNER AS RULE_OWNER, NAME AS RULE_NAME, {j('C', 'condition')} AS RULE_CONDITION,
+                   {_part(d, j('C', 'evaluation_context'), 1)} AS RULE_EVALUATION_CONTEXT_OWNER,
+                   {_part(d, j('C', 'evaluation_context'), 2)} AS RULE_EVALUATION_CONTEXT_NAME,
+                   {j('C', 'action_context')} AS RULE_ACTION_CONTEXT, {j('C', 'comment')} AS RULE_COMMENT
+            FROM SLUICE_CATALOG C WHERE KIND = 'RULE'""",
+        f"""{d.create_view} DBA_RULE_SETS AS
+            SELECT OWNER AS RULE_SET_OWNER, NAME AS RULE_SET_NAME,
+                   {_part(d, j('C', 'evaluation_context'), 1)} AS RULE_SET_EVAL_CONTEXT_OWNER,
+                   {_part(d, j('C', 'evaluation_context'), 2)} AS RULE_SET_EVAL_CONTEXT_NAME,
+                   {j('C', 'comment')} AS RULE_SET_COMMENT
+            FROM SLUICE_CATALOG C WHERE KIND = 'RULE_SET'""",
+        f"""{d.create_view} DBA_RULE_SET_RULES AS
+            SELECT {_part(d, j('C', 'rule_set'), 1)} AS RULE_SET_OWNER,
+                   {_part(d, j('C', 'rule_set'), 2)} AS RULE_SET_NAME,
+                   {_part(d, j('C', 'rule'), 1)} AS RULE_OWNER, {_part(d, j('C', 'rule'), 2)} AS RULE_NAME,
+                   'ENABLED' AS RULE_SET_RULE_ENABLED,
+                   {_part(d, j('C', 'evaluation_context'), 1)} AS RULE_SET_RULE_EVAL_CTX_OWNER,
+                   {_part(d, j('C', 'evaluation_context'), 2)} AS RULE_SET_RULE_EVAL_CTX_NAME,
+                   {j('C', 'comment')} AS RULE_SET_RULE_COMMENT
+            FROM SLUICE_CATALOG C WHERE KIND = 'RULE_SET_RULE'""",
+        f"""{d.create_view} DBA_EVALUATION_CONTEXTS AS
+            SELECT OWNER AS EVALUATION_CONTEXT_OWNER, NAME AS EVALUATION_CONTEXT_NAME,
+                   {j('C', 'evaluation_function')} AS EVALUATION_FUNCTION,
+                   {j('C', 'comment')} AS EVALUATION_CONTEXT_COMMENT
+            FROM SLUICE_CATALOG C WHERE KIND = 'EVALUATION_CONTEXT'""",
+        # every rule in a Streams client's rule sets; what DBMS_STREAMS_ADM recorded when it
+        # made the rule for that client fills the rest (NULL for DBMS_RULE_ADM's rules)
+        f"""{d.create_view} DBA_STREAMS_RULES AS
+            SELECT {select}
+            FROM ({clients}) K
+            JOIN SLUICE_CATALOG M ON M.KIND = 'RULE_SET_RULE' AND M.OWNER = K.RS_OWNER
+                 AND {j('M', 'rule_set')} = K.RS_OWNER || '.' || K.RS_NAME
+            JOIN SLUICE_CATALOG R ON R.KIND = 'RULE' AND R.OWNER || '.' || R.NAME = {j('M', 'rule')}
+            LEFT JOIN SLUICE_CATALOG S ON S.KIND = 'STREAMS_RULE' AND S.OWNER = R.OWNER AND S.NAME = R.NAME
+                 AND {j('S', 'streams_name')} = K.STREAMS_NAME AND {j('S', 'streams_type')} = K.STREAMS_TYPE""",
+        f"""{d.create_view} DBA_STREAMS_GLOBAL_RULES AS {by_level(
+            "STREAMS_NAME, STREAMS_TYPE, RULE_TYPE, INCLUDE_TAGGED_LCR, SOURCE_DATABASE, RULE_NAME, "
+            "RULE_OWNER, ORIGINAL_RULE_CONDITION AS RULE_CONDITION, RULE_SET_TYPE",
+            "STREAMS_RULE_TYPE = 'GLOBAL'")}""",
+        f"""{d.create_view} DBA_STREAMS_SCHEMA_RULES AS {by_level(
+            "STREAMS_NAME, STREAMS_TYPE, SCHEMA_NAME, RULE_TYPE, INCLUDE_TAGGED_LCR, SOURCE_DATABASE, "
+            "RULE_NAME, RULE_OWNER, ORIGINAL_RULE_CONDITION AS RULE_CONDITION, RULE_SET_TYPE",
+            "STREAMS_RULE_TYPE = 'SCHEMA'")}""",
+        f"""{d.create_view} DBA_STREAMS_TABLE_RULES AS {by_level(
+            "STREAMS_NAME, STREAMS_TYPE, SCHEMA_NAME AS TABLE_OWNER, OBJECT_NAME AS TABLE_NAME, RULE_TYPE, "
+            "DML_CONDITION, SUBSETTING_OPERATION, INCLUDE_TAGGED_LCR, SOURCE_DATABASE, RULE_NAME, "
+            "RULE_OWNER, ORIGINAL_RULE_CONDITION AS RULE_CONDITION, RULE_SET_TYPE",
+            "STREAMS_RULE_TYPE = 'TABLE'")}""",
+        f"""{d.create_view} DBA_STREAMS_MESSAGE_RULES AS {by_level(
+            "STREAMS_NAME, STREAMS_TYPE, MESSAGE_TYPE_NAME, MESSAGE_TYPE_OWNER, MESSAGE_RULE_VARIABLE, "
+            "RULE_NAME, RULE_OWNER, ORIGINAL_RULE_CONDITION AS RULE_CONDITION, RULE_SET_TYPE",
+            "MESSAGE_TYPE_NAME IS NOT NULL")}""",
+        f"""{d.create_view} DBA_APPLY AS
+            SELECT C.NAME AS APPLY_NAME, {j('C', 'queue_name')} AS QUEUE_NAME,
+                   {j('C', 'queue_owner')} AS QUEUE_OWNER,
+                   CASE WHEN CAST({j('C', 'apply_captured')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END
+                       AS APPLY_CAPTURED,
+                   {j('C', 'rule_set_name')} AS RULE_SET_NAME, {j('C', 'rule_set_owner')} AS RULE_SET_OWNER,
+                   {j('C', 'apply_user')} AS APPLY_USER, {j('C', 'apply_database_link')} AS APPLY_DATABASE_LINK,
+                   {j('C', 'apply_tag')} AS APPLY_TAG, {j('C', 'ddl_handler')} AS DDL_HANDLER,
+                   {j('C', 'precommit_handler')} AS PRECOMMIT_HANDLER,
+                   {j('C', 'message_handler')} AS MESSAGE_HANDLER, {j('C', 'status')} AS STATUS,
+                   {j('C', 'negative_rule_set_name')} AS NEGATIVE_RULE_SET_NAME,
+                   {j('C', 'negative_rule_set_owner')} AS NEGATIVE_RULE_SET_OWNER,
+                   {d.epoch_to_timestamp('CAST(' + j('C', 'status_change_time') + ' AS ' + r + ')')}
+                       AS STATUS_CHANGE_TIME,
+                   {j('C', 'error_number')} AS ERROR_NUMBER, {j('C', 'error_message')} AS ERROR_MESSAGE,
+                   {j('C', 'source_database')} AS SOURCE_DATABASE,
+                   CASE WHEN CAST({j('C', 'apply_captured')} AS TEXT) IN ('1', 'true') THEN 'CAPTURED'
+                        ELSE 'PERSISTENT' END AS MESSAGE_DELIVERY_MODE
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'APPLY'""",
+        f"""{d.create_view} DBA_STREAMS_MESSAGE_CONSUMERS AS
+            SELECT C.NAME AS STREAMS_NAME, {j('C', 'queue_name')} AS QUEUE_NAME,
+                   {j('C', 'queue_owner')} AS QUEUE_OWNER,
+                   {j('C', 'rule_set_name')} AS RULE_SET_NAME, {j('C', 'rule_set_owner')} AS RULE_SET_OWNER,
+                   {j('C', 'negative_rule_set_name')} AS NEGATIVE_RULE_SET_NAME,
+                   {j('C', 'negative_rule_set_owner')} AS NEGATIVE_RULE_SET_OWNER,
+                   CAST(NULL AS TEXT) AS NOTIFICATION_TYPE, CAST(NULL AS TEXT) AS NOTIFICATION_ACTION,
+                   CAST(NULL AS TEXT) AS NOTIFICATION_CONTEXT
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'MESSAGE_CONSUMER'""",
+    ]
+
+
+def _tables_of(d: Dialect) -> str:
+    """The items of a synchronous capture spec's ``tables`` array, as table ``T``."""
+    if d.name == "sqlite":
+        return "json_each(C.SPEC, '$.tables') T"
+    return "jsonb_array_elements(C.SPEC::jsonb -> 'tables') T(VALUE)"
+
+
+def _tables_item(d: Dialect, i: int) -> str:
+    return f"json_extract(T.VALUE, '$[{i}]')" if d.name == "sqlite" else f"(T.VALUE ->> {i})"
 
 
 # ---- Streams propagation (sluice.streams.propagation) -----------------------------------

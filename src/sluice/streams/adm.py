@@ -1,8 +1,12 @@
 """``DBMS_STREAMS_ADM``: the Streams administration package.
 
-This module starts with ``SET_UP_QUEUE`` (seeds 001/002 "Secure Queues",
-"Transactional and Nontransactional Queues", "Commit-Time Queues"); the rule
-generation procedures (ADD_TABLE_RULES …) join it with the Streams issues.
+``SET_UP_QUEUE`` (seeds 001/002 "Secure Queues", "Transactional and Nontransactional
+Queues", "Commit-Time Queues") and the rule procedures of seed 000 "System-Created
+Rules": ADD_GLOBAL_RULES, ADD_SCHEMA_RULES, ADD_TABLE_RULES, ADD_SUBSET_RULES,
+ADD_MESSAGE_RULE, their propagation variants and REMOVE_RULE, with Oracle's parameters
+in Oracle's order.  ``conn.streams_adm.add_table_rules(table_name='hr.locations',
+streams_type='apply', …)`` returns ``(dml_rule_name, ddl_rule_name)``; in PL/SQL they
+are the OUT parameters.  The bodies are :mod:`sluice.streams.rulegen`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import ora
 from ..names import canonical, split_qualified
+from ..routines import out_params
+from .rulegen import procedures as rg
+from .rulegen.clients import client_for
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -57,3 +64,141 @@ class StreamsAdm:
             aqadm.enable_db_access(agent_name=user, db_username=user)
         for privilege in ("ENQUEUE", "DEQUEUE"):
             aqadm.grant_queue_privilege(privilege=privilege, queue_name=queue, grantee=user)
+
+    # -- system-created rules (seed 000) -----------------------------------------------
+    @out_params("dml_rule_name", "ddl_rule_name")
+    def add_global_rules(self, streams_type: str, streams_name: str | None = None,
+                         queue_name: str = "streams_queue", include_dml: bool = True,
+                         include_ddl: bool = False, include_tagged_lcr: bool = False,
+                         source_database: str | None = None, dml_rule_name: None = None,
+                         ddl_rule_name: None = None, inclusion_rule: bool = True,
+                         and_condition: str | None = None) -> tuple[str | None, str | None]:
+        """Rules for every change of a database (capture) or every LCR of a queue."""
+        client = client_for(self._conn, streams_type, streams_name, queue_name, source_database)
+        return rg.lcr_rules(self._conn, "GLOBAL", client, (), include_dml, include_ddl,
+                            include_tagged_lcr, source_database, inclusion_rule, and_condition)
+
+    @out_params("dml_rule_name", "ddl_rule_name")
+    def add_schema_rules(self, schema_name: str, streams_type: str, streams_name: str | None = None,
+                         queue_name: str = "streams_queue", include_dml: bool = True,
+                         include_ddl: bool = False, include_tagged_lcr: bool = False,
+                         source_database: str | None = None, dml_rule_name: None = None,
+                         ddl_rule_name: None = None, inclusion_rule: bool = True,
+                         and_condition: str | None = None) -> tuple[str | None, str | None]:
+        """Rules for a schema and the objects in it.  :raises: ORA-01435 (capture: no such
+        schema at the source)."""
+        schema = canonical(schema_name, "schema name")
+        client = client_for(self._conn, streams_type, streams_name, queue_name, source_database)
+        return rg.lcr_rules(self._conn, "SCHEMA", client, (schema,), include_dml, include_ddl,
+                            include_tagged_lcr, source_database, inclusion_rule, and_condition)
+
+    @out_params("dml_rule_name", "ddl_rule_name")
+    def add_table_rules(self, table_name: str, streams_type: str, streams_name: str | None = None,
+                        queue_name: str = "streams_queue", include_dml: bool = True,
+                        include_ddl: bool = False, include_tagged_lcr: bool = False,
+                        source_database: str | None = None, dml_rule_name: None = None,
+                        ddl_rule_name: None = None, inclusion_rule: bool = True,
+                        and_condition: str | None = None) -> tuple[str | None, str | None]:
+        """Rules for one table.  :raises: ORA-00942 (capture: no such table at the source)."""
+        table = split_qualified(table_name, self._conn.username, "table name")
+        client = client_for(self._conn, streams_type, streams_name, queue_name, source_database,
+                            table=table)
+        return rg.lcr_rules(self._conn, "TABLE", client, table, include_dml, include_ddl,
+                            include_tagged_lcr, source_database, inclusion_rule, and_condition)
+
+    @out_params("insert_rule_name", "update_rule_name", "delete_rule_name")
+    def add_subset_rules(self, table_name: str, dml_condition: str, streams_type: str = "apply",
+                         streams_name: str | None = None, queue_name: str = "streams_queue",
+                         include_tagged_lcr: bool = False, source_database: str | None = None,
+                         insert_rule_name: None = None, update_rule_name: None = None,
+                         delete_rule_name: None = None,
+                         and_condition: str | None = None) -> tuple[str, str, str]:
+        """The INSERT, UPDATE and DELETE rules of a row subset, in the positive rule set.
+        :raises: ORA-00942 (no such table), ORA-00904 (the condition reads no column)."""
+        table = split_qualified(table_name, self._conn.username, "table name")
+        client = client_for(self._conn, streams_type, streams_name, queue_name, source_database,
+                            table=table)
+        return rg.subset_rules(self._conn, client, *table, dml_condition, include_tagged_lcr,
+                               source_database, and_condition)
+
+    @out_params("rule_name")
+    def add_message_rule(self, message_type: str, rule_condition: str, streams_type: str,
+                         streams_name: str | None = None, queue_name: str = "streams_queue",
+                         inclusion_rule: bool = True, rule_name: None = None) -> str:
+        """A rule on user-enqueued messages of ``message_type`` (``:msg`` in the
+        condition), for an apply process or a messaging client."""
+        if str(streams_type).strip().lower() not in ("apply", "dequeue"):
+            raise ora(23605, streams_type, "STREAMS_TYPE")
+        client = client_for(self._conn, streams_type, streams_name, queue_name, None,
+                            apply_captured=False)
+        return rg.message_rule(self._conn, client, message_type, rule_condition, inclusion_rule)
+
+    @out_params("dml_rule_name", "ddl_rule_name")
+    def add_global_propagation_rules(self, streams_name: str, source_queue_name: str,
+                                     destination_queue_name: str, include_dml: bool = True,
+                                     include_ddl: bool = False, include_tagged_lcr: bool = False,
+                                     source_database: str | None = None, dml_rule_name: None = None,
+                                     ddl_rule_name: None = None, inclusion_rule: bool = True,
+                                     and_condition: str | None = None,
+                                     queue_to_queue: bool | None = None) -> tuple[str | None, str | None]:
+        client = rg.propagation_client(self._conn, streams_name, source_queue_name,
+                                       destination_queue_name, source_database, queue_to_queue)
+        return rg.lcr_rules(self._conn, "GLOBAL", client, (), include_dml, include_ddl,
+                            include_tagged_lcr, source_database, inclusion_rule, and_condition)
+
+    @out_params("dml_rule_name", "ddl_rule_name")
+    def add_schema_propagation_rules(self, schema_name: str, streams_name: str, source_queue_name: str,
+                                     destination_queue_name: str, include_dml: bool = True,
+                                     include_ddl: bool = False, include_tagged_lcr: bool = False,
+                                     source_database: str | None = None, dml_rule_name: None = None,
+                                     ddl_rule_name: None = None, inclusion_rule: bool = True,
+                                     and_condition: str | None = None,
+                                     queue_to_queue: bool | None = None) -> tuple[str | None, str | None]:
+        schema = canonical(schema_name, "schema name")
+        client = rg.propagation_client(self._conn, streams_name, source_queue_name,
+                                       destination_queue_name, source_database, queue_to_queue)
+        return rg.lcr_rules(self._conn, "SCHEMA", client, (schema,), include_dml, include_ddl,
+                            include_tagged_lcr, source_database, inclusion_rule, and_condition)
+
+    @out_params("dml_rule_name", "ddl_rule_name")
+    def add_table_propagation_rules(self, table_name: str, streams_name: str, source_queue_name: str,
+                                    destination_queue_name: str, include_dml: bool = True,
+                                    include_ddl: bool = False, include_tagged_lcr: bool = False,
+                                    source_database: str | None = None, dml_rule_name: None = None,
+                                    ddl_rule_name: None = None, inclusion_rule: bool = True,
+                                    and_condition: str | None = None,
+                                    queue_to_queue: bool | None = None) -> tuple[str | None, str | None]:
+        table = split_qualified(table_name, self._conn.username, "table name")
+        client = rg.propagation_client(self._conn, streams_name, source_queue_name,
+                                       destination_queue_name, source_database, queue_to_queue)
+        return rg.lcr_rules(self._conn, "TABLE", client, table, include_dml, include_ddl,
+                            include_tagged_lcr, source_database, inclusion_rule, and_condition)
+
+    @out_params("insert_rule_name", "update_rule_name", "delete_rule_name")
+    def add_subset_propagation_rules(self, table_name: str, dml_condition: str, streams_name: str,
+                                     source_queue_name: str, destination_queue_name: str,
+                                     include_tagged_lcr: bool = False, source_database: str | None = None,
+                                     insert_rule_name: None = None, update_rule_name: None = None,
+                                     delete_rule_name: None = None, and_condition: str | None = None,
+                                     queue_to_queue: bool | None = None) -> tuple[str, str, str]:
+        table = split_qualified(table_name, self._conn.username, "table name")
+        client = rg.propagation_client(self._conn, streams_name, source_queue_name,
+                                       destination_queue_name, source_database, queue_to_queue)
+        return rg.subset_rules(self._conn, client, *table, dml_condition, include_tagged_lcr,
+                               source_database, and_condition)
+
+    @out_params("rule_name")
+    def add_message_propagation_rule(self, message_type: str, rule_condition: str, streams_name: str,
+                                     source_queue_name: str, destination_queue_name: str,
+                                     inclusion_rule: bool = True, queue_to_queue: bool | None = None,
+                                     rule_name: None = None) -> str:
+        client = rg.propagation_client(self._conn, streams_name, source_queue_name,
+                                       destination_queue_name, None, queue_to_queue)
+        return rg.message_rule(self._conn, client, message_type, rule_condition, inclusion_rule)
+
+    def remove_rule(self, rule_name: str | None, streams_type: str, streams_name: str,
+                    drop_unused_rule: bool = True, inclusion_rule: bool = True) -> None:
+        """Take a rule (NULL: every rule) out of the client's positive or negative rule
+        set; with ``drop_unused_rule`` drop it once no rule set holds it."""
+        rg.remove_rule(self._conn, rule_name, streams_type, streams_name, drop_unused_rule,
+                       inclusion_rule)

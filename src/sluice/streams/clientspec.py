@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from ..errors import ora
 from ..names import canonical
 
-_T = TypeVar("_T", bound="ClientSpec")
+_T = TypeVar("_T", bound="CatalogRow")
 
 
 def streams_name(value: Any, what: str) -> str:
@@ -24,12 +24,28 @@ def streams_name(value: Any, what: str) -> str:
     return canonical(stripped, what.replace("_", " "))
 
 
-class ClientSpec:
+class CatalogRow:
+    """Mixed into a dataclass kept as a ``SLUICE_CATALOG`` row: its ``name``, and the rest
+    of its fields as the row's JSON spec."""
+
+    name: str
+
+    def to_spec(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)      # type: ignore[call-overload]
+        d.pop("name")
+        return d
+
+    @classmethod
+    def from_spec(cls: type[_T], name: str, spec: dict[str, Any]) -> _T:
+        known = {f.name for f in dataclasses.fields(cls)}   # type: ignore[arg-type]
+        return cls(name=name, **{k: v for k, v in spec.items() if k in known})  # type: ignore[call-arg]
+
+
+class ClientSpec(CatalogRow):
     """Mixed into the dataclass of a Streams client's catalog row (its fields ``name``,
     ``rule_set_owner``, ``rule_set_name``, ``negative_rule_set_owner``,
     ``negative_rule_set_name``)."""
 
-    name: str
     rule_set_owner: str | None
     rule_set_name: str | None
     negative_rule_set_owner: str | None
@@ -44,13 +60,3 @@ class ClientSpec:
         if self.negative_rule_set_name is None:
             return None
         return f'"{self.negative_rule_set_owner}"."{self.negative_rule_set_name}"'
-
-    def to_spec(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)      # type: ignore[call-overload]
-        d.pop("name")
-        return d
-
-    @classmethod
-    def from_spec(cls: type[_T], name: str, spec: dict[str, Any]) -> _T:
-        known = {f.name for f in dataclasses.fields(cls)}   # type: ignore[arg-type]
-        return cls(name=name, **{k: v for k, v in spec.items() if k in known})  # type: ignore[call-arg]

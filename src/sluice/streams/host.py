@@ -21,7 +21,9 @@ polling it every ``poll`` seconds costs nothing) and every ``takeover`` seconds 
 the host's own, or an OFD lock beside an SQLite file); a host that dies loses its leases
 with its sessions, and the other hosts, which try to take the leases of enabled processes
 nobody runs every ``takeover`` seconds, take them over.  A host whose lease session is lost
-stops what it runs before taking anything again.
+stops what it runs before taking anything again; until it has, its copy and the new one
+may both run for a moment, and each process's position write is the fence (capture commits
+a batch only if CAPTURED_SCN is still what it read).
 
 **Each process** runs in a thread of its own (``sluice-capture-CAP1``) on a connection of
 its own, and logs as ``sluice.capture.CAP1``.  When the catalog stops wanting it (STOP_,
@@ -34,7 +36,9 @@ DROP_) the host asks it to stop: it finishes its batch and returns.  When it fai
   process, it is restarted after ``backoff[0]`` seconds, doubling up to ``backoff[1]``
   (the count starts again after a run that lasted ``backoff[1]``), each crash logged with
   its traceback and shown in V$STREAMS_HOSTED (STATE 'WAITING TO RESTART', RESTARTS,
-  ERROR_MESSAGE).  The host keeps the lease meanwhile.
+  ERROR_MESSAGE).  The host keeps the lease meanwhile.  After ``max_crashes`` (16, as
+  Oracle disables a propagation schedule after 16 failures) in a row the host records the
+  process ABORTED with the last error (the kind's ``abort``), and it waits for START_.
 
 **Stopping** (:meth:`Host.stop`; ``sluice run`` on SIGTERM or SIGINT) asks every process
 to stop, waits up to ``stop_timeout`` seconds for each to finish its batch, then lets the
@@ -107,10 +111,11 @@ class Host:
 
     def __init__(self, connect: Callable[[], "Connection"], *, kinds: Iterable[ProcessKind] | None = None,
                  poll: float = 0.1, takeover: float = 1.0, backoff: tuple[float, float] = (1.0, 60.0),
-                 stop_timeout: float = 60.0) -> None:
+                 max_crashes: int = 16, stop_timeout: float = 60.0) -> None:
         self._connect = connect
         self.kinds = list(kinds) if kinds is not None else registered_kinds()
         self.poll, self.takeover, self.backoff, self.stop_timeout = poll, takeover, backoff, stop_timeout
+        self.max_crashes = max_crashes
         self.host_name = socket.gethostname()
         self.pid = os.getpid()
         self.host_id = uuid.uuid4().hex
@@ -122,6 +127,7 @@ class Host:
         self._thread: threading.Thread | None = None
         self._conn: Connection | None = None
         self._leases: Leases | None = None
+        self._kind_errors: dict[str, str] = {}   # the kinds whose listing fails, logged once
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> "Host":
@@ -173,6 +179,7 @@ class Host:
         store = self._conn.context.store
         try:
             while not self._stopping.is_set():
+                self._wake.clear()
                 try:
                     self._reap()
                     now = time.monotonic()
@@ -180,19 +187,16 @@ class Host:
                     if (current != version or now >= next_scan) and now >= retry_at:
                         version, next_scan = current, now + self.takeover
                         self._reconcile()
+                        last_error = None
                     self._restart_due()
-                    last_error = None
-                except DatabaseError as e:   # the store away for a while: again at the next scan
-                    if str(e) != last_error:
+                except Exception as e:   # the store away for a while, a kind's listing failing:
+                    #                      again at the next scan, logged once while it lasts
+                    if repr(e) != last_error:
                         log.warning("host %s: %s (trying again every %.1f s)", self.host_id[:8], e,
-                                    self.takeover)
-                    last_error = str(e)
+                                    self.takeover, exc_info=not isinstance(e, DatabaseError))
+                    last_error = repr(e)
                     next_scan = retry_at = time.monotonic() + self.takeover
                 self._wake.wait(self.poll)
-                self._wake.clear()
-        except Exception:
-            log.exception("host %s failed", self.host_id[:8])
-            raise
         finally:
             self._shutdown()
 
@@ -204,9 +208,20 @@ class Host:
         if not self._leases.alive():
             self._lose_leases()
             return
-        wanted = self._wanted(self.kinds)
+        wanted, failed = set(), set()
+        for kind in self.kinds:      # one kind's listing failing leaves the others running
+            try:
+                wanted |= self._wanted([kind])
+                self._kind_errors.pop(kind.name, None)
+            except Exception as e:
+                failed.add(kind.name)
+                if self._kind_errors.get(kind.name) != repr(e):
+                    log.warning("host %s: listing the %s processes: %s (its processes keep "
+                                "running; trying again every %.1f s)", self.host_id[:8], kind.name, e,
+                                self.takeover, exc_info=not isinstance(e, DatabaseError))
+                self._kind_errors[kind.name] = repr(e)
         for key, h in list(self._hosted.items()):
-            if key not in wanted and not h.stop.is_set():
+            if key not in wanted and key[0] not in failed and not h.stop.is_set():
                 h.log.info("no longer enabled: stopping")
                 h.stop.set()
         by_name = {k.name: k for k in self.kinds}
@@ -255,6 +270,10 @@ class Host:
             error = h.error
             asked = error is None or h.stop.is_set() or self._stopping.is_set()
             enabled = not asked and h.key in self._wanted([h.kind])   # may raise: reaped next time
+            crashes = 1 if time.monotonic() - h.started >= self.backoff[1] else h.restarts + 1
+            give_up = enabled and h.kind.abort is not None and crashes >= self.max_crashes
+            if give_up:                  # recorded first: if the store fails, reaped next time
+                h.kind.abort(self._conn, h.name, error)
             h.thread.join()
             h.thread = None
             if asked:
@@ -267,10 +286,12 @@ class Host:
                 # the process recorded its failure (ABORTED): it waits for START_ again
                 h.log.error("ended: %s (not restarted: no longer enabled)", error)
                 self._let_go(h)
+            elif give_up:
+                h.log.error("crashed %d times in a row (%s: %s): ABORTED, not restarted until "
+                            "START_ again", crashes, type(error).__name__, error, exc_info=error)
+                self._let_go(h)
             else:
-                if time.monotonic() - h.started >= self.backoff[1]:
-                    h.restarts = 0      # it had been running well: a new series of crashes
-                h.restarts += 1
+                h.restarts = crashes    # a run that lasted backoff[1] began a new series
                 delay = min(self.backoff[0] * 2 ** (h.restarts - 1), self.backoff[1])
                 h.restart_at = time.monotonic() + delay
                 h.log.error("crashed (%s: %s); restarting in %.1f s (crash %d in a row)",

@@ -10,11 +10,14 @@ row plus code):
   (it returns).  It raises when it fails: a failure the process turned into its catalog
   state (ABORTED, with ERROR_MESSAGE) leaves it no longer enabled, and the host lets it
   be until START_ again (Oracle's semantics); any other exception is a crash of the
-  host's worker, which the host restarts with back-off while the process stays enabled.
+  host's worker, which the host restarts with back-off while the process stays enabled;
+* ``abort(conn, name, error)`` (optional) — record the process ABORTED with ``error``:
+  the host calls it after too many crashes in a row (``Host.max_crashes``); without it
+  the host retries for ever.
 
 Registering a new kind is one :func:`register` call at the end of this module::
 
-    register(ProcessKind("APPLY", "sluice.apply", enabled_applies, run_apply))
+    register(ProcessKind("APPLY", "sluice.apply", enabled_applies, run_apply, abort_apply))
 
 The host logs each process as ``<logger>.<NAME>`` (``sluice.capture.CAP1``) and shows it
 in V$STREAMS_HOSTED as ``PROCESS_TYPE = <name>``.
@@ -26,6 +29,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from ..errors import DatabaseError, ora
 from .capture import CaptureProcess
 from .capture import spec as capture_specs
 from .capture.context import CaptureContext
@@ -43,6 +47,7 @@ class ProcessKind:
     logger: str                                                      # sluice.capture
     enabled: Callable[["Connection"], Iterable[str]]
     run: Callable[["Connection", str, threading.Event], None]
+    abort: Callable[["Connection", str, Exception], None] | None = None
 
 
 _KINDS: dict[str, ProcessKind] = {}
@@ -66,7 +71,16 @@ def _run_capture(conn: "Connection", name: str, stop: threading.Event) -> None:
     CaptureProcess(conn, name).run(stop)
 
 
-register(ProcessKind("CAPTURE", "sluice.capture", _enabled_captures, _run_capture))
+def _abort_capture(conn: "Connection", name: str, error: Exception) -> None:
+    ctx = CaptureContext(conn)
+    spec = capture_specs.find(ctx, name)
+    if spec is not None and spec.status == capture_specs.ENABLED:   # DBA_CAPTURE shows why
+        if not isinstance(error, DatabaseError):
+            error = ora(600, f"{type(error).__name__}: {error}")
+        capture_specs.save(ctx, spec.with_status(capture_specs.ABORTED, error))
+
+
+register(ProcessKind("CAPTURE", "sluice.capture", _enabled_captures, _run_capture, _abort_capture))
 
 
 # -- propagation schedules (DBMS_AQADM.SCHEDULE_PROPAGATION, DBMS_PROPAGATION_ADM) ----------

@@ -1,4 +1,6 @@
-"""Apply (wave 2, not built yet): dequeue LCRs and user messages from the apply queue and
+"""Apply.  Built: the catalog entry (``adm.py``: DBMS_APPLY_ADM.CREATE_APPLY / ALTER_APPLY /
+DROP_APPLY, :func:`apply_for_rules` for DBMS_STREAMS_ADM; ``spec.py``: the DBA_APPLY row).
+Not built yet (wave 2), the engine: dequeue LCRs and user messages from the apply queue and
 apply them to the target database, transaction by transaction, in source commit order.
 
 Its job, from the seeds: seed 001_0cd730aa595c4170.txt "Queues and Apply Processes" and
@@ -15,3 +17,7 @@ in the same target transaction as the changes, so a replay changes nothing (DESI
 sections 5 and 7).  The Spark engine (:mod:`sluice.pipeline`) applies with the same
 semantics in ``foreachBatch``.
 """
+
+from .adm import ApplyAdm, apply_for_rules
+
+__all__ = ["ApplyAdm", "apply_for_rules"]

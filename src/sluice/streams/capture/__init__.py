@@ -9,7 +9,7 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
 * ``DBMS_CAPTURE_ADM`` (:class:`CaptureAdm`, ``conn.capture_adm``; ``adm.py``) creates,
   starts, stops, alters and drops them (one wal2json replication slot each);
   :func:`capture_for_rules` is the capture a ``DBMS_STREAMS_ADM.ADD_*_RULES`` with
-  ``streams_type => 'capture'`` creates implicitly (that caller is not built yet);
+  ``streams_type => 'capture'`` creates implicitly (:mod:`sluice.streams.rulegen`);
 * :class:`CaptureProcess` (``process.py``) runs one: logical decoding through the slot
   (``pgsource.py``), wal2json rows and DDL messages to :class:`sluice.streams.RowLCR` /
   :class:`~sluice.streams.DDLLCR` (``decode.py``), :func:`sluice.streams.evaluate_rule_sets`
@@ -22,14 +22,34 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
 * ``spec.py`` is a capture's catalog row; ``context.py`` what capture gets from a session
   (over :class:`sluice.context.SessionContext`).
 
-Not built: synchronous capture (SQLite tables through triggers), subset-rule row
-migration ("Row Migration During Capture"), buffered staging of captured LCRs.
+* synchronous capture (``sync.py``: CREATE_SYNC_CAPTURE, ALTER_SYNC_CAPTURE,
+  :func:`sync_capture_for_rules` for ADD_TABLE_RULES / ADD_SUBSET_RULES with
+  ``streams_type => 'sync_capture'``): triggers on the captured tables, SQLite
+  (``syncsqlite.py``) and PostgreSQL (``syncpg.py``), evaluate the rules in SQL
+  (``syncrules.py``) and enqueue the row LCRs in the changing transaction; the
+  captured tables follow the rule set (DBMS_RULE_ADM's hooks); subset rules migrate rows
+  there ("Row Migration During Capture").
+
+Subset rules migrate rows as capture processes capture them too ("Row Migration During
+Capture", :func:`sluice.streams.rowmigration.migrate`).  Not built: buffered staging of
+captured LCRs.
 """
 
+from ...aq.admin import QUEUE_DROP_CHECKS
+from ...rules.adm import RULE_SET_CHANGED, RULE_SET_CHECKS
 from .adm import CaptureAdm, capture_for_rules
 from .pgsource import emit_tag
 from .process import CaptureProcess
+from .sync import check_queue_drop, check_rule_set_change, refresh_rule_set, sync_capture_for_rules
 from .tags import DbmsStreams, tag_transaction
 
 __all__ = ["CaptureAdm", "CaptureProcess", "DbmsStreams", "capture_for_rules", "emit_tag",
-           "tag_transaction"]
+           "sync_capture_for_rules", "tag_transaction"]
+
+# a synchronous capture's triggers follow its rule set (sluice.rules.adm's hooks)
+if check_rule_set_change not in RULE_SET_CHECKS:
+    RULE_SET_CHECKS.append(check_rule_set_change)
+if refresh_rule_set not in RULE_SET_CHANGED:
+    RULE_SET_CHANGED.append(refresh_rule_set)
+if check_queue_drop not in QUEUE_DROP_CHECKS:      # its triggers write into its queue
+    QUEUE_DROP_CHECKS.append(check_queue_drop)

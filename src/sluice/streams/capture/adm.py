@@ -17,10 +17,10 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ...errors import DatabaseError, not_supported, ora
-from ...names import canonical, split_qualified
-from ..clientspec import streams_name
+from ...names import split_qualified
 from . import spec as specs
 from .context import CaptureContext
+from . import params, sync
 from .pgsource import SLOT_PREFIX, slot_missing
 from .process import source_for
 
@@ -28,13 +28,6 @@ if TYPE_CHECKING:
     from ...connection import Connection
 
 __all__ = ["CaptureAdm", "capture_for_rules"]
-
-_ANYDATA = "SYS.ANYDATA"
-
-
-def _capture_name(name: Any) -> str:
-    return streams_name(name, "capture_name")
-
 
 def _scn(what: str, value: Any) -> int | None:
     if value is None:
@@ -62,49 +55,6 @@ class CaptureAdm:
         ctx.check_streams_administrator()
         return ctx
 
-    # -- checks shared by CREATE and ALTER -------------------------------------------
-    def _queue(self, ctx: CaptureContext, queue_name: Any) -> tuple[str, str]:
-        owner, name = split_qualified(queue_name, ctx.username, "queue name")
-        q = ctx.find_queue(owner, name)
-        if q is None:
-            raise ora(24010, f"{owner}.{name}")
-        if q.table.payload_type != _ANYDATA:
-            raise ora(25215, f"a capture process enqueues LCRs into an ANYDATA queue; "
-                             f"{owner}.{name} holds {q.table.payload_type}")
-        if not q.table.multiple_consumers:
-            raise ora(24039, f"{owner}.{name}")
-        if q.is_exception_queue:
-            raise ora(25207, f"{owner}.{name}")
-        return owner, name
-
-    def _rule_set(self, ctx: CaptureContext, name: Any) -> tuple[str | None, str | None]:
-        if name is None:
-            return None, None
-        owner, rs = split_qualified(name, ctx.username, "rule set name")
-        if not ctx.rule_set_exists(owner, rs):
-            raise ora(24141, owner, rs)
-        return owner, rs
-
-    def _user(self, ctx: CaptureContext, name: Any) -> str:
-        user = canonical(name, "capture user") if name is not None else ctx.username
-        if not ctx.user_exists(user):
-            raise ora(1918, user)
-        return user
-
-    def _secure_queue_user(self, ctx: CaptureContext, capture: str, user: str, queue: tuple[str, str]) -> None:
-        """Seed 001: an AQ agent named like the capture, mapped to the capture user, who
-        may enqueue into the queue."""
-        aqadm = self._conn.aqadm
-        users = ctx.agent_users(capture)
-        if users is None:
-            aqadm.create_aq_agent(agent_name=f'"{capture}"')
-            users = []
-        if user not in users:
-            aqadm.enable_db_access(agent_name=f'"{capture}"', db_username=f'"{user}"')
-        if user != queue[0]:
-            aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name=f'"{queue[0]}"."{queue[1]}"',
-                                        grantee=f'"{user}"')
-
     # -- the procedures ----------------------------------------------------------------
     def create_capture(self, queue_name: str, capture_name: str, rule_set_name: str | None = None,
                        start_scn: int | None = None, source_database: str | None = None,
@@ -121,13 +71,13 @@ class CaptureAdm:
         database.  :raises: ORA-26665 (exists), ORA-24010 (no queue), ORA-24141 (no rule
         set), ORA-01325 (the source's wal_level is not logical)."""
         ctx = self._ctx()
-        name = _capture_name(capture_name)
-        if specs.find(ctx, name) is not None:
+        name = params.capture_name(capture_name)
+        if specs.find(ctx, name) is not None or sync.find(ctx, name) is not None:
             raise ora(26665, name)
-        queue = self._queue(ctx, queue_name)
-        positive = self._rule_set(ctx, rule_set_name)
-        negative = self._rule_set(ctx, negative_rule_set_name)
-        user = self._user(ctx, capture_user)
+        queue = params.capture_queue(ctx, queue_name)
+        positive = params.rule_set(ctx, rule_set_name)
+        negative = params.rule_set(ctx, negative_rule_set_name)
+        user = params.capture_user(ctx, capture_user)
         start, first = _scn("start_scn", start_scn), _scn("first_scn", first_scn)
         if use_database_link:
             raise not_supported("use_database_link (downstream capture through a database link)")
@@ -148,7 +98,7 @@ class CaptureAdm:
             consistent = source.create_slot(slot)
             try:
                 _not_before(first, start, consistent)
-                self._secure_queue_user(ctx, name, user, queue)
+                params.secure_queue_user(self._conn, ctx, name, user, queue)
                 first_scn_ = first if first is not None else consistent
                 spec = specs.CaptureSpec(
                     name=name, queue_owner=queue[0], queue_name=queue[1], capture_user=user, slot=slot,
@@ -170,7 +120,7 @@ class CaptureAdm:
         ABORTED one starts again from its position.  :raises: ORA-01291 when its slot is
         gone, ORA-01325 when the source's wal_level is not logical."""
         ctx = self._ctx()
-        spec = specs.load(ctx, _capture_name(capture_name))
+        spec = specs.load(ctx, params.capture_name(capture_name))
         if spec.status == specs.ENABLED:
             return
         ctx.ddl_commit()
@@ -183,7 +133,7 @@ class CaptureAdm:
     def stop_capture(self, capture_name: str, force: bool = False) -> None:
         """Disable the capture process (a running one stops at its next batch)."""
         ctx = self._ctx()
-        spec = specs.load(ctx, _capture_name(capture_name))
+        spec = specs.load(ctx, params.capture_name(capture_name))
         if spec.status == specs.DISABLED:
             return
         ctx.ddl_commit()
@@ -203,14 +153,14 @@ class CaptureAdm:
         ``start_scn`` needs the capture stopped (ORA-26666); moving it back re-captures
         from there if the slot still has the log (ORA-01291 otherwise)."""
         ctx = self._ctx()
-        spec = specs.load(ctx, _capture_name(capture_name))
+        spec = specs.load(ctx, params.capture_name(capture_name))
         if rule_set_name is not None and remove_rule_set:
             raise ora(26667, "rule_set_name together with remove_rule_set")
         if negative_rule_set_name is not None and remove_negative_rule_set:
             raise ora(26667, "negative_rule_set_name together with remove_negative_rule_set")
-        positive = self._rule_set(ctx, rule_set_name)
-        negative = self._rule_set(ctx, negative_rule_set_name)
-        user = self._user(ctx, capture_user) if capture_user is not None else None
+        positive = params.rule_set(ctx, rule_set_name)
+        negative = params.rule_set(ctx, negative_rule_set_name)
+        user = params.capture_user(ctx, capture_user) if capture_user is not None else None
         start, first = _scn("start_scn", start_scn), _scn("first_scn", first_scn)
         if use_database_link:
             raise not_supported("use_database_link (downstream capture through a database link)")
@@ -239,7 +189,7 @@ class CaptureAdm:
                 recapture_from = start
         ctx.ddl_commit()
         if user is not None and user != spec.capture_user:
-            self._secure_queue_user(ctx, spec.name, user, (spec.queue_owner, spec.queue_name))
+            params.secure_queue_user(self._conn, ctx, spec.name, user, (spec.queue_owner, spec.queue_name))
             spec.capture_user = user
         if rule_set_name is not None:
             spec.rule_set_owner, spec.rule_set_name = positive
@@ -266,9 +216,15 @@ class CaptureAdm:
     def drop_capture(self, capture_name: str, drop_unused_rule_sets: bool = False) -> None:
         """Drop a stopped (DISABLED or ABORTED) capture process, its slot and what it
         recorded; with ``drop_unused_rule_sets`` also its rule sets (and their rules)
-        when no other capture process uses them.  :raises: ORA-26666 while ENABLED."""
+        when no other capture process uses them.  A synchronous capture of that name is
+        dropped with its triggers (:func:`.sync.drop_sync_capture`).
+        :raises: ORA-26666 while ENABLED."""
         ctx = self._ctx()
-        spec = specs.load(ctx, _capture_name(capture_name))
+        name = params.capture_name(capture_name)
+        if specs.find(ctx, name) is None and sync.find(ctx, name) is not None:
+            sync.drop_sync_capture(self._conn, f'"{name}"', drop_unused_rule_sets)
+            return
+        spec = specs.load(ctx, name)
         if spec.status == specs.ENABLED:
             raise ora(26666, spec.name, ": stop it first (STOP_CAPTURE)")
         ctx.ddl_commit()
@@ -296,6 +252,23 @@ class CaptureAdm:
                                                       delete_rules=True)
 
 
+    # -- synchronous capture (sync.py) -------------------------------------------------
+    def create_sync_capture(self, queue_name: str, capture_name: str, rule_set_name: str | None = None,
+                            capture_user: str | None = None) -> None:
+        """A synchronous capture: triggers on the tables its rule set names enqueue their
+        row changes, in the changing transaction, into ``queue_name`` (see :mod:`.sync`)."""
+        sync.create_sync_capture(self._conn, queue_name, capture_name, rule_set_name, capture_user)
+
+    def alter_sync_capture(self, capture_name: str, rule_set_name: str | None = None,
+                           capture_user: str | None = None) -> None:
+        """Another rule set (the tables it names are captured from now on) or capture user."""
+        sync.alter_sync_capture(self._conn, capture_name, rule_set_name, capture_user)
+
+    def prepare_sync_instantiation(self, table_names: Any) -> int:
+        """The SCN to instantiate the tables at (changes committed later carry greater ones)."""
+        return sync.prepare_sync_instantiation(self._conn, table_names)
+
+
 def _not_before(first: int | None, start: int | None, scn: int) -> None:
     for what, value in (("first_scn", first), ("start_scn", start)):
         if value is not None and value < scn:
@@ -319,7 +292,7 @@ def capture_for_rules(conn: "Connection", capture_name: str, queue_name: str,
     it with ``conn.capture_adm.alter_capture(capture_name, rule_set_name=…)``.
     :raises: ORA-26667 when it exists with another queue."""
     ctx = CaptureContext(conn)
-    name = _capture_name(capture_name)
+    name = params.capture_name(capture_name)
     found = specs.find(ctx, name)
     if found is None:
         CaptureAdm(conn).create_capture(queue_name=queue_name, capture_name=f'"{name}"',

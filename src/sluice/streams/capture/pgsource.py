@@ -225,6 +225,30 @@ class Source:
     def database_name(self) -> str:
         return self._run("SELECT current_database()")[0][0]
 
+    def schema_exists(self, schema: str) -> bool:
+        return bool(self._run("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)))
+
+    def table_columns(self, schema: str, table: str) -> list[tuple[str, str]] | None:
+        """``(column, data type)`` of a table in column order (information_schema's type
+        names: ``integer``, ``character varying`` …), None when there is no such table."""
+        rows = self._run("SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
+                         "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                         "WHERE n.nspname = %s AND c.relname = %s AND c.relkind IN ('r', 'p') "
+                         "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum", (schema, table))
+        if rows:
+            return [(r[0], r[1]) for r in rows]
+        exists = self._run("SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                           "WHERE n.nspname = %s AND c.relname = %s AND c.relkind IN ('r', 'p')",
+                           (schema, table))
+        return [] if exists else None
+
+    def replica_identity_full(self, schema: str, table: str) -> None:
+        """Log whole old rows of the table (Oracle's unconditional supplemental log group
+        of every column), unless it does already."""
+        if self._run("SELECT c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                     "WHERE n.nspname = %s AND c.relname = %s", (schema, table)) != [("f",)]:
+            self._run(f"ALTER TABLE {_ident(schema)}.{_ident(table)} REPLICA IDENTITY FULL")
+
     def current_lsn(self) -> int:
         return lsn_to_int(self._run("SELECT pg_current_wal_lsn()::text")[0][0])
 
@@ -317,6 +341,10 @@ class Source:
                     self.raw.execute(f"DROP FUNCTION IF EXISTS {_DDL_FUNCTION}()")
         except psycopg.Error as e:
             raise source_error(e, self.display, self.process) from None
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _escape(name: str) -> str:

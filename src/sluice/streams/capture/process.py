@@ -69,6 +69,7 @@ from ...model import Agent
 from ...names import canonical
 from ...store.pgconn import parse_dsn
 from ..lcr import DDLLCR, RowLCR
+from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
 from . import spec as specs
 from .context import CaptureContext
@@ -99,7 +100,8 @@ _PROGRESS = """INSERT INTO SLUICE_CAPTURE_PROGRESS (OWNER, NAME, POSITION_LSN, C
     STATE = excluded.STATE,
     STATE_CHANGED_TIME = CASE WHEN SLUICE_CAPTURE_PROGRESS.STATE = excluded.STATE
                               THEN SLUICE_CAPTURE_PROGRESS.STATE_CHANGED_TIME
-                              ELSE excluded.STATE_CHANGED_TIME END"""
+                              ELSE excluded.STATE_CHANGED_TIME END
+  WHERE COALESCE(SLUICE_CAPTURE_PROGRESS.CAPTURED_SCN, 0) = ?"""
 _STATE = """INSERT INTO SLUICE_CAPTURE_PROGRESS (OWNER, NAME, STATE, STATE_CHANGED_TIME)
   VALUES (?, ?, ?, ?)
   ON CONFLICT (OWNER, NAME) DO UPDATE SET STATE = excluded.STATE,
@@ -154,6 +156,8 @@ class CaptureProcess:
         self.source: Source | None = None
         self.decoder: Decoder | None = None
         self.captured_scn = 0          # commit SCN of the last transaction in the queue
+        self._stored_scn = 0           # CAPTURED_SCN as this process last read or wrote it
+        self._superseded: DatabaseError | None = None
         self.confirmed = 0             # where the slot is (as far as this process knows)
         self.state: str | None = None
         self._queue: Any = None
@@ -162,6 +166,7 @@ class CaptureProcess:
         self._single: int | bool = False   # narrowing a decoder warning down to its
         #                                    transaction: one at a time up to this LSN
         self._busy_since: float | None = None
+        self._hit: Any = None          # the positive rule of the last full evaluation
         self._stop = threading.Event()
 
     # -- life cycle ------------------------------------------------------------------
@@ -185,7 +190,7 @@ class CaptureProcess:
             self.confirmed = slot[1]
             rows = self.ctx.query("SELECT CAPTURED_SCN FROM SLUICE_CAPTURE_PROGRESS "
                                   "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
-            self.captured_scn = (rows[0][0] if rows and rows[0][0] is not None else 0)
+            self.captured_scn = self._stored_scn = (rows[0][0] if rows and rows[0][0] is not None else 0)
         except DatabaseError as e:
             self._abort(e)
             raise
@@ -307,7 +312,8 @@ class CaptureProcess:
         except DatabaseError as e:
             if self.conn.transaction_in_progress:
                 self.conn.rollback()
-            self._abort(e)
+            if e is not self._superseded:
+                self._abort(e)
             raise
         return len(txns)
 
@@ -335,8 +341,12 @@ class CaptureProcess:
                                             time.time()))
                     continue
                 last_captured = item
+                self._hit = None
                 if self._verdict(item):
-                    lcrs.append(item)
+                    # a subset rule's UPDATE moving a row in or out becomes an INSERT / DELETE
+                    # (seed 000 "Row Migration During Capture"); a remembered verdict (the
+                    # prefilter's) only exists for rules that read no values: no subset rules
+                    lcrs.append(migrate(item, self._hit))
         end_lsn = txns[-1].end_lsn
         if not fresh or (not lcrs and not unsupported and not captured):
             if advance:                # nothing of these transactions reaches the store
@@ -357,13 +367,14 @@ class CaptureProcess:
                   now if last_enq else None, now)
 
         def write(c: Any) -> None:
-            c.execute(_PROGRESS, params)
+            if c.execute(_PROGRESS, (*params, self._stored_scn)).rowcount == 0:
+                raise self._superseded_error()
             for row in unsupported:
                 c.execute(_UNSUPPORTED, row)
         ctx.add_commit_work(write)
         self.conn.commit()
         self.state = "CAPTURING CHANGES"
-        self.captured_scn = last.commit_scn
+        self.captured_scn = self._stored_scn = last.commit_scn
         if advance:
             self._advance(end_lsn)
 
@@ -391,7 +402,9 @@ class CaptureProcess:
 
     def _evaluate(self, lcr: RowLCR | DDLLCR) -> bool:
         spec = self.spec
-        return evaluate_rule_sets(self.conn, lcr, spec.rule_set, spec.negative_rule_set).perform
+        verdict = evaluate_rule_sets(self.conn, lcr, spec.rule_set, spec.negative_rule_set)
+        self._hit = verdict.rule        # the positive rule that was TRUE: row migration reads it
+        return verdict.perform
 
     def _advance(self, lsn: int) -> None:
         if lsn > self.confirmed:
@@ -424,6 +437,16 @@ class CaptureProcess:
         """A write of its own (an otherwise empty transaction of the process's session)."""
         self.ctx.add_commit_work(lambda c: c.execute(sql, params))
         self.conn.commit()
+
+    def _superseded_error(self) -> DatabaseError:
+        """The fence of exactly once across hosts: the position is written only if it is
+        still what this process read, so of two copies of one capture (a host that lost its
+        lease and has not stopped its copy yet, beside the host that took over) only one
+        commits a batch; the other's batch is rolled back and this error ends that copy,
+        leaving the capture ENABLED for the one that goes on."""
+        self._superseded = ora(26666, f'"{self.name}"', ": another copy of it committed a batch "
+                                                         "meanwhile; this copy stops")
+        return self._superseded
 
     def _slot_busy(self, e: DatabaseError) -> int:
         now = time.monotonic()

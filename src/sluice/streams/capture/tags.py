@@ -6,6 +6,10 @@ that sets a tag (and rules that skip tagged LCRs) keeps changes from cycling bet
 databases.  ``conn.streams.set_tag(b"\\x02")`` / ``DBMS_STREAMS.SET_TAG(tag =>
 HEXTORAW('02'))`` sets it, ``GET_TAG`` reads it (NULL: no tag).
 
+A synchronous capture's triggers read the tag of the writer's session: on PostgreSQL
+the setting ``sluice.tag`` (hexadecimal), on SQLite the transaction's
+``SLUICE_SYNC_SESSION`` row (:mod:`.syncsqlite`).
+
 On a PostgreSQL source the tag must reach the log: a session setting is invisible to
 logical decoding, so it travels as a transactional message (``sluice.tag``) that the
 writing session puts into each transaction it makes — :func:`tag_transaction` (with the
@@ -15,6 +19,7 @@ every change after the message in that transaction its tag.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ora
@@ -22,6 +27,7 @@ from ..lcr import (COMPATIBLE_9_2, COMPATIBLE_10_1, COMPATIBLE_10_2, COMPATIBLE_
                    COMPATIBLE_11_2, COMPATIBLE_12_1, COMPATIBLE_12_2)
 from .context import CaptureContext
 from .pgsource import emit_tag
+from .syncsqlite import open_session
 
 if TYPE_CHECKING:
     from ...connection import Connection
@@ -73,6 +79,17 @@ class DbmsStreams:
 
 def tag_transaction(conn: "Connection", source_connection: Any) -> None:
     """Put the tag of ``conn``'s session (DBMS_STREAMS.SET_TAG) into the current transaction
-    of ``source_connection`` (psycopg, on the PostgreSQL source): the changes it makes next
-    in that transaction carry the tag — what an apply process does with its apply tag."""
-    emit_tag(source_connection, CaptureContext(conn).session_tag())
+    of ``source_connection``: the changes it makes next in that transaction carry the tag
+    — what an apply process does with its apply tag.
+
+    * psycopg, on a PostgreSQL source: a ``sluice.tag`` message for capture processes and
+      the transaction-local setting ``sluice.tag`` for synchronous captures' triggers;
+    * ``sqlite3``, on an SQLite store: the transaction's ``SLUICE_SYNC_SESSION`` row, which
+      the writer must delete before it commits
+      (:func:`sluice.streams.capture.syncsqlite.close_session`)."""
+    tag = CaptureContext(conn).session_tag()
+    if isinstance(source_connection, sqlite3.Connection):
+        open_session(source_connection, tag)
+        return
+    emit_tag(source_connection, tag)
+    source_connection.execute("SELECT set_config('sluice.tag', %s, true)", (tag.hex() if tag else "",))
