@@ -345,3 +345,57 @@ def test_a_duplicate_the_sender_did_not_expect_is_refused_then_skipped(sites):
     site.deliver(batch(2, 3))                    # 2 again, unexpected: refused, resent, skipped
     site.close()
     assert payloads(drain(b, "DST")) == [b"m1", b"m2", b"m3"]
+
+
+def _employees_table(sites, site: str) -> str:
+    """A table EMPLOYEES at ``site``: in an SQLite store "HR.EMPLOYEES"; on PostgreSQL a
+    table of the database, in a schema of the test's own.  Its owner's name."""
+    dsn = sites.dsn_of(site)
+    if dsn.startswith("sqlite"):
+        import sqlite3
+        raw = sqlite3.connect(dsn.removeprefix("sqlite:///"))
+        raw.execute('CREATE TABLE "HR.EMPLOYEES" (employee_id NUMBER, department_id NUMBER)')
+        raw.commit()
+        raw.close()
+        return "HR"
+    from ..conftest import pg_admin
+    schema = dsn.partition("?schema=")[2] + "_hr"
+    sites.schemas.append(schema)
+    with pg_admin() as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+        admin.execute(f'CREATE TABLE "{schema}".employees (employee_id numeric, department_id numeric)')
+    return schema.upper()
+
+
+def test_subset_rules_migrate_rows_during_propagation(sites):
+    """Seed 000 "Row Migration During Propagation": with ADD_SUBSET_PROPAGATION_RULES for
+    department_id = 50, an update moving an employee from 50 to 80 reaches the destination
+    as a DELETE, one from 80 to 50 as an INSERT; one staying out is not propagated."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    a.streams_adm.set_up_queue(queue_table="src_qt", queue_name="src")
+    b.streams_adm.set_up_queue(queue_table="dst_qt", queue_name="dst")
+    b.aqadm.add_subscriber("dst", sluice.Agent("APPLY"))
+    link(a, "dbs2", sites)
+    owner = _employees_table(sites, "dbs1")        # the subset rule needs the table ("must exist")
+    a.cursor().execute(f"""
+        BEGIN
+          DBMS_STREAMS_ADM.ADD_SUBSET_PROPAGATION_RULES(
+            table_name => '{owner}.employees', dml_condition => 'department_id = 50',
+            streams_name => 'dbs1_to_dbs2', source_queue_name => 'src',
+            destination_queue_name => 'dst@dbs2', source_database => 'dbs1');
+        END;""")
+    q = a.queue("SRC", "SYS.ANYDATA")
+
+    def update(emp, old, new):
+        return RowLCR.construct(source_database_name="dbs1", command_type="UPDATE", object_owner=owner,
+                                object_name="EMPLOYEES", transaction_id=f"1.{emp}.1",
+                                old_values={"EMPLOYEE_ID": emp, "DEPARTMENT_ID": old},
+                                new_values={"DEPARTMENT_ID": new})
+    for emp, old, new in ((1, 50, 80), (2, 80, 50), (3, 80, 90), (4, 50, 50)):
+        q.enqone(a.msgproperties(payload=update(emp, old, new)))
+    a.commit()
+    PropagationRunner(a).run_once(force=True)
+    got = {m.payload.get_value("OLD" if m.payload.get_command_type() == "DELETE" else "NEW",
+                               "EMPLOYEE_ID").access_number(): m.payload.get_command_type()
+           for m in drain(b, "DST", "APPLY", "SYS.ANYDATA")}
+    assert got == {1: "DELETE", 2: "INSERT", 4: "UPDATE"}

@@ -6,7 +6,8 @@ records of the source queue addressed to the destination — a Streams propagati
 subscriber, or a recipient ``Agent("S", "q@dbs2.net")`` given at enqueue (seed 003
 "Propagation to Remote Subscribers") — taken in the queue's order and locked.  For each
 message: the propagation's rule sets decide whether it goes (Table 6-1; a message they
-discard is consumed and not sent), a rule's ``STREAMS$_TRANSFORM_FUNCTION`` or the
+discard is consumed and not sent), a subset rule migrates the row (an UPDATE into or out
+of the subset becomes an INSERT or a DELETE), a rule's ``STREAMS$_TRANSFORM_FUNCTION`` or the
 subscriber's transformation changes it (seed 003 "Message Format Transformation"),
 its delay and expiration lose the time already spent, and its recipients there are the
 named ones or else the destination queue's subscribers.  The destination commits the
@@ -31,6 +32,7 @@ from ...errors import DatabaseError, ora
 from ...rules.engine.anydata import AnyData
 from ...routines import registered_function
 from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector
+from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
 from . import schedules as sched
 from . import spec as specs
@@ -259,6 +261,9 @@ def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, r
         verdict = evaluate_rule_sets(env.conn, message, spec.rule_set, spec.negative_rule_set)
         if not verdict.perform:
             return q.table.payload_type, _DISCARD
+        # seed 000 "Row Migration and Subset Rules": a subset rule's UPDATE becomes the
+        # INSERT or DELETE the destination's subset needs, before any transformation
+        message = migrate(message, verdict.rule)
         function = _transform_function(verdict.rule)
         if function is not None:
             message = _apply(function, message)
