@@ -399,3 +399,67 @@ def test_subset_rules_migrate_rows_during_propagation(sites):
                                "EMPLOYEE_ID").access_number(): m.payload.get_command_type()
            for m in drain(b, "DST", "APPLY", "SYS.ANYDATA")}
     assert got == {1: "DELETE", 2: "INSERT", 4: "UPDATE"}
+
+
+def test_sixteen_failures_disable_the_schedule_and_abort_the_propagation(sites):
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    a.propagation_adm.create_propagation("p", "src", "dst", "nowhere")
+    enqueue(a, "SRC", [b"kept"])
+    now = [time.time()]
+    runner = PropagationRunner(a, clock=lambda: now[0])
+    for n in range(16):
+        runner.run_once(force=True)
+        assert schedule(a)[0][2] == n + 1
+        now[0] += 30 * 2 ** n                     # the next try is due exactly then
+    assert schedule(a)[0][4] == "Y"
+    [(status, error)] = rows(a, "SELECT STATUS, ERROR_MESSAGE FROM DBA_PROPAGATION")
+    assert status == "ABORTED" and error.startswith("ORA-02019")
+    runner.run_once(force=True)
+    assert schedule(a)[0][2] == 16                 # disabled: not tried again
+    a.cursor().execute(f"CREATE DATABASE LINK nowhere USING '{sites.dsn_of('dbs2')}'")
+    make_queue(sites.open("dbs2"), "DST")
+    a.aqadm.enable_propagation_schedule(queue_name="src", destination="nowhere")
+    a.propagation_adm.start_propagation("p")
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert schedule(a)[0][1:3] == (1, 0)
+
+
+def test_cycle_avoidance_by_source_database(sites):
+    """A -> B and B -> A on ANYDATA queues: each site's propagation discards the LCRs whose
+    source database is the site it sends to (seed 001 "Directed Networks"), so nothing
+    circles: each site ends with its own change and the other's, once."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    for conn, other in ((a, "dbs2"), (b, "dbs1")):
+        conn.streams_adm.set_up_queue(queue_table="q_qt", queue_name="q")
+        conn.aqadm.add_subscriber("q", sluice.Agent("APPLY"))
+        link(conn, other, sites)
+        conn.rule_adm.create_rule("came_from_there", f":dml.get_source_database_name() = '{other.upper()}'",
+                                  STREAMS_EC)
+        conn.rule_adm.create_rule_set("not_back", STREAMS_EC)
+        conn.rule_adm.add_rule("came_from_there", "not_back")
+        conn.propagation_adm.create_propagation("out", "q", "q", other, negative_rule_set_name="not_back")
+    for conn, site in ((a, "dbs1"), (b, "dbs2")):
+        conn.queue("Q", "SYS.ANYDATA").enqone(conn.msgproperties(payload=RowLCR.construct(
+            source_database_name=site, command_type="INSERT", object_owner="HR", object_name="T",
+            new_values={"ID": 1})))
+        conn.commit()
+    for _ in range(3):
+        PropagationRunner(a).run_once(force=True)
+        PropagationRunner(b).run_once(force=True)
+    at_a = sorted(m.payload.get_source_database_name() for m in drain(a, "Q", "APPLY", "SYS.ANYDATA"))
+    at_b = sorted(m.payload.get_source_database_name() for m in drain(b, "Q", "APPLY", "SYS.ANYDATA"))
+    assert at_a == ["DBS1", "DBS2"] and at_b == ["DBS1", "DBS2"]
+
+
+def test_verify_queue_types_across_a_link(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "RAWQ")
+    make_queue(b, "JSONQ", payload="JSON")
+    link(a, "dbs2", sites)
+    assert a.aqadm.verify_queue_types(src_queue_name="src", dest_queue_name="rawq", destination="dbs2") == 1
+    assert a.aqadm.verify_queue_types(src_queue_name="src", dest_queue_name="jsonq", destination="dbs2") == 0
+    with pytest.raises(sluice.DatabaseError, match="ORA-02019"):
+        a.aqadm.verify_queue_types(src_queue_name="src", dest_queue_name="rawq", destination="nowhere")
+
