@@ -138,7 +138,7 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
         session.add_commit_work(sched.runtime_work(s))
         session.commit()
-        dest.clean = True          # acknowledged and let go: the next batch is all new
+        dest.acknowledge(batch)    # let go: the next batch is all new, and says so
         return len(batch.messages), nbytes
     except BaseException:
         _take_back(session, mark)

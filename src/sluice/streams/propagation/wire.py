@@ -59,6 +59,9 @@ class Batch:
     source_queue: str
     messages: list[Propagated] = field(default_factory=list)
     resend: bool = True
+    # ids of messages of earlier batches the source has let go since (committed its
+    # dequeue): they can never come again, so the destination drops their rows
+    acked: list[bytes] = field(default_factory=list)
 
 
 def to_json(batch: Batch) -> bytes:
@@ -72,14 +75,16 @@ def to_json(batch: Batch) -> bytes:
                      list(m.sender) if m.sender else None, m.recipients, m.group,
                      list(m.original_queue) if m.original_queue else None, m.enq_time])
     return json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
-                       "resend": batch.resend, "messages": msgs}, separators=(",", ":")).encode()
+                       "resend": batch.resend, "acked": [base64.b64encode(a).decode() for a in batch.acked],
+                       "messages": msgs}, separators=(",", ":")).encode()
 
 
 def from_json(body: bytes) -> Batch:
     """:raises: ORA-00600 (a malformed batch: nothing of it may be committed)."""
     try:
         doc = json.loads(body)
-        batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)))
+        batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)),
+                      acked=[base64.b64decode(a, validate=True) for a in doc.get("acked", ())])
         for row in doc["messages"]:
             (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
              group, oq, enq_time) = row
@@ -103,7 +108,7 @@ def split(batch: Batch, max_bytes: int) -> list[Batch]:
     request limit), cut between source transactions where one allows it; a message
     larger than that goes alone."""
     out: list[Batch] = []
-    current = Batch(batch.source_site, batch.source_queue, resend=batch.resend)
+    current = Batch(batch.source_site, batch.source_queue, resend=batch.resend, acked=batch.acked)
     size = 0
     for i, m in enumerate(batch.messages):
         cost = 4 * m.size // 3 + 300 + len(m.recipients or ()) * 40
