@@ -466,3 +466,19 @@ def test_verify_queue_types_across_a_link(sites):
     with pytest.raises(sluice.DatabaseError, match="ORA-02019"):
         a.aqadm.verify_queue_types(src_queue_name="src", dest_queue_name="rawq", destination="nowhere")
 
+
+def test_the_propagating_user_needs_dequeue_on_the_source(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    a.cursor().execute("CREATE USER mover IDENTIFIED BY m")
+    a.cursor().execute("GRANT CREATE SESSION TO mover")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    a.cursor().execute(f"CREATE PUBLIC DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+    enqueue(a, "SRC", [b"x"])
+    mover = sites.open("dbs1", user="mover", password="m")
+    PropagationRunner(mover).run_once(force=True)
+    assert schedule(a)[0][3].startswith("ORA-01031")
+    a.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="src", grantee="mover")
+    assert PropagationRunner(mover, clock=lambda: time.time() + 31).run_once(force=True) == 1
+

@@ -82,6 +82,8 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
     result = RunResult()
     try:
         q = ctx.catalog.queue_by_key((s.qschema, s.qname))
+        if not ctx.authz.has_queue_privilege(q, "DEQUEUE"):   # the propagating session's user
+            raise ora(1031)
         dest = env.destination(s)
         routes = _routes(ctx, q)
         while result.batches < env.max_batches:
