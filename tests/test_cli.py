@@ -87,6 +87,7 @@ COMMANDS = {
     "serve": lambda dsn: ["--dsn", dsn, "serve", "--port", "0"],
     "demo": lambda dsn: ["demo", "--dsn", dsn],
     "run": lambda dsn: ["--dsn", dsn, "run"],
+    "compare": lambda dsn: ["compare", "HR.EMP", "--source", dsn, "--target", dsn],
 }
 IDAP = {  # a servlet that is not there
     "send": ["idap", "--url", "http://127.0.0.1:1", "--agent", "a", "--agent-password", "p", "send", "Q", "x"],

@@ -10,6 +10,8 @@
     sluice idap --agent john --agent-password welcome send AQUSER.RAW_MSGQ 'hi'   its client
     sluice run [DSN]                     the process host: the store's enabled Streams processes
     sluice demo
+    sluice compare hr.employees --source postgresql://… --target sqlite:///replica.db
+                                         a table against its replica, row by row
 
 The DSN comes from ``--dsn`` or the ``SLUICE_DSN`` environment variable.
 
@@ -361,16 +363,20 @@ def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float)
     def on_signal(signum: int, _frame: Any) -> None:
         logging.getLogger("sluice.host").info("%s: stopping", signal.Signals(signum).name)
         stop.set()
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        host.start()
-    except Error as e:
-        _fail(e)
-    while not stop.wait(0.5):
-        if not host.alive:                   # its supervisor failed (logged)
-            break
-    sys.exit(0 if host.stop() and stop.is_set() else 1)
+        try:
+            host.start()
+        except Error as e:
+            _fail(e)
+        while not stop.wait(0.5):
+            if not host.alive:                   # its supervisor failed (logged)
+                break
+        clean = host.stop()
+    finally:                                     # a caller in-process gets its handlers back
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    sys.exit(0 if clean and stop.is_set() else 1)
 
 
 def _check_listen(host: str, port: int) -> None:
@@ -398,6 +404,44 @@ def demo(demo_dsn: str) -> None:
         run_demo(demo_dsn, click.echo)
     except Error as e:
         _fail(e)
+
+
+@main.command()
+@click.argument("source_table")
+@click.argument("target_table", required=False)
+@click.option("--source", "source_dsn", required=True,
+              help="The source database: postgresql://…[?schema=…] or sqlite:///file.db")
+@click.option("--target", "target_dsn", required=True, help="The replica's database, the same way.")
+@click.option("--where", default=None, help="Compare only the source rows this SQL predicate selects "
+                                            "(the subset a subset rule replicates).")
+@click.option("--key", default=None, help="Key columns, comma-separated (default: the primary key).")
+@click.option("--max-rows", default=50, show_default=True, help="Differing rows to list.")
+def compare(source_table: str, target_table: str | None, source_dsn: str, target_dsn: str,
+            where: str | None, key: str | None, max_rows: int) -> None:
+    """Compare OWNER.TABLE with its replica row by row (like DBMS_COMPARISON); exit status 2
+    when rows differ."""
+    from .names import split_qualified
+    from .streams.apply.compare import compare as run_compare
+    from .streams.apply.target import open_target
+    s_owner, s_name = split_qualified(source_table, "SLUICE", "table name")
+    t_owner, t_name = split_qualified(target_table or source_table, "SLUICE", "table name")
+    source = open_target(source_dsn, "", None, None)
+    try:
+        target = open_target(target_dsn, "", None, None)
+        try:
+            result = run_compare(source, s_owner, s_name, target, t_owner, t_name, where=where,
+                                 key_columns=[k.strip().upper() for k in key.split(",")] if key else None)
+        finally:
+            target.close()
+    finally:
+        source.close()
+    click.echo(f"{s_owner}.{s_name}: {result.source_rows} rows; replica {t_owner}.{t_name}: "
+               f"{result.target_rows} rows; {len(result.differences)} differing")
+    if result.consistent:
+        return
+    _print_table(["DIFFERENCE", *result.key, "COLUMNS"],
+                 [(d.kind, *d.key, ", ".join(d.columns())) for d in result.differences[:max_rows]])
+    sys.exit(2)
 
 
 def _add_idap() -> None:

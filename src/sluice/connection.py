@@ -306,6 +306,18 @@ class Connection:
             if qt.payload_type == qualified_name:
                 raise ora(2303)
 
+    def execute_dml(self, sql: str, binds: dict | None) -> int:
+        """INSERT / UPDATE / DELETE / MERGE on the store's database, in this session's
+        transaction; the rows changed.  Changes a synchronous capture captures carry the
+        session's DBMS_STREAMS tag."""
+        ctx = self.context
+        ctx.check_open()
+        with self._lock:
+            count = ctx.session.execute_dml(sql, binds, self.streams.get_tag())
+        if self.autocommit:
+            self.commit()
+        return count
+
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self.context.check_open()
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql))

@@ -145,12 +145,10 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1428: (DataError, "argument '{0}' is out of range"),
     1465: (DataError, "invalid hex number"),
     1481: (DataError, "invalid number format model"),
-    1476: (DataError, "divisor is equal to zero"),
     1740: (ProgrammingError, "missing double quote in identifier"),
     1741: (ProgrammingError, "illegal zero-length identifier"),
     1742: (ProgrammingError, "comment not properly terminated"),
     1756: (ProgrammingError, "quoted string not properly terminated"),
-    1861: (DataError, "literal does not match format string"),
     # users, privileges, agents (sluice.security)
     990: (ProgrammingError, "missing or invalid privilege: {0}"),
     1017: (ProgrammingError, "invalid username/password; logon denied"),
@@ -172,6 +170,11 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25224: (ProgrammingError, "sender name must be specified for enqueue into secure queues"),
     # the database server (PostgreSQL backend): reachability, lost connections, lock waits
     54: (OperationalError, "resource busy and acquire with NOWAIT specified or timeout expired"),
+    # DML on the store's database (StoreSession.execute_dml): constraint violations
+    1: (IntegrityError, "unique constraint ({0}) violated"),
+    1400: (IntegrityError, "cannot insert NULL into ({0})"),
+    2290: (IntegrityError, "check constraint ({0}) violated"),
+    2291: (IntegrityError, "integrity constraint ({0}) violated - parent key not found"),
     20: (OperationalError, "maximum number of processes ({0}) exceeded"),
     1013: (OperationalError, "user requested cancel of current operation"),
     1086: (ProgrammingError, "savepoint '{0}' never established in this session or is invalid"),
@@ -269,7 +272,6 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     26667: (ProgrammingError, "invalid STREAMS parameter {0}"),
     26701: (ProgrammingError, "STREAMS process {0} does not exist"),
     # database links and propagation (sluice.streams.propagation)
-    1: (IntegrityError, "unique constraint ({0}) violated"),
     2011: (IntegrityError, "duplicate database link name"),
     2019: (ProgrammingError, "connection description for remote database not found"),
     2024: (ProgrammingError, "database link not found"),
@@ -289,7 +291,15 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
                               "following reason: {2}"),
     # DBMS_STREAMS_ADM rule generation, apply processes (sluice.streams.rulegen, .apply)
     1435: (ProgrammingError, "user does not exist: {0}"),
-    23605: (ProgrammingError, 'invalid value "{0}" for STREAMS parameter {1}'),
+    # apply processes: applying, conflicts, the error queue (sluice.streams.apply)
+    26687: (ProgrammingError, "no instantiation SCN provided for {0} in source database {1}"),
+    26688: (ProgrammingError, "missing key in LCR: {0}"),
+    26714: (DatabaseError, "User error encountered while applying: {0}"),
+    26786: (DatabaseError, "A row with key {0} exists but has conflicting column(s) {1} in table {2}"),
+    26787: (DatabaseError, "The row with key {0} does not exist in table {1}"),
+    26788: (ProgrammingError, "The column {0} does not exist in the table {1}"),
+    26693: (ProgrammingError, "invalid conflict handler: {0}"),
+    26673: (ProgrammingError, "invalid apply error: {0}"),
 }
 
 

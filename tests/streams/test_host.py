@@ -26,8 +26,10 @@ from tests.streams.hostkit import TestKind, hosted, wait_for
 
 
 def host_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith(("sluice-host", "sluice-testproc",
-                                                                     "sluice-capture"))]
+    """The threads hosts start: their supervisors and one per process run."""
+    prefixes = ("sluice-host-", "sluice-testproc-", "sluice-goodproc-", "sluice-badproc-",
+                *(f"sluice-{k.name.lower()}-" for k in kinds()))
+    return [t for t in threading.enumerate() if t.name.startswith(prefixes)]
 
 
 @pytest.fixture

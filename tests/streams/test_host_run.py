@@ -93,6 +93,27 @@ def test_sigint_stops_an_idle_host_with_status_0(tmp_path):
     assert "SIGINT: stopping" in log_of(log) and "Traceback" not in log_of(log)
 
 
+def test_stop_and_start_capture_obeyed_by_a_host_in_another_process(env, tmp_path):
+    """STOP_CAPTURE / START_CAPTURE in this process; ``sluice run`` in another obeys within
+    a second (SQLite: the shared catalog counter; PostgreSQL: NOTIFY)."""
+    start_capture(env)
+    log = str(tmp_path / "host.log")
+    child = spawn_host(env.dsn, log)
+    try:
+        started(child, log)
+        wait_for(lambda: runner(env) == child.pid, 30)
+        env.conn.capture_adm.stop_capture(capture_name="CAP")
+        stopped = wait_for(lambda: not hosted(env.conn), 5)
+        env.conn.capture_adm.start_capture(capture_name="CAP")
+        restarted = wait_for(lambda: runner(env) == child.pid, 5)
+        print(f"obeyed in another process: STOP {stopped:.2f} s, START {restarted:.2f} s")
+        assert stopped < 2.0 and restarted < 2.0    # "within a second", on a busy machine
+    finally:
+        stop_all([child], [log])
+    text = log_of(log)      # the capture saw the catalog change itself, or the host told it
+    assert text.count("sluice.capture.CAP: started") == 2 and text.count("sluice.capture.CAP: stopped") == 2
+
+
 def test_sigterm_stops_sluice_run_cleanly_without_loss(env, tmp_path):
     table = start_capture(env)
     log = str(tmp_path / "host.log")

@@ -146,6 +146,11 @@ def test_messaging_client_dequeues_what_its_rules_accept_migrated(world):
                    ("REGIONS", "DELETE", {}, {"REGION_ID": 2, "REGION_NAME": "b"})]
     with pytest.raises(DatabaseError, match="ORA-26701"):
         msg.dequeue("streams_queue", "nobody", wait=0)
+    # REMOVE_RULE with rule_name NULL removes its rules; with none left the client is dropped
+    adm.remove_rule(None, "dequeue", "mc")
+    assert rows(conn, "SELECT * FROM dba_streams_message_consumers") == []
+    q = conn.context.catalog.queue("streams_queue")
+    assert "MC" not in [s.name for s in conn.context.catalog.subscribers(q)]
 
 
 def test_message_rules_share_the_types_evaluation_context(world):
@@ -269,3 +274,40 @@ def test_a_generated_name_already_taken_is_skipped(world):
         conn.rule_adm.create_rule(f"locations{n}", ":dml.get_object_name() = 'X'")
     dml, _ = conn.streams_adm.add_table_rules("hr.locations", "apply", "apply")
     assert re.fullmatch(r"SLUICE\.LOCATIONS\d+", dml) and int(dml.split("LOCATIONS")[1]) > 3
+
+
+def test_global_rules_are_named_after_the_database(world):
+    conn = world.conn
+    conn.cursor().execute("ALTER DATABASE RENAME GLOBAL_NAME TO site1.example.com")
+    dml, _ = conn.streams_adm.add_global_rules("apply", "apply")
+    assert re.fullmatch(r"SLUICE\.SITE1\d+", dml)
+    dml, _ = conn.streams_adm.add_global_rules("apply", "apply", source_database="dbs2.net")
+    assert re.fullmatch(r"SLUICE\.DBS2\d+", dml)
+
+
+def test_messaging_client_through_plsql(world):
+    conn = world.conn
+    conn.streams_adm.add_table_rules("hr.emp", "dequeue", "mc")
+    cur = conn.cursor()
+    for name in ("X", "EMP"):
+        conn.streams_messaging.enqueue("streams_queue", lcr(name, new={"id": 1}))
+    conn.commit()
+    cur.execute("""DECLARE payload ANYDATA; msgid RAW(16);
+      BEGIN
+        DBMS_STREAMS_MESSAGING.DEQUEUE(queue_name => 'streams_queue', streams_name => 'mc',
+          payload => payload, navigation => 'FIRST MESSAGE', wait => DBMS_STREAMS_MESSAGING.NO_WAIT,
+          msgid => msgid);
+        DBMS_OUTPUT.PUT_LINE(payload.GET_OBJECT_NAME() || ' ' || payload.GET_COMMAND_TYPE());
+        COMMIT;
+      END;""")
+    assert cur.output == ["EMP INSERT"]
+
+
+def test_user_and_all_views(world):
+    conn = world.conn
+    conn.streams_adm.add_table_rules("hr.a", "apply", "ap", include_ddl=True)
+    assert len(rows(conn, "SELECT rule_name, rule_condition FROM user_rules")) == 2
+    assert len(rows(conn, "SELECT rule_set_name FROM user_rule_sets")) == 1
+    assert len(rows(conn, "SELECT rule_name FROM user_rule_set_rules")) == 2
+    assert rows(conn, "SELECT * FROM all_streams_table_rules") == rows(conn, "SELECT * FROM dba_streams_table_rules")
+    assert rows(conn, "SELECT apply_name FROM all_apply") == [{"APPLY_NAME": "AP"}]

@@ -18,7 +18,7 @@ from tests.streams.test_rulegen_conditions import norm, printed
 
 TEXT = SEED.read_text()
 STREAMS_BLOCKS = sorted(n for n, b in BLOCKS.items() if "DBMS_STREAMS_ADM" in b)
-CAPTURE_BLOCKS, PROPAGATION_BLOCKS = [461, 504], [556]
+CAPTURE_BLOCKS = [461, 504]
 CREATE_TYPE = TEXT[TEXT.index("CREATE TYPE strmadmin.region_pri_msg AS OBJECT("):]
 CREATE_TYPE = CREATE_TYPE[:CREATE_TYPE.index("\n/\n")] + "\n/\n"
 
@@ -39,14 +39,15 @@ def run_file(dsn: str, tmp_path, text: str):
 
 def make_regions(env) -> None:
     """hr.regions, which the subset block needs ("the table must exist"): on PostgreSQL a
-    table of schema hr in the store's database; in an SQLite store the table "HR.REGIONS"."""
+    table of schema hr in the store's database; in an SQLite store (no schemas) the file's
+    table regions."""
     if env.dsn.startswith("postgresql"):
         env.pg.execute("CREATE SCHEMA IF NOT EXISTS hr")
         env.pg.execute("CREATE TABLE IF NOT EXISTS hr.regions (region_id numeric, region_name text)")
     else:
         import sqlite3
         raw = sqlite3.connect(env.dsn.removeprefix("sqlite:///"))
-        raw.execute('CREATE TABLE "HR.REGIONS" (region_id NUMBER, region_name VARCHAR2(25))')
+        raw.execute("CREATE TABLE regions (region_id NUMBER, region_name VARCHAR2(25))")
         raw.commit()
         raw.close()
 
@@ -70,10 +71,9 @@ def rows(conn, sql: str) -> list[dict]:
 
 
 def seeded(world, tmp_path) -> None:
-    r = run_file(world.dsn, tmp_path, CREATE_TYPE + "\n" +
-                 script(*[n for n in STREAMS_BLOCKS if n not in PROPAGATION_BLOCKS]))
+    r = run_file(world.dsn, tmp_path, CREATE_TYPE + "\n" + script(*STREAMS_BLOCKS))
     assert r.exit_code == 0, r.output
-    assert r.output.count("PL/SQL procedure successfully completed.") == len(STREAMS_BLOCKS) - 1
+    assert r.output.count("PL/SQL procedure successfully completed.") == len(STREAMS_BLOCKS)
 
 
 def test_every_streams_adm_block_runs_from_a_script(world, tmp_path):
@@ -82,10 +82,11 @@ def test_every_streams_adm_block_runs_from_a_script(world, tmp_path):
     by_client = {}
     for r in rows(conn, "SELECT * FROM dba_streams_rules ORDER BY rule_name"):
         by_client.setdefault((r["STREAMS_TYPE"], r["STREAMS_NAME"], r["RULE_SET_TYPE"]), []).append(r)
-    # 461: DML + DDL, 504: DML + DDL (capture); apply: 626, 652, 725 (3), 1069 positive, 1095
-    # negative; 995 apply_msg; 971 msg_client; 1153: DML + DDL for apply_02
+    # 461: DML + DDL, 504: DML + DDL (capture); 556: DML + DDL (propagation); apply: 626, 652,
+    # 725 (3), 1069 positive, 1095 negative; 995 apply_msg; 971 msg_client; 1153: DML + DDL
     assert {k: len(v) for k, v in by_client.items()} == {
         ("CAPTURE", "CAPTURE", "POSITIVE"): 2, ("CAPTURE", "CAPTURE_002", "POSITIVE"): 2,
+        ("PROPAGATION", "DBS1_TO_DBS2", "POSITIVE"): 2,
         ("APPLY", "APPLY", "POSITIVE"): 6, ("APPLY", "APPLY", "NEGATIVE"): 1,
         ("APPLY", "APPLY_MSG", "POSITIVE"): 1, ("DEQUEUE", "MSG_CLIENT", "POSITIVE"): 1,
         ("APPLY", "APPLY_02", "POSITIVE"): 2}
@@ -118,8 +119,9 @@ def test_every_streams_adm_block_runs_from_a_script(world, tmp_path):
     assert all(re.fullmatch(r"RULESET\$_\d+", c["RULE_SET_NAME"]) for c in capture)
     # the level views
     assert len(rows(conn, "SELECT * FROM dba_streams_global_rules")) == 4
-    assert rows(conn, "SELECT schema_name, rule_type FROM dba_streams_schema_rules") == \
-        [{"SCHEMA_NAME": "HR", "RULE_TYPE": "DML"}]
+    assert sorted((r["STREAMS_TYPE"], r["SCHEMA_NAME"], r["RULE_TYPE"]) for r in rows(
+        conn, "SELECT streams_type, schema_name, rule_type FROM dba_streams_schema_rules")) == [
+        ("APPLY", "HR", "DML"), ("PROPAGATION", "HR", "DDL"), ("PROPAGATION", "HR", "DML")]
     subset = rows(conn, "SELECT subsetting_operation, dml_condition FROM dba_streams_table_rules "
                         "WHERE dml_condition IS NOT NULL ORDER BY subsetting_operation")
     assert subset == [{"SUBSETTING_OPERATION": op, "DML_CONDITION": "region_id=2"}
@@ -138,11 +140,24 @@ def test_every_streams_adm_block_runs_from_a_script(world, tmp_path):
                     "RULE_SET_EVAL_CONTEXT_NAME": "STREAMS$_EVALUATION_CONTEXT"}]
 
 
-def test_propagation_block_waits_for_propagations_and_leaves_nothing(world, tmp_path):
+def test_the_propagation_block_creates_the_propagation_with_the_seeds_rules(world, tmp_path):
+    """556: "Schema Rule Example" — a propagation from streams_queue to streams_queue@dbs2.net
+    with a positive rule set holding the two rules the seed prints."""
     r = run_file(world.dsn, tmp_path, script(556))
-    assert r.exit_code == 1 and "propagations are not built" in r.output
-    assert rows(world.conn, "SELECT * FROM dba_rules") == []
-    assert rows(world.conn, "SELECT * FROM dba_rule_sets") == []
+    assert r.exit_code == 0, r.output
+    conn = world.conn
+    prop, = rows(conn, "SELECT propagation_name, destination_dblink, rule_set_name, negative_rule_set_name "
+                       "FROM dba_propagation")
+    assert prop["PROPAGATION_NAME"] == "DBS1_TO_DBS2" and prop["DESTINATION_DBLINK"] == "DBS2.NET"
+    assert re.fullmatch(r"RULESET\$_\d+", prop["RULE_SET_NAME"]) and prop["NEGATIVE_RULE_SET_NAME"] is None
+    cond = {r["RULE_TYPE"]: r["RULE_CONDITION"] for r in rows(
+        conn, "SELECT rule_type, rule_condition FROM dba_streams_rules WHERE streams_type = 'PROPAGATION'")}
+    assert norm(cond["DML"]) == norm(printed("Here is the rule condition used by the row LCR rule:", 2))
+    assert norm(cond["DDL"]) == norm(printed("Here is the rule condition used by the DDL LCR rule:", 3))
+    hr_row = RowLCR.construct("dbs1.net", "INSERT", "HR", "COUNTRIES", new_values={"c": 1})
+    assert evaluate_rule_sets(conn, hr_row, prop["RULE_SET_NAME"]).perform
+    oe_row = RowLCR.construct("dbs1.net", "INSERT", "OE", "INVENTORIES", new_values={"c": 1})
+    assert not evaluate_rule_sets(conn, oe_row, prop["RULE_SET_NAME"]).perform
 
 
 def lcr(name, command="INSERT", old=None, new=None, tag=None, source="dbs1.net", owner="HR"):
@@ -199,9 +214,8 @@ def test_the_blocks_run_through_cursor_execute(world):
     cur = conn.cursor()
     cur.execute(CREATE_TYPE.rstrip().rstrip("/"))
     for n in STREAMS_BLOCKS:
-        if n not in PROPAGATION_BLOCKS:
-            cur.execute(BLOCKS[n])
-    assert len(rows(conn, "SELECT rule_name FROM dba_streams_rules")) == 15
+        cur.execute(BLOCKS[n])
+    assert len(rows(conn, "SELECT rule_name FROM dba_streams_rules")) == 17
     # OUT values: the generated names
     cur.execute("""DECLARE d VARCHAR2(100); l VARCHAR2(100);
       BEGIN DBMS_STREAMS_ADM.ADD_TABLE_RULES(table_name => 'hr.employees', streams_type => 'apply',

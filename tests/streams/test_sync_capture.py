@@ -147,8 +147,10 @@ def test_every_subscriber_gets_the_lcr(senv):
     senv.conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY2"))
     _create(senv, "emp")
     senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
-    rows = senv.view("SELECT CONSUMER_NAME, MSG_ID, MSG_STATE FROM AQ$STRM_QT ORDER BY CONSUMER_NAME")
+    rows = senv.view("SELECT CONSUMER_NAME, MSG_ID, MSG_STATE, SENDER_NAME, DELIVERY_MODE, ENQ_USER_ID "
+                     "FROM AQ$STRM_QT ORDER BY CONSUMER_NAME")
     assert [r["CONSUMER_NAME"] for r in rows] == ["APPLY1", "APPLY2"]
+    assert {(r["SENDER_NAME"], r["DELIVERY_MODE"], r["ENQ_USER_ID"]) for r in rows} == {("SC", "PERSISTENT", "SLUICE")}
     assert rows[0]["MSG_ID"] == rows[1]["MSG_ID"] and {r["MSG_STATE"] for r in rows} == {"READY"}
     senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
     rows = senv.view("SELECT MSG_ID, LOCAL_ORDER_NO FROM AQ$STRM_QT")
@@ -512,3 +514,183 @@ def test_prepare_sync_instantiation(senv):
     assert [lcr.get_scn() > scn for lcr in senv.dequeue_all()] == [False, True]
     with pytest.raises(sluice.DatabaseError, match="ORA-00942"):
         senv.conn.capture_adm.prepare_sync_instantiation(f"{senv.owner}.emp, {senv.owner}.nope")
+
+
+def test_odd_names(senv):
+    """Names that need quoting: a table and columns with blanks, quotes and $."""
+    if senv.sqlite:
+        senv.writer.execute('CREATE TABLE "odd tab" ("id" INTEGER PRIMARY KEY, "it\'s" TEXT, "a""b$" INTEGER)')
+        owner, table = "HR", "ODD TAB"
+    else:
+        senv.writer.execute(f'CREATE TABLE {senv.schema}."odd tab" (id integer PRIMARY KEY, "it\'s" text, "a""b$" integer)')
+        owner, table = senv.owner, "ODD TAB"     # (its Oracle name: lower case folds to upper)
+    adm = senv.conn.rule_adm
+    adm.create_rule_set(rule_set_name="ODD_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="ODD_R", condition=(
+        f":dml.get_object_owner() = '{owner}' and :dml.get_object_name() = '{table}'"))
+    adm.add_rule(rule_name="ODD_R", rule_set_name="ODD_RS")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="ODD", rule_set_name="ODD_RS")
+    name = '"odd tab"' if senv.sqlite else f'{senv.schema}."odd tab"'
+    senv.sql(f"INSERT INTO {name} VALUES (1, 'x', 2)")
+    (lcr,) = senv.dequeue_all()
+    assert lcr.get_object_name() == table
+    assert {k: v[1] for k, v in _values(lcr, "NEW").items()} == {"ID": 1, "IT'S": "x", 'A"B$': 2}
+
+
+def test_add_table_rules_and_add_subset_rules_with_sync_capture(senv):
+    """DBMS_STREAMS_ADM.ADD_TABLE_RULES / ADD_SUBSET_RULES(streams_type => 'sync_capture'),
+    as an administrator writes them: the capture is created, the rules generated, the
+    tables captured; the subset rules migrate rows."""
+    senv.create_table("emp")
+    senv.create_table("regions", "id INTEGER PRIMARY KEY, region_id INTEGER, region_name TEXT")
+    o = senv.owner
+    cur = senv.conn.cursor()
+    cur.execute(f"""BEGIN
+      DBMS_STREAMS_ADM.ADD_TABLE_RULES(
+        table_name   => '{o}.emp',
+        streams_type => 'sync_capture',
+        streams_name => 'sync_capture',
+        queue_name   => 'strm_q');
+      DBMS_STREAMS_ADM.ADD_SUBSET_RULES(
+        table_name    => '{o}.regions',
+        dml_condition => 'region_id=2',
+        streams_type  => 'sync_capture',
+        streams_name  => 'sync_capture',
+        queue_name    => 'strm_q');
+    END;""")
+    assert {r["TABLE_NAME"] for r in senv.view("SELECT * FROM DBA_SYNC_CAPTURE_TABLES")} == {"EMP", "REGIONS"}
+    t, r = senv.table("emp"), senv.table("regions")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)", f"INSERT INTO {r} VALUES (1, 5, 'x')",
+             f"UPDATE {r} SET region_id = 2 WHERE id = 1", f"UPDATE {r} SET region_id = 3 WHERE id = 1")
+    got = [(lcr.get_object_name(), lcr.get_command_type()) for lcr in senv.dequeue_all()]
+    assert got == [("EMP", "INSERT"), ("REGIONS", "INSERT"), ("REGIONS", "DELETE")]
+
+
+@pytest.mark.parametrize("dsn", ["sqlite"], indirect=True)
+def test_sqlite_owner_qualified_table_names(senv):
+    """SQLite: ``SCOTT.DEPT`` is the table named "SCOTT.DEPT" when the file has one (Sluice's
+    own naming there); a queue table is never a captured table."""
+    senv.writer.execute('CREATE TABLE "SCOTT.DEPT" (id INTEGER PRIMARY KEY, name TEXT, dept INTEGER)')
+    adm = senv.conn.rule_adm
+    adm.create_rule_set(rule_set_name="Q_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="Q_R", condition=(
+        ":dml.get_object_owner() = 'SCOTT' and :dml.get_object_name() = 'DEPT'"))
+    adm.add_rule(rule_name="Q_R", rule_set_name="Q_RS")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="Q", rule_set_name="Q_RS")
+    senv.sql('INSERT INTO "SCOTT.DEPT" VALUES (1, \'d\', 1)')
+    assert [(lcr.get_object_owner(), lcr.get_object_name()) for lcr in senv.dequeue_all()] == [("SCOTT", "DEPT")]
+    adm.create_rule(rule_name="QT_R", condition=(
+        ":dml.get_object_owner() = 'SLUICE' and :dml.get_object_name() = 'STRM_QT'"))
+    with pytest.raises(sluice.DatabaseError, match="ORA-00942"):
+        adm.add_rule(rule_name="QT_R", rule_set_name="Q_RS")
+
+
+def test_registrations_are_notified(senv):
+    """Seed 003 "Asynchronous Notifications": a consumer's registration hears of the LCRs
+    a trigger enqueued for it (the trigger writes the notification outbox rows)."""
+    from tests.conftest import wait_until
+    senv.conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY2"))
+    got = []
+    senv.conn.subscribe(name="STRM_Q:APPLY1", callback=got.append)
+    _create(senv, "emp")
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)", f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
+    assert wait_until(lambda: len(got) == 2, timeout=10)
+    ids = [r["MSG_ID"] for r in senv.view("SELECT MSG_ID FROM AQ$STRM_QT WHERE CONSUMER_NAME = 'APPLY1' "
+                                          "ORDER BY LOCAL_ORDER_NO")]
+    assert [m.msgid.hex().upper() for m in got] == ids and {m.consumer_name for m in got} == {"APPLY1"}
+
+
+def test_changes_made_by_sluice_are_captured(senv):
+    """A Sluice session's INSERT / UPDATE / DELETE run in its transaction: committed with its
+    enqueues, captured with its DBMS_STREAMS tag and transaction id; rolled back, nothing."""
+    _create(senv, "emp", tagged=True)
+    t = senv.table("emp")
+    cur = senv.conn.cursor()
+    cur.execute(f"INSERT INTO {t} VALUES (:1, :2, :3)", [1, "a", 1])
+    assert cur.rowcount == 1
+    cur.execute(f"INSERT INTO {t} VALUES (:id, 'b', 2)", {"id": 2})
+    cur.execute(f"UPDATE {t} SET dept = 9")
+    assert cur.rowcount == 2
+    assert cur.execute(f"SELECT COUNT(*) FROM {t} WHERE dept = 9").fetchone() == (2,)   # its own changes
+    senv.conn.queue("STRM_Q").enqone(senv.conn.msgproperties(payload={"app": 1}))
+    senv.conn.commit()
+    cur.execute(f"DELETE FROM {t} WHERE id = 2")
+    senv.conn.rollback()                                      # nothing of it is captured
+    senv.conn.streams.set_tag(b"\x05")
+    cur.execute(f"DELETE FROM {t} WHERE id = 1")
+    senv.conn.commit()
+    got = senv.dequeue_all()
+    lcrs = [p for p in got if not isinstance(p, dict)]
+    assert [(lcr.get_command_type(), lcr.get_tag()) for lcr in lcrs] == \
+        [("INSERT", None), ("INSERT", None), ("UPDATE", None), ("UPDATE", None), ("DELETE", b"\x05")]
+    assert len({lcr.get_transaction_id() for lcr in lcrs[:4]}) == 1
+    assert {"app": 1} in got
+    assert senv.writer.execute(f"SELECT id FROM {t}").fetchall() == [(2,)]
+
+
+def test_a_failed_sluice_statement_is_undone_alone(senv):
+    _create(senv, "emp")
+    t = senv.table("emp")
+    cur = senv.conn.cursor()
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    with pytest.raises(sluice.IntegrityError, match="ORA-00001"):
+        cur.execute(f"INSERT INTO {t} VALUES (1, 'again', 1)")
+    with pytest.raises(sluice.DatabaseError, match="ORA-00942"):
+        cur.execute("INSERT INTO no_such_table VALUES (1)")
+    cur.execute(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    senv.conn.commit()
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 2]
+
+
+def test_sluice_dml_and_savepoints(senv):
+    """A savepoint (sluice.connection.savepoint) takes back the DML made since it, whether
+    the transaction had DML before it or not."""
+    from sluice.connection import rollback_to_savepoint, savepoint
+    _create(senv, "emp")
+    t = senv.table("emp")
+    cur = senv.conn.cursor()
+    before_any = savepoint(senv.conn)
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'gone', 1)")
+    rollback_to_savepoint(senv.conn, before_any)
+    cur.execute(f"INSERT INTO {t} VALUES (2, 'kept', 1)")
+    mark = savepoint(senv.conn)
+    cur.execute(f"INSERT INTO {t} VALUES (3, 'gone', 1)")
+    rollback_to_savepoint(senv.conn, mark)
+    senv.conn.commit()
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [2]
+    assert senv.writer.execute(f"SELECT id FROM {t}").fetchall() == [(2,)]
+
+
+@pytest.mark.parametrize("dsn", ["sqlite"], indirect=True)
+def test_sqlite_immediate_enqueue_under_dml_is_refused(senv):
+    """SQLite has one writer: while a session's DML holds the write transaction, an
+    IMMEDIATE enqueue (a transaction of its own) would wait for it forever; it is refused
+    and the session's transaction goes on."""
+    _create(senv, "emp")
+    cur = senv.conn.cursor()
+    cur.execute(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
+    q = senv.conn.queue("STRM_Q")
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    with pytest.raises(sluice.NotSupportedError, match="IMMEDIATE"):
+        q.enqone(senv.conn.msgproperties(payload={"now": 1}))
+    senv.conn.commit()
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
+
+
+@pytest.mark.parametrize("dsn", ["sqlite"], indirect=True)
+def test_sqlite_dml_transaction_ends_in_another_thread(senv):
+    """A connection shared by threads: its DML transaction may end in another thread (the
+    write transaction is SQLite's, not a mutex of the thread that began it)."""
+    import threading
+    _create(senv, "emp")
+    senv.conn.cursor().execute(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")
+    done = threading.Thread(target=senv.conn.commit)
+    done.start()
+    done.join()
+    other = sluice.connect(senv.dsn)            # the store is free for other writers
+    try:
+        other.cursor().execute(f"INSERT INTO {senv.table('emp')} VALUES (2, 'b', 1)")
+        other.commit()
+    finally:
+        other.close()
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 2]

@@ -231,6 +231,9 @@ def execute(conn: Any, text: str, binds: dict | None = None) -> StatementResult:
         columns, rows = conn.query(_strip_terminator(text), binds or {})
         rows = [tuple(r) for r in rows]
         return StatementResult("query", list(columns), rows, len(rows))
+    if first in ("INSERT", "UPDATE", "DELETE", "MERGE") and hasattr(conn, "execute_dml"):
+        count = conn.execute_dml(_strip_terminator(text), binds or {})
+        return StatementResult("dml", rowcount=count)
     if first in ("COMMIT", "ROLLBACK") and words[1:] in ([], ["WORK"], [";"], ["WORK", ";"]):
         conn.commit() if first == "COMMIT" else conn.rollback()
         return StatementResult("tcl")

@@ -365,6 +365,15 @@ class StoreSession(abc.ABC):
         queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003)."""
 
     @abc.abstractmethod
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+        """Run an INSERT / UPDATE / DELETE / MERGE on the store's database in this session's
+        transaction (committed or rolled back with its enqueues and dequeues); returns the
+        rows it changed.  A statement that fails is undone alone (Oracle's statement-level
+        rollback).  ``tag`` (DBMS_STREAMS.SET_TAG) is what a synchronous capture's triggers
+        see as the writer's tag: PostgreSQL's transaction-local ``sluice.tag`` setting, the
+        SQLite ``SLUICE_SYNC_SESSION`` row (with this transaction's id)."""
+
+    @abc.abstractmethod
     def close(self) -> None:
         """Roll back anything open and release the session's resources."""
 

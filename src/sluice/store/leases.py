@@ -17,7 +17,8 @@ as the host holding it: one :class:`Leases` per host, acquired without waiting
   Unlike the POSIX record locks of :mod:`.locks` (owned by the *process*, so two hosts in
   one process would both hold them) an OFD lock belongs to the descriptor, so two hosts
   of one process exclude each other too; the kernel drops it when the descriptor goes,
-  i.e. when the host closes or its process dies.
+  i.e. when the host closes or its process dies.  An SQLite store is a local file, so its
+  hosts share one machine (as its other processes do: the message locks beside it too).
 """
 
 from __future__ import annotations

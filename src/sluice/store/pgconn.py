@@ -133,6 +133,10 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(54)
     if isinstance(e, pgerr.UndefinedTable):
         return ora(942)
+    for violation, code in _VIOLATIONS:
+        if isinstance(e, violation):
+            return ora(code, getattr(e.diag, "constraint_name", None) or getattr(e.diag, "column_name", None)
+                       or msg)
     if isinstance(e, (pgerr.UndefinedColumn, pgerr.UndefinedFunction)):
         name = re.search(r'(?:column|function) "?([^"\s(]+)', msg)
         return ora(904, (name.group(1) if name else msg).upper())
@@ -143,6 +147,11 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
         return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
+
+
+# constraint violations of DML (StoreSession.execute_dml) -> Oracle's codes
+_VIOLATIONS = ((pgerr.UniqueViolation, 1), (pgerr.NotNullViolation, 1400), (pgerr.CheckViolation, 2290),
+               (pgerr.ForeignKeyViolation, 2291))
 
 
 # libpq reports failures to connect as text only (no SQLSTATE)

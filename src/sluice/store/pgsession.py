@@ -437,6 +437,34 @@ class PgSession(StoreSession):
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, rows
 
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+        text = rewrite(sql, physical_names(self.store.queue_tables()), self.user)
+        params = None
+        if binds:
+            named = isinstance(binds, dict)
+            text = to_pyformat(text, positional=not named)
+            params = binds if named else list(binds)
+        c = self._conn()
+        raw = c.raw
+        with self._guard():
+            self._begin(c)
+            self.new_transaction_id()
+            raw.execute("SAVEPOINT sluice_dml")
+        try:
+            raw.execute("SELECT set_config('sluice.tag', %s, true)", (tag.hex() if tag else "",))
+            cur = raw.execute(text, params)
+        except psycopg.Error as e:
+            err = translate(e, self.store.target)
+            if is_disconnect(e):
+                self._abandon()
+            else:       # the statement alone is undone; the transaction goes on
+                with self._guard():
+                    raw.execute("ROLLBACK TO SAVEPOINT sluice_dml")
+            raise err from None
+        with self._guard():
+            raw.execute("RELEASE SAVEPOINT sluice_dml")
+        return cur.rowcount
+
     def close(self) -> None:
         try:
             if self.in_transaction:
@@ -465,12 +493,20 @@ class _Mark:
 
 
 def _group_gate(c: PgConnection, qt_id: int, inner):
-    """A predicate admitting only messages whose group this transaction holds (or can take)."""
+    """A predicate admitting only messages whose group this transaction holds (or can take).
+    The answer for a group is asked of the server once per walk: the lock, once taken, is
+    this transaction's until it ends (and one held elsewhere stays so meanwhile, near enough:
+    a group it misses now is taken by the next dequeue)."""
+    known: dict[str, bool] = {}
+
     def gate(r: MessageRecord) -> bool:
         if inner is not None and not inner(r):
             return False
         if r.enq_tid is None:
             return True
-        row = c.execute("SELECT pg_try_advisory_xact_lock(?, hashtext(?))", (qt_id, r.enq_tid)).fetchone()
-        return bool(row[0])
+        held = known.get(r.enq_tid)
+        if held is None:
+            row = c.execute("SELECT pg_try_advisory_xact_lock(?, hashtext(?))", (qt_id, r.enq_tid)).fetchone()
+            held = known[r.enq_tid] = bool(row[0])
+        return held
     return gate

@@ -255,7 +255,7 @@ class SqliteStore(Store):
             self._svc.close()
         self.locks.close()
         if self._temporary:
-            for suffix in ("", "-wal", "-shm", ".lck"):
+            for suffix in ("", "-wal", "-shm", ".lck", ".leases"):   # .leases: store/leases.py
                 try:
                     os.unlink(self.path + suffix)
                 except FileNotFoundError:

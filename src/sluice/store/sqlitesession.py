@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
-from ..errors import OperationalError, ProgrammingError, ora
+from ..errors import OperationalError, ProgrammingError, not_supported, ora
 from ..sqlfunctions import like_regex
 from . import sqlops
 from .base import (new_txn_id, remote_match, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
@@ -24,7 +24,7 @@ from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlmemory import memory_views
 from .sqlnames import physical_names, rewrite
-from .sqlschema import user_view_ddl
+from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 
 if TYPE_CHECKING:
     from .sqlite import SqliteStore
@@ -53,10 +53,15 @@ class SqliteSession(StoreSession):
         self._pending_seq = 0
         self._works: list = []     # add_commit_work: run in the commit's write transaction
         self._epoch = 0          # transactions ended: a savepoint is valid within its own
+        # DML (execute_dml) opens the write transaction at once and holds it until the end:
+        # SQLite has one writer, so the session's changes lock the database as Oracle's row
+        # locks would lock their rows; the commit's writes then go into that transaction
+        self._dml = False
+        self._dml_savepoints = 0
 
     @property
     def in_transaction(self) -> bool:
-        return bool(self._inserts or self._removes or self._held or self._works)
+        return bool(self._inserts or self._removes or self._held or self._works or self._dml)
 
     def add_commit_work(self, work) -> None:
         self._works.append(work)
@@ -66,9 +71,61 @@ class SqliteSession(StoreSession):
             self.txn_id = new_txn_id()
         return self.txn_id
 
+    # -- DML on the store's database -----------------------------------------
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+        conn = self.conn
+        if not self._dml:
+            # SQLite's own write lock, not the process's mutex (store.begin): the transaction
+            # may end in another thread (a connection shared by threads, a dropped one closed
+            # by the reaper); other writers wait in SQLite's busy handler
+            conn.execute("BEGIN IMMEDIATE")
+            self._dml = True
+            try:
+                conn.execute(SYNC_SESSION_DDL)
+            except BaseException:
+                self._end_dml(commit=False)
+                raise
+        conn.execute("SAVEPOINT sluice_dml")
+        try:
+            # what a synchronous capture's triggers read as the writer's tag and transaction
+            conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
+            conn.execute("INSERT INTO SLUICE_SYNC_SESSION (TXN, TAG) VALUES (?, ?)",
+                         (self.new_transaction_id(), tag or None))
+            cur = conn.execute(rewrite(sql, physical_names(self.store.queue_tables()), self.user),
+                               binds or ())
+            count = cur.rowcount
+        except sqlite3.Error as e:
+            conn.execute("ROLLBACK TO sluice_dml")     # the statement alone is undone
+            conn.execute("RELEASE sluice_dml")
+            raise _sql_error(e) from None
+        conn.execute("RELEASE sluice_dml")
+        return count
+
+    def _no_immediate_under_dml(self) -> None:
+        """An IMMEDIATE operation is a transaction of its own, which SQLite's one writer —
+        this session's open DML transaction — would keep waiting."""
+        if self._dml:
+            raise not_supported("IMMEDIATE visibility while this session's DML holds the SQLite "
+                                "store's write transaction (commit or roll back first)")
+
+    def _end_dml(self, commit: bool) -> None:
+        """End the transaction DML opened (the session's row goes with a COMMIT)."""
+        self._dml = False
+        conn = self.conn
+        try:
+            if commit:
+                conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
+                conn.execute("COMMIT")
+                return
+        except BaseException:
+            _rollback_quietly(conn)
+            raise
+        _rollback_quietly(conn)
+
     # -- enqueue ------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
         if immediate:
+            self._no_immediate_under_dml()
             self.store.begin(self.conn)
             ok = False
             try:
@@ -107,6 +164,7 @@ class SqliteSession(StoreSession):
             return self._select(queue, selector, limit, lock=False)
         removing = mode in (C.DEQ_REMOVE, C.DEQ_REMOVE_NODATA)
         if immediate and removing:
+            self._no_immediate_under_dml()
             store = self.store
             recs: list[MessageRecord] = []
             try:
@@ -265,8 +323,8 @@ class SqliteSession(StoreSession):
 
     # -- transaction end ----------------------------------------------------
     def commit(self) -> None:
-        inserts, removes = self._inserts, self._removes
-        if inserts or removes or self._works:
+        inserts, removes, dml = self._inserts, self._removes, self._dml
+        if inserts or removes or self._works or dml:
             now = time.time()
             store = self.store
             # the consume count is bumped before the locks go (see MessageLocks.begin_consume)
@@ -281,14 +339,18 @@ class SqliteSession(StoreSession):
         self._end()
         if inserts:
             self._after_insert([r for _, recs in inserts.values() for r in recs])
+        elif dml:      # triggers may have enqueued (a synchronous capture's LCRs)
+            self.store.notify()
         for queue, recs, _ in removes:
             self._notify_retention(queue, recs)
 
     def _write_commit(self, inserts: dict, removes: list, now: float) -> None:
         store = self.store
-        if self._works or any(q.table.commit_time for q, _ in inserts.values()) or \
+        if self._dml or self._works or any(q.table.commit_time for q, _ in inserts.values()) or \
                 any(q.table.multiple_consumers for q, _, _ in removes):
-            store.begin(self.conn)
+            dml = self._dml
+            if not dml:
+                store.begin(self.conn)
             ok = False
             try:
                 for queue, recs in inserts.values():
@@ -300,7 +362,10 @@ class SqliteSession(StoreSession):
                     work(self.conn)
                 ok = True
             finally:
-                store.end(self.conn, ok)
+                if dml:         # a failed commit ends the DML's transaction too: rolled back
+                    self._end_dml(ok)
+                else:
+                    store.end(self.conn, ok)
         else:
             # the writes are known up front: record them, then run them as one
             # transaction — or as a single autocommit statement when there is one
@@ -324,6 +389,8 @@ class SqliteSession(StoreSession):
                            self.txn_id, now)
 
     def rollback(self) -> None:
+        if self._dml:
+            self._end_dml(commit=False)
         removes = self._removes
         if removes:
             now = time.time()
@@ -347,14 +414,25 @@ class SqliteSession(StoreSession):
 
     # -- savepoints ---------------------------------------------------------
     def savepoint(self) -> "_Mark":
-        # nothing of the transaction is in the database before commit: a mark is its state
-        return _Mark(self._epoch, self.txn_id, {k: (q, list(recs)) for k, (q, recs) in self._inserts.items()},
+        # nothing of the transaction is in the database before commit but its DML: a mark is
+        # its state, and an SQL savepoint once DML has opened the write transaction
+        name = None
+        if self._dml:
+            self._dml_savepoints += 1
+            name = f"sluice_sp{self._dml_savepoints}"
+            self.conn.execute(f"SAVEPOINT {name}")
+        return _Mark(self._epoch, name, self.txn_id, {k: (q, list(recs)) for k, (q, recs) in self._inserts.items()},
                      len(self._removes), len(self._held), set(self._held_set), set(self._removed),
                      len(self._works))
 
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch:
             raise ora(1086, "SLUICE_SAVEPOINT")
+        if mark.name is not None:       # the DML since goes, its transaction stays open
+            self.conn.execute(f"ROLLBACK TO {mark.name}")
+            self.conn.execute(f"RELEASE {mark.name}")
+        elif self._dml:                 # the DML began after the mark: all of it goes
+            self._end_dml(commit=False)
         kept = self._held[:mark.held]
         earlier = set(kept)     # a lock taken again since is still the earlier work's
         taken = [k for k in self._held[mark.held:] if k not in earlier]
@@ -391,12 +469,7 @@ class SqliteSession(StoreSession):
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known)
             cur = self.conn.execute(rewrite(sql, known, self.user), binds or ())
         except sqlite3.OperationalError as e:
-            msg = str(e)
-            if "no such table" in msg:
-                raise ora(942) from None
-            if "no such column" in msg:
-                raise ora(904, msg.split(":", 1)[-1].strip().upper()) from None
-            raise ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900) from None
+            raise _sql_error(e) from None
         cols = [d[0] for d in cur.description] if cur.description else []
         return cols, cur.fetchall()
 
@@ -445,6 +518,7 @@ class _Mark:
     """A savepoint: the session's transaction state when it was taken."""
 
     epoch: int
+    name: str | None          # the SQL savepoint, when DML had opened the transaction
     txn_id: str | None
     inserts: dict
     removes: int
@@ -452,6 +526,30 @@ class _Mark:
     held_set: set
     removed: set
     works: int
+
+
+def _rollback_quietly(conn: sqlite3.Connection) -> None:
+    """ROLLBACK what is open (nothing is, when SQLite already rolled it back)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def _sql_error(e: sqlite3.Error) -> Exception:
+    """SQLite's complaint about a user's statement, as Oracle would word it."""
+    msg = str(e)
+    if "no such table" in msg:
+        return ora(942)
+    if "no such column" in msg:
+        return ora(904, msg.split(":", 1)[-1].strip().upper())
+    if isinstance(e, sqlite3.IntegrityError):   # "UNIQUE constraint failed: t.id" …
+        what = msg.split(":", 1)[-1].strip()
+        for word, code in (("UNIQUE", 1), ("PRIMARY KEY", 1), ("NOT NULL", 1400), ("FOREIGN KEY", 2291)):
+            if word in msg:
+                return ora(code, what)
+        return ora(2290, what)
+    if "database is locked" in msg:
+        return ora(54)
+    return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
 
 
 def _literal(text: str) -> str:

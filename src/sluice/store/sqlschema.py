@@ -20,7 +20,8 @@ from .dialect import Dialect
 # 3: Streams capture (SLUICE_CAPTURE_PROGRESS, SLUICE_STREAMS_UNSUPPORTED and their views)
 # 4: the process host (SLUICE_STREAMS_HOSTED, V$STREAMS_HOSTED)
 # 5: Streams propagation (SLUICE_QUEUE_SCHEDULES, SLUICE_PROPAGATION_RECEIVED and their views)
-SCHEMA_VERSION = 5
+# 6: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
+SCHEMA_VERSION = 6
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -115,6 +116,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
         *streams_rules_ddl(d),
         *hosting_ddl(d),
         *propagation_ddl(d),
+        *apply_ddl(d),
         f"""{d.create_view} AQ$INTERNET_USERS AS
             SELECT A.AGENT_NAME, M.NAME AS DB_USERNAME, A.HTTP_ENABLED, A.SMTP_ENABLED,
                    A.ANYP_ENABLED AS FTP_ENABLED
@@ -337,6 +339,11 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
                    CAST(NULL AS TEXT) AS NOTIFICATION_TYPE, CAST(NULL AS TEXT) AS NOTIFICATION_ACTION,
                    CAST(NULL AS TEXT) AS NOTIFICATION_CONTEXT
             FROM SLUICE_CATALOG C WHERE C.KIND = 'MESSAGE_CONSUMER'""",
+        # ALL_ views: what the user may see is not filtered (as ALL_QUEUES is not)
+        *(f"{d.create_view} ALL_{name} AS SELECT * FROM DBA_{name}" for name in (
+            "RULES", "RULE_SETS", "RULE_SET_RULES", "EVALUATION_CONTEXTS", "STREAMS_RULES",
+            "STREAMS_GLOBAL_RULES", "STREAMS_SCHEMA_RULES", "STREAMS_TABLE_RULES",
+            "STREAMS_MESSAGE_RULES", "APPLY", "STREAMS_MESSAGE_CONSUMERS")),
     ]
 
 
@@ -479,6 +486,104 @@ def hosting_ddl(d: Dialect) -> list[str]:
     ]
 
 
+# SQLite: the writer's session as SQL triggers see it (a synchronous capture's,
+# sluice.streams.capture.syncsqlite): a row a writer keeps for the length of its transaction
+# (Sluice's sessions do, for their DML) holding its Streams tag and transaction id
+SYNC_SESSION_DDL = """CREATE TABLE IF NOT EXISTS SLUICE_SYNC_SESSION (
+    TXN TEXT NOT NULL DEFAULT (lower(hex(randomblob(8)))), TAG BLOB)"""
+
+
+# ---- Streams apply (sluice.streams.apply) -------------------------------------------------
+def apply_ddl(d: Dialect) -> list[str]:
+    """Apply processes (:mod:`sluice.streams.apply`): the error queue (``SLUICE_APPLY_ERROR``,
+    whole transactions with their messages), the applied low-watermark as the store last saw
+    it (``SLUICE_APPLY_PROGRESS``; the authoritative one is in the target, written with the
+    changes), and the per-table settings DBMS_APPLY_ADM keeps in ``SLUICE_CATALOG``.  Views:
+    DBA_APPLY_ERROR, DBA_APPLY_PROGRESS, DBA_APPLY_KEY_COLUMNS,
+    DBA_APPLY_INSTANTIATED_OBJECTS, DBA_APPLY_INSTANTIATED_SCHEMAS,
+    DBA_APPLY_CONFLICT_COLUMNS, DBA_APPLY_DML_HANDLERS; what a running apply process shows
+    (``SLUICE_APPLY_STATE``): V$STREAMS_APPLY_READER, _COORDINATOR, _SERVER."""
+    i, r = d.int_type, d.real_type
+    ts = d.epoch_to_timestamp
+
+    def spec(key: str) -> str:
+        return d.json_text("SPEC", key)
+    return [
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_ERROR (
+            LOCAL_TRANSACTION_ID TEXT PRIMARY KEY, APPLY_NAME TEXT NOT NULL,
+            QUEUE_OWNER TEXT NOT NULL, QUEUE_NAME TEXT NOT NULL, SOURCE_DATABASE TEXT,
+            SOURCE_TRANSACTION_ID TEXT, SOURCE_COMMIT_SCN {i}, MESSAGE_NUMBER {i},
+            ERROR_NUMBER {i}, ERROR_MESSAGE TEXT, MESSAGE_COUNT {i}, ERROR_CREATION_TIME {r},
+            KIND TEXT NOT NULL, IDENT TEXT, TARGET TEXT, APPLY_TAG TEXT, MESSAGES TEXT NOT NULL)""",
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_PROGRESS (
+            APPLY_NAME TEXT NOT NULL, SOURCE_DATABASE TEXT NOT NULL, APPLIED_MESSAGE_NUMBER {i},
+            SOURCE_TRANSACTION_ID TEXT, APPLY_TIME {r}, APPLIED_MESSAGE_CREATE_TIME {r},
+            PRIMARY KEY (APPLY_NAME, SOURCE_DATABASE))""",
+        f"""{d.create_view} DBA_APPLY_ERROR AS
+            SELECT APPLY_NAME, QUEUE_NAME, QUEUE_OWNER, LOCAL_TRANSACTION_ID, SOURCE_DATABASE,
+                   SOURCE_TRANSACTION_ID, SOURCE_COMMIT_SCN, MESSAGE_NUMBER, ERROR_NUMBER,
+                   ERROR_MESSAGE, CAST(NULL AS {i}) AS RECIPIENT_ID, APPLY_NAME AS RECIPIENT_NAME,
+                   MESSAGE_COUNT, {ts('ERROR_CREATION_TIME')} AS ERROR_CREATION_TIME
+            FROM SLUICE_APPLY_ERROR""",
+        f"""{d.create_view} DBA_APPLY_PROGRESS AS
+            SELECT APPLY_NAME, SOURCE_DATABASE, APPLIED_MESSAGE_NUMBER,
+                   {ts('APPLIED_MESSAGE_CREATE_TIME')} AS APPLIED_MESSAGE_CREATE_TIME,
+                   {ts('APPLY_TIME')} AS APPLY_TIME, APPLIED_MESSAGE_NUMBER AS OLDEST_MESSAGE_NUMBER,
+                   SOURCE_TRANSACTION_ID AS OLDEST_TRANSACTION_ID
+            FROM SLUICE_APPLY_PROGRESS""",
+        f"""{d.create_view} DBA_APPLY_KEY_COLUMNS AS
+            SELECT OWNER AS OBJECT_OWNER, {spec('object_name')} AS OBJECT_NAME,
+                   {spec('column_name')} AS COLUMN_NAME, {spec('apply_database_link')} AS APPLY_DATABASE_LINK
+            FROM SLUICE_CATALOG WHERE KIND = 'APPLY_KEY_COLUMN'""",
+        f"""{d.create_view} DBA_APPLY_INSTANTIATED_OBJECTS AS
+            SELECT OWNER AS SOURCE_DATABASE, {spec('source_object_owner')} AS SOURCE_OBJECT_OWNER,
+                   {spec('source_object_name')} AS SOURCE_OBJECT_NAME, 'TABLE' AS SOURCE_OBJECT_TYPE,
+                   CAST({spec('instantiation_scn')} AS {i}) AS INSTANTIATION_SCN,
+                   CAST(NULL AS {i}) AS IGNORE_SCN, {spec('apply_database_link')} AS APPLY_DATABASE_LINK
+            FROM SLUICE_CATALOG WHERE KIND = 'APPLY_INSTANTIATION' AND {spec('object_type')} = 'TABLE'""",
+        f"""{d.create_view} DBA_APPLY_INSTANTIATED_SCHEMAS AS
+            SELECT OWNER AS SOURCE_DATABASE, {spec('source_object_owner')} AS SOURCE_SCHEMA,
+                   CAST({spec('instantiation_scn')} AS {i}) AS INSTANTIATION_SCN,
+                   {spec('apply_database_link')} AS APPLY_DATABASE_LINK
+            FROM SLUICE_CATALOG WHERE KIND = 'APPLY_INSTANTIATION' AND {spec('object_type')} = 'SCHEMA'""",
+        f"""{d.create_view} DBA_APPLY_CONFLICT_COLUMNS AS
+            SELECT OWNER AS OBJECT_OWNER, {spec('object_name')} AS OBJECT_NAME,
+                   {spec('method_name')} AS METHOD_NAME, {spec('resolution_column')} AS RESOLUTION_COLUMN,
+                   {spec('column_name')} AS COLUMN_NAME, {spec('apply_database_link')} AS APPLY_DATABASE_LINK
+            FROM SLUICE_CATALOG WHERE KIND = 'APPLY_CONFLICT_COLUMN'""",
+        f"""{d.create_view} DBA_APPLY_DML_HANDLERS AS
+            SELECT OWNER AS OBJECT_OWNER, {spec('object_name')} AS OBJECT_NAME,
+                   {spec('object_type')} AS OBJECT_TYPE, {spec('operation_name')} AS OPERATION_NAME,
+                   {spec('user_procedure')} AS USER_PROCEDURE,
+                   CASE WHEN CAST({spec('error_handler')} AS TEXT) IN ('1', 'true') THEN 'Y' ELSE 'N' END
+                       AS ERROR_HANDLER,
+                   {spec('apply_database_link')} AS APPLY_DATABASE_LINK, {spec('apply_name')} AS APPLY_NAME
+            FROM SLUICE_CATALOG WHERE KIND = 'APPLY_DML_HANDLER'""",
+        # what a running apply process shows: one row per process, written with each batch
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_STATE (
+            APPLY_NAME TEXT PRIMARY KEY, STATE TEXT, STARTUP_TIME {r}, PARALLELISM {i},
+            TOTAL_MESSAGES_DEQUEUED {i} NOT NULL DEFAULT 0, TOTAL_RECEIVED {i} NOT NULL DEFAULT 0,
+            TOTAL_APPLIED {i} NOT NULL DEFAULT 0, TOTAL_ERRORS {i} NOT NULL DEFAULT 0,
+            TOTAL_MESSAGES_APPLIED {i} NOT NULL DEFAULT 0, DEQUEUE_TIME {r},
+            DEQUEUED_MESSAGE_NUMBER {i}, HWM_MESSAGE_NUMBER {i}, HWM_TIME {r}, APPLY_TIME {r})""",
+        f"""{d.create_view} V$STREAMS_APPLY_READER AS
+            SELECT APPLY_NAME, CASE WHEN STATE = 'IDLE' THEN 'DEQUEUE MESSAGES' ELSE STATE END AS STATE,
+                   TOTAL_MESSAGES_DEQUEUED, {ts('DEQUEUE_TIME')} AS DEQUEUE_TIME,
+                   DEQUEUED_MESSAGE_NUMBER, {ts('STARTUP_TIME')} AS STARTUP_TIME
+            FROM SLUICE_APPLY_STATE WHERE STATE IS NOT NULL""",
+        f"""{d.create_view} V$STREAMS_APPLY_COORDINATOR AS
+            SELECT APPLY_NAME, STATE, TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS,
+                   HWM_MESSAGE_NUMBER, {ts('HWM_TIME')} AS HWM_TIME, {ts('STARTUP_TIME')} AS STARTUP_TIME
+            FROM SLUICE_APPLY_STATE WHERE STATE IS NOT NULL""",
+        f"""{d.create_view} V$STREAMS_APPLY_SERVER AS
+            SELECT APPLY_NAME, 1 AS SERVER_ID,
+                   CASE WHEN STATE = 'APPLYING' THEN 'EXECUTE TRANSACTION' ELSE 'IDLE' END AS STATE,
+                   TOTAL_APPLIED AS TOTAL_ASSIGNED, TOTAL_MESSAGES_APPLIED,
+                   {ts('APPLY_TIME')} AS APPLY_TIME, HWM_MESSAGE_NUMBER AS APPLIED_MESSAGE_NUMBER
+            FROM SLUICE_APPLY_STATE WHERE STATE IS NOT NULL""",
+    ]
+
+
 # per-session views that depend on the current user
 USER_VIEWS = [
     ("USER_QUEUES", "SELECT NAME, QUEUE_TABLE, QID, QUEUE_TYPE, MAX_RETRIES, RETRY_DELAY, "
@@ -489,6 +594,18 @@ USER_VIEWS = [
                           "OWNER_INSTANCE, USER_COMMENT, SECURE FROM DBA_QUEUE_TABLES WHERE OWNER = {user}"),
     ("USER_TRANSFORMATIONS", "SELECT NAME, TRANSFORMATION_ID, FROM_TYPE, TO_TYPE, TRANSFORMATION "
                              "FROM DBA_TRANSFORMATIONS WHERE OWNER = {user}"),
+    # the rules engine's objects in the user's schema (Oracle drops the owner column)
+    ("USER_RULES", "SELECT RULE_NAME, RULE_CONDITION, RULE_EVALUATION_CONTEXT_OWNER, "
+                   "RULE_EVALUATION_CONTEXT_NAME, RULE_ACTION_CONTEXT, RULE_COMMENT "
+                   "FROM DBA_RULES WHERE RULE_OWNER = {user}"),
+    ("USER_RULE_SETS", "SELECT RULE_SET_NAME, RULE_SET_EVAL_CONTEXT_OWNER, RULE_SET_EVAL_CONTEXT_NAME, "
+                       "RULE_SET_COMMENT FROM DBA_RULE_SETS WHERE RULE_SET_OWNER = {user}"),
+    ("USER_RULE_SET_RULES", "SELECT RULE_SET_NAME, RULE_OWNER, RULE_NAME, RULE_SET_RULE_ENABLED, "
+                            "RULE_SET_RULE_EVAL_CTX_OWNER, RULE_SET_RULE_EVAL_CTX_NAME, "
+                            "RULE_SET_RULE_COMMENT FROM DBA_RULE_SET_RULES WHERE RULE_SET_OWNER = {user}"),
+    ("USER_EVALUATION_CONTEXTS", "SELECT EVALUATION_CONTEXT_NAME, EVALUATION_FUNCTION, "
+                                 "EVALUATION_CONTEXT_COMMENT FROM DBA_EVALUATION_CONTEXTS "
+                                 "WHERE EVALUATION_CONTEXT_OWNER = {user}"),
 ]
 
 # Oracle functions the seeds' queries use (SQLite registers the same as Python functions)

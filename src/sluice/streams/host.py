@@ -11,10 +11,11 @@ or in-process::
     with Host(lambda: sluice.connect(dsn)) as host:   # start() … stop()
         ...
 
-**What runs.**  The kinds registered in :mod:`.hosting` (capture today); each kind lists
-its enabled processes.  The host re-lists them whenever the store's catalog version moves
-(a number in memory on both backends: a shared page on SQLite, NOTIFY on PostgreSQL, so
-polling it every ``poll`` seconds costs nothing) and every ``takeover`` seconds anyway.
+**What runs.**  The kinds registered in :mod:`.hosting` (capture processes, propagation
+schedules; apply to come); each kind lists its enabled processes.  The host re-lists them
+whenever the store's catalog version moves (a number in memory on both backends: a shared
+page on SQLite, NOTIFY on PostgreSQL, so polling it every ``poll`` seconds costs nothing)
+and every ``takeover`` seconds anyway.
 
 **Exactly once.**  Before running a process the host takes its lease
 (:mod:`sluice.store.leases`: a PostgreSQL session-level advisory lock on a connection of

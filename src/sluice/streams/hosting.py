@@ -1,6 +1,6 @@
 """The kinds of Streams process a host runs, registered in one place.
 
-A kind is two functions over a connection (DESIGN.md section 7: a process is a catalog
+A kind is two or three functions over a connection (DESIGN.md section 7: a process is a catalog
 row plus code):
 
 * ``enabled(conn)`` — the names of the processes of that kind the catalog wants running
@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import DatabaseError, ora
+from .apply import ApplyProcess
+from .apply.definition import enabled_applies, set_status
 from .capture import CaptureProcess
 from .capture import spec as capture_specs
 from .capture.context import CaptureContext
@@ -81,6 +83,25 @@ def _abort_capture(conn: "Connection", name: str, error: Exception) -> None:
 
 
 register(ProcessKind("CAPTURE", "sluice.capture", _enabled_captures, _run_capture, _abort_capture))
+
+
+# -- apply processes (DBMS_APPLY_ADM) -------------------------------------------------------
+def _enabled_applies(conn: "Connection") -> list[str]:
+    return enabled_applies(CaptureContext(conn))
+
+
+def _run_apply(conn: "Connection", name: str, stop: threading.Event) -> None:
+    ApplyProcess.from_catalog(conn, name).run(stop)
+
+
+def _abort_apply(conn: "Connection", name: str, error: Exception) -> None:
+    ctx = CaptureContext(conn)
+    if name in enabled_applies(ctx):                    # DBA_APPLY shows why
+        set_status(ctx, name, "ABORTED", error if isinstance(error, DatabaseError)
+                   else ora(600, f"{type(error).__name__}: {error}"))
+
+
+register(ProcessKind("APPLY", "sluice.apply", _enabled_applies, _run_apply, _abort_apply))
 
 
 # -- propagation schedules (DBMS_AQADM.SCHEDULE_PROPAGATION, DBMS_PROPAGATION_ADM) ----------

@@ -23,8 +23,9 @@ name and so is upper-cased.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import ora
 from ..names import canonical
@@ -34,8 +35,13 @@ from ..sqlfunctions import FUNCTIONS, hextoraw
 __all__ = [
     "RowLCR", "DDLLCR", "RowUnit", "COMPATIBLE_9_2", "COMPATIBLE_10_1", "COMPATIBLE_10_2",
     "COMPATIBLE_11_1", "COMPATIBLE_11_2", "COMPATIBLE_12_1", "COMPATIBLE_12_2",
-    "ROW_COMMAND_TYPES", "EXTRA_ATTRIBUTES",
+    "ROW_COMMAND_TYPES", "EXTRA_ATTRIBUTES", "LCR_EXECUTOR",
 ]
+
+# LCR.EXECUTE(): an apply process sets this while it runs a handler (DML, DDL, error or
+# message handler); the LCR is then applied in the apply's own target transaction.  Outside
+# a handler there is nowhere to apply it (ORA-26714).
+LCR_EXECUTOR: "ContextVar[Callable[[Any, bool], None] | None]" = ContextVar("LCR_EXECUTOR", default=None)
 
 # DBMS_STREAMS.COMPATIBLE_x_y(): taken from the rule functions so both agree.
 COMPATIBLE_9_2, COMPATIBLE_10_1, COMPATIBLE_10_2, COMPATIBLE_11_1, COMPATIBLE_11_2, \
@@ -192,6 +198,14 @@ class _LCR:
         if name not in EXTRA_ATTRIBUTES:
             raise ora(6502, f"invalid extra attribute name {attribute_name!r}")
         return name
+
+    def execute(self, conflict_resolution: bool = True) -> None:
+        """``EXECUTE``: apply this LCR now, from an apply handler, in the apply's transaction
+        (``conflict_resolution``: use the update conflict handlers if it conflicts)."""
+        executor = LCR_EXECUTOR.get()
+        if executor is None:
+            raise ora(26714, "LCR.EXECUTE is only possible in an apply handler")
+        executor(self, bool(conflict_resolution))
 
     def _common(self) -> tuple:
         return (self._source_database_name, self._command_type, self._object_owner,

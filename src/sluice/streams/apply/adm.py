@@ -6,8 +6,9 @@ creates when ``streams_type => 'apply'`` names one that does not exist.
 ``DBMS_APPLY_ADM.CREATE_APPLY(queue_name => …, apply_name => …)``.  A new apply process
 is DISABLED.  It dequeues from its queue as a subscriber named like itself, and (seed 001
 "Secure Queues and Oracle Streams Clients") an AQ agent of that name is mapped to the
-apply user, who may dequeue.  The engine that applies what it dequeues is another issue
-(DBA_APPLY shows the definition).
+apply user, who may dequeue.  ``apply_database_link`` names the database it applies to by
+DSN (DESIGN.md section 7: ``postgresql://…`` or ``sqlite:///…``); without one it applies to
+the store's own database.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from ..clientspec import streams_name as client_name
 from ..clientchecks import client_queue, client_rule_set, client_user
 from ..securequeue import secure_queue_user
 from . import spec as specs
+from .procedures import ApplyProcedures
+from .target import check_link
 
 if TYPE_CHECKING:
     from ...connection import Connection
@@ -41,16 +44,10 @@ def _raw_hex(tag: Any) -> str | None:
         raise ora(26667, f"apply_tag {tag!r}: a RAW value") from None
 
 
-class ApplyAdm:
-    """The DBMS_APPLY_ADM package for one connection (the catalog procedures)."""
-
-    def __init__(self, conn: "Connection") -> None:
-        self._conn = conn
-
-    def _ctx(self) -> CaptureContext:
-        ctx = CaptureContext(self._conn)
-        ctx.check_streams_administrator()
-        return ctx
+class ApplyAdm(ApplyProcedures):
+    """The DBMS_APPLY_ADM package for one connection: the apply processes' catalog entries
+    here; START_APPLY, STOP_APPLY, SET_PARAMETER and the per-table, handler and error-queue
+    procedures from :class:`~.procedures.ApplyProcedures`."""
 
     def create_apply(self, queue_name: str, apply_name: str, rule_set_name: str | None = None,
                      message_handler: str | None = None, ddl_handler: str | None = None,
@@ -71,15 +68,14 @@ class ApplyAdm:
         negative = client_rule_set(ctx, negative_rule_set_name)
         user = client_user(ctx, apply_user, "apply user")
         if apply_database_link is not None:
-            from ...errors import not_supported
-            raise not_supported("apply_database_link (apply to a remote database)")
+            apply_database_link = check_link(apply_database_link)
         spec = specs.ApplySpec(
             name=name, queue_owner=queue[0], queue_name=queue[1], apply_user=user,
             apply_captured=bool(apply_captured), rule_set_owner=positive[0], rule_set_name=positive[1],
             negative_rule_set_owner=negative[0], negative_rule_set_name=negative[1],
             message_handler=message_handler, ddl_handler=ddl_handler,
             precommit_handler=precommit_handler, apply_tag=_raw_hex(apply_tag),
-            source_database=source_database.upper() if source_database else None,
+            apply_database_link=apply_database_link or None, source_database=source_database.upper() if source_database else None,
         ).with_status(specs.DISABLED)
         ctx.ddl_commit()
         secure_queue_user(self._conn, name, user, queue, "DEQUEUE")

@@ -328,12 +328,14 @@ def sync_capture_for_rules(conn: "Connection", capture_name: str, queue_name: st
     (without a rule set) when it does not exist, as Oracle does, after checking that the
     table exists.  The caller then adds its rules and attaches the rule set with
     ``conn.capture_adm.alter_sync_capture(capture_name, rule_set_name=…)``, which captures
-    the table.  :raises: ORA-00942 (no such table), ORA-26667 (it exists with another
+    the table.  ``table_owner`` / ``table_name`` are the names as the rules will carry them.  :raises: ORA-00942 (no such table), ORA-26667 (it exists with another
     queue), ORA-26665 (a capture process has that name)."""
     ctx = CaptureContext(conn)
     name = params.capture_name(capture_name)
-    owner, tname = split_qualified(f"{table_owner}.{table_name}" if table_owner else table_name,
-                                   ctx.username, "table name")
+    # the names as rules carry them (canonical: 'HR', 'EMPLOYEES'); a table_name that still
+    # holds its owner ('hr.employees') is resolved as a SQL name would be
+    owner, tname = (table_owner, table_name) if table_owner else \
+        split_qualified(table_name, ctx.username, "table name")
     with _database(ctx) as db:
         _find_table(ctx, db, owner, tname)
     found = find(ctx, name)

@@ -21,7 +21,8 @@ changes were made:
    from the commit's start, not from the first change;
 3. one queue-table row per subscriber (SEQ from the table's identity, a random
    message id, state READY, persistent), and a NOTIFY on the queue table's channel
-   so that waiting dequeuers wake.
+   so that waiting dequeuers wake;
+4. the notification outbox rows its registrations are owed.
 
 **The writer's session**: the tag is the hexadecimal text of the setting
 ``sluice.tag`` (``SET sluice.tag = '02'``, or ``set_config('sluice.tag', '02', true)``
@@ -68,8 +69,12 @@ def _lit(text: str) -> str:
 
 
 def find_table(conn: Any, owner: str, name: str) -> PgTable:
-    """:raises: ORA-00942 when there is no such table."""
+    """:raises: ORA-00942 when there is no such table (a name is taken in the mapping's
+    spelling: ``odd tab`` is not the table PostgreSQL calls ``odd tab``, whose Oracle name is
+    ``ODD TAB``)."""
     schema, table = pg_name(owner), pg_name(name)
+    if (oracle_name(schema), oracle_name(table)) != (owner, name):
+        raise ora(942, f"{owner}.{name}")
     rows = conn.execute(
         "SELECT a.attname, format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), NULL) "
         "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -207,15 +212,22 @@ BEGIN
     'cscn', v_scn, 'time', to_char(clock_timestamp(), 'YYYY-MM-DD"T"HH24:MI:SS.US'),
     'old', v_old, 'new', v_new))::text;
   INSERT INTO {s}.{queue_table} (Q_NAME, MSGID, PRIORITY, STATE, CSCN, ENQ_TIME, ENQ_UID, ENQ_TID,
-                                 CONSUMER_NAME, ADDRESS, PROTOCOL, DELIVERY_MODE, USER_DATA)
+                                 CONSUMER_NAME, ADDRESS, PROTOCOL, DELIVERY_MODE, SENDER_NAME, USER_DATA)
   SELECT {_lit(q_name)}, v_msgid, 1, 0, v_scn, extract(epoch FROM clock_timestamp()), {_lit(capture_user)},
          v_txn, SPEC::jsonb ->> 'name', SPEC::jsonb ->> 'address',
-         nullif(coalesce((SPEC::jsonb ->> 'protocol')::int, 0), 0), 1, v_doc
+         nullif(coalesce((SPEC::jsonb ->> 'protocol')::int, 0), 0), 1, {_lit(capture)}, v_doc
   FROM {s}.SLUICE_CATALOG
   WHERE KIND = 'SUBSCRIBER' AND OWNER = {_lit(q_owner + '.' + q_name)}
     AND SPEC::jsonb ->> 'rule' IS NULL AND coalesce((SPEC::jsonb ->> 'delivery_mode')::int, 1) <> 2
     AND coalesce((SPEC::jsonb ->> 'protocol')::int, 0) NOT BETWEEN 128 AND 255
   ORDER BY NAME;
+  -- the notifications the records owe (sluice.store.sqlnotify; sluice.aq.queue.owe_notifications)
+  INSERT INTO {s}.SLUICE_NOTIFICATIONS (REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, PAYLOAD, CREATED)
+  SELECT R.SPEC::jsonb ->> 'id', M.MSGID, {_lit(q_owner + '.' + q_name)}, M.CONSUMER_NAME, 1, NULL, M.ENQ_TIME
+  FROM {s}.SLUICE_CATALOG R JOIN {s}.{queue_table} M ON M.MSGID = v_msgid
+  WHERE R.KIND = 'REGISTRATION' AND R.OWNER = {_lit(q_owner + '.' + q_name)}
+    AND (R.SPEC::jsonb ->> 'consumer' IS NULL
+         OR (R.SPEC::jsonb ->> 'consumer' = M.CONSUMER_NAME AND M.ADDRESS IS NULL));
   RETURN NULL;
 END"""
     # SECURITY DEFINER: the function writes the store's tables as the store's owner, so a

@@ -1,10 +1,12 @@
 """Synchronous capture on SQLite: triggers that enqueue row LCRs in the writer's transaction.
 
-The captured tables live in the store's own file.  **Names**: the file is one schema;
-a table is captured under the owner the rules name (``HR`` in ``HR.EMPLOYEES``), and
-its object name is the SQLite table name upper-cased (SQLite names are
-case-insensitive, as unquoted Oracle names are); column names are upper-cased too.
-One physical table is captured under one owner.
+The captured tables live in the store's own file (a trigger cannot write into another
+attached database).  **Names**: ``HR.EMPLOYEES`` is the table named ``"HR.EMPLOYEES"`` if
+the file has one (as Sluice names its own tables there), else the table ``employees``:
+the file is one schema, whose tables are captured under the owner the rules name, their
+object name the table name upper-cased (SQLite names are case-insensitive, as unquoted
+Oracle names are); column names are upper-cased too.  One physical table is captured
+under one owner.
 
 **Per change**, for each capture of the table, an ``AFTER INSERT / UPDATE / DELETE …
 FOR EACH ROW WHEN <the capture's rules>`` trigger (plain SQL: no Sluice function, so a
@@ -21,7 +23,9 @@ plain ``sqlite3`` writer fires it as well) does, inside the writer's transaction
 3. one queue-table row per subscriber of the queue (a multi-consumer ANYDATA queue),
    state READY, persistent, the LCR stored as :mod:`sluice.streams.lcrcodec`'s
    document.  Subscribers with a rule or a third-party protocol, and buffered-only
-   ones, get no record: their rules are dequeue conditions the trigger cannot run.
+   ones, get no record: their rules are dequeue conditions the trigger cannot run;
+4. the notification outbox rows its registrations are owed (delivered by a Sluice
+   process's notification dispatcher, which looks at the outbox every second).
 
 **The writer's session** (``SLUICE_SYNC_SESSION``): SQLite has neither session
 variables nor transaction ids in SQL.  A writer that wants its changes tagged
@@ -39,7 +43,7 @@ from typing import Any
 
 from ...errors import ora
 from ...store.locks import TRIGGER_SEQ_BASE
-from ...store.sqlschema import quote
+from ...store.sqlschema import SYNC_SESSION_DDL, quote
 from .syncrules import TriggerColumns, compile_update_rules
 
 __all__ = ["SYNC_SEQ_BASE", "SqliteTable", "find_table", "trigger_ddl", "drop_ddl", "open_session",
@@ -52,8 +56,7 @@ SQLITE_DDL = [
     f"""CREATE TABLE IF NOT EXISTS SLUICE_SYNC_STATE (
         ID INTEGER PRIMARY KEY, SEQ INTEGER NOT NULL, MSGID BLOB)""",
     f"INSERT INTO SLUICE_SYNC_STATE (ID, SEQ) VALUES (1, {SYNC_SEQ_BASE}) ON CONFLICT DO NOTHING",
-    """CREATE TABLE IF NOT EXISTS SLUICE_SYNC_SESSION (
-        TXN TEXT NOT NULL DEFAULT (lower(hex(randomblob(8)))), TAG BLOB)""",
+    SYNC_SESSION_DDL,
 ]
 
 
@@ -68,15 +71,24 @@ class SqliteTable:
 
 
 def find_table(conn: Any, owner: str, name: str) -> SqliteTable:
-    """:raises: ORA-00942 when the file has no such table (Sluice's own are not tables)."""
-    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND upper(name) = upper(?)",
-                        (name,)).fetchall()
-    if len(rows) != 1 or "." in rows[0][0] or rows[0][0].upper().startswith(("SLUICE_", "AQ_")):
-        raise ora(942, f"{owner}.{name}")
-    physical = rows[0][0]
-    cols = tuple((r[1].upper(), (r[2] or "").upper())
-                 for r in conn.execute(f"PRAGMA table_info({quote(physical)})"))
-    return SqliteTable(owner, physical.upper(), physical, cols)
+    """The table ``owner.name`` of the store's file: a table named ``"OWNER.NAME"`` (as
+    Sluice names its own tables there), else a table ``NAME``.  Sluice's own tables are not
+    captured.  :raises: ORA-00942 when there is none."""
+    own = {r[0].upper() for r in conn.execute(
+        "SELECT OWNER || '.' || NAME FROM AQ_QUEUE_TABLES")}
+    for candidate in (f"{owner}.{name}", name):
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND upper(name) = upper(?)",
+                            (candidate,)).fetchall()
+        if len(rows) != 1:
+            continue
+        physical = rows[0][0]
+        if physical.upper() in own or physical.upper().startswith(("SLUICE_", "AQ_")) or \
+                ("." in physical and candidate == name):
+            break
+        cols = tuple((r[1].upper(), (r[2] or "").upper())
+                     for r in conn.execute(f"PRAGMA table_info({quote(physical)})"))
+        return SqliteTable(owner, name.upper() if candidate == name else name, physical, cols)
+    raise ora(942, f"{owner}.{name}")
 
 
 def _family(declared: str) -> str:
@@ -136,8 +148,8 @@ def _text_sql(v: str, family: str) -> str:
 def _units(side: str, table: SqliteTable) -> str:
     items = []
     for col, declared in table.columns:
-        v, fam = f'{side}."{col}"', _family(declared)
-        items.append(f"json_array('{col}', {_type_sql(v, fam)}, {_value_sql(v, fam)})")
+        v, fam = f"{side}.{quote(col)}", _family(declared)
+        items.append(f"json_array({_lit(col)}, {_type_sql(v, fam)}, {_value_sql(v, fam)})")
     return "json_array(" + ", ".join(items) + ")"
 
 
@@ -146,8 +158,8 @@ def _map(side: str | None, table: SqliteTable, of: str) -> str:
         return "NULL"
     pairs = []
     for col, declared in table.columns:
-        v, fam = f'{side}."{col}"', _family(declared)
-        pairs.append(f"'{col}', " + (_text_sql(v, fam) if of == "values" else _type_sql(v, fam)))
+        v, fam = f"{side}.{quote(col)}", _family(declared)
+        pairs.append(f"{_lit(col)}, " + (_text_sql(v, fam) if of == "values" else _type_sql(v, fam)))
     return "json_object(" + ", ".join(pairs) + ")"
 
 
@@ -204,14 +216,30 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
             f"UPDATE SLUICE_SCN SET SCN = SCN + 1 WHERE ID = 1; "
             f"UPDATE SLUICE_SYNC_STATE SET MSGID = randomblob(16) WHERE ID = 1; "
             f"INSERT INTO {queue_table} (SEQ, Q_NAME, MSGID, PRIORITY, STATE, CSCN, ENQ_TIME, ENQ_UID, "
-            f"ENQ_TID, CONSUMER_NAME, ADDRESS, PROTOCOL, DELIVERY_MODE, USER_DATA) "
+            f"ENQ_TID, CONSUMER_NAME, ADDRESS, PROTOCOL, DELIVERY_MODE, SENDER_NAME, USER_DATA) "
             f"SELECT ST.SEQ + row_number() OVER (ORDER BY S.K), {_lit(q_name)}, ST.MSGID, 1, 0, "
             f"{scn}, (julianday('now') - 2440587.5) * 86400.0, {_lit(capture_user)}, "
-            f"{txn}, S.NAME, S.ADDRESS, S.PROTOCOL, 1, {doc} "
+            f"{txn}, S.NAME, S.ADDRESS, S.PROTOCOL, 1, {_lit(capture)}, {doc} "
             f"FROM SLUICE_SYNC_STATE ST, SLUICE_SCN SC, (SELECT {cmd} AS CMD) M, ({subscribers}) S "
             f"WHERE ST.ID = 1 AND SC.ID = 1; "
-            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; END")
+            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; "
+            f"{_notifications(queue, queue_table)} END")
     return out
+
+
+def _notifications(queue: tuple[str, str], queue_table: str) -> str:
+    """The notification outbox rows (``SLUICE_NOTIFICATIONS``, :mod:`sluice.store.sqlnotify`)
+    the new records owe: a registration on the queue hears of every record, a consumer's
+    registration of that consumer's (as :func:`sluice.aq.queue.owe_notifications` decides);
+    no payload (an ANYDATA queue).  Read registrations first: usually there are none."""
+    qualified = _lit(f"{queue[0]}.{queue[1]}")
+    return (f"INSERT INTO SLUICE_NOTIFICATIONS (REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, "
+            f"PAYLOAD, CREATED) SELECT json_extract(R.SPEC, '$.id'), M.MSGID, {qualified}, M.CONSUMER_NAME, 1, "
+            f"NULL, M.ENQ_TIME FROM SLUICE_CATALOG R, {queue_table} M "
+            f"WHERE R.KIND = 'REGISTRATION' AND R.OWNER = {qualified} "
+            f"AND M.MSGID = (SELECT MSGID FROM SLUICE_SYNC_STATE WHERE ID = 1) "
+            f"AND (json_extract(R.SPEC, '$.consumer') IS NULL OR "
+            f"(json_extract(R.SPEC, '$.consumer') = M.CONSUMER_NAME AND M.ADDRESS IS NULL));")
 
 
 def drop_ddl(capture: str, table: str) -> list[str]:

@@ -5,8 +5,9 @@ supplemental logging.
 Where the tables are: a capture process's source database (a PostgreSQL database: the
 store's own, or the capture's ``source_dsn``); for the other clients the database the
 store lives in — PostgreSQL (schema ``hr`` for owner ``HR``, names mapped as capture maps
-them), or the SQLite file (a table ``TABLE`` in an attached database ``OWNER``, or a
-table named ``"OWNER.TABLE"``, as Sluice names its own tables there).
+them), or the SQLite file (a table ``TABLE`` in an attached database ``OWNER``, a
+table named ``"OWNER.TABLE"``, as Sluice names its own tables there, or a table ``TABLE`` of
+the file itself, as synchronous capture maps them: :mod:`sluice.streams.capture.syncsqlite`).
 """
 
 from __future__ import annotations
@@ -109,15 +110,20 @@ class Dictionary:
             return None
 
     def _sqlite_schema(self, owner: str) -> bool:
+        """A file has every schema (its tables belong to whoever names them), or the
+        attached database ``owner``."""
         rows = self._sqlite_query("SELECT name FROM pragma_database_list", ()) or []
-        if any(r[0].upper() == owner.upper() for r in rows):
-            return True
-        tables = self._sqlite_query("SELECT name FROM sqlite_master WHERE type = 'table'", ()) or []
-        return any(r[0].upper().startswith(owner.upper() + ".") for r in tables)
+        return any(r[0].upper() in (owner.upper(), "MAIN") for r in rows)
 
     def _sqlite_columns(self, owner: str, table: str) -> list[tuple[str, str]] | None:
+        """The attached database ``owner``'s table, else the table named ``"OWNER.TABLE"``,
+        else the file's own ``TABLE`` -- synchronous capture's mapping
+        (:func:`sluice.streams.capture.syncsqlite.find_table`)."""
         for sql, params in (("SELECT name, type FROM pragma_table_info(?, ?)", (table, owner)),
-                            ("SELECT name, type FROM pragma_table_info(?)", (f"{owner}.{table}",))):
+                            ("SELECT name, type FROM pragma_table_info(?)", (f"{owner}.{table}",)),
+                            # the file's own schema: synchronous capture's mapping (its tables
+                            # under the owner the rules name; sluice.streams.capture.syncsqlite)
+                            ("SELECT name, type FROM pragma_table_info(?)", (table,))):
             rows = self._sqlite_query(sql, params)
             if rows:
                 return [(r[0], r[1]) for r in rows]

@@ -19,7 +19,7 @@ from ..clientspec import streams_name as client_name
 from ..rowmigration import ROW_SUBSET
 from . import conditions as cond
 from .catalog import find_rule, drop_rule_record, generated_name, reserve_numbers
-from .clients import Client, PropagationClient
+from .clients import Client, PropagationClient, drop_messaging_client
 from .dictionary import Dictionary
 from .generate import Plan, add_rules, quoted
 from .subset import subset_conditions
@@ -68,7 +68,8 @@ def lcr_rules(conn: Any, level: str, client: Client, target: tuple[str, ...], in
             continue
         if level == "GLOBAL":
             text = cond.global_condition(var, tagged, source)
-            base = (source or client.name).split(".")[0]
+            # named after the database, as Oracle names global rules (DBS1 + a number)
+            base = (source or conn.context.store.global_name()).split(".")[0]
         elif level == "SCHEMA":
             text = cond.schema_condition(var, target[0], tagged, source)
             base = target[0]
@@ -216,6 +217,19 @@ def remove_rule(conn: Any, rule_name: Any, streams_type: Any, streams_name: Any,
             drop_rule_record(ctx, owner, rname)
         if drop and not rules_catalog(conn.context.store).sets_of_rule(qualified):
             conn.rule_adm.drop_rule(quoted(owner, rname))
+    if kind == "DEQUEUE" and rule_name is None:
+        _drop_messaging_client_if_empty(conn, name)
+
+
+def _drop_messaging_client_if_empty(conn: Any, name: str) -> None:
+    """A messaging client is dropped by removing its rules (REMOVE_RULE with rule_name NULL;
+    DBMS_STREAMS_ADM has no DROP for it): once neither rule set holds a rule, the client and
+    its subscription go."""
+    catalog = rules_catalog(conn.context.store)
+    sides = [_client_rule_set(conn, "DEQUEUE", name, side) for side in (True, False)]
+    if any(rs is not None and catalog.members_of(f"{rs[0]}.{rs[1]}") for rs in sides):
+        return
+    drop_messaging_client(conn, name)
 
 
 def _client_rule_set(conn: Any, kind: str, name: str, inclusion: bool) -> tuple[str, str] | None:

@@ -1,0 +1,499 @@
+"""Applying one source transaction: row LCRs become DML, DDL LCRs DDL, in one target
+transaction together with the apply's low-watermark.
+
+**Statements.**  An INSERT inserts the LCR's new values; an UPDATE sets the new values it
+carries and a DELETE deletes, both finding the row by its key (SET_KEY_COLUMNS, else the
+table's primary key, else every old value the LCR has) and comparing the other old values
+the LCR carries (Oracle compares old values to detect conflicts).  Values are bound
+parameters, made to fit the target column's type (:meth:`Target.converter`).
+
+**Two paths.**  A transaction without handlers, DDL or conflicts is sent as one pipelined
+batch; every statement must touch exactly one row.  If one does not (or fails), the
+transaction is rolled back and applied again statement by statement, each under a
+savepoint, finding out what the conflict is:
+
+* an UPDATE or DELETE whose row is not there: ORA-26787 (Oracle before 11.2: ORA-01403);
+* a row whose values differ from the LCR's old values: ORA-26786 naming the columns,
+  unless update conflict handlers (:mod:`.conflicts`) resolve it;
+* an INSERT of a key that exists: ORA-00001.
+
+An error a DML error handler does not handle stops the transaction: the caller rolls the
+target back and moves the whole transaction to the error queue (:mod:`.errorqueue`).
+
+**Exactly once.**  The transaction's commit SCN, per source database, goes into
+``SLUICE_APPLY_PROGRESS`` in the same target transaction (:mod:`.target`); a transaction
+at or below it is skipped, so a replay after a crash changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Callable
+
+from ...errors import DatabaseError, not_supported, ora
+from ..lcr import LCR_EXECUTOR, DDLLCR, RowLCR
+from .conflicts import resolve_update
+from .settings import Settings
+from .target import Target, TargetError
+
+__all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "Handlers"]
+
+
+class ApplyError(Exception):
+    """An error that stops a transaction: ``error`` (ORA-coded) at message ``index``."""
+
+    def __init__(self, error: DatabaseError, index: int) -> None:
+        super().__init__(str(error))
+        self.error, self.index = error, index
+
+
+@dataclass(slots=True)
+class Item:
+    """One message of a transaction and what its rule's action context says."""
+
+    message: Any
+    execute: bool = True
+
+
+@dataclass(slots=True)
+class SourceTxn:
+    """What one target transaction applies.  ``kind``: 'CAPTURED' (a source transaction,
+    exactly once by its commit SCN), 'USER' (a queue transaction of user-enqueued messages,
+    by ``ident``), 'ERROR' (EXECUTE_ERROR of an error transaction, by ``ident``)."""
+
+    items: list[Item]
+    kind: str = "CAPTURED"
+    source_database: str | None = None
+    commit_scn: int | None = None
+    transaction_id: str | None = None
+    ident: str | None = None
+    forget: list[str] = field(default_factory=list)   # USER idents whose dequeue has committed
+
+
+@dataclass(slots=True)
+class Handlers:
+    """The apply process's handlers, already resolved to callables (None: none)."""
+
+    ddl: Callable[[Any], Any] | None = None
+    message: Callable[[Any], Any] | None = None
+    precommit: Callable[[Any], Any] | None = None
+    resolve: Callable[[str], Callable[..., Any]] | None = None   # a DML handler's name -> callable
+
+
+class _Retry(Exception):
+    """The fast path met a conflict or failure: apply statement by statement."""
+
+
+class _AlreadyApplied(Exception):
+    """Another copy of the process applied this transaction meanwhile."""
+
+
+_KEY_FMT = re.compile(r"\s+")
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as column values (a DATE read back as ``date`` equals a midnight ``datetime``)."""
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, str) != isinstance(b, str) and isinstance(b if isinstance(a, str) else a, date):
+        text, when = (a, b) if isinstance(a, str) else (b, a)
+        try:                           # a DATE or TIMESTAMP SQLite keeps as ISO text
+            return same(datetime.fromisoformat(text), when)
+        except ValueError:
+            return False
+    if isinstance(a, datetime) != isinstance(b, datetime) and isinstance(a, date) and isinstance(b, date):
+        a = a.date() if isinstance(a, datetime) else a
+        b = b.date() if isinstance(b, datetime) else b
+    if isinstance(a, str) != isinstance(b, str):
+        return str(a) == str(b)
+    if isinstance(a, float) != isinstance(b, float) and isinstance(a, (int, float, Decimal)) \
+            and isinstance(b, (int, float, Decimal)):
+        return float(a) == float(b)      # a NUMBER kept as REAL by SQLite
+    return a == b
+
+
+class ApplyEngine:
+    """Applies transactions to one target for one apply process."""
+
+    def __init__(self, target: Target, settings: Settings, apply_name: str, *,
+                 tag: bytes | None = b"\x00", handlers: Handlers | None = None,
+                 require_instantiation: bool = True, server_id: int = 0) -> None:
+        self.target, self.settings, self.apply_name = target, settings, apply_name
+        self.server_id = server_id
+        self.tag = tag
+        self.handlers = handlers or Handlers()
+        self.require_instantiation = require_instantiation
+        target.ensure_bookkeeping()
+        self.applied = target.applied_scns(apply_name)
+        self._shapes: dict[tuple, tuple[str, list[str], list[Callable | None]]] = {}
+        self._settings_version = -1
+        self.messages_applied = 0
+        self.transactions_applied = 0
+
+    # -- one transaction ---------------------------------------------------------------
+    def already_applied(self, txn: SourceTxn) -> bool:
+        if txn.kind == "CAPTURED":
+            return txn.commit_scn is not None and txn.commit_scn <= self.applied.get(txn.source_database, -1)
+        return txn.ident is not None and self.target.done(self.apply_name, txn.kind, txn.ident)
+
+    def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None) -> bool:
+        """Apply ``txn`` as one target transaction; False when it was applied before.
+        ``before_commit``: called just before the commit (parallel apply waits there for
+        its turn).  :raises ApplyError: an error stopped it (the target is rolled back)."""
+        if self.already_applied(txn):
+            return False
+        settings = self.settings.current()
+        if settings._version != self._settings_version:
+            self._shapes.clear()
+            self._settings_version = settings._version
+        target = self.target
+        try:
+            if self._plain(txn):
+                try:
+                    self._fast(txn)
+                except _Retry:
+                    target.rollback()
+                    self._slow(txn)
+            else:
+                self._slow(txn)
+            if self.handlers.precommit is not None:
+                self._call(self.handlers.precommit, txn.commit_scn, index=len(txn.items) - 1)
+            if before_commit is not None:
+                before_commit()
+            target.commit()
+        except _AlreadyApplied:
+            target.rollback()
+            return False
+        except ApplyError:
+            target.rollback()
+            raise
+        except BaseException:
+            target.rollback()
+            raise
+        if txn.kind == "CAPTURED" and txn.commit_scn is not None:
+            self.applied[txn.source_database] = max(self.applied.get(txn.source_database, -1), txn.commit_scn)
+        self.transactions_applied += 1
+        self.messages_applied += len(txn.items)
+        return True
+
+    def _claim(self, txn: SourceTxn) -> tuple[str, tuple] | None:
+        """The transaction's first statement: its low-watermark (or its record in
+        SLUICE_APPLY_DONE), which touches no row when the transaction was applied already.
+        Being first, it also holds the row lock on the watermark for the whole transaction,
+        so a second copy of the process applying the same transaction waits for this one
+        and then finds it applied instead of applying it twice."""
+        t = self.target
+        if txn.kind == "CAPTURED" and txn.commit_scn is not None:
+            return t.progress_statement(self.apply_name, txn.source_database, txn.commit_scn,
+                                        txn.transaction_id, self.server_id)
+        if txn.ident is not None:
+            return t.done_statement(self.apply_name, txn.kind, txn.ident)
+        return None
+
+    def _forget(self, txn: SourceTxn) -> list[tuple[str, tuple]]:
+        if not txn.forget:
+            return []
+        return [self.target.forget_done_statement(self.apply_name, "USER", txn.forget)]
+
+    def _plain(self, txn: SourceTxn) -> bool:
+        """Only row LCRs without handlers: the batch path may take it."""
+        s = self.settings
+        for item in txn.items:
+            m = item.message
+            if not isinstance(m, RowLCR) or not item.execute:
+                return False
+            if s.dml_handlers and (s.dml_handler(m.get_object_owner(), m.get_object_name(),
+                                                 m.get_command_type(), False)
+                                   or s.dml_handler(m.get_object_owner(), m.get_object_name(),
+                                                    m.get_command_type(), True)):
+                return False
+        return True
+
+    def _fast(self, txn: SourceTxn) -> None:
+        statements = []
+        for i, item in enumerate(txn.items):
+            lcr = item.message
+            if self._skipped(lcr, i):
+                continue
+            statements.append(self._statement(lcr, i, compare=True))
+        claim = self._claim(txn)
+        head = [claim] if claim is not None else []
+        self.target.begin(self.tag)
+        try:
+            counts = self.target.execute_batch(head + statements + self._forget(txn))
+        except TargetError:
+            raise _Retry() from None
+        if head and counts[0] != 1:
+            raise _AlreadyApplied()
+        if any(c != 1 for c in counts[len(head):len(head) + len(statements)]):
+            raise _Retry()
+
+    def _slow(self, txn: SourceTxn) -> None:
+        self.target.begin(self.tag)
+        claim = self._claim(txn)
+        if claim is not None and self.target.execute(*claim) != 1:
+            raise _AlreadyApplied()
+        for i, item in enumerate(txn.items):
+            if item.execute:
+                self._one(item.message, i)
+        for sql, params in self._forget(txn):
+            self.target.execute(sql, params)
+
+    # -- one message ----------------------------------------------------------------------
+    def _skipped(self, lcr: Any, index: int) -> bool:
+        """An LCR at or below its object's instantiation SCN is not applied (seed 001)."""
+        owner = lcr.get_object_owner()
+        name = lcr.get_object_name()
+        if isinstance(lcr, DDLLCR) and lcr.get_base_table_name():
+            owner, name = lcr.get_base_table_owner() or owner, lcr.get_base_table_name()
+        db = lcr.get_source_database_name()
+        scn = self.settings.instantiation_scn(db, owner, name)
+        if scn is None:
+            if self.require_instantiation and lcr.get_commit_scn() is not None:
+                raise ApplyError(ora(26687, f'"{owner}"."{name}"', db), index)
+            return False
+        position = lcr.get_commit_scn() if lcr.get_commit_scn() is not None else lcr.get_scn()
+        return position is not None and position <= scn
+
+    def _one(self, message: Any, index: int) -> None:
+        if isinstance(message, RowLCR):
+            if self._skipped(message, index):
+                return
+            handler = self.settings.dml_handler(message.get_object_owner(), message.get_object_name(),
+                                                message.get_command_type(), False)
+            if handler is not None:
+                self._call(self._resolve(handler), message, index=index)
+            else:
+                self._row(message, index, True)
+        elif isinstance(message, DDLLCR):
+            if self._skipped(message, index):
+                return
+            if self.handlers.ddl is not None:
+                self._call(self.handlers.ddl, message, index=index)
+            else:
+                self._ddl(message, index)
+        elif self.handlers.message is not None:
+            self._call(self.handlers.message, message, index=index)
+        else:
+            raise ApplyError(ora(26714, "a user message reached an apply process without a message "
+                                        "handler"), index)
+
+    def _resolve(self, name: str) -> Callable[..., Any]:
+        resolve = self.handlers.resolve
+        if resolve is None:
+            raise ora(904, name)
+        return resolve(name)
+
+    def _call(self, fn: Callable[..., Any], *args: Any, index: int) -> Any:
+        """Run a handler with LCR.EXECUTE() pointing at this transaction; what it raises
+        stops the transaction (ORA-26714 around anything that is not an Oracle error)."""
+        token = LCR_EXECUTOR.set(lambda lcr, resolve: self._row(lcr, index, resolve)
+                                 if isinstance(lcr, RowLCR) else self._ddl(lcr, index))
+        try:
+            return fn(*args)
+        except ApplyError:
+            raise
+        except DatabaseError as e:
+            raise ApplyError(e, index) from None
+        except Exception as e:
+            raise ApplyError(ora(26714, f"{type(e).__name__}: {e}"), index) from None
+        finally:
+            LCR_EXECUTOR.reset(token)
+
+    def _row(self, lcr: RowLCR, index: int, resolve: bool) -> None:
+        """One row LCR under a savepoint; its conflicts resolved or raised; a DML error
+        handler called with the error."""
+        t = self.target
+        t.savepoint("sluice_lcr")
+        try:
+            self._row_now(lcr, index, resolve)
+        except ApplyError as failure:
+            handler = self.settings.dml_handler(lcr.get_object_owner(), lcr.get_object_name(),
+                                                lcr.get_command_type(), True)
+            if handler is None:
+                raise
+            t.rollback_to("sluice_lcr")
+            e = failure.error
+            self._call(self._resolve(handler), lcr, 1, [e.code], [str(e)], index=index)
+
+    def _row_now(self, lcr: RowLCR, index: int, resolve: bool) -> None:
+        t = self.target
+        sql, params = self._statement(lcr, index, compare=True)
+        try:
+            count = t.execute(sql, params)
+        except TargetError as e:
+            t.rollback_to("sluice_lcr")
+            raise ApplyError(self._error(lcr, e), index) from None
+        if count == 1 or lcr.get_command_type() == "INSERT":
+            return
+        t.rollback_to("sluice_lcr")
+        self._conflict(lcr, index, resolve)
+
+    def _error(self, lcr: RowLCR, e: TargetError) -> DatabaseError:
+        if e.kind == "unique":
+            return ora(1, str(e))
+        return ora(26714, f"{lcr.get_command_type()} on {self._display(lcr)}: {e}")
+
+    @staticmethod
+    def _display(lcr: Any) -> str:
+        return f'"{lcr.get_object_owner()}"."{lcr.get_object_name()}"'
+
+    def _conflict(self, lcr: RowLCR, index: int, resolve: bool) -> None:
+        """An UPDATE or DELETE found no row with its key and old values: why, and (an
+        UPDATE) resolve it with the table's update conflict handlers."""
+        t = self.target
+        owner, name = lcr.get_object_owner(), lcr.get_object_name()
+        columns, types, _ = t.describe(owner, name)
+        key = self._key(lcr, index)
+        old = {u.column_name: u.data.value for u in lcr.get_values("OLD", "N")}
+        new = {u.column_name: u.data.value for u in lcr.get_values("NEW", "N")}
+        wanted = list(dict.fromkeys([c for c in (*old, *new) if c in types]))
+        where, params = self._where(owner, name, key, old)
+        rows = t.query(f"SELECT {', '.join(t.column(c) for c in wanted)} FROM {t.table(owner, name)} "
+                       f"WHERE {where}", params)
+        key_text = "(" + ", ".join(f"{c}={old.get(c)!r}" for c in key) + ")"
+        if not rows:
+            raise ApplyError(ora(26787, key_text, self._display(lcr)), index)
+        current = dict(zip(wanted, rows[0]))
+        conv = self._converters(owner, name)
+        differing = [c for c in old if c not in key and c in current
+                     and not same(current[c], _conv(conv, c, old[c]))]
+        if lcr.get_command_type() != "UPDATE" or not resolve:
+            raise ApplyError(ora(26786, key_text, ", ".join(differing), self._display(lcr)), index)
+        groups = self.settings.conflict_groups.get((owner, name), [])
+        outcome = resolve_update(differing, groups, current, new, old)
+        if outcome is None:
+            raise ApplyError(ora(26786, key_text, ", ".join(differing), self._display(lcr)), index)
+        if not outcome:
+            return     # every new value discarded: the row stays as it is
+        sets = ", ".join(f"{t.column(c)} = {t.placeholder}" for c in outcome)
+        values = [_conv(conv, c, outcome[c]) for c in outcome]
+        t.execute(f"UPDATE {t.table(owner, name)} SET {sets} WHERE {where}", values + params)
+
+    # -- statements -------------------------------------------------------------------------
+    def _converters(self, owner: str, name: str) -> dict[str, Callable | None]:
+        key = ("conv", owner, name)
+        found = self._shapes.get(key)
+        if found is None:
+            _, types, _ = self.target.describe(owner, name)
+            found = self._shapes[key] = {c: self.target.converter(ty) for c, ty in types.items()}
+        return found
+
+    def _key(self, lcr: RowLCR, index: int) -> list[str]:
+        owner, name = lcr.get_object_owner(), lcr.get_object_name()
+        key = self.settings.key_columns.get((owner, name))
+        if key is None:
+            key = self.target.describe(owner, name)[2]
+        if not key:   # no key: every old value identifies the row (Oracle, without a key)
+            key = [u.column_name for u in lcr.get_values("OLD", "N")]
+        return key
+
+    def _where(self, owner: str, name: str, key: list[str], values: dict[str, Any]) -> tuple[str, list]:
+        t = self.target
+        conv = self._converters(owner, name)
+        parts, params = [], []
+        for c in key:
+            v = values.get(c)
+            if v is None:
+                parts.append(f"{t.column(c)} IS NULL")
+            else:
+                parts.append(f"{t.column(c)} = {t.placeholder}")
+                params.append(_conv(conv, c, v))
+        return " AND ".join(parts), params
+
+    def _statement(self, lcr: RowLCR, index: int, compare: bool) -> tuple[str, tuple]:
+        """The DML for a row LCR (statement text cached per table, command and columns)."""
+        owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
+        old = lcr.get_values("OLD", "N") if cmd != "INSERT" else ()
+        new = lcr.get_values("NEW", "N") if cmd != "DELETE" else ()
+        new_cols = tuple(u.column_name for u in new)
+        old_cols = tuple(u.column_name for u in old)
+        old_nulls = tuple(u.data.value is None for u in old)
+        shape_key = (owner, name, cmd, new_cols, old_cols, old_nulls)
+        shape = self._shapes.get(shape_key)
+        if shape is None:
+            shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, old_nulls)
+        sql, order, convs = shape
+        values = {("N", u.column_name): u.data.value for u in new}
+        values.update({("O", u.column_name): u.data.value for u in old})
+        params = tuple(v if f is None else f(v) for v, f in
+                       zip((values[k] for k in order), convs))
+        return sql, params
+
+    def _shape(self, lcr: RowLCR, index: int, new_cols: tuple, old_cols: tuple,
+               old_nulls: tuple) -> tuple[str, list, list]:
+        t = self.target
+        owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
+        try:
+            columns, types, _ = t.describe(owner, name)
+        except DatabaseError as e:
+            raise ApplyError(ora(942) if e.code == 942 else e, index) from None
+        for c in (*new_cols, *old_cols):
+            if c not in types:
+                raise ApplyError(ora(26788, f'"{c}"', self._display(lcr)), index)
+        conv = self._converters(owner, name)
+        table, p = t.table(owner, name), t.placeholder
+        if cmd == "INSERT":
+            sql = (f"INSERT INTO {table} ({', '.join(t.column(c) for c in new_cols)}) "
+                   f"VALUES ({', '.join([p] * len(new_cols))})")
+            order = [("N", c) for c in new_cols]
+        elif cmd in ("UPDATE", "DELETE"):
+            key = self._key(lcr, index)
+            for c in key:
+                if c not in old_cols:
+                    raise ApplyError(ora(26688, f'key column "{c}" of {self._display(lcr)} has no old value'),
+                                     index)
+            nulls = dict(zip(old_cols, old_nulls))
+            conds, order = [], []
+            for c in (*key, *(c for c in old_cols if c not in key)):
+                if nulls[c]:
+                    conds.append(f"{t.column(c)} IS NULL")
+                else:
+                    conds.append(f"{t.column(c)} = {p}")
+                    order.append(("O", c))
+            where = " AND ".join(conds)
+            if cmd == "UPDATE":
+                if not new_cols:
+                    sets, set_order = f"{t.column(key[0])} = {t.column(key[0])}", []
+                else:
+                    sets = ", ".join(f"{t.column(c)} = {p}" for c in new_cols)
+                    set_order = [("N", c) for c in new_cols]
+                sql = f"UPDATE {table} SET {sets} WHERE {where}"
+                order = set_order + order
+            else:
+                sql = f"DELETE FROM {table} WHERE {where}"
+        else:
+            raise ApplyError(not_supported(f"applying {cmd} LCRs"), index)
+        return sql, order, [conv.get(c) for _, c in order]
+
+    def _ddl(self, lcr: DDLLCR, index: int) -> None:
+        t = self.target
+        text = lcr.get_ddl_text()
+        if not text:
+            return
+        try:
+            if t.dialect == "postgresql":
+                schema = lcr.get_current_schema() or lcr.get_object_owner()
+                if schema:
+                    from ..capture.decode import pg_name
+                    t.execute("SELECT set_config('search_path', %s, true)", (t.quote(pg_name(schema)),))
+                t.savepoint("sluice_ddl")
+                t.execute(text)
+            elif lcr.get_command_type() == "TRUNCATE TABLE":
+                t.execute(f"DELETE FROM {t.table(lcr.get_object_owner(), lcr.get_object_name())}")
+            else:
+                raise ApplyError(not_supported(f"DDL LCRs on an SQLite target ({lcr.get_command_type()})"),
+                                 index)
+        except TargetError as e:
+            raise ApplyError(ora(26714, f"{lcr.get_command_type()}: {e}"), index) from None
+        finally:
+            t.forget()
+            self._shapes.clear()
+
+
+def _conv(conv: dict[str, Callable | None], column: str, value: Any) -> Any:
+    f = conv.get(column)
+    return value if f is None or value is None else f(value)

@@ -1,0 +1,146 @@
+"""The error queue: transactions an apply process could not apply, whole (DBA_APPLY_ERROR).
+
+When an error no handler resolves stops a transaction, the target is rolled back and the
+transaction's messages go, all of them, into ``SLUICE_APPLY_ERROR`` in the same store
+transaction that takes them off the apply queue (so each is either in the queue or in
+the error queue, never both, never neither).  A row keeps Oracle's DBA_APPLY_ERROR
+columns — LOCAL_TRANSACTION_ID, SOURCE_TRANSACTION_ID, SOURCE_DATABASE,
+SOURCE_COMMIT_SCN, MESSAGE_NUMBER (the message that failed, from 1), ERROR_NUMBER,
+ERROR_MESSAGE, MESSAGE_COUNT … — plus the messages as the apply queue stored them, and
+what is needed to apply them again: the apply process's target and tag.
+
+EXECUTE_ERROR applies the transaction again in one target transaction that also records
+its LOCAL_TRANSACTION_ID (``SLUICE_APPLY_DONE``), then deletes it from the error queue; a
+crash in between leaves a row whose next EXECUTE_ERROR only deletes it (exactly once).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from ...errors import ora
+from ...routines import registered_function
+from ..capture.context import CaptureContext
+from .definition import engine_for
+from .engine import ApplyError, Item, SourceTxn
+
+__all__ = ["record", "error_ids", "delete", "execute_error", "errored_transactions"]
+
+_INSERT = """INSERT INTO SLUICE_APPLY_ERROR (LOCAL_TRANSACTION_ID, APPLY_NAME, QUEUE_OWNER, QUEUE_NAME,
+    SOURCE_DATABASE, SOURCE_TRANSACTION_ID, SOURCE_COMMIT_SCN, MESSAGE_NUMBER, ERROR_NUMBER,
+    ERROR_MESSAGE, MESSAGE_COUNT, ERROR_CREATION_TIME, KIND, IDENT, TARGET, APPLY_TAG, MESSAGES)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
+def new_local_id() -> str:
+    """An id shaped like Oracle's local transaction ids (``n.n.n``)."""
+    u = uuid.uuid4().int
+    return f"{u % 1000}.{(u >> 10) % 100}.{(u >> 20) % 1000000}"
+
+
+def record(ctx: CaptureContext, apply_name: str, queue: tuple[str, str], txn: SourceTxn,
+           failure: ApplyError, encode: Any, target: str | None, tag: bytes | None,
+           now: bool = False) -> str:
+    """Put ``txn`` into the error queue in the session's transaction (``now``: commit it)."""
+    local = new_local_id()
+    messages = json.dumps([[encode(item.message), item.execute] for item in txn.items])
+    error = failure.error
+    params = (local, apply_name, queue[0], queue[1], txn.source_database, txn.transaction_id,
+              txn.commit_scn, failure.index + 1, error.code, str(error), len(txn.items), time.time(),
+              txn.kind, txn.ident, target, tag.hex() if tag else None, messages)
+    ctx.add_commit_work(lambda c: c.execute(_INSERT, params))
+    return local
+
+
+def _row(ctx: CaptureContext, local_id: str) -> dict:
+    cols = ("LOCAL_TRANSACTION_ID", "APPLY_NAME", "QUEUE_OWNER", "QUEUE_NAME", "SOURCE_DATABASE",
+            "SOURCE_TRANSACTION_ID", "SOURCE_COMMIT_SCN", "KIND", "IDENT", "TARGET", "APPLY_TAG",
+            "MESSAGES")
+    rows = ctx.query(f"SELECT {', '.join(cols)} FROM SLUICE_APPLY_ERROR WHERE LOCAL_TRANSACTION_ID = :i",
+                     {"i": str(local_id)})
+    if not rows:
+        raise ora(26673, f"no error transaction {local_id}")
+    return dict(zip(cols, rows[0]))
+
+
+def error_ids(ctx: CaptureContext, apply_name: str | None) -> list[str]:
+    """The error transactions (of one apply process), oldest first."""
+    if apply_name is None:
+        rows = ctx.query("SELECT LOCAL_TRANSACTION_ID FROM SLUICE_APPLY_ERROR ORDER BY ERROR_CREATION_TIME")
+    else:
+        rows = ctx.query("SELECT LOCAL_TRANSACTION_ID FROM SLUICE_APPLY_ERROR WHERE APPLY_NAME = :a "
+                         "ORDER BY ERROR_CREATION_TIME", {"a": apply_name})
+    return [r[0] for r in rows]
+
+
+def errored_transactions(ctx: CaptureContext, apply_name: str) -> set[tuple]:
+    """``(source database, commit SCN)`` of the captured transactions in the error queue and
+    the idents of the user-message transactions there: a restarted apply process skips them."""
+    rows = ctx.query("SELECT SOURCE_DATABASE, SOURCE_COMMIT_SCN, IDENT FROM SLUICE_APPLY_ERROR "
+                     "WHERE APPLY_NAME = :a", {"a": apply_name})
+    return {(r[0], r[1]) for r in rows} | {("IDENT", r[2]) for r in rows if r[2]}
+
+
+def delete(conn: Any, ctx: CaptureContext, ids: list[str]) -> int:
+    """Remove error transactions (their messages are not applied); how many there were."""
+    if not ids:
+        return 0
+    ctx.ddl_commit()
+    found = [i for i in ids if ctx.query("SELECT 1 FROM SLUICE_APPLY_ERROR WHERE LOCAL_TRANSACTION_ID = :i",
+                                         {"i": str(i)})]
+    for i in found:
+        ctx.add_commit_work(lambda c, i=i: c.execute(
+            "DELETE FROM SLUICE_APPLY_ERROR WHERE LOCAL_TRANSACTION_ID = ?", (str(i),)))
+    conn.commit()
+    return len(found)
+
+
+def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure: str | None) -> None:
+    """EXECUTE_ERROR: apply the error transaction again (``user_procedure``: a procedure
+    registered by name, called with each message first; it returns the message to apply)."""
+    row = _row(ctx, local_id)
+    decode = codec_decoder(ctx, row["QUEUE_OWNER"], row["QUEUE_NAME"])
+    items = []
+    for stored, execute in json.loads(row["MESSAGES"]):
+        message = decode(stored)
+        if user_procedure:
+            message = registered_function(user_procedure, ctx.username)(message)
+        items.append(Item(message, execute))
+    txn = SourceTxn(items, kind="ERROR", source_database=row["SOURCE_DATABASE"],
+                    commit_scn=row["SOURCE_COMMIT_SCN"], transaction_id=row["SOURCE_TRANSACTION_ID"],
+                    ident=str(local_id))
+    engine = engine_for(conn, row["APPLY_NAME"], row["TARGET"],
+                        bytes.fromhex(row["APPLY_TAG"]) if row["APPLY_TAG"] else None)
+    try:
+        if not engine.already_applied(txn):
+            try:
+                engine.apply(txn)
+            except ApplyError as failure:
+                e = failure.error
+                ctx.ddl_commit()
+                ctx.add_commit_work(lambda c: c.execute(
+                    "UPDATE SLUICE_APPLY_ERROR SET ERROR_NUMBER = ?, ERROR_MESSAGE = ?, MESSAGE_NUMBER = ?, "
+                    "ERROR_CREATION_TIME = ? WHERE LOCAL_TRANSACTION_ID = ?",
+                    (e.code, str(e), failure.index + 1, time.time(), str(local_id))))
+                conn.commit()
+                raise e from None
+    finally:
+        engine.target.close()
+    ctx.ddl_commit()
+    ctx.add_commit_work(lambda c: c.execute("DELETE FROM SLUICE_APPLY_ERROR WHERE LOCAL_TRANSACTION_ID = ?",
+                                            (str(local_id),)))
+    conn.commit()
+
+
+def codec_decoder(ctx: CaptureContext, owner: str, name: str) -> Any:
+    """Decode a message as the apply queue stored it."""
+    catalog = ctx.context.catalog
+    return catalog.codec(catalog.queue_by_key((owner, name)).table).decode
+
+
+def codec_encoder(ctx: CaptureContext, owner: str, name: str) -> Any:
+    catalog = ctx.context.catalog
+    return catalog.codec(catalog.queue_by_key((owner, name)).table).encode

@@ -1,0 +1,155 @@
+"""Parallel apply (SET_PARAMETER parallelism > 1): several apply servers, one result.
+
+Each apply server is an :class:`~.engine.ApplyEngine` with a target connection of its own.
+The transactions of a batch are handed out in source commit order; a transaction waits,
+before it starts, for the earlier transactions it depends on — those that change a row with
+the same key (the key columns the engine finds the row by; an UPDATE of a key depends on the
+old and the new key) — to be committed, so rows change in the same order as serially.  A
+transaction that is not only row LCRs (DDL, user messages, handlers) waits for every earlier
+one and every later one waits for it.
+
+commit_serialization = FULL (Oracle's default, and the only order kept here: NONE is taken as
+FULL): the servers commit in source commit order, each waiting for its turn after it has
+applied its transaction, so the committed transactions are always a prefix of the batch and
+the highest watermark over the servers' rows is the applied low-watermark (exactly once, as
+serially).  The work of later transactions overlaps the round trips of earlier ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from ..lcr import RowLCR
+from .engine import ApplyEngine, ApplyError, SourceTxn
+
+__all__ = ["ParallelApply"]
+
+_EVERYTHING = ("*",)
+LOCK_WAIT = 10.0           # seconds a parallel apply server waits for a row lock       # the key a transaction that is not only row LCRs touches
+
+
+class ParallelApply:
+    """``parallelism`` apply servers made by ``make_engine(server_id)``."""
+
+    def __init__(self, make_engine: Callable[[int], ApplyEngine], parallelism: int) -> None:
+        self.engines = [make_engine(i) for i in range(parallelism)]
+        for e in self.engines:
+            # a transaction waiting for its turn keeps its row locks; one that needs them (a
+            # dependency the keys do not show: another unique constraint) must not wait for
+            # ever, since the holder waits for it: it fails after a while instead (error queue)
+            e.target.limit_lock_wait(LOCK_WAIT)
+
+    def close(self) -> None:
+        for e in self.engines:
+            e.target.close()
+
+    @property
+    def applied(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.engines:
+            for db, scn in e.applied.items():
+                out[db] = max(out.get(db, -1), scn)
+        return out
+
+    # -- dependencies -------------------------------------------------------------------
+    def _keys(self, txn: SourceTxn) -> set[tuple]:
+        engine = self.engines[0]
+        if not engine._plain(txn):
+            return {_EVERYTHING}
+        keys: set[tuple] = set()
+        for item in txn.items:
+            lcr: RowLCR = item.message
+            owner, name = lcr.get_object_owner(), lcr.get_object_name()
+            try:
+                columns = engine._key(lcr, 0)
+            except Exception:       # the engine reports it when it applies the transaction
+                return {_EVERYTHING}
+            for which in (("NEW",) if lcr.get_command_type() == "INSERT" else ("OLD", "NEW")):
+                values = [lcr.get_value(which, c) for c in columns]
+                if all(v is not None for v in values):
+                    keys.add((owner, name, tuple(v.value for v in values)))
+        return keys
+
+    def _dependencies(self, txns: list[SourceTxn]) -> list[int]:
+        """For each transaction, the index of the last earlier one it must wait for (-1:
+        none); waiting for that one suffices, since it waited for its own in turn."""
+        last: dict[tuple, int] = {}
+        barrier = -1
+        deps = []
+        for i, txn in enumerate(txns):
+            keys = self._keys(txn)
+            if _EVERYTHING in keys:
+                deps.append(i - 1)            # after every earlier one …
+                barrier = i                   # … and every later one after it
+                last.clear()
+                continue
+            dep = max([barrier] + [last[k] for k in keys if k in last])
+            deps.append(dep)
+            for k in keys:
+                last[k] = i
+        return deps
+
+    # -- applying ------------------------------------------------------------------------------
+    def apply_all(self, txns: list[SourceTxn], stop_on_error: bool = False) -> list[Any]:
+        """Apply ``txns``; for each, True (applied), False (applied before), an
+        :class:`ApplyError`, or None (not attempted: an earlier one failed and
+        ``stop_on_error``)."""
+        n = len(txns)
+        if n == 0:
+            return []
+        deps = self._dependencies(txns)
+        outcome: list[Any] = [None] * n
+        done = [False] * n
+        state = {"next_commit": 0, "next_take": 0, "stop": False}
+        cond = threading.Condition()
+
+        def finish(i: int) -> None:
+            with cond:
+                done[i] = True
+                while state["next_commit"] < n and done[state["next_commit"]]:
+                    state["next_commit"] += 1
+                cond.notify_all()
+
+        def wait_turn(i: int) -> None:
+            with cond:
+                cond.wait_for(lambda: state["next_commit"] >= i)
+
+        def server(engine: ApplyEngine) -> None:
+            while True:
+                with cond:
+                    i = state["next_take"]
+                    if i >= n or state["stop"]:
+                        return
+                    state["next_take"] += 1
+                    dep = deps[i]
+                    cond.wait_for(lambda: dep < 0 or done[dep] or state["stop"])
+                    skip = state["stop"]
+                if skip:                     # not attempted: an earlier one failed
+                    finish(i)
+                    continue
+                try:
+                    outcome[i] = engine.apply(txns[i], before_commit=lambda: wait_turn(i))
+                except ApplyError as failure:
+                    wait_turn(i)             # report in order
+                    outcome[i] = failure
+                    if stop_on_error:
+                        with cond:
+                            state["stop"] = True
+                except BaseException as e:   # a lost target: the batch stops here
+                    outcome[i] = e
+                    with cond:
+                        state["stop"] = True
+                finally:
+                    finish(i)
+
+        threads = [threading.Thread(target=server, args=(e,), name=f"sluice-apply-server-{k}", daemon=True)
+                   for k, e in enumerate(self.engines)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for o in outcome:
+            if isinstance(o, BaseException) and not isinstance(o, ApplyError):
+                raise o
+        return outcome

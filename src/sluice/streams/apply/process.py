@@ -1,0 +1,343 @@
+"""The apply process: from its queue, under its rule sets, into the target, exactly once.
+
+A host (``sluice run``, or a test in-process) runs it::
+
+    proc = ApplyProcess(conn, ApplyDefinition(name="APPLY1", queue_owner=…, queue_name=…))
+    while not stopping:
+        proc.run_batch()          # waits up to ``wait`` seconds for messages
+    proc.stop()
+
+**One batch.**  Dequeue (as the consumer named like the apply process) whole queue
+transactions: the first call navigates with NEXT_TRANSACTION, then NEXT_MESSAGE finishes
+the last group (seed 003 "Navigation of Messages in Dequeuing").  Each message goes
+through the rule sets (:func:`sluice.streams.evaluate_rule_sets`, Table 6-1); the TRUE
+rule's action context may transform it (``STREAMS$_TRANSFORM_FUNCTION``), enqueue it
+elsewhere (``APPLY$_ENQUEUE``, SET_ENQUEUE_DESTINATION: in the dequeue's own store
+transaction) and keep it from being executed (``APPLY$_EXECUTE`` = ``NO``, SET_EXECUTE).
+
+The messages then form transactions (seed 001 Table 3-1): captured LCRs (they carry a
+commit SCN) keep their source transaction — consecutive LCRs with the same source
+database, transaction id and commit SCN — in a transactional queue or not; user-enqueued
+messages form one transaction per queue transaction in a transactional queue, one per
+message in a nontransactional one.  Each is applied by :class:`~.engine.ApplyEngine` as one
+target transaction, in queue order (= source commit order in a commit-time queue), with
+its low-watermark.  A transaction that fails goes, whole, to the error queue; the
+dequeue, the error rows and the store's copy of the low-watermark commit together.
+
+**Exactly once.**  Killed after a target commit but before the store commit, the process
+gets the same messages again; the target's low-watermark (captured LCRs) or its record of
+the queue transaction (user messages) says they were applied and they are skipped.
+
+**disable_on_error** (SET_PARAMETER, default ``Y`` as in Oracle): the first transaction that
+fails goes to the error queue and the process stops, ABORTED, with the error; the
+transactions after it in the batch stay in the queue.  With ``N`` it goes on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from ... import constants as C
+from ...errors import DatabaseError, ora
+from ...routines import registered_function
+from ..lcr import DDLLCR, RowLCR
+from ..rowmigration import migrate
+from ..rulesets import evaluate_rule_sets
+from ..capture.context import CaptureContext
+from . import errorqueue
+from .definition import ApplyDefinition, engine_for
+from .engine import ApplyError, Item, SourceTxn
+from .parallel import ParallelApply
+
+__all__ = ["ApplyProcess"]
+
+_STATE = """INSERT INTO SLUICE_APPLY_STATE (APPLY_NAME, STATE, STARTUP_TIME, PARALLELISM,
+    TOTAL_MESSAGES_DEQUEUED, TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS, TOTAL_MESSAGES_APPLIED,
+    DEQUEUE_TIME, DEQUEUED_MESSAGE_NUMBER, HWM_MESSAGE_NUMBER, HWM_TIME, APPLY_TIME)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (APPLY_NAME) DO UPDATE SET STATE = excluded.STATE, STARTUP_TIME = excluded.STARTUP_TIME,
+    PARALLELISM = excluded.PARALLELISM, TOTAL_MESSAGES_DEQUEUED = excluded.TOTAL_MESSAGES_DEQUEUED,
+    TOTAL_RECEIVED = excluded.TOTAL_RECEIVED, TOTAL_APPLIED = excluded.TOTAL_APPLIED,
+    TOTAL_ERRORS = excluded.TOTAL_ERRORS, TOTAL_MESSAGES_APPLIED = excluded.TOTAL_MESSAGES_APPLIED,
+    DEQUEUE_TIME = excluded.DEQUEUE_TIME, DEQUEUED_MESSAGE_NUMBER = excluded.DEQUEUED_MESSAGE_NUMBER,
+    HWM_MESSAGE_NUMBER = excluded.HWM_MESSAGE_NUMBER, HWM_TIME = excluded.HWM_TIME,
+    APPLY_TIME = excluded.APPLY_TIME"""
+_PROGRESS = """INSERT INTO SLUICE_APPLY_PROGRESS (APPLY_NAME, SOURCE_DATABASE, APPLIED_MESSAGE_NUMBER,
+    SOURCE_TRANSACTION_ID, APPLY_TIME, APPLIED_MESSAGE_CREATE_TIME) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (APPLY_NAME, SOURCE_DATABASE) DO UPDATE SET
+    APPLIED_MESSAGE_NUMBER = excluded.APPLIED_MESSAGE_NUMBER,
+    SOURCE_TRANSACTION_ID = excluded.SOURCE_TRANSACTION_ID, APPLY_TIME = excluded.APPLY_TIME,
+    APPLIED_MESSAGE_CREATE_TIME = excluded.APPLIED_MESSAGE_CREATE_TIME"""
+
+
+class ApplyProcess:
+    """One apply process on a session of its own (``conn``)."""
+
+    def __init__(self, conn: Any, definition: ApplyDefinition, *, batch: int = 2000,
+                 wait: float = 1.0) -> None:
+        self.conn = conn
+        self.ctx = CaptureContext(conn)
+        self.d = definition
+        self.batch, self.wait = batch, wait
+        self.engine = engine_for(conn, definition.name, definition.apply_database_link,
+                                 definition.apply_tag, definition)
+        parallelism = int(definition.parameter("PARALLELISM"))
+        self.parallel = None
+        if parallelism > 1 and self.engine.target.dialect == "sqlite":
+            parallelism = 1     # SQLite has one writer at a time: servers would only queue up
+        if parallelism > 1:     # server 0 is self.engine; the others have connections of their own
+            self.parallel = ParallelApply(lambda i: self.engine if i == 0 else engine_for(
+                conn, definition.name, definition.apply_database_link, definition.apply_tag, definition,
+                server_id=i), parallelism)
+        self.queue = conn.queue(f'"{definition.queue_owner}"."{definition.queue_name}"')
+        info = self.ctx.queue(definition.queue_owner, definition.queue_name)
+        self.transactional = info.table.message_grouping == "TRANSACTIONAL"
+        self._encode = errorqueue.codec_encoder(self.ctx, definition.queue_owner, definition.queue_name)
+        self._errored = errorqueue.errored_transactions(self.ctx, definition.name)
+        self._forget: list[str] = []
+        self._first = True
+        self.state = "IDLE"
+        self.error: DatabaseError | None = None
+        self.total_errors = 0
+        self.startup_time = time.time()
+        self.counters = {"dequeued": 0, "received": 0, "applied": 0, "messages_applied": 0,
+                         "dequeue_time": None, "dequeued_scn": None, "hwm": None, "hwm_time": None,
+                         "apply_time": None}
+        self._stop = threading.Event()
+
+    @classmethod
+    def from_catalog(cls, conn: Any, apply_name: str, **kw: Any) -> "ApplyProcess":
+        """The apply process as DBA_APPLY defines it.  :raises: ORA-26701."""
+        from .definition import load
+        return cls(conn, load(CaptureContext(conn), apply_name), **kw)
+
+    # -- life cycle ------------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stop.set()
+        try:
+            if self.conn.transaction_in_progress:
+                self.conn.rollback()
+            self.state = None      # V$STREAMS_APPLY_* no longer show it
+            self.ctx.add_commit_work(self._state_work())
+            self.conn.commit()
+        except DatabaseError:
+            pass                   # the store may be what failed
+        finally:
+            if self.parallel is not None:
+                self.parallel.close()
+            else:
+                self.engine.target.close()
+
+    def _state_work(self) -> Any:
+        c = self.counters
+        row = (self.d.name, self.state, self.startup_time, int(self.d.parameter("PARALLELISM")),
+               c["dequeued"], c["received"], c["applied"], self.total_errors, c["messages_applied"],
+               c["dequeue_time"], c["dequeued_scn"], c["hwm"], c["hwm_time"], c["apply_time"])
+        return lambda conn: conn.execute(_STATE, row)
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Apply until ``stop`` is set or the process aborts (disable_on_error: DBA_APPLY then
+        shows it ABORTED with the error, which is raised)."""
+        try:
+            while not self._stop.is_set() and not (stop is not None and stop.is_set()):
+                self.run_batch()
+                if self.state == "ABORTED":
+                    self._record_abort()
+                    raise self.error
+        finally:
+            self.stop()
+
+    def _record_abort(self) -> None:
+        from .definition import find_spec, set_status
+        if find_spec(self.ctx, self.d.name) is not None:
+            set_status(self.ctx, self.d.name, "ABORTED", self.error)
+
+    def drain(self, timeout: float = 60.0) -> int:
+        """Apply everything in the queue now (tests); the number of messages taken."""
+        total, end = 0, time.monotonic() + timeout
+        while time.monotonic() < end:
+            n = self.run_batch(wait=0)
+            total += n
+            if not n or self.state == "ABORTED":
+                return total
+        raise ora(26714, f"apply process {self.d.name} did not drain its queue within {timeout} s")
+
+    # -- one batch ----------------------------------------------------------------------------
+    def _dequeue(self, wait: float) -> list[Any]:
+        q = self.queue
+        opts = q.deqoptions
+        opts.consumername = self.d.name
+        opts.wait = C.DEQ_NO_WAIT if wait <= 0 else max(1, int(round(wait)))
+        opts.navigation = C.DEQ_FIRST_MSG if self._first else C.DEQ_NEXT_TRANSACTION
+        msgs = q.deqmany(self.batch)
+        self._first = False
+        if not msgs or not self.transactional:
+            return msgs
+        opts.wait = C.DEQ_NO_WAIT
+        opts.navigation = C.DEQ_NEXT_MSG
+        while True:     # the rest of the last queue transaction
+            try:
+                more = q.deqmany(self.batch)
+            except DatabaseError as e:
+                if e.code == 25235:     # end of the transaction group
+                    break
+                raise
+            if not more:
+                break
+            msgs += more
+        return msgs
+
+    def run_batch(self, wait: float | None = None) -> int:
+        """Dequeue and apply one batch; the number of messages taken off the queue."""
+        if self.state == "ABORTED":
+            return 0
+        try:
+            msgs = self._dequeue(self.wait if wait is None else wait)
+        except DatabaseError:
+            self._first = True
+            raise
+        if not msgs:
+            if self.state != "IDLE":
+                self.state = "IDLE"
+                self.ctx.add_commit_work(self._state_work())
+                self.conn.commit()
+            return 0
+        self.state = "APPLYING"
+        c = self.counters
+        c["dequeued"] += len(msgs)
+        c["dequeue_time"] = time.time()
+        txns = self._transactions(msgs)
+        c["received"] += len(txns)
+        last = msgs[-1].payload
+        c["dequeued_scn"] = last.get_scn() if isinstance(last, (RowLCR, DDLLCR)) else c["dequeued_scn"]
+        progress: dict[str, tuple] = {}
+        done_now: list[str] = []      # user-message transactions: forgotten once this batch commits
+        todo = [t for t in txns if not self._is_errored(t)]
+        if todo:
+            todo[0].forget, self._forget = self._forget, []
+        for txn, result in self._outcomes(todo):
+            if isinstance(result, ApplyError):
+                failure = result
+                self._forget = txn.forget + self._forget
+                self.total_errors += 1
+                self.error = failure.error
+                if self.d.parameter("DISABLE_ON_ERROR") == "Y":
+                    self.conn.rollback()           # this batch goes back to the queue …
+                    errorqueue.record(self.ctx, self.d.name, (self.d.queue_owner, self.d.queue_name),
+                                      txn, failure, self._encode, self.d.apply_database_link,
+                                      self.d.apply_tag)
+                    self.conn.commit()             # … except what just failed, now an error
+                    self._note_errored(txn)
+                    self._forget = []
+                    self.state = "ABORTED"
+                    self._first = True
+                    return len(msgs)
+                errorqueue.record(self.ctx, self.d.name, (self.d.queue_owner, self.d.queue_name),
+                                  txn, failure, self._encode, self.d.apply_database_link, self.d.apply_tag)
+                self._note_errored(txn)
+                continue
+            if txn.kind == "USER" and txn.ident:
+                done_now.append(txn.ident)
+            c["applied"] += 1
+            c["messages_applied"] += len(txn.items)
+            c["apply_time"] = time.time()
+            if txn.commit_scn is not None:
+                c["hwm"], c["hwm_time"] = txn.commit_scn, c["apply_time"]
+            if txn.kind == "CAPTURED" and txn.commit_scn is not None:
+                first = txn.items[0].message if txn.items else None
+                progress[txn.source_database] = (self.d.name, txn.source_database, txn.commit_scn,
+                                                 txn.transaction_id, time.time(),
+                                                 _epoch(first.get_source_time()) if first is not None else None)
+        rows = list(progress.values())
+        if rows:
+            self.ctx.add_commit_work(lambda conn: [conn.execute(_PROGRESS, r) for r in rows])
+        self.ctx.add_commit_work(self._state_work())
+        self.conn.commit()
+        self._forget += done_now
+        return len(msgs)
+
+    def _outcomes(self, txns: list[SourceTxn]) -> Any:
+        """``(transaction, True / False / ApplyError)`` in order; serially, each is applied
+        when it is asked for (so a stop after an error leaves the rest untouched)."""
+        stop = self.d.parameter("DISABLE_ON_ERROR") == "Y"
+        if self.parallel is not None:
+            for txn, result in zip(txns, self.parallel.apply_all(txns, stop_on_error=stop)):
+                if result is not None:
+                    yield txn, result
+            return
+        for txn in txns:
+            try:
+                yield txn, self.engine.apply(txn)
+            except ApplyError as failure:
+                yield txn, failure
+
+    def _is_errored(self, txn: SourceTxn) -> bool:
+        if not self._errored:
+            return False
+        if txn.kind == "CAPTURED":
+            return (txn.source_database, txn.commit_scn) in self._errored
+        return ("IDENT", txn.ident) in self._errored
+
+    def _note_errored(self, txn: SourceTxn) -> None:
+        if txn.kind == "CAPTURED":
+            self._errored.add((txn.source_database, txn.commit_scn))
+        elif txn.ident:
+            self._errored.add(("IDENT", txn.ident))
+
+    # -- messages into transactions --------------------------------------------------------------
+    def _transactions(self, msgs: list[Any]) -> list[SourceTxn]:
+        out: list[SourceTxn] = []
+        current: SourceTxn | None = None
+        current_key: Any = None
+        d = self.d
+        for m in msgs:
+            message = m.payload
+            captured = isinstance(message, (RowLCR, DDLLCR)) and message.get_commit_scn() is not None
+            if captured:
+                key = ("C", message.get_source_database_name(), message.get_transaction_id(),
+                       message.get_commit_scn())
+            elif self.transactional:
+                key = ("U", m.transaction_group)
+            else:
+                key = ("M", m.msgid)
+            if key != current_key or current is None:
+                if captured:
+                    current = SourceTxn([], "CAPTURED", key[1], key[3], key[2])
+                else:
+                    current = SourceTxn([], "USER", ident=m.msgid.hex())
+                out.append(current)
+                current_key = key
+            item = self._item(message, d)
+            if item is not None:
+                current.items.append(item)
+        return [t for t in out if t.items or t.kind == "CAPTURED"]
+
+    def _item(self, message: Any, d: ApplyDefinition) -> Item | None:
+        """The message as its rule leaves it (None: the rule sets discard it)."""
+        if d.rule_set is None and d.negative_rule_set is None:
+            return Item(message)
+        verdict = evaluate_rule_sets(self.conn, message, d.rule_set, d.negative_rule_set)
+        if not verdict.perform:
+            return None
+        message = migrate(message, verdict.rule)      # a subset rule's row migration (seed 000)
+        actx = verdict.rule.rule_action_context if verdict.rule is not None else None
+        if actx is None:
+            return Item(message)
+        transform = actx.get_value("STREAMS$_TRANSFORM_FUNCTION")
+        if transform is not None and transform.value:
+            message = registered_function(str(transform.value), self.ctx.username)(message)
+            if message is None:
+                return None
+        destination = actx.get_value("APPLY$_ENQUEUE")
+        if destination is not None and destination.value:
+            q = self.conn.queue(str(destination.value))
+            q.enqone(self.conn.msgproperties(payload=message))
+        directive = actx.get_value("APPLY$_EXECUTE")
+        execute = not (directive is not None and str(directive.value).upper() == "NO")
+        return Item(message, execute)
+
+
+def _epoch(when: Any) -> float | None:
+    return when.timestamp() if when is not None and hasattr(when, "timestamp") else None

@@ -1,0 +1,450 @@
+"""Where an apply process applies: a PostgreSQL database or an SQLite file.
+
+**Which database.**  ``apply_database_link`` names it: a database link (CREATE DATABASE LINK
+dbs2.net … USING 'postgresql://…'; DESIGN.md section 7: a link names another site by DSN), or
+the DSN itself: ``postgresql://…[?schema=s]`` or ``sqlite:///path``.  Without
+one, an apply process on a PostgreSQL store applies to the store's own database and an
+apply process on an SQLite store to the store's own file.
+
+**Names** (the mapping capture uses, :mod:`sluice.streams.capture.decode`):
+
+* PostgreSQL: ``owner.object`` is the table ``schema.table`` where an all-upper-case Oracle
+  name is the unquoted PostgreSQL name (``HR.EMPLOYEES`` -> ``hr.employees``) and any other
+  keeps its exact spelling (``"Orders"``); columns likewise.
+* SQLite has no schemas: ``owner.object`` is the table named ``"OWNER.OBJECT"`` (one
+  identifier with a dot), the store's own convention for queue tables
+  (:mod:`sluice.store.sqlschema`); SQLite compares names without regard to case, so a
+  table created as ``"hr.employees"`` is the same table.  Columns keep their names.
+
+**Bookkeeping in the target.**  ``SLUICE_APPLY_PROGRESS`` holds, per apply process and
+source database, the commit SCN of the last source transaction applied; it is written in
+the same target transaction as the changes, so a transaction delivered again after a
+crash is recognised and skipped (exactly once; DESIGN.md sections 5 and 7).
+``SLUICE_APPLY_DONE`` records the queue transactions of user-enqueued messages (which have
+no commit SCN) and the error transactions EXECUTE_ERROR applied, for the same purpose.  On
+PostgreSQL both live in the schema of the link's DSN (the store's schema by default).
+
+**Tags.**  Every target transaction on PostgreSQL starts with the apply process's tag as a
+``sluice.tag`` logical-decoding message (:func:`sluice.streams.capture.emit_tag`), so a
+capture process reading that database gives the changes the tag and the default rules
+(``:dml.is_null_tag() = 'Y'``) do not capture them again: no cycles.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Any, Iterable
+
+import psycopg
+from psycopg import errors as pgerr
+
+from ...errors import DatabaseError, not_supported, ora
+from ...store.pgconn import parse_dsn
+from ...store.sqlite import check_sqlite_file
+from ..capture.decode import pg_name
+from ..capture.pgsource import emit_tag
+from ..propagation.links import link_name, resolve_link
+
+__all__ = ["Target", "PgTarget", "SqliteTarget", "open_target", "check_link", "link_dsn", "TargetError"]
+
+
+class TargetError(Exception):
+    """A statement failed in the target; ``kind`` says how ('unique', 'missing', other)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Target:
+    """One connection to the target database; one target transaction at a time."""
+
+    dialect = ""
+    placeholder = "?"
+
+    def __init__(self) -> None:
+        self._tables: dict[tuple[str, str], tuple[list[str], dict[str, str], list[str]]] = {}
+
+    # -- names -----------------------------------------------------------------------
+    @staticmethod
+    def quote(name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
+    def column(self, name: str) -> str:
+        return self.quote(name)
+
+    def table(self, owner: str, name: str) -> str:
+        raise NotImplementedError
+
+    # -- dictionary --------------------------------------------------------------------
+    def describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str]]:
+        """``(columns, {column: type}, primary key columns)`` in Oracle spelling, cached;
+        ORA-00942 when the table does not exist."""
+        key = (owner, name)
+        found = self._tables.get(key)
+        if found is None:
+            found = self._describe(owner, name)
+            if not found[0]:
+                raise ora(942)
+            self._tables[key] = found
+        return found
+
+    def forget(self) -> None:
+        """DDL ran: describe tables again."""
+        self._tables.clear()
+
+    def _describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str]]:
+        raise NotImplementedError
+
+    # -- transactions ----------------------------------------------------------------------
+    def begin(self, tag: bytes | None) -> None:
+        raise NotImplementedError
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
+        """Run one statement; its row count.  :raises TargetError: it failed."""
+        raise NotImplementedError
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+        raise NotImplementedError
+
+    def execute_batch(self, statements: list[tuple[str, tuple]]) -> list[int]:
+        """Run statements in order (pipelined where the database can); their row counts.
+        :raises TargetError: one failed (the transaction is then to be rolled back)."""
+        return [self.execute(sql, params) for sql, params in statements]
+
+    def savepoint(self, name: str) -> None:
+        self.execute(f"SAVEPOINT {name}")
+
+    def rollback_to(self, name: str) -> None:
+        self.execute(f"ROLLBACK TO SAVEPOINT {name}")
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def rollback(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    # -- the apply's bookkeeping -------------------------------------------------------------
+    def progress_table(self) -> str:
+        return "SLUICE_APPLY_PROGRESS"
+
+    def done_table(self) -> str:
+        return "SLUICE_APPLY_DONE"
+
+    def ensure_bookkeeping(self) -> None:
+        p, d = self.progress_table(), self.done_table()
+        # a row per apply server (parallel apply commits in source order, so the highest
+        # SCN over the servers' rows is the applied low-watermark)
+        for sql in (f"""CREATE TABLE IF NOT EXISTS {p} (APPLY_NAME TEXT NOT NULL,
+                        SOURCE_DATABASE TEXT NOT NULL, SERVER_ID INTEGER NOT NULL DEFAULT 0,
+                        APPLIED_SCN BIGINT NOT NULL, SOURCE_TRANSACTION_ID TEXT, APPLY_TIME DOUBLE PRECISION,
+                        PRIMARY KEY (APPLY_NAME, SOURCE_DATABASE, SERVER_ID))""",
+                    f"""CREATE TABLE IF NOT EXISTS {d} (APPLY_NAME TEXT NOT NULL, KIND TEXT NOT NULL,
+                        ID TEXT NOT NULL, DONE DOUBLE PRECISION, PRIMARY KEY (APPLY_NAME, KIND, ID))"""):
+            self.execute(sql)
+        self.commit()
+
+    def applied_scns(self, apply_name: str) -> dict[str, int]:
+        p = self.placeholder
+        rows = self.query(f"SELECT SOURCE_DATABASE, MAX(APPLIED_SCN) FROM {self.progress_table()} "
+                          f"WHERE APPLY_NAME = {p} GROUP BY SOURCE_DATABASE", (apply_name,))
+        self.rollback()
+        return {db: int(scn) for db, scn in rows}
+
+    def progress_statement(self, apply_name: str, source_database: str, scn: int,
+                           txn_id: str | None, server_id: int = 0) -> tuple[str, tuple]:
+        """The upsert of the low-watermark (never backwards), for the current transaction."""
+        p, t = self.placeholder, self.progress_table()
+        return (f"""INSERT INTO {t} (APPLY_NAME, SOURCE_DATABASE, SERVER_ID, APPLIED_SCN,
+                    SOURCE_TRANSACTION_ID, APPLY_TIME) VALUES ({p}, {p}, {p}, {p}, {p}, {p})
+                    ON CONFLICT (APPLY_NAME, SOURCE_DATABASE, SERVER_ID) DO UPDATE SET
+                    APPLIED_SCN = excluded.APPLIED_SCN, SOURCE_TRANSACTION_ID = excluded.SOURCE_TRANSACTION_ID,
+                    APPLY_TIME = excluded.APPLY_TIME WHERE excluded.APPLIED_SCN > {t}.APPLIED_SCN""",
+                (apply_name, source_database, server_id, scn, txn_id, time.time()))
+
+    def done(self, apply_name: str, kind: str, ident: str) -> bool:
+        p = self.placeholder
+        return bool(self.query(f"SELECT 1 FROM {self.done_table()} WHERE APPLY_NAME = {p} AND KIND = {p} "
+                               f"AND ID = {p}", (apply_name, kind, ident)))
+
+    def done_statement(self, apply_name: str, kind: str, ident: str) -> tuple[str, tuple]:
+        p = self.placeholder
+        return (f"INSERT INTO {self.done_table()} (APPLY_NAME, KIND, ID, DONE) VALUES ({p}, {p}, {p}, {p}) "
+                f"ON CONFLICT DO NOTHING",
+                (apply_name, kind, ident, time.time()))
+
+    def forget_done_statement(self, apply_name: str, kind: str, idents: list[str]) -> tuple[str, tuple]:
+        p = self.placeholder
+        marks = ", ".join([p] * len(idents))
+        return (f"DELETE FROM {self.done_table()} WHERE APPLY_NAME = {p} AND KIND = {p} AND ID IN ({marks})",
+                (apply_name, kind, *idents))
+
+    # -- values ----------------------------------------------------------------------------
+    def converter(self, type_name: str) -> Any:
+        """A function making an LCR value fit a column of ``type_name`` (None: as it is)."""
+        return None
+
+    def limit_lock_wait(self, seconds: float) -> None:
+        """Fail a statement that waits longer than ``seconds`` for a lock."""
+
+
+class PgTarget(Target):
+    """A PostgreSQL database (psycopg; statements of a transaction pipelined)."""
+
+    dialect = "postgresql"
+    placeholder = "%s"
+
+    def __init__(self, conninfo: str, schema: str, display: str) -> None:
+        super().__init__()
+        self.schema = schema
+        self.display = display
+        self._tag: bytes | None = None
+        try:
+            self.conn = psycopg.connect(conninfo, autocommit=False, connect_timeout=10)
+        except psycopg.Error as e:
+            raise _pg_error(e) from None
+
+    def ensure_bookkeeping(self) -> None:
+        self.execute(f"CREATE SCHEMA IF NOT EXISTS {self.quote(self.schema)}")
+        super().ensure_bookkeeping()
+
+    def table(self, owner: str, name: str) -> str:
+        return f"{self.quote(pg_name(owner))}.{self.quote(pg_name(name))}"
+
+    def column(self, name: str) -> str:
+        return self.quote(pg_name(name))
+
+    def progress_table(self) -> str:
+        return f"{self.quote(self.schema)}.SLUICE_APPLY_PROGRESS"
+
+    def done_table(self) -> str:
+        return f"{self.quote(self.schema)}.SLUICE_APPLY_DONE"
+
+    def _describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str]]:
+        from ..capture.decode import oracle_name
+        rows = self.query("""SELECT a.attname, format_type(a.atttypid, a.atttypmod),
+                                    COALESCE(a.attnum = ANY(i.indkey), false)
+                             FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+                             JOIN pg_namespace n ON n.oid = c.relnamespace
+                             LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
+                             WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0
+                               AND NOT a.attisdropped ORDER BY a.attnum""",
+                          (pg_name(owner), pg_name(name)))
+        # no rollback here: a handler's LCR.EXECUTE() describes a table inside the apply's
+        # open target transaction, which must go on (the query reads the catalog only)
+        columns = [oracle_name(r[0]) for r in rows]
+        return columns, {oracle_name(r[0]): r[1] for r in rows}, [oracle_name(r[0]) for r in rows if r[2]]
+
+    def limit_lock_wait(self, seconds: float) -> None:
+        self.conn.execute(f"SET lock_timeout = '{int(seconds * 1000)}ms'")
+        self.conn.commit()
+
+    def converter(self, type_name: str) -> Any:
+        if type_name == "boolean":      # capture gives booleans as NUMBER 1/0 (Oracle's habit)
+            return lambda v: v if v is None or isinstance(v, bool) else bool(int(v))
+        return None
+
+    def begin(self, tag: bytes | None) -> None:
+        # the tag message goes with the transaction's first statement (one round trip less)
+        self._tag = tag
+
+    def _emit_tag(self) -> None:
+        tag, self._tag = self._tag, None
+        if tag is not None:
+            emit_tag(self.conn, tag)
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
+        try:
+            if self._tag is not None:
+                self._emit_tag()
+            return self.conn.execute(sql, tuple(params)).rowcount
+        except psycopg.Error as e:
+            raise _target_error(e) from None
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, tuple(params)).fetchall()
+        except psycopg.Error as e:
+            raise _target_error(e) from None
+
+    def execute_batch(self, statements: list[tuple[str, tuple]]) -> list[int]:
+        if len(statements) < 3:
+            return [self.execute(sql, params) for sql, params in statements]
+        conn = self.conn
+        try:
+            with conn.pipeline():
+                if self._tag is not None:
+                    self._emit_tag()
+                cursors = []
+                for sql, params in statements:
+                    cur = conn.cursor()
+                    cur.execute(sql, params)
+                    cursors.append(cur)
+            return [c.rowcount for c in cursors]
+        except psycopg.Error as e:
+            raise _target_error(e) from None
+
+    def commit(self) -> None:
+        try:
+            self.conn.commit()
+        except psycopg.Error as e:
+            raise _pg_error(e) from None
+
+    def rollback(self) -> None:
+        self._tag = None
+        if not self.conn.closed:
+            try:
+                self.conn.rollback()
+            except psycopg.Error:
+                pass      # a lost connection has no transaction left
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class SqliteTarget(Target):
+    """An SQLite file (tables ``"OWNER.OBJECT"``)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self._open = False
+        check_sqlite_file(path)      # the store's refusals: ORA-27041, ORA-01157
+        try:
+            self.conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.Error as e:
+            if "not a database" in str(e):
+                raise ora(1157, path, f"not an SQLite database ({e})") from None
+            raise ora(27041, path, str(e)) from None
+
+    def table(self, owner: str, name: str) -> str:
+        return self.quote(f"{owner}.{name}")
+
+    def _describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str]]:
+        from ..capture.decode import oracle_name   # SQLite ignores case: name columns as capture does
+        rows = self.conn.execute(f"PRAGMA table_info({self.table(owner, name)})").fetchall()
+        pk = sorted((r for r in rows if r[5]), key=lambda r: r[5])
+        return ([oracle_name(r[1]) for r in rows], {oracle_name(r[1]): (r[2] or "").lower() for r in rows},
+                [oracle_name(r[1]) for r in pk])
+
+    def converter(self, type_name: str) -> Any:
+        from datetime import datetime
+        from decimal import Decimal
+
+        def to_sqlite(v: Any) -> Any:  # SQLite binds neither Decimal nor datetime
+            if isinstance(v, Decimal):
+                return int(v) if v == v.to_integral_value() and abs(v) < 2 ** 63 else float(v)
+            if isinstance(v, datetime):
+                return v.isoformat(sep=" ")
+            return v
+        return to_sqlite
+
+    def limit_lock_wait(self, seconds: float) -> None:
+        self.conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+
+    def begin(self, tag: bytes | None) -> None:
+        if not self._open:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._open = True
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
+        if not self._open and not sql.lstrip().upper().startswith(("CREATE", "SELECT")):
+            self.begin(None)
+        try:
+            return self.conn.execute(sql, tuple(params)).rowcount
+        except sqlite3.Error as e:
+            raise _sqlite_error(e) from None
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, tuple(params)).fetchall()
+        except sqlite3.Error as e:
+            raise _sqlite_error(e) from None
+
+    def commit(self) -> None:
+        if self._open:
+            self.conn.execute("COMMIT")
+            self._open = False
+
+    def rollback(self) -> None:
+        if self._open:
+            self.conn.execute("ROLLBACK")
+            self._open = False
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _target_error(e: psycopg.Error) -> Exception:
+    if isinstance(e, pgerr.UniqueViolation):
+        return TargetError("unique", e.diag.constraint_name or str(e))
+    if isinstance(e, (pgerr.OperationalError, pgerr.AdminShutdown)) or e.sqlstate is None:
+        return _pg_error(e)
+    return TargetError("other", f"{e.sqlstate}: {(e.diag.message_primary or str(e)).strip()}")
+
+
+def _pg_error(e: psycopg.Error) -> DatabaseError:
+    from ...store.pgconn import translate
+    return translate(e, None)
+
+
+def _sqlite_error(e: sqlite3.Error) -> Exception:
+    text = str(e)
+    if isinstance(e, sqlite3.IntegrityError) and "UNIQUE" in text.upper():
+        return TargetError("unique", text)
+    if isinstance(e, sqlite3.OperationalError) and "locked" in text:
+        return ora(54)
+    return TargetError("other", text)
+
+
+def is_dsn(link: str) -> bool:
+    return link.startswith(("sqlite:///", "postgresql://", "postgres://"))
+
+
+def check_link(link: str) -> str:
+    """``apply_database_link`` as the catalog keeps it: a DSN as it is, a database link's
+    name (CREATE DATABASE LINK) canonical.  :raises: ORA-12154 for neither."""
+    if isinstance(link, str) and is_dsn(link):
+        return link
+    try:
+        return link_name(link)
+    except Exception:
+        raise ora(12154, f"{str(link).split('@')[-1]} (an apply database link is a database link's name "
+                         f"or a DSN: sqlite:///file.db or postgresql://…)") from None
+
+
+def link_dsn(store: Any, user: str, link: str) -> str:
+    """The DSN an apply database link leads to.  :raises: ORA-02019 (no such database link),
+    SLU-00001 (a link to an HTTP servlet: an apply process needs the database itself)."""
+    if is_dsn(link):
+        return link
+    found = resolve_link(store, user, link)
+    if found.is_http or not is_dsn(found.endpoint):
+        raise not_supported(f"applying through database link {found.name} to {found.endpoint} "
+                            f"(an apply process writes to the database itself: the link's USING "
+                            f"must be a sqlite:/// or postgresql:// DSN)")
+    return found.endpoint
+
+
+def open_target(link: str | None, store_dialect: str, store_pg: tuple[str, str] | None,
+                store_path: str | None) -> Target:
+    """The target named by ``apply_database_link`` (see the module's docstring)."""
+    if link:
+        if link.startswith("sqlite:///"):
+            return SqliteTarget(link[len("sqlite:///"):])
+        if link.startswith(("postgresql://", "postgres://")):
+            t = parse_dsn(link)
+            return PgTarget(t.conninfo, t.schema, t.display)
+        raise ora(12154, f"{link.split('@')[-1]} (a DSN: sqlite:///file.db or postgresql://…)")
+    if store_pg is not None:
+        return PgTarget(store_pg[0], store_pg[1], "the store's database")
+    if store_path:
+        return SqliteTarget(store_path)
+    raise not_supported("an apply process without a target database")

@@ -1,0 +1,150 @@
+"""kill -9 of the apply host, with a checker (issue 15 §3): the queue holds many captured
+source transactions; the apply process (CREATE_APPLY, START_APPLY) runs in a ``sluice run``
+host — a child process — that applies them into a replica and is SIGKILLed at random
+moments once it is applying (inside a target transaction, between the target commit and the
+store commit, anywhere) and started again; at the end the replica must equal the source row
+by row (0 lost) and a trigger's audit of the replica must hold each source change exactly
+once (0 applied twice).  Used by ``tests/streams/test_apply_crash.py``."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
+
+
+@dataclass
+class Report:
+    changes: int = 0          # row changes the source committed
+    audited: int = 0          # row changes the replica's trigger saw applied
+    kills: int = 0
+    at_kills: list = field(default_factory=list)      # changes applied when each kill came
+    differences: list = field(default_factory=list)
+    errors: list = field(default_factory=list)       # DBA_APPLY_ERROR rows
+    failures: list = field(default_factory=list)     # a worker that died by itself
+
+    @property
+    def ok(self) -> bool:
+        return not (self.differences or self.errors or self.failures) and self.audited == self.changes
+
+
+def source_workload(env, table: str, rng: random.Random, transactions: int) -> int:
+    """Commit random transactions of 1-8 changes; the number of row changes."""
+    rows: set[int] = set()
+    next_id, changes = 1, 0
+    for _ in range(transactions):
+        stmts = []
+        for _ in range(rng.randint(1, 8)):
+            kind = rng.random()
+            if kind < 0.5 or not rows:
+                stmts.append(f"INSERT INTO {table} VALUES ({next_id}, 'i')")
+                rows.add(next_id)
+                next_id += 1
+            elif kind < 0.8:
+                stmts.append(f"UPDATE {table} SET v = v || 'u' WHERE id = {rng.choice(sorted(rows))}")
+            else:
+                victim = rng.choice(sorted(rows))
+                rows.discard(victim)
+                stmts.append(f"DELETE FROM {table} WHERE id = {victim}")
+        env.sql(*stmts)
+        changes += len(stmts)
+    return changes
+
+
+def audit_ddl(replica, table: str) -> list[str]:
+    """A trigger recording every row change applied to ``table`` at the replica."""
+    if replica.kind == "postgresql":
+        return ["CREATE TABLE public.ledger_audit (op text, id int)",
+                """CREATE FUNCTION public.ledger_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+                   BEGIN INSERT INTO public.ledger_audit VALUES (TG_OP, COALESCE(NEW.id, OLD.id));
+                   RETURN NULL; END $$""",
+                f"""CREATE TRIGGER ledger_audit AFTER INSERT OR UPDATE OR DELETE ON {table}
+                    FOR EACH ROW EXECUTE FUNCTION public.ledger_audit()"""]
+    return ["CREATE TABLE ledger_audit (op text, id int)",
+            *(f"""CREATE TRIGGER ledger_{op.lower()} AFTER {op} ON {table}
+                  BEGIN INSERT INTO ledger_audit VALUES ('{op}', {ref}.id); END"""
+              for op, ref in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")))]
+
+
+def audited(replica) -> int:
+    return replica.scalar("SELECT COUNT(*) FROM " + (
+        "public.ledger_audit" if replica.kind == "postgresql" else "ledger_audit"))
+
+
+def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int = 1200,
+        kill_every: tuple[float, float] = (0.0, 0.4)) -> Report:
+    from sluice.streams.apply import ApplyProcess
+    from sluice.streams.apply.compare import compare
+    from sluice.streams.apply.procedures import ApplyProcedures
+    from sluice.streams.apply.target import open_target
+    from tests.conftest import PG_BASE
+    from tests.streams.capturekit import CONSUMER
+    import sluice
+
+    rng = random.Random(seed)
+    env.sql(f"CREATE TABLE {env.src}.ledger (id int PRIMARY KEY, v text)")
+    if replica.kind == "postgresql":
+        replica.sql(f"CREATE SCHEMA {env.src}")
+    target_table = replica.table(env.owner, "LEDGER")
+    replica.sql(f"CREATE TABLE {target_table} (id int PRIMARY KEY, v text)", *audit_ddl(replica, target_table))
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "ledger"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    ApplyProcedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname, 0,
+                                                           apply_database_link=replica.link)
+    rep = Report(changes=source_workload(env, f"{env.src}.ledger", rng, transactions))
+    cap = env.process()
+    cap.catch_up(timeout=120)                     # the queue now holds every transaction
+    cap.stop()
+    env.conn.capture_adm.stop_capture(capture_name="CAP")     # the host runs the apply alone
+    adm = env.conn.apply_adm
+    adm.create_apply(queue_name="STRM_Q", apply_name=CONSUMER, apply_database_link=replica.link,
+                     apply_captured=True)
+    adm.start_apply(CONSUMER)
+    envvars = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    def spawn() -> subprocess.Popen:
+        err = open(os.path.join(logdir, f"host.{rep.kills}.log"), "wb")
+        p = subprocess.Popen([sys.executable, "-m", "sluice.cli", "--dsn", env.dsn, "run"],
+                             stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=envvars)
+        err.close()
+        return p
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        child = spawn()
+        before, waited = audited(replica), time.monotonic()
+        while child.poll() is None and audited(replica) == before and time.monotonic() - waited < 30:
+            time.sleep(0.02)                       # it is applying now: kill it soon after
+        time.sleep(rng.uniform(*kill_every))
+        if child.poll() is not None:
+            with open(os.path.join(logdir, f"host.{rep.kills}.log"), errors="replace") as f:
+                rep.failures.append(f"the host exited with {child.returncode}: {f.read()[-3000:]}")
+            break
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        rep.kills += 1
+        rep.at_kills.append(audited(replica))
+    status = env.conn.query("SELECT STATUS, ERROR_MESSAGE FROM DBA_APPLY", None)[1]
+    if status[0][0] != "ENABLED":
+        rep.failures.append(f"the apply process is {status[0]}")
+    adm.stop_apply(CONSUMER)
+    last = ApplyProcess.from_catalog(sluice.connect(env.dsn), CONSUMER)
+    env.procs.append(last)
+    last.drain(timeout=300)                        # what the killed ones left
+    src, dst = open_target(PG_BASE, "", None, None), open_target(replica.link, "", None, None)
+    try:
+        rep.differences = compare(src, env.owner, "LEDGER", dst, env.owner, "LEDGER").differences
+    finally:
+        src.close()
+        dst.close()
+    rep.audited = audited(replica)
+    rep.errors = env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1]
+    return rep
+

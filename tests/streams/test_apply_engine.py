@@ -1,0 +1,256 @@
+"""The apply engine (issue 15 §1 "Applying", §3 conflicts): row LCRs become DML on
+PostgreSQL and SQLite targets, one target transaction per source transaction with the
+low-watermark in it (a replay changes nothing), instantiation SCNs, key columns,
+conflicts and update conflict handlers, DML handlers and LCR.EXECUTE().
+
+Spec: seed 001 "Queues and Apply Processes"; Oracle's DBMS_APPLY_ADM for the procedures.
+Every test runs with the store on both backends and the target on both databases."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+import sluice
+from sluice.streams.apply.engine import ApplyError, Item, SourceTxn
+from sluice.streams.apply.definition import engine_for
+from tests.streams.applykit import SOURCE_DB, lcr, procedures, target  # noqa: F401
+
+
+def make_emp(target):
+    target.sql(f"CREATE TABLE {target.table('emp')} (id integer PRIMARY KEY, name varchar(40), "
+               f"sal numeric(10,2), version integer)")
+
+
+def txn(*lcrs_):
+    first = lcrs_[0]
+    return SourceTxn([Item(x) for x in lcrs_], "CAPTURED", SOURCE_DB, first.get_commit_scn(),
+                     first.get_transaction_id())
+
+
+@pytest.fixture
+def engine(conn, target):
+    procedures(conn).set_schema_instantiation_scn(target.owner, SOURCE_DB, 0,
+                                                  apply_database_link=target.link)
+    e = engine_for(conn, "APP1", target.link, b"\x00")
+    yield e
+    e.target.close()
+
+
+def test_dml_in_source_transactions_and_replay(engine, target, conn):
+    """INSERT, UPDATE and DELETE LCRs are applied as DML with their values; each source
+    transaction is one target transaction; delivering a transaction again changes nothing
+    (the low-watermark is in the target, written with the changes)."""
+    make_emp(target)
+    o = target.owner
+    t1 = txn(lcr("INSERT", o, "emp", 10, new={"ID": 1, "NAME": "King", "SAL": Decimal("5000.50"), "VERSION": 1}),
+             lcr("INSERT", o, "emp", 10, new={"ID": 2, "NAME": "Blake", "SAL": 2850, "VERSION": 1}),
+             lcr("INSERT", o, "emp", 10, new={"ID": 3, "NAME": None, "SAL": 1, "VERSION": 1}))
+    t2 = txn(lcr("UPDATE", o, "emp", 20, old={"ID": 1}, new={"SAL": 6000, "VERSION": 2}, txn="1.1.2"),
+             lcr("DELETE", o, "emp", 20, old={"ID": 2}, txn="1.1.2"))
+    assert engine.apply(t1) and engine.apply(t2)
+    assert target.rows("emp") == [(1, "King", Decimal("6000.00") if target.kind == "postgresql" else 6000, 2),
+                                  (3, None, 1, 1)]
+    assert engine.apply(t1) is False and engine.apply(t2) is False      # a replay
+    assert len(target.rows("emp")) == 2
+    fresh = engine_for(conn, "APP1", target.link, b"\x00")              # after a restart too
+    try:
+        assert fresh.apply(t2) is False
+        assert fresh.applied == {SOURCE_DB: 20}
+    finally:
+        fresh.target.close()
+
+
+def test_instantiation_scn_skips_older_lcrs(engine, target, conn):
+    """SET_TABLE_INSTANTIATION_SCN: LCRs at or below the SCN are not applied; the view
+    shows it; without any instantiation SCN a captured LCR is an error (ORA-26687)."""
+    make_emp(target)
+    o = target.owner
+    procedures(conn).set_table_instantiation_scn(f"{o}.EMP", SOURCE_DB, 15, apply_database_link=target.link)
+    engine.apply(txn(lcr("INSERT", o, "emp", 15, new={"ID": 1, "NAME": "old"})))
+    engine.apply(txn(lcr("INSERT", o, "emp", 16, new={"ID": 2, "NAME": "new"})))
+    assert [r[0] for r in target.rows("emp")] == [2]
+    cols, rows = conn.query("SELECT SOURCE_DATABASE, SOURCE_OBJECT_OWNER, SOURCE_OBJECT_NAME, "
+                            "INSTANTIATION_SCN FROM DBA_APPLY_INSTANTIATED_OBJECTS", None)
+    assert rows == [(SOURCE_DB, o, "EMP", 15)]
+    procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, None, apply_database_link=target.link)
+    procedures(conn).set_table_instantiation_scn(f"{o}.EMP", SOURCE_DB, None, apply_database_link=target.link)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("INSERT", o, "emp", 30, new={"ID": 3})))
+    assert e.value.error.code == 26687
+
+
+def test_key_columns_for_a_table_without_primary_key(engine, target, conn):
+    """SET_KEY_COLUMNS: the columns that find the row when the table has no primary key."""
+    target.sql(f"CREATE TABLE {target.table('nokey')} (code varchar(10), val integer)")
+    o = target.owner
+    procedures(conn).set_key_columns(f"{o}.NOKEY", "code", apply_database_link=target.link)
+    assert conn.query("SELECT OBJECT_NAME, COLUMN_NAME FROM DBA_APPLY_KEY_COLUMNS", None)[1] == [("NOKEY", "CODE")]
+    engine.apply(txn(lcr("INSERT", o, "nokey", 5, new={"CODE": "a", "VAL": 1}),
+                     lcr("INSERT", o, "nokey", 5, new={"CODE": "b", "VAL": 1})))
+    engine.apply(txn(lcr("UPDATE", o, "nokey", 6, old={"CODE": "a"}, new={"VAL": 7})))
+    assert target.rows("nokey") == [("a", 7), ("b", 1)]
+
+
+def test_conflicts_reported_as_oracle_does(engine, target):
+    """A missing row (ORA-26787), a row whose values differ from the LCR's old values
+    (ORA-26786 naming the columns), a duplicate key (ORA-00001); nothing of the failing
+    transaction stays in the target."""
+    make_emp(target)
+    o = target.owner
+    engine.apply(txn(lcr("INSERT", o, "emp", 5, new={"ID": 1, "NAME": "King", "SAL": 10, "VERSION": 1})))
+    cases = [
+        (lcr("UPDATE", o, "emp", 6, old={"ID": 9, "NAME": "x"}, new={"NAME": "y"}), 26787),
+        (lcr("DELETE", o, "emp", 6, old={"ID": 9}), 26787),
+        (lcr("UPDATE", o, "emp", 6, old={"ID": 1, "NAME": "Kong"}, new={"NAME": "y"}), 26786),
+        (lcr("DELETE", o, "emp", 6, old={"ID": 1, "SAL": 11}), 26786),
+        (lcr("INSERT", o, "emp", 6, new={"ID": 1, "NAME": "dup"}), 1),
+    ]
+    for bad, code in cases:
+        good = lcr("INSERT", o, "emp", 6, new={"ID": 50, "NAME": "before"})
+        with pytest.raises(ApplyError) as e:
+            engine.apply(txn(good, bad))
+        assert e.value.error.code == code and e.value.index == 1
+        if code == 26786:
+            assert "NAME" in str(e.value.error) or "SAL" in str(e.value.error)
+        assert [r[0] for r in target.rows("emp")] == [1]
+    assert engine.applied == {SOURCE_DB: 5}
+
+
+@pytest.mark.parametrize("method, wins", [("OVERWRITE", True), ("DISCARD", False),
+                                          ("MAXIMUM", True), ("MINIMUM", False)])
+def test_update_conflict_handlers(engine, target, conn, method, wins):
+    """SET_UPDATE_CONFLICT_HANDLER: a conflict in a column group is resolved by its method
+    (MAXIMUM / MINIMUM on the resolution column); columns outside the group take the new
+    values; DBA_APPLY_CONFLICT_COLUMNS lists the group."""
+    make_emp(target)
+    o = target.owner
+    procedures(conn).set_update_conflict_handler(f"{o}.EMP", method, "VERSION", "name,sal,version",
+                                                 apply_database_link=target.link)
+    rows = conn.query("SELECT METHOD_NAME, RESOLUTION_COLUMN, COLUMN_NAME FROM DBA_APPLY_CONFLICT_COLUMNS "
+                      "ORDER BY COLUMN_NAME", None)[1]
+    assert rows == [(method, "VERSION", c) for c in ("NAME", "SAL", "VERSION")]
+    engine.apply(txn(lcr("INSERT", o, "emp", 5, new={"ID": 1, "NAME": "King", "SAL": 10, "VERSION": 3})))
+    # the source thought the row was at version 1 (another site moved it to 3 meanwhile)
+    engine.apply(txn(lcr("UPDATE", o, "emp", 6, old={"ID": 1, "NAME": "King", "VERSION": 1},
+                         new={"NAME": "Queen", "VERSION": 4})))
+    name, version = target.rows("emp")[0][1], target.rows("emp")[0][3]
+    assert (name, version) == (("Queen", 4) if wins else ("King", 3))
+
+
+def test_unresolved_column_outside_every_group(engine, target, conn):
+    make_emp(target)
+    o = target.owner
+    procedures(conn).set_update_conflict_handler(f"{o}.EMP", "OVERWRITE", "SAL", ["SAL"],
+                                                 apply_database_link=target.link)
+    engine.apply(txn(lcr("INSERT", o, "emp", 5, new={"ID": 1, "NAME": "King", "SAL": 10, "VERSION": 3})))
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("UPDATE", o, "emp", 6, old={"ID": 1, "NAME": "Kong"}, new={"NAME": "Q"})))
+    assert e.value.error.code == 26786
+    with pytest.raises(sluice.DatabaseError) as bad:
+        procedures(conn).set_update_conflict_handler(f"{o}.EMP", "LATEST", "SAL", ["SAL"])
+    assert bad.value.code == 26693
+
+
+def test_dml_handler_and_lcr_execute(engine, target, conn):
+    """SET_DML_HANDLER: a procedure registered by name gets the row LCR instead of the
+    apply applying it; it may change it and apply it with LCR.EXECUTE(); an error handler
+    is called only for an LCR that fails; DBA_APPLY_DML_HANDLERS shows both."""
+    make_emp(target)
+    o = target.owner
+    seen = []
+
+    def upper_name(row):
+        seen.append(row.get_command_type())
+        row.set_value("NEW", "NAME", row.get_value("NEW", "NAME").value.upper())
+        row.execute(True)
+
+    def ignore_missing(row, depth, numbers, messages):
+        seen.append(("error", numbers[0]))
+
+    sluice.register_function("apply_test.upper_name", upper_name)
+    sluice.register_function("apply_test.ignore_missing", ignore_missing)
+    p = procedures(conn)
+    p.set_dml_handler(f"{o}.EMP", "TABLE", "INSERT", False, "apply_test.upper_name",
+                      apply_database_link=target.link)
+    p.set_dml_handler(f"{o}.EMP", "TABLE", "DELETE", True, "apply_test.ignore_missing",
+                      apply_database_link=target.link)
+    handlers = conn.query("SELECT OPERATION_NAME, USER_PROCEDURE, ERROR_HANDLER FROM DBA_APPLY_DML_HANDLERS "
+                          "ORDER BY OPERATION_NAME", None)[1]
+    assert handlers == [("DELETE", "apply_test.ignore_missing", "Y"), ("INSERT", "apply_test.upper_name", "N")]
+    engine.apply(txn(lcr("INSERT", o, "emp", 5, new={"ID": 1, "NAME": "king"}),
+                     lcr("DELETE", o, "emp", 5, old={"ID": 77})))
+    assert [r[:2] for r in target.rows("emp")] == [(1, "KING")]
+    assert seen == ["INSERT", ("error", 26787)]
+    with pytest.raises(sluice.DatabaseError) as e:      # outside a handler there is no apply
+        lcr("INSERT", o, "emp", 1, new={"ID": 1}).execute()
+    assert e.value.code == 26714
+
+
+def test_two_copies_apply_a_transaction_once(engine, target, conn):
+    """Two copies of an apply process (a host whose lease was lost, for a moment) given the
+    same transaction: the second waits for the first's watermark row lock, then finds the
+    transaction applied; the changes are made once."""
+    import threading
+    import time
+    make_emp(target)
+    o = target.owner
+    sluice.register_function("apply_test.slow_insert", lambda row: (time.sleep(0.5), row.execute())[1])
+    procedures(conn).set_dml_handler(f"{o}.EMP", "TABLE", "INSERT", False, "apply_test.slow_insert",
+                                     apply_database_link=target.link)
+    other = engine_for(conn, "APP1", target.link, b"\x00")
+    t = txn(lcr("INSERT", o, "emp", 40, new={"ID": 1, "NAME": "once"}))
+    results = []
+    first = threading.Thread(target=lambda: results.append(engine.apply(t)))
+    first.start()
+    time.sleep(0.2)
+    try:
+        results.append(other.apply(t))
+    finally:
+        first.join()
+        other.target.close()
+    assert sorted(results) == [False, True]
+    assert target.rows("emp") == [(1, "once", None, None)]
+
+
+def test_ddl_precommit_handlers_and_truncate(conn, target):
+    """The DDL handler gets DDL LCRs instead of the apply running them; the precommit handler
+    is called with each transaction's commit SCN before it commits (in it); without a DDL
+    handler TRUNCATE TABLE empties the table on either database, and other DDL runs on
+    PostgreSQL (an SQLite target refuses it: the transaction fails)."""
+    from sluice.streams import DDLLCR
+    from sluice.streams.apply.definition import ApplyDefinition
+    make_emp(target)
+    o = target.owner
+    procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
+    seen = []
+    sluice.register_function("apply_test.on_ddl", lambda ddl: seen.append(("ddl", ddl.get_command_type())))
+    sluice.register_function("apply_test.precommit", lambda scn: seen.append(("commit", scn)))
+    d = ApplyDefinition("APP2", conn.username, "Q", ddl_handler="apply_test.on_ddl",
+                        precommit_handler="apply_test.precommit")
+    e = engine_for(conn, "APP2", target.link, b"\x00", d)
+
+    def ddl(cmd, text, scn):
+        return DDLLCR.construct(SOURCE_DB, cmd, o, "EMP", "TABLE", text, None, o, o, "EMP", None, f"d{scn}", scn,
+                                commit_scn=scn)
+    try:
+        e.apply(txn(lcr("INSERT", o, "emp", 5, new={"ID": 1, "NAME": "a"})))
+        e.apply(txn(ddl("ALTER TABLE", "ALTER TABLE emp ADD COLUMN note text", 6)))
+        assert seen == [("commit", 5), ("ddl", "ALTER TABLE"), ("commit", 6)]
+    finally:
+        e.target.close()
+    plain = engine_for(conn, "APP3", target.link, b"\x00")
+    try:
+        if target.kind == "postgresql":
+            plain.apply(txn(ddl("ALTER TABLE", f"ALTER TABLE {target.table('emp')} ADD COLUMN note text", 7)))
+            plain.apply(txn(lcr("INSERT", o, "emp", 8, new={"ID": 2, "NAME": "b", "NOTE": "new column"})))
+            assert target.rows("emp")[-1] == (2, "b", None, None, "new column")
+        else:
+            with pytest.raises(ApplyError) as refused:
+                plain.apply(txn(ddl("ALTER TABLE", "ALTER TABLE emp ADD COLUMN note text", 7)))
+            assert str(refused.value.error).startswith("SLU-00001: not supported: DDL LCRs on an SQLite target")
+        plain.apply(txn(ddl("TRUNCATE TABLE", f"TRUNCATE TABLE {target.table('emp')}", 9)))
+        assert target.rows("emp") == []
+    finally:
+        plain.target.close()

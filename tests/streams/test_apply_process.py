@@ -1,0 +1,217 @@
+"""The apply process (issue 15 §1 "Queues", "Conflicts", handlers; §3 the error queue round
+trip): messages from its queue under its rule sets, Table 3-1 (a transactional queue's
+queue transaction is one target transaction, a nontransactional queue's message is one),
+whole transactions into the error queue, EXECUTE_ERROR / DELETE_ERROR, disable_on_error,
+SET_EXECUTE and SET_ENQUEUE_DESTINATION, the message handler.
+
+Spec: seed 001 "Transactional and Nontransactional Queues" (Table 3-1); seed 000
+"Execution Directives for Messages During Apply", "Enqueue Destinations for Messages
+During Apply".  The store runs on both backends, the target on both databases."""
+
+from __future__ import annotations
+
+import pytest
+
+import sluice
+from sluice.rules.engine.ruleset import rules_catalog
+from sluice.streams import RowLCR
+from sluice.streams.apply import ApplyDefinition, ApplyProcess
+from tests.streams.applykit import SOURCE_DB, procedures, target  # noqa: F401
+
+APPLY = "APPLY1"
+
+
+def user_lcr(cmd, owner, old=None, new=None):
+    """A row LCR an application constructs and enqueues (no commit SCN: not captured)."""
+    return RowLCR.construct(SOURCE_DB, cmd, owner, "EMP", None, None, None, old, new)
+
+
+@pytest.fixture
+def world(conn, target):
+    target.sql(f"CREATE TABLE {target.table('emp')} (id integer PRIMARY KEY, name varchar(40))")
+    conn.streams_adm.set_up_queue(queue_table="APPLY_QT", queue_name="APPLY_Q")
+    conn.aqadm.create_queue_table(queue_table="PLAIN_QT", queue_payload_type="SYS.ANYDATA",
+                                  multiple_consumers=True)
+    conn.aqadm.create_queue(queue_name="PLAIN_Q", queue_table="PLAIN_QT")
+    conn.aqadm.start_queue(queue_name="PLAIN_Q")
+    for q in ("APPLY_Q", "PLAIN_Q"):
+        conn.aqadm.add_subscriber(queue_name=q, subscriber=sluice.Agent(APPLY))
+    procs = []
+
+    def process(queue="APPLY_Q", **kw):
+        kw.setdefault("apply_captured", False)
+        d = ApplyDefinition(APPLY, conn.username, queue, apply_database_link=target.link, **kw)
+        p = ApplyProcess(sluice.connect(conn.dsn), d)
+        procs.append(p)
+        return p
+    yield process
+    for p in procs:
+        p.stop()
+        p.conn.close()
+
+
+def enqueue(conn, queue, *payloads):
+    q = conn.queue(queue)
+    for p in payloads:
+        q.enqone(conn.msgproperties(payload=p))
+    conn.commit()
+
+
+def rule_action_context(conn, rule):
+    return rules_catalog(conn.context.store).rule(f"{conn.username}.{rule}").action_context
+
+
+def errors(conn):
+    cols, rows = conn.query("SELECT * FROM DBA_APPLY_ERROR ORDER BY ERROR_CREATION_TIME", None)
+    return [dict(zip(cols, r)) for r in rows]
+
+
+def test_transactional_queue_applies_queue_transactions(conn, target, world):
+    """Table 3-1, transactional queue: the messages one transaction enqueued are applied as
+    one transaction; one that fails sends all of them to the error queue and the process
+    goes on (disable_on_error = N)."""
+    o = target.owner
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 1, "NAME": "a"}),
+            user_lcr("INSERT", o, new={"ID": 2, "NAME": "b"}))
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 3, "NAME": "c"}),
+            user_lcr("UPDATE", o, old={"ID": 99}, new={"NAME": "x"}))          # fails
+    enqueue(conn, "APPLY_Q", user_lcr("DELETE", o, old={"ID": 1}))
+    proc = world(parameters={"DISABLE_ON_ERROR": "N"})
+    assert proc.drain() == 5
+    assert target.rows("emp") == [(2, "b")]
+    (err,) = errors(conn)
+    assert (err["APPLY_NAME"], err["MESSAGE_COUNT"], err["MESSAGE_NUMBER"], err["ERROR_NUMBER"]) == \
+        (APPLY, 2, 2, 26787)
+    assert "does not exist" in err["ERROR_MESSAGE"] and err["LOCAL_TRANSACTION_ID"]
+    # what the running process shows
+    assert conn.query("SELECT TOTAL_MESSAGES_DEQUEUED FROM V$STREAMS_APPLY_READER", None)[1] == [(5,)]
+    assert conn.query("SELECT TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS FROM V$STREAMS_APPLY_COORDINATOR",
+                      None)[1] == [(3, 2, 1)]
+    assert conn.query("SELECT SERVER_ID, TOTAL_MESSAGES_APPLIED FROM V$STREAMS_APPLY_SERVER", None)[1] == [(1, 3)]
+    proc.stop()
+    assert conn.query("SELECT COUNT(*) FROM V$STREAMS_APPLY_COORDINATOR", None)[1] == [(0,)]
+    # the error queue round trip: fix the cause, EXECUTE_ERROR applies the whole transaction
+    target.sql(f"INSERT INTO {target.table('emp')} VALUES (99, 'z')")
+    procedures(conn).execute_error(err["LOCAL_TRANSACTION_ID"])
+    assert target.rows("emp") == [(2, "b"), (3, "c"), (99, "x")]
+    assert errors(conn) == []
+    with pytest.raises(sluice.DatabaseError) as e:
+        procedures(conn).execute_error(err["LOCAL_TRANSACTION_ID"])
+    assert e.value.code == 26673
+
+
+def test_nontransactional_queue_applies_each_message(conn, target, world):
+    """Table 3-1, nontransactional queue: each message is its own transaction."""
+    o = target.owner
+    enqueue(conn, "PLAIN_Q", user_lcr("INSERT", o, new={"ID": 1, "NAME": "a"}),
+            user_lcr("INSERT", o, new={"ID": 1, "NAME": "dup"}),
+            user_lcr("INSERT", o, new={"ID": 2, "NAME": "b"}))
+    proc = world("PLAIN_Q", parameters={"DISABLE_ON_ERROR": "N"})
+    assert proc.drain() == 3
+    assert target.rows("emp") == [(1, "a"), (2, "b")]
+    (err,) = errors(conn)
+    assert (err["MESSAGE_COUNT"], err["ERROR_NUMBER"]) == (1, 1)
+    target.sql(f"DELETE FROM {target.table('emp')} WHERE id = 1")     # the cause, fixed
+    procedures(conn).execute_all_errors(APPLY)
+    assert target.rows("emp") == [(1, "dup"), (2, "b")]
+    assert errors(conn) == []
+
+
+def test_disable_on_error_aborts_and_keeps_the_rest(conn, target, world):
+    """disable_on_error = Y (the default): the failing transaction goes to the error queue,
+    the process stops, the transactions after it stay in the queue for the next start."""
+    o = target.owner
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 1, "NAME": "a"}))
+    enqueue(conn, "APPLY_Q", user_lcr("DELETE", o, old={"ID": 42}))
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 2, "NAME": "b"}))
+    proc = world()
+    proc.drain()
+    assert proc.state == "ABORTED" and proc.error.code == 26787
+    assert [e["ERROR_NUMBER"] for e in errors(conn)] == [26787]
+    assert target.rows("emp") == [(1, "a")]
+    again = world()                  # restarted: the rest, without the error transaction
+    assert again.drain() >= 1
+    assert target.rows("emp") == [(1, "a"), (2, "b")]
+    procedures(conn).delete_all_errors(APPLY)
+    assert errors(conn) == []
+
+
+def test_rules_execute_directive_enqueue_destination(conn, target, world):
+    """The apply rule set decides (Table 6-1); SET_EXECUTE(FALSE) keeps a message that
+    satisfies the rule from being executed, SET_ENQUEUE_DESTINATION enqueues it into
+    another queue (the APPLY$_EXECUTE / APPLY$_ENQUEUE pairs of the rule's action context)."""
+    o = target.owner
+    adm = conn.rule_adm
+    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="R_INS", condition=":dml.get_command_type() = 'INSERT'")
+    adm.create_rule(rule_name="R_DEL", condition=":dml.get_command_type() = 'DELETE'")
+    adm.add_rule(rule_name="R_INS", rule_set_name="APPLY_RS")
+    adm.add_rule(rule_name="R_DEL", rule_set_name="APPLY_RS")
+    p = procedures(conn)
+    p.set_execute("R_DEL", False)
+    p.set_enqueue_destination("R_DEL", "PLAIN_Q")
+    actx = rule_action_context(conn, "R_DEL")
+    assert actx.get_value("APPLY$_EXECUTE").value == "NO"
+    assert actx.get_value("APPLY$_ENQUEUE").value == f'"{conn.username}"."PLAIN_Q"'
+    target.sql(f"INSERT INTO {target.table('emp')} VALUES (7, 'kept')")
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 1, "NAME": "a"}),
+            user_lcr("UPDATE", o, old={"ID": 7}, new={"NAME": "not in the rule set"}),
+            user_lcr("DELETE", o, old={"ID": 7}))
+    proc = world(rule_set=f"{conn.username}.APPLY_RS")
+    proc.drain()
+    assert target.rows("emp") == [(1, "a"), (7, "kept")]
+    q = conn.queue("PLAIN_Q")
+    q.deqoptions.consumername = APPLY
+    q.deqoptions.wait = sluice.DEQ_NO_WAIT
+    moved = q.deqone()
+    assert moved is not None and moved.payload.get_command_type() == "DELETE"
+    p.set_execute("R_DEL", True)
+    p.set_enqueue_destination("R_DEL", None)
+    assert rule_action_context(conn, "R_DEL") is None
+
+
+def test_message_handler_gets_user_messages(conn, target, world):
+    """A user message (not an LCR) goes to the message handler, a registered procedure."""
+    got = []
+    sluice.register_function("apply_test.on_message", lambda m: got.append(m))
+    enqueue(conn, "APPLY_Q", {"order": 1}, {"order": 2})
+    proc = world(message_handler="apply_test.on_message")
+    proc.drain()
+    assert got == [{"order": 1}, {"order": 2}]
+
+
+def test_parallel_apply_keeps_the_serial_result(conn, target, world):
+    """parallelism 4: transactions updating the same rows are applied in source order (each
+    UPDATE carries the old value the previous transaction set: any other order would be a
+    conflict), independent ones overlap; commits stay in source commit order, so the
+    watermark is exact and a replay changes nothing."""
+    import random
+    o = target.owner
+    rng = random.Random(4)
+    scn = 100
+    current = {i: "v0" for i in range(1, 11)}
+    txns = [[RowLCR.construct(SOURCE_DB, "INSERT", o, "EMP", None, "t0", scn, None, {"ID": i, "NAME": "v0"},
+                              commit_scn=scn) for i in current]]
+    for t in range(1, 81):
+        scn += 1
+        lcrs = []
+        for i in rng.sample(sorted(current), rng.randint(1, 3)):
+            lcrs.append(RowLCR.construct(SOURCE_DB, "UPDATE", o, "EMP", None, f"t{t}", scn,
+                                         {"ID": i, "NAME": current[i]}, {"NAME": f"v{t}"}, commit_scn=scn))
+            current[i] = f"v{t}"
+        txns.append(lcrs)
+    q = conn.queue("APPLY_Q")
+    for lcrs in txns:                      # one queue transaction per source transaction
+        q.enqmany([conn.msgproperties(payload=x) for x in lcrs])
+        conn.commit()
+    procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
+    proc = world(parameters={"PARALLELISM": "4", "DISABLE_ON_ERROR": "N"}, apply_captured=True)
+    if target.kind == "sqlite":           # one writer at a time: SQLite targets apply serially
+        assert proc.parallel is None
+    else:
+        assert proc.parallel is not None and len(proc.parallel.engines) == 4
+    proc.drain()
+    assert errors(conn) == []
+    assert target.rows("emp") == sorted(current.items())
+    applied = proc.parallel.applied if proc.parallel else proc.engine.applied
+    assert applied == {SOURCE_DB: scn}
