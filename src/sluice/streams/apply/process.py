@@ -52,7 +52,7 @@ from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
 from ..capture.context import CaptureContext
 from . import errorqueue
-from .definition import ApplyDefinition, engine_for
+from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
 from .engine import ApplyError, Item, SourceTxn
 from .parallel import ParallelApply
 
@@ -103,6 +103,7 @@ class ApplyProcess:
         self._errored = errorqueue.errored_transactions(self.ctx, definition.name)
         self._forget: list[str] = []
         self._first = True
+        self._catalog_version: int | None = None     # set when it follows DBA_APPLY
         self.state = "IDLE"
         self.error: DatabaseError | None = None
         self.total_errors = 0
@@ -114,9 +115,28 @@ class ApplyProcess:
 
     @classmethod
     def from_catalog(cls, conn: Any, apply_name: str, **kw: Any) -> "ApplyProcess":
-        """The apply process as DBA_APPLY defines it.  :raises: ORA-26701."""
-        from .definition import load
-        return cls(conn, load(CaptureContext(conn), apply_name), **kw)
+        """The apply process as DBA_APPLY defines it; it follows ALTER_APPLY and
+        SET_PARAMETER while it runs (its next batch).  :raises: ORA-26701."""
+        ctx = CaptureContext(conn)
+        version = ctx.catalog_version()
+        proc = cls(conn, load(ctx, apply_name), **kw)
+        proc._catalog_version = version
+        return proc
+
+    def _follow_catalog(self) -> None:
+        """Re-read the definition after a catalog change: rule sets, handlers, apply tag,
+        parameters (all but parallelism, which takes a restart: START_APPLY after STOP_APPLY)."""
+        version = self.ctx.catalog_version()
+        if version == self._catalog_version:
+            return
+        self._catalog_version = version
+        d = find_definition(self.ctx, self.d.name)
+        if d is None:
+            return             # dropped: the host stops it
+        self.d = d
+        for engine in (self.parallel.engines if self.parallel is not None else [self.engine]):
+            engine.handlers = handlers_for(d, self.ctx.username)
+            engine.tag = d.apply_tag
 
     # -- life cycle ------------------------------------------------------------------------
     def stop(self) -> None:
@@ -198,6 +218,8 @@ class ApplyProcess:
         """Dequeue and apply one batch; the number of messages taken off the queue."""
         if self.state == "ABORTED":
             return 0
+        if self._catalog_version is not None:
+            self._follow_catalog()
         try:
             msgs = self._dequeue(self.wait if wait is None else wait)
         except DatabaseError:
