@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import time
 import uuid
 
@@ -115,3 +116,22 @@ def wait_until(predicate, timeout=5.0) -> bool:
             return True
         time.sleep(0.02)
     return predicate()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of a test run (DESIGN.md section 5): ``local[2]``, no UI, two
+    shuffle partitions; the JVM starts once, for the rules and the pipeline tests alike."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("sluice-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.ansi.enabled", "true")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -406,6 +406,155 @@ def demo(demo_dsn: str) -> None:
         _fail(e)
 
 
+# -- sluice pipeline: Streams definitions run on Spark (sluice.pipeline) -------------------
+
+@main.group()
+def pipeline() -> None:
+    """Run a capture's, propagation's or queue's traffic through Spark; status; reports."""
+
+
+def _pipeline_source(conn, capture: str | None, propagation: str | None, apply_name: str | None,
+                     queue: str | None) -> dict:
+    """What the named Streams definition reads and where it sends it."""
+    from .errors import NotSupportedError
+    if sum(x is not None for x in (capture, propagation, apply_name, queue)) != 1:
+        raise click.UsageError("name exactly one of --capture, --propagation, --apply, --queue")
+    if apply_name is not None:
+        raise NotSupportedError(f"apply {apply_name.upper()} on Spark needs the apply engine "
+                                "(sluice.streams.apply), which this Sluice does not have yet")
+    if capture is not None:
+        rows = conn.query("SELECT QUEUE_OWNER, QUEUE_NAME FROM DBA_CAPTURE WHERE CAPTURE_NAME = :1",
+                          [capture.upper()])[1]
+        if not rows:
+            raise ora(26701, capture.upper())
+        return {"queue": f"{rows[0][0]}.{rows[0][1]}", "name": capture.upper()}
+    if propagation is not None:
+        try:
+            rows = conn.query("SELECT SOURCE_QUEUE_OWNER, SOURCE_QUEUE_NAME, DESTINATION_QUEUE_OWNER, "
+                              "DESTINATION_QUEUE_NAME, DESTINATION_DBLINK, RULE_SET_OWNER, RULE_SET_NAME, "
+                              "NEGATIVE_RULE_SET_OWNER, NEGATIVE_RULE_SET_NAME FROM DBA_PROPAGATION "
+                              "WHERE PROPAGATION_NAME = :1", [propagation.upper()])[1]
+        except Error:
+            rows = []   # no propagation catalog on this store
+        if not rows:
+            raise ora(26701, propagation.upper())
+        so, sq, do, dq, link, ro, rs, no, ns = rows[0]
+        out = {"queue": f"{so}.{sq}", "name": propagation.upper(), "to_queue": f"{do}.{dq}",
+               "positive": f"{ro}.{rs}" if rs else None, "negative": f"{no}.{ns}" if ns else None}
+        if link:
+            from .streams.propagation.links import resolve_link
+            target = resolve_link(conn.context.store, conn.username, link)
+            if target.is_http:
+                raise NotSupportedError(f"{propagation.upper()}: propagation over HTTP ({link}) is not "
+                                        "built on Spark; run it in the process host (sluice run)")
+            out.update(to_dsn=target.endpoint, to_login=(target.username, target.password))
+        return out
+    return {"queue": queue}
+
+
+def _custom_transforms(specs: tuple[str, ...]) -> dict:
+    """``RULE=module:function`` -> {qualified rule: function}."""
+    import importlib
+    out = {}
+    for item in specs:
+        rule, _, target = item.partition("=")
+        module, _, function = target.partition(":")
+        if not (rule and module and function):
+            raise click.UsageError(f"--transform {item!r}: RULE=module:function")
+        name = rule.upper() if "." in rule else f"SLUICE.{rule.upper()}"
+        out[name] = getattr(importlib.import_module(module), function)
+    return out
+
+
+@pipeline.command("run")
+@click.option("--capture", default=None, help="Read the queue of this capture process.")
+@click.option("--propagation", default=None, help="Run this propagation (its rule sets, into its destination queue).")
+@click.option("--apply", "apply_name", default=None, help="Apply on Spark (needs the apply engine).")
+@click.option("--queue", default=None, help="Read this queue (OWNER.NAME).")
+@click.option("--consumer", default=None, help="The subscriber the pipeline reads as (default: its name).")
+@click.option("--name", default=None, help="The pipeline's name (its low-watermark and checkpoint).")
+@click.option("--positive-rule-set", default=None)
+@click.option("--negative-rule-set", default=None)
+@click.option("--transform", "transforms", multiple=True, help="A custom transformation: RULE=module:function.")
+@click.option("--warehouse", default=None, help="Write the Parquet message warehouse here.")
+@click.option("--to-queue", default=None, help="Enqueue into this queue (of the same store).")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option("--checkpoint-dir", default="sluice-checkpoints", show_default=True)
+@click.option("--max-messages-per-batch", type=int, default=None)
+@click.option("--once", is_flag=True, help="Process what is there now, then stop.")
+@click.option("--conf", "confs", multiple=True, help="A Spark setting: KEY=VALUE (e.g. spark.executor.memory=1g).")
+@click.pass_obj
+def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consumer, name, positive_rule_set,
+                 negative_rule_set, transforms, warehouse, to_queue, master, checkpoint_dir,
+                 max_messages_per_batch, once, confs) -> None:
+    """Run a Streams definition on Spark until SIGTERM / Ctrl-C (or, with --once, until caught up)."""
+    import sluice
+    from .pipeline.queueio import QueueRef
+    from .pipeline.runner import PipelineRun, check_master, spark_session
+    from .pipeline.stages import PipelineSpec
+    try:
+        check_master(master, obj.dsn)
+        conn = obj.conn
+        what = _pipeline_source(conn, capture, propagation, apply_name, queue)
+        to_queue = to_queue or what.get("to_queue")
+        if not warehouse and not to_queue:
+            raise click.UsageError("say where the messages go: --warehouse DIR or --to-queue QUEUE")
+        pname = name or what.get("name") or what["queue"].replace(".", "_")
+        spec = PipelineSpec(pname, obj.dsn, what["queue"], consumer or pname,
+                            positive_rule_set or what.get("positive"), negative_rule_set or what.get("negative"),
+                            user=obj.user, max_messages_per_batch=max_messages_per_batch,
+                            custom_transformations=_custom_transforms(transforms))
+        QueueRef.resolve(obj.dsn, spec.queue, spec.consumer, spec.user)   # before the JVM starts
+        settings = dict(c.split("=", 1) for c in confs if "=" in c)
+        if len(settings) != len(confs):
+            raise click.UsageError("--conf takes KEY=VALUE")
+        spark = spark_session(master, obj.dsn, conf=settings)
+        try:
+            run = PipelineRun(spark, spec, conn, conn.context.store, "enqueue" if to_queue else "warehouse",
+                              checkpoint_dir, path=warehouse, to_dsn=what.get("to_dsn"), to_queue=to_queue,
+                              connect=sluice.connect, out=sys.stdout, to_login=what.get("to_login", (None, None)),
+                              trigger={"availableNow": True} if once else None)
+            run.start()
+            run.wait()
+        finally:
+            spark.stop()
+    except Error as e:
+        _fail(e)
+
+
+@pipeline.command("status")
+@click.argument("name", required=False)
+@click.pass_obj
+def pipeline_status(obj: _Context, name: str | None) -> None:
+    """Each pipeline's position, messages, rate, lag and last error."""
+    from .pipeline.queueio import progress_rows
+    try:
+        obj.conn   # opens (and completes) the store's catalog
+        cols, rows = progress_rows(obj.dsn, name)
+    except Error as e:
+        _fail(e)
+    keep = ["NAME", "QUEUE", "CONSUMER_NAME", "STATE", "POSITION", "BATCHES", "TOTAL_MESSAGES",
+            "MESSAGES_PER_SECOND", "LAG_SECONDS", "LAST_BATCH_SECONDS", "LAST_ERROR", "UI_URL"]
+    idx = [cols.index(c) for c in keep]
+    _print_table(keep, [tuple(round(r[i], 2) if isinstance(r[i], float) else r[i] for i in idx) for r in rows])
+
+
+@pipeline.command("report")
+@click.argument("warehouse")
+@click.argument("report_name", type=click.Choice(["volume", "lag", "tables"]))
+@click.option("--top", type=int, default=10, show_default=True)
+def pipeline_report(warehouse: str, report_name: str, top: int) -> None:
+    """Spark SQL reports over a message warehouse: volume per hour, lag percentiles, top tables."""
+    from .pipeline.report import report
+    from .pipeline.runner import spark_session
+    spark = spark_session("local[*]", "", ui=False)
+    try:
+        cols, rows = report(spark, warehouse, report_name, top)
+    finally:
+        spark.stop()
+    _print_table(cols, rows)
+
+
 @main.command()
 @click.argument("source_table")
 @click.argument("target_table", required=False)

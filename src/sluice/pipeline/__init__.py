@@ -1,5 +1,10 @@
-"""The Spark engine (wave 2, not built yet): a site's Streams definitions run on Spark
-(``sluice pipeline run …``), with the semantics of the Python host.
+"""The Spark engine: a site's Streams definitions run on Spark (``sluice pipeline run …``),
+with the semantics of the Python host.
+
+Built: :mod:`.queueio` (a queue as a pipeline reads it: positions in commit order, ranges,
+acknowledgement with the low-watermark, below Spark), :mod:`.rows` (records as rows of the
+LCR columns the rule compiler reads, and back to LCRs), :mod:`.source` (the ``sluice``
+Python data source: ``spark.readStream.format("sluice")`` / ``spark.read.format("sluice")``).
 
 DESIGN.md section 5: a Python streaming data source (``pyspark.sql.datasource``) reads
 staged LCRs from Sluice queues; rule sets are evaluated as compiled Columns

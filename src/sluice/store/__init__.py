@@ -28,6 +28,12 @@ def _sqlite_path(dsn: str) -> tuple[str | None, dict[str, str]]:
     return os.path.abspath(path), params
 
 
+def sqlite_file(dsn: str) -> str | None:
+    """The absolute path of a ``sqlite:`` DSN's database file (None: a temporary one), for
+    readers that open the file themselves (the Spark engine's executors)."""
+    return _sqlite_path(dsn)[0]
+
+
 def open_store(dsn: str) -> Store:
     """The shared Store for ``dsn`` (reference counted; release with :func:`release_store`).
 

@@ -21,7 +21,8 @@ from .dialect import Dialect
 # 4: the process host (SLUICE_STREAMS_HOSTED, V$STREAMS_HOSTED)
 # 5: Streams propagation (SLUICE_QUEUE_SCHEDULES, SLUICE_PROPAGATION_RECEIVED and their views)
 # 6: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
-SCHEMA_VERSION = 6
+# 7: Spark pipelines (SLUICE_PIPELINE_PROGRESS, DBA_STREAMS_TRANSFORMATIONS)
+SCHEMA_VERSION = 7
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -117,6 +118,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
         *hosting_ddl(d),
         *propagation_ddl(d),
         *apply_ddl(d),
+        *pipeline_ddl(d),
         f"""{d.create_view} AQ$INTERNET_USERS AS
             SELECT A.AGENT_NAME, M.NAME AS DB_USERNAME, A.HTTP_ENABLED, A.SMTP_ENABLED,
                    A.ANYP_ENABLED AS FTP_ENABLED
@@ -213,6 +215,49 @@ def capture_ddl(d: Dialect) -> list[str]:
             SELECT OWNER, TABLE_NAME, REASON, AUTO_FILTERED, CAPTURE_NAME, SCN
             FROM SLUICE_STREAMS_UNSUPPORTED""",
     ]
+
+
+# ---- Spark pipelines (sluice.pipeline) -------------------------------------------------
+def pipeline_ddl(d: Dialect) -> list[str]:
+    """A pipeline run on Spark (``sluice pipeline run``) reads a queue as a consumer: its
+    low-watermark (POSITION: the last commit SCN, or SEQ for queues not ordered by commit
+    time, whose messages it has acknowledged) advances in the store transaction that
+    consumes those messages, after the batch's sink has committed.  The runner writes its
+    figures (rate, lag, last error) here too, for ``sluice pipeline status``."""
+    i, r = d.int_type, d.real_type
+
+    def t(key: str) -> str:
+        return d.json_text("SPEC", key)
+    return [
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_PIPELINE_PROGRESS (
+            NAME TEXT NOT NULL, QUEUE TEXT NOT NULL, CONSUMER_NAME TEXT,
+            POSITION {i}, BATCHES {i} NOT NULL DEFAULT 0, TOTAL_MESSAGES {i} NOT NULL DEFAULT 0,
+            LAST_BATCH_MESSAGES {i}, LAST_BATCH_TIME {r}, LAST_BATCH_SECONDS {r},
+            LAG_SECONDS {r}, MESSAGES_PER_SECOND {r}, STATE TEXT, LAST_ERROR TEXT,
+            UI_URL TEXT, CHECKPOINT TEXT, STARTED {r},
+            PRIMARY KEY (NAME))""",
+        # DBMS_STREAMS_ADM's declarative transformations (sluice.streams.transform.adm)
+        f"""{d.create_view} DBA_STREAMS_TRANSFORMATIONS AS
+            SELECT {t('rule')} AS RULE_NAME, OWNER AS RULE_OWNER,
+                   'DECLARATIVE TRANSFORMATION' AS TRANSFORM_TYPE,
+                   CASE WHEN {t('kind')} = 'RENAME SCHEMA' THEN {t('from_name')} END AS FROM_SCHEMA_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME SCHEMA' THEN {t('to_name')} END AS TO_SCHEMA_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME TABLE' THEN {t('schema')} || '.' || {t('table')} END
+                       AS FROM_TABLE_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME TABLE' THEN {t('to_schema')} || '.' || {t('to_name')} END
+                       AS TO_TABLE_NAME,
+                   {t('schema')} AS SCHEMA_NAME, {t('table')} AS TABLE_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME COLUMN' THEN {t('from_name')} END AS FROM_COLUMN_NAME,
+                   CASE WHEN {t('kind')} = 'RENAME COLUMN' THEN {t('to_name')} END AS TO_COLUMN_NAME,
+                   {t('column')} AS COLUMN_NAME, {t('value_type')} AS VALUE_TYPE,
+                   {t('kind')} AS DECLARATIVE_TYPE,
+                   CASE {t('kind')} WHEN 'KEEP COLUMNS' THEN 1 WHEN 'DELETE COLUMN' THEN 2
+                        WHEN 'RENAME COLUMN' THEN 3 WHEN 'ADD COLUMN' THEN 4 WHEN 'RENAME TABLE' THEN 5
+                        ELSE 6 END AS PRECEDENCE,
+                   CAST({t('step_number')} AS {i}) AS STEP_NUMBER
+            FROM SLUICE_CATALOG WHERE KIND = 'STREAMS TRANSFORMATION'""",
+    ]
+# ---- end of Spark pipelines -------------------------------------------------------------
 
 
 # -- rules and system-created rules (sluice.rules, sluice.streams.rulegen, .apply) --------

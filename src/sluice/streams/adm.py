@@ -18,13 +18,15 @@ from ..names import canonical, split_qualified
 from ..routines import out_params
 from .rulegen import procedures as rg
 from .rulegen.clients import client_for
+from .transform.adm import DeclarativeTransformations
 
 if TYPE_CHECKING:
     from ..connection import Connection
 
 
-class StreamsAdm:
-    """The DBMS_STREAMS_ADM package for one connection."""
+class StreamsAdm(DeclarativeTransformations):
+    """The DBMS_STREAMS_ADM package for one connection (the declarative transformation
+    procedures: :mod:`sluice.streams.transform.adm`)."""
 
     def __init__(self, conn: "Connection") -> None:
         self._conn = conn

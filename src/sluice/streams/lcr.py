@@ -35,7 +35,7 @@ from ..sqlfunctions import FUNCTIONS, hextoraw
 __all__ = [
     "RowLCR", "DDLLCR", "RowUnit", "COMPATIBLE_9_2", "COMPATIBLE_10_1", "COMPATIBLE_10_2",
     "COMPATIBLE_11_1", "COMPATIBLE_11_2", "COMPATIBLE_12_1", "COMPATIBLE_12_2",
-    "ROW_COMMAND_TYPES", "EXTRA_ATTRIBUTES", "LCR_EXECUTOR",
+    "ROW_COMMAND_TYPES", "EXTRA_ATTRIBUTES", "LCR_EXECUTOR", "row_compatible",
 ]
 
 # LCR.EXECUTE(): an apply process sets this while it runs a handler (DML, DDL, error or
@@ -106,6 +106,14 @@ def _value_type(value_type: Any, allow_both: bool = False) -> str:
     if vt in ("OLD", "NEW") or (allow_both and vt == "*"):
         return vt
     raise ora(6502, f"value_type must be 'OLD' or 'NEW'{' or *' if allow_both else ''}, not {value_type!r}")
+
+
+def row_compatible(has_extra: bool, type_names: Any) -> int:
+    """``get_compatible()`` of a row LCR from what decides it: extra attributes, its
+    columns' ANYDATA type names (also for readers of the stored form)."""
+    if has_extra:
+        return COMPATIBLE_10_2
+    return COMPATIBLE_10_1 if any(t in _TYPES_10_1 for t in type_names) else COMPATIBLE_9_2
 
 
 class _LCR:
@@ -352,12 +360,8 @@ class RowLCR(_LCR):
         """COMPATIBLE_10_2 when the LCR carries extra attributes (added in 10.2),
         COMPATIBLE_10_1 when a column holds a 10.1 datatype (BINARY_FLOAT /
         BINARY_DOUBLE), else COMPATIBLE_9_2."""
-        if self._extra:
-            return COMPATIBLE_10_2
-        for units in (self._old, self._new):
-            if any(u.data.get_type_name() in _TYPES_10_1 for u in units.values()):
-                return COMPATIBLE_10_1
-        return COMPATIBLE_9_2
+        return row_compatible(bool(self._extra), (u.data.get_type_name() for units in (self._old, self._new)
+                                                  for u in units.values()))
 
     def _state(self) -> tuple:
         return self._common() + (self._old, self._new)

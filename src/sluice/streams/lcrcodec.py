@@ -19,7 +19,7 @@ from typing import Any
 from ..aq.payload import ANYDATA_CODECS
 from .lcr import AnyData, DDLLCR, RowLCR, RowUnit
 
-__all__ = ["lcr_to_document", "lcr_from_document"]
+__all__ = ["lcr_to_document", "lcr_from_document", "plain_row_document", "document_values"]
 
 _DATES = frozenset({"SYS.DATE", "SYS.TIMESTAMP"})
 _BINARY = frozenset({"SYS.RAW", "SYS.BLOB"})
@@ -157,6 +157,17 @@ def _ddl_from(doc: dict) -> DDLLCR:
                  doc["scn"], commit_scn=doc["cscn"], source_time=_time_in(doc["time"]))
     _common_in(lcr, doc)
     return lcr
+
+
+def plain_row_document(doc: dict) -> bool:
+    """Is ``doc`` a row LCR in this module's own form (not a producer's, see ROW_FORMS)?"""
+    return "new" in doc and not any(key in doc for key in ROW_FORMS)
+
+
+def document_values(items: list) -> list[tuple[str, str | None, Any]]:
+    """``(column, ANYDATA type name, value)`` of a stored column list, without building the
+    LCR (readers that only want the values: the Spark engine's rows)."""
+    return [(item[0], item[1], _value_in(item[1], item[2])) for item in items]
 
 
 def lcr_from_document(doc: dict) -> RowLCR | DDLLCR:

@@ -1,0 +1,188 @@
+"""Streams on Spark (issue 16 §2), in one run, on the same staged LCRs:
+
+    PYTHONPATH=src .venv/bin/python bench/bench_pipeline.py [--lcrs 200000] [--dsn sqlite:///…]
+                                                             [--master local[2]] [--batch 50000]
+
+The workload: ``--lcrs`` row LCRs (70 % INSERT, 30 % UPDATE) in transactions of 1-100
+rows over 10 tables, staged in a commit-time ANYDATA queue (SET_UP_QUEUE) for two
+consumers; 100 table rules + 10 subset rules (row migration) in the positive rule set, 3
+declarative transformations (RENAME_SCHEMA, RENAME_COLUMN, ADD_COLUMN).  Then, one after
+the other, over the same messages:
+
+(a) floor: the queue's records read in commit order with plain SQL (nothing decoded);
+(b) Python path: records read, LCRs decoded, evaluate_rule_sets (Table 6-1),
+    rowmigration.migrate, streams.transform -- what the Python Streams clients do per LCR;
+(c) Spark: ``sluice`` source -> rule sets compiled to Columns -> row migration and
+    declarative transformations as Columns -> Parquet warehouse, micro-batches of
+    ``--batch`` messages, acknowledged after each commit (Trigger.AvailableNow).
+
+LCRs/s of each, (c)/(b), and the driver's peak RSS (this process; Spark's local JVM is a
+child: its peak is read from /proc when it is still there).  The apply sink (into a
+second PostgreSQL database) is not measured: the apply engine is not on this branch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import resource
+import shutil
+import sys
+import tempfile
+import time
+
+import sluice
+from sluice import RowLCR
+from sluice.pipeline import queueio, rows
+from sluice.pipeline.queueio import QueueRef
+from sluice.pipeline.runner import PipelineRun, spark_session
+from sluice.pipeline.stages import PipelineSpec
+from sluice.rules.engine.ruleset import STREAMS_CONTEXT
+from sluice.rules.engine.types import NVList
+from sluice.streams import evaluate_rule_sets
+from sluice.streams.rowmigration import ROW_SUBSET, migrate
+from sluice.streams.transform import transform
+from sluice.streams.transform.adm import declarative_transformations
+
+TABLES = [f"T{i}" for i in range(10)]
+
+
+def stage(conn, n: int) -> int:
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    for consumer in ("PY", "SPARK"):
+        conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(consumer))
+    adm = conn.rule_adm
+    adm.create_rule_set("POS", STREAMS_CONTEXT)
+    for i in range(100):   # as ADD_TABLE_RULES writes them, for 10 owners x 10 tables
+        name = f"R{i}"
+        adm.create_rule(name, f"((:dml.get_object_owner() = 'U{i // 10}' and :dml.get_object_name() = "
+                              f"'T{i % 10}')) and :dml.is_null_tag() = 'Y' and "
+                              f":dml.get_source_database_name() = 'DBS1.NET'", STREAMS_CONTEXT)
+        adm.add_rule(name, "POS")
+    for i in range(10):    # subset rules: updates of U9's tables moving into / out of ID < 500000
+        for op, test in (("INSERT", "<"), ("DELETE", ">=")):
+            name = f"S{i}_{op[0]}"
+            adm.create_rule(name, f":dml.get_object_owner() = 'U9' and :dml.get_object_name() = 'T{i}' and "
+                                  f":dml.get_command_type() = 'UPDATE' and "
+                                  f":dml.get_value('NEW', 'ID').AccessNumber() {test} 500000", STREAMS_CONTEXT,
+                            NVList({ROW_SUBSET: op}))
+            adm.add_rule(name, "POS")
+    conn.streams_adm.rename_schema("r0", "u0", "hr")
+    conn.streams_adm.rename_column("r1", "u0.t1", "name", "title")
+    conn.streams_adm.add_column("r2", "u0.t2", "origin", "DBS1")
+    rnd = random.Random(16)
+    q = conn.queue("STRM_Q")
+    done, t = 0, 0
+    while done < n:
+        size = min(rnd.randint(1, 100), n - done)
+        txn = []
+        for i in range(size):
+            k = done + i
+            owner, table = f"U{rnd.randrange(10)}", rnd.choice(TABLES)
+            if rnd.random() < 0.7:
+                txn.append(RowLCR("DBS1.NET", "INSERT", owner, table, None, f"{t}.0.1", k, None,
+                                  {"ID": k, "NAME": f"n{k}", "AMOUNT": k % 1000}))
+            else:
+                txn.append(RowLCR("DBS1.NET", "UPDATE", owner, table, None, f"{t}.0.1", k,
+                                  {"ID": rnd.randrange(10 ** 6), "NAME": "old"}, {"NAME": f"n{k}"}))
+        q.enqmany([conn.msgproperties(payload=p) for p in txn])
+        conn.commit()
+        done += size
+        t += 1
+    return t
+
+
+def floor(dsn: str) -> tuple[int, float]:
+    ref = QueueRef.resolve(dsn, "STRM_Q", "PY")
+    start = time.perf_counter()
+    with queueio.open_raw(dsn) as raw:
+        n = sum(1 for _ in queueio.records(raw, ref, 0, queueio.latest_position(raw, ref, 0)))
+    return n, time.perf_counter() - start
+
+
+def python_path(conn, dsn: str) -> tuple[int, int, float]:
+    ref = QueueRef.resolve(dsn, "STRM_Q", "PY")
+    by_rule = declarative_transformations(conn.context.store)
+    kept = 0
+    start = time.perf_counter()
+    with queueio.open_raw(dsn) as raw:
+        n = 0
+        for record in queueio.records(raw, ref, 0, queueio.latest_position(raw, ref, 0)):
+            _kind, _text, lcr = rows._decode_payload(ref.payload_type, record[-1])
+            verdict = evaluate_rule_sets(conn, lcr, "POS")
+            n += 1
+            if verdict.perform:
+                lcr = migrate(lcr, verdict.rule)
+                transform(lcr, by_rule.get(verdict.rule.rule_name, ()))
+                lcr.get_values("NEW")   # what apply reads: the values, decoded
+                kept += 1
+    return n, kept, time.perf_counter() - start
+
+
+def _rss_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def spark_path(conn, dsn: str, master: str, batch: int, work: str) -> tuple[int, float, float | None]:
+    spark = spark_session(master, dsn, ui=False)
+    jvm_pid = None
+    try:
+        jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())
+    except Exception:  # noqa: BLE001  (the figure is optional)
+        pass
+    spec = PipelineSpec("bench", dsn, "STRM_Q", "SPARK", "POS", max_messages_per_batch=batch)
+    run = PipelineRun(spark, spec, conn, conn.context.store, "warehouse", os.path.join(work, "ck"),
+                      path=os.path.join(work, "wh"), trigger={"availableNow": True})
+    start = time.perf_counter()
+    run.start()
+    run.wait()
+    seconds = time.perf_counter() - start
+    for p in run.query.recentProgress:
+        print(f"    batch {p.batchId}: {p.numInputRows} rows, {dict(p.durationMs)}")
+    n = spark.read.parquet(os.path.join(work, "wh")).count()
+    jvm = _rss_mb(jvm_pid) if jvm_pid else None
+    spark.stop()
+    return n, seconds, jvm
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lcrs", type=int, default=200_000)
+    ap.add_argument("--dsn", default=None)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--batch", type=int, default=50_000)
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="bench-pipeline-")
+    dsn = a.dsn or f"sqlite:///{os.path.join(work, 'site.db')}"
+    conn = sluice.connect(dsn)
+    t0 = time.perf_counter()
+    txns = stage(conn, a.lcrs)
+    print(f"staged {a.lcrs} LCRs in {txns} transactions in {time.perf_counter() - t0:.1f} s "
+          f"({dsn.split(':')[0]}; {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
+    n, s = floor(dsn)
+    print(f"(a) floor, records read:    {n:>9} in {s:6.2f} s = {n / s:>10,.0f} /s")
+    n, kept, s = python_path(conn, dsn)
+    py = n / s
+    print(f"(b) Python path:            {n:>9} in {s:6.2f} s = {py:>10,.0f} LCRs/s ({kept} kept)")
+    n, s, jvm = spark_path(conn, dsn, a.master, a.batch, work)
+    sp = a.lcrs / s
+    print(f"(c) Spark {a.master}:       {a.lcrs:>9} in {s:6.2f} s = {sp:>10,.0f} LCRs/s ({n} kept)  "
+          f"(c)/(b) = {sp / py:.2f}")
+    driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS: driver (Python) {driver:.0f} MB, Spark JVM "
+          f"{f'{jvm:.0f} MB' if jvm else 'not read'}; load after {os.getloadavg()[0]:.1f}")
+    conn.close()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""Message records as DataFrame rows, and back to LCRs (no Spark here; the schema is
+built on demand).
+
+A row holds the record's queue columns, then the payload: an LCR in an ANYDATA queue
+becomes the columns the rule compiler reads (:data:`~sluice.rules.compile.typed.lcrschema.LCR_COLUMNS`,
+made by :func:`~sluice.rules.compile.typed.lcrschema.lcr_row`, the one place that maps an
+LCR onto columns) plus what a DDL LCR needs to be rebuilt; any other payload keeps its
+stored form in ``user_data`` (JSON text; RAW as hexadecimal) with its type in
+``payload_type``.  A payload that cannot be decoded -- a malformed LCR -- is a row with
+``error`` set and no LCR columns: the stream goes on and the sink decides (the apply
+sink puts it in the error queue).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any, Iterable, Iterator
+
+from ..rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row, value_text
+from ..streams import DDLLCR, RowLCR, RowUnit
+from ..streams.lcr import AnyData, row_compatible
+from ..streams.lcrcodec import document_values, plain_row_document
+from ..streams.capture import decode as _decode  # noqa: F401  (captured LCRs' stored form)
+from ..aq.payload import ANYDATA_CODECS
+
+__all__ = ["MESSAGE_FIELDS", "FIELDS", "spark_schema", "to_row", "to_rows", "lcr_from_row", "is_lcr_type",
+           "arrow_batches"]
+
+ANYDATA = "SYS.ANYDATA"
+# (name, Spark type) of the record part of a row
+MESSAGE_FIELDS = (
+    ("queue", "string"), ("seq", "bigint"), ("msgid", "binary"), ("corrid", "string"),
+    ("priority", "int"), ("state", "int"), ("cscn", "bigint"), ("enq_time", "timestamp"),
+    ("enq_tid", "string"), ("consumer_name", "string"), ("payload_type", "string"),
+    ("user_data", "string"), ("error", "string"), ("source_time", "timestamp"),
+    ("ddl_text", "string"), ("logon_user", "string"), ("current_schema", "string"),
+)
+FIELDS = tuple(n for n, _ in MESSAGE_FIELDS) + tuple(LCR_COLUMNS)
+_LCR_NONE = (None,) * len(LCR_COLUMNS)
+
+
+def is_lcr_type(type_name: str | None) -> bool:
+    return type_name in (RowLCR.oracle_type, DDLLCR.oracle_type)
+
+
+def spark_schema() -> Any:
+    """The ``StructType`` of a queue's rows: :data:`MESSAGE_FIELDS`, then the LCR columns."""
+    from pyspark.sql import types as T
+    from ..rules.compile.typed.lcrschema import spark_schema as lcr_schema
+
+    types = {"string": T.StringType(), "bigint": T.LongType(), "binary": T.BinaryType(),
+             "int": T.IntegerType(), "timestamp": T.TimestampType()}
+    schema = T.StructType([T.StructField(n, types[t]) for n, t in MESSAGE_FIELDS])
+    for f in lcr_schema().fields:
+        schema.add(f)
+    return schema
+
+
+def _when(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, timezone.utc)
+
+
+def _decode_payload(payload_type: str, stored: Any) -> tuple[str | None, str | None, Any]:
+    """(payload type, user_data text, LCR or None); raises on a malformed payload."""
+    if stored is None:
+        return payload_type, None, None
+    if payload_type == "RAW":
+        return "RAW", bytes(stored).hex().upper(), None
+    if payload_type != ANYDATA:
+        return payload_type, stored if isinstance(stored, str) else bytes(stored).decode(), None
+    doc = json.loads(stored)
+    kind, value = doc["$type"], doc["value"]
+    if is_lcr_type(kind):
+        if kind == RowLCR.oracle_type and plain_row_document(value):
+            return kind, None, value    # its columns come straight from the document
+        return kind, None, ANYDATA_CODECS[kind][1](value)
+    return kind, value if isinstance(value, str) else json.dumps(value, separators=(",", ":")), None
+
+
+def to_row(queue: str, payload_type: str, record: tuple) -> tuple:
+    """One DataFrame row (:data:`FIELDS` order) of a record (``queueio.RECORD_FIELDS`` order)."""
+    seq, _q, msgid, corrid, priority, state, cscn, enq_time, enq_tid, consumer, stored = record
+    head = (queue, seq, bytes(msgid), corrid, priority, state, cscn, _when(enq_time), enq_tid, consumer)
+    try:
+        kind, text, lcr = _decode_payload(payload_type, stored)
+        if lcr is None:
+            return head + (kind, text, None, None, None, None, None) + _LCR_NONE
+        if isinstance(lcr, dict):
+            return head + (kind, None, None, _source_time(lcr.get("time")), None, None, None) + _document_row(lcr)
+        cols = lcr_row(lcr)
+        ddl = (lcr.get_ddl_text(), lcr.get_logon_user(), lcr.get_current_schema()) \
+            if isinstance(lcr, DDLLCR) else (None, None, None)
+        when = lcr.get_source_time()
+        return head + (kind, None, None, when if isinstance(when, datetime) else None, *ddl) + \
+            tuple(cols[c] for c in LCR_COLUMNS)
+    except Exception as e:  # noqa: BLE001  (bad input is data: it travels with its reason)
+        raw = stored if isinstance(stored, str) else (bytes(stored).hex() if stored is not None else None)
+        return head + (payload_type, raw, f"{type(e).__name__}: {e}", None, None, None, None) + _LCR_NONE
+
+
+def _source_time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+def _document_row(doc: dict) -> tuple:
+    """The LCR columns of a row LCR's stored document, as :func:`lcr_row` gives them for
+    the LCR it describes (the test suite holds the two equal), without building the LCR."""
+    sides = {}
+    types_seen = []
+    for side in ("old", "new"):
+        units = document_values(doc[side])
+        sides[side] = ({name: value_text(v) for name, _t, v in units}, {name: t for name, t, _v in units})
+        types_seen += [t for _n, t, _v in units]
+    tag = doc["tag"]
+    scn, cscn = doc["scn"], doc["cscn"]
+    return ("ROW", doc["db"], doc["cmd"], doc["own"] or None, doc["obj"] or None, None, None, None,
+            bytes.fromhex(tag) or None if tag else None, doc["txn"] or None,
+            None if scn is None else Decimal(scn), None if cscn is None else Decimal(cscn),
+            row_compatible(bool(doc.get("extra")), types_seen),
+            sides["old"][0], sides["new"][0], sides["old"][1], sides["new"][1])
+
+
+def to_rows(queue: str, payload_type: str, records: Iterable[tuple]) -> Iterator[tuple]:
+    for r in records:
+        yield to_row(queue, payload_type, r)
+
+
+_MAPS = frozenset(i for i, name in enumerate(FIELDS) if name.endswith(("_values", "_types")))
+
+
+def arrow_batches(tuples: Iterable[tuple], size: int = 4096) -> Iterator[Any]:
+    """``pyarrow.RecordBatch``es of :func:`spark_schema` (Arrow's form of it, as PySpark's
+    data source reader expects it) from rows of :data:`FIELDS`."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(spark_schema(), timezone="UTC")
+    chunk: list[tuple] = []
+    for row in tuples:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield _batch(pa, schema, chunk)
+            chunk = []
+    if chunk:
+        yield _batch(pa, schema, chunk)
+
+
+def _batch(pa: Any, schema: Any, chunk: list[tuple]) -> Any:
+    # Arrow converts Decimal objects and nested lists slowly: SCNs go as int64 and are cast,
+    # maps as one offsets, one keys and one values array
+    columns = list(zip(*chunk))
+    arrays = []
+    for i, (field, values) in enumerate(zip(schema, columns)):
+        if i in _MAPS:
+            arrays.append(_map_array(pa, values))
+        elif pa.types.is_decimal(field.type):
+            arrays.append(pa.array([None if v is None else int(v) for v in values], pa.int64()).cast(field.type))
+        else:
+            arrays.append(pa.array(values, type=field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _map_array(pa: Any, values: tuple) -> Any:
+    offsets, keys, items, nulls = [0], [], [], []
+    for v in values:
+        nulls.append(v is None)   # a NULL map: the row is no row LCR
+        if v is not None:
+            keys.extend(v)
+            items.extend(v.values())
+        offsets.append(len(keys))
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
+                                   pa.array(items, pa.string()), mask=pa.array(nulls, pa.bool_()))
+
+
+# -- rows back to LCRs (sinks that enqueue or apply) --------------------------------------
+
+_NUMBERS = frozenset({"SYS.NUMBER", "SYS.BINARY_FLOAT", "SYS.BINARY_DOUBLE"})
+_DATES = frozenset({"SYS.DATE", "SYS.TIMESTAMP"})
+_BINARY = frozenset({"SYS.RAW", "SYS.BLOB"})
+
+
+def value_of(type_name: str | None, text: str | None) -> Any:
+    """A column value from the schema's text form (the inverse of ``lcrschema.value_text``)."""
+    if text is None:
+        return None
+    if type_name in _NUMBERS:
+        d = Decimal(text)
+        return int(d) if d == d.to_integral_value() and "E" not in text.upper() and "." not in text else d
+    if type_name in _DATES:
+        return datetime.fromisoformat(text)
+    if type_name in _BINARY:
+        return bytes.fromhex(text)
+    return text
+
+
+def _units(values: dict | None, types: dict | None) -> list[RowUnit]:
+    types = types or {}
+    return [RowUnit('"' + name + '"', AnyData(types.get(name), value_of(types.get(name), text)))
+            for name, text in (values or {}).items()]
+
+
+def _mapping(value: Any) -> dict | None:
+    if value is None:
+        return None
+    return dict(value) if not isinstance(value, dict) else value
+
+
+def lcr_from_row(row: Any) -> RowLCR | DDLLCR:
+    """The LCR a row describes (``row``: a Spark ``Row`` or a mapping of :data:`FIELDS`)."""
+    get = row.__getitem__
+    tag = get("tag")
+    tag = bytes(tag) if tag is not None else None
+    scn = get("scn")
+    cscn = get("commit_scn")
+    common = dict(commit_scn=int(cscn) if cscn is not None else None, source_time=get("source_time"))
+    if get("lcr_kind") == "DDL":
+        return DDLLCR(get("source_database_name"), get("command_type"), get("object_owner"),
+                      get("object_name"), get("object_type"), get("ddl_text"), get("logon_user"),
+                      get("current_schema"), get("base_table_owner"), get("base_table_name"), tag,
+                      get("transaction_id"), int(scn) if scn is not None else None, **common)
+    return RowLCR(get("source_database_name"), get("command_type"), get("object_owner"), get("object_name"),
+                  tag, get("transaction_id"), int(scn) if scn is not None else None,
+                  _units(_mapping(get("old_values")), _mapping(get("old_types"))),
+                  _units(_mapping(get("new_values")), _mapping(get("new_types"))), **common)

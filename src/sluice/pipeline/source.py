@@ -1,0 +1,136 @@
+"""``spark.readStream.format("sluice")`` / ``spark.read.format("sluice")``: a Sluice queue as
+a DataFrame (PySpark's Python data source API).
+
+::
+
+    from sluice.pipeline.source import register
+    register(spark)
+    lcrs = (spark.readStream.format("sluice").option("dsn", dsn).option("queue", "STRMADMIN.STREAMS_QUEUE")
+            .option("consumer", "APPLY_HR").option("pipeline", "apply_hr").load())
+    history = spark.read.format("sluice").option("dsn", dsn).option("queue", "STRMADMIN.STREAMS_QUEUE").load()
+
+Options: ``dsn`` (a ``sqlite:///file`` or ``postgresql://…`` store), ``queue``
+(``OWNER.NAME``), ``consumer`` (a multi-consumer queue's subscriber the pipeline reads as),
+``pipeline`` (the name its low-watermark is kept under; default the queue's name),
+``user`` (whose schema a
+queue name without owner is in), ``maxMessagesPerBatch`` (the default read limit; a batch always
+ends on a whole transaction), ``partitions`` (ranges per batch, default 2).
+
+Offsets are ``{"position": n}`` -- a commit SCN, or SEQ for queues not ordered by commit
+time (:mod:`.queueio`).  A new query starts at the pipeline's low-watermark; Spark calls
+``commit(end)`` once the batch up to ``end`` is committed by its sink, and only then are
+its messages consumed and the low-watermark advanced (one store transaction).  Spark
+calls ``commit`` only when it plans the next batch, so the runner (:mod:`.runner`) also
+acknowledges each batch as soon as its progress is reported (idempotent: up to a position).  The batch
+reader shows every record of the queue, in every state (its history).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+from . import queueio, rows
+from .queueio import QueueRef
+
+__all__ = ["SluiceDataSource", "register"]
+
+
+class _Range(InputPartition):
+    def __init__(self, low: int, high: int) -> None:
+        super().__init__((low, high))
+        self.low, self.high = low, high
+
+
+class SluiceDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "sluice"
+
+    def _ref(self, browse: bool) -> QueueRef:
+        o = self.options
+        if "dsn" not in o or "queue" not in o:
+            raise ValueError('the sluice data source needs the options "dsn" and "queue"')
+        return QueueRef.resolve(o["dsn"], o["queue"], o.get("consumer"), o.get("user"), browse=browse)
+
+    def schema(self) -> Any:
+        return rows.spark_schema()
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _BrowseReader(self._ref(True), int(self.options.get("partitions", 2)))
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        ref = self._ref(False)
+        o = self.options
+        limit = o.get("maxMessagesPerBatch")
+        return QueueStreamReader(ref, o.get("pipeline") or ref.name, int(limit) if limit else None,
+                                 int(o.get("partitions", 2)))
+
+
+def _read(ref: QueueRef, fetch: Any) -> Iterator[Any]:
+    """Arrow record batches of the rows: built column by column here, Spark's per-cell
+    converters of tuple rows cost more than decoding the LCRs."""
+    with queueio.open_raw(ref.dsn) as raw:
+        yield from rows.arrow_batches(rows.to_rows(ref.qualified, ref.payload_type, fetch(raw)))
+
+
+class _BrowseReader(DataSourceReader):
+    def __init__(self, ref: QueueRef, parts: int) -> None:
+        self.ref, self.parts = ref, max(1, parts)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        with queueio.open_raw(self.ref.dsn) as raw:
+            low, high = queueio.seq_bounds(raw, self.ref)
+        step = max(1, -(-(high - low) // self.parts))
+        return [_Range(a, min(a + step, high)) for a in range(low, high, step)] or [_Range(0, 0)]
+
+    def read(self, partition: _Range) -> Iterator[tuple]:
+        return _read(self.ref, lambda raw: queueio.browse(raw, self.ref, partition.low, partition.high))
+
+
+class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The queue's READY messages for the pipeline, in position order."""
+
+    def __init__(self, ref: QueueRef, pipeline: str, max_rows: int | None, parts: int) -> None:
+        self.ref, self.pipeline, self.max_rows, self.parts = ref, pipeline, max_rows, max(1, parts)
+        self.target: int | None = None   # Trigger.AvailableNow: what was there when it began
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        with queueio.open_raw(self.ref.dsn) as raw:
+            self.target = queueio.latest_position(raw, self.ref, 0)
+
+    def initialOffset(self) -> dict:
+        with queueio.open_raw(self.ref.dsn) as raw:
+            return {"position": queueio.low_watermark(raw, self.pipeline) or 0}
+
+    def getDefaultReadLimit(self) -> Any:
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+        return ReadMaxRows(self.max_rows) if self.max_rows else ReadAllAvailable()
+
+    def latestOffset(self, start: dict, limit: Any) -> dict:
+        max_rows = getattr(limit, "max_rows", None)
+        with queueio.open_raw(self.ref.dsn) as raw:
+            end = queueio.latest_position(raw, self.ref, start["position"], max_rows)
+        if self.target is not None:   # positions are transaction boundaries: the cap is one too
+            end = max(start["position"], min(end, self.target))
+        return {"position": end}
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        with queueio.open_raw(self.ref.dsn) as raw:
+            return [_Range(a, b) for a, b in
+                    queueio.split_range(raw, self.ref, start["position"], end["position"], self.parts)]
+
+    def read(self, partition: _Range) -> Iterator[tuple]:
+        return _read(self.ref, lambda raw: queueio.records(raw, self.ref, partition.low, partition.high))
+
+    def commit(self, end: dict) -> None:
+        with queueio.open_raw(self.ref.dsn) as raw:
+            queueio.acknowledge(raw, self.ref, self.pipeline, end["position"])
+
+
+def register(spark: Any) -> None:
+    """Make ``format("sluice")`` known to ``spark`` (once per session)."""
+    spark.dataSource.register(SluiceDataSource)

@@ -1,0 +1,115 @@
+"""The pipeline's source below Spark (sluice.pipeline.queueio, rows) on both store backends.
+
+Offsets are the queue's commit order: positions are commit SCNs of a commit-time queue
+(SET_UP_QUEUE's), SEQ otherwise; a range never splits a transaction; a batch's records
+are consumed and the low-watermark advanced in one store transaction, only when asked
+(after the sink committed) and idempotently; a payload that is not an LCR or a malformed
+LCR becomes a row with its reason.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from datetime import datetime
+
+import pytest
+
+import sluice
+from sluice import DDLLCR, RowLCR
+from sluice.pipeline import queueio, rows
+from sluice.pipeline.queueio import QueueRef
+from sluice.rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row
+
+from ..conftest import make_queue
+
+
+def lcr(txn: int, i: int, table: str = "T1", command: str = "INSERT") -> RowLCR:
+    old = {"ID": txn * 100 + i, "NAME": "old"} if command != "INSERT" else None
+    new = {"ID": txn * 100 + i, "NAME": f"n{i}", "AMOUNT": Decimal("1.5"), "AT": datetime(2024, 1, 2, 3, 4, 5),
+           "BIN": b"\x01\xff"} if command != "DELETE" else None
+    lcr = RowLCR("DBS1.NET", command, "HR", table, b"\x07" if i == 1 else None, f"{txn}.1.1", txn * 100 + i,
+                 old, new, commit_scn=txn * 100 + 99)
+    if i == 2 and new:
+        lcr.add_column("NEW", "F", 0.25)
+        lcr.add_column("NEW", "EMPTY", None)
+        lcr.set_extra_attribute("USERNAME", "SCOTT")
+    return lcr
+
+
+def streams_queue(conn, transactions: list[list]) -> None:
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY1"))
+    q = conn.queue("STRM_Q")
+    for txn in transactions:
+        q.enqmany([conn.msgproperties(payload=p) for p in txn])
+        conn.commit()
+
+
+def test_positions_are_whole_commits_and_acknowledge_consumes(conn, dsn):
+    txns = [[lcr(t, i) for i in range(1 + t % 3)] for t in range(6)]    # 1, 2, 3, 1, 2, 3 LCRs
+    streams_queue(conn, txns)
+    with pytest.raises(sluice.DatabaseError) as e:   # a multi-consumer queue needs a consumer
+        QueueRef.resolve(dsn, "STRM_Q")
+    assert e.value.full_code == "ORA-25231"
+    ref = QueueRef.resolve(dsn, "STRM_Q", "apply1")
+    assert (ref.order, ref.multi, ref.consumer) == ("CSCN", True, "APPLY1")
+    with queueio.open_raw(dsn) as raw:
+        latest = queueio.latest_position(raw, ref, 0)
+        # max 2 messages: the 2nd record is in the 2nd transaction, which is taken whole
+        first = queueio.latest_position(raw, ref, 0, 2)
+        got = list(queueio.records(raw, ref, 0, first))
+        assert [r[8] for r in got] == [got[0][8]] + [got[1][8]] * 2 and len({r[6] for r in got}) == 2
+        parts = queueio.split_range(raw, ref, 0, latest, 3)
+        assert parts[0][0] == 0 and parts[-1][1] == latest and len(parts) == 3
+        by_part = [list(queueio.records(raw, ref, a, b)) for a, b in parts]
+        assert sum(map(len, by_part)) == 12
+        assert all(len({r[8] for r in p} & {r[8] for r in q}) == 0 for p in by_part for q in by_part if p is not q)
+        assert queueio.acknowledge(raw, ref, "p1", first) == 3
+        assert queueio.acknowledge(raw, ref, "p1", first) == 0     # a replayed commit changes nothing
+        assert queueio.low_watermark(raw, "p1") == first
+        assert queueio.latest_position(raw, ref, first) == latest
+        assert queueio.acknowledge(raw, ref, "p1", first - 1) == 0 and queueio.low_watermark(raw, "p1") == first
+    cols, progress = queueio.progress_rows(dsn, "p1")
+    row = dict(zip(cols, progress[0]))
+    assert (row["QUEUE"], row["CONSUMER_NAME"], row["BATCHES"], row["TOTAL_MESSAGES"]) == \
+        ("SLUICE.STRM_Q", "APPLY1", 1, 3)   # acknowledged three times, one batch
+    assert conn.query("SELECT COUNT(*) FROM AQ$STRM_QT", None)[1] == [(9,)]
+
+
+def test_rows_carry_the_lcr_columns_and_give_the_lcr_back(conn, dsn):
+    ddl = DDLLCR("DBS1.NET", "CREATE TABLE", "HR", "T9", "TABLE", "CREATE TABLE t9 (x NUMBER)", "HR", "HR",
+                 tag=b"\x11", transaction_id="9.1.1", scn=900, commit_scn=999)
+    sent = [lcr(1, 0), lcr(1, 1, command="UPDATE"), lcr(1, 2, command="DELETE"), ddl]
+    streams_queue(conn, [sent])
+    ref = QueueRef.resolve(dsn, "STRM_Q", "APPLY1")
+    with queueio.open_raw(dsn) as raw:
+        got = [dict(zip(rows.FIELDS, rows.to_row(ref.qualified, ref.payload_type, r)))
+               for r in queueio.records(raw, ref, 0, queueio.latest_position(raw, ref, 0))]
+    assert [g["lcr_kind"] for g in got] == ["ROW", "ROW", "ROW", "DDL"] and not any(g["error"] for g in got)
+    assert got[0]["new_values"] == {"ID": "100", "NAME": "n0", "AMOUNT": "1.5", "AT": "2024-01-02 03:04:05",
+                                    "BIN": "01FF"}
+    assert got[0]["payload_type"] == "SYS.LCR$_ROW_RECORD" and got[3]["ddl_text"].startswith("CREATE TABLE")
+    assert [rows.lcr_from_row(g) for g in got] == sent
+    # row LCRs' columns are read straight from the stored document: what lcr_row makes of the LCR
+    assert [{c: g[c] for c in LCR_COLUMNS} for g in got] == [lcr_row(lcr) for lcr in sent]
+
+
+def test_user_messages_bad_payloads_and_seq_order(conn, dsn):
+    make_queue(conn, "UQ", payload="SYS.ANYDATA")
+    q = conn.queue("UQ")
+    q.enqmany([conn.msgproperties(payload=p) for p in ({"k": 1}, b"\x00\x01")])
+    conn.commit()
+    q.enqone(conn.msgproperties(payload={"k": 2}))
+    conn.commit()
+    ref = QueueRef.resolve(dsn, "UQ")
+    with queueio.open_raw(dsn) as raw:
+        # a row LCR document missing its fields: bad input, carried with its reason
+        raw.execute(f"UPDATE {ref.table} SET USER_DATA = ? WHERE SEQ = (SELECT MAX(SEQ) FROM {ref.table})",
+                    ['{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"X","new":[]}}'])
+        assert ref.order == "SEQ" and not ref.multi
+        first = queueio.latest_position(raw, ref, 0, 1)   # widened to its enqueuing transaction
+        got = [dict(zip(rows.FIELDS, rows.to_row(ref.qualified, ref.payload_type, r)))
+               for r in queueio.records(raw, ref, 0, queueio.latest_position(raw, ref, 0))]
+    assert len([g for g in got if g["seq"] <= first]) == 2
+    assert [(g["payload_type"], g["user_data"]) for g in got[:2]] == [("JSON", '{"k":1}'), ("RAW", "0001")]
+    assert got[2]["error"].startswith("KeyError") and got[2]["lcr_kind"] is None

@@ -1,0 +1,236 @@
+"""The pipeline on Spark, end to end, in one shared SparkSession (few Spark tests, large
+batches: DESIGN.md section 5).
+
+A commit-time ANYDATA queue (SET_UP_QUEUE) holds a few thousand row LCRs in a few
+hundred transactions, DDL LCRs, user messages and one malformed LCR.  The streaming
+source reads it in batches of whole transactions; rule sets (positive and negative)
+decide with the Spark rule compiler; declarative transformations and a custom one run;
+the warehouse sink writes Parquet by queue and day and the reports read it; another
+pipeline enqueues into a second queue.  What reaches each sink must be exactly what the
+Python path decides and transforms (evaluate_rule_sets, sluice.streams.transform) for
+the same LCRs; every message is acknowledged once its batch is committed.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from decimal import Decimal
+
+import pytest
+
+import sluice
+from sluice import DDLLCR, RowLCR
+from sluice.pipeline import queueio
+from sluice.pipeline.report import report
+from sluice.pipeline.runner import PipelineRun, check_master
+from sluice.pipeline.source import register
+from sluice.pipeline.stages import PipelineSpec
+from sluice.rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row
+from sluice.rules.engine.ruleset import STREAMS_CONTEXT
+from sluice.rules.engine.types import NVList
+from sluice.streams import evaluate_rule_sets
+from sluice.streams.rowmigration import ROW_SUBSET, migrate
+from sluice.streams.transform import transform
+from sluice.streams.transform.adm import declarative_transformations
+
+
+def shout(lcr):
+    """A custom rule-based transformation: the NAME column in capitals."""
+    value = lcr.get_value("NEW", "NAME")
+    if value is not None and value.value is not None:
+        lcr.set_value("NEW", "NAME", value.value.upper())
+    return lcr
+
+
+def workload(n_txn: int) -> list[list]:
+    rnd = random.Random(16)
+    txns = []
+    for t in range(n_txn):
+        txn = []
+        for i in range(rnd.randint(1, 12)):
+            table = rnd.choice(["REGIONS", "JOBS", "EMP", "SECRET", "SUBS"])
+            command = rnd.choice(["INSERT", "INSERT", "UPDATE", "DELETE"])
+            key = {"ID": t * 100 + i}
+            old = {**key, "NAME": f"o{i}", "NOTE": "x"} if command != "INSERT" else None
+            new = {**key, "NAME": f"n{i}", "NOTE": "y", "AMOUNT": Decimal(i) / 4} if command != "DELETE" else None
+            txn.append(RowLCR("DBS1.NET", command, rnd.choice(["HR", "OE"]), table, None, f"{t}.0.1", t * 100 + i,
+                              old, new, commit_scn=t * 100 + 99))
+        if t % 50 == 0:
+            txn.append(DDLLCR("DBS1.NET", "CREATE TABLE", "HR", f"NEW{t}", "TABLE", "CREATE TABLE x (a NUMBER)",
+                              transaction_id=f"{t}.0.1", scn=t * 100 + 98, commit_scn=t * 100 + 99))
+        txns.append(txn)
+    return txns
+
+
+def define(conn) -> None:
+    adm = conn.rule_adm
+    adm.create_rule_set("POS", STREAMS_CONTEXT)
+    adm.create_rule_set("NEG", STREAMS_CONTEXT)
+    for name, condition, rule_set in [
+            ("R_REGIONS", ":dml.get_object_owner() = 'HR' and :dml.get_object_name() = 'REGIONS'", "POS"),
+            ("R_JOBS", ":dml.get_object_name() = 'JOBS'", "POS"),
+            ("R_EMP", ":dml.get_object_name() = 'EMP' and :dml.get_command_type() != 'DELETE'", "POS"),
+            ("R_SECRET", ":dml.get_object_name() = 'SECRET'", "POS"),
+            ("R_DDL", ":ddl.get_object_owner() = 'HR'", "POS"),
+            ("N_OE_SECRET", ":dml.get_object_owner() = 'OE' and :dml.get_object_name() = 'SECRET'", "NEG")]:
+        adm.create_rule(name, condition, STREAMS_CONTEXT)
+        adm.add_rule(name, rule_set)
+    # subset rules as ADD_SUBSET_RULES makes them: an UPDATE into the subset (NAME ending
+    # in an even digit) migrates to an INSERT, one out of it to a DELETE
+    subset = ":dml.get_object_name() = 'SUBS' and :dml.get_command_type() = 'UPDATE' and "
+    for name, condition, operation in [
+            ("R_SUB_IN", "(:dml.get_value('OLD', 'ID').AccessNumber() < 15000) and "
+                         ":dml.get_value('NEW', 'NAME').AccessVarchar2() LIKE 'n%'", "INSERT"),
+            ("R_SUB_OUT", ":dml.get_value('OLD', 'ID').AccessNumber() >= 15000", "DELETE")]:
+        adm.create_rule(name, subset + condition, STREAMS_CONTEXT, NVList({ROW_SUBSET: operation}))
+        adm.add_rule(name, "POS")
+    s = conn.streams_adm
+    s.rename_table("r_regions", "hr.regions", "hr.areas")
+    s.delete_column("r_regions", "hr.regions", "note")
+    s.rename_schema("r_jobs", "oe", "sales")
+    s.rename_column("r_jobs", "hr.jobs", "name", "title")
+    s.keep_columns("r_emp", "hr.emp", "id,name")
+    s.add_column("r_emp", "oe.emp", "origin", "DBS1")
+
+
+def expected(conn, lcrs: list, custom: dict) -> dict:
+    """What the Python path makes of the LCRs: key -> the LCR's columns after it all."""
+    by_rule = declarative_transformations(conn.context.store)
+    out = {}
+    for lcr in lcrs:
+        verdict = evaluate_rule_sets(conn, lcr, "POS", "NEG")
+        if not verdict.perform:
+            continue
+        rule = verdict.rule.rule_name
+        lcr = migrate(lcr, verdict.rule)
+        transform(lcr, by_rule.get(rule, ()))
+        if rule in custom:
+            lcr = custom[rule](lcr)
+        out[(lcr.get_transaction_id(), int(lcr.get_scn()))] = _comparable(lcr_row(lcr))
+    return out
+
+
+LCR_NAMES = [c for c in LCR_COLUMNS if c not in ("scn", "commit_scn")]
+
+
+def _comparable(row) -> tuple:
+    return tuple(dict(row[c]) if isinstance(row[c], (dict, list)) and c.endswith(("values", "types")) and row[c]
+                 is not None else row[c] for c in LCR_COLUMNS if c not in ("scn", "commit_scn"))
+
+
+def test_sqlite_store_with_a_cluster_master_is_refused(tmp_path):
+    with pytest.raises(sluice.NotSupportedError, match="local database file"):
+        check_master("spark://127.0.0.1:7077", f"sqlite:///{tmp_path}/s.db")
+    check_master("local[2]", f"sqlite:///{tmp_path}/s.db")   # local: fine
+
+
+def test_pipeline_on_spark_matches_the_python_path(spark, tmp_path):
+    dsn = f"sqlite:///{tmp_path / 'site.db'}"
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    for consumer in ("WH", "FWD"):
+        conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(consumer))
+    conn.streams_adm.set_up_queue(queue_table="DEST_QT", queue_name="DEST_Q")
+    conn.aqadm.add_subscriber(queue_name="DEST_Q", subscriber=sluice.Agent("READER"))
+    define(conn)
+    txns = workload(300)
+    q = conn.queue("STRM_Q")
+    for txn in txns:
+        q.enqmany([conn.msgproperties(payload=p) for p in txn])
+        conn.commit()
+    q.enqmany([conn.msgproperties(payload={"order": 1}), conn.msgproperties(payload=b"\x01")])
+    conn.commit()
+    total = sum(map(len, txns)) + 2
+    register(spark)
+    history = spark.read.format("sluice").option("dsn", dsn).option("queue", "STRM_Q").load()
+    assert history.count() == 2 * total   # a record per subscriber, every state
+
+    custom = {"SLUICE.R_SECRET": shout}
+    want = expected(conn, [lcr for txn in workload(300) for lcr in txn], custom)
+    out = io.StringIO()
+    spec = PipelineSpec("wh", dsn, "STRM_Q", "WH", "POS", "NEG", max_messages_per_batch=700,
+                        custom_transformations=custom)
+    run = PipelineRun(spark, spec, conn, conn.context.store, "warehouse", str(tmp_path / "ck"),
+                      path=str(tmp_path / "wh"), out=out, trigger={"availableNow": True})
+    run.start()
+    run.wait(timeout=300)
+    wh = spark.read.parquet(str(tmp_path / "wh"))
+    got = {(r["transaction_id"], int(r["scn"])): _comparable(r.asDict()) for r in wh.where("lcr_kind IS NOT NULL").collect()}
+    assert got == want and len(want) > 500
+    # only the subset rules take SUBS rows, only UPDATEs: every one migrated, both ways
+    subs = [v for v in want.values() if v[LCR_NAMES.index("object_name")] == "SUBS"]
+    assert {v[LCR_NAMES.index("command_type")] for v in subs} == {"INSERT", "DELETE"}
+    assert wh.where("lcr_kind IS NULL").count() == 2                       # the user messages too
+    assert {r["queue"] for r in wh.select("queue").distinct().collect()} == {"SLUICE.STRM_Q"}
+    assert "msgs/s" in out.getvalue() and "batch 1:" in out.getvalue()    # more than one batch
+
+    cols, vol = report(spark, str(tmp_path / "wh"), "volume")
+    assert sum(r[cols.index("messages")] for r in vol) == len(want) + 2
+    cols, lag = report(spark, str(tmp_path / "wh"), "lag")
+    assert lag[0][cols.index("messages")] == len(want) + 2 and lag[0][cols.index("p50_seconds")] >= 0
+    cols, top = report(spark, str(tmp_path / "wh"), "tables", top=3)
+    assert len(top) == 3 and top[0][cols.index("changes")] >= top[1][cols.index("changes")]
+
+    # acknowledged once committed: the WH records are consumed, the low-watermark is the last commit
+    with queueio.open_raw(dsn) as raw:
+        ref = queueio.QueueRef.resolve(dsn, "STRM_Q", "WH")
+        assert queueio.latest_position(raw, ref, 0) == 0
+        last = raw.execute(f"SELECT MAX(CSCN) FROM {ref.table}").fetchone()[0]
+        assert queueio.low_watermark(raw, "wh") == last
+    cols, status = queueio.progress_rows(dsn, "wh")
+    assert dict(zip(cols, status[0]))["TOTAL_MESSAGES"] == total
+
+    # propagation on Spark: into DEST_Q, in commit order, what the rules let through
+    spec = PipelineSpec("fwd", dsn, "STRM_Q", "FWD", "POS", "NEG", custom_transformations=custom)
+    run = PipelineRun(spark, spec, conn, conn.context.store, "enqueue", str(tmp_path / "ck"),
+                      to_queue="DEST_Q", connect=sluice.connect, trigger={"availableNow": True})
+    run.start()
+    run.wait(timeout=300)
+    dest = conn.queue("DEST_Q")
+    dest.deqoptions.consumername = "READER"
+    dest.deqoptions.wait = sluice.DEQ_NO_WAIT
+    received = []
+    while True:   # a transactional queue: one enqueuing transaction after the other
+        dest.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+        try:
+            batch = dest.deqmany(100000)
+        except sluice.DatabaseError:
+            break   # ORA-25228: nothing left
+        if not batch:
+            break
+        received += [m.payload for m in batch]
+    conn.commit()
+    lcrs = [p for p in received if hasattr(p, "get_scn")]
+    assert {(p.get_transaction_id(), int(p.get_scn())): _comparable(lcr_row(p)) for p in lcrs} == want
+    assert [int(p.get_commit_scn()) for p in lcrs] == sorted(int(p.get_commit_scn()) for p in lcrs)
+    assert sorted(map(repr, (p for p in received if not hasattr(p, "get_scn")))) == sorted(map(repr, [{"order": 1}, b"\x01"]))
+    conn.close()
+
+
+def test_rule_sets_spark_cannot_compile_are_decided_in_python_with_the_same_answer(spark, tmp_path, caplog):
+    from sluice.pipeline.stages import decide, rule_sets
+
+    dsn = f"sqlite:///{tmp_path / 'site.db'}"
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("WH"))
+    define(conn)
+    # get_extra_attribute is no LCR column: the rule set cannot be a Spark Column
+    conn.rule_adm.create_rule("R_EXTRA", ":dml.get_extra_attribute('USERNAME') IS NULL AND "
+                              ":dml.get_object_name() = 'EMP'", STREAMS_CONTEXT)
+    conn.rule_adm.add_rule("R_EXTRA", "POS")
+    q = conn.queue("STRM_Q")
+    for txn in workload(60):
+        q.enqmany([conn.msgproperties(payload=p) for p in txn])
+        conn.commit()
+    register(spark)
+    df = spark.read.format("sluice").option("dsn", dsn).option("queue", "STRM_Q").load()
+    spec = PipelineSpec("py", dsn, "STRM_Q", "WH", "POS", "NEG")
+    with caplog.at_level("WARNING", logger="sluice.pipeline"):
+        sets = rule_sets(conn, spec)
+        out = decide(df, conn.context.store, sets)
+    assert sets.python and "evaluated in Python" in caplog.text
+    got = {(r["transaction_id"], int(r["scn"])): _comparable(r.asDict()) for r in out.collect()}
+    assert got == expected(conn, [lcr for txn in workload(60) for lcr in txn], {}) and got
+    conn.close()
