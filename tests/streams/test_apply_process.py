@@ -256,3 +256,37 @@ def test_parallel_dependencies():
     assert par._dependencies(txns) == [[], [], [0, 1], [], [0, 1, 2, 3], [4], [4]]
     par.ordered = True
     assert par._dependencies(txns) == [[], [], [0, 1], [], [3], [4], [4]]
+
+
+def test_declarative_transformation_renames_the_schema(conn, target, world):
+    """A declarative rule-based transformation on the apply rule (DBMS_STREAMS_ADM.
+    RENAME_SCHEMA): LCRs for HR.EMP are applied to the target's own schema."""
+    adm = conn.rule_adm
+    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="R_HR", condition=":dml.get_object_owner() = 'HR'")
+    adm.add_rule(rule_name="R_HR", rule_set_name="APPLY_RS")
+    conn.streams_adm.rename_schema("R_HR", "hr", target.owner)
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", "HR", new={"ID": 1, "NAME": "renamed"}))
+    proc = world(rule_set=f"{conn.username}.APPLY_RS")
+    proc.drain()
+    assert errors(conn) == []
+    assert target.rows("emp") == [(1, "renamed")]
+
+
+def test_custom_rule_based_transformation(conn, target, world):
+    """A custom rule-based transformation (the rule's STREAMS$_TRANSFORM_FUNCTION, a
+    registered function) changes the LCR before it is applied."""
+    from sluice.rules.engine.types import NVList
+
+    def shout(lcr):
+        lcr.set_value("NEW", "NAME", lcr.get_value("NEW", "NAME").value.upper())
+        return lcr
+    sluice.register_function("apply_test.shout", shout)
+    adm = conn.rule_adm
+    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="R_T", condition=":dml.get_command_type() = 'INSERT'",
+                    action_context=NVList({"STREAMS$_TRANSFORM_FUNCTION": "apply_test.shout"}))
+    adm.add_rule(rule_name="R_T", rule_set_name="APPLY_RS")
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", target.owner, new={"ID": 1, "NAME": "quiet"}))
+    world(rule_set=f"{conn.username}.APPLY_RS").drain()
+    assert target.rows("emp") == [(1, "QUIET")]

@@ -11,7 +11,9 @@ A host (``sluice run``, or a test in-process) runs it::
 transactions: the first call navigates with NEXT_TRANSACTION, then NEXT_MESSAGE finishes
 the last group (seed 003 "Navigation of Messages in Dequeuing").  Each message goes
 through the rule sets (:func:`sluice.streams.evaluate_rule_sets`, Table 6-1); the TRUE
-rule's action context may transform it (``STREAMS$_TRANSFORM_FUNCTION``), enqueue it
+rule migrates a row of a subset rule, performs its declarative transformations
+(RENAME_SCHEMA …, :mod:`sluice.streams.transform`) and its action context may transform it
+(``STREAMS$_TRANSFORM_FUNCTION``), enqueue it
 elsewhere (``APPLY$_ENQUEUE``, SET_ENQUEUE_DESTINATION: in the dequeue's own store
 transaction) and keep it from being executed (``APPLY$_EXECUTE`` = ``NO``, SET_EXECUTE).
 
@@ -50,6 +52,8 @@ from ...routines import registered_function
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
+from ..transform import transform
+from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
 from . import errorqueue
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
@@ -104,6 +108,8 @@ class ApplyProcess:
         self._forget: list[str] = []
         self._first = True
         self._catalog_version: int | None = None     # set when it follows DBA_APPLY
+        self._declared: dict[str, list] = {}
+        self._declared_version = -1
         self.state = "IDLE"
         self.error: DatabaseError | None = None
         self.total_errors = 0
@@ -301,6 +307,15 @@ class ApplyProcess:
             except ApplyError as failure:
                 yield txn, failure
 
+    def _declarative(self, rule: str) -> list:
+        """The declarative transformations of ``rule`` (DBMS_STREAMS_ADM.RENAME_SCHEMA …),
+        read again when the catalog changes."""
+        version = self.ctx.catalog_version()
+        if version != self._declared_version:
+            self._declared = declarative_transformations(self.ctx.store)
+            self._declared_version = version
+        return self._declared.get(rule, [])
+
     def _is_errored(self, txn: SourceTxn) -> bool:
         if not self._errored:
             return False
@@ -356,12 +371,16 @@ class ApplyProcess:
         if not verdict.perform:
             return None
         message = migrate(message, verdict.rule)      # a subset rule's row migration (seed 000)
+        if verdict.rule is not None:                  # declarative transformations come first,
+            declared = self._declarative(verdict.rule.rule_name)    # then a custom one (seed 000)
+            if declared:
+                message = transform(message, declared)
         actx = verdict.rule.rule_action_context if verdict.rule is not None else None
         if actx is None:
             return Item(message)
-        transform = actx.get_value("STREAMS$_TRANSFORM_FUNCTION")
-        if transform is not None and transform.value:
-            message = registered_function(str(transform.value), self.ctx.username)(message)
+        custom = actx.get_value("STREAMS$_TRANSFORM_FUNCTION")
+        if custom is not None and custom.value:
+            message = registered_function(str(custom.value), self.ctx.username)(message)
             if message is None:
                 return None
         destination = actx.get_value("APPLY$_ENQUEUE")
