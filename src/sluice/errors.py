@@ -275,18 +275,12 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     2011: (IntegrityError, "duplicate database link name"),
     2019: (ProgrammingError, "connection description for remote database not found"),
     2024: (ProgrammingError, "database link not found"),
-    2082: (ProgrammingError, "a loopback database link must have a connection qualifier"),
     23600: (IntegrityError, "cannot create PROPAGATION, {0} already exists"),
     23601: (ProgrammingError, "PROPAGATION_NAME {0} does not exist"),
-    23602: (ProgrammingError, "Invalid streams process type {0}"),
     23605: (ProgrammingError, "invalid value \"{0}\" for STREAMS parameter {1}"),
     24041: (IntegrityError, "propagation schedule exists for QUEUE {0} and DESTINATION {1}"),
     24064: (OperationalError, "propagation for QUEUE {0} and DESTINATION {1} already enabled"),
     24065: (OperationalError, "propagation for QUEUE {0} and DESTINATION {1} already disabled"),
-    24082: (OperationalError, "propagation may still be happening for the schedule for QUEUE {0} "
-                              "and DESTINATION {1}"),
-    24094: (ProgrammingError, "invalid transformation, target type does not match that of the "
-                              "queue: {0}"),
     26744: (OperationalError, "STREAMS capture process {0} does not support {1} because of the "
                               "following reason: {2}"),
     # DBMS_STREAMS_ADM rule generation, apply processes (sluice.streams.rulegen, .apply)

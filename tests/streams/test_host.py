@@ -126,6 +126,35 @@ def test_alter_capture_obeyed_by_the_running_capture(env, no_thread_left):
         assert host.running() == [("CAPTURE", "CAP")] and hosted(env.conn)[0]["RESTARTS"] == 0
 
 
+def test_capture_stopped_before_it_began_is_a_stop_not_a_failure(env, no_thread_left, caplog,
+                                                                  monkeypatch):
+    """STOP_CAPTURE between the host's listing and the capture's start (which then finds it
+    DISABLED, ORA-26666): logged as stopped, no error, and START_CAPTURE runs it again."""
+    from sluice.streams.capture import CaptureProcess
+    env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    adm = env.conn.capture_adm
+    real, gate = CaptureProcess.start, threading.Event()
+
+    def slow_start(self):
+        gate.wait(10)              # the host has launched it; STOP_CAPTURE comes now
+        return real(self)
+    monkeypatch.setattr(CaptureProcess, "start", slow_start)
+    adm.start_capture(capture_name="CAP")
+    with Host(functools.partial(sluice.connect, env.dsn)) as host:
+        wait_for(lambda: host.running() == [("CAPTURE", "CAP")], 10)
+        adm.stop_capture(capture_name="CAP")
+        gate.set()
+        wait_for(lambda: host.running() == [] and hosted(env.conn) == [], 5)
+        adm.start_capture(capture_name="CAP")
+        wait_for(lambda: host.running() == [("CAPTURE", "CAP")], 5)
+        env.sql(f"INSERT INTO {env.src}.t VALUES (1)")
+        got: list[int] = []
+        wait_for(lambda: got.extend(ids(env, "t")) or got, 20)
+    assert got == [1]
+    assert not [r for r in caplog.records if r.name == "sluice.capture.CAP" and r.levelno >= logging.WARNING]
+
+
 def test_second_copy_of_a_capture_cannot_commit_a_batch(env):
     """The fence behind the leases: two copies of one capture (a host that lost its lease
     and has not stopped yet, beside the one that took over) — the copy whose idea of the

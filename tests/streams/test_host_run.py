@@ -111,7 +111,7 @@ def test_stop_and_start_capture_obeyed_by_a_host_in_another_process(env, tmp_pat
     finally:
         stop_all([child], [log])
     text = log_of(log)      # the capture saw the catalog change itself, or the host told it
-    assert text.count("sluice.capture.CAP: started") == 2 and text.count("sluice.capture.CAP: stopped") == 2
+    assert text.count("sluice.capture.CAP: started") == 2 and text.count("sluice.capture.CAP: stopped") == 2, text
 
 
 def test_sigterm_stops_sluice_run_cleanly_without_loss(env, tmp_path):

@@ -56,6 +56,9 @@ def test_a_to_b_queue_to_queue(sites):
     assert schedule(a) == [('"SLUICE"."DST"@DBS2', 25, 0, None, "N")]
     assert rows(b, "SELECT SRC_DBNAME, DST_QUEUE_NAME, TOTAL_MSGS FROM V$PROPAGATION_RECEIVER") == [
         ("DBS1", "SLUICE.DST", 25)]
+    # the de-duplication rows of messages the source let go are gone: only the last
+    # batch's (in doubt until the next batch says otherwise) remain
+    assert rows(b, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_RECEIVED") == [(5,)]
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]          # gone from the source
     assert PropagationRunner(a).run_once(force=True) == 0
 
@@ -345,3 +348,137 @@ def test_a_duplicate_the_sender_did_not_expect_is_refused_then_skipped(sites):
     site.deliver(batch(2, 3))                    # 2 again, unexpected: refused, resent, skipped
     site.close()
     assert payloads(drain(b, "DST")) == [b"m1", b"m2", b"m3"]
+
+
+def _employees_table(sites, site: str) -> str:
+    """A table EMPLOYEES at ``site``: in an SQLite store "HR.EMPLOYEES"; on PostgreSQL a
+    table of the database, in a schema of the test's own.  Its owner's name."""
+    dsn = sites.dsn_of(site)
+    if dsn.startswith("sqlite"):
+        import sqlite3
+        raw = sqlite3.connect(dsn.removeprefix("sqlite:///"))
+        raw.execute('CREATE TABLE "HR.EMPLOYEES" (employee_id NUMBER, department_id NUMBER)')
+        raw.commit()
+        raw.close()
+        return "HR"
+    from ..conftest import pg_admin
+    schema = dsn.partition("?schema=")[2] + "_hr"
+    sites.schemas.append(schema)
+    with pg_admin() as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+        admin.execute(f'CREATE TABLE "{schema}".employees (employee_id numeric, department_id numeric)')
+    return schema.upper()
+
+
+def test_subset_rules_migrate_rows_during_propagation(sites):
+    """Seed 000 "Row Migration During Propagation": with ADD_SUBSET_PROPAGATION_RULES for
+    department_id = 50, an update moving an employee from 50 to 80 reaches the destination
+    as a DELETE, one from 80 to 50 as an INSERT; one staying out is not propagated."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    a.streams_adm.set_up_queue(queue_table="src_qt", queue_name="src")
+    b.streams_adm.set_up_queue(queue_table="dst_qt", queue_name="dst")
+    b.aqadm.add_subscriber("dst", sluice.Agent("APPLY"))
+    link(a, "dbs2", sites)
+    owner = _employees_table(sites, "dbs1")        # the subset rule needs the table ("must exist")
+    a.cursor().execute(f"""
+        BEGIN
+          DBMS_STREAMS_ADM.ADD_SUBSET_PROPAGATION_RULES(
+            table_name => '{owner}.employees', dml_condition => 'department_id = 50',
+            streams_name => 'dbs1_to_dbs2', source_queue_name => 'src',
+            destination_queue_name => 'dst@dbs2', source_database => 'dbs1');
+        END;""")
+    q = a.queue("SRC", "SYS.ANYDATA")
+
+    def update(emp, old, new):
+        return RowLCR.construct(source_database_name="dbs1", command_type="UPDATE", object_owner=owner,
+                                object_name="EMPLOYEES", transaction_id=f"1.{emp}.1",
+                                old_values={"EMPLOYEE_ID": emp, "DEPARTMENT_ID": old},
+                                new_values={"DEPARTMENT_ID": new})
+    for emp, old, new in ((1, 50, 80), (2, 80, 50), (3, 80, 90), (4, 50, 50)):
+        q.enqone(a.msgproperties(payload=update(emp, old, new)))
+    a.commit()
+    PropagationRunner(a).run_once(force=True)
+    got = {m.payload.get_value("OLD" if m.payload.get_command_type() == "DELETE" else "NEW",
+                               "EMPLOYEE_ID").access_number(): m.payload.get_command_type()
+           for m in drain(b, "DST", "APPLY", "SYS.ANYDATA")}
+    assert got == {1: "DELETE", 2: "INSERT", 4: "UPDATE"}
+
+
+def test_sixteen_failures_disable_the_schedule_and_abort_the_propagation(sites):
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    a.propagation_adm.create_propagation("p", "src", "dst", "nowhere")
+    enqueue(a, "SRC", [b"kept"])
+    now = [time.time()]
+    runner = PropagationRunner(a, clock=lambda: now[0])
+    for n in range(16):
+        runner.run_once(force=True)
+        assert schedule(a)[0][2] == n + 1
+        now[0] += 30 * 2 ** n                     # the next try is due exactly then
+    assert schedule(a)[0][4] == "Y"
+    [(status, error)] = rows(a, "SELECT STATUS, ERROR_MESSAGE FROM DBA_PROPAGATION")
+    assert status == "ABORTED" and error.startswith("ORA-02019")
+    runner.run_once(force=True)
+    assert schedule(a)[0][2] == 16                 # disabled: not tried again
+    a.cursor().execute(f"CREATE DATABASE LINK nowhere USING '{sites.dsn_of('dbs2')}'")
+    make_queue(sites.open("dbs2"), "DST")
+    a.aqadm.enable_propagation_schedule(queue_name="src", destination="nowhere")
+    a.propagation_adm.start_propagation("p")
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert schedule(a)[0][1:3] == (1, 0)
+
+
+def test_cycle_avoidance_by_source_database(sites):
+    """A -> B and B -> A on ANYDATA queues: each site's propagation discards the LCRs whose
+    source database is the site it sends to (seed 001 "Directed Networks"), so nothing
+    circles: each site ends with its own change and the other's, once."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    for conn, other in ((a, "dbs2"), (b, "dbs1")):
+        conn.streams_adm.set_up_queue(queue_table="q_qt", queue_name="q")
+        conn.aqadm.add_subscriber("q", sluice.Agent("APPLY"))
+        link(conn, other, sites)
+        conn.rule_adm.create_rule("came_from_there", f":dml.get_source_database_name() = '{other.upper()}'",
+                                  STREAMS_EC)
+        conn.rule_adm.create_rule_set("not_back", STREAMS_EC)
+        conn.rule_adm.add_rule("came_from_there", "not_back")
+        conn.propagation_adm.create_propagation("out", "q", "q", other, negative_rule_set_name="not_back")
+    for conn, site in ((a, "dbs1"), (b, "dbs2")):
+        conn.queue("Q", "SYS.ANYDATA").enqone(conn.msgproperties(payload=RowLCR.construct(
+            source_database_name=site, command_type="INSERT", object_owner="HR", object_name="T",
+            new_values={"ID": 1})))
+        conn.commit()
+    for _ in range(3):
+        PropagationRunner(a).run_once(force=True)
+        PropagationRunner(b).run_once(force=True)
+    at_a = sorted(m.payload.get_source_database_name() for m in drain(a, "Q", "APPLY", "SYS.ANYDATA"))
+    at_b = sorted(m.payload.get_source_database_name() for m in drain(b, "Q", "APPLY", "SYS.ANYDATA"))
+    assert at_a == ["DBS1", "DBS2"] and at_b == ["DBS1", "DBS2"]
+
+
+def test_verify_queue_types_across_a_link(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "RAWQ")
+    make_queue(b, "JSONQ", payload="JSON")
+    link(a, "dbs2", sites)
+    assert a.aqadm.verify_queue_types(src_queue_name="src", dest_queue_name="rawq", destination="dbs2") == 1
+    assert a.aqadm.verify_queue_types(src_queue_name="src", dest_queue_name="jsonq", destination="dbs2") == 0
+    with pytest.raises(sluice.DatabaseError, match="ORA-02019"):
+        a.aqadm.verify_queue_types(src_queue_name="src", dest_queue_name="rawq", destination="nowhere")
+
+
+def test_the_propagating_user_needs_dequeue_on_the_source(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    a.cursor().execute("CREATE USER mover IDENTIFIED BY m")
+    a.cursor().execute("GRANT CREATE SESSION TO mover")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    a.cursor().execute(f"CREATE PUBLIC DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+    enqueue(a, "SRC", [b"x"])
+    mover = sites.open("dbs1", user="mover", password="m")
+    PropagationRunner(mover).run_once(force=True)
+    assert schedule(a)[0][3].startswith("ORA-01031")
+    a.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="src", grantee="mover")
+    assert PropagationRunner(mover, clock=lambda: time.time() + 31).run_once(force=True) == 1
+

@@ -96,6 +96,21 @@ def test_a_to_b_to_c_over_http(sites):
     assert drain(b, "STRM.MID", "APP") != []          # B's own consumer has its copy too
 
 
+def test_fan_out_to_two_served_sites(sites):
+    b, server_b = served_site(sites, "dbs2")
+    c, server_c = served_site(sites, "dbs3")
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    http_link(a, "dbs2", server_b)
+    http_link(a, "dbs3", server_c)
+    a.propagation_adm.create_propagation("to_b", "src", "strm.dst", "dbs2")
+    a.propagation_adm.create_propagation("to_c", "src", "strm.dst", "dbs3")
+    enqueue(a, "SRC", [b"x", b"y", b"z"])
+    assert PropagationRunner(a).run_once(force=True) == 6
+    for conn in (b, c):
+        assert sorted(m.payload for m in drain(conn, "STRM.DST", "APP")) == [b"x", b"y", b"z"]
+
+
 def test_a_wrong_link_password_is_recorded(sites):
     b, server = served_site(sites, "dbs2")
     a = sites.open("dbs1")

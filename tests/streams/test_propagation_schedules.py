@@ -165,3 +165,18 @@ def test_statistics_columns_in_the_view(conn):
                 "LAST_RUN_TIME", "NEXT_RUN_DATE", "NEXT_RUN_TIME", "SCHEDULE_DISABLED", "FAILURES",
                 "LAST_ERROR_MSG", "LAST_ERROR_DATE", "LAST_ERROR_TIME"):
         assert col in cols, col
+
+
+def test_seed_003_style_schedule_block(conn):
+    """The parameters as DBMS_AQADM's documentation passes them: SYSDATE, a duration in
+    seconds, a date function for the next window, a latency."""
+    _mq(conn, "SRC")
+    conn.cursor().execute("""
+        BEGIN
+          DBMS_AQADM.SCHEDULE_PROPAGATION(queue_name => 'src', destination => 'dbs2.net',
+                                          start_time => SYSDATE, duration => 3600,
+                                          next_time => 'SYSDATE + 1', latency => 10);
+        END;""")
+    [(window, next_time, latency, start_date)] = _rows(
+        conn, "SELECT PROPAGATION_WINDOW, NEXT_TIME, LATENCY, START_DATE FROM DBA_QUEUE_SCHEDULES")
+    assert (window, next_time, latency) == (3600, "SYSDATE + 1", 10.0) and start_date is not None

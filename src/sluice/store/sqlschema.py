@@ -409,7 +409,9 @@ def propagation_ddl(d: Dialect) -> list[str]:
     DBLINK, PROPAGATION); a schedule, with what its runs record, is a
     ``SLUICE_QUEUE_SCHEDULES`` row; a destination remembers each message it received, by
     the sending site and the message's id there, in ``SLUICE_PROPAGATION_RECEIVED``,
-    written in the transaction that enqueued it (exactly once).  Views: DBA_DB_LINKS,
+    written in the transaction that enqueued it (exactly once) and dropped once the sender
+    says it let the message go; ``SLUICE_PROPAGATION_RECEIVERS`` counts what each sender
+    delivered.  Views: DBA_DB_LINKS,
     DBA_PROPAGATION, DBA_QUEUE_SCHEDULES, V$PROPAGATION_SENDER, V$PROPAGATION_RECEIVER
     (Oracle's columns)."""
     i, r = d.int_type, d.real_type
@@ -442,6 +444,10 @@ def propagation_ddl(d: Dialect) -> list[str]:
             SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID {d.blob_type} NOT NULL,
             DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL,
             PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))""",
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_RECEIVERS (
+            SOURCE_SITE TEXT NOT NULL, SOURCE_QUEUE TEXT NOT NULL, DEST_QUEUE TEXT NOT NULL,
+            TOTAL_MSGS {i} NOT NULL, LAST_RECEIVED {r} NOT NULL,
+            PRIMARY KEY (SOURCE_SITE, SOURCE_QUEUE, DEST_QUEUE))""",
         f"""{d.create_view} DBA_DB_LINKS AS
             SELECT C.OWNER, C.NAME AS DB_LINK, {spec('username')} AS USERNAME,
                    {spec('host')} AS HOST,
@@ -497,10 +503,9 @@ def propagation_ddl(d: Dialect) -> list[str]:
             FROM SLUICE_QUEUE_SCHEDULES S""",
         f"""{d.create_view} V$PROPAGATION_RECEIVER AS
             SELECT R.SOURCE_QUEUE AS SRC_QUEUE_NAME, R.SOURCE_SITE AS SRC_DBNAME,
-                   R.DEST_QUEUE AS DST_QUEUE_NAME, COUNT(*) AS TOTAL_MSGS,
-                   {ts('MAX(R.RECEIVED)')} AS LAST_RECEIVED_MSG_TIME
-            FROM SLUICE_PROPAGATION_RECEIVED R
-            GROUP BY R.SOURCE_QUEUE, R.SOURCE_SITE, R.DEST_QUEUE""",
+                   R.DEST_QUEUE AS DST_QUEUE_NAME, R.TOTAL_MSGS,
+                   {ts('R.LAST_RECEIVED')} AS LAST_RECEIVED_MSG_TIME
+            FROM SLUICE_PROPAGATION_RECEIVERS R""",
     ]
 # ---- end of Streams propagation -----------------------------------------------------------
 

@@ -70,7 +70,15 @@ def _enabled_captures(conn: "Connection") -> list[str]:
 
 
 def _run_capture(conn: "Connection", name: str, stop: threading.Event) -> None:
-    CaptureProcess(conn, name).run(stop)
+    try:
+        CaptureProcess(conn, name).run(stop)
+    except DatabaseError as e:
+        # STOP_ or DROP_CAPTURE between the host's listing and the process's start: a stop,
+        # not a failure (an ABORTED one's error is in DBA_CAPTURE, and raised)
+        spec = capture_specs.find(CaptureContext(conn), name) if e.code == 26666 else None
+        if e.code == 26666 and (spec is None or spec.status == capture_specs.DISABLED):
+            return
+        raise
 
 
 def _abort_capture(conn: "Connection", name: str, error: Exception) -> None:

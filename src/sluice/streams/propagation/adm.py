@@ -19,13 +19,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...aq.admin import AqAdm
-from ...errors import InterfaceError, ora
+from ...errors import InterfaceError, not_supported, ora
 from ...model import Agent
 from ...names import canonical, split_qualified
 from ..clientspec import streams_name
 from . import schedules as sched
 from . import spec as specs
-from .links import link_name
+from .links import link_name, resolve_link
 
 if TYPE_CHECKING:
     from ...connection import Connection
@@ -231,6 +231,28 @@ class PropagationAdm:
 
 class DbmsAqadm(AqAdm, sched.ScheduleAdm):
     """DBMS_AQADM with its propagation schedule procedures (``conn.aqadm``)."""
+
+    def __init__(self, conn: "Connection") -> None:
+        super().__init__(conn)
+        self._conn = conn
+
+    def verify_queue_types(self, src_queue_name: str, dest_queue_name: str,
+                           destination: str | None = None, transformation: str | None = None) -> int:
+        """1 if messages of the source queue can be enqueued into the destination queue
+        (at the site of the link ``destination``: a session there as the link's user),
+        else 0.  :raises: ORA-02019 (no such link), ORA-24010 (no such queue there)."""
+        if destination is None:
+            return super().verify_queue_types(src_queue_name, dest_queue_name, None, transformation)
+        src = self._session_ctx.catalog.queue(src_queue_name)
+        wanted = (self._session_ctx.catalog.transformation(transformation)["to_type"]
+                  if transformation is not None else src.table.payload_type)
+        link = resolve_link(self._session_ctx.store, self._session_ctx.username, destination)
+        if link.is_http:
+            raise not_supported("VERIFY_QUEUE_TYPES over an HTTP link (the servlet checks each batch)")
+        with type(self._conn)(link.endpoint, user=link.username, password=link.password) as remote:
+            owner, name = split_qualified(dest_queue_name, remote.username, "queue name")
+            dst = remote.context.catalog.queue_by_key((owner, name))
+            return int(dst.table.payload_type == wanted)
 
 
 def propagation_for_rules(conn: "Connection", propagation_name: str, source_queue_name: str,

@@ -6,7 +6,8 @@ records of the source queue addressed to the destination — a Streams propagati
 subscriber, or a recipient ``Agent("S", "q@dbs2.net")`` given at enqueue (seed 003
 "Propagation to Remote Subscribers") — taken in the queue's order and locked.  For each
 message: the propagation's rule sets decide whether it goes (Table 6-1; a message they
-discard is consumed and not sent), a rule's ``STREAMS$_TRANSFORM_FUNCTION`` or the
+discard is consumed and not sent), a subset rule migrates the row (an UPDATE into or out
+of the subset becomes an INSERT or a DELETE), a rule's ``STREAMS$_TRANSFORM_FUNCTION`` or the
 subscriber's transformation changes it (seed 003 "Message Format Transformation"),
 its delay and expiration lose the time already spent, and its recipients there are the
 named ones or else the destination queue's subscribers.  The destination commits the
@@ -81,6 +82,8 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
     result = RunResult()
     try:
         q = ctx.catalog.queue_by_key((s.qschema, s.qname))
+        if not ctx.authz.has_queue_privilege(q, "DEQUEUE"):   # the propagating session's user
+            raise ora(1031)
         dest = env.destination(s)
         routes = _routes(ctx, q)
         while result.batches < env.max_batches:
@@ -137,7 +140,7 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
         session.add_commit_work(sched.runtime_work(s))
         session.commit()
-        dest.clean = True          # acknowledged and let go: the next batch is all new
+        dest.acknowledge(batch)    # let go: the next batch is all new, and says so
         return len(batch.messages), nbytes
     except BaseException:
         _take_back(session, mark)
@@ -260,7 +263,8 @@ def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, r
         verdict = evaluate_rule_sets(env.conn, message, spec.rule_set, spec.negative_rule_set)
         if not verdict.perform:
             return q.table.payload_type, _DISCARD
-        # the action context's order (seed 000): the subset transformation first
+        # seed 000 "Row Migration and Subset Rules": a subset rule's UPDATE becomes the
+        # INSERT or DELETE the destination's subset needs, before any transformation
         message = migrate(message, verdict.rule)
         function = _transform_function(verdict.rule)
         if function is not None:

@@ -8,7 +8,9 @@ message id, destination queue).  A message whose row is there already was commit
 an earlier delivery whose answer was lost — the sender's process died, or the HTTP
 response never arrived — and is skipped.  The rows are looked up for a batch the sender
 marks as a possible resend; for the others they are only written, and their primary key
-makes a duplicate fail the commit rather than enter the queue (the sender then resends).  The caller commits (seed 001 "Ensured Message
+makes a duplicate fail the commit rather than enter the queue (the sender then resends).
+A row lives while its message is in doubt: each batch names the messages of earlier ones
+the source has since let go (``acked``), and their rows go in the same commit.  The caller commits (seed 001 "Ensured Message
 Delivery": the source lets go of a message only after this commit).
 
 The destination checks what any enqueue checks (seed 003 "Propagation Features"): the
@@ -66,7 +68,12 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
         if dedup:
             rows = [(batch.source_site, m.source_msgid, dest, batch.source_queue, now) for m in msgs]
             ctx.session.add_commit_work(lambda c, rows=rows: _insert_received(c, rows))
+        counted = (batch.source_site, batch.source_queue, dest, len(msgs), now)
+        ctx.session.add_commit_work(lambda c, counted=counted: c.execute(_COUNT, counted))
         done += len(msgs)
+    if dedup and batch.acked:
+        site, acked = batch.source_site, list(batch.acked)
+        ctx.session.add_commit_work(lambda c: _forget(c, site, acked))
     return done
 
 
@@ -95,6 +102,11 @@ def _received(ctx: Any, site: str, dest: str, msgids: list[bytes]) -> set[bytes]
 
 
 _COLUMNS = "SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE, SOURCE_QUEUE, RECEIVED"
+# V$PROPAGATION_RECEIVER's counts, in the receiving transaction
+_COUNT = ("INSERT INTO SLUICE_PROPAGATION_RECEIVERS (SOURCE_SITE, SOURCE_QUEUE, DEST_QUEUE, TOTAL_MSGS, "
+          "LAST_RECEIVED) VALUES (?, ?, ?, ?, ?) ON CONFLICT (SOURCE_SITE, SOURCE_QUEUE, DEST_QUEUE) DO UPDATE "
+          "SET TOTAL_MSGS = SLUICE_PROPAGATION_RECEIVERS.TOTAL_MSGS + EXCLUDED.TOTAL_MSGS, "
+          "LAST_RECEIVED = EXCLUDED.LAST_RECEIVED")
 
 
 def _insert_received(c: Any, rows: list[tuple]) -> None:
@@ -113,6 +125,19 @@ def _insert_received(c: Any, rows: list[tuple]) -> None:
                                   [v for row in chunk for v in row]).rowcount
     if inserted != len(rows):
         raise ora(1, f"SYS.{RECEIVED}: {len(rows) - inserted} of the batch's messages were received before")
+
+
+def _forget(c: Any, site: str, msgids: list[bytes]) -> None:
+    """Drop the rows of messages the sender has let go: they cannot come again."""
+    d = c.dialect
+    if d.bulk_arrays:
+        c.execute(f"DELETE FROM {RECEIVED} WHERE SOURCE_SITE = ? AND SOURCE_MSGID = ANY(?::bytea[])",
+                  [site, msgids])
+        return
+    for i in range(0, len(msgids), _CHUNK):
+        chunk = msgids[i:i + _CHUNK]
+        c.execute(f"DELETE FROM {RECEIVED} WHERE SOURCE_SITE = ? AND SOURCE_MSGID IN "
+                  f"({', '.join('?' * len(chunk))})", [site, *chunk])
 
 
 def _record(ctx: Any, q: QueueInfo, m: Propagated, site: str, now: float) -> MessageRecord:

@@ -27,7 +27,7 @@ from lxml import etree
 from ...errors import DatabaseError, OperationalError, ora, remote_error
 from .links import DbLink, basic_auth
 from .receiver import receive
-from .wire import MEDIA_TYPE, Batch, to_json
+from .wire import MEDIA_TYPE, Batch, split, to_json
 
 _ORA = re.compile(r"ORA-(\d{5})")
 Connect = Callable[[str, "str | None", "str | None"], Any]
@@ -36,14 +36,24 @@ Connect = Callable[[str, "str | None", "str | None"], Any]
 class Destination:
     """What every destination does around its own :meth:`_send`: mark a batch as a
     possible resend unless the previous one was acknowledged and committed at the source
-    (``clean``, which the job sets), and send a batch the destination refused once more,
+    (``clean``, which :meth:`acknowledge` sets), pass on which messages the source has let
+    go since (``acked``), and send a batch the destination refused once more,
     as a resend — a duplicate its de-duplication rows' primary key refused is then
     skipped; any other error comes back."""
 
     clean = False
 
+    def __init__(self) -> None:
+        self._acked: list[bytes] = []
+
+    def acknowledge(self, batch: Batch) -> None:
+        """The source has let ``batch`` go: the next delivery tells the destination."""
+        self._acked.extend(m.source_msgid for m in batch.messages)
+        self.clean = True
+
     def deliver(self, batch: Batch) -> None:
         batch.resend = not self.clean
+        batch.acked = self._acked
         self.clean = False
         try:
             self._send(batch)
@@ -52,6 +62,7 @@ class Destination:
                 raise
             batch.resend = True
             self._send(batch)
+        self._acked = []
 
     def _send(self, batch: Batch) -> None:
         raise NotImplementedError
@@ -63,10 +74,11 @@ class Destination:
 class ThisSite:
     """Destination queues of the source's own site: in the source transaction."""
 
-    clean = True
-
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
+
+    def acknowledge(self, batch: Batch) -> None:
+        """Nothing to tell: the batch was committed with its dequeue."""
 
     def deliver(self, batch: Batch) -> None:
         receive(self.ctx, batch, dedup=False)
@@ -79,6 +91,7 @@ class StoreSite(Destination):
     """Another Sluice store, through a session as the link's user."""
 
     def __init__(self, link: DbLink, connect: Connect) -> None:
+        super().__init__()
         self.link = link
         self._connect = connect
         self._conn: Any = None
@@ -107,7 +120,11 @@ class StoreSite(Destination):
 class HttpSite(Destination):
     """A remote site's propagation servlet."""
 
+    # what one request may carry: sluice serve takes 1 MB by default (--max-request-bytes)
+    MAX_REQUEST = 900_000
+
     def __init__(self, link: DbLink, timeout: float = 60.0) -> None:
+        super().__init__()
         self.link = link
         headers = {"Content-Type": MEDIA_TYPE}
         auth = basic_auth(link)
@@ -116,6 +133,12 @@ class HttpSite(Destination):
         self._http = httpx.Client(headers=headers, timeout=timeout)
 
     def _send(self, batch: Batch) -> None:
+        """POST the batch — in parts when it is larger than a request may be; each part is
+        committed there on its own, and one lost is sent again with the rest (resend)."""
+        for part in split(batch, self.MAX_REQUEST):
+            self._post(part)
+
+    def _post(self, batch: Batch) -> None:
         try:
             r = self._http.post(self.link.endpoint, content=to_json(batch))
         except httpx.HTTPError as e:

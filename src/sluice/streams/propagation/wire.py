@@ -14,6 +14,8 @@ de-duplicates on.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +59,9 @@ class Batch:
     source_queue: str
     messages: list[Propagated] = field(default_factory=list)
     resend: bool = True
+    # ids of messages of earlier batches the source has let go since (committed its
+    # dequeue): they can never come again, so the destination drops their rows
+    acked: list[bytes] = field(default_factory=list)
 
 
 def to_json(batch: Batch) -> bytes:
@@ -64,25 +69,27 @@ def to_json(batch: Batch) -> bytes:
     for m in batch.messages:
         data = m.user_data
         msgs.append([m.dest_queue, m.source_msgid.hex(), m.original_msgid.hex(), m.payload_type,
-                     {"b": bytes(data).hex()} if isinstance(data, (bytes, bytearray, memoryview))
+                     {"b": base64.b64encode(data).decode()} if isinstance(data, (bytes, bytearray, memoryview))
                      else None if data is None else {"s": data},
                      m.priority, m.delay, m.expiration, m.correlation,
                      list(m.sender) if m.sender else None, m.recipients, m.group,
                      list(m.original_queue) if m.original_queue else None, m.enq_time])
     return json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
-                       "resend": batch.resend, "messages": msgs}, separators=(",", ":")).encode()
+                       "resend": batch.resend, "acked": [base64.b64encode(a).decode() for a in batch.acked],
+                       "messages": msgs}, separators=(",", ":")).encode()
 
 
 def from_json(body: bytes) -> Batch:
     """:raises: ORA-00600 (a malformed batch: nothing of it may be committed)."""
     try:
         doc = json.loads(body)
-        batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)))
+        batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)),
+                      acked=[base64.b64decode(a, validate=True) for a in doc.get("acked", ())])
         for row in doc["messages"]:
             (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
              group, oq, enq_time) = row
             if data is not None:
-                data = bytes.fromhex(data["b"]) if "b" in data else str(data["s"])
+                data = base64.b64decode(data["b"], validate=True) if "b" in data else str(data["s"])
             batch.messages.append(Propagated(
                 str(dq), bytes.fromhex(msgid), bytes.fromhex(original), str(ptype), data, int(priority),
                 None if delay is None else float(delay), None if expiration is None else float(expiration),
@@ -92,5 +99,27 @@ def from_json(body: bytes) -> Batch:
         if not batch.source_site or not batch.source_queue:
             raise ValueError("no source")
         return batch
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as e:
         raise ora(600, f"malformed propagation batch: {e}") from None
+
+
+def split(batch: Batch, max_bytes: int) -> list[Batch]:
+    """``batch`` as batches of at most about ``max_bytes`` each once encoded (a servlet's
+    request limit), cut between source transactions where one allows it; a message
+    larger than that goes alone."""
+    out: list[Batch] = []
+    current = Batch(batch.source_site, batch.source_queue, resend=batch.resend, acked=batch.acked)
+    size = 0
+    for i, m in enumerate(batch.messages):
+        cost = 4 * m.size // 3 + 300 + len(m.recipients or ()) * 40
+        same_group = i > 0 and m.group is not None and m.group == batch.messages[i - 1].group
+        if current.messages and size + cost > max_bytes and not (same_group and size + cost <= 2 * max_bytes):
+            out.append(current)
+            current = Batch(batch.source_site, batch.source_queue, resend=batch.resend)
+            size = 0
+        current.messages.append(m)
+        size += cost
+    if current.messages or not out:
+        out.append(current)
+    return out
+

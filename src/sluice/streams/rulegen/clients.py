@@ -10,17 +10,21 @@ Synchronous captures and propagations are created by their own packages
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
-from ...errors import not_supported, ora
+from ...errors import ora
 from ...model import Agent
 from ..apply import spec as apply_specs
 from ..apply.adm import apply_for_rules
 from ..clientspec import streams_name as client_name
 from ..capture import spec as capture_specs
 from ..capture.adm import capture_for_rules
+from ..capture import sync
 from ..capture.context import CaptureContext
 from ..clientchecks import client_queue
+from ..propagation import spec as propagation_specs
+from ..propagation.adm import propagation_for_rules
 from ..securequeue import secure_queue_user
 
 __all__ = ["Client", "client_for", "MessagingClient", "MESSAGE_CONSUMER"]
@@ -39,7 +43,7 @@ def _alter(alter: Any, client: str, negative: bool, rule_set: tuple[str, str]) -
     alter(f'"{client}"', **{side: f'"{rule_set[0]}"."{rule_set[1]}"'})
 
 
-class Client:
+class Client(abc.ABC):
     """One Streams client of an ADD_*_RULES call."""
 
     streams_type = ""
@@ -50,12 +54,13 @@ class Client:
         self.name = name
         self.created = False
 
+    @abc.abstractmethod
     def exists(self) -> bool:
-        raise NotImplementedError
+        """Does the client exist?"""
 
-    def check_queue(self) -> None:
-        """ORA-26667 when the client exists on another queue (before anything is made);
-        clients created by their own packages check it when they are looked up."""
+    def check(self, inclusion_rule: bool) -> None:
+        """Refuse, before anything is made, what the client cannot take (ORA-26667: it
+        exists on another queue …).  Every client checks its queue when it is created."""
 
     def ensure(self) -> None:
         """Create the client unless it exists (``created`` says which)."""
@@ -63,12 +68,13 @@ class Client:
             self._create()
             self.created = True
 
+    @abc.abstractmethod
     def rule_sets(self) -> tuple[RuleSetKey, RuleSetKey]:
         """(positive, negative) rule set, each (owner, name) or None."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def attach(self, negative: bool, rule_set: tuple[str, str]) -> None:
-        raise NotImplementedError
+        """Make ``rule_set`` the client's positive (negative) rule set."""
 
     def undo(self) -> None:
         """Drop the client if this call created it."""
@@ -76,11 +82,13 @@ class Client:
             self._drop()
             self.created = False
 
+    @abc.abstractmethod
     def _create(self) -> None:
-        raise NotImplementedError
+        """Create the client (its package's way, as Oracle's ADD_*_RULES does)."""
 
+    @abc.abstractmethod
     def _drop(self) -> None:
-        raise NotImplementedError
+        """Drop the client this call created."""
 
     def source_spec(self) -> Any:
         """The capture definition whose source database holds the tables (capture only)."""
@@ -103,7 +111,7 @@ class CaptureClient(Client):
     def _create(self) -> None:
         capture_for_rules(self.conn, f'"{self.name}"', self.queue_name, self.source_database)
 
-    def check_queue(self) -> None:
+    def check(self, inclusion_rule: bool) -> None:
         spec = self._spec()
         if spec is not None:   # an existing capture must use the queue named
             capture_for_rules(self.conn, f'"{self.name}"', self.queue_name, self.source_database)
@@ -135,7 +143,7 @@ class ApplyClient(Client):
     def exists(self) -> bool:
         return apply_specs.find(self.ctx, self.name) is not None
 
-    def check_queue(self) -> None:
+    def check(self, inclusion_rule: bool) -> None:
         if self.exists():
             apply_for_rules(self.conn, f'"{self.name}"', self.queue_name, self.source_database)
 
@@ -176,7 +184,7 @@ class MessagingClient(Client):
         q = client_queue(self.ctx, self.queue_name)
         return q.owner, q.name
 
-    def check_queue(self) -> None:
+    def check(self, inclusion_rule: bool) -> None:
         spec = self.spec()
         queue = self._queue()
         if spec is not None and (spec["queue_owner"], spec["queue_name"]) != queue:
@@ -230,53 +238,46 @@ def drop_messaging_client(conn: Any, name: str) -> None:
 
 
 class SyncCaptureClient(Client):
-    """A synchronous capture (branch ``synccap``: :func:`sluice.streams.capture.sync.
-    sync_capture_for_rules` creates it and installs the table's triggers)."""
+    """A synchronous capture (:func:`sluice.streams.capture.sync.sync_capture_for_rules`
+    creates it after checking the table; attaching the rule set installs the triggers).
+    Table and subset rules only, in a positive rule set (seed 001 "Queues and Synchronous
+    Capture")."""
 
     streams_type = "SYNC_CAPTURE"
 
     def __init__(self, conn: Any, name: str, queue_name: str, table: tuple[str, str] | None) -> None:
         super().__init__(conn, name)
         self.queue_name, self.table = queue_name, table
-        self._found: Any = None
-
-    def _module(self) -> Any:
-        try:
-            from ..capture import sync
-        except ImportError:
-            raise not_supported("streams_type 'sync_capture' (synchronous capture is not built "
-                                "in this version)") from None
-        return sync
 
     def exists(self) -> bool:
-        self._module()
-        return self.ctx.get_object("SYNC_CAPTURE", "SYS", self.name) is not None
+        return sync.find(self.ctx, self.name) is not None
 
-    def ensure(self) -> None:
+    def check(self, inclusion_rule: bool) -> None:
         if self.table is None:
-            raise ora(26667, "streams_type 'sync_capture': synchronous capture takes table rules only")
-        existed = self.exists()
-        self._found = self._module().sync_capture_for_rules(self.conn, f'"{self.name}"', self.queue_name,
-                                                           *self.table)
-        self.created = not existed
+            raise ora(26667, "streams_type 'sync_capture': a synchronous capture takes table and "
+                             "subset rules only")
+        if not inclusion_rule:
+            raise ora(26667, "inclusion_rule => FALSE: a synchronous capture has no negative rule set")
+        if self.exists():        # the table exists, the capture uses this queue
+            self._create()
+
+    def _create(self) -> None:
+        sync.sync_capture_for_rules(self.conn, f'"{self.name}"', self.queue_name, *self.table)
 
     def rule_sets(self) -> tuple[RuleSetKey, RuleSetKey]:
-        s = self._found
-        return _key(getattr(s, "rule_set_owner", None), getattr(s, "rule_set_name", None)), None
+        s = sync.load(self.ctx, self.name)
+        return _key(s.rule_set_owner, s.rule_set_name), None
 
     def attach(self, negative: bool, rule_set: tuple[str, str]) -> None:
-        if negative:
-            raise ora(26667, "inclusion_rule => FALSE: a synchronous capture has no negative rule set")
-        self.conn.capture_adm.alter_sync_capture(f'"{self.name}"',
-                                                 rule_set_name=f'"{rule_set[0]}"."{rule_set[1]}"')
+        _alter(self.conn.capture_adm.alter_sync_capture, self.name, negative, rule_set)
 
     def _drop(self) -> None:
         self.conn.capture_adm.drop_capture(f'"{self.name}"')
 
 
 class PropagationClient(Client):
-    """A propagation (branch ``propagation``: :func:`sluice.streams.propagation.adm.
-    propagation_for_rules` creates it)."""
+    """A propagation (:func:`sluice.streams.propagation.adm.propagation_for_rules` creates
+    it)."""
 
     streams_type = "PROPAGATION"
 
@@ -285,35 +286,22 @@ class PropagationClient(Client):
         super().__init__(conn, name)
         self.source_queue, self.destination_queue = source_queue, destination_queue
         self.source_database, self.queue_to_queue = source_database, queue_to_queue
-        self._found: Any = None
-
-    def _module(self) -> Any:
-        try:
-            from ..propagation import adm
-            adm.propagation_for_rules     # noqa: B018  (the seam this class is written against)
-        except (ImportError, AttributeError):
-            raise not_supported("propagation rules (propagations are not built in this version)") from None
-        return adm
 
     def exists(self) -> bool:
-        self._module()
-        return self.ctx.get_object("PROPAGATION", "SYS", self.name) is not None
+        return propagation_specs.find(self.ctx.store, self.name) is not None
 
-    def ensure(self) -> None:
-        existed = self.exists()
-        self._found = self._module().propagation_for_rules(
-            self.conn, f'"{self.name}"', self.source_queue, self.destination_queue,
-            source_database=self.source_database, queue_to_queue=self.queue_to_queue)
-        self.created = not existed
+    def check(self, inclusion_rule: bool) -> None:
+        if self.exists():        # between these queues
+            self._create()
 
-    def _owner(self, attr: str) -> str:
-        return getattr(self._found, attr, None) or self.ctx.username
+    def _create(self) -> None:
+        propagation_for_rules(self.conn, f'"{self.name}"', self.source_queue, self.destination_queue,
+                              source_database=self.source_database, queue_to_queue=self.queue_to_queue)
 
     def rule_sets(self) -> tuple[RuleSetKey, RuleSetKey]:
-        s = self._found
-        positive, negative = getattr(s, "rule_set_name", None), getattr(s, "negative_rule_set_name", None)
-        return (_key(self._owner("rule_set_owner"), positive) if positive else None,
-                _key(self._owner("negative_rule_set_owner"), negative) if negative else None)
+        s = propagation_specs.load(self.ctx.store, self.name)
+        return (_key(s.rule_set_owner, s.rule_set_name),
+                _key(s.negative_rule_set_owner, s.negative_rule_set_name))
 
     def attach(self, negative: bool, rule_set: tuple[str, str]) -> None:
         _alter(self.conn.propagation_adm.alter_propagation, self.name, negative, rule_set)

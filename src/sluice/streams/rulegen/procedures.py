@@ -59,7 +59,7 @@ def lcr_rules(conn: Any, level: str, client: Client, target: tuple[str, ...], in
     dml, ddl = _flag("include_dml", include_dml), _flag("include_ddl", include_ddl)
     tagged, inclusion = _flag("include_tagged_lcr", include_tagged_lcr), _flag("inclusion_rule", inclusion_rule)
     source = _global_name(source_database)
-    client.check_queue()
+    client.check(inclusion)
     if client.streams_type == "CAPTURE":
         _check_target(conn, client, target)
     plans = []
@@ -109,7 +109,7 @@ def subset_rules(conn: Any, client: Client, owner: str, table: str, dml_conditio
         raise ora(26667, "dml_condition: NULL")
     tagged = _flag("include_tagged_lcr", include_tagged_lcr)
     source = _global_name(source_database)
-    client.check_queue()
+    client.check(True)
     dictionary = Dictionary(conn, client.source_spec(), for_capture=client.streams_type == "CAPTURE")
     columns = dictionary.columns(owner, table)
     texts = subset_conditions(owner, table, dml_condition.strip(), columns, tagged, source)
@@ -154,7 +154,7 @@ def message_rule(conn: Any, client: Client, message_type: Any, rule_condition: A
     objtype = conn.gettype(message_type)
     type_name = objtype.qualified_name
     type_owner, type_short = type_name.split(".", 1)
-    client.check_queue()
+    client.check(inclusion)
     existing = _message_context(conn, type_name)
     if existing is not None:
         context, variable = existing
