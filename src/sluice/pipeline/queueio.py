@@ -13,6 +13,11 @@ and every message a store transaction enqueued shares its SCN, so a range that e
 SCN never splits a transaction.  A capture enqueues each source transaction in one store
 transaction, hence never splits one either.  Other queues are read in ``SEQ`` order, a
 range ending at the last message of its enqueuing transaction (``ENQ_TID``).
+Two limits: on PostgreSQL, two sessions enqueuing into a queue *not* ordered by commit time
+can commit in the other order than their SEQs, and a message committed behind the position
+is then never read; a delayed message (WAITING) that becomes READY behind the position is
+not read either.  Streams queues (SET_UP_QUEUE, capture) are ordered by commit time and have
+neither.
 **Acknowledgement** (:func:`acknowledge`) consumes the READY records up to a position --
 deleted, or PROCESSED while the queue retains messages -- and advances the pipeline's
 low-watermark row in the same store transaction.
