@@ -198,7 +198,10 @@ def apply_bench(a: Any, work: str) -> None:
     targets = {}
     for name in ("APY", "APS"):
         target, targets[name] = make_target(work, name)
-        conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, apply_database_link=target)
+        conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, apply_database_link=target,
+                                    apply_captured=True)   # the LCRs carry commit SCNs, as captured ones do
+        for o in range(10):
+            conn.apply_adm.set_schema_instantiation_scn(f"U{o}", "DBS1.NET", 0, apply_database_link=target)
         conn.apply_adm.set_parameter(name, "disable_on_error", "N")
         try:
             conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(name))

@@ -261,7 +261,8 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
             t.execute('CREATE TABLE "TGT.SUB" (id integer PRIMARY KEY, name varchar(40))')
         targets[name] = path
         conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, rule_set_name="APOS",
-                                    apply_database_link=f"sqlite:///{path}")
+                                    apply_database_link=f"sqlite:///{path}", apply_captured=True)
+        conn.apply_adm.set_schema_instantiation_scn("TGT", "DBS1.NET", 0, apply_database_link=f"sqlite:///{path}")
         conn.apply_adm.set_parameter(name, "disable_on_error", "N")   # both go on past errors
         try:
             conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(name))

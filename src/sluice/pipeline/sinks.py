@@ -148,7 +148,11 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
         try:
             encode = errorqueue.codec_encoder(ctx, d.queue_owner, d.queue_name)
             errored = errorqueue.errored_transactions(ctx, d.name)
-            for txn, bad in source_transactions(batch):
+            # DBA_APPLY.APPLY_CAPTURED: captured LCRs (a commit SCN) or user-enqueued messages,
+            # not both -- the other kind is let go, as the Python apply process does
+            mine = [r for r in batch if r["error"] is not None or
+                    (r["lcr_kind"] is not None and r["commit_scn"] is not None) == d.apply_captured]
+            for txn, bad in source_transactions(mine):
                 if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
                     continue   # already in the error queue (a replayed batch)
                 if bad is not None:   # bad input: into the error queue with its reason, and on
