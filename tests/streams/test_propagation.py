@@ -482,3 +482,38 @@ def test_the_propagating_user_needs_dequeue_on_the_source(sites):
     a.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="src", grantee="mover")
     assert PropagationRunner(mover, clock=lambda: time.time() + 31).run_once(force=True) == 1
 
+
+
+def test_one_schedules_acknowledgements_leave_anothers_rows_alone(sites, monkeypatch):
+    """The same messages go to two queues of one site by two queue-to-queue schedules. The
+    second's source commit fails after the destination committed; the first meanwhile tells
+    the destination it let the messages go — which drops its own rows only, so the
+    second's resend still finds its rows and enqueues nothing twice."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "Q1")
+    make_queue(b, "Q2")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p1", "src", "q1", "dbs2", queue_to_queue=True)
+    a.propagation_adm.create_propagation("p2", "src", "q2", "dbs2", queue_to_queue=True)
+    enqueue(a, "SRC", [b"a", b"b"])
+    first = PropagationRunner(a, only=("SLUICE", "SRC", "SLUICE.Q1@DBS2"))
+    second = PropagationRunner(a, only=("SLUICE", "SRC", "SLUICE.Q2@DBS2"))
+    assert first.run_once(force=True) == 2
+    session = a.context.session
+    real_commit = type(session).commit
+    failed = []
+
+    def lost(self):
+        if self is session and not failed:
+            failed.append(1)
+            raise sluice.OperationalError("ORA-03113: end-of-file on communication channel", 3113)
+        return real_commit(self)
+    monkeypatch.setattr(type(session), "commit", lost)
+    second.run_once(force=True)                       # delivered to Q2, not let go at A
+    monkeypatch.setattr(type(session), "commit", real_commit)
+    enqueue(a, "SRC", [b"c"])
+    assert first.run_once(force=True) == 1            # acknowledges a and b (for Q1)
+    second.clock = lambda: time.time() + 31
+    assert second.run_once(force=True) == 3           # a, b again (found, skipped) and c
+    assert payloads(drain(b, "Q1")) == payloads(drain(b, "Q2")) == [b"a", b"b", b"c"]
