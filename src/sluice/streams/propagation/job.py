@@ -23,7 +23,7 @@ the rest of it), so a grouped destination receives each transaction whole (seed 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ... import constants as C
@@ -72,7 +72,6 @@ class JobEnv:
     destination: Callable[[sched.Schedule], Any]
     batch_size: int = 500
     max_batches: int = 1000
-    routes: dict = field(default_factory=dict)
 
 
 def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
