@@ -19,7 +19,7 @@ source transaction, in order:
     keys and types from the target's dictionary), conflict detection (every statement must
     touch one row), the low-watermark written in each transaction (exactly once), the
     apply tag;
-(e) Sluice with ``--parallelism`` apply servers (:class:`~sluice.streams.apply.parallel.ParallelApply`,
+(e) Sluice with ``--parallelism`` apply servers (``--serialization`` FULL or NONE) (:class:`~sluice.streams.apply.parallel.ParallelApply`,
     batches of 500 transactions, row dependencies by key, commits in source order);
 (d) with ``--process ROWS``: the first ROWS rows enqueued as captured LCRs into a
     PostgreSQL store's commit-time queue, then an apply process dequeues and applies them
@@ -175,11 +175,13 @@ def sluice_engine(conn: sluice.Connection, conninfo: str, schema: str, txns: lis
     return elapsed
 
 
-def sluice_parallel(conn: sluice.Connection, conninfo: str, schema: str, txns: list, parallelism: int) -> float:
+def sluice_parallel(conn: sluice.Connection, conninfo: str, schema: str, txns: list, parallelism: int,
+                    ordered: bool = True) -> float:
     from sluice.streams.apply.parallel import ParallelApply
     link = f"{conninfo}?schema={schema}"
     ApplyProcedures(conn).set_schema_instantiation_scn(schema.upper(), SOURCE, 0, apply_database_link=link)
-    par = ParallelApply(lambda i: engine_for(conn, "BENCH_APPLY", link, b"\x00", server_id=i), parallelism)
+    par = ParallelApply(lambda i: engine_for(conn, "BENCH_APPLY", link, b"\x00", server_id=i), parallelism,
+                        ordered=ordered)
     work = [SourceTxn([Item(x) for x in lcrs], "CAPTURED", SOURCE, lcrs[0].get_commit_scn(),
                       lcrs[0].get_transaction_id()) for lcrs in txns]
     t0 = time.perf_counter()
@@ -232,6 +234,8 @@ def main() -> None:
     ap.add_argument("--tables", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--parallelism", type=int, default=4)
+    ap.add_argument("--serialization", choices=("FULL", "NONE"), default="FULL",
+                    help="commit_serialization of the parallel runs")
     ap.add_argument("--process", type=int, default=0, help="rows for the end-to-end apply process run")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
@@ -247,7 +251,7 @@ def main() -> None:
     print(f"workload: {len(txns)} transactions built in {time.perf_counter() - t0:.1f} s", flush=True)
     labels = {"pipe": "(a) floor: pipeline, statement per row", "many": "(b) floor: executemany per row",
               "sluice": "(c) Sluice ApplyEngine, serial",
-              "parallel": f"(e) Sluice, parallelism {a.parallelism}"}
+              "parallel": f"(e) Sluice, parallelism {a.parallelism} {a.serialization}"}
     results: dict[str, list[float]] = {k: [] for k in labels}
     plan = [run for r in range(a.rounds) for run in ("pipe", "sluice", "parallel")]
     plan.insert(1, "many")
@@ -266,7 +270,8 @@ def main() -> None:
                 if run == "sluice":
                     secs = sluice_engine(store, conninfo, schema, txns, a.profile)
                 else:
-                    secs = sluice_parallel(store, conninfo, schema, txns, a.parallelism)
+                    secs = sluice_parallel(store, conninfo, schema, txns, a.parallelism,
+                                           a.serialization == "FULL")
                 store.close()
                 with psycopg.connect(conninfo, autocommit=True) as c:
                     c.execute(f"DROP SCHEMA s_{owner_schema} CASCADE")

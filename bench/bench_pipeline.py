@@ -17,8 +17,14 @@ the other, over the same messages:
     ``--batch`` messages, acknowledged after each commit (Trigger.AvailableNow).
 
 LCRs/s of each, (c)/(b), and the driver's peak RSS (this process; Spark's local JVM is a
-child: its peak is read from /proc when it is still there).  The apply sink (into a
-second PostgreSQL database) is not measured: the apply engine is not on this branch.
+child: its peak is read from /proc when it is still there).
+
+``--apply``: the apply comparison instead, on INSERT-only LCRs over 100 tables (updates of
+random keys would only fill the error queue): (d) floor, ``executemany`` of the same rows
+into a target of the same kind; (e) the Python apply process (``ApplyProcess.drain``);
+(f) Spark, the same apply process's definition run by ``PipelineRun`` with the apply sink.
+Each applies into a target of its own (SQLite files beside the store; a PostgreSQL target,
+as issue 16 §2 asks, is not in this bench).
 """
 
 from __future__ import annotations
@@ -32,10 +38,12 @@ import shutil
 import sys
 import tempfile
 import time
+from typing import Any
 
 import sluice
 from sluice import RowLCR
-from sluice.pipeline import queueio, rows
+from sluice.aq.payload import PayloadCodec
+from sluice.pipeline import queueio
 from sluice.pipeline.queueio import QueueRef
 from sluice.pipeline.runner import PipelineRun, spark_session
 from sluice.pipeline.stages import PipelineSpec
@@ -105,12 +113,13 @@ def floor(dsn: str) -> tuple[int, float]:
 def python_path(conn, dsn: str) -> tuple[int, int, float]:
     ref = QueueRef.resolve(dsn, "STRM_Q", "PY")
     by_rule = declarative_transformations(conn.context.store)
+    codec = PayloadCodec("SYS.ANYDATA", None, lambda name: None)   # how a dequeue decodes it
     kept = 0
     start = time.perf_counter()
     with queueio.open_raw(dsn) as raw:
         n = 0
         for record in queueio.records(raw, ref, 0, queueio.latest_position(raw, ref, 0)):
-            _kind, _text, lcr = rows._decode_payload(ref.payload_type, record[-1])
+            lcr = codec.decode(record[-1])
             verdict = evaluate_rule_sets(conn, lcr, "POS")
             n += 1
             if verdict.perform:
@@ -154,14 +163,108 @@ def spark_path(conn, dsn: str, master: str, batch: int, work: str) -> tuple[int,
     return n, seconds, jvm
 
 
+def stage_inserts(conn, n: int) -> None:
+    rnd = random.Random(16)
+    q = conn.queue("STRM_Q")
+    done, t = 0, 0
+    while done < n:
+        size = min(rnd.randint(1, 100), n - done)
+        q.enqmany([conn.msgproperties(payload=RowLCR(
+            "DBS1.NET", "INSERT", f"U{(done + i) % 10}", f"T{(done + i) // 10 % 10}", None, f"{t}.0.1", done + i,
+            None, {"ID": done + i, "NAME": f"n{done + i}", "AMOUNT": (done + i) % 1000}, commit_scn=t + 1))
+            for i in range(size)])
+        conn.commit()
+        done += size
+        t += 1
+
+
+def make_target(work: str, name: str) -> tuple[str, Any]:
+    """An SQLite target database with the 100 tables: (its DSN, a connection to it)."""
+    import sqlite3
+    path = os.path.join(work, f"target_{name}.db")
+    c = sqlite3.connect(path, isolation_level=None)
+    for o in range(10):
+        for t in range(10):
+            c.execute(f'CREATE TABLE "U{o}.T{t}" (id integer PRIMARY KEY, name varchar(40), amount integer)')
+    return f"sqlite:///{path}", c
+
+
+def apply_bench(a: Any, work: str) -> None:
+    from sluice.streams.apply import ApplyProcess
+
+    dsn = a.dsn or f"sqlite:///{os.path.join(work, 'site.db')}"
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    targets = {}
+    for name in ("APY", "APS"):
+        target, targets[name] = make_target(work, name)
+        conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, apply_database_link=target)
+        conn.apply_adm.set_parameter(name, "disable_on_error", "N")
+        try:
+            conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(name))
+        except sluice.DatabaseError:
+            pass   # CREATE_APPLY made it a subscriber
+    t0 = time.perf_counter()
+    stage_inserts(conn, a.lcrs)
+    print(f"staged {a.lcrs} INSERT LCRs over 100 tables in {time.perf_counter() - t0:.1f} s "
+          f"({platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
+    # (d) floor: the same rows by executemany into a third target, one transaction
+    _dsn, floor_db = make_target(work, "FLOOR")
+    ref = QueueRef.resolve(dsn, "STRM_Q", "APY")
+    codec = PayloadCodec("SYS.ANYDATA", None, lambda name: None)
+    with queueio.open_raw(dsn) as raw:
+        lcrs = [codec.decode(r[-1]) for r in queueio.records(raw, ref, 0, queueio.latest_position(raw, ref, 0))]
+    start = time.perf_counter()
+    by_table: dict = {}
+    for lcr in lcrs:
+        v = {u.column_name: u.data.value for u in lcr.get_values("NEW")}
+        by_table.setdefault(f'"{lcr.get_object_owner()}.{lcr.get_object_name()}"', []).append(
+            (v["ID"], v["NAME"], v["AMOUNT"]))
+    floor_db.execute("BEGIN")
+    for table, values in by_table.items():
+        floor_db.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)", values)
+    floor_db.execute("COMMIT")
+    s = time.perf_counter() - start
+    print(f"(d) floor, executemany:      {len(lcrs):>9} in {s:6.2f} s = {len(lcrs) / s:>10,.0f} rows/s")
+    proc = ApplyProcess.from_catalog(sluice.connect(dsn), "APY", batch=5000)
+    start = time.perf_counter()
+    n = proc.drain(3600)
+    s = time.perf_counter() - start
+    proc.stop()
+    py = n / s
+    print(f"(e) Python apply process:    {n:>9} in {s:6.2f} s = {py:>10,.0f} rows/s")
+    spark = spark_session(a.master, dsn, ui=False)
+    spec = PipelineSpec("aps", dsn, "STRM_Q", "APS", max_messages_per_batch=a.batch)
+    run = PipelineRun(spark, spec, conn, conn.context.store, "apply", os.path.join(work, "ck"),
+                      connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
+    start = time.perf_counter()
+    run.start()
+    run.wait()
+    s = time.perf_counter() - start
+    spark.stop()
+    print(f"(f) Spark {a.master} apply:  {a.lcrs:>9} in {s:6.2f} s = {a.lcrs / s:>10,.0f} rows/s  "
+          f"(f)/(e) = {a.lcrs / s / py:.2f}; load after {os.getloadavg()[0]:.1f}")
+    for name, c in targets.items():
+        rows = sum(c.execute(f'SELECT COUNT(*) FROM "U{o}.T{t}"').fetchone()[0] for o in range(10) for t in range(10))
+        print(f"    rows in {name}'s target: {rows}")
+    conn.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lcrs", type=int, default=200_000)
     ap.add_argument("--dsn", default=None)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--batch", type=int, default=50_000)
+    ap.add_argument("--apply", action="store_true", help="the apply comparison (see the docstring)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-pipeline-")
+    if a.apply:
+        try:
+            apply_bench(a, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     dsn = a.dsn or f"sqlite:///{os.path.join(work, 'site.db')}"
     conn = sluice.connect(dsn)
     t0 = time.perf_counter()

@@ -420,8 +420,11 @@ def _pipeline_source(conn, capture: str | None, propagation: str | None, apply_n
     if sum(x is not None for x in (capture, propagation, apply_name, queue)) != 1:
         raise click.UsageError("name exactly one of --capture, --propagation, --apply, --queue")
     if apply_name is not None:
-        raise NotSupportedError(f"apply {apply_name.upper()} on Spark needs the apply engine "
-                                "(sluice.streams.apply), which this Sluice does not have yet")
+        from .streams.apply.definition import load
+        from .streams.capture.context import CaptureContext
+        d = load(CaptureContext(conn), apply_name.upper())          # ORA-26701
+        return {"queue": f"{d.queue_owner}.{d.queue_name}", "name": d.name, "apply": d.name,
+                "positive": d.rule_set, "negative": d.negative_rule_set}
     if capture is not None:
         rows = conn.query("SELECT QUEUE_OWNER, QUEUE_NAME FROM DBA_CAPTURE WHERE CAPTURE_NAME = :1",
                           [capture.upper()])[1]
@@ -469,7 +472,7 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
 @pipeline.command("run")
 @click.option("--capture", default=None, help="Read the queue of this capture process.")
 @click.option("--propagation", default=None, help="Run this propagation (its rule sets, into its destination queue).")
-@click.option("--apply", "apply_name", default=None, help="Apply on Spark (needs the apply engine).")
+@click.option("--apply", "apply_name", default=None, help="Run this apply process (its queue, rule sets, target).")
 @click.option("--queue", default=None, help="Read this queue (OWNER.NAME).")
 @click.option("--consumer", default=None, help="The subscriber the pipeline reads as (default: its name).")
 @click.option("--name", default=None, help="The pipeline's name (its low-watermark and checkpoint).")
@@ -497,8 +500,9 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         conn = obj.conn
         what = _pipeline_source(conn, capture, propagation, apply_name, queue)
         to_queue = to_queue or what.get("to_queue")
-        if not warehouse and not to_queue:
+        if not warehouse and not to_queue and not what.get("apply"):
             raise click.UsageError("say where the messages go: --warehouse DIR or --to-queue QUEUE")
+        sink = "apply" if what.get("apply") else "enqueue" if to_queue else "warehouse"
         pname = name or what.get("name") or what["queue"].replace(".", "_")
         spec = PipelineSpec(pname, obj.dsn, what["queue"], consumer or pname,
                             positive_rule_set or what.get("positive"), negative_rule_set or what.get("negative"),
@@ -510,8 +514,8 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
             raise click.UsageError("--conf takes KEY=VALUE")
         spark = spark_session(master, obj.dsn, conf=settings)
         try:
-            run = PipelineRun(spark, spec, conn, conn.context.store, "enqueue" if to_queue else "warehouse",
-                              checkpoint_dir, path=warehouse, to_dsn=what.get("to_dsn"), to_queue=to_queue,
+            run = PipelineRun(spark, spec, conn, conn.context.store, sink, checkpoint_dir,
+                              apply_name=what.get("apply"), path=warehouse, to_dsn=what.get("to_dsn"), to_queue=to_queue,
                               connect=sluice.connect, out=sys.stdout, to_login=what.get("to_login", (None, None)),
                               trigger={"availableNow": True} if once else None)
             run.start()

@@ -18,7 +18,7 @@ def test_refusals_are_one_clear_line(tmp_path):
     for args, text in [
             (["pipeline", "run", "--queue", "Q", "--warehouse", "wh", "--master", "spark://127.0.0.1:7077"],
              "an SQLite store cannot be used with master spark://127.0.0.1:7077"),
-            (["pipeline", "run", "--apply", "A1", "--warehouse", "wh"], "needs the apply engine"),
+            (["pipeline", "run", "--apply", "A1", "--warehouse", "wh"], "ORA-26701"),
             (["pipeline", "run", "--capture", "NOPE", "--warehouse", "wh"], "ORA-26701"),
             (["pipeline", "run", "--propagation", "NOPE", "--warehouse", "wh"], "ORA-26701"),
             (["pipeline", "run", "--queue", "NOPE", "--warehouse", "wh", "--master", "local[1]"], "ORA-24010")]:

@@ -234,3 +234,108 @@ def test_rule_sets_spark_cannot_compile_are_decided_in_python_with_the_same_answ
     got = {(r["transaction_id"], int(r["scn"])): _comparable(r.asDict()) for r in out.collect()}
     assert got == expected(conn, [lcr for txn in workload(60) for lcr in txn], {}) and got
     conn.close()
+
+
+def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
+    """Differential (issue 16 §3): the same LCR stream through the Python apply process and
+    through Spark (rules, row migration, the apply engine in foreachBatch) gives identical
+    target tables and identical error queues (a missing row, a duplicate key)."""
+    import sqlite3
+    from sluice.streams.apply import ApplyProcess
+
+    dsn = f"sqlite:///{tmp_path / 'site.db'}"
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    adm = conn.rule_adm
+    adm.create_rule_set("APOS", STREAMS_CONTEXT)
+    adm.create_rule("A_EMP", ":dml.get_object_owner() = 'TGT' and :dml.get_object_name() = 'EMP'", STREAMS_CONTEXT)
+    adm.create_rule("A_SUB", ":dml.get_object_owner() = 'TGT' and :dml.get_object_name() = 'SUB' and "
+                             ":dml.get_command_type() = 'UPDATE'", STREAMS_CONTEXT, NVList({ROW_SUBSET: "INSERT"}))
+    for r in ("A_EMP", "A_SUB"):
+        adm.add_rule(r, "APOS")
+    targets = {}
+    for name in ("APY", "APS"):
+        path = str(tmp_path / f"{name}.db")
+        with sqlite3.connect(path) as t:
+            t.execute('CREATE TABLE "TGT.EMP" (id integer PRIMARY KEY, name varchar(40))')
+            t.execute('CREATE TABLE "TGT.SUB" (id integer PRIMARY KEY, name varchar(40))')
+        targets[name] = path
+        conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, rule_set_name="APOS",
+                                    apply_database_link=f"sqlite:///{path}")
+        conn.apply_adm.set_parameter(name, "disable_on_error", "N")   # both go on past errors
+        try:
+            conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(name))
+        except sluice.DatabaseError:
+            pass   # CREATE_APPLY made it a subscriber already
+    rnd = random.Random(3)
+    q = conn.queue("STRM_Q")
+    live: set[int] = set()
+    for t in range(150):
+        txn = []
+        for i in range(rnd.randint(1, 6)):
+            scn = t * 10 + i
+            pick = rnd.random()
+            if pick < 0.5 or not live:
+                key = rnd.randrange(400)           # sometimes a key that exists: ORA-00001
+                txn.append(RowLCR("DBS1.NET", "INSERT", "TGT", "EMP", None, f"{t}.0.1", scn, None,
+                                  {"ID": key, "NAME": f"n{scn}"}, commit_scn=t * 10 + 9))
+                live.add(key)
+            elif pick < 0.8:
+                key = rnd.choice(sorted(live)) if rnd.random() < 0.9 else 10_000 + scn   # missing: ORA-26787
+                txn.append(RowLCR("DBS1.NET", "UPDATE", "TGT", "EMP", None, f"{t}.0.1", scn,
+                                  {"ID": key}, {"NAME": f"u{scn}"}, commit_scn=t * 10 + 9))
+            elif pick < 0.9:
+                txn.append(RowLCR("DBS1.NET", "UPDATE", "TGT", "SUB", None, f"{t}.0.1", scn,
+                                  {"ID": scn, "NAME": "before"}, {"NAME": "after"}, commit_scn=t * 10 + 9))
+            else:
+                txn.append(RowLCR("DBS1.NET", "INSERT", "OTHER", "EMP", None, f"{t}.0.1", scn, None,
+                                  {"ID": scn}, commit_scn=t * 10 + 9))   # no rule: discarded
+        q.enqmany([conn.msgproperties(payload=p) for p in txn])
+        conn.commit()
+
+    py = ApplyProcess.from_catalog(sluice.connect(dsn), "APY")
+    try:
+        py.drain(120)
+    finally:
+        py.stop()
+        py.conn.close()
+    register(spark)
+    spec = PipelineSpec("aps", dsn, "STRM_Q", "APS", "APOS", max_messages_per_batch=200)
+    run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
+                      connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
+    run.start()
+    run.wait(timeout=300)
+
+    def table(path, name):
+        with sqlite3.connect(path) as t:
+            return t.execute(f'SELECT * FROM "TGT.{name}" ORDER BY 1').fetchall()
+    for name in ("EMP", "SUB"):
+        assert table(targets["APY"], name) == table(targets["APS"], name)
+    assert len(table(targets["APS"], "EMP")) > 50 and table(targets["APS"], "SUB")   # migrated UPDATEs inserted
+
+    def errors(apply_name):
+        return sorted(conn.query("SELECT SOURCE_TRANSACTION_ID, SOURCE_COMMIT_SCN, MESSAGE_NUMBER, ERROR_NUMBER, "
+                                 "MESSAGE_COUNT, MESSAGES FROM SLUICE_APPLY_ERROR WHERE APPLY_NAME = :1",
+                                 [apply_name])[1], key=repr)
+    assert errors("APY") == errors("APS") and {e[3] for e in errors("APS")} == {1, 26787}
+
+    # bad input: a malformed LCR goes to the error queue with its reason, the stream goes on
+    q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "TGT", "EMP", None, "900.0.1", 9000, None,
+                                               {"ID": 9000}, commit_scn=9009)))
+    conn.commit()
+    q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "TGT", "EMP", None, "901.0.1", 9010, None,
+                                               {"ID": 9010, "NAME": "after the bad one"}, commit_scn=9019)))
+    conn.commit()
+    ref = queueio.QueueRef.resolve(dsn, "STRM_Q", "APS")
+    with queueio.open_raw(dsn) as raw:
+        raw.execute(f"UPDATE {ref.table} SET USER_DATA = ? WHERE CSCN = (SELECT MAX(CSCN) - 1 FROM {ref.table}) "
+                    f"AND CONSUMER_NAME = 'APS'", ['{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"X","new":[]}}'])
+    run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
+                      connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
+    run.start()
+    run.wait(timeout=300)
+    bad = [e for e in errors("APS") if e[3] == 25215]
+    assert len(bad) == 1 and "no LCR or user message" in conn.query(
+        "SELECT ERROR_MESSAGE FROM SLUICE_APPLY_ERROR WHERE ERROR_NUMBER = 25215", None)[1][0][0]
+    assert (9010, "after the bad one") in table(targets["APS"], "EMP")
+    conn.close()

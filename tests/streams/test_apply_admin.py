@@ -166,3 +166,30 @@ def test_plsql_forms(conn):
     with pytest.raises(sluice.DatabaseError) as e:
         cur.execute("BEGIN DBMS_APPLY_ADM.EXECUTE_ERROR(local_transaction_id => '1.2.3'); END;")
     assert e.value.code == 26673
+
+
+def test_running_apply_follows_alter_apply(conn, target):
+    """ALTER_APPLY and SET_PARAMETER reach a running apply process at its next batch: a
+    message handler set while it runs gets the next user message."""
+    conn.streams_adm.set_up_queue(queue_table="APPLY_QT", queue_name="APPLY_Q")
+    adm = conn.apply_adm
+    adm.create_apply(queue_name="APPLY_Q", apply_name="APP", apply_database_link=target.link)
+    adm.set_parameter("APP", "disable_on_error", "N")
+    proc = ApplyProcess.from_catalog(sluice.connect(conn.dsn), "APP")
+    try:
+        q = conn.queue("APPLY_Q")
+        q.enqone(conn.msgproperties(payload={"n": 1}))
+        conn.commit()
+        proc.drain()
+        (err,) = view(conn, "SELECT ERROR_NUMBER, ERROR_MESSAGE FROM DBA_APPLY_ERROR")
+        assert err["ERROR_NUMBER"] == 26714 and "message handler" in err["ERROR_MESSAGE"]
+        got = []
+        sluice.register_function("apply_test.follow", got.append)
+        adm.alter_apply(apply_name="APP", message_handler="apply_test.follow")
+        q.enqone(conn.msgproperties(payload={"n": 2}))
+        conn.commit()
+        proc.drain()
+        assert got == [{"n": 2}]
+    finally:
+        proc.stop()
+        proc.conn.close()

@@ -254,3 +254,35 @@ def test_ddl_precommit_handlers_and_truncate(conn, target):
         assert target.rows("emp") == []
     finally:
         plain.target.close()
+
+
+def test_sqlite_table_named_like_synchronous_capture(conn, tmp_path):
+    """On an SQLite target ``OWNER.OBJECT`` is the table ``"OWNER.OBJECT"`` when the file has
+    one, else the table ``OBJECT`` (how synchronous capture names SQLite tables)."""
+    import sqlite3
+    path = tmp_path / "plain.db"
+    with sqlite3.connect(path) as c:
+        c.execute("CREATE TABLE regions (region_id integer PRIMARY KEY, region_name text)")
+    link = f"sqlite:///{path}"
+    procedures(conn).set_schema_instantiation_scn("HR", SOURCE_DB, 0, apply_database_link=link)
+    e = engine_for(conn, "APP1", link, b"\x00")
+    try:
+        e.apply(txn(lcr("INSERT", "HR", "regions", 5, new={"REGION_ID": 1, "REGION_NAME": "Europe"})))
+    finally:
+        e.target.close()
+    with sqlite3.connect(path) as c:
+        assert c.execute("SELECT * FROM regions").fetchall() == [(1, "Europe")]
+
+
+def test_out_of_order_transactions_each_applied_once(engine, target):
+    """Exactly once does not rest on commit order: a later source transaction applied first
+    (parallel servers without commit serialization, a second copy of the process) leaves the
+    earlier one to be applied still; each is applied once."""
+    make_emp(target)
+    o = target.owner
+    late = txn(lcr("INSERT", o, "emp", 30, new={"ID": 3, "NAME": "late"}, txn="1.1.30"))
+    early = txn(lcr("INSERT", o, "emp", 20, new={"ID": 2, "NAME": "early"}, txn="1.1.20"))
+    assert engine.apply(late) and engine.apply(early)
+    assert engine.apply(late) is False and engine.apply(early) is False
+    assert [r[:2] for r in target.rows("emp")] == [(2, "early"), (3, "late")]
+    assert engine.already_applied(early) and engine.applied == {SOURCE_DB: 30}

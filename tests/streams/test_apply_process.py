@@ -76,15 +76,18 @@ def test_transactional_queue_applies_queue_transactions(conn, target, world):
     enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 3, "NAME": "c"}),
             user_lcr("UPDATE", o, old={"ID": 99}, new={"NAME": "x"}))          # fails
     enqueue(conn, "APPLY_Q", user_lcr("DELETE", o, old={"ID": 1}))
+    captured = RowLCR.construct(SOURCE_DB, "INSERT", o, "EMP", None, "9.9.9", 77, None,
+                                {"ID": 77, "NAME": "captured"}, commit_scn=77)
+    enqueue(conn, "APPLY_Q", captured)     # not for an apply process with apply_captured FALSE
     proc = world(parameters={"DISABLE_ON_ERROR": "N"})
-    assert proc.drain() == 5
+    assert proc.drain() == 6
     assert target.rows("emp") == [(2, "b")]
     (err,) = errors(conn)
     assert (err["APPLY_NAME"], err["MESSAGE_COUNT"], err["MESSAGE_NUMBER"], err["ERROR_NUMBER"]) == \
         (APPLY, 2, 2, 26787)
     assert "does not exist" in err["ERROR_MESSAGE"] and err["LOCAL_TRANSACTION_ID"]
     # what the running process shows
-    assert conn.query("SELECT TOTAL_MESSAGES_DEQUEUED FROM V$STREAMS_APPLY_READER", None)[1] == [(5,)]
+    assert conn.query("SELECT TOTAL_MESSAGES_DEQUEUED FROM V$STREAMS_APPLY_READER", None)[1] == [(6,)]
     assert conn.query("SELECT TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS FROM V$STREAMS_APPLY_COORDINATOR",
                       None)[1] == [(3, 2, 1)]
     assert conn.query("SELECT SERVER_ID, TOTAL_MESSAGES_APPLIED FROM V$STREAMS_APPLY_SERVER", None)[1] == [(1, 3)]
@@ -180,11 +183,12 @@ def test_message_handler_gets_user_messages(conn, target, world):
     assert got == [{"order": 1}, {"order": 2}]
 
 
-def test_parallel_apply_keeps_the_serial_result(conn, target, world):
+@pytest.mark.parametrize("serialization", ["FULL", "NONE"])
+def test_parallel_apply_keeps_the_serial_result(conn, target, world, serialization):
     """parallelism 4: transactions updating the same rows are applied in source order (each
     UPDATE carries the old value the previous transaction set: any other order would be a
-    conflict), independent ones overlap; commits stay in source commit order, so the
-    watermark is exact and a replay changes nothing."""
+    conflict), independent ones overlap; commits in source commit order (FULL) or as soon as
+    what they depend on has committed (NONE); each transaction once."""
     import random
     o = target.owner
     rng = random.Random(4)
@@ -205,7 +209,8 @@ def test_parallel_apply_keeps_the_serial_result(conn, target, world):
         q.enqmany([conn.msgproperties(payload=x) for x in lcrs])
         conn.commit()
     procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
-    proc = world(parameters={"PARALLELISM": "4", "DISABLE_ON_ERROR": "N"}, apply_captured=True)
+    proc = world(parameters={"PARALLELISM": "4", "DISABLE_ON_ERROR": "N",
+                             "COMMIT_SERIALIZATION": serialization}, apply_captured=True)
     if target.kind == "sqlite":           # one writer at a time: SQLite targets apply serially
         assert proc.parallel is None
     else:
@@ -215,3 +220,73 @@ def test_parallel_apply_keeps_the_serial_result(conn, target, world):
     assert target.rows("emp") == sorted(current.items())
     applied = proc.parallel.applied if proc.parallel else proc.engine.applied
     assert applied == {SOURCE_DB: scn}
+
+
+def test_parallel_dependencies():
+    """Who waits for whom: per key the last earlier transaction changing it; a transaction
+    that is not only row LCRs (here: DDL) is a barrier both ways."""
+    from types import SimpleNamespace
+    from sluice.streams import DDLLCR
+    from sluice.streams.apply.parallel import ParallelApply
+
+    class Keys:                                     # an engine whose tables' key is ID
+        def _plain(self, txn):
+            return all(isinstance(i.message, RowLCR) for i in txn.items)
+
+        def _key(self, lcr, index):
+            return ["ID"]
+    par = ParallelApply.__new__(ParallelApply)
+    par.engines = [Keys()]
+
+    def t(*ops):
+        items = []
+        for op in ops:
+            if op == "DDL":
+                items.append(SimpleNamespace(message=DDLLCR.construct(SOURCE_DB, "ALTER TABLE", "O", "T", "TABLE",
+                                                                      "ALTER TABLE t ADD c int")))
+            else:
+                cmd, i = op
+                items.append(SimpleNamespace(message=RowLCR.construct(
+                    SOURCE_DB, cmd, "O", "T", None, None, None,
+                    None if cmd == "INSERT" else {"ID": i}, {"ID": i} if cmd == "INSERT" else None)))
+        return SimpleNamespace(items=items)
+    txns = [t(("INSERT", 1)), t(("INSERT", 2)), t(("DELETE", 1), ("DELETE", 2)), t(("INSERT", 3)),
+            t("DDL"), t(("INSERT", 4)), t(("INSERT", 5))]
+    par.ordered = False
+    assert par._dependencies(txns) == [[], [], [0, 1], [], [0, 1, 2, 3], [4], [4]]
+    par.ordered = True
+    assert par._dependencies(txns) == [[], [], [0, 1], [], [3], [4], [4]]
+
+
+def test_declarative_transformation_renames_the_schema(conn, target, world):
+    """A declarative rule-based transformation on the apply rule (DBMS_STREAMS_ADM.
+    RENAME_SCHEMA): LCRs for HR.EMP are applied to the target's own schema."""
+    adm = conn.rule_adm
+    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="R_HR", condition=":dml.get_object_owner() = 'HR'")
+    adm.add_rule(rule_name="R_HR", rule_set_name="APPLY_RS")
+    conn.streams_adm.rename_schema("R_HR", "hr", target.owner)
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", "HR", new={"ID": 1, "NAME": "renamed"}))
+    proc = world(rule_set=f"{conn.username}.APPLY_RS")
+    proc.drain()
+    assert errors(conn) == []
+    assert target.rows("emp") == [(1, "renamed")]
+
+
+def test_custom_rule_based_transformation(conn, target, world):
+    """A custom rule-based transformation (the rule's STREAMS$_TRANSFORM_FUNCTION, a
+    registered function) changes the LCR before it is applied."""
+    from sluice.rules.engine.types import NVList
+
+    def shout(lcr):
+        lcr.set_value("NEW", "NAME", lcr.get_value("NEW", "NAME").value.upper())
+        return lcr
+    sluice.register_function("apply_test.shout", shout)
+    adm = conn.rule_adm
+    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="R_T", condition=":dml.get_command_type() = 'INSERT'",
+                    action_context=NVList({"STREAMS$_TRANSFORM_FUNCTION": "apply_test.shout"}))
+    adm.add_rule(rule_name="R_T", rule_set_name="APPLY_RS")
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", target.owner, new={"ID": 1, "NAME": "quiet"}))
+    world(rule_set=f"{conn.username}.APPLY_RS").drain()
+    assert target.rows("emp") == [(1, "QUIET")]

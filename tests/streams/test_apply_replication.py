@@ -34,13 +34,14 @@ def make_tables(env, replica):
     replica.sql(*(f"CREATE TABLE {replica.table(env.owner, t)} ({cols})" for t, cols in TABLES.items()))
 
 
-def start(env, replica, ddl=False):
+def start(env, replica, ddl=False, apply_tag=b"\x00"):
     env.create_capture(rule_set_name=env.table_rule_set("CAP_RS", *TABLES, ddl=ddl))
     env.conn.capture_adm.start_capture(capture_name="CAP")
     source_db = env.pg.info.dbname.upper()
     procedures(env.conn).set_schema_instantiation_scn(env.owner, source_db, 0, apply_database_link=replica.link)
     cap = env.process()
-    d = ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q", apply_database_link=replica.link)
+    d = ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q", apply_database_link=replica.link,
+                        apply_tag=apply_tag)
     app = ApplyProcess(sluice.connect(env.dsn), d)
     env.procs.append(app)
     return cap, app
@@ -152,3 +153,97 @@ def test_ddl_and_no_cycles(env, replica):
     back.catch_up()
     got = drain_queue(conn, "BACK_Q", "BACK_APPLY")
     assert [(x.get_command_type(), x.is_null_tag()) for x in got] == [("UPDATE", "Y")]
+
+
+def test_two_way_replication_without_cycles(env, replica):
+    """Two-way replication (issue 15 §3): both databases capture and both apply what the
+    other captured.  Each site changes its own rows; after the rounds both sides hold the
+    same rows, and a further round moves nothing: the apply processes' tags keep the
+    captures from sending applied changes back (no cycles)."""
+    if replica.kind != "postgresql":
+        pytest.skip("capture needs a PostgreSQL database at both sites")
+    make_tables(env, replica)
+    conn = env.conn
+    cap_a, apply_ab = start(env, replica)           # site A (the test database) -> site B
+    conn.streams_adm.set_up_queue(queue_table="BACK_QT", queue_name="BACK_Q")
+    conn.aqadm.add_subscriber(queue_name="BACK_Q", subscriber=sluice.Agent("APPLY_BA"))
+    site_b = replica.link.split("?")[0]
+    conn.capture_adm.create_capture(queue_name="BACK_Q", capture_name="CAP_B",
+                                    rule_set_name=env.table_rule_set("CAP_B_RS", *TABLES), source_dsn=site_b)
+    conn.capture_adm.start_capture(capture_name="CAP_B")
+    cap_b = env.process("CAP_B")
+    site_a = f"{PG_BASE}?schema={env.src}"   # site A; the apply's watermark tables go in its schema
+    procedures(conn).set_schema_instantiation_scn(env.owner, replica.database.upper(), 0,
+                                                  apply_database_link=site_a)
+    apply_ba = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition("APPLY_BA", conn.username, "BACK_Q",
+                                                                     apply_database_link=site_a))
+    env.procs.append(apply_ba)
+    rnd = random.Random(2)
+    with replica.pg() as b:
+        for rnd_no in range(4):
+            for k in range(5):
+                i, j = rnd_no * 10 + k, 1000 + rnd_no * 10 + k         # A's rows, B's rows
+                env.sql(f"INSERT INTO {env.src}.dept VALUES ({i}, 'a{i}', {rnd.randint(0, 999)})")
+                b.execute(f"INSERT INTO {env.src}.dept VALUES ({j}, 'b{j}', {rnd.randint(0, 999)})")
+            env.sql(f"UPDATE {env.src}.dept SET dname = 'A changed' WHERE id = {rnd_no * 10}")
+            b.execute(f"UPDATE {env.src}.dept SET dname = 'B changed' WHERE id = {1000 + rnd_no * 10}")
+            for _ in range(2):
+                cap_a.catch_up()
+                cap_b.catch_up()
+                apply_ab.drain()
+                apply_ba.drain()
+    src, dst = open_target(PG_BASE, "", None, None), open_target(replica.link, "", None, None)
+    try:
+        result = compare(src, env.owner, "DEPT", dst, env.owner, "DEPT")
+    finally:
+        src.close()
+        dst.close()
+    assert result.consistent, result.differences[:5]
+    assert result.source_rows == 40
+    cap_a.catch_up()      # nothing comes back: what each side applied was tagged
+    cap_b.catch_up()
+    assert apply_ab.drain() == 0 and apply_ba.drain() == 0
+    assert conn.query("SELECT COUNT(*) FROM DBA_APPLY_ERROR", None)[1] == [(0,)]
+
+
+def test_apply_forwarding(env, replica, tmp_path):
+    """Seed 001 "Queue Forwarding and Apply Forwarding": the intermediate database B applies
+    A's changes with a NULL apply tag, so its own capture recaptures them — B is now their
+    source database — and they reach C (an SQLite file) through B's capture and C's apply."""
+    if replica.kind != "postgresql":
+        pytest.skip("the intermediate database must be one a capture reads (PostgreSQL)")
+    make_tables(env, replica)
+    conn = env.conn
+    cap_a, apply_ab = start(env, replica, apply_tag=None)      # no tag: B's capture takes them
+    conn.streams_adm.set_up_queue(queue_table="FWD_QT", queue_name="FWD_Q")
+    conn.aqadm.add_subscriber(queue_name="FWD_Q", subscriber=sluice.Agent("APPLY_BC"))
+    conn.capture_adm.create_capture(queue_name="FWD_Q", capture_name="CAP_B",
+                                    rule_set_name=env.table_rule_set("CAP_B_RS", *TABLES),
+                                    source_dsn=replica.link.split("?")[0])
+    conn.capture_adm.start_capture(capture_name="CAP_B")
+    cap_b = env.process("CAP_B")
+    site_c = f"sqlite:///{tmp_path / 'site_c.db'}"
+    import sqlite3
+    with sqlite3.connect(site_c[len("sqlite:///"):]) as c:
+        for t, cols in TABLES.items():
+            c.execute(f'CREATE TABLE "{env.owner}.{t.upper()}" ({cols})')
+    site_b = replica.database.upper()
+    procedures(conn).set_schema_instantiation_scn(env.owner, site_b, 0, apply_database_link=site_c)
+    apply_bc = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition("APPLY_BC", conn.username, "FWD_Q",
+                                                                     apply_database_link=site_c))
+    env.procs.append(apply_bc)
+    workload(env, random.Random(9), 15)
+    cap_a.catch_up()
+    apply_ab.drain()
+    cap_b.catch_up()
+    assert apply_bc.drain() > 0
+    progress = conn.query("SELECT APPLY_NAME, SOURCE_DATABASE FROM DBA_APPLY_PROGRESS ORDER BY 1", None)[1]
+    assert progress == [(CONSUMER, env.pg.info.dbname.upper()), ("APPLY_BC", site_b)]
+    src, dst = open_target(PG_BASE, "", None, None), open_target(site_c, "", None, None)
+    try:
+        for t in TABLES:
+            result = compare(src, env.owner, t.upper(), dst, env.owner, t.upper())
+            assert result.consistent, result.differences[:5]
+    finally:
+        src.close()
+        dst.close()

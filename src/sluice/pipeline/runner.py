@@ -76,15 +76,19 @@ def lag_seconds(raw: Any, ref: QueueRef, after: int, now: float) -> float:
 
 class PipelineRun:
     """One pipeline's streaming query.  ``sink``: ``"warehouse"`` (``path``: the Parquet
-    directory) or ``"enqueue"`` (``to_queue`` of the store at ``to_dsn``, default the
-    pipeline's own, opened with ``connect`` as ``to_login`` = (user, password))."""
+    directory), ``"enqueue"`` (``to_queue`` of the store at ``to_dsn``, default the
+    pipeline's own, opened with ``connect`` as ``to_login`` = (user, password)) or
+    ``"apply"`` (as apply process ``apply_name``, into its target)."""
 
     def __init__(self, spark: Any, spec: PipelineSpec, conn: Any, store: Any, sink: str, checkpoint_dir: str,
                  path: str | None = None, to_dsn: str | None = None, to_queue: str | None = None,
                  connect: Callable[..., Any] | None = None, out: TextIO | None = None,
-                 trigger: dict | None = None, to_login: tuple[str | None, str | None] = (None, None)) -> None:
-        if sink not in ("warehouse", "enqueue"):
-            raise ValueError(f"no sink {sink!r} (warehouse or enqueue)")
+                 trigger: dict | None = None, to_login: tuple[str | None, str | None] = (None, None),
+                 apply_name: str | None = None) -> None:
+        if sink not in ("warehouse", "enqueue", "apply"):
+            raise ValueError(f"no sink {sink!r} (warehouse, enqueue or apply)")
+        if sink == "apply" and not (apply_name and connect):
+            raise ValueError("the apply sink needs the apply process's name")
         if sink == "warehouse" and not path:
             raise ValueError("the warehouse sink needs a path")
         if sink == "enqueue" and not (to_queue and connect):
@@ -92,7 +96,7 @@ class PipelineRun:
         self.spark, self.spec, self.sink = spark, spec, sink
         self.checkpoint = os.path.join(checkpoint_dir, spec.name)
         self.path, self.to_dsn, self.to_queue, self.connect = path, to_dsn or spec.dsn, to_queue, connect
-        self.out, self.trigger = out, trigger
+        self.out, self.trigger, self.apply_name = out, trigger, apply_name
         # the destination's login: a database link's, else the pipeline's user on its own store
         self.to_login = to_login if to_dsn else (spec.user, None)
         self.ref = QueueRef.resolve(spec.dsn, spec.queue, spec.consumer, spec.user)
@@ -116,6 +120,9 @@ class PipelineRun:
                                last_error=None)
         if self.sink == "warehouse":
             self.query = sinks.warehouse(df, self.path, self.checkpoint, self.trigger)
+        elif self.sink == "apply":
+            self.query = sinks.apply(df, self.connect, self.spec.dsn, self.apply_name, self.checkpoint,
+                                     self.spec.user, self.trigger)
         else:
             self.query = sinks.enqueue(df, self.connect, self.to_dsn, self.to_queue, self.checkpoint,
                                        f"{self.spec.name}@{self.ref.qualified}", self.to_login[0], self.trigger,

@@ -9,8 +9,11 @@
   the destination store (``SLUICE_PIPELINE_PROGRESS``), so a batch replayed after a
   failure is recognised and changes nothing (ensured delivery, exactly once).
 
-Apply into tables (sink a) calls the Python apply engine per source transaction once
-that engine exists (``sluice.streams.apply``); it is not built yet.
+* :func:`apply` -- into tables through the apply engine of the Python apply process
+  (:class:`sluice.streams.apply.ApplyEngine`, the one implementation): per micro-batch, on
+  one executor, each source transaction in commit order is one target transaction holding
+  the apply's low-watermark, so a replayed batch changes nothing; a transaction that fails
+  goes to the error queue (DBA_APPLY_ERROR) as the Python process puts it there.
 
 The destination is opened through ``connect`` (``sluice.connect`` passed down by the front
 door: this layer is below the session, DESIGN.md section 7).
@@ -24,9 +27,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..aq.payload import loads_json
+from ..errors import ora
 from . import rows
 
-__all__ = ["warehouse", "warehouse_frame", "enqueue", "payload_of"]
+__all__ = ["warehouse", "warehouse_frame", "enqueue", "apply", "payload_of", "source_transactions"]
 
 
 def warehouse_frame(df: DataFrame) -> DataFrame:
@@ -93,6 +97,91 @@ def enqueue(df: DataFrame, connect: Callable[..., Any], dsn: str, queue: str, ch
     def batch(frame: DataFrame, _batch_id: int) -> None:
         ordered = frame.withColumn("position", position).coalesce(1).sortWithinPartitions("cscn", "seq")
         ordered.foreachPartition(lambda it: _enqueue_partition(connect, dsn, queue, login, mark, it))
+
+    writer = df.writeStream.foreachBatch(batch).option("checkpointLocation", checkpoint)
+    return writer.trigger(**(trigger or {"processingTime": "1 second"})).start()
+
+
+def source_transactions(rows_in_order: list[Any]) -> list[tuple[Any, str | None]]:
+    """The batch's messages as the apply engine takes them, each with None or, for a
+    payload that could not be decoded, its reason: a captured LCR's source transaction
+    (source database, transaction id, commit SCN) is one
+    :class:`~sluice.streams.apply.SourceTxn`, and so is a user-enqueued message's queue
+    transaction (its enqueuing transaction), in the order they come; an undecodable
+    payload is a transaction of its own holding its stored text."""
+    from ..streams.apply import Item, SourceTxn
+
+    out: list[tuple[Any, str | None]] = []
+    key: Any = None
+    for row in rows_in_order:
+        if row["error"] is not None:
+            out.append((SourceTxn([Item(row["user_data"])], "USER", ident=bytes(row["msgid"]).hex()), row["error"]))
+            key = None
+            continue
+        message = payload_of(row)
+        captured = row["lcr_kind"] is not None and row["commit_scn"] is not None
+        this = ("C", row["source_database_name"], row["transaction_id"], int(row["commit_scn"])) if captured \
+            else ("U", row["enq_tid"])
+        if this != key:
+            out.append((SourceTxn([], "CAPTURED", this[1], this[3], this[2]) if captured
+                        else SourceTxn([], "USER", ident=bytes(row["msgid"]).hex()), None))
+            key = this
+        out[-1][0].items.append(Item(message))
+    return out
+
+
+def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
+                     it: Iterator[Any]) -> None:
+    from ..streams.apply import ApplyError, engine_for
+    from ..streams.apply import errorqueue
+    from ..streams.apply.definition import load, set_status
+    from ..streams.capture.context import CaptureContext
+
+    batch = list(it)
+    if not batch:
+        return
+    conn = connect(dsn, **login)
+    try:
+        ctx = CaptureContext(conn)
+        d = load(ctx, apply_name)
+        engine = engine_for(conn, d.name, d.apply_database_link, d.apply_tag, d)
+        try:
+            encode = errorqueue.codec_encoder(ctx, d.queue_owner, d.queue_name)
+            errored = errorqueue.errored_transactions(ctx, d.name)
+            for txn, bad in source_transactions(batch):
+                if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
+                    continue   # already in the error queue (a replayed batch)
+                if bad is not None:   # bad input: into the error queue with its reason, and on
+                    errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn,
+                                      ApplyError(ora(25215, f"the payload is no LCR or user message: {bad}"), 0),
+                                      encode, d.apply_database_link, d.apply_tag)
+                    conn.commit()
+                    continue
+                try:
+                    engine.apply(txn)
+                except ApplyError as failure:
+                    errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn, failure, encode,
+                                      d.apply_database_link, d.apply_tag)
+                    conn.commit()
+                    if d.parameter("DISABLE_ON_ERROR") == "Y":
+                        # as the Python process does: the apply aborts at its first error; the
+                        # batch is not committed, so a restart replays it past the recorded error
+                        set_status(ctx, d.name, "ABORTED", failure.error)
+                        raise failure.error from None
+        finally:
+            engine.target.close()
+    finally:
+        conn.close()
+
+
+def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str, checkpoint: str,
+          user: str | None = None, trigger: dict | None = None) -> Any:
+    """Start applying the stream ``df`` as apply process ``apply_name`` of the store at ``dsn``."""
+    login = {"user": user} if user else {}
+
+    def batch(frame: DataFrame, _batch_id: int) -> None:
+        ordered = frame.coalesce(1).sortWithinPartitions("cscn", "seq")
+        ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it))
 
     writer = df.writeStream.foreachBatch(batch).option("checkpointLocation", checkpoint)
     return writer.trigger(**(trigger or {"processingTime": "1 second"})).start()

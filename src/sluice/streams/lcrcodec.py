@@ -63,15 +63,17 @@ def _units_out(units: dict[str, RowUnit]) -> list:
     return out
 
 
-def _units_in(items: list) -> list[RowUnit]:
-    units = []
+def _units_in(items: list) -> dict[str, RowUnit]:
+    """An ``LCR$_ROW_LIST`` as stored: its names were canonical when it was written, so the
+    units are made as they are (no checking again: an apply process reads many)."""
+    units = {}
     for item in items:
         name, tn, value = item[0], item[1], item[2]
-        unit = RowUnit('"' + name + '"', AnyData(tn, _value_in(tn, value)))
+        unit = RowUnit(name, AnyData(tn, _value_in(tn, value)))
         if len(item) > 3:
             unit.lob_information, unit.lob_offset, unit.lob_operation_size, \
                 unit.long_information = item[3]
-        units.append(unit)
+        units[name] = unit
     return units
 
 
@@ -141,9 +143,10 @@ def _row_from(doc: dict) -> RowLCR:
     for key, reader in ROW_FORMS.items():
         if key in doc:
             return reader(doc)
-    lcr = RowLCR(doc["db"], doc["cmd"], doc["own"], doc["obj"], doc["tag"], doc["txn"],
-                 doc["scn"], _units_in(doc["old"]), _units_in(doc["new"]),
-                 commit_scn=doc["cscn"], source_time=_time_in(doc["time"]))
+    tag = doc["tag"]
+    lcr = RowLCR._trusted(doc["db"], doc["cmd"], doc["own"], doc["obj"], bytes.fromhex(tag) if tag else None,
+                          doc["txn"], doc["scn"], doc["cscn"], _time_in(doc["time"]))
+    lcr._old, lcr._new = _units_in(doc["old"]), _units_in(doc["new"])
     _common_in(lcr, doc)
     return lcr
 

@@ -20,7 +20,7 @@ from .engine import ApplyEngine, Handlers
 from .settings import Settings
 from .target import link_dsn, open_target
 
-__all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_spec", "set_status", "enabled_applies",
+__all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_definition", "find_spec", "handlers_for", "set_status", "enabled_applies",
            "KIND", "OWNER", "PARAMETER_KIND"]
 
 # DBA_APPLY: an apply process is a SLUICE_CATALOG row of kind APPLY, owner SYS (DBMS_APPLY_ADM's
@@ -66,15 +66,20 @@ def engine_for(conn: Any, apply_name: str, link: str | None, tag: bytes | None,
     store = ctx.store
     dsn = link_dsn(store, ctx.username, link) if link else None
     target = open_target(dsn, store.dialect, ctx.pg_target(), getattr(store, "path", None))
-    user = ctx.username
     d = definition
-    handlers = Handlers(
+    return ApplyEngine(target, Settings(ctx, apply_name, link), apply_name, tag=tag,
+                       handlers=handlers_for(d, ctx.username),
+                       require_instantiation=d.apply_captured if d else True, server_id=server_id)
+
+
+def handlers_for(d: ApplyDefinition | None, user: str) -> Handlers:
+    """The definition's DDL, message and precommit handlers, and the resolver of DML
+    handlers' names, as callables."""
+    return Handlers(
         ddl=_handler(d.ddl_handler, user) if d else None,
         message=_handler(d.message_handler, user) if d else None,
         precommit=_handler(d.precommit_handler, user) if d else None,
         resolve=lambda name: registered_function(name, user))
-    return ApplyEngine(target, Settings(ctx, apply_name, link), apply_name, tag=tag, handlers=handlers,
-                       require_instantiation=d.apply_captured if d else True, server_id=server_id)
 
 
 def find_spec(ctx: CaptureContext, name: str) -> dict | None:
@@ -124,3 +129,7 @@ def load(ctx: CaptureContext, name: str) -> ApplyDefinition:
         ddl_handler=spec.get("ddl_handler"), message_handler=spec.get("message_handler"),
         precommit_handler=spec.get("precommit_handler"), apply_user=spec.get("apply_user"),
         parameters=parameters(ctx, name))
+
+
+def find_definition(ctx: CaptureContext, name: str) -> ApplyDefinition | None:
+    return load(ctx, name) if find_spec(ctx, name) is not None else None

@@ -27,7 +27,6 @@ at or below it is skipped, so a replay after a crash changes nothing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -91,9 +90,6 @@ class _AlreadyApplied(Exception):
     """Another copy of the process applied this transaction meanwhile."""
 
 
-_KEY_FMT = re.compile(r"\s+")
-
-
 def same(a: Any, b: Any) -> bool:
     """Equal as column values (a DATE read back as ``date`` equals a midnight ``datetime``)."""
     if a is None or b is None:
@@ -134,17 +130,24 @@ class ApplyEngine:
         self.transactions_applied = 0
 
     # -- one transaction ---------------------------------------------------------------
+    @staticmethod
+    def ident(txn: SourceTxn) -> str | None:
+        """What SLUICE_APPLY_DONE records for ``txn``: a captured transaction by its source
+        database and commit SCN, the others by their ``ident``."""
+        if txn.kind == "CAPTURED" and txn.commit_scn is not None:
+            return f"{txn.source_database}|{txn.commit_scn}"
+        return txn.ident
+
     def already_applied(self, txn: SourceTxn) -> bool:
-        if txn.kind == "CAPTURED":
-            return txn.commit_scn is not None and txn.commit_scn <= self.applied.get(txn.source_database, -1)
-        return txn.ident is not None and self.target.done(self.apply_name, txn.kind, txn.ident)
+        """Whether the target records ``txn`` as applied (a query: :meth:`apply` needs none,
+        its first statement finds out)."""
+        ident = self.ident(txn)
+        return ident is not None and self.target.done(self.apply_name, txn.kind, ident)
 
     def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None) -> bool:
         """Apply ``txn`` as one target transaction; False when it was applied before.
         ``before_commit``: called just before the commit (parallel apply waits there for
         its turn).  :raises ApplyError: an error stopped it (the target is rolled back)."""
-        if self.already_applied(txn):
-            return False
         settings = self.settings.current()
         if settings._version != self._settings_version:
             self._shapes.clear()
@@ -167,10 +170,7 @@ class ApplyEngine:
         except _AlreadyApplied:
             target.rollback()
             return False
-        except ApplyError:
-            target.rollback()
-            raise
-        except BaseException:
+        except BaseException:     # an ApplyError, or the target lost: nothing of it stays
             target.rollback()
             raise
         if txn.kind == "CAPTURED" and txn.commit_scn is not None:
@@ -179,24 +179,29 @@ class ApplyEngine:
         self.messages_applied += len(txn.items)
         return True
 
-    def _claim(self, txn: SourceTxn) -> tuple[str, tuple] | None:
-        """The transaction's first statement: its low-watermark (or its record in
-        SLUICE_APPLY_DONE), which touches no row when the transaction was applied already.
-        Being first, it also holds the row lock on the watermark for the whole transaction,
-        so a second copy of the process applying the same transaction waits for this one
-        and then finds it applied instead of applying it twice."""
+    def _claim(self, txn: SourceTxn) -> list[tuple[str, tuple]]:
+        """The transaction's first statements.  First its record in SLUICE_APPLY_DONE, which
+        inserts nothing when the transaction was applied already — by this process before a
+        crash, or by a second copy of it: that copy's uncommitted record holds this one until
+        it ends, so a transaction is never applied twice, whatever order copies or parallel
+        servers commit in.  Then, for a captured transaction, the low-watermark (the highest
+        commit SCN applied, per apply server: DBA_APPLY_PROGRESS's figure in the target)."""
         t = self.target
-        if txn.kind == "CAPTURED" and txn.commit_scn is not None:
-            return t.progress_statement(self.apply_name, txn.source_database, txn.commit_scn,
-                                        txn.transaction_id, self.server_id)
-        if txn.ident is not None:
-            return t.done_statement(self.apply_name, txn.kind, txn.ident)
-        return None
+        ident = self.ident(txn)
+        if ident is None:
+            return []
+        out = [t.done_statement(self.apply_name, txn.kind, ident)]
+        if txn.kind == "CAPTURED":
+            out.append(t.progress_statement(self.apply_name, txn.source_database, txn.commit_scn,
+                                            txn.transaction_id, self.server_id))
+        return out
 
     def _forget(self, txn: SourceTxn) -> list[tuple[str, tuple]]:
+        """Drop the records of transactions whose messages have left the queue (their
+        dequeue committed): nothing can deliver them again."""
         if not txn.forget:
             return []
-        return [self.target.forget_done_statement(self.apply_name, "USER", txn.forget)]
+        return [self.target.forget_done_statement(self.apply_name, txn.forget)]
 
     def _plain(self, txn: SourceTxn) -> bool:
         """Only row LCRs without handlers: the batch path may take it."""
@@ -218,9 +223,8 @@ class ApplyEngine:
             lcr = item.message
             if self._skipped(lcr, i):
                 continue
-            statements.append(self._statement(lcr, i, compare=True))
-        claim = self._claim(txn)
-        head = [claim] if claim is not None else []
+            statements.append(self._statement(lcr, i))
+        head = self._claim(txn)
         self.target.begin(self.tag)
         try:
             counts = self.target.execute_batch(head + statements + self._forget(txn))
@@ -234,8 +238,10 @@ class ApplyEngine:
     def _slow(self, txn: SourceTxn) -> None:
         self.target.begin(self.tag)
         claim = self._claim(txn)
-        if claim is not None and self.target.execute(*claim) != 1:
+        if claim and self.target.execute(*claim[0]) != 1:
             raise _AlreadyApplied()
+        for sql, params in claim[1:]:
+            self.target.execute(sql, params)
         for i, item in enumerate(txn.items):
             if item.execute:
                 self._one(item.message, i)
@@ -321,7 +327,7 @@ class ApplyEngine:
 
     def _row_now(self, lcr: RowLCR, index: int, resolve: bool) -> None:
         t = self.target
-        sql, params = self._statement(lcr, index, compare=True)
+        sql, params = self._statement(lcr, index)
         try:
             count = t.execute(sql, params)
         except TargetError as e:
@@ -404,7 +410,7 @@ class ApplyEngine:
                 params.append(_conv(conv, c, v))
         return " AND ".join(parts), params
 
-    def _statement(self, lcr: RowLCR, index: int, compare: bool) -> tuple[str, tuple]:
+    def _statement(self, lcr: RowLCR, index: int) -> tuple[str, tuple]:
         """The DML for a row LCR (statement text cached per table, command and columns)."""
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
         old = lcr.get_values("OLD", "N") if cmd != "INSERT" else ()

@@ -24,7 +24,7 @@ from typing import Any
 from ...errors import ora
 from ...routines import registered_function
 from ..capture.context import CaptureContext
-from .definition import engine_for
+from .definition import engine_for, find_definition
 from .engine import ApplyError, Item, SourceTxn
 
 __all__ = ["record", "error_ids", "delete", "execute_error", "errored_transactions"]
@@ -42,9 +42,8 @@ def new_local_id() -> str:
 
 
 def record(ctx: CaptureContext, apply_name: str, queue: tuple[str, str], txn: SourceTxn,
-           failure: ApplyError, encode: Any, target: str | None, tag: bytes | None,
-           now: bool = False) -> str:
-    """Put ``txn`` into the error queue in the session's transaction (``now``: commit it)."""
+           failure: ApplyError, encode: Any, target: str | None, tag: bytes | None) -> str:
+    """Put ``txn`` into the error queue in the session's transaction (committed with it)."""
     local = new_local_id()
     messages = json.dumps([[encode(item.message), item.execute] for item in txn.items])
     error = failure.error
@@ -112,8 +111,9 @@ def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure:
     txn = SourceTxn(items, kind="ERROR", source_database=row["SOURCE_DATABASE"],
                     commit_scn=row["SOURCE_COMMIT_SCN"], transaction_id=row["SOURCE_TRANSACTION_ID"],
                     ident=str(local_id))
+    definition = find_definition(ctx, row["APPLY_NAME"])   # its handlers, when it still exists
     engine = engine_for(conn, row["APPLY_NAME"], row["TARGET"],
-                        bytes.fromhex(row["APPLY_TAG"]) if row["APPLY_TAG"] else None)
+                        bytes.fromhex(row["APPLY_TAG"]) if row["APPLY_TAG"] else None, definition)
     try:
         if not engine.already_applied(txn):
             try:

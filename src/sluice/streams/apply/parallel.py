@@ -8,11 +8,12 @@ old and the new key) — to be committed, so rows change in the same order as se
 transaction that is not only row LCRs (DDL, user messages, handlers) waits for every earlier
 one and every later one waits for it.
 
-commit_serialization = FULL (Oracle's default, and the only order kept here: NONE is taken as
-FULL): the servers commit in source commit order, each waiting for its turn after it has
-applied its transaction, so the committed transactions are always a prefix of the batch and
-the highest watermark over the servers' rows is the applied low-watermark (exactly once, as
-serially).  The work of later transactions overlaps the round trips of earlier ones.
+commit_serialization = FULL (Oracle's default): the servers commit in source commit order,
+each waiting for its turn after it has applied its transaction; the work of later
+transactions overlaps the round trips of earlier ones.  NONE (Oracle's
+DEPENDENT_TRANSACTIONS too): a transaction commits as soon as it is applied, after the ones
+it depends on.  Either way each transaction is applied exactly once: its record in
+SLUICE_APPLY_DONE is its first statement (:mod:`.engine`), whatever the commit order.
 """
 
 from __future__ import annotations
@@ -25,15 +26,17 @@ from .engine import ApplyEngine, ApplyError, SourceTxn
 
 __all__ = ["ParallelApply"]
 
-_EVERYTHING = ("*",)
-LOCK_WAIT = 10.0           # seconds a parallel apply server waits for a row lock       # the key a transaction that is not only row LCRs touches
+_EVERYTHING = ("*",)       # the key a transaction that is not only row LCRs touches
+LOCK_WAIT = 10.0           # seconds a parallel apply server waits for a row lock
 
 
 class ParallelApply:
     """``parallelism`` apply servers made by ``make_engine(server_id)``."""
 
-    def __init__(self, make_engine: Callable[[int], ApplyEngine], parallelism: int) -> None:
+    def __init__(self, make_engine: Callable[[int], ApplyEngine], parallelism: int,
+                 ordered: bool = True) -> None:
         self.engines = [make_engine(i) for i in range(parallelism)]
+        self.ordered = ordered
         for e in self.engines:
             # a transaction waiting for its turn keeps its row locks; one that needs them (a
             # dependency the keys do not show: another unique constraint) must not wait for
@@ -71,21 +74,25 @@ class ParallelApply:
                     keys.add((owner, name, tuple(v.value for v in values)))
         return keys
 
-    def _dependencies(self, txns: list[SourceTxn]) -> list[int]:
-        """For each transaction, the index of the last earlier one it must wait for (-1:
-        none); waiting for that one suffices, since it waited for its own in turn."""
+    def _dependencies(self, txns: list[SourceTxn]) -> list[list[int]]:
+        """For each transaction, the earlier ones it must wait for: per key it changes, the
+        last earlier one changing that key (which waited for its own predecessors in turn).
+        A transaction that is not only row LCRs waits for the one before it, and every later
+        one for it: with commits in source order that is every earlier one."""
         last: dict[tuple, int] = {}
         barrier = -1
-        deps = []
+        deps: list[list[int]] = []
         for i, txn in enumerate(txns):
             keys = self._keys(txn)
             if _EVERYTHING in keys:
-                deps.append(i - 1)            # after every earlier one …
-                barrier = i                   # … and every later one after it
+                deps.append(list(range(max(barrier, 0), i)) if not self.ordered else [i - 1] if i else [])
+                barrier = i
                 last.clear()
                 continue
-            dep = max([barrier] + [last[k] for k in keys if k in last])
-            deps.append(dep)
+            waits = {last[k] for k in keys if k in last}
+            if barrier >= 0:
+                waits.add(barrier)
+            deps.append(sorted(waits))
             for k in keys:
                 last[k] = i
         return deps
@@ -122,14 +129,15 @@ class ParallelApply:
                     if i >= n or state["stop"]:
                         return
                     state["next_take"] += 1
-                    dep = deps[i]
-                    cond.wait_for(lambda: dep < 0 or done[dep] or state["stop"])
+                    waits = deps[i]
+                    cond.wait_for(lambda: all(done[j] for j in waits) or state["stop"])
                     skip = state["stop"]
                 if skip:                     # not attempted: an earlier one failed
                     finish(i)
                     continue
                 try:
-                    outcome[i] = engine.apply(txns[i], before_commit=lambda: wait_turn(i))
+                    outcome[i] = engine.apply(txns[i], before_commit=(lambda: wait_turn(i)) if self.ordered
+                                              else None)
                 except ApplyError as failure:
                     wait_turn(i)             # report in order
                     outcome[i] = failure

@@ -11,7 +11,9 @@ A host (``sluice run``, or a test in-process) runs it::
 transactions: the first call navigates with NEXT_TRANSACTION, then NEXT_MESSAGE finishes
 the last group (seed 003 "Navigation of Messages in Dequeuing").  Each message goes
 through the rule sets (:func:`sluice.streams.evaluate_rule_sets`, Table 6-1); the TRUE
-rule's action context may transform it (``STREAMS$_TRANSFORM_FUNCTION``), enqueue it
+rule migrates a row of a subset rule, performs its declarative transformations
+(RENAME_SCHEMA …, :mod:`sluice.streams.transform`) and its action context may transform it
+(``STREAMS$_TRANSFORM_FUNCTION``), enqueue it
 elsewhere (``APPLY$_ENQUEUE``, SET_ENQUEUE_DESTINATION: in the dequeue's own store
 transaction) and keep it from being executed (``APPLY$_EXECUTE`` = ``NO``, SET_EXECUTE).
 
@@ -25,8 +27,13 @@ its low-watermark.  A transaction that fails goes, whole, to the error queue; th
 dequeue, the error rows and the store's copy of the low-watermark commit together.
 
 **Exactly once.**  Killed after a target commit but before the store commit, the process
-gets the same messages again; the target's low-watermark (captured LCRs) or its record of
-the queue transaction (user messages) says they were applied and they are skipped.
+gets the same messages again; the target's record of each transaction (SLUICE_APPLY_DONE)
+says it was applied and it is skipped.  The records of a batch are deleted in the next
+target transaction once the batch's dequeue has committed.
+
+**apply_captured** (DBA_APPLY): a process that applies captured LCRs lets user-enqueued
+messages go, and one that applies user-enqueued messages lets captured LCRs (those with a
+commit SCN) go — in Oracle the other kind never reaches it.
 
 **disable_on_error** (SET_PARAMETER, default ``Y`` as in Oracle): the first transaction that
 fails goes to the error queue and the process stops, ABORTED, with the error; the
@@ -45,9 +52,11 @@ from ...routines import registered_function
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
+from ..transform import transform
+from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
 from . import errorqueue
-from .definition import ApplyDefinition, engine_for
+from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
 from .engine import ApplyError, Item, SourceTxn
 from .parallel import ParallelApply
 
@@ -90,7 +99,7 @@ class ApplyProcess:
         if parallelism > 1:     # server 0 is self.engine; the others have connections of their own
             self.parallel = ParallelApply(lambda i: self.engine if i == 0 else engine_for(
                 conn, definition.name, definition.apply_database_link, definition.apply_tag, definition,
-                server_id=i), parallelism)
+                server_id=i), parallelism, ordered=definition.parameter("COMMIT_SERIALIZATION") == "FULL")
         self.queue = conn.queue(f'"{definition.queue_owner}"."{definition.queue_name}"')
         info = self.ctx.queue(definition.queue_owner, definition.queue_name)
         self.transactional = info.table.message_grouping == "TRANSACTIONAL"
@@ -98,6 +107,9 @@ class ApplyProcess:
         self._errored = errorqueue.errored_transactions(self.ctx, definition.name)
         self._forget: list[str] = []
         self._first = True
+        self._catalog_version: int | None = None     # set when it follows DBA_APPLY
+        self._declared: dict[str, list] = {}
+        self._declared_version = -1
         self.state = "IDLE"
         self.error: DatabaseError | None = None
         self.total_errors = 0
@@ -109,9 +121,28 @@ class ApplyProcess:
 
     @classmethod
     def from_catalog(cls, conn: Any, apply_name: str, **kw: Any) -> "ApplyProcess":
-        """The apply process as DBA_APPLY defines it.  :raises: ORA-26701."""
-        from .definition import load
-        return cls(conn, load(CaptureContext(conn), apply_name), **kw)
+        """The apply process as DBA_APPLY defines it; it follows ALTER_APPLY and
+        SET_PARAMETER while it runs (its next batch).  :raises: ORA-26701."""
+        ctx = CaptureContext(conn)
+        version = ctx.catalog_version()
+        proc = cls(conn, load(ctx, apply_name), **kw)
+        proc._catalog_version = version
+        return proc
+
+    def _follow_catalog(self) -> None:
+        """Re-read the definition after a catalog change: rule sets, handlers, apply tag,
+        parameters (all but parallelism, which takes a restart: START_APPLY after STOP_APPLY)."""
+        version = self.ctx.catalog_version()
+        if version == self._catalog_version:
+            return
+        self._catalog_version = version
+        d = find_definition(self.ctx, self.d.name)
+        if d is None:
+            return             # dropped: the host stops it
+        self.d = d
+        for engine in (self.parallel.engines if self.parallel is not None else [self.engine]):
+            engine.handlers = handlers_for(d, self.ctx.username)
+            engine.tag = d.apply_tag
 
     # -- life cycle ------------------------------------------------------------------------
     def stop(self) -> None:
@@ -193,6 +224,8 @@ class ApplyProcess:
         """Dequeue and apply one batch; the number of messages taken off the queue."""
         if self.state == "ABORTED":
             return 0
+        if self._catalog_version is not None:
+            self._follow_catalog()
         try:
             msgs = self._dequeue(self.wait if wait is None else wait)
         except DatabaseError:
@@ -213,7 +246,7 @@ class ApplyProcess:
         last = msgs[-1].payload
         c["dequeued_scn"] = last.get_scn() if isinstance(last, (RowLCR, DDLLCR)) else c["dequeued_scn"]
         progress: dict[str, tuple] = {}
-        done_now: list[str] = []      # user-message transactions: forgotten once this batch commits
+        done_now: list[str] = []      # SLUICE_APPLY_DONE records: forgotten once this batch commits
         todo = [t for t in txns if not self._is_errored(t)]
         if todo:
             todo[0].forget, self._forget = self._forget, []
@@ -238,8 +271,9 @@ class ApplyProcess:
                                   txn, failure, self._encode, self.d.apply_database_link, self.d.apply_tag)
                 self._note_errored(txn)
                 continue
-            if txn.kind == "USER" and txn.ident:
-                done_now.append(txn.ident)
+            ident = self.engine.ident(txn)
+            if ident is not None:
+                done_now.append(ident)
             c["applied"] += 1
             c["messages_applied"] += len(txn.items)
             c["apply_time"] = time.time()
@@ -273,6 +307,15 @@ class ApplyProcess:
             except ApplyError as failure:
                 yield txn, failure
 
+    def _declarative(self, rule: str) -> list:
+        """The declarative transformations of ``rule`` (DBMS_STREAMS_ADM.RENAME_SCHEMA …),
+        read again when the catalog changes."""
+        version = self.ctx.catalog_version()
+        if version != self._declared_version:
+            self._declared = declarative_transformations(self.ctx.store)
+            self._declared_version = version
+        return self._declared.get(rule, [])
+
     def _is_errored(self, txn: SourceTxn) -> bool:
         if not self._errored:
             return False
@@ -295,6 +338,12 @@ class ApplyProcess:
         for m in msgs:
             message = m.payload
             captured = isinstance(message, (RowLCR, DDLLCR)) and message.get_commit_scn() is not None
+            if captured != d.apply_captured:
+                # DBA_APPLY.APPLY_CAPTURED: an apply process applies captured LCRs or
+                # user-enqueued messages, not both; the other kind is another apply
+                # process's (each subscriber has its own copy: this one's is let go)
+                self.counters["ignored"] = self.counters.get("ignored", 0) + 1
+                continue
             if captured:
                 key = ("C", message.get_source_database_name(), message.get_transaction_id(),
                        message.get_commit_scn())
@@ -322,12 +371,16 @@ class ApplyProcess:
         if not verdict.perform:
             return None
         message = migrate(message, verdict.rule)      # a subset rule's row migration (seed 000)
+        if verdict.rule is not None:                  # declarative transformations come first,
+            declared = self._declarative(verdict.rule.rule_name)    # then a custom one (seed 000)
+            if declared:
+                message = transform(message, declared)
         actx = verdict.rule.rule_action_context if verdict.rule is not None else None
         if actx is None:
             return Item(message)
-        transform = actx.get_value("STREAMS$_TRANSFORM_FUNCTION")
-        if transform is not None and transform.value:
-            message = registered_function(str(transform.value), self.ctx.username)(message)
+        custom = actx.get_value("STREAMS$_TRANSFORM_FUNCTION")
+        if custom is not None and custom.value:
+            message = registered_function(str(custom.value), self.ctx.username)(message)
             if message is None:
                 return None
         destination = actx.get_value("APPLY$_ENQUEUE")

@@ -12,17 +12,20 @@ apply process on an SQLite store to the store's own file.
   name is the unquoted PostgreSQL name (``HR.EMPLOYEES`` -> ``hr.employees``) and any other
   keeps its exact spelling (``"Orders"``); columns likewise.
 * SQLite has no schemas: ``owner.object`` is the table named ``"OWNER.OBJECT"`` (one
-  identifier with a dot), the store's own convention for queue tables
-  (:mod:`sluice.store.sqlschema`); SQLite compares names without regard to case, so a
-  table created as ``"hr.employees"`` is the same table.  Columns keep their names.
+  identifier with a dot, the store's own convention for queue tables,
+  :mod:`sluice.store.sqlschema`) if the file has one, else the table ``OBJECT`` — the
+  mapping synchronous capture uses (:mod:`sluice.streams.capture.syncsqlite`).  SQLite
+  compares names without regard to case; columns are named as capture names them (upper
+  case for a lower-case name).
 
-**Bookkeeping in the target.**  ``SLUICE_APPLY_PROGRESS`` holds, per apply process and
-source database, the commit SCN of the last source transaction applied; it is written in
-the same target transaction as the changes, so a transaction delivered again after a
-crash is recognised and skipped (exactly once; DESIGN.md sections 5 and 7).
-``SLUICE_APPLY_DONE`` records the queue transactions of user-enqueued messages (which have
-no commit SCN) and the error transactions EXECUTE_ERROR applied, for the same purpose.  On
-PostgreSQL both live in the schema of the link's DSN (the store's schema by default).
+**Bookkeeping in the target.**  ``SLUICE_APPLY_DONE`` records each transaction applied —
+a captured one by source database and commit SCN, a queue transaction of user-enqueued
+messages by its first message id, an error transaction EXECUTE_ERROR applied by its local
+id — in the same target transaction as its changes, so one delivered again after a crash is
+recognised and skipped (exactly once; DESIGN.md sections 5 and 7); a record goes once the
+dequeue of its messages has committed.  ``SLUICE_APPLY_PROGRESS`` holds, per apply process,
+source database and apply server, the highest commit SCN applied.  On PostgreSQL both live
+in the schema of the link's DSN (the store's schema by default).
 
 **Tags.**  Every target transaction on PostgreSQL starts with the apply process's tag as a
 ``sluice.tag`` logical-decoding message (:func:`sluice.streams.capture.emit_tag`), so a
@@ -177,11 +180,11 @@ class Target:
                 f"ON CONFLICT DO NOTHING",
                 (apply_name, kind, ident, time.time()))
 
-    def forget_done_statement(self, apply_name: str, kind: str, idents: list[str]) -> tuple[str, tuple]:
+    def forget_done_statement(self, apply_name: str, idents: list[str]) -> tuple[str, tuple]:
         p = self.placeholder
         marks = ", ".join([p] * len(idents))
-        return (f"DELETE FROM {self.done_table()} WHERE APPLY_NAME = {p} AND KIND = {p} AND ID IN ({marks})",
-                (apply_name, kind, *idents))
+        return (f"DELETE FROM {self.done_table()} WHERE APPLY_NAME = {p} AND ID IN ({marks})",
+                (apply_name, *idents))
 
     # -- values ----------------------------------------------------------------------------
     def converter(self, type_name: str) -> Any:
@@ -315,6 +318,7 @@ class SqliteTarget(Target):
         super().__init__()
         self.path = path
         self._open = False
+        self._names: dict[tuple[str, str], str] = {}
         check_sqlite_file(path)      # the store's refusals: ORA-27041, ORA-01157
         try:
             self.conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
@@ -325,7 +329,26 @@ class SqliteTarget(Target):
             raise ora(27041, path, str(e)) from None
 
     def table(self, owner: str, name: str) -> str:
-        return self.quote(f"{owner}.{name}")
+        """``"OWNER.NAME"`` if the file has such a table, else the table ``NAME`` — how
+        synchronous capture names the tables of an SQLite file (:mod:`..capture.syncsqlite`);
+        Sluice's own tables are never a target."""
+        key = (owner, name)
+        found = self._names.get(key)
+        if found is None:
+            found = self.quote(f"{owner}.{name}")
+            for candidate in (f"{owner}.{name}", name):
+                rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                                         "upper(name) = upper(?)", (candidate,)).fetchall()
+                if len(rows) == 1 and not rows[0][0].upper().startswith(("SLUICE_", "AQ_")) and \
+                        not ("." in rows[0][0] and candidate == name):
+                    found = self.quote(rows[0][0])
+                    break
+            self._names[key] = found
+        return found
+
+    def forget(self) -> None:
+        super().forget()
+        self._names.clear()
 
     def _describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str]]:
         from ..capture.decode import oracle_name   # SQLite ignores case: name columns as capture does
