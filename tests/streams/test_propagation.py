@@ -149,7 +149,7 @@ def test_delay_and_expiration_lose_the_time_spent(sites):
     assert 2700 - 5 <= got[1][0] <= 2700 + 1 and got[1][2] == "READY"
 
 
-def test_rule_sets_and_rule_based_transformation_on_lcrs(sites):
+def test_rule_sets_and_rule_based_transformations_on_lcrs(sites):
     a, b = sites.open("dbs1"), sites.open("dbs2")
     a.streams_adm.set_up_queue(queue_table="src_qt", queue_name="src")
     b.streams_adm.set_up_queue(queue_table="dst_qt", queue_name="dst")
@@ -167,6 +167,7 @@ def test_rule_sets_and_rule_based_transformation_on_lcrs(sites):
     adm.create_rule_set("pos", STREAMS_EC)
     adm.create_rule_set("neg", STREAMS_EC)
     adm.add_rule("regions", "pos")
+    a.streams_adm.rename_schema("regions", "hr", "hr2")      # declarative: before the custom one
     adm.add_rule("secret", "neg")
     a.propagation_adm.create_propagation("p", "src", "dst", "dbs2", rule_set_name="pos",
                                          negative_rule_set_name="neg")
@@ -180,7 +181,7 @@ def test_rule_sets_and_rule_based_transformation_on_lcrs(sites):
     got = drain(b, "DST", "APPLY", "SYS.ANYDATA")
     assert len(got) == 1
     lcr = got[0].payload
-    assert lcr.get_object_name() == "REGIONS_COPY"
+    assert (lcr.get_object_owner(), lcr.get_object_name()) == ("HR2", "REGIONS_COPY")
     assert lcr.get_tag() == b"\x11" and lcr.get_source_database_name() == "DBS1"     # kept
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]     # the discarded ones too
 
