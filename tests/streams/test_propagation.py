@@ -149,7 +149,7 @@ def test_delay_and_expiration_lose_the_time_spent(sites):
     assert 2700 - 5 <= got[1][0] <= 2700 + 1 and got[1][2] == "READY"
 
 
-def test_rule_sets_and_rule_based_transformation_on_lcrs(sites):
+def test_rule_sets_and_rule_based_transformations_on_lcrs(sites):
     a, b = sites.open("dbs1"), sites.open("dbs2")
     a.streams_adm.set_up_queue(queue_table="src_qt", queue_name="src")
     b.streams_adm.set_up_queue(queue_table="dst_qt", queue_name="dst")
@@ -167,6 +167,7 @@ def test_rule_sets_and_rule_based_transformation_on_lcrs(sites):
     adm.create_rule_set("pos", STREAMS_EC)
     adm.create_rule_set("neg", STREAMS_EC)
     adm.add_rule("regions", "pos")
+    a.streams_adm.rename_schema("regions", "hr", "hr2")      # declarative: before the custom one
     adm.add_rule("secret", "neg")
     a.propagation_adm.create_propagation("p", "src", "dst", "dbs2", rule_set_name="pos",
                                          negative_rule_set_name="neg")
@@ -180,7 +181,7 @@ def test_rule_sets_and_rule_based_transformation_on_lcrs(sites):
     got = drain(b, "DST", "APPLY", "SYS.ANYDATA")
     assert len(got) == 1
     lcr = got[0].payload
-    assert lcr.get_object_name() == "REGIONS_COPY"
+    assert (lcr.get_object_owner(), lcr.get_object_name()) == ("HR2", "REGIONS_COPY")
     assert lcr.get_tag() == b"\x11" and lcr.get_source_database_name() == "DBS1"     # kept
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]     # the discarded ones too
 
@@ -482,3 +483,38 @@ def test_the_propagating_user_needs_dequeue_on_the_source(sites):
     a.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="src", grantee="mover")
     assert PropagationRunner(mover, clock=lambda: time.time() + 31).run_once(force=True) == 1
 
+
+
+def test_one_schedules_acknowledgements_leave_anothers_rows_alone(sites, monkeypatch):
+    """The same messages go to two queues of one site by two queue-to-queue schedules. The
+    second's source commit fails after the destination committed; the first meanwhile tells
+    the destination it let the messages go — which drops its own rows only, so the
+    second's resend still finds its rows and enqueues nothing twice."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "Q1")
+    make_queue(b, "Q2")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p1", "src", "q1", "dbs2", queue_to_queue=True)
+    a.propagation_adm.create_propagation("p2", "src", "q2", "dbs2", queue_to_queue=True)
+    enqueue(a, "SRC", [b"a", b"b"])
+    first = PropagationRunner(a, only=("SLUICE", "SRC", "SLUICE.Q1@DBS2"))
+    second = PropagationRunner(a, only=("SLUICE", "SRC", "SLUICE.Q2@DBS2"))
+    assert first.run_once(force=True) == 2
+    session = a.context.session
+    real_commit = type(session).commit
+    failed = []
+
+    def lost(self):
+        if self is session and not failed:
+            failed.append(1)
+            raise sluice.OperationalError("ORA-03113: end-of-file on communication channel", 3113)
+        return real_commit(self)
+    monkeypatch.setattr(type(session), "commit", lost)
+    second.run_once(force=True)                       # delivered to Q2, not let go at A
+    monkeypatch.setattr(type(session), "commit", real_commit)
+    enqueue(a, "SRC", [b"c"])
+    assert first.run_once(force=True) == 1            # acknowledges a and b (for Q1)
+    second.clock = lambda: time.time() + 31
+    assert second.run_once(force=True) == 3           # a, b again (found, skipped) and c
+    assert payloads(drain(b, "Q1")) == payloads(drain(b, "Q2")) == [b"a", b"b", b"c"]

@@ -7,8 +7,9 @@ subscriber, or a recipient ``Agent("S", "q@dbs2.net")`` given at enqueue (seed 0
 "Propagation to Remote Subscribers") — taken in the queue's order and locked.  For each
 message: the propagation's rule sets decide whether it goes (Table 6-1; a message they
 discard is consumed and not sent), a subset rule migrates the row (an UPDATE into or out
-of the subset becomes an INSERT or a DELETE), a rule's ``STREAMS$_TRANSFORM_FUNCTION`` or the
-subscriber's transformation changes it (seed 003 "Message Format Transformation"),
+of the subset becomes an INSERT or a DELETE), the rule's declarative transformations
+(DBMS_STREAMS_ADM.RENAME_SCHEMA …) and then its ``STREAMS$_TRANSFORM_FUNCTION``, or the
+subscriber's transformation, change it (seed 003 "Message Format Transformation"),
 its delay and expiration lose the time already spent, and its recipients there are the
 named ones or else the destination queue's subscribers.  The destination commits the
 batch; only then does the source commit the dequeue, with the schedule's statistics in
@@ -23,7 +24,7 @@ the rest of it), so a grouped destination receives each transaction whole (seed 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ... import constants as C
@@ -33,6 +34,8 @@ from ...rules.engine.anydata import AnyData
 from ...routines import registered_function
 from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector
 from ..rowmigration import migrate
+from ..transform import transform
+from ..transform.adm import declarative_transformations
 from ..rulesets import evaluate_rule_sets
 from . import schedules as sched
 from . import spec as specs
@@ -72,7 +75,8 @@ class JobEnv:
     destination: Callable[[sched.Schedule], Any]
     batch_size: int = 500
     max_batches: int = 1000
-    routes: dict = field(default_factory=dict)
+    declared: dict | None = None       # the declarative transformations, by rule
+    declared_version: int = -1         # as of this catalog version
 
 
 def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
@@ -266,6 +270,10 @@ def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, r
         # seed 000 "Row Migration and Subset Rules": a subset rule's UPDATE becomes the
         # INSERT or DELETE the destination's subset needs, before any transformation
         message = migrate(message, verdict.rule)
+        if verdict.rule is not None:      # declarative transformations, then a custom one
+            declared = _declared(env).get(verdict.rule.rule_name)
+            if declared:
+                message = transform(message, declared)
         function = _transform_function(verdict.rule)
         if function is not None:
             message = _apply(function, message)
@@ -275,6 +283,15 @@ def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, r
     message = ctx.transformer(route.transformation)(message)
     objtype = ctx.catalog.type_named(target) if target not in SIMPLE_TYPES else None
     return target, PayloadCodec(target, objtype, ctx.catalog.get_type).encode(message)
+
+
+def _declared(env: JobEnv) -> dict:
+    """DBMS_STREAMS_ADM.RENAME_SCHEMA & co. by rule name, read again when the catalog changes."""
+    store = env.conn.context.store
+    version = store.catalog_version()
+    if env.declared is None or env.declared_version != version:
+        env.declared, env.declared_version = declarative_transformations(store), version
+    return env.declared
 
 
 def _transform_function(hit: Any) -> str | None:

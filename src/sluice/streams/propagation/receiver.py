@@ -10,8 +10,9 @@ response never arrived — and is skipped.  The rows are looked up for a batch t
 marks as a possible resend; for the others they are only written, and their primary key
 makes a duplicate fail the commit rather than enter the queue (the sender then resends).
 A row lives while its message is in doubt: each batch names the messages of earlier ones
-the source has since let go (``acked``), and their rows go in the same commit.  The caller commits (seed 001 "Ensured Message
-Delivery": the source lets go of a message only after this commit).
+the source has since let go (``acked``, with their queue), and their rows go in the same
+commit.  The caller commits (seed 001 "Ensured Message Delivery": the source lets go of a
+message only after this commit).
 
 The destination checks what any enqueue checks (seed 003 "Propagation Features"): the
 queue exists (ORA-24010) and takes enqueues (ORA-25207), the link's user may enqueue
@@ -127,17 +128,20 @@ def _insert_received(c: Any, rows: list[tuple]) -> None:
         raise ora(1, f"SYS.{RECEIVED}: {len(rows) - inserted} of the batch's messages were received before")
 
 
-def _forget(c: Any, site: str, msgids: list[bytes]) -> None:
+def _forget(c: Any, site: str, acked: list[tuple[str, bytes]]) -> None:
     """Drop the rows of messages the sender has let go: they cannot come again."""
-    d = c.dialect
-    if d.bulk_arrays:
-        c.execute(f"DELETE FROM {RECEIVED} WHERE SOURCE_SITE = ? AND SOURCE_MSGID = ANY(?::bytea[])",
-                  [site, msgids])
-        return
-    for i in range(0, len(msgids), _CHUNK):
-        chunk = msgids[i:i + _CHUNK]
-        c.execute(f"DELETE FROM {RECEIVED} WHERE SOURCE_SITE = ? AND SOURCE_MSGID IN "
-                  f"({', '.join('?' * len(chunk))})", [site, *chunk])
+    by_queue: dict[str, list[bytes]] = {}
+    for dest, msgid in acked:
+        by_queue.setdefault(dest, []).append(msgid)
+    for dest, msgids in by_queue.items():
+        if c.dialect.bulk_arrays:
+            c.execute(f"DELETE FROM {RECEIVED} WHERE SOURCE_SITE = ? AND DEST_QUEUE = ? "
+                      f"AND SOURCE_MSGID = ANY(?::bytea[])", [site, dest, msgids])
+            continue
+        for i in range(0, len(msgids), _CHUNK):
+            chunk = msgids[i:i + _CHUNK]
+            c.execute(f"DELETE FROM {RECEIVED} WHERE SOURCE_SITE = ? AND DEST_QUEUE = ? AND SOURCE_MSGID IN "
+                      f"({', '.join('?' * len(chunk))})", [site, dest, *chunk])
 
 
 def _record(ctx: Any, q: QueueInfo, m: Propagated, site: str, now: float) -> MessageRecord:

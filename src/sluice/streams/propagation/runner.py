@@ -44,6 +44,7 @@ class PropagationRunner:
         self._sites: dict[tuple[str, str, str, str | None], Any] = {}
         self._last: dict[tuple[str, str, str], float] = {}
         self.last_results: dict[tuple[str, str, str], RunResult] = {}
+        self._woken = False     # a commit woke run(): what is due runs now, within its latency
 
     # -- destinations --------------------------------------------------------------
     def _destination(self, s: sched.Schedule) -> Any:
@@ -91,8 +92,6 @@ class PropagationRunner:
             total += result.messages
         self._woken = False
         return total
-
-    _woken = False
 
     def next_wake(self) -> float | None:
         """When a schedule next needs a run (None: none will)."""

@@ -44,11 +44,11 @@ class Destination:
     clean = False
 
     def __init__(self) -> None:
-        self._acked: list[bytes] = []
+        self._acked: list[tuple[str, bytes]] = []
 
     def acknowledge(self, batch: Batch) -> None:
         """The source has let ``batch`` go: the next delivery tells the destination."""
-        self._acked.extend(m.source_msgid for m in batch.messages)
+        self._acked.extend((m.dest_queue, m.source_msgid) for m in batch.messages)
         self.clean = True
 
     def deliver(self, batch: Batch) -> None:

@@ -59,9 +59,10 @@ class Batch:
     source_queue: str
     messages: list[Propagated] = field(default_factory=list)
     resend: bool = True
-    # ids of messages of earlier batches the source has let go since (committed its
-    # dequeue): they can never come again, so the destination drops their rows
-    acked: list[bytes] = field(default_factory=list)
+    # (destination queue, id) of messages of earlier batches the source has let go since
+    # (committed their dequeue): they can never come again, so the destination drops their
+    # rows — only those, not another schedule's rows of the same message at another queue
+    acked: list[tuple[str, bytes]] = field(default_factory=list)
 
 
 def to_json(batch: Batch) -> bytes:
@@ -75,7 +76,7 @@ def to_json(batch: Batch) -> bytes:
                      list(m.sender) if m.sender else None, m.recipients, m.group,
                      list(m.original_queue) if m.original_queue else None, m.enq_time])
     return json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
-                       "resend": batch.resend, "acked": [base64.b64encode(a).decode() for a in batch.acked],
+                       "resend": batch.resend, "acked": [[q, base64.b64encode(a).decode()] for q, a in batch.acked],
                        "messages": msgs}, separators=(",", ":")).encode()
 
 
@@ -84,7 +85,7 @@ def from_json(body: bytes) -> Batch:
     try:
         doc = json.loads(body)
         batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)),
-                      acked=[base64.b64decode(a, validate=True) for a in doc.get("acked", ())])
+                      acked=[(str(q), base64.b64decode(a, validate=True)) for q, a in doc.get("acked", ())])
         for row in doc["messages"]:
             (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
              group, oq, enq_time) = row
