@@ -1,8 +1,9 @@
 """Exactly once across a kill -9 of the Spark driver (issue 16 §3), and a clean SIGTERM
-stop.  A pipeline enqueuing from one queue into another (propagation on Spark) is killed mid-run -- driver, JVM and
-Python workers, its whole process group -- then restarted from its checkpoint; every
-source message must be in the destination exactly once, in commit order per source
-transaction.  The convergence checker compares what arrived with what was sent."""
+stop.  A pipeline enqueuing from one queue into another (propagation on Spark) is killed
+mid-run -- driver, JVM and Python workers, its whole process group -- then restarted from
+its checkpoint; every source message must be in the destination exactly once, in commit
+order per source transaction.  The convergence checker compares what arrived with what
+was sent."""
 
 from __future__ import annotations
 
