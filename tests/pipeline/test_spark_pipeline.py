@@ -238,8 +238,9 @@ def test_rule_sets_spark_cannot_compile_are_decided_in_python_with_the_same_answ
 
 def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     """Differential (issue 16 §3): the same LCR stream through the Python apply process and
-    through Spark (rules, row migration, the apply engine in foreachBatch) gives identical
-    target tables and identical error queues (a missing row, a duplicate key)."""
+    through Spark (rules, row migration, a declarative transformation, the apply engine in
+    foreachBatch) gives identical target tables and identical error queues (a missing row, a
+    duplicate key)."""
     import sqlite3
     from sluice.streams.apply import ApplyProcess
 
@@ -253,11 +254,12 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
                              ":dml.get_command_type() = 'UPDATE'", STREAMS_CONTEXT, NVList({ROW_SUBSET: "INSERT"}))
     for r in ("A_EMP", "A_SUB"):
         adm.add_rule(r, "APOS")
+    conn.streams_adm.rename_column("a_emp", "tgt.emp", "name", "title")   # both engines perform it
     targets = {}
     for name in ("APY", "APS"):
         path = str(tmp_path / f"{name}.db")
         with sqlite3.connect(path) as t:
-            t.execute('CREATE TABLE "TGT.EMP" (id integer PRIMARY KEY, name varchar(40))')
+            t.execute('CREATE TABLE "TGT.EMP" (id integer PRIMARY KEY, title varchar(40))')
             t.execute('CREATE TABLE "TGT.SUB" (id integer PRIMARY KEY, name varchar(40))')
         targets[name] = path
         conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, rule_set_name="APOS",

@@ -202,6 +202,7 @@ def _units(values: dict | None, types: dict | None) -> list[RowUnit]:
 
 
 def _mapping(value: Any) -> dict | None:
+    """A map column as a dict: a dict, or its entries in order (``map_entries``)."""
     if value is None:
         return None
     return dict(value) if not isinstance(value, dict) else value

@@ -33,6 +33,15 @@ from . import rows
 __all__ = ["warehouse", "warehouse_frame", "enqueue", "apply", "payload_of", "source_transactions"]
 
 
+_MAPS = ("old_values", "new_values", "old_types", "new_types")
+
+
+def _to_python(frame: DataFrame) -> DataFrame:
+    """The frame as rows reach Python intact: a map would arrive as a dict in hash order
+    (through a Java HashMap), its entries keep the LCR's column order."""
+    return frame.withColumns({c: F.map_entries(c) for c in _MAPS})
+
+
 def warehouse_frame(df: DataFrame) -> DataFrame:
     """The warehouse's columns: the rows, ``arrived`` (now) and ``day`` (of the enqueue)."""
     return df.withColumns({"arrived": F.current_timestamp(), "day": F.to_date("enq_time")})
@@ -95,7 +104,7 @@ def enqueue(df: DataFrame, connect: Callable[..., Any], dsn: str, queue: str, ch
     position = F.when(F.col("cscn").isNotNull(), F.col("cscn")).otherwise(F.col("seq"))
 
     def batch(frame: DataFrame, _batch_id: int) -> None:
-        ordered = frame.withColumn("position", position).coalesce(1).sortWithinPartitions("cscn", "seq")
+        ordered = _to_python(frame.withColumn("position", position)).coalesce(1).sortWithinPartitions("cscn", "seq")
         ordered.foreachPartition(lambda it: _enqueue_partition(connect, dsn, queue, login, mark, it))
 
     writer = df.writeStream.foreachBatch(batch).option("checkpointLocation", checkpoint)
@@ -184,7 +193,7 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
     login = {"user": user} if user else {}
 
     def batch(frame: DataFrame, _batch_id: int) -> None:
-        ordered = frame.coalesce(1).sortWithinPartitions("cscn", "seq")
+        ordered = _to_python(frame).coalesce(1).sortWithinPartitions("cscn", "seq")
         ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it))
 
     writer = df.writeStream.foreachBatch(batch).option("checkpointLocation", checkpoint)
