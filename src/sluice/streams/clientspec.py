@@ -60,3 +60,17 @@ class ClientSpec(CatalogRow):
         if self.negative_rule_set_name is None:
             return None
         return f'"{self.negative_rule_set_owner}"."{self.negative_rule_set_name}"'
+
+    def alter_rule_sets(self, positive: tuple[str | None, str | None], given: bool, remove: bool,
+                        negative: tuple[str | None, str | None], negative_given: bool,
+                        remove_negative: bool) -> None:
+        """ALTER_* for either rule set, as DBMS_CAPTURE_ADM / DBMS_APPLY_ADM do it: a new
+        rule set replaces the old one; ``remove`` (without a new one) takes it away."""
+        if given:
+            self.rule_set_owner, self.rule_set_name = positive
+        elif remove:
+            self.rule_set_owner = self.rule_set_name = None
+        if negative_given:
+            self.negative_rule_set_owner, self.negative_rule_set_name = negative
+        elif remove_negative:
+            self.negative_rule_set_owner = self.negative_rule_set_name = None

@@ -122,14 +122,8 @@ class ApplyAdm(ApplyProcedures):
         if user is not None and user != spec.apply_user:
             secure_queue_user(self._conn, spec.name, user, (spec.queue_owner, spec.queue_name), "DEQUEUE")
             spec.apply_user = user
-        if rule_set_name is not None:
-            spec.rule_set_owner, spec.rule_set_name = positive
-        elif remove_rule_set:
-            spec.rule_set_owner = spec.rule_set_name = None
-        if negative_rule_set_name is not None:
-            spec.negative_rule_set_owner, spec.negative_rule_set_name = negative
-        elif remove_negative_rule_set:
-            spec.negative_rule_set_owner = spec.negative_rule_set_name = None
+        spec.alter_rule_sets(positive, rule_set_name is not None, remove_rule_set,
+                             negative, negative_rule_set_name is not None, remove_negative_rule_set)
         for attr, value, remove in (("message_handler", message_handler, remove_message_handler),
                                     ("ddl_handler", ddl_handler, remove_ddl_handler),
                                     ("precommit_handler", precommit_handler, remove_precommit_handler),

@@ -191,14 +191,8 @@ class CaptureAdm:
         if user is not None and user != spec.capture_user:
             params.secure_queue_user(self._conn, ctx, spec.name, user, (spec.queue_owner, spec.queue_name))
             spec.capture_user = user
-        if rule_set_name is not None:
-            spec.rule_set_owner, spec.rule_set_name = positive
-        elif remove_rule_set:
-            spec.rule_set_owner = spec.rule_set_name = None
-        if negative_rule_set_name is not None:
-            spec.negative_rule_set_owner, spec.negative_rule_set_name = negative
-        elif remove_negative_rule_set:
-            spec.negative_rule_set_owner = spec.negative_rule_set_name = None
+        spec.alter_rule_sets(positive, rule_set_name is not None, remove_rule_set,
+                             negative, negative_rule_set_name is not None, remove_negative_rule_set)
         if first is not None:
             spec.first_scn = first
             spec.start_scn = max(spec.start_scn, first)
