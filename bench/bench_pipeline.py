@@ -61,25 +61,7 @@ def stage(conn, n: int) -> int:
     conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
     for consumer in ("PY", "SPARK"):
         conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(consumer))
-    adm = conn.rule_adm
-    adm.create_rule_set("POS", STREAMS_CONTEXT)
-    for i in range(100):   # as ADD_TABLE_RULES writes them, for 10 owners x 10 tables
-        name = f"R{i}"
-        adm.create_rule(name, f"((:dml.get_object_owner() = 'U{i // 10}' and :dml.get_object_name() = "
-                              f"'T{i % 10}')) and :dml.is_null_tag() = 'Y' and "
-                              f":dml.get_source_database_name() = 'DBS1.NET'", STREAMS_CONTEXT)
-        adm.add_rule(name, "POS")
-    for i in range(10):    # subset rules: updates of U9's tables moving into / out of ID < 500000
-        for op, test in (("INSERT", "<"), ("DELETE", ">=")):
-            name = f"S{i}_{op[0]}"
-            adm.create_rule(name, f":dml.get_object_owner() = 'U9' and :dml.get_object_name() = 'T{i}' and "
-                                  f":dml.get_command_type() = 'UPDATE' and "
-                                  f":dml.get_value('NEW', 'ID').AccessNumber() {test} 500000", STREAMS_CONTEXT,
-                            NVList({ROW_SUBSET: op}))
-            adm.add_rule(name, "POS")
-    conn.streams_adm.rename_schema("r0", "u0", "hr")
-    conn.streams_adm.rename_column("r1", "u0.t1", "name", "title")
-    conn.streams_adm.add_column("r2", "u0.t2", "origin", "DBS1")
+    p5_rules(conn)
     rnd = random.Random(16)
     q = conn.queue("STRM_Q")
     done, t = 0, 0
@@ -257,7 +239,8 @@ PG_SERVER = os.environ.get("BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 
 
 def p5_rules(conn) -> None:
-    """P5's rule set POS: 100 table rules (10 owners x 10 tables), 10 subset rules (U9's
+    """P5's rule set POS: 100 table rules (10 owners x 10 tables, as ADD_TABLE_RULES writes
+    them), 10 subset rules (U9's
     UPDATEs whose new ID crosses 500000), 3 declarative transformations."""
     adm = conn.rule_adm
     adm.create_rule_set("POS", STREAMS_CONTEXT)
