@@ -272,7 +272,8 @@ class CaptureProcess:
         while True:
             n = self.run_batch(upto_lsn=target)
             total += n
-            if not n and self._busy_since is None and not self._single:
+            if not n and self._busy_since is None and not self._single \
+                    and self.state != "PAUSED FOR FLOW CONTROL":   # (consumers drain meanwhile)
                 return total
             if time.monotonic() > end:
                 raise ora(26744, f'"{self.name}"', "catching up", f"not done within {timeout} s")
@@ -335,12 +336,16 @@ class CaptureProcess:
             else:
                 self._capture(txns)
         except DatabaseError as e:
-            if self.conn.transaction_in_progress:
-                self.conn.rollback()
-            if e is not self._superseded:
-                self._abort(e)
+            self._failed(e)
             raise
         return len(txns)
+
+    def _failed(self, e: DatabaseError) -> None:
+        """A batch failed: roll back; ABORTED unless another copy superseded this one."""
+        if self.conn.transaction_in_progress:
+            self.conn.rollback()
+        if e is not self._superseded:
+            self._abort(e)
 
     def _queue_info(self) -> Any:
         return self.ctx.queue(self.spec.queue_owner, self.spec.queue_name)
@@ -452,15 +457,15 @@ class CaptureProcess:
         if batch is None:
             return
         u = self._unwritten
+        if not u[0]:          # no change since the last write: only the slot moves (a write
+            self._advance(batch.end_lsn)   # would be a transaction for the next peek to read)
+            return
         commit_scn = max(batch.commit_scn, self._stored_scn)
         try:
             self._write_position(batch.end_lsn, commit_scn, u[0], [u[4]] * u[1], u[2], u[3], [],
                                  applied=True)
         except DatabaseError as e:
-            if self.conn.transaction_in_progress:
-                self.conn.rollback()
-            if e is not self._superseded:
-                self._abort(e)
+            self._failed(e)
             raise
         self._unwritten = [0, 0, 0, None, None]
         self._advance(batch.end_lsn)

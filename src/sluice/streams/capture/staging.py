@@ -170,6 +170,11 @@ class BufferedStaging:
             self.consumed = {c: p for c, p in self.consumed.items() if p[0] > last.commit_scn}
         return last
 
+    def unconsumed(self) -> int:
+        """Records staged and not yet taken by a committed consumer."""
+        with self._lock:
+            return sum(len(b.outstanding) for b in self._batches)
+
     # -- the pool's listener -------------------------------------------------------------
     def staged(self, records: list[Any]) -> None:
         with self._lock:
