@@ -247,23 +247,13 @@ def run(env, logdir: str, seconds: float, seed: int,
     if child.returncode not in (0, None):
         rep.failures.append(f"last capture worker exited with {child.returncode}")
     if staging == "buffered":                     # the last worker consumed everything
-        final = check(writer.log, dequeue_out(env.conn))
+        from tests.streams.capturekit import dequeue_all
+        final = check(writer.log, dequeue_all(env.conn, None, "OUT_Q"))
     else:
         env.process().catch_up(timeout=120)      # whatever the last one left
         final = check(writer.log, env.dequeue_all())
     final.kills, final.failures = rep.kills, rep.failures
     return final
-
-
-def dequeue_out(conn) -> list:
-    import sluice
-    q = conn.queue("OUT_Q")
-    q.deqoptions.wait = sluice.DEQ_NO_WAIT
-    got = []
-    while msgs := q.deqmany(10_000):
-        got += [m.payload for m in msgs]
-        conn.commit()
-    return got
 
 
 if __name__ == "__main__":

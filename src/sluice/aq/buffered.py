@@ -173,7 +173,7 @@ class BufferedPool:
         # (``taken(owner, record)``): how a capture process staging buffered LCRs learns
         # what its consumers took (sluice.streams.capture.staging)
         self.listeners: dict[tuple[str, str | None], object] = {}
-        self._on_commit: dict[int, list[Callable[[], None]]] = {}   # id(session) -> callbacks
+        self._on_commit: dict[int, list[Callable[[bool], None]]] = {}   # id(session) -> callbacks
 
     # -- enqueue ------------------------------------------------------------
     def put(self, q: QueueInfo, records: list[MessageRecord], spill: Callable) -> None:
@@ -365,20 +365,19 @@ class BufferedPool:
         if listener is not None:
             listener.taken(owner, record)
 
-    def after_commit(self, owner: object, callback: Callable[[], None]) -> None:
-        """Run ``callback`` once ``owner``'s transaction commits (dropped if it rolls back)."""
+    def at_transaction_end(self, owner: object, callback: Callable[[bool], None]) -> None:
+        """Run ``callback(committed)`` once ``owner``'s transaction commits or rolls back."""
         with self._lock:
             self._on_commit.setdefault(id(owner), []).append(callback)
 
     def release(self, owner: object, committed: bool = False) -> None:
         """LOCKED messages of a session come free when it commits or rolls back; what
-        waited for its commit (:meth:`after_commit`) runs or is dropped."""
+        waited for the end of its transaction (:meth:`at_transaction_end`) runs."""
         if self._on_commit:
             with self._lock:
                 callbacks = self._on_commit.pop(id(owner), ())
-            if committed:
-                for callback in callbacks:
-                    callback()
+            for callback in callbacks:
+                callback(committed)
         if not self._locked:
             return
         with self._lock:

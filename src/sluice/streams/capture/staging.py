@@ -81,6 +81,7 @@ class BufferedStaging:
         self._key: tuple | None = None
         self._queue_info: Any = None
         self._staging: tuple[int, int] = (0, 0)   # (commit SCN, SCN) of the LCR being enqueued
+        self._takes: dict[int, _Takes] = {}   # id(consumer session) -> its transaction's takes
 
     # -- life cycle ------------------------------------------------------------------
     def open(self, queue_info: Any) -> None:
@@ -189,19 +190,39 @@ class BufferedStaging:
 
     def taken(self, owner: Any, record: Any) -> None:
         """A consumer's session took one of our records: its commit records the position
-        (with its work) and then lets the slot move."""
+        (with its work, one row per consumer however many it took) and then lets the slot
+        move; a rollback forgets the take (the LCR comes again after a restart)."""
         key = (record.msgid, record.consumer_name)
         with self._lock:
             where = self._where.get(key)
-        if where is None:
-            return      # staged by an earlier run of the capture: it comes again from the slot
-        _, commit_scn, scn = where
-        params = (specs.OWNER, self.name, record.consumer_name or "", commit_scn, scn)
-        owner.session.add_commit_work(lambda c: c.execute(_ACK, params))
-        self.pool.after_commit(owner, lambda: self._consumed(key))
+            if where is None:
+                return      # staged by an earlier run of the capture: it comes again from the slot
+            txn = self._takes.get(id(owner))
+            fresh = txn is None
+            if fresh:
+                txn = self._takes[id(owner)] = _Takes()
+            txn.keys.append(key)
+            consumer = record.consumer_name or ""
+            txn.positions[consumer] = max(txn.positions.get(consumer, (-1, -1)), where[1:])
+        if fresh:
+            owner.session.add_commit_work(lambda c: [c.execute(_ACK, (specs.OWNER, self.name, name, *pos))
+                                                     for name, pos in txn.positions.items()])
+            self.pool.at_transaction_end(owner, lambda committed: self._ended(owner, txn, committed))
 
-    def _consumed(self, key: tuple) -> None:
+    def _ended(self, owner: Any, txn: "_Takes", committed: bool) -> None:
         with self._lock:
-            where = self._where.pop(key, None)
-            if where is not None:
-                where[0].outstanding.discard(key)
+            if self._takes.get(id(owner)) is txn:
+                del self._takes[id(owner)]
+            if committed:
+                for key in txn.keys:
+                    where = self._where.pop(key, None)
+                    if where is not None:
+                        where[0].outstanding.discard(key)
+
+
+@dataclass(eq=False)
+class _Takes:
+    """What one consumer transaction took: the records, and each consumer's position."""
+
+    keys: list = field(default_factory=list)
+    positions: dict = field(default_factory=dict)
