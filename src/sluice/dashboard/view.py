@@ -101,7 +101,9 @@ def read_site(conn: Any, out: Reading, now: float) -> list[tuple[str, str]]:
     its database links name."""
     site = conn.context.store.global_name()
     store = conn.context.store
-    for q in sorted(conn.context.catalog.all_queues(), key=lambda q: (q.owner, q.name)):
+    # the cards: the queues that carry the flow first, exception queues after them
+    for q in sorted(conn.context.catalog.all_queues(),
+                    key=lambda q: (q.queue_type == "EXCEPTION_QUEUE", q.owner, q.name)):
         qid = queue_id(site, q.qualified)
         ready, waiting, expired = (store.count_messages(q, [s]) for s in (0, 1, 3))
         exception = q.queue_type == "EXCEPTION_QUEUE"    # dequeue-only by design: not a flow
@@ -137,8 +139,7 @@ def read_site(conn: Any, out: Reading, now: float) -> list[tuple[str, str]]:
         dest = f"{p['DESTINATION_QUEUE_OWNER']}.{p['DESTINATION_QUEUE_NAME']}"
         sched = next((s for (o, qn, d), s in schedules.items()
                       if o == p["SOURCE_QUEUE_OWNER"] and qn == p["SOURCE_QUEUE_NAME"]
-                      and p["DESTINATION_QUEUE_NAME"] in (d or "").upper()
-                      and (not link or (d or "").upper().endswith("@" + link.upper()))), {})
+                      and _same_destination(d, link, p["DESTINATION_QUEUE_NAME"])), {})
         health = _process_health(p["STATUS"])
         if sched.get("SCHEDULE_DISABLED") == "Y":
             health = "error"
@@ -169,6 +170,15 @@ def read_site(conn: Any, out: Reading, now: float) -> list[tuple[str, str]]:
         out.gauges[f"lag:{aid}"] = _oldest_ready(conn, a["QUEUE_OWNER"], a["QUEUE_NAME"], now)
         out.edge(qid, aid, health, f"apply:{aid}", f"lag:{aid}")
     return [(r["DB_LINK"], r["HOST"]) for r in _rows(conn, "SELECT DB_LINK, HOST FROM DBA_DB_LINKS")]
+
+
+def _same_destination(destination: str | None, link: str | None, queue: str) -> bool:
+    """Whether a schedule's DESTINATION (``DBS2``, ``"SLUICE"."DST"@DBS2``, ``AQ$_LOCAL``)
+    is the propagation's (its link, or this site)."""
+    d = (destination or "").upper()
+    if not link:
+        return d == "AQ$_LOCAL" or ("@" not in d and queue.upper() in d)
+    return d == link.upper() or d.endswith("@" + link.upper())
 
 
 def _oldest_ready(conn: Any, owner: str, name: str, now: float) -> float:

@@ -207,16 +207,22 @@
     }
   }
 
+  let shownErrors = null;
   function drawErrors(reading) {
     const errors = reading.errors || { total: 0, entries: [] };
     document.getElementById("error-count").textContent =
       errors.total > errors.entries.length ? `${errors.total} (first ${errors.entries.length} shown)` : String(errors.total);
+    const signature = JSON.stringify(errors.entries);
+    if (signature === shownErrors) return;      // unchanged: keep the rows (and a click under way)
+    shownErrors = signature;
     const rows = errors.entries.map((e) => {
       const tr = el("tr", { "data-id": e.id });
       tr.appendChild(el("td", {}, e.id));
       tr.appendChild(el("td", {}, `${e.apply} (${e.queue})`));
       tr.appendChild(el("td", {}, `${e.source_database || "–"} ${e.source_transaction_id || ""}`));
-      tr.appendChild(el("td", { class: "err" }, `ORA-${String(e.error_number).padStart(5, "0")} ${e.error_message || ""}`));
+      const code = `ORA-${String(e.error_number).padStart(5, "0")}`;
+      const text = e.error_message || "";
+      tr.appendChild(el("td", { class: "err" }, text.startsWith(code) ? text : `${code}: ${text}`));
       const msg = el("td");
       msg.appendChild(el("div", {}, `message ${e.message_number} of ${e.message_count}`));
       msg.appendChild(el("code", { class: "excerpt" }, e.excerpt));
