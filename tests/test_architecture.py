@@ -41,7 +41,8 @@ UNITS: dict[str, tuple[int, frozenset[str]]] = {
     "pipeline": (5, frozenset({"pipeline"})),
     "session": (6, frozenset({"__init__", "connection", "cursor", "connect_params", "pool"})),
     "idap": (7, frozenset({"idap"})),
-    "cli": (8, frozenset({"cli", "demo", "__main__"})),
+    "dashboard": (8, frozenset({"dashboard"})),
+    "cli": (9, frozenset({"cli", "demo", "__main__"})),
 }
 # Packages whose modules the rest of the code must not import one by one.
 ONE_FACE = ("sluice.objtypes",)
