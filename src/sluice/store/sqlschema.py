@@ -23,7 +23,8 @@ from .dialect import Dialect
 # 6: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
 # 7: Spark pipelines (SLUICE_PIPELINE_PROGRESS, DBA_STREAMS_TRANSFORMATIONS)
 # 8: buffered staging of captured LCRs (SLUICE_CAPTURE_CONSUMED)
-SCHEMA_VERSION = 8
+# 9: what a propagation let go and has not yet told its destination (SLUICE_PROPAGATION_UNTOLD)
+SCHEMA_VERSION = 9
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -451,6 +452,12 @@ def propagation_ddl(d: Dialect) -> list[str]:
             SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID {d.blob_type} NOT NULL,
             DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL,
             PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))""",
+        # per schedule, the (destination queue, message id)s of its last batch: written with
+        # the source's commit, so a sender killed before its next batch tells the
+        # destination to drop their de-duplication rows when it starts again
+        """CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_UNTOLD (
+            QSCHEMA TEXT NOT NULL, QNAME TEXT NOT NULL, DESTINATION TEXT NOT NULL,
+            ACKED TEXT NOT NULL, PRIMARY KEY (QSCHEMA, QNAME, DESTINATION))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_RECEIVERS (
             SOURCE_SITE TEXT NOT NULL, SOURCE_QUEUE TEXT NOT NULL, DEST_QUEUE TEXT NOT NULL,
             TOTAL_MSGS {i} NOT NULL, LAST_RECEIVED {r} NOT NULL,
