@@ -188,28 +188,29 @@ def test_run_loop_propagates_within_the_latency(sites):
 
 
 def test_secure_destination_queue_behind_a_served_site(sites):
-    """Seed 001 "Secure Queues" over HTTP: the message's sender must be an agent the
-    servlet may act for — mapped, like the link's agent, to a user with ENQUEUE on the
-    secure queue; until then the schedule records the error and nothing is enqueued."""
+    """Seed 001 "Secure Queues" over HTTP: the link's agent maps to STRM, who may enqueue
+    into JOHN's secure queue only as a sender agent mapped to STRM too; until the
+    message's sender is, the schedule records the error and nothing is enqueued."""
     b, server = served_site(sites, "dbs2")
     b.cursor().executescript("""
 BEGIN
-  DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'strm.sec_qt', queue_payload_type => 'RAW', secure => TRUE);
-  DBMS_AQADM.CREATE_QUEUE(queue_name => 'strm.sec', queue_table => 'strm.sec_qt');
-  DBMS_AQADM.START_QUEUE(queue_name => 'strm.sec');
+  DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'john.sec_qt', queue_payload_type => 'RAW', secure => TRUE);
+  DBMS_AQADM.CREATE_QUEUE(queue_name => 'john.sec', queue_table => 'john.sec_qt');
+  DBMS_AQADM.START_QUEUE(queue_name => 'john.sec');
+  DBMS_AQADM.GRANT_QUEUE_PRIVILEGE(privilege => 'ENQUEUE', queue_name => 'john.sec', grantee => 'strm');
 END;
 /
 """)
     a = sites.open("dbs1")
     multi_queue(a, "SRC")
     http_link(a, "dbs2", server)
-    a.propagation_adm.create_propagation("p", "src", "strm.sec", "dbs2")
+    a.propagation_adm.create_propagation("p", "src", "john.sec", "dbs2")
     enqueue(a, "SRC", [b"s"], sender_id=sluice.Agent("ORDERS_APP"))
-    PropagationRunner(a).run_once(force=True)
+    assert PropagationRunner(a).run_once(force=True) == 0
     [(failures, error)] = rows(a, "SELECT FAILURES, LAST_ERROR_MSG FROM DBA_QUEUE_SCHEDULES")
-    assert failures == 1 and error.startswith("ORA-"), error
-    assert rows(b, "SELECT COUNT(*) FROM AQ$SEC_QT") == [(0,)]
+    assert failures == 1 and error.startswith("ORA-01031") and "ORA-24093" in error, error
+    assert rows(b, "SELECT COUNT(*) FROM JOHN.AQ$SEC_QT") == [(0,)]
     b.aqadm.create_aq_agent(agent_name="orders_app")
     b.aqadm.enable_db_access(agent_name="orders_app", db_username="strm")
     assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once() == 1
-    assert [m.payload for m in drain(b, "STRM.SEC")] == [b"s"]
+    assert [m.payload for m in drain(b, "JOHN.SEC")] == [b"s"]
