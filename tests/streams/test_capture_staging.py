@@ -168,3 +168,24 @@ def test_set_parameter_staging_checks(env):
     adm.stop_capture(capture_name="CAP")
     adm.set_parameter(capture_name="CAP", parameter="STAGING", value=None)
     assert env.view("SELECT STAGING FROM DBA_CAPTURE")[0]["STAGING"] == "PERSISTENT"
+
+
+def test_restart_in_the_same_process_waits_for_takes_under_way(env):
+    """The host restarts a crashed capture in its process while a consumer has taken LCRs
+    and not committed yet: the new run waits for that commit before it reads the
+    consumers' positions, so what the consumer committed is not replayed to it."""
+    import threading
+    buffered_capture(env)
+    env.sql(f"INSERT INTO {env.src}.t VALUES (1, 'a')")
+    env.sql(f"INSERT INTO {env.src}.t VALUES (2, 'b')")
+    proc = env.process()
+    proc.catch_up()
+    conn, q = consumer(env)
+    assert ids(take(q, 1)) == [("INSERT", 1)]
+    proc.stop()
+    threading.Timer(0.3, conn.commit).start()     # commits while the new run starts
+    again = env.process()
+    again.catch_up()
+    assert ids(take(q)) == [("INSERT", 2)]
+    conn.commit()
+    conn.close()

@@ -199,7 +199,7 @@ class Endpoint:
                 self.pool.spilled.discard((q.qualified, sel.consumer_name if sel.multi else None))
             return None
         first = self.pool.first_key(q, sel, nav.buffered, self.ctx)
-        if first is not None and _order_key(q.table)(head) > first[:-1]:
+        if first is not None and _later(_order_key(q.table)(head), first[:-1]):
             return None
         # taken by its id; gone meanwhile (another session) -> memory's turn
         return self._dequeue_spilled(q, replace(spilled, msgid=head.msgid), mode)
@@ -209,3 +209,15 @@ class Endpoint:
         got = ctx.session.dequeue(q, sel, mode, True, 1,
                                   DequeueInfo(user=ctx.username, consumer_name=sel.consumer_name))
         return got[0] if got else None
+
+
+def _later(a: tuple, b: tuple) -> bool:
+    """``a`` > ``b`` in queue order, where None (a commit SCN a message in memory does not
+    have yet) comes after every value: it was not committed before anything spilled."""
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        if x is None or y is None:
+            return x is None
+        return x > y
+    return False
