@@ -22,7 +22,8 @@ from .dialect import Dialect
 # 5: Streams propagation (SLUICE_QUEUE_SCHEDULES, SLUICE_PROPAGATION_RECEIVED and their views)
 # 6: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
 # 7: Spark pipelines (SLUICE_PIPELINE_PROGRESS, DBA_STREAMS_TRANSFORMATIONS)
-SCHEMA_VERSION = 7
+# 8: monitoring (SLUICE_QUEUE_DEPTH over every queue table, V$AQ and the views on it)
+SCHEMA_VERSION = 8
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -60,6 +61,8 @@ def catalog_ddl(d: Dialect) -> list[str]:
         f"""INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('schema_version', '{SCHEMA_VERSION}')
             ON CONFLICT DO NOTHING""",
         f"""{d.create_view} DUAL AS SELECT 'X' AS DUMMY""",
+        # empty until the store lists its queue tables in it (queue_depth_ddl)
+        f"""{d.create_view} {QUEUE_DEPTH_VIEW} AS {_queue_depth_select(None, d)}""",
         f"""{d.create_view} DBA_QUEUE_TABLES AS
             SELECT OWNER, NAME AS QUEUE_TABLE,
                    CASE WHEN PAYLOAD_TYPE IN ('RAW', 'XMLTYPE', 'JSON') THEN PAYLOAD_TYPE ELSE 'OBJECT' END AS TYPE,
@@ -677,6 +680,57 @@ PG_FUNCTIONS = [
 def user_view_ddl(user_literal: str) -> list[str]:
     """SQLite: the USER_ views of one connection, as TEMP views for ``user_literal``."""
     return [f"CREATE TEMP VIEW {name} AS " + body.format(user=user_literal) for name, body in USER_VIEWS]
+
+
+# ---- monitoring (sluice.monitor, issue 17) ---------------------------------------------
+# One view over every queue table: how many records of each queue are in each state, per
+# consumer and remote address, with their oldest enqueue time — what V$AQ, the buffered
+# views and a monitoring snapshot count, in one statement however many queue tables there
+# are.  A queue table is a table of its own, so the view is rebuilt whenever one is created
+# or dropped (queue_depth_ddl, called by sqlcatalog and on opening a store).
+QUEUE_DEPTH_VIEW = "SLUICE_QUEUE_DEPTH"
+# SQLite refuses a compound SELECT of more than 500 parts: nest the union in groups
+_UNION_GROUP = 200
+
+
+def _queue_depth_select(qt: QueueTableInfo | None, d: Dialect) -> str:
+    """The view's rows for one queue table (``None``: the typed empty row set)."""
+    i, r = d.int_type, d.real_type
+    if qt is None:
+        return (f"SELECT CAST(NULL AS {i}) AS QT_ID, CAST(NULL AS TEXT) AS OWNER, "
+                f"CAST(NULL AS TEXT) AS QUEUE_NAME, CAST(NULL AS TEXT) AS CONSUMER_NAME, "
+                f"CAST(NULL AS TEXT) AS ADDRESS, CAST(NULL AS {i}) AS STATE, "
+                f"CAST(NULL AS {i}) AS DELIVERY_MODE, CAST(NULL AS {i}) AS MSGS, "
+                f"CAST(NULL AS {r}) AS OLDEST_ENQ_TIME, CAST(NULL AS {r}) AS SUM_ENQ_TIME WHERE 1 = 0")
+    owner = "'" + qt.owner.replace("'", "''") + "'"
+    # PROCESSED records (kept for retention) are history, not depth: left out
+    return (f"SELECT CAST({qt.qt_id} AS {i}) AS QT_ID, CAST({owner} AS TEXT) AS OWNER, "
+            f"Q_NAME AS QUEUE_NAME, CONSUMER_NAME, ADDRESS, CAST(STATE AS {i}) AS STATE, "
+            f"CAST(DELIVERY_MODE AS {i}) AS DELIVERY_MODE, CAST(COUNT(*) AS {i}) AS MSGS, "
+            f"CAST(MIN(ENQ_TIME) AS {r}) AS OLDEST_ENQ_TIME, CAST(SUM(ENQ_TIME) AS {r}) AS SUM_ENQ_TIME "
+            f"FROM {table_name(qt)} WHERE STATE <> 2 "
+            f"GROUP BY Q_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE")
+
+
+def queue_depth_ddl(tables: list[QueueTableInfo], d: Dialect) -> list[str]:
+    """Statements (re)creating SLUICE_QUEUE_DEPTH over ``tables`` (columns QT_ID, OWNER,
+    QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE, MSGS, OLDEST_ENQ_TIME,
+    SUM_ENQ_TIME).  Views built on it (V$AQ …) stay valid: its columns never change."""
+    parts = [_queue_depth_select(qt, d) for qt in tables] or [_queue_depth_select(None, d)]
+    groups = [" UNION ALL ".join(parts[k:k + _UNION_GROUP]) for k in range(0, len(parts), _UNION_GROUP)]
+    body = groups[0] if len(groups) == 1 else " UNION ALL ".join(f"SELECT * FROM ({g}) G{n}"
+                                                                    for n, g in enumerate(groups))
+    if d.name == "postgresql":
+        return [f"CREATE OR REPLACE VIEW {QUEUE_DEPTH_VIEW} AS {body}"]
+    return [f"DROP VIEW IF EXISTS {QUEUE_DEPTH_VIEW}", f"CREATE VIEW {QUEUE_DEPTH_VIEW} AS {body}"]
+
+
+def now_epoch(d: Dialect) -> str:
+    """SQL for the current time as POSIX seconds."""
+    if d.name == "postgresql":
+        return "EXTRACT(EPOCH FROM clock_timestamp())"
+    return "((julianday('now') - 2440587.5) * 86400.0)"
+# ---- end of monitoring ------------------------------------------------------------------
 
 
 def quote(name: str) -> str:
