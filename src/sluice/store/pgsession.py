@@ -409,7 +409,7 @@ class PgSession(StoreSession):
 
         def run():
             if in_memory:    # temporary objects of this connection (see sqlmemory)
-                memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known)
+                memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
             text = rewrite(sql, known, self.user)
             params = None
             if binds:

@@ -469,7 +469,7 @@ class SqliteSession(StoreSession):
         known = physical_names(self.store.queue_tables())
         try:
             if in_memory:
-                memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known)
+                memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
             cur = self.conn.execute(rewrite(sql, known, self.user), binds or ())
         except sqlite3.OperationalError as e:
             raise _sql_error(e) from None
