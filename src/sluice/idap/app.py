@@ -606,9 +606,12 @@ class IdapServer(uvicorn.Server):
 
 
 def serve(config: IdapConfig, host: str = "127.0.0.1", port: int = 8080, log_level: str = "info",
-          extensions: Sequence[Extension] = ()) -> None:
-    """Run the servlet (and ``extensions``) on uvicorn until SIGINT/SIGTERM (``sluice serve``)."""
+          extensions: Sequence[Extension] = (), ssl_certfile: str | None = None,
+          ssl_keyfile: str | None = None) -> None:
+    """Run the servlet (and ``extensions``) on uvicorn until SIGINT/SIGTERM (``sluice serve``);
+    HTTPS when given a certificate (PEM, with its chain) and its private key (seed 004:
+    propagation and IDAP over HTTPS)."""
     uv_config = uvicorn.Config(create_app(config, extensions), host=host, port=port, log_level=log_level,
                                timeout_graceful_shutdown=10, access_log=False,
-                               http=http_protocol())
+                               http=http_protocol(), ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
     IdapServer(uv_config).run()
