@@ -36,6 +36,7 @@ from ...errors import DatabaseError, not_supported, ora
 from ..lcr import LCR_EXECUTOR, DDLLCR, RowLCR
 from .conflicts import resolve_update
 from .settings import Settings
+from .sqliteddl import sqlite_statements
 from .target import Target, TargetError
 
 __all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "Handlers"]
@@ -490,9 +491,16 @@ class ApplyEngine:
                 t.execute(text)
             elif lcr.get_command_type() == "TRUNCATE TABLE":
                 t.execute(f"DELETE FROM {t.table(lcr.get_object_owner(), lcr.get_object_name())}")
-            else:
-                raise ApplyError(not_supported(f"DDL LCRs on an SQLite target ({lcr.get_command_type()})"),
-                                 index)
+            else:      # the PostgreSQL statement said in SQLite, or ORA-26714 (:mod:`.sqliteddl`)
+                try:
+                    statements = sqlite_statements(lcr.get_command_type(), text,
+                                                   lcr.get_current_schema() or lcr.get_object_owner(),
+                                                   lcr.get_object_name(), t.table, t.quote)
+                except DatabaseError as e:
+                    raise ApplyError(e, index) from None
+                for sql in statements:
+                    t.execute(sql)
+                    t.forget()      # a RENAME or DROP changes what the next name maps to
         except TargetError as e:
             raise ApplyError(ora(26714, f"{lcr.get_command_type()}: {e}"), index) from None
         finally:
