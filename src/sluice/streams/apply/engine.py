@@ -83,6 +83,9 @@ class Handlers:
     resolve: Callable[[str], Callable[..., Any]] | None = None   # a DML handler's name -> callable
 
 
+_CHUNK = 5000     # statements per pipelined batch
+
+
 class _Retry(Exception):
     """The fast path met a conflict or failure: apply statement by statement."""
 
@@ -219,16 +222,23 @@ class ApplyEngine:
         return True
 
     def _fast(self, txn: SourceTxn) -> None:
-        statements = []
+        """The statements pipelined, in chunks (a spilled transaction is never all in memory)."""
+        head = self._claim(txn)
+        self.target.begin(self.tag)
+        statements: list[tuple[str, tuple]] = []
         for i, item in enumerate(txn.items):
             lcr = item.message
             if self._skipped(lcr, i):
                 continue
             statements.append(self._statement(lcr, i))
-        head = self._claim(txn)
-        self.target.begin(self.tag)
+            if len(statements) >= _CHUNK:
+                self._batch(head, statements, [])
+                head, statements = [], []
+        self._batch(head, statements, self._forget(txn))
+
+    def _batch(self, head: list, statements: list, tail: list) -> None:
         try:
-            counts = self.target.execute_batch(head + statements + self._forget(txn))
+            counts = self.target.execute_batch(head + statements + tail)
         except TargetError:
             raise _Retry() from None
         if head and counts[0] != 1:
