@@ -557,7 +557,8 @@ def apply_ddl(d: Dialect) -> list[str]:
     changes), and the per-table settings DBMS_APPLY_ADM keeps in ``SLUICE_CATALOG``.  Views:
     DBA_APPLY_ERROR, DBA_APPLY_PROGRESS, DBA_APPLY_KEY_COLUMNS,
     DBA_APPLY_INSTANTIATED_OBJECTS, DBA_APPLY_INSTANTIATED_SCHEMAS,
-    DBA_APPLY_CONFLICT_COLUMNS, DBA_APPLY_DML_HANDLERS; what a running apply process shows
+    DBA_APPLY_CONFLICT_COLUMNS, DBA_APPLY_DML_HANDLERS, DBA_APPLY_SPILL_TXN (the spilled
+    LCRs of a large transaction, ``SLUICE_APPLY_SPILL``); what a running apply process shows
     (``SLUICE_APPLY_STATE``): V$STREAMS_APPLY_READER, _COORDINATOR, _SERVER."""
     i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
@@ -615,6 +616,18 @@ def apply_ddl(d: Dialect) -> list[str]:
                        AS ERROR_HANDLER,
                    {spec('apply_database_link')} AS APPLY_DATABASE_LINK, {spec('apply_name')} AS APPLY_NAME
             FROM SLUICE_CATALOG WHERE KIND = 'APPLY_DML_HANDLER'""",
+        # txn_lcr_spill_threshold: the LCRs of the large transaction an apply process is
+        # reading, out of memory and out of its queue (:mod:`sluice.streams.apply.spill`)
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_SPILL (
+            APPLY_NAME TEXT NOT NULL, SEQ {i} NOT NULL, SOURCE_DATABASE TEXT,
+            SOURCE_TRANSACTION_ID TEXT, SOURCE_COMMIT_SCN {i}, MESSAGE_SCN {i}, EXECUTE {i} NOT NULL,
+            MESSAGE_CREATE_TIME {r}, SPILL_TIME {r}, MESSAGE TEXT NOT NULL, PRIMARY KEY (APPLY_NAME, SEQ))""",
+        f"""{d.create_view} DBA_APPLY_SPILL_TXN AS
+            SELECT APPLY_NAME, SOURCE_DATABASE, SOURCE_TRANSACTION_ID AS XIDSQN,
+                   MIN(MESSAGE_SCN) AS FIRST_SCN, COUNT(*) AS MESSAGE_COUNT,
+                   {ts('MIN(MESSAGE_CREATE_TIME)')} AS FIRST_MESSAGE_CREATE_TIME,
+                   {ts('MIN(SPILL_TIME)')} AS SPILL_CREATION_TIME
+            FROM SLUICE_APPLY_SPILL GROUP BY APPLY_NAME, SOURCE_DATABASE, SOURCE_TRANSACTION_ID""",
         # what a running apply process shows: one row per process, written with each batch
         f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_STATE (
             APPLY_NAME TEXT PRIMARY KEY, STATE TEXT, STARTUP_TIME {r}, PARALLELISM {i},
