@@ -22,7 +22,8 @@ from .dialect import Dialect
 # 5: Streams propagation (SLUICE_QUEUE_SCHEDULES, SLUICE_PROPAGATION_RECEIVED and their views)
 # 6: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
 # 7: Spark pipelines (SLUICE_PIPELINE_PROGRESS, DBA_STREAMS_TRANSFORMATIONS)
-SCHEMA_VERSION = 7
+# 8: buffered staging of captured LCRs (SLUICE_CAPTURE_CONSUMED)
+SCHEMA_VERSION = 8
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -143,7 +144,7 @@ def capture_ddl(d: Dialect) -> list[str]:
     it enqueues, in the same transaction (its position in the source's log, counters,
     state) is a ``SLUICE_CAPTURE_PROGRESS`` row; the tables it cannot capture are
     ``SLUICE_STREAMS_UNSUPPORTED`` rows.  Views: DBA_CAPTURE, V$STREAMS_CAPTURE,
-    DBA_STREAMS_UNSUPPORTED (Oracle's columns, plus REPLICATION_SLOT)."""
+    DBA_STREAMS_UNSUPPORTED (Oracle's columns, plus REPLICATION_SLOT and STAGING)."""
     i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
 
@@ -163,6 +164,11 @@ def capture_ddl(d: Dialect) -> list[str]:
             ENQUEUE_MESSAGE_NUMBER {i}, ENQUEUE_MESSAGE_CREATE_TIME {r}, ENQUEUE_TIME {r},
             STATE TEXT, STATE_CHANGED_TIME {r}, STARTUP_TIME {r},
             PRIMARY KEY (OWNER, NAME))""",
+        # buffered staging: how far each consumer took a capture's LCRs and committed
+        # (commit SCN, SCN of the last LCR), written in the consumer's own transaction
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_CONSUMED (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, CONSUMER TEXT NOT NULL,
+            COMMIT_SCN {i} NOT NULL, SCN {i} NOT NULL, PRIMARY KEY (OWNER, NAME, CONSUMER))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_STREAMS_UNSUPPORTED (
             OWNER TEXT NOT NULL, TABLE_NAME TEXT NOT NULL, REASON TEXT NOT NULL,
             AUTO_FILTERED TEXT NOT NULL, CAPTURE_OWNER TEXT, CAPTURE_NAME TEXT, SCN {i},
@@ -182,7 +188,8 @@ def capture_ddl(d: Dialect) -> list[str]:
                    {spec_int('error_number')} AS ERROR_NUMBER, {spec('error_message')} AS ERROR_MESSAGE,
                    {spec('version')} AS VERSION, {spec('capture_type')} AS CAPTURE_TYPE,
                    P.LAST_ENQUEUED_SCN, {spec('checkpoint_retention_time')} AS CHECKPOINT_RETENTION_TIME,
-                   {spec('slot')} AS REPLICATION_SLOT
+                   {spec('slot')} AS REPLICATION_SLOT,
+                   COALESCE({spec('staging')}, 'PERSISTENT') AS STAGING
             FROM SLUICE_CATALOG C
             LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE'""",
