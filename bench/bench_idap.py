@@ -93,8 +93,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(dsn: str, port: int, workers: int, inline_max_bytes: int | None = None) -> subprocess.Popen:
-    extra = [] if inline_max_bytes is None else ["--inline-max-bytes", str(inline_max_bytes)]
+def start_server(dsn: str, port: int, workers: int, inline_max_bytes: int | None = None,
+                 options: tuple[str, ...] = ()) -> subprocess.Popen:
+    extra = [*options] if inline_max_bytes is None else [*options, "--inline-max-bytes", str(inline_max_bytes)]
     proc = subprocess.Popen([str(SLUICE), "--dsn", dsn, "serve", "--port", str(port), "--workers",
                              str(workers), "--log-level", "warning", *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
