@@ -113,6 +113,15 @@ def start_server(dsn: str, port: int, workers: int, inline_max_bytes: int | None
     raise SystemExit("sluice serve did not start")
 
 
+def stop_server(server: subprocess.Popen) -> None:
+    """SIGTERM (a graceful stop), SIGKILL when it takes more than 30 s."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -208,11 +217,7 @@ def main() -> None:
             send["cpu_us"] = (cpu_seconds(server.pid) - cpu0) / max(send["requests"], 1) * 1e6
             ceiling = None
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_server(server)
     stored = queue_count(dsn) - warm
     shutil.rmtree(work, ignore_errors=True)
     ok = send["requests"] - send["non2xx"]

@@ -29,9 +29,7 @@ import datetime as dt
 import os
 import platform
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,7 +39,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_idap import AUTH, BODY, LUA, PATH, free_port, queue_count, run_wrk, setup, start_server  # noqa: E402
+from bench_idap import (AUTH, BODY, LUA, PATH, free_port, queue_count, run_wrk, setup,  # noqa: E402
+                        start_server, stop_server)
 
 ROOT = Path(__file__).resolve().parents[1]
 WATCHER = ("watcher", "watch-pw")
@@ -141,11 +140,7 @@ def one_round(config: str, args) -> dict | None:
                 result = run_wrk(base + PATH, args.connections, args.duration, script)
             result["watcher"] = dict(w.counts)
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_server(server)
     result["stored"] = queue_count(dsn) - warm
     shutil.rmtree(work, ignore_errors=True)
     ok = result["requests"] - result["non2xx"]
