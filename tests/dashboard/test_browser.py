@@ -14,6 +14,9 @@ import sqlite3
 import time
 
 import pytest
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 import sluice
 from sluice.streams import RowLCR
@@ -21,9 +24,6 @@ from sluice.streams.host import Host
 
 from .kit import USERS, make_users, serve
 
-webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "test-artifacts"

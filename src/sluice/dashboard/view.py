@@ -19,6 +19,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import Error
+from ..store.sqlschema import table_name
 from . import errorqueue
 
 DSN_SCHEMES = ("sqlite:", "postgresql:", "postgres:")
@@ -27,24 +28,6 @@ DSN_SCHEMES = ("sqlite:", "postgresql:", "postgres:")
 def _rows(conn: Any, sql: str) -> list[dict]:
     cols, rows = conn.query(sql, None)
     return [dict(zip(cols, r)) for r in rows]
-
-
-def _epoch(value: Any) -> float | None:
-    """A view's timestamp (a datetime, an ISO text or seconds) as seconds since the epoch."""
-    if value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if hasattr(value, "timestamp"):
-        return value.timestamp()
-    try:
-        from datetime import datetime, timezone
-        parsed = datetime.fromisoformat(str(value))
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.timestamp()
-    except ValueError:
-        return None
 
 
 def _process_health(status: str | None, state: str | None = None) -> str:
@@ -185,16 +168,13 @@ def _oldest_ready(conn: Any, owner: str, name: str, now: float) -> float:
     """Seconds the oldest READY message of the queue has waited (0 when none): how far
     the process reading it is behind."""
     try:
-        cols, rows = conn.query(f'SELECT MIN(ENQ_TIMESTAMP) FROM "{owner}"."AQ${_table(conn, owner, name)}" '
-                                f"WHERE QUEUE = :q AND MSG_STATE = 'READY'", {"q": name})
+        queue = conn.context.catalog.queue_by_key((owner, name))
+        _, rows = conn.query(f"SELECT MIN(ENQ_TIME) FROM {table_name(queue.table)} "
+                             f"WHERE Q_NAME = :q AND STATE = 0", {"q": name})
     except Error:
         return 0.0
-    oldest = _epoch(rows[0][0]) if rows else None
-    return max(0.0, now - oldest) if oldest is not None else 0.0
-
-
-def _table(conn: Any, owner: str, name: str) -> str:
-    return conn.context.catalog.queue_by_key((owner, name)).table.name
+    oldest = rows[0][0] if rows else None
+    return max(0.0, now - float(oldest)) if oldest is not None else 0.0
 
 
 def reader(conn: Any, connect: Callable[[str], Any] | None = None) -> Callable[[], dict]:
