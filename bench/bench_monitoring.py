@@ -52,12 +52,7 @@ def add_watcher(dsn: str) -> None:
     with sluice.connect(dsn) as admin:
         cur = admin.cursor()
         cur.execute(f'CREATE USER {WATCHER[0]} IDENTIFIED BY "{WATCHER[1]}"')
-        cur.execute(f"GRANT CONNECT TO {WATCHER[0]}")
-        try:
-            cur.execute(f"GRANT SELECT_CATALOG_ROLE TO {WATCHER[0]}")
-        except sluice.DatabaseError:      # a store whose GRANT does not know the role yet
-            admin.context.store.put_catalog_object("ROLE", WATCHER[0].upper(), "SELECT_CATALOG_ROLE",
-                                                   {"grantor": "SLUICE", "admin_option": False}, replace=True)
+        cur.execute(f"GRANT CONNECT, SELECT_CATALOG_ROLE TO {WATCHER[0]}")
 
 
 class Watcher:
@@ -144,7 +139,9 @@ def one_round(config: str, args) -> dict | None:
     result["stored"] = queue_count(dsn) - warm
     shutil.rmtree(work, ignore_errors=True)
     ok = result["requests"] - result["non2xx"]
-    if not 0 <= result["stored"] - ok <= args.connections:
+    # wrk stops mid-request at its deadline (warm-up and run): a request it gave up on may
+    # still commit, up to one per connection each time
+    if not 0 <= result["stored"] - ok <= 2 * args.connections:
         raise SystemExit(f"{config}: the queue holds {result['stored']} messages for {ok} successful requests")
     return result
 
