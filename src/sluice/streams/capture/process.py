@@ -71,6 +71,7 @@ from ...store.pgconn import parse_dsn
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
+from . import combined
 from . import spec as specs
 from .context import CaptureContext
 from .decode import Decoder, SourceTransaction, Unsupported, oracle_name, transactions
@@ -167,6 +168,7 @@ class CaptureProcess:
         #                                    transaction: one at a time up to this LSN
         self._busy_since: float | None = None
         self._hit: Any = None          # the positive rule of the last full evaluation
+        self.combined: combined.Combined | None = None   # combined capture and apply (seed 001)
         self._stop = threading.Event()
 
     # -- life cycle ------------------------------------------------------------------
@@ -194,6 +196,10 @@ class CaptureProcess:
         except DatabaseError as e:
             self._abort(e)
             raise
+        # combined capture and apply is decided when the capture starts (seed 001)
+        self.combined = combined.route_for(self.conn, self.ctx, spec)
+        combined.record(self.ctx, self.name, self.combined)
+        self.conn.commit()
         self._set_state("CAPTURING CHANGES")
 
     def _adopt(self, spec: specs.CaptureSpec) -> None:
@@ -218,6 +224,7 @@ class CaptureProcess:
         self._stop.set()
         if self.conn.transaction_in_progress:
             self.conn.rollback()
+        self._stage()
         if self.source is not None:
             self.source.close()
             self.source = None
@@ -354,7 +361,22 @@ class CaptureProcess:
             if fresh:
                 self.captured_scn = max(self.captured_scn, fresh[-1].commit_scn)
             return
-        enqueued = self._enqueue(lcrs)
+        batch = None
+        if self.combined is not None:
+            try:
+                started = time.time()
+                batch = self.combined.batch(lcrs)
+                self.combined.send(batch, time.time() - started)
+                enqueued = lcrs
+            except DatabaseError:
+                # the destination failed: stage from now on (the propagation job retries
+                # and backs off; the apply's record of each transaction keeps it once)
+                batch = None
+                if self.conn.transaction_in_progress:
+                    self.conn.rollback()
+                self._stage()
+        if batch is None:
+            enqueued = self._enqueue(lcrs)
         now = time.time()
         last = fresh[-1]
         last_enq = enqueued[-1] if enqueued else None
@@ -373,6 +395,8 @@ class CaptureProcess:
                 c.execute(_UNSUPPORTED, row)
         ctx.add_commit_work(write)
         self.conn.commit()
+        if batch is not None:
+            self.combined.destination.acknowledge(batch)    # let go: the receiver may prune
         self.state = "CAPTURING CHANGES"
         self.captured_scn = self._stored_scn = last.commit_scn
         if advance:
@@ -426,7 +450,21 @@ class CaptureProcess:
             self.spec = None
             return False
         self._adopt(spec)
+        if self.combined is not None and not self.combined.still_qualifies(self.ctx, spec):
+            self._stage()           # the topology no longer qualifies: stage (seed 001)
         return True
+
+    def _stage(self) -> None:
+        """Leave combined capture and apply: enqueue into the capture's queue from now on."""
+        if self.combined is None:
+            return
+        self.combined.close()
+        self.combined = None
+        try:
+            combined.record(self.ctx, self.name, None)
+            self.conn.commit()
+        except DatabaseError:
+            pass        # the store may be what failed; the next start records it
 
     def _set_state(self, state: str) -> None:
         if state != self.state:
