@@ -45,13 +45,10 @@ from typing import Any
 from ...errors import DatabaseError
 from ..propagation import schedules as sched
 from ..propagation import spec as pspecs
-from ..propagation.job import JobEnv, _declared, _transform_function, _apply
+from ..propagation.job import DISCARD, JobEnv, ruled
 from ..propagation.links import resolve_link
 from ..propagation.sites import StoreSite, ThisSite
 from ..propagation.wire import Batch, Propagated
-from ..rowmigration import migrate
-from ..rulesets import evaluate_rule_sets
-from ..transform import transform
 from . import spec as cspecs
 from .context import CaptureContext
 
@@ -96,17 +93,9 @@ class Combined:
             group = group or f"CCA:{self.capture}:{lcr.get_commit_scn()}"
             message = lcr
             if rules:
-                verdict = evaluate_rule_sets(self.conn, message, p.rule_set, p.negative_rule_set)
-                if not verdict.perform:
+                message = ruled(env, p, message)
+                if message is DISCARD:
                     continue
-                message = migrate(message, verdict.rule)
-                if verdict.rule is not None:
-                    declared = _declared(env).get(verdict.rule.rule_name)
-                    if declared:
-                        message = transform(message, declared)
-                function = _transform_function(verdict.rule)
-                if function is not None:
-                    message = _apply(function, message)
             batch.messages.append(Propagated(
                 dest_queue=dest_queue, source_msgid=ident, original_msgid=ident,
                 payload_type=q.table.payload_type, user_data=codec.encode(message),
