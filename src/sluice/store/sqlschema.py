@@ -197,6 +197,11 @@ def capture_ddl(d: Dialect) -> list[str]:
             FROM SLUICE_CATALOG C
             LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE'""",
+        # combined capture and apply (sluice.streams.capture.combined): whether the capture
+        # sends straight to its apply's queue, and through which propagation schedule
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_COMBINED (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, OPTIMIZATION {i} NOT NULL DEFAULT 0,
+            QSCHEMA TEXT, QNAME TEXT, DESTINATION TEXT, PRIMARY KEY (OWNER, NAME))""",
         f"""{d.create_view} V$STREAMS_CAPTURE AS
             SELECT C.NAME AS CAPTURE_NAME, {ts('P.STARTUP_TIME')} AS STARTUP_TIME,
                    P.STATE, {ts('P.STATE_CHANGED_TIME')} AS STATE_CHANGED_TIME,
@@ -207,9 +212,11 @@ def capture_ddl(d: Dialect) -> list[str]:
                    {ts('P.CAPTURE_MESSAGE_CREATE_TIME')} AS CAPTURE_MESSAGE_CREATE_TIME,
                    {ts('P.ENQUEUE_TIME')} AS ENQUEUE_TIME, P.ENQUEUE_MESSAGE_NUMBER,
                    {ts('P.ENQUEUE_MESSAGE_CREATE_TIME')} AS ENQUEUE_MESSAGE_CREATE_TIME,
-                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS
+                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS,
+                   COALESCE(X.OPTIMIZATION, 0) AS OPTIMIZATION
             FROM SLUICE_CATALOG C
             JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
+            LEFT JOIN SLUICE_CAPTURE_COMBINED X ON X.OWNER = C.OWNER AND X.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE' AND P.STATE IS NOT NULL""",
         # synchronous captures (sluice.streams.capture.sync): SLUICE_CATALOG rows of kind
         # SYNC_CAPTURE; not in DBA_CAPTURE, which lists capture processes only (as Oracle's)
@@ -510,7 +517,10 @@ def propagation_ddl(d: Dialect) -> list[str]:
                    S.TOTAL_TIME AS ELAPSED_PROPAGATION_TIME,
                    CASE WHEN S.DISABLED = 1 THEN 'DISABLED' WHEN S.FAILURES > 0 THEN 'FAILED'
                         ELSE 'ENABLED' END AS STATE,
-                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME
+                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME,
+                   CASE WHEN EXISTS (SELECT 1 FROM SLUICE_CAPTURE_COMBINED X WHERE X.OPTIMIZATION > 0
+                        AND X.QSCHEMA = S.QSCHEMA AND X.QNAME = S.QNAME AND X.DESTINATION = S.DESTINATION)
+                        THEN 1 ELSE 0 END AS OPTIMIZATION
             FROM SLUICE_QUEUE_SCHEDULES S""",
         f"""{d.create_view} V$PROPAGATION_RECEIVER AS
             SELECT R.SOURCE_QUEUE AS SRC_QUEUE_NAME, R.SOURCE_SITE AS SRC_DBNAME,
