@@ -40,6 +40,9 @@ UNITS: dict[str, tuple[int, frozenset[str]]] = {
     "plsql": (5, frozenset({"plsql"})),
     "pipeline": (5, frozenset({"pipeline"})),
     "session": (6, frozenset({"__init__", "connection", "cursor", "connect_params", "pool"})),
+    # beside the session: reads a store through a connection it is given (never imports
+    # one); the front doors (idap, cli) show what it reads
+    "monitor": (6, frozenset({"monitor"})),
     "idap": (7, frozenset({"idap"})),
     "dashboard": (8, frozenset({"dashboard"})),
     "cli": (9, frozenset({"cli", "demo", "__main__"})),

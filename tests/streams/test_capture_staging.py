@@ -168,3 +168,52 @@ def test_set_parameter_staging_checks(env):
     adm.stop_capture(capture_name="CAP")
     adm.set_parameter(capture_name="CAP", parameter="STAGING", value=None)
     assert env.view("SELECT STAGING FROM DBA_CAPTURE")[0]["STAGING"] == "PERSISTENT"
+
+
+def test_restart_in_the_same_process_waits_for_takes_under_way(env):
+    """The host restarts a crashed capture in its process while a consumer has taken LCRs
+    and not committed yet: the new run waits for that commit before it reads the
+    consumers' positions, so what the consumer committed is not replayed to it."""
+    import threading
+    buffered_capture(env)
+    env.sql(f"INSERT INTO {env.src}.t VALUES (1, 'a')")
+    env.sql(f"INSERT INTO {env.src}.t VALUES (2, 'b')")
+    proc = env.process()
+    proc.catch_up()
+    conn, q = consumer(env)
+    assert ids(take(q, 1)) == [("INSERT", 1)]
+    proc.stop()
+    threading.Timer(0.3, conn.commit).start()     # commits while the new run starts
+    again = env.process()
+    again.catch_up()
+    assert ids(take(q)) == [("INSERT", 2)]
+    conn.commit()
+    conn.close()
+
+
+def test_spilled_lcrs_keep_their_order_and_are_staged_again_after_a_restart(env):
+    """LCRs past the memory limit spill to the queue table (still buffered); a consumer gets
+    spilled and in-memory ones in stream order; a capture that starts again drops its spilled
+    leftovers and stages them anew from the slot — nothing twice, nothing lost."""
+    from sluice.aq import buffered
+    buffered_capture(env)
+    for i in range(12):
+        env.sql(f"INSERT INTO {env.src}.t VALUES ({i}, 'x')")
+    buffered.configure(env.conn, memory_limit=4 * 1200)
+    try:
+        proc = env.process()
+        proc.catch_up()
+        spilled = env.view("SELECT COUNT(*) AS N FROM AQ$STRM_QT WHERE MSG_STATE = 'SPILLED'")[0]["N"]
+        assert 0 < spilled < 12
+        conn, q = consumer(env)
+        assert ids(take(q, 3)) == [("INSERT", i) for i in range(3)]
+        conn.commit()
+        proc.stop()
+        again = env.process()
+        again.catch_up()
+        assert ids(take(q)) == [("INSERT", i) for i in range(3, 12)]
+        conn.commit()
+        assert env.view("SELECT COUNT(*) AS N FROM AQ$STRM_QT WHERE MSG_STATE = 'SPILLED'")[0]["N"] == 0
+        conn.close()
+    finally:
+        buffered.configure(env.conn, memory_limit=64 * 1024 * 1024)

@@ -3,7 +3,8 @@
 A reading (what :mod:`.view` makes of a monitoring snapshot) carries ``counters`` —
 totals that only grow, keyed ``"<series>:<object>"`` (``enq:DBS1.SLUICE.SRC``,
 ``prop:DBS1.P1``) — and ``gauges`` — values of the moment (``depth:…``, ``lag:…``).
-The sampler turns counters into rates (per second, between two readings) and keeps,
+The sampler turns counters into rates (per second, averaged over the last
+:data:`RATE_WINDOW` seconds) and keeps,
 per sample, the sum of each series' rates and the largest lag: the charts over time.
 Queue depths (the cards' sparklines) are kept for the last :data:`SPARK_POINTS`
 samples only, so a store with a thousand queues costs kilobytes, not megabytes.
@@ -25,6 +26,7 @@ log = logging.getLogger("sluice.dashboard")
 HORIZON = 3600.0          # seconds of history kept
 SPARK_POINTS = 60         # samples of each queue's depth kept for its sparkline
 RATE_SERIES = ("enq", "deq", "capture", "prop", "apply")
+RATE_WINDOW = 10.0        # seconds a rate is averaged over (at least two readings)
 
 
 def series_of(key: str) -> str:
@@ -39,7 +41,11 @@ class History:
         self.points: deque[dict] = deque(maxlen=max(2, int(horizon / interval)))
         self.depths: dict[str, deque[int]] = {}
         self.latest: dict[str, Any] | None = None
-        self._previous: tuple[float, dict[str, float]] | None = None
+        self.samples = 0          # readings taken: what a cache of the latest one is keyed by
+        # rates are averaged over the readings of the last `window` seconds: a label that
+        # shows a two-second spike and then 0 says less than a ten-second average
+        self.window = max(RATE_WINDOW, 2 * interval)
+        self._previous: deque[tuple[float, dict[str, float]]] = deque()
         self._lock = threading.Lock()
 
     def add(self, reading: dict[str, Any], now: float) -> None:
@@ -48,13 +54,15 @@ class History:
         counters: dict[str, float] = reading.get("counters", {})
         gauges: dict[str, float] = reading.get("gauges", {})
         rates: dict[str, float] = {}
-        if self._previous is not None:
-            then, before = self._previous
+        while len(self._previous) > 1 and self._previous[1][0] <= now - self.window:
+            self._previous.popleft()
+        if self._previous:
+            then, before = self._previous[0]
             elapsed = max(now - then, 1e-6)
             for key, value in counters.items():
-                # a counter that went down was reset (a process restarted): no rate this once
+                # a counter that went down was reset (a process restarted): no rate for now
                 rates[key] = max(0.0, value - before.get(key, value)) / elapsed
-        self._previous = (now, dict(counters))
+        self._previous.append((now, dict(counters)))
         point: dict[str, Any] = {"t": now}
         for series in RATE_SERIES:
             point[series] = round(sum(r for k, r in rates.items() if series_of(k) == series), 3)
@@ -69,6 +77,7 @@ class History:
             for key in [k for k in self.depths if k not in gauges]:   # dropped queues
                 del self.depths[key]
             self.latest = reading
+            self.samples += 1
 
     def since(self, t: float) -> list[dict]:
         """The chart points taken after ``t``."""
@@ -78,6 +87,11 @@ class History:
     def sparklines(self) -> dict[str, list[int]]:
         with self._lock:
             return {k: list(v) for k, v in self.depths.items()}
+
+    def snapshot(self) -> tuple[int, dict[str, Any] | None, dict[str, list[int]]]:
+        """(samples, the latest reading, the sparklines), taken together."""
+        with self._lock:
+            return self.samples, self.latest, {k: list(v) for k, v in self.depths.items()}
 
 
 class Sampler:

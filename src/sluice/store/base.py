@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from .stats import QueueStats
+
 _TXN_PREFIX = os.urandom(3).hex().upper()
 
 # A session killed while it holds messages releases them (its POSIX locks, its server
@@ -395,6 +397,14 @@ class Store(abc.ABC):
     def on_close(self, hook) -> None:
         """Run ``hook()`` when the store closes (threads of upper layers stop there)."""
         self.__dict__.setdefault("_close_hooks", []).append(hook)
+
+    @property
+    def queue_stats(self) -> "QueueStats":
+        """What this process enqueued and dequeued, per queue (:mod:`.stats`)."""
+        stats = self.__dict__.get("_queue_stats")
+        if stats is None:
+            stats = self.__dict__.setdefault("_queue_stats", QueueStats())
+        return stats
 
     def _run_close_hooks(self) -> None:
         for hook in self.__dict__.pop("_close_hooks", []):

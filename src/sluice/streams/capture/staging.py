@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +46,7 @@ from . import spec as specs
 __all__ = ["BufferedStaging", "PERSISTENT", "BUFFERED", "STAGINGS"]
 
 PERSISTENT, BUFFERED = "PERSISTENT", "BUFFERED"
+_runs: "weakref.WeakValueDictionary[tuple, BufferedStaging]" = weakref.WeakValueDictionary()
 STAGINGS = (PERSISTENT, BUFFERED)
 
 _ACK = """INSERT INTO SLUICE_CAPTURE_CONSUMED (OWNER, NAME, CONSUMER, COMMIT_SCN, SCN)
@@ -90,6 +93,10 @@ class BufferedStaging:
         self.close()
         self._queue_info = queue_info
         self._key = (queue_info.qualified, self.name)
+        before = _runs.get((id(self.pool), self._key))
+        if before is not None:     # an earlier run of this capture in this process (crashed,
+            before.settle()        # stopped): its consumers' open takes end first, so their
+        _runs[(id(self.pool), self._key)] = self   # positions count in what is replayed
         self.pool.discard(queue_info, self.name)
         ctx = self.proc.ctx
         def text(v: str) -> str:
@@ -101,6 +108,12 @@ class BufferedStaging:
                          "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
         self.consumed = {r[0]: (r[1], r[2]) for r in rows}
         self.pool.listeners[self._key] = self
+
+    def settle(self, timeout: float = 5.0) -> None:
+        """Wait (a while) until no consumer transaction holds an uncommitted take of ours."""
+        end = time.monotonic() + timeout
+        while self._takes and time.monotonic() < end:
+            time.sleep(0.01)
 
     def close(self) -> None:
         if self._key is not None and self.pool.listeners.get(self._key) is self:
