@@ -180,7 +180,7 @@ class Endpoint:
             nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
             return self._taken(q, got[0], mode)
         nav.buffered = None
-        got = self._dequeue_spilled(q, replace(sel, delivery_mode=C.MSG_BUFFERED, after=None), mode)
+        got = self._dequeue_spilled(q, _spilled(sel), mode)
         return self._taken(q, got, mode)
 
     def _taken(self, q: QueueInfo, record: MessageRecord | None, mode: int) -> MessageRecord | None:
@@ -191,7 +191,7 @@ class Endpoint:
     def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
         """The table's first spilled message for ``sel`` when it sorts before memory's
         first (on equal keys the spilled one is the older); None otherwise."""
-        spilled = replace(sel, delivery_mode=C.MSG_BUFFERED, after=None)
+        spilled = _spilled(sel)
         head = self._dequeue_spilled(q, spilled, C.DEQ_BROWSE)
         if head is None:
             if sel.correlation is None and sel.predicate is None and sel.msgid is None:
@@ -221,3 +221,10 @@ def _later(a: tuple, b: tuple) -> bool:
             return x is None
         return x > y
     return False
+
+
+def _spilled(sel: Selector) -> Selector:
+    """``sel`` for the spilled messages: buffered ones, from the start of the queue order,
+    and whatever group the session's last persistent message had — buffered messages have
+    no transaction grouping (seed 003), each spilled one is a group of its own."""
+    return replace(sel, delivery_mode=C.MSG_BUFFERED, after=None, group=None, skip_groups=frozenset())

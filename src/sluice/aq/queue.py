@@ -328,7 +328,8 @@ class Queue:
             last = recs[-1]
             if (last.seq or 0) > 0:   # a table's message; an in-memory one's position is nav.buffered
                 nav.position = tuple(getattr(last, c.lower()) for c in table.order_columns)
-                nav.group = last.enq_tid if grouped else None
+                # (a spilled buffered message is in no group: seed 003, no grouping of buffered)
+                nav.group = last.enq_tid if grouped and last.delivery_mode != C.MSG_BUFFERED else None
             nav.correlation = opts.correlation
             nav.consumer = consumer
         transform = None

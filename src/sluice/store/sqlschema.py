@@ -24,7 +24,9 @@ from .dialect import Dialect
 # 7: Spark pipelines (SLUICE_PIPELINE_PROGRESS, DBA_STREAMS_TRANSFORMATIONS)
 # 8: buffered staging of captured LCRs (SLUICE_CAPTURE_CONSUMED)
 # 9: monitoring (SLUICE_QUEUE_DEPTH over every queue table, V$AQ and the views on it)
-SCHEMA_VERSION = 9
+# 10: what a propagation let go and has not yet told its destination (SLUICE_PROPAGATION_UNTOLD);
+#     the apply's spilled transactions (SLUICE_APPLY_SPILL)
+SCHEMA_VERSION = 10
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -462,6 +464,12 @@ def propagation_ddl(d: Dialect) -> list[str]:
             SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID {d.blob_type} NOT NULL,
             DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL,
             PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))""",
+        # per schedule, the (destination queue, message id)s of its last batch: written with
+        # the source's commit, so a sender killed before its next batch tells the
+        # destination to drop their de-duplication rows when it starts again
+        """CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_UNTOLD (
+            QSCHEMA TEXT NOT NULL, QNAME TEXT NOT NULL, DESTINATION TEXT NOT NULL,
+            ACKED TEXT NOT NULL, PRIMARY KEY (QSCHEMA, QNAME, DESTINATION))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_RECEIVERS (
             SOURCE_SITE TEXT NOT NULL, SOURCE_QUEUE TEXT NOT NULL, DEST_QUEUE TEXT NOT NULL,
             TOTAL_MSGS {i} NOT NULL, LAST_RECEIVED {r} NOT NULL,

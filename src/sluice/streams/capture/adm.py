@@ -98,6 +98,9 @@ class CaptureAdm:
             source.install_ddl_trigger()
             consistent = source.create_slot(slot)
             try:
+                # again: another session's DROP_CAPTURE may have dropped the triggers between
+                # the two (its last slot gone, ours not made yet); from now on our slot keeps them
+                source.install_ddl_trigger()
                 _not_before(first, start, consistent)
                 params.secure_queue_user(self._conn, ctx, name, user, queue)
                 first_scn_ = first if first is not None else consistent
@@ -113,7 +116,10 @@ class CaptureAdm:
                 specs.save(ctx, spec, replace=False)
             except BaseException:
                 source.drop_slot(slot)
-                source.remove_ddl_trigger_if_unused()
+                try:
+                    source.remove_ddl_trigger_if_unused()
+                except DatabaseError:
+                    pass      # tidying only (a user who may not drop them): the error is raised
                 raise
 
     def start_capture(self, capture_name: str) -> None:

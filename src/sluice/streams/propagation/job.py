@@ -89,6 +89,8 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
         if not ctx.authz.has_queue_privilege(q, "DEQUEUE"):   # the propagating session's user
             raise ora(1031)
         dest = env.destination(s)
+        if dest.dedup and not dest.restored(s.key):
+            dest.restore(s.key, sched.load_untold(ctx.session, s.key))
         routes = _routes(ctx, q)
         while result.batches < env.max_batches:
             start = env.clock()
@@ -143,6 +145,8 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         end = env.clock()
         s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
         session.add_commit_work(sched.runtime_work(s))
+        if dest.dedup:
+            session.add_commit_work(sched.untold_work(s, [(m.dest_queue, m.source_msgid) for m in batch.messages]))
         session.commit()
         dest.acknowledge(batch)    # let go: the next batch is all new, and says so
         return len(batch.messages), nbytes
