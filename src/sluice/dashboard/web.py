@@ -140,8 +140,10 @@ def routes(site: Site) -> list[BaseRoute]:
             since = float(request.query_params.get("since", "0"))
         except ValueError:
             return _error(400, "since: seconds since the epoch")
+        sampler = site.sampler
         head = {"user": user, "now": time.time(), "interval": site.history.interval,
-                "sampler_error": site.sampler.error, "points": site.history.since(since)}
+                "sampler_error": sampler.error, "points": site.history.since(since),
+                "sampler": {"readings": sampler.readings, "cpu_seconds": round(sampler.cpu_seconds, 6)}}
         return _respond(to_json(head)[:-1] + b"," + site.latest_json() + b"}")
 
     async def error_action(request: Request) -> Response:
