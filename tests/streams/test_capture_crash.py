@@ -12,7 +12,7 @@ import pytest
 from tests.streams import capturecrash
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
 
-SECONDS = float(os.environ.get("SLUICE_CAPTURE_CRASH_SECONDS", "10"))
+SECONDS = float(os.environ.get("SLUICE_CAPTURE_CRASH_SECONDS", "7"))   # per staging and backend
 
 
 @pytest.mark.parametrize("staging", ["", "buffered"])
