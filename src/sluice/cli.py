@@ -353,8 +353,13 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
               type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False))
 @click.option("--stop-timeout", type=float, default=60.0, show_default=True,
               help="Seconds each process may take to finish its batch when stopping.")
+@click.option("--metrics-port", type=click.IntRange(0, 65535), default=None,
+              help="Serve Prometheus metrics at http://HOST:PORT/metrics (users with MONITOR).")
+@click.option("--metrics-host", default="127.0.0.1", show_default=True,
+              help="Address the metrics endpoint listens on.")
 @click.pass_obj
-def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float) -> None:
+def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float,
+        metrics_port: int | None, metrics_host: str) -> None:
     """Run the store's enabled Streams processes (capture, …) until SIGTERM or SIGINT.
 
     DSN defaults to the global --dsn.  Every copy of sluice run on a store (several
@@ -380,16 +385,23 @@ def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float)
         logging.getLogger("sluice.host").info("%s: stopping", signal.Signals(signum).name)
         stop.set()
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    metrics = None
     try:
         try:
             host.start()
-        except Error as e:
-            _fail(e)
+            if metrics_port is not None:
+                metrics = _metrics_server(lambda: sluice.connect(dsn, user=obj.user, password=obj.password),
+                                          metrics_host, metrics_port)
+        except (Error, OSError) as e:
+            host.stop()
+            _fail(e if isinstance(e, Error) else ora(12541, f"metrics endpoint {metrics_host}:{metrics_port}: {e}"))
         while not stop.wait(0.5):
             if not host.alive:                   # its supervisor failed (logged)
                 break
         clean = host.stop()
     finally:                                     # a caller in-process gets its handlers back
+        if metrics is not None:
+            metrics.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     sys.exit(0 if clean and stop.is_set() else 1)
@@ -409,6 +421,20 @@ def _check_tls(certfile: str | None, keyfile: str | None) -> str:
     except (ssl.SSLError, OSError) as e:
         raise ora(29024, f"{certfile}, {keyfile}: {e}") from None
     return "https"
+
+
+def _metrics_server(connect, host: str, port: int):
+    """``/metrics`` of ``sluice run`` (sluice.monitor.endpoint), on a connection of its own."""
+    import logging
+
+    from .monitor.access import MonitorAccess
+    from .monitor.endpoint import MetricsServer
+    from .monitor.prometheus import Metrics
+    metrics = Metrics(connect)
+    server = MetricsServer(metrics, MonitorAccess(metrics.source.connection()), host, port,
+                           log=logging.getLogger("sluice.metrics").debug)
+    logging.getLogger("sluice.metrics").info("metrics on http://%s:%d/metrics", host, server.port)
+    return server
 
 
 def _check_listen(host: str, port: int) -> None:

@@ -13,14 +13,9 @@ from sluice.dashboard import Dashboard
 from sluice.idap import IdapConfig, create_app
 from tests.idap.conftest import ServerThread
 
-# user -> password; WATCHER may look, ADMIN may also act, NOBODY only log on
+# user -> password; WATCHER may look (MONITOR), ADMIN may also act (SELECT_CATALOG_ROLE and
+# AQ_ADMINISTRATOR_ROLE), NOBODY only log on
 USERS = {"watcher": "watch", "admin": "admin", "nobody": "nobody"}
-
-
-def grant_monitor(conn, user: str) -> None:
-    """The monitoring privilege (a role row until GRANT knows SELECT_CATALOG_ROLE)."""
-    conn.context.store.put_catalog_object("ROLE", user.upper(), "SELECT_CATALOG_ROLE",
-                                          {"grantor": "SLUICE", "admin_option": False}, replace=True)
 
 
 def make_users(conn) -> None:
@@ -28,9 +23,8 @@ def make_users(conn) -> None:
     for user, password in USERS.items():
         cur.execute(f"CREATE USER {user} IDENTIFIED BY {password}")
         cur.execute(f"GRANT CONNECT TO {user}")
-    grant_monitor(conn, "watcher")
-    grant_monitor(conn, "admin")
-    cur.execute("GRANT AQ_ADMINISTRATOR_ROLE TO admin")
+    cur.execute("GRANT MONITOR TO watcher")                    # Sluice's privilege
+    cur.execute("GRANT SELECT_CATALOG_ROLE, AQ_ADMINISTRATOR_ROLE TO admin")   # Oracle's role gives it
     conn.commit()
 
 
@@ -43,6 +37,7 @@ def basic(user: str) -> dict[str, str]:
 class Served:
     server: ServerThread
     dashboard: Dashboard
+    dsn: str
 
     @property
     def url(self) -> str:
@@ -58,7 +53,7 @@ class Served:
 def serve(dsn: str, **dashboard) -> Served:
     d = Dashboard(**dashboard)
     app = create_app(IdapConfig(dsn), [d])
-    return Served(ServerThread(app).start(), d)
+    return Served(ServerThread(app).start(), d, dsn)
 
 
 def open_store(dsn: str):

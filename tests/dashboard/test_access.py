@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import re
 
+import httpx
 import pytest
 
 from sluice.dashboard.web import to_json
 
-from .kit import open_store, serve
+from .kit import basic, open_store, serve
 
 EVIL = '<script>alert("x")</script>'
 
@@ -133,8 +134,45 @@ def test_actions_need_the_apply_administrator_privilege(served):
     assert r.status_code == 403 and r.json()["error"].startswith("ORA-01031")
 
 
+def test_delete_removes_the_entry_and_a_monitor_cannot(served):
+    """DELETE_ERROR through the page's endpoint: refused for WATCHER (the entry stays),
+    done for ADMIN (gone from DBA_APPLY_ERROR)."""
+    import sqlite3
+    path = served.dsn.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO SLUICE_APPLY_ERROR (LOCAL_TRANSACTION_ID, APPLY_NAME, QUEUE_OWNER, QUEUE_NAME, "
+                   "MESSAGE_NUMBER, ERROR_NUMBER, ERROR_MESSAGE, MESSAGE_COUNT, ERROR_CREATION_TIME, KIND, "
+                   "MESSAGES) VALUES ('7.7.7', 'A1', 'SLUICE', 'Q', 1, 1, 'ORA-00001: unique constraint', 1, "
+                   "0, 'USER', '[]')")
+
+    def left():
+        with sqlite3.connect(path) as db:
+            return db.execute("SELECT COUNT(*) FROM SLUICE_APPLY_ERROR").fetchone()[0]
+    with served.client("watcher") as c:
+        assert c.post("/dashboard/api/errors/7.7.7/delete", headers={"X-CSRF-Token": _token(c)}).status_code == 403
+    assert left() == 1
+    with served.client("admin") as c:
+        r = c.post("/dashboard/api/errors/7.7.7/delete", headers={"X-CSRF-Token": _token(c)})
+    assert r.status_code == 200 and r.json() == {"done": "delete", "id": "7.7.7"}
+    assert left() == 0
+
+
 def test_actions_need_authentication_first(served):
     with served.client() as anonymous:
         assert anonymous.post("/dashboard/api/errors/1.2.3/execute").status_code == 401
     with served.client("nobody") as c:
         assert c.post("/dashboard/api/errors/1.2.3/execute").status_code == 403
+
+
+def test_sluice_serve_serves_the_dashboard(tmp_path):
+    """The command line wires it in (``--no-dashboard`` leaves it out)."""
+    from tests.idap.conftest import CliServer
+    dsn = f"sqlite:///{tmp_path / 'cli.db'}"
+    open_store(dsn).close()
+    server = CliServer(dsn)
+    try:
+        assert httpx.get(server.url + "/dashboard", timeout=10).status_code == 401
+        r = httpx.get(server.url + "/dashboard/api/state", timeout=10, headers=basic("watcher"))
+        assert r.status_code == 200 and r.json()["user"] == "WATCHER"
+    finally:
+        assert server.stop() in (0, -15)

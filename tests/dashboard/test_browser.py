@@ -28,6 +28,7 @@ from .kit import USERS, make_users, serve
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "test-artifacts"
 EVIL = "<script>"
+LATE = "<img src=x>"           # a payload value with markup, shown in the error queue's excerpt
 
 
 def lcr(cmd, old=None, new=None):
@@ -135,17 +136,17 @@ def nodes(driver) -> dict[str, str]:
 
 def test_topology_of_two_sites(world, browser):
     sign_in(browser, world.served.url, "watcher")
-    wait(browser, lambda d: "q:DBS2:SLUICE.DST" in nodes(d))
-    assert {"q:DBS1:SLUICE.SRC", "p:DBS1:TO_DBS2", "q:DBS2:SLUICE.DST", "p:DBS1:TO_APPLY",
-            "q:DBS1:SLUICE.APPLY_Q", "a:DBS1:APPLY1"} <= set(nodes(browser))
+    wait(browser, lambda d: "queue:SLUICE.DST@DBS2" in nodes(d))
+    assert {"queue:SLUICE.SRC@DBS1", "propagation:TO_DBS2@DBS1", "queue:SLUICE.DST@DBS2", "propagation:TO_APPLY@DBS1",
+            "queue:SLUICE.APPLY_Q@DBS1", "apply:APPLY1@DBS1"} <= set(nodes(browser))
     edges = {(a, b): health for a, b, health, _ in browser.execute_script(EDGES)}
-    assert edges[("q:DBS1:SLUICE.SRC", "p:DBS1:TO_DBS2")] == "ok"
-    assert edges[("p:DBS1:TO_DBS2", "q:DBS2:SLUICE.DST")] == "ok"
-    assert edges[("q:DBS1:SLUICE.APPLY_Q", "a:DBS1:APPLY1")] == "ok"
+    assert edges[("queue:SLUICE.SRC@DBS1", "propagation:TO_DBS2@DBS1")] == "ok"
+    assert edges[("propagation:TO_DBS2@DBS1", "queue:SLUICE.DST@DBS2")] == "ok"
+    assert edges[("queue:SLUICE.APPLY_Q@DBS1", "apply:APPLY1@DBS1")] == "ok"
     assert browser.find_element(By.ID, "site").text == "DBS1"
     # the queue named <script> is text on its card and in the graph, and no script ran
     assert f"SLUICE.{EVIL}" in browser.execute_script(CARDS)
-    assert f"SLUICE.{EVIL}" in nodes(browser)[f"q:DBS1:SLUICE.{EVIL}"]
+    assert f"SLUICE.{EVIL}" in nodes(browser)[f"queue:SLUICE.{EVIL}@DBS1"]
     assert browser.execute_script("return document.scripts.length") == 1   # the dashboard's own
     screenshot(browser, "topology")
 
@@ -164,11 +165,13 @@ def test_chart_moves_when_messages_flow(world, browser):
 
 
 def test_retry_refused_without_privilege_then_works(world, browser):
-    world.send(lcr("UPDATE", old={"ID": 99}, new={"NAME": "late"}))      # no row 99: an apply error
+    world.send(lcr("UPDATE", old={"ID": 99}, new={"NAME": LATE}))        # no row 99: an apply error
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#errors tbody tr"))
     (row,) = browser.find_elements(By.CSS_SELECTOR, "#errors tbody tr")
     local_id = row.get_attribute("data-id")
-    assert "ORA-26787" in row.text and "UPDATE" in row.find_element(By.CSS_SELECTOR, "code.excerpt").text
+    excerpt = row.find_element(By.CSS_SELECTOR, "code.excerpt")
+    assert "ORA-26787" in row.text and "UPDATE" in excerpt.text
+    assert LATE in excerpt.text and not excerpt.find_elements(By.TAG_NAME, "img")   # text, not markup
     # WATCHER may look, not act: DBMS_APPLY_ADM refuses, the entry stays
     row.find_element(By.CSS_SELECTOR, "button.retry").click()
     status = browser.find_element(By.ID, "action-status")
@@ -185,5 +188,5 @@ def test_retry_refused_without_privilege_then_works(world, browser):
     wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, "#errors tbody tr"))
     assert world.errors() == []
     with sqlite3.connect(world.target) as t:
-        assert t.execute('SELECT name FROM "TGT.EMP" WHERE id = 99').fetchall() == [("late",)]
+        assert t.execute('SELECT name FROM "TGT.EMP" WHERE id = 99').fetchall() == [(LATE,)]
     screenshot(browser, "retried")

@@ -1,8 +1,8 @@
-"""What the dashboard draws, read from a store and the sites its links name
-(``sluice.dashboard.view``), on both backends: nodes and edges of the topology with the
-other site's queue, depths and the oldest message's age, the propagation's counter moving
-with the flow, a failing schedule's edge turning to warn with the error as its note, and
-a linked site that cannot be read shown as such."""
+"""What the dashboard draws, made from monitoring snapshots of a store and of the sites
+its links name (``sluice.dashboard.view``), on both backends: the topology with the other
+site's queue, depths and the oldest message's age, the propagation's counter moving with
+the flow, a failing schedule's edges turning to warn with the error as their note, and a
+linked site that cannot be read shown as such."""
 
 from __future__ import annotations
 
@@ -39,19 +39,21 @@ def test_two_sites_depths_and_flow(sites):
     r = read()
     assert r["site"] == "DBS1"
     ids = {n["id"]: n for n in r["nodes"]}
-    assert {"q:DBS1:SLUICE.SRC", "p:DBS1:P1", "q:DBS2:SLUICE.DST"} <= set(ids)
-    assert ids["q:DBS2:SLUICE.DST"]["site"] == "DBS2" and ids["p:DBS1:P1"]["health"] == "ok"
+    assert {"queue:SLUICE.SRC@DBS1", "propagation:P1@DBS1", "queue:SLUICE.DST@DBS2"} <= set(ids)
+    assert ids["queue:SLUICE.DST@DBS2"]["site"] == "DBS2" and ids["propagation:P1@DBS1"]["health"] == "ok"
     e = edges(r)
-    assert e[("q:DBS1:SLUICE.SRC", "p:DBS1:P1")]["counter"] == "prop:p:DBS1:P1"
-    assert ("p:DBS1:P1", "q:DBS2:SLUICE.DST") in e
-    src = next(q for q in r["queues"] if q["id"] == "q:DBS1:SLUICE.SRC")
+    assert e[("queue:SLUICE.SRC@DBS1", "propagation:P1@DBS1")]["counter"] == "prop:propagation:P1@DBS1"
+    assert ("propagation:P1@DBS1", "queue:SLUICE.DST@DBS2") in e
+    src = next(q for q in r["queues"] if q["id"] == "queue:SLUICE.SRC@DBS1")
     assert src["ready"] == 2 and src["oldest_age"] > 0
-    assert r["gauges"]["depth:q:DBS1:SLUICE.SRC"] == 2 and r["gauges"]["lag:p:DBS1:P1"] > 0
-    assert r["counters"]["prop:p:DBS1:P1"] == 0
+    assert r["gauges"]["depth:queue:SLUICE.SRC@DBS1"] == 2 and r["gauges"]["lag:propagation:P1@DBS1"] > 0
+    assert r["counters"]["prop:propagation:P1@DBS1"] == 0
+    assert r["counters"]["enq:queue:SLUICE.SRC@DBS1"] >= 2          # this process enqueued them
     assert PropagationRunner(a).run_once(force=True) == 2
     r = read()
-    assert r["counters"]["prop:p:DBS1:P1"] == 2
-    assert r["gauges"]["depth:q:DBS1:SLUICE.SRC"] == 0 and r["gauges"]["depth:q:DBS2:SLUICE.DST"] == 2
+    assert r["counters"]["prop:propagation:P1@DBS1"] == 2
+    assert r["gauges"]["depth:queue:SLUICE.SRC@DBS1"] == 0
+    assert r["gauges"]["depth:queue:SLUICE.DST@DBS2"] == 2
 
 
 def test_failing_schedule_and_unreadable_site(sites, tmp_path):
@@ -64,7 +66,7 @@ def test_failing_schedule_and_unreadable_site(sites, tmp_path):
     PropagationRunner(a).run_once(force=True)
     a.cursor().execute(f"CREATE DATABASE LINK gone USING 'sqlite:///{tmp_path}/no/such/dir/x.db'")
     r = reader(a)()
-    e = edges(r)[("q:DBS1:SLUICE.SRC", "p:DBS1:P1")]
-    assert e["health"] == "warn" and e["note"].startswith("ORA-24010")
+    e = edges(r)[("queue:SLUICE.SRC@DBS1", "propagation:P1@DBS1")]
+    assert e["health"] == "warn" and "backing off" in e["note"] and "ORA-24010" in e["note"]
     unreadable = next(n for n in r["nodes"] if n["site"] == "GONE")
-    assert unreadable["health"] == "idle" and unreadable["detail"]
+    assert unreadable["id"] == "site:GONE" and unreadable["health"] == "idle" and unreadable["detail"]

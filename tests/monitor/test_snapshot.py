@@ -11,7 +11,7 @@ from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue
 from ..security.conftest import create_user, login
-from ..streams.propkit import Sites, enqueue, multi_queue
+from ..streams.propkit import enqueue, multi_queue
 
 
 def test_queue_depths_and_totals_move_with_traffic(conn):
@@ -69,13 +69,6 @@ def test_a_fixed_number_of_statements_whatever_the_queues(conn):
     s = snapshot.take(conn)
     assert len(seen) == one == len(snapshot.STATEMENTS)
     assert len([q for q in s.queues if q.queue_type == "NORMAL_QUEUE"]) == 12
-
-
-@pytest.fixture
-def sites(dsn, tmp_path):
-    s = Sites(dsn, tmp_path)
-    yield s
-    s.close()
 
 
 def test_topology_and_streams_processes_of_two_sites(sites):

@@ -15,8 +15,9 @@ from sluice.streams.apply import ApplyProcess
 from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue, wait_until
+from .test_prometheus import exposition, value
 from ..streams.capturekit import CONSUMER, env  # noqa: F401
-from ..streams.propkit import Sites, enqueue, multi_queue
+from ..streams.propkit import enqueue, multi_queue
 
 
 def view(conn, dsn, sql, columns):
@@ -150,13 +151,6 @@ def time_manager_spill(conn):
     pool.spill_old(info, endpoint.spill)
 
 
-@pytest.fixture
-def sites(dsn, tmp_path):
-    s = Sites(dsn, tmp_path)
-    yield s
-    s.close()
-
-
 def test_propagation_views(sites):
     a, b = sites.open("dbs1"), sites.open("dbs2")
     multi_queue(a, "SRC")
@@ -223,6 +217,15 @@ def test_capture_and_apply_views(env, tmp_path):
     shot = snapshot.take(conn)
     (app,) = shot.applies
     assert (app.backlog, shot.captures[0].enqueued) == (2, 2) and shot.captures[0].captured >= 2
+    before = exposition(conn)
+    a_labels = {"apply": CONSUMER, "queue": "SLUICE.STRM_Q"}
+    c_labels = {"capture": "CAP", "queue": "SLUICE.STRM_Q"}
+    assert value(before, "sluice_capture_lcrs_enqueued_total", **c_labels) == 2
+    assert value(before, "sluice_capture_lcrs_captured_total", **c_labels) >= 2
+    assert value(before, "sluice_capture_transactions_total", **c_labels) >= 2
+    assert value(before, "sluice_apply_backlog_messages", **a_labels) == 2
+    assert value(before, "sluice_apply_lag_seconds", **a_labels) > 0
+    assert value(before, "sluice_apply_lcrs_applied_total", **a_labels) == 0
     conn.apply_adm.set_parameter(apply_name=CONSUMER, parameter="DISABLE_ON_ERROR", value="N")
     source_db = conn.query("SELECT SOURCE_DATABASE FROM DBA_CAPTURE", None)[1][0][0]
     conn.apply_adm.set_table_instantiation_scn(f"{env.owner}.EMP", source_db, 0,
@@ -252,6 +255,17 @@ def test_capture_and_apply_views(env, tmp_path):
     (app,) = shot.applies
     assert (app.status, app.applied, app.transactions, app.errors, app.error_queue, app.backlog) == (
         "ENABLED", 1, 1, 1, 1, 0)
+    after = exposition(conn)
+    assert value(after, "sluice_apply_messages_dequeued_total", **a_labels) == 2
+    assert value(after, "sluice_apply_lcrs_applied_total", **a_labels) == 1
+    assert value(after, "sluice_apply_transactions_total", **a_labels) == 1
+    assert value(after, "sluice_apply_errors_total", **a_labels) == 1
+    assert value(after, "sluice_apply_error_queue_transactions", **a_labels) == 1
+    assert value(after, "sluice_apply_backlog_messages", **a_labels) == 0
+    assert value(after, "sluice_apply_latency_seconds", **a_labels) >= 0
+    assert value(after, "sluice_streams_process_status", kind="apply", name=CONSUMER,
+                 sluice_streams_process_status="ENABLED") == 1
+    assert value(after, "sluice_capture_lag_seconds", **c_labels) >= 0
     kinds = {(k.kind, k.source, k.target) for k in shot.links}
     assert ("capture", "capture:CAP", f"queue:SLUICE.STRM_Q@{shot.site}") in kinds
     assert ("apply", f"queue:SLUICE.STRM_Q@{shot.site}", f"apply:{CONSUMER}") in kinds

@@ -5,9 +5,9 @@ Sluice database user's name and password, verified by the servlet's
 :class:`~sluice.idap.agents.AgentPolicy` (scrypt once, then a keyed-hash cache).  Every
 dashboard URL — the page, its scripts, the JSON — needs it.
 
-**Reading** needs the monitoring privilege: the one Oracle's Enterprise Manager users
-hold to see the V$ and DBA_ views (SELECT_CATALOG_ROLE), or Sluice's MONITOR system
-privilege, or a superuser.
+**Reading** needs the monitoring privilege: Sluice's MONITOR system privilege, which
+SELECT_CATALOG_ROLE (what Oracle's Enterprise Manager users hold to see the V$ and DBA_
+views) gives too, or a superuser.
 
 **Acting** (EXECUTE_ERROR, DELETE_ERROR) is done on a proxy session *as the HTTP user*
 (:func:`sluice.connection.proxy_connect`), so DBMS_APPLY_ADM's own check decides, as it
@@ -24,19 +24,21 @@ import hashlib
 import hmac
 import os
 
+from ..errors import DatabaseError
+from ..security.authorize import Authorizer
 from ..security.catalog import SecurityCatalog
 
-MONITOR_PRIVILEGE = "MONITOR"
-MONITOR_ROLE = "SELECT_CATALOG_ROLE"
 CSRF_HEADER = "x-csrf-token"
 
 
 def may_monitor(security: SecurityCatalog, user: str) -> bool:
-    """Whether ``user`` may read the dashboard (and /metrics)."""
-    info = security.user(user)
-    if info is None:
+    """Whether ``user`` may read the dashboard (and /metrics): the one rule, the
+    Authorizer's :meth:`~sluice.security.authorize.Authorizer.check_monitor`."""
+    try:
+        Authorizer(security, user).check_monitor()
+    except DatabaseError:
         return False
-    return info.superuser or MONITOR_PRIVILEGE in info.system or MONITOR_ROLE in info.roles
+    return True
 
 
 class CsrfTokens:

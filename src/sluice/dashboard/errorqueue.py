@@ -10,7 +10,7 @@ from typing import Any
 
 from ..connection import proxy_connect
 
-EXCERPT_CHARS = 160
+EXCERPT_CHARS = 240
 LIMIT = 200               # entries shown (the oldest first, as DBA_APPLY_ERROR lists them)
 ACTIONS = {"execute": "execute_error", "delete": "delete_error"}
 
@@ -21,14 +21,30 @@ _QUERY = """SELECT e.LOCAL_TRANSACTION_ID, e.APPLY_NAME, e.QUEUE_OWNER, e.QUEUE_
  ORDER BY s.ERROR_CREATION_TIME"""
 
 
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def excerpt(messages: str | None, number: int | None) -> str:
-    """The failing message (``number``, from 1) as the apply queue stored it, cut short."""
+    """The failing message (``number``, from 1) as the apply queue stored it, cut short
+    (a JSON document — an LCR, a JSON payload — without its empty fields, so that the
+    values come within the excerpt)."""
     try:
         stored = json.loads(messages or "[]")
         text = stored[max(0, (number or 1) - 1)][0]
     except (ValueError, IndexError, TypeError, KeyError):
         return ""
-    text = text if isinstance(text, str) else json.dumps(text, default=str)
+    if isinstance(text, str):
+        try:
+            text = json.loads(text)
+        except ValueError:
+            pass
+    if not isinstance(text, str):
+        text = json.dumps(_without_nulls(text), default=str, separators=(",", ":"), ensure_ascii=False)
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS - 1] + "…"
 
 

@@ -41,6 +41,7 @@ class History:
         self.points: deque[dict] = deque(maxlen=max(2, int(horizon / interval)))
         self.depths: dict[str, deque[int]] = {}
         self.latest: dict[str, Any] | None = None
+        self.samples = 0          # readings taken: what a cache of the latest one is keyed by
         # rates are averaged over the readings of the last `window` seconds: a label that
         # shows a two-second spike and then 0 says less than a ten-second average
         self.window = max(RATE_WINDOW, 2 * interval)
@@ -76,6 +77,7 @@ class History:
             for key in [k for k in self.depths if k not in gauges]:   # dropped queues
                 del self.depths[key]
             self.latest = reading
+            self.samples += 1
 
     def since(self, t: float) -> list[dict]:
         """The chart points taken after ``t``."""
@@ -85,6 +87,11 @@ class History:
     def sparklines(self) -> dict[str, list[int]]:
         with self._lock:
             return {k: list(v) for k, v in self.depths.items()}
+
+    def snapshot(self) -> tuple[int, dict[str, Any] | None, dict[str, list[int]]]:
+        """(samples, the latest reading, the sparklines), taken together."""
+        with self._lock:
+            return self.samples, self.latest, {k: list(v) for k, v in self.depths.items()}
 
 
 class Sampler:

@@ -24,7 +24,9 @@ from .dialect import Dialect
 # 7: Spark pipelines (SLUICE_PIPELINE_PROGRESS, DBA_STREAMS_TRANSFORMATIONS)
 # 8: buffered staging of captured LCRs (SLUICE_CAPTURE_CONSUMED)
 # 9: monitoring (SLUICE_QUEUE_DEPTH over every queue table, V$AQ and the views on it)
-SCHEMA_VERSION = 9
+# 10: what a propagation let go and has not yet told its destination (SLUICE_PROPAGATION_UNTOLD);
+#     the apply's spilled transactions (SLUICE_APPLY_SPILL)
+SCHEMA_VERSION = 10
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -197,6 +199,11 @@ def capture_ddl(d: Dialect) -> list[str]:
             FROM SLUICE_CATALOG C
             LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE'""",
+        # combined capture and apply (sluice.streams.capture.combined): whether the capture
+        # sends straight to its apply's queue, and through which propagation schedule
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_COMBINED (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, OPTIMIZATION {i} NOT NULL DEFAULT 0,
+            QSCHEMA TEXT, QNAME TEXT, DESTINATION TEXT, PRIMARY KEY (OWNER, NAME))""",
         f"""{d.create_view} V$STREAMS_CAPTURE AS
             SELECT C.NAME AS CAPTURE_NAME, {ts('P.STARTUP_TIME')} AS STARTUP_TIME,
                    P.STATE, {ts('P.STATE_CHANGED_TIME')} AS STATE_CHANGED_TIME,
@@ -207,9 +214,11 @@ def capture_ddl(d: Dialect) -> list[str]:
                    {ts('P.CAPTURE_MESSAGE_CREATE_TIME')} AS CAPTURE_MESSAGE_CREATE_TIME,
                    {ts('P.ENQUEUE_TIME')} AS ENQUEUE_TIME, P.ENQUEUE_MESSAGE_NUMBER,
                    {ts('P.ENQUEUE_MESSAGE_CREATE_TIME')} AS ENQUEUE_MESSAGE_CREATE_TIME,
-                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS
+                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS,
+                   COALESCE(X.OPTIMIZATION, 0) AS OPTIMIZATION
             FROM SLUICE_CATALOG C
             JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
+            LEFT JOIN SLUICE_CAPTURE_COMBINED X ON X.OWNER = C.OWNER AND X.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE' AND P.STATE IS NOT NULL""",
         # synchronous captures (sluice.streams.capture.sync): SLUICE_CATALOG rows of kind
         # SYNC_CAPTURE; not in DBA_CAPTURE, which lists capture processes only (as Oracle's)
@@ -455,6 +464,12 @@ def propagation_ddl(d: Dialect) -> list[str]:
             SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID {d.blob_type} NOT NULL,
             DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL,
             PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))""",
+        # per schedule, the (destination queue, message id)s of its last batch: written with
+        # the source's commit, so a sender killed before its next batch tells the
+        # destination to drop their de-duplication rows when it starts again
+        """CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_UNTOLD (
+            QSCHEMA TEXT NOT NULL, QNAME TEXT NOT NULL, DESTINATION TEXT NOT NULL,
+            ACKED TEXT NOT NULL, PRIMARY KEY (QSCHEMA, QNAME, DESTINATION))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_RECEIVERS (
             SOURCE_SITE TEXT NOT NULL, SOURCE_QUEUE TEXT NOT NULL, DEST_QUEUE TEXT NOT NULL,
             TOTAL_MSGS {i} NOT NULL, LAST_RECEIVED {r} NOT NULL,
@@ -510,7 +525,10 @@ def propagation_ddl(d: Dialect) -> list[str]:
                    S.TOTAL_TIME AS ELAPSED_PROPAGATION_TIME,
                    CASE WHEN S.DISABLED = 1 THEN 'DISABLED' WHEN S.FAILURES > 0 THEN 'FAILED'
                         ELSE 'ENABLED' END AS STATE,
-                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME
+                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME,
+                   CASE WHEN EXISTS (SELECT 1 FROM SLUICE_CAPTURE_COMBINED X WHERE X.OPTIMIZATION > 0
+                        AND X.QSCHEMA = S.QSCHEMA AND X.QNAME = S.QNAME AND X.DESTINATION = S.DESTINATION)
+                        THEN 1 ELSE 0 END AS OPTIMIZATION
             FROM SLUICE_QUEUE_SCHEDULES S""",
         f"""{d.create_view} V$PROPAGATION_RECEIVER AS
             SELECT R.SOURCE_QUEUE AS SRC_QUEUE_NAME, R.SOURCE_SITE AS SRC_DBNAME,

@@ -115,17 +115,19 @@
     const box = document.getElementById(id);
     const W = 600, H = 180, L = 44, B = 18, T = 8;
     const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none" });
-    const start = now - HOUR;
+    // the last hour, or since the server started when that was less than an hour ago
+    const start = Math.min(now - 60, Math.max(now - HOUR, points.length ? points[0].t : now - HOUR));
+    const span = now - start;
     let max = 0;
     for (const [key] of series) for (const p of points) max = Math.max(max, p[key] || 0);
     max = max > 0 ? max * 1.1 : 1;
-    const x = (t) => L + (W - L - 4) * (t - start) / HOUR;
+    const x = (t) => L + (W - L - 4) * (t - start) / span;
     const y = (v) => H - B - (H - B - T) * v / max;
     root.appendChild(svg("line", { x1: L, y1: H - B, x2: W, y2: H - B, class: "axis" }));
     root.appendChild(svg("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" }));
     root.appendChild(svg("text", { x: L - 4, y: T + 8, "text-anchor": "end" }, fmt(max)));
     root.appendChild(svg("text", { x: L - 4, y: H - B, "text-anchor": "end" }, "0"));
-    root.appendChild(svg("text", { x: L, y: H - 4 }, "−60 min"));
+    root.appendChild(svg("text", { x: L, y: H - 4 }, "−" + age(span)));
     root.appendChild(svg("text", { x: W - 4, y: H - 4, "text-anchor": "end" }, "now"));
     for (const [key, , colour] of series) {
       const coords = points.map((p) => `${x(p.t).toFixed(1)},${y(p[key] || 0).toFixed(1)}`).join(" ");

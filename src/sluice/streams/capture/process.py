@@ -73,6 +73,7 @@ from ...store.pgconn import parse_dsn
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
+from . import combined
 from . import spec as specs
 from .context import CaptureContext
 from .decode import Decoder, SourceTransaction, Unsupported, oracle_name, transactions
@@ -170,6 +171,7 @@ class CaptureProcess:
         #                                    transaction: one at a time up to this LSN
         self._busy_since: float | None = None
         self._hit: Any = None          # the positive rule of the last full evaluation
+        self.combined: combined.Combined | None = None   # combined capture and apply (seed 001)
         self._stop = threading.Event()
         self.staging: BufferedStaging | None = None   # BUFFERED staging's book
         self._staged_lsn = 0           # BUFFERED: end of the last batch staged
@@ -204,6 +206,11 @@ class CaptureProcess:
         except DatabaseError as e:
             self._abort(e)
             raise
+        # combined capture and apply is decided when the capture starts (seed 001); BUFFERED
+        # staging keeps its own book of what consumers took (staging.py): it stages
+        self.combined = None if self.staging is not None else combined.route_for(self.conn, self.ctx, spec)
+        combined.record(self.ctx, self.name, self.combined)
+        self.conn.commit()
         self._set_state("CAPTURING CHANGES")
 
     def _adopt(self, spec: specs.CaptureSpec) -> None:
@@ -228,6 +235,7 @@ class CaptureProcess:
         self._stop.set()
         if self.conn.transaction_in_progress:
             self.conn.rollback()
+        self._leave_combined()
         self._close_staging()
         if self.source is not None:
             self.source.close()
@@ -391,10 +399,27 @@ class CaptureProcess:
             if fresh:
                 self.captured_scn = max(self.captured_scn, fresh[-1].commit_scn)
             return
-        enqueued = self._enqueue(lcrs)
+        batch = None
+        if self.combined is not None:
+            try:
+                started = time.time()
+                batch = self.combined.batch(lcrs)
+                self.combined.send(batch, time.time() - started)
+                enqueued = lcrs
+            except DatabaseError:
+                # the destination failed: stage from now on (the propagation job retries
+                # and backs off; the apply's record of each transaction keeps it once)
+                batch = None
+                if self.conn.transaction_in_progress:
+                    self.conn.rollback()
+                self._leave_combined()
+        if batch is None:
+            enqueued = self._enqueue(lcrs)
         last = fresh[-1]
         self._write_position(last.end_lsn, last.commit_scn, captured, enqueued, len(fresh),
                              last_captured, unsupported)
+        if batch is not None:
+            self.combined.destination.acknowledge(batch)    # let go: the receiver may prune
         self.captured_scn = last.commit_scn
         if advance:
             self._advance(end_lsn)
@@ -523,7 +548,21 @@ class CaptureProcess:
             self.spec = None
             return False
         self._adopt(spec)
+        if self.combined is not None and not self.combined.still_qualifies(self.ctx, spec):
+            self._leave_combined()   # the topology no longer qualifies: stage (seed 001)
         return True
+
+    def _leave_combined(self) -> None:
+        """Leave combined capture and apply: enqueue into the capture's queue from now on."""
+        if self.combined is None:
+            return
+        self.combined.close()
+        self.combined = None
+        try:
+            combined.record(self.ctx, self.name, None)
+            self.conn.commit()
+        except DatabaseError:
+            pass        # the store may be what failed; the next start records it
 
     def _set_state(self, state: str) -> None:
         if state != self.state:

@@ -48,14 +48,26 @@ class Destination:
     skipped; any other error comes back."""
 
     clean = False
+    dedup = True      # the destination keeps de-duplication rows the source must let go of
 
     def __init__(self) -> None:
         self._acked: list[tuple[str, bytes]] = []
+        self._restored: set[tuple[str, str, str]] = set()
 
     def acknowledge(self, batch: Batch) -> None:
         """The source has let ``batch`` go: the next delivery tells the destination."""
         self._acked.extend((m.dest_queue, m.source_msgid) for m in batch.messages)
         self.clean = True
+
+    def restore(self, key: tuple[str, str, str], untold: list[tuple[str, bytes]]) -> None:
+        """Once per schedule ``key``: what an earlier sender of it let go and did not live
+        to tell (its last batch), told with the next delivery."""
+        if key not in self._restored:
+            self._restored.add(key)
+            self._acked.extend(untold)
+
+    def restored(self, key: tuple[str, str, str]) -> bool:
+        return key in self._restored
 
     def deliver(self, batch: Batch) -> None:
         batch.resend = not self.clean
@@ -79,6 +91,8 @@ class Destination:
 
 class ThisSite:
     """Destination queues of the source's own site: in the source transaction."""
+
+    dedup = False     # the enqueue commits with the dequeue: nothing to de-duplicate
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
