@@ -21,10 +21,10 @@ from sluice.monitor import snapshot
 from sluice.monitor.prometheus import SnapshotCollector
 from sluice.streams.propagation.runner import PropagationRunner
 
-from ..conftest import make_queue
 from ..idap.conftest import AGENT, AGENT_PASSWORD, start_servlet, setup_store
 from ..security.conftest import PASSWORD, create_user
 from ..streams.propkit import multi_queue
+from .kit import two_sites
 
 WATCHER = ("watcher", PASSWORD)
 
@@ -114,11 +114,7 @@ def exposition(conn) -> dict:
 
 
 def test_propagation_metrics_move(sites):
-    a, b = sites.open("dbs1"), sites.open("dbs2")
-    multi_queue(a, "SRC")
-    make_queue(b, "DST")
-    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
-    a.propagation_adm.create_propagation("p1", "src", "dst", "dbs2", queue_to_queue=True)
+    a, b = two_sites(sites)
     p = {"propagation": "P1", "source_queue": "SLUICE.SRC", "destination": "SLUICE.DST@DBS2"}
     before = exposition(a)
     assert value(before, "sluice_propagation_messages_total", **p) == 0
