@@ -57,9 +57,9 @@ def test_a_fixed_number_of_statements_whatever_the_queues(conn):
     seen = []
     real = conn.context.session.query
 
-    def counting(sql, binds, *a):
+    def counting(sql, binds, *a, **kw):
         seen.append(sql)
-        return real(sql, binds, *a)
+        return real(sql, binds, *a, **kw)
     conn.context.session.query = counting
     make_queue(conn, "Q0")
     snapshot.take(conn)
