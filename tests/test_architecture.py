@@ -44,7 +44,8 @@ UNITS: dict[str, tuple[int, frozenset[str]]] = {
     # one); the front doors (idap, cli) show what it reads
     "monitor": (6, frozenset({"monitor"})),
     "idap": (7, frozenset({"idap"})),
-    "cli": (8, frozenset({"cli", "demo", "__main__"})),
+    "dashboard": (8, frozenset({"dashboard"})),
+    "cli": (9, frozenset({"cli", "demo", "__main__"})),
 }
 # Packages whose modules the rest of the code must not import one by one.
 ONE_FACE = ("sluice.objtypes",)

@@ -304,18 +304,30 @@ def queues(obj: _Context) -> None:
 @click.option("--inline-max-bytes", type=click.IntRange(min=0), default=64 * 1024, show_default=True,
               help="Requests up to this size that cannot wait run on the event loop (0: every "
                    "request in a thread).")
+@click.option("--dashboard/--no-dashboard", default=True, show_default=True,
+              help="Serve the live dashboard at /dashboard (users with MONITOR or SELECT_CATALOG_ROLE).")
+@click.option("--dashboard-interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds between the dashboard's readings of the store (one reader, however "
+                   "many browsers watch).")
 @click.option("--log-level", default="info", show_default=True)
+@click.option("--ssl-certfile", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Serve HTTPS with this certificate (PEM, the chain after it).")
+@click.option("--ssl-keyfile", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The certificate's private key (PEM); required with --ssl-certfile.")
 @click.pass_obj
 def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: int, pool_min: int,
           session_timeout: float, max_request_bytes: int, workers: int, inline_max_bytes: int,
-          log_level: str) -> None:
+          dashboard: bool, dashboard_interval: float, log_level: str, ssl_certfile: str | None,
+          ssl_keyfile: str | None) -> None:
     """Run the AQ servlet (IDAP: AQ over SOAP/HTTP, seed 004) until interrupted.
 
     Agents POST IDAP documents to http://HOST:PORT/aqserv/servlet/<ServletName> with
     HTTP Basic credentials; GET …?wsdl describes the operations.  The servlet acts as
     --user (its super-user, default SLUICE) opening sessions for the database users
-    its agents are mapped to.
+    its agents are mapped to.  http://HOST:PORT/dashboard shows the flow live.  With
+    --ssl-certfile and --ssl-keyfile it serves HTTPS.
     """
+    from .dashboard import Dashboard
     from .idap import IdapConfig, serve as run_servlet
     config = IdapConfig(serve_dsn or obj.dsn, user=obj.user, password=obj.password, pool_max=pool_max,
                         pool_min=pool_min, session_timeout=session_timeout,
@@ -325,10 +337,14 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
         import sluice
         sluice.connect(config.dsn, user=config.user, password=config.password).close()
         _check_listen(host, port)
+        scheme = _check_tls(ssl_certfile, ssl_keyfile)
     except Error as e:
         _fail(e)
-    click.echo(f"AQ servlet on http://{host}:{port}/aqserv/servlet/<ServletName> over {config.dsn}")
-    run_servlet(config, host, port, log_level)
+    click.echo(f"AQ servlet on {scheme}://{host}:{port}/aqserv/servlet/<ServletName> over {config.dsn}")
+    extensions = [Dashboard(interval=dashboard_interval)] if dashboard else []
+    if dashboard:
+        click.echo(f"dashboard on {scheme}://{host}:{port}/dashboard")
+    run_servlet(config, host, port, log_level, extensions, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
 
 
 @main.command()
@@ -417,6 +433,22 @@ def top(obj: _Context, interval: float, once: bool, all_queues: bool) -> None:
         pass
     except Error as e:
         _fail(e)
+
+
+def _check_tls(certfile: str | None, keyfile: str | None) -> str:
+    """``https`` when the certificate and key load together, ``http`` without them.
+    :raises: ORA-29024 (certificate validation failure) when they do not: a wrong file
+    must stop the server here, not leave it listening without TLS."""
+    if certfile is None and keyfile is None:
+        return "http"
+    if certfile is None or keyfile is None:
+        raise ora(29024, "--ssl-certfile and --ssl-keyfile go together")
+    import ssl
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except (ssl.SSLError, OSError) as e:
+        raise ora(29024, f"{certfile}, {keyfile}: {e}") from None
+    return "https"
 
 
 def _metrics_server(connect, host: str, port: int):

@@ -186,7 +186,7 @@ class Connection:
         with self._lock:
             ctx.session.commit()
             ctx.group_first.clear()
-            self._release_buffered()
+            self._release_buffered(committed=True)
 
     def rollback(self) -> None:
         ctx = self.context
@@ -203,10 +203,10 @@ class Connection:
         taken nothing.  Without a call waiting, it does nothing."""
         self.context.cancel()
 
-    def _release_buffered(self) -> None:
+    def _release_buffered(self, committed: bool = False) -> None:
         pool = existing_pool(self.context.store)
         if pool is not None:
-            pool.release(self.context)   # the session owns what it locked there
+            pool.release(self.context, committed)   # the session owns what it locked there
 
     def close(self) -> None:
         ctx = self.context

@@ -50,7 +50,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, Sequence
 from urllib.parse import parse_qs
 
 import anyio
@@ -59,7 +59,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
 from starlette.requests import cookie_parser
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from ..errors import Error, NotSupportedError, OperationalError, not_supported, ora
 from ..security.httpauth import basic_credentials
@@ -543,6 +543,18 @@ class IdapApp(Starlette):
         await super().__call__(scope, receive, send)
 
 
+class Extension(Protocol):
+    """Something served beside the servlet by the same server (the dashboard): its routes,
+    and what it starts once the servlet runs and stops before the servlet closes.  The
+    servlet knows no more of it — the arrow goes from the extension to the servlet."""
+
+    def routes(self) -> list[BaseRoute]: ...
+
+    def start(self, servlet: Servlet) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 async def metrics_endpoint(request: HttpRequest) -> Response:
     """GET /metrics: the Prometheus text format (sluice.monitor.prometheus), for a user
     with MONITOR (Basic auth, as the servlet's agents); the snapshot's SQL and a first
@@ -563,7 +575,7 @@ async def metrics_endpoint(request: HttpRequest) -> Response:
     return Response(body, media_type=METRICS_TYPE)
 
 
-def create_app(config: IdapConfig) -> Starlette:
+def create_app(config: IdapConfig, extensions: Sequence[Extension] = ()) -> Starlette:
     """The servlet application.  Connecting (and authenticating the super-user) happens
     at start-up, in the application's lifespan."""
 
@@ -576,9 +588,13 @@ def create_app(config: IdapConfig) -> Starlette:
         app.state.monitor_access = MonitorAccess(servlet.control)
         app.state.metrics = Metrics(lambda: _connect(config), idap=True)
         reaper = asyncio.create_task(_reaper(servlet))
+        for extension in extensions:
+            await anyio.to_thread.run_sync(extension.start, servlet)
         try:
             yield
         finally:
+            for extension in extensions:
+                await anyio.to_thread.run_sync(extension.stop)
             servlet.stopping.set()
             reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -589,8 +605,10 @@ def create_app(config: IdapConfig) -> Starlette:
             await anyio.to_thread.run_sync(app.state.metrics.close)
             await anyio.to_thread.run_sync(servlet.close)
 
-    routes = [Route(SERVLET_PATH + "{name}", servlet_endpoint, methods=["GET", "POST"]),
-              Route("/metrics", metrics_endpoint, methods=["GET"])]
+    routes: list[BaseRoute] = [Route(SERVLET_PATH + "{name}", servlet_endpoint, methods=["GET", "POST"]),
+                               Route("/metrics", metrics_endpoint, methods=["GET"])]
+    for extension in extensions:
+        routes += extension.routes()
     app = IdapApp(routes=routes, lifespan=lifespan)
     app.state.stopping = stopping
     return app
@@ -608,9 +626,13 @@ class IdapServer(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def serve(config: IdapConfig, host: str = "127.0.0.1", port: int = 8080, log_level: str = "info") -> None:
-    """Run the servlet on uvicorn until SIGINT/SIGTERM (``sluice serve``)."""
-    uv_config = uvicorn.Config(create_app(config), host=host, port=port, log_level=log_level,
+def serve(config: IdapConfig, host: str = "127.0.0.1", port: int = 8080, log_level: str = "info",
+          extensions: Sequence[Extension] = (), ssl_certfile: str | None = None,
+          ssl_keyfile: str | None = None) -> None:
+    """Run the servlet (and ``extensions``) on uvicorn until SIGINT/SIGTERM (``sluice serve``);
+    HTTPS when given a certificate (PEM, with its chain) and its private key (seed 004:
+    propagation and IDAP over HTTPS)."""
+    uv_config = uvicorn.Config(create_app(config, extensions), host=host, port=port, log_level=log_level,
                                timeout_graceful_shutdown=10, access_log=False,
-                               http=http_protocol())
+                               http=http_protocol(), ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
     IdapServer(uv_config).run()

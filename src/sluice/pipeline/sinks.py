@@ -10,10 +10,12 @@
   failure is recognised and changes nothing (ensured delivery, exactly once).
 
 * :func:`apply` -- into tables through the apply engine of the Python apply process
-  (:class:`sluice.streams.apply.ApplyEngine`, the one implementation): per micro-batch, on
-  one executor, each source transaction in commit order is one target transaction holding
-  the apply's low-watermark, so a replayed batch changes nothing; a transaction that fails
-  goes to the error queue (DBA_APPLY_ERROR) as the Python process puts it there.
+  (:class:`sluice.streams.apply.ApplyEngine`, the one implementation): per micro-batch,
+  spread over tasks (:mod:`.applyplan`: transactions changing the same rows on one task,
+  in commit order), each source transaction one target transaction holding the apply's
+  low-watermark and its SLUICE_APPLY_DONE record, so a replayed batch changes nothing; a
+  transaction that fails goes to the error queue (DBA_APPLY_ERROR) as the Python process
+  puts it there.
 
 The destination is opened through ``connect`` (``sluice.connect`` passed down by the front
 door: this layer is below the session, DESIGN.md section 7).
@@ -21,6 +23,7 @@ door: this layer is below the session, DESIGN.md section 7).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from pyspark.sql import DataFrame
@@ -139,62 +142,149 @@ def source_transactions(rows_in_order: list[Any]) -> list[tuple[Any, str | None]
     return out
 
 
-def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
-                     it: Iterator[Any]) -> None:
-    from ..streams.apply import ApplyError, engine_for
-    from ..streams.apply import errorqueue
-    from ..streams.apply.definition import load, set_status
+@contextmanager
+def _apply_engine(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
+                  server_id: int = 0) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """(the store's connection, its capture context, the apply's definition, an engine
+    applying for it as apply server ``server_id``), closed afterwards."""
+    from ..streams.apply import engine_for
+    from ..streams.apply.definition import load
     from ..streams.capture.context import CaptureContext
 
-    batch = list(it)
-    if not batch:
-        return
     conn = connect(dsn, **login)
     try:
         ctx = CaptureContext(conn)
         d = load(ctx, apply_name)
-        engine = engine_for(conn, d.name, d.apply_database_link, d.apply_tag, d)
+        engine = engine_for(conn, d.name, d.apply_database_link, d.apply_tag, d, server_id=server_id)
         try:
-            encode = errorqueue.codec_encoder(ctx, d.queue_owner, d.queue_name)
-            errored = errorqueue.errored_transactions(ctx, d.name)
-            # DBA_APPLY.APPLY_CAPTURED: captured LCRs (a commit SCN) or user-enqueued messages,
-            # not both -- the other kind is let go, as the Python apply process does
-            mine = [r for r in batch if r["error"] is not None or
-                    (r["lcr_kind"] is not None and r["commit_scn"] is not None) == d.apply_captured]
-            for txn, bad in source_transactions(mine):
-                if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
-                    continue   # already in the error queue (a replayed batch)
-                if bad is not None:   # bad input: into the error queue with its reason, and on
-                    errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn,
-                                      ApplyError(ora(25215, f"the payload is no LCR or user message: {bad}"), 0),
-                                      encode, d.apply_database_link, d.apply_tag)
-                    conn.commit()
-                    continue
-                try:
-                    engine.apply(txn)
-                except ApplyError as failure:
-                    errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn, failure, encode,
-                                      d.apply_database_link, d.apply_tag)
-                    conn.commit()
-                    if d.parameter("DISABLE_ON_ERROR") == "Y":
-                        # as the Python process does: the apply aborts at its first error; the
-                        # batch is not committed, so a restart replays it past the recorded error
-                        set_status(ctx, d.name, "ABORTED", failure.error)
-                        raise failure.error from None
+            yield conn, ctx, d, engine
         finally:
             engine.target.close()
     finally:
         conn.close()
 
 
+def _mine(batch: list[Any], d: Any) -> list[Any]:
+    """DBA_APPLY.APPLY_CAPTURED: captured LCRs (a commit SCN) or user-enqueued messages, not
+    both -- the other kind is let go, as the Python apply process does; bad input stays."""
+    return [r for r in batch if r["error"] is not None or
+            (r["lcr_kind"] is not None and r["commit_scn"] is not None) == d.apply_captured]
+
+
+def _keys_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
+                    it: Iterator[Any]) -> Iterator[tuple]:
+    """Per transaction of the partition (rows ordered by ``tx``, then commit order): its id,
+    commit order, size and key hashes (None: it depends on everything) -- what
+    :func:`.applyplan.plan` takes."""
+    from itertools import groupby
+
+    from ..streams.apply.parallel import EVERYTHING, transaction_keys
+    from .applyplan import key_hash
+
+    batch = list(it)
+    if not batch:
+        return
+    with _apply_engine(connect, dsn, login, apply_name) as (_conn, _ctx, d, engine):
+        for tx, group in groupby(_mine(batch, d), key=lambda r: r["tx"]):
+            group = list(group)
+            keys: set | None = set()
+            for txn, bad in source_transactions(group):
+                found = set() if bad is not None else transaction_keys(engine, txn)
+                if EVERYTHING in found:
+                    keys = None
+                    break
+                keys |= found
+            first = group[0]
+            yield (tx, int(first["cscn"] or 0), int(first["seq"]), len(group),
+                   None if keys is None else sorted(key_hash(k) for k in keys))
+
+
+def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
+                     it: Iterator[Any]) -> None:
+    from pyspark import TaskContext
+
+    from ..streams.apply import ApplyError
+    from ..streams.apply import errorqueue
+    from ..streams.apply.definition import set_status
+
+    batch = list(it)
+    if not batch:
+        return
+    task = TaskContext.get()
+    # one apply server per task: its own row of the low-watermark (SLUICE_APPLY_PROGRESS)
+    with _apply_engine(connect, dsn, login, apply_name, task.partitionId() if task else 0) as (conn, ctx, d, engine):
+        encode = errorqueue.codec_encoder(ctx, d.queue_owner, d.queue_name)
+        errored = errorqueue.errored_transactions(ctx, d.name)
+        for txn, bad in source_transactions(_mine(batch, d)):
+            if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
+                continue   # already in the error queue (a replayed batch)
+            if bad is not None:   # bad input: into the error queue with its reason, and on
+                errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn,
+                                  ApplyError(ora(25215, f"the payload is no LCR or user message: {bad}"), 0),
+                                  encode, d.apply_database_link, d.apply_tag)
+                conn.commit()
+                continue
+            try:
+                engine.apply(txn)
+            except ApplyError as failure:
+                errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn, failure, encode,
+                                  d.apply_database_link, d.apply_tag)
+                conn.commit()
+                if d.parameter("DISABLE_ON_ERROR") == "Y":
+                    # as the Python process does: the apply aborts at its first error; the
+                    # batch is not committed, so a restart replays it past the recorded error
+                    set_status(ctx, d.name, "ABORTED", failure.error)
+                    raise failure.error from None
+
+
+def _transaction_id() -> Any:
+    """The column naming a row's transaction as :func:`source_transactions` groups them."""
+    return (F.when(F.col("error").isNotNull(), F.concat(F.lit("E"), F.hex("msgid")))
+            .when(F.col("lcr_kind").isNotNull() & F.col("commit_scn").isNotNull(),
+                  F.concat_ws("|", F.lit("C"), "source_database_name", "transaction_id",
+                              F.col("commit_scn").cast("string")))
+            .otherwise(F.concat(F.lit("U"), F.coalesce("enq_tid", F.hex("msgid")))))
+
+
+def _bucket_values(spark: Any, tasks: int) -> list[int]:
+    """For each task k, a value v with pmod(hash(v), tasks) = k: ``repartition(tasks, col)``
+    hashes a column so (Murmur3, as F.hash), and a column of these values puts the rows of
+    task k into partition k, whatever the engine's hash."""
+    found: dict[int, int] = {}
+    for row in spark.range(0, 64 * tasks).select("id", F.expr(f"pmod(hash(id), {tasks})").alias("k")).collect():
+        found.setdefault(row["k"], row["id"])
+    return [found[k] for k in range(tasks)]
+
+
 def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str, checkpoint: str,
-          user: str | None = None, trigger: dict | None = None) -> Any:
-    """Start applying the stream ``df`` as apply process ``apply_name`` of the store at ``dsn``."""
+          user: str | None = None, trigger: dict | None = None, tasks: int | None = None) -> Any:
+    """Start applying the stream ``df`` as apply process ``apply_name`` of the store at
+    ``dsn``, each micro-batch by ``tasks`` tasks (default: Spark's default parallelism)
+    in parallel, transactions that depend on one another by the same task in commit order
+    (:mod:`.applyplan`)."""
+    from .applyplan import plan
+
     login = {"user": user} if user else {}
 
     def batch(frame: DataFrame, _batch_id: int) -> None:
-        ordered = _to_python(frame).coalesce(1).sortWithinPartitions("cscn", "seq")
-        ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it))
+        spark = frame.sparkSession
+        n = tasks or spark.sparkContext.defaultParallelism
+        rows = _to_python(frame).withColumn("tx", _transaction_id())
+        if n <= 1:
+            ordered = rows.coalesce(1).sortWithinPartitions("cscn", "seq")
+            ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it))
+            return
+        rows = rows.persist()
+        try:
+            keyed = rows.repartition(n, "tx").sortWithinPartitions("tx", "cscn", "seq").rdd.mapPartitions(
+                lambda it: _keys_partition(connect, dsn, login, apply_name, it))
+            assigned = plan([((tx, (c, s), size, hashes)) for tx, c, s, size, hashes in keyed.collect()], n)
+            values = _bucket_values(spark, n)
+            where = spark.createDataFrame([(tx, values[k]) for tx, k in assigned.items()], "tx string, bucket long")
+            ordered = rows.join(F.broadcast(where), "tx").repartition(n, "bucket").sortWithinPartitions("cscn", "seq")
+            ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it))
+        finally:
+            rows.unpersist()
 
     writer = df.writeStream.foreachBatch(batch).option("checkpointLocation", checkpoint)
     return writer.trigger(**(trigger or {"processingTime": "1 second"})).start()

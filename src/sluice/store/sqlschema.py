@@ -22,8 +22,11 @@ from .dialect import Dialect
 # 5: Streams propagation (SLUICE_QUEUE_SCHEDULES, SLUICE_PROPAGATION_RECEIVED and their views)
 # 6: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
 # 7: Spark pipelines (SLUICE_PIPELINE_PROGRESS, DBA_STREAMS_TRANSFORMATIONS)
-# 8: monitoring (SLUICE_QUEUE_DEPTH over every queue table, V$AQ and the views on it)
-SCHEMA_VERSION = 8
+# 8: buffered staging of captured LCRs (SLUICE_CAPTURE_CONSUMED)
+# 9: monitoring (SLUICE_QUEUE_DEPTH over every queue table, V$AQ and the views on it)
+# 10: what a propagation let go and has not yet told its destination (SLUICE_PROPAGATION_UNTOLD);
+#     the apply's spilled transactions (SLUICE_APPLY_SPILL)
+SCHEMA_VERSION = 10
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -147,7 +150,7 @@ def capture_ddl(d: Dialect) -> list[str]:
     it enqueues, in the same transaction (its position in the source's log, counters,
     state) is a ``SLUICE_CAPTURE_PROGRESS`` row; the tables it cannot capture are
     ``SLUICE_STREAMS_UNSUPPORTED`` rows.  Views: DBA_CAPTURE, V$STREAMS_CAPTURE,
-    DBA_STREAMS_UNSUPPORTED (Oracle's columns, plus REPLICATION_SLOT)."""
+    DBA_STREAMS_UNSUPPORTED (Oracle's columns, plus REPLICATION_SLOT and STAGING)."""
     i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
 
@@ -167,6 +170,11 @@ def capture_ddl(d: Dialect) -> list[str]:
             ENQUEUE_MESSAGE_NUMBER {i}, ENQUEUE_MESSAGE_CREATE_TIME {r}, ENQUEUE_TIME {r},
             STATE TEXT, STATE_CHANGED_TIME {r}, STARTUP_TIME {r},
             PRIMARY KEY (OWNER, NAME))""",
+        # buffered staging: how far each consumer took a capture's LCRs and committed
+        # (commit SCN, SCN of the last LCR), written in the consumer's own transaction
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_CONSUMED (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, CONSUMER TEXT NOT NULL,
+            COMMIT_SCN {i} NOT NULL, SCN {i} NOT NULL, PRIMARY KEY (OWNER, NAME, CONSUMER))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_STREAMS_UNSUPPORTED (
             OWNER TEXT NOT NULL, TABLE_NAME TEXT NOT NULL, REASON TEXT NOT NULL,
             AUTO_FILTERED TEXT NOT NULL, CAPTURE_OWNER TEXT, CAPTURE_NAME TEXT, SCN {i},
@@ -186,10 +194,16 @@ def capture_ddl(d: Dialect) -> list[str]:
                    {spec_int('error_number')} AS ERROR_NUMBER, {spec('error_message')} AS ERROR_MESSAGE,
                    {spec('version')} AS VERSION, {spec('capture_type')} AS CAPTURE_TYPE,
                    P.LAST_ENQUEUED_SCN, {spec('checkpoint_retention_time')} AS CHECKPOINT_RETENTION_TIME,
-                   {spec('slot')} AS REPLICATION_SLOT
+                   {spec('slot')} AS REPLICATION_SLOT,
+                   COALESCE({spec('staging')}, 'PERSISTENT') AS STAGING
             FROM SLUICE_CATALOG C
             LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE'""",
+        # combined capture and apply (sluice.streams.capture.combined): whether the capture
+        # sends straight to its apply's queue, and through which propagation schedule
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_COMBINED (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, OPTIMIZATION {i} NOT NULL DEFAULT 0,
+            QSCHEMA TEXT, QNAME TEXT, DESTINATION TEXT, PRIMARY KEY (OWNER, NAME))""",
         f"""{d.create_view} V$STREAMS_CAPTURE AS
             SELECT C.NAME AS CAPTURE_NAME, {ts('P.STARTUP_TIME')} AS STARTUP_TIME,
                    P.STATE, {ts('P.STATE_CHANGED_TIME')} AS STATE_CHANGED_TIME,
@@ -200,9 +214,11 @@ def capture_ddl(d: Dialect) -> list[str]:
                    {ts('P.CAPTURE_MESSAGE_CREATE_TIME')} AS CAPTURE_MESSAGE_CREATE_TIME,
                    {ts('P.ENQUEUE_TIME')} AS ENQUEUE_TIME, P.ENQUEUE_MESSAGE_NUMBER,
                    {ts('P.ENQUEUE_MESSAGE_CREATE_TIME')} AS ENQUEUE_MESSAGE_CREATE_TIME,
-                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS
+                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS,
+                   COALESCE(X.OPTIMIZATION, 0) AS OPTIMIZATION
             FROM SLUICE_CATALOG C
             JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
+            LEFT JOIN SLUICE_CAPTURE_COMBINED X ON X.OWNER = C.OWNER AND X.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE' AND P.STATE IS NOT NULL""",
         # synchronous captures (sluice.streams.capture.sync): SLUICE_CATALOG rows of kind
         # SYNC_CAPTURE; not in DBA_CAPTURE, which lists capture processes only (as Oracle's)
@@ -448,6 +464,12 @@ def propagation_ddl(d: Dialect) -> list[str]:
             SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID {d.blob_type} NOT NULL,
             DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL,
             PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))""",
+        # per schedule, the (destination queue, message id)s of its last batch: written with
+        # the source's commit, so a sender killed before its next batch tells the
+        # destination to drop their de-duplication rows when it starts again
+        """CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_UNTOLD (
+            QSCHEMA TEXT NOT NULL, QNAME TEXT NOT NULL, DESTINATION TEXT NOT NULL,
+            ACKED TEXT NOT NULL, PRIMARY KEY (QSCHEMA, QNAME, DESTINATION))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_RECEIVERS (
             SOURCE_SITE TEXT NOT NULL, SOURCE_QUEUE TEXT NOT NULL, DEST_QUEUE TEXT NOT NULL,
             TOTAL_MSGS {i} NOT NULL, LAST_RECEIVED {r} NOT NULL,
@@ -503,7 +525,10 @@ def propagation_ddl(d: Dialect) -> list[str]:
                    S.TOTAL_TIME AS ELAPSED_PROPAGATION_TIME,
                    CASE WHEN S.DISABLED = 1 THEN 'DISABLED' WHEN S.FAILURES > 0 THEN 'FAILED'
                         ELSE 'ENABLED' END AS STATE,
-                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME
+                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME,
+                   CASE WHEN EXISTS (SELECT 1 FROM SLUICE_CAPTURE_COMBINED X WHERE X.OPTIMIZATION > 0
+                        AND X.QSCHEMA = S.QSCHEMA AND X.QNAME = S.QNAME AND X.DESTINATION = S.DESTINATION)
+                        THEN 1 ELSE 0 END AS OPTIMIZATION
             FROM SLUICE_QUEUE_SCHEDULES S""",
         f"""{d.create_view} V$PROPAGATION_RECEIVER AS
             SELECT R.SOURCE_QUEUE AS SRC_QUEUE_NAME, R.SOURCE_SITE AS SRC_DBNAME,
@@ -550,7 +575,8 @@ def apply_ddl(d: Dialect) -> list[str]:
     changes), and the per-table settings DBMS_APPLY_ADM keeps in ``SLUICE_CATALOG``.  Views:
     DBA_APPLY_ERROR, DBA_APPLY_PROGRESS, DBA_APPLY_KEY_COLUMNS,
     DBA_APPLY_INSTANTIATED_OBJECTS, DBA_APPLY_INSTANTIATED_SCHEMAS,
-    DBA_APPLY_CONFLICT_COLUMNS, DBA_APPLY_DML_HANDLERS; what a running apply process shows
+    DBA_APPLY_CONFLICT_COLUMNS, DBA_APPLY_DML_HANDLERS, DBA_APPLY_SPILL_TXN (the spilled
+    LCRs of a large transaction, ``SLUICE_APPLY_SPILL``); what a running apply process shows
     (``SLUICE_APPLY_STATE``): V$STREAMS_APPLY_READER, _COORDINATOR, _SERVER."""
     i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
@@ -608,6 +634,18 @@ def apply_ddl(d: Dialect) -> list[str]:
                        AS ERROR_HANDLER,
                    {spec('apply_database_link')} AS APPLY_DATABASE_LINK, {spec('apply_name')} AS APPLY_NAME
             FROM SLUICE_CATALOG WHERE KIND = 'APPLY_DML_HANDLER'""",
+        # txn_lcr_spill_threshold: the LCRs of the large transaction an apply process is
+        # reading, out of memory and out of its queue (:mod:`sluice.streams.apply.spill`)
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_SPILL (
+            APPLY_NAME TEXT NOT NULL, SEQ {i} NOT NULL, SOURCE_DATABASE TEXT,
+            SOURCE_TRANSACTION_ID TEXT, SOURCE_COMMIT_SCN {i}, MESSAGE_SCN {i}, EXECUTE {i} NOT NULL,
+            MESSAGE_CREATE_TIME {r}, SPILL_TIME {r}, MESSAGE TEXT NOT NULL, PRIMARY KEY (APPLY_NAME, SEQ))""",
+        f"""{d.create_view} DBA_APPLY_SPILL_TXN AS
+            SELECT APPLY_NAME, SOURCE_DATABASE, SOURCE_TRANSACTION_ID AS XIDSQN,
+                   MIN(MESSAGE_SCN) AS FIRST_SCN, COUNT(*) AS MESSAGE_COUNT,
+                   {ts('MIN(MESSAGE_CREATE_TIME)')} AS FIRST_MESSAGE_CREATE_TIME,
+                   {ts('MIN(SPILL_TIME)')} AS SPILL_CREATION_TIME
+            FROM SLUICE_APPLY_SPILL GROUP BY APPLY_NAME, SOURCE_DATABASE, SOURCE_TRANSACTION_ID""",
         # what a running apply process shows: one row per process, written with each batch
         f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_STATE (
             APPLY_NAME TEXT PRIMARY KEY, STATE TEXT, STARTUP_TIME {r}, PARALLELISM {i},

@@ -24,10 +24,55 @@ from typing import Any, Callable
 from ..lcr import RowLCR
 from .engine import ApplyEngine, ApplyError, SourceTxn
 
-__all__ = ["ParallelApply"]
+__all__ = ["ParallelApply", "transaction_keys", "dependencies", "EVERYTHING"]
 
-_EVERYTHING = ("*",)       # the key a transaction that is not only row LCRs touches
+EVERYTHING = ("*",)        # the key a transaction that is not only row LCRs touches
 LOCK_WAIT = 10.0           # seconds a parallel apply server waits for a row lock
+
+
+def transaction_keys(engine: ApplyEngine, txn: SourceTxn) -> set[tuple]:
+    """The rows ``txn`` changes, as (owner, table, key values) -- the key columns the engine
+    finds the row by; an UPDATE or DELETE also its old key -- or {EVERYTHING} when it is not
+    only row LCRs the engine's batch path takes (DDL, user messages, handlers)."""
+    if not engine._plain(txn):
+        return {EVERYTHING}
+    keys: set[tuple] = set()
+    for item in txn.items:
+        lcr: RowLCR = item.message
+        owner, name = lcr.get_object_owner(), lcr.get_object_name()
+        try:
+            columns = engine._key(lcr, 0)
+        except Exception:       # the engine reports it when it applies the transaction
+            return {EVERYTHING}
+        for which in (("NEW",) if lcr.get_command_type() == "INSERT" else ("OLD", "NEW")):
+            values = [lcr.get_value(which, c) for c in columns]
+            if all(v is not None for v in values):
+                keys.add((owner, name, tuple(v.value for v in values)))
+    return keys
+
+
+def dependencies(keys: list[set], ordered: bool = True) -> list[list[int]]:
+    """For each transaction (their :func:`transaction_keys`, in source commit order), the
+    earlier ones it must wait for: per key it changes, the last earlier one changing that
+    key (which waited for its own predecessors in turn).  A transaction whose keys are
+    {EVERYTHING} waits for the one before it (``ordered``: commits in source order) or every
+    earlier one, and every later one waits for it."""
+    last: dict[tuple, int] = {}
+    barrier = -1
+    deps: list[list[int]] = []
+    for i, ks in enumerate(keys):
+        if EVERYTHING in ks:
+            deps.append(list(range(max(barrier, 0), i)) if not ordered else [i - 1] if i else [])
+            barrier = i
+            last.clear()
+            continue
+        waits = {last[k] for k in ks if k in last}
+        if barrier >= 0:
+            waits.add(barrier)
+        deps.append(sorted(waits))
+        for k in ks:
+            last[k] = i
+    return deps
 
 
 class ParallelApply:
@@ -55,47 +100,8 @@ class ParallelApply:
                 out[db] = max(out.get(db, -1), scn)
         return out
 
-    # -- dependencies -------------------------------------------------------------------
-    def _keys(self, txn: SourceTxn) -> set[tuple]:
-        engine = self.engines[0]
-        if not engine._plain(txn):
-            return {_EVERYTHING}
-        keys: set[tuple] = set()
-        for item in txn.items:
-            lcr: RowLCR = item.message
-            owner, name = lcr.get_object_owner(), lcr.get_object_name()
-            try:
-                columns = engine._key(lcr, 0)
-            except Exception:       # the engine reports it when it applies the transaction
-                return {_EVERYTHING}
-            for which in (("NEW",) if lcr.get_command_type() == "INSERT" else ("OLD", "NEW")):
-                values = [lcr.get_value(which, c) for c in columns]
-                if all(v is not None for v in values):
-                    keys.add((owner, name, tuple(v.value for v in values)))
-        return keys
-
     def _dependencies(self, txns: list[SourceTxn]) -> list[list[int]]:
-        """For each transaction, the earlier ones it must wait for: per key it changes, the
-        last earlier one changing that key (which waited for its own predecessors in turn).
-        A transaction that is not only row LCRs waits for the one before it, and every later
-        one for it: with commits in source order that is every earlier one."""
-        last: dict[tuple, int] = {}
-        barrier = -1
-        deps: list[list[int]] = []
-        for i, txn in enumerate(txns):
-            keys = self._keys(txn)
-            if _EVERYTHING in keys:
-                deps.append(list(range(max(barrier, 0), i)) if not self.ordered else [i - 1] if i else [])
-                barrier = i
-                last.clear()
-                continue
-            waits = {last[k] for k in keys if k in last}
-            if barrier >= 0:
-                waits.add(barrier)
-            deps.append(sorted(waits))
-            for k in keys:
-                last[k] = i
-        return deps
+        return dependencies([transaction_keys(self.engines[0], t) for t in txns], self.ordered)
 
     # -- applying ------------------------------------------------------------------------------
     def apply_all(self, txns: list[SourceTxn], stop_on_error: bool = False) -> list[Any]:

@@ -89,6 +89,8 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
         if not ctx.authz.has_queue_privilege(q, "DEQUEUE"):   # the propagating session's user
             raise ora(1031)
         dest = env.destination(s)
+        if dest.dedup and not dest.restored(s.key):
+            dest.restore(s.key, sched.load_untold(ctx.session, s.key))
         routes = _routes(ctx, q)
         while result.batches < env.max_batches:
             start = env.clock()
@@ -143,6 +145,8 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         end = env.clock()
         s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
         session.add_commit_work(sched.runtime_work(s))
+        if dest.dedup:
+            session.add_commit_work(sched.untold_work(s, [(m.dest_queue, m.source_msgid) for m in batch.messages]))
         session.commit()
         dest.acknowledge(batch)    # let go: the next batch is all new, and says so
         return len(batch.messages), nbytes
@@ -250,7 +254,7 @@ def _expiration_left(r: MessageRecord, now: float) -> float | None:
     return max(0.0, r.expire_at - now)
 
 
-_DISCARD = object()
+_DISCARD = DISCARD = object()   # DISCARD: what combined capture and apply compares with
 
 
 def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, route: _Route) -> tuple[str, Any]:
@@ -264,25 +268,33 @@ def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, r
     ctx = env.conn.context
     message = codec.decode(r.user_data)
     if rules:
-        verdict = evaluate_rule_sets(env.conn, message, spec.rule_set, spec.negative_rule_set)
-        if not verdict.perform:
+        message = ruled(env, spec, message)
+        if message is _DISCARD:
             return q.table.payload_type, _DISCARD
-        # seed 000 "Row Migration and Subset Rules": a subset rule's UPDATE becomes the
-        # INSERT or DELETE the destination's subset needs, before any transformation
-        message = migrate(message, verdict.rule)
-        if verdict.rule is not None:      # declarative transformations, then a custom one
-            declared = _declared(env).get(verdict.rule.rule_name)
-            if declared:
-                message = transform(message, declared)
-        function = _transform_function(verdict.rule)
-        if function is not None:
-            message = _apply(function, message)
     if route.transformation is None:
         return q.table.payload_type, codec.encode(message)
     target = ctx.catalog.transformation(route.transformation)["to_type"]
     message = ctx.transformer(route.transformation)(message)
     objtype = ctx.catalog.type_named(target) if target not in SIMPLE_TYPES else None
     return target, PayloadCodec(target, objtype, ctx.catalog.get_type).encode(message)
+
+
+def ruled(env: JobEnv, spec: specs.PropagationSpec, message: Any) -> Any:
+    """``message`` as the propagation's rule sets leave it, or ``_DISCARD``."""
+    verdict = evaluate_rule_sets(env.conn, message, spec.rule_set, spec.negative_rule_set)
+    if not verdict.perform:
+        return _DISCARD
+    # seed 000 "Row Migration and Subset Rules": a subset rule's UPDATE becomes the
+    # INSERT or DELETE the destination's subset needs, before any transformation
+    message = migrate(message, verdict.rule)
+    if verdict.rule is not None:      # declarative transformations, then a custom one
+        declared = _declared(env).get(verdict.rule.rule_name)
+        if declared:
+            message = transform(message, declared)
+    function = _transform_function(verdict.rule)
+    if function is not None:
+        message = _apply(function, message)
+    return message
 
 
 def _declared(env: JobEnv) -> dict:
