@@ -108,16 +108,22 @@ def throughput(rounds: int, duration: int, connections: int) -> dict:
     url = f"http://127.0.0.1:{port}{idap.PATH}"
     script = os.path.join(work, "send.lua")
     Path(script).write_text(idap.LUA % {"body": idap.BODY, "auth": idap.AUTH, "path": idap.PATH})
-    off, on, scrapes = [], [], []
+    off, on, scrapes, cpu_off, cpu_on = [], [], [], [], []
+
+    def measured(cpus: list) -> float:
+        c0 = idap.cpu_seconds(server.pid)
+        r = idap.run_wrk(url, connections, duration, script)
+        cpus.append((idap.cpu_seconds(server.pid) - c0) / max(r["requests"], 1) * 1e6)
+        return r["rps"]
     try:
         idap.run_wrk(url, connections, 2, script)                       # warm-up
         for _ in range(rounds):
-            off.append(idap.run_wrk(url, connections, duration, script)["rps"])
+            off.append(measured(cpu_off))
             stop = threading.Event()
             t = threading.Thread(target=_scraper, args=(f"http://127.0.0.1:{port}/metrics", stop, scrapes))
             t.start()
             try:
-                on.append(idap.run_wrk(url, connections, duration, script)["rps"])
+                on.append(measured(cpu_on))
             finally:
                 stop.set()
                 t.join()
@@ -126,6 +132,7 @@ def throughput(rounds: int, duration: int, connections: int) -> dict:
         server.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
     return {"off": off, "on": on, "ratio": statistics.mean(on) / statistics.mean(off),
+            "cpu_off": statistics.median(cpu_off), "cpu_on": statistics.median(cpu_on),
             "scrapes": len(scrapes), "scrape_ms": statistics.median(scrapes) * 1e3 if scrapes else 0.0}
 
 
@@ -166,11 +173,13 @@ def main() -> None:
         load1 = os.getloadavg()
         print(f"IDAP AQXmlSend + commit: without scrapes {', '.join(f'{x:,.0f}' for x in t['off'])} req/s; "
               f"scraped every second {', '.join(f'{x:,.0f}' for x in t['on'])} req/s; ratio "
-              f"{t['ratio']:.3f}; {t['scrapes']} scrapes, median {t['scrape_ms']:.1f} ms; "
+              f"{t['ratio']:.3f}; server CPU {t['cpu_off']:.0f} vs {t['cpu_on']:.0f} µs/request; "
+              f"{t['scrapes']} scrapes, median {t['scrape_ms']:.1f} ms; "
               f"load {load0[0]:.1f} -> {load1[0]:.1f}")
         lines.append(f"| IDAP send, /metrics every 1 s vs none ({args.rounds}×{args.duration} s each, "
                      f"alternating) | {statistics.mean(t['on']):,.0f} vs {statistics.mean(t['off']):,.0f} "
-                     f"req/s | ratio {t['ratio']:.3f} | scrape {t['scrape_ms']:.1f} ms | "
+                     f"req/s | ratio {t['ratio']:.3f} | server CPU {t['cpu_on']:.0f} vs {t['cpu_off']:.0f} "
+                     f"µs/request, scrape {t['scrape_ms']:.1f} ms | "
                      f"{t['scrapes']} scrapes | {load0[0]:.1f} → {load1[0]:.1f} |")
     if args.record:
         path = ROOT / "bench" / "RESULTS.md"
