@@ -52,6 +52,11 @@ if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
   fi
 fi
 
+# -- RabbitMQ: the shovel plugin is bench_propagation.py's peer (issue 14 §2) -----------
+if command -v rabbitmq-plugins >/dev/null 2>&1; then
+  rabbitmq-plugins enable rabbitmq_shovel >/dev/null 2>&1 || true
+fi
+
 # -- Python -----------------------------------------------------------------------
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3

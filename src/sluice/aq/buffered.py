@@ -358,6 +358,31 @@ class BufferedPool:
             expired.extend(gone)
         return found, entries
 
+    def take_remote(self, q: QueueInfo, wanted: Callable[[str | None], bool], limit: int) -> list[MessageRecord]:
+        """REMOVE up to ``limit`` messages in memory addressed to remote recipients whose
+        address ``wanted`` takes — what a propagation moves (seed 003 "Propagating
+        Buffered Messages") —, in the queue's order; locked and expired ones are left to
+        the dequeue paths.  The caller puts them back (:meth:`put_back`) if it fails."""
+        with self._lock:
+            queue = self._queues.get(q.qualified)
+            if not queue or limit <= 0:
+                return []
+            now = time.time()
+            found = [(e, entries) for (_, address), entries in queue.items() if entries and wanted(address)
+                     for e in entries if e.locked_by is None and (e.expire_at is None or e.expire_at > now)]
+            if not found:
+                return []
+            found.sort(key=lambda pair: pair[0].key)
+            taken = []
+            for e, entries in found[:limit]:
+                self._drop(q, entries, e)
+                taken.append(e.record)
+            return taken
+
+    def put_back(self, q: QueueInfo, records: list[MessageRecord]) -> None:
+        """Records :meth:`take_remote` took, back into memory (their propagation failed)."""
+        self._restore(q, records)
+
     def taken(self, q: QueueInfo, record: MessageRecord, owner: object) -> None:
         """``owner`` (a session) took ``record`` out for good (REMOVE): its sender's
         listener, if any, hears of it."""

@@ -35,8 +35,19 @@ class Endpoint:
                  "_deq_version", "_deq_queue", "_deq_codec")
 
     def __init__(self, conn: "Connection") -> None:
-        self.ctx = conn.context   # also the owner of what it locks in the pool: the session
-        self.pool = pool_for(self.ctx.store)
+        self._bind(conn.context)
+
+    @classmethod
+    def of_session(cls, ctx) -> "Endpoint":
+        """The endpoint of a session context without its connection (a propagation
+        receiver enqueuing buffered messages)."""
+        endpoint = cls.__new__(cls)
+        endpoint._bind(ctx)
+        return endpoint
+
+    def _bind(self, ctx) -> None:
+        self.ctx = ctx            # also the owner of what it locks in the pool: the session
+        self.pool = pool_for(ctx.store)
         self._enq_version = self._deq_version = -1
         self._enq_queue = self._deq_queue = None
         self._enq_codec = self._deq_codec = self._enq_order = None

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ... import constants as C
+from ...aq.buffered import existing_pool
 from ...aq.payload import SIMPLE_TYPES, PayloadCodec
 from ...errors import DatabaseError, ora
 from ...rules.engine.anydata import AnyData
 from ...routines import registered_function
-from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector
+from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, remote_match
 from ..rowmigration import migrate
 from ..transform import transform
 from ..transform.adm import declarative_transformations
@@ -120,6 +121,7 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     session = ctx.session
     # not now: a stopped propagation's records, and under a link's shared schedule those
     # of the queue-to-queue propagations over it (their own schedules move them)
+    buffered: list[MessageRecord] = []
     disabled = {a.rpartition("|")[2] for a, r in routes.items()
                 if not r.enabled or (r.queue_to_queue and s.destination_queue is None)}
     predicate = (lambda r: r.address not in disabled) if disabled else None
@@ -132,11 +134,13 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                 sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate)
                 recs += session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size - len(recs),
                                         DequeueInfo(user=ctx.username))
+        if recs and q.table.message_grouping == "TRANSACTIONAL":
+            recs = _whole_transactions(session, q, sel, recs)
+        buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs))
+        recs += buffered
         if not recs:
             session.rollback_to_savepoint(mark)
             return None
-        if q.table.message_grouping == "TRANSACTIONAL":
-            recs = _whole_transactions(session, q, sel, recs)
         dequeued = env.clock()
         batch = _batch(env, q, recs, routes, dequeued)
         pickled = env.clock()
@@ -146,13 +150,31 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
         session.add_commit_work(sched.runtime_work(s))
         if dest.dedup:
-            session.add_commit_work(sched.untold_work(s, [(m.dest_queue, m.source_msgid) for m in batch.messages]))
+            session.add_commit_work(sched.untold_work(s, [(m.dest_queue, m.source_msgid) for m in batch.messages
+                                                          if not m.buffered]))
         session.commit()
         dest.acknowledge(batch)    # let go: the next batch is all new, and says so
         return len(batch.messages), nbytes
     except BaseException:
         _take_back(session, mark)
+        if buffered:               # best effort, but none lost while the source lives
+            existing_pool(ctx.store).put_back(q, buffered)
         raise
+
+
+def _take_buffered(ctx: Any, s: sched.Schedule, q: QueueInfo, disabled: set[str], limit: int) -> list[MessageRecord]:
+    """Buffered messages in this process's memory for the schedule's destination (seed 003
+    "Propagating Buffered Messages": one schedule serves both kinds), taken out of memory
+    as a REMOVE dequeue in the batch's transaction would be.  Those of other processes
+    are not here: they reach the queue table when they spill, and go from there."""
+    pool = existing_pool(ctx.store)
+    if pool is None:
+        return []
+    remote = _remote(s)
+    taken = pool.take_remote(q, lambda a: remote_match(remote, a) and a not in disabled, limit)
+    for r in taken:
+        pool.taken(q, r, ctx)     # a capture staging buffered LCRs hears of it
+    return taken
 
 
 def _take_back(session: Any, mark: Any) -> None:
@@ -234,7 +256,8 @@ def _batch(env: JobEnv, q: QueueInfo, recs: list[MessageRecord], routes: dict[st
             if r.sender_name or r.sender_address else None,
             recipients=[r.consumer_name] if r.consumer_name is not None else None,
             group=r.enq_tid, original_queue=(r.original_queue_owner, r.original_queue_name)
-            if r.original_queue_name else (q.owner, q.name), enq_time=r.enq_time)
+            if r.original_queue_name else (q.owner, q.name), enq_time=r.enq_time,
+            buffered=r.delivery_mode == C.MSG_BUFFERED)
         by_key[key] = m
         batch.messages.append(m)
     return batch

@@ -56,7 +56,7 @@ class Destination:
 
     def acknowledge(self, batch: Batch) -> None:
         """The source has let ``batch`` go: the next delivery tells the destination."""
-        self._acked.extend((m.dest_queue, m.source_msgid) for m in batch.messages)
+        self._acked.extend((m.dest_queue, m.source_msgid) for m in batch.messages if not m.buffered)
         self.clean = True
 
     def restore(self, key: tuple[str, str, str], untold: list[tuple[str, bytes]]) -> None:
