@@ -102,6 +102,8 @@ class Watcher:
     def __exit__(self, *exc) -> None:
         self.stop.set()
         self.thread.join(10)
+        r = self.client.get("/dashboard/api/state?since=1e12")   # what the sampler's readings cost
+        self.sampler = r.json()["sampler"] if r.status_code == 200 else {}
         self.client.close()
 
 
@@ -139,7 +141,13 @@ def one_round(config: str, args) -> dict | None:
             result["watcher"] = dict(w.counts)
         # the server's CPU per request: what watching costs, less blurred by the machine's
         # other load than requests per second
-        result["cpu_us"] = (cpu_seconds(server.pid) - cpu0) / max(result["requests"], 1) * 1e6
+        server_cpu = cpu_seconds(server.pid) - cpu0
+        result["cpu_us"] = server_cpu / max(result["requests"], 1) * 1e6
+        if config != "off" and w.sampler:
+            # the dashboard's readings' CPU (since the server started: an upper bound for the
+            # run) as a share of the server's CPU during the run
+            result["sampler_share"] = w.sampler["cpu_seconds"] / max(server_cpu, 1e-9)
+            result["watcher"]["sampler"] = w.sampler
     finally:
         stop_server(server)
     result["stored"] = queue_count(dsn) - warm
@@ -184,8 +192,11 @@ def main() -> None:
         p99 = statistics.median(r["p99"] for r in runs[config])
         cpu = statistics.median(r["cpu_us"] for r in runs[config])
         summary.append((config, rps, p99, rps / base, cpu / base_cpu))
+        share = [r["sampler_share"] for r in runs[config] if "sampler_share" in r]
         print(f"{config}: median {rps:,.0f} requests/s, p99 {p99:.2f} ms, {rps / base:.1%} of off; "
-              f"server CPU {cpu:.0f} µs/request, {cpu / base_cpu:.1%} of off")
+              f"server CPU {cpu:.0f} µs/request, {cpu / base_cpu:.1%} of off"
+              + (f"; the dashboard's readings {statistics.median(share):.1%} of the server's CPU"
+                 if share else ""))
     print(f"load average {args.load_before[0]:.2f} before, {args.load_after[0]:.2f} after")
     if args.record:
         record(args, runs, summary)
@@ -203,17 +214,19 @@ def record(args, runs: dict, summary: list) -> None:
         f"--duration {args.duration} --rounds {args.rounds} --connections {args.connections}`; load "
         f"`wrk -t{args.connections} -c{args.connections}` AQXmlSend + commit (bench_idap.py's), a fresh "
         "store and server per round, configurations interleaved, medians over the rounds.", "",
-        "| configuration | requests/s (median) | each round | p99 ms | of off | server CPU µs/request | of off |",
-        "|---|---:|---|---:|---:|---:|---:|",
+        "| configuration | requests/s (median) | each round | p99 ms | of off | server CPU µs/request "
+        "| of off | dashboard readings' share of the server's CPU |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
     ]
     for config, rps, p99, ratio, cpu_ratio in summary:
         if rps is None:
-            lines.append(f"| {config} | not measured (no /metrics yet) | | | | | |")
+            lines.append(f"| {config} | not measured (no /metrics yet) | | | | | | |")
             continue
         rounds = ", ".join(f"{r['rps']:,.0f}" for r in runs[config])
         cpu = statistics.median(r["cpu_us"] for r in runs[config])
+        share = [r["sampler_share"] for r in runs[config] if "sampler_share" in r]
         lines.append(f"| {config} | {rps:,.0f} | {rounds} | {p99:.2f} | {ratio:.1%} | {cpu:.0f} | "
-                     f"{cpu_ratio:.1%} |")
+                     f"{cpu_ratio:.1%} | {f'{statistics.median(share):.1%}' if share else '–'} |")
     path = ROOT / "bench" / "RESULTS.md"
     text = path.read_text()
     marker = "\n## Issue 17 "

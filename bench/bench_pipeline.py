@@ -61,25 +61,7 @@ def stage(conn, n: int) -> int:
     conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
     for consumer in ("PY", "SPARK"):
         conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(consumer))
-    adm = conn.rule_adm
-    adm.create_rule_set("POS", STREAMS_CONTEXT)
-    for i in range(100):   # as ADD_TABLE_RULES writes them, for 10 owners x 10 tables
-        name = f"R{i}"
-        adm.create_rule(name, f"((:dml.get_object_owner() = 'U{i // 10}' and :dml.get_object_name() = "
-                              f"'T{i % 10}')) and :dml.is_null_tag() = 'Y' and "
-                              f":dml.get_source_database_name() = 'DBS1.NET'", STREAMS_CONTEXT)
-        adm.add_rule(name, "POS")
-    for i in range(10):    # subset rules: updates of U9's tables moving into / out of ID < 500000
-        for op, test in (("INSERT", "<"), ("DELETE", ">=")):
-            name = f"S{i}_{op[0]}"
-            adm.create_rule(name, f":dml.get_object_owner() = 'U9' and :dml.get_object_name() = 'T{i}' and "
-                                  f":dml.get_command_type() = 'UPDATE' and "
-                                  f":dml.get_value('NEW', 'ID').AccessNumber() {test} 500000", STREAMS_CONTEXT,
-                            NVList({ROW_SUBSET: op}))
-            adm.add_rule(name, "POS")
-    conn.streams_adm.rename_schema("r0", "u0", "hr")
-    conn.streams_adm.rename_column("r1", "u0.t1", "name", "title")
-    conn.streams_adm.add_column("r2", "u0.t2", "origin", "DBS1")
+    p5_rules(conn)
     rnd = random.Random(16)
     q = conn.queue("STRM_Q")
     done, t = 0, 0
@@ -253,6 +235,216 @@ def apply_bench(a: Any, work: str) -> None:
     conn.close()
 
 
+PG_SERVER = os.environ.get("BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
+
+
+def p5_rules(conn) -> None:
+    """P5's rule set POS: 100 table rules (10 owners x 10 tables, as ADD_TABLE_RULES writes
+    them), 10 subset rules (U9's
+    UPDATEs whose new ID crosses 500000), 3 declarative transformations."""
+    adm = conn.rule_adm
+    adm.create_rule_set("POS", STREAMS_CONTEXT)
+    for i in range(100):
+        adm.create_rule(f"R{i}", f"((:dml.get_object_owner() = 'U{i // 10}' and :dml.get_object_name() = "
+                                 f"'T{i % 10}')) and :dml.is_null_tag() = 'Y' and "
+                                 f":dml.get_source_database_name() = 'DBS1.NET'", STREAMS_CONTEXT)
+        adm.add_rule(f"R{i}", "POS")
+    for i in range(10):
+        for op, test in (("INSERT", "<"), ("DELETE", ">=")):
+            name = f"S{i}_{op[0]}"
+            adm.create_rule(name, f":dml.get_object_owner() = 'U9' and :dml.get_object_name() = 'T{i}' and "
+                                  f":dml.get_command_type() = 'UPDATE' and "
+                                  f":dml.get_value('NEW', 'ID').AccessNumber() {test} 500000", STREAMS_CONTEXT,
+                            NVList({ROW_SUBSET: op}))
+            adm.add_rule(name, "POS")
+    conn.streams_adm.rename_schema("r0", "u0", "hr")                   # U0.T0 -> HR.T0
+    conn.streams_adm.rename_column("r1", "u0.t1", "name", "title")     # U0.T1: NAME -> TITLE
+    conn.streams_adm.add_column("r2", "u0.t2", "origin", "DBS1")       # U0.T2: + ORIGIN
+
+
+def p5_tables(dsn: str) -> None:
+    """The target tables, as the transformations shape the rows."""
+    import psycopg
+    with psycopg.connect(dsn, autocommit=True) as c:
+        for owner in [f"u{o}" for o in range(10)] + ["hr"]:
+            c.execute(f"CREATE SCHEMA {owner}")
+            for t in range(10):
+                cols = {("u0", 1): "title text", ("u0", 2): "name text, origin text"}.get((owner, t), "name text")
+                c.execute(f"CREATE TABLE {owner}.t{t} (id bigint PRIMARY KEY, {cols}, amount integer)")
+
+
+def p5_target_of(owner: str, table: str) -> tuple[str, str]:
+    return ("hr", "t0") if (owner, table) == ("U0", "T0") else (owner.lower(), table.lower())
+
+
+def p5_stage(conn, n: int) -> tuple[int, dict]:
+    """``n`` row LCRs as captured (commit SCNs), transactions of 1-100 rows: 70 % INSERT,
+    30 % UPDATE of a row an earlier transaction inserted (its NAME: old and new values);
+    the rows as they must end up, per target table."""
+    rnd = random.Random(16)
+    q = conn.queue("STRM_Q")
+    live: dict[tuple, list] = {}     # (owner, table) -> [ids]
+    final: dict[tuple, dict] = {}    # (owner, table) -> {id: [name, amount]}
+    done, t = 0, 0
+    while done < n:
+        size = min(rnd.randint(1, 100), n - done)
+        txn = []
+        for i in range(size):
+            k = done + i
+            ot = (f"U{rnd.randrange(10)}", rnd.choice(TABLES))
+            rows = final.setdefault(ot, {})
+            if rnd.random() < 0.7 or not live.get(ot) or t == 0:
+                txn.append(RowLCR("DBS1.NET", "INSERT", *ot, None, f"{t}.0.1", k, None,
+                                  {"ID": k, "NAME": f"n{k}", "AMOUNT": k % 1000}, commit_scn=t + 1))
+                rows[k] = [f"n{k}", k % 1000]
+                live.setdefault(ot, []).append(k)
+            else:
+                key = rnd.choice(live[ot])
+                txn.append(RowLCR("DBS1.NET", "UPDATE", *ot, None, f"{t}.0.1", k,
+                                  {"ID": key, "NAME": rows[key][0]}, {"NAME": f"u{k}"}, commit_scn=t + 1))
+                rows[key][0] = f"u{k}"
+        for ot in {(lcr.get_object_owner(), lcr.get_object_name()) for lcr in txn}:
+            live.setdefault(ot, [])      # rows of this transaction: updatable from the next one on
+        q.enqmany([conn.msgproperties(payload=p) for p in txn])
+        conn.commit()
+        done += size
+        t += 1
+    return t, final
+
+
+class PeakRss:
+    """Peak RSS (VmHWM) of the Spark JVM and of its Python workers, sampled while running."""
+
+    def __init__(self, jvm: int | None) -> None:
+        import threading
+        self.jvm, self.workers, self.stop = jvm, {}, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        cmd = f.read()
+                except OSError:
+                    continue
+                if b"pyspark.daemon" in cmd or b"pyspark.worker" in cmd:
+                    mb = _rss_mb(int(pid))
+                    if mb:
+                        self.workers[pid] = max(self.workers.get(pid, 0), mb)
+
+    def report(self) -> str:
+        self.stop.set()
+        jvm = _rss_mb(self.jvm) if self.jvm else None
+        w = self.workers.values()
+        return (f"Spark JVM (driver + local executor) {f'{jvm:.0f} MB' if jvm else 'not read'}, "
+                f"Python workers max {max(w, default=0):.0f} MB each ({len(w)} seen)")
+
+
+def p5_bench(a: Any, work: str) -> None:
+    import uuid
+
+    import psycopg
+    from sluice.streams.apply import ApplyProcess
+
+    run_id = uuid.uuid4().hex[:8]
+    dbs = {k: f"p5_{k}_{run_id}" for k in ("store", "apy", "aps", "floor")}
+    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as c:
+        for db in dbs.values():
+            c.execute(f"CREATE DATABASE {db}")
+    dsn = {k: f"{PG_SERVER}/{db}" for k, db in dbs.items()}
+    try:
+        print(f"P5 {platform.node()}, {os.cpu_count()} cores; start {time.strftime('%H:%M:%S')}, "
+              f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+        conn = sluice.connect(dsn["store"])
+        conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+        p5_rules(conn)
+        for name in ("APY", "APS"):
+            target = dsn[name.lower()]
+            p5_tables(target)
+            conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, rule_set_name="POS",
+                                        apply_database_link=target, apply_captured=True)
+            for o in [f"U{o}" for o in range(10)] + ["HR"]:
+                conn.apply_adm.set_schema_instantiation_scn(o, "DBS1.NET", 0, apply_database_link=target)
+            conn.apply_adm.set_parameter(name, "disable_on_error", "N")
+            try:
+                conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(name))
+            except sluice.DatabaseError:
+                pass
+        t0 = time.perf_counter()
+        txns, final = p5_stage(conn, a.lcrs)
+        print(f"staged {a.lcrs} row LCRs in {txns} transactions (PostgreSQL store) in "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+        # floor: COPY of the same rows (as they end up) straight into the target's tables
+        p5_tables(dsn["floor"])
+        n_rows = sum(len(r) for r in final.values())
+        start = time.perf_counter()
+        with psycopg.connect(dsn["floor"]) as c:
+            for (owner, table), rows in final.items():
+                schema, name = p5_target_of(owner, table)
+                cols = {("u0", "t1"): "id, title, amount",
+                        ("u0", "t2"): "id, name, amount, origin"}.get((schema, name), "id, name, amount")
+                extra = ("DBS1",) if (schema, name) == ("u0", "t2") else ()
+                with c.cursor().copy(f"COPY {schema}.{name} ({cols}) FROM STDIN") as cp:
+                    for k, (nm, amount) in rows.items():
+                        cp.write_row((k, nm, amount) + extra)
+        s = time.perf_counter() - start
+        print(f"(g) floor, COPY:             {n_rows:>9} rows in {s:6.2f} s = {n_rows / s:>10,.0f} rows/s", flush=True)
+        proc = ApplyProcess.from_catalog(sluice.connect(dsn["store"]), "APY", batch=5000)
+        start = time.perf_counter()
+        n = proc.drain(7200)
+        s = time.perf_counter() - start
+        proc.stop()
+        py = n / s
+        print(f"(e) Python apply process:    {n:>9} LCRs in {s:6.2f} s = {py:>10,.0f} rows/s "
+              f"(load {os.getloadavg()[0]:.1f})", flush=True)
+        spark = spark_session(a.master, dsn["store"], ui=False)
+        try:
+            jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())
+        except Exception:  # noqa: BLE001  (the figure is optional)
+            jvm_pid = None
+        rss = PeakRss(jvm_pid)
+        spec = PipelineSpec("aps", dsn["store"], "STRM_Q", "APS", "POS", max_messages_per_batch=a.batch)
+        run = PipelineRun(spark, spec, conn, conn.context.store, "apply", os.path.join(work, "ck"),
+                          connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
+        start = time.perf_counter()
+        run.start()
+        run.wait()
+        s = time.perf_counter() - start
+        for p in run.query.recentProgress:
+            print(f"    batch {p.batchId}: {p.numInputRows} rows, {dict(p.durationMs)}")
+        memory = rss.report()
+        spark.stop()
+        print(f"(f) Spark {a.master} apply:  {a.lcrs:>9} LCRs in {s:6.2f} s = {a.lcrs / s:>10,.0f} rows/s  "
+              f"(f)/(e) = {a.lcrs / s / py:.2f}", flush=True)
+        driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak RSS: driver (Python) {driver:.0f} MB; {memory}")
+
+        def contents(d: str) -> list:
+            with psycopg.connect(d) as c:
+                return [c.execute(f"SELECT count(*), coalesce(sum(hashtext(t::text)), 0) FROM {o}.t{i} t").fetchone()
+                        for o in [f"u{o}" for o in range(10)] + ["hr"] for i in range(10)]
+        aps, apy, floor_rows = contents(dsn["aps"]), contents(dsn["apy"]), contents(dsn["floor"])
+        same = f"Spark = Python apply: {aps == apy}, = COPY floor: {aps == floor_rows}"
+        with psycopg.connect(dsn["aps"]) as c:
+            where = c.execute("SELECT table_schema FROM information_schema.tables "
+                              "WHERE table_name = 'sluice_apply_done'").fetchone()[0]
+            done = c.execute(f"SELECT count(*) FROM {where}.sluice_apply_done WHERE apply_name = 'APS'").fetchone()[0]
+        errors = conn.query("SELECT APPLY_NAME, ERROR_NUMBER, COUNT(*) FROM SLUICE_APPLY_ERROR "
+                            "GROUP BY APPLY_NAME, ERROR_NUMBER", None)[1]
+        print(f"targets equal: {same}; Spark's target transactions "
+              f"recorded: {done} of {txns}; error transactions: {errors}; end {time.strftime('%H:%M:%S')}, "
+              f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        conn.close()
+    finally:
+        with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as c:
+            for db in dbs.values():
+                c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lcrs", type=int, default=200_000)
@@ -260,8 +452,15 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--batch", type=int, default=50_000)
     ap.add_argument("--apply", action="store_true", help="the apply comparison (see the docstring)")
+    ap.add_argument("--p5", action="store_true", help="issue 16's P5, PostgreSQL to PostgreSQL (see p5_bench)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-pipeline-")
+    if a.p5:
+        try:
+            p5_bench(a, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     if a.apply:
         try:
             apply_bench(a, work)

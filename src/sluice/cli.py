@@ -407,6 +407,34 @@ def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float,
     sys.exit(0 if clean and stop.is_set() else 1)
 
 
+@main.command()
+@click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds between screens.")
+@click.option("--once", is_flag=True, help="Print one screen and exit (scripts, tests).")
+@click.option("--all", "all_queues", is_flag=True, help="Show every queue, also empty and exception queues.")
+@click.pass_obj
+def top(obj: _Context, interval: float, once: bool, all_queues: bool) -> None:
+    """A live terminal view of the store: queue depths, Streams processes (state, totals,
+    rates, backlog, lag, errors) and the topology.  Needs the MONITOR privilege."""
+    from rich.console import Console
+
+    from .monitor import snapshot
+    from .monitor.top import top as show
+    try:
+        conn = obj.conn
+        conn.context.authz.check_monitor()
+
+        def take():
+            shot = snapshot.take(conn)
+            conn.commit()
+            return shot
+        show(take, Console(), interval=interval, once=once, all_queues=all_queues)
+    except KeyboardInterrupt:
+        pass
+    except Error as e:
+        _fail(e)
+
+
 def _check_tls(certfile: str | None, keyfile: str | None) -> str:
     """``https`` when the certificate and key load together, ``http`` without them.
     :raises: ORA-29024 (certificate validation failure) when they do not: a wrong file

@@ -65,6 +65,7 @@ def test_a_failing_reading_is_reported_and_the_next_one_taken():
     assert done.wait(10)
     s.stop()
     assert s.error is None and h.latest is not None
+    assert s.readings >= 2 and s.cpu_seconds > 0             # what the readings cost, measured
 
 
 def test_rates_are_averaged_over_the_window():

@@ -12,6 +12,7 @@ from sluice.streams.propagation.runner import PropagationRunner
 from ..conftest import make_queue
 from ..security.conftest import create_user, login
 from ..streams.propkit import enqueue, multi_queue
+from .kit import two_sites
 
 
 def test_queue_depths_and_totals_move_with_traffic(conn):
@@ -56,9 +57,9 @@ def test_a_fixed_number_of_statements_whatever_the_queues(conn):
     seen = []
     real = conn.context.session.query
 
-    def counting(sql, binds, *a):
+    def counting(sql, binds, *a, **kw):
         seen.append(sql)
-        return real(sql, binds, *a)
+        return real(sql, binds, *a, **kw)
     conn.context.session.query = counting
     make_queue(conn, "Q0")
     snapshot.take(conn)
@@ -72,11 +73,7 @@ def test_a_fixed_number_of_statements_whatever_the_queues(conn):
 
 
 def test_topology_and_streams_processes_of_two_sites(sites):
-    a, b = sites.open("dbs1"), sites.open("dbs2")
-    multi_queue(a, "SRC")
-    multi_queue(b, "DST")
-    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
-    a.propagation_adm.create_propagation("p1", "src", "dst", "dbs2", queue_to_queue=True)
+    a, b = two_sites(sites, multi_queue)
     b.apply_adm.create_apply(queue_name="dst", apply_name="app1")
     enqueue(a, "SRC", [b"m1", b"m2", b"m3"])
     s = snapshot.take(a)

@@ -15,6 +15,7 @@ from sluice.streams.apply import ApplyProcess
 from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue, wait_until
+from .kit import two_sites
 from .test_prometheus import exposition, value
 from ..streams.capturekit import CONSUMER, env  # noqa: F401
 from ..streams.propkit import enqueue, multi_queue
@@ -152,11 +153,7 @@ def time_manager_spill(conn):
 
 
 def test_propagation_views(sites):
-    a, b = sites.open("dbs1"), sites.open("dbs2")
-    multi_queue(a, "SRC")
-    make_queue(b, "DST")
-    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
-    a.propagation_adm.create_propagation("p1", "src", "dst", "dbs2", queue_to_queue=True)
+    a, b = two_sites(sites)
     da, db = sites.dsn_of("dbs1"), sites.dsn_of("dbs2")
     p = one(view(a, da, "SELECT * FROM DBA_PROPAGATION", [
         "PROPAGATION_NAME", "SOURCE_QUEUE_OWNER", "SOURCE_QUEUE_NAME", "DESTINATION_QUEUE_OWNER",

@@ -3,19 +3,22 @@
 from sluice.pipeline.applyplan import key_hash, plan
 
 
-def test_transactions_changing_the_same_rows_go_to_one_task_and_the_rest_spread():
-    txns = [("a", (1, 1), 10, [1, 2]), ("b", (2, 1), 10, [3]), ("c", (3, 1), 10, [2, 4]),
-            ("d", (4, 1), 10, [5]), ("e", (5, 1), 10, [4]), ("f", (6, 1), 10, [6])]
-    where = plan(reversed(txns), 2)           # any order in: commit order decides
-    assert where["a"] == where["c"] == where["e"]    # a-c share key 2, c-e key 4
-    assert {where["b"], where["d"], where["f"]} != {where["a"]}
-    # the load: the group of 30 rows on one task, the three of 10 on the other
-    assert sum(10 for t in "bdf" if where[t] != where["a"]) == 30
+def test_transactions_go_where_their_dependencies_are_or_wait_for_them_in_the_target():
+    txns = [("a", "A", (1, 1), 10, [1]), ("b", "B", (2, 1), 10, [2]), ("c", "C", (3, 1), 10, [1, 9]),
+            ("d", "D", (4, 1), 10, [1, 2]), ("e", "E", (5, 1), 10, [7])]
+    where, waits = plan(reversed(txns), 2)          # any order in: commit order decides
+    assert where["a"] != where["b"]                 # independent: spread
+    assert where["c"] == where["a"] and "C" not in waits    # after a on a's task: no wait
+    # d changes a row of c (a's task) and one of b (the other): it waits for the other task's one
+    assert waits["D"] == (["B"] if where["d"] == where["a"] else ["C"])
+    assert set(waits) == {"D"}
 
 
 def test_a_transaction_that_is_not_only_row_lcrs_puts_the_batch_on_one_task():
-    txns = [("a", (1, 1), 5, [1]), ("ddl", (2, 1), 1, None), ("b", (3, 1), 5, [2]), ("c", (0, 1), 5, [3])]
-    assert len(set(plan(txns, 4).values())) == 1
+    txns = [("a", "A", (1, 1), 5, [1]), ("ddl", None, (2, 1), 1, None), ("b", "B", (3, 1), 5, [2]),
+            ("c", "C", (0, 1), 5, [3])]
+    where, waits = plan(txns, 4)
+    assert len(set(where.values())) == 1 and waits == {}
 
 
 def test_key_hashes_are_stable_and_fit_a_bigint():

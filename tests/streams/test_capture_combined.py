@@ -2,7 +2,8 @@
 issue 15 §1): a capture whose queue's single consumer is one propagation to a queue whose
 single consumer is an apply process sends its LCRs straight to that queue — nothing is
 staged in its own queue, the propagation job has nothing to move, OPTIMIZATION is 1 in
-V$STREAMS_CAPTURE and V$PROPAGATION_SENDER — exactly once across a crash between the
+V$STREAMS_CAPTURE and V$PROPAGATION_SENDER, the apply reader's PROXY_SID names the
+capture — exactly once across a crash between the
 delivery and the capture's commit; when the topology stops qualifying (another consumer
 subscribes) the capture stages again and the propagation carries on.  Both store backends."""
 
@@ -72,6 +73,9 @@ def test_combined_capture_and_apply(env, tmp_path):
             runner.close()
         assert optimization(dbs1)[1] == [(1, 21)]       # 15 inserts + 6 updates sent
         assert apply.drain() == 21
+        # the apply side (seed 001): its reader's PROXY_SID names the capture
+        proxy = dbs2.query("SELECT PROXY_SID FROM V$STREAMS_APPLY_READER", None)[1]
+        assert proxy == [(f"CAP@{dbs1.context.store.global_name()}",)]
 
         # a crash after the destination committed, before the capture's position did: the
         # restarted capture sends the batch again and the receiver keeps it once
@@ -100,6 +104,7 @@ def test_combined_capture_and_apply(env, tmp_path):
         env.sql(f"INSERT INTO {s}.orders VALUES (200, 'staged')")
         again.catch_up()
         assert again.combined is None and optimization(dbs1)[0] == [(0,)]
+        assert dbs2.query("SELECT PROXY_SID FROM V$STREAMS_APPLY_READER", None)[1] == [(None,)]
         assert staged(dbs1) == 2                         # one record per consumer
         runner = PropagationRunner(dbs1)
         try:

@@ -12,7 +12,7 @@ import pytest
 from tests.streams import capturecrash
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
 
-SECONDS = float(os.environ.get("SLUICE_CAPTURE_CRASH_SECONDS", "10"))
+SECONDS = float(os.environ.get("SLUICE_CAPTURE_CRASH_SECONDS", "7"))   # per staging and backend
 
 
 @pytest.mark.parametrize("staging", ["", "buffered"])
@@ -25,5 +25,5 @@ def test_kill_9_during_capture_exactly_once(env, tmp_path, staging):
           f"{rep.kills} kills")
     assert rep.ok, (f"seed {seed}: lost {rep.lost[:5]} duplicated {rep.duplicated[:5]} torn {rep.torn[:3]} "
                     f"out of order {rep.out_of_order[:5]} phantom {rep.phantom[:5]} {rep.failures}")
-    assert rep.kills >= SECONDS / 1.5 and rep.committed > 100
+    assert rep.kills >= SECONDS / 1.5 and rep.committed > 10 * SECONDS
     assert rep.captured == rep.committed

@@ -8,7 +8,7 @@ retry (EXECUTE_ERROR) and delete (DELETE_ERROR).  Modules:
 - :mod:`.view` — a monitoring snapshot made into what the page draws (a *reading*);
 - :mod:`.history` — the sampler thread and the last hour's ring;
 - :mod:`.errorqueue` — DBA_APPLY_ERROR and the two actions;
-- :mod:`.access` — who may look (MONITOR / SELECT_CATALOG_ROLE), CSRF tokens;
+- :mod:`.access` — who may look (the servlet's MonitorAccess, as /metrics) and act, CSRF tokens;
 - :mod:`.web` — the routes; ``static/`` — the page, its script (plain SVG, no
   library, no CDN) and style, shipped in the package.
 

@@ -1,13 +1,10 @@
 """Who may look at the dashboard, and who may act on it.
 
-**Authentication** is the AQ servlet's (seed 004 "Using HTTP"): HTTP Basic with a
-Sluice database user's name and password, verified by the servlet's
-:class:`~sluice.idap.agents.AgentPolicy` (scrypt once, then a keyed-hash cache).  Every
-dashboard URL — the page, its scripts, the JSON — needs it.
-
-**Reading** needs the monitoring privilege: Sluice's MONITOR system privilege, which
-SELECT_CATALOG_ROLE (what Oracle's Enterprise Manager users hold to see the V$ and DBA_
-views) gives too, or a superuser.
+**Looking** is what ``/metrics`` asks too (:class:`sluice.monitor.access.MonitorAccess`, the
+servlet's, one for both): HTTP Basic with a Sluice user's name and password (scrypt once,
+then a keyed-hash cache), and the MONITOR system privilege — which SELECT_CATALOG_ROLE,
+what Oracle's Enterprise Manager users hold to see the V$ and DBA_ views, gives too — or a
+superuser.  Every dashboard URL — the page, its scripts, the JSON — needs both.
 
 **Acting** (EXECUTE_ERROR, DELETE_ERROR) is done on a proxy session *as the HTTP user*
 (:func:`sluice.connection.proxy_connect`), so DBMS_APPLY_ADM's own check decides, as it
@@ -24,21 +21,8 @@ import hashlib
 import hmac
 import os
 
-from ..errors import DatabaseError
-from ..security.authorize import Authorizer
-from ..security.catalog import SecurityCatalog
 
 CSRF_HEADER = "x-csrf-token"
-
-
-def may_monitor(security: SecurityCatalog, user: str) -> bool:
-    """Whether ``user`` may read the dashboard (and /metrics): the one rule, the
-    Authorizer's :meth:`~sluice.security.authorize.Authorizer.check_monitor`."""
-    try:
-        Authorizer(security, user).check_monitor()
-    except DatabaseError:
-        return False
-    return True
 
 
 class CsrfTokens:

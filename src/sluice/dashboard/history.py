@@ -104,6 +104,8 @@ class Sampler:
         self.history = history
         self.clock = clock
         self.error: str | None = None
+        self.cpu_seconds = 0.0    # CPU time the readings took (this thread's, SQLite's work included)
+        self.readings = 0
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sluice-dashboard-sampler", daemon=True)
@@ -123,12 +125,16 @@ class Sampler:
 
     def sample(self) -> None:
         """One reading, now."""
+        cpu = time.thread_time()
         try:
             reading = self.read()
         except Exception as e:          # never let the thread die: the next reading may work
             log.exception("dashboard reading failed")
             self.error = f"{type(e).__name__}: {e}"
             return
+        finally:
+            self.cpu_seconds += time.thread_time() - cpu
+            self.readings += 1
         self.error = None
         self.history.add(reading, self.clock())
 

@@ -3,8 +3,9 @@
 ``/dashboard/api/state`` (what the page polls) and ``POST
 /dashboard/api/errors/<id>/{execute,delete}``.
 
-Every answer needs HTTP Basic credentials (:mod:`.access`); reading needs the monitoring
-privilege, acting the CSRF token and DBMS_APPLY_ADM's privilege.  Nothing from the store
+Every answer needs HTTP Basic credentials of a user with the monitoring privilege (the
+servlet's :class:`~sluice.monitor.access.MonitorAccess`, as for /metrics); acting needs
+the CSRF token and DBMS_APPLY_ADM's privilege too (:mod:`.access`).  Nothing from the store
 is ever put into HTML: the page is static but for the user name and token (escaped), and
 the script builds the DOM from JSON with ``textContent`` only.  The JSON itself escapes
 ``<``, ``>`` and ``&`` too, and a Content-Security-Policy allows only this origin's
@@ -13,8 +14,6 @@ script, so an injected ``<script>`` could not run even if it reached the DOM.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import html
 import json
 import time
@@ -28,7 +27,8 @@ from starlette.routing import BaseRoute, Route
 
 from ..errors import DatabaseError, Error
 from . import errorqueue
-from .access import CSRF_HEADER, CsrfTokens, may_monitor
+from ..monitor.access import OK, UNAUTHORIZED, MonitorAccess
+from .access import CSRF_HEADER, CsrfTokens
 
 if TYPE_CHECKING:
     from ..idap.app import Servlet
@@ -69,17 +69,6 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return _respond(to_json({"error": message}), status, headers=headers)
 
 
-def _credentials(request: Request) -> tuple[str, str] | None:
-    header = request.headers.get("authorization", "")
-    if header[:6].lower() != "basic ":
-        return None
-    try:
-        user, sep, password = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8").partition(":")
-    except (binascii.Error, ValueError):
-        return None
-    return (user, password) if sep and user else None
-
-
 class Site:
     """What the routes share: the servlet (authentication, its DSN and super-user), the
     history the sampler fills, the CSRF tokens."""
@@ -104,17 +93,17 @@ class Site:
 
     async def user(self, request: Request) -> str | Response:
         """The authenticated user allowed to monitor, or the response refusing it."""
-        servlet = self.servlet
-        if servlet is None:
+        if self.servlet is None:
             return _error(503, "the server is starting")
-        creds = _credentials(request)
-        name = None if creds is None else servlet.policy.authenticate_cached(*creds)
-        if creds is not None and name is None:
-            name = await anyio.to_thread.run_sync(servlet.policy.authenticate, *creds)
-        if name is None:
+        access: MonitorAccess = request.app.state.monitor_access
+        header = request.headers.get("authorization")
+        status, name = access.check(header, cached_only=True)
+        if status == UNAUTHORIZED:          # not verified before: scrypt, off the event loop
+            status, name = await anyio.to_thread.run_sync(access.check, header)
+        if status == UNAUTHORIZED:
             return _error(401, "HTTP Basic credentials of a Sluice user required",
                           {"www-authenticate": f'Basic realm="{REALM}", charset="UTF-8"'})
-        if not may_monitor(servlet.control.context.security, name):
+        if status != OK:
             return _error(403, f"ORA-01031: insufficient privileges: {name} needs the MONITOR "
                                f"privilege or SELECT_CATALOG_ROLE to see the dashboard")
         return name
@@ -151,8 +140,10 @@ def routes(site: Site) -> list[BaseRoute]:
             since = float(request.query_params.get("since", "0"))
         except ValueError:
             return _error(400, "since: seconds since the epoch")
+        sampler = site.sampler
         head = {"user": user, "now": time.time(), "interval": site.history.interval,
-                "sampler_error": site.sampler.error, "points": site.history.since(since)}
+                "sampler_error": sampler.error, "points": site.history.since(since),
+                "sampler": {"readings": sampler.readings, "cpu_seconds": round(sampler.cpu_seconds, 6)}}
         return _respond(to_json(head)[:-1] + b"," + site.latest_json() + b"}")
 
     async def error_action(request: Request) -> Response:

@@ -210,8 +210,8 @@ def take(conn: Any) -> Snapshot:
     MONITOR privilege)."""
     ctx = conn.context
     ctx.check_open()
-    query: Callable[[str, Any], tuple[list[str], list[tuple]]] = ctx.session.query
-    rows = {key: query(sql, None)[1] for key, sql in STATEMENTS.items()}
+    query: Callable[..., tuple[list[str], list[tuple]]] = ctx.session.query
+    rows = {key: query(sql, None, oracle_names=False)[1] for key, sql in STATEMENTS.items()}
     now = time.time()
     return build(ctx.store.global_name(), now, rows, ctx.store.queue_stats.totals())
 

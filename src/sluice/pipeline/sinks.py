@@ -195,12 +195,36 @@ def _keys_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_na
                     break
                 keys |= found
             first = group[0]
-            yield (tx, int(first["cscn"] or 0), int(first["seq"]), len(group),
+            ident = engine.ident(txn) if len(group) and keys is not None else None
+            yield (tx, ident, int(first["cscn"] or 0), int(first["seq"]), len(group),
                    None if keys is None else sorted(key_hash(k) for k in keys))
 
 
+def _wait_for(engine: Any, ctx: Any, apply_name: str, idents: list[str], timeout: float = 120.0) -> None:
+    """Wait until the transactions ``idents`` (applied by other tasks) are recorded as
+    applied in the target or as failed in the error queue."""
+    import time
+
+    from ..streams.apply import errorqueue
+
+    pause, deadline = 0.002, time.monotonic() + timeout
+    left = list(idents)
+    while True:
+        left = [i for i in left if not engine.target.done(apply_name, "CAPTURED", i)]
+        if left:
+            errored = errorqueue.errored_transactions(ctx, apply_name)
+            left = [i for i in left if (i.rsplit("|", 1)[0], int(i.rsplit("|", 1)[1])) not in errored]
+        engine.target.rollback()   # end the reads' transaction: the next one sees new commits
+        if not left:
+            return
+        if time.monotonic() > deadline:   # a task that failed: the batch fails and is replayed
+            raise ora(25228, f"timeout waiting for transactions {left[:3]} applied by another task")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
-                     it: Iterator[Any]) -> None:
+                     it: Iterator[Any], waits: dict[str, list[str]] | None = None) -> None:
     from pyspark import TaskContext
 
     from ..streams.apply import ApplyError
@@ -224,6 +248,9 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
                                   encode, d.apply_database_link, d.apply_tag)
                 conn.commit()
                 continue
+            before = (waits or {}).get(engine.ident(txn))
+            if before:
+                _wait_for(engine, ctx, d.name, before)
             try:
                 engine.apply(txn)
             except ApplyError as failure:
@@ -260,15 +287,19 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
           user: str | None = None, trigger: dict | None = None, tasks: int | None = None) -> Any:
     """Start applying the stream ``df`` as apply process ``apply_name`` of the store at
     ``dsn``, each micro-batch by ``tasks`` tasks (default: Spark's default parallelism)
-    in parallel, transactions that depend on one another by the same task in commit order
-    (:mod:`.applyplan`)."""
+    in parallel, a transaction after those it depends on (:mod:`.applyplan`)."""
     from .applyplan import plan
 
     login = {"user": user} if user else {}
 
+    prepared: list[bool] = []
+
     def batch(frame: DataFrame, _batch_id: int) -> None:
         spark = frame.sparkSession
         n = tasks or spark.sparkContext.defaultParallelism
+        if not prepared:   # the target's bookkeeping tables, made once before tasks race to make them
+            with _apply_engine(connect, dsn, login, apply_name):
+                prepared.append(True)
         rows = _to_python(frame).withColumn("tx", _transaction_id())
         if n <= 1:
             ordered = rows.coalesce(1).sortWithinPartitions("cscn", "seq")
@@ -278,11 +309,12 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
         try:
             keyed = rows.repartition(n, "tx").sortWithinPartitions("tx", "cscn", "seq").rdd.mapPartitions(
                 lambda it: _keys_partition(connect, dsn, login, apply_name, it))
-            assigned = plan([((tx, (c, s), size, hashes)) for tx, c, s, size, hashes in keyed.collect()], n)
+            assigned, waits = plan([(tx, ident, (c, s), size, hashes)
+                                    for tx, ident, c, s, size, hashes in keyed.collect()], n)
             values = _bucket_values(spark, n)
             where = spark.createDataFrame([(tx, values[k]) for tx, k in assigned.items()], "tx string, bucket long")
             ordered = rows.join(F.broadcast(where), "tx").repartition(n, "bucket").sortWithinPartitions("cscn", "seq")
-            ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it))
+            ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it, waits))
         finally:
             rows.unpersist()
 

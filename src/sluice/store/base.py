@@ -360,9 +360,11 @@ class StoreSession(abc.ABC):
 
     @abc.abstractmethod
     def query(self, sql: str, binds: dict | Sequence | None,
-              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
+              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
         """Run a read-only SELECT on the catalog and message views as this session's user;
-        Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's.
+        Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's
+        (``oracle_names`` False: the statement names none, and skips looking them up).
         ``in_memory``: the records of buffered messages this process keeps in memory, per
         queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003)."""
 

@@ -402,8 +402,9 @@ class PgSession(StoreSession):
 
     # -- SQL on the views -------------------------------------------------------------
     def query(self, sql: str, binds: dict | Sequence | None,
-              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
-        known = physical_names(self.store.queue_tables())
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
+              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+        known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         c = self._conn()
         raw = c.raw
 

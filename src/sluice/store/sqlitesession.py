@@ -465,8 +465,9 @@ class SqliteSession(StoreSession):
         self.txn_id = None
 
     def query(self, sql: str, binds: dict | Sequence | None,
-              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
-        known = physical_names(self.store.queue_tables())
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
+              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+        known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         try:
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)

@@ -17,7 +17,9 @@ a capture and apply at different databases, and at one database with a local pro
   qualify) and no staged messages are waiting in the capture's queue (they go first).
 
 Synchronous capture never qualifies (seed 001).  V$STREAMS_CAPTURE.OPTIMIZATION and
-V$PROPAGATION_SENDER.OPTIMIZATION are then 1 (``SLUICE_CAPTURE_COMBINED``), 0 otherwise.
+V$PROPAGATION_SENDER.OPTIMIZATION are then 1 (``SLUICE_CAPTURE_COMBINED``), 0 otherwise, and
+the destination's V$STREAMS_APPLY_READER.PROXY_SID names the capture (``CAPTURE@SITE``,
+``SLUICE_APPLY_PROXY`` there).
 
 **Sending** (:meth:`Combined.send`): the propagation's rule sets decide each LCR (with row
 migration, declarative and custom rule-based transformations, as the propagation job does),
@@ -112,9 +114,38 @@ class Combined:
         s.record_success(time.time(), len(batch.messages), sum(m.size for m in batch.messages), elapsed)
         self.conn.context.session.add_commit_work(sched.runtime_work(s))
 
+    def proxy(self, dest_conn: Any, on: bool) -> None:
+        """Show (``on``) or stop showing the capture as the PROXY_SID of the destination
+        queue's apply reader (V$STREAMS_APPLY_READER at the destination)."""
+        p = self.propagation
+        key = (p.destination_queue_owner, p.destination_queue_name)
+        row = (*key, f"{self.capture}@{self.site}")
+        session = dest_conn.context.session
+        session.add_commit_work(lambda c: c.execute(
+            "DELETE FROM SLUICE_APPLY_PROXY WHERE QUEUE_OWNER = ? AND QUEUE_NAME = ?", key))
+        if on:
+            session.add_commit_work(lambda c: c.execute(
+                "INSERT INTO SLUICE_APPLY_PROXY (QUEUE_OWNER, QUEUE_NAME, PROXY_SID) VALUES (?, ?, ?)", row))
+        dest_conn.commit()
+
     def close(self) -> None:
-        if not isinstance(self.destination, ThisSite):
-            self.destination.close()
+        """Stop: the destination no longer shows the proxy (best effort: a destination that
+        is down keeps showing it until a capture starts combined there again)."""
+        if isinstance(self.destination, ThisSite):
+            self.proxy(self.conn, False)
+            return
+        self.destination.close()
+        link = self.destination.link
+        try:
+            dest_conn = type(self.conn)(link.endpoint, user=link.username, password=link.password)
+        except DatabaseError:
+            return
+        try:
+            self.proxy(dest_conn, False)
+        except DatabaseError:
+            pass
+        finally:
+            dest_conn.close()
 
 
 def record(ctx: CaptureContext, name: str, combined: "Combined | None") -> None:
@@ -169,10 +200,12 @@ def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect:
     try:
         if not _single_apply(dest_conn, p.destination_queue_owner, p.destination_queue_name):
             return None
+        found = Combined(conn, spec.name, p, schedule, destination, site)
+        found.proxy(dest_conn, True)
+        return found
     finally:
         if dest_conn is not conn:
             dest_conn.close()
-    return Combined(conn, spec.name, p, schedule, destination, site)
 
 
 def _backlog(conn: Any, q: Any) -> bool:

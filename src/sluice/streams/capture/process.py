@@ -208,7 +208,12 @@ class CaptureProcess:
             raise
         # combined capture and apply is decided when the capture starts (seed 001); BUFFERED
         # staging keeps its own book of what consumers took (staging.py): it stages
-        self.combined = None if self.staging is not None else combined.route_for(self.conn, self.ctx, spec)
+        try:
+            self.combined = None if self.staging is not None else combined.route_for(self.conn, self.ctx, spec)
+        except DatabaseError:       # a link or destination that cannot be asked: stage
+            if self.conn.transaction_in_progress:
+                self.conn.rollback()
+            self.combined = None
         combined.record(self.ctx, self.name, self.combined)
         self.conn.commit()
         self._set_state("CAPTURING CHANGES")
