@@ -8,8 +8,9 @@ cd "$(dirname "$0")"
 # -- Debian packages: only what is missing, quietly -------------------------------
 missing=()
 # PgQ, the PostgreSQL backend's benchmark peer; wrk, the IDAP bench's load generator;
-# wal2json, the logical decoding plugin Streams capture reads PostgreSQL's WAL through
-for pkg in postgresql-15-pgq3 wrk postgresql-15-wal2json; do
+# wal2json, the logical decoding plugin Streams capture reads PostgreSQL's WAL through;
+# chromium + chromium-driver, the real browser the dashboard's tests drive (Selenium)
+for pkg in postgresql-15-pgq3 wrk postgresql-15-wal2json chromium chromium-driver; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -49,6 +50,11 @@ if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
       wait_for_pg
     fi
   fi
+fi
+
+# -- RabbitMQ: the shovel plugin is bench_propagation.py's peer (issue 14 §2) -----------
+if command -v rabbitmq-plugins >/dev/null 2>&1; then
+  rabbitmq-plugins enable rabbitmq_shovel >/dev/null 2>&1 || true
 fi
 
 # -- Python -----------------------------------------------------------------------

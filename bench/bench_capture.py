@@ -18,10 +18,20 @@ filtered out), ``--max-changes`` decoded rows per read:
 (c) Sluice capture: a capture process with 100 table rules (as ADD_TABLE_RULES writes them)
     into its ANYDATA queue.
 
-Changes/s of each and (c)/(b) (target >= 0.6).  Then latency: pgbench commits
-single-row transactions at ``--rate`` per second for ``--seconds`` while the capture
-runs; the time from each source commit (its commit timestamp) to the commit of the queue
-transaction that holds its LCR: p50 / p99 (targets 100 ms / 500 ms).
+Changes/s of each and (c)/(b) (target >= 0.6).  Then the two stagings side by side
+(issue 13 §2 "Staging"), each with its own capture and a consumer thread in the same
+process, timed until the consumer has every LCR:
+
+(d) PERSISTENT staging (the default): LCRs and position committed together; the consumer
+    dequeues arrays of persistent LCRs and commits each;
+(e) BUFFERED staging (SET_PARAMETER 'STAGING'): LCRs into the queue's memory one by one,
+    the consumer takes them one by one (buffered dequeues have array size one) and commits
+    every 500, which lets the capture confirm the slot.
+
+Then latency: pgbench commits single-row transactions at ``--rate`` per second for
+``--seconds`` while the capture runs; the time from each source commit (its commit
+timestamp) to the return of the enqueue that holds its LCR (the queue commit when
+persistent): p50 / p99 (targets 100 ms / 500 ms), for each staging (``--staging``).
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -146,8 +157,15 @@ class Timed(CaptureProcess):
 
     lags: list[float]
 
-    def _capture(self, txns):
-        super()._capture(txns)
+    def _capture(self, txns, advance=True):
+        super()._capture(txns, advance)
+        self._lag(txns)
+
+    def _stage(self, txns):
+        super()._stage(txns)
+        self._lag(txns)
+
+    def _lag(self, txns):
         now = time.time()
         self.lags.extend(now - t.commit_time.timestamp() for t in txns if t.changes)
 
@@ -173,13 +191,80 @@ def capture(dsn: str, target: int, batch: int, commit_each: bool, profile: bool)
     return n, elapsed
 
 
-def latency(dsn: str, src: str, rate: int, seconds: int, batch: int) -> list[float]:
+class Consumer(threading.Thread):
+    """APPLY1 taking the capture's LCRs (buffered: one by one, commit every 500)."""
+
+    def __init__(self, dsn: str, queue: str, buffered: bool) -> None:
+        super().__init__(daemon=True)
+        self.conn = sluice.connect(dsn)
+        self.q = self.conn.queue(queue)
+        self.q.deqoptions.consumername = "APPLY1"
+        self.q.deqoptions.wait = sluice.DEQ_NO_WAIT
+        self.q.deqoptions.navigation = sluice.DEQ_FIRST_MSG   # (whole transaction groups)
+        if buffered:
+            self.q.deqoptions.deliverymode = sluice.MSG_BUFFERED
+            self.q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+        self.buffered = buffered
+        self.taken = 0
+        self.done = threading.Event()      # set by the capture's side: nothing more will come
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            idle = False
+            while True:
+                if self.buffered:
+                    got = 0
+                    while got < 500 and self.q.deqone() is not None:
+                        got += 1
+                else:
+                    got = len(self.q.deqmany(1000))
+                self.conn.commit()
+                self.taken += got
+                if not got:
+                    if self.done.is_set() and idle:
+                        return
+                    idle = self.done.is_set()
+                    time.sleep(0.002)
+        except BaseException as e:   # noqa: BLE001 — reported by the bench
+            self.error = e
+
+
+def staged(dsn: str, name: str, queue: str, target: int, batch: int, buffered: bool) -> tuple[int, float]:
+    """Capture to ``target`` with a consumer in this process; LCRs consumed and seconds."""
+    proc = CaptureProcess(sluice.connect(dsn), name, max_changes=batch)
+    proc.start()
+    consumer = Consumer(dsn, queue, buffered)
+    t0 = time.perf_counter()
+    consumer.start()
+    while proc.run_batch(upto_lsn=target) or proc.state == "PAUSED FOR FLOW CONTROL":
+        if consumer.error is not None:
+            break
+    consumer.done.set()
+    consumer.join()
+    elapsed = time.perf_counter() - t0
+    if consumer.error is not None:
+        raise consumer.error
+    proc.run_batch(upto_lsn=target)         # (buffered: the slot confirmed past the last)
+    proc.stop()
+    proc.conn.close()
+    consumer.conn.close()
+    return consumer.taken, elapsed
+
+
+def latency(dsn: str, src: str, rate: int, seconds: int, batch: int, name: str = "BENCH_CAP",
+            queue: str | None = None) -> list[float]:
+    """(``queue``: a consumer takes the LCRs meanwhile — buffered staging needs one.)"""
     script = tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False)
     script.write(f"INSERT INTO {src}.t000 (id, n, v) VALUES (nextval('{src}.lat'), 0, 'latency');\n")
     script.close()
-    proc = Timed(sluice.connect(dsn), "BENCH_CAP", max_changes=batch)
+    proc = Timed(sluice.connect(dsn), name, max_changes=batch)
     proc.lags = []
     proc.start()
+    consumer = None
+    if queue is not None:
+        consumer = Consumer(dsn, queue, proc.staging is not None)
+        consumer.start()
     while proc.run_batch():
         pass
     proc.lags.clear()
@@ -192,6 +277,10 @@ def latency(dsn: str, src: str, rate: int, seconds: int, batch: int) -> list[flo
     end = time.monotonic() + 10
     while time.monotonic() < end and proc.run_batch():
         pass
+    if consumer is not None:
+        consumer.done.set()
+        consumer.join()
+        consumer.conn.close()
     proc.stop()
     proc.conn.close()
     os.unlink(script.name)
@@ -209,12 +298,14 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")
+    ap.add_argument("--skip-staging", action="store_true", help="no (d)/(e) staging comparison")
     args = ap.parse_args()
     ensure_db()
     tag = uuid.uuid4().hex[:8]
     src, store = f"bsrc_{tag}", f"bstore_{tag}"
     dsn = f"{SERVER}/{DB}?schema={store}"
     raw_slot, stage_slot = f"sluice_bench_raw_{tag}", f"sluice_bench_stage_{tag}"
+    stagings: list = []
     a = admin()
     conn = sluice.connect(dsn)
     source = Source(f"{SERVER}/{DB}", DB, store).connect()
@@ -238,6 +329,15 @@ def main() -> None:
             rs.add_rule(rule_name=f"T{i:03d}_DML", rule_set_name="BRS")
         conn.capture_adm.create_capture(queue_name="BQ", capture_name="BENCH_CAP", rule_set_name="BRS")
         conn.capture_adm.start_capture(capture_name="BENCH_CAP")
+        stagings = [] if args.skip_staging else [("BENCH_CAP_P", "BQP", False), ("BENCH_CAP_B", "BQB", True)]
+        for name, queue, buffered in stagings:   # (d), (e): slots made before the workload
+            conn.streams_adm.set_up_queue(queue_table=f"{queue}T", queue_name=queue)
+            conn.aqadm.add_subscriber(queue_name=queue, subscriber=sluice.Agent("APPLY1"),
+                                      delivery_mode=conn.aqadm.PERSISTENT_OR_BUFFERED)
+            conn.capture_adm.create_capture(queue_name=queue, capture_name=name, rule_set_name="BRS")
+            if buffered:
+                conn.capture_adm.set_parameter(capture_name=name, parameter="STAGING", value="BUFFERED")
+            conn.capture_adm.start_capture(capture_name=name)
         source.create_slot(raw_slot)
         source.create_slot(stage_slot)
         a.execute(f"CREATE TABLE {store}.staging (xid bigint, lsn bigint, commit_lsn bigint, sch text, "
@@ -255,20 +355,28 @@ def main() -> None:
         print(f"(c) Sluice capture      {n_cap:>9,} LCRs    {t_cap:7.2f} s {n_cap / t_cap:>10,.0f} LCRs/s")
         print(f"capture / staging floor = {(n_cap / t_cap) / (n_st / t_st):.2f} (target >= 0.6); "
               f"capture / raw drain = {(n_cap / t_cap) / (n_raw / t_raw):.2f}; load {os.getloadavg()[0]:.2f}")
+        for (name, queue, buffered), label in zip(stagings, ("(d) PERSISTENT staging", "(e) BUFFERED staging  ")):
+            n, t = staged(dsn, name, queue, target, args.max_changes, buffered)
+            print(f"{label}  {n:>9,} LCRs consumed {t:7.2f} s {n / t:>10,.0f} LCRs/s "
+                  f"(capture + consumer in one process); load {os.getloadavg()[0]:.2f}")
         if not args.skip_latency:
-            lags = sorted(latency(dsn, src, args.rate, args.seconds, args.max_changes))
-            q = statistics.quantiles(lags, n=100)
-            print(f"latency at {args.rate} transactions/s over {args.seconds} s ({len(lags)} transactions): "
-                  f"p50 {q[49] * 1000:.0f} ms, p99 {q[98] * 1000:.0f} ms, max {lags[-1] * 1000:.0f} ms "
-                  f"(targets 100 / 500 ms); load {os.getloadavg()[0]:.2f}")
+            runs = [("persistent", "BENCH_CAP", None)] + [
+                ("buffered, consumer taking", name, queue) for name, queue, b in stagings if b]
+            for label, name, queue in runs:
+                lags = sorted(latency(dsn, src, args.rate, args.seconds, args.max_changes, name, queue))
+                q = statistics.quantiles(lags, n=100)
+                print(f"latency ({label}) at {args.rate} transactions/s over {args.seconds} s "
+                      f"({len(lags)} transactions): p50 {q[49] * 1000:.0f} ms, p99 {q[98] * 1000:.0f} ms, "
+                      f"max {lags[-1] * 1000:.0f} ms (targets 100 / 500 ms); load {os.getloadavg()[0]:.2f}")
     finally:
         for slot in (raw_slot, stage_slot):
             source.drop_slot(slot)
-        try:
-            conn.capture_adm.stop_capture(capture_name="BENCH_CAP")
-            conn.capture_adm.drop_capture(capture_name="BENCH_CAP")
-        except sluice.Error as e:
-            print(f"drop_capture: {e}")
+        for name in ["BENCH_CAP"] + [s[0] for s in stagings]:
+            try:
+                conn.capture_adm.stop_capture(capture_name=name)
+                conn.capture_adm.drop_capture(capture_name=name)
+            except sluice.Error as e:
+                print(f"drop_capture {name}: {e}")
         conn.close()
         source.close()
         a.execute(f"DROP SCHEMA IF EXISTS {src} CASCADE")

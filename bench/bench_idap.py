@@ -93,8 +93,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(dsn: str, port: int, workers: int, inline_max_bytes: int | None = None) -> subprocess.Popen:
-    extra = [] if inline_max_bytes is None else ["--inline-max-bytes", str(inline_max_bytes)]
+def start_server(dsn: str, port: int, workers: int, inline_max_bytes: int | None = None,
+                 options: tuple[str, ...] = ()) -> subprocess.Popen:
+    extra = [*options] if inline_max_bytes is None else [*options, "--inline-max-bytes", str(inline_max_bytes)]
     proc = subprocess.Popen([str(SLUICE), "--dsn", dsn, "serve", "--port", str(port), "--workers",
                              str(workers), "--log-level", "warning", *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -110,6 +111,15 @@ def start_server(dsn: str, port: int, workers: int, inline_max_bytes: int | None
             time.sleep(0.1)
     proc.kill()
     raise SystemExit("sluice serve did not start")
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    """SIGTERM (a graceful stop), SIGKILL when it takes more than 30 s."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -207,11 +217,7 @@ def main() -> None:
             send["cpu_us"] = (cpu_seconds(server.pid) - cpu0) / max(send["requests"], 1) * 1e6
             ceiling = None
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_server(server)
     stored = queue_count(dsn) - warm
     shutil.rmtree(work, ignore_errors=True)
     ok = send["requests"] - send["non2xx"]

@@ -148,6 +148,8 @@ def main() -> None:
                 print(f"  {last_report - t0:5.1f} s: DBS1 queue {q1}, DBS2 queue {q2}, replica "
                       f"{totals(REPLICA_DB, src)[0]} rows", flush=True)
         secs = time.perf_counter() - t0
+        cca = dbs1.query("SELECT OPTIMIZATION FROM V$STREAMS_CAPTURE", None)[1]
+        print(f"   combined capture and apply (V$STREAMS_CAPTURE.OPTIMIZATION): {cca}", flush=True)
         print(f"1. end to end: {a.rows / secs:,.0f} rows/s ({a.rows} rows in {secs:.1f} s, host start-up "
               f"included; load {os.getloadavg()[0]:.1f})", flush=True)
 

@@ -118,6 +118,19 @@ def wait_until(predicate, timeout=5.0) -> bool:
     return predicate()
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker "
+                                       "(with --dist loadgroup)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``-n 2 --dist loadgroup``, .ci/run) every test that uses the one
+    SparkSession or starts Spark itself (tests/pipeline) runs on the same worker: one JVM."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+
+
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of a test run (DESIGN.md section 5): ``local[2]``, no UI, two

@@ -89,6 +89,7 @@ COMMANDS = {
     "run": lambda dsn: ["--dsn", dsn, "run"],
     "compare": lambda dsn: ["compare", "HR.EMP", "--source", dsn, "--target", dsn],
     "pipeline": lambda dsn: ["--dsn", dsn, "pipeline", "status"],
+    "top": lambda dsn: ["--dsn", dsn, "top", "--once"],
 }
 IDAP = {  # a servlet that is not there
     "send": ["idap", "--url", "http://127.0.0.1:1", "--agent", "a", "--agent-password", "p", "send", "Q", "x"],

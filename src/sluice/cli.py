@@ -304,18 +304,30 @@ def queues(obj: _Context) -> None:
 @click.option("--inline-max-bytes", type=click.IntRange(min=0), default=64 * 1024, show_default=True,
               help="Requests up to this size that cannot wait run on the event loop (0: every "
                    "request in a thread).")
+@click.option("--dashboard/--no-dashboard", default=True, show_default=True,
+              help="Serve the live dashboard at /dashboard (users with MONITOR or SELECT_CATALOG_ROLE).")
+@click.option("--dashboard-interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds between the dashboard's readings of the store (one reader, however "
+                   "many browsers watch).")
 @click.option("--log-level", default="info", show_default=True)
+@click.option("--ssl-certfile", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Serve HTTPS with this certificate (PEM, the chain after it).")
+@click.option("--ssl-keyfile", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The certificate's private key (PEM); required with --ssl-certfile.")
 @click.pass_obj
 def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: int, pool_min: int,
           session_timeout: float, max_request_bytes: int, workers: int, inline_max_bytes: int,
-          log_level: str) -> None:
+          dashboard: bool, dashboard_interval: float, log_level: str, ssl_certfile: str | None,
+          ssl_keyfile: str | None) -> None:
     """Run the AQ servlet (IDAP: AQ over SOAP/HTTP, seed 004) until interrupted.
 
     Agents POST IDAP documents to http://HOST:PORT/aqserv/servlet/<ServletName> with
     HTTP Basic credentials; GET …?wsdl describes the operations.  The servlet acts as
     --user (its super-user, default SLUICE) opening sessions for the database users
-    its agents are mapped to.
+    its agents are mapped to.  http://HOST:PORT/dashboard shows the flow live.  With
+    --ssl-certfile and --ssl-keyfile it serves HTTPS.
     """
+    from .dashboard import Dashboard
     from .idap import IdapConfig, serve as run_servlet
     config = IdapConfig(serve_dsn or obj.dsn, user=obj.user, password=obj.password, pool_max=pool_max,
                         pool_min=pool_min, session_timeout=session_timeout,
@@ -325,10 +337,14 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
         import sluice
         sluice.connect(config.dsn, user=config.user, password=config.password).close()
         _check_listen(host, port)
+        scheme = _check_tls(ssl_certfile, ssl_keyfile)
     except Error as e:
         _fail(e)
-    click.echo(f"AQ servlet on http://{host}:{port}/aqserv/servlet/<ServletName> over {config.dsn}")
-    run_servlet(config, host, port, log_level)
+    click.echo(f"AQ servlet on {scheme}://{host}:{port}/aqserv/servlet/<ServletName> over {config.dsn}")
+    extensions = [Dashboard(interval=dashboard_interval)] if dashboard else []
+    if dashboard:
+        click.echo(f"dashboard on {scheme}://{host}:{port}/dashboard")
+    run_servlet(config, host, port, log_level, extensions, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
 
 
 @main.command()
@@ -337,8 +353,13 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
               type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False))
 @click.option("--stop-timeout", type=float, default=60.0, show_default=True,
               help="Seconds each process may take to finish its batch when stopping.")
+@click.option("--metrics-port", type=click.IntRange(0, 65535), default=None,
+              help="Serve Prometheus metrics at http://HOST:PORT/metrics (users with MONITOR).")
+@click.option("--metrics-host", default="127.0.0.1", show_default=True,
+              help="Address the metrics endpoint listens on.")
 @click.pass_obj
-def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float) -> None:
+def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float,
+        metrics_port: int | None, metrics_host: str) -> None:
     """Run the store's enabled Streams processes (capture, …) until SIGTERM or SIGINT.
 
     DSN defaults to the global --dsn.  Every copy of sluice run on a store (several
@@ -364,19 +385,84 @@ def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float)
         logging.getLogger("sluice.host").info("%s: stopping", signal.Signals(signum).name)
         stop.set()
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    metrics = None
     try:
         try:
             host.start()
-        except Error as e:
-            _fail(e)
+            if metrics_port is not None:
+                metrics = _metrics_server(lambda: sluice.connect(dsn, user=obj.user, password=obj.password),
+                                          metrics_host, metrics_port)
+        except (Error, OSError) as e:
+            host.stop()
+            _fail(e if isinstance(e, Error) else ora(12541, f"metrics endpoint {metrics_host}:{metrics_port}: {e}"))
         while not stop.wait(0.5):
             if not host.alive:                   # its supervisor failed (logged)
                 break
         clean = host.stop()
     finally:                                     # a caller in-process gets its handlers back
+        if metrics is not None:
+            metrics.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     sys.exit(0 if clean and stop.is_set() else 1)
+
+
+@main.command()
+@click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds between screens.")
+@click.option("--once", is_flag=True, help="Print one screen and exit (scripts, tests).")
+@click.option("--all", "all_queues", is_flag=True, help="Show every queue, also empty and exception queues.")
+@click.pass_obj
+def top(obj: _Context, interval: float, once: bool, all_queues: bool) -> None:
+    """A live terminal view of the store: queue depths, Streams processes (state, totals,
+    rates, backlog, lag, errors) and the topology.  Needs the MONITOR privilege."""
+    from rich.console import Console
+
+    from .monitor import snapshot
+    from .monitor.top import top as show
+    try:
+        conn = obj.conn
+        conn.context.authz.check_monitor()
+
+        def take():
+            shot = snapshot.take(conn)
+            conn.commit()
+            return shot
+        show(take, Console(), interval=interval, once=once, all_queues=all_queues)
+    except KeyboardInterrupt:
+        pass
+    except Error as e:
+        _fail(e)
+
+
+def _check_tls(certfile: str | None, keyfile: str | None) -> str:
+    """``https`` when the certificate and key load together, ``http`` without them.
+    :raises: ORA-29024 (certificate validation failure) when they do not: a wrong file
+    must stop the server here, not leave it listening without TLS."""
+    if certfile is None and keyfile is None:
+        return "http"
+    if certfile is None or keyfile is None:
+        raise ora(29024, "--ssl-certfile and --ssl-keyfile go together")
+    import ssl
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except (ssl.SSLError, OSError) as e:
+        raise ora(29024, f"{certfile}, {keyfile}: {e}") from None
+    return "https"
+
+
+def _metrics_server(connect, host: str, port: int):
+    """``/metrics`` of ``sluice run`` (sluice.monitor.endpoint), on a connection of its own."""
+    import logging
+
+    from .monitor.access import MonitorAccess
+    from .monitor.endpoint import MetricsServer
+    from .monitor.prometheus import Metrics
+    metrics = Metrics(connect)
+    server = MetricsServer(metrics, MonitorAccess(metrics.source.connection()), host, port,
+                           log=logging.getLogger("sluice.metrics").debug)
+    logging.getLogger("sluice.metrics").info("metrics on http://%s:%d/metrics", host, server.port)
+    return server
 
 
 def _check_listen(host: str, port: int) -> None:

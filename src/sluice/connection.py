@@ -186,7 +186,7 @@ class Connection:
         with self._lock:
             ctx.session.commit()
             ctx.group_first.clear()
-            self._release_buffered()
+            self._release_buffered(committed=True)
 
     def rollback(self) -> None:
         ctx = self.context
@@ -203,10 +203,10 @@ class Connection:
         taken nothing.  Without a call waiting, it does nothing."""
         self.context.cancel()
 
-    def _release_buffered(self) -> None:
+    def _release_buffered(self, committed: bool = False) -> None:
         pool = existing_pool(self.context.store)
         if pool is not None:
-            pool.release(self.context)   # the session owns what it locked there
+            pool.release(self.context, committed)   # the session owns what it locked there
 
     def close(self) -> None:
         ctx = self.context
@@ -326,7 +326,8 @@ class Connection:
         """(queue table, records) of this process's in-memory buffered messages, for a
         query that names an ``AQ$`` view (seed 003: they show there as IN-MEMORY)."""
         text = sql.upper()
-        if "AQ$" not in text:
+        buffered_views = "V$BUFFERED_" in text   # they count the in-memory messages too
+        if "AQ$" not in text and not buffered_views:
             return []
         pool = existing_pool(self.context.store)
         if pool is None:
@@ -334,7 +335,7 @@ class Connection:
         by_table: dict[tuple[str, str], tuple] = {}
         for qname, records in pool.in_memory().items():
             q = self.context.catalog.find_queue(*qname.split(".", 1))
-            if q is not None and f"AQ${q.table.name}" in text:   # only the views it names
+            if q is not None and (buffered_views or f"AQ${q.table.name}" in text):   # only the views it names
                 key = (q.table.owner, q.table.name)
                 by_table.setdefault(key, (q.table, []))[1].extend(records)
         return list(by_table.values())

@@ -186,6 +186,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     12542: (OperationalError, "TNS:address already in use: {0}"),
     12545: (OperationalError, "Connect failed because target host or object does not exist: {0}"),
     12154: (DatabaseError, "TNS:could not resolve the connect identifier specified: {0}"),
+    29024: (OperationalError, "Certificate validation failure: {0}"),
     # the embedded store's file (SQLite backend): opening it, a full disk, a failing device
     1114: (OperationalError, "IO error writing block to file {0} ({1})"),
     1115: (OperationalError, "IO error reading block from file {0} ({1})"),

@@ -9,6 +9,7 @@ import os
 import pathlib
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -197,20 +198,22 @@ SLUICE = pathlib.Path(sys.executable).with_name("sluice")
 
 class CliServer:
     """``sluice serve`` as a process of its own, on a free port, ready once its WSDL
-    answers; :meth:`stop` sends SIGTERM (SIGKILL when it does not end)."""
+    answers; :meth:`stop` sends SIGTERM (SIGKILL when it does not end).  ``ca_file``:
+    it serves HTTPS (``args`` give --ssl-certfile/--ssl-keyfile), checked against that CA."""
 
-    def __init__(self, dsn: str, *args: str) -> None:
+    def __init__(self, dsn: str, *args: str, ca_file: str | None = None) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{'https' if ca_file else 'http'}://127.0.0.1:{port}"
+        verify = ssl.create_default_context(cafile=ca_file) if ca_file else True
         self.proc = subprocess.Popen([str(SLUICE), "--dsn", dsn, "serve", "--host", "127.0.0.1",
                                       "--port", str(port), *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while True:
             try:
-                httpx.get(self.url + SERVLET + "?wsdl", timeout=1)
+                httpx.get(self.url + SERVLET + "?wsdl", timeout=1, verify=verify)
                 return
             except httpx.TransportError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:

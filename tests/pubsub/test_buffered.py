@@ -128,6 +128,22 @@ def test_spilled_and_in_memory_messages_merge_in_the_priority_order(conn):
         buffered.configure(conn, memory_limit=64 * 1024 * 1024)
 
 
+def test_spilled_and_in_memory_messages_merge_in_a_commit_time_queue(conn):
+    """A commit-time queue orders by commit SCN: a spilled message has one, a message in
+    memory none yet (it is later than anything spilled) — one order all the same."""
+    make_queue(conn, sort_list="COMMIT_TIME")
+    buffered.configure(conn, memory_limit=5 * 300)
+    try:
+        q = _bq(conn)
+        for i in range(15):
+            q.enqone(conn.msgproperties(payload=f"{i}".encode()))
+        assert table_rows(conn, "Q_QT")            # some spilled
+        assert [int(q.deqone().payload) for _ in range(15)] == list(range(15))
+        assert q.deqone() is None
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+
+
 def test_slow_subscriber_backlog_spills_fast_one_goes_on(conn):
     conn.aqadm.create_queue_table(queue_table="T_QT", queue_payload_type="RAW", multiple_consumers=True)
     conn.aqadm.create_queue(queue_name="T", queue_table="T_QT")

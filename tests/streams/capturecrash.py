@@ -7,7 +7,12 @@ The writer is not killed, so its record is the truth: it logs a transaction (its
 its changes) once COMMIT returned.  Used by ``tests/streams/test_capture_crash.py``; run as
 a script, this file is the capture worker::
 
-    python capturecrash.py DSN CAPTURE_NAME STOPFILE
+    python capturecrash.py DSN CAPTURE_NAME STOPFILE [buffered]
+
+With ``buffered`` the capture stages LCRs as buffered messages (SET_PARAMETER 'STAGING')
+and the worker also runs their consumer: a thread of the same process that takes each
+buffered LCR and enqueues it into the persistent queue ``OUT_Q`` in its own transaction,
+committing every 1-5 LCRs (mid source transaction too); ``OUT_Q`` is what is checked.
 """
 
 from __future__ import annotations
@@ -25,15 +30,64 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
 
 
-def worker(dsn: str, name: str, stop: str) -> None:
+def worker(dsn: str, name: str, stop: str, staging: str = "") -> None:
     import sluice
     from sluice.streams.capture import CaptureProcess
     proc = CaptureProcess(sluice.connect(dsn), name, max_changes=200)
     proc.start()
+    drained = threading.Event()
+    consumer = None
+    if staging == "buffered":
+        consumer = threading.Thread(target=_or_die, args=(forward, dsn, stop, drained), daemon=True)
+        consumer.start()
     while not os.path.exists(stop):
         if not proc.run_batch():
             proc.wait_for_redo(0.01)
+    if consumer is not None:     # the end: capture what is left, until the consumer has it all
+        while True:
+            proc.catch_up()
+            drained.clear()
+            drained.wait(10)
+            if not proc.staging.unconsumed():
+                break
     proc.stop()
+
+
+def _or_die(target, *args) -> None:
+    try:
+        target(*args)
+    except BaseException:   # noqa: BLE001 — the controller reports a worker that died
+        import traceback
+        traceback.print_exc()
+        os._exit(3)
+
+
+def forward(dsn: str, stop: str, drained: threading.Event) -> None:
+    """The buffered LCRs' consumer: each into OUT_Q, committed every 1-5 LCRs."""
+    import sluice
+    conn = sluice.connect(dsn)
+    q = conn.queue("STRM_Q")
+    q.deqoptions.consumername = "APPLY1"
+    q.deqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+    q.deqoptions.wait = 1                 # an enqueue wakes it at once
+    out = conn.queue("OUT_Q")
+    rng = random.Random()
+    pending = 0
+    while True:
+        m = q.deqone()
+        if m is None:
+            if pending:
+                conn.commit()
+                pending = 0
+            if os.path.exists(stop):
+                drained.set()
+            continue
+        out.enqone(conn.msgproperties(payload=m.payload))
+        pending += 1
+        if pending >= rng.randint(1, 5):
+            conn.commit()
+            pending = 0
 
 
 @dataclass
@@ -135,12 +189,22 @@ def check(log: list, lcrs: list) -> Report:
 
 
 def run(env, logdir: str, seconds: float, seed: int,
-        kill_every: tuple[float, float] = (0.2, 1.2)) -> Report:
+        kill_every: tuple[float, float] = (0.2, 1.2), staging: str = "") -> Report:
     """Capture ``env``'s source table ``ledger`` under kills for ``seconds``; the report."""
+    import sluice
     rng = random.Random(seed)
     table = f"{env.src}.ledger"
     env.sql(f"CREATE TABLE {table} (id int PRIMARY KEY, v text)")
     env.create_capture(rule_set_name=env.table_rule_set("RS", "ledger"))
+    if staging == "buffered":
+        adm = env.conn.aqadm
+        adm.remove_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY1"))
+        adm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY1"),
+                           delivery_mode=adm.PERSISTENT_OR_BUFFERED)
+        adm.create_queue_table(queue_table="OUT_QT", queue_payload_type="SYS.ANYDATA")
+        adm.create_queue(queue_name="OUT_Q", queue_table="OUT_QT")
+        adm.start_queue(queue_name="OUT_Q")
+        env.conn.capture_adm.set_parameter(capture_name="CAP", parameter="STAGING", value="BUFFERED")
     env.conn.capture_adm.start_capture(capture_name="CAP")
     from tests.conftest import PG_BASE
     stop = os.path.join(logdir, "STOP")
@@ -149,7 +213,7 @@ def run(env, logdir: str, seconds: float, seed: int,
 
     def spawn() -> subprocess.Popen:
         err = open(os.path.join(logdir, f"worker.{rep.kills}.err"), "wb")
-        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), env.dsn, "CAP", stop],
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), env.dsn, "CAP", stop, staging],
                              stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=envvars)
         err.close()
         return p
@@ -182,8 +246,12 @@ def run(env, logdir: str, seconds: float, seed: int,
         rep.failures.append(f"writer: {writer.error!r}")
     if child.returncode not in (0, None):
         rep.failures.append(f"last capture worker exited with {child.returncode}")
-    env.process().catch_up(timeout=120)          # whatever the last one left
-    final = check(writer.log, env.dequeue_all())
+    if staging == "buffered":                     # the last worker consumed everything
+        from tests.streams.capturekit import dequeue_all
+        final = check(writer.log, dequeue_all(env.conn, None, "OUT_Q"))
+    else:
+        env.process().catch_up(timeout=120)      # whatever the last one left
+        final = check(writer.log, env.dequeue_all())
     final.kills, final.failures = rep.kills, rep.failures
     return final
 

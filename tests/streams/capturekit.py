@@ -81,10 +81,11 @@ class Env:
         return [dict(zip(cols, r)) for r in rows]
 
 
-def dequeue_all(conn: sluice.Connection, consumer: str = CONSUMER) -> list:
-    """Everything in STRM_Q for ``consumer``, in queue order (a transactional queue: one
-    message group — one capture commit — after the other)."""
-    q = conn.queue("STRM_Q")
+def dequeue_all(conn: sluice.Connection, consumer: str | None = CONSUMER, queue: str = "STRM_Q") -> list:
+    """Everything in ``queue`` for ``consumer`` (None: a single-consumer queue), in queue
+    order (STRM_Q is a transactional queue: one message group — one capture commit — after
+    the other)."""
+    q = conn.queue(queue)
     q.deqoptions.consumername = consumer
     q.deqoptions.wait = sluice.DEQ_NO_WAIT
     q.deqoptions.navigation = sluice.DEQ_FIRST_MSG

@@ -15,7 +15,9 @@ import sluice
 from sluice.streams import RowLCR
 from sluice.streams.apply import ApplyProcess
 from sluice.streams.apply.compare import compare
+from sluice.streams.apply.definition import load
 from sluice.streams.apply.target import open_target
+from sluice.streams.capture.context import CaptureContext
 from sluice.streams.host import Host
 from tests.conftest import PG_BASE
 from tests.streams.applykit import SOURCE_DB, replica, target  # noqa: F401  (fixtures)
@@ -49,6 +51,12 @@ def test_started_apply_runs_in_a_host(conn, dsn, target):
     with pytest.raises(sluice.DatabaseError) as bad:
         adm.set_parameter("APP", "disable_on_error", "maybe")
     assert bad.value.code == 23605
+    adm.set_parameter("APP", "txn_lcr_spill_threshold", "infinite")     # never spill
+    assert load(CaptureContext(conn), "APP").parameter("TXN_LCR_SPILL_THRESHOLD") == "INFINITE"
+    with pytest.raises(sluice.DatabaseError) as bad:
+        adm.set_parameter("APP", "txn_lcr_spill_threshold", "0")
+    assert bad.value.code == 23605
+    adm.set_parameter("APP", "txn_lcr_spill_threshold", None)          # the default: 10000
     cur.execute("BEGIN DBMS_APPLY_ADM.START_APPLY(apply_name => 'app'); END;")
     assert view(conn, "SELECT STATUS, APPLY_DATABASE_LINK FROM DBA_APPLY")[0] == \
         {"STATUS": "ENABLED", "APPLY_DATABASE_LINK": "DBS2.NET"}

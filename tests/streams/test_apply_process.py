@@ -290,3 +290,41 @@ def test_custom_rule_based_transformation(conn, target, world):
     enqueue(conn, "APPLY_Q", user_lcr("INSERT", target.owner, new={"ID": 1, "NAME": "quiet"}))
     world(rule_set=f"{conn.username}.APPLY_RS").drain()
     assert target.rows("emp") == [(1, "QUIET")]
+
+
+def test_large_transaction_spills_over_the_threshold(conn, target, world):
+    """SET_PARAMETER txn_lcr_spill_threshold: a captured transaction with more LCRs than the
+    threshold is not held in memory — the process stops reading it at the threshold and its
+    LCRs so far leave the queue for the spill table (DBA_APPLY_SPILL_TXN lists it, the target
+    has none of it); the transactions before it are applied meanwhile.  A restarted process
+    goes on with the spill, reads the rest, and applies the transaction whole, in order,
+    then the one after it; the spill is gone.  INFINITE spills nothing."""
+    o = target.owner
+    procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
+
+    def captured(scn, ids):
+        return [RowLCR.construct(SOURCE_DB, "INSERT", o, "EMP", None, f"1.{scn}.0", scn * 100 + k, None,
+                                 {"ID": i, "NAME": f"t{scn}"}, commit_scn=scn) for k, i in enumerate(ids)]
+    enqueue(conn, "APPLY_Q", *captured(10, range(1, 4)))        # 3 LCRs
+    enqueue(conn, "APPLY_Q", *captured(20, range(10, 22)))      # 12 LCRs: over the threshold
+    enqueue(conn, "APPLY_Q", *captured(30, range(30, 32)))      # 2 LCRs
+    spill_view = "SELECT APPLY_NAME, SOURCE_DATABASE, XIDSQN, FIRST_SCN, MESSAGE_COUNT FROM DBA_APPLY_SPILL_TXN"
+    proc = world(apply_captured=True, parameters={"TXN_LCR_SPILL_THRESHOLD": "5"})
+    proc.run_batch(wait=0)
+    assert conn.query(spill_view, None)[1] == [(APPLY, SOURCE_DB, "1.20.0", 2000, 7)]
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3]
+    proc.stop()
+    again = world(apply_captured=True, parameters={"TXN_LCR_SPILL_THRESHOLD": "5"})
+    seen = []
+    real_apply = again.engine.apply
+    again.engine.apply = lambda txn, *a: (seen.append((txn.commit_scn, len(txn.items),
+                                                       type(txn.items).__name__)), real_apply(txn, *a))[1]
+    again.drain()
+    assert seen[0] == (20, 12, "SpilledItems") and seen[1:] == [(30, 2, "list")]
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3, *range(10, 22), 30, 31]
+    assert conn.query(spill_view, None)[1] == []
+    assert errors(conn) == []
+    enqueue(conn, "APPLY_Q", *captured(40, range(40, 52)))
+    unlimited = world(apply_captured=True, parameters={"TXN_LCR_SPILL_THRESHOLD": "INFINITE"})
+    unlimited.run_batch(wait=0)
+    assert conn.query(spill_view, None)[1] == [] and len(target.rows("emp")) == 29

@@ -10,6 +10,7 @@ The store runs on both backends (capturekit's ``env``)."""
 from __future__ import annotations
 
 import random
+import sqlite3
 
 import pytest
 from click.testing import CliRunner
@@ -153,6 +154,42 @@ def test_ddl_and_no_cycles(env, replica):
     back.catch_up()
     got = drain_queue(conn, "BACK_Q", "BACK_APPLY")
     assert [(x.get_command_type(), x.is_null_tag()) for x in got] == [("UPDATE", "Y")]
+
+
+def test_ddl_on_sqlite_replica(env, replica):
+    """DDL LCRs captured from PostgreSQL are applied on an SQLite replica where SQLite can say
+    them: CREATE TABLE (serial, ::casts, now(), storage clauses), ALTER TABLE ADD / RENAME
+    COLUMN, CREATE INDEX (named by PostgreSQL), with the rows before and after each in
+    order; ALTER COLUMN … TYPE, which SQLite's ALTER TABLE cannot do, puts its transaction
+    in the error queue with ORA-26714 naming the clause, and the replica is left as it was."""
+    if replica.kind != "sqlite":
+        pytest.skip("the PostgreSQL replica runs the captured statement itself (test_ddl_and_no_cycles)")
+    cap, app = start(env, replica, ddl=True)
+    src = env.src
+    env.sql(f"CREATE TABLE {src}.emp (id serial PRIMARY KEY, name varchar(40) DEFAULT 'x'::text, "
+            f"hired timestamptz DEFAULT now()) WITH (fillfactor = 90)")
+    env.sql(f"INSERT INTO {src}.emp (id, name, hired) VALUES (1, 'King', '2020-01-02 03:04:05+00')")
+    env.sql(f"ALTER TABLE {src}.emp ADD COLUMN note text, ADD COLUMN grade int DEFAULT 1")
+    env.sql(f"ALTER TABLE {src}.emp RENAME COLUMN name TO ename")
+    env.sql(f"CREATE UNIQUE INDEX ON {src}.emp USING btree (ename)")
+    env.sql(f"INSERT INTO {src}.emp (id, ename, note) VALUES (2, 'Blake', 'after the DDL')",
+            f"UPDATE {src}.emp SET note = 'changed' WHERE id = 1")
+    cap.catch_up()
+    app.drain()
+    assert env.conn.query("SELECT COUNT(*) FROM DBA_APPLY_ERROR", None)[1] == [(0,)]
+    table = replica.table(env.owner, "EMP")
+    with sqlite3.connect(replica.link[len("sqlite:///"):]) as c:
+        got = c.execute(f"SELECT id, ename, note, grade FROM {table} ORDER BY id").fetchall()
+    assert got == [(1, "King", "changed", 1), (2, "Blake", "after the DDL", 1)]
+    assert replica.scalar(f"SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = "
+                          f"'{env.owner}.EMP' AND name = '{env.owner}.EMP_ENAME_IDX'") == 1
+    env.sql(f"ALTER TABLE {src}.emp ALTER COLUMN note TYPE varchar(200)")
+    cap.catch_up()
+    app.drain()
+    cols, rows = env.conn.query("SELECT ERROR_NUMBER, ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)
+    assert len(rows) == 1 and rows[0][0] == 26714 and "ALTER COLUMN" in rows[0][1] \
+        and "SQLite" in rows[0][1], rows
+    assert replica.scalar(f"SELECT count(*) FROM {table}") == 2
 
 
 def test_two_way_replication_without_cycles(env, replica):

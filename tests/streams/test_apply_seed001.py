@@ -62,7 +62,11 @@ def test_capture_propagate_apply(env, replica, tmp_path):
                 else:
                     stmts.append(f"DELETE FROM {s}.orders WHERE id = {live.pop(rng.randrange(len(live)))}")
             env.sql(*stmts)
-        env.process().catch_up()
+        cap = env.process()
+        cap.catch_up()
+        # the capture queue has a second consumer (the env's APPLY1): no combined capture and apply
+        assert cap.combined is None
+        assert dbs1.query("SELECT OPTIMIZATION FROM V$STREAMS_CAPTURE", None)[1] == [(0,)]
         runner = PropagationRunner(dbs1)
         try:
             while runner.run_once(force=True):

@@ -63,6 +63,29 @@ def test_a_to_b_queue_to_queue(sites):
     assert PropagationRunner(a).run_once(force=True) == 0
 
 
+def test_a_sender_dead_after_its_source_commit_has_its_last_batch_forgotten_by_the_next(sites):
+    """The de-duplication rows of the last batch of a sender that died between its source
+    commit and its next batch are dropped by the next sender of that schedule: what the
+    dead one let go is recorded with the source's commit."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p1", "src", "dst", "dbs2", queue_to_queue=True)
+    enqueue(a, "SRC", [b"first%d" % i for i in range(4)])
+    dead = PropagationRunner(a)
+    assert dead.run_once(force=True) == 4
+    assert rows(b, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_RECEIVED") == [(4,)]
+    del dead       # gone without another batch: nothing in memory tells the destination
+    enqueue(a, "SRC", [b"next"])
+    assert PropagationRunner(a).run_once(force=True) == 1
+    # the first batch's rows are gone; the last batch's stay until the batch after it
+    assert rows(b, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_RECEIVED") == [(1,)]
+    assert payloads(drain(b, "DST")) == [b"first0", b"first1", b"first2", b"first3", b"next"]
+    a.aqadm.unschedule_propagation("src", "dbs2", destination_queue="dst")
+    assert rows(a, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_UNTOLD") == [(0,)]
+
+
 def test_a_to_b_to_c_queue_forwarding_keeps_the_original_msgid(sites):
     a, b, c = sites.open("dbs1"), sites.open("dbs2"), sites.open("dbs3")
     multi_queue(a, "SRC")

@@ -185,3 +185,32 @@ def test_run_loop_propagates_within_the_latency(sites):
         t.join(10)
         runner.close()
         runner.conn.close()
+
+
+def test_secure_destination_queue_behind_a_served_site(sites):
+    """Seed 001 "Secure Queues" over HTTP: the link's agent maps to STRM, who may enqueue
+    into JOHN's secure queue only as a sender agent mapped to STRM too; until the
+    message's sender is, the schedule records the error and nothing is enqueued."""
+    b, server = served_site(sites, "dbs2")
+    b.cursor().executescript("""
+BEGIN
+  DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'john.sec_qt', queue_payload_type => 'RAW', secure => TRUE);
+  DBMS_AQADM.CREATE_QUEUE(queue_name => 'john.sec', queue_table => 'john.sec_qt');
+  DBMS_AQADM.START_QUEUE(queue_name => 'john.sec');
+  DBMS_AQADM.GRANT_QUEUE_PRIVILEGE(privilege => 'ENQUEUE', queue_name => 'john.sec', grantee => 'strm');
+END;
+/
+""")
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    http_link(a, "dbs2", server)
+    a.propagation_adm.create_propagation("p", "src", "john.sec", "dbs2")
+    enqueue(a, "SRC", [b"s"], sender_id=sluice.Agent("ORDERS_APP"))
+    assert PropagationRunner(a).run_once(force=True) == 0
+    [(failures, error)] = rows(a, "SELECT FAILURES, LAST_ERROR_MSG FROM DBA_QUEUE_SCHEDULES")
+    assert failures == 1 and error.startswith("ORA-01031") and "ORA-24093" in error, error
+    assert rows(b, "SELECT COUNT(*) FROM JOHN.AQ$SEC_QT") == [(0,)]
+    b.aqadm.create_aq_agent(agent_name="orders_app")
+    b.aqadm.enable_db_access(agent_name="orders_app", db_username="strm")
+    assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once() == 1
+    assert [m.payload for m in drain(b, "JOHN.SEC")] == [b"s"]

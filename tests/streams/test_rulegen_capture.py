@@ -96,3 +96,73 @@ def test_a_failed_call_drops_the_capture_it_created(env, monkeypatch):  # noqa: 
     assert rows(conn, "SELECT * FROM dba_rule_sets") == []
     assert env.pg.execute("SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE %s",
                           (env.slot_prefix + "%",)).fetchone() == (0,)
+
+
+@pytest.fixture
+def replication_role():
+    """A uniquely named PostgreSQL role that may read the log (REPLICATION) and nothing
+    more — no superuser: the ORA-01031 paths.  Dropped afterwards."""
+    import uuid
+    from tests.conftest import pg_admin
+    role = "sluice_repl_" + uuid.uuid4().hex[:10]
+    with pg_admin() as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN REPLICATION")
+    yield role
+    with pg_admin() as admin:      # (its captures' slots go with the test's env)
+        admin.execute(f"DROP OWNED BY {role}")
+        admin.execute(f"DROP ROLE {role}")
+
+
+def test_subset_rules_need_the_table_owner_for_replica_identity_full(env, replication_role):  # noqa: F811
+    """A capture reading the source as a role that does not own the table: ADD_SUBSET_RULES
+    cannot set REPLICA IDENTITY FULL (seed 000 "Subset Rules and Supplemental Logging") —
+    ORA-01031 naming the table and what to do, and nothing changed: no rule, the capture's
+    rule set as it was, the table's replica identity as it was.  Once the owner set it,
+    the same call succeeds."""
+    from tests.conftest import PG_BASE
+    role = replication_role
+    env.sql(f"CREATE TABLE {env.src}.emp (id int PRIMARY KEY, dept int)",
+            f"GRANT USAGE ON SCHEMA {env.src} TO {role}", f"GRANT SELECT ON {env.src}.emp TO {role}")
+    env.create_capture("CAP", source_dsn=PG_BASE)          # a superuser's: the DDL triggers exist
+    role_dsn = PG_BASE.replace("postgres@", f"{role}@", 1)
+    env.conn.capture_adm.create_capture(queue_name="STRM_Q", capture_name="CAP2", source_dsn=role_dsn)
+    conn = env.conn
+    rules_before = rows(conn, "SELECT rule_owner, rule_name FROM dba_rules")
+    with pytest.raises(DatabaseError) as e:
+        conn.streams_adm.add_subset_rules(f"{env.owner}.emp", "dept = 50", "capture", "cap2",
+                                          queue_name="STRM_Q")
+    assert e.value.code == 1031
+    assert f"{env.owner}.EMP" in str(e.value) and "REPLICA IDENTITY FULL" in str(e.value)
+    assert rows(conn, "SELECT rule_owner, rule_name FROM dba_rules") == rules_before
+    assert rows(conn, "SELECT rule_set_name FROM dba_capture WHERE capture_name = 'CAP2'") == [
+        {"RULE_SET_NAME": None}]
+    assert env.pg.execute(f"SELECT relreplident FROM pg_class WHERE oid = '{env.src}.emp'::regclass"
+                          ).fetchone() == ("d",)
+    env.sql(f"ALTER TABLE {env.src}.emp REPLICA IDENTITY FULL")      # the owner does it
+    conn.streams_adm.add_subset_rules(f"{env.owner}.emp", "dept = 50", "capture", "cap2",
+                                      queue_name="STRM_Q")
+    assert len(rows(conn, "SELECT rule_name FROM dba_streams_table_rules WHERE streams_name = 'CAP2'")) == 3
+    conn.capture_adm.drop_capture("CAP2")
+
+
+def test_a_source_user_without_superuser_needs_the_ddl_triggers_installed(env, replication_role):  # noqa: F811
+    """Only a superuser creates event triggers: a REPLICATION-only source user gets ORA-01031
+    from CREATE_CAPTURE while they are missing (a database of this test's own, where no
+    capture has installed them), and no capture or slot is left behind."""
+    import uuid
+    from tests.conftest import PG_BASE, pg_admin
+    db = "sluice_t_" + uuid.uuid4().hex[:10]
+    with pg_admin() as admin:
+        admin.execute(f"CREATE DATABASE {db}")
+    try:
+        role_dsn = PG_BASE.replace("postgres@", f"{replication_role}@", 1).rsplit("/", 1)[0] + "/" + db
+        with pytest.raises(DatabaseError) as e:
+            env.conn.capture_adm.create_capture(queue_name="STRM_Q", capture_name="CAP2", source_dsn=role_dsn)
+        assert e.value.code == 1031 and "superuser" in str(e.value)
+        assert rows(env.conn, "SELECT capture_name FROM dba_capture") == []
+        with pg_admin() as admin:
+            assert admin.execute("SELECT count(*) FROM pg_replication_slots WHERE database = %s",
+                                 (db,)).fetchone()[0] == 0
+    finally:
+        with pg_admin() as admin:
+            admin.execute(f"DROP DATABASE {db} WITH (FORCE)")

@@ -168,6 +168,12 @@ class BufferedPool:
         # (queue, consumer) this process spilled messages of that may still be in the
         # table: their dequeues compare the table's first with memory's (one sort order)
         self.spilled: set[tuple[str, str | None]] = set()
+        # (queue, sender) -> a listener told of each message that sender puts into memory
+        # (``staged(records)``) and of each REMOVE dequeue of one, from memory or spilled
+        # (``taken(owner, record)``): how a capture process staging buffered LCRs learns
+        # what its consumers took (sluice.streams.capture.staging)
+        self.listeners: dict[tuple[str, str | None], object] = {}
+        self._on_commit: dict[int, list[Callable[[bool], None]]] = {}   # id(session) -> callbacks
 
     # -- enqueue ------------------------------------------------------------
     def put(self, q: QueueInfo, records: list[MessageRecord], spill: Callable) -> None:
@@ -176,6 +182,9 @@ class BufferedPool:
         qname = q.qualified
         key = (qname, sender)
         order = _order_key(q.table)
+        listener = self.listeners.get(key)
+        if listener is not None:    # before any dequeue can see them
+            listener.staged(records)
         with self._lock:
             if self._senders.get(key, 0) >= self.limits.flow_control_threshold:
                 self._hold(key)
@@ -349,8 +358,51 @@ class BufferedPool:
             expired.extend(gone)
         return found, entries
 
-    def release(self, owner: object) -> None:
-        """LOCKED messages of a session come free when it commits or rolls back."""
+    def take_remote(self, q: QueueInfo, wanted: Callable[[str | None], bool], limit: int) -> list[MessageRecord]:
+        """REMOVE up to ``limit`` messages in memory addressed to remote recipients whose
+        address ``wanted`` takes — what a propagation moves (seed 003 "Propagating
+        Buffered Messages") —, in the queue's order; locked and expired ones are left to
+        the dequeue paths.  The caller puts them back (:meth:`put_back`) if it fails."""
+        with self._lock:
+            queue = self._queues.get(q.qualified)
+            if not queue or limit <= 0:
+                return []
+            now = time.time()
+            found = [(e, entries) for (_, address), entries in queue.items() if entries and wanted(address)
+                     for e in entries if e.locked_by is None and (e.expire_at is None or e.expire_at > now)]
+            if not found:
+                return []
+            found.sort(key=lambda pair: pair[0].key)
+            taken = []
+            for e, entries in found[:limit]:
+                self._drop(q, entries, e)
+                taken.append(e.record)
+            return taken
+
+    def put_back(self, q: QueueInfo, records: list[MessageRecord]) -> None:
+        """Records :meth:`take_remote` took, back into memory (their propagation failed)."""
+        self._restore(q, records)
+
+    def taken(self, q: QueueInfo, record: MessageRecord, owner: object) -> None:
+        """``owner`` (a session) took ``record`` out for good (REMOVE): its sender's
+        listener, if any, hears of it."""
+        listener = self.listeners.get((q.qualified, record.sender_name))
+        if listener is not None:
+            listener.taken(owner, record)
+
+    def at_transaction_end(self, owner: object, callback: Callable[[bool], None]) -> None:
+        """Run ``callback(committed)`` once ``owner``'s transaction commits or rolls back."""
+        with self._lock:
+            self._on_commit.setdefault(id(owner), []).append(callback)
+
+    def release(self, owner: object, committed: bool = False) -> None:
+        """LOCKED messages of a session come free when it commits or rolls back; what
+        waited for the end of its transaction (:meth:`at_transaction_end`) runs."""
+        if self._on_commit:
+            with self._lock:
+                callbacks = self._on_commit.pop(id(owner), ())
+            for callback in callbacks:
+                callback(committed)
         if not self._locked:
             return
         with self._lock:
@@ -434,6 +486,16 @@ class BufferedPool:
         with self._lock:
             return {qname: [e.record for entries in queue.values() for e in entries]
                     for qname, queue in self._queues.items() if any(queue.values())}
+
+    def discard(self, q: QueueInfo, sender: str) -> int:
+        """Drop from memory every message ``sender`` put there (a capture process that
+        starts again stages its LCRs anew); returns how many records."""
+        with self._lock:
+            queue = self._queues.get(q.qualified)
+            gone = [e for entries in (queue or {}).values() for e in entries if e.sender == sender]
+            for e in gone:
+                self._drop(q, queue[(e.record.consumer_name, e.record.address)], e)
+            return len(gone)
 
     def count(self, q: QueueInfo) -> int:
         with self._lock:

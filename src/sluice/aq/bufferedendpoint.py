@@ -35,8 +35,19 @@ class Endpoint:
                  "_deq_version", "_deq_queue", "_deq_codec")
 
     def __init__(self, conn: "Connection") -> None:
-        self.ctx = conn.context   # also the owner of what it locks in the pool: the session
-        self.pool = pool_for(self.ctx.store)
+        self._bind(conn.context)
+
+    @classmethod
+    def of_session(cls, ctx) -> "Endpoint":
+        """The endpoint of a session context without its connection (a propagation
+        receiver enqueuing buffered messages)."""
+        endpoint = cls.__new__(cls)
+        endpoint._bind(ctx)
+        return endpoint
+
+    def _bind(self, ctx) -> None:
+        self.ctx = ctx            # also the owner of what it locks in the pool: the session
+        self.pool = pool_for(ctx.store)
         self._enq_version = self._deq_version = -1
         self._enq_queue = self._deq_queue = None
         self._enq_codec = self._deq_codec = self._enq_order = None
@@ -174,19 +185,24 @@ class Endpoint:
                 (q.qualified, sel.consumer_name if sel.multi else None) in pool.spilled:
             got = self._take_spilled_if_first(q, sel, mode, nav)
             if got is not None:
-                return got
+                return self._taken(q, got, mode)
         got = pool.take(q, sel, nav.buffered, mode, self.ctx, self.expire)
         if got is not None:
             nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
-            return got[0]
+            return self._taken(q, got[0], mode)
         nav.buffered = None
-        got = self._dequeue_spilled(q, replace(sel, delivery_mode=C.MSG_BUFFERED, after=None), mode)
-        return got
+        got = self._dequeue_spilled(q, _spilled(sel), mode)
+        return self._taken(q, got, mode)
+
+    def _taken(self, q: QueueInfo, record: MessageRecord | None, mode: int) -> MessageRecord | None:
+        if record is not None and self.pool.listeners and (mode == C.DEQ_REMOVE or mode == C.DEQ_REMOVE_NODATA):
+            self.pool.taken(q, record, self.ctx)
+        return record
 
     def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
         """The table's first spilled message for ``sel`` when it sorts before memory's
         first (on equal keys the spilled one is the older); None otherwise."""
-        spilled = replace(sel, delivery_mode=C.MSG_BUFFERED, after=None)
+        spilled = _spilled(sel)
         head = self._dequeue_spilled(q, spilled, C.DEQ_BROWSE)
         if head is None:
             if sel.correlation is None and sel.predicate is None and sel.msgid is None:
@@ -194,7 +210,7 @@ class Endpoint:
                 self.pool.spilled.discard((q.qualified, sel.consumer_name if sel.multi else None))
             return None
         first = self.pool.first_key(q, sel, nav.buffered, self.ctx)
-        if first is not None and _order_key(q.table)(head) > first[:-1]:
+        if first is not None and _later(_order_key(q.table)(head), first[:-1]):
             return None
         # taken by its id; gone meanwhile (another session) -> memory's turn
         return self._dequeue_spilled(q, replace(spilled, msgid=head.msgid), mode)
@@ -204,3 +220,22 @@ class Endpoint:
         got = ctx.session.dequeue(q, sel, mode, True, 1,
                                   DequeueInfo(user=ctx.username, consumer_name=sel.consumer_name))
         return got[0] if got else None
+
+
+def _later(a: tuple, b: tuple) -> bool:
+    """``a`` > ``b`` in queue order, where None (a commit SCN a message in memory does not
+    have yet) comes after every value: it was not committed before anything spilled."""
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        if x is None or y is None:
+            return x is None
+        return x > y
+    return False
+
+
+def _spilled(sel: Selector) -> Selector:
+    """``sel`` for the spilled messages: buffered ones, from the start of the queue order,
+    and whatever group the session's last persistent message had — buffered messages have
+    no transaction grouping (seed 003), each spilled one is a group of its own."""
+    return replace(sel, delivery_mode=C.MSG_BUFFERED, after=None, group=None, skip_groups=frozenset())

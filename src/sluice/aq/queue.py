@@ -59,6 +59,10 @@ class Queue:
         self._queue_info: QueueInfo | None = None
         self._codec = None
         self._buffered: Endpoint | None = None
+        # a capture process staging LCRs (seed 001: "LCRs that were captured by a capture
+        # process are always stored in a buffered queue", also in SET_UP_QUEUE's
+        # transactional queues): each buffered message is one LCR, in stream order
+        self.stages_captured_lcrs = False
 
     def _buffered_endpoint(self) -> Endpoint:
         if self._buffered is None:
@@ -128,7 +132,7 @@ class Queue:
         if buffered_mode:   # seed 003 "Buffered Messaging Restrictions"
             if len(messages) != 1:
                 raise not_supported("array enqueue of buffered messages (the array size must be one)")
-            if grouped:
+            if grouped and not self.stages_captured_lcrs:
                 raise not_supported("transaction grouping of buffered messages")
             if messages and isinstance(messages[0], MessageProperties) and messages[0]._delay > 0:
                 raise not_supported("a delay for buffered messages")
@@ -324,7 +328,8 @@ class Queue:
             last = recs[-1]
             if (last.seq or 0) > 0:   # a table's message; an in-memory one's position is nav.buffered
                 nav.position = tuple(getattr(last, c.lower()) for c in table.order_columns)
-                nav.group = last.enq_tid if grouped else None
+                # (a spilled buffered message is in no group: seed 003, no grouping of buffered)
+                nav.group = last.enq_tid if grouped and last.delivery_mode != C.MSG_BUFFERED else None
             nav.correlation = opts.correlation
             nav.consumer = consumer
         transform = None

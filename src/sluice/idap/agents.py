@@ -26,9 +26,6 @@ database user needs each of them to hold FORCE ANY TRANSACTION (Example 17-26).
 
 from __future__ import annotations
 
-import hashlib
-import os
-import threading
 from typing import TYPE_CHECKING, Iterable
 
 from ..errors import DatabaseError, Error, ora
@@ -36,7 +33,7 @@ from ..model import Agent
 from ..names import canonical, split_qualified
 from ..security.authorize import Authorizer
 from ..security.catalog import AgentInfo
-from ..security.passwords import verify_password
+from ..security.httpauth import PasswordCheck
 from ..security.proxy import may_proxy
 from ..store.base import QueueInfo
 
@@ -58,9 +55,7 @@ class AgentPolicy:
     def __init__(self, control: "Connection") -> None:
         self.control = control
         self.proxy_user = control.username
-        self._key = os.urandom(32)       # keys the hashes of verified passwords
-        self._verified: dict[tuple[str, bytes], str] = {}
-        self._lock = threading.Lock()
+        self._passwords = PasswordCheck(lambda: self._security)
         # choices made, valid while the catalog (users, grants, agents, queues) is unchanged
         self._choices: dict[tuple, tuple[str, QueueInfo]] = {}
         self._choices_version = -1
@@ -69,48 +64,16 @@ class AgentPolicy:
     def _security(self):
         return self.control.context.security
 
-    # -- authentication -------------------------------------------------------------
-    def _lookup(self, username: str, password: str):
-        """(agent name, stored password hash, cache key), or None for a user that cannot
-        authenticate over HTTP at all."""
-        try:
-            name = canonical(username, "user name")
-        except Error:
-            return None
-        if name == "SYS":     # SYS logs on only AS SYSDBA, never over HTTP
-            return None
-        user = self._security.user(name)
-        if user is None or not user.password:
-            return None
-        key = (name, hashlib.blake2b(password.encode("utf-8", "surrogatepass"), key=self._key,
-                                     digest_size=32).digest())
-        return name, user.password, key
-
+    # -- authentication (security.httpauth) ------------------------------------------------
     def authenticate_cached(self, username: str, password: str) -> str | None:
         """The agent name when these credentials were verified before and the user's
         password has not changed since; None otherwise (fast: no scrypt)."""
-        found = self._lookup(username, password)
-        if found is None:
-            return None
-        name, stored, key = found
-        return name if self._verified.get(key) == stored.get("hash") else None
+        return self._passwords.authenticate_cached(username, password)
 
     def authenticate(self, username: str, password: str) -> str | None:
         """The agent name when ``username``/``password`` are a Sluice user's, else None
         (runs scrypt on a cache miss: call it from a worker thread)."""
-        found = self._lookup(username, password)
-        if found is None:
-            return None
-        name, stored, key = found
-        if self._verified.get(key) == stored.get("hash"):
-            return name
-        if not verify_password(password, stored):
-            return None
-        with self._lock:
-            if len(self._verified) >= _CACHE_LIMIT:
-                self._verified.clear()
-            self._verified[key] = stored.get("hash")
-        return name
+        return self._passwords.authenticate(username, password)
 
     # -- authorisation ----------------------------------------------------------------
     def agent(self, name: str) -> AgentInfo:

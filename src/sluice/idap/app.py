@@ -43,8 +43,6 @@ every HTTP session's open transaction is rolled back and every connection closed
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import http.cookies
 import logging
@@ -52,7 +50,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, Sequence
 from urllib.parse import parse_qs
 
 import anyio
@@ -61,9 +59,12 @@ from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
 from starlette.requests import cookie_parser
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from ..errors import Error, NotSupportedError, OperationalError, not_supported, ora
+from ..security.httpauth import basic_credentials
+from ..monitor.access import OK as ACCESS_OK, MonitorAccess, refusal
+from ..monitor.prometheus import CONTENT_TYPE as METRICS_TYPE, Metrics
 from . import ops, serialise
 from .agents import AgentPolicy
 from .httpserver import http_protocol
@@ -113,13 +114,17 @@ class IdapConfig:
     realm: str = "AQ restricted stuff"        # AuthName of seed 004 Example 17-23
 
 
+def _connect(config: IdapConfig):
+    import sluice
+    return sluice.connect(config.dsn, user=config.user, password=config.password)
+
+
 class Servlet:
     """The running servlet: its own connection, the agent policy, pool and sessions."""
 
     def __init__(self, config: IdapConfig, stopping: ops.Stopper | None = None) -> None:
-        import sluice
         self.config = config
-        self.control = sluice.connect(config.dsn, user=config.user, password=config.password)
+        self.control = _connect(config)
         self.policy = AgentPolicy(self.control)
         pool = ConnectionPool(config.dsn, self.control.username, config.pool_max, config.pool_min)
         self.sessions = SessionManager(pool, config.session_timeout, config.max_sessions)
@@ -206,18 +211,6 @@ def _fault_kind(error: Error) -> str:
     """Server: the servlet cannot do it (not supported, unavailable); Client: the request."""
     return "Server" if isinstance(error, (NotSupportedError, OperationalError)) or error.code == 600 \
         else "Client"
-
-
-def _credentials(header: str) -> tuple[str, str] | None:
-    """(user, password) of an ``Authorization: Basic …`` header, or None."""
-    if header[:6].lower() != "basic ":
-        return None
-    try:
-        decoded = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
-        return None
-    user, sep, password = decoded.partition(":")
-    return (user, password) if sep and user else None
 
 
 def _document(body: bytes, content_type: str) -> bytes:
@@ -350,7 +343,7 @@ async def _post(scope: Any, receive: Any, send: Any, servlet: Servlet, name: str
     for key, value in scope["headers"]:      # the first of each, as Starlette's Headers.get
         if key not in headers:
             headers[key] = value
-    creds = _credentials(headers.get(b"authorization", b"").decode("latin-1"))
+    creds = basic_credentials(headers.get(b"authorization", b"").decode("latin-1"))
     if creds is None:
         return await _unauthorized(send, config.realm)
     agent = servlet.policy.authenticate_cached(*creds)
@@ -541,12 +534,48 @@ class IdapApp(Starlette):
                 if name and "/" not in name:       # the route's {name}: [^/]+
                     scope["app"] = self
                     scope["path_params"] = {"name": name}
+                    started = time.perf_counter()
                     await servlet_endpoint(scope, receive, send)
+                    metrics = getattr(self.state, "metrics", None)
+                    if metrics is not None:
+                        metrics.observe_request(name, time.perf_counter() - started)
                     return
         await super().__call__(scope, receive, send)
 
 
-def create_app(config: IdapConfig) -> Starlette:
+class Extension(Protocol):
+    """Something served beside the servlet by the same server (the dashboard): its routes,
+    and what it starts once the servlet runs and stops before the servlet closes.  The
+    servlet knows no more of it — the arrow goes from the extension to the servlet."""
+
+    def routes(self) -> list[BaseRoute]: ...
+
+    def start(self, servlet: Servlet) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+async def metrics_endpoint(request: HttpRequest) -> Response:
+    """GET /metrics: the Prometheus text format (sluice.monitor.prometheus), for a user
+    with MONITOR (Basic auth, as the servlet's agents); the snapshot's SQL and a first
+    password check (scrypt) run in a worker thread."""
+    app = request.app
+    header = request.headers.get("authorization")
+    access: MonitorAccess = app.state.monitor_access
+    status, _ = access.check(header, cached_only=True)
+    if status != ACCESS_OK:
+        status, _ = await anyio.to_thread.run_sync(access.check, header)
+    if status != ACCESS_OK:
+        text, headers = refusal(status)
+        return PlainTextResponse(text, status_code=status, headers=dict(headers))
+    try:
+        body = await anyio.to_thread.run_sync(app.state.metrics.exposition)
+    except Error as e:
+        return PlainTextResponse(f"503 Service Unavailable: {' '.join(str(e).split())}\n", status_code=503)
+    return Response(body, media_type=METRICS_TYPE)
+
+
+def create_app(config: IdapConfig, extensions: Sequence[Extension] = ()) -> Starlette:
     """The servlet application.  Connecting (and authenticating the super-user) happens
     at start-up, in the application's lifespan."""
 
@@ -556,10 +585,16 @@ def create_app(config: IdapConfig) -> Starlette:
     async def lifespan(app: Starlette):
         servlet = await anyio.to_thread.run_sync(Servlet, config, stopping)
         app.state.servlet = servlet
+        app.state.monitor_access = MonitorAccess(servlet.control)
+        app.state.metrics = Metrics(lambda: _connect(config), idap=True)
         reaper = asyncio.create_task(_reaper(servlet))
+        for extension in extensions:
+            await anyio.to_thread.run_sync(extension.start, servlet)
         try:
             yield
         finally:
+            for extension in extensions:
+                await anyio.to_thread.run_sync(extension.stop)
             servlet.stopping.set()
             reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -567,9 +602,13 @@ def create_app(config: IdapConfig) -> Starlette:
             deadline = time.monotonic() + 5.0   # let running requests end their slice
             while servlet.sessions.any_busy() and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
+            await anyio.to_thread.run_sync(app.state.metrics.close)
             await anyio.to_thread.run_sync(servlet.close)
 
-    routes = [Route(SERVLET_PATH + "{name}", servlet_endpoint, methods=["GET", "POST"])]
+    routes: list[BaseRoute] = [Route(SERVLET_PATH + "{name}", servlet_endpoint, methods=["GET", "POST"]),
+                               Route("/metrics", metrics_endpoint, methods=["GET"])]
+    for extension in extensions:
+        routes += extension.routes()
     app = IdapApp(routes=routes, lifespan=lifespan)
     app.state.stopping = stopping
     return app
@@ -587,9 +626,13 @@ class IdapServer(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def serve(config: IdapConfig, host: str = "127.0.0.1", port: int = 8080, log_level: str = "info") -> None:
-    """Run the servlet on uvicorn until SIGINT/SIGTERM (``sluice serve``)."""
-    uv_config = uvicorn.Config(create_app(config), host=host, port=port, log_level=log_level,
+def serve(config: IdapConfig, host: str = "127.0.0.1", port: int = 8080, log_level: str = "info",
+          extensions: Sequence[Extension] = (), ssl_certfile: str | None = None,
+          ssl_keyfile: str | None = None) -> None:
+    """Run the servlet (and ``extensions``) on uvicorn until SIGINT/SIGTERM (``sluice serve``);
+    HTTPS when given a certificate (PEM, with its chain) and its private key (seed 004:
+    propagation and IDAP over HTTPS)."""
+    uv_config = uvicorn.Config(create_app(config, extensions), host=host, port=port, log_level=log_level,
                                timeout_graceful_shutdown=10, access_log=False,
-                               http=http_protocol())
+                               http=http_protocol(), ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
     IdapServer(uv_config).run()

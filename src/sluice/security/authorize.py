@@ -97,6 +97,13 @@ class Authorizer:
         if schema != self.username and not self.has_system("MANAGE_ANY"):
             raise ora(1031)
 
+    def check_monitor(self) -> None:
+        """Read the monitoring figures of the whole store over HTTP (``/metrics``,
+        ``/dashboard``): the MONITOR system privilege (``GRANT MONITOR TO u``), which
+        SELECT_CATALOG_ROLE gives too, or a superuser.  :raises: ORA-01031."""
+        if not self.has_system("MONITOR"):
+            raise ora(1031)
+
     def check_aq_administrator(self) -> None:
         """Agents, system privileges: a queue administrator's work."""
         if self.is_superuser():

@@ -29,7 +29,10 @@ BOOTSTRAP_USER = "SLUICE"
 AQ_SYSTEM_PRIVILEGES = ("ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY")
 SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE": "DEQUEUE_ANY",
                          "MANAGE ANY QUEUE": "MANAGE_ANY", "CREATE SESSION": "CREATE_SESSION",
-                         "FORCE ANY TRANSACTION": "FORCE_ANY_TRANSACTION"}
+                         "FORCE ANY TRANSACTION": "FORCE_ANY_TRANSACTION",
+                         # Sluice's: read the monitoring views' figures over HTTP (/metrics,
+                         # /dashboard); Oracle's SELECT_CATALOG_ROLE gives it too
+                         "MONITOR": "MONITOR"}
 # what Oracle's predefined roles give, as far as AQ is concerned
 ROLE_GRANTS = {
     "CONNECT": {"sys": {"CREATE_SESSION"}, "exec": set()},
@@ -38,6 +41,7 @@ ROLE_GRANTS = {
     "AQ_ADMINISTRATOR_ROLE": {"sys": {"ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY"},
                               "exec": {"DBMS_AQ", "DBMS_AQADM", "DBMS_AQIN", "DBMS_AQJMS",
                                        "DBMS_AQELM"}},
+    "SELECT_CATALOG_ROLE": {"sys": {"MONITOR"}, "exec": set()},
     "DBA": {"sys": set(), "exec": set()},   # DBA makes a superuser (see UserInfo)
 }
 QUEUE_PRIVILEGES = ("ENQUEUE", "DEQUEUE")

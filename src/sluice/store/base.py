@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from .stats import QueueStats
+
 _TXN_PREFIX = os.urandom(3).hex().upper()
 
 # A session killed while it holds messages releases them (its POSIX locks, its server
@@ -358,9 +360,11 @@ class StoreSession(abc.ABC):
 
     @abc.abstractmethod
     def query(self, sql: str, binds: dict | Sequence | None,
-              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
+              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
         """Run a read-only SELECT on the catalog and message views as this session's user;
-        Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's.
+        Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's
+        (``oracle_names`` False: the statement names none, and skips looking them up).
         ``in_memory``: the records of buffered messages this process keeps in memory, per
         queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003)."""
 
@@ -395,6 +399,14 @@ class Store(abc.ABC):
     def on_close(self, hook) -> None:
         """Run ``hook()`` when the store closes (threads of upper layers stop there)."""
         self.__dict__.setdefault("_close_hooks", []).append(hook)
+
+    @property
+    def queue_stats(self) -> "QueueStats":
+        """What this process enqueued and dequeued, per queue (:mod:`.stats`)."""
+        stats = self.__dict__.get("_queue_stats")
+        if stats is None:
+            stats = self.__dict__.setdefault("_queue_stats", QueueStats())
+        return stats
 
     def _run_close_hooks(self) -> None:
         for hook in self.__dict__.pop("_close_hooks", []):

@@ -144,6 +144,7 @@ class PgSession(StoreSession):
 
     # -- enqueue ----------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
+        self.store.queue_stats.enqueued(queue.qualified, len(records))
         qt = queue.table
         events = [r.time_manager_info for r in records if r.time_manager_info is not None]
         if immediate:
@@ -179,6 +180,7 @@ class PgSession(StoreSession):
         removing = mode in (C.DEQ_REMOVE, C.DEQ_REMOVE_NODATA)
         if immediate and removing:
             recs = self._dequeue_immediate(queue, selector, limit, info)
+            self.store.queue_stats.dequeued(queue.qualified, len(recs))
             if not recs:
                 self.store.interest(queue.table.qt_id)
             return recs
@@ -196,6 +198,7 @@ class PgSession(StoreSession):
             keys = [(queue.table.qt_id, r.seq) for r in recs]
             self._held.update(keys)
             if removing:
+                self.store.queue_stats.dequeued(queue.qualified, len(recs))
                 self._removes.append((queue, recs, info))
                 self._removed.update(keys)
         return recs
@@ -399,14 +402,15 @@ class PgSession(StoreSession):
 
     # -- SQL on the views -------------------------------------------------------------
     def query(self, sql: str, binds: dict | Sequence | None,
-              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
-        known = physical_names(self.store.queue_tables())
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
+              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+        known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         c = self._conn()
         raw = c.raw
 
         def run():
             if in_memory:    # temporary objects of this connection (see sqlmemory)
-                memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known)
+                memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
             text = rewrite(sql, known, self.user)
             params = None
             if binds:

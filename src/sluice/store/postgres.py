@@ -35,7 +35,7 @@ from .dialect import POSTGRESQL
 from .pgconn import PgConnection, PgPool, PgTarget, translate
 from .pglisten import Listener
 from .sqlschema import (SCHEMA_VERSION, catalog_ddl, physical, quote, table_name,
-                        upgrade_queue_table_ddl, view_name)
+                        queue_depth_ddl, upgrade_queue_table_ddl, view_name)
 from .timemgr import TimeManagerThread
 
 # a waiter re-checks this often while the listener is reconnecting (notifications lost)
@@ -102,6 +102,9 @@ class PgStore(Store):
                 raw.execute(stmt)
             if row[0] is not None:   # queue tables made by an older Sluice
                 self._upgrade_queue_tables(raw)
+            # catalog_ddl left SLUICE_QUEUE_DEPTH empty: list the queue tables in it again
+            for stmt in queue_depth_ddl(sqlcatalog.queue_tables(raw), POSTGRESQL):
+                raw.execute(stmt)
             raw.execute("UPDATE sluice_meta SET value = %s WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),))
 

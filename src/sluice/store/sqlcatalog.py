@@ -14,7 +14,7 @@ import time
 
 from ..errors import ora
 from .base import QueueInfo, QueueTableInfo
-from .sqlschema import drop_queue_table_ddl, queue_table_ddl, table_name
+from .sqlschema import drop_queue_table_ddl, queue_depth_ddl, queue_table_ddl, table_name
 
 
 def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo) -> QueueTableInfo:
@@ -33,16 +33,24 @@ def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo) -> 
          table.secondary_instance, time.time())).fetchone()[0]
     for stmt in queue_table_ddl(table, c.dialect):
         c.execute(stmt)
+    refresh_queue_depth(c)
     exception_queue.table = table
     insert_queue(c, exception_queue)
     return table
 
 
 def drop_queue_table(c, qt: QueueTableInfo) -> None:
+    refresh_queue_depth(c, without=qt.qt_id)   # PostgreSQL drops no table a view uses
     for stmt in drop_queue_table_ddl(qt):
         c.execute(stmt)
     c.execute("DELETE FROM AQ_QUEUES WHERE QT_ID = ?", (qt.qt_id,))
     c.execute("DELETE FROM AQ_QUEUE_TABLES WHERE QT_ID = ?", (qt.qt_id,))
+
+
+def refresh_queue_depth(c, without: int | None = None) -> None:
+    """Rebuild SLUICE_QUEUE_DEPTH over the queue tables (but ``without``'s)."""
+    for stmt in queue_depth_ddl([qt for qt in queue_tables(c) if qt.qt_id != without], c.dialect):
+        c.execute(stmt)
 
 
 def update_queue_table(c, table: QueueTableInfo) -> None:

@@ -187,6 +187,7 @@ class SqliteStore(Store):
             cols = {r[1].upper() for r in c.execute(f"PRAGMA table_info({table_name(qt)})")}
             for stmt in upgrade_queue_table_ddl(qt, cols, SQLITE):
                 c.execute(stmt)
+        sqlcatalog.refresh_queue_depth(c)   # schema version 8: the queue tables were not in it
         c.execute("UPDATE SLUICE_META SET VALUE = ? WHERE KEY = 'schema_version'", (str(SCHEMA_VERSION),))
 
     # -- connections and transactions ---------------------------------------

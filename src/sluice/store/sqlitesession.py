@@ -124,6 +124,7 @@ class SqliteSession(StoreSession):
 
     # -- enqueue ------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
+        self.store.queue_stats.enqueued(queue.qualified, len(records))
         if immediate:
             self._no_immediate_under_dml()
             self.store.begin(self.conn)
@@ -188,6 +189,7 @@ class SqliteSession(StoreSession):
                 store.locks.unlock_many([(queue.table.qt_id, r.seq) for r in recs
                                          if (queue.table.qt_id, r.seq) not in self._held], self)
             self._notify_retention(queue, recs)
+            store.queue_stats.dequeued(queue.qualified, len(recs))
             return recs
         recs = self._select(queue, selector, limit, lock=True)
         if recs:
@@ -196,6 +198,7 @@ class SqliteSession(StoreSession):
             own = [r for r in recs if r.seq >= _PENDING_SEQ]
             self._held.extend((queue.table.qt_id, r.seq) for r in stored)
             if removing:
+                self.store.queue_stats.dequeued(queue.qualified, len(recs))
                 if stored:
                     self._removes.append((queue, stored, info))
                     self._removed.update((queue.table.qt_id, r.seq) for r in stored)
@@ -462,11 +465,12 @@ class SqliteSession(StoreSession):
         self.txn_id = None
 
     def query(self, sql: str, binds: dict | Sequence | None,
-              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = ()) -> tuple[list[str], list[tuple]]:
-        known = physical_names(self.store.queue_tables())
+              in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
+              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+        known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         try:
             if in_memory:
-                memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known)
+                memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
             cur = self.conn.execute(rewrite(sql, known, self.user), binds or ())
         except sqlite3.OperationalError as e:
             raise _sql_error(e) from None

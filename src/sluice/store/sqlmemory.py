@@ -16,7 +16,7 @@ import operator
 from typing import Callable, Iterable
 
 from .base import RECORD_COLUMNS, MessageRecord, QueueTableInfo
-from .sqlschema import aq_view_select, physical, quote, table_name
+from .sqlschema import BUFFERED_SPILLED, aq_view_select, buffered_views, physical, quote, table_name
 
 _VALUES = operator.attrgetter(*(c.lower() for c in RECORD_COLUMNS))
 _COLUMNS = ", ".join(RECORD_COLUMNS)
@@ -24,14 +24,20 @@ _COLUMNS = ", ".join(RECORD_COLUMNS)
 
 def memory_views(execute: Callable[[str, tuple], object], executemany: Callable[[str, list], object],
                  d, in_memory: Iterable[tuple[QueueTableInfo, list[MessageRecord]]],
-                 known: dict[tuple[str, str], str]) -> None:
+                 known: dict[tuple[str, str], str], sql: str = "", user: str = "") -> None:
     """Create (or refresh) the temporary table and view of each queue table in
-    ``in_memory`` and map its ``AQ$`` name to that view in ``known`` (see
-    :func:`sqlnames.rewrite`).  ``execute``/``executemany`` run SQL with ``?``
+    ``in_memory`` whose ``AQ$`` view ``sql`` names and map that name to the temporary
+    view in ``known`` (see :func:`sqlnames.rewrite`); when ``sql`` names V$BUFFERED_QUEUES
+    or V$BUFFERED_SUBSCRIBERS, temporary ones of those that count the in-memory messages
+    too (:func:`buffered_memory_views`).  ``execute``/``executemany`` run SQL with ``?``
     placeholders on the session's connection."""
+    in_memory = list(in_memory)
+    upper = sql.upper()
+    if "V$BUFFERED_" in upper:
+        buffered_memory_views(execute, executemany, d, in_memory, known, user)
     temp = "temp" if d.name == "sqlite" else "pg_temp"
     for qt, records in in_memory:
-        if not records:
+        if not records or (sql and f"AQ${qt.name}" not in upper):
             continue
         base = f"{qt.owner}.{qt.name}"
         copy = f"{temp}.{quote(physical(base + '$INMEMORY'))}"
@@ -48,3 +54,36 @@ def memory_views(execute: Callable[[str, tuple], object], executemany: Callable[
         execute(f"CREATE TEMPORARY VIEW {view.split('.', 1)[1]} AS "
                 f"{aq_view_select(qt, d, source, in_memory=True)}", ())
         known[(qt.owner, "AQ$" + qt.name)] = view
+
+
+def buffered_memory_views(execute, executemany, d, in_memory: list[tuple[QueueTableInfo, list[MessageRecord]]],
+                          known: dict[tuple[str, str], str], user: str) -> None:
+    """V$BUFFERED_QUEUES / V$BUFFERED_SUBSCRIBERS for this session: what is spilled plus
+    this process's in-memory messages, counted into a temporary table shaped like the
+    views' source (sqlschema.buffered_views)."""
+    temp = "temp" if d.name == "sqlite" else "pg_temp"
+    counts: dict[tuple, list] = {}
+    for qt, records in in_memory:
+        for r in records:
+            c = counts.setdefault((qt.qt_id, qt.owner, r.q_name, r.consumer_name, r.address, r.state),
+                                  [0, None])
+            c[0] += 1
+            c[1] = r.enq_time if c[1] is None else min(c[1], r.enq_time)
+    table = "SLUICE_BUFFERED_MEMORY"
+    views = [(name, body, quote(name + "$SESSION")) for name, body in buffered_views(d, "{source}")]
+    for _, _, temp_name in views:    # made anew each time, the views first (they use the table)
+        execute(f"DROP VIEW IF EXISTS {temp}.{temp_name}", ())
+    execute(f"DROP TABLE IF EXISTS {temp}.{table}", ())
+    execute(f"CREATE TEMPORARY TABLE {table} (QT_ID {d.int_type}, OWNER TEXT, QUEUE_NAME TEXT, "
+            f"CONSUMER_NAME TEXT, ADDRESS TEXT, STATE {d.int_type}, MSGS {d.int_type}, "
+            f"OLDEST_ENQ_TIME {d.real_type}, IN_MEMORY {d.int_type})", ())
+    if counts:
+        executemany(f"INSERT INTO {temp}.{table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                    [k + tuple(v) for k, v in counts.items()])
+    source = (f"(SELECT * FROM {BUFFERED_SPILLED} S UNION ALL "
+              f"SELECT QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, OLDEST_ENQ_TIME, "
+              f"IN_MEMORY FROM {temp}.{table})")
+    for name, body, temp_name in views:
+        execute(f"CREATE TEMPORARY VIEW {temp_name} AS {body.replace('{source}', source)}", ())
+        known[(user, name)] = f"{temp}.{temp_name}"
+        known[("SYS", name)] = f"{temp}.{temp_name}"

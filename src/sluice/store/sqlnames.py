@@ -40,12 +40,15 @@ def rewrite(sql: str, known: dict[tuple[str, str], str], user: str) -> str:
 def physical_names(queue_tables) -> dict[tuple[str, str], str]:
     """``(SCHEMA, NAME) -> physical name`` of the queue tables and their ``AQ$`` views, and
     of the dictionary views users name with Oracle's schema (for :func:`rewrite`)."""
-    from .sqlschema import table_name, view_name
+    from .sqlschema import subscriber_view_name, table_name, view_name
     known: dict[tuple[str, str], str] = {("SYSTEM", "AQ$INTERNET_USERS"): "AQ$INTERNET_USERS",
                                          ("SYS", "DBA_QUEUES"): "DBA_QUEUES"}
     for qt in queue_tables:
         known[(qt.owner, qt.name)] = table_name(qt)
         known[(qt.owner, "AQ$" + qt.name)] = view_name(qt)
+        if qt.multiple_consumers:
+            known[(qt.owner, f"AQ${qt.name}_S")] = subscriber_view_name(qt, "S")
+            known[(qt.owner, f"AQ${qt.name}_R")] = subscriber_view_name(qt, "R")
     return known
 
 

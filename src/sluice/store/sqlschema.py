@@ -22,7 +22,11 @@ from .dialect import Dialect
 # 5: Streams propagation (SLUICE_QUEUE_SCHEDULES, SLUICE_PROPAGATION_RECEIVED and their views)
 # 6: Streams apply (SLUICE_APPLY_ERROR, SLUICE_APPLY_PROGRESS and the DBA_APPLY_* views)
 # 7: Spark pipelines (SLUICE_PIPELINE_PROGRESS, DBA_STREAMS_TRANSFORMATIONS)
-SCHEMA_VERSION = 7
+# 8: buffered staging of captured LCRs (SLUICE_CAPTURE_CONSUMED)
+# 9: monitoring (SLUICE_QUEUE_DEPTH over every queue table, V$AQ and the views on it)
+# 10: what a propagation let go and has not yet told its destination (SLUICE_PROPAGATION_UNTOLD);
+#     the apply's spilled transactions (SLUICE_APPLY_SPILL)
+SCHEMA_VERSION = 10
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -60,6 +64,8 @@ def catalog_ddl(d: Dialect) -> list[str]:
         f"""INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('schema_version', '{SCHEMA_VERSION}')
             ON CONFLICT DO NOTHING""",
         f"""{d.create_view} DUAL AS SELECT 'X' AS DUMMY""",
+        # empty until the store lists its queue tables in it (queue_depth_ddl)
+        f"""{d.create_view} {QUEUE_DEPTH_VIEW} AS {_queue_depth_select(None, d)}""",
         f"""{d.create_view} DBA_QUEUE_TABLES AS
             SELECT OWNER, NAME AS QUEUE_TABLE,
                    CASE WHEN PAYLOAD_TYPE IN ('RAW', 'XMLTYPE', 'JSON') THEN PAYLOAD_TYPE ELSE 'OBJECT' END AS TYPE,
@@ -127,6 +133,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
         f"""{d.create_view} DBA_AQ_AGENT_PRIVS AS
             SELECT AGENT_NAME, DB_USERNAME, HTTP_ENABLED AS HTTP, SMTP_ENABLED AS SMTP
             FROM AQ$INTERNET_USERS WHERE DB_USERNAME IS NOT NULL""",
+        *monitoring_ddl(d),
     ]
     if d.name == "postgresql":
         # the views that depend on the session's user read it from a session setting;
@@ -143,7 +150,7 @@ def capture_ddl(d: Dialect) -> list[str]:
     it enqueues, in the same transaction (its position in the source's log, counters,
     state) is a ``SLUICE_CAPTURE_PROGRESS`` row; the tables it cannot capture are
     ``SLUICE_STREAMS_UNSUPPORTED`` rows.  Views: DBA_CAPTURE, V$STREAMS_CAPTURE,
-    DBA_STREAMS_UNSUPPORTED (Oracle's columns, plus REPLICATION_SLOT)."""
+    DBA_STREAMS_UNSUPPORTED (Oracle's columns, plus REPLICATION_SLOT and STAGING)."""
     i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
 
@@ -163,6 +170,11 @@ def capture_ddl(d: Dialect) -> list[str]:
             ENQUEUE_MESSAGE_NUMBER {i}, ENQUEUE_MESSAGE_CREATE_TIME {r}, ENQUEUE_TIME {r},
             STATE TEXT, STATE_CHANGED_TIME {r}, STARTUP_TIME {r},
             PRIMARY KEY (OWNER, NAME))""",
+        # buffered staging: how far each consumer took a capture's LCRs and committed
+        # (commit SCN, SCN of the last LCR), written in the consumer's own transaction
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_CONSUMED (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, CONSUMER TEXT NOT NULL,
+            COMMIT_SCN {i} NOT NULL, SCN {i} NOT NULL, PRIMARY KEY (OWNER, NAME, CONSUMER))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_STREAMS_UNSUPPORTED (
             OWNER TEXT NOT NULL, TABLE_NAME TEXT NOT NULL, REASON TEXT NOT NULL,
             AUTO_FILTERED TEXT NOT NULL, CAPTURE_OWNER TEXT, CAPTURE_NAME TEXT, SCN {i},
@@ -182,10 +194,16 @@ def capture_ddl(d: Dialect) -> list[str]:
                    {spec_int('error_number')} AS ERROR_NUMBER, {spec('error_message')} AS ERROR_MESSAGE,
                    {spec('version')} AS VERSION, {spec('capture_type')} AS CAPTURE_TYPE,
                    P.LAST_ENQUEUED_SCN, {spec('checkpoint_retention_time')} AS CHECKPOINT_RETENTION_TIME,
-                   {spec('slot')} AS REPLICATION_SLOT
+                   {spec('slot')} AS REPLICATION_SLOT,
+                   COALESCE({spec('staging')}, 'PERSISTENT') AS STAGING
             FROM SLUICE_CATALOG C
             LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE'""",
+        # combined capture and apply (sluice.streams.capture.combined): whether the capture
+        # sends straight to its apply's queue, and through which propagation schedule
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_COMBINED (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, OPTIMIZATION {i} NOT NULL DEFAULT 0,
+            QSCHEMA TEXT, QNAME TEXT, DESTINATION TEXT, PRIMARY KEY (OWNER, NAME))""",
         f"""{d.create_view} V$STREAMS_CAPTURE AS
             SELECT C.NAME AS CAPTURE_NAME, {ts('P.STARTUP_TIME')} AS STARTUP_TIME,
                    P.STATE, {ts('P.STATE_CHANGED_TIME')} AS STATE_CHANGED_TIME,
@@ -196,9 +214,11 @@ def capture_ddl(d: Dialect) -> list[str]:
                    {ts('P.CAPTURE_MESSAGE_CREATE_TIME')} AS CAPTURE_MESSAGE_CREATE_TIME,
                    {ts('P.ENQUEUE_TIME')} AS ENQUEUE_TIME, P.ENQUEUE_MESSAGE_NUMBER,
                    {ts('P.ENQUEUE_MESSAGE_CREATE_TIME')} AS ENQUEUE_MESSAGE_CREATE_TIME,
-                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS
+                   P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME AS LATENCY_SECONDS,
+                   COALESCE(X.OPTIMIZATION, 0) AS OPTIMIZATION
             FROM SLUICE_CATALOG C
             JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
+            LEFT JOIN SLUICE_CAPTURE_COMBINED X ON X.OWNER = C.OWNER AND X.NAME = C.NAME
             WHERE C.KIND = 'CAPTURE' AND P.STATE IS NOT NULL""",
         # synchronous captures (sluice.streams.capture.sync): SLUICE_CATALOG rows of kind
         # SYNC_CAPTURE; not in DBA_CAPTURE, which lists capture processes only (as Oracle's)
@@ -444,6 +464,12 @@ def propagation_ddl(d: Dialect) -> list[str]:
             SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID {d.blob_type} NOT NULL,
             DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL,
             PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))""",
+        # per schedule, the (destination queue, message id)s of its last batch: written with
+        # the source's commit, so a sender killed before its next batch tells the
+        # destination to drop their de-duplication rows when it starts again
+        """CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_UNTOLD (
+            QSCHEMA TEXT NOT NULL, QNAME TEXT NOT NULL, DESTINATION TEXT NOT NULL,
+            ACKED TEXT NOT NULL, PRIMARY KEY (QSCHEMA, QNAME, DESTINATION))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_RECEIVERS (
             SOURCE_SITE TEXT NOT NULL, SOURCE_QUEUE TEXT NOT NULL, DEST_QUEUE TEXT NOT NULL,
             TOTAL_MSGS {i} NOT NULL, LAST_RECEIVED {r} NOT NULL,
@@ -499,7 +525,10 @@ def propagation_ddl(d: Dialect) -> list[str]:
                    S.TOTAL_TIME AS ELAPSED_PROPAGATION_TIME,
                    CASE WHEN S.DISABLED = 1 THEN 'DISABLED' WHEN S.FAILURES > 0 THEN 'FAILED'
                         ELSE 'ENABLED' END AS STATE,
-                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME
+                   {ts('S.LAST_RUN')} AS LAST_MSG_ENQUEUE_TIME,
+                   CASE WHEN EXISTS (SELECT 1 FROM SLUICE_CAPTURE_COMBINED X WHERE X.OPTIMIZATION > 0
+                        AND X.QSCHEMA = S.QSCHEMA AND X.QNAME = S.QNAME AND X.DESTINATION = S.DESTINATION)
+                        THEN 1 ELSE 0 END AS OPTIMIZATION
             FROM SLUICE_QUEUE_SCHEDULES S""",
         f"""{d.create_view} V$PROPAGATION_RECEIVER AS
             SELECT R.SOURCE_QUEUE AS SRC_QUEUE_NAME, R.SOURCE_SITE AS SRC_DBNAME,
@@ -546,7 +575,8 @@ def apply_ddl(d: Dialect) -> list[str]:
     changes), and the per-table settings DBMS_APPLY_ADM keeps in ``SLUICE_CATALOG``.  Views:
     DBA_APPLY_ERROR, DBA_APPLY_PROGRESS, DBA_APPLY_KEY_COLUMNS,
     DBA_APPLY_INSTANTIATED_OBJECTS, DBA_APPLY_INSTANTIATED_SCHEMAS,
-    DBA_APPLY_CONFLICT_COLUMNS, DBA_APPLY_DML_HANDLERS; what a running apply process shows
+    DBA_APPLY_CONFLICT_COLUMNS, DBA_APPLY_DML_HANDLERS, DBA_APPLY_SPILL_TXN (the spilled
+    LCRs of a large transaction, ``SLUICE_APPLY_SPILL``); what a running apply process shows
     (``SLUICE_APPLY_STATE``): V$STREAMS_APPLY_READER, _COORDINATOR, _SERVER."""
     i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
@@ -604,6 +634,18 @@ def apply_ddl(d: Dialect) -> list[str]:
                        AS ERROR_HANDLER,
                    {spec('apply_database_link')} AS APPLY_DATABASE_LINK, {spec('apply_name')} AS APPLY_NAME
             FROM SLUICE_CATALOG WHERE KIND = 'APPLY_DML_HANDLER'""",
+        # txn_lcr_spill_threshold: the LCRs of the large transaction an apply process is
+        # reading, out of memory and out of its queue (:mod:`sluice.streams.apply.spill`)
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_SPILL (
+            APPLY_NAME TEXT NOT NULL, SEQ {i} NOT NULL, SOURCE_DATABASE TEXT,
+            SOURCE_TRANSACTION_ID TEXT, SOURCE_COMMIT_SCN {i}, MESSAGE_SCN {i}, EXECUTE {i} NOT NULL,
+            MESSAGE_CREATE_TIME {r}, SPILL_TIME {r}, MESSAGE TEXT NOT NULL, PRIMARY KEY (APPLY_NAME, SEQ))""",
+        f"""{d.create_view} DBA_APPLY_SPILL_TXN AS
+            SELECT APPLY_NAME, SOURCE_DATABASE, SOURCE_TRANSACTION_ID AS XIDSQN,
+                   MIN(MESSAGE_SCN) AS FIRST_SCN, COUNT(*) AS MESSAGE_COUNT,
+                   {ts('MIN(MESSAGE_CREATE_TIME)')} AS FIRST_MESSAGE_CREATE_TIME,
+                   {ts('MIN(SPILL_TIME)')} AS SPILL_CREATION_TIME
+            FROM SLUICE_APPLY_SPILL GROUP BY APPLY_NAME, SOURCE_DATABASE, SOURCE_TRANSACTION_ID""",
         # what a running apply process shows: one row per process, written with each batch
         f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_STATE (
             APPLY_NAME TEXT PRIMARY KEY, STATE TEXT, STARTUP_TIME {r}, PARALLELISM {i},
@@ -611,10 +653,18 @@ def apply_ddl(d: Dialect) -> list[str]:
             TOTAL_APPLIED {i} NOT NULL DEFAULT 0, TOTAL_ERRORS {i} NOT NULL DEFAULT 0,
             TOTAL_MESSAGES_APPLIED {i} NOT NULL DEFAULT 0, DEQUEUE_TIME {r},
             DEQUEUED_MESSAGE_NUMBER {i}, HWM_MESSAGE_NUMBER {i}, HWM_TIME {r}, APPLY_TIME {r})""",
+        # combined capture and apply: the capture that sends straight to a queue here
+        # (sluice.streams.capture.combined), shown as the apply reader's PROXY_SID
+        """CREATE TABLE IF NOT EXISTS SLUICE_APPLY_PROXY (
+            QUEUE_OWNER TEXT NOT NULL, QUEUE_NAME TEXT NOT NULL, PROXY_SID TEXT NOT NULL,
+            PRIMARY KEY (QUEUE_OWNER, QUEUE_NAME))""",
         f"""{d.create_view} V$STREAMS_APPLY_READER AS
             SELECT APPLY_NAME, CASE WHEN STATE = 'IDLE' THEN 'DEQUEUE MESSAGES' ELSE STATE END AS STATE,
                    TOTAL_MESSAGES_DEQUEUED, {ts('DEQUEUE_TIME')} AS DEQUEUE_TIME,
-                   DEQUEUED_MESSAGE_NUMBER, {ts('STARTUP_TIME')} AS STARTUP_TIME
+                   DEQUEUED_MESSAGE_NUMBER, {ts('STARTUP_TIME')} AS STARTUP_TIME,
+                   (SELECT X.PROXY_SID FROM SLUICE_APPLY_PROXY X JOIN DBA_APPLY A
+                      ON A.QUEUE_OWNER = X.QUEUE_OWNER AND A.QUEUE_NAME = X.QUEUE_NAME
+                    WHERE A.APPLY_NAME = SLUICE_APPLY_STATE.APPLY_NAME) AS PROXY_SID
             FROM SLUICE_APPLY_STATE WHERE STATE IS NOT NULL""",
         f"""{d.create_view} V$STREAMS_APPLY_COORDINATOR AS
             SELECT APPLY_NAME, STATE, TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS,
@@ -677,6 +727,186 @@ PG_FUNCTIONS = [
 def user_view_ddl(user_literal: str) -> list[str]:
     """SQLite: the USER_ views of one connection, as TEMP views for ``user_literal``."""
     return [f"CREATE TEMP VIEW {name} AS " + body.format(user=user_literal) for name, body in USER_VIEWS]
+
+
+# ---- monitoring (sluice.monitor, issue 17) ---------------------------------------------
+# One view over every queue table: how many records of each queue are in each state, per
+# consumer and remote address, with their oldest enqueue time — what V$AQ, the buffered
+# views and a monitoring snapshot count, in one statement however many queue tables there
+# are.  A queue table is a table of its own, so the view is rebuilt whenever one is created
+# or dropped (queue_depth_ddl, called by sqlcatalog and on opening a store).
+QUEUE_DEPTH_VIEW = "SLUICE_QUEUE_DEPTH"
+# SQLite refuses a compound SELECT of more than 500 parts: nest the union in groups
+_UNION_GROUP = 200
+
+
+def _queue_depth_select(qt: QueueTableInfo | None, d: Dialect) -> str:
+    """The view's rows for one queue table (``None``: the typed empty row set)."""
+    i, r = d.int_type, d.real_type
+    if qt is None:
+        return (f"SELECT CAST(NULL AS {i}) AS QT_ID, CAST(NULL AS TEXT) AS OWNER, "
+                f"CAST(NULL AS TEXT) AS QUEUE_NAME, CAST(NULL AS TEXT) AS CONSUMER_NAME, "
+                f"CAST(NULL AS TEXT) AS ADDRESS, CAST(NULL AS {i}) AS STATE, "
+                f"CAST(NULL AS {i}) AS DELIVERY_MODE, CAST(NULL AS {i}) AS MSGS, "
+                f"CAST(NULL AS {r}) AS OLDEST_ENQ_TIME, CAST(NULL AS {r}) AS SUM_ENQ_TIME WHERE 1 = 0")
+    owner = "'" + qt.owner.replace("'", "''") + "'"
+    # PROCESSED records (kept for retention) are history, not depth: left out
+    return (f"SELECT CAST({qt.qt_id} AS {i}) AS QT_ID, CAST({owner} AS TEXT) AS OWNER, "
+            f"Q_NAME AS QUEUE_NAME, CONSUMER_NAME, ADDRESS, CAST(STATE AS {i}) AS STATE, "
+            f"CAST(DELIVERY_MODE AS {i}) AS DELIVERY_MODE, CAST(COUNT(*) AS {i}) AS MSGS, "
+            f"CAST(MIN(ENQ_TIME) AS {r}) AS OLDEST_ENQ_TIME, CAST(SUM(ENQ_TIME) AS {r}) AS SUM_ENQ_TIME "
+            f"FROM {table_name(qt)} WHERE STATE <> 2 "
+            f"GROUP BY Q_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE")
+
+
+def queue_depth_ddl(tables: list[QueueTableInfo], d: Dialect) -> list[str]:
+    """Statements (re)creating SLUICE_QUEUE_DEPTH over ``tables`` (columns QT_ID, OWNER,
+    QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE, MSGS, OLDEST_ENQ_TIME,
+    SUM_ENQ_TIME).  Views built on it (V$AQ …) stay valid: its columns never change."""
+    parts = [_queue_depth_select(qt, d) for qt in tables] or [_queue_depth_select(None, d)]
+    groups = [" UNION ALL ".join(parts[k:k + _UNION_GROUP]) for k in range(0, len(parts), _UNION_GROUP)]
+    body = groups[0] if len(groups) == 1 else " UNION ALL ".join(f"SELECT * FROM ({g}) G{n}"
+                                                                    for n, g in enumerate(groups))
+    if d.name == "postgresql":
+        return [f"CREATE OR REPLACE VIEW {QUEUE_DEPTH_VIEW} AS {body}"]
+    return [f"DROP VIEW IF EXISTS {QUEUE_DEPTH_VIEW}", f"CREATE VIEW {QUEUE_DEPTH_VIEW} AS {body}"]
+
+
+def _subscriber(d: Dialect, key: str) -> str:
+    return d.json_text("S.SPEC", key)
+
+
+def _subscriber_columns(d: Dialect) -> str:
+    """The AQ$<queue_table>_S / DBA_QUEUE_SUBSCRIBERS columns of a SUBSCRIBER row ``S``."""
+    i = d.int_type
+    return (f"{_subscriber(d, 'name')} AS NAME, {_subscriber(d, 'address')} AS ADDRESS, "
+            f"CAST({_subscriber(d, 'protocol')} AS {i}) AS PROTOCOL, "
+            f"{_subscriber(d, 'transformation')} AS TRANSFORMATION, "
+            f"CASE WHEN CAST({_subscriber(d, 'queue_to_queue')} AS TEXT) IN ('1', 'true') "
+            f"THEN 'TRUE' ELSE 'FALSE' END AS QUEUE_TO_QUEUE, "
+            f"CASE CAST({_subscriber(d, 'delivery_mode')} AS {i}) WHEN 2 THEN 'BUFFERED' "
+            f"WHEN 3 THEN 'PERSISTENT_OR_BUFFERED' ELSE 'PERSISTENT' END AS DELIVERY_MODE")
+
+
+def monitoring_ddl(d: Dialect) -> list[str]:
+    """The queue monitoring views (seed 003 "Monitoring"; Oracle's columns): V$AQ (and GV$AQ
+    of the one instance) over SLUICE_QUEUE_DEPTH, DBA_QUEUE_SUBSCRIBERS over the SUBSCRIBER
+    catalog rows, V$BUFFERED_QUEUES / V$BUFFERED_SUBSCRIBERS over the spilled buffered
+    messages (a query through a session adds its process's in-memory ones, sqlmemory)."""
+    i, r = d.int_type, d.real_type
+    now = now_epoch(d)
+    return [
+        # TOTAL_WAIT / AVERAGE_WAIT: seconds the READY messages have waited (seed 003)
+        f"""{d.create_view} V$AQ AS
+            SELECT Q.QID,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 1 THEN D.MSGS END), 0) AS {i}) AS WAITING,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS END), 0) AS {i}) AS READY,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 3 THEN D.MSGS END), 0) AS {i}) AS EXPIRED,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS * {now} - D.SUM_ENQ_TIME END), 0)
+                        AS {r}) AS TOTAL_WAIT,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS * {now} - D.SUM_ENQ_TIME END)
+                        / NULLIF(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS END), 0), 0) AS {r}) AS AVERAGE_WAIT
+            FROM AQ_QUEUES Q
+            LEFT JOIN {QUEUE_DEPTH_VIEW} D ON D.QT_ID = Q.QT_ID AND D.QUEUE_NAME = Q.NAME
+            GROUP BY Q.QID""",
+        f"""{d.create_view} GV$AQ AS SELECT 1 AS INST_ID, V.* FROM V$AQ V""",
+        f"""{d.create_view} DBA_QUEUE_SUBSCRIBERS AS
+            SELECT Q.OWNER, Q.NAME AS QUEUE_NAME, T.NAME AS QUEUE_TABLE,
+                   {_subscriber(d, 'name')} AS CONSUMER_NAME, {_subscriber(d, 'address')} AS ADDRESS,
+                   CAST({_subscriber(d, 'protocol')} AS {i}) AS PROTOCOL,
+                   {_subscriber(d, 'transformation')} AS TRANSFORMATION, {_subscriber(d, 'rule')} AS RULE,
+                   CASE CAST({_subscriber(d, 'delivery_mode')} AS {i}) WHEN 2 THEN 'BUFFERED'
+                        WHEN 3 THEN 'PERSISTENT_OR_BUFFERED' ELSE 'PERSISTENT' END AS DELIVERY_MODE,
+                   'NO' AS IF_NONDURABLE_SUBSCRIBER,
+                   CASE WHEN CAST({_subscriber(d, 'queue_to_queue')} AS TEXT) IN ('1', 'true')
+                        THEN 'TRUE' ELSE 'FALSE' END AS QUEUE_TO_QUEUE
+            FROM SLUICE_CATALOG S
+            JOIN AQ_QUEUES Q ON Q.OWNER || '.' || Q.NAME = S.OWNER
+            JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID
+            WHERE S.KIND = 'SUBSCRIBER'""",
+        f"""{d.create_view} ALL_QUEUE_SUBSCRIBERS AS SELECT * FROM DBA_QUEUE_SUBSCRIBERS""",
+        *(f"{d.create_view} {name} AS {body}" for name, body in buffered_views(d, BUFFERED_SPILLED)),
+    ]
+
+
+# what is buffered (IN_MEMORY 0: spilled to the queue table): the source of the buffered views
+BUFFERED_SPILLED = (f"(SELECT QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, "
+                    f"OLDEST_ENQ_TIME, 0 AS IN_MEMORY FROM {QUEUE_DEPTH_VIEW} WHERE DELIVERY_MODE = 2)")
+
+
+def buffered_views(d: Dialect, source: str) -> list[tuple[str, str]]:
+    """(name, query) of V$BUFFERED_QUEUES and V$BUFFERED_SUBSCRIBERS over ``source`` (rows
+    QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, OLDEST_ENQ_TIME,
+    IN_MEMORY).  NUM_MSGS counts what is buffered now, in memory or spilled; SPILL_MSGS
+    the spilled part; a multi-consumer message once per recipient still to dequeue it."""
+    i = d.int_type
+    ts = d.epoch_to_timestamp
+
+    def total(where: str) -> str:
+        return f"CAST(COALESCE(SUM(CASE WHEN {where} THEN B.MSGS END), 0) AS {i})"
+    return [
+        ("V$BUFFERED_QUEUES", f"""
+            SELECT Q.QID AS QUEUE_ID, Q.OWNER AS QUEUE_SCHEMA, Q.NAME AS QUEUE_NAME,
+                   {total('B.STATE IN (0, 1)')} AS NUM_MSGS,
+                   {total('B.STATE IN (0, 1) AND B.IN_MEMORY = 0')} AS SPILL_MSGS,
+                   {total('B.STATE = 3')} AS EXPIRED_MSGS,
+                   {ts('MIN(CASE WHEN B.STATE = 0 THEN B.OLDEST_ENQ_TIME END)')} AS OLDEST_MSG_ENQTM,
+                   'NORMAL' AS QUEUE_STATE
+            FROM AQ_QUEUES Q LEFT JOIN {source} B ON B.QT_ID = Q.QT_ID AND B.QUEUE_NAME = Q.NAME
+            WHERE Q.QUEUE_TYPE = 'NORMAL_QUEUE'
+            GROUP BY Q.QID, Q.OWNER, Q.NAME"""),
+        ("V$BUFFERED_SUBSCRIBERS", f"""
+            SELECT Q.QID AS QUEUE_ID, Q.OWNER AS QUEUE_SCHEMA, Q.NAME AS QUEUE_NAME,
+                   {_subscriber(d, 'name')} AS SUBSCRIBER_NAME,
+                   {_subscriber(d, 'address')} AS SUBSCRIBER_ADDRESS,
+                   CAST({_subscriber(d, 'protocol')} AS {i}) AS PROTOCOL,
+                   CASE WHEN {_subscriber(d, 'name')} IS NULL THEN 'PROXY' ELSE 'SUBSCRIBER' END
+                       AS SUBSCRIBER_TYPE,
+                   {total('B.STATE IN (0, 1)')} AS NUM_MSGS,
+                   {total('B.STATE IN (0, 1) AND B.IN_MEMORY = 0')} AS TOTAL_SPILLED_MSG,
+                   {total('B.STATE = 3')} AS EXPIRED_MSGS,
+                   {ts('MIN(CASE WHEN B.STATE = 0 THEN B.OLDEST_ENQ_TIME END)')} AS OLDEST_MSG_ENQTM
+            FROM SLUICE_CATALOG S
+            JOIN AQ_QUEUES Q ON Q.OWNER || '.' || Q.NAME = S.OWNER
+            LEFT JOIN {source} B ON B.QT_ID = Q.QT_ID AND B.QUEUE_NAME = Q.NAME
+                 AND COALESCE(B.CONSUMER_NAME, '') = COALESCE({_subscriber(d, 'name')}, '')
+                 AND COALESCE(B.ADDRESS, '') = COALESCE({_subscriber(d, 'address')}, '')
+            WHERE S.KIND = 'SUBSCRIBER'
+            GROUP BY Q.QID, Q.OWNER, Q.NAME, S.SPEC"""),
+    ]
+
+
+def subscriber_views_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
+    """AQ$<queue_table>_S (every subscriber of the table's queues) and AQ$<queue_table>_R
+    (those with a rule) of a multi-consumer queue table (seed 003 "Queue Subscribers")."""
+    if not qt.multiple_consumers:
+        return []
+    owner = "'" + qt.owner.replace("'", "''") + "'"
+    base = (f"FROM SLUICE_CATALOG S JOIN AQ_QUEUES Q ON Q.OWNER || '.' || Q.NAME = S.OWNER "
+            f"WHERE S.KIND = 'SUBSCRIBER' AND Q.QT_ID = {qt.qt_id} AND Q.OWNER = {owner}")
+    create = "CREATE OR REPLACE VIEW" if d.name == "postgresql" else "CREATE VIEW IF NOT EXISTS"
+    return [
+        f"{create} {subscriber_view_name(qt, 'S')} AS SELECT Q.NAME AS QUEUE, "
+        f"{_subscriber_columns(d)} {base}",
+        f"{create} {subscriber_view_name(qt, 'R')} AS SELECT Q.NAME AS QUEUE, "
+        f"{_subscriber(d, 'name')} AS NAME, {_subscriber(d, 'address')} AS ADDRESS, "
+        f"CAST({_subscriber(d, 'protocol')} AS {d.int_type}) AS PROTOCOL, {_subscriber(d, 'rule')} AS RULE, "
+        f"CAST(NULL AS TEXT) AS RULE_SET, {_subscriber(d, 'transformation')} AS TRANSFORMATION "
+        f"{base} AND {_subscriber(d, 'rule')} IS NOT NULL",
+    ]
+
+
+def subscriber_view_name(qt: QueueTableInfo, kind: str) -> str:
+    """Physical (quoted) name of ``AQ$<queue_table>_S`` (``kind`` S) or ``_R``."""
+    return quote(physical(f"{qt.owner}.AQ${qt.name}_{kind}"))
+
+
+def now_epoch(d: Dialect) -> str:
+    """SQL for the current time as POSIX seconds."""
+    if d.name == "postgresql":
+        return "EXTRACT(EPOCH FROM statement_timestamp())"   # one value in a statement
+    return "((julianday('now') - 2440587.5) * 86400.0)"
+# ---- end of monitoring ------------------------------------------------------------------
 
 
 def quote(name: str) -> str:
@@ -761,6 +991,7 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
         f"WHERE TIME_MANAGER_INFO IS NOT NULL",
         f"CREATE INDEX {quote(physical(base + '$CORR'))} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
         f"CREATE VIEW {view_name(qt)} AS {aq_view_select(qt, d, t)}",
+        *subscriber_views_ddl(qt, d),
     ]
 
 
@@ -815,9 +1046,11 @@ def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -
                   f"CREATE INDEX {quote(physical(base + '$ORDER'))} ON {t} "
                   f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}STATE, {order})",
                   f"DROP VIEW IF EXISTS {view_name(qt)}",
-                  queue_table_ddl(qt, d)[-1]]          # the AQ$ view, with the new columns
-    return stmts + remote_index_ddl(qt)                  # schema version 5 (propagation)
+                  f"CREATE VIEW {view_name(qt)} AS {aq_view_select(qt, d, t)}"]   # the new columns
+    # schema version 5 (propagation), 8 (monitoring)
+    return stmts + remote_index_ddl(qt) + subscriber_views_ddl(qt, d)
 
 
 def drop_queue_table_ddl(qt: QueueTableInfo) -> list[str]:
-    return [f"DROP VIEW IF EXISTS {view_name(qt)}", f"DROP TABLE IF EXISTS {table_name(qt)}"]
+    return [f"DROP VIEW IF EXISTS {view_name(qt)}", f"DROP VIEW IF EXISTS {subscriber_view_name(qt, 'S')}",
+            f"DROP VIEW IF EXISTS {subscriber_view_name(qt, 'R')}", f"DROP TABLE IF EXISTS {table_name(qt)}"]

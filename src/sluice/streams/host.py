@@ -94,6 +94,7 @@ class _Hosted:
     thread: threading.Thread | None = None
     done: bool = False                   # the current run has ended (set by its thread)
     error: Exception | None = None       # how it ended
+    disabled: bool = False               # stopped because the catalog no longer enables it
     started: float = 0.0                 # monotonic time of the current run
     restarts: int = 0                    # crashes in a row
     restart_at: float | None = None      # monotonic time of the next run, after a crash
@@ -224,6 +225,7 @@ class Host:
         for key, h in list(self._hosted.items()):
             if key not in wanted and key[0] not in failed and not h.stop.is_set():
                 h.log.info("no longer enabled: stopping")
+                h.disabled = True
                 h.stop.set()
         by_name = {k.name: k for k in self.kinds}
         for kind_name, name in sorted(wanted - set(self._hosted)):
@@ -239,6 +241,7 @@ class Host:
 
     def _launch(self, h: _Hosted) -> None:
         h.done, h.error, h.restart_at, h.started = False, None, None, time.monotonic()
+        h.disabled = False
         self._record(h, "RUNNING")
         h.thread = threading.Thread(target=self._work, args=(h,), daemon=True,
                                     name=f"sluice-{h.kind.name.lower()}-{h.name}")
@@ -269,7 +272,9 @@ class Host:
             if h.thread is None or not h.done:
                 continue
             error = h.error
-            asked = error is None or h.stop.is_set() or self._stopping.is_set()
+            # a run that failed and was disabled meanwhile (it recorded ABORTED itself, and the
+            # catalog scan saw that before this reap) ended by its error, not by the stop
+            asked = error is None or self._stopping.is_set() or (h.stop.is_set() and not h.disabled)
             enabled = not asked and h.key in self._wanted([h.kind])   # may raise: reaped next time
             crashes = 1 if time.monotonic() - h.started >= self.backoff[1] else h.restarts + 1
             give_up = enabled and h.kind.abort is not None and crashes >= self.max_crashes

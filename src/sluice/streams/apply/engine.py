@@ -36,6 +36,7 @@ from ...errors import DatabaseError, not_supported, ora
 from ..lcr import LCR_EXECUTOR, DDLLCR, RowLCR
 from .conflicts import resolve_update
 from .settings import Settings
+from .sqliteddl import sqlite_statements
 from .target import Target, TargetError
 
 __all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "Handlers"]
@@ -80,6 +81,9 @@ class Handlers:
     message: Callable[[Any], Any] | None = None
     precommit: Callable[[Any], Any] | None = None
     resolve: Callable[[str], Callable[..., Any]] | None = None   # a DML handler's name -> callable
+
+
+_CHUNK = 5000     # statements per pipelined batch
 
 
 class _Retry(Exception):
@@ -218,16 +222,23 @@ class ApplyEngine:
         return True
 
     def _fast(self, txn: SourceTxn) -> None:
-        statements = []
+        """The statements pipelined, in chunks (a spilled transaction is never all in memory)."""
+        head = self._claim(txn)
+        self.target.begin(self.tag)
+        statements: list[tuple[str, tuple]] = []
         for i, item in enumerate(txn.items):
             lcr = item.message
             if self._skipped(lcr, i):
                 continue
             statements.append(self._statement(lcr, i))
-        head = self._claim(txn)
-        self.target.begin(self.tag)
+            if len(statements) >= _CHUNK:
+                self._batch(head, statements, [])
+                head, statements = [], []
+        self._batch(head, statements, self._forget(txn))
+
+    def _batch(self, head: list, statements: list, tail: list) -> None:
         try:
-            counts = self.target.execute_batch(head + statements + self._forget(txn))
+            counts = self.target.execute_batch(head + statements + tail)
         except TargetError:
             raise _Retry() from None
         if head and counts[0] != 1:
@@ -490,9 +501,16 @@ class ApplyEngine:
                 t.execute(text)
             elif lcr.get_command_type() == "TRUNCATE TABLE":
                 t.execute(f"DELETE FROM {t.table(lcr.get_object_owner(), lcr.get_object_name())}")
-            else:
-                raise ApplyError(not_supported(f"DDL LCRs on an SQLite target ({lcr.get_command_type()})"),
-                                 index)
+            else:      # the PostgreSQL statement said in SQLite, or ORA-26714 (:mod:`.sqliteddl`)
+                try:
+                    statements = sqlite_statements(lcr.get_command_type(), text,
+                                                   lcr.get_current_schema() or lcr.get_object_owner(),
+                                                   lcr.get_object_name(), t.table, t.quote)
+                except DatabaseError as e:
+                    raise ApplyError(e, index) from None
+                for sql in statements:
+                    t.execute(sql)
+                    t.forget()      # a RENAME or DROP changes what the next name maps to
         except TargetError as e:
             raise ApplyError(ora(26714, f"{lcr.get_command_type()}: {e}"), index) from None
         finally:

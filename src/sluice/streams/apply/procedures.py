@@ -48,6 +48,8 @@ def _valid_parameter(param: str, text: str) -> bool:
         return text in ("Y", "N")
     if param == "COMMIT_SERIALIZATION":
         return text in ("FULL", "NONE", "DEPENDENT_TRANSACTIONS")
+    if param in ("MAXIMUM_SCN", "TXN_LCR_SPILL_THRESHOLD") and text == "INFINITE":
+        return True
     if param == "MAXIMUM_SCN":
         return text == "INFINITE" or text.isdigit()
     return text.isdigit() and int(text) >= 1       # PARALLELISM, TXN_LCR_SPILL_THRESHOLD

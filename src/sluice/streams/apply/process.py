@@ -55,7 +55,7 @@ from ..rulesets import evaluate_rule_sets
 from ..transform import transform
 from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
-from . import errorqueue
+from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
 from .engine import ApplyError, Item, SourceTxn
 from .parallel import ParallelApply
@@ -104,6 +104,8 @@ class ApplyProcess:
         info = self.ctx.queue(definition.queue_owner, definition.queue_name)
         self.transactional = info.table.message_grouping == "TRANSACTIONAL"
         self._encode = errorqueue.codec_encoder(self.ctx, definition.queue_owner, definition.queue_name)
+        self._decode = errorqueue.codec_decoder(self.ctx, definition.queue_owner, definition.queue_name)
+        self._spill = spill.load(self.ctx, definition.name)   # a large transaction being read
         self._errored = errorqueue.errored_transactions(self.ctx, definition.name)
         self._forget: list[str] = []
         self._first = True
@@ -196,21 +198,27 @@ class ApplyProcess:
         raise ora(26714, f"apply process {self.d.name} did not drain its queue within {timeout} s")
 
     # -- one batch ----------------------------------------------------------------------------
-    def _dequeue(self, wait: float) -> list[Any]:
+    def _dequeue(self, wait: float, limit: int | None) -> tuple[list[Any], bool]:
+        """The next messages, ending with a whole queue transaction — unless a captured one
+        has more than ``limit`` (txn_lcr_spill_threshold) messages: reading stops there
+        (False: the last transaction goes on in the queue; :mod:`.spill`)."""
         q = self.queue
         opts = q.deqoptions
         opts.consumername = self.d.name
         opts.wait = C.DEQ_NO_WAIT if wait <= 0 else max(1, int(round(wait)))
         opts.navigation = C.DEQ_FIRST_MSG if self._first else C.DEQ_NEXT_TRANSACTION
-        msgs = q.deqmany(self.batch)
+        chunk = self.batch if limit is None else max(1, min(self.batch, limit))
+        msgs = q.deqmany(chunk)
         self._first = False
         if not msgs or not self.transactional:
-            return msgs
+            return msgs, True
         opts.wait = C.DEQ_NO_WAIT
         opts.navigation = C.DEQ_NEXT_MSG
         while True:     # the rest of the last queue transaction
+            if limit is not None and self.d.apply_captured and self._over(msgs, limit):
+                return msgs, False
             try:
-                more = q.deqmany(self.batch)
+                more = q.deqmany(chunk)
             except DatabaseError as e:
                 if e.code == 25235:     # end of the transaction group
                     break
@@ -218,7 +226,19 @@ class ApplyProcess:
             if not more:
                 break
             msgs += more
-        return msgs
+        return msgs, True
+
+    @staticmethod
+    def _over(msgs: list[Any], limit: int) -> bool:
+        """Whether the last queue transaction read holds more than ``limit`` captured LCRs."""
+        last = msgs[-1]
+        payload = last.payload
+        if not (isinstance(payload, (RowLCR, DDLLCR)) and payload.get_commit_scn() is not None):
+            return False
+        if len(msgs) <= limit:
+            return False
+        group = last.transaction_group
+        return all(m.transaction_group == group for m in msgs[-limit - 1:])
 
     def run_batch(self, wait: float | None = None) -> int:
         """Dequeue and apply one batch; the number of messages taken off the queue."""
@@ -226,12 +246,15 @@ class ApplyProcess:
             return 0
         if self._catalog_version is not None:
             self._follow_catalog()
+        limit = spill.threshold(self.d.parameter("TXN_LCR_SPILL_THRESHOLD"))
         try:
-            msgs = self._dequeue(self.wait if wait is None else wait)
+            msgs, whole = self._dequeue(self.wait if wait is None else wait, limit)
         except DatabaseError:
             self._first = True
             raise
-        if not msgs:
+        if not whole:
+            self._first = True     # the rest of the last transaction is next (not the next one)
+        if not msgs and self._spill is None:
             if self.state != "IDLE":
                 self.state = "IDLE"
                 self.ctx.add_commit_work(self._state_work())
@@ -242,12 +265,19 @@ class ApplyProcess:
         c["dequeued"] += len(msgs)
         c["dequeue_time"] = time.time()
         txns = self._transactions(msgs)
-        c["received"] += len(txns)
-        last = msgs[-1].payload
+        spilled = self._spill_step(txns, whole)
+        if spilled is None and not txns:          # all of it spilled: read on next time
+            self.ctx.add_commit_work(self._state_work())
+            self.conn.commit()
+            return len(msgs)
+        c["received"] += len(txns) + (spilled is not None)
+        last = msgs[-1].payload if msgs else None
         c["dequeued_scn"] = last.get_scn() if isinstance(last, (RowLCR, DDLLCR)) else c["dequeued_scn"]
         progress: dict[str, tuple] = {}
         done_now: list[str] = []      # SLUICE_APPLY_DONE records: forgotten once this batch commits
         todo = [t for t in txns if not self._is_errored(t)]
+        if spilled is not None and not self._is_errored(spilled):
+            todo.insert(0, spilled)
         if todo:
             todo[0].forget, self._forget = self._forget, []
         for txn, result in self._outcomes(todo):
@@ -261,7 +291,10 @@ class ApplyProcess:
                     errorqueue.record(self.ctx, self.d.name, (self.d.queue_owner, self.d.queue_name),
                                       txn, failure, self._encode, self.d.apply_database_link,
                                       self.d.apply_tag)
+                    if isinstance(txn.items, spill.SpilledItems):
+                        spill.discard(self.ctx, self.d.name)
                     self.conn.commit()             # … except what just failed, now an error
+                    self._spill = spill.load(self.ctx, self.d.name)
                     self._note_errored(txn)
                     self._forget = []
                     self.state = "ABORTED"
@@ -292,10 +325,39 @@ class ApplyProcess:
         self._forget += done_now
         return len(msgs)
 
+    def _spill_step(self, txns: list[SourceTxn], whole: bool) -> SourceTxn | None:
+        """txn_lcr_spill_threshold (:mod:`.spill`): the leading part of ``txns`` that continues
+        the spilled transaction joins it; a last transaction read only in part spills (both
+        taken out of ``txns``).  The spilled transaction once it is complete (else None)."""
+        sp, ready = self._spill, None
+        if sp is not None:
+            tail = txns.pop(0).items if txns and txns[0].kind == "CAPTURED" and \
+                (txns[0].source_database, txns[0].transaction_id, txns[0].commit_scn) == sp.key else []
+            if txns or whole:
+                ready = sp.transaction(self.ctx, self._decode, tail)
+                sp.discard(self.ctx)
+                self._spill = None
+            else:
+                sp.add(self.ctx, tail, self._encode)
+        if not whole and txns and self._spill is None:
+            last = txns.pop()
+            self._spill = spill.Spill(self.d.name, last.source_database, last.transaction_id, last.commit_scn)
+            self._spill.add(self.ctx, last.items, self._encode)
+        return ready
+
     def _outcomes(self, txns: list[SourceTxn]) -> Any:
         """``(transaction, True / False / ApplyError)`` in order; serially, each is applied
-        when it is asked for (so a stop after an error leaves the rest untouched)."""
+        when it is asked for (so a stop after an error leaves the rest untouched).  A spilled
+        transaction (first, if any) is applied serially: its LCRs come from the store."""
         stop = self.d.parameter("DISABLE_ON_ERROR") == "Y"
+        if txns and isinstance(txns[0].items, spill.SpilledItems):
+            try:
+                yield txns[0], self.engine.apply(txns[0])
+            except ApplyError as failure:
+                yield txns[0], failure
+                if stop:
+                    return
+            txns = txns[1:]
         if self.parallel is not None:
             for txn, result in zip(txns, self.parallel.apply_all(txns, stop_on_error=stop)):
                 if result is not None:

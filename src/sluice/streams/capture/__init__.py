@@ -14,8 +14,9 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
   (``pgsource.py``), wal2json rows and DDL messages to :class:`sluice.streams.RowLCR` /
   :class:`~sluice.streams.DDLLCR` (``decode.py``), :func:`sluice.streams.evaluate_rule_sets`
   with Oracle's prefilter (``prefilter.py``), the LCRs enqueued through :mod:`sluice.aq`
-  (persistent, not buffered) and the source position advanced in the same store
-  transaction (exactly once);
+  and the source position advanced in the same store transaction (exactly once) — or,
+  with SET_PARAMETER 'STAGING' = 'BUFFERED' (``staging.py``), the LCRs buffered and the
+  slot confirmed once consumers committed what they took;
 * ``DBMS_STREAMS`` (:class:`DbmsStreams`, ``conn.streams``; ``tags.py``) holds the
   session's tag; :func:`tag_transaction` / :func:`emit_tag` write it into a source
   transaction;
@@ -31,8 +32,7 @@ those its rule sets accept, in commit order, into its ANYDATA queue (seed
   there ("Row Migration During Capture").
 
 Subset rules migrate rows as capture processes capture them too ("Row Migration During
-Capture", :func:`sluice.streams.rowmigration.migrate`).  Not built: buffered staging of
-captured LCRs.
+Capture", :func:`sluice.streams.rowmigration.migrate`).
 """
 
 from ...aq.admin import QUEUE_DROP_CHECKS

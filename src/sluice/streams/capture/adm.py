@@ -23,6 +23,7 @@ from .context import CaptureContext
 from . import params, sync
 from .pgsource import SLOT_PREFIX, slot_missing
 from .process import source_for
+from .staging import STAGINGS
 
 if TYPE_CHECKING:
     from ...connection import Connection
@@ -97,6 +98,9 @@ class CaptureAdm:
             source.install_ddl_trigger()
             consistent = source.create_slot(slot)
             try:
+                # again: another session's DROP_CAPTURE may have dropped the triggers between
+                # the two (its last slot gone, ours not made yet); from now on our slot keeps them
+                source.install_ddl_trigger()
                 _not_before(first, start, consistent)
                 params.secure_queue_user(self._conn, ctx, name, user, queue)
                 first_scn_ = first if first is not None else consistent
@@ -112,7 +116,10 @@ class CaptureAdm:
                 specs.save(ctx, spec, replace=False)
             except BaseException:
                 source.drop_slot(slot)
-                source.remove_ddl_trigger_if_unused()
+                try:
+                    source.remove_ddl_trigger_if_unused()
+                except DatabaseError:
+                    pass      # tidying only (a user who may not drop them): the error is raised
                 raise
 
     def start_capture(self, capture_name: str) -> None:
@@ -207,6 +214,29 @@ class CaptureAdm:
                 (recapture_from - 1, specs.OWNER, spec.name)))
             self._conn.commit()
 
+    def set_parameter(self, capture_name: str, parameter: str, value: Any) -> None:
+        """A capture process parameter.  Sluice's own: ``STAGING`` — ``PERSISTENT`` (the
+        default: LCRs and position committed together) or ``BUFFERED`` (LCRs in the queue's
+        buffered part, the slot confirmed once consumers committed; see
+        :mod:`.staging`); NULL: back to the default.  Changed while the capture is stopped.
+        :raises: ORA-26701 no such capture, ORA-26667 unknown parameter, ORA-23605 bad
+        value, ORA-26666 capture enabled."""
+        ctx = self._ctx()
+        spec = specs.load(ctx, params.capture_name(capture_name))
+        param = str(parameter).upper() if parameter is not None else ""
+        if param != "STAGING":
+            raise ora(26667, f"{parameter!r}: not a capture process parameter Sluice knows (STAGING)")
+        text = STAGINGS[0] if value is None else str(value).strip().upper()
+        if text not in STAGINGS:
+            raise ora(23605, value, param)
+        if text == spec.staging:
+            return
+        if spec.status == specs.ENABLED:
+            raise ora(26666, spec.name, ": stop it before changing its staging")
+        ctx.ddl_commit()
+        spec.staging = text
+        specs.save(ctx, spec)
+
     def drop_capture(self, capture_name: str, drop_unused_rule_sets: bool = False) -> None:
         """Drop a stopped (DISABLED or ABORTED) capture process, its slot and what it
         recorded; with ``drop_unused_rule_sets`` also its rule sets (and their rules)
@@ -229,7 +259,9 @@ class CaptureAdm:
                 c.execute("DELETE FROM SLUICE_CAPTURE_PROGRESS WHERE OWNER = ? AND NAME = ?",
                           (specs.OWNER, spec.name)),
                 c.execute("DELETE FROM SLUICE_STREAMS_UNSUPPORTED WHERE CAPTURE_OWNER = ? "
-                          "AND CAPTURE_NAME = ?", (specs.OWNER, spec.name))))
+                          "AND CAPTURE_NAME = ?", (specs.OWNER, spec.name)),
+                c.execute("DELETE FROM SLUICE_CAPTURE_CONSUMED WHERE OWNER = ? AND NAME = ?",
+                          (specs.OWNER, spec.name))))
             self._conn.commit()
             try:
                 source.remove_ddl_trigger_if_unused()

@@ -309,8 +309,25 @@ class Source:
 
     # -- DDL --------------------------------------------------------------------------
     def install_ddl_trigger(self) -> None:
-        """The event triggers that turn DDL into ``sluice.ddl`` messages (idempotent)."""
+        """The event triggers that turn DDL into ``sluice.ddl`` messages (idempotent).  A
+        source user who is no superuser (a capture needs only the REPLICATION attribute)
+        cannot create them: they must be there already (a superuser's capture made them).
+        :raises: ORA-01031 when they are not."""
         self.connect()
+        try:
+            if not self.raw.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+                                    ).fetchone()[0]:
+                have = self.raw.execute("SELECT count(*) FROM pg_event_trigger "
+                                        "WHERE evtname IN ('sluice_capture_ddl', 'sluice_capture_drop')"
+                                        ).fetchone()[0]
+                if have == 2:
+                    return
+                err = ora(1031)
+                raise type(err)(f"{err}: the source user of {self.display} is no superuser and the "
+                                f"DDL event triggers are not installed: create one capture as a "
+                                f"superuser first (only a superuser may create event triggers)", 1031)
+        except psycopg.Error as e:
+            raise source_error(e, self.display, self.process) from None
         try:
             with self.raw.transaction():
                 self.raw.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (_SETUP_LOCK,))

@@ -33,10 +33,12 @@ only advance the slot.
 
 **Staging.**  Oracle stages captured LCRs as buffered messages and, after a failure,
 re-mines the redo from its checkpoint (seed 001 "Persistent Queues and Buffered
-Queues").  Sluice stages them persistently: the queue transaction *is* the checkpoint,
-so a restart never re-reads more than one batch and consumers see LCRs that survive
-any crash.  (Unlike Oracle's captured LCRs, they can therefore be dequeued by
-applications too.)
+Queues").  Sluice stages them persistently by default: the queue transaction *is* the
+checkpoint, so a restart never re-reads more than one batch and consumers see LCRs that
+survive any crash.  (Unlike Oracle's captured LCRs, they can therefore be dequeued by
+applications too.)  ``SET_PARAMETER(capture, 'STAGING', 'BUFFERED')`` stages them as
+buffered messages instead and confirms the slot only past what consumers took and
+committed (:mod:`.staging`): steps 4 and 5 then happen when the consumers commit.
 
 **No subscribers.**  Seed 001 "Secure Queues and the SET_UP_QUEUE Procedure": "a
 message cannot be enqueued unless a subscriber who can dequeue the message is
@@ -71,11 +73,13 @@ from ...store.pgconn import parse_dsn
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
+from . import combined
 from . import spec as specs
 from .context import CaptureContext
 from .decode import Decoder, SourceTransaction, Unsupported, oracle_name, transactions
 from .pgsource import Source
 from .prefilter import Prefilter
+from .staging import BUFFERED, BufferedStaging
 
 __all__ = ["CaptureProcess", "source_for"]
 
@@ -167,7 +171,11 @@ class CaptureProcess:
         #                                    transaction: one at a time up to this LSN
         self._busy_since: float | None = None
         self._hit: Any = None          # the positive rule of the last full evaluation
+        self.combined: combined.Combined | None = None   # combined capture and apply (seed 001)
         self._stop = threading.Event()
+        self.staging: BufferedStaging | None = None   # BUFFERED staging's book
+        self._staged_lsn = 0           # BUFFERED: end of the last batch staged
+        self._unwritten = [0, 0, 0, None, None]   # BUFFERED: counters since the last position write
 
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> None:
@@ -191,9 +199,23 @@ class CaptureProcess:
             rows = self.ctx.query("SELECT CAPTURED_SCN FROM SLUICE_CAPTURE_PROGRESS "
                                   "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
             self.captured_scn = self._stored_scn = (rows[0][0] if rows and rows[0][0] is not None else 0)
+            if spec.staging == BUFFERED:
+                self.staging = BufferedStaging(self)
+                self.staging.open(self._queue_info())
+                self._staged_lsn = self.confirmed
         except DatabaseError as e:
             self._abort(e)
             raise
+        # combined capture and apply is decided when the capture starts (seed 001); BUFFERED
+        # staging keeps its own book of what consumers took (staging.py): it stages
+        try:
+            self.combined = None if self.staging is not None else combined.route_for(self.conn, self.ctx, spec)
+        except DatabaseError:       # a link or destination that cannot be asked: stage
+            if self.conn.transaction_in_progress:
+                self.conn.rollback()
+            self.combined = None
+        combined.record(self.ctx, self.name, self.combined)
+        self.conn.commit()
         self._set_state("CAPTURING CHANGES")
 
     def _adopt(self, spec: specs.CaptureSpec) -> None:
@@ -218,6 +240,8 @@ class CaptureProcess:
         self._stop.set()
         if self.conn.transaction_in_progress:
             self.conn.rollback()
+        self._leave_combined()
+        self._close_staging()
         if self.source is not None:
             self.source.close()
             self.source = None
@@ -261,7 +285,8 @@ class CaptureProcess:
         while True:
             n = self.run_batch(upto_lsn=target)
             total += n
-            if not n and self._busy_since is None and not self._single:
+            if not n and self._busy_since is None and not self._single \
+                    and self.state != "PAUSED FOR FLOW CONTROL":   # (consumers drain meanwhile)
                 return total
             if time.monotonic() > end:
                 raise ora(26744, f'"{self.name}"', "catching up", f"not done within {timeout} s")
@@ -280,8 +305,18 @@ class CaptureProcess:
         if not self.ctx.has_subscribers(self._queue_info()):
             self._set_state("WAITING FOR INACTIVE DEQUEUERS")
             return 0
+        staging = self.staging
+        backlog = 0
+        if staging is not None:
+            self._confirm()
+            backlog = staging.backlog_rows
+            if backlog >= 4 * self.max_changes:     # consumers behind: stop reading
+                self._set_state("PAUSED FOR FLOW CONTROL")
+                return 0
         try:
-            rows, notices = self.source.peek(spec.slot, 1 if self._single else self.max_changes,
+            # BUFFERED: the slot still holds what was staged and not consumed; a peek
+            # re-reads it (``backlog`` rows) before the new changes
+            rows, notices = self.source.peek(spec.slot, backlog + (1 if self._single else self.max_changes),
                                              upto_lsn)
         except DatabaseError as e:
             if e.code == 54:          # another process still holds the slot (a killed one dying)
@@ -290,6 +325,8 @@ class CaptureProcess:
             raise
         self._busy_since = None
         txns = transactions(rows)
+        if staging is not None:
+            txns = [t for t in txns if t.end_lsn > self._staged_lsn]
         if notices and self._relevant(notices, txns):
             if not self._single and len(txns) > 1:
                 self._single = txns[-1].end_lsn   # find the transaction: one at a time up to here
@@ -304,28 +341,32 @@ class CaptureProcess:
                 self._set_state("WAITING FOR REDO")
             return 0
         try:
-            if self.commit_each_transaction:   # a queue commit each, the slot advanced once
+            if staging is not None:
+                self._stage(txns)
+            elif self.commit_each_transaction:   # a queue commit each, the slot advanced once
                 for i, txn in enumerate(txns):
                     self._capture([txn], advance=i == len(txns) - 1)
             else:
                 self._capture(txns)
         except DatabaseError as e:
-            if self.conn.transaction_in_progress:
-                self.conn.rollback()
-            if e is not self._superseded:
-                self._abort(e)
+            self._failed(e)
             raise
         return len(txns)
+
+    def _failed(self, e: DatabaseError) -> None:
+        """A batch failed: roll back; ABORTED unless another copy superseded this one."""
+        if self.conn.transaction_in_progress:
+            self.conn.rollback()
+        if e is not self._superseded:
+            self._abort(e)
 
     def _queue_info(self) -> Any:
         return self.ctx.queue(self.spec.queue_owner, self.spec.queue_name)
 
-    def _capture(self, txns: list[SourceTransaction], advance: bool = True) -> None:
-        """Capture whole transactions in one queue transaction, then (``advance``) move the
-        slot past them — advancing re-reads the log from the slot's restart point, so it is
-        done once per read, not per transaction."""
-        spec, decoder, ctx = self.spec, self.decoder, self.ctx
-        fresh = [t for t in txns if t.commit_scn > self.captured_scn and t.commit_scn >= spec.start_scn]
+    def _decode(self, fresh: list[SourceTransaction]) -> tuple[list, list, int, Any]:
+        """The LCRs of ``fresh`` the rule sets accept (row migration done), the rows of
+        DBA_STREAMS_UNSUPPORTED they call for, how many changes were captured and the last."""
+        decoder = self.decoder
         lcrs: list[Any] = []
         unsupported: list[tuple] = []
         captured = 0
@@ -347,6 +388,15 @@ class CaptureProcess:
                     # (seed 000 "Row Migration During Capture"); a remembered verdict (the
                     # prefilter's) only exists for rules that read no values: no subset rules
                     lcrs.append(migrate(item, self._hit))
+        return lcrs, unsupported, captured, last_captured
+
+    def _capture(self, txns: list[SourceTransaction], advance: bool = True) -> None:
+        """Capture whole transactions in one queue transaction, then (``advance``) move the
+        slot past them — advancing re-reads the log from the slot's restart point, so it is
+        done once per read, not per transaction."""
+        spec, ctx = self.spec, self.ctx
+        fresh = [t for t in txns if t.commit_scn > self.captured_scn and t.commit_scn >= spec.start_scn]
+        lcrs, unsupported, captured, last_captured = self._decode(fresh)
         end_lsn = txns[-1].end_lsn
         if not fresh or (not lcrs and not unsupported and not captured):
             if advance:                # nothing of these transactions reaches the store
@@ -354,12 +404,40 @@ class CaptureProcess:
             if fresh:
                 self.captured_scn = max(self.captured_scn, fresh[-1].commit_scn)
             return
-        enqueued = self._enqueue(lcrs)
-        now = time.time()
+        batch = None
+        if self.combined is not None:
+            try:
+                started = time.time()
+                batch = self.combined.batch(lcrs)
+                self.combined.send(batch, time.time() - started)
+                enqueued = lcrs
+            except DatabaseError:
+                # the destination failed: stage from now on (the propagation job retries
+                # and backs off; the apply's record of each transaction keeps it once)
+                batch = None
+                if self.conn.transaction_in_progress:
+                    self.conn.rollback()
+                self._leave_combined()
+        if batch is None:
+            enqueued = self._enqueue(lcrs)
         last = fresh[-1]
+        self._write_position(last.end_lsn, last.commit_scn, captured, enqueued, len(fresh),
+                             last_captured, unsupported)
+        if batch is not None:
+            self.combined.destination.acknowledge(batch)    # let go: the receiver may prune
+        self.captured_scn = last.commit_scn
+        if advance:
+            self._advance(end_lsn)
+
+    def _write_position(self, end_lsn: int, commit_scn: int, captured: int, enqueued: list,
+                        txns: int, last_captured: Any, unsupported: list, applied: bool = False) -> None:
+        """Commit the position (CAPTURED_SCN = ``commit_scn``, and APPLIED_SCN with
+        ``applied``) and counters — with the batch's enqueues when there are some; fenced
+        (see :meth:`_superseded_error`)."""
+        now = time.time()
         last_enq = enqueued[-1] if enqueued else None
-        params = (specs.OWNER, self.name, last.end_lsn, last.commit_scn,
-                  last_enq.get_commit_scn() if last_enq else None, captured, len(enqueued), len(fresh),
+        params = (specs.OWNER, self.name, end_lsn, commit_scn,
+                  last_enq.get_commit_scn() if last_enq else None, captured, len(enqueued), txns,
                   last_captured.get_scn() if last_captured else None,
                   _epoch(last_captured.get_source_time()) if last_captured else None, now,
                   last_enq.get_scn() if last_enq else None,
@@ -369,14 +447,63 @@ class CaptureProcess:
         def write(c: Any) -> None:
             if c.execute(_PROGRESS, (*params, self._stored_scn)).rowcount == 0:
                 raise self._superseded_error()
+            if applied:
+                c.execute("UPDATE SLUICE_CAPTURE_PROGRESS SET APPLIED_SCN = ? WHERE OWNER = ? AND NAME = ?",
+                          (commit_scn, specs.OWNER, self.name))
             for row in unsupported:
                 c.execute(_UNSUPPORTED, row)
-        ctx.add_commit_work(write)
+        self.ctx.add_commit_work(write)
         self.conn.commit()
         self.state = "CAPTURING CHANGES"
-        self.captured_scn = self._stored_scn = last.commit_scn
-        if advance:
-            self._advance(end_lsn)
+        self._stored_scn = commit_scn
+
+    # -- BUFFERED staging (staging.py) ---------------------------------------------------
+    def _stage(self, txns: list[SourceTransaction]) -> None:
+        """Stage whole transactions as buffered messages (no store transaction); the slot
+        and the stored position move later, in :meth:`_confirm`, once consumers committed."""
+        spec = self.spec
+        fresh = [t for t in txns if t.commit_scn > self.captured_scn and t.commit_scn >= spec.start_scn]
+        lcrs, unsupported, captured, last_captured = self._decode(fresh)
+        if unsupported:
+            self.ctx.add_commit_work(lambda c: [c.execute(_UNSUPPORTED, row) for row in unsupported])
+            self.conn.commit()
+        rows = sum(len(t.changes) + 2 for t in txns)      # B and C rows too: what a peek counts
+        enqueued = self.staging.stage(lcrs, txns[-1].end_lsn, txns[-1].commit_scn, rows)
+        self._staged_lsn = txns[-1].end_lsn
+        if fresh:
+            self.captured_scn = max(self.captured_scn, fresh[-1].commit_scn)
+        u = self._unwritten
+        u[0] += captured
+        u[1] += len(enqueued)
+        u[2] += len(fresh)
+        u[3] = last_captured or u[3]
+        u[4] = enqueued[-1] if enqueued else u[4]
+        self._set_state("CAPTURING CHANGES")
+
+    def _confirm(self) -> None:
+        """Move the stored position, then the slot, past the batches consumers took and
+        committed (DBA_CAPTURE.APPLIED_SCN is that position)."""
+        batch = self.staging.confirmable()
+        if batch is None:
+            return
+        u = self._unwritten
+        if not u[0]:          # no change since the last write: only the slot moves (a write
+            self._advance(batch.end_lsn)   # would be a transaction for the next peek to read)
+            return
+        commit_scn = max(batch.commit_scn, self._stored_scn)
+        try:
+            self._write_position(batch.end_lsn, commit_scn, u[0], [u[4]] * u[1], u[2], u[3], [],
+                                 applied=True)
+        except DatabaseError as e:
+            self._failed(e)
+            raise
+        self._unwritten = [0, 0, 0, None, None]
+        self._advance(batch.end_lsn)
+
+    def _close_staging(self) -> None:
+        if self.staging is not None:
+            self.staging.close()
+            self.staging = None
 
     def _enqueue(self, lcrs: list[Any]) -> list[Any]:
         """Enqueue the LCRs (ON_COMMIT: part of the batch's transaction); returns those
@@ -426,7 +553,21 @@ class CaptureProcess:
             self.spec = None
             return False
         self._adopt(spec)
+        if self.combined is not None and not self.combined.still_qualifies(self.ctx, spec):
+            self._leave_combined()   # the topology no longer qualifies: stage (seed 001)
         return True
+
+    def _leave_combined(self) -> None:
+        """Leave combined capture and apply: enqueue into the capture's queue from now on."""
+        if self.combined is None:
+            return
+        self.combined.close()
+        self.combined = None
+        try:
+            combined.record(self.ctx, self.name, None)
+            self.conn.commit()
+        except DatabaseError:
+            pass        # the store may be what failed; the next start records it
 
     def _set_state(self, state: str) -> None:
         if state != self.state:
@@ -470,6 +611,7 @@ class CaptureProcess:
             pass   # the store itself may be what failed: the error is raised anyway
         finally:
             self.state = None
+            self._close_staging()
             if self.source is not None:
                 self.source.close()
                 self.source = None

@@ -44,6 +44,7 @@ class CaptureSpec(ClientSpec):
     checkpoint_retention_time: float = 60.0
     version: str = "11.1.0"
     capture_type: str = "LOCAL"
+    staging: str = "PERSISTENT"            # SET_PARAMETER 'STAGING': PERSISTENT or BUFFERED
     created: float = 0.0
 
     @property

@@ -8,7 +8,9 @@ makes its source queue's subscriber for the destination and, when none exists, i
 schedule: its own for a queue-to-queue propagation, else the one shared by the
 queue-to-dblink propagations of the source queue over that link — with Oracle's default
 for a Streams propagation: from now, no end, latency 3 s.  Seed 001 "Secure Queues": no
-secure-queue set-up is needed for a propagation.
+secure-queue set-up is needed for a propagation.  The subscriber takes buffered and
+persistent messages (DBA_QUEUE_SUBSCRIBERS DELIVERY_MODE PERSISTENT_OR_BUFFERED): seed 001,
+"a single propagation can propagate messages in both … portion[s] of a queue".
 
 :func:`propagation_for_rules` is what DBMS_STREAMS_ADM.ADD_*_PROPAGATION_RULES call.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from ... import constants as C
 from ...aq.admin import AqAdm
 from ...errors import InterfaceError, not_supported, ora
 from ...model import Agent
@@ -140,8 +143,9 @@ class PropagationAdm:
                                        if original_propagation_name else None),
             source_database=ctx.store.global_name(), created_by=ctx.username, created=time.time())
         aqadm = DbmsAqadm(self._conn)
+        # seed 001: one propagation moves the buffered and the persistent messages alike
         aqadm.add_subscriber(queue_name=src.qualified, subscriber=Agent(None, spec.address),
-                             queue_to_queue=q2q)
+                             queue_to_queue=q2q, delivery_mode=C.MSG_PERSISTENT_OR_BUFFERED)
         try:
             specs.save(ctx.store, spec, replace=False)
             key = self._schedule_of(spec)

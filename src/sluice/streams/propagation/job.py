@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ... import constants as C
+from ...aq.buffered import existing_pool
 from ...aq.payload import SIMPLE_TYPES, PayloadCodec
 from ...errors import DatabaseError, ora
 from ...rules.engine.anydata import AnyData
 from ...routines import registered_function
-from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector
+from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, remote_match
 from ..rowmigration import migrate
 from ..transform import transform
 from ..transform.adm import declarative_transformations
@@ -89,6 +90,8 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
         if not ctx.authz.has_queue_privilege(q, "DEQUEUE"):   # the propagating session's user
             raise ora(1031)
         dest = env.destination(s)
+        if dest.dedup and not dest.restored(s.key):
+            dest.restore(s.key, sched.load_untold(ctx.session, s.key))
         routes = _routes(ctx, q)
         while result.batches < env.max_batches:
             start = env.clock()
@@ -118,6 +121,7 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     session = ctx.session
     # not now: a stopped propagation's records, and under a link's shared schedule those
     # of the queue-to-queue propagations over it (their own schedules move them)
+    buffered: list[MessageRecord] = []
     disabled = {a.rpartition("|")[2] for a, r in routes.items()
                 if not r.enabled or (r.queue_to_queue and s.destination_queue is None)}
     predicate = (lambda r: r.address not in disabled) if disabled else None
@@ -130,11 +134,13 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                 sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate)
                 recs += session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size - len(recs),
                                         DequeueInfo(user=ctx.username))
+        if recs and q.table.message_grouping == "TRANSACTIONAL":
+            recs = _whole_transactions(session, q, sel, recs)
+        buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs))
+        recs += buffered
         if not recs:
             session.rollback_to_savepoint(mark)
             return None
-        if q.table.message_grouping == "TRANSACTIONAL":
-            recs = _whole_transactions(session, q, sel, recs)
         dequeued = env.clock()
         batch = _batch(env, q, recs, routes, dequeued)
         pickled = env.clock()
@@ -143,12 +149,32 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         end = env.clock()
         s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
         session.add_commit_work(sched.runtime_work(s))
+        if dest.dedup:
+            session.add_commit_work(sched.untold_work(s, [(m.dest_queue, m.source_msgid) for m in batch.messages
+                                                          if not m.buffered]))
         session.commit()
         dest.acknowledge(batch)    # let go: the next batch is all new, and says so
         return len(batch.messages), nbytes
     except BaseException:
         _take_back(session, mark)
+        if buffered:               # best effort, but none lost while the source lives
+            existing_pool(ctx.store).put_back(q, buffered)
         raise
+
+
+def _take_buffered(ctx: Any, s: sched.Schedule, q: QueueInfo, disabled: set[str], limit: int) -> list[MessageRecord]:
+    """Buffered messages in this process's memory for the schedule's destination (seed 003
+    "Propagating Buffered Messages": one schedule serves both kinds), taken out of memory
+    as a REMOVE dequeue in the batch's transaction would be.  Those of other processes
+    are not here: they reach the queue table when they spill, and go from there."""
+    pool = existing_pool(ctx.store)
+    if pool is None:
+        return []
+    remote = _remote(s)
+    taken = pool.take_remote(q, lambda a: remote_match(remote, a) and a not in disabled, limit)
+    for r in taken:
+        pool.taken(q, r, ctx)     # a capture staging buffered LCRs hears of it
+    return taken
 
 
 def _take_back(session: Any, mark: Any) -> None:
@@ -230,7 +256,8 @@ def _batch(env: JobEnv, q: QueueInfo, recs: list[MessageRecord], routes: dict[st
             if r.sender_name or r.sender_address else None,
             recipients=[r.consumer_name] if r.consumer_name is not None else None,
             group=r.enq_tid, original_queue=(r.original_queue_owner, r.original_queue_name)
-            if r.original_queue_name else (q.owner, q.name), enq_time=r.enq_time)
+            if r.original_queue_name else (q.owner, q.name), enq_time=r.enq_time,
+            buffered=r.delivery_mode == C.MSG_BUFFERED)
         by_key[key] = m
         batch.messages.append(m)
     return batch
@@ -250,7 +277,7 @@ def _expiration_left(r: MessageRecord, now: float) -> float | None:
     return max(0.0, r.expire_at - now)
 
 
-_DISCARD = object()
+_DISCARD = DISCARD = object()   # DISCARD: what combined capture and apply compares with
 
 
 def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, route: _Route) -> tuple[str, Any]:
@@ -264,25 +291,33 @@ def _payload(env: JobEnv, q: QueueInfo, codec: PayloadCodec, r: MessageRecord, r
     ctx = env.conn.context
     message = codec.decode(r.user_data)
     if rules:
-        verdict = evaluate_rule_sets(env.conn, message, spec.rule_set, spec.negative_rule_set)
-        if not verdict.perform:
+        message = ruled(env, spec, message)
+        if message is _DISCARD:
             return q.table.payload_type, _DISCARD
-        # seed 000 "Row Migration and Subset Rules": a subset rule's UPDATE becomes the
-        # INSERT or DELETE the destination's subset needs, before any transformation
-        message = migrate(message, verdict.rule)
-        if verdict.rule is not None:      # declarative transformations, then a custom one
-            declared = _declared(env).get(verdict.rule.rule_name)
-            if declared:
-                message = transform(message, declared)
-        function = _transform_function(verdict.rule)
-        if function is not None:
-            message = _apply(function, message)
     if route.transformation is None:
         return q.table.payload_type, codec.encode(message)
     target = ctx.catalog.transformation(route.transformation)["to_type"]
     message = ctx.transformer(route.transformation)(message)
     objtype = ctx.catalog.type_named(target) if target not in SIMPLE_TYPES else None
     return target, PayloadCodec(target, objtype, ctx.catalog.get_type).encode(message)
+
+
+def ruled(env: JobEnv, spec: specs.PropagationSpec, message: Any) -> Any:
+    """``message`` as the propagation's rule sets leave it, or ``_DISCARD``."""
+    verdict = evaluate_rule_sets(env.conn, message, spec.rule_set, spec.negative_rule_set)
+    if not verdict.perform:
+        return _DISCARD
+    # seed 000 "Row Migration and Subset Rules": a subset rule's UPDATE becomes the
+    # INSERT or DELETE the destination's subset needs, before any transformation
+    message = migrate(message, verdict.rule)
+    if verdict.rule is not None:      # declarative transformations, then a custom one
+        declared = _declared(env).get(verdict.rule.rule_name)
+        if declared:
+            message = transform(message, declared)
+    function = _transform_function(verdict.rule)
+    if function is not None:
+        message = _apply(function, message)
+    return message
 
 
 def _declared(env: JobEnv) -> dict:

@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from ... import constants as C
+from ...aq.bufferedendpoint import Endpoint
 from ...aq.queue import fan_out_all, store_records
 from ...errors import ora
 from ...model import Agent
@@ -56,6 +57,13 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
                 raise ora(25215, f"queue {q.qualified} holds {q.table.payload_type}, the propagated "
                                  f"message {m.payload_type}")
         ctx.authz.check_enqueue(q, {_sender(m) for m in msgs})
+        buffered = [m for m in msgs if m.buffered]
+        if buffered:
+            msgs = [m for m in msgs if not m.buffered]
+            _buffer(ctx, q, buffered, batch.source_site, now)
+            done += len(buffered)
+            if not msgs:
+                continue
         if dedup and batch.resend:
             seen = _received(ctx, batch.source_site, dest, [m.source_msgid for m in msgs])
             msgs = [m for m in msgs if m.source_msgid not in seen]
@@ -76,6 +84,20 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
         site, acked = batch.source_site, list(batch.acked)
         ctx.session.add_commit_work(lambda c: _forget(c, site, acked))
     return done
+
+
+def _buffer(ctx: Any, q: QueueInfo, msgs: list[Propagated], site: str, now: float) -> None:
+    """Buffered messages go into the destination queue's buffered part, in this process's
+    memory, at once (seed 003 "Propagating Buffered Messages": best effort — no
+    de-duplication rows; a crash of this process before they are dequeued or spilled
+    loses them, and a batch sent again may bring one twice)."""
+    endpoint = Endpoint.of_session(ctx)
+    codec = ctx.catalog.codec(q.table)
+    for m in msgs:
+        record = _record(ctx, q, m, site, now)
+        record.enq_tid = ctx.txn_id()     # no transaction grouping in buffered messaging
+        endpoint.enqueue(q, fan_out_all(ctx, q, [record], [[Agent(r) for r in m.recipients] if m.recipients
+                                                           else []], codec, buffered=True))
 
 
 def _sender(m: Propagated) -> Agent | None:

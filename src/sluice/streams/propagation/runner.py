@@ -17,10 +17,12 @@ session layer and does not import it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any, Callable
 
+from ...aq.buffered import existing_pool
 from . import schedules as sched
 from .job import JobEnv, RunResult, run_schedule
 from .links import resolve_link
@@ -114,15 +116,17 @@ class PropagationRunner:
         while not stop.is_set():
             if self.only is not None and not any(not s.disabled for s in self.schedules()):
                 return          # unscheduled or disabled: the host lets this process go
-            seen = store.change_counter()
-            moved = self.run_once()
-            if moved:
-                continue
-            wake = self.next_wake()
-            timeout = idle if wake is None else max(0.0, min(idle, wake - self.clock()))
-            if timeout > 0 and not stop.is_set():
-                store.wait_for_messages(seen, timeout)
-                self._woken = store.change_counter() != seen
+            pool = existing_pool(store)     # a buffered enqueue wakes only its watchers
+            with pool.watching() if pool is not None else contextlib.nullcontext():
+                seen = store.change_counter()
+                moved = self.run_once()
+                if moved:
+                    continue
+                wake = self.next_wake()
+                timeout = idle if wake is None else max(0.0, min(idle, wake - self.clock()))
+                if timeout > 0 and not stop.is_set():
+                    store.wait_for_messages(seen, timeout)
+                    self._woken = store.change_counter() != seen
 
     def close(self) -> None:
         for site in self._sites.values():

@@ -21,6 +21,8 @@ them with a clock of their own (:class:`Clock`).
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import re
 import time
@@ -258,6 +260,36 @@ def runtime_work(s: Schedule) -> Callable[[Any], None]:
     return lambda c: c.execute(sql, values)
 
 
+UNTOLD = "SLUICE_PROPAGATION_UNTOLD"
+
+
+def untold_work(s: Schedule, acked: list[tuple[str, bytes]]) -> Callable[[Any], None]:
+    """Record (commit work, in the batch's source transaction) the (destination queue,
+    message id)s the source lets go with this commit and has not told the destination
+    of yet: the next delivery tells it, even from a sender started after this one died."""
+    by_queue: dict[str, list[bytes]] = {}
+    for dest, msgid in acked:
+        by_queue.setdefault(dest, []).append(msgid)
+    text = json.dumps({d: ",".join(base64.b64encode(i).decode() for i in ids) for d, ids in by_queue.items()},
+                      separators=(",", ":"))
+    sql = (f"INSERT INTO {UNTOLD} (QSCHEMA, QNAME, DESTINATION, ACKED) VALUES (?, ?, ?, ?) "
+           f"ON CONFLICT (QSCHEMA, QNAME, DESTINATION) DO UPDATE SET ACKED = EXCLUDED.ACKED")
+    values = [*s.key, text]
+    return lambda c: c.execute(sql, values)
+
+
+def load_untold(session: Any, key: tuple[str, str, str]) -> list[tuple[str, bytes]]:
+    """What :func:`untold_work` last recorded for the schedule ``key``."""
+    _, rows = session.query(f"SELECT ACKED FROM {UNTOLD} WHERE QSCHEMA = :s AND QNAME = :q AND DESTINATION = :d",
+                            {"s": key[0], "q": key[1], "d": key[2]})
+    if not rows:
+        return []
+    out = []
+    for dest, packed in json.loads(rows[0][0]).items():
+        out.extend((dest, base64.b64decode(i)) for i in packed.split(",") if i)
+    return out
+
+
 def serves(s: Schedule, p: Any) -> bool:
     """Whether the schedule ``s`` moves the records of the propagation ``p``."""
     if s.destination_queue is not None:
@@ -266,8 +298,10 @@ def serves(s: Schedule, p: Any) -> bool:
 
 
 def delete_work(key: tuple[str, str, str]) -> Callable[[Any], None]:
-    return lambda c: c.execute(f"DELETE FROM {TABLE} WHERE QSCHEMA = ? AND QNAME = ? AND DESTINATION = ?",
-                               list(key))
+    def work(c: Any) -> None:
+        for table in (TABLE, UNTOLD):
+            c.execute(f"DELETE FROM {table} WHERE QSCHEMA = ? AND QNAME = ? AND DESTINATION = ?", list(key))
+    return work
 
 
 # -- destinations ------------------------------------------------------------------------

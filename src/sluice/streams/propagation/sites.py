@@ -13,12 +13,17 @@ the destination's error otherwise — which the schedule then records and backs 
 * :class:`HttpSite` — a link to ``http(s)://…/aqserv/servlet/AQPropServlet``: the batch
   is POSTed with the link's credentials (Basic auth, TLS for https); the servlet commits
   it with its de-duplication rows before it answers (seed 004 "Using HTTP and HTTPS for
-  Oracle Streams AQ Propagation").
+  Oracle Streams AQ Propagation").  An https link verifies the server's certificate
+  against the system's CA store, or against ``SLUICE_SSL_CA_FILE`` (a PEM file of CA
+  certificates, read when the propagation process opens the link) — Oracle's wallet of
+  trusted certificates for the sending database; there is no way to skip verification.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import ssl
 from typing import Any, Callable
 
 import httpx
@@ -30,6 +35,7 @@ from .receiver import receive
 from .wire import MEDIA_TYPE, Batch, split, to_json
 
 _ORA = re.compile(r"ORA-(\d{5})")
+CA_FILE_ENV = "SLUICE_SSL_CA_FILE"
 Connect = Callable[[str, "str | None", "str | None"], Any]
 
 
@@ -42,14 +48,26 @@ class Destination:
     skipped; any other error comes back."""
 
     clean = False
+    dedup = True      # the destination keeps de-duplication rows the source must let go of
 
     def __init__(self) -> None:
         self._acked: list[tuple[str, bytes]] = []
+        self._restored: set[tuple[str, str, str]] = set()
 
     def acknowledge(self, batch: Batch) -> None:
         """The source has let ``batch`` go: the next delivery tells the destination."""
-        self._acked.extend((m.dest_queue, m.source_msgid) for m in batch.messages)
+        self._acked.extend((m.dest_queue, m.source_msgid) for m in batch.messages if not m.buffered)
         self.clean = True
+
+    def restore(self, key: tuple[str, str, str], untold: list[tuple[str, bytes]]) -> None:
+        """Once per schedule ``key``: what an earlier sender of it let go and did not live
+        to tell (its last batch), told with the next delivery."""
+        if key not in self._restored:
+            self._restored.add(key)
+            self._acked.extend(untold)
+
+    def restored(self, key: tuple[str, str, str]) -> bool:
+        return key in self._restored
 
     def deliver(self, batch: Batch) -> None:
         batch.resend = not self.clean
@@ -73,6 +91,8 @@ class Destination:
 
 class ThisSite:
     """Destination queues of the source's own site: in the source transaction."""
+
+    dedup = False     # the enqueue commits with the dequeue: nothing to de-duplicate
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
@@ -130,7 +150,7 @@ class HttpSite(Destination):
         auth = basic_auth(link)
         if auth is not None:
             headers["Authorization"] = auth
-        self._http = httpx.Client(headers=headers, timeout=timeout)
+        self._http = httpx.Client(headers=headers, timeout=timeout, verify=_trust())
 
     def _send(self, batch: Batch) -> None:
         """POST the batch — in parts when it is larger than a request may be; each part is
@@ -141,6 +161,10 @@ class HttpSite(Destination):
     def _post(self, batch: Batch) -> None:
         try:
             r = self._http.post(self.link.endpoint, content=to_json(batch))
+        except httpx.ConnectError as e:
+            if isinstance(e.__context__, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(e):
+                raise ora(29024, f"{self.link.endpoint}: {e}") from None
+            raise ora(12541, f"{self.link.endpoint}: {e}") from None
         except httpx.HTTPError as e:
             raise ora(12541, f"{self.link.endpoint}: {e}") from None
         if r.status_code == 401:
@@ -150,6 +174,18 @@ class HttpSite(Destination):
 
     def close(self) -> None:
         self._http.close()
+
+
+def _trust() -> ssl.SSLContext | bool:
+    """What an https link trusts: the CA file ``SLUICE_SSL_CA_FILE`` names, else the
+    system's CA store.  :raises: ORA-29024 when that file cannot be loaded."""
+    ca_file = os.environ.get(CA_FILE_ENV)
+    if not ca_file:
+        return True
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except (ssl.SSLError, OSError) as e:
+        raise ora(29024, f"{CA_FILE_ENV}={ca_file}: {e}") from None
 
 
 def fault_error(body: bytes, status: int) -> DatabaseError:

@@ -41,6 +41,7 @@ class Propagated:
     group: str | None = None               # the source transaction
     original_queue: tuple[str, str] | None = None     # (owner, name) where it was first enqueued
     enq_time: float = 0.0
+    buffered: bool = False                 # into the destination's buffered queue (best effort)
 
     @property
     def size(self) -> int:
@@ -74,7 +75,7 @@ def to_json(batch: Batch) -> bytes:
                      else None if data is None else {"s": data},
                      m.priority, m.delay, m.expiration, m.correlation,
                      list(m.sender) if m.sender else None, m.recipients, m.group,
-                     list(m.original_queue) if m.original_queue else None, m.enq_time])
+                     list(m.original_queue) if m.original_queue else None, m.enq_time, int(m.buffered)])
     return json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
                        "resend": batch.resend, "acked": [[q, base64.b64encode(a).decode()] for q, a in batch.acked],
                        "messages": msgs}, separators=(",", ":")).encode()
@@ -88,7 +89,8 @@ def from_json(body: bytes) -> Batch:
                       acked=[(str(q), base64.b64decode(a, validate=True)) for q, a in doc.get("acked", ())])
         for row in doc["messages"]:
             (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
-             group, oq, enq_time) = row
+             group, oq, enq_time) = row[:14]
+            buffered = len(row) > 14 and bool(row[14])
             if data is not None:
                 data = base64.b64decode(data["b"], validate=True) if "b" in data else str(data["s"])
             batch.messages.append(Propagated(
@@ -96,7 +98,7 @@ def from_json(body: bytes) -> Batch:
                 None if delay is None else float(delay), None if expiration is None else float(expiration),
                 corr, tuple(sender) if sender else None,
                 [str(r) for r in recipients] if recipients is not None else None, group,
-                tuple(oq) if oq else None, float(enq_time)))
+                tuple(oq) if oq else None, float(enq_time), buffered))
         if not batch.source_site or not batch.source_queue:
             raise ValueError("no source")
         return batch

@@ -98,6 +98,8 @@ class Dictionary:
             try:
                 source.replica_identity_full(pg_name(owner), pg_name(table))
             except DatabaseError as e:
+                if e.code != 1031:
+                    raise
                 raise type(e)(f"ORA-01031: insufficient privileges: a subset rule for capture needs "
                               f"every old value of {owner}.{table} (ALTER TABLE … REPLICA IDENTITY "
                               f"FULL, which only the table's owner may run): {e.message}", 1031) from None

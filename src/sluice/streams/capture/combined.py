@@ -1,0 +1,230 @@
+"""Combined capture and apply (seed 001 "Combined Capture and Apply Optimization").
+
+When the capture's queue only feeds one apply process through one propagation, the capture
+process acts as the propagation sender: it sends its LCRs straight to the destination
+queue (the propagation receiver enqueues them there, the apply dequeues them) instead of
+staging them in its own queue for the propagation job to dequeue, encode and send again.
+
+**When** (checked when the capture starts, :func:`route_for`; seed 001's requirements for
+a capture and apply at different databases, and at one database with a local propagation):
+
+* the capture's queue has a single publisher, the capture (no other capture uses it);
+* its single consumer is one propagation (one subscriber, the propagation's address), with
+  no other propagation from the queue — no directed network, no other consumer;
+* the propagation is ENABLED and scheduled (a schedule not disabled);
+* its destination queue has a single consumer, an apply process (asked of the destination
+  store through the propagation's database link; a link to an HTTP servlet does not
+  qualify) and no staged messages are waiting in the capture's queue (they go first).
+
+Synchronous capture never qualifies (seed 001).  V$STREAMS_CAPTURE.OPTIMIZATION and
+V$PROPAGATION_SENDER.OPTIMIZATION are then 1 (``SLUICE_CAPTURE_COMBINED``), 0 otherwise, and
+the destination's V$STREAMS_APPLY_READER.PROXY_SID names the capture (``CAPTURE@SITE``,
+``SLUICE_APPLY_PROXY`` there).
+
+**Sending** (:meth:`Combined.send`): the propagation's rule sets decide each LCR (with row
+migration, declarative and custom rule-based transformations, as the propagation job does),
+the LCRs of one capture batch go as one batch, one queue transaction at the destination.
+Each message id is derived from the capture, the LCR's commit SCN and position, so a batch
+sent again after a crash (the capture's position was not committed yet) is recognised by the
+receiver's de-duplication: exactly once, as staged propagation is.  The capture commits its
+position after the destination has committed, then lets the batch go (the receiver prunes
+its de-duplication rows).  The propagation's schedule records the messages
+(V$PROPAGATION_SENDER, DBA_QUEUE_SCHEDULES' totals).
+
+**Falling back**: when the configuration no longer qualifies (a catalog change the capture
+sees: a propagation stopped or dropped, a subscriber added, the schedule disabled …) the
+capture stages again, from its next batch; a configuration that starts to qualify is used
+only after the capture is restarted (STOP_CAPTURE / START_CAPTURE), as seed 001 says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import DatabaseError
+from ..propagation import schedules as sched
+from ..propagation import spec as pspecs
+from ..propagation.job import DISCARD, JobEnv, ruled
+from ..propagation.links import resolve_link
+from ..propagation.sites import StoreSite, ThisSite
+from ..propagation.wire import Batch, Propagated
+from . import spec as cspecs
+from .context import CaptureContext
+
+__all__ = ["Combined", "route_for", "record"]
+
+_RECORD = """INSERT INTO SLUICE_CAPTURE_COMBINED (OWNER, NAME, OPTIMIZATION, QSCHEMA, QNAME, DESTINATION)
+  VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (OWNER, NAME) DO UPDATE SET OPTIMIZATION = excluded.OPTIMIZATION,
+    QSCHEMA = excluded.QSCHEMA, QNAME = excluded.QNAME, DESTINATION = excluded.DESTINATION"""
+
+
+@dataclass
+class Combined:
+    """The route of a capture that sends straight to its apply's queue."""
+
+    conn: Any
+    capture: str
+    propagation: pspecs.PropagationSpec
+    schedule: sched.Schedule
+    destination: Any          # a propagation Destination (StoreSite) or ThisSite
+    site: str
+
+    def still_qualifies(self, ctx: CaptureContext, spec: cspecs.CaptureSpec) -> bool:
+        found = route_for(self.conn, ctx, spec, connect=None, check_destination=False)
+        return found is not None and found.propagation.name == self.propagation.name
+
+    def batch(self, lcrs: list[Any]) -> Batch:
+        """The batch the propagation would send for ``lcrs`` (its rule sets applied)."""
+        ctx = self.conn.context
+        q = ctx.catalog.queue_by_key((self.propagation.source_queue_owner, self.propagation.source_queue_name))
+        codec = ctx.catalog.codec(q.table)
+        p = self.propagation
+        env = JobEnv(self.conn, time.time, self.site, lambda s: self.destination)
+        rules = p.rule_set_name is not None or p.negative_rule_set_name is not None
+        dest_queue = f"{p.destination_queue_owner}.{p.destination_queue_name}"
+        batch = Batch(self.site, q.qualified)
+        now = time.time()
+        group = None
+        for i, lcr in enumerate(lcrs):
+            ident = hashlib.blake2b(f"{self.capture}|{lcr.get_commit_scn()}|{lcr.get_scn()}|{i}".encode(),
+                                    digest_size=16).digest()
+            group = group or f"CCA:{self.capture}:{lcr.get_commit_scn()}"
+            message = lcr
+            if rules:
+                message = ruled(env, p, message)
+                if message is DISCARD:
+                    continue
+            batch.messages.append(Propagated(
+                dest_queue=dest_queue, source_msgid=ident, original_msgid=ident,
+                payload_type=q.table.payload_type, user_data=codec.encode(message),
+                sender=(self.capture, None, 0), group=group, original_queue=(q.owner, q.name),
+                enq_time=now))
+        return batch
+
+    def send(self, batch: Batch, elapsed: float) -> None:
+        """Deliver ``batch`` (committed at a remote destination; in the capture's transaction
+        at a local one) and record it in the schedule's statistics (commit work)."""
+        if batch.messages:
+            self.destination.deliver(batch)
+        s = self.schedule
+        s.record_success(time.time(), len(batch.messages), sum(m.size for m in batch.messages), elapsed)
+        self.conn.context.session.add_commit_work(sched.runtime_work(s))
+
+    def proxy(self, dest_conn: Any, on: bool) -> None:
+        """Show (``on``) or stop showing the capture as the PROXY_SID of the destination
+        queue's apply reader (V$STREAMS_APPLY_READER at the destination)."""
+        p = self.propagation
+        key = (p.destination_queue_owner, p.destination_queue_name)
+        row = (*key, f"{self.capture}@{self.site}")
+        session = dest_conn.context.session
+        session.add_commit_work(lambda c: c.execute(
+            "DELETE FROM SLUICE_APPLY_PROXY WHERE QUEUE_OWNER = ? AND QUEUE_NAME = ?", key))
+        if on:
+            session.add_commit_work(lambda c: c.execute(
+                "INSERT INTO SLUICE_APPLY_PROXY (QUEUE_OWNER, QUEUE_NAME, PROXY_SID) VALUES (?, ?, ?)", row))
+        dest_conn.commit()
+
+    def close(self) -> None:
+        """Stop: the destination no longer shows the proxy (best effort: a destination that
+        is down keeps showing it until a capture starts combined there again)."""
+        if isinstance(self.destination, ThisSite):
+            self.proxy(self.conn, False)
+            return
+        self.destination.close()
+        link = self.destination.link
+        try:
+            dest_conn = type(self.conn)(link.endpoint, user=link.username, password=link.password)
+        except DatabaseError:
+            return
+        try:
+            self.proxy(dest_conn, False)
+        except DatabaseError:
+            pass
+        finally:
+            dest_conn.close()
+
+
+def record(ctx: CaptureContext, name: str, combined: "Combined | None") -> None:
+    """V$STREAMS_CAPTURE.OPTIMIZATION (commit work)."""
+    if combined is None:
+        row = (cspecs.OWNER, name, 0, None, None, None)
+    else:
+        s = combined.schedule
+        row = (cspecs.OWNER, name, 1, s.qschema, s.qname, s.destination)
+    ctx.add_commit_work(lambda c: c.execute(_RECORD, row))
+
+
+def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect: Any = None,
+              check_destination: bool = True) -> Combined | None:
+    """The combined route of the capture ``spec`` (None: it stages, see the module's docstring)."""
+    catalog = conn.context.catalog
+    q = catalog.queue_by_key((spec.queue_owner, spec.queue_name))
+    if any(c.name != spec.name and (c.queue_owner, c.queue_name) == (spec.queue_owner, spec.queue_name)
+           for c in cspecs.all_specs(ctx)):
+        return None                                   # another publisher
+    subs = catalog.subscribers(q)
+    props = [p for p in pspecs.all_specs(ctx.store)
+             if (p.source_queue_owner, p.source_queue_name) == (q.owner, q.name)]
+    if len(subs) != 1 or len(props) != 1:
+        return None
+    p, sub = props[0], subs[0]
+    if sub.name is not None or sub.address != p.address or p.status != pspecs.ENABLED:
+        return None                                   # the single consumer is not the propagation
+    schedule = next((s for s in sched.load_all(conn.context.session)
+                     if (s.qschema, s.qname) == (q.owner, q.name) and sched.serves(s, p) and not s.disabled),
+                    None)
+    if schedule is None:
+        return None
+    if not check_destination:
+        return Combined(conn, spec.name, p, schedule, None, "")
+    if _backlog(conn, q):
+        return None
+    site = conn.context.store.global_name()
+    if p.destination_dblink is None:
+        destination: Any = ThisSite(conn.context)
+        dest_conn = conn
+    else:
+        link = resolve_link(conn.context.store, q.owner, p.destination_dblink)
+        if link.is_http:
+            return None
+        opener = connect or (lambda dsn, user, password: type(conn)(dsn, user=user, password=password))
+        destination = StoreSite(link, opener)
+        try:
+            dest_conn = opener(link.endpoint, link.username, link.password)
+        except DatabaseError:
+            return None
+    try:
+        if not _single_apply(dest_conn, p.destination_queue_owner, p.destination_queue_name):
+            return None
+        found = Combined(conn, spec.name, p, schedule, destination, site)
+        found.proxy(dest_conn, True)
+        return found
+    finally:
+        if dest_conn is not conn:
+            dest_conn.close()
+
+
+def _backlog(conn: Any, q: Any) -> bool:
+    """Whether staged messages wait in the capture's queue (they must go first)."""
+    _, rows = conn.query(f'SELECT COUNT(*) FROM {q.table.owner}.AQ${q.table.name} '
+                         f"WHERE QUEUE = :q AND MSG_STATE IN ('READY', 'WAITING')", {"q": q.name})
+    return bool(rows and rows[0][0])
+
+
+def _single_apply(conn: Any, owner: str, name: str) -> bool:
+    """Whether the queue's single consumer is an apply process there."""
+    from ..apply.definition import find_definition
+    try:
+        q = conn.context.catalog.queue_by_key((owner, name))
+    except DatabaseError:
+        return False
+    subs = conn.context.catalog.subscribers(q)
+    if len(subs) != 1 or subs[0].name is None or subs[0].address is not None:
+        return False
+    found = find_definition(CaptureContext(conn), subs[0].name)
+    return found is not None and (found.queue_owner, found.queue_name) == (owner, name)
+

@@ -1,0 +1,241 @@
+"""Buffered staging of captured LCRs (DBMS_CAPTURE_ADM.SET_PARAMETER 'STAGING' = 'BUFFERED').
+
+Seed 001 "Persistent Queues and Buffered Queues": a capture process stages its LCRs in
+the buffered queue (memory, spilling to the queue table) and, after a failure, Oracle
+"automatically recovers" them by mining the redo again from the capture's checkpoint.
+Here the redo is the replication slot: LCRs go into the queue's buffered part (this
+process's :class:`sluice.aq.buffered.BufferedPool`) with no store transaction, and the
+slot is confirmed past a batch only once every record of it (one per consumer) was taken
+by a consumer **whose transaction then committed**.  A crash anywhere loses nothing: what
+was not consumed is still after the slot's confirmed position and is captured again.
+
+**No duplicates.**  A consumer's commit also writes, in that same transaction, how far it
+got (``SLUICE_CAPTURE_CONSUMED``: commit SCN and SCN of the last LCR it took, stream
+order).  A capture that starts again leaves out, per consumer, what that consumer had
+consumed (the replay is addressed to the others by recipient list); so between the
+consumer's commit and the slot's advance nothing can be delivered twice.  Consumers take
+LCRs in stream order (one capture per queue, dequeued in queue order) — the position is
+a high-water mark.
+
+**Failure behaviour** (docs/DESIGN-NOTES.md "Staging"): a killed process loses its memory
+and the slot still holds everything not consumed; a consumer that takes an LCR and rolls
+back does not see it again until the capture restarts (buffered dequeues are not
+transactional, seed 003), because only a committed take moves the slot; spilled LCRs do
+not move the slot either (a restarting capture discards its spilled ones and stages them
+again from the slot, so order is kept); consumers must run in the capture's process (buffered
+messages are per process) and commit — a consumer that never commits holds the slot, and
+the capture stops reading (``PAUSED FOR FLOW CONTROL``) once its unconsumed backlog passes
+``backlog_limit`` decoded rows.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from ... import constants as C
+from ...errors import DatabaseError
+from ...model import Agent
+from ...aq.buffered import pool_for
+from . import spec as specs
+
+__all__ = ["BufferedStaging", "PERSISTENT", "BUFFERED", "STAGINGS"]
+
+PERSISTENT, BUFFERED = "PERSISTENT", "BUFFERED"
+_runs: "weakref.WeakValueDictionary[tuple, BufferedStaging]" = weakref.WeakValueDictionary()
+STAGINGS = (PERSISTENT, BUFFERED)
+
+_ACK = """INSERT INTO SLUICE_CAPTURE_CONSUMED (OWNER, NAME, CONSUMER, COMMIT_SCN, SCN)
+  VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (OWNER, NAME, CONSUMER) DO UPDATE SET COMMIT_SCN = excluded.COMMIT_SCN, SCN = excluded.SCN
+  WHERE excluded.COMMIT_SCN > SLUICE_CAPTURE_CONSUMED.COMMIT_SCN
+     OR (excluded.COMMIT_SCN = SLUICE_CAPTURE_CONSUMED.COMMIT_SCN AND excluded.SCN > SLUICE_CAPTURE_CONSUMED.SCN)"""
+
+
+@dataclass(eq=False)
+class _Batch:
+    """One read of the slot: where the slot may go once it is consumed."""
+
+    end_lsn: int
+    commit_scn: int                 # of its last transaction
+    rows: int                       # decoded rows it spans (what a peek re-reads)
+    outstanding: set = field(default_factory=set)   # (msgid, consumer) not consumed yet
+    sealed: bool = False            # every LCR of it is staged
+
+
+class BufferedStaging:
+    """The consumption book of one running capture process in BUFFERED staging: the
+    pool's listener for the capture's (queue, sender) and the slot position it may confirm."""
+
+    def __init__(self, proc: Any) -> None:
+        self.proc = proc
+        self.name = proc.name
+        self.pool = pool_for(proc.conn.context.store)
+        self._lock = threading.Lock()
+        self._batches: collections.deque[_Batch] = collections.deque()
+        self._current: _Batch | None = None
+        self._where: dict[tuple, tuple[_Batch, int, int]] = {}   # key -> (batch, commit SCN, SCN)
+        self.backlog_rows = 0          # rows of batches staged and not yet confirmed
+        self.consumed: dict[str, tuple[int, int]] = {}   # consumer -> (commit SCN, SCN) committed
+        self._key: tuple | None = None
+        self._queue_info: Any = None
+        self._staging: tuple[int, int] = (0, 0)   # (commit SCN, SCN) of the LCR being enqueued
+        self._takes: dict[int, _Takes] = {}   # id(consumer session) -> its transaction's takes
+
+    # -- life cycle ------------------------------------------------------------------
+    def open(self, queue_info: Any) -> None:
+        """Start afresh: what this capture left in memory or spilled goes (the slot still
+        holds it: it is staged again, in order), the consumers' positions are read."""
+        self.close()
+        self._queue_info = queue_info
+        self._key = (queue_info.qualified, self.name)
+        before = _runs.get((id(self.pool), self._key))
+        if before is not None:     # an earlier run of this capture in this process (crashed,
+            before.settle()        # stopped): its consumers' open takes end first, so their
+        _runs[(id(self.pool), self._key)] = self   # positions count in what is replayed
+        self.pool.discard(queue_info, self.name)
+        ctx = self.proc.ctx
+        def text(v: str) -> str:
+            return "'" + v.replace("'", "''") + "'"
+        ctx.context.store.purge_messages(queue_info.table, (
+            f"qtview.QUEUE = {text(queue_info.name)} AND qtview.SENDER_NAME = {text(self.name)} "
+            f"AND qtview.DELIVERY_MODE = 'BUFFERED'"))
+        rows = ctx.query("SELECT CONSUMER, COMMIT_SCN, SCN FROM SLUICE_CAPTURE_CONSUMED "
+                         "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
+        self.consumed = {r[0]: (r[1], r[2]) for r in rows}
+        self.pool.listeners[self._key] = self
+
+    def settle(self, timeout: float = 5.0) -> None:
+        """Wait (a while) until no consumer transaction holds an uncommitted take of ours."""
+        end = time.monotonic() + timeout
+        while self._takes and time.monotonic() < end:
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        if self._key is not None and self.pool.listeners.get(self._key) is self:
+            del self.pool.listeners[self._key]
+        self._key = None
+        with self._lock:
+            self._batches.clear()
+            self._where.clear()
+            self._current = None
+            self.backlog_rows = 0
+
+    # -- the capture's side ----------------------------------------------------------
+    def stage(self, lcrs: list[Any], end_lsn: int, commit_scn: int, rows: int) -> list[Any]:
+        """Enqueue ``lcrs`` (one batch, in stream order) as buffered messages; returns those
+        enqueued (a message no subscriber wants, ORA-24033, is left out)."""
+        proc = self.proc
+        batch = _Batch(end_lsn, commit_scn, rows)
+        with self._lock:
+            self._batches.append(batch)
+            self._current = batch
+            self.backlog_rows += rows
+        queue, agent, conn = proc._queue, proc._agent, proc.conn
+        queue.enqoptions.deliverymode = C.MSG_BUFFERED
+        queue.enqoptions.visibility = C.ENQ_IMMEDIATE
+        queue.stages_captured_lcrs = True
+        done = self._replayed_to() if self.consumed else None
+        kept = []
+        try:
+            for lcr in lcrs:
+                self._staging = (lcr.get_commit_scn(), lcr.get_scn())
+                recipients = None
+                if done is not None:
+                    recipients = [c for c in done if self._staging > self.consumed.get(c, (-1, -1))]
+                    if not recipients:
+                        continue
+                    if len(recipients) == len(done):
+                        recipients = None          # nobody had it: the subscribers' rules decide
+                m = conn.msgproperties(payload=lcr, sender_id=agent)
+                if recipients is not None:
+                    m.recipients = [Agent(c) for c in recipients]
+                try:
+                    queue.enqone(m)
+                    kept.append(lcr)
+                except DatabaseError as e:
+                    if e.code != 24033:
+                        raise
+        finally:
+            with self._lock:
+                batch.sealed = True
+                self._current = None
+        return kept
+
+    def _replayed_to(self) -> list[str] | None:
+        """The queue's local subscribers when some consumer's position is ahead of what
+        is being staged (a replay after a restart), else None (nothing to leave out)."""
+        subscribers = [s.name for s in self.proc.conn.context.catalog.subscribers(self._queue_info)
+                       if s.address is None]
+        return subscribers or None
+
+    def confirmable(self) -> _Batch | None:
+        """The last batch up to which everything was consumed (popped), or None."""
+        last = None
+        with self._lock:
+            while self._batches and self._batches[0].sealed and not self._batches[0].outstanding:
+                last = self._batches.popleft()
+                self.backlog_rows -= last.rows
+        if last is not None and self.consumed:
+            self.consumed = {c: p for c, p in self.consumed.items() if p[0] > last.commit_scn}
+        return last
+
+    def unconsumed(self) -> int:
+        """Records staged and not yet taken by a committed consumer."""
+        with self._lock:
+            return sum(len(b.outstanding) for b in self._batches)
+
+    # -- the pool's listener -------------------------------------------------------------
+    def staged(self, records: list[Any]) -> None:
+        with self._lock:
+            batch = self._current
+            if batch is None:
+                return
+            commit_scn, scn = self._staging
+            for r in records:
+                key = (r.msgid, r.consumer_name)
+                batch.outstanding.add(key)
+                self._where[key] = (batch, commit_scn, scn)
+
+    def taken(self, owner: Any, record: Any) -> None:
+        """A consumer's session took one of our records: its commit records the position
+        (with its work, one row per consumer however many it took) and then lets the slot
+        move; a rollback forgets the take (the LCR comes again after a restart)."""
+        key = (record.msgid, record.consumer_name)
+        with self._lock:
+            where = self._where.get(key)
+            if where is None:
+                return      # staged by an earlier run of the capture: it comes again from the slot
+            txn = self._takes.get(id(owner))
+            fresh = txn is None
+            if fresh:
+                txn = self._takes[id(owner)] = _Takes()
+            txn.keys.append(key)
+            consumer = record.consumer_name or ""
+            txn.positions[consumer] = max(txn.positions.get(consumer, (-1, -1)), where[1:])
+        if fresh:
+            owner.session.add_commit_work(lambda c: [c.execute(_ACK, (specs.OWNER, self.name, name, *pos))
+                                                     for name, pos in txn.positions.items()])
+            self.pool.at_transaction_end(owner, lambda committed: self._ended(owner, txn, committed))
+
+    def _ended(self, owner: Any, txn: "_Takes", committed: bool) -> None:
+        with self._lock:
+            if self._takes.get(id(owner)) is txn:
+                del self._takes[id(owner)]
+            if committed:
+                for key in txn.keys:
+                    where = self._where.pop(key, None)
+                    if where is not None:
+                        where[0].outstanding.discard(key)
+
+
+@dataclass(eq=False)
+class _Takes:
+    """What one consumer transaction took: the records, and each consumer's position."""
+
+    keys: list = field(default_factory=list)
+    positions: dict = field(default_factory=dict)
