@@ -26,7 +26,9 @@ WORKER = Path(__file__).with_name("dropworker.py")
 THREADS, PER_THREAD, STORES = 4, 500, 2000
 
 
-def _run_worker(mode: str, timeout: float = 150, **args) -> dict:
+def _run_worker(mode: str, timeout: float = 600, **args) -> dict:
+    # The bound tells a hang from slowness: 2,000 PostgreSQL stores opened one by one take
+    # ~90 ms each on this VM in its slow phases (3 min); a hang never ends at all.
     try:
         proc = subprocess.run([sys.executable, str(WORKER), mode], input=json.dumps(args),
                               capture_output=True, text=True, timeout=timeout,
