@@ -88,6 +88,10 @@ class ParallelApply:
             # ever, since the holder waits for it: it fails after a while instead (error queue)
             e.target.limit_lock_wait(LOCK_WAIT)
 
+    @property
+    def parallelism(self) -> int:
+        return len(self.engines)
+
     def close(self) -> None:
         for e in self.engines:
             e.target.close()
