@@ -44,8 +44,17 @@ def transaction_keys(engine: ApplyEngine, txn: SourceTxn) -> set[tuple]:
             columns = engine._key(lcr, 0)
         except Exception:       # the engine reports it when it applies the transaction
             return {EVERYTHING}
-        for which in (("NEW",) if lcr.get_command_type() == "INSERT" else ("OLD", "NEW")):
-            values = [lcr.get_value(which, c) for c in columns]
+        cmd = lcr.get_command_type()
+        # the values get_value("OLD" / "NEW", c) gives (NEW of an UPDATE: the old value of
+        # a column it does not change), read once per LCR
+        new = {u.column_name: u.data for u in lcr.get_values("NEW", "N")} if cmd != "DELETE" else {}
+        if cmd == "INSERT":
+            rows = (new,)
+        else:
+            old = {u.column_name: u.data for u in lcr.get_values("OLD", "N")}
+            rows = (old, {**old, **new}) if cmd == "UPDATE" else (old, new)
+        for row in rows:
+            values = [row.get(c) for c in columns]
             if all(v is not None for v in values):
                 keys.add((owner, name, tuple(v.value for v in values)))
     return keys

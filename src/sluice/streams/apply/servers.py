@@ -12,8 +12,11 @@ coordinator when its transaction is applied and commits when the coordinator say
 its turn.  The Python work of building and sending the statements (the apply's CPU) runs
 in the servers, beside one another, not under the coordinator's GIL.
 
-**Processes.**  Started with multiprocessing's ``spawn`` (never a fork of a process that has
-threads and open connections), daemonic children of the apply process: they stop with it
+**Processes.**  Started as a fresh interpreter (``python -m sluice.streams.apply.serverproc``:
+never a fork of a process that has threads and open connections, and unlike multiprocessing's
+``spawn`` it does not import the parent's ``__main__`` again, which a script without a
+``__main__`` guard would not survive), talking over a socket pair with multiprocessing's
+:class:`~multiprocessing.connection.Connection`; children of the apply process: they stop with it
 (:meth:`ServerProcesses.close`; a server whose coordinator dies reads the end of its pipe
 and exits, its open target transaction rolled back by PostgreSQL).  A server that dies makes
 the batch fail: the coordinator ends the other servers (their transactions not yet committed
@@ -43,8 +46,11 @@ when the catalog changes.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import socket
+import subprocess
+import sys
+from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as mp_wait
 from typing import Any
 
@@ -173,6 +179,56 @@ def _error(e: BaseException) -> DatabaseError:
     return e if isinstance(e, DatabaseError) else ora(26714, f"{type(e).__name__}: {e}")
 
 
+class _Child:
+    """An apply server's process (what the coordinator needs of it)."""
+
+    def __init__(self, popen: subprocess.Popen) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
+
+    def join(self, timeout: float | None = None) -> None:
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def terminate(self) -> None:
+        if self.is_alive():
+            self.popen.kill()
+
+
+def _start(server_id: int, args: tuple) -> tuple[_Child, Connection]:
+    """A server process: a fresh interpreter importing this package from where this process
+    does, given ``args`` (for :func:`serve`) as its first message."""
+    mine, theirs = socket.socketpair()
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["sluice"].__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    try:
+        popen = subprocess.Popen([sys.executable, "-m", "sluice.streams.apply.serverproc", str(theirs.fileno())],
+                                 pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+                                 start_new_session=False)
+    finally:
+        theirs.close()
+    pipe = Connection(mine.detach())
+    pipe.send(args)
+    return _Child(popen), pipe
+
+
+def server_main(fd: int) -> None:
+    """An apply server process's entry (``python -m sluice.streams.apply.serverproc FD``)."""
+    pipe = Connection(fd)
+    args = pipe.recv()
+    serve(pipe, *args)
+
+
 class _Server:
     __slots__ = ("server_id", "process", "pipe")
 
@@ -194,19 +250,14 @@ class ServerProcesses:
         self._applied: dict[str, int] = {}
         self._shipped = engine.settings.current()._version
         snapshot = settings_snapshot(engine.settings)
-        mp = multiprocessing.get_context("spawn")
         self.servers: list[_Server] = []
         self.broken: DatabaseError | None = None
         try:
             for k in range(parallelism):
-                mine, theirs = mp.Pipe()
-                p = mp.Process(target=serve, name=f"sluice-apply-server-{engine.apply_name}-{k + 1}",
-                               args=(theirs, k + 1, (target.conninfo, target.schema, target.display),
-                                     engine.apply_name, engine.tag, engine.require_instantiation, snapshot),
-                               daemon=True)
-                p.start()
-                theirs.close()
-                self.servers.append(_Server(k + 1, p, mine))
+                child, pipe = _start(k + 1, (k + 1, (target.conninfo, target.schema, target.display),
+                                             engine.apply_name, engine.tag, engine.require_instantiation,
+                                             snapshot))
+                self.servers.append(_Server(k + 1, child, pipe))
             for s in self.servers:
                 if not s.pipe.poll(START_TIMEOUT):
                     raise ora(26714, f"apply server {s.server_id} did not start within {START_TIMEOUT} s")
@@ -333,10 +384,9 @@ class ServerProcesses:
                 if take >= n or stop:
                     break
                 continue
-            ready = set(mp_wait([s.pipe for s, _ in busy.values()] +
-                                [s.process.sentinel for s, _ in busy.values()]))
+            ready = set(mp_wait([s.pipe for s, _ in busy.values()]))   # a dead server's end reads EOF
             for sid, (s, i) in list(busy.items()):
-                if s.pipe not in ready and s.process.sentinel not in ready:
+                if s.pipe not in ready:
                     continue
                 try:
                     while s.pipe.poll():
@@ -360,9 +410,8 @@ class ServerProcesses:
                             break
                         else:                           # "lost": its target failed
                             raise self._end(msg[1])
-                except (EOFError, OSError):
-                    pass
-                if sid in busy and not s.process.is_alive() and not s.pipe.poll():
+                except (EOFError, OSError):       # its end closed: it died
+                    s.process.join(5)
                     raise self._end(ora(26714, f"apply server {s.server_id} (pid {s.process.pid}) died "
-                                               f"applying a transaction (exit code {s.process.exitcode})"))
+                                               f"applying a transaction (exit code {s.process.exitcode})")) from None
         return outcome
