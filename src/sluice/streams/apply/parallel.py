@@ -1,6 +1,10 @@
 """Parallel apply (SET_PARAMETER parallelism > 1): several apply servers, one result.
 
-Each apply server is an :class:`~.engine.ApplyEngine` with a target connection of its own.
+The dependency rules (:func:`transaction_keys`, :func:`dependencies`) both kinds of apply
+servers share, and :class:`ParallelApply`, the servers as threads of the apply process —
+what an apply process with a precommit handler (a Python callable, run for every
+transaction) uses; otherwise the servers are processes (:mod:`.servers`), which do not
+share one GIL.  Each apply server is an :class:`~.engine.ApplyEngine` with a target connection of its own.
 The transactions of a batch are handed out in source commit order; a transaction waits,
 before it starts, for the earlier transactions it depends on — those that change a row with
 the same key (the key columns the engine finds the row by; an UPDATE of a key depends on the

@@ -66,7 +66,7 @@ START_TIMEOUT = 300.0     # seconds for a server to start (import, connect) on a
 
 
 # -- the wire form ------------------------------------------------------------------------------
-def _units(units: list[RowUnit]) -> tuple:
+def _units(units: Any) -> tuple:
     return tuple((u.column_name, u.data.get_type_name(), u.data.value) for u in units)
 
 
@@ -75,9 +75,13 @@ def txn_to_wire(txn: SourceTxn) -> tuple:
     lcrs = []
     for item in txn.items:
         m: RowLCR = item.message
+        if type(m) is RowLCR:        # its own lists (a subclass may read them lazily: the API)
+            old, new = m._old.values(), m._new.values()
+        else:
+            old, new = m.get_values("OLD", "N"), m.get_values("NEW", "N")
         lcrs.append((m.get_source_database_name(), m.get_command_type(), m.get_object_owner(),
                      m.get_object_name(), m.get_transaction_id(), m.get_scn(), m.get_commit_scn(),
-                     _units(m.get_values("OLD", "N")), _units(m.get_values("NEW", "N"))))
+                     _units(old), _units(new)))
     return (txn.kind, txn.source_database, txn.commit_scn, txn.transaction_id, txn.ident,
             list(txn.forget), lcrs)
 
