@@ -1,8 +1,8 @@
 """The monitoring snapshot as Prometheus metrics (``prometheus_client``).
 
-:class:`SnapshotCollector` is a custom collector: every scrape takes one
-:func:`~sluice.monitor.snapshot.take` (a fixed number of SQL statements) and turns it
-into metric families, so nothing is computed between scrapes and the data path does not
+:class:`SnapshotCollector` is a custom collector: every scrape turns one
+:func:`~sluice.monitor.snapshot.take` (a fixed number of SQL statements; shared with the
+dashboard and other scrapes while at most a second old, :mod:`.source`) into metric families, so nothing is computed between scrapes and the data path does not
 pay for monitoring.  Counters are what the processes count (LCRs captured, messages
 propagated …; per-queue enqueue/dequeue totals of this process), so ``rate()`` gives
 throughput; gauges are depths, ages, lags and states.  :class:`Metrics` is one registry
@@ -11,8 +11,6 @@ throughput; gauges are depths, ages, lags and states.  :class:`Metrics` is one r
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any, Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
@@ -23,8 +21,8 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString as _go_float
 
-from . import snapshot as snapshots
 from .snapshot import Snapshot
+from .source import DEFAULT_MAX_AGE, SnapshotSource
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 STATUSES = ("ENABLED", "DISABLED", "ABORTED")
@@ -33,54 +31,13 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
                    10.0, 30.0)
 
 
-class SnapshotSource:
-    """Snapshots of one store through a connection of its own (``connect()`` opens it,
-    again after a failure), one at a time."""
-
-    def __init__(self, connect: Callable[[], Any]) -> None:
-        self._connect = connect
-        self._conn: Any = None
-        self._lock = threading.Lock()
-        self.last_seconds = 0.0
-
-    def connection(self) -> Any:
-        with self._lock:
-            if self._conn is None:
-                self._conn = self._connect()
-            return self._conn
-
-    def take(self) -> Snapshot:
-        conn = self.connection()
-        with self._lock:
-            started = time.perf_counter()
-            try:
-                shot = snapshots.take(conn)
-                conn.commit()          # no transaction left open between scrapes
-            except Exception:
-                self._drop()
-                raise
-            self.last_seconds = time.perf_counter() - started
-            return shot
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        try:
-            conn.close()
-        except Exception:     # already broken: what matters is the next scrape reconnects
-            pass
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._drop()
-
-
 def _age(v: float | None) -> float:
     return 0.0 if v is None else v
 
 
 class SnapshotCollector(Collector):
-    """Metric families of one snapshot per scrape (``source.take()``)."""
+    """Metric families of one snapshot per scrape (``source.take()``: the source's last
+    snapshot while it is fresh — :mod:`sluice.monitor.source`)."""
 
     def __init__(self, source: SnapshotSource) -> None:
         self.source = source
@@ -282,9 +239,10 @@ class Metrics:
     """A registry with the snapshot collector over ``connect`` (and, for the servlet, the
     IDAP request-latency histogram: :meth:`observe_request`)."""
 
-    def __init__(self, connect: Callable[[], Any], idap: bool = False) -> None:
+    def __init__(self, connect: Callable[[], Any], idap: bool = False,
+                 max_age: float = DEFAULT_MAX_AGE) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
-        self.source = SnapshotSource(connect)
+        self.source = SnapshotSource(connect, max_age)
         self.registry.register(SnapshotCollector(self.source))
         self._latency = Histogram("sluice_idap_request_duration_seconds", "IDAP requests (POST to "
                                   "/aqserv/servlet/<name>) from arrival to answer", ["servlet"],
@@ -298,8 +256,8 @@ class Metrics:
         child.observe(seconds)
 
     def exposition(self) -> bytes:
-        """The text format of every metric, one snapshot taken now (blocking: the
-        snapshot's SQL runs here): what ``generate_latest(self.registry)`` writes, byte for
+        """The text format of every metric, from the source's snapshot (blocking: a
+        reading's SQL runs here when the last one is older than its max age): what ``generate_latest(self.registry)`` writes, byte for
         byte, ten times faster (:func:`text_format`)."""
         return text_format(self.registry)
 
