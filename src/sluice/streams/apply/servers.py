@@ -63,6 +63,7 @@ from .settings import Settings
 __all__ = ["ServerProcesses", "txn_to_wire", "txn_from_wire"]
 
 START_TIMEOUT = 300.0     # seconds for a server to start (import, connect) on a busy machine
+PIPELINE = 2              # transactions handed to a server at a time (the next waits in its pipe)
 
 
 # -- the wire form ------------------------------------------------------------------------------
@@ -138,40 +139,65 @@ def serve(pipe: Any, server_id: int, target_args: tuple, apply_name: str, tag: b
         pipe.send(("failed", _error(e)))
         return
     pipe.send(("up", os.getpid()))
+    pending: list[tuple] = []            # messages read while a transaction waited for its turn
+    granted: set[int] = set()            # transactions the coordinator said may commit
+
+    def handle(msg: tuple) -> bool:
+        """A control message; False: stop."""
+        op = msg[0]
+        if op == "stop":
+            return False
+        if op == "settings":
+            settings.load(msg[1])
+        elif op == "tag":
+            engine.tag = msg[1]
+        elif op == "commit":
+            granted.add(msg[1])
+        return True
+
     try:
         while True:
-            try:
-                msg = pipe.recv()
-            except (EOFError, OSError):
-                return                   # the coordinator is gone
-            op = msg[0]
-            if op == "stop":
-                return
-            if op == "settings":
-                settings.load(msg[1])
-            elif op == "tag":
-                engine.tag = msg[1]
-            elif op == "txn":
-                _, i, wire, ordered = msg
+            if pending:
+                msg = pending.pop(0)
+            else:
+                try:
+                    msg = pipe.recv()
+                except (EOFError, OSError):
+                    return               # the coordinator is gone
+            if msg[0] != "txn":
+                if not handle(msg):
+                    return
+                continue
+            _, i, wire, ordered = msg
 
-                def turn(i: int = i) -> None:
-                    pipe.send(("ready", i))
+            def turn(i: int = i) -> None:
+                # the coordinator sends ("commit", i) once every earlier transaction has
+                # committed (maybe before this one is applied); other messages wait
+                while i not in granted:
                     try:
                         reply = pipe.recv()
                     except (EOFError, OSError):
                         raise _Abandoned() from None
-                    if reply[0] != "commit":
+                    if reply[0] == "txn":
+                        pending.append(reply)
+                    elif reply[0] == "stop":
                         raise _Abandoned()
-                try:
-                    result: Any = engine.apply(txn_from_wire(wire), before_commit=turn if ordered else None)
-                except ApplyError as failure:
-                    result = ("error", failure.error, failure.index)
-                except _Abandoned:
-                    return
-                except BaseException as e:   # noqa: BLE001 -- the target lost: this server ends
-                    pipe.send(("lost", _error(e)))
-                    return
-                pipe.send(("done", i, result))
+                    elif reply[0] == "commit":
+                        granted.add(reply[1])
+                    else:
+                        pending.append(reply)
+                granted.discard(i)
+            try:
+                result: Any = engine.apply(txn_from_wire(wire), before_commit=turn if ordered else None)
+            except ApplyError as failure:
+                result = ("error", failure.error, failure.index)
+            except _Abandoned:
+                return
+            except BaseException as e:   # noqa: BLE001 -- the target lost: this server ends
+                pipe.send(("lost", _error(e)))
+                return
+            granted.discard(i)
+            pipe.send(("done", i, result))
     finally:
         try:
             target.close()
@@ -252,6 +278,7 @@ class ServerProcesses:
         self.engine, self.parallelism, self.ordered = engine, parallelism, ordered
         self.engine.target.limit_lock_wait(LOCK_WAIT)
         self._applied: dict[str, int] = {}
+        self._sequence = 0
         self._shipped = engine.settings.current()._version
         snapshot = settings_snapshot(engine.settings)
         self.servers: list[_Server] = []
@@ -342,9 +369,11 @@ class ServerProcesses:
         done = [False] * n
         next_commit = take = 0
         stop = False
-        idle = list(reversed(self.servers))
-        busy: dict[int, tuple[_Server, int]] = {}     # server id -> (server, transaction)
-        waiting: dict[int, _Server] = {}              # transaction waiting for its turn -> server
+        base = self._sequence            # transactions go by a number unique over batches
+        self._sequence += n
+        held: dict[int, _Server] = {}    # transaction handed out, not done -> its server
+        load = {s.server_id: 0 for s in self.servers}
+        granted = -1                     # the last transaction told it may commit
         ordered = self.ordered
 
         def finish(i: int) -> None:
@@ -353,13 +382,19 @@ class ServerProcesses:
             while next_commit < n and done[next_commit]:
                 next_commit += 1
 
+        def send(s: _Server, msg: tuple) -> None:
+            try:
+                s.pipe.send(msg)
+            except OSError as e:
+                raise self._end(ora(26714, f"apply server {s.server_id} is gone: {e}")) from None
+
         while True:
             while take < n and not stop:              # hand out what may start
                 i = take
                 if not all(done[j] for j in deps[i]):
                     break
                 if EVERYTHING in keys[i]:             # the coordinator applies a barrier itself
-                    if busy:
+                    if held:
                         break
                     take += 1
                     try:
@@ -369,51 +404,43 @@ class ServerProcesses:
                         stop = stop_on_error
                     finish(i)
                     continue
-                if not idle:
+                # the least loaded server; up to PIPELINE transactions each, so that the next
+                # is there when one commits
+                s = min(self.servers, key=lambda x: load[x.server_id])
+                if load[s.server_id] >= PIPELINE:
                     break
-                s = idle.pop()
-                try:
-                    s.pipe.send(("txn", i, txn_to_wire(txns[i]), ordered))
-                except OSError as e:
-                    raise self._end(ora(26714, f"apply server {s.server_id} is gone: {e}")) from None
-                busy[s.server_id] = (s, i)
+                send(s, ("txn", base + i, txn_to_wire(txns[i]), ordered))
+                held[i] = s
+                load[s.server_id] += 1
                 take += 1
-            if ordered and next_commit in waiting:
-                try:
-                    waiting.pop(next_commit).pipe.send(("commit",))
-                except OSError as e:
-                    raise self._end(ora(26714, f"apply server is gone: {e}")) from None
-                continue
-            if not busy:
+            if ordered and next_commit < n and next_commit in held and granted < next_commit:
+                granted = next_commit             # every earlier one has committed: its turn
+                send(held[next_commit], ("commit", base + next_commit))
+            if not held:
                 if take >= n or stop:
                     break
                 continue
-            ready = set(mp_wait([s.pipe for s, _ in busy.values()]))   # a dead server's end reads EOF
-            for sid, (s, i) in list(busy.items()):
-                if s.pipe not in ready:
-                    continue
+            pipes = {s.pipe: s for s in held.values()}
+            for pipe in mp_wait(list(pipes)):     # a dead server's end reads EOF
+                s = pipes[pipe]
                 try:
-                    while s.pipe.poll():
-                        msg = s.pipe.recv()
-                        if msg[0] == "ready":
-                            waiting[msg[1]] = s
-                        elif msg[0] == "done":
-                            result = msg[2]
-                            if isinstance(result, tuple):
-                                outcome[i] = ApplyError(result[1], result[2])
-                                stop = stop or stop_on_error
-                            else:
-                                outcome[i] = result
-                                t = txns[i]
-                                if result and t.kind == "CAPTURED" and t.commit_scn is not None:
-                                    self._applied[t.source_database] = max(
-                                        self._applied.get(t.source_database, -1), t.commit_scn)
-                            del busy[sid]
-                            idle.append(s)
-                            finish(i)
-                            break
-                        else:                           # "lost": its target failed
+                    while pipe.poll():
+                        msg = pipe.recv()
+                        if msg[0] != "done":          # "lost": its target failed
                             raise self._end(msg[1])
+                        i, result = msg[1] - base, msg[2]
+                        if isinstance(result, tuple):
+                            outcome[i] = ApplyError(result[1], result[2])
+                            stop = stop or stop_on_error
+                        else:
+                            outcome[i] = result
+                            t = txns[i]
+                            if result and t.kind == "CAPTURED" and t.commit_scn is not None:
+                                self._applied[t.source_database] = max(
+                                    self._applied.get(t.source_database, -1), t.commit_scn)
+                        del held[i]
+                        load[s.server_id] -= 1
+                        finish(i)
                 except (EOFError, OSError):       # its end closed: it died
                     s.process.join(5)
                     raise self._end(ora(26714, f"apply server {s.server_id} (pid {s.process.pid}) died "
