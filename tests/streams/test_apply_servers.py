@@ -172,3 +172,37 @@ def test_killed_server_loses_nothing_and_applies_nothing_twice(conn, target, mon
     _, rows = conn.query("SELECT COUNT(*) FROM DBA_APPLY_ERROR", None)
     assert rows == [(0,)]
     assert target.rows("emp") == expected["EMP"]
+
+
+def test_handler_registered_at_run_time_with_server_processes(conn, two_schemas):
+    """A DML handler is a Python callable registered in this process, which a server process
+    cannot load: the transactions touching its table are applied by the coordinator (in
+    the apply process, where the name resolves), the others by the servers, in one order."""
+    schema, _ = two_schemas
+    owner = schema.upper()
+    link = f"{PG_BASE}?schema={schema}"
+    procedures(conn).set_schema_instantiation_scn(owner, SOURCE_DB, 0, apply_database_link=link)
+    called = []
+
+    def audited(row):                  # later UPDATEs carry the LCRs' old values: keep them
+        called.append(row.get_value("NEW", "ID").value)
+        row.execute(True)
+    sluice.register_function("apply_servers_test.audited", audited)
+    procedures(conn).set_dml_handler(f"{owner}.DEPT", "TABLE", "INSERT", False,
+                                     "apply_servers_test.audited", apply_database_link=link)
+    txns, expected = workload(owner, ("EMP", "DEPT"), 60, seed=3)
+    par = ServerProcesses(engine_for(conn, "HANDLED_T", link, b"\x00"), 3)    # the apply process's handlers
+    try:
+        work = source_txns(txns)
+        assert par.apply_all(work) == [True] * len(work)
+    finally:
+        par.close()
+    dept_inserts = [x.get_value("NEW", "ID").value for t in txns for x in t
+                    if x.get_object_name() == "DEPT" and x.get_command_type() == "INSERT"]
+    assert called == dept_inserts and called
+    for table in ("emp", "dept"):
+        assert pg_rows(schema, table) == expected[table.upper()]
+    with pg_admin() as c:             # the servers applied the others
+        ids = {r[0] for r in c.execute(f"SELECT SERVER_ID FROM {schema}.SLUICE_APPLY_PROGRESS "
+                                       f"WHERE APPLY_NAME = 'HANDLED_T'")}
+    assert 0 in ids and ids - {0}

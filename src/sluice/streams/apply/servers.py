@@ -7,10 +7,14 @@ order (commit_serialization FULL: source commit order; NONE: as soon as what a t
 depends on has committed) — and hands each transaction, when its dependencies have
 committed, to one of ``parallelism`` apply server processes.  Each server has a target
 connection of its own and an :class:`~.engine.ApplyEngine` whose first statement for a
-transaction is its SLUICE_APPLY_DONE record, exactly as serially; with FULL it tells the
-coordinator when its transaction is applied and commits when the coordinator says it is
-its turn.  The Python work of building and sending the statements (the apply's CPU) runs
-in the servers, beside one another, not under the coordinator's GIL.
+transaction is its SLUICE_APPLY_DONE record, exactly as serially; with FULL it commits
+only once the coordinator has said it is the transaction's turn — said as soon as every
+earlier transaction has committed, even before this one is applied, so a server waits for
+no message it could have had already.  A server holds up to two transactions (the next one
+waits in its pipe while the first commits).  The Python work of building and sending the
+statements (the apply's CPU) runs in the servers, beside one another, not under the
+coordinator's GIL (on 2 cores shared with PostgreSQL this does not make it faster:
+bench/RESULTS.md).
 
 **Processes.**  Started as a fresh interpreter (``python -m sluice.streams.apply.serverproc``:
 never a fork of a process that has threads and open connections, and unlike multiprocessing's
