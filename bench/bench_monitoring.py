@@ -5,7 +5,8 @@ second against nobody watching (≥ 95 %).
 Run by hand (not part of the test suite; about 2-3 minutes):
 
     .venv/bin/python bench/bench_monitoring.py [--record]
-        [--queues 1000] [--tables 100] [--pg postgresql://postgres@127.0.0.1:5432/test | --no-pg]
+        [--queues 1000] [--tables 100] [--backlog 20000]
+        [--pg postgresql://postgres@127.0.0.1:5432/test | --no-pg]
         [--rounds 3] [--duration 10] [--connections 16]
 
 **Scrape.**  A store with ``--queues`` queues spread over ``--tables`` queue tables, five
@@ -17,7 +18,8 @@ to the floor of the same run: the depth statement alone (``SELECT … FROM
 SLUICE_QUEUE_DEPTH``, the snapshot's one statement that grows with the queues) on the
 store's own connection.  Also the scrape a server answers from its shared snapshot
 (:mod:`sluice.monitor.source`: a reading at most a second old serves every scrape and the
-dashboard) — what most scrapes cost.
+dashboard) — what most scrapes cost.  Then ``--backlog`` more READY messages in one queue
+and the reading again: the depth statement counts messages, so its cost grows with them.
 
 **Throughput.**  ``sluice serve`` on the embedded SQLite default, ``wrk`` sending AQXmlSend +
 commit as bench/bench_idap.py does (one durable 100-byte RAW enqueue per request, 16
@@ -89,6 +91,16 @@ def build_store(dsn: str, queues: int, tables: int) -> None:
             c.commit()
 
 
+def add_backlog(dsn: str, messages: int) -> None:
+    """``messages`` more READY messages in queue MQ0."""
+    import sluice
+    with sluice.connect(dsn) as c:
+        q = c.queue("MQ0")
+        for k in range(0, messages, 2000):
+            q.enqmany([c.msgproperties(payload=b"b") for _ in range(min(2000, messages - k))])
+            c.commit()
+
+
 def scrape_times(dsn: str, n: int = 20) -> dict:
     import sluice
     from sluice.monitor.prometheus import Metrics
@@ -134,6 +146,10 @@ def scrape(backend: str, args) -> dict | None:
         build_store(dsn, args.queues, args.tables)
         built = time.perf_counter() - t0
         s = scrape_times(dsn)
+        if args.backlog:
+            add_backlog(dsn, args.backlog)
+            b = scrape_times(dsn, 5)
+            s["backlog_wall"], s["backlog_floor"] = b["wall"], b["floor"]
     except Exception as e:       # PostgreSQL away: say so, measure the rest
         if backend == "sqlite":
             raise
@@ -148,6 +164,9 @@ def scrape(backend: str, args) -> dict | None:
           f"{s['wall']:.1f} ms wall (max {s['max']:.1f}), {s['cpu']:.1f} ms CPU; floor (depth "
           f"statement alone) {s['floor']:.1f} ms; from the shared snapshot {s['shared']:.1f} ms; "
           f"{s['series']} queue series, {s['bytes']:,} bytes; store built in {built:.0f} s", flush=True)
+    if "backlog_wall" in s:
+        print(f"  with {args.backlog:,} more READY in one queue: reading {s['backlog_wall']:.1f} ms wall, "
+              f"floor {s['backlog_floor']:.1f} ms (the depth count grows with the backlog)", flush=True)
     return s
 
 
@@ -278,6 +297,8 @@ def main() -> None:
     ap.add_argument("--pg", default=os.environ.get("SLUICE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test"),
                     help="PostgreSQL database for the scrape (a schema of its own, dropped after)")
     ap.add_argument("--no-pg", action="store_true", help="measure the scrape on SQLite only")
+    ap.add_argument("--backlog", type=int, default=20_000,
+                    help="then this many more READY messages in one queue, and the reading again (0: skip)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--connections", type=int, default=16)
@@ -326,10 +347,13 @@ def record(args, scrapes: list[dict], t: dict | None) -> None:
         lines += [f"/metrics scrape, {args.queues} queues in {args.tables} queue tables (5 READY each), "
                   "median of 20 (target < 100 ms):", "",
                   "| backend | scrape that reads, wall | worst | CPU | floor: depth statement alone "
-                  "| scrape from the shared snapshot | queue series |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+                  f"| scrape from the shared snapshot | queue series | + {args.backlog:,} READY in one "
+                  "queue: reading (floor) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         lines += [f"| {s['backend']} | {s['wall']:.1f} ms | {s['max']:.1f} ms | {s['cpu']:.1f} ms | "
-                  f"{s['floor']:.1f} ms | {s['shared']:.1f} ms | {s['series']} |" for s in scrapes]
+                  f"{s['floor']:.1f} ms | {s['shared']:.1f} ms | {s['series']} | "
+                  + (f"{s['backlog_wall']:.1f} ms ({s['backlog_floor']:.1f} ms) |" if "backlog_wall" in s else "– |")
+                  for s in scrapes]
         lines.append("")
     if t is not None:
         m = t["median"]
