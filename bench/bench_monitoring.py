@@ -7,7 +7,7 @@ Run by hand (not part of the test suite; about 2-3 minutes):
     .venv/bin/python bench/bench_monitoring.py [--record]
         [--queues 1000] [--tables 100] [--backlog 20000]
         [--pg postgresql://postgres@127.0.0.1:5432/test | --no-pg]
-        [--rounds 3] [--duration 10] [--connections 16]
+        [--rounds 3] [--duration 8] [--idle 5] [--connections 16]
 
 **Scrape.**  A store with ``--queues`` queues spread over ``--tables`` queue tables, five
 READY messages each, on SQLite (a new file) and on PostgreSQL (a schema of its own in
@@ -33,7 +33,8 @@ order flipped every round (off, watched | watched, off | …):
   2 s, as its script does) while ``GET /metrics`` runs every second.
 
 Per configuration the median requests/s over its rounds and the ratio (target ≥ 0.95), and
-the median of each round's own ratio (the pair ran back to back);
+the median of each round's own ratio (the pair ran back to back); then, with no requests
+sent, the server's CPU a second off and watched (``--idle``): watching's own cost;
 beside it the server's CPU per request (``/proc``), the steadier figure on a busy machine.
 The load average and the time of a 10M-iteration Python loop are printed (and recorded)
 with the figures: they say how busy the machine was.
@@ -278,6 +279,37 @@ def one_round(config: str, args) -> dict:
     return result
 
 
+def idle_cost(args) -> dict[str, float]:
+    """Server CPU (ms a second) with no requests sent, off and watched (once the page is
+    loaded): what watching costs on its own — a CPU time, so steadier on a busy machine than
+    a difference of throughputs."""
+    out = {}
+    for config in CONFIGS:
+        work = tempfile.mkdtemp(prefix="bench-monitoring-")
+        dsn = f"sqlite:///{work}/idle.db"
+        setup(dsn)
+        add_watcher(dsn)
+        port = free_port()
+        server = start_server(dsn, port, 2, options=("--no-dashboard",) if config == "off" else ())
+        try:
+            time.sleep(1.0)                      # start-up done, the first reading taken
+            watcher = Watcher(f"http://127.0.0.1:{port}") if config == "watched" else None
+            if watcher is not None:
+                watcher.__enter__()
+                time.sleep(2.5)   # page and assets loaded, the password checked once (scrypt)
+            cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
+            time.sleep(args.idle)
+            out[config] = (cpu_seconds(server.pid) - cpu0) / (time.monotonic() - t0) * 1e3
+            if watcher is not None:
+                watcher.__exit__(None, None, None)
+        finally:
+            stop_server(server)
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"idle server CPU: off {out['off']:.1f} ms/s, watched {out['watched']:.1f} ms/s "
+          f"(watching costs {out['watched'] - out['off']:.1f} ms of CPU a second)", flush=True)
+    return out
+
+
 def throughput(args) -> dict:
     runs: dict[str, list[dict]] = {c: [] for c in CONFIGS}
     for n in range(args.rounds):
@@ -288,11 +320,12 @@ def throughput(args) -> dict:
             runs[config].append(r)
             print(f"round {n + 1}, {config}: {r['rps']:,.0f} requests/s, server CPU {r['cpu_us']:.0f} "
                   f"µs/request, p99 {r['p99']:.2f} ms; watcher {r['watcher']}", flush=True)
+    idle = idle_cost(args) if args.idle else None
     med = {c: {k: statistics.median(r[k] for r in runs[c]) for k in ("rps", "cpu_us", "p99")} for c in CONFIGS}
     # each round's watched / off: the pair ran back to back, so this is less blurred by the
     # machine's load drifting over the whole run than the ratio of the medians
     paired = statistics.median(w["rps"] / o["rps"] for o, w in zip(runs["off"], runs["watched"]))
-    return {"runs": runs, "median": med, "ratio": med["watched"]["rps"] / med["off"]["rps"],
+    return {"runs": runs, "median": med, "idle": idle, "ratio": med["watched"]["rps"] / med["off"]["rps"],
             "paired": paired, "cpu_ratio": med["watched"]["cpu_us"] / med["off"]["cpu_us"]}
 
 
@@ -307,7 +340,9 @@ def main() -> None:
     ap.add_argument("--backlog", type=int, default=20_000,
                     help="then this many more READY messages in one queue, and the reading again (0: skip)")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--duration", type=int, default=8)
+    ap.add_argument("--idle", type=float, default=5.0,
+                    help="seconds of server CPU measured with no requests, off and watched (0: skip)")
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--skip-scrape", action="store_true")
     ap.add_argument("--skip-throughput", action="store_true")
@@ -376,6 +411,11 @@ def record(args, scrapes: list[dict], t: dict | None) -> None:
         lines += ["", f"Ratio watched / off: **{t['ratio']:.3f}** requests/s (medians; median of each "
                   f"round's ratio {t['paired']:.3f}), {t['cpu_ratio']:.3f} server CPU per request "
                   "(watched: dashboard open, /metrics every 1 s)."]
+        if t["idle"]:
+            i = t["idle"]
+            lines += ["", f"Idle server, no requests ({args.idle:g} s each): CPU {i['off']:.1f} ms/s off, "
+                      f"{i['watched']:.1f} ms/s watched — watching costs {i['watched'] - i['off']:.1f} ms "
+                      f"of CPU a second, {(i['watched'] - i['off']) / 10:.1f} % of one core."]
     path = ROOT / "bench" / "RESULTS.md"
     path.write_text(path.read_text().rstrip("\n") + "\n" + "\n".join(lines) + "\n")
 
