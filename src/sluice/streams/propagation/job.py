@@ -78,8 +78,8 @@ class JobEnv:
     batch_size: int = 500
     max_batches: int = 1000
     declared: dict | None = None       # the declarative transformations, by rule
-    # a second session of the propagating user at the source (HTTP batches are pipelined:
-    # one is dequeued while another is committed at the destination); None: one at a time
+    # a second session of the propagating user at the source (batches to another site are
+    # pipelined: one is dequeued while another is committed there); None: one at a time
     spare: Callable[[], Any] | None = None
     declared_version: int = -1         # as of this catalog version
 
@@ -97,9 +97,10 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
         if dest.dedup and not dest.restored(s.key):
             dest.restore(s.key, sched.load_untold(ctx.session, s.key))
         routes = _routes(ctx, q)
-        if getattr(dest, "pipelined", False) and env.spare is not None and existing_pool(ctx.store) is None:
+        pipelined = getattr(dest, "pipelined", False) and env.spare is not None and existing_pool(ctx.store) is None
+        if pipelined:
             _pipelined(env, s, q, dest, routes, result)
-        while result.batches < env.max_batches:
+        while not pipelined and result.batches < env.max_batches:
             start = env.clock()
             if not s.due(start):
                 break
@@ -213,10 +214,12 @@ def _give_back(env: JobEnv, q: QueueInfo, taken: _Taken) -> None:
 
 def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
                result: RunResult) -> None:
-    """Batches over HTTP with two in flight: while the destination commits one, the
-    next is dequeued (in a second source session: the rows the first holds are skipped)
-    and written behind it on the same connection (:meth:`.sites.HttpSite.post`).  The
-    answers come in order and each source session commits in that order.  When a
+    """Batches to another site with two in flight: while the destination commits one,
+    the next is dequeued (in a second source session: the rows the first holds are
+    skipped) and posted behind it — on the same HTTP connection, or to the store link's
+    thread (:meth:`.sites.HttpSite.post`, :meth:`.sites.StoreSite.post`), either way
+    committed there in the order posted.  The answers are read in order and each source
+    session commits in that order.  When a
     batch fails, those posted after it go back to the source (the destination may have
     committed them: the next batch is a resend, which its de-duplication rows make
     safe), and the failed one is sent once more as a resend, as :func:`_one_batch`

@@ -27,6 +27,7 @@ import socket
 import ssl
 import time
 from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -44,6 +45,17 @@ CA_FILE_ENV = "SLUICE_SSL_CA_FILE"
 Connect = Callable[[str, "str | None", "str | None"], Any]
 
 
+@dataclass
+class Posted:
+    """A batch sent to a destination whose answer is still to be read (``post``): its
+    requests, and the acknowledgements it carries."""
+
+    batch: Batch
+    parts: int
+    acked: list[tuple[str, bytes]]
+    future: Future | None = None      # a store link's: its commit there, in the link's thread
+
+
 class Destination:
     """What every destination does around its own :meth:`_send`: mark a batch as a
     possible resend unless the previous one was acknowledged and committed at the source
@@ -58,6 +70,39 @@ class Destination:
     def __init__(self) -> None:
         self._acked: list[tuple[str, bytes]] = []
         self._restored: set[tuple[str, str, str]] = set()
+        self._waiting: deque[Posted] = deque()      # posted, not answered yet (pipelined)
+
+    def _posting(self, batch: Batch) -> Posted:
+        """``batch`` about to be posted behind those in flight: marked and given the
+        acknowledgements as :meth:`deliver` does."""
+        batch.resend = not self.clean
+        batch.acked, self._acked = self._acked, []
+        self.clean = False
+        posted = Posted(batch, 0, batch.acked)
+        self._waiting.append(posted)
+        return posted
+
+    def _oldest(self, posted: Posted) -> None:
+        if not self._waiting or self._waiting[0] is not posted:
+            raise ora(600, "propagation pipeline: answers read out of order")
+
+    def _forget_waiting(self) -> None:
+        """The unanswered batches are given up: the acknowledgements they carried are told
+        again (deleting a de-duplication row twice is harmless; leaking one is not), and
+        the next batch is sent as a possible resend."""
+        acked: list[tuple[str, bytes]] = []
+        for posted in self._waiting:
+            acked.extend(posted.acked)
+        self._waiting.clear()
+        if acked:
+            self._acked = acked + self._acked
+        self.clean = False
+
+    def in_flight_acked(self) -> list[tuple[str, bytes]]:
+        """The acknowledgements carried by batches posted and not yet answered, and those
+        not sent yet: what the destination may not know the source let go."""
+        out = [a for posted in self._waiting for a in posted.acked]
+        return out + self._acked
 
     def acknowledge(self, batch: Batch) -> None:
         """The source has let ``batch`` go: the next delivery tells the destination."""
@@ -113,26 +158,76 @@ class ThisSite:
 
 
 class StoreSite(Destination):
-    """Another Sluice store, through a session as the link's user."""
+    """Another Sluice store, through a session as the link's user.  The session works in
+    a thread of the link's own, one batch after the other: :meth:`post` hands it a batch
+    while the source dequeues the next (the database's work — the inserts, the durable
+    commit — runs outside the GIL), :meth:`answer` waits for that batch's commit.  Once
+    a batch fails there, the batches posted behind it are refused unsent, so the
+    destination never commits a later batch before an earlier one."""
+
+    pipelined = True
 
     def __init__(self, link: DbLink, connect: Connect) -> None:
         super().__init__()
         self.link = link
         self._connect = connect
         self._conn: Any = None
+        self._worker: ThreadPoolExecutor | None = None
+        self._broken = False
+
+    def _run(self, fn: Callable[..., Any], *args: Any) -> Future:
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="sluice-link")
+        return self._worker.submit(fn, *args)
 
     def _send(self, batch: Batch) -> None:
-        if self._conn is None:
-            self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
-        conn = self._conn
+        self._run(self._commit, batch, False).result()
+
+    def _commit(self, batch: Batch, pipelined: bool) -> None:
+        """Enqueue and commit ``batch`` there (in the link's thread)."""
+        if pipelined and self._broken:
+            raise ora(12541, f"{self.link.endpoint}: not sent, a batch before it failed")
         try:
+            if self._conn is None:
+                self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
+            conn = self._conn
             receive(conn.context, batch)
             conn.commit()
         except BaseException:
-            self.close()       # a failed session is not reused: the next try opens a new one
+            self._broken = pipelined
+            self._close_session()      # a failed session is not reused: the next try opens a new one
             raise
 
-    def close(self) -> None:
+    def post(self, batch: Batch) -> Posted:
+        """Hand ``batch`` to the link's thread; :meth:`answer` waits for its commit."""
+        posted = self._posting(batch)
+        posted.parts = 1
+        posted.future = self._run(self._commit, batch, True)
+        return posted
+
+    def answer(self, posted: Posted) -> None:
+        """Wait for the commit of ``posted``, the oldest batch not yet answered.
+        :raises: the destination's error (then :meth:`failed` has been called)."""
+        self._oldest(posted)
+        try:
+            posted.future.result()
+        except BaseException:
+            self.failed()
+            raise
+        self._waiting.popleft()
+
+    def failed(self) -> None:
+        """A pipelined batch failed: the batches behind it end (refused unsent, or
+        committed if they were under way), and the link takes batches again."""
+        for posted in self._waiting:
+            try:
+                posted.future.result()
+            except BaseException:  # noqa: BLE001 — each ends; their outcome no longer matters
+                pass
+        self._forget_waiting()
+        self._broken = False
+
+    def _close_session(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
@@ -141,15 +236,14 @@ class StoreSite(Destination):
             except DatabaseError:
                 pass     # a session that failed may fail to close: it is gone either way
 
-
-@dataclass
-class Posted:
-    """A batch written to the servlet whose answers are still to be read
-    (:meth:`HttpSite.post`): its requests, and the acknowledgements it carries."""
-
-    batch: Batch
-    parts: int
-    acked: list[tuple[str, bytes]]
+    def close(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            self.failed()
+            worker.submit(self._close_session).result()
+            worker.shutdown(wait=True)
+        else:
+            self._close_session()
 
 
 class HttpSite(Destination):
@@ -189,7 +283,6 @@ class HttpSite(Destination):
             head.append(f"Authorization: {auth}")
         self._head = ("\r\n".join(head) + "\r\nContent-Length: ").encode("latin-1")
         self._pipe: _Pipe | None = None
-        self._waiting: deque[Posted] = deque()
 
     # -- pipelined ------------------------------------------------------------------
     def post(self, batch: Batch) -> Posted:
@@ -202,11 +295,7 @@ class HttpSite(Destination):
             self._drop_pipe()
         if self._pipe is None:
             self._pipe = _Pipe(self._target, self.link.endpoint, self._trust, self.timeout)
-        batch.resend = not self.clean
-        batch.acked, self._acked = self._acked, []
-        self.clean = False
-        posted = Posted(batch, 0, batch.acked)
-        self._waiting.append(posted)
+        posted = self._posting(batch)
         try:
             for part in split(batch, self.MAX_REQUEST):
                 body = to_wire(part)
@@ -222,8 +311,7 @@ class HttpSite(Destination):
         it returns once the destination committed the batch.  :raises: the destination's
         error (then :meth:`failed` has been called: the batches posted after it may or
         may not have been committed there)."""
-        if not self._waiting or self._waiting[0] is not posted:
-            raise ora(600, "propagation pipeline: answers read out of order")
+        self._oldest(posted)
         try:
             for _ in range(posted.parts):
                 if self._pipe is None:      # the servlet closed the connection after an earlier answer
@@ -252,21 +340,8 @@ class HttpSite(Destination):
         pipe, self._pipe = self._pipe, None
         if pipe is not None:
             pipe.close()
-        if keep_waiting:
-            return
-        acked: list[tuple[str, bytes]] = []
-        for posted in self._waiting:
-            acked.extend(posted.acked)
-        self._waiting.clear()
-        if acked:        # deleting a de-duplication row twice is harmless; leaking one is not
-            self._acked = acked + self._acked
-        self.clean = False
-
-    def in_flight_acked(self) -> list[tuple[str, bytes]]:
-        """The acknowledgements carried by batches posted and not yet answered, and those
-        not sent yet: what the destination may not know the source let go."""
-        out = [a for posted in self._waiting for a in posted.acked]
-        return out + self._acked
+        if not keep_waiting:
+            self._forget_waiting()
 
     def _send(self, batch: Batch) -> None:
         """POST the batch — in parts when it is larger than a request may be; each part is
