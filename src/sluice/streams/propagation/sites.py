@@ -181,7 +181,9 @@ class StoreSite(Destination):
         return self._worker.submit(fn, *args)
 
     def _send(self, batch: Batch) -> None:
-        self._run(self._commit, batch, False).result()
+        # in the caller's thread (the link's thread has nothing under way when a batch is
+        # delivered one at a time: failed() waited for it)
+        self._commit(batch, False)
 
     def _commit(self, batch: Batch, pipelined: bool) -> None:
         """Enqueue and commit ``batch`` there (in the link's thread)."""
