@@ -59,7 +59,7 @@ def build_store(dsn: str, queues: int, tables: int) -> None:
 def scrape_times(dsn: str, n: int = 20) -> dict:
     import sluice
     from sluice.monitor.prometheus import Metrics
-    metrics = Metrics(lambda: sluice.connect(dsn))
+    metrics = Metrics(lambda: sluice.connect(dsn), max_age=0.0)    # every scrape reads
     conn = sluice.connect(dsn)
     try:
         body = metrics.exposition()                      # warm: connection, statements

@@ -43,6 +43,19 @@ def registered_function(name: str, schema: str) -> Callable[[Any], Any]:
     return fn
 
 
+def registered_functions() -> dict[str, Callable[[Any], Any]]:
+    """A copy of the registry, by qualified name (what a Spark driver ships to executors)."""
+    with _lock:
+        return dict(_FUNCTIONS)
+
+
+def install_functions(functions: dict[str, Callable[[Any], Any]]) -> None:
+    """Register ``functions`` (qualified name -> callable), replacing what was registered
+    under those names (a registry shipped again by a Spark driver is the newer one)."""
+    with _lock:
+        _FUNCTIONS.update(functions)
+
+
 F = TypeVar("F", bound=Callable)
 
 

@@ -43,6 +43,16 @@ def shout(lcr):
     return lcr
 
 
+def upper_note(lcr):
+    """The STREAMS$_TRANSFORM_FUNCTION of the differential apply test: NAME in capitals;
+    a row whose NAME ends in 7 is discarded (a transformation returning NULL)."""
+    name = lcr.get_value("NEW", "NAME").value
+    if name.endswith("7"):
+        return None
+    lcr.set_value("NEW", "NAME", name.upper())
+    return lcr
+
+
 def workload(n_txn: int) -> list[list]:
     rnd = random.Random(16)
     txns = []
@@ -240,9 +250,21 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     """Differential (issue 16 §3): the same LCR stream through the Python apply process and
     through Spark (rules, row migration, a declarative transformation, the apply engine in
     foreachBatch) gives identical target tables and identical error queues (a missing row, a
-    duplicate key)."""
+    duplicate key); the rules' action contexts alike -- a custom rule-based transformation
+    (STREAMS$_TRANSFORM_FUNCTION), SET_EXECUTE(FALSE) with SET_ENQUEUE_DESTINATION (the same
+    messages reach the other queue, none is executed) -- and a DML handler registered by
+    name on the driver only (a closure: its Python workers get it shipped with the plan).
+    Then a transformation whose module the executors cannot import sends its transaction
+    to the error queue with ORA-00904 saying so."""
     import sqlite3
+    import sys
     from sluice.streams.apply import ApplyProcess
+
+    def tagged(lcr):   # the DML handler: defined here, known only to the driver's registry
+        lcr.set_value("NEW", "NAME", "h:" + lcr.get_value("NEW", "NAME").value)
+        lcr.execute(True)
+    sluice.register_function("diff.tagged", tagged)
+    sluice.register_function("diff.upper_note", upper_note)
 
     dsn = f"sqlite:///{tmp_path / 'site.db'}"
     conn = sluice.connect(dsn)
@@ -252,15 +274,28 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     adm.create_rule("A_EMP", ":dml.get_object_owner() = 'TGT' and :dml.get_object_name() = 'EMP'", STREAMS_CONTEXT)
     adm.create_rule("A_SUB", ":dml.get_object_owner() = 'TGT' and :dml.get_object_name() = 'SUB' and "
                              ":dml.get_command_type() = 'UPDATE'", STREAMS_CONTEXT, NVList({ROW_SUBSET: "INSERT"}))
-    for r in ("A_EMP", "A_SUB"):
+    adm.create_rule("A_NOTE", ":dml.get_object_owner() = 'TGT' and :dml.get_object_name() = 'NOTE'",
+                    STREAMS_CONTEXT, NVList({"STREAMS$_TRANSFORM_FUNCTION": "diff.upper_note"}))
+    adm.create_rule("A_LOG", ":dml.get_object_owner() = 'TGT' and :dml.get_object_name() = 'LOG'", STREAMS_CONTEXT)
+    adm.create_rule("A_HND", ":dml.get_object_owner() = 'TGT' and :dml.get_object_name() = 'HND'", STREAMS_CONTEXT)
+    adm.create_rule("A_GONE", ":dml.get_object_owner() = 'TGT' and :dml.get_object_name() = 'GONE'",
+                    STREAMS_CONTEXT, NVList({"STREAMS$_TRANSFORM_FUNCTION": "diff.gone"}))
+    for r in ("A_EMP", "A_SUB", "A_NOTE", "A_LOG", "A_HND", "A_GONE"):
         adm.add_rule(r, "APOS")
     conn.streams_adm.rename_column("a_emp", "tgt.emp", "name", "title")   # both engines perform it
+    conn.aqadm.create_queue_table(queue_table="MOVED_QT", queue_payload_type="SYS.ANYDATA")
+    conn.aqadm.create_queue(queue_name="MOVED_Q", queue_table="MOVED_QT")
+    conn.aqadm.start_queue(queue_name="MOVED_Q")
+    conn.apply_adm.set_execute("A_LOG", False)
+    conn.apply_adm.set_enqueue_destination("A_LOG", "MOVED_Q")
     targets = {}
     for name in ("APY", "APS"):
         path = str(tmp_path / f"{name}.db")
         with sqlite3.connect(path) as t:
             t.execute('CREATE TABLE "TGT.EMP" (id integer PRIMARY KEY, title varchar(40))')
             t.execute('CREATE TABLE "TGT.SUB" (id integer PRIMARY KEY, name varchar(40))')
+            for table in ("NOTE", "LOG", "HND", "GONE"):
+                t.execute(f'CREATE TABLE "TGT.{table}" (id integer PRIMARY KEY, name varchar(40))')
         targets[name] = path
         conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, rule_set_name="APOS",
                                     apply_database_link=f"sqlite:///{path}", apply_captured=True)
@@ -287,14 +322,31 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
                 key = rnd.choice(sorted(live)) if rnd.random() < 0.9 else 10_000 + scn   # missing: ORA-26787
                 txn.append(RowLCR("DBS1.NET", "UPDATE", "TGT", "EMP", None, f"{t}.0.1", scn,
                                   {"ID": key}, {"NAME": f"u{scn}"}, commit_scn=t * 10 + 9))
-            elif pick < 0.9:
+            elif pick < 0.85:
                 txn.append(RowLCR("DBS1.NET", "UPDATE", "TGT", "SUB", None, f"{t}.0.1", scn,
                                   {"ID": scn, "NAME": "before"}, {"NAME": "after"}, commit_scn=t * 10 + 9))
+            elif pick < 0.9:
+                txn.append(RowLCR("DBS1.NET", "INSERT", "TGT", rnd.choice(["NOTE", "LOG", "HND"]), None,
+                                  f"{t}.0.1", scn, None, {"ID": scn, "NAME": f"v{scn}"}, commit_scn=t * 10 + 9))
             else:
                 txn.append(RowLCR("DBS1.NET", "INSERT", "OTHER", "EMP", None, f"{t}.0.1", scn, None,
                                   {"ID": scn}, commit_scn=t * 10 + 9))   # no rule: discarded
         q.enqmany([conn.msgproperties(payload=p) for p in txn])
         conn.commit()
+
+    for name in ("APY", "APS"):
+        conn.apply_adm.set_dml_handler("TGT.HND", operation_name="INSERT", user_procedure="diff.tagged",
+                                       apply_name=name, apply_database_link=f"sqlite:///{targets[name]}")
+
+    def moved():
+        """The messages SET_ENQUEUE_DESTINATION put into MOVED_Q since last asked (taken)."""
+        mq = conn.queue("MOVED_Q")
+        mq.deqoptions.wait = sluice.DEQ_NO_WAIT
+        got = []
+        while (m := mq.deqone()) is not None:
+            got.append((m.payload.get_object_name(), m.payload.get_scn(), m.payload.get_value("NEW", "NAME").value))
+        conn.commit()
+        return sorted(got)
 
     py = ApplyProcess.from_catalog(sluice.connect(dsn), "APY")
     try:
@@ -302,6 +354,7 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     finally:
         py.stop()
         py.conn.close()
+    moved_by_python = moved()
     register(spark)
     spec = PipelineSpec("aps", dsn, "STRM_Q", "APS", "APOS", max_messages_per_batch=200)
     run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
@@ -312,9 +365,14 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     def table(path, name):
         with sqlite3.connect(path) as t:
             return t.execute(f'SELECT * FROM "TGT.{name}" ORDER BY 1').fetchall()
-    for name in ("EMP", "SUB"):
+    for name in ("EMP", "SUB", "NOTE", "LOG", "HND"):
         assert table(targets["APY"], name) == table(targets["APS"], name)
     assert len(table(targets["APS"], "EMP")) > 50 and table(targets["APS"], "SUB")   # migrated UPDATEs inserted
+    notes = table(targets["APS"], "NOTE")
+    assert notes and all(n == n.upper() and not n.endswith("7") for _, n in notes)   # transformed, some discarded
+    assert table(targets["APS"], "LOG") == []                                       # SET_EXECUTE(FALSE)
+    assert moved() == moved_by_python and moved_by_python                           # SET_ENQUEUE_DESTINATION
+    assert table(targets["APS"], "HND") and all(n.startswith("h:") for _, n in table(targets["APS"], "HND"))
 
     def errors(apply_name):
         return sorted(conn.query("SELECT SOURCE_TRANSACTION_ID, SOURCE_COMMIT_SCN, MESSAGE_NUMBER, ERROR_NUMBER, "
@@ -341,4 +399,28 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     assert len(bad) == 1 and "no LCR or user message" in conn.query(
         "SELECT ERROR_MESSAGE FROM SLUICE_APPLY_ERROR WHERE ERROR_NUMBER = 25215", None)[1][0][0]
     assert (9010, "after the bad one") in table(targets["APS"], "EMP")
+
+    # a transformation registered on the driver from a module the executors cannot import:
+    # its transaction goes to the error queue with ORA-00904 and the reason, the next applies
+    (tmp_path / "driveronly").mkdir()
+    (tmp_path / "driveronly" / "gone_mod.py").write_text("def gone(lcr):\n    return lcr\n")
+    sys.path.insert(0, str(tmp_path / "driveronly"))
+    try:
+        import gone_mod
+        sluice.register_function("diff.gone", gone_mod.gone)
+        for t, table_name in ((950, "GONE"), (951, "NOTE")):
+            q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "TGT", table_name, None, f"{t}.0.1",
+                                                       t * 10, None, {"ID": t, "NAME": "late"},
+                                                       commit_scn=t * 10 + 9)))
+            conn.commit()
+        run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
+                          connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
+        run.start()
+        run.wait(timeout=300)
+    finally:
+        sys.path.remove(str(tmp_path / "driveronly"))
+    gone = conn.query("SELECT SOURCE_COMMIT_SCN, ERROR_MESSAGE FROM SLUICE_APPLY_ERROR "
+                      "WHERE APPLY_NAME = 'APS' AND ERROR_NUMBER = 904", None)[1]
+    assert len(gone) == 1 and gone[0][0] == 9509 and "not loadable on this executor" in gone[0][1]
+    assert table(targets["APS"], "GONE") == [] and (951, "LATE") in table(targets["APS"], "NOTE")
     conn.close()

@@ -29,11 +29,30 @@ from typing import Any, Callable, Iterator
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from pyspark.accumulators import AccumulatorParam
+
 from ..aq.payload import loads_json
 from ..errors import ora
+from ..streams.apply.engine import ApplyError
 from . import rows
 
 __all__ = ["warehouse", "warehouse_frame", "enqueue", "apply", "payload_of", "source_transactions"]
+
+
+class BadInput(ApplyError):
+    """A payload that is no LCR or user message (ORA-25215): into the error queue, and the
+    stream goes on whatever DISABLE_ON_ERROR says."""
+
+
+class _Waits(AccumulatorParam):
+    """The cross-task waits of a micro-batch's tasks: (transaction, those it waited for,
+    looks), gathered on the driver (an accumulator)."""
+
+    def zero(self, value: list) -> list:
+        return []
+
+    def addInPlace(self, value1: list, value2: list) -> list:
+        return value1 + value2
 
 
 _MAPS = ("old_values", "new_values", "old_types", "new_types")
@@ -114,20 +133,29 @@ def enqueue(df: DataFrame, connect: Callable[..., Any], dsn: str, queue: str, ch
     return writer.trigger(**(trigger or {"processingTime": "1 second"})).start()
 
 
-def source_transactions(rows_in_order: list[Any]) -> list[tuple[Any, str | None]]:
-    """The batch's messages as the apply engine takes them, each with None or, for a
-    payload that could not be decoded, its reason: a captured LCR's source transaction
-    (source database, transaction id, commit SCN) is one
-    :class:`~sluice.streams.apply.SourceTxn`, and so is a user-enqueued message's queue
-    transaction (its enqueuing transaction), in the order they come; an undecodable
-    payload is a transaction of its own holding its stored text."""
+def source_transactions(rows_in_order: list[Any], actions: Callable[[str, Any, Callable], Any] | None = None,
+                        ) -> list[tuple[Any, Any, list[tuple[str, Any]]]]:
+    """The batch's messages as the apply engine takes them: per transaction (its
+    :class:`~sluice.streams.apply.SourceTxn`, None or the
+    :class:`~sluice.streams.apply.ApplyError` that sends it to the error queue, the
+    messages its rules enqueue elsewhere as (queue, message)).  A captured LCR's source
+    transaction (source database, transaction id, commit SCN) is one transaction, and so is
+    a user-enqueued message's queue transaction (its enqueuing transaction), in the order
+    they come; an undecodable payload is a transaction of its own holding its stored text
+    (ORA-25215 with the reason).  ``actions(rule, message, enqueue)`` -- what a row's TRUE
+    rule's action context does (:func:`sluice.streams.apply.process.rule_actions`) --
+    gives its Item (None: discarded); an error it raises (ORA-00904: a transformation not
+    registered on this executor) fails the transaction."""
+    from ..errors import DatabaseError
     from ..streams.apply import Item, SourceTxn
 
-    out: list[tuple[Any, str | None]] = []
+    out: list[tuple[Any, Any, list[tuple[str, Any]]]] = []
     key: Any = None
+    fields = None
     for row in rows_in_order:
         if row["error"] is not None:
-            out.append((SourceTxn([Item(row["user_data"])], "USER", ident=bytes(row["msgid"]).hex()), row["error"]))
+            out.append((SourceTxn([Item(row["user_data"])], "USER", ident=bytes(row["msgid"]).hex()),
+                        BadInput(ora(25215, f"the payload is no LCR or user message: {row['error']}"), 0), []))
             key = None
             continue
         message = payload_of(row)
@@ -136,10 +164,85 @@ def source_transactions(rows_in_order: list[Any]) -> list[tuple[Any, str | None]
             else ("U", row["enq_tid"])
         if this != key:
             out.append((SourceTxn([], "CAPTURED", this[1], this[3], this[2]) if captured
-                        else SourceTxn([], "USER", ident=bytes(row["msgid"]).hex()), None))
+                        else SourceTxn([], "USER", ident=bytes(row["msgid"]).hex()), None, []))
             key = this
-        out[-1][0].items.append(Item(message))
+        txn, failure, enqueues = out[-1]
+        if fields is None:
+            fields = set(row.__fields__)
+        rule = row["rule"] if "rule" in fields else None
+        if actions is None or rule is None or failure is not None:
+            txn.items.append(Item(message))
+            continue
+        try:
+            item = actions(rule, message, lambda queue, m, e=enqueues: e.append((queue, m)))
+        except DatabaseError as e:   # the whole transaction goes to the error queue, as it came
+            txn.items.append(Item(message))
+            out[-1] = (txn, ApplyError(e, len(txn.items) - 1), [])
+            continue
+        if item is not None:
+            txn.items.append(item)
+    return [t for t in out if t[0].items or t[0].kind == "CAPTURED"]
+
+
+def ship_functions() -> dict[str, bytes]:
+    """The driver's registry of functions (handlers, transformations registered by name
+    with :func:`sluice.register_function`), each pickled (cloudpickle: by reference when
+    its module is importable, else by value) to travel with the plan to the executors,
+    whose Python workers do not share the driver's memory.  One that cannot be pickled is
+    left out (logged): on an executor its name then fails with ORA-00904."""
+    import logging
+
+    from pyspark import cloudpickle
+
+    from ..routines import registered_functions
+
+    out = {}
+    for name, fn in registered_functions().items():
+        try:
+            out[name] = cloudpickle.dumps(fn)
+        except Exception as e:   # noqa: BLE001 -- any pickling failure: the name is not shipped
+            logging.getLogger("sluice.pipeline").warning("function %s cannot travel to executors: %s", name, e)
     return out
+
+
+def install_shipped(shipped: dict[str, bytes]) -> None:
+    """On an executor: register the functions the driver shipped.  One that cannot be
+    loaded here (its module is not importable on this machine, …) is registered as a
+    stand-in raising ORA-00904 with the reason, so the transaction that needs it goes to
+    the error queue saying why."""
+    import pickle
+
+    from ..routines import install_functions
+
+    loaded: dict[str, Any] = {}
+    for name, data in shipped.items():
+        try:
+            loaded[name] = pickle.loads(data)
+        except Exception as e:   # noqa: BLE001 -- whatever failed, the name is unusable here
+            reason = f"{name}: registered on the Spark driver but not loadable on this executor " \
+                     f"({type(e).__name__}: {e})"
+
+            def missing(*_args: Any, _reason: str = reason) -> Any:
+                raise ora(904, _reason)
+            loaded[name] = missing
+    install_functions(loaded)
+
+
+def _actions(ctx: Any) -> Callable[[str, Any, Callable], Any]:
+    """``actions`` for :func:`source_transactions`: the TRUE rule's action context (read
+    from the store's rules catalog once per rule) performed by the Python apply's own
+    :func:`~sluice.streams.apply.process.rule_actions`."""
+    from ..rules.engine.ruleset import rules_catalog
+    from ..streams.apply.process import rule_actions
+
+    catalog = rules_catalog(ctx.store)
+    contexts: dict[str, Any] = {}
+
+    def act(rule: str, message: Any, enqueue: Callable) -> Any:
+        if rule not in contexts:
+            contexts[rule] = catalog.rule(rule).action_context
+        return rule_actions(message, contexts[rule], ctx.username, enqueue)
+    return act
 
 
 @contextmanager
@@ -172,10 +275,11 @@ def _mine(batch: list[Any], d: Any) -> list[Any]:
 
 
 def _keys_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
-                    it: Iterator[Any]) -> Iterator[tuple]:
+                    shipped: dict[str, bytes], it: Iterator[Any]) -> Iterator[tuple]:
     """Per transaction of the partition (rows ordered by ``tx``, then commit order): its id,
     commit order, size and key hashes (None: it depends on everything) -- what
-    :func:`.applyplan.plan` takes."""
+    :func:`.applyplan.plan` takes.  The keys are those of the messages as their rules'
+    transformations leave them (nothing is enqueued here)."""
     from itertools import groupby
 
     from ..streams.apply.parallel import EVERYTHING, transaction_keys
@@ -184,80 +288,115 @@ def _keys_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_na
     batch = list(it)
     if not batch:
         return
-    with _apply_engine(connect, dsn, login, apply_name) as (_conn, _ctx, d, engine):
+    install_shipped(shipped)
+    with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
+        actions = _actions(ctx)
         for tx, group in groupby(_mine(batch, d), key=lambda r: r["tx"]):
             group = list(group)
             keys: set | None = set()
-            for txn, bad in source_transactions(group):
-                found = set() if bad is not None else transaction_keys(engine, txn)
+            txn = None
+            for txn, failure, _enq in source_transactions(group, actions):
+                found = set() if failure is not None else transaction_keys(engine, txn)
                 if EVERYTHING in found:
                     keys = None
                     break
                 keys |= found
             first = group[0]
-            ident = engine.ident(txn) if len(group) and keys is not None else None
+            ident = engine.ident(txn) if txn is not None and keys is not None else None
             yield (tx, ident, int(first["cscn"] or 0), int(first["seq"]), len(group),
                    None if keys is None else sorted(key_hash(k) for k in keys))
 
 
-def _wait_for(engine: Any, ctx: Any, apply_name: str, idents: list[str], timeout: float = 120.0) -> None:
+def _wait_for(engine: Any, ctx: Any, apply_name: str, idents: list[str], timeout: float = 120.0) -> int:
     """Wait until the transactions ``idents`` (applied by other tasks) are recorded as
-    applied in the target or as failed in the error queue."""
+    applied in the target or as failed in the error queue; how many times it looked."""
     import time
 
     from ..streams.apply import errorqueue
 
     pause, deadline = 0.002, time.monotonic() + timeout
     left = list(idents)
+    looks = 0
     while True:
+        looks += 1
         left = [i for i in left if not engine.target.done(apply_name, "CAPTURED", i)]
         if left:
             errored = errorqueue.errored_transactions(ctx, apply_name)
             left = [i for i in left if (i.rsplit("|", 1)[0], int(i.rsplit("|", 1)[1])) not in errored]
         engine.target.rollback()   # end the reads' transaction: the next one sees new commits
         if not left:
-            return
+            return looks
         if time.monotonic() > deadline:   # a task that failed: the batch fails and is replayed
             raise ora(25228, f"timeout waiting for transactions {left[:3]} applied by another task")
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
 
 
+_ENQUEUED = "SELECT 1 FROM SLUICE_PIPELINE_ENQUEUED WHERE APPLY_NAME = :a AND IDENT = :i"
+_RECORD_ENQUEUED = "INSERT INTO SLUICE_PIPELINE_ENQUEUED (APPLY_NAME, IDENT, BATCH_ID) VALUES (?, ?, ?)"
+
+
+def _enqueue_destinations(conn: Any, ctx: Any, apply_name: str, ident: str, batch_id: int,
+                          enqueues: list[tuple[str, Any]]) -> None:
+    """SET_ENQUEUE_DESTINATION on Spark: the transaction's messages enqueued into their
+    queues in one store transaction that also records it (SLUICE_PIPELINE_ENQUEUED), so
+    a replay of the micro-batch enqueues nothing twice."""
+    if ctx.query(_ENQUEUED, {"a": apply_name, "i": ident}):
+        return
+    for queue, message in enqueues:
+        conn.queue(queue).enqone(conn.msgproperties(payload=message))
+    conn.context.session.add_commit_work(lambda c: c.execute(_RECORD_ENQUEUED, (apply_name, ident, batch_id)))
+    conn.commit()
+
+
+def _forget_enqueued(dsn: str, apply_name: str, batch_id: int) -> None:
+    """Drop the records of micro-batches before ``batch_id``: Spark replays none of them."""
+    from . import queueio
+
+    with queueio.open_raw(dsn) as raw:
+        raw.begin()
+        raw.execute("DELETE FROM SLUICE_PIPELINE_ENQUEUED WHERE APPLY_NAME = ? AND BATCH_ID < ?",
+                    [apply_name, batch_id])
+        raw.execute("COMMIT")
+
+
 def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
-                     it: Iterator[Any], waits: dict[str, list[str]] | None = None) -> None:
+                     shipped: dict[str, bytes], batch_id: int, it: Iterator[Any],
+                     waits: dict[str, list[str]] | None = None, waited: Any = None) -> None:
     from pyspark import TaskContext
 
-    from ..streams.apply import ApplyError
     from ..streams.apply import errorqueue
     from ..streams.apply.definition import set_status
 
     batch = list(it)
     if not batch:
         return
+    install_shipped(shipped)
     task = TaskContext.get()
     # one apply server per task: its own row of the low-watermark (SLUICE_APPLY_PROGRESS)
     with _apply_engine(connect, dsn, login, apply_name, task.partitionId() if task else 0) as (conn, ctx, d, engine):
         encode = errorqueue.codec_encoder(ctx, d.queue_owner, d.queue_name)
         errored = errorqueue.errored_transactions(ctx, d.name)
-        for txn, bad in source_transactions(_mine(batch, d)):
+        for txn, failure, enqueues in source_transactions(_mine(batch, d), _actions(ctx)):
             if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
                 continue   # already in the error queue (a replayed batch)
-            if bad is not None:   # bad input: into the error queue with its reason, and on
-                errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn,
-                                  ApplyError(ora(25215, f"the payload is no LCR or user message: {bad}"), 0),
-                                  encode, d.apply_database_link, d.apply_tag)
-                conn.commit()
-                continue
-            before = (waits or {}).get(engine.ident(txn))
+            ident = engine.ident(txn)
+            if enqueues and failure is None:
+                _enqueue_destinations(conn, ctx, d.name, ident, batch_id, enqueues)
+            before = (waits or {}).get(ident)
             if before:
-                _wait_for(engine, ctx, d.name, before)
+                looks = _wait_for(engine, ctx, d.name, before)
+                if waited is not None:
+                    waited.add([(ident, tuple(before), looks)])
             try:
+                if failure is not None:
+                    raise failure
                 engine.apply(txn)
             except ApplyError as failure:
                 errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn, failure, encode,
                                   d.apply_database_link, d.apply_tag)
                 conn.commit()
-                if d.parameter("DISABLE_ON_ERROR") == "Y":
+                if d.parameter("DISABLE_ON_ERROR") == "Y" and not isinstance(failure, BadInput):
                     # as the Python process does: the apply aborts at its first error; the
                     # batch is not committed, so a restart replays it past the recorded error
                     set_status(ctx, d.name, "ABORTED", failure.error)
@@ -284,37 +423,53 @@ def _bucket_values(spark: Any, tasks: int) -> list[int]:
 
 
 def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str, checkpoint: str,
-          user: str | None = None, trigger: dict | None = None, tasks: int | None = None) -> Any:
+          user: str | None = None, trigger: dict | None = None, tasks: int | None = None,
+          waits_seen: list | None = None) -> Any:
     """Start applying the stream ``df`` as apply process ``apply_name`` of the store at
     ``dsn``, each micro-batch by ``tasks`` tasks (default: Spark's default parallelism)
-    in parallel, a transaction after those it depends on (:mod:`.applyplan`)."""
+    in parallel, a transaction after those it depends on (:mod:`.applyplan`).
+    ``waits_seen``: a list that gets, per transaction that waited for transactions of
+    other tasks, (its record, theirs, how many times it looked) -- logged too."""
+    import logging
+
     from .applyplan import plan
 
     login = {"user": user} if user else {}
+    log = logging.getLogger("sluice.pipeline")
 
     prepared: list[bool] = []
 
-    def batch(frame: DataFrame, _batch_id: int) -> None:
+    def batch(frame: DataFrame, batch_id: int) -> None:
         spark = frame.sparkSession
         n = tasks or spark.sparkContext.defaultParallelism
         if not prepared:   # the target's bookkeeping tables, made once before tasks race to make them
             with _apply_engine(connect, dsn, login, apply_name):
                 prepared.append(True)
+        _forget_enqueued(dsn, apply_name, batch_id)
+        shipped = ship_functions()
         rows = _to_python(frame).withColumn("tx", _transaction_id())
         if n <= 1:
             ordered = rows.coalesce(1).sortWithinPartitions("cscn", "seq")
-            ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it))
+            ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
+                                                                 batch_id, it))
             return
         rows = rows.persist()
         try:
             keyed = rows.repartition(n, "tx").sortWithinPartitions("tx", "cscn", "seq").rdd.mapPartitions(
-                lambda it: _keys_partition(connect, dsn, login, apply_name, it))
+                lambda it: _keys_partition(connect, dsn, login, apply_name, shipped, it))
             assigned, waits = plan([(tx, ident, (c, s), size, hashes)
                                     for tx, ident, c, s, size, hashes in keyed.collect()], n)
             values = _bucket_values(spark, n)
             where = spark.createDataFrame([(tx, values[k]) for tx, k in assigned.items()], "tx string, bucket long")
             ordered = rows.join(F.broadcast(where), "tx").repartition(n, "bucket").sortWithinPartitions("cscn", "seq")
-            ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, it, waits))
+            waited = spark.sparkContext.accumulator([], _Waits())
+            ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
+                                                                 batch_id, it, waits, waited))
+            if waited.value:
+                log.info("apply %s batch %s: %d transactions waited for other tasks", apply_name, batch_id,
+                         len(waited.value))
+                if waits_seen is not None:
+                    waits_seen.extend(waited.value)
         finally:
             rows.unpersist()
 

@@ -26,7 +26,8 @@ from .dialect import Dialect
 # 9: monitoring (SLUICE_QUEUE_DEPTH over every queue table, V$AQ and the views on it)
 # 10: what a propagation let go and has not yet told its destination (SLUICE_PROPAGATION_UNTOLD);
 #     the apply's spilled transactions (SLUICE_APPLY_SPILL)
-SCHEMA_VERSION = 10
+# 11: what a Spark apply sink enqueued for SET_ENQUEUE_DESTINATION (SLUICE_PIPELINE_ENQUEUED)
+SCHEMA_VERSION = 11
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -256,6 +257,12 @@ def pipeline_ddl(d: Dialect) -> list[str]:
             LAG_SECONDS {r}, MESSAGES_PER_SECOND {r}, STATE TEXT, LAST_ERROR TEXT,
             UI_URL TEXT, CHECKPOINT TEXT, STARTED {r},
             PRIMARY KEY (NAME))""",
+        # the source transactions whose SET_ENQUEUE_DESTINATION messages a Spark apply sink
+        # enqueued (in the same store transaction), so a replayed micro-batch does not
+        # enqueue them again; kept until a later micro-batch starts (sluice.pipeline.sinks)
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_PIPELINE_ENQUEUED (
+            APPLY_NAME TEXT NOT NULL, IDENT TEXT NOT NULL, BATCH_ID {i} NOT NULL,
+            PRIMARY KEY (APPLY_NAME, IDENT))""",
         # DBMS_STREAMS_ADM's declarative transformations (sluice.streams.transform.adm)
         f"""{d.create_view} DBA_STREAMS_TRANSFORMATIONS AS
             SELECT {t('rule')} AS RULE_NAME, OWNER AS RULE_OWNER,

@@ -56,7 +56,12 @@ class ApplyDefinition:
 
 
 def _handler(name: str | None, user: str) -> Any:
-    return None if not name else registered_function(name, user)
+    """The handler registered as ``name``, resolved when it is called: a name nobody
+    registered (here, or in the Python worker of a Spark executor) fails the transaction
+    that needs it with ORA-00904, which goes to the error queue."""
+    if not name:
+        return None
+    return lambda *args: registered_function(name, user)(*args)
 
 
 def engine_for(conn: Any, apply_name: str, link: str | None, tag: bytes | None,

@@ -299,10 +299,15 @@ class ApplyEngine:
                                         "handler"), index)
 
     def _resolve(self, name: str) -> Callable[..., Any]:
+        """The DML or error handler ``name``, resolved when called (inside :meth:`_call`,
+        so a name that is not registered fails the transaction with ORA-00904)."""
         resolve = self.handlers.resolve
-        if resolve is None:
-            raise ora(904, name)
-        return resolve(name)
+
+        def run(*args: Any) -> Any:
+            if resolve is None:
+                raise ora(904, name)
+            return resolve(name)(*args)
+        return run
 
     def _call(self, fn: Callable[..., Any], *args: Any, index: int) -> Any:
         """Run a handler with LCR.EXECUTE() pointing at this transaction; what it raises

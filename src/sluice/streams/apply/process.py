@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from ... import constants as C
 from ...errors import DatabaseError, ora
@@ -60,7 +60,7 @@ from .definition import ApplyDefinition, engine_for, find_definition, handlers_f
 from .engine import ApplyError, Item, SourceTxn
 from .parallel import ParallelApply
 
-__all__ = ["ApplyProcess"]
+__all__ = ["ApplyProcess", "rule_actions"]
 
 _STATE = """INSERT INTO SLUICE_APPLY_STATE (APPLY_NAME, STATE, STARTUP_TIME, PARALLELISM,
     TOTAL_MESSAGES_DEQUEUED, TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS, TOTAL_MESSAGES_APPLIED,
@@ -438,20 +438,32 @@ class ApplyProcess:
             if declared:
                 message = transform(message, declared)
         actx = verdict.rule.rule_action_context if verdict.rule is not None else None
-        if actx is None:
-            return Item(message)
-        custom = actx.get_value("STREAMS$_TRANSFORM_FUNCTION")
-        if custom is not None and custom.value:
-            message = registered_function(str(custom.value), self.ctx.username)(message)
-            if message is None:
-                return None
-        destination = actx.get_value("APPLY$_ENQUEUE")
-        if destination is not None and destination.value:
-            q = self.conn.queue(str(destination.value))
-            q.enqone(self.conn.msgproperties(payload=message))
-        directive = actx.get_value("APPLY$_EXECUTE")
-        execute = not (directive is not None and str(directive.value).upper() == "NO")
-        return Item(message, execute)
+        return rule_actions(message, actx, self.ctx.username,
+                            lambda queue, m: self.conn.queue(queue).enqone(self.conn.msgproperties(payload=m)))
+
+
+def rule_actions(message: Any, actx: Any, username: str, enqueue: Callable[[str, Any], Any]) -> Item | None:
+    """What the TRUE apply rule's action context ``actx`` does to ``message`` after its
+    declarative transformations (seed 000 "Purposes of Action Contexts in Streams"): its
+    custom rule-based transformation (``STREAMS$_TRANSFORM_FUNCTION``, a function
+    registered by name, resolved in ``username``'s schema; None: the message is
+    discarded), then SET_ENQUEUE_DESTINATION (``APPLY$_ENQUEUE``: ``enqueue(queue,
+    message)``) and SET_EXECUTE (``APPLY$_EXECUTE`` = ``NO``: the item is not executed).
+    The Python apply process and the Spark apply sink both call it.
+    :raises: ORA-00904 when the transformation's name is not registered."""
+    if actx is None:
+        return Item(message)
+    custom = actx.get_value("STREAMS$_TRANSFORM_FUNCTION")
+    if custom is not None and custom.value:
+        message = registered_function(str(custom.value), username)(message)
+        if message is None:
+            return None
+    destination = actx.get_value("APPLY$_ENQUEUE")
+    if destination is not None and destination.value:
+        enqueue(str(destination.value), message)
+    directive = actx.get_value("APPLY$_EXECUTE")
+    execute = not (directive is not None and str(directive.value).upper() == "NO")
+    return Item(message, execute)
 
 
 def _epoch(when: Any) -> float | None:
