@@ -13,9 +13,12 @@ import socket
 import threading
 import time
 
+from sluice.streams.propagation.links import DbLink
 from sluice.streams.propagation.runner import PropagationRunner
+from sluice.streams.propagation.sites import HttpSite
+from sluice.streams.propagation.wire import Batch, Propagated
 
-from .propkit import drain, enqueue, multi_queue, rows
+from .propkit import drain, enqueue, multi_queue, raises_ora, rows
 from .test_propagation_http import SERVLET, served_site, sites  # noqa: F401  (the fixture)
 
 BOUND = 60.0      # how long the proxy waits for what the sender should do (a hang bound, not a timing)
@@ -217,3 +220,27 @@ def test_a_first_batch_whose_answer_is_lost_fails_the_run_and_the_retry_duplicat
     assert sorted(m.payload for m in drain(b, "STRM.DST", "APP")) == sent
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]
     assert rows(a, "SELECT FAILURES FROM DBA_QUEUE_SCHEDULES") == [(0,)]
+
+
+def test_a_batch_posted_behind_a_refused_one_is_not_committed(sites):
+    """The servlet closes the connection after a SOAP Fault: the batch written behind the
+    refused one is never taken, so a destination never commits a later batch before an
+    earlier one."""
+    b, server = served_site(sites, "dbs2")
+    link = DbLink("SLUICE", "DBS2", "john", "welcome", server.url + SERVLET, 0.0)
+    site = HttpSite(link)
+    try:
+        refused = site.post(Batch("DBS9", "X.SRC", [Propagated("STRM.NOPE", b"\x01" * 16, b"\x01" * 16, "RAW", b"a")]))
+        behind = site.post(Batch("DBS9", "X.SRC", [Propagated("STRM.DST", b"\x02" * 16, b"\x02" * 16, "RAW", b"b")]))
+        raises_ora(24010, site.answer, refused)
+        assert site.in_flight_acked() == [] and not site.clean
+        assert behind.parts == 1
+        assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(0,)]
+        # the link goes on, on a new connection, with the next batch marked a resend; by
+        # its answer the old connection's batch would long have been committed, had it been taken
+        again = site.post(Batch("DBS9", "X.SRC", [Propagated("STRM.DST", b"\x03" * 16, b"\x03" * 16, "RAW", b"c")]))
+        assert again.batch.resend
+        site.answer(again)
+    finally:
+        site.close()
+    assert [m.payload for m in drain(b, "STRM.DST", "APP")] == [b"c"]
