@@ -405,13 +405,16 @@ async def _propagated(send: Any, servlet: Servlet, agent: str, headers: dict, re
     declared = headers.get(b"content-length")
     body = await _body(receive, None if declared is None else declared.decode("latin-1"),
                        servlet.config.max_request_bytes)
+    # a refused batch closes the connection: a sender pipelining its batches (sites.HttpSite)
+    # must not have a later one committed before the refused one is
+    close = [(b"connection", b"close")]
     if body is None:
         return await _respond_text(send, 413, f"413 Request Entity Too Large: the limit is "
-                                              f"{servlet.config.max_request_bytes} bytes\n")
+                                              f"{servlet.config.max_request_bytes} bytes\n", close)
     try:
         answer = await anyio.to_thread.run_sync(receive_batch, servlet, agent, body)
     except Error as e:
-        return await _respond(send, 500, _fault_document(_fault_kind(e), e))
+        return await _respond(send, 500, _fault_document(_fault_kind(e), e), headers=close)
     await _respond(send, 200, answer, b"application/json")
 
 

@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..aq.payload import ANYDATA_CODECS
+from ..rules.engine.anydata import stored_anydata
 from .lcr import AnyData, DDLLCR, RowLCR, RowUnit
 
 __all__ = ["lcr_to_document", "lcr_from_document", "plain_row_document", "document_values"]
@@ -63,9 +64,6 @@ def _units_out(units: dict[str, RowUnit]) -> list:
     return out
 
 
-_new_anydata = AnyData.__new__
-_set_type_name = AnyData._type_name.__set__     # type: ignore[attr-defined]
-_set_value = AnyData._value.__set__             # type: ignore[attr-defined]
 _PLAIN = frozenset({None, "SYS.VARCHAR2", "SYS.CHAR", "SYS.NVARCHAR2", "SYS.NCHAR", "SYS.CLOB",
                     "SYS.NCLOB", "SYS.BINARY_DOUBLE", "SYS.BINARY_FLOAT"})
 
@@ -78,10 +76,9 @@ def _units_in(items: list) -> dict[str, RowUnit]:
     units = {}
     for item in items:
         name, tn, value = item[0], item[1], item[2]
-        data = _new_anydata(AnyData)
-        _set_type_name(data, tn)
-        _set_value(data, value if value is None or tn in _PLAIN or (tn == "SYS.NUMBER" and type(value) is not str)
-                   else _value_in(tn, value))
+        data = stored_anydata(tn, value if value is None or tn in _PLAIN
+                              or (tn == "SYS.NUMBER" and type(value) is not str)
+                              else _value_in(tn, value))
         unit = RowUnit(name, data)
         if len(item) > 3:
             unit.lob_information, unit.lob_offset, unit.lob_operation_size, \
