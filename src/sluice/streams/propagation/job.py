@@ -79,8 +79,8 @@ class JobEnv:
     max_batches: int = 1000
     declared: dict | None = None       # the declarative transformations, by rule
     declared_version: int = -1         # as of this catalog version
-    # a second session of the propagating user at the source (batches to another site are
-    # pipelined: one is dequeued while another is committed there); None: one at a time
+    # a second session of the propagating user at the source (HTTP batches are pipelined:
+    # one is dequeued while another is committed at the destination); None: one at a time
     spare: Callable[[], Any] | None = None
 
 
@@ -220,12 +220,11 @@ def _release(env: JobEnv, q: QueueInfo, session: Any, mark: Any, buffered: list[
 
 def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
                result: RunResult) -> None:
-    """Batches to another site with two in flight: while the destination commits one,
-    the next is dequeued (in a second source session: the rows the first holds are
-    skipped) and posted behind it — on the same HTTP connection, or to the store link's
-    thread (:meth:`.sites.HttpSite.post`, :meth:`.sites.StoreSite.post`), either way
-    committed there in the order posted.  The answers are read in order and each source
-    session commits in that order.  When a batch fails, those posted after it go back to
+    """Batches over HTTP with two in flight: while the destination commits one, the next
+    is dequeued (in a second source session: the rows the first holds are skipped) and
+    written behind it on the same connection (:meth:`.sites.HttpSite.post`), committed
+    there in the order posted.  The answers are read in order and each source session
+    commits in that order.  When a batch fails, those posted after it go back to
     the source (the destination may have committed them: the next batch is a resend,
     which its de-duplication rows make safe), and the failed one is sent once more as a
     resend, as :func:`_one_batch` would; if that fails too it goes back and the error is
