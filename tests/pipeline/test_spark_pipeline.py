@@ -424,3 +424,56 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     assert len(gone) == 1 and gone[0][0] == 9509 and "not loadable on this executor" in gone[0][1]
     assert table(targets["APS"], "GONE") == [] and (951, "LATE") in table(targets["APS"], "NOTE")
     conn.close()
+
+
+def test_apply_tasks_wait_for_the_transactions_of_other_tasks_they_depend_on(spark, tmp_path):
+    """Cross-task waits (the apply sink spread over two tasks): 200 transactions each insert
+    a row and spread over both tasks; then 100 each update two rows inserted on different
+    tasks.  Such a transaction goes to one task and must wait there until the other task's
+    transaction is recorded in the target (SLUICE_APPLY_DONE): the waits are counted on the
+    driver (an accumulator), and had one not waited, its UPDATE would have found no row
+    (ORA-26787, the error queue).  All in one micro-batch."""
+    import sqlite3
+
+    from sluice.pipeline import sinks
+
+    dsn = f"sqlite:///{tmp_path / 'site.db'}"
+    target = str(tmp_path / "target.db")
+    with sqlite3.connect(target) as t:
+        t.execute('CREATE TABLE "TGT.T" (id integer PRIMARY KEY, n integer)')
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name="APW", apply_database_link=f"sqlite:///{target}",
+                                apply_captured=True)
+    conn.apply_adm.set_schema_instantiation_scn("TGT", "DBS1.NET", 0, apply_database_link=f"sqlite:///{target}")
+    conn.apply_adm.set_parameter("APW", "disable_on_error", "N")
+    q = conn.queue("STRM_Q")
+    for k in range(200):
+        q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "TGT", "T", None, f"{k}.0.1", k * 10,
+                                                   None, {"ID": k, "N": 0}, commit_scn=k * 10 + 9)))
+        conn.commit()
+    for i in range(100):
+        t = 200 + i
+        q.enqmany([conn.msgproperties(payload=RowLCR("DBS1.NET", "UPDATE", "TGT", "T", None, f"{t}.0.1",
+                                                     t * 10 + j, {"ID": k, "N": 0}, {"N": t},
+                                                     commit_scn=t * 10 + 9))
+                   for j, k in enumerate((i, 199 - i))])
+        conn.commit()
+    register(spark)
+    df = spark.readStream.format("sluice").options(dsn=dsn, queue="STRM_Q", consumer="APW", pipeline="apw").load()
+    seen: list = []
+    query = sinks.apply(df, sluice.connect, dsn, "APW", str(tmp_path / "ck"), trigger={"availableNow": True},
+                        tasks=2, waits_seen=seen)
+    query.awaitTermination(300)
+    assert query.exception() is None
+    with sqlite3.connect(target) as t:
+        rows = t.execute('SELECT id, n FROM "TGT.T" ORDER BY id').fetchall()
+    assert rows == [(k, 200 + min(k, 199 - k)) for k in range(200)]
+    assert conn.query("SELECT COUNT(*) FROM SLUICE_APPLY_ERROR", None)[1][0][0] == 0
+    # waits happened, each for inserts committed before the waiting update
+    assert seen, "no transaction waited for another task"
+    for ident, before, looks in seen:
+        scn = int(ident.rsplit("|", 1)[1])
+        assert scn >= 2009 and looks >= 1
+        assert all(int(b.rsplit("|", 1)[1]) < scn for b in before)
+    conn.close()
