@@ -78,10 +78,10 @@ class JobEnv:
     batch_size: int = 500
     max_batches: int = 1000
     declared: dict | None = None       # the declarative transformations, by rule
-    # a second session of the propagating user at the source (batches to another site are
-    # pipelined: one is dequeued while another is committed there); None: one at a time
-    spare: Callable[[], Any] | None = None
     declared_version: int = -1         # as of this catalog version
+    # a second session of the propagating user at the source (HTTP batches are pipelined:
+    # one is dequeued while another is committed at the destination); None: one at a time
+    spare: Callable[[], Any] | None = None
 
 
 def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
@@ -179,7 +179,7 @@ def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route
         batch = _batch(env, q, recs, routes, dequeued)
         return _Taken(session, mark, batch, buffered, start, dequeued, env.clock())
     except BaseException:
-        _give_back(env, q, _Taken(session, mark, Batch("", ""), buffered, start, start, start))
+        _release(env, q, session, mark, buffered)
         raise
 
 
@@ -203,27 +203,32 @@ def _settle(env: JobEnv, s: sched.Schedule, dest: Any, taken: _Taken,
 
 
 def _give_back(env: JobEnv, q: QueueInfo, taken: _Taken) -> None:
-    """Release what ``taken`` dequeued (see :func:`_take_back`); its buffered messages go
-    back into memory (best effort, but none lost while the source lives)."""
+    """Release what ``taken`` dequeued."""
+    _release(env, q, taken.session, taken.mark, taken.buffered)
+
+
+def _release(env: JobEnv, q: QueueInfo, session: Any, mark: Any, buffered: list[MessageRecord]) -> None:
+    """Release what ``session`` dequeued since ``mark`` (see :func:`_take_back`); the
+    buffered messages taken go back into memory (best effort, but none lost while the
+    source lives)."""
     try:
-        _take_back(taken.session, taken.mark)
+        _take_back(session, mark)
     finally:
-        if taken.buffered:
-            existing_pool(env.conn.context.store).put_back(q, taken.buffered)
+        if buffered:
+            existing_pool(env.conn.context.store).put_back(q, buffered)
 
 
 def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
                result: RunResult) -> None:
-    """Batches to another site with two in flight: while the destination commits one,
-    the next is dequeued (in a second source session: the rows the first holds are
-    skipped) and posted behind it — on the same HTTP connection, or to the store link's
-    thread (:meth:`.sites.HttpSite.post`, :meth:`.sites.StoreSite.post`), either way
-    committed there in the order posted.  The answers are read in order and each source
-    session commits in that order.  When a
-    batch fails, those posted after it go back to the source (the destination may have
-    committed them: the next batch is a resend, which its de-duplication rows make
-    safe), and the failed one is sent once more as a resend, as :func:`_one_batch`
-    would; if that fails too it goes back and the error is the run's."""
+    """Batches over HTTP with two in flight: while the destination commits one, the next
+    is dequeued (in a second source session: the rows the first holds are skipped) and
+    written behind it on the same connection (:meth:`.sites.HttpSite.post`), committed
+    there in the order posted.  The answers are read in order and each source session
+    commits in that order.  When a batch fails, those posted after it go back to
+    the source (the destination may have committed them: the next batch is a resend,
+    which its de-duplication rows make safe), and the failed one is sent once more as a
+    resend, as :func:`_one_batch` would; if that fails too it goes back and the error is
+    the run's."""
     free = [env.conn.context.session, env.spare()]
     flying: deque[tuple[_Taken, Any]] = deque()
     more = True

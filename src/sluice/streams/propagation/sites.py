@@ -27,7 +27,6 @@ import socket
 import ssl
 import time
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -53,7 +52,6 @@ class Posted:
     batch: Batch
     parts: int
     acked: list[tuple[str, bytes]]
-    future: Future | None = None      # a store link's: its commit there, in the link's thread
 
 
 class Destination:
@@ -158,78 +156,29 @@ class ThisSite:
 
 
 class StoreSite(Destination):
-    """Another Sluice store, through a session as the link's user.  The session works in
-    a thread of the link's own, one batch after the other: :meth:`post` hands it a batch
-    while the source dequeues the next (the database's work — the inserts, the durable
-    commit — runs outside the GIL), :meth:`answer` waits for that batch's commit.  Once
-    a batch fails there, the batches posted behind it are refused unsent, so the
-    destination never commits a later batch before an earlier one."""
-
-    pipelined = True
+    """Another Sluice store, through a session as the link's user.  One batch at a time:
+    committing batches in a thread of the link's own while the source dequeues the next
+    measured at half the rate (SQLite → SQLite, 2026-11-26: each of the destination's
+    statements gives up the GIL and waits to get it back from the busy source thread)."""
 
     def __init__(self, link: DbLink, connect: Connect) -> None:
         super().__init__()
         self.link = link
         self._connect = connect
         self._conn: Any = None
-        self._worker: ThreadPoolExecutor | None = None
-        self._broken = False
-
-    def _run(self, fn: Callable[..., Any], *args: Any) -> Future:
-        if self._worker is None:
-            self._worker = ThreadPoolExecutor(1, thread_name_prefix="sluice-link")
-        return self._worker.submit(fn, *args)
 
     def _send(self, batch: Batch) -> None:
-        # in the caller's thread (the link's thread has nothing under way when a batch is
-        # delivered one at a time: failed() waited for it)
-        self._commit(batch, False)
-
-    def _commit(self, batch: Batch, pipelined: bool) -> None:
-        """Enqueue and commit ``batch`` there (in the link's thread)."""
-        if pipelined and self._broken:
-            raise ora(12541, f"{self.link.endpoint}: not sent, a batch before it failed")
+        if self._conn is None:
+            self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
+        conn = self._conn
         try:
-            if self._conn is None:
-                self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
-            conn = self._conn
             receive(conn.context, batch)
             conn.commit()
         except BaseException:
-            self._broken = pipelined
-            self._close_session()      # a failed session is not reused: the next try opens a new one
+            self.close()       # a failed session is not reused: the next try opens a new one
             raise
 
-    def post(self, batch: Batch) -> Posted:
-        """Hand ``batch`` to the link's thread; :meth:`answer` waits for its commit."""
-        posted = self._posting(batch)
-        posted.parts = 1
-        posted.future = self._run(self._commit, batch, True)
-        return posted
-
-    def answer(self, posted: Posted) -> None:
-        """Wait for the commit of ``posted``, the oldest batch not yet answered.
-        :raises: the destination's error (then :meth:`failed` has been called)."""
-        self._oldest(posted)
-        try:
-            posted.future.result()
-        except BaseException:
-            self.failed()
-            raise
-        self._waiting.popleft()
-
-    def failed(self) -> None:
-        """A pipelined batch failed: the batches behind it end (refused unsent, or
-        committed if they were under way), and the link takes batches again."""
-        for posted in self._waiting:
-            try:
-                posted.future.result()
-            except BaseException:  # noqa: BLE001 — each ends; their outcome no longer matters
-                pass
-        self._forget_waiting()
-        self._broken = False
-
-    def _close_session(self) -> None:
+    def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
@@ -237,15 +186,6 @@ class StoreSite(Destination):
                 conn.close()
             except DatabaseError:
                 pass     # a session that failed may fail to close: it is gone either way
-
-    def close(self) -> None:
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            self.failed()
-            worker.submit(self._close_session).result()
-            worker.shutdown(wait=True)
-        else:
-            self._close_session()
 
 
 class HttpSite(Destination):
