@@ -42,6 +42,7 @@ import statistics
 import sys
 import time
 import uuid
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
@@ -176,12 +177,16 @@ def sluice_engine(conn: sluice.Connection, conninfo: str, schema: str, txns: lis
 
 
 def sluice_parallel(conn: sluice.Connection, conninfo: str, schema: str, txns: list, parallelism: int,
-                    ordered: bool = True) -> float:
+                    ordered: bool = True, servers: str = "processes") -> float:
     from sluice.streams.apply.parallel import ParallelApply
+    from sluice.streams.apply.servers import ServerProcesses
     link = f"{conninfo}?schema={schema}"
     ApplyProcedures(conn).set_schema_instantiation_scn(schema.upper(), SOURCE, 0, apply_database_link=link)
-    par = ParallelApply(lambda i: engine_for(conn, "BENCH_APPLY", link, b"\x00", server_id=i), parallelism,
-                        ordered=ordered)
+    if servers == "processes":      # what an apply process with parallelism > 1 runs (servers.py)
+        par: Any = ServerProcesses(engine_for(conn, "BENCH_APPLY", link, b"\x00"), parallelism, ordered)
+    else:                           # apply servers as threads of one process
+        par = ParallelApply(lambda i: engine_for(conn, "BENCH_APPLY", link, b"\x00", server_id=i), parallelism,
+                            ordered=ordered)
     work = [SourceTxn([Item(x) for x in lcrs], "CAPTURED", SOURCE, lcrs[0].get_commit_scn(),
                       lcrs[0].get_transaction_id()) for lcrs in txns]
     t0 = time.perf_counter()
@@ -194,7 +199,7 @@ def sluice_parallel(conn: sluice.Connection, conninfo: str, schema: str, txns: l
     return elapsed
 
 
-def sluice_process(conninfo: str, tables: int, txns: list) -> tuple[float, float]:
+def sluice_process(conninfo: str, tables: int, txns: list, parallelism: int = 1) -> tuple[float, float]:
     """(enqueue seconds, apply seconds) through a PostgreSQL store's queue."""
     schema = fresh_schema(conninfo, tables)
     store = f"{conninfo}?schema=s_{schema}"
@@ -215,7 +220,9 @@ def sluice_process(conninfo: str, tables: int, txns: list) -> tuple[float, float
     link = f"{conninfo}?schema={schema}"
     ApplyProcedures(conn).set_schema_instantiation_scn(owner, SOURCE, 0, apply_database_link=link)
     proc = ApplyProcess(sluice.connect(store), ApplyDefinition("BENCH_APPLY", conn.username, "BQ",
-                                                               apply_database_link=link), batch=5000)
+                                                               apply_database_link=link,
+                                                               parameters={"PARALLELISM": str(parallelism)}),
+                        batch=5000)
     t0 = time.perf_counter()
     proc.drain(timeout=3600)
     applied = time.perf_counter() - t0
@@ -236,7 +243,10 @@ def main() -> None:
     ap.add_argument("--parallelism", type=int, default=4)
     ap.add_argument("--serialization", choices=("FULL", "NONE"), default="FULL",
                     help="commit_serialization of the parallel runs")
+    ap.add_argument("--servers", choices=("processes", "threads"), default="processes",
+                    help="(e)'s apply servers: processes (what the apply process runs) or threads")
     ap.add_argument("--process", type=int, default=0, help="rows for the end-to-end apply process run")
+    ap.add_argument("--process-parallelism", type=int, default=1, help="the apply process's parallelism in (d)")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
     with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as c:
@@ -251,7 +261,7 @@ def main() -> None:
     print(f"workload: {len(txns)} transactions built in {time.perf_counter() - t0:.1f} s", flush=True)
     labels = {"pipe": "(a) floor: pipeline, statement per row", "many": "(b) floor: executemany per row",
               "sluice": "(c) Sluice ApplyEngine, serial",
-              "parallel": f"(e) Sluice, parallelism {a.parallelism} {a.serialization}"}
+              "parallel": f"(e) Sluice, parallelism {a.parallelism} {a.serialization} ({a.servers})"}
     results: dict[str, list[float]] = {k: [] for k in labels}
     plan = [run for r in range(a.rounds) for run in ("pipe", "sluice", "parallel")]
     plan.insert(1, "many")
@@ -271,7 +281,7 @@ def main() -> None:
                     secs = sluice_engine(store, conninfo, schema, txns, a.profile)
                 else:
                     secs = sluice_parallel(store, conninfo, schema, txns, a.parallelism,
-                                           a.serialization == "FULL")
+                                           a.serialization == "FULL", a.servers)
                 store.close()
                 with psycopg.connect(conninfo, autocommit=True) as c:
                     c.execute(f"DROP SCHEMA s_{owner_schema} CASCADE")
@@ -288,8 +298,9 @@ def main() -> None:
     print(f"target (c) >= 10,000 rows/s: {'met' if med['sluice'] >= 10_000 else 'NOT met'} (median); "
           f"(e) >= 1.5 x (c): {'met' if med['parallel'] >= 1.5 * med['sluice'] else 'NOT met'} (medians)")
     if a.process:
-        enq, secs = sluice_process(conninfo, a.tables, txns_prefix(txns, a.process))
-        print(f"(d) apply process from a PostgreSQL store's queue: {a.process / secs:,.0f} rows/s "
+        enq, secs = sluice_process(conninfo, a.tables, txns_prefix(txns, a.process), a.process_parallelism)
+        print(f"(d) apply process (parallelism {a.process_parallelism}) from a PostgreSQL store's queue: "
+              f"{a.process / secs:,.0f} rows/s "
               f"({secs:.1f} s; enqueueing them took {enq:.1f} s)")
 
 

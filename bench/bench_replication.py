@@ -88,6 +88,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--rate", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--parallelism", type=int, default=1, help="the apply process's (SET_PARAMETER)")
     a = ap.parse_args()
     with admin("postgres") as c:
         for db in (DB, REPLICA_DB):
@@ -98,7 +99,7 @@ def main() -> None:
     dbs1_dsn, dbs2_dsn = f"{SERVER}/{DB}?schema={s1}", f"{SERVER}/{DB}?schema={s2}"
     replica_dsn = f"{SERVER}/{REPLICA_DB}?schema=sluice_apply"
     print(f"{platform.node()} {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; {a.rows} rows, "
-          f"then {a.rate} rows/s for {a.seconds:.0f} s", flush=True)
+          f"then {a.rate} rows/s for {a.seconds:.0f} s; apply parallelism {a.parallelism}", flush=True)
     cols = "id bigint PRIMARY KEY, n integer NOT NULL, v text, created timestamptz DEFAULT clock_timestamp()"
     with admin(DB) as c:
         c.execute(f"CREATE SCHEMA {src}")
@@ -119,6 +120,8 @@ def main() -> None:
         dbs2.apply_adm.create_apply(queue_name="STREAMS_QUEUE", apply_name="APPLY_DBS2",
                                     apply_database_link="replica.net", apply_captured=True)
         dbs2.apply_adm.set_schema_instantiation_scn(owner, DB.upper(), 0, apply_database_link="replica.net")
+        if a.parallelism > 1:
+            dbs2.apply_adm.set_parameter("APPLY_DBS2", "parallelism", str(a.parallelism))
         dbs2.apply_adm.start_apply("APPLY_DBS2")
         dbs1.streams_adm.set_up_queue(queue_table="STREAMS_QUEUE_TABLE", queue_name="STREAMS_QUEUE")
         dbs1.cursor().execute(f"CREATE DATABASE LINK dbs2.net USING '{dbs2_dsn}'")

@@ -309,6 +309,9 @@ def queues(obj: _Context) -> None:
 @click.option("--dashboard-interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
               help="Seconds between the dashboard's readings of the store (one reader, however "
                    "many browsers watch).")
+@click.option("--metrics-max-age", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+              help="Seconds one snapshot of the store serves /metrics scrapes and the dashboard "
+                   "(at most one reading in flight; 0: a reading per scrape).")
 @click.option("--log-level", default="info", show_default=True)
 @click.option("--ssl-certfile", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Serve HTTPS with this certificate (PEM, the chain after it).")
@@ -317,7 +320,7 @@ def queues(obj: _Context) -> None:
 @click.pass_obj
 def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: int, pool_min: int,
           session_timeout: float, max_request_bytes: int, workers: int, inline_max_bytes: int,
-          dashboard: bool, dashboard_interval: float, log_level: str, ssl_certfile: str | None,
+          dashboard: bool, dashboard_interval: float, metrics_max_age: float, log_level: str, ssl_certfile: str | None,
           ssl_keyfile: str | None) -> None:
     """Run the AQ servlet (IDAP: AQ over SOAP/HTTP, seed 004) until interrupted.
 
@@ -332,7 +335,7 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
     config = IdapConfig(serve_dsn or obj.dsn, user=obj.user, password=obj.password, pool_max=pool_max,
                         pool_min=pool_min, session_timeout=session_timeout,
                         max_request_bytes=max_request_bytes, workers=workers,
-                        inline_max_bytes=inline_max_bytes)
+                        inline_max_bytes=inline_max_bytes, monitor_max_age=metrics_max_age)
     try:   # fail here, with the ORA error, rather than inside the server's start-up
         import sluice
         sluice.connect(config.dsn, user=config.user, password=config.password).close()
@@ -357,9 +360,11 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
               help="Serve Prometheus metrics at http://HOST:PORT/metrics (users with MONITOR).")
 @click.option("--metrics-host", default="127.0.0.1", show_default=True,
               help="Address the metrics endpoint listens on.")
+@click.option("--metrics-max-age", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+              help="Seconds one snapshot of the store serves scrapes (at most one reading in flight).")
 @click.pass_obj
 def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float,
-        metrics_port: int | None, metrics_host: str) -> None:
+        metrics_port: int | None, metrics_host: str, metrics_max_age: float) -> None:
     """Run the store's enabled Streams processes (capture, …) until SIGTERM or SIGINT.
 
     DSN defaults to the global --dsn.  Every copy of sluice run on a store (several
@@ -391,7 +396,7 @@ def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float,
             host.start()
             if metrics_port is not None:
                 metrics = _metrics_server(lambda: sluice.connect(dsn, user=obj.user, password=obj.password),
-                                          metrics_host, metrics_port)
+                                          metrics_host, metrics_port, metrics_max_age)
         except (Error, OSError) as e:
             host.stop()
             _fail(e if isinstance(e, Error) else ora(12541, f"metrics endpoint {metrics_host}:{metrics_port}: {e}"))
@@ -451,14 +456,14 @@ def _check_tls(certfile: str | None, keyfile: str | None) -> str:
     return "https"
 
 
-def _metrics_server(connect, host: str, port: int):
+def _metrics_server(connect, host: str, port: int, max_age: float = 1.0):
     """``/metrics`` of ``sluice run`` (sluice.monitor.endpoint), on a connection of its own."""
     import logging
 
     from .monitor.access import MonitorAccess
     from .monitor.endpoint import MetricsServer
     from .monitor.prometheus import Metrics
-    metrics = Metrics(connect)
+    metrics = Metrics(connect, max_age=max_age)
     server = MetricsServer(metrics, MonitorAccess(metrics.source.connection()), host, port,
                            log=logging.getLogger("sluice.metrics").debug)
     logging.getLogger("sluice.metrics").info("metrics on http://%s:%d/metrics", host, server.port)

@@ -58,6 +58,16 @@ def scrape(url: str, auth=WATCHER) -> httpx.Response:
     return httpx.get(url + "/metrics", auth=auth, timeout=30)
 
 
+def scrape_until(url: str, moved, seconds: float = 30.0) -> dict:
+    """The first scrape whose samples satisfy ``moved`` (within ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = samples(scrape(url).text)
+        if moved(found) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
 def test_serve_metrics_need_a_user_with_monitor(served):
     url = served.server.url
     r = httpx.get(url + "/metrics", timeout=30)
@@ -79,8 +89,9 @@ def test_serve_metrics_move_with_idap_traffic(served):
     assert value(before, "sluice_queue_enqueued_messages_total", **q) == 0
     client = Client(url, AGENT, AGENT_PASSWORD)
     client.send("QS.RAW_Q", [b"one", b"two", b"three"], commit=True)
-    time.sleep(0.05)
-    mid = samples(scrape(url).text)
+    # scrapes share a snapshot for up to a second (sluice.monitor.source): the new figures
+    # show once it has aged
+    mid = scrape_until(url, lambda f: value(f, "sluice_queue_ready_messages", **q) == 3)
     assert value(mid, "sluice_queue_ready_messages", **q) == 3
     assert value(mid, "sluice_queue_enqueued_messages_total", **q) == 3
     assert value(mid, "sluice_queue_oldest_message_age_seconds", **q) > 0
@@ -88,8 +99,7 @@ def test_serve_metrics_move_with_idap_traffic(served):
     assert value(mid, "sluice_idap_request_duration_seconds_sum", servlet="AQServlet") > 0
     got = client.receive("QS.RAW_Q", batch_size=3, commit=True)
     assert len(got) == 3
-    after = samples(scrape(url).text)
-    assert value(after, "sluice_queue_ready_messages", **q) == 0
+    after = scrape_until(url, lambda f: value(f, "sluice_queue_ready_messages", **q) == 0)
     assert value(after, "sluice_queue_dequeued_messages_total", **q) == 3
     assert value(after, "sluice_idap_request_duration_seconds_count", servlet="AQServlet") > \
         value(mid, "sluice_idap_request_duration_seconds_count", servlet="AQServlet")

@@ -214,7 +214,7 @@ def test_parallel_apply_keeps_the_serial_result(conn, target, world, serializati
     if target.kind == "sqlite":           # one writer at a time: SQLite targets apply serially
         assert proc.parallel is None
     else:
-        assert proc.parallel is not None and len(proc.parallel.engines) == 4
+        assert proc.parallel is not None and proc.parallel.parallelism == 4
     proc.drain()
     assert errors(conn) == []
     assert target.rows("emp") == sorted(current.items())

@@ -36,7 +36,8 @@ ReaderFactory = Callable[[Any], Callable[[], dict]]
 
 class Dashboard:
     """``/dashboard`` beside the servlet.  ``interval``: seconds between readings (one
-    thread, one connection of its own, however many browsers watch); ``poll``: how often
+    thread, one connection of its own for the error queue and linked sites, however many
+    browsers watch; this store's snapshot is the server's, shared with /metrics); ``poll``: how often
     an open page asks for them.  ``reader``: how readings are taken (default
     :func:`.view.reader`; tests give their own)."""
 
@@ -59,7 +60,14 @@ class Dashboard:
         self._conn = sluice.connect(config.dsn, user=config.user, password=config.password)
         if self._reader is None:
             from .view import reader
-            self.sampler.read = reader(self._conn)
+            shared = getattr(servlet, "snapshots", None)    # the server's, shared with /metrics
+            local = None
+            if shared is not None:
+                # fresh enough for this interval's reading, and no reading of its own when a
+                # scrape has just taken one (sluice.monitor.source)
+                max_age = min(shared.max_age, self.history.interval / 2)
+                local = lambda: shared.get(max_age)   # noqa: E731
+            self.sampler.read = reader(self._conn, local=local)
         else:
             self.sampler.read = self._reader(self._conn)
         self.site.servlet = servlet

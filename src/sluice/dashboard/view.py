@@ -146,16 +146,20 @@ class Reading:
                 "counters": self.counters, "gauges": self.gauges}
 
 
-def reader(conn: Any, connect: Callable[[str], Any] | None = None) -> Callable[[], dict]:
-    """What takes readings on ``conn`` (the dashboard's own connection); ``connect(dsn)``
-    opens a linked site (default: the bootstrap administrator, without a password — the
-    servlet's super-user on stores it administers)."""
+def reader(conn: Any, connect: Callable[[str], Any] | None = None,
+           local: Callable[[], Snapshot] | None = None) -> Callable[[], dict]:
+    """What takes readings on ``conn`` (the dashboard's own connection: links, the error
+    queue); ``local()`` gives this store's snapshot (default ``take(conn)``; in a server,
+    the snapshot it shares with /metrics: :class:`sluice.monitor.source.SnapshotSource`);
+    ``connect(dsn)`` opens a linked site (default: the bootstrap administrator, without a
+    password — the servlet's super-user on stores it administers)."""
     import sluice
     connect = connect or (lambda dsn: sluice.connect(dsn))
+    local = local or (lambda: take(conn))
     remote: dict[str, Any] = {}
 
     def read() -> dict:
-        snap = take(conn)
+        snap = local()
         out = Reading(snap.site)
         out.add(snap)
         _, links = conn.query("SELECT DB_LINK, HOST FROM DBA_DB_LINKS", None)

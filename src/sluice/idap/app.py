@@ -112,6 +112,7 @@ class IdapConfig:
     inline_max_bytes: int = 64 * 1024
     stylesheet: tuple[str, str] | None = None
     realm: str = "AQ restricted stuff"        # AuthName of seed 004 Example 17-23
+    monitor_max_age: float = 1.0              # seconds /metrics and the dashboard share a snapshot
 
 
 def _connect(config: IdapConfig):
@@ -131,6 +132,9 @@ class Servlet:
         self.stopping = stopping or ops.Stopper()
         self.executor = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="idap")
         self.waiters = ThreadPoolExecutor(max_workers=config.pool_max, thread_name_prefix="idap-wait")
+        # the server's one source of monitoring snapshots (/metrics, the dashboard): set by
+        # create_app (sluice.monitor.source.SnapshotSource)
+        self.snapshots: Any = None
 
     def close(self) -> None:
         self.stopping.set()
@@ -401,13 +405,16 @@ async def _propagated(send: Any, servlet: Servlet, agent: str, headers: dict, re
     declared = headers.get(b"content-length")
     body = await _body(receive, None if declared is None else declared.decode("latin-1"),
                        servlet.config.max_request_bytes)
+    # a refused batch closes the connection: a sender pipelining its batches (sites.HttpSite)
+    # must not have a later one committed before the refused one is
+    close = [(b"connection", b"close")]
     if body is None:
         return await _respond_text(send, 413, f"413 Request Entity Too Large: the limit is "
-                                              f"{servlet.config.max_request_bytes} bytes\n")
+                                              f"{servlet.config.max_request_bytes} bytes\n", close)
     try:
         answer = await anyio.to_thread.run_sync(receive_batch, servlet, agent, body)
     except Error as e:
-        return await _respond(send, 500, _fault_document(_fault_kind(e), e))
+        return await _respond(send, 500, _fault_document(_fault_kind(e), e), headers=close)
     await _respond(send, 200, answer, b"application/json")
 
 
@@ -586,7 +593,8 @@ def create_app(config: IdapConfig, extensions: Sequence[Extension] = ()) -> Star
         servlet = await anyio.to_thread.run_sync(Servlet, config, stopping)
         app.state.servlet = servlet
         app.state.monitor_access = MonitorAccess(servlet.control)
-        app.state.metrics = Metrics(lambda: _connect(config), idap=True)
+        app.state.metrics = Metrics(lambda: _connect(config), idap=True, max_age=config.monitor_max_age)
+        servlet.snapshots = app.state.metrics.source
         reaper = asyncio.create_task(_reaper(servlet))
         for extension in extensions:
             await anyio.to_thread.run_sync(extension.start, servlet)

@@ -1,8 +1,8 @@
 """The monitoring snapshot as Prometheus metrics (``prometheus_client``).
 
-:class:`SnapshotCollector` is a custom collector: every scrape takes one
-:func:`~sluice.monitor.snapshot.take` (a fixed number of SQL statements) and turns it
-into metric families, so nothing is computed between scrapes and the data path does not
+:class:`SnapshotCollector` is a custom collector: every scrape turns one
+:func:`~sluice.monitor.snapshot.take` (a fixed number of SQL statements; shared with the
+dashboard and other scrapes while at most a second old, :mod:`.source`) into metric families, so nothing is computed between scrapes and the data path does not
 pay for monitoring.  Counters are what the processes count (LCRs captured, messages
 propagated …; per-queue enqueue/dequeue totals of this process), so ``rate()`` gives
 throughput; gauges are depths, ages, lags and states.  :class:`Metrics` is one registry
@@ -11,20 +11,19 @@ throughput; gauges are depths, ages, lags and states.  :class:`Metrics` is one r
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any, Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily,
                                     StateSetMetricFamily)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString as _go_float
 
-from . import snapshot as snapshots
 from .snapshot import Snapshot
+from .source import DEFAULT_MAX_AGE, SnapshotSource
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 STATUSES = ("ENABLED", "DISABLED", "ABORTED")
@@ -33,103 +32,97 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
                    10.0, 30.0)
 
 
-class SnapshotSource:
-    """Snapshots of one store through a connection of its own (``connect()`` opens it,
-    again after a failure), one at a time."""
-
-    def __init__(self, connect: Callable[[], Any]) -> None:
-        self._connect = connect
-        self._conn: Any = None
-        self._lock = threading.Lock()
-        self.last_seconds = 0.0
-
-    def connection(self) -> Any:
-        with self._lock:
-            if self._conn is None:
-                self._conn = self._connect()
-            return self._conn
-
-    def take(self) -> Snapshot:
-        conn = self.connection()
-        with self._lock:
-            started = time.perf_counter()
-            try:
-                shot = snapshots.take(conn)
-                conn.commit()          # no transaction left open between scrapes
-            except Exception:
-                self._drop()
-                raise
-            self.last_seconds = time.perf_counter() - started
-            return shot
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        try:
-            conn.close()
-        except Exception:     # already broken: what matters is the next scrape reconnects
-            pass
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._drop()
-
-
 def _age(v: float | None) -> float:
     return 0.0 if v is None else v
 
 
 class SnapshotCollector(Collector):
-    """Metric families of one snapshot per scrape (``source.take()``)."""
+    """Metric families of one snapshot per scrape (``source.take()``: the source's last
+    snapshot while it is fresh — :mod:`sluice.monitor.source`)."""
 
     def __init__(self, source: SnapshotSource) -> None:
         self.source = source
+        self._families: tuple[Snapshot | None, list] = (None, [])   # of the last snapshot
 
     def describe(self) -> list:
         return []      # families depend on the store: not checked at registration
 
     def collect(self) -> Iterator:
         s = self.source.take()
-        yield from queue_families(s)
-        yield from process_families(s)
+        shot, families = self._families
+        if shot is not s:      # a scrape of a shared snapshot reuses its families (and text)
+            families = [*queue_families(s), *process_families(s)]
+            self._families = (s, families)
+        yield from families
         yield GaugeMetricFamily("sluice_monitor_snapshot_seconds",
                                 "Seconds the last snapshot of the store took", self.source.last_seconds)
         yield GaugeMetricFamily("sluice_errors", "Apply error-queue transactions, failing "
                                 "propagations and aborted processes", s.errors)
 
 
-def queue_families(s: Snapshot) -> Iterator:
-    """Per-queue families.  A scrape of 1,000 queues writes thousands of these samples, so
-    they are made directly (one label dict per queue, shared by its samples, which the
-    text writer renders once) rather than through ``add_metric``."""
-    def family(kind, name: str, doc: str):
-        return kind(name, doc, labels=["queue", "queue_table", "queue_type"])
-    ready = family(GaugeMetricFamily, "sluice_queue_ready_messages", "Messages READY in the queue "
-                   "(V$AQ READY; a multi-consumer message once per recipient)")
-    waiting = family(GaugeMetricFamily, "sluice_queue_waiting_messages", "Messages WAITING for their "
-                     "delay (V$AQ WAITING)")
-    expired = family(GaugeMetricFamily, "sluice_queue_expired_messages", "Messages EXPIRED in the "
-                     "queue (V$AQ EXPIRED)")
-    oldest = family(GaugeMetricFamily, "sluice_queue_oldest_message_age_seconds", "Age of the oldest "
-                    "READY message (0: none)")
-    enq = family(CounterMetricFamily, "sluice_queue_enqueued_messages", "Messages this process enqueued")
-    deq = family(CounterMetricFamily, "sluice_queue_dequeued_messages", "Messages this process dequeued")
+class QueueFamily(Metric):
+    """One per-queue family of a snapshot: a value of each queue.  A scrape of 1,000
+    queues writes thousands of these samples, so :func:`text_format` takes the family's
+    text straight from the snapshot (:meth:`text`: label sets rendered once per snapshot,
+    shared by the families) without making a :class:`Sample` each; ``samples`` — what
+    prometheus_client's own writers read — are made on first use."""
+
+    def __init__(self, name: str, doc: str, typ: str, sample_name: str, attr: str,
+                 queues: tuple, label_text: list[str]) -> None:
+        super().__init__(name, doc, typ)
+        self.sample_name, self.attr = sample_name, attr
+        self._queues, self._label_text = queues, label_text
+        self._text: str | None = None
+
+    @property            # type: ignore[override]
+    def samples(self) -> list:
+        if self._samples is None:
+            self._samples = [Sample(self.sample_name, {"queue": q.qualified, "queue_table": q.queue_table,
+                                                       "queue_type": q.queue_type},
+                                    getattr(q, self.attr) or 0, None) for q in self._queues]
+        return self._samples
+
+    @samples.setter
+    def samples(self, value: list) -> None:     # Metric.__init__ sets [] : made on first use
+        self._samples = None if value == [] else value
+
+    def text(self) -> str:
+        """The family's sample lines, as :func:`text_format` writes them."""
+        if self._text is None:
+            head, attr, fmt = self.sample_name + "{", self.attr, floatToGoString
+            self._text = "".join([f"{head}{labels}}} {fmt(getattr(q, attr) or 0)}\n"
+                                  for q, labels in zip(self._queues, self._label_text)])
+        return self._text
+
+
+# the per-queue families: name, type, the sample's name, QueueStat attribute, help
+QUEUE_FAMILIES = (
+    ("sluice_queue_ready_messages", "gauge", "ready", "Messages READY in the queue (V$AQ READY; a "
+     "multi-consumer message once per recipient)"),
+    ("sluice_queue_waiting_messages", "gauge", "waiting", "Messages WAITING for their delay (V$AQ WAITING)"),
+    ("sluice_queue_expired_messages", "gauge", "expired", "Messages EXPIRED in the queue (V$AQ EXPIRED)"),
+    ("sluice_queue_oldest_message_age_seconds", "gauge", "oldest_age", "Age of the oldest READY "
+     "message (0: none)"),
+    ("sluice_queue_enqueued_messages", "counter", "enqueued", "Messages this process enqueued"),
+    ("sluice_queue_dequeued_messages", "counter", "dequeued", "Messages this process dequeued"),
+)
+
+
+def queue_families(s: Snapshot) -> list[Metric]:
+    """Per-queue families (:class:`QueueFamily`) and the per-consumer depths."""
+    label_text = [f'queue="{_label_value(q.qualified)}",queue_table="{_label_value(q.queue_table)}",'
+                  f'queue_type="{_label_value(q.queue_type)}"' for q in s.queues]
+    families: list[Metric] = [
+        QueueFamily(name, doc, typ, name + "_total" if typ == "counter" else name, attr, s.queues, label_text)
+        for name, typ, attr, doc in QUEUE_FAMILIES]
     consumer = GaugeMetricFamily("sluice_queue_consumer_ready_messages", "READY messages per "
                                  "consumer or remote address of a multi-consumer queue",
                                  labels=["queue", "consumer", "address"])
-    columns = ((ready, "sluice_queue_ready_messages", "ready"),
-               (waiting, "sluice_queue_waiting_messages", "waiting"),
-               (expired, "sluice_queue_expired_messages", "expired"),
-               (oldest, "sluice_queue_oldest_message_age_seconds", "oldest_age"),
-               (enq, "sluice_queue_enqueued_messages_total", "enqueued"),
-               (deq, "sluice_queue_dequeued_messages_total", "dequeued"))
     for q in s.queues:
-        labels = {"queue": q.qualified, "queue_table": q.queue_table, "queue_type": q.queue_type}
-        for fam, sample, attr in columns:
-            fam.samples.append(Sample(sample, labels, getattr(q, attr) or 0, None))
         for c in q.consumers:
             consumer.add_metric([q.qualified, c.name or "", c.address or ""], c.ready)
-    yield from (ready, waiting, expired, oldest, enq, deq, consumer)
+    families.append(consumer)
+    return families
 
 
 def process_families(s: Snapshot) -> Iterator:
@@ -257,6 +250,9 @@ def text_format(registry: CollectorRegistry) -> bytes:
             kind = "untyped"
         doc = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
         out.append(f"# HELP {name} {doc}\n# TYPE {name} {kind}\n")
+        if type(metric) is QueueFamily:
+            out.append(metric.text())
+            continue
         extra: dict[str, list[str]] = {}     # OpenMetrics samples: gauges of their own, after
         suffixes = {metric.name + x: x for x in ("_created", "_gsum", "_gcount")}
         for sample in metric.samples:
@@ -282,9 +278,10 @@ class Metrics:
     """A registry with the snapshot collector over ``connect`` (and, for the servlet, the
     IDAP request-latency histogram: :meth:`observe_request`)."""
 
-    def __init__(self, connect: Callable[[], Any], idap: bool = False) -> None:
+    def __init__(self, connect: Callable[[], Any], idap: bool = False,
+                 max_age: float = DEFAULT_MAX_AGE) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
-        self.source = SnapshotSource(connect)
+        self.source = SnapshotSource(connect, max_age)
         self.registry.register(SnapshotCollector(self.source))
         self._latency = Histogram("sluice_idap_request_duration_seconds", "IDAP requests (POST to "
                                   "/aqserv/servlet/<name>) from arrival to answer", ["servlet"],
@@ -298,9 +295,10 @@ class Metrics:
         child.observe(seconds)
 
     def exposition(self) -> bytes:
-        """The text format of every metric, one snapshot taken now (blocking: the
-        snapshot's SQL runs here): what ``generate_latest(self.registry)`` writes, byte for
-        byte, ten times faster (:func:`text_format`)."""
+        """The text format of every metric, from the source's snapshot (blocking: a
+        reading's SQL runs here when the last one is older than its max age): what
+        ``generate_latest(self.registry)`` writes, byte for byte, ten times faster
+        (:func:`text_format`)."""
         return text_format(self.registry)
 
     def close(self) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 # message states in a queue table (python-oracledb's MSG_* values)
 _READY, _WAITING, _EXPIRED = 0, 1, 3
@@ -35,9 +35,10 @@ class ConsumerDepth:
     oldest_age: float | None    # seconds the oldest READY record has waited (None: none)
 
 
-@dataclass(frozen=True)
-class QueueStat:
-    """One queue (DBA_QUEUES row) and what is in it (V$AQ)."""
+class QueueStat(NamedTuple):
+    """One queue (DBA_QUEUES row) and what is in it (V$AQ).  A named tuple, not a frozen
+    dataclass: a snapshot makes one per queue, and a frozen dataclass's ``__init__``
+    (``object.__setattr__`` per field) is what a 1,000-queue snapshot spent most on."""
 
     owner: str
     name: str

@@ -13,7 +13,6 @@ from __future__ import annotations
 import pyspark.daemon as _daemon
 
 # the modules the sinks' and stages' tasks import (none imports pandas or pyarrow)
-import sluice  # noqa: F401
 import sluice.pipeline.applyplan  # noqa: F401
 import sluice.pipeline.queueio  # noqa: F401
 import sluice.pipeline.rows  # noqa: F401

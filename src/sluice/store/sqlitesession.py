@@ -220,7 +220,9 @@ class SqliteSession(StoreSession):
         locks = self.store.locks
         grouped = queue.table.message_grouping == "TRANSACTIONAL"
         in_python = sel.predicate if sel.sql_condition is None else None   # else SQL tested it
-        chunk = max(16, limit * 2) if (in_python or lock) else limit
+        # room for what the predicate rejects, or (locking) for rows other sessions hold —
+        # not twice the rows when nothing filters: each is read and built for nothing
+        chunk = max(16, limit * 2) if in_python else limit + max(16, limit // 4) if lock else limit
         after = sel.after
         taken: list[MessageRecord] = []
         now = time.time()

@@ -57,15 +57,16 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
     t = table_name(qt)
     for (q_name, uid), recs in groups.items():
         optional = [_OPTIONAL_GET(r) for r in recs]
-        used_set: set[int] = set()
         try:
-            distinct = set(optional)    # a batch's records mostly share them (consumer, sender)
+            distinct = list(set(optional))    # a batch's records mostly share them (consumer, sender)
         except TypeError:
             distinct = optional
-        for o in distinct:
-            if o != _OPTIONAL_DEFAULT:  # the common case is one tuple comparison
-                used_set.update(i for i, (v, d) in enumerate(zip(o, _OPTIONAL_DEFAULT)) if v != d)
-        used = tuple(sorted(used_set))
+        if len(distinct) == 1 and distinct[0] == _OPTIONAL_DEFAULT:   # the common case
+            used: tuple[int, ...] = ()
+        else:   # column by column, counted in C: a column is used unless all are its default
+            n = len(distinct)
+            used = tuple(i for i, (col, dflt) in enumerate(zip(zip(*distinct), _OPTIONAL_DEFAULT))
+                         if col.count(dflt) != n)
         d = conn.dialect
         bulk = d.bulk_arrays and len(recs) > 1
         key = (d.name, bulk, t, q_name, uid, used)
@@ -172,7 +173,9 @@ def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
     elif consumer == 3:  # propagation: the records addressed to one queue
         where.append("ADDRESS = ?")
     elif consumer == 4:  # propagation: the records addressed to any queue at one link
-        where.append("ADDRESS LIKE ? ESCAPE '\\'")
+        # (IS NOT NULL spelled out: SQLite uses the partial $REMOTE index, in dequeue
+        # order, only when the query implies its WHERE — LIKE does not)
+        where.append("ADDRESS IS NOT NULL AND ADDRESS LIKE ? ESCAPE '\\'")
     elif consumer == 5:  # propagation: the records addressed to a queue of this site
         where.append("ADDRESS IS NOT NULL AND ADDRESS NOT LIKE '%@%'")
     where.append("STATE = ?" if n_states == 1 else f"STATE IN ({', '.join('?' * n_states)})")

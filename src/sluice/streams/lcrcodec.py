@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..aq.payload import ANYDATA_CODECS
+from ..rules.engine.anydata import stored_anydata
 from .lcr import AnyData, DDLLCR, RowLCR, RowUnit
 
 __all__ = ["lcr_to_document", "lcr_from_document", "plain_row_document", "document_values"]
@@ -63,13 +64,22 @@ def _units_out(units: dict[str, RowUnit]) -> list:
     return out
 
 
+_PLAIN = frozenset({None, "SYS.VARCHAR2", "SYS.CHAR", "SYS.NVARCHAR2", "SYS.NCHAR", "SYS.CLOB",
+                    "SYS.NCLOB", "SYS.BINARY_DOUBLE", "SYS.BINARY_FLOAT"})
+
+
 def _units_in(items: list) -> dict[str, RowUnit]:
     """An ``LCR$_ROW_LIST`` as stored: its names were canonical when it was written, so the
-    units are made as they are (no checking again: an apply process reads many)."""
+    units are made as they are (no checking again: an apply process reads many; the
+    immutable AnyData filled through its slots, a value kept as JSON gave it where its type
+    needs no conversion)."""
     units = {}
     for item in items:
         name, tn, value = item[0], item[1], item[2]
-        unit = RowUnit(name, AnyData(tn, _value_in(tn, value)))
+        data = stored_anydata(tn, value if value is None or tn in _PLAIN
+                              or (tn == "SYS.NUMBER" and type(value) is not str)
+                              else _value_in(tn, value))
+        unit = RowUnit(name, data)
         if len(item) > 3:
             unit.lob_information, unit.lob_offset, unit.lob_operation_size, \
                 unit.long_information = item[3]

@@ -180,3 +180,18 @@ def _as_datetime(value: date | None) -> datetime | None:
     if value is None or isinstance(value, datetime):
         return value
     return datetime(value.year, value.month, value.day)
+
+
+_new_anydata = AnyData.__new__
+_set_type_name = AnyData._type_name.__set__     # type: ignore[attr-defined]
+_set_value = AnyData._value.__set__             # type: ignore[attr-defined]
+
+
+def stored_anydata(type_name: str | None, value: Any) -> AnyData:
+    """An AnyData for a (type name, value) pair read back from storage, where it was made
+    canonical when it was written: filled through its slots with no inference or checks
+    (an apply process reads millions; ``AnyData.of`` is for values from users)."""
+    data = _new_anydata(AnyData)
+    _set_type_name(data, type_name)
+    _set_value(data, value)
+    return data

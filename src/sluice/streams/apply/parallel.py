@@ -1,6 +1,10 @@
 """Parallel apply (SET_PARAMETER parallelism > 1): several apply servers, one result.
 
-Each apply server is an :class:`~.engine.ApplyEngine` with a target connection of its own.
+The dependency rules (:func:`transaction_keys`, :func:`dependencies`) both kinds of apply
+servers share, and :class:`ParallelApply`, the servers as threads of the apply process —
+what an apply process with a precommit handler (a Python callable, run for every
+transaction) uses; otherwise the servers are processes (:mod:`.servers`), which do not
+share one GIL.  Each apply server is an :class:`~.engine.ApplyEngine` with a target connection of its own.
 The transactions of a batch are handed out in source commit order; a transaction waits,
 before it starts, for the earlier transactions it depends on — those that change a row with
 the same key (the key columns the engine finds the row by; an UPDATE of a key depends on the
@@ -44,8 +48,17 @@ def transaction_keys(engine: ApplyEngine, txn: SourceTxn) -> set[tuple]:
             columns = engine._key(lcr, 0)
         except Exception:       # the engine reports it when it applies the transaction
             return {EVERYTHING}
-        for which in (("NEW",) if lcr.get_command_type() == "INSERT" else ("OLD", "NEW")):
-            values = [lcr.get_value(which, c) for c in columns]
+        cmd = lcr.get_command_type()
+        # the values get_value("OLD" / "NEW", c) gives (NEW of an UPDATE: the old value of
+        # a column it does not change), read once per LCR
+        new = {u.column_name: u.data for u in lcr.get_values("NEW", "N")} if cmd != "DELETE" else {}
+        if cmd == "INSERT":
+            rows = (new,)
+        else:
+            old = {u.column_name: u.data for u in lcr.get_values("OLD", "N")}
+            rows = (old, {**old, **new}) if cmd == "UPDATE" else (old, new)
+        for row in rows:
+            values = [row.get(c) for c in columns]
             if all(v is not None for v in values):
                 keys.add((owner, name, tuple(v.value for v in values)))
     return keys
@@ -87,6 +100,10 @@ class ParallelApply:
             # dependency the keys do not show: another unique constraint) must not wait for
             # ever, since the holder waits for it: it fails after a while instead (error queue)
             e.target.limit_lock_wait(LOCK_WAIT)
+
+    @property
+    def parallelism(self) -> int:
+        return len(self.engines)
 
     def close(self) -> None:
         for e in self.engines:

@@ -59,6 +59,7 @@ from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
 from .engine import ApplyError, Item, SourceTxn
 from .parallel import ParallelApply
+from .servers import ServerProcesses
 
 __all__ = ["ApplyProcess", "rule_actions"]
 
@@ -96,10 +97,15 @@ class ApplyProcess:
         self.parallel = None
         if parallelism > 1 and self.engine.target.dialect == "sqlite":
             parallelism = 1     # SQLite has one writer at a time: servers would only queue up
-        if parallelism > 1:     # server 0 is self.engine; the others have connections of their own
+        ordered = definition.parameter("COMMIT_SERIALIZATION") == "FULL"
+        if parallelism > 1 and definition.precommit_handler is None:
+            # apply servers as processes (servers.py); the coordinator applies what needs handlers
+            self.parallel = ServerProcesses(self.engine, parallelism, ordered)
+        elif parallelism > 1:   # a precommit handler (a callable) runs for every transaction: threads
+            # server 0 is self.engine; the others have connections of their own
             self.parallel = ParallelApply(lambda i: self.engine if i == 0 else engine_for(
                 conn, definition.name, definition.apply_database_link, definition.apply_tag, definition,
-                server_id=i), parallelism, ordered=definition.parameter("COMMIT_SERIALIZATION") == "FULL")
+                server_id=i), parallelism, ordered=ordered)
         self.queue = conn.queue(f'"{definition.queue_owner}"."{definition.queue_name}"')
         info = self.ctx.queue(definition.queue_owner, definition.queue_name)
         self.transactional = info.table.message_grouping == "TRANSACTIONAL"
@@ -142,6 +148,9 @@ class ApplyProcess:
         if d is None:
             return             # dropped: the host stops it
         self.d = d
+        if isinstance(self.parallel, ServerProcesses):
+            self.parallel.follow(handlers_for(d, self.ctx.username), d.apply_tag)
+            return
         for engine in (self.parallel.engines if self.parallel is not None else [self.engine]):
             engine.handlers = handlers_for(d, self.ctx.username)
             engine.tag = d.apply_tag

@@ -203,6 +203,7 @@ class PgTarget(Target):
 
     def __init__(self, conninfo: str, schema: str, display: str) -> None:
         super().__init__()
+        self.conninfo = conninfo      # apply server processes open their own (servers.py)
         self.schema = schema
         self.display = display
         self._tag: bytes | None = None

@@ -24,6 +24,7 @@ the rest of it), so a grouped destination receives each transaction whole (seed 
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -77,6 +78,9 @@ class JobEnv:
     batch_size: int = 500
     max_batches: int = 1000
     declared: dict | None = None       # the declarative transformations, by rule
+    # a second session of the propagating user at the source (batches to another site are
+    # pipelined: one is dequeued while another is committed there); None: one at a time
+    spare: Callable[[], Any] | None = None
     declared_version: int = -1         # as of this catalog version
 
 
@@ -93,7 +97,10 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
         if dest.dedup and not dest.restored(s.key):
             dest.restore(s.key, sched.load_untold(ctx.session, s.key))
         routes = _routes(ctx, q)
-        while result.batches < env.max_batches:
+        pipelined = getattr(dest, "pipelined", False) and env.spare is not None and existing_pool(ctx.store) is None
+        if pipelined:
+            _pipelined(env, s, q, dest, routes, result)
+        while not pipelined and result.batches < env.max_batches:
             start = env.clock()
             if not s.due(start):
                 break
@@ -114,11 +121,38 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
     return result
 
 
+@dataclass
+class _Taken:
+    """A batch dequeued in ``session`` (since ``mark``), not yet committed there."""
+
+    session: Any
+    mark: Any
+    batch: Batch
+    buffered: list[MessageRecord]
+    start: float
+    dequeued: float
+    pickled: float
+
+
 def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
                start: float) -> tuple[int, int] | None:
     """One batch, committed at both ends: ``(messages, bytes)``; None when nothing waits."""
+    taken = _take(env, s, q, routes, env.conn.context.session, start)
+    if taken is None:
+        return None
+    try:
+        dest.deliver(taken.batch)
+        return _settle(env, s, dest, taken)
+    except BaseException:
+        _give_back(env, q, taken)
+        raise
+
+
+def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route], session: Any,
+          start: float) -> _Taken | None:
+    """Dequeue the next batch in ``session`` (uncommitted) and build it; None when
+    nothing waits."""
     ctx = env.conn.context
-    session = ctx.session
     # not now: a stopped propagation's records, and under a link's shared schedule those
     # of the queue-to-queue propagations over it (their own schedules move them)
     buffered: list[MessageRecord] = []
@@ -143,22 +177,94 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
             return None
         dequeued = env.clock()
         batch = _batch(env, q, recs, routes, dequeued)
-        pickled = env.clock()
-        dest.deliver(batch)
-        nbytes = sum(m.size for m in batch.messages)
-        end = env.clock()
-        s.record_success(end, len(batch.messages), nbytes, end - start, dequeued - start, pickled - dequeued)
-        session.add_commit_work(sched.runtime_work(s))
-        if dest.dedup:
-            session.add_commit_work(sched.untold_work(s, [(m.dest_queue, m.source_msgid) for m in batch.messages
-                                                          if not m.buffered]))
-        session.commit()
-        dest.acknowledge(batch)    # let go: the next batch is all new, and says so
-        return len(batch.messages), nbytes
+        return _Taken(session, mark, batch, buffered, start, dequeued, env.clock())
     except BaseException:
-        _take_back(session, mark)
-        if buffered:               # best effort, but none lost while the source lives
-            existing_pool(ctx.store).put_back(q, buffered)
+        _give_back(env, q, _Taken(session, mark, Batch("", ""), buffered, start, start, start))
+        raise
+
+
+def _settle(env: JobEnv, s: sched.Schedule, dest: Any, taken: _Taken,
+            untold: list[tuple[str, bytes]] | None = None) -> tuple[int, int]:
+    """The destination committed ``taken``: commit its dequeue at the source with the
+    schedule's statistics and what the destination has not been told the source let go
+    (this batch, and ``untold``: acknowledgements not yet known to have reached it)."""
+    batch, session = taken.batch, taken.session
+    nbytes = sum(m.size for m in batch.messages)
+    end = env.clock()
+    s.record_success(end, len(batch.messages), nbytes, end - taken.start, taken.dequeued - taken.start,
+                     taken.pickled - taken.dequeued)
+    session.add_commit_work(sched.runtime_work(s))
+    if dest.dedup:
+        session.add_commit_work(sched.untold_work(s, [(m.dest_queue, m.source_msgid) for m in batch.messages
+                                                      if not m.buffered] + (untold or [])))
+    session.commit()
+    dest.acknowledge(batch)    # let go: the next batch is all new, and says so
+    return len(batch.messages), nbytes
+
+
+def _give_back(env: JobEnv, q: QueueInfo, taken: _Taken) -> None:
+    """Release what ``taken`` dequeued (see :func:`_take_back`); its buffered messages go
+    back into memory (best effort, but none lost while the source lives)."""
+    try:
+        _take_back(taken.session, taken.mark)
+    finally:
+        if taken.buffered:
+            existing_pool(env.conn.context.store).put_back(q, taken.buffered)
+
+
+def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
+               result: RunResult) -> None:
+    """Batches to another site with two in flight: while the destination commits one,
+    the next is dequeued (in a second source session: the rows the first holds are
+    skipped) and posted behind it — on the same HTTP connection, or to the store link's
+    thread (:meth:`.sites.HttpSite.post`, :meth:`.sites.StoreSite.post`), either way
+    committed there in the order posted.  The answers are read in order and each source
+    session commits in that order.  When a
+    batch fails, those posted after it go back to the source (the destination may have
+    committed them: the next batch is a resend, which its de-duplication rows make
+    safe), and the failed one is sent once more as a resend, as :func:`_one_batch`
+    would; if that fails too it goes back and the error is the run's."""
+    free = [env.conn.context.session, env.spare()]
+    flying: deque[tuple[_Taken, Any]] = deque()
+    more = True
+    try:
+        while True:
+            while more and len(flying) < 2 and result.batches + len(flying) < env.max_batches:
+                start = env.clock()
+                if not s.due(start):
+                    more = False
+                    break
+                taken = _take(env, s, q, routes, free[0], start)
+                if taken is None:
+                    more = False
+                    break
+                free.pop(0)
+                flying.append((taken, None))
+                flying[-1] = (taken, dest.post(taken.batch))
+            if not flying:
+                return
+            taken, posted = flying[0]
+            try:
+                dest.answer(posted)
+            except DatabaseError:
+                while len(flying) > 1:          # the destination never answered for them
+                    later, _ = flying.pop()
+                    free.insert(0, later.session)
+                    _give_back(env, q, later)
+                if taken.batch.resend:
+                    raise
+                dest.deliver(taken.batch)       # sent again, as a resend (clean is off)
+            moved = _settle(env, s, dest, taken, dest.in_flight_acked())
+            flying.popleft()
+            free.append(taken.session)
+            result.batches += 1
+            result.messages += moved[0]
+            result.nbytes += moved[1]
+    except BaseException:
+        if flying:
+            dest.failed()       # what was posted and not answered: its answers are not read
+        for taken, _ in flying:
+            _give_back(env, q, taken)
         raise
 
 
@@ -234,9 +340,14 @@ def _batch(env: JobEnv, q: QueueInfo, recs: list[MessageRecord], routes: dict[st
     codec = ctx.catalog.codec(q.table)
     batch = Batch(env.site, q.qualified)
     by_key: dict[tuple[bytes, str], Propagated] = {}
+    # per (recipient, address): its route, whether the stored payload goes as it is, and
+    # the destination queue — looked up once per batch, not once per message
+    known: dict[tuple[str | None, str], tuple[_Route, bool, str]] = {}
+    own_queue = (q.owner, q.name)
+    append = batch.messages.append
     for r in recs:
-        route = routes.get(f"{r.consumer_name}|{r.address}") or routes.get(r.address) or _Route(None)
-        key = (r.msgid, r.address)
+        address = r.address
+        key = (r.msgid, address)
         found = by_key.get(key)
         if found is not None:       # another recipient of the same message at that queue
             if found.recipients is not None and r.consumer_name is not None:
@@ -244,22 +355,31 @@ def _batch(env: JobEnv, q: QueueInfo, recs: list[MessageRecord], routes: dict[st
             else:
                 found.recipients = None
             continue
-        payload_type, data = _payload(env, q, codec, r, route)
-        if data is _DISCARD:
-            continue
+        how = known.get((r.consumer_name, address))
+        if how is None:
+            route = routes.get(f"{r.consumer_name}|{address}") or routes.get(address) or _Route(None)
+            spec = route.spec
+            plain = route.transformation is None and (spec is None or (
+                spec.rule_set_name is None and spec.negative_rule_set_name is None))
+            how = known[(r.consumer_name, address)] = (route, plain, address.partition("@")[0])
+        route, plain, dest_queue = how
+        if plain:
+            payload_type, data = q.table.payload_type, r.user_data
+        else:
+            payload_type, data = _payload(env, q, codec, r, route)
+            if data is _DISCARD:
+                continue
+        timed = r.delay is not None or r.expire_at is not None
         m = Propagated(
-            dest_queue=r.address.partition("@")[0], source_msgid=r.msgid,
-            original_msgid=r.original_msgid or r.msgid, payload_type=payload_type, user_data=data,
-            priority=r.priority, delay=_delay_left(r, now), expiration=_expiration_left(r, now),
-            correlation=r.corrid,
-            sender=(r.sender_name, r.sender_address, r.sender_protocol)
-            if r.sender_name or r.sender_address else None,
-            recipients=[r.consumer_name] if r.consumer_name is not None else None,
-            group=r.enq_tid, original_queue=(r.original_queue_owner, r.original_queue_name)
-            if r.original_queue_name else (q.owner, q.name), enq_time=r.enq_time,
-            buffered=r.delivery_mode == C.MSG_BUFFERED)
+            dest_queue, r.msgid, r.original_msgid or r.msgid, payload_type, data, r.priority,
+            _delay_left(r, now) if timed else None, _expiration_left(r, now) if timed else None,
+            r.corrid,
+            (r.sender_name, r.sender_address, r.sender_protocol) if r.sender_name or r.sender_address else None,
+            [r.consumer_name] if r.consumer_name is not None else None,
+            r.enq_tid, (r.original_queue_owner, r.original_queue_name) if r.original_queue_name else own_queue,
+            r.enq_time, r.delivery_mode == C.MSG_BUFFERED)
         by_key[key] = m
-        batch.messages.append(m)
+        append(m)
     return batch
 
 

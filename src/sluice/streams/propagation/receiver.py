@@ -69,7 +69,8 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
             msgs = [m for m in msgs if m.source_msgid not in seen]
             if not msgs:
                 continue
-        records = [_record(ctx, q, m, batch.source_site, now) for m in msgs]
+        tid = ctx.txn_id() if any(not m.group for m in msgs) else None
+        records = [_record(ctx, q, m, batch.source_site, now, tid) for m in msgs]
         codec = ctx.catalog.codec(q.table)
         stored = fan_out_all(ctx, q, records, [[Agent(r) for r in m.recipients] if m.recipients else []
                                                for m in msgs], codec)
@@ -166,19 +167,21 @@ def _forget(c: Any, site: str, acked: list[tuple[str, bytes]]) -> None:
                       f"({', '.join('?' * len(chunk))})", [site, dest, *chunk])
 
 
-def _record(ctx: Any, q: QueueInfo, m: Propagated, site: str, now: float) -> MessageRecord:
+def _record(ctx: Any, q: QueueInfo, m: Propagated, site: str, now: float, tid: str | None = None) -> MessageRecord:
+    """``tid``: the receiving transaction's id (for a message without a source
+    transaction), when the caller has it already."""
     ready_at = now + m.delay if m.delay else None
     expire_at = (ready_at or now) + m.expiration if m.expiration is not None else None
     sender = m.sender or (None, None, None)
     original_queue = m.original_queue or (None, None)
+    # positional, in MessageRecord's field order (one record per message of every batch)
     return MessageRecord(
-        seq=None, q_name=q.name, msgid=new_msgid(), corrid=m.correlation, priority=m.priority,
-        state=C.MSG_WAITING if ready_at else C.MSG_READY, delay=ready_at,
-        expiration=None if m.expiration is None else int(math.ceil(m.expiration)),
-        expire_at=expire_at, time_manager_info=ready_at if ready_at else expire_at, cscn=None,
-        enq_time=now, enq_uid=ctx.username,
+        None, q.name, new_msgid(), m.correlation, m.priority,
+        C.MSG_WAITING if ready_at else C.MSG_READY, ready_at,
+        None if m.expiration is None else int(math.ceil(m.expiration)),
+        expire_at, ready_at if ready_at else expire_at, None, now, ctx.username,
         # one group per source transaction (seed 003: grouping is kept across propagation)
-        enq_tid=f"{site}:{m.group}" if m.group else ctx.txn_id(),
-        sender_name=sender[0], sender_address=sender[1], sender_protocol=sender[2],
-        original_msgid=m.original_msgid, original_queue_name=original_queue[1],
-        original_queue_owner=original_queue[0], delivery_mode=C.MSG_PERSISTENT, user_data=m.user_data)
+        f"{site}:{m.group}" if m.group else tid or ctx.txn_id(),
+        None, None, None, 0, None, None, sender[0], sender[1], sender[2],
+        m.original_msgid, original_queue[1], original_queue[0], None, None, None,
+        C.MSG_PERSISTENT, m.user_data)

@@ -47,6 +47,7 @@ class PropagationRunner:
         self._last: dict[tuple[str, str, str], float] = {}
         self.last_results: dict[tuple[str, str, str], RunResult] = {}
         self._woken = False     # a commit woke run(): what is due runs now, within its latency
+        self._spare: Any = None  # a second source session, for pipelined HTTP batches
 
     # -- destinations --------------------------------------------------------------
     def _destination(self, s: sched.Schedule) -> Any:
@@ -65,9 +66,16 @@ class PropagationRunner:
             self._sites[key] = site
         return site
 
+    def _spare_session(self) -> Any:
+        """A second session of the propagating user on the source store (opened once)."""
+        if self._spare is None:
+            ctx = self.conn.context
+            self._spare = ctx.store.session(ctx.username)
+        return self._spare
+
     def _env(self) -> JobEnv:
         return JobEnv(self.conn, self.clock, self.conn.context.store.global_name(), self._destination,
-                      batch_size=self.batch_size)
+                      batch_size=self.batch_size, spare=self._spare_session)
 
     # -- running ------------------------------------------------------------------
     def schedules(self) -> list[sched.Schedule]:
@@ -132,6 +140,10 @@ class PropagationRunner:
         for site in self._sites.values():
             site.close()
         self._sites.clear()
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.rollback()
+            spare.close()
 
 
 # -- as a process of the host (sluice.streams.hosting) ----------------------------------------

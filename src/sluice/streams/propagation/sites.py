@@ -23,8 +23,14 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import ssl
+import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 import httpx
 from lxml import etree
@@ -32,11 +38,22 @@ from lxml import etree
 from ...errors import DatabaseError, OperationalError, ora, remote_error
 from .links import DbLink, basic_auth
 from .receiver import receive
-from .wire import MEDIA_TYPE, Batch, split, to_json
+from .wire import MEDIA_TYPE, Batch, split, to_wire
 
 _ORA = re.compile(r"ORA-(\d{5})")
 CA_FILE_ENV = "SLUICE_SSL_CA_FILE"
 Connect = Callable[[str, "str | None", "str | None"], Any]
+
+
+@dataclass
+class Posted:
+    """A batch sent to a destination whose answer is still to be read (``post``): its
+    requests, and the acknowledgements it carries."""
+
+    batch: Batch
+    parts: int
+    acked: list[tuple[str, bytes]]
+    future: Future | None = None      # a store link's: its commit there, in the link's thread
 
 
 class Destination:
@@ -53,6 +70,39 @@ class Destination:
     def __init__(self) -> None:
         self._acked: list[tuple[str, bytes]] = []
         self._restored: set[tuple[str, str, str]] = set()
+        self._waiting: deque[Posted] = deque()      # posted, not answered yet (pipelined)
+
+    def _posting(self, batch: Batch) -> Posted:
+        """``batch`` about to be posted behind those in flight: marked and given the
+        acknowledgements as :meth:`deliver` does."""
+        batch.resend = not self.clean
+        batch.acked, self._acked = self._acked, []
+        self.clean = False
+        posted = Posted(batch, 0, batch.acked)
+        self._waiting.append(posted)
+        return posted
+
+    def _oldest(self, posted: Posted) -> None:
+        if not self._waiting or self._waiting[0] is not posted:
+            raise ora(600, "propagation pipeline: answers read out of order")
+
+    def _forget_waiting(self) -> None:
+        """The unanswered batches are given up: the acknowledgements they carried are told
+        again (deleting a de-duplication row twice is harmless; leaking one is not), and
+        the next batch is sent as a possible resend."""
+        acked: list[tuple[str, bytes]] = []
+        for posted in self._waiting:
+            acked.extend(posted.acked)
+        self._waiting.clear()
+        if acked:
+            self._acked = acked + self._acked
+        self.clean = False
+
+    def in_flight_acked(self) -> list[tuple[str, bytes]]:
+        """The acknowledgements carried by batches posted and not yet answered, and those
+        not sent yet: what the destination may not know the source let go."""
+        out = [a for posted in self._waiting for a in posted.acked]
+        return out + self._acked
 
     def acknowledge(self, batch: Batch) -> None:
         """The source has let ``batch`` go: the next delivery tells the destination."""
@@ -108,26 +158,78 @@ class ThisSite:
 
 
 class StoreSite(Destination):
-    """Another Sluice store, through a session as the link's user."""
+    """Another Sluice store, through a session as the link's user.  The session works in
+    a thread of the link's own, one batch after the other: :meth:`post` hands it a batch
+    while the source dequeues the next (the database's work — the inserts, the durable
+    commit — runs outside the GIL), :meth:`answer` waits for that batch's commit.  Once
+    a batch fails there, the batches posted behind it are refused unsent, so the
+    destination never commits a later batch before an earlier one."""
+
+    pipelined = True
 
     def __init__(self, link: DbLink, connect: Connect) -> None:
         super().__init__()
         self.link = link
         self._connect = connect
         self._conn: Any = None
+        self._worker: ThreadPoolExecutor | None = None
+        self._broken = False
+
+    def _run(self, fn: Callable[..., Any], *args: Any) -> Future:
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="sluice-link")
+        return self._worker.submit(fn, *args)
 
     def _send(self, batch: Batch) -> None:
-        if self._conn is None:
-            self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
-        conn = self._conn
+        # in the caller's thread (the link's thread has nothing under way when a batch is
+        # delivered one at a time: failed() waited for it)
+        self._commit(batch, False)
+
+    def _commit(self, batch: Batch, pipelined: bool) -> None:
+        """Enqueue and commit ``batch`` there (in the link's thread)."""
+        if pipelined and self._broken:
+            raise ora(12541, f"{self.link.endpoint}: not sent, a batch before it failed")
         try:
+            if self._conn is None:
+                self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
+            conn = self._conn
             receive(conn.context, batch)
             conn.commit()
         except BaseException:
-            self.close()       # a failed session is not reused: the next try opens a new one
+            self._broken = pipelined
+            self._close_session()      # a failed session is not reused: the next try opens a new one
             raise
 
-    def close(self) -> None:
+    def post(self, batch: Batch) -> Posted:
+        """Hand ``batch`` to the link's thread; :meth:`answer` waits for its commit."""
+        posted = self._posting(batch)
+        posted.parts = 1
+        posted.future = self._run(self._commit, batch, True)
+        return posted
+
+    def answer(self, posted: Posted) -> None:
+        """Wait for the commit of ``posted``, the oldest batch not yet answered.
+        :raises: the destination's error (then :meth:`failed` has been called)."""
+        self._oldest(posted)
+        try:
+            posted.future.result()
+        except BaseException:
+            self.failed()
+            raise
+        self._waiting.popleft()
+
+    def failed(self) -> None:
+        """A pipelined batch failed: the batches behind it end (refused unsent, or
+        committed if they were under way), and the link takes batches again."""
+        for posted in self._waiting:
+            try:
+                posted.future.result()
+            except BaseException:  # noqa: BLE001 — each ends; their outcome no longer matters
+                pass
+        self._forget_waiting()
+        self._broken = False
+
+    def _close_session(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
@@ -136,21 +238,112 @@ class StoreSite(Destination):
             except DatabaseError:
                 pass     # a session that failed may fail to close: it is gone either way
 
+    def close(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            self.failed()
+            worker.submit(self._close_session).result()
+            worker.shutdown(wait=True)
+        else:
+            self._close_session()
+
 
 class HttpSite(Destination):
-    """A remote site's propagation servlet."""
+    """A remote site's propagation servlet.
 
+    Besides :meth:`deliver` (one batch, answered before the next is sent), a batch may be
+    written with :meth:`post` while earlier ones are still being committed there, their
+    answers read in order with :meth:`answer` (HTTP/1.1 pipelining on one connection:
+    the servlet, uvicorn's protocol, takes the requests of a connection one after
+    the other, so the destination commits the batches in the order they were sent, and
+    it closes the connection after a SOAP Fault, so a batch sent after a refused one is
+    never committed)."""
+
+    pipelined = True
     # what one request may carry: sluice serve takes 1 MB by default (--max-request-bytes)
     MAX_REQUEST = 900_000
+    # uvicorn closes a connection idle for 5 s: one idle longer than this is opened anew
+    # before a pipeline starts on it
+    IDLE_REOPEN = 2.0
 
     def __init__(self, link: DbLink, timeout: float = 60.0) -> None:
         super().__init__()
         self.link = link
+        self.timeout = timeout
         headers = {"Content-Type": MEDIA_TYPE}
         auth = basic_auth(link)
         if auth is not None:
             headers["Authorization"] = auth
-        self._http = httpx.Client(headers=headers, timeout=timeout, verify=_trust())
+        self._trust = _trust()
+        self._http = httpx.Client(headers=headers, timeout=timeout, verify=self._trust)
+        url = urlsplit(link.endpoint)
+        self._target = (url.hostname or "localhost", url.port or (443 if url.scheme == "https" else 80),
+                        url.scheme == "https")
+        head = [f"POST {url.path or '/'}{'?' + url.query if url.query else ''} HTTP/1.1",
+                f"Host: {url.netloc.rpartition('@')[2]}", f"Content-Type: {MEDIA_TYPE}"]
+        if auth is not None:
+            head.append(f"Authorization: {auth}")
+        self._head = ("\r\n".join(head) + "\r\nContent-Length: ").encode("latin-1")
+        self._pipe: _Pipe | None = None
+
+    # -- pipelined ------------------------------------------------------------------
+    def post(self, batch: Batch) -> Posted:
+        """Write ``batch`` (in parts, as :meth:`_send` would) without waiting for the
+        servlet's answer; :meth:`answer` reads it, in the order the batches were posted.
+        Its ``resend`` and ``acked`` are set as :meth:`deliver` sets them.
+        :raises: ORA-12541 / ORA-29024 when the servlet cannot be reached (nothing of the
+        batch was sent)."""
+        if not self._waiting and self._pipe is not None and self._pipe.idle() > self.IDLE_REOPEN:
+            self._drop_pipe()
+        if self._pipe is None:
+            self._pipe = _Pipe(self._target, self.link.endpoint, self._trust, self.timeout)
+        posted = self._posting(batch)
+        try:
+            for part in split(batch, self.MAX_REQUEST):
+                body = to_wire(part)
+                self._pipe.write(self._head + str(len(body)).encode() + b"\r\n\r\n" + body)
+                posted.parts += 1
+        except DatabaseError:
+            self.failed()
+            raise
+        return posted
+
+    def answer(self, posted: Posted) -> None:
+        """Read the servlet's answers to ``posted``, the oldest batch still unanswered:
+        it returns once the destination committed the batch.  :raises: the destination's
+        error (then :meth:`failed` has been called: the batches posted after it may or
+        may not have been committed there)."""
+        self._oldest(posted)
+        try:
+            for _ in range(posted.parts):
+                if self._pipe is None:      # the servlet closed the connection after an earlier answer
+                    raise ora(12541, f"{self.link.endpoint}: the connection closed before the answer")
+                status, body, closing = self._pipe.read()
+                if status == 401:
+                    raise ora(1017)
+                if status != 200:
+                    raise fault_error(body, status)
+                if closing:
+                    self._drop_pipe(keep_waiting=True)
+                    if _ < posted.parts - 1:
+                        raise ora(12541, f"{self.link.endpoint}: the connection closed within a batch")
+        except DatabaseError:
+            self.failed()
+            raise
+        self._waiting.popleft()
+
+    def failed(self) -> None:
+        """A pipelined batch failed: the connection goes (what was posted after it is
+        never answered), the acknowledgements the unanswered batches carried are told
+        again, and the next batch is sent as a possible resend."""
+        self._drop_pipe()
+
+    def _drop_pipe(self, keep_waiting: bool = False) -> None:
+        pipe, self._pipe = self._pipe, None
+        if pipe is not None:
+            pipe.close()
+        if not keep_waiting:
+            self._forget_waiting()
 
     def _send(self, batch: Batch) -> None:
         """POST the batch — in parts when it is larger than a request may be; each part is
@@ -160,7 +353,7 @@ class HttpSite(Destination):
 
     def _post(self, batch: Batch) -> None:
         try:
-            r = self._http.post(self.link.endpoint, content=to_json(batch))
+            r = self._http.post(self.link.endpoint, content=to_wire(batch))
         except httpx.ConnectError as e:
             if isinstance(e.__context__, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(e):
                 raise ora(29024, f"{self.link.endpoint}: {e}") from None
@@ -173,7 +366,102 @@ class HttpSite(Destination):
             raise fault_error(r.content, r.status_code)
 
     def close(self) -> None:
+        self._drop_pipe()
         self._http.close()
+
+
+class _Pipe:
+    """One HTTP/1.1 connection to the servlet on which requests are written before the
+    answers to earlier ones are read (read back in order, Content-Length or chunked)."""
+
+    def __init__(self, target: tuple[str, int, bool], endpoint: str, trust: ssl.SSLContext | bool,
+                 timeout: float) -> None:
+        host, port, tls = target
+        self.endpoint = endpoint
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as e:
+            raise ora(12541, f"{endpoint}: {e}") from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls:
+            context = trust if isinstance(trust, ssl.SSLContext) else ssl.create_default_context()
+            try:
+                sock = context.wrap_socket(sock, server_hostname=host)
+            except ssl.SSLCertVerificationError as e:
+                sock.close()
+                raise ora(29024, f"{endpoint}: {e}") from None
+            except (ssl.SSLError, OSError) as e:
+                sock.close()
+                raise ora(12541, f"{endpoint}: {e}") from None
+        self.sock = sock
+        self.rfile = sock.makefile("rb")
+        self.used = time.monotonic()
+
+    def idle(self) -> float:
+        return time.monotonic() - self.used
+
+    def write(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except OSError as e:
+            raise ora(12541, f"{self.endpoint}: {e}") from None
+        self.used = time.monotonic()
+
+    def read(self) -> tuple[int, bytes, bool]:
+        """The next answer: ``(status, body, whether the server closes the connection)``."""
+        try:
+            status_line = self.rfile.readline(65537)
+            if not status_line:
+                raise ora(12541, f"{self.endpoint}: the connection closed before the answer")
+            parts = status_line.split(None, 2)
+            if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+                raise ora(3113, f"{self.endpoint}: not an HTTP answer: {status_line[:80]!r}")
+            status = int(parts[1])
+            length, chunked, closing = None, False, parts[0] == b"HTTP/1.0"
+            while True:
+                line = self.rfile.readline(65537)
+                if line in (b"\r\n", b"\n", b""):
+                    break
+                name, _, value = line.partition(b":")
+                name, value = name.strip().lower(), value.strip()
+                if name == b"content-length":
+                    length = int(value)
+                elif name == b"transfer-encoding" and value.lower() == b"chunked":
+                    chunked = True
+                elif name == b"connection":
+                    closing = b"close" in value.lower()
+            if chunked:
+                body = bytearray()
+                while True:
+                    size = int(self.rfile.readline(65537).split(b";")[0].strip() or b"0", 16)
+                    if size == 0:
+                        while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                            pass
+                        break
+                    body += self._exactly(size)
+                    self.rfile.readline(65537)
+                data = bytes(body)
+            elif length is not None:
+                data = self._exactly(length)
+            else:        # no length: the body runs to the end of the connection
+                data, closing = self.rfile.read(), True
+        except (OSError, ValueError) as e:
+            raise ora(12541, f"{self.endpoint}: {e}") from None
+        self.used = time.monotonic()
+        return status, data, closing
+
+    def _exactly(self, n: int) -> bytes:
+        data = self.rfile.read(n)
+        if len(data) != n:
+            raise ora(12541, f"{self.endpoint}: the connection closed within an answer")
+        return data
+
+    def close(self) -> None:
+        try:
+            self.rfile.close()
+            self.sock.close()
+        except OSError:
+            pass      # closing a broken connection: it is gone either way
 
 
 def _trust() -> ssl.SSLContext | bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,18 +82,73 @@ def to_json(batch: Batch) -> bytes:
                        "messages": msgs}, separators=(",", ":")).encode()
 
 
+# The framed form a sender posts (:func:`to_wire`): the magic, the length of a JSON head
+# (4 bytes, big-endian), the head — the batch as :func:`to_json` writes it, except that
+# each RAW payload and each acknowledged message id is its length there ({"n": length},
+# [queue, length]) —, then those bytes one after the other in the order the head names
+# them (acknowledgements first).  No base64 and no JSON string of a payload: the receiver
+# slices them out.  :func:`from_json` reads either form.
+WIRE_MAGIC = b"SLP2"
+_HEAD = struct.Struct(">I")
+
+
+def to_wire(batch: Batch) -> bytes:
+    raws: list[bytes] = []
+    msgs = []
+    acked = []
+    for q, a in batch.acked:
+        acked.append([q, len(a)])
+        raws.append(a)
+    for m in batch.messages:
+        data = m.user_data
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            raws.append(data)
+            data = {"n": len(data)}
+        elif data is not None:
+            data = {"s": data}
+        msgs.append([m.dest_queue, m.source_msgid.hex(), m.original_msgid.hex(), m.payload_type, data,
+                     m.priority, m.delay, m.expiration, m.correlation,
+                     list(m.sender) if m.sender else None, m.recipients, m.group,
+                     list(m.original_queue) if m.original_queue else None, m.enq_time, int(m.buffered)])
+    head = json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
+                       "resend": batch.resend, "acked": acked, "messages": msgs}, separators=(",", ":")).encode()
+    return b"".join([WIRE_MAGIC, _HEAD.pack(len(head)), head, *raws])
+
+
 def from_json(body: bytes) -> Batch:
-    """:raises: ORA-00600 (a malformed batch: nothing of it may be committed)."""
+    """The batch in ``body`` (:func:`to_wire`'s or :func:`to_json`'s form).
+    :raises: ORA-00600 (a malformed batch: nothing of it may be committed)."""
     try:
-        doc = json.loads(body)
+        framed = body[:4] == WIRE_MAGIC
+        if framed:
+            n = _HEAD.unpack_from(body, 4)[0]
+            doc = json.loads(body[8:8 + n])
+            raw = memoryview(body)
+            at = 8 + n
+
+            def take(length: Any) -> bytes:
+                nonlocal at
+                if type(length) is not int or length < 0 or at + length > len(body):
+                    raise ValueError("a length beyond the batch")
+                at += length
+                return bytes(raw[at - length:at])
+            acked = [(str(q), take(k)) for q, k in doc.get("acked", ())]
+        else:
+            doc = json.loads(body)
+            acked = [(str(q), base64.b64decode(a, validate=True)) for q, a in doc.get("acked", ())]
         batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)),
-                      acked=[(str(q), base64.b64decode(a, validate=True)) for q, a in doc.get("acked", ())])
+                      acked=acked)
         for row in doc["messages"]:
             (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
              group, oq, enq_time) = row[:14]
             buffered = len(row) > 14 and bool(row[14])
             if data is not None:
-                data = base64.b64decode(data["b"], validate=True) if "b" in data else str(data["s"])
+                if "s" in data:
+                    data = str(data["s"])
+                elif framed:
+                    data = take(data["n"])
+                else:
+                    data = base64.b64decode(data["b"], validate=True)
             batch.messages.append(Propagated(
                 str(dq), bytes.fromhex(msgid), bytes.fromhex(original), str(ptype), data, int(priority),
                 None if delay is None else float(delay), None if expiration is None else float(expiration),
@@ -101,8 +157,10 @@ def from_json(body: bytes) -> Batch:
                 tuple(oq) if oq else None, float(enq_time), buffered))
         if not batch.source_site or not batch.source_queue:
             raise ValueError("no source")
+        if framed and at != len(body):
+            raise ValueError("bytes after the last payload")
         return batch
-    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error, struct.error) as e:
         raise ora(600, f"malformed propagation batch: {e}") from None
 
 
