@@ -350,6 +350,9 @@ def p5_bench(a: Any, work: str) -> None:
     import psycopg
     from sluice.streams.apply import ApplyProcess
 
+    import logging
+    logging.basicConfig(format="    %(message)s")
+    logging.getLogger("sluice.pipeline").setLevel(logging.INFO)   # the apply sink's phases per batch
     run_id = uuid.uuid4().hex[:8]
     dbs = {k: f"p5_{k}_{run_id}" for k in ("store", "apy", "aps", "floor")}
     with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as c:

@@ -472,7 +472,7 @@ def test_apply_tasks_wait_for_the_transactions_of_other_tasks_they_depend_on(spa
     assert conn.query("SELECT COUNT(*) FROM SLUICE_APPLY_ERROR", None)[1][0][0] == 0
     # waits happened, each for inserts committed before the waiting update
     assert seen, "no transaction waited for another task"
-    for ident, before, looks in seen:
+    for ident, before, looks, _seconds in seen:
         scn = int(ident.rsplit("|", 1)[1])
         assert scn >= 2009 and looks >= 1
         assert all(int(b.rsplit("|", 1)[1]) < scn for b in before)

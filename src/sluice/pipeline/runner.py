@@ -51,7 +51,9 @@ def spark_session(master: str, dsn: str, app: str = "sluice-pipeline", ui: bool 
     builder = (SparkSession.builder.master(master).appName(app)
                .config("spark.ui.enabled", "true" if ui else "false")
                .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC"))
+               .config("spark.sql.session.timeZone", "UTC")
+               # workers forked with Sluice imported already (pipeline/daemon.py)
+               .config("spark.python.daemon.module", "sluice.pipeline.daemon"))
     jdbc = "/usr/share/java/postgresql.jar"   # Debian's libpostgresql-jdbc-java, never a download
     if os.path.exists(jdbc):
         builder = builder.config("spark.jars", jdbc)

@@ -46,7 +46,7 @@ class BadInput(ApplyError):
 
 class _Waits(AccumulatorParam):
     """The cross-task waits of a micro-batch's tasks: (transaction, those it waited for,
-    looks), gathered on the driver (an accumulator)."""
+    looks, seconds), gathered on the driver (an accumulator)."""
 
     def zero(self, value: list) -> list:
         return []
@@ -363,6 +363,8 @@ def _forget_enqueued(dsn: str, apply_name: str, batch_id: int) -> None:
 def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
                      shipped: dict[str, bytes], batch_id: int, it: Iterator[Any],
                      waits: dict[str, list[str]] | None = None, waited: Any = None) -> None:
+    import time
+
     from pyspark import TaskContext
 
     from ..streams.apply import errorqueue
@@ -385,9 +387,10 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
                 _enqueue_destinations(conn, ctx, d.name, ident, batch_id, enqueues)
             before = (waits or {}).get(ident)
             if before:
+                began = time.monotonic()
                 looks = _wait_for(engine, ctx, d.name, before)
                 if waited is not None:
-                    waited.add([(ident, tuple(before), looks)])
+                    waited.add([(ident, tuple(before), looks, time.monotonic() - began)])
             try:
                 if failure is not None:
                     raise failure
@@ -429,8 +432,10 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
     ``dsn``, each micro-batch by ``tasks`` tasks (default: Spark's default parallelism)
     in parallel, a transaction after those it depends on (:mod:`.applyplan`).
     ``waits_seen``: a list that gets, per transaction that waited for transactions of
-    other tasks, (its record, theirs, how many times it looked) -- logged too."""
+    other tasks, (its record, theirs, how many times it looked, seconds waited); each
+    batch's phases and waits are logged (``sluice.pipeline``, INFO)."""
     import logging
+    import time
 
     from .applyplan import plan
 
@@ -438,8 +443,10 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
     log = logging.getLogger("sluice.pipeline")
 
     prepared: list[bool] = []
+    buckets: dict[int, list[int]] = {}
 
     def batch(frame: DataFrame, batch_id: int) -> None:
+        entered = time.monotonic()
         spark = frame.sparkSession
         n = tasks or spark.sparkContext.defaultParallelism
         if not prepared:   # the target's bookkeeping tables, made once before tasks race to make them
@@ -455,21 +462,26 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
             return
         rows = rows.persist()
         try:
+            began = time.monotonic()
             keyed = rows.repartition(n, "tx").sortWithinPartitions("tx", "cscn", "seq").rdd.mapPartitions(
-                lambda it: _keys_partition(connect, dsn, login, apply_name, shipped, it))
-            assigned, waits = plan([(tx, ident, (c, s), size, hashes)
-                                    for tx, ident, c, s, size, hashes in keyed.collect()], n)
-            values = _bucket_values(spark, n)
+                lambda it: _keys_partition(connect, dsn, login, apply_name, shipped, it)).collect()
+            keys_done = time.monotonic()
+            assigned, waits = plan([(tx, ident, (c, s), size, hashes) for tx, ident, c, s, size, hashes in keyed], n)
+            if n not in buckets:   # a Spark job of its own: once per number of tasks
+                buckets[n] = _bucket_values(spark, n)
+            values = buckets[n]
             where = spark.createDataFrame([(tx, values[k]) for tx, k in assigned.items()], "tx string, bucket long")
             ordered = rows.join(F.broadcast(where), "tx").repartition(n, "bucket").sortWithinPartitions("cscn", "seq")
             waited = spark.sparkContext.accumulator([], _Waits())
+            planned = time.monotonic()
             ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
                                                                  batch_id, it, waits, waited))
-            if waited.value:
-                log.info("apply %s batch %s: %d transactions waited for other tasks", apply_name, batch_id,
-                         len(waited.value))
-                if waits_seen is not None:
-                    waits_seen.extend(waited.value)
+            log.info("apply %s batch %s: %d transactions; prepare %.1f s, read, decide and key them %.1f s, "
+                     "plan %.1f s, apply %.1f s (%d waited for other tasks, %.1f s in all)", apply_name, batch_id,
+                     len(keyed), began - entered, keys_done - began, planned - keys_done, time.monotonic() - planned, len(waited.value),
+                     sum(w[3] for w in waited.value))
+            if waits_seen is not None:
+                waits_seen.extend(waited.value)
         finally:
             rows.unpersist()
 
