@@ -128,6 +128,28 @@ def test_consumer_changed_without_first_message_raises_25242(conn, topic):
     assert q.deqone().payload == b"1"
 
 
+def test_a_record_out_of_retries_moves_once_the_others_are_consumed(conn, topic):
+    """X's record gives up (max_retries 1) while Y's is READY: nothing moves yet; once Y
+    dequeues and commits, X's record is all that is left of the message and it goes to the
+    exception queue, once (the check a consumer's commit makes, batch of two messages)."""
+    for payload in (b"a", b"b"):
+        topic.enqone(conn.msgproperties(payload=payload, recipients=["X", "Y"]))
+    conn.commit()
+    q = nowait(conn.queue("T"), navigation=sluice.DEQ_FIRST_MSG)
+    q.deqoptions.consumername = "X"
+    for _ in (0, 1):
+        assert len(q.deqmany(10)) == 2
+        conn.rollback()
+    assert q.deqone() is None
+    q.deqoptions.consumername = "Y"
+    assert sorted(table_rows(conn, "T_QT", "QUEUE, CONSUMER_NAME, MSG_STATE")) == [
+        ("T", "X", "EXPIRED"), ("T", "X", "EXPIRED"), ("T", "Y", "READY"), ("T", "Y", "READY")]
+    assert [m.payload for m in q.deqmany(10)] == [b"a", b"b"]
+    conn.commit()
+    assert table_rows(conn, "T_QT", "QUEUE, CONSUMER_NAME, MSG_STATE, EXPIRATION_REASON") == [
+        ("AQ$_T_QT_E", None, "EXPIRED", "MAX_RETRY_EXCEEDED")] * 2
+
+
 def test_retries_are_counted_per_recipient(conn, topic):
     """max_retries 1: X fails twice (its record gives up), Y still gets the message; the
     exception queue gets it only when no recipient can dequeue it any more."""

@@ -362,9 +362,17 @@ def settle_failed(conn, queue: QueueInfo, records: list[MessageRecord], find_que
         return
     t = table_name(queue.table)
     d = conn.dialect
+    # first only the messages that have a record out of retries here (almost always none:
+    # a batch of 500 then costs index probes, not 500 messages' records sent back)
     msgids = sorted({r.msgid for r in records})
-    rows = conn.execute(f"SELECT SEQ, STATE, Q_NAME, MSGID FROM {t} "
-                        f"WHERE MSGID IN ({', '.join('?' * len(msgids))})", msgids).fetchall()
+    where, params = _msgids_in(d, msgids)
+    msgids = sorted(bytes(m) for (m,) in conn.execute(
+        f"SELECT DISTINCT MSGID FROM {t} WHERE {where} AND Q_NAME = ? AND STATE = ?",
+        [*params, queue.name, C.MSG_EXPIRED]).fetchall())
+    if not msgids:
+        return
+    where, params = _msgids_in(d, msgids)
+    rows = conn.execute(f"SELECT SEQ, STATE, Q_NAME, MSGID FROM {t} WHERE {where}", params).fetchall()
     by_msg: dict[bytes, list[tuple[int, int]]] = {}
     for seq, state, q, msgid in rows:
         if q == queue.name:
@@ -377,6 +385,14 @@ def settle_failed(conn, queue: QueueInfo, records: list[MessageRecord], find_que
             row = conn.execute(f"SELECT EXCEPTION_QSCHEMA, EXCEPTION_QUEUE FROM {t} WHERE SEQ = ?",
                                (failed[0],)).fetchone()
             _move(conn, queue, failed[0], row[0], row[1], "MAX_RETRY_EXCEEDED", find_queue)
+
+
+def _msgids_in(d, msgids: list[bytes]) -> tuple[str, list]:
+    """``MSGID`` is one of ``msgids``: one array parameter where the dialect binds arrays,
+    else a placeholder each."""
+    if d.bulk_arrays:
+        return d.in_list("MSGID", blob=True), [d.list_param(msgids)]
+    return f"MSGID IN ({', '.join('?' * len(msgids))})", list(msgids)
 
 
 def drop_consumer_messages(conn, queue: QueueInfo, name: str | None, address: str | None,
