@@ -79,7 +79,7 @@ def audited(replica) -> int:
 
 
 def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int = 1200,
-        kill_every: tuple[float, float] = (0.0, 0.4)) -> Report:
+        kill_every: tuple[float, float] = (0.0, 0.15)) -> Report:
     from sluice.streams.apply import ApplyProcess
     from sluice.streams.apply.compare import compare
     from sluice.streams.apply.procedures import ApplyProcedures
@@ -117,7 +117,8 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
         return p
 
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    # no host once everything is applied: one would only wait (30 s) for a change to apply
+    while time.monotonic() < end and audited(replica) < rep.changes:
         child = spawn()
         before, waited = audited(replica), time.monotonic()
         while child.poll() is None and audited(replica) == before and time.monotonic() - waited < 30:
