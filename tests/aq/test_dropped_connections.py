@@ -97,7 +97,9 @@ def test_the_aq_conformance_flow_runs_without_ever_closing_a_connection():
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", str(here.parent), "-o", "addopts=", "-q", "-x", "-p", "no:cacheprovider",
          "--deselect", f"{here}::test_the_aq_conformance_flow_runs_without_ever_closing_a_connection",
-         "-k", "not dropped_connections"],
+         # the multi-process kill -9 / stress runs are left out: their connections live in
+         # the child processes they start, not in this one (50 s of the run, nothing tested)
+         "-k", "not dropped_connections and not producers_and_consumers_exactly_once"],
         cwd=here.parents[2], env=env, capture_output=True, text=True, timeout=600)
     tail = (proc.stdout + proc.stderr)[-3000:]
     assert proc.returncode == 0, tail
