@@ -87,13 +87,13 @@ def test_started_apply_runs_in_a_host(conn, dsn, target):
     assert len(view(conn, "SELECT * FROM DBA_APPLY_ERROR")) == 2
 
 
+# ADD_SUBSET_RULES reads the table's columns in the store's own database (rulegen's
+# dictionary): an SQLite store does not hold the PostgreSQL table
+@pytest.mark.parametrize("dsn", ["postgresql"], indirect=True)
 def test_subset_replication_at_apply(env, replica):
     """Seed 000's regions example at the apply process: ADD_SUBSET_RULES(region_id = 2); rows
     move in and out of the subset by random updates (row migration turns them into inserts
     and deletes); the replica holds exactly the source's rows with region_id = 2."""
-    if env.source_dsn is not None:
-        pytest.skip("ADD_SUBSET_RULES reads the table's columns in the store's own database "
-                    "(rulegen's dictionary): an SQLite store does not hold the PostgreSQL table")
     s = env.src
     env.sql(f"CREATE TABLE {s}.regions (region_id int PRIMARY KEY, region_name text, zone int)",
             f"ALTER TABLE {s}.regions REPLICA IDENTITY FULL")   # "Subset Rules and Supplemental Logging"

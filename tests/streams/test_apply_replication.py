@@ -122,11 +122,10 @@ def test_capture_to_apply_converges(env, replica):
     assert drift.exit_code == 2 and "DIFFERENT" in drift.output and "NAME" in drift.output, drift.output
 
 
+@pytest.mark.parametrize("replica", ["postgresql"], indirect=True)   # DDL LCRs and capture need a PostgreSQL replica
 def test_ddl_and_no_cycles(env, replica):
     """DDL LCRs are applied on a PostgreSQL replica; a capture at the replica does not
     capture what the apply applied (its tag), but does capture a local change."""
-    if replica.kind != "postgresql":
-        pytest.skip("DDL LCRs and capture need a PostgreSQL replica")
     make_tables(env, replica)
     cap, app = start(env, replica, ddl=True)
     env.sql(f"INSERT INTO {env.src}.emp (id, name) VALUES (1, 'King')")
@@ -156,14 +155,13 @@ def test_ddl_and_no_cycles(env, replica):
     assert [(x.get_command_type(), x.is_null_tag()) for x in got] == [("UPDATE", "Y")]
 
 
+@pytest.mark.parametrize("replica", ["sqlite"], indirect=True)   # PostgreSQL: test_ddl_and_no_cycles
 def test_ddl_on_sqlite_replica(env, replica):
     """DDL LCRs captured from PostgreSQL are applied on an SQLite replica where SQLite can say
     them: CREATE TABLE (serial, ::casts, now(), storage clauses), ALTER TABLE ADD / RENAME
     COLUMN, CREATE INDEX (named by PostgreSQL), with the rows before and after each in
     order; ALTER COLUMN … TYPE, which SQLite's ALTER TABLE cannot do, puts its transaction
     in the error queue with ORA-26714 naming the clause, and the replica is left as it was."""
-    if replica.kind != "sqlite":
-        pytest.skip("the PostgreSQL replica runs the captured statement itself (test_ddl_and_no_cycles)")
     cap, app = start(env, replica, ddl=True)
     src = env.src
     env.sql(f"CREATE TABLE {src}.emp (id serial PRIMARY KEY, name varchar(40) DEFAULT 'x'::text, "
@@ -192,13 +190,12 @@ def test_ddl_on_sqlite_replica(env, replica):
     assert replica.scalar(f"SELECT count(*) FROM {table}") == 2
 
 
+@pytest.mark.parametrize("replica", ["postgresql"], indirect=True)   # capture at both sites
 def test_two_way_replication_without_cycles(env, replica):
     """Two-way replication (issue 15 §3): both databases capture and both apply what the
     other captured.  Each site changes its own rows; after the rounds both sides hold the
     same rows, and a further round moves nothing: the apply processes' tags keep the
     captures from sending applied changes back (no cycles)."""
-    if replica.kind != "postgresql":
-        pytest.skip("capture needs a PostgreSQL database at both sites")
     make_tables(env, replica)
     conn = env.conn
     cap_a, apply_ab = start(env, replica)           # site A (the test database) -> site B
@@ -243,12 +240,11 @@ def test_two_way_replication_without_cycles(env, replica):
     assert conn.query("SELECT COUNT(*) FROM DBA_APPLY_ERROR", None)[1] == [(0,)]
 
 
+@pytest.mark.parametrize("replica", ["postgresql"], indirect=True)   # B must be a database a capture reads
 def test_apply_forwarding(env, replica, tmp_path):
     """Seed 001 "Queue Forwarding and Apply Forwarding": the intermediate database B applies
     A's changes with a NULL apply tag, so its own capture recaptures them — B is now their
     source database — and they reach C (an SQLite file) through B's capture and C's apply."""
-    if replica.kind != "postgresql":
-        pytest.skip("the intermediate database must be one a capture reads (PostgreSQL)")
     make_tables(env, replica)
     conn = env.conn
     cap_a, apply_ab = start(env, replica, apply_tag=None)      # no tag: B's capture takes them
