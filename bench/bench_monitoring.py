@@ -244,14 +244,20 @@ class Watcher:
         self.client.close()
 
 
-def one_round(config: str, args) -> dict:
+def serve_fresh(config: str, name: str, options: str = "") -> tuple[str, str, str, subprocess.Popen]:
+    """A fresh store (with the watcher user) and a ``sluice serve`` over it in ``config``:
+    (work dir, dsn, base URL, server)."""
     work = tempfile.mkdtemp(prefix="bench-monitoring-")
-    dsn = f"sqlite:///{work}/idap.db?synchronous=NORMAL"
+    dsn = f"sqlite:///{work}/{name}.db{options}"
     setup(dsn)
     add_watcher(dsn)
     port = free_port()
     server = start_server(dsn, port, 2, options=("--no-dashboard",) if config == "off" else ())
-    base = f"http://127.0.0.1:{port}"
+    return work, dsn, f"http://127.0.0.1:{port}", server
+
+
+def one_round(config: str, args) -> dict:
+    work, dsn, base, server = serve_fresh(config, "idap", "?synchronous=NORMAL")
     script = os.path.join(work, "send.lua")
     Path(script).write_text(LUA % {"body": BODY, "auth": AUTH, "path": PATH})
     try:
@@ -285,15 +291,10 @@ def idle_cost(args) -> dict[str, float]:
     a difference of throughputs."""
     out = {}
     for config in CONFIGS:
-        work = tempfile.mkdtemp(prefix="bench-monitoring-")
-        dsn = f"sqlite:///{work}/idle.db"
-        setup(dsn)
-        add_watcher(dsn)
-        port = free_port()
-        server = start_server(dsn, port, 2, options=("--no-dashboard",) if config == "off" else ())
+        work, _, base, server = serve_fresh(config, "idle")
         try:
             time.sleep(1.0)                      # start-up done, the first reading taken
-            watcher = Watcher(f"http://127.0.0.1:{port}") if config == "watched" else None
+            watcher = Watcher(base) if config == "watched" else None
             if watcher is not None:
                 watcher.__enter__()
                 time.sleep(2.5)   # page and assets loaded, the password checked once (scrypt)
