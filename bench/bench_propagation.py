@@ -85,8 +85,13 @@ def count(dsn: str) -> int:
         return c.query("SELECT COUNT(*) FROM AQ$DST_QT", None)[1][0][0]
 
 
-def propagate_all(conn: sluice.Connection, n: int, batch: int) -> tuple[float, int]:
+def propagate_all(conn: sluice.Connection, n: int, batch: int, meter: "CpuMeter | None" = None
+                  ) -> tuple[float, int]:
+    """Run the propagation until ``n`` messages moved: ``(seconds, messages)``; ``meter``
+    is read before the destination's session closes (``meter.result``)."""
     runner = PropagationRunner(conn, batch_size=batch)
+    if meter is not None:
+        meter.start()
     t0 = time.perf_counter()
     moved = 0
     while moved < n:
@@ -96,6 +101,8 @@ def propagate_all(conn: sluice.Connection, n: int, batch: int) -> tuple[float, i
             raise SystemExit(f"propagation stopped after {moved}: {err}")
         moved += got
     elapsed = time.perf_counter() - t0
+    if meter is not None:
+        meter.result = meter.stop(moved)
     runner.close()
     return elapsed, moved
 
@@ -111,18 +118,59 @@ def run_local(tmp: str, args) -> dict:
             "msg_per_s": round(moved / elapsed)}
 
 
+def _backends_cpu(app: str) -> dict[int, float]:
+    """CPU seconds used so far by each server process of the connections named ``app``
+    (``application_name``; the server runs on this machine: /proc)."""
+    with psycopg.connect(PG, autocommit=True) as admin:
+        pids = [r[0] for r in admin.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s",
+                                            (app,))]
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+class CpuMeter:
+    """CPU seconds of this process and of its server processes (those named ``app``)
+    between ``start()`` and ``stop()``: less sensitive to the machine's load than the wall
+    time, as other processes' work is not counted."""
+
+    def __init__(self, app: str) -> None:
+        self.app = app
+        self.result: dict = {}
+
+    def start(self) -> None:
+        self.before = _backends_cpu(self.app)
+        self.client0 = time.process_time()
+
+    def stop(self, messages: int) -> dict:
+        client = time.process_time() - self.client0
+        after = _backends_cpu(self.app)     # connections opened meanwhile count from 0
+        server = sum(v - self.before.get(pid, 0.0) for pid, v in after.items())
+        return {"client_cpu_us_per_msg": round(1e6 * client / messages, 1),
+                "server_cpu_us_per_msg": round(1e6 * server / messages, 1)}
+
+
 def run_pg(args) -> dict:
     tag = uuid.uuid4().hex[:8]
     schemas = [f"bench_prop_a_{tag}", f"bench_prop_b_{tag}"]
-    src_dsn, dst_dsn = (f"{PG}?schema={s}" for s in schemas)
+    app = f"bench_prop_{tag}"
+    src_dsn, dst_dsn = (f"{PG}?schema={s}&application_name={app}" for s in schemas)
     try:
         conn = setup(src_dsn, dst_dsn)
         fill(conn, args.messages, args.size)
-        elapsed, moved = propagate_all(conn, args.messages, args.batch)
+        meter = CpuMeter(app)
+        elapsed, moved = propagate_all(conn, args.messages, args.batch, meter)
+        cpu = meter.result
         conn.close()
         assert count(dst_dsn) == args.messages
         return {"what": "PostgreSQL -> PostgreSQL (two schemas)", "messages": moved,
-                "seconds": round(elapsed, 3), "msg_per_s": round(moved / elapsed)}
+                "seconds": round(elapsed, 3), "msg_per_s": round(moved / elapsed), **cpu}
     finally:
         with psycopg.connect(PG, autocommit=True) as admin:
             for s in schemas:
@@ -148,8 +196,11 @@ def pg_floor(args, one_commit: bool = False) -> dict:
                 now = time.time()
                 for _ in range(args.messages):
                     cp.write_row((uuid.uuid4().bytes, now, body))
-        src = psycopg.connect(PG)
-        dst = src if one_commit else psycopg.connect(PG)
+        app = f"bench_floor_{tag}"
+        src = psycopg.connect(PG, application_name=app)
+        dst = src if one_commit else psycopg.connect(PG, application_name=app)
+        meter = CpuMeter(app)
+        meter.start()
         select = f'SELECT SEQ, MSGID, ENQ_TIME, USER_DATA FROM "{schemas[0]}".MSGS ORDER BY SEQ ' \
                  f'LIMIT %s FOR UPDATE SKIP LOCKED'
         copy = f'COPY "{schemas[1]}".MSGS (MSGID, ENQ_TIME, USER_DATA) FROM STDIN (FORMAT BINARY)'
@@ -170,11 +221,12 @@ def pg_floor(args, one_commit: bool = False) -> dict:
             src.commit()
             moved += len(rows)
         elapsed = time.perf_counter() - t0
+        cpu = meter.stop(moved)
         src.close()
         dst.close()
         return {"what": "floor: bare psycopg, " + ("one session, one commit" if one_commit else
                 "destination commit then source commit"), "messages": moved,
-                "seconds": round(elapsed, 3), "msg_per_s": round(moved / elapsed)}
+                "seconds": round(elapsed, 3), "msg_per_s": round(moved / elapsed), **cpu}
     finally:
         with psycopg.connect(PG, autocommit=True) as admin:
             for s in schemas:

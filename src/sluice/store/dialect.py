@@ -80,6 +80,20 @@ SQLITE = Dialect(
     _json_length="json_array_length(json_extract({doc}, '$.{key}'))",
 )
 
+def _pg_list(values: list) -> Any:
+    """A list parameter of PostgreSQL (integers or blobs, see :meth:`Dialect.in_list`),
+    already in the binary array format (:mod:`.pgarrays`): psycopg would dump it element
+    by element in Python — for the 500 sequence numbers or message ids of a batch, more
+    client time than the statement's own."""
+    from . import pgarrays
+    first = next((v for v in values if v is not None), None)
+    if isinstance(first, int) and not isinstance(first, bool):
+        return pgarrays.int8_array(values)
+    if isinstance(first, (bytes, bytearray, memoryview)):
+        return pgarrays.bytea_array(values)
+    return list(values)
+
+
 POSTGRESQL = Dialect(
     name="postgresql",
     int_type="BIGINT",
@@ -92,7 +106,7 @@ POSTGRESQL = Dialect(
     bulk_arrays=True,        # INSERT … SELECT FROM unnest(arrays): a third of the client's work
     seq_from_store=False,    # an identity column: numbers are never reused
     _in_list="{col} = ANY(?::{array}[])",   # typed: an untyped array would not use the index
-    _list_param=list,
+    _list_param=_pg_list,
     _hex="upper(encode({x}, 'hex'))",
     _epoch="(to_timestamp({x}) AT TIME ZONE 'UTC')",
     _json_text="(({doc})::jsonb ->> '{key}')",

@@ -77,23 +77,37 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
                       tuple(column_type(qt, c, d) for c in cols))
             _INSERT_SQL_CACHE[key] = cached
         sql, types = cached
-        if used:
-            rows = [_ALWAYS_GET(r) + tuple(o[i] for i in used) for r, o in zip(recs, optional)]
+        if bulk and not d.seq_from_store:   # one array per column, transposed in C (see pgarrays)
+            columns = list(zip(*map(_ALWAYS_GET, recs)))
+            if used:
+                optional_columns = list(zip(*optional))
+                columns += [optional_columns[i] for i in used]
+            conn.execute(sql, conn.bulk_arrays(types, columns))
         else:
-            rows = [_ALWAYS_GET(r) for r in recs]
-        if d.seq_from_store:   # SEQ leads the column list (see Dialect.seq_from_store)
-            first = conn.allocate_seqs(len(recs))
-            for i, r in enumerate(recs):
-                r.seq = first + i
-            rows = [(first + i, *row) for i, row in enumerate(rows)]
-        if bulk:   # one array per column, encoded by the connection (see pgarrays)
-            conn.execute(sql, conn.bulk_arrays(types, zip(*rows)))
-        elif len(rows) == 1:
-            conn.execute(sql, rows[0])
-        else:
-            conn.executemany(sql, rows)
+            _insert_rows(conn, sql, types, recs, optional, used, bulk)
         if any(r.notices for r in recs):
             sqlnotify.write(conn, f"{qt.owner}.{q_name}", recs)
+
+
+def _insert_rows(conn, sql: str, types: tuple, recs: list[MessageRecord], optional: list[tuple],
+                 used: tuple[int, ...], bulk: bool) -> None:
+    """:func:`insert_records` row by row (SEQ numbers from the store lead each row when the
+    dialect says so)."""
+    if used:
+        rows = [_ALWAYS_GET(r) + tuple(o[i] for i in used) for r, o in zip(recs, optional)]
+    else:
+        rows = [_ALWAYS_GET(r) for r in recs]
+    if conn.dialect.seq_from_store:   # SEQ leads the column list (see Dialect.seq_from_store)
+        first = conn.allocate_seqs(len(recs))
+        for i, r in enumerate(recs):
+            r.seq = first + i
+        rows = [(first + i, *row) for i, row in enumerate(rows)]
+    if bulk:   # one array per column, encoded by the connection (see pgarrays)
+        conn.execute(sql, conn.bulk_arrays(types, zip(*rows)))
+    elif len(rows) == 1:
+        conn.execute(sql, rows[0])
+    else:
+        conn.executemany(sql, rows)
 
 
 def _insert_sql(qt: QueueTableInfo, q_name: str, uid: str | None, cols: tuple, bulk: bool, d) -> str:
