@@ -429,18 +429,21 @@ class ApplyEngine:
     def _statement(self, lcr: RowLCR, index: int) -> tuple[str, tuple]:
         """The DML for a row LCR (statement text cached per table, command and columns)."""
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
-        old = lcr.get_values("OLD", "N") if cmd != "INSERT" else ()
-        new = lcr.get_values("NEW", "N") if cmd != "DELETE" else ()
-        new_cols = tuple(u.column_name for u in new)
-        old_cols = tuple(u.column_name for u in old)
-        old_nulls = tuple(u.data.value is None for u in old)
+        old, new = lcr.plain_values()       # (name, value) pairs: no AnyData made for them
+        if cmd == "INSERT":
+            old = ()
+        elif cmd == "DELETE":
+            new = ()
+        new_cols = tuple(c for c, _ in new)
+        old_cols = tuple(c for c, _ in old)
+        old_nulls = tuple(v is None for _, v in old)
         shape_key = (owner, name, cmd, new_cols, old_cols, old_nulls)
         shape = self._shapes.get(shape_key)
         if shape is None:
             shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, old_nulls)
         sql, order, convs = shape
-        values = {("N", u.column_name): u.data.value for u in new}
-        values.update({("O", u.column_name): u.data.value for u in old})
+        values = {("N", c): v for c, v in new}
+        values.update({("O", c): v for c, v in old})
         params = tuple(v if f is None else f(v) for v, f in
                        zip((values[k] for k in order), convs))
         return sql, params
