@@ -57,7 +57,7 @@ from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
 from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
-from .engine import ApplyError, Item, SourceTxn
+from .engine import GROUP_ROWS, ApplyError, Item, SourceTxn
 from .parallel import ParallelApply
 from .servers import ServerProcesses
 
@@ -372,11 +372,25 @@ class ApplyProcess:
                 if result is not None:
                     yield txn, result
             return
-        for txn in txns:
-            try:
-                yield txn, self.engine.apply(txn)
-            except ApplyError as failure:
-                yield txn, failure
+        engine, i = self.engine, 0
+        while i < len(txns):
+            # consecutive plain transactions share a target transaction (ApplyEngine.apply_group);
+            # if that does not go through cleanly they are applied one at a time below
+            j, rows = i, 0
+            while j < len(txns) and rows + len(txns[j].items) <= GROUP_ROWS and engine.groupable(txns[j]):
+                rows += len(txns[j].items)
+                j += 1
+            if j - i >= 2 and engine.apply_group(txns[i:j]):
+                for txn in txns[i:j]:
+                    yield txn, True
+                i = j
+                continue
+            for txn in txns[i:max(j, i + 1)]:
+                try:
+                    yield txn, engine.apply(txn)
+                except ApplyError as failure:
+                    yield txn, failure
+            i = max(j, i + 1)
 
     def _declarative(self, rule: str) -> list:
         """The declarative transformations of ``rule`` (DBMS_STREAMS_ADM.RENAME_SCHEMA …),
