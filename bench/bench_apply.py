@@ -126,16 +126,64 @@ def statement(schema: str, lcr: RowLCR) -> tuple[str, tuple]:
     return (f"DELETE FROM {table} WHERE id = %s", (old["ID"],))
 
 
+def _pipelined(c: psycopg.Connection, prepared: list) -> float:
+    """Apply transactions of prepared statements, pipelined, a commit each; seconds."""
+    t0 = time.perf_counter()
+    for stmts in prepared:
+        with c.pipeline():
+            for sql, params in stmts:
+                c.execute(sql, params)
+        c.commit()
+    return time.perf_counter() - t0
+
+
 def floor_pipeline(conninfo: str, schema: str, txns: list) -> float:
     prepared = [[statement(schema, x) for x in lcrs] for lcrs in txns]   # not timed
     with psycopg.connect(conninfo) as c:
-        t0 = time.perf_counter()
-        for stmts in prepared:
-            with c.pipeline():
-                for sql, params in stmts:
-                    c.execute(sql, params)
-            c.commit()
-        return time.perf_counter() - t0
+        return _pipelined(c, prepared)
+
+
+def _bare_connection(conninfo: str, work: list, barrier: Any, out: Any) -> None:
+    """One bare psycopg connection (a process of its own: no GIL shared with the others)
+    applying ``work`` as :func:`floor_pipeline` does."""
+    with psycopg.connect(conninfo) as c:
+        barrier.wait()
+        out.put(_pipelined(c, work))
+
+
+def floor_connections(conninfo: str, schema: str, txns: list, n: int, whole: bool = False) -> float:
+    """The physical floor of parallel apply: ``n`` bare connections, each in a process of
+    its own, the rows split by key (table, id) so no connection waits for another's lock;
+    each connection commits its part of every source transaction (n = 1: the whole
+    transaction, as the pipeline floor).  ``whole``: whole source transactions dealt out in
+    turn instead (a commit each, as many commits as serial; a rare lock wait where two
+    touch one row).  Seconds from the moment all are connected until the last has committed."""
+    import multiprocessing as mp
+    parts: list[list] = [[] for _ in range(n)]
+    for i, lcrs in enumerate(txns):
+        if whole:
+            parts[i % n].append([statement(schema, lcr) for lcr in lcrs])
+            continue
+        split: list[list] = [[] for _ in range(n)]
+        for lcr in lcrs:
+            ident = (lcr.get_value("NEW" if lcr.get_command_type() == "INSERT" else "OLD", "ID").value)
+            split[(int(lcr.get_object_name()[1:]) * 1_000_003 + ident) % n].append(statement(schema, lcr))
+        for part, stmts in zip(parts, split):
+            if stmts:
+                part.append(stmts)
+    ctx = mp.get_context("fork")
+    barrier, out = ctx.Barrier(n + 1), ctx.Queue()
+    procs = [ctx.Process(target=_bare_connection, args=(conninfo, part, barrier, out)) for part in parts]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for _ in procs:
+        out.get()
+    secs = time.perf_counter() - t0
+    for p in procs:
+        p.join()
+    return secs
 
 
 def floor_executemany(conninfo: str, schema: str, txns: list) -> float:
@@ -248,6 +296,9 @@ def main() -> None:
     ap.add_argument("--process", type=int, default=0, help="rows for the end-to-end apply process run")
     ap.add_argument("--process-parallelism", type=int, default=1, help="the apply process's parallelism in (d)")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--floor-connections", type=int, default=4,
+                    help="(f): the parallel floor, this many bare connections (processes) vs one (0: skip)")
+    ap.add_argument("--only-floors", action="store_true", help="run (f) only (no Sluice runs)")
     a = ap.parse_args()
     with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as c:
         if not c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DB,)).fetchone():
@@ -263,8 +314,16 @@ def main() -> None:
               "sluice": "(c) Sluice ApplyEngine, serial",
               "parallel": f"(e) Sluice, parallelism {a.parallelism} {a.serialization} ({a.servers})"}
     results: dict[str, list[float]] = {k: [] for k in labels}
-    plan = [run for r in range(a.rounds) for run in ("pipe", "sluice", "parallel")]
-    plan.insert(1, "many")
+    n = a.floor_connections
+    labels["bare1"] = "(f1) floor: 1 bare connection (process)"
+    labels["bareN"] = f"(f{n}) floor: {n} bare connections (processes), rows by key"
+    labels["bareT"] = f"(g{n}) floor: {n} bare connections, whole transactions in turn"
+    results.update(bare1=[], bareN=[], bareT=[])
+    runs = ("pipe", "sluice", "parallel") if not a.only_floors else ()
+    runs += ("bare1", "bareN", "bareT") if n else ()
+    plan = [run for r in range(a.rounds) for run in runs]
+    if not a.only_floors:
+        plan.insert(1, "many")
     for run in plan:
         schema = fresh_schema(conninfo, a.tables)
         try:
@@ -272,6 +331,8 @@ def main() -> None:
                 secs = floor_pipeline(conninfo, schema, txns)
             elif run == "many":
                 secs = floor_executemany(conninfo, schema, txns)
+            elif run in ("bare1", "bareN", "bareT"):
+                secs = floor_connections(conninfo, schema, txns, 1 if run == "bare1" else n, run == "bareT")
             else:
                 with psycopg.connect(conninfo, autocommit=True) as c:   # the LCRs name owner_schema
                     c.execute(f"ALTER SCHEMA {schema} RENAME TO {owner_schema}")
@@ -292,6 +353,15 @@ def main() -> None:
               flush=True)
     med = {k: statistics.median(v) for k, v in results.items() if v}
     print("medians: " + ", ".join(f"{labels[k].split(' ')[0]} {v:,.0f}" for k, v in med.items()))
+    if n:
+        best = max(med["bareN"], med["bareT"])
+        print(f"(f{n})/(f1) per round: {', '.join(f'{p / s:.2f}' for p, s in zip(results['bareN'], results['bare1']))}"
+              f"; (g{n})/(f1): {', '.join(f'{p / s:.2f}' for p, s in zip(results['bareT'], results['bare1']))}"
+              f" — the physical parallel floor: {n} connections >= 1.5 x one "
+              f"{'is reached' if best >= 1.5 * med['bare1'] else 'is NOT reached'} on this machine "
+              f"even by bare connections (medians)", flush=True)
+    if a.only_floors:
+        return
     ratios = [s / p for s, p in zip(results["sluice"], results["pipe"])]
     print(f"(c)/(a) per round: {', '.join(f'{r:.2f}' for r in ratios)}; "
           f"(e)/(c) per round: {', '.join(f'{p / s:.2f}' for p, s in zip(results['parallel'], results['sluice']))}")

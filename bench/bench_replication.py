@@ -22,14 +22,17 @@ Targets (issue 15 §2): >= 10,000 rows/s sustained, lag p50 < 1 s.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
 import platform
+import pstats
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from typing import Any
 
 SRC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 sys.path.insert(0, SRC_DIR)
@@ -83,12 +86,85 @@ def host(dsn: str, log: str) -> subprocess.Popen:
                             stderr=out, stdin=subprocess.DEVNULL, env=env)
 
 
+def server_cpu() -> dict[int, float]:
+    """CPU seconds (user + system) of each PostgreSQL backend connected to the bench's two
+    databases, read from /proc (the server runs on this machine)."""
+    with admin("postgres") as c:
+        pids = [r[0] for r in c.execute("SELECT pid FROM pg_stat_activity WHERE datname IN (%s, %s) "
+                                        "AND pid <> pg_backend_pid()", (DB, REPLICA_DB)).fetchall()]
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out[pid] = (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError):
+            pass
+    return out
+
+
+def profiled(label: str, fn: Any, rows: int, top: int) -> None:
+    """Run ``fn`` (under cProfile unless ``top`` is 0); its rate, the CPU it took in this
+    process and in the PostgreSQL backends of the bench's databases, where its time went."""
+    prof = cProfile.Profile()
+    before = server_cpu()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    if top:
+        prof.enable()
+    fn()
+    prof.disable()
+    secs, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    after = server_cpu()
+    server = sum(v - before.get(pid, 0.0) for pid, v in after.items())
+    print(f"{label}: {rows / secs:,.0f} rows/s{' under cProfile' if top else ''} ({rows} rows in "
+          f"{secs:.1f} s; CPU per row: {cpu / rows * 1e6:.0f} us Python + {server / rows * 1e6:.0f} us "
+          f"PostgreSQL backends; load {os.getloadavg()[0]:.1f})", flush=True)
+    if top:
+        stats = pstats.Stats(prof)
+        stats.sort_stats("tottime").print_stats(top)
+        stats.sort_stats("cumulative").print_stats("sluice", top)
+
+
+def stages(a: argparse.Namespace, dbs1_dsn: str, dbs2_dsn: str, src: str, want: tuple[int, int]) -> None:
+    """Each stage alone, in this process, one after the other: the capture (with combined
+    capture and apply: into DBS2's queue) drains the backlog, then the apply empties DBS2's
+    queue into the replica."""
+    from sluice.streams.apply import ApplyProcess
+    from sluice.streams.capture.process import CaptureProcess
+    cap_conn, app_conn = sluice.connect(dbs1_dsn), sluice.connect(dbs2_dsn)
+    try:
+        cap = CaptureProcess(cap_conn, "CAPTURE_DBS1")
+        cap.start()
+        print(f"   combined capture and apply: {cap.combined is not None}", flush=True)
+        profiled("capture (→ DBS2's queue)", lambda: cap.catch_up(timeout=3600), a.rows, a.top)
+        cap.stop()
+        app = ApplyProcess.from_catalog(app_conn, "APPLY_DBS2")
+
+        def drain() -> None:
+            while app.run_batch(wait=0):
+                pass
+        profiled("apply (DBS2's queue → replica)", drain, a.rows, a.top)
+        app.stop()
+        got = totals(REPLICA_DB, src)
+        print(f"replica {'equals' if got == want else 'DIFFERS from'} the source: {got} vs {want}", flush=True)
+    finally:
+        cap_conn.close()
+        app_conn.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--rate", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--parallelism", type=int, default=1, help="the apply process's (SET_PARAMETER)")
+    ap.add_argument("--grouptransops", type=int, default=1,
+                    help="the apply process's GROUPTRANSOPS (SET_PARAMETER; 1, the default: a target "
+                         "transaction per source transaction)")
+    ap.add_argument("--stages", action="store_true",
+                    help="each stage alone in this process under cProfile (no hosts, no lag run)")
+    ap.add_argument("--top", type=int, default=25, help="--stages: functions listed per stage")
     a = ap.parse_args()
     with admin("postgres") as c:
         for db in (DB, REPLICA_DB):
@@ -99,7 +175,8 @@ def main() -> None:
     dbs1_dsn, dbs2_dsn = f"{SERVER}/{DB}?schema={s1}", f"{SERVER}/{DB}?schema={s2}"
     replica_dsn = f"{SERVER}/{REPLICA_DB}?schema=sluice_apply"
     print(f"{platform.node()} {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; {a.rows} rows, "
-          f"then {a.rate} rows/s for {a.seconds:.0f} s; apply parallelism {a.parallelism}", flush=True)
+          f"then {a.rate} rows/s for {a.seconds:.0f} s; apply parallelism {a.parallelism}, "
+          f"grouptransops {a.grouptransops}", flush=True)
     cols = "id bigint PRIMARY KEY, n integer NOT NULL, v text, created timestamptz DEFAULT clock_timestamp()"
     with admin(DB) as c:
         c.execute(f"CREATE SCHEMA {src}")
@@ -122,6 +199,8 @@ def main() -> None:
         dbs2.apply_adm.set_schema_instantiation_scn(owner, DB.upper(), 0, apply_database_link="replica.net")
         if a.parallelism > 1:
             dbs2.apply_adm.set_parameter("APPLY_DBS2", "parallelism", str(a.parallelism))
+        if a.grouptransops > 1:
+            dbs2.apply_adm.set_parameter("APPLY_DBS2", "grouptransops", str(a.grouptransops))
         dbs2.apply_adm.start_apply("APPLY_DBS2")
         dbs1.streams_adm.set_up_queue(queue_table="STREAMS_QUEUE_TABLE", queue_name="STREAMS_QUEUE")
         dbs1.cursor().execute(f"CREATE DATABASE LINK dbs2.net USING '{dbs2_dsn}'")
@@ -137,6 +216,9 @@ def main() -> None:
             c.execute(f"CALL {src}.gen(%s, 0.15)", (a.rows,))
         print(f"backlog of {a.rows} row changes written in {time.perf_counter() - t0:.1f} s", flush=True)
         want = totals(DB, src)
+        if a.stages:
+            stages(a, dbs1_dsn, dbs2_dsn, src, want)
+            return
         t0 = time.perf_counter()
         procs += [host(dbs1_dsn, f"/tmp/bench_repl_dbs1_{tag}.log"), host(dbs2_dsn, f"/tmp/bench_repl_dbs2_{tag}.log")]
         last_report = time.perf_counter()

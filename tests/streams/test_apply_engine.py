@@ -286,3 +286,50 @@ def test_out_of_order_transactions_each_applied_once(engine, target):
     assert engine.apply(late) is False and engine.apply(early) is False
     assert [r[:2] for r in target.rows("emp")] == [(2, "early"), (3, "late")]
     assert engine.already_applied(early) and engine.applied == {SOURCE_DB: 30}
+
+
+def test_source_transactions_grouped_into_one_target_transaction(engine, target):
+    """apply_group: several plain source transactions in one target transaction, each with
+    its SLUICE_APPLY_DONE record (a replay of any of them changes nothing); a group one of
+    whose transactions conflicts or was applied before leaves nothing in the target and
+    says so (False), and applying them one at a time then finds which."""
+    make_emp(target)
+    o = target.owner
+    t1 = txn(lcr("INSERT", o, "emp", 40, new={"ID": 1, "NAME": "a", "VERSION": 1}, txn="1.1.40"),
+             lcr("INSERT", o, "emp", 40, new={"ID": 2, "NAME": "b", "VERSION": 1}, txn="1.1.40"))
+    t2 = txn(lcr("UPDATE", o, "emp", 41, old={"ID": 1, "NAME": "a"}, new={"NAME": "a2"}, txn="1.1.41"),
+             lcr("INSERT", o, "emp", 41, new={"ID": 3, "NAME": "c"}, txn="1.1.41"),
+             lcr("DELETE", o, "emp", 41, old={"ID": 2}, txn="1.1.41"))
+    assert engine.groupable(t1) and engine.groupable(t2)
+    assert engine.apply_group([t1, t2]) is True
+    assert [r[:2] for r in target.rows("emp")] == [(1, "a2"), (3, "c")]
+    assert engine.applied == {SOURCE_DB: 41}
+    assert engine.apply(t1) is False and engine.apply(t2) is False        # each recorded as applied
+    t3 = txn(lcr("INSERT", o, "emp", 42, new={"ID": 4, "NAME": "d"}, txn="1.1.42"))
+    bad = txn(lcr("UPDATE", o, "emp", 43, old={"ID": 9, "NAME": "x"}, new={"NAME": "y"}, txn="1.1.43"))
+    assert engine.apply_group([t3, bad]) is False                          # a conflict: nothing stays
+    assert engine.apply_group([t2, t3]) is False                           # t2 applied before
+    assert [r[0] for r in target.rows("emp")] == [1, 3]
+    assert engine.apply(t3) is True
+    with pytest.raises(ApplyError) as e:
+        engine.apply(bad)
+    assert e.value.error.code == 26787
+    assert [r[0] for r in target.rows("emp")] == [1, 3, 4] and engine.applied == {SOURCE_DB: 42}
+
+
+def test_large_transaction_through_the_pipeline_in_chunks(engine, target):
+    """A transaction of more statements than one pipeline sync takes (PostgreSQL: libpq's
+    pipeline, synced every 500) is applied whole; a conflict in its last chunk leaves
+    nothing of it."""
+    make_emp(target)
+    o = target.owner
+    rows = [lcr("INSERT", o, "emp", 50, new={"ID": i, "NAME": f"n{i}", "SAL": i, "VERSION": None},
+                txn="1.1.50") for i in range(1, 1201)]
+    assert engine.apply(txn(*rows)) is True
+    assert len(target.rows("emp")) == 1200
+    more = [lcr("UPDATE", o, "emp", 51, old={"ID": i}, new={"VERSION": 2}, txn="1.1.51") for i in range(1, 1100)]
+    more.append(lcr("DELETE", o, "emp", 51, old={"ID": 5000}, txn="1.1.51"))
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(*more))
+    assert e.value.error.code == 26787 and e.value.index == 1099
+    assert all(r[3] is None for r in target.rows("emp"))

@@ -293,6 +293,13 @@ class RowLCR(_LCR):
         unit = self._unit(value_type, column_name, use_old)
         return None if unit is None else unit.data
 
+    def plain_values(self) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+        """``(old, new)``: the columns of ``get_values('OLD', 'N')`` and ``get_values('NEW',
+        'N')`` as (name, Python value) pairs — what the apply engine binds, without making
+        AnyData of a stored LCR's values (:class:`~sluice.streams.capture.decode.DecodedRowLCR`)."""
+        return ([(c, u.data.value) for c, u in self._old.items()],
+                [(c, u.data.value) for c, u in self._new.items()])
+
     def get_values(self, value_type: str, use_old: str = "Y") -> list[RowUnit]:
         """``LCR$_ROW_LIST``; for NEW of an UPDATE with ``use_old='Y'`` unchanged
         columns come from the old values."""

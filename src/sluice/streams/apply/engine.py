@@ -183,6 +183,61 @@ class ApplyEngine:
         self.messages_applied += len(txn.items)
         return True
 
+    def groupable(self, txn: SourceTxn) -> bool:
+        """Whether ``txn`` may share a target transaction with its neighbours
+        (:meth:`apply_group`): row LCRs only, no handler of any kind, in memory (not spilled),
+        a SLUICE_APPLY_DONE record of its own."""
+        return (self.handlers.precommit is None and type(txn.items) is list
+                and self.ident(txn) is not None and self._plain(txn))
+
+    def apply_group(self, txns: list[SourceTxn]) -> bool:
+        """Apply several source transactions, in source order, as one target transaction
+        (GoldenGate's GROUPTRANSOPS; one commit and one round trip for them all instead of
+        two each): each stays whole (all of them commit or none), each has its own
+        SLUICE_APPLY_DONE record in that transaction, so exactly once holds as for
+        :meth:`apply`; readers of the target see the state after some source transaction,
+        never part of one.  False, with nothing of it left in the target, when one of them
+        is not plain sailing — a conflict, an error, one applied before: the caller then
+        applies them one at a time (:meth:`apply`), which finds out which and why."""
+        settings = self.settings.current()
+        if settings._version != self._settings_version:
+            self._shapes.clear()
+            self._settings_version = settings._version
+        target = self.target
+        statements: list[tuple[str, tuple]] = []
+        ones: list[int] = []             # statements that must touch exactly one row
+        progress: dict[Any, tuple[str, tuple]] = {}
+        forget: list[tuple[str, tuple]] = []
+        try:
+            target.begin(self.tag)
+            for txn in txns:
+                claim = self._claim(txn)
+                ones.append(len(statements))
+                statements.append(claim[0])
+                if len(claim) > 1:       # the low-watermark: the last one per source database
+                    progress[txn.source_database] = claim[1]
+                for i, item in enumerate(txn.items):
+                    lcr = item.message
+                    if not self._skipped(lcr, i):
+                        ones.append(len(statements))
+                        statements.append(self._statement(lcr, i))
+                forget += self._forget(txn)
+            counts = target.execute_batch(statements + list(progress.values()) + forget)
+            if any(counts[i] != 1 for i in ones):
+                target.rollback()
+                return False
+            target.commit()
+        except (ApplyError, TargetError, DatabaseError):
+            target.rollback()
+            return False
+        for txn in txns:
+            if txn.kind == "CAPTURED" and txn.commit_scn is not None:
+                self.applied[txn.source_database] = max(self.applied.get(txn.source_database, -1),
+                                                        txn.commit_scn)
+            self.transactions_applied += 1
+            self.messages_applied += len(txn.items)
+        return True
+
     def _claim(self, txn: SourceTxn) -> list[tuple[str, tuple]]:
         """The transaction's first statements.  First its record in SLUICE_APPLY_DONE, which
         inserts nothing when the transaction was applied already — by this process before a
@@ -429,18 +484,21 @@ class ApplyEngine:
     def _statement(self, lcr: RowLCR, index: int) -> tuple[str, tuple]:
         """The DML for a row LCR (statement text cached per table, command and columns)."""
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
-        old = lcr.get_values("OLD", "N") if cmd != "INSERT" else ()
-        new = lcr.get_values("NEW", "N") if cmd != "DELETE" else ()
-        new_cols = tuple(u.column_name for u in new)
-        old_cols = tuple(u.column_name for u in old)
-        old_nulls = tuple(u.data.value is None for u in old)
+        old, new = lcr.plain_values()       # (name, value) pairs: no AnyData made for them
+        if cmd == "INSERT":
+            old = ()
+        elif cmd == "DELETE":
+            new = ()
+        new_cols = tuple(c for c, _ in new)
+        old_cols = tuple(c for c, _ in old)
+        old_nulls = tuple(v is None for _, v in old)
         shape_key = (owner, name, cmd, new_cols, old_cols, old_nulls)
         shape = self._shapes.get(shape_key)
         if shape is None:
             shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, old_nulls)
         sql, order, convs = shape
-        values = {("N", u.column_name): u.data.value for u in new}
-        values.update({("O", u.column_name): u.data.value for u in old})
+        values = {("N", c): v for c, v in new}
+        values.update({("O", c): v for c, v in old})
         params = tuple(v if f is None else f(v) for v, f in
                        zip((values[k] for k in order), convs))
         return sql, params

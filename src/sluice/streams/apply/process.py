@@ -372,11 +372,27 @@ class ApplyProcess:
                 if result is not None:
                     yield txn, result
             return
-        for txn in txns:
-            try:
-                yield txn, self.engine.apply(txn)
-            except ApplyError as failure:
-                yield txn, failure
+        engine, i = self.engine, 0
+        group_rows = int(self.d.parameter("GROUPTRANSOPS"))
+        while i < len(txns):
+            # with GROUPTRANSOPS > 1, consecutive plain transactions share a target transaction
+            # (ApplyEngine.apply_group); if that does not go through cleanly they are applied
+            # one at a time below
+            j, rows = i, 0
+            while j < len(txns) and rows + len(txns[j].items) <= group_rows and engine.groupable(txns[j]):
+                rows += len(txns[j].items)
+                j += 1
+            if j - i >= 2 and engine.apply_group(txns[i:j]):
+                for txn in txns[i:j]:
+                    yield txn, True
+                i = j
+                continue
+            for txn in txns[i:max(j, i + 1)]:
+                try:
+                    yield txn, engine.apply(txn)
+                except ApplyError as failure:
+                    yield txn, failure
+            i = max(j, i + 1)
 
     def _declarative(self, rule: str) -> list:
         """The declarative transformations of ``rule`` (DBMS_STREAMS_ADM.RENAME_SCHEMA …),

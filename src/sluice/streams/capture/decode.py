@@ -222,6 +222,12 @@ class DecodedRowLCR(RowLCR):
             self._raw_old = self._decoder.supported(row.get("identity"), bad) if cmd != "INSERT" else None
             self._form = self.RAW
 
+    def plain_values(self) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+        if self._form == self.VALUES:
+            return super().plain_values()
+        self._parse()
+        return self._decoder.pairs(self._raw_old), self._decoder.pairs(self._raw_new)
+
     def raw_document(self) -> tuple[list, list] | None:
         """``(old, new)`` in the stored document's form, None once the values are AnyData."""
         if self._form == self.VALUES:
@@ -311,6 +317,16 @@ class Decoder:
             kind = kinds[col["type"]]
             value = col["value"]
             out[name] = RowUnit(name, AnyData(kind[0], None if value is None else kind[1](value)))
+        return out
+
+    def pairs(self, columns: list[dict] | None) -> list[tuple[str, Any]]:
+        """Column values as (name, Python value) pairs, as :meth:`units` would hold them."""
+        names, kinds = self._names, self.kinds
+        out = []
+        for col in columns or ():
+            value = col["value"]
+            out.append((names.get(col["name"]) or self._name(col["name"]),
+                        None if value is None else kinds[col["type"]][1](value)))
         return out
 
     def document(self, columns: list[dict] | None) -> list:
