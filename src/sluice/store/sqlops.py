@@ -56,17 +56,14 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
         groups.setdefault((r.q_name, r.enq_uid), []).append(r)
     t = table_name(qt)
     for (q_name, uid), recs in groups.items():
-        optional = [_OPTIONAL_GET(r) for r in recs]
-        try:
-            distinct = list(set(optional))    # a batch's records mostly share them (consumer, sender)
-        except TypeError:
-            distinct = optional
-        if len(distinct) == 1 and distinct[0] == _OPTIONAL_DEFAULT:   # the common case
-            used: tuple[int, ...] = ()
-        else:   # column by column, counted in C: a column is used unless all are its default
-            n = len(distinct)
-            used = tuple(i for i, (col, dflt) in enumerate(zip(zip(*distinct), _OPTIONAL_DEFAULT))
-                         if col.count(dflt) != n)
+        optional = list(map(_OPTIONAL_GET, recs))
+        # column by column, counted in C: a column is used unless all are its default (no
+        # hashing of each record's optional values: a propagated batch's all differ, by
+        # their ORIGINAL_MSGID)
+        optional_columns = list(zip(*optional))
+        n = len(recs)
+        used: tuple[int, ...] = tuple(i for i, (col, dflt) in enumerate(zip(optional_columns, _OPTIONAL_DEFAULT))
+                                      if col.count(dflt) != n)
         d = conn.dialect
         bulk = d.bulk_arrays and len(recs) > 1
         key = (d.name, bulk, t, q_name, uid, used)
@@ -79,9 +76,7 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
         sql, types = cached
         if bulk and not d.seq_from_store:   # one array per column, transposed in C (see pgarrays)
             columns = list(zip(*map(_ALWAYS_GET, recs)))
-            if used:
-                optional_columns = list(zip(*optional))
-                columns += [optional_columns[i] for i in used]
+            columns += [optional_columns[i] for i in used]
             conn.execute(sql, conn.bulk_arrays(types, columns))
         else:
             _insert_rows(conn, sql, types, recs, optional, used, bulk)
