@@ -410,7 +410,11 @@ def p5_bench(a: Any, work: str) -> None:
         except Exception:  # noqa: BLE001  (the figure is optional)
             jvm_pid = None
         rss = PeakRss(jvm_pid)
-        spec = PipelineSpec("aps", dsn["store"], "STRM_Q", "APS", "POS", max_messages_per_batch=a.batch)
+        spec = PipelineSpec("aps", dsn["store"], "STRM_Q", "APS", "POS", max_messages_per_batch=a.batch,
+                            group_transactions=a.group, apply_tasks=a.tasks)
+        print(f"    apply sink: tasks={a.tasks or 'default parallelism'}, group_transactions={a.group} "
+              f"({'one target transaction per source transaction' if a.group <= 1 else 'whole source transactions grouped into target transactions of at least that many LCRs'})",
+              flush=True)
         run = PipelineRun(spark, spec, conn, conn.context.store, "apply", os.path.join(work, "ck"),
                           connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
         start = time.perf_counter()
@@ -418,7 +422,7 @@ def p5_bench(a: Any, work: str) -> None:
         run.wait()
         s = time.perf_counter() - start
         for p in run.query.recentProgress:
-            print(f"    batch {p.batchId}: {p.numInputRows} rows, {dict(p.durationMs)}")
+            print(f"    batch {p.batchId}: began {p.timestamp}, {p.numInputRows} rows, {dict(p.durationMs)}")
         memory = rss.report()
         spark.stop()
         print(f"(f) Spark {a.master} apply:  {a.lcrs:>9} LCRs in {s:6.2f} s = {a.lcrs / s:>10,.0f} rows/s  "
@@ -456,6 +460,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=50_000)
     ap.add_argument("--apply", action="store_true", help="the apply comparison (see the docstring)")
     ap.add_argument("--p5", action="store_true", help="issue 16's P5, PostgreSQL to PostgreSQL (see p5_bench)")
+    ap.add_argument("--tasks", type=int, default=None, help="--p5: the apply sink's tasks (default: Spark's)")
+    ap.add_argument("--group", type=int, default=1,
+                    help="--p5: the apply sink's group_transactions (1: a target transaction per source one)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-pipeline-")
     if a.p5:

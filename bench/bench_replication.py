@@ -159,6 +159,9 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--parallelism", type=int, default=1, help="the apply process's (SET_PARAMETER)")
+    ap.add_argument("--grouptransops", type=int, default=1,
+                    help="the apply process's GROUPTRANSOPS (SET_PARAMETER; 1, the default: a target "
+                         "transaction per source transaction)")
     ap.add_argument("--stages", action="store_true",
                     help="each stage alone in this process under cProfile (no hosts, no lag run)")
     ap.add_argument("--top", type=int, default=25, help="--stages: functions listed per stage")
@@ -173,7 +176,8 @@ def main() -> None:
     dbs1_dsn, dbs2_dsn = f"{SERVER}/{DB}?schema={s1}", f"{SERVER}/{DB}?schema={s2}"
     replica_dsn = f"{SERVER}/{REPLICA_DB}?schema=sluice_apply"
     print(f"{platform.node()} {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; {a.rows} rows, "
-          f"then {a.rate} rows/s for {a.seconds:.0f} s; apply parallelism {a.parallelism}", flush=True)
+          f"then {a.rate} rows/s for {a.seconds:.0f} s; apply parallelism {a.parallelism}, "
+          f"grouptransops {a.grouptransops}", flush=True)
     cols = "id bigint PRIMARY KEY, n integer NOT NULL, v text, created timestamptz DEFAULT clock_timestamp()"
     with admin(DB) as c:
         c.execute(f"CREATE SCHEMA {src}")
@@ -196,6 +200,8 @@ def main() -> None:
         dbs2.apply_adm.set_schema_instantiation_scn(owner, DB.upper(), 0, apply_database_link="replica.net")
         if a.parallelism > 1:
             dbs2.apply_adm.set_parameter("APPLY_DBS2", "parallelism", str(a.parallelism))
+        if a.grouptransops > 1:
+            dbs2.apply_adm.set_parameter("APPLY_DBS2", "grouptransops", str(a.grouptransops))
         dbs2.apply_adm.start_apply("APPLY_DBS2")
         dbs1.streams_adm.set_up_queue(queue_table="STREAMS_QUEUE_TABLE", queue_name="STREAMS_QUEUE")
         dbs1.cursor().execute(f"CREATE DATABASE LINK dbs2.net USING '{dbs2_dsn}'")

@@ -40,6 +40,16 @@ def drop_schema(schema: str) -> None:
         admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+def pg_create_shared(*statements: str) -> None:
+    """Objects tests share in the test database (schema ``hr``, never dropped): created under
+    an advisory lock, since two sessions running the same CREATE ... IF NOT EXISTS at once can
+    still collide on the catalog's unique index (pytest-xdist workers, other checkouts' runs)."""
+    with pg_admin() as admin, admin.transaction():
+        admin.execute("SELECT pg_advisory_xact_lock(hashtext('sluice-tests-shared-objects'))")
+        for statement in statements:
+            admin.execute(statement)
+
+
 @pytest.fixture(params=BACKENDS)
 def dsn(request, tmp_path) -> str:
     if request.param == "sqlite":
@@ -123,12 +133,53 @@ def pytest_configure(config):
                                        "(with --dist loadgroup)")
 
 
+# Under pytest-xdist (pyproject.toml's addopts: ``-n 4 --dist loadgroup``) the tests of a
+# group run one after another on one worker (DESIGN-NOTES "Test suite time"):
+GROUPS = {
+    # the process's PostgreSQL connections: the 2,000-store checks, the churn and the
+    # never-close conformance run exceed max_connections (100) when they overlap
+    "aq/test_dropped_connections.py": "pg-connections",
+    # fleets of processes SIGKILLed on a timer: two fleets at a time at most (they were
+    # written for a machine they have to themselves; a starved fleet misses its deadline)
+    "streams/test_propagation_crash.py": "kill9-propagation",
+    "aq/test_crash.py": "kill9", "streams/test_host_run.py": "kill9",
+    "streams/test_capture_crash.py": "kill9", "streams/test_apply_crash.py": "kill9",
+    "streams/test_sync_capture_crash.py": "kill9", "store/test_pg_restart.py": "kill9",
+}
+# Long tests outside the groups (the --durations report of a CI run): they start first, so
+# that no worker begins one of them when the others are already done.
+LONGEST = ("streams/test_propagation_http.py",)
+
+
+def _group(item) -> str | None:
+    if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
+        return "spark"     # every test that uses the one SparkSession or starts Spark: one JVM
+    path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
+    return GROUPS.get(path)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``-n 2 --dist loadgroup``, .ci/run) every test that uses the one
-    SparkSession or starts Spark itself (tests/pipeline) runs on the same worker: one JVM."""
+    """Each test of a group gets its ``xdist_group`` mark. xdist hands out the largest work
+    units first (the Spark group, then the other groups); of the single tests, LONGEST's come
+    first, then the rest in collection order."""
     for item in items:
-        if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
-            item.add_marker(pytest.mark.xdist_group("spark"))
+        group = _group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+    if hasattr(config, "workerinput"):        # an xdist worker: its order is what it reports
+        longest = [item for item in items if any(item.nodeid.startswith("tests/" + p) for p in LONGEST)]
+        chosen = set(map(id, longest))
+        items[:] = longest + [item for item in items if id(item) not in chosen]
+    result = yield                            # the other hooks, xdist's among them
+    # xdist 3.8 groups a test by appending "@group" to item._nodeid; pytest 9.2 keeps the id
+    # in item._id (a NodeId), so without this the groups are silently ignored (Spark tests
+    # spread over every worker, one JVM each).
+    for item in items:
+        grouped = getattr(item, "_nodeid", None)
+        if grouped and hasattr(item, "_id") and grouped != item.nodeid:
+            item._id = type(item._id).parse(grouped)
+    return result
 
 
 @pytest.fixture(scope="session")

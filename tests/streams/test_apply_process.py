@@ -16,6 +16,7 @@ import sluice
 from sluice.rules.engine.ruleset import rules_catalog
 from sluice.streams import RowLCR
 from sluice.streams.apply import ApplyDefinition, ApplyProcess
+from tests.conftest import pg_admin
 from tests.streams.applykit import SOURCE_DB, procedures, target  # noqa: F401
 
 APPLY = "APPLY1"
@@ -328,3 +329,38 @@ def test_large_transaction_spills_over_the_threshold(conn, target, world):
     unlimited = world(apply_captured=True, parameters={"TXN_LCR_SPILL_THRESHOLD": "INFINITE"})
     unlimited.run_batch(wait=0)
     assert conn.query(spill_view, None)[1] == [] and len(target.rows("emp")) == 29
+
+
+@pytest.mark.parametrize("grouptransops", [None, "100"])
+def test_grouptransops_groups_whole_source_transactions_only_when_set(conn, target, world, grouptransops):
+    """By default every source transaction is its own target transaction (seed 001); Sluice's
+    GROUPTRANSOPS parameter (after GoldenGate's) lets serial apply put several whole ones into
+    one target transaction -- the same rows either way, one PostgreSQL transaction (xmin) for
+    the group."""
+    o = target.owner
+    for scn, ids in ((101, (1, 2)), (102, (3,)), (103, (4, 5))):
+        enqueue(conn, "APPLY_Q", *[RowLCR.construct(SOURCE_DB, "INSERT", o, "EMP", None, f"1.{scn}.1",
+                                                    scn, None, {"ID": i, "NAME": f"n{i}"}, commit_scn=scn)
+                                   for i in ids])
+    procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
+    params = {"DISABLE_ON_ERROR": "N"}
+    if grouptransops:
+        params["GROUPTRANSOPS"] = grouptransops
+    proc = world(apply_captured=True, parameters=params)
+    assert proc.drain() == 5
+    assert target.rows("emp") == [(i, f"n{i}") for i in range(1, 6)]
+    assert errors(conn) == []
+    if target.kind == "postgresql":
+        with pg_admin() as pg:
+            xmins = [r[0] for r in pg.execute(f"SELECT xmin::text FROM {target.table('emp')} ORDER BY id")]
+        assert len(set(xmins)) == (1 if grouptransops else 3)
+
+
+def test_grouptransops_parameter_checked(conn, world):
+    """GROUPTRANSOPS takes a whole number of row LCRs, 1 or more (ORA-23605 otherwise)."""
+    conn.apply_adm.create_apply(queue_name="APPLY_Q", apply_name="GROUPED", apply_captured=True)
+    conn.apply_adm.set_parameter("GROUPED", "grouptransops", "1000")
+    for bad in ("0", "-1", "many"):
+        with pytest.raises(sluice.DatabaseError) as e:
+            conn.apply_adm.set_parameter("GROUPED", "grouptransops", bad)
+        assert e.value.code == 23605

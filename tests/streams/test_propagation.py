@@ -58,7 +58,7 @@ def test_a_to_b_queue_to_queue(sites):
         ("DBS1", "SLUICE.DST", 25)]
     # the de-duplication rows of messages the source let go are gone: only the last
     # batch's (in doubt until the next batch says otherwise) remain
-    assert rows(b, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_RECEIVED") == [(5,)]
+    assert rows(b, "SELECT SUM(MSG_COUNT) FROM SLUICE_PROPAGATION_INDOUBT") == [(5,)]
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]          # gone from the source
     assert PropagationRunner(a).run_once(force=True) == 0
 
@@ -75,12 +75,12 @@ def test_a_sender_dead_after_its_source_commit_has_its_last_batch_forgotten_by_t
     enqueue(a, "SRC", [b"first%d" % i for i in range(4)])
     dead = PropagationRunner(a)
     assert dead.run_once(force=True) == 4
-    assert rows(b, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_RECEIVED") == [(4,)]
+    assert rows(b, "SELECT SUM(MSG_COUNT) FROM SLUICE_PROPAGATION_INDOUBT") == [(4,)]
     del dead       # gone without another batch: nothing in memory tells the destination
     enqueue(a, "SRC", [b"next"])
     assert PropagationRunner(a).run_once(force=True) == 1
     # the first batch's rows are gone; the last batch's stay until the batch after it
-    assert rows(b, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_RECEIVED") == [(1,)]
+    assert rows(b, "SELECT SUM(MSG_COUNT) FROM SLUICE_PROPAGATION_INDOUBT") == [(1,)]
     assert payloads(drain(b, "DST")) == [b"first0", b"first1", b"first2", b"first3", b"next"]
     a.aqadm.unschedule_propagation("src", "dbs2", destination_queue="dst")
     assert rows(a, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_UNTOLD") == [(0,)]
@@ -541,3 +541,54 @@ def test_one_schedules_acknowledgements_leave_anothers_rows_alone(sites, monkeyp
     second.clock = lambda: time.time() + 31
     assert second.run_once(force=True) == 3           # a, b again (found, skipped) and c
     assert payloads(drain(b, "Q1")) == payloads(drain(b, "Q2")) == [b"a", b"b", b"c"]
+
+
+def _raw(dsn, statements):
+    """Run ``statements`` on the store's database directly (what an older Sluice left)."""
+    if dsn.startswith("sqlite:"):
+        import sqlite3
+        c = sqlite3.connect(dsn.removeprefix("sqlite:///"))
+        for s in statements:
+            c.execute(s)
+        c.commit()
+        c.close()
+        return
+    import psycopg
+    head, _, schema = dsn.partition("?schema=")
+    with psycopg.connect(head, autocommit=True, options=f'-c search_path="{schema}"') as c:
+        for s in statements:
+            c.execute(s)
+
+
+def test_an_older_stores_received_rows_stay_in_doubt_after_the_upgrade(dsn):
+    """Schema version 11 kept a row per message in SLUICE_PROPAGATION_RECEIVED: the upgrade
+    moves each into SLUICE_PROPAGATION_INDOUBT, so a resend of that message is still skipped."""
+    from sluice.streams.propagation.receiver import receive
+    from sluice.streams.propagation.wire import Batch, Propagated
+    conn = sluice.connect(dsn)
+    make_queue(conn, "DST")
+    conn.close()
+    msgid = bytes(range(16))
+    blob = "X'000102030405060708090a0b0c0d0e0f'" if dsn.startswith("sqlite:") else \
+        "'\\x000102030405060708090a0b0c0d0e0f'::bytea"
+    _raw(dsn, ["DROP TABLE SLUICE_PROPAGATION_INDOUBT",
+               "CREATE TABLE SLUICE_PROPAGATION_RECEIVED (SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID BLOB "
+               "NOT NULL, DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED REAL NOT NULL, "
+               "PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))".replace(
+                   "BLOB", "BLOB" if dsn.startswith("sqlite:") else "BYTEA"),
+               f"INSERT INTO SLUICE_PROPAGATION_RECEIVED VALUES ('DBS1', {blob}, 'SLUICE.DST', 'SLUICE.SRC', 1.0)",
+               "UPDATE SLUICE_META SET VALUE = '11' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    try:
+        assert rows(conn, "SELECT SOURCE_SITE, DEST_QUEUE, MSG_COUNT, SOURCE_QUEUE FROM "
+                          "SLUICE_PROPAGATION_INDOUBT") == [("DBS1", "SLUICE.DST", 1, "SLUICE.SRC")]
+        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [("12",)]
+        again = Batch("DBS1", "SLUICE.SRC", [Propagated("SLUICE.DST", msgid, msgid, "RAW", b"x")], resend=True)
+        assert receive(conn.context, again) == 0           # received before the upgrade: skipped
+        fresh = Propagated("SLUICE.DST", b"\x01" * 16, b"\x01" * 16, "RAW", b"y")
+        assert receive(conn.context, Batch("DBS1", "SLUICE.SRC", [fresh], resend=True)) == 1
+        conn.commit()
+        assert [m.payload for m in drain(conn, "DST")] == [b"y"]
+        assert rows(conn, "SELECT SUM(MSG_COUNT) FROM SLUICE_PROPAGATION_INDOUBT") == [(2,)]
+    finally:
+        conn.close()

@@ -12,6 +12,7 @@ from sluice.errors import DatabaseError
 from sluice.rules.adm import RuleAdm
 from sluice.streams import RowLCR
 from sluice.streams.propagation.runner import PropagationRunner
+from tests.conftest import pg_create_shared
 from tests.streams.propkit import Sites, drain
 from tests.streams.test_rulegen_seed import rows
 
@@ -30,10 +31,8 @@ def site(dsn, tmp_path):
         raw.commit()
         raw.close()
     else:
-        from tests.conftest import pg_admin
-        with pg_admin() as admin:
-            admin.execute("CREATE SCHEMA IF NOT EXISTS hr")
-            admin.execute("CREATE TABLE IF NOT EXISTS hr.employees (employee_id numeric, department_id numeric)")
+        pg_create_shared("CREATE SCHEMA IF NOT EXISTS hr",
+                         "CREATE TABLE IF NOT EXISTS hr.employees (employee_id numeric, department_id numeric)")
     yield a
     sites.close()
 

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from sluice.cli import main
 from sluice.streams import RowLCR, DDLLCR, evaluate_rule_sets
 from sluice.streams.rowmigration import migrate
+from tests.conftest import pg_create_shared
 from tests.plsql.test_plsql_seed000 import BLOCKS, SEED
 from tests.streams.capturekit import drop_env, make_env
 from tests.streams.test_rulegen_conditions import norm, printed
@@ -42,8 +43,8 @@ def make_regions(env) -> None:
     table of schema hr in the store's database; in an SQLite store (no schemas) the file's
     table regions."""
     if env.dsn.startswith("postgresql"):
-        env.pg.execute("CREATE SCHEMA IF NOT EXISTS hr")
-        env.pg.execute("CREATE TABLE IF NOT EXISTS hr.regions (region_id numeric, region_name text)")
+        pg_create_shared("CREATE SCHEMA IF NOT EXISTS hr",
+                         "CREATE TABLE IF NOT EXISTS hr.regions (region_id numeric, region_name text)")
     else:
         import sqlite3
         raw = sqlite3.connect(env.dsn.removeprefix("sqlite:///"))

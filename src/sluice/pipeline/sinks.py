@@ -15,7 +15,11 @@
   in commit order), each source transaction one target transaction holding the apply's
   low-watermark and its SLUICE_APPLY_DONE record, so a replayed batch changes nothing; a
   transaction that fails goes to the error queue (DBA_APPLY_ERROR) as the Python process
-  puts it there.
+  puts it there.  The plan's keys are computed in the JVM (:func:`_keys_frame`), so the
+  LCRs reach Python once, in the task that applies them; there, transactions of plain row
+  LCRs into a PostgreSQL target take the set-form path (:mod:`.setapply`: a few statements
+  per table and operation instead of one per LCR), everything else -- and any group that
+  path hands back -- the engine's.
 
 The destination is opened through ``connect`` (``sluice.connect`` passed down by the front
 door: this layer is below the session, DESIGN.md section 7).
@@ -168,7 +172,7 @@ def source_transactions(rows_in_order: list[Any], actions: Callable[[str, Any, C
             key = this
         txn, failure, enqueues = out[-1]
         if fields is None:
-            fields = set(row.__fields__)
+            fields = set(row.__fields__) if hasattr(row, "__fields__") else set(row)
         rule = row["rule"] if "rule" in fields else None
         if actions is None or rule is None or failure is not None:
             txn.items.append(Item(message))
@@ -274,37 +278,114 @@ def _mine(batch: list[Any], d: Any) -> list[Any]:
             (r["lcr_kind"] is not None and r["commit_scn"] is not None) == d.apply_captured]
 
 
-def _keys_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
-                    shipped: dict[str, bytes], it: Iterator[Any]) -> Iterator[tuple]:
-    """Per transaction of the partition (rows ordered by ``tx``, then commit order): its id,
-    commit order, size and key hashes (None: it depends on everything) -- what
-    :func:`.applyplan.plan` takes.  The keys are those of the messages as their rules'
-    transformations leave them (nothing is enqueued here)."""
-    from itertools import groupby
+def _has_actions(ctx: Any) -> Callable[[str | None], bool]:
+    """Whether a rule's action context does something to the message here (a custom
+    transformation, an enqueue destination, SET_EXECUTE): read once per rule."""
+    from ..rules.engine.ruleset import rules_catalog
 
-    from ..streams.apply.parallel import EVERYTHING, transaction_keys
-    from .applyplan import key_hash
+    catalog = rules_catalog(ctx.store)
+    found: dict[str | None, bool] = {None: False}
 
-    batch = list(it)
-    if not batch:
-        return
-    install_shipped(shipped)
+    def has(rule: str | None) -> bool:
+        if rule not in found:
+            actx = catalog.rule(rule).action_context
+            found[rule] = actx is not None and any(
+                (v := actx.get_value(n)) is not None and v.value
+                for n in ("STREAMS$_TRANSFORM_FUNCTION", "APPLY$_ENQUEUE", "APPLY$_EXECUTE"))
+        return found[rule]
+    return has
+
+
+def _key_columns(engine: Any) -> Callable[[str, str], list[str] | None]:
+    """(owner, table) -> the key columns the engine finds its rows by (None: none known
+    here, the table has no primary key or does not exist)."""
+    def columns(owner: str, name: str) -> list[str] | None:
+        chosen = engine.settings.key_columns.get((owner, name))
+        if chosen is not None:
+            return chosen
+        try:
+            return engine.target.describe(owner, name)[2] or None
+        except Exception:   # noqa: BLE001 -- the engine reports it when it applies
+            return None
+    return columns
+
+
+def _plain_rows(it: Iterator[Any]) -> list[dict]:
+    """A partition's rows as dicts (a Spark Row finds a field by name with a list search)."""
+    rows = []
+    fields = None
+    for row in it:
+        if fields is None:
+            fields = row.__fields__ if hasattr(row, "__fields__") else None
+        rows.append(dict(zip(fields, row)) if fields is not None else row)
+    return rows
+
+
+def _keys_frame(rows: DataFrame, key_columns: dict[tuple[str, str], list[str]], acting_rules: set[str],
+                apply_captured: bool) -> DataFrame:
+    """Per source transaction of ``rows`` (the batch, decided and transformed, maps intact):
+    ``tx``, commit order (``c``, ``s``), size ``n``, ``e`` (1: it depends on everything) and
+    ``h``, the hashes of the rows it changes -- what :func:`.applyplan.plan` takes, computed
+    in the JVM: the LCRs reach Python once, when they are applied.
+
+    The keys are :func:`~sluice.streams.apply.parallel.transaction_keys`' -- (owner, table,
+    key values; an UPDATE also its key after the change, a DELETE its old key) -- for the
+    row LCRs of the tables in ``key_columns`` (the columns the engine finds their rows by)
+    whose rule's action context does nothing here; any other message (DDL, user messages,
+    a table with a handler or without a key, a rule in ``acting_rules`` that may change the
+    message) depends on everything, as the Python parallel apply has it; bad input on nothing."""
+    table = F.concat_ws("\u0000", "object_owner", "object_name")
+    key_map = F.create_map(*[x for (o, n), cols in sorted(key_columns.items())
+                             for x in (F.lit(f"{o}\u0000{n}"), F.array(*[F.lit(c) for c in cols]))]) \
+        if key_columns else F.create_map().cast("map<string,array<string>>")
+    cols = F.element_at(key_map, table)
+    old, new = F.col("old_values"), F.col("new_values")
+    old_key = F.transform(cols, lambda c: F.element_at(old, c))
+    new_key = F.transform(cols, lambda c: F.element_at(new, c))
+    after = F.transform(cols, lambda c: F.when(F.map_contains_key(new, c), F.element_at(new, c))
+                        .otherwise(F.element_at(old, c)))
+    cmd = F.col("command_type")
+    sides = (F.when(cmd == "INSERT", F.array(new_key)).when(cmd == "UPDATE", F.array(old_key, after))
+             .otherwise(F.array(old_key)))
+    hashes = F.transform(F.filter(sides, lambda k: F.forall(k, lambda v: v.isNotNull())),
+                         lambda k: F.xxhash64(table, F.array_join(k, "\u0000")))
+    rule = F.col("rule") if "rule" in rows.columns else F.lit(None).cast("string")
+    keyed = (F.col("lcr_kind") == "ROW") & F.col("commit_scn").isNotNull() & cmd.isin("INSERT", "UPDATE", "DELETE") \
+        & cols.isNotNull() & (rule.isNull() | ~rule.isin(*sorted(acting_rules) or [""]))
+    everything = F.when(F.col("error").isNotNull(), 0).when(keyed, 0).otherwise(1)
+    captured = F.col("lcr_kind").isNotNull() & F.col("commit_scn").isNotNull()
+    mine = F.col("error").isNotNull() | (captured == F.lit(apply_captured))
+    ident = F.when(captured, F.concat_ws("|", "source_database_name",
+                                         F.col("commit_scn").cast("long").cast("string")))
+    return (rows.where(mine)
+            .select("tx", "cscn", "seq", ident.alias("ident"), everything.alias("e"),
+                    F.when(keyed, hashes).otherwise(F.array().cast("array<bigint>")).alias("h"))
+            .groupBy("tx").agg(F.min(F.coalesce(F.col("cscn"), F.lit(0))).alias("c"), F.min("seq").alias("s"),
+                               F.count(F.lit(1)).alias("n"), F.max("e").alias("e"), F.first("ident").alias("ident"),
+                               F.array_distinct(F.flatten(F.collect_list("h"))).alias("h")))
+
+
+def _batch_facts(rows: DataFrame, connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
+                 known: dict[tuple[str, str], list[str] | None]) -> tuple[dict, set[str], bool]:
+    """What :func:`_keys_frame` needs for a batch, read on the driver: the key columns of
+    its tables (``known`` caches them; none for a table with a DML or error handler, or
+    without a key), the rules among its rows whose action contexts act, APPLY_CAPTURED."""
+    seen = rows.where(F.col("lcr_kind") == "ROW").select(
+        "object_owner", "object_name", F.col("rule") if "rule" in rows.columns else F.lit(None).alias("rule")
+    ).distinct().collect()
     with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
-        actions = _actions(ctx)
-        for tx, group in groupby(_mine(batch, d), key=lambda r: r["tx"]):
-            group = list(group)
-            keys: set | None = set()
-            txn = None
-            for txn, failure, _enq in source_transactions(group, actions):
-                found = set() if failure is not None else transaction_keys(engine, txn)
-                if EVERYTHING in found:
-                    keys = None
-                    break
-                keys |= found
-            first = group[0]
-            ident = engine.ident(txn) if txn is not None and keys is not None else None
-            yield (tx, ident, int(first["cscn"] or 0), int(first["seq"]), len(group),
-                   None if keys is None else sorted(key_hash(k) for k in keys))
+        settings = engine.settings.current()
+        if known.get(("", "")) != [str(settings._version)]:   # SET_KEY_COLUMNS, handlers: read again
+            known.clear()
+            known[("", "")] = [str(settings._version)]
+        columns = _key_columns(engine)
+        handled = {(o, n) for o, n, _op, _err in settings.dml_handlers}
+        for o, n, _rule in seen:
+            if (o, n) not in known:
+                known[(o, n)] = None if (o, n) in handled else columns(o, n)
+        has = _has_actions(ctx)
+        acting = {r for _o, _n, r in seen if r is not None and has(r)}
+        return {k: v for k, v in known.items() if v and k != ("", "")}, acting, d.apply_captured
 
 
 def _wait_for(engine: Any, ctx: Any, apply_name: str, idents: list[str], timeout: float = 120.0) -> int:
@@ -362,15 +443,22 @@ def _forget_enqueued(dsn: str, apply_name: str, batch_id: int) -> None:
 
 def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
                      shipped: dict[str, bytes], batch_id: int, it: Iterator[Any],
-                     waits: dict[str, list[str]] | None = None, waited: Any = None) -> None:
+                     waits: dict[str, list[str]] | None = None, waited: Any = None,
+                     group_transactions: int = 1, counted: Any = None) -> None:
+    """Apply a task's rows (in commit order): runs of source transactions the set-form
+    path takes (:mod:`.setapply`) in groups of whole transactions of at least
+    ``group_transactions`` LCRs (1: one target transaction per source transaction), the
+    others -- and any group that path hands back -- one by one through the apply engine."""
     import time
+    from itertools import groupby
 
     from pyspark import TaskContext
 
     from ..streams.apply import errorqueue
     from ..streams.apply.definition import set_status
+    from .setapply import SetApplier
 
-    batch = list(it)
+    batch = _plain_rows(it)
     if not batch:
         return
     install_shipped(shipped)
@@ -379,31 +467,68 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
     with _apply_engine(connect, dsn, login, apply_name, task.partitionId() if task else 0) as (conn, ctx, d, engine):
         encode = errorqueue.codec_encoder(ctx, d.queue_owner, d.queue_name)
         errored = errorqueue.errored_transactions(ctx, d.name)
-        for txn, failure, enqueues in source_transactions(_mine(batch, d), _actions(ctx)):
-            if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
-                continue   # already in the error queue (a replayed batch)
-            ident = engine.ident(txn)
-            if enqueues and failure is None:
-                _enqueue_destinations(conn, ctx, d.name, ident, batch_id, enqueues)
-            before = (waits or {}).get(ident)
+        actions = _actions(ctx)
+        fast = SetApplier(engine, _has_actions(ctx))
+
+        def wait(idents: list[str]) -> None:
+            before = [i for ident in idents for i in (waits or {}).get(ident, ())]
             if before:
                 began = time.monotonic()
                 looks = _wait_for(engine, ctx, d.name, before)
                 if waited is not None:
-                    waited.add([(ident, tuple(before), looks, time.monotonic() - began)])
-            try:
-                if failure is not None:
-                    raise failure
-                engine.apply(txn)
-            except ApplyError as failure:
-                errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn, failure, encode,
-                                  d.apply_database_link, d.apply_tag)
-                conn.commit()
-                if d.parameter("DISABLE_ON_ERROR") == "Y" and not isinstance(failure, BadInput):
-                    # as the Python process does: the apply aborts at its first error; the
-                    # batch is not committed, so a restart replays it past the recorded error
-                    set_status(ctx, d.name, "ABORTED", failure.error)
-                    raise failure.error from None
+                    waited.add([(idents[0], tuple(before), looks, time.monotonic() - began)])
+
+        def one_by_one(rows: list[Any]) -> None:
+            for txn, failure, enqueues in source_transactions(rows, actions):
+                if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
+                    continue   # already in the error queue (a replayed batch)
+                ident = engine.ident(txn)
+                if enqueues and failure is None:
+                    _enqueue_destinations(conn, ctx, d.name, ident, batch_id, enqueues)
+                wait([ident])
+                try:
+                    if failure is not None:
+                        raise failure
+                    engine.apply(txn)
+                except ApplyError as failure:
+                    errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn, failure, encode,
+                                      d.apply_database_link, d.apply_tag)
+                    conn.commit()
+                    if d.parameter("DISABLE_ON_ERROR") == "Y" and not isinstance(failure, BadInput):
+                        # as the Python process does: the apply aborts at its first error; the
+                        # batch is not committed, so a restart replays it past the recorded error
+                        set_status(ctx, d.name, "ABORTED", failure.error)
+                        raise failure.error from None
+
+        group: list[list[Any]] = []
+
+        def flush() -> None:
+            if not group:
+                return
+            idents = [f"{rows[0]['source_database_name']}|{int(rows[0]['commit_scn'])}" for rows in group]
+            wait(idents)
+            if not fast.apply_group(group):
+                for rows in group:
+                    one_by_one(rows)
+            group.clear()
+
+        engine.settings.current()
+        for _tx, rows in groupby(_mine(batch, d), key=lambda r: r["tx"]):
+            rows = list(rows)
+            first = rows[0]
+            if fast.eligible(rows) and (first["source_database_name"], int(first["commit_scn"])) not in errored:
+                ident = f"{first['source_database_name']}|{int(first['commit_scn'])}"
+                if group and (waits or {}).get(ident):
+                    flush()   # a group never waits in its middle: a transaction that waits begins one
+                group.append(rows)
+                if sum(len(g) for g in group) >= group_transactions:
+                    flush()
+                continue
+            flush()
+            one_by_one(rows)
+        flush()
+        if counted is not None:
+            counted.add([(fast.groups, fast.fallbacks, fast.statements)])
 
 
 def _transaction_id() -> Any:
@@ -413,6 +538,14 @@ def _transaction_id() -> Any:
                   F.concat_ws("|", F.lit("C"), "source_database_name", "transaction_id",
                               F.col("commit_scn").cast("string")))
             .otherwise(F.concat(F.lit("U"), F.coalesce("enq_tid", F.hex("msgid")))))
+
+
+def _clock(monotonic: float) -> str:
+    """A ``time.monotonic()`` reading as the wall clock (HH:MM:SS.s), for the batch log."""
+    import time
+
+    wall = time.time() - (time.monotonic() - monotonic)
+    return time.strftime("%H:%M:%S", time.localtime(wall)) + f".{int(wall * 10) % 10}"
 
 
 def _bucket_values(spark: Any, tasks: int) -> list[int]:
@@ -427,10 +560,16 @@ def _bucket_values(spark: Any, tasks: int) -> list[int]:
 
 def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str, checkpoint: str,
           user: str | None = None, trigger: dict | None = None, tasks: int | None = None,
-          waits_seen: list | None = None) -> Any:
+          waits_seen: list | None = None, group_transactions: int = 1) -> Any:
     """Start applying the stream ``df`` as apply process ``apply_name`` of the store at
     ``dsn``, each micro-batch by ``tasks`` tasks (default: Spark's default parallelism)
     in parallel, a transaction after those it depends on (:mod:`.applyplan`).
+    ``group_transactions``: 1 (the default, Streams' own behaviour) applies each source
+    transaction as one target transaction; N > 1 lets the set-form path (:mod:`.setapply`)
+    put consecutive whole source transactions of one task into one target transaction until
+    it holds at least N LCRs (GoldenGate's GROUPTRANSOPS; each source transaction still
+    records its own SLUICE_APPLY_DONE row in it, and a group that meets a conflict or an
+    error is rolled back and applied again one source transaction at a time).
     ``waits_seen``: a list that gets, per transaction that waited for transactions of
     other tasks, (its record, theirs, how many times it looked, seconds waited); each
     batch's phases and waits are logged (``sluice.pipeline``, INFO)."""
@@ -444,6 +583,7 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
 
     prepared: list[bool] = []
     buckets: dict[int, list[int]] = {}
+    known: dict[tuple[str, str], list[str] | None] = {}   # tables' key columns, kept across batches
 
     def batch(frame: DataFrame, batch_id: int) -> None:
         entered = time.monotonic()
@@ -454,32 +594,43 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
                 prepared.append(True)
         _forget_enqueued(dsn, apply_name, batch_id)
         shipped = ship_functions()
-        rows = _to_python(frame).withColumn("tx", _transaction_id())
+        counted = spark.sparkContext.accumulator([], _Waits())
         if n <= 1:
-            ordered = rows.coalesce(1).sortWithinPartitions("cscn", "seq")
+            ordered = _to_python(frame).withColumn("tx", _transaction_id()).coalesce(1).sortWithinPartitions("cscn", "seq")
             ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
-                                                                 batch_id, it))
+                                                                 batch_id, it, None, None, group_transactions,
+                                                                 counted))
+            log.info("apply %s batch %s: entered %s, left %s: %.1f s (1 task; set-form groups, fallbacks, "
+                     "statements: %s)", apply_name, batch_id, _clock(entered), _clock(time.monotonic()),
+                     time.monotonic() - entered, counted.value)
             return
-        rows = rows.persist()
+        rows = frame.withColumn("tx", _transaction_id()).persist()
         try:
             began = time.monotonic()
-            keyed = rows.repartition(n, "tx").sortWithinPartitions("tx", "cscn", "seq").rdd.mapPartitions(
-                lambda it: _keys_partition(connect, dsn, login, apply_name, shipped, it)).collect()
+            key_columns, acting, captured = _batch_facts(rows, connect, dsn, login, apply_name, known)
+            keyed = _keys_frame(rows, key_columns, acting, captured).collect()
+            if any(r["e"] for r in keyed):   # DDL may change keys: describe the tables again next time
+                known.clear()
             keys_done = time.monotonic()
-            assigned, waits = plan([(tx, ident, (c, s), size, hashes) for tx, ident, c, s, size, hashes in keyed], n)
+            assigned, waits = plan([(r["tx"], r["ident"], (r["c"], r["s"]), r["n"], None if r["e"] else r["h"])
+                                    for r in keyed], n)
             if n not in buckets:   # a Spark job of its own: once per number of tasks
                 buckets[n] = _bucket_values(spark, n)
             values = buckets[n]
             where = spark.createDataFrame([(tx, values[k]) for tx, k in assigned.items()], "tx string, bucket long")
-            ordered = rows.join(F.broadcast(where), "tx").repartition(n, "bucket").sortWithinPartitions("cscn", "seq")
+            ordered = _to_python(rows.join(F.broadcast(where), "tx")).repartition(n, "bucket") \
+                .sortWithinPartitions("cscn", "seq")
             waited = spark.sparkContext.accumulator([], _Waits())
             planned = time.monotonic()
             ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
-                                                                 batch_id, it, waits, waited))
-            log.info("apply %s batch %s: %d transactions; prepare %.1f s, read, decide and key them %.1f s, "
-                     "plan %.1f s, apply %.1f s (%d waited for other tasks, %.1f s in all)", apply_name, batch_id,
-                     len(keyed), began - entered, keys_done - began, planned - keys_done, time.monotonic() - planned, len(waited.value),
-                     sum(w[3] for w in waited.value))
+                                                                 batch_id, it, waits, waited, group_transactions,
+                                                                 counted))
+            log.info("apply %s batch %s: entered %s, left %s; %d transactions; prepare %.1f s, read, decide and "
+                     "key them (in the JVM) %.1f s, plan %.1f s, apply %.1f s (%d waited for other tasks, %.1f s "
+                     "in all; set-form groups, fallbacks, statements per task: %s)", apply_name, batch_id,
+                     _clock(entered), _clock(time.monotonic()),
+                     len(keyed), began - entered, keys_done - began, planned - keys_done,
+                     time.monotonic() - planned, len(waited.value), sum(w[3] for w in waited.value), counted.value)
             if waits_seen is not None:
                 waits_seen.extend(waited.value)
         finally:

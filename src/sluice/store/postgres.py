@@ -34,8 +34,8 @@ from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import POSTGRESQL
 from .pgconn import PgConnection, PgPool, PgTarget, translate
 from .pglisten import Listener
-from .sqlschema import (SCHEMA_VERSION, catalog_ddl, physical, quote, table_name,
-                        queue_depth_ddl, upgrade_queue_table_ddl, view_name)
+from .sqlschema import (LEGACY_RECEIVED, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, physical, quote,
+                        table_name, queue_depth_ddl, upgrade_queue_table_ddl, view_name)
 from .timemgr import TimeManagerThread
 
 # a waiter re-checks this often while the listener is reconnecting (notifications lost)
@@ -102,6 +102,10 @@ class PgStore(Store):
                 raw.execute(stmt)
             if row[0] is not None:   # queue tables made by an older Sluice
                 self._upgrade_queue_tables(raw)
+                if raw.execute("SELECT to_regclass(%s)", (f"{schema}.{LEGACY_RECEIVED.lower()}",)
+                               ).fetchone()[0] is not None:
+                    for stmt in legacy_received_ddl():
+                        raw.execute(stmt)
             # catalog_ddl left SLUICE_QUEUE_DEPTH empty: list the queue tables in it again
             for stmt in queue_depth_ddl(sqlcatalog.queue_tables(raw), POSTGRESQL):
                 raw.execute(stmt)

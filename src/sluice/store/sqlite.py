@@ -30,8 +30,8 @@ from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
 from .sqlitefns import register_sqlite_functions
 from .sqlnames import json_value
-from .sqlschema import (SCHEMA_VERSION, catalog_ddl, quote, table_name, upgrade_queue_table_ddl,
-                        view_name)
+from .sqlschema import (LEGACY_RECEIVED, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, quote, table_name,
+                        upgrade_queue_table_ddl, view_name)
 from .timemgr import TimeManagerThread
 
 if TYPE_CHECKING:
@@ -188,6 +188,10 @@ class SqliteStore(Store):
             for stmt in upgrade_queue_table_ddl(qt, cols, SQLITE):
                 c.execute(stmt)
         sqlcatalog.refresh_queue_depth(c)   # schema version 8: the queue tables were not in it
+        if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                     (LEGACY_RECEIVED,)).fetchone() is not None:
+            for stmt in legacy_received_ddl():
+                c.execute(stmt)
         c.execute("UPDATE SLUICE_META SET VALUE = ? WHERE KEY = 'schema_version'", (str(SCHEMA_VERSION),))
 
     # -- connections and transactions ---------------------------------------

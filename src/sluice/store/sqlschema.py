@@ -27,7 +27,10 @@ from .dialect import Dialect
 # 10: what a propagation let go and has not yet told its destination (SLUICE_PROPAGATION_UNTOLD);
 #     the apply's spilled transactions (SLUICE_APPLY_SPILL)
 # 11: what a Spark apply sink enqueued for SET_ENQUEUE_DESTINATION (SLUICE_PIPELINE_ENQUEUED)
-SCHEMA_VERSION = 11
+# 12: a propagation destination's de-duplication rows are one per batch and destination queue
+#     (SLUICE_PROPAGATION_INDOUBT) instead of one per message (SLUICE_PROPAGATION_RECEIVED,
+#     whose rows an upgrade moves there: see legacy_received_ddl)
+SCHEMA_VERSION = 12
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -431,13 +434,30 @@ def _tables_item(d: Dialect, i: int) -> str:
 
 
 # ---- Streams propagation (sluice.streams.propagation) -----------------------------------
+LEGACY_RECEIVED = "SLUICE_PROPAGATION_RECEIVED"
+
+
+def legacy_received_ddl() -> list[str]:
+    """Upgrading a store of schema version 5-11, whose ``SLUICE_PROPAGATION_RECEIVED`` held
+    a row per message still in doubt: each becomes a row of one id in
+    ``SLUICE_PROPAGATION_INDOUBT`` (the messages stay de-duplicated across the upgrade), and
+    the old table goes.  Run only when that table exists."""
+    return [f"""INSERT INTO SLUICE_PROPAGATION_INDOUBT (SOURCE_SITE, DEST_QUEUE, BATCH_ID, SOURCE_QUEUE,
+                    RECEIVED, MSG_COUNT, MSGIDS)
+                SELECT SOURCE_SITE, DEST_QUEUE, SOURCE_MSGID, SOURCE_QUEUE, RECEIVED, 1, SOURCE_MSGID
+                FROM {LEGACY_RECEIVED} WHERE 1 = 1 ON CONFLICT DO NOTHING""",
+            f"DROP TABLE {LEGACY_RECEIVED}"]
+
+
 def propagation_ddl(d: Dialect) -> list[str]:
     """Propagation: database links and propagations are ``SLUICE_CATALOG`` rows (kinds
     DBLINK, PROPAGATION); a schedule, with what its runs record, is a
-    ``SLUICE_QUEUE_SCHEDULES`` row; a destination remembers each message it received, by
-    the sending site and the message's id there, in ``SLUICE_PROPAGATION_RECEIVED``,
-    written in the transaction that enqueued it (exactly once) and dropped once the sender
-    says it let the message go; ``SLUICE_PROPAGATION_RECEIVERS`` counts what each sender
+    ``SLUICE_QUEUE_SCHEDULES`` row; a destination remembers the messages it received, by
+    the sending site and their ids there, in ``SLUICE_PROPAGATION_INDOUBT`` — a row per
+    batch and destination queue holding the batch's ids (``MSGIDS``: ``MSG_COUNT`` ids of
+    one length, end to end; ``BATCH_ID`` is the first) —, written in the transaction that
+    enqueued them (exactly once) and dropped once the sender says it let them go
+    (:mod:`sluice.streams.propagation.receiver`); ``SLUICE_PROPAGATION_RECEIVERS`` counts what each sender
     delivered.  Views: DBA_DB_LINKS,
     DBA_PROPAGATION, DBA_QUEUE_SCHEDULES, V$PROPAGATION_SENDER, V$PROPAGATION_RECEIVER
     (Oracle's columns)."""
@@ -467,10 +487,11 @@ def propagation_ddl(d: Dialect) -> list[str]:
             ELAPSED_PICKLE_TIME {r} NOT NULL DEFAULT 0, MESSAGE_DELIVERY_MODE TEXT,
             PROCESS_NAME TEXT, SESSION_ID TEXT, VERSION {i} NOT NULL DEFAULT 0,
             PRIMARY KEY (QSCHEMA, QNAME, DESTINATION))""",
-        f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_RECEIVED (
-            SOURCE_SITE TEXT NOT NULL, SOURCE_MSGID {d.blob_type} NOT NULL,
-            DEST_QUEUE TEXT NOT NULL, SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL,
-            PRIMARY KEY (SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE))""",
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_PROPAGATION_INDOUBT (
+            SOURCE_SITE TEXT NOT NULL, DEST_QUEUE TEXT NOT NULL, BATCH_ID {d.blob_type} NOT NULL,
+            SOURCE_QUEUE TEXT, RECEIVED {r} NOT NULL, MSG_COUNT {i} NOT NULL,
+            MSGIDS {d.blob_type} NOT NULL,
+            PRIMARY KEY (SOURCE_SITE, DEST_QUEUE, BATCH_ID))""",
         # per schedule, the (destination queue, message id)s of its last batch: written with
         # the source's commit, so a sender killed before its next batch tells the
         # destination to drop their de-duplication rows when it starts again

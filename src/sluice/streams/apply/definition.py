@@ -28,9 +28,12 @@ __all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_definiti
 # kind APPLY_PARAMETER named "<apply>|<parameter>"
 KIND, OWNER, PARAMETER_KIND = specs.KIND, specs.OWNER, "APPLY_PARAMETER"
 
-# SET_PARAMETER's parameters with Oracle's defaults
+# SET_PARAMETER's parameters with Oracle's defaults, and one of Sluice's own: GROUPTRANSOPS
+# (after Oracle GoldenGate Replicat's parameter of that name) lets serial apply put several
+# whole plain source transactions, at most that many row LCRs in all, into one target
+# transaction; the default 1 keeps Oracle Streams' rule of a target transaction per source one
 PARAMETERS = {"DISABLE_ON_ERROR": "Y", "COMMIT_SERIALIZATION": "FULL", "PARALLELISM": "1",
-              "TXN_LCR_SPILL_THRESHOLD": "10000", "MAXIMUM_SCN": "INFINITE"}
+              "TXN_LCR_SPILL_THRESHOLD": "10000", "MAXIMUM_SCN": "INFINITE", "GROUPTRANSOPS": "1"}
 
 
 @dataclass

@@ -39,7 +39,7 @@ from .settings import Settings
 from .sqliteddl import sqlite_statements
 from .target import Target, TargetError
 
-__all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "Handlers", "GROUP_ROWS"]
+__all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "Handlers"]
 
 
 class ApplyError(Exception):
@@ -84,7 +84,6 @@ class Handlers:
 
 
 _CHUNK = 5000     # statements per pipelined batch
-GROUP_ROWS = 1000  # row LCRs in one target transaction of several source ones at most (apply_group)
 
 
 class _Retry(Exception):
@@ -189,7 +188,7 @@ class ApplyEngine:
         (:meth:`apply_group`): row LCRs only, no handler of any kind, in memory (not spilled),
         a SLUICE_APPLY_DONE record of its own."""
         return (self.handlers.precommit is None and type(txn.items) is list
-                and len(txn.items) <= GROUP_ROWS and self.ident(txn) is not None and self._plain(txn))
+                and self.ident(txn) is not None and self._plain(txn))
 
     def apply_group(self, txns: list[SourceTxn]) -> bool:
         """Apply several source transactions, in source order, as one target transaction

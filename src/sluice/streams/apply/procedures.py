@@ -52,7 +52,7 @@ def _valid_parameter(param: str, text: str) -> bool:
         return True
     if param == "MAXIMUM_SCN":
         return text == "INFINITE" or text.isdigit()
-    return text.isdigit() and int(text) >= 1       # PARALLELISM, TXN_LCR_SPILL_THRESHOLD
+    return text.isdigit() and int(text) >= 1       # PARALLELISM, TXN_LCR_SPILL_THRESHOLD, GROUPTRANSOPS
 
 
 def _link(apply_database_link: str | None) -> str | None:
@@ -88,7 +88,9 @@ class ApplyProcedures:
 
     def set_parameter(self, apply_name: str, parameter: str, value: Any) -> None:
         """disable_on_error (Y/N), commit_serialization (FULL/NONE), parallelism (1 or more),
-        txn_lcr_spill_threshold, maximum_scn; NULL value: back to the default.
+        txn_lcr_spill_threshold, maximum_scn, and Sluice's grouptransops (row LCRs of several
+        whole source transactions one target transaction may hold; 1, the default: none
+        grouped); NULL value: back to the default.
         :raises: ORA-26667 unknown parameter, ORA-23605 bad value, ORA-26701 no apply."""
         ctx = self._ctx()
         name = canonical(apply_name, "apply name")

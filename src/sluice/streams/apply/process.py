@@ -57,7 +57,7 @@ from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
 from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
-from .engine import GROUP_ROWS, ApplyError, Item, SourceTxn
+from .engine import ApplyError, Item, SourceTxn
 from .parallel import ParallelApply
 from .servers import ServerProcesses
 
@@ -373,11 +373,13 @@ class ApplyProcess:
                     yield txn, result
             return
         engine, i = self.engine, 0
+        group_rows = int(self.d.parameter("GROUPTRANSOPS"))
         while i < len(txns):
-            # consecutive plain transactions share a target transaction (ApplyEngine.apply_group);
-            # if that does not go through cleanly they are applied one at a time below
+            # with GROUPTRANSOPS > 1, consecutive plain transactions share a target transaction
+            # (ApplyEngine.apply_group); if that does not go through cleanly they are applied
+            # one at a time below
             j, rows = i, 0
-            while j < len(txns) and rows + len(txns[j].items) <= GROUP_ROWS and engine.groupable(txns[j]):
+            while j < len(txns) and rows + len(txns[j].items) <= group_rows and engine.groupable(txns[j]):
                 rows += len(txns[j].items)
                 j += 1
             if j - i >= 2 and engine.apply_group(txns[i:j]):

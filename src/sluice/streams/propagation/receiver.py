@@ -2,17 +2,24 @@
 
 :func:`receive` puts a :class:`~.wire.Batch` into the destination queues through the
 session ``ctx`` (the database link's user at the destination, or the propagating
-session itself when source and destination are one site) and writes, in the same
-transaction, one ``SLUICE_PROPAGATION_RECEIVED`` row per message: (source site, source
-message id, destination queue).  A message whose row is there already was committed by
-an earlier delivery whose answer was lost — the sender's process died, or the HTTP
-response never arrived — and is skipped.  The rows are looked up for a batch the sender
-marks as a possible resend; for the others they are only written, and their primary key
-makes a duplicate fail the commit rather than enter the queue (the sender then resends).
-A row lives while its message is in doubt: each batch names the messages of earlier ones
-the source has since let go (``acked``, with their queue), and their rows go in the same
-commit.  The caller commits (seed 001 "Ensured Message Delivery": the source lets go of a
-message only after this commit).
+session itself when source and destination are one site) and records, in the same
+transaction, which messages it received: per destination queue one
+``SLUICE_PROPAGATION_INDOUBT`` row holding the ids of the batch's messages there (source
+site, destination queue, the ids end to end — a row and a statement per batch, not per
+message).  A message whose id is in a row already was committed by an earlier delivery
+whose answer was lost — the sender's process died, or the HTTP response never arrived —
+and is skipped: the rows are looked up for a batch the sender marks as a possible resend.
+For the others they are checked inside the commit (:func:`_settle_received`): after the
+statement that counts the batch in ``SLUICE_PROPAGATION_RECEIVERS`` — whose row lock
+makes two deliveries of one sender and queue commit one after the other, so the second
+reads what the first wrote —, the rows of that sender and queue are read and a message
+found there refuses the commit (ORA-00001; the sender then resends).  A row lives while
+its messages are in doubt: each batch names the messages of earlier ones the source has
+since let go (``acked``, with their queue), and the rows holding only those go in the
+same commit (a row with others left keeps those).  Few rows are ever in doubt (the last
+batch of each sender, and those of senders that died): reading them all costs less than
+an index entry per message.  The caller commits (seed 001 "Ensured Message Delivery": the
+source lets go of a message only after this commit).
 
 The destination checks what any enqueue checks (seed 003 "Propagation Features"): the
 queue exists (ORA-24010) and takes enqueues (ORA-25207), the link's user may enqueue
@@ -34,8 +41,7 @@ from ...model import Agent
 from ...store.base import MessageRecord, QueueInfo, new_msgid
 from .wire import Batch, Propagated
 
-RECEIVED = "SLUICE_PROPAGATION_RECEIVED"
-_CHUNK = 400
+INDOUBT = "SLUICE_PROPAGATION_INDOUBT"
 
 
 def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
@@ -47,6 +53,7 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
         by_queue.setdefault(m.dest_queue, []).append(m)
     now = time.time()
     done = 0
+    fresh: dict[str, list[bytes]] = {}     # destination queue: the ids of what was enqueued there
     for dest, msgs in by_queue.items():
         owner, _, name = dest.partition(".")
         q = ctx.catalog.queue_by_key((owner, name))        # ORA-24010
@@ -65,7 +72,7 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
             if not msgs:
                 continue
         if dedup and batch.resend:
-            seen = _received(ctx, batch.source_site, dest, [m.source_msgid for m in msgs])
+            seen = _received(ctx, batch.source_site, dest)
             msgs = [m for m in msgs if m.source_msgid not in seen]
             if not msgs:
                 continue
@@ -75,15 +82,12 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
         stored = fan_out_all(ctx, q, records, [[Agent(r) for r in m.recipients] if m.recipients else []
                                                for m in msgs], codec)
         store_records(ctx, q, stored, immediate=False)
-        if dedup:
-            rows = [(batch.source_site, m.source_msgid, dest, batch.source_queue, now) for m in msgs]
-            ctx.session.add_commit_work(lambda c, rows=rows: _insert_received(c, rows))
-        counted = (batch.source_site, batch.source_queue, dest, len(msgs), now)
-        ctx.session.add_commit_work(lambda c, counted=counted: c.execute(_COUNT, counted))
+        fresh[dest] = [m.source_msgid for m in msgs]
         done += len(msgs)
-    if dedup and batch.acked:
-        site, acked = batch.source_site, list(batch.acked)
-        ctx.session.add_commit_work(lambda c: _forget(c, site, acked))
+    if fresh or (dedup and batch.acked):
+        site, queue, acked = batch.source_site, batch.source_queue, list(batch.acked) if dedup else []
+        ctx.session.add_commit_work(
+            lambda c: _settle_received(c, site, queue, fresh, acked, now, dedup))
     return done
 
 
@@ -107,64 +111,70 @@ def _sender(m: Propagated) -> Agent | None:
     return Agent(*m.sender)
 
 
-def _received(ctx: Any, site: str, dest: str, msgids: list[bytes]) -> set[bytes]:
-    """Which of ``msgids`` from ``site`` were enqueued into ``dest`` already (one index
-    probe each, by the table's primary key)."""
-    sql = (f"SELECT SOURCE_MSGID FROM {RECEIVED} WHERE SOURCE_SITE = :s AND DEST_QUEUE = :d "
-           f"AND SOURCE_MSGID")
-    if ctx.store.dialect == "postgresql":      # the ids as one array parameter
-        _, rows = ctx.session.query(f"{sql} = ANY(:ids)", {"s": site, "d": dest, "ids": msgids})
-        return {bytes(r[0]) for r in rows}
-    seen: set[bytes] = set()
-    for i in range(0, len(msgids), _CHUNK):
-        chunk = msgids[i:i + _CHUNK]
-        binds = {f"m{k}": v for k, v in enumerate(chunk)}
-        binds.update(s=site, d=dest)
-        _, rows = ctx.session.query(f"{sql} IN ({', '.join(':m' + str(k) for k in range(len(chunk)))})", binds)
-        seen.update(bytes(r[0]) for r in rows)
-    return seen
+def _received(ctx: Any, site: str, dest: str) -> set[bytes]:
+    """The ids of the messages from ``site`` enqueued into ``dest`` and still in doubt."""
+    _, rows = ctx.session.query(f"SELECT MSG_COUNT, MSGIDS FROM {INDOUBT} WHERE SOURCE_SITE = :s "
+                                f"AND DEST_QUEUE = :d", {"s": site, "d": dest})
+    return {m for count, ids in rows for m in _ids(count, bytes(ids))}
 
 
-_COLUMNS = "SOURCE_SITE, SOURCE_MSGID, DEST_QUEUE, SOURCE_QUEUE, RECEIVED"
+def _ids(count: int, packed: bytes) -> list[bytes]:
+    """The ids of a row: ``count`` ids of one length, end to end."""
+    size = len(packed) // count
+    return [packed[i:i + size] for i in range(0, len(packed), size)]
+
+
+def _rows(msgids: list[bytes]) -> list[tuple[bytes, int, bytes]]:
+    """``(BATCH_ID, MSG_COUNT, MSGIDS)`` of the rows holding ``msgids``: one (Sluice's ids
+    are all 16 bytes) or, for ids of several lengths, one per length."""
+    by_size: dict[int, list[bytes]] = {}
+    for m in msgids:
+        by_size.setdefault(len(m), []).append(m)
+    return [(ids[0], len(ids), b"".join(ids)) for ids in by_size.values()]
+
+
 # V$PROPAGATION_RECEIVER's counts, in the receiving transaction
 _COUNT = ("INSERT INTO SLUICE_PROPAGATION_RECEIVERS (SOURCE_SITE, SOURCE_QUEUE, DEST_QUEUE, TOTAL_MSGS, "
           "LAST_RECEIVED) VALUES (?, ?, ?, ?, ?) ON CONFLICT (SOURCE_SITE, SOURCE_QUEUE, DEST_QUEUE) DO UPDATE "
           "SET TOTAL_MSGS = SLUICE_PROPAGATION_RECEIVERS.TOTAL_MSGS + EXCLUDED.TOTAL_MSGS, "
           "LAST_RECEIVED = EXCLUDED.LAST_RECEIVED")
+_IN_DOUBT = f"SELECT BATCH_ID, MSG_COUNT, MSGIDS FROM {INDOUBT} WHERE SOURCE_SITE = ? AND DEST_QUEUE = ?"
+_INSERT = (f"INSERT INTO {INDOUBT} (SOURCE_SITE, DEST_QUEUE, BATCH_ID, SOURCE_QUEUE, RECEIVED, MSG_COUNT, "
+           f"MSGIDS) VALUES (?, ?, ?, ?, ?, ?, ?)")
+_DROP = f"DELETE FROM {INDOUBT} WHERE SOURCE_SITE = ? AND DEST_QUEUE = ? AND BATCH_ID = ?"
+_KEEP = f"UPDATE {INDOUBT} SET MSG_COUNT = ?, MSGIDS = ? WHERE SOURCE_SITE = ? AND DEST_QUEUE = ? AND BATCH_ID = ?"
 
 
-def _insert_received(c: Any, rows: list[tuple]) -> None:
-    """Write the batch's de-duplication rows (commit work).  :raises: ORA-00001 when one
-    was there already: the commit is refused, nothing of the batch stays."""
-    if c.dialect.bulk_arrays:       # PostgreSQL: one statement over arrays, one per column
-        inserted = c.execute(f"INSERT INTO {RECEIVED} ({_COLUMNS}) SELECT * FROM "
-                             f"unnest(?::text[], ?::bytea[], ?::text[], ?::text[], ?::double precision[]) "
-                             f"ON CONFLICT DO NOTHING", [list(col) for col in zip(*rows)]).rowcount
-    else:
-        inserted = 0
-        for i in range(0, len(rows), _CHUNK):
-            chunk = rows[i:i + _CHUNK]
-            inserted += c.execute(f"INSERT INTO {RECEIVED} ({_COLUMNS}) VALUES "
-                                  f"{', '.join(['(?, ?, ?, ?, ?)'] * len(chunk))} ON CONFLICT DO NOTHING",
-                                  [v for row in chunk for v in row]).rowcount
-    if inserted != len(rows):
-        raise ora(1, f"SYS.{RECEIVED}: {len(rows) - inserted} of the batch's messages were received before")
-
-
-def _forget(c: Any, site: str, acked: list[tuple[str, bytes]]) -> None:
-    """Drop the rows of messages the sender has let go: they cannot come again."""
-    by_queue: dict[str, list[bytes]] = {}
+def _settle_received(c: Any, site: str, source_queue: str, fresh: dict[str, list[bytes]],
+                     acked: list[tuple[str, bytes]], now: float, dedup: bool) -> None:
+    """Commit work: count what was enqueued (``fresh``) and, with ``dedup``, record it as in
+    doubt and drop what the sender let go (``acked``).  Queue by queue in name order (two
+    deliveries lock their counters in one order).  :raises: ORA-00001 when a message of
+    ``fresh`` is in doubt already: the commit is refused, nothing of the batch stays."""
+    let_go: dict[str, set[bytes]] = {}
     for dest, msgid in acked:
-        by_queue.setdefault(dest, []).append(msgid)
-    for dest, msgids in by_queue.items():
-        if c.dialect.bulk_arrays:
-            c.execute(f"DELETE FROM {RECEIVED} WHERE SOURCE_SITE = ? AND DEST_QUEUE = ? "
-                      f"AND SOURCE_MSGID = ANY(?::bytea[])", [site, dest, msgids])
+        let_go.setdefault(dest, set()).add(msgid)
+    for dest in sorted(set(fresh) | set(let_go)):
+        ids = fresh.get(dest)
+        if ids:     # first: the counter row stays locked to the commit (see the module's doc)
+            c.execute(_COUNT, (site, source_queue, dest, len(ids), now))
+        if not dedup:
             continue
-        for i in range(0, len(msgids), _CHUNK):
-            chunk = msgids[i:i + _CHUNK]
-            c.execute(f"DELETE FROM {RECEIVED} WHERE SOURCE_SITE = ? AND DEST_QUEUE = ? AND SOURCE_MSGID IN "
-                      f"({', '.join('?' * len(chunk))})", [site, dest, *chunk])
+        gone = let_go.get(dest, set())
+        new = set(ids or ())
+        for batch_id, count, packed in c.execute(_IN_DOUBT, (site, dest)).fetchall():
+            held = _ids(count, bytes(packed))
+            if new and not new.isdisjoint(held):
+                raise ora(1, f"SYS.{INDOUBT}: {len(new.intersection(held))} of the batch's messages "
+                             f"were received before")
+            if gone and not gone.isdisjoint(held):
+                left = [m for m in held if m not in gone]
+                if left:
+                    c.execute(_KEEP, (len(left), b"".join(left), site, dest, batch_id))
+                else:
+                    c.execute(_DROP, (site, dest, batch_id))
+        for batch_id, count, packed in _rows(ids or []):
+            c.execute(_INSERT, (site, dest, batch_id, source_queue, now, count, packed))
 
 
 def _record(ctx: Any, q: QueueInfo, m: Propagated, site: str, now: float, tid: str | None = None) -> MessageRecord:
