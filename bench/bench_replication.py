@@ -46,12 +46,12 @@ DB, REPLICA_DB = "sluice_repl_bench", "sluice_repl_bench_replica"
 TABLES = 10
 
 GEN = """
-CREATE PROCEDURE {src}.gen(total int, seed float8) LANGUAGE plpgsql AS $$
+CREATE PROCEDURE {src}.gen(total int, seed float8, most int) LANGUAGE plpgsql AS $$
 DECLARE done int := 0; n int; k int; nextid bigint := 0; id bigint;
 BEGIN
   PERFORM setseed(seed);
   WHILE done < total LOOP
-    n := least(1 + floor(random() * 100)::int, total - done);
+    n := least(1 + floor(random() * most)::int, total - done);
     FOR k IN 1..n LOOP
       IF nextid > 1000 AND random() < 0.3 THEN
         id := floor(random() * nextid)::bigint;
@@ -165,6 +165,7 @@ def main() -> None:
     ap.add_argument("--stages", action="store_true",
                     help="each stage alone in this process under cProfile (no hosts, no lag run)")
     ap.add_argument("--top", type=int, default=25, help="--stages: functions listed per stage")
+    ap.add_argument("--txn-rows", type=int, default=100, help="the backlog's transactions: 1 to this many rows")
     a = ap.parse_args()
     with admin("postgres") as c:
         for db in (DB, REPLICA_DB):
@@ -213,7 +214,7 @@ def main() -> None:
         # 1. sustained throughput from a backlog
         t0 = time.perf_counter()
         with admin(DB) as c:
-            c.execute(f"CALL {src}.gen(%s, 0.15)", (a.rows,))
+            c.execute(f"CALL {src}.gen(%s, 0.15, %s)", (a.rows, a.txn_rows))
         print(f"backlog of {a.rows} row changes written in {time.perf_counter() - t0:.1f} s", flush=True)
         want = totals(DB, src)
         if a.stages:

@@ -5,7 +5,8 @@ A backend that is listed here but unavailable makes its tests FAIL, never skip.
 
 PostgreSQL: each test gets a schema of its own in the database of
 ``SLUICE_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``),
-dropped after the test.
+dropped after the test; under pytest-xdist each worker has a database of its own
+(``_use_worker_database``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,32 @@ import sluice
 
 BACKENDS = ["sqlite", "postgresql"]
 PG_BASE = os.environ.get("SLUICE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _worker_database() -> tuple[str, str, int] | None:
+    """Under pytest-xdist each worker runs its PostgreSQL tests in a database of its own,
+    created when this module is imported (before any other conftest or test module reads
+    SLUICE_TEST_PG or PG_BASE) and dropped when the worker ends. Logical decoding reads one
+    database's WAL: a capture test decoding while another worker drops its schemas in the
+    same database can fail with "could not map filenode ... to relation OID" (seen when two
+    checkouts' suites shared the database). Subprocesses inherit the setting."""
+    global PG_BASE
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker or os.environ.get("SLUICE_TEST_WORKER_DB"):   # not a worker, or its child
+        return None
+    db = f"sluice_test_{worker}_{uuid.uuid4().hex[:8]}"
+    try:
+        with psycopg.connect(PG_BASE, autocommit=True, connect_timeout=5) as admin:
+            admin.execute(f"CREATE DATABASE {db}")
+    except psycopg.Error:
+        return None   # the server is down: PostgreSQL tests fail through pg_admin(), SQLite ones run
+    admin_dsn, (base, _, query) = PG_BASE, PG_BASE.partition("?")
+    PG_BASE = base.rsplit("/", 1)[0] + "/" + db + (f"?{query}" if query else "")
+    os.environ["SLUICE_TEST_PG"], os.environ["SLUICE_TEST_WORKER_DB"] = PG_BASE, db
+    return admin_dsn, db, os.getpid()
+
+
+_WORKER_DB = _worker_database()
 
 
 def pg_admin() -> psycopg.Connection:
@@ -133,15 +160,30 @@ def pytest_configure(config):
                                        "(with --dist loadgroup)")
 
 
+@pytest.hookimpl(trylast=True)   # after the session fixtures' teardown, before xdist reports back
+def pytest_sessionfinish(session):
+    if _WORKER_DB is None or _WORKER_DB[2] != os.getpid():
+        return
+    admin_dsn, db, _ = _WORKER_DB
+    try:
+        with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=5) as admin:
+            for (slot,) in admin.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s",
+                                         (db,)).fetchall():
+                admin.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+            admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+    except psycopg.Error as e:   # a slot still held by a process a test left: say so, go on
+        print(f"\nleft PostgreSQL database {db} behind: {e}", file=sys.stderr)
+
+
 # Under pytest-xdist (pyproject.toml's addopts: ``-n 4 --dist loadgroup``) the tests of a
 # group run one after another on one worker (DESIGN-NOTES "Test suite time"):
 GROUPS = {
     # the process's PostgreSQL connections: the 2,000-store checks, the churn and the
     # never-close conformance run exceed max_connections (100) when they overlap
     "aq/test_dropped_connections.py": "pg-connections",
-    # fleets of processes SIGKILLed on a timer: two fleets at a time at most (they were
-    # written for a machine they have to themselves; a starved fleet misses its deadline)
-    "streams/test_propagation_crash.py": "kill9-propagation",
+    # fleets of processes SIGKILLed on a timer: one fleet at a time (they were written for a
+    # machine they have to themselves; a starved fleet commits nothing between two kills)
+    "streams/test_propagation_crash.py": "kill9",
     "aq/test_crash.py": "kill9", "streams/test_host_run.py": "kill9",
     "streams/test_capture_crash.py": "kill9", "streams/test_apply_crash.py": "kill9",
     "streams/test_sync_capture_crash.py": "kill9", "store/test_pg_restart.py": "kill9",
@@ -155,7 +197,14 @@ def _group(item) -> str | None:
     if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
         return "spark"     # every test that uses the one SparkSession or starts Spark: one JVM
     path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
-    return GROUPS.get(path)
+    if path in GROUPS:
+        return GROUPS[path]
+    # a module-scoped fixture (a browser, a served site) is made once per worker that runs one
+    # of the module's tests: keep the module on one worker, as a serial run shares it
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(d and d[-1].scope == "module" for d in defs.values()):
+        return path
+    return None
 
 
 @pytest.hookimpl(wrapper=True)

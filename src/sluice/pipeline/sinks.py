@@ -596,7 +596,9 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
         shipped = ship_functions()
         counted = spark.sparkContext.accumulator([], _Waits())
         if n <= 1:
-            ordered = _to_python(frame).withColumn("tx", _transaction_id()).coalesce(1).sortWithinPartitions("cscn", "seq")
+            # repartition, not coalesce: reading and deciding stay spread over the source's partitions
+            ordered = _to_python(frame).withColumn("tx", _transaction_id()).repartition(1) \
+                .sortWithinPartitions("cscn", "seq")
             ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
                                                                  batch_id, it, None, None, group_transactions,
                                                                  counted))
