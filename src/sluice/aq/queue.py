@@ -434,8 +434,13 @@ def fan_out_all(ctx: Any, q: QueueInfo, records: list[MessageRecord], recipients
                 codec: Any, buffered: bool = False) -> list[MessageRecord]:
     """The records to store for ``records``: in a multi-consumer queue one per recipient
     (the given list of each, or else the subscribers whose rules hold; seed 003)."""
-    if not q.table.multiple_consumers:
+    if not q.table.multiple_consumers or not records:
         return records
+    if not any(recipients) and not any(s.rule for s in ctx.catalog.subscribers(q)):
+        # no recipient lists and no subscriber rules: every message goes to the same
+        # subscribers, looked up once for the batch (a propagated or captured batch)
+        agents = recipients_of(ctx, q, [], records[0], codec, buffered=buffered)
+        return [copy for r in records for copy in fan_out(r, agents)]
     return [copy for given, r in zip(recipients, records)
             for copy in fan_out(r, recipients_of(ctx, q, given, r, codec, buffered=buffered))]
 

@@ -263,7 +263,7 @@ class PgSession(StoreSession):
                     if len(taken) + len(got) >= limit:
                         break
             if lock and got:   # others may have taken some meanwhile: those are skipped
-                got = [r for r in sqlops.lock_records(c, queue, [r.seq for r in got], sel.states)
+                got = [r for r in sqlops.lock_records(c, queue, got, sel.states)
                        if sel.predicate(r)]
             taken.extend(got)
             if examined == len(cands) and len(cands) < chunk:

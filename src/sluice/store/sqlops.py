@@ -209,19 +209,37 @@ def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
             f"ORDER BY {', '.join(cols)} LIMIT {int(limit)}{d.lock_rows if lock else ''}")
 
 
-def lock_records(conn, queue: QueueInfo, seqs: list[int], states: Iterable[int]) -> list[MessageRecord]:
-    """Lock those of ``seqs`` still in ``queue`` in one of ``states`` and not held by
-    another transaction; returns them as they are now, in dequeue order."""
-    if not seqs:
+_USER_DATA = RECORD_COLUMNS.index("USER_DATA")
+# lock_records reads every column but the payload: the candidates have it already, and a
+# message's payload never changes once it is enqueued (the payload was half the bytes the
+# second read of each dequeued row brought back)
+_LOCK_LIST = ", ".join(c for c in RECORD_COLUMNS if c != "USER_DATA")
+
+
+def lock_records(conn, queue: QueueInfo, candidates: list[MessageRecord],
+                 states: Iterable[int]) -> list[MessageRecord]:
+    """Lock those of ``candidates`` (read without a lock) still in ``queue`` in one of
+    ``states`` and not held by another transaction; returns them as they are now, in
+    dequeue order, with the payload the candidate read (the message id is compared, so a
+    SEQ given to another message could never pass for the candidate)."""
+    if not candidates:
         return []
     d = conn.dialect
-    sql = (f"SELECT {_SELECT_LIST} FROM {table_name(queue.table)} WHERE {d.in_list('SEQ')} "
+    sql = (f"SELECT {_LOCK_LIST} FROM {table_name(queue.table)} WHERE {d.in_list('SEQ')} "
            f"ORDER BY {', '.join(queue.table.order_columns)}{d.lock_rows}")
     # queue and state are checked here, not in SQL, so that the primary key is the only
     # index the planner can pick (see _BY_KEY)
     st = set(states)
-    return [r for r in map(MessageRecord.from_row, conn.execute(sql, [d.list_param(seqs)]))
-            if r.q_name == queue.name and r.state in st]
+    read = {r.seq: r for r in candidates}
+    out = []
+    for row in conn.execute(sql, [d.list_param(list(read))]):
+        was = read.get(row[0])
+        if was is None or row[2] != was.msgid:
+            continue
+        r = MessageRecord(*row[:_USER_DATA], was.user_data, *row[_USER_DATA:])
+        if r.q_name == queue.name and r.state in st:
+            out.append(r)
+    return out
 
 
 def still_available(conn, queue: QueueInfo, records: list[MessageRecord],
