@@ -236,17 +236,10 @@ def pytest_collection_modifyitems(config, items):
     return result
 
 
-@pytest.fixture(autouse=True)
-def _exclusive_groups(request, tmp_path_factory):
-    """On xdist workers only (never in a pytest a test starts, such as the never-close
-    conformance run, which inherits PYTEST_XDIST_WORKER but has no workerinput): a test of an
-    EXCLUSIVE group holds the run's lock file exclusively, every other test holds it shared.
+def _run_lock(tmp_path_factory, exclusive: bool):
+    """The run's lock file (in pytest-N/, shared by the workers), held exclusively or shared.
     A writer waits at the turnstile first, so new readers queue behind it, not ahead."""
-    if not hasattr(request.config, "workerinput"):
-        yield
-        return
-    run_dir = tmp_path_factory.getbasetemp().parent         # pytest-N/, shared by the workers
-    exclusive = _group(request.node) in EXCLUSIVE
+    run_dir = tmp_path_factory.getbasetemp().parent
     with open(run_dir / "sluice-exclusive.lock", "a") as lock, \
             open(run_dir / "sluice-turnstile.lock", "a") as gate:
         fcntl.flock(gate, fcntl.LOCK_EX)
@@ -260,6 +253,27 @@ def _exclusive_groups(request, tmp_path_factory):
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# On xdist workers only (never in a pytest a test starts, such as the never-close conformance
+# run, which inherits PYTEST_XDIST_WORKER but has no workerinput): an EXCLUSIVE group's module
+# holds the lock exclusively for all its tests at once (its tests run one after another on one
+# worker), every other test holds it shared.
+@pytest.fixture(scope="module", autouse=True)
+def _exclusive_module(request, tmp_path_factory):
+    items = [i for i in request.session.items if i.path == request.path]
+    if hasattr(request.config, "workerinput") and items and _group(items[0]) in EXCLUSIVE:
+        yield from _run_lock(tmp_path_factory, exclusive=True)
+    else:
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _shared_test(request, tmp_path_factory, _exclusive_module):
+    if hasattr(request.config, "workerinput") and _group(request.node) not in EXCLUSIVE:
+        yield from _run_lock(tmp_path_factory, exclusive=False)
+    else:
+        yield
 
 
 @pytest.fixture(scope="session")
