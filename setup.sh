@@ -42,8 +42,18 @@ if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
       psql_admin "ALTER SYSTEM SET output_plugin_libraries = 'pgoutput', 'test_decoding', 'wal2json'"
       psql_admin "SELECT pg_reload_conf()" >/dev/null
     fi
+    restart=
     if [ "$(psql_admin "SHOW wal_level")" != logical ]; then
       psql_admin "ALTER SYSTEM SET wal_level = logical"
+      restart=1
+    fi
+    # the suite runs on several pytest-xdist workers, each with its stores, hosts, capture
+    # and apply processes: 100 connections (the default) run out (a restart)
+    if [ "$(psql_admin "SHOW max_connections")" -lt 300 ]; then
+      psql_admin "ALTER SYSTEM SET max_connections = 300"
+      restart=1
+    fi
+    if [ -n "$restart" ]; then
       for version in $(ls /etc/postgresql); do
         pg_ctlcluster --skip-systemctl-redirect "$version" main restart
       done

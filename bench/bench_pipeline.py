@@ -24,7 +24,11 @@ random keys would only fill the error queue): (d) floor, ``executemany`` of the 
 into a target of the same kind; (e) the Python apply process (``ApplyProcess.drain``);
 (f) Spark, the same apply process's definition run by ``PipelineRun`` with the apply sink.
 Each applies into a target of its own (SQLite files beside the store; a PostgreSQL target,
-as issue 16 §2 asks, is not in this bench).
+as issue 16 §2 asks, is in ``--p5``).
+
+``--p5``: issue 16's P5 (:func:`p5_bench`, PostgreSQL store and targets; ``--group N`` sets both
+applies' GROUPTRANSOPS, ``--tasks N`` the apply sink's tasks).  ``--lag --rate R --seconds S``:
+end-to-end lag with the apply sink running (:func:`lag_bench`).
 """
 
 from __future__ import annotations
@@ -344,39 +348,60 @@ class PeakRss:
                 f"Python workers max {max(w, default=0):.0f} MB each ({len(w)} seen)")
 
 
-def p5_bench(a: Any, work: str) -> None:
+def make_databases(prefix: str, keys: tuple[str, ...]) -> tuple[dict, dict]:
+    """Scratch PostgreSQL databases of this run (names, DSNs by key); drop_databases drops them."""
     import uuid
 
+    import psycopg
+    run_id = uuid.uuid4().hex[:8]
+    dbs = {k: f"{prefix}_{k}_{run_id}" for k in keys}
+    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as c:
+        for db in dbs.values():
+            c.execute(f"CREATE DATABASE {db}")
+    return dbs, {k: f"{PG_SERVER}/{db}" for k, db in dbs.items()}
+
+
+def drop_databases(dbs: dict) -> None:
+    import psycopg
+    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as c:
+        for db in dbs.values():
+            c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+
+
+def p5_site(dsn: dict, applies: tuple[str, ...], group: int) -> Any:
+    """The store's queue and P5's rule set, and per apply process (its target ``dsn[name]``,
+    lower case) the target's tables and its definition (GROUPTRANSOPS ``group``)."""
+    conn = sluice.connect(dsn["store"])
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    p5_rules(conn)
+    for name in applies:
+        target = dsn[name.lower()]
+        p5_tables(target)
+        conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, rule_set_name="POS",
+                                    apply_database_link=target, apply_captured=True)
+        for o in [f"U{o}" for o in range(10)] + ["HR"]:
+            conn.apply_adm.set_schema_instantiation_scn(o, "DBS1.NET", 0, apply_database_link=target)
+        conn.apply_adm.set_parameter(name, "disable_on_error", "N")
+        conn.apply_adm.set_parameter(name, "grouptransops", str(group))
+        try:
+            conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(name))
+        except sluice.DatabaseError:
+            pass   # CREATE_APPLY made it a subscriber
+    return conn
+
+
+def p5_bench(a: Any, work: str) -> None:
     import psycopg
     from sluice.streams.apply import ApplyProcess
 
     import logging
     logging.basicConfig(format="    %(message)s")
     logging.getLogger("sluice.pipeline").setLevel(logging.INFO)   # the apply sink's phases per batch
-    run_id = uuid.uuid4().hex[:8]
-    dbs = {k: f"p5_{k}_{run_id}" for k in ("store", "apy", "aps", "floor")}
-    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as c:
-        for db in dbs.values():
-            c.execute(f"CREATE DATABASE {db}")
-    dsn = {k: f"{PG_SERVER}/{db}" for k, db in dbs.items()}
+    dbs, dsn = make_databases("p5", ("store", "apy", "aps", "floor"))
     try:
         print(f"P5 {platform.node()}, {os.cpu_count()} cores; start {time.strftime('%H:%M:%S')}, "
               f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-        conn = sluice.connect(dsn["store"])
-        conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
-        p5_rules(conn)
-        for name in ("APY", "APS"):
-            target = dsn[name.lower()]
-            p5_tables(target)
-            conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=name, rule_set_name="POS",
-                                        apply_database_link=target, apply_captured=True)
-            for o in [f"U{o}" for o in range(10)] + ["HR"]:
-                conn.apply_adm.set_schema_instantiation_scn(o, "DBS1.NET", 0, apply_database_link=target)
-            conn.apply_adm.set_parameter(name, "disable_on_error", "N")
-            try:
-                conn.aqadm.add_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(name))
-            except sluice.DatabaseError:
-                pass
+        conn = p5_site(dsn, ("APY", "APS"), a.group)
         t0 = time.perf_counter()
         txns, final = p5_stage(conn, a.lcrs)
         print(f"staged {a.lcrs} row LCRs in {txns} transactions (PostgreSQL store) in "
@@ -411,9 +436,9 @@ def p5_bench(a: Any, work: str) -> None:
             jvm_pid = None
         rss = PeakRss(jvm_pid)
         spec = PipelineSpec("aps", dsn["store"], "STRM_Q", "APS", "POS", max_messages_per_batch=a.batch,
-                            group_transactions=a.group, apply_tasks=a.tasks)
-        print(f"    apply sink: tasks={a.tasks or 'default parallelism'}, group_transactions={a.group} "
-              f"({'one target transaction per source transaction' if a.group <= 1 else 'whole source transactions grouped into target transactions of at least that many LCRs'})",
+                            apply_tasks=a.tasks)
+        print(f"    apply sink: tasks={a.tasks or 'default parallelism'}, GROUPTRANSOPS={a.group} (both applies: "
+              f"{'one target transaction per source transaction' if a.group <= 1 else 'whole source transactions grouped into target transactions of at most that many LCRs'})",
               flush=True)
         run = PipelineRun(spark, spec, conn, conn.context.store, "apply", os.path.join(work, "ck"),
                           connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
@@ -447,9 +472,89 @@ def p5_bench(a: Any, work: str) -> None:
               f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         conn.close()
     finally:
-        with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as c:
-            for db in dbs.values():
-                c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        drop_databases(dbs)
+
+
+def lag_bench(a: Any, work: str) -> None:
+    """End-to-end lag (issue 16 §2): P5's rule set and transformations, the Spark apply sink
+    running (micro-batches every second), a producer committing INSERT transactions of 1-100
+    row LCRs at ``--rate`` rows/s for ``--seconds``; lag = the target's SLUICE_APPLY_DONE time
+    of a source transaction (written in its target transaction) - the time its source
+    transaction committed.  Spark's start-up and first batch are excluded: one transaction is
+    applied before the producer starts."""
+    import psycopg
+
+    dbs, dsn = make_databases("lag", ("store", "aps"))
+    committed: dict[str, float] = {}
+    try:
+        print(f"lag {platform.node()}, {os.cpu_count()} cores; start {time.strftime('%H:%M:%S')}, "
+              f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {a.rate} rows/s for {a.seconds} s", flush=True)
+        conn = p5_site(dsn, ("APS",), a.group)
+        q = conn.queue("STRM_Q")
+        rnd = random.Random(16)
+        scn, k = [0], [0]
+
+        def commit(size: int) -> None:
+            scn[0] += 1
+            txn = []
+            for _ in range(size):
+                txn.append(RowLCR("DBS1.NET", "INSERT", f"U{rnd.randrange(10)}", rnd.choice(TABLES), None,
+                                  f"{scn[0]}.0.1", k[0], None, {"ID": k[0], "NAME": f"n{k[0]}", "AMOUNT": k[0] % 1000},
+                                  commit_scn=scn[0]))
+                k[0] += 1
+            q.enqmany([conn.msgproperties(payload=p) for p in txn])
+            conn.commit()
+            committed[f"DBS1.NET|{scn[0]}"] = time.time()
+
+        def applied() -> list:
+            with psycopg.connect(dsn["aps"]) as c:
+                where = c.execute("SELECT table_schema FROM information_schema.tables "
+                                  "WHERE table_name = 'sluice_apply_done'").fetchone()
+                return c.execute(f"SELECT id, done FROM {where[0]}.sluice_apply_done").fetchall() if where else []
+
+        spark = spark_session(a.master, dsn["store"], ui=False)
+        spec = PipelineSpec("aps", dsn["store"], "STRM_Q", "APS", "POS", apply_tasks=a.tasks)
+        run = PipelineRun(spark, spec, conn, conn.context.store, "apply", os.path.join(work, "ck"),
+                          connect=sluice.connect, apply_name="APS")
+        print(f"    apply sink: tasks={a.tasks or 'default parallelism'}, GROUPTRANSOPS={a.group}", flush=True)
+        commit(1)
+        run.start()
+        warm = time.time()
+        while not applied():
+            time.sleep(0.2)
+        print(f"    first transaction applied {time.time() - warm:.1f} s after the start", flush=True)
+        start = time.time()
+        sent = 0
+        while time.time() - start < a.seconds:
+            size = rnd.randint(1, 100)
+            commit(size)
+            sent += size
+            ahead = sent / a.rate - (time.time() - start)
+            if ahead > 0:
+                time.sleep(ahead)
+        produced = time.time() - start
+        print(f"    produced {sent} rows in {len(committed) - 1} transactions in {produced:.1f} s "
+              f"= {sent / produced:,.0f} rows/s", flush=True)
+        deadline = time.time() + max(60.0, 4 * a.seconds)
+        done = applied()
+        while len(done) < len(committed) and time.time() < deadline:
+            time.sleep(1)
+            done = applied()
+        ended = time.time()
+        run.stop()
+        spark.stop()
+        lags = sorted(t - committed[i] for i, t in done if i in committed and committed[i] >= start)
+        missing = len(committed) - len(done)
+
+        def pct(p: float) -> float:
+            return lags[min(len(lags) - 1, int(p * len(lags)))] if lags else float("nan")
+        print(f"lag over {len(lags)} transactions: p50 {pct(0.5):.2f} s, p90 {pct(0.9):.2f} s, p99 {pct(0.99):.2f} s, "
+              f"max {lags[-1] if lags else float('nan'):.2f} s; not applied by the deadline: {missing}; "
+              f"applied all within {ended - start:.1f} s of the producer's start; end {time.strftime('%H:%M:%S')}, "
+              f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+        conn.close()
+    finally:
+        drop_databases(dbs)
 
 
 def main() -> None:
@@ -462,18 +567,16 @@ def main() -> None:
     ap.add_argument("--p5", action="store_true", help="issue 16's P5, PostgreSQL to PostgreSQL (see p5_bench)")
     ap.add_argument("--tasks", type=int, default=None, help="--p5: the apply sink's tasks (default: Spark's)")
     ap.add_argument("--group", type=int, default=1,
-                    help="--p5: the apply sink's group_transactions (1: a target transaction per source one)")
+                    help="--p5/--lag: the applies' GROUPTRANSOPS (1: a target transaction per source one)")
+    ap.add_argument("--lag", action="store_true", help="end-to-end lag at --rate rows/s (see lag_bench)")
+    ap.add_argument("--rate", type=int, default=5000)
+    ap.add_argument("--seconds", type=int, default=30)
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-pipeline-")
-    if a.p5:
+    mode = lag_bench if a.lag else p5_bench if a.p5 else apply_bench if a.apply else None
+    if mode is not None:
         try:
-            p5_bench(a, work)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        return
-    if a.apply:
-        try:
-            apply_bench(a, work)
+            mode(a, work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         return

@@ -112,10 +112,9 @@ def _reset(conn, schema: str) -> None:
             c.execute(f"DELETE FROM {schema}.{t}")
 
 
-def _run(dsn: str, rows: list, group: int) -> list:
+def _run(dsn: str, rows: list) -> list:
     counted = _Counter()
-    sinks._apply_partition(sluice.connect, dsn, {}, APPLY, {}, 0, iter(rows), group_transactions=group,
-                           counted=counted)
+    sinks._apply_partition(sluice.connect, dsn, {}, APPLY, {}, 0, iter(rows), counted=counted)
     return counted.value
 
 
@@ -130,21 +129,22 @@ class _Counter:
 @pytest.mark.parametrize("group", [1, 25, 10_000])
 def test_set_form_equals_the_engine_path(site, monkeypatch, group):
     dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", str(group))   # the set form groups as it says
     rows = _rows(_workload(schema.upper()))
     with monkeypatch.context() as m:
         m.setattr(setapply.SetApplier, "eligible", lambda self, rows: False)
-        assert _run(dsn, rows, group) == [(0, 0, 0)]
+        assert _run(dsn, rows) == [(0, 0, 0)]
     engine_path = _state(conn, schema)
     assert len(engine_path[3]) == 4 and engine_path[0][0]    # the errors and rows of the workload
     _reset(conn, schema)
-    (groups, fallbacks, statements), = _run(dsn, rows, group)
+    (groups, fallbacks, statements), = _run(dsn, rows)
     # every group of 10,000 holds a failing transaction: all of them go back to the engine
     assert (groups > 0 and statements > 0) if group < 10_000 else (groups, fallbacks) == (0, 2)
     # the four failing transactions go back to the engine (grouped: each group holding one)
     assert fallbacks == 4 if group == 1 else 1 <= fallbacks <= 4
 
     assert _state(conn, schema) == engine_path
-    assert _run(dsn, rows, group)[0][0] == 0       # a replay: nothing applied again
+    assert _run(dsn, rows)[0][0] == 0       # a replay: nothing applied again
     assert _state(conn, schema) == engine_path
 
 

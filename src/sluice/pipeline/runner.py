@@ -124,8 +124,7 @@ class PipelineRun:
             self.query = sinks.warehouse(df, self.path, self.checkpoint, self.trigger)
         elif self.sink == "apply":
             self.query = sinks.apply(df, self.connect, self.spec.dsn, self.apply_name, self.checkpoint,
-                                     self.spec.user, self.trigger, tasks=self.spec.apply_tasks,
-                                     group_transactions=self.spec.group_transactions)
+                                     self.spec.user, self.trigger, tasks=self.spec.apply_tasks)
         else:
             self.query = sinks.enqueue(df, self.connect, self.to_dsn, self.to_queue, self.checkpoint,
                                        f"{self.spec.name}@{self.ref.qualified}", self.to_login[0], self.trigger,

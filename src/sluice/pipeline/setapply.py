@@ -3,8 +3,8 @@ to a PostgreSQL target as a few statements per table and operation (no Spark her
 
 The apply engine (:mod:`sluice.streams.apply.engine`) sends one statement per LCR.  Here the
 rows of a *group* of source transactions -- one transaction by default; more only when the
-sink's ``group_transactions`` setting asks (GoldenGate's GROUPTRANSOPS: whole source
-transactions, at least that many LCRs, in one target transaction) -- go as one
+apply's GROUPTRANSOPS parameter asks (whole source transactions, at most that many LCRs, in
+one target transaction, as the Python apply process groups them) -- go as one
 ``INSERT … SELECT FROM unnest(arrays)``, ``UPDATE … FROM unnest(…)`` or ``DELETE … USING
 unnest(…)`` per table, operation and shape, read straight from the rows' text columns
 (no LCR objects are built).  Statements may run in another order than the LCRs only where

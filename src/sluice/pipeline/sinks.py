@@ -444,11 +444,12 @@ def _forget_enqueued(dsn: str, apply_name: str, batch_id: int) -> None:
 def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
                      shipped: dict[str, bytes], batch_id: int, it: Iterator[Any],
                      waits: dict[str, list[str]] | None = None, waited: Any = None,
-                     group_transactions: int = 1, counted: Any = None) -> None:
+                     group_transactions: int | None = None, counted: Any = None) -> None:
     """Apply a task's rows (in commit order): runs of source transactions the set-form
-    path takes (:mod:`.setapply`) in groups of whole transactions of at least
-    ``group_transactions`` LCRs (1: one target transaction per source transaction), the
-    others -- and any group that path hands back -- one by one through the apply engine."""
+    path takes (:mod:`.setapply`) in groups of whole transactions of at most
+    ``group_transactions`` LCRs (None: the apply's GROUPTRANSOPS parameter; 1, its default:
+    one target transaction per source transaction), the others -- and any group that path
+    hands back -- one by one through the apply engine."""
     import time
     from itertools import groupby
 
@@ -501,6 +502,7 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
                         raise failure.error from None
 
         group: list[list[Any]] = []
+        limit = group_transactions if group_transactions is not None else int(d.parameter("GROUPTRANSOPS"))
 
         def flush() -> None:
             if not group:
@@ -518,11 +520,9 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
             first = rows[0]
             if fast.eligible(rows) and (first["source_database_name"], int(first["commit_scn"])) not in errored:
                 ident = f"{first['source_database_name']}|{int(first['commit_scn'])}"
-                if group and (waits or {}).get(ident):
-                    flush()   # a group never waits in its middle: a transaction that waits begins one
+                if group and ((waits or {}).get(ident) or sum(len(g) for g in group) + len(rows) > limit):
+                    flush()   # a group never waits in its middle (a transaction that waits begins one)
                 group.append(rows)
-                if sum(len(g) for g in group) >= group_transactions:
-                    flush()
                 continue
             flush()
             one_by_one(rows)
@@ -560,16 +560,17 @@ def _bucket_values(spark: Any, tasks: int) -> list[int]:
 
 def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str, checkpoint: str,
           user: str | None = None, trigger: dict | None = None, tasks: int | None = None,
-          waits_seen: list | None = None, group_transactions: int = 1) -> Any:
+          waits_seen: list | None = None, group_transactions: int | None = None) -> Any:
     """Start applying the stream ``df`` as apply process ``apply_name`` of the store at
     ``dsn``, each micro-batch by ``tasks`` tasks (default: Spark's default parallelism)
     in parallel, a transaction after those it depends on (:mod:`.applyplan`).
-    ``group_transactions``: 1 (the default, Streams' own behaviour) applies each source
-    transaction as one target transaction; N > 1 lets the set-form path (:mod:`.setapply`)
-    put consecutive whole source transactions of one task into one target transaction until
-    it holds at least N LCRs (GoldenGate's GROUPTRANSOPS; each source transaction still
-    records its own SLUICE_APPLY_DONE row in it, and a group that meets a conflict or an
-    error is rolled back and applied again one source transaction at a time).
+    ``group_transactions``: by default the apply's GROUPTRANSOPS parameter (SET_PARAMETER;
+    1, its default, applies each source transaction as one target transaction, as Streams
+    does); N > 1 lets the set-form path (:mod:`.setapply`) put consecutive whole source
+    transactions of one task into one target transaction of at most N LCRs (each source
+    transaction still records its own SLUICE_APPLY_DONE row in it, and a group that meets a
+    conflict or an error is rolled back and applied again one source transaction at a time)
+    -- what the Python apply process does with the same parameter.
     ``waits_seen``: a list that gets, per transaction that waited for transactions of
     other tasks, (its record, theirs, how many times it looked, seconds waited); each
     batch's phases and waits are logged (``sluice.pipeline``, INFO)."""

@@ -45,9 +45,6 @@ class PipelineSpec:
     user: str | None = None
     max_messages_per_batch: int | None = None
     partitions: int = 2
-    # the apply sink: whole source transactions per target transaction, at least this many
-    # LCRs (1: each its own, Streams' behaviour; see sinks.apply)
-    group_transactions: int = 1
     # the apply sink's tasks per micro-batch (None: Spark's default parallelism)
     apply_tasks: int | None = None
     custom_transformations: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
