@@ -32,6 +32,7 @@ class Dialect:
     lock_rows: str           # suffix of a SELECT that locks what it returns, skipping locked rows
     like: str                # a LIKE with Oracle's semantics (case-sensitive, no default escape)
     bulk_arrays: bool        # insert a batch as one statement over arrays (one per column)
+    bulk_copy: bool          # … or rather as binary COPY data (``conn.copy_rows``)
     seq_from_store: bool     # SEQ numbers come from ``conn.allocate_seqs(n)``, not the database
     _in_list: str            # ``{col}`` is in the list (of ``{array}``) bound as one parameter
     _list_param: Callable[[list], Any]
@@ -71,6 +72,7 @@ SQLITE = Dialect(
     lock_rows="",            # SQLite has no row locks: the store locks messages itself
     like="LIKE ?",           # with PRAGMA case_sensitive_like=ON
     bulk_arrays=False,       # executemany runs in C: nothing to gain
+    bulk_copy=False,
     seq_from_store=True,     # never reused (see MessageLocks.allocate_seqs)
     _in_list="{col} IN (SELECT value FROM json_each(?))",
     _list_param=json.dumps,
@@ -104,6 +106,7 @@ POSTGRESQL = Dialect(
     lock_rows=" FOR UPDATE SKIP LOCKED",
     like="LIKE ? ESCAPE ''",  # PostgreSQL's LIKE escapes with a backslash unless told not to
     bulk_arrays=True,        # INSERT … SELECT FROM unnest(arrays): a third of the client's work
+    bulk_copy=True,          # COPY … FROM STDIN (FORMAT BINARY): ~25 % less server work than unnest
     seq_from_store=False,    # an identity column: numbers are never reused
     _in_list="{col} = ANY(?::{array}[])",   # typed: an untyped array would not use the index
     _list_param=_pg_list,

@@ -74,10 +74,13 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
                       tuple(column_type(qt, c, d) for c in cols))
             _INSERT_SQL_CACHE[key] = cached
         sql, types = cached
-        if bulk and not d.seq_from_store:   # one array per column, transposed in C (see pgarrays)
+        if bulk and not d.seq_from_store:   # one column each, transposed in C
             columns = list(zip(*map(_ALWAYS_GET, recs)))
             columns += [optional_columns[i] for i in used]
-            conn.execute(sql, conn.bulk_arrays(types, columns))
+            if d.bulk_copy:     # the rows as binary COPY data (see PgConnection.copy_rows)
+                conn.copy_rows(sql, (q_name, uid), types, columns)
+            else:
+                conn.execute(sql, conn.bulk_arrays(types, columns))
         else:
             _insert_rows(conn, sql, types, recs, optional, used, bulk)
         if any(r.notices for r in recs):
@@ -108,6 +111,8 @@ def _insert_rows(conn, sql: str, types: tuple, recs: list[MessageRecord], option
 def _insert_sql(qt: QueueTableInfo, q_name: str, uid: str | None, cols: tuple, bulk: bool, d) -> str:
     """One row per execution, or (``bulk``) every row at once from one array per column."""
     head = f"INSERT INTO {table_name(qt)} (Q_NAME, ENQ_UID, {', '.join(cols)}) "
+    if bulk and d.bulk_copy:    # the queue name and user in every row (COPY has no literals)
+        return f"COPY {table_name(qt)} (Q_NAME, ENQ_UID, {', '.join(cols)}) FROM STDIN (FORMAT BINARY)"
     if bulk:
         arrays = ", ".join(f"?::{column_type(qt, c, d)}[]" for c in cols)
         return head + f"SELECT {_literal(q_name)}, {_literal(uid)}, * FROM unnest({arrays})"
