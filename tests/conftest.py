@@ -11,7 +11,6 @@ dropped after the test; under pytest-xdist each worker has a database of its own
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import os
 import sys
@@ -180,7 +179,8 @@ def pytest_sessionfinish(session):
 # group run one after another on one worker (DESIGN-NOTES "Test suite time"):
 GROUPS = {
     # the process's PostgreSQL connections: the 2,000-store checks, the churn and the
-    # never-close conformance run exceed max_connections (100) when they overlap
+    # never-close conformance run hold many at once: one after another, beside the other
+    # workers' tests (setup.sh raises max_connections to 300 for them all)
     "aq/test_dropped_connections.py": "pg-connections",
     # fleets of processes SIGKILLed on a timer: one fleet at a time (they were written for a
     # machine they have to themselves; a starved fleet commits nothing between two kills)
@@ -189,10 +189,6 @@ GROUPS = {
     "streams/test_capture_crash.py": "kill9", "streams/test_apply_crash.py": "kill9",
     "streams/test_sync_capture_crash.py": "kill9", "store/test_pg_restart.py": "kill9",
 }
-# Groups no other test runs beside: the PostgreSQL churn (8 stores, pools of up to 8) and the
-# 2,000-store check hold most of max_connections (100); other workers' PostgreSQL tests beside
-# them made ORA-00020 (a trial run, with the group already serial).
-EXCLUSIVE = {"pg-connections"}
 # Long tests outside the groups (the --durations report of a CI run): they start first, so
 # that no worker begins one of them when the others are already done.
 LONGEST = ("streams/test_propagation_http.py",)
@@ -234,46 +230,6 @@ def pytest_collection_modifyitems(config, items):
         if grouped and hasattr(item, "_id") and grouped != item.nodeid:
             item._id = type(item._id).parse(grouped)
     return result
-
-
-def _run_lock(tmp_path_factory, exclusive: bool):
-    """The run's lock file (in pytest-N/, shared by the workers), held exclusively or shared.
-    A writer waits at the turnstile first, so new readers queue behind it, not ahead."""
-    run_dir = tmp_path_factory.getbasetemp().parent
-    with open(run_dir / "sluice-exclusive.lock", "a") as lock, \
-            open(run_dir / "sluice-turnstile.lock", "a") as gate:
-        fcntl.flock(gate, fcntl.LOCK_EX)
-        if exclusive:
-            fcntl.flock(lock, fcntl.LOCK_EX)   # waits for the tests running now to end
-            fcntl.flock(gate, fcntl.LOCK_UN)
-        else:
-            fcntl.flock(gate, fcntl.LOCK_UN)
-            fcntl.flock(lock, fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-# On xdist workers only (never in a pytest a test starts, such as the never-close conformance
-# run, which inherits PYTEST_XDIST_WORKER but has no workerinput): an EXCLUSIVE group's module
-# holds the lock exclusively for all its tests at once (its tests run one after another on one
-# worker), every other test holds it shared.
-@pytest.fixture(scope="module", autouse=True)
-def _exclusive_module(request, tmp_path_factory):
-    items = [i for i in request.session.items if i.path == request.path]
-    if hasattr(request.config, "workerinput") and items and _group(items[0]) in EXCLUSIVE:
-        yield from _run_lock(tmp_path_factory, exclusive=True)
-    else:
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _shared_test(request, tmp_path_factory, _exclusive_module):
-    if hasattr(request.config, "workerinput") and _group(request.node) not in EXCLUSIVE:
-        yield from _run_lock(tmp_path_factory, exclusive=False)
-    else:
-        yield
 
 
 @pytest.fixture(scope="session")
