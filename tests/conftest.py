@@ -188,9 +188,6 @@ GROUPS = {
     "aq/test_crash.py": "kill9", "streams/test_host_run.py": "kill9",
     "streams/test_capture_crash.py": "kill9", "streams/test_apply_crash.py": "kill9",
     "streams/test_sync_capture_crash.py": "kill9", "store/test_pg_restart.py": "kill9",
-    # `sluice pipeline run` drivers of their own (killed, stopped, on a standalone cluster),
-    # not the shared SparkSession: beside the "spark" group, one driver at a time
-    "pipeline/test_kill9.py": "spark-drivers", "pipeline/test_cluster.py": "spark-drivers",
 }
 # Long tests outside the groups (the --durations report of a CI run): they start first, so
 # that no worker begins one of them when the others are already done.
@@ -198,11 +195,11 @@ LONGEST = ("streams/test_propagation_http.py",)
 
 
 def _group(item) -> str | None:
+    if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
+        return "spark"     # every test that uses the one SparkSession or starts Spark: one JVM
     path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
     if path in GROUPS:
         return GROUPS[path]
-    if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
-        return "spark"     # every test that uses the one SparkSession or starts Spark: one JVM
     # a module-scoped fixture (a browser, a served site) is made once per worker that runs one
     # of the module's tests: keep the module on one worker, as a serial run shares it
     defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
