@@ -341,6 +341,8 @@ def send_command(raw: psycopg.Connection, sql: str) -> None:
 def read_results(raw: psycopg.Connection) -> None:
     """Read the results of what :meth:`LaterCopy.send` / :func:`send_command` sent.
     :raises: the first statement's error (the server ran none after it)."""
+    if raw.closed or raw.pgconn.status == ConnStatus.BAD:    # libpq would answer "no more results"
+        raise psycopg.OperationalError("the connection was lost before the outcome was read")
     pg = raw.pgconn
     error: psycopg.Error | None = None
     while (res := pg.get_result()) is not None:
