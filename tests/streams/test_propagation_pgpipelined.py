@@ -174,3 +174,46 @@ def test_a_batch_posted_behind_a_refused_one_is_not_sent(sites):
     finally:
         site.close()
     assert [m.payload for m in drain(b, "DST")] == [b"c"]
+
+
+def test_a_source_commit_whose_outcome_is_lost_while_the_next_batch_is_taken_duplicates_nothing(
+        sites, monkeypatch):
+    """The source's commit of batch 1 is sent, batch 3 is taken in a third session, and
+    the commit's outcome is lost (the connection closes before it is read): the run fails
+    with nothing acknowledged to the destination; after the back-off the rest goes, and
+    the destination holds each message once whether that commit happened or not."""
+    a, b, sent = _setup(sites, n=35)
+    source = sites.dsn_of("dbs1").rpartition("schema=")[2]
+    wait, take = PgSession.await_commit, job._take
+    steps: list[str] = []
+
+    def await_commit(self):
+        if self.store.target.schema == source and self._sent is not None:
+            steps.append("source read")
+            if steps.count("source read") == 1:
+                self._raw.close()
+        return wait(self)
+
+    def spy_take(*args, **kw):
+        taken = take(*args, **kw)
+        steps.append("take")
+        return taken
+
+    monkeypatch.setattr(PgSession, "await_commit", await_commit)
+    monkeypatch.setattr(job, "_take", spy_take)
+    now = [time.time()]
+    runner = PropagationRunner(a, batch_size=10, clock=lambda: now[0])
+    try:
+        assert runner.run_once(force=True) == 0
+        assert steps == ["take", "take", "take", "source read"]     # batch 3 taken before it is read
+        [(failures, error)] = rows(a, "SELECT FAILURES, LAST_ERROR_MSG FROM DBA_QUEUE_SCHEDULES")
+        assert failures == 1 and error.startswith("ORA-03113")
+        now[0] += 31
+        left = rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT")[0][0]
+        assert left in (25, 35)               # batch 1 let go at the source, or not
+        assert runner.run_once(force=True) == left
+    finally:
+        runner.close()
+    assert sorted(m.payload for m in drain(b, "DST")) == sent      # 0 lost, 0 duplicated
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]
+    assert rows(b, "SELECT TOTAL_MSGS FROM V$PROPAGATION_RECEIVER") == [(35,)]
