@@ -79,10 +79,9 @@ class JobEnv:
     max_batches: int = 1000
     declared: dict | None = None       # the declarative transformations, by rule
     declared_version: int = -1         # as of this catalog version
-    # a second (``spare()``) and third (``spare(1)``) session of the propagating user at the
-    # source (batches are pipelined: one is dequeued while another is committed at the
-    # destination, and on PostgreSQL a third at the source); None: one at a time
-    spare: Callable[..., Any] | None = None
+    # a second session of the propagating user at the source (HTTP batches are pipelined:
+    # one is dequeued while another is committed at the destination); None: one at a time
+    spare: Callable[[], Any] | None = None
 
 
 def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
@@ -185,12 +184,10 @@ def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route
 
 
 def _settle(env: JobEnv, s: sched.Schedule, dest: Any, taken: _Taken,
-            untold: list[tuple[str, bytes]] | None = None, wait: bool = True) -> tuple[int, int]:
+            untold: list[tuple[str, bytes]] | None = None) -> tuple[int, int]:
     """The destination committed ``taken``: commit its dequeue at the source with the
     schedule's statistics and what the destination has not been told the source let go
-    (this batch, and ``untold``: acknowledgements not yet known to have reached it).
-    ``wait`` False: the commit is only sent (``send_commit``): :func:`_settled` reads its
-    outcome and only then lets the destination know."""
+    (this batch, and ``untold``: acknowledgements not yet known to have reached it)."""
     batch, session = taken.batch, taken.session
     nbytes = sum(m.size for m in batch.messages)
     end = env.clock()
@@ -200,23 +197,9 @@ def _settle(env: JobEnv, s: sched.Schedule, dest: Any, taken: _Taken,
     if dest.dedup:
         session.add_commit_work(sched.untold_work(s, [(m.dest_queue, m.source_msgid) for m in batch.messages
                                                       if not m.buffered] + (untold or [])))
-    if not wait:
-        session.send_commit()
-        return len(batch.messages), nbytes
     session.commit()
     dest.acknowledge(batch)    # let go: the next batch is all new, and says so
     return len(batch.messages), nbytes
-
-
-def _settled(dest: Any, taken: _Taken, moved: tuple[int, int], result: RunResult) -> None:
-    """The source commit :func:`_settle` sent for ``taken`` is done: counted, and the
-    destination told (the next batch is all new).  :raises: its error (then the source
-    took back the batch — the destination has it, and keeps its de-duplication rows)."""
-    taken.session.await_commit()
-    dest.acknowledge(taken.batch)
-    result.batches += 1
-    result.messages += moved[0]
-    result.nbytes += moved[1]
 
 
 def _give_back(env: JobEnv, q: QueueInfo, taken: _Taken) -> None:
@@ -245,22 +228,13 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     the source (the destination may have committed them: the next batch is a resend,
     which its de-duplication rows make safe), and the failed one is sent once more as a
     resend, as :func:`_one_batch` would; if that fails too it goes back and the error is
-    the run's.
-
-    Where the source's store sends a commit without waiting (PostgreSQL), a batch's
-    source commit is read only after the next batch was taken, in a third session: the
-    source's server commits one batch while the next is dequeued.  The destination hears
-    the batch was let go (its acknowledgement, ``clean``) only once that commit is read."""
-    ctx = env.conn.context
-    overlap = getattr(dest, "commits_later", False) and ctx.session.sends_commit
-    free = [ctx.session, env.spare()] + ([env.spare(1)] if overlap else [])
+    the run's."""
+    free = [env.conn.context.session, env.spare()]
     flying: deque[tuple[_Taken, Any]] = deque()
-    settling: tuple[_Taken, tuple[int, int]] | None = None   # its source commit sent, not read
     more = True
     try:
         while True:
-            while more and len(flying) < 2 and result.batches + len(flying) + (settling is not None) \
-                    < env.max_batches:
+            while more and len(flying) < 2 and result.batches + len(flying) < env.max_batches:
                 start = env.clock()
                 if not s.due(start):
                     more = False
@@ -271,15 +245,7 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                     break
                 free.pop(0)
                 flying.append((taken, None))
-                if settling is not None:    # read before the post: it tells the destination
-                    done, settling = settling, None
-                    _settled(dest, *done, result)
-                    free.append(done[0].session)
                 flying[-1] = (taken, dest.post(taken.batch))
-            if settling is not None:
-                done, settling = settling, None
-                _settled(dest, *done, result)
-                free.append(done[0].session)
             if not flying:
                 return
             taken, posted = flying[0]
@@ -293,21 +259,13 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                 if taken.batch.resend:
                     raise
                 dest.deliver(taken.batch)       # sent again, as a resend (clean is off)
-            moved = _settle(env, s, dest, taken, dest.in_flight_acked(), wait=not overlap)
+            moved = _settle(env, s, dest, taken, dest.in_flight_acked())
             flying.popleft()
-            if overlap:
-                settling = (taken, moved)
-                continue
             free.append(taken.session)
             result.batches += 1
             result.messages += moved[0]
             result.nbytes += moved[1]
     except BaseException:
-        if settling is not None:    # its outcome first: a batch let go is acknowledged
-            try:
-                _settled(dest, *settling, result)
-            except DatabaseError:
-                pass                # taken back at the source: it is sent again later
         if flying:
             dest.failed()       # what was posted and not answered: its answers are not read
         for taken, _ in flying:

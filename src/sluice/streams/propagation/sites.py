@@ -181,10 +181,6 @@ class StoreSite(Destination):
     def pipelined(self) -> bool:
         return self.link.endpoint.startswith(("postgresql:", "postgres:"))
 
-    # the source's commit of a batch may be read after the next batch is taken: acknowledge
-    # is called only once it is (an HttpSite's pipeline could too; measured here only)
-    commits_later = pipelined
-
     def _session(self) -> Any:
         if self._conn is None:
             self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
