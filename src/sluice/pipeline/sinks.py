@@ -585,6 +585,7 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
     prepared: list[bool] = []
     buckets: dict[int, list[int]] = {}
     known: dict[tuple[str, str], list[str] | None] = {}   # tables' key columns, kept across batches
+    facts = stagedsink.TableFacts()                        # the staged path's, likewise
 
     def batch(frame: DataFrame, batch_id: int) -> None:
         entered = time.monotonic()
@@ -608,13 +609,13 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
             staged: list = []
             with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
                 limit = group_transactions if group_transactions is not None else int(d.parameter("GROUPTRANSOPS"))
-                took = stagedsink.apply_staged(rows, engine, ctx, d, _has_actions(ctx), limit,
+                took = stagedsink.apply_staged(rows, engine, ctx, d, _has_actions(ctx), facts, limit,
                                                lambda part, one: one_task(part, one or group_transactions), staged)
             if took or n <= 1:
                 if not took:
                     one_task(rows, group_transactions)
                 log.info("apply %s batch %s: entered %s, left %s: %.1f s (%s; set-form groups, fallbacks, "
-                         "statements: %s; staged groups, fallbacks, statements, segments: %s)", apply_name, batch_id,
+                         "statements: %s; staged groups, fallbacks, statements, segments, seconds: %s)", apply_name, batch_id,
                          _clock(entered), _clock(time.monotonic()), time.monotonic() - entered,
                          "staged" if took else "1 task", counted.value, staged)
                 return

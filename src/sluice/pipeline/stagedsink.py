@@ -19,6 +19,7 @@ form does (the differential test: tests/pipeline/test_stagedapply.py).
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable
 
 from pyspark.sql import DataFrame, Window
@@ -26,70 +27,88 @@ from pyspark.sql import functions as F
 
 from .staging import COLUMNS, FIELD_SEP, SIDE_SEP, StagedApplier, copy_batches
 
-__all__ = ["apply_staged"]
+__all__ = ["apply_staged", "TableFacts"]
 
 
 def _table_key() -> Any:
     return F.concat_ws("\u0000", "object_owner", "object_name")
 
 
-def _facts(rows: DataFrame, engine: Any, form: Any) -> tuple[dict, dict, set]:
-    """(table -> (key columns, columns)) of the batch's tables the set form (``form``, a
-    :class:`~.setapply.SetApplier`) takes, (source database, table) -> instantiation SCN,
-    the rules whose action contexts act."""
-    rule = F.col("rule") if "rule" in rows.columns else F.lit(None).cast("string")
-    seen = rows.where(F.col("lcr_kind") == "ROW").select(
-        "source_database_name", "object_owner", "object_name", rule.alias("rule")).distinct().collect()
-    settings = engine.settings.current()
-    tables: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
-    scns: dict[tuple[str, str, str], int] = {}
-    for db, owner, name, _rule in seen:
-        if owner is None or name is None:
-            continue
-        if (owner, name) not in tables:
+class TableFacts:
+    """What the set form knows of the target's tables (key columns, columns; None: it does
+    not take the table), kept across batches until the apply's settings change."""
+
+    def __init__(self) -> None:
+        self.version: Any = None
+        self.tables: dict[str, tuple[list[str], list[str]] | None] = {}
+
+    def refresh(self, engine: Any) -> None:
+        """Forget every table when the apply's settings changed (SET_KEY_COLUMNS, handlers)."""
+        settings = engine.settings.current()
+        if settings._version != self.version:
+            self.version, self.tables = settings._version, {}
+
+    def learn(self, engine: Any, form: Any, names: set[str]) -> bool:
+        """Describe the tables ``names`` (``OWNER\0NAME``) not known yet; whether one of
+        them is taken by the set form (the batch's rows must then be looked at again)."""
+        settings = engine.settings
+        taken = False
+        for table in names - set(self.tables):
+            owner, name = table.split("\u0000")
             shape = form._shape(owner, name)
             handled = settings.dml_handlers and any(settings.dml_handler(owner, name, cmd, e)
                                                     for cmd in ("INSERT", "UPDATE", "DELETE") for e in (False, True))
-            if shape is not None and not handled:
-                tables[(owner, name)] = (list(shape.key), list(shape.types))
-        scn = settings.instantiation_scn(db, owner, name)
-        if scn is not None:
-            scns[(db, owner, name)] = scn
-    acting = {r for _d, _o, _n, r in seen if r is not None and form.has_actions(r)}
-    return tables, scns, acting
+            self.tables[table] = None if shape is None or handled else (list(shape.key), list(shape.types))
+            taken = taken or self.tables[table] is not None
+        return taken
+
+    def taken(self) -> dict[str, tuple[list[str], list[str]]]:
+        return {k: v for k, v in self.tables.items() if v is not None}
 
 
-def _eligible(rows: DataFrame, tables: dict, scns: dict, acting: set) -> Any:
-    """The JVM's answer, per row, to :meth:`SetApplier.eligible` (and no key change)."""
-    def literal_map(entries: dict, value: Callable[[Any], Any], empty: str) -> Any:
-        if not entries:
-            return F.create_map().cast(empty)
-        return F.create_map(*[x for k, v in sorted(entries.items()) for x in (F.lit("\u0000".join(k)), value(v))])
+def _eligible(rows: DataFrame, tables: dict[str, tuple[list[str], list[str]]]) -> tuple[Any, Any]:
+    """The JVM's answer, per row, to :meth:`SetApplier.eligible` but for what is decided per
+    transaction on the driver (rules that act, instantiation SCNs), and no key change; the
+    row's table's key columns."""
+    def literal_map(pick: Callable[[tuple], list[str]]) -> Any:
+        if not tables:
+            return F.create_map().cast("map<string,array<string>>")
+        return F.create_map(*[x for k, v in sorted(tables.items())
+                              for x in (F.lit(k), F.array(*[F.lit(c) for c in pick(v)]))])
 
     table = _table_key()
-    keys = F.element_at(literal_map({k: v[0] for k, v in tables.items()},
-                                    lambda cs: F.array(*[F.lit(c) for c in cs]), "map<string,array<string>>"), table)
-    columns = F.element_at(literal_map({k: v[1] for k, v in tables.items()},
-                                       lambda cs: F.array(*[F.lit(c) for c in cs]), "map<string,array<string>>"), table)
-    scn = F.element_at(literal_map(scns, lambda v: F.lit(int(v)).cast("long"), "map<string,bigint>"),
-                       F.concat_ws("\u0000", "source_database_name", "object_owner", "object_name"))
+    keys = F.element_at(literal_map(lambda v: v[0]), table)
+    columns = F.element_at(literal_map(lambda v: v[1]), table)
     old, new, cmd = F.col("old_values"), F.col("new_values"), F.col("command_type")
-    rule = F.col("rule") if "rule" in rows.columns else F.lit(None).cast("string")
-    types = F.concat(F.coalesce(F.map_values("old_types"), F.array().cast("array<string>")),
-                     F.coalesce(F.map_values("new_types"), F.array().cast("array<string>")))
-    names = F.concat(F.coalesce(F.map_keys(old), F.array().cast("array<string>")),
-                     F.coalesce(F.map_keys(new), F.array().cast("array<string>")))
+    none = F.array().cast("array<string>")
+    types = F.concat(F.coalesce(F.map_values("old_types"), none), F.coalesce(F.map_values("new_types"), none))
+    names = F.concat(F.coalesce(F.map_keys(old), none), F.coalesce(F.map_keys(new), none))
     ok = (F.col("error").isNull() & (F.col("lcr_kind") == "ROW") & F.col("commit_scn").isNotNull()
-          & cmd.isin("INSERT", "UPDATE", "DELETE")
-          & (rule.isNull() | ~rule.isin(*sorted(acting) or [""]))
-          & keys.isNotNull()
-          & scn.isNotNull() & (F.col("commit_scn").cast("long") > scn)
+          & cmd.isin("INSERT", "UPDATE", "DELETE") & keys.isNotNull()
           & ((cmd == "INSERT") | ((F.size(old) > 0) & F.forall(keys, lambda c: F.element_at(old, c).isNotNull())))
           & ((cmd != "UPDATE") | ((F.size(new) > 0) & F.forall(
               keys, lambda c: ~F.map_contains_key(new, c) | F.element_at(new, c).eqNullSafe(F.element_at(old, c)))))
           & ~F.exists(types, lambda t: F.coalesce(t.isin("SYS.RAW", "SYS.BLOB"), F.lit(False)))
           & F.forall(names, lambda c: F.array_contains(columns, c)))
     return F.coalesce(ok, F.lit(False)), keys
+
+
+def _transactions(rows: DataFrame, tables: dict) -> tuple[list[dict], Any]:
+    """The batch's source transactions in commit order (one Spark job; no LCR data): their
+    size, whether every row may take the set form, their tables and rules; the rows'
+    key columns (a Column)."""
+    ok, keys = _eligible(rows, tables)
+    rule = F.col("rule") if "rule" in rows.columns else F.lit(None).cast("string")
+    got = rows.groupBy("tx").agg(
+        F.min(F.coalesce(F.col("cscn"), F.lit(0))).alias("c"), F.min("seq").alias("s"), F.count(F.lit(1)).alias("n"),
+        F.min(ok.cast("int")).alias("ok"), F.first("source_database_name").alias("db"),
+        F.max(F.col("commit_scn").cast("long")).alias("scn"), F.first("transaction_id").alias("txn_id"),
+        F.collect_set(F.when(F.col("lcr_kind") == "ROW", _table_key())).alias("tables"),
+        F.collect_set(rule).alias("rules")).collect()
+    txs = sorted((t.asDict() for t in got), key=lambda t: (t["c"], t["s"]))
+    for t in txs:
+        t["ok"], t["ident"] = bool(t["ok"]), f"{t['db']}|{t['scn']}"
+    return txs, keys
 
 
 def _segments(txs: list[Any], limit: int, errored: set, done: set[str]) -> list[tuple[str, list[Any]]]:
@@ -112,7 +131,7 @@ def _segments(txs: list[Any], limit: int, errored: set, done: set[str]) -> list[
 
 
 def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Callable[[str | None], bool],
-                 limit: int, engine_path: Callable[[DataFrame, int | None], None], counted: list) -> bool:
+                 facts: TableFacts, limit: int, engine_path: Callable[[DataFrame, int | None], None], counted: list) -> bool:
     """Apply the batch ``rows`` (decided, transformed, ``tx`` set; persisted) through the
     staged path where it can (``engine``: the apply's, on the driver); False when it takes
     nothing (the caller's own path then applies the whole batch)."""
@@ -122,18 +141,26 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
 
     if not isinstance(engine.target, PgTarget) or engine.handlers.precommit is not None or not d.apply_captured:
         return False
+    laps: dict[str, float] = {}
+    clock = [time.monotonic()]
+
+    def lap(label: str) -> None:   # where a batch's time goes (the sink's log line)
+        now = time.monotonic()
+        laps[label] = round(laps.get(label, 0.0) + now - clock[0], 2)
+        clock[0] = now
+
     form = SetApplier(engine, has_actions)
-    tables, scns, acting = _facts(rows, engine, form)
-    if not tables:
-        return False
-    ok, keys = _eligible(rows, tables, scns, acting)
-    marked = rows.withColumn("ok", ok)
-    txs = (marked.groupBy("tx").agg(
-        F.min(F.coalesce(F.col("cscn"), F.lit(0))).alias("c"), F.min("seq").alias("s"), F.count(F.lit(1)).alias("n"),
-        F.min(F.col("ok").cast("int")).alias("ok"), F.first("source_database_name").alias("db"),
-        F.max(F.col("commit_scn").cast("long")).alias("scn"), F.first("transaction_id").alias("txn_id"))
-        .orderBy("c", "s").collect())
-    txs = [dict(t.asDict(), ok=bool(t["ok"]), ident=f"{t['db']}|{t['scn']}") for t in txs]
+    facts.refresh(engine)
+    txs, keys = _transactions(rows, facts.taken())
+    lap("read+decide+transactions")
+    if facts.learn(engine, form, {n for t in txs for n in t["tables"]}):   # new tables: look again
+        txs, keys = _transactions(rows, facts.taken())
+        lap("transactions again")
+    settings = engine.settings
+    acting = {r for t in txs for r in t["rules"] if has_actions(r)}
+    for t in txs:
+        scns = [settings.instantiation_scn(t["db"], *n.split("\u0000")) for n in t["tables"]]
+        t["ok"] = t["ok"] and not acting.intersection(t["rules"]) and all(s is not None and t["scn"] > s for s in scns)
     if not any(t["ok"] for t in txs):
         return False
     applier = StagedApplier(engine, form._shape)
@@ -145,16 +172,19 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
     if grouped:
         applier.prepare()
         where = spark.createDataFrame(grouped, "tx string, grp int")
-        _stage(marked.join(F.broadcast(where), "tx"), keys, engine.target.conninfo, applier.table)
+        _stage(rows.join(F.broadcast(where), "tx"), keys, engine.target.conninfo, applier.table)
         staged = applier.staged()
+    lap("stage")
     for k, (kind, ts) in enumerate(segments):
         if kind == "staged" and applier.apply_group(k, [(t["ident"], t["db"], t["scn"], t["txn_id"]) for t in ts],
                                                     staged.get(k, [])):
+            lap("apply")
             continue
         these = spark.createDataFrame([(t["tx"],) for t in ts], "tx string")
         # a group handed back: a target transaction per source transaction, as the engine does
         engine_path(rows.join(F.broadcast(these), "tx"), None if kind == "engine" else 1)
-    counted.append((applier.groups, applier.fallbacks, applier.statements, len(segments)))
+        lap("engine path")
+    counted.append((applier.groups, applier.fallbacks, applier.statements, len(segments), laps))
     return True
 
 
