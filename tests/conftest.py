@@ -182,12 +182,19 @@ GROUPS = {
     # never-close conformance run hold many at once: one after another, beside the other
     # workers' tests (setup.sh raises max_connections to 300 for them all)
     "aq/test_dropped_connections.py": "pg-connections",
-    # fleets of processes SIGKILLed on a timer: one fleet at a time (they were written for a
-    # machine they have to themselves; a starved fleet commits nothing between two kills)
+    # fleets of processes SIGKILLed again and again: one fleet at a time. Their kills wait for
+    # the fleet's progress (tests/killschedule.py: a fleet on a timer alone, starved by two
+    # Spark JVMs beside it, committed nothing between two kills), so a loaded worker only
+    # makes them slower
     "streams/test_propagation_crash.py": "kill9",
     "aq/test_crash.py": "kill9", "streams/test_host_run.py": "kill9",
     "streams/test_capture_crash.py": "kill9", "streams/test_apply_crash.py": "kill9",
     "streams/test_sync_capture_crash.py": "kill9", "store/test_pg_restart.py": "kill9",
+    # `sluice pipeline run` drivers of their own, killed and stopped (not the shared
+    # SparkSession): beside the "spark" group, which alone was CI's critical path. About half
+    # of the Spark tests' time (--durations, 2026-11-28: test_kill9 523 s, the rest 537 s with
+    # test_cluster's standalone cluster, which stays in "spark" to balance the two)
+    "pipeline/test_kill9.py": "spark-drivers",
 }
 # Long tests outside the groups (the --durations report of a CI run): they start first, so
 # that no worker begins one of them when the others are already done.
@@ -195,11 +202,11 @@ LONGEST = ("streams/test_propagation_http.py",)
 
 
 def _group(item) -> str | None:
-    if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
-        return "spark"     # every test that uses the one SparkSession or starts Spark: one JVM
     path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
     if path in GROUPS:
         return GROUPS[path]
+    if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
+        return "spark"     # every test that uses the one SparkSession or starts Spark: one JVM
     # a module-scoped fixture (a browser, a served site) is made once per worker that runs one
     # of the module's tests: keep the module on one worker, as a serial run shares it
     defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})

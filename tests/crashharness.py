@@ -2,6 +2,13 @@
 SIGKILLs a random one every 0.5-2 s and starts it again, and a checker that proves from
 the workers' logs that every committed message was consumed exactly once.
 
+The kill schedule is counted in the fleet's progress (tests/killschedule.py): the first
+interval starts once every worker has opened the queue (a ``.ready`` marker beside its
+log) and producers and consumers have committed; each kill waits, after its 0.5-2 s,
+until every worker is up again and both roles have committed since the previous kill.
+A fleet that makes no progress by the run's deadline ends the run as a failure that says
+so (``worker_failures``), never as a run with fewer kills.
+
 Used by ``tests/aq/test_crash.py`` (a short run on every backend) and ``bench/soak.py``
 (a long one).  Run as a script, this file is one worker process::
 
@@ -71,6 +78,12 @@ class _Log:
         os.write(self.fd, (record + "\n").encode())
 
 
+def _ready(logdir: str, name: str, incarnation: str) -> None:
+    """Tell the controller this incarnation is up (imported, connected, the queue open):
+    a marker beside the log, which the checker does not read."""
+    open(os.path.join(logdir, f"{name}.{incarnation}.ready"), "w").close()
+
+
 def produce(dsn: str, name: str, incarnation: str, logdir: str, seed: str) -> None:
     import sluice
     rng = random.Random(seed)
@@ -78,6 +91,7 @@ def produce(dsn: str, name: str, incarnation: str, logdir: str, seed: str) -> No
     stop = os.path.join(logdir, "STOP")
     conn = sluice.connect(dsn)
     q = conn.queue(QUEUE)
+    _ready(logdir, name, incarnation)
     txn = 0
     while not os.path.exists(stop):
         if txn % 20 == 0:                      # keep pace with the consumers
@@ -103,6 +117,7 @@ def consume(dsn: str, name: str, incarnation: str, logdir: str, seed: str,
     conn = sluice.connect(dsn)
     q = conn.queue(QUEUE)
     q.deqoptions.wait = 1
+    _ready(logdir, name, incarnation)
     while True:
         msgs = q.deqmany(rng.randint(1, 10))
         if not msgs:
@@ -330,6 +345,7 @@ class _Worker:
 
     def start(self) -> None:
         self.incarnation += 1
+        self._offset, self._rest, self._commits = 0, b"", 0     # this incarnation's log
         env = dict(os.environ)
         env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
         err = open(os.path.join(self.logdir, f"{self.tag}.err"), "wb")
@@ -343,6 +359,26 @@ class _Worker:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
 
+    @property
+    def ready(self) -> bool:
+        """This incarnation has opened the queue (its marker is there)."""
+        return os.path.exists(os.path.join(self.logdir, f"{self.tag}.ready"))
+
+    def commits(self) -> int:
+        """The commits this incarnation logged so far (``C`` records), read from where the
+        last call stopped: the controller counts progress without re-reading whole logs."""
+        try:
+            with open(os.path.join(self.logdir, f"{self.tag}.log"), "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return 0
+        self._offset += len(data)
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()               # a record still being written
+        self._commits += lines.count(b"C")
+        return self._commits
+
     def failure(self) -> str | None:
         """Why this incarnation exited by itself with an error (its stderr), or None."""
         rc = self.proc.poll()
@@ -354,11 +390,16 @@ class _Worker:
 
 def run(dsn: str, logdir: str, seconds: float, producers: int = 2, consumers: int = 2,
         seed: int | None = None, kill_every: tuple[float, float] = (0.5, 2.0),
-        stop_timeout: float = 60.0, progress: Callable[[str], None] | None = None) -> Report:
+        stop_timeout: float = 60.0, progress: Callable[[str], None] | None = None,
+        deadline: float | None = None) -> Report:
     """Create queue ``Q`` on ``dsn``, run the workers for ``seconds`` while killing a random
     one every ``kill_every`` seconds (and starting it again), then stop them: producers at
-    once, consumers when the queue is empty.  A worker that has not stopped ``stop_timeout``
-    seconds later counts as hung (a failure).  Returns the checker's report."""
+    once, consumers when the queue is empty.  The intervals count only once the fleet runs,
+    and a kill waits for progress since the previous one (the module's docstring); if the
+    fleet has not made it by ``deadline`` seconds after the start (default ``120 + 10 *
+    seconds``) the run stops there, a failure.  A worker that has not stopped
+    ``stop_timeout`` seconds later counts as hung (a failure).  Returns the checker's report."""
+    from tests import killschedule
     rng = random.Random(seed)
     os.makedirs(logdir, exist_ok=True)
     create_queue(dsn)
@@ -368,33 +409,68 @@ def run(dsn: str, logdir: str, seconds: float, producers: int = 2, consumers: in
     rep_kills = {"producer": 0, "consumer": 0}
     failures: list[str] = []
     started = time.monotonic()
+    give_up = started + (120 + 10 * seconds if deadline is None else deadline)
+    pauses, tail = killschedule.intervals(rng, seconds, kill_every)
+    committed = {"producer": 0, "consumer": 0}     # by the incarnations killed so far
+
+    def commits() -> dict[str, int]:
+        now = dict(committed)
+        for w in workers:
+            now[w.role + "r"] += w.commits()
+        return now
+
+    def reap() -> None:
+        for w in workers:                      # a worker must never die by itself
+            why = w.failure()
+            if why is not None:
+                failures.append(why)
+                committed[w.role + "r"] += w.commits()
+                w.start()
+
+    def running(since: dict[str, int], what: str) -> None:
+        """Wait until every worker is up and both roles committed after ``since``."""
+        def state() -> str:
+            now = commits()
+            return (f"{give_up - started:.0f} s after the start, commits since: producers "
+                    f"{now['producer'] - since['producer']}, consumers {now['consumer'] - since['consumer']}; "
+                    f"not up: {[w.tag for w in workers if not w.ready] or 'none'} (their .err files)")
+        killschedule.await_progress(
+            lambda: all(w.ready for w in workers) and all(n > since[r] for r, n in commits().items()),
+            give_up, what, state, tick=reap)
+
     try:
         for w in workers:
             w.start()
-        end = started + seconds
-        while time.monotonic() < end:
-            time.sleep(min(rng.uniform(*kill_every), max(0.0, end - time.monotonic())))
-            for w in workers:                  # a worker must never die by itself
-                why = w.failure()
-                if why is not None:
-                    failures.append(why)
-                    w.start()
-            if time.monotonic() >= end:
-                break
-            victim = rng.choice(workers)
-            if victim.proc.poll() is None:
+        try:
+            last = commits()
+            running(last, "before the first kill (its first commits)")
+            if progress:
+                progress(f"{time.monotonic() - started:6.1f}s the fleet runs")
+            for n, pause in enumerate(pauses, 1):
+                time.sleep(pause)
+                running(last, f"between kill {n - 1} and kill {n}")
+                victim = rng.choice(workers)
+                if victim.proc.poll() is not None:     # died by itself just now: a failure
+                    reap()
+                    continue
                 victim.kill()
                 killed.add(victim.tag)
+                committed[victim.role + "r"] += victim.commits()
                 rep_kills["producer" if victim.role == "produce" else "consumer"] += 1
                 victim.start()
+                last = commits()                       # the new incarnation has none yet
                 if progress:
                     progress(f"{time.monotonic() - started:6.1f}s killed {victim.role}r {victim.name}")
+            time.sleep(tail)
+            running(last, f"after the last kill ({len(pauses)})")
+        except killschedule.Stalled as e:
+            failures.append(str(e))
         open(os.path.join(logdir, "STOP"), "w").close()
         for group in (workers[:producers], workers[producers:]):
-            deadline = time.monotonic() + stop_timeout
+            stop_by = time.monotonic() + stop_timeout
             for w in group:
                 try:
-                    w.proc.wait(max(0.1, deadline - time.monotonic()))
+                    w.proc.wait(max(0.1, stop_by - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     failures.append(f"{w.tag} did not stop within {stop_timeout:.0f} s (hung)")
                     w.kill()
@@ -430,5 +506,7 @@ def fresh_dsn(dsn: str) -> tuple[str, Callable[[], None]]:
 
 
 if __name__ == "__main__":
+    # a slow machine's start-up, for the harness's own tests (tests/aq/test_crash.py)
+    time.sleep(float(os.environ.get("SLUICE_CRASH_WORKER_DELAY", "0")))
     role, *args = sys.argv[1:]
     {"produce": produce, "consume": consume}[role](*args)

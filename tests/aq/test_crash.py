@@ -14,7 +14,7 @@ import time
 import pytest
 
 import sluice
-from tests import crashharness
+from tests import crashharness, killschedule
 from tests.aq.test_processes import _kill, spawn
 from tests.conftest import make_queue
 
@@ -34,6 +34,32 @@ def test_kill_9_producers_and_consumers_exactly_once(dsn, tmp_path):
                    f"{rep.malformed[:5]} {rep.worker_failures}"
     assert sum(rep.kills.values()) >= CRASH_SECONDS / 2.5, rep.kills
     assert rep.produced > 0 and rep.rollbacks > 0
+
+
+def test_a_slow_start_up_makes_the_run_longer_not_emptier(tmp_path, monkeypatch):
+    """Every worker incarnation takes 2.5 s to start (longer than any kill interval, as on
+    a loaded VM): no kill lands on a worker still starting, each kill comes after commits
+    of both roles since the previous one, and the run has the kills its seconds drew."""
+    monkeypatch.setenv("SLUICE_CRASH_WORKER_DELAY", "2.5")
+    logdir = tmp_path / "logs"
+    rep = crashharness.run(f"sqlite:///{tmp_path / 'q.db'}", str(logdir), 4, seed=11, stop_timeout=30)
+    assert rep.ok, f"{rep.summary()} {rep.worker_failures}"
+    pauses, _ = killschedule.intervals(random.Random(11), 4, (0.5, 2.0))
+    assert sum(rep.kills.values()) == len(pauses) > 0
+    started = {f.name[:-4] for f in logdir.glob("*.err")}
+    assert started == {f.name[:-6] for f in logdir.glob("*.ready")}, "a kill hit a worker still starting"
+    assert rep.produced > 0 and rep.consumed > 0
+
+
+def test_a_fleet_that_never_starts_fails_clearly_not_a_pass(tmp_path, monkeypatch):
+    """Workers that do not come up by the run's deadline: the run stops with a failure that
+    says so, no kill counted as done."""
+    monkeypatch.setenv("SLUICE_CRASH_WORKER_DELAY", "60")
+    rep = crashharness.run(f"sqlite:///{tmp_path / 'q.db'}", str(tmp_path / "logs"), 4, seed=11,
+                           deadline=3, stop_timeout=1)
+    assert not rep.ok
+    assert "made no progress before the first kill" in rep.worker_failures[0]
+    assert sum(rep.kills.values()) == 0 and rep.produced == 0
 
 
 def _write_logs(d, logs: dict[str, str]) -> None:

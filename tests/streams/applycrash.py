@@ -79,11 +79,12 @@ def audited(replica) -> int:
 
 
 def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int = 1200,
-        kill_every: tuple[float, float] = (0.0, 0.15)) -> Report:
+        kill_every: tuple[float, float] = (0.0, 0.15), min_kills: int = 2) -> Report:
     from sluice.streams.apply import ApplyProcess
     from sluice.streams.apply.compare import compare
     from sluice.streams.apply.procedures import ApplyProcedures
     from sluice.streams.apply.target import open_target
+    from tests import killschedule
     from tests.conftest import PG_BASE
     from tests.streams.capturekit import CONSUMER
     import sluice
@@ -117,12 +118,25 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
         return p
 
     end = time.monotonic() + seconds
-    # no host once everything is applied: one would only wait (30 s) for a change to apply
-    while time.monotonic() < end and audited(replica) < rep.changes:
+    give_up = end + 120 + 9 * seconds
+    # no host once everything is applied: one would only wait (30 s) for a change to apply.
+    # A slow start-up makes the run longer, never emptier (tests/killschedule.py): a kill
+    # waits until the new host applies, and the run goes on past its seconds until it has
+    # had `min_kills`
+    while (time.monotonic() < end or rep.kills < min_kills) and audited(replica) < rep.changes:
         child = spawn()
-        before, waited = audited(replica), time.monotonic()
-        while child.poll() is None and audited(replica) == before and time.monotonic() - waited < 30:
-            time.sleep(0.02)                       # it is applying now: kill it soon after
+        before = audited(replica)
+        try:                                       # it is applying now: kill it soon after
+            killschedule.await_progress(
+                lambda: child.poll() is not None or audited(replica) > before, give_up,
+                f"before kill {rep.kills + 1} (the host applied nothing since its start)",
+                lambda: f"{audited(replica)} of {rep.changes} changes applied (host.{rep.kills}.log)",
+                step=0.02)
+        except killschedule.Stalled as e:
+            rep.failures.append(str(e))
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+            break
         time.sleep(rng.uniform(*kill_every))
         if child.poll() is not None:
             with open(os.path.join(logdir, f"host.{rep.kills}.log"), errors="replace") as f:

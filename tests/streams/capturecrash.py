@@ -7,7 +7,11 @@ The writer is not killed, so its record is the truth: it logs a transaction (its
 its changes) once COMMIT returned.  Used by ``tests/streams/test_capture_crash.py``; run as
 a script, this file is the capture worker::
 
-    python capturecrash.py DSN CAPTURE_NAME STOPFILE [buffered]
+    python capturecrash.py DSN CAPTURE_NAME STOPFILE PROGRESSFILE [buffered]
+
+The worker appends ``up`` to PROGRESSFILE once its capture has started, then a line per
+batch that captured source transactions: the controller kills it only after that
+(tests/killschedule.py: a slow start-up makes the run longer, never emptier).
 
 With ``buffered`` the capture stages LCRs as buffered messages (SET_PARAMETER 'STAGING')
 and the worker also runs their consumer: a thread of the same process that takes each
@@ -30,18 +34,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
 
 
-def worker(dsn: str, name: str, stop: str, staging: str = "") -> None:
+def worker(dsn: str, name: str, stop: str, progress: str, staging: str = "") -> None:
     import sluice
     from sluice.streams.capture import CaptureProcess
     proc = CaptureProcess(sluice.connect(dsn), name, max_changes=200)
     proc.start()
+    report = os.open(progress, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.write(report, b"up\n")
     drained = threading.Event()
     consumer = None
     if staging == "buffered":
         consumer = threading.Thread(target=_or_die, args=(forward, dsn, stop, drained), daemon=True)
         consumer.start()
     while not os.path.exists(stop):
-        if not proc.run_batch():
+        captured = proc.run_batch()
+        if captured:
+            os.write(report, b"%d\n" % captured)
+        else:
             proc.wait_for_redo(0.01)
     if consumer is not None:     # the end: capture what is left, until the consumer has it all
         while True:
@@ -210,29 +219,58 @@ def run(env, logdir: str, seconds: float, seed: int,
     stop = os.path.join(logdir, "STOP")
     envvars = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     rep = Report()
+    incarnation = -1
 
     def spawn() -> subprocess.Popen:
-        err = open(os.path.join(logdir, f"worker.{rep.kills}.err"), "wb")
-        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), env.dsn, "CAP", stop, staging],
+        nonlocal incarnation
+        incarnation += 1
+        err = open(os.path.join(logdir, f"worker.{incarnation}.err"), "wb")
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), env.dsn, "CAP", stop,
+                              os.path.join(logdir, f"worker.{incarnation}.progress"), staging],
                              stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=envvars)
         err.close()
         return p
 
+    def reap() -> None:
+        nonlocal child
+        if child.poll() is not None:            # it must never die by itself
+            with open(os.path.join(logdir, f"worker.{incarnation}.err"), errors="replace") as f:
+                rep.failures.append(f"capture worker exited with {child.returncode}: {f.read()[-3000:]}")
+            child = spawn()
+
+    def batches() -> list[str]:
+        """What the running incarnation reported: ``up``, then its batches."""
+        try:
+            with open(os.path.join(logdir, f"worker.{incarnation}.progress")) as f:
+                return f.read().split()
+        except FileNotFoundError:
+            return []
+
+    def captured(what: str) -> None:
+        """Wait until the running incarnation has captured (the run's deadline)."""
+        killschedule.await_progress(
+            lambda: len(batches()) > 1, give_up, what,
+            lambda: f"worker.{incarnation} reported {batches() or 'nothing'} (its .err file)", tick=reap)
+
+    from tests import killschedule
+    pauses, tail = killschedule.intervals(rng, seconds, kill_every)
+    give_up = time.monotonic() + 120 + 10 * seconds
     writer = Writer(PG_BASE, table, rng)
     child = spawn()
     writer.start()
     try:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            time.sleep(rng.uniform(*kill_every))
-            if child.poll() is not None:        # it must never die by itself
-                with open(os.path.join(logdir, f"worker.{rep.kills}.err"), errors="replace") as f:
-                    rep.failures.append(f"capture worker exited with {child.returncode}: {f.read()[-3000:]}")
-            else:
+        try:
+            captured("before the first kill")
+            for n, pause in enumerate(pauses, 1):
+                time.sleep(pause)
+                captured(f"between kill {n - 1} and kill {n}")
                 child.send_signal(signal.SIGKILL)
                 child.wait()
                 rep.kills += 1
-            child = spawn()
+                child = spawn()
+            time.sleep(tail)
+        except killschedule.Stalled as e:
+            rep.failures.append(str(e))
     finally:
         writer.done.set()
         writer.join(30)

@@ -40,7 +40,7 @@ class Child:
         self.proc = subprocess.Popen(self.argv, cwd=self.cwd, env=_env(), stdout=subprocess.DEVNULL,
                                      stderr=open(os.path.join(self.cwd, "child.err"), "ab"))
         if self.ready is not None:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 120          # a slow machine: later, never too early
             while not self.ready():
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"{self.argv[:3]} did not start")
@@ -78,14 +78,20 @@ def server(dsn: str, port: int, workdir: str) -> Child:
     return Child([SLUICE, "--dsn", dsn, "serve", "--host", "127.0.0.1", "--port", str(port)], workdir, up)
 
 
-def chaos(children: list[Child], done: threading.Event, kills: int, seed: int = 7) -> None:
+def chaos(children: list[Child], done: threading.Event, kills: int, seed: int = 7,
+          moved=None) -> None:
     """Kill one of ``children`` every 0.3-1.2 s and start it again, ``kills`` times or
-    until ``done``."""
+    until ``done``.  With ``moved`` (true when the stream moved since it last said so), a
+    kill also waits for that: on a slow machine the children start slowly, and kills on a
+    timer alone would only ever hit processes still starting (tests/killschedule.py)."""
     import random
     rng = random.Random(seed)
     for _ in range(kills):
         if done.wait(rng.uniform(0.3, 1.2)):
             return
+        while moved is not None and not moved():
+            if done.wait(0.2):
+                return
         child = rng.choice(children)
         child.kill()
         time.sleep(rng.uniform(0.0, 0.3))

@@ -23,5 +23,5 @@ def test_kill_9_during_apply_exactly_once(env, replica, tmp_path):
           f"with {rep.at_kills} applied when they came")
     assert rep.ok, (f"seed {seed}: differences {rep.differences[:5]} errors {rep.errors[:3]} "
                     f"failures {rep.failures} changes {rep.changes} applied {rep.audited}")
-    assert rep.kills >= 2
+    assert rep.kills >= 2                  # run(min_kills=2): past its seconds if need be
     assert any(0 < n < rep.changes for n in rep.at_kills)     # kills came while it was applying

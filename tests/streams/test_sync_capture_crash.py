@@ -68,12 +68,13 @@ def test_writer_killed_at_any_point_every_committed_row_once(senv):
     _setup(senv)
     proc = _writer(senv, "loop")
     try:
-        deadline = time.monotonic() + 30
-        while int(proc.stdout.readline() or 0) < 200 and time.monotonic() < deadline:
-            pass
+        deadline = time.monotonic() + 120        # a slow machine: later, never too early
+        while (written := int(proc.stdout.readline() or 0)) < 200 and time.monotonic() < deadline:
+            assert proc.poll() is None, "the writer died before 200 rows"
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+    assert written >= 200, f"the writer wrote {written} rows before the 120 s deadline (too slow a machine?)"
     rows = [r[0] for r in senv.writer.execute(f"SELECT id FROM {senv.table('emp')} ORDER BY id").fetchall()]
     captured = [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()]
     assert len(rows) >= 200 and len(rows) % 5 == 0
