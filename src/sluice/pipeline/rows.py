@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator
 from ..rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row, value_text
 from ..streams import DDLLCR, RowLCR, RowUnit
 from ..streams.lcr import AnyData, row_compatible
+from ..streams import lcrcodec
 from ..streams.lcrcodec import document_values, plain_row_document
 from ..streams.capture import decode as _decode  # noqa: F401  (captured LCRs' stored form)
 from ..aq.payload import ANYDATA_CODECS
@@ -104,15 +105,30 @@ def _source_time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else None
 
 
+# types whose stored text is converted before it becomes the schema's text (lcrcodec._value_in)
+_CONVERTED = frozenset({"SYS.NUMBER"}) | lcrcodec._DATES | lcrcodec._BINARY
+
+
 def _document_row(doc: dict) -> tuple:
     """The LCR columns of a row LCR's stored document, as :func:`lcr_row` gives them for
     the LCR it describes (the test suite holds the two equal), without building the LCR."""
     sides = {}
     types_seen = []
     for side in ("old", "new"):
-        units = document_values(doc[side])
-        sides[side] = ({name: value_text(v) for name, _t, v in units}, {name: t for name, t, _v in units})
-        types_seen += [t for _n, t, _v in units]
+        values, types = {}, {}
+        for item in doc[side]:
+            name, t, v = item[0], item[1], item[2]
+            types[name] = t
+            kind = type(v)
+            # the common values need no conversion: text of a character column, an integer
+            if (kind is str and t not in _CONVERTED) or v is None:
+                values[name] = v or None
+            elif kind is int and t == "SYS.NUMBER":
+                values[name] = str(v)
+            else:
+                values[name] = value_text(document_values([item])[0][2])
+        sides[side] = (values, types)
+        types_seen += types.values()
     tag = doc["tag"]
     scn, cscn = doc["scn"], doc["cscn"]
     return ("ROW", doc["db"], doc["cmd"], doc["own"] or None, doc["obj"] or None, None, None, None,
