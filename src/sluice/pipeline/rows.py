@@ -21,8 +21,7 @@ from typing import Any, Iterable, Iterator
 from ..rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row, value_text
 from ..streams import DDLLCR, RowLCR, RowUnit
 from ..streams.lcr import AnyData, row_compatible
-from ..streams import lcrcodec
-from ..streams.lcrcodec import document_values, plain_row_document
+from ..streams.lcrcodec import CONVERTED_TYPES, document_values, plain_row_document
 from ..streams.capture import decode as _decode  # noqa: F401  (captured LCRs' stored form)
 from ..aq.payload import ANYDATA_CODECS
 
@@ -105,10 +104,6 @@ def _source_time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else None
 
 
-# types whose stored text is converted before it becomes the schema's text (lcrcodec._value_in)
-_CONVERTED = frozenset({"SYS.NUMBER"}) | lcrcodec._DATES | lcrcodec._BINARY
-
-
 def _document_row(doc: dict) -> tuple:
     """The LCR columns of a row LCR's stored document, as :func:`lcr_row` gives them for
     the LCR it describes (the test suite holds the two equal), without building the LCR."""
@@ -121,7 +116,7 @@ def _document_row(doc: dict) -> tuple:
             types[name] = t
             kind = type(v)
             # the common values need no conversion: text of a character column, an integer
-            if (kind is str and t not in _CONVERTED) or v is None:
+            if (kind is str and t not in CONVERTED_TYPES) or v is None:
                 values[name] = v or None
             elif kind is int and t == "SYS.NUMBER":
                 values[name] = str(v)
