@@ -4,10 +4,12 @@ propagation → apply at DBS2, each site run by its own ``sluice run`` host proc
     .venv/bin/python bench/bench_replication.py [--rows 200000] [--rate 2000] [--seconds 20]
 
 Sites, all on the local PostgreSQL server: the source tables (10, ``id`` key, ``n``, ``v``,
-``created``) in the database ``sluice_repl_bench``; DBS1's store (capture process, its
-queue, the propagation) and DBS2's store (its queue, the apply process) as two schemas of
-that database; the replica in the database ``sluice_repl_bench_replica`` (the same tables
-with a column ``applied`` defaulting to ``clock_timestamp()``, which the LCRs do not set).
+``created``) and DBS1's store (capture process, its queue, the propagation; a schema the
+capture leaves out) in the database ``sluice_repl_bench``; DBS2's store (its queue, the
+apply process) and the replica in the database ``sluice_repl_bench_replica`` (the same
+tables with a column ``applied`` defaulting to ``clock_timestamp()``, which the LCRs do not
+set).  ``--dbs2-in-source``: DBS2's store in the source database instead (before
+2026-11-28 06:00: the capture then decodes every enqueue and dequeue of DBS2's queue too).
 
 1. Sustained throughput: ``--rows`` row changes (transactions of 1-100 rows, 70 % inserts /
    30 % updates, written by a server-side procedure) wait in the source's log; then the two
@@ -166,6 +168,9 @@ def main() -> None:
                     help="each stage alone in this process under cProfile (no hosts, no lag run)")
     ap.add_argument("--top", type=int, default=25, help="--stages: functions listed per stage")
     ap.add_argument("--txn-rows", type=int, default=100, help="the backlog's transactions: 1 to this many rows")
+    ap.add_argument("--dbs2-in-source", action="store_true",
+                    help="DBS2's store as a schema of the source database (the capture decodes its queue's "
+                         "traffic too), not of the replica's")
     a = ap.parse_args()
     with admin("postgres") as c:
         for db in (DB, REPLICA_DB):
@@ -173,11 +178,12 @@ def main() -> None:
                 c.execute(f"CREATE DATABASE {db}")
     tag = uuid.uuid4().hex[:8]
     src, s1, s2 = f"src_{tag}", f"s1_{tag}", f"s2_{tag}"
-    dbs1_dsn, dbs2_dsn = f"{SERVER}/{DB}?schema={s1}", f"{SERVER}/{DB}?schema={s2}"
+    dbs2_db = DB if a.dbs2_in_source else REPLICA_DB
+    dbs1_dsn, dbs2_dsn = f"{SERVER}/{DB}?schema={s1}", f"{SERVER}/{dbs2_db}?schema={s2}"
     replica_dsn = f"{SERVER}/{REPLICA_DB}?schema=sluice_apply"
     print(f"{platform.node()} {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; {a.rows} rows, "
           f"then {a.rate} rows/s for {a.seconds:.0f} s; apply parallelism {a.parallelism}, "
-          f"grouptransops {a.grouptransops}", flush=True)
+          f"grouptransops {a.grouptransops}; DBS2's store in {dbs2_db}", flush=True)
     cols = "id bigint PRIMARY KEY, n integer NOT NULL, v text, created timestamptz DEFAULT clock_timestamp()"
     with admin(DB) as c:
         c.execute(f"CREATE SCHEMA {src}")
@@ -292,7 +298,8 @@ def main() -> None:
             for schema in (src, s1, s2):
                 c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         with admin(REPLICA_DB) as c:
-            c.execute(f"DROP SCHEMA IF EXISTS {src} CASCADE")
+            for schema in (src, s2):
+                c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             c.execute("DROP SCHEMA IF EXISTS sluice_apply CASCADE")
 
 

@@ -226,6 +226,7 @@ def test_killed_between_commit_and_slot_advance(env, monkeypatch):
             break
     assert env.conn.query(queued, None)[1][0][0] == 4
     monkeypatch.undo()
+    proc.source.release()      # dead: its decoding session ends with its connection
     env.sql(f"DELETE FROM {s}.t WHERE id = 1")
     again = env.process()
 

@@ -38,7 +38,7 @@ from pyspark.accumulators import AccumulatorParam
 from ..aq.payload import loads_json
 from ..errors import ora
 from ..streams.apply.engine import ApplyError
-from . import rows
+from . import rows, stagedsink
 
 __all__ = ["warehouse", "warehouse_frame", "enqueue", "apply", "payload_of", "source_transactions"]
 
@@ -585,6 +585,7 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
     prepared: list[bool] = []
     buckets: dict[int, list[int]] = {}
     known: dict[tuple[str, str], list[str] | None] = {}   # tables' key columns, kept across batches
+    facts = stagedsink.TableFacts()                        # the staged path's, likewise
 
     def batch(frame: DataFrame, batch_id: int) -> None:
         entered = time.monotonic()
@@ -596,19 +597,28 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
         _forget_enqueued(dsn, apply_name, batch_id)
         shipped = ship_functions()
         counted = spark.sparkContext.accumulator([], _Waits())
-        if n <= 1:
+
+        def one_task(part: DataFrame, limit: int | None) -> None:
             # repartition, not coalesce: reading and deciding stay spread over the source's partitions
-            ordered = _to_python(frame).withColumn("tx", _transaction_id()).repartition(1) \
-                .sortWithinPartitions("cscn", "seq")
+            ordered = _to_python(part).repartition(1).sortWithinPartitions("cscn", "seq")
             ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
-                                                                 batch_id, it, None, None, group_transactions,
-                                                                 counted))
-            log.info("apply %s batch %s: entered %s, left %s: %.1f s (1 task; set-form groups, fallbacks, "
-                     "statements: %s)", apply_name, batch_id, _clock(entered), _clock(time.monotonic()),
-                     time.monotonic() - entered, counted.value)
-            return
-        rows = frame.withColumn("tx", _transaction_id()).persist()
+                                                                 batch_id, it, None, None, limit, counted))
+
+        rows = frame.withColumn("tx", _transaction_id()).persist()   # the decide plan runs once per batch
         try:
+            staged: list = []
+            with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
+                limit = group_transactions if group_transactions is not None else int(d.parameter("GROUPTRANSOPS"))
+                took = stagedsink.apply_staged(rows, engine, ctx, d, _has_actions(ctx), facts, limit,
+                                               lambda part, one: one_task(part, one or group_transactions), staged)
+            if took or n <= 1:
+                if not took:
+                    one_task(rows, group_transactions)
+                log.info("apply %s batch %s: entered %s, left %s: %.1f s (%s; set-form groups, fallbacks, "
+                         "statements: %s; staged groups, fallbacks, statements, segments, seconds: %s)", apply_name, batch_id,
+                         _clock(entered), _clock(time.monotonic()), time.monotonic() - entered,
+                         "staged" if took else "1 task", counted.value, staged)
+                return
             began = time.monotonic()
             key_columns, acting, captured = _batch_facts(rows, connect, dsn, login, apply_name, known)
             keyed = _keys_frame(rows, key_columns, acting, captured).collect()

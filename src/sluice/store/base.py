@@ -324,6 +324,20 @@ class StoreSession(abc.ABC):
         """Make the transaction's enqueues visible and its REMOVE dequeues final, atomically;
         release every lock it holds and wake waiting dequeuers."""
 
+    # -- a commit overlapping other work (PostgreSQL: the server commits while the
+    # process goes on; elsewhere the commit is whole when send_commit returns)
+    sends_commit = False
+
+    def defer_bulk_inserts(self) -> None:
+        """This transaction's bulk inserts may be sent with the commit (see PgSession)."""
+
+    def send_commit(self) -> None:
+        """Commit; the outcome may be known only once :meth:`await_commit` returns."""
+        self.commit()
+
+    def await_commit(self) -> None:
+        """Wait for the commit :meth:`send_commit` started; raise its error."""
+
     @abc.abstractmethod
     def add_commit_work(self, work: Callable[[Any], None]) -> None:
         """Run ``work(c)`` inside this transaction's commit, in the same database transaction

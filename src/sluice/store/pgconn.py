@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import psycopg
 from psycopg import errors as pgerr
 from psycopg.adapt import PyFormat
+from psycopg.copy import Writer
 from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus, TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -209,11 +210,14 @@ class PgConnection:
     and results travel in PostgreSQL's binary format: no text to format and parse for
     numbers, no hex for message ids and RAW payloads."""
 
-    __slots__ = ("raw",)
+    __slots__ = ("raw", "later")
     dialect = POSTGRESQL
 
-    def __init__(self, raw: psycopg.Connection) -> None:
+    def __init__(self, raw: psycopg.Connection, later: "list[LaterCopy] | None" = None) -> None:
         self.raw = raw
+        # not None: a bulk insert's COPY is kept here, formatted, to be sent with the COMMIT
+        # (PgSession.defer_bulk_inserts); the one kept before it is run first
+        self.later = later
 
     def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
         if not params:
@@ -240,11 +244,21 @@ class PgConnection:
         # bytea through psycopg's C dumper of bytes, not the DB-API Binary wrapper's Python
         # one that the type's name picks (a Python call per value)
         cur.adapters.register_dumper(bytes, _BYTES_DUMPER)
-        with cur.copy(sql) as copy:
+        later = self.later
+        if later is not None:
+            if later:      # only the last one rides with the COMMIT
+                later.pop().run(self.raw)
+            buffer = _Buffer()
+            manager: Any = psycopg.Copy(cur, binary=True, writer=buffer)
+        else:
+            manager = cur.copy(sql)
+        with manager as copy:
             copy.set_types([_COPY_TYPES[t] for t in ("TEXT",) * len(lead) + tuple(types)])
             write = copy.write_row
             for row in zip(*map(repeat, lead), *columns):
                 write(row)
+        if later is not None:
+            later.append(LaterCopy(sql, b"".join(buffer.parts)))
 
     def executemany(self, sql: str, rows: list) -> psycopg.Cursor:
         cur = self.raw.cursor(binary=True)
@@ -258,11 +272,86 @@ class PgConnection:
         raw = self.raw
         res = raw.pgconn.exec_(sql.encode())
         if res.status not in _COMMAND_DONE:
-            if raw.pgconn.status == ConnStatus.BAD or res.error_field(DiagnosticField.SQLSTATE) is None:
-                # libpq's own report of a lost connection carries no SQLSTATE
-                message = res.error_message.decode(errors="replace").strip()
-                raise psycopg.OperationalError(message or "the connection to the server was lost")
-            raise pgerr.error_from_result(res, encoding=raw.info.encoding)
+            raise result_error(raw, res)
+
+
+def result_error(raw: psycopg.Connection, res: Any) -> psycopg.Error:
+    """The psycopg error of a failed libpq result."""
+    if raw.pgconn.status == ConnStatus.BAD or res.error_field(DiagnosticField.SQLSTATE) is None:
+        # libpq's own report of a lost connection carries no SQLSTATE
+        message = res.error_message.decode(errors="replace").strip()
+        return psycopg.OperationalError(message or "the connection to the server was lost")
+    return pgerr.error_from_result(res, encoding=raw.info.encoding)
+
+
+class _Buffer(Writer):
+    """Where a deferred COPY's formatted rows go (psycopg's public Writer interface)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: Any) -> None:
+        self.parts.append(bytes(data))
+
+
+@dataclass(slots=True)
+class LaterCopy:
+    """A bulk insert not sent yet: its ``COPY … FROM STDIN (FORMAT BINARY)`` and its data."""
+
+    sql: str
+    data: bytes
+
+    def run(self, raw: psycopg.Connection) -> None:
+        """Send it now and wait for the server to have inserted the rows."""
+        with raw.cursor().copy(self.sql) as copy:
+            copy.write(self.data)
+
+    def send(self, raw: psycopg.Connection, then: str) -> None:
+        """Send it and the statements ``then`` in one message (the simple query protocol
+        goes on with the statements after a COPY once its data ended), without waiting
+        for the server: the results are read later (:func:`read_results`)."""
+        pg = raw.pgconn
+        pg.nonblocking = 0      # the writes below wait until libpq sent it all
+        try:
+            pg.send_query(f"{self.sql}; {then}".encode())
+            res = pg.get_result()
+            if res is None or res.status != ExecStatus.COPY_IN:
+                err = result_error(raw, res) if res is not None else \
+                    psycopg.OperationalError("no COPY started")
+                read_results(raw)
+                raise err
+            pg.put_copy_data(self.data)
+            pg.put_copy_end()
+            pg.flush()
+        finally:
+            pg.nonblocking = 1
+
+
+def send_command(raw: psycopg.Connection, sql: str) -> None:
+    """:meth:`PgConnection.command` without waiting for the results (:func:`read_results`)."""
+    pg = raw.pgconn
+    pg.nonblocking = 0
+    try:
+        pg.send_query(sql.encode())
+        pg.flush()
+    finally:
+        pg.nonblocking = 1
+
+
+def read_results(raw: psycopg.Connection) -> None:
+    """Read the results of what :meth:`LaterCopy.send` / :func:`send_command` sent.
+    :raises: the first statement's error (the server ran none after it)."""
+    if raw.closed or raw.pgconn.status == ConnStatus.BAD:    # libpq would answer "no more results"
+        raise psycopg.OperationalError("the connection was lost before the outcome was read")
+    pg = raw.pgconn
+    error: psycopg.Error | None = None
+    while (res := pg.get_result()) is not None:
+        if res.status not in _COMMAND_DONE and error is None:
+            error = result_error(raw, res)
+        if pg.status == ConnStatus.BAD:
+            break
+    if error is not None:
+        raise error
 
 
 # -- the pool -------------------------------------------------------------------------

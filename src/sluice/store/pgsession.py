@@ -43,7 +43,7 @@ from ..errors import ora
 from . import sqlops
 from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
                    StoreSession)
-from .pgconn import PgConnection, is_disconnect, translate
+from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
 from .sqlnames import physical_names, rewrite, to_pyformat
@@ -71,6 +71,8 @@ class PgSession(StoreSession):
         self._works: list = []                         # add_commit_work: run inside the COMMIT
         self._epoch = 0                     # transactions ended: a savepoint is valid within its own
         self._savepoints = 0
+        self._later: list[LaterCopy] | None = None   # defer_bulk_inserts: the COPY kept for the COMMIT
+        self._sent: tuple[set[int], list[float]] | None = None   # send_commit: not read yet
 
     @property
     def in_transaction(self) -> bool:
@@ -85,7 +87,12 @@ class PgSession(StoreSession):
         return self.txn_id
 
     # -- the connection -----------------------------------------------------------
-    def _conn(self) -> PgConnection:
+    def _conn(self, deferring: bool = False) -> PgConnection:
+        """The session's connection; ``deferring``: a bulk insert may be kept for the COMMIT
+        (:meth:`defer_bulk_inserts`) — any other use first sends the one kept, so the
+        transaction sees its own rows."""
+        if self._sent is not None:
+            raise ora(600, "PgSession: a commit was sent and its outcome not read (await_commit)")
         raw = self._raw
         if raw is None or raw.closed:
             if self._open:   # never carry on a transaction on a new connection: it is gone
@@ -93,7 +100,12 @@ class PgSession(StoreSession):
                 self._reset()
                 raise ora(3113)
             self._raw = raw = self.store.target.connect(self.user)   # after a lost connection
-        return PgConnection(raw)
+        later = self._later
+        if later is None:
+            return PgConnection(raw)
+        if later and not deferring:
+            later.pop().run(raw)
+        return PgConnection(raw, later if deferring else None)
 
     def _begin(self, c: PgConnection) -> bool:
         """Open the transaction if it is not; True when this call opened it."""
@@ -141,6 +153,7 @@ class PgSession(StoreSession):
         self._removed = set()
         self._events = []
         self._works = []
+        self._later = None
 
     # -- enqueue ----------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
@@ -162,7 +175,7 @@ class PgSession(StoreSession):
             self._events.extend(events)
             return
         with self._guard():
-            c = self._conn()
+            c = self._conn(deferring=True)
             self._begin(c)
             sqlops.insert_records(c, qt, records, None)
         self._inserted.setdefault(qt.qt_id, (qt, []))[1].extend(r.msgid for r in records)
@@ -292,31 +305,87 @@ class PgSession(StoreSession):
         if not self.in_transaction:
             self._reset()
             return
+        with self._guard():
+            c, final, available, events = self._before_commit()
+            if self._later:
+                self._later.pop().run(c.raw)
+            c.command(final)
+        self._reset()
+        if available or events:
+            self.store.local_change(min(events) if events else None)
+
+    def _before_commit(self) -> tuple[PgConnection, str, set[int], list[float]]:
+        """Everything of :meth:`commit` but its last round trip: ``(connection, the COMMIT
+        with its NOTIFYs, the queue tables given messages, the time events)``."""
         store = self.store
         now = time.time()
         available = set(self._inserted) | set(self._deferred)
         events = list(self._events)
         events += [now + q.retention_time for q, _, _ in self._removes if q.retention_time > 0]
+        c = self._conn(deferring=True)
+        self._begin(c)
+        if self._deferred:
+            scn = sqlops.next_scn(c)   # the counter row stays locked until COMMIT: commit order
+            for queue, recs in self._deferred.values():
+                sqlops.insert_records(c, queue.table, recs, scn)
+        for queue, recs, info in self._removes:
+            sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
+                           self.txn_id, now)
+            sqlops.settle_failed(c, queue, recs, store.find_queue)
+        for work in self._works:
+            work(c)
+        # the NOTIFYs after the COMMIT, in the same round trip (see PgStore.notices)
+        return c, "; ".join(["COMMIT"] + store.notices(available, min(events) if events else None)), \
+            available, events
+
+    # -- a commit whose outcome is read later (a propagation destination's batches) ------
+    sends_commit = True
+
+    def defer_bulk_inserts(self) -> None:
+        """This transaction's bulk inserts (binary COPY) may wait for the commit: the last
+        one is sent with the COMMIT by :meth:`send_commit`, in one message.  For a
+        transaction that does not read back what it enqueued — the commit work runs before
+        those rows are in (any other use of the session sends them first)."""
+        self._later = []
+
+    def send_commit(self) -> None:
+        """:meth:`commit`, except that its last message — the kept bulk insert, the COMMIT
+        and its NOTIFYs — is sent without waiting for the server: :meth:`await_commit`
+        reads the outcome, and until then the session takes nothing else.  Meanwhile the
+        server inserts and commits while this process does other work (a propagation
+        dequeues its next batch at the source): the client's and the server's CPU overlap,
+        which a thread of this process would not give (the GIL)."""
+        if not self.in_transaction:
+            self._reset()
+            return
         with self._guard():
-            c = self._conn()
-            self._begin(c)
-            if self._deferred:
-                scn = sqlops.next_scn(c)   # the counter row stays locked until COMMIT: commit order
-                for queue, recs in self._deferred.values():
-                    sqlops.insert_records(c, queue.table, recs, scn)
-            for queue, recs, info in self._removes:
-                sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
-                               self.txn_id, now)
-                sqlops.settle_failed(c, queue, recs, store.find_queue)
-            for work in self._works:
-                work(c)
-            # the NOTIFYs after the COMMIT, in the same round trip (see PgStore.notices)
-            c.command("; ".join(["COMMIT"] + store.notices(available, min(events) if events else None)))
+            c, final, available, events = self._before_commit()
+            if self._later:
+                self._later.pop().send(c.raw, final)
+            else:
+                send_command(c.raw, final)
         self._reset()
+        self._sent = (available, events)
+
+    def await_commit(self) -> None:
+        """The outcome of :meth:`send_commit`: returns once the transaction is committed.
+        :raises: its error (the transaction is rolled back; ORA-03113 when the connection
+        was lost, the outcome then unknown)."""
+        sent, self._sent = self._sent, None
+        if sent is None:
+            return
+        available, events = sent
+        try:
+            read_results(self._raw)
+        except psycopg.Error as e:
+            err = translate(e, self.store.target)
+            self._abandon()
+            raise err from None
         if available or events:
-            store.local_change(min(events) if events else None)
+            self.store.local_change(min(events) if events else None)
 
     def rollback(self) -> None:
+        self._later = None     # a bulk insert kept for the commit: never sent, nothing to undo
         if not self._open:
             self._reset()   # commit-time enqueues and commit work were never run
             return
@@ -470,6 +539,7 @@ class PgSession(StoreSession):
         return cur.rowcount
 
     def close(self) -> None:
+        self._sent = None      # a commit sent and not read: its outcome goes with the connection
         try:
             if self.in_transaction:
                 self.rollback()

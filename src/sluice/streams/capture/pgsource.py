@@ -31,6 +31,7 @@ from psycopg import errors as pgerr
 
 from ...errors import DatabaseError, ora
 from ...store.pgconn import is_disconnect, translate
+from .slotstream import SlotStream
 
 __all__ = ["Source", "check_wal_level", "lsn_to_int", "int_to_lsn", "emit_tag", "SLOT_PREFIX",
            "DDL_PREFIX", "TAG_PREFIX"]
@@ -40,6 +41,9 @@ DDL_PREFIX = "sluice.ddl"
 TAG_PREFIX = "sluice.tag"
 PLUGIN = "wal2json"
 _DDL_FUNCTION = "public.sluice_capture_ddl"
+# wal2json writes values with the decoding session's output functions
+_OUTPUT_SETTINGS = ("SET DateStyle = ISO; SET TimeZone = 'UTC'; SET IntervalStyle = iso_8601; "
+                    "SET extra_float_digits = 3")
 _SETUP_LOCK = "sluice:capture:ddl-trigger"
 
 
@@ -175,15 +179,14 @@ class Source:
         self.raw: psycopg.Connection | None = None
         self.notices: list[str] = []
         self._options: list[str] | None = None
+        self.stream: SlotStream | None = None     # the capture's decoding session (peek)
 
     # -- the connection ------------------------------------------------------------
     def connect(self) -> "Source":
         if self.raw is None or self.raw.closed:
             try:
                 raw = psycopg.connect(self.conninfo, autocommit=True)
-                # wal2json writes values with the decoding session's output functions
-                raw.execute("SET DateStyle = ISO; SET TimeZone = 'UTC'; SET IntervalStyle = iso_8601; "
-                            "SET extra_float_digits = 3")
+                raw.execute(_OUTPUT_SETTINGS)
             except psycopg.Error as e:
                 raise source_error(e, self.display, self.process) from None
             raw.add_notice_handler(self._notice)
@@ -191,6 +194,7 @@ class Source:
         return self
 
     def close(self) -> None:
+        self.release()
         if self.raw is not None:
             try:
                 self.raw.close()
@@ -265,6 +269,12 @@ class Source:
             raise slot_missing(f'replication slot "{name}" belongs to another database or plugin')
         return lsn_to_int(restart), lsn_to_int(confirmed)
 
+    def store_schemas(self) -> list[str]:
+        """The schemas of the database that hold a Sluice store (its SLUICE_META table)."""
+        return [r[0] for r in self._run("SELECT n.nspname FROM pg_class c JOIN pg_namespace n "
+                                        "ON n.oid = c.relnamespace WHERE c.relname = 'sluice_meta' "
+                                        "AND c.relkind IN ('r', 'p')")]
+
     # -- the slot ------------------------------------------------------------------
     def create_slot(self, name: str) -> int:
         """Create the slot; returns its consistent point (the first SCN it can give)."""
@@ -280,14 +290,22 @@ class Source:
     def options(self) -> list[str]:
         """wal2json's options: one JSON object per change (format 2) with transaction
         boundaries, ids, LSNs, commit times and types; Sluice's messages only; never the
-        store's own tables (its enqueues would feed the capture with itself)."""
+        tables of a Sluice store — the capture's own (its enqueues would feed the capture
+        with itself) nor any other store's in the database (another site's queues, as a
+        destination queue of this very capture's propagation: each LCR enqueued and
+        dequeued there would be decoded, written as JSON and read again, though no rule
+        may capture them — Oracle's capture does not capture its dictionary's and queues'
+        tables either).  The stores are those of the database when the capture starts."""
         if self._options is None:
             opts = ["format-version", "2", "include-xids", "1", "include-lsn", "1",
                     "include-timestamp", "1", "include-transaction", "1", "include-types", "1",
                     "include-typmod", "1", "include-domain-data-type", "1",
                     "add-msg-prefixes", f"{DDL_PREFIX},{TAG_PREFIX}"]
+            stores = set(self.store_schemas())
             if self.exclude_schema:
-                opts += ["filter-tables", _escape(self.exclude_schema) + ".*"]
+                stores.add(self.exclude_schema)
+            if stores:
+                opts += ["filter-tables", ",".join(_escape(s) + ".*" for s in sorted(stores))]
             self._options = opts
         return self._options
 
@@ -295,7 +313,24 @@ class Source:
         """Decoded rows (JSON text) of the whole transactions after the slot's confirmed
         position (committed before ``upto_lsn``), stopping after the one that brings the
         count past ``max_changes``; and the warnings wal2json raised meanwhile (a change it
-        could not decode).  :raises: ORA-00054 while another process reads the slot."""
+        could not decode) — read from the slot's stream (:mod:`.slotstream`: each WAL record
+        decoded once, not once per call).  :raises: ORA-00054 while another process reads
+        the slot."""
+        if self.stream is None or self.stream.slot != slot:
+            self.release()
+            self.stream = SlotStream(self.conninfo, slot, self.options(), _OUTPUT_SETTINGS,
+                                     lambda e: source_error(e, self.display, self.process),
+                                     lambda: lsn_to_int(self._run("SELECT pg_current_wal_flush_lsn()::text")[0][0]))
+        return self.stream.peek(max_changes, upto_lsn)
+
+    def release(self) -> None:
+        """Let the slot go until the next peek (another process may read or drop it)."""
+        if self.stream is not None:
+            self.stream.close()
+
+    def peek_sql(self, slot: str, max_changes: int, upto_lsn: int | None = None) -> tuple[list[str], list[str]]:
+        """:meth:`peek` by ``pg_logical_slot_peek_changes``: a decoding session of its own,
+        from the slot's restart position (all the WAL since is decoded again)."""
         opts = self.options()
         placeholders = ", ".join(["%s"] * len(opts))
         self.notices = []
@@ -305,6 +340,11 @@ class Source:
         return [r[0] for r in rows], list(self.notices)
 
     def advance(self, slot: str, lsn: int) -> None:
+        """Confirm the slot's position: through the open stream, else by
+        ``pg_replication_slot_advance`` (which decodes from the restart position again)."""
+        if self.stream is not None and self.stream.open and self.stream.slot == slot:
+            self.stream.advance(lsn)
+            return
         self._run("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (slot, int_to_lsn(lsn)))
 
     # -- DDL --------------------------------------------------------------------------

@@ -12,7 +12,7 @@ A host (``sluice run``, or a test in-process) runs it::
 **Exactly once** (DESIGN §7).  One batch:
 
 1. peek whole source transactions after the slot's confirmed position
-   (``pg_logical_slot_peek_changes``: nothing is consumed);
+   (the slot's stream, :mod:`.slotstream`: nothing is consumed);
 2. skip every transaction whose commit SCN is at or below the position stored in the
    store (CAPTURED_SCN) — a batch committed just before a crash, whose slot was not
    advanced yet — or below the capture's START_SCN;
@@ -23,7 +23,7 @@ A host (``sluice run``, or a test in-process) runs it::
    keeping its source transaction id and commit SCN;
 4. write the new position (and counters) **in that same store transaction**
    (``StoreSession.add_commit_work``) and commit;
-5. only then advance the slot (``pg_replication_slot_advance``).
+5. only then advance the slot (a status update on the stream).
 
 A process killed anywhere restarts from the stored position: before 4 nothing was
 enqueued and the slot still holds the changes; between 4 and 5 the changes come again
@@ -287,6 +287,8 @@ class CaptureProcess:
             total += n
             if not n and self._busy_since is None and not self._single \
                     and self.state != "PAUSED FOR FLOW CONTROL":   # (consumers drain meanwhile)
+                if self.source is not None:
+                    self.source.release()     # caught up: the slot is free for others now
                 return total
             if time.monotonic() > end:
                 raise ora(26744, f'"{self.name}"', "catching up", f"not done within {timeout} s")

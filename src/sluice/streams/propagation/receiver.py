@@ -79,10 +79,10 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
                 continue
         tid = ctx.txn_id() if any(not m.group for m in msgs) else None
         records = [_record(ctx, q, m, batch.source_site, now, tid) for m in msgs]
-        codec = ctx.catalog.codec(q.table)
-        stored = fan_out_all(ctx, q, records, [[Agent(r) for r in m.recipients] if m.recipients else []
-                                               for m in msgs], codec)
-        store_records(ctx, q, stored, immediate=False)
+        if q.table.multiple_consumers:      # one record per recipient there
+            records = fan_out_all(ctx, q, records, [[Agent(r) for r in m.recipients] if m.recipients else []
+                                                    for m in msgs], ctx.catalog.codec(q.table))
+        store_records(ctx, q, records, immediate=False)
         fresh[dest] = [m.source_msgid for m in msgs]
         done += len(msgs)
     if fresh or (dedup and batch.acked):

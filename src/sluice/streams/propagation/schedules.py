@@ -270,8 +270,7 @@ def untold_work(s: Schedule, acked: list[tuple[str, bytes]]) -> Callable[[Any], 
     by_queue: dict[str, list[bytes]] = {}
     for dest, msgid in acked:
         by_queue.setdefault(dest, []).append(msgid)
-    text = json.dumps({d: ",".join(base64.b64encode(i).decode() for i in ids) for d, ids in by_queue.items()},
-                      separators=(",", ":"))
+    text = json.dumps({d: _packed(ids) for d, ids in by_queue.items()}, separators=(",", ":"))
     sql = (f"INSERT INTO {UNTOLD} (QSCHEMA, QNAME, DESTINATION, ACKED) VALUES (?, ?, ?, ?) "
            f"ON CONFLICT (QSCHEMA, QNAME, DESTINATION) DO UPDATE SET ACKED = EXCLUDED.ACKED")
     values = [*s.key, text]
@@ -286,8 +285,26 @@ def load_untold(session: Any, key: tuple[str, str, str]) -> list[tuple[str, byte
         return []
     out = []
     for dest, packed in json.loads(rows[0][0]).items():
-        out.extend((dest, base64.b64decode(i)) for i in packed.split(",") if i)
+        out.extend((dest, i) for i in _unpacked(packed))
     return out
+
+
+def _packed(ids: list[bytes]) -> str:
+    """Message ids as text: ``*<length>:<base64 of them end to end>`` when they are all of
+    one length (Sluice's are: one encoding per batch, not one per id), else each in base64,
+    separated by commas."""
+    size = len(ids[0]) if ids else 0
+    if size and all(len(i) == size for i in ids):
+        return f"*{size}:{base64.b64encode(b''.join(ids)).decode()}"
+    return ",".join(base64.b64encode(i).decode() for i in ids)
+
+
+def _unpacked(packed: str) -> list[bytes]:
+    if packed.startswith("*"):
+        size, _, data = packed[1:].partition(":")
+        raw, n = base64.b64decode(data), int(size)
+        return [raw[i:i + n] for i in range(0, len(raw), n)]
+    return [base64.b64decode(i) for i in packed.split(",") if i]
 
 
 def serves(s: Schedule, p: Any) -> bool:

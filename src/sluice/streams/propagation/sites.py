@@ -52,6 +52,8 @@ class Posted:
     batch: Batch
     parts: int
     acked: list[tuple[str, bytes]]
+    answered: bool = False                  # StoreSite: its outcome is known (``error``)
+    error: DatabaseError | None = None
 
 
 class Destination:
@@ -156,10 +158,18 @@ class ThisSite:
 
 
 class StoreSite(Destination):
-    """Another Sluice store, through a session as the link's user.  One batch at a time:
-    committing batches in a thread of the link's own while the source dequeues the next
-    measured at half the rate (SQLite → SQLite, 2026-11-26: each of the destination's
-    statements gives up the GIL and waits to get it back from the busy source thread)."""
+    """Another Sluice store, through a session as the link's user.
+
+    An SQLite store takes one batch at a time: committing batches in a thread of the
+    link's own while the source dequeues the next measured at half the rate (SQLite →
+    SQLite, 2026-11-26: each of the destination's statements gives up the GIL and waits to
+    get it back from the busy source thread).  A PostgreSQL store is ``pipelined`` as an
+    :class:`HttpSite` is, without a thread: :meth:`post` runs the batch's statements and
+    sends its last message — the rows (binary COPY), the COMMIT — without waiting
+    (``send_commit``), so the destination's server inserts and commits it while the
+    source dequeues the next batch; :meth:`answer` reads the outcome.  The session takes
+    one commit at a time: posting a batch first reads the outcome of the one before, and
+    a batch posted after a failed one is not sent."""
 
     def __init__(self, link: DbLink, connect: Connect) -> None:
         super().__init__()
@@ -167,16 +177,80 @@ class StoreSite(Destination):
         self._connect = connect
         self._conn: Any = None
 
-    def _send(self, batch: Batch) -> None:
+    @property
+    def pipelined(self) -> bool:
+        return self.link.endpoint.startswith(("postgresql:", "postgres:"))
+
+    def _session(self) -> Any:
         if self._conn is None:
             self._conn = self._connect(self.link.endpoint, self.link.username, self.link.password)
-        conn = self._conn
+        return self._conn
+
+    def _send(self, batch: Batch) -> None:
+        conn = self._session()
         try:
             receive(conn.context, batch)
             conn.commit()
         except BaseException:
             self.close()       # a failed session is not reused: the next try opens a new one
             raise
+
+    # -- pipelined ------------------------------------------------------------------
+    def post(self, batch: Batch) -> Posted:
+        """Enqueue ``batch`` at the destination and send its commit without waiting for
+        it.  Never raises a destination's error: :meth:`answer` does (as it would over
+        HTTP), so a refused batch can be sent again as a resend."""
+        previous = self._waiting[-1] if self._waiting else None
+        if previous is not None and not previous.answered:
+            self._read(previous)
+        posted = self._posting(batch)
+        if previous is not None and previous.error is not None:
+            posted.answered = True      # not sent: what follows a refused batch waits for it
+            posted.error = ora(12541, f"{self.link.name}: not sent, the batch before it failed")
+            return posted
+        try:
+            conn = self._session()
+            session = conn.context.session
+            session.defer_bulk_inserts()
+            receive(conn.context, batch)
+            session.send_commit()
+        except DatabaseError as e:
+            self.close()
+            posted.answered, posted.error = True, e
+        return posted
+
+    def _read(self, posted: Posted) -> None:
+        """The outcome of ``posted``'s commit (kept in it)."""
+        posted.answered = True
+        conn = self._conn
+        if conn is None:
+            posted.error = ora(3113)
+            return
+        try:
+            conn.context.session.await_commit()
+            conn.context.group_first.clear()
+        except DatabaseError as e:
+            self.close()
+            posted.error = e
+
+    def answer(self, posted: Posted) -> None:
+        """Returns once the destination committed ``posted``, the oldest batch still
+        unanswered.  :raises: the destination's error (then :meth:`failed` has been called)."""
+        self._oldest(posted)
+        if not posted.answered:
+            self._read(posted)
+        if posted.error is not None:
+            self.failed()
+            raise posted.error
+        self._waiting.popleft()
+
+    def failed(self) -> None:
+        """A pipelined batch failed: a commit sent and not read goes with the session (its
+        outcome unknown), the acknowledgements the unanswered batches carried are told
+        again, and the next batch is sent as a possible resend."""
+        if any(not p.answered for p in self._waiting):
+            self.close()
+        self._forget_waiting()
 
     def close(self) -> None:
         conn, self._conn = self._conn, None

@@ -1,0 +1,213 @@
+"""The Spark apply sink's staged path (a micro-batch into a PostgreSQL target with no
+Python per LCR): which source transactions may take it is decided in the JVM, the rows
+are shaped in the JVM (phase, shape, values as JSON) and COPYed into the target's staging
+table by the executors through Arrow, then the driver applies each group of whole source
+transactions from there in set form, in commit order (:mod:`.staging`).  Source
+transactions the set form may not take -- and any group it hands back -- go, in their
+place in the commit order, through the apply engine's path (``engine_path``: the sink's
+one-task path over just those transactions).
+
+Which transactions (every row of them): plain row LCRs (INSERT / UPDATE / DELETE, captured,
+no bad input) of tables the set form takes (:class:`~.setapply.SetApplier` -- a primary
+key the engine finds rows by, no converted columns, no DML handler), above their
+instantiation SCN, whose TRUE rule's action context does nothing here, carrying every key
+column's old value (UPDATE / DELETE), no RAW / BLOB value, no column the table lacks, and
+no UPDATE changing its key; not in the error queue; an apply without a precommit handler
+and APPLY_CAPTURED.  What the engine path would do with such a transaction is what the set
+form does (the differential test: tests/pipeline/test_stagedapply.py).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from .staging import COLUMNS, FIELD_SEP, SIDE_SEP, StagedApplier, copy_batches
+
+__all__ = ["apply_staged", "TableFacts"]
+
+
+def _table_key() -> Any:
+    return F.concat_ws("\u0000", "object_owner", "object_name")
+
+
+class TableFacts:
+    """What the set form knows of the target's tables (key columns, columns; None: it does
+    not take the table), kept across batches until the apply's settings change."""
+
+    def __init__(self) -> None:
+        self.version: Any = None
+        self.tables: dict[str, tuple[list[str], list[str]] | None] = {}
+
+    def refresh(self, engine: Any) -> None:
+        """Forget every table when the apply's settings changed (SET_KEY_COLUMNS, handlers)."""
+        settings = engine.settings.current()
+        if settings._version != self.version:
+            self.version, self.tables = settings._version, {}
+
+    def learn(self, engine: Any, form: Any, names: set[str]) -> bool:
+        """Describe the tables ``names`` (``OWNER\0NAME``) not known yet; whether one of
+        them is taken by the set form (the batch's rows must then be looked at again)."""
+        settings = engine.settings
+        taken = False
+        for table in names - set(self.tables):
+            owner, name = table.split("\u0000")
+            shape = form._shape(owner, name)
+            handled = settings.dml_handlers and any(settings.dml_handler(owner, name, cmd, e)
+                                                    for cmd in ("INSERT", "UPDATE", "DELETE") for e in (False, True))
+            self.tables[table] = None if shape is None or handled else (list(shape.key), list(shape.types))
+            taken = taken or self.tables[table] is not None
+        return taken
+
+    def taken(self) -> dict[str, tuple[list[str], list[str]]]:
+        return {k: v for k, v in self.tables.items() if v is not None}
+
+
+def _eligible(rows: DataFrame, tables: dict[str, tuple[list[str], list[str]]]) -> tuple[Any, Any]:
+    """The JVM's answer, per row, to :meth:`SetApplier.eligible` but for what is decided per
+    transaction on the driver (rules that act, instantiation SCNs), and no key change; the
+    row's table's key columns."""
+    def literal_map(pick: Callable[[tuple], list[str]]) -> Any:
+        if not tables:
+            return F.create_map().cast("map<string,array<string>>")
+        return F.create_map(*[x for k, v in sorted(tables.items())
+                              for x in (F.lit(k), F.array(*[F.lit(c) for c in pick(v)]))])
+
+    table = _table_key()
+    keys = F.element_at(literal_map(lambda v: v[0]), table)
+    columns = F.element_at(literal_map(lambda v: v[1]), table)
+    old, new, cmd = F.col("old_values"), F.col("new_values"), F.col("command_type")
+    none = F.array().cast("array<string>")
+    types = F.concat(F.coalesce(F.map_values("old_types"), none), F.coalesce(F.map_values("new_types"), none))
+    names = F.concat(F.coalesce(F.map_keys(old), none), F.coalesce(F.map_keys(new), none))
+    ok = (F.col("error").isNull() & (F.col("lcr_kind") == "ROW") & F.col("commit_scn").isNotNull()
+          & cmd.isin("INSERT", "UPDATE", "DELETE") & keys.isNotNull()
+          & ((cmd == "INSERT") | ((F.size(old) > 0) & F.forall(keys, lambda c: F.element_at(old, c).isNotNull())))
+          & ((cmd != "UPDATE") | ((F.size(new) > 0) & F.forall(
+              keys, lambda c: ~F.map_contains_key(new, c) | F.element_at(new, c).eqNullSafe(F.element_at(old, c)))))
+          & ~F.exists(types, lambda t: F.coalesce(t.isin("SYS.RAW", "SYS.BLOB"), F.lit(False)))
+          & F.forall(names, lambda c: F.array_contains(columns, c)))
+    return F.coalesce(ok, F.lit(False)), keys
+
+
+def _transactions(rows: DataFrame, tables: dict) -> tuple[list[dict], Any]:
+    """The batch's source transactions in commit order (one Spark job; no LCR data): their
+    size, whether every row may take the set form, their tables and rules; the rows'
+    key columns (a Column)."""
+    ok, keys = _eligible(rows, tables)
+    rule = F.col("rule") if "rule" in rows.columns else F.lit(None).cast("string")
+    got = rows.groupBy("tx").agg(
+        F.min(F.coalesce(F.col("cscn"), F.lit(0))).alias("c"), F.min("seq").alias("s"), F.count(F.lit(1)).alias("n"),
+        F.min(ok.cast("int")).alias("ok"), F.first("source_database_name").alias("db"),
+        F.max(F.col("commit_scn").cast("long")).alias("scn"), F.first("transaction_id").alias("txn_id"),
+        F.collect_set(F.when(F.col("lcr_kind") == "ROW", _table_key())).alias("tables"),
+        F.collect_set(rule).alias("rules")).collect()
+    txs = sorted((t.asDict() for t in got), key=lambda t: (t["c"], t["s"]))
+    for t in txs:
+        t["ok"], t["ident"] = bool(t["ok"]), f"{t['db']}|{t['scn']}"
+    return txs, keys
+
+
+def _segments(txs: list[Any], limit: int, errored: set, done: set[str]) -> list[tuple[str, list[Any]]]:
+    """The batch's transactions in commit order cut into ("staged", group) -- whole
+    transactions of at most ``limit`` LCRs -- and ("engine", run) segments."""
+    out: list[tuple[str, list[Any]]] = []
+    size = 0
+    for t in txs:
+        staged = t["ok"] and (t["db"], t["scn"]) not in errored
+        if staged and t["ident"] in done:
+            continue   # applied before (a replayed batch): its group committed
+        kind = "staged" if staged else "engine"
+        if out and out[-1][0] == kind and (kind == "engine" or size + t["n"] <= limit):
+            out[-1][1].append(t)
+            size += t["n"]
+            continue
+        out.append((kind, [t]))
+        size = t["n"]
+    return out
+
+
+def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Callable[[str | None], bool],
+                 facts: TableFacts, limit: int, engine_path: Callable[[DataFrame, int | None], None], counted: list) -> bool:
+    """Apply the batch ``rows`` (decided, transformed, ``tx`` set; persisted) through the
+    staged path where it can (``engine``: the apply's, on the driver); False when it takes
+    nothing (the caller's own path then applies the whole batch)."""
+    from ..streams.apply import errorqueue
+    from ..streams.apply.target import PgTarget
+    from .setapply import SetApplier
+
+    if not isinstance(engine.target, PgTarget) or engine.handlers.precommit is not None or not d.apply_captured:
+        return False
+    laps: dict[str, float] = {}
+    clock = [time.monotonic()]
+
+    def lap(label: str) -> None:   # where a batch's time goes (the sink's log line)
+        now = time.monotonic()
+        laps[label] = round(laps.get(label, 0.0) + now - clock[0], 2)
+        clock[0] = now
+
+    form = SetApplier(engine, has_actions)
+    facts.refresh(engine)
+    txs, keys = _transactions(rows, facts.taken())
+    lap("read+decide+transactions")
+    if facts.learn(engine, form, {n for t in txs for n in t["tables"]}):   # new tables: look again
+        txs, keys = _transactions(rows, facts.taken())
+        lap("transactions again")
+    settings = engine.settings
+    acting = {r for t in txs for r in t["rules"] if has_actions(r)}
+    for t in txs:
+        scns = [settings.instantiation_scn(t["db"], *n.split("\u0000")) for n in t["tables"]]
+        t["ok"] = t["ok"] and not acting.intersection(t["rules"]) and all(s is not None and t["scn"] > s for s in scns)
+    if not any(t["ok"] for t in txs):
+        return False
+    applier = StagedApplier(engine, form._shape)
+    segments = _segments(txs, limit, errorqueue.errored_transactions(ctx, d.name),
+                         applier.done([t["ident"] for t in txs if t["ok"]]))
+    spark = rows.sparkSession
+    grouped = [(t["tx"], k) for k, (kind, ts) in enumerate(segments) for t in ts if kind == "staged"]
+    staged: dict = {}
+    if grouped:
+        applier.prepare()
+        where = spark.createDataFrame(grouped, "tx string, grp int")
+        _stage(rows.join(F.broadcast(where), "tx"), keys, engine.target.conninfo, applier.table)
+        staged = applier.staged()
+    lap("stage")
+    for k, (kind, ts) in enumerate(segments):
+        if kind == "staged" and applier.apply_group(k, [(t["ident"], t["db"], t["scn"], t["txn_id"]) for t in ts],
+                                                    staged.get(k, [])):
+            lap("apply")
+            continue
+        these = spark.createDataFrame([(t["tx"],) for t in ts], "tx string")
+        # a group handed back: a target transaction per source transaction, as the engine does
+        engine_path(rows.join(F.broadcast(these), "tx"), None if kind == "engine" else 1)
+        lap("engine path")
+    counted.append((applier.groups, applier.fallbacks, applier.statements, len(segments), laps))
+    return True
+
+
+def _stage(frame: DataFrame, keys: Any, conninfo: str, table: str) -> int:
+    """COPY the staged transactions' rows into ``table`` (executors, through Arrow): each
+    row's group, phase (its rank among the group's LCRs touching the same row), table,
+    command, shape and values as JSON."""
+    cmd = F.col("command_type")
+    row_key = F.concat_ws("\u0000", "object_owner", "object_name", F.array_join(F.transform(
+        keys, lambda c: F.coalesce(F.element_at(F.when(cmd == "INSERT", F.col("new_values"))
+                                                .otherwise(F.col("old_values")), c), F.lit("\u0001"))), "\u0000"))
+    phase = F.row_number().over(Window.partitionBy("grp", row_key).orderBy("cscn", "seq")) - 1
+
+    def names(side: str) -> Any:
+        return F.array_join(F.array_sort(F.map_keys(side)), FIELD_SEP)
+    new_side = F.when(cmd != "DELETE", F.col("new_values"))
+    old_side = F.when(cmd != "INSERT", F.col("old_values"))
+    shaped = frame.select(
+        F.col("grp").cast("int").alias("GRP"), phase.cast("int").alias("PHASE"), F.col("object_owner").alias("OWNER"),
+        F.col("object_name").alias("NAME"), cmd.alias("CMD"),
+        F.concat(F.coalesce(names(new_side), F.lit("")), F.lit(SIDE_SEP), F.coalesce(names(old_side), F.lit("")))
+        .alias("SHAPE"),
+        F.to_json(old_side).alias("OLD"), F.to_json(new_side).alias("NEW"))
+    assert tuple(shaped.columns) == COLUMNS
+    counts = shaped.mapInArrow(lambda it: copy_batches(conninfo, table, it), "n long").collect()
+    return sum(r["n"] for r in counts)

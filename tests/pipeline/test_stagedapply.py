@@ -1,0 +1,121 @@
+"""The apply sink's staged path (:mod:`sluice.pipeline.stagedsink`, :mod:`sluice.pipeline.staging`):
+the same rows through it and through the engine path give identical target tables,
+SLUICE_APPLY_DONE records, low-watermark and error queue (the differential contract);
+conflicts and errors reach the error queue as the engine puts them there; a batch replayed
+after a crash between staging and the apply's commit, or after the commit, changes nothing."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+import sluice
+from sluice.pipeline import setapply, sinks, stagedsink
+from sluice.pipeline.rows import spark_schema
+from tests.pipeline.test_setapply import APPLY, _reset, _rows, _run, _state, _workload, site  # noqa: F401
+from tests.streams.applykit import lcr
+
+
+def _more(owner: str, first_scn: int) -> list[list]:
+    """Transactions the staged path takes whole: a row inserted, updated twice and deleted
+    then inserted again in one transaction (four phases), a NULL old value matched."""
+    scn = first_scn
+    out = []
+    for ms in ([("INSERT", "T2", None, {"ID": 500, "NAME": "a"}),
+                ("UPDATE", "T2", {"ID": 500, "NAME": "a"}, {"NAME": "b"}),
+                ("UPDATE", "T2", {"ID": 500, "NAME": "b"}, {"NAME": None}),
+                ("DELETE", "T2", {"ID": 500, "NAME": None}, None),
+                ("INSERT", "T2", None, {"ID": 500, "NAME": "c"})],
+               [("UPDATE", "T2", {"ID": 500, "NAME": "c"}, {"NAME": "d"}),
+                ("INSERT", "T1", None, {"ID": 501, "NAME": "e", "AMOUNT": 2.25})]):
+        scn += 1
+        out.append([lcr(cmd, owner, table, scn, old, new, txn=f"{scn}.0.1") for cmd, table, old, new in ms])
+    return out
+
+
+def _frame(spark, rows):
+    types = spark_schema()
+    schema = types.add("rule", "string").add("tx", "string")
+    decimal = {f.name for f in types.fields if f.dataType.typeName() == "decimal"}
+    data = [tuple(Decimal(r[f]) if f in decimal and r[f] is not None else r[f] for f in schema.names) for r in rows]
+    return spark.createDataFrame(data, schema)
+
+
+def _staged(dsn: str, frame, by_engine: list | None = None, crash_after_staging: bool = False) -> tuple:
+    """The staged path over ``frame``; the engine path (the sink's partition function) over
+    the transactions it hands back, in their place."""
+    from sluice.streams.apply.target import PgTarget
+
+    counted: list = []
+
+    def engine_path(part, limit):
+        rows = sorted(part.collect(), key=lambda r: (r["cscn"], r["seq"]))   # a test: few rows
+        if by_engine is not None:
+            by_engine.append(len(rows))
+        sinks._apply_partition(sluice.connect, dsn, {}, APPLY, {}, 0, iter(rows), group_transactions=limit)
+
+    with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (_conn, ctx, d, engine):
+        assert isinstance(engine.target, PgTarget)
+        if crash_after_staging:   # staged, then the apply's commit never comes
+            def crash(*_a, **_k):
+                raise RuntimeError("killed between staging and the apply's commit")
+            original = stagedsink.StagedApplier.apply_group
+            stagedsink.StagedApplier.apply_group = crash
+            try:
+                with pytest.raises(RuntimeError):
+                    stagedsink.apply_staged(frame, engine, ctx, d, sinks._has_actions(ctx), stagedsink.TableFacts(),
+                                            int(d.parameter("GROUPTRANSOPS")), engine_path, counted)
+            finally:
+                stagedsink.StagedApplier.apply_group = original
+            return ()
+        took = stagedsink.apply_staged(frame, engine, ctx, d, sinks._has_actions(ctx), stagedsink.TableFacts(),
+                                       int(d.parameter("GROUPTRANSOPS")), engine_path, counted)
+    assert took
+    return counted[0][:4]
+
+
+@pytest.mark.parametrize("group", [1, 10_000])
+def test_staged_path_equals_the_engine_path(site, spark, monkeypatch, group):
+    dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", str(group))
+    txns = _workload(schema.upper())
+    txns += _more(schema.upper(), max(m.get_commit_scn() for t in txns for m in t))
+    rows = _rows(txns)
+    with monkeypatch.context() as m:
+        m.setattr(setapply.SetApplier, "eligible", lambda self, rows: False)
+        _run(dsn, rows)
+    engine_path = _state(conn, schema)
+    assert len(engine_path[3]) == 4 and engine_path[0][0]    # the errors and rows of the workload
+    _reset(conn, schema)
+
+    frame = _frame(spark, rows)
+    by_engine: list = []
+    groups, fallbacks, statements, segments = _staged(dsn, frame, by_engine)
+    assert groups > 0 and statements > 0 and segments > groups
+    # the four conflicting / failing transactions come back as groups (one each, or in groups
+    # of 10,000 cut by the transactions that are the engine's from the start: the key change,
+    # the table without a key)
+    assert fallbacks == 4 if group == 1 else 1 <= fallbacks <= 4
+    assert _state(conn, schema) == engine_path
+
+    # a replay after the commit: every staged group is recorded, nothing changes
+    _staged(dsn, frame)
+    assert _state(conn, schema) == engine_path
+
+
+def test_a_batch_replayed_after_a_crash_between_staging_and_commit_changes_nothing(site, spark):
+    dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", "10000")
+    txns = _more(schema.upper(), 10)
+    rows = _rows(txns)
+    frame = _frame(spark, rows)
+    _staged(dsn, frame, crash_after_staging=True)
+    assert _state(conn, schema)[0] == [[], [], []]          # staged only: the target is untouched
+    by_engine: list = []
+    groups, fallbacks, _statements, _segments = _staged(dsn, frame, by_engine)
+    assert (groups, fallbacks, by_engine) == (1, 0, [])      # the replay starts clean, all in set form
+    tables, done, progress, errors = _state(conn, schema)
+    assert tables[1] == [(500, "d")] and tables[0] == [(501, "e", Decimal("2.25"))]
+    assert [d[2] for d in done] == ["DBS1.NET|11", "DBS1.NET|12"] and progress == [("DBS1.NET", 12)]
+    assert errors == []

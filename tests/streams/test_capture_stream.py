@@ -1,0 +1,87 @@
+"""The capture reads its slot as one decoding session (issue 15 §2: the end-to-end lag).
+
+Each ``pg_logical_slot_peek_changes`` / ``pg_replication_slot_advance`` call started a new
+decoding session at the slot's restart position and decoded again all the WAL it had
+already confirmed (PostgreSQL moves the restart position only every 15 s or so): the
+cost of a read grew with the WAL behind it, and a capture that had drained a backlog read
+the backlog again on every batch.  Since: one walsender session per capture process
+(``capture/slotstream.py``), each record decoded once; and the tables of every Sluice
+store in the source database left out by the decoder (a destination queue beside the
+source: each LCR enqueued and dequeued there was decoded and parsed for nothing).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import sluice
+from sluice.streams.capture.pgsource import lsn_to_int
+from tests.conftest import PG_BASE, pg_admin
+from tests.streams.capturekit import env  # noqa: F401  (fixture)
+
+
+def slot_state(env) -> tuple[int | None, int]:
+    """(the PID of the session reading the slot, or None; its confirmed position)."""
+    slot = env.view("SELECT REPLICATION_SLOT FROM DBA_CAPTURE WHERE CAPTURE_NAME = 'CAP'")[0]["REPLICATION_SLOT"]
+    with pg_admin() as admin:
+        pid, confirmed = admin.execute("SELECT active_pid, confirmed_flush_lsn::text FROM pg_replication_slots "
+                                       "WHERE slot_name = %s", (slot,)).fetchone()
+    return pid, lsn_to_int(confirmed)
+
+
+def test_batches_after_the_first_read_the_same_decoding_session(env):
+    """Five source transactions, one per batch: every batch is read by the one session the
+    first opened (a new session would decode the confirmed WAL again), and each batch's
+    confirmation is in the slot when the batch returns; caught up, the slot is let go."""
+    env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    proc = env.process(max_changes=3)          # B, the insert, C: one transaction a batch
+    proc.start()
+    for i in range(5):
+        env.sql(f"INSERT INTO {env.src}.t VALUES ({i})")
+    sessions, captured = set(), 0
+    while captured < 5:
+        n = proc.run_batch()
+        if not n:
+            continue
+        pid, confirmed = slot_state(env)
+        sessions.add(pid)
+        assert confirmed == proc.confirmed      # advanced before run_batch returned
+        captured += len([x for x in env.dequeue_all() if x.get_object_name() == "T"])
+    assert len(sessions) == 1 and None not in sessions
+    proc.catch_up()
+    assert slot_state(env)[0] is None           # caught up: another process may read or drop it
+
+
+def test_other_stores_in_the_source_database_are_not_decoded(env):
+    """A second Sluice store in the source database (a destination queue, say) enqueues:
+    its queue table's rows never reach the capture's reads, nor does a table of the
+    capture's own store; a source table's do."""
+    if not env.dsn.startswith("postgresql"):
+        other_dsn = PG_BASE + ("&" if "?" in PG_BASE else "?") + "schema=st_" + uuid.uuid4().hex[:10]
+    else:
+        other_dsn = env.dsn.split("?")[0] + "?schema=st_" + uuid.uuid4().hex[:10]
+    other_schema = other_dsn.rsplit("schema=", 1)[1]
+    other = sluice.connect(other_dsn)
+    try:
+        other.streams_adm.set_up_queue(queue_table="DEST_QT", queue_name="DEST_Q")
+        other.aqadm.add_subscriber(queue_name="DEST_Q", subscriber=sluice.Agent("APP"))
+        env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY)")
+        env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+        env.conn.capture_adm.start_capture(capture_name="CAP")
+        proc = env.process()
+        proc.start()
+        q = other.queue("DEST_Q")
+        for i in range(3):
+            q.enqone(other.msgproperties(payload=f"m{i}"))
+        other.commit()
+        env.sql(f"INSERT INTO {env.src}.t VALUES (1)")
+        rows, _ = proc.source.peek(proc.spec.slot, 100_000)
+        schemas = {r.split('"schema":"', 1)[1].split('"', 1)[0] for r in rows if '"schema":"' in r}
+        assert env.src in schemas
+        assert other_schema not in schemas
+    finally:
+        other.close()
+        with pg_admin() as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {other_schema} CASCADE")
