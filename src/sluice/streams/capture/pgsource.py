@@ -320,8 +320,14 @@ class Source:
             self.release()
             self.stream = SlotStream(self.conninfo, slot, self.options(), _OUTPUT_SETTINGS,
                                      lambda e: source_error(e, self.display, self.process),
-                                     lambda: lsn_to_int(self._run("SELECT pg_current_wal_flush_lsn()::text")[0][0]))
+                                     lambda: lsn_to_int(self._run("SELECT pg_current_wal_flush_lsn()::text")[0][0]),
+                                     lambda: self._slot_state(slot))
         return self.stream.peek(max_changes, upto_lsn)
+
+    def _slot_state(self, slot: str) -> tuple[int | None, int]:
+        rows = self._run("SELECT active_pid, confirmed_flush_lsn::text FROM pg_replication_slots "
+                         "WHERE slot_name = %s", (slot,))
+        return (rows[0][0], lsn_to_int(rows[0][1])) if rows else (None, 1 << 64)
 
     def release(self) -> None:
         """Let the slot go until the next peek (another process may read or drop it)."""

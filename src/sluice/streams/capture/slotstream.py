@@ -59,7 +59,8 @@ class SlotStream:
     settings); ``options`` the output plugin's options, as for the SQL functions."""
 
     def __init__(self, conninfo: str, slot: str, options: list[str], setup: str,
-                 raise_error: Callable[[psycopg.Error], Exception], flushed: Callable[[], int]) -> None:
+                 raise_error: Callable[[psycopg.Error], Exception], flushed: Callable[[], int],
+                 slot_state: Callable[[], tuple[int | None, int]]) -> None:
         params = conninfo_to_dict(conninfo)
         params["replication"] = "database"
         self._conninfo = make_conninfo(**params)
@@ -68,6 +69,7 @@ class SlotStream:
         self._setup = setup
         self._raise = raise_error
         self._wal_flushed = flushed         # the source's WAL flush position now
+        self._slot_state = slot_state       # (the slot's active PID, its confirmed position)
         self._pg: pq.PGconn | None = None
         self._reset()
 
@@ -117,12 +119,21 @@ class SlotStream:
                 raise self._raise(error_from_result(res, encoding="utf-8"))
 
     def close(self) -> None:
-        """Let the slot go (the server ends the session); the buffer goes with it."""
+        """Let the slot go; the buffer goes with it.  Returns once the server's session has
+        released the slot (it ends after the connection: a DROP_CAPTURE or another copy
+        right after would find the slot still in use)."""
         if self._pg is not None:
             pg, self._pg = self._pg, None
+            pid = pg.backend_pid
             try:
                 pg.finish()
             except psycopg.Error:
+                pass
+            deadline = time.monotonic() + _CATCH_UP_PATIENCE
+            try:
+                while self._slot_state()[0] == pid and time.monotonic() < deadline:
+                    time.sleep(0.002)
+            except Exception:       # noqa: BLE001 — the source itself gone: nothing holds the slot
                 pass
         self._reset()
 
@@ -244,7 +255,7 @@ class SlotStream:
 
     def advance(self, lsn: int) -> None:
         """Confirm everything before ``lsn`` (the end of a transaction the capture
-        committed) and forget it; returns once the server took the position."""
+        committed) and forget it; returns once the slot shows the position."""
         keep = 0
         while keep < len(self._txns) and self._txns[keep][2] <= lsn:
             keep += 1
@@ -257,11 +268,9 @@ class SlotStream:
             return
         self._flushed = lsn     # (a failure below closes the session: the caller advances otherwise)
         pg = self._pg
-        before = self._wal_end
-        self._wal_end = 0                       # the keepalive answering this status
-        self._status(pg, True)
+        self._status(pg, False)
+        # the protocol does not say which keepalive answers a status update: ask the slot
         deadline = time.monotonic() + _CATCH_UP_PATIENCE
-        while not self._wal_end and time.monotonic() < deadline:
-            self._wait(pg, 0.05)
+        while self._slot_state()[1] < lsn and time.monotonic() < deadline:
+            self._wait(pg, 0.001)
             self._pump(pg, 1 << 62)
-        self._wal_end = max(self._wal_end, before)
