@@ -57,7 +57,9 @@ def worker(dsn: str, name: str, stop: str, progress: str, staging: str = "") -> 
             proc.catch_up()
             drained.clear()
             drained.wait(10)
-            if not proc.staging.unconsumed():
+            left = proc.staging.unconsumed()
+            os.write(report, b"stopping %d\n" % left)     # still at it (the controller waits)
+            if not left:
                 break
     proc.stop()
 
@@ -275,11 +277,20 @@ def run(env, logdir: str, seconds: float, seed: int,
         writer.done.set()
         writer.join(30)
         open(stop, "w").close()
-        try:
-            child.wait(60)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            rep.failures.append("the capture worker did not stop")
+        # buffered: the last worker consumes what the writer wrote meanwhile (more, the longer a
+        # slow machine made the run) before it stops: hung only once it reports nothing new
+        # for 60 s, or past the run's deadline
+        reported, quiet_until = -1, time.monotonic() + 60
+        while child.poll() is None:
+            now = time.monotonic()
+            if len(batches()) != reported:
+                reported, quiet_until = len(batches()), now + 60
+            if now > min(quiet_until, give_up + 60):
+                child.kill()
+                child.wait()
+                rep.failures.append(f"the capture worker did not stop (it reported {batches()[-3:]})")
+                break
+            time.sleep(0.2)
     if writer.error is not None:
         rep.failures.append(f"writer: {writer.error!r}")
     if child.returncode not in (0, None):
