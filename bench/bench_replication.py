@@ -139,7 +139,12 @@ def stages(a: argparse.Namespace, dbs1_dsn: str, dbs2_dsn: str, src: str, want: 
         cap = CaptureProcess(cap_conn, "CAPTURE_DBS1")
         cap.start()
         print(f"   combined capture and apply: {cap.combined is not None}", flush=True)
+        release = getattr(cap.source, "release", None)
+        if release is not None:     # keep the decoding session (walsender) until its CPU is read
+            cap.source.release = lambda: None
         profiled("capture (→ DBS2's queue)", lambda: cap.catch_up(timeout=3600), a.rows, a.top)
+        if release is not None:
+            release()
         cap.stop()
         app = ApplyProcess.from_catalog(app_conn, "APPLY_DBS2")
 

@@ -85,3 +85,30 @@ def test_other_stores_in_the_source_database_are_not_decoded(env):
         other.close()
         with pg_admin() as admin:
             admin.execute(f"DROP SCHEMA IF EXISTS {other_schema} CASCADE")
+
+
+def test_a_session_the_server_ended_is_started_again(env):
+    """The server ends the capture's decoding session between two reads (its
+    wal_sender_timeout while the capture did not read, pg_terminate_backend): the next read
+    starts a new one at the confirmed position — the capture goes on, nothing lost or
+    captured twice."""
+    env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    proc = env.process()
+    proc.start()
+    env.sql(f"INSERT INTO {env.src}.t VALUES (1)")
+    while not proc.run_batch():
+        pass
+    pid = slot_state(env)[0]
+    assert pid is not None
+    env.sql(f"INSERT INTO {env.src}.t VALUES (2)")
+    with pg_admin() as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+            pass
+    env.sql(f"INSERT INTO {env.src}.t VALUES (3)")
+    proc.catch_up()
+    got = [x.get_values("NEW")[0].data.value for x in env.dequeue_all() if x.get_object_name() == "T"]
+    assert got == [1, 2, 3]
+    assert env.view("SELECT STATUS FROM DBA_CAPTURE")[0]["STATUS"] == "ENABLED"

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator
 from ..rules.compile.typed.lcrschema import LCR_COLUMNS, lcr_row, value_text
 from ..streams import DDLLCR, RowLCR, RowUnit
 from ..streams.lcr import AnyData, row_compatible
-from ..streams.lcrcodec import document_values, plain_row_document
+from ..streams.lcrcodec import CONVERTED_TYPES, document_values, plain_row_document
 from ..streams.capture import decode as _decode  # noqa: F401  (captured LCRs' stored form)
 from ..aq.payload import ANYDATA_CODECS
 
@@ -110,9 +110,20 @@ def _document_row(doc: dict) -> tuple:
     sides = {}
     types_seen = []
     for side in ("old", "new"):
-        units = document_values(doc[side])
-        sides[side] = ({name: value_text(v) for name, _t, v in units}, {name: t for name, t, _v in units})
-        types_seen += [t for _n, t, _v in units]
+        values, types = {}, {}
+        for item in doc[side]:
+            name, t, v = item[0], item[1], item[2]
+            types[name] = t
+            kind = type(v)
+            # the common values need no conversion: text of a character column, an integer
+            if (kind is str and t not in CONVERTED_TYPES) or v is None:
+                values[name] = v or None
+            elif kind is int and t == "SYS.NUMBER":
+                values[name] = str(v)
+            else:
+                values[name] = value_text(document_values([item])[0][2])
+        sides[side] = (values, types)
+        types_seen += types.values()
     tag = doc["tag"]
     scn, cscn = doc["scn"], doc["cscn"]
     return ("ROW", doc["db"], doc["cmd"], doc["own"] or None, doc["obj"] or None, None, None, None,

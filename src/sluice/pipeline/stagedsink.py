@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from .staging import COLUMNS, FIELD_SEP, SIDE_SEP, StagedApplier, copy_batches
@@ -171,7 +171,7 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
     staged: dict = {}
     if grouped:
         applier.prepare()
-        where = spark.createDataFrame(grouped, "tx string, grp int")
+        where = _table(spark, tx=[tx for tx, _k in grouped], grp=[k for _tx, k in grouped])
         _stage(rows.join(F.broadcast(where), "tx"), keys, engine.target.conninfo, applier.table)
         staged = applier.staged()
     lap("stage")
@@ -180,7 +180,7 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
                                                     staged.get(k, [])):
             lap("apply")
             continue
-        these = spark.createDataFrame([(t["tx"],) for t in ts], "tx string")
+        these = _table(spark, tx=[t["tx"] for t in ts])
         # a group handed back: a target transaction per source transaction, as the engine does
         engine_path(rows.join(F.broadcast(these), "tx"), None if kind == "engine" else 1)
         lap("engine path")
@@ -188,22 +188,30 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
     return True
 
 
+def _table(spark: Any, **columns: list) -> DataFrame:
+    """A small driver-made frame through Arrow: the JVM reads it, no Python worker is
+    started to unpickle its rows each time a batch's job runs (createDataFrame of a list)."""
+    import pyarrow as pa
+
+    return spark.createDataFrame(pa.table({k: pa.array(v, pa.int32() if k == "grp" else pa.string())
+                                           for k, v in columns.items()}))
+
+
 def _stage(frame: DataFrame, keys: Any, conninfo: str, table: str) -> int:
     """COPY the staged transactions' rows into ``table`` (executors, through Arrow): each
-    row's group, phase (its rank among the group's LCRs touching the same row), table,
-    command, shape and values as JSON."""
+    row's group, commit order, key values (its phase is computed there), table, command,
+    shape and values as JSON."""
     cmd = F.col("command_type")
-    row_key = F.concat_ws("\u0000", "object_owner", "object_name", F.array_join(F.transform(
-        keys, lambda c: F.coalesce(F.element_at(F.when(cmd == "INSERT", F.col("new_values"))
-                                                .otherwise(F.col("old_values")), c), F.lit("\u0001"))), "\u0000"))
-    phase = F.row_number().over(Window.partitionBy("grp", row_key).orderBy("cscn", "seq")) - 1
+    row_key = F.array_join(F.transform(keys, lambda c: F.coalesce(F.element_at(
+        F.when(cmd == "INSERT", F.col("new_values")).otherwise(F.col("old_values")), c), F.lit("\u0001"))), "\u0000")
 
     def names(side: str) -> Any:
         return F.array_join(F.array_sort(F.map_keys(side)), FIELD_SEP)
     new_side = F.when(cmd != "DELETE", F.col("new_values"))
     old_side = F.when(cmd != "INSERT", F.col("old_values"))
     shaped = frame.select(
-        F.col("grp").cast("int").alias("GRP"), phase.cast("int").alias("PHASE"), F.col("object_owner").alias("OWNER"),
+        F.col("grp").cast("int").alias("GRP"), F.col("cscn").alias("CSCN"), F.col("seq").alias("SEQ"),
+        row_key.alias("ROWKEY"), F.col("object_owner").alias("OWNER"),
         F.col("object_name").alias("NAME"), cmd.alias("CMD"),
         F.concat(F.coalesce(names(new_side), F.lit("")), F.lit(SIDE_SEP), F.coalesce(names(old_side), F.lit("")))
         .alias("SHAPE"),

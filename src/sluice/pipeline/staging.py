@@ -36,7 +36,7 @@ from .setapply import _array, _base_type, _Shape
 __all__ = ["StagedApplier", "staging_table", "copy_batches", "COLUMNS", "FIELD_SEP", "SIDE_SEP"]
 
 # the staging table's columns, in the order the executors COPY them
-COLUMNS = ("GRP", "PHASE", "OWNER", "NAME", "CMD", "SHAPE", "OLD", "NEW")
+COLUMNS = ("GRP", "CSCN", "SEQ", "ROWKEY", "OWNER", "NAME", "CMD", "SHAPE", "OLD", "NEW")
 FIELD_SEP, SIDE_SEP = "\u0001", "\u0002"   # a shape: new columns SIDE_SEP old columns
 
 
@@ -83,15 +83,22 @@ class StagedApplier:
     def prepare(self) -> None:
         """The staging table, made if missing and emptied (a replayed batch starts clean)."""
         t = self.target
-        t.execute(f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.table} (GRP INTEGER NOT NULL, PHASE INTEGER NOT NULL, "
-                  "OWNER TEXT NOT NULL, NAME TEXT NOT NULL, CMD TEXT NOT NULL, SHAPE TEXT NOT NULL, OLD JSONB, NEW JSONB)")
+        t.execute(f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.table} (GRP INTEGER NOT NULL, "
+                  "PHASE INTEGER NOT NULL DEFAULT 0, CSCN BIGINT, SEQ BIGINT, ROWKEY TEXT, OWNER TEXT NOT NULL, "
+                  "NAME TEXT NOT NULL, CMD TEXT NOT NULL, SHAPE TEXT NOT NULL, OLD JSONB, NEW JSONB)")
         t.execute(f"CREATE INDEX IF NOT EXISTS {self.table.rsplit('.', 1)[1]}_I ON {self.table} "
                   "(GRP, PHASE, OWNER, NAME, CMD, SHAPE)")
         t.execute(f"TRUNCATE {self.table}")
         t.commit()
 
     def staged(self) -> dict[int, list[tuple[int, str, str, str, str, int]]]:
-        """Per group, (phase, owner, name, command, shape, LCRs) of what was staged."""
+        """Per group, (phase, owner, name, command, shape, LCRs) of what was staged, once
+        each LCR has its phase: its rank in commit order among the group's LCRs that touch
+        the same row (one sort in the database instead of a shuffle in Spark)."""
+        self.target.execute(f"UPDATE {self.table} s SET PHASE = x.p FROM (SELECT ctid AS id, row_number() OVER "
+                            "(PARTITION BY GRP, OWNER, NAME, ROWKEY ORDER BY CSCN, SEQ) - 1 AS p "
+                            f"FROM {self.table}) x WHERE s.ctid = x.id AND x.p > 0")
+        self.target.commit()
         rows = self.target.query(f"SELECT GRP, PHASE, OWNER, NAME, CMD, SHAPE, count(*) FROM {self.table} "
                                  "GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2")
         self.target.rollback()

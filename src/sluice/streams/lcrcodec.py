@@ -24,6 +24,9 @@ __all__ = ["lcr_to_document", "lcr_from_document", "plain_row_document", "docume
 
 _DATES = frozenset({"SYS.DATE", "SYS.TIMESTAMP"})
 _BINARY = frozenset({"SYS.RAW", "SYS.BLOB"})
+# the types whose stored value is converted when read (:func:`document_values`); any other
+# type's stored text or integer is the value itself
+CONVERTED_TYPES = frozenset({"SYS.NUMBER"}) | _DATES | _BINARY
 
 
 def _value_out(type_name: str | None, value: Any) -> Any:

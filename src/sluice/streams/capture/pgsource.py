@@ -343,8 +343,11 @@ class Source:
         """Confirm the slot's position: through the open stream, else by
         ``pg_replication_slot_advance`` (which decodes from the restart position again)."""
         if self.stream is not None and self.stream.open and self.stream.slot == slot:
-            self.stream.advance(lsn)
-            return
+            try:
+                self.stream.advance(lsn)
+                return
+            except DatabaseError:
+                pass        # the session ended under it: the slot is advanced the other way
         self._run("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (slot, int_to_lsn(lsn)))
 
     # -- DDL --------------------------------------------------------------------------

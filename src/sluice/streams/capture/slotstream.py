@@ -177,8 +177,12 @@ class SlotStream:
     def _status(self, pg: pq.PGconn, reply: bool) -> None:
         now = int((time.time() - _EPOCH_2000) * 1e6)
         pos = self._flushed.to_bytes(8, "big")
-        pg.put_copy_data(b"r" + pos + pos + pos + now.to_bytes(8, "big") + (b"\x01" if reply else b"\x00"))
-        pg.flush()
+        try:
+            pg.put_copy_data(b"r" + pos + pos + pos + now.to_bytes(8, "big") + (b"\x01" if reply else b"\x00"))
+            pg.flush()
+        except psycopg.Error as e:
+            self.close()
+            raise self._raise(e) from None
         self._last_status = time.monotonic()
 
     def _wait(self, pg: pq.PGconn, timeout: float) -> None:
@@ -186,15 +190,29 @@ class SlotStream:
 
     def peek(self, max_changes: int, upto_lsn: int | None) -> tuple[list[str], list[str]]:
         """Rows of the whole transactions after the confirmed position committed before
-        ``upto_lsn`` (default: the WAL flushed now; it waits until the decoder got there),
+        ``upto_lsn`` and the WAL flushed now (it waits until the decoder got there),
         stopping after the one that brings the count past ``max_changes``; and the
         decoder's warnings among them."""
+        fresh = self._pg is None
+        try:
+            return self._peek(max_changes, upto_lsn)
+        except Exception:
+            self.close()
+            if fresh:
+                raise
+        # the server ended a session opened before (wal_sender_timeout while the capture did
+        # not read, an administrator): a new one starts at the confirmed position
+        return self._peek(max_changes, upto_lsn)
+
+    def _peek(self, max_changes: int, upto_lsn: int | None) -> tuple[list[str], list[str]]:
         pg = self._open()
         got = self._pump(pg, max_changes)
         if self._complete_rows() < max_changes:
             # as the SQL function: what was committed when the call began, not only what
-            # the decoder has sent so far
-            target = self._wal_flushed() if upto_lsn is None else upto_lsn
+            # the decoder has sent so far; never past the WAL flushed (all a decoder can
+            # read: a record at the tail of an idle server's WAL may stay unflushed)
+            flushed = self._wal_flushed()
+            target = flushed if upto_lsn is None else min(upto_lsn, flushed)
             deadline = time.monotonic() + _CATCH_UP_PATIENCE
             while not self._reached(target) and self._complete_rows() < max_changes \
                     and time.monotonic() < deadline:
@@ -237,7 +255,7 @@ class SlotStream:
             self._notices = [(at - cut, text) for at, text in self._notices if at >= cut]
         if lsn <= self._flushed or self._pg is None:
             return
-        self._flushed = lsn
+        self._flushed = lsn     # (a failure below closes the session: the caller advances otherwise)
         pg = self._pg
         before = self._wal_end
         self._wal_end = 0                       # the keepalive answering this status
