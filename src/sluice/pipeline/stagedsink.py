@@ -1,7 +1,8 @@
 """The Spark apply sink's staged path (a micro-batch into a PostgreSQL target with no
 Python per LCR): which source transactions may take it is decided in the JVM, the rows
-are shaped in the JVM (phase, shape, values as JSON) and COPYed into the target's staging
-table by the executors through Arrow, then the driver applies each group of whole source
+are shaped in the JVM (group, commit order, key values, shape, values as JSON) and COPYed
+into the target's staging table by the executors through Arrow (the target ranks them
+into phases), then the driver applies each group of whole source
 transactions from there in set form, in commit order (:mod:`.staging`).  Source
 transactions the set form may not take -- and any group it hands back -- go, in their
 place in the commit order, through the apply engine's path (``engine_path``: the sink's

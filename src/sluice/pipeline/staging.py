@@ -1,15 +1,16 @@
 """The Spark apply sink's staged path, below Spark: a micro-batch's plain row LCRs reach the
-PostgreSQL target in bulk (binary-free ``COPY … (FORMAT csv)`` of Arrow batches written by
+PostgreSQL target in bulk (``COPY … (FORMAT csv)`` of Arrow batches written by
 the executors, :func:`copy_batches`) into the apply's *staging table*, then each group of
 whole source transactions is applied from there in set form (:class:`StagedApplier`) in
 ONE target transaction that also writes its SLUICE_APPLY_DONE records and the apply's
 low-watermark -- no Python per row anywhere.
 
 The staging table (UNLOGGED, one per apply: ``SLUICE_APPLY_STAGING_<apply>`` beside the
-target's SLUICE_APPLY_DONE) holds a row per LCR: its group (``GRP``), its *phase* (how
-many earlier LCRs of the group touch the same row: a row changed twice goes in two phases,
-applied one after the other), table, command, *shape* (which columns it carries) and its
-old / new values as JSON objects of the values' text forms.  It is emptied before each
+target's SLUICE_APPLY_DONE) holds a row per LCR: its group (``GRP``), commit order and key
+values, table, command, *shape* (which columns it carries), its old / new values as JSON
+objects of the values' text forms, and its *phase* (how many earlier LCRs of the group
+touch the same row, computed there after the COPY: a row changed twice goes in two phases,
+applied one after the other).  It is emptied before each
 batch is staged, so a batch replayed after a crash between staging and the apply's commit
 starts clean; a group whose records are already there (a replay after its commit) is
 skipped, and one partly there goes to the engine, which skips what was applied.
