@@ -137,6 +137,19 @@ def _terminate(pid: int) -> None:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
 
+def test_pool_work_survives_every_idle_connection_dying(pg_conn):
+    """After a server restart every idle connection of the pool is dead, not only the first
+    one handed out: the pool's retry must get a live connection, not a second dead one
+    (CI: ORA-03113 from the first connect after a PostgreSQL restart)."""
+    pool = pg_conn.context.store.pool
+    with pool._pool.connection() as a, pool._pool.connection() as b, pool._pool.connection() as c:
+        pids = [x.execute("SELECT pg_backend_pid()").fetchone()[0] for x in (a, b, c)]
+    for pid in pids:                                  # all three back in the pool, idle
+        _terminate(pid)
+    assert pool.run(lambda conn: conn.execute("SELECT 42").fetchone()[0], transaction=False) == 42
+    assert pool.run(lambda conn: conn.execute("SELECT 43").fetchone()[0]) == 43
+
+
 def test_listener_reconnects_and_waiters_still_wake(pg_conn, pg_dsn):
     make_queue(pg_conn)
     listener = pg_conn.context.store.listener

@@ -376,8 +376,8 @@ class PgPool:
         autocommit statements.  The statements in ``then`` (``work`` may add to it) run
         right after the COMMIT, in the same round trip — the NOTIFYs announcing it.  A lost
         connection before the COMMIT was sent means nothing happened: ``work`` runs once
-        more on a fresh connection.  A lost connection during the COMMIT leaves the outcome
-        unknown: ORA-03113."""
+        more on a live connection (the pool's idle ones are checked first).  A lost
+        connection during the COMMIT leaves the outcome unknown: ORA-03113."""
         for attempt in (1, 2):
             committing = False
             try:
@@ -403,6 +403,10 @@ class PgPool:
                 raise ora(12541, self.target.display) from None
             except psycopg.Error as e:
                 if attempt == 1 and not committing and is_disconnect(e):
+                    # After a server restart every idle connection in the pool is dead,
+                    # not only the one just tried: test them all (dead ones are replaced)
+                    # so the second attempt gets a live connection.
+                    self._pool.check()
                     continue
                 raise translate(e, self.target) from None
         raise AssertionError("unreachable")
