@@ -249,6 +249,15 @@ def main() -> None:
         print(f"   combined capture and apply (V$STREAMS_CAPTURE.OPTIMIZATION): {cca}", flush=True)
         print(f"1. end to end: {a.rows / secs:,.0f} rows/s ({a.rows} rows in {secs:.1f} s, host start-up "
               f"included; load {os.getloadavg()[0]:.1f})", flush=True)
+        # the same changes between the first and the last row the apply inserted (``applied``
+        # is the replica's clock_timestamp()): the rate once both hosts are up and LCRs flow
+        with admin(REPLICA_DB) as c:
+            first, last = c.execute(" UNION ALL ".join(
+                f"SELECT min(applied), max(applied) FROM {src}.t{i}" for i in range(TABLES))
+                .join(("SELECT extract(epoch FROM min(f))::float8, extract(epoch FROM max(l))::float8 FROM (", ") s(f, l)"))
+            ).fetchone()
+        print(f"   steady: {a.rows / (last - first):,.0f} rows/s between the first and the last row the apply "
+              f"inserted ({last - first:.1f} s; start-up and the first LCR's way excluded)", flush=True)
 
         # 2. lag at a steady rate
         stop = threading.Event()
