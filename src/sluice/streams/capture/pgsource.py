@@ -31,7 +31,7 @@ from psycopg import errors as pgerr
 
 from ...errors import DatabaseError, ora
 from ...store.pgconn import is_disconnect, translate
-from .slotstream import SlotStream
+from .slotstream import SlotStream, int_to_lsn, lsn_to_int
 
 __all__ = ["Source", "check_wal_level", "lsn_to_int", "int_to_lsn", "emit_tag", "SLOT_PREFIX",
            "DDL_PREFIX", "TAG_PREFIX"]
@@ -45,16 +45,6 @@ _DDL_FUNCTION = "public.sluice_capture_ddl"
 _OUTPUT_SETTINGS = ("SET DateStyle = ISO; SET TimeZone = 'UTC'; SET IntervalStyle = iso_8601; "
                     "SET extra_float_digits = 3")
 _SETUP_LOCK = "sluice:capture:ddl-trigger"
-
-
-def lsn_to_int(text: str) -> int:
-    """``'0/16B3748'`` -> 23803720 (an SCN)."""
-    hi, _, lo = text.partition("/")
-    return (int(hi, 16) << 32) | int(lo, 16)
-
-
-def int_to_lsn(value: int) -> str:
-    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
 
 
 def check_wal_level(value: str | None) -> None:

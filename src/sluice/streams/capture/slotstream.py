@@ -35,7 +35,7 @@ from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.errors import error_from_result
 
-__all__ = ["SlotStream", "RELEASE_AFTER"]
+__all__ = ["SlotStream", "RELEASE_AFTER", "lsn_to_int", "int_to_lsn"]
 
 RELEASE_AFTER = 1.0           # seconds without a new change before the slot is let go
 _CATCH_UP_PATIENCE = 60.0     # seconds a peek up to an LSN waits for the decoder to get there
@@ -43,13 +43,14 @@ _STATUS_EVERY = 10.0          # a status update at least this often (wal_sender_
 _EPOCH_2000 = 946_684_800     # the protocol's clock: microseconds since 2000-01-01
 
 
-def _lsn_text(value: int) -> str:
-    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
-
-
-def _lsn(text: str) -> int:
+def lsn_to_int(text: str) -> int:
+    """``'0/16B3748'`` -> 23803720 (an SCN)."""
     hi, _, lo = text.partition("/")
     return (int(hi, 16) << 32) | int(lo, 16)
+
+
+def int_to_lsn(value: int) -> str:
+    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
 
 
 class SlotStream:
@@ -180,7 +181,7 @@ class SlotStream:
         self._last_change = time.monotonic()
         if text.startswith('{"action":"C"'):
             row = json.loads(text)
-            self._txns.append((len(self._rows), _lsn(row["lsn"]), _lsn(row["nextlsn"])))
+            self._txns.append((len(self._rows), lsn_to_int(row["lsn"]), lsn_to_int(row["nextlsn"])))
 
     def _complete_rows(self) -> int:
         return self._txns[-1][0] if self._txns else 0
