@@ -44,12 +44,15 @@ class TableFacts:
     def __init__(self) -> None:
         self.version: Any = None
         self.tables: dict[str, tuple[list[str], list[str]] | None] = {}
+        # whether the last batch met tables the set form takes that were not known yet: the
+        # next may too, so its rows are persisted for a second staging (no second read)
+        self.learning = True
 
     def refresh(self, engine: Any) -> None:
         """Forget every table when the apply's settings changed (SET_KEY_COLUMNS, handlers)."""
         settings = engine.settings.current()
         if settings._version != self.version:
-            self.version, self.tables = settings._version, {}
+            self.version, self.tables, self.learning = settings._version, {}, True
 
     def learn(self, engine: Any, form: Any, names: set[str]) -> bool:
         """Describe the tables ``names`` (``OWNER\0NAME``) not known yet; whether one of
@@ -63,6 +66,7 @@ class TableFacts:
                                                     for cmd in ("INSERT", "UPDATE", "DELETE") for e in (False, True))
             self.tables[table] = None if shape is None or handled else (list(shape.key), list(shape.types))
             taken = taken or self.tables[table] is not None
+        self.learning = taken
         return taken
 
     def taken(self) -> dict[str, tuple[list[str], list[str]]]:
@@ -117,15 +121,30 @@ def _segments(txs: list[Any], limit: int, errored: set, done: set[str]) -> list[
 
 def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Callable[[str | None], bool],
                  facts: TableFacts, limit: int, engine_path: Callable[[DataFrame, int | None], None], counted: list) -> bool:
-    """Apply the batch ``rows`` (decided, transformed, ``tx`` set; persisted) through the
-    staged path where it can (``engine``: the apply's, on the driver); False when it takes
-    nothing (the caller's own path then applies the whole batch)."""
-    from ..streams.apply import errorqueue
+    """Apply the batch ``rows`` (decided, transformed, ``tx`` set; not persisted: read once
+    unless tables are being learnt) through the staged path where it can (``engine``: the
+    apply's, on the driver); False when it takes nothing (the caller's own path then
+    applies the whole batch)."""
     from ..streams.apply.target import PgTarget
     from .setapply import SetApplier
 
     if not isinstance(engine.target, PgTarget) or engine.handlers.precommit is not None or not d.apply_captured:
         return False
+    form = SetApplier(engine, has_actions)
+    facts.refresh(engine)
+    if facts.learning:   # tables may be new to the set form: a second staging reads the cache
+        rows = rows.persist()
+    try:
+        return _apply(rows, engine, ctx, d, has_actions, facts, limit, engine_path, counted, form)
+    finally:
+        rows.unpersist()
+
+
+def _apply(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Callable[[str | None], bool],
+           facts: TableFacts, limit: int, engine_path: Callable[[DataFrame, int | None], None], counted: list,
+           form: Any) -> bool:
+    from ..streams.apply import errorqueue
+
     laps: dict[str, float] = {}
     clock = [time.monotonic()]
 
@@ -134,8 +153,6 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
         laps[label] = round(laps.get(label, 0.0) + now - clock[0], 2)
         clock[0] = now
 
-    form = SetApplier(engine, has_actions)
-    facts.refresh(engine)
     applier = StagedApplier(engine, form._shape)
     spark = rows.sparkSession
     applier.prepare()
