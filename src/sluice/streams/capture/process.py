@@ -326,7 +326,7 @@ class CaptureProcess:
             self._abort(e)
             raise
         self._busy_since = None
-        txns = transactions(rows)
+        txns = transactions(rows, self.decoder.kinds)
         if staging is not None:
             txns = [t for t in txns if t.end_lsn > self._staged_lsn]
         if notices and self._relevant(notices, txns):
