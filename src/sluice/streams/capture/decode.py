@@ -93,11 +93,12 @@ def _time(text: str | None) -> datetime | None:
 # columns.  A name holding a quote or a backslash (escaped in JSON) does not match: such a
 # row is parsed whole.  Inside a JSON string every '"' follows a backslash, so the
 # pattern's unescaped quotes only ever match the row's own keys, and '"type":"' only the
-# columns' (and old keys') type names — taken as written: one with an escape is no
-# supported type's name (none holds a backslash), so its row is parsed whole.
+# columns' (and old keys') type names, each taken up to its first quote: a name with an
+# escape in it (an escaped quote ends it early) holds a backslash there, which no supported
+# type's name does, so its row is parsed whole.
 _ROW_HEAD = re.compile(r'\{"action":"([IUD])","xid":\d+,"timestamp":"[^"]*","lsn":"([^"]*)",'
                        r'"schema":"([^"\\]*)","table":"([^"\\]*)",')
-_TYPE_NAME = re.compile(r'"type":"((?:[^"\\]|\\.)*)"')
+_TYPE_NAME = re.compile(r'"type":"([^"]*)"')
 
 
 def transactions(rows: list[str], known: dict[str, Any] | None = None) -> list[SourceTransaction]:
