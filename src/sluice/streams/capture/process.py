@@ -389,7 +389,8 @@ class CaptureProcess:
                     # a subset rule's UPDATE moving a row in or out becomes an INSERT / DELETE
                     # (seed 000 "Row Migration During Capture"); a remembered verdict (the
                     # prefilter's) only exists for rules that read no values: no subset rules
-                    lcrs.append(migrate(item, self._hit))
+                    hit = self._hit
+                    lcrs.append(item if hit is None else migrate(item, hit))
         return lcrs, unsupported, captured, last_captured
 
     def _capture(self, txns: list[SourceTransaction], advance: bool = True) -> None:
