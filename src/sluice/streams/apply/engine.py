@@ -28,6 +28,7 @@ at or below it is skipped, so a replay after a crash changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable
@@ -482,31 +483,40 @@ class ApplyEngine:
         return " AND ".join(parts), params
 
     def _statement(self, lcr: RowLCR, index: int) -> tuple[str, tuple]:
-        """The DML for a row LCR (statement text cached per table, command and columns)."""
+        """The DML for a row LCR (statement text cached per table, command, columns and
+        which old values are NULL).  Per LCR only tuples are made: the columns' names and
+        values (zip), the parameters picked from the values by position (itemgetter)."""
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
         old, new = lcr.plain_values()       # (name, value) pairs: no AnyData made for them
-        if cmd == "INSERT":
-            old = ()
-        elif cmd == "DELETE":
-            new = ()
-        new_cols = tuple(c for c, _ in new)
-        old_cols = tuple(c for c, _ in old)
-        old_nulls = tuple(v is None for _, v in old)
-        shape_key = (owner, name, cmd, new_cols, old_cols, old_nulls)
+        if cmd == "INSERT" or not old:
+            old_cols = old_vals = ()
+        else:
+            old_cols, old_vals = zip(*old)
+        if cmd == "DELETE" or not new:
+            new_cols = new_vals = ()
+        else:
+            new_cols, new_vals = zip(*new)
+        # the old values that are NULL change the WHERE clause (IS NULL): their positions
+        nulls = tuple(i for i, v in enumerate(old_vals) if v is None) if None in old_vals else ()
+        shape_key = (owner, name, cmd, new_cols, old_cols, nulls)
         shape = self._shapes.get(shape_key)
         if shape is None:
-            shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, old_nulls)
-        sql, order, convs = shape
-        values = {("N", c): v for c, v in new}
-        values.update({("O", c): v for c, v in old})
-        params = tuple(v if f is None else f(v) for v, f in
-                       zip((values[k] for k in order), convs))
+            shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, nulls)
+        sql, pick, convs = shape
+        values = new_vals + old_vals if old_vals else new_vals
+        params = values if pick is None else pick(values)
+        if convs is not None:
+            params = tuple(v if f is None else f(v) for v, f in zip(params, convs))
         return sql, params
 
     def _shape(self, lcr: RowLCR, index: int, new_cols: tuple, old_cols: tuple,
-               old_nulls: tuple) -> tuple[str, list, list]:
+               nulls: tuple) -> tuple[str, Callable[[tuple], tuple] | None, tuple | None]:
+        """``(sql, pick, converters)``: ``pick`` takes the parameters out of the new values
+        followed by the old ones (None: they are all of them, in order); ``converters``
+        None when no parameter needs one."""
         t = self.target
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
+        old_nulls = tuple(i in nulls for i in range(len(old_cols)))
         try:
             columns, types, _ = t.describe(owner, name)
         except DatabaseError as e:
@@ -547,7 +557,18 @@ class ApplyEngine:
                 sql = f"DELETE FROM {table} WHERE {where}"
         else:
             raise ApplyError(not_supported(f"applying {cmd} LCRs"), index)
-        return sql, order, [conv.get(c) for _, c in order]
+        position = {("N", c): i for i, c in enumerate(new_cols)}
+        position.update({("O", c): len(new_cols) + i for i, c in enumerate(old_cols)})
+        picks = [position[k] for k in order]
+        convs = tuple(conv.get(c) for _, c in order)
+        if picks == list(range(len(new_cols) + len(old_cols))):
+            pick = None
+        elif len(picks) == 1:
+            only = picks[0]
+            pick = lambda values: (values[only],)      # noqa: E731  (itemgetter gives no tuple)
+        else:
+            pick = itemgetter(*picks) if picks else (lambda values: ())
+        return sql, pick, convs if any(f is not None for f in convs) else None
 
     def _ddl(self, lcr: DDLLCR, index: int) -> None:
         t = self.target

@@ -312,6 +312,7 @@ class PgTarget(Target):
         self._raw_failed = False
         self._prepared: dict[tuple, bytes] = {}
         self._texts: dict[str, tuple[bytes, int] | None] = {}
+        self._formats: dict[int, list] = {}      # parameters' count -> their formats (AUTO)
 
     def _text(self, sql: str) -> tuple[bytes, int] | None:
         """``sql`` with $n placeholders, and their count (None: psycopg's path takes it)."""
@@ -362,9 +363,16 @@ class PgTarget(Target):
                 if pg.transaction_status == pq.TransactionStatus.IDLE:
                     pg.send_query_params(b"BEGIN", None)   # as psycopg begins a transaction
                     kinds.append(b"")
+                formats = self._formats
                 for sql, params in todo:
                     text, n = self._texts[sql]
-                    values = tx.dump_sequence(params, [auto] * n) if n else []
+                    if n:
+                        wanted = formats.get(n)
+                        if wanted is None:
+                            wanted = formats[n] = [auto] * n
+                        values = tx.dump_sequence(params, wanted)
+                    else:
+                        values = []
                     key = (sql, tx.types if n else ())
                     name = self._prepared.get(key)
                     if name is None:
