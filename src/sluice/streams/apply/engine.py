@@ -149,10 +149,13 @@ class ApplyEngine:
         ident = self.ident(txn)
         return ident is not None and self.target.done(self.apply_name, txn.kind, ident)
 
-    def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None) -> bool:
+    def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None,
+              commit_later: bool = False) -> bool:
         """Apply ``txn`` as one target transaction; False when it was applied before.
         ``before_commit``: called just before the commit (parallel apply waits there for
-        its turn).  :raises ApplyError: an error stopped it (the target is rolled back)."""
+        its turn).  ``commit_later``: the target's commit may still be on its way when this
+        returns (``Target.commit_later``): the caller calls :meth:`settle` before it acts on
+        it.  :raises ApplyError: an error stopped it (the target is rolled back)."""
         settings = self.settings.current()
         if settings._version != self._settings_version:
             self._shapes.clear()
@@ -166,12 +169,18 @@ class ApplyEngine:
                     target.rollback()
                     self._slow(txn)
             else:
+                # the previous transaction's commit (commit_later) known first: below, handlers'
+                # errors become this transaction's (ApplyError), never a failed commit's
+                target.settle()
                 self._slow(txn)
             if self.handlers.precommit is not None:
                 self._call(self.handlers.precommit, txn.commit_scn, index=len(txn.items) - 1)
             if before_commit is not None:
                 before_commit()
-            target.commit()
+            if commit_later:
+                target.commit_later()
+            else:
+                target.commit()
         except _AlreadyApplied:
             target.rollback()
             return False
@@ -183,6 +192,11 @@ class ApplyEngine:
         self.transactions_applied += 1
         self.messages_applied += len(txn.items)
         return True
+
+    def settle(self) -> None:
+        """The outcome of the last :meth:`apply` with ``commit_later``: known (its error raised:
+        a DatabaseError, as a commit's)."""
+        self.target.settle()
 
     def groupable(self, txn: SourceTxn) -> bool:
         """Whether ``txn`` may share a target transaction with its neighbours
@@ -205,6 +219,7 @@ class ApplyEngine:
             self._shapes.clear()
             self._settings_version = settings._version
         target = self.target
+        target.settle()                  # a failed commit is not this group's to turn down
         statements: list[tuple[str, tuple]] = []
         ones: list[int] = []             # statements that must touch exactly one row
         progress: dict[Any, tuple[str, tuple]] = {}
@@ -517,6 +532,7 @@ class ApplyEngine:
         t = self.target
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
         old_nulls = tuple(i in nulls for i in range(len(old_cols)))
+        t.settle()      # a failed commit_later raises as itself, not as this LCR's ORA-00942
         try:
             columns, types, _ = t.describe(owner, name)
         except DatabaseError as e:
