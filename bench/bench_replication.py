@@ -44,7 +44,10 @@ import psycopg  # noqa: E402
 import sluice  # noqa: E402
 
 SERVER = os.environ.get("BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
-DB, REPLICA_DB = "sluice_repl_bench", "sluice_repl_bench_replica"
+# BENCH_REPL_DB: another pair of databases (two benches at once must not share them:
+# each drops the replica's apply schema when done)
+DB = os.environ.get("BENCH_REPL_DB", "sluice_repl_bench")
+REPLICA_DB = f"{DB}_replica"
 TABLES = 10
 
 GEN = """
