@@ -176,7 +176,7 @@ def _apply(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Callable
     staged = applier.staged({t["tx"]: k for k, (kind, ts) in enumerate(segments) for t in ts if kind == "staged"})
     lap("phases")
     for k, (kind, ts) in enumerate(segments):
-        if kind == "staged" and applier.apply_group([t["tx"] for t in ts],
+        if kind == "staged" and applier.apply_group(k,
                                                     [(t["ident"], t["db"], t["scn"], t["txn_id"]) for t in ts],
                                                     staged.get(k, [])):
             lap("apply")

@@ -11,8 +11,9 @@ reads, decides and COPYs: its source transaction (``TX``) and that transaction's
 (source database, commit SCN, transaction id, TRUE rule), whether the set form may take the
 row (``OK``), and for those rows commit order, key values, table, command, *shape* (which
 columns it carries), its old / new values as JSON objects of the values' text forms, and its
-*phase* (how many earlier LCRs of the batch touch the same row, computed there after the
-COPY: a row changed twice goes in two phases, applied one after the other).  The batch's
+*group* and *phase* (how many earlier LCRs of the group touch the same row), written there
+after the COPY once the driver has cut the batch into groups: a row changed twice goes in two
+phases, applied one after the other.  The batch's
 transactions (size, commit order, eligibility, tables, rules) are aggregated there, not in
 a second pass of Spark over the batch.  It is emptied before each
 batch is staged, so a batch replayed after a crash between staging and the apply's commit
@@ -94,11 +95,11 @@ class StagedApplier:
         """The staging table, made if missing and emptied (a replayed batch starts clean)."""
         t = self.target
         t.execute(f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.table} (TX TEXT NOT NULL, OK BOOLEAN NOT NULL, "
-                  "KIND TEXT, DB TEXT, SCN BIGINT, TXN TEXT, RULE TEXT, PHASE INTEGER NOT NULL DEFAULT 0, "
+                  "KIND TEXT, DB TEXT, SCN BIGINT, TXN TEXT, RULE TEXT, GRP INTEGER, PHASE INTEGER NOT NULL DEFAULT 0, "
                   "CSCN BIGINT, SEQ BIGINT, ROWKEY TEXT, OWNER TEXT, NAME TEXT, CMD TEXT, SHAPE TEXT, "
                   "OLD JSONB, NEW JSONB)")
         t.execute(f"CREATE INDEX IF NOT EXISTS {self.table.rsplit('.', 1)[1]}_I ON {self.table} "
-                  "(PHASE, OWNER, NAME, CMD, SHAPE)")
+                  "(GRP, PHASE, OWNER, NAME, CMD, SHAPE)")
         t.execute(f"TRUNCATE {self.table}")
         t.commit()
 
@@ -121,19 +122,19 @@ class StagedApplier:
 
     def staged(self, groups: dict[str, int]) -> dict[int, list[tuple[int, str, str, str, str, int]]]:
         """Per group (``groups``: transaction -> group), (phase, owner, name, command,
-        shape, LCRs) of what was staged, once each LCR has its phase: its rank in commit
-        order among the batch's LCRs that touch the same row (one sort in the database
-        instead of a shuffle in Spark; ranked batch-wide, so within a group the phases keep
-        that order and no two LCRs of a phase touch the same row)."""
-        self.target.execute(f"UPDATE {self.table} s SET PHASE = x.p FROM (SELECT ctid AS id, row_number() OVER "
-                            "(PARTITION BY OWNER, NAME, ROWKEY ORDER BY CSCN, SEQ) - 1 AS p "
-                            f"FROM {self.table} WHERE SHAPE IS NOT NULL) x WHERE s.ctid = x.id AND x.p > 0")
-        self.target.commit()
+        shape, LCRs) of what was staged, once each staged LCR has its group and its phase:
+        its rank in commit order among the group's LCRs that touch the same row (one sort
+        and one UPDATE in the database instead of a shuffle in Spark; the group written per
+        row so that a group's statements read only its rows, through the index)."""
         txs = list(groups)
-        rows = self.target.query(f"SELECT m.g, PHASE, OWNER, NAME, CMD, SHAPE, count(*) FROM {self.table} s "
-                                 "JOIN unnest(%s::text[], %s::int[]) AS m(tx, g) ON s.TX = m.tx "
-                                 "WHERE s.SHAPE IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2",
-                                 (_array(txs), "{" + ",".join(str(groups[t]) for t in txs) + "}"))
+        self.target.execute(f"UPDATE {self.table} s SET GRP = x.g, PHASE = x.p FROM (SELECT t.ctid AS id, m.g, "
+                            "row_number() OVER (PARTITION BY m.g, t.OWNER, t.NAME, t.ROWKEY ORDER BY t.CSCN, t.SEQ) "
+                            f"- 1 AS p FROM {self.table} t JOIN unnest(%s::text[], %s::int[]) AS m(tx, g) "
+                            "ON t.TX = m.tx WHERE t.SHAPE IS NOT NULL) x WHERE s.ctid = x.id",
+                            (_array(txs), "{" + ",".join(str(groups[t]) for t in txs) + "}"))
+        self.target.commit()
+        rows = self.target.query(f"SELECT GRP, PHASE, OWNER, NAME, CMD, SHAPE, count(*) FROM {self.table} "
+                                 "WHERE GRP IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2")
         self.target.rollback()
         out: dict[int, list] = {}
         for grp, *rest in rows:
@@ -150,11 +151,11 @@ class StagedApplier:
         self.target.rollback()
         return {r[0] for r in rows}
 
-    def apply_group(self, grp: list[str], txns: list[tuple[str, str, int, str | None]],
+    def apply_group(self, grp: int, txns: list[tuple[str, str, int, str | None]],
                     staged: list[tuple[int, str, str, str, str, int]]) -> bool:
-        """Apply a group -- ``grp`` its transactions' TX values in the staging table, ``txns``
-        as (ident, source database, commit SCN, transaction id), its staged LCRs ``staged``
-        -- as one target transaction; False (nothing changed) when the engine must take it."""
+        """Apply group ``grp`` -- its source transactions ``txns`` as (ident, source
+        database, commit SCN, transaction id), its staged LCRs ``staged`` -- as one target
+        transaction; False (nothing changed) when the engine must take it."""
         engine, target = self.engine, self.target
         claims = self._claims(txns)
         phases: dict[int, list] = {}
@@ -197,14 +198,14 @@ class StagedApplier:
             out.append(t.progress_statement(engine.apply_name, db, scn, txn_id, engine.server_id))
         return out
 
-    def _phase(self, grp: list[str], phase: int, members: Iterable[tuple[str, str, str, str, int]]
+    def _phase(self, grp: int, phase: int, members: Iterable[tuple[str, str, str, str, int]]
                ) -> tuple[str, tuple, list[int]]:
         """One phase's statement: a CTE per (table, command, shape), their row counts."""
         ctes, params, expected = [], [], []
         for i, (owner, name, cmd, shape, n) in enumerate(members):
             sql, p = self._change(self.shape(owner, name), cmd, shape)
             ctes.append(f"c{i} AS ({sql} RETURNING 1)")
-            params += [_array(grp), phase, owner, name, cmd, shape, *p]
+            params += [grp, phase, owner, name, cmd, shape, *p]
             expected.append(n)
         counts = ", ".join(f"(SELECT count(*) FROM c{i})" for i in range(len(ctes)))
         return f"WITH {', '.join(ctes)} SELECT {counts}", tuple(params), expected
@@ -216,7 +217,7 @@ class StagedApplier:
         new_cols = new_part.split(FIELD_SEP) if new_part else []
         old_cols = old_part.split(FIELD_SEP) if old_part else []
         staged = f"{self.table} s"
-        where = "s.TX = ANY(%s::text[]) AND s.PHASE = %s AND s.OWNER = %s AND s.NAME = %s AND s.CMD = %s AND s.SHAPE = %s"
+        where = "s.GRP = %s AND s.PHASE = %s AND s.OWNER = %s AND s.NAME = %s AND s.CMD = %s AND s.SHAPE = %s"
 
         def value(side: str, c: str) -> str:
             return f"(s.{side} ->> {_literal(c)})::{_base_type(shape.types[c])}"
