@@ -333,3 +333,44 @@ def test_large_transaction_through_the_pipeline_in_chunks(engine, target):
         engine.apply(txn(*more))
     assert e.value.error.code == 26787 and e.value.index == 1099
     assert all(r[3] is None for r in target.rows("emp"))
+
+
+def test_commit_later(engine, target):
+    """``apply(commit_later=True)``, as the apply process's serial path calls it: the target
+    commit may still be on its way when it returns; ``settle`` reads its outcome.  A commit
+    that fails there (a deferred constraint) raises a DatabaseError — from ``settle``, or
+    from the next use of the target, even the rollback after another transaction's error —
+    and nothing of that transaction stays; the engine applies on afterwards."""
+    make_emp(target)
+    o = target.owner
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 10, new={"ID": 1, "NAME": "King", "SAL": 1, "VERSION": 1})),
+                        commit_later=True)
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 11, new={"ID": 2, "NAME": "Ford", "SAL": 1, "VERSION": 1},
+                                txn="1.1.2")), commit_later=True)
+    engine.settle()
+    engine.settle()                  # nothing on its way: nothing to do
+    assert [r[0] for r in target.rows("emp")] == [1, 2]
+    if target.kind != "postgresql":  # SQLite commits at once (its commit is local)
+        return
+    target.sql(f"CREATE TABLE {target.table('bonus')} (id integer PRIMARY KEY, emp integer "
+               f"REFERENCES {target.table('emp')} (id) DEFERRABLE INITIALLY DEFERRED)")
+    bad = txn(lcr("INSERT", o, "bonus", 20, new={"ID": 1, "EMP": 99}, txn="1.1.3"))
+    assert engine.apply(bad, commit_later=True)          # the COMMIT is what fails
+    with pytest.raises(sluice.DatabaseError):
+        engine.settle()
+    assert target.rows("bonus") == []
+    assert engine.apply(txn(lcr("INSERT", o, "bonus", 21, new={"ID": 2, "EMP": 1}, txn="1.1.4")),
+                        commit_later=True)
+    assert engine.apply(txn(lcr("INSERT", o, "bonus", 22, new={"ID": 3, "EMP": 98}, txn="1.1.5")),
+                        commit_later=True)
+    with pytest.raises(sluice.DatabaseError):          # found by the next transaction
+        engine.apply(txn(lcr("INSERT", o, "emp", 23, new={"ID": 3, "NAME": "Ward", "SAL": 1, "VERSION": 1},
+                             txn="1.1.6")), commit_later=True)
+    assert engine.apply(txn(lcr("INSERT", o, "bonus", 24, new={"ID": 4, "EMP": 97}, txn="1.1.7")),
+                        commit_later=True)
+    with pytest.raises(sluice.DatabaseError):          # found by the rollback after an ApplyError
+        engine.apply(txn(lcr("DELETE", o, "nosuch", 25, old={"ID": 1}, txn="1.1.8")), commit_later=True)
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 26, new={"ID": 3, "NAME": "Ward", "SAL": 1, "VERSION": 1},
+                                txn="1.1.9")))
+    assert [r[0] for r in target.rows("bonus")] == [2]
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3]

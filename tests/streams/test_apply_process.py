@@ -318,8 +318,8 @@ def test_large_transaction_spills_over_the_threshold(conn, target, world):
     again = world(apply_captured=True, parameters={"TXN_LCR_SPILL_THRESHOLD": "5"})
     seen = []
     real_apply = again.engine.apply
-    again.engine.apply = lambda txn, *a: (seen.append((txn.commit_scn, len(txn.items),
-                                                       type(txn.items).__name__)), real_apply(txn, *a))[1]
+    again.engine.apply = lambda txn, *a, **k: (seen.append((txn.commit_scn, len(txn.items),
+                                                            type(txn.items).__name__)), real_apply(txn, *a, **k))[1]
     again.drain()
     assert seen[0] == (20, 12, "SpilledItems") and seen[1:] == [(30, 2, "list")]
     assert [r[0] for r in target.rows("emp")] == [1, 2, 3, *range(10, 22), 30, 31]

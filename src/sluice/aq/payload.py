@@ -35,6 +35,10 @@ SIMPLE_TYPES = ("RAW", "JSON", "XMLTYPE", ANYDATA)
 # registered by the module that defines them
 ANYDATA_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {}
 _COMPACT = json.JSONEncoder(separators=(",", ":")).encode
+# json's C scanner, called at an offset: an LCR's envelope is read without building the
+# envelope's dict or going through json.loads's layers (an apply process reads thousands)
+_SCAN = json.JSONDecoder().scan_once
+_ENVELOPE = '{"$type":"'
 
 
 def _json_default(value: Any) -> Any:
@@ -151,6 +155,10 @@ class PayloadCodec:
         if pt == "XMLTYPE":
             return stored
         if pt == ANYDATA:
+            if type(stored) is str and stored.startswith(_ENVELOPE):
+                found = self._registered(stored)
+                if found is not None:
+                    return found
             doc = json.loads(stored)
             kind, value = doc["$type"], doc["value"]
             if kind == "RAW":
@@ -165,6 +173,23 @@ class PayloadCodec:
                 raise ora(24181, kind)
             return ot.from_storage(objtype, value)
         return ot.from_storage(self.objtype, json.loads(stored))
+
+    @staticmethod
+    def _registered(stored: str) -> Any:
+        """A registered type's value (an LCR) from its envelope as :meth:`_anydata` writes it,
+        ``{"$type":"<type>","value":<document>}``; None when it is not one (json.loads then
+        reads the envelope)."""
+        end = stored.find('"', 10)
+        codec = ANYDATA_CODECS.get(stored[10:end])
+        if codec is None or not stored.startswith('","value":', end):
+            return None
+        try:
+            value, stop = _SCAN(stored, end + 10)
+        except StopIteration:
+            return None
+        if stop != len(stored) - 1 or stored[stop] != "}":
+            return None
+        return codec[1](value)
 
     def decode_attribute_source(self, stored: Any) -> Any:
         """The payload as conditions see it (``tab.user_data``)."""

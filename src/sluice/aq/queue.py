@@ -417,7 +417,7 @@ class Queue:
         m._expiration = -1 if r.expiration is None else r.expiration
         m._exceptionq = f"{r.exception_qschema}.{r.exception_queue}" if r.exception_queue else None
         m._recipients = recipient_list(r) if r.recipient_list else []
-        m._sender_id = Agent(r.sender_name, r.sender_address, r.sender_protocol or 0) \
+        m._sender_id = _sender(r.sender_name, r.sender_address, r.sender_protocol or 0) \
             if (r.sender_name or r.sender_address) else None
         m._original_msgid = r.original_msgid
         m._msgid = r.msgid
@@ -428,6 +428,20 @@ class Queue:
         m._transaction_group = r.enq_tid if grouped else None
         m._consumer_name = r.consumer_name
         return m
+
+
+_SENDERS: dict[tuple, Agent] = {}
+
+
+def _sender(name: str | None, address: str | None, protocol: int) -> Agent:
+    """The sender's Agent (immutable: one per sender, not one per message dequeued)."""
+    key = (name, address, protocol)
+    agent = _SENDERS.get(key)
+    if agent is None:
+        if len(_SENDERS) > 1000:
+            _SENDERS.clear()
+        agent = _SENDERS[key] = Agent(name, address, protocol)
+    return agent
 
 
 def fan_out_all(ctx: Any, q: QueueInfo, records: list[MessageRecord], recipients: list,

@@ -250,6 +250,11 @@ class PgSession(StoreSession):
         taken: list[MessageRecord] = []
         if sel.sql_condition is not None and sel.predicate is not None:
             sel = dataclasses.replace(sel, predicate=None)   # SQL tests the condition
+        # candidates read per query: twice what is wanted when a dequeue condition is tested
+        # in Python (it may turn many down); only what is wanted when the group gate alone
+        # tests them — it turns down only groups another session holds, and every candidate
+        # read brings its payload (an apply process reads thousands at a time)
+        chunk = max(16, limit * 2 if sel.predicate is not None else limit)
         if lock and queue.table.message_grouping == "TRANSACTIONAL":
             # seed 003 "Message Grouping": a group is consumed by one session at a time — a
             # transaction-scoped advisory lock per group (held until COMMIT/ROLLBACK) keeps
@@ -264,7 +269,6 @@ class PgSession(StoreSession):
                     break
                 after = sqlops.order_key(queue.table, cands[-1])
             return taken
-        chunk = max(16, limit * 2)
         while len(taken) < limit:
             cands = sqlops.select_candidates(c, queue, sel, now, after, chunk)
             got: list[MessageRecord] = []

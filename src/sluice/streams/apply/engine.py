@@ -28,6 +28,7 @@ at or below it is skipped, so a replay after a crash changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable
@@ -148,10 +149,13 @@ class ApplyEngine:
         ident = self.ident(txn)
         return ident is not None and self.target.done(self.apply_name, txn.kind, ident)
 
-    def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None) -> bool:
+    def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None,
+              commit_later: bool = False) -> bool:
         """Apply ``txn`` as one target transaction; False when it was applied before.
         ``before_commit``: called just before the commit (parallel apply waits there for
-        its turn).  :raises ApplyError: an error stopped it (the target is rolled back)."""
+        its turn).  ``commit_later``: the target's commit may still be on its way when this
+        returns (``Target.commit_later``): the caller calls :meth:`settle` before it acts on
+        it.  :raises ApplyError: an error stopped it (the target is rolled back)."""
         settings = self.settings.current()
         if settings._version != self._settings_version:
             self._shapes.clear()
@@ -165,12 +169,18 @@ class ApplyEngine:
                     target.rollback()
                     self._slow(txn)
             else:
+                # the previous transaction's commit (commit_later) known first: below, handlers'
+                # errors become this transaction's (ApplyError), never a failed commit's
+                target.settle()
                 self._slow(txn)
             if self.handlers.precommit is not None:
                 self._call(self.handlers.precommit, txn.commit_scn, index=len(txn.items) - 1)
             if before_commit is not None:
                 before_commit()
-            target.commit()
+            if commit_later:
+                target.commit_later()
+            else:
+                target.commit()
         except _AlreadyApplied:
             target.rollback()
             return False
@@ -182,6 +192,11 @@ class ApplyEngine:
         self.transactions_applied += 1
         self.messages_applied += len(txn.items)
         return True
+
+    def settle(self) -> None:
+        """The outcome of the last :meth:`apply` with ``commit_later``: known (its error raised:
+        a DatabaseError, as a commit's)."""
+        self.target.settle()
 
     def groupable(self, txn: SourceTxn) -> bool:
         """Whether ``txn`` may share a target transaction with its neighbours
@@ -204,6 +219,7 @@ class ApplyEngine:
             self._shapes.clear()
             self._settings_version = settings._version
         target = self.target
+        target.settle()                  # a failed commit is not this group's to turn down
         statements: list[tuple[str, tuple]] = []
         ones: list[int] = []             # statements that must touch exactly one row
         progress: dict[Any, tuple[str, tuple]] = {}
@@ -482,31 +498,41 @@ class ApplyEngine:
         return " AND ".join(parts), params
 
     def _statement(self, lcr: RowLCR, index: int) -> tuple[str, tuple]:
-        """The DML for a row LCR (statement text cached per table, command and columns)."""
+        """The DML for a row LCR (statement text cached per table, command, columns and
+        which old values are NULL).  Per LCR only tuples are made: the columns' names and
+        values (zip), the parameters picked from the values by position (itemgetter)."""
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
         old, new = lcr.plain_values()       # (name, value) pairs: no AnyData made for them
-        if cmd == "INSERT":
-            old = ()
-        elif cmd == "DELETE":
-            new = ()
-        new_cols = tuple(c for c, _ in new)
-        old_cols = tuple(c for c, _ in old)
-        old_nulls = tuple(v is None for _, v in old)
-        shape_key = (owner, name, cmd, new_cols, old_cols, old_nulls)
+        if cmd == "INSERT" or not old:
+            old_cols = old_vals = ()
+        else:
+            old_cols, old_vals = zip(*old)
+        if cmd == "DELETE" or not new:
+            new_cols = new_vals = ()
+        else:
+            new_cols, new_vals = zip(*new)
+        # the old values that are NULL change the WHERE clause (IS NULL): their positions
+        nulls = tuple(i for i, v in enumerate(old_vals) if v is None) if None in old_vals else ()
+        shape_key = (owner, name, cmd, new_cols, old_cols, nulls)
         shape = self._shapes.get(shape_key)
         if shape is None:
-            shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, old_nulls)
-        sql, order, convs = shape
-        values = {("N", c): v for c, v in new}
-        values.update({("O", c): v for c, v in old})
-        params = tuple(v if f is None else f(v) for v, f in
-                       zip((values[k] for k in order), convs))
+            shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, nulls)
+        sql, pick, convs = shape
+        values = new_vals + old_vals if old_vals else new_vals
+        params = values if pick is None else pick(values)
+        if convs is not None:
+            params = tuple(v if f is None else f(v) for v, f in zip(params, convs))
         return sql, params
 
     def _shape(self, lcr: RowLCR, index: int, new_cols: tuple, old_cols: tuple,
-               old_nulls: tuple) -> tuple[str, list, list]:
+               nulls: tuple) -> tuple[str, Callable[[tuple], tuple] | None, tuple | None]:
+        """``(sql, pick, converters)``: ``pick`` takes the parameters out of the new values
+        followed by the old ones (None: they are all of them, in order); ``converters``
+        None when no parameter needs one."""
         t = self.target
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
+        old_nulls = tuple(i in nulls for i in range(len(old_cols)))
+        t.settle()      # a failed commit_later raises as itself, not as this LCR's ORA-00942
         try:
             columns, types, _ = t.describe(owner, name)
         except DatabaseError as e:
@@ -547,7 +573,18 @@ class ApplyEngine:
                 sql = f"DELETE FROM {table} WHERE {where}"
         else:
             raise ApplyError(not_supported(f"applying {cmd} LCRs"), index)
-        return sql, order, [conv.get(c) for _, c in order]
+        position = {("N", c): i for i, c in enumerate(new_cols)}
+        position.update({("O", c): len(new_cols) + i for i, c in enumerate(old_cols)})
+        picks = [position[k] for k in order]
+        convs = tuple(conv.get(c) for _, c in order)
+        if picks == list(range(len(new_cols) + len(old_cols))):
+            pick = None
+        elif len(picks) == 1:
+            only = picks[0]
+            pick = lambda values: (values[only],)      # noqa: E731  (itemgetter gives no tuple)
+        else:
+            pick = itemgetter(*picks) if picks else (lambda values: ())
+        return sql, pick, convs if any(f is not None for f in convs) else None
 
     def _ddl(self, lcr: DDLLCR, index: int) -> None:
         t = self.target

@@ -296,6 +296,7 @@ class ApplyProcess:
                 self.total_errors += 1
                 self.error = failure.error
                 if self.d.parameter("DISABLE_ON_ERROR") == "Y":
+                    self._settle()
                     self.conn.rollback()           # this batch goes back to the queue …
                     errorqueue.record(self.ctx, self.d.name, (self.d.queue_owner, self.d.queue_name),
                                       txn, failure, self._encode, self.d.apply_database_link,
@@ -326,6 +327,7 @@ class ApplyProcess:
                 progress[txn.source_database] = (self.d.name, txn.source_database, txn.commit_scn,
                                                  txn.transaction_id, time.time(),
                                                  _epoch(first.get_source_time()) if first is not None else None)
+        self._settle()     # every target commit done before the dequeue commits
         rows = list(progress.values())
         if rows:
             self.ctx.add_commit_work(lambda conn: [conn.execute(_PROGRESS, r) for r in rows])
@@ -333,6 +335,13 @@ class ApplyProcess:
         self.conn.commit()
         self._forget += done_now
         return len(msgs)
+
+    def _settle(self) -> None:
+        """The serial engine's last target commit (``commit_later``) known to have succeeded
+        (else its DatabaseError: the batch is not committed, its messages come again and
+        SLUICE_APPLY_DONE skips what the target has)."""
+        if self.parallel is None:
+            self.engine.settle()
 
     def _spill_step(self, txns: list[SourceTxn], whole: bool) -> SourceTxn | None:
         """txn_lcr_spill_threshold (:mod:`.spill`): the leading part of ``txns`` that continues
@@ -389,7 +398,9 @@ class ApplyProcess:
                 continue
             for txn in txns[i:max(j, i + 1)]:
                 try:
-                    yield txn, engine.apply(txn)
+                    # its target commit goes on while the next one is read and built; run_batch
+                    # settles it before committing the dequeue
+                    yield txn, engine.apply(txn, commit_later=True)
                 except ApplyError as failure:
                     yield txn, failure
             i = max(j, i + 1)
