@@ -61,7 +61,6 @@ it); the capture carries on.
 
 from __future__ import annotations
 
-import gc
 import re
 import threading
 import time
@@ -262,7 +261,6 @@ class CaptureProcess:
         """Run until ``stop`` is set, :meth:`stop` is called or the capture is disabled
         or aborts (the error is raised then, the capture left ABORTED)."""
         self.start()
-        _settle_heap()
         try:
             while not (stop is not None and stop.is_set()) and not self._stop.is_set():
                 if not self.run_batch():
@@ -275,7 +273,6 @@ class CaptureProcess:
                         self.wait_for_redo()
         finally:
             self.stop()
-            gc.unfreeze()       # what was alive at the start may be garbage by now
 
     def catch_up(self, timeout: float = 60.0) -> int:
         """Capture everything committed before this call (tests, benchmarks); returns the
@@ -664,18 +661,6 @@ class CaptureProcess:
         except DatabaseError:
             pass
         return ora(26744, *args)
-
-
-def _settle_heap() -> None:
-    """Keep the cycle collector off what is alive when a host's capture starts (modules,
-    the catalog, sessions): each batch makes thousands of LCRs, changes and queue records
-    that live until its commit, so they outlive the young generations and set off full
-    collections, and a full collection walks every object of the process — measured on
-    the seed 001 bench, 5-9 us of the capture's 50 us of CPU per row.  Collected first,
-    so no garbage is frozen; unfrozen when the capture stops (process-wide: the host's
-    other threads share the benefit)."""
-    gc.collect()
-    gc.freeze()
 
 
 def _epoch(when: Any) -> float | None:
