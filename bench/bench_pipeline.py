@@ -348,6 +348,72 @@ class PeakRss:
                 f"Python workers max {max(w, default=0):.0f} MB each ({len(w)} seen)")
 
 
+def tree_cpu() -> float:
+    """CPU seconds of this process and its descendants (the Spark JVM, its Python workers;
+    reaped children included): the figure that holds on a shared machine."""
+    tick = os.sysconf("SC_CLK_TCK")
+    procs: dict[int, tuple[int, float]] = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            procs[int(p)] = (int(f[1]), sum(int(x) for x in f[11:15]) / tick)
+    total, todo, seen = 0.0, [os.getpid()], set()
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            total += procs.get(pid, (0, 0.0))[1]
+            todo += [c for c, (parent, _) in procs.items() if parent == pid]
+    return total
+
+
+def event_log_conf(a: Any) -> dict[str, str]:
+    """``--event-log DIR``: Spark's event log there (see :func:`event_log_breakdown`)."""
+    if not a.event_log:
+        return {}
+    os.makedirs(a.event_log, exist_ok=True)
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": a.event_log, "spark.eventLog.compress": "false"}
+
+
+def event_log_breakdown(path: str) -> None:
+    """Where each micro-batch's time went, from a Spark event log: per Spark job (in the
+    batch's foreachBatch) its wall time, stages and the stages' summed task run/CPU time."""
+    import json
+
+    jobs: dict[int, dict] = {}
+    stages: dict[int, dict] = {}
+    files = [os.path.join(path, f) for f in sorted(os.listdir(path))] if os.path.isdir(path) else [path]
+    files = [f for f in files if not os.path.basename(f).startswith((".", "appstatus"))]
+    for line in (line for f in files for line in open(f)):
+        e = json.loads(line)
+        kind = e["Event"]
+        if kind == "SparkListenerJobStart":
+            props = e.get("Properties") or {}
+            jobs[e["Job ID"]] = {"start": e["Submission Time"], "stages": e["Stage IDs"],
+                                 "batch": props.get("streaming.sql.batchId"),
+                                 "what": (props.get("callSite.short") or "")[:50]}
+        elif kind == "SparkListenerJobEnd":
+            jobs[e["Job ID"]]["end"] = e["Completion Time"]
+        elif kind == "SparkListenerStageCompleted":
+            info = e["Stage Info"]
+            st = stages.setdefault(info["Stage ID"], {"run": 0, "cpu": 0})
+            st.update(name=info["Stage Name"][:40], tasks=info["Number of Tasks"],
+                      wall=info.get("Completion Time", 0) - info.get("Submission Time", 0))
+        elif kind == "SparkListenerTaskEnd":
+            m = e.get("Task Metrics") or {}
+            st = stages.setdefault(e["Stage ID"], {"name": "", "tasks": 0, "wall": 0, "run": 0, "cpu": 0})
+            st["run"] += m.get("Executor Run Time", 0)
+            st["cpu"] += m.get("Executor CPU Time", 0) // 1_000_000
+    for j, job in sorted(jobs.items()):
+        parts = "; ".join(f"{stages[s]['name']} x{stages[s]['tasks']} wall {stages[s]['wall']} ms run "
+                          f"{stages[s]['run']} cpu {stages[s]['cpu']}" for s in job["stages"] if s in stages)
+        print(f"    job {j} (batch {job['batch']}) {job.get('end', 0) - job['start']} ms "
+              f"[{job['what']}]: {parts}")
+
+
 def make_databases(prefix: str, keys: tuple[str, ...]) -> tuple[dict, dict]:
     """Scratch PostgreSQL databases of this run (names, DSNs by key); drop_databases drops them."""
     import uuid
@@ -429,7 +495,7 @@ def p5_bench(a: Any, work: str) -> None:
         py = n / s
         print(f"(e) Python apply process:    {n:>9} LCRs in {s:6.2f} s = {py:>10,.0f} rows/s "
               f"(load {os.getloadavg()[0]:.1f})", flush=True)
-        spark = spark_session(a.master, dsn["store"], ui=False)
+        spark = spark_session(a.master, dsn["store"], ui=False, conf=event_log_conf(a))
         try:
             jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())
         except Exception:  # noqa: BLE001  (the figure is optional)
@@ -442,16 +508,17 @@ def p5_bench(a: Any, work: str) -> None:
               flush=True)
         run = PipelineRun(spark, spec, conn, conn.context.store, "apply", os.path.join(work, "ck"),
                           connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), tree_cpu()
         run.start()
         run.wait()
-        s = time.perf_counter() - start
+        s, cpu = time.perf_counter() - start, tree_cpu() - cpu
         for p in run.query.recentProgress:
             print(f"    batch {p.batchId}: began {p.timestamp}, {p.numInputRows} rows, {dict(p.durationMs)}")
         memory = rss.report()
         spark.stop()
         print(f"(f) Spark {a.master} apply:  {a.lcrs:>9} LCRs in {s:6.2f} s = {a.lcrs / s:>10,.0f} rows/s  "
-              f"(f)/(e) = {a.lcrs / s / py:.2f}", flush=True)
+              f"(f)/(e) = {a.lcrs / s / py:.2f}; CPU of the driver + JVM + workers {cpu:.1f} s = "
+              f"{cpu / a.lcrs * 1e6:.0f} us/row", flush=True)
         driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak RSS: driver (Python) {driver:.0f} MB; {memory}")
 
@@ -484,6 +551,9 @@ def lag_bench(a: Any, work: str) -> None:
     applied before the producer starts."""
     import psycopg
 
+    import logging
+    logging.basicConfig(format="    %(message)s")
+    logging.getLogger("sluice.pipeline").setLevel(logging.INFO)   # the apply sink's phases per batch
     dbs, dsn = make_databases("lag", ("store", "aps"))
     committed: dict[str, float] = {}
     try:
@@ -512,7 +582,7 @@ def lag_bench(a: Any, work: str) -> None:
                                   "WHERE table_name = 'sluice_apply_done'").fetchone()
                 return c.execute(f"SELECT id, done FROM {where[0]}.sluice_apply_done").fetchall() if where else []
 
-        spark = spark_session(a.master, dsn["store"], ui=False)
+        spark = spark_session(a.master, dsn["store"], ui=False, conf=event_log_conf(a))
         spec = PipelineSpec("aps", dsn["store"], "STRM_Q", "APS", "POS", apply_tasks=a.tasks)
         run = PipelineRun(spark, spec, conn, conn.context.store, "apply", os.path.join(work, "ck"),
                           connect=sluice.connect, apply_name="APS")
@@ -571,12 +641,18 @@ def main() -> None:
     ap.add_argument("--lag", action="store_true", help="end-to-end lag at --rate rows/s (see lag_bench)")
     ap.add_argument("--rate", type=int, default=5000)
     ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--event-log", default=None, help="--p5/--lag: Spark's event log into this directory, "
+                    "each job's time printed at the end")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-pipeline-")
     mode = lag_bench if a.lag else p5_bench if a.p5 else apply_bench if a.apply else None
     if mode is not None:
         try:
             mode(a, work)
+            if a.event_log:
+                for name in sorted(os.listdir(a.event_log)):
+                    print(f"event log {name}:")
+                    event_log_breakdown(os.path.join(a.event_log, name))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         return

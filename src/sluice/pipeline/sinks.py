@@ -604,7 +604,8 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
             ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
                                                                  batch_id, it, None, None, limit, counted))
 
-        rows = frame.withColumn("tx", _transaction_id()).persist()   # the decide plan runs once per batch
+        # not persisted: the staged path reads the batch once (one Spark job); the tasks' path persists it
+        rows = frame.withColumn("tx", _transaction_id())
         try:
             staged: list = []
             with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
@@ -619,6 +620,7 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
                          _clock(entered), _clock(time.monotonic()), time.monotonic() - entered,
                          "staged" if took else "1 task", counted.value, staged)
                 return
+            rows = rows.persist()   # the decide plan runs once for the passes below
             began = time.monotonic()
             key_columns, acting, captured = _batch_facts(rows, connect, dsn, login, apply_name, known)
             keyed = _keys_frame(rows, key_columns, acting, captured).collect()

@@ -1,8 +1,10 @@
 """The Spark apply sink's staged path (a micro-batch into a PostgreSQL target with no
-Python per LCR): which source transactions may take it is decided in the JVM, the rows
-are shaped in the JVM (group, commit order, key values, shape, values as JSON) and COPYed
-into the target's staging table by the executors through Arrow (the target ranks them
-into phases), then the driver applies each group of whole source
+Python per LCR), in ONE Spark job per batch (no persisted batch, no second pass): the
+rows are read, decided, judged (may the set form take this row?) and shaped in the JVM
+(transaction, commit order, key values, shape, values as JSON) and COPYed into the target's
+staging table by the executors through Arrow; the target aggregates the batch's
+transactions (size, commit order, eligibility, tables, rules) for the driver and ranks the
+rows into phases, then the driver applies each group of whole source
 transactions from there in set form, in commit order (:mod:`.staging`).  Source
 transactions the set form may not take -- and any group it hands back -- go, in their
 place in the commit order, through the apply engine's path (``engine_path``: the sink's
@@ -94,24 +96,6 @@ def _eligible(rows: DataFrame, tables: dict[str, tuple[list[str], list[str]]]) -
     return F.coalesce(ok, F.lit(False)), keys
 
 
-def _transactions(rows: DataFrame, tables: dict) -> tuple[list[dict], Any]:
-    """The batch's source transactions in commit order (one Spark job; no LCR data): their
-    size, whether every row may take the set form, their tables and rules; the rows'
-    key columns (a Column)."""
-    ok, keys = _eligible(rows, tables)
-    rule = F.col("rule") if "rule" in rows.columns else F.lit(None).cast("string")
-    got = rows.groupBy("tx").agg(
-        F.min(F.coalesce(F.col("cscn"), F.lit(0))).alias("c"), F.min("seq").alias("s"), F.count(F.lit(1)).alias("n"),
-        F.min(ok.cast("int")).alias("ok"), F.first("source_database_name").alias("db"),
-        F.max(F.col("commit_scn").cast("long")).alias("scn"), F.first("transaction_id").alias("txn_id"),
-        F.collect_set(F.when(F.col("lcr_kind") == "ROW", _table_key())).alias("tables"),
-        F.collect_set(rule).alias("rules")).collect()
-    txs = sorted((t.asDict() for t in got), key=lambda t: (t["c"], t["s"]))
-    for t in txs:
-        t["ok"], t["ident"] = bool(t["ok"]), f"{t['db']}|{t['scn']}"
-    return txs, keys
-
-
 def _segments(txs: list[Any], limit: int, errored: set, done: set[str]) -> list[tuple[str, list[Any]]]:
     """The batch's transactions in commit order cut into ("staged", group) -- whole
     transactions of at most ``limit`` LCRs -- and ("engine", run) segments."""
@@ -152,11 +136,17 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
 
     form = SetApplier(engine, has_actions)
     facts.refresh(engine)
-    txs, keys = _transactions(rows, facts.taken())
-    lap("read+decide+transactions")
-    if facts.learn(engine, form, {n for t in txs for n in t["tables"]}):   # new tables: look again
-        txs, keys = _transactions(rows, facts.taken())
-        lap("transactions again")
+    applier = StagedApplier(engine, form._shape)
+    spark = rows.sparkSession
+    applier.prepare()
+    _stage(rows, facts.taken(), engine.target.conninfo, applier.table)
+    txs = applier.transactions()
+    lap("read+decide+stage")
+    if facts.learn(engine, form, {n for t in txs for n in t["tables"]}):   # new tables: stage again
+        applier.prepare()
+        _stage(rows, facts.taken(), engine.target.conninfo, applier.table)
+        txs = applier.transactions()
+        lap("stage again")
     settings = engine.settings
     acting = {r for t in txs for r in t["rules"] if has_actions(r)}
     for t in txs:
@@ -164,25 +154,19 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
         t["ok"] = t["ok"] and not acting.intersection(t["rules"]) and all(s is not None and t["scn"] > s for s in scns)
     if not any(t["ok"] for t in txs):
         return False
-    applier = StagedApplier(engine, form._shape)
     segments = _segments(txs, limit, errorqueue.errored_transactions(ctx, d.name),
                          applier.done([t["ident"] for t in txs if t["ok"]]))
-    spark = rows.sparkSession
-    grouped = [(t["tx"], k) for k, (kind, ts) in enumerate(segments) for t in ts if kind == "staged"]
-    staged: dict = {}
-    if grouped:
-        applier.prepare()
-        where = _table(spark, tx=[tx for tx, _k in grouped], grp=[k for _tx, k in grouped])
-        _stage(rows.join(F.broadcast(where), "tx"), keys, engine.target.conninfo, applier.table)
-        staged = applier.staged()
-    lap("stage")
+    staged = applier.staged({t["tx"]: k for k, (kind, ts) in enumerate(segments) for t in ts if kind == "staged"})
+    lap("phases")
     for k, (kind, ts) in enumerate(segments):
-        if kind == "staged" and applier.apply_group(k, [(t["ident"], t["db"], t["scn"], t["txn_id"]) for t in ts],
+        if kind == "staged" and applier.apply_group([t["tx"] for t in ts],
+                                                    [(t["ident"], t["db"], t["scn"], t["txn_id"]) for t in ts],
                                                     staged.get(k, [])):
             lap("apply")
             continue
         these = _table(spark, tx=[t["tx"] for t in ts])
         # a group handed back: a target transaction per source transaction, as the engine does
+        # (the batch read again: rare, so the batch is not persisted for it)
         engine_path(rows.join(F.broadcast(these), "tx"), None if kind == "engine" else 1)
         lap("engine path")
     counted.append((applier.groups, applier.fallbacks, applier.statements, len(segments), laps))
@@ -198,25 +182,35 @@ def _table(spark: Any, **columns: list) -> DataFrame:
                                            for k, v in columns.items()}))
 
 
-def _stage(frame: DataFrame, keys: Any, conninfo: str, table: str) -> int:
-    """COPY the staged transactions' rows into ``table`` (executors, through Arrow): each
-    row's group, commit order, key values (its phase is computed there), table, command,
+def _stage(rows: DataFrame, tables: dict[str, tuple[list[str], list[str]]], conninfo: str, table: str) -> int:
+    """COPY the batch into ``table`` (executors, through Arrow; the one Spark job of a
+    batch): every row's transaction and its facts, whether the set form may take it, and
+    for those rows commit order, key values (its phase is computed there), table, command,
     shape and values as JSON."""
+    ok, keys = _eligible(rows, tables)
     cmd = F.col("command_type")
     row_key = F.array_join(F.transform(keys, lambda c: F.coalesce(F.element_at(
-        F.when(cmd == "INSERT", F.col("new_values")).otherwise(F.col("old_values")), c), F.lit("\u0001"))), "\u0000")
+        F.when(cmd == "INSERT", F.col("new_values")).otherwise(F.col("old_values")), c), F.lit("\u0001"))), "\u0002")
 
     def names(side: str) -> Any:
         return F.array_join(F.array_sort(F.map_keys(side)), FIELD_SEP)
+
+    def when_ok(column: Any) -> Any:
+        return F.when(F.col("OK"), column)
     new_side = F.when(cmd != "DELETE", F.col("new_values"))
     old_side = F.when(cmd != "INSERT", F.col("old_values"))
-    shaped = frame.select(
-        F.col("grp").cast("int").alias("GRP"), F.col("cscn").alias("CSCN"), F.col("seq").alias("SEQ"),
-        row_key.alias("ROWKEY"), F.col("object_owner").alias("OWNER"),
-        F.col("object_name").alias("NAME"), cmd.alias("CMD"),
-        F.concat(F.coalesce(names(new_side), F.lit("")), F.lit(SIDE_SEP), F.coalesce(names(old_side), F.lit("")))
-        .alias("SHAPE"),
-        F.to_json(old_side).alias("OLD"), F.to_json(new_side).alias("NEW"))
+    is_row = F.col("lcr_kind") == "ROW"
+    rule = F.col("rule") if "rule" in rows.columns else F.lit(None).cast("string")
+    shaped = rows.withColumn("OK", ok).select(
+        F.col("tx").alias("TX"), F.col("OK"), F.col("lcr_kind").alias("KIND"),
+        F.col("source_database_name").alias("DB"), F.col("commit_scn").cast("long").alias("SCN"),
+        F.col("transaction_id").alias("TXN"), rule.alias("RULE"),
+        F.col("cscn").alias("CSCN"), F.col("seq").alias("SEQ"), when_ok(row_key).alias("ROWKEY"),
+        F.when(is_row, F.col("object_owner")).alias("OWNER"), F.when(is_row, F.col("object_name")).alias("NAME"),
+        when_ok(cmd).alias("CMD"),
+        when_ok(F.concat(F.coalesce(names(new_side), F.lit("")), F.lit(SIDE_SEP),
+                         F.coalesce(names(old_side), F.lit("")))).alias("SHAPE"),
+        when_ok(F.to_json(old_side)).alias("OLD"), when_ok(F.to_json(new_side)).alias("NEW"))
     assert tuple(shaped.columns) == COLUMNS
     counts = shaped.mapInArrow(lambda it: copy_batches(conninfo, table, it), "n long").collect()
     return sum(r["n"] for r in counts)

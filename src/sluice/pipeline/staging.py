@@ -5,12 +5,16 @@ whole source transactions is applied from there in set form (:class:`StagedAppli
 ONE target transaction that also writes its SLUICE_APPLY_DONE records and the apply's
 low-watermark -- no Python per row anywhere.
 
-The staging table (UNLOGGED, one per apply: ``SLUICE_APPLY_STAGING_<apply>`` beside the
-target's SLUICE_APPLY_DONE) holds a row per LCR: its group (``GRP``), commit order and key
-values, table, command, *shape* (which columns it carries), its old / new values as JSON
-objects of the values' text forms, and its *phase* (how many earlier LCRs of the group
-touch the same row, computed there after the COPY: a row changed twice goes in two phases,
-applied one after the other).  It is emptied before each
+The staging table (UNLOGGED, one per apply: ``SLUICE_APPLY_STAGING_B_<apply>`` beside the
+target's SLUICE_APPLY_DONE) holds a row per row of the batch, staged in ONE Spark job that
+reads, decides and COPYs: its source transaction (``TX``) and that transaction's facts
+(source database, commit SCN, transaction id, TRUE rule), whether the set form may take the
+row (``OK``), and for those rows commit order, key values, table, command, *shape* (which
+columns it carries), its old / new values as JSON objects of the values' text forms, and its
+*phase* (how many earlier LCRs of the batch touch the same row, computed there after the
+COPY: a row changed twice goes in two phases, applied one after the other).  The batch's
+transactions (size, commit order, eligibility, tables, rules) are aggregated there, not in
+a second pass of Spark over the batch.  It is emptied before each
 batch is staged, so a batch replayed after a crash between staging and the apply's commit
 starts clean; a group whose records are already there (a replay after its commit) is
 skipped, and one partly there goes to the engine, which skips what was applied.
@@ -34,16 +38,21 @@ from typing import Any, Iterable, Iterator
 from ..streams.apply.target import PgTarget, TargetError
 from .setapply import _array, _base_type, _Shape
 
-__all__ = ["StagedApplier", "staging_table", "copy_batches", "COLUMNS", "FIELD_SEP", "SIDE_SEP"]
+__all__ = ["StagedApplier", "staging_table", "copy_batches", "COLUMNS", "FIELD_SEP", "SIDE_SEP", "TABLE_SEP"]
 
-# the staging table's columns, in the order the executors COPY them
-COLUMNS = ("GRP", "CSCN", "SEQ", "ROWKEY", "OWNER", "NAME", "CMD", "SHAPE", "OLD", "NEW")
+# the staging table's columns, in the order the executors COPY them: every row of the batch
+# (its transaction's facts are aggregated there), the set form's columns only for rows it may take
+COLUMNS = ("TX", "OK", "KIND", "DB", "SCN", "TXN", "RULE", "CSCN", "SEQ", "ROWKEY", "OWNER", "NAME", "CMD",
+           "SHAPE", "OLD", "NEW")
+TABLE_SEP = "\u0001"   # OWNER TABLE_SEP NAME in the transactions' table lists
 FIELD_SEP, SIDE_SEP = "\u0001", "\u0002"   # a shape: new columns SIDE_SEP old columns
 
 
 def staging_table(target: PgTarget, apply_name: str) -> str:
     """The apply's staging table in the target (a name of letters, digits and _)."""
-    return f"{target.quote(target.schema)}.SLUICE_APPLY_STAGING_{re.sub(r'[^A-Za-z0-9_]', '_', apply_name)}"
+    # _B: the batch-wide layout (every row, its transaction's facts); a table of the former
+    # layout, if any, is left alone
+    return f"{target.quote(target.schema)}.SLUICE_APPLY_STAGING_B_{re.sub(r'[^A-Za-z0-9_]', '_', apply_name)}"
 
 
 def copy_batches(conninfo: str, table: str, batches: Iterator[Any]) -> Iterator[Any]:
@@ -84,24 +93,47 @@ class StagedApplier:
     def prepare(self) -> None:
         """The staging table, made if missing and emptied (a replayed batch starts clean)."""
         t = self.target
-        t.execute(f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.table} (GRP INTEGER NOT NULL, "
-                  "PHASE INTEGER NOT NULL DEFAULT 0, CSCN BIGINT, SEQ BIGINT, ROWKEY TEXT, OWNER TEXT NOT NULL, "
-                  "NAME TEXT NOT NULL, CMD TEXT NOT NULL, SHAPE TEXT NOT NULL, OLD JSONB, NEW JSONB)")
+        t.execute(f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.table} (TX TEXT NOT NULL, OK BOOLEAN NOT NULL, "
+                  "KIND TEXT, DB TEXT, SCN BIGINT, TXN TEXT, RULE TEXT, PHASE INTEGER NOT NULL DEFAULT 0, "
+                  "CSCN BIGINT, SEQ BIGINT, ROWKEY TEXT, OWNER TEXT, NAME TEXT, CMD TEXT, SHAPE TEXT, "
+                  "OLD JSONB, NEW JSONB)")
         t.execute(f"CREATE INDEX IF NOT EXISTS {self.table.rsplit('.', 1)[1]}_I ON {self.table} "
-                  "(GRP, PHASE, OWNER, NAME, CMD, SHAPE)")
+                  "(PHASE, OWNER, NAME, CMD, SHAPE)")
         t.execute(f"TRUNCATE {self.table}")
         t.commit()
 
-    def staged(self) -> dict[int, list[tuple[int, str, str, str, str, int]]]:
-        """Per group, (phase, owner, name, command, shape, LCRs) of what was staged, once
-        each LCR has its phase: its rank in commit order among the group's LCRs that touch
-        the same row (one sort in the database instead of a shuffle in Spark)."""
+    def transactions(self) -> list[dict]:
+        """The staged batch's source transactions in commit order: size, commit order,
+        whether every row may take the set form, source database, commit SCN, transaction
+        id, tables (``OWNER\\0NAME``) and TRUE rules -- aggregated in the target (no
+        second pass over the batch in Spark)."""
+        rows = self.target.query(
+            f"SELECT TX, min(coalesce(CSCN, 0)), min(SEQ), count(*), bool_and(OK), min(DB), max(SCN), min(TXN), "
+            f"array_agg(DISTINCT OWNER || '{TABLE_SEP}' || NAME) FILTER (WHERE KIND = 'ROW' AND OWNER IS NOT NULL "
+            f"AND NAME IS NOT NULL), array_agg(DISTINCT RULE) FILTER (WHERE RULE IS NOT NULL) FROM {self.table} "
+            "GROUP BY TX")
+        self.target.rollback()
+        txs = [{"tx": tx, "c": c, "s": s, "n": n, "ok": bool(ok), "db": db, "scn": scn, "txn_id": txn,
+                "ident": f"{db}|{scn}", "tables": [x.replace(TABLE_SEP, "\u0000") for x in tables or ()],
+                "rules": list(rules or ())}
+               for tx, c, s, n, ok, db, scn, txn, tables, rules in rows]
+        return sorted(txs, key=lambda t: (t["c"], t["s"]))
+
+    def staged(self, groups: dict[str, int]) -> dict[int, list[tuple[int, str, str, str, str, int]]]:
+        """Per group (``groups``: transaction -> group), (phase, owner, name, command,
+        shape, LCRs) of what was staged, once each LCR has its phase: its rank in commit
+        order among the batch's LCRs that touch the same row (one sort in the database
+        instead of a shuffle in Spark; ranked batch-wide, so within a group the phases keep
+        that order and no two LCRs of a phase touch the same row)."""
         self.target.execute(f"UPDATE {self.table} s SET PHASE = x.p FROM (SELECT ctid AS id, row_number() OVER "
-                            "(PARTITION BY GRP, OWNER, NAME, ROWKEY ORDER BY CSCN, SEQ) - 1 AS p "
-                            f"FROM {self.table}) x WHERE s.ctid = x.id AND x.p > 0")
+                            "(PARTITION BY OWNER, NAME, ROWKEY ORDER BY CSCN, SEQ) - 1 AS p "
+                            f"FROM {self.table} WHERE SHAPE IS NOT NULL) x WHERE s.ctid = x.id AND x.p > 0")
         self.target.commit()
-        rows = self.target.query(f"SELECT GRP, PHASE, OWNER, NAME, CMD, SHAPE, count(*) FROM {self.table} "
-                                 "GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2")
+        txs = list(groups)
+        rows = self.target.query(f"SELECT m.g, PHASE, OWNER, NAME, CMD, SHAPE, count(*) FROM {self.table} s "
+                                 "JOIN unnest(%s::text[], %s::int[]) AS m(tx, g) ON s.TX = m.tx "
+                                 "WHERE s.SHAPE IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2",
+                                 (_array(txs), "{" + ",".join(str(groups[t]) for t in txs) + "}"))
         self.target.rollback()
         out: dict[int, list] = {}
         for grp, *rest in rows:
@@ -118,11 +150,11 @@ class StagedApplier:
         self.target.rollback()
         return {r[0] for r in rows}
 
-    def apply_group(self, grp: int, txns: list[tuple[str, str, int, str | None]],
+    def apply_group(self, grp: list[str], txns: list[tuple[str, str, int, str | None]],
                     staged: list[tuple[int, str, str, str, str, int]]) -> bool:
-        """Apply group ``grp`` -- its source transactions ``txns`` as (ident, source
-        database, commit SCN, transaction id), its staged LCRs ``staged`` -- as one target
-        transaction; False (nothing changed) when the engine must take it."""
+        """Apply a group -- ``grp`` its transactions' TX values in the staging table, ``txns``
+        as (ident, source database, commit SCN, transaction id), its staged LCRs ``staged``
+        -- as one target transaction; False (nothing changed) when the engine must take it."""
         engine, target = self.engine, self.target
         claims = self._claims(txns)
         phases: dict[int, list] = {}
@@ -165,14 +197,14 @@ class StagedApplier:
             out.append(t.progress_statement(engine.apply_name, db, scn, txn_id, engine.server_id))
         return out
 
-    def _phase(self, grp: int, phase: int, members: Iterable[tuple[str, str, str, str, int]]
+    def _phase(self, grp: list[str], phase: int, members: Iterable[tuple[str, str, str, str, int]]
                ) -> tuple[str, tuple, list[int]]:
         """One phase's statement: a CTE per (table, command, shape), their row counts."""
         ctes, params, expected = [], [], []
         for i, (owner, name, cmd, shape, n) in enumerate(members):
             sql, p = self._change(self.shape(owner, name), cmd, shape)
             ctes.append(f"c{i} AS ({sql} RETURNING 1)")
-            params += [grp, phase, owner, name, cmd, shape, *p]
+            params += [_array(grp), phase, owner, name, cmd, shape, *p]
             expected.append(n)
         counts = ", ".join(f"(SELECT count(*) FROM c{i})" for i in range(len(ctes)))
         return f"WITH {', '.join(ctes)} SELECT {counts}", tuple(params), expected
@@ -184,7 +216,7 @@ class StagedApplier:
         new_cols = new_part.split(FIELD_SEP) if new_part else []
         old_cols = old_part.split(FIELD_SEP) if old_part else []
         staged = f"{self.table} s"
-        where = "s.GRP = %s AND s.PHASE = %s AND s.OWNER = %s AND s.NAME = %s AND s.CMD = %s AND s.SHAPE = %s"
+        where = "s.TX = ANY(%s::text[]) AND s.PHASE = %s AND s.OWNER = %s AND s.NAME = %s AND s.CMD = %s AND s.SHAPE = %s"
 
         def value(side: str, c: str) -> str:
             return f"(s.{side} ->> {_literal(c)})::{_base_type(shape.types[c])}"

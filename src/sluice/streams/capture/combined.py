@@ -89,20 +89,24 @@ class Combined:
         batch = Batch(self.site, q.qualified)
         now = time.time()
         group = None
+        # what every message of the batch shares, and the per-message work inlined: this
+        # loop runs once per captured change
+        payload_type, sender, original_queue = q.table.payload_type, (self.capture, None, 0), (q.owner, q.name)
+        capture, encode, blake2b, append = self.capture, codec.encode, hashlib.blake2b, batch.messages.append
         for i, lcr in enumerate(lcrs):
-            ident = hashlib.blake2b(f"{self.capture}|{lcr.get_commit_scn()}|{lcr.get_scn()}|{i}".encode(),
-                                    digest_size=16).digest()
-            group = group or f"CCA:{self.capture}:{lcr.get_commit_scn()}"
+            commit_scn = lcr.get_commit_scn()
+            ident = blake2b(f"{capture}|{commit_scn}|{lcr.get_scn()}|{i}".encode(), digest_size=16).digest()
+            group = group or f"CCA:{capture}:{commit_scn}"
             message = lcr
             if rules:
                 message = ruled(env, p, message)
                 if message is DISCARD:
                     continue
-            batch.messages.append(Propagated(
-                dest_queue=dest_queue, source_msgid=ident, original_msgid=ident,
-                payload_type=q.table.payload_type, user_data=codec.encode(message),
-                sender=(self.capture, None, 0), group=group, original_queue=(q.owner, q.name),
-                enq_time=now))
+            # Propagated's fields in order: dest_queue, source_msgid, original_msgid,
+            # payload_type, user_data, priority, delay, expiration, correlation, sender,
+            # recipients, group, original_queue, enq_time
+            append(Propagated(dest_queue, ident, ident, payload_type, encode(message), 1, None, None, None,
+                              sender, None, group, original_queue, now))
         return batch
 
     def send(self, batch: Batch, elapsed: float) -> None:

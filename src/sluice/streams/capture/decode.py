@@ -88,13 +88,45 @@ def _time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-def transactions(rows: list[str]) -> list[SourceTransaction]:
+# The head of a wal2json format-2 row change, as wal2json writes it with the capture's
+# options (pgsource.Source.options): action, xid, timestamp, lsn, schema, table, then the
+# columns.  A name holding a quote or a backslash (escaped in JSON) does not match: such a
+# row is parsed whole.  Inside a JSON string every '"' follows a backslash, so the
+# pattern's unescaped quotes only ever match the row's own keys, and '"type":"' only the
+# columns' (and old keys') type names, each taken up to its first quote: a name with an
+# escape in it (an escaped quote ends it early) holds a backslash there, which no supported
+# type's name does, so its row is parsed whole.
+_ROW_HEAD = re.compile(r'\{"action":"([IUD])","xid":\d+,"timestamp":"[^"]*","lsn":"([^"]*)",'
+                       r'"schema":"([^"\\]*)","table":"([^"\\]*)",')
+_TYPE_NAME = re.compile(r'"type":"([^"]*)"')
+
+
+def transactions(rows: list[str], known: dict[str, Any] | None = None) -> list[SourceTransaction]:
     """wal2json format-2 rows -> whole transactions in commit order (a transaction
-    without its commit row — never the case for a peek — is left out)."""
+    without its commit row — never the case for a peek — is left out).
+
+    ``known``: a decoder's column kinds (:attr:`Decoder.kinds`).  A row change whose
+    column types are all supported there is not parsed here: its change holds the head
+    (action, lsn, schema, table) and wal2json's text (``_text``), and the decoder makes
+    an LCR that parses the text only if something reads its values (rules on owner,
+    object, command and tag, and the queue's stored form, never do).  Any other row is
+    parsed whole, as every row is without ``known``."""
     out: list[SourceTransaction] = []
     changes: list[dict] | None = None
     messages = False
+    head, type_names = _ROW_HEAD.match, _TYPE_NAME.findall
     for text in rows:
+        if known is not None and changes is not None:
+            m = head(text)
+            if m is not None:
+                for t in type_names(text, m.end()):
+                    if not known.get(t):
+                        break
+                else:
+                    action, lsn, schema, table = m.groups()
+                    changes.append({"action": action, "lsn": lsn, "schema": schema, "table": table,
+                                    "_text": text, "_lazy": True})
+                    continue
         row = parse_json(text)
         action = row["action"]
         if action == "B":
@@ -240,12 +272,19 @@ class DecodedRowLCR(RowLCR):
         the values are AnyData (or when the row lost unsupported columns)."""
         if self._form == self.VALUES or self._text is None or self._extra:
             return None
-        tag, when = self._tag, self._source_time
-        return (f'{{"db":{_json(self._source_database_name)},"cmd":{_json(self._command_type)},'
-                f'"own":{_json(self._object_owner)},"obj":{_json(self._object_name)},'
-                f'"tag":{_json(tag.hex()) if tag is not None else "null"},'
-                f'"txn":{_json(self._transaction_id)},"scn":{_num(self._scn)},"cscn":{_num(self._commit_scn)},'
-                f'"time":{_json(_iso(when)) if when is not None else "null"},"pg":{_str(self._text)}}}')
+        # written in three cached parts (the LCRs of a batch share a few tables, commands
+        # and tags, and those of a transaction its id, commit SCN and time)
+        key = (self._source_database_name, self._command_type, self._object_owner, self._object_name,
+               self._tag)
+        head = _HEADS.get(key)
+        if head is None:
+            head = _head(key)
+        tail = _last_tail
+        if tail[0] != self._commit_scn or tail[1] is not self._source_time:
+            tail = _tail(self._commit_scn, self._source_time)
+        scn = self._scn
+        return (f'{head}{_json(self._transaction_id)},"scn":{"null" if scn is None else int(scn)}'
+                f'{tail[2]}{_str(self._text)}}}')
 
     @classmethod
     def from_document(cls, doc: dict) -> "DecodedRowLCR":
@@ -283,6 +322,29 @@ def _json(value: str) -> str:
 
 def _num(v: Any) -> str:
     return "null" if v is None else str(int(v))
+
+
+_HEADS: dict[tuple, str] = {}
+_last_tail: list = [None, None, ""]
+
+
+def _head(key: tuple) -> str:
+    """The stored document's text up to the transaction id, for (source database, command,
+    owner, object, tag)."""
+    db, cmd, own, obj, tag = key
+    if len(_HEADS) > 10_000:
+        _HEADS.clear()
+    text = _HEADS[key] = (f'{{"db":{_json(db)},"cmd":{_json(cmd)},"own":{_json(own)},"obj":{_json(obj)},'
+                          f'"tag":{_json(tag.hex()) if tag is not None else "null"},"txn":')
+    return text
+
+
+def _tail(commit_scn: Any, when: Any) -> list:
+    """From the commit SCN to wal2json's row text: ``[commit SCN, time, text]``."""
+    global _last_tail
+    _last_tail = [commit_scn, when, f',"cscn":{_num(commit_scn)},'
+                                    f'"time":{_json(_iso(when)) if when is not None else "null"},"pg":']
+    return _last_tail
 
 
 def _iso(when: Any) -> str:
@@ -394,9 +456,14 @@ class Decoder:
                              tag, txn_id, lsn_to_int(ch["lsn"]), commit_scn=commit_scn,
                              source_time=commit_time)
                 continue
-            bad: list[str] = []
             lcr = DecodedRowLCR._trusted(db, _COMMANDS[action], owner, name, tag, txn_id,
                                          lsn_to_int(ch["lsn"]), commit_scn, commit_time)
+            if "_lazy" in ch:       # every column type supported (transactions()): parsed if read
+                lcr._decoder, lcr._form = self, DecodedRowLCR.TEXT
+                lcr._text, lcr._raw_old, lcr._raw_new = ch["_text"], None, None
+                yield lcr
+                continue
+            bad: list[str] = []
             lcr._decoder, lcr._form = self, DecodedRowLCR.RAW
             lcr._raw_new = self.supported(ch.get("columns"), bad) if action != "D" else None
             lcr._raw_old = self.supported(ch.get("identity"), bad) if action != "I" else None

@@ -287,10 +287,7 @@ class Source:
         may capture them — Oracle's capture does not capture its dictionary's and queues'
         tables either).  The stores are those of the database when the capture starts."""
         if self._options is None:
-            opts = ["format-version", "2", "include-xids", "1", "include-lsn", "1",
-                    "include-timestamp", "1", "include-transaction", "1", "include-types", "1",
-                    "include-typmod", "1", "include-domain-data-type", "1",
-                    "add-msg-prefixes", f"{DDL_PREFIX},{TAG_PREFIX}"]
+            opts = list(WAL2JSON_OPTIONS)
             stores = set(self.store_schemas())
             if self.exclude_schema:
                 stores.add(self.exclude_schema)
@@ -397,6 +394,13 @@ class Source:
                     self.raw.execute(f"DROP FUNCTION IF EXISTS {_DDL_FUNCTION}()")
         except psycopg.Error as e:
             raise source_error(e, self.display, self.process) from None
+
+
+# what the decoder reads (decode.transactions relies on the row heads these give)
+WAL2JSON_OPTIONS = ("format-version", "2", "include-xids", "1", "include-lsn", "1",
+                    "include-timestamp", "1", "include-transaction", "1", "include-types", "1",
+                    "include-typmod", "1", "include-domain-data-type", "1",
+                    "add-msg-prefixes", f"{DDL_PREFIX},{TAG_PREFIX}")
 
 
 def _ident(name: str) -> str:

@@ -326,7 +326,7 @@ class CaptureProcess:
             self._abort(e)
             raise
         self._busy_since = None
-        txns = transactions(rows)
+        txns = transactions(rows, self.decoder.kinds)
         if staging is not None:
             txns = [t for t in txns if t.end_lsn > self._staged_lsn]
         if notices and self._relevant(notices, txns):
@@ -389,7 +389,8 @@ class CaptureProcess:
                     # a subset rule's UPDATE moving a row in or out becomes an INSERT / DELETE
                     # (seed 000 "Row Migration During Capture"); a remembered verdict (the
                     # prefilter's) only exists for rules that read no values: no subset rules
-                    lcrs.append(migrate(item, self._hit))
+                    hit = self._hit
+                    lcrs.append(item if hit is None else migrate(item, hit))
         return lcrs, unsupported, captured, last_captured
 
     def _capture(self, txns: list[SourceTransaction], advance: bool = True) -> None:

@@ -156,7 +156,9 @@ class SlotStream:
             self.close()
             raise self._raise(e) from None
         got = False
-        while self._complete_rows() < max_rows:
+        rows, txns = self._rows, self._txns
+        before = len(rows)
+        while (txns[-1][0] if txns else 0) < max_rows:     # _complete_rows(), inlined: once per row
             n, data = pg.get_copy_data(1)
             if n == 0:
                 break
@@ -169,19 +171,22 @@ class SlotStream:
             got = True
             kind = data[0]
             if kind == 0x77:        # 'w' XLogData: header of 3 LSN-sized fields, then a row
-                self._row(bytes(data[25:]).decode("utf-8"))
+                text = str(data[25:], "utf-8")
+                rows.append(text)
+                if text.startswith('{"action":"C"'):
+                    self._commit(text)
             elif kind == 0x6B:      # 'k' keepalive: the decoder's position, reply wanted?
                 self._wal_end = max(self._wal_end, int.from_bytes(data[1:9], "big"))
                 if data[17]:
                     self._status(pg, False)
+        if len(rows) > before:
+            self._last_change = time.monotonic()
         return got
 
-    def _row(self, text: str) -> None:
-        self._rows.append(text)
-        self._last_change = time.monotonic()
-        if text.startswith('{"action":"C"'):
-            row = json.loads(text)
-            self._txns.append((len(self._rows), lsn_to_int(row["lsn"]), lsn_to_int(row["nextlsn"])))
+    def _commit(self, text: str) -> None:
+        """A commit row (the last one appended): a whole transaction ends there."""
+        row = json.loads(text)
+        self._txns.append((len(self._rows), lsn_to_int(row["lsn"]), lsn_to_int(row["nextlsn"])))
 
     def _complete_rows(self) -> int:
         return self._txns[-1][0] if self._txns else 0

@@ -78,7 +78,7 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
             if not msgs:
                 continue
         tid = ctx.txn_id() if any(not m.group for m in msgs) else None
-        records = [_record(ctx, q, m, batch.source_site, now, tid) for m in msgs]
+        records = _records(ctx, q, msgs, batch.source_site, now, tid)
         if q.table.multiple_consumers:      # one record per recipient there
             records = fan_out_all(ctx, q, records, [[Agent(r) for r in m.recipients] if m.recipients else []
                                                     for m in msgs], ctx.catalog.codec(q.table))
@@ -170,6 +170,32 @@ def _settle_received(c: Any, site: str, source_queue: str, fresh: dict[str, list
                     c.execute(_DROP, (site, dest, batch_id))
         for batch_id, count, packed in _rows(ids or []):
             c.execute(_INSERT, (site, dest, batch_id, source_queue, now, count, packed))
+
+
+def _records(ctx: Any, q: QueueInfo, msgs: list[Propagated], site: str, now: float,
+             tid: str | None) -> list[MessageRecord]:
+    """:func:`_record` of each of ``msgs``; a message READY at once that never expires
+    (a captured LCR's, most propagated ones) built inline, its group's name made once per
+    run of messages of one group."""
+    out = []
+    append, new_id, user, name = out.append, new_msgid, ctx.username, q.name
+    ready, persistent = C.MSG_READY, C.MSG_PERSISTENT
+    group, group_tid = None, None
+    for m in msgs:
+        if m.delay or m.expiration is not None:
+            append(_record(ctx, q, m, site, now, tid))
+            continue
+        if m.group != group:
+            group = m.group
+            group_tid = f"{site}:{group}" if group else None
+        sender = m.sender or (None, None, None)
+        original_queue = m.original_queue or (None, None)
+        # positional, in MessageRecord's field order, as _record writes it
+        append(MessageRecord(
+            None, name, new_id(), m.correlation, m.priority, ready, None, None, None, None, None, now, user,
+            group_tid or tid or ctx.txn_id(), None, None, None, 0, None, None, sender[0], sender[1], sender[2],
+            m.original_msgid, original_queue[1], original_queue[0], None, None, None, persistent, m.user_data))
+    return out
 
 
 def _record(ctx: Any, q: QueueInfo, m: Propagated, site: str, now: float, tid: str | None = None) -> MessageRecord:
