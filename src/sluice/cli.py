@@ -383,7 +383,7 @@ def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float,
     dsn = run_dsn or obj.dsn
     import sluice
     host = Host(lambda: sluice.connect(dsn, user=obj.user, password=obj.password),
-                stop_timeout=stop_timeout)
+                stop_timeout=stop_timeout, freeze_heap=True)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: Any) -> None:

@@ -91,6 +91,20 @@ def test_row_lcrs_content_order_transactions(env):
     assert env.view("SELECT * FROM V$STREAMS_CAPTURE") == []   # only running captures
 
 
+def test_one_byte_char_column_is_captured(env):
+    """PostgreSQL's one-byte ``"char"`` (wal2json names it bare ``char``) and ``char(n)``
+    become SYS.CHAR values; the table is captured, not reported unsupported."""
+    s = env.src
+    env.sql(f'CREATE TABLE {s}.flags (id int PRIMARY KEY, f "char", code char(3))')
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "flags"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(f"INSERT INTO {s}.flags VALUES (1, 'y', 'ab')")
+    assert env.process().catch_up() >= 1
+    (lcr,) = rows(env.dequeue_all())
+    assert values(lcr, "NEW") == {"ID": 1, "F": "y", "CODE": "ab "}
+    assert {u.column_name: u.data.get_type_name() for u in lcr.get_values("NEW")} == {
+        "ID": "SYS.NUMBER", "F": "SYS.CHAR", "CODE": "SYS.CHAR"}
+
 def test_rule_sets_table_6_1(env):
     """Seed 000 Table 6-1: the negative rule set is evaluated first and discards; of the
     rest, what the positive rule set finds TRUE is captured; without a positive rule set

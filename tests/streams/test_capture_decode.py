@@ -51,6 +51,8 @@ def test_types():
     assert column_type("integer[]") is None and column_type("interval") is None and column_type("point") is None
     assert column_type("timestamp(6) without time zone")[0] == "SYS.TIMESTAMP"
     assert column_type("character varying(30)")[0] == "SYS.VARCHAR2"
+    # the one-byte "char": wal2json names it bare, format_type (synchronous capture) quoted
+    assert column_type("char")[0] == column_type('"char"')[0] == column_type("character(3)")[0] == "SYS.CHAR"
 
 
 def test_row_lcr_from_wal2json_and_its_stored_form():

@@ -444,3 +444,21 @@ def test_a_kind_whose_listing_fails_leaves_the_others_running(dsn, no_thread_lef
         assert host.running() == [("GOODPROC", "P1")]
     warnings = [r for r in caplog.records if "listing the BADPROC processes" in r.getMessage()]
     assert len(warnings) == 1 and warnings[0].exc_info
+
+
+def test_host_that_owns_its_process_freezes_the_heap_after_launching(dsn, no_thread_left):
+    """``freeze_heap`` (what ``sluice run`` sets): a second after it launched processes the
+    host collects once and freezes what is alive, so full collections during batches stop
+    walking the whole process; at its stop it unfreezes.  Without it, nothing is frozen."""
+    import gc
+    assert gc.get_freeze_count() == 0
+    tk = TestKind()
+    tk.enable("P1")
+    with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind]) as host:
+        wait_for(lambda: host.running() == [("TESTPROC", "P1")], 10)
+        time.sleep(1.5)
+        assert gc.get_freeze_count() == 0              # a library host leaves the heap alone
+    with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind], freeze_heap=True) as host:
+        wait_for(lambda: host.running() == [("TESTPROC", "P1")], 10)
+        wait_for(lambda: gc.get_freeze_count() > 0, 10)
+    assert gc.get_freeze_count() == 0

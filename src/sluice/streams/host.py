@@ -45,6 +45,16 @@ DROP_) the host asks it to stop: it finishes its batch and returns.  When it fai
 to stop, waits up to ``stop_timeout`` seconds for each to finish its batch, then lets the
 leases go.
 
+**The heap** (``freeze_heap``, which ``sluice run`` sets: the host owns that process).  A
+process's batch makes thousands of LCRs, changes and queue records that live until its
+commit, so they outlive the cycle collector's young generations and set off full
+collections, each walking every object of the process -- modules, catalog, sessions.
+Measured on seed 001's bench (bench/RESULTS.md, issue 15, cap15): 5-9 us of the capture's
+~50 us of CPU per row, and ~10 us of the apply's.  So a second after it launches processes
+the host collects once and freezes what is alive (:func:`gc.freeze`: reference counting
+still frees those objects; only the cycle collector stops walking them), and unfreezes at
+its stop.  A library user's own process is left alone unless they ask.
+
 The time manager (:mod:`sluice.store.timemgr`) and the notification dispatcher
 (:mod:`sluice.aq.notify.dispatcher`) are not hosted: they start with every store in every
 process and are safe to run in many at once (each item they handle is claimed with a row
@@ -53,6 +63,7 @@ lock or a lease of its own), so they need no exactly-once host.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import socket
@@ -113,11 +124,13 @@ class Host:
 
     def __init__(self, connect: Callable[[], "Connection"], *, kinds: Iterable[ProcessKind] | None = None,
                  poll: float = 0.1, takeover: float = 1.0, backoff: tuple[float, float] = (1.0, 60.0),
-                 max_crashes: int = 16, stop_timeout: float = 60.0) -> None:
+                 max_crashes: int = 16, stop_timeout: float = 60.0, freeze_heap: bool = False) -> None:
         self._connect = connect
         self.kinds = list(kinds) if kinds is not None else registered_kinds()
         self.poll, self.takeover, self.backoff, self.stop_timeout = poll, takeover, backoff, stop_timeout
         self.max_crashes = max_crashes
+        self.freeze_heap = freeze_heap
+        self._settle_at: float | None = None  # when to freeze the heap (after launches)
         self.host_name = socket.gethostname()
         self.pid = os.getpid()
         self.host_id = uuid.uuid4().hex
@@ -191,6 +204,7 @@ class Host:
                         self._reconcile()
                         last_error = None
                     self._restart_due()
+                    self._settle_heap(now)
                 except Exception as e:   # the store away for a while, a kind's listing failing:
                     #                      again at the next scan, logged once while it lasts
                     if repr(e) != last_error:
@@ -239,8 +253,19 @@ class Host:
                 self._launch(h)
         self._tidy(wanted)
 
+    def _settle_heap(self, now: float) -> None:
+        """Freeze the heap once the processes launched a second ago have started (module
+        docstring, "The heap")."""
+        if self._settle_at is not None and now >= self._settle_at:
+            self._settle_at = None
+            gc.collect()
+            gc.freeze()
+            log.debug("host %s: heap frozen (%d objects)", self.host_id[:8], gc.get_freeze_count())
+
     def _launch(self, h: _Hosted) -> None:
         h.done, h.error, h.restart_at, h.started = False, None, None, time.monotonic()
+        if self.freeze_heap:
+            self._settle_at = h.started + 1.0
         h.disabled = False
         self._record(h, "RUNNING")
         h.thread = threading.Thread(target=self._work, args=(h,), daemon=True,
@@ -372,6 +397,8 @@ class Host:
 
     def _shutdown(self) -> None:
         self._stop_all()
+        if self.freeze_heap:
+            gc.unfreeze()               # what was alive then may be garbage by now
         for h in list(self._hosted.values()):
             if h.thread is None:        # one still running keeps its lease until the leases close
                 self._let_go(h)

@@ -207,7 +207,8 @@ _SUPPORTED: dict[str, _Kind] = {
     "real": ("SYS.BINARY_FLOAT", _float, _float), "double precision": ("SYS.BINARY_DOUBLE", _float, _float),
     "boolean": ("SYS.NUMBER", _bool, _bool),
     **{t: ("SYS.VARCHAR2", _text, _text) for t in ("text", "character varying", "name", "uuid", "citext")},
-    **{t: ("SYS.CHAR", _text, _text) for t in ("character", '"char"', "bpchar")},
+    # PostgreSQL's one-byte "char": format_type quotes it, wal2json names it bare
+    **{t: ("SYS.CHAR", _text, _text) for t in ("character", '"char"', "char", "bpchar")},
     **{t: ("SYS.CLOB", _text, _text) for t in ("json", "jsonb", "xml")},
     "bytea": ("SYS.RAW", _bytes, _hex),
     **{t: (k, _date, _date_doc) for t, k in (("date", "SYS.DATE"), ("timestamp without time zone", "SYS.TIMESTAMP"),
