@@ -54,7 +54,7 @@ def worker(dsn: str, name: str, stop: str, progress: str, staging: str = "") -> 
             proc.wait_for_redo(0.01)
     if consumer is not None:     # the end: capture what is left, until the consumer has it all
         while True:
-            proc.catch_up()
+            _catch_up_reporting(proc, report)
             drained.clear()
             drained.wait(10)
             left = proc.staging.unconsumed()
@@ -62,6 +62,23 @@ def worker(dsn: str, name: str, stop: str, progress: str, staging: str = "") -> 
             if not left:
                 break
     proc.stop()
+
+
+def _catch_up_reporting(proc, report: int) -> None:
+    """``proc.catch_up()`` that tells the controller it is advancing: what a slow machine
+    left to capture may take longer than the controller's 60 s of silence, and only a
+    capture whose position stands still for that long is hung."""
+    from sluice.errors import OperationalError
+    while True:
+        before = proc.captured_scn
+        try:
+            proc.catch_up(timeout=10)
+            return
+        except OperationalError as e:
+            if e.full_code != "ORA-26744":           # not done within the 10 s
+                raise
+            if proc.captured_scn != before:          # no progress: say nothing
+                os.write(report, b"catching up %d\n" % proc.captured_scn)
 
 
 def _or_die(target, *args) -> None:
