@@ -39,6 +39,7 @@ _COMPACT = json.JSONEncoder(separators=(",", ":")).encode
 # envelope's dict or going through json.loads's layers (an apply process reads thousands)
 _SCAN = json.JSONDecoder().scan_once
 _ENVELOPE = '{"$type":"'
+_VALUE = '","value":'
 
 
 def _json_default(value: Any) -> Any:
@@ -179,12 +180,13 @@ class PayloadCodec:
         """A registered type's value (an LCR) from its envelope as :meth:`_anydata` writes it,
         ``{"$type":"<type>","value":<document>}``; None when it is not one (json.loads then
         reads the envelope)."""
-        end = stored.find('"', 10)
-        codec = ANYDATA_CODECS.get(stored[10:end])
-        if codec is None or not stored.startswith('","value":', end):
+        start = len(_ENVELOPE)
+        end = stored.find('"', start)
+        codec = ANYDATA_CODECS.get(stored[start:end])
+        if codec is None or not stored.startswith(_VALUE, end):
             return None
         try:
-            value, stop = _SCAN(stored, end + 10)
+            value, stop = _SCAN(stored, end + len(_VALUE))
         except StopIteration:
             return None
         if stop != len(stored) - 1 or stored[stop] != "}":
