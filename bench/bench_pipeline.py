@@ -502,7 +502,7 @@ def p5_bench(a: Any, work: str) -> None:
             jvm_pid = None
         rss = PeakRss(jvm_pid)
         spec = PipelineSpec("aps", dsn["store"], "STRM_Q", "APS", "POS", max_messages_per_batch=a.batch,
-                            apply_tasks=a.tasks)
+                            apply_tasks=a.tasks, decode_in_jvm=a.jvm_decode)
         print(f"    apply sink: tasks={a.tasks or 'default parallelism'}, GROUPTRANSOPS={a.group} (both applies: "
               f"{'one target transaction per source transaction' if a.group <= 1 else 'whole source transactions grouped into target transactions of at most that many LCRs'})",
               flush=True)
@@ -639,6 +639,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=50_000)
     ap.add_argument("--apply", action="store_true", help="the apply comparison (see the docstring)")
     ap.add_argument("--p5", action="store_true", help="issue 16's P5, PostgreSQL to PostgreSQL (see p5_bench)")
+    ap.add_argument("--jvm-decode", action="store_true",
+                    help="--p5: plain row LCRs decoded in the JVM (PipelineSpec.decode_in_jvm)")
     ap.add_argument("--tasks", type=int, default=None, help="--p5: the apply sink's tasks (default: Spark's)")
     ap.add_argument("--group", type=int, default=1,
                     help="--p5/--lag: the applies' GROUPTRANSOPS (1: a target transaction per source one)")

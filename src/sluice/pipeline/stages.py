@@ -48,11 +48,13 @@ class PipelineSpec:
     # the apply sink's tasks per micro-batch (None: Spark's default parallelism)
     apply_tasks: int | None = None
     custom_transformations: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    # plain row LCRs decoded in the JVM (:func:`.documents.decode`, first step of :func:`decide`)
+    # instead of the source's Python: off until it measures faster (bench/RESULTS.md, jvm16)
+    decode_in_jvm: bool = False
 
     def source_options(self) -> dict[str, str]:
-        # plain row LCRs decoded in the JVM (:func:`.documents.decode`, first step of :func:`decide`)
         options = {"dsn": self.dsn, "queue": self.queue, "pipeline": self.name, "partitions": str(self.partitions),
-                   "documents": "true"}
+                   "documents": "true" if self.decode_in_jvm else "false"}
         for key, value in (("consumer", self.consumer), ("user", self.user),
                            ("maxMessagesPerBatch", self.max_messages_per_batch)):
             if value is not None:
