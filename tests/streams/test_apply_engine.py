@@ -15,6 +15,7 @@ import pytest
 import sluice
 from sluice.streams.apply.engine import ApplyError, Item, SourceTxn
 from sluice.streams.apply.definition import engine_for
+from tests.conftest import pg_admin
 from tests.streams.applykit import SOURCE_DB, lcr, procedures, target  # noqa: F401
 
 
@@ -374,3 +375,91 @@ def test_commit_later(engine, target):
                                 txn="1.1.9")))
     assert [r[0] for r in target.rows("bonus")] == [2]
     assert [r[0] for r in target.rows("emp")] == [1, 2, 3]
+
+
+def test_commit_later_next_transaction_behind_a_failing_commit(engine, target):
+    """The next transaction's statements go to PostgreSQL behind the previous transaction's
+    COMMIT, in one round trip.  When that COMMIT fails (a deferred constraint), the next
+    transaction's statements are never executed — not even rolled back: a sequence its row
+    would have drawn from is untouched — and its apply raises the COMMIT's DatabaseError
+    (not a conflict of its own, not an ApplyError); applied again it goes through, once."""
+    make_emp(target)
+    o = target.owner
+    if target.kind != "postgresql":  # SQLite commits at once: nothing rides behind a commit
+        assert engine.apply(txn(lcr("INSERT", o, "emp", 10, new={"ID": 1})), commit_later=True)
+        assert engine.apply(txn(lcr("INSERT", o, "emp", 11, new={"ID": 2}, txn="1.1.2")), commit_later=True)
+        engine.settle()
+        assert [r[0] for r in target.rows("emp")] == [1, 2]
+        return
+    seq = f"{target.owner.lower()}.drawn"
+    target.sql(f"CREATE SEQUENCE {seq}",
+               f"CREATE TABLE {target.table('counted')} (id integer PRIMARY KEY, n bigint DEFAULT nextval('{seq}'))",
+               f"CREATE TABLE {target.table('bonus')} (id integer PRIMARY KEY, emp integer "
+               f"REFERENCES {target.table('emp')} (id) DEFERRABLE INITIALLY DEFERRED)")
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 10, new={"ID": 1})), commit_later=True)
+    bad = txn(lcr("INSERT", o, "bonus", 11, new={"ID": 1, "EMP": 99}, txn="1.1.2"))
+    assert engine.apply(bad, commit_later=True)             # its COMMIT is what fails
+    nxt = txn(lcr("INSERT", o, "counted", 12, new={"ID": 1}, txn="1.1.3"),
+              lcr("INSERT", o, "emp", 12, new={"ID": 2}, txn="1.1.3"))
+    with pytest.raises(sluice.DatabaseError) as e:          # found by the transaction behind it
+        engine.apply(nxt, commit_later=True)
+    assert not isinstance(e.value, ApplyError)
+    assert "bonus" in str(e.value) or "foreign key" in str(e.value).lower()
+    assert target.rows("bonus") == [] and target.rows("counted") == []
+    assert [r[0] for r in target.rows("emp")] == [1]
+    with pg_admin() as pg:                                  # never executed: nothing drawn
+        assert pg.execute(f"SELECT is_called FROM {seq}").fetchone() == (False,)
+    assert engine.apply(nxt, commit_later=True)              # sent again: applied, once
+    engine.settle()
+    assert target.rows("counted") == [(1, 1)]
+    assert [r[0] for r in target.rows("emp")] == [1, 2]
+    assert engine.apply(nxt) is False                        # and a replay changes nothing
+
+
+def test_commit_later_then_a_conflict_behind_it(engine, target):
+    """The COMMIT succeeds and the transaction sent behind it meets a conflict (a row that is
+    not there): the committed one stays, the other goes statement by statement to its
+    ORA-26787 and leaves nothing; the engine goes on."""
+    make_emp(target)
+    o = target.owner
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 10, new={"ID": 1}),
+                            lcr("INSERT", o, "emp", 10, new={"ID": 2}),
+                            lcr("INSERT", o, "emp", 10, new={"ID": 3})), commit_later=True)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("INSERT", o, "emp", 11, new={"ID": 4}, txn="1.1.2"),
+                         lcr("DELETE", o, "emp", 11, old={"ID": 42}, txn="1.1.2")), commit_later=True)
+    assert e.value.error.code == 26787
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 12, new={"ID": 5}, txn="1.1.3")), commit_later=True)
+    engine.settle()
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3, 5]
+
+
+def test_commit_later_one_round_trip_per_transaction(engine, target, tmp_path):
+    """With one target transaction per source transaction, each costs PostgreSQL one round
+    trip: its statements and the previous transaction's COMMIT travel together (libpq's
+    protocol trace: one Sync per transaction, no Query of its own for the COMMIT), and one
+    more Sync for the last COMMIT when it is settled."""
+    make_emp(target)
+    o = target.owner
+    if target.kind != "postgresql":  # SQLite has no round trips
+        return
+    first = txn(lcr("INSERT", o, "emp", 9, new={"ID": 100}, txn="1.1.0"))
+    assert engine.apply(first, commit_later=True)      # statements prepared, tag sent: then count
+    engine.settle()
+    pg = engine.target.conn.pgconn
+    trace = tmp_path / "libpq.trace"
+    with open(trace, "w") as f:
+        pg.trace(f.fileno())
+        try:
+            for i in range(5):
+                assert engine.apply(txn(lcr("INSERT", o, "emp", 10 + i, new={"ID": i}, txn=f"1.1.{i + 1}"),
+                                        lcr("INSERT", o, "emp", 10 + i, new={"ID": 10 + i}, txn=f"1.1.{i + 1}")),
+                                    commit_later=True)
+            engine.settle()
+        finally:
+            pg.untrace()
+    sent = [line.split("\t") for line in trace.read_text().splitlines()]
+    sent = [parts[3].strip() for parts in sent if len(parts) > 3 and parts[1] == "F"]
+    assert sent.count("Sync") == 5 + 1
+    assert sent.count("Query") == 0
+    assert [r[0] for r in target.rows("emp")] == [0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 100]

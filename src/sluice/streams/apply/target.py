@@ -295,13 +295,13 @@ class PgTarget(Target):
             raise _target_error(e) from None
 
     def execute_batch(self, statements: list[tuple[str, tuple]]) -> list[int]:
+        if len(statements) >= 3 and self._raw is not None and not self._raw_failed:
+            return self._raw_batch(statements)    # behind a COMMIT still on its way, if any
         if self._committing:
             self.settle()
         if len(statements) < 3:
             return [self.execute(sql, params) for sql, params in statements]
         conn = self.conn
-        if self._raw is not None and not self._raw_failed:
-            return self._raw_batch(statements)
         try:
             with conn.pipeline():
                 if self._tag is not None:
@@ -321,6 +321,17 @@ class PgTarget(Target):
     # pipeline instead: each statement text prepared once per connection (and parameter
     # types), parameters dumped by psycopg's C Transformer, one sync per chunk.  Errors,
     # rollback and commit stay psycopg's (the transaction state is the server's).
+    #
+    # **A COMMIT and the next transaction in one round trip.**  :meth:`commit_later` sends the
+    # COMMIT into a pipeline it leaves open (no sync): the server commits (writes and flushes
+    # the commit record) while the apply builds the next transaction, whose BEGIN and
+    # statements then go into that same pipeline behind the COMMIT, with one sync — the
+    # COMMIT's outcome and the statements' row counts come back together.  If the COMMIT
+    # failed (a deferred constraint), the server skips everything after it up to the sync:
+    # the next transaction's statements are never executed, and the batch raises the
+    # COMMIT's error (a DatabaseError, as :meth:`settle` does), never a TargetError of the
+    # next transaction's.  :meth:`settle` (and any other use of the connection) syncs the
+    # open pipeline and reads the COMMIT's outcome.
     _RAW_CHUNK = 500      # statements per sync: their replies fit the socket buffers
 
     def _raw_init(self) -> None:
@@ -359,7 +370,7 @@ class PgTarget(Target):
                 self._raw_failed = True       # not a statement this path knows: psycopg's, from now on
                 if head:
                     self._tag = tag
-                return self.execute_batch(statements)
+                return self.execute_batch(statements)     # (settles a COMMIT on its way first)
         counts: list[int] = []
         blocking = pg.nonblocking
         pg.nonblocking = 0         # libpq sends and waits itself (replies fit the buffers)
@@ -370,15 +381,18 @@ class PgTarget(Target):
             raise _target_error(e) from None
         finally:
             pg.nonblocking = blocking
+            self._committing = False   # its outcome read (or the connection lost) in the first chunk
         return counts[head:]
 
     def _raw_chunk(self, pg: Any, pq: Any, tx: Any, auto: Any, todo: list[tuple[str, tuple]]) -> list[int]:
         kinds: list[bytes | None] = []    # per result: the name being prepared, b"": BEGIN, None: a statement
-        pg.enter_pipeline_mode()
+        behind = self._committing         # a COMMIT on its way in the open pipeline: its result first
+        if not behind:
+            pg.enter_pipeline_mode()
         results: list[Any] = []
         try:
             try:
-                if pg.transaction_status == pq.TransactionStatus.IDLE:
+                if behind or pg.transaction_status == pq.TransactionStatus.IDLE:
                     pg.send_query_params(b"BEGIN", None)   # as psycopg begins a transaction
                     kinds.append(b"")
                 formats = self._formats
@@ -406,16 +420,21 @@ class PgTarget(Target):
                 self._prepared = {k: v for k, v in self._prepared.items() if v not in kinds}
                 if not pg.status:       # CONNECTION_OK: what was sent is read back below
                     pg.pipeline_sync()
-                    _drain(pg, pq)
+                    drained = _drain(pg, pq)
+                    if behind:
+                        self._committed(drained[0] if drained else None, pq)
                 raise
             pg.pipeline_sync()
             results = _drain(pg, pq)
         finally:
+            self._committing = False
             if pg.pipeline_status != pq.PipelineStatus.OFF:
                 try:
                     pg.exit_pipeline_mode()
                 except psycopg.Error:
                     pass
+        if behind:         # the COMMIT failed: nothing after it ran (the pipeline was aborted)
+            self._committed(results.pop(0) if results else None, pq)
         counts, error = [], None
         for kind, res in zip(kinds, results):
             if res.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
@@ -456,8 +475,18 @@ class PgTarget(Target):
         blocking = pg.nonblocking
         pg.nonblocking = 0           # libpq sends it all before returning
         try:
-            pg.send_query(b"COMMIT")
+            # into a pipeline left open: the next transaction's statements follow it (see above)
+            pg.enter_pipeline_mode()
+            pg.send_query_params(b"COMMIT", None)
+            pg.flush()               # on its way now (a pipeline holds what it sends until a sync)
         except psycopg.Error as e:
+            if pg.pipeline_status != pq.PipelineStatus.OFF and not pg.status:
+                try:
+                    pg.pipeline_sync()
+                    _drain(pg, pq)
+                    pg.exit_pipeline_mode()
+                except psycopg.Error:
+                    pass
             raise _pg_error(e) from None
         finally:
             pg.nonblocking = blocking
@@ -473,22 +502,28 @@ class PgTarget(Target):
         pg = self.conn.pgconn
         blocking = pg.nonblocking
         pg.nonblocking = 0
-        error = None
         try:
-            res = pg.get_result()
-            ok = res is not None and res.status == pq.ExecStatus.COMMAND_OK
-            while res is not None:
-                if res.status == pq.ExecStatus.FATAL_ERROR and error is None:
-                    error = res
-                res = pg.get_result()
+            pg.pipeline_sync()
+            results = _drain(pg, pq)
         except psycopg.Error as e:
             raise _pg_error(e) from None
         finally:
             pg.nonblocking = blocking
-        if error is not None or not ok or pg.transaction_status != pq.TransactionStatus.IDLE:
-            e = pgerr.error_from_result(error) if error is not None else \
-                psycopg.OperationalError("the target's commit ended without an answer")
-            raise _pg_error(e)
+            if pg.pipeline_status != pq.PipelineStatus.OFF:
+                try:
+                    pg.exit_pipeline_mode()
+                except psycopg.Error:
+                    pass
+        self._committed(results[0] if len(results) == 1 else None, pq)
+
+    def _committed(self, res: Any, pq: Any) -> None:
+        """Check the result of a COMMIT :meth:`commit_later` sent.  :raises DatabaseError: it
+        failed (or did not answer)."""
+        if res is not None and res.status == pq.ExecStatus.COMMAND_OK:
+            return
+        e = pgerr.error_from_result(res) if res is not None and res.status == pq.ExecStatus.FATAL_ERROR \
+            else psycopg.OperationalError("the target's commit ended without an answer")
+        raise _pg_error(e)
 
     def rollback(self) -> None:
         self._tag = None
