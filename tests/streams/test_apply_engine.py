@@ -463,3 +463,68 @@ def test_commit_later_one_round_trip_per_transaction(engine, target, tmp_path):
     assert sent.count("Sync") == 5 + 1
     assert sent.count("Query") == 0
     assert [r[0] for r in target.rows("emp")] == [0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 100]
+
+
+def test_upcoming_transaction_built_while_the_target_works(engine, target, conn):
+    """``apply(txn, upcoming=next)``, as the apply process's serial path calls it: the next
+    transaction's statements are built while the target runs this one's (PostgreSQL: they
+    are built between sending the batch and reading its row counts), and give the same
+    result as built in their own turn — also when this one meets a conflict, when the next
+    one's table has no statement yet, when it is not instantiated (its own ORA-26687, in its
+    own turn) and when SET_TABLE_INSTANTIATION_SCN changes in between (the new SCN holds)."""
+    make_emp(target)
+    target.sql(f"CREATE TABLE {target.table('dept')} (id integer PRIMARY KEY, name varchar(40))")
+    o = target.owner
+    seen = []
+    if target.kind == "postgresql":
+        finish = engine.target.finish_batch
+
+        def watched():
+            seen.append(engine._built[0] if engine._built is not None else None)
+            return finish()
+        engine.target.finish_batch = watched
+    t1 = txn(lcr("INSERT", o, "emp", 10, new={"ID": 1, "NAME": "a"}),
+             lcr("INSERT", o, "emp", 10, new={"ID": 2, "NAME": "b0"}),
+             lcr("UPDATE", o, "emp", 10, old={"ID": 2}, new={"NAME": "b"}))
+    t2 = txn(lcr("UPDATE", o, "emp", 11, old={"ID": 1}, new={"NAME": "a2"}, txn="1.1.2"),
+             lcr("INSERT", o, "emp", 11, new={"ID": 3, "NAME": "c"}, txn="1.1.2"))
+    t3 = txn(lcr("INSERT", o, "dept", 12, new={"ID": 1, "NAME": "d"}, txn="1.1.3"),     # dept: no statement yet
+             lcr("INSERT", o, "emp", 12, new={"ID": 4, "NAME": "e"}, txn="1.1.3"),
+             lcr("INSERT", o, "emp", 12, new={"ID": 40, "NAME": "x"}, txn="1.1.3"),
+             lcr("DELETE", o, "emp", 12, old={"ID": 40}, txn="1.1.3"))
+    t4 = txn(lcr("DELETE", o, "emp", 13, old={"ID": 42}, txn="1.1.4"),                  # a conflict
+             lcr("INSERT", o, "emp", 13, new={"ID": 5, "NAME": "f"}, txn="1.1.4"))
+    t5 = txn(lcr("INSERT", o, "emp", 14, new={"ID": 6, "NAME": "g"}, txn="1.1.5"),
+             lcr("INSERT", o, "emp", 14, new={"ID": 7, "NAME": "h"}, txn="1.1.5"))
+    assert engine.apply(t1, commit_later=True, upcoming=t2)
+    assert engine.apply(t2, commit_later=True, upcoming=t3)
+    assert engine.apply(t3, commit_later=True, upcoming=t4)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(t4, commit_later=True, upcoming=t5)
+    assert e.value.error.code == 26787
+    assert engine.apply(t5, commit_later=True)
+    engine.settle()
+    assert target.rows("emp") == [(1, "a2", None, None), (2, "b", None, None), (3, "c", None, None),
+                                  (4, "e", None, None), (6, "g", None, None), (7, "h", None, None)]
+    assert target.rows("dept") == [(1, "d")]
+    if target.kind == "postgresql":      # t2 and t4 built while t1's and t3's statements ran;
+        assert seen[0] is t2 and seen[2] is t4      # t3 (dept's statement unknown) in its own turn
+        assert seen[1] is None
+    # the instantiation SCN moved between the two: the one built ahead is not applied
+    t6 = txn(lcr("INSERT", o, "emp", 20, new={"ID": 8, "NAME": "i"}, txn="1.1.6"),
+             lcr("INSERT", o, "emp", 20, new={"ID": 9, "NAME": "j"}, txn="1.1.6"))
+    t7 = txn(lcr("INSERT", o, "emp", 21, new={"ID": 10, "NAME": "k"}, txn="1.1.7"),
+             lcr("INSERT", o, "emp", 21, new={"ID": 11, "NAME": "l"}, txn="1.1.7"))
+    assert engine.apply(t6, upcoming=t7)
+    procedures(conn).set_table_instantiation_scn(f"{o}.EMP", SOURCE_DB, 21, apply_database_link=target.link)
+    engine.apply(t7)
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3, 4, 6, 7, 8, 9]
+    # not instantiated: its own turn reports it
+    t8 = txn(lcr("INSERT", o, "emp", 30, new={"ID": 12}, txn="1.1.8"),
+             lcr("INSERT", o, "emp", 30, new={"ID": 13}, txn="1.1.8"))
+    t9 = txn(lcr("INSERT", "NOSCHEMA", "emp", 31, new={"ID": 14}, txn="1.1.9"))
+    assert engine.apply(t8, upcoming=t9)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(t9)
+    assert e.value.error.code == 26687
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3, 4, 6, 7, 8, 9, 12, 13]
