@@ -443,11 +443,14 @@ class ApplyProcess:
                     yield txn, True
                 i = j
                 continue
-            for txn in txns[i:max(j, i + 1)]:
+            for k in range(i, max(j, i + 1)):
+                txn = txns[k]
                 try:
-                    # its target commit goes on while the next one is read and built; run_batch
-                    # settles it before committing the dequeue
-                    yield txn, engine.apply(txn, commit_later=True)
+                    # its target commit goes on while the next one is read and built (built
+                    # while the target runs this one's statements); run_batch settles it
+                    # before committing the dequeue
+                    yield txn, engine.apply(txn, commit_later=True,
+                                            upcoming=txns[k + 1] if k + 1 < len(txns) else None)
                 except ApplyError as failure:
                     yield txn, failure
             i = max(j, i + 1)
