@@ -151,3 +151,28 @@ def test_staging_columns_read_the_table_facts_as_data(spark):
     ok3, columns3 = facts.shaped(False)
     rows = frame.withColumn("OK", ok3).select(*columns3).collect()
     assert not any(r["OK"] for r in rows) and all(r["RULE"] is None for r in rows)
+
+
+def test_the_targets_tables_are_learnt_before_the_first_batch_is_staged(site):
+    """Every table of the target with a primary key is known (as an LCR names it) before a
+    batch is staged, so the first batches are neither persisted nor staged twice; a table
+    created afterwards is learnt when a batch meets it."""
+    from tests.conftest import pg_admin
+
+    dsn, _conn, schema = site
+    facts = stagedsink.TableFacts()
+    with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (_c, ctx, _d, engine):
+        form = setapply.SetApplier(engine, sinks._has_actions(ctx))
+        facts.refresh(engine)
+        assert facts.learning and not facts.prelearnt
+        facts.prelearn(engine, form)
+        owner = schema.upper()
+        assert facts.prelearnt and not facts.learning
+        assert facts.tables[f"{owner}\u0000T1"] == (["ID"], ["ID", "NAME", "AMOUNT"])
+        assert facts.tables[f"{owner}\u0000T2"] == (["ID"], ["ID", "NAME"])
+        assert f"{owner}\u0000NOKEY" not in facts.tables   # no primary key: never the set form's
+        with pg_admin() as c:
+            c.execute(f"CREATE TABLE {schema}.t3 (id bigint PRIMARY KEY)")
+        assert f"{owner}\u0000T3" not in facts.tables
+        assert facts.learn(engine, form, {f"{owner}\u0000T3"})   # met later: a second staging
+        assert facts.tables[f"{owner}\u0000T3"] == (["ID"], ["ID"])

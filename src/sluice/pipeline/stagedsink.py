@@ -48,13 +48,14 @@ class TableFacts:
         # whether the last batch met tables the set form takes that were not known yet: the
         # next may too, so its rows are persisted for a second staging (no second read)
         self.learning = True
+        self.prelearnt = False   # the target's tables learnt before a batch is staged
         self._shaped: tuple[Any, tuple[Any, list[Any]]] | None = None   # (its facts, its columns)
 
     def refresh(self, engine: Any) -> None:
         """Forget every table when the apply's settings changed (SET_KEY_COLUMNS, handlers)."""
         settings = engine.settings.current()
         if settings._version != self.version:
-            self.version, self.tables, self.learning = settings._version, {}, True
+            self.version, self.tables, self.learning, self.prelearnt = settings._version, {}, True, False
 
     def learn(self, engine: Any, form: Any, names: set[str]) -> bool:
         """Describe the tables ``names`` (``OWNER\0NAME``) not known yet; whether one of
@@ -70,6 +71,29 @@ class TableFacts:
             taken = taken or self.tables[table] is not None
         self.learning = taken
         return taken
+
+    def prelearn(self, engine: Any, form: Any, most: int = 1000) -> None:
+        """Learn, before the first batch is staged, every table of the target the set form
+        could take (a primary key; at most ``most`` of them), under the name an LCR gives it:
+        a batch then meets a table not known only when one was created since (DDL), and is
+        not staged twice nor persisted for it."""
+        from ..streams.capture.decode import oracle_name, pg_name
+
+        target = engine.target
+        self.prelearnt = True
+        rows = target.query(
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary WHERE c.relkind IN ('r', 'p') "
+            "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%%' "
+            "ORDER BY 1, 2 LIMIT %s", (most + 1,))
+        target.rollback()
+        if len(rows) > most:
+            return   # learnt as batches meet them
+        names = {f"{oracle_name(o)}\u0000{oracle_name(t)}" for o, t in rows
+                 if pg_name(oracle_name(o)) == o and pg_name(oracle_name(t)) == t}
+        self.learn(engine, form, names)
+        target.rollback()
+        self.learning = False
 
     def taken(self) -> dict[str, tuple[list[str], list[str]]]:
         return {k: v for k, v in self.tables.items() if v is not None}
@@ -151,6 +175,8 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
         return False
     form = SetApplier(engine, has_actions)
     facts.refresh(engine)
+    if not facts.prelearnt:   # the first batch, or the apply's settings changed
+        facts.prelearn(engine, form)
     if facts.learning:   # tables may be new to the set form: a second staging reads the cache
         rows = rows.persist()
     try:
