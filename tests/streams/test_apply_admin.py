@@ -83,7 +83,7 @@ def test_started_apply_runs_in_a_host(conn, dsn, target):
         conn.commit()
         wait_for(lambda: view(conn, "SELECT STATUS FROM DBA_APPLY")[0]["STATUS"] == "ABORTED", 30)
     row = view(conn, "SELECT STATUS, ERROR_NUMBER, ERROR_MESSAGE FROM DBA_APPLY")[0]
-    assert int(row["ERROR_NUMBER"]) == 26787 and "does not exist" in row["ERROR_MESSAGE"]
+    assert row["ERROR_NUMBER"] == 26787 and "does not exist" in row["ERROR_MESSAGE"]
     assert len(view(conn, "SELECT * FROM DBA_APPLY_ERROR")) == 2
 
 

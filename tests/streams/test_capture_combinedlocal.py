@@ -129,8 +129,7 @@ def test_aborting_apply_gets_the_rest_of_the_batch_staged(env, tmp_path):
     env.sql(f"UPDATE {s}.orders SET customer = 'e' WHERE id = 1")
     cap.catch_up()
     status = env.view("SELECT STATUS, ERROR_NUMBER FROM DBA_APPLY WHERE APPLY_NAME = 'APPLY_LOCAL'")
-    # (DBA_APPLY.ERROR_NUMBER is the catalog's JSON text on PostgreSQL)
-    assert [(r["STATUS"], int(r["ERROR_NUMBER"])) for r in status] == [("ABORTED", 1)]
+    assert status == [{"STATUS": "ABORTED", "ERROR_NUMBER": 1}]
     errors = env.view("SELECT MESSAGE_COUNT, ERROR_NUMBER FROM DBA_APPLY_ERROR")
     assert errors == [{"MESSAGE_COUNT": 1, "ERROR_NUMBER": 1}]
     assert replica_rows(replica, owner) == [(1, "a"), (2, "in the way")]   # nothing after the error
