@@ -542,42 +542,71 @@ def p5_bench(a: Any, work: str) -> None:
         drop_databases(dbs)
 
 
+def lag_commit(conn: Any, q: Any, rnd: random.Random, scn: list, k: list, committed: dict, size: int,
+               tables: list[tuple[str, str]] | None = None) -> None:
+    """The lag bench's producer: one source transaction of ``size`` INSERT row LCRs (of
+    ``tables``, else random owners and tables), its commit time recorded in ``committed``."""
+    scn[0] += 1
+    txn = []
+    for i in range(size):
+        owner, table = tables[i] if tables else (f"U{rnd.randrange(10)}", rnd.choice(TABLES))
+        txn.append(RowLCR("DBS1.NET", "INSERT", owner, table, None,
+                          f"{scn[0]}.0.1", k[0], None, {"ID": k[0], "NAME": f"n{k[0]}", "AMOUNT": k[0] % 1000},
+                          commit_scn=scn[0]))
+        k[0] += 1
+    q.enqmany([conn.msgproperties(payload=p) for p in txn])
+    conn.commit()
+    committed[f"DBS1.NET|{scn[0]}"] = time.time()
+
+
+def lag_produce(store: str, rate: int, seconds: int, scn: list, k: list, out: Any = None) -> tuple[dict, int, float]:
+    """Commit transactions of 1-100 rows at ``rate`` rows/s for ``seconds`` (in a process of
+    its own unless --same-process: the source is another application, and a producer thread
+    in the driver's Python would hold the GIL the foreachBatch's py4j calls wait for)."""
+    conn = sluice.connect(store)
+    q = conn.queue("STRM_Q")
+    rnd = random.Random(16)
+    committed: dict[str, float] = {}
+    start = time.time()
+    sent = 0
+    while time.time() - start < seconds:
+        size = rnd.randint(1, 100)
+        lag_commit(conn, q, rnd, scn, k, committed, size)
+        sent += size
+        ahead = sent / rate - (time.time() - start)
+        if ahead > 0:
+            time.sleep(ahead)
+    produced = time.time() - start
+    conn.close()
+    if out is not None:
+        out.send((committed, sent, produced))
+    return committed, sent, produced
+
+
 def lag_bench(a: Any, work: str) -> None:
     """End-to-end lag (issue 16 §2): P5's rule set and transformations, the Spark apply sink
     running (micro-batches every second), a producer committing INSERT transactions of 1-100
-    row LCRs at ``--rate`` rows/s for ``--seconds``; lag = the target's SLUICE_APPLY_DONE time
+    row LCRs at ``--rate`` rows/s for ``--seconds`` (:func:`lag_produce`, a process of its
+    own unless ``--same-process``); lag = the target's SLUICE_APPLY_DONE time
     of a source transaction (written in its target transaction) - the time its source
     transaction committed.  Spark's start-up and first meeting of each table are excluded (the
     lag asked for is the sustained one): a transaction with one row for every owner and table
     the producer writes is applied before it starts -- a new table changes the plan's facts,
     its generated code and the staged path's second look, once in a pipeline's life."""
+    import multiprocessing
+
     import psycopg
 
     import logging
     logging.basicConfig(format="    %(message)s")
     logging.getLogger("sluice.pipeline").setLevel(logging.INFO)   # the apply sink's phases per batch
     dbs, dsn = make_databases("lag", ("store", "aps"))
-    committed: dict[str, float] = {}
     try:
         print(f"lag {platform.node()}, {os.cpu_count()} cores; start {time.strftime('%H:%M:%S')}, "
-              f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {a.rate} rows/s for {a.seconds} s", flush=True)
+              f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {a.rate} rows/s for {a.seconds} s; "
+              f"producer {'in the driver process' if a.same_process else 'a process of its own'}", flush=True)
         conn = p5_site(dsn, ("APS",), a.group)
-        q = conn.queue("STRM_Q")
-        rnd = random.Random(16)
         scn, k = [0], [0]
-
-        def commit(size: int, tables: list[tuple[str, str]] | None = None) -> None:
-            scn[0] += 1
-            txn = []
-            for i in range(size):
-                owner, table = tables[i] if tables else (f"U{rnd.randrange(10)}", rnd.choice(TABLES))
-                txn.append(RowLCR("DBS1.NET", "INSERT", owner, table, None,
-                                  f"{scn[0]}.0.1", k[0], None, {"ID": k[0], "NAME": f"n{k[0]}", "AMOUNT": k[0] % 1000},
-                                  commit_scn=scn[0]))
-                k[0] += 1
-            q.enqmany([conn.msgproperties(payload=p) for p in txn])
-            conn.commit()
-            committed[f"DBS1.NET|{scn[0]}"] = time.time()
 
         def applied() -> list:
             with psycopg.connect(dsn["aps"]) as c:
@@ -591,34 +620,36 @@ def lag_bench(a: Any, work: str) -> None:
                           connect=sluice.connect, apply_name="APS")
         print(f"    apply sink: tasks={a.tasks or 'default parallelism'}, GROUPTRANSOPS={a.group}", flush=True)
         every = [(f"U{o}", t) for o in range(10) for t in TABLES]
-        commit(len(every), every)               # the warm-up: every table met once
+        lag_commit(conn, conn.queue("STRM_Q"), random.Random(0), scn, k, {}, len(every), every)   # the warm-up
         run.start()
         warm = time.time()
         while not applied():
+            if not run.query.isActive:   # the query died (a worker that could not connect back, …)
+                raise RuntimeError(f"the pipeline stopped before applying anything: {run.query.exception()}")
             time.sleep(0.2)
         print(f"    first transaction applied {time.time() - warm:.1f} s after the start", flush=True)
         start = time.time()
-        sent = 0
-        while time.time() - start < a.seconds:
-            size = rnd.randint(1, 100)
-            commit(size)
-            sent += size
-            ahead = sent / a.rate - (time.time() - start)
-            if ahead > 0:
-                time.sleep(ahead)
-        produced = time.time() - start
-        print(f"    produced {sent} rows in {len(committed) - 1} transactions in {produced:.1f} s "
+        if a.same_process:
+            committed, sent, produced = lag_produce(dsn["store"], a.rate, a.seconds, scn, k)
+        else:
+            ctx = multiprocessing.get_context("spawn")   # not a fork of a process with a JVM gateway's threads
+            mine, theirs = ctx.Pipe()
+            child = ctx.Process(target=lag_produce, args=(dsn["store"], a.rate, a.seconds, scn, k, theirs))
+            child.start()
+            committed, sent, produced = mine.recv()
+            child.join()
+        print(f"    produced {sent} rows in {len(committed)} transactions in {produced:.1f} s "
               f"= {sent / produced:,.0f} rows/s", flush=True)
         deadline = time.time() + max(60.0, 4 * a.seconds)
         done = applied()
-        while len(done) < len(committed) and time.time() < deadline:
+        while len(done) < len(committed) + 1 and time.time() < deadline:
             time.sleep(1)
             done = applied()
         ended = time.time()
         run.stop()
         spark.stop()
-        lags = sorted(t - committed[i] for i, t in done if i in committed and committed[i] >= start)
-        missing = len(committed) - len(done)
+        lags = sorted(t - committed[i] for i, t in done if i in committed)
+        missing = len(committed) + 1 - len(done)
 
         def pct(p: float) -> float:
             return lags[min(len(lags) - 1, int(p * len(lags)))] if lags else float("nan")
@@ -647,6 +678,8 @@ def main() -> None:
     ap.add_argument("--lag", action="store_true", help="end-to-end lag at --rate rows/s (see lag_bench)")
     ap.add_argument("--rate", type=int, default=5000)
     ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--same-process", action="store_true",
+                    help="--lag: the producer in the driver's process (a thread holding the GIL the sink waits for)")
     ap.add_argument("--event-log", default=None, help="--p5/--lag: Spark's event log into this directory, "
                     "each job's time printed at the end")
     a = ap.parse_args()

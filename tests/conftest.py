@@ -182,14 +182,15 @@ GROUPS = {
     # never-close conformance run hold many at once: one after another, beside the other
     # workers' tests (setup.sh raises max_connections to 300 for them all)
     "aq/test_dropped_connections.py": "pg-connections",
-    # fleets of processes SIGKILLed again and again: one fleet at a time. Their kills wait for
-    # the fleet's progress (tests/killschedule.py: a fleet on a timer alone, starved by two
-    # Spark JVMs beside it, committed nothing between two kills), so a loaded worker only
-    # makes them slower
-    "streams/test_propagation_crash.py": "kill9",
+    # fleets of processes SIGKILLed again and again: one fleet at a time per group, two groups.
+    # Their kills wait for the fleet's progress (tests/killschedule.py: a fleet on a timer
+    # alone, starved by two Spark JVMs beside it, committed nothing between two kills), so a
+    # loaded worker only makes them slower. One group was CI's critical path (2026-11-28: its
+    # tests summed 1,267 s of a 1,490 s run on the slow VM): split in two of ~600 s each
+    "streams/test_propagation_crash.py": "kill9-apply", "streams/test_apply_crash.py": "kill9-apply",
+    "store/test_pg_restart.py": "kill9-apply",
     "aq/test_crash.py": "kill9", "streams/test_host_run.py": "kill9",
-    "streams/test_capture_crash.py": "kill9", "streams/test_apply_crash.py": "kill9",
-    "streams/test_sync_capture_crash.py": "kill9", "store/test_pg_restart.py": "kill9",
+    "streams/test_capture_crash.py": "kill9", "streams/test_sync_capture_crash.py": "kill9",
     # `sluice pipeline run` drivers of their own, killed and stopped (not the shared
     # SparkSession): beside the "spark" group, which alone was CI's critical path. About half
     # of the Spark tests' time (--durations, 2026-11-28: test_kill9 523 s, the rest 537 s with

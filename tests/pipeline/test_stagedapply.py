@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 import sluice
-from sluice.pipeline import setapply, sinks, stagedsink
+from sluice.pipeline import setapply, sinks, stagedsink, staging
 from sluice.pipeline.rows import spark_schema
 from tests.pipeline.test_setapply import APPLY, _reset, _rows, _run, _state, _workload, site  # noqa: F401
 from tests.streams.applykit import lcr
@@ -119,3 +119,60 @@ def test_a_batch_replayed_after_a_crash_between_staging_and_commit_changes_nothi
     assert tables[1] == [(500, "d")] and tables[0] == [(501, "e", Decimal("2.25"))]
     assert [d[2] for d in done] == ["DBS1.NET|11", "DBS1.NET|12"] and progress == [("DBS1.NET", 12)]
     assert errors == []
+
+
+def test_staging_columns_read_the_table_facts_as_data(spark):
+    """The staging job's columns judge each row by the facts of its table -- a map literal
+    however many tables, any character in their names --, and are built again only when the
+    facts change (one list of Columns serves every batch)."""
+    odd = "O'D\\X"   # a quote and a backslash in the owner's name
+    facts = stagedsink.TableFacts()
+    facts.tables = {f"{odd}\u0000T1": (["ID"], ["ID", "NAME"]), "U1\u0000T2": None}
+    txns = [[lcr("INSERT", odd, "T1", 10, None, {"ID": 1, "NAME": "a"}, txn="10.0.1")],
+            [lcr("INSERT", odd, "T1", 11, None, {"ID": 2, "NAME": "b", "AMOUNT": 3}, txn="11.0.1")],   # a column T1 lacks
+            [lcr("INSERT", "U1", "T2", 12, None, {"ID": 3}, txn="12.0.1")],                            # not taken
+            [lcr("UPDATE", odd, "T1", 13, {"NAME": "a"}, {"NAME": "c"}, txn="13.0.1")],                 # no old key
+            [lcr("DELETE", odd, "T1", 14, {"ID": 1, "NAME": "c"}, None, txn="14.0.1")]]
+    frame = _frame(spark, _rows(txns))
+    ok, columns = facts.shaped(True)
+    assert facts.shaped(True) == (ok, columns)   # the same Columns while the facts stay
+    got = frame.withColumn("OK", ok).select(*columns)
+    assert tuple(got.columns) == staging.COLUMNS
+    rows = sorted(got.collect(), key=lambda r: r["SEQ"])
+    assert [r["OK"] for r in rows] == [True, False, False, False, True]
+    assert [(r["OWNER"], r["NAME"], r["CMD"], r["ROWKEY"]) for r in rows if r["OK"]] == [
+        (odd, "T1", "INSERT", "1"), (odd, "T1", "DELETE", "1")]
+    facts.tables["U1\u0000T2"] = (["ID"], ["ID"])   # learnt: the columns are built again
+    ok2, columns2 = facts.shaped(True)
+    assert ok2 is not ok
+    rows = sorted(frame.withColumn("OK", ok2).select(*columns2).collect(), key=lambda r: r["SEQ"])
+    assert [r["OK"] for r in rows] == [True, False, True, False, True]
+    facts.tables = {}   # nothing taken: no row may take the set form
+    ok3, columns3 = facts.shaped(False)
+    rows = frame.withColumn("OK", ok3).select(*columns3).collect()
+    assert not any(r["OK"] for r in rows) and all(r["RULE"] is None for r in rows)
+
+
+def test_the_targets_tables_are_learnt_before_the_first_batch_is_staged(site):
+    """Every table of the target with a primary key is known (as an LCR names it) before a
+    batch is staged, so the first batches are neither persisted nor staged twice; a table
+    created afterwards is learnt when a batch meets it."""
+    from tests.conftest import pg_admin
+
+    dsn, _conn, schema = site
+    facts = stagedsink.TableFacts()
+    with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (_c, ctx, _d, engine):
+        form = setapply.SetApplier(engine, sinks._has_actions(ctx))
+        facts.refresh(engine)
+        assert facts.learning and not facts.prelearnt
+        facts.prelearn(engine, form)
+        owner = schema.upper()
+        assert facts.prelearnt and not facts.learning
+        assert facts.tables[f"{owner}\u0000T1"] == (["ID"], ["ID", "NAME", "AMOUNT"])
+        assert facts.tables[f"{owner}\u0000T2"] == (["ID"], ["ID", "NAME"])
+        assert f"{owner}\u0000NOKEY" not in facts.tables   # no primary key: never the set form's
+        with pg_admin() as c:
+            c.execute(f"CREATE TABLE {schema}.t3 (id bigint PRIMARY KEY)")
+        assert f"{owner}\u0000T3" not in facts.tables
+        assert facts.learn(engine, form, {f"{owner}\u0000T3"})   # met later: a second staging
+        assert facts.tables[f"{owner}\u0000T3"] == (["ID"], ["ID"])

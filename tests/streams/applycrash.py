@@ -4,7 +4,10 @@ host — a child process — that applies them into a replica and is SIGKILLed a
 moments once it is applying (inside a target transaction, between the target commit and the
 store commit, anywhere) and started again; at the end the replica must equal the source row
 by row (0 lost) and a trigger's audit of the replica must hold each source change exactly
-once (0 applied twice).  Used by ``tests/streams/test_apply_crash.py``."""
+once (0 applied twice).  With ``combined`` the host runs the capture too, and the capture
+hands the changes straight to the apply (combined capture and apply at one database,
+:mod:`sluice.streams.capture.combinedlocal`): the kills then land inside the capture's
+batches.  Used by ``tests/streams/test_apply_crash.py``."""
 
 from __future__ import annotations
 
@@ -79,7 +82,7 @@ def audited(replica) -> int:
 
 
 def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int = 1200,
-        kill_every: tuple[float, float] = (0.0, 0.15), min_kills: int = 2) -> Report:
+        kill_every: tuple[float, float] = (0.0, 0.15), min_kills: int = 2, combined: bool = False) -> Report:
     from sluice.streams.apply import ApplyProcess
     from sluice.streams.apply.compare import compare
     from sluice.streams.apply.procedures import ApplyProcedures
@@ -99,15 +102,22 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
     env.conn.capture_adm.start_capture(capture_name="CAP")
     ApplyProcedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname, 0,
                                                            apply_database_link=replica.link)
-    rep = Report(changes=source_workload(env, f"{env.src}.ledger", rng, transactions))
-    cap = env.process()
-    cap.catch_up(timeout=120)                     # the queue now holds every transaction
-    cap.stop()
-    env.conn.capture_adm.stop_capture(capture_name="CAP")     # the host runs the apply alone
     adm = env.conn.apply_adm
-    adm.create_apply(queue_name="STRM_Q", apply_name=CONSUMER, apply_database_link=replica.link,
-                     apply_captured=True)
-    adm.start_apply(CONSUMER)
+
+    def create_apply() -> None:
+        adm.create_apply(queue_name="STRM_Q", apply_name=CONSUMER, apply_database_link=replica.link,
+                         apply_captured=True)
+        adm.start_apply(CONSUMER)
+    if combined:      # the host's capture hands every change to the apply (nothing staged)
+        create_apply()
+        rep = Report(changes=source_workload(env, f"{env.src}.ledger", rng, transactions))
+    else:
+        rep = Report(changes=source_workload(env, f"{env.src}.ledger", rng, transactions))
+        cap = env.process()
+        cap.catch_up(timeout=120)                     # the queue now holds every transaction
+        cap.stop()
+        env.conn.capture_adm.stop_capture(capture_name="CAP")     # the host runs the apply alone
+        create_apply()
     envvars = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
     def spawn() -> subprocess.Popen:
@@ -149,6 +159,17 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
     status = env.conn.query("SELECT STATUS, ERROR_MESSAGE FROM DBA_APPLY", None)[1]
     if status[0][0] != "ENABLED":
         rep.failures.append(f"the apply process is {status[0]}")
+    if combined:      # what the killed ones left, combined as before
+        from sluice.streams.capture.combinedlocal import LocalCombined
+        cap = env.process()
+        cap.start()
+        if not isinstance(cap.combined, LocalCombined):
+            rep.failures.append("the capture is not combined with the apply")
+        cap.catch_up(timeout=300)
+        cap.stop()
+        staged = env.conn.query("SELECT COUNT(*) FROM AQ$STRM_QT", None)[1][0][0]
+        if staged:
+            rep.failures.append(f"{staged} messages were staged")
     adm.stop_apply(CONSUMER)
     last = ApplyProcess.from_catalog(sluice.connect(env.dsn), CONSUMER)
     env.procs.append(last)

@@ -96,6 +96,30 @@ def dequeue_all(conn: sluice.Connection, consumer: str | None = CONSUMER, queue:
     return got
 
 
+def crash_at_commit(env: Env, cap: CaptureProcess) -> CaptureProcess:
+    """``cap`` catches up and its store commit fails (the session lost) after whatever it did
+    before that commit; it stops, and a new process of the capture starts (returned)."""
+    from sluice.errors import DatabaseError
+    real_commit = cap.conn.commit
+
+    def failing_commit():
+        raise DatabaseError("ORA-03113: end-of-file on communication channel")
+    cap.conn.commit = failing_commit
+    try:
+        cap.catch_up()
+    except DatabaseError:
+        pass
+    else:
+        raise AssertionError("the capture committed nothing")
+    cap.conn.commit = real_commit
+    cap.conn.rollback()
+    cap.stop()
+    env.conn.capture_adm.start_capture(capture_name=cap.name)
+    again = env.process(cap.name)
+    again.start()
+    return again
+
+
 def make_env(dsn: str, subscriber: bool = True) -> Env:
     conn = sluice.connect(dsn)
     src = "src_" + uuid.uuid4().hex[:10]

@@ -15,6 +15,7 @@ import pytest
 import sluice
 from sluice.streams.apply.engine import ApplyError, Item, SourceTxn
 from sluice.streams.apply.definition import engine_for
+from tests.conftest import pg_admin
 from tests.streams.applykit import SOURCE_DB, lcr, procedures, target  # noqa: F401
 
 
@@ -374,3 +375,156 @@ def test_commit_later(engine, target):
                                 txn="1.1.9")))
     assert [r[0] for r in target.rows("bonus")] == [2]
     assert [r[0] for r in target.rows("emp")] == [1, 2, 3]
+
+
+def test_commit_later_next_transaction_behind_a_failing_commit(engine, target):
+    """The next transaction's statements go to PostgreSQL behind the previous transaction's
+    COMMIT, in one round trip.  When that COMMIT fails (a deferred constraint), the next
+    transaction's statements are never executed — not even rolled back: a sequence its row
+    would have drawn from is untouched — and its apply raises the COMMIT's DatabaseError
+    (not a conflict of its own, not an ApplyError); applied again it goes through, once."""
+    make_emp(target)
+    o = target.owner
+    if target.kind != "postgresql":  # SQLite commits at once: nothing rides behind a commit
+        assert engine.apply(txn(lcr("INSERT", o, "emp", 10, new={"ID": 1})), commit_later=True)
+        assert engine.apply(txn(lcr("INSERT", o, "emp", 11, new={"ID": 2}, txn="1.1.2")), commit_later=True)
+        engine.settle()
+        assert [r[0] for r in target.rows("emp")] == [1, 2]
+        return
+    seq = f"{target.owner.lower()}.drawn"
+    target.sql(f"CREATE SEQUENCE {seq}",
+               f"CREATE TABLE {target.table('counted')} (id integer PRIMARY KEY, n bigint DEFAULT nextval('{seq}'))",
+               f"CREATE TABLE {target.table('bonus')} (id integer PRIMARY KEY, emp integer "
+               f"REFERENCES {target.table('emp')} (id) DEFERRABLE INITIALLY DEFERRED)")
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 10, new={"ID": 1})), commit_later=True)
+    bad = txn(lcr("INSERT", o, "bonus", 11, new={"ID": 1, "EMP": 99}, txn="1.1.2"))
+    assert engine.apply(bad, commit_later=True)             # its COMMIT is what fails
+    nxt = txn(lcr("INSERT", o, "counted", 12, new={"ID": 1}, txn="1.1.3"),
+              lcr("INSERT", o, "emp", 12, new={"ID": 2}, txn="1.1.3"))
+    with pytest.raises(sluice.DatabaseError) as e:          # found by the transaction behind it
+        engine.apply(nxt, commit_later=True)
+    assert not isinstance(e.value, ApplyError)
+    assert "bonus" in str(e.value) or "foreign key" in str(e.value).lower()
+    assert target.rows("bonus") == [] and target.rows("counted") == []
+    assert [r[0] for r in target.rows("emp")] == [1]
+    with pg_admin() as pg:                                  # never executed: nothing drawn
+        assert pg.execute(f"SELECT is_called FROM {seq}").fetchone() == (False,)
+    assert engine.apply(nxt, commit_later=True)              # sent again: applied, once
+    engine.settle()
+    assert target.rows("counted") == [(1, 1)]
+    assert [r[0] for r in target.rows("emp")] == [1, 2]
+    assert engine.apply(nxt) is False                        # and a replay changes nothing
+
+
+def test_commit_later_then_a_conflict_behind_it(engine, target):
+    """The COMMIT succeeds and the transaction sent behind it meets a conflict (a row that is
+    not there): the committed one stays, the other goes statement by statement to its
+    ORA-26787 and leaves nothing; the engine goes on."""
+    make_emp(target)
+    o = target.owner
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 10, new={"ID": 1}),
+                            lcr("INSERT", o, "emp", 10, new={"ID": 2}),
+                            lcr("INSERT", o, "emp", 10, new={"ID": 3})), commit_later=True)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("INSERT", o, "emp", 11, new={"ID": 4}, txn="1.1.2"),
+                         lcr("DELETE", o, "emp", 11, old={"ID": 42}, txn="1.1.2")), commit_later=True)
+    assert e.value.error.code == 26787
+    assert engine.apply(txn(lcr("INSERT", o, "emp", 12, new={"ID": 5}, txn="1.1.3")), commit_later=True)
+    engine.settle()
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3, 5]
+
+
+def test_commit_later_one_round_trip_per_transaction(engine, target, tmp_path):
+    """With one target transaction per source transaction, each costs PostgreSQL one round
+    trip: its statements and the previous transaction's COMMIT travel together (libpq's
+    protocol trace: one Sync per transaction, no Query of its own for the COMMIT), and one
+    more Sync for the last COMMIT when it is settled."""
+    make_emp(target)
+    o = target.owner
+    if target.kind != "postgresql":  # SQLite has no round trips
+        return
+    first = txn(lcr("INSERT", o, "emp", 9, new={"ID": 100}, txn="1.1.0"))
+    assert engine.apply(first, commit_later=True)      # statements prepared, tag sent: then count
+    engine.settle()
+    pg = engine.target.conn.pgconn
+    trace = tmp_path / "libpq.trace"
+    with open(trace, "w") as f:
+        pg.trace(f.fileno())
+        try:
+            for i in range(5):
+                assert engine.apply(txn(lcr("INSERT", o, "emp", 10 + i, new={"ID": i}, txn=f"1.1.{i + 1}"),
+                                        lcr("INSERT", o, "emp", 10 + i, new={"ID": 10 + i}, txn=f"1.1.{i + 1}")),
+                                    commit_later=True)
+            engine.settle()
+        finally:
+            pg.untrace()
+    sent = [line.split("\t") for line in trace.read_text().splitlines()]
+    sent = [parts[3].strip() for parts in sent if len(parts) > 3 and parts[1] == "F"]
+    assert sent.count("Sync") == 5 + 1
+    assert sent.count("Query") == 0
+    assert [r[0] for r in target.rows("emp")] == [0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 100]
+
+
+def test_upcoming_transaction_built_while_the_target_works(engine, target, conn):
+    """``apply(txn, upcoming=next)``, as the apply process's serial path calls it: the next
+    transaction's statements are built while the target runs this one's (PostgreSQL: they
+    are built between sending the batch and reading its row counts), and give the same
+    result as built in their own turn — also when this one meets a conflict, when the next
+    one's table has no statement yet, when it is not instantiated (its own ORA-26687, in its
+    own turn) and when SET_TABLE_INSTANTIATION_SCN changes in between (the new SCN holds)."""
+    make_emp(target)
+    target.sql(f"CREATE TABLE {target.table('dept')} (id integer PRIMARY KEY, name varchar(40))")
+    o = target.owner
+    seen = []
+    if target.kind == "postgresql":
+        finish = engine.target.finish_batch
+
+        def watched():
+            seen.append(engine._built[0] if engine._built is not None else None)
+            return finish()
+        engine.target.finish_batch = watched
+    t1 = txn(lcr("INSERT", o, "emp", 10, new={"ID": 1, "NAME": "a"}),
+             lcr("INSERT", o, "emp", 10, new={"ID": 2, "NAME": "b0"}),
+             lcr("UPDATE", o, "emp", 10, old={"ID": 2}, new={"NAME": "b"}))
+    t2 = txn(lcr("UPDATE", o, "emp", 11, old={"ID": 1}, new={"NAME": "a2"}, txn="1.1.2"),
+             lcr("INSERT", o, "emp", 11, new={"ID": 3, "NAME": "c"}, txn="1.1.2"))
+    t3 = txn(lcr("INSERT", o, "dept", 12, new={"ID": 1, "NAME": "d"}, txn="1.1.3"),     # dept: no statement yet
+             lcr("INSERT", o, "emp", 12, new={"ID": 4, "NAME": "e"}, txn="1.1.3"),
+             lcr("INSERT", o, "emp", 12, new={"ID": 40, "NAME": "x"}, txn="1.1.3"),
+             lcr("DELETE", o, "emp", 12, old={"ID": 40}, txn="1.1.3"))
+    t4 = txn(lcr("DELETE", o, "emp", 13, old={"ID": 42}, txn="1.1.4"),                  # a conflict
+             lcr("INSERT", o, "emp", 13, new={"ID": 5, "NAME": "f"}, txn="1.1.4"))
+    t5 = txn(lcr("INSERT", o, "emp", 14, new={"ID": 6, "NAME": "g"}, txn="1.1.5"),
+             lcr("INSERT", o, "emp", 14, new={"ID": 7, "NAME": "h"}, txn="1.1.5"))
+    assert engine.apply(t1, commit_later=True, upcoming=t2)
+    assert engine.apply(t2, commit_later=True, upcoming=t3)
+    assert engine.apply(t3, commit_later=True, upcoming=t4)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(t4, commit_later=True, upcoming=t5)
+    assert e.value.error.code == 26787
+    assert engine.apply(t5, commit_later=True)
+    engine.settle()
+    assert target.rows("emp") == [(1, "a2", None, None), (2, "b", None, None), (3, "c", None, None),
+                                  (4, "e", None, None), (6, "g", None, None), (7, "h", None, None)]
+    assert target.rows("dept") == [(1, "d")]
+    if target.kind == "postgresql":      # t2 and t4 built while t1's and t3's statements ran;
+        assert seen[0] is t2 and seen[2] is t4      # t3 (dept's statement unknown) in its own turn
+        assert seen[1] is None
+    # the instantiation SCN moved between the two: the one built ahead is not applied
+    t6 = txn(lcr("INSERT", o, "emp", 20, new={"ID": 8, "NAME": "i"}, txn="1.1.6"),
+             lcr("INSERT", o, "emp", 20, new={"ID": 9, "NAME": "j"}, txn="1.1.6"))
+    t7 = txn(lcr("INSERT", o, "emp", 21, new={"ID": 10, "NAME": "k"}, txn="1.1.7"),
+             lcr("INSERT", o, "emp", 21, new={"ID": 11, "NAME": "l"}, txn="1.1.7"))
+    assert engine.apply(t6, upcoming=t7)
+    procedures(conn).set_table_instantiation_scn(f"{o}.EMP", SOURCE_DB, 21, apply_database_link=target.link)
+    engine.apply(t7)
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3, 4, 6, 7, 8, 9]
+    # not instantiated: its own turn reports it
+    t8 = txn(lcr("INSERT", o, "emp", 30, new={"ID": 12}, txn="1.1.8"),
+             lcr("INSERT", o, "emp", 30, new={"ID": 13}, txn="1.1.8"))
+    t9 = txn(lcr("INSERT", "NOSCHEMA", "emp", 31, new={"ID": 14}, txn="1.1.9"))
+    assert engine.apply(t8, upcoming=t9)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(t9)
+    assert e.value.error.code == 26687
+    assert [r[0] for r in target.rows("emp")] == [1, 2, 3, 4, 6, 7, 8, 9, 12, 13]

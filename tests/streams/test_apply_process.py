@@ -364,3 +364,48 @@ def test_grouptransops_parameter_checked(conn, world):
         with pytest.raises(sluice.DatabaseError) as e:
             conn.apply_adm.set_parameter("GROUPED", "grouptransops", bad)
         assert e.value.code == 23605
+
+
+def test_failing_target_commit_keeps_exactly_once(conn, target, world):
+    """A target COMMIT that fails (a deferred constraint) while the next transaction's
+    statements ride behind it: the batch's dequeue does not commit (the apply's dequeue
+    commits only after its target commits are known to have succeeded), nothing of the
+    failed transaction or of the one behind it is in the target, and once the cause is
+    fixed a restarted process applies every transaction exactly once — the one committed
+    before the failure is recognised and skipped."""
+    if target.kind != "postgresql":   # SQLite's commit is local and immediate: nothing deferred
+        return
+    o = target.owner
+    target.sql(f"CREATE SEQUENCE {o.lower()}.drawn",
+               f"CREATE TABLE {target.table('bonus')} (id integer PRIMARY KEY, emp integer "
+               f"REFERENCES {target.table('emp')} (id) DEFERRABLE INITIALLY DEFERRED)",
+               f"CREATE TABLE {target.table('counted')} (id integer PRIMARY KEY, "
+               f"n bigint DEFAULT nextval('{o.lower()}.drawn'))")
+
+    def captured(scn, table, rows):
+        return [RowLCR.construct(SOURCE_DB, "INSERT", o, table, None, f"1.{scn}.1", scn, None, r,
+                                 commit_scn=scn) for r in rows]
+    enqueue(conn, "APPLY_Q", *captured(101, "EMP", [{"ID": 1, "NAME": "a"}]))
+    enqueue(conn, "APPLY_Q", *captured(102, "BONUS", [{"ID": 1, "EMP": 99}]))       # fails at COMMIT
+    enqueue(conn, "APPLY_Q", *captured(103, "COUNTED", [{"ID": 1}]),
+            *captured(103, "EMP", [{"ID": 3, "NAME": "c"}]))
+    enqueue(conn, "APPLY_Q", *captured(104, "EMP", [{"ID": 4, "NAME": "d"}]))
+    procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
+    proc = world(apply_captured=True, parameters={"DISABLE_ON_ERROR": "N"})
+    with pytest.raises(sluice.DatabaseError):
+        proc.run_batch(wait=0)
+    proc.stop()                         # as the host does with a crashed worker: its dequeue rolled back
+    assert target.rows("emp") == [(1, "a")] and target.rows("bonus") == [] and target.rows("counted") == []
+    with pg_admin() as pg:              # the transaction behind the failed COMMIT never ran
+        assert pg.execute(f"SELECT is_called FROM {o.lower()}.drawn").fetchone() == (False,)
+    cols, rows = conn.query("SELECT COUNT(*) FROM AQ$APPLY_QT WHERE MSG_STATE = 'READY'", None)
+    assert rows == [(5,)]               # every message still in the queue, the applied one too
+    target.sql(f"INSERT INTO {target.table('emp')} VALUES (99, 'fixed')")
+    again = world(apply_captured=True, parameters={"DISABLE_ON_ERROR": "N"})
+    assert again.drain() == 5
+    assert target.rows("emp") == [(1, "a"), (3, "c"), (4, "d"), (99, "fixed")]
+    assert target.rows("bonus") == [(1, 99)]
+    assert target.rows("counted") == [(1, 1)]                   # drawn once: applied once
+    assert errors(conn) == []
+    cols, rows = conn.query("SELECT COUNT(*) FROM AQ$APPLY_QT WHERE MSG_STATE = 'READY'", None)
+    assert rows == [(0,)]

@@ -9,16 +9,14 @@ subscribes) the capture stages again and the propagation carries on.  Both store
 
 from __future__ import annotations
 
-import pytest
 
 import sluice
-from sluice.errors import DatabaseError
 from sluice.streams.apply import ApplyProcess
 from sluice.streams.apply.compare import compare
 from sluice.streams.apply.target import open_target
 from sluice.streams.propagation.runner import PropagationRunner
 from tests.conftest import PG_BASE
-from tests.streams.capturekit import CONSUMER, env  # noqa: F401  (fixture)
+from tests.streams.capturekit import CONSUMER, crash_at_commit, env  # noqa: F401  (fixture)
 from tests.streams.propkit import Sites
 
 
@@ -80,21 +78,7 @@ def test_combined_capture_and_apply(env, tmp_path):
         # a crash after the destination committed, before the capture's position did: the
         # restarted capture sends the batch again and the receiver keeps it once
         env.sql(f"INSERT INTO {s}.orders VALUES (100, 'once')")
-        real_commit = cap.conn.commit
-        calls = []
-
-        def failing_commit():
-            calls.append(1)
-            raise DatabaseError("ORA-03113: end-of-file on communication channel")
-        cap.conn.commit = failing_commit
-        with pytest.raises(DatabaseError):
-            cap.catch_up()
-        cap.conn.commit = real_commit
-        cap.conn.rollback()
-        cap.stop()
-        dbs1.capture_adm.start_capture(capture_name="CAP")
-        again = env.process()
-        again.start()
+        again = crash_at_commit(env, cap)
         assert again.combined is not None
         again.catch_up()
         assert apply.drain() == 1                        # delivered twice, received once

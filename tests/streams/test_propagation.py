@@ -9,6 +9,8 @@ import time
 import pytest
 
 import sluice
+from sluice.errors import DatabaseError
+from sluice.store.sqlschema import SCHEMA_VERSION
 from sluice.routines import register_function
 from sluice.rules.engine.types import NVList
 from sluice.streams import RowLCR
@@ -562,6 +564,33 @@ def _raw(dsn, statements):
             c.execute(s)
 
 
+def test_an_older_stores_dba_apply_error_number_becomes_a_number(dsn):
+    """Schema version 12's DBA_APPLY showed ERROR_NUMBER as the catalog's JSON text on
+    PostgreSQL; a view's column type cannot be replaced, so the upgrade drops and recreates
+    it (and V$STREAMS_APPLY_READER, built on it)."""
+    conn = sluice.connect(dsn)
+    conn.aqadm.create_queue_table(queue_table="AQT", queue_payload_type="SYS.ANYDATA", multiple_consumers=True)
+    conn.aqadm.create_queue(queue_name="AQ1", queue_table="AQT")
+    conn.apply_adm.create_apply(queue_name="AQ1", apply_name="OLD_APPLY", apply_captured=True)
+    from sluice.streams.apply.definition import set_status
+    from sluice.streams.capture.context import CaptureContext
+    set_status(CaptureContext(conn), "OLD_APPLY", "ABORTED", DatabaseError("ORA-01403: no data found", 1403))
+    conn.commit()
+    conn.close()
+    if dsn.startswith("postgresql"):
+        _raw(dsn, ["DROP VIEW DBA_APPLY CASCADE",
+                   "CREATE VIEW DBA_APPLY AS SELECT C.NAME AS APPLY_NAME, "
+                   "C.SPEC::json ->> 'error_number' AS ERROR_NUMBER FROM SLUICE_CATALOG C WHERE C.KIND = 'APPLY'"])
+    _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '12' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    try:
+        assert rows(conn, "SELECT APPLY_NAME, STATUS, ERROR_NUMBER FROM DBA_APPLY") == [("OLD_APPLY", "ABORTED", 1403)]
+        assert rows(conn, "SELECT COUNT(*) FROM V$STREAMS_APPLY_READER") == [(0,)]
+        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+    finally:
+        conn.close()
+
+
 def test_an_older_stores_received_rows_stay_in_doubt_after_the_upgrade(dsn):
     """Schema version 11 kept a row per message in SLUICE_PROPAGATION_RECEIVED: the upgrade
     moves each into SLUICE_PROPAGATION_INDOUBT, so a resend of that message is still skipped."""
@@ -584,7 +613,7 @@ def test_an_older_stores_received_rows_stay_in_doubt_after_the_upgrade(dsn):
     try:
         assert rows(conn, "SELECT SOURCE_SITE, DEST_QUEUE, MSG_COUNT, SOURCE_QUEUE FROM "
                           "SLUICE_PROPAGATION_INDOUBT") == [("DBS1", "SLUICE.DST", 1, "SLUICE.SRC")]
-        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [("12",)]
+        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
         again = Batch("DBS1", "SLUICE.SRC", [Propagated("SLUICE.DST", msgid, msgid, "RAW", b"x")], resend=True)
         assert receive(conn.context, again) == 0           # received before the upgrade: skipped
         fresh = Propagated("SLUICE.DST", b"\x01" * 16, b"\x01" * 16, "RAW", b"y")

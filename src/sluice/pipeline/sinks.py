@@ -610,14 +610,15 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
             staged: list = []
             with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
                 limit = group_transactions if group_transactions is not None else int(d.parameter("GROUPTRANSOPS"))
+                set_up = time.monotonic() - entered
                 took = stagedsink.apply_staged(rows, engine, ctx, d, _has_actions(ctx), facts, limit,
                                                lambda part, one: one_task(part, one or group_transactions), staged)
             if took or n <= 1:
                 if not took:
                     one_task(rows, group_transactions)
-                log.info("apply %s batch %s: entered %s, left %s: %.1f s (%s; set-form groups, fallbacks, "
+                log.info("apply %s batch %s: entered %s, left %s: %.1f s (set up %.2f s; %s; set-form groups, fallbacks, "
                          "statements: %s; staged groups, fallbacks, statements, segments, seconds: %s)", apply_name, batch_id,
-                         _clock(entered), _clock(time.monotonic()), time.monotonic() - entered,
+                         _clock(entered), _clock(time.monotonic()), time.monotonic() - entered, set_up,
                          "staged" if took else "1 task", counted.value, staged)
                 return
             rows = rows.persist()   # the decide plan runs once for the passes below

@@ -39,7 +39,8 @@ def _table_key() -> Any:
 
 class TableFacts:
     """What the set form knows of the target's tables (key columns, columns; None: it does
-    not take the table), kept across batches until the apply's settings change."""
+    not take the table), kept across batches until the apply's settings change; and the
+    staging job's columns built from them (:func:`_shaped`), kept while they stay the same."""
 
     def __init__(self) -> None:
         self.version: Any = None
@@ -47,12 +48,14 @@ class TableFacts:
         # whether the last batch met tables the set form takes that were not known yet: the
         # next may too, so its rows are persisted for a second staging (no second read)
         self.learning = True
+        self.prelearnt = False   # the target's tables learnt before a batch is staged
+        self._shaped: tuple[Any, tuple[Any, list[Any]]] | None = None   # (its facts, its columns)
 
     def refresh(self, engine: Any) -> None:
         """Forget every table when the apply's settings changed (SET_KEY_COLUMNS, handlers)."""
         settings = engine.settings.current()
         if settings._version != self.version:
-            self.version, self.tables, self.learning = settings._version, {}, True
+            self.version, self.tables, self.learning, self.prelearnt = settings._version, {}, True, False
 
     def learn(self, engine: Any, form: Any, names: set[str]) -> bool:
         """Describe the tables ``names`` (``OWNER\0NAME``) not known yet; whether one of
@@ -69,23 +72,63 @@ class TableFacts:
         self.learning = taken
         return taken
 
+    def prelearn(self, engine: Any, form: Any, most: int = 1000) -> None:
+        """Learn, before the first batch is staged, every table of the target the set form
+        could take (a primary key; at most ``most`` of them), under the name an LCR gives it:
+        a batch then meets a table not known only when one was created since (DDL), and is
+        not staged twice nor persisted for it."""
+        from ..streams.capture.decode import oracle_name, pg_name
+
+        target = engine.target
+        self.prelearnt = True
+        rows = target.query(
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary WHERE c.relkind IN ('r', 'p') "
+            "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%%' "
+            "ORDER BY 1, 2 LIMIT %s", (most + 1,))
+        target.rollback()
+        if len(rows) > most:
+            return   # learnt as batches meet them
+        names = {f"{oracle_name(o)}\u0000{oracle_name(t)}" for o, t in rows
+                 if pg_name(oracle_name(o)) == o and pg_name(oracle_name(t)) == t}
+        self.learn(engine, form, names)
+        target.rollback()
+        self.learning = False
+
     def taken(self) -> dict[str, tuple[list[str], list[str]]]:
         return {k: v for k, v in self.tables.items() if v is not None}
 
+    def shaped(self, rule: bool) -> tuple[Any, list[Any]]:
+        """The staging job's columns (:func:`_shaped`) for the tables taken now; built again
+        only when those change (building them is hundreds of calls into the JVM)."""
+        facts = (rule, sorted(self.taken().items()))
+        if self._shaped is None or self._shaped[0] != facts:
+            self._shaped = (facts, _shaped(dict(facts[1]), rule))
+        return self._shaped[1]
 
-def _eligible(rows: DataFrame, tables: dict[str, tuple[list[str], list[str]]]) -> tuple[Any, Any]:
+
+def _sql_text(text: str) -> str:
+    """A Spark SQL string literal of ``text`` (backslash escapes, any character)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _facts_map(tables: dict[str, tuple[list[str], list[str]]], pick: Callable[[tuple], list[str]]) -> Any:
+    """``map<string, array<string>>`` of the tables' facts as ONE literal expression (one
+    call into the JVM however many tables; a literal of data: the generated code does not
+    depend on it)."""
+    if not tables:
+        return F.expr("CAST(map() AS map<string,array<string>>)")
+    return F.expr("map(" + ", ".join(f"{_sql_text(k)}, array({', '.join(_sql_text(c) for c in pick(v))})"
+                                    for k, v in sorted(tables.items())) + ")")
+
+
+def _eligible(tables: dict[str, tuple[list[str], list[str]]]) -> tuple[Any, Any]:
     """The JVM's answer, per row, to :meth:`SetApplier.eligible` but for what is decided per
     transaction on the driver (rules that act, instantiation SCNs), and no key change; the
     row's table's key columns."""
-    def literal_map(pick: Callable[[tuple], list[str]]) -> Any:
-        if not tables:
-            return F.create_map().cast("map<string,array<string>>")
-        return F.create_map(*[x for k, v in sorted(tables.items())
-                              for x in (F.lit(k), F.array(*[F.lit(c) for c in pick(v)]))])
-
     table = _table_key()
-    keys = F.element_at(literal_map(lambda v: v[0]), table)
-    columns = F.element_at(literal_map(lambda v: v[1]), table)
+    keys = F.element_at(_facts_map(tables, lambda v: v[0]), table)
+    columns = F.element_at(_facts_map(tables, lambda v: v[1]), table)
     old, new, cmd = F.col("old_values"), F.col("new_values"), F.col("command_type")
     none = F.array().cast("array<string>")
     types = F.concat(F.coalesce(F.map_values("old_types"), none), F.coalesce(F.map_values("new_types"), none))
@@ -132,6 +175,8 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
         return False
     form = SetApplier(engine, has_actions)
     facts.refresh(engine)
+    if not facts.prelearnt:   # the first batch, or the apply's settings changed
+        facts.prelearn(engine, form)
     if facts.learning:   # tables may be new to the set form: a second staging reads the cache
         rows = rows.persist()
     try:
@@ -156,12 +201,13 @@ def _apply(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Callable
     applier = StagedApplier(engine, form._shape)
     spark = rows.sparkSession
     applier.prepare()
-    _stage(rows, facts.taken(), engine.target.conninfo, applier.table)
+    lap("prepare")
+    _stage(rows, facts, engine.target.conninfo, applier.table, lap)
     txs = applier.transactions()
-    lap("read+decide+stage")
+    lap("transactions")
     if facts.learn(engine, form, {n for t in txs for n in t["tables"]}):   # new tables: stage again
         applier.prepare()
-        _stage(rows, facts.taken(), engine.target.conninfo, applier.table)
+        _stage(rows, facts, engine.target.conninfo, applier.table)
         txs = applier.transactions()
         lap("stage again")
     settings = engine.settings
@@ -199,12 +245,13 @@ def _table(spark: Any, **columns: list) -> DataFrame:
                                            for k, v in columns.items()}))
 
 
-def _stage(rows: DataFrame, tables: dict[str, tuple[list[str], list[str]]], conninfo: str, table: str) -> int:
-    """COPY the batch into ``table`` (executors, through Arrow; the one Spark job of a
-    batch): every row's transaction and its facts, whether the set form may take it, and
-    for those rows commit order, key values (its phase is computed there), table, command,
-    shape and values as JSON."""
-    ok, keys = _eligible(rows, tables)
+def _shaped(tables: dict[str, tuple[list[str], list[str]]], rule: bool) -> tuple[Any, list[Any]]:
+    """``OK`` and the staging table's columns (:data:`COLUMNS`) over the decided rows with
+    ``OK`` added (computed once per row, then read): every row's
+    transaction and its facts, whether the set form may take it (``OK``), and for those rows
+    commit order, key values (its phase is computed there), table, command, shape and values
+    as JSON.  Column expressions by name, so one list serves every batch."""
+    ok, keys = _eligible(tables)
     cmd = F.col("command_type")
     row_key = F.array_join(F.transform(keys, lambda c: F.coalesce(F.element_at(
         F.when(cmd == "INSERT", F.col("new_values")).otherwise(F.col("old_values")), c), F.lit("\u0001"))), "\u0002")
@@ -217,17 +264,26 @@ def _stage(rows: DataFrame, tables: dict[str, tuple[list[str], list[str]]], conn
     new_side = F.when(cmd != "DELETE", F.col("new_values"))
     old_side = F.when(cmd != "INSERT", F.col("old_values"))
     is_row = F.col("lcr_kind") == "ROW"
-    rule = F.col("rule") if "rule" in rows.columns else F.lit(None).cast("string")
-    shaped = rows.withColumn("OK", ok).select(
+    return ok, [
         F.col("tx").alias("TX"), F.col("OK"), F.col("lcr_kind").alias("KIND"),
         F.col("source_database_name").alias("DB"), F.col("commit_scn").cast("long").alias("SCN"),
-        F.col("transaction_id").alias("TXN"), rule.alias("RULE"),
+        F.col("transaction_id").alias("TXN"), (F.col("rule") if rule else F.lit(None).cast("string")).alias("RULE"),
         F.col("cscn").alias("CSCN"), F.col("seq").alias("SEQ"), when_ok(row_key).alias("ROWKEY"),
         F.when(is_row, F.col("object_owner")).alias("OWNER"), F.when(is_row, F.col("object_name")).alias("NAME"),
         when_ok(cmd).alias("CMD"),
         when_ok(F.concat(F.coalesce(names(new_side), F.lit("")), F.lit(SIDE_SEP),
                          F.coalesce(names(old_side), F.lit("")))).alias("SHAPE"),
-        when_ok(F.to_json(old_side)).alias("OLD"), when_ok(F.to_json(new_side)).alias("NEW"))
-    assert tuple(shaped.columns) == COLUMNS
-    counts = shaped.mapInArrow(lambda it: copy_batches(conninfo, table, it), "n long").collect()
+        when_ok(F.to_json(old_side)).alias("OLD"), when_ok(F.to_json(new_side)).alias("NEW")]
+
+
+def _stage(rows: DataFrame, facts: TableFacts, conninfo: str, table: str,
+           lap: Callable[[str], None] = lambda _label: None) -> int:
+    """COPY the batch into ``table`` (executors, through Arrow; the one Spark job of a
+    batch): the columns :func:`_shaped` of every row."""
+    ok, columns = facts.shaped("rule" in rows.columns)
+    shaped = rows.withColumn("OK", ok).select(*columns)
+    copied = shaped.mapInArrow(lambda it: copy_batches(conninfo, table, it), "n long")
+    lap("plan")
+    counts = copied.collect()
+    lap("read+decide+stage job")
     return sum(r["n"] for r in counts)

@@ -34,16 +34,17 @@ def _table_is(t: Declarative) -> Column:
     return (F.col("object_owner") == F.lit(t.schema)) & (F.col("object_name") == F.lit(t.table))
 
 
-def _one(df: DataFrame, t: Declarative, rule: Column) -> DataFrame:
+def _updates(t: Declarative, rule: Column) -> dict[str, tuple[Column, Column]]:
+    """What transformation ``t`` of the rows whose TRUE rule ``rule`` holds does: per
+    column it changes, (the rows it changes, the column's new value) -- both over the
+    columns as they are before it."""
     on = rule & (F.col("lcr_kind") == F.lit("ROW"))
     if t.kind == "RENAME SCHEMA":
-        hit = on & (F.col("object_owner") == F.lit(t.from_name))
-        return df.withColumn("object_owner", F.when(hit, F.lit(t.to_name)).otherwise(F.col("object_owner")))
+        return {"object_owner": (on & (F.col("object_owner") == F.lit(t.from_name)), F.lit(t.to_name))}
     on = on & _table_is(t)
     if t.kind == "RENAME TABLE":
-        return df.withColumns({"object_owner": F.when(on, F.lit(t.to_schema)).otherwise(F.col("object_owner")),
-                               "object_name": F.when(on, F.lit(t.to_name)).otherwise(F.col("object_name"))})
-    updates: dict[str, Column] = {}
+        return {"object_owner": (on, F.lit(t.to_schema)), "object_name": (on, F.lit(t.to_name))}
+    updates: dict[str, tuple[Column, Column]] = {}
     for side in _SIDES[t.value_type]:
         values, types = f"{side.lower()}_values", f"{side.lower()}_types"
         v, ty = F.col(values), F.col(types)
@@ -66,9 +67,9 @@ def _one(df: DataFrame, t: Declarative, rule: Column) -> DataFrame:
             new_v = F.map_concat(v, F.create_map(F.lit(t.column), F.lit(text).cast("string")))
             new_t = F.map_concat(ty, F.create_map(F.lit(t.column), F.lit(t.value.get_type_name()).cast("string")))
             hit = hit & ~F.map_contains_key(v, F.lit(t.column))
-        updates[values] = F.when(hit, new_v).otherwise(v)
-        updates[types] = F.when(hit, new_t).otherwise(ty)
-    return df.withColumns(updates)
+        updates[values] = (hit, new_v)
+        updates[types] = (hit, new_t)
+    return updates
 
 
 def subset_operations(store: Any, rule_names: Iterable[str]) -> dict[str, str]:
@@ -112,12 +113,17 @@ def migrate(df: DataFrame, operations: Mapping[str, str], rule_column: str = "ru
 
 
 def declarative(df: DataFrame, by_rule: Mapping[str, Iterable[Declarative]], rule_column: str = "rule") -> DataFrame:
-    """``df`` with the declarative transformations of each row's TRUE rule performed.
-    Rules are handled one after another; each rule's transformations in their order."""
-    for rule, transformations in by_rule.items():
-        is_rule = F.col(rule_column) == F.lit(rule)
-        for t in ordered(transformations):
-            df = _one(df, t, is_rule)
+    """``df`` with the declarative transformations of each row's TRUE rule performed, each
+    rule's in their order.  A row has one TRUE rule, so the rules' transformations never
+    meet on a row: the k-th transformation of every rule is ONE projection (a CASE per
+    column it changes), not a projection per transformation copying the maps each time."""
+    chains = [(F.col(rule_column) == F.lit(rule), ordered(ts)) for rule, ts in by_rule.items()]
+    for k in range(max((len(ts) for _, ts in chains), default=0)):
+        changes: dict[str, Column] = {}
+        for is_rule, ts in chains:
+            for column, (hit, value) in (_updates(ts[k], is_rule) if k < len(ts) else {}).items():
+                changes[column] = (changes[column] if column in changes else F).when(hit, value)
+        df = df.withColumns({c: when.otherwise(F.col(c)) for c, when in changes.items()})
     return df
 
 

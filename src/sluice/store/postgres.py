@@ -34,7 +34,7 @@ from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import POSTGRESQL
 from .pgconn import PgConnection, PgPool, PgTarget, translate
 from .pglisten import Listener
-from .sqlschema import (LEGACY_RECEIVED, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, physical, quote,
+from .sqlschema import (LEGACY_RECEIVED, RETYPED_VIEWS, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, physical, quote,
                         table_name, queue_depth_ddl, upgrade_queue_table_ddl, view_name)
 from .timemgr import TimeManagerThread
 
@@ -98,6 +98,9 @@ class PgStore(Store):
                     raise ProgrammingError(
                         f"ORA-00600: internal error code, arguments: [schema {self.target.schema} "
                         f"has version {version}; this Sluice knows {SCHEMA_VERSION}]", 600)
+            if row[0] is not None:   # an older Sluice's views of other column types
+                for view in RETYPED_VIEWS:
+                    raw.execute(f"DROP VIEW IF EXISTS {view} CASCADE")
             for stmt in catalog_ddl(POSTGRESQL):
                 raw.execute(stmt)
             if row[0] is not None:   # queue tables made by an older Sluice

@@ -237,7 +237,7 @@ def lock_records(conn, queue: QueueInfo, candidates: list[MessageRecord],
     st = set(states)
     read = {r.seq: r for r in candidates}
     out = []
-    for row in conn.execute(sql, [d.list_param(list(read))]):
+    for row in conn.execute(sql, [d.list_param(list(read))]).fetchall():   # (rows loaded in C at once)
         was = read.get(row[0])
         if was is None or row[2] != was.msgid:
             continue

@@ -30,7 +30,13 @@ from .dialect import Dialect
 # 12: a propagation destination's de-duplication rows are one per batch and destination queue
 #     (SLUICE_PROPAGATION_INDOUBT) instead of one per message (SLUICE_PROPAGATION_RECEIVED,
 #     whose rows an upgrade moves there: see legacy_received_ddl)
-SCHEMA_VERSION = 12
+# 13: DBA_APPLY.ERROR_NUMBER a number on PostgreSQL too (it was the catalog's JSON text; a
+#     view's column type cannot be replaced: the upgrade drops DBA_APPLY and what reads it,
+#     RETYPED_VIEWS, and creates them again)
+SCHEMA_VERSION = 13
+# views whose column types changed since an older schema version: dropped (with the views
+# built on them, all in catalog_ddl) before catalog_ddl creates them again
+RETYPED_VIEWS = ("DBA_APPLY",)
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -400,7 +406,8 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
                    {j('C', 'negative_rule_set_owner')} AS NEGATIVE_RULE_SET_OWNER,
                    {d.epoch_to_timestamp('CAST(' + j('C', 'status_change_time') + ' AS ' + r + ')')}
                        AS STATUS_CHANGE_TIME,
-                   {j('C', 'error_number')} AS ERROR_NUMBER, {j('C', 'error_message')} AS ERROR_MESSAGE,
+                   CAST({j('C', 'error_number')} AS {d.int_type}) AS ERROR_NUMBER,
+                   {j('C', 'error_message')} AS ERROR_MESSAGE,
                    {j('C', 'source_database')} AS SOURCE_DATABASE,
                    CASE WHEN CAST({j('C', 'apply_captured')} AS TEXT) IN ('1', 'true') THEN 'CAPTURED'
                         ELSE 'PERSISTENT' END AS MESSAGE_DELIVERY_MODE

@@ -131,6 +131,7 @@ class ApplyEngine:
         self.applied = target.applied_scns(apply_name)
         self._shapes: dict[tuple, tuple[str, list[str], list[Callable | None]]] = {}
         self._settings_version = -1
+        self._built: tuple[SourceTxn, list] | None = None    # (transaction, statements) by _ahead
         self.messages_applied = 0
         self.transactions_applied = 0
 
@@ -150,21 +151,24 @@ class ApplyEngine:
         return ident is not None and self.target.done(self.apply_name, txn.kind, ident)
 
     def apply(self, txn: SourceTxn, before_commit: Callable[[], None] | None = None,
-              commit_later: bool = False) -> bool:
+              commit_later: bool = False, upcoming: SourceTxn | None = None) -> bool:
         """Apply ``txn`` as one target transaction; False when it was applied before.
         ``before_commit``: called just before the commit (parallel apply waits there for
         its turn).  ``commit_later``: the target's commit may still be on its way when this
         returns (``Target.commit_later``): the caller calls :meth:`settle` before it acts on
-        it.  :raises ApplyError: an error stopped it (the target is rolled back)."""
+        it.  ``upcoming``: the transaction the caller applies next, if it knows it — its
+        statements are built while the target runs this one's (:meth:`_ahead`).
+        :raises ApplyError: an error stopped it (the target is rolled back)."""
         settings = self.settings.current()
         if settings._version != self._settings_version:
             self._shapes.clear()
             self._settings_version = settings._version
+            self._built = None
         target = self.target
         try:
             if self._plain(txn):
                 try:
-                    self._fast(txn)
+                    self._fast(txn, upcoming)
                 except _Retry:
                     target.rollback()
                     self._slow(txn)
@@ -292,26 +296,62 @@ class ApplyEngine:
                 return False
         return True
 
-    def _fast(self, txn: SourceTxn) -> None:
-        """The statements pipelined, in chunks (a spilled transaction is never all in memory)."""
+    def _fast(self, txn: SourceTxn, upcoming: SourceTxn | None = None) -> None:
+        """The statements pipelined, in chunks (a spilled transaction is never all in memory).
+        With ``upcoming``, while the target runs this transaction's statements the next
+        transaction's are built (the apply's Python and the target's work overlap)."""
         head = self._claim(txn)
         self.target.begin(self.tag)
+        built, self._built = self._built, None
+        if built is not None and built[0] is txn:
+            statements = built[1]
+        else:
+            statements = []
+            for i, item in enumerate(txn.items):
+                lcr = item.message
+                if self._skipped(lcr, i):
+                    continue
+                statements.append(self._statement(lcr, i))
+                if len(statements) >= _CHUNK:
+                    self._batch(head, statements, [])
+                    head, statements = [], []
+        tail = self._forget(txn)
+        if upcoming is None or not self.target.send_batch(head + statements + tail):
+            self._batch(head, statements, tail)
+            return
+        self._ahead(upcoming)       # the target works on this one meanwhile
+        try:
+            counts = self.target.finish_batch()
+        except TargetError:
+            raise _Retry() from None
+        self._counted(head, statements, counts)
+
+    def _ahead(self, txn: SourceTxn) -> None:
+        """Build ``txn``'s statements now, for its :meth:`_fast`, if that takes nothing but
+        Python: a plain transaction in memory whose tables' statements are known already
+        (no dictionary query: the target is busy).  Anything else — an LCR to be turned
+        down, a statement not known yet — is left for its own turn, which finds it again."""
+        if type(txn.items) is not list or len(txn.items) >= _CHUNK or not self._plain(txn):
+            return
         statements: list[tuple[str, tuple]] = []
-        for i, item in enumerate(txn.items):
-            lcr = item.message
-            if self._skipped(lcr, i):
-                continue
-            statements.append(self._statement(lcr, i))
-            if len(statements) >= _CHUNK:
-                self._batch(head, statements, [])
-                head, statements = [], []
-        self._batch(head, statements, self._forget(txn))
+        try:
+            for i, item in enumerate(txn.items):
+                lcr = item.message
+                if not self._skipped(lcr, i):
+                    statements.append(self._statement(lcr, i, known_only=True))
+        except Exception:        # (ApplyError, _Retry …) its own turn raises it, as always
+            return
+        self._built = (txn, statements)
 
     def _batch(self, head: list, statements: list, tail: list) -> None:
         try:
             counts = self.target.execute_batch(head + statements + tail)
         except TargetError:
             raise _Retry() from None
+        self._counted(head, statements, counts)
+
+    @staticmethod
+    def _counted(head: list, statements: list, counts: list[int]) -> None:
         if head and counts[0] != 1:
             raise _AlreadyApplied()
         if any(c != 1 for c in counts[len(head):len(head) + len(statements)]):
@@ -497,10 +537,12 @@ class ApplyEngine:
                 params.append(_conv(conv, c, v))
         return " AND ".join(parts), params
 
-    def _statement(self, lcr: RowLCR, index: int) -> tuple[str, tuple]:
+    def _statement(self, lcr: RowLCR, index: int, known_only: bool = False) -> tuple[str, tuple]:
         """The DML for a row LCR (statement text cached per table, command, columns and
         which old values are NULL).  Per LCR only tuples are made: the columns' names and
-        values (zip), the parameters picked from the values by position (itemgetter)."""
+        values (zip), the parameters picked from the values by position (itemgetter).
+        ``known_only``: a statement whose text is not cached yet raises _Retry (making it
+        may query the target)."""
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
         old, new = lcr.plain_values()       # (name, value) pairs: no AnyData made for them
         if cmd == "INSERT" or not old:
@@ -516,6 +558,8 @@ class ApplyEngine:
         shape_key = (owner, name, cmd, new_cols, old_cols, nulls)
         shape = self._shapes.get(shape_key)
         if shape is None:
+            if known_only:
+                raise _Retry()
             shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, nulls)
         sql, pick, convs = shape
         values = new_vals + old_vals if old_vals else new_vals

@@ -282,6 +282,51 @@ class ApplyProcess:
         c["received"] += len(txns) + (spilled is not None)
         last = msgs[-1].payload if msgs else None
         c["dequeued_scn"] = last.get_scn() if isinstance(last, (RowLCR, DDLLCR)) else c["dequeued_scn"]
+        self._apply(txns, spilled)
+        return len(msgs)
+
+    def apply_handed(self, lcrs: list[Any]) -> tuple[list[tuple], list[str]]:
+        """Combined capture and apply at one database (seed 001; :mod:`..capture.combinedlocal`):
+        apply captured LCRs the capture hands over in memory -- whole source transactions in
+        commit order, as a dequeue would give them -- leaving this process's store work
+        (progress, counters, error queue rows) in the session's transaction for the
+        capture to commit with its position.  Returns the keys (source database,
+        transaction id, commit SCN) of the transactions it did not apply because it
+        aborted (disable_on_error: the capture stages them for the apply's restart) and the
+        SLUICE_APPLY_DONE records to forget once that commit is done (:meth:`forget`)."""
+        if self.state == "ABORTED":
+            raise ora(26714, f"apply process {self.d.name} is aborted")
+        if self._catalog_version is not None:
+            self._follow_catalog()
+        self.state = "APPLYING"
+        c = self.counters
+        c["dequeued"] += len(lcrs)
+        c["dequeue_time"] = time.time()
+        txns = self._transactions([_Handed(lcr) for lcr in lcrs])
+        c["received"] += len(txns)
+        if lcrs:
+            c["dequeued_scn"] = lcrs[-1].get_scn()
+        rest, done = self._apply(txns, None, commit=False)
+        return [(t.source_database, t.transaction_id, t.commit_scn) for t in rest], done
+
+    def hand_back(self) -> None:
+        """The capture stops handing LCRs over: V$STREAMS_APPLY_* show the apply idle (its
+        state row is the apply process's; commit work)."""
+        self.state = "IDLE"
+        self.ctx.add_commit_work(self._state_work())
+
+    def forget(self, done: list[str]) -> None:
+        """The records of transactions whose store commit is done: deleted in the next
+        target transaction."""
+        self._forget += done
+
+    def _apply(self, txns: list[SourceTxn], spilled: SourceTxn | None, *,
+               commit: bool = True) -> tuple[list[SourceTxn], list[str]]:
+        """Apply ``txns`` (after ``spilled``) and commit the store's side with ``commit``.
+        Returns the transactions left unapplied because the process aborted, and the
+        SLUICE_APPLY_DONE records of this batch (forgotten here after the commit, or by the
+        caller that commits)."""
+        c = self.counters
         progress: dict[str, tuple] = {}
         done_now: list[str] = []      # SLUICE_APPLY_DONE records: forgotten once this batch commits
         todo = [t for t in txns if not self._is_errored(t)]
@@ -303,13 +348,19 @@ class ApplyProcess:
                                       self.d.apply_tag)
                     if isinstance(txn.items, spill.SpilledItems):
                         spill.discard(self.ctx, self.d.name)
-                    self.conn.commit()             # … except what just failed, now an error
-                    self._spill = spill.load(self.ctx, self.d.name)
+                    if commit:
+                        self.conn.commit()         # … except what just failed, now an error
+                        self._spill = spill.load(self.ctx, self.d.name)
+                    else:
+                        # handed over: the error and ABORTED commit now; a crash before the
+                        # capture's commit replays the batch, staged (the apply no longer
+                        # qualifies), where the error queue and SLUICE_APPLY_DONE skip it
+                        self._record_abort()
                     self._note_errored(txn)
                     self._forget = []
                     self.state = "ABORTED"
                     self._first = True
-                    return len(msgs)
+                    return todo[todo.index(txn) + 1:], []
                 errorqueue.record(self.ctx, self.d.name, (self.d.queue_owner, self.d.queue_name),
                                   txn, failure, self._encode, self.d.apply_database_link, self.d.apply_tag)
                 self._note_errored(txn)
@@ -332,9 +383,11 @@ class ApplyProcess:
         if rows:
             self.ctx.add_commit_work(lambda conn: [conn.execute(_PROGRESS, r) for r in rows])
         self.ctx.add_commit_work(self._state_work())
+        if not commit:
+            return [], done_now
         self.conn.commit()
         self._forget += done_now
-        return len(msgs)
+        return [], []
 
     def _settle(self) -> None:
         """The serial engine's last target commit (``commit_later``) known to have succeeded
@@ -396,11 +449,14 @@ class ApplyProcess:
                     yield txn, True
                 i = j
                 continue
-            for txn in txns[i:max(j, i + 1)]:
+            for k in range(i, max(j, i + 1)):
+                txn = txns[k]
                 try:
-                    # its target commit goes on while the next one is read and built; run_batch
-                    # settles it before committing the dequeue
-                    yield txn, engine.apply(txn, commit_later=True)
+                    # its target commit goes on while the next one is read and built (built
+                    # while the target runs this one's statements); run_batch settles it
+                    # before committing the dequeue
+                    yield txn, engine.apply(txn, commit_later=True,
+                                            upcoming=txns[k + 1] if k + 1 < len(txns) else None)
                 except ApplyError as failure:
                     yield txn, failure
             i = max(j, i + 1)
@@ -500,6 +556,16 @@ def rule_actions(message: Any, actx: Any, username: str, enqueue: Callable[[str,
     directive = actx.get_value("APPLY$_EXECUTE")
     execute = not (directive is not None and str(directive.value).upper() == "NO")
     return Item(message, execute)
+
+
+class _Handed:
+    """An LCR handed over by the capture, in the shape of a dequeued message."""
+
+    __slots__ = ("payload",)
+    transaction_group = msgid = None
+
+    def __init__(self, payload: Any) -> None:
+        self.payload = payload
 
 
 def _epoch(when: Any) -> float | None:

@@ -135,6 +135,18 @@ class Target:
     def settle(self) -> None:
         """Read the outcome of a :meth:`commit_later` still on its way (raises its error)."""
 
+    def send_batch(self, statements: list[tuple[str, tuple]]) -> bool:
+        """Send statements as :meth:`execute_batch` runs them, without waiting for them
+        (False: this target cannot, or not these; nothing was sent).  The caller may build
+        its next work meanwhile — without using this target — and then must call
+        :meth:`finish_batch` (or :meth:`rollback`)."""
+        return False
+
+    def finish_batch(self) -> list[int]:
+        """The row counts of what :meth:`send_batch` sent (as :meth:`execute_batch`
+        returns and raises them)."""
+        raise RuntimeError("finish_batch without send_batch")
+
     def rollback(self) -> None:
         raise NotImplementedError
 
@@ -220,6 +232,7 @@ class PgTarget(Target):
         self._raw: Any = None
         self._raw_failed = True
         self._committing = False      # a COMMIT sent by commit_later, its outcome not read yet
+        self._inflight: tuple | None = None   # a batch send_batch sent, its results not read yet
         try:
             self.conn = psycopg.connect(conninfo, autocommit=False, connect_timeout=10)
         except psycopg.Error as e:
@@ -295,13 +308,13 @@ class PgTarget(Target):
             raise _target_error(e) from None
 
     def execute_batch(self, statements: list[tuple[str, tuple]]) -> list[int]:
+        if len(statements) >= 3 and self._raw is not None and not self._raw_failed:
+            return self._raw_batch(statements)    # behind a COMMIT still on its way, if any
         if self._committing:
             self.settle()
         if len(statements) < 3:
             return [self.execute(sql, params) for sql, params in statements]
         conn = self.conn
-        if self._raw is not None and not self._raw_failed:
-            return self._raw_batch(statements)
         try:
             with conn.pipeline():
                 if self._tag is not None:
@@ -321,6 +334,17 @@ class PgTarget(Target):
     # pipeline instead: each statement text prepared once per connection (and parameter
     # types), parameters dumped by psycopg's C Transformer, one sync per chunk.  Errors,
     # rollback and commit stay psycopg's (the transaction state is the server's).
+    #
+    # **A COMMIT and the next transaction in one round trip.**  :meth:`commit_later` sends the
+    # COMMIT into a pipeline it leaves open (no sync): the server commits (writes and flushes
+    # the commit record) while the apply builds the next transaction, whose BEGIN and
+    # statements then go into that same pipeline behind the COMMIT, with one sync — the
+    # COMMIT's outcome and the statements' row counts come back together.  If the COMMIT
+    # failed (a deferred constraint), the server skips everything after it up to the sync:
+    # the next transaction's statements are never executed, and the batch raises the
+    # COMMIT's error (a DatabaseError, as :meth:`settle` does), never a TargetError of the
+    # next transaction's.  :meth:`settle` (and any other use of the connection) syncs the
+    # open pipeline and reads the COMMIT's outcome.
     _RAW_CHUNK = 500      # statements per sync: their replies fit the socket buffers
 
     def _raw_init(self) -> None:
@@ -343,79 +367,152 @@ class PgTarget(Target):
             self._texts[sql] = found
         return found
 
-    def _raw_batch(self, statements: list[tuple[str, tuple]]) -> list[int]:
-        pq, tx, auto = self._raw
-        pg = self.conn.pgconn
+    def _raw_todo(self, statements: list[tuple[str, tuple]]) -> tuple[list[tuple[str, tuple]], int] | None:
+        """The batch as the raw path sends it (the tag's statement first, if one is due) and
+        how many statements lead it; None when a statement is not one this path knows
+        (nothing taken: the tag stays due)."""
         todo = list(statements)
-        if self._tag is not None:
-            tag, self._tag = self._tag, None
-            todo.insert(0, _TAG_SQL(tag))
-            head = 1
-        else:
-            head = 0
         for sql, params in todo:
             text = self._text(sql)
             if text is None or text[1] != len(params):
-                self._raw_failed = True       # not a statement this path knows: psycopg's, from now on
-                if head:
-                    self._tag = tag
-                return self.execute_batch(statements)
+                return None
+        if self._tag is None:
+            return todo, 0
+        tag, self._tag = self._tag, None
+        lead = _TAG_SQL(tag)
+        self._text(lead[0])
+        return [lead, *todo], 1
+
+    def _raw_batch(self, statements: list[tuple[str, tuple]]) -> list[int]:
+        pq, tx, auto = self._raw
+        pg = self.conn.pgconn
+        ready = self._raw_todo(statements)
+        if ready is None:
+            self._raw_failed = True       # not a statement this path knows: psycopg's, from now on
+            return self.execute_batch(statements)     # (settles a COMMIT on its way first)
+        todo, head = ready
         counts: list[int] = []
         blocking = pg.nonblocking
         pg.nonblocking = 0         # libpq sends and waits itself (replies fit the buffers)
         try:
             for start in range(0, len(todo), self._RAW_CHUNK):
-                counts += self._raw_chunk(pg, pq, tx, auto, todo[start:start + self._RAW_CHUNK])
+                chunk = todo[start:start + self._RAW_CHUNK]
+                counts += self._raw_read(pg, pq, self._raw_send(pg, pq, tx, auto, chunk), len(chunk))
         except psycopg.Error as e:
             raise _target_error(e) from None
         finally:
             pg.nonblocking = blocking
+            self._committing = False   # its outcome read (or the connection lost) in the first chunk
         return counts[head:]
 
-    def _raw_chunk(self, pg: Any, pq: Any, tx: Any, auto: Any, todo: list[tuple[str, tuple]]) -> list[int]:
-        kinds: list[bytes | None] = []    # per result: the name being prepared, b"": BEGIN, None: a statement
-        pg.enter_pipeline_mode()
-        results: list[Any] = []
+    # -- a batch on its way while the caller builds the next one -----------------------------
+    def send_batch(self, statements: list[tuple[str, tuple]]) -> bool:
+        pq, tx, auto = self._raw if self._raw is not None else (None, None, None)
+        if self._raw_failed or self._inflight is not None or not 3 <= len(statements) < self._RAW_CHUNK:
+            return False
+        ready = self._raw_todo(statements)
+        if ready is None:
+            return False               # execute_batch takes it (and finds out why)
+        todo, head = ready
+        pg = self.conn.pgconn
+        blocking = pg.nonblocking
+        pg.nonblocking = 0
         try:
+            kinds = self._raw_send(pg, pq, tx, auto, todo)
+        except psycopg.Error as e:
+            self._committing = False
+            raise _target_error(e) from None
+        finally:
+            pg.nonblocking = blocking
+        self._inflight = (kinds, len(todo), head)
+        return True
+
+    def finish_batch(self) -> list[int]:
+        inflight, self._inflight = self._inflight, None
+        if inflight is None:
+            raise RuntimeError("finish_batch without send_batch")
+        kinds, n, head = inflight
+        pq = self._raw[0]
+        pg = self.conn.pgconn
+        blocking = pg.nonblocking
+        pg.nonblocking = 0
+        try:
+            return self._raw_read(pg, pq, kinds, n)[head:]
+        except psycopg.Error as e:
+            raise _target_error(e) from None
+        finally:
+            pg.nonblocking = blocking
+            self._committing = False
+
+    def _abandon(self) -> None:
+        """A batch :meth:`send_batch` sent whose outcome nobody will read (an error in
+        between): read it and forget it (the caller rolls the transaction back)."""
+        if self._inflight is not None:
             try:
-                if pg.transaction_status == pq.TransactionStatus.IDLE:
-                    pg.send_query_params(b"BEGIN", None)   # as psycopg begins a transaction
-                    kinds.append(b"")
-                formats = self._formats
-                for sql, params in todo:
-                    text, n = self._texts[sql]
-                    if n:
-                        wanted = formats.get(n)
-                        if wanted is None:
-                            wanted = formats[n] = [auto] * n
-                        values = tx.dump_sequence(params, wanted)
-                    else:
-                        values = []
-                    key = (sql, tx.types if n else ())
-                    name = self._prepared.get(key)
-                    if name is None:
-                        name = f"sluice_apply_{len(self._prepared)}".encode()
-                        pg.send_prepare(name, text, param_types=tx.types if n else None)
-                        kinds.append(name)
-                        self._prepared[key] = name
-                    pg.send_query_prepared(name, values, param_formats=tx.formats if n else None)
-                    kinds.append(None)
-            except psycopg.Error:
-                # a value psycopg cannot send (the statement-by-statement path reports it):
-                # end the pipeline cleanly first, forgetting what it was to prepare
-                self._prepared = {k: v for k, v in self._prepared.items() if v not in kinds}
-                if not pg.status:       # CONNECTION_OK: what was sent is read back below
+                self.finish_batch()
+            except (TargetError, DatabaseError):
+                pass
+
+    def _raw_send(self, pg: Any, pq: Any, tx: Any, auto: Any, todo: list[tuple[str, tuple]]) -> list:
+        """Send one chunk (behind a COMMIT on its way, if any) up to its sync; what each of
+        its results will be (:meth:`_raw_read` reads them)."""
+        kinds: list = [_COMMIT] if self._committing else []   # per result: see _raw_read
+        if not kinds:
+            pg.enter_pipeline_mode()
+        try:
+            if kinds or pg.transaction_status == pq.TransactionStatus.IDLE:
+                pg.send_query_params(b"BEGIN", None)   # as psycopg begins a transaction
+                kinds.append(b"")
+            formats = self._formats
+            for sql, params in todo:
+                text, n = self._texts[sql]
+                if n:
+                    wanted = formats.get(n)
+                    if wanted is None:
+                        wanted = formats[n] = [auto] * n
+                    values = tx.dump_sequence(params, wanted)
+                else:
+                    values = []
+                key = (sql, tx.types if n else ())
+                name = self._prepared.get(key)
+                if name is None:
+                    name = f"sluice_apply_{len(self._prepared)}".encode()
+                    pg.send_prepare(name, text, param_types=tx.types if n else None)
+                    kinds.append(name)
+                    self._prepared[key] = name
+                pg.send_query_prepared(name, values, param_formats=tx.formats if n else None)
+                kinds.append(None)
+            pg.pipeline_sync()           # (libpq sends it all now)
+        except psycopg.Error:
+            # a value psycopg cannot send (the statement-by-statement path reports it):
+            # end the pipeline cleanly first, forgetting what it was to prepare
+            self._prepared = {k: v for k, v in self._prepared.items() if v not in kinds}
+            try:
+                if not pg.status:       # CONNECTION_OK: what was sent is read back
                     pg.pipeline_sync()
-                    _drain(pg, pq)
-                raise
-            pg.pipeline_sync()
+                    drained = _drain(pg, pq)
+                    if kinds and kinds[0] is _COMMIT:
+                        self._committed(drained[0] if drained else None, pq)
+            finally:
+                self._committing = False
+                _exit_pipeline(pg, pq)
+            raise
+        return kinds
+
+    def _raw_read(self, pg: Any, pq: Any, kinds: list, n: int) -> list[int]:
+        """The results of a chunk :meth:`_raw_send` sent: its statements' row counts.  Per
+        result ``kinds`` says what it is: _COMMIT the COMMIT it went behind, b"" its BEGIN, a
+        name a statement being prepared, None a statement.  :raises DatabaseError: that
+        COMMIT failed (nothing after it ran: the pipeline was aborted); psycopg.Error: a
+        statement failed."""
+        try:
             results = _drain(pg, pq)
         finally:
-            if pg.pipeline_status != pq.PipelineStatus.OFF:
-                try:
-                    pg.exit_pipeline_mode()
-                except psycopg.Error:
-                    pass
+            self._committing = False
+            _exit_pipeline(pg, pq)
+        if kinds and kinds[0] is _COMMIT:
+            kinds = kinds[1:]
+            self._committed(results.pop(0) if results else None, pq)
         counts, error = [], None
         for kind, res in zip(kinds, results):
             if res.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
@@ -428,7 +525,7 @@ class PgTarget(Target):
                 counts.append(res.command_tuples or 0)
         if len(results) != len(kinds) and error is None:
             error = next((r for r in results if r.status == pq.ExecStatus.FATAL_ERROR), None)
-        if error is not None or len(counts) != len(todo):
+        if error is not None or len(counts) != n:
             from psycopg import errors as pgerrors
             e = pgerrors.error_from_result(error) if error is not None else \
                 psycopg.OperationalError("the pipeline ended early")
@@ -456,8 +553,18 @@ class PgTarget(Target):
         blocking = pg.nonblocking
         pg.nonblocking = 0           # libpq sends it all before returning
         try:
-            pg.send_query(b"COMMIT")
+            # into a pipeline left open: the next transaction's statements follow it (see above)
+            pg.enter_pipeline_mode()
+            pg.send_query_params(b"COMMIT", None)
+            pg.flush()               # on its way now (a pipeline holds what it sends until a sync)
         except psycopg.Error as e:
+            if pg.pipeline_status != pq.PipelineStatus.OFF and not pg.status:
+                try:
+                    pg.pipeline_sync()
+                    _drain(pg, pq)
+                    pg.exit_pipeline_mode()
+                except psycopg.Error:
+                    pass
             raise _pg_error(e) from None
         finally:
             pg.nonblocking = blocking
@@ -473,25 +580,32 @@ class PgTarget(Target):
         pg = self.conn.pgconn
         blocking = pg.nonblocking
         pg.nonblocking = 0
-        error = None
         try:
-            res = pg.get_result()
-            ok = res is not None and res.status == pq.ExecStatus.COMMAND_OK
-            while res is not None:
-                if res.status == pq.ExecStatus.FATAL_ERROR and error is None:
-                    error = res
-                res = pg.get_result()
+            pg.pipeline_sync()
+            results = _drain(pg, pq)
         except psycopg.Error as e:
             raise _pg_error(e) from None
         finally:
             pg.nonblocking = blocking
-        if error is not None or not ok or pg.transaction_status != pq.TransactionStatus.IDLE:
-            e = pgerr.error_from_result(error) if error is not None else \
-                psycopg.OperationalError("the target's commit ended without an answer")
-            raise _pg_error(e)
+            if pg.pipeline_status != pq.PipelineStatus.OFF:
+                try:
+                    pg.exit_pipeline_mode()
+                except psycopg.Error:
+                    pass
+        self._committed(results[0] if len(results) == 1 else None, pq)
+
+    def _committed(self, res: Any, pq: Any) -> None:
+        """Check the result of a COMMIT :meth:`commit_later` sent.  :raises DatabaseError: it
+        failed (or did not answer)."""
+        if res is not None and res.status == pq.ExecStatus.COMMAND_OK:
+            return
+        e = pgerr.error_from_result(res) if res is not None and res.status == pq.ExecStatus.FATAL_ERROR \
+            else psycopg.OperationalError("the target's commit ended without an answer")
+        raise _pg_error(e)
 
     def rollback(self) -> None:
         self._tag = None
+        self._abandon()
         if self._committing:
             self.settle()      # the previous transaction's commit failed: that is the error
         if not self.conn.closed:
@@ -501,6 +615,7 @@ class PgTarget(Target):
                 pass      # a lost connection has no transaction left
 
     def close(self) -> None:
+        self._abandon()
         if self._committing:
             try:
                 self.settle()
@@ -603,6 +718,17 @@ class SqliteTarget(Target):
 
     def close(self) -> None:
         self.conn.close()
+
+
+_COMMIT = object()       # in a chunk's result kinds: the COMMIT it was sent behind
+
+
+def _exit_pipeline(pg: Any, pq: Any) -> None:
+    if pg.pipeline_status != pq.PipelineStatus.OFF:
+        try:
+            pg.exit_pipeline_mode()
+        except psycopg.Error:
+            pass
 
 
 def _drain(pg: Any, pq: Any) -> list[Any]:

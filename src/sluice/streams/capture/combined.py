@@ -51,7 +51,9 @@ from ..propagation.job import DISCARD, JobEnv, ruled
 from ..propagation.links import resolve_link
 from ..propagation.sites import StoreSite, ThisSite
 from ..propagation.wire import Batch, Propagated
+from . import combinedlocal
 from . import spec as cspecs
+from .combinedlocal import LocalCombined
 from .context import CaptureContext
 
 __all__ = ["Combined", "route_for", "record"]
@@ -73,9 +75,22 @@ class Combined:
     destination: Any          # a propagation Destination (StoreSite) or ThisSite
     site: str
 
+    def target(self) -> tuple[str, str, str | None]:
+        """(queue owner, queue name, destination) as SLUICE_CAPTURE_COMBINED records them."""
+        s = self.schedule
+        return s.qschema, s.qname, s.destination
+
     def still_qualifies(self, ctx: CaptureContext, spec: cspecs.CaptureSpec) -> bool:
         found = route_for(self.conn, ctx, spec, connect=None, check_destination=False)
-        return found is not None and found.propagation.name == self.propagation.name
+        return isinstance(found, Combined) and found.propagation.name == self.propagation.name
+
+    def held_back(self, lcrs: list[Any]) -> list[Any]:
+        """What the route did not take of ``lcrs`` (a batch is delivered whole: nothing)."""
+        return []
+
+    def acknowledge(self, batch: Batch) -> None:
+        """The capture's commit is done: the receiver may prune the batch's de-duplication rows."""
+        self.destination.acknowledge(batch)
 
     def batch(self, lcrs: list[Any]) -> Batch:
         """The batch the propagation would send for ``lcrs`` (its rule sets applied)."""
@@ -152,19 +167,23 @@ class Combined:
             dest_conn.close()
 
 
-def record(ctx: CaptureContext, name: str, combined: "Combined | None") -> None:
+def record(ctx: CaptureContext, name: str, combined: "Combined | LocalCombined | None") -> None:
     """V$STREAMS_CAPTURE.OPTIMIZATION (commit work)."""
     if combined is None:
         row = (cspecs.OWNER, name, 0, None, None, None)
     else:
-        s = combined.schedule
-        row = (cspecs.OWNER, name, 1, s.qschema, s.qname, s.destination)
+        row = (cspecs.OWNER, name, 1, *combined.target())
     ctx.add_commit_work(lambda c: c.execute(_RECORD, row))
 
 
 def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect: Any = None,
-              check_destination: bool = True) -> Combined | None:
-    """The combined route of the capture ``spec`` (None: it stages, see the module's docstring)."""
+              check_destination: bool = True) -> "Combined | LocalCombined | None":
+    """The combined route of the capture ``spec`` (None: it stages, see the module's
+    docstring): to the apply of its own queue (:mod:`.combinedlocal`) or through its propagation."""
+    if check_destination:
+        local = combinedlocal.route_for(conn, ctx, spec)
+        if local is not None:
+            return local
     catalog = conn.context.catalog
     q = catalog.queue_by_key((spec.queue_owner, spec.queue_name))
     if any(c.name != spec.name and (c.queue_owner, c.queue_name) == (spec.queue_owner, spec.queue_name)
@@ -185,7 +204,7 @@ def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect:
         return None
     if not check_destination:
         return Combined(conn, spec.name, p, schedule, None, "")
-    if _backlog(conn, q):
+    if combinedlocal.backlog(conn, q):
         return None
     site = conn.context.store.global_name()
     if p.destination_dblink is None:
@@ -210,13 +229,6 @@ def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect:
     finally:
         if dest_conn is not conn:
             dest_conn.close()
-
-
-def _backlog(conn: Any, q: Any) -> bool:
-    """Whether staged messages wait in the capture's queue (they must go first)."""
-    _, rows = conn.query(f'SELECT COUNT(*) FROM {q.table.owner}.AQ${q.table.name} '
-                         f"WHERE QUEUE = :q AND MSG_STATE IN ('READY', 'WAITING')", {"q": q.name})
-    return bool(rows and rows[0][0])
 
 
 def _single_apply(conn: Any, owner: str, name: str) -> bool:

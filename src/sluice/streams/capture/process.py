@@ -171,7 +171,7 @@ class CaptureProcess:
         #                                    transaction: one at a time up to this LSN
         self._busy_since: float | None = None
         self._hit: Any = None          # the positive rule of the last full evaluation
-        self.combined: combined.Combined | None = None   # combined capture and apply (seed 001)
+        self.combined: Any = None   # combined capture and apply (seed 001): combined.route_for
         self._stop = threading.Event()
         self.staging: BufferedStaging | None = None   # BUFFERED staging's book
         self._staged_lsn = 0           # BUFFERED: end of the last batch staged
@@ -408,12 +408,16 @@ class CaptureProcess:
                 self.captured_scn = max(self.captured_scn, fresh[-1].commit_scn)
             return
         batch = None
+        held: list[Any] = []
         if self.combined is not None:
             try:
                 started = time.time()
                 batch = self.combined.batch(lcrs)
                 self.combined.send(batch, time.time() - started)
                 enqueued = lcrs
+                held = self.combined.held_back(lcrs)   # the local apply aborted: these stage
+                if held:
+                    self._enqueue(held)
             except DatabaseError:
                 # the destination failed: stage from now on (the propagation job retries
                 # and backs off; the apply's record of each transaction keeps it once)
@@ -427,7 +431,9 @@ class CaptureProcess:
         self._write_position(last.end_lsn, last.commit_scn, captured, enqueued, len(fresh),
                              last_captured, unsupported)
         if batch is not None:
-            self.combined.destination.acknowledge(batch)    # let go: the receiver may prune
+            self.combined.acknowledge(batch)    # let go: the receiver may prune
+            if held:
+                self._leave_combined()
         self.captured_scn = last.commit_scn
         if advance:
             self._advance(end_lsn)
