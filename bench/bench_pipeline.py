@@ -624,6 +624,8 @@ def lag_bench(a: Any, work: str) -> None:
         run.start()
         warm = time.time()
         while not applied():
+            if not run.query.isActive:   # the query died (a worker that could not connect back, …)
+                raise RuntimeError(f"the pipeline stopped before applying anything: {run.query.exception()}")
             time.sleep(0.2)
         print(f"    first transaction applied {time.time() - warm:.1f} s after the start", flush=True)
         start = time.time()

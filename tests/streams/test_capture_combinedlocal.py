@@ -105,7 +105,8 @@ def test_local_combined_capture_and_apply(env, tmp_path):
     again.catch_up()
     assert again.combined is None and optimization(conn) == [(0,)]
     assert staged(conn) == 1
-    assert env.view("SELECT PROXY_SID FROM V$STREAMS_APPLY_READER") in ([], [{"PROXY_SID": None}])
+    assert env.view("SELECT STATE, PROXY_SID FROM V$STREAMS_APPLY_READER") == \
+        [{"STATE": "DEQUEUE MESSAGES", "PROXY_SID": None}]     # IDLE: the capture handed it back
     conn.apply_adm.start_apply(apply_name="APPLY_LOCAL")
     assert apply.drain() == 1
     converged(env, replica, 16)

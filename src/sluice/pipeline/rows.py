@@ -14,6 +14,7 @@ sink puts it in the error queue).
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
@@ -26,7 +27,7 @@ from ..streams.capture import decode as _decode  # noqa: F401  (captured LCRs' s
 from ..aq.payload import ANYDATA_CODECS
 
 __all__ = ["MESSAGE_FIELDS", "FIELDS", "spark_schema", "to_row", "to_rows", "lcr_from_row", "is_lcr_type",
-           "arrow_batches"]
+           "arrow_batches", "DOCUMENT", "jvm_document", "source_rows"]
 
 ANYDATA = "SYS.ANYDATA"
 # (name, Spark type) of the record part of a row
@@ -45,8 +46,9 @@ def is_lcr_type(type_name: str | None) -> bool:
     return type_name in (RowLCR.oracle_type, DDLLCR.oracle_type)
 
 
-def spark_schema() -> Any:
-    """The ``StructType`` of a queue's rows: :data:`MESSAGE_FIELDS`, then the LCR columns."""
+def spark_schema(documents: bool = False) -> Any:
+    """The ``StructType`` of a queue's rows: :data:`MESSAGE_FIELDS`, then the LCR columns
+    (``documents``: then :data:`DOCUMENT`, the stored text of the row LCRs left to the JVM)."""
     from pyspark.sql import types as T
     from ..rules.compile.typed.lcrschema import spark_schema as lcr_schema
 
@@ -55,6 +57,8 @@ def spark_schema() -> Any:
     schema = T.StructType([T.StructField(n, types[t]) for n, t in MESSAGE_FIELDS])
     for f in lcr_schema().fields:
         schema.add(f)
+    if documents:
+        schema.add(T.StructField(DOCUMENT, T.StringType()))
     return schema
 
 
@@ -138,16 +142,104 @@ def to_rows(queue: str, payload_type: str, records: Iterable[tuple]) -> Iterator
         yield to_row(queue, payload_type, r)
 
 
+# -- row LCR documents decoded in the JVM (:mod:`.documents`) ------------------------------
+#
+# A stored plain row LCR whose text is exactly one of the forms below is handed to Spark
+# as its text (column DOCUMENT, LCR columns NULL) and decoded there by ``from_json``: the
+# pattern admits only what the JVM gives the same answer for as :func:`_document_row` --
+# the ANYDATA envelope and the document's keys as lcrcodec writes them, in that order, no
+# extra attributes, no LOB information; a column value NULL, an integer (its text:
+# ``str(int)`` both ways), a string of a type not converted when read (its own text), a
+# NUMBER as decimal text of at most 38 digits (Oracle's TO_CHAR of it, ``number_text``),
+# a DATE/TIMESTAMP as ``datetime.isoformat()`` writes it (checked here to be a date), RAW
+# and BLOB as hexadecimal digits; JSON strings with any escape but lone surrogates.  Floats,
+# exponents, longer numbers, other date forms go through Python, and so does anything else
+# (other payloads, DDL LCRs, captured ``pg`` documents, malformed text), as before.
+
+DOCUMENT = "lcr_document"
+_STR = (r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4}'
+        r'|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"')
+_INT = r"(?:0|-?[1-9][0-9]{0,37})"
+_HEX = r'"(?:[0-9a-fA-F]{2})*"'
+_DECIMAL = r'"(?=-?[0-9.]{1,38}")-?[0-9]+(?:\.[0-9]+)?"'
+# what isoformat() writes (no zero microseconds, no -00:00): the JVM only puts a space for the T
+_ISO = (r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.(?!000000)[0-9]{6})?'
+        r'(?:\+[0-9]{2}:[0-9]{2}|-(?!00:00)[0-9]{2}:[0-9]{2})?"')
+_OTHER_TYPE = r'"(?!SYS\.(?:NUMBER|DATE|TIMESTAMP|RAW|BLOB)")[A-Za-z0-9_.$#]*"'
+_ITEM = (rf'\[{_STR},(?:"SYS\.NUMBER",(?:null|{_INT}|{_DECIMAL})|"SYS\.(?:DATE|TIMESTAMP)",(?:null|{_ISO})'
+         rf'|"SYS\.(?:RAW|BLOB)",(?:null|{_HEX})|(?:null|{_OTHER_TYPE}),(?:null|{_INT}|{_STR}))\]')
+_LIST = rf"\[(?:{_ITEM}(?:,{_ITEM})*)?\]"
+_OPT = rf"(?:null|{_STR})"
+_PLAIN_ROW = re.compile(
+    rf'\{{"\$type":"SYS\.LCR\$_ROW_RECORD","value":\{{"db":{_OPT},"cmd":{_OPT},"own":{_OPT},"obj":{_OPT},'
+    rf'"tag":(?:null|{_HEX}),"txn":{_OPT},"scn":(?:null|{_INT}),"cscn":(?:null|{_INT}),'
+    rf'"time":(?:null|"(?P<time>[0-9T:.+\- ]*)"),"old":{_LIST},"new":{_LIST}\}}\}}')
+_DATE_VALUES = re.compile(r'"SYS\.(?:DATE|TIMESTAMP)","([^"]*)"')
+_times: dict[str, datetime | None] = {}     # times and dates seen (a transaction's LCRs share theirs)
+
+
+def _iso(text: str) -> datetime | None:
+    """``datetime.fromisoformat(text)``, None when it is no date (cached)."""
+    when = _times.get(text, _times)
+    if when is _times:
+        try:
+            when = datetime.fromisoformat(text)
+        except ValueError:
+            when = None
+        if len(_times) > 4096:
+            _times.clear()
+        _times[text] = when
+    return when  # type: ignore[return-value]
+
+
+def jvm_document(payload_type: str, stored: Any) -> tuple[bool, datetime | None]:
+    """(may the JVM decode ``stored``, its source time): see the comment above."""
+    if payload_type != ANYDATA or type(stored) is not str:
+        return False, None
+    m = _PLAIN_ROW.fullmatch(stored)
+    if m is None:
+        return False, None
+    if '"SYS.DATE","' in stored or '"SYS.TIMESTAMP","' in stored:
+        if any(_iso(d) is None for d in _DATE_VALUES.findall(stored)):
+            return False, None      # not a date: Python's decode gives the row its error
+    text = m.group("time")
+    if text is None:
+        return True, None
+    when = _iso(text)
+    return when is not None, when
+
+
+_ROW_HEAD = (RowLCR.oracle_type, None, None)
+_DDL_NONE = (None, None, None)
+
+
+def source_rows(queue: str, payload_type: str, records: Iterable[tuple], documents: bool) -> Iterator[tuple]:
+    """:func:`to_rows`; with ``documents``, each row ends with :data:`DOCUMENT`: the stored
+    text of a row LCR the JVM decodes (its LCR columns NULL here), else NULL."""
+    if not documents:
+        yield from to_rows(queue, payload_type, records)
+        return
+    for r in records:
+        stored = r[10]
+        jvm, when = jvm_document(payload_type, stored)
+        if jvm:
+            yield (queue, r[0], bytes(r[2]), r[3], r[4], r[5], r[6], _when(r[7]), r[8], r[9]) + _ROW_HEAD + \
+                (when,) + _DDL_NONE + _LCR_NONE + (stored,)
+        else:
+            yield to_row(queue, payload_type, r) + (None,)
+
+
 _MAPS = frozenset(i for i, name in enumerate(FIELDS) if name.endswith(("_values", "_types")))
 
 
-def arrow_batches(tuples: Iterable[tuple], size: int = 4096) -> Iterator[Any]:
+def arrow_batches(tuples: Iterable[tuple], size: int = 4096, documents: bool = False) -> Iterator[Any]:
     """``pyarrow.RecordBatch``es of :func:`spark_schema` (Arrow's form of it, as PySpark's
-    data source reader expects it) from rows of :data:`FIELDS`."""
+    data source reader expects it) from rows of :data:`FIELDS` (``documents``: and
+    :data:`DOCUMENT`)."""
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    schema = to_arrow_schema(spark_schema(), timezone="UTC")
+    schema = to_arrow_schema(spark_schema(documents), timezone="UTC")
     chunk: list[tuple] = []
     for row in tuples:
         chunk.append(row)
@@ -167,13 +259,22 @@ def _batch(pa: Any, schema: Any, chunk: list[tuple]) -> Any:
         if i in _MAPS:
             arrays.append(_map_array(pa, values))
         elif pa.types.is_decimal(field.type):
-            arrays.append(pa.array([None if v is None else int(v) for v in values], pa.int64()).cast(field.type))
+            ints = [None if v is None else int(v) for v in values]
+            if all(v is None or -_INT64 <= v < _INT64 for v in ints):
+                arrays.append(pa.array(ints, pa.int64()).cast(field.type))
+            else:   # an SCN past int64
+                arrays.append(pa.array([None if v is None else Decimal(v) for v in ints], field.type))
         else:
             arrays.append(pa.array(values, type=field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+_INT64 = 1 << 63
+
+
 def _map_array(pa: Any, values: tuple) -> Any:
+    if all(v is None for v in values):     # no row LCR decoded here
+        return pa.nulls(len(values), pa.map_(pa.string(), pa.string()))
     offsets, keys, items, nulls = [0], [], [], []
     for v in values:
         nulls.append(v is None)   # a NULL map: the row is no row LCR

@@ -14,7 +14,10 @@ Options: ``dsn`` (a ``sqlite:///file`` or ``postgresql://…`` store), ``queue``
 ``pipeline`` (the name its low-watermark is kept under; default the queue's name),
 ``user`` (whose schema a
 queue name without owner is in), ``maxMessagesPerBatch`` (the default read limit; a batch always
-ends on a whole transaction), ``partitions`` (ranges per batch, default 2).
+ends on a whole transaction), ``partitions`` (ranges per batch, default 2), ``documents``
+(``true``: plain row LCRs come as their stored text in the last column,
+:data:`~.rows.DOCUMENT`, their LCR columns NULL, for the pipeline's plan to decode in the
+JVM -- :func:`.documents.decode`; what the pipelines set).
 
 Offsets are ``{"position": n}`` -- a commit SCN, or SEQ for queues not ordered by commit
 time (:mod:`.queueio`).  A new query starts at the pipeline's low-watermark; Spark calls
@@ -55,30 +58,34 @@ class SluiceDataSource(DataSource):
             raise ValueError('the sluice data source needs the options "dsn" and "queue"')
         return QueueRef.resolve(o["dsn"], o["queue"], o.get("consumer"), o.get("user"), browse=browse)
 
+    def _documents(self) -> bool:
+        return str(self.options.get("documents", "false")).lower() == "true"
+
     def schema(self) -> Any:
-        return rows.spark_schema()
+        return rows.spark_schema(self._documents())
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _BrowseReader(self._ref(True), int(self.options.get("partitions", 2)))
+        return _BrowseReader(self._ref(True), int(self.options.get("partitions", 2)), self._documents())
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         ref = self._ref(False)
         o = self.options
         limit = o.get("maxMessagesPerBatch")
         return QueueStreamReader(ref, o.get("pipeline") or ref.name, int(limit) if limit else None,
-                                 int(o.get("partitions", 2)))
+                                 int(o.get("partitions", 2)), self._documents())
 
 
-def _read(ref: QueueRef, fetch: Any) -> Iterator[Any]:
+def _read(ref: QueueRef, fetch: Any, documents: bool) -> Iterator[Any]:
     """Arrow record batches of the rows: built column by column here, Spark's per-cell
     converters of tuple rows cost more than decoding the LCRs."""
     with queueio.open_raw(ref.dsn) as raw:
-        yield from rows.arrow_batches(rows.to_rows(ref.qualified, ref.payload_type, fetch(raw)))
+        yield from rows.arrow_batches(rows.source_rows(ref.qualified, ref.payload_type, fetch(raw), documents),
+                                      documents=documents)
 
 
 class _BrowseReader(DataSourceReader):
-    def __init__(self, ref: QueueRef, parts: int) -> None:
-        self.ref, self.parts = ref, max(1, parts)
+    def __init__(self, ref: QueueRef, parts: int, documents: bool = False) -> None:
+        self.ref, self.parts, self.documents = ref, max(1, parts), documents
 
     def partitions(self) -> Sequence[InputPartition]:
         with queueio.open_raw(self.ref.dsn) as raw:
@@ -87,14 +94,17 @@ class _BrowseReader(DataSourceReader):
         return [_Range(a, min(a + step, high)) for a in range(low, high, step)] or [_Range(0, 0)]
 
     def read(self, partition: _Range) -> Iterator[tuple]:
-        return _read(self.ref, lambda raw: queueio.browse(raw, self.ref, partition.low, partition.high))
+        return _read(self.ref, lambda raw: queueio.browse(raw, self.ref, partition.low, partition.high),
+                     self.documents)
 
 
 class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The queue's READY messages for the pipeline, in position order."""
 
-    def __init__(self, ref: QueueRef, pipeline: str, max_rows: int | None, parts: int) -> None:
+    def __init__(self, ref: QueueRef, pipeline: str, max_rows: int | None, parts: int,
+                 documents: bool = False) -> None:
         self.ref, self.pipeline, self.max_rows, self.parts = ref, pipeline, max_rows, max(1, parts)
+        self.documents = documents
         self.target: int | None = None   # Trigger.AvailableNow: what was there when it began
 
     def prepareForTriggerAvailableNow(self) -> None:
@@ -124,7 +134,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     queueio.split_range(raw, self.ref, start["position"], end["position"], self.parts)]
 
     def read(self, partition: _Range) -> Iterator[tuple]:
-        return _read(self.ref, lambda raw: queueio.records(raw, self.ref, partition.low, partition.high))
+        return _read(self.ref, lambda raw: queueio.records(raw, self.ref, partition.low, partition.high),
+                     self.documents)
 
     def commit(self, end: dict) -> None:
         with queueio.open_raw(self.ref.dsn) as raw:

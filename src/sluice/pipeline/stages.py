@@ -24,7 +24,7 @@ from ..rules.compile.spark.ruleset import SparkRuleSet, streams_verdict
 from ..rules.compile.typed.ir import NotCompilable
 from ..rules.engine.ruleset import rules_catalog
 from ..streams.transform.adm import declarative_transformations
-from . import transform
+from . import documents, transform
 
 __all__ = ["PipelineSpec", "RuleSets", "decide", "rule_sets", "python_verdict"]
 
@@ -50,7 +50,9 @@ class PipelineSpec:
     custom_transformations: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
 
     def source_options(self) -> dict[str, str]:
-        options = {"dsn": self.dsn, "queue": self.queue, "pipeline": self.name, "partitions": str(self.partitions)}
+        # plain row LCRs decoded in the JVM (:func:`.documents.decode`, first step of :func:`decide`)
+        options = {"dsn": self.dsn, "queue": self.queue, "pipeline": self.name, "partitions": str(self.partitions),
+                   "documents": "true"}
         for key, value in (("consumer", self.consumer), ("user", self.user),
                            ("maxMessagesPerBatch", self.max_messages_per_batch)):
             if value is not None:
@@ -143,7 +145,9 @@ def _positive_rules(store: Any, sets: RuleSets) -> list[str]:
 def decide(df: DataFrame, store: Any, sets: RuleSets,
            custom: Mapping[str, Callable[[Any], Any]] | None = None) -> DataFrame:
     """The rows the client performs its task for, transformed; adds ``rule`` (the TRUE
-    positive rule, NULL for rows the rule sets do not decide)."""
+    positive rule, NULL for rows the rule sets do not decide).  Row LCRs the source left
+    as their stored text (``documents``) are decoded first."""
+    df = documents.decode(df)
     decided = None
     if not sets.python:
         try:

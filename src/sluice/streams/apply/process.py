@@ -309,6 +309,12 @@ class ApplyProcess:
         rest, done = self._apply(txns, None, commit=False)
         return [(t.source_database, t.transaction_id, t.commit_scn) for t in rest], done
 
+    def hand_back(self) -> None:
+        """The capture stops handing LCRs over: V$STREAMS_APPLY_* show the apply idle (its
+        state row is the apply process's; commit work)."""
+        self.state = "IDLE"
+        self.ctx.add_commit_work(self._state_work())
+
     def forget(self, done: list[str]) -> None:
         """The records of transactions whose store commit is done: deleted in the next
         target transaction."""

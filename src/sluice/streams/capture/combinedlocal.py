@@ -96,11 +96,12 @@ class LocalCombined:
         self.conn.commit()
 
     def close(self) -> None:
-        """Stop being the apply's reader: the proxy goes, the apply's target is let go (the
-        apply process's own state row stays: it is the process's, not the capture's)."""
+        """Stop being the apply's reader: the proxy goes, the apply's state row says IDLE (it
+        is the apply process's, which may run in a host: not removed), its target is let go."""
         try:
             if self.conn.transaction_in_progress:
                 self.conn.rollback()
+            self.apply.hand_back()
             self.proxy(False)
         except DatabaseError:
             pass                   # the store may be what failed; the next start rewrites it
