@@ -316,7 +316,11 @@ class ApplyEngine:
                     self._batch(head, statements, [])
                     head, statements = [], []
         tail = self._forget(txn)
-        if upcoming is None or not self.target.send_batch(head + statements + tail):
+        try:
+            sent = upcoming is not None and self.target.send_batch(head + statements + tail)
+        except TargetError:         # (a value it cannot send: statement by statement finds which)
+            raise _Retry() from None
+        if not sent:
             self._batch(head, statements, tail)
             return
         self._ahead(upcoming)       # the target works on this one meanwhile
