@@ -528,3 +528,25 @@ def test_upcoming_transaction_built_while_the_target_works(engine, target, conn)
         engine.apply(t9)
     assert e.value.error.code == 26687
     assert [r[0] for r in target.rows("emp")] == [1, 2, 3, 4, 6, 7, 8, 9, 12, 13]
+
+
+def test_a_value_the_target_cannot_hold_fails_its_transaction_only(engine, target, conn):
+    """A text with a NUL character (Oracle's VARCHAR2 holds it, PostgreSQL's text cannot):
+    its transaction fails as a whole with the reason (the apply process puts it in the error
+    queue) -- not a connection failure retried forever -- and the next one applies."""
+    make_emp(target)
+    o = target.owner
+    before = txn(lcr("INSERT", o, "emp", 5, new={"ID": 7, "NAME": "x", "SAL": 1, "VERSION": 1}, txn="1.1.0"))
+    bad = txn(lcr("INSERT", o, "emp", 10, new={"ID": 8, "NAME": "y", "SAL": 1, "VERSION": 1}),
+              lcr("INSERT", o, "emp", 10, new={"ID": 1, "NAME": "a\x00b", "SAL": 1, "VERSION": 1}))
+    after = txn(lcr("INSERT", o, "emp", 20, new={"ID": 2, "NAME": "ok", "SAL": 1, "VERSION": 1}, txn="1.1.2"))
+    assert engine.apply(before)
+    if target.kind == "postgresql":
+        with pytest.raises(ApplyError) as failed:
+            engine.apply(bad)
+        assert failed.value.error.code == 26714 and "NUL" in str(failed.value.error)
+        assert engine.apply(after)
+        assert [r[0] for r in target.rows("emp")] == [2, 7]        # none of the failed one's rows
+    else:                                                          # SQLite's text holds it
+        assert engine.apply(bad) and engine.apply(after)
+        assert [r[:2] for r in target.rows("emp")] == [(1, "a\x00b"), (2, "ok"), (7, "x"), (8, "y")]

@@ -755,6 +755,10 @@ def _TAG_SQL(tag: bytes | None) -> tuple[str, tuple]:
 def _target_error(e: psycopg.Error) -> Exception:
     if isinstance(e, pgerr.UniqueViolation):
         return TargetError("unique", e.diag.constraint_name or str(e))
+    if isinstance(e, psycopg.DataError) and e.sqlstate is None:
+        # a value psycopg cannot send (a text with a NUL character): this transaction's
+        # fault, not the connection's -- the error queue, not a retry
+        return TargetError("other", f"22021: {e}")
     if isinstance(e, (pgerr.OperationalError, pgerr.AdminShutdown)) or e.sqlstate is None:
         return _pg_error(e)
     return TargetError("other", f"{e.sqlstate}: {(e.diag.message_primary or str(e)).strip()}")
