@@ -53,6 +53,17 @@ class Worker(threading.Thread):
             self.failure = e
 
 
+def _committed_after(workers, when: float) -> bool:
+    return any(t > when for w in workers for _, t in list(w.confirmed))
+
+
+def _await(condition, what: str, timeout: float = 120.0) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, f"waited {timeout} s for: {what}"
+        time.sleep(0.05)
+
+
 def test_server_restart_mid_run_loses_and_duplicates_nothing():
     with PrivateServer() as server:
         dsn = server.dsn + "?schema=restart"
@@ -63,11 +74,14 @@ def test_server_restart_mid_run_loses_and_duplicates_nothing():
         consumers = [Worker(dsn, "consume", f"C{i}", stop_consumers) for i in range(2)]
         for w in producers + consumers:
             w.start()
-        time.sleep(1.0)
+        # a slow machine starts the workers late: restart once producers have committed, and
+        # stop once producers and consumers have committed again after it (not fixed sleeps)
+        _await(lambda: _committed_after(producers, 0.0), "producers committed before the restart")
         restart_began = time.monotonic()
         server.restart()
         restart_ended = time.monotonic()
-        time.sleep(1.5)
+        _await(lambda: _committed_after(producers, restart_ended) and _committed_after(consumers, restart_ended),
+               "producers and consumers committed after the restart")
         stop_producers.set()
         for w in producers:
             w.join(30)
