@@ -137,15 +137,8 @@ class Combined:
         """Show (``on``) or stop showing the capture as the PROXY_SID of the destination
         queue's apply reader (V$STREAMS_APPLY_READER at the destination)."""
         p = self.propagation
-        key = (p.destination_queue_owner, p.destination_queue_name)
-        row = (*key, f"{self.capture}@{self.site}")
-        session = dest_conn.context.session
-        session.add_commit_work(lambda c: c.execute(
-            "DELETE FROM SLUICE_APPLY_PROXY WHERE QUEUE_OWNER = ? AND QUEUE_NAME = ?", key))
-        if on:
-            session.add_commit_work(lambda c: c.execute(
-                "INSERT INTO SLUICE_APPLY_PROXY (QUEUE_OWNER, QUEUE_NAME, PROXY_SID) VALUES (?, ?, ?)", row))
-        dest_conn.commit()
+        combinedlocal.show_proxy(dest_conn, (p.destination_queue_owner, p.destination_queue_name),
+                                 f"{self.capture}@{self.site}" if on else None)
 
     def close(self) -> None:
         """Stop: the destination no longer shows the proxy (best effort: a destination that

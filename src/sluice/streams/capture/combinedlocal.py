@@ -38,7 +38,7 @@ from ..propagation import spec as pspecs
 from . import spec as cspecs
 from .context import CaptureContext
 
-__all__ = ["LocalCombined", "route_for", "backlog"]
+__all__ = ["LocalCombined", "route_for", "backlog", "show_proxy"]
 
 
 @dataclass
@@ -85,15 +85,7 @@ class LocalCombined:
 
     def proxy(self, on: bool) -> None:
         """Show (``on``) or stop showing the capture as the apply reader's PROXY_SID."""
-        session = self.conn.context.session
-        key = self.queue
-        session.add_commit_work(lambda c: c.execute(
-            "DELETE FROM SLUICE_APPLY_PROXY WHERE QUEUE_OWNER = ? AND QUEUE_NAME = ?", key))
-        if on:
-            row = (*key, f"{self.capture}@{self.site}")
-            session.add_commit_work(lambda c: c.execute(
-                "INSERT INTO SLUICE_APPLY_PROXY (QUEUE_OWNER, QUEUE_NAME, PROXY_SID) VALUES (?, ?, ?)", row))
-        self.conn.commit()
+        show_proxy(self.conn, self.queue, f"{self.capture}@{self.site}" if on else None)
 
     def close(self) -> None:
         """Stop being the apply's reader: the proxy goes, the apply's state row says IDLE (it
@@ -154,3 +146,16 @@ def backlog(conn: Any, q: Any) -> bool:
     _, rows = conn.query(f'SELECT COUNT(*) FROM {q.table.owner}.AQ${q.table.name} '
                          f"WHERE QUEUE = :q AND MSG_STATE IN ('READY', 'WAITING')", {"q": q.name})
     return bool(rows and rows[0][0])
+
+
+def show_proxy(conn: Any, queue: tuple[str, str], proxy_sid: str | None) -> None:
+    """V$STREAMS_APPLY_READER.PROXY_SID of the apply reading ``queue`` at ``conn``'s site:
+    the capture that hands its LCRs over (``CAPTURE@SITE``), or None; committed."""
+    session = conn.context.session
+    session.add_commit_work(lambda c: c.execute(
+        "DELETE FROM SLUICE_APPLY_PROXY WHERE QUEUE_OWNER = ? AND QUEUE_NAME = ?", queue))
+    if proxy_sid is not None:
+        row = (*queue, proxy_sid)
+        session.add_commit_work(lambda c: c.execute(
+            "INSERT INTO SLUICE_APPLY_PROXY (QUEUE_OWNER, QUEUE_NAME, PROXY_SID) VALUES (?, ?, ?)", row))
+    conn.commit()
