@@ -132,8 +132,9 @@ def test_refused_commit_goes_to_the_error_queue_and_apply_goes_on(conn, target, 
 
 def test_refused_commit_with_disable_on_error_aborts(conn, target, world):
     """disable_on_error = Y: ABORTED with ORA-02091 (DBA_APPLY too), nothing after 102 applied
-    (103 never ran: nothing drawn), 103 and 104 still in the queue; a restart applies them
-    once, and once fixed, EXECUTE_ERROR applies 102."""
+    (103 never ran: nothing drawn); 102 has left the queue for the error queue, the rest is
+    still in the queue.  Oracle's way out — fix the cause, EXECUTE_ERROR, start the apply
+    again — applies every transaction once (102 is not met again in the queue)."""
     setup(conn, target)
     conn.apply_adm.create_apply(queue_name="APPLY_Q", apply_name=APPLY, apply_captured=True,
                                 apply_database_link=target.link)
@@ -147,14 +148,14 @@ def test_refused_commit_with_disable_on_error_aborts(conn, target, world):
     assert drawn(target) in (None, 0)
     (err,) = errors(conn)
     check_refused(err)
-    # the batch's dequeue rolled back: 101 comes again (SLUICE_APPLY_DONE skips it), 102 too
-    # (the error queue has it: skipped), 103 and 104 are applied
-    assert ready(conn) == 5
-    again = world(apply_captured=True, parameters={"DISABLE_ON_ERROR": "Y"})
-    assert again.drain() == 5 and again.state != "ABORTED"
-    assert target.rows("emp") == [(1, "a"), (3, "c"), (4, "d")]
+    # the batch's dequeue rolled back but for 102: 101 comes again (SLUICE_APPLY_DONE skips
+    # it), 103 and 104 are applied
+    assert ready(conn) == 4
     target.sql(f"INSERT INTO {target.table('emp')} VALUES (99, 'fixed')")
     procedures(conn).execute_error(err["LOCAL_TRANSACTION_ID"])
+    assert target.rows("bonus") == [(1, 99)]
+    again = world(apply_captured=True, parameters={"DISABLE_ON_ERROR": "Y"})
+    assert again.drain() == 4 and again.state != "ABORTED"
     assert target.rows("emp") == [(1, "a"), (3, "c"), (4, "d"), (99, "fixed")]
     assert target.rows("bonus") == [(1, 99)] and target.rows("counted") == [(1, 1)]
     assert drawn(target) in (None, 1)
@@ -193,6 +194,47 @@ def test_refused_commit_with_apply_servers(conn, target, world):
     (err,) = errors(conn)
     check_refused(err)
     assert ready(conn) == 0
+
+
+def test_refused_commit_with_apply_servers_stops(conn, target, world):
+    """parallelism 2 with disable_on_error = Y (commit_serialization FULL): 103 and 104, handed
+    to the servers before 102's COMMIT was refused, are rolled back at their turn to commit —
+    nothing after 102 is applied, as serially; a restart applies them once."""
+    if target.kind != "postgresql":
+        return
+    setup(conn, target)
+    proc = world(apply_captured=True, parameters={"DISABLE_ON_ERROR": "Y", "PARALLELISM": "2"})
+    proc.drain()
+    assert proc.state == "ABORTED" and proc.error.code == 2091
+    assert target.rows("emp") == [(1, "a")] and target.rows("counted") == [] and target.rows("bonus") == []
+    (err,) = errors(conn)
+    check_refused(err)
+    proc.stop()
+    again = world(apply_captured=True, parameters={"DISABLE_ON_ERROR": "Y", "PARALLELISM": "2"})
+    assert again.drain() == 4 and again.state != "ABORTED"
+    assert target.rows("emp") == [(1, "a"), (3, "c"), (4, "d")] and [r[0] for r in target.rows("counted")] == [1]
+
+
+def test_refused_commit_with_apply_server_threads_stops(conn, target):
+    """The in-process servers (threads: an apply process with a precommit handler) alike:
+    102's COMMIT refused, 103 and 104 not committed (None: not attempted)."""
+    if target.kind != "postgresql":
+        return
+    from sluice.streams.apply.parallel import ParallelApply
+    target.sql(f"CREATE TABLE {target.table('emp')} (id integer PRIMARY KEY, name varchar(40))")
+    tables(target)
+    procedures(conn).set_schema_instantiation_scn(target.owner, SOURCE_DB, 0, apply_database_link=target.link)
+    servers = ParallelApply(lambda i: engine_for(conn, "APP1", target.link, b"\x00", server_id=i), 2)
+    try:
+        t101, t102, t103, t104 = (txn(x) for x in four(target))
+        outcome = servers.apply_all([t101, t102, t103, t104], stop_on_error=True)
+        assert outcome[0] is True and outcome[1].error.code == 2091 and outcome[2:] == [None, None]
+        assert target.rows("emp") == [(1, "a")] and target.rows("counted") == []
+        outcome = servers.apply_all([t101, t103, t104], stop_on_error=True)
+        assert outcome == [False, True, True]
+        assert target.rows("emp") == [(1, "a"), (3, "c"), (4, "d")]
+    finally:
+        servers.close()
 
 
 @pytest.mark.parametrize("stop", ["N", "Y"])
@@ -319,3 +361,26 @@ def test_engine_refused_commit_causes(engine, target):
     assert e.value.error.code == 2091
     assert str(e.value.error).split("\n")[1] == f"ORA-00001: unique constraint ({o.lower()}.uniq_code) violated"
     assert target.rows("emp") == [(5, "parent")] and target.rows("uniq") == [(1, 7)]
+
+
+def test_execute_error_before_the_restart_applies_once(conn, target, world):
+    """Any error with disable_on_error = Y (here ORA-00001 on a queue transaction of user
+    messages): the failed transaction leaves the apply queue with its error row, so fixing
+    the cause, EXECUTE_ERROR and then starting the apply again applies it once (it was
+    applied again by the restart, whose queue still held it)."""
+    o = target.owner
+
+    def user(new):
+        return RowLCR.construct(SOURCE_DB, "INSERT", o, "EMP", None, None, None, None, new)
+    for row in ({"ID": 1, "NAME": "a"}, {"ID": 1, "NAME": "dup"}, {"ID": 2, "NAME": "b"}):
+        enqueue(conn, "APPLY_Q", user(row))
+    proc = world()
+    proc.drain()
+    assert proc.state == "ABORTED" and proc.error.code == 1
+    (err,) = errors(conn)
+    target.sql(f"DELETE FROM {target.table('emp')} WHERE id = 1")
+    procedures(conn).execute_error(err["LOCAL_TRANSACTION_ID"])
+    again = world()
+    again.drain()
+    assert again.state != "ABORTED" and errors(conn) == []
+    assert target.rows("emp") == [(1, "dup"), (2, "b")] and ready(conn) == 0

@@ -92,6 +92,7 @@ class SourceTxn:
     transaction_id: str | None = None
     ident: str | None = None
     forget: list[str] = field(default_factory=list)   # USER idents whose dequeue has committed
+    msgids: list[bytes] = field(default_factory=list)  # its messages in the apply's queue
 
 
 @dataclass(slots=True)

@@ -346,6 +346,7 @@ class ApplyProcess:
                 if self.d.parameter("DISABLE_ON_ERROR") == "Y":
                     self._settle()
                     self.conn.rollback()           # this batch goes back to the queue …
+                    self._consume(txn)             # … but the failed one, which the error queue takes
                     errorqueue.record(self.ctx, self.d.name, (self.d.queue_owner, self.d.queue_name),
                                       txn, failure, self._encode, self.d.apply_database_link,
                                       self.d.apply_tag)
@@ -391,6 +392,20 @@ class ApplyProcess:
         self.conn.commit()
         self._forget += done_now
         return [], []
+
+    def _consume(self, txn: SourceTxn) -> None:
+        """Take ``txn``'s messages off the queue (by message id) in the transaction that puts
+        it in the error queue: as in Oracle, it is then only there — a restart does not meet it
+        again, even after EXECUTE_ERROR has applied it and deleted its error row."""
+        opts = self.queue.deqoptions
+        saved = opts.msgid, opts.wait
+        opts.wait = C.DEQ_NO_WAIT
+        try:
+            for msgid in txn.msgids:
+                opts.msgid = msgid
+                self.queue.deqone()        # (None: gone already, another copy took it)
+        finally:
+            opts.msgid, opts.wait = saved
 
     def _settle(self) -> None:
         """The serial engine's last target commit (``commit_later``) known to have succeeded
@@ -548,6 +563,8 @@ class ApplyProcess:
                     current = SourceTxn([], "USER", ident=m.msgid.hex())
                 out.append(current)
                 current_key = key
+            if m.msgid is not None:
+                current.msgids.append(m.msgid)
             item = self._item(message, d)
             if item is not None:
                 current.items.append(item)
