@@ -23,8 +23,11 @@ database, transaction id and commit SCN — in a transactional queue or not; use
 messages form one transaction per queue transaction in a transactional queue, one per
 message in a nontransactional one.  Each is applied by :class:`~.engine.ApplyEngine` as one
 target transaction, in queue order (= source commit order in a commit-time queue), with
-its low-watermark.  A transaction that fails goes, whole, to the error queue; the
-dequeue, the error rows and the store's copy of the low-watermark commit together.
+its low-watermark.  A transaction that fails goes, whole, to the error queue — also one
+whose target COMMIT is refused (a deferred constraint: ORA-02091, :mod:`.engine`), found
+when the next transaction is applied (its statements, sent behind that COMMIT, never ran:
+it is applied again) or when the batch settles; the dequeue, the error rows and the
+store's copy of the low-watermark commit together.
 
 **Exactly once.**  Killed after a target commit but before the store commit, the process
 gets the same messages again; the target's record of each transaction (SLUICE_APPLY_DONE)
@@ -57,7 +60,7 @@ from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
 from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
-from .engine import ApplyError, Item, SourceTxn
+from .engine import ApplyError, CommitFailed, Item, SourceTxn
 from .parallel import ParallelApply
 from .servers import ServerProcesses
 
@@ -436,6 +439,7 @@ class ApplyProcess:
             return
         engine, i = self.engine, 0
         group_rows = int(self.d.parameter("GROUPTRANSOPS"))
+        held: SourceTxn | None = None    # applied with commit_later: its COMMIT's outcome not read
         while i < len(txns):
             # with GROUPTRANSOPS > 1, consecutive plain transactions share a target transaction
             # (ApplyEngine.apply_group); if that does not go through cleanly they are applied
@@ -444,22 +448,54 @@ class ApplyProcess:
             while j < len(txns) and rows + len(txns[j].items) <= group_rows and engine.groupable(txns[j]):
                 rows += len(txns[j].items)
                 j += 1
-            if j - i >= 2 and engine.apply_group(txns[i:j]):
-                for txn in txns[i:j]:
-                    yield txn, True
-                i = j
-                continue
-            for k in range(i, max(j, i + 1)):
+            if j - i >= 2:
+                yield from self._settled(held)
+                held = None
+                if engine.apply_group(txns[i:j]):
+                    for txn in txns[i:j]:
+                        yield txn, True
+                    i = j
+                    continue
+            k, end = i, max(j, i + 1)
+            while k < end:
                 txn = txns[k]
                 try:
                     # its target commit goes on while the next one is read and built (built
-                    # while the target runs this one's statements); run_batch settles it
-                    # before committing the dequeue
-                    yield txn, engine.apply(txn, commit_later=True,
-                                            upcoming=txns[k + 1] if k + 1 < len(txns) else None)
+                    # while the target runs this one's statements): it is reported once the
+                    # next apply (or _settled) has read that COMMIT's outcome
+                    result = engine.apply(txn, commit_later=True,
+                                          upcoming=txns[k + 1] if k + 1 < len(txns) else None)
+                except CommitFailed as refused:    # the held one's COMMIT: its error
+                    held = None
+                    yield refused.txn, refused.failure
+                    continue        # txn's statements rode behind that COMMIT, never ran: again
                 except ApplyError as failure:
+                    if held is not None:       # (the target answered: the held COMMIT went through)
+                        yield held, True
+                    held = None
                     yield txn, failure
-            i = max(j, i + 1)
+                    k += 1
+                    continue
+                if held is not None:
+                    yield held, True
+                held = txn if result else None
+                if not result:
+                    yield txn, False
+                k += 1
+            i = end
+        yield from self._settled(held)
+
+    def _settled(self, held: SourceTxn | None) -> Any:
+        """``(held, True)`` once the serial engine's last COMMIT (``commit_later``) is known to
+        have succeeded, ``(held, its ApplyError)`` when the target refused it."""
+        if held is None:
+            return
+        try:
+            self.engine.settle()
+        except CommitFailed as refused:
+            yield refused.txn, refused.failure
+            return
+        yield held, True
 
     def _declarative(self, rule: str) -> list:
         """The declarative transformations of ``rule`` (DBMS_STREAMS_ADM.RENAME_SCHEMA …),
