@@ -646,6 +646,8 @@ def lag_bench(a: Any, work: str) -> None:
             time.sleep(1)
             done = applied()
         ended = time.time()
+        for p in run.query.recentProgress:   # Spark's phases per trigger (queryPlanning, addBatch, walCommit, …)
+            print(f"    batch {p.batchId}: began {p.timestamp}, {p.numInputRows} rows, {dict(p.durationMs)}")
         run.stop()
         spark.stop()
         lags = sorted(t - committed[i] for i, t in done if i in committed)

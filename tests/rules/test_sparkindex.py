@@ -123,6 +123,10 @@ def test_spark_path_agrees_with_the_python_engine(spark, tmp_path):
     make_rule_set(conn, "empty", [])
     positive, negative = SparkRuleSet.from_rule_set(conn, "pos"), SparkRuleSet.from_rule_set(conn, "neg")
     narrow = SparkRuleSet.from_rule_set(conn, "pos", **NARROW)  # the candidate path, multi-key joins
+    # the same plans through broadcast joins (by default their joins are literal map lookups)
+    joined = SparkRuleSet.from_rule_set(conn, "pos", lookup_limit=0)
+    narrow_joined = SparkRuleSet.from_rule_set(conn, "pos", lookup_limit=0, **NARROW)
+    assert positive._lookup_json(0) is not None and joined._lookup_json(0) is None
     empty = SparkRuleSet.from_rule_set(conn, "empty")
     assert len(positive) == len(positive_rules()) and len(empty) == 0
 
@@ -130,6 +134,7 @@ def test_spark_path_agrees_with_the_python_engine(spark, tmp_path):
     df = spark.createDataFrame([tuple(r[c] for c in LCR_COLUMNS) for r in map(lcr_row, events)],
                                spark_schema())
     df = narrow.fired(positive.fired(df), "narrow")
+    df = narrow_joined.fired(joined.fired(df, "joined"), "narrow_joined")
     df = streams_verdict(df, positive, negative, columns=("p1", "r1", "n1"))
     df = streams_verdict(df, None, negative, columns=("p2", "r2", "n2"))
     df = streams_verdict(df, empty)
@@ -141,7 +146,8 @@ def test_spark_path_agrees_with_the_python_engine(spark, tmp_path):
         row = rows[lcr.get_transaction_id()]
         true_rules, _ = run_evaluation(catalog, "SLUICE.POS", STREAMS_CONTEXT, streams=True,
                                        event_context=message_event_context(lcr))
-        assert row["fired"] == row["narrow"] == [h.rule_name for h in true_rules], lcr_row(lcr)
+        assert row["fired"] == row["narrow"] == row["joined"] == row["narrow_joined"] == \
+            [h.rule_name for h in true_rules], lcr_row(lcr)
         fired_total += len(row["fired"])
         for (p, r, n), verdict in [
                 (("p1", "r1", "n1"), evaluate_rule_sets(conn, lcr, "pos", "neg")),

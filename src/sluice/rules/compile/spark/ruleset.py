@@ -24,7 +24,10 @@ the TRUE rules a sorted ``array<int>``; names are looked up once, at the end.
   as much as the join itself;
 * each join is a small DataFrame, one row per tuple of join-key values, with
   per class the first id (``int``) and all ids (``array<int>``) of its rules
-  filed there, broadcast and left-joined to the LCRs on the key expressions;
+  filed there, broadcast and left-joined to the LCRs on the key expressions --
+  or, up to ``lookup_limit`` rows, the same rows as a literal map looked up per
+  LCR: a broadcast is a Spark job and an exchange planned again every
+  micro-batch of a stream, a literal is folded once per plan;
 * a class holds when the join matched, its mask bits are set and its residue
   (compiled) is TRUE -- evaluated only as far as the LCR matched;
 * candidates (classes beyond the limit) are filtered one by one with a lambda,
@@ -36,6 +39,7 @@ the TRUE rules a sorted ``array<int>``; names are looked up once, at the end.
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any, Sequence
@@ -53,6 +57,8 @@ from .plan import PARAM, Join, plan_rules
 __all__ = ["SparkRuleSet", "streams_verdict"]
 
 _IDS = T.ArrayType(T.IntegerType())
+# joins of at most this many rows are a literal map lookup (SparkRuleSet._lookup), not a broadcast join
+_LOOKUP_LIMIT = 256
 _BITS = 62  # guard bits per mask word: a positive bigint literal whatever the bit
 _uids = itertools.count()
 
@@ -97,12 +103,14 @@ class SparkRuleSet:
     """
 
     def __init__(self, rules: Sequence[tuple[str, str | Condition | None]], *, chunk_size: int = 50,
-                 **options: Any) -> None:
+                 lookup_limit: int = _LOOKUP_LIMIT, **options: Any) -> None:
         self.names = [name for name, _ in rules]
         self.chunk_size = chunk_size
+        self.lookup_limit = lookup_limit
         self.plan = plan_rules([(name, parse_condition(c) if isinstance(c, str) else c) for name, c in rules],
                                **options)
         self._frames: dict[tuple[int, int], DataFrame] = {}
+        self._lookups: dict[int, str | None] = {}
         self._bits: dict[tuple[ir.Node, str], int] = {}
         for join in self.plan.joins:
             for klass in join.classes:
@@ -173,6 +181,54 @@ class SparkRuleSet:
         self._frames[key] = frame = spark.createDataFrame(rows, T.StructType(fields))
         return frame
 
+    def _lookup_json(self, j: int) -> str | None:
+        """Join ``j``'s frame as ONE JSON text (:meth:`_lookup`): per tuple of join-key values
+        (joined by NUL) the frame's other columns; None when it has more than
+        ``lookup_limit`` rows (Spark looks a map key up by scanning the keys: past a few
+        hundred a broadcast hash join is cheaper per LCR) or a constant holds a NUL."""
+        if j in self._lookups:
+            return self._lookups[j]
+        join = self.plan.joins[j]
+        keys = join.hits.keys() | join.candidates.keys()
+        text = None
+        if len(keys) <= self.lookup_limit and not any("\0" in v for values in keys for v in values):
+            width = max((len(p) for c in join.candidates.values() for *_, p in c), default=0)
+            entries = {}
+            for values in keys:
+                by_class = join.hits.get(values, {})
+                entry: dict[str, Any] = {}
+                for c in range(len(join.classes)):
+                    ids = sorted(by_class.get(c, ()))
+                    entry[f"f{c}"], entry[f"a{c}"] = (ids[0], ids) if ids else (None, None)
+                if join.templates:
+                    entry["cands"] = [{"id": rid, "t": t, **{f"{PARAM}{i}": v for i, v in enumerate(p)},
+                                       **{f"{PARAM}{i}": None for i in range(len(p), width)}}
+                                      for rid, t, p in join.candidates.get(values, ())] or None
+                entries["\0".join(values)] = entry
+            text = json.dumps(entries)
+        self._lookups[j] = text
+        return text
+
+    def _lookup(self, j: int, text: str, renderer: SparkRenderer) -> tuple[Column, list[str]]:
+        """Join ``j`` as a lookup in a literal map (the struct of the frame's columns, NULL
+        where the join would miss): no broadcast, so no Spark job and no exchange planned per
+        micro-batch.  Exact as the join: the key is the key values joined by NUL, NULL when
+        one is NULL; the constants hold no NUL, so an LCR value holding one never matches."""
+        join = self.plan.joins[j]
+        width = max((len(p) for c in join.candidates.values() for *_, p in c), default=0)
+        fields = []
+        for c in range(len(join.classes)):
+            fields += [T.StructField(f"f{c}", T.IntegerType()), T.StructField(f"a{c}", _IDS)]
+        if join.templates:
+            cand = T.StructType([T.StructField("id", T.IntegerType()), T.StructField("t", T.IntegerType())]
+                                + [T.StructField(f"{PARAM}{i}", T.StringType()) for i in range(width)])
+            fields.append(T.StructField("cands", T.ArrayType(cand)))
+        table = F.from_json(F.lit(text), T.MapType(T.StringType(), T.StructType(fields)))   # folded once per plan
+        keys = [renderer.render(node) for node in join.keys]
+        key = keys[0] if len(keys) == 1 else F.when(reduce(lambda a, b: a & b, [k.isNotNull() for k in keys]),
+                                                    F.concat_ws("\0", *keys))
+        return F.element_at(table, key), [f.name for f in fields]
+
     def _mask(self, renderer: SparkRenderer, prefix: str) -> dict[str, Column]:
         """The guard mask columns: bit ``b`` of word ``b // _BITS`` is set when guard ``b`` is TRUE."""
         words: dict[str, Column] = {}
@@ -200,7 +256,13 @@ class SparkRuleSet:
         out = _Hits(lcrs.withColumns(masks) if masks else lcrs, drop=list(masks))
         for j, join in enumerate(self.plan.joins):
             at = f"{prefix}j{j}"
-            if join.keys:
+            text = self._lookup_json(j) if join.keys else None
+            if text is not None:
+                found, names = self._lookup(j, text, renderer)
+                out.df = out.df.withColumn(at, found)
+                out.df = out.df.withColumns({at + n: F.col(at)[n] for n in names})
+                out.drop += [at] + [at + n for n in names]
+            elif join.keys:
                 frame = self._frame(lcrs.sparkSession, j)
                 frame = frame.toDF(*[at + c for c in frame.columns])
                 on = [renderer.render(node) == F.col(f"{at}k{i}") for i, node in enumerate(join.keys)]
