@@ -175,6 +175,10 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1400: (IntegrityError, "cannot insert NULL into ({0})"),
     2290: (IntegrityError, "check constraint ({0}) violated"),
     2291: (IntegrityError, "integrity constraint ({0}) violated - parent key not found"),
+    2292: (IntegrityError, "integrity constraint ({0}) violated - child record found"),
+    # a COMMIT refused (a deferred constraint): the cause follows on the next line, as in
+    # Oracle's error stack
+    2091: (IntegrityError, "transaction rolled back"),
     20: (OperationalError, "maximum number of processes ({0}) exceeded"),
     1013: (OperationalError, "user requested cancel of current operation"),
     1086: (ProgrammingError, "savepoint '{0}' never established in this session or is invalid"),

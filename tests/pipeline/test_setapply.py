@@ -187,3 +187,28 @@ def test_keys_computed_in_the_jvm_are_the_engines(site, spark):
         for j in range(i):
             if not (nokey[i] or nokey[j]):
                 assert bool(jvm[txs[i]][1] & jvm[txs[j]][1]) == bool(python[i] & python[j]), (i, j)
+
+
+@pytest.mark.parametrize("group", [1, 25])
+def test_refused_commit_goes_to_the_error_queue(site, group):
+    """A group whose target COMMIT is refused (a deferred foreign key one transaction breaks)
+    goes back to the engine: that transaction alone in the error queue (ORA-02091 with
+    ORA-02291 as the cause), the others applied; a replay changes nothing."""
+    dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", str(group))
+    with pg_admin() as c:
+        c.execute(f"CREATE TABLE {schema}.child (id bigint PRIMARY KEY, parent bigint REFERENCES {schema}.t2 (id) "
+                  f"DEFERRABLE INITIALLY DEFERRED)")
+    o = schema.upper()
+    txns = [[lcr("INSERT", o, "T2", 11, None, {"ID": 1, "NAME": "p"}, txn="11.0.1")],
+            [lcr("INSERT", o, "CHILD", 12, None, {"ID": 1, "PARENT": 99}, txn="12.0.1")],   # refused
+            [lcr("INSERT", o, "CHILD", 13, None, {"ID": 2, "PARENT": 1}, txn="13.0.1")]]
+    (groups, fallbacks, _), = _run(dsn, _rows(txns))
+    assert fallbacks == 1                 # the set form's COMMIT refused: the engine took it
+    with pg_admin() as c:
+        assert c.execute(f"SELECT id, parent FROM {schema}.child").fetchall() == [(2, 1)]
+        assert c.execute(f"SELECT id FROM {schema}.t2").fetchall() == [(1,)]
+    (err,) = conn.query("SELECT SOURCE_COMMIT_SCN, ERROR_NUMBER, ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1]
+    assert (err[0], err[1]) == (12, 2091) and "ORA-02291" in err[2]
+    _run(dsn, _rows(txns))
+    assert len(conn.query("SELECT 1 FROM DBA_APPLY_ERROR", None)[1]) == 1

@@ -21,7 +21,7 @@ import pytest
 
 import sluice
 from sluice import DDLLCR, RowLCR
-from sluice.pipeline import queueio
+from sluice.pipeline import queueio, restart
 from sluice.pipeline.report import report
 from sluice.pipeline.runner import PipelineRun, check_master
 from sluice.pipeline.source import register
@@ -460,11 +460,14 @@ def test_apply_tasks_wait_for_the_transactions_of_other_tasks_they_depend_on(spa
                    for j, k in enumerate((i, 199 - i))])
         conn.commit()
     register(spark)
-    df = spark.readStream.format("sluice").options(dsn=dsn, queue="STRM_Q", consumer="APW", pipeline="apw").load()
     seen: list = []
-    query = sinks.apply(df, sluice.connect, dsn, "APW", str(tmp_path / "ck"), trigger={"availableNow": True},
-                        tasks=2, waits_seen=seen)
-    query.awaitTermination(300)
+
+    def start():
+        df = spark.readStream.format("sluice").options(dsn=dsn, queue="STRM_Q", consumer="APW",
+                                                        pipeline="apw").load()
+        return sinks.apply(df, sluice.connect, dsn, "APW", str(tmp_path / "ck"), trigger={"availableNow": True},
+                           tasks=2, waits_seen=seen)
+    query = restart.to_the_end(start, timeout=300)
     assert query.exception() is None
     with sqlite3.connect(target) as t:
         rows = t.execute('SELECT id, n FROM "TGT.T" ORDER BY id').fetchall()

@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, TextIO
 
 from ..errors import NotSupportedError
-from . import queueio, sinks, source
+from . import queueio, restart, sinks, source
 from .queueio import QueueRef
 from .stages import PipelineSpec, decide, rule_sets
 
@@ -106,6 +106,7 @@ class PipelineRun:
         self.store = store
         self.query: Any = None
         self._listener: Any = None
+        self._restarts = restart.Restarts()
         self._stopping = threading.Event()
         self._seen: set[int] = set()       # batches whose progress was handled
         self._lock = threading.Lock()
@@ -115,8 +116,15 @@ class PipelineRun:
         return decide(df, self.store, self.rule_sets, self.spec.custom_transformations)
 
     def start(self) -> Any:
-        df = self.frame()
+        """Start the query (again, from its checkpoint, while it fails to start only
+        because Spark's Python worker was late: ``restart.py``)."""
         self._listen()
+        self._restarts = restart.Restarts(said=self._say)
+        self.query = self._restarts.launch(self._start)
+        return self.query
+
+    def _start(self) -> Any:
+        df = self.frame()
         queueio.record_figures(self.spec.dsn, self.spec.name, self.ref, state="RUNNING", started=time.time(),
                                ui_url=self.spark.sparkContext.uiWebUrl, checkpoint=self.checkpoint,
                                last_error=None)
@@ -134,6 +142,8 @@ class PipelineRun:
         return self.query
 
     def _listen(self) -> None:
+        if self._listener is not None:
+            return
         from pyspark.sql.streaming import StreamingQueryListener
 
         run = self
@@ -198,20 +208,29 @@ class PipelineRun:
 
     def wait(self, timeout: float | None = None) -> None:
         """Until the query ends (SIGTERM / SIGINT stop it cleanly: the batch in flight
-        finishes or is replayed from the checkpoint, nothing is acknowledged twice)."""
+        finishes or is replayed from the checkpoint, nothing is acknowledged twice).  A
+        query that died only because Spark's Python worker was late is started again."""
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self._stopping.set())
         end = None if timeout is None else time.monotonic() + timeout
-        while self.query.isActive and not self._stopping.is_set():
+        while not self._stopping.is_set():
+            if not self.query.isActive:
+                if not self._restarts.again(self.query.exception()):
+                    break
+                self.query = self._restarts.launch(self._start)
+                continue
             if end is not None and time.monotonic() > end:
                 break
-            self.query.awaitTermination(0.5)
+            restart.await_end(self.query, 0.5)
         self.stop()
         for p in self.query.recentProgress:   # listener events are asynchronous: none is missed
             self.progress(p)
         if self._listener is not None:
             self.spark.streams.removeListener(self._listener)
+            self._listener = None
         error = self.query.exception()
         self.terminated(str(error) if error is not None else None)
         self._say("\n")
+        if error is not None:
+            raise error   # as awaitTermination would: the caller learns the run failed

@@ -37,7 +37,7 @@ import re
 from typing import Any, Callable, Iterable
 
 from ..streams.apply.engine import ApplyEngine
-from ..streams.apply.target import PgTarget, TargetError
+from ..streams.apply.target import PgTarget, RolledBack, TargetError
 
 __all__ = ["SetApplier", "rule_of"]
 
@@ -167,7 +167,11 @@ class SetApplier:
             target.rollback()
             self.fallbacks += 1
             return False
-        target.commit()
+        try:
+            target.commit()
+        except RolledBack:       # a deferred constraint one of them breaks: the engine finds which
+            self.fallbacks += 1
+            return False
         for rows in txns:
             db, scn = rows[0]["source_database_name"], int(rows[0]["commit_scn"])
             engine.applied[db] = max(engine.applied.get(db, -1), scn)

@@ -20,6 +20,14 @@ savepoint, finding out what the conflict is:
 An error a DML error handler does not handle stops the transaction: the caller rolls the
 target back and moves the whole transaction to the error queue (:mod:`.errorqueue`).
 
+**A COMMIT the target refuses** (a deferred constraint: :class:`~.target.RolledBack`) is the
+transaction's error too, as in Oracle: ORA-02091 "transaction rolled back" with the cause
+on the next line (ORA-02291 / ORA-02292 / ORA-00001 …), at MESSAGE_NUMBER = the last message
+(the commit follows it).  With ``commit_later`` that outcome is known only when the target
+is next used: the apply of the next transaction raises :class:`CommitFailed` for the earlier
+one — the next one's statements, sent behind that COMMIT, never ran: it is to be applied
+again — and ``applied`` / the counters move only once a COMMIT is known to have succeeded.
+
 **Exactly once.**  The transaction's commit SCN, per source database, goes into
 ``SLUICE_APPLY_PROGRESS`` in the same target transaction (:mod:`.target`); a transaction
 at or below it is skipped, so a replay after a crash changes nothing.
@@ -38,9 +46,9 @@ from ..lcr import LCR_EXECUTOR, DDLLCR, RowLCR
 from .conflicts import resolve_update
 from .settings import Settings
 from .sqliteddl import sqlite_statements
-from .target import Target, TargetError
+from .target import RolledBack, Target, TargetError
 
-__all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "Handlers"]
+__all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "CommitFailed", "Handlers"]
 
 
 class ApplyError(Exception):
@@ -49,6 +57,18 @@ class ApplyError(Exception):
     def __init__(self, error: DatabaseError, index: int) -> None:
         super().__init__(str(error))
         self.error, self.index = error, index
+
+
+class CommitFailed(DatabaseError):
+    """The target refused the COMMIT of ``txn``, applied earlier with ``commit_later``;
+    ``failure`` is its :class:`ApplyError` (for the error queue).  Raised by the next
+    :meth:`ApplyEngine.apply` (the transaction that call was given is not applied: the
+    target is rolled back, its statements never ran — apply it again), by
+    :meth:`~ApplyEngine.settle` and :meth:`~ApplyEngine.apply_group`."""
+
+    def __init__(self, txn: "SourceTxn", failure: ApplyError) -> None:
+        super().__init__(str(failure.error), failure.error.code)
+        self.txn, self.failure = txn, failure
 
 
 @dataclass(slots=True)
@@ -72,6 +92,7 @@ class SourceTxn:
     transaction_id: str | None = None
     ident: str | None = None
     forget: list[str] = field(default_factory=list)   # USER idents whose dequeue has committed
+    msgids: list[bytes] = field(default_factory=list)  # its messages in the apply's queue
 
 
 @dataclass(slots=True)
@@ -132,6 +153,7 @@ class ApplyEngine:
         self._shapes: dict[tuple, tuple[str, list[str], list[Callable | None]]] = {}
         self._settings_version = -1
         self._built: tuple[SourceTxn, list] | None = None    # (transaction, statements) by _ahead
+        self._unsettled: SourceTxn | None = None   # applied with commit_later, its COMMIT not known yet
         self.messages_applied = 0
         self.transactions_applied = 0
 
@@ -158,13 +180,17 @@ class ApplyEngine:
         returns (``Target.commit_later``): the caller calls :meth:`settle` before it acts on
         it.  ``upcoming``: the transaction the caller applies next, if it knows it — its
         statements are built while the target runs this one's (:meth:`_ahead`).
-        :raises ApplyError: an error stopped it (the target is rolled back)."""
+        :raises ApplyError: an error stopped it, its COMMIT refused too (the target is
+        rolled back).  :raises CommitFailed: the COMMIT of the transaction applied before
+        with ``commit_later`` was refused; ``txn`` is not applied (to be applied again)."""
         settings = self.settings.current()
         if settings._version != self._settings_version:
             self._shapes.clear()
             self._settings_version = settings._version
             self._built = None
         target = self.target
+        earlier, self._unsettled = self._unsettled, None
+        sent = False              # whether a refused COMMIT is this transaction's, not the earlier one's
         try:
             if self._plain(txn):
                 try:
@@ -177,30 +203,77 @@ class ApplyEngine:
                 # errors become this transaction's (ApplyError), never a failed commit's
                 target.settle()
                 self._slow(txn)
+            target.settle()       # (known by now whenever a statement ran: a no-op then)
+            self._confirm(earlier)
+            earlier = None
             if self.handlers.precommit is not None:
                 self._call(self.handlers.precommit, txn.commit_scn, index=len(txn.items) - 1)
             if before_commit is not None:
                 before_commit()
+            sent = True
             if commit_later:
                 target.commit_later()
             else:
                 target.commit()
         except _AlreadyApplied:
             target.rollback()
+            self._confirm(earlier)
             return False
-        except BaseException:     # an ApplyError, or the target lost: nothing of it stays
-            target.rollback()
-            raise
+        except BaseException as e:     # an ApplyError, a refused COMMIT, a lost target: rolled back
+            failure = self._failure(txn, earlier, sent, e)
+            if failure is e:
+                raise
+            raise failure from None
+        if commit_later:
+            self._unsettled = txn     # counted once its COMMIT is known (settle, the next apply)
+        else:
+            self._confirm(txn)
+        return True
+
+    def _failure(self, txn: SourceTxn, earlier: SourceTxn | None, sent: bool,
+                 e: BaseException) -> BaseException:
+        """What :meth:`apply` raises after ``e``, the target rolled back: a refused COMMIT
+        (raised, or found by the rollback) before ``txn``'s own was ``sent`` is ``earlier``'s
+        (CommitFailed), after it ``txn``'s (ApplyError); an ApplyError means the target
+        answered, so ``earlier``'s COMMIT went through."""
+        try:
+            self.target.rollback()
+        except RolledBack as found:
+            e = found
+        if isinstance(e, RolledBack):
+            if not sent and earlier is not None:
+                return CommitFailed(earlier, self._refused(earlier, e))
+            return self._refused(txn, e)
+        if isinstance(e, ApplyError):
+            self._confirm(earlier)
+        return e
+
+    @staticmethod
+    def _refused(txn: SourceTxn, e: RolledBack) -> ApplyError:
+        """A refused COMMIT as ``txn``'s error: at its last message (the commit follows it)."""
+        return ApplyError(e, max(len(txn.items) - 1, 0))
+
+    def _confirm(self, txn: SourceTxn | None) -> None:
+        """``txn``'s COMMIT succeeded: counted as applied."""
+        if txn is None:
+            return
         if txn.kind == "CAPTURED" and txn.commit_scn is not None:
             self.applied[txn.source_database] = max(self.applied.get(txn.source_database, -1), txn.commit_scn)
         self.transactions_applied += 1
         self.messages_applied += len(txn.items)
-        return True
 
     def settle(self) -> None:
-        """The outcome of the last :meth:`apply` with ``commit_later``: known (its error raised:
-        a DatabaseError, as a commit's)."""
-        self.target.settle()
+        """The outcome of the last :meth:`apply` with ``commit_later``: known.
+        :raises CommitFailed: the target refused it; DatabaseError: the target was lost."""
+        earlier, self._unsettled = self._unsettled, None
+        try:
+            self.target.settle()
+        except RolledBack as e:
+            self.target.rollback()
+            if earlier is None:
+                raise
+            raise CommitFailed(earlier, self._refused(earlier, e)) from None
+        self._confirm(earlier)
 
     def groupable(self, txn: SourceTxn) -> bool:
         """Whether ``txn`` may share a target transaction with its neighbours
@@ -216,14 +289,16 @@ class ApplyEngine:
         SLUICE_APPLY_DONE record in that transaction, so exactly once holds as for
         :meth:`apply`; readers of the target see the state after some source transaction,
         never part of one.  False, with nothing of it left in the target, when one of them
-        is not plain sailing — a conflict, an error, one applied before: the caller then
-        applies them one at a time (:meth:`apply`), which finds out which and why."""
+        is not plain sailing — a conflict, an error, one applied before, the group's COMMIT
+        refused (a deferred constraint one of them breaks): the caller then applies them one
+        at a time (:meth:`apply`), which finds out which and why.
+        :raises CommitFailed: the COMMIT of an earlier ``commit_later`` was refused."""
         settings = self.settings.current()
         if settings._version != self._settings_version:
             self._shapes.clear()
             self._settings_version = settings._version
         target = self.target
-        target.settle()                  # a failed commit is not this group's to turn down
+        self.settle()                    # a failed commit is not this group's to turn down
         statements: list[tuple[str, tuple]] = []
         ones: list[int] = []             # statements that must touch exactly one row
         progress: dict[Any, tuple[str, tuple]] = {}
@@ -251,11 +326,7 @@ class ApplyEngine:
             target.rollback()
             return False
         for txn in txns:
-            if txn.kind == "CAPTURED" and txn.commit_scn is not None:
-                self.applied[txn.source_database] = max(self.applied.get(txn.source_database, -1),
-                                                        txn.commit_scn)
-            self.transactions_applied += 1
-            self.messages_applied += len(txn.items)
+            self._confirm(txn)
         return True
 
     def _claim(self, txn: SourceTxn) -> list[tuple[str, tuple]]:

@@ -28,10 +28,16 @@ from typing import Any, Callable
 from ..lcr import RowLCR
 from .engine import ApplyEngine, ApplyError, SourceTxn
 
-__all__ = ["ParallelApply", "transaction_keys", "dependencies", "EVERYTHING"]
+__all__ = ["ParallelApply", "transaction_keys", "dependencies", "EVERYTHING", "Skipped"]
 
 EVERYTHING = ("*",)        # the key a transaction that is not only row LCRs touches
 LOCK_WAIT = 10.0           # seconds a parallel apply server waits for a row lock
+
+
+class Skipped(Exception):
+    """Raised at a transaction's turn to commit (commit_serialization FULL) when an earlier
+    one failed and the apply stops on errors (disable_on_error): it is rolled back, not
+    committed, so nothing after the failed transaction is applied — as serially."""
 
 
 def transaction_keys(engine: ApplyEngine, txn: SourceTxn) -> set[tuple]:
@@ -145,6 +151,11 @@ class ParallelApply:
             with cond:
                 cond.wait_for(lambda: state["next_commit"] >= i)
 
+        def commit_turn(i: int) -> None:
+            wait_turn(i)
+            if state["stop"]:            # an earlier one failed: this one is not committed
+                raise Skipped()
+
         def server(engine: ApplyEngine) -> None:
             while True:
                 with cond:
@@ -159,8 +170,10 @@ class ParallelApply:
                     finish(i)
                     continue
                 try:
-                    outcome[i] = engine.apply(txns[i], before_commit=(lambda: wait_turn(i)) if self.ordered
+                    outcome[i] = engine.apply(txns[i], before_commit=(lambda: commit_turn(i)) if self.ordered
                                               else None)
+                except Skipped:
+                    outcome[i] = None            # not applied (rolled back)
                 except ApplyError as failure:
                     wait_turn(i)             # report in order
                     outcome[i] = failure

@@ -23,8 +23,11 @@ database, transaction id and commit SCN — in a transactional queue or not; use
 messages form one transaction per queue transaction in a transactional queue, one per
 message in a nontransactional one.  Each is applied by :class:`~.engine.ApplyEngine` as one
 target transaction, in queue order (= source commit order in a commit-time queue), with
-its low-watermark.  A transaction that fails goes, whole, to the error queue; the
-dequeue, the error rows and the store's copy of the low-watermark commit together.
+its low-watermark.  A transaction that fails goes, whole, to the error queue — also one
+whose target COMMIT is refused (a deferred constraint: ORA-02091, :mod:`.engine`), found
+when the next transaction is applied (its statements, sent behind that COMMIT, never ran:
+it is applied again) or when the batch settles; the dequeue, the error rows and the
+store's copy of the low-watermark commit together.
 
 **Exactly once.**  Killed after a target commit but before the store commit, the process
 gets the same messages again; the target's record of each transaction (SLUICE_APPLY_DONE)
@@ -57,7 +60,7 @@ from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
 from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
-from .engine import ApplyError, Item, SourceTxn
+from .engine import ApplyError, CommitFailed, Item, SourceTxn
 from .parallel import ParallelApply
 from .servers import ServerProcesses
 
@@ -343,6 +346,7 @@ class ApplyProcess:
                 if self.d.parameter("DISABLE_ON_ERROR") == "Y":
                     self._settle()
                     self.conn.rollback()           # this batch goes back to the queue …
+                    self._consume(txn)             # … but the failed one, which the error queue takes
                     errorqueue.record(self.ctx, self.d.name, (self.d.queue_owner, self.d.queue_name),
                                       txn, failure, self._encode, self.d.apply_database_link,
                                       self.d.apply_tag)
@@ -388,6 +392,20 @@ class ApplyProcess:
         self.conn.commit()
         self._forget += done_now
         return [], []
+
+    def _consume(self, txn: SourceTxn) -> None:
+        """Take ``txn``'s messages off the queue (by message id) in the transaction that puts
+        it in the error queue: as in Oracle, it is then only there — a restart does not meet it
+        again, even after EXECUTE_ERROR has applied it and deleted its error row."""
+        opts = self.queue.deqoptions
+        saved = opts.msgid, opts.wait
+        opts.wait = C.DEQ_NO_WAIT
+        try:
+            for msgid in txn.msgids:
+                opts.msgid = msgid
+                self.queue.deqone()        # (None: gone already, another copy took it)
+        finally:
+            opts.msgid, opts.wait = saved
 
     def _settle(self) -> None:
         """The serial engine's last target commit (``commit_later``) known to have succeeded
@@ -436,6 +454,7 @@ class ApplyProcess:
             return
         engine, i = self.engine, 0
         group_rows = int(self.d.parameter("GROUPTRANSOPS"))
+        held: SourceTxn | None = None    # applied with commit_later: its COMMIT's outcome not read
         while i < len(txns):
             # with GROUPTRANSOPS > 1, consecutive plain transactions share a target transaction
             # (ApplyEngine.apply_group); if that does not go through cleanly they are applied
@@ -444,22 +463,54 @@ class ApplyProcess:
             while j < len(txns) and rows + len(txns[j].items) <= group_rows and engine.groupable(txns[j]):
                 rows += len(txns[j].items)
                 j += 1
-            if j - i >= 2 and engine.apply_group(txns[i:j]):
-                for txn in txns[i:j]:
-                    yield txn, True
-                i = j
-                continue
-            for k in range(i, max(j, i + 1)):
+            if j - i >= 2:
+                yield from self._settled(held)
+                held = None
+                if engine.apply_group(txns[i:j]):
+                    for txn in txns[i:j]:
+                        yield txn, True
+                    i = j
+                    continue
+            k, end = i, max(j, i + 1)
+            while k < end:
                 txn = txns[k]
                 try:
                     # its target commit goes on while the next one is read and built (built
-                    # while the target runs this one's statements); run_batch settles it
-                    # before committing the dequeue
-                    yield txn, engine.apply(txn, commit_later=True,
-                                            upcoming=txns[k + 1] if k + 1 < len(txns) else None)
+                    # while the target runs this one's statements): it is reported once the
+                    # next apply (or _settled) has read that COMMIT's outcome
+                    result = engine.apply(txn, commit_later=True,
+                                          upcoming=txns[k + 1] if k + 1 < len(txns) else None)
+                except CommitFailed as refused:    # the held one's COMMIT: its error
+                    held = None
+                    yield refused.txn, refused.failure
+                    continue        # txn's statements rode behind that COMMIT, never ran: again
                 except ApplyError as failure:
+                    if held is not None:       # (the target answered: the held COMMIT went through)
+                        yield held, True
+                    held = None
                     yield txn, failure
-            i = max(j, i + 1)
+                    k += 1
+                    continue
+                if held is not None:
+                    yield held, True
+                held = txn if result else None
+                if not result:
+                    yield txn, False
+                k += 1
+            i = end
+        yield from self._settled(held)
+
+    def _settled(self, held: SourceTxn | None) -> Any:
+        """``(held, True)`` once the serial engine's last COMMIT (``commit_later``) is known to
+        have succeeded, ``(held, its ApplyError)`` when the target refused it."""
+        if held is None:
+            return
+        try:
+            self.engine.settle()
+        except CommitFailed as refused:
+            yield refused.txn, refused.failure
+            return
+        yield held, True
 
     def _declarative(self, rule: str) -> list:
         """The declarative transformations of ``rule`` (DBMS_STREAMS_ADM.RENAME_SCHEMA …),
@@ -512,6 +563,8 @@ class ApplyProcess:
                     current = SourceTxn([], "USER", ident=m.msgid.hex())
                 out.append(current)
                 current_key = key
+            if m.msgid is not None:
+                current.msgids.append(m.msgid)
             item = self._item(message, d)
             if item is not None:
                 current.items.append(item)

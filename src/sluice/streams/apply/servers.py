@@ -61,7 +61,7 @@ from typing import Any
 from ...errors import DatabaseError, ora
 from ..lcr import AnyData, RowLCR, RowUnit
 from .engine import ApplyEngine, ApplyError, Handlers, Item, SourceTxn
-from .parallel import EVERYTHING, LOCK_WAIT, dependencies, transaction_keys
+from .parallel import EVERYTHING, LOCK_WAIT, Skipped, dependencies, transaction_keys
 from .settings import Settings
 
 __all__ = ["ServerProcesses", "txn_to_wire", "txn_from_wire"]
@@ -145,6 +145,7 @@ def serve(pipe: Any, server_id: int, target_args: tuple, apply_name: str, tag: b
     pipe.send(("up", os.getpid()))
     pending: list[tuple] = []            # messages read while a transaction waited for its turn
     granted: set[int] = set()            # transactions the coordinator said may commit
+    skipped: set[int] = set()            # … said may not (an earlier one failed: disable_on_error)
 
     def handle(msg: tuple) -> bool:
         """A control message; False: stop."""
@@ -157,6 +158,8 @@ def serve(pipe: Any, server_id: int, target_args: tuple, apply_name: str, tag: b
             engine.tag = msg[1]
         elif op == "commit":
             granted.add(msg[1])
+        elif op == "skip":
+            skipped.add(msg[1])
         return True
 
     try:
@@ -173,11 +176,16 @@ def serve(pipe: Any, server_id: int, target_args: tuple, apply_name: str, tag: b
                     return
                 continue
             _, i, wire, ordered = msg
+            if i in skipped:
+                skipped.discard(i)
+                pipe.send(("done", i, None))
+                continue
 
             def turn(i: int = i) -> None:
                 # the coordinator sends ("commit", i) once every earlier transaction has
-                # committed (maybe before this one is applied); other messages wait
-                while i not in granted:
+                # committed (maybe before this one is applied), ("skip", i) when an earlier one
+                # failed and the apply stops; other messages wait
+                while i not in granted and i not in skipped:
                     try:
                         reply = pipe.recv()
                     except (EOFError, OSError):
@@ -188,13 +196,20 @@ def serve(pipe: Any, server_id: int, target_args: tuple, apply_name: str, tag: b
                         raise _Abandoned()
                     elif reply[0] == "commit":
                         granted.add(reply[1])
+                    elif reply[0] == "skip":
+                        skipped.add(reply[1])
                     else:
                         pending.append(reply)
                 granted.discard(i)
+                if i in skipped:
+                    skipped.discard(i)
+                    raise Skipped()
             try:
                 result: Any = engine.apply(txn_from_wire(wire), before_commit=turn if ordered else None)
             except ApplyError as failure:
                 result = ("error", failure.error, failure.index)
+            except Skipped:
+                result = None            # rolled back: not attempted, as the coordinator said
             except _Abandoned:
                 return
             except BaseException as e:   # noqa: BLE001 -- the target lost: this server ends
@@ -378,6 +393,7 @@ class ServerProcesses:
         held: dict[int, _Server] = {}    # transaction handed out, not done -> its server
         load = {s.server_id: 0 for s in self.servers}
         granted = -1                     # the last transaction told it may commit
+        skipping: set[int] = set()       # transactions told not to (stop_on_error)
         ordered = self.ordered
 
         def finish(i: int) -> None:
@@ -417,7 +433,12 @@ class ServerProcesses:
                 held[i] = s
                 load[s.server_id] += 1
                 take += 1
-            if ordered and next_commit < n and next_commit in held and granted < next_commit:
+            if stop and ordered:                  # an earlier one failed: the rest roll back
+                for j in held:
+                    if j > granted and j not in skipping:
+                        skipping.add(j)
+                        send(held[j], ("skip", base + j))
+            elif ordered and next_commit < n and next_commit in held and granted < next_commit:
                 granted = next_commit             # every earlier one has committed: its turn
                 send(held[next_commit], ("commit", base + next_commit))
             if not held:

@@ -42,14 +42,15 @@ from typing import Any, Iterable
 import psycopg
 from psycopg import errors as pgerr
 
-from ...errors import DatabaseError, not_supported, ora
+from ...errors import DatabaseError, IntegrityError, not_supported, ora
 from ...store.pgconn import parse_dsn
 from ...store.sqlite import check_sqlite_file
 from ..capture.decode import pg_name
 from ..capture.pgsource import TAG_PREFIX, emit_tag
 from ..propagation.links import link_name, resolve_link
 
-__all__ = ["Target", "PgTarget", "SqliteTarget", "open_target", "check_link", "link_dsn", "TargetError"]
+__all__ = ["Target", "PgTarget", "SqliteTarget", "open_target", "check_link", "link_dsn", "TargetError",
+           "RolledBack"]
 
 
 class TargetError(Exception):
@@ -58,6 +59,20 @@ class TargetError(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class RolledBack(IntegrityError):
+    """ORA-02091: the target refused a COMMIT for the transaction's own sake — a deferred
+    constraint (PostgreSQL: a DEFERRABLE INITIALLY DEFERRED foreign key, unique or exclusion
+    constraint or constraint trigger; SQLite: a deferred foreign key) — and rolled it back.
+    The message is Oracle's error stack: ORA-02091, then the cause on the next line
+    (``cause``: ORA-02291 / ORA-02292 for a foreign key, ORA-00001 for a unique or exclusion
+    constraint, ORA-26714 with the target's own text otherwise).  A COMMIT lost with the
+    connection is not this: its outcome is unknown, it raises the connection's error."""
+
+    def __init__(self, cause: DatabaseError) -> None:
+        super().__init__(f"{ora(2091).message}\n{cause.message}", 2091)
+        self.cause = cause
 
 
 class Target:
@@ -450,6 +465,8 @@ class PgTarget(Target):
         if self._inflight is not None:
             try:
                 self.finish_batch()
+            except RolledBack:
+                raise      # the COMMIT it rode behind failed: that is the error, as settle's
             except (TargetError, DatabaseError):
                 pass
 
@@ -538,7 +555,7 @@ class PgTarget(Target):
         try:
             self.conn.commit()
         except psycopg.Error as e:
-            raise _pg_error(e) from None
+            raise _commit_error(e) from None
 
     def commit_later(self) -> None:
         """The COMMIT sent through libpq, not waited for: the server writes and flushes the
@@ -601,7 +618,7 @@ class PgTarget(Target):
             return
         e = pgerr.error_from_result(res) if res is not None and res.status == pq.ExecStatus.FATAL_ERROR \
             else psycopg.OperationalError("the target's commit ended without an answer")
-        raise _pg_error(e)
+        raise _commit_error(e)
 
     def rollback(self) -> None:
         self._tag = None
@@ -615,12 +632,12 @@ class PgTarget(Target):
                 pass      # a lost connection has no transaction left
 
     def close(self) -> None:
-        self._abandon()
-        if self._committing:
-            try:
+        try:
+            self._abandon()
+            if self._committing:
                 self.settle()
-            except DatabaseError:
-                pass       # not acted on: whoever sent it did not commit its dequeue
+        except DatabaseError:
+            pass           # not acted on: whoever sent it did not commit its dequeue
         self.conn.close()
 
 
@@ -638,6 +655,9 @@ class SqliteTarget(Target):
         try:
             self.conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
             self.conn.execute("PRAGMA journal_mode=WAL")
+            # the target's foreign keys hold for the apply as in Oracle (SQLite checks them
+            # only on a connection that asks; a deferred one at COMMIT: RolledBack)
+            self.conn.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as e:
             if "not a database" in str(e):
                 raise ora(1157, path, f"not an SQLite database ({e})") from None
@@ -708,7 +728,14 @@ class SqliteTarget(Target):
 
     def commit(self) -> None:
         if self._open:
-            self.conn.execute("COMMIT")
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.IntegrityError as e:
+                # a deferred foreign key (PRAGMA foreign_keys): SQLite keeps the transaction
+                # open; it is rolled back, as PostgreSQL does (SQLite names no constraint and
+                # does not say whether a parent is missing or a child left: ORA-02291)
+                self.rollback()
+                raise RolledBack(ora(2291, "FOREIGN KEY")) from None
             self._open = False
 
     def rollback(self) -> None:
@@ -762,6 +789,23 @@ def _target_error(e: psycopg.Error) -> Exception:
     if isinstance(e, (pgerr.OperationalError, pgerr.AdminShutdown)) or e.sqlstate is None:
         return _pg_error(e)
     return TargetError("other", f"{e.sqlstate}: {(e.diag.message_primary or str(e)).strip()}")
+
+
+def _commit_error(e: psycopg.Error) -> DatabaseError:
+    """What a failed COMMIT raises: :class:`RolledBack` when the server refused it (an error a
+    statement would fail its transaction with), the connection's error when it was lost."""
+    refused = _target_error(e)
+    if not isinstance(refused, TargetError):
+        return refused
+    diag = e.diag
+    text = (diag.message_primary or str(e)).strip()
+    name = ".".join(x for x in (diag.schema_name, diag.constraint_name) if x) or text
+    if isinstance(e, pgerr.ForeignKeyViolation):
+        # "update or delete on table … violates foreign key constraint": a child left behind
+        return RolledBack(ora(2292 if text.startswith("update or delete") else 2291, name))
+    if isinstance(e, (pgerr.UniqueViolation, pgerr.ExclusionViolation)):
+        return RolledBack(ora(1, name))
+    return RolledBack(ora(26714, f"{e.sqlstate}: {text}"))
 
 
 def _pg_error(e: psycopg.Error) -> DatabaseError:
