@@ -1,9 +1,12 @@
-"""The apply sink with disable_on_error = Y, below Spark (issue 15's error queue, issue 16
-§1 sinks): the apply aborts at its first error and the micro-batch is not committed, so a
-restart replays it.  The failed transaction stays in the replayed batch (the Python apply
-process takes it off the queue instead): whatever the user does with its error-queue row
-before the restart -- nothing, EXECUTE_ERROR after fixing the cause -- the replay applies
-it, and everything after it, exactly once, as the Python process would."""
+"""The apply sink and the error queue, below Spark (issue 15's error queue, issue 16 §1
+sinks).  With disable_on_error = Y the apply aborts at its first error and the micro-batch
+is not committed, so a restart replays it with the failed transaction still in it (the
+Python apply process takes it off the queue with its error row instead): whatever the user
+does with the error before the restart -- nothing, EXECUTE_ERROR after fixing the cause,
+DELETE_ERROR -- the replay applies nothing twice and nothing deleted, as the Python process
+would (the sink records the failed transaction as delivered in the target).  With
+disable_on_error = N a batch replayed after a crash meets EXECUTE_ERROR's own record of it.
+SQLite and PostgreSQL targets."""
 
 from __future__ import annotations
 
@@ -112,6 +115,36 @@ def test_restart_before_execute_error_applies_once(site):
     target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
     conn.apply_adm.execute_error(local)
     _run(dsn, _batch(target))      # replayed once more (a crash before the batch's commit)
+    assert target.rows("log") == [(1, "once")]
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    assert _errors(conn) == []
+
+
+def test_delete_error_before_the_restart_drops_it(site):
+    """DELETE_ERROR, restart (the batch replayed): 12 is never applied (its messages are
+    dropped, as the Python process drops them), 11 and 13 once."""
+    dsn, conn, target = site
+    local = _aborted(dsn, conn, target)
+    target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
+    conn.apply_adm.delete_error(local)
+    conn.apply_adm.start_apply(APPLY)
+    _run(dsn, _batch(target))
+    assert target.rows("log") == []
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    assert _errors(conn) == [] and _status(conn) == "ENABLED"
+
+
+def test_execute_error_then_a_crash_replay_applies_once(site):
+    """disable_on_error = N: 12 to the error queue, 13 applied; fix the cause, EXECUTE_ERROR,
+    then the batch replayed (a crash before its commit): EXECUTE_ERROR's own record of 12
+    makes the replay skip it."""
+    dsn, conn, target = site
+    conn.apply_adm.set_parameter(APPLY, "disable_on_error", "N")
+    _run(dsn, _batch(target))
+    (local, _), = _errors(conn)
+    target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
+    conn.apply_adm.execute_error(local)
+    _run(dsn, _batch(target))
     assert target.rows("log") == [(1, "once")]
     assert target.rows("emp") == [(1, "a"), (3, "c")]
     assert _errors(conn) == []
