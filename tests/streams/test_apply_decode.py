@@ -194,3 +194,74 @@ def test_statements_as_before():
     engine = _engine({"T": (cols, ["ID"])}, {})
     one = [x for x in lcrs if x.get_command_type() == "DELETE"][-1]     # a single parameter
     assert engine._statement(one, 0) == ('DELETE FROM src.t WHERE "ID" = %s', (4,))
+
+
+# -- the envelope's head read by a pattern (DecodedRowLCR.from_text) ------------------------
+
+def _heads() -> list:
+    """The LCRs of _lcrs() under heads of every kind the writer makes: tags, no SCN, no
+    time, names and transaction ids that need escapes (the pattern leaves those to JSON)."""
+    out = []
+    when = datetime(2026, 11, 28, 8, 0, 0, 123456, tzinfo=timezone.utc)
+    heads = [("SRC.NET", "OWN", "T", b"\x01\xab", "77.1.2", 1000, 1001, when),
+             ("SRC.NET", "OWN", "T", None, "77", None, None, None),
+             ("SRC.NET", "OWN", "T", b"", "0", 0, 0, datetime(2026, 1, 1)),
+             ('Q"UOTE', "OWN", "T", None, "1", 5, 6, when),
+             ("SRC.NET", "ŽLUŤ", "T\\B", None, "1", 5, 6, when),
+             ("SRC.NET", "OWN", "T\n", None, "tab\t", 5, 6, when)]
+    for lcr in _lcrs():
+        for db, own, obj, tag, txn, scn, cscn, t in heads:
+            copy = D.DecodedRowLCR._trusted(db, lcr.get_command_type(), own, obj, tag, txn, scn, cscn, t)
+            copy._text, copy._raw_old, copy._raw_new = lcr._text, None, None
+            copy._decoder, copy._form = lcr._decoder, D.DecodedRowLCR.TEXT
+            out.append(copy)
+    return out
+
+
+def test_envelope_head_read_by_the_pattern_as_by_json_loads():
+    taken = 0
+    for lcr in _heads():
+        stored = CODEC.encode(lcr)
+        start = len('{"$type":"SYS.LCR$_ROW_RECORD","value":')
+        fast = D.DecodedRowLCR.from_text(stored, start)
+        plain = all(c not in stored[:stored.index('"pg":')] for c in "\\\n\t") and '"Q"' not in stored
+        if fast is None:
+            assert not plain, stored[:200]
+        else:
+            taken += 1
+            assert _seen(fast) == _seen(_by_json_loads(stored))
+            assert fast._text == _by_json_loads(stored)._text
+        assert _seen(CODEC.decode(stored)) == _seen(_by_json_loads(stored))
+    assert taken >= 3 * len(VALUES) * 5
+
+
+@pytest.mark.parametrize("stored", [
+    '{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"A","cmd":"INSERT","own":"O","obj":"T","tag":null,'
+    '"txn":"1","scn":1,"cscn":2,"time":null,"pg":"{}"}} ',                         # after it
+    '{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"A","cmd":"INSERT","own":"O","obj":"T","tag":null,'
+    '"txn":"1","scn":1,"cscn":2,"time":null,"pg":"{}","x":1}}',                    # another key
+    '{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"A","cmd":"INSERT","own":"O","obj":"T","tag":null,'
+    '"txn":"1","scn":01,"cscn":2,"time":null,"pg":"{}"}}',                         # not JSON
+    '{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"A","cmd":"INSERT","own":"O","obj":"T","tag":null,'
+    '"txn":"1","scn":1.5,"cscn":2,"time":null,"pg":"{}"}}',                        # a fraction
+    '{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"A","cmd":"INSERT","own":"O","obj":"T","tag":null,'
+    '"txn":"1","scn":1,"cscn":2,"time":null,"pg":"{\x01}"}}',                      # control char
+    '{"$type":"SYS.LCR$_ROW_RECORD","value":{"db":"A","cmd":"INSERT","own":"O","obj":"T","tag":null,'
+    '"txn":"1","scn":1,"cscn":2,"time":null,"pg":"{}}}',                           # cut short
+])
+def test_other_heads_are_left_to_the_scanner(stored):
+    assert D.DecodedRowLCR.from_text(stored, len('{"$type":"SYS.LCR$_ROW_RECORD","value":')) is None
+
+
+@pytest.mark.parametrize("text", ['{"a": 1}', ' {"a": 1}', '{"a": 1} ', '{"a": 1.50, "b": [1, "x"]}'])
+def test_parse_json_as_the_decoder(text):
+    assert D.parse_json(text) == json.JSONDecoder(parse_float=str).decode(text)
+
+
+@pytest.mark.parametrize("text", ['{"a": 1} x', '', '{"a": }', 'x'])
+def test_parse_json_raises_as_the_decoder(text):
+    with pytest.raises(json.JSONDecodeError) as got:
+        D.parse_json(text)
+    with pytest.raises(json.JSONDecodeError) as want:
+        json.JSONDecoder(parse_float=str).decode(text)
+    assert str(got.value) == str(want.value)

@@ -40,6 +40,11 @@ _COMPACT = json.JSONEncoder(separators=(",", ":")).encode
 _SCAN = json.JSONDecoder().scan_once
 _ENVELOPE = '{"$type":"'
 _VALUE = '","value":'
+# a registered type's reader of its envelope's text as ``_anydata`` wrote it: (stored text,
+# offset of the value) -> the value, or None when the text is not in the form it reads
+# (the envelope is then scanned as JSON).  A captured row LCR's is pattern-matched into
+# the LCR without the document's dict (:mod:`sluice.streams.capture.decode`)
+ANYDATA_TEXT_READERS: dict[str, Callable[[str, int], Any]] = {}
 
 
 def _json_default(value: Any) -> Any:
@@ -182,9 +187,15 @@ class PayloadCodec:
         reads the envelope)."""
         start = len(_ENVELOPE)
         end = stored.find('"', start)
-        codec = ANYDATA_CODECS.get(stored[start:end])
+        kind = stored[start:end]
+        codec = ANYDATA_CODECS.get(kind)
         if codec is None or not stored.startswith(_VALUE, end):
             return None
+        reader = ANYDATA_TEXT_READERS.get(kind)
+        if reader is not None:
+            found = reader(stored, end + len(_VALUE))
+            if found is not None:
+                return found
         try:
             value, stop = _SCAN(stored, end + len(_VALUE))
         except StopIteration:

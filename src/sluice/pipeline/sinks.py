@@ -500,6 +500,7 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
                         # as the Python process does: the apply aborts at its first error; the
                         # batch is not committed, so a restart replays it past the recorded error
                         set_status(ctx, d.name, "ABORTED", failure.error)
+                        _settled_by_error_queue(engine, d.name, txn)
                         raise failure.error from None
 
         group: list[list[Any]] = []
@@ -530,6 +531,24 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
         flush()
         if counted is not None:
             counted.add([(fast.groups, fast.fallbacks, fast.statements)])
+
+
+def _settled_by_error_queue(engine: Any, apply_name: str, txn: Any) -> None:
+    """Record ``txn`` -- in the error queue, its batch to be replayed -- as delivered in the
+    target (SLUICE_APPLY_DONE), so the replay skips it whatever the user did with its error
+    before the restart: the Python process takes it off the apply queue with its error row,
+    and neither DELETE_ERROR nor EXECUTE_ERROR may let the replay apply it again.  Not
+    recorded (the target lost): the replay still skips it while its error row exists."""
+    from ..errors import DatabaseError
+
+    ident = engine.ident(txn)
+    if ident is None:
+        return
+    try:
+        engine.target.execute(*engine.target.done_statement(apply_name, txn.kind, ident))
+        engine.target.commit()
+    except DatabaseError:
+        engine.target.rollback()
 
 
 def _transaction_id() -> Any:

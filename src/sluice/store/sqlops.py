@@ -219,6 +219,9 @@ _USER_DATA = RECORD_COLUMNS.index("USER_DATA")
 # message's payload never changes once it is enqueued (the payload was half the bytes the
 # second read of each dequeued row brought back)
 _LOCK_LIST = ", ".join(c for c in RECORD_COLUMNS if c != "USER_DATA")
+# a record's values in _LOCK_LIST's order: a row locked as the candidate read it (the usual
+# case) keeps the candidate's record instead of a new one of 34 fields
+_LOCKED_VALUES = operator.attrgetter(*(c.lower() for c in RECORD_COLUMNS if c != "USER_DATA"))
 
 
 def lock_records(conn, queue: QueueInfo, candidates: list[MessageRecord],
@@ -241,7 +244,8 @@ def lock_records(conn, queue: QueueInfo, candidates: list[MessageRecord],
         was = read.get(row[0])
         if was is None or row[2] != was.msgid:
             continue
-        r = MessageRecord(*row[:_USER_DATA], was.user_data, *row[_USER_DATA:])
+        r = was if row == _LOCKED_VALUES(was) else \
+            MessageRecord(*row[:_USER_DATA], was.user_data, *row[_USER_DATA:])
         if r.q_name == queue.name and r.state in st:
             out.append(r)
     return out

@@ -38,12 +38,14 @@ as a change, is a DDL LCR (``TRUNCATE TABLE``), as Oracle captures it.
 from __future__ import annotations
 
 import re
+from json.decoder import scanstring as _scanstring
 from json.encoder import encode_basestring_ascii
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterator
 
+from ...aq.payload import ANYDATA_TEXT_READERS
 from .. import lcrcodec
 from ..lcr import COMPATIBLE_9_2, COMPATIBLE_10_1, AnyData, DDLLCR, RowLCR, RowUnit
 from .pgsource import DDL_PREFIX, TAG_PREFIX, lsn_to_int, parse_json
@@ -293,8 +295,33 @@ class DecodedRowLCR(RowLCR):
         tag, when = doc.get("tag"), doc.get("time")
         lcr = cls._trusted(doc["db"], doc["cmd"], doc["own"], doc["obj"],
                            bytes.fromhex(tag) if tag else None, doc["txn"], doc["scn"], doc["cscn"],
-                           datetime.fromisoformat(when) if isinstance(when, str) else when)
+                           _when(when) if isinstance(when, str) else when)
         lcr._text, lcr._raw_old, lcr._raw_new = doc["pg"], None, None
+        lcr._decoder, lcr._form = _STORED, cls.TEXT
+        return lcr
+
+    @classmethod
+    def from_text(cls, stored: str, start: int) -> "DecodedRowLCR | None":
+        """:meth:`from_document` of the envelope's text ``stored`` whose document starts at
+        ``start``, read by a pattern of what :meth:`raw_text_document` writes (no dict, no
+        key strings made); None when the text is in another form (names with escapes,
+        another key order, numbers not plain integers …): the envelope is then scanned
+        as JSON.  Every string the pattern takes has no backslash and no quote, so its
+        JSON text is its value."""
+        m = _STORED_HEAD.match(stored, start)
+        if m is None:
+            return None
+        try:
+            text, end = _scanstring(stored, m.end())
+        except ValueError:
+            return None
+        if end != len(stored) - 2 or not stored.endswith("}}"):
+            return None
+        db, cmd, own, obj, tag, txn, scn, cscn, when = m.groups()
+        lcr = cls._trusted(db, cmd, own, obj, bytes.fromhex(tag) if tag else None, txn,
+                           None if scn == "null" else int(scn), None if cscn == "null" else int(cscn),
+                           None if when is None else _when(when))
+        lcr._text, lcr._raw_old, lcr._raw_new = text, None, None
         lcr._decoder, lcr._form = _STORED, cls.TEXT
         return lcr
 
@@ -308,6 +335,27 @@ class DecodedRowLCR(RowLCR):
 
 
 _str = encode_basestring_ascii
+# what raw_text_document writes up to wal2json's row text (the value of "pg"), each string
+# without escapes or control characters, so that its JSON text is its value (anything else:
+# from_text leaves the envelope to the JSON scanner)
+_PLAIN = r'"([^"\\\x00-\x1f]*)"'
+_STORED_HEAD = re.compile(rf'\{{"db":{_PLAIN},"cmd":"([A-Z ]+)","own":{_PLAIN},"obj":{_PLAIN},'
+                          r'"tag":(?:null|"([0-9a-f]*)"),'
+                          rf'"txn":{_PLAIN},"scn":(null|-?[1-9][0-9]*|0),"cscn":(null|-?[1-9][0-9]*|0),'
+                          r'"time":(?:null|"([0-9T:.+ -]*)"),"pg":"')
+_last_when: tuple = (None, None)
+
+
+def _when(text: str) -> datetime:
+    """``datetime.fromisoformat(text)``, kept for the next call: the LCRs of a transaction
+    share their commit time (one tuple, read once: apply servers may be threads)."""
+    global _last_when
+    last = _last_when
+    if text != last[0]:
+        last = _last_when = (text, datetime.fromisoformat(text))
+    return last[1]
+
+
 _last_iso: list = [None, ""]
 _JSON: dict[str, str] = {}    # names, commands, transaction ids, times: each written often
 
@@ -491,3 +539,4 @@ class Decoder:
 
 _STORED = Decoder("", None)      # names and types of the LCRs read back from queues
 lcrcodec.ROW_FORMS["pg"] = DecodedRowLCR.from_document
+ANYDATA_TEXT_READERS[RowLCR.oracle_type] = DecodedRowLCR.from_text
