@@ -12,6 +12,9 @@ what is needed to apply them again: the apply process's target and tag.
 EXECUTE_ERROR applies the transaction again in one target transaction that also records
 its LOCAL_TRANSACTION_ID (``SLUICE_APPLY_DONE``), then deletes it from the error queue; a
 crash in between leaves a row whose next EXECUTE_ERROR only deletes it (exactly once).
+That target transaction records the transaction as delivered too (its commit SCN, or its
+user messages' ident), so a later delivery of it is skipped: the Spark apply sink's
+disable_on_error leaves it in the micro-batch a restart replays.
 """
 
 from __future__ import annotations
@@ -114,10 +117,20 @@ def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure:
     definition = find_definition(ctx, row["APPLY_NAME"])   # its handlers, when it still exists
     engine = engine_for(conn, row["APPLY_NAME"], row["TARGET"],
                         bytes.fromhex(row["APPLY_TAG"]) if row["APPLY_TAG"] else None, definition)
+    # the transaction as the apply delivered it: its own SLUICE_APPLY_DONE record goes in
+    # with the changes, so a delivery of it after this (the Spark sink replays an aborted
+    # micro-batch, the failed transaction still in it) is recognised and skipped
+    delivered = SourceTxn([], row["KIND"], row["SOURCE_DATABASE"], row["SOURCE_COMMIT_SCN"], ident=row["IDENT"])
+
+    def also_delivered() -> None:
+        ident = engine.ident(delivered)
+        if ident is not None:
+            engine.target.execute(*engine.target.done_statement(row["APPLY_NAME"], delivered.kind, ident))
+
     try:
         if not engine.already_applied(txn):
             try:
-                engine.apply(txn)
+                engine.apply(txn, before_commit=also_delivered)
             except ApplyError as failure:
                 e = failure.error
                 ctx.ddl_commit()

@@ -1,0 +1,150 @@
+"""The apply sink and the error queue, below Spark (issue 15's error queue, issue 16 §1
+sinks).  With disable_on_error = Y the apply aborts at its first error and the micro-batch
+is not committed, so a restart replays it with the failed transaction still in it (the
+Python apply process takes it off the queue with its error row instead): whatever the user
+does with the error before the restart -- nothing, EXECUTE_ERROR after fixing the cause,
+DELETE_ERROR -- the replay applies nothing twice and nothing deleted, as the Python process
+would (the sink records the failed transaction as delivered in the target).  With
+disable_on_error = N a batch replayed after a crash meets EXECUTE_ERROR's own record of it.
+SQLite and PostgreSQL targets."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from pyspark.sql import Row
+
+import sluice
+from sluice.pipeline import rows as rowmod
+from sluice.pipeline import sinks
+from sluice.rules.compile.typed.lcrschema import lcr_row
+from tests.streams.applykit import lcr, target  # noqa: F401
+
+APPLY = "APD"
+
+
+@pytest.fixture
+def site(tmp_path, target):  # noqa: F811
+    """(store DSN, a connection to it, the target): apply APD, disable_on_error = Y, into
+    emp (a key) and log (none: a second application would show as a second row); log's
+    table does not exist yet -- the cause of the error the user fixes."""
+    dsn = f"sqlite:///{tmp_path / 'store.db'}"
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=APPLY, apply_database_link=target.link,
+                                apply_captured=True)
+    conn.apply_adm.set_schema_instantiation_scn(target.owner, "DBS1.NET", 0, apply_database_link=target.link)
+    conn.apply_adm.set_parameter(APPLY, "disable_on_error", "Y")
+    target.sql(f"CREATE TABLE {target.table('emp')} (id integer PRIMARY KEY, name varchar(20))")
+    yield dsn, conn, target
+    conn.close()
+
+
+def _rows(txns: list[list]) -> list[Row]:
+    """The rows the sink's task gets for these transactions (decided, in commit order)."""
+    out = []
+    for lcrs in txns:
+        for m in lcrs:
+            d = dict.fromkeys(rowmod.FIELDS)
+            d.update(lcr_row(m))
+            d.update(msgid=os.urandom(16), seq=len(out) + 1, cscn=m.get_commit_scn(),
+                     payload_type=m.oracle_type, queue="STRMADMIN.STRM_Q", rule=None,
+                     tx=f"C|{m.get_source_database_name()}|{m.get_transaction_id()}|{m.get_commit_scn()}")
+            out.append(Row(**d))
+    return out
+
+
+def _batch(target) -> list[Row]:
+    o = target.owner
+    return _rows([[lcr("INSERT", o, "EMP", 11, None, {"ID": 1, "NAME": "a"}, txn="11.0.1")],
+                  [lcr("INSERT", o, "LOG", 12, None, {"ID": 1, "NOTE": "once"}, txn="12.0.1")],   # fails
+                  [lcr("INSERT", o, "EMP", 13, None, {"ID": 3, "NAME": "c"}, txn="13.0.1")]])
+
+
+def _run(dsn: str, rows: list[Row]) -> None:
+    sinks._apply_partition(sluice.connect, dsn, {}, APPLY, {}, 0, iter(rows))
+
+
+def _status(conn) -> str:
+    return conn.query("SELECT STATUS FROM DBA_APPLY WHERE APPLY_NAME = :a", {"a": APPLY})[1][0][0]
+
+
+def _errors(conn) -> list[tuple]:
+    return [tuple(r) for r in conn.query("SELECT LOCAL_TRANSACTION_ID, SOURCE_COMMIT_SCN FROM DBA_APPLY_ERROR",
+                                         None)[1]]
+
+
+def _aborted(dsn: str, conn, target) -> str:
+    """The batch once: the apply ABORTED at transaction 12, 11 applied, 13 not; 12's id."""
+    batch = _batch(target)
+    with pytest.raises(sluice.DatabaseError):
+        _run(dsn, batch)
+    assert _status(conn) == "ABORTED"
+    assert target.rows("emp") == [(1, "a")]
+    (local, scn), = _errors(conn)
+    assert scn == 12
+    return local
+
+
+@pytest.mark.parametrize("key", ["", " PRIMARY KEY"])
+def test_execute_error_before_the_restart_applies_once(site, key):
+    """Fix the cause, EXECUTE_ERROR, restart (the batch replayed): 12 applied once (by
+    EXECUTE_ERROR, the replay skips it), 11 and 13 once -- on PostgreSQL, with a key, 12
+    replayed takes the set-form path, which meets its SLUICE_APPLY_DONE record."""
+    dsn, conn, target = site
+    local = _aborted(dsn, conn, target)
+    target.sql(f"CREATE TABLE {target.table('log')} (id integer{key}, note varchar(20))")
+    conn.apply_adm.execute_error(local)
+    assert target.rows("log") == [(1, "once")] and _errors(conn) == []
+    conn.apply_adm.start_apply(APPLY)
+    _run(dsn, _batch(target))
+    assert target.rows("log") == [(1, "once")]
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    assert _errors(conn) == [] and _status(conn) == "ENABLED"
+
+
+def test_restart_before_execute_error_applies_once(site):
+    """Restart first (the replay skips 12, still in the error queue, and applies 13), then
+    fix the cause and EXECUTE_ERROR: each transaction once."""
+    dsn, conn, target = site
+    local = _aborted(dsn, conn, target)
+    conn.apply_adm.start_apply(APPLY)
+    _run(dsn, _batch(target))
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
+    conn.apply_adm.execute_error(local)
+    _run(dsn, _batch(target))      # replayed once more (a crash before the batch's commit)
+    assert target.rows("log") == [(1, "once")]
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    assert _errors(conn) == []
+
+
+def test_delete_error_before_the_restart_drops_it(site):
+    """DELETE_ERROR, restart (the batch replayed): 12 is never applied (its messages are
+    dropped, as the Python process drops them), 11 and 13 once."""
+    dsn, conn, target = site
+    local = _aborted(dsn, conn, target)
+    target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
+    conn.apply_adm.delete_error(local)
+    conn.apply_adm.start_apply(APPLY)
+    _run(dsn, _batch(target))
+    assert target.rows("log") == []
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    assert _errors(conn) == [] and _status(conn) == "ENABLED"
+
+
+def test_execute_error_then_a_crash_replay_applies_once(site):
+    """disable_on_error = N: 12 to the error queue, 13 applied; fix the cause, EXECUTE_ERROR,
+    then the batch replayed (a crash before its commit): EXECUTE_ERROR's own record of 12
+    makes the replay skip it."""
+    dsn, conn, target = site
+    conn.apply_adm.set_parameter(APPLY, "disable_on_error", "N")
+    _run(dsn, _batch(target))
+    (local, _), = _errors(conn)
+    target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
+    conn.apply_adm.execute_error(local)
+    _run(dsn, _batch(target))
+    assert target.rows("log") == [(1, "once")]
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    assert _errors(conn) == []
