@@ -148,3 +148,19 @@ def test_execute_error_then_a_crash_replay_applies_once(site):
     assert target.rows("log") == [(1, "once")]
     assert target.rows("emp") == [(1, "a"), (3, "c")]
     assert _errors(conn) == []
+
+
+def test_delete_error_then_a_crash_replay_drops_it(site):
+    """disable_on_error = N: 12 to the error queue, 13 applied; DELETE_ERROR, then the batch
+    replayed (a crash before its commit): 12 stays dropped, as the Python process (which
+    took its messages off the queue with the error row) would have it."""
+    dsn, conn, target = site
+    conn.apply_adm.set_parameter(APPLY, "disable_on_error", "N")
+    _run(dsn, _batch(target))
+    (local, _), = _errors(conn)
+    target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
+    conn.apply_adm.delete_error(local)
+    _run(dsn, _batch(target))
+    assert target.rows("log") == []
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    assert _errors(conn) == []

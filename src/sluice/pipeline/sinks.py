@@ -496,11 +496,13 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
                     errorqueue.record(ctx, d.name, (d.queue_owner, d.queue_name), txn, failure, encode,
                                       d.apply_database_link, d.apply_tag)
                     conn.commit()
+                    # the batch may be replayed (a crash, an abort below): it must skip this
+                    # transaction whatever the user does with its error meanwhile
+                    _settled_by_error_queue(engine, d.name, txn)
                     if d.parameter("DISABLE_ON_ERROR") == "Y" and not isinstance(failure, BadInput):
                         # as the Python process does: the apply aborts at its first error; the
                         # batch is not committed, so a restart replays it past the recorded error
                         set_status(ctx, d.name, "ABORTED", failure.error)
-                        _settled_by_error_queue(engine, d.name, txn)
                         raise failure.error from None
 
         group: list[list[Any]] = []
@@ -534,10 +536,11 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
 
 
 def _settled_by_error_queue(engine: Any, apply_name: str, txn: Any) -> None:
-    """Record ``txn`` -- in the error queue, its batch to be replayed -- as delivered in the
-    target (SLUICE_APPLY_DONE), so the replay skips it whatever the user did with its error
-    before the restart: the Python process takes it off the apply queue with its error row,
-    and neither DELETE_ERROR nor EXECUTE_ERROR may let the replay apply it again.  Not
+    """Record ``txn`` -- in the error queue, its batch perhaps replayed (a crash before the
+    batch's commit, or disable_on_error's abort) -- as delivered in the target
+    (SLUICE_APPLY_DONE), so a replay skips it whatever the user did with its error
+    meanwhile: the Python process takes it off the apply queue with its error row, and
+    neither DELETE_ERROR nor EXECUTE_ERROR may let a replay apply it again.  Not
     recorded (the target lost): the replay still skips it while its error row exists."""
     from ..errors import DatabaseError
 
