@@ -106,7 +106,7 @@ class PipelineRun:
         self.store = store
         self.query: Any = None
         self._listener: Any = None
-        self._restarts = restart.Restarts()
+        self._restarts = restart.Restarts(said=self._say)   # one budget for the run's starts
         self._stopping = threading.Event()
         self._seen: set[int] = set()       # batches whose progress was handled
         self._lock = threading.Lock()
@@ -119,7 +119,6 @@ class PipelineRun:
         """Start the query (again, from its checkpoint, while it fails to start only
         because Spark's Python worker was late: ``restart.py``)."""
         self._listen()
-        self._restarts = restart.Restarts(said=self._say)
         self.query = self._restarts.launch(self._start)
         return self.query
 
@@ -129,17 +128,17 @@ class PipelineRun:
                                ui_url=self.spark.sparkContext.uiWebUrl, checkpoint=self.checkpoint,
                                last_error=None)
         if self.sink == "warehouse":
-            self.query = sinks.warehouse(df, self.path, self.checkpoint, self.trigger)
+            query = sinks.warehouse(df, self.path, self.checkpoint, self.trigger)
         elif self.sink == "apply":
-            self.query = sinks.apply(df, self.connect, self.spec.dsn, self.apply_name, self.checkpoint,
-                                     self.spec.user, self.trigger, tasks=self.spec.apply_tasks)
+            query = sinks.apply(df, self.connect, self.spec.dsn, self.apply_name, self.checkpoint,
+                                self.spec.user, self.trigger, tasks=self.spec.apply_tasks)
         else:
-            self.query = sinks.enqueue(df, self.connect, self.to_dsn, self.to_queue, self.checkpoint,
-                                       f"{self.spec.name}@{self.ref.qualified}", self.to_login[0], self.trigger,
-                                       self.to_login[1])
+            query = sinks.enqueue(df, self.connect, self.to_dsn, self.to_queue, self.checkpoint,
+                                  f"{self.spec.name}@{self.ref.qualified}", self.to_login[0], self.trigger,
+                                  self.to_login[1])
         self._say(f"pipeline {self.spec.name}: {self.ref.qualified} -> {self.sink}; "
                   f"Spark UI {self.spark.sparkContext.uiWebUrl or 'disabled'}; checkpoint {self.checkpoint}\n")
-        return self.query
+        return query
 
     def _listen(self) -> None:
         if self._listener is not None:
