@@ -142,7 +142,7 @@ def stages(a: argparse.Namespace, dbs1_dsn: str, dbs2_dsn: str, src: str, want: 
     try:
         cap = CaptureProcess(cap_conn, "CAPTURE_DBS1")
         cap.start()
-        print(f"   combined capture and apply: {cap.combined is not None}", flush=True)
+        print(f"   combined capture and apply: {type(cap.combined).__name__ if cap.combined else None}", flush=True)
         release = getattr(cap.source, "release", None)
         if release is not None:     # keep the decoding session (walsender) until its CPU is read
             cap.source.release = lambda: None

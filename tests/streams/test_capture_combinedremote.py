@@ -95,7 +95,7 @@ def test_capture_runs_the_destination_apply(env, tmp_path):
         assert propagate(dbs1) == 0
         assert len(rows(replica, owner)) == 15 and rows(replica, owner)[0] == (0, "changed")
         sender = view(dbs1, "SELECT OPTIMIZATION, TOTAL_MSGS, TOTAL_BYTES FROM V$PROPAGATION_SENDER")
-        assert sender[0]["OPTIMIZATION"] == 1 and sender[0]["TOTAL_MSGS"] == 21 and sender[0]["TOTAL_BYTES"] > 0
+        assert sender[0]["OPTIMIZATION"] == 1 and sender[0]["TOTAL_MSGS"] == 21 and sender[0]["TOTAL_BYTES"] == 0
         reader = view(dbs2, "SELECT APPLY_NAME, PROXY_SID, TOTAL_MESSAGES_DEQUEUED FROM V$STREAMS_APPLY_READER")
         assert reader == [{"APPLY_NAME": "APPLY_DBS2", "PROXY_SID": f"CAP@{dbs1.context.store.global_name()}",
                            "TOTAL_MESSAGES_DEQUEUED": 21}]

@@ -103,10 +103,6 @@ class Combined:
         """The capture's commit is done: the receiver may prune the batch's de-duplication rows."""
         self.destination.acknowledge(batch)
 
-    def _queue(self) -> Any:
-        p = self.propagation
-        return self.conn.context.catalog.queue_by_key((p.source_queue_owner, p.source_queue_name))
-
     def passed(self, lcrs: list[Any]) -> list[tuple[Any, Any]]:
         """(LCR, message) for each of ``lcrs`` the propagation's rule sets let through, the
         message as they leave it (row migration, transformations)."""
@@ -121,15 +117,11 @@ class Combined:
                 out.append((lcr, message))
         return out
 
-    def size(self, messages: list[Any]) -> int:
-        """The bytes ``messages`` take encoded as the propagation sends them."""
-        encode = self.conn.context.catalog.codec(self._queue().table).encode
-        return sum(len(encode(m)) for m in messages)
-
     def batch(self, lcrs: list[Any]) -> Batch:
         """The batch the propagation would send for ``lcrs`` (its rule sets applied)."""
-        q = self._queue()
-        codec = self.conn.context.catalog.codec(q.table)
+        ctx = self.conn.context
+        q = ctx.catalog.queue_by_key((self.propagation.source_queue_owner, self.propagation.source_queue_name))
+        codec = ctx.catalog.codec(q.table)
         p = self.propagation
         env = JobEnv(self.conn, time.time, self.site, lambda s: self.destination)
         rules = p.rule_set_name is not None or p.negative_rule_set_name is not None

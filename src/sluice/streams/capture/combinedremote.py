@@ -23,8 +23,8 @@ V$STREAMS_APPLY_* counters, DBA_APPLY_ERROR rows, ABORTED) commits at the destin
 source's log: the DONE records skip what the target has, the error queue what it holds.
 
 **Views**: V$STREAMS_CAPTURE.OPTIMIZATION and V$PROPAGATION_SENDER.OPTIMIZATION 1, the
-schedule's statistics count the LCRs sent to the apply (and their encoded bytes, as a
-propagation would send them), the destination's V$STREAMS_APPLY_READER.PROXY_SID names the
+schedule's statistics count the LCRs sent to the apply (TOTAL_BYTES nothing: no message is
+encoded or sent), the destination's V$STREAMS_APPLY_READER.PROXY_SID names the
 capture; DBA_APPLY_PROGRESS and DBA_APPLY_ERROR are the apply process's own.
 
 **Falling back**: a catalog change at the source (propagation stopped, a subscriber added …)
@@ -78,7 +78,8 @@ class RemoteCombined:
         messages = [m for _, m in batch]
         self._held, self._done = self.apply.apply_handed(messages)
         self.dest_conn.commit()
-        self.route.record_sent(len(messages), self.route.size(messages), elapsed)
+        # no message is encoded or sent: the LCRs count, their bytes do not (0)
+        self.route.record_sent(len(messages), 0, elapsed)
 
     def held_back(self, lcrs: list[Any]) -> list[Any]:
         """The LCRs of ``lcrs`` the apply did not take (it aborted, or the destination no
