@@ -15,7 +15,7 @@ import pytest
 import sluice.streams.apply.engine as engine_module
 from sluice.streams.apply.definition import engine_for
 from sluice.streams.apply.engine import ApplyError, Item, SourceTxn
-from sluice.streams.apply.setform import Ineligible, TableShape, array_literal, python_values
+from sluice.streams.apply.setform import Ineligible, TableShape, array_literal, python_literal
 from tests.conftest import PG_BASE, drop_schema, pg_admin
 from tests.streams.applykit import SOURCE_DB, TargetDb, lcr, procedures
 
@@ -95,9 +95,12 @@ def stream(o):
     ]
 
 
-def run(conn, target, monkeypatch, way, apply_name, drive):
-    """Apply :func:`stream` into fresh tables one way; (rows, errors, applied, set-form batches)."""
+def run(conn, target, monkeypatch, way, apply_name, drive, fewest=1):
+    """Apply :func:`stream` into fresh tables one way; (rows, errors, applied, set-form
+    batches, replay); ``fewest``: SET_FORM_FEWEST (1: every set in unnest())."""
     monkeypatch.setattr(engine_module, "SET_FORM_MIN", way)
+    monkeypatch.setattr(engine_module, "SET_FORM_FEWEST", fewest)
+    monkeypatch.setattr(engine_module, "SET_FORM_AVERAGE", 1)
     _tables(target)
     o = target.owner
     p = procedures(conn)
@@ -142,12 +145,13 @@ def grouped(engine, txns):
     return errors
 
 
+@pytest.mark.parametrize("fewest", [1, 3])
 @pytest.mark.parametrize("drive", [one_by_one, grouped])
-def test_set_form_applies_what_the_per_lcr_path_applies(conn, target, monkeypatch, drive):
+def test_set_form_applies_what_the_per_lcr_path_applies(conn, target, monkeypatch, drive, fewest):
     rows, errors, applied, batches, replay = run(conn, target, monkeypatch, PER_ROW, "APP_ROW", drive)
     assert batches == 0
     set_rows, set_errors, set_applied, set_batches, set_replay = run(conn, target, monkeypatch, SET_FORM,
-                                                                     "APP_SET", drive)
+                                                                     "APP_SET", drive, fewest)
     assert set_batches == 3                      # 10, 16 and 18: the others fall back and fail
     assert set_rows == rows and set_errors == errors and set_applied == applied
     assert replay == set_replay == [False] * len(replay)
@@ -163,8 +167,11 @@ def test_set_form_applies_what_the_per_lcr_path_applies(conn, target, monkeypatc
 
 
 def test_set_form_used_only_where_it_pays(conn, target, monkeypatch):
-    """Below SET_FORM_MIN LCRs a transaction keeps the per-LCR statements; at it, the set form."""
+    """Below SET_FORM_MIN LCRs, or SET_FORM_AVERAGE per table and operation, a transaction keeps
+    the per-LCR statements; at them, the set form."""
     monkeypatch.setattr(engine_module, "SET_FORM_MIN", 5)
+    monkeypatch.setattr(engine_module, "SET_FORM_FEWEST", 1)
+    monkeypatch.setattr(engine_module, "SET_FORM_AVERAGE", 2)
     _tables(target)
     o = target.owner
     procedures(conn).set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
@@ -174,7 +181,13 @@ def test_set_form_used_only_where_it_pays(conn, target, monkeypatch):
         big = txn(31, *[lcr("INSERT", o, "emp", 31, new={"ID": i}, txn="1.1.31") for i in range(4, 9)])
         assert engine.apply(small) and engine.set_form_batches == 0
         assert engine.apply(big) and engine.set_form_batches == 1
-        assert [r[0] for r in target.rows("emp")] == list(range(9))
+        # 6 LCRs over 4 tables and operations: 1.5 per set on average, below 2
+        mixed = txn(32, *[lcr("INSERT", o, "emp", 32, new={"ID": i}, txn="1.1.32") for i in range(9, 12)],
+                    lcr("DELETE", o, "emp", 32, old={"ID": 0}, txn="1.1.32"),
+                    lcr("INSERT", o, "acct", 32, new={"CODE": "x"}, txn="1.1.32"),
+                    lcr("INSERT", o, "ev", 32, new={"ID": 1}, txn="1.1.32"))
+        assert engine.apply(mixed) and engine.set_form_batches == 1
+        assert [r[0] for r in target.rows("emp")] == list(range(1, 12))
     finally:
         engine.target.close()
 
@@ -186,11 +199,11 @@ def test_values_the_set_form_leaves_to_the_per_lcr_path():
     zone into a timestamp without one."""
     shape = TableShape("t", {"ID": "bigint", "N": "numeric(10,2)", "T": "text", "AT": "timestamp without time zone",
                              "S": "character varying(10)"}, ["ID"], str)
-    python_values(shape, "N", [Decimal("1.5"), 2, None])
-    python_values(shape, "T", ["x", None])
-    python_values(shape, "ID", [1, 2])
+    assert python_literal(shape, "N", [Decimal("1.5"), 2, None]) == "{1.5,2,NULL}"
+    python_literal(shape, "T", ["x", None])
+    python_literal(shape, "ID", [1, 2])
     for column, values in [("N", [0.1]), ("T", [5]), ("ID", ["05"]), ("ID", [True]), ("S", [b"x"]),
                            ("AT", [datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)])]:
         with pytest.raises(Ineligible):
-            python_values(shape, column, values)
+            python_literal(shape, column, values)
     assert array_literal(["a\"b\\c", None, "", 5]) == '{"a\\"b\\\\c",NULL,"","5"}'

@@ -44,7 +44,7 @@ from typing import Any, Callable
 from ...errors import DatabaseError, not_supported, ora
 from ..lcr import LCR_EXECUTOR, DDLLCR, RowLCR
 from .conflicts import resolve_update
-from .setform import SET_FORM_MIN, Ineligible, lcr_statements
+from .setform import SET_FORM_AVERAGE, SET_FORM_FEWEST, SET_FORM_MIN, Ineligible, lcr_statements
 from .settings import Settings
 from .sqliteddl import sqlite_statements
 from .target import RolledBack, Target, TargetError
@@ -423,15 +423,16 @@ class ApplyEngine:
         return (type(txn.items) is list and len(txn.items) >= SET_FORM_MIN
                 and self.target.dialect == "postgresql")
 
-    def _set_form(self, txns: list[SourceTxn]) -> tuple[list[tuple[str, tuple]], list[int] | None]:
+    def _set_form(self, txns: list[SourceTxn], known_only: bool = False) -> tuple[list[tuple[str, tuple]],
+                                                                                list[int] | None]:
         """``txns``' row LCRs as set-form statements and the row count each must report;
         ``([], None)`` when the set form does not take them (the per-LCR statements then
-        find out why, or apply them)."""
+        find out why, or apply them).  ``known_only``: as :meth:`_statement`'s."""
         try:
-            made = lcr_statements(self, txns)
+            made = lcr_statements(self, txns, SET_FORM_FEWEST, known_only, SET_FORM_AVERAGE)
         except RolledBack:         # an earlier commit_later's COMMIT refused: raised as itself
             raise
-        except (Ineligible, ApplyError, DatabaseError, TargetError):
+        except (Ineligible, ApplyError, DatabaseError, TargetError, _Retry):
             return [], None
         return [(sql, params) for sql, params, _ in made], [n for _, _, n in made]
 
@@ -443,7 +444,7 @@ class ApplyEngine:
         if type(txn.items) is not list or len(txn.items) >= _CHUNK or not self._plain(txn):
             return
         if self._settable(txn) and self._set_known(txn):
-            statements, expected = self._set_form([txn])
+            statements, expected = self._set_form([txn], known_only=True)
             if expected is not None:
                 self._built = (txn, statements, expected)
                 return
