@@ -36,7 +36,7 @@ SET_FORM_MIN = 20
 SET_FORM_FEWEST = 3
 # The fewest LCRs per table and operation, on average over a transaction, for the set form:
 # below it most sets are small and building them costs more Python than the target saves.
-SET_FORM_AVERAGE = 8
+SET_FORM_AVERAGE = 16
 
 _TYPMOD = re.compile(r"\(\d+(,\d+)?\)")
 
