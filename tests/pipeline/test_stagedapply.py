@@ -186,6 +186,13 @@ def test_the_streams_own_staging_columns_serve_its_batches(site, spark, monkeypa
     dsn, conn, schema = site
     conn.apply_adm.set_parameter(APPLY, "grouptransops", "10000")
     txns = _more(schema.upper(), 10)
+    owner = schema.upper()
+
+    def prelearn(self, engine, form, most=1000):   # this test's tables only: the test database is shared
+        self.prelearnt = True
+        self.learn(engine, form, {f"{owner}\u0000T1", f"{owner}\u0000T2"})
+        self.learning = False
+    monkeypatch.setattr(stagedsink.TableFacts, "prelearn", prelearn)
     facts = stagedsink.TableFacts()
     with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (_c, ctx, d, engine):
         frame = stagedsink.with_staging(_frame(spark, _rows(txns)), engine, d, sinks._has_actions(ctx), facts)
