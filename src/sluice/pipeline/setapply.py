@@ -33,23 +33,15 @@ source transaction per target transaction, as if this path did not exist:
 
 from __future__ import annotations
 
-import re
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from ..streams.apply.engine import ApplyEngine
+from ..streams.apply.setform import TableShape, array_literal, set_statements
 from ..streams.apply.target import PgTarget, RolledBack, TargetError
 
 __all__ = ["SetApplier", "rule_of"]
 
 _BINARY = frozenset({"SYS.RAW", "SYS.BLOB"})
-_TYPMOD = re.compile(r"\(\d+(,\d+)?\)")
-
-
-def _base_type(type_name: str) -> str:
-    """A column's type without its length / precision: an explicit cast to varchar(20) or
-    char(3) would cut a value the engine's INSERT refuses; the assignment to the column
-    does what binding the value does."""
-    return _TYPMOD.sub("", type_name)
 
 
 def rule_of(row: Any) -> str | None:
@@ -60,27 +52,11 @@ def rule_of(row: Any) -> str | None:
         return None
 
 
-def _array(values: list) -> str:
-    """A text[] literal of ``values`` (psycopg's list adapter dumps element by element)."""
-    return "{" + ",".join("NULL" if v is None else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-                          for v in values) + "}"
-
-
 def _entries(value: Any) -> dict:
     """A map column as a dict (rows reach Python as their entries, in order)."""
     if value is None:
         return {}
     return value if isinstance(value, dict) else dict(value)
-
-
-class _Shape:
-    """What a table looks like to this path: its columns' types and its primary key."""
-
-    __slots__ = ("table", "types", "key", "columns")
-
-    def __init__(self, table: str, types: dict[str, str], key: list[str], column: Callable[[str], str]) -> None:
-        self.table, self.types, self.key = table, types, key
-        self.columns = {c: column(c) for c in types}
 
 
 class SetApplier:
@@ -90,12 +66,12 @@ class SetApplier:
         self.engine = engine
         self.has_actions = has_actions
         self.usable = isinstance(engine.target, PgTarget)
-        self._shapes: dict[tuple[str, str], _Shape | None] = {}
+        self._shapes: dict[tuple[str, str], TableShape | None] = {}
         self._version = -1
         self.groups = self.fallbacks = self.statements = 0
 
     # -- which transactions -------------------------------------------------------------
-    def _shape(self, owner: str, name: str) -> _Shape | None:
+    def _shape(self, owner: str, name: str) -> TableShape | None:
         settings = self.engine.settings
         if settings._version != self._version:
             self._shapes.clear()
@@ -111,7 +87,7 @@ class SetApplier:
             chosen = settings.key_columns.get(key)
             converted = any(t.converter(ty) is not None for ty in types.values())
             ok = pk and (chosen is None or chosen == pk) and not converted
-            self._shapes[key] = _Shape(t.table(owner, name), types, pk, t.column) if ok else None
+            self._shapes[key] = TableShape(t.table(owner, name), types, pk, t.column) if ok else None
         return self._shapes[key]
 
     def eligible(self, rows: list[Any]) -> bool:
@@ -190,7 +166,7 @@ class SetApplier:
         idents = [f"{rows[0]['source_database_name']}|{int(rows[0]['commit_scn'])}" for rows in txns]
         out = [(f"INSERT INTO {t.done_table()} (APPLY_NAME, KIND, ID, DONE) SELECT %s, 'CAPTURED', i, %s "
                 f"FROM unnest(%s::text[]) AS i ON CONFLICT DO NOTHING",
-                (engine.apply_name, time.time(), _array(idents)))]
+                (engine.apply_name, time.time(), array_literal(idents)))]
         last: dict[str, tuple[int, Any]] = {}
         for rows in txns:
             db, scn = rows[0]["source_database_name"], int(rows[0]["commit_scn"])
@@ -200,56 +176,9 @@ class SetApplier:
             out.append(t.progress_statement(engine.apply_name, db, scn, txn_id, engine.server_id))
         return out
 
-    def _changes(self, txns: list[list[Any]]) -> Iterable[tuple[str, tuple, int]]:
+    def _changes(self, txns: list[list[Any]]) -> list[tuple[str, tuple, int]]:
         """The group's statements with the row count each must report."""
-        phase_of: dict[tuple, int] = {}
-        groups: dict[tuple, list[tuple[dict, dict]]] = {}
-        for rows in txns:
-            for r in rows:
-                owner, name, cmd = r["object_owner"], r["object_name"], r["command_type"]
-                shape = self._shape(owner, name)
-                old = _entries(r["old_values"]) if cmd != "INSERT" else {}
-                new = _entries(r["new_values"]) if cmd != "DELETE" else {}
-                keys = [(owner, name, tuple(side.get(c) for c in shape.key))
-                        for side in ((new,) if cmd == "INSERT" else (old, {**old, **new}))]
-                phase = 1 + max((phase_of.get(k, -1) for k in keys), default=-1)
-                for k in keys:
-                    phase_of[k] = phase
-                what = (phase, owner, name, cmd, tuple(new), tuple(old))
-                groups.setdefault(what, []).append((old, new))
-        for (_phase, owner, name, cmd, new_cols, old_cols), members in sorted(groups.items(), key=lambda g: g[0][0]):
-            yield self._statement(self._shape(owner, name), cmd, new_cols, old_cols, members)
-
-    def _statement(self, shape: _Shape, cmd: str, new_cols: tuple, old_cols: tuple,
-                   members: list[tuple[dict, dict]]) -> tuple[str, tuple, int]:
-        arrays, params, names = [], [], []
-
-        def column(side: int, c: str, alias: str) -> None:
-            arrays.append(f"%s::text[]::{_base_type(shape.types[c])}[]")
-            params.append(_array([m[side].get(c) for m in members]))
-            names.append(alias)
-
-        if cmd == "INSERT":
-            for i, c in enumerate(new_cols):
-                column(1, c, f"n{i}")
-            cols = ", ".join(shape.columns[c] for c in new_cols)
-            sql = f"INSERT INTO {shape.table} ({cols}) SELECT * FROM unnest({', '.join(arrays)})"
-            return sql, tuple(params), len(members)
-        conds = []
-        for i, c in enumerate(old_cols):
-            column(0, c, f"o{i}")
-            op = "=" if c in shape.key else "IS NOT DISTINCT FROM"
-            conds.append(f"t.{shape.columns[c]} {op} v.o{i}")
-        for c in shape.key:   # every key column has an old value (eligible)
-            if c not in old_cols:
-                raise AssertionError("eligible() lets no LCR without its key's old values through")
-        for i, c in enumerate(new_cols):
-            column(1, c, f"n{i}")
-        source = f"unnest({', '.join(arrays)}) AS v({', '.join(names)})"
-        where = " AND ".join(conds)
-        if cmd == "DELETE":
-            sql = f"DELETE FROM {shape.table} t USING {source} WHERE {where}"
-        else:
-            sets = ", ".join(f"{shape.columns[c]} = v.n{i}" for i, c in enumerate(new_cols))
-            sql = f"UPDATE {shape.table} t SET {sets} FROM {source} WHERE {where}"
-        return sql, tuple(params), len(members)
+        return set_statements(((r["object_owner"], r["object_name"], r["command_type"],
+                                _entries(r["old_values"]) if r["command_type"] != "INSERT" else {},
+                                _entries(r["new_values"]) if r["command_type"] != "DELETE" else {})
+                               for rows in txns for r in rows), self._shape)

@@ -37,7 +37,7 @@ import time
 from typing import Any, Iterable, Iterator
 
 from ..streams.apply.target import PgTarget, RolledBack, TargetError
-from .setapply import _array, _base_type, _Shape
+from ..streams.apply.setform import TableShape, array_literal, base_type
 
 __all__ = ["StagedApplier", "staging_table", "copy_batches", "COLUMNS", "FIELD_SEP", "SIDE_SEP", "TABLE_SEP"]
 
@@ -84,7 +84,7 @@ def _literal(text: str) -> str:
 
 class StagedApplier:
     """Applies the staged groups of one batch through ``engine``'s PostgreSQL target;
-    ``shape(owner, name)`` is the set-form path's view of a table (:class:`~.setapply._Shape`)."""
+    ``shape(owner, name)`` is the set-form path's view of a table (:class:`~sluice.streams.apply.setform.TableShape`)."""
 
     def __init__(self, engine: Any, shape: Any) -> None:
         self.engine, self.target, self.shape = engine, engine.target, shape
@@ -131,7 +131,7 @@ class StagedApplier:
                             "row_number() OVER (PARTITION BY m.g, t.OWNER, t.NAME, t.ROWKEY ORDER BY t.CSCN, t.SEQ) "
                             f"- 1 AS p FROM {self.table} t JOIN unnest(%s::text[], %s::int[]) AS m(tx, g) "
                             "ON t.TX = m.tx WHERE t.SHAPE IS NOT NULL) x WHERE s.ctid = x.id",
-                            (_array(txs), "{" + ",".join(str(groups[t]) for t in txs) + "}"))
+                            (array_literal(txs), "{" + ",".join(str(groups[t]) for t in txs) + "}"))
         self.target.commit()
         rows = self.target.query(f"SELECT GRP, PHASE, OWNER, NAME, CMD, SHAPE, count(*) FROM {self.table} "
                                  "WHERE GRP IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2")
@@ -147,7 +147,7 @@ class StagedApplier:
             return set()
         rows = self.target.query(f"SELECT ID FROM {self.target.done_table()} WHERE APPLY_NAME = %s "
                                  "AND KIND = 'CAPTURED' AND ID = ANY(%s::text[])",
-                                 (self.engine.apply_name, _array(idents)))
+                                 (self.engine.apply_name, array_literal(idents)))
         self.target.rollback()
         return {r[0] for r in rows}
 
@@ -193,7 +193,7 @@ class StagedApplier:
         engine, t = self.engine, self.target
         out = [(f"INSERT INTO {t.done_table()} (APPLY_NAME, KIND, ID, DONE) SELECT %s, 'CAPTURED', i, %s "
                 f"FROM unnest(%s::text[]) AS i ON CONFLICT DO NOTHING",
-                (engine.apply_name, time.time(), _array([i for i, _db, _scn, _tx in txns])))]
+                (engine.apply_name, time.time(), array_literal([i for i, _db, _scn, _tx in txns])))]
         last: dict[str, tuple[int, str | None]] = {}
         for _ident, db, scn, txn_id in txns:
             if scn >= last.get(db, (-1, None))[0]:
@@ -214,7 +214,7 @@ class StagedApplier:
         counts = ", ".join(f"(SELECT count(*) FROM c{i})" for i in range(len(ctes)))
         return f"WITH {', '.join(ctes)} SELECT {counts}", tuple(params), expected
 
-    def _change(self, shape: _Shape, cmd: str, shape_text: str) -> tuple[str, list]:
+    def _change(self, shape: TableShape, cmd: str, shape_text: str) -> tuple[str, list]:
         """A table's INSERT / UPDATE / DELETE of the staged LCRs of one command and shape
         (their filter's parameters come first, then ``params``)."""
         new_part, old_part = shape_text.split(SIDE_SEP)
@@ -224,7 +224,7 @@ class StagedApplier:
         where = "s.GRP = %s AND s.PHASE = %s AND s.OWNER = %s AND s.NAME = %s AND s.CMD = %s AND s.SHAPE = %s"
 
         def value(side: str, c: str) -> str:
-            return f"(s.{side} ->> {_literal(c)})::{_base_type(shape.types[c])}"
+            return f"(s.{side} ->> {_literal(c)})::{base_type(shape.types[c])}"
 
         if cmd == "INSERT":
             cols = ", ".join(shape.columns[c] for c in new_cols)

@@ -44,6 +44,7 @@ from typing import Any, Callable
 from ...errors import DatabaseError, not_supported, ora
 from ..lcr import LCR_EXECUTOR, DDLLCR, RowLCR
 from .conflicts import resolve_update
+from .setform import SET_FORM_AVERAGE, SET_FORM_FEWEST, SET_FORM_MIN, Ineligible, lcr_statements
 from .settings import Settings
 from .sqliteddl import sqlite_statements
 from .target import RolledBack, Target, TargetError
@@ -152,10 +153,11 @@ class ApplyEngine:
         self.applied = target.applied_scns(apply_name)
         self._shapes: dict[tuple, tuple[str, list[str], list[Callable | None]]] = {}
         self._settings_version = -1
-        self._built: tuple[SourceTxn, list] | None = None    # (transaction, statements) by _ahead
+        self._built: tuple[SourceTxn, list, list | None] | None = None   # (transaction, statements, counts) by _ahead
         self._unsettled: SourceTxn | None = None   # applied with commit_later, its COMMIT not known yet
         self.messages_applied = 0
         self.transactions_applied = 0
+        self.set_form_batches = 0     # transactions (or groups) whose rows went in the set form
 
     # -- one transaction ---------------------------------------------------------------
     @staticmethod
@@ -311,17 +313,26 @@ class ApplyEngine:
                 statements.append(claim[0])
                 if len(claim) > 1:       # the low-watermark: the last one per source database
                     progress[txn.source_database] = claim[1]
-                for i, item in enumerate(txn.items):
-                    lcr = item.message
-                    if not self._skipped(lcr, i):
-                        ones.append(len(statements))
-                        statements.append(self._statement(lcr, i))
                 forget += self._forget(txn)
-            counts = target.execute_batch(statements + list(progress.values()) + forget)
-            if any(counts[i] != 1 for i in ones):
+            rows, expected = [], None
+            if sum(len(txn.items) for txn in txns) >= SET_FORM_MIN and target.dialect == "postgresql":
+                rows, expected = self._set_form(txns)
+            set_form = expected is not None
+            if not set_form:
+                for txn in txns:
+                    for i, item in enumerate(txn.items):
+                        lcr = item.message
+                        if not self._skipped(lcr, i):
+                            rows.append(self._statement(lcr, i))
+                expected = [1] * len(rows)
+            first = len(statements)
+            counts = target.execute_batch(statements + rows + list(progress.values()) + forget)
+            if any(counts[i] != 1 for i in ones) or counts[first:first + len(rows)] != expected:
                 target.rollback()
                 return False
             target.commit()
+            if set_form:
+                self.set_form_batches += 1
         except (ApplyError, TargetError, DatabaseError):
             target.rollback()
             return False
@@ -368,38 +379,62 @@ class ApplyEngine:
         return True
 
     def _fast(self, txn: SourceTxn, upcoming: SourceTxn | None = None) -> None:
-        """The statements pipelined, in chunks (a spilled transaction is never all in memory).
-        With ``upcoming``, while the target runs this transaction's statements the next
-        transaction's are built (the apply's Python and the target's work overlap)."""
+        """The statements pipelined, in chunks (a spilled transaction is never all in memory),
+        or, for a transaction of at least ``SET_FORM_MIN`` LCRs the set form takes, a few
+        statements per table and operation (:mod:`.setform`).  With ``upcoming``, while the
+        target runs this transaction's statements the next transaction's are built (the
+        apply's Python and the target's work overlap)."""
         head = self._claim(txn)
         self.target.begin(self.tag)
         built, self._built = self._built, None
         if built is not None and built[0] is txn:
-            statements = built[1]
+            statements, expected = built[1], built[2]
         else:
-            statements = []
-            for i, item in enumerate(txn.items):
-                lcr = item.message
-                if self._skipped(lcr, i):
-                    continue
-                statements.append(self._statement(lcr, i))
-                if len(statements) >= _CHUNK:
-                    self._batch(head, statements, [])
-                    head, statements = [], []
+            statements, expected = self._set_form([txn]) if self._settable(txn) else ([], None)
+            if expected is None:
+                for i, item in enumerate(txn.items):
+                    lcr = item.message
+                    if self._skipped(lcr, i):
+                        continue
+                    statements.append(self._statement(lcr, i))
+                    if len(statements) >= _CHUNK:
+                        self._batch(head, statements, [])
+                        head, statements = [], []
         tail = self._forget(txn)
         try:
             sent = upcoming is not None and self.target.send_batch(head + statements + tail)
         except TargetError:         # (a value it cannot send: statement by statement finds which)
             raise _Retry() from None
         if not sent:
-            self._batch(head, statements, tail)
-            return
-        self._ahead(upcoming)       # the target works on this one meanwhile
+            self._batch(head, statements, tail, expected)
+        else:
+            self._ahead(upcoming)       # the target works on this one meanwhile
+            try:
+                counts = self.target.finish_batch()
+            except TargetError:
+                raise _Retry() from None
+            self._counted(head, statements, counts, expected)
+        if expected is not None:
+            self.set_form_batches += 1
+
+    def _settable(self, txn: SourceTxn) -> bool:
+        """Whether the set form may pay for ``txn`` (a plain transaction in memory, big
+        enough, into PostgreSQL); :meth:`_set_form` finds out whether it takes it."""
+        return (type(txn.items) is list and len(txn.items) >= SET_FORM_MIN
+                and self.target.dialect == "postgresql")
+
+    def _set_form(self, txns: list[SourceTxn], known_only: bool = False) -> tuple[list[tuple[str, tuple]],
+                                                                                list[int] | None]:
+        """``txns``' row LCRs as set-form statements and the row count each must report;
+        ``([], None)`` when the set form does not take them (the per-LCR statements then
+        find out why, or apply them).  ``known_only``: as :meth:`_statement`'s."""
         try:
-            counts = self.target.finish_batch()
-        except TargetError:
-            raise _Retry() from None
-        self._counted(head, statements, counts)
+            made = lcr_statements(self, txns, SET_FORM_FEWEST, known_only, SET_FORM_AVERAGE)
+        except RolledBack:         # an earlier commit_later's COMMIT refused: raised as itself
+            raise
+        except (Ineligible, ApplyError, DatabaseError, TargetError, _Retry):
+            return [], None
+        return [(sql, params) for sql, params, _ in made], [n for _, _, n in made]
 
     def _ahead(self, txn: SourceTxn) -> None:
         """Build ``txn``'s statements now, for its :meth:`_fast`, if that takes nothing but
@@ -408,6 +443,11 @@ class ApplyEngine:
         down, a statement not known yet — is left for its own turn, which finds it again."""
         if type(txn.items) is not list or len(txn.items) >= _CHUNK or not self._plain(txn):
             return
+        if self._settable(txn) and self._set_known(txn):
+            statements, expected = self._set_form([txn], known_only=True)
+            if expected is not None:
+                self._built = (txn, statements, expected)
+                return
         statements: list[tuple[str, tuple]] = []
         try:
             for i, item in enumerate(txn.items):
@@ -416,20 +456,31 @@ class ApplyEngine:
                     statements.append(self._statement(lcr, i, known_only=True))
         except Exception:        # (ApplyError, _Retry …) its own turn raises it, as always
             return
-        self._built = (txn, statements)
+        self._built = (txn, statements, None)
 
-    def _batch(self, head: list, statements: list, tail: list) -> None:
+    def _set_known(self, txn: SourceTxn) -> bool:
+        """Whether the set form's view of ``txn``'s tables is known (no dictionary query)."""
+        shapes = self._shapes
+        return all(("set", m.get_object_owner(), m.get_object_name()) in shapes
+                   for m in (item.message for item in txn.items))
+
+    def _batch(self, head: list, statements: list, tail: list, expected: list[int] | None = None) -> None:
         try:
             counts = self.target.execute_batch(head + statements + tail)
         except TargetError:
             raise _Retry() from None
-        self._counted(head, statements, counts)
+        self._counted(head, statements, counts, expected)
 
     @staticmethod
-    def _counted(head: list, statements: list, counts: list[int]) -> None:
+    def _counted(head: list, statements: list, counts: list[int], expected: list[int] | None = None) -> None:
+        """Every statement touched its rows (one each, or ``expected``: the set form's)."""
         if head and counts[0] != 1:
             raise _AlreadyApplied()
-        if any(c != 1 for c in counts[len(head):len(head) + len(statements)]):
+        got = counts[len(head):len(head) + len(statements)]
+        if expected is not None:
+            if got != expected:
+                raise _Retry()
+        elif any(c != 1 for c in got):
             raise _Retry()
 
     def _slow(self, txn: SourceTxn) -> None:
