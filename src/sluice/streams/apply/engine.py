@@ -443,7 +443,7 @@ class ApplyEngine:
         down, a statement not known yet — is left for its own turn, which finds it again."""
         if type(txn.items) is not list or len(txn.items) >= _CHUNK or not self._plain(txn):
             return
-        if self._settable(txn) and self._set_known(txn):
+        if self._settable(txn):
             statements, expected = self._set_form([txn], known_only=True)
             if expected is not None:
                 self._built = (txn, statements, expected)
@@ -457,12 +457,6 @@ class ApplyEngine:
         except Exception:        # (ApplyError, _Retry …) its own turn raises it, as always
             return
         self._built = (txn, statements, None)
-
-    def _set_known(self, txn: SourceTxn) -> bool:
-        """Whether the set form's view of ``txn``'s tables is known (no dictionary query)."""
-        shapes = self._shapes
-        return all(("set", m.get_object_owner(), m.get_object_name()) in shapes
-                   for m in (item.message for item in txn.items))
 
     def _batch(self, head: list, statements: list, tail: list, expected: list[int] | None = None) -> None:
         try:

@@ -246,6 +246,8 @@ def lcr_statements(engine: Any, txns: list[Any], fewest: int = 1, known_only: bo
     def shape_of(owner: str, name: str) -> TableShape:
         found = cache.get(("set", owner, name), False)
         if found is False:
+            if known_only:      # (the target is busy: no dictionary query now)
+                raise Ineligible(f"{owner}.{name} not described yet")
             found = None
             _cols, types, pk = target.describe(owner, name)
             chosen = settings.key_columns.get((owner, name))
@@ -258,8 +260,8 @@ def lcr_statements(engine: Any, txns: list[Any], fewest: int = 1, known_only: bo
         return found
 
     if average > 1:
-        sets = {(m.get_object_owner(), m.get_object_name(), m.get_command_type())
-                for txn in txns for m in (item.message for item in txn.items)}
+        sets = {(item.message.get_object_name(), item.message.get_command_type())
+                for txn in txns for item in txn.items}
         if sum(len(txn.items) for txn in txns) < average * len(sets):
             raise Ineligible("small sets")
     changes: list[Change] = []
