@@ -25,7 +25,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
-__all__ = ["TableShape", "Ineligible", "base_type", "array_literal", "set_statements", "lcr_statements",
+__all__ = ["TableShape", "Ineligible", "Undescribed", "base_type", "array_literal", "set_statements", "lcr_statements",
            "SET_FORM_MIN", "SET_FORM_FEWEST", "SET_FORM_AVERAGE", "python_literal"]
 
 # The fewest LCRs a transaction needs for the engine to apply it in the set form: below it
@@ -43,6 +43,10 @@ _TYPMOD = re.compile(r"\(\d+(,\d+)?\)")
 
 class Ineligible(Exception):
     """A change the set form does not take: the per-LCR path applies (or refuses) it."""
+
+
+class Undescribed(Ineligible):
+    """(``known_only``) a table the set form has not described yet: no answer now."""
 
 
 def base_type(type_name: str) -> str:
@@ -247,7 +251,7 @@ def lcr_statements(engine: Any, txns: list[Any], fewest: int = 1, known_only: bo
         found = cache.get(("set", owner, name), False)
         if found is False:
             if known_only:      # (the target is busy: no dictionary query now)
-                raise Ineligible(f"{owner}.{name} not described yet")
+                raise Undescribed(f"{owner}.{name}")
             found = None
             _cols, types, pk = target.describe(owner, name)
             chosen = settings.key_columns.get((owner, name))
