@@ -132,20 +132,21 @@ def profiled(label: str, fn: Any, rows: int, top: int) -> None:
 
 
 def stages(a: argparse.Namespace, dbs1_dsn: str, dbs2_dsn: str, src: str, want: tuple[int, int]) -> None:
-    """Each stage alone, in this process, one after the other: the capture (with combined
-    capture and apply: into DBS2's queue) drains the backlog, then the apply empties DBS2's
-    queue into the replica."""
+    """Each stage alone, in this process, one after the other: the capture drains the backlog
+    (with combined capture and apply: into DBS2's queue, or — DBS2's apply ENABLED, as here —
+    straight into the replica through DBS2's apply process, capture/combinedremote.py), then
+    the apply empties DBS2's queue into the replica (nothing left for it in the latter case)."""
     from sluice.streams.apply import ApplyProcess
     from sluice.streams.capture.process import CaptureProcess
     cap_conn, app_conn = sluice.connect(dbs1_dsn), sluice.connect(dbs2_dsn)
     try:
         cap = CaptureProcess(cap_conn, "CAPTURE_DBS1")
         cap.start()
-        print(f"   combined capture and apply: {cap.combined is not None}", flush=True)
+        print(f"   combined capture and apply: {type(cap.combined).__name__ if cap.combined else None}", flush=True)
         release = getattr(cap.source, "release", None)
         if release is not None:     # keep the decoding session (walsender) until its CPU is read
             cap.source.release = lambda: None
-        profiled("capture (→ DBS2's queue)", lambda: cap.catch_up(timeout=3600), a.rows, a.top)
+        profiled("capture (→ DBS2's queue, or its apply)", lambda: cap.catch_up(timeout=3600), a.rows, a.top)
         if release is not None:
             release()
         cap.stop()

@@ -113,3 +113,27 @@ def test_user_messages_bad_payloads_and_seq_order(conn, dsn):
     assert len([g for g in got if g["seq"] <= first]) == 2
     assert [(g["payload_type"], g["user_data"]) for g in got[:2]] == [("JSON", '{"k":1}'), ("RAW", "0001")]
     assert got[2]["error"].startswith("KeyError") and got[2]["lcr_kind"] is None
+
+
+def test_the_stream_reader_keeps_one_store_connection_and_replaces_a_broken_one(conn, dsn):
+    """The streaming reader (driver side) reads positions and acknowledges over ONE store
+    connection kept across micro-batches; a pickled reader (what executors get) carries
+    none; a connection that broke is replaced and the call goes through."""
+    import pickle
+
+    from sluice.pipeline.source import QueueStreamReader
+
+    streams_queue(conn, [[lcr(t, i) for i in range(2)] for t in range(3)])
+    reader = QueueStreamReader(QueueRef.resolve(dsn, "STRM_Q", "apply1"), "p2", None, 2)
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, None)
+    kept = reader._raw
+    assert kept is not None and end["position"] > start["position"]
+    assert len(reader.partitions(start, end)) == 2 and reader._raw is kept
+    assert pickle.loads(pickle.dumps(reader))._raw is None and reader._raw is kept
+    kept.close()   # the store went away under it: a new connection, the same answer
+    assert reader.latestOffset(start, None) == end and reader._raw is not kept
+    reader.commit(end)
+    with queueio.open_raw(dsn) as raw:
+        assert queueio.low_watermark(raw, "p2") == end["position"]
+        assert queueio.latest_position(raw, reader.ref, end["position"]) == end["position"]   # all consumed

@@ -176,3 +176,45 @@ def test_the_targets_tables_are_learnt_before_the_first_batch_is_staged(site):
         assert f"{owner}\u0000T3" not in facts.tables
         assert facts.learn(engine, form, {f"{owner}\u0000T3"})   # met later: a second staging
         assert facts.tables[f"{owner}\u0000T3"] == (["ID"], ["ID"])
+
+
+def test_the_streams_own_staging_columns_serve_its_batches(site, spark, monkeypatch):
+    """with_staging: the stream computes the staging columns for the target's tables known
+    when it starts, so a batch stages them as they come (its frame is not analysed again)
+    with the engine path's result; once the facts change (a table learnt) a batch makes its
+    own columns again, over the rows without the stream's."""
+    dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", "10000")
+    txns = _more(schema.upper(), 10)
+    facts = stagedsink.TableFacts()
+    with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (_c, ctx, d, engine):
+        frame = stagedsink.with_staging(_frame(spark, _rows(txns)), engine, d, sinks._has_actions(ctx), facts)
+    added = [c for c in frame.columns if c.startswith(stagedsink.STAGE_PREFIX)]
+    assert len(added) == len(staging.COLUMNS) + 1 and facts.baked == facts.key(True)
+    assert stagedsink.without_staging(frame).columns == _frame(spark, []).columns
+
+    def run() -> tuple:
+        counted: list = []
+
+        def engine_path(part, limit):
+            pytest.fail("the staged path takes these transactions whole")
+
+        with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (_c, ctx, d, engine):
+            assert stagedsink.apply_staged(frame, engine, ctx, d, sinks._has_actions(ctx), facts,
+                                           int(d.parameter("GROUPTRANSOPS")), engine_path, counted)
+        return counted[0][:2]
+
+    with monkeypatch.context() as m:
+        m.setattr(stagedsink.TableFacts, "shaped", lambda self, rule: pytest.fail("staging columns made per batch"))
+        assert run() == (1, 0)
+    tables, done, progress, errors = _state(conn, schema)
+    assert tables[1] == [(500, "d")] and tables[0] == [(501, "e", Decimal("2.25"))]
+    assert [x[2] for x in done] == ["DBS1.NET|11", "DBS1.NET|12"] and progress == [("DBS1.NET", 12)] and errors == []
+
+    facts.tables["NEW\u0000TABLE"] = (["ID"], ["ID"])   # the facts changed: the batch makes its own
+    made: list = []
+    shaped = stagedsink.TableFacts.shaped
+    monkeypatch.setattr(stagedsink.TableFacts, "shaped", lambda self, rule: made.append(rule) or shaped(self, rule))
+    _reset(conn, schema)
+    assert run() == (1, 0) and made == [True]
+    assert _state(conn, schema)[0][1] == [(500, "d")]

@@ -7,11 +7,15 @@ by row (0 lost) and a trigger's audit of the replica must hold each source chang
 once (0 applied twice).  With ``combined`` the host runs the capture too, and the capture
 hands the changes straight to the apply (combined capture and apply at one database,
 :mod:`sluice.streams.capture.combinedlocal`): the kills then land inside the capture's
-batches.  Used by ``tests/streams/test_apply_crash.py``."""
+batches.  With ``combined="remote"`` the apply is at a second site (DBS2, through a
+propagation) and the capture runs it there (:mod:`sluice.streams.capture.combinedremote`):
+the kills land between the target's, DBS2's and the capture's commits.  Used by
+``tests/streams/test_apply_crash.py``."""
 
 from __future__ import annotations
 
 import os
+import pathlib
 import random
 import signal
 import subprocess
@@ -82,7 +86,19 @@ def audited(replica) -> int:
 
 
 def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int = 1200,
-        kill_every: tuple[float, float] = (0.0, 0.15), min_kills: int = 2, combined: bool = False) -> Report:
+        kill_every: tuple[float, float] = (0.0, 0.15), min_kills: int = 2,
+        combined: bool | str = False) -> Report:
+    from tests.streams.propkit import Sites
+    sites = Sites(env.dsn, pathlib.Path(logdir)) if combined == "remote" else None
+    try:
+        return _run(env, replica, logdir, seconds, seed, transactions, kill_every, min_kills, combined, sites)
+    finally:
+        if sites is not None:
+            sites.close()
+
+
+def _run(env, replica, logdir: str, seconds: float, seed: int, transactions: int,
+         kill_every: tuple[float, float], min_kills: int, combined: bool | str, sites) -> Report:
     from sluice.streams.apply import ApplyProcess
     from sluice.streams.apply.compare import compare
     from sluice.streams.apply.procedures import ApplyProcedures
@@ -100,12 +116,20 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
     replica.sql(f"CREATE TABLE {target_table} (id int PRIMARY KEY, v text)", *audit_ddl(replica, target_table))
     env.create_capture(rule_set_name=env.table_rule_set("RS", "ledger"))
     env.conn.capture_adm.start_capture(capture_name="CAP")
-    ApplyProcedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname, 0,
-                                                           apply_database_link=replica.link)
-    adm = env.conn.apply_adm
+    site, site_dsn, queue = env.conn, env.dsn, "STRM_Q"     # where the apply is
+    if sites is not None:     # DBS2: the apply's queue, fed by DBS1's only propagation
+        site, site_dsn, queue = sites.open("dbs2"), sites.dsn_of("dbs2"), "STREAMS_QUEUE"
+        site.streams_adm.set_up_queue(queue_table="STREAMS_QUEUE_TABLE", queue_name=queue)
+        env.conn.aqadm.remove_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent(CONSUMER))
+        env.conn.cursor().execute(f"CREATE DATABASE LINK dbs2.net USING '{site_dsn}'")
+        env.conn.propagation_adm.create_propagation(propagation_name="TO_DBS2", source_queue="STRM_Q",
+                                                    destination_queue=queue, destination_dblink="dbs2.net")
+    ApplyProcedures(site).set_schema_instantiation_scn(env.owner, env.pg.info.dbname, 0,
+                                                       apply_database_link=replica.link)
+    adm = site.apply_adm
 
     def create_apply() -> None:
-        adm.create_apply(queue_name="STRM_Q", apply_name=CONSUMER, apply_database_link=replica.link,
+        adm.create_apply(queue_name=queue, apply_name=CONSUMER, apply_database_link=replica.link,
                          apply_captured=True)
         adm.start_apply(CONSUMER)
     if combined:      # the host's capture hands every change to the apply (nothing staged)
@@ -156,22 +180,24 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
         child.wait()
         rep.kills += 1
         rep.at_kills.append(audited(replica))
-    status = env.conn.query("SELECT STATUS, ERROR_MESSAGE FROM DBA_APPLY", None)[1]
+    status = site.query("SELECT STATUS, ERROR_MESSAGE FROM DBA_APPLY", None)[1]
     if status[0][0] != "ENABLED":
         rep.failures.append(f"the apply process is {status[0]}")
     if combined:      # what the killed ones left, combined as before
         from sluice.streams.capture.combinedlocal import LocalCombined
+        from sluice.streams.capture.combinedremote import RemoteCombined
         cap = env.process()
         cap.start()
-        if not isinstance(cap.combined, LocalCombined):
+        if not isinstance(cap.combined, RemoteCombined if combined == "remote" else LocalCombined):
             rep.failures.append("the capture is not combined with the apply")
         cap.catch_up(timeout=300)
         cap.stop()
         staged = env.conn.query("SELECT COUNT(*) FROM AQ$STRM_QT", None)[1][0][0]
+        staged += site.query("SELECT COUNT(*) FROM AQ$STREAMS_QUEUE_TABLE", None)[1][0][0] if site is not env.conn else 0
         if staged:
             rep.failures.append(f"{staged} messages were staged")
     adm.stop_apply(CONSUMER)
-    last = ApplyProcess.from_catalog(sluice.connect(env.dsn), CONSUMER)
+    last = ApplyProcess.from_catalog(sluice.connect(site_dsn), CONSUMER)
     env.procs.append(last)
     last.drain(timeout=300)                        # what the killed ones left
     src, dst = open_target(PG_BASE, "", None, None), open_target(replica.link, "", None, None)
@@ -181,6 +207,6 @@ def run(env, replica, logdir: str, seconds: float, seed: int, transactions: int 
         src.close()
         dst.close()
     rep.audited = audited(replica)
-    rep.errors = env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1]
+    rep.errors = site.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1]
     return rep
 

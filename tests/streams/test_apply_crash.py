@@ -30,15 +30,20 @@ def test_kill_9_during_apply_exactly_once(env, replica, tmp_path):
 
 
 @pytest.mark.parametrize("replica", ["postgresql"], indirect=True)
-def test_kill_9_during_combined_capture_and_apply_exactly_once(env, replica, tmp_path):
+@pytest.mark.parametrize("combined", [True, "remote"], ids=["local", "across-sites"])
+def test_kill_9_during_combined_capture_and_apply_exactly_once(env, replica, tmp_path, combined):
     """The host runs the capture and the apply of one queue, combined (seed 001): the capture
     applies through the apply's code in its own batches; kills anywhere in them lose nothing
-    and apply nothing twice, and nothing is staged in the queue."""
+    and apply nothing twice, and nothing is staged in the queue.  ``across-sites``: the apply
+    is at DBS2 (one propagation to its queue) and the host at DBS1 runs its capture, which
+    runs DBS2's apply process — kills between the target's commits, DBS2's store commit and
+    the capture's."""
     seed = int(os.environ.get("SLUICE_CRASH_SEED", random.randrange(10**6)))
-    rep = applycrash.run(env, replica, str(tmp_path), SECONDS, seed, combined=True)
+    rep = applycrash.run(env, replica, str(tmp_path), SECONDS, seed, combined=combined)
     print(f"seed {seed}: {rep.changes} source changes, {rep.audited} applied, {rep.kills} kills "
           f"with {rep.at_kills} applied when they came")
     assert rep.ok, (f"seed {seed}: differences {rep.differences[:5]} errors {rep.errors[:3]} "
                     f"failures {rep.failures} changes {rep.changes} applied {rep.audited}")
     assert rep.kills >= 2
     assert any(0 < n < rep.changes for n in rep.at_kills)
+

@@ -654,14 +654,15 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
             ordered.foreachPartition(lambda it: _apply_partition(connect, dsn, login, apply_name, shipped,
                                                                  batch_id, it, None, None, limit, counted))
 
-        # not persisted: the staged path reads the batch once (one Spark job); the tasks' path persists it
-        rows = frame.withColumn("tx", _transaction_id())
+        # not persisted: the staged path reads the batch once (one Spark job); the tasks' path persists it.
+        # ``tx`` (and the staging columns, with_staging) come with the stream's rows
+        rows = stagedsink.without_staging(frame)
         try:
             staged: list = []
             with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
                 limit = group_transactions if group_transactions is not None else int(d.parameter("GROUPTRANSOPS"))
                 set_up = time.monotonic() - entered
-                took = stagedsink.apply_staged(rows, engine, ctx, d, _has_actions(ctx), facts, limit,
+                took = stagedsink.apply_staged(frame, engine, ctx, d, _has_actions(ctx), facts, limit,
                                                lambda part, one: one_task(part, one or group_transactions), staged)
             if took or n <= 1:
                 if not took:
@@ -702,5 +703,13 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
         finally:
             rows.unpersist()
 
+    df = df.withColumn("tx", _transaction_id())
+    try:   # the staging columns in the stream's plan, for the target's tables known now
+        with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
+            prepared.append(True)
+            df = stagedsink.with_staging(df, engine, d, _has_actions(ctx), facts)
+    except Exception as e:   # noqa: BLE001 -- the batches open the apply again and report what fails
+        log.warning("apply %s: the staging columns are made per micro-batch (%s: %s)", apply_name,
+                    type(e).__name__, e)
     writer = optimized_once(df).writeStream.foreachBatch(batch).option("checkpointLocation", checkpoint)
     return writer.trigger(**(trigger or {"processingTime": "1 second"})).start()

@@ -30,7 +30,8 @@ reader shows every record of the queue, in every state (its history).
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+import sys
+from typing import Any, Callable, Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
@@ -106,14 +107,35 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.ref, self.pipeline, self.max_rows, self.parts = ref, pipeline, max_rows, max(1, parts)
         self.documents = documents
         self.target: int | None = None   # Trigger.AvailableNow: what was there when it began
+        self._raw: queueio._Raw | None = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_raw": None}   # the executors' read() opens its own
+
+    def _store(self, work: Callable[[queueio._Raw], Any]) -> Any:
+        """``work`` over the reader's own store connection, kept across micro-batches (the
+        reader lives as long as the query, in the driver's Python streaming source
+        process: a new connection for every latestOffset / partitions / commit was a fixed
+        cost of each batch); a connection that fails is closed and ``work`` runs once more
+        over a new one (each of them may run again: reads, or an acknowledgement up to a
+        position)."""
+        for attempt in (0, 1):
+            if self._raw is None:
+                self._raw = queueio.open_raw(self.ref.dsn)
+            try:
+                return work(self._raw)
+            except Exception:
+                raw, self._raw = self._raw, None
+                raw.__exit__(*sys.exc_info())   # rolls back whatever was open, closes
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
 
     def prepareForTriggerAvailableNow(self) -> None:
-        with queueio.open_raw(self.ref.dsn) as raw:
-            self.target = queueio.latest_position(raw, self.ref, 0)
+        self.target = self._store(lambda raw: queueio.latest_position(raw, self.ref, 0))
 
     def initialOffset(self) -> dict:
-        with queueio.open_raw(self.ref.dsn) as raw:
-            return {"position": queueio.low_watermark(raw, self.pipeline) or 0}
+        return {"position": self._store(lambda raw: queueio.low_watermark(raw, self.pipeline)) or 0}
 
     def getDefaultReadLimit(self) -> Any:
         from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
@@ -122,24 +144,21 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict, limit: Any) -> dict:
         max_rows = getattr(limit, "max_rows", None)
-        with queueio.open_raw(self.ref.dsn) as raw:
-            end = queueio.latest_position(raw, self.ref, start["position"], max_rows)
+        end = self._store(lambda raw: queueio.latest_position(raw, self.ref, start["position"], max_rows))
         if self.target is not None:   # positions are transaction boundaries: the cap is one too
             end = max(start["position"], min(end, self.target))
         return {"position": end}
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        with queueio.open_raw(self.ref.dsn) as raw:
-            return [_Range(a, b) for a, b in
-                    queueio.split_range(raw, self.ref, start["position"], end["position"], self.parts)]
+        return [_Range(a, b) for a, b in self._store(
+            lambda raw: queueio.split_range(raw, self.ref, start["position"], end["position"], self.parts))]
 
     def read(self, partition: _Range) -> Iterator[tuple]:
         return _read(self.ref, lambda raw: queueio.records(raw, self.ref, partition.low, partition.high),
                      self.documents)
 
     def commit(self, end: dict) -> None:
-        with queueio.open_raw(self.ref.dsn) as raw:
-            queueio.acknowledge(raw, self.ref, self.pipeline, end["position"])
+        self._store(lambda raw: queueio.acknowledge(raw, self.ref, self.pipeline, end["position"]))
 
 
 def register(spark: Any) -> None:

@@ -30,7 +30,11 @@ from pyspark.sql import functions as F
 
 from .staging import COLUMNS, FIELD_SEP, SIDE_SEP, StagedApplier, copy_batches
 
-__all__ = ["apply_staged", "TableFacts"]
+__all__ = ["apply_staged", "TableFacts", "with_staging", "without_staging", "STAGE_PREFIX"]
+
+# the staging columns a stream computes itself (:func:`with_staging`): STAGE_PREFIX + k for
+# COLUMNS[k], and the row's OK under STAGE_PREFIX + "ok"
+STAGE_PREFIX = "sluice_stage_"
 
 
 def _table_key() -> Any:
@@ -50,6 +54,7 @@ class TableFacts:
         self.learning = True
         self.prelearnt = False   # the target's tables learnt before a batch is staged
         self._shaped: tuple[Any, tuple[Any, list[Any]]] | None = None   # (its facts, its columns)
+        self.baked: Any = None   # the facts whose staging columns the stream computes (with_staging)
 
     def refresh(self, engine: Any) -> None:
         """Forget every table when the apply's settings changed (SET_KEY_COLUMNS, handlers)."""
@@ -98,10 +103,13 @@ class TableFacts:
     def taken(self) -> dict[str, tuple[list[str], list[str]]]:
         return {k: v for k, v in self.tables.items() if v is not None}
 
+    def key(self, rule: bool) -> tuple[bool, list]:
+        return rule, sorted(self.taken().items())
+
     def shaped(self, rule: bool) -> tuple[Any, list[Any]]:
         """The staging job's columns (:func:`_shaped`) for the tables taken now; built again
         only when those change (building them is hundreds of calls into the JVM)."""
-        facts = (rule, sorted(self.taken().items()))
+        facts = self.key(rule)
         if self._shaped is None or self._shaped[0] != facts:
             self._shaped = (facts, _shaped(dict(facts[1]), rule))
         return self._shaped[1]
@@ -230,7 +238,7 @@ def _apply(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Callable
         these = _table(spark, tx=[t["tx"] for t in ts])
         # a group handed back: a target transaction per source transaction, as the engine does
         # (the batch read again: rare, so the batch is not persisted for it)
-        engine_path(rows.join(F.broadcast(these), "tx"), None if kind == "engine" else 1)
+        engine_path(without_staging(rows).join(F.broadcast(these), "tx"), None if kind == "engine" else 1)
         lap("engine path")
     counted.append((applier.groups, applier.fallbacks, applier.statements, len(segments), laps))
     return True
@@ -245,9 +253,9 @@ def _table(spark: Any, **columns: list) -> DataFrame:
                                            for k, v in columns.items()}))
 
 
-def _shaped(tables: dict[str, tuple[list[str], list[str]]], rule: bool) -> tuple[Any, list[Any]]:
+def _shaped(tables: dict[str, tuple[list[str], list[str]]], rule: bool, ok_name: str = "OK") -> tuple[Any, list[Any]]:
     """``OK`` and the staging table's columns (:data:`COLUMNS`) over the decided rows with
-    ``OK`` added (computed once per row, then read): every row's
+    ``OK`` added (``ok_name``; computed once per row, then read): every row's
     transaction and its facts, whether the set form may take it (``OK``), and for those rows
     commit order, key values (its phase is computed there), table, command, shape and values
     as JSON.  Column expressions by name, so one list serves every batch."""
@@ -260,12 +268,12 @@ def _shaped(tables: dict[str, tuple[list[str], list[str]]], rule: bool) -> tuple
         return F.array_join(F.array_sort(F.map_keys(side)), FIELD_SEP)
 
     def when_ok(column: Any) -> Any:
-        return F.when(F.col("OK"), column)
+        return F.when(F.col(ok_name), column)
     new_side = F.when(cmd != "DELETE", F.col("new_values"))
     old_side = F.when(cmd != "INSERT", F.col("old_values"))
     is_row = F.col("lcr_kind") == "ROW"
     return ok, [
-        F.col("tx").alias("TX"), F.col("OK"), F.col("lcr_kind").alias("KIND"),
+        F.col("tx").alias("TX"), F.col(ok_name).alias("OK"), F.col("lcr_kind").alias("KIND"),
         F.col("source_database_name").alias("DB"), F.col("commit_scn").cast("long").alias("SCN"),
         F.col("transaction_id").alias("TXN"), (F.col("rule") if rule else F.lit(None).cast("string")).alias("RULE"),
         F.col("cscn").alias("CSCN"), F.col("seq").alias("SEQ"), when_ok(row_key).alias("ROWKEY"),
@@ -276,12 +284,48 @@ def _shaped(tables: dict[str, tuple[list[str], list[str]]], rule: bool) -> tuple
         when_ok(F.to_json(old_side)).alias("OLD"), when_ok(F.to_json(new_side)).alias("NEW")]
 
 
+def with_staging(df: DataFrame, engine: Any, d: Any, has_actions: Callable[[str | None], bool],
+                 facts: TableFacts) -> DataFrame:
+    """The stream ``df`` (decided, ``tx`` set) with the staging job's columns computed in
+    it, for the target's tables learnt now (``facts``, :meth:`TableFacts.prelearn`) --
+    ``df`` itself when the staged path does not apply to this apply.  Part of the stream's
+    plan, they are analysed and optimized once with it (:func:`~.sinks.optimized_once`) and
+    computed in the decide plan's generated code, not analysed again over each
+    micro-batch's frame (0.2-0.8 s per batch, bench/RESULTS.md lag16); a batch whose facts
+    changed since (a table created, the apply's settings changed) makes its own."""
+    from ..streams.apply.target import PgTarget
+    from .setapply import SetApplier
+
+    if not isinstance(engine.target, PgTarget) or engine.handlers.precommit is not None or not d.apply_captured:
+        return df
+    facts.refresh(engine)
+    facts.prelearn(engine, SetApplier(engine, has_actions))
+    rule = "rule" in df.columns
+    ok, columns = _shaped(facts.taken(), rule, f"{STAGE_PREFIX}ok")
+    facts.baked = facts.key(rule)
+    return df.withColumn(f"{STAGE_PREFIX}ok", ok).select(
+        "*", *[c.alias(f"{STAGE_PREFIX}{k}") for k, c in enumerate(columns)])
+
+
+def without_staging(df: DataFrame) -> DataFrame:
+    """``df`` without the staging columns :func:`with_staging` added (the other paths'
+    rows)."""
+    names = [c for c in df.columns if c.startswith(STAGE_PREFIX)]
+    return df.drop(*names) if names else df
+
+
 def _stage(rows: DataFrame, facts: TableFacts, conninfo: str, table: str,
            lap: Callable[[str], None] = lambda _label: None) -> int:
     """COPY the batch into ``table`` (executors, through Arrow; the one Spark job of a
-    batch): the columns :func:`_shaped` of every row."""
-    ok, columns = facts.shaped("rule" in rows.columns)
-    shaped = rows.withColumn("OK", ok).select(*columns)
+    batch): the columns :func:`_shaped` of every row -- the stream's own
+    (:func:`with_staging`) while the facts are those it was built with, else made here."""
+    rule = "rule" in rows.columns
+    names = [f"{STAGE_PREFIX}{k}" for k in range(len(COLUMNS))]
+    if facts.baked is not None and facts.baked == facts.key(rule) and set(names) <= set(rows.columns):
+        shaped = rows.select(*names)
+    else:
+        ok, columns = facts.shaped(rule)
+        shaped = without_staging(rows).withColumn("OK", ok).select(*columns)
     copied = shaped.mapInArrow(lambda it: copy_batches(conninfo, table, it), "n long")
     lap("plan")
     counts = copied.collect()

@@ -170,10 +170,14 @@ class ApplyProcess:
         except DatabaseError:
             pass                   # the store may be what failed
         finally:
-            if self.parallel is not None:
-                self.parallel.close()
-            else:
-                self.engine.target.close()
+            self.release()
+
+    def release(self) -> None:
+        """Let the target go (its sessions, or the apply servers')."""
+        if self.parallel is not None:
+            self.parallel.close()
+        else:
+            self.engine.target.close()
 
     def _state_work(self) -> Any:
         c = self.counters

@@ -1,9 +1,18 @@
 """Combined capture and apply (seed 001 "Combined Capture and Apply Optimization").
 
 When the capture's queue only feeds one apply process through one propagation, the capture
-process acts as the propagation sender: it sends its LCRs straight to the destination
-queue (the propagation receiver enqueues them there, the apply dequeues them) instead of
-staging them in its own queue for the propagation job to dequeue, encode and send again.
+process acts as the propagation sender instead of staging its LCRs in its own queue for the
+propagation job to dequeue, encode and send again.  :func:`route_for` picks the route:
+
+* the apply process at the destination is ENABLED, applies captured LCRs and nothing waits in
+  its queue, the link leads to a Sluice store: the capture runs that apply process on its LCRs
+  (:mod:`.combinedremote`, nothing staged at either site — seed 001's "sends LCRs directly to
+  the apply process");
+* otherwise (the apply is disabled or aborted, applies user messages, or the destination is
+  this database): :class:`Combined`, the LCRs sent straight into the destination queue (the
+  propagation receiver enqueues them there, the apply dequeues them when it runs) — the
+  *staged* route;
+* the capture and the apply on one queue: :mod:`.combinedlocal`.
 
 **When** (checked when the capture starts, :func:`route_for`; seed 001's requirements for
 a capture and apply at different databases, and at one database with a local propagation):
@@ -21,9 +30,10 @@ V$PROPAGATION_SENDER.OPTIMIZATION are then 1 (``SLUICE_CAPTURE_COMBINED``), 0 ot
 the destination's V$STREAMS_APPLY_READER.PROXY_SID names the capture (``CAPTURE@SITE``,
 ``SLUICE_APPLY_PROXY`` there).
 
-**Sending** (:meth:`Combined.send`): the propagation's rule sets decide each LCR (with row
-migration, declarative and custom rule-based transformations, as the propagation job does),
-the LCRs of one capture batch go as one batch, one queue transaction at the destination.
+**Sending**, the staged route (:meth:`Combined.send`): the propagation's rule sets decide
+each LCR (with row migration, declarative and custom rule-based transformations, as the
+propagation job does), the LCRs of one capture batch go as one batch, one queue transaction
+at the destination.
 Each message id is derived from the capture, the LCR's commit SCN and position, so a batch
 sent again after a crash (the capture's position was not committed yet) is recognised by the
 receiver's de-duplication: exactly once, as staged propagation is.  The capture commits its
@@ -51,9 +61,10 @@ from ..propagation.job import DISCARD, JobEnv, ruled
 from ..propagation.links import resolve_link
 from ..propagation.sites import StoreSite, ThisSite
 from ..propagation.wire import Batch, Propagated
-from . import combinedlocal
+from . import combinedlocal, combinedremote
 from . import spec as cspecs
 from .combinedlocal import LocalCombined
+from .combinedremote import RemoteCombined
 from .context import CaptureContext
 
 __all__ = ["Combined", "route_for", "record"]
@@ -92,6 +103,20 @@ class Combined:
         """The capture's commit is done: the receiver may prune the batch's de-duplication rows."""
         self.destination.acknowledge(batch)
 
+    def passed(self, lcrs: list[Any]) -> list[tuple[Any, Any]]:
+        """(LCR, message) for each of ``lcrs`` the propagation's rule sets let through, the
+        message as they leave it (row migration, transformations)."""
+        p = self.propagation
+        if p.rule_set_name is None and p.negative_rule_set_name is None:
+            return [(lcr, lcr) for lcr in lcrs]
+        env = JobEnv(self.conn, time.time, self.site, lambda s: self.destination)
+        out = []
+        for lcr in lcrs:
+            message = ruled(env, p, lcr)
+            if message is not DISCARD:
+                out.append((lcr, message))
+        return out
+
     def batch(self, lcrs: list[Any]) -> Batch:
         """The batch the propagation would send for ``lcrs`` (its rule sets applied)."""
         ctx = self.conn.context
@@ -129,8 +154,13 @@ class Combined:
         at a local one) and record it in the schedule's statistics (commit work)."""
         if batch.messages:
             self.destination.deliver(batch)
+        self.record_sent(len(batch.messages), sum(m.size for m in batch.messages), elapsed)
+
+    def record_sent(self, number: int, nbytes: int, elapsed: float) -> None:
+        """The schedule's statistics (V$PROPAGATION_SENDER, DBA_QUEUE_SCHEDULES' totals): in
+        the capture's commit."""
         s = self.schedule
-        s.record_success(time.time(), len(batch.messages), sum(m.size for m in batch.messages), elapsed)
+        s.record_success(time.time(), number, nbytes, elapsed)
         self.conn.context.session.add_commit_work(sched.runtime_work(s))
 
     def proxy(self, dest_conn: Any, on: bool) -> None:
@@ -160,7 +190,7 @@ class Combined:
             dest_conn.close()
 
 
-def record(ctx: CaptureContext, name: str, combined: "Combined | LocalCombined | None") -> None:
+def record(ctx: CaptureContext, name: str, combined: "Combined | LocalCombined | RemoteCombined | None") -> None:
     """V$STREAMS_CAPTURE.OPTIMIZATION (commit work)."""
     if combined is None:
         row = (cspecs.OWNER, name, 0, None, None, None)
@@ -170,7 +200,7 @@ def record(ctx: CaptureContext, name: str, combined: "Combined | LocalCombined |
 
 
 def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect: Any = None,
-              check_destination: bool = True) -> "Combined | LocalCombined | None":
+              check_destination: bool = True) -> "Combined | LocalCombined | RemoteCombined | None":
     """The combined route of the capture ``spec`` (None: it stages, see the module's
     docstring): to the apply of its own queue (:mod:`.combinedlocal`) or through its propagation."""
     if check_destination:
@@ -213,27 +243,38 @@ def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect:
             dest_conn = opener(link.endpoint, link.username, link.password)
         except DatabaseError:
             return None
+    keep = False
     try:
-        if not _single_apply(dest_conn, p.destination_queue_owner, p.destination_queue_name):
+        apply = _single_apply(dest_conn, p.destination_queue_owner, p.destination_queue_name)
+        if apply is None:
             return None
-        found = Combined(conn, spec.name, p, schedule, destination, site)
+        found: Any = Combined(conn, spec.name, p, schedule, destination, site)
         found.proxy(dest_conn, True)
+        if dest_conn is not conn and combinedremote.qualifies(
+                dest_conn, p.destination_queue_owner, p.destination_queue_name, apply):
+            # the apply takes the LCRs from the capture: nothing staged at the destination
+            from ..apply.process import ApplyProcess
+            destination.close()
+            found.destination = None
+            found = RemoteCombined(found, dest_conn, ApplyProcess.from_catalog(dest_conn, apply))
+            dest_conn.commit()
+            keep = True
         return found
     finally:
-        if dest_conn is not conn:
+        if dest_conn is not conn and not keep:
             dest_conn.close()
 
 
-def _single_apply(conn: Any, owner: str, name: str) -> bool:
-    """Whether the queue's single consumer is an apply process there."""
+def _single_apply(conn: Any, owner: str, name: str) -> str | None:
+    """The apply process that is the queue's single consumer there, or None."""
     from ..apply.definition import find_definition
     try:
         q = conn.context.catalog.queue_by_key((owner, name))
     except DatabaseError:
-        return False
+        return None
     subs = conn.context.catalog.subscribers(q)
     if len(subs) != 1 or subs[0].name is None or subs[0].address is not None:
-        return False
+        return None
     found = find_definition(CaptureContext(conn), subs[0].name)
-    return found is not None and (found.queue_owner, found.queue_name) == (owner, name)
+    return found.name if found is not None and (found.queue_owner, found.queue_name) == (owner, name) else None
 

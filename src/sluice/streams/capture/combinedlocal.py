@@ -98,11 +98,7 @@ class LocalCombined:
         except DatabaseError:
             pass                   # the store may be what failed; the next start rewrites it
         finally:
-            a = self.apply
-            if a.parallel is not None:
-                a.parallel.close()
-            else:
-                a.engine.target.close()
+            self.apply.release()
 
 
 def _apply_of(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec) -> str | None:
