@@ -15,6 +15,7 @@ import sqlite3
 
 import sluice
 from sluice.streams.apply import ApplyProcess
+from sluice.streams.capture.combined import Combined
 from sluice.streams.capture.combinedremote import RemoteCombined
 from sluice.streams.propagation.runner import PropagationRunner
 from tests.streams.capturekit import CONSUMER, crash_at_commit, env  # noqa: F401  (fixture)
@@ -35,14 +36,15 @@ def view(conn, sql):
     return [dict(zip(cols, r)) for r in rows]
 
 
-def topology(env, tmp_path, sites, in_the_way=(), **apply_kw):
+def topology(env, tmp_path, sites, in_the_way=(), replica_dir="", **apply_kw):
     """orders at the source and in an SQLite replica (holding rows ``in_the_way``: the source's
     inserts of those keys fail there); DBS2's apply (started) the single
     consumer of its queue; DBS1's capture queue feeding only the propagation to it; the
     capture started (not yet running).  Returns (dbs2, replica path)."""
     s, owner, dbs1 = env.src, env.owner, env.conn
     env.sql(f"CREATE TABLE {s}.orders (id int PRIMARY KEY, customer text)")
-    replica = tmp_path / "replica.db"
+    (tmp_path / replica_dir).mkdir(exist_ok=True)
+    replica = tmp_path / replica_dir / "replica.db"
     with sqlite3.connect(replica) as c:
         c.execute(f'CREATE TABLE "{owner}.ORDERS" (id int PRIMARY KEY, customer text)')
         c.executemany(f'INSERT INTO "{owner}.ORDERS" VALUES (?, \'in the way\')', [(i,) for i in in_the_way])
@@ -228,5 +230,23 @@ def test_aborting_apply_gets_the_rest_of_the_batch_staged(env, tmp_path):
         env.procs.append(apply)
         assert apply.drain() == 2
         assert rows(replica, owner) == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+    finally:
+        sites.close()
+
+
+def test_a_target_out_of_the_capture_reach_means_the_staged_route(env, tmp_path):
+    """DBS2's apply cannot open its target from the capture's process: the capture sends into
+    DBS2's queue instead (the staged combined route), where the apply finds the LCRs."""
+    s = env.src
+    sites = Sites(env.dsn, tmp_path)
+    try:
+        dbs2, replica = topology(env, tmp_path, sites, replica_dir="moved")
+        (tmp_path / "moved").rename(tmp_path / "elsewhere")      # the link's file is not there
+        cap = env.process()
+        cap.start()
+        assert type(cap.combined) is Combined
+        env.sql(f"INSERT INTO {s}.orders VALUES (1, 'a')")
+        cap.catch_up()
+        assert queued(env.conn, "STRM_QT") == 0 and queued(dbs2, "STREAMS_QUEUE_TABLE") == 1
     finally:
         sites.close()

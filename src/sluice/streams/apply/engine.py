@@ -44,7 +44,7 @@ from typing import Any, Callable
 from ...errors import DatabaseError, not_supported, ora
 from ..lcr import LCR_EXECUTOR, DDLLCR, RowLCR
 from .conflicts import resolve_update
-from .setform import SET_FORM_AVERAGE, SET_FORM_FEWEST, SET_FORM_MIN, Ineligible, lcr_statements
+from .setform import SET_FORM_AVERAGE, SET_FORM_FEWEST, SET_FORM_MIN, Ineligible, Undescribed, lcr_statements
 from .settings import Settings
 from .sqliteddl import sqlite_statements
 from .target import RolledBack, Target, TargetError
@@ -432,6 +432,8 @@ class ApplyEngine:
             made = lcr_statements(self, txns, SET_FORM_FEWEST, known_only, SET_FORM_AVERAGE)
         except RolledBack:         # an earlier commit_later's COMMIT refused: raised as itself
             raise
+        except Undescribed:
+            raise                  # (_ahead: its own turn describes the table and decides)
         except (Ineligible, ApplyError, DatabaseError, TargetError, _Retry):
             return [], None
         return [(sql, params) for sql, params, _ in made], [n for _, _, n in made]
@@ -443,8 +445,11 @@ class ApplyEngine:
         down, a statement not known yet — is left for its own turn, which finds it again."""
         if type(txn.items) is not list or len(txn.items) >= _CHUNK or not self._plain(txn):
             return
-        if self._settable(txn) and self._set_known(txn):
-            statements, expected = self._set_form([txn], known_only=True)
+        if self._settable(txn):
+            try:
+                statements, expected = self._set_form([txn], known_only=True)
+            except Undescribed:
+                return
             if expected is not None:
                 self._built = (txn, statements, expected)
                 return
@@ -457,12 +462,6 @@ class ApplyEngine:
         except Exception:        # (ApplyError, _Retry …) its own turn raises it, as always
             return
         self._built = (txn, statements, None)
-
-    def _set_known(self, txn: SourceTxn) -> bool:
-        """Whether the set form's view of ``txn``'s tables is known (no dictionary query)."""
-        shapes = self._shapes
-        return all(("set", m.get_object_owner(), m.get_object_name()) in shapes
-                   for m in (item.message for item in txn.items))
 
     def _batch(self, head: list, statements: list, tail: list, expected: list[int] | None = None) -> None:
         try:

@@ -25,7 +25,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
-__all__ = ["TableShape", "Ineligible", "base_type", "array_literal", "set_statements", "lcr_statements",
+__all__ = ["TableShape", "Ineligible", "Undescribed", "base_type", "array_literal", "set_statements", "lcr_statements",
            "SET_FORM_MIN", "SET_FORM_FEWEST", "SET_FORM_AVERAGE", "python_literal"]
 
 # The fewest LCRs a transaction needs for the engine to apply it in the set form: below it
@@ -43,6 +43,10 @@ _TYPMOD = re.compile(r"\(\d+(,\d+)?\)")
 
 class Ineligible(Exception):
     """A change the set form does not take: the per-LCR path applies (or refuses) it."""
+
+
+class Undescribed(Ineligible):
+    """(``known_only``) a table the set form has not described yet: no answer now."""
 
 
 def base_type(type_name: str) -> str:
@@ -246,6 +250,8 @@ def lcr_statements(engine: Any, txns: list[Any], fewest: int = 1, known_only: bo
     def shape_of(owner: str, name: str) -> TableShape:
         found = cache.get(("set", owner, name), False)
         if found is False:
+            if known_only:      # (the target is busy: no dictionary query now)
+                raise Undescribed(f"{owner}.{name}")
             found = None
             _cols, types, pk = target.describe(owner, name)
             chosen = settings.key_columns.get((owner, name))
@@ -258,8 +264,8 @@ def lcr_statements(engine: Any, txns: list[Any], fewest: int = 1, known_only: bo
         return found
 
     if average > 1:
-        sets = {(m.get_object_owner(), m.get_object_name(), m.get_command_type())
-                for txn in txns for m in (item.message for item in txn.items)}
+        sets = {(item.message.get_object_name(), item.message.get_command_type())
+                for txn in txns for item in txn.items}
         if sum(len(txn.items) for txn in txns) < average * len(sets):
             raise Ineligible("small sets")
     changes: list[Change] = []

@@ -202,7 +202,8 @@ def record(ctx: CaptureContext, name: str, combined: "Combined | LocalCombined |
 def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect: Any = None,
               check_destination: bool = True) -> "Combined | LocalCombined | RemoteCombined | None":
     """The combined route of the capture ``spec`` (None: it stages, see the module's
-    docstring): to the apply of its own queue (:mod:`.combinedlocal`) or through its propagation."""
+    docstring): to the apply of its own queue (:mod:`.combinedlocal`), to the apply at its
+    propagation's destination (:mod:`.combinedremote`) or into that apply's queue."""
     if check_destination:
         local = combinedlocal.route_for(conn, ctx, spec)
         if local is not None:
@@ -254,9 +255,13 @@ def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect:
                 dest_conn, p.destination_queue_owner, p.destination_queue_name, apply):
             # the apply takes the LCRs from the capture: nothing staged at the destination
             from ..apply.process import ApplyProcess
+            try:
+                process = ApplyProcess.from_catalog(dest_conn, apply)
+            except DatabaseError:        # its target is out of the capture's reach: staged route
+                return found
             destination.close()
             found.destination = None
-            found = RemoteCombined(found, dest_conn, ApplyProcess.from_catalog(dest_conn, apply))
+            found = RemoteCombined(found, dest_conn, process)
             dest_conn.commit()
             keep = True
         return found
