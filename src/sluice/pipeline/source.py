@@ -119,17 +119,22 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         cost of each batch); a connection that fails is closed and ``work`` runs once more
         over a new one (each of them may run again: reads, or an acknowledgement up to a
         position)."""
-        for attempt in (0, 1):
-            if self._raw is None:
-                self._raw = queueio.open_raw(self.ref.dsn)
-            try:
-                return work(self._raw)
-            except Exception:
-                raw, self._raw = self._raw, None
-                raw.__exit__(*sys.exc_info())   # rolls back whatever was open, closes
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
+        try:
+            return self._over_connection(work)
+        except Exception:  # noqa: BLE001 -- once more over a new connection; its failure raises
+            return self._over_connection(work)
+
+    def _over_connection(self, work: Callable[[queueio._Raw], Any]) -> Any:
+        """``work`` over the kept connection (opened when there is none), which a failure
+        rolls back and closes."""
+        if self._raw is None:
+            self._raw = queueio.open_raw(self.ref.dsn)
+        try:
+            return work(self._raw)
+        except Exception:
+            raw, self._raw = self._raw, None
+            raw.__exit__(*sys.exc_info())
+            raise
 
     def prepareForTriggerAvailableNow(self) -> None:
         self.target = self._store(lambda raw: queueio.latest_position(raw, self.ref, 0))

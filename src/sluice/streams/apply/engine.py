@@ -430,10 +430,10 @@ class ApplyEngine:
         find out why, or apply them).  ``known_only``: as :meth:`_statement`'s."""
         try:
             made = lcr_statements(self, txns, SET_FORM_FEWEST, known_only, SET_FORM_AVERAGE)
-        except RolledBack:         # an earlier commit_later's COMMIT refused: raised as itself
+        except (RolledBack, Undescribed):
+            # an earlier commit_later's COMMIT refused: raised as itself; an undescribed
+            # table (_ahead): its own turn describes it and decides
             raise
-        except Undescribed:
-            raise                  # (_ahead: its own turn describes the table and decides)
         except (Ineligible, ApplyError, DatabaseError, TargetError, _Retry):
             return [], None
         return [(sql, params) for sql, params, _ in made], [n for _, _, n in made]
