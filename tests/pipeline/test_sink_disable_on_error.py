@@ -134,17 +134,25 @@ def test_delete_error_before_the_restart_drops_it(site):
     assert _errors(conn) == [] and _status(conn) == "ENABLED"
 
 
-def test_execute_error_then_a_crash_replay_applies_once(site):
-    """disable_on_error = N: 12 to the error queue, 13 applied; fix the cause, EXECUTE_ERROR,
-    then the batch replayed (a crash before its commit): EXECUTE_ERROR's own record of 12
-    makes the replay skip it."""
+def _error_fixed_then_replayed(site, action: str) -> None:
+    """disable_on_error = N: 12 to the error queue, 13 applied; its cause fixed (the log
+    table created), DBMS_APPLY_ADM.<action> on the error, then the batch replayed (a crash
+    before its commit)."""
     dsn, conn, target = site
     conn.apply_adm.set_parameter(APPLY, "disable_on_error", "N")
     _run(dsn, _batch(target))
     (local, _), = _errors(conn)
     target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
-    conn.apply_adm.execute_error(local)
+    getattr(conn.apply_adm, action)(local)
     _run(dsn, _batch(target))
+
+
+def test_execute_error_then_a_crash_replay_applies_once(site):
+    """disable_on_error = N: 12 to the error queue, 13 applied; fix the cause, EXECUTE_ERROR,
+    then the batch replayed (a crash before its commit): EXECUTE_ERROR's own record of 12
+    makes the replay skip it."""
+    _error_fixed_then_replayed(site, "execute_error")
+    _dsn, conn, target = site
     assert target.rows("log") == [(1, "once")]
     assert target.rows("emp") == [(1, "a"), (3, "c")]
     assert _errors(conn) == []
@@ -154,13 +162,8 @@ def test_delete_error_then_a_crash_replay_drops_it(site):
     """disable_on_error = N: 12 to the error queue, 13 applied; DELETE_ERROR, then the batch
     replayed (a crash before its commit): 12 stays dropped, as the Python process (which
     took its messages off the queue with the error row) would have it."""
-    dsn, conn, target = site
-    conn.apply_adm.set_parameter(APPLY, "disable_on_error", "N")
-    _run(dsn, _batch(target))
-    (local, _), = _errors(conn)
-    target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
-    conn.apply_adm.delete_error(local)
-    _run(dsn, _batch(target))
+    _error_fixed_then_replayed(site, "delete_error")
+    _dsn, conn, target = site
     assert target.rows("log") == []
     assert target.rows("emp") == [(1, "a"), (3, "c")]
     assert _errors(conn) == []
