@@ -126,7 +126,7 @@ def test_spark_path_agrees_with_the_python_engine(spark, tmp_path):
     # the same plans through broadcast joins (by default their joins are literal map lookups)
     joined = SparkRuleSet.from_rule_set(conn, "pos", lookup_limit=0)
     narrow_joined = SparkRuleSet.from_rule_set(conn, "pos", lookup_limit=0, **NARROW)
-    assert positive._lookup_json(0) is not None and joined._lookup_json(0) is None
+    assert positive._lookup_entries(0) is not None and joined._lookup_entries(0) is None
     empty = SparkRuleSet.from_rule_set(conn, "empty")
     assert len(positive) == len(positive_rules()) and len(empty) == 0
 

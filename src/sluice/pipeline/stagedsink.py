@@ -27,7 +27,9 @@ from typing import Any, Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
+from ..rules.compile.spark.lookup import literal_lookup
 from .staging import COLUMNS, FIELD_SEP, SIDE_SEP, StagedApplier, copy_batches
 
 __all__ = ["apply_staged", "TableFacts", "with_staging", "without_staging", "STAGE_PREFIX"]
@@ -115,19 +117,13 @@ class TableFacts:
         return self._shaped[1]
 
 
-def _sql_text(text: str) -> str:
-    """A Spark SQL string literal of ``text`` (backslash escapes, any character)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _facts_map(tables: dict[str, tuple[list[str], list[str]]], pick: Callable[[tuple], list[str]]) -> Any:
-    """``map<string, array<string>>`` of the tables' facts as ONE literal expression (one
-    call into the JVM however many tables; a literal of data: the generated code does not
-    depend on it)."""
-    if not tables:
-        return F.expr("CAST(map() AS map<string,array<string>>)")
-    return F.expr("map(" + ", ".join(f"{_sql_text(k)}, array({', '.join(_sql_text(c) for c in pick(v))})"
-                                    for k, v in sorted(tables.items())) + ")")
+def _facts(tables: dict[str, tuple[list[str], list[str]]], pick: Callable[[tuple], list[str]], table: Any) -> Any:
+    """The row's table's facts (``pick``: its key columns or its columns) from ONE literal
+    table of every table's (:func:`~sluice.rules.compile.spark.lookup.literal_lookup`: one
+    call into the JVM however many tables, about one key comparison per row, and a literal
+    of data: the generated code does not depend on it); NULL for a table the set form does
+    not take."""
+    return literal_lookup({k: pick(v) for k, v in tables.items()}, T.ArrayType(T.StringType()), table)
 
 
 def _eligible(tables: dict[str, tuple[list[str], list[str]]]) -> tuple[Any, Any]:
@@ -135,8 +131,8 @@ def _eligible(tables: dict[str, tuple[list[str], list[str]]]) -> tuple[Any, Any]
     transaction on the driver (rules that act, instantiation SCNs), and no key change; the
     row's table's key columns."""
     table = _table_key()
-    keys = F.element_at(_facts_map(tables, lambda v: v[0]), table)
-    columns = F.element_at(_facts_map(tables, lambda v: v[1]), table)
+    keys = _facts(tables, lambda v: v[0], table)
+    columns = _facts(tables, lambda v: v[1], table)
     old, new, cmd = F.col("old_values"), F.col("new_values"), F.col("command_type")
     none = F.array().cast("array<string>")
     types = F.concat(F.coalesce(F.map_values("old_types"), none), F.coalesce(F.map_values("new_types"), none))

@@ -25,9 +25,10 @@ the TRUE rules a sorted ``array<int>``; names are looked up once, at the end.
 * each join is a small DataFrame, one row per tuple of join-key values, with
   per class the first id (``int``) and all ids (``array<int>``) of its rules
   filed there, broadcast and left-joined to the LCRs on the key expressions --
-  or, up to ``lookup_limit`` rows, the same rows as a literal map looked up per
-  LCR: a broadcast is a Spark job and an exchange planned again every
-  micro-batch of a stream, a literal is folded once per plan;
+  or, up to ``lookup_limit`` rows, the same rows as a literal table looked up per
+  LCR (:func:`.lookup.literal_lookup`, hashed: about one key comparison): a broadcast
+  is a Spark job and an exchange planned again every micro-batch of a stream, a
+  literal is folded once per plan;
 * a class holds when the join matched, its mask bits are set and its residue
   (compiled) is TRUE -- evaluated only as far as the LCR matched;
 * candidates (classes beyond the limit) are filtered one by one with a lambda,
@@ -39,7 +40,6 @@ the TRUE rules a sorted ``array<int>``; names are looked up once, at the end.
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any, Sequence
@@ -52,6 +52,7 @@ from ...lang.ast import Condition
 from ...lang.parser import parse_condition
 from ..typed import ir
 from .compiler import SparkRenderer
+from .lookup import literal_lookup
 from .plan import PARAM, Join, plan_rules
 
 __all__ = ["SparkRuleSet", "streams_verdict"]
@@ -110,7 +111,7 @@ class SparkRuleSet:
         self.plan = plan_rules([(name, parse_condition(c) if isinstance(c, str) else c) for name, c in rules],
                                **options)
         self._frames: dict[tuple[int, int], DataFrame] = {}
-        self._lookups: dict[int, str | None] = {}
+        self._lookups: dict[int, dict[str, Any] | None] = {}
         self._bits: dict[tuple[ir.Node, str], int] = {}
         for join in self.plan.joins:
             for klass in join.classes:
@@ -181,16 +182,16 @@ class SparkRuleSet:
         self._frames[key] = frame = spark.createDataFrame(rows, T.StructType(fields))
         return frame
 
-    def _lookup_json(self, j: int) -> str | None:
-        """Join ``j``'s frame as ONE JSON text (:meth:`_lookup`): per tuple of join-key values
+    def _lookup_entries(self, j: int) -> dict[str, Any] | None:
+        """Join ``j``'s frame as constants (:meth:`_lookup`): per tuple of join-key values
         (joined by NUL) the frame's other columns; None when it has more than
-        ``lookup_limit`` rows (Spark looks a map key up by scanning the keys: past a few
-        hundred a broadcast hash join is cheaper per LCR) or a constant holds a NUL."""
+        ``lookup_limit`` rows (the literal is parsed and held in every plan: past a few
+        hundred rows a broadcast join is the smaller plan) or a constant holds a NUL."""
         if j in self._lookups:
             return self._lookups[j]
         join = self.plan.joins[j]
         keys = join.hits.keys() | join.candidates.keys()
-        text = None
+        entries: dict[str, Any] | None = None
         if len(keys) <= self.lookup_limit and not any("\0" in v for values in keys for v in values):
             width = max((len(p) for c in join.candidates.values() for *_, p in c), default=0)
             entries = {}
@@ -205,12 +206,11 @@ class SparkRuleSet:
                                        **{f"{PARAM}{i}": None for i in range(len(p), width)}}
                                       for rid, t, p in join.candidates.get(values, ())] or None
                 entries["\0".join(values)] = entry
-            text = json.dumps(entries)
-        self._lookups[j] = text
-        return text
+        self._lookups[j] = entries
+        return entries
 
-    def _lookup(self, j: int, text: str, renderer: SparkRenderer) -> tuple[Column, list[str]]:
-        """Join ``j`` as a lookup in a literal map (the struct of the frame's columns, NULL
+    def _lookup(self, j: int, entries: dict[str, Any], renderer: SparkRenderer) -> tuple[Column, list[str]]:
+        """Join ``j`` as a lookup in a literal table (the struct of the frame's columns, NULL
         where the join would miss): no broadcast, so no Spark job and no exchange planned per
         micro-batch.  Exact as the join: the key is the key values joined by NUL, NULL when
         one is NULL; the constants hold no NUL, so an LCR value holding one never matches."""
@@ -223,11 +223,10 @@ class SparkRuleSet:
             cand = T.StructType([T.StructField("id", T.IntegerType()), T.StructField("t", T.IntegerType())]
                                 + [T.StructField(f"{PARAM}{i}", T.StringType()) for i in range(width)])
             fields.append(T.StructField("cands", T.ArrayType(cand)))
-        table = F.from_json(F.lit(text), T.MapType(T.StringType(), T.StructType(fields)))   # folded once per plan
         keys = [renderer.render(node) for node in join.keys]
         key = keys[0] if len(keys) == 1 else F.when(reduce(lambda a, b: a & b, [k.isNotNull() for k in keys]),
                                                     F.concat_ws("\0", *keys))
-        return F.element_at(table, key), [f.name for f in fields]
+        return literal_lookup(entries, T.StructType(fields), key), [f.name for f in fields]
 
     def _mask(self, renderer: SparkRenderer, prefix: str) -> dict[str, Column]:
         """The guard mask columns: bit ``b`` of word ``b // _BITS`` is set when guard ``b`` is TRUE."""
@@ -256,9 +255,9 @@ class SparkRuleSet:
         out = _Hits(lcrs.withColumns(masks) if masks else lcrs, drop=list(masks))
         for j, join in enumerate(self.plan.joins):
             at = f"{prefix}j{j}"
-            text = self._lookup_json(j) if join.keys else None
-            if text is not None:
-                found, names = self._lookup(j, text, renderer)
+            entries = self._lookup_entries(j) if join.keys else None
+            if entries is not None:
+                found, names = self._lookup(j, entries, renderer)
                 out.df = out.df.withColumn(at, found)
                 out.df = out.df.withColumns({at + n: F.col(at)[n] for n in names})
                 out.drop += [at] + [at + n for n in names]
