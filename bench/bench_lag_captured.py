@@ -59,9 +59,10 @@ def commit_rows(c: psycopg.Connection, rnd: random.Random, first: int, size: int
     for i in range(size):
         ot = tables[i] if tables else (rnd.choice(OWNERS), rnd.choice(TABLES))
         by_table.setdefault(ot, []).append(first + i)
-    for (owner, table), ids in by_table.items():
-        c.execute(f"INSERT INTO {owner.lower()}.{table.lower()} (id, name, amount) "
-                  "SELECT i, 'n' || i, i %% 1000 FROM unnest(%s::bigint[]) AS i", (ids,))
+    with c.pipeline():   # the statements sent without waiting for each answer: one round trip
+        for (owner, table), ids in by_table.items():
+            c.execute(f"INSERT INTO {owner.lower()}.{table.lower()} (id, name, amount) "
+                      "SELECT i, 'n' || i, i %% 1000 FROM unnest(%s::bigint[]) AS i", (ids,))
     c.commit()
 
 
