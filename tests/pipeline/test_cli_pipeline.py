@@ -44,13 +44,3 @@ def test_status_shows_the_low_watermark_and_figures(tmp_path):
     assert header.split()[:7] == ["NAME", "QUEUE", "CONSUMER_NAME", "STATE", "POSITION", "BATCHES", "TOTAL_MESSAGES"]
     assert row.split()[:7] == ["p", "SLUICE.STRM_Q", "WH", "STOPPED", "1", "1", "1"] and "12.35" in row
     conn.close()
-
-
-def test_a_local_sessions_jvm_compiles_with_c1_unless_the_conf_says_otherwise():
-    from sluice.pipeline.runner import LOCAL_JIT, session_conf
-
-    assert session_conf("local[2]") == {"spark.driver.extraJavaOptions": LOCAL_JIT}
-    assert session_conf("local[*]", {"a": "b"}) == {"a": "b", "spark.driver.extraJavaOptions": LOCAL_JIT}
-    assert session_conf("local[2]", {"spark.driver.extraJavaOptions": "-Xss4m"}) == \
-        {"spark.driver.extraJavaOptions": "-Xss4m"}
-    assert session_conf("spark://127.0.0.1:7077") == {}   # a cluster's JVMs keep their default

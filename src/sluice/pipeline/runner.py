@@ -28,7 +28,7 @@ from . import queueio, restart, sinks, source
 from .queueio import QueueRef
 from .stages import PipelineSpec, decide, rule_sets
 
-__all__ = ["spark_session", "session_conf", "LOCAL_JIT", "check_master", "PipelineRun", "lag_seconds"]
+__all__ = ["spark_session", "check_master", "PipelineRun", "lag_seconds"]
 
 
 def check_master(master: str, dsn: str) -> None:
@@ -39,30 +39,9 @@ def check_master(master: str, dsn: str) -> None:
             "cannot open a local database file (use a PostgreSQL store, or --master local[*])")
 
 
-# A local master's JVM (driver and executors in one) compiles with HotSpot's C1 only: a
-# micro-batch's generated stages and Spark's per-batch planning code kept C2 busy for a
-# core's worth of CPU for minutes after the start (1.5-2.3 s of compile per 50k-row batch,
-# 4.7 s in the first), on a machine of two cores; C1's code runs the warm stage at about
-# twice C2's CPU (executor threads ~1.3 s against ~0.6 s per 50k rows), which the compile
-# time saved outweighs in the P5 and lag benches (bench/RESULTS.md, job16; a cluster's
-# executors keep their JVM's default).  A conf that sets spark.driver.extraJavaOptions
-# replaces it.
-LOCAL_JIT = "-XX:TieredStopAtLevel=1"
-
-
-def session_conf(master: str, conf: dict[str, str] | None = None) -> dict[str, str]:
-    """``conf`` with what a pipeline's session sets by default for ``master`` (:data:`LOCAL_JIT`)."""
-    out = dict(conf or {})
-    if master.startswith("local"):
-        out.setdefault("spark.driver.extraJavaOptions", LOCAL_JIT)
-    return out
-
-
 def spark_session(master: str, dsn: str, app: str = "sluice-pipeline", ui: bool = True,
                   conf: dict[str, str] | None = None) -> Any:
-    """A SparkSession for pipelines (DESIGN.md section 5), the sluice source registered; a
-    local master's JVM compiles with C1 only (:data:`LOCAL_JIT`) unless ``conf`` sets
-    ``spark.driver.extraJavaOptions``."""
+    """A SparkSession for pipelines (DESIGN.md section 5), the sluice source registered."""
     check_master(master, dsn)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -80,7 +59,7 @@ def spark_session(master: str, dsn: str, app: str = "sluice-pipeline", ui: bool 
         builder = builder.config("spark.jars", jdbc)
     if os.environ.get("PYTHONPATH"):   # executors of a cluster import the same Sluice as the driver
         builder = builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
-    for key, value in session_conf(master, conf).items():
+    for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
