@@ -559,6 +559,14 @@ def lag_commit(conn: Any, q: Any, rnd: random.Random, scn: list, k: list, commit
     committed[f"DBS1.NET|{scn[0]}"] = time.time()
 
 
+def lag_percentiles(lags: list[float]) -> str:
+    """p50, p90, p99 and max of the sorted ``lags``, as the lag benches print them."""
+    def pct(p: float) -> float:
+        return lags[min(len(lags) - 1, int(p * len(lags)))] if lags else float("nan")
+    return (f"p50 {pct(0.5):.2f} s, p90 {pct(0.9):.2f} s, p99 {pct(0.99):.2f} s, "
+            f"max {lags[-1] if lags else float('nan'):.2f} s")
+
+
 def lag_produce(store: str, rate: int, seconds: int, scn: list, k: list, out: Any = None) -> tuple[dict, int, float]:
     """Commit transactions of 1-100 rows at ``rate`` rows/s for ``seconds`` (in a process of
     its own unless --same-process: the source is another application, and a producer thread
@@ -653,10 +661,7 @@ def lag_bench(a: Any, work: str) -> None:
         lags = sorted(t - committed[i] for i, t in done if i in committed)
         missing = len(committed) + 1 - len(done)
 
-        def pct(p: float) -> float:
-            return lags[min(len(lags) - 1, int(p * len(lags)))] if lags else float("nan")
-        print(f"lag over {len(lags)} transactions: p50 {pct(0.5):.2f} s, p90 {pct(0.9):.2f} s, p99 {pct(0.99):.2f} s, "
-              f"max {lags[-1] if lags else float('nan'):.2f} s; not applied by the deadline: {missing}; "
+        print(f"lag over {len(lags)} transactions: {lag_percentiles(lags)}; not applied by the deadline: {missing}; "
               f"applied all within {ended - start:.1f} s of the producer's start; end {time.strftime('%H:%M:%S')}, "
               f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
         conn.close()

@@ -91,6 +91,25 @@ def test_row_lcrs_content_order_transactions(env):
     assert env.view("SELECT * FROM V$STREAMS_CAPTURE") == []   # only running captures
 
 
+def test_a_renamed_site_captures_its_own_database_under_its_global_name(env):
+    """ALTER DATABASE RENAME GLOBAL_NAME names the site (DESIGN.md section 7): a capture of
+    the store's own database then puts that name in its LCRs and DBA_CAPTURE, as Oracle's
+    capture gives its database's global name (seed 000's rules test
+    ``:dml.get_source_database_name() = 'DBS1.NET'``); a capture of another database
+    (``source_dsn``) keeps that database's name."""
+    s = env.src
+    env.sql(f"CREATE TABLE {s}.emp (id int PRIMARY KEY, name text)")
+    env.conn.cursor().execute("ALTER DATABASE RENAME GLOBAL_NAME TO dbs1.net")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "emp"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(f"INSERT INTO {s}.emp VALUES (1, 'King')")
+    env.process().catch_up()
+    lcrs = env.dequeue_all()
+    name = "DBS1.NET" if env.source_dsn is None else env.pg.info.dbname.upper()
+    assert [x.get_source_database_name() for x in lcrs] == [name]
+    assert env.view("SELECT SOURCE_DATABASE FROM DBA_CAPTURE") == [{"SOURCE_DATABASE": name}]
+
+
 def test_one_byte_char_column_is_captured(env):
     """PostgreSQL's one-byte ``"char"`` (wal2json names it bare ``char``) and ``char(n)``
     become SYS.CHAR values; the table is captured, not reported unsupported."""

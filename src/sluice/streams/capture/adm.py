@@ -91,6 +91,11 @@ class CaptureAdm:
         with source_for(ctx, source_dsn=source_dsn, process=name).connect() as source:
             source.check_logical()
             global_name = (source_database or source.database_name()).upper()
+            if not source_database and source_dsn is None and ctx.store.global_name() != \
+                    ctx.store.default_global_name():
+                # the store's own database, whose site was given a global name (ALTER DATABASE
+                # RENAME GLOBAL_NAME, DESIGN.md §7): its changes are that site's, as in Oracle
+                global_name = ctx.store.global_name()
             slot = slot_name(ctx, name)
             _not_before(first, start, source.current_lsn())     # the slot cannot go back
             if source.slot(slot) is not None:      # left by a capture of this name that is gone
