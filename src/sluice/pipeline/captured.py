@@ -11,12 +11,17 @@ straight from the parsed wal2json row, doing per column exactly what that path d
 common values -- integers, character text -- taken as they are.  It gives None, and the
 caller goes the LCR's way, for anything else: a column type the decoder does not support
 (the LCR drops such columns), or a document that path would reject or read differently
-(it then says why).  tests/pipeline/test_captured.py holds the two paths equal.
+(it then says why).  :func:`captured_text` does the same from the stored text as the
+capture writes it, reading the head by a pattern: of the envelope only wal2json's text is
+then scanned as JSON (and once more, as the row).  tests/pipeline/test_captured.py holds
+the two ways equal.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+from json.decoder import scanstring as _scanstring
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -25,7 +30,7 @@ from ..streams.lcr import COMPATIBLE_9_2, COMPATIBLE_10_1
 from ..streams.capture.decode import column_type, oracle_name
 from ..streams.capture.pgsource import parse_json
 
-__all__ = ["captured_row"]
+__all__ = ["captured_row", "captured_text"]
 
 _NUMBER, _VARCHAR = "SYS.NUMBER", "SYS.VARCHAR2"
 _TEXT_TYPES = frozenset({"SYS.VARCHAR2", "SYS.CHAR", "SYS.CLOB"})    # decoded as the text itself
@@ -93,27 +98,62 @@ def _columns(columns: Any) -> tuple[dict, dict, bool] | None:
 
 
 _NOTHING: tuple[dict, dict, bool] = ({}, {}, False)
+_Ready = tuple[datetime | None, tuple]
 
 
-def captured_row(doc: dict) -> tuple[datetime | None, tuple] | None:
+def _row(db: Any, cmd: Any, own: Any, obj: Any, tag: Any, txn: Any, scn: Any, cscn: Any, when: Any,
+         pg: Any) -> _Ready | None:
+    row = parse_json(pg)
+    # the LCR reads new values but for a DELETE, old values (the replica identity) but for
+    # an INSERT
+    new = _columns(row.get("columns")) if cmd != "DELETE" else _NOTHING
+    old = _columns(row.get("identity")) if cmd != "INSERT" else _NOTHING
+    if new is None or old is None:
+        return None
+    return (datetime.fromisoformat(when) if isinstance(when, str) else None,
+            ("ROW", db, cmd, own, obj, None, None, None, bytes.fromhex(tag) if tag else None, txn,
+             None if scn is None else Decimal(scn), None if cscn is None else Decimal(cscn),
+             COMPATIBLE_10_1 if new[2] or old[2] else COMPATIBLE_9_2,
+             old[0], new[0], old[1], new[1]))
+
+
+def captured_row(doc: dict) -> _Ready | None:
     """(source time, the LCR columns in ``LCR_COLUMNS`` order) of a captured row LCR's
     stored document (the ``value`` of its ANYDATA envelope), as ``lcr_row`` gives them for
     ``DecodedRowLCR.from_document(doc)``; None when that LCR must be built (see the
     module's docstring)."""
     try:
-        db, cmd, own, obj, tag, txn = doc["db"], doc["cmd"], doc["own"], doc["obj"], doc["tag"], doc["txn"]
-        scn, cscn, when = doc["scn"], doc["cscn"], doc["time"]
-        row = parse_json(doc["pg"])
-        # the LCR reads new values but for a DELETE, old values (the replica identity) but
-        # for an INSERT
-        new = _columns(row.get("columns")) if cmd != "DELETE" else _NOTHING
-        old = _columns(row.get("identity")) if cmd != "INSERT" else _NOTHING
-        if new is None or old is None:
-            return None
-        return (datetime.fromisoformat(when) if isinstance(when, str) else None,
-                ("ROW", db, cmd, own, obj, None, None, None, bytes.fromhex(tag) if tag else None, txn,
-                 None if scn is None else Decimal(scn), None if cscn is None else Decimal(cscn),
-                 COMPATIBLE_10_1 if new[2] or old[2] else COMPATIBLE_9_2,
-                 old[0], new[0], old[1], new[1]))
+        return _row(doc["db"], doc["cmd"], doc["own"], doc["obj"], doc["tag"], doc["txn"], doc["scn"],
+                    doc["cscn"], doc["time"], doc["pg"])
     except Exception:  # noqa: BLE001  (the LCR's way says what is wrong with it)
+        return None
+
+
+# A stored captured row LCR as raw_text_document writes it (the ANYDATA envelope around
+# it): read by a pattern up to wal2json's text, which is then the one JSON string scanned,
+# instead of the whole envelope parsed.  Every string the pattern takes has no backslash,
+# quote or control character, so its JSON text is its value; text in any other form (other
+# key order, escapes, -0 …) is parsed as JSON and goes to captured_row.
+_PLAIN = r'"([^"\\\x00-\x1f]*)"'
+_STORED = re.compile(rf'\{{"\$type":"SYS\.LCR\$_ROW_RECORD","value":\{{"db":{_PLAIN},"cmd":{_PLAIN},'
+                     rf'"own":{_PLAIN},"obj":{_PLAIN},"tag":(?:null|"([0-9a-fA-F]*)"),"txn":{_PLAIN},'
+                     r'"scn":(null|-?[1-9][0-9]*|0),"cscn":(null|-?[1-9][0-9]*|0),'
+                     r'"time":(?:null|"([0-9T:.+ -]*)"),"pg":"')
+_match = _STORED.match
+
+
+def captured_text(stored: str) -> _Ready | None:
+    """:func:`captured_row` of the stored text of a captured row LCR (its ANYDATA envelope)
+    in the form the capture writes; None for any other text."""
+    m = _match(stored)
+    if m is None:
+        return None
+    try:
+        pg, end = _scanstring(stored, m.end())
+        if end != len(stored) - 2 or not stored.endswith("}}"):
+            return None
+        db, cmd, own, obj, tag, txn, scn, cscn, when = m.groups()
+        return _row(db, cmd, own, obj, tag, txn, None if scn == "null" else int(scn),
+                    None if cscn == "null" else int(cscn), when, pg)
+    except Exception:  # noqa: BLE001  (as in captured_row)
         return None
