@@ -230,3 +230,120 @@ def test_the_streams_own_staging_columns_serve_its_batches(site, spark, monkeypa
     _reset(conn, schema)
     assert run() == (1, 0) and made == [True]
     assert _state(conn, schema)[0][1] == [(500, "d")]
+
+
+def _touched_again(owner: str, collide: tuple[int, int]) -> list[list]:
+    """Transactions that change the same rows again and again, within a transaction and
+    across transactions (so within and across groups, however GROUPTRANSOPS cuts them), and
+    two rows ``collide`` whose keys hash alike (their LCRs share the ranking's partition)."""
+    a, b = collide
+    scn = 40
+    out = []
+    for ms in ([("INSERT", "T2", None, {"ID": i, "NAME": f"n{i}"}) for i in (1, 2, 3)],
+               [("UPDATE", "T2", {"ID": 1, "NAME": "n1"}, {"NAME": "x1"}),
+                ("UPDATE", "T2", {"ID": 1, "NAME": "x1"}, {"NAME": "y1"}),
+                ("UPDATE", "T2", {"ID": 2, "NAME": "n2"}, {"NAME": "x2"})],
+               [("DELETE", "T2", {"ID": 1, "NAME": "y1"}, None),
+                ("INSERT", "T2", None, {"ID": 1, "NAME": "z1"}),
+                ("UPDATE", "T2", {"ID": 3, "NAME": "n3"}, {"NAME": "x3"})],
+               [("UPDATE", "T2", {"ID": 1, "NAME": "z1"}, {"NAME": "w1"}),
+                ("UPDATE", "T2", {"ID": 2, "NAME": "x2"}, {"NAME": None})],
+               [("INSERT", "T2", None, {"ID": a, "NAME": "a"}), ("INSERT", "T2", None, {"ID": b, "NAME": "b"}),
+                ("UPDATE", "T2", {"ID": a, "NAME": "a"}, {"NAME": "a2"}),
+                ("UPDATE", "T2", {"ID": b, "NAME": "b"}, {"NAME": "b2"})],
+               [("DELETE", "T2", {"ID": 3, "NAME": "x3"}, None),
+                ("UPDATE", "T2", {"ID": 2, "NAME": None}, {"NAME": "v2"})]):
+        scn += 1
+        out.append([lcr(cmd, owner, table, scn, old, new, txn=f"{scn}.0.1") for cmd, table, old, new in ms])
+    return out
+
+
+def _colliding(owner: str) -> tuple[int, int]:
+    """Two keys of T2 whose rows the staged path's ranking hashes alike."""
+    from tests.conftest import pg_admin
+
+    with pg_admin() as c:
+        return c.execute("SELECT min(i), max(i) FROM generate_series(1000, 400000) AS i GROUP BY "
+                         "hashtext(%s || chr(1) || 'T2' || chr(2) || i::text) HAVING count(*) > 1 LIMIT 1",
+                         (owner,)).fetchone()
+
+
+@pytest.mark.parametrize("group", [1, 4, 10_000])
+def test_rows_changed_again_within_and_across_groups_apply_in_commit_order(site, spark, monkeypatch, group):
+    """Every change of a row in its place in the commit order, whether the earlier change
+    is in the same group (an earlier phase) or an earlier group, and two rows whose hashes
+    meet in the ranking (more phases, the same result) -- the engine path's target."""
+    dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", str(group))
+    collide = _colliding(schema.upper())
+    rows = _rows(_touched_again(schema.upper(), collide))
+    with monkeypatch.context() as m:
+        m.setattr(setapply.SetApplier, "eligible", lambda self, rows: False)
+        _run(dsn, rows)
+    engine_path = _state(conn, schema)
+    assert (collide[0], "a2") in engine_path[0][1] and engine_path[3] == []
+    _reset(conn, schema)
+    by_engine: list = []
+    groups, fallbacks, statements, _segments = _staged(dsn, _frame(spark, rows), by_engine)
+    assert (fallbacks, by_engine) == (0, [])     # all in set form
+    assert _state(conn, schema) == engine_path
+    # a statement per phase (and two claims per group): row 1's six changes in one group,
+    # six phases; a transaction per group, 1 + 2 + 2 + 1 + 4 + 1 phases -- the colliding
+    # rows' four LCRs in four phases, not two
+    assert statements - 2 * groups == {1: 11, 4: 11, 10_000: 6}[group]
+
+
+def test_the_staged_rows_are_written_once(site, spark, monkeypatch):
+    """The COPY writes the staging table's rows and nothing rewrites them (no group or
+    phase written back per row, no index maintained): the rows the statements read by place
+    are where the COPY put them."""
+    from tests.conftest import pg_admin
+
+    dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", "4")
+    rows = _rows(_touched_again(schema.upper(), _colliding(schema.upper())))
+    places: list = []
+    transactions = staging.StagedApplier.transactions
+
+    def after_copy(self):   # the rows as the COPY left them
+        places.append(self.target.query(f"SELECT ctid::text, xmin::text FROM {self.table} ORDER BY 1"))
+        return transactions(self)
+    monkeypatch.setattr(staging.StagedApplier, "transactions", after_copy)
+    groups, fallbacks, _statements, _segments = _staged(dsn, _frame(spark, rows))
+    assert groups > 1 and fallbacks == 0
+    with pg_admin() as c:
+        table = f"{schema}.sluice_apply_staging_b_{APPLY.lower()}"
+        assert c.execute(f"SELECT ctid::text, xmin::text FROM {table} ORDER BY 1").fetchall() == places[0]
+        assert c.execute("SELECT count(*) FROM pg_index WHERE indrelid = %s::regclass", (table,)).fetchone() == (0,)
+
+
+def test_a_batch_replayed_after_some_groups_committed_applies_the_rest(site, spark, monkeypatch):
+    """A crash after the first groups' commits: the replay skips them (their records are
+    there) and applies the others from the staging table staged again -- the engine path's
+    target, nothing twice."""
+    dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", "1")   # a group per transaction
+    rows = _rows(_touched_again(schema.upper(), _colliding(schema.upper())))
+    with monkeypatch.context() as m:
+        m.setattr(setapply.SetApplier, "eligible", lambda self, rows: False)
+        _run(dsn, rows)
+    engine_path = _state(conn, schema)
+    _reset(conn, schema)
+    frame = _frame(spark, rows)
+    original = staging.StagedApplier.apply_group
+    calls: list = []
+
+    def crash_at_the_third(self, *a):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("killed after two groups committed")
+        return original(self, *a)
+    with monkeypatch.context() as m:
+        m.setattr(staging.StagedApplier, "apply_group", crash_at_the_third)
+        with pytest.raises(RuntimeError):
+            _staged(dsn, frame)
+    assert len(_state(conn, schema)[1]) == 2     # two transactions recorded
+    by_engine: list = []
+    groups, fallbacks, _statements, _segments = _staged(dsn, frame, by_engine)
+    assert (groups, fallbacks, by_engine) == (4, 0, [])
+    assert _state(conn, schema) == engine_path

@@ -25,6 +25,7 @@ from ..streams.lcr import AnyData, row_compatible
 from ..streams.lcrcodec import CONVERTED_TYPES, document_values, plain_row_document
 from ..streams.capture import decode as _decode  # noqa: F401  (captured LCRs' stored form)
 from ..aq.payload import ANYDATA_CODECS
+from .captured import captured_row, captured_text
 
 __all__ = ["MESSAGE_FIELDS", "FIELDS", "spark_schema", "to_row", "to_rows", "lcr_from_row", "is_lcr_type",
            "arrow_batches", "DOCUMENT", "jvm_document", "source_rows"]
@@ -67,20 +68,35 @@ def _when(epoch: float | None) -> datetime | None:
 
 
 def _decode_payload(payload_type: str, stored: Any) -> tuple[str | None, str | None, Any]:
-    """(payload type, user_data text, LCR or None); raises on a malformed payload."""
+    """(payload type, user_data text, LCR or None); raises on a malformed payload.  The LCR
+    may be its stored document (plain form) or already its columns (a captured one's,
+    :func:`.captured.captured_row`)."""
     if stored is None:
         return payload_type, None, None
     if payload_type == "RAW":
         return "RAW", bytes(stored).hex().upper(), None
     if payload_type != ANYDATA:
         return payload_type, stored if isinstance(stored, str) else bytes(stored).decode(), None
+    if type(stored) is str and '"pg"' in stored:
+        ready = _captured_text(stored)      # a capture's row LCR in its own form: not parsed whole
+        if ready is not None:
+            return RowLCR.oracle_type, None, ready
     doc = json.loads(stored)
     kind, value = doc["$type"], doc["value"]
     if is_lcr_type(kind):
-        if kind == RowLCR.oracle_type and plain_row_document(value):
-            return kind, None, value    # its columns come straight from the document
+        if kind == RowLCR.oracle_type:
+            if plain_row_document(value):
+                return kind, None, value    # its columns come straight from the document
+            if "pg" in value:           # a capture's (lcrcodec.ROW_FORMS["pg"]): likewise if it can
+                ready = _captured_row(value)
+                if ready is not None:
+                    return kind, None, ready
         return kind, None, ANYDATA_CODECS[kind][1](value)
     return kind, value if isinstance(value, str) else json.dumps(value, separators=(",", ":")), None
+
+
+# (tests put the LCR's way, None, in their place to compare the two)
+_captured_row, _captured_text = captured_row, captured_text
 
 
 def to_row(queue: str, payload_type: str, record: tuple) -> tuple:
@@ -93,6 +109,8 @@ def to_row(queue: str, payload_type: str, record: tuple) -> tuple:
             return head + (kind, text, None, None, None, None, None) + _LCR_NONE
         if isinstance(lcr, dict):
             return head + (kind, None, None, _source_time(lcr.get("time")), None, None, None) + _document_row(lcr)
+        if type(lcr) is tuple:      # (source time, LCR columns) of a captured document
+            return head + (kind, None, None, lcr[0], None, None, None) + lcr[1]
         cols = lcr_row(lcr)
         ddl = (lcr.get_ddl_text(), lcr.get_logon_user(), lcr.get_current_schema()) \
             if isinstance(lcr, DDLLCR) else (None, None, None)

@@ -10,24 +10,26 @@ target's SLUICE_APPLY_DONE) holds a row per row of the batch, staged in ONE Spar
 reads, decides and COPYs: its source transaction (``TX``) and that transaction's facts
 (source database, commit SCN, transaction id, TRUE rule), whether the set form may take the
 row (``OK``), and for those rows commit order, key values, table, command, *shape* (which
-columns it carries), its old / new values as JSON objects of the values' text forms, and its
-*group* and *phase* (how many earlier LCRs of the group touch the same row), written there
-after the COPY once the driver has cut the batch into groups: a row changed twice goes in two
-phases, applied one after the other.  The batch's
-transactions (size, commit order, eligibility, tables, rules) are aggregated there, not in
-a second pass of Spark over the batch.  It is emptied before each
-batch is staged, so a batch replayed after a crash between staging and the apply's commit
-starts clean; a group whose records are already there (a replay after its commit) is
-skipped, and one partly there goes to the engine, which skips what was applied.
+columns it carries) and its old / new values as JSON objects of the values' text forms.  The
+batch's transactions (size, commit order, eligibility, tables, rules) are aggregated there,
+not in a second pass of Spark over the batch.  Once the driver has cut the batch into
+groups, one query ranks each staged LCR into its *phase* (how many earlier LCRs of its group
+touch the same row: a row changed twice goes in two phases, applied one after the other) and
+hands the driver, per group, phase, table, command and shape, where those rows are in the
+staging table (their ``ctid``): the rows are written once, by the COPY -- neither their
+group nor their phase is written back, no index is kept -- and read by place.  The table is
+emptied before each batch is staged, so a batch replayed after a crash between staging and
+the apply's commit starts clean; a group whose records are already there (a replay after its
+commit) is skipped, and one partly there goes to the engine, which skips what was applied.
 
-Per group the statements are :mod:`.setapply`'s, reading the staging table instead of
-``unnest()`` parameters, one statement per phase (a data-modifying CTE per table, command
-and shape: within a phase no two LCRs touch the same row, so their order cannot matter),
-each CTE's row count checked against the staged count.  A shortfall (a conflict: a row
-missing or not as the LCR's old values say), any error, or a record already there rolls
-the group back and returns False: the caller hands the group to the apply engine, one
-source transaction per target transaction (conflict handlers, error queue), as if this
-path did not exist.
+Per group the statements are :mod:`.setapply`'s, reading the staging table (a TID scan of
+the rows' places) instead of ``unnest()`` parameters, one statement per phase (a
+data-modifying CTE per table, command and shape: within a phase no two LCRs touch the same
+row, so their order cannot matter), each CTE's row count checked against the staged count.
+A shortfall (a conflict: a row missing or not as the LCR's old values say), any error, or a
+record already there rolls the group back and returns False: the caller hands the group to
+the apply engine, one source transaction per target transaction (conflict handlers, error
+queue), as if this path did not exist.
 """
 
 from __future__ import annotations
@@ -92,22 +94,32 @@ class StagedApplier:
         self.groups = self.fallbacks = self.statements = self.skipped = 0
 
     def prepare(self) -> None:
-        """The staging table, made if missing and emptied (a replayed batch starts clean)."""
+        """The staging table, made if missing and emptied (a replayed batch starts clean).
+        No index: the COPY would maintain it for every row, and a group's statements read
+        their rows by place (:meth:`staged`)."""
         t = self.target
         t.execute(f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.table} (TX TEXT NOT NULL, OK BOOLEAN NOT NULL, "
-                  "KIND TEXT, DB TEXT, SCN BIGINT, TXN TEXT, RULE TEXT, GRP INTEGER, PHASE INTEGER NOT NULL DEFAULT 0, "
-                  "CSCN BIGINT, SEQ BIGINT, ROWKEY TEXT, OWNER TEXT, NAME TEXT, CMD TEXT, SHAPE TEXT, "
-                  "OLD JSONB, NEW JSONB)")
-        t.execute(f"CREATE INDEX IF NOT EXISTS {self.table.rsplit('.', 1)[1]}_I ON {self.table} "
-                  "(GRP, PHASE, OWNER, NAME, CMD, SHAPE)")
+                  "KIND TEXT, DB TEXT, SCN BIGINT, TXN TEXT, RULE TEXT, CSCN BIGINT, SEQ BIGINT, ROWKEY TEXT, "
+                  "OWNER TEXT, NAME TEXT, CMD TEXT, SHAPE TEXT, OLD JSONB, NEW JSONB)")
         t.execute(f"TRUNCATE {self.table}")
+        # the former layout's index (by group and phase, written per row after the COPY)
+        t.execute(f"DROP INDEX IF EXISTS {self.table}_I")
         t.commit()
+
+    def _tuned(self) -> None:
+        """This transaction's planner settings: a batch's sorts in memory (the default
+        work_mem spills a 50k-row batch to disk) and no JIT (the staging table has no
+        statistics: the planner's guesses would compile code for statements of
+        milliseconds)."""
+        self.target.execute("SET LOCAL work_mem = '64MB'")
+        self.target.execute("SET LOCAL jit = off")
 
     def transactions(self) -> list[dict]:
         """The staged batch's source transactions in commit order: size, commit order,
         whether every row may take the set form, source database, commit SCN, transaction
         id, tables (``OWNER\\0NAME``) and TRUE rules -- aggregated in the target (no
         second pass over the batch in Spark)."""
+        self._tuned()
         rows = self.target.query(
             f"SELECT TX, min(coalesce(CSCN, 0)), min(SEQ), count(*), bool_and(OK), min(DB), max(SCN), min(TXN), "
             f"array_agg(DISTINCT OWNER || '{TABLE_SEP}' || NAME) FILTER (WHERE KIND = 'ROW' AND OWNER IS NOT NULL "
@@ -120,21 +132,24 @@ class StagedApplier:
                for tx, c, s, n, ok, db, scn, txn, tables, rules in rows]
         return sorted(txs, key=lambda t: (t["c"], t["s"]))
 
-    def staged(self, groups: dict[str, int]) -> dict[int, list[tuple[int, str, str, str, str, int]]]:
+    def staged(self, groups: dict[str, int]) -> dict[int, list[tuple[int, str, str, str, str, int, str]]]:
         """Per group (``groups``: transaction -> group), (phase, owner, name, command,
-        shape, LCRs) of what was staged, once each staged LCR has its group and its phase:
-        its rank in commit order among the group's LCRs that touch the same row (one sort
-        and one UPDATE in the database instead of a shuffle in Spark; the group written per
-        row so that a group's statements read only its rows, through the index)."""
+        shape, LCRs, their places) of what was staged: an LCR's phase is its rank in
+        commit order among the group's LCRs that touch the same row, its place its ``ctid``
+        (a ``tid[]`` literal per tuple).  One sort and one read in the database
+        instead of a shuffle in Spark; nothing written: the places stay valid until the
+        next batch empties the table."""
         txs = list(groups)
-        self.target.execute(f"UPDATE {self.table} s SET GRP = x.g, PHASE = x.p FROM (SELECT t.ctid AS id, m.g, "
-                            "row_number() OVER (PARTITION BY m.g, t.OWNER, t.NAME, t.ROWKEY ORDER BY t.CSCN, t.SEQ) "
-                            f"- 1 AS p FROM {self.table} t JOIN unnest(%s::text[], %s::int[]) AS m(tx, g) "
-                            "ON t.TX = m.tx WHERE t.SHAPE IS NOT NULL) x WHERE s.ctid = x.id",
-                            (array_literal(txs), "{" + ",".join(str(groups[t]) for t in txs) + "}"))
-        self.target.commit()
-        rows = self.target.query(f"SELECT GRP, PHASE, OWNER, NAME, CMD, SHAPE, count(*) FROM {self.table} "
-                                 "WHERE GRP IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2")
+        self._tuned()
+        rows = self.target.query(
+            "SELECT g, p, OWNER, NAME, CMD, SHAPE, count(*), array_agg(id)::text FROM (SELECT t.ctid AS id, "
+            "m.g, t.OWNER, t.NAME, t.CMD, t.SHAPE, row_number() OVER (PARTITION BY m.g, "
+            # the row's hash, not its text, sorts fast: two rows whose hashes meet go in
+            # two phases, which changes no result
+            "hashtext(t.OWNER || chr(1) || t.NAME || chr(2) || t.ROWKEY) ORDER BY t.CSCN, t.SEQ) - 1 AS p "
+            f"FROM {self.table} t JOIN unnest(%s::text[], %s::int[]) AS m(tx, g) ON t.TX = m.tx "
+            "WHERE t.SHAPE IS NOT NULL) x GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2",
+            (array_literal(txs), "{" + ",".join(str(groups[t]) for t in txs) + "}"))
         self.target.rollback()
         out: dict[int, list] = {}
         for grp, *rest in rows:
@@ -152,21 +167,22 @@ class StagedApplier:
         return {r[0] for r in rows}
 
     def apply_group(self, grp: int, txns: list[tuple[str, str, int, str | None]],
-                    staged: list[tuple[int, str, str, str, str, int]]) -> bool:
+                    staged: list[tuple[int, str, str, str, str, int, str]]) -> bool:
         """Apply group ``grp`` -- its source transactions ``txns`` as (ident, source
         database, commit SCN, transaction id), its staged LCRs ``staged`` -- as one target
         transaction; False (nothing changed) when the engine must take it."""
         engine, target = self.engine, self.target
         claims = self._claims(txns)
         phases: dict[int, list] = {}
-        for phase, owner, name, cmd, shape, n in staged:
-            phases.setdefault(phase, []).append((owner, name, cmd, shape, n))
+        for phase, owner, name, cmd, shape, n, places in staged:
+            phases.setdefault(phase, []).append((owner, name, cmd, shape, n, places))
         target.begin(engine.tag)
         try:
-            counts = target.execute_batch(claims)
+            # no JIT (see _tuned), and the claims: one round trip
+            counts = target.execute_batch([("SET LOCAL jit = off", ())] + claims)[1:]
             ok = counts[0] == len(txns)
             for phase in sorted(phases) if ok else ():
-                sql, params, expected = self._phase(grp, phase, phases[phase])
+                sql, params, expected = self._phase(phases[phase])
                 got = target.query(sql, params)[0]
                 self.statements += 1
                 if list(got) != expected:
@@ -202,14 +218,14 @@ class StagedApplier:
             out.append(t.progress_statement(engine.apply_name, db, scn, txn_id, engine.server_id))
         return out
 
-    def _phase(self, grp: int, phase: int, members: Iterable[tuple[str, str, str, str, int]]
-               ) -> tuple[str, tuple, list[int]]:
-        """One phase's statement: a CTE per (table, command, shape), their row counts."""
+    def _phase(self, members: Iterable[tuple[str, str, str, str, int, str]]) -> tuple[str, tuple, list[int]]:
+        """One phase's statement: a CTE per (table, command, shape) reading its staged rows
+        by place (``places``), their row counts."""
         ctes, params, expected = [], [], []
-        for i, (owner, name, cmd, shape, n) in enumerate(members):
+        for i, (owner, name, cmd, shape, n, places) in enumerate(members):
             sql, p = self._change(self.shape(owner, name), cmd, shape)
             ctes.append(f"c{i} AS ({sql} RETURNING 1)")
-            params += [grp, phase, owner, name, cmd, shape, *p]
+            params += [places, *p]
             expected.append(n)
         counts = ", ".join(f"(SELECT count(*) FROM c{i})" for i in range(len(ctes)))
         return f"WITH {', '.join(ctes)} SELECT {counts}", tuple(params), expected
@@ -221,7 +237,7 @@ class StagedApplier:
         new_cols = new_part.split(FIELD_SEP) if new_part else []
         old_cols = old_part.split(FIELD_SEP) if old_part else []
         staged = f"{self.table} s"
-        where = "s.GRP = %s AND s.PHASE = %s AND s.OWNER = %s AND s.NAME = %s AND s.CMD = %s AND s.SHAPE = %s"
+        where = "s.ctid = ANY(%s::tid[])"
 
         def value(side: str, c: str) -> str:
             return f"(s.{side} ->> {_literal(c)})::{base_type(shape.types[c])}"
