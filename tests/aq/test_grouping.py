@@ -77,3 +77,42 @@ def test_a_group_is_consumed_by_one_session_at_a_time(conn, conn2):
     b.deqoptions.navigation = sluice.DEQ_FIRST_MSG
     assert b.deqone().payload == b"h1"
     conn2.commit()
+
+
+def test_rest_of_a_group_in_a_commit_time_queue_behind_a_backlog(conn, conn2, dsn):
+    """A commit-time queue with transaction grouping: the rest of a group is read up to its
+    last message whatever waits behind it (other transactions, one of them committed in
+    between with higher enqueue numbers), then ORA-25235; on PostgreSQL the statement that
+    reads it also filters by the group's CSCN, so its index scan ends with the group instead
+    of reading the backlog behind it (store/sqlops.py ``_group_by_cscn``)."""
+    from sluice.store import sqlops
+
+    make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL, sort_list="COMMIT_TIME")
+    q, q2 = conn.queue("G"), conn2.queue("G")
+    q.enqone(conn.msgproperties(payload=b"a1"))
+    q2.enqone(conn2.msgproperties(payload=b"b1"))
+    q.enqone(conn.msgproperties(payload=b"a2"))
+    q2.enqone(conn2.msgproperties(payload=b"b2"))
+    conn2.commit()      # b commits first: its group leads in commit order
+    conn.commit()
+    for i in range(50):
+        q2.enqone(conn2.msgproperties(payload=b"c%d" % i))
+        conn2.commit()
+    r = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert r.deqone().payload == b"b1"
+    r.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert [m.payload for m in r.deqmany(100)] == [b"b2"]
+    with pytest.raises(sluice.DatabaseError) as e:
+        r.deqone()
+    assert e.value.full_code == "ORA-25235"
+    r.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    assert r.deqone().payload == b"a1"
+    r.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert [m.payload for m in r.deqmany(100)] == [b"a2"]
+    conn.commit()
+    pg = dsn.startswith("postgresql")
+    group_sql = [sql for shape, sql in sqlops._SELECT_SQL_CACHE.items()   # by group, after a position
+                 if shape[0] == ("postgresql" if pg else "sqlite") and shape[3] == "G_QT"
+                 and "COMMIT_TIME" in shape[5] and shape[10] and shape[12]]
+    assert group_sql
+    assert all(("CSCN = ?" in sql) == pg for sql in group_sql)
