@@ -229,6 +229,42 @@ def _read_log(path: str) -> tuple[list[_Txn], bool, list[str]]:
     return txns, ended, bad
 
 
+def _resolve_consumers_in_doubt(rep: Report, in_doubt: list[list[str]], consumed: collections.Counter) -> None:
+    """Each consumer transaction a kill cut short while committing either committed (its
+    messages gone: consumed by it, "hidden") or not (every one of them came back and was
+    consumed later); anything else is a torn transaction.  Decided by what must be, until
+    nothing changes -- not in log order: a message that came back from one of them may sit
+    in another in-doubt transaction (a consumer killed committing, its messages taken by a
+    second consumer also killed committing, whose commit went through), consumed only once
+    that one is decided:
+
+    * one of its messages consumed by a committed transaction: it did not commit;
+    * one of its messages in no committed transaction and in no other in-doubt transaction
+      that may have committed: it committed (else that message would be lost).
+    A transaction that did not commit and has a message nobody consumed is torn."""
+    committed: dict[int, bool | None] = {i: None for i in range(len(in_doubt))}
+    rep.in_doubt["consumer"] += len(in_doubt)
+    changed = True
+    while changed:
+        changed = False
+        for i, payloads in enumerate(in_doubt):
+            if committed[i] is not None:
+                continue
+            if any(p in consumed for p in payloads):
+                committed[i], changed = False, True
+            elif any(not any(p in in_doubt[j] for j, c in committed.items() if j != i and c is not False)
+                     for p in payloads):
+                committed[i], changed = True, True
+                rep.hidden["consumer"] += len(payloads)
+                consumed.update(payloads)           # consumed by the killed consumer
+    for i, payloads in enumerate(in_doubt):
+        if committed[i] is None:                    # every message also in another undecided one
+            rep.hidden["consumer"] += len(payloads)
+            consumed.update(p for p in payloads if p not in consumed)
+        elif committed[i] is False and not all(p in consumed for p in payloads):
+            rep.torn.append(("consumer", payloads))
+
+
 def check(logdir: str, killed: set[str], drained: list[str]) -> Report:
     """Read every log in ``logdir`` and prove exactly-once.  ``killed``: the log names
     (``<name>.<incarnation>``) of the incarnations the controller killed; ``drained``:
@@ -279,14 +315,7 @@ def check(logdir: str, killed: set[str], drained: list[str]) -> Report:
     consumed.update(drained)
     rep.produced, rep.consumed, rep.drained = len(produced), sum(consumed.values()) - len(drained), len(drained)
     rep.duplicated = sorted(p for p, n in consumed.items() if n > 1)
-    for payloads in consumer_in_doubt:          # committed (gone) or not (consumed later)
-        rep.in_doubt["consumer"] += 1
-        later = [p for p in payloads if p in consumed]
-        if later and len(later) != len(payloads):
-            rep.torn.append(("consumer", payloads))
-        elif not later:
-            rep.hidden["consumer"] += len(payloads)
-            consumed.update(payloads)           # consumed by the killed consumer
+    _resolve_consumers_in_doubt(rep, consumer_in_doubt, consumed)
     for payloads in produced_in_doubt:          # committed (consumed) or not (never seen)
         rep.in_doubt["producer"] += 1
         seen = [p for p in payloads if p in consumed]

@@ -86,6 +86,12 @@ CLEAN = {"P0.0": "E P0.0.0.0 P0.0.0.1\nC\nE P0.0.1.0\nC\nEND\n",
     # a consumer killed holding messages: another consumes them, attempts not raised
     ({**CLEAN, "C1.0": "D P0.0.0.1/1 P0.0.1.0/0\n", "C1.1": "D P0.0.0.1/1 P0.0.1.0/0\nc\nC\nEND\n"},
      {"C1.0"}, [], {"came_back": 2}),
+    # two consumers killed committing: the first's commit failed (its messages came back), the
+    # second took two of them and its commit went through; read in log order the first looked torn
+    ({**CLEAN, "P1.0": "E P1.0.0.0 P1.0.0.1 P1.0.0.2\nC\nEND\n",
+      "C2.0": "D P1.0.0.0/0 P1.0.0.1/0 P1.0.0.2/0\nc\n", "C3.0": "D P1.0.0.0/0\nc\nC\nEND\n",
+      "C4.0": "D P1.0.0.1/0 P1.0.0.2/0\nc\n"}, {"C2.0", "C4.0"}, [],
+     {"hidden": {"producer": 0, "consumer": 2}}),
     # what the checker drained at the end counts as consumed
     ({k: v for k, v in CLEAN.items() if k != "C1.0"}, set(), ["P0.0.0.1", "P0.0.1.0"], {}),
     # failures: a duplicate, a loss, a phantom, a torn transaction, wrong attempts, bad logs
@@ -95,6 +101,9 @@ CLEAN = {"P0.0": "E P0.0.0.0 P0.0.0.1\nC\nE P0.0.1.0\nC\nEND\n",
     ({**CLEAN, "C2.0": "D X.0.0.0/0\nc\nC\nEND\n"}, set(), [], {"phantom": ["X.0.0.0"]}),
     ({**CLEAN, "P1.0": "E P1.0.0.0 P1.0.0.1\n", "C2.0": "D P1.0.0.0/0\nc\nC\nEND\n"}, {"P1.0"}, [],
      {"torn": [("producer", ["P1.0.0.0", "P1.0.0.1"])], "lost": ["P1.0.0.1"]}),
+    ({**CLEAN, "P1.0": "E P1.0.0.0 P1.0.0.1\nC\nEND\n", "C2.0": "D P1.0.0.0/0 P1.0.0.1/0\nc\n",
+      "C3.0": "D P1.0.0.0/0\nc\nC\nEND\n"}, {"C2.0"}, [],
+     {"torn": [("consumer", ["P1.0.0.0", "P1.0.0.1"])], "lost": ["P1.0.0.1"]}),
     ({**CLEAN, "C1.0": "D P0.0.0.1/2 P0.0.1.0/0\nc\nC\nEND\n"}, set(), [],
      {"wrong_attempts": [("P0.0.0.1", 2, 1, 0)]}),
     ({**CLEAN, "P1.0": "E P1.0.0.0\n"}, set(), [], {"malformed": ["P1.0.log: neither killed nor ended",
