@@ -281,15 +281,22 @@ def p5_target_of(owner: str, table: str) -> tuple[str, str]:
     return ("hr", "t0") if (owner, table) == ("U0", "T0") else (owner.lower(), table.lower())
 
 
-def p5_stage(conn, n: int) -> tuple[int, dict]:
+def p5_stage(conn, n: int, captured: bool = False) -> tuple[int, dict]:
     """``n`` row LCRs as captured (commit SCNs), transactions of 1-100 rows: 70 % INSERT,
     30 % UPDATE of a row an earlier transaction inserted (its NAME: old and new values);
-    the rows as they must end up, per target table."""
+    the rows as they must end up, per target table.
+
+    ``captured``: the same changes in the form a PostgreSQL capture process stores them
+    (``DecodedRowLCR.raw_text_document``: the LCR's attributes and wal2json's row text,
+    made by the capture's own decoder from wal2json format-2 rows of tables ``uN.tM`` (id
+    bigint key, name text, amount integer); an UPDATE carries every column as new values
+    and the key as old ones, as wal2json logs it with the default replica identity)."""
     rnd = random.Random(16)
     q = conn.queue("STRM_Q")
     live: dict[tuple, list] = {}     # (owner, table) -> [ids]
     final: dict[tuple, dict] = {}    # (owner, table) -> {id: [name, amount]}
     done, t = 0, 0
+    capture = _P5Capture() if captured else None
     while done < n:
         size = min(rnd.randint(1, 100), n - done)
         txn = []
@@ -299,21 +306,58 @@ def p5_stage(conn, n: int) -> tuple[int, dict]:
             rows = final.setdefault(ot, {})
             if rnd.random() < 0.7 or not live.get(ot) or t == 0:
                 txn.append(RowLCR("DBS1.NET", "INSERT", *ot, None, f"{t}.0.1", k, None,
-                                  {"ID": k, "NAME": f"n{k}", "AMOUNT": k % 1000}, commit_scn=t + 1))
+                                  {"ID": k, "NAME": f"n{k}", "AMOUNT": k % 1000}, commit_scn=t + 1)
+                           if capture is None else capture.change("I", ot, k, f"n{k}", k % 1000))
                 rows[k] = [f"n{k}", k % 1000]
                 live.setdefault(ot, []).append(k)
             else:
                 key = rnd.choice(live[ot])
                 txn.append(RowLCR("DBS1.NET", "UPDATE", *ot, None, f"{t}.0.1", k,
-                                  {"ID": key, "NAME": rows[key][0]}, {"NAME": f"u{k}"}, commit_scn=t + 1))
+                                  {"ID": key, "NAME": rows[key][0]}, {"NAME": f"u{k}"}, commit_scn=t + 1)
+                           if capture is None else capture.change("U", ot, key, f"u{k}", rows[key][1]))
                 rows[key][0] = f"u{k}"
-        for ot in {(lcr.get_object_owner(), lcr.get_object_name()) for lcr in txn}:
+        for ot in {(lcr.get_object_owner(), lcr.get_object_name()) for lcr in txn} if capture is None else \
+                {(c[1], c[2]) for c in capture.pending}:
             live.setdefault(ot, [])      # rows of this transaction: updatable from the next one on
+        if capture is not None:
+            txn = capture.commit(t)
         q.enqmany([conn.msgproperties(payload=p) for p in txn])
         conn.commit()
         done += size
         t += 1
     return t, final
+
+
+class _P5Capture:
+    """P5's changes as a PostgreSQL capture stores them: wal2json format-2 rows (what
+    ``pgsource.WAL2JSON_OPTIONS`` asks for) through the capture's decoder."""
+
+    def __init__(self) -> None:
+        from sluice.streams.capture.decode import Decoder
+        self.decoder = Decoder("DBS1.NET", "sluice_store")
+        self.pending: list[tuple] = []
+        self.lsn = 0x1000000
+
+    def change(self, action: str, ot: tuple, key: int, name: str, amount: int) -> None:
+        self.pending.append((action, *ot, key, name, amount))
+
+    def commit(self, t: int) -> list:
+        from sluice.streams.capture.decode import transactions
+        xid = 1000 + t
+        rows = [f'{{"action":"B","xid":{xid}}}']
+        for action, owner, table, key, name, amount in self.pending:
+            self.lsn += 1
+            rows.append(f'{{"action":"{action}","xid":{xid},"timestamp":"2026-11-29 01:00:00.123456+00",'
+                        f'"lsn":"0/{self.lsn:X}","schema":"{owner.lower()}","table":"{table.lower()}",'
+                        f'"columns":[{{"name":"id","type":"bigint","value":{key}}},'
+                        f'{{"name":"name","type":"text","value":"{name}"}},'
+                        f'{{"name":"amount","type":"integer","value":{amount}}}]'
+                        + (f',"identity":[{{"name":"id","type":"bigint","value":{key}}}]}}' if action == "U" else "}"))
+        self.lsn += 1
+        rows.append(f'{{"action":"C","xid":{xid},"timestamp":"2026-11-29 01:00:{t % 60:02d}.5+00",'
+                    f'"lsn":"0/{self.lsn:X}","nextlsn":"0/{self.lsn + 1:X}"}}')
+        self.pending = []
+        return [lcr for txn in transactions(rows, self.decoder.kinds) for lcr in self.decoder.lcrs(txn)]
 
 
 class PeakRss:
@@ -469,8 +513,9 @@ def p5_bench(a: Any, work: str) -> None:
               f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
         conn = p5_site(dsn, ("APY", "APS"), a.group)
         t0 = time.perf_counter()
-        txns, final = p5_stage(conn, a.lcrs)
-        print(f"staged {a.lcrs} row LCRs in {txns} transactions (PostgreSQL store) in "
+        txns, final = p5_stage(conn, a.lcrs, not a.plain)
+        print(f"staged {a.lcrs} row LCRs ({'plain documents' if a.plain else 'as a PostgreSQL capture stores them'}) "
+              f"in {txns} transactions (PostgreSQL store) in "
               f"{time.perf_counter() - t0:.1f} s", flush=True)
         # floor: COPY of the same rows (as they end up) straight into the target's tables
         p5_tables(dsn["floor"])
@@ -679,6 +724,8 @@ def main() -> None:
     ap.add_argument("--p5", action="store_true", help="issue 16's P5, PostgreSQL to PostgreSQL (see p5_bench)")
     ap.add_argument("--jvm-decode", action="store_true",
                     help="--p5: plain row LCRs decoded in the JVM (PipelineSpec.decode_in_jvm)")
+    ap.add_argument("--plain", action="store_true",
+                    help="--p5: stage plain row-LCR documents instead of the captured form (the default)")
     ap.add_argument("--tasks", type=int, default=None, help="--p5: the apply sink's tasks (default: Spark's)")
     ap.add_argument("--group", type=int, default=1,
                     help="--p5/--lag: the applies' GROUPTRANSOPS (1: a target transaction per source one)")
