@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterator, Sequence
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from . import queueio, rows
+from . import capturedarrow, queueio, rows
 from .queueio import QueueRef
 
 __all__ = ["SluiceDataSource", "register"]
@@ -78,10 +78,10 @@ class SluiceDataSource(DataSource):
 
 def _read(ref: QueueRef, fetch: Any, documents: bool) -> Iterator[Any]:
     """Arrow record batches of the rows: built column by column here, Spark's per-cell
-    converters of tuple rows cost more than decoding the LCRs."""
+    converters of tuple rows cost more than decoding the LCRs (captured row LCRs by column
+    in Arrow's C++, :mod:`.capturedarrow`)."""
     with queueio.open_raw(ref.dsn) as raw:
-        yield from rows.arrow_batches(rows.source_rows(ref.qualified, ref.payload_type, fetch(raw), documents),
-                                      documents=documents)
+        yield from capturedarrow.record_batches(ref.qualified, ref.payload_type, fetch(raw), documents)
 
 
 class _BrowseReader(DataSourceReader):
