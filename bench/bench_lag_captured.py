@@ -17,8 +17,9 @@ Start-up is excluded as in ``--lag``: a warm-up transaction with a row in every 
 applied before the clock starts.
 
 **Where the lag goes** (printed after the totals, percentiles per stage over the transactions):
-the queue keeps its messages (``retention_time``: acknowledged ones become PROCESSED instead of
-being deleted) so that after the run each transaction's LCRs can be found in the queue table —
+a thread polls the queue table every 0.2 s for the captured LCRs that came meanwhile (one
+enqueuer, the capture: SEQ grows in commit order; the sink consumes a batch a second or more
+after its enqueue, so none is missed; the queue itself is as in the plain bench) —
 ``capture`` = their ENQ_TIME (the capture enqueued them; its commit follows within the batch)
 - the source commit; ``sink wait`` = the start of the micro-batch that read them (Spark's
 progress: trigger start, its end offset a queue commit SCN) - ENQ_TIME; ``sink batch`` = the
@@ -181,44 +182,37 @@ def pct_line(values: list[float]) -> str:
     return " / ".join(f"{v[min(len(v) - 1, int(p * len(v)))]:.2f}" for p in (0.1, 0.5, 0.9, 0.99)) + " s"
 
 
-def queue_times(dsn: str, first: int) -> dict[int, tuple[float, float, int]]:
-    """source id -> (ENQ_TIME, the source commit time the LCR carries, queue CSCN) of the
-    queue's captured LCRs (one LCR per source transaction suffices: all of it is enqueued in
-    one store transaction)."""
-    from datetime import datetime
+class QueueTimes:
+    """Polls the queue table (every ``every`` s, a thread) for its captured LCRs: per source
+    transaction (its first row's id) when the capture enqueued it and the queue commit SCN."""
 
-    from sluice.pipeline.queueio import QueueRef
-    ref = QueueRef.resolve(dsn, "STRM_Q", browse=True)
-    out: dict[int, tuple[float, float, int]] = {}
-    from sluice.store.pgconn import parse_dsn, search_path_option
-    target = parse_dsn(dsn)
-    with psycopg.connect(target.conninfo, options=search_path_option(target.schema)) as c:
-        cur = c.execute(f"SELECT ENQ_TIME, CSCN, USER_DATA FROM {ref.table}")
-        seen: set = set()
-        sample = None
-        for enq, cscn, data in cur:
-            sample = sample or data
-            text = bytes(data).decode("utf-8", "replace") if isinstance(data, (bytes, memoryview)) else str(data)
-            try:
-                start = text.index("{")
-                doc = json.loads(text[start:])
-            except ValueError:
-                continue
-            doc = doc.get("value", doc)     # the ANYDATA envelope
-            txn = doc.get("txn")
-            if txn in seen or not isinstance(doc.get("pg"), (str, dict)):
-                continue
-            row = doc["pg"] if isinstance(doc["pg"], dict) else json.loads(doc["pg"])
-            ident = next((col["value"] for col in row.get("columns", ()) if col["name"] == "id"), None)
-            if ident is None or ident < first:
-                continue
-            seen.add(txn)
-            when = doc.get("time")
-            source = datetime.fromisoformat(when).timestamp() if isinstance(when, str) else float("nan")
-            out[ident] = (float(enq), source, int(cscn))
-    if not out:
-        print(f"    (no captured LCR found in the queue table; a record's USER_DATA: {str(sample)[:600]!r})")
-    return out
+    def __init__(self, dsn: str, every: float = 0.2) -> None:
+        from sluice.pipeline.queueio import QueueRef
+        from sluice.store.pgconn import parse_dsn, search_path_option
+        ref = QueueRef.resolve(dsn, "STRM_Q", browse=True)
+        target = parse_dsn(dsn)
+        self.c = psycopg.connect(target.conninfo, options=search_path_option(target.schema), autocommit=True)
+        self.sql = (f"SELECT max(SEQ), min(ENQ_TIME), min(CSCN), min(substring(USER_DATA from "
+                    f"'\\\\\"value\\\\\":([0-9]+)')::bigint) FROM {ref.table} WHERE SEQ > %s "
+                    f"GROUP BY substring(USER_DATA from '\"txn\":\"([0-9]+)\"')")
+        self.seq, self.every = 0, every
+        self.out: dict[int, tuple[float, int]] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.every):
+            for seq, enq, cscn, ident in self.c.execute(self.sql, (self.seq,)).fetchall():
+                self.seq = max(self.seq, seq)
+                if ident is not None:
+                    self.out.setdefault(ident, (float(enq), int(cscn)))
+
+    def result(self) -> dict[int, tuple[float, int]]:
+        self.stop.set()
+        self.thread.join()
+        self.c.close()
+        return self.out
 
 
 def main() -> None:
@@ -247,7 +241,6 @@ def main() -> None:
                     c.execute("ALTER TABLE {}.{} ADD COLUMN applied timestamptz DEFAULT clock_timestamp()"
                               .format(*p5_target_of(owner, t)))
         conn.cursor().execute("ALTER DATABASE RENAME GLOBAL_NAME TO DBS1.NET")
-        conn.aqadm.alter_queue(queue_name="STRM_Q", retention_time=86400)   # where the lag goes: kept
         for owner in OWNERS:
             conn.streams_adm.add_schema_rules(schema_name=owner, streams_type="capture", streams_name="CAP",
                                               queue_name="STRM_Q", include_dml=True)
@@ -323,6 +316,7 @@ def main() -> None:
             pg_ours |= {r[0] for r in c.execute("SELECT pid FROM pg_stat_activity WHERE datname = ANY(%s)",
                                                 (list(dbs.values()),)).fetchall()}
         cpu = CpuSampler(classify)
+        queued = QueueTimes(dsn["store"])
         txns, produced = mine.recv()
         child.join()
         rows = sum(n for _f, n, _t in txns)
@@ -350,7 +344,7 @@ def main() -> None:
         print(f"lag source commit -> target commit over {len(lags)} transactions: {lag_percentiles(lags)}; "
               f"transactions not wholly applied by the deadline: {len(txns) - len(complete)}; "
               f"end {time.strftime('%H:%M:%S')}, load {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-        breakdown(txns, complete, latest, queue_times(dsn["store"], first), progress, laps)
+        breakdown(txns, complete, latest, queued.result(), progress, laps)
     finally:
         if host is not None:
             host.terminate()
@@ -393,7 +387,7 @@ def breakdown(txns: list, complete: list, latest: dict, queued: dict, progress: 
         q = queued.get(f)
         if q is None:
             continue
-        enq, source, cscn = q
+        enq, cscn = q
         k = bisect.bisect_left(ends, cscn)
         if k == len(batches):
             continue
