@@ -487,11 +487,13 @@ def p5_bench(a: Any, work: str) -> None:
                         cp.write_row((k, nm, amount) + extra)
         s = time.perf_counter() - start
         print(f"(g) floor, COPY:             {n_rows:>9} rows in {s:6.2f} s = {n_rows / s:>10,.0f} rows/s", flush=True)
-        proc = ApplyProcess.from_catalog(sluice.connect(dsn["store"]), "APY", batch=5000)
+        apy_conn = sluice.connect(dsn["store"])
+        proc = ApplyProcess.from_catalog(apy_conn, "APY", batch=5000)
         start = time.perf_counter()
         n = proc.drain(7200)
         s = time.perf_counter() - start
         proc.stop()
+        apy_conn.close()   # its pool would try to reconnect once the databases are dropped
         py = n / s
         print(f"(e) Python apply process:    {n:>9} LCRs in {s:6.2f} s = {py:>10,.0f} rows/s "
               f"(load {os.getloadavg()[0]:.1f})", flush=True)
