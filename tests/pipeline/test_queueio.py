@@ -76,6 +76,25 @@ def test_positions_are_whole_commits_and_acknowledge_consumes(conn, dsn):
     assert conn.query("SELECT COUNT(*) FROM AQ$STRM_QT", None)[1] == [(9,)]
 
 
+def test_acknowledge_looks_only_after_the_low_watermark(conn, dsn):
+    """The records at or below a pipeline's low-watermark were consumed by the acknowledgement
+    that set it: a later one consumes only the range after it (no scan of the queue's past)
+    and one up to the low-watermark or below does not touch the queue at all."""
+    streams_queue(conn, [[lcr(t, i) for i in range(1 + t % 3)] for t in range(6)])   # 12 LCRs
+    ref = QueueRef.resolve(dsn, "STRM_Q", "APPLY1")
+    with queueio.open_raw(dsn) as raw:
+        first, latest = queueio.latest_position(raw, ref, 0, 2), queueio.latest_position(raw, ref, 0)
+        queueio.set_position(raw, "p2", ref.qualified, first)   # a position set by other means
+        statements: list[str] = []
+        execute = raw.execute
+        raw.execute = lambda sql, params=(): statements.append(sql) or execute(sql, params)
+        assert queueio.acknowledge(raw, ref, "p2", first) == 0
+        assert not [s for s in statements if s.startswith(("DELETE", "UPDATE"))]
+        assert queueio.acknowledge(raw, ref, "p2", latest) == 9     # not the 3 at or below ``first``
+        assert queueio.low_watermark(raw, "p2") == latest
+    assert conn.query("SELECT COUNT(*) FROM AQ$STRM_QT", None)[1] == [(3,)]
+
+
 def test_rows_carry_the_lcr_columns_and_give_the_lcr_back(conn, dsn):
     ddl = DDLLCR("DBS1.NET", "CREATE TABLE", "HR", "T9", "TABLE", "CREATE TABLE t9 (x NUMBER)", "HR", "HR",
                  tag=b"\x11", transaction_id="9.1.1", scn=900, commit_scn=999)

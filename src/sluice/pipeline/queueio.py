@@ -211,8 +211,11 @@ def seq_bounds(raw: _Raw, ref: QueueRef) -> tuple[int, int]:
     return (row[0] - 1, row[1]) if row and row[0] is not None else (0, 0)
 
 
-def low_watermark(raw: _Raw, pipeline: str) -> int | None:
-    row = raw.execute("SELECT POSITION FROM SLUICE_PIPELINE_PROGRESS WHERE NAME = ?", [pipeline]).fetchone()
+def low_watermark(raw: _Raw, pipeline: str, lock: bool = False) -> int | None:
+    """The pipeline's position (``lock``: its row locked until the transaction ends; SQLite's
+    BEGIN IMMEDIATE has locked the store already)."""
+    row = raw.execute("SELECT POSITION FROM SLUICE_PIPELINE_PROGRESS WHERE NAME = ?"
+                      + (" FOR UPDATE" if lock and raw.pg else ""), [pipeline]).fetchone()
     return None if row is None else row[0]
 
 
@@ -220,11 +223,26 @@ def acknowledge(raw: _Raw, ref: QueueRef, pipeline: str, end: int) -> int:
     """Consume the pipeline's READY records up to ``end`` and set its low-watermark to
     ``end``, in one store transaction; returns how many records were consumed.  Called once
     the batch that read them has been committed by its sink, so a batch replayed after a
-    failure still finds its records."""
+    failure still finds its records.
+
+    Only the records after the low-watermark are looked at: those at or below it were
+    consumed by the acknowledgement that set it (the same transaction), and a range without
+    a lower bound walks every consumed record's index entry that VACUUM has not removed yet
+    -- at 5,000 records a second, the queue's whole recent past, once per batch (twice: the
+    runner acknowledges each batch when its progress is reported, Spark's commit of the
+    source again when the next batch starts).  An acknowledgement up to the low-watermark or
+    below changes nothing; the pipeline's progress row is locked first, so of two
+    acknowledging at once the second sees the first's position."""
     where, params = _where(ref)
     now = time.time()
     raw.begin()
     try:
+        current = low_watermark(raw, pipeline, lock=True)
+        if current is not None and end <= current:     # a batch counts once, however often acknowledged
+            raw.execute("COMMIT")
+            return 0
+        if current is not None:
+            where, params = f"{where} AND {ref.order} > ?", [*params, current]
         if ref.retention == 0:
             n = raw.execute(f"DELETE FROM {ref.table} WHERE {where} AND {ref.order} <= ?", [*params, end]).rowcount
         else:
@@ -232,11 +250,9 @@ def acknowledge(raw: _Raw, ref: QueueRef, pipeline: str, end: int) -> int:
             n = raw.execute(f"UPDATE {ref.table} SET STATE = {C.MSG_PROCESSED}, DEQ_TIME = ?, DEQ_UID = ?, "
                             f"DEQ_AGENT_NAME = ?, TIME_MANAGER_INFO = ? WHERE {where} AND {ref.order} <= ?",
                             [now, "SLUICE_PIPELINE", pipeline, purge_at, *params, end]).rowcount
-        current = low_watermark(raw, pipeline)
-        if current is None or end > current:   # a batch counts once, however often acknowledged
-            _upsert(raw, pipeline, ref, {"POSITION": end})
-            raw.execute("UPDATE SLUICE_PIPELINE_PROGRESS SET BATCHES = BATCHES + 1, "
-                        "TOTAL_MESSAGES = TOTAL_MESSAGES + ? WHERE NAME = ?", [n, pipeline])
+        _upsert(raw, pipeline, ref, {"POSITION": end})
+        raw.execute("UPDATE SLUICE_PIPELINE_PROGRESS SET BATCHES = BATCHES + 1, "
+                    "TOTAL_MESSAGES = TOTAL_MESSAGES + ? WHERE NAME = ?", [n, pipeline])
         raw.execute("COMMIT")
     except BaseException:
         raw.execute("ROLLBACK")
