@@ -57,7 +57,6 @@ _ROW = (rf'^\{{"action":"[IUD]","xid":[0-9]+,"timestamp":{_STR},"lsn":{_STR},"sc
 _INT_VALUE, _INT_KEY = rf'"value":({_INT})([,}}])', r'"ival":"\1"\2'
 
 _ROW_TYPE = RowLCR.oracle_type
-_NEWER = frozenset({"SYS.BINARY_FLOAT", "SYS.BINARY_DOUBLE"})   # (captured._TYPES_10_1)
 
 
 def _arrow() -> tuple[Any, Any, Any]:
@@ -247,7 +246,7 @@ def _side(pa: Any, pc: Any, lists: Any, include: Any, n: int) -> tuple[tuple[Any
     offsets = pa.array([0], pa.int32())
     offsets = pa.concat_arrays([offsets, pc.cumulative_sum(lengths.cast(pa.int32()))])
     bad_rows = pc.unique(parents.filter(pc.invert(pc.fill_null(fine, False))))
-    newer_rows = pc.unique(parents.filter(pc.fill_null(pc.is_in(anydata, value_set=pa.array(sorted(_NEWER))), False)))
+    newer_rows = pc.unique(parents.filter(pc.fill_null(pc.is_in(anydata, value_set=pa.array(sorted(captured._TYPES_10_1))), False)))
     # a name twice in one row: the keys of each row joined, per distinct list looked at once
     listed = pa.ListArray.from_arrays(offsets, keys)
     joined = pc.binary_join(listed, "\x00").dictionary_encode()
