@@ -41,6 +41,7 @@ import resource
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -575,15 +576,21 @@ def p5_bench(a: Any, work: str) -> None:
                         for o in [f"u{o}" for o in range(10)] + ["hr"] for i in range(10)]
         aps, apy, floor_rows = contents(dsn["aps"]), contents(dsn["apy"]), contents(dsn["floor"])
         same = f"Spark = Python apply: {aps == apy}, = COPY floor: {aps == floor_rows}"
-        with psycopg.connect(dsn["aps"]) as c:
-            where = c.execute("SELECT table_schema FROM information_schema.tables "
-                              "WHERE table_name = 'sluice_apply_done'").fetchone()[0]
-            done = c.execute(f"SELECT count(*) FROM {where}.sluice_apply_done WHERE apply_name = 'APS'").fetchone()[0]
+        def bookkeeping(d: str) -> tuple:
+            """(the applied low-watermark per source database, the delivery records left): the
+            Spark sink forgets the records of all but its last batches (sinks.forget_delivered)"""
+            with psycopg.connect(d) as c:
+                where = c.execute("SELECT table_schema FROM information_schema.tables "
+                                  "WHERE table_name = 'sluice_apply_done'").fetchone()[0]
+                marks = c.execute(f"SELECT source_database, max(applied_scn) FROM {where}.sluice_apply_progress "
+                                  "GROUP BY 1 ORDER BY 1").fetchall()
+                return marks, c.execute(f"SELECT count(*) FROM {where}.sluice_apply_done").fetchone()[0]
+        (marks, left), (py_marks, _) = bookkeeping(dsn["aps"]), bookkeeping(dsn["apy"])
         errors = conn.query("SELECT APPLY_NAME, ERROR_NUMBER, COUNT(*) FROM SLUICE_APPLY_ERROR "
                             "GROUP BY APPLY_NAME, ERROR_NUMBER", None)[1]
-        print(f"targets equal: {same}; Spark's target transactions "
-              f"recorded: {done} of {txns}; error transactions: {errors}; end {time.strftime('%H:%M:%S')}, "
-              f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print(f"targets equal: {same}; applied low-watermark Spark = Python apply: {marks == py_marks} {marks}; "
+              f"Spark's delivery records left: {left} (of {txns} source transactions); error transactions: {errors}; "
+              f"end {time.strftime('%H:%M:%S')}, load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         conn.close()
     finally:
         drop_databases(dbs)
@@ -683,6 +690,14 @@ def lag_bench(a: Any, work: str) -> None:
                 raise RuntimeError(f"the pipeline stopped before applying anything: {run.query.exception()}")
             time.sleep(0.2)
         print(f"    first transaction applied {time.time() - warm:.1f} s after the start", flush=True)
+        seen: dict = {}
+        polled = threading.Event()
+
+        def poll() -> None:   # the sink forgets a delivery record a minute and two batches on: keep each
+            while not polled.wait(5.0):
+                seen.update(applied())
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
         start = time.time()
         if a.same_process:
             committed, sent, produced = lag_produce(dsn["store"], a.rate, a.seconds, scn, k)
@@ -696,11 +711,14 @@ def lag_bench(a: Any, work: str) -> None:
         print(f"    produced {sent} rows in {len(committed)} transactions in {produced:.1f} s "
               f"= {sent / produced:,.0f} rows/s", flush=True)
         deadline = time.time() + max(60.0, 4 * a.seconds)
-        done = applied()
-        while len(done) < len(committed) + 1 and time.time() < deadline:
+        seen.update(applied())
+        while len(seen) < len(committed) + 1 and time.time() < deadline:
             time.sleep(1)
-            done = applied()
+            seen.update(applied())
         ended = time.time()
+        polled.set()
+        poller.join()
+        done = list(seen.items())
         for p in run.query.recentProgress:   # Spark's phases per trigger (queryPlanning, addBatch, walCommit, …)
             print(f"    batch {p.batchId}: began {p.timestamp}, {p.numInputRows} rows, {dict(p.durationMs)}")
         run.stop()

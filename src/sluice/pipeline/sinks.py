@@ -13,7 +13,8 @@
   (:class:`sluice.streams.apply.ApplyEngine`, the one implementation): per micro-batch,
   spread over tasks (:mod:`.applyplan`: transactions changing the same rows on one task,
   in commit order), each source transaction one target transaction holding the apply's
-  low-watermark and its SLUICE_APPLY_DONE record, so a replayed batch changes nothing; a
+  low-watermark and its SLUICE_APPLY_DONE record, so a replayed batch changes nothing (the
+  records of the batches no replay can bring again are forgotten: :func:`forget_delivered`); a
   transaction that fails goes to the error queue (DBA_APPLY_ERROR) as the Python process
   puts it there.  The plan's keys are computed in the JVM (:func:`_keys_frame`), so the
   LCRs reach Python once, in the task that applies them; there, transactions of plain row
@@ -442,6 +443,32 @@ def _forget_enqueued(dsn: str, apply_name: str, batch_id: int) -> None:
         raw.execute("COMMIT")
 
 
+# How long after the start of the micro-batch before the previous one the apply sink keeps
+# its delivery records (SLUICE_APPLY_DONE): the tasks' path writes them with the executors'
+# clocks, which a cluster's driver does not share -- the margin covers their skew.
+DELIVERY_RECORDS_KEPT = 60.0
+
+
+def forget_delivered(engine: Any, apply_name: str, started: list[float]) -> None:
+    """Delete the apply's delivery records that no replay can need any more, given the
+    wall-clock starts of the micro-batches this query ran before the one now starting.
+
+    A record keeps a replayed batch from applying a transaction twice; Spark replays only
+    the batch it was running (batch N+1 starts after batch N's commit log is written and
+    the queue acknowledged up to it), and a transaction left in the error queue by an
+    aborted batch comes again only in that batch's replay.  So at the start of batch N+1,
+    records older than the start of batch N-1 (less :data:`DELIVERY_RECORDS_KEPT`) guard
+    nothing -- without this the target's SLUICE_APPLY_DONE grew by a row per source
+    transaction for ever (the Python apply process forgets its own once its dequeue has
+    committed).  A query's first two batches forget nothing: a replay may follow a restart.
+    EXECUTE_ERROR's own records (kind ERROR) stay: they keep an error transaction applied once."""
+    if len(started) < 2:
+        return
+    t = engine.target
+    t.execute(*t.forget_delivered_statement(apply_name, started[-2] - DELIVERY_RECORDS_KEPT))
+    t.commit()
+
+
 def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
                      shipped: dict[str, bytes], batch_id: int, it: Iterator[Any],
                      waits: dict[str, list[str]] | None = None, waited: Any = None,
@@ -636,9 +663,10 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
     buckets: dict[int, list[int]] = {}
     known: dict[tuple[str, str], list[str] | None] = {}   # tables' key columns, kept across batches
     facts = stagedsink.TableFacts()                        # the staged path's, likewise
+    started: list[float] = []   # wall-clock starts of the batches this query ran (forget_delivered)
 
     def batch(frame: DataFrame, batch_id: int) -> None:
-        entered = time.monotonic()
+        entered, began = time.monotonic(), time.time()
         spark = frame.sparkSession
         n = tasks or spark.sparkContext.defaultParallelism
         if not prepared:   # the target's bookkeeping tables, made once before tasks race to make them
@@ -660,6 +688,8 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
         try:
             staged: list = []
             with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
+                forget_delivered(engine, apply_name, started)
+                started[:] = [*started[-1:], began]
                 limit = group_transactions if group_transactions is not None else int(d.parameter("GROUPTRANSOPS"))
                 set_up = time.monotonic() - entered
                 took = stagedsink.apply_staged(frame, engine, ctx, d, _has_actions(ctx), facts, limit,

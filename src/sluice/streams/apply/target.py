@@ -223,6 +223,15 @@ class Target:
         return (f"DELETE FROM {self.done_table()} WHERE APPLY_NAME = {p} AND ID IN ({marks})",
                 (apply_name, *idents))
 
+    def forget_delivered_statement(self, apply_name: str, before: float) -> tuple[str, tuple]:
+        """The delete of the apply's delivery records (captured and user-message
+        transactions; not EXECUTE_ERROR's, which keep an error transaction applied once)
+        written before ``before`` (epoch seconds): what the Spark apply sink no longer needs
+        (:func:`sluice.pipeline.sinks.forget_delivered`)."""
+        p = self.placeholder
+        return (f"DELETE FROM {self.done_table()} WHERE APPLY_NAME = {p} AND KIND IN ('CAPTURED', 'USER') "
+                f"AND DONE < {p}", (apply_name, before))
+
     # -- values ----------------------------------------------------------------------------
     def converter(self, type_name: str) -> Any:
         """A function making an LCR value fit a column of ``type_name`` (None: as it is)."""
