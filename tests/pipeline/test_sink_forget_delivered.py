@@ -19,6 +19,7 @@ import sluice
 from sluice import RowLCR
 from sluice.pipeline import sinks
 from sluice.pipeline.source import register
+from tests.pipeline.test_spark_pipeline import sqlite_apply_site
 from tests.streams.applykit import target  # noqa: F401
 
 APPLY = "APF"
@@ -67,15 +68,7 @@ def test_a_long_stream_keeps_the_records_of_its_last_batches_only(spark, tmp_pat
     records left are those of the last batches (a suffix of the commit order), not one per
     transaction.  Then the stream restarted from its checkpoint with more: still once."""
     monkeypatch.setattr(sinks, "DELIVERY_RECORDS_KEPT", 0.0)     # no executors' clocks here
-    dsn = f"sqlite:///{tmp_path / 'site.db'}"
-    target_path = str(tmp_path / "target.db")
-    with sqlite3.connect(target_path) as tg:
-        tg.execute('CREATE TABLE "TGT.T" (id integer PRIMARY KEY, n integer)')
-    conn = sluice.connect(dsn)
-    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
-    conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=APPLY, apply_database_link=f"sqlite:///{target_path}",
-                                apply_captured=True)
-    conn.apply_adm.set_schema_instantiation_scn("TGT", "DBS1.NET", 0, apply_database_link=f"sqlite:///{target_path}")
+    dsn, conn, target_path = sqlite_apply_site(tmp_path, APPLY)
     q = conn.queue("STRM_Q")
 
     def enqueue(first: int, count: int) -> None:

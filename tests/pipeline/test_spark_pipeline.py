@@ -129,6 +129,24 @@ def _comparable(row) -> tuple:
                  is not None else row[c] for c in LCR_COLUMNS if c not in ("scn", "commit_scn"))
 
 
+def sqlite_apply_site(tmp_path, apply_name: str) -> tuple[str, object, str]:
+    """(store DSN, a connection, the target's path): an SQLite store with the commit-time
+    queue STRM_Q and apply process ``apply_name`` of captured LCRs into the SQLite target's
+    table TGT.T (id key, n), instantiated at SCN 0."""
+    import sqlite3
+
+    dsn = f"sqlite:///{tmp_path / 'site.db'}"
+    target = str(tmp_path / "target.db")
+    with sqlite3.connect(target) as t:
+        t.execute('CREATE TABLE "TGT.T" (id integer PRIMARY KEY, n integer)')
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=apply_name, apply_database_link=f"sqlite:///{target}",
+                                apply_captured=True)
+    conn.apply_adm.set_schema_instantiation_scn("TGT", "DBS1.NET", 0, apply_database_link=f"sqlite:///{target}")
+    return dsn, conn, target
+
+
 def test_sqlite_store_with_a_cluster_master_is_refused(tmp_path):
     with pytest.raises(sluice.NotSupportedError, match="local database file"):
         check_master("spark://127.0.0.1:7077", f"sqlite:///{tmp_path}/s.db")
@@ -437,15 +455,7 @@ def test_apply_tasks_wait_for_the_transactions_of_other_tasks_they_depend_on(spa
 
     from sluice.pipeline import sinks
 
-    dsn = f"sqlite:///{tmp_path / 'site.db'}"
-    target = str(tmp_path / "target.db")
-    with sqlite3.connect(target) as t:
-        t.execute('CREATE TABLE "TGT.T" (id integer PRIMARY KEY, n integer)')
-    conn = sluice.connect(dsn)
-    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
-    conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name="APW", apply_database_link=f"sqlite:///{target}",
-                                apply_captured=True)
-    conn.apply_adm.set_schema_instantiation_scn("TGT", "DBS1.NET", 0, apply_database_link=f"sqlite:///{target}")
+    dsn, conn, target = sqlite_apply_site(tmp_path, "APW")
     conn.apply_adm.set_parameter("APW", "disable_on_error", "N")
     q = conn.queue("STRM_Q")
     for k in range(200):
