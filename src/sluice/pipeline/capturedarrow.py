@@ -246,7 +246,8 @@ def _side(pa: Any, pc: Any, lists: Any, include: Any, n: int) -> tuple[tuple[Any
     offsets = pa.array([0], pa.int32())
     offsets = pa.concat_arrays([offsets, pc.cumulative_sum(lengths.cast(pa.int32()))])
     bad_rows = pc.unique(parents.filter(pc.invert(pc.fill_null(fine, False))))
-    newer_rows = pc.unique(parents.filter(pc.fill_null(pc.is_in(anydata, value_set=pa.array(sorted(captured._TYPES_10_1))), False)))
+    of_10_1 = pc.is_in(anydata, value_set=pa.array(sorted(captured._TYPES_10_1)))   # needs compatibility 10.1
+    newer_rows = pc.unique(parents.filter(pc.fill_null(of_10_1, False)))
     # a name twice in one row: the keys of each row joined, per distinct list looked at once
     listed = pa.ListArray.from_arrays(offsets, keys)
     joined = pc.binary_join(listed, "\x00").dictionary_encode()
