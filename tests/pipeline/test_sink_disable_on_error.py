@@ -167,3 +167,62 @@ def test_delete_error_then_a_crash_replay_drops_it(site):
     assert target.rows("log") == []
     assert target.rows("emp") == [(1, "a"), (3, "c")]
     assert _errors(conn) == []
+
+
+class _Crash(Exception):
+    """The sink's process dying at one point (raised there instead)."""
+
+
+def test_delete_error_after_a_crash_before_the_target_record_drops_it(site, monkeypatch):
+    """disable_on_error = N: 12 fails and its error row commits, then the sink dies before
+    it records 12 as delivered in the target (a crash, or the target lost, between the two
+    commits); DELETE_ERROR, then the batch replayed: 12 stays dropped -- DELETE_ERROR leaves
+    a note of the transaction in the store that the replay reads as it reads an error row
+    -- and 11 and 13 are applied once."""
+    dsn, conn, target = site
+    conn.apply_adm.set_parameter(APPLY, "disable_on_error", "N")
+
+    def crash(*_args):
+        raise _Crash
+    monkeypatch.setattr(sinks, "_settled_by_error_queue", crash)
+    with pytest.raises(_Crash):
+        _run(dsn, _batch(target))
+    monkeypatch.undo()
+    (local, scn), = _errors(conn)
+    assert scn == 12 and target.rows("emp") == [(1, "a")]
+    target.sql(f"CREATE TABLE {target.table('log')} (id integer, note varchar(20))")
+    conn.apply_adm.delete_error(local)
+    _run(dsn, _batch(target))
+    assert target.rows("log") == []
+    assert target.rows("emp") == [(1, "a"), (3, "c")]
+    assert _errors(conn) == []
+
+
+def test_delete_error_leaves_a_note_the_replay_reads(site):
+    """What DELETE_ERROR leaves: the error row gone (DBA_APPLY_ERROR), and a note of the
+    transaction that ``errored_transactions`` -- what an apply and a replay skip -- reads."""
+    from sluice.streams.apply import errorqueue
+    from sluice.streams.capture.context import CaptureContext
+
+    dsn, conn, target = site
+    conn.apply_adm.set_parameter(APPLY, "disable_on_error", "N")
+    _run(dsn, _batch(target))
+    (local, _), = _errors(conn)
+    ctx = CaptureContext(conn)
+    assert errorqueue.errored_transactions(ctx, APPLY) == {("DBS1.NET", 12)}
+    conn.apply_adm.delete_error(local)
+    assert _errors(conn) == []
+    assert errorqueue.errored_transactions(ctx, APPLY) == {("DBS1.NET", 12)}
+    assert errorqueue.errored_transactions(ctx, "OTHER") == set()
+
+
+def test_an_older_store_gets_the_table_of_deleted_errors(dsn):
+    from tests.streams.test_propagation import _raw, rows
+
+    sluice.connect(dsn).close()
+    _raw(dsn, ["DROP TABLE SLUICE_APPLY_ERROR_DELETED", "UPDATE SLUICE_META SET VALUE = '14' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    try:
+        assert rows(conn, "SELECT COUNT(*) FROM SLUICE_APPLY_ERROR_DELETED") == [(0,)]
+    finally:
+        conn.close()

@@ -32,8 +32,9 @@ def engine(tmp_path, target):  # noqa: F811
     conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
     conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=APPLY, apply_database_link=target.link,
                                 apply_captured=True)
-    with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (_conn, _ctx, _d, engine):
+    with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (store, ctx, _d, engine):
         engine.target.ensure_bookkeeping()
+        engine.store = (store, ctx)   # the sink's store session, for forget_delivered
         yield engine
     conn.close()
 
@@ -45,8 +46,21 @@ def _records(engine) -> set[tuple[str, str, str]]:
     return rows
 
 
+def _deleted_notes(engine) -> set[tuple[str, int]]:
+    """What DELETE_ERROR left (errorqueue.delete): (apply, commit SCN)."""
+    _store, ctx = engine.store
+    return {(a, s) for a, s in ctx.query("SELECT APPLY_NAME, SOURCE_COMMIT_SCN FROM SLUICE_APPLY_ERROR_DELETED")}
+
+
 def test_records_older_than_the_batch_before_the_previous_are_forgotten(engine):
     t, now = engine.target, time.time()
+    store, ctx = engine.store
+    for apply_name, scn, when in [(APPLY, 10, now - sinks.DELIVERY_RECORDS_KEPT - 200),
+                                  (APPLY, 20, now - 5), ("OTHER", 10, now - sinks.DELIVERY_RECORDS_KEPT - 200)]:
+        ctx.add_commit_work(lambda c, row=(apply_name, "DBS1.NET", scn, when): c.execute(
+            "INSERT INTO SLUICE_APPLY_ERROR_DELETED (APPLY_NAME, SOURCE_DATABASE, SOURCE_COMMIT_SCN, "
+            "DELETED_TIME) VALUES (?, ?, ?, ?)", row))
+    store.commit()
     old, recent = now - sinks.DELIVERY_RECORDS_KEPT - 200, now - 5
     p = t.placeholder
     for row in [(APPLY, "CAPTURED", "DBS1.NET|10", old), (APPLY, "USER", "0a0b", old),
@@ -55,12 +69,15 @@ def test_records_older_than_the_batch_before_the_previous_are_forgotten(engine):
                 ("OTHER", "CAPTURED", "DBS1.NET|10", old)]:  # another apply's
         t.execute(f"INSERT INTO {t.done_table()} (APPLY_NAME, KIND, ID, DONE) VALUES ({p}, {p}, {p}, {p})", row)
     t.commit()
-    everything = _records(engine)
-    sinks.forget_delivered(engine, APPLY, [now - 100])           # the query's first batch ran: a
-    assert _records(engine) == everything                        # replay may follow a restart
-    sinks.forget_delivered(engine, APPLY, [now - 100, now - 1])
+    everything, notes = _records(engine), _deleted_notes(engine)
+    sinks.forget_delivered(engine, store, ctx, APPLY, [now - 100])   # the query's first batch ran: a
+    assert _records(engine) == everything                            # replay may follow a restart
+    assert _deleted_notes(engine) == notes
+    sinks.forget_delivered(engine, store, ctx, APPLY, [now - 100, now - 1])
     assert _records(engine) == {(APPLY, "ERROR", "1.2.3"), (APPLY, "CAPTURED", "DBS1.NET|20"),
                                 ("OTHER", "CAPTURED", "DBS1.NET|10")}
+    # DELETE_ERROR's notes in the store go by the same rule
+    assert _deleted_notes(engine) == {(APPLY, 20), ("OTHER", 10)}
 
 
 def test_a_long_stream_keeps_the_records_of_its_last_batches_only(spark, tmp_path, monkeypatch):

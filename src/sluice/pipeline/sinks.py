@@ -449,7 +449,7 @@ def _forget_enqueued(dsn: str, apply_name: str, batch_id: int) -> None:
 DELIVERY_RECORDS_KEPT = 60.0
 
 
-def forget_delivered(engine: Any, apply_name: str, started: list[float]) -> None:
+def forget_delivered(engine: Any, conn: Any, ctx: Any, apply_name: str, started: list[float]) -> None:
     """Delete the apply's delivery records that no replay can need any more, given the
     wall-clock starts of the micro-batches this query ran before the one now starting.
 
@@ -461,12 +461,19 @@ def forget_delivered(engine: Any, apply_name: str, started: list[float]) -> None
     nothing -- without this the target's SLUICE_APPLY_DONE grew by a row per source
     transaction for ever (the Python apply process forgets its own once its dequeue has
     committed).  A query's first two batches forget nothing: a replay may follow a restart.
-    EXECUTE_ERROR's own records (kind ERROR) stay: they keep an error transaction applied once."""
+    EXECUTE_ERROR's own records (kind ERROR) stay: they keep an error transaction applied once.
+    The store's notes of what DELETE_ERROR deleted (``conn``, ``ctx``: the store; one made before the
+    start of batch N-1 is of a transaction of an earlier batch, committed by now) go by the
+    same rule."""
+    from ..streams.apply import errorqueue
+
     if len(started) < 2:
         return
+    before = started[-2] - DELIVERY_RECORDS_KEPT
     t = engine.target
-    t.execute(*t.forget_delivered_statement(apply_name, started[-2] - DELIVERY_RECORDS_KEPT))
+    t.execute(*t.forget_delivered_statement(apply_name, before))
     t.commit()
+    errorqueue.forget_deleted(conn, ctx, apply_name, before)
 
 
 def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
@@ -687,8 +694,8 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
         rows = stagedsink.without_staging(frame)
         try:
             staged: list = []
-            with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
-                forget_delivered(engine, apply_name, started)
+            with _apply_engine(connect, dsn, login, apply_name) as (conn, ctx, d, engine):
+                forget_delivered(engine, conn, ctx, apply_name, started)
                 started[:] = [*started[-1:], began]
                 limit = group_transactions if group_transactions is not None else int(d.parameter("GROUPTRANSOPS"))
                 set_up = time.monotonic() - entered

@@ -36,7 +36,9 @@ from .dialect import Dialect
 #     RETYPED_VIEWS, and creates them again)
 # 14: multi-consumer queue tables' $EXPIRED index (MSGID of the records out of retries: see
 #     expired_index_ddl)
-SCHEMA_VERSION = 14
+# 15: what DELETE_ERROR deleted (SLUICE_APPLY_ERROR_DELETED: a replayed Spark micro-batch
+#     must skip a transaction the user deleted from the error queue)
+SCHEMA_VERSION = 15
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY",)
@@ -628,6 +630,14 @@ def apply_ddl(d: Dialect) -> list[str]:
             SOURCE_TRANSACTION_ID TEXT, SOURCE_COMMIT_SCN {i}, MESSAGE_NUMBER {i},
             ERROR_NUMBER {i}, ERROR_MESSAGE TEXT, MESSAGE_COUNT {i}, ERROR_CREATION_TIME {r},
             KIND TEXT NOT NULL, IDENT TEXT, TARGET TEXT, APPLY_TAG TEXT, MESSAGES TEXT NOT NULL)""",
+        # the transactions DELETE_ERROR took out of the error queue, kept (by the same store
+        # transaction) until no replay of a Spark micro-batch can bring them back: a replay
+        # skips them as it skips those still in the error queue (streams.apply.errorqueue)
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_ERROR_DELETED (
+            APPLY_NAME TEXT NOT NULL, SOURCE_DATABASE TEXT, SOURCE_COMMIT_SCN {i}, IDENT TEXT,
+            DELETED_TIME {r} NOT NULL)""",
+        """CREATE INDEX IF NOT EXISTS SLUICE_APPLY_ERROR_DELETED$APPLY
+            ON SLUICE_APPLY_ERROR_DELETED (APPLY_NAME, DELETED_TIME)""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_APPLY_PROGRESS (
             APPLY_NAME TEXT NOT NULL, SOURCE_DATABASE TEXT NOT NULL, APPLIED_MESSAGE_NUMBER {i},
             SOURCE_TRANSACTION_ID TEXT, APPLY_TIME {r}, APPLIED_MESSAGE_CREATE_TIME {r},

@@ -30,7 +30,7 @@ from ..capture.context import CaptureContext
 from .definition import engine_for, find_definition
 from .engine import ApplyError, Item, SourceTxn
 
-__all__ = ["record", "error_ids", "delete", "execute_error", "errored_transactions"]
+__all__ = ["record", "error_ids", "delete", "forget_deleted", "execute_error", "errored_transactions"]
 
 _INSERT = """INSERT INTO SLUICE_APPLY_ERROR (LOCAL_TRANSACTION_ID, APPLY_NAME, QUEUE_OWNER, QUEUE_NAME,
     SOURCE_DATABASE, SOURCE_TRANSACTION_ID, SOURCE_COMMIT_SCN, MESSAGE_NUMBER, ERROR_NUMBER,
@@ -80,24 +80,50 @@ def error_ids(ctx: CaptureContext, apply_name: str | None) -> list[str]:
 
 def errored_transactions(ctx: CaptureContext, apply_name: str) -> set[tuple]:
     """``(source database, commit SCN)`` of the captured transactions in the error queue and
-    the idents of the user-message transactions there: a restarted apply process skips them."""
+    the idents of the user-message transactions there -- and of those DELETE_ERROR took out
+    of it (:func:`delete`): a restarted apply process, or a replayed Spark micro-batch,
+    skips them."""
     rows = ctx.query("SELECT SOURCE_DATABASE, SOURCE_COMMIT_SCN, IDENT FROM SLUICE_APPLY_ERROR "
+                     "WHERE APPLY_NAME = :a UNION ALL "
+                     "SELECT SOURCE_DATABASE, SOURCE_COMMIT_SCN, IDENT FROM SLUICE_APPLY_ERROR_DELETED "
                      "WHERE APPLY_NAME = :a", {"a": apply_name})
     return {(r[0], r[1]) for r in rows} | {("IDENT", r[2]) for r in rows if r[2]}
 
 
 def delete(conn: Any, ctx: CaptureContext, ids: list[str]) -> int:
-    """Remove error transactions (their messages are not applied); how many there were."""
+    """Remove error transactions (their messages are not applied); how many there were.
+
+    Each leaves a note (``SLUICE_APPLY_ERROR_DELETED``, in the same store transaction) that
+    :func:`errored_transactions` reads like its error row: the Spark apply sink records a
+    failed transaction as delivered in the target only after its error row has committed,
+    so a crash between the two, then DELETE_ERROR, would otherwise let the replayed
+    micro-batch apply what the user deleted (the Python apply process took it off its
+    queue with the error row).  The sink forgets the notes once no replay can need them
+    (:func:`forget_deleted`)."""
     if not ids:
         return 0
     ctx.ddl_commit()
     found = [i for i in ids if ctx.query("SELECT 1 FROM SLUICE_APPLY_ERROR WHERE LOCAL_TRANSACTION_ID = :i",
                                          {"i": str(i)})]
+    now = time.time()
     for i in found:
+        ctx.add_commit_work(lambda c, i=i: c.execute(
+            "INSERT INTO SLUICE_APPLY_ERROR_DELETED (APPLY_NAME, SOURCE_DATABASE, SOURCE_COMMIT_SCN, IDENT, "
+            "DELETED_TIME) SELECT APPLY_NAME, SOURCE_DATABASE, SOURCE_COMMIT_SCN, IDENT, ? "
+            "FROM SLUICE_APPLY_ERROR WHERE LOCAL_TRANSACTION_ID = ?", (now, str(i))))
         ctx.add_commit_work(lambda c, i=i: c.execute(
             "DELETE FROM SLUICE_APPLY_ERROR WHERE LOCAL_TRANSACTION_ID = ?", (str(i),)))
     conn.commit()
     return len(found)
+
+
+def forget_deleted(conn: Any, ctx: CaptureContext, apply_name: str, before: float) -> None:
+    """Drop (and commit) the notes :func:`delete` left for ``apply_name`` before ``before``
+    (epoch seconds): what the Spark apply sink no longer needs
+    (:func:`sluice.pipeline.sinks.forget_delivered` says when)."""
+    ctx.add_commit_work(lambda c: c.execute(
+        "DELETE FROM SLUICE_APPLY_ERROR_DELETED WHERE APPLY_NAME = ? AND DELETED_TIME < ?", (apply_name, before)))
+    conn.commit()
 
 
 def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure: str | None) -> None:
