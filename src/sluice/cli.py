@@ -581,7 +581,10 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
 def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consumer, name, positive_rule_set,
                  negative_rule_set, transforms, warehouse, to_queue, master, checkpoint_dir,
                  max_messages_per_batch, once, confs) -> None:
-    """Run a Streams definition on Spark until SIGTERM / Ctrl-C (or, with --once, until caught up)."""
+    """Run a Streams definition on Spark until SIGTERM / Ctrl-C (or, with --once, until caught up).
+
+    A database lost meanwhile (a restart, ended sessions) is waited for: the run starts
+    again from its checkpoint after a pause (1 s doubling to 60 s; it ends after 16 in a row)."""
     import sluice
     from .pipeline.queueio import QueueRef
     from .pipeline.runner import PipelineRun, check_master, spark_session

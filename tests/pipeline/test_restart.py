@@ -135,3 +135,111 @@ exec "{sys.executable}" "$@"
     assert "starting again from the checkpoint (restart 1 of 3)" in result.stdout, result.stdout
     table = pq.read_table(str(tmp_path / "wh")).to_pydict()
     assert len(table["msgid"]) == 100 and len(set(table["msgid"])) == 100
+
+
+LOST = ("pyspark.errors.exceptions.captured.StreamingQueryException: [STREAM_FAILED] Query terminated with "
+        "exception: An exception was raised by the Python Proxy. Return Message: Traceback ... "
+        "sluice.errors.OperationalError: ORA-03113: end-of-file on communication channel")
+
+
+def test_what_counts_as_a_lost_database():
+    assert restart.database_was_lost(RuntimeError(LOST))
+    for text in ("ORA-01033: ORACLE initialization or shutdown in progress", "ORA-12541: TNS:no listener: x",
+                 "psycopg.OperationalError: consuming input failed: server closed the connection unexpectedly",
+                 "FATAL:  terminating connection due to administrator command",
+                 "FATAL:  the database system is starting up"):
+        assert restart.database_was_lost(text), text
+    for text in (None, "ORA-00942: table or view does not exist", "ORA-26714: user error", "ORA-031130",
+                 "ORA-12514: TNS:listener does not currently know of service requested", LATE):
+        assert not restart.database_was_lost(text), text
+
+
+def test_a_lost_database_restarts_after_a_pause_that_doubles_and_ends_the_run_after_16_in_a_row():
+    paused: list[float] = []
+    said: list[str] = []
+    r = restart.Restarts(said=said.append, pause=paused.append)
+    assert all(r.again(LOST) for _ in range(restart.LOST_IN_A_ROW - 1))
+    assert not r.again(LOST)                                   # the 16th in a row ends the run
+    assert paused == [1, 2, 4, 8, 16, 32, 60, 60, 60, 60, 60, 60, 60, 60, 60]
+    assert "ORA-03113" in said[0] and "in 1 s" in said[0] and "failure 1 in a row of at most 16" in said[0]
+    r.progressed()                                             # a micro-batch completed: from none again
+    assert r.again(LOST) and paused[-1] == 1
+
+
+def test_lost_databases_do_not_use_up_the_late_workers_restarts(monkeypatch):
+    monkeypatch.setattr(restart, "PAUSE_FIRST", 0.0)
+    start, calls = starts(LOST, LOST, LATE, LOST, LATE, LATE, None)
+    assert restart.to_the_end(start, timeout=5).exception() is None and len(calls) == 7
+
+
+def test_a_stop_during_the_pause_ends_the_run():
+    r = restart.Restarts(pause=lambda _s: True)                # Event.wait: True once the stop is asked
+    assert not r.again(LOST)
+
+
+def test_a_start_that_raises_for_a_lost_database_is_tried_again():
+    start, calls = starts(RuntimeError(LOST), None)
+    r = restart.Restarts(pause=lambda _s: None)
+    assert r.launch(start).exception() is None and len(calls) == 2
+
+
+def test_an_apply_whose_target_session_is_ended_goes_on_from_the_checkpoint(spark, tmp_path):
+    """The real thing: the Spark apply sink's target session is ended by the server in the
+    middle of a micro-batch -- a trigger on the target table terminates its own backend
+    the first time it sees row 25, as an administrator's pg_terminate_backend or a server
+    restart would.  The query dies with ORA-03113; the run starts it again from its
+    checkpoint after its pause, and every source transaction is applied once."""
+    import io
+    import uuid
+
+    import sluice
+    from sluice import RowLCR
+    from sluice.pipeline.runner import PipelineRun
+    from sluice.pipeline.source import register
+    from sluice.pipeline.stages import PipelineSpec
+    from tests.conftest import PG_BASE, drop_schema, pg_admin
+
+    schema = "rs_" + uuid.uuid4().hex[:10]
+    link = f"{PG_BASE}?schema={schema}"
+    with pg_admin() as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+        c.execute(f"CREATE TABLE {schema}.t (id bigint PRIMARY KEY, n integer)")
+        c.execute(f"CREATE SEQUENCE {schema}.seen")   # not rolled back with the transaction it ends
+        c.execute(f"""CREATE FUNCTION {schema}.end_once() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              IF NEW.id = 25 AND nextval('{schema}.seen') = 1 THEN
+                PERFORM pg_terminate_backend(pg_backend_pid());
+              END IF;
+              RETURN NEW;
+            END $$""")
+        c.execute(f"CREATE TRIGGER end_once BEFORE INSERT ON {schema}.t FOR EACH ROW EXECUTE FUNCTION "
+                  f"{schema}.end_once()")
+    dsn = f"sqlite:///{tmp_path / 'site.db'}"
+    conn = sluice.connect(dsn)
+    try:
+        conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+        conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name="APR", apply_database_link=link,
+                                    apply_captured=True)
+        conn.apply_adm.set_schema_instantiation_scn(schema.upper(), "DBS1.NET", 0, apply_database_link=link)
+        q = conn.queue("STRM_Q")
+        for k in range(40):
+            q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", schema.upper(), "T", None, f"{k}.0.1",
+                                                       k * 10, None, {"ID": k, "N": k}, commit_scn=k * 10 + 9)))
+            conn.commit()
+        register(spark)
+        out = io.StringIO()
+        spec = PipelineSpec("apr", dsn, "STRM_Q", "APR", None, max_messages_per_batch=10)
+        run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
+                          connect=sluice.connect, apply_name="APR", trigger={"availableNow": True}, out=out)
+        run.start()
+        run.wait(timeout=300)
+        assert "a database was lost (ORA-03113)" in out.getvalue(), out.getvalue()
+        assert "failure 1 in a row" in out.getvalue() and "failure 2" not in out.getvalue()
+        assert run.query.exception() is None
+        with pg_admin() as c:
+            assert c.execute(f"SELECT id, n FROM {schema}.t ORDER BY id").fetchall() == [(k, k) for k in range(40)]
+            assert c.execute(f"SELECT last_value FROM {schema}.seen").fetchone()[0] >= 2   # 25 came again
+        assert conn.query("SELECT COUNT(*) FROM SLUICE_APPLY_ERROR", None)[1][0][0] == 0
+    finally:
+        conn.close()
+        drop_schema(schema)

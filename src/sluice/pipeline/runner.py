@@ -106,8 +106,9 @@ class PipelineRun:
         self.store = store
         self.query: Any = None
         self._listener: Any = None
-        self._restarts = restart.Restarts(said=self._say)   # one budget for the run's starts
         self._stopping = threading.Event()
+        # one budget for the run's starts; a stop request ends a pause before a restart
+        self._restarts = restart.Restarts(said=self._say, pause=self._stopping.wait)
         self._seen: set[int] = set()       # batches whose progress was handled
         self._lock = threading.Lock()
 
@@ -117,7 +118,7 @@ class PipelineRun:
 
     def start(self) -> Any:
         """Start the query (again, from its checkpoint, while it fails to start only
-        because Spark's Python worker was late: ``restart.py``)."""
+        because Spark's Python worker was late or a database was lost: ``restart.py``)."""
         self._listen()
         self.query = self._restarts.launch(self._start)
         return self.query
@@ -178,6 +179,7 @@ class PipelineRun:
         end = json.loads(end) if isinstance(end, str) else end
         if not end:
             return
+        self._restarts.progressed()
         now = time.time()
         seconds = (p.batchDuration or 0) / 1000.0
         with queueio.open_raw(self.spec.dsn) as raw:
@@ -208,7 +210,8 @@ class PipelineRun:
     def wait(self, timeout: float | None = None) -> None:
         """Until the query ends (SIGTERM / SIGINT stop it cleanly: the batch in flight
         finishes or is replayed from the checkpoint, nothing is acknowledged twice).  A
-        query that died only because Spark's Python worker was late is started again."""
+        query that died only because Spark's Python worker was late or a database was lost
+        is started again (after a pause, for a lost database: ``restart.py``)."""
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self._stopping.set())
