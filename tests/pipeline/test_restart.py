@@ -147,7 +147,9 @@ def test_what_counts_as_a_lost_database():
     for text in ("ORA-01033: ORACLE initialization or shutdown in progress", "ORA-12541: TNS:no listener: x",
                  "psycopg.OperationalError: consuming input failed: server closed the connection unexpectedly",
                  "FATAL:  terminating connection due to administrator command",
-                 "FATAL:  the database system is starting up"):
+                 "FATAL:  the database system is starting up", "psycopg.OperationalError: the connection is closed",
+                 "FATAL:  the database system is not yet accepting connections",
+                 'connection failed: connection to server at "127.0.0.1", port 5432 failed: Connection refused'):
         assert restart.database_was_lost(text), text
     for text in (None, "ORA-00942: table or view does not exist", "ORA-26714: user error", "ORA-031130",
                  "ORA-12514: TNS:listener does not currently know of service requested", LATE):
@@ -243,3 +245,74 @@ def test_an_apply_whose_target_session_is_ended_goes_on_from_the_checkpoint(spar
     finally:
         conn.close()
         drop_schema(schema)
+
+
+def test_an_apply_goes_on_across_a_restart_of_its_store(spark, tmp_path):
+    """The store's server (a private one: tests/store/pgserver.py) restarts while a Spark
+    apply reads its queue in micro-batches: wherever the restart meets the query (the
+    source's offsets or read, the sink's store session, the acknowledgement), the run
+    starts it again from its checkpoint and every transaction reaches the SQLite target
+    once."""
+    import io
+    import sqlite3
+    import threading
+    import time
+
+    import sluice
+    from sluice import RowLCR
+    from sluice.pipeline.runner import PipelineRun
+    from sluice.pipeline.source import register
+    from sluice.pipeline.stages import PipelineSpec
+    from tests.store.pgserver import PrivateServer
+
+    target = str(tmp_path / "target.db")
+    with sqlite3.connect(target) as t:
+        t.execute('CREATE TABLE "TGT.T" (id integer PRIMARY KEY, n integer)')
+    link = f"sqlite:///{target}"
+
+    def applied() -> int:
+        with sqlite3.connect(target) as t:
+            return t.execute('SELECT COUNT(*) FROM "TGT.T"').fetchone()[0]
+
+    with PrivateServer() as server:
+        dsn = server.dsn + "?schema=site"
+        conn = sluice.connect(dsn)
+        conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+        conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name="APR", apply_database_link=link,
+                                    apply_captured=True)
+        conn.apply_adm.set_schema_instantiation_scn("TGT", "DBS1.NET", 0, apply_database_link=link)
+        q = conn.queue("STRM_Q")
+        for k in range(40):
+            q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "TGT", "T", None, f"{k}.0.1", k * 10,
+                                                       None, {"ID": k, "N": k}, commit_scn=k * 10 + 9)))
+            conn.commit()
+        conn.close()
+        conn = sluice.connect(dsn)
+        register(spark)
+        out = io.StringIO()
+        spec = PipelineSpec("apr", dsn, "STRM_Q", "APR", None, max_messages_per_batch=10)
+        run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
+                          connect=sluice.connect, apply_name="APR", trigger={"availableNow": True}, out=out)
+        restarted: list[float] = []
+
+        def restart_once() -> None:   # once the run is under way, in the middle of its batches
+            end = time.monotonic() + 120
+            while applied() < 10 and time.monotonic() < end:
+                time.sleep(0.02)
+            server.restart()
+            restarted.append(applied())
+        restarter = threading.Thread(target=restart_once, daemon=True)
+        restarter.start()
+        try:
+            run.start()
+            run.wait(timeout=300)
+        finally:
+            restarter.join(120)
+            conn.close()
+        assert restarted and restarted[0] < 40, restarted       # the server restarted mid-run
+        assert "a database was lost" in out.getvalue(), out.getvalue()
+        assert run.query.exception() is None
+        with sqlite3.connect(target) as t:
+            assert t.execute('SELECT id, n FROM "TGT.T" ORDER BY id').fetchall() == [(k, k) for k in range(40)]
+        with sluice.connect(dsn) as check:
+            assert check.query("SELECT COUNT(*) FROM SLUICE_APPLY_ERROR", None)[1][0][0] == 0

@@ -42,8 +42,9 @@ _LATE = "to connect back"
 # Sluice's errors for a connection that broke or a server that is not there (yet), and
 # libpq's own words where an error reaches Spark untranslated
 _LOST = re.compile(r"ORA-0(?:3113|3114|3135|1033|1089)\b|ORA-12541\b|server closed the connection unexpectedly|"
-                   r"terminating connection due to administrator command|the database system is "
-                   r"(?:starting up|shutting down)|connection to server .* failed: Connection refused")
+                   r"terminating connection due to administrator command|the connection is (?:closed|lost)|"
+                   r"the database system is (?:starting up|shutting down|in recovery mode|not yet accepting)|"
+                   r"connection to server .* failed: Connection refused")
 log = logging.getLogger("sluice.pipeline")
 
 
