@@ -6,7 +6,7 @@ does with the error before the restart -- nothing, EXECUTE_ERROR after fixing th
 DELETE_ERROR -- the replay applies nothing twice and nothing deleted, as the Python process
 would (the sink records the failed transaction as delivered in the target).  With
 disable_on_error = N a batch replayed after a crash meets EXECUTE_ERROR's own record of it.
-SQLite and PostgreSQL targets."""
+SQLite and PostgreSQL stores and targets."""
 
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ APPLY = "APD"
 
 
 @pytest.fixture
-def site(tmp_path, target):  # noqa: F811
+def site(dsn, target):  # noqa: F811
     """(store DSN, a connection to it, the target): apply APD, disable_on_error = Y, into
     emp (a key) and log (none: a second application would show as a second row); log's
-    table does not exist yet -- the cause of the error the user fixes."""
-    dsn = f"sqlite:///{tmp_path / 'store.db'}"
+    table does not exist yet -- the cause of the error the user fixes.  Both stores, both
+    targets."""
     conn = sluice.connect(dsn)
     conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
     conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=APPLY, apply_database_link=target.link,
