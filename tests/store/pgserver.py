@@ -35,7 +35,8 @@ def _free_port() -> int:
 class PrivateServer:
     """``initdb`` + ``pg_ctl`` on a temporary directory; use as a context manager."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: dict[str, str] | None = None) -> None:
+        self.settings = settings or {}   # server settings (-c NAME=VALUE), e.g. wal_level
         self.bindir = _bindir()
         self.port = _free_port()
         self.dir = tempfile.mkdtemp(prefix="sluice-pg-", dir="/tmp")
@@ -57,12 +58,16 @@ class PrivateServer:
     def start(self) -> None:
         self._run("initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
         self._run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "start",
-                  "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1")
+                  "-o", self._options())
+
+    def _options(self) -> str:
+        return " ".join([f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1",
+                         *(f"-c {k}='{v}'" for k, v in self.settings.items())])
 
     def restart(self) -> None:
         """A fast shutdown (every session is disconnected) and a start."""
         self._run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-m", "fast",
-                  "restart", "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1")
+                  "restart", "-o", self._options())
 
     def stop(self) -> None:
         try:

@@ -112,3 +112,50 @@ def test_a_session_the_server_ended_is_started_again(env):
     got = [x.get_values("NEW")[0].data.value for x in env.dequeue_all() if x.get_object_name() == "T"]
     assert got == [1, 2, 3]
     assert env.view("SELECT STATUS FROM DBA_CAPTURE")[0]["STATUS"] == "ENABLED"
+
+
+def test_an_idle_stream_let_go_opens_no_session_until_wal_is_written(monkeypatch):
+    """Idle, the stream lets the slot go after RELEASE_AFTER; its next reads used to open a
+    new replication session each (a walsender and a decoding start: about one a second for
+    an idle capture).  Now they open none while the server writes no WAL -- one cheap query
+    each -- and the first change written opens one and is read.  A private server: no other
+    writer moves its WAL."""
+    import time
+
+    import psycopg
+
+    from sluice.streams.capture import slotstream
+    from sluice.streams.capture.pgsource import Source
+    from tests.store.pgserver import PrivateServer
+
+    opened: list[float] = []
+    real_open = slotstream.SlotStream._open
+
+    def counted_open(self):
+        if self._pg is None:
+            opened.append(time.monotonic())
+        return real_open(self)
+    monkeypatch.setattr(slotstream.SlotStream, "_open", counted_open)
+    settings = {"wal_level": "logical", "output_plugin_libraries": "pgoutput, test_decoding, wal2json"}
+    with PrivateServer(settings) as server, psycopg.connect(server.dsn, autocommit=True) as admin:
+        admin.execute("CREATE TABLE t (id int PRIMARY KEY)")
+        source = Source(server.dsn, "private", None)
+        try:
+            source.create_slot("idle_slot")
+            end = time.monotonic() + 30
+            while (source.stream is None or source.stream.open) and time.monotonic() < end:
+                assert source.peek("idle_slot", 1000) == ([], [])
+                time.sleep(0.05)
+            assert not source.stream.open and len(opened) == 1        # let go, after one session
+            for _ in range(30):                                        # 1.5 s of an idle capture's reads
+                assert source.peek("idle_slot", 1000) == ([], [])
+                time.sleep(0.05)
+            assert not source.stream.open and len(opened) == 1
+            admin.execute("INSERT INTO t VALUES (7)")
+            rows: list[str] = []
+            while not rows and time.monotonic() < end:
+                rows, _ = source.peek("idle_slot", 1000)
+            assert len(opened) == 2 and any('"action":"I"' in r and "7" in r for r in rows), rows
+        finally:
+            source.release()
+            source.close()

@@ -20,7 +20,10 @@ capture's as before: a stream opened again starts at the slot's confirmed positi
 A stream holds the slot while it is open.  Other users of the slot (a second copy of the
 capture, DROP_CAPTURE) get it between reads as with the SQL calls: the stream lets the
 slot go after :data:`RELEASE_AFTER` seconds without a new change and when a caller says
-so (:meth:`release`).
+so (:meth:`release`).  A stream let go for being idle opens a new session (a walsender,
+a decoding start) only once the source has flushed WAL past what the last one had
+decoded and confirmed: an idle capture on a quiet server costs one cheap query per poll,
+not a new replication connection every second.
 """
 
 from __future__ import annotations
@@ -72,6 +75,9 @@ class SlotStream:
         self._wal_flushed = flushed         # the source's WAL flush position now
         self._slot_state = slot_state       # (the slot's active PID, its confirmed position)
         self._pg: pq.PGconn | None = None
+        # the WAL position up to which a session let go for being idle had decoded and
+        # confirmed everything (None: no such session, or a later close): see peek
+        self._quiet_at: int | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -123,6 +129,7 @@ class SlotStream:
         """Let the slot go; the buffer goes with it.  Returns once the server's session has
         released the slot (it ends after the connection: a DROP_CAPTURE or another copy
         right after would find the slot still in use)."""
+        self._quiet_at = None
         if self._pg is not None:
             pg, self._pg = self._pg, None
             pid = pg.backend_pid
@@ -210,6 +217,8 @@ class SlotStream:
         ``upto_lsn`` and the WAL flushed now (it waits until the decoder got there),
         stopping after the one that brings the count past ``max_changes``; and the
         decoder's warnings among them."""
+        if self._pg is None and self._quiet_at is not None and self._wal_flushed() <= self._quiet_at:
+            return [], []       # let go while idle, and no WAL written since: nothing to decode
         fresh = self._pg is None
         try:
             return self._peek(max_changes, upto_lsn)
@@ -253,7 +262,11 @@ class SlotStream:
             self._status(pg, False)
         rows, notices = self._rows[:end], [text for at, text in self._notices if at < end]
         if not end and not got and now - self._last_change > RELEASE_AFTER:
-            self.close()                        # idle: others may use the slot meanwhile
+            # idle: others may use the slot meanwhile; with nothing received left unconfirmed
+            # (no transaction begun and not ended), a new session is needed only for new WAL
+            quiet = self._wal_end if not self._rows and self._flushed >= self._wal_end else None
+            self.close()
+            self._quiet_at = quiet
         return rows, notices
 
     def _reached(self, lsn: int) -> bool:
