@@ -131,8 +131,9 @@ def to_the_end(start: Callable[[], Any], timeout: float | None = None, attempts:
                said: Callable[[str], None] | None = None) -> Any:
     """Start a query that ends by itself (``availableNow`` / ``once``) and wait for its
     end, starting it again from its checkpoint when it died only because a Python worker
-    was late or a database was lost (:class:`Restarts`).  Returns the last query started (its ``exception()`` says how it ended;
-    still running when ``timeout`` seconds have passed)."""
+    was late or a database was lost (:class:`Restarts`).  Returns the last query started
+    (its ``exception()`` says how it ended; still running when ``timeout`` seconds have
+    passed)."""
     end = None if timeout is None else time.monotonic() + timeout
     restarts = Restarts(attempts, said)
     query = restarts.launch(start)
