@@ -57,10 +57,21 @@ def _committed_after(workers, when: float) -> bool:
     return any(t > when for w in workers for _, t in list(w.confirmed))
 
 
-def _await(condition, what: str, timeout: float = 120.0) -> None:
+def _await(condition, what: str, timeout: float = 120.0, workers: list | None = None) -> None:
+    """Wait for ``condition``; a worker that died meanwhile, or the timeout, fails the test
+    saying what each worker was doing (a CI run once waited 120 s here with no cause shown)."""
     end = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < end, f"waited {timeout} s for: {what}"
+        died = [w for w in workers or [] if w.failure is not None]
+        state = [(w.name, w.is_alive(), len(w.confirmed), w.errors[-3:], repr(w.failure)) for w in workers or []]
+        assert not died, f"a worker died while waiting for: {what}: {state}"
+        if time.monotonic() >= end:
+            import sys
+            import traceback
+            frames = sys._current_frames()
+            stacks = {w.name: "".join(traceback.format_stack(frames[w.ident])[-8:])
+                      for w in workers or [] if w.ident in frames}
+            raise AssertionError(f"waited {timeout} s for: {what}: {state}; where the live workers are: {stacks}")
         time.sleep(0.05)
 
 
@@ -76,12 +87,13 @@ def test_server_restart_mid_run_loses_and_duplicates_nothing():
             w.start()
         # a slow machine starts the workers late: restart once producers have committed, and
         # stop once producers and consumers have committed again after it (not fixed sleeps)
-        _await(lambda: _committed_after(producers, 0.0), "producers committed before the restart")
+        _await(lambda: _committed_after(producers, 0.0), "producers committed before the restart",
+               workers=producers + consumers)
         restart_began = time.monotonic()
         server.restart()
         restart_ended = time.monotonic()
         _await(lambda: _committed_after(producers, restart_ended) and _committed_after(consumers, restart_ended),
-               "producers and consumers committed after the restart")
+               "producers and consumers committed after the restart", workers=producers + consumers)
         stop_producers.set()
         for w in producers:
             w.join(30)
