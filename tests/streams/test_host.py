@@ -388,6 +388,30 @@ def test_pg_lease_session_lost_stops_everything_first(no_thread_left):
         drop_schema(schema)
 
 
+def test_host_goes_on_after_its_store_server_restarts(no_thread_left):
+    """PostgreSQL, a private server (tests/store/pgserver.py): the store's server goes down
+    for a few seconds and comes back (a maintenance restart).  The host loses its sessions
+    and its leases with them, stops its process, waits for the store, takes the lease again
+    and runs the process again -- never two copies at once."""
+    from tests.store.pgserver import PrivateServer
+
+    tk = TestKind()
+    tk.enable("P1")
+    with PrivateServer() as server:
+        dsn = server.dsn + "?schema=site"
+        sluice.connect(dsn).close()
+        with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind], takeover=0.2) as host:
+            wait_for(lambda: host.running() == [("TESTPROC", "P1")], 10)
+            server.shut_down()
+            time.sleep(3 * 0.2 + 1)          # several scans meet the store away
+            server.start_again()
+            wait_for(lambda: tk.run_count("P1") == 2 and host.running() == [("TESTPROC", "P1")], 30)
+            assert tk.most["P1"] == 1
+            with sluice.connect(dsn) as conn:     # V$STREAMS_HOSTED shows it run here again
+                wait_for(lambda: [(r["PROCESS_NAME"], r["HOST_ID"]) for r in hosted(conn)] == [("P1", host.host_id)],
+                         10)
+
+
 def test_pg_lease_session_gives_up_a_dead_peer_within_seconds():
     """PostgreSQL: the lease session is set so that the server ends it (and its leases)
     within seconds of its machine going silent, not after TCP's default hours."""
