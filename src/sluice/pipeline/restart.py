@@ -71,14 +71,13 @@ class Restarts:
     def __init__(self, attempts: int = ATTEMPTS, said: Callable[[str], None] | None = None,
                  pause: Callable[[float], bool | None] = time.sleep) -> None:
         self.attempts, self.said, self.pause = attempts, said, pause
-        self.starts = 0   # starts that a late worker's restart counts against
+        self.late = 0     # restarts for late workers so far
         self.lost = 0     # lost databases since a micro-batch last completed
 
     def launch(self, start: Callable[[], Any]) -> Any:
         """``start()``'s result, called again while it raises only because a Python
         worker was late or a database was lost, as :meth:`again` allows."""
         while True:
-            self.starts += 1
             try:
                 return start()
             except Exception as e:   # py4j / pyspark wrap the JVM's SparkException
@@ -93,17 +92,18 @@ class Restarts:
         """Whether a query that ended with ``error`` (None: it ended well) is to be
         started again: a late Python worker while starts are left, a lost database
         (after its pause) while the failures in a row are fewer than :data:`LOST_IN_A_ROW`."""
-        if worker_was_late(error) and self.starts < self.attempts:
+        if worker_was_late(error) and self.late < self.attempts - 1:
+            self.late += 1
             self._say(f"Spark's Python worker did not connect back within its 10 s (a loaded machine); "
-                      f"starting again from the checkpoint (restart {self.starts} of {self.attempts - 1})")
+                      f"starting again from the checkpoint (restart {self.late} of {self.attempts - 1})")
             return True
-        if not database_was_lost(error) or self.lost >= LOST_IN_A_ROW - 1:
+        lost = _LOST.search(str(error)) if error is not None else None
+        if lost is None or self.lost >= LOST_IN_A_ROW - 1:
             return False
         self.lost += 1
-        self.starts -= 1   # the start to come is no late worker's restart: not counted against ``attempts``
         seconds = min(PAUSE_FIRST * 2 ** (self.lost - 1), PAUSE_MOST)
-        self._say(f"a database was lost ({_LOST.search(str(error)).group(0)}); starting again from the "
-                  f"checkpoint in {seconds:g} s (failure {self.lost} in a row of at most {LOST_IN_A_ROW})")
+        self._say(f"a database was lost ({lost.group(0)}); starting again from the checkpoint in "
+                  f"{seconds:g} s (failure {self.lost} in a row of at most {LOST_IN_A_ROW})")
         return not self.pause(seconds)
 
     def _say(self, text: str) -> None:
