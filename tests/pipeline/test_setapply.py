@@ -108,11 +108,10 @@ def _reset(conn, schema: str) -> None:
     """The target and the error queue as before the workload ran: its transactions come
     again as new (so DELETE_ERROR's notes of them go too: a replay would skip them)."""
     from sluice.streams.apply import errorqueue
-    from sluice.streams.capture.context import CaptureContext
 
     conn.apply_adm.delete_all_errors(APPLY)
+    conn.context.session.add_commit_work(lambda c: c.execute(errorqueue.FORGET_DELETED, (APPLY, float("inf"))))
     conn.commit()
-    errorqueue.forget_deleted(conn, CaptureContext(conn), APPLY, float("inf"))
     with pg_admin() as c:
         for t in ("t1", "t2", "nokey", "sluice_apply_done", "sluice_apply_progress"):
             c.execute(f"DELETE FROM {schema}.{t}")

@@ -34,7 +34,7 @@ def engine(tmp_path, target):  # noqa: F811
                                 apply_captured=True)
     with sinks._apply_engine(sluice.connect, dsn, {}, APPLY) as (store, ctx, _d, engine):
         engine.target.ensure_bookkeeping()
-        engine.store = (store, ctx)   # the sink's store session, for forget_delivered
+        engine.store = (store, ctx, dsn)   # the sink's store session and DSN, for forget_in_store
         yield engine
     conn.close()
 
@@ -48,13 +48,13 @@ def _records(engine) -> set[tuple[str, str, str]]:
 
 def _deleted_notes(engine) -> set[tuple[str, int]]:
     """What DELETE_ERROR left (errorqueue.delete): (apply, commit SCN)."""
-    _store, ctx = engine.store
+    _store, ctx, _dsn = engine.store
     return {(a, s) for a, s in ctx.query("SELECT APPLY_NAME, SOURCE_COMMIT_SCN FROM SLUICE_APPLY_ERROR_DELETED")}
 
 
 def test_records_older_than_the_batch_before_the_previous_are_forgotten(engine):
     t, now = engine.target, time.time()
-    store, ctx = engine.store
+    store, ctx, dsn = engine.store
     for apply_name, scn, when in [(APPLY, 10, now - sinks.DELIVERY_RECORDS_KEPT - 200),
                                   (APPLY, 20, now - 5), ("OTHER", 10, now - sinks.DELIVERY_RECORDS_KEPT - 200)]:
         ctx.add_commit_work(lambda c, row=(apply_name, "DBS1.NET", scn, when): c.execute(
@@ -70,10 +70,12 @@ def test_records_older_than_the_batch_before_the_previous_are_forgotten(engine):
         t.execute(f"INSERT INTO {t.done_table()} (APPLY_NAME, KIND, ID, DONE) VALUES ({p}, {p}, {p}, {p})", row)
     t.commit()
     everything, notes = _records(engine), _deleted_notes(engine)
-    sinks.forget_delivered(engine, store, ctx, APPLY, [now - 100])   # the query's first batch ran: a
-    assert _records(engine) == everything                            # replay may follow a restart
+    sinks.forget_delivered(engine, APPLY, [now - 100])           # the query's first batch ran: a
+    sinks.forget_in_store(dsn, APPLY, 1, [now - 100])            # replay may follow a restart
+    assert _records(engine) == everything
     assert _deleted_notes(engine) == notes
-    sinks.forget_delivered(engine, store, ctx, APPLY, [now - 100, now - 1])
+    sinks.forget_delivered(engine, APPLY, [now - 100, now - 1])
+    sinks.forget_in_store(dsn, APPLY, 2, [now - 100, now - 1])
     assert _records(engine) == {(APPLY, "ERROR", "1.2.3"), (APPLY, "CAPTURED", "DBS1.NET|20"),
                                 ("OTHER", "CAPTURED", "DBS1.NET|10")}
     # DELETE_ERROR's notes in the store go by the same rule

@@ -432,48 +432,55 @@ def _enqueue_destinations(conn: Any, ctx: Any, apply_name: str, ident: str, batc
     conn.commit()
 
 
-def _forget_enqueued(dsn: str, apply_name: str, batch_id: int) -> None:
-    """Drop the records of micro-batches before ``batch_id``: Spark replays none of them."""
-    from . import queueio
-
-    with queueio.open_raw(dsn) as raw:
-        raw.begin()
-        raw.execute("DELETE FROM SLUICE_PIPELINE_ENQUEUED WHERE APPLY_NAME = ? AND BATCH_ID < ?",
-                    [apply_name, batch_id])
-        raw.execute("COMMIT")
-
-
 # How long after the start of the micro-batch before the previous one the apply sink keeps
 # its delivery records (SLUICE_APPLY_DONE): the tasks' path writes them with the executors'
 # clocks, which a cluster's driver does not share -- the margin covers their skew.
 DELIVERY_RECORDS_KEPT = 60.0
 
 
-def forget_delivered(engine: Any, conn: Any, ctx: Any, apply_name: str, started: list[float]) -> None:
-    """Delete the apply's delivery records that no replay can need any more, given the
-    wall-clock starts of the micro-batches this query ran before the one now starting.
+def _replay_horizon(started: list[float]) -> float | None:
+    """What no replay can need any more was written before this (epoch seconds), given the
+    wall-clock starts of the micro-batches this query ran before the one now starting;
+    None in a query's first two batches (a replay may follow a restart).
 
-    A record keeps a replayed batch from applying a transaction twice; Spark replays only
-    the batch it was running (batch N+1 starts after batch N's commit log is written and
-    the queue acknowledged up to it), and a transaction left in the error queue by an
-    aborted batch comes again only in that batch's replay.  So at the start of batch N+1,
-    records older than the start of batch N-1 (less :data:`DELIVERY_RECORDS_KEPT`) guard
-    nothing -- without this the target's SLUICE_APPLY_DONE grew by a row per source
-    transaction for ever (the Python apply process forgets its own once its dequeue has
-    committed).  A query's first two batches forget nothing: a replay may follow a restart.
-    EXECUTE_ERROR's own records (kind ERROR) stay: they keep an error transaction applied once.
-    The store's notes of what DELETE_ERROR deleted (``conn``, ``ctx``: the store; one made before the
-    start of batch N-1 is of a transaction of an earlier batch, committed by now) go by the
-    same rule."""
+    Spark replays only the batch it was running (batch N+1 starts after batch N's commit
+    log is written and the queue acknowledged up to it), and a transaction left in the
+    error queue by an aborted batch comes again only in that batch's replay.  So at the
+    start of batch N+1, a record older than the start of batch N-1 (less
+    :data:`DELIVERY_RECORDS_KEPT`) guards nothing."""
+    return started[-2] - DELIVERY_RECORDS_KEPT if len(started) >= 2 else None
+
+
+def forget_in_store(dsn: str, apply_name: str, batch_id: int, started: list[float]) -> None:
+    """The store's side of forgetting, in one transaction per micro-batch: the records of
+    what the sink enqueued in micro-batches before ``batch_id`` (Spark replays none of them),
+    and the notes DELETE_ERROR left before :func:`_replay_horizon` (one made before the start
+    of batch N-1 is of a transaction of an earlier batch, committed by now)."""
     from ..streams.apply import errorqueue
+    from . import queueio
 
-    if len(started) < 2:
+    before = _replay_horizon(started)
+    with queueio.open_raw(dsn) as raw:
+        raw.begin()
+        raw.execute("DELETE FROM SLUICE_PIPELINE_ENQUEUED WHERE APPLY_NAME = ? AND BATCH_ID < ?",
+                    [apply_name, batch_id])
+        if before is not None:
+            raw.execute(errorqueue.FORGET_DELETED, [apply_name, before])
+        raw.execute("COMMIT")
+
+
+def forget_delivered(engine: Any, apply_name: str, started: list[float]) -> None:
+    """Delete the apply's delivery records in the target that no replay can need any more
+    (:func:`_replay_horizon`) -- without this the target's SLUICE_APPLY_DONE grew by a row
+    per source transaction for ever (the Python apply process forgets its own once its
+    dequeue has committed).  EXECUTE_ERROR's own records (kind ERROR) stay: they keep an
+    error transaction applied once."""
+    before = _replay_horizon(started)
+    if before is None:
         return
-    before = started[-2] - DELIVERY_RECORDS_KEPT
     t = engine.target
     t.execute(*t.forget_delivered_statement(apply_name, before))
     t.commit()
-    errorqueue.forget_deleted(conn, ctx, apply_name, before)
 
 
 def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
@@ -679,7 +686,7 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
         if not prepared:   # the target's bookkeeping tables, made once before tasks race to make them
             with _apply_engine(connect, dsn, login, apply_name):
                 prepared.append(True)
-        _forget_enqueued(dsn, apply_name, batch_id)
+        forget_in_store(dsn, apply_name, batch_id, started)
         shipped = ship_functions()
         counted = spark.sparkContext.accumulator([], _Waits())
 
@@ -694,8 +701,8 @@ def apply(df: DataFrame, connect: Callable[..., Any], dsn: str, apply_name: str,
         rows = stagedsink.without_staging(frame)
         try:
             staged: list = []
-            with _apply_engine(connect, dsn, login, apply_name) as (conn, ctx, d, engine):
-                forget_delivered(engine, conn, ctx, apply_name, started)
+            with _apply_engine(connect, dsn, login, apply_name) as (_conn, ctx, d, engine):
+                forget_delivered(engine, apply_name, started)
                 started[:] = [*started[-1:], began]
                 limit = group_transactions if group_transactions is not None else int(d.parameter("GROUPTRANSOPS"))
                 set_up = time.monotonic() - entered

@@ -30,7 +30,7 @@ from ..capture.context import CaptureContext
 from .definition import engine_for, find_definition
 from .engine import ApplyError, Item, SourceTxn
 
-__all__ = ["record", "error_ids", "delete", "forget_deleted", "execute_error", "errored_transactions"]
+__all__ = ["record", "error_ids", "delete", "FORGET_DELETED", "execute_error", "errored_transactions"]
 
 _INSERT = """INSERT INTO SLUICE_APPLY_ERROR (LOCAL_TRANSACTION_ID, APPLY_NAME, QUEUE_OWNER, QUEUE_NAME,
     SOURCE_DATABASE, SOURCE_TRANSACTION_ID, SOURCE_COMMIT_SCN, MESSAGE_NUMBER, ERROR_NUMBER,
@@ -99,7 +99,7 @@ def delete(conn: Any, ctx: CaptureContext, ids: list[str]) -> int:
     so a crash between the two, then DELETE_ERROR, would otherwise let the replayed
     micro-batch apply what the user deleted (the Python apply process took it off its
     queue with the error row).  The sink forgets the notes once no replay can need them
-    (:func:`forget_deleted`)."""
+    (:data:`FORGET_DELETED`)."""
     if not ids:
         return 0
     ctx.ddl_commit()
@@ -117,13 +117,9 @@ def delete(conn: Any, ctx: CaptureContext, ids: list[str]) -> int:
     return len(found)
 
 
-def forget_deleted(conn: Any, ctx: CaptureContext, apply_name: str, before: float) -> None:
-    """Drop (and commit) the notes :func:`delete` left for ``apply_name`` before ``before``
-    (epoch seconds): what the Spark apply sink no longer needs
-    (:func:`sluice.pipeline.sinks.forget_delivered` says when)."""
-    ctx.add_commit_work(lambda c: c.execute(
-        "DELETE FROM SLUICE_APPLY_ERROR_DELETED WHERE APPLY_NAME = ? AND DELETED_TIME < ?", (apply_name, before)))
-    conn.commit()
+# The notes :func:`delete` left for an apply (``?``) before a time (``?``, epoch seconds): what
+# the Spark apply sink no longer needs (:func:`sluice.pipeline.sinks.forget_in_store` says when)
+FORGET_DELETED = "DELETE FROM SLUICE_APPLY_ERROR_DELETED WHERE APPLY_NAME = ? AND DELETED_TIME < ?"
 
 
 def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure: str | None) -> None:
