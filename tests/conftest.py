@@ -192,10 +192,14 @@ GROUPS = {
     "aq/test_crash.py": "kill9", "streams/test_host_run.py": "kill9",
     "streams/test_capture_crash.py": "kill9", "streams/test_sync_capture_crash.py": "kill9",
     # `sluice pipeline run` drivers of their own, killed and stopped (not the shared
-    # SparkSession): beside the "spark" group, which alone was CI's critical path. About half
-    # of the Spark tests' time (--durations, 2026-11-28: test_kill9 523 s, the rest 537 s with
-    # test_cluster's standalone cluster, which stays in "spark" to balance the two)
+    # SparkSession): beside the "spark" group, which alone was CI's critical path. With
+    # -n 2 on 2026-11-28 test_kill9 took 523 s and the rest 537 s with test_cluster; with -n 4
+    # (CI 2026-11-29: the suite 1,056 s, nearly all of it the "spark" group's) test_kill9 took
+    # ~300 s, so the other tests that start drivers of their own -- the standalone cluster
+    # (~140 s) and the late Python worker (~95 s) -- joined it
     "pipeline/test_kill9.py": "spark-drivers",
+    "pipeline/test_cluster.py": "spark-drivers",
+    "pipeline/test_restart.py::test_sluice_pipeline_run_goes_on_after_a_late_python_worker": "spark-drivers",
 }
 # Long tests outside the groups (the --durations report of a CI run): they start first, so
 # that no worker begins one of them when the others are already done.
@@ -204,6 +208,9 @@ LONGEST = ("streams/test_propagation_http.py",)
 
 def _group(item) -> str | None:
     path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
+    test = item.nodeid.split("[", 1)[0].removeprefix("tests/")   # one test (all its parameters)
+    if test in GROUPS:
+        return GROUPS[test]
     if path in GROUPS:
         return GROUPS[path]
     if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
