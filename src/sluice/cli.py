@@ -587,6 +587,7 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
     again from its checkpoint after a pause (1 s doubling to 60 s; it ends after 16 in a row)."""
     import sluice
     from .pipeline.queueio import QueueRef
+    from .pipeline.paths import check_directory
     from .pipeline.runner import PipelineRun, check_master, spark_session
     from .pipeline.stages import PipelineSpec
     try:
@@ -606,6 +607,9 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         settings = dict(c.split("=", 1) for c in confs if "=" in c)
         if len(settings) != len(confs):
             raise click.UsageError("--conf takes KEY=VALUE")
+        check_directory(checkpoint_dir, "checkpoint")     # before the JVM starts (PipelineRun checks again)
+        if sink == "warehouse":
+            check_directory(warehouse, "warehouse")
         spark = spark_session(master, obj.dsn, conf=settings)
         try:
             run = PipelineRun(spark, spec, conn, conn.context.store, sink, checkpoint_dir,
@@ -643,8 +647,13 @@ def pipeline_status(obj: _Context, name: str | None) -> None:
 @click.option("--top", type=int, default=10, show_default=True)
 def pipeline_report(warehouse: str, report_name: str, top: int) -> None:
     """Spark SQL reports over a message warehouse: volume per hour, lag percentiles, top tables."""
+    from .pipeline.paths import check_directory
     from .pipeline.report import report
     from .pipeline.runner import spark_session
+    try:
+        check_directory(warehouse, "warehouse", write=False)
+    except Error as e:
+        _fail(e)
     spark = spark_session("local[*]", "", ui=False)
     try:
         cols, rows = report(spark, warehouse, report_name, top)

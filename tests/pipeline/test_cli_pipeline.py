@@ -3,6 +3,9 @@ tests/pipeline/test_spark_pipeline.py's, through the same PipelineRun)."""
 
 from __future__ import annotations
 
+import os
+
+import pytest
 from click.testing import CliRunner
 
 import sluice
@@ -25,6 +28,75 @@ def test_refusals_are_one_clear_line(tmp_path):
         result = runner.invoke(main, ["--dsn", dsn, *args])
         assert result.exit_code != 0 and text in result.output, (args, result.output)
         assert "Traceback" not in result.output
+
+
+def test_directories_the_run_cannot_write_or_the_report_cannot_read_are_refused_before_spark(tmp_path):
+    """A warehouse or checkpoint directory that cannot be made, or a report's warehouse that
+    is not there: one ORA line before the JVM starts (they were ORA-00600 with Spark's Java
+    stack trace, once the query started); nothing is made."""
+    dsn = f"sqlite:///{tmp_path / 's.db'}"
+    conn = sluice.connect(dsn)
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    conn.close()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    runner = CliRunner()
+    for args, text in [
+            (["pipeline", "run", "--queue", "STRM_Q", "--warehouse", str(blocker / "wh"),
+              "--checkpoint-dir", str(tmp_path / "ck")],
+             f"ORA-29283: invalid file operation: cannot make the warehouse directory {blocker / 'wh'}"),
+            (["pipeline", "run", "--queue", "STRM_Q", "--warehouse", str(tmp_path / "wh"),
+              "--checkpoint-dir", f"file://{blocker}/ck"],
+             f"ORA-29283: invalid file operation: cannot make the checkpoint directory file://{blocker}/ck"),
+            (["pipeline", "report", str(tmp_path / "none"), "volume"],
+             f"ORA-29280: invalid directory path: the warehouse {tmp_path / 'none'} is not a directory")]:
+        result = runner.invoke(main, ["--dsn", dsn, *args])
+        assert result.exit_code == 1 and text in result.output, (args, result.output)
+        assert "Traceback" not in result.output and "ORA-00600" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("s.db")) == ["a-file"]
+    if os.geteuid() != 0:     # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        result = runner.invoke(main, ["--dsn", dsn, "pipeline", "run", "--queue", "STRM_Q", "--warehouse",
+                                      str(locked), "--checkpoint-dir", str(tmp_path / "ck")])
+        assert result.exit_code == 1 and f"the warehouse directory {locked} is not writable" in result.output, \
+            result.output
+
+
+def test_a_directory_whose_nearest_existing_ancestor_is_not_writable_is_refused(tmp_path, monkeypatch):
+    """The permission branch of ``paths.check_directory`` (CI runs as root, who may write
+    anywhere: the access check is what the test replaces); other file systems are Spark's."""
+    from sluice.pipeline import paths
+
+    denied = {str(tmp_path / "ro")}
+    real = os.access
+    monkeypatch.setattr(paths.os, "access", lambda p, mode: p not in denied and real(p, mode))
+    (tmp_path / "ro").mkdir()
+    with pytest.raises(sluice.DatabaseError, match=r"^ORA-29283: invalid file operation: the warehouse directory "
+                                                   r".*/ro is not writable$"):
+        paths.check_directory(str(tmp_path / "ro"), "warehouse")
+    with pytest.raises(sluice.DatabaseError, match=r"cannot make the checkpoint directory .*/ro/a/b: .*/ro is "
+                                                   r"not writable$"):
+        paths.check_directory(str(tmp_path / "ro" / "a" / "b"), "checkpoint")
+    assert not (tmp_path / "ro" / "a").exists()
+    paths.check_directory(str(tmp_path / "new" / "wh"), "warehouse")      # makeable: fine, and not made
+    assert not (tmp_path / "new").exists()
+    paths.check_directory("hdfs://nn:8020/wh", "warehouse")
+    paths.check_directory("s3a://bucket/ck", "checkpoint")
+    assert paths.local_path("file:///x/y") == "/x/y" and paths.local_path("file:/x") == "/x"
+    assert paths.local_path("rel/wh") == "rel/wh" and paths.local_path("hdfs://nn/wh") is None
+
+
+def test_an_empty_warehouse_reports_no_rows(tmp_path):
+    """A warehouse a run has made but not written a file into yet: the reports read it as
+    the columns they use, no rows (Spark cannot infer a schema from no files: ORA-00600)."""
+    from sluice.pipeline.paths import has_parquet_files
+
+    (tmp_path / "wh" / "_spark_metadata").mkdir(parents=True)
+    assert not has_parquet_files(str(tmp_path / "wh"))
+    (tmp_path / "wh" / "queue=Q" / "day=2026-11-29").mkdir(parents=True)
+    (tmp_path / "wh" / "queue=Q" / "day=2026-11-29" / "part-0.snappy.parquet").write_bytes(b"")
+    assert has_parquet_files(str(tmp_path / "wh")) and has_parquet_files("hdfs://nn/wh")
 
 
 def test_status_shows_the_low_watermark_and_figures(tmp_path):

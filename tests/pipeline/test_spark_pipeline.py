@@ -199,6 +199,10 @@ def test_pipeline_on_spark_matches_the_python_path(spark, tmp_path):
     assert lag[0][cols.index("messages")] == len(want) + 2 and lag[0][cols.index("p50_seconds")] >= 0
     cols, top = report(spark, str(tmp_path / "wh"), "tables", top=3)
     assert len(top) == 3 and top[0][cols.index("changes")] >= top[1][cols.index("changes")]
+    # a warehouse made but not written yet (its sink's log only): the same columns, no rows
+    (tmp_path / "empty" / "_spark_metadata").mkdir(parents=True)
+    for name in ("volume", "lag", "tables"):
+        assert report(spark, str(tmp_path / "empty"), name) == (report(spark, str(tmp_path / "wh"), name)[0], [])
 
     # acknowledged once committed: the WH records are consumed, the low-watermark is the last commit
     with queueio.open_raw(dsn) as raw:

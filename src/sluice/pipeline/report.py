@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from .paths import has_parquet_files
+
 __all__ = ["REPORTS", "report"]
+
+# the warehouse columns the reports read: what an empty warehouse (a run that has not
+# written a file yet) is read as, since Spark cannot infer a schema from no files
+_READ = ("queue string, enq_time timestamp, source_time timestamp, arrived timestamp, lcr_kind string, "
+         "object_owner string, object_name string, command_type string")
 
 REPORTS = {
     "volume": """SELECT queue, date_trunc('HOUR', enq_time) AS hour, count(*) AS messages
@@ -38,6 +45,8 @@ def report(spark: Any, path: str, name: str, top: int = 10) -> tuple[list[str], 
     """Run report ``name`` over the warehouse at ``path``: (column names, rows)."""
     if name not in REPORTS:
         raise ValueError(f"no report {name!r} (one of {', '.join(REPORTS)})")
-    spark.read.parquet(path).createOrReplaceTempView("warehouse")
+    frame = spark.read.parquet(path) if has_parquet_files(path) else spark.createDataFrame([], _READ)
+    frame.createOrReplaceTempView("warehouse")
     df = spark.sql(REPORTS[name].format(top=int(top)))
     return df.columns, [tuple(r) for r in df.collect()]   # a report's rows, not LCR data
+
