@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from sluice.cli import main
@@ -171,6 +172,38 @@ def test_bad_input_on_a_good_store(dsn, tmp_path):
                 _clean_failure(r.exit_code, r.stdout, r.stderr, expected)
     finally:
         busy.close()
+
+
+def test_numbers_out_of_range_are_refused_before_anything_starts(tmp_path):
+    """A port past 65535 was taken modulo 65536 (serve listened on another port); a pool,
+    worker count or session timeout of 0 (or a pool_min above pool_max) killed the server's
+    start-up with a traceback in its log; a negative batch size ran a pipeline. Now each is a
+    usage error naming the option, before a store, a server or Spark is touched."""
+    from sluice.idap import IdapConfig
+    from sluice.pipeline.stages import PipelineSpec
+
+    dsn = f"sqlite:///{tmp_path / 'never-made.db'}"
+    for args, option in [
+            (["serve", "--port", "99999"], "--port"), (["serve", "--port", "-1"], "--port"),
+            (["serve", "--pool-max", "0"], "--pool-max"), (["serve", "--pool-min", "-1"], "--pool-min"),
+            (["serve", "--pool-min", "60", "--pool-max", "50"], "--pool-min"),
+            (["serve", "--session-timeout", "0"], "--session-timeout"),
+            (["serve", "--max-request-bytes", "0"], "--max-request-bytes"), (["serve", "--workers", "0"], "--workers"),
+            (["run", "--stop-timeout", "-1"], "--stop-timeout"),
+            (["pipeline", "run", "--queue", "Q", "--warehouse", "wh", "--max-messages-per-batch", "0"],
+             "--max-messages-per-batch"),
+            (["pipeline", "report", str(tmp_path), "volume", "--top", "0"], "--top")]:
+        r = CliRunner().invoke(main, ["--dsn", dsn, *args])
+        assert r.exit_code == 2 and "Invalid value for" in r.output and option in r.output, (args, r.output)
+        assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []      # no store, no warehouse, no checkpoints
+    for bad in ({"pool_max": 0}, {"pool_min": 51}, {"pool_min": -1}, {"session_timeout": 0}, {"workers": 0},
+                {"max_request_bytes": 0}, {"max_sessions": 0}, {"inline_max_bytes": -1}, {"monitor_max_age": -1}):
+        with pytest.raises(ValueError, match="invalid servlet settings: " + next(iter(bad))):
+            IdapConfig(dsn, **bad)
+    for bad in ({"max_messages_per_batch": 0}, {"apply_tasks": -2}, {"partitions": 0}, {"max_messages_per_batch": 1.5}):
+        with pytest.raises(ValueError, match=next(iter(bad)) + " must be a positive integer"):
+            PipelineSpec("p", dsn, "Q", **bad)
 
 
 def test_an_unforeseen_failure_is_one_line_too(dsn, monkeypatch):

@@ -289,16 +289,16 @@ def queues(obj: _Context) -> None:
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=int, default=8080, show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--dsn", "serve_dsn", default=None, help="Store to serve (default: the global --dsn).")
-@click.option("--pool-max", type=int, default=50, show_default=True,
+@click.option("--pool-max", type=click.IntRange(min=1), default=50, show_default=True,
               help="Most database connections open at once (setCacheSize).")
-@click.option("--pool-min", type=int, default=1, show_default=True,
+@click.option("--pool-min", type=click.IntRange(min=0), default=1, show_default=True,
               help="Idle connections kept open.")
-@click.option("--session-timeout", type=float, default=120.0, show_default=True,
+@click.option("--session-timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
               help="Seconds before an idle HTTP session's transaction is rolled back.")
-@click.option("--max-request-bytes", type=int, default=1 << 20, show_default=True)
-@click.option("--workers", type=int, default=2, show_default=True,
+@click.option("--max-request-bytes", type=click.IntRange(min=1), default=1 << 20, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Threads for requests that do not run on the event loop (larger documents, a "
                    "session's first request); receives that wait get threads of their own.")
 @click.option("--inline-max-bytes", type=click.IntRange(min=0), default=64 * 1024, show_default=True,
@@ -332,6 +332,8 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
     """
     from .dashboard import Dashboard
     from .idap import IdapConfig, serve as run_servlet
+    if pool_min > pool_max:
+        raise click.BadParameter(f"{pool_min} is larger than --pool-max ({pool_max})", param_hint="--pool-min")
     config = IdapConfig(serve_dsn or obj.dsn, user=obj.user, password=obj.password, pool_max=pool_max,
                         pool_min=pool_min, session_timeout=session_timeout,
                         max_request_bytes=max_request_bytes, workers=workers,
@@ -354,7 +356,7 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
 @click.argument("run_dsn", metavar="[DSN]", required=False)
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False))
-@click.option("--stop-timeout", type=float, default=60.0, show_default=True,
+@click.option("--stop-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
               help="Seconds each process may take to finish its batch when stopping.")
 @click.option("--metrics-port", type=click.IntRange(0, 65535), default=None,
               help="Serve Prometheus metrics at http://HOST:PORT/metrics (users with MONITOR).")
@@ -574,7 +576,7 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
 @click.option("--to-queue", default=None, help="Enqueue into this queue (of the same store).")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
 @click.option("--checkpoint-dir", default="sluice-checkpoints", show_default=True)
-@click.option("--max-messages-per-batch", type=int, default=None)
+@click.option("--max-messages-per-batch", type=click.IntRange(min=1), default=None)
 @click.option("--once", is_flag=True, help="Process what is there now, then stop.")
 @click.option("--conf", "confs", multiple=True, help="A Spark setting: KEY=VALUE (e.g. spark.executor.memory=1g).")
 @click.pass_obj
@@ -644,7 +646,7 @@ def pipeline_status(obj: _Context, name: str | None) -> None:
 @pipeline.command("report")
 @click.argument("warehouse")
 @click.argument("report_name", type=click.Choice(["volume", "lag", "tables"]))
-@click.option("--top", type=int, default=10, show_default=True)
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True)
 def pipeline_report(warehouse: str, report_name: str, top: int) -> None:
     """Spark SQL reports over a message warehouse: volume per hour, lag percentiles, top tables."""
     from .pipeline.paths import check_directory

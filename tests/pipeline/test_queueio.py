@@ -131,6 +131,17 @@ def test_acknowledge_looks_only_after_the_low_watermark(conn, dsn):
     assert conn.query("SELECT COUNT(*) FROM AQ$STRM_QT", None)[1] == [(3,)]
 
 
+def test_the_source_s_numeric_options_are_positive_integers():
+    from sluice.pipeline.source import SluiceDataSource
+
+    source = SluiceDataSource({"maxMessagesPerBatch": "500", "partitions": "3"})
+    assert source._positive("maxMessagesPerBatch", None) == 500 and source._positive("partitions", 2) == 3
+    assert SluiceDataSource({})._positive("maxMessagesPerBatch", None) is None
+    for text in ("0", "-5", "abc", "1.5"):
+        with pytest.raises(ValueError, match=f'"partitions" must be a positive integer, not {text!r}'):
+            SluiceDataSource({"partitions": text})._positive("partitions", 2)
+
+
 def test_rows_carry_the_lcr_columns_and_give_the_lcr_back(conn, dsn):
     ddl = DDLLCR("DBS1.NET", "CREATE TABLE", "HR", "T9", "TABLE", "CREATE TABLE t9 (x NUMBER)", "HR", "HR",
                  tag=b"\x11", transaction_id="9.1.1", scn=900, commit_scn=999)

@@ -114,6 +114,21 @@ class IdapConfig:
     realm: str = "AQ restricted stuff"        # AuthName of seed 004 Example 17-23
     monitor_max_age: float = 1.0              # seconds /metrics and the dashboard share a snapshot
 
+    def __post_init__(self) -> None:
+        # refused here, not by the server's start-up (a traceback in its log, no server)
+        bad = [f"{name} {value!r}" for name, value, ok in (
+            ("pool_max", self.pool_max, self.pool_max >= 1),
+            ("pool_min", self.pool_min, 0 <= self.pool_min <= self.pool_max),
+            ("session_timeout", self.session_timeout, self.session_timeout > 0),
+            ("max_request_bytes", self.max_request_bytes, self.max_request_bytes >= 1),
+            ("max_sessions", self.max_sessions, self.max_sessions >= 1),
+            ("workers", self.workers, self.workers >= 1),
+            ("inline_max_bytes", self.inline_max_bytes, self.inline_max_bytes >= 0),
+            ("monitor_max_age", self.monitor_max_age, self.monitor_max_age >= 0)) if not ok]
+        if bad:
+            raise ValueError(f"invalid servlet settings: {', '.join(bad)} (pool_max and workers at least 1, "
+                             f"0 <= pool_min <= pool_max, session_timeout above 0)")
+
 
 def _connect(config: IdapConfig):
     import sluice

@@ -65,15 +65,26 @@ class SluiceDataSource(DataSource):
     def schema(self) -> Any:
         return rows.spark_schema(self._documents())
 
+    def _positive(self, option: str, default: int | None) -> int | None:
+        text = self.options.get(option)
+        if text is None or text == "":
+            return default
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ValueError(f'the sluice data source option "{option}" must be a positive integer, not {text!r}')
+        return value
+
     def reader(self, schema: Any) -> DataSourceReader:
-        return _BrowseReader(self._ref(True), int(self.options.get("partitions", 2)), self._documents())
+        return _BrowseReader(self._ref(True), self._positive("partitions", 2), self._documents())
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         ref = self._ref(False)
-        o = self.options
-        limit = o.get("maxMessagesPerBatch")
-        return QueueStreamReader(ref, o.get("pipeline") or ref.name, int(limit) if limit else None,
-                                 int(o.get("partitions", 2)), self._documents())
+        return QueueStreamReader(ref, self.options.get("pipeline") or ref.name,
+                                 self._positive("maxMessagesPerBatch", None), self._positive("partitions", 2),
+                                 self._documents())
 
 
 def _read(ref: QueueRef, fetch: Any, documents: bool) -> Iterator[Any]:

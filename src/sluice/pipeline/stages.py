@@ -52,6 +52,12 @@ class PipelineSpec:
     # instead of the source's Python: off until it measures faster (bench/RESULTS.md, jvm16)
     decode_in_jvm: bool = False
 
+    def __post_init__(self) -> None:
+        for name in ("max_messages_per_batch", "apply_tasks", "partitions"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+
     def source_options(self) -> dict[str, str]:
         options = {"dsn": self.dsn, "queue": self.queue, "pipeline": self.name, "partitions": str(self.partitions),
                    "documents": "true" if self.decode_in_jvm else "false"}
