@@ -206,6 +206,31 @@ def test_numbers_out_of_range_are_refused_before_anything_starts(tmp_path):
             PipelineSpec("p", dsn, "Q", **bad)
 
 
+def test_compare_refuses_a_bad_key_or_predicate_in_one_line(tmp_path):
+    """`sluice compare` with a key column the tables lack (was ORA-26688 "no key ... (give
+    key columns)" though one was given), a predicate that does not parse (was ORA-00600),
+    a negative --max-rows (listed all but the last row); --max-rows caps the listing."""
+    import sqlite3
+
+    dsns = []
+    for name in ("a", "b"):
+        with sqlite3.connect(tmp_path / f"{name}.db") as c:
+            c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+            c.execute("CREATE TABLE nokey (id INTEGER, v TEXT)")
+            c.executemany("INSERT INTO t VALUES (?, ?)", [(i, name) for i in range(5)])
+        dsns.append(f"sqlite:///{tmp_path / name}.db")
+    both = ["--source", dsns[0], "--target", dsns[1]]
+    for args, expected in [(["T", "--key", "nope"], 'ORA-00904: "NOPE" (a key column SLUICE.T'),
+                           (["T", "--where", "id >"], "ORA-00900: invalid SQL statement: comparing the rows WHERE id >"),
+                           (["NOKEY"], "ORA-26688")]:
+        r = CliRunner().invoke(main, ["compare", *args, *both])
+        _clean_failure(r.exit_code, r.stdout, r.stderr, expected)
+    r = CliRunner().invoke(main, ["compare", "T", "--max-rows", "-1", *both])
+    assert r.exit_code == 2 and "Invalid value for '--max-rows'" in r.output
+    r = CliRunner().invoke(main, ["compare", "T", "--max-rows", "2", "--where", "id < 4", *both])
+    assert r.exit_code == 2 and "4 rows; replica SLUICE.T: 5 rows" in r.output and "2 rows selected" in r.output, r.output
+
+
 def test_an_unforeseen_failure_is_one_line_too(dsn, monkeypatch):
     def broken(*a, **k):
         raise KeyError("boom")

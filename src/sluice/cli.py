@@ -673,7 +673,7 @@ def pipeline_report(warehouse: str, report_name: str, top: int) -> None:
 @click.option("--where", default=None, help="Compare only the source rows this SQL predicate selects "
                                             "(the subset a subset rule replicates).")
 @click.option("--key", default=None, help="Key columns, comma-separated (default: the primary key).")
-@click.option("--max-rows", default=50, show_default=True, help="Differing rows to list.")
+@click.option("--max-rows", type=click.IntRange(min=0), default=50, show_default=True, help="Differing rows to list.")
 def compare(source_table: str, target_table: str | None, source_dsn: str, target_dsn: str,
             where: str | None, key: str | None, max_rows: int) -> None:
     """Compare OWNER.TABLE with its replica row by row (like DBMS_COMPARISON); exit status 2

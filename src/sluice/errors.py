@@ -94,7 +94,7 @@ class ArgumentError(ProgrammingError, TypeError):
 # arguments; the wording follows Oracle's message catalogue.
 _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # general SQL / PL/SQL
-    900: (ProgrammingError, "invalid SQL statement"),
+    900: (ProgrammingError, "invalid SQL statement: {0}"),
     904: (ProgrammingError, "{0}: invalid identifier"),
     942: (ProgrammingError, "table or view does not exist"),
     955: (IntegrityError, "name is already used by an existing object"),

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...errors import ora
 from .engine import same
-from .target import Target
+from .target import Target, TargetError
 
 __all__ = ["compare", "Comparison", "Difference"]
 
@@ -57,7 +57,13 @@ def _read(t: Target, owner: str, name: str, columns: list[str], where: str | Non
     sql = f"SELECT {', '.join(t.column(c) for c in columns)} FROM {t.table(owner, name)}"
     if where:
         sql += f" WHERE {where}"
-    rows = t.query(sql)
+    try:
+        rows = t.query(sql)
+    except TargetError as e:
+        t.rollback()
+        if where:     # the user's predicate, most likely: say so (it was ORA-00600)
+            raise ora(900, f"comparing the rows WHERE {where}: {e}") from None
+        raise
     t.rollback()
     return rows
 
@@ -70,7 +76,10 @@ def compare(source: Target, source_owner: str, source_table: str, target: Target
     t_cols, _, _ = target.describe(target_owner, target_table)
     columns = [c for c in s_cols if c in t_cols]
     key = list(key_columns or s_pk)
-    if not key or any(k not in columns for k in key):
+    for k in key:     # a key column named that both tables do not have
+        if k not in columns:
+            raise ora(904, f'"{k}" (a key column {source_owner}.{source_table} and its replica do not both have)')
+    if not key:
         raise ora(26688, f"no key to match rows of {source_owner}.{source_table} by (give key columns)")
     result = Comparison(columns=columns, key=key)
     at = [columns.index(k) for k in key]
