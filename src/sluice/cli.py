@@ -588,8 +588,8 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
     A database lost meanwhile (a restart, ended sessions) is waited for: the run starts
     again from its checkpoint after a pause (1 s doubling to 60 s; it ends after 16 in a row)."""
     import sluice
+    from .pipeline.paths import check_run_directories
     from .pipeline.queueio import QueueRef
-    from .pipeline.paths import check_directory
     from .pipeline.runner import PipelineRun, check_master, spark_session
     from .pipeline.stages import PipelineSpec
     try:
@@ -609,9 +609,7 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         settings = dict(c.split("=", 1) for c in confs if "=" in c)
         if len(settings) != len(confs):
             raise click.UsageError("--conf takes KEY=VALUE")
-        check_directory(checkpoint_dir, "checkpoint")     # before the JVM starts (PipelineRun checks again)
-        if sink == "warehouse":
-            check_directory(warehouse, "warehouse")
+        check_run_directories(sink, checkpoint_dir, warehouse)   # before the JVM starts (PipelineRun: the API's)
         spark = spark_session(master, obj.dsn, conf=settings)
         try:
             run = PipelineRun(spark, spec, conn, conn.context.store, sink, checkpoint_dir,

@@ -299,7 +299,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     26788: (ProgrammingError, "The column {0} does not exist in the table {1}"),
     26693: (ProgrammingError, "invalid conflict handler: {0}"),
     26673: (ProgrammingError, "invalid apply error: {0}"),
-    # local directories a pipeline writes or reads (UTL_FILE's codes: sluice.pipeline.runner)
+    # local directories a pipeline writes or reads (UTL_FILE's codes: sluice.pipeline.paths)
     29280: (ProgrammingError, "invalid directory path: {0}"),
     29283: (OperationalError, "invalid file operation: {0}"),
 }

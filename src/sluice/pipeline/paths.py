@@ -9,7 +9,7 @@ import os
 
 from ..errors import ora
 
-__all__ = ["local_path", "check_directory", "has_parquet_files"]
+__all__ = ["local_path", "check_directory", "check_run_directories", "has_parquet_files"]
 
 
 def local_path(path: str) -> str | None:
@@ -42,6 +42,13 @@ def check_directory(path: str, what: str, write: bool = True) -> None:
     if not os.access(there, os.W_OK | os.X_OK):
         raise ora(29283, f"the {what} directory {path} is not writable" if there == target
                   else f"cannot make the {what} directory {path}: {there} is not writable")
+
+
+def check_run_directories(sink: str, checkpoint_dir: str, warehouse: str | None) -> None:
+    """The directories a run of ``sink`` writes: its checkpoints, and the warehouse's."""
+    check_directory(checkpoint_dir, "checkpoint")
+    if sink == "warehouse" and warehouse:
+        check_directory(warehouse, "warehouse")
 
 
 def has_parquet_files(path: str) -> bool:

@@ -49,4 +49,3 @@ def report(spark: Any, path: str, name: str, top: int = 10) -> tuple[list[str], 
     frame.createOrReplaceTempView("warehouse")
     df = spark.sql(REPORTS[name].format(top=int(top)))
     return df.columns, [tuple(r) for r in df.collect()]   # a report's rows, not LCR data
-

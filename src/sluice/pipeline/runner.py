@@ -25,7 +25,7 @@ from typing import Any, Callable, TextIO
 
 from ..errors import NotSupportedError
 from . import queueio, restart, rows, sinks, source
-from .paths import check_directory
+from .paths import check_run_directories
 from .queueio import QueueRef
 from .stages import PipelineSpec, decide, rule_sets
 
@@ -96,9 +96,7 @@ class PipelineRun:
             raise ValueError("the warehouse sink needs a path")
         if sink == "enqueue" and not (to_queue and connect):
             raise ValueError("the enqueue sink needs a destination queue")
-        check_directory(checkpoint_dir, "checkpoint")
-        if sink == "warehouse":
-            check_directory(path, "warehouse")
+        check_run_directories(sink, checkpoint_dir, path)
         self.spark, self.spec, self.sink = spark, spec, sink
         self.checkpoint = os.path.join(checkpoint_dir, spec.name)
         self.path, self.to_dsn, self.to_queue, self.connect = path, to_dsn or spec.dsn, to_queue, connect
