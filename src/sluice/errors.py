@@ -118,7 +118,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # object types and their values (sluice.objtypes)
     902: (ProgrammingError, "invalid datatype: {0}"),
     957: (ProgrammingError, "duplicate column name: {0}"),
-    1426: (DataError, "numeric overflow"),
+    1426: (DataError, "numeric overflow: {0}"),
     1438: (DataError, "value larger than specified precision allowed for this column"),
     6532: (DataError, "Subscript outside of limit"),
     12899: (DataError, "value too large for column {0} (actual: {1}, maximum: {2})"),

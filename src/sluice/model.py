@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import constants as C
-from .errors import InterfaceError
+from .errors import InterfaceError, ora
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,27 @@ class Agent:
 def _check_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InterfaceError(f"{name} must be an integer, not {type(value).__name__}")
+    return value
+
+
+# DELAY and EXPIRATION are BINARY_INTEGERs in Oracle (python-oracledb keeps them in an int32_t):
+# beyond that range they overflow, as in PL/SQL (ORA-01426).  PRIORITY "can be any number,
+# including negative numbers" (seed 004): any integer the stores' 64-bit column holds.
+_INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
+def _check_int32(name: str, value: Any) -> int:
+    _check_int(name, value)
+    if not _INT32_MIN <= value <= _INT32_MAX:
+        raise ora(1426, f"{name} {value} is outside {_INT32_MIN}..{_INT32_MAX}")
+    return value
+
+
+def _check_priority(value: Any) -> int:
+    _check_int("priority", value)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise ora(1426, f"priority {value} is outside {_INT64_MIN}..{_INT64_MAX}")
     return value
 
 
@@ -66,14 +87,15 @@ class MessageProperties:
         if correlation is not None and type(correlation) is not str:
             _check_str("correlation", correlation)
         self._correlation = correlation
-        self._delay = delay if type(delay) is int else _check_int("delay", 0 if delay is None else delay)
+        self._delay = delay if type(delay) is int and _INT32_MIN <= delay <= _INT32_MAX else \
+            _check_int32("delay", 0 if delay is None else delay)
         if exceptionq is not None and type(exceptionq) is not str:
             _check_str("exceptionq", exceptionq)
         self._exceptionq = exceptionq
-        self._expiration = expiration if type(expiration) is int else \
-            _check_int("expiration", -1 if expiration is None else expiration)
-        self._priority = priority if type(priority) is int else \
-            _check_int("priority", 0 if priority is None else priority)
+        self._expiration = expiration if type(expiration) is int and _INT32_MIN <= expiration <= _INT32_MAX \
+            else _check_int32("expiration", -1 if expiration is None else expiration)
+        self._priority = priority if type(priority) is int and _INT64_MIN <= priority <= _INT64_MAX else \
+            _check_priority(0 if priority is None else priority)
         if recipients:
             self.recipients = recipients
         else:
@@ -101,7 +123,7 @@ class MessageProperties:
 
     @priority.setter
     def priority(self, value: int) -> None:
-        self._priority = _check_int("priority", 0 if value is None else value)
+        self._priority = _check_priority(0 if value is None else value)
 
     @property
     def correlation(self) -> str | None:
@@ -117,7 +139,7 @@ class MessageProperties:
 
     @delay.setter
     def delay(self, value: int) -> None:
-        self._delay = _check_int("delay", 0 if value is None else value)
+        self._delay = _check_int32("delay", 0 if value is None else value)
 
     @property
     def expiration(self) -> int:
@@ -125,7 +147,7 @@ class MessageProperties:
 
     @expiration.setter
     def expiration(self, value: int) -> None:
-        self._expiration = _check_int("expiration", -1 if value is None else value)
+        self._expiration = _check_int32("expiration", -1 if value is None else value)
 
     @property
     def exceptionq(self) -> str | None:

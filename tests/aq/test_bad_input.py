@@ -74,6 +74,41 @@ def test_wrong_python_types_in_properties(conn, queue_with_one):
     _unchanged(conn)
 
 
+@pytest.mark.parametrize("name,low,high", [("priority", -2**63, 2**63 - 1), ("delay", -2**31, 2**31 - 1),
+                                           ("expiration", -2**31, 2**31 - 1)])
+def test_properties_outside_their_range_overflow(conn, queue_with_one, name, low, high):
+    """DELAY and EXPIRATION are BINARY_INTEGERs (python-oracledb: int32_t); PRIORITY is any
+    integer (seed 004) the store's 64-bit column holds. Beyond them the value used to reach
+    the store: SQLite refused 2**63 as ORA-00600, and a buffered message would only have
+    failed when spilled."""
+    for value in (high + 1, low - 1, 10**20):
+        assert _code(lambda: conn.msgproperties(payload=b"a", **{name: value})) == "ORA-01426"
+        m = conn.msgproperties(payload=b"a")
+        assert _code(lambda: setattr(m, name, value)) == "ORA-01426"
+        assert getattr(m, name) == {"priority": 0, "delay": 0, "expiration": -1}[name]
+    with pytest.raises(sluice.Error, match=f"ORA-01426: numeric overflow: {name} {high + 1} is outside"):
+        conn.msgproperties(payload=b"a", **{name: high + 1})
+    q = queue_with_one
+    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"a", **{name: high + 1}))) == "ORA-01426"
+    q.enqoptions.deliverymode = sluice.MSG_PERSISTENT
+    block = f"""DECLARE
+      eo DBMS_AQ.ENQUEUE_OPTIONS_T; mp DBMS_AQ.MESSAGE_PROPERTIES_T; h RAW(16);
+    BEGIN
+      mp.{name} := {high + 1};
+      DBMS_AQ.ENQUEUE(queue_name => 'Q', enqueue_options => eo, message_properties => mp,
+                      payload => HEXTORAW('01'), msgid => h);
+    END;"""
+    assert _code(lambda: conn.cursor().execute(block)) == "ORA-01426"
+    conn.commit()
+    _unchanged(conn)
+    # the range's ends are kept
+    q.enqone(conn.msgproperties(payload=b"edge", **{name: high}))
+    if name == "priority":     # (a negative delay or expiration is ORA-25208 / ORA-25209)
+        q.enqone(conn.msgproperties(payload=b"edge", **{name: low}))
+    conn.rollback()
+
+
 def test_bad_admin_values(conn, queue_with_one):
     assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", max_retries=-1)) == "ORA-24013"
     assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=-5)) == "ORA-24014"
@@ -81,6 +116,36 @@ def test_bad_admin_values(conn, queue_with_one):
         == "ORA-04043"
     assert conn.query("SELECT MAX_RETRIES, RETENTION FROM USER_QUEUES WHERE NAME='Q'", None)[1] == [(5, "0")]
     _unchanged(conn)
+
+
+def test_a_refused_alter_changes_nothing_the_session_sees(conn, queue_with_one, monkeypatch):
+    """ALTER_QUEUE / START_QUEUE / STOP_QUEUE / ALTER_QUEUE_TABLE changed the catalog's cached
+    object before the store wrote it: a comment the store could not bind (sqlite3's own
+    ProgrammingError) or a store failing the write left this session with max_retries 9 and
+    a stopped queue the store never had."""
+    a = conn.aqadm
+    for call in (lambda: a.alter_queue(queue_name="Q", max_retries=9, comment=["a"]),
+                 lambda: a.create_queue(queue_name="Q2", queue_table="Q_QT", comment=1),
+                 lambda: a.alter_queue_table(queue_table="Q_QT", comment=b"x"),
+                 lambda: a.create_queue_table(queue_table="T2", queue_payload_type="RAW", comment=2.5)):
+        assert _code(call) == "ORA-06502"
+    store = a._store
+
+    def lost(*args):
+        raise sluice.errors.ora(3113)
+    monkeypatch.setattr(store, "update_queue", lost)
+    monkeypatch.setattr(store, "update_queue_table", lost)
+    assert _code(lambda: a.alter_queue(queue_name="Q", max_retries=9)) == "ORA-03113"
+    assert _code(lambda: a.stop_queue(queue_name="Q")) == "ORA-03113"
+    assert _code(lambda: a.alter_queue_table(queue_table="Q_QT", comment="new")) == "ORA-03113"
+    monkeypatch.undo()
+    q = a._catalog.queue("Q")
+    assert (q.max_retries, q.enqueue_enabled, q.dequeue_enabled) == (5, True, True)
+    assert a._catalog.queue_table("Q_QT").comment is None
+    queue_with_one.enqone(conn.msgproperties(payload=b"still enabled"))   # no ORA-25207
+    conn.rollback()
+    _unchanged(conn)
+    assert conn.query("SELECT COUNT(*) FROM USER_QUEUES WHERE NAME='Q2'", None)[1] == [(0,)]
 
 
 def test_closed_connection(dsn):

@@ -9,7 +9,8 @@ transaction first and are committed on return.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+import dataclasses
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..errors import InterfaceError, ora
 from ..names import canonical, split_qualified
@@ -20,6 +21,8 @@ from .payload import ANYDATA
 
 if TYPE_CHECKING:
     from ..connection import Connection
+
+_Info = TypeVar("_Info", QueueInfo, QueueTableInfo)
 
 _SORT_KEYS = ("PRIORITY", "ENQ_TIME", "COMMIT_TIME")
 
@@ -59,11 +62,17 @@ def _seconds(name: str, value: object, code: int, allow_forever: bool) -> float:
     return float(value)
 
 
-def _set_given(target: object, **values: object) -> None:
-    """ALTER_* semantics: parameters left NULL keep their current value."""
-    for name, value in values.items():
-        if value is not None:
-            setattr(target, name, value)
+def _set_given(target: _Info, **values: object) -> _Info:
+    """ALTER_* semantics: parameters left NULL keep their current value.  A copy: the
+    catalog's cached object stays as the store has it if the store refuses the change."""
+    return dataclasses.replace(target, **{name: value for name, value in values.items() if value is not None})
+
+
+def _comment(comment: object) -> str | None:
+    """A COMMENT argument (VARCHAR2).  :raises: ORA-06502 for anything but text or NULL."""
+    if comment is not None and not isinstance(comment, str):
+        raise ora(6502, f"comment must be a string, not {type(comment).__name__}")
+    return comment
 
 
 class AqAdm(SecurityAdm, SubscriberAdm):
@@ -104,6 +113,7 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         sorts = parse_sort_list(sort_list)
         if message_grouping not in (0, 1):
             raise InterfaceError("message_grouping must be DBMS_AQADM.NONE or DBMS_AQADM.TRANSACTIONAL")
+        comment = _comment(comment)
         self._session_ctx.ddl_commit()
         table = QueueTableInfo(owner=owner, name=name, payload_type=payload, sort_list=sorts,
                                multiple_consumers=_flag("multiple_consumers", multiple_consumers),
@@ -136,9 +146,10 @@ class AqAdm(SecurityAdm, SubscriberAdm):
                           replication_mode: int | None = None) -> None:
         table = self._catalog.queue_table(queue_table)
         self._session_ctx.authz.check_admin(table.owner)
+        comment = _comment(comment)
         self._session_ctx.ddl_commit()
-        _set_given(table, comment=comment, primary_instance=primary_instance,
-                   secondary_instance=secondary_instance)
+        table = _set_given(table, comment=comment, primary_instance=primary_instance,
+                           secondary_instance=secondary_instance)
         self._store.update_queue_table(table)
         self._catalog.refresh(force=True)
 
@@ -183,6 +194,7 @@ class AqAdm(SecurityAdm, SubscriberAdm):
             raise ora(24013, max_retries)
         delay = _seconds("retry_delay", retry_delay or 0, 24013, False)
         retention = _seconds("retention_time", retention_time or 0, 24014, True)
+        comment = _comment(comment)
         self._session_ctx.ddl_commit()
         q = QueueInfo(owner=owner, name=name, table=table,
                       queue_type="EXCEPTION_QUEUE" if queue_type == 1 else "NORMAL_QUEUE",
@@ -201,9 +213,10 @@ class AqAdm(SecurityAdm, SubscriberAdm):
                 raise ora(24013, max_retries)
         new_delay = None if retry_delay is None else _seconds("retry_delay", retry_delay, 24013, False)
         new_ret = None if retention_time is None else _seconds("retention_time", retention_time, 24014, True)
+        comment = _comment(comment)
         self._session_ctx.ddl_commit()
-        _set_given(q, max_retries=max_retries, retry_delay=new_delay, retention_time=new_ret,
-                   comment=comment)
+        q = _set_given(q, max_retries=max_retries, retry_delay=new_delay, retention_time=new_ret,
+                       comment=comment)
         self._store.update_queue(q)
         self._catalog.refresh(force=True)
 
@@ -231,8 +244,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
                 raise ora(24017, q.qualified)
             enq = False  # an exception queue is only ever enabled for dequeue
         self._session_ctx.ddl_commit()
-        q.enqueue_enabled = q.enqueue_enabled or enq
-        q.dequeue_enabled = q.dequeue_enabled or deq
+        q = dataclasses.replace(q, enqueue_enabled=q.enqueue_enabled or enq,       # a copy: see _set_given
+                                dequeue_enabled=q.dequeue_enabled or deq)
         self._store.update_queue(q)
         self._catalog.refresh(force=True)
 
@@ -241,10 +254,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         q = self._catalog.queue(queue_name)
         self._session_ctx.authz.check_admin(q.owner)
         self._session_ctx.ddl_commit()
-        if _flag("enqueue", enqueue):
-            q.enqueue_enabled = False
-        if _flag("dequeue", dequeue):
-            q.dequeue_enabled = False
+        q = dataclasses.replace(q, enqueue_enabled=q.enqueue_enabled and not _flag("enqueue", enqueue),
+                                dequeue_enabled=q.dequeue_enabled and not _flag("dequeue", dequeue))
         self._store.update_queue(q)
         self._catalog.refresh(force=True)
 
