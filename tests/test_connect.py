@@ -268,6 +268,8 @@ def test_bad_dsns_are_sluice_errors(tmp_path):
         ("postgresql://postgres@127.0.0.1:1/test", "ORA-12541", sluice.OperationalError),
         ("postgresql://127.0.0.1:notaport/test", "ORA-12154", sluice.DatabaseError),
         ("postgresql://postgres@127.0.0.1:5432/test?bogus=1", "ORA-12154", sluice.DatabaseError),
+        ("postgresql://u:secret@127.0.0.1:5432/test?schema=bad-name!", "ORA-12154", sluice.DatabaseError),
+        ("postgresql://127.0.0.1:5432/test?schema=1st", "ORA-12154", sluice.DatabaseError),
         ("postgresql://postgres@no-such-host.invalid/test", "ORA-12545", sluice.OperationalError),
     ]
     for bad, code, cls in cases:

@@ -49,10 +49,18 @@ def test_unknown_database_and_user_have_oracle_codes():
 
 
 def test_bad_schema_name_in_the_dsn():
-    with pytest.raises(sluice.InterfaceError):
-        sluice.connect(f"{PG_BASE}?schema=bad-name;drop")
+    # a bad DSN, like every other: ORA-12154 (was an InterfaceError without a code)
+    assert _code(lambda: sluice.connect(f"{PG_BASE}?schema=bad-name;drop")) == "ORA-12154"
     assert parse_dsn("postgresql://u:secret@h:5/db").schema == "sluice"
     assert "secret" not in parse_dsn("postgresql://u:secret@h:5/db").display
+
+
+def test_a_select_s_arithmetic_errors_have_oracle_codes(pg_conn):
+    """PostgreSQL's division by zero and integer overflow were ORA-01722 (invalid number)."""
+    cur = pg_conn.cursor()
+    assert _code(lambda: cur.execute("SELECT 1/0 FROM DUAL")) == "ORA-01476"
+    assert _code(lambda: cur.execute("SELECT CAST(99999999999 AS INTEGER) FROM DUAL")) == "ORA-01426"
+    assert _code(lambda: cur.execute("SELECT CAST('x' AS INTEGER) FROM DUAL")) == "ORA-01722"
 
 
 def test_init_creates_the_schema_and_messages_are_plain_sql(pg_dsn, pg_schema):

@@ -34,7 +34,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .pgarrays import ENCODERS, EncodedArray
 
-from ..errors import DatabaseError, InterfaceError, ProgrammingError, ora
+from ..errors import DatabaseError, ProgrammingError, ora
 from .dialect import POSTGRESQL
 
 T = TypeVar("T")
@@ -96,15 +96,16 @@ def parse_dsn(dsn: str) -> PgTarget:
             schema = value
         else:
             rest.append((key, value))
+    netloc = parts.netloc.rsplit("@", 1)
+    shown = netloc[-1] if len(netloc) == 1 else netloc[0].split(":", 1)[0] + "@" + netloc[-1]
+    shown_dsn = urlunsplit((parts.scheme, shown, parts.path, "", ""))     # no password
     if not _SCHEMA_NAME.fullmatch(schema):
-        raise InterfaceError(f"invalid schema name {schema!r} in DSN: letters, digits and _ "
-                             f"(at most 63), not starting with a digit")
+        raise ora(12154, f"{shown_dsn}?schema={schema}: invalid schema name {schema!r} (letters, "
+                         f"digits and _, at most 63, not starting with a digit)")
     if not any(k == "connect_timeout" for k, _ in rest):
         rest.append(("connect_timeout", str(CONNECT_TIMEOUT)))
     conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(rest), parts.fragment))
-    netloc = parts.netloc.rsplit("@", 1)
-    shown = netloc[-1] if len(netloc) == 1 else netloc[0].split(":", 1)[0] + "@" + netloc[-1]
-    return PgTarget(conninfo, schema, urlunsplit((parts.scheme, shown, parts.path, "", "")))
+    return PgTarget(conninfo, schema, shown_dsn)
 
 
 # -- errors -----------------------------------------------------------------------
@@ -147,6 +148,10 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
     if is_disconnect(e):
         return _connection_error(str(e), e.sqlstate, where)
+    if isinstance(e, pgerr.DivisionByZero):
+        return ora(1476)
+    if isinstance(e, pgerr.NumericValueOutOfRange):
+        return ora(1426, msg)
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
         return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
