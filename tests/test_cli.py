@@ -178,7 +178,8 @@ def test_numbers_out_of_range_are_refused_before_anything_starts(tmp_path):
     """A port past 65535 was taken modulo 65536 (serve listened on another port); a pool,
     worker count or session timeout of 0 (or a pool_min above pool_max) killed the server's
     start-up with a traceback in its log; a negative batch size ran a pipeline. Now each is a
-    usage error naming the option, before a store, a server or Spark is touched."""
+    usage error naming the option, before a store, a server or Spark is touched (or a server
+    asked)."""
     from sluice.idap import IdapConfig
     from sluice.pipeline.stages import PipelineSpec
 
@@ -192,7 +193,12 @@ def test_numbers_out_of_range_are_refused_before_anything_starts(tmp_path):
             (["run", "--stop-timeout", "-1"], "--stop-timeout"),
             (["pipeline", "run", "--queue", "Q", "--warehouse", "wh", "--max-messages-per-batch", "0"],
              "--max-messages-per-batch"),
-            (["pipeline", "report", str(tmp_path), "volume", "--top", "0"], "--top")]:
+            (["pipeline", "report", str(tmp_path), "volume", "--top", "0"], "--top"),
+            # a count of 0 was refused only once the store had been made (dequeue, browse) or
+            # by the server (idap receive: ORA-19202); a negative wait once the store was made
+            (["dequeue", "Q", "--count", "0"], "--count"), (["dequeue", "Q", "--wait", "-5"], "--wait"),
+            (["browse", "Q", "--count", "-3"], "--count"),
+            (["idap", "--agent", "a", "--agent-password", "p", "receive", "Q", "--count", "0"], "--count")]:
         r = CliRunner().invoke(main, ["--dsn", dsn, *args])
         assert r.exit_code == 2 and "Invalid value for" in r.output and option in r.output, (args, r.output)
         assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit)

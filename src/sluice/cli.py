@@ -247,8 +247,8 @@ def _take(obj: _Context, queue: str, count: int, wait: int, mode: int, correlati
 
 @main.command()
 @click.argument("queue")
-@click.option("--count", type=int, default=1, show_default=True)
-@click.option("--wait", type=int, default=0, show_default=True, help="Seconds to wait for a message.")
+@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--wait", type=click.IntRange(min=0), default=0, show_default=True, help="Seconds to wait for a message.")
 @click.option("--correlation", default=None, help="Correlation identifier (LIKE pattern).")
 @click.option("--condition", default=None, help="Dequeue condition, e.g. \"priority = 1\".")
 @click.pass_obj
@@ -260,7 +260,7 @@ def dequeue(obj: _Context, queue: str, count: int, wait: int, correlation: str |
 
 @main.command()
 @click.argument("queue")
-@click.option("--count", type=int, default=100, show_default=True)
+@click.option("--count", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--correlation", default=None)
 @click.option("--condition", default=None)
 @click.pass_obj

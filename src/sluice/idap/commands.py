@@ -79,7 +79,7 @@ def send(client: Client, destination: str, payloads: tuple[str, ...], fmt: str, 
 @click.argument("destination")
 @click.option("--consumer", default=None, help="consumer_name (multi-consumer queues).")
 @click.option("--wait", type=int, default=0, show_default=True, help="Seconds to wait for a message.")
-@click.option("--count", type=int, default=1, show_default=True, help="batch_size.")
+@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True, help="batch_size.")
 @click.option("--correlation", default=None, help="Selector: correlation identifier (LIKE pattern).")
 @click.option("--msgid", default=None, help="Selector: message id (hexadecimal).")
 @click.option("--condition", default=None, help="Selector: condition, e.g. \"tab.user_data.deptno = 60\".")
