@@ -7,6 +7,8 @@ double quotes keeps its case (``"Mixed"``).  ``scott.orders_q`` is schema
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from .errors import ora
 
 MAX_IDENTIFIER = 128
@@ -38,6 +40,25 @@ def split_qualified(name: str, default_schema: str, what: str = "identifier") ->
     if len(parts) == 2:
         return canonical(parts[0], what), canonical(parts[1], what)
     raise ora(904, name)
+
+
+def name_list(value: object, what: str = "names") -> list[str]:
+    """The names of a list argument: Oracle's comma-delimited VARCHAR2 (``'a, b'``) or a
+    Python sequence (any iterable) of strings; blanks around them and empty items dropped, case kept
+    (the caller makes them identifiers).  :raises: ORA-06502 for anything else."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray, Mapping)):
+        items = list(value)
+        for item in items:
+            if not isinstance(item, str):
+                raise ora(6502, f"{what} must be strings, not {type(item).__name__}")
+    else:
+        raise ora(6502, f"{what} must be a comma-separated string or a list of strings, "
+                        f"not {type(value).__name__}")
+    return [item.strip() for item in items if item.strip()]
 
 
 def qualified(name: str, default_schema: str, what: str = "identifier") -> str:

@@ -11,6 +11,7 @@ ORA-25228, as in Oracle.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +87,27 @@ _RECORDS = {
 }
 
 
+def _typed(value: Any, cls: type, name: str) -> Any:
+    """``value`` if it is NULL or a ``cls`` record.  :raises: InterfaceError otherwise (a
+    Python caller's slip: PL/SQL's own variables always have the record's type)."""
+    if value is not None and not isinstance(value, cls):
+        raise InterfaceError(f"{name} must be a {cls.__doc__.strip('`. ').split('`')[0]}, "
+                             f"not {type(value).__name__}")
+    return value
+
+
+def _sequence(value: Any, name: str) -> list:
+    if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+        raise InterfaceError(f"{name} must be a list, not {type(value).__name__}")
+    return list(value)
+
+
+def _count(value: Any, name: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InterfaceError(f"{name} must be a non-negative integer, not {value!r}")
+    return value
+
+
 def plsql_record(type_name: str) -> Any:
     """Initial value of a variable of ``type_name`` (None for scalars and objects)."""
     cls = _RECORDS.get(type_name.upper().removeprefix("SYS."))
@@ -113,6 +135,8 @@ class DbmsAq:
     @_out("msgid")
     def enqueue(self, queue_name: str, enqueue_options: EnqueueOptionsT | None,
                 message_properties: MessagePropertiesT | None, payload: Any) -> bytes:
+        _typed(enqueue_options, EnqueueOptionsT, "enqueue_options")
+        _typed(message_properties, MessagePropertiesT, "message_properties")
         q = self._queue(queue_name)
         self._apply_enq_options(q, enqueue_options)
         m = self._message(message_properties, payload)
@@ -122,8 +146,14 @@ class DbmsAq:
     @_out("msgid_array")
     def enqueue_array(self, queue_name: str, enqueue_options: EnqueueOptionsT | None, array_size: int,
                       message_properties_array: list, payload_array: list) -> list[bytes]:
+        _typed(enqueue_options, EnqueueOptionsT, "enqueue_options")
+        array_size = _count(array_size, "array_size") or 0
+        payload_array = _sequence(payload_array, "payload_array")
+        message_properties_array = _sequence(message_properties_array, "message_properties_array")
         if array_size > len(payload_array) or array_size > len(message_properties_array):
             raise InterfaceError("array_size is larger than the arrays")
+        for p in message_properties_array[:array_size]:
+            _typed(p, MessagePropertiesT, "message_properties_array's elements")
         q = self._queue(queue_name)
         self._apply_enq_options(q, enqueue_options)
         msgs = [self._message(p, v) for p, v in
@@ -133,6 +163,7 @@ class DbmsAq:
 
     @_out("message_properties", "payload", "msgid")
     def dequeue(self, queue_name: str, dequeue_options: DequeueOptionsT | None) -> tuple:
+        _typed(dequeue_options, DequeueOptionsT, "dequeue_options")
         q = self._queue(queue_name)
         self._apply_deq_options(q, dequeue_options)
         m = q.deqone()
@@ -143,6 +174,8 @@ class DbmsAq:
     @_out("message_properties_array", "payload_array", "msgid_array")
     def dequeue_array(self, queue_name: str, dequeue_options: DequeueOptionsT | None,
                       array_size: int) -> tuple:
+        _typed(dequeue_options, DequeueOptionsT, "dequeue_options")
+        _count(array_size, "array_size")
         q = self._queue(queue_name)
         self._apply_deq_options(q, dequeue_options)
         ms = q.deqmany(array_size)
@@ -162,7 +195,7 @@ class DbmsAq:
         ``mailto://…`` or ``http://…``)."""
         from .notify.register import register_plsql
         from .notify.registration import RegInfo
-        for info in list(reg_list)[:count if count is not None else None]:
+        for info in _sequence(reg_list, "reg_list")[:_count(count, "count")]:
             if not isinstance(info, RegInfo):
                 raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")
             register_plsql(self._conn, info)
@@ -170,7 +203,7 @@ class DbmsAq:
     def unregister(self, reg_list: list, count: int | None = None) -> None:
         from .notify.register import unregister_plsql
         from .notify.registration import RegInfo
-        for info in list(reg_list)[:count if count is not None else None]:
+        for info in _sequence(reg_list, "reg_list")[:_count(count, "count")]:
             if not isinstance(info, RegInfo):
                 raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")
             unregister_plsql(self._conn, info)
@@ -180,7 +213,7 @@ class DbmsAq:
         """DBMS_AQ.LISTEN: the first agent of ``agent_list`` with a message, and its
         delivery mode.  :raises: ORA-25254 when ``wait`` seconds pass first."""
         from .listen import listen
-        return listen(self._conn, list(agent_list), wait, listen_delivery_mode)
+        return listen(self._conn, _sequence(agent_list, "agent_list"), wait, listen_delivery_mode)
 
     # -- conversions between PL/SQL records and python-oracledb objects -------
     @staticmethod

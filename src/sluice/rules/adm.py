@@ -64,6 +64,14 @@ def _errors(code: int, owner: str, name: str, cause: DatabaseError, *more: str) 
     return type(head)(f"{head.message}\n{cause.message}", code)
 
 
+def _values(values: Any, name: str, type_name: str) -> list:
+    """A list argument (``SYS.RE$..._LIST``), NULL as empty.  :raises: InterfaceError."""
+    if not values:
+        return []
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InterfaceError(f"{name} must be a list of {type_name} values")
+    return list(values)
+
 class RuleAdm:
     """The DBMS_RULE_ADM package for one connection."""
 
@@ -207,7 +215,7 @@ class RuleAdm:
     def _build_context(self, owner: str, name: str, table_aliases: Any, variable_types: Any,
                        evaluation_function: str | None, comment: str | None) -> EvaluationContext:
         aliases: list[tuple[str, str]] = []
-        for a in table_aliases or ():
+        for a in _values(table_aliases, "table_aliases", "SYS.RE$TABLE_ALIAS"):
             if not isinstance(a, TableAlias):
                 raise InterfaceError("table_aliases must be SYS.RE$TABLE_ALIAS values")
             alias = canonical(a.table_alias, "table alias")
@@ -215,7 +223,7 @@ class RuleAdm:
                 raise ora(24156, alias)
             aliases.append((alias, ".".join(split_qualified(a.table_name, owner, "table name"))))
         variables: list[Variable] = []
-        for v in variable_types or ():
+        for v in _values(variable_types, "variable_types", "SYS.RE$VARIABLE_TYPE"):
             if not isinstance(v, VariableType):
                 raise InterfaceError("variable_types must be SYS.RE$VARIABLE_TYPE values")
             vname = canonical(v.variable_name, "variable name") if v.variable_name else None

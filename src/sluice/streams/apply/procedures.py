@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InterfaceError, ora
-from ...names import canonical, split_qualified
+from ...names import canonical, name_list, split_qualified
 from ..capture.context import CaptureContext
 from . import definition, errorqueue, settings as st
 from .target import check_link
@@ -34,10 +34,7 @@ def _flag(name: str, value: Any) -> bool:
 
 def _columns(column_list: Any, what: str) -> list[str]:
     """A comma-delimited list (Oracle's VARCHAR2 form) or a sequence of column names."""
-    if column_list is None:
-        return []
-    items = column_list.split(",") if isinstance(column_list, str) else list(column_list)
-    cols = [canonical(c.strip(), what) for c in items if str(c).strip()]
+    cols = [canonical(c, what) for c in name_list(column_list, "column_list")]
     if len(set(cols)) != len(cols):
         raise ora(957, next(c for c in cols if cols.count(c) > 1))
     return cols
@@ -221,6 +218,8 @@ class ApplyProcedures:
         apply = canonical(apply_name, "apply name") if apply_name else None
         link = _link(apply_database_link)
         key = f"{name}|{op}|{'E' if error else 'D'}|{apply or ''}|{link or ''}"
+        if user_procedure is not None and not isinstance(user_procedure, str):
+            raise ora(6502, f"user_procedure must be a procedure's name, not {type(user_procedure).__name__}")
         ctx.ddl_commit()
         if user_procedure is None:
             ctx.drop_object(st.DML_HANDLER, owner, key)

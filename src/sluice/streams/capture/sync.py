@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ...errors import ora
-from ...names import split_qualified
+from ...names import name_list, split_qualified
 from ...rules.engine.ruleset import Rule
 from ...store.sqlschema import table_name
 from . import params, syncpg, syncsqlite
@@ -387,9 +387,9 @@ def prepare_sync_instantiation(conn: "Connection", table_names: Any) -> int:
     greater SCN.  :raises: ORA-00942 (no such table)."""
     ctx = CaptureContext(conn)
     ctx.check_streams_administrator()
-    names = table_names.split(",") if isinstance(table_names, str) else list(table_names or ())
+    names = name_list(table_names, "table_names")
     with _database(ctx) as db:
         for item in names:
-            owner, name = split_qualified(str(item).strip(), ctx.username, "table name")
+            owner, name = split_qualified(item, ctx.username, "table name")
             _find_table(ctx, db, owner, name)
         return db.execute("SELECT SCN FROM SLUICE_SCN WHERE ID = 1").fetchone()[0]

@@ -50,7 +50,9 @@ def _flag(name: str, value: Any) -> bool:
 
 def split_destination(destination_queue: str, dblink: str | None) -> tuple[str, str | None]:
     """``'strmadmin.q@dbs2.net'`` -> ``('strmadmin.q', 'DBS2.NET')`` (a link given both
-    ways must agree)."""
+    ways must agree).  :raises: ORA-06502 for a value that is not text."""
+    if not isinstance(destination_queue, str):
+        raise ora(6502, f"destination queue name must be a string, not {type(destination_queue).__name__}")
     queue, at, link = destination_queue.partition("@")
     if at:
         if dblink is not None and link_name(dblink) != link_name(link):

@@ -78,7 +78,10 @@ def description_url(using: str) -> str | None:
 
 
 def link_name(text: str) -> str:
-    """A link's canonical name: upper case unless quoted (``dbs2.net`` -> ``DBS2.NET``)."""
+    """A link's canonical name: upper case unless quoted (``dbs2.net`` -> ``DBS2.NET``).
+    :raises: ORA-06502 for a value that is not text."""
+    if not isinstance(text, str):
+        raise ora(6502, f"a database link name must be a string, not {type(text).__name__}")
     text = text.strip()
     if text.startswith('"') and text.endswith('"'):
         return text[1:-1]

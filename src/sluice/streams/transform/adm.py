@@ -14,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ...errors import ora
-from ...names import canonical, split_qualified
+from ...names import canonical, name_list, split_qualified
 from ...rules.engine.anydata import AnyData
 from ...rules.engine.ruleset import rules_catalog
 from . import Declarative
@@ -79,8 +79,7 @@ class DeclarativeTransformations:
                      value_type: str = "*", step_number: int = 0, operation: str = "ADD") -> None:
         """``column_list``: a comma-separated list (Oracle's VARCHAR2 form) or the names."""
         schema, table = self._table(table_name)
-        names = column_list.split(",") if isinstance(column_list, str) else list(column_list)
-        columns = tuple(canonical(c, "column name") for c in names if c.strip())
+        columns = tuple(canonical(c, "column name") for c in name_list(column_list, "column_list"))
         if not columns:
             raise ora(6502, "KEEP_COLUMNS needs at least one column")
         self._declare(rule_name, "KEEP COLUMNS", step_number, operation, schema=schema, table=table,
