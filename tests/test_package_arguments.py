@@ -64,3 +64,72 @@ def test_a_wrong_argument_is_a_sluice_error(dsn):
         assert conn.queue("Q9").deqone().payload == b"ok"
     finally:
         conn.close()
+
+
+def test_a_wrong_argument_to_the_session_api_is_a_sluice_error(dsn):
+    """The same for the objects python-oracledb code handles: option and message property
+    setters, connection.queue(), enqmany/deqmany, cursor.execute's statement and binds (sqlite3's
+    ProgrammingError escaped for a missing bind, PostgreSQL said ORA-00900 'syntax error at
+    ":"'; deqmany(2**70) reached SQLite as a datatype mismatch), LCR constructors' row lists."""
+    conn = sluice.connect(dsn)
+    try:
+        conn.aqadm.create_queue_table(queue_table="QT", queue_payload_type="RAW")
+        conn.aqadm.create_queue(queue_name="Q", queue_table="QT")
+        conn.aqadm.start_queue(queue_name="Q")
+        q = conn.queue("Q")
+        escaped = {}
+
+        def probe(label, fn):
+            try:
+                fn()
+            except sluice.Error:
+                pass
+            except Exception as e:   # noqa: BLE001 (what the test looks for)
+                escaped.setdefault(label, f"{type(e).__module__}.{type(e).__name__}: {e}")
+            finally:
+                conn.rollback()
+
+        wrong = WRONG + [2**70]
+        for obj, label in ((q.enqoptions, "enqoptions"), (q.deqoptions, "deqoptions"),
+                           (conn.msgproperties(payload=b"x"), "msgproperties")):
+            for attr, prop in vars(type(obj)).items():
+                if isinstance(prop, property) and prop.fset is not None:
+                    for value in wrong:
+                        probe((label, attr), lambda: setattr(obj, attr, value))
+        q = conn.queue("Q")
+        q.deqoptions.wait = sluice.DEQ_NO_WAIT
+        select = "SELECT NAME FROM USER_QUEUES WHERE NAME = :1"
+        for value in wrong:
+            probe("connection.queue", lambda: conn.queue(value))
+            probe("enqone", lambda: q.enqone(value))
+            probe("enqmany", lambda: q.enqmany(value))
+            probe("enqmany's messages", lambda: q.enqmany([value]))
+            probe("deqmany", lambda: q.deqmany(value))
+            probe("cursor.execute", lambda: conn.cursor().execute(value))
+            probe("cursor.execute's binds", lambda: conn.cursor().execute(select, value))
+            probe("cursor.execute's bind", lambda: conn.cursor().execute(select, [value]))
+            probe("payload", lambda: q.enqone(conn.msgproperties(payload=value)))
+            probe("recipients", lambda: conn.msgproperties(payload=b"x", recipients=value))
+            probe("Agent", lambda: sluice.Agent(value))
+            for values in ("old_values", "new_values"):
+                probe(("RowLCR.construct", values), lambda: sluice.RowLCR.construct(
+                    source_database_name="D", command_type="UPDATE", object_owner="A", object_name="B",
+                    **{values: value}))
+                probe(("RowLCR.construct's item", values), lambda: sluice.RowLCR.construct(
+                    source_database_name="D", command_type="UPDATE", object_owner="A", object_name="B",
+                    **{values: [value]}))
+        assert escaped == {}, "\n".join(f"{k}: {v}" for k, v in sorted(escaped.items(), key=str))
+        for statement, binds, code in ((select, None, "ORA-01008"), (select, {"other": 1}, "ORA-01008"),
+                                       (select, 5, "DPY-2003")):
+            with pytest.raises(sluice.Error) as e:
+                conn.cursor().execute(statement, binds)
+            assert e.value.full_code == code, (statement, binds)
+        # a literal ':1' or '%' is no bind, and the session still works
+        cur = conn.cursor()
+        cur.execute("SELECT ':1' || '%' FROM DUAL")
+        assert cur.fetchall() == [(":1%",)]
+        q.enqone(conn.msgproperties(payload=b"ok"))
+        conn.commit()
+        assert [m.payload for m in q.deqmany(2**32 - 1)] == [b"ok"]
+    finally:
+        conn.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .errors import InterfaceError, ora
+from .errors import InterfaceError, dpy, ora
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -33,6 +33,11 @@ class Cursor:
     def execute(self, statement: str, parameters: dict | Sequence | None = None, **kw: Any) -> "Cursor | None":
         self._check()
         from . import plsql
+        if not isinstance(statement, str):
+            raise InterfaceError(f"statement must be a string, not {type(statement).__name__}")
+        if parameters is not None and (isinstance(parameters, (str, bytes, bytearray))
+                                       or not isinstance(parameters, (dict, Sequence))):
+            raise dpy(2003)
         binds: dict | None
         if kw:
             binds = dict(parameters or {}, **kw) if isinstance(parameters, dict) or parameters is None else None

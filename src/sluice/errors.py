@@ -328,6 +328,7 @@ _DPY_CATALOG: dict[int, str] = {
     1002: "connection pool is not open",
     1005: "connection pool cannot be closed because connections are busy",
     2000: "message has no payload",
+    2003: "expecting a dictionary, list or tuple, or keyword args",
     2014: '"{0}" and "{1}" cannot be specified together',
     2023: "invalid connection class",
     2025: "invalid connection params: {0}",
@@ -337,6 +338,7 @@ _DPY_CATALOG: dict[int, str] = {
     2055: 'connection pool with alias "{0}" already exists',
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
     3001: "{0} is not supported by Sluice: {1}",
+    3002: 'Python value of type "{0}" is not supported',
     4005: "timed out waiting for the connection pool to return a connection",
 }
 

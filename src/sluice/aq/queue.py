@@ -41,6 +41,10 @@ class Navigation:
     consumer: str | None = None
 
 
+# deqmany's largest batch: python-oracledb keeps max_num_messages in a uint32_t
+_MAX_ARRAY = 2**32 - 1
+
+
 class Queue:
     """A queue as python-oracledb's ``Connection.queue()`` returns it."""
 
@@ -106,6 +110,8 @@ class Queue:
 
     def enqmany(self, messages: list[MessageProperties]) -> None:
         """Enqueue several messages at once: all of them or, on any error, none."""
+        if isinstance(messages, (str, bytes, bytearray, dict)) or not hasattr(messages, "__iter__"):
+            raise InterfaceError(f"messages must be a list of MessageProperties, not {type(messages).__name__}")
         self._enqueue(list(messages), need_payload=True)
 
     enqOne = enqone  # noqa: N815
@@ -251,8 +257,8 @@ class Queue:
     def deqmany(self, max_num_messages: int) -> list[MessageProperties]:
         """Dequeue up to ``max_num_messages`` (waits, like deqone, for the first)."""
         if isinstance(max_num_messages, bool) or not isinstance(max_num_messages, int) \
-                or max_num_messages < 1:
-            raise InterfaceError("max_num_messages must be a positive integer")
+                or not 1 <= max_num_messages <= _MAX_ARRAY:
+            raise InterfaceError(f"max_num_messages must be a positive integer (at most {_MAX_ARRAY})")
         return self._dequeue(max_num_messages)
 
     deqOne = deqone  # noqa: N815

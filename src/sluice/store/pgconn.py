@@ -148,6 +148,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
     if is_disconnect(e):
         return _connection_error(str(e), e.sqlstate, where)
+    if e.sqlstate is None and ("query parameter missing" in msg or "placeholders but" in msg):
+        return ora(1008)     # psycopg's own check of the binds (see Cursor.execute)
     if isinstance(e, pgerr.DivisionByZero):
         return ora(1476)
     if isinstance(e, pgerr.NumericValueOutOfRange):

@@ -46,7 +46,7 @@ from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTable
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
-from .sqlnames import physical_names, rewrite, to_pyformat
+from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .sqlschema import table_name
 
 if TYPE_CHECKING:
@@ -486,10 +486,11 @@ class PgSession(StoreSession):
                 memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
             text = rewrite(sql, known, self.user)
             params = None
-            if binds:
-                named = isinstance(binds, dict)
+            if binds or has_binds(text):    # (none given: psycopg reports the missing one, ORA-01008)
+                binds_ = binds or {}
+                named = isinstance(binds_, dict)
                 text = to_pyformat(text, positional=not named)
-                params = binds if named else list(binds)
+                params = binds_ if named else list(binds_)
             return raw.execute(text, params)
 
         try:
@@ -517,10 +518,11 @@ class PgSession(StoreSession):
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
         text = rewrite(sql, physical_names(self.store.queue_tables()), self.user)
         params = None
-        if binds:
-            named = isinstance(binds, dict)
+        if binds or has_binds(text):    # (none given: psycopg reports the missing one, ORA-01008)
+            binds_ = binds or {}
+            named = isinstance(binds_, dict)
             text = to_pyformat(text, positional=not named)
-            params = binds if named else list(binds)
+            params = binds_ if named else list(binds_)
         c = self._conn()
         raw = c.raw
         with self._guard():

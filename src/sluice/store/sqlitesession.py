@@ -9,13 +9,14 @@ store's :class:`~.locks.MessageLocks`; other sessions skip them.
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
-from ..errors import OperationalError, ProgrammingError, not_supported, ora
+from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora
 from ..sqlfunctions import like_regex
 from . import sqlops
 from .base import (new_txn_id, remote_match, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
@@ -94,7 +95,7 @@ class SqliteSession(StoreSession):
             cur = conn.execute(rewrite(sql, physical_names(self.store.queue_tables()), self.user),
                                binds or ())
             count = cur.rowcount
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OverflowError) as e:
             conn.execute("ROLLBACK TO sluice_dml")     # the statement alone is undone
             conn.execute("RELEASE sluice_dml")
             raise _sql_error(e) from None
@@ -474,7 +475,7 @@ class SqliteSession(StoreSession):
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
             cur = self.conn.execute(rewrite(sql, known, self.user), binds or ())
-        except sqlite3.OperationalError as e:
+        except (sqlite3.OperationalError, sqlite3.ProgrammingError, OverflowError) as e:
             raise _sql_error(e) from None
         cols = [d[0] for d in cur.description] if cur.description else []
         return cols, cur.fetchall()
@@ -540,9 +541,11 @@ def _rollback_quietly(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
-def _sql_error(e: sqlite3.Error) -> Exception:
+def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
     """SQLite's complaint about a user's statement, as Oracle would word it."""
     msg = str(e)
+    if isinstance(e, OverflowError):    # a bound integer beyond SQLite's 64 bits
+        return ora(1426, msg)
     if "no such table" in msg:
         return ora(942)
     if "no such column" in msg:
@@ -555,6 +558,12 @@ def _sql_error(e: sqlite3.Error) -> Exception:
         return ora(2290, what)
     if "database is locked" in msg:
         return ora(54)
+    if isinstance(e, sqlite3.ProgrammingError):    # the binds (see Cursor.execute)
+        unsupported = re.search(r"binding parameter .*: type '([^']+)' is not supported", msg)
+        if unsupported:
+            return dpy(3002, unsupported.group(1))
+        if "bindings supplied" in msg or "supply a value for binding" in msg:
+            return ora(1008)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
 
 

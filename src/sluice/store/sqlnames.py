@@ -74,6 +74,11 @@ def to_pyformat(sql: str, positional: bool = False) -> str:
     return _BINDS.sub(sub, sql)
 
 
+def has_binds(sql: str) -> bool:
+    """Whether ``sql`` names a bind variable (``:name``, ``:1``) outside literals and comments."""
+    return any(m.group(4) is not None for m in _BINDS.finditer(sql))
+
+
 _BINDS = re.compile(
     r"""('(?:[^']|'')*')"""            # string literal
     r"""|("(?:[^"]|"")*")"""           # quoted identifier

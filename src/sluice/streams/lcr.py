@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ora
 from ..names import canonical
@@ -74,6 +74,9 @@ def _row_list(values: Any) -> dict[str, RowUnit]:
     """``LCR$_ROW_LIST`` from a mapping, RowUnits or ``(name, value)`` pairs."""
     if values is None:
         return {}
+    if isinstance(values, (str, bytes, bytearray)) or not isinstance(values, (Mapping, Iterable)):
+        raise ora(6502, f"a row list must be a mapping, RowUnits or (name, value) pairs, "
+                        f"not {type(values).__name__}")
     items = values.items() if isinstance(values, Mapping) else values
     out: dict[str, RowUnit] = {}
     for item in items:
@@ -81,6 +84,8 @@ def _row_list(values: Any) -> dict[str, RowUnit]:
             unit = RowUnit(_column(item.column_name), AnyData.of(item.data), item.lob_information,
                            item.lob_offset, item.lob_operation_size, item.long_information)
         else:
+            if isinstance(item, (str, bytes, bytearray)) or not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise ora(6502, f"a row list's item must be a RowUnit or a (name, value) pair, not {item!r:.60}")
             name, value = item
             unit = RowUnit(_column(name), AnyData.of(value))
         if unit.column_name in out:
