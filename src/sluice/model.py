@@ -314,7 +314,7 @@ class DeqOptions:
     @wait.setter
     def wait(self, value: int) -> None:
         value = _check_int("wait", value)
-        if value < 0:
+        if not 0 <= value <= C.DEQ_WAIT_FOREVER:     # (python-oracledb: a uint32_t)
             raise InterfaceError("wait must be DEQ_NO_WAIT, a number of seconds or DEQ_WAIT_FOREVER")
         self._wait = value
 

@@ -1,5 +1,7 @@
 """Bad input gets a clear error and changes nothing (issue 2, acceptance 5)."""
 
+import math
+
 import pytest
 
 import sluice
@@ -114,7 +116,23 @@ def test_bad_admin_values(conn, queue_with_one):
     assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=-5)) == "ORA-24014"
     assert _code(lambda: conn.aqadm.create_queue_table(queue_table="X", queue_payload_type="NO_SUCH_TYPE")) \
         == "ORA-04043"
+    # a NaN passed '< 0' and failed in the store's NOT NULL column (sqlite3's IntegrityError);
+    # an infinity or 1e300 has no date in the views (PostgreSQL: timestamp out of range);
+    # max_retries 10**30 did not fit SQLite's integer (OverflowError)
+    for v in (math.nan, math.inf, 1e300, 10**400, 2**31):
+        assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retry_delay=v)) == "ORA-24013"
+        assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=v)) == "ORA-24014"
+        assert _code(lambda: conn.aqadm.create_queue(queue_name="Q2", queue_table="Q_QT", retry_delay=v)) \
+            == "ORA-24013"
+        if isinstance(v, int):
+            assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", max_retries=v)) == "ORA-24013"
+        with pytest.raises(sluice.InterfaceError):
+            queue_with_one.deqoptions.wait = 2**32 if isinstance(v, int) else v
     assert conn.query("SELECT MAX_RETRIES, RETENTION FROM USER_QUEUES WHERE NAME='Q'", None)[1] == [(5, "0")]
+    conn.aqadm.alter_queue(queue_name="Q", max_retries=2**31 - 1, retry_delay=2**31 - 1, retention_time=2**31 - 1)
+    assert conn.query("SELECT MAX_RETRIES, RETRY_DELAY, RETENTION FROM USER_QUEUES WHERE NAME='Q'", None)[1] \
+        == [(2**31 - 1, 2**31 - 1, str(2**31 - 1))]
+    conn.aqadm.alter_queue(queue_name="Q", max_retries=5, retry_delay=0, retention_time=0)
     _unchanged(conn)
 
 

@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+import sluice
 from sluice.streams.propagation.schedules import MAX_FAILURES, Schedule, next_time_offset
 
 from ..conftest import make_queue
@@ -43,6 +44,18 @@ def test_schedule_errors(conn):
     _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", latency=-1)
     _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", next_time="tomorrow")
     _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", duration=0)
+    # a NaN passed '< 0' and failed in the store's NOT NULL column (sqlite3's IntegrityError);
+    # an infinity or 1e300 has no date in DBA_QUEUE_SCHEDULES (PostgreSQL: out of range)
+    for v in (math.nan, math.inf, 1e300, 10**400, 2**31):
+        _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", latency=v)
+        _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", duration=v)
+    for v in (math.nan, math.inf, -math.inf, 1e300, 10**400, -5):
+        with pytest.raises(sluice.InterfaceError, match="start_time"):
+            aq.schedule_propagation(queue_name="src", destination="dbs2", start_time=v)
+    assert _rows(conn, "SELECT * FROM DBA_QUEUE_SCHEDULES") == []
+    aq.schedule_propagation(queue_name="src", destination="dbs3", start_time=253402300799,
+                            latency=2**31 - 1, duration=2**31 - 1)           # the edges are taken
+    aq.unschedule_propagation(queue_name="src", destination="dbs3")
     aq.schedule_propagation(queue_name="src", destination="dbs2")
     _raises(24041, aq.schedule_propagation, queue_name="src", destination="dbs2")
     _raises(24042, aq.unschedule_propagation, queue_name="src", destination="dbs9")

@@ -10,6 +10,7 @@ transaction first and are committed on return.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..errors import InterfaceError, ora
@@ -54,12 +55,31 @@ def _flag(name: str, value: object) -> bool:
     raise InterfaceError(f"{name} must be TRUE or FALSE")
 
 
+# the longest retry delay or retention a queue takes (and the stores' views can show as dates)
+MAX_SECONDS = 2**31 - 1
+
+
 def _seconds(name: str, value: object, code: int, allow_forever: bool) -> float:
+    """A number of seconds: finite (a NaN passed ``< 0`` and failed in the store's NOT NULL
+    column; an infinity has no date), at most 2**31 - 1 (68 years: 1e300 broke PostgreSQL's
+    views with 'timestamp out of range'), non-negative or, ``allow_forever``, -1."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ora(code, value)
-    if value < 0 and not (allow_forever and value == -1):
+    try:
+        seconds = float(value)
+    except OverflowError:                      # an int beyond any float
+        raise ora(code, value) from None
+    if not math.isfinite(seconds) or seconds > MAX_SECONDS \
+            or (seconds < 0 and not (allow_forever and seconds == -1)):
         raise ora(code, value)
-    return float(value)
+    return seconds
+
+
+def _retries(value: object) -> int:
+    """MAX_RETRIES: 0 .. 2**31 - 1 (Oracle's limit; beyond it SQLite could not store it)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**31 - 1:
+        raise ora(24013, value)
+    return value
 
 
 def _set_given(target: _Info, **values: object) -> _Info:
@@ -189,9 +209,7 @@ class AqAdm(SecurityAdm, SubscriberAdm):
             raise ora(24037, owner, table.owner)
         if queue_type not in (0, 1):
             raise InterfaceError("queue_type must be DBMS_AQADM.NORMAL_QUEUE or EXCEPTION_QUEUE")
-        retries = 5 if max_retries is None else max_retries
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ora(24013, max_retries)
+        retries = 5 if max_retries is None else _retries(max_retries)
         delay = _seconds("retry_delay", retry_delay or 0, 24013, False)
         retention = _seconds("retention_time", retention_time or 0, 24014, True)
         comment = _comment(comment)
@@ -209,8 +227,7 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         q = self._catalog.queue(queue_name)
         self._session_ctx.authz.check_admin(q.owner)
         if max_retries is not None:
-            if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-                raise ora(24013, max_retries)
+            _retries(max_retries)
         new_delay = None if retry_delay is None else _seconds("retry_delay", retry_delay, 24013, False)
         new_ret = None if retention_time is None else _seconds("retention_time", retention_time, 24014, True)
         comment = _comment(comment)

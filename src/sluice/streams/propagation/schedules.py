@@ -433,21 +433,41 @@ def _time(what: str, value: Any, now: float) -> float:
         return now
     if hasattr(value, "timestamp"):
         return float(value.timestamp())
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value) \
+            and 0 <= value < _YEAR_10000:
         return float(value)
-    raise InterfaceError(f"{what} must be a datetime or POSIX seconds")
+    raise InterfaceError(f"{what} must be a datetime or POSIX seconds (before the year 10000)")
+
+
+# the POSIX seconds of 10000-01-01: beyond it a time has no DATE (the views show DATEs)
+_YEAR_10000 = 253402300800
+
+
+def _finite(value: Any) -> bool:
+    """A NaN passes every comparison's ``<= 0`` test; an infinity or an int beyond floats
+    has no date and no duration."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+# the longest duration or latency (68 years; 1e300 has no date in the views)
+_MAX_SECONDS = 2**31 - 1
 
 
 def _duration(value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) \
+            or not 0 < value <= _MAX_SECONDS:
         raise ora(23605, value, "DURATION (seconds, positive)")
     return float(value)
 
 
 def _latency(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) \
+            or not 0 <= value <= _MAX_SECONDS:
         raise ora(23605, value, "LATENCY (seconds, non-negative)")
     return float(value)
 
