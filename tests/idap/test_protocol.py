@@ -83,6 +83,10 @@ def test_soap_header_rules(servlet):
     (send_raw("AQUSER.RAW_MSGQ").replace("</destination>",
                                          "</destination><visibility>LATER</visibility>"), "31154"),
     (send_raw("AQUSER.RAW_MSGQ", "XYZ"), "1465"),
+    # numbers beyond what the message properties hold (were stored, or a fault without a code)
+    (send_raw("AQUSER.RAW_MSGQ", header="<priority>100000000000000000000</priority>"), "1426"),
+    (send_raw("AQUSER.RAW_MSGQ", header="<delay>3000000000</delay>"), "1426"),
+    (receive("AQUSER.RAW_MSGQ", extra="<batch_size>100000000000000000000</batch_size>"), "19202"),
 ])
 def test_bad_documents_are_client_faults_with_oracle_codes(servlet, store, doc, code):
     f = fault_of(servlet.post(doc))
