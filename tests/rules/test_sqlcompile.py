@@ -14,6 +14,7 @@ from sluice.rules.compile.typed.ir import NotCompilable
 from sluice.rules.compile.typed.lcrschema import LcrResolver, sql_columns
 from sluice.rules.compile.typed.resolvers import MappingResolver
 from sluice.rules.compile.sql.compiler import compile_sql, json_get
+from sluice.rules.lang.parser import MAX_DEPTH, MAX_NESTING
 from sluice.rules.compile.typed.dates import oracle_to_pg_format
 from sluice.store.sqlitefns import from_sqlite, register_sqlite_functions
 
@@ -158,3 +159,31 @@ def test_oracle_date_formats_for_postgresql(fmt, pg):
 def test_mixed_case_am_is_not_translated():
     with pytest.raises(NotCompilable):
         oracle_to_pg_format("HH Am")
+
+
+def _deepest() -> list[tuple[str, str, list[int]]]:
+    """(the deepest condition of a kind the parser takes, one level more, the messages it
+    selects).  100 nested parentheses overflowed Python's stack in the parser (RecursionError
+    out of a dequeue condition or CREATE_RULE), a chain of 1,000 '+' in the compilers."""
+    n = MAX_NESTING
+    chain = MAX_DEPTH - 1      # terms: Compare + (terms - 1) Binary nodes + a leaf
+    return [
+        ("(" * n + "priority = 1" + ")" * n, "(" * (n + 1) + "priority = 1" + ")" * (n + 1), [1]),
+        ("NOT " * n + "priority = 2", "NOT " * (n + 1) + "priority = 2", [3]),
+        ("corrid = " + "UPPER(" * n + "'order-1'" + ")" * n,
+         "corrid = " + "UPPER(" * (n + 1) + "'order-1'" + ")" * (n + 1), [1]),
+        ("priority = " + " + ".join(["0"] * (chain - 1) + ["1"]),
+         "priority = " + " + ".join(["0"] * chain + ["1"]), [1]),
+    ]
+
+
+@pytest.mark.parametrize("deepest, deeper, expected", _deepest())
+def test_the_deepest_conditions_compile_and_one_level_more_is_refused(lite, deepest, deeper, expected):
+    from sluice.errors import NotSupportedError
+    from sluice.rules import DictResolver, compile_condition
+
+    assert _select(lite, compile_sql(deepest, QUEUE, "sqlite"), "sqlite") == expected
+    python = compile_condition(deepest, DictResolver())
+    assert [m for m, p, c, _ in MESSAGES if python({"PRIORITY": p, "CORRID": c or None})] == expected
+    with pytest.raises(NotSupportedError, match=r"SLU-00001: not supported: a condition nested more than"):
+        compile_sql(deeper, QUEUE, "sqlite")

@@ -25,7 +25,7 @@ from typing import Callable
 from ...errors import DatabaseError, not_supported, ora
 from .ast import (
     COMPARISON_OPS, And, Attribute, Between, Bind, Binary, Compare, Condition, Exists, Expr,
-    FuncCall, Identifier, InList, IsNull, Like, Literal, MethodCall, Not, Or, Unary, Value,
+    FuncCall, Identifier, InList, IsNull, Like, Literal, MethodCall, Not, Or, Unary, Value, children,
 )
 from .lexer import Token, syntax_error, tokenize
 
@@ -36,8 +36,16 @@ _TRIM_MODES = ("LEADING", "TRAILING", "BOTH")
 _DUAL = (("DUAL",), ("SYS", "DUAL"))
 
 
+# How deep a condition may nest.  The parser and every compiler walk the tree recursively:
+# 100 nested parentheses (10 parser frames each) overflowed Python's stack and a chain of
+# 1,000 '+' terms the compilers'; Oracle's own conditions (seed 000) nest a few levels.
+MAX_NESTING = 50     # parentheses, NOT, signs, function arguments: the parser's recursion
+MAX_DEPTH = 200      # the tree's depth (a chain a + b + ... nests one level per operator)
+
+
 def parse_condition(text: str) -> Condition:
-    """Parse a rule / dequeue condition; raise ORA-009xx with line and column."""
+    """Parse a rule / dequeue condition; raise ORA-009xx with line and column, SLU-00001
+    for a condition nested deeper than :data:`MAX_NESTING` / :data:`MAX_DEPTH`."""
     parser = _Parser(text)
     node = parser.condition()
     parser.finish(node, want_condition=True)
@@ -52,12 +60,23 @@ def parse_expression(text: str) -> Value:
     return node  # type: ignore[return-value]
 
 
+def _depth(node: Expr) -> int:
+    """The tree's depth, walked without recursion."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((child, d + 1) for child in children(node))
+    return deepest
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         if not isinstance(text, str):
             raise ora(6502, f"condition must be a string, not {type(text).__name__}")
         self.tokens = tokenize(text)
         self.pos = 0
+        self.nesting = 0
 
     # --- token helpers ----------------------------------------------------------
 
@@ -106,6 +125,19 @@ class _Parser:
             raise self.error(920)  # a value where a condition belongs
         if self.tok.kind != "EOF":
             raise self.error(933)  # something follows a complete condition
+        if _depth(node) > MAX_DEPTH:
+            raise self.unsupported(f"a condition nested more than {MAX_DEPTH} levels deep",
+                                   self.tokens[0])
+
+    def nested(self, parse: Callable[[], Expr]) -> Expr:
+        """``parse()`` one level deeper.  :raises: SLU-00001 past :data:`MAX_NESTING`."""
+        if self.nesting >= MAX_NESTING:
+            raise self.unsupported(f"a condition nested more than {MAX_NESTING} levels deep")
+        self.nesting += 1
+        try:
+            return parse()
+        finally:
+            self.nesting -= 1
 
     def need_condition(self, node: Expr, at: Token) -> Condition:
         if not isinstance(node, Condition):
@@ -140,7 +172,7 @@ class _Parser:
         if not self.at_kw("NOT"):
             return self._predicate()
         self.take()
-        operand = self._negation()
+        operand = self.nested(self._negation)
         return Not(self.need_condition(operand, self.tok))
 
     def _predicate(self) -> Expr:
@@ -211,7 +243,7 @@ class _Parser:
         condition = None
         if self.at_kw("WHERE"):
             self.take()
-            condition = self.need_condition(self.condition(), self.tok)
+            condition = self.need_condition(self.nested(self.condition), self.tok)
         self.expect_op(")", 907)
         return Exists(condition)
 
@@ -250,7 +282,7 @@ class _Parser:
         if not self.at_op("+", "-"):
             return self._primary()
         op = self.take().value
-        operand = self._value(self._unary)
+        operand = self._value(lambda: self.nested(self._unary))
         # Fold signed numeric literals so that "x = -1" compares with a constant.
         if isinstance(operand, Literal) and isinstance(operand.value, (int, Decimal)):
             return Literal(-operand.value if op == "-" else operand.value)
@@ -276,11 +308,11 @@ class _Parser:
             if not self.at_op("("):
                 return Identifier(path)
             if path == ("TRIM",):
-                return self._members(self._trim())
+                return self._members(self.nested(self._trim))
             return self._members(FuncCall(path, self._call_args()))
         if token.kind == "OP" and token.value == "(":
             self.take()
-            inner = self.condition()
+            inner = self.nested(self.condition)
             self.expect_op(")", 907)
             return inner
         raise self.error(936)
@@ -313,10 +345,10 @@ class _Parser:
         if self.at_op(")"):
             self.take()
             return ()
-        args = [self.operand()]
+        args = [self.nested(self.operand)]
         while self.at_op(","):
             self.take()
-            args.append(self.operand())
+            args.append(self.nested(self.operand))
         self.expect_op(")", 907)
         return tuple(args)
 
