@@ -103,6 +103,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1722: (DataError, "invalid number: {0}"),
     2303: (ProgrammingError, "cannot drop or replace a type with type or table dependents"),
     4043: (ProgrammingError, "object {0} does not exist"),
+    6500: (DatabaseError, "PL/SQL: storage error"),
     6502: (DataError, "PL/SQL: numeric or value error: {0}"),
     6550: (ProgrammingError, "line {0}, column {1}:\n{2}"),
     # PL/SQL run-time conditions (the statement interpreter, sluice.plsql)

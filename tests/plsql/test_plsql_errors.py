@@ -199,3 +199,18 @@ def test_create_type_syntax_errors(conn):
         error_of(conn, "CREATE TYPE t AS RECORD (a NUMBER)"))
     assert 'Encountered the symbol "SELECT"' in str(
         error_of(conn, "CREATE TYPE t AS TABLE OF NUMBER; SELECT 1 FROM dual"))
+
+
+def test_a_block_nested_past_the_stack_is_an_oracle_error(conn):
+    """Hundreds of nested blocks, IFs or calls overflowed Python's stack in the parser, a
+    chain of 1,000 '+' in the interpreter: RecursionError out of cursor.execute."""
+    for text in ("BEGIN " * 1000 + "NULL;" + " END;" * 1000,
+                 "BEGIN " + "IF TRUE THEN " * 1000 + "NULL;" + " END IF;" * 1000 + " END;",
+                 "BEGIN DBMS_OUTPUT.PUT_LINE(" + "UPPER(" * 1000 + "'a'" + ")" * 1000 + "); END;"):
+        err = error_of(conn, text)
+        assert err.full_code == "ORA-06550" and "PLS-00123: program too large" in str(err)
+    err = error_of(conn, "BEGIN DBMS_OUTPUT.PUT_LINE(" + "+".join(["1"] * 1000) + "); END;")
+    assert str(err) == "ORA-06500: PL/SQL: storage error"
+    # what Oracle's own blocks nest is far from it, and the session goes on
+    assert execute(conn, "BEGIN " * 20 + "DBMS_OUTPUT.PUT_LINE(" + "(" * 20 + "1 + 1" + ")" * 20 + ");"
+                   + " END;" * 20).output == ["2"]

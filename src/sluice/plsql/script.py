@@ -244,7 +244,17 @@ def execute(conn: Any, text: str, binds: dict | None = None) -> StatementResult:
 
 def _block(conn: Any, text: str, binds: dict | None) -> StatementResult:
     output: list[str] = []
-    Interpreter(conn, binds, output, execute).run(parse_block(text))
+    # The parser and the interpreter recurse as the block nests: hundreds of nested blocks,
+    # IFs or parentheses (or a procedure calling itself for ever) exhaust Python's stack.
+    # Oracle's answers: PLS-00123 for a unit too large to compile, ORA-06500 at run time.
+    try:
+        block = parse_block(text)
+    except RecursionError:
+        raise ora(6550, 1, 1, "PLS-00123: program too large (nested too deeply)") from None
+    try:
+        Interpreter(conn, binds, output, execute).run(block)
+    except RecursionError:
+        raise ora(6500) from None
     return StatementResult("block", output=output)
 
 
