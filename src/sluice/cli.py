@@ -185,6 +185,8 @@ def _payload_for(conn, queue: str, text: str):
             return json.loads(text)
         except json.JSONDecodeError:
             return text if pt == "SYS.ANYDATA" else text
+        except RecursionError:
+            raise ora(25215, "the JSON text is nested too deeply") from None
     if pt == "XMLTYPE":
         return text
     if pt == "RAW":
@@ -194,6 +196,8 @@ def _payload_for(conn, queue: str, text: str):
         value = json.loads(text)
     except json.JSONDecodeError as e:
         raise ora(25215, f"a {pt} payload is given as a JSON object ({e})") from None
+    except RecursionError:
+        raise ora(25215, f"a {pt} payload is given as a JSON object (nested too deeply)") from None
     return ot.from_dict(conn.gettype(pt), value)
 
 

@@ -171,3 +171,31 @@ def test_closed_connection(dsn):
     c.close()
     with pytest.raises(sluice.InterfaceError):
         c.queue("Q")
+
+
+def test_a_json_payload_nested_past_the_stack_is_25215(dsn, tmp_path):
+    """A JSON payload (or its text, given to `sluice enqueue`) nested ~1,000 levels deep
+    overflowed Python's stack: RecursionError out of enqone, ORA-00600 from the CLI."""
+    from click.testing import CliRunner
+
+    from sluice.cli import main
+
+    def nested(n):
+        value = 1
+        for _ in range(n):
+            value = {"a": [value]}
+        return value
+    conn = sluice.connect(dsn)
+    try:
+        make_queue(conn, "J", payload="JSON")
+        q = conn.queue("J", "JSON")
+        assert _code(lambda: q.enqone(conn.msgproperties(payload=nested(3000)))) == "ORA-25215"
+        q.enqone(conn.msgproperties(payload=nested(50)))
+        conn.commit()
+        assert nowait(q).deqone().payload == nested(50)
+        conn.commit()
+        r = CliRunner().invoke(main, ["--dsn", dsn, "enqueue", "J", "[" * 5000 + "]" * 5000])
+        assert r.exit_code == 1 and "ORA-25215" in r.output and "nested too deeply" in r.output, r.output
+        assert nowait(q).deqone() is None
+    finally:
+        conn.close()

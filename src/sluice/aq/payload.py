@@ -108,6 +108,8 @@ class PayloadCodec:
                 return dumps_json(value)
             except (TypeError, ValueError) as e:
                 raise ora(25215, f"payload is not a JSON value: {e}") from None
+            except RecursionError:     # Python's stack, about 1,000 levels less the caller's
+                raise ora(25215, "payload is not a JSON value: nested too deeply") from None
         if pt == "XMLTYPE":
             return self._xml(value)
         if pt == ANYDATA:
@@ -148,6 +150,8 @@ class PayloadCodec:
             return json.dumps({"$type": "JSON", "value": dumps_json(value)})
         except (TypeError, ValueError) as e:
             raise ora(25215, f"ANYDATA payload cannot hold {type(value).__name__}: {e}") from None
+        except RecursionError:
+            raise ora(25215, "ANYDATA payload cannot hold a JSON value nested so deeply") from None
 
     # -- decode -------------------------------------------------------------
     def decode(self, stored: Any) -> Any:

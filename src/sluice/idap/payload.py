@@ -104,6 +104,8 @@ def value_from_xml(el: etree._Element | None, payload_type: str, registry: Any, 
             return json.loads(el.text or "null")
         except ValueError as e:
             raise ora(25215, f"<JSON> does not hold JSON text ({e})") from None
+        except RecursionError:
+            raise ora(25215, "<JSON> holds JSON text nested too deeply") from None
     if payload_type == "XMLTYPE":
         return _xml_document(el)
     if lower == "jms_object_message":
