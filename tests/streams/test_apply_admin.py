@@ -57,6 +57,16 @@ def test_started_apply_runs_in_a_host(conn, dsn, target):
         adm.set_parameter("APP", "txn_lcr_spill_threshold", "0")
     assert bad.value.code == 23605
     adm.set_parameter("APP", "txn_lcr_spill_threshold", None)          # the default: 10000
+    # digits int() refuses (the process failed at every start), and more apply servers than
+    # one apply process starts (10**6 forked processes until the target refused connections)
+    for parameter, value in (("parallelism", "\u00b2"), ("grouptransops", "\u0661"),
+                             ("maximum_scn", "\u00b9"), ("parallelism", "65"), ("parallelism", 10**6)):
+        with pytest.raises(sluice.DatabaseError) as bad:
+            adm.set_parameter("APP", parameter, value)
+        assert bad.value.code == 23605, (parameter, value)
+    adm.set_parameter("APP", "parallelism", 64)
+    assert load(CaptureContext(conn), "APP").parameter("PARALLELISM") == "64"
+    adm.set_parameter("APP", "parallelism", None)
     cur.execute("BEGIN DBMS_APPLY_ADM.START_APPLY(apply_name => 'app'); END;")
     assert view(conn, "SELECT STATUS, APPLY_DATABASE_LINK FROM DBA_APPLY")[0] == \
         {"STATUS": "ENABLED", "APPLY_DATABASE_LINK": "DBS2.NET"}

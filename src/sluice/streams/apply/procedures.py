@@ -40,6 +40,11 @@ def _columns(column_list: Any, what: str) -> list[str]:
     return cols
 
 
+# the most apply servers one apply process starts (parallelism 10**6 forked processes until
+# the target refused connections)
+MAX_PARALLELISM = 64
+
+
 def _valid_parameter(param: str, text: str) -> bool:
     if param == "DISABLE_ON_ERROR":
         return text in ("Y", "N")
@@ -47,9 +52,14 @@ def _valid_parameter(param: str, text: str) -> bool:
         return text in ("FULL", "NONE", "DEPENDENT_TRANSACTIONS")
     if param in ("MAXIMUM_SCN", "TXN_LCR_SPILL_THRESHOLD") and text == "INFINITE":
         return True
+    # ASCII digits: str.isdigit() takes '²' and other digits int() refuses (the apply
+    # process then failed at every start)
+    digits = text.isascii() and text.isdigit()
     if param == "MAXIMUM_SCN":
-        return text == "INFINITE" or text.isdigit()
-    return text.isdigit() and int(text) >= 1       # PARALLELISM, TXN_LCR_SPILL_THRESHOLD, GROUPTRANSOPS
+        return text == "INFINITE" or digits
+    if param == "PARALLELISM":    # each apply server is a process with a target connection
+        return digits and 1 <= int(text) <= MAX_PARALLELISM
+    return digits and int(text) >= 1       # TXN_LCR_SPILL_THRESHOLD, GROUPTRANSOPS
 
 
 def _link(apply_database_link: str | None) -> str | None:
@@ -84,7 +94,7 @@ class ApplyProcedures:
         definition.set_status(self._ctx(), canonical(apply_name, "apply name"), status)
 
     def set_parameter(self, apply_name: str, parameter: str, value: Any) -> None:
-        """disable_on_error (Y/N), commit_serialization (FULL/NONE), parallelism (1 or more),
+        """disable_on_error (Y/N), commit_serialization (FULL/NONE), parallelism (1 .. 64),
         txn_lcr_spill_threshold, maximum_scn, and Sluice's grouptransops (row LCRs of several
         whole source transactions one target transaction may hold; 1, the default: none
         grouped); NULL value: back to the default.
