@@ -87,14 +87,16 @@ class MessageProperties:
         if correlation is not None and type(correlation) is not str:
             _check_str("correlation", correlation)
         self._correlation = correlation
-        self._delay = delay if type(delay) is int and _INT32_MIN <= delay <= _INT32_MAX else \
+        # (the ranges as literals: constants load faster than globals, once per message)
+        self._delay = delay if type(delay) is int and -2147483648 <= delay <= 2147483647 else \
             _check_int32("delay", 0 if delay is None else delay)
         if exceptionq is not None and type(exceptionq) is not str:
             _check_str("exceptionq", exceptionq)
         self._exceptionq = exceptionq
-        self._expiration = expiration if type(expiration) is int and _INT32_MIN <= expiration <= _INT32_MAX \
+        self._expiration = expiration if type(expiration) is int and -2147483648 <= expiration <= 2147483647 \
             else _check_int32("expiration", -1 if expiration is None else expiration)
-        self._priority = priority if type(priority) is int and _INT64_MIN <= priority <= _INT64_MAX else \
+        self._priority = priority if type(priority) is int and \
+            -9223372036854775808 <= priority <= 9223372036854775807 else \
             _check_priority(0 if priority is None else priority)
         if recipients:
             self.recipients = recipients
