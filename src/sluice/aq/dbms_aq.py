@@ -91,8 +91,8 @@ def _typed(value: Any, cls: type, name: str) -> Any:
     """``value`` if it is NULL or a ``cls`` record.  :raises: InterfaceError otherwise (a
     Python caller's slip: PL/SQL's own variables always have the record's type)."""
     if value is not None and not isinstance(value, cls):
-        raise InterfaceError(f"{name} must be a {cls.__doc__.strip('`. ').split('`')[0]}, "
-                             f"not {type(value).__name__}")
+        oracle_name = next(k for k, v in _RECORDS.items() if v is cls)
+        raise InterfaceError(f"{name} must be a {oracle_name}, not {type(value).__name__}")
     return value
 
 

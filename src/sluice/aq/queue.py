@@ -42,7 +42,7 @@ class Navigation:
 
 
 # deqmany's largest batch: python-oracledb keeps max_num_messages in a uint32_t
-_MAX_ARRAY = 2**32 - 1
+MAX_DEQUEUE_BATCH = 2**32 - 1
 
 
 class Queue:
@@ -257,8 +257,8 @@ class Queue:
     def deqmany(self, max_num_messages: int) -> list[MessageProperties]:
         """Dequeue up to ``max_num_messages`` (waits, like deqone, for the first)."""
         if isinstance(max_num_messages, bool) or not isinstance(max_num_messages, int) \
-                or not 1 <= max_num_messages <= _MAX_ARRAY:
-            raise InterfaceError(f"max_num_messages must be a positive integer (at most {_MAX_ARRAY})")
+                or not 1 <= max_num_messages <= MAX_DEQUEUE_BATCH:
+            raise InterfaceError(f"max_num_messages must be a positive integer (at most {MAX_DEQUEUE_BATCH})")
         return self._dequeue(max_num_messages)
 
     deqOne = deqone  # noqa: N815

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from .. import constants as C
+from ..aq.queue import MAX_DEQUEUE_BATCH
 from ..errors import ora
 from .schema import _CANONICAL_TAGS, AQ_NS, Envelope
 
@@ -265,8 +266,8 @@ def _receive(o: dict[str, etree._Element], commit: bool) -> ReceiveRequest:
         selector = Selector(text(sel.get("correlation")), msgid_bytes(mid) if mid is not None else None,
                             text(sel.get("condition")))
     batch = _int_of(o.get("batch_size"), "batch_size")
-    if batch is not None and not 1 <= batch <= 2**32 - 1:       # (deqmany's limit)
-        raise ora(19202, f"batch_size must be between 1 and {2**32 - 1}, not {batch}")
+    if batch is not None and not 1 <= batch <= MAX_DEQUEUE_BATCH:
+        raise ora(19202, f"batch_size must be between 1 and {MAX_DEQUEUE_BATCH}, not {batch}")
     wait = _int_of(o.get("wait_time"), "wait_time")
     if wait is not None and wait < 0:
         wait = None   # a negative wait is DBMS_AQ.FOREVER (-1)

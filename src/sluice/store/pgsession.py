@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -484,14 +484,7 @@ class PgSession(StoreSession):
         def run():
             if in_memory:    # temporary objects of this connection (see sqlmemory)
                 memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
-            text = rewrite(sql, known, self.user)
-            params = None
-            if binds or has_binds(text):    # (none given: psycopg reports the missing one, ORA-01008)
-                binds_ = binds or {}
-                named = isinstance(binds_, dict)
-                text = to_pyformat(text, positional=not named)
-                params = binds_ if named else list(binds_)
-            return raw.execute(text, params)
+            return raw.execute(*_with_params(rewrite(sql, known, self.user), binds))
 
         try:
             if self._open:   # in a savepoint, so a bad query does not end the transaction
@@ -516,13 +509,7 @@ class PgSession(StoreSession):
         return cols, rows
 
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        text = rewrite(sql, physical_names(self.store.queue_tables()), self.user)
-        params = None
-        if binds or has_binds(text):    # (none given: psycopg reports the missing one, ORA-01008)
-            binds_ = binds or {}
-            named = isinstance(binds_, dict)
-            text = to_pyformat(text, positional=not named)
-            params = binds_ if named else list(binds_)
+        text, params = _with_params(rewrite(sql, physical_names(self.store.queue_tables()), self.user), binds)
         c = self._conn()
         raw = c.raw
         with self._guard():
@@ -590,3 +577,13 @@ def _group_gate(c: PgConnection, qt_id: int, inner):
             held = known[r.enq_tid] = bool(row[0])
         return held
     return gate
+
+
+def _with_params(text: str, binds: dict | Sequence | None) -> tuple[str, Any]:
+    """A user's statement with Oracle-style binds as psycopg's placeholders and parameters.
+    Binds named but none given still convert: psycopg then reports the missing one (ORA-01008)."""
+    if not binds and not has_binds(text):
+        return text, None
+    binds = binds or {}
+    named = isinstance(binds, dict)
+    return to_pyformat(text, positional=not named), (binds if named else list(binds))

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
+from ...aq.admin import MAX_SECONDS
 from ...errors import InterfaceError, ora
 from ...names import split_qualified
 from .links import link_name
@@ -452,22 +453,19 @@ def _finite(value: Any) -> bool:
         return False
 
 
-# the longest duration or latency (68 years; 1e300 has no date in the views)
-_MAX_SECONDS = 2**31 - 1
-
 
 def _duration(value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) \
-            or not 0 < value <= _MAX_SECONDS:
+            or not 0 < value <= MAX_SECONDS:
         raise ora(23605, value, "DURATION (seconds, positive)")
     return float(value)
 
 
 def _latency(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) \
-            or not 0 <= value <= _MAX_SECONDS:
+            or not 0 <= value <= MAX_SECONDS:
         raise ora(23605, value, "LATENCY (seconds, non-negative)")
     return float(value)
 
