@@ -119,7 +119,7 @@ def test_a_wrong_argument_to_the_session_api_is_a_sluice_error(dsn):
                     source_database_name="D", command_type="UPDATE", object_owner="A", object_name="B",
                     **{values: [value]}))
         assert escaped == {}, "\n".join(f"{k}: {v}" for k, v in sorted(escaped.items(), key=str))
-        for statement, binds, code in ((select, None, "ORA-01008"), (select, {"other": 1}, "ORA-01008"),
+        for statement, binds, code in ((select, None, "ORA-01008"), (select, {"other": 1}, "DPY-4008"),
                                        (select, 5, "DPY-2003")):
             with pytest.raises(sluice.Error) as e:
                 conn.cursor().execute(statement, binds)

@@ -38,13 +38,11 @@ class Cursor:
         if parameters is not None and (isinstance(parameters, (str, bytes, bytearray))
                                        or not isinstance(parameters, (dict, Sequence))):
             raise dpy(2003)
-        binds: dict | None
         if kw:
-            binds = dict(parameters or {}, **kw) if isinstance(parameters, dict) or parameters is None else None
-        else:
-            binds = parameters if isinstance(parameters, dict) else (
-                {str(i + 1): v for i, v in enumerate(parameters)} if parameters else None)
-        result = plsql.execute(self.connection, statement, binds)
+            if parameters:
+                raise dpy(2005)
+            parameters = kw
+        result = plsql.execute(self.connection, statement, parameters)
         self.output = list(result.output)
         if result.columns is not None:
             self.description = [(c, None, None, None, None, None, True) for c in result.columns]

@@ -330,6 +330,7 @@ _DPY_CATALOG: dict[int, str] = {
     1005: "connection pool cannot be closed because connections are busy",
     2000: "message has no payload",
     2003: "expecting a dictionary, list or tuple, or keyword args",
+    2005: "expecting positional arguments or keyword arguments, not both",
     2014: '"{0}" and "{1}" cannot be specified together',
     2023: "invalid connection class",
     2025: "invalid connection params: {0}",
@@ -341,6 +342,8 @@ _DPY_CATALOG: dict[int, str] = {
     3001: "{0} is not supported by Sluice: {1}",
     3002: 'Python value of type "{0}" is not supported',
     4005: "timed out waiting for the connection pool to return a connection",
+    4008: 'no bind placeholder named ":{0}" was found in the SQL text',
+    4009: "{0} positional bind values are required but {1} were provided",
 }
 
 

@@ -140,10 +140,11 @@ def test_drop_type(conn):
 
 
 def test_query_with_binds(conn):
-    result = execute(conn, "WITH x AS (SELECT 1 FROM dual) SELECT * FROM x WHERE a = :a;",
-                     {"a": 1})
-    assert conn.queries == [("WITH x AS (SELECT 1 FROM dual) SELECT * FROM x WHERE a = :a",
-                             {"a": 1})]
+    # placeholders are numbered for the store, so :a and :A are one name as in Oracle
+    result = execute(conn, "WITH x AS (SELECT 1 FROM dual) SELECT * FROM x WHERE a = :a OR b = :A;",
+                     {"A": 1})
+    assert conn.queries == [("WITH x AS (SELECT 1 FROM dual) SELECT * FROM x WHERE a = :1 OR b = :2",
+                             {"1": 1, "2": 1})]
     assert result == StatementResult("query", ["A", "B"], [(1, "x"), (2, "y")], 2)
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import ora
+from .binds import bind_values
 from .ddl import parse_create_type, parse_drop_type
 from .interpreter import Interpreter
 from .parser import parse_block
@@ -208,13 +209,15 @@ def _strip_terminator(text: str) -> str:
     return text[:-1].rstrip() if text.endswith(";") else text
 
 
-def execute(conn: Any, text: str, binds: dict | None = None) -> StatementResult:
+def execute(conn: Any, text: str, binds: dict | Sequence | None = None) -> StatementResult:
     """Run one statement (a block, EXEC, type DDL, query, COMMIT/ROLLBACK, SQL*Plus
-    command, or other SQL handed to the connection)."""
+    command, or other SQL handed to the connection).  ``binds`` are values by name (a
+    dict) or by position (a list), matched as python-oracledb matches them (binds.py)."""
     words, start = leading_words(text)
     if not words:
         raise ora(900)
     first = words[0]
+    text, binds = bind_values(text, first, binds)
     category = _category(words)
     if category == "sqlplus":
         return _sqlplus(conn, first, text[start:], binds)

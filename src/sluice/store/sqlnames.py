@@ -79,6 +79,27 @@ def has_binds(sql: str) -> bool:
     return any(m.group(4) is not None for m in _BINDS.finditer(sql))
 
 
+def bind_names(sql: str) -> list[str]:
+    """The bind variables ``sql`` names (``:name``, ``:1``), upper-cased, once per
+    occurrence in order: the positions python-oracledb binds a list of values to in SQL."""
+    return [m.group(4).upper() for m in _BINDS.finditer(sql) if m.group(4) is not None]
+
+
+def number_binds(sql: str) -> str:
+    """``sql`` with its n-th bind placeholder renamed ``:n`` (1-based), so values bound by
+    position reach every occurrence, a name used twice included."""
+    count = 0
+
+    def sub(m: re.Match) -> str:
+        nonlocal count
+        if m.group(4) is None:
+            return m.group(0)
+        count += 1
+        return f":{count}"
+
+    return _BINDS.sub(sub, sql)
+
+
 _BINDS = re.compile(
     r"""('(?:[^']|'')*')"""            # string literal
     r"""|("(?:[^"]|"")*")"""           # quoted identifier

@@ -1,0 +1,56 @@
+"""Bind values matched to a statement's placeholders as python-oracledb matches them.
+
+Values in a list bind by position: in SQL every placeholder occurrence is a position
+(``:x, :x`` takes two values), in PL/SQL each name once, in the order names first
+appear; DDL has no placeholders.  A count that does not match is DPY-4009.  Values in a
+dict bind by name (case-insensitive, a leading ``:`` allowed); a name the statement
+does not use is DPY-4008.  A placeholder left without a value is ORA-01008 when the
+statement runs, as the database reports it.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import dpy
+from ..store.sqlnames import bind_names, number_binds
+from .lexer import BIND, tokenize
+
+# python-oracledb does not look for binds in DDL (a trigger body's :NEW is not one)
+_DDL = frozenset({"CREATE", "ALTER", "DROP", "GRANT", "REVOKE", "ANALYZE", "AUDIT", "COMMENT",
+                  "TRUNCATE"})
+PLSQL = frozenset({"BEGIN", "DECLARE", "<<", "CALL", "EXEC", "EXECUTE"})
+
+
+def bind_values(text: str, first_word: str, binds: dict | Sequence | None) -> tuple[str, dict | None]:
+    """``(text, binds by name)`` for running ``text`` (whose first word is ``first_word``)
+    with ``binds``; SQL bound by position comes back with its placeholders numbered."""
+    if binds is None:
+        return text, None
+    plsql = first_word in PLSQL
+    if first_word in _DDL:
+        names: list[str] = []
+    elif plsql:
+        names = list(dict.fromkeys(t.value.upper() for t in tokenize(text) if t.kind == BIND))
+    else:
+        names = bind_names(text)
+    if isinstance(binds, dict):
+        by_name = {}
+        for key, value in binds.items():
+            name = str(key)
+            bare = (name[1:] if name.startswith(":") else name).upper()
+            if bare not in names:
+                raise dpy(4008, name)
+            by_name[bare] = value
+        if plsql:       # the interpreter matches names itself and writes OUT values back
+            return text, binds
+        # numbered, so that :x and :X are one name as in Oracle (SQLite and psycopg match case)
+        return number_binds(text), {str(i): by_name[n] for i, n in enumerate(names, 1) if n in by_name}
+    values = list(binds)
+    if not values:      # nothing bound: a placeholder is ORA-01008 when the statement runs
+        return text, None
+    if len(values) != len(names):
+        raise dpy(4009, len(names), len(values))
+    if plsql:
+        return text, dict(zip(names, values))
+    return number_binds(text), {str(i): v for i, v in enumerate(values, 1)}
