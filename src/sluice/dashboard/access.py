@@ -36,4 +36,6 @@ class CsrfTokens:
         return hmac.new(self._key, user.encode("utf-8"), hashlib.sha256).hexdigest()
 
     def valid(self, user: str, presented: str | None) -> bool:
-        return bool(presented) and hmac.compare_digest(self.token(user), presented)
+        # compare_digest refuses str with non-ASCII characters (a TypeError): compare bytes
+        return bool(presented) and hmac.compare_digest(
+            self.token(user).encode("ascii"), presented.encode("utf-8", "surrogateescape"))

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 PREFIX = "/dashboard"
 REALM = "Sluice dashboard"
 _STATIC = resources.files(__package__) / "static"
+_STATIC_FILES = frozenset(f.name for f in _STATIC.iterdir() if f.is_file() and not f.name.startswith("."))
 _MEDIA = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
           ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml"}
 SECURITY_HEADERS = {
@@ -125,11 +126,12 @@ def routes(site: Site) -> list[BaseRoute]:
         if isinstance(user, Response):
             return user
         name = request.path_params["name"]
-        file = _STATIC / name
         suffix = name[name.rfind("."):] if "." in name else ""
-        if "/" in name or name.startswith(".") or suffix not in _MEDIA or not file.is_file():
+        # only the package's own files: a name is never a path the file system is asked
+        # about (one too long for it was an OSError, a 500)
+        if name not in _STATIC_FILES or suffix not in _MEDIA:
             return _error(404, "no such file")
-        return _respond(file.read_bytes(), media=_MEDIA[suffix],
+        return _respond((_STATIC / name).read_bytes(), media=_MEDIA[suffix],
                         headers={"cache-control": "private, max-age=60"})
 
     async def state(request: Request) -> Response:
