@@ -76,6 +76,17 @@ def test_wrong_python_types_in_properties(conn, queue_with_one):
     _unchanged(conn)
 
 
+def _plsql_enqueue(set_property: str) -> str:
+    """A PL/SQL block enqueuing to Q with one message property set by ``set_property``."""
+    return f"""DECLARE
+      eo DBMS_AQ.ENQUEUE_OPTIONS_T; mp DBMS_AQ.MESSAGE_PROPERTIES_T; h RAW(16);
+    BEGIN
+      {set_property}
+      DBMS_AQ.ENQUEUE(queue_name => 'Q', enqueue_options => eo, message_properties => mp,
+                      payload => HEXTORAW('01'), msgid => h);
+    END;"""
+
+
 @pytest.mark.parametrize("name,low,high", [("priority", -2**63, 2**63 - 1), ("delay", -2**31, 2**31 - 1),
                                            ("expiration", -2**31, 2**31 - 1)])
 def test_properties_outside_their_range_overflow(conn, queue_with_one, name, low, high):
@@ -94,20 +105,31 @@ def test_properties_outside_their_range_overflow(conn, queue_with_one, name, low
     q.enqoptions.deliverymode = sluice.MSG_BUFFERED
     assert _code(lambda: q.enqone(conn.msgproperties(payload=b"a", **{name: high + 1}))) == "ORA-01426"
     q.enqoptions.deliverymode = sluice.MSG_PERSISTENT
-    block = f"""DECLARE
-      eo DBMS_AQ.ENQUEUE_OPTIONS_T; mp DBMS_AQ.MESSAGE_PROPERTIES_T; h RAW(16);
-    BEGIN
-      mp.{name} := {high + 1};
-      DBMS_AQ.ENQUEUE(queue_name => 'Q', enqueue_options => eo, message_properties => mp,
-                      payload => HEXTORAW('01'), msgid => h);
-    END;"""
-    assert _code(lambda: conn.cursor().execute(block)) == "ORA-01426"
+    assert _code(lambda: conn.cursor().execute(_plsql_enqueue(f"mp.{name} := {high + 1};"))) == "ORA-01426"
     conn.commit()
     _unchanged(conn)
     # the range's ends are kept
     q.enqone(conn.msgproperties(payload=b"edge", **{name: high}))
     if name == "priority":     # (a negative delay or expiration is ORA-25208 / ORA-25209)
         q.enqone(conn.msgproperties(payload=b"edge", **{name: low}))
+    conn.rollback()
+
+
+def test_an_agent_protocol_beyond_64_bits_overflows(conn, queue_with_one):
+    """SYS.AQ$_AGENT's protocol is kept in a 64-bit column: beyond it the sender was taken
+    and the commit failed (SQLite: ORA-00600 [OverflowError]), every later one too."""
+    for value in (2**63, -2**63 - 1, 10**20):
+        assert _code(lambda: sluice.Agent("S", None, value)) == "ORA-01426"
+    block = _plsql_enqueue("mp.sender_id := SYS.AQ$_AGENT('S', NULL, 99999999999999999999);")
+    assert _code(lambda: conn.cursor().execute(block)) == "ORA-01426"
+    conn.commit()
+    _unchanged(conn)
+    q = queue_with_one      # the range's ends are kept
+    for value in (2**63 - 1, -2**63):
+        q.enqone(conn.msgproperties(payload=b"edge", sender_id=sluice.Agent("S", None, value)))
+    conn.commit()
+    q.deqoptions.wait = sluice.DEQ_NO_WAIT
+    assert [m.sender_id.protocol for m in q.deqmany(10) if m.payload == b"edge"] == [2**63 - 1, -2**63]
     conn.rollback()
 
 

@@ -86,6 +86,9 @@ def test_soap_header_rules(servlet):
     # numbers beyond what the message properties hold (were stored, or a fault without a code)
     (send_raw("AQUSER.RAW_MSGQ", header="<priority>100000000000000000000</priority>"), "1426"),
     (send_raw("AQUSER.RAW_MSGQ", header="<delay>3000000000</delay>"), "1426"),
+    # a sender's protocol beyond 64 bits was taken, then every commit of the session failed
+    (send_raw("AQUSER.RAW_MSGQ", commit=True).replace(
+        "</agent_name>", "</agent_name><protocol>99999999999999999999</protocol>"), "1426"),
     (receive("AQUSER.RAW_MSGQ", extra="<batch_size>100000000000000000000</batch_size>"), "19202"),
 ])
 def test_bad_documents_are_client_faults_with_oracle_codes(servlet, store, doc, code):

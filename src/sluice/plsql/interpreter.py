@@ -28,6 +28,9 @@ SCALAR_TYPES = frozenset("""VARCHAR2 VARCHAR NVARCHAR2 CHAR NCHAR STRING LONG RA
     POSITIVEN SIGNTYPE DECIMAL DEC NUMERIC FLOAT REAL DOUBLE BINARY_FLOAT BINARY_DOUBLE
     BOOLEAN DATE TIMESTAMP INTERVAL CLOB NCLOB BLOB BFILE ROWID UROWID CHARACTER""".split())
 
+# What a constructor's type lookup raises for a type the session cannot see (PLS-00201).
+_UNKNOWN_TYPE = frozenset({4043, 902, 1031, 6550})
+
 
 class _Exit(Exception):
     def __init__(self, word: str, label: str | None) -> None:
@@ -100,7 +103,9 @@ class Interpreter:
         try:
             return hook(type_name, args)
         except DatabaseError as exc:
-            if exc.code == 6550:
+            # a type this session cannot see is unknown; a value the constructor refuses
+            # (ORA-01426 for a number out of range …) is the run-time error it is
+            if exc.code == 6550 or exc.code not in _UNKNOWN_TYPE:
                 raise
             raise semantic_error(tok.line, tok.col, f"PLS-00201: identifier '{type_name}' "
                                  "must be declared") from exc
