@@ -5,6 +5,7 @@ destination, mapped to a database user who may enqueue)."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
@@ -13,6 +14,7 @@ import pytest
 import sluice
 from sluice.streams.propagation.links import description_url
 from sluice.streams.propagation.runner import PropagationRunner
+from sluice.streams.propagation.receiver import receive
 from sluice.streams.propagation.wire import MEDIA_TYPE, Batch, Propagated, to_json
 
 from ..idap.conftest import CliServer
@@ -214,3 +216,66 @@ END;
     b.aqadm.enable_db_access(agent_name="orders_app", db_username="strm")
     assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once() == 1
     assert [m.payload for m in drain(b, "JOHN.SEC")] == [b"s"]
+
+
+# -- bad batches: a clear fault, nothing written, nothing in the server's log, and the
+# sender's next good batch goes through
+
+def _post(server, body):
+    return httpx.post(server.url + SERVLET, content=body, headers={"Content-Type": MEDIA_TYPE},
+                      auth=("john", "welcome"))
+
+
+def _altered(field, value):
+    """The JSON of ``_batch("STRM.DST")`` with field ``field`` of its message (wire.to_json's
+    order: queue, id, original id, payload type, payload, priority, delay, expiration,
+    correlation, sender, recipients, group, original queue, enqueue time) set to ``value``."""
+    doc = json.loads(to_json(_batch("STRM.DST")))
+    doc["messages"][0][field] = value
+    return json.dumps(doc).encode()
+
+
+def _refused(b, server, body, code):
+    r = _post(server, body)
+    assert r.status_code == 500 and b"Fault" in r.content and f"ORA-{code:05d}".encode() in r.content, \
+        (body[:200], r.content[:600])
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(0,)]
+    assert rows(b, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_INDOUBT") == [(0,)]
+
+
+def _then_a_good_batch_goes_through(b, server):
+    r = _post(server, to_json(_batch("STRM.DST")))
+    assert r.status_code == 200 and r.json() == {"received": 1}, r.content
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(1,)]
+    server.kill()
+    log = server.proc.stdout.read()
+    assert b"Traceback" not in log and b"internal error" not in log, log.decode()
+
+
+def test_a_message_id_of_another_form_is_refused(sites):
+    """A Sluice message id is 16 bytes (RAW(16)), 32 hex digits on the wire: an empty one
+    was committed into a de-duplication row no later batch of the site could read."""
+    b, server = served_site(sites, "dbs2")
+    for msgid in ["", "aa" * 50_000, "aa" * 15, "aa" * 17, "a" * 31, "zz" * 16, " a" * 16, 7, None]:
+        _refused(b, server, _altered(1, msgid), 600)
+    doc = json.loads(to_json(_batch("STRM.DST")))
+    doc["acked"] = [["STRM.DST", ""]]
+    _refused(b, server, json.dumps(doc).encode(), 600)
+    _then_a_good_batch_goes_through(b, server)
+
+
+def test_a_row_an_empty_message_id_left_in_doubt_blocks_nothing(sites):
+    """A store whose receiver took an empty message id before the ids were checked holds a
+    de-duplication row of MSG_COUNT 1 and no bytes: it protects nothing, and the site's
+    next batch (a resend, which reads the rows first) goes through and drops it."""
+    b, server = served_site(sites, "dbs2")
+    empty = Batch("DBS9", "X.SRC", [Propagated("STRM.DST", b"", b"", "RAW", b"old")])
+    assert receive(b.context, empty) == 1
+    b.commit()
+    assert rows(b, "SELECT MSG_COUNT, LENGTH(MSGIDS) FROM SLUICE_PROPAGATION_INDOUBT") == [(1, 0)]
+    r = _post(server, to_json(_batch("STRM.DST")))
+    assert r.status_code == 200 and r.json() == {"received": 1}, r.content
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(2,)]
+    assert rows(b, "SELECT MSG_COUNT, LENGTH(MSGIDS) FROM SLUICE_PROPAGATION_INDOUBT") == [(1, 16)]
+    server.kill()
+    assert b"Traceback" not in server.proc.stdout.read()

@@ -115,6 +115,27 @@ def to_wire(batch: Batch) -> bytes:
     return b"".join([WIRE_MAGIC, _HEAD.pack(len(head)), head, *raws])
 
 
+# A message id as a Sluice sender writes it (store.base.new_msgid: RAW(16)), in hex.  The
+# destination's de-duplication rows hold the ids of a batch end to end, all of one
+# length (receiver._rows): an id of another length — an empty one above all — is refused.
+MSGID_BYTES = 16
+
+
+def _msgid(text: Any, what: str) -> bytes:
+    if type(text) is not str or len(text) != 2 * MSGID_BYTES:
+        raise ValueError(f"{what} is no message id ({MSGID_BYTES} bytes in hex)")
+    msgid = bytes.fromhex(text)
+    if len(msgid) != MSGID_BYTES:       # fromhex skips blanks
+        raise ValueError(f"{what} is no message id ({MSGID_BYTES} bytes in hex)")
+    return msgid
+
+
+def _acked(msgid: bytes) -> bytes:
+    if len(msgid) != MSGID_BYTES:
+        raise ValueError(f"an acknowledged message id of {len(msgid)} bytes")
+    return msgid
+
+
 def from_json(body: bytes) -> Batch:
     """The batch in ``body`` (:func:`to_wire`'s or :func:`to_json`'s form).
     :raises: ORA-00600 (a malformed batch: nothing of it may be committed)."""
@@ -132,10 +153,10 @@ def from_json(body: bytes) -> Batch:
                     raise ValueError("a length beyond the batch")
                 at += length
                 return bytes(raw[at - length:at])
-            acked = [(str(q), take(k)) for q, k in doc.get("acked", ())]
+            acked = [(str(q), _acked(take(k))) for q, k in doc.get("acked", ())]
         else:
             doc = json.loads(body)
-            acked = [(str(q), base64.b64decode(a, validate=True)) for q, a in doc.get("acked", ())]
+            acked = [(str(q), _acked(base64.b64decode(a, validate=True))) for q, a in doc.get("acked", ())]
         batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)),
                       acked=acked)
         for row in doc["messages"]:
@@ -150,7 +171,7 @@ def from_json(body: bytes) -> Batch:
                 else:
                     data = base64.b64decode(data["b"], validate=True)
             batch.messages.append(Propagated(
-                str(dq), bytes.fromhex(msgid), bytes.fromhex(original), str(ptype), data, int(priority),
+                str(dq), _msgid(msgid, "the message id"), bytes.fromhex(original), str(ptype), data, int(priority),
                 None if delay is None else float(delay), None if expiration is None else float(expiration),
                 corr, tuple(sender) if sender else None,
                 [str(r) for r in recipients] if recipients is not None else None, group,
