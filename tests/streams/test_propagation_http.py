@@ -227,11 +227,15 @@ def _post(server, body):
 
 
 def _altered(field, value):
-    """The JSON of ``_batch("STRM.DST")`` with field ``field`` of its message (wire.to_json's
-    order: queue, id, original id, payload type, payload, priority, delay, expiration,
-    correlation, sender, recipients, group, original queue, enqueue time) set to ``value``."""
+    """The JSON of ``_batch("STRM.DST")`` with ``field`` set to ``value``: a key of the batch,
+    or a field of its message by number (wire.to_json's order: queue, id, original id,
+    payload type, payload, priority, delay, expiration, correlation, sender, recipients,
+    group, original queue, enqueue time)."""
     doc = json.loads(to_json(_batch("STRM.DST")))
-    doc["messages"][0][field] = value
+    if isinstance(field, str):
+        doc[field] = value
+    else:
+        doc["messages"][0][field] = value
     return json.dumps(doc).encode()
 
 
@@ -279,3 +283,34 @@ def test_a_row_an_empty_message_id_left_in_doubt_blocks_nothing(sites):
     assert rows(b, "SELECT MSG_COUNT, LENGTH(MSGIDS) FROM SLUICE_PROPAGATION_INDOUBT") == [(1, 16)]
     server.kill()
     assert b"Traceback" not in server.proc.stdout.read()
+
+
+NAN, INF = float("nan"), float("inf")
+MALFORMED = [(9, ["A", "B", 1, 2]), (9, "abcd"), (9, {"a": 1}), (9, [1, None, 0]), (9, ["A", None, "1"]),
+             (12, ["a"]), (12, "SRC"), (8, [1]), (8, {}), (11, 5), (2, ""), (2, 5), (4, [1]), (4, {"s": 1}),
+             (4, {"b": 1}), (5, "5"), (5, 1.5), (5, True), (5, None), (6, "1"), (7, [1]), (10, "APP"),
+             (10, [1]), (13, NAN), (13, "x"), (0, 1), (3, None), ("source_site", {"a": 1}),
+             ("messages", {}), ("acked", "x"),
+             # a lone surrogate: no store can hold it
+             (8, "\ud800"), (0, "STRM.DST\ud800"), (4, {"s": "\ud800"}), (10, ["\ud800"]), (11, "g\udfff"),
+             (9, ["\ud800", None, 0]), (12, ["\ud800", "Q"]), ("source_site", "\ud800")]
+OUT_OF_RANGE = [(5, 10**30), (5, -2**63 - 1), (9, ["A", None, 10**30]),
+                (7, NAN), (7, INF), (7, 1e300), (7, 2**31), (6, NAN), (6, INF), (6, 1e300)]
+
+
+def test_a_malformed_message_is_a_fault_and_nothing_is_written(sites):
+    """Fields of the wrong shape or type, numbers out of range and strings no store can
+    hold reached the store and came back as ORA-00600 [TypeError …] with a traceback in
+    the server's log — or were committed (a list as the correlation on PostgreSQL)."""
+    b, server = served_site(sites, "dbs2")
+    for field, value in MALFORMED:
+        _refused(b, server, _altered(field, value), 600)
+    for field, value in OUT_OF_RANGE:
+        _refused(b, server, _altered(field, value), 1426)
+    _refused(b, server, _altered(6, -1), 25208)
+    _refused(b, server, _altered(7, -1), 25209)
+    for body in [b"[" * 100_000, b'{"source_site": "DBS9", "source_queue": "X.SRC", "messages": [' + b"[" * 100_000,
+                 b"[]", b'"x"', b'{"source_site": "DBS9", "source_queue": "X.SRC", "messages": ["a" ]}',
+                 _altered("messages", [["STRM.DST"] * 14])]:
+        _refused(b, server, body, 600)
+    _then_a_good_batch_goes_through(b, server)
