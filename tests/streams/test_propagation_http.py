@@ -314,3 +314,28 @@ def test_a_malformed_message_is_a_fault_and_nothing_is_written(sites):
                  _altered("messages", [["STRM.DST"] * 14])]:
         _refused(b, server, body, 600)
     _then_a_good_batch_goes_through(b, server)
+
+
+def test_a_payload_in_another_stored_form_is_ora_25215(sites):
+    """Text into a RAW queue was committed on SQLite (its consumer's dequeue then failed
+    with ORA-00600 [TypeError]) and refused as ORA-00900 on PostgreSQL; bytes into a
+    queue of text likewise: ORA-25215, as an enqueue of such a payload gives."""
+    b, server = served_site(sites, "dbs2")
+    b.cursor().executescript("""
+BEGIN
+  DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'strm.jq_qt', queue_payload_type => 'JSON');
+  DBMS_AQADM.CREATE_QUEUE(queue_name => 'strm.jq', queue_table => 'strm.jq_qt');
+  DBMS_AQADM.START_QUEUE(queue_name => 'strm.jq');
+END;
+/
+""")
+    _refused(b, server, _altered(4, {"s": "hello"}), 25215)
+    doc = json.loads(_altered(0, "STRM.JQ"))
+    doc["messages"][0][3] = "JSON"
+    _refused(b, server, json.dumps(doc).encode(), 25215)
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$JQ_QT") == [(0,)]
+    doc["messages"][0][4] = {"s": '{"a":1}'}
+    r = _post(server, json.dumps(doc).encode())
+    assert r.status_code == 200 and r.json() == {"received": 1}, r.content
+    assert [m.payload for m in drain(b, "STRM.JQ")] == [{"a": 1}]
+    _then_a_good_batch_goes_through(b, server)
