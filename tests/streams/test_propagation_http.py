@@ -339,3 +339,13 @@ END;
     assert r.status_code == 200 and r.json() == {"received": 1}, r.content
     assert [m.payload for m in drain(b, "STRM.JQ")] == [{"a": 1}]
     _then_a_good_batch_goes_through(b, server)
+
+
+def test_an_error_quoting_characters_xml_cannot_carry_is_still_a_fault(sites):
+    """A queue name, payload type or sender with a control character is valid JSON text;
+    the error quoting it (ORA-24010, ORA-25215 …) made a Fault lxml refused to write: an
+    ORA-00600 with a traceback in the server's log instead of the error."""
+    b, server = served_site(sites, "dbs2")
+    _refused(b, server, _altered(0, "STRM.\x00DST"), 24010)
+    _refused(b, server, _altered(3, "RAW\x1b"), 25215)
+    _then_a_good_batch_goes_through(b, server)
