@@ -45,21 +45,22 @@ def _check_int(name: str, value: Any) -> int:
 # DELAY and EXPIRATION are BINARY_INTEGERs in Oracle (python-oracledb keeps them in an int32_t):
 # beyond that range they overflow, as in PL/SQL (ORA-01426).  PRIORITY "can be any number,
 # including negative numbers" (seed 004): any integer the stores' 64-bit column holds.
-_INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
-_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+# (A propagated batch is held to the same limits: streams.propagation.wire.)
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 
 
 def _check_int32(name: str, value: Any) -> int:
     _check_int(name, value)
-    if not _INT32_MIN <= value <= _INT32_MAX:
-        raise ora(1426, f"{name} {value} is outside {_INT32_MIN}..{_INT32_MAX}")
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise ora(1426, f"{name} {value} is outside {INT32_MIN}..{INT32_MAX}")
     return value
 
 
-def _check_priority(value: Any) -> int:
+def check_priority(value: Any) -> int:
     _check_int("priority", value)
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise ora(1426, f"priority {value} is outside {_INT64_MIN}..{_INT64_MAX}")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ora(1426, f"priority {value} is outside {INT64_MIN}..{INT64_MAX}")
     return value
 
 
@@ -99,7 +100,7 @@ class MessageProperties:
             else _check_int32("expiration", -1 if expiration is None else expiration)
         self._priority = priority if type(priority) is int and \
             -9223372036854775808 <= priority <= 9223372036854775807 else \
-            _check_priority(0 if priority is None else priority)
+            check_priority(0 if priority is None else priority)
         if recipients:
             self.recipients = recipients
         else:
@@ -127,7 +128,7 @@ class MessageProperties:
 
     @priority.setter
     def priority(self, value: int) -> None:
-        self._priority = _check_priority(0 if value is None else value)
+        self._priority = check_priority(0 if value is None else value)
 
     @property
     def correlation(self) -> str | None:

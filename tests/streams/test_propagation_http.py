@@ -5,6 +5,7 @@ destination, mapped to a database user who may enqueue)."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
@@ -13,6 +14,7 @@ import pytest
 import sluice
 from sluice.streams.propagation.links import description_url
 from sluice.streams.propagation.runner import PropagationRunner
+from sluice.streams.propagation.receiver import receive
 from sluice.streams.propagation.wire import MEDIA_TYPE, Batch, Propagated, to_json
 
 from ..idap.conftest import CliServer
@@ -214,3 +216,136 @@ END;
     b.aqadm.enable_db_access(agent_name="orders_app", db_username="strm")
     assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once() == 1
     assert [m.payload for m in drain(b, "JOHN.SEC")] == [b"s"]
+
+
+# -- bad batches: a clear fault, nothing written, nothing in the server's log, and the
+# sender's next good batch goes through
+
+def _post(server, body):
+    return httpx.post(server.url + SERVLET, content=body, headers={"Content-Type": MEDIA_TYPE},
+                      auth=("john", "welcome"))
+
+
+def _altered(field, value):
+    """The JSON of ``_batch("STRM.DST")`` with ``field`` set to ``value``: a key of the batch,
+    or a field of its message by number (wire.to_json's order: queue, id, original id,
+    payload type, payload, priority, delay, expiration, correlation, sender, recipients,
+    group, original queue, enqueue time)."""
+    doc = json.loads(to_json(_batch("STRM.DST")))
+    if isinstance(field, str):
+        doc[field] = value
+    else:
+        doc["messages"][0][field] = value
+    return json.dumps(doc).encode()
+
+
+def _refused(b, server, body, code):
+    r = _post(server, body)
+    assert r.status_code == 500 and b"Fault" in r.content and f"ORA-{code:05d}".encode() in r.content, \
+        (body[:200], r.content[:600])
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(0,)]
+    assert rows(b, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_INDOUBT") == [(0,)]
+
+
+def _then_a_good_batch_goes_through(b, server):
+    r = _post(server, to_json(_batch("STRM.DST")))
+    assert r.status_code == 200 and r.json() == {"received": 1}, r.content
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(1,)]
+    server.kill()
+    log = server.proc.stdout.read()
+    assert b"Traceback" not in log and b"internal error" not in log, log.decode()
+
+
+def test_a_message_id_of_another_form_is_refused(sites):
+    """A Sluice message id is 16 bytes (RAW(16)), 32 hex digits on the wire: an empty one
+    was committed into a de-duplication row no later batch of the site could read."""
+    b, server = served_site(sites, "dbs2")
+    for msgid in ["", "aa" * 50_000, "aa" * 15, "aa" * 17, "a" * 31, "zz" * 16, " a" * 16, 7, None]:
+        _refused(b, server, _altered(1, msgid), 600)
+    doc = json.loads(to_json(_batch("STRM.DST")))
+    doc["acked"] = [["STRM.DST", ""]]
+    _refused(b, server, json.dumps(doc).encode(), 600)
+    _then_a_good_batch_goes_through(b, server)
+
+
+def test_a_row_an_empty_message_id_left_in_doubt_blocks_nothing(sites):
+    """A store whose receiver took an empty message id before the ids were checked holds a
+    de-duplication row of MSG_COUNT 1 and no bytes: it protects nothing, and the site's
+    next batch (a resend, which reads the rows first) goes through and drops it."""
+    b, server = served_site(sites, "dbs2")
+    empty = Batch("DBS9", "X.SRC", [Propagated("STRM.DST", b"", b"", "RAW", b"old")])
+    assert receive(b.context, empty) == 1
+    b.commit()
+    assert rows(b, "SELECT MSG_COUNT, LENGTH(MSGIDS) FROM SLUICE_PROPAGATION_INDOUBT") == [(1, 0)]
+    r = _post(server, to_json(_batch("STRM.DST")))
+    assert r.status_code == 200 and r.json() == {"received": 1}, r.content
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$DST_QT") == [(2,)]
+    assert rows(b, "SELECT MSG_COUNT, LENGTH(MSGIDS) FROM SLUICE_PROPAGATION_INDOUBT") == [(1, 16)]
+    server.kill()
+    assert b"Traceback" not in server.proc.stdout.read()
+
+
+NAN, INF = float("nan"), float("inf")
+MALFORMED = [(9, ["A", "B", 1, 2]), (9, "abcd"), (9, {"a": 1}), (9, [1, None, 0]), (9, ["A", None, "1"]),
+             (12, ["a"]), (12, "SRC"), (8, [1]), (8, {}), (11, 5), (2, ""), (2, 5), (4, [1]), (4, {"s": 1}),
+             (4, {"b": 1}), (5, "5"), (5, 1.5), (5, True), (5, None), (6, "1"), (7, [1]), (10, "APP"),
+             (10, [1]), (13, NAN), (13, "x"), (0, 1), (3, None), ("source_site", {"a": 1}),
+             ("messages", {}), ("acked", "x"),
+             # a lone surrogate: no store can hold it
+             (8, "\ud800"), (0, "STRM.DST\ud800"), (4, {"s": "\ud800"}), (10, ["\ud800"]), (11, "g\udfff"),
+             (9, ["\ud800", None, 0]), (12, ["\ud800", "Q"]), ("source_site", "\ud800")]
+OUT_OF_RANGE = [(5, 10**30), (5, -2**63 - 1), (9, ["A", None, 10**30]),
+                (7, NAN), (7, INF), (7, 1e300), (7, 2**31), (6, NAN), (6, INF), (6, 1e300)]
+
+
+def test_a_malformed_message_is_a_fault_and_nothing_is_written(sites):
+    """Fields of the wrong shape or type, numbers out of range and strings no store can
+    hold reached the store and came back as ORA-00600 [TypeError …] with a traceback in
+    the server's log — or were committed (a list as the correlation on PostgreSQL)."""
+    b, server = served_site(sites, "dbs2")
+    for field, value in MALFORMED:
+        _refused(b, server, _altered(field, value), 600)
+    for field, value in OUT_OF_RANGE:
+        _refused(b, server, _altered(field, value), 1426)
+    _refused(b, server, _altered(6, -1), 25208)
+    _refused(b, server, _altered(7, -1), 25209)
+    for body in [b"[" * 100_000, b'{"source_site": "DBS9", "source_queue": "X.SRC", "messages": [' + b"[" * 100_000,
+                 b"[]", b'"x"', b'{"source_site": "DBS9", "source_queue": "X.SRC", "messages": ["a" ]}',
+                 _altered("messages", [["STRM.DST"] * 14])]:
+        _refused(b, server, body, 600)
+    _then_a_good_batch_goes_through(b, server)
+
+
+def test_a_payload_in_another_stored_form_is_ora_25215(sites):
+    """Text into a RAW queue was committed on SQLite (its consumer's dequeue then failed
+    with ORA-00600 [TypeError]) and refused as ORA-00900 on PostgreSQL; bytes into a
+    queue of text likewise: ORA-25215, as an enqueue of such a payload gives."""
+    b, server = served_site(sites, "dbs2")
+    b.cursor().executescript("""
+BEGIN
+  DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'strm.jq_qt', queue_payload_type => 'JSON');
+  DBMS_AQADM.CREATE_QUEUE(queue_name => 'strm.jq', queue_table => 'strm.jq_qt');
+  DBMS_AQADM.START_QUEUE(queue_name => 'strm.jq');
+END;
+/
+""")
+    _refused(b, server, _altered(4, {"s": "hello"}), 25215)
+    doc = json.loads(_altered(0, "STRM.JQ"))
+    doc["messages"][0][3] = "JSON"
+    _refused(b, server, json.dumps(doc).encode(), 25215)
+    assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$JQ_QT") == [(0,)]
+    doc["messages"][0][4] = {"s": '{"a":1}'}
+    r = _post(server, json.dumps(doc).encode())
+    assert r.status_code == 200 and r.json() == {"received": 1}, r.content
+    assert [m.payload for m in drain(b, "STRM.JQ")] == [{"a": 1}]
+    _then_a_good_batch_goes_through(b, server)
+
+
+def test_an_error_quoting_characters_xml_cannot_carry_is_still_a_fault(sites):
+    """A queue name, payload type or sender with a control character is valid JSON text;
+    the error quoting it (ORA-24010, ORA-25215 …) made a Fault lxml refused to write: an
+    ORA-00600 with a traceback in the server's log instead of the error."""
+    b, server = served_site(sites, "dbs2")
+    _refused(b, server, _altered(0, "STRM.\x00DST"), 24010)
+    _refused(b, server, _altered(3, "RAW\x1b"), 25215)
+    _then_a_good_batch_goes_through(b, server)

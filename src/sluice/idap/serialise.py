@@ -162,7 +162,10 @@ def error_parts(error: BaseException, explanation: str | None = None) -> tuple[s
 
 def fault(faultcode: str, error_code: str | None, error_message: str,
           envelope_ns: str = SOAP_NS) -> bytes:
-    """A SOAP 1.1 Fault.  ``faultcode``: Client, Server, VersionMismatch or MustUnderstand."""
+    """A SOAP 1.1 Fault.  ``faultcode``: Client, Server, VersionMismatch or MustUnderstand.
+    A character XML 1.0 cannot carry (an error may quote a name a propagated batch gave as
+    JSON text) is written as its escape, ``\\x00``."""
+    error_message = _BAD_CHARS.sub(lambda c: repr(c.group())[1:-1], error_message)
     env = etree.Element(f"{{{envelope_ns}}}Envelope", nsmap={FAULT_PREFIX: envelope_ns})
     body = etree.SubElement(env, f"{{{envelope_ns}}}Body")
     f = etree.SubElement(body, f"{{{envelope_ns}}}Fault")

@@ -24,7 +24,8 @@ source lets go of a message only after this commit).
 The destination checks what any enqueue checks (seed 003 "Propagation Features"): the
 queue exists (ORA-24010) and takes enqueues (ORA-25207), the link's user may enqueue
 into it — in a secure queue as the message's sender agent (ORA-01031, ORA-25224,
-ORA-24093; seed 001 "Secure Queues") —, and the payload types match (ORA-25215).
+ORA-24093; seed 001 "Secure Queues") —, and the payload types match, the stored form
+too (ORA-25215).
 """
 
 from __future__ import annotations
@@ -59,10 +60,16 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
         q = ctx.catalog.queue_by_key((owner, name))        # ORA-24010
         if q.is_exception_queue or not q.enqueue_enabled:
             raise ora(25207, q.qualified)
+        # the stored form as it is (nothing decoded): bytes in a RAW queue, text in the others
+        stored = (bytes, bytearray, memoryview) if q.table.payload_type == "RAW" else str
         for m in msgs:
             if m.payload_type != q.table.payload_type:
-                raise ora(25215, f"queue {q.qualified} holds {q.table.payload_type}, the propagated "
-                                 f"message {m.payload_type}")
+                got = m.payload_type
+            elif m.user_data is not None and not isinstance(m.user_data, stored):
+                got = f"{m.payload_type} as {'bytes' if stored is str else 'text'}"
+            else:
+                continue
+            raise ora(25215, f"queue {q.qualified} holds {q.table.payload_type}, the propagated message {got}")
         # each distinct sender once (a batch's messages mostly share one)
         ctx.authz.check_enqueue(q, {None if s is None else Agent(*s) for s in {m.sender for m in msgs}})
         buffered = [m for m in msgs if m.buffered]
@@ -114,7 +121,11 @@ def _received(ctx: Any, site: str, dest: str) -> set[bytes]:
 
 
 def _ids(count: int, packed: bytes) -> list[bytes]:
-    """The ids of a row: ``count`` ids of one length, end to end."""
+    """The ids of a row: ``count`` ids of one length, end to end; none for a row that
+    holds no such ids — an empty id, which a receiver took before it checked the ids
+    (:func:`.wire.from_json`), left ``MSG_COUNT`` 1 and ``MSGIDS`` empty."""
+    if count <= 0 or not packed or len(packed) % count:
+        return []
     size = len(packed) // count
     return [packed[i:i + size] for i in range(0, len(packed), size)]
 
@@ -159,6 +170,9 @@ def _settle_received(c: Any, site: str, source_queue: str, fresh: dict[str, list
         new = set(ids or ())
         for batch_id, count, packed in c.execute(_IN_DOUBT, (site, dest)).fetchall():
             held = _ids(count, bytes(packed))
+            if not held:        # it keeps nothing from coming twice: it goes
+                c.execute(_DROP, (site, dest, batch_id))
+                continue
             if new and not new.isdisjoint(held):
                 raise ora(1, f"SYS.{INDOUBT}: {len(new.intersection(held))} of the batch's messages "
                              f"were received before")

@@ -17,11 +17,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ora
+from ...model import INT32_MAX, INT64_MAX, INT64_MIN, check_priority
 
 MEDIA_TYPE = "application/vnd.sluice.propagation+json"
 
@@ -115,11 +117,120 @@ def to_wire(batch: Batch) -> bytes:
     return b"".join([WIRE_MAGIC, _HEAD.pack(len(head)), head, *raws])
 
 
+# A message id as a Sluice sender writes it (store.base.new_msgid: RAW(16)), in hex.  The
+# destination's de-duplication rows hold the ids of a batch end to end, all of one
+# length (receiver._rows): an id of another length — an empty one above all — is refused.
+MSGID_BYTES = 16
+
+# What from_json checks raises ValueError (or the parser one of these): ORA-00600, a
+# malformed batch — a sender's fault, answered and not logged.  A value of the right type
+# out of its range is the error an enqueue gives (ORA-01426, ORA-25208, ORA-25209).
+_MALFORMED = (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError, RecursionError,
+              binascii.Error, struct.error)
+
+
+def _msgid(text: Any, what: str) -> bytes:
+    msgid = bytes.fromhex(text) if type(text) is str and len(text) == 2 * MSGID_BYTES else b""
+    if len(msgid) != MSGID_BYTES:       # (fromhex skips blanks)
+        raise ValueError(f"{what} is no message id ({MSGID_BYTES} bytes in hex)")
+    return msgid
+
+
+def _acked(msgid: bytes) -> bytes:
+    if len(msgid) != MSGID_BYTES:
+        raise ValueError(f"an acknowledged message id of {len(msgid)} bytes")
+    return msgid
+
+
+def _text(value: Any, what: str) -> str:
+    """``value``, a string the stores can hold: UTF-8 has no lone surrogate (JSON's "\\ud800")."""
+    if type(value) is not str:
+        raise ValueError(f"{what} is no string")
+    if not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:      # its message would quote the surrogate
+            raise ValueError(f"{what} is no UTF-8 text") from None
+    return value
+
+
+def _texts(value: Any, what: str, n: int) -> tuple[str | None, ...]:
+    """A list of ``n`` strings or nulls."""
+    if type(value) is not list or len(value) != n:
+        raise ValueError(f"{what} is no list of {n}")
+    return tuple(None if v is None else _text(v, what) for v in value)
+
+
+def _sender(value: Any) -> tuple[str | None, str | None, int | None]:
+    """SYS.AQ$_AGENT(name, address, protocol) as to_json writes it."""
+    if type(value) is not list or len(value) != 3:
+        raise ValueError("the sender is no list of 3")
+    name, address, protocol = value
+    if protocol is not None:
+        if type(protocol) is not int:
+            raise ValueError("the sender's protocol is no integer")
+        if not INT64_MIN <= protocol <= INT64_MAX:
+            raise ora(1426, f"sender protocol {protocol} is outside {INT64_MIN}..{INT64_MAX}")
+    return (None if name is None else _text(name, "the sender's name"),
+            None if address is None else _text(address, "the sender's address"), protocol)
+
+
+def _seconds(value: Any, what: str, negative: int) -> float | None:
+    """A delay or expiration left, in seconds: at most what an enqueue takes (a BINARY_INTEGER,
+    model.MessageProperties); below 0 ORA-``negative``."""
+    if value is None:
+        return None
+    if type(value) is not float and type(value) is not int:
+        raise ValueError(f"the {what} is no number")
+    if value < 0:
+        raise ora(negative, value)
+    if not value <= INT32_MAX:      # and NaN
+        raise ora(1426, f"{what} {value} is outside 0..{INT32_MAX}")
+    return float(value)
+
+
+def _message(row: Any, take: Any) -> Propagated:
+    """One of a batch's messages (:func:`to_json`'s list); ``take``: the framed form's payload
+    bytes of a length (None: the JSON form, payloads in base64)."""
+    if type(row) is not list or len(row) < 14:
+        raise ValueError("a message is no list of 14")
+    (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
+     group, oq, enq_time) = row[:14]
+    if data is not None:
+        if type(data) is not dict:
+            raise ValueError("a payload is no object")
+        if "s" in data:
+            data = _text(data["s"], "a text payload")
+        elif take is not None:
+            data = take(data["n"])
+        else:
+            data = base64.b64decode(_text(data["b"], "a RAW payload"), validate=True)
+    if type(original) is not str or not original:
+        raise ValueError("the original message id is no hex")
+    if type(priority) is not int:
+        raise ValueError("the priority is no integer")
+    if recipients is not None and type(recipients) is not list:
+        raise ValueError("the recipients are no list")
+    if (type(enq_time) is not float and type(enq_time) is not int) or not math.isfinite(enq_time):
+        raise ValueError("the enqueue time is no number")
+    return Propagated(
+        _text(dq, "the destination queue"), _msgid(msgid, "the message id"), bytes.fromhex(original),
+        _text(ptype, "the payload type"), data, check_priority(priority),
+        _seconds(delay, "delay", 25208), _seconds(expiration, "expiration", 25209),
+        None if corr is None else _text(corr, "the correlation"), None if sender is None else _sender(sender),
+        None if recipients is None else [_text(r, "a recipient") for r in recipients],
+        None if group is None else _text(group, "the group"),
+        None if oq is None else _texts(oq, "the original queue", 2), float(enq_time),
+        len(row) > 14 and bool(row[14]))
+
+
 def from_json(body: bytes) -> Batch:
     """The batch in ``body`` (:func:`to_wire`'s or :func:`to_json`'s form).
-    :raises: ORA-00600 (a malformed batch: nothing of it may be committed)."""
+    :raises: ORA-00600 (a malformed batch: nothing of it may be committed); ORA-01426,
+        ORA-25208, ORA-25209 (a number out of its range)."""
     try:
         framed = body[:4] == WIRE_MAGIC
+        take = None
         if framed:
             n = _HEAD.unpack_from(body, 4)[0]
             doc = json.loads(body[8:8 + n])
@@ -132,35 +243,22 @@ def from_json(body: bytes) -> Batch:
                     raise ValueError("a length beyond the batch")
                 at += length
                 return bytes(raw[at - length:at])
-            acked = [(str(q), take(k)) for q, k in doc.get("acked", ())]
         else:
             doc = json.loads(body)
-            acked = [(str(q), base64.b64decode(a, validate=True)) for q, a in doc.get("acked", ())]
-        batch = Batch(str(doc["source_site"]), str(doc["source_queue"]), resend=bool(doc.get("resend", True)),
-                      acked=acked)
-        for row in doc["messages"]:
-            (dq, msgid, original, ptype, data, priority, delay, expiration, corr, sender, recipients,
-             group, oq, enq_time) = row[:14]
-            buffered = len(row) > 14 and bool(row[14])
-            if data is not None:
-                if "s" in data:
-                    data = str(data["s"])
-                elif framed:
-                    data = take(data["n"])
-                else:
-                    data = base64.b64decode(data["b"], validate=True)
-            batch.messages.append(Propagated(
-                str(dq), bytes.fromhex(msgid), bytes.fromhex(original), str(ptype), data, int(priority),
-                None if delay is None else float(delay), None if expiration is None else float(expiration),
-                corr, tuple(sender) if sender else None,
-                [str(r) for r in recipients] if recipients is not None else None, group,
-                tuple(oq) if oq else None, float(enq_time), buffered))
+        if type(doc) is not dict or type(doc.get("acked", [])) is not list or type(doc["messages"]) is not list:
+            raise ValueError("no batch")
+        acked = [(_text(q, "an acknowledged queue"),
+                  _acked(take(k) if framed else base64.b64decode(_text(k, "an acknowledged id"), validate=True)))
+                 for q, k in doc.get("acked", ())]
+        batch = Batch(_text(doc["source_site"], "the source site"), _text(doc["source_queue"], "the source queue"),
+                      resend=bool(doc.get("resend", True)), acked=acked)
+        batch.messages = [_message(row, take) for row in doc["messages"]]
         if not batch.source_site or not batch.source_queue:
             raise ValueError("no source")
         if framed and at != len(body):
             raise ValueError("bytes after the last payload")
         return batch
-    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error, struct.error) as e:
+    except _MALFORMED as e:
         raise ora(600, f"malformed propagation batch: {e}") from None
 
 
