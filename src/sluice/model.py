@@ -32,8 +32,8 @@ class Agent:
             raise InterfaceError("Agent.address must be a string or None")
         if not isinstance(self.protocol, int):
             raise InterfaceError("Agent.protocol must be an integer")
-        if not _INT64_MIN <= self.protocol <= _INT64_MAX:    # the stores' 64-bit column
-            raise ora(1426, f"Agent.protocol {self.protocol} is outside {_INT64_MIN}..{_INT64_MAX}")
+        if not INT64_MIN <= self.protocol <= INT64_MAX:    # the stores' 64-bit column
+            raise ora(1426, f"Agent.protocol {self.protocol} is outside {INT64_MIN}..{INT64_MAX}")
 
 
 def _check_int(name: str, value: Any) -> int:
