@@ -133,6 +133,18 @@ def test_an_agent_protocol_beyond_64_bits_overflows(conn, queue_with_one):
     conn.rollback()
 
 
+@pytest.mark.parametrize("wait", ["'abc'", "HEXTORAW('01')", "SYSDATE", "SYS.AQ$_AGENT('X', NULL, 0)"])
+def test_a_plsql_dequeue_wait_that_is_no_number_is_06502(conn, queue_with_one, wait):
+    """dequeue_options.wait is a BINARY_INTEGER: text there escaped as Python's TypeError."""
+    block = f"""DECLARE d DBMS_AQ.DEQUEUE_OPTIONS_T; mp DBMS_AQ.MESSAGE_PROPERTIES_T; p RAW(100); h RAW(16);
+    BEGIN
+      d.wait := {wait};
+      DBMS_AQ.DEQUEUE(queue_name => 'Q', dequeue_options => d, message_properties => mp, payload => p, msgid => h);
+    END;"""
+    assert _code(lambda: conn.cursor().execute(block)) == "ORA-06502"
+    _unchanged(conn)
+
+
 def test_bad_admin_values(conn, queue_with_one):
     assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", max_retries=-1)) == "ORA-24013"
     assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=-5)) == "ORA-24014"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
@@ -231,7 +232,12 @@ class DbmsAq:
         d.mode = o.dequeue_mode
         d.navigation = o.navigation
         d.visibility = o.visibility
-        d.wait = C.DEQ_WAIT_FOREVER if o.wait is None or o.wait < 0 else int(o.wait)
+        wait = o.wait
+        if wait is not None and (isinstance(wait, bool) or not isinstance(wait, (int, float, Decimal))
+                                 or wait != wait):      # (NaN)
+            # a BINARY_INTEGER field (PL/SQL refuses 'abc' there when it is assigned)
+            raise ora(6502, f"dequeue_options.wait must be a number, not {type(wait).__name__}")
+        d.wait = C.DEQ_WAIT_FOREVER if wait is None or wait < 0 else int(wait)
         d.msgid = o.msgid
         d.correlation = o.correlation
         d.condition = o.deq_condition
