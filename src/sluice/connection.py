@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -100,7 +99,7 @@ class Connection:
                                             commit=_weakly(self.commit),
                                             compile_transformation=compile_transformation,
                                             new_navigation=Navigation)
-        self._lock = threading.RLock()
+        self._lock = ctx.lock
         self.autocommit = False
         ctx.catalog = Catalog(store, username)
         self._immediate_txn: str | None = None

@@ -57,7 +57,7 @@ class SessionContext:
 
     __slots__ = ("store", "session", "username", "catalog", "security", "authz", "closed", "nav",
                  "group_first", "cond_cache", "_commit", "_compile_transformation",
-                 "_new_navigation", "_waits", "_cancelled", "_waits_lock")
+                 "_new_navigation", "_waits", "_cancelled", "_waits_lock", "lock")
 
     def __init__(self, store: Store, session: StoreSession, username: str,
                  security: SecurityCatalog, authz: Authorizer, catalog: Catalog | None, *,
@@ -83,6 +83,9 @@ class SessionContext:
         self._waits = 0                 # calls of this session waiting for messages
         self._cancelled = False         # cancel() was called during such a wait
         self._waits_lock = threading.Lock()
+        # held by each call that uses the session (the connection's calls, a queue's enqueue
+        # and dequeue): threads sharing a connection take turns, as python-oracledb's do
+        self.lock = threading.RLock()
 
     def check_open(self) -> None:
         if self.closed:

@@ -42,7 +42,8 @@ class Cursor:
             if parameters:
                 raise dpy(2005)
             parameters = kw
-        result = plsql.execute(self.connection, statement, parameters)
+        with self.connection._lock:      # the statement's calls are one call of the connection
+            result = plsql.execute(self.connection, statement, parameters)
         self.output = list(result.output)
         if result.columns is not None:
             self.description = [(c, None, None, None, None, None, True) for c in result.columns]

@@ -121,6 +121,12 @@ class Queue:
         """Enqueue ``messages``; ``need_payload``: refuse one without a payload, as
         python-oracledb does before sending (DPY-2000) — DBMS_AQ.ENQUEUE takes NULL
         where the queue's type can hold it."""
+        # one call at a time on a connection, as python-oracledb serialises a connection's
+        # round trips: threads sharing it interleaved their transaction's bookkeeping
+        with self._session_ctx.lock:
+            self._enqueue_serialised(messages, need_payload)
+
+    def _enqueue_serialised(self, messages: list[MessageProperties], need_payload: bool) -> None:
         ctx = self._session_ctx
         ctx.check_open()
         q = self._info()
@@ -265,6 +271,11 @@ class Queue:
     deqMany = deqmany  # noqa: N815
 
     def _dequeue(self, limit: int) -> list[MessageProperties]:
+        # (serialised as _enqueue is; a waiting dequeue holds the connection, as in python-oracledb)
+        with self._session_ctx.lock:
+            return self._dequeue_serialised(limit)
+
+    def _dequeue_serialised(self, limit: int) -> list[MessageProperties]:
         ctx = self._session_ctx
         ctx.check_open()
         opts = self.deqoptions
