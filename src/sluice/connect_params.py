@@ -37,6 +37,7 @@ import warnings
 from typing import Any, Callable
 
 from .errors import ArgumentError, dpy
+from .pool_settings import DEFAULTS as POOL_DEFAULTS, check_pool_values
 
 DEFAULT_DSN = "sqlite:///sluice.db"
 
@@ -172,6 +173,15 @@ class PoolParams(ConnectParams):
     """python-oracledb's ``PoolParams``: ``ConnectParams`` plus the pool's keywords."""
 
     _KEYWORDS = CONNECT_KEYWORDS | POOL_KEYWORDS
+
+    def set(self, **kwargs: Any) -> None:
+        """As ``ConnectParams.set``; the pool's settings are checked as ``create_pool()``
+        checks them (python-oracledb checks them here too), against the defaults."""
+        check_names(kwargs, self._KEYWORDS)
+        current = {**POOL_DEFAULTS, **{k: v for k, v in self._values.items() if k in POOL_DEFAULTS}}
+        given = {k: v for k, v in kwargs.items() if k in POOL_DEFAULTS and v is not None}
+        checked = check_pool_values(current, given)
+        super().set(**{**kwargs, **{k: checked[k] for k in given}})
 
 
 def check_names(kwargs: dict, known: frozenset[str], what: str = "connection params") -> None:

@@ -249,6 +249,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     31011: (DataError, "XML parsing failed\n{0}"),
     31154: (DataError, "invalid XML document\n{0}"),
     24418: (OperationalError, "Cannot open further sessions"),
+    24413: (ProgrammingError, "Invalid number of sessions specified"),
     28150: (ProgrammingError, "proxy not authorized to connect as client {0}"),
     # rules engine: DBMS_RULE_ADM / DBMS_RULE (sluice.rules), ANYDATA, LCRs
     918: (ProgrammingError, "column ambiguously defined"),
@@ -335,7 +336,7 @@ _DPY_CATALOG: dict[int, str] = {
     2023: "invalid connection class",
     2025: "invalid connection params: {0}",
     2026: "invalid connection pool class",
-    2027: "invalid pool params",
+    2027: "invalid pool params: {0}",
     2054: 'connection pool with alias "{0}" does not exist',
     2055: 'connection pool with alias "{0}" already exists',
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
@@ -344,6 +345,7 @@ _DPY_CATALOG: dict[int, str] = {
     4005: "timed out waiting for the connection pool to return a connection",
     4008: 'no bind placeholder named ":{0}" was found in the SQL text',
     4009: "{0} positional bind values are required but {1} were provided",
+    4022: "invalid value for enumeration {0}: {1}",
 }
 
 
