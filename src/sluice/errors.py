@@ -350,6 +350,7 @@ _DPY_CATALOG: dict[int, str] = {
     2054: 'connection pool with alias "{0}" does not exist',
     2055: 'connection pool with alias "{0}" already exists',
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
+    2070: "Expected a callable function",
     3001: "{0} is not supported by Sluice: {1}",
     3002: 'Python value of type "{0}" is not supported',
     4005: "timed out waiting for the connection pool to return a connection",

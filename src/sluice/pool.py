@@ -30,7 +30,8 @@ import threading
 import time
 from typing import Any
 
-from .connect_params import CONNECT_KEYWORDS, POOL_KEYWORDS, ConnectSpec, PoolParams, check_names
+from .connect_params import (CONNECT_KEYWORDS, POOL_KEYWORDS, ConnectSpec, PoolParams, check_names,
+                             check_used_values)
 from .connection import Connection, open_connection
 from .errors import ArgumentError, dpy, not_supported
 from .names import canonical
@@ -181,6 +182,7 @@ class ConnectionPool:
         docstring for what happens when every session is busy."""
         if shardingkey or supershardingkey:
             raise dpy(3001, "connect parameter shardingkey", "sharded databases")
+        check_used_values({"user": user, "password": password})
         key = None
         if user is not None:
             if self.homogeneous:
