@@ -278,3 +278,37 @@ def test_bad_dsns_are_sluice_errors(tmp_path):
         assert (e.value.full_code, isinstance(e.value, cls)) == (code, True), (bad, str(e.value))
         assert "\n" not in str(e.value) and "secret" not in str(e.value)
     assert sorted(os.listdir(tmp_path)) == ["notes.txt", "plain"]   # nothing left beside them
+
+
+# -- keyword values of the wrong type are python-oracledb's errors, before anything opens ---
+
+@pytest.mark.parametrize("kwargs, code", [
+    ({"user": 5}, "DPY-2025"), ({"user": ["a"]}, "DPY-2025"), ({"user": b"x"}, "DPY-2025"),
+    ({"password": 5}, "DPY-2025"), ({"proxy_user": 5}, "DPY-2025"), ({"newpassword": 5}, "DPY-2025"),
+    ({"mode": "x"}, "DPY-4022"), ({"mode": 1.5}, "DPY-4022"), ({"mode": 99}, "DPY-4022"),
+    ({"on_connect_callback": 5}, "DPY-2070"),
+])
+def test_connect_keywords_of_the_wrong_type(dsn, kwargs, code):
+    assert _code(lambda: sluice.connect(dsn, **kwargs)) == code
+    assert _code(lambda: sluice.ConnectParams(**kwargs)) == code
+    assert _code(lambda: sluice.create_pool(dsn, min=0, **kwargs)) == code
+    if "user" in kwargs or "password" in kwargs:
+        with sluice.create_pool(dsn, min=0, homogeneous=False) as pool:
+            assert _code(lambda: pool.acquire(**{"user": "scott", **kwargs})) == code
+    if code == "DPY-2025":
+        with pytest.raises(TypeError):   # an ArgumentError is a TypeError, as python-oracledb's
+            sluice.connect(dsn, **kwargs)
+
+
+def test_mode_by_name_and_a_dsn_that_is_not_a_string(dsn):
+    with sluice.connect(dsn, mode="sysdba") as c:
+        assert c.username == "SYS"
+    assert _code(lambda: sluice.ConnectParams.parse_dsn_with_credentials(5)) == "DPY-2025"
+
+
+def test_a_nul_in_a_dsn_is_ora_12154(tmp_path):
+    for dsn in (f"sqlite:///{tmp_path}/\x00x.db", "postgresql://postgres@127.0.0.1:5432/te\x00st"):
+        with pytest.raises(sluice.DatabaseError) as e:
+            sluice.connect(dsn)
+        assert e.value.full_code == "ORA-12154"
+    assert os.listdir(tmp_path) == []

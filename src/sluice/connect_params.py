@@ -37,6 +37,7 @@ import warnings
 from typing import Any, Callable
 
 from .errors import ArgumentError, dpy
+from .pool_settings import DEFAULTS as POOL_DEFAULTS, check_pool_values
 
 DEFAULT_DSN = "sqlite:///sluice.db"
 
@@ -137,7 +138,7 @@ class ConnectParams:
     def set(self, **kwargs: Any) -> None:
         """Set the given keywords; ``None`` leaves a value as it is (python-oracledb)."""
         check_names(kwargs, self._KEYWORDS)
-        self._values.update({k: v for k, v in kwargs.items() if v is not None})
+        self._values.update(check_used_values({k: v for k, v in kwargs.items() if v is not None}))
 
     def copy(self) -> "ConnectParams":
         other = type(self).__new__(type(self))
@@ -153,6 +154,8 @@ class ConnectParams:
 
     @staticmethod
     def parse_dsn_with_credentials(dsn: str) -> tuple[str | None, str | None, str | None]:
+        if not isinstance(dsn, str):
+            raise dpy(2025, f"dsn must be a string, not {type(dsn).__name__}", cls=ArgumentError)
         return parse_dsn_with_credentials(dsn)
 
     def __getattr__(self, name: str) -> Any:
@@ -173,6 +176,49 @@ class PoolParams(ConnectParams):
 
     _KEYWORDS = CONNECT_KEYWORDS | POOL_KEYWORDS
 
+    def set(self, **kwargs: Any) -> None:
+        """As ``ConnectParams.set``; the pool's settings are checked as ``create_pool()``
+        checks them (python-oracledb checks them here too), against the defaults."""
+        check_names(kwargs, self._KEYWORDS)
+        current = {**POOL_DEFAULTS, **{k: v for k, v in self._values.items() if k in POOL_DEFAULTS}}
+        given = {k: v for k, v in kwargs.items() if k in POOL_DEFAULTS and v is not None}
+        checked = check_pool_values(current, given)
+        super().set(**{**kwargs, **{k: checked[k] for k in given}})
+
+
+# python-oracledb's AuthMode (an IntFlag: its flags combine)
+AUTH_MODES = {"DEFAULT": 0, "PRELIM": 0x8, "SYSASM": 0x8000, "SYSBKP": 0x20000, "SYSDBA": 0x2,
+              "SYSDGD": 0x40000, "SYSKMT": 0x80000, "SYSOPER": 0x4, "SYSRAC": 0x100000}
+
+
+def check_used_values(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` (connect keywords, None left out) with those Sluice uses checked: the
+    names and passwords are strings (DPY-2025, an ArgumentError), the callback callable
+    (DPY-2070); ``mode`` an ``AUTH_MODE_*`` value or name (DPY-4022), as an int."""
+    for name in ("user", "password", "proxy_user", "newpassword"):
+        value = values.get(name)
+        if value is not None and not isinstance(value, str):
+            raise dpy(2025, f"{name} must be a string, not {type(value).__name__}", cls=ArgumentError)
+    callback = values.get("on_connect_callback")
+    if callback is not None and not callable(callback):
+        raise dpy(2070)
+    if values.get("mode") is not None:
+        values = {**values, "mode": _auth_mode(values["mode"])}
+    return values
+
+
+def _auth_mode(value: Any) -> int:
+    mode = None
+    if isinstance(value, str) and not value.isdigit():
+        mode = AUTH_MODES.get(value.strip().upper())
+    elif isinstance(value, (int, str)) and not isinstance(value, bool):
+        mode = int(value)
+        all_flags = sum(AUTH_MODES.values())
+        mode = mode if 0 <= mode and mode & ~all_flags == 0 else None
+    if mode is None:
+        raise dpy(4022, "AuthMode", value)
+    return mode
+
 
 def check_names(kwargs: dict, known: frozenset[str], what: str = "connection params") -> None:
     """Refuse keywords python-oracledb does not know either (DPY-2025, a TypeError)."""
@@ -192,7 +238,7 @@ class ConnectSpec:
             raise dpy(2025, "params must be a sluice.ConnectParams")
         check_names(kwargs, known)
         values = dict(params._values) if params is not None else {}
-        values.update({k: v for k, v in kwargs.items() if v is not None})
+        values.update(check_used_values({k: v for k, v in kwargs.items() if v is not None}))
         if dsn is None and params is not None:
             dsn = params.get_connect_string()
         if dsn is not None and not isinstance(dsn, str):

@@ -64,13 +64,18 @@ def _weakly(method: Callable[[], Any]) -> Callable[[], Any]:
 
 
 class _package:
-    """A package attribute (``conn.aqadm``): a fresh, stateless package object per access."""
+    """A package attribute (``conn.aqadm``): a fresh, stateless package object per access.
+    A closed connection has no packages (DPY-1001): checked here, once for every package,
+    since not every package checks the session before it changes the catalog."""
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
 
     def __get__(self, conn: "Connection | None", owner: type) -> Any:
-        return self.cls if conn is None else self.cls(conn)
+        if conn is None:
+            return self.cls
+        conn.context.check_open()
+        return self.cls(conn)
 
 
 class Connection:

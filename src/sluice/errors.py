@@ -52,6 +52,7 @@ class _ErrorDetail:
     code: int
     full_code: str
     message: str
+    offset: int = 0   # executemany(): the row that failed (python-oracledb's _Error.offset)
 
     def __str__(self) -> str:
         return self.message
@@ -249,6 +250,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     31011: (DataError, "XML parsing failed\n{0}"),
     31154: (DataError, "invalid XML document\n{0}"),
     24418: (OperationalError, "Cannot open further sessions"),
+    24413: (ProgrammingError, "Invalid number of sessions specified"),
     28150: (ProgrammingError, "proxy not authorized to connect as client {0}"),
     # rules engine: DBMS_RULE_ADM / DBMS_RULE (sluice.rules), ANYDATA, LCRs
     918: (ProgrammingError, "column ambiguously defined"),
@@ -327,23 +329,35 @@ _DPY_CLASSES: dict[int, type[Error]] = {1: InterfaceError, 2: ProgrammingError, 
 _DPY_CATALOG: dict[int, str] = {
     1001: "not connected to database",
     1002: "connection pool is not open",
+    1003: "the executed statement does not return rows",
     1005: "connection pool cannot be closed because connections are busy",
     2000: "message has no payload",
     2003: "expecting a dictionary, list or tuple, or keyword args",
+    2004: ('"parameters" argument should be a list of sequences or dictionaries, or an integer '
+           "specifying the number of times to execute the statement"),
     2005: "expecting positional arguments or keyword arguments, not both",
+    2006: "positional and named binds cannot be intermixed",
+    2012: "arguments must be a list or tuple",
+    2013: '"keyword_parameters" argument must be a dict',
     2014: '"{0}" and "{1}" cannot be specified together',
     2023: "invalid connection class",
     2025: "invalid connection params: {0}",
     2026: "invalid connection pool class",
-    2027: "invalid pool params",
+    2027: "invalid pool params: {0}",
+    2040: ('parameters "batcherrors" and "arraydmlrowcounts" may only be true when used with '
+           "insert, update, delete and merge statements"),
+    2045: "arraysize must be an integer greater than zero",
     2054: 'connection pool with alias "{0}" does not exist',
     2055: 'connection pool with alias "{0}" already exists',
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
+    2070: "Expected a callable function",
     3001: "{0} is not supported by Sluice: {1}",
     3002: 'Python value of type "{0}" is not supported',
     4005: "timed out waiting for the connection pool to return a connection",
+    4006: "array DML row counts mode is not enabled",
     4008: 'no bind placeholder named ":{0}" was found in the SQL text',
     4009: "{0} positional bind values are required but {1} were provided",
+    4022: "invalid value for enumeration {0}: {1}",
 }
 
 

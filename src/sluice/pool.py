@@ -30,13 +30,15 @@ import threading
 import time
 from typing import Any
 
-from .connect_params import CONNECT_KEYWORDS, POOL_KEYWORDS, ConnectSpec, PoolParams, check_names
+from .connect_params import (CONNECT_KEYWORDS, POOL_KEYWORDS, ConnectSpec, PoolParams, check_names,
+                             check_used_values)
 from .connection import Connection, open_connection
 from .errors import ArgumentError, dpy, not_supported
 from .names import canonical
+from .pool_settings import (DEFAULTS, POOL_GETMODE_FORCEGET, POOL_GETMODE_NOWAIT,  # noqa: F401
+                            POOL_GETMODE_TIMEDWAIT, POOL_GETMODE_WAIT, check_pool_values)
 from .security.users import authenticate
 
-POOL_GETMODE_WAIT, POOL_GETMODE_NOWAIT, POOL_GETMODE_FORCEGET, POOL_GETMODE_TIMEDWAIT = 0, 1, 2, 3
 PURITY_DEFAULT, PURITY_NEW, PURITY_SELF = 0, 1, 2
 
 _named: dict[str, "ConnectionPool"] = {}
@@ -105,18 +107,10 @@ class ConnectionPool:
             dsn = params.get_connect_string()
         self._spec = ConnectSpec(dsn, None, merged)
         ConnectSpec._check_unused(pool_values, dsn_given=True)   # warns of the ignored ones
-        self.min = pool_values.get("min", 1)
-        self.max = pool_values.get("max", 2)
-        self.increment = pool_values.get("increment", 1)
-        if self.max < self.min:
-            raise dpy(2064)
-        self.getmode = pool_values.get("getmode", POOL_GETMODE_WAIT)
-        self.homogeneous = pool_values.get("homogeneous", True)
-        self.timeout = pool_values.get("timeout", 0)
-        self.wait_timeout = pool_values.get("wait_timeout", 0)
-        self.max_lifetime_session = pool_values.get("max_lifetime_session", 0)
-        self.session_callback = pool_values.get("session_callback")
-        self._conn_class = pool_values.get("connectiontype")
+        self._settings = check_pool_values(DEFAULTS, pool_values)
+        if cache_name is not None and not isinstance(cache_name, str):
+            raise dpy(2027, f"pool_alias must be a string, not {type(cache_name).__name__}",
+                      cls=ArgumentError)
         self.name = cache_name
         self._cond = threading.Condition(threading.Lock())
         self._idle: list[_Session] = []
@@ -138,6 +132,26 @@ class ConnectionPool:
                 _named[cache_name] = self
 
     # -- python-oracledb's attributes -----------------------------------------
+    def _setting(name: str, settable: bool = False) -> property:   # noqa: N805 (class body helper)
+        def get(self: "ConnectionPool") -> Any:
+            return self._settings[name]
+
+        def put(self: "ConnectionPool", value: Any) -> None:   # checked as reconfigure() checks
+            self.reconfigure(**{name: value})
+        return property(get, put if settable else None)
+
+    min = _setting("min")
+    max = _setting("max")
+    increment = _setting("increment")
+    homogeneous = _setting("homogeneous")
+    session_callback = _setting("session_callback")
+    _conn_class = _setting("connectiontype")
+    getmode = _setting("getmode", settable=True)
+    timeout = _setting("timeout", settable=True)
+    wait_timeout = _setting("wait_timeout", settable=True)
+    max_lifetime_session = _setting("max_lifetime_session", settable=True)
+    del _setting
+
     @property
     def dsn(self) -> str:
         return self._spec.dsn
@@ -168,6 +182,7 @@ class ConnectionPool:
         docstring for what happens when every session is busy."""
         if shardingkey or supershardingkey:
             raise dpy(3001, "connect parameter shardingkey", "sharded databases")
+        check_used_values({"user": user, "password": password})
         key = None
         if user is not None:
             if self.homogeneous:
@@ -273,17 +288,13 @@ class ConnectionPool:
                     increment: int | None = None, getmode: int | None = None,
                     timeout: int | None = None, wait_timeout: int | None = None,
                     max_lifetime_session: int | None = None, **ignored: Any) -> None:
-        new_min = self.min if min is None else min
-        new_max = self.max if max is None else max
-        if new_max < new_min:
-            raise dpy(2064)
+        check_names(ignored, frozenset(("max_sessions_per_shard", "soda_metadata_cache",
+                                        "stmtcachesize", "ping_interval")))
+        settings = check_pool_values(self._settings, {
+            "min": min, "max": max, "increment": increment, "getmode": getmode, "timeout": timeout,
+            "wait_timeout": wait_timeout, "max_lifetime_session": max_lifetime_session})
         with self._cond:
-            self.min, self.max = new_min, new_max
-            for name, value in (("increment", increment), ("getmode", getmode), ("timeout", timeout),
-                                ("wait_timeout", wait_timeout),
-                                ("max_lifetime_session", max_lifetime_session)):
-                if value is not None:
-                    setattr(self, name, value)
+            self._settings = settings
             self._tidy()
             self._cond.notify_all()
 
@@ -376,7 +387,10 @@ def create_pool(dsn: str | None = None, *, pool_class: type = ConnectionPool, po
 
 
 def get_pool(pool_alias: str) -> ConnectionPool | None:
-    """The pool created with ``pool_alias``, or None."""
+    """The pool created with ``pool_alias``, or None (always for an alias that is not a
+    string: no pool is named so)."""
+    if not isinstance(pool_alias, str):
+        return None
     with _named_lock:
         return _named.get(pool_alias)
 

@@ -47,6 +47,8 @@ def open_store(dsn: str) -> Store:
     """
     if not isinstance(dsn, str):
         raise InterfaceError("dsn must be a string")
+    if "\x00" in dsn:   # no file name or connect string holds one (os, libpq: ValueError)
+        raise ora(12154, f"{_shown(dsn)!r}: a DSN holds no NUL character")
     if dsn.startswith("sqlite:"):
         path, params = _sqlite_path(dsn)
         with _lock:
@@ -79,8 +81,11 @@ def open_store(dsn: str) -> Store:
             _stores[key] = (store, 1)
             _reaper.ensure_running()
             return store
-    shown = re.sub(r"(//[^/:@]*):[^@/]*@", r"\1@", dsn)   # no password in the message
-    raise ora(12154, f"{shown} (a Sluice DSN is sqlite:///file.db or postgresql://…)")
+    raise ora(12154, f"{_shown(dsn)} (a Sluice DSN is sqlite:///file.db or postgresql://…)")
+
+
+def _shown(dsn: str) -> str:
+    return re.sub(r"(//[^/:@]*):[^@/]*@", r"\1@", dsn)   # no password in the message
 
 
 def release_store(store: Store) -> None:
