@@ -54,6 +54,28 @@ def test_sql_errors_exit_nonzero_with_the_ora_code(dsn):
     assert r.exit_code == 1 and "ORA-06550" in r.output
 
 
+
+def test_a_script_that_is_not_utf8_is_a_usage_error_before_any_of_it_runs(dsn, tmp_path):
+    """A byte that is not UTF-8 in `sql -f` was ORA-00600 [UnicodeDecodeError]; on stdin the
+    statements before it ran, then ORA-00900. Now a usage error naming the file and the offset,
+    and nothing of the script has run."""
+    assert _run(dsn, "init").exit_code == 0
+    script = SETUP.encode() + b"SELECT 1 FROM dual;\n\xff;\n"
+    bad = tmp_path / "bad.sql"
+    bad.write_bytes(script)
+    r = CliRunner().invoke(main, ["--dsn", dsn, "sql", "-f", str(bad)])
+    assert r.exit_code == 2, r.output
+    assert f"{bad}: not UTF-8 text: byte 0xFF at offset {len(SETUP) + 20} (invalid start byte)" in r.output
+    assert "ORA-" not in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["--dsn", dsn, "sql"], input=script)
+    assert r.exit_code == 2 and f"<stdin>: not UTF-8 text: byte 0xFF at offset {len(SETUP) + 20}" in r.output, r.output
+    assert "PL/SQL procedure" not in r.output
+    assert "CLI_Q" not in _run(dsn, "queues").output
+    good = tmp_path / "good.sql"
+    good.write_bytes(SETUP.encode() + "SELECT 'é' FROM dual;\n".encode())
+    r = _run(dsn, "sql", "-f", str(good))
+    assert r.exit_code == 0 and "PL/SQL procedure successfully completed." in r.output and "é" in r.output
+
 def test_demo_runs(dsn, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(main, ["demo", "--dsn", dsn], catch_exceptions=False)

@@ -134,14 +134,14 @@ def _print_table(columns: list[str], rows: list[tuple]) -> None:
 
 @main.command()
 @click.argument("statements", nargs=-1)
-@click.option("-f", "--file", "script", type=click.File("r"), help="Run a SQL*Plus script file.")
+@click.option("-f", "--file", "script", type=click.File("rb"), help="Run a SQL*Plus script file (UTF-8).")
 @click.pass_obj
 def sql(obj: _Context, statements: tuple[str, ...], script) -> None:
     """Run statements (anonymous blocks, CREATE TYPE, SELECT on the views, …)."""
     from . import plsql
-    text = script.read() if script else "\n".join(statements)
+    text = _script_text(script, script.name, "--file") if script else "\n".join(statements)
     if not text.strip():
-        text = sys.stdin.read()
+        text = _script_text(sys.stdin.buffer, "<stdin>")
     try:
         for stmt in plsql.split_script(text):
             result = plsql.execute(obj.conn, stmt)
@@ -158,6 +158,18 @@ def sql(obj: _Context, statements: tuple[str, ...], script) -> None:
         obj.conn.commit()
     except Error as e:
         _fail(e)
+
+
+def _script_text(stream, name: str, option: str | None = None) -> str:
+    """A script's text, read whole and decoded before any of it runs: a byte that is not
+    UTF-8 is a usage error naming the file and the offset (a half-run script, or ORA-00600
+    after its first statements, is what reading as it goes gave)."""
+    data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        problem = f"{name}: not UTF-8 text: byte 0x{data[e.start]:02X} at offset {e.start} ({e.reason})"
+        raise click.BadParameter(problem, param_hint=option) if option else click.UsageError(problem) from None
 
 
 _FEEDBACK = {("CREATE", "USER"): "User created.", ("ALTER", "USER"): "User altered.",
