@@ -574,7 +574,18 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
         if not (rule and module and function):
             raise click.UsageError(f"--transform {item!r}: RULE=module:function")
         name = rule.upper() if "." in rule else f"SLUICE.{rule.upper()}"
-        out[name] = getattr(importlib.import_module(module), function)
+        try:
+            found = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name is None or not (module + ".").startswith(e.name + "."):
+                raise click.UsageError(f"--transform {item!r}: importing {module} failed: {e}") from None
+            raise click.UsageError(f"--transform {item!r}: no module named {e.name!r}") from None
+        except Exception as e:   # the module itself fails as it loads: say where and why
+            raise click.UsageError(f"--transform {item!r}: importing {module} failed: "
+                                   f"{type(e).__name__}: {e}") from None
+        out[name] = getattr(found, function, None)
+        if not callable(out[name]):
+            raise click.UsageError(f"--transform {item!r}: module {module} has no function {function!r}")
     return out
 
 
@@ -608,6 +619,7 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
     from .pipeline.queueio import QueueRef
     from .pipeline.runner import PipelineRun, check_master, spark_session
     from .pipeline.stages import PipelineSpec
+    custom = _custom_transforms(transforms)   # a usage error, before the store or Spark is touched
     try:
         check_master(master, obj.dsn)
         conn = obj.conn
@@ -620,7 +632,7 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         spec = PipelineSpec(pname, obj.dsn, what["queue"], consumer or pname,
                             positive_rule_set or what.get("positive"), negative_rule_set or what.get("negative"),
                             user=obj.user, max_messages_per_batch=max_messages_per_batch,
-                            custom_transformations=_custom_transforms(transforms))
+                            custom_transformations=custom)
         QueueRef.resolve(obj.dsn, spec.queue, spec.consumer, spec.user)   # before the JVM starts
         settings = dict(c.split("=", 1) for c in confs if "=" in c)
         if len(settings) != len(confs):
