@@ -259,6 +259,24 @@ def test_compare_refuses_a_bad_key_or_predicate_in_one_line(tmp_path):
     assert r.exit_code == 2 and "4 rows; replica SLUICE.T: 5 rows" in r.output and "2 rows selected" in r.output, r.output
 
 
+
+def test_compare_makes_no_database_that_is_not_there(tmp_path):
+    """`sluice compare` against SQLite files that were not there made them (empty, 4 KB
+    each) before failing with ORA-00942; it only reads: ORA-27041 naming the file, and
+    nothing made."""
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "real.db") as c:
+        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    real = f"sqlite:///{tmp_path / 'real.db'}"
+    for source, target, missing in [(f"sqlite:///{tmp_path / 'new1.db'}", f"sqlite:///{tmp_path / 'new2.db'}", "new1.db"),
+                                    (real, f"sqlite:///{tmp_path / 'new2.db'}", "new2.db"),
+                                    (f"sqlite:///{tmp_path / 'new1.db'}", real, "new1.db")]:
+        r = CliRunner().invoke(main, ["compare", "T", "--source", source, "--target", target])
+        _clean_failure(r.exit_code, r.stdout, r.stderr,
+                       f"ORA-27041: unable to open file {tmp_path / missing}: No such file or directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["real.db"]
+
 def test_an_unforeseen_failure_is_one_line_too(dsn, monkeypatch):
     def broken(*a, **k):
         raise KeyError("boom")

@@ -709,9 +709,9 @@ def compare(source_table: str, target_table: str | None, source_dsn: str, target
     from .streams.apply.target import open_target
     s_owner, s_name = split_qualified(source_table, "SLUICE", "table name")
     t_owner, t_name = split_qualified(target_table or source_table, "SLUICE", "table name")
-    source = open_target(source_dsn, "", None, None)
+    source = open_target(source_dsn, "", None, None, create=False)   # compare reads: it makes no database
     try:
-        target = open_target(target_dsn, "", None, None)
+        target = open_target(target_dsn, "", None, None, create=False)
         try:
             result = run_compare(source, s_owner, s_name, target, t_owner, t_name, where=where,
                                  key_columns=[k.strip().upper() for k in key.split(",")] if key else None)
