@@ -54,6 +54,28 @@ def test_sql_errors_exit_nonzero_with_the_ora_code(dsn):
     assert r.exit_code == 1 and "ORA-06550" in r.output
 
 
+
+def test_a_script_that_is_not_utf8_is_a_usage_error_before_any_of_it_runs(dsn, tmp_path):
+    """A byte that is not UTF-8 in `sql -f` was ORA-00600 [UnicodeDecodeError]; on stdin the
+    statements before it ran, then ORA-00900. Now a usage error naming the file and the offset,
+    and nothing of the script has run."""
+    assert _run(dsn, "init").exit_code == 0
+    script = SETUP.encode() + b"SELECT 1 FROM dual;\n\xff;\n"
+    bad = tmp_path / "bad.sql"
+    bad.write_bytes(script)
+    r = CliRunner().invoke(main, ["--dsn", dsn, "sql", "-f", str(bad)])
+    assert r.exit_code == 2, r.output
+    assert f"{bad}: not UTF-8 text: byte 0xFF at offset {len(SETUP) + 20} (invalid start byte)" in r.output
+    assert "ORA-" not in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["--dsn", dsn, "sql"], input=script)
+    assert r.exit_code == 2 and f"<stdin>: not UTF-8 text: byte 0xFF at offset {len(SETUP) + 20}" in r.output, r.output
+    assert "PL/SQL procedure" not in r.output
+    assert "CLI_Q" not in _run(dsn, "queues").output
+    good = tmp_path / "good.sql"
+    good.write_bytes(SETUP.encode() + "SELECT 'é' FROM dual;\n".encode())
+    r = _run(dsn, "sql", "-f", str(good))
+    assert r.exit_code == 0 and "PL/SQL procedure successfully completed." in r.output and "é" in r.output
+
 def test_demo_runs(dsn, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(main, ["demo", "--dsn", dsn], catch_exceptions=False)
@@ -236,6 +258,24 @@ def test_compare_refuses_a_bad_key_or_predicate_in_one_line(tmp_path):
     r = CliRunner().invoke(main, ["compare", "T", "--max-rows", "2", "--where", "id < 4", *both])
     assert r.exit_code == 2 and "4 rows; replica SLUICE.T: 5 rows" in r.output and "2 rows selected" in r.output, r.output
 
+
+
+def test_compare_makes_no_database_that_is_not_there(tmp_path):
+    """`sluice compare` against SQLite files that were not there made them (empty, 4 KB
+    each) before failing with ORA-00942; it only reads: ORA-27041 naming the file, and
+    nothing made."""
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "real.db") as c:
+        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    real = f"sqlite:///{tmp_path / 'real.db'}"
+    for source, target, missing in [(f"sqlite:///{tmp_path / 'new1.db'}", f"sqlite:///{tmp_path / 'new2.db'}", "new1.db"),
+                                    (real, f"sqlite:///{tmp_path / 'new2.db'}", "new2.db"),
+                                    (f"sqlite:///{tmp_path / 'new1.db'}", real, "new1.db")]:
+        r = CliRunner().invoke(main, ["compare", "T", "--source", source, "--target", target])
+        _clean_failure(r.exit_code, r.stdout, r.stderr,
+                       f"ORA-27041: unable to open file {tmp_path / missing}: No such file or directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["real.db"]
 
 def test_an_unforeseen_failure_is_one_line_too(dsn, monkeypatch):
     def broken(*a, **k):

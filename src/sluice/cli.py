@@ -134,14 +134,14 @@ def _print_table(columns: list[str], rows: list[tuple]) -> None:
 
 @main.command()
 @click.argument("statements", nargs=-1)
-@click.option("-f", "--file", "script", type=click.File("r"), help="Run a SQL*Plus script file.")
+@click.option("-f", "--file", "script", type=click.File("rb"), help="Run a SQL*Plus script file (UTF-8).")
 @click.pass_obj
 def sql(obj: _Context, statements: tuple[str, ...], script) -> None:
     """Run statements (anonymous blocks, CREATE TYPE, SELECT on the views, …)."""
     from . import plsql
-    text = script.read() if script else "\n".join(statements)
+    text = _script_text(script, script.name, "--file") if script else "\n".join(statements)
     if not text.strip():
-        text = sys.stdin.read()
+        text = _script_text(sys.stdin.buffer, "<stdin>")
     try:
         for stmt in plsql.split_script(text):
             result = plsql.execute(obj.conn, stmt)
@@ -158,6 +158,18 @@ def sql(obj: _Context, statements: tuple[str, ...], script) -> None:
         obj.conn.commit()
     except Error as e:
         _fail(e)
+
+
+def _script_text(stream, name: str, option: str | None = None) -> str:
+    """A script's text, read whole and decoded before any of it runs: a byte that is not
+    UTF-8 is a usage error naming the file and the offset (a half-run script, or ORA-00600
+    after its first statements, is what reading as it goes gave)."""
+    data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        problem = f"{name}: not UTF-8 text: byte 0x{data[e.start]:02X} at offset {e.start} ({e.reason})"
+        raise click.BadParameter(problem, param_hint=option) if option else click.UsageError(problem) from None
 
 
 _FEEDBACK = {("CREATE", "USER"): "User created.", ("ALTER", "USER"): "User altered.",
@@ -562,7 +574,18 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
         if not (rule and module and function):
             raise click.UsageError(f"--transform {item!r}: RULE=module:function")
         name = rule.upper() if "." in rule else f"SLUICE.{rule.upper()}"
-        out[name] = getattr(importlib.import_module(module), function)
+        try:
+            found = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name is None or not (module + ".").startswith(e.name + "."):
+                raise click.UsageError(f"--transform {item!r}: importing {module} failed: {e}") from None
+            raise click.UsageError(f"--transform {item!r}: no module named {e.name!r}") from None
+        except Exception as e:   # the module itself fails as it loads: say where and why
+            raise click.UsageError(f"--transform {item!r}: importing {module} failed: "
+                                   f"{type(e).__name__}: {e}") from None
+        out[name] = getattr(found, function, None)
+        if not callable(out[name]):
+            raise click.UsageError(f"--transform {item!r}: module {module} has no function {function!r}")
     return out
 
 
@@ -596,6 +619,7 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
     from .pipeline.queueio import QueueRef
     from .pipeline.runner import PipelineRun, check_master, spark_session
     from .pipeline.stages import PipelineSpec
+    custom = _custom_transforms(transforms)   # a usage error, before the store or Spark is touched
     try:
         check_master(master, obj.dsn)
         conn = obj.conn
@@ -608,7 +632,7 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         spec = PipelineSpec(pname, obj.dsn, what["queue"], consumer or pname,
                             positive_rule_set or what.get("positive"), negative_rule_set or what.get("negative"),
                             user=obj.user, max_messages_per_batch=max_messages_per_batch,
-                            custom_transformations=_custom_transforms(transforms))
+                            custom_transformations=custom)
         QueueRef.resolve(obj.dsn, spec.queue, spec.consumer, spec.user)   # before the JVM starts
         settings = dict(c.split("=", 1) for c in confs if "=" in c)
         if len(settings) != len(confs):
@@ -685,9 +709,9 @@ def compare(source_table: str, target_table: str | None, source_dsn: str, target
     from .streams.apply.target import open_target
     s_owner, s_name = split_qualified(source_table, "SLUICE", "table name")
     t_owner, t_name = split_qualified(target_table or source_table, "SLUICE", "table name")
-    source = open_target(source_dsn, "", None, None)
+    source = open_target(source_dsn, "", None, None, create=False)   # compare reads: it makes no database
     try:
-        target = open_target(target_dsn, "", None, None)
+        target = open_target(target_dsn, "", None, None, create=False)
         try:
             result = run_compare(source, s_owner, s_name, target, t_owner, t_name, where=where,
                                  key_columns=[k.strip().upper() for k in key.split(",")] if key else None)

@@ -72,6 +72,50 @@ def test_faults_raise_the_ora_error(client, servlet):
         client.send("AQUSER.RAW_MSGQ", [])
 
 
+
+def test_the_client_refuses_what_it_cannot_send_before_sending(client, servlet, store):
+    """Values of the wrong type (were TypeError/AttributeError from the request's building
+    or httpx) are InterfaceError; text XML 1.0 cannot carry (was lxml's ValueError "All
+    strings must be XML compatible") is ORA-31011, refused, not escaped: it is data the
+    servlet would match; an address that is no http(s) URL is ORA-12154. Nothing is sent."""
+    from sluice.model import Agent
+    q, bad_text = "AQUSER.RAW_MSGQ", "ORA-31011"
+    calls = [(lambda: client.send(q, [b"x"], correlation="a\x00b"), bad_text),
+             (lambda: client.send("AQUSER.RAW\x01MSGQ", [b"x"]), bad_text),
+             (lambda: client.send(q, [b"x"], sender_id="s\x04"), bad_text),
+             (lambda: client.send(q, [b"x"], recipients=[Agent("A", "x\x05")]), bad_text),
+             (lambda: client.send(q, [b"x"], correlation="\ud800"), bad_text),
+             (lambda: client.receive(q, condition="priority = 1\x02"), bad_text),
+             (lambda: client.register(q, "http://x\x03/"), bad_text),
+             (lambda: client.send(q, 5), "payloads must be a list"),
+             (lambda: client.send(q, b"x"), "payloads must be a list"),
+             (lambda: client.send(q, [b"x"], recipients=5), "recipients must be a list"),
+             (lambda: client.send(q, [b"x"], recipients="APP1"), "recipients must be a list"),
+             (lambda: client.send(q, [b"x"], recipients=[5]), "a recipient must be an Agent"),
+             (lambda: client.send(q, [b"x"], sender_id=5), "sender_id must be an Agent"),
+             (lambda: client.send(q, [b"x"], method=5), "method must be 'AQXmlSend' or 'AQXmlPublish'"),
+             (lambda: client.send(q, [b"x"], priority="1"), "priority must be an integer"),
+             (lambda: client.send(q, [b"x"], correlation=5), "correlation must be a string"),
+             (lambda: client.receive(q, wait_time="x"), "wait_time must be an integer"),
+             (lambda: Client(5, AGENT, AGENT_PASSWORD), "url must be a string"),
+             (lambda: Client(servlet.server.url, AGENT, AGENT_PASSWORD, servlet=5), "servlet must be a string"),
+             (lambda: Client(servlet.server.url, None, None), "agent must be a string"),
+             (lambda: Client(servlet.server.url, AGENT, AGENT_PASSWORD, timeout="x"), "timeout must be"),
+             (lambda: Client(servlet.server.url, "a:b", AGENT_PASSWORD), "cannot hold ':'"),
+             (lambda: Client("ftp://x", AGENT, AGENT_PASSWORD), "ORA-12154"),
+             (lambda: Client(servlet.server.url, AGENT, AGENT_PASSWORD, servlet="/a b\n"), "ORA-12154")]
+    for call, text in calls:
+        with pytest.raises(sluice.Error) as e:
+            call()
+        assert text in str(e.value), (text, e.value)
+        assert isinstance(e.value, sluice.InterfaceError) or e.value.full_code in ("ORA-31011", "ORA-12154")
+    client.commit()
+    assert count(store, q) == 0
+    with sluice.connect(store) as c:
+        assert c.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)]
+    assert client.send(q, [b"x"], correlation="tab\tand\nnewline are XML", commit=True)
+    assert [m.correlation for m in client.receive(q, commit=True)] == ["tab\tand\nnewline are XML"]
+
 def test_cli_send_and_receive(servlet, store):
     runner = CliRunner()
     base = ["idap", "--url", servlet.server.url, "--servlet", SERVLET, "--agent", AGENT,

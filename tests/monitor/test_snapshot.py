@@ -115,3 +115,21 @@ def test_monitor_privilege_and_select_catalog_role(dsn):
         c.close()
     finally:
         admin.close()
+
+
+def test_a_snapshot_needs_an_open_connection(dsn):
+    """take(None), take(5) or take(pool) failed with AttributeError ('… has no attribute
+    context'); now InterfaceError, as a closed connection's DPY-1001 is."""
+    pool = sluice.create_pool(dsn, min=0, max=1)
+    try:
+        for wrong in (None, 5, pool, "sqlite:///x.db"):
+            with pytest.raises(sluice.InterfaceError, match=r"taken through a sluice\.Connection, not "):
+                snapshot.take(wrong)
+        with pool.acquire() as lent:                   # a pool's connection is a connection
+            assert snapshot.take(lent).site
+    finally:
+        pool.close()
+    conn = sluice.connect(dsn)
+    conn.close()
+    with pytest.raises(sluice.InterfaceError, match="DPY-1001"):
+        snapshot.take(conn)

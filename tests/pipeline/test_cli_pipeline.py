@@ -116,3 +116,30 @@ def test_status_shows_the_low_watermark_and_figures(tmp_path):
     assert header.split()[:7] == ["NAME", "QUEUE", "CONSUMER_NAME", "STATE", "POSITION", "BATCHES", "TOTAL_MESSAGES"]
     assert row.split()[:7] == ["p", "SLUICE.STRM_Q", "WH", "STOPPED", "1", "1", "1"] and "12.35" in row
     conn.close()
+
+
+def test_a_transform_that_does_not_load_is_a_usage_error_before_the_store_or_spark(tmp_path, monkeypatch):
+    """--transform naming a module that is not there (was ORA-00600 [ModuleNotFoundError]),
+    a function the module lacks (ORA-00600 [AttributeError]) or a module that fails as it
+    loads: a usage error naming it, before the store is opened or Spark starts."""
+    from sluice.pipeline import runner
+
+    def no_spark(*a, **k):
+        raise AssertionError("Spark started")
+    monkeypatch.setattr(runner, "spark_session", no_spark)
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "door16_broken.py").write_text("raise RuntimeError('no config file')\n")
+    (tmp_path / "mods" / "door16_needs.py").write_text("import door16_not_installed\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "mods"))
+    dsn = f"sqlite:///{tmp_path / 's.db'}"
+    for spec, text in [("R=nosuchmod:f", "no module named 'nosuchmod'"),
+                       ("R=json.nope:f", "no module named 'json.nope'"),
+                       ("R=json:nosuchfn", "module json has no function 'nosuchfn'"),
+                       ("R=json:__name__", "module json has no function '__name__'"),
+                       ("R=door16_broken:f", "importing door16_broken failed: RuntimeError: no config file"),
+                       ("R=door16_needs:f", "importing door16_needs failed: No module named 'door16_not_installed'")]:
+        result = CliRunner().invoke(main, ["--dsn", dsn, "pipeline", "run", "--queue", "SLUICE.Q", "--warehouse",
+                                           str(tmp_path / "wh"), "--once", "--transform", spec])
+        assert result.exit_code == 2 and f"--transform {spec!r}: {text}" in result.output, (spec, result.output)
+        assert "ORA-00600" not in result.output and "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mods"]      # no store, no warehouse

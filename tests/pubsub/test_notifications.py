@@ -11,6 +11,7 @@ import time
 import pytest
 
 import sluice
+from sluice.errors import ArgumentError
 from tests.conftest import make_queue, wait_until
 from tests.pubsub.notify_sinks import HttpSink, SmtpSink
 
@@ -232,6 +233,61 @@ def test_bad_registrations(conn):
     assert e.value.full_code == "ORA-24971"
     assert conn.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)]
 
+
+
+def test_subscribe_checks_every_argument_and_registers_nothing_it_refuses(conn):
+    """conn.subscribe took qos="x" (TypeError from `qos & …`), an unknown keyword (a plain
+    TypeError), and silently kept a location on a callback, a location of no protocol
+    (ftp://), of none at all (plsql://, mailto://), a port, ip_address, operations or
+    grouping value/start/repeat of the wrong type: now InterfaceError for a wrong value,
+    ArgumentError for an unknown keyword, ORA-24971 for a location that cannot be
+    delivered to; nothing is registered."""
+    make_queue(conn)
+    http, mail, plsql_ = sluice.SUBSCR_PROTO_HTTP, sluice.SUBSCR_PROTO_MAIL, sluice.SUBSCR_PROTO_PLSQL
+    bad = [({"qos": "x"}, sluice.InterfaceError, "qos must be an integer"),
+           ({"bogus": 1}, ArgumentError, "unexpected keyword argument 'bogus'"),
+           ({"location": 5}, sluice.InterfaceError, "location= is for"),
+           ({"location": "ftp://x"}, sluice.InterfaceError, "location= is for"),
+           ({"protocol": http, "location": "ftp://x"}, sluice.DatabaseError, "ORA-24971"),
+           ({"protocol": http, "location": "http://"}, sluice.DatabaseError, "ORA-24971"),
+           ({"protocol": http, "location": "http://h:99999/"}, sluice.DatabaseError, "ORA-24971"),
+           ({"protocol": http, "location": "mailto:a@b.c"}, sluice.DatabaseError, "ORA-24971"),
+           ({"protocol": http, "location": 5}, sluice.InterfaceError, "location must be a string"),
+           ({"protocol": http}, sluice.InterfaceError, "needs location="),
+           ({"protocol": plsql_, "location": "plsql://"}, sluice.DatabaseError, "ORA-24971"),
+           ({"protocol": mail, "location": "mailto://"}, sluice.DatabaseError, "ORA-24971"),
+           ({"protocol": mail, "location": "a@b.c\r\nBcc: x@y.z"}, sluice.DatabaseError, "ORA-24971"),
+           ({"port": "x"}, sluice.InterfaceError, "port must be an integer"),
+           ({"port": 70000}, sluice.InterfaceError, "port must be between 0 and 65535"),
+           ({"ip_address": 5}, sluice.InterfaceError, "ip_address must be a string"),
+           ({"operations": "x"}, sluice.InterfaceError, "operations must be an integer"),
+           ({"grouping_value": "x"}, sluice.InterfaceError, "grouping_value must be an integer"),
+           ({"grouping_start": "x"}, sluice.InterfaceError, "grouping_start must be"),
+           ({"grouping_repeat": "x"}, sluice.InterfaceError, "grouping_repeat must be an integer"),
+           ({"grouping_repeat": -2}, sluice.InterfaceError, "grouping_repeat must be between -1")]
+    for kwargs, cls, text in bad:
+        args = {"namespace": sluice.SUBSCR_NAMESPACE_AQ, "name": "Q", "callback": print, **kwargs}
+        with pytest.raises(cls) as e:
+            conn.subscribe(**args)
+        assert text in str(e.value), (kwargs, e.value)
+    assert isinstance(e.value, sluice.Error)
+    from sluice import plsql
+    for location in ("plsql://", "mailto://", "http://"):
+        with pytest.raises(sluice.DatabaseError) as e:
+            plsql.execute(conn, "BEGIN DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(SYS.AQ$_REG_INFO("
+                                f"'Q', 1, '{location}', NULL)), 1); END;")
+        assert e.value.full_code == "ORA-24971"
+    assert conn.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)]
+    # the forms that are kept: a procedure with or without plsql://, an address with or without mailto:
+    calls = []
+    sluice.register_function("sluice.on_subscribed", lambda *args: calls.append(args[2]))
+    conn.subscribe(name="Q", protocol=plsql_, location="plsql://sluice.on_subscribed?PR=0")
+    conn.subscribe(name="Q", protocol=mail, location="mailto://ops@sluice.example")
+    conn.subscribe(name="Q", protocol=mail, location="ops@sluice.example")
+    assert sorted(conn.query("SELECT PROTOCOL FROM dba_subscr_registrations", None)[1]) == [
+        ("MAIL",), ("MAIL",), ("PLSQL",)]
+    ids = _enqueue(conn)
+    assert wait_until(lambda: len(calls) == 1) and calls[0]["msg_id"] == ids[0]
 
 def test_buffered_messages_are_notified_with_their_delivery_mode(conn, http):
     """Seed 003 "Buffered Message Notification": registrations apply to buffered and

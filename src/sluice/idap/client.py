@@ -30,6 +30,7 @@ from lxml import etree
 from ..errors import DatabaseError, InterfaceError, ora, remote_error
 from ..model import Agent
 from .schema import AQ_NS, SOAP_NS, parse_xml
+from .serialise import _BAD_CHARS
 
 DEFAULT_SERVLET = "/aqserv/servlet/AQServlet"
 _A = f"{{{AQ_NS}}}"
@@ -66,6 +67,20 @@ class Client:
 
     def __init__(self, url: str, agent: str, password: str, servlet: str = DEFAULT_SERVLET,
                  timeout: float = 60.0) -> None:
+        for name, value in (("url", url), ("agent", agent), ("password", password), ("servlet", servlet)):
+            if not isinstance(value, str):
+                raise InterfaceError(f"{name} must be a string, not {type(value).__name__}")
+        if ":" in agent:   # HTTP Basic cannot carry it: the servlet would read another agent
+            raise InterfaceError(f"agent {agent!r}: an agent name cannot hold ':'")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not timeout > 0):
+            raise InterfaceError(f"timeout must be a positive number of seconds or None, not {timeout!r}")
+        try:   # an address the client cannot reach at all is refused here, not at each request
+            address = httpx.URL(url).join(servlet)
+        except httpx.InvalidURL as e:
+            raise ora(12154, f"the AQ servlet at {url!r} {servlet!r} ({e})") from None
+        if address.scheme not in ("http", "https") or not address.host:
+            raise ora(12154, f"the AQ servlet at {url!r} {servlet!r} (an http:// or https:// URL with a host)")
         self.servlet = servlet
         self._http = httpx.Client(base_url=url, auth=(agent, password), timeout=timeout)
 
@@ -79,8 +94,20 @@ class Client:
         their message ids.  A payload is ``bytes`` (a RAW queue), an lxml element or the
         XML text of one (an object type as ``<EMP_TYP>…</EMP_TYP>``, a JMS message as
         ``<jms_text_message>…``, an XMLTYPE document)."""
+        if method not in ("AQXmlSend", "AQXmlPublish"):
+            raise InterfaceError(f"method must be 'AQXmlSend' or 'AQXmlPublish', not {method!r}")
+        if isinstance(payloads, (str, bytes, bytearray, memoryview, etree._Element)) \
+                or not isinstance(payloads, Sequence):
+            raise InterfaceError(f"payloads must be a list of payloads, not {type(payloads).__name__}")
         if not payloads:
             raise InterfaceError("send needs at least one payload")
+        _texts(destination=destination, correlation=correlation, exception_queue=exception_queue,
+               visibility=visibility, transformation=transformation)
+        _numbers(priority=priority, delay=delay, expiration=expiration)
+        sender_id = _as_agent("sender_id", sender_id)
+        if isinstance(recipients, (str, bytes, Agent)) or not isinstance(recipients, Iterable):
+            raise InterfaceError(f"recipients must be a list of agents, not {type(recipients).__name__}")
+        listed = [_as_agent("a recipient", r) for r in recipients]
         request = etree.Element(_A + method, nsmap={None: AQ_NS})
         options = _sub(request, "producer_options")
         _sub(options, "destination", destination)
@@ -96,7 +123,6 @@ class Client:
                                 ("expiration", expiration), ("priority", priority)):
                 _sub(header, name, value)
             _agent(_sub(header, "sender_id"), sender_id)
-            listed = list(recipients)
             if listed:
                 rlist = _sub(header, "recipient_list")
                 for r in listed:
@@ -118,6 +144,10 @@ class Client:
                 transformation: str | None = None, commit: bool = False) -> list[ReceivedMessage]:
         """AQXmlReceive: dequeue up to ``batch_size`` messages (one by default), waiting
         ``wait_time`` seconds (None: until one arrives); an empty list when none came."""
+        _texts(destination=destination, consumer_name=consumer_name, correlation=correlation,
+               message_id=message_id, condition=condition, visibility=visibility, dequeue_mode=dequeue_mode,
+               navigation_mode=navigation_mode, transformation=transformation)
+        _numbers(wait_time=wait_time, batch_size=batch_size)
         request = etree.Element(_A + "AQXmlReceive", nsmap={None: AQ_NS})
         options = _sub(request, "consumer_options")
         _sub(options, "destination", destination)
@@ -140,6 +170,7 @@ class Client:
         """AQXmlRegister: notifications of messages for ``consumer_name`` (multi-consumer
         queues) POSTed to an ``http://`` URL, mailed to ``mailto:``, or a ``plsql://``
         procedure called."""
+        _texts(destination=destination, notify_url=notify_url, consumer_name=consumer_name)
         request = etree.Element(_A + "AQXmlRegister", nsmap={None: AQ_NS})
         options = _sub(request, "register_options")
         _sub(options, "destination", destination)
@@ -204,11 +235,43 @@ def _sub(parent: etree._Element, name: str, value: object = "") -> etree._Elemen
     return el
 
 
-def _agent(el: etree._Element, agent: Agent | str | None) -> None:
+def _texts(**values: object) -> None:
+    """Text options: a str or None, and only characters an XML 1.0 document can carry.
+    Refused rather than escaped: a correlation, a destination or a condition is data the
+    servlet matches, so a stand-in for the character would send another value.
+    :raises: InterfaceError (not a string), ORA-31011 (what the servlet's parser would say)."""
+    for name, value in values.items():
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise InterfaceError(f"{name} must be a string, not {type(value).__name__}")
+        bad = _BAD_CHARS.search(value)
+        if bad:
+            raise ora(31011, f"{name} holds a character XML 1.0 cannot carry ({ascii(bad.group())} "
+                             f"at position {bad.start()})")
+
+
+def _numbers(**values: object) -> None:
+    for name, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InterfaceError(f"{name} must be an integer, not {type(value).__name__}")
+
+
+def _as_agent(what: str, agent: object) -> Agent | None:
+    """An agent given as Agent or its name, checked as :func:`_texts` checks text."""
     if agent is None:
-        return
+        return None
     if isinstance(agent, str):
         agent = Agent(agent)
+    if not isinstance(agent, Agent):
+        raise InterfaceError(f"{what} must be an Agent or an agent name, not {type(agent).__name__}")
+    _texts(**{f"{what} name": agent.name, f"{what} address": agent.address})
+    return agent
+
+
+def _agent(el: etree._Element, agent: Agent | None) -> None:
+    if agent is None:
+        return
     _sub(el, "agent_name", agent.name)
     _sub(el, "address", agent.address)
     if agent.protocol:

@@ -19,6 +19,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
+from ..context import SessionContext
+from ..errors import InterfaceError
+
 # message states in a queue table (python-oracledb's MSG_* values)
 _READY, _WAITING, _EXPIRED = 0, 1, 3
 
@@ -208,8 +211,12 @@ STATEMENTS = {
 def take(conn: Any) -> Snapshot:
     """A snapshot of the store ``conn`` (a :class:`sluice.Connection`) is connected to, read
     with the :data:`STATEMENTS` through its session (as its user: the caller checks the
-    MONITOR privilege)."""
-    ctx = conn.context
+    MONITOR privilege).  :raises: InterfaceError for anything but a connection (a pool
+    lends them: ``pool.acquire()``), DPY-1001 for a closed one."""
+    # a connection is known by its session context (this layer does not import connections)
+    ctx = getattr(conn, "context", None) if not isinstance(conn, type) else None
+    if not isinstance(ctx, SessionContext):
+        raise InterfaceError(f"a snapshot is taken through a sluice.Connection, not {type(conn).__name__}")
     ctx.check_open()
     query: Callable[..., tuple[list[str], list[tuple]]] = ctx.session.query
     rows = {key: query(sql, None, oracle_names=False)[1] for key, sql in STATEMENTS.items()}

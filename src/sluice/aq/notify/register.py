@@ -9,12 +9,13 @@ as a catalog fact (:mod:`.registration`) and wakes the store's dispatcher
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
 from ... import constants as C
-from ...errors import InterfaceError, ora
+from ...errors import ArgumentError, Error, InterfaceError, ora
 from ...names import canonical
 from .dispatcher import dispatcher_for
 from .registration import (CALLBACKS, PROCESS, Registration, RegInfo, Subscription, _callbacks_lock,
@@ -42,15 +43,75 @@ def parse_name(conn: "Connection", name: str) -> tuple[str, str | None]:
 
 
 def location_protocol(location: str) -> tuple[str, str]:
-    """The protocol of a PL/SQL callback location: http://, mailto://, plsql://."""
-    lower = location.strip().lower()
+    """The protocol of a PL/SQL callback location: http://, mailto://, plsql://, and what
+    the dispatcher needs of it (the URL, the address, the procedure).
+    :raises: ORA-24971 for another scheme, nothing after the scheme, or control
+    characters (a mail header or a URL cannot carry them)."""
+    if not isinstance(location, str):
+        raise InterfaceError(f"location must be a string, not {type(location).__name__}")
+    stripped = location.strip()
+    lower = stripped.lower()
     if lower.startswith(("http://", "https://")):
-        return "HTTP", location.strip()
-    if lower.startswith("mailto:"):
-        return "MAIL", location.strip()[7:].lstrip("/")
-    if lower.startswith("plsql:"):
-        return "PLSQL", location.strip()[6:].lstrip("/").split("?")[0]
-    raise ora(24971, location)
+        kind, rest = "HTTP", stripped
+    elif lower.startswith("mailto:"):
+        kind, rest = "MAIL", stripped[7:].lstrip("/")
+    elif lower.startswith("plsql:"):
+        kind, rest = "PLSQL", stripped[6:].lstrip("/").split("?")[0]
+    else:
+        kind, rest = None, ""
+    if kind is None or not _usable(kind, rest):
+        raise ora(24971, repr(location))
+    return kind, rest
+
+
+def _usable(kind: str, rest: str) -> bool:
+    """Whether a location's part after its scheme says where to deliver."""
+    if not rest or any(ord(ch) < 32 or ord(ch) == 127 or ch.isspace() for ch in rest):
+        return False
+    if kind == "HTTP":
+        from urllib.parse import urlsplit
+        try:
+            url = urlsplit(rest)
+            url.port   # noqa: B018 (a port that is not a number, or past 65535, raises)
+        except ValueError:
+            return False
+        return bool(url.hostname)
+    return True
+
+
+def _subscribe_location(kind: str, location: Any) -> str | None:
+    """``location=`` of ``conn.subscribe`` for ``kind``: an http(s) URL for HTTP, an address
+    (``mailto:`` optional) for MAIL, a procedure (``plsql://`` optional) for PL/SQL; none
+    for a callback.  :raises: InterfaceError (missing, not a string, given to a callback),
+    ORA-24971 (unusable, or another protocol's scheme)."""
+    if kind == "CALLBACK":
+        if location is not None:
+            raise InterfaceError("location= is for SUBSCR_PROTO_HTTP, SUBSCR_PROTO_MAIL and "
+                                 "SUBSCR_PROTO_PLSQL subscriptions, not a callback")
+        return None
+    if location is None or location == "":
+        raise InterfaceError(f"a {kind} subscription needs location=")
+    if not isinstance(location, str):
+        raise InterfaceError(f"location must be a string, not {type(location).__name__}")
+    prefix = {"MAIL": "mailto:", "PLSQL": "plsql://"}.get(kind, "")
+    given = location.strip()
+    if prefix and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", given):   # the scheme may be left out
+        given = prefix + given
+    try:
+        found, rest = location_protocol(given)
+    except Error:
+        found = None
+    if found != kind:
+        raise ora(24971, repr(location))
+    return rest
+
+
+def _check_int(name: str, value: Any, low: int = 0, high: int = 2 ** 32 - 1) -> None:
+    """python-oracledb keeps these in C unsigned ints: a number, in range."""
+    if not isinstance(value, int):
+        raise InterfaceError(f"{name} must be an integer, not {type(value).__name__}")
+    if not low <= value <= high:
+        raise InterfaceError(f"{name} must be between {low} and {high}, not {value}")
 
 
 def store_registration(conn: "Connection", reg: Registration) -> None:
@@ -67,20 +128,28 @@ def subscribe(conn: "Connection", namespace: int = C.SUBSCR_NAMESPACE_AQ,
               ip_address: str | None = None, grouping_class: int = 0, grouping_value: int = 0,
               grouping_type: int = C.SUBSCR_GROUPING_TYPE_SUMMARY, name: str | None = None,
               client_initiated: bool = False, location: str | None = None,
-              grouping_start: float | None = None, grouping_repeat: int = -1) -> Subscription:
-    """python-oracledb's ``Connection.subscribe`` for the AQ namespace."""
+              grouping_start: Any = None, grouping_repeat: int = -1, **unknown: Any) -> Subscription:
+    """python-oracledb's ``Connection.subscribe`` for the AQ namespace.  Every argument is
+    checked before anything is registered."""
+    if unknown:   # python-oracledb's subscribe() has no **kwargs: a TypeError there
+        raise ArgumentError(f"subscribe() got an unexpected keyword argument {next(iter(unknown))!r}")
+    for arg, value in (("namespace", namespace), ("protocol", protocol), ("operations", operations),
+                       ("qos", qos)):
+        _check_int(arg, value)
+    _check_int("port", port, 0, 65535)
+    if ip_address is not None and not isinstance(ip_address, str):
+        raise InterfaceError(f"ip_address must be a string, not {type(ip_address).__name__}")
     if namespace != C.SUBSCR_NAMESPACE_AQ:
         from ...errors import not_supported
         raise not_supported("continuous query notification (SUBSCR_NAMESPACE_DBCHANGE)")
-    queue, consumer = parse_name(conn, name)
     kind = {C.SUBSCR_PROTO_CALLBACK: "CALLBACK", C.SUBSCR_PROTO_MAIL: "MAIL",
             C.SUBSCR_PROTO_PLSQL: "PLSQL", C.SUBSCR_PROTO_HTTP: "HTTP"}.get(protocol)
     if kind is None:
         raise InterfaceError(f"invalid subscription protocol {protocol!r}")
     if kind == "CALLBACK" and not callable(callback):
         raise InterfaceError("a callback subscription needs a callable callback")
-    if kind != "CALLBACK" and not location:
-        raise InterfaceError(f"a {kind} subscription needs location=")
+    location = _subscribe_location(kind, location)
+    queue, consumer = parse_name(conn, name)
     reg = _new(conn, queue, consumer, kind, location, qos, timeout, grouping_class, grouping_value,
                grouping_type, grouping_start, grouping_repeat, payload=False, context=None)
     reg.purge_on_notify = bool(qos & C.SUBSCR_QOS_DEREG_NFY)
@@ -99,12 +168,16 @@ def _new(conn: "Connection", queue: str, consumer: str | None, kind: str, locati
          grouping_start: float | None, grouping_repeat: int, payload: bool, context: Any) -> Registration:
     if grouping_class not in (0, C.SUBSCR_GROUPING_CLASS_TIME):
         raise InterfaceError("grouping_class must be none or time")
-    if grouping_class and (not isinstance(grouping_value, int) or grouping_value <= 0):
+    _check_int("grouping_value", grouping_value)   # a number even when nothing is grouped
+    if grouping_class and grouping_value <= 0:
         raise InterfaceError("time grouping needs a positive grouping_value (seconds)")
     if grouping_type not in (C.SUBSCR_GROUPING_TYPE_SUMMARY, C.SUBSCR_GROUPING_TYPE_LAST):
         raise InterfaceError("grouping_type must be SUMMARY or LAST")
     if not isinstance(timeout, int) or timeout < 0:
         raise InterfaceError("timeout must be a non-negative number of seconds")
+    _check_int("qos", qos)
+    _check_int("grouping_repeat", grouping_repeat, -1, 2 ** 31 - 1)   # -1: NTFN_GROUPING_FOREVER
+    grouping_start = _epoch(grouping_start)
     name = queue if consumer is None else f"{queue}:{consumer}"
     return Registration(id=uuid.uuid4().hex[:16].upper(), name=name, queue=queue, consumer=consumer,
                         protocol=kind, location=location, payload=payload, timeout=timeout,
@@ -124,11 +197,14 @@ def unsubscribe(conn: "Connection", sub: Subscription) -> None:
 
 
 def _epoch(value: Any) -> float | None:
+    """A grouping start time: a datetime, or seconds since the epoch."""
     if value is None:
         return None
-    if hasattr(value, "timestamp"):
+    if hasattr(value, "timestamp") and callable(value.timestamp):
         return value.timestamp()
-    return float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        return float(value)
+    raise InterfaceError(f"grouping_start must be a datetime or seconds since the epoch, not {value!r}")
 
 
 def register_plsql(conn: "Connection", info: RegInfo) -> Registration:

@@ -35,6 +35,7 @@ capture process reading that database gives the changes the tag and the default 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from typing import Any, Iterable
@@ -655,12 +656,14 @@ class SqliteTarget(Target):
 
     dialect = "sqlite"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, create: bool = True) -> None:
         super().__init__()
         self.path = path
         self._open = False
         self._names: dict[tuple[str, str], str] = {}
         check_sqlite_file(path)      # the store's refusals: ORA-27041, ORA-01157
+        if not create and not os.path.exists(path):   # only read (compare): an empty file made here would hide the typo
+            raise ora(27041, path, "No such file or directory")
         try:
             self.conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -861,11 +864,12 @@ def link_dsn(store: Any, user: str, link: str) -> str:
 
 
 def open_target(link: str | None, store_dialect: str, store_pg: tuple[str, str] | None,
-                store_path: str | None) -> Target:
-    """The target named by ``apply_database_link`` (see the module's docstring)."""
+                store_path: str | None, create: bool = True) -> Target:
+    """The target named by ``apply_database_link`` (see the module's docstring);
+    ``create=False``: an SQLite file that is not there is ORA-27041, not made."""
     if link:
         if link.startswith("sqlite:///"):
-            return SqliteTarget(link[len("sqlite:///"):])
+            return SqliteTarget(link[len("sqlite:///"):], create)
         if link.startswith(("postgresql://", "postgres://")):
             t = parse_dsn(link)
             return PgTarget(t.conninfo, t.schema, t.display)
