@@ -25,6 +25,7 @@ import threading
 from typing import Any, Callable
 from xml.etree import ElementTree
 
+from ..charset import CONVERSION_FAILED, convertible
 from ..errors import ora
 from .. import objtypes as ot
 
@@ -177,6 +178,8 @@ class PayloadCodec:
             if type(value) is bytes:   # the usual case first: immutable, kept as it is
                 return value
             if isinstance(value, str):
+                if not convertible(value):
+                    raise ora(25215, f"RAW queue needs bytes; the str given is not UTF-8 text ({CONVERSION_FAILED})")
                 return value.encode("utf-8")
             if isinstance(value, (bytes, bytearray, memoryview)):
                 return bytes(value)
@@ -199,6 +202,8 @@ class PayloadCodec:
     def _xml(self, value: Any) -> str:
         if not isinstance(value, str):
             raise ora(25215, f"XMLTYPE queue needs an XML document string, not {type(value).__name__}")
+        if not convertible(value):
+            raise ora(25215, f"payload is not an XML document in the database character set ({CONVERSION_FAILED})")
         try:
             ElementTree.fromstring(value)
         except ElementTree.ParseError as e:
