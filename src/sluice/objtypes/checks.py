@@ -14,10 +14,10 @@ import decimal
 import math
 import struct
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..charset import checked, utf8
-from ..errors import ora
+from ..errors import ArgumentError, ora
 from .datatypes import _DATETIME_KINDS, _NUMBER_KINDS, _STRING_KINDS, AttrType
 
 if TYPE_CHECKING:
@@ -169,6 +169,15 @@ def _check_bytes(dt: AttrType, value: Any, attr: DbObjectAttr, owner: DbObjectTy
 
 
 def _index(index: Any) -> int:
+    # python-oracledb raises TypeError here: ArgumentError is one, and a sluice.Error
     if isinstance(index, bool) or not isinstance(index, int):
-        raise TypeError(f"collection index must be an integer, not {type(index).__name__}")
+        raise ArgumentError(f"collection index must be an integer, not {type(index).__name__}")
     return index
+
+
+def _elements(sequence: Any) -> Iterator[Any]:
+    """An iterator over the elements given to extend a collection with."""
+    try:
+        return iter(sequence)
+    except TypeError:     # python-oracledb's TypeError: ArgumentError is one too
+        raise ArgumentError(f"a collection is extended with an iterable, not {type(sequence).__name__}") from None
