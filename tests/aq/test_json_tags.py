@@ -21,6 +21,8 @@ _TAG_SHAPED = [
     [{"$date": "bad"}, {"$raw": "zz"}, "$date", {"a": {"$number": "abc"}}],
     {"$date": dt.date(2020, 1, 1)}, {"k": {"$$$date": decimal.Decimal("1.50")}},
     {"$raw": b"\x01"}, {"$timestamp": dt.datetime(2020, 1, 1, 1, 2, 3)},
+    # "$" in values, in keys with escapes, in text that looks like JSON: only keys escape
+    {'$a"b\\': 1, "x": '{"$y":1}', "p": "$5", "arr": ["$z", {"$w": "$v"}], "é$": {"$": ""}},
 ]
 
 
@@ -83,3 +85,11 @@ def test_condition_on_a_json_attribute_beside_tag_shaped_objects(conn):
     q.deqoptions.navigation = sluice.DEQ_FIRST_MSG   # the condition changed: from the start
     q.deqoptions.condition = "tab.user_data.kind = 'a'"
     assert q.deqone().payload == docs[0]
+
+
+def test_idap_shows_a_users_dollar_keys_as_enqueued():
+    from lxml import etree
+    from sluice.idap.payload import xml_from_value
+    parent = etree.Element("message_payload")
+    xml_from_value(parent, {"$date": "bad", "d": dt.date(2020, 1, 1)}, "JSON", None)
+    assert parent[0].text == '{"$date":"bad","d":{"$date":"2020-01-01"}}'

@@ -133,15 +133,17 @@ _DECODE = json.JSONDecoder().decode
 _DECODE_TAGGED = json.JSONDecoder(object_hook=_json_hook).decode
 # a "$" key in compact JSON text: a string opening after "{" or "," and closed by ":"
 # (inside a string a quote is written \", so these can only be the text's own)
-_DOLLAR_KEY = re.compile(r'[{,]"\$(?:[^"\\]|\\.)*":')
+_DOLLAR_KEY = re.compile(r'[{,]"\$[^"\\]*(?:\\.[^"\\]*)*":')
 
 
 def dumps_json(value: Any) -> str:
     """The stored form of a JSON value (see above)."""
     _made.n = 0
     text = _ENCODE(value)
-    # the usual payload has no "$" key: one substring search decides it
-    if '"$' not in text or len(_DOLLAR_KEY.findall(text)) == _made.n:
+    # the usual payload has no "$" key: a substring search decides it; each tag written
+    # adds one '"$', so when that is all there is there are no "$" keys either
+    made = _made.n
+    if text.count('"$') == made or len(_DOLLAR_KEY.findall(text)) == made:
         return text
     return _ENCODE(_escaped(value))
 
