@@ -899,3 +899,26 @@ def test_jms_helpers_need_the_sys_types():
 def test_module_exports():
     with pytest.raises(AttributeError):
         O.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c.getelement("0"), lambda c: c.setelement("0", "x"), lambda c: c.delete("x"),
+    lambda c: c.exists("x"), lambda c: c.trim(None), lambda c: c.next("x"), lambda c: c.prev(1.0),
+    lambda c: c.exists(True), lambda c: c.extend(5), lambda c: c.extend(None),
+], ids=["getelement", "setelement", "delete", "exists", "trim", "next", "prev", "bool", "extend5",
+        "extendNone"])
+def test_collection_argument_of_the_wrong_type_is_argument_error(reg, call):
+    """python-oracledb raises TypeError here: ArgumentError is one, and a sluice.Error;
+    the collection is unchanged."""
+    from sluice.errors import ArgumentError, Error
+    tags = reg.get_type("SCOTT.TAGS_T").newobject(["a", "b"])
+    with pytest.raises(ArgumentError) as e:
+        call(tags)
+    assert isinstance(e.value, TypeError) and isinstance(e.value, Error)
+    assert tags.aslist() == ["a", "b"]
+
+
+def test_newobject_of_a_non_iterable_is_argument_error(reg):
+    from sluice.errors import ArgumentError
+    with pytest.raises(ArgumentError):
+        reg.get_type("SCOTT.TAGS_T").newobject(5)

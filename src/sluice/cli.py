@@ -199,10 +199,8 @@ def _payload_for(conn, queue: str, text: str):
             return text if pt == "SYS.ANYDATA" else text
         except RecursionError:
             raise ora(25215, "the JSON text is nested too deeply") from None
-    if pt == "XMLTYPE":
-        return text
-    if pt == "RAW":
-        return text.encode("utf-8")
+    if pt in ("XMLTYPE", "RAW"):
+        return text      # the queue's codec encodes (UTF-8) and checks it
     from . import objtypes as ot
     try:
         value = json.loads(text)

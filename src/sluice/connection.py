@@ -24,6 +24,7 @@ from .aq.dbms_aqelm import DbmsAqelm
 from .aq.notify.dispatcher import dispatcher_for
 from .aq.queue import Navigation, Queue
 from .aq.transform import DbmsTransform, compile_transformation
+from .charset import check_statement
 from .context import SessionContext
 from .errors import InterfaceError, dpy, ora
 from .model import Agent, MessageProperties
@@ -316,6 +317,7 @@ class Connection:
         session's DBMS_STREAMS tag."""
         ctx = self.context
         ctx.check_open()
+        check_statement(sql, binds)
         with self._lock:
             count = ctx.session.execute_dml(sql, binds, self.streams.get_tag())
         if self.autocommit:
@@ -324,6 +326,7 @@ class Connection:
 
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self.context.check_open()
+        check_statement(sql, binds)
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql))
 
     def _buffered_in_memory(self, sql: str) -> list:

@@ -20,9 +20,12 @@ import base64
 import datetime as dt
 import decimal
 import json
+import re
+import threading
 from typing import Any, Callable
 from xml.etree import ElementTree
 
+from ..charset import CONVERSION_FAILED, convertible
 from ..errors import ora
 from .. import objtypes as ot
 
@@ -47,7 +50,27 @@ _VALUE = '","value":'
 ANYDATA_TEXT_READERS: dict[str, Callable[[str, int], Any]] = {}
 
 
+# JSON payloads are stored as JSON text.  Values JSON has no type for are written as
+# one-key objects tagged "$timestamp", "$date", "$number" or "$raw" (:func:`_json_default`).
+# So that a user's own object can never be taken for a tag, every key of a user's object
+# that begins with "$" is stored with one more "$" ("$date" -> "$$date") and read back
+# without it: a stored key beginning with a single "$" is only ever a tag.
+#
+# Data stored before keys were escaped (user keys kept as they were): a one-key object
+# whose key is a tag and whose value is in the exact form the tag is written in (a
+# date's isoformat() …) is still read as that value -- it cannot be told from one; any
+# other object with "$" keys, e.g. {"$date": "bad"}, comes back as it was stored (it
+# used to make every read raise); a key beginning "$$" now loses one "$".
+
+class _Made(threading.local):
+    n = 0      # tags :func:`_json_default` wrote during this thread's current encode
+
+
+_made = _Made()
+
+
 def _json_default(value: Any) -> Any:
+    _made.n += 1
     if isinstance(value, dt.datetime):
         return {"$timestamp": value.isoformat()}
     if isinstance(value, dt.date):
@@ -56,29 +79,89 @@ def _json_default(value: Any) -> Any:
         return {"$number": str(value)}
     if isinstance(value, (bytes, bytearray)):
         return {"$raw": bytes(value).hex().upper()}
+    _made.n -= 1
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _canonical(parse: Callable[[str], Any], write: Callable[[Any], str]) -> Callable[[Any], Any]:
+    """A tag's reader: the value when the text is exactly the form the tag is written in,
+    else None (the object is then a user's, stored before keys were escaped)."""
+    def read(text: Any) -> Any:
+        if type(text) is not str:
+            return None
+        try:
+            value = parse(text)
+        except (ValueError, ArithmeticError):
+            return None
+        return value if write(value) == text else None
+    return read
+
+
+_TAG_READERS = {
+    "$timestamp": _canonical(dt.datetime.fromisoformat, dt.datetime.isoformat),
+    "$date": _canonical(dt.date.fromisoformat, dt.date.isoformat),
+    "$number": _canonical(decimal.Decimal, str),
+    "$raw": _canonical(bytes.fromhex, lambda b: b.hex().upper()),
+}
 
 
 def _json_hook(obj: dict) -> Any:
     if len(obj) == 1:
         (k, v), = obj.items()
-        if k == "$timestamp":
-            return dt.datetime.fromisoformat(v)
-        if k == "$date":
-            return dt.date.fromisoformat(v)
-        if k == "$number":
-            return decimal.Decimal(v)
-        if k == "$raw":
-            return bytes.fromhex(v)
+        reader = _TAG_READERS.get(k)
+        if reader is not None:
+            value = reader(v)
+            if value is not None:
+                return value
+    if any(k[:2] == "$$" for k in obj):
+        return {k[1:] if k[:2] == "$$" else k: v for k, v in obj.items()}
     return obj
 
 
+def _escaped(value: Any) -> Any:
+    """``value`` with every "$" key of its objects given one more "$"."""
+    if isinstance(value, dict):
+        return {("$" + k if isinstance(k, str) and k[:1] == "$" else k): _escaped(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    return value
+
+
+_ENCODE = json.JSONEncoder(default=_json_default, separators=(",", ":"), allow_nan=False).encode
+_DECODE = json.JSONDecoder().decode
+_DECODE_TAGGED = json.JSONDecoder(object_hook=_json_hook).decode
+# a "$" key in compact JSON text: a string opening after "{" or "," and closed by ":"
+# (inside a string a quote is written \", so these can only be the text's own)
+_DOLLAR_KEY = re.compile(r'[{,]"\$[^"\\]*(?:\\.[^"\\]*)*":')
+
+
 def dumps_json(value: Any) -> str:
-    return json.dumps(value, default=_json_default, separators=(",", ":"), allow_nan=False)
+    """The stored form of a JSON value (see above)."""
+    _made.n = 0
+    text = _ENCODE(value)
+    # the usual payload has no "$" key: a substring search decides it; each tag written
+    # adds one '"$', so when that is all there is there are no "$" keys either
+    made = _made.n
+    if text.count('"$') == made or len(_DOLLAR_KEY.findall(text)) == made:
+        return text
+    return _ENCODE(_escaped(value))
 
 
 def loads_json(text: str) -> Any:
-    return json.loads(text, object_hook=_json_hook)
+    """A JSON value from its stored form; never raises on text :func:`dumps_json` (or an
+    earlier version of it) wrote."""
+    if type(text) is not str:
+        return json.loads(text, object_hook=_json_hook)
+    if '"$' not in text:
+        return _DECODE(text)     # neither tags nor "$" keys: no hook to call per object
+    return _DECODE_TAGGED(text)
+
+
+def display_json(value: Any) -> str:
+    """A JSON value as JSON text for people and IDAP clients: a user's keys as they are
+    (nothing here is read back by :func:`loads_json`)."""
+    return _ENCODE(value)
 
 
 class PayloadCodec:
@@ -97,6 +180,8 @@ class PayloadCodec:
             if type(value) is bytes:   # the usual case first: immutable, kept as it is
                 return value
             if isinstance(value, str):
+                if not convertible(value):
+                    raise ora(25215, f"RAW queue needs bytes; the str given is not UTF-8 text ({CONVERSION_FAILED})")
                 return value.encode("utf-8")
             if isinstance(value, (bytes, bytearray, memoryview)):
                 return bytes(value)
@@ -119,6 +204,8 @@ class PayloadCodec:
     def _xml(self, value: Any) -> str:
         if not isinstance(value, str):
             raise ora(25215, f"XMLTYPE queue needs an XML document string, not {type(value).__name__}")
+        if not convertible(value):
+            raise ora(25215, f"payload is not an XML document in the database character set ({CONVERSION_FAILED})")
         try:
             ElementTree.fromstring(value)
         except ElementTree.ParseError as e:
@@ -224,7 +311,7 @@ def to_text(value: Any) -> str:
         return json.dumps(ot.to_storage(value))
     if isinstance(value, str):
         return value
-    return dumps_json(value)
+    return display_json(value)
 
 
-__all__ = ["PayloadCodec", "dumps_json", "loads_json", "to_text", "base64"]
+__all__ = ["PayloadCodec", "display_json", "dumps_json", "loads_json", "to_text", "base64"]

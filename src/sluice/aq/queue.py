@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import constants as C
+from ..charset import checked
 from ..errors import InterfaceError, dpy, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
@@ -202,6 +203,9 @@ class Queue:
             raise ora(25208, m._delay)
         if m._recipients and not q.table.multiple_consumers:
             raise ora(24039, q.qualified)
+        corr = m._correlation
+        if corr is not None and not corr.isascii():
+            checked(corr)        # the queue table's CORRID is database character set text
         payload = m.payload
         if transform is not None:
             payload = transform(payload)
@@ -223,6 +227,8 @@ class Queue:
         else:
             if sender.name is not None:
                 canonical(sender.name, "sender name")
+            if sender.address is not None:
+                checked(sender.address)
             s_name, s_address, s_protocol = sender.name, sender.address, sender.protocol
         # positional, in MessageRecord's field order: the keyword form costs a third of
         # the array path's enqueue
@@ -297,6 +303,9 @@ class Queue:
                 raise ora(25236)
             if limit > 1 and mode_wanted == C.MSG_BUFFERED:
                 raise not_supported("array dequeue of buffered messages (the array size must be one)")
+        for text in (opts.correlation, opts.condition):   # both reach the store's SQL
+            if type(text) is str and not text.isascii():
+                checked(text)
         codec = self._codec
         predicate = sql_condition = None
         if opts.condition:

@@ -41,7 +41,7 @@ from typing import Any
 from lxml import etree
 
 from .. import objtypes as ot
-from ..aq.payload import ANYDATA, dumps_json
+from ..aq.payload import ANYDATA, display_json
 from ..errors import not_supported, ora
 from ..model import Agent
 from ..objtypes import (JAVA_BOOLEAN, JAVA_BYTE, JAVA_DOUBLE, JAVA_FLOAT, JAVA_INT,
@@ -326,7 +326,7 @@ def xml_from_value(parent: etree._Element, value: Any, payload_type: str,
         else:
             parent.append(_object_to_xml(value.type.name, value))
     else:   # JSON, or a JSON value in an ANYDATA queue
-        _sub(parent, "JSON", dumps_json(value))
+        _sub(parent, "JSON", display_json(value))
 
 
 def scalar_text(value: Any) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from ..charset import utf8
 from ..errors import ora
 from .dbobject import DbObject, DbObjectType, TypeRegistry, build_collection_type, build_object_type
 from .values import construct
@@ -204,7 +205,7 @@ def jms_text_message(registry: TypeRegistry, text: str | None, **header: Any) ->
         raise ora(932, "VARCHAR2 or CLOB", type(text).__name__)
     text = text or None
     msg.TEXT_LEN = len(text) if text else 0
-    if text is not None and len(text.encode("utf-8")) <= _TEXT_VC_MAX:
+    if text is not None and len(utf8(text)) <= _TEXT_VC_MAX:
         msg.TEXT_VC = text
     else:
         msg.TEXT_LOB = text

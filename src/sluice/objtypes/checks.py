@@ -14,9 +14,10 @@ import decimal
 import math
 import struct
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
-from ..errors import ora
+from ..charset import checked, utf8
+from ..errors import ArgumentError, ora
 from .datatypes import _DATETIME_KINDS, _NUMBER_KINDS, _STRING_KINDS, AttrType
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def _check_value(attr: DbObjectAttr, value: Any, owner: DbObjectType) -> Any:
 
 def _as_text(value: Any, dt: AttrType) -> str:
     if isinstance(value, str):
-        return value
+        return checked(value)
     if isinstance(value, (bytes, bytearray)):  # python-oracledb decodes bytes for text
         try:
             return bytes(value).decode("utf-8")
@@ -105,10 +106,7 @@ def _check_string(dt: AttrType, value: Any, attr: DbObjectAttr, owner: DbObjectT
     if dt.char_semantics:
         size = len(text)
     else:
-        try:
-            size = len(text.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise ora(6502, "character string conversion failed") from None
+        size = len(text.encode("utf-8"))   # (_as_text checked it converts)
     assert dt.length is not None
     if size > dt.length:
         raise ora(12899, _column(owner, attr), size, dt.length)
@@ -158,7 +156,7 @@ def _check_binary(dt: AttrType, value: Any) -> float:
 
 def _check_bytes(dt: AttrType, value: Any, attr: DbObjectAttr, owner: DbObjectType) -> bytes | None:
     if isinstance(value, str):  # python-oracledb encodes str for RAW
-        value = value.encode("utf-8")
+        value = utf8(value)
     elif isinstance(value, (bytes, bytearray, memoryview)):
         value = bytes(value)
     else:
@@ -171,6 +169,15 @@ def _check_bytes(dt: AttrType, value: Any, attr: DbObjectAttr, owner: DbObjectTy
 
 
 def _index(index: Any) -> int:
+    # python-oracledb raises TypeError here: ArgumentError is one, and a sluice.Error
     if isinstance(index, bool) or not isinstance(index, int):
-        raise TypeError(f"collection index must be an integer, not {type(index).__name__}")
+        raise ArgumentError(f"collection index must be an integer, not {type(index).__name__}")
     return index
+
+
+def _elements(sequence: Any) -> Iterator[Any]:
+    """An iterator over the elements given to extend a collection with."""
+    try:
+        return iter(sequence)
+    except TypeError:     # python-oracledb's TypeError: ArgumentError is one too
+        raise ArgumentError(f"a collection is extended with an iterable, not {type(sequence).__name__}") from None

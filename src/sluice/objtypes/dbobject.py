@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from ..errors import ora
 from ..names import canonical
-from .checks import ObjectValue, _check_value, _index
+from .checks import ObjectValue, _check_value, _elements, _index
 from .datatypes import _MAX_VARRAY, _NUMBER_KINDS, _STRING_KINDS, AttrType, DbType, parse_datatype
 
 # ---------------------------------------------------------------------------
@@ -362,7 +362,7 @@ class DbObject(ObjectValue):
     def extend(self, sequence: Iterable[Any]) -> None:
         """Append every element (all-or-nothing: nothing is added on error)."""
         items = self._items()
-        values = [self._check_element(v) for v in sequence]
+        values = [self._check_element(v) for v in _elements(sequence)]
         limit = self._type._max_elements
         if limit is not None and len(items) + len(values) > limit:
             raise ora(6532)

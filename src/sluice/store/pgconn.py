@@ -34,6 +34,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .pgarrays import ENCODERS, EncodedArray
 
+from ..charset import CONVERSION_FAILED
 from ..errors import DatabaseError, ProgrammingError, ora
 from .dialect import POSTGRESQL
 
@@ -154,6 +155,11 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(1476)
     if isinstance(e, pgerr.NumericValueOutOfRange):
         return ora(1426, msg)
+    if isinstance(e, (pgerr.CharacterNotInRepertoire, pgerr.UntranslatableCharacter)) or \
+            (e.sqlstate is None and "cannot contain NUL" in msg):
+        # text PostgreSQL cannot hold (a NUL character, which Oracle's VARCHAR2 can): the
+        # value does not convert to the store's character data, as a lone surrogate does not
+        return ora(6502, f"{CONVERSION_FAILED} ({msg})")
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
         return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)

@@ -23,10 +23,14 @@ name and so is upper-cased.
 
 from __future__ import annotations
 
+import math
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from datetime import date, datetime, time
+from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping
 
+from ..charset import checked
 from ..errors import ora
 from ..names import canonical
 from ..rules.engine.anydata import AnyData
@@ -102,8 +106,45 @@ def _tag(tag: Any) -> bytes | None:
     return hextoraw(tag)  # hex text, as HEXTORAW would read it
 
 
+# The members' types are LCR$_ROW_RECORD's and LCR$_DDL_RECORD's: VARCHAR2 (CLOB for the
+# DDL text), NUMBER for the SCNs, DATE for the source time.  A value of another type is
+# ORA-06502 when it is given (construct or a setter), not a failure when the LCR is
+# enqueued or stored.  (Oracle converts a number to VARCHAR2 implicitly; python-oracledb
+# does not, and a number as an owner or table name is a mistake, not a name.)
+
+def _text(value: Any, member: str) -> str | None:
+    """A character member's value; '' is NULL, as everywhere in Oracle."""
+    if isinstance(value, str):
+        return checked(value) or None
+    if value is None:
+        return None
+    raise ora(6502, f"{member} must be a character string, not {type(value).__name__}")
+
+
+def _scn(value: Any, member: str) -> int | None:
+    """An SCN member's value: a whole number (an integral float or Decimal is taken as one)."""
+    if type(value) is int or value is None:
+        return value
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        finite = math.isfinite(value) if isinstance(value, float) else \
+            isinstance(value, int) or value.is_finite()
+        if finite and value == int(value):
+            return int(value)
+    raise ora(6502, f"{member} must be a whole number (an SCN), not {value!r:.60}")
+
+
+def _time(value: Any, member: str) -> datetime | None:
+    """A DATE member's value: a datetime (a date is its midnight)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, date):
+        return datetime.combine(value, time())
+    raise ora(6502, f"{member} must be a datetime, not {type(value).__name__}")
+
+
 def _global_name(name: Any) -> str | None:
-    return None if name is None else str(name).upper() or None
+    text = _text(name, "source_database_name")
+    return None if text is None else text.upper()
 
 
 def _value_type(value_type: Any, allow_both: bool = False) -> str:
@@ -135,14 +176,28 @@ class _LCR:
         self._source_database_name = _global_name(source_database_name)
         self._command_type = None
         self.set_command_type(command_type)
-        self._object_owner = object_owner or None
-        self._object_name = object_name or None
+        self._object_owner = _text(object_owner, "object_owner")
+        self._object_name = _text(object_name, "object_name")
         self._tag = _tag(tag)
-        self._transaction_id = transaction_id or None
-        self._scn = scn
-        self._commit_scn = commit_scn
-        self._source_time = source_time
+        self._transaction_id = _text(transaction_id, "transaction_id")
+        self._scn = _scn(scn, "scn")
+        self._commit_scn = _scn(commit_scn, "commit_scn")
+        self._source_time = _time(source_time, "source_time")
         self._extra: dict[str, AnyData] = {}
+
+    @classmethod
+    def _trusted(cls, source_database_name: str, command_type: str, object_owner: str,
+                 object_name: str, tag: bytes | None, transaction_id: str, scn: Any,
+                 commit_scn: Any, source_time: Any) -> Any:
+        """An LCR from a producer whose values are already canonical (the capture's
+        decoder, a stored LCR): nothing is checked; a row LCR's column lists and a DDL
+        LCR's own members are the caller's to set."""
+        lcr = cls.__new__(cls)
+        lcr._source_database_name, lcr._command_type = source_database_name, command_type
+        lcr._object_owner, lcr._object_name, lcr._tag = object_owner, object_name, tag
+        lcr._transaction_id, lcr._scn, lcr._commit_scn = transaction_id, scn, commit_scn
+        lcr._source_time, lcr._extra = source_time, {}
+        return lcr
 
     # -- getters used in rule conditions -----------------------------------------
     def get_command_type(self) -> str | None:
@@ -183,13 +238,13 @@ class _LCR:
     def set_command_type(self, command_type: Any) -> None:
         if not isinstance(command_type, str) or not command_type.strip():
             raise ora(6502, f"invalid command type {command_type!r}")
-        self._command_type = " ".join(command_type.upper().split())
+        self._command_type = " ".join(checked(command_type).upper().split())
 
     def set_object_owner(self, object_owner: str | None) -> None:
-        self._object_owner = object_owner or None
+        self._object_owner = _text(object_owner, "object_owner")
 
     def set_object_name(self, object_name: str | None) -> None:
-        self._object_name = object_name or None
+        self._object_name = _text(object_name, "object_name")
 
     def set_source_database_name(self, source_database_name: str | None) -> None:
         self._source_database_name = _global_name(source_database_name)
@@ -263,19 +318,6 @@ class RowLCR(_LCR):
         return cls(source_database_name, command_type, object_owner, object_name, tag,
                    transaction_id, scn, old_values, new_values, commit_scn=commit_scn,
                    source_time=source_time)
-
-    @classmethod
-    def _trusted(cls, source_database_name: str, command_type: str, object_owner: str,
-                 object_name: str, tag: bytes | None, transaction_id: str, scn: Any,
-                 commit_scn: Any, source_time: Any) -> "RowLCR":
-        """A row LCR from a producer whose values are already canonical (the capture's
-        decoder): nothing is checked, and the column lists are the caller's to set."""
-        lcr = cls.__new__(cls)
-        lcr._source_database_name, lcr._command_type = source_database_name, command_type
-        lcr._object_owner, lcr._object_name, lcr._tag = object_owner, object_name, tag
-        lcr._transaction_id, lcr._scn, lcr._commit_scn = transaction_id, scn, commit_scn
-        lcr._source_time, lcr._extra = source_time, {}
-        return lcr
 
     def set_command_type(self, command_type: Any) -> None:
         super().set_command_type(command_type)
@@ -399,12 +441,12 @@ class DDLLCR(_LCR):
                  commit_scn: Any = None, source_time: Any = None) -> None:
         self._init_common(source_database_name, command_type, object_owner, object_name, tag,
                           transaction_id, scn, commit_scn, source_time)
-        self._object_type = object_type.upper() if object_type else None
-        self._ddl_text = ddl_text or None
-        self._logon_user = logon_user or None
-        self._current_schema = current_schema or None
-        self._base_table_owner = base_table_owner or None
-        self._base_table_name = base_table_name or None
+        self.set_object_type(object_type)
+        self._ddl_text = _text(ddl_text, "ddl_text")
+        self._logon_user = _text(logon_user, "logon_user")
+        self._current_schema = _text(current_schema, "current_schema")
+        self._base_table_owner = _text(base_table_owner, "base_table_owner")
+        self._base_table_name = _text(base_table_name, "base_table_name")
 
     @classmethod
     def construct(cls, source_database_name: str, command_type: str, object_owner: str | None,
@@ -417,6 +459,17 @@ class DDLLCR(_LCR):
         return cls(source_database_name, command_type, object_owner, object_name, object_type,
                    ddl_text, logon_user, current_schema, base_table_owner, base_table_name, tag,
                    transaction_id, scn, commit_scn=commit_scn, source_time=source_time)
+
+    @classmethod
+    def _trusted_ddl(cls, common: tuple, object_type: Any, ddl_text: Any, logon_user: Any,
+                     current_schema: Any, base_table_owner: Any, base_table_name: Any) -> "DDLLCR":
+        """A DDL LCR as it was stored (``common``: :meth:`_trusted`'s arguments): nothing is
+        checked, so one stored before the members' types were checked is still read."""
+        lcr = cls._trusted(*common)
+        lcr._object_type, lcr._ddl_text, lcr._logon_user = object_type, ddl_text, logon_user
+        lcr._current_schema, lcr._base_table_owner = current_schema, base_table_owner
+        lcr._base_table_name = base_table_name
+        return lcr
 
     def get_object_type(self) -> str | None:
         return self._object_type
@@ -437,22 +490,23 @@ class DDLLCR(_LCR):
         return self._base_table_name
 
     def set_object_type(self, object_type: str | None) -> None:
-        self._object_type = object_type.upper() if object_type else None
+        text = _text(object_type, "object_type")
+        self._object_type = None if text is None else text.upper()
 
     def set_ddl_text(self, ddl_text: str | None) -> None:
-        self._ddl_text = ddl_text or None
+        self._ddl_text = _text(ddl_text, "ddl_text")
 
     def set_logon_user(self, logon_user: str | None) -> None:
-        self._logon_user = logon_user or None
+        self._logon_user = _text(logon_user, "logon_user")
 
     def set_current_schema(self, current_schema: str | None) -> None:
-        self._current_schema = current_schema or None
+        self._current_schema = _text(current_schema, "current_schema")
 
     def set_base_table_owner(self, base_table_owner: str | None) -> None:
-        self._base_table_owner = base_table_owner or None
+        self._base_table_owner = _text(base_table_owner, "base_table_owner")
 
     def set_base_table_name(self, base_table_name: str | None) -> None:
-        self._base_table_name = base_table_name or None
+        self._base_table_name = _text(base_table_name, "base_table_name")
 
     def get_compatible(self) -> int:
         """Always COMPATIBLE_9_2 (seed 000: "DDL LCRs always return DBMS_STREAMS.COMPATIBLE_9_2")."""

@@ -165,9 +165,10 @@ def _row_from(doc: dict) -> RowLCR:
 
 
 def _ddl_from(doc: dict) -> DDLLCR:
-    lcr = DDLLCR(doc["db"], doc["cmd"], doc["own"], doc["obj"], doc["otype"], doc["ddl"],
-                 doc["logon"], doc["cur"], doc["bown"], doc["bname"], doc["tag"], doc["txn"],
-                 doc["scn"], commit_scn=doc["cscn"], source_time=_time_in(doc["time"]))
+    tag = doc["tag"]
+    lcr = DDLLCR._trusted_ddl((doc["db"], doc["cmd"], doc["own"], doc["obj"], bytes.fromhex(tag) if tag else None,
+                               doc["txn"], doc["scn"], doc["cscn"], _time_in(doc["time"])),
+                              doc["otype"], doc["ddl"], doc["logon"], doc["cur"], doc["bown"], doc["bname"])
     _common_in(lcr, doc)
     return lcr
 
