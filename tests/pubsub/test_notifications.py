@@ -289,6 +289,31 @@ def test_subscribe_checks_every_argument_and_registers_nothing_it_refuses(conn):
     ids = _enqueue(conn)
     assert wait_until(lambda: len(calls) == 1) and calls[0]["msg_id"] == ids[0]
 
+def test_register_and_unregister_lists_are_all_or_nothing(conn):
+    """DBMS_AQ.REGISTER stored each entry as it went: one refused after the first left the
+    first registered; UNREGISTER dropped the entries before one that was not registered."""
+    from sluice import plsql
+    make_queue(conn)
+
+    def reg_list(*locations):
+        return "SYS.AQ$_REG_INFO_LIST(" + ", ".join(
+            f"SYS.AQ$_REG_INFO('Q', DBMS_AQ.NAMESPACE_AQ, '{loc}', NULL)" for loc in locations) + ")"
+
+    def registered():
+        return sorted(conn.query("SELECT LOCATION_NAME FROM dba_subscr_registrations", None)[1])
+
+    with pytest.raises(sluice.DatabaseError) as e:
+        plsql.execute(conn, f"BEGIN DBMS_AQ.REGISTER({reg_list('plsql://a.first', 'ftp://x')}, 2); END;")
+    assert e.value.full_code == "ORA-24971" and registered() == []
+    plsql.execute(conn, f"BEGIN DBMS_AQ.REGISTER({reg_list('plsql://a.first', 'plsql://a.second')}, 2); END;")
+    assert len(registered()) == 2
+    with pytest.raises(sluice.DatabaseError) as e:
+        plsql.execute(conn, f"BEGIN DBMS_AQ.UNREGISTER({reg_list('plsql://a.first', 'plsql://a.none')}, 2); END;")
+    assert e.value.full_code == "ORA-24950" and len(registered()) == 2
+    plsql.execute(conn, f"BEGIN DBMS_AQ.UNREGISTER({reg_list('plsql://a.first', 'plsql://a.second')}, 2); END;")
+    assert registered() == []
+
+
 def test_buffered_messages_are_notified_with_their_delivery_mode(conn, http):
     """Seed 003 "Buffered Message Notification": registrations apply to buffered and
     persistent messages alike and tell which one it was; PL/SQL notification of buffered

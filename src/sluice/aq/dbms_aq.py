@@ -115,6 +115,15 @@ def plsql_record(type_name: str) -> Any:
     return cls() if cls else None
 
 
+def _reg_infos(reg_list: list, count: int | None) -> list:
+    """The first ``count`` entries of DBMS_AQ.REGISTER's / UNREGISTER's ``reg_list``."""
+    from .notify.registration import RegInfo
+    infos = _sequence(reg_list, "reg_list")[:_count(count, "count")]
+    if not all(isinstance(info, RegInfo) for info in infos):
+        raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")
+    return infos
+
+
 class DbmsAq:
     """The DBMS_AQ package for one connection."""
 
@@ -194,20 +203,15 @@ class DbmsAq:
     def register(self, reg_list: list, count: int | None = None) -> None:
         """DBMS_AQ.REGISTER: ``reg_list`` of SYS.AQ$_REG_INFO (callback ``plsql://…``,
         ``mailto://…`` or ``http://…``)."""
-        from .notify.register import register_plsql
-        from .notify.registration import RegInfo
-        for info in _sequence(reg_list, "reg_list")[:_count(count, "count")]:
-            if not isinstance(info, RegInfo):
-                raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")
-            register_plsql(self._conn, info)
+        from .notify.register import plsql_registration, store_registration
+        # every entry checked before any is stored: a refused one registers nothing
+        regs = [plsql_registration(self._conn, info) for info in _reg_infos(reg_list, count)]
+        for reg in regs:
+            store_registration(self._conn, reg)
 
     def unregister(self, reg_list: list, count: int | None = None) -> None:
         from .notify.register import unregister_plsql
-        from .notify.registration import RegInfo
-        for info in _sequence(reg_list, "reg_list")[:_count(count, "count")]:
-            if not isinstance(info, RegInfo):
-                raise InterfaceError("reg_list must hold SYS.AQ$_REG_INFO values")
-            unregister_plsql(self._conn, info)
+        unregister_plsql(self._conn, _reg_infos(reg_list, count))
 
     @_out("agent", "message_delivery_mode")
     def listen(self, agent_list: list, wait: int = -1, listen_delivery_mode: int = C.MSG_PERSISTENT) -> tuple:

@@ -208,6 +208,15 @@ def _epoch(value: Any) -> float | None:
 
 
 def register_plsql(conn: "Connection", info: RegInfo) -> Registration:
+    """DBMS_AQ.REGISTER of one SYS.AQ$_REG_INFO."""
+    reg = plsql_registration(conn, info)
+    store_registration(conn, reg)
+    return reg
+
+
+def plsql_registration(conn: "Connection", info: RegInfo) -> Registration:
+    """The registration ``info`` asks for, checked, not yet stored (a list is checked whole
+    before any of it is stored: a refused entry registers nothing)."""
     if not info.callback:
         raise InterfaceError("SYS.AQ$_REG_INFO needs a callback location")
     queue, consumer = parse_name(conn, info.name)
@@ -227,7 +236,6 @@ def register_plsql(conn: "Connection", info: RegInfo) -> Registration:
     same = _registered(conn, queue, consumer, location)
     if same:
         reg.id = same[0].id
-    store_registration(conn, reg)
     return reg
 
 
@@ -240,12 +248,17 @@ def _registered(conn: "Connection", queue: str, consumer: str | None, location: 
             and spec["protocol"] != "CALLBACK"]
 
 
-def unregister_plsql(conn: "Connection", info: RegInfo) -> None:
-    queue, consumer = parse_name(conn, info.name)
-    _, location = location_protocol(info.callback or "")
-    found = _registered(conn, queue, consumer, location)
-    if not found:
-        raise ora(24950, info.name)
+def unregister_plsql(conn: "Connection", infos: list[RegInfo]) -> None:
+    """DBMS_AQ.UNREGISTER of SYS.AQ$_REG_INFOs: every one must be registered (ORA-24950)
+    before any is dropped."""
+    found = []
+    for info in infos:
+        queue, consumer = parse_name(conn, info.name)
+        _, location = location_protocol(info.callback or "")
+        regs = _registered(conn, queue, consumer, location)
+        if not regs:
+            raise ora(24950, info.name)
+        found.extend(regs)
     ctx = conn.context
     ctx.ddl_commit()
     for reg in found:
