@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 
 import httpx
 import pytest
@@ -326,13 +327,23 @@ BEGIN
   DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'strm.jq_qt', queue_payload_type => 'JSON');
   DBMS_AQADM.CREATE_QUEUE(queue_name => 'strm.jq', queue_table => 'strm.jq_qt');
   DBMS_AQADM.START_QUEUE(queue_name => 'strm.jq');
+  DBMS_AQADM.CREATE_QUEUE_TABLE(queue_table => 'strm.xq_qt', queue_payload_type => 'XMLTYPE');
+  DBMS_AQADM.CREATE_QUEUE(queue_name => 'strm.xq', queue_table => 'strm.xq_qt');
+  DBMS_AQADM.START_QUEUE(queue_name => 'strm.xq');
 END;
 /
 """)
     _refused(b, server, _altered(4, {"s": "hello"}), 25215)
+    xml = json.loads(_altered(0, "STRM.XQ"))
+    xml["messages"][0][3:5] = ["XMLTYPE", {"s": "<a><b></a>"}]
+    _refused(b, server, json.dumps(xml).encode(), 25215)
     doc = json.loads(_altered(0, "STRM.JQ"))
     doc["messages"][0][3] = "JSON"
     _refused(b, server, json.dumps(doc).encode(), 25215)
+    # text the queue's type cannot read: committed, its consumer's every dequeue then failed
+    for text in ("not json", '{"a":', "[1, 2", "\u0000"):
+        doc["messages"][0][1], doc["messages"][0][4] = uuid.uuid4().hex, {"s": text}
+        _refused(b, server, json.dumps(doc).encode(), 25215)
     assert rows(b, "SELECT COUNT(*) FROM STRM.AQ$JQ_QT") == [(0,)]
     doc["messages"][0][4] = {"s": '{"a":1}'}
     r = _post(server, json.dumps(doc).encode())

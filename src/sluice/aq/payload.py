@@ -271,6 +271,22 @@ class PayloadCodec:
             return ot.from_storage(objtype, value)
         return ot.from_storage(self.objtype, json.loads(stored))
 
+    def check_stored(self, stored: Any) -> None:
+        """That ``stored``, a stored form made elsewhere (a propagated batch), is one this
+        queue's consumers can read: they would otherwise fail at every dequeue of it.
+
+        :raises DatabaseError: ORA-25215 when it is not.
+        """
+        if stored is None or self.payload_type == "RAW":
+            return
+        if self.payload_type == "XMLTYPE":
+            self._xml(stored)       # (decode hands the text over as it is)
+            return
+        try:
+            self.decode(stored)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as e:
+            raise ora(25215, f"stored payload is not {self.payload_type}: {type(e).__name__}") from None
+
     @staticmethod
     def _registered(stored: str) -> Any:
         """A registered type's value (an LCR) from its envelope as :meth:`_anydata` writes it,

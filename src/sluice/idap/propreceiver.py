@@ -44,7 +44,7 @@ def receive_batch(servlet: "Servlet", agent_name: str, body: bytes) -> bytes:
     pool = servlet.sessions.pool
     conn = pool.acquire(user)
     try:
-        received = receive(conn.context, batch)
+        received = receive(conn.context, batch, foreign=True)
         conn.commit()
     except BaseException:
         pool.discard(conn)           # closed: what it did is rolled back

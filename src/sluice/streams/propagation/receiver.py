@@ -45,10 +45,13 @@ from .wire import Batch, Propagated
 INDOUBT = "SLUICE_PROPAGATION_INDOUBT"
 
 
-def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
+def receive(ctx: Any, batch: Batch, dedup: bool = True, foreign: bool = False) -> int:
     """Enqueue ``batch`` in ``ctx``'s transaction (uncommitted); the number of messages
     enqueued (those received before are not).  ``dedup`` False: source and destination
-    share this transaction, so nothing can have been received twice."""
+    share this transaction, so nothing can have been received twice.  ``foreign``: the
+    batch came from outside this process (over HTTP), so each payload's stored form is
+    read as its consumers will read it (ORA-25215); a batch this process's own sender
+    encoded with the same codecs is not read twice."""
     by_queue: dict[str, list[Propagated]] = {}
     for m in batch.messages:
         by_queue.setdefault(m.dest_queue, []).append(m)
@@ -70,6 +73,10 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True) -> int:
             else:
                 continue
             raise ora(25215, f"queue {q.qualified} holds {q.table.payload_type}, the propagated message {got}")
+        if foreign:
+            codec = ctx.catalog.codec(q.table)
+            for m in msgs:
+                codec.check_stored(m.user_data)
         # each distinct sender once (a batch's messages mostly share one)
         ctx.authz.check_enqueue(q, {None if s is None else Agent(*s) for s in {m.sender for m in msgs}})
         buffered = [m for m in msgs if m.buffered]
