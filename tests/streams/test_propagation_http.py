@@ -352,6 +352,15 @@ END;
     _then_a_good_batch_goes_through(b, server)
 
 
+def test_a_sender_without_a_protocol_is_protocol_0(sites):
+    """A NULL protocol is SYS.AQ$_AGENT's default: a sender [name, NULL, NULL] was refused
+    with an InterfaceError that carried no ORA code."""
+    b, server = served_site(sites, "dbs2")
+    r = _post(server, _altered(9, ["SCOTT", None, None]))
+    assert r.status_code == 200 and r.json() == {"received": 1}, r.content
+    assert [(m.sender_id.name, m.sender_id.protocol) for m in drain(b, "STRM.DST", "APP")] == [("SCOTT", 0)]
+
+
 def test_an_error_quoting_characters_xml_cannot_carry_is_still_a_fault(sites):
     """A queue name, payload type or sender with a control character is valid JSON text;
     the error quoting it (ORA-24010, ORA-25215 …) made a Fault lxml refused to write: an

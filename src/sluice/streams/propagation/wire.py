@@ -161,16 +161,17 @@ def _texts(value: Any, what: str, n: int) -> tuple[str | None, ...]:
     return tuple(None if v is None else _text(v, what) for v in value)
 
 
-def _sender(value: Any) -> tuple[str | None, str | None, int | None]:
+def _sender(value: Any) -> tuple[str | None, str | None, int]:
     """SYS.AQ$_AGENT(name, address, protocol) as to_json writes it."""
     if type(value) is not list or len(value) != 3:
         raise ValueError("the sender is no list of 3")
     name, address, protocol = value
-    if protocol is not None:
-        if type(protocol) is not int:
-            raise ValueError("the sender's protocol is no integer")
-        if not INT64_MIN <= protocol <= INT64_MAX:
-            raise ora(1426, f"sender protocol {protocol} is outside {INT64_MIN}..{INT64_MAX}")
+    if protocol is None:        # a NULL protocol is SYS.AQ$_AGENT's default, 0
+        protocol = 0
+    if type(protocol) is not int:
+        raise ValueError("the sender's protocol is no integer")
+    if not INT64_MIN <= protocol <= INT64_MAX:
+        raise ora(1426, f"sender protocol {protocol} is outside {INT64_MIN}..{INT64_MAX}")
     return (None if name is None else _text(name, "the sender's name"),
             None if address is None else _text(address, "the sender's address"), protocol)
 
