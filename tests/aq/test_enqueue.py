@@ -142,3 +142,19 @@ def test_commit_time_queue_hides_own_uncommitted_messages(conn):
     conn.commit()
     q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
     assert q.deqone().payload == b"unordered yet"
+
+
+def test_a_queue_table_made_again_with_another_payload_type_takes_batches(conn):
+    """The bulk insert's statement was cached by the queue table's name: after Q_QT was
+    dropped and made again for JSON, PostgreSQL's COPY still wrote the payload as RAW's
+    bytea (TypeError: bytes or buffer expected, got str)."""
+    for payload, values in (("RAW", [b"a", b"b"]), ("JSON", [{"a": 1}, [2]]), ("RAW", [b"c", b"d"])):
+        make_queue(conn, payload=payload)
+        q = conn.queue("Q", payload if payload == "JSON" else None)
+        q.enqmany([conn.msgproperties(payload=v) for v in values])
+        conn.commit()
+        assert [m.payload for m in nowait(q).deqmany(10)] == values
+        conn.commit()
+        conn.aqadm.stop_queue(queue_name="Q")
+        conn.aqadm.drop_queue(queue_name="Q")
+        conn.aqadm.drop_queue_table(queue_table="Q_QT")

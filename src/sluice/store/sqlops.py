@@ -66,7 +66,10 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
                                       if col.count(dflt) != n)
         d = conn.dialect
         bulk = d.bulk_arrays and len(recs) > 1
-        key = (d.name, bulk, t, q_name, uid, used)
+        # (the payload column's type is part of the statement's shape: a queue table dropped and
+        # made again with another payload type, or one of another store in this process, has
+        # the same name)
+        key = (d.name, bulk, t, qt.payload_type == "RAW", q_name, uid, used)
         cached = _INSERT_SQL_CACHE.get(key)
         if cached is None:
             cols = (("SEQ",) if d.seq_from_store else ()) + _ALWAYS + tuple(_OPTIONAL[i] for i in used)
