@@ -293,6 +293,54 @@ def test_custom_rule_based_transformation(conn, target, world):
     assert target.rows("emp") == [(1, "QUIET")]
 
 
+def test_a_value_the_target_cannot_hold_goes_to_the_error_queue(conn, target, world):
+    """An integer beyond 64 bits: an SQLite target raised OverflowError past the apply
+    (nothing recorded, the same message taken again at every restart, ORA-00600 under the
+    host); PostgreSQL's 'integer out of range' was already an apply error.  Now both put the
+    transaction in the error queue and apply the next one."""
+    o = target.owner
+    for id_, name in ((100, "pre"), (10**40, "huge"), (101, "post")):     # three queue transactions
+        enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": id_, "NAME": name}))
+    proc = world(parameters={"DISABLE_ON_ERROR": "N"})
+    proc.drain()
+    assert target.rows("emp") == [(100, "pre"), (101, "post")]
+    [error] = errors(conn)
+    assert error["ERROR_NUMBER"] == 26714 and error["MESSAGE_COUNT"] == 1, error
+
+
+@pytest.mark.parametrize("function, reason", [
+    (lambda lcr: 1 / 0, "ZeroDivisionError"),
+    (lambda: None, "TypeError"),
+    (lambda lcr: [1, object()], "no queue can hold"),
+])
+def test_a_failing_custom_transformation_disables_the_apply(conn, target, world, function, reason):
+    """A custom rule-based transformation that raises (or returns what no queue can hold:
+    the error queue's write then failed) escaped the apply process: nothing recorded, the
+    batch taken again at every restart, ORA-00600 under the host.  Now the process stops
+    ABORTED with ORA-26714 naming the cause and leaves the messages in the queue (neither
+    applied untransformed nor in the error queue); mended, a new process applies them once."""
+    from sluice.rules.engine.types import NVList
+    sluice.register_function("apply_test.failing", function)
+    adm = conn.rule_adm
+    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="R_T", condition=":dml.get_value('NEW', 'NAME').AccessVarchar2() = 'odd'",
+                    action_context=NVList({"STREAMS$_TRANSFORM_FUNCTION": "apply_test.failing"}))
+    adm.create_rule(rule_name="R_PLAIN", condition=":dml.get_value('NEW', 'NAME').AccessVarchar2() <> 'odd'")
+    adm.add_rule(rule_name="R_T", rule_set_name="APPLY_RS")
+    adm.add_rule(rule_name="R_PLAIN", rule_set_name="APPLY_RS")
+    o = target.owner
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 1, "NAME": "pre"}),
+            user_lcr("INSERT", o, new={"ID": 2, "NAME": "odd"}),
+            user_lcr("INSERT", o, new={"ID": 3, "NAME": "post"}))
+    proc = world(rule_set=f"{conn.username}.APPLY_RS", parameters={"DISABLE_ON_ERROR": "N"})
+    proc.drain()
+    assert proc.state == "ABORTED" and proc.error.full_code == "ORA-26714" and reason in str(proc.error)
+    assert target.rows("emp") == [] and errors(conn) == []
+    sluice.register_function("apply_test.failing", lambda lcr: lcr)      # mended
+    world(rule_set=f"{conn.username}.APPLY_RS", parameters={"DISABLE_ON_ERROR": "N"}).drain()
+    assert target.rows("emp") == [(1, "pre"), (2, "odd"), (3, "post")]
+
+
 def test_large_transaction_spills_over_the_threshold(conn, target, world):
     """SET_PARAMETER txn_lcr_spill_threshold: a captured transaction with more LCRs than the
     threshold is not held in memory — the process stops reading it at the threshold and its

@@ -50,7 +50,8 @@ import time
 from typing import Any, Callable
 
 from ... import constants as C
-from ...errors import DatabaseError, ora
+from ...aq.payload import ANYDATA, PayloadCodec
+from ...errors import DatabaseError, Error, ora
 from ...routines import registered_function
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
@@ -64,7 +65,7 @@ from .engine import ApplyError, CommitFailed, Item, SourceTxn
 from .parallel import ParallelApply
 from .servers import ServerProcesses
 
-__all__ = ["ApplyProcess", "rule_actions"]
+__all__ = ["ApplyProcess", "custom_transformation", "rule_actions"]
 
 _STATE = """INSERT INTO SLUICE_APPLY_STATE (APPLY_NAME, STATE, STARTUP_TIME, PARALLELISM,
     TOTAL_MESSAGES_DEQUEUED, TOTAL_RECEIVED, TOTAL_APPLIED, TOTAL_ERRORS, TOTAL_MESSAGES_APPLIED,
@@ -280,7 +281,13 @@ class ApplyProcess:
         c = self.counters
         c["dequeued"] += len(msgs)
         c["dequeue_time"] = time.time()
-        txns = self._transactions(msgs)
+        try:
+            txns = self._transactions(msgs)
+        except _Disabled as disabled:
+            self.conn.rollback()          # the batch goes back to the queue, untouched
+            self._first = True
+            self.error, self.state = disabled.error, "ABORTED"
+            return 0
         spilled = self._spill_step(txns, whole)
         if spilled is None and not txns:          # all of it spilled: read on next time
             self.ctx.add_commit_work(self._state_work())
@@ -309,7 +316,10 @@ class ApplyProcess:
         c = self.counters
         c["dequeued"] += len(lcrs)
         c["dequeue_time"] = time.time()
-        txns = self._transactions([_Handed(lcr) for lcr in lcrs])
+        try:
+            txns = self._transactions([_Handed(lcr) for lcr in lcrs])
+        except _Disabled as disabled:     # the capture stops with it, staging nothing past it
+            raise disabled.error from None
         c["received"] += len(txns)
         if lcrs:
             c["dequeued_scn"] = lcrs[-1].get_scn()
@@ -587,11 +597,61 @@ class ApplyProcess:
             if declared:
                 message = transform(message, declared)
         actx = verdict.rule.rule_action_context if verdict.rule is not None else None
+        try:
+            message = custom_transformation(message, actx, self.ctx.username)
+        except DatabaseError as e:
+            raise _Disabled(e) from None
+        if message is None:
+            return None
         return rule_actions(message, actx, self.ctx.username,
-                            lambda queue, m: self.conn.queue(queue).enqone(self.conn.msgproperties(payload=m)))
+                            lambda queue, m: self.conn.queue(queue).enqone(self.conn.msgproperties(payload=m)),
+                            transformed=True)
 
 
-def rule_actions(message: Any, actx: Any, username: str, enqueue: Callable[[str, Any], Any]) -> Item | None:
+class _Disabled(Exception):
+    """A custom rule-based transformation failed (``error``): the apply process stops,
+    ABORTED with that error, as Oracle disables it; the messages stay in the queue (they
+    are neither applied untransformed nor put in the error queue, whose EXECUTE_ERROR
+    would apply them untransformed), so START_APPLY, once the function is mended, applies
+    them."""
+
+    def __init__(self, error: DatabaseError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+# what a transformation may return besides an LCR: a value some ANYDATA queue can hold
+_ANYDATA = PayloadCodec(ANYDATA, None, lambda _name: None)
+
+
+def custom_transformation(message: Any, actx: Any, username: str) -> Any:
+    """``message`` after the TRUE rule's custom rule-based transformation
+    (``STREAMS$_TRANSFORM_FUNCTION`` in its action context ``actx``: a function registered
+    by name, resolved in ``username``'s schema); None: it discards the message.
+    :raises: ORA-00904 when the name is not registered; the function's own sluice.Error;
+        ORA-26714 for any other exception it raises or for a result no queue can hold."""
+    custom = actx.get_value("STREAMS$_TRANSFORM_FUNCTION") if actx is not None else None
+    if custom is None or not custom.value:
+        return message
+    name = str(custom.value)
+    function = registered_function(name, username)
+    try:
+        result = function(message)
+    except Error:
+        raise
+    except Exception as e:      # noqa: BLE001 (a user's function: any failure is its error)
+        raise ora(26714, f"custom rule-based transformation {name} failed: {type(e).__name__}: {e}") from None
+    if result is not None and not isinstance(result, (RowLCR, DDLLCR)):
+        try:
+            _ANYDATA.encode(result)
+        except Error:
+            raise ora(26714, f"custom rule-based transformation {name} returned a "
+                             f"{type(result).__name__} no queue can hold") from None
+    return result
+
+
+def rule_actions(message: Any, actx: Any, username: str, enqueue: Callable[[str, Any], Any],
+                 transformed: bool = False) -> Item | None:
     """What the TRUE apply rule's action context ``actx`` does to ``message`` after its
     declarative transformations (seed 000 "Purposes of Action Contexts in Streams"): its
     custom rule-based transformation (``STREAMS$_TRANSFORM_FUNCTION``, a function
@@ -599,12 +659,12 @@ def rule_actions(message: Any, actx: Any, username: str, enqueue: Callable[[str,
     discarded), then SET_ENQUEUE_DESTINATION (``APPLY$_ENQUEUE``: ``enqueue(queue,
     message)``) and SET_EXECUTE (``APPLY$_EXECUTE`` = ``NO``: the item is not executed).
     The Python apply process and the Spark apply sink both call it.
-    :raises: ORA-00904 when the transformation's name is not registered."""
+    ``transformed``: the custom transformation has been performed already.
+    :raises: what :func:`custom_transformation` raises."""
     if actx is None:
         return Item(message)
-    custom = actx.get_value("STREAMS$_TRANSFORM_FUNCTION")
-    if custom is not None and custom.value:
-        message = registered_function(str(custom.value), username)(message)
+    if not transformed:
+        message = custom_transformation(message, actx, username)
         if message is None:
             return None
     destination = actx.get_value("APPLY$_ENQUEUE")

@@ -729,13 +729,13 @@ class SqliteTarget(Target):
             self.begin(None)
         try:
             return self.conn.execute(sql, tuple(params)).rowcount
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OverflowError) as e:
             raise _sqlite_error(e) from None
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
         try:
             return self.conn.execute(sql, tuple(params)).fetchall()
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OverflowError) as e:
             raise _sqlite_error(e) from None
 
     def commit(self) -> None:
@@ -825,8 +825,10 @@ def _pg_error(e: psycopg.Error) -> DatabaseError:
     return translate(e, None)
 
 
-def _sqlite_error(e: sqlite3.Error) -> Exception:
+def _sqlite_error(e: sqlite3.Error | OverflowError) -> Exception:
     text = str(e)
+    if isinstance(e, OverflowError):    # an integer beyond SQLite's 64 bits: the LCR's value, not the apply
+        return TargetError("other", f"value larger than an SQLite INTEGER holds ({text})")
     if isinstance(e, sqlite3.IntegrityError) and "UNIQUE" in text.upper():
         return TargetError("unique", text)
     if isinstance(e, sqlite3.OperationalError) and "locked" in text:
