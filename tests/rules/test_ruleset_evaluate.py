@@ -196,3 +196,18 @@ def test_evaluate_from_plsql_with_out_parameters(ctx):
       DBMS_OUTPUT.PUT_LINE(m.COUNT || ' maybe: ' || m(1).rule_name);
     END;""")
     assert result.output == ["1 true: SLUICE.R0", "1 maybe: SLUICE.R2"]
+
+
+def test_an_object_of_another_type_leaves_its_variable_undefined(ctx):
+    """A DDL LCR sent as :dml (a SYS.LCR$_ROW_RECORD variable) was read as one: the row rule
+    was TRUE for it.  An object of another type leaves the variable undefined (the rule is
+    a maybe rule), as the Streams value functions leave it for a message of another type."""
+    from sluice.streams import DDLLCR
+    ddl = DDLLCR.construct(source_database_name="dbs1.net", command_type="CREATE TABLE",
+                           object_owner="HR", object_name="EMPLOYEES", object_type="TABLE",
+                           ddl_text="CREATE TABLE hr.employees (id NUMBER)", logon_user="HR",
+                           current_schema="HR", base_table_owner="HR", base_table_name="EMPLOYEES")
+    ctx.rules(":dml.get_object_owner() = 'HR'")
+    assert evaluate(ctx, variable_values={"dml": ddl}) == ([], [RuleHit("SLUICE.R0")])
+    assert names(evaluate(ctx, variable_values={"dml": lcr()})[0]) == ["SLUICE.R0"]
+    assert names(evaluate(ctx, variable_values={"dml": AnyData.convert_object(lcr())})[0]) == ["SLUICE.R0"]

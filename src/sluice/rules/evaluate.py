@@ -33,7 +33,7 @@ from .engine.evaluator import Event, RuleSetEvaluator, variable_name
 from .engine.internal import (EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATION_SUCCESS, AQ_MESSAGE,
                               evaluation_function, unwrap, value_function)
 from .engine.ruleset import EvaluationContext, RulesCatalog, rules_catalog
-from .engine.types import AttributeValue, ColumnValue, RuleHit, TableValue, VariableValue
+from .engine.types import AttributeValue, ColumnValue, RuleHit, TableValue, VariableValue, type_name_of
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -120,8 +120,19 @@ def build_event(ctx: EvaluationContext, evaluator: RuleSetEvaluator, event_conte
         return ev
     for name, value in _variables(variable_values):
         var = ctx.variable(variable_name(name))
-        if var is not None:
-            ev.variables[var.name] = value if var.type == "SYS.ANYDATA" else unwrap(value)
+        if var is None:
+            continue
+        if var.type == "SYS.ANYDATA":
+            ev.variables[var.name] = value
+            continue
+        value = unwrap(value)
+        sent = type_name_of(value)
+        if sent is not None and sent != var.type:
+            # an object of another type cannot be read as the variable's (a DDL LCR as :dml
+            # made the row rules TRUE): the variable stays undefined, as the value functions
+            # leave it for a message of another type
+            continue
+        ev.variables[var.name] = value
     sent_whole = set(ev.variables)
     for name, attribute, value in _attributes(attribute_values):
         var = ctx.variable(variable_name(name))
