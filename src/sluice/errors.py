@@ -111,6 +111,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1008: (ProgrammingError, "not all variables bound"),
     1403: (DatabaseError, "no data found"),
     1476: (DataError, "divisor is equal to zero"),
+    1841: (DataError, "(full) year must be between -4713 and +9999, and not be 0"),
     1861: (DataError, "literal does not match format string"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
     6530: (ProgrammingError, "Reference to uninitialized composite"),

@@ -34,6 +34,8 @@ __all__ = [
 
 # Oracle NUMBER keeps 38 significant digits; Python's default context keeps 28.
 NUMBER_CONTEXT = Context(prec=38)
+# MOD's remainder is exact for any two NUMBERs (exponents -130..125 and 38 digits) here
+_REMAINDER = Context(prec=300, Emax=999, Emin=-999)
 _NUMBER_TEXT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", re.ASCII)
 _HEX_TEXT = re.compile(r"[0-9A-Fa-f]*")
 
@@ -169,8 +171,13 @@ def _round(n: Any, places: Any = 0, mode: str = ROUND_HALF_UP) -> Any:
     places = _integer(places)
     if isinstance(n, int) and places >= 0:
         return n
-    exponent = Decimal(1).scaleb(-places)
-    result = _decimal(n).quantize(exponent, rounding=mode, context=NUMBER_CONTEXT)
+    d = _decimal(n)
+    if not d.is_finite():       # a BINARY_DOUBLE's Infinity or NaN rounds to itself
+        return n
+    if d.as_tuple().exponent >= -places:
+        result = d              # no digit below the place: already there (9.99E125 has 126 digits,
+    else:                       # more than NUMBER_CONTEXT may quantize to)
+        result = d.quantize(Decimal(1).scaleb(-places), rounding=mode, context=NUMBER_CONTEXT)
     return int(result) if places <= 0 else result
 
 
@@ -187,7 +194,12 @@ def _mod(m: Any, n: Any) -> Any:
     if isinstance(m, int) and isinstance(n, int):
         r = abs(m) % abs(n)
         return r if m >= 0 else -r  # the sign of m, unlike Python's %
-    return _decimal(m) % _decimal(n)  # Decimal's % also keeps the sign of m
+    a, b = _decimal(m), _decimal(n)
+    if not (a.is_finite() and b.is_finite()):
+        return float("nan")     # MOD of a BINARY_DOUBLE's Infinity or NaN
+    # exact, whatever the quotient's size (NUMBER's exponents reach 125: a default context's
+    # 28 digits raised DivisionImpossible); Decimal's remainder keeps the sign of m
+    return _REMAINDER.remainder(a, b)
 
 
 def _sign(n: Any) -> int:

@@ -299,3 +299,28 @@ def test_compile_python_refuses_a_bare_value():
     with pytest.raises(DatabaseError) as err:
         compile_python(parse_expression("a"), DictResolver())
     assert err.value.code == 920
+
+
+@pytest.mark.parametrize("text, n, expected", [
+    # NUMBER's exponents reach 125: ROUND / TRUNC of such a number is the number itself
+    # (quantizing it in 38 digits raised InvalidOperation: the rule was NULL, not TRUE)
+    ("ROUND(:n) = :n", Decimal("9.99E125"), True),
+    ("TRUNC(:n, 2) = :n", Decimal("-9.99E125"), True),
+    ("ROUND(:n) = :n", 10**40, True),
+    ("MOD(:n, 2) = 0", Decimal("9.99E125"), True),        # was DivisionImpossible
+    ("MOD(:n, 7) = 4", Decimal("1E100"), True),
+    ("MOD(:n, 2) = 1", Decimal("-1E100") - 1, False),     # the sign of m: -1
+    ("ROUND(:n, 1) = 2.5", Decimal("2.45"), True),
+    ("ROUND(:n) > 5", float("inf"), True),                # a BINARY_DOUBLE's Infinity rounds to itself
+    ("MOD(:n, 2) IS NULL", float("inf"), False),          # (NaN)
+])
+def test_number_functions_over_numbers_of_any_size(text, n, expected):
+    assert compile_condition(text, DictResolver())({"N": n}) is expected
+
+
+def test_date_arithmetic_past_the_calendar_is_01841():
+    import datetime as dt
+    for text, d in (("(:d + 1) > :d", dt.datetime(9999, 12, 31, 12)), ("(:d - 1) < :d", dt.datetime(1, 1, 1))):
+        with pytest.raises(DatabaseError) as err:     # was Python's OverflowError
+            compile_condition(text, DictResolver())({"D": d})
+        assert err.value.full_code == "ORA-01841"

@@ -205,8 +205,11 @@ def _date_arithmetic(op: str, a: Any, b: Any) -> Any:
     if op == "+" and isinstance(b, date) and not isinstance(a, date):
         a, b = b, a
     if op in "+-" and isinstance(a, date) and not isinstance(b, date):
-        days = timedelta(days=float(to_number(b)))
-        return _as_datetime(a) + days if op == "+" else _as_datetime(a) - days
+        try:
+            days = timedelta(days=float(to_number(b)))
+            return _as_datetime(a) + days if op == "+" else _as_datetime(a) - days
+        except OverflowError:     # past 9999-12-31 or before 0001-01-01
+            raise ora(1841) from None
     raise ora(932, "NUMBER", "DATE")
 
 
