@@ -217,8 +217,11 @@ class Connection:
         ctx = self.context
         if ctx.closed:
             return
+        # closed before the lock is taken: a call of another thread waiting for messages
+        # holds it, and ends (DPY-1001) only once it sees the session closed
+        ctx.closed = True
+        ctx.store.wake_waiters()
         with self._lock:
-            ctx.closed = True
             try:
                 ctx.session.close()
             finally:

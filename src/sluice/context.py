@@ -131,9 +131,11 @@ class SessionContext:
         for messages is not missed)."""
         if self._cancelled:
             raise ora(1013)
+        self.check_open()         # closed by another thread meanwhile (Connection.close)
         self.store.wait_for_messages(since, timeout)
         if self._cancelled:
             raise ora(1013)
+        self.check_open()
 
     def cancel(self) -> None:
         """End the wait of the call in progress (ORA-01013); without one, nothing."""

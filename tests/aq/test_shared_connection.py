@@ -7,6 +7,7 @@ deadlocked in the session's BEGIN."""
 from __future__ import annotations
 
 import threading
+import time
 
 import sluice
 
@@ -68,3 +69,30 @@ def test_threads_sharing_a_connection_lose_nothing_and_take_nothing_twice(conn, 
     assert len(taken) == len(expected) and set(taken) == expected
     cur.execute("SELECT COUNT(*) FROM AQ$Q_QT WHERE MSG_STATE = 'READY'")
     assert cur.fetchone() == (0,)
+
+
+def test_closing_a_connection_ends_another_threads_waiting_dequeue(conn, conn2):
+    """A dequeue waiting for ever holds the connection (its calls take turns); close() from
+    another thread must not wait for it: the wait ends with DPY-1001 and close returns."""
+    make_queue(conn2)
+    got: list = []
+
+    def wait_forever():
+        q = conn.queue("Q")
+        q.deqoptions.wait = sluice.DEQ_WAIT_FOREVER
+        try:
+            got.append(q.deqone())
+        except sluice.Error as e:
+            got.append(e.full_code)
+
+    t = threading.Thread(target=wait_forever, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 10
+    while not conn.context._waits and time.monotonic() < deadline:   # the wait has begun
+        time.sleep(0.01)
+    closer = threading.Thread(target=conn.close, daemon=True)    # (a hang fails the test)
+    closer.start()
+    closer.join(5)
+    t.join(5)
+    assert not closer.is_alive(), "close() waited for the other thread's dequeue"
+    assert not t.is_alive() and got == ["DPY-1001"]
