@@ -56,7 +56,7 @@ def test_setters_refuse_a_value_of_another_type_and_change_nothing(bad):
 @pytest.mark.parametrize("kw", [dict(object_owner=5), dict(object_name=object()),
                                 dict(source_database_name=5), dict(transaction_id=7),
                                 dict(scn="x"), dict(scn=True), dict(scn=1.5),
-                                dict(scn=float("nan")), dict(commit_scn="1"),
+                                dict(scn=float("nan")), dict(commit_scn="1.5"),
                                 dict(source_time="x"), dict(source_time=5)], ids=_id)
 def test_construct_refuses_a_value_of_another_type(kw):
     _refused(lambda: _row(**kw))
@@ -73,6 +73,7 @@ def test_members_of_the_right_type_are_taken():
     lcr = _row(scn=decimal.Decimal("7"), commit_scn=8.0, source_time=dt.date(2020, 1, 2),
                object_owner="")
     assert (lcr.get_scn(), lcr.get_commit_scn()) == (7, 8)
+    assert _row(scn=" 12 ", commit_scn="13").get_scn() == 12     # text naming a whole number, as PL/SQL converts it
     assert lcr.get_source_time() == dt.datetime(2020, 1, 2)
     assert lcr.get_object_owner() is None      # '' is NULL
     lcr.set_object_owner("hr")

@@ -24,6 +24,7 @@ name and so is upper-cased.
 from __future__ import annotations
 
 import math
+import re
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
@@ -121,10 +122,15 @@ def _text(value: Any, member: str) -> str | None:
     raise ora(6502, f"{member} must be a character string, not {type(value).__name__}")
 
 
+_WHOLE_NUMBER = re.compile(r"\s*[+-]?\d+\s*", re.ASCII)
+
+
 def _scn(value: Any, member: str) -> int | None:
     """An SCN member's value: a whole number (an integral float or Decimal is taken as one)."""
     if type(value) is int or value is None:
         return value
+    if isinstance(value, str) and _WHOLE_NUMBER.fullmatch(value):
+        return int(value)           # PL/SQL converts such text to the NUMBER it names
     if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
         finite = math.isfinite(value) if isinstance(value, float) else \
             isinstance(value, int) or value.is_finite()
