@@ -262,3 +262,42 @@ def test_a_consumed_message_number_is_never_given_again(conn, dsn, tmp_path):
         numbers = [r[0] for r in conn.query("SELECT LOCAL_ORDER_NO FROM AQ$Q_QT", None)[1]]
         assert sorted(numbers)[-1] > second
         conn.close()
+
+
+def test_a_dequeue_that_cannot_read_its_message_takes_nothing(conn):
+    """A dequeue whose payload cannot be read (its object type dropped since the enqueue, a
+    dequeue transformation that raises) raised its error but had taken the message in the
+    open transaction: the next commit lost it.  It now fails whole, as an Oracle call does:
+    the message stays READY, and the position where it was (the next dequeue finds it)."""
+    conn.create_type("TMP_MSG", "OBJECT", [("REGION", "VARCHAR2(100)")], None, None, False)
+    conn.streams_adm.set_up_queue(queue_table="AQT", queue_name="AQ")
+    conn.aqadm.add_subscriber(queue_name="AQ", subscriber=sluice.Agent("S1"))
+    q = conn.queue("AQ")
+    t = conn.gettype("TMP_MSG").newobject()
+    t.REGION = "EUROPE"
+    q.enqone(conn.msgproperties(payload=t))
+    q.enqone(conn.msgproperties(payload=b"after"))
+    conn.commit()
+    conn.cursor().execute("DROP TYPE tmp_msg FORCE")
+    q.deqoptions.consumername, q.deqoptions.wait = "S1", sluice.DEQ_NO_WAIT
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    for _ in range(2):
+        with pytest.raises(sluice.DatabaseError, match="ORA-24181"):
+            q.deqone()
+        conn.commit()
+    assert table_rows(conn, "AQT", "MSG_STATE") == [("READY",), ("READY",)]
+    # a dequeue transformation that raises: the message stays too
+    make_queue(conn, payload="RAW")
+    sluice.register_function("sluice.failing_transform", lambda payload: 1 / 0)
+    conn.transform.create_transformation(schema="sluice", name="failing", from_schema="sys",
+                                         from_type="RAW", to_schema="sys", to_type="RAW",
+                                         transformation="sluice.failing_transform(source.user_data)")
+    r = conn.queue("Q")
+    r.enqone(conn.msgproperties(payload=b"kept"))
+    conn.commit()
+    r.deqoptions.wait, r.deqoptions.transformation = sluice.DEQ_NO_WAIT, "failing"
+    with pytest.raises(sluice.Error):
+        r.deqone()
+    conn.commit()
+    r.deqoptions.transformation = None
+    assert r.deqone().payload == b"kept"

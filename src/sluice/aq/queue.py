@@ -8,6 +8,7 @@ waiting, transformations.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
@@ -41,6 +42,9 @@ class Navigation:
     correlation: str | None = None
     consumer: str | None = None
 
+
+# payload types whose stored form always reads back (no type to lose, no transformation)
+_READ_WITHOUT_FAIL = frozenset({"RAW", "JSON", "XMLTYPE"})
 
 # deqmany's largest batch: python-oracledb keeps max_num_messages in a uint32_t
 MAX_DEQUEUE_BATCH = 2**32 - 1
@@ -345,19 +349,6 @@ class Queue:
         sel.sql_condition = sql_condition
         # persistent only, buffered only, or None: both
         sel.delivery_mode = mode_wanted if mode_wanted != C.MSG_PERSISTENT_OR_BUFFERED else None
-        if navigation == C.DEQ_FIRST_MSG:
-            nav.buffered = None
-        recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav, consumer)
-        if not recs:
-            return []
-        if opts.msgid is None:
-            last = recs[-1]
-            if (last.seq or 0) > 0:   # a table's message; an in-memory one's position is nav.buffered
-                nav.position = tuple(getattr(last, c.lower()) for c in table.order_columns)
-                # (a spilled buffered message is in no group: seed 003, no grouping of buffered)
-                nav.group = last.enq_tid if grouped and last.delivery_mode != C.MSG_BUFFERED else None
-            nav.correlation = opts.correlation
-            nav.consumer = consumer
         transform = None
         if opts.transformation:   # a dequeue transformation overrides the subscriber's (seed 003)
             transform = ctx.transformer(opts.transformation)
@@ -367,7 +358,42 @@ class Queue:
             if sub is not None and sub.transformation:
                 transform = ctx.transformer(sub.transformation)
         with_payload = opts._mode != C.DEQ_REMOVE_NODATA
-        return [self._properties(r, codec, transform, with_payload, grouped) for r in recs]
+        # A dequeue whose payload may fail to read (an object type dropped since, a
+        # transformation that raises) fails whole, as an Oracle call does: taken back to a
+        # savepoint, the messages stay in the queue and the position where it was.  (RAW,
+        # JSON and XML payloads read without fail: no savepoint, no round trip, for them.)
+        mark = None
+        if with_payload and (transform is not None or table.payload_type not in _READ_WITHOUT_FAIL):
+            mark = ctx.session.savepoint(), dataclasses.replace(nav)
+        if navigation == C.DEQ_FIRST_MSG:
+            nav.buffered = None
+        recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav, consumer)
+        if not recs:
+            return []
+        if mark is not None:
+            try:
+                return self._read(recs, opts, table, nav, consumer, codec, transform, with_payload, grouped)
+            except Exception:
+                ctx.session.rollback_to_savepoint(mark[0])
+                for f in dataclasses.fields(Navigation):
+                    setattr(nav, f.name, getattr(mark[1], f.name))
+                raise
+        return self._read(recs, opts, table, nav, consumer, codec, transform, with_payload, grouped)
+
+    def _read(self, recs: list[MessageRecord], opts: DeqOptions, table: Any, nav: Navigation,
+              consumer: str | None, codec: Any, transform: Callable | None, with_payload: bool,
+              grouped: bool) -> list[MessageProperties]:
+        """The taken records as messages, the session's position moved past them."""
+        out = [self._properties(r, codec, transform, with_payload, grouped) for r in recs]
+        if opts.msgid is None:
+            last = recs[-1]
+            if (last.seq or 0) > 0:   # a table's message; an in-memory one's position is nav.buffered
+                nav.position = tuple(getattr(last, c.lower()) for c in table.order_columns)
+                # (a spilled buffered message is in no group: seed 003, no grouping of buffered)
+                nav.group = last.enq_tid if grouped and last.delivery_mode != C.MSG_BUFFERED else None
+            nav.correlation = opts.correlation
+            nav.consumer = consumer
+        return out
 
     def _wait_and_take(self, q: QueueInfo, sel: Selector, limit: int, navigation: int, grouped: bool,
                        nav: Navigation, consumer: str | None) -> list[MessageRecord]:
