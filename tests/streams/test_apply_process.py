@@ -412,3 +412,47 @@ def test_grouptransops_parameter_checked(conn, world):
         with pytest.raises(sluice.DatabaseError) as e:
             conn.apply_adm.set_parameter("GROUPED", "grouptransops", bad)
         assert e.value.code == 23605
+
+
+def test_an_apply_without_a_database_link_applies_to_the_stores_own_database(conn, dsn):
+    """Without apply_database_link the target is the store's own database, whose catalog
+    already has a SLUICE_APPLY_PROGRESS of another layout: the apply crashed at every start
+    ('no such column: APPLIED_SCN').  Its low-watermark now lives beside the store's table,
+    and a restarted process applies nothing twice."""
+    import sqlite3
+
+    import psycopg
+    if dsn.startswith("sqlite"):
+        path = dsn.removeprefix("sqlite:///")
+        with sqlite3.connect(path) as db:
+            db.execute('CREATE TABLE "HR.EMP" (id INTEGER PRIMARY KEY, name TEXT)')
+        owner = "HR"
+
+        def rows():
+            with sqlite3.connect(path) as db:
+                return db.execute('SELECT id, name FROM "HR.EMP"').fetchall()
+    else:
+        schema = dsn.rsplit("schema=", 1)[1]
+        with psycopg.connect(dsn.partition("?")[0], autocommit=True) as db:
+            db.execute(f"CREATE TABLE {schema}.emp (id integer PRIMARY KEY, name text)")
+        owner = schema.upper()
+
+        def rows():
+            with psycopg.connect(dsn.partition("?")[0]) as db:
+                return db.execute(f"SELECT id, name FROM {schema}.emp").fetchall()
+    conn.streams_adm.set_up_queue(queue_table="APPLY_QT", queue_name="APPLY_Q")
+    conn.aqadm.add_subscriber(queue_name="APPLY_Q", subscriber=sluice.Agent(APPLY))
+    procedures(conn).set_schema_instantiation_scn(owner, SOURCE_DB, 0)
+    change = RowLCR.construct(SOURCE_DB, "INSERT", owner, "EMP", None, "1.5.0", 500, None,
+                              {"ID": 1, "NAME": "a"}, commit_scn=5)
+    for _ in range(2):      # the second time, a replay of what was applied: skipped
+        enqueue(conn, "APPLY_Q", change)
+        p = ApplyProcess(sluice.connect(conn.dsn), ApplyDefinition(APPLY, conn.username, "APPLY_Q",
+                                                                   apply_captured=True))
+        try:
+            p.drain()
+            assert p.state != "ABORTED", p.error
+        finally:
+            p.stop()
+            p.conn.close()
+        assert rows() == [(1, "a")] and errors(conn) == []

@@ -76,6 +76,16 @@ class RolledBack(IntegrityError):
         self.cause = cause
 
 
+def _progress_name(columns: list[str]) -> str:
+    """The target's applied low-watermark table: SLUICE_APPLY_PROGRESS, unless that name is
+    taken by a Sluice store's own progress table (APPLIED_MESSAGE_NUMBER …, no APPLIED_SCN):
+    the target is then the store's own database (an apply process without a database link),
+    and its low-watermark lives beside it in SLUICE_APPLY_TARGET_PROGRESS.  (Such an apply
+    crashed at every start on the store's table before.)"""
+    return "SLUICE_APPLY_TARGET_PROGRESS" if columns and "APPLIED_SCN" not in columns \
+        else "SLUICE_APPLY_PROGRESS"
+
+
 class Target:
     """One connection to the target database; one target transaction at a time."""
 
@@ -171,7 +181,17 @@ class Target:
 
     # -- the apply's bookkeeping -------------------------------------------------------------
     def progress_table(self) -> str:
-        return "SLUICE_APPLY_PROGRESS"
+        name = getattr(self, "_progress", None)
+        if name is None:
+            name = self._progress = self._bookkeeping_name(_progress_name(self._progress_columns()))
+        return name
+
+    def _progress_columns(self) -> list[str]:
+        """The upper-cased columns of this database's SLUICE_APPLY_PROGRESS ([]: none)."""
+        raise NotImplementedError
+
+    def _bookkeeping_name(self, name: str) -> str:
+        return name
 
     def done_table(self) -> str:
         return "SLUICE_APPLY_DONE"
@@ -274,8 +294,16 @@ class PgTarget(Target):
     def column(self, name: str) -> str:
         return self.quote(pg_name(name))
 
-    def progress_table(self) -> str:
-        return f"{self.quote(self.schema)}.SLUICE_APPLY_PROGRESS"
+    def _bookkeeping_name(self, name: str) -> str:
+        return f"{self.quote(self.schema)}.{name}"
+
+    def _progress_columns(self) -> list[str]:
+        # (a catalog read: no rollback, the apply's target transaction may be open)
+        rows = self.query("""SELECT upper(a.attname) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+                             JOIN pg_namespace n ON n.oid = c.relnamespace
+                             WHERE n.nspname = %s AND c.relname = 'sluice_apply_progress'
+                               AND a.attnum > 0 AND NOT a.attisdropped""", (self.schema,))
+        return [r[0] for r in rows]
 
     def done_table(self) -> str:
         return f"{self.quote(self.schema)}.SLUICE_APPLY_DONE"
@@ -696,6 +724,9 @@ class SqliteTarget(Target):
     def forget(self) -> None:
         super().forget()
         self._names.clear()
+
+    def _progress_columns(self) -> list[str]:
+        return [r[1].upper() for r in self.conn.execute("PRAGMA table_info(SLUICE_APPLY_PROGRESS)")]
 
     def _describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str]]:
         from ..capture.decode import oracle_name   # SQLite ignores case: name columns as capture does
