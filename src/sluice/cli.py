@@ -409,6 +409,8 @@ def run(obj: _Context, run_dsn: str | None, log_level: str, stop_timeout: float,
     metrics = None
     try:
         try:
+            if metrics_port is not None:     # a busy port or unknown host, said before anything starts
+                _check_listen(metrics_host, metrics_port)
             host.start()
             if metrics_port is not None:
                 metrics = _metrics_server(lambda: sluice.connect(dsn, user=obj.user, password=obj.password),

@@ -230,3 +230,21 @@ def test_fast_text_format_is_generate_latest_byte_for_byte(sites):
     frozen.register(h)
     assert text_format(frozen) == generate_latest(frozen)
     assert b'consumer="Mixed case"' in text_format(frozen) and b'servlet="a\\"b\\\\c"' in text_format(frozen)
+
+
+def test_sluice_run_says_why_its_metrics_address_is_refused(tmp_path):
+    """A busy port or a host that does not resolve was ORA-12541 'no listener'; they are
+    ORA-12542 and ORA-12545, as `sluice serve` says them, before any process starts."""
+    from click.testing import CliRunner
+
+    from sluice.cli import main
+    dsn = f"sqlite:///{tmp_path / 'm.db'}"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = CliRunner().invoke(main, ["--dsn", dsn, "run", "--metrics-port", str(port)])
+    assert r.exit_code == 1 and "ORA-12542" in r.output, r.output
+    r = CliRunner().invoke(main, ["--dsn", dsn, "run", "--metrics-port", str(_free_port()),
+                                  "--metrics-host", "nosuch.invalid"])
+    assert r.exit_code == 1 and "ORA-12545" in r.output, r.output
