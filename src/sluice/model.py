@@ -32,8 +32,7 @@ class Agent:
             raise InterfaceError("Agent.address must be a string or None")
         if not isinstance(self.protocol, int):
             raise InterfaceError("Agent.protocol must be an integer")
-        if not INT64_MIN <= self.protocol <= INT64_MAX:    # the stores' 64-bit column
-            raise ora(1426, f"Agent.protocol {self.protocol} is outside {INT64_MIN}..{INT64_MAX}")
+        check_int64("Agent.protocol", self.protocol)    # the stores' 64-bit column
 
 
 def _check_int(name: str, value: Any) -> int:
@@ -57,11 +56,15 @@ def _check_int32(name: str, value: Any) -> int:
     return value
 
 
-def check_priority(value: Any) -> int:
-    _check_int("priority", value)
+def check_int64(name: str, value: int) -> int:
+    """``value`` (an int) if the stores' 64-bit columns hold it, else ORA-01426."""
     if not INT64_MIN <= value <= INT64_MAX:
-        raise ora(1426, f"priority {value} is outside {INT64_MIN}..{INT64_MAX}")
+        raise ora(1426, f"{name} {value} is outside {INT64_MIN}..{INT64_MAX}")
     return value
+
+
+def check_priority(value: Any) -> int:
+    return check_int64("priority", _check_int("priority", value))
 
 
 def _check_str(name: str, value: Any) -> str | None:

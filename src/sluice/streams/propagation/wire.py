@@ -22,8 +22,9 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...charset import convertible
 from ...errors import ora
-from ...model import INT32_MAX, INT64_MAX, INT64_MIN, check_priority
+from ...model import INT32_MAX, check_int64, check_priority
 
 MEDIA_TYPE = "application/vnd.sluice.propagation+json"
 
@@ -146,11 +147,8 @@ def _text(value: Any, what: str) -> str:
     """``value``, a string the stores can hold: UTF-8 has no lone surrogate (JSON's "\\ud800")."""
     if type(value) is not str:
         raise ValueError(f"{what} is no string")
-    if not value.isascii():
-        try:
-            value.encode()
-        except UnicodeEncodeError:      # its message would quote the surrogate
-            raise ValueError(f"{what} is no UTF-8 text") from None
+    if not convertible(value):      # (the message does not quote it: it would hold the surrogate)
+        raise ValueError(f"{what} is no UTF-8 text")
     return value
 
 
@@ -170,10 +168,9 @@ def _sender(value: Any) -> tuple[str | None, str | None, int]:
         protocol = 0
     if type(protocol) is not int:
         raise ValueError("the sender's protocol is no integer")
-    if not INT64_MIN <= protocol <= INT64_MAX:
-        raise ora(1426, f"sender protocol {protocol} is outside {INT64_MIN}..{INT64_MAX}")
     return (None if name is None else _text(name, "the sender's name"),
-            None if address is None else _text(address, "the sender's address"), protocol)
+            None if address is None else _text(address, "the sender's address"),
+            check_int64("sender protocol", protocol))
 
 
 def _seconds(value: Any, what: str, negative: int) -> float | None:
