@@ -67,6 +67,18 @@ def errors(conn):
     return [dict(zip(cols, r)) for r in rows]
 
 
+def apply_rule_set(conn, **rules):
+    """APPLY_RS in the Streams evaluation context, holding ``rules`` (name: condition, or
+    (condition, action context)); its qualified name."""
+    adm = conn.rule_adm
+    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    for name, rule in rules.items():
+        condition, actx = rule if isinstance(rule, tuple) else (rule, None)
+        adm.create_rule(rule_name=name, condition=condition, action_context=actx)
+        adm.add_rule(rule_name=name, rule_set_name="APPLY_RS")
+    return f"{conn.username}.APPLY_RS"
+
+
 def test_transactional_queue_applies_queue_transactions(conn, target, world):
     """Table 3-1, transactional queue: the messages one transaction enqueued are applied as
     one transaction; one that fails sends all of them to the error queue and the process
@@ -145,12 +157,7 @@ def test_rules_execute_directive_enqueue_destination(conn, target, world):
     satisfies the rule from being executed, SET_ENQUEUE_DESTINATION enqueues it into
     another queue (the APPLY$_EXECUTE / APPLY$_ENQUEUE pairs of the rule's action context)."""
     o = target.owner
-    adm = conn.rule_adm
-    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
-    adm.create_rule(rule_name="R_INS", condition=":dml.get_command_type() = 'INSERT'")
-    adm.create_rule(rule_name="R_DEL", condition=":dml.get_command_type() = 'DELETE'")
-    adm.add_rule(rule_name="R_INS", rule_set_name="APPLY_RS")
-    adm.add_rule(rule_name="R_DEL", rule_set_name="APPLY_RS")
+    apply_rule_set(conn, R_INS=":dml.get_command_type() = 'INSERT'", R_DEL=":dml.get_command_type() = 'DELETE'")
     p = procedures(conn)
     p.set_execute("R_DEL", False)
     p.set_enqueue_destination("R_DEL", "PLAIN_Q")
@@ -262,10 +269,7 @@ def test_parallel_dependencies():
 def test_declarative_transformation_renames_the_schema(conn, target, world):
     """A declarative rule-based transformation on the apply rule (DBMS_STREAMS_ADM.
     RENAME_SCHEMA): LCRs for HR.EMP are applied to the target's own schema."""
-    adm = conn.rule_adm
-    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
-    adm.create_rule(rule_name="R_HR", condition=":dml.get_object_owner() = 'HR'")
-    adm.add_rule(rule_name="R_HR", rule_set_name="APPLY_RS")
+    apply_rule_set(conn, R_HR=":dml.get_object_owner() = 'HR'")
     conn.streams_adm.rename_schema("R_HR", "hr", target.owner)
     enqueue(conn, "APPLY_Q", user_lcr("INSERT", "HR", new={"ID": 1, "NAME": "renamed"}))
     proc = world(rule_set=f"{conn.username}.APPLY_RS")
@@ -283,11 +287,8 @@ def test_custom_rule_based_transformation(conn, target, world):
         lcr.set_value("NEW", "NAME", lcr.get_value("NEW", "NAME").value.upper())
         return lcr
     sluice.register_function("apply_test.shout", shout)
-    adm = conn.rule_adm
-    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
-    adm.create_rule(rule_name="R_T", condition=":dml.get_command_type() = 'INSERT'",
-                    action_context=NVList({"STREAMS$_TRANSFORM_FUNCTION": "apply_test.shout"}))
-    adm.add_rule(rule_name="R_T", rule_set_name="APPLY_RS")
+    apply_rule_set(conn, R_T=(":dml.get_command_type() = 'INSERT'",
+                              NVList({"STREAMS$_TRANSFORM_FUNCTION": "apply_test.shout"})))
     enqueue(conn, "APPLY_Q", user_lcr("INSERT", target.owner, new={"ID": 1, "NAME": "quiet"}))
     world(rule_set=f"{conn.username}.APPLY_RS").drain()
     assert target.rows("emp") == [(1, "QUIET")]
@@ -321,13 +322,9 @@ def test_a_failing_custom_transformation_disables_the_apply(conn, target, world,
     applied untransformed nor in the error queue); mended, a new process applies them once."""
     from sluice.rules.engine.types import NVList
     sluice.register_function("apply_test.failing", function)
-    adm = conn.rule_adm
-    adm.create_rule_set(rule_set_name="APPLY_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
-    adm.create_rule(rule_name="R_T", condition=":dml.get_value('NEW', 'NAME').AccessVarchar2() = 'odd'",
-                    action_context=NVList({"STREAMS$_TRANSFORM_FUNCTION": "apply_test.failing"}))
-    adm.create_rule(rule_name="R_PLAIN", condition=":dml.get_value('NEW', 'NAME').AccessVarchar2() <> 'odd'")
-    adm.add_rule(rule_name="R_T", rule_set_name="APPLY_RS")
-    adm.add_rule(rule_name="R_PLAIN", rule_set_name="APPLY_RS")
+    name = ":dml.get_value('NEW', 'NAME').AccessVarchar2()"
+    apply_rule_set(conn, R_T=(f"{name} = 'odd'", NVList({"STREAMS$_TRANSFORM_FUNCTION": "apply_test.failing"})),
+                   R_PLAIN=f"{name} <> 'odd'")
     o = target.owner
     enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 1, "NAME": "pre"}),
             user_lcr("INSERT", o, new={"ID": 2, "NAME": "odd"}),
