@@ -41,15 +41,16 @@ def site(dsn, target):  # noqa: F811
     conn.close()
 
 
-def _rows(txns: list[list]) -> list[Row]:
-    """The rows the sink's task gets for these transactions (decided, in commit order)."""
+def _rows(txns: list[list], rules: dict[int, str] | None = None) -> list[Row]:
+    """The rows the sink's task gets for these transactions (decided, in commit order);
+    ``rules``: the TRUE rule of the transactions at these places (others: none)."""
     out = []
-    for lcrs in txns:
+    for place, lcrs in enumerate(txns):
         for m in lcrs:
             d = dict.fromkeys(rowmod.FIELDS)
             d.update(lcr_row(m))
             d.update(msgid=os.urandom(16), seq=len(out) + 1, cscn=m.get_commit_scn(),
-                     payload_type=m.oracle_type, queue="STRMADMIN.STRM_Q", rule=None,
+                     payload_type=m.oracle_type, queue="STRMADMIN.STRM_Q", rule=(rules or {}).get(place),
                      tx=f"C|{m.get_source_database_name()}|{m.get_transaction_id()}|{m.get_commit_scn()}")
             out.append(Row(**d))
     return out
@@ -226,3 +227,43 @@ def test_an_older_store_gets_the_table_of_deleted_errors(dsn):
         assert rows(conn, "SELECT COUNT(*) FROM SLUICE_APPLY_ERROR_DELETED") == [(0,)]
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("registered, code, reason", [
+    (lambda lcr: 1 / 0, 26714, "ZeroDivisionError"),
+    (None, 904, "SINK_TEST.F"),   # not registered (on an executor: not loadable there)
+], ids=["raises", "missing"])
+def test_a_failing_custom_transformation_aborts_like_the_python_apply(site, registered, code, reason):
+    """A custom rule-based transformation that fails stops the apply as the Python apply
+    process does (ABORTED with the error, nothing in the error queue: EXECUTE_ERROR would
+    apply the LCR untransformed); the sink sent its transaction to the error queue and went
+    on.  Mended, START_APPLY and the batch replayed: each transaction once, transformed."""
+    from sluice.rules.engine.ruleset import STREAMS_CONTEXT
+    from sluice.rules.engine.types import NVList
+
+    dsn, conn, target = site
+    name = f"sink_test.f{os.urandom(4).hex()}"    # the registry is the process's: a name per test
+    if registered is not None:
+        sluice.register_function(name, registered)
+    conn.rule_adm.create_rule("T_EMP", "1 = 1", STREAMS_CONTEXT,
+                              NVList({"STREAMS$_TRANSFORM_FUNCTION": name}))
+    o = target.owner
+
+    def batch() -> list[Row]:
+        return _rows([[lcr("INSERT", o, "EMP", 11, None, {"ID": 1, "NAME": "a"}, txn="11.0.1")],
+                      [lcr("INSERT", o, "EMP", 12, None, {"ID": 2, "NAME": "b"}, txn="12.0.1")],
+                      [lcr("INSERT", o, "EMP", 13, None, {"ID": 3, "NAME": "c"}, txn="13.0.1")]], {1: f"{conn.username}.T_EMP"})
+    with pytest.raises(sluice.DatabaseError, match=f"ORA-{code:05d}.*{reason}"):
+        _run(dsn, batch())
+    assert _status(conn) == "ABORTED" and _errors(conn) == []
+    assert conn.query("SELECT ERROR_NUMBER FROM DBA_APPLY WHERE APPLY_NAME = :a", {"a": APPLY})[1] == [(code,)]
+    assert target.rows("emp") == [(1, "a")]
+
+    def upper(m):
+        m.set_value("NEW", "NAME", m.get_value("NEW", "NAME").value.upper())
+        return m
+    sluice.register_function(name, upper)     # mended
+    conn.apply_adm.start_apply(APPLY)
+    _run(dsn, batch())
+    assert target.rows("emp") == [(1, "a"), (2, "B"), (3, "c")]
+    assert _errors(conn) == [] and _status(conn) == "ENABLED"

@@ -276,8 +276,10 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     (STREAMS$_TRANSFORM_FUNCTION), SET_EXECUTE(FALSE) with SET_ENQUEUE_DESTINATION (the same
     messages reach the other queue, none is executed) -- and a DML handler registered by
     name on the driver only (a closure: its Python workers get it shipped with the plan).
-    Then a transformation whose module the executors cannot import sends its transaction
-    to the error queue with ORA-00904 saying so."""
+    Then a transformation whose module the executors cannot import stops the apply as a
+    missing function stops the Python apply process (ABORTED, ORA-00904 saying why, nothing
+    in the error queue); registered again in a form that travels, START_APPLY and the run
+    again apply what was left, once."""
     import sqlite3
     import sys
     from sluice.streams.apply import ApplyProcess
@@ -423,7 +425,7 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     assert (9010, "after the bad one") in table(targets["APS"], "EMP")
 
     # a transformation registered on the driver from a module the executors cannot import:
-    # its transaction goes to the error queue with ORA-00904 and the reason, the next applies
+    # the apply stops at its transaction, ABORTED with ORA-00904 and the reason
     (tmp_path / "driveronly").mkdir()
     (tmp_path / "driveronly" / "gone_mod.py").write_text("def gone(lcr):\n    return lcr\n")
     sys.path.insert(0, str(tmp_path / "driveronly"))
@@ -438,13 +440,27 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
         run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
                           connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
         run.start()
-        run.wait(timeout=300)
+        with pytest.raises(Exception, match="ORA-00904"):   # the run ends with the apply's error
+            run.wait(timeout=300)
     finally:
         sys.path.remove(str(tmp_path / "driveronly"))
-    gone = conn.query("SELECT SOURCE_COMMIT_SCN, ERROR_MESSAGE FROM SLUICE_APPLY_ERROR "
-                      "WHERE APPLY_NAME = 'APS' AND ERROR_NUMBER = 904", None)[1]
-    assert len(gone) == 1 and gone[0][0] == 9509 and "not loadable on this executor" in gone[0][1]
-    assert table(targets["APS"], "GONE") == [] and (951, "LATE") in table(targets["APS"], "NOTE")
+    [(status, number, message)] = conn.query("SELECT STATUS, ERROR_NUMBER, ERROR_MESSAGE FROM DBA_APPLY "
+                                             "WHERE APPLY_NAME = 'APS'", None)[1]
+    assert (status, number) == ("ABORTED", 904) and "not loadable on this executor" in message
+    assert conn.query("SELECT COUNT(*) FROM SLUICE_APPLY_ERROR WHERE APPLY_NAME = 'APS' AND ERROR_NUMBER = 904",
+                      None)[1] == [(0,)]
+    assert table(targets["APS"], "GONE") == [] and (951, "LATE") not in table(targets["APS"], "NOTE")
+
+    def gone_mended(lcr):   # defined here: pickled by value, it travels
+        return lcr
+    sluice.register_function("diff.gone", gone_mended)
+    conn.apply_adm.start_apply("APS")
+    run = PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
+                      connect=sluice.connect, apply_name="APS", trigger={"availableNow": True})
+    run.start()
+    run.wait(timeout=300)
+    assert table(targets["APS"], "GONE") == [(950, "late")]
+    assert [r for r in table(targets["APS"], "NOTE") if r[0] == 951] == [(951, "LATE")]
     conn.close()
 
 

@@ -150,8 +150,8 @@ def source_transactions(rows_in_order: list[Any], actions: Callable[[str, Any, C
     they come; an undecodable payload is a transaction of its own holding its stored text
     (ORA-25215 with the reason).  ``actions(rule, message, enqueue)`` -- what a row's TRUE
     rule's action context does (:func:`sluice.streams.apply.process.rule_actions`) --
-    gives its Item (None: discarded); an error it raises (ORA-00904: a transformation not
-    registered on this executor) fails the transaction."""
+    gives its Item (None: discarded); an error its enqueue raises fails the transaction;
+    a custom transformation's failure (TransformationFailed) is raised: the apply stops."""
     from ..errors import DatabaseError
     from ..streams.apply import Item, SourceTxn
 
@@ -499,6 +499,7 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
 
     from ..streams.apply import errorqueue
     from ..streams.apply.definition import set_status
+    from ..streams.apply.process import TransformationFailed
     from .setapply import SetApplier
 
     batch = _plain_rows(it)
@@ -522,7 +523,15 @@ def _apply_partition(connect: Callable[..., Any], dsn: str, login: dict, apply_n
                     waited.add([(idents[0], tuple(before), looks, time.monotonic() - began)])
 
         def one_by_one(rows: list[Any]) -> None:
-            for txn, failure, enqueues in source_transactions(rows, actions):
+            try:
+                txns = source_transactions(rows, actions)
+            except TransformationFailed as disabled:
+                # as the Python process: ABORTED, the transaction neither applied nor in the
+                # error queue; the batch is not committed, so a restart (the function mended)
+                # replays it from here -- those applied before it are recorded as done
+                set_status(ctx, d.name, "ABORTED", disabled.error)
+                raise disabled.error from None
+            for txn, failure, enqueues in txns:
                 if (txn.source_database, txn.commit_scn) in errored or ("IDENT", txn.ident) in errored:
                     continue   # already in the error queue (a replayed batch)
                 ident = engine.ident(txn)

@@ -283,7 +283,7 @@ class ApplyProcess:
         c["dequeue_time"] = time.time()
         try:
             txns = self._transactions(msgs)
-        except _Disabled as disabled:
+        except TransformationFailed as disabled:
             self.conn.rollback()          # the batch goes back to the queue, untouched
             self._first = True
             self.error, self.state = disabled.error, "ABORTED"
@@ -318,7 +318,7 @@ class ApplyProcess:
         c["dequeue_time"] = time.time()
         try:
             txns = self._transactions([_Handed(lcr) for lcr in lcrs])
-        except _Disabled as disabled:     # the capture stops with it, staging nothing past it
+        except TransformationFailed as disabled:     # the capture stops with it, staging nothing past it
             raise disabled.error from None
         c["received"] += len(txns)
         if lcrs:
@@ -597,23 +597,16 @@ class ApplyProcess:
             if declared:
                 message = transform(message, declared)
         actx = verdict.rule.rule_action_context if verdict.rule is not None else None
-        try:
-            message = custom_transformation(message, actx, self.ctx.username)
-        except DatabaseError as e:
-            raise _Disabled(e) from None
-        if message is None:
-            return None
         return rule_actions(message, actx, self.ctx.username,
-                            lambda queue, m: self.conn.queue(queue).enqone(self.conn.msgproperties(payload=m)),
-                            transformed=True)
+                            lambda queue, m: self.conn.queue(queue).enqone(self.conn.msgproperties(payload=m)))
 
 
-class _Disabled(Exception):
-    """A custom rule-based transformation failed (``error``): the apply process stops,
-    ABORTED with that error, as Oracle disables it; the messages stay in the queue (they
-    are neither applied untransformed nor put in the error queue, whose EXECUTE_ERROR
-    would apply them untransformed), so START_APPLY, once the function is mended, applies
-    them."""
+class TransformationFailed(Exception):
+    """A custom rule-based transformation failed (``error``): the apply stops, ABORTED
+    with that error, as Oracle disables it; the messages stay in the queue (they are
+    neither applied untransformed nor put in the error queue, whose EXECUTE_ERROR would
+    apply them untransformed), so START_APPLY, once the function is mended, applies them.
+    The Python apply process and the Spark apply sink both stop so."""
 
     def __init__(self, error: DatabaseError) -> None:
         super().__init__(str(error))
@@ -650,8 +643,7 @@ def custom_transformation(message: Any, actx: Any, username: str) -> Any:
     return result
 
 
-def rule_actions(message: Any, actx: Any, username: str, enqueue: Callable[[str, Any], Any],
-                 transformed: bool = False) -> Item | None:
+def rule_actions(message: Any, actx: Any, username: str, enqueue: Callable[[str, Any], Any]) -> Item | None:
     """What the TRUE apply rule's action context ``actx`` does to ``message`` after its
     declarative transformations (seed 000 "Purposes of Action Contexts in Streams"): its
     custom rule-based transformation (``STREAMS$_TRANSFORM_FUNCTION``, a function
@@ -659,14 +651,16 @@ def rule_actions(message: Any, actx: Any, username: str, enqueue: Callable[[str,
     discarded), then SET_ENQUEUE_DESTINATION (``APPLY$_ENQUEUE``: ``enqueue(queue,
     message)``) and SET_EXECUTE (``APPLY$_EXECUTE`` = ``NO``: the item is not executed).
     The Python apply process and the Spark apply sink both call it.
-    ``transformed``: the custom transformation has been performed already.
-    :raises: what :func:`custom_transformation` raises."""
+    :raises: TransformationFailed around what :func:`custom_transformation` raises; what
+        ``enqueue`` raises (the message then goes to the error queue)."""
     if actx is None:
         return Item(message)
-    if not transformed:
+    try:
         message = custom_transformation(message, actx, username)
-        if message is None:
-            return None
+    except DatabaseError as e:
+        raise TransformationFailed(e) from None
+    if message is None:
+        return None
     destination = actx.get_value("APPLY$_ENQUEUE")
     if destination is not None and destination.value:
         enqueue(str(destination.value), message)
