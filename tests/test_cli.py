@@ -76,6 +76,58 @@ def test_a_script_that_is_not_utf8_is_a_usage_error_before_any_of_it_runs(dsn, t
     r = _run(dsn, "sql", "-f", str(good))
     assert r.exit_code == 0 and "PL/SQL procedure successfully completed." in r.output and "é" in r.output
 
+def test_a_script_with_a_byte_order_mark_runs(dsn, tmp_path):
+    """A script saved with a UTF-8 byte order mark (Notepad's default) ran its first
+    statement with the mark in front: ORA-06550 and nothing set up. The mark is skipped,
+    from a file and from stdin; a non-UTF-8 byte's offset still counts the file's bytes."""
+    script = b"\xef\xbb\xbf" + SETUP.encode() + "SELECT 'é' FROM dual;\n".encode()
+    (tmp_path / "bom.sql").write_bytes(script)
+    r = _run(dsn, "sql", "-f", str(tmp_path / "bom.sql"))
+    assert r.exit_code == 0 and "PL/SQL procedure successfully completed." in r.output and "é" in r.output, r.output
+    assert "SLUICE.CLI_Q" in _run(dsn, "queues").output
+    r = CliRunner().invoke(main, ["--dsn", dsn, "sql"], input=b"\xef\xbb\xbfSELECT 'x' FROM dual;\n")
+    assert r.exit_code == 0 and "1 row selected." in r.output, r.output
+    (tmp_path / "bad.sql").write_bytes(b"\xef\xbb\xbfSELECT 1 FROM dual;\n\xff;\n")
+    r = CliRunner().invoke(main, ["--dsn", dsn, "sql", "-f", str(tmp_path / "bad.sql")])
+    assert r.exit_code == 2 and "byte 0xFF at offset 23" in r.output, r.output
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_commands_that_use_a_store_do_not_make_one(backend, tmp_path):
+    """browse, queues, top, enqueue, dequeue and pipeline status on a DSN where no store is
+    made an empty store (a new SQLite file, a new PostgreSQL schema with its catalog) and
+    then said the queue did not exist, or showed nothing. Now ORA-27041 / ORA-12154 saying
+    there is no store, and nothing is made; init still makes one."""
+    import psycopg
+
+    from tests.conftest import PG_BASE
+    if backend == "sqlite":
+        where = tmp_path / "nothing.db"
+        dsn, code = f"sqlite:///{where}", "ORA-27041"
+
+        def made():
+            return where.exists()
+    else:
+        schema = f"cli_none_{os.getpid()}"
+        dsn, code = f"{PG_BASE}{'&' if '?' in PG_BASE else '?'}schema={schema}", "ORA-12154"
+
+        def made():
+            with psycopg.connect(PG_BASE) as c:
+                return c.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone() is not None
+    for args in (["browse", "q"], ["queues"], ["top", "--once"], ["enqueue", "q", "x"], ["dequeue", "q"],
+                 ["pipeline", "status"]):
+        r = CliRunner().invoke(main, ["--dsn", dsn, *args])
+        assert r.exit_code == 1 and code in r.output and "sluice init" in r.output, (args, r.output)
+        assert not made(), args
+    try:
+        assert _run(dsn, "init").exit_code == 0 and made()
+        assert _run(dsn, "queues").exit_code == 0
+    finally:
+        if backend == "postgresql":
+            with psycopg.connect(PG_BASE, autocommit=True) as c:
+                c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
 def test_demo_runs(dsn, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(main, ["demo", "--dsn", dsn], catch_exceptions=False)
@@ -280,6 +332,7 @@ def test_compare_makes_no_database_that_is_not_there(tmp_path):
 def test_an_unforeseen_failure_is_one_line_too(dsn, monkeypatch):
     def broken(*a, **k):
         raise KeyError("boom")
+    assert _run(dsn, "init").exit_code == 0
     monkeypatch.setattr("sluice.cli._print_table", broken)
     monkeypatch.delenv("SLUICE_DEBUG", raising=False)
     r = CliRunner().invoke(main, ["--dsn", dsn, "queues"])

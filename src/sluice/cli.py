@@ -76,6 +76,15 @@ class _Context:
             self._conn = sluice.connect(self.dsn, user=self.user, password=self.password)
         return self._conn
 
+    @property
+    def existing_conn(self):
+        """The connection, for a command that reads a store or uses its queues: where no
+        store is, an error rather than a new empty store (``sluice init`` makes one)."""
+        if self._conn is None:
+            from .store import check_store_exists
+            check_store_exists(self.dsn)
+        return self.conn
+
     def close(self) -> None:
         if self._conn is not None:
             try:
@@ -163,10 +172,11 @@ def sql(obj: _Context, statements: tuple[str, ...], script) -> None:
 def _script_text(stream, name: str, option: str | None = None) -> str:
     """A script's text, read whole and decoded before any of it runs: a byte that is not
     UTF-8 is a usage error naming the file and the offset (a half-run script, or ORA-00600
-    after its first statements, is what reading as it goes gave)."""
+    after its first statements, is what reading as it goes gave).  A leading byte order
+    mark (what Windows editors write) is not text of the script: SQL*Plus skips it too."""
     data = stream.read()
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         problem = f"{name}: not UTF-8 text: byte 0x{data[e.start]:02X} at offset {e.start} ({e.reason})"
         raise click.BadParameter(problem, param_hint=option) if option else click.UsageError(problem) from None
@@ -223,7 +233,7 @@ def enqueue(obj: _Context, queue: str, payload: str, priority: int, correlation:
             delay: int, expiration: int) -> None:
     """Enqueue one message (text; JSON for JSON and object-type queues) and commit."""
     try:
-        conn = obj.conn
+        conn = obj.existing_conn
         props = conn.msgproperties(payload=_payload_for(conn, queue, payload), priority=priority,
                                    correlation=correlation, delay=delay, expiration=expiration)
         conn.queue(queue).enqone(props)
@@ -243,7 +253,7 @@ def _show(m) -> None:
 def _take(obj: _Context, queue: str, count: int, wait: int, mode: int, correlation: str | None,
           condition: str | None) -> None:
     try:
-        q = obj.conn.queue(queue)
+        q = obj.existing_conn.queue(queue)
         q.deqoptions.mode = mode
         q.deqoptions.wait = wait
         q.deqoptions.navigation = C.DEQ_FIRST_MSG
@@ -288,7 +298,7 @@ def browse(obj: _Context, queue: str, count: int, correlation: str | None, condi
 def queues(obj: _Context) -> None:
     """List queues with their state and message counts."""
     try:
-        conn = obj.conn
+        conn = obj.existing_conn
         rows = []
         for q in sorted(conn.context.catalog.all_queues(), key=lambda q: (q.owner, q.name)):
             counts = [conn.context.store.count_messages(q, [s]) for s in (0, 1, 2, 3)]
@@ -444,7 +454,7 @@ def top(obj: _Context, interval: float, once: bool, all_queues: bool) -> None:
     from .monitor import snapshot
     from .monitor.top import top as show
     try:
-        conn = obj.conn
+        conn = obj.existing_conn
         conn.context.authz.check_monitor()
 
         def take():
@@ -659,7 +669,7 @@ def pipeline_status(obj: _Context, name: str | None) -> None:
     """Each pipeline's position, messages, rate, lag and last error."""
     from .pipeline.queueio import progress_rows
     try:
-        obj.conn   # opens (and completes) the store's catalog
+        obj.existing_conn   # opens (and completes) the store's catalog
         cols, rows = progress_rows(obj.dsn, name)
     except Error as e:
         _fail(e)

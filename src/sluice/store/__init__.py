@@ -34,6 +34,27 @@ def sqlite_file(dsn: str) -> str | None:
     return _sqlite_path(dsn)[0]
 
 
+def check_store_exists(dsn: str) -> None:
+    """For commands that only read a store (or use its queues): refuse a DSN where no store
+    is, rather than make an empty one as :func:`open_store` does.
+    :raises: ORA-27041 for a missing SQLite file; ORA-12154 for a PostgreSQL schema that is
+        not there; ORA-12541 when the server is not reachable."""
+    if not isinstance(dsn, str) or "\x00" in dsn:
+        return                          # open_store says what is wrong with it
+    if dsn.startswith("sqlite:"):
+        path = _sqlite_path(dsn)[0]
+        if path is not None and not os.path.exists(path):
+            raise ora(27041, path, "No such file or directory (sluice init makes a store)")
+    elif dsn.startswith(("postgresql:", "postgres:")):
+        from .pgconn import parse_dsn
+        target = parse_dsn(dsn)
+        with target.connect() as raw:   # the schema is not made here: only its presence read
+            found = raw.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (target.schema,)).fetchone()
+        if found is None:
+            raise ora(12154, f"{target.display}?schema={target.schema}: no Sluice store in that schema "
+                             f"(sluice init makes one)")
+
+
 def open_store(dsn: str) -> Store:
     """The shared Store for ``dsn`` (reference counted; release with :func:`release_store`).
 
