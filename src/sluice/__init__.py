@@ -26,6 +26,7 @@ from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceE
                      NotSupportedError, OperationalError, ProgrammingError)
 from .model import Agent, DeqOptions, EnqOptions, MessageProperties
 from .aq.queue import Queue
+from .aio import AsyncConnection, AsyncConnectionPool, AsyncCursor, AsyncQueue
 from .routines import register_function
 from .streams.lcr import DDLLCR, RowLCR
 
@@ -49,8 +50,25 @@ def connect(dsn: str | None = None, user: str | None = None, password: str | Non
         return acquire_from(pool, pool_alias, **kwargs)
     return open_connection(ConnectSpec(dsn, params, kwargs), conn_class)
 
+def connect_async(dsn: str | None = None, user: str | None = None, password: str | None = None,
+                  mode: int = AUTH_MODE_DEFAULT, **kwargs: Any) -> AsyncConnection:
+    """python-oracledb's ``connect_async``: ``conn = await sluice.connect_async(dsn)`` or
+    ``async with sluice.connect_async(dsn) as conn`` -- :func:`connect`'s arguments; the
+    connection's calls are awaited (:mod:`sluice.aio`); ``pool=`` an async pool."""
+    if isinstance(kwargs.get("pool"), AsyncConnectionPool):
+        kwargs["pool"] = kwargs["pool"].sync_pool
+    return AsyncConnection(lambda: connect(dsn, user, password, mode, **kwargs))
+
+
+def create_pool_async(dsn: str | None = None, **kwargs: Any) -> AsyncConnectionPool:
+    """python-oracledb's ``create_pool_async``: :func:`create_pool`'s arguments; its
+    ``acquire()`` gives connections whose calls are awaited."""
+    return AsyncConnectionPool(create_pool(dsn, **kwargs))
+
+
 __all__ = [
-    "connect", "Connection", "ConnectParams", "PoolParams", "ConnectionPool", "create_pool", "get_pool",
+    "connect", "Connection", "connect_async", "create_pool_async", "AsyncConnection", "AsyncConnectionPool",
+    "AsyncCursor", "AsyncQueue", "ConnectParams", "PoolParams", "ConnectionPool", "create_pool", "get_pool",
     "IgnoredParameterWarning", "Cursor", "Queue", "Agent", "MessageProperties", "EnqOptions",
     "DeqOptions", "register_function", "RowLCR", "DDLLCR",
     "Error", "DatabaseError", "DataError", "IntegrityError", "InterfaceError", "NotSupportedError",
