@@ -22,7 +22,7 @@ convention before BOOLEAN); text, varchar, name, uuid, citext -> VARCHAR2 (an
 empty string stays empty: the value is PostgreSQL's, not Oracle's NULL);
 character -> CHAR; json, jsonb, xml -> CLOB (their text); bytea -> RAW; date ->
 DATE; timestamp -> TIMESTAMP; timestamp with time zone -> TIMESTAMP in UTC (an
-aware ``datetime``).  Domains count as their base type.  Anything else (arrays,
+aware ``datetime``; a year outside 1 to 9999 is ORA-01841 when the value is read).  Domains count as their base type.  Anything else (arrays,
 intervals, times, geometric, network, ranges, enums and other user-defined types)
 is unsupported: a change to such a table is not captured and the table is listed
 in DBA_STREAMS_UNSUPPORTED (see :mod:`.process`).
@@ -46,6 +46,7 @@ from decimal import Decimal
 from typing import Any, Callable, Iterator
 
 from ...aq.payload import ANYDATA_TEXT_READERS
+from ...errors import ora
 from .. import lcrcodec
 from ..lcr import COMPATIBLE_9_2, COMPATIBLE_10_1, AnyData, DDLLCR, RowLCR, RowUnit
 from .pgsource import DDL_PREFIX, TAG_PREFIX, lsn_to_int, parse_json
@@ -195,7 +196,21 @@ def _bytes(v: str) -> bytes:
 def _date(v: str) -> datetime:
     if v in ("infinity", "-infinity"):
         return datetime.max if v[0] == "i" else datetime.min
-    return datetime.fromisoformat(v)
+    try:
+        return datetime.fromisoformat(v)
+    except ValueError:
+        raise _year_out_of_range(v) from None
+
+
+def _year_out_of_range(v: str) -> Exception:
+    """PostgreSQL's dates run from 4713 BC to far past 9999; an LCR's DATE and TIMESTAMP
+    hold years 1 to 9999 (a Python ``datetime``).  A value outside is only found when it
+    is read (values stay wal2json's text until then): the reader — an apply process, whose
+    transaction goes to the error queue with it — gets Oracle's error for a year out of
+    range, not a ValueError."""
+    err = ora(1841)
+    return type(err)(f"{err}: PostgreSQL's {v!r} is outside the years 1 to 9999 an LCR's "
+                     f"DATE or TIMESTAMP holds", 1841)
 
 
 def _date_doc(v: str) -> str:
