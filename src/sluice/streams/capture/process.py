@@ -196,6 +196,7 @@ class CaptureProcess:
                 raise slot_missing(f'replication slot "{spec.slot}" of capture {self.name} '
                                    f'does not exist')
             self.confirmed = slot[1]
+            self._partitions()
             rows = self.ctx.query("SELECT CAPTURED_SCN FROM SLUICE_CAPTURE_PROGRESS "
                                   "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
             self.captured_scn = self._stored_scn = (rows[0][0] if rows and rows[0][0] is not None else 0)
@@ -221,7 +222,9 @@ class CaptureProcess:
     def _adopt(self, spec: specs.CaptureSpec) -> None:
         self.spec = spec
         self._catalog_version = self.ctx.catalog_version()
+        roots = self.decoder.roots if self.decoder is not None else {}
         self.decoder = Decoder(spec.source_database, self._excluded(spec))
+        self.decoder.roots = roots
         self._queue = self.conn.queue(spec.queue)
         self._agent = Agent(spec.name)
         rules = [rule for owner, name in ((spec.rule_set_owner, spec.rule_set_name),
@@ -329,6 +332,12 @@ class CaptureProcess:
         txns = transactions(rows, self.decoder.kinds)
         if staging is not None:
             txns = [t for t in txns if t.end_lsn > self._staged_lsn]
+        if any(t.ddl for t in txns):
+            try:
+                self._partitions()      # a partition may have come (or gone) with the DDL
+            except DatabaseError as e:
+                self._abort(e)
+                raise
         if notices and self._relevant(notices, txns):
             if not self._single and len(txns) > 1:
                 self._single = txns[-1].end_lsn   # find the transaction: one at a time up to here
@@ -354,6 +363,15 @@ class CaptureProcess:
             self._failed(e)
             raise
         return len(txns)
+
+    def _partitions(self) -> None:
+        """Read which tables of the source are partitions, and of which table: PostgreSQL
+        logs a change to a partitioned table under the partition holding the row, Oracle's
+        LCR names the table (so do the rules ADD_TABLE_RULES makes for it).  Read when the
+        process starts and after a batch with DDL, from the source's catalog as it is then
+        (a partition created and dropped before the capture reads its changes is named as
+        itself)."""
+        self.decoder.roots = self.source.partition_roots()
 
     def _failed(self, e: DatabaseError) -> None:
         """A batch failed: roll back; ABORTED unless another copy superseded this one."""
@@ -641,6 +659,7 @@ class CaptureProcess:
             schema, table = m.group(2).replace('""', '"'), m.group(3).replace('""', '"')
             if schema == self.decoder.exclude_schema:
                 continue
+            schema, table = self.decoder.root(schema, table)
             probe = RowLCR(self.spec.source_database, m.group(1).upper(), oracle_name(schema),
                            oracle_name(table))
             if self._verdict(probe):
