@@ -280,3 +280,31 @@ def test_apply_forwarding(env, replica, tmp_path):
     finally:
         src.close()
         dst.close()
+
+
+def test_a_captured_year_past_what_an_lcr_holds_is_the_transactions_error(env, replica):
+    """A source date before year 1 or after 9999 (PostgreSQL has them, an LCR's DATE and
+    TIMESTAMP do not) is captured; the apply process that reads it puts its transaction in
+    the error queue with ORA-01841 and, DISABLE_ON_ERROR being Y, aborts with that error —
+    it raised a ValueError before and applied nothing more; the transaction before it is
+    applied."""
+    env.sql(f"CREATE TABLE {env.src}.ev (id integer PRIMARY KEY, at timestamp)")
+    if replica.kind == "postgresql":
+        replica.sql(f"CREATE SCHEMA {env.src}")
+    replica.sql(f"CREATE TABLE {replica.table(env.owner, 'ev')} (id integer PRIMARY KEY, at timestamp)")
+    env.create_capture(rule_set_name=env.table_rule_set("CAP_RS", "ev"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    procedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname.upper(), 0,
+                                                      apply_database_link=replica.link)
+    env.sql(f"INSERT INTO {env.src}.ev VALUES (1, '2020-01-02 03:04:05')")
+    env.sql(f"INSERT INTO {env.src}.ev VALUES (2, '0044-03-15 BC')")
+    env.sql(f"INSERT INTO {env.src}.ev VALUES (3, '2021-01-01')")
+    env.process().catch_up()
+    app = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q",
+                                                                apply_database_link=replica.link))
+    env.procs.append(app)
+    app.drain()
+    assert (app.state, app.error.code) == ("ABORTED", 1841)
+    cols, rows = env.conn.query("SELECT ERROR_NUMBER, ERROR_MESSAGE, MESSAGE_COUNT FROM DBA_APPLY_ERROR", None)
+    assert len(rows) == 1 and rows[0][0] == 1841 and "0044-03-15 00:00:00 BC" in rows[0][1] and rows[0][2] == 1
+    assert replica.scalar(f"SELECT count(*) FROM {replica.table(env.owner, 'ev')}") == 1

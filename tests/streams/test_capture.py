@@ -347,3 +347,40 @@ def test_prefilter_only_for_identity_rules(condition, usable):
     assert key_only(condition) is usable
     assert Prefilter([(condition, "SYS.STREAMS$_EVALUATION_CONTEXT")], bool).usable is usable
     assert not Prefilter([(condition, "HR.MY_CONTEXT")], bool).usable
+
+
+def test_partitioned_table_changes_name_the_table(env):
+    """PostgreSQL logs a change to a partitioned table under the partition that holds the
+    row; Oracle's LCR names the table, and so do the rules ADD_TABLE_RULES makes for it:
+    row LCRs of every partition (at any level, and of one created after the capture
+    started) name the partitioned table, a row moving between partitions is its DELETE
+    and INSERT; TRUNCATE of the table is one TRUNCATE TABLE LCR, of one partition a
+    TRUNCATE TABLE of the partition with the table as its base table (a table DDL rule
+    of the table selects it).  Before, they named the partitions: a table rule for the
+    partitioned table captured nothing."""
+    s = env.src
+    env.sql(f"CREATE TABLE {s}.sales (id int, region text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)",
+            f"CREATE TABLE {s}.sales_east PARTITION OF {s}.sales FOR VALUES IN ('east')",
+            f"CREATE TABLE {s}.sales_west PARTITION OF {s}.sales FOR VALUES IN ('west', 'north') "
+            f"PARTITION BY LIST (region)",
+            f"CREATE TABLE {s}.sales_west_w PARTITION OF {s}.sales_west FOR VALUES IN ('west')",
+            f"CREATE TABLE {s}.sales_west_n PARTITION OF {s}.sales_west FOR VALUES IN ('north')")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "sales", ddl=True))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    proc = env.process()
+    proc.start()
+    env.sql(f"INSERT INTO {s}.sales VALUES (1, 'east'), (2, 'west'), (3, 'north')")
+    env.sql(f"CREATE TABLE {s}.sales_south PARTITION OF {s}.sales FOR VALUES IN ('south')",
+            f"INSERT INTO {s}.sales VALUES (4, 'south')")
+    env.sql(f"UPDATE {s}.sales SET region = 'east' WHERE id = 2")
+    env.sql(f"TRUNCATE {s}.sales_south")
+    env.sql(f"TRUNCATE {s}.sales")
+    proc.catch_up()
+    got = [(x.get_command_type(), x.get_object_name(), x.get_base_table_name() if not isinstance(x, RowLCR)
+            else values(x, "OLD" if x.get_command_type() == "DELETE" else "NEW")) for x in env.dequeue_all()
+           if x.get_command_type() != "CREATE TABLE"]
+    assert got == [
+        ("INSERT", "SALES", {"ID": 1, "REGION": "east"}), ("INSERT", "SALES", {"ID": 2, "REGION": "west"}),
+        ("INSERT", "SALES", {"ID": 3, "REGION": "north"}), ("INSERT", "SALES", {"ID": 4, "REGION": "south"}),
+        ("DELETE", "SALES", {"ID": 2, "REGION": "west"}), ("INSERT", "SALES", {"ID": 2, "REGION": "east"}),
+        ("TRUNCATE TABLE", "SALES_SOUTH", "SALES"), ("TRUNCATE TABLE", "SALES", "SALES")]

@@ -108,3 +108,36 @@ def test_unsupported_columns_and_other_changes():
     assert [u.column_name for u in odd.lcr.get_values("NEW")] == ["ID"]
     assert isinstance(trunc, DDLLCR) and (trunc.get_command_type(), trunc.get_base_table_name()) == \
         ("TRUNCATE TABLE", "T")
+
+
+def test_a_year_an_lcr_cannot_hold_is_an_oracle_error_when_read():
+    """PostgreSQL dates run from 4713 BC to far past 9999, an LCR's DATE and TIMESTAMP from
+    year 1 to 9999: such a value is captured (values are read only when needed) and reading
+    it — as an apply process does — raises ORA-01841, never a ValueError; the other
+    values of the LCR and its stored form are unaffected."""
+    import pytest
+    import sluice
+    cols = [{"name": "id", "type": "integer", "value": 1},
+            {"name": "bc", "type": "timestamp without time zone", "value": "0044-03-15 00:00:00 BC"},
+            {"name": "far", "type": "date", "value": "12000-01-01"}]
+    # the row as wal2json writes it with the capture's options (its keys in this order)
+    text = json.dumps({"action": "I", "xid": 42, "timestamp": "2026-11-25 14:58:02.911796+00", "lsn": "0/200",
+                       "schema": "hr", "table": "ev", "columns": cols}, separators=(",", ":"))
+    txn_rows = [json.dumps({"action": "B", "xid": 42}), text,
+                json.dumps({"action": "C", "xid": 42, "lsn": "1/10", "nextlsn": "1/40"})]
+    decoder = Decoder("DB1.NET", "sluice")
+    parsed, = transactions(txn_rows)                   # parsed whole (the types not known yet)
+    list(decoder.lcrs(parsed))
+    lazy, = transactions(txn_rows, decoder.kinds)      # (known now: kept as wal2json's text)
+    assert "_lazy" in lazy.changes[0] and "_lazy" not in parsed.changes[0]
+    for txn in (parsed, lazy):
+        lcr, = decoder.lcrs(txn)
+        codec = PayloadCodec("SYS.ANYDATA", None, lambda name: None)
+        back = codec.decode(codec.encode(lcr))
+        for one in (lcr, back):
+            with pytest.raises(sluice.DatabaseError) as e:
+                one.plain_values()
+            assert e.value.code == 1841 and "0044-03-15 00:00:00 BC" in str(e.value)
+        with pytest.raises(sluice.DatabaseError) as e:
+            back.get_value("NEW", "far")
+        assert e.value.code == 1841

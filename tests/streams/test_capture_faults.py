@@ -209,6 +209,28 @@ def test_table_altered_under_capture(env):
     assert ids(env.dequeue_all()) == [("INSERT", 5)]
 
 
+@pytest.mark.parametrize("table", ['od"d', 'a"."b'], ids=["quote", "quote-dot-quote"])
+def test_no_replica_identity_names_a_quoted_table_whole(env, table):
+    """wal2json's warning about an UPDATE without the old key names the table as it is
+    (a quote in the name not doubled): the capture whose rule wants the table still stops
+    with ORA-26744 naming it, and DBA_STREAMS_UNSUPPORTED lists it.  Before, the name was
+    cut at its first quote: the rule did not match the cut name and the UPDATE was lost
+    without a word."""
+    s, ident = env.src, '"' + table.replace('"', '""') + '"'
+    env.sql(f"CREATE TABLE {s}.{ident} (id int, v text)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", table))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(f"INSERT INTO {s}.{ident} VALUES (1, 'a')")
+    env.sql(f"UPDATE {s}.{ident} SET v = 'b'")
+    assert code_of(env.process().catch_up) == 26744
+    status, number, message = _status(env)
+    assert (status, number) == ("ABORTED", 26744) and f'"{env.owner}"."{table.upper()}"' in message
+    assert "an UPDATE" in message
+    assert env.view("SELECT OWNER, TABLE_NAME FROM DBA_STREAMS_UNSUPPORTED") == \
+        [{"OWNER": env.owner, "TABLE_NAME": table.upper()}]
+    assert ids(env.dequeue_all()) == [("INSERT", 1)]
+
+
 def test_killed_between_commit_and_slot_advance(env, monkeypatch):
     """The process dies after its batch committed, before the slot advanced: the next one
     reads those transactions again and skips them (their commit SCN is at or below the

@@ -165,3 +165,37 @@ def test_a_source_user_without_superuser_needs_the_ddl_triggers_installed(env, r
     finally:
         with pg_admin() as admin:
             admin.execute(f"DROP DATABASE {db} WITH (FORCE)")
+
+
+def test_subset_rules_for_a_partitioned_table(env):  # noqa: F811
+    """ADD_SUBSET_RULES for a partitioned table: PostgreSQL logs its rows in its partitions,
+    whose REPLICA IDENTITY the table's does not set, so every partition logs whole old
+    rows too; the LCRs name the table (the partition before: the rules matched nothing)
+    and rows migrate in and out of the subset (seed 000 "Row Migration During Capture")."""
+    env.sql(f"CREATE TABLE {env.src}.emp (id int, dept int, name text, PRIMARY KEY (id, dept)) "
+            f"PARTITION BY RANGE (dept)",
+            f"CREATE TABLE {env.src}.emp_low PARTITION OF {env.src}.emp FOR VALUES FROM (0) TO (50)",
+            f"CREATE TABLE {env.src}.emp_high PARTITION OF {env.src}.emp FOR VALUES FROM (50) TO (100)",
+            f"INSERT INTO {env.src}.emp VALUES (1, 80, 'a'), (2, 50, 'b'), (3, 50, 'c')")
+    _capture(env)
+    conn = env.conn
+    conn.streams_adm.add_subset_rules(f"{env.owner}.emp", "name <> 'x'", "capture", "cap", queue_name="STRM_Q")
+    got = {r[0]: r[1] for r in env.pg.execute(
+        f"SELECT c.relname, c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        f"WHERE n.nspname = '{env.src}' AND c.relkind IN ('r', 'p')").fetchall()}
+    assert got == {"emp": "f", "emp_low": "f", "emp_high": "f"}
+    conn.capture_adm.start_capture("cap")
+    proc = env.process("CAP")
+    proc.start()
+    env.sql(f"UPDATE {env.src}.emp SET name = 'x' WHERE id = 2")           # out: DELETE
+    env.sql(f"UPDATE {env.src}.emp SET name = 'z' WHERE id = 3")           # within: UPDATE
+    env.sql(f"INSERT INTO {env.src}.emp VALUES (4, 10, 'd')")              # INSERT
+    proc.catch_up()
+    got = [(m.get_command_type(), m.get_object_name(),
+            {u.column_name: u.data.value for u in m.get_values("NEW", "N")},
+            {u.column_name: u.data.value for u in m.get_values("OLD")}) for m in env.dequeue_all()]
+    assert got == [
+        ("DELETE", "EMP", {}, {"ID": 2, "DEPT": 50, "NAME": "b"}),
+        ("UPDATE", "EMP", {"ID": 3, "DEPT": 50, "NAME": "z"}, {"ID": 3, "DEPT": 50, "NAME": "c"}),
+        ("INSERT", "EMP", {"ID": 4, "DEPT": 10, "NAME": "d"}, {}),
+    ]

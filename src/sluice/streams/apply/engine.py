@@ -669,7 +669,10 @@ class ApplyEngine:
         ``known_only``: a statement whose text is not cached yet raises _Retry (making it
         may query the target)."""
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
-        old, new = lcr.plain_values()       # (name, value) pairs: no AnyData made for them
+        try:
+            old, new = lcr.plain_values()   # (name, value) pairs: no AnyData made for them
+        except DatabaseError as e:          # a value the LCR cannot give (a captured year past
+            raise ApplyError(e, index) from None   # 9999): this transaction's error, not the apply's
         if cmd == "INSERT" or not old:
             old_cols = old_vals = ()
         else:

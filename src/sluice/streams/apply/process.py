@@ -378,7 +378,10 @@ class ApplyProcess:
                     self._forget = []
                     self.state = "ABORTED"
                     self._first = True
-                    return todo[todo.index(txn) + 1:], []
+                    # by identity: list.index compares transactions by value, reading
+                    # every LCR's values (the failed one's may be what cannot be read)
+                    at = next(i for i, t in enumerate(todo) if t is txn)
+                    return todo[at + 1:], []
                 errorqueue.record(self.ctx, self.d.name, (self.d.queue_owner, self.d.queue_name),
                                   txn, failure, self._encode, self.d.apply_database_link, self.d.apply_tag)
                 self._note_errored(txn)

@@ -22,7 +22,7 @@ convention before BOOLEAN); text, varchar, name, uuid, citext -> VARCHAR2 (an
 empty string stays empty: the value is PostgreSQL's, not Oracle's NULL);
 character -> CHAR; json, jsonb, xml -> CLOB (their text); bytea -> RAW; date ->
 DATE; timestamp -> TIMESTAMP; timestamp with time zone -> TIMESTAMP in UTC (an
-aware ``datetime``).  Domains count as their base type.  Anything else (arrays,
+aware ``datetime``; a year outside 1 to 9999 is ORA-01841 when the value is read).  Domains count as their base type.  Anything else (arrays,
 intervals, times, geometric, network, ranges, enums and other user-defined types)
 is unsupported: a change to such a table is not captured and the table is listed
 in DBA_STREAMS_UNSUPPORTED (see :mod:`.process`).
@@ -33,6 +33,12 @@ the replica identity (the primary key, or the whole old row with REPLICA IDENTIT
 FULL).  DELETE: old values = the replica identity.  ``get_value('NEW', c)`` of an
 UPDATE falls back to the old value, as in Oracle.  TRUNCATE, which PostgreSQL logs
 as a change, is a DDL LCR (``TRUNCATE TABLE``), as Oracle captures it.
+
+**Partitioned tables.**  PostgreSQL logs a change to a partitioned table under the
+partition holding the row; the LCR names the partitioned table (:attr:`Decoder.roots`),
+as Oracle's does.  A row moving to another partition is logged, and captured, as its
+DELETE and INSERT.  TRUNCATE of a partition is a ``TRUNCATE TABLE`` of the partition
+whose base table is the partitioned table.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from decimal import Decimal
 from typing import Any, Callable, Iterator
 
 from ...aq.payload import ANYDATA_TEXT_READERS
+from ...errors import ora
 from .. import lcrcodec
 from ..lcr import COMPATIBLE_9_2, COMPATIBLE_10_1, AnyData, DDLLCR, RowLCR, RowUnit
 from .pgsource import DDL_PREFIX, TAG_PREFIX, lsn_to_int, parse_json
@@ -75,6 +82,7 @@ class SourceTransaction:
     end_lsn: int                 # LSN just past it: the slot's position after this transaction
     commit_time: datetime | None
     changes: list[dict] = field(default_factory=list)
+    ddl: bool = False            # it holds a DDL message (partitions may have come or gone)
 
 
 @dataclass(slots=True)
@@ -115,7 +123,7 @@ def transactions(rows: list[str], known: dict[str, Any] | None = None) -> list[S
     parsed whole, as every row is without ``known``."""
     out: list[SourceTransaction] = []
     changes: list[dict] | None = None
-    messages = False
+    messages = ddl = False
     head, type_names = _ROW_HEAD.match, _TYPE_NAME.findall
     for text in rows:
         if known is not None and changes is not None:
@@ -139,13 +147,15 @@ def transactions(rows: list[str], known: dict[str, Any] | None = None) -> list[S
                     changes = _in_log_order(changes)
                 out.append(SourceTransaction(row["xid"], lsn_to_int(row["lsn"]),
                                              lsn_to_int(row["nextlsn"]), _time(row.get("timestamp")),
-                                             changes))
+                                             changes, ddl))
             changes = None
-            messages = False
+            messages = ddl = False
         elif changes is not None:
             row["_text"] = text
             changes.append(row)
-            messages = messages or action == "M"
+            if action == "M":
+                messages = True
+                ddl = ddl or row.get("prefix") == DDL_PREFIX
     return out
 
 
@@ -195,7 +205,21 @@ def _bytes(v: str) -> bytes:
 def _date(v: str) -> datetime:
     if v in ("infinity", "-infinity"):
         return datetime.max if v[0] == "i" else datetime.min
-    return datetime.fromisoformat(v)
+    try:
+        return datetime.fromisoformat(v)
+    except ValueError:
+        raise _year_out_of_range(v) from None
+
+
+def _year_out_of_range(v: str) -> Exception:
+    """PostgreSQL's dates run from 4713 BC to far past 9999; an LCR's DATE and TIMESTAMP
+    hold years 1 to 9999 (a Python ``datetime``).  A value outside is only found when it
+    is read (values stay wal2json's text until then): the reader — an apply process, whose
+    transaction goes to the error queue with it — gets Oracle's error for a year out of
+    range, not a ValueError."""
+    err = ora(1841)
+    return type(err)(f"{err}: PostgreSQL's {v!r} is outside the years 1 to 9999 an LCR's "
+                     f"DATE or TIMESTAMP holds", 1841)
 
 
 def _date_doc(v: str) -> str:
@@ -412,6 +436,9 @@ class Decoder:
         self.exclude_schema = exclude_schema
         self.kinds: dict[str, _Kind | None] = {}
         self._names: dict[str, str] = {}
+        # (schema, partition) -> (schema, partitioned table): the source's partitions, kept
+        # by the capture process (pgsource.Source.partition_roots); a row LCR names the table
+        self.roots: dict[tuple[str, str], tuple[str, str]] = {}
 
     def _name(self, pg: str) -> str:
         name = self._names.get(pg)
@@ -482,7 +509,7 @@ class Decoder:
         txn_id = str(txn.xid)
         db, excluded = self.source_database, self.exclude_schema
         commit_scn, commit_time = txn.commit_scn, txn.commit_time
-        names = self._names
+        names, roots = self._names, self.roots
         for ch in txn.changes:
             action = ch["action"]
             if action == "M":
@@ -497,14 +524,17 @@ class Decoder:
             schema, table = ch["schema"], ch["table"]
             if schema == excluded:
                 continue
+            if action == "T":
+                lcr = self._truncate(ch, txn, tag, txn_id)
+                if lcr is not None:
+                    yield lcr
+                continue
+            if roots:
+                root = roots.get((schema, table))
+                if root is not None:
+                    schema, table = root
             owner = names.get(schema) or self._name(schema)
             name = names.get(table) or self._name(table)
-            if action == "T":
-                yield DDLLCR(db, "TRUNCATE TABLE", owner, name, "TABLE",
-                             f'TRUNCATE TABLE "{schema}"."{table}"', None, owner, owner, name,
-                             tag, txn_id, lsn_to_int(ch["lsn"]), commit_scn=commit_scn,
-                             source_time=commit_time)
-                continue
             lcr = DecodedRowLCR._trusted(db, _COMMANDS[action], owner, name, tag, txn_id,
                                          lsn_to_int(ch["lsn"]), commit_scn, commit_time)
             if "_lazy" in ch:       # every column type supported (transactions()): parsed if read
@@ -518,6 +548,29 @@ class Decoder:
             lcr._raw_old = self.supported(ch.get("identity"), bad) if action != "I" else None
             lcr._text = None if bad else ch["_text"]
             yield Unsupported(lcr, "; ".join(dict.fromkeys(bad))) if bad else lcr
+
+    def _truncate(self, ch: dict, txn: SourceTransaction, tag: bytes | None, txn_id: str) -> DDLLCR | None:
+        """The ``TRUNCATE TABLE`` DDL LCR of a table PostgreSQL logged as truncated.  A
+        partition's names its partitioned table as the base table (a table DDL rule of the
+        table selects it); None for a partition whose partitioned table is truncated by the
+        same statement (PostgreSQL logs the table and each of its partitions: one LCR
+        says it)."""
+        schema, table = ch["schema"], ch["table"]
+        base_schema, base_table = self.roots.get((schema, table), (schema, table))
+        if (base_schema, base_table) != (schema, table) and any(
+                c["action"] == "T" and c["lsn"] == ch["lsn"] and c["schema"] == base_schema
+                and c["table"] == base_table for c in txn.changes):
+            return None
+        owner, name = self._name(schema), self._name(table)
+        return DDLLCR(self.source_database, "TRUNCATE TABLE", owner, name, "TABLE",
+                      f'TRUNCATE TABLE "{schema}"."{table}"', None, owner, self._name(base_schema),
+                      self._name(base_table), tag, txn_id, lsn_to_int(ch["lsn"]),
+                      commit_scn=txn.commit_scn, source_time=txn.commit_time)
+
+    def root(self, schema: str, table: str) -> tuple[str, str]:
+        """The table a change to ``schema.table`` is captured as (a partition's partitioned
+        table; any other table itself), PostgreSQL's spelling."""
+        return self.roots.get((schema, table), (schema, table))
 
     def _ddl(self, msg: dict, tag: bytes | None, txn_id: str, txn: SourceTransaction) -> DDLLCR | None:
         """The DDL LCR of a ``sluice.ddl`` message.  Its SCN is one less than the LSN the

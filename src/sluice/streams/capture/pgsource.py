@@ -238,10 +238,28 @@ class Source:
 
     def replica_identity_full(self, schema: str, table: str) -> None:
         """Log whole old rows of the table (Oracle's unconditional supplemental log group
-        of every column), unless it does already."""
-        if self._run("SELECT c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                     "WHERE n.nspname = %s AND c.relname = %s", (schema, table)) != [("f",)]:
-            self._run(f"ALTER TABLE {_ident(schema)}.{_ident(table)} REPLICA IDENTITY FULL")
+        of every column), unless it does already.  A partitioned table's rows are logged by
+        its partitions, which PostgreSQL does not give the setting of their table: each
+        partition gets it too (those it has now; one attached later is the owner's to set)."""
+        rows = self._run("WITH t AS (SELECT c.oid FROM pg_class c JOIN pg_namespace n "
+                         "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s) "
+                         "SELECT pn.nspname, p.relname FROM pg_class p "
+                         "JOIN pg_namespace pn ON pn.oid = p.relnamespace "
+                         "WHERE (p.oid IN (SELECT oid FROM t) "   # (a plain table has no tree)
+                         "OR p.oid IN (SELECT relid FROM t, pg_partition_tree(t.oid))) "
+                         "AND p.relreplident <> 'f' ORDER BY p.oid", (schema, table))
+        for s, t in rows:
+            self._run(f"ALTER TABLE {_ident(s)}.{_ident(t)} REPLICA IDENTITY FULL")
+
+    def partition_roots(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """``{(schema, partition): (schema, table)}``: each partition of a partitioned table
+        (at any level) and the table at the top.  PostgreSQL logs a change to a partitioned
+        table as a change to the partition that holds the row; Oracle's LCR names the table."""
+        rows = self._run("SELECT n.nspname, c.relname, rn.nspname, r.relname FROM pg_class c "
+                         "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                         "JOIN pg_class r ON r.oid = pg_partition_root(c.oid) "
+                         "JOIN pg_namespace rn ON rn.oid = r.relnamespace WHERE c.relispartition")
+        return {(r[0], r[1]): (r[2], r[3]) for r in rows}
 
     def current_lsn(self) -> int:
         return lsn_to_int(self._run("SELECT pg_current_wal_lsn()::text")[0][0])

@@ -118,7 +118,9 @@ _STARTUP = """INSERT INTO SLUICE_CAPTURE_PROGRESS (OWNER, NAME, STATE, STATE_CHA
 _UNSUPPORTED = """INSERT INTO SLUICE_STREAMS_UNSUPPORTED (OWNER, TABLE_NAME, REASON, AUTO_FILTERED,
     CAPTURE_OWNER, CAPTURE_NAME, SCN, NOTED) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (OWNER, TABLE_NAME, REASON) DO NOTHING"""
-_NO_IDENTITY = re.compile(r'no tuple identifier for (\w+) in table "((?:[^"]|"")*)"\."((?:[^"]|"")*)"')
+# wal2json's warning names the table as "schema"."table", each name as it is (a quote in a
+# name is not doubled): the whole of it is taken, and split where the names end (_split)
+_NO_IDENTITY = re.compile(r'no tuple identifier for (\w+) in table "(.*)"$', re.DOTALL)
 _SLOT_BUSY_PATIENCE = 30.0   # seconds a slot may stay in use by a dying predecessor
 
 
@@ -196,6 +198,7 @@ class CaptureProcess:
                 raise slot_missing(f'replication slot "{spec.slot}" of capture {self.name} '
                                    f'does not exist')
             self.confirmed = slot[1]
+            self._partitions()
             rows = self.ctx.query("SELECT CAPTURED_SCN FROM SLUICE_CAPTURE_PROGRESS "
                                   "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
             self.captured_scn = self._stored_scn = (rows[0][0] if rows and rows[0][0] is not None else 0)
@@ -221,7 +224,9 @@ class CaptureProcess:
     def _adopt(self, spec: specs.CaptureSpec) -> None:
         self.spec = spec
         self._catalog_version = self.ctx.catalog_version()
+        roots = self.decoder.roots if self.decoder is not None else {}
         self.decoder = Decoder(spec.source_database, self._excluded(spec))
+        self.decoder.roots = roots
         self._queue = self.conn.queue(spec.queue)
         self._agent = Agent(spec.name)
         rules = [rule for owner, name in ((spec.rule_set_owner, spec.rule_set_name),
@@ -329,6 +334,12 @@ class CaptureProcess:
         txns = transactions(rows, self.decoder.kinds)
         if staging is not None:
             txns = [t for t in txns if t.end_lsn > self._staged_lsn]
+        if any(t.ddl for t in txns):
+            try:
+                self._partitions()      # a partition may have come (or gone) with the DDL
+            except DatabaseError as e:
+                self._abort(e)
+                raise
         if notices and self._relevant(notices, txns):
             if not self._single and len(txns) > 1:
                 self._single = txns[-1].end_lsn   # find the transaction: one at a time up to here
@@ -354,6 +365,15 @@ class CaptureProcess:
             self._failed(e)
             raise
         return len(txns)
+
+    def _partitions(self) -> None:
+        """Read which tables of the source are partitions, and of which table: PostgreSQL
+        logs a change to a partitioned table under the partition holding the row, Oracle's
+        LCR names the table (so do the rules ADD_TABLE_RULES makes for it).  Read when the
+        process starts and after a batch with DDL, from the source's catalog as it is then
+        (a partition created and dropped before the capture reads its changes is named as
+        itself)."""
+        self.decoder.roots = self.source.partition_roots()
 
     def _failed(self, e: DatabaseError) -> None:
         """A batch failed: roll back; ABORTED unless another copy superseded this one."""
@@ -638,29 +658,37 @@ class CaptureProcess:
             m = _NO_IDENTITY.search(text)
             if m is None:
                 continue
-            schema, table = m.group(2).replace('""', '"'), m.group(3).replace('""', '"')
+            schema, table = self._split(m.group(2))
             if schema == self.decoder.exclude_schema:
                 continue
+            schema, table = self.decoder.root(schema, table)
             probe = RowLCR(self.spec.source_database, m.group(1).upper(), oracle_name(schema),
                            oracle_name(table))
             if self._verdict(probe):
                 hits.append((m.group(1).upper(), oracle_name(schema), oracle_name(table)))
         return hits
 
-    def _no_identity_args(self, notices: list[str], txns: list[SourceTransaction]) -> tuple:
+    def _split(self, names: str) -> tuple[str, str]:
+        """``schema"."table`` of a wal2json warning -> (schema, table).  A name holding
+        ``"."`` makes several splits possible: the one naming a table of the source."""
+        splits = [(names[:i], names[i + 3:]) for i in range(len(names)) if names.startswith('"."', i)]
+        if len(splits) > 1 and self.source is not None:
+            for schema, table in splits:
+                if self.source.table_columns(schema, table) is not None:
+                    return schema, table
+        return splits[0] if splits else ("", names)
+
+    def _no_identity_error(self, notices: list[str], txns: list[SourceTransaction]) -> DatabaseError:
         cmd, owner, table = self._relevant(notices, txns)[0]
         where = (f" in transaction {txns[0].xid} committed at SCN {txns[0].commit_scn}; "
                  f"ALTER_CAPTURE(start_scn => {txns[0].commit_scn + 1}) goes past it") if txns else ""
-        return (f'"{self.name}"', f'"{owner}"."{table}"',
-                f"PostgreSQL logged a {cmd} without the old key (the table has no primary key "
-                f"and no REPLICA IDENTITY FULL), so the change cannot be captured{where}")
-
-    def _no_identity_error(self, notices: list[str], txns: list[SourceTransaction]) -> DatabaseError:
-        args = self._no_identity_args(notices, txns)
-        owner_table = args[1].replace('"', "").split(".", 1)
+        args = (f'"{self.name}"', f'"{owner}"."{table}"',
+                f"PostgreSQL logged {'an' if cmd[0] in 'AEIOU' else 'a'} {cmd} without the old key "
+                f"(the table has no primary key and no REPLICA IDENTITY FULL), so the change "
+                f"cannot be captured{where}")
         try:
             self.ctx.add_commit_work(lambda c: c.execute(_UNSUPPORTED, (
-                owner_table[0], owner_table[1], "no replica identity: UPDATE and DELETE cannot be "
+                owner, table, "no replica identity: UPDATE and DELETE cannot be "
                 "captured", "NO", specs.OWNER, self.name, txns[0].commit_scn if txns else None,
                 time.time())))
             self.conn.commit()
