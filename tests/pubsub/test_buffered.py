@@ -352,3 +352,29 @@ def test_an_expired_message_stays_until_the_exception_queue_takes_it(conn, monke
     assert q.deqone() is None
     assert table_rows(conn, "Q_QT", "QUEUE, MSG_STATE, DELIVERY_MODE") == [
         ("AQ$_Q_QT_E", "EXPIRED", "PERSISTENT")]
+
+
+def test_a_browsed_message_is_removed_by_its_msgid_and_the_browse_goes_on(conn):
+    """Seed 003 lists "Message identifier" among the dequeue options of buffered messages:
+    a dequeue by msgid takes that message wherever the session's browse position is, and
+    leaves the position alone — the browse goes on after the message it last showed."""
+    make_queue(conn)
+    q = _bq(conn)
+    sent = [conn.msgproperties(payload=b"%d" % i) for i in range(4)]
+    for m in sent:
+        q.enqone(m)
+    q.deqoptions.mode = sluice.DEQ_BROWSE
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert [q.deqone().payload for _ in range(2)] == [b"0", b"1"]
+    q.deqoptions.mode = sluice.DEQ_REMOVE
+    q.deqoptions.msgid = sent[1].msgid             # behind the position: still found
+    assert q.deqone().payload == b"1"
+    q.deqoptions.msgid = sent[3].msgid             # ahead of it: taken, the position stays
+    assert q.deqone().payload == b"3"
+    q.deqoptions.msgid = None
+    q.deqoptions.mode = sluice.DEQ_BROWSE
+    assert q.deqone().payload == b"2"               # the browse goes on after "1"
+    assert q.deqone() is None
+    q.deqoptions.mode = sluice.DEQ_REMOVE
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert [q.deqone().payload, q.deqone().payload] == [b"0", b"2"] and q.deqone() is None

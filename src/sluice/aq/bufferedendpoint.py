@@ -181,16 +181,22 @@ class Endpoint:
         (``nav.buffered`` is the position there) and the messages this process spilled
         to the table (spilled oldest first, so usually ahead of memory's)."""
         pool = self.pool
+        # a dequeue by msgid takes that message wherever the session's position is, and
+        # leaves the position alone (as the table's dequeue by msgid does)
+        by_id = sel.msgid is not None
+        after = None if by_id else nav.buffered
         if pool.spilled and mode != C.DEQ_BROWSE and \
                 (q.qualified, sel.consumer_name if sel.multi else None) in pool.spilled:
-            got = self._take_spilled_if_first(q, sel, mode, nav)
+            got = self._take_spilled_if_first(q, sel, mode, after)
             if got is not None:
                 return self._taken(q, got, mode)
-        got = pool.take(q, sel, nav.buffered, mode, self.ctx, self.expire)
+        got = pool.take(q, sel, after, mode, self.ctx, self.expire)
         if got is not None:
-            nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
+            if not by_id:
+                nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
             return self._taken(q, got[0], mode)
-        nav.buffered = None
+        if not by_id:
+            nav.buffered = None
         got = self._dequeue_spilled(q, _spilled(sel), mode)
         return self._taken(q, got, mode)
 
@@ -199,9 +205,11 @@ class Endpoint:
             self.pool.taken(q, record, self.ctx)
         return record
 
-    def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
+    def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int,
+                               after: tuple | None) -> MessageRecord | None:
         """The table's first spilled message for ``sel`` when it sorts before memory's
-        first (on equal keys the spilled one is the older); None otherwise."""
+        first after position ``after`` (on equal keys the spilled one is the older); None
+        otherwise."""
         spilled = _spilled(sel)
         head = self._dequeue_spilled(q, spilled, C.DEQ_BROWSE)
         if head is None:
@@ -209,7 +217,7 @@ class Endpoint:
                 # drained (not merely nothing matching a selector): memory alone again
                 self.pool.spilled.discard((q.qualified, sel.consumer_name if sel.multi else None))
             return None
-        first = self.pool.first_key(q, sel, nav.buffered, self.ctx)
+        first = self.pool.first_key(q, sel, after, self.ctx)
         if first is not None and _later(_order_key(q.table)(head), first[:-1]):
             return None
         # taken by its id; gone meanwhile (another session) -> memory's turn

@@ -365,7 +365,7 @@ class Queue:
         mark = None
         if with_payload and (transform is not None or table.payload_type not in _READ_WITHOUT_FAIL):
             mark = ctx.session.savepoint(), dataclasses.replace(nav)
-        if navigation == C.DEQ_FIRST_MSG:
+        if navigation == C.DEQ_FIRST_MSG and opts.msgid is None:   # (by msgid: the position stays)
             nav.buffered = None
         recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav, consumer)
         if not recs:
