@@ -378,3 +378,37 @@ def test_a_browsed_message_is_removed_by_its_msgid_and_the_browse_goes_on(conn):
     q.deqoptions.mode = sluice.DEQ_REMOVE
     q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
     assert [q.deqone().payload, q.deqone().payload] == [b"0", b"2"] and q.deqone() is None
+
+
+def test_a_buffered_dequeue_that_cannot_read_its_message_takes_nothing(conn):
+    """A buffered message has no transaction to undo its dequeue: a dequeue transformation
+    that raised lost it, in memory or spilled.  It is read before it is gone now; the
+    message stays where it was, for the next dequeue."""
+    make_queue(conn)
+    sluice.register_function("sluice.failing_buffered", lambda payload: 1 / 0)
+    conn.transform.create_transformation(schema="sluice", name="failing", from_schema="sys",
+                                         from_type="RAW", to_schema="sys", to_type="RAW",
+                                         transformation="sluice.failing_buffered(source.user_data)")
+    q = _bq(conn)
+    buffered.configure(conn, memory_limit=1)         # these two spill
+    try:
+        for i in range(2):
+            q.enqone(conn.msgproperties(payload=b"spilled %d" % i))
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+    q.enqone(conn.msgproperties(payload=b"in memory"))
+    assert sorted(table_rows(conn, "Q_QT", "MSG_STATE")) == [("IN-MEMORY",), ("SPILLED",), ("SPILLED",)]
+    q.deqoptions.transformation = "failing"
+    for _ in range(2):
+        assert _code(q.deqone) == "ORA-25229"
+    q.deqoptions.transformation = None
+    assert q.deqone().payload == b"spilled 0"        # the spilled one stayed in the table
+    q.deqoptions.transformation = "failing"
+    assert _code(q.deqone) == "ORA-25229"
+    q.deqoptions.transformation = None
+    assert q.deqone().payload == b"spilled 1"
+    q.deqoptions.transformation = "failing"
+    assert _code(q.deqone) == "ORA-25229"            # the one in memory stays in memory
+    q.deqoptions.transformation = None
+    assert table_rows(conn, "Q_QT", "MSG_STATE") == [("IN-MEMORY",)]
+    assert q.deqone().payload == b"in memory" and q.deqone() is None

@@ -229,6 +229,8 @@ class PgSession(StoreSession):
             if recs:
                 sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
                                new_txn_id(), now)
+                if info.check is not None:
+                    info.check(recs)   # raises: rolled back, nothing taken
                 if purge_at is not None:
                     then[:] = store.notices(when=purge_at)
             return recs
