@@ -412,3 +412,17 @@ def test_a_buffered_dequeue_that_cannot_read_its_message_takes_nothing(conn):
     q.deqoptions.transformation = None
     assert table_rows(conn, "Q_QT", "MSG_STATE") == [("IN-MEMORY",)]
     assert q.deqone().payload == b"in memory" and q.deqone() is None
+
+
+def test_reading_the_aq_view_of_buffered_messages_does_not_hold_the_queue_table(conn, conn2):
+    """The AQ$ view shows the messages in memory through a temporary view of the session's
+    connection; on PostgreSQL that view depended on the queue table and outlived the
+    query, so DROP_QUEUE_TABLE failed ("other objects depend on it") until the session
+    that had read the view closed."""
+    make_queue(conn)
+    _bq(conn).enqone(conn.msgproperties(payload=b"in memory", correlation="M"))
+    for _ in range(2):       # (read twice: the second read makes its objects anew)
+        assert table_rows(conn2, "Q_QT", "CORR_ID, MSG_STATE") == [("M", "IN-MEMORY")]
+    assert conn2.cursor().execute("SELECT corr_id FROM aq$q_qt").fetchall() == [("M",)]
+    conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)
+    assert conn.query("SELECT COUNT(*) FROM user_queue_tables WHERE queue_table = 'Q_QT'", None)[1] == [(0,)]
