@@ -426,3 +426,29 @@ def test_reading_the_aq_view_of_buffered_messages_does_not_hold_the_queue_table(
     assert conn2.cursor().execute("SELECT corr_id FROM aq$q_qt").fetchall() == [("M",)]
     conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)
     assert conn.query("SELECT COUNT(*) FROM user_queue_tables WHERE queue_table = 'Q_QT'", None)[1] == [(0,)]
+
+
+def test_dropping_a_queue_drops_its_buffered_messages(conn):
+    """DROP_QUEUE and DROP_QUEUE_TABLE delete the queue's messages: its buffered ones in
+    memory stayed, so a queue made again under the name delivered them."""
+    make_queue(conn)
+    buffered.configure(conn, flow_control_threshold=3, flow_control_timeout=0.2)
+    try:
+        q = _bq(conn)
+        for i in range(3):
+            q.enqone(conn.msgproperties(payload=b"old %d" % i))
+        conn.aqadm.stop_queue(queue_name="Q")
+        conn.aqadm.drop_queue(queue_name="Q")
+        conn.aqadm.create_queue(queue_name="Q", queue_table="Q_QT")
+        conn.aqadm.start_queue(queue_name="Q")
+        q = _bq(conn)
+        assert q.deqone() is None and table_rows(conn, "Q_QT") == []
+        for i in range(3):         # the dropped messages no longer count against flow control
+            q.enqone(conn.msgproperties(payload=b"new %d" % i))
+        conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)
+        make_queue(conn)
+        q = _bq(conn)
+        assert q.deqone() is None and table_rows(conn, "Q_QT") == []
+        assert buffered.pool_for(conn.context.store).count(conn.context.catalog.queue("Q")) == 0
+    finally:
+        buffered.configure(conn, flow_control_threshold=10_000, flow_control_timeout=5.0)
