@@ -452,3 +452,26 @@ def test_dropping_a_queue_drops_its_buffered_messages(conn):
         assert buffered.pool_for(conn.context.store).count(conn.context.catalog.queue("Q")) == 0
     finally:
         buffered.configure(conn, flow_control_threshold=10_000, flow_control_timeout=5.0)
+
+
+def test_an_expired_spilled_message_reaches_the_exception_queue_as_persistent(conn):
+    """Seed 003 "Error Handling": an expired buffered message "is moved into the exception
+    queue as a persistent message" — a spilled one kept its BUFFERED mode there when the
+    time manager moved it, and a default (persistent) dequeue of the exception queue did
+    not find it."""
+    make_queue(conn)
+    buffered.configure(conn, memory_limit=1)
+    try:
+        _bq(conn).enqone(conn.msgproperties(payload=b"late", expiration=1))
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+    assert table_rows(conn, "Q_QT", "MSG_STATE") == [("SPILLED",)]
+    assert wait_until(lambda: table_rows(conn, "Q_QT", "QUEUE")[0] == ("AQ$_Q_QT_E",), timeout=10)
+    assert table_rows(conn, "Q_QT", "MSG_STATE, DELIVERY_MODE, EXPIRATION_REASON") == [
+        ("EXPIRED", "PERSISTENT", "TIME_EXPIRATION")]
+    conn.aqadm.start_queue(queue_name="AQ$_Q_QT_E", enqueue=False, dequeue=True)
+    e = conn.queue("AQ$_Q_QT_E")
+    e.deqoptions.wait = sluice.DEQ_NO_WAIT
+    got = e.deqone()
+    assert (got.payload, got.deliverymode, got.state) == (b"late", sluice.MSG_PERSISTENT, sluice.MSG_EXPIRED)
+    conn.commit()
