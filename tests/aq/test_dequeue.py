@@ -301,3 +301,24 @@ def test_a_dequeue_that_cannot_read_its_message_takes_nothing(conn):
     conn.commit()
     r.deqoptions.transformation = None
     assert r.deqone().payload == b"kept"
+
+
+def test_an_immediate_dequeue_that_cannot_read_its_message_takes_nothing(conn):
+    """An IMMEDIATE REMOVE commits on its own, past the savepoint that undoes a failed
+    read in the session's transaction: a dequeue transformation that raised left the
+    message consumed for good.  It is read before that COMMIT now: nothing is taken."""
+    make_queue(conn)
+    sluice.register_function("sluice.failing_immediate", lambda payload: 1 / 0)
+    conn.transform.create_transformation(schema="sluice", name="failing", from_schema="sys",
+                                         from_type="RAW", to_schema="sys", to_type="RAW",
+                                         transformation="sluice.failing_immediate(source.user_data)")
+    q = nowait(conn.queue("Q"))
+    q.enqone(conn.msgproperties(payload=b"kept"))
+    conn.commit()
+    q.deqoptions.visibility, q.deqoptions.transformation = sluice.DEQ_IMMEDIATE, "failing"
+    with pytest.raises(sluice.DatabaseError, match="ORA-25229"):
+        q.deqone()
+    conn.rollback()
+    assert table_rows(conn, "Q_QT", "MSG_STATE") == [("READY",)]
+    q.deqoptions.transformation = None
+    assert q.deqone().payload == b"kept" and q.deqone() is None

@@ -352,3 +352,126 @@ def test_an_expired_message_stays_until_the_exception_queue_takes_it(conn, monke
     assert q.deqone() is None
     assert table_rows(conn, "Q_QT", "QUEUE, MSG_STATE, DELIVERY_MODE") == [
         ("AQ$_Q_QT_E", "EXPIRED", "PERSISTENT")]
+
+
+def test_a_browsed_message_is_removed_by_its_msgid_and_the_browse_goes_on(conn):
+    """Seed 003 lists "Message identifier" among the dequeue options of buffered messages:
+    a dequeue by msgid takes that message wherever the session's browse position is, and
+    leaves the position alone — the browse goes on after the message it last showed."""
+    make_queue(conn)
+    q = _bq(conn)
+    sent = [conn.msgproperties(payload=b"%d" % i) for i in range(4)]
+    for m in sent:
+        q.enqone(m)
+    q.deqoptions.mode = sluice.DEQ_BROWSE
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert [q.deqone().payload for _ in range(2)] == [b"0", b"1"]
+    q.deqoptions.mode = sluice.DEQ_REMOVE
+    q.deqoptions.msgid = sent[1].msgid             # behind the position: still found
+    assert q.deqone().payload == b"1"
+    q.deqoptions.msgid = sent[3].msgid             # ahead of it: taken, the position stays
+    assert q.deqone().payload == b"3"
+    q.deqoptions.msgid = None
+    q.deqoptions.mode = sluice.DEQ_BROWSE
+    assert q.deqone().payload == b"2"               # the browse goes on after "1"
+    assert q.deqone() is None
+    q.deqoptions.mode = sluice.DEQ_REMOVE
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert [q.deqone().payload, q.deqone().payload] == [b"0", b"2"] and q.deqone() is None
+
+
+def test_a_buffered_dequeue_that_cannot_read_its_message_takes_nothing(conn):
+    """A buffered message has no transaction to undo its dequeue: a dequeue transformation
+    that raised lost it, in memory or spilled.  It is read before it is gone now; the
+    message stays where it was, for the next dequeue."""
+    make_queue(conn)
+    sluice.register_function("sluice.failing_buffered", lambda payload: 1 / 0)
+    conn.transform.create_transformation(schema="sluice", name="failing", from_schema="sys",
+                                         from_type="RAW", to_schema="sys", to_type="RAW",
+                                         transformation="sluice.failing_buffered(source.user_data)")
+    q = _bq(conn)
+    buffered.configure(conn, memory_limit=1)         # these two spill
+    try:
+        for i in range(2):
+            q.enqone(conn.msgproperties(payload=b"spilled %d" % i))
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+    q.enqone(conn.msgproperties(payload=b"in memory"))
+    assert sorted(table_rows(conn, "Q_QT", "MSG_STATE")) == [("IN-MEMORY",), ("SPILLED",), ("SPILLED",)]
+    q.deqoptions.transformation = "failing"
+    for _ in range(2):
+        assert _code(q.deqone) == "ORA-25229"
+    q.deqoptions.transformation = None
+    assert q.deqone().payload == b"spilled 0"        # the spilled one stayed in the table
+    q.deqoptions.transformation = "failing"
+    assert _code(q.deqone) == "ORA-25229"
+    q.deqoptions.transformation = None
+    assert q.deqone().payload == b"spilled 1"
+    q.deqoptions.transformation = "failing"
+    assert _code(q.deqone) == "ORA-25229"            # the one in memory stays in memory
+    q.deqoptions.transformation = None
+    assert table_rows(conn, "Q_QT", "MSG_STATE") == [("IN-MEMORY",)]
+    assert q.deqone().payload == b"in memory" and q.deqone() is None
+
+
+def test_reading_the_aq_view_of_buffered_messages_does_not_hold_the_queue_table(conn, conn2):
+    """The AQ$ view shows the messages in memory through a temporary view of the session's
+    connection; on PostgreSQL that view depended on the queue table and outlived the
+    query, so DROP_QUEUE_TABLE failed ("other objects depend on it") until the session
+    that had read the view closed."""
+    make_queue(conn)
+    _bq(conn).enqone(conn.msgproperties(payload=b"in memory", correlation="M"))
+    for _ in range(2):       # (read twice: the second read makes its objects anew)
+        assert table_rows(conn2, "Q_QT", "CORR_ID, MSG_STATE") == [("M", "IN-MEMORY")]
+    assert conn2.cursor().execute("SELECT corr_id FROM aq$q_qt").fetchall() == [("M",)]
+    conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)
+    assert conn.query("SELECT COUNT(*) FROM user_queue_tables WHERE queue_table = 'Q_QT'", None)[1] == [(0,)]
+
+
+def test_dropping_a_queue_drops_its_buffered_messages(conn):
+    """DROP_QUEUE and DROP_QUEUE_TABLE delete the queue's messages: its buffered ones in
+    memory stayed, so a queue made again under the name delivered them."""
+    make_queue(conn)
+    buffered.configure(conn, flow_control_threshold=3, flow_control_timeout=0.2)
+    try:
+        q = _bq(conn)
+        for i in range(3):
+            q.enqone(conn.msgproperties(payload=b"old %d" % i))
+        conn.aqadm.stop_queue(queue_name="Q")
+        conn.aqadm.drop_queue(queue_name="Q")
+        conn.aqadm.create_queue(queue_name="Q", queue_table="Q_QT")
+        conn.aqadm.start_queue(queue_name="Q")
+        q = _bq(conn)
+        assert q.deqone() is None and table_rows(conn, "Q_QT") == []
+        for i in range(3):         # the dropped messages no longer count against flow control
+            q.enqone(conn.msgproperties(payload=b"new %d" % i))
+        conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)
+        make_queue(conn)
+        q = _bq(conn)
+        assert q.deqone() is None and table_rows(conn, "Q_QT") == []
+        assert buffered.pool_for(conn.context.store).count(conn.context.catalog.queue("Q")) == 0
+    finally:
+        buffered.configure(conn, flow_control_threshold=10_000, flow_control_timeout=5.0)
+
+
+def test_an_expired_spilled_message_reaches_the_exception_queue_as_persistent(conn):
+    """Seed 003 "Error Handling": an expired buffered message "is moved into the exception
+    queue as a persistent message" — a spilled one kept its BUFFERED mode there when the
+    time manager moved it, and a default (persistent) dequeue of the exception queue did
+    not find it."""
+    make_queue(conn)
+    buffered.configure(conn, memory_limit=1)
+    try:
+        _bq(conn).enqone(conn.msgproperties(payload=b"late", expiration=1))
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+    assert table_rows(conn, "Q_QT", "MSG_STATE") == [("SPILLED",)]
+    assert wait_until(lambda: table_rows(conn, "Q_QT", "QUEUE")[0] == ("AQ$_Q_QT_E",), timeout=10)
+    assert table_rows(conn, "Q_QT", "MSG_STATE, DELIVERY_MODE, EXPIRATION_REASON") == [
+        ("EXPIRED", "PERSISTENT", "TIME_EXPIRATION")]
+    conn.aqadm.start_queue(queue_name="AQ$_Q_QT_E", enqueue=False, dequeue=True)
+    e = conn.queue("AQ$_Q_QT_E")
+    e.deqoptions.wait = sluice.DEQ_NO_WAIT
+    got = e.deqone()
+    assert (got.payload, got.deliverymode, got.state) == (b"late", sluice.MSG_PERSISTENT, sluice.MSG_EXPIRED)
+    conn.commit()

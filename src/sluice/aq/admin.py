@@ -18,6 +18,7 @@ from ..names import canonical, split_qualified
 from ..security.admin import SecurityAdm
 from .subscribers import SubscriberAdm
 from ..store.base import QueueInfo, QueueTableInfo
+from .buffered import existing_pool
 from .payload import ANYDATA
 
 if TYPE_CHECKING:
@@ -185,7 +186,9 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         for q in self._catalog.queues_of(table):
             for sub in self._catalog.subscribers(q):
                 self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
+        dropped = self._catalog.queues_of(table)
         self._store.drop_queue_table(table.owner, table.name)
+        self._forget_buffered(dropped)
         self._catalog.refresh(force=True)
 
     def purge_queue_table(self, queue_table: str, purge_condition: str | None,
@@ -250,7 +253,15 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         for sub in self._catalog.subscribers(q):
             self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
         self._store.drop_queue(q.owner, q.name)
+        self._forget_buffered([q])
         self._catalog.refresh(force=True)
+
+    def _forget_buffered(self, queues: list[QueueInfo]) -> None:
+        """The dropped queues' buffered messages in this process's memory go with them."""
+        pool = existing_pool(self._store)
+        if pool is not None:
+            for q in queues:
+                pool.forget_queue(q)
 
     def start_queue(self, queue_name: str, enqueue: bool = True, dequeue: bool = True) -> None:
         q = self._catalog.queue(queue_name)

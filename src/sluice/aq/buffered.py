@@ -497,6 +497,24 @@ class BufferedPool:
                 self._drop(q, queue[(e.record.consumer_name, e.record.address)], e)
             return len(gone)
 
+    def forget_queue(self, q: QueueInfo) -> int:
+        """DROP_QUEUE (or its queue table's drop) deletes the queue's messages: those in
+        memory too, or a queue made again under the name would deliver them.  Returns how
+        many records."""
+        with self._lock:
+            queue = self._queues.pop(q.qualified, None)
+            self._fifo.pop(q.qualified, None)
+            self.spilled = {key for key in self.spilled if key[0] != q.qualified}
+            gone = [e for entries in (queue or {}).values() for e in entries]
+            for e in gone:   # (their memory and their senders' flow-control counts)
+                e.gone = True
+                self._memory -= e.size
+                key = (q.qualified, e.sender)
+                self._senders[key] = self._senders.get(key, 1) - 1
+            if gone and self._held:
+                self._cond.notify_all()
+            return len(gone)
+
     def count(self, q: QueueInfo) -> int:
         with self._lock:
             queue = self._queues.get(q.qualified)

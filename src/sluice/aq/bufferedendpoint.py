@@ -176,22 +176,36 @@ class Endpoint:
                         time_manager_info=None, notices=None)
         self.ctx.session.enqueue(exc, [moved], immediate=True)
 
-    def take(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
+    def take(self, q: QueueInfo, sel: Selector, mode: int, nav, check=None) -> MessageRecord | None:
         """One buffered message for ``sel``, in the queue's sort order across memory
         (``nav.buffered`` is the position there) and the messages this process spilled
-        to the table (spilled oldest first, so usually ahead of memory's)."""
+        to the table (spilled oldest first, so usually ahead of memory's).  ``check``
+        (see DequeueInfo) reads what a REMOVE took before it is gone for good: when it
+        raises, the message stays (back in memory, or in the table)."""
         pool = self.pool
+        # a dequeue by msgid takes that message wherever the session's position is, and
+        # leaves the position alone (as the table's dequeue by msgid does)
+        by_id = sel.msgid is not None
+        after = None if by_id else nav.buffered
         if pool.spilled and mode != C.DEQ_BROWSE and \
                 (q.qualified, sel.consumer_name if sel.multi else None) in pool.spilled:
-            got = self._take_spilled_if_first(q, sel, mode, nav)
+            got = self._take_spilled_if_first(q, sel, mode, after, check)
             if got is not None:
                 return self._taken(q, got, mode)
-        got = pool.take(q, sel, nav.buffered, mode, self.ctx, self.expire)
+        got = pool.take(q, sel, after, mode, self.ctx, self.expire)
         if got is not None:
-            nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
+            if check is not None and mode == C.DEQ_REMOVE:
+                try:
+                    check([got[0]])
+                except BaseException:
+                    pool.put_back(q, [got[0]])
+                    raise
+            if not by_id:
+                nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
             return self._taken(q, got[0], mode)
-        nav.buffered = None
-        got = self._dequeue_spilled(q, _spilled(sel), mode)
+        if not by_id:
+            nav.buffered = None
+        got = self._dequeue_spilled(q, _spilled(sel), mode, check)
         return self._taken(q, got, mode)
 
     def _taken(self, q: QueueInfo, record: MessageRecord | None, mode: int) -> MessageRecord | None:
@@ -199,9 +213,11 @@ class Endpoint:
             self.pool.taken(q, record, self.ctx)
         return record
 
-    def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
+    def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int,
+                               after: tuple | None, check=None) -> MessageRecord | None:
         """The table's first spilled message for ``sel`` when it sorts before memory's
-        first (on equal keys the spilled one is the older); None otherwise."""
+        first after position ``after`` (on equal keys the spilled one is the older); None
+        otherwise."""
         spilled = _spilled(sel)
         head = self._dequeue_spilled(q, spilled, C.DEQ_BROWSE)
         if head is None:
@@ -209,16 +225,17 @@ class Endpoint:
                 # drained (not merely nothing matching a selector): memory alone again
                 self.pool.spilled.discard((q.qualified, sel.consumer_name if sel.multi else None))
             return None
-        first = self.pool.first_key(q, sel, nav.buffered, self.ctx)
+        first = self.pool.first_key(q, sel, after, self.ctx)
         if first is not None and _later(_order_key(q.table)(head), first[:-1]):
             return None
         # taken by its id; gone meanwhile (another session) -> memory's turn
-        return self._dequeue_spilled(q, replace(spilled, msgid=head.msgid), mode)
+        return self._dequeue_spilled(q, replace(spilled, msgid=head.msgid), mode, check)
 
-    def _dequeue_spilled(self, q: QueueInfo, sel: Selector, mode: int) -> MessageRecord | None:
+    def _dequeue_spilled(self, q: QueueInfo, sel: Selector, mode: int, check=None) -> MessageRecord | None:
         ctx = self.ctx
         got = ctx.session.dequeue(q, sel, mode, True, 1,
-                                  DequeueInfo(user=ctx.username, consumer_name=sel.consumer_name))
+                                  DequeueInfo(user=ctx.username, consumer_name=sel.consumer_name,
+                                              check=check))
         return got[0] if got else None
 
 

@@ -362,17 +362,24 @@ class Queue:
         # transformation that raises) fails whole, as an Oracle call does: taken back to a
         # savepoint, the messages stay in the queue and the position where it was.  (RAW,
         # JSON and XML payloads read without fail: no savepoint, no round trip, for them.)
-        mark = None
+        # An IMMEDIATE REMOVE commits on its own, past any savepoint, and a buffered message
+        # in memory has no transaction at all: those messages are read before they are gone
+        # (``reading``, run by the store before its COMMIT, by the pool before it lets go).
+        mark = reading = None
         if with_payload and (transform is not None or table.payload_type not in _READ_WITHOUT_FAIL):
             mark = ctx.session.savepoint(), dataclasses.replace(nav)
-        if navigation == C.DEQ_FIRST_MSG:
+            if opts._mode == C.DEQ_REMOVE and opts._visibility == C.DEQ_IMMEDIATE:
+                reading = _Reading(lambda rs: [self._properties(r, codec, transform, True, grouped)
+                                               for r in rs])
+        if navigation == C.DEQ_FIRST_MSG and opts.msgid is None:   # (by msgid: the position stays)
             nav.buffered = None
-        recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav, consumer)
+        recs = self._wait_and_take(q, sel, limit, navigation, grouped, nav, consumer, reading)
         if not recs:
             return []
         if mark is not None:
             try:
-                return self._read(recs, opts, table, nav, consumer, codec, transform, with_payload, grouped)
+                return self._read(recs, opts, table, nav, consumer, codec, transform, with_payload, grouped,
+                                  reading)
             except Exception:
                 ctx.session.rollback_to_savepoint(mark[0])
                 for f in dataclasses.fields(Navigation):
@@ -382,9 +389,12 @@ class Queue:
 
     def _read(self, recs: list[MessageRecord], opts: DeqOptions, table: Any, nav: Navigation,
               consumer: str | None, codec: Any, transform: Callable | None, with_payload: bool,
-              grouped: bool) -> list[MessageProperties]:
-        """The taken records as messages, the session's position moved past them."""
-        out = [self._properties(r, codec, transform, with_payload, grouped) for r in recs]
+              grouped: bool, reading: "_Reading | None" = None) -> list[MessageProperties]:
+        """The taken records as messages (those ``reading`` read already as it read them),
+        the session's position moved past them."""
+        done = reading.done if reading is not None else {}
+        out = [done[id(r)] if id(r) in done else self._properties(r, codec, transform, with_payload, grouped)
+               for r in recs]
         if opts.msgid is None:
             last = recs[-1]
             if (last.seq or 0) > 0:   # a table's message; an in-memory one's position is nav.buffered
@@ -396,17 +406,19 @@ class Queue:
         return out
 
     def _wait_and_take(self, q: QueueInfo, sel: Selector, limit: int, navigation: int, grouped: bool,
-                       nav: Navigation, consumer: str | None) -> list[MessageRecord]:
+                       nav: Navigation, consumer: str | None, reading: "_Reading | None") -> list[MessageRecord]:
+        args = (q, sel, limit, navigation, grouped, nav, consumer, reading)
         if self.deqoptions._wait == C.DEQ_NO_WAIT:
-            return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+            return self._wait_and_take_loop(*args)
         with self._session_ctx.waiting():     # Connection.cancel() ends the wait
             if sel.delivery_mode != C.MSG_PERSISTENT:
                 with self._buffered_endpoint().pool.watching():   # a buffered enqueue wakes it
-                    return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
-            return self._wait_and_take_loop(q, sel, limit, navigation, grouped, nav, consumer)
+                    return self._wait_and_take_loop(*args)
+            return self._wait_and_take_loop(*args)
 
     def _wait_and_take_loop(self, q: QueueInfo, sel: Selector, limit: int, navigation: int,
-                            grouped: bool, nav: Navigation, consumer: str | None) -> list[MessageRecord]:
+                            grouped: bool, nav: Navigation, consumer: str | None,
+                            reading: "_Reading | None") -> list[MessageRecord]:
         ctx = self._session_ctx
         opts = self.deqoptions
         store, session = ctx.store, ctx.session
@@ -418,14 +430,14 @@ class Queue:
         while True:
             since = store.change_counter() if wait != C.DEQ_NO_WAIT else 0   # read before looking
             if sel.delivery_mode != C.MSG_PERSISTENT:   # this process's buffered messages first
-                rec = self._buffered_endpoint().take(q, sel, mode, nav)
+                rec = self._buffered_endpoint().take(q, sel, mode, nav, reading)
                 if rec is not None:
                     return [rec]
             if sel.delivery_mode == C.MSG_BUFFERED:
                 recs = []
             else:
                 if info is None:
-                    info = DequeueInfo(user=ctx.username, consumer_name=consumer)
+                    info = DequeueInfo(user=ctx.username, consumer_name=consumer, check=reading)
                 recs = session.dequeue(q, sel, mode, immediate, limit, info)
             if recs:
                 return recs
@@ -480,6 +492,21 @@ class Queue:
         m._transaction_group = r.enq_tid if grouped else None
         m._consumer_name = r.consumer_name
         return m
+
+
+class _Reading:
+    """Reads the messages an IMMEDIATE REMOVE took before they are gone for good (the
+    store's ``DequeueInfo.check``): raising there takes nothing.  Keeps what it read,
+    by record, for the dequeue to hand back without reading (transforming) twice."""
+
+    __slots__ = ("read", "done")
+
+    def __init__(self, read: Callable[[list[MessageRecord]], list[MessageProperties]]) -> None:
+        self.read = read
+        self.done: dict[int, MessageProperties] = {}
+
+    def __call__(self, recs: list[MessageRecord]) -> None:
+        self.done = {id(r): m for r, m in zip(recs, self.read(recs))}
 
 
 _SENDERS: dict[tuple, Agent] = {}

@@ -260,11 +260,15 @@ def remote_match(remote: tuple[str, str | None], address: str | None) -> bool:
 
 @dataclass(slots=True)
 class DequeueInfo:
-    """Who dequeues, recorded on the message for non-repudiation."""
+    """Who dequeues, recorded on the message for non-repudiation; and ``check``, run on
+    what an IMMEDIATE REMOVE took inside its own transaction, before that commits: when
+    it raises, the dequeue takes nothing (the caller reads the messages there — a
+    payload that cannot be read must not be gone once the error is reported)."""
 
     user: str
     agent_name: str | None = None
     consumer_name: str | None = None
+    check: Callable[[list[MessageRecord]], None] | None = None
 
 
 @dataclass(slots=True)

@@ -229,6 +229,8 @@ class PgSession(StoreSession):
             if recs:
                 sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
                                new_txn_id(), now)
+                if info.check is not None:
+                    info.check(recs)   # raises: rolled back, nothing taken
                 if purge_at is not None:
                     then[:] = store.notices(when=purge_at)
             return recs
@@ -482,24 +484,35 @@ class PgSession(StoreSession):
         raw = c.raw
 
         def run():
+            drops = []
             if in_memory:    # temporary objects of this connection (see sqlmemory)
-                memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
-            return raw.execute(*_with_params(rewrite(sql, known, self.user), binds))
+                drops = memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
+            ok = False
+            try:
+                cur = raw.execute(*_with_params(rewrite(sql, known, self.user), binds))
+                rows = cur.fetchall() if cur.description else []
+                ok = True
+            finally:
+                # they must not outlive the query: they would hold the queue tables (see
+                # memory_views).  A failed query in the open transaction: the rollback to
+                # its savepoint drops them.
+                if ok or not self._open:
+                    for drop in drops:
+                        c.execute(drop, ())
+            return cur, rows
 
         try:
             if self._open:   # in a savepoint, so a bad query does not end the transaction
                 raw.execute("SAVEPOINT sluice_query")
                 try:
-                    cur = run()
-                    rows = cur.fetchall() if cur.description else []
+                    cur, rows = run()
                 except psycopg.Error as e:
                     if not is_disconnect(e):
                         raw.execute("ROLLBACK TO SAVEPOINT sluice_query")
                     raise
                 raw.execute("RELEASE SAVEPOINT sluice_query")
             else:
-                cur = run()
-                rows = cur.fetchall() if cur.description else []
+                cur, rows = run()
         except psycopg.Error as e:
             err = translate(e, self.store.target)
             if is_disconnect(e):

@@ -181,6 +181,8 @@ class SqliteSession(StoreSession):
                                    info.consumer_name, new_txn_id(), time.time())
                     if recs:
                         store.locks.begin_consume()
+                        if info.check is not None:
+                            info.check(recs)   # raises: rolled back, nothing taken
                     ok = True
                 finally:
                     store.end(self.conn, ok)

@@ -24,18 +24,22 @@ _COLUMNS = ", ".join(RECORD_COLUMNS)
 
 def memory_views(execute: Callable[[str, tuple], object], executemany: Callable[[str, list], object],
                  d, in_memory: Iterable[tuple[QueueTableInfo, list[MessageRecord]]],
-                 known: dict[tuple[str, str], str], sql: str = "", user: str = "") -> None:
+                 known: dict[tuple[str, str], str], sql: str = "", user: str = "") -> list[str]:
     """Create (or refresh) the temporary table and view of each queue table in
     ``in_memory`` whose ``AQ$`` view ``sql`` names and map that name to the temporary
     view in ``known`` (see :func:`sqlnames.rewrite`); when ``sql`` names V$BUFFERED_QUEUES
     or V$BUFFERED_SUBSCRIBERS, temporary ones of those that count the in-memory messages
     too (:func:`buffered_memory_views`).  ``execute``/``executemany`` run SQL with ``?``
-    placeholders on the session's connection."""
+    placeholders on the session's connection.  Returns the DROP statements of what it
+    made over a queue table, for the caller to run once the query is read: PostgreSQL
+    ties a view to its tables, and a temporary view left behind in any connection would
+    refuse DROP_QUEUE_TABLE (ORA-00900 "other objects depend on it") until it closed."""
     in_memory = list(in_memory)
     upper = sql.upper()
     if "V$BUFFERED_" in upper:
         buffered_memory_views(execute, executemany, d, in_memory, known, user)
     temp = "temp" if d.name == "sqlite" else "pg_temp"
+    drops: list[str] = []
     for qt, records in in_memory:
         if not records or (sql and f"AQ${qt.name}" not in upper):
             continue
@@ -54,6 +58,8 @@ def memory_views(execute: Callable[[str, tuple], object], executemany: Callable[
         execute(f"CREATE TEMPORARY VIEW {view.split('.', 1)[1]} AS "
                 f"{aq_view_select(qt, d, source, in_memory=True)}", ())
         known[(qt.owner, "AQ$" + qt.name)] = view
+        drops += [f"DROP VIEW IF EXISTS {view}", f"DROP TABLE IF EXISTS {copy}"]
+    return drops
 
 
 def buffered_memory_views(execute, executemany, d, in_memory: list[tuple[QueueTableInfo, list[MessageRecord]]],

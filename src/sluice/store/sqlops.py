@@ -375,9 +375,11 @@ def _move(conn, queue: QueueInfo, seq: int, exc_schema: str | None, exc_name: st
           reason: str, find_queue: FindQueue) -> None:
     t = table_name(queue.table)
     target = exception_queue_for(queue, exc_schema, exc_name, find_queue)
+    # a spilled buffered message too arrives persistent (seed 003 "Error Handling": "it is
+    # moved into the exception queue as a persistent message"), for a default dequeue
     sets = ("Q_NAME = ?, STATE = 3, EXPIRATION_REASON = ?, ORIGINAL_QUEUE_NAME = ?, "
             "ORIGINAL_QUEUE_OWNER = ?, TIME_MANAGER_INFO = NULL, CONSUMER_NAME = NULL, "
-            "ADDRESS = NULL, PROTOCOL = NULL")
+            f"ADDRESS = NULL, PROTOCOL = NULL, DELIVERY_MODE = {C.MSG_PERSISTENT}")
     args = [target.name, reason, queue.name, queue.owner]
     if target.table.qt_id == queue.table.qt_id:
         conn.execute(f"UPDATE {t} SET {sets} WHERE SEQ = ?", (*args, seq))
@@ -387,6 +389,7 @@ def _move(conn, queue: QueueInfo, seq: int, exc_schema: str | None, exc_name: st
     rec.q_name, rec.state, rec.expiration_reason = target.name, C.MSG_EXPIRED, reason
     rec.original_queue_name, rec.original_queue_owner = queue.name, queue.owner
     rec.time_manager_info = rec.consumer_name = rec.address = rec.protocol = None
+    rec.delivery_mode = C.MSG_PERSISTENT
     insert_records(conn, target.table, [rec], rec.cscn)
     conn.execute(f"DELETE FROM {t} WHERE SEQ = ?", (seq,))
 
