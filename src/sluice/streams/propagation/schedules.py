@@ -52,10 +52,12 @@ def next_time_offset(next_time: str | None) -> float | None:
     if next_time is None:
         return None
     m = _NEXT_TIME.match(str(next_time))
-    if not m:
+    divisor = float(m.group(2) or 1) if m else 0.0
+    # a zero divisor (Oracle: ORA-01476) or days beyond any float (ORA-01841) is no window
+    seconds = float(m.group(1) or 0) / divisor * 86400.0 if divisor else math.inf
+    if not math.isfinite(seconds):
         raise ora(23605, next_time, "NEXT_TIME (SYSDATE [+ days[/divisor]])")
-    days = float(m.group(1) or 0) / float(m.group(2) or 1)
-    return days * 86400.0
+    return seconds
 
 
 @dataclass
@@ -387,7 +389,7 @@ class ScheduleAdm:
         if find(self._session_ctx.session, key) is not None:
             raise ora(24041, q.qualified, destination or LOCAL)
         s = Schedule(q.owner, q.name, key[2], _time("start_time", start_time, self.clock()),
-                     _duration(duration), _next_time(next_time), _latency(latency),
+                     _duration(duration), _next_time(next_time, self.clock()), _latency(latency),
                      destination_queue=dq, dblink=link)
         s.next_run = s.start_time
         self._write(insert_work(s))
@@ -405,7 +407,7 @@ class ScheduleAdm:
         """New duration, next_time and latency (Oracle: NULLs set them to NULL, and a NULL
         latency to its default of 60 s)."""
         _, s = self._schedule(queue_name, destination, destination_queue)
-        s.duration, s.next_time = _duration(duration), _next_time(next_time)
+        s.duration, s.next_time = _duration(duration), _next_time(next_time, self.clock())
         s.latency = DEFAULT_LATENCY if latency is None else _latency(latency)
         self._write(update_work(s))
 
@@ -470,8 +472,12 @@ def _latency(value: Any) -> float:
     return float(value)
 
 
-def _next_time(value: Any) -> str | None:
-    next_time_offset(value)          # refuse what cannot be evaluated, before storing it
+def _next_time(value: Any, now: float) -> str | None:
+    """Refuse what cannot be evaluated, before storing it — and a next window after the
+    year 9999 (Oracle: SYSDATE + days beyond it is ORA-01841)."""
+    offset = next_time_offset(value)
+    if offset is not None and now + offset >= _YEAR_10000:
+        raise ora(23605, value, "NEXT_TIME (SYSDATE + days must be a date before the year 10000)")
     return None if value is None else str(value)
 
 
