@@ -297,6 +297,33 @@ def test_wrong_link_password_is_recorded_and_backs_off(sites):
     assert schedule(a)[0][2] == 2                 # tried at 30 s, failed again: next in 60 s
 
 
+def test_an_administrators_change_keeps_the_statistics_of_a_run_meanwhile(sites, monkeypatch):
+    """ALTER_/DISABLE_PROPAGATION_SCHEDULE read the schedule, then write it: a run recorded
+    in between (TOTAL_NUMBER, LAST_RUN_DATE) went back to what the procedure had read."""
+    from sluice.streams.propagation.schedules import ScheduleAdm
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    admin = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+    runner = PropagationRunner(a)
+    real_write = ScheduleAdm._write
+    moved = []
+
+    def a_run_meanwhile(self, work):
+        enqueue(a, "SRC", [b"x", b"y"])
+        moved.append(runner.run_once(force=True))
+        return real_write(self, work)
+    monkeypatch.setattr(ScheduleAdm, "_write", a_run_meanwhile)
+    admin.aqadm.alter_propagation_schedule(queue_name="src", destination="dbs2", latency=5)
+    admin.aqadm.disable_propagation_schedule(queue_name="src", destination="dbs2")
+    assert moved == [2, 2]
+    assert rows(a, "SELECT TOTAL_NUMBER, LATENCY, SCHEDULE_DISABLED FROM DBA_QUEUE_SCHEDULES") == [(4, 5.0, "Y")]
+    assert rows(a, "SELECT COUNT(*) FROM DBA_QUEUE_SCHEDULES WHERE LAST_RUN_DATE IS NOT NULL") == [(1,)]
+    assert len(drain(b, "DST")) == 4
+
+
 def test_a_lost_answer_does_not_duplicate(sites, monkeypatch):
     """The destination committed, the source did not (its process died between the two, or
     the answer was lost): the next run sends the batch again and the destination keeps

@@ -233,15 +233,17 @@ def insert_work(s: Schedule) -> Callable[[Any], None]:
     return lambda c: c.execute(sql, values)
 
 
-_UPDATABLE = [c for c in _COLUMNS if c not in ("qschema", "qname", "destination")]
+# what an administrator's procedure changes: the definition, and what ENABLE resets
+DEFINITION = ("duration", "next_time", "latency")
+ENABLE_RESETS = ("disabled", "failures", "slipped", "next_run")
 
 
-def update_work(s: Schedule) -> Callable[[Any], None]:
-    """Write the whole row (commit work): a runner's statistics and an administrator's
-    change go through here, each in its own transaction."""
-    s.version += 1
-    values = [getattr(s, c) for c in _UPDATABLE] + list(s.key)
-    sql = (f"UPDATE {TABLE} SET {', '.join(c.upper() + ' = ?' for c in _UPDATABLE)} "
+def update_work(s: Schedule, columns: tuple[str, ...]) -> Callable[[Any], None]:
+    """Write ``columns`` of the row (commit work): an administrator's change, in its own
+    transaction.  Only those: the rest of the row was read before the change, and a
+    runner may have recorded a run since (its statistics would go back)."""
+    values = [getattr(s, c) for c in columns] + list(s.key)
+    sql = (f"UPDATE {TABLE} SET {', '.join(c.upper() + ' = ?' for c in columns)}, VERSION = VERSION + 1 "
            f"WHERE QSCHEMA = ? AND QNAME = ? AND DESTINATION = ?")
     return lambda c: c.execute(sql, values)
 
@@ -409,7 +411,7 @@ class ScheduleAdm:
         _, s = self._schedule(queue_name, destination, destination_queue)
         s.duration, s.next_time = _duration(duration), _next_time(next_time, self.clock())
         s.latency = DEFAULT_LATENCY if latency is None else _latency(latency)
-        self._write(update_work(s))
+        self._write(update_work(s, DEFINITION))
 
     def enable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                     destination_queue: str | None = None) -> None:
@@ -418,7 +420,7 @@ class ScheduleAdm:
         if not s.disabled:
             raise ora(24064, q.qualified, s.oracle_destination())
         s.enable(self.clock())
-        self._write(update_work(s))
+        self._write(update_work(s, ENABLE_RESETS))
 
     def disable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                      destination_queue: str | None = None) -> None:
@@ -427,7 +429,7 @@ class ScheduleAdm:
         if s.disabled:
             raise ora(24065, q.qualified, s.oracle_destination())
         s.disabled = 1
-        self._write(update_work(s))
+        self._write(update_work(s, ("disabled",)))
 
 
 def _time(what: str, value: Any, now: float) -> float:
