@@ -297,6 +297,78 @@ def test_wrong_link_password_is_recorded_and_backs_off(sites):
     assert schedule(a)[0][2] == 2                 # tried at 30 s, failed again: next in 60 s
 
 
+def _propagating_with_an_administrator(sites):
+    """Sites dbs1 (SRC, propagation p to DST at dbs2) and dbs2, and a second session at
+    dbs1 for the administrator: ``(dbs1, dbs2, administrator)``."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    admin = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+    return a, b, admin
+
+
+def test_an_administrators_change_keeps_the_statistics_of_a_run_meanwhile(sites, monkeypatch):
+    """ALTER_/DISABLE_PROPAGATION_SCHEDULE read the schedule, then write it: a run recorded
+    in between (TOTAL_NUMBER, LAST_RUN_DATE) went back to what the procedure had read."""
+    from sluice.streams.propagation.schedules import ScheduleAdm
+    a, b, admin = _propagating_with_an_administrator(sites)
+    runner = PropagationRunner(a)
+    real_write = ScheduleAdm._write
+    moved = []
+
+    def a_run_meanwhile(self, work):
+        enqueue(a, "SRC", [b"x", b"y"])
+        moved.append(runner.run_once(force=True))
+        return real_write(self, work)
+    monkeypatch.setattr(ScheduleAdm, "_write", a_run_meanwhile)
+    admin.aqadm.alter_propagation_schedule(queue_name="src", destination="dbs2", latency=5)
+    admin.aqadm.disable_propagation_schedule(queue_name="src", destination="dbs2")
+    assert moved == [2, 2]
+    assert rows(a, "SELECT TOTAL_NUMBER, LATENCY, SCHEDULE_DISABLED FROM DBA_QUEUE_SCHEDULES") == [(4, 5.0, "Y")]
+    assert rows(a, "SELECT COUNT(*) FROM DBA_QUEUE_SCHEDULES WHERE LAST_RUN_DATE IS NOT NULL") == [(1,)]
+    assert len(drain(b, "DST")) == 4
+
+
+@pytest.mark.parametrize("change", ["disable", "stop", "unschedule"])
+def test_a_schedule_disabled_during_a_run_stops_at_the_next_batch(sites, monkeypatch, change):
+    """DISABLE_PROPAGATION_SCHEDULE, STOP_PROPAGATION or UNSCHEDULE_PROPAGATION made while
+    a run moves a backlog: the run went on to the end of the backlog (up to 1000 batches);
+    now the batch in flight finishes and the next is not taken.  Nothing is lost or sent
+    twice: what stayed goes once the schedule is back."""
+    from sluice.streams.propagation.sites import StoreSite
+    a, b, admin = _propagating_with_an_administrator(sites)
+    sent = [b"m%02d" % i for i in range(20)]
+    enqueue(a, "SRC", sent)
+    batches = []
+
+    def during(real):
+        def send(self, batch):
+            batches.append(len(batch.messages))
+            if len(batches) == 3:           # an administrator, meanwhile
+                if change == "disable":
+                    admin.aqadm.disable_propagation_schedule(queue_name="src", destination="dbs2")
+                elif change == "stop":
+                    admin.propagation_adm.stop_propagation("p")
+                else:
+                    admin.aqadm.unschedule_propagation(queue_name="src", destination="dbs2")
+            return real(self, batch)
+        return send
+    monkeypatch.setattr(StoreSite, "_send", during(StoreSite._send))
+    monkeypatch.setattr(StoreSite, "post", during(StoreSite.post))      # PostgreSQL: pipelined
+    moved = PropagationRunner(a, batch_size=1).run_once(force=True)
+    assert 3 <= moved <= 4 and len(batches) == moved
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(20 - moved,)]
+    monkeypatch.undo()
+    if change == "unschedule":
+        a.aqadm.schedule_propagation(queue_name="src", destination="dbs2")
+    else:
+        a.propagation_adm.start_propagation("p")
+    assert PropagationRunner(a).run_once(force=True) == 20 - moved
+    assert payloads(drain(b, "DST")) == sent
+
+
 def test_a_lost_answer_does_not_duplicate(sites, monkeypatch):
     """The destination committed, the source did not (its process died between the two, or
     the answer was lost): the next run sends the batch again and the destination keeps

@@ -65,6 +65,28 @@ def test_schedule_errors(conn):
     assert len(_rows(conn, "SELECT * FROM DBA_QUEUE_SCHEDULES")) == 1     # nothing else changed
 
 
+def test_next_time_without_a_date_is_ora_23605_and_changes_nothing(conn):
+    """A zero divisor raised ZeroDivisionError; a number of days no float holds made every
+    window NaN; days past the year 9999 have no DATE (Oracle: ORA-01476, ORA-01841)."""
+    _mq(conn, "SRC")
+    aq = conn.aqadm
+    bad = ("SYSDATE + 1/0", "SYSDATE + 0/0", "SYSDATE + 1/0.0", "SYSDATE + " + "9" * 400,
+           "SYSDATE + 3000000")
+    for nt in bad:
+        _raises(23605, aq.schedule_propagation, queue_name="src", destination="dbs2", duration=60,
+                next_time=nt)
+    assert _rows(conn, "SELECT * FROM DBA_QUEUE_SCHEDULES") == []
+    aq.schedule_propagation(queue_name="src", destination="dbs2", duration=60, next_time="SYSDATE + 1/24")
+    for nt in bad:
+        _raises(23605, aq.alter_propagation_schedule, queue_name="src", destination="dbs2", duration=5,
+                next_time=nt, latency=1)
+    assert _rows(conn, f"SELECT {COLS} FROM DBA_QUEUE_SCHEDULES") == [
+        ("DBS2", 60.0, 60, "SYSDATE + 1/24", "N", 0)]
+    aq.alter_propagation_schedule(queue_name="src", destination="dbs2", duration=5,
+                                  next_time="SYSDATE + 2000000")         # about 5476 years: taken
+    assert next_time_offset("SYSDATE + 2000000") == 2000000 * 86400.0
+
+
 def test_alter_disable_enable_unschedule(conn):
     _mq(conn, "SRC")
     aq = conn.aqadm

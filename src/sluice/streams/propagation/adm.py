@@ -100,12 +100,13 @@ class PropagationAdm:
                       if p.name != spec.name and p.status == specs.ENABLED and self._schedule_of(p) == key]
             if others or s.disabled:
                 return
-            s.disabled = 1
+            s.disabled, columns = 1, ("disabled",)
         elif s.disabled:
             s.enable(time.time())
+            columns = sched.ENABLE_RESETS
         else:
             return
-        ctx.session.add_commit_work(sched.update_work(s))
+        ctx.session.add_commit_work(sched.update_work(s, columns))
         ctx.session.commit()
 
     # -- the procedures ---------------------------------------------------------------

@@ -79,6 +79,7 @@ class JobEnv:
     max_batches: int = 1000
     declared: dict | None = None       # the declarative transformations, by rule
     declared_version: int = -1         # as of this catalog version
+    routes_version: int = -1           # the catalog version a run's routes were read at
     # a second session of the propagating user at the source (HTTP batches are pipelined:
     # one is dequeued while another is committed at the destination); None: one at a time
     spare: Callable[[], Any] | None = None
@@ -96,12 +97,15 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
         dest = env.destination(s)
         if dest.dedup and not dest.restored(s.key):
             dest.restore(s.key, sched.load_untold(ctx.session, s.key))
+        env.routes_version = ctx.store.catalog_version()
         routes = _routes(ctx, q)
         pipelined = getattr(dest, "pipelined", False) and env.spare is not None and existing_pool(ctx.store) is None
         if pipelined:
             _pipelined(env, s, q, dest, routes, result)
         while not pipelined and result.batches < env.max_batches:
             start = env.clock()
+            if result.batches and not _reread(env, s, q, routes, ctx.session):
+                break
             if not s.due(start):
                 break
             moved = _one_batch(env, s, q, dest, routes, start)
@@ -236,6 +240,9 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         while True:
             while more and len(flying) < 2 and result.batches + len(flying) < env.max_batches:
                 start = env.clock()
+                if (result.batches or flying) and not _reread(env, s, q, routes, free[0]):
+                    more = False
+                    break
                 if not s.due(start):
                     more = False
                     break
@@ -318,6 +325,25 @@ def _whole_transactions(session: Any, q: QueueInfo, sel: Selector, recs: list[Me
         if not extra:
             return recs
         recs.extend(extra)
+
+
+def _reread(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route], session: Any) -> bool:
+    """Between two batches of a run, what an administrator changed since it began: the
+    schedule disabled or altered (its window), a propagation stopped — it holds from the
+    next batch, not once the backlog is gone (seed 003 "Propagation Scheduling": the
+    calls are made while the schedule is active and take effect in seconds).  ``routes``
+    is brought up to date in place.  False when the schedule was unscheduled."""
+    fresh = sched.find(session, s.key)
+    if fresh is None:
+        return False
+    for name in sched.DEFINITION + ("start_time", "disabled"):
+        setattr(s, name, getattr(fresh, name))
+    version = env.conn.context.store.catalog_version()
+    if version != env.routes_version:
+        env.routes_version = version
+        routes.clear()
+        routes.update(_routes(env.conn.context, q))
+    return True
 
 
 def _routes(ctx: Any, q: QueueInfo) -> dict[str, _Route]:

@@ -52,10 +52,12 @@ def next_time_offset(next_time: str | None) -> float | None:
     if next_time is None:
         return None
     m = _NEXT_TIME.match(str(next_time))
-    if not m:
+    divisor = float(m.group(2) or 1) if m else 0.0
+    # a zero divisor (Oracle: ORA-01476) or days beyond any float (ORA-01841) is no window
+    seconds = float(m.group(1) or 0) / divisor * 86400.0 if divisor else math.inf
+    if not math.isfinite(seconds):
         raise ora(23605, next_time, "NEXT_TIME (SYSDATE [+ days[/divisor]])")
-    days = float(m.group(1) or 0) / float(m.group(2) or 1)
-    return days * 86400.0
+    return seconds
 
 
 @dataclass
@@ -231,15 +233,17 @@ def insert_work(s: Schedule) -> Callable[[Any], None]:
     return lambda c: c.execute(sql, values)
 
 
-_UPDATABLE = [c for c in _COLUMNS if c not in ("qschema", "qname", "destination")]
+# what an administrator's procedure changes: the definition, and what ENABLE resets
+DEFINITION = ("duration", "next_time", "latency")
+ENABLE_RESETS = ("disabled", "failures", "slipped", "next_run")
 
 
-def update_work(s: Schedule) -> Callable[[Any], None]:
-    """Write the whole row (commit work): a runner's statistics and an administrator's
-    change go through here, each in its own transaction."""
-    s.version += 1
-    values = [getattr(s, c) for c in _UPDATABLE] + list(s.key)
-    sql = (f"UPDATE {TABLE} SET {', '.join(c.upper() + ' = ?' for c in _UPDATABLE)} "
+def update_work(s: Schedule, columns: tuple[str, ...]) -> Callable[[Any], None]:
+    """Write ``columns`` of the row (commit work): an administrator's change, in its own
+    transaction.  Only those: the rest of the row was read before the change, and a
+    runner may have recorded a run since (its statistics would go back)."""
+    values = [getattr(s, c) for c in columns] + list(s.key)
+    sql = (f"UPDATE {TABLE} SET {', '.join(c.upper() + ' = ?' for c in columns)}, VERSION = VERSION + 1 "
            f"WHERE QSCHEMA = ? AND QNAME = ? AND DESTINATION = ?")
     return lambda c: c.execute(sql, values)
 
@@ -387,7 +391,7 @@ class ScheduleAdm:
         if find(self._session_ctx.session, key) is not None:
             raise ora(24041, q.qualified, destination or LOCAL)
         s = Schedule(q.owner, q.name, key[2], _time("start_time", start_time, self.clock()),
-                     _duration(duration), _next_time(next_time), _latency(latency),
+                     _duration(duration), _next_time(next_time, self.clock()), _latency(latency),
                      destination_queue=dq, dblink=link)
         s.next_run = s.start_time
         self._write(insert_work(s))
@@ -405,9 +409,9 @@ class ScheduleAdm:
         """New duration, next_time and latency (Oracle: NULLs set them to NULL, and a NULL
         latency to its default of 60 s)."""
         _, s = self._schedule(queue_name, destination, destination_queue)
-        s.duration, s.next_time = _duration(duration), _next_time(next_time)
+        s.duration, s.next_time = _duration(duration), _next_time(next_time, self.clock())
         s.latency = DEFAULT_LATENCY if latency is None else _latency(latency)
-        self._write(update_work(s))
+        self._write(update_work(s, DEFINITION))
 
     def enable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                     destination_queue: str | None = None) -> None:
@@ -416,7 +420,7 @@ class ScheduleAdm:
         if not s.disabled:
             raise ora(24064, q.qualified, s.oracle_destination())
         s.enable(self.clock())
-        self._write(update_work(s))
+        self._write(update_work(s, ENABLE_RESETS))
 
     def disable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                      destination_queue: str | None = None) -> None:
@@ -425,7 +429,7 @@ class ScheduleAdm:
         if s.disabled:
             raise ora(24065, q.qualified, s.oracle_destination())
         s.disabled = 1
-        self._write(update_work(s))
+        self._write(update_work(s, ("disabled",)))
 
 
 def _time(what: str, value: Any, now: float) -> float:
@@ -470,8 +474,12 @@ def _latency(value: Any) -> float:
     return float(value)
 
 
-def _next_time(value: Any) -> str | None:
-    next_time_offset(value)          # refuse what cannot be evaluated, before storing it
+def _next_time(value: Any, now: float) -> str | None:
+    """Refuse what cannot be evaluated, before storing it — and a next window after the
+    year 9999 (Oracle: SYSDATE + days beyond it is ORA-01841)."""
+    offset = next_time_offset(value)
+    if offset is not None and now + offset >= _YEAR_10000:
+        raise ora(23605, value, "NEXT_TIME (SYSDATE + days must be a date before the year 10000)")
     return None if value is None else str(value)
 
 
