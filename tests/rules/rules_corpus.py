@@ -206,6 +206,8 @@ TYPED_NULLS = [
     ("LENGTH(nul_r) IS NULL", T), ("TO_CHAR(nul_d, 'YYYY') IS NULL", T), ("UPPER(nul_n) IS NULL", T),
     ("nul_n BETWEEN 1 AND 2", N), ("NOT nul_n IN (1, 2)", N), ("nul_n = 'abc'", N), ("bad_s = nul_n", N),
     ("LEAST(n1, nul_n) IS NULL", T), ("nul_r IS NULL AND nul_d IS NULL", T),
+    # a NULL places / length argument makes the function NULL, whatever the target clamps
+    ("ROUND(dec, nul_n) IS NULL", T), ("TRUNC(n10, nul_n) IS NULL", T), ("ROUND(n1, nul_n) = 1", N),
 ]
 
 # Where the Python compiler raises, every other target must give NULL (the rule is NULL);

@@ -123,8 +123,13 @@ class PostgresRenderer(SqlRenderer):
     # --- Oracle built-ins ------------------------------------------------------------
 
     def _int(self, node: Node) -> Frag:
-        """A position / length argument: Oracle truncates it; clamp into integer range."""
-        return sql(f"CAST(LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}) AS integer)", self.r(node))
+        """A position / length argument: Oracle truncates it; clamp into integer range.
+
+        PostgreSQL's GREATEST and LEAST skip NULLs, so a NULL argument is kept NULL by hand
+        (ROUND(n, NULL) is NULL, not ROUND(n, -2147483647))."""
+        x = self.r(node)
+        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST(LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}) AS integer) END",
+                   x, x)
 
     def _call(self, name: str, n: Op) -> Frag:
         return sql(name + "({})", join(", ", self.args(n)))
