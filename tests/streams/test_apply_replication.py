@@ -308,3 +308,30 @@ def test_a_captured_year_past_what_an_lcr_holds_is_the_transactions_error(env, r
     cols, rows = env.conn.query("SELECT ERROR_NUMBER, ERROR_MESSAGE, MESSAGE_COUNT FROM DBA_APPLY_ERROR", None)
     assert len(rows) == 1 and rows[0][0] == 1841 and "0044-03-15 00:00:00 BC" in rows[0][1] and rows[0][2] == 1
     assert replica.scalar(f"SELECT count(*) FROM {replica.table(env.owner, 'ev')}") == 1
+
+
+@pytest.mark.parametrize("replica", ["postgresql"], indirect=True)
+def test_a_name_upper_case_does_not_give_back_reaches_its_own_table(env, replica):
+    """A lower-case PostgreSQL name whose upper case does not lower back to it (``straße``:
+    ``STRASSE``) keeps its spelling in the LCR, as a quoted name: the apply writes into
+    ``straße`` at the replica.  Folded, the LCR named STRASSE, i.e. the table ``strasse``,
+    and the apply failed (no such table)."""
+    env.sql(f"CREATE TABLE {env.src}.straße (id integer PRIMARY KEY, v text)")
+    replica.sql(f"CREATE SCHEMA {env.src}", f"CREATE TABLE {env.src}.straße (id integer PRIMARY KEY, v text)")
+    adm = env.conn.rule_adm         # a schema rule
+    adm.create_rule_set(rule_set_name="CAP_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="SRC", condition=f":dml.get_object_owner() = '{env.owner}'")
+    adm.add_rule(rule_name="SRC", rule_set_name="CAP_RS")
+    env.create_capture(rule_set_name="CAP_RS")
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    procedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname.upper(), 0,
+                                                      apply_database_link=replica.link)
+    env.sql(f"INSERT INTO {env.src}.straße VALUES (1, 'a')", f"UPDATE {env.src}.straße SET v = 'b'")
+    env.process().catch_up()
+    app = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q",
+                                                                apply_database_link=replica.link))
+    env.procs.append(app)
+    app.drain()
+    assert env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1] == []
+    with replica.pg() as c:
+        assert c.execute(f"SELECT id, v FROM {env.src}.straße").fetchall() == [(1, "b")]

@@ -11,9 +11,10 @@ case, so the same unquoted name maps across: schema ``hr`` / table ``employees``
 ``REGION_ID`` — what an Oracle data dictionary would show for an unquoted
 ``hr.employees``, so seed 000's ``:dml.get_object_owner() = 'HR'`` works.  A
 name holding an upper-case letter (created quoted, ``"Orders"``) keeps its exact
-spelling, as a quoted Oracle name does.  (``"EMP"`` and ``emp`` in one schema
-would both be ``EMP``; such a pair is not captured apart.)  Rules compare owner
-and name exactly as this mapping gives them.
+spelling, as a quoted Oracle name does, and so does a lower-case name that upper
+case would not give back (``straße``, whose upper case is ``STRASSE``).  (``"EMP"``
+and ``emp`` in one schema would both be ``EMP``; such a pair is not captured apart.)
+Rules compare owner and name exactly as this mapping gives them.
 
 **Types** (PostgreSQL -> the ANYDATA type of the LCR's value): smallint, integer,
 bigint, oid, numeric -> NUMBER (``int`` / ``Decimal``, every digit kept); real ->
@@ -64,8 +65,14 @@ _COMMANDS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE"}
 
 
 def oracle_name(pg_name: str) -> str:
-    """The Oracle spelling of a PostgreSQL identifier (see the module's docstring)."""
-    return pg_name.upper() if pg_name == pg_name.lower() else pg_name
+    """The Oracle spelling of a PostgreSQL identifier (see the module's docstring).  A
+    lower-case name whose upper case does not lower back to it (``straße`` -> ``STRASSE``,
+    ligatures, the dotless ``ı``) keeps its spelling, as a quoted name does: folded, it
+    would name another table (``strasse``) wherever the name goes back to PostgreSQL."""
+    if pg_name != pg_name.lower():
+        return pg_name
+    upper = pg_name.upper()
+    return upper if upper.lower() == pg_name else pg_name
 
 
 def pg_name(oracle: str) -> str:
