@@ -437,13 +437,39 @@ _DECODE = _DECODER.decode
 _SCAN = _DECODER.scan_once
 
 
+def _long_int(text: str) -> int | str:
+    """A JSON integer; past Python's limit on the digits ``int`` converts (4,300: a
+    PostgreSQL numeric holds up to 131,072 before its point) it stays text, as a number
+    with a fraction does, and the decoder makes it a ``Decimal``."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+_DECODE_LONG = json.JSONDecoder(parse_float=str, parse_int=_long_int).decode
+
+
 def parse_json(text: str) -> dict:
     """One wal2json row; numbers with a fraction stay text (the decoder makes a NUMBER a
-    ``Decimal`` with every digit, a BINARY_DOUBLE a float, only when it is read)."""
+    ``Decimal`` with every digit, a BINARY_DOUBLE a float, only when it is read), and so
+    do integers too long for ``int`` (read again by a slower decoder: the usual row has
+    none)."""
     try:
         value, end = _SCAN(text, 0)
     except StopIteration:       # (leading whitespace, or not JSON: decode() says which)
-        return _DECODE(text)
+        return _decode(text)
+    except ValueError:          # an integer past int's digits (a JSON error raises again)
+        return _DECODE_LONG(text)
     if end != len(text):        # (trailing whitespace, or extra data: the same)
-        return _DECODE(text)
+        return _decode(text)
     return value
+
+
+def _decode(text: str) -> Any:
+    try:
+        return _DECODE(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        return _DECODE_LONG(text)
