@@ -335,3 +335,38 @@ def test_a_name_upper_case_does_not_give_back_reaches_its_own_table(env, replica
     assert env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1] == []
     with replica.pg() as c:
         assert c.execute(f"SELECT id, v FROM {env.src}.straße").fetchall() == [(1, "b")]
+
+
+@pytest.mark.parametrize("replica", ["postgresql"], indirect=True)   # the DDL text runs on PostgreSQL
+def test_truncate_of_a_table_named_with_quotes(env, replica):
+    """TRUNCATE, which PostgreSQL logs as a change, is captured as a TRUNCATE TABLE DDL LCR
+    whose text names the table quoted, a quote in the name doubled: the replica's table of
+    that name is truncated and nothing else runs.  Before, the name was put between quotes
+    as it was: the table ``t"; CREATE TABLE pwned (i int); --`` made the replica truncate
+    ``t`` and create ``pwned``."""
+    name = 't"; CREATE TABLE pwned (i int); --'
+    table = f'{env.src}."{name.replace(chr(34), chr(34) * 2)}"'
+    env.sql(f"CREATE TABLE {table} (id int PRIMARY KEY)")
+    replica.sql(f"CREATE SCHEMA {env.src}", f"CREATE TABLE {table} (id int PRIMARY KEY)",
+                f"CREATE TABLE {env.src}.t (id int)", f"INSERT INTO {env.src}.t VALUES (1)")
+    adm = env.conn.rule_adm
+    adm.create_rule_set(rule_set_name="CAP_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="SRC", condition=f":dml.get_object_owner() = '{env.owner}' or "
+                                               f":ddl.get_object_owner() = '{env.owner}'")
+    adm.add_rule(rule_name="SRC", rule_set_name="CAP_RS")
+    env.create_capture(rule_set_name="CAP_RS")
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    procedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname.upper(), 0,
+                                                      apply_database_link=replica.link)
+    env.sql(f"INSERT INTO {table} VALUES (1), (2)")
+    env.sql(f"TRUNCATE {table}")
+    env.process().catch_up()
+    app = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q",
+                                                                apply_database_link=replica.link))
+    env.procs.append(app)
+    app.drain()
+    assert env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1] == []
+    with replica.pg() as c:
+        assert c.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+        assert c.execute(f"SELECT count(*) FROM {env.src}.t").fetchone()[0] == 1
+        assert c.execute(f"SELECT relname FROM pg_class WHERE relname = 'pwned'").fetchall() == []

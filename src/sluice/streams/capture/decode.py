@@ -570,8 +570,8 @@ class Decoder:
             return None
         owner, name = self._name(schema), self._name(table)
         return DDLLCR(self.source_database, "TRUNCATE TABLE", owner, name, "TABLE",
-                      f'TRUNCATE TABLE "{schema}"."{table}"', None, owner, self._name(base_schema),
-                      self._name(base_table), tag, txn_id, lsn_to_int(ch["lsn"]),
+                      f"TRUNCATE TABLE {_quoted(schema)}.{_quoted(table)}", None, owner,
+                      self._name(base_schema), self._name(base_table), tag, txn_id, lsn_to_int(ch["lsn"]),
                       commit_scn=txn.commit_scn, source_time=txn.commit_time)
 
     def root(self, schema: str, table: str) -> tuple[str, str]:
@@ -595,6 +595,12 @@ class Decoder:
                       d.get("ddl"), name(d.get("user")), name(d.get("cur")), name(d.get("bschema")),
                       name(d.get("bname")), tag, txn_id, lsn_to_int(msg["lsn"]) - 1,
                       commit_scn=txn.commit_scn, source_time=txn.commit_time)
+
+
+def _quoted(name: str) -> str:
+    """A PostgreSQL identifier quoted for the DDL text an apply process runs: a quote in
+    the name doubled (a name is text anyone with CREATE may choose)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 _STORED = Decoder("", None)      # names and types of the LCRs read back from queues
