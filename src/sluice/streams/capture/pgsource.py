@@ -255,11 +255,12 @@ class Source:
         """``{(schema, partition): (schema, table)}``: each partition of a partitioned table
         (at any level) and the table at the top.  PostgreSQL logs a change to a partitioned
         table as a change to the partition that holds the row; Oracle's LCR names the table."""
-        rows = self._run("SELECT n.nspname, c.relname, rn.nspname, r.relname FROM pg_class c "
-                         "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                         "JOIN pg_class r ON r.oid = pg_partition_root(c.oid) "
-                         "JOIN pg_namespace rn ON rn.oid = r.relnamespace WHERE c.relispartition")
-        return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+        return {(r[0], r[1]): (r[2], r[3]) for r in self._run(_PARTITIONS)}
+
+    def partition_root(self, schema: str, table: str) -> tuple[str, str] | None:
+        """The partitioned table ``schema.table`` is a partition of (at the top), or None."""
+        rows = self._run(_PARTITIONS + " AND n.nspname = %s AND c.relname = %s", (schema, table))
+        return (rows[0][2], rows[0][3]) if rows else None
 
     def current_lsn(self) -> int:
         return lsn_to_int(self._run("SELECT pg_current_wal_lsn()::text")[0][0])
@@ -413,6 +414,11 @@ class Source:
         except psycopg.Error as e:
             raise source_error(e, self.display, self.process) from None
 
+
+_PARTITIONS = ("SELECT n.nspname, c.relname, rn.nspname, r.relname FROM pg_class c "
+               "JOIN pg_namespace n ON n.oid = c.relnamespace "
+               "JOIN pg_class r ON r.oid = pg_partition_root(c.oid) "
+               "JOIN pg_namespace rn ON rn.oid = r.relnamespace WHERE c.relispartition")
 
 # what the decoder reads (decode.transactions relies on the row heads these give)
 WAL2JSON_OPTIONS = ("format-version", "2", "include-xids", "1", "include-lsn", "1",
