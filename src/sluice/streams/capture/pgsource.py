@@ -41,9 +41,11 @@ DDL_PREFIX = "sluice.ddl"
 TAG_PREFIX = "sluice.tag"
 PLUGIN = "wal2json"
 _DDL_FUNCTION = "public.sluice_capture_ddl"
-# wal2json writes values with the decoding session's output functions
+# wal2json writes values with the decoding session's output functions: each setting they
+# read is set (a database's or role's own default — bytea_output = escape — would otherwise
+# change the text the decoder reads)
 _OUTPUT_SETTINGS = ("SET DateStyle = ISO; SET TimeZone = 'UTC'; SET IntervalStyle = iso_8601; "
-                    "SET extra_float_digits = 3")
+                    "SET extra_float_digits = 3; SET bytea_output = hex")
 _SETUP_LOCK = "sluice:capture:ddl-trigger"
 
 
