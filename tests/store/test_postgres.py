@@ -55,6 +55,18 @@ def test_bad_schema_name_in_the_dsn():
     assert "secret" not in parse_dsn("postgresql://u:secret@h:5/db").display
 
 
+def test_dsn_parameters_with_spaces_reach_the_server(pg_dsn):
+    """A DSN's libpq parameters are passed on percent-encoded, as libpq reads a URI: a
+    space was written as '+', which libpq keeps: ``application_name`` had '+' for its
+    spaces, a capture source's ``options=-c%20…`` failed (``unrecognized configuration
+    parameter "+…"``)."""
+    c = sluice.connect(f"{pg_dsn}&application_name=a%2Bb%20c")
+    try:
+        assert c.query("SELECT current_setting('application_name') FROM DUAL", None)[1] == [("a+b c",)]
+    finally:
+        c.close()
+
+
 def test_a_select_s_arithmetic_errors_have_oracle_codes(pg_conn):
     """PostgreSQL's division by zero and integer overflow were ORA-01722 (invalid number)."""
     cur = pg_conn.cursor()

@@ -35,8 +35,8 @@ def make_tables(env, replica):
     replica.sql(*(f"CREATE TABLE {replica.table(env.owner, t)} ({cols})" for t, cols in TABLES.items()))
 
 
-def start(env, replica, ddl=False, apply_tag=b"\x00"):
-    env.create_capture(rule_set_name=env.table_rule_set("CAP_RS", *TABLES, ddl=ddl))
+def start(env, replica, ddl=False, apply_tag=b"\x00", rule_set=None):
+    env.create_capture(rule_set_name=rule_set or env.table_rule_set("CAP_RS", *TABLES, ddl=ddl))
     env.conn.capture_adm.start_capture(capture_name="CAP")
     source_db = env.pg.info.dbname.upper()
     procedures(env.conn).set_schema_instantiation_scn(env.owner, source_db, 0, apply_database_link=replica.link)
@@ -46,6 +46,17 @@ def start(env, replica, ddl=False, apply_tag=b"\x00"):
     app = ApplyProcess(sluice.connect(env.dsn), d)
     env.procs.append(app)
     return cap, app
+
+
+def schema_rule_set(env) -> str:
+    """A rule set capturing every change of the source schema (DML and DDL), whatever its
+    tables' names."""
+    adm = env.conn.rule_adm
+    adm.create_rule_set(rule_set_name="CAP_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.create_rule(rule_name="SRC", condition=f":dml.get_object_owner() = '{env.owner}' or "
+                                               f":ddl.get_object_owner() = '{env.owner}'")
+    adm.add_rule(rule_name="SRC", rule_set_name="CAP_RS")
+    return "CAP_RS"
 
 
 def workload(env, rnd: random.Random, transactions: int) -> None:
@@ -292,19 +303,54 @@ def test_a_captured_year_past_what_an_lcr_holds_is_the_transactions_error(env, r
     if replica.kind == "postgresql":
         replica.sql(f"CREATE SCHEMA {env.src}")
     replica.sql(f"CREATE TABLE {replica.table(env.owner, 'ev')} (id integer PRIMARY KEY, at timestamp)")
-    env.create_capture(rule_set_name=env.table_rule_set("CAP_RS", "ev"))
-    env.conn.capture_adm.start_capture(capture_name="CAP")
-    procedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname.upper(), 0,
-                                                      apply_database_link=replica.link)
+    cap, app = start(env, replica, rule_set=env.table_rule_set("CAP_RS", "ev"))
     env.sql(f"INSERT INTO {env.src}.ev VALUES (1, '2020-01-02 03:04:05')")
     env.sql(f"INSERT INTO {env.src}.ev VALUES (2, '0044-03-15 BC')")
     env.sql(f"INSERT INTO {env.src}.ev VALUES (3, '2021-01-01')")
-    env.process().catch_up()
-    app = ApplyProcess(sluice.connect(env.dsn), ApplyDefinition(CONSUMER, env.conn.username, "STRM_Q",
-                                                                apply_database_link=replica.link))
-    env.procs.append(app)
+    cap.catch_up()
     app.drain()
     assert (app.state, app.error.code) == ("ABORTED", 1841)
     cols, rows = env.conn.query("SELECT ERROR_NUMBER, ERROR_MESSAGE, MESSAGE_COUNT FROM DBA_APPLY_ERROR", None)
     assert len(rows) == 1 and rows[0][0] == 1841 and "0044-03-15 00:00:00 BC" in rows[0][1] and rows[0][2] == 1
     assert replica.scalar(f"SELECT count(*) FROM {replica.table(env.owner, 'ev')}") == 1
+
+
+@pytest.mark.parametrize("replica", ["postgresql"], indirect=True)
+def test_a_name_upper_case_does_not_give_back_reaches_its_own_table(env, replica):
+    """A lower-case PostgreSQL name whose upper case does not lower back to it (``straße``:
+    ``STRASSE``) keeps its spelling in the LCR, as a quoted name: the apply writes into
+    ``straße`` at the replica.  Folded, the LCR named STRASSE, i.e. the table ``strasse``,
+    and the apply failed (no such table)."""
+    env.sql(f"CREATE TABLE {env.src}.straße (id integer PRIMARY KEY, v text)")
+    replica.sql(f"CREATE SCHEMA {env.src}", f"CREATE TABLE {env.src}.straße (id integer PRIMARY KEY, v text)")
+    cap, app = start(env, replica, rule_set=schema_rule_set(env))
+    env.sql(f"INSERT INTO {env.src}.straße VALUES (1, 'a')", f"UPDATE {env.src}.straße SET v = 'b'")
+    cap.catch_up()
+    app.drain()
+    assert env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1] == []
+    with replica.pg() as c:
+        assert c.execute(f"SELECT id, v FROM {env.src}.straße").fetchall() == [(1, "b")]
+
+
+@pytest.mark.parametrize("replica", ["postgresql"], indirect=True)   # the DDL text runs on PostgreSQL
+def test_truncate_of_a_table_named_with_quotes(env, replica):
+    """TRUNCATE, which PostgreSQL logs as a change, is captured as a TRUNCATE TABLE DDL LCR
+    whose text names the table quoted, a quote in the name doubled: the replica's table of
+    that name is truncated and nothing else runs.  Before, the name was put between quotes
+    as it was: the table ``t"; CREATE TABLE pwned (i int); --`` made the replica truncate
+    ``t`` and create ``pwned``."""
+    name = 't"; CREATE TABLE pwned (i int); --'
+    table = f'{env.src}."{name.replace(chr(34), chr(34) * 2)}"'
+    env.sql(f"CREATE TABLE {table} (id int PRIMARY KEY)")
+    replica.sql(f"CREATE SCHEMA {env.src}", f"CREATE TABLE {table} (id int PRIMARY KEY)",
+                f"CREATE TABLE {env.src}.t (id int)", f"INSERT INTO {env.src}.t VALUES (1)")
+    cap, app = start(env, replica, rule_set=schema_rule_set(env))
+    env.sql(f"INSERT INTO {table} VALUES (1), (2)")
+    env.sql(f"TRUNCATE {table}")
+    cap.catch_up()
+    app.drain()
+    assert env.conn.query("SELECT ERROR_MESSAGE FROM DBA_APPLY_ERROR", None)[1] == []
+    with replica.pg() as c:
+        assert c.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+        assert c.execute(f"SELECT count(*) FROM {env.src}.t").fetchone()[0] == 1
+        assert c.execute(f"SELECT relname FROM pg_class WHERE relname = 'pwned'").fetchall() == []

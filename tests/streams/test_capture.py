@@ -384,3 +384,40 @@ def test_partitioned_table_changes_name_the_table(env):
         ("INSERT", "SALES", {"ID": 3, "REGION": "north"}), ("INSERT", "SALES", {"ID": 4, "REGION": "south"}),
         ("DELETE", "SALES", {"ID": 2, "REGION": "west"}), ("INSERT", "SALES", {"ID": 2, "REGION": "east"}),
         ("TRUNCATE TABLE", "SALES_SOUTH", "SALES"), ("TRUNCATE TABLE", "SALES", "SALES")]
+
+
+def test_numbers_of_any_length(env):
+    """A PostgreSQL numeric holds up to 131,072 digits before its point; wal2json writes
+    an integral one as a JSON integer, past the 4,300 digits Python's ``int`` converts.
+    It is captured (a NUMBER with every digit), as are the other rows; before, reading
+    the row raised a ValueError at every start of the capture, which captured nothing
+    more."""
+    s = env.src
+    env.sql(f"CREATE TABLE {s}.t (id int PRIMARY KEY, n numeric)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(f"INSERT INTO {s}.t VALUES (1, repeat('9', 5000)::numeric), (2, ('-1' || repeat('0', 4400))::numeric)",
+            f"INSERT INTO {s}.t VALUES (3, ('1' || repeat('0', 5000) || '.5')::numeric), (4, 7)")
+    env.process().catch_up()
+    got = [values(x, "NEW") for x in env.dequeue_all()]
+    assert got == [{"ID": 1, "N": Decimal("9" * 5000)}, {"ID": 2, "N": -Decimal(10) ** 4400},
+                   {"ID": 3, "N": Decimal("1" + "0" * 5000 + ".5")}, {"ID": 4, "N": 7}]
+    assert env.view("SELECT STATUS FROM DBA_CAPTURE") == [{"STATUS": "ENABLED"}]
+
+
+def test_source_output_settings_of_its_own(env):
+    """The source's sessions may have their own output settings (a database's or role's
+    default, here the connection's): ``bytea_output = escape`` wrote bytea values as
+    ``\\000\\377A``, which reading the LCR's RAW refused with a ValueError.  The
+    capture's decoding session sets every setting the values' text depends on."""
+    from tests.conftest import PG_BASE
+    s = env.src
+    env.sql(f"CREATE TABLE {s}.t (id int PRIMARY KEY, b bytea, d date)")
+    sep = "&" if "?" in PG_BASE else "?"
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"),
+                       source_dsn=f"{PG_BASE}{sep}options=-c%20bytea_output%3Descape%20-c%20DateStyle%3DSQL")
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(f"INSERT INTO {s}.t VALUES (1, '\\x00ff41', '2020-01-31')")
+    env.process().catch_up()
+    assert [values(x, "NEW") for x in env.dequeue_all()] == [{"ID": 1, "B": b"\x00\xffA",
+                                                               "D": datetime(2020, 1, 31)}]

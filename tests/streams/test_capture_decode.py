@@ -45,6 +45,11 @@ def rows(*changes, xid=42, tag=None):
 def test_names_fold_across():
     assert (oracle_name("employees"), oracle_name("Orders"), oracle_name("EMP")) == ("EMPLOYEES", "Orders", "EMP")
     assert (pg_name("EMPLOYEES"), pg_name("Orders")) == ("employees", "Orders")
+    # a name upper case would not give back keeps its spelling: folded, "straße" became
+    # STRASSE, which names the table "strasse" (the apply's target, ADD_TABLE_RULES' lookup)
+    for name in ("straße", "ﬁle", "ıd", "café", "ǆ", "emp"):
+        assert pg_name(oracle_name(name)) == name
+    assert (oracle_name("straße"), oracle_name("café")) == ("straße", "CAFÉ")
 
 
 def test_types():

@@ -171,7 +171,9 @@ def test_subset_rules_for_a_partitioned_table(env):  # noqa: F811
     """ADD_SUBSET_RULES for a partitioned table: PostgreSQL logs its rows in its partitions,
     whose REPLICA IDENTITY the table's does not set, so every partition logs whole old
     rows too; the LCRs name the table (the partition before: the rules matched nothing)
-    and rows migrate in and out of the subset (seed 000 "Row Migration During Capture")."""
+    and rows migrate in and out of the subset (seed 000 "Row Migration During Capture").
+    Rules for a partition are refused (ORA-00942 naming its table): they would match
+    nothing."""
     env.sql(f"CREATE TABLE {env.src}.emp (id int, dept int, name text, PRIMARY KEY (id, dept)) "
             f"PARTITION BY RANGE (dept)",
             f"CREATE TABLE {env.src}.emp_low PARTITION OF {env.src}.emp FOR VALUES FROM (0) TO (50)",
@@ -179,6 +181,12 @@ def test_subset_rules_for_a_partitioned_table(env):  # noqa: F811
             f"INSERT INTO {env.src}.emp VALUES (1, 80, 'a'), (2, 50, 'b'), (3, 50, 'c')")
     _capture(env)
     conn = env.conn
+    before = rows(conn, "SELECT capture_name, rule_set_name FROM dba_capture"), rows(conn, "SELECT * FROM dba_rules")
+    with pytest.raises(DatabaseError) as e:      # a partition: its changes carry the table's name
+        conn.streams_adm.add_table_rules(f"{env.owner}.emp_low", "capture", "cap", queue_name="STRM_Q")
+    assert e.value.code == 942 and f"partition of {env.owner}.EMP" in str(e.value)
+    assert (rows(conn, "SELECT capture_name, rule_set_name FROM dba_capture"),
+            rows(conn, "SELECT * FROM dba_rules")) == before
     conn.streams_adm.add_subset_rules(f"{env.owner}.emp", "name <> 'x'", "capture", "cap", queue_name="STRM_Q")
     got = {r[0]: r[1] for r in env.pg.execute(
         f"SELECT c.relname, c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "

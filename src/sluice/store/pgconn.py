@@ -23,7 +23,7 @@ import re
 from itertools import repeat
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pgerr
@@ -105,7 +105,10 @@ def parse_dsn(dsn: str) -> PgTarget:
                          f"digits and _, at most 63, not starting with a digit)")
     if not any(k == "connect_timeout" for k, _ in rest):
         rest.append(("connect_timeout", str(CONNECT_TIMEOUT)))
-    conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(rest), parts.fragment))
+    # percent-encoded as libpq reads a URI (urlencode's default writes a space as '+', which
+    # libpq keeps: options=-c%20x=y became "-c+x=y", refused by the server)
+    conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(rest, quote_via=quote),
+                           parts.fragment))
     return PgTarget(conninfo, schema, shown_dsn)
 
 

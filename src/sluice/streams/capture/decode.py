@@ -11,9 +11,10 @@ case, so the same unquoted name maps across: schema ``hr`` / table ``employees``
 ``REGION_ID`` — what an Oracle data dictionary would show for an unquoted
 ``hr.employees``, so seed 000's ``:dml.get_object_owner() = 'HR'`` works.  A
 name holding an upper-case letter (created quoted, ``"Orders"``) keeps its exact
-spelling, as a quoted Oracle name does.  (``"EMP"`` and ``emp`` in one schema
-would both be ``EMP``; such a pair is not captured apart.)  Rules compare owner
-and name exactly as this mapping gives them.
+spelling, as a quoted Oracle name does, and so does a lower-case name that upper
+case would not give back (``straße``, whose upper case is ``STRASSE``).  (``"EMP"``
+and ``emp`` in one schema would both be ``EMP``; such a pair is not captured apart.)
+Rules compare owner and name exactly as this mapping gives them.
 
 **Types** (PostgreSQL -> the ANYDATA type of the LCR's value): smallint, integer,
 bigint, oid, numeric -> NUMBER (``int`` / ``Decimal``, every digit kept); real ->
@@ -64,8 +65,14 @@ _COMMANDS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE"}
 
 
 def oracle_name(pg_name: str) -> str:
-    """The Oracle spelling of a PostgreSQL identifier (see the module's docstring)."""
-    return pg_name.upper() if pg_name == pg_name.lower() else pg_name
+    """The Oracle spelling of a PostgreSQL identifier (see the module's docstring).  A
+    lower-case name whose upper case does not lower back to it (``straße`` -> ``STRASSE``,
+    ligatures, the dotless ``ı``) keeps its spelling, as a quoted name does: folded, it
+    would name another table (``strasse``) wherever the name goes back to PostgreSQL."""
+    if pg_name != pg_name.lower():
+        return pg_name
+    upper = pg_name.upper()
+    return upper if upper.lower() == pg_name else pg_name
 
 
 def pg_name(oracle: str) -> str:
@@ -563,8 +570,8 @@ class Decoder:
             return None
         owner, name = self._name(schema), self._name(table)
         return DDLLCR(self.source_database, "TRUNCATE TABLE", owner, name, "TABLE",
-                      f'TRUNCATE TABLE "{schema}"."{table}"', None, owner, self._name(base_schema),
-                      self._name(base_table), tag, txn_id, lsn_to_int(ch["lsn"]),
+                      f"TRUNCATE TABLE {_quoted(schema)}.{_quoted(table)}", None, owner,
+                      self._name(base_schema), self._name(base_table), tag, txn_id, lsn_to_int(ch["lsn"]),
                       commit_scn=txn.commit_scn, source_time=txn.commit_time)
 
     def root(self, schema: str, table: str) -> tuple[str, str]:
@@ -588,6 +595,12 @@ class Decoder:
                       d.get("ddl"), name(d.get("user")), name(d.get("cur")), name(d.get("bschema")),
                       name(d.get("bname")), tag, txn_id, lsn_to_int(msg["lsn"]) - 1,
                       commit_scn=txn.commit_scn, source_time=txn.commit_time)
+
+
+def _quoted(name: str) -> str:
+    """A PostgreSQL identifier quoted for the DDL text an apply process runs: a quote in
+    the name doubled (a name is text anyone with CREATE may choose)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 _STORED = Decoder("", None)      # names and types of the LCRs read back from queues

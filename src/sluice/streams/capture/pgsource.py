@@ -41,9 +41,11 @@ DDL_PREFIX = "sluice.ddl"
 TAG_PREFIX = "sluice.tag"
 PLUGIN = "wal2json"
 _DDL_FUNCTION = "public.sluice_capture_ddl"
-# wal2json writes values with the decoding session's output functions
+# wal2json writes values with the decoding session's output functions: each setting they
+# read is set (a database's or role's own default — bytea_output = escape — would otherwise
+# change the text the decoder reads)
 _OUTPUT_SETTINGS = ("SET DateStyle = ISO; SET TimeZone = 'UTC'; SET IntervalStyle = iso_8601; "
-                    "SET extra_float_digits = 3")
+                    "SET extra_float_digits = 3; SET bytea_output = hex")
 _SETUP_LOCK = "sluice:capture:ddl-trigger"
 
 
@@ -255,11 +257,12 @@ class Source:
         """``{(schema, partition): (schema, table)}``: each partition of a partitioned table
         (at any level) and the table at the top.  PostgreSQL logs a change to a partitioned
         table as a change to the partition that holds the row; Oracle's LCR names the table."""
-        rows = self._run("SELECT n.nspname, c.relname, rn.nspname, r.relname FROM pg_class c "
-                         "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                         "JOIN pg_class r ON r.oid = pg_partition_root(c.oid) "
-                         "JOIN pg_namespace rn ON rn.oid = r.relnamespace WHERE c.relispartition")
-        return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+        return {(r[0], r[1]): (r[2], r[3]) for r in self._run(_PARTITIONS)}
+
+    def partition_root(self, schema: str, table: str) -> tuple[str, str] | None:
+        """The partitioned table ``schema.table`` is a partition of (at the top), or None."""
+        rows = self._run(_PARTITIONS + " AND n.nspname = %s AND c.relname = %s", (schema, table))
+        return (rows[0][2], rows[0][3]) if rows else None
 
     def current_lsn(self) -> int:
         return lsn_to_int(self._run("SELECT pg_current_wal_lsn()::text")[0][0])
@@ -414,6 +417,11 @@ class Source:
             raise source_error(e, self.display, self.process) from None
 
 
+_PARTITIONS = ("SELECT n.nspname, c.relname, rn.nspname, r.relname FROM pg_class c "
+               "JOIN pg_namespace n ON n.oid = c.relnamespace "
+               "JOIN pg_class r ON r.oid = pg_partition_root(c.oid) "
+               "JOIN pg_namespace rn ON rn.oid = r.relnamespace WHERE c.relispartition")
+
 # what the decoder reads (decode.transactions relies on the row heads these give)
 WAL2JSON_OPTIONS = ("format-version", "2", "include-xids", "1", "include-lsn", "1",
                     "include-timestamp", "1", "include-transaction", "1", "include-types", "1",
@@ -437,13 +445,39 @@ _DECODE = _DECODER.decode
 _SCAN = _DECODER.scan_once
 
 
+def _long_int(text: str) -> int | str:
+    """A JSON integer; past Python's limit on the digits ``int`` converts (4,300: a
+    PostgreSQL numeric holds up to 131,072 before its point) it stays text, as a number
+    with a fraction does, and the decoder makes it a ``Decimal``."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+_DECODE_LONG = json.JSONDecoder(parse_float=str, parse_int=_long_int).decode
+
+
 def parse_json(text: str) -> dict:
     """One wal2json row; numbers with a fraction stay text (the decoder makes a NUMBER a
-    ``Decimal`` with every digit, a BINARY_DOUBLE a float, only when it is read)."""
+    ``Decimal`` with every digit, a BINARY_DOUBLE a float, only when it is read), and so
+    do integers too long for ``int`` (read again by a slower decoder: the usual row has
+    none)."""
     try:
         value, end = _SCAN(text, 0)
     except StopIteration:       # (leading whitespace, or not JSON: decode() says which)
-        return _DECODE(text)
+        return _decode(text)
+    except ValueError:          # an integer past int's digits (a JSON error raises again)
+        return _DECODE_LONG(text)
     if end != len(text):        # (trailing whitespace, or extra data: the same)
-        return _DECODE(text)
+        return _decode(text)
     return value
+
+
+def _decode(text: str) -> Any:
+    try:
+        return _DECODE(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        return _DECODE_LONG(text)

@@ -77,11 +77,19 @@ class Dictionary:
     def columns(self, owner: str, table: str) -> dict[str, str]:
         """``{column: Oracle datatype}``.  :raises: ORA-00942 when there is no such table."""
         if self.pg:
+            from ..capture.decode import oracle_name
             with self._source().connect() as source:
                 found = source.table_columns(pg_name(owner), pg_name(table))
+                # a partition is no table of its own: capture names its changes by the
+                # partitioned table, so rules for the partition would never match
+                root = source.partition_root(pg_name(owner), pg_name(table)) if found is not None else None
             if found is None:
                 raise ora(942)
-            from ..capture.decode import oracle_name
+            if root is not None:
+                err = ora(942)
+                raise type(err)(f"{err}: {owner}.{table} is a partition of "
+                                f"{oracle_name(root[0])}.{oracle_name(root[1])}, whose name its "
+                                f"changes carry: name that table", 942)
             return {oracle_name(c): _PG_TYPES.get(t, t.upper()) for c, t in found}
         found = self._sqlite_columns(owner, table)
         if found is None:
