@@ -361,7 +361,8 @@ def test_a_schedule_disabled_during_a_run_stops_at_the_next_batch(sites, monkeyp
     assert 3 <= moved <= 4 and len(batches) == moved
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(20 - moved,)]
     monkeypatch.undo()
-    if change == "unschedule":
+    if change == "unschedule":        # the run's last commit left no row of the schedule
+        assert rows(a, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_UNTOLD") == [(0,)]
         a.aqadm.schedule_propagation(queue_name="src", destination="dbs2")
     else:
         a.propagation_adm.start_propagation("p")
