@@ -370,6 +370,41 @@ def test_a_schedule_disabled_during_a_run_stops_at_the_next_batch(sites, monkeyp
     assert payloads(drain(b, "DST")) == sent
 
 
+def test_a_propagation_stopped_during_a_run_of_its_shared_schedule_stops_at_the_next_batch(sites, monkeypatch):
+    """Two propagations share the link's schedule; one is stopped while a run moves their
+    backlog: from the next batch only the other's messages go (the run read which
+    propagations may go once, when it began)."""
+    from sluice.streams.propagation.sites import StoreSite
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    admin = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    make_queue(b, "D1")
+    make_queue(b, "D2")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p1", "src", "d1", "dbs2")
+    a.propagation_adm.create_propagation("p2", "src", "d2", "dbs2")
+    enqueue(a, "SRC", [b"m%02d" % i for i in range(10)])
+    batches = []
+
+    def during(real):
+        def send(self, batch):
+            batches.append(len(batch.messages))
+            if len(batches) == 2:
+                admin.propagation_adm.stop_propagation("p2")
+            return real(self, batch)
+        return send
+    monkeypatch.setattr(StoreSite, "_send", during(StoreSite._send))
+    monkeypatch.setattr(StoreSite, "post", during(StoreSite.post))
+    PropagationRunner(a, batch_size=2).run_once(force=True)
+    at_d1, at_d2 = len(drain(b, "D1")), len(drain(b, "D2"))
+    assert at_d1 == 10 and at_d2 <= 3 * 2                 # the batches taken before it was seen
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(10 - at_d2,)]
+    monkeypatch.undo()
+    a.propagation_adm.start_propagation("p2")
+    PropagationRunner(a).run_once(force=True)
+    assert len(drain(b, "D2")) == 10 - at_d2 and rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]
+
+
 def test_a_lost_answer_does_not_duplicate(sites, monkeypatch):
     """The destination committed, the source did not (its process died between the two, or
     the answer was lost): the next run sends the batch again and the destination keeps
