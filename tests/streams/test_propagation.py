@@ -405,6 +405,40 @@ def test_a_propagation_stopped_during_a_run_of_its_shared_schedule_stops_at_the_
     assert len(drain(b, "D2")) == 10 - at_d2 and rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]
 
 
+def test_a_destination_sqlite_file_locked_by_another_process_is_ora_00054_in_the_schedule(tmp_path):
+    """Another process holds the destination file's write lock past the busy timeout: the
+    destination's commit raised sqlite3's bare "database is locked", which ended the run
+    with a Python traceback (nothing recorded in the schedule); now it is ORA-00054, the
+    failure is recorded, and the message goes once the lock is released."""
+    import sqlite3
+    sites = Sites(f"sqlite:///{tmp_path / 'base.db'}", tmp_path)
+    try:
+        a, b = sites.open("dbs1"), sites.open("dbs2")
+        multi_queue(a, "SRC")
+        make_queue(b, "DST")
+        link(a, "dbs2", sites)
+        a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+        enqueue(a, "SRC", [b"waits"])
+
+        def impatient(dsn, user, password):       # the destination session waits 0.2 s, not 60
+            conn = sluice.connect(dsn, user=user, password=password)
+            conn.context.session.conn.execute("PRAGMA busy_timeout = 200")
+            return conn
+        other = sqlite3.connect(sites.dsn_of("dbs2").removeprefix("sqlite:///"), isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        assert PropagationRunner(a, connect=impatient).run_once(force=True) == 0
+        other.execute("ROLLBACK")
+        other.close()
+        [(_, total, failures, error, _)] = schedule(a)
+        assert (total, failures) == (0, 1) and error.startswith("ORA-00054"), error
+        assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(1,)]
+        runner = PropagationRunner(a, connect=impatient, clock=lambda: time.time() + 31)
+        assert runner.run_once(force=True) == 1
+        assert payloads(drain(b, "DST")) == [b"waits"]
+    finally:
+        sites.close()
+
+
 def test_a_lost_answer_does_not_duplicate(sites, monkeypatch):
     """The destination committed, the source did not (its process died between the two, or
     the answer was lost): the next run sends the batch again and the destination keeps
