@@ -361,12 +361,82 @@ def test_a_schedule_disabled_during_a_run_stops_at_the_next_batch(sites, monkeyp
     assert 3 <= moved <= 4 and len(batches) == moved
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(20 - moved,)]
     monkeypatch.undo()
-    if change == "unschedule":
+    if change == "unschedule":        # the run's last commit left no row of the schedule
+        assert rows(a, "SELECT COUNT(*) FROM SLUICE_PROPAGATION_UNTOLD") == [(0,)]
         a.aqadm.schedule_propagation(queue_name="src", destination="dbs2")
     else:
         a.propagation_adm.start_propagation("p")
     assert PropagationRunner(a).run_once(force=True) == 20 - moved
     assert payloads(drain(b, "DST")) == sent
+
+
+def test_a_propagation_stopped_during_a_run_of_its_shared_schedule_stops_at_the_next_batch(sites, monkeypatch):
+    """Two propagations share the link's schedule; one is stopped while a run moves their
+    backlog: from the next batch only the other's messages go (the run read which
+    propagations may go once, when it began)."""
+    from sluice.streams.propagation.sites import StoreSite
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    admin = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    make_queue(b, "D1")
+    make_queue(b, "D2")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p1", "src", "d1", "dbs2")
+    a.propagation_adm.create_propagation("p2", "src", "d2", "dbs2")
+    enqueue(a, "SRC", [b"m%02d" % i for i in range(10)])
+    batches = []
+
+    def during(real):
+        def send(self, batch):
+            batches.append(len(batch.messages))
+            if len(batches) == 2:
+                admin.propagation_adm.stop_propagation("p2")
+            return real(self, batch)
+        return send
+    monkeypatch.setattr(StoreSite, "_send", during(StoreSite._send))
+    monkeypatch.setattr(StoreSite, "post", during(StoreSite.post))
+    PropagationRunner(a, batch_size=2).run_once(force=True)
+    at_d1, at_d2 = len(drain(b, "D1")), len(drain(b, "D2"))
+    assert at_d1 == 10 and at_d2 <= 3 * 2                 # the batches taken before it was seen
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(10 - at_d2,)]
+    monkeypatch.undo()
+    a.propagation_adm.start_propagation("p2")
+    PropagationRunner(a).run_once(force=True)
+    assert len(drain(b, "D2")) == 10 - at_d2 and rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]
+
+
+def test_a_destination_sqlite_file_locked_by_another_process_is_ora_00054_in_the_schedule(tmp_path):
+    """Another process holds the destination file's write lock past the busy timeout: the
+    destination's commit raised sqlite3's bare "database is locked", which ended the run
+    with a Python traceback (nothing recorded in the schedule); now it is ORA-00054, the
+    failure is recorded, and the message goes once the lock is released."""
+    import sqlite3
+    sites = Sites(f"sqlite:///{tmp_path / 'base.db'}", tmp_path)
+    try:
+        a, b = sites.open("dbs1"), sites.open("dbs2")
+        multi_queue(a, "SRC")
+        make_queue(b, "DST")
+        link(a, "dbs2", sites)
+        a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")
+        enqueue(a, "SRC", [b"waits"])
+
+        def impatient(dsn, user, password):       # the destination session waits 0.2 s, not 60
+            conn = sluice.connect(dsn, user=user, password=password)
+            conn.context.session.conn.execute("PRAGMA busy_timeout = 200")
+            return conn
+        other = sqlite3.connect(sites.dsn_of("dbs2").removeprefix("sqlite:///"), isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        assert PropagationRunner(a, connect=impatient).run_once(force=True) == 0
+        other.execute("ROLLBACK")
+        other.close()
+        [(_, total, failures, error, _)] = schedule(a)
+        assert (total, failures) == (0, 1) and error.startswith("ORA-00054"), error
+        assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(1,)]
+        runner = PropagationRunner(a, connect=impatient, clock=lambda: time.time() + 31)
+        assert runner.run_once(force=True) == 1
+        assert payloads(drain(b, "DST")) == [b"waits"]
+    finally:
+        sites.close()
 
 
 def test_a_lost_answer_does_not_duplicate(sites, monkeypatch):

@@ -64,6 +64,21 @@ def disk_error(e: BaseException, path: str) -> DatabaseError | None:
     return None
 
 
+_SQLITE_BUSY = 5
+
+
+def begin_immediate(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``: the file's write lock, waited for up to the connection's busy
+    timeout.  :raises: ORA-00054 when another process held it all that time — sqlite3's
+    bare "database is locked" reached commits and propagation runs as a Python error."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as e:
+        if getattr(e, "sqlite_errorcode", None) != _SQLITE_BUSY:
+            raise
+        raise ora(54) from None
+
+
 class _Connection(sqlite3.Connection):
     """A sqlite3 connection that tells the shared SQL (sqlops, sqlcatalog) its dialect, and
     raises a full disk or a failing device as the ORA error :func:`disk_error` gives."""
@@ -212,7 +227,7 @@ class SqliteStore(Store):
         """One write transaction; threads of this process queue on a mutex rather
         than on SQLite's sleeping busy handler."""
         with self.write_lock:
-            conn.execute("BEGIN IMMEDIATE")
+            begin_immediate(conn)
             try:
                 yield
                 conn.execute("COMMIT")
@@ -228,7 +243,7 @@ class SqliteStore(Store):
         """Start a write transaction (the hot path's form of :meth:`transaction`)."""
         self.write_lock.acquire()
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            begin_immediate(conn)
         except BaseException:
             self.write_lock.release()
             raise

@@ -276,9 +276,11 @@ def untold_work(s: Schedule, acked: list[tuple[str, bytes]]) -> Callable[[Any], 
     for dest, msgid in acked:
         by_queue.setdefault(dest, []).append(msgid)
     text = json.dumps({d: _packed(ids) for d, ids in by_queue.items()}, separators=(",", ":"))
-    sql = (f"INSERT INTO {UNTOLD} (QSCHEMA, QNAME, DESTINATION, ACKED) VALUES (?, ?, ?, ?) "
+    # not for a schedule unscheduled during the run: its row would outlive it
+    sql = (f"INSERT INTO {UNTOLD} (QSCHEMA, QNAME, DESTINATION, ACKED) SELECT ?, ?, ?, ? "
+           f"WHERE EXISTS (SELECT 1 FROM {TABLE} WHERE QSCHEMA = ? AND QNAME = ? AND DESTINATION = ?) "
            f"ON CONFLICT (QSCHEMA, QNAME, DESTINATION) DO UPDATE SET ACKED = EXCLUDED.ACKED")
-    values = [*s.key, text]
+    values = [*s.key, text, *s.key]
     return lambda c: c.execute(sql, values)
 
 
