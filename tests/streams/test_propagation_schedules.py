@@ -87,6 +87,24 @@ def test_next_time_without_a_date_is_ora_23605_and_changes_nothing(conn):
     assert next_time_offset("SYSDATE + 2000000") == 2000000 * 86400.0
 
 
+def test_next_time_takes_the_days_as_oracle_examples_write_them(conn):
+    """'SYSDATE + 1/(24*60)' (a window a minute after the last ended), '10/86400', '1/24/60':
+    an arithmetic of numbers, as Oracle evaluates NEXT_TIME; it was ORA-23605 unless written
+    'n' or 'n/m'.  What is not numbers stays ORA-23605, as does going back in time."""
+    _mq(conn, "SRC")
+    for text, seconds in (("SYSDATE + 1/(24*60)", 60.0), ("sysdate+10/86400", 10.0), ("SYSDATE + 1/24/60", 60.0),
+                          ("SYSDATE + (1/24)", 3600.0), ("SYSDATE + 1.5e-3", 129.6), ("SYSDATE", 0.0)):
+        assert next_time_offset(text) == pytest.approx(seconds), text
+    conn.aqadm.schedule_propagation(queue_name="src", destination="dbs2", duration=30,
+                                    next_time="SYSDATE + 1/(24*60)")
+    assert _rows(conn, f"SELECT {COLS} FROM DBA_QUEUE_SCHEDULES") == [
+        ("DBS2", 60.0, 30, "SYSDATE + 1/(24*60)", "N", 0)]
+    for bad in ("SYSDATE - 1", "SYSDATE + -1", "SYSDATE + 1 - 2", "SYSDATE + __import__('os')", "SYSDATE + 1e400",
+                "SYSDATE + " + "(" * 500 + "1" + ")" * 500, "TRUNC(SYSDATE) + 1"):
+        _raises(23605, conn.aqadm.alter_propagation_schedule, queue_name="src", destination="dbs2",
+                next_time=bad)
+
+
 def test_alter_disable_enable_unschedule(conn):
     _mq(conn, "SRC")
     aq = conn.aqadm

@@ -21,9 +21,11 @@ them with a clock of their own (:class:`Clock`).
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import math
+import operator
 import re
 import time
 from dataclasses import dataclass, fields
@@ -43,21 +45,43 @@ STREAMS_LATENCY = 3.0       # the default schedule of a Streams propagation (see
 
 Clock = Callable[[], float]
 
-_NEXT_TIME = re.compile(r"^\s*SYSDATE\s*(?:\+\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:/\s*(\d+(?:\.\d*)?))?)?\s*$", re.I)
+# SYSDATE, then days as Oracle's examples write them: 'SYSDATE + 1/24', 'SYSDATE + 1/(24*60)',
+# 'sysdate + 10/86400' -- numbers, + - * / and parentheses
+_NEXT_TIME = re.compile(r"^\s*SYSDATE\s*(?:\+(?P<days>[\d\s.eE+\-*/()]+))?$", re.I)
+_DAYS_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
 def next_time_offset(next_time: str | None) -> float | None:
     """Seconds from the end of a window to the start of the next: ``'SYSDATE + 1/24'`` is
-    3600.  :raises: ORA-23605 for a date function other than ``SYSDATE [+ n[/m]]``."""
+    3600, ``'SYSDATE + 1/(24*60)'`` 60.  :raises: ORA-23605 for a date function other than
+    ``SYSDATE [+ days]`` (days: an arithmetic of numbers), a zero divisor, a negative or
+    non-finite number of days."""
     if next_time is None:
         return None
     m = _NEXT_TIME.match(str(next_time))
-    divisor = float(m.group(2) or 1) if m else 0.0
-    # a zero divisor (Oracle: ORA-01476) or days beyond any float (ORA-01841) is no window
-    seconds = float(m.group(1) or 0) / divisor * 86400.0 if divisor else math.inf
-    if not math.isfinite(seconds):
-        raise ora(23605, next_time, "NEXT_TIME (SYSDATE [+ days[/divisor]])")
+    days = _days(m.group("days")) if m and m.group("days") else (0.0 if m else None)
+    # a zero divisor (Oracle: ORA-01476), days beyond any float (ORA-01841) or going back
+    # in time: no window
+    seconds = days * 86400.0 if days is not None else math.inf
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ora(23605, next_time, "NEXT_TIME (SYSDATE [+ days], days an arithmetic of numbers)")
     return seconds
+
+
+def _days(text: str) -> float | None:
+    """The value of an arithmetic of numbers (None: not one, or a zero divisor)."""
+    def value(node: ast.AST) -> float:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return float(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return -value(node.operand) if isinstance(node.op, ast.USub) else value(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _DAYS_OPERATORS:
+            return _DAYS_OPERATORS[type(node.op)](value(node.left), value(node.right))
+        raise ValueError(ast.dump(node))
+    try:
+        return value(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, RecursionError, MemoryError):
+        return None
 
 
 @dataclass
