@@ -40,8 +40,18 @@ MSG_PERSISTENT = 1
 MSG_BUFFERED = 2
 MSG_PERSISTENT_OR_BUFFERED = 3
 
+# A remote recipient's record that a queue-to-dblink propagation could not deliver for an
+# application error (seed 003 "Propagation failures": the destination queue does not
+# exist, its payload type differs): it stays, never dequeued or propagated again.  Not a
+# python-oracledb constant (those are the four above) and not an Oracle STATE code:
+# Oracle shows UNDELIVERABLE from the recipient's dequeue history (a dequeue time without
+# a dequeue transaction); Sluice keeps a record per recipient in the queue table itself,
+# so the state is stored there, with a code no Oracle queue table uses (0-10 are taken).
+STATE_UNDELIVERABLE = 11
+
 # names used by the AQ$<queue_table> view for MSG_STATE
-STATE_NAMES = {MSG_READY: "READY", MSG_WAITING: "WAITING", MSG_PROCESSED: "PROCESSED", MSG_EXPIRED: "EXPIRED"}
+STATE_NAMES = {MSG_READY: "READY", MSG_WAITING: "WAITING", MSG_PROCESSED: "PROCESSED", MSG_EXPIRED: "EXPIRED",
+               STATE_UNDELIVERABLE: "UNDELIVERABLE"}
 
 # DBMS_AQADM / DBMS_AQ package constants
 INFINITE = -1          # DBMS_AQADM.INFINITE, DBMS_AQ.NEVER (retention FOREVER)

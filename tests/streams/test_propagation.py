@@ -259,11 +259,13 @@ def test_unknown_link_is_ora_02019_in_the_schedule(sites):
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT WHERE RETRY_COUNT = 0") == [(1,)]   # still there
 
 
-def test_unknown_destination_queue_is_ora_24010_in_the_schedule(sites):
+def test_unknown_destination_queue_is_ora_24010_in_a_queue_to_queue_schedule(sites):
+    """Queue-to-queue: the propagation stops with the error and the message waits (seed
+    003 "Propagation failures"); queue-to-dblink marks it UNDELIVERABLE (below)."""
     a, b = sites.open("dbs1"), sites.open("dbs2")
     multi_queue(a, "SRC")
     link(a, "dbs2", sites)
-    a.propagation_adm.create_propagation("p", "src", "no_such_queue", "dbs2")
+    a.propagation_adm.create_propagation("p", "src", "no_such_queue", "dbs2", queue_to_queue=True)
     enqueue(a, "SRC", [b"kept"])
     PropagationRunner(a).run_once(force=True)
     [(_, _, failures, error, _)] = schedule(a)
@@ -273,6 +275,97 @@ def test_unknown_destination_queue_is_ora_24010_in_the_schedule(sites):
     runner = PropagationRunner(a, clock=lambda: time.time() + 31)
     assert runner.run_once(force=True) == 1
     assert schedule(a)[0][1:3] == (1, 0)
+
+
+def _mixed_batch(sites, bad_queue):
+    """Site dbs1's SRC with six messages over the queue-to-dblink schedule to dbs2: three
+    for G at dbs2's INBOX, interleaved with three for B at ``bad_queue`` there."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    multi_queue(b, "INBOX")
+    multi_queue(b, "JSONQ", payload="JSON")
+    link(a, "dbs2", sites)
+    a.aqadm.schedule_propagation(queue_name="src", destination="dbs2", latency=0)
+    q = a.queue("SRC")
+    for i in range(3):
+        q.enqone(a.msgproperties(payload=b"good%d" % i, recipients=[sluice.Agent("G", "inbox@dbs2")]))
+        q.enqone(a.msgproperties(payload=b"bad%d" % i, recipients=[sluice.Agent("B", f"{bad_queue}@dbs2")]))
+    a.commit()
+    return a, b
+
+
+@pytest.mark.parametrize("bad_queue, code", [("no_such_queue", "ORA-24010"), ("jsonq", "ORA-25215")],
+                         ids=["missing-queue", "type-mismatch"])
+def test_an_application_error_marks_the_message_undeliverable_in_a_queue_to_dblink_schedule(
+        sites, caplog, bad_queue, code):
+    """Seed 003 "Propagation failures": in a queue-to-dblink propagation the messages the
+    destination can never take — their queue does not exist there, or holds another
+    payload type — are marked UNDELIVERABLE and logged in the alert log; the others of
+    the batch go, once, and the schedule does not fail.  They blocked the schedule: each
+    run failed, the good messages never went, and it was disabled after 16 failures."""
+    a, b = _mixed_batch(sites, bad_queue)
+    with caplog.at_level("ERROR", logger="sluice.alert"):
+        assert PropagationRunner(a, batch_size=10).run_once(force=True) == 3
+    assert payloads(drain(b, "INBOX", "G")) == [b"good0", b"good1", b"good2"]
+    [(_, total, failures, error, disabled)] = schedule(a)
+    assert (total, failures, error, disabled) == (3, 0, None, "N")
+    assert rows(a, "SELECT CONSUMER_NAME, ADDRESS, MSG_STATE, USER_DATA FROM AQ$SRC_QT ORDER BY USER_DATA") == [
+        ("B", f"SLUICE.{bad_queue.upper()}@DBS2", "UNDELIVERABLE", b"bad%d" % i) for i in range(3)]
+    logged = [r.getMessage() for r in caplog.records if r.name == "sluice.alert"]
+    assert len(logged) == 3 and all("UNDELIVERABLE" in m and code in m for m in logged), logged
+    # not dequeued or propagated again; nothing delivered twice
+    assert PropagationRunner(a).run_once(force=True) == 0
+    assert drain(b, "INBOX", "G") == []
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT WHERE MSG_STATE = 'UNDELIVERABLE'") == [(3,)]
+    assert schedule(a)[0][1:3] == (3, 0)
+
+
+def test_a_sifted_batch_that_fails_later_delivers_each_message_once(sites, monkeypatch):
+    """The parts of a sifted batch are committed at the destination one by one: when a
+    later part fails (the link drops), the whole batch goes back to the source, and the
+    next run's parts delivered before are skipped there (de-duplication rows), not
+    delivered twice."""
+    from sluice.errors import ora
+    from sluice.streams.propagation.sites import StoreSite
+    a, b = _mixed_batch(sites, "no_such_queue")
+    multi_queue(b, "OTHER")
+    q = a.queue("SRC")
+    for i in range(2):
+        q.enqone(a.msgproperties(payload=b"other%d" % i, recipients=[sluice.Agent("O", "other@dbs2")]))
+    a.commit()
+    drops = []
+    real = StoreSite._send
+
+    def send(self, batch):
+        if not drops and {m.dest_queue for m in batch.messages} == {"SLUICE.OTHER"}:
+            drops.append(len(batch.messages))
+            raise ora(3113)
+        return real(self, batch)
+    monkeypatch.setattr(StoreSite, "_send", send)
+    assert PropagationRunner(a, batch_size=20).run_once(force=True) == 0
+    assert drops == [2] and schedule(a)[0][2] == 1                    # the run failed
+    assert rows(a, "SELECT MSG_STATE, COUNT(*) FROM AQ$SRC_QT GROUP BY MSG_STATE") == [("READY", 8)]
+    assert rows(b, "SELECT COUNT(*) FROM AQ$INBOX_QT") == [(3,)]     # committed there before the drop
+    assert PropagationRunner(a, batch_size=20, clock=lambda: time.time() + 31).run_once(force=True) == 5
+    assert payloads(drain(b, "INBOX", "G")) == [b"good0", b"good1", b"good2"]
+    assert payloads(drain(b, "OTHER", "O")) == [b"other0", b"other1"]
+    assert rows(a, "SELECT MSG_STATE, COUNT(*) FROM AQ$SRC_QT GROUP BY MSG_STATE") == [("UNDELIVERABLE", 3)]
+    assert schedule(a)[0][2] == 0
+
+
+def test_a_type_mismatch_stops_a_queue_to_queue_propagation(sites):
+    """Seed 003: "When a type mismatch is detected in queue-to-queue propagation,
+    propagation stops and throws an error ... The message is not marked as UNDELIVERABLE"."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    multi_queue(b, "JSONQ", payload="JSON")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "jsonq", "dbs2", queue_to_queue=True)
+    enqueue(a, "SRC", [b"kept"])
+    PropagationRunner(a).run_once(force=True)
+    [(_, total, failures, error, _)] = schedule(a)
+    assert (total, failures) == (0, 1) and error.startswith("ORA-25215")
+    assert rows(a, "SELECT MSG_STATE, RETRY_COUNT FROM AQ$SRC_QT") == [("READY", 0)]
 
 
 def test_wrong_link_password_is_recorded_and_backs_off(sites):

@@ -82,7 +82,9 @@ def test_a_failed_batch_puts_buffered_messages_back_in_memory(sites):
     a, b = sites.open("dbs1"), sites.open("dbs2")
     multi_queue(a, "SRC")
     a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
-    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")        # no DST there yet
+    # no DST there yet; queue-to-queue: the batch fails (queue-to-dblink would drop the
+    # buffered messages for that application error, see the test below)
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2", queue_to_queue=True)
     _enqueue_buffered(a, "SRC", [b"x", b"y"])
     now = [time.time()]
     runner = PropagationRunner(a, clock=lambda: now[0])
@@ -95,6 +97,25 @@ def test_a_failed_batch_puts_buffered_messages_back_in_memory(sites):
     now[0] += 31                                                          # past the first back-off
     assert runner.run_once() == 2
     assert _dequeue(b, "DST", "APP", B) == [(b"x", B), (b"y", B)]
+
+
+def test_buffered_messages_a_queue_to_dblink_propagation_cannot_deliver_are_dropped(sites, caplog):
+    """Seed 003 "Propagation failures": persistent messages are marked UNDELIVERABLE; a
+    buffered one has no record to mark (best effort): it is dropped, said in the alert
+    log, and does not block the schedule (every run failed, the messages went back to
+    memory and came again)."""
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    sites.open("dbs2")
+    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2")        # no DST there
+    _enqueue_buffered(a, "SRC", [b"x", b"y"])
+    with caplog.at_level("ERROR", logger="sluice.alert"):
+        assert PropagationRunner(a).run_once(force=True) == 0
+    assert rows(a, "SELECT FAILURES, LAST_ERROR_MSG FROM DBA_QUEUE_SCHEDULES") == [(0, None)]
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]
+    logged = [r.getMessage() for r in caplog.records if r.name == "sluice.alert"]
+    assert len(logged) == 2 and all("buffered, dropped" in m and "ORA-24010" in m for m in logged), logged
 
 
 def test_local_propagation_of_buffered_messages(sites):

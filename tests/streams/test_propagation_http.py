@@ -78,6 +78,29 @@ def test_a_to_b_over_http(sites):
     assert rows(b, "SELECT SRC_DBNAME, TOTAL_MSGS FROM V$PROPAGATION_RECEIVER") == [("DBS1", 30)]
 
 
+def test_a_missing_queue_behind_a_served_site_marks_its_messages_undeliverable(sites):
+    """Seed 003 "Propagation failures" over HTTP (the servlet's SOAP Fault carries the
+    ORA code): the messages for a queue the remote site does not have are marked
+    UNDELIVERABLE, the others go once; the schedule does not fail."""
+    b, server = served_site(sites, "dbs2")
+    a = sites.open("dbs1")
+    multi_queue(a, "SRC")
+    http_link(a, "dbs2", server)
+    a.aqadm.schedule_propagation(queue_name="src", destination="dbs2", latency=0)
+    q = a.queue("SRC")
+    for i in range(3):
+        q.enqone(a.msgproperties(payload=b"good%d" % i, recipients=[sluice.Agent("APP", "strm.dst@dbs2")]))
+        q.enqone(a.msgproperties(payload=b"bad%d" % i, recipients=[sluice.Agent("B", "strm.nosuch@dbs2")]))
+    a.commit()
+    assert PropagationRunner(a, batch_size=4).run_once(force=True) == 3
+    assert sorted(m.payload for m in drain(b, "STRM.DST", "APP")) == [b"good0", b"good1", b"good2"]
+    assert rows(a, "SELECT TOTAL_NUMBER, FAILURES, SCHEDULE_DISABLED FROM DBA_QUEUE_SCHEDULES") == [(3, 0, "N")]
+    assert rows(a, "SELECT MSG_STATE, USER_DATA FROM AQ$SRC_QT ORDER BY USER_DATA") == [
+        ("UNDELIVERABLE", b"bad%d" % i) for i in range(3)]
+    assert PropagationRunner(a).run_once(force=True) == 0
+    assert drain(b, "STRM.DST", "APP") == []
+
+
 def test_a_to_b_to_c_over_http(sites):
     c, server_c = served_site(sites, "dbs3")
     b, server_b = served_site(sites, "dbs2", queue="MID")

@@ -354,6 +354,12 @@ class StoreSession(abc.ABC):
         process's log position with the LCRs it enqueued, DESIGN §7 "Exactly once")."""
 
     @abc.abstractmethod
+    def undeliverable(self, queue: QueueInfo, records: list[MessageRecord]) -> None:
+        """``records`` of ``queue``, which this transaction dequeued (REMOVE), are not
+        consumed at its commit: they stay, UNDELIVERABLE (``STATE_UNDELIVERABLE``; seed 003
+        "Propagation failures"), locked until then; a rollback releases them as they were."""
+
+    @abc.abstractmethod
     def rollback(self) -> None:
         """Discard the transaction's enqueues; release its locks.
 

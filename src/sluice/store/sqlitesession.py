@@ -67,6 +67,11 @@ class SqliteSession(StoreSession):
     def add_commit_work(self, work) -> None:
         self._works.append(work)
 
+    def undeliverable(self, queue: QueueInfo, records: list[MessageRecord]) -> None:
+        self._removes = sqlops.kept_back(self._removes, queue, records)
+        seqs, now = sorted(r.seq for r in records), time.time()
+        self._works.append(lambda c: sqlops.mark_undeliverable(c, queue, seqs, now))
+
     def new_transaction_id(self) -> str:
         if self.txn_id is None:
             self.txn_id = new_txn_id()

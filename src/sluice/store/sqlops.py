@@ -287,6 +287,8 @@ def still_available(conn, queue: QueueInfo, records: list[MessageRecord],
 def consume(conn, queue: QueueInfo, records: list[MessageRecord], user: str, agent: str | None,
             consumer: str | None, txn: str | None, now: float) -> None:
     """Finish REMOVE dequeues: delete, or keep as PROCESSED for the retention time."""
+    if not records:     # all of them kept back (:func:`kept_back`)
+        return
     t = table_name(queue.table)
     if queue.retention_time == 0:
         if len(records) == 1:
@@ -301,6 +303,25 @@ def consume(conn, queue: QueueInfo, records: list[MessageRecord], user: str, age
         f"UPDATE {t} SET STATE = 2, DEQ_TIME = ?, DEQ_UID = ?, DEQ_TID = ?, CONSUMER_NAME = ?, "
         f"DEQ_AGENT_NAME = ?, TIME_MANAGER_INFO = ? WHERE SEQ = ?",
         [(now, user, txn, consumer, agent, purge_at, r.seq) for r in records])
+
+
+def kept_back(removes: list, queue: QueueInfo, records: list[MessageRecord]) -> list:
+    """A session's pending REMOVE dequeues (``(queue, records, info)``) without ``records``
+    of ``queue``: they are not consumed at commit.  Entries stay (maybe empty): savepoints
+    count them."""
+    qt_id, seqs = queue.table.qt_id, {r.seq for r in records}
+    return [(q, [r for r in recs if r.seq not in seqs] if q.table.qt_id == qt_id else recs, info)
+            for q, recs, info in removes]
+
+
+def mark_undeliverable(conn, queue: QueueInfo, seqs: list[int], now: float) -> None:
+    """Records a queue-to-dblink propagation could not deliver (seed 003 "Propagation
+    failures"): UNDELIVERABLE, with a dequeue time and no dequeue transaction (as Oracle's
+    dequeue history shows such a recipient), out of the time manager's reach (no
+    expiration moves them: they stay until an administrator purges them)."""
+    d = conn.dialect
+    conn.execute(f"UPDATE {table_name(queue.table)} SET STATE = {C.STATE_UNDELIVERABLE}, DEQ_TIME = ?, "
+                 f"DEQ_TID = NULL, TIME_MANAGER_INFO = NULL WHERE {d.in_list('SEQ')}", (now, d.list_param(seqs)))
 
 
 def failed_attempt(conn, queue: QueueInfo, seq: int, now: float, find_queue: FindQueue) -> None:

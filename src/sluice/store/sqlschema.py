@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 
 from .base import RECORD_COLUMNS, QueueTableInfo
-from ..constants import MSG_EXPIRED
+from ..constants import MSG_EXPIRED, STATE_UNDELIVERABLE
 from .dialect import Dialect
 
 # 1: the first release; 2: multi-consumer records (ADDRESS, PROTOCOL, RECIPIENT_LIST
@@ -1055,7 +1055,8 @@ def aq_view_select(qt: QueueTableInfo, d: Dialect, source: str, in_memory: bool 
             PRIORITY AS MSG_PRIORITY,
             CASE {memory_state}WHEN DELIVERY_MODE = 2 AND STATE = 0 THEN 'SPILLED'
                  WHEN STATE = 0 THEN 'READY' WHEN STATE = 1 THEN 'WAITING'
-                 WHEN STATE = 2 THEN 'PROCESSED' WHEN STATE = 3 THEN 'EXPIRED' END AS MSG_STATE,
+                 WHEN STATE = 2 THEN 'PROCESSED' WHEN STATE = 3 THEN 'EXPIRED'
+                 WHEN STATE = {STATE_UNDELIVERABLE} THEN 'UNDELIVERABLE' END AS MSG_STATE,
             {ts('DELAY')} AS DELAY, {ts('DELAY')} AS DELAY_TIMESTAMP,
             EXPIRATION, {ts('ENQ_TIME')} AS ENQ_TIME, {ts('ENQ_TIME')} AS ENQ_TIMESTAMP,
             ENQ_UID AS ENQ_USER_ID, ENQ_TID AS ENQ_TXN_ID,

@@ -17,6 +17,12 @@ the same transaction (seed 001 "Ensured Message Delivery", DESIGN.md §7 "Exactl
 once").  If anything fails the source takes back what it dequeued — as it was, without
 counting a failed attempt — and the schedule records the failure and backs off.
 
+Except, in a queue-to-dblink schedule, what a destination refuses for an application
+error — its queue does not exist (ORA-24010), its payload type differs (ORA-25215) —
+(seed 003 "Propagation failures"): the batch is sifted (:func:`_sift`), the messages the
+destination takes are delivered, and the source's records of the refused ones are marked
+UNDELIVERABLE, with an entry in the alert log, instead of blocking the schedule.
+
 A source transaction is never split between batches (a batch that ends inside one takes
 the rest of it), so a grouped destination receives each transaction whole (seed 003
 "Message Grouping"; for LCR queues: source transaction boundaries).
@@ -24,6 +30,7 @@ the rest of it), so a grouped destination receives each transaction whole (seed 
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -41,10 +48,16 @@ from ..transform.adm import declarative_transformations
 from ..rulesets import evaluate_rule_sets
 from . import schedules as sched
 from . import spec as specs
+from .sites import Destination
 from .wire import Batch, Propagated
 
 TRANSFORM = "STREAMS$_TRANSFORM_FUNCTION"
 _STATES = (C.MSG_READY, C.MSG_WAITING)
+# Oracle's alert.log: where a propagation says which messages it marked UNDELIVERABLE
+alert = logging.getLogger("sluice.alert")
+# the destination's errors that say the message can never go there as it is (seed 003
+# "Propagation failures": the remote queue does not exist, a type mismatch)
+APPLICATION_ERRORS = frozenset({24010, 25215})
 
 
 @dataclass
@@ -133,6 +146,7 @@ class _Taken:
     mark: Any
     batch: Batch
     buffered: list[MessageRecord]
+    records: list[MessageRecord]     # all it dequeued, buffered ones too
     start: float
     dequeued: float
     pickled: float
@@ -145,11 +159,104 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     if taken is None:
         return None
     try:
-        dest.deliver(taken.batch)
+        _deliver(s, q, dest, taken)
         return _settle(env, s, dest, taken)
     except BaseException:
         _give_back(env, q, taken)
         raise
+
+
+def _application_error(s: sched.Schedule, dest: Any, error: DatabaseError) -> bool:
+    """Whether ``error`` of ``dest`` marks messages UNDELIVERABLE: an application error in
+    a queue-to-dblink schedule.  A queue-to-queue schedule stops with it instead (seed
+    003: "propagation stops and throws an error ... The message is not marked as
+    UNDELIVERABLE"), and so does a propagation within this site (no database link)."""
+    return s.destination_queue is None and isinstance(dest, Destination) and \
+        getattr(error, "code", None) in APPLICATION_ERRORS
+
+
+def _deliver(s: sched.Schedule, q: QueueInfo, dest: Any, taken: _Taken,
+             refused: DatabaseError | None = None) -> None:
+    """Deliver ``taken.batch`` (``refused``: the destination refused it already, for an
+    application error).  When the destination refuses it for an application error in a
+    queue-to-dblink schedule, :func:`_sift` delivers what it takes; the batch becomes that,
+    and the source records of the rest are marked UNDELIVERABLE in ``taken``'s
+    transaction (committed with the dequeue of the delivered ones, by :func:`_settle`).
+
+    Marked messages stay marked: neither a later successful run nor
+    DBMS_AQADM.VERIFY_QUEUE_TYPES tries them again.  Seed 003's "When a new job queue
+    process starts, it clears the mismatched type errors so the types can be reverified"
+    is about the cache of verified types, not the marked messages, which Oracle leaves
+    UNDELIVERABLE; an administrator who fixed the destination enqueues them again."""
+    batch = taken.batch
+    if refused is None:
+        refused = _refusal(s, dest, batch)
+        if refused is None:
+            return
+    groups: dict[tuple, list[Propagated]] = {}     # messages one check treats alike
+    for m in batch.messages:
+        key = (m.dest_queue, m.payload_type, isinstance(m.user_data, (bytes, bytearray, memoryview)))
+        groups.setdefault(key, []).append(m)
+    good: list[Propagated] = []
+    bad: list[tuple[Propagated, DatabaseError]] = []
+    for msgs in groups.values():
+        _sift(s, dest, batch, msgs, good, bad, refused if len(groups) == 1 else None)
+    batch.messages = good
+    _mark_undeliverable(s, q, taken, bad)
+
+
+def _sift(s: sched.Schedule, dest: Any, batch: Batch, msgs: list[Propagated], good: list[Propagated],
+          bad: list[tuple[Propagated, DatabaseError]], refused: DatabaseError | None) -> None:
+    """Deliver ``msgs`` (a part of ``batch``, as a batch of its own) and add them to
+    ``good``; refused for an application error (``refused``: known to be), the part is
+    halved until the refused messages are alone, and those go to ``bad``.  A missing
+    queue refuses a whole part at once (each part holds one destination queue).  Each
+    part delivered is committed at the destination with its de-duplication rows, so what
+    a later failure gives back at the source is skipped when it is sent again: delivered
+    once.  Any other error is the batch's (raised)."""
+    if refused is None:
+        refused = _refusal(s, dest, Batch(batch.source_site, batch.source_queue, msgs))
+        if refused is None:
+            good.extend(msgs)
+            return
+    if len(msgs) == 1 or refused.code == 24010:
+        bad.extend((m, refused) for m in msgs)
+        return
+    half = len(msgs) // 2
+    _sift(s, dest, batch, msgs[:half], good, bad, None)
+    _sift(s, dest, batch, msgs[half:], good, bad, None)
+
+
+def _refusal(s: sched.Schedule, dest: Any, batch: Batch) -> DatabaseError | None:
+    """Deliver ``batch``: None once delivered, the destination's error when it refuses
+    the batch for an application error (:func:`_application_error`); any other raised."""
+    try:
+        dest.deliver(batch)
+        return None
+    except DatabaseError as e:
+        if not _application_error(s, dest, e):
+            raise
+        return e
+
+
+def _mark_undeliverable(s: sched.Schedule, q: QueueInfo, taken: _Taken,
+                        bad: list[tuple[Propagated, DatabaseError]]) -> None:
+    """The source records of ``bad`` are kept, UNDELIVERABLE, and the alert log says so.
+    A buffered message has no record to keep (best effort): it is dropped, said too."""
+    why = {(m.source_msgid, m.dest_queue): e for m, e in bad}
+    kept: list[MessageRecord] = []
+    for r in taken.records:
+        error = why.get((r.msgid, r.address.partition("@")[0])) if r.address else None
+        if error is None:
+            continue
+        buffered = r.delivery_mode == C.MSG_BUFFERED
+        if not buffered:
+            kept.append(r)
+        alert.error("propagation from %s to %s: message %s (recipient %s) %s: %s",
+                    q.qualified, s.destination, r.msgid.hex().upper(), r.consumer_name or r.address,
+                    "buffered, dropped" if buffered else "marked UNDELIVERABLE", error)
+    if kept:
+        taken.session.undeliverable(q, kept)
 
 
 def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route], session: Any,
@@ -181,7 +288,7 @@ def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route
             return None
         dequeued = env.clock()
         batch = _batch(env, q, recs, routes, dequeued)
-        return _Taken(session, mark, batch, buffered, start, dequeued, env.clock())
+        return _Taken(session, mark, batch, buffered, recs, start, dequeued, env.clock())
     except BaseException:
         _release(env, q, session, mark, buffered)
         raise
@@ -258,14 +365,16 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
             taken, posted = flying[0]
             try:
                 dest.answer(posted)
-            except DatabaseError:
+            except DatabaseError as e:
                 while len(flying) > 1:          # the destination never answered for them
                     later, _ = flying.pop()
                     free.insert(0, later.session)
                     _give_back(env, q, later)
-                if taken.batch.resend:
+                application = _application_error(s, dest, e)
+                if taken.batch.resend and not application:
                     raise
-                dest.deliver(taken.batch)       # sent again, as a resend (clean is off)
+                # sent again, as a resend (clean is off), or sifted
+                _deliver(s, q, dest, taken, e if application else None)
             moved = _settle(env, s, dest, taken, dest.in_flight_acked())
             flying.popleft()
             free.append(taken.session)
