@@ -75,3 +75,33 @@ def test_the_probe_uses_the_expired_index_in_a_generic_plan(pg_conn, pg_schema):
         bound = f"SELECT DISTINCT MSGID FROM {t} WHERE {msgids_in} AND Q_NAME = $2 AND STATE = $3"
         assert "MQT$EXPIRED" not in plan(bound, "MQ", 3)                    # what the probe was
         assert "MQT$EXPIRED" in plan(expired_probe(t, msgids_in))
+
+
+def test_an_older_stores_aq_views_show_undeliverable(dsn):
+    """Schema 16: a record a queue-to-dblink propagation marked UNDELIVERABLE showed MSG_STATE
+    NULL in the AQ$ view of a queue table made before the state existed; the upgrade makes
+    every AQ$ view again (on PostgreSQL in place: a user's view reading it stays)."""
+    from sluice.constants import STATE_UNDELIVERABLE
+    from sluice.store.dialect import POSTGRESQL, SQLITE
+    from sluice.store.sqlschema import aq_view_select, table_name, view_name
+    conn = sluice.connect(dsn)
+    _multi_consumer_queue(conn)
+    conn.queue("MQ").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    qt = conn.context.catalog.queue_table("MQT")
+    conn.close()
+    d = SQLITE if dsn.startswith("sqlite:") else POSTGRESQL
+    old = aq_view_select(qt, d, table_name(qt)).replace(
+        f"WHEN STATE = {STATE_UNDELIVERABLE} THEN 'UNDELIVERABLE' ", "")
+    view = view_name(qt)
+    replace = [f"DROP VIEW {view}", f"CREATE VIEW {view} AS {old}"] if d is SQLITE else \
+        [f"CREATE OR REPLACE VIEW {view} AS {old}", f"CREATE VIEW users_view AS SELECT * FROM {view}"]
+    _raw(dsn, [*replace, f"UPDATE {table_name(qt)} SET STATE = {STATE_UNDELIVERABLE} WHERE CONSUMER_NAME = 'A'",
+               "UPDATE SLUICE_META SET VALUE = '15' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    try:
+        assert sorted(rows(conn, "SELECT CONSUMER_NAME, MSG_STATE FROM AQ$MQT")) == [
+            ("A", "UNDELIVERABLE"), ("B", "READY")]
+        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+    finally:
+        conn.close()

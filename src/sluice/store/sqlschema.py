@@ -38,7 +38,9 @@ from .dialect import Dialect
 #     expired_index_ddl)
 # 15: what DELETE_ERROR deleted (SLUICE_APPLY_ERROR_DELETED: a replayed Spark micro-batch
 #     must skip a transaction the user deleted from the error queue)
-SCHEMA_VERSION = 15
+# 16: the AQ$<queue_table> views show MSG_STATE UNDELIVERABLE (STATE_UNDELIVERABLE: a queue-to-
+#     dblink propagation's refused recipient); an upgrade makes every AQ$ view again
+SCHEMA_VERSION = 16
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY",)
@@ -1109,6 +1111,10 @@ def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -
                   f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}STATE, {order})",
                   f"DROP VIEW IF EXISTS {view_name(qt)}",
                   f"CREATE VIEW {view_name(qt)} AS {aq_view_select(qt, d, t)}"]   # the new columns
+    elif d.name == "postgresql":   # same columns, a newer text (16): views of the user's may read it
+        stmts = [f"CREATE OR REPLACE VIEW {view_name(qt)} AS {aq_view_select(qt, d, t)}"]
+    else:                          # SQLite binds a view's names when it is read: nothing depends on it
+        stmts = [f"DROP VIEW IF EXISTS {view_name(qt)}", f"CREATE VIEW {view_name(qt)} AS {aq_view_select(qt, d, t)}"]
     # schema version 5 (propagation), 8 (monitoring)
     return stmts + remote_index_ddl(qt) + expired_index_ddl(qt) + subscriber_views_ddl(qt, d)
 
