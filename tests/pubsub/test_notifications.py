@@ -45,6 +45,27 @@ def test_callback_notification(conn):
     assert len(got) == 2
 
 
+def test_a_callback_that_raises_is_not_called_again_with_the_same_message(conn, caplog):
+    """A callback that raises had its notification: python-oracledb reports the error and
+    goes on (OCI has no way for a callback to refuse one).  The dispatcher took it for a
+    failed delivery and called the callback again with the same message, once per
+    back-off (up to 16 times)."""
+    make_queue(conn)
+    calls = []
+
+    def failing(message):
+        calls.append(message.msgid)
+        raise RuntimeError("the application's own error")
+    conn.subscribe(name="Q", callback=failing)
+    ids = _enqueue(conn)
+    assert wait_until(lambda: len(calls) == 1)
+    time.sleep(2.5)              # past the first two back-offs (1 s, 2 s)
+    assert calls == ids
+    assert "the notification callback of SLUICE.Q raised" in caplog.text
+    ids += _enqueue(conn)        # the registration goes on
+    assert wait_until(lambda: len(calls) == 2) and calls == ids
+
+
 def test_nothing_is_notified_for_a_rolled_back_enqueue(conn):
     make_queue(conn)
     got = []
