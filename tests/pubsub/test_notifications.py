@@ -284,6 +284,11 @@ def test_subscribe_checks_every_argument_and_registers_nothing_it_refuses(conn):
            ({"operations": "x"}, sluice.InterfaceError, "operations must be an integer"),
            ({"grouping_value": "x"}, sluice.InterfaceError, "grouping_value must be an integer"),
            ({"grouping_start": "x"}, sluice.InterfaceError, "grouping_start must be"),
+           # (infinity made the registration's JSON unreadable: DBA_SUBSCR_REGISTRATIONS
+           # failed for every session, with a traceback on SQLite)
+           ({"grouping_start": float("inf")}, sluice.InterfaceError, "grouping_start must be"),
+           ({"grouping_start": 1e300}, sluice.InterfaceError, "grouping_start must be"),
+           ({"timeout": 2 ** 32}, sluice.InterfaceError, "timeout must be between 0 and 4294967295"),
            ({"grouping_repeat": "x"}, sluice.InterfaceError, "grouping_repeat must be an integer"),
            ({"grouping_repeat": -2}, sluice.InterfaceError, "grouping_repeat must be between -1")]
     for kwargs, cls, text in bad:
