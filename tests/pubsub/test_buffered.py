@@ -475,3 +475,32 @@ def test_an_expired_spilled_message_reaches_the_exception_queue_as_persistent(co
     got = e.deqone()
     assert (got.payload, got.deliverymode, got.state) == (b"late", sluice.MSG_PERSISTENT, sluice.MSG_EXPIRED)
     conn.commit()
+
+
+def test_a_sender_held_by_flow_control_stops_at_cancel_and_at_close(conn, dsn):
+    """A sender held by flow control waits as a dequeue does: Connection.cancel() ends the
+    wait with ORA-01013 and Connection.close() from another thread with DPY-1001.  Both
+    were ignored: the sender stayed held until the flow-control timeout (ORA-25307)."""
+    make_queue(conn)
+    buffered.configure(conn, flow_control_threshold=1, flow_control_timeout=5.0)
+    sender = sluice.connect(dsn)
+    try:
+        q = _bq(sender)
+        q.enqone(sender.msgproperties(payload=b"first"))
+        for stop, code in ((sender.cancel, "ORA-01013"), (sender.close, "DPY-1001")):
+            result = {}
+
+            def held():
+                t0 = time.monotonic()
+                result["code"] = _code(lambda: q.enqone(sender.msgproperties(payload=b"held")))
+                result["waited"] = time.monotonic() - t0
+            t = threading.Thread(target=held)
+            t.start()
+            time.sleep(0.3)
+            stop()
+            t.join(5)
+            assert not t.is_alive() and result["code"] == code and result["waited"] < 2, result
+        assert [m.payload for m in iter(_bq(conn).deqone, None)] == [b"first"]
+    finally:
+        sender.close()
+        buffered.configure(conn, flow_control_threshold=10_000, flow_control_timeout=5.0)

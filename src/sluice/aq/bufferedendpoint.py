@@ -78,7 +78,7 @@ class Endpoint:
         msgid = new_msgid()
         pool = self.pool
         pool.put_plain(q, (q.name, ctx.username, msgid, m._correlation, m._priority, expiration,
-                           expire_at, now, m._original_msgid, data), self._enq_order, self.spill)
+                           expire_at, now, m._original_msgid, data), self._enq_order, self.spill, ctx)
         if pool.watchers:
             ctx.store.wake_waiters()
         m._msgid, m._enqtime, m._state, m._deliverymode = msgid, now, C.MSG_READY, C.MSG_BUFFERED
@@ -155,7 +155,7 @@ class Endpoint:
         consumer), already built and checked by the Queue (IMMEDIATE visibility)."""
         for r in records:
             r.delivery_mode = C.MSG_BUFFERED
-        self.pool.put(q, records, self.spill)
+        self.pool.put(q, records, self.spill, self.ctx)
         if self.pool.watchers:
             self.ctx.store.wake_waiters()
 
