@@ -504,3 +504,41 @@ def test_a_sender_held_by_flow_control_stops_at_cancel_and_at_close(conn, dsn):
     finally:
         sender.close()
         buffered.configure(conn, flow_control_threshold=10_000, flow_control_timeout=5.0)
+
+
+def test_browse_and_locked_walk_spilled_and_in_memory_messages_once_each(conn, conn2):
+    """Seed 003 lists BROWSE and LOCKED with NEXT_MESSAGE among the dequeue options of
+    buffered messages.  Over spilled messages they went wrong: BROWSE showed memory's
+    messages, then the first spilled one, then memory's again — for ever, never the other
+    spilled ones — and LOCKED returned the first spilled message again and again.  Now
+    one walk in the queue's order across the table and memory, each message once, and
+    the walk starts over after the end (as a persistent browse does)."""
+    make_queue(conn)
+    q = _bq(conn)
+    buffered.configure(conn, memory_limit=2 * 300)     # the oldest three spill
+    try:
+        for i in range(5):
+            q.enqone(conn.msgproperties(payload=b"%d" % i))
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+    assert sorted(table_rows(conn, "Q_QT", "MSG_STATE")) == [("IN-MEMORY",)] * 2 + [("SPILLED",)] * 3
+    everything = [b"%d" % i for i in range(5)]
+
+    def walk(queue):
+        out = []
+        for _ in range(12):      # (bounded: the bug never ended)
+            m = queue.deqone()
+            if m is None:
+                return out
+            out.append(m.payload)
+        return out
+    q.deqoptions.mode, q.deqoptions.navigation = sluice.DEQ_BROWSE, sluice.DEQ_NEXT_MSG
+    assert walk(q) == everything
+    assert walk(q) == everything                      # from the start again
+    q.deqoptions.mode = sluice.DEQ_LOCKED
+    assert walk(q) == everything
+    assert _bq(conn2).deqone() is None                # all five locked by the walker
+    conn.rollback()
+    q.deqoptions.mode, q.deqoptions.navigation = sluice.DEQ_REMOVE, sluice.DEQ_FIRST_MSG
+    assert walk(_bq(conn2)) == everything
+    assert table_rows(conn, "Q_QT") == []

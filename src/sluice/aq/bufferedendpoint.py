@@ -182,12 +182,14 @@ class Endpoint:
         to the table (spilled oldest first, so usually ahead of memory's).  ``check``
         (see DequeueInfo) reads what a REMOVE took before it is gone for good: when it
         raises, the message stays (back in memory, or in the table)."""
+        if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED:
+            return self._look(q, sel, mode, nav)
         pool = self.pool
         # a dequeue by msgid takes that message wherever the session's position is, and
         # leaves the position alone (as the table's dequeue by msgid does)
         by_id = sel.msgid is not None
         after = None if by_id else nav.buffered
-        if pool.spilled and mode != C.DEQ_BROWSE and \
+        if pool.spilled and \
                 (q.qualified, sel.consumer_name if sel.multi else None) in pool.spilled:
             got = self._take_spilled_if_first(q, sel, mode, after, check)
             if got is not None:
@@ -201,12 +203,40 @@ class Endpoint:
                     pool.put_back(q, [got[0]])
                     raise
             if not by_id:
-                nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
+                nav.buffered = None
             return self._taken(q, got[0], mode)
         if not by_id:
             nav.buffered = None
         got = self._dequeue_spilled(q, _spilled(sel), mode, check)
         return self._taken(q, got, mode)
+
+    def _look(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
+        """BROWSE or LOCKED: the next message in the queue's order of two streams, each
+        with its own position that moves past what it showed — memory (``nav.buffered``)
+        and the queue table (``sel.after``, the session's position there: spilled
+        messages, of any process; with PERSISTENT_OR_BUFFERED the persistent ones too, or
+        a spilled one shown first would move that position past them).  Where the
+        streams end, the caller's end of the queue takes both positions back to the start."""
+        by_id = sel.msgid is not None
+        after = None if by_id else nav.buffered
+        table = replace(sel, group=None, skip_groups=frozenset(),
+                        delivery_mode=C.MSG_BUFFERED if q.table.message_grouping == "TRANSACTIONAL"
+                        else sel.delivery_mode)   # (a group is the persistent path's business)
+        head = self._dequeue_spilled(q, table, C.DEQ_BROWSE)
+        if head is not None:
+            first = self.pool.first_key(q, sel, after, self.ctx)
+            if first is None or not _later(_order_key(q.table)(head), first[:-1]):
+                if mode == C.DEQ_BROWSE:
+                    return head
+                got = self._dequeue_spilled(q, replace(table, msgid=head.msgid), mode)
+                if got is not None:
+                    return got      # (gone meanwhile, another session's: memory's turn)
+        got = self.pool.take(q, sel, after, mode, self.ctx, self.expire)
+        if got is None:
+            return None
+        if not by_id:
+            nav.buffered = got[1]
+        return got[0]
 
     def _taken(self, q: QueueInfo, record: MessageRecord | None, mode: int) -> MessageRecord | None:
         if record is not None and self.pool.listeners and (mode == C.DEQ_REMOVE or mode == C.DEQ_REMOVE_NODATA):

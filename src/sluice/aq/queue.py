@@ -447,14 +447,15 @@ class Queue:
                     raise ora(25263, q.qualified, sel.msgid.hex().upper())
             elif grouped and sel.group is not None and navigation == C.DEQ_NEXT_MSG:
                 raise ora(25235, q.qualified)
-            elif sel.after is not None:
+            elif sel.after is not None or (nav.buffered is not None and sel.delivery_mode != C.MSG_PERSISTENT):
                 # seed 003: at the end of the queue the session's position goes back to
                 # the beginning — a waiting dequeue looks on from there, one that does not
                 # wait reports the end.  Either way the position is the beginning now, not
                 # the last message taken: a dequeue that waits in vain must not leave the
                 # next one behind messages committed meanwhile ahead of that message (a
                 # higher priority, or an earlier enqueue time from a longer transaction).
-                nav.position = None
+                # (Both positions: the table's and memory's.)
+                nav.position = nav.buffered = None
                 if wait != C.DEQ_NO_WAIT:
                     sel.after, sel.skip_groups = None, frozenset()
                     continue
