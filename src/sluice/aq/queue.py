@@ -465,6 +465,10 @@ class Queue:
             if remaining is not None and remaining <= 0:
                 return []
             ctx.wait_for_messages(since, 3600.0 if remaining is None else remaining)
+            # the queue may have been stopped for dequeue (STOP_QUEUE) or dropped while
+            # this call waited: it takes nothing from it then (ORA-25226, ORA-24010)
+            if not self._info().dequeue_enabled:
+                raise ora(25226, q.qualified)
 
     @staticmethod
     def _properties(r: MessageRecord, codec, transform: Callable | None, with_payload: bool,
