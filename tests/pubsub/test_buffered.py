@@ -542,3 +542,34 @@ def test_browse_and_locked_walk_spilled_and_in_memory_messages_once_each(conn, c
     q.deqoptions.mode, q.deqoptions.navigation = sluice.DEQ_REMOVE, sluice.DEQ_FIRST_MSG
     assert walk(_bq(conn2)) == everything
     assert table_rows(conn, "Q_QT") == []
+
+
+def test_buffered_messages_of_an_object_type_must_leave_its_lob_attributes_null(conn):
+    """Seed 003 "Enqueuing Buffered Messages": "For ADT types with LOB attributes, only
+    buffered messages with null LOB attributes can be enqueued" (ORA-25293) — they were
+    taken, LOBs and all."""
+    conn.cursor().execute("CREATE TYPE doc_t AS OBJECT (id NUMBER, body CLOB, pic BLOB)")
+    conn.cursor().execute("CREATE TYPE wrapper_t AS OBJECT (doc doc_t)")
+    make_queue(conn, payload="DOC_T")
+    make_queue(conn, "W", payload="WRAPPER_T")
+    doc_t = conn.gettype("DOC_T")
+
+    def doc(i, **lobs):
+        d = doc_t.newobject()
+        d.ID = i
+        for name, value in lobs.items():
+            setattr(d, name, value)
+        return d
+    q = _bq(conn)
+    q.enqone(conn.msgproperties(payload=doc(1)))            # null LOBs: taken
+    for lobs in ({"BODY": "text"}, {"PIC": b"\x00"}):
+        for queue in (q, _bq(conn)):                        # (a used Queue and a new one)
+            assert _code(lambda: queue.enqone(conn.msgproperties(payload=doc(2, **lobs)))) == "ORA-25293"
+    w = conn.gettype("WRAPPER_T").newobject()
+    w.DOC = doc(3, BODY="nested")
+    assert _code(lambda: _bq(conn, "W").enqone(conn.msgproperties(payload=w))) == "ORA-25293"
+    got = q.deqone()
+    assert got.payload.ID == 1 and q.deqone() is None
+    p = conn.queue("Q")                                     # persistent ones may carry LOBs
+    p.enqone(conn.msgproperties(payload=doc(4, BODY="text")))
+    conn.commit()

@@ -9,8 +9,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import constants as C
-from ..errors import Error
+from ..errors import Error, ora
 from ..model import MessageProperties
+from ..objtypes import DbObject
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .buffered import _order_key, _plain_order_key, pool_for
 
@@ -67,6 +68,8 @@ class Endpoint:
             return False
         if ctx.closed:
             return False
+        if isinstance(m.payload, DbObject):
+            check_lob_attributes(m.payload)
         q = self._enq_queue
         data = self._enq_codec.encode(m.payload)
         now = time.time()
@@ -267,6 +270,34 @@ class Endpoint:
                                   DequeueInfo(user=ctx.username, consumer_name=sel.consumer_name,
                                               check=check))
         return got[0] if got else None
+
+
+_LOBS = ("CLOB", "NCLOB", "BLOB")
+
+
+def check_lob_attributes(payload) -> None:
+    """Seed 003 "Enqueuing Buffered Messages": "For ADT types with LOB attributes, only
+    buffered messages with null LOB attributes can be enqueued" — also in an attribute's
+    object or a collection's elements.  :raises: ORA-25293."""
+    if not isinstance(payload, DbObject):
+        return
+    typ = payload.type
+    if typ.iscollection:
+        element = typ._element
+        lob = element is not None and element.datatype.kind in _LOBS
+        for value in payload.aslist():
+            if value is not None and (lob or isinstance(value, DbObject)):
+                if lob:
+                    raise ora(25293)
+                check_lob_attributes(value)
+        return
+    for attr in typ.attributes:
+        value = getattr(payload, attr.name)
+        if value is None:
+            continue
+        if attr.datatype.kind in _LOBS:
+            raise ora(25293)
+        check_lob_attributes(value)
 
 
 def _later(a: tuple, b: tuple) -> bool:

@@ -21,7 +21,7 @@ from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
 from .conditions import compile_dequeue_condition, compile_sql_condition
 from .notify.dispatcher import dispatcher_for
-from .bufferedendpoint import Endpoint
+from .bufferedendpoint import Endpoint, check_lob_attributes
 from .recipients import fan_out, recipient_list, recipients_of
 from .payload import ANYDATA
 
@@ -151,8 +151,10 @@ class Queue:
                 raise not_supported("array enqueue of buffered messages (the array size must be one)")
             if grouped and not self.stages_captured_lcrs:
                 raise not_supported("transaction grouping of buffered messages")
-            if messages and isinstance(messages[0], MessageProperties) and messages[0]._delay > 0:
-                raise not_supported("a delay for buffered messages")
+            if messages and isinstance(messages[0], MessageProperties):
+                if messages[0]._delay > 0:
+                    raise not_supported("a delay for buffered messages")
+                check_lob_attributes(messages[0].payload)
             if not immediate:
                 raise ora(25236)
         codec = self._codec
