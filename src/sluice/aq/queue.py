@@ -180,17 +180,9 @@ class Queue:
                 ctx.group_first[q.qualified] = first
         stored = fan_out_all(ctx, q, records, [m.recipients for m in messages], codec, buffered_mode)
         if buffered_mode:
-            # seed 003: registrations hear of buffered messages too, except PL/SQL
-            # procedures (buffered PL/SQL notification is for sharded queues only)
-            regs = [reg for reg in ctx.catalog.registrations(q) if reg["protocol"] != "PLSQL"]
-            if regs:
-                owe_notifications(stored, regs, table.payload_type == "RAW")
-            self._buffered_endpoint().enqueue(q, stored)
+            store_buffered(ctx, q, stored, self._buffered_endpoint())
             for m, r in zip(messages, records):
                 m._msgid, m._enqtime, m._state, m._deliverymode = r.msgid, now, r.state, C.MSG_BUFFERED
-            if regs:   # no transaction to ride on: the outbox rows commit on their own
-                ctx.store.write_notifications(q.qualified, [r for r in stored if r.notices])
-                dispatcher_for(ctx.store)
             return
         store_records(ctx, q, stored, immediate)
         for m, r in zip(messages, records):
@@ -553,6 +545,20 @@ def store_records(ctx: Any, q: QueueInfo, stored: list[MessageRecord], immediate
         owe_notifications(stored, regs, q.table.payload_type == "RAW")
     ctx.session.enqueue(q, stored, immediate)
     if regs:
+        dispatcher_for(ctx.store)
+
+
+def store_buffered(ctx: Any, q: QueueInfo, stored: list[MessageRecord], endpoint: Endpoint) -> None:
+    """Hand buffered records to the process's pool through ``endpoint`` (an application's
+    enqueue, a propagation receiver's), with what they owe registrations: seed 003, they
+    hear of buffered messages too — except PL/SQL procedures (buffered PL/SQL notification
+    is for sharded queues only)."""
+    regs = [reg for reg in ctx.catalog.registrations(q) if reg["protocol"] != "PLSQL"]
+    if regs:
+        owe_notifications(stored, regs, q.table.payload_type == "RAW")
+    endpoint.enqueue(q, stored)
+    if regs:   # no transaction to ride on: the outbox rows commit on their own
+        ctx.store.write_notifications(q.qualified, [r for r in stored if r.notices])
         dispatcher_for(ctx.store)
 
 
