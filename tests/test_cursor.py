@@ -60,6 +60,15 @@ def test_fetching_without_rows_is_dpy_1003(conn, statement):
         assert _code(fetch) == "DPY-1003"
 
 
+def test_an_error_met_while_reading_the_rows_is_an_oracle_error(conn):
+    """SQLite computes a query's rows as they are read: an error in a later row (here
+    malformed JSON) escaped as sqlite3.OperationalError, with its traceback, not as
+    the ORA error an error met by execute() is."""
+    sql = "SELECT json(v) FROM (SELECT '1' AS v FROM DUAL UNION ALL SELECT 'x{' AS v FROM DUAL) t"
+    assert _code(lambda: _rows(conn, sql)).startswith("ORA-")
+    assert _code(lambda: conn.query(sql, None)).startswith("ORA-")
+
+
 def test_fetching_after_dml_is_dpy_1003(conn, dsn):
     _create_table(dsn, "CREATE TABLE t (a INTEGER)")
     cur = conn.cursor()

@@ -129,10 +129,13 @@ class SessionContext:
         """The store's wait, ended by :meth:`cancel`.  :raises: ORA-01013 once cancelled
         (checked before and after waiting: a cancel that came while the caller looked
         for messages is not missed)."""
-        if self._cancelled:
-            raise ora(1013)
-        self.check_open()         # closed by another thread meanwhile (Connection.close)
+        self.check_waiting()
         self.store.wait_for_messages(since, timeout)
+        self.check_waiting()
+
+    def check_waiting(self) -> None:
+        """For a call that waits (inside :meth:`waiting`): :raises: ORA-01013 once
+        :meth:`cancel` was called, DPY-1001 once another thread closed the connection."""
         if self._cancelled:
             raise ora(1013)
         self.check_open()

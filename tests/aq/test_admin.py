@@ -75,6 +75,34 @@ def test_drop_queue_table_with_queues_needs_force(conn):
     assert e.value.full_code == "ORA-00942"
 
 
+
+def test_a_queue_table_holding_a_sessions_message_is_not_dropped(conn, conn2):
+    """DROP_QUEUE_TABLE while another session holds one of its messages (dequeued, not
+    committed): PostgreSQL's table lock refuses it (ORA-00054) — but the subscribers were
+    already gone; SQLite dropped the table, and the other session could then neither
+    commit, roll back nor close (sqlite3.OperationalError "no such table", for ever).
+    Now ORA-00054 on both, nothing changed, and the other session carries on."""
+    conn.aqadm.create_queue_table(queue_table="T_QT", queue_payload_type="RAW", multiple_consumers=True)
+    conn.aqadm.create_queue(queue_name="T", queue_table="T_QT")
+    conn.aqadm.start_queue(queue_name="T")
+    conn.aqadm.add_subscriber(queue_name="T", subscriber=sluice.Agent("S1"))
+    conn.queue("T").enqone(conn.msgproperties(payload=b"held"))
+    conn.commit()
+    q = nowait(conn2.queue("T"))
+    q.deqoptions.consumername = "S1"
+    assert q.deqone().payload == b"held"                  # not committed
+    conn.aqadm.stop_queue(queue_name="T")
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.aqadm.drop_queue_table(queue_table="T_QT", force=True)
+    assert e.value.full_code == "ORA-00054"
+    assert _rows(conn, "SELECT CONSUMER_NAME FROM dba_queue_subscribers") == [("S1",)]
+    assert _rows(conn, "SELECT QUEUE_TABLE FROM user_queue_tables") == [("T_QT",)]
+    conn2.rollback()
+    conn2.close()
+    conn.aqadm.drop_queue_table(queue_table="T_QT", force=True)   # nobody holds it now
+    assert _rows(conn, "SELECT COUNT(*) FROM user_queue_tables") == [(0,)]
+    assert _rows(conn, "SELECT COUNT(*) FROM dba_queue_subscribers") == [(0,)]
+
 def test_unknown_queue_table_and_queue(conn):
     with pytest.raises(sluice.DatabaseError) as e:
         conn.aqadm.create_queue(queue_name="Q", queue_table="NOPE")

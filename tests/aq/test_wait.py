@@ -3,6 +3,8 @@
 import threading
 import time
 
+import pytest
+
 import sluice
 from tests.conftest import make_queue, nowait
 
@@ -170,3 +172,50 @@ def test_cancel_ends_a_listen(conn, conn2):
     conn2.cancel()
     t.join(5)
     assert not t.is_alive() and out["error"].code == 1013
+
+
+@pytest.mark.parametrize("delivery", ["persistent", "buffered"])
+def test_a_waiting_dequeue_takes_nothing_from_a_queue_stopped_for_dequeue(conn, conn2, delivery):
+    """STOP_QUEUE(dequeue => TRUE) disables dequeuing: a dequeue that was already waiting
+    went on waiting and took the next message enqueued (the queue still enabled for
+    enqueue) as if the queue were open.  It now ends with ORA-25226, as a dequeue begun
+    after the stop does; a queue dropped meanwhile ends it too."""
+    make_queue(conn)
+    buffered = delivery == "buffered"
+
+    def waiter():
+        q = conn2.queue("Q")
+        q.deqoptions.wait = 10
+        if buffered:
+            q.deqoptions.deliverymode, q.deqoptions.visibility = sluice.MSG_BUFFERED, sluice.DEQ_IMMEDIATE
+        result = {}
+
+        def run():
+            try:
+                result["message"] = q.deqone()
+            except sluice.Error as e:
+                result["code"] = e.full_code
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(0.3)
+        return t, result
+    t, result = waiter()
+    conn.aqadm.stop_queue(queue_name="Q", enqueue=False, dequeue=True)
+    q = conn.queue("Q")
+    if buffered:
+        q.enqoptions.deliverymode, q.enqoptions.visibility = sluice.MSG_BUFFERED, sluice.ENQ_IMMEDIATE
+    q.enqone(conn.msgproperties(payload=b"kept"))
+    conn.commit()
+    t.join(5)
+    assert not t.is_alive() and result == {"code": "ORA-25226"}
+    conn.aqadm.start_queue(queue_name="Q")
+    q.deqoptions.wait = sluice.DEQ_NO_WAIT
+    if buffered:
+        q.deqoptions.deliverymode, q.deqoptions.visibility = sluice.MSG_BUFFERED, sluice.DEQ_IMMEDIATE
+    assert q.deqone().payload == b"kept" and q.deqone() is None
+    conn.commit()
+    t, result = waiter()
+    conn.aqadm.stop_queue(queue_name="Q")
+    conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)
+    t.join(5)
+    assert not t.is_alive() and result.get("code") in ("ORA-25226", "ORA-24010")

@@ -475,3 +475,101 @@ def test_an_expired_spilled_message_reaches_the_exception_queue_as_persistent(co
     got = e.deqone()
     assert (got.payload, got.deliverymode, got.state) == (b"late", sluice.MSG_PERSISTENT, sluice.MSG_EXPIRED)
     conn.commit()
+
+
+def test_a_sender_held_by_flow_control_stops_at_cancel_and_at_close(conn, dsn):
+    """A sender held by flow control waits as a dequeue does: Connection.cancel() ends the
+    wait with ORA-01013 and Connection.close() from another thread with DPY-1001.  Both
+    were ignored: the sender stayed held until the flow-control timeout (ORA-25307)."""
+    make_queue(conn)
+    buffered.configure(conn, flow_control_threshold=1, flow_control_timeout=5.0)
+    sender = sluice.connect(dsn)
+    try:
+        q = _bq(sender)
+        q.enqone(sender.msgproperties(payload=b"first"))
+        for stop, code in ((sender.cancel, "ORA-01013"), (sender.close, "DPY-1001")):
+            result = {}
+
+            def held():
+                t0 = time.monotonic()
+                result["code"] = _code(lambda: q.enqone(sender.msgproperties(payload=b"held")))
+                result["waited"] = time.monotonic() - t0
+            t = threading.Thread(target=held)
+            t.start()
+            time.sleep(0.3)
+            stop()
+            t.join(5)
+            assert not t.is_alive() and result["code"] == code and result["waited"] < 2, result
+        assert [m.payload for m in iter(_bq(conn).deqone, None)] == [b"first"]
+    finally:
+        sender.close()
+        buffered.configure(conn, flow_control_threshold=10_000, flow_control_timeout=5.0)
+
+
+def test_browse_and_locked_walk_spilled_and_in_memory_messages_once_each(conn, conn2):
+    """Seed 003 lists BROWSE and LOCKED with NEXT_MESSAGE among the dequeue options of
+    buffered messages.  Over spilled messages they went wrong: BROWSE showed memory's
+    messages, then the first spilled one, then memory's again — for ever, never the other
+    spilled ones — and LOCKED returned the first spilled message again and again.  Now
+    one walk in the queue's order across the table and memory, each message once, and
+    the walk starts over after the end (as a persistent browse does)."""
+    make_queue(conn)
+    q = _bq(conn)
+    buffered.configure(conn, memory_limit=2 * 300)     # the oldest three spill
+    try:
+        for i in range(5):
+            q.enqone(conn.msgproperties(payload=b"%d" % i))
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+    assert sorted(table_rows(conn, "Q_QT", "MSG_STATE")) == [("IN-MEMORY",)] * 2 + [("SPILLED",)] * 3
+    everything = [b"%d" % i for i in range(5)]
+
+    def walk(queue):
+        out = []
+        for _ in range(12):      # (bounded: the bug never ended)
+            m = queue.deqone()
+            if m is None:
+                return out
+            out.append(m.payload)
+        return out
+    q.deqoptions.mode, q.deqoptions.navigation = sluice.DEQ_BROWSE, sluice.DEQ_NEXT_MSG
+    assert walk(q) == everything
+    assert walk(q) == everything                      # from the start again
+    q.deqoptions.mode = sluice.DEQ_LOCKED
+    assert walk(q) == everything
+    assert _bq(conn2).deqone() is None                # all five locked by the walker
+    conn.rollback()
+    q.deqoptions.mode, q.deqoptions.navigation = sluice.DEQ_REMOVE, sluice.DEQ_FIRST_MSG
+    assert walk(_bq(conn2)) == everything
+    assert table_rows(conn, "Q_QT") == []
+
+
+def test_buffered_messages_of_an_object_type_must_leave_its_lob_attributes_null(conn):
+    """Seed 003 "Enqueuing Buffered Messages": "For ADT types with LOB attributes, only
+    buffered messages with null LOB attributes can be enqueued" (ORA-25293) — they were
+    taken, LOBs and all."""
+    conn.cursor().execute("CREATE TYPE doc_t AS OBJECT (id NUMBER, body CLOB, pic BLOB)")
+    conn.cursor().execute("CREATE TYPE wrapper_t AS OBJECT (doc doc_t)")
+    make_queue(conn, payload="DOC_T")
+    make_queue(conn, "W", payload="WRAPPER_T")
+    doc_t = conn.gettype("DOC_T")
+
+    def doc(i, **lobs):
+        d = doc_t.newobject()
+        d.ID = i
+        for name, value in lobs.items():
+            setattr(d, name, value)
+        return d
+    q = _bq(conn)
+    q.enqone(conn.msgproperties(payload=doc(1)))            # null LOBs: taken
+    for lobs in ({"BODY": "text"}, {"PIC": b"\x00"}):
+        for queue in (q, _bq(conn)):                        # (a used Queue and a new one)
+            assert _code(lambda: queue.enqone(conn.msgproperties(payload=doc(2, **lobs)))) == "ORA-25293"
+    w = conn.gettype("WRAPPER_T").newobject()
+    w.DOC = doc(3, BODY="nested")
+    assert _code(lambda: _bq(conn, "W").enqone(conn.msgproperties(payload=w))) == "ORA-25293"
+    got = q.deqone()
+    assert got.payload.ID == 1 and q.deqone() is None
+    p = conn.queue("Q")                                     # persistent ones may carry LOBs
+    p.enqone(conn.msgproperties(payload=doc(4, BODY="text")))
+    conn.commit()

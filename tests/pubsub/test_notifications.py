@@ -45,6 +45,27 @@ def test_callback_notification(conn):
     assert len(got) == 2
 
 
+def test_a_callback_that_raises_is_not_called_again_with_the_same_message(conn, caplog):
+    """A callback that raises had its notification: python-oracledb reports the error and
+    goes on (OCI has no way for a callback to refuse one).  The dispatcher took it for a
+    failed delivery and called the callback again with the same message, once per
+    back-off (up to 16 times)."""
+    make_queue(conn)
+    calls = []
+
+    def failing(message):
+        calls.append(message.msgid)
+        raise RuntimeError("the application's own error")
+    conn.subscribe(name="Q", callback=failing)
+    ids = _enqueue(conn)
+    assert wait_until(lambda: len(calls) == 1)
+    time.sleep(2.5)              # past the first two back-offs (1 s, 2 s)
+    assert calls == ids
+    assert "the notification callback of SLUICE.Q raised" in caplog.text
+    ids += _enqueue(conn)        # the registration goes on
+    assert wait_until(lambda: len(calls) == 2) and calls == ids
+
+
 def test_nothing_is_notified_for_a_rolled_back_enqueue(conn):
     make_queue(conn)
     got = []
@@ -263,6 +284,11 @@ def test_subscribe_checks_every_argument_and_registers_nothing_it_refuses(conn):
            ({"operations": "x"}, sluice.InterfaceError, "operations must be an integer"),
            ({"grouping_value": "x"}, sluice.InterfaceError, "grouping_value must be an integer"),
            ({"grouping_start": "x"}, sluice.InterfaceError, "grouping_start must be"),
+           # (infinity made the registration's JSON unreadable: DBA_SUBSCR_REGISTRATIONS
+           # failed for every session, with a traceback on SQLite)
+           ({"grouping_start": float("inf")}, sluice.InterfaceError, "grouping_start must be"),
+           ({"grouping_start": 1e300}, sluice.InterfaceError, "grouping_start must be"),
+           ({"timeout": 2 ** 32}, sluice.InterfaceError, "timeout must be between 0 and 4294967295"),
            ({"grouping_repeat": "x"}, sluice.InterfaceError, "grouping_repeat must be an integer"),
            ({"grouping_repeat": -2}, sluice.InterfaceError, "grouping_repeat must be between -1")]
     for kwargs, cls, text in bad:

@@ -154,3 +154,22 @@ def test_the_wire_keeps_the_delivery_mode():
     batch = Batch("S", "O.Q", [Propagated("O.D", b"1" * 16, b"1" * 16, "RAW", b"x", buffered=True),
                                Propagated("O.D", b"2" * 16, b"2" * 16, "RAW", b"y")])
     assert [m.buffered for m in from_json(to_json(batch)).messages] == [True, False]
+
+
+def test_propagated_buffered_messages_are_notified_at_the_destination(sites):
+    """Seed 003 "Buffered Message Notification": registrations apply to buffered and
+    persistent messages alike.  A buffered message that a propagation put into the
+    destination queue's buffered part was not notified; the persistent one was."""
+    a, b = _two_sites(sites)
+    got = []
+    b.subscribe(name="DST:APP", callback=got.append)
+    _enqueue_buffered(a, "SRC", [b"b1"])
+    q = a.queue("SRC")
+    q.enqone(a.msgproperties(payload=b"p1"))
+    a.commit()
+    assert PropagationRunner(a).run_once(force=True) == 2
+    assert wait_until(lambda: len(got) == 2), [m.deliverymode for m in got]
+    assert sorted(m.deliverymode for m in got) == [sluice.MSG_PERSISTENT, B]
+    assert all(m.consumer_name == "APP" for m in got)
+    assert sorted(_dequeue(b, "DST", "APP", sluice.MSG_PERSISTENT_OR_BUFFERED)) == [
+        (b"b1", B), (b"p1", sluice.MSG_PERSISTENT)]

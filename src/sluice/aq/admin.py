@@ -183,11 +183,13 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         for check in QUEUE_DROP_CHECKS:
             check(self._session_ctx, [(q.owner, q.name) for q in self._catalog.queues_of(table)])
         self._session_ctx.ddl_commit()
-        for q in self._catalog.queues_of(table):
-            for sub in self._catalog.subscribers(q):
-                self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
         dropped = self._catalog.queues_of(table)
+        subscribers = [(q, sub) for q in dropped for sub in self._catalog.subscribers(q)]
+        # the table first: refused (ORA-00054, a session holds one of its messages), it
+        # must leave the subscribers as they were
         self._store.drop_queue_table(table.owner, table.name)
+        for q, sub in subscribers:
+            self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
         self._forget_buffered(dropped)
         self._catalog.refresh(force=True)
 
@@ -250,9 +252,10 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         for check in QUEUE_DROP_CHECKS:
             check(self._session_ctx, [(q.owner, q.name)])
         self._session_ctx.ddl_commit()
-        for sub in self._catalog.subscribers(q):
+        subscribers = self._catalog.subscribers(q)
+        self._store.drop_queue(q.owner, q.name)   # first: see drop_queue_table
+        for sub in subscribers:
             self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
-        self._store.drop_queue(q.owner, q.name)
         self._forget_buffered([q])
         self._catalog.refresh(force=True)
 

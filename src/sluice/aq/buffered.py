@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _pools: dict = {}      # store -> its pool; forgotten when the store closes (not by a finaliser)
 _pools_lock = threading.Lock()
+_HELD_LOOK = 0.05     # how often a sender held by flow control looks for a cancel or a close
 
 
 @dataclass
@@ -176,8 +177,9 @@ class BufferedPool:
         self._on_commit: dict[int, list[Callable[[bool], None]]] = {}   # id(session) -> callbacks
 
     # -- enqueue ------------------------------------------------------------
-    def put(self, q: QueueInfo, records: list[MessageRecord], spill: Callable) -> None:
-        """Keep ``records`` (one message, a record per consumer) in memory."""
+    def put(self, q: QueueInfo, records: list[MessageRecord], spill: Callable, session=None) -> None:
+        """Keep ``records`` (one message, a record per consumer) in memory; ``session``
+        (the enqueuing SessionContext) can end a wait under flow control (:meth:`_hold`)."""
         sender = records[0].sender_name
         qname = q.qualified
         key = (qname, sender)
@@ -187,7 +189,7 @@ class BufferedPool:
             listener.staged(records)
         with self._lock:
             if self._senders.get(key, 0) >= self.limits.flow_control_threshold:
-                self._hold(key)
+                self._hold(key, session)
             queue, fifo = self._structures(qname)
             for r in records:
                 self._seq += 1
@@ -220,21 +222,30 @@ class BufferedPool:
             bisect.insort(entries, entry, key=lambda e: e.key)
         self._memory += entry.size
 
-    def _hold(self, key: tuple) -> None:
+    def _hold(self, key: tuple, session=None) -> None:
         """Flow control: wait (lock held) until the sender is under the threshold.
+        The wait is the enqueuing call's (``session``, a SessionContext): it ends as a
+        dequeue's wait does, at Connection.cancel() (ORA-01013) or Connection.close()
+        from another thread (DPY-1001) — looked at every :data:`_HELD_LOOK` seconds —
+        not at the timeout, and no message of a closed connection gets in after it.
         :raises: ORA-25307 when it is not within the limit's timeout."""
         deadline = time.monotonic() + self.limits.flow_control_timeout
         self._held += 1
         try:
-            while self._senders.get(key, 0) >= self.limits.flow_control_threshold:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise ora(25307)
-                self._cond.wait(remaining)
+            with session.waiting() if session is not None else contextlib.nullcontext():
+                while self._senders.get(key, 0) >= self.limits.flow_control_threshold:
+                    if session is not None:
+                        session.check_waiting()
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise ora(25307)
+                    self._cond.wait(remaining if session is None else min(remaining, _HELD_LOOK))
+                if session is not None:
+                    session.check_waiting()
         finally:
             self._held -= 1
 
-    def put_plain(self, q: QueueInfo, plain: tuple, order: Callable, spill: Callable) -> None:
+    def put_plain(self, q: QueueInfo, plain: tuple, order: Callable, spill: Callable, session=None) -> None:
         """:meth:`put` for one plain message of a single-consumer queue (see :class:`_Entry`),
         the fast path's enqueue; ``order`` is :func:`_plain_order_key` of its table."""
         qname = q.qualified
@@ -244,7 +255,7 @@ class BufferedPool:
             senders = self._senders
             held = senders.get(key, 0)
             if held >= self.limits.flow_control_threshold:
-                self._hold(key)
+                self._hold(key, session)
                 held = senders.get(key, 0)
             queue, fifo = self._structures(qname)
             self._seq = seq = self._seq + 1

@@ -9,8 +9,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import constants as C
-from ..errors import Error
+from ..errors import Error, ora
 from ..model import MessageProperties
+from ..objtypes import DbObject
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .buffered import _order_key, _plain_order_key, pool_for
 
@@ -67,6 +68,8 @@ class Endpoint:
             return False
         if ctx.closed:
             return False
+        if isinstance(m.payload, DbObject):
+            check_lob_attributes(m.payload)
         q = self._enq_queue
         data = self._enq_codec.encode(m.payload)
         now = time.time()
@@ -78,7 +81,7 @@ class Endpoint:
         msgid = new_msgid()
         pool = self.pool
         pool.put_plain(q, (q.name, ctx.username, msgid, m._correlation, m._priority, expiration,
-                           expire_at, now, m._original_msgid, data), self._enq_order, self.spill)
+                           expire_at, now, m._original_msgid, data), self._enq_order, self.spill, ctx)
         if pool.watchers:
             ctx.store.wake_waiters()
         m._msgid, m._enqtime, m._state, m._deliverymode = msgid, now, C.MSG_READY, C.MSG_BUFFERED
@@ -155,7 +158,7 @@ class Endpoint:
         consumer), already built and checked by the Queue (IMMEDIATE visibility)."""
         for r in records:
             r.delivery_mode = C.MSG_BUFFERED
-        self.pool.put(q, records, self.spill)
+        self.pool.put(q, records, self.spill, self.ctx)
         if self.pool.watchers:
             self.ctx.store.wake_waiters()
 
@@ -182,12 +185,14 @@ class Endpoint:
         to the table (spilled oldest first, so usually ahead of memory's).  ``check``
         (see DequeueInfo) reads what a REMOVE took before it is gone for good: when it
         raises, the message stays (back in memory, or in the table)."""
+        if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED:
+            return self._look(q, sel, mode, nav)
         pool = self.pool
         # a dequeue by msgid takes that message wherever the session's position is, and
         # leaves the position alone (as the table's dequeue by msgid does)
         by_id = sel.msgid is not None
         after = None if by_id else nav.buffered
-        if pool.spilled and mode != C.DEQ_BROWSE and \
+        if pool.spilled and \
                 (q.qualified, sel.consumer_name if sel.multi else None) in pool.spilled:
             got = self._take_spilled_if_first(q, sel, mode, after, check)
             if got is not None:
@@ -201,12 +206,40 @@ class Endpoint:
                     pool.put_back(q, [got[0]])
                     raise
             if not by_id:
-                nav.buffered = got[1] if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED else None
+                nav.buffered = None
             return self._taken(q, got[0], mode)
         if not by_id:
             nav.buffered = None
         got = self._dequeue_spilled(q, _spilled(sel), mode, check)
         return self._taken(q, got, mode)
+
+    def _look(self, q: QueueInfo, sel: Selector, mode: int, nav) -> MessageRecord | None:
+        """BROWSE or LOCKED: the next message in the queue's order of two streams, each
+        with its own position that moves past what it showed — memory (``nav.buffered``)
+        and the queue table (``sel.after``, the session's position there: spilled
+        messages, of any process; with PERSISTENT_OR_BUFFERED the persistent ones too, or
+        a spilled one shown first would move that position past them).  Where the
+        streams end, the caller's end of the queue takes both positions back to the start."""
+        by_id = sel.msgid is not None
+        after = None if by_id else nav.buffered
+        table = replace(sel, group=None, skip_groups=frozenset(),
+                        delivery_mode=C.MSG_BUFFERED if q.table.message_grouping == "TRANSACTIONAL"
+                        else sel.delivery_mode)   # (a group is the persistent path's business)
+        head = self._dequeue_spilled(q, table, C.DEQ_BROWSE)
+        if head is not None:
+            first = self.pool.first_key(q, sel, after, self.ctx)
+            if first is None or not _later(_order_key(q.table)(head), first[:-1]):
+                if mode == C.DEQ_BROWSE:
+                    return head
+                got = self._dequeue_spilled(q, replace(table, msgid=head.msgid), mode)
+                if got is not None:
+                    return got      # (gone meanwhile, another session's: memory's turn)
+        got = self.pool.take(q, sel, after, mode, self.ctx, self.expire)
+        if got is None:
+            return None
+        if not by_id:
+            nav.buffered = got[1]
+        return got[0]
 
     def _taken(self, q: QueueInfo, record: MessageRecord | None, mode: int) -> MessageRecord | None:
         if record is not None and self.pool.listeners and (mode == C.DEQ_REMOVE or mode == C.DEQ_REMOVE_NODATA):
@@ -237,6 +270,34 @@ class Endpoint:
                                   DequeueInfo(user=ctx.username, consumer_name=sel.consumer_name,
                                               check=check))
         return got[0] if got else None
+
+
+_LOBS = ("CLOB", "NCLOB", "BLOB")
+
+
+def check_lob_attributes(payload) -> None:
+    """Seed 003 "Enqueuing Buffered Messages": "For ADT types with LOB attributes, only
+    buffered messages with null LOB attributes can be enqueued" — also in an attribute's
+    object or a collection's elements.  :raises: ORA-25293."""
+    if not isinstance(payload, DbObject):
+        return
+    typ = payload.type
+    if typ.iscollection:
+        element = typ._element
+        lob = element is not None and element.datatype.kind in _LOBS
+        for value in payload.aslist():
+            if value is not None and (lob or isinstance(value, DbObject)):
+                if lob:
+                    raise ora(25293)
+                check_lob_attributes(value)
+        return
+    for attr in typ.attributes:
+        value = getattr(payload, attr.name)
+        if value is None:
+            continue
+        if attr.datatype.kind in _LOBS:
+            raise ora(25293)
+        check_lob_attributes(value)
 
 
 def _later(a: tuple, b: tuple) -> bool:

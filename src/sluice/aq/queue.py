@@ -21,7 +21,7 @@ from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
 from .conditions import compile_dequeue_condition, compile_sql_condition
 from .notify.dispatcher import dispatcher_for
-from .bufferedendpoint import Endpoint
+from .bufferedendpoint import Endpoint, check_lob_attributes
 from .recipients import fan_out, recipient_list, recipients_of
 from .payload import ANYDATA
 
@@ -151,8 +151,10 @@ class Queue:
                 raise not_supported("array enqueue of buffered messages (the array size must be one)")
             if grouped and not self.stages_captured_lcrs:
                 raise not_supported("transaction grouping of buffered messages")
-            if messages and isinstance(messages[0], MessageProperties) and messages[0]._delay > 0:
-                raise not_supported("a delay for buffered messages")
+            if messages and isinstance(messages[0], MessageProperties):
+                if messages[0]._delay > 0:
+                    raise not_supported("a delay for buffered messages")
+                check_lob_attributes(messages[0].payload)
             if not immediate:
                 raise ora(25236)
         codec = self._codec
@@ -178,17 +180,9 @@ class Queue:
                 ctx.group_first[q.qualified] = first
         stored = fan_out_all(ctx, q, records, [m.recipients for m in messages], codec, buffered_mode)
         if buffered_mode:
-            # seed 003: registrations hear of buffered messages too, except PL/SQL
-            # procedures (buffered PL/SQL notification is for sharded queues only)
-            regs = [reg for reg in ctx.catalog.registrations(q) if reg["protocol"] != "PLSQL"]
-            if regs:
-                owe_notifications(stored, regs, table.payload_type == "RAW")
-            self._buffered_endpoint().enqueue(q, stored)
+            store_buffered(ctx, q, stored, self._buffered_endpoint())
             for m, r in zip(messages, records):
                 m._msgid, m._enqtime, m._state, m._deliverymode = r.msgid, now, r.state, C.MSG_BUFFERED
-            if regs:   # no transaction to ride on: the outbox rows commit on their own
-                ctx.store.write_notifications(q.qualified, [r for r in stored if r.notices])
-                dispatcher_for(ctx.store)
             return
         store_records(ctx, q, stored, immediate)
         for m, r in zip(messages, records):
@@ -447,14 +441,15 @@ class Queue:
                     raise ora(25263, q.qualified, sel.msgid.hex().upper())
             elif grouped and sel.group is not None and navigation == C.DEQ_NEXT_MSG:
                 raise ora(25235, q.qualified)
-            elif sel.after is not None:
+            elif sel.after is not None or (nav.buffered is not None and sel.delivery_mode != C.MSG_PERSISTENT):
                 # seed 003: at the end of the queue the session's position goes back to
                 # the beginning — a waiting dequeue looks on from there, one that does not
                 # wait reports the end.  Either way the position is the beginning now, not
                 # the last message taken: a dequeue that waits in vain must not leave the
                 # next one behind messages committed meanwhile ahead of that message (a
                 # higher priority, or an earlier enqueue time from a longer transaction).
-                nav.position = None
+                # (Both positions: the table's and memory's.)
+                nav.position = nav.buffered = None
                 if wait != C.DEQ_NO_WAIT:
                     sel.after, sel.skip_groups = None, frozenset()
                     continue
@@ -464,6 +459,10 @@ class Queue:
             if remaining is not None and remaining <= 0:
                 return []
             ctx.wait_for_messages(since, 3600.0 if remaining is None else remaining)
+            # the queue may have been stopped for dequeue (STOP_QUEUE) or dropped while
+            # this call waited: it takes nothing from it then (ORA-25226, ORA-24010)
+            if not self._info().dequeue_enabled:
+                raise ora(25226, q.qualified)
 
     @staticmethod
     def _properties(r: MessageRecord, codec, transform: Callable | None, with_payload: bool,
@@ -546,6 +545,20 @@ def store_records(ctx: Any, q: QueueInfo, stored: list[MessageRecord], immediate
         owe_notifications(stored, regs, q.table.payload_type == "RAW")
     ctx.session.enqueue(q, stored, immediate)
     if regs:
+        dispatcher_for(ctx.store)
+
+
+def store_buffered(ctx: Any, q: QueueInfo, stored: list[MessageRecord], endpoint: Endpoint) -> None:
+    """Hand buffered records to the process's pool through ``endpoint`` (an application's
+    enqueue, a propagation receiver's), with what they owe registrations: seed 003, they
+    hear of buffered messages too — except PL/SQL procedures (buffered PL/SQL notification
+    is for sharded queues only)."""
+    regs = [reg for reg in ctx.catalog.registrations(q) if reg["protocol"] != "PLSQL"]
+    if regs:
+        owe_notifications(stored, regs, q.table.payload_type == "RAW")
+    endpoint.enqueue(q, stored)
+    if regs:   # no transaction to ride on: the outbox rows commit on their own
+        ctx.store.write_notifications(q.qualified, [r for r in stored if r.notices])
         dispatcher_for(ctx.store)
 
 

@@ -231,6 +231,25 @@ class MessageLocks:
             fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, offset)
             return False
 
+    def table_in_use(self, qt_id: int) -> bool:
+        """True if a session (of any process) holds a lock on a message or a message
+        group of queue table ``qt_id``: what PostgreSQL's table lock tells DROP TABLE."""
+        spaces = (qt_id, qt_id | GROUP_LOCK_SPACE)
+        with self._mutex:   # (try_lock takes it too: no lock of this process comes meanwhile)
+            if any(key[0] in spaces for key in self._owners):
+                return True
+            if self._fd is None:
+                return False
+            # this process holds nothing in these ranges: a lock over each tells whether
+            # another process does, and unlocking it releases nothing of ours
+            for space in spaces:
+                try:
+                    fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1 << _OFFSET_BITS, space << _OFFSET_BITS)
+                except OSError:
+                    return True
+                fcntl.lockf(self._fd, fcntl.LOCK_UN, 1 << _OFFSET_BITS, space << _OFFSET_BITS)
+            return False
+
     def unlock(self, qt_id: int, seq: int, owner: object) -> None:
         key = (qt_id, seq)
         with self._mutex:

@@ -362,8 +362,13 @@ class SqliteStore(Store):
             return sqlcatalog.create_queue_table(c, table, exception_queue)
 
     def drop_queue_table(self, owner: str, name: str) -> None:
+        table = self._queue_table_row(owner, name)
+        # a session holding one of its messages (dequeued, not yet committed) could then
+        # neither commit, roll back nor close: refused as PostgreSQL's table lock refuses it
+        if self.locks.table_in_use(table.qt_id):
+            raise ora(54)
         with self._ddl() as c:
-            sqlcatalog.drop_queue_table(c, self._queue_table_row(owner, name))
+            sqlcatalog.drop_queue_table(c, table)
 
     def update_queue_table(self, table: QueueTableInfo) -> None:
         with self._ddl() as c:

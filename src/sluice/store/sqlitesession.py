@@ -482,10 +482,12 @@ class SqliteSession(StoreSession):
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
             cur = self.conn.execute(rewrite(sql, known, self.user), binds or ())
+            # (SQLite computes the rows as they are read: an error can come from a later row)
+            rows = cur.fetchall()
         except (sqlite3.OperationalError, sqlite3.ProgrammingError, OverflowError) as e:
             raise _sql_error(e) from None
         cols = [d[0] for d in cur.description] if cur.description else []
-        return cols, cur.fetchall()
+        return cols, rows
 
     def close(self) -> None:
         try:

@@ -1,6 +1,7 @@
 """How a notification reaches its client: callback, HTTP POST, mail, PL/SQL procedure.
 
-Every channel raises on failure; the dispatcher retries with back-off.  HTTP and mail
+Every channel raises on failure; the dispatcher retries with back-off.  (A callback that
+raises was called: that is the application's error, logged, not a failed delivery.)  HTTP and mail
 carry the XML presentation of seed 004 "AQXmlNotification" (notification_options with
 destination and consumer_name, then the message_set of message headers); a payload,
 when the registration asked for it (RAW queues), travels in message_payload.
@@ -8,6 +9,7 @@ when the registration asked for it (RAW queues), travels in message_payload.
 
 from __future__ import annotations
 
+import logging
 import smtplib
 import urllib.request
 from email.message import EmailMessage
@@ -16,6 +18,7 @@ from xml.sax.saxutils import escape
 from ... import constants as C
 from .registration import CALLBACKS, NotificationMessage, Registration
 
+log = logging.getLogger("sluice.notify")
 HTTP_TIMEOUT = 10.0
 SOAP = "http://schemas.xmlsoap.org/soap/envelope/"
 IDAP = "http://ns.oracle.com/AQ/schemas/access"
@@ -40,8 +43,14 @@ def deliver(event: Event, mail: dict, procedure) -> None:
         if sub is None:
             raise LookupError(f"the callback of registration {reg.id} is gone")
         last = event.msgids[-1] if event.msgids else None
-        sub.callback(NotificationMessage(sub, reg, event.kind, last, event.consumer, event.msgids,
-                                         event.count, event.delivery_mode))
+        try:
+            sub.callback(NotificationMessage(sub, reg, event.kind, last, event.consumer, event.msgids,
+                                             event.count, event.delivery_mode))
+        except Exception:   # noqa: BLE001 — the application's error, not a failed delivery
+            # the callback had the notification: python-oracledb reports what it raised and
+            # goes on (OCI has no way for a callback to refuse one) — offering it again
+            # would call the callback with the same message once per back-off, 16 times
+            log.exception("the notification callback of %s raised", reg.name)
     elif reg.protocol == "HTTP":
         body = xml_notification(event).encode("utf-8")
         headers = {"Content-Type": "text/xml; charset=utf-8"}

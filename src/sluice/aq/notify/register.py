@@ -175,6 +175,7 @@ def _new(conn: "Connection", queue: str, consumer: str | None, kind: str, locati
         raise InterfaceError("grouping_type must be SUMMARY or LAST")
     if not isinstance(timeout, int) or timeout < 0:
         raise InterfaceError("timeout must be a non-negative number of seconds")
+    _check_int("timeout", timeout)   # python-oracledb's uint32
     _check_int("qos", qos)
     _check_int("grouping_repeat", grouping_repeat, -1, 2 ** 31 - 1)   # -1: NTFN_GROUPING_FOREVER
     grouping_start = _epoch(grouping_start)
@@ -196,13 +197,19 @@ def unsubscribe(conn: "Connection", sub: Subscription) -> None:
     ctx.catalog.refresh(force=True)
 
 
+# seconds since the epoch a datetime can hold (years 1 to 9999): the registration keeps the
+# start as JSON, and DBA_SUBSCR_REGISTRATIONS shows it — infinity is not JSON at all
+_EPOCH_RANGE = (-62135596800.0, 253402300799.0)
+
+
 def _epoch(value: Any) -> float | None:
     """A grouping start time: a datetime, or seconds since the epoch."""
     if value is None:
         return None
     if hasattr(value, "timestamp") and callable(value.timestamp):
         return value.timestamp()
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and _EPOCH_RANGE[0] <= value <= _EPOCH_RANGE[1]:   # (NaN fails both)
         return float(value)
     raise InterfaceError(f"grouping_start must be a datetime or seconds since the epoch, not {value!r}")
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from ... import constants as C
 from ...aq.bufferedendpoint import Endpoint
-from ...aq.queue import fan_out_all, store_records
+from ...aq.queue import fan_out_all, store_buffered, store_records
 from ...errors import ora
 from ...model import Agent
 from ...store.base import MessageRecord, QueueInfo, new_msgid
@@ -116,8 +116,8 @@ def _buffer(ctx: Any, q: QueueInfo, msgs: list[Propagated], site: str, now: floa
     for m in msgs:
         record = _record(ctx, q, m, site, now)
         record.enq_tid = ctx.txn_id()     # no transaction grouping in buffered messaging
-        endpoint.enqueue(q, fan_out_all(ctx, q, [record], [[Agent(r) for r in m.recipients] if m.recipients
-                                                           else []], codec, buffered=True))
+        store_buffered(ctx, q, fan_out_all(ctx, q, [record], [[Agent(r) for r in m.recipients] if m.recipients
+                                                              else []], codec, buffered=True), endpoint)
 
 
 def _received(ctx: Any, site: str, dest: str) -> set[bytes]:
