@@ -102,7 +102,12 @@ class PostgresRenderer(SqlRenderer):
         return sql("CAST({} AS timestamp)", self.r(n.args[0]))
 
     def op_date_add(self, n: Op) -> Frag:
-        return sql("({} + CAST({} AS double precision) * interval '1 day')", *self.args(n))
+        # A day count beyond any DATE is ORA-01841 (the error flag says so, lower.py), but the
+        # planner folds a constant one into an interval first and aborts the query: only
+        # counts within 0001..9999 (3,652,059 days) reach the interval.
+        d, days = self.args(n)
+        return sql("({} + CAST(CASE WHEN abs({}) <= 3660000 THEN {} END AS double precision) * interval '1 day')",
+                   d, days, days)
 
     def op_date_diff(self, n: Op) -> Frag:
         return sql("(EXTRACT(EPOCH FROM ({} - {})) / 86400)", *self.args(n))
