@@ -168,7 +168,9 @@ def _integer(value: Any) -> int:
 
 def _round(n: Any, places: Any = 0, mode: str = ROUND_HALF_UP) -> Any:
     n = to_number(n)
-    places = _integer(places)
+    # rounding at 10**400 or above gives 0 for every NUMBER (< 10**126) and BINARY_DOUBLE
+    # (< 10**309); a further place (-2147483649) would overflow Decimal's exponent
+    places = max(_integer(places), -400)
     if isinstance(n, int) and places >= 0:
         return n
     d = _decimal(n)
@@ -385,7 +387,10 @@ def _format_number(n: Decimal, fmt: str) -> str:
     if not re.fullmatch(r"[09,]*(\.[09]*)?", body):
         raise ora(1481)
     int_fmt, _, dec_fmt = body.partition(".")
-    q = n.quantize(Decimal(1).scaleb(-len(dec_fmt)), ROUND_HALF_UP, NUMBER_CONTEXT)
+    # enough digits for the number at the model's scale (a 39-digit number does not fit '9.9':
+    # '####', never InvalidOperation)
+    places = Context(prec=max(NUMBER_CONTEXT.prec, n.adjusted() + len(dec_fmt) + 2))
+    q = n.quantize(Decimal(1).scaleb(-len(dec_fmt)), ROUND_HALF_UP, places)
     whole, _, fraction = format(abs(q), "f").partition(".")
     digits = int_fmt.replace(",", "")
     if whole == "0" and "0" not in digits:

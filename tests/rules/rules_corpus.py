@@ -184,6 +184,10 @@ FUNCTIONS = [
     ("LEAST('b', 'a', 'c') = 'a'", T), ("GREATEST(1, nul) IS NULL", T),
     ("CONCAT(s, nul) = 'abc'", T), ("UPPER(nul) IS NULL", T), ("ABS(nul) IS NULL", T),
     ("upper(s) = 'ABC'", T), ("LENGTH(n10 || s) = 5", T),
+    # places and numbers far out of range: a value, never a Python decimal.InvalidOperation
+    ("ROUND(n10, -2147483649) = 0", T), ("TRUNC(neg, -1e30) = 0", T), ("ROUND(dec, 2147483648) = dec", T),
+    ("TO_CHAR(99999999999999999999999999999999999999, '9.9') = '####'", T),
+    ("TO_CHAR(big * big, '9.9') = '####'", T, {"big": 12345678901234567890}),
 ]
 
 MEMBERS = [

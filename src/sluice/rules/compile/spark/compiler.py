@@ -397,6 +397,8 @@ class SparkRenderer(ir.Renderer):
         places = n.args[1]
         if not isinstance(places, Const):
             raise NotCompilable(f"{name} with a run-time number of places")
+        if not -38 <= places.value <= 38:  # 10 ** places is no Spark decimal (the job fails)
+            raise NotCompilable(f"{name} to {places.value} places")
         return int(places.value)
 
     def fn_ROUND(self, n: Op) -> Column:
