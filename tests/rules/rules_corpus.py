@@ -188,6 +188,9 @@ FUNCTIONS = [
     ("ROUND(n10, -2147483649) = 0", T), ("TRUNC(neg, -1e30) = 0", T), ("ROUND(dec, 2147483648) = dec", T),
     ("TO_CHAR(99999999999999999999999999999999999999, '9.9') = '####'", T),
     ("TO_CHAR(big * big, '9.9') = '####'", T, {"big": 12345678901234567890}),
+    # positions beyond any string (and beyond a 32-bit integer)
+    ("SUBSTR(s, 1e30) IS NULL", T), ("SUBSTR(s, -1e30, 2) IS NULL", T), ("SUBSTR(s, n10 * 1e10) IS NULL", T),
+    ("INSTR(s, 'b', 2147483648) = 0", T), ("INSTR(s, 'b', 9223372036854775808) = 0", T),
 ]
 
 MEMBERS = [

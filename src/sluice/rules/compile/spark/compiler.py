@@ -367,7 +367,8 @@ class SparkRenderer(ir.Renderer):
         once = len(rest) < 2 or (isinstance(rest[1], Const) and int(rest[1].value) == 1)
         if rest and (start is None or start < 1) or not once:
             raise NotCompilable("INSTR with a start before 1 or an occurrence other than 1")
-        return F.call_function("locate", self.r(sub), self.r(s), F.lit(int(start or 1)))
+        start = min(int(start or 1), _INT)  # past any text: 0, as from 2147483647 (locate takes an int)
+        return F.call_function("locate", self.r(sub), self.r(s), F.lit(start))
 
     def fn_LPAD(self, n: Op) -> Column:
         s, length, fill = self.args(n)

@@ -169,7 +169,8 @@ class PostgresRenderer(SqlRenderer):
         p = sql("trunc({})", pos)
         start = sql("(CASE WHEN {} > 0 THEN {} - 1 WHEN {} < 0 THEN {} + {} ELSE 0 END)", p, p, p, length, p)
         out_of_range = sql("{} IS NULL OR {} < 0 OR {} >= {}", p, start, start, length)  # strict
-        first = sql("CAST({} + 1 AS integer)", start)
+        # clamped: out of range it is never used, but a constant one is cast when planning
+        first = sql(f"CAST(LEAST(GREATEST({{}}, -1), {_INT - 1}) + 1 AS integer)", start)
         if len(n.args) == 2:
             return sql("CASE WHEN {} THEN NULL ELSE substr({}, {}) END", out_of_range, s, first)
         count = sql("trunc({})", self.r(n.args[2]))
@@ -182,7 +183,7 @@ class PostgresRenderer(SqlRenderer):
         once = len(rest) < 2 or (isinstance(rest[1], Const) and int(rest[1].value) == 1)
         if rest and (start is None or start < 1) or not once:
             raise NotCompilable("INSTR with a start before 1 or an occurrence other than 1")
-        start = int(start or 1)
+        start = min(int(start or 1), _INT)  # past any text: 0, as from 2147483647
         if start == 1:
             return sql("strpos({}, {})", self.r(s), self.r(sub))
         found = sql("strpos(substr({}, " + str(start) + "), {})", self.r(s), self.r(sub))
