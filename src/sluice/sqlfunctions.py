@@ -29,9 +29,12 @@ from .errors import ora
 
 __all__ = [
     "Builtin", "FUNCTIONS", "NILADIC", "null_if_empty", "to_number", "to_char", "to_date",
-    "hextoraw", "kind_of", "coerce_pair", "NUMBER_CONTEXT", "like_regex",
+    "hextoraw", "kind_of", "coerce_pair", "NUMBER_CONTEXT", "like_regex", "VARCHAR2_MAX",
 ]
 
+# Oracle SQL's longest VARCHAR2 (MAX_STRING_SIZE = STANDARD): a character function's result
+# beyond it is cut there, without an error.  Oracle counts bytes; here characters.
+VARCHAR2_MAX = 4000
 # Oracle NUMBER keeps 38 significant digits; Python's default context keeps 28.
 NUMBER_CONTEXT = Context(prec=38)
 # MOD's remainder is exact for any two NUMBERs (exponents -130..125 and 38 digits) here
@@ -241,13 +244,17 @@ def _instr(s: Any, sub: Any, pos: Any = 1, occurrence: Any = 1) -> int:
 
 
 def _pad(s: Any, n: Any, fill: Any = " ", left: bool = True) -> str | None:
+    """LPAD / RPAD.  Oracle cuts a VARCHAR2 function result at VARCHAR2_MAX without an error,
+    so LPAD(s, 1e30) is 4000 characters of padding, never a string of 1e30."""
     s, n, fill = to_char(s), _integer(n), to_char(fill)
     if n < 1:
         return None
+    # padding past the cut never shows: pad only as far as the cut (the typed targets do too)
+    n = min(n, VARCHAR2_MAX + len(s)) if left else min(n, VARCHAR2_MAX)
     if len(s) >= n:
-        return s[:n]
-    padding = (fill * n)[: n - len(s)]
-    return padding + s if left else s + padding
+        return s[:n][:VARCHAR2_MAX]
+    padding = (fill * ((n - len(s)) // len(fill) + 1))[: n - len(s)]
+    return (padding + s)[:VARCHAR2_MAX] if left else s + padding
 
 
 def _initcap(s: Any) -> str:

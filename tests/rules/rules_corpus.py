@@ -191,6 +191,11 @@ FUNCTIONS = [
     # positions beyond any string (and beyond a 32-bit integer)
     ("SUBSTR(s, 1e30) IS NULL", T), ("SUBSTR(s, -1e30, 2) IS NULL", T), ("SUBSTR(s, n10 * 1e10) IS NULL", T),
     ("INSTR(s, 'b', 2147483648) = 0", T), ("INSTR(s, 'b', 9223372036854775808) = 0", T),
+    # a VARCHAR2 result is cut at 4000 characters without an error (LPAD(s, 1e30) fits in memory)
+    ("LENGTH(LPAD(s, 5000, '*')) = 4000", T), ("SUBSTR(LPAD(s, 4002, '*'), 3999) = '*a'", T),
+    ("LPAD(s, 1e30, '*') = RPAD('*', 4000, '*')", T), ("LENGTH(RPAD(s, n10 * 1e9)) = 4000", T),
+    ("RPAD(s, 4001, 'xy') LIKE 'abcxy%x'", T), ("LENGTH(LPAD(s, 4003, '*') || 'z') = 4001", T),
+    ("LPAD(s, 2147483648) IS NULL", F), ("RPAD(nul, 1e30) IS NULL", T),
 ]
 
 MEMBERS = [

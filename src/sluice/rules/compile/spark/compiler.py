@@ -44,6 +44,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ....sqlfunctions import VARCHAR2_MAX
 from ...lang.ast import Expr
 from ...lang.parser import parse_condition
 from ..typed import ir
@@ -370,13 +371,17 @@ class SparkRenderer(ir.Renderer):
         start = min(int(start or 1), _INT)  # past any text: 0, as from 2147483647 (locate takes an int)
         return F.call_function("locate", self.r(sub), self.r(s), F.lit(start))
 
+    # LPAD / RPAD results are cut at VARCHAR2_MAX, padding only as far as the cut (sqlfunctions._pad):
+    # lpad(s, 2147483647) would fail the job
+
     def fn_LPAD(self, n: Op) -> Column:
         s, length, fill = self.args(n)
-        return F.lpad(s, self._int(length), fill)
+        padded = F.lpad(s, F.least(self._int(length), F.length(s) + F.lit(VARCHAR2_MAX)), fill)
+        return F.substring(padded, 1, VARCHAR2_MAX)
 
     def fn_RPAD(self, n: Op) -> Column:
         s, length, fill = self.args(n)
-        return F.rpad(s, self._int(length), fill)
+        return F.rpad(s, F.least(self._int(length), F.lit(VARCHAR2_MAX)), fill)
 
     def fn_ABS(self, n: Op) -> Column:
         return F.abs(self.r(n.args[0]))

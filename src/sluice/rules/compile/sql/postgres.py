@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from ....sqlfunctions import VARCHAR2_MAX
 from ..typed.dates import oracle_to_pg_format
 from ..typed.ir import Const, Node, NotCompilable, Op
 from .base import NOW, Frag, SqlRenderer, join, sql
@@ -127,14 +128,14 @@ class PostgresRenderer(SqlRenderer):
 
     # --- Oracle built-ins ------------------------------------------------------------
 
-    def _int(self, node: Node) -> Frag:
-        """A position / length argument: Oracle truncates it; clamp into integer range.
+    def _int(self, node: Node, most: Frag = (str(_INT), ())) -> Frag:
+        """A position / length argument: Oracle truncates it; clamp into integer range (and to ``most``).
 
         PostgreSQL's GREATEST and LEAST skip NULLs, so a NULL argument is kept NULL by hand
         (ROUND(n, NULL) is NULL, not ROUND(n, -2147483647))."""
         x = self.r(node)
-        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST(LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}) AS integer) END",
-                   x, x)
+        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST(LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}, {{}}) AS integer) END",
+                   x, x, most)
 
     def _call(self, name: str, n: Op) -> Frag:
         return sql(name + "({})", join(", ", self.args(n)))
@@ -189,14 +190,17 @@ class PostgresRenderer(SqlRenderer):
         found = sql("strpos(substr({}, " + str(start) + "), {})", self.r(s), self.r(sub))
         return sql("CASE WHEN {} > 0 THEN {} + " + str(start - 1) + " WHEN {} = 0 THEN 0 END", found, found, found)
 
-    def _pad(self, name: str, n: Op) -> Frag:
-        return sql(name + "({}, {}, {})", self.r(n.args[0]), self._int(n.args[1]), self.r(n.args[2]))
+    # LPAD / RPAD results are cut at VARCHAR2_MAX, padding only as far as the cut (sqlfunctions._pad):
+    # lpad(s, 2147483647) would fail the query with 'requested length too large'
 
     def fn_LPAD(self, n: Op) -> Frag:
-        return self._pad("lpad", n)
+        s, fill = self.r(n.args[0]), self.r(n.args[2])
+        most = sql(f"{VARCHAR2_MAX} + char_length({{}})", s)
+        return sql(f"left(lpad({{}}, {{}}, {{}}), {VARCHAR2_MAX})", s, self._int(n.args[1], most), fill)
 
     def fn_RPAD(self, n: Op) -> Frag:
-        return self._pad("rpad", n)
+        s, fill = self.r(n.args[0]), self.r(n.args[2])
+        return sql("rpad({}, {}, {})", s, self._int(n.args[1], (str(VARCHAR2_MAX), ())), fill)
 
     def fn_ABS(self, n: Op) -> Frag:
         return self._call("abs", n)
