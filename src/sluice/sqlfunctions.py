@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, datetime
-from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Callable, NamedTuple
 
@@ -72,9 +72,14 @@ def to_number(value: Any) -> int | float | Decimal | None:
         if not match:
             raise ora(1722, repr(value))
         text = value.strip()
-        if "." in text or "e" in text or "E" in text:
+        try:
+            if "." in text or "e" in text or "E" in text:
+                return Decimal(text)
+            return int(text)
+        except ValueError:  # more digits than int() reads (4300): the same number as a Decimal
             return Decimal(text)
-        return int(text)
+        except InvalidOperation:  # an exponent past any Decimal ('1e99999999999999999999')
+            raise ora(1722, repr(value)) from None
     raise ora(932, "NUMBER", kind_of(value))
 
 
