@@ -37,8 +37,9 @@ __all__ = [
 VARCHAR2_MAX = 4000
 # Oracle NUMBER keeps 38 significant digits; Python's default context keeps 28.
 NUMBER_CONTEXT = Context(prec=38)
-# MOD's remainder is exact for any two NUMBERs (exponents -130..125 and 38 digits) here
-_REMAINDER = Context(prec=300, Emax=999, Emin=-999)
+# MOD's remainder is exact for any two NUMBERs (exponents -130..125 and 38 digits) and
+# BINARY_DOUBLEs (1.8E308 / 5E-324 is a quotient of 633 digits) here
+_REMAINDER = Context(prec=700, Emax=999, Emin=-999)
 _NUMBER_TEXT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", re.ASCII)
 _HEX_TEXT = re.compile(r"[0-9A-Fa-f]*")
 
