@@ -98,6 +98,7 @@ COMPARISON = [
                                             {"big": 12345678901234567890}),
     ("s = 'abc'", T), ("s = 'ABC'", F), ("s < 'abd'", T), ("up < s", T), ("'a' < 'ab'", T),
     ("s > 'ab'", T), ("name = 'O''Brien'", T), ("flag = 1", T, {"flag": True}),
+    ("n10 < 1e100", T), ("dec > 1e-50", T), ("n10 - 1e100 < 0", T),
 ]
 
 CONVERSION = [

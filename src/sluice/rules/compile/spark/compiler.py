@@ -138,6 +138,14 @@ def _spark_like(pattern: str, escape: str | None) -> str:
     return "".join(out)
 
 
+def _precision(d: Decimal) -> int:
+    """The precision of the Spark decimal a literal becomes: 1E+100 needs 101 digits, 1E-50 50."""
+    digits, exponent = len(d.as_tuple().digits), d.as_tuple().exponent
+    if not isinstance(exponent, int):  # NaN / Infinity: no decimal at all
+        return 39
+    return digits + exponent if exponent >= 0 else max(digits, -exponent)
+
+
 def _java_char(ch: str) -> str:
     return ch if ch.isalnum() else "\\" + ch
 
@@ -170,7 +178,8 @@ class SparkRenderer(ir.Renderer):
         if node.kind == "NUMBER":
             if isinstance(v, int) and not -(2**63) <= v < 2**63:
                 v = Decimal(v)
-            if isinstance(v, Decimal) and len(v.as_tuple().digits) > 38:
+            if isinstance(v, Decimal) and _precision(v) > 38:
+                # no Spark decimal holds it: the job would fail (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
                 raise NotCompilable("a number of more than 38 digits")
             return F.lit(v)
         if node.kind == "DATE":
