@@ -254,6 +254,7 @@ COLUMN_FUNCTIONS = [
     ("TO_CHAR(flt) = '2.5'", T), ("TO_CHAR(neg) = '-3'", T), ("s || dec = 'abc2.5'", T),
     ("d2 || '' = '16-JAN-24'", T), ("raw || s = '02abc'", T), ("GREATEST(n1, num_s) = 10", T),
     ("GREATEST(s, n1) = 'abc'", T), ("GREATEST(d1, d2) = d2", T), ("INSTR(s, 'c', 2) = 3", T),
+    ("GREATEST(n10) = 10", T), ("LEAST(s) = 'abc'", T), ("LEAST(nul_n) IS NULL", T),
     ("INITCAP(name) = 'O''Brien'", T), ("INITCAP(under) = 'A_B'", T),
     ("LOWER(up) || UPPER(s) = 'abcABC'", T), ("TRIM(sp) = '42'", T), ("LTRIM(s, 'a') = 'bc'", T),
     ("RTRIM(s, 'bc') = 'a'", T), ("LTRIM(s, 'abc') IS NULL", T), ("LPAD(s, 5, '*') = '**abc'", T),

@@ -426,11 +426,14 @@ class SparkRenderer(ir.Renderer):
         scale = F.lit(Decimal(10) ** self._places(n, "TRUNC"))
         return F.when(x >= 0, F.floor(x * scale) / scale).otherwise(F.ceil(x * scale) / scale)
 
+    # Oracle's GREATEST(x) of one argument is x; Spark's wants two or more
     def fn_GREATEST(self, n: Op) -> Column:
-        return F.greatest(*self.args(n))
+        args = self.args(n)
+        return F.greatest(*args) if len(args) > 1 else args[0]
 
     def fn_LEAST(self, n: Op) -> Column:
-        return F.least(*self.args(n))
+        args = self.args(n)
+        return F.least(*args) if len(args) > 1 else args[0]
 
     def fn_TO_CHAR(self, n: Op) -> Column:
         value, fmt = n.args
