@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, datetime
-from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Callable, NamedTuple
 
@@ -29,13 +29,17 @@ from .errors import ora
 
 __all__ = [
     "Builtin", "FUNCTIONS", "NILADIC", "null_if_empty", "to_number", "to_char", "to_date",
-    "hextoraw", "kind_of", "coerce_pair", "NUMBER_CONTEXT", "like_regex",
+    "hextoraw", "kind_of", "coerce_pair", "NUMBER_CONTEXT", "like_regex", "VARCHAR2_MAX",
 ]
 
+# Oracle SQL's longest VARCHAR2 (MAX_STRING_SIZE = STANDARD): a character function's result
+# beyond it is cut there, without an error.  Oracle counts bytes; here characters.
+VARCHAR2_MAX = 4000
 # Oracle NUMBER keeps 38 significant digits; Python's default context keeps 28.
 NUMBER_CONTEXT = Context(prec=38)
-# MOD's remainder is exact for any two NUMBERs (exponents -130..125 and 38 digits) here
-_REMAINDER = Context(prec=300, Emax=999, Emin=-999)
+# MOD's remainder is exact for any two NUMBERs (exponents -130..125 and 38 digits) and
+# BINARY_DOUBLEs (1.8E308 / 5E-324 is a quotient of 633 digits) here
+_REMAINDER = Context(prec=700, Emax=999, Emin=-999)
 _NUMBER_TEXT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", re.ASCII)
 _HEX_TEXT = re.compile(r"[0-9A-Fa-f]*")
 
@@ -69,9 +73,14 @@ def to_number(value: Any) -> int | float | Decimal | None:
         if not match:
             raise ora(1722, repr(value))
         text = value.strip()
-        if "." in text or "e" in text or "E" in text:
+        try:
+            if "." in text or "e" in text or "E" in text:
+                return Decimal(text)
+            return int(text)
+        except ValueError:  # more digits than int() reads (4300): the same number as a Decimal
             return Decimal(text)
-        return int(text)
+        except InvalidOperation:  # an exponent past any Decimal ('1e99999999999999999999')
+            raise ora(1722, repr(value)) from None
     raise ora(932, "NUMBER", kind_of(value))
 
 
@@ -168,7 +177,9 @@ def _integer(value: Any) -> int:
 
 def _round(n: Any, places: Any = 0, mode: str = ROUND_HALF_UP) -> Any:
     n = to_number(n)
-    places = _integer(places)
+    # rounding at 10**400 or above gives 0 for every NUMBER (< 10**126) and BINARY_DOUBLE
+    # (< 10**309); a further place (-2147483649) would overflow Decimal's exponent
+    places = max(_integer(places), -400)
     if isinstance(n, int) and places >= 0:
         return n
     d = _decimal(n)
@@ -239,13 +250,17 @@ def _instr(s: Any, sub: Any, pos: Any = 1, occurrence: Any = 1) -> int:
 
 
 def _pad(s: Any, n: Any, fill: Any = " ", left: bool = True) -> str | None:
+    """LPAD / RPAD.  Oracle cuts a VARCHAR2 function result at VARCHAR2_MAX without an error,
+    so LPAD(s, 1e30) is 4000 characters of padding, never a string of 1e30."""
     s, n, fill = to_char(s), _integer(n), to_char(fill)
     if n < 1:
         return None
+    # padding past the cut never shows: pad only as far as the cut (the typed targets do too)
+    n = min(n, VARCHAR2_MAX + len(s)) if left else min(n, VARCHAR2_MAX)
     if len(s) >= n:
-        return s[:n]
-    padding = (fill * n)[: n - len(s)]
-    return padding + s if left else s + padding
+        return s[:n][:VARCHAR2_MAX]
+    padding = (fill * ((n - len(s)) // len(fill) + 1))[: n - len(s)]
+    return (padding + s)[:VARCHAR2_MAX] if left else s + padding
 
 
 def _initcap(s: Any) -> str:
@@ -385,7 +400,10 @@ def _format_number(n: Decimal, fmt: str) -> str:
     if not re.fullmatch(r"[09,]*(\.[09]*)?", body):
         raise ora(1481)
     int_fmt, _, dec_fmt = body.partition(".")
-    q = n.quantize(Decimal(1).scaleb(-len(dec_fmt)), ROUND_HALF_UP, NUMBER_CONTEXT)
+    # enough digits for the number at the model's scale (a 39-digit number does not fit '9.9':
+    # '####', never InvalidOperation)
+    places = Context(prec=max(NUMBER_CONTEXT.prec, n.adjusted() + len(dec_fmt) + 2))
+    q = n.quantize(Decimal(1).scaleb(-len(dec_fmt)), ROUND_HALF_UP, places)
     whole, _, fraction = format(abs(q), "f").partition(".")
     digits = int_fmt.replace(",", "")
     if whole == "0" and "0" not in digits:

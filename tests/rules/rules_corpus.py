@@ -98,6 +98,7 @@ COMPARISON = [
                                             {"big": 12345678901234567890}),
     ("s = 'abc'", T), ("s = 'ABC'", F), ("s < 'abd'", T), ("up < s", T), ("'a' < 'ab'", T),
     ("s > 'ab'", T), ("name = 'O''Brien'", T), ("flag = 1", T, {"flag": True}),
+    ("n10 < 1e100", T), ("dec > 1e-50", T), ("n10 - 1e100 < 0", T),
 ]
 
 CONVERSION = [
@@ -105,6 +106,7 @@ CONVERSION = [
     ("sp = 42", T), ("bad_s = 1", 1722), ("n1 = 'abc'", 1722), ("s = 1", 1722),
     ("'1.5' = 1.5", T), ("'1e2' = 100", T), ("num_s + 1 = 11", T), ("'5' * '2' = 10", T),
     ("bad_s + 1 = 1", 1722), ("n1 = '+1'", T), ("n1 = '1.'", T), ("dec = '2.500'", T),
+    ("exp_s > 0", 1722, {"exp_s": "1e99999999999999999999"}), ("TO_NUMBER('-1e99999999999999999999') < 0", 1722),
     ("n1 = d1", 932), ("raw = 1", 932),
 ]
 
@@ -116,6 +118,9 @@ ARITHMETIC = [
     ("flt * 2 = 5", T), ("dec * 2 = 5", T), ("dec + flt = 5", T), ("2 - -1 = 3", T),
     ("d1 + 1 > d1", T), ("d2 - d1 > 0", T), ("d2 - d1 = 0.5625", T), ("d1 + 0.5 > d2", F),
     ("d1 - 1 < d1", T), ("1 + d1 > d1", T), ("d1 * 2 IS NULL", 932),
+    # past 9999-12-31 is ORA-01841, never a later date nor an aborted query
+    ("d2 + 2913158 > d2", T), ("d2 + 2913159 > d2", 1841), ("d1 + n10 * 1000000 IS NULL", 1841),
+    ("d1 + 9223372036854775808 IS NULL", 1841), ("d1 - -3000000 > d1", 1841), ("3000000 + d1 > d1", 1841),
 ]
 
 CONCATENATION = [
@@ -181,6 +186,18 @@ FUNCTIONS = [
     ("LEAST('b', 'a', 'c') = 'a'", T), ("GREATEST(1, nul) IS NULL", T),
     ("CONCAT(s, nul) = 'abc'", T), ("UPPER(nul) IS NULL", T), ("ABS(nul) IS NULL", T),
     ("upper(s) = 'ABC'", T), ("LENGTH(n10 || s) = 5", T),
+    # places and numbers far out of range: a value, never a Python decimal.InvalidOperation
+    ("ROUND(n10, -2147483649) = 0", T), ("TRUNC(neg, -1e30) = 0", T), ("ROUND(dec, 2147483648) = dec", T),
+    ("TO_CHAR(99999999999999999999999999999999999999, '9.9') = '####'", T),
+    ("TO_CHAR(big * big, '9.9') = '####'", T, {"big": 12345678901234567890}),
+    # positions beyond any string (and beyond a 32-bit integer)
+    ("SUBSTR(s, 1e30) IS NULL", T), ("SUBSTR(s, -1e30, 2) IS NULL", T), ("SUBSTR(s, n10 * 1e10) IS NULL", T),
+    ("INSTR(s, 'b', 2147483648) = 0", T), ("INSTR(s, 'b', 9223372036854775808) = 0", T),
+    # a VARCHAR2 result is cut at 4000 characters without an error (LPAD(s, 1e30) fits in memory)
+    ("LENGTH(LPAD(s, 5000, '*')) = 4000", T), ("SUBSTR(LPAD(s, 4002, '*'), 3999) = '*a'", T),
+    ("LPAD(s, 1e30, '*') = RPAD('*', 4000, '*')", T), ("LENGTH(RPAD(s, n10 * 1e9)) = 4000", T),
+    ("RPAD(s, 4001, 'xy') LIKE 'abcxy%x'", T), ("LENGTH(LPAD(s, 4003, '*') || 'z') = 4001", T),
+    ("LPAD(s, 2147483648) IS NULL", F), ("RPAD(nul, 1e30) IS NULL", T),
 ]
 
 MEMBERS = [
@@ -237,6 +254,7 @@ COLUMN_FUNCTIONS = [
     ("TO_CHAR(flt) = '2.5'", T), ("TO_CHAR(neg) = '-3'", T), ("s || dec = 'abc2.5'", T),
     ("d2 || '' = '16-JAN-24'", T), ("raw || s = '02abc'", T), ("GREATEST(n1, num_s) = 10", T),
     ("GREATEST(s, n1) = 'abc'", T), ("GREATEST(d1, d2) = d2", T), ("INSTR(s, 'c', 2) = 3", T),
+    ("GREATEST(n10) = 10", T), ("LEAST(s) = 'abc'", T), ("LEAST(nul_n) IS NULL", T),
     ("INITCAP(name) = 'O''Brien'", T), ("INITCAP(under) = 'A_B'", T),
     ("LOWER(up) || UPPER(s) = 'abcABC'", T), ("TRIM(sp) = '42'", T), ("LTRIM(s, 'a') = 'bc'", T),
     ("RTRIM(s, 'bc') = 'a'", T), ("LTRIM(s, 'abc') IS NULL", T), ("LPAD(s, 5, '*') = '**abc'", T),

@@ -313,6 +313,9 @@ def test_compile_python_refuses_a_bare_value():
     ("ROUND(:n, 1) = 2.5", Decimal("2.45"), True),
     ("ROUND(:n) > 5", float("inf"), True),                # a BINARY_DOUBLE's Infinity rounds to itself
     ("MOD(:n, 2) IS NULL", float("inf"), False),          # (NaN)
+    ("TO_NUMBER(:n) > 1E100", "1" * 5000, True),          # more digits than int() reads: was ValueError
+    ("MOD(-1, :n) = 0", 1e-300, True),                    # a BINARY_DOUBLE: was DivisionImpossible
+    ("MOD(:n, 3e-300) < 3e-300", 1.7e308, True),
 ])
 def test_number_functions_over_numbers_of_any_size(text, n, expected):
     assert compile_condition(text, DictResolver())({"N": n}) is expected

@@ -44,6 +44,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ....sqlfunctions import VARCHAR2_MAX
 from ...lang.ast import Expr
 from ...lang.parser import parse_condition
 from ..typed import ir
@@ -137,6 +138,14 @@ def _spark_like(pattern: str, escape: str | None) -> str:
     return "".join(out)
 
 
+def _precision(d: Decimal) -> int:
+    """The precision of the Spark decimal a literal becomes: 1E+100 needs 101 digits, 1E-50 50."""
+    digits, exponent = len(d.as_tuple().digits), d.as_tuple().exponent
+    if not isinstance(exponent, int):  # NaN / Infinity: no decimal at all
+        return 39
+    return digits + exponent if exponent >= 0 else max(digits, -exponent)
+
+
 def _java_char(ch: str) -> str:
     return ch if ch.isalnum() else "\\" + ch
 
@@ -169,7 +178,8 @@ class SparkRenderer(ir.Renderer):
         if node.kind == "NUMBER":
             if isinstance(v, int) and not -(2**63) <= v < 2**63:
                 v = Decimal(v)
-            if isinstance(v, Decimal) and len(v.as_tuple().digits) > 38:
+            if isinstance(v, Decimal) and _precision(v) > 38:
+                # no Spark decimal holds it: the job would fail (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
                 raise NotCompilable("a number of more than 38 digits")
             return F.lit(v)
         if node.kind == "DATE":
@@ -367,15 +377,20 @@ class SparkRenderer(ir.Renderer):
         once = len(rest) < 2 or (isinstance(rest[1], Const) and int(rest[1].value) == 1)
         if rest and (start is None or start < 1) or not once:
             raise NotCompilable("INSTR with a start before 1 or an occurrence other than 1")
-        return F.call_function("locate", self.r(sub), self.r(s), F.lit(int(start or 1)))
+        start = min(int(start or 1), _INT)  # past any text: 0, as from 2147483647 (locate takes an int)
+        return F.call_function("locate", self.r(sub), self.r(s), F.lit(start))
+
+    # LPAD / RPAD results are cut at VARCHAR2_MAX, padding only as far as the cut (sqlfunctions._pad):
+    # lpad(s, 2147483647) would fail the job
 
     def fn_LPAD(self, n: Op) -> Column:
         s, length, fill = self.args(n)
-        return F.lpad(s, self._int(length), fill)
+        padded = F.lpad(s, F.least(self._int(length), F.length(s) + F.lit(VARCHAR2_MAX)), fill)
+        return F.substring(padded, 1, VARCHAR2_MAX)
 
     def fn_RPAD(self, n: Op) -> Column:
         s, length, fill = self.args(n)
-        return F.rpad(s, self._int(length), fill)
+        return F.rpad(s, F.least(self._int(length), F.lit(VARCHAR2_MAX)), fill)
 
     def fn_ABS(self, n: Op) -> Column:
         return F.abs(self.r(n.args[0]))
@@ -397,6 +412,8 @@ class SparkRenderer(ir.Renderer):
         places = n.args[1]
         if not isinstance(places, Const):
             raise NotCompilable(f"{name} with a run-time number of places")
+        if not -38 <= places.value <= 38:  # 10 ** places is no Spark decimal (the job fails)
+            raise NotCompilable(f"{name} to {places.value} places")
         return int(places.value)
 
     def fn_ROUND(self, n: Op) -> Column:
@@ -409,11 +426,14 @@ class SparkRenderer(ir.Renderer):
         scale = F.lit(Decimal(10) ** self._places(n, "TRUNC"))
         return F.when(x >= 0, F.floor(x * scale) / scale).otherwise(F.ceil(x * scale) / scale)
 
+    # Oracle's GREATEST(x) of one argument is x; Spark's wants two or more
     def fn_GREATEST(self, n: Op) -> Column:
-        return F.greatest(*self.args(n))
+        args = self.args(n)
+        return F.greatest(*args) if len(args) > 1 else args[0]
 
     def fn_LEAST(self, n: Op) -> Column:
-        return F.least(*self.args(n))
+        args = self.args(n)
+        return F.least(*args) if len(args) > 1 else args[0]
 
     def fn_TO_CHAR(self, n: Op) -> Column:
         value, fmt = n.args

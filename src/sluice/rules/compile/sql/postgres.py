@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from ....sqlfunctions import VARCHAR2_MAX
 from ..typed.dates import oracle_to_pg_format
 from ..typed.ir import Const, Node, NotCompilable, Op
 from .base import NOW, Frag, SqlRenderer, join, sql
@@ -102,7 +103,12 @@ class PostgresRenderer(SqlRenderer):
         return sql("CAST({} AS timestamp)", self.r(n.args[0]))
 
     def op_date_add(self, n: Op) -> Frag:
-        return sql("({} + CAST({} AS double precision) * interval '1 day')", *self.args(n))
+        # A day count beyond any DATE is ORA-01841 (the error flag says so, lower.py), but the
+        # planner folds a constant one into an interval first and aborts the query: only
+        # counts within 0001..9999 (3,652,059 days) reach the interval.
+        d, days = self.args(n)
+        return sql("({} + CAST(CASE WHEN abs({}) <= 3660000 THEN {} END AS double precision) * interval '1 day')",
+                   d, days, days)
 
     def op_date_diff(self, n: Op) -> Frag:
         return sql("(EXTRACT(EPOCH FROM ({} - {})) / 86400)", *self.args(n))
@@ -122,14 +128,14 @@ class PostgresRenderer(SqlRenderer):
 
     # --- Oracle built-ins ------------------------------------------------------------
 
-    def _int(self, node: Node) -> Frag:
-        """A position / length argument: Oracle truncates it; clamp into integer range.
+    def _int(self, node: Node, most: Frag = (str(_INT), ())) -> Frag:
+        """A position / length argument: Oracle truncates it; clamp into integer range (and to ``most``).
 
         PostgreSQL's GREATEST and LEAST skip NULLs, so a NULL argument is kept NULL by hand
         (ROUND(n, NULL) is NULL, not ROUND(n, -2147483647))."""
         x = self.r(node)
-        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST(LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}) AS integer) END",
-                   x, x)
+        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST(LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}, {{}}) AS integer) END",
+                   x, x, most)
 
     def _call(self, name: str, n: Op) -> Frag:
         return sql(name + "({})", join(", ", self.args(n)))
@@ -164,7 +170,8 @@ class PostgresRenderer(SqlRenderer):
         p = sql("trunc({})", pos)
         start = sql("(CASE WHEN {} > 0 THEN {} - 1 WHEN {} < 0 THEN {} + {} ELSE 0 END)", p, p, p, length, p)
         out_of_range = sql("{} IS NULL OR {} < 0 OR {} >= {}", p, start, start, length)  # strict
-        first = sql("CAST({} + 1 AS integer)", start)
+        # clamped: out of range it is never used, but a constant one is cast when planning
+        first = sql(f"CAST(LEAST(GREATEST({{}}, -1), {_INT - 1}) + 1 AS integer)", start)
         if len(n.args) == 2:
             return sql("CASE WHEN {} THEN NULL ELSE substr({}, {}) END", out_of_range, s, first)
         count = sql("trunc({})", self.r(n.args[2]))
@@ -177,20 +184,23 @@ class PostgresRenderer(SqlRenderer):
         once = len(rest) < 2 or (isinstance(rest[1], Const) and int(rest[1].value) == 1)
         if rest and (start is None or start < 1) or not once:
             raise NotCompilable("INSTR with a start before 1 or an occurrence other than 1")
-        start = int(start or 1)
+        start = min(int(start or 1), _INT)  # past any text: 0, as from 2147483647
         if start == 1:
             return sql("strpos({}, {})", self.r(s), self.r(sub))
         found = sql("strpos(substr({}, " + str(start) + "), {})", self.r(s), self.r(sub))
         return sql("CASE WHEN {} > 0 THEN {} + " + str(start - 1) + " WHEN {} = 0 THEN 0 END", found, found, found)
 
-    def _pad(self, name: str, n: Op) -> Frag:
-        return sql(name + "({}, {}, {})", self.r(n.args[0]), self._int(n.args[1]), self.r(n.args[2]))
+    # LPAD / RPAD results are cut at VARCHAR2_MAX, padding only as far as the cut (sqlfunctions._pad):
+    # lpad(s, 2147483647) would fail the query with 'requested length too large'
 
     def fn_LPAD(self, n: Op) -> Frag:
-        return self._pad("lpad", n)
+        s, fill = self.r(n.args[0]), self.r(n.args[2])
+        most = sql(f"{VARCHAR2_MAX} + char_length({{}})", s)
+        return sql(f"left(lpad({{}}, {{}}, {{}}), {VARCHAR2_MAX})", s, self._int(n.args[1], most), fill)
 
     def fn_RPAD(self, n: Op) -> Frag:
-        return self._pad("rpad", n)
+        s, fill = self.r(n.args[0]), self.r(n.args[2])
+        return sql("rpad({}, {}, {})", s, self._int(n.args[1], (str(VARCHAR2_MAX), ())), fill)
 
     def fn_ABS(self, n: Op) -> Frag:
         return self._call("abs", n)

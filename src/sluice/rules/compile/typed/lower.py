@@ -91,6 +91,8 @@ def const_of(value: Any) -> Const:
 
 
 _EMPTY = Const("CHAR", "")
+# the DATE range of Python's datetime: DATE arithmetic outside it is ORA-01841
+_FIRST_DATE, _LAST_DATE = Const("DATE", datetime.min), Const("DATE", datetime.max)
 
 
 def _static(err: Node | None) -> bool:
@@ -276,6 +278,12 @@ class _Lowering:
             days, bad = self.num(b)
             if op == "-":
                 days = ir.op("neg", "NUMBER", days)
+            if days.kind == "NUMBER":
+                # a date past 9999-12-31 (or before year 1) is ORA-01841 in Python; a target
+                # must not compute one (PostgreSQL reaches year 294276) nor abort the query
+                past = ir.op("cmp", "BOOL", days, ir.op("date_diff", "NUMBER", _LAST_DATE, a), extra=(">",))
+                before = ir.op("cmp", "BOOL", days, ir.op("date_diff", "NUMBER", _FIRST_DATE, a), extra=("<",))
+                bad = _any(bad, ir.is_true(or_(past, before)))
             return ir.op("date_add", "DATE", a, days), bad
         return NULL, ir.TRUE  # ORA-00932
 
