@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..streams.apply.engine import ApplyEngine
-from ..streams.apply.setform import TableShape, array_literal, set_statements
+from ..streams.apply.setform import Ineligible, TableShape, array_literal, set_statements
 from ..streams.apply.target import PgTarget, RolledBack, TargetError
 
 __all__ = ["SetApplier", "rule_of"]
@@ -87,7 +87,8 @@ class SetApplier:
             chosen = settings.key_columns.get(key)
             converted = any(t.converter(ty) is not None for ty in types.values())
             ok = pk and (chosen is None or chosen == pk) and not converted
-            self._shapes[key] = TableShape(t.table(owner, name), types, pk, t.column) if ok else None
+            self._shapes[key] = TableShape(t.table(owner, name), types, pk, t.column,
+                                           t.special(owner, name)) if ok else None
         return self._shapes[key]
 
     def eligible(self, rows: list[Any]) -> bool:
@@ -129,7 +130,12 @@ class SetApplier:
         engine, target = self.engine, self.engine.target
         statements = self._claims(txns)
         expected = [len(txns)] + [None] * (len(statements) - 1)
-        for sql, params, n in self._changes(txns):
+        try:
+            changes = self._changes(txns)
+        except Ineligible:        # (a table's columns all computed by the target …)
+            self.fallbacks += 1
+            return False
+        for sql, params, n in changes:
             statements.append((sql, params))
             expected.append(n)
         target.begin(engine.tag)
