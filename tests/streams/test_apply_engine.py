@@ -596,3 +596,33 @@ def test_generated_and_identity_columns_of_the_target(engine, target):
         assert target.rows("gen") == [row(7, 6)]
     else:
         assert engine.apply(moved) and target.rows("gen") == [row(9, 6)]
+
+
+def test_a_target_table_altered_behind_the_apply(engine, target):
+    """The apply describes a target table once and keeps what it learnt; a table altered in
+    the target since (a column added, the table made again with a generated column, dropped)
+    is described again when a statement made from the former description fails or an LCR
+    names a column it lacks -- alone or grouped -- instead of failing every later
+    transaction into it until the apply restarts (ORA-26788, ORA-26714)."""
+    o = target.owner
+    g = target.table("alt")
+    target.sql(f"CREATE TABLE {g} (id integer PRIMARY KEY, a integer, b integer)")
+    assert engine.apply(txn(lcr("INSERT", o, "alt", 10, new={"ID": 1, "A": 5, "B": 10})))
+    target.sql(f"ALTER TABLE {g} ADD COLUMN c integer")
+    assert engine.apply(txn(lcr("INSERT", o, "alt", 11, new={"ID": 2, "A": 5, "B": 10, "C": 1}, txn="1.1.11")))
+    assert target.rows("alt") == [(1, 5, 10, None), (2, 5, 10, 1)]
+    target.sql(f"DROP TABLE {g}",
+               f"CREATE TABLE {g} (id integer PRIMARY KEY, a integer, b integer GENERATED ALWAYS AS (a * 2) STORED, "
+               f"c integer)")
+    assert engine.apply(txn(lcr("INSERT", o, "alt", 12, new={"ID": 3, "A": 6, "B": 10, "C": 1}, txn="1.1.12")))
+    target.sql(f"ALTER TABLE {g} ADD COLUMN d integer")
+    assert engine.apply_group([txn(lcr("INSERT", o, "alt", 13, new={"ID": 4, "A": 1, "B": 10, "C": 1, "D": 4},
+                                       txn="1.1.13"))])
+    assert target.rows("alt") == [(3, 6, 12, 1, None), (4, 1, 2, 1, 4)]
+    with pytest.raises(ApplyError) as e:       # a column the table does not have: as before
+        engine.apply(txn(lcr("INSERT", o, "alt", 14, new={"ID": 5, "Z": 1}, txn="1.1.14")))
+    assert e.value.error.code == 26788
+    target.sql(f"DROP TABLE {g}")
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("INSERT", o, "alt", 15, new={"ID": 6, "A": 1}, txn="1.1.15")))
+    assert e.value.error.code == 942

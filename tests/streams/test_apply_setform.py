@@ -258,3 +258,25 @@ def test_generated_and_identity_columns_in_the_set_form(conn, target, monkeypatc
         assert target.rows("gen") == [(100 + i, i, 2 * i) for i in range(5, 10)]
     finally:
         engine.target.close()
+
+
+def test_a_table_altered_behind_the_apply_in_the_set_form(conn, target, monkeypatch):
+    """A table the set form described, made again with a generated column in the target:
+    the transaction that meets it is applied (the per-LCR path describes the table again)
+    and the next one takes the set form with the new description."""
+    engine, o = _engine(conn, target, monkeypatch, "APP_ALTERED", average=1)
+    g = target.table("alt")
+    target.sql(f"CREATE TABLE {g} (id bigint PRIMARY KEY, a integer, b integer)")
+
+    def t(scn, first):
+        return txn(scn, *[lcr("INSERT", o, "alt", scn, new={"ID": i, "A": i, "B": -1}, txn=f"1.1.{scn}")
+                          for i in range(first, first + 6)])
+    try:
+        assert engine.apply(t(60, 0)) and engine.set_form_batches == 1
+        target.sql(f"DROP TABLE {g}",
+                   f"CREATE TABLE {g} (id bigint PRIMARY KEY, a integer, b integer GENERATED ALWAYS AS (a * 2) STORED)")
+        assert engine.apply(t(61, 10)) and engine.set_form_batches == 1
+        assert engine.apply(t(62, 20)) and engine.set_form_batches == 2
+        assert target.rows("alt") == [(i, i, 2 * i) for k in (10, 20) for i in range(k, k + 6)]
+    finally:
+        engine.target.close()

@@ -67,15 +67,17 @@ class SetApplier:
         self.has_actions = has_actions
         self.usable = isinstance(engine.target, PgTarget)
         self._shapes: dict[tuple[str, str], TableShape | None] = {}
-        self._version = -1
+        self._version: Any = None
         self.groups = self.fallbacks = self.statements = 0
 
     # -- which transactions -------------------------------------------------------------
     def _shape(self, owner: str, name: str) -> TableShape | None:
         settings = self.engine.settings
-        if settings._version != self._version:
+        # (the apply's settings changed, or the target's tables were described again)
+        version = (settings._version, self.engine.target.generation)
+        if version != self._version:
             self._shapes.clear()
-            self._version = settings._version
+            self._version = version
         key = (owner, name)
         if key not in self._shapes:
             t = self.engine.target

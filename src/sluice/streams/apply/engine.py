@@ -577,13 +577,16 @@ class ApplyEngine:
             e = failure.error
             self._call(self._resolve(handler), lcr, 1, [e.code], [str(e)], index=index)
 
-    def _row_now(self, lcr: RowLCR, index: int, resolve: bool) -> None:
+    def _row_now(self, lcr: RowLCR, index: int, resolve: bool, again: bool = True) -> None:
         t = self.target
         sql, params = self._statement(lcr, index)
         try:
             count = t.execute(sql, params)
         except TargetError as e:
             t.rollback_to("sluice_lcr")
+            if again and e.kind != "unique" and self._altered(lcr.get_object_owner(), lcr.get_object_name()):
+                # the table was altered since it was described: the LCR again, as it is now
+                return self._row_now(lcr, index, resolve, False)
             raise ApplyError(self._error(lcr, e), index) from None
         if count == 1 or lcr.get_command_type() == "INSERT":
             return
@@ -594,6 +597,14 @@ class ApplyEngine:
         if e.kind == "unique":
             return ora(1, str(e))
         return ora(26714, f"{lcr.get_command_type()} on {self._display(lcr)}: {e}")
+
+    def _altered(self, owner: str, name: str) -> bool:
+        """Whether the table is not as described (:meth:`Target.redescribe`); the statements
+        made from the former description are forgotten."""
+        if not self.target.redescribe(owner, name):
+            return False
+        self._shapes.clear()
+        return True
 
     @staticmethod
     def _display(lcr: Any) -> str:
@@ -719,13 +730,17 @@ class ApplyEngine:
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
         old_nulls = tuple(i in nulls for i in range(len(old_cols)))
         t.settle()      # a failed commit_later raises as itself, not as this LCR's ORA-00942
-        try:
-            columns, types, _ = t.describe(owner, name)
-        except DatabaseError as e:
-            raise ApplyError(ora(942) if e.code == 942 else e, index) from None
-        for c in (*new_cols, *old_cols):
-            if c not in types:
-                raise ApplyError(ora(26788, f'"{c}"', self._display(lcr)), index)
+        for again in (True, False):
+            try:
+                columns, types, _ = t.describe(owner, name)
+            except DatabaseError as e:
+                raise ApplyError(ora(942) if e.code == 942 else e, index) from None
+            missing = next((c for c in (*new_cols, *old_cols) if c not in types), None)
+            # (a column the description lacks may have been added since: described again)
+            if missing is None or not (again and self._altered(owner, name)):
+                break
+        if missing is not None:
+            raise ApplyError(ora(26788, f'"{missing}"', self._display(lcr)), index)
         conv = self._converters(owner, name)
         special = t.special(owner, name)
         generated, identity = special.generated, special.identity

@@ -115,6 +115,7 @@ class Target:
 
     def __init__(self) -> None:
         self._tables: dict[tuple[str, str], tuple[tuple[list[str], dict[str, str], list[str]], Special]] = {}
+        self.generation = 0     # moves whenever a description may have changed (forget, redescribe)
 
     # -- names -----------------------------------------------------------------------
     @staticmethod
@@ -152,6 +153,27 @@ class Target:
     def forget(self) -> None:
         """DDL ran: describe tables again."""
         self._tables.clear()
+        self.generation += 1
+
+    def redescribe(self, owner: str, name: str) -> bool:
+        """Describe the table again, not from the cache: whether that changed anything (it
+        was altered in the target behind the apply's back -- a column added or made
+        generated, the table dropped or made again).  Oracle's apply works with a table as
+        it is; a description kept for the apply's life failed every later change to it."""
+        key = (owner, name)
+        before = self._tables.pop(key, None)
+        self._forget_name(key)
+        try:
+            after = self._described(owner, name)
+        except DatabaseError:
+            after = None
+        if after == before:
+            return False
+        self.generation += 1
+        return True
+
+    def _forget_name(self, key: tuple[str, str]) -> None:
+        """Forget what the table ``key`` was found as (:meth:`table`), if that is cached."""
 
     def _describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str], Special]:
         raise NotImplementedError
@@ -758,6 +780,9 @@ class SqliteTarget(Target):
     def forget(self) -> None:
         super().forget()
         self._names.clear()
+
+    def _forget_name(self, key: tuple[str, str]) -> None:
+        self._names.pop(key, None)
 
     def _progress_columns(self) -> list[str]:
         return [r[1].upper() for r in self.conn.execute("PRAGMA table_info(SLUICE_APPLY_PROGRESS)")]
