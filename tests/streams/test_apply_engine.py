@@ -119,6 +119,35 @@ def test_conflicts_reported_as_oracle_does(engine, target):
     assert engine.applied == {SOURCE_DB: 5}
 
 
+def test_a_key_more_than_one_row_has(engine, target, conn):
+    """A table without a key holding two identical rows (every old value is the key): an
+    UPDATE or DELETE of one of them fails with ORA-01422, as Oracle's apply does, instead of
+    changing both (an UPDATE, through the conflict path, did) or reporting ORA-26786 with
+    no column; so does a SET_KEY_COLUMNS key the rows share.  The message names the table
+    and the key with each value cut short (a key of 10 KB texts made a 10 KB message), as
+    ORA-26787 does."""
+    o = target.owner
+    big = "x" * 10_000
+    target.sql(f"CREATE TABLE {target.table('dup')} (a integer, b text)",
+               f"INSERT INTO {target.table('dup')} VALUES (1, '{big}')",
+               f"INSERT INTO {target.table('dup')} VALUES (1, '{big}')")
+    for bad in (lcr("DELETE", o, "dup", 6, old={"A": 1, "B": big}),
+                lcr("UPDATE", o, "dup", 6, old={"A": 1, "B": big}, new={"A": 2})):
+        with pytest.raises(ApplyError) as e:
+            engine.apply(txn(bad))
+        assert e.value.error.code == 1422 and len(str(e.value.error)) < 300
+        assert f'"{o}"."DUP"' in str(e.value.error) and "A=1, B='xxx" in str(e.value.error)
+    assert [r[0] for r in target.rows("dup")] == [1, 1]
+    with pytest.raises(ApplyError) as e:       # a missing row: its key cut short too
+        engine.apply(txn(lcr("DELETE", o, "dup", 7, old={"A": 5, "B": big})))
+    assert e.value.error.code == 26787 and len(str(e.value.error)) < 300
+    procedures(conn).set_key_columns(f"{o}.DUP", "a", apply_database_link=target.link)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("UPDATE", o, "dup", 8, old={"A": 1, "B": "other"}, new={"B": "y"})))
+    assert e.value.error.code == 1422
+    assert [r[0] for r in target.rows("dup")] == [1, 1]
+
+
 @pytest.mark.parametrize("method, wins", [("OVERWRITE", True), ("DISCARD", False),
                                           ("MAXIMUM", True), ("MINIMUM", False)])
 def test_update_conflict_handlers(engine, target, conn, method, wins):

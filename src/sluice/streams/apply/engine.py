@@ -15,7 +15,9 @@ savepoint, finding out what the conflict is:
 * an UPDATE or DELETE whose row is not there: ORA-26787 (Oracle before 11.2: ORA-01403);
 * a row whose values differ from the LCR's old values: ORA-26786 naming the columns,
   unless update conflict handlers (:mod:`.conflicts`) resolve it;
-* an INSERT of a key that exists: ORA-00001.
+* an INSERT of a key that exists: ORA-00001;
+* an UPDATE or DELETE whose key more than one row has (a table without a key holding
+  duplicate rows): ORA-01422, as Oracle's apply fails on them.
 
 An error a DML error handler does not handle stops the transaction: the caller rolls the
 target back and moves the whole transaction to the error queue (:mod:`.errorqueue`).
@@ -622,10 +624,17 @@ class ApplyEngine:
         wanted = list(dict.fromkeys([c for c in (*old, *new) if c in types]))
         where, params = self._where(owner, name, key, old)
         rows = t.query(f"SELECT {', '.join(t.column(c) for c in wanted)} FROM {t.table(owner, name)} "
-                       f"WHERE {where}", params)
-        key_text = "(" + ", ".join(f"{c}={old.get(c)!r}" for c in key) + ")"
+                       f"WHERE {where} LIMIT 2", params)
+        # (each value cut short: a key of all the old values may hold 10 KB texts)
+        key_text = "(" + ", ".join(f"{c}={_bounded(old.get(c))}" for c in key) + ")"
         if not rows:
             raise ApplyError(ora(26787, key_text, self._display(lcr)), index)
+        if len(rows) > 1:
+            # rows the key does not tell apart (a table without a key holding duplicate rows,
+            # or SET_KEY_COLUMNS that are not unique): Oracle's apply fails with ORA-01422
+            # rather than change more rows, or some row, than the source changed
+            raise ApplyError(ora(1422, f"more than one row of {self._display(lcr)} has the key {key_text}"),
+                             index)
         current = dict(zip(wanted, rows[0]))
         conv = self._converters(owner, name)
         special = t.special(owner, name)
