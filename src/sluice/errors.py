@@ -177,6 +177,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # DML on the store's database (StoreSession.execute_dml): constraint violations
     1: (IntegrityError, "unique constraint ({0}) violated"),
     1400: (IntegrityError, "cannot insert NULL into ({0})"),
+    1407: (IntegrityError, "cannot update ({0}) to NULL"),
     2290: (IntegrityError, "check constraint ({0}) violated"),
     2291: (IntegrityError, "integrity constraint ({0}) violated - parent key not found"),
     2292: (IntegrityError, "integrity constraint ({0}) violated - child record found"),

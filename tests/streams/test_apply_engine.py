@@ -119,6 +119,43 @@ def test_conflicts_reported_as_oracle_does(engine, target):
     assert engine.applied == {SOURCE_DB: 5}
 
 
+def test_constraint_violations_reported_as_oracle_does(engine, target):
+    """A target constraint an LCR violates is its transaction's error as Oracle's apply
+    reports it (what the error queue shows), not ORA-26714 around the target's text: a CHECK
+    constraint ORA-02290, a NOT NULL column ORA-01400 (an UPDATE: ORA-01407), a foreign key
+    ORA-02291 (no parent) / ORA-02292 (children left); a trigger's own error stays ORA-26714
+    with its text; a DEFAULT fills a column the LCR lacks."""
+    o = target.owner
+    pg = target.kind == "postgresql"
+    target.sql(f"CREATE TABLE {target.table('ck')} (id integer PRIMARY KEY, a integer DEFAULT 7 "
+               f"CONSTRAINT ck_a CHECK (a > 0), c integer NOT NULL DEFAULT 1, d integer NOT NULL)",
+               f"CREATE TABLE {target.table('par')} (id integer PRIMARY KEY)",
+               f"CREATE TABLE {target.table('kid')} (id integer PRIMARY KEY, pid integer "
+               f"CONSTRAINT kid_fk REFERENCES {target.table('par')} (id))",
+               f"INSERT INTO {target.table('par')} VALUES (1)", f"INSERT INTO {target.table('kid')} VALUES (1, 1)",
+               f"INSERT INTO {target.table('ck')} (id, d) VALUES (1, 1)")
+    if pg:
+        target.sql(f"CREATE FUNCTION {o.lower()}.boom() RETURNS trigger LANGUAGE plpgsql AS "
+                   f"$$ BEGIN RAISE EXCEPTION 'boom %', NEW.id; END $$",
+                   f"CREATE TRIGGER boom BEFORE INSERT ON {target.table('par')} FOR EACH ROW "
+                   f"EXECUTE FUNCTION {o.lower()}.boom()")
+    else:
+        target.sql(f"CREATE TRIGGER boom BEFORE INSERT ON {target.table('par')} BEGIN SELECT RAISE(ABORT, 'boom'); END")
+    cases = [(lcr("INSERT", o, "ck", 6, new={"ID": 2, "A": -1, "D": 1}), 2290, "ck_a"),
+             (lcr("UPDATE", o, "ck", 6, old={"ID": 1}, new={"A": 0}), 2290, "ck_a"),
+             (lcr("INSERT", o, "ck", 6, new={"ID": 2}), 1400, f'"{o}"."CK"."D"' if pg else ".d"),
+             (lcr("UPDATE", o, "ck", 6, old={"ID": 1}, new={"C": None}), 1407, f'"{o}"."CK"."C"' if pg else ".c"),
+             (lcr("INSERT", o, "kid", 6, new={"ID": 2, "PID": 9}), 2291, "kid_fk" if pg else "FOREIGN KEY"),
+             (lcr("DELETE", o, "par", 6, old={"ID": 1}), 2292, "kid_fk" if pg else "FOREIGN KEY"),
+             (lcr("INSERT", o, "par", 6, new={"ID": 2}), 26714, "boom")]
+    for bad, code, named in cases:
+        with pytest.raises(ApplyError) as e:
+            engine.apply(txn(lcr("INSERT", o, "ck", 6, new={"ID": 50, "D": 1}), bad))
+        assert (e.value.error.code, e.value.index) == (code, 1) and named in str(e.value.error)
+    assert engine.apply(txn(lcr("INSERT", o, "ck", 7, new={"ID": 3, "D": 3}, txn="1.1.7")))
+    assert target.rows("ck") == [(1, 7, 1, 1), (3, 7, 1, 3)]
+
+
 def test_a_key_more_than_one_row_has(engine, target, conn):
     """A table without a key holding two identical rows (every old value is the key): an
     UPDATE or DELETE of one of them fails with ORA-01422, as Oracle's apply does, instead of

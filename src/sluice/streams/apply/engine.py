@@ -49,7 +49,7 @@ from .conflicts import resolve_update
 from .setform import SET_FORM_AVERAGE, SET_FORM_FEWEST, SET_FORM_MIN, Ineligible, Undescribed, lcr_statements
 from .settings import Settings
 from .sqliteddl import sqlite_statements
-from .target import RolledBack, Target, TargetError
+from .target import VIOLATIONS, RolledBack, Target, TargetError
 
 __all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "CommitFailed", "Handlers"]
 
@@ -586,7 +586,7 @@ class ApplyEngine:
             count = t.execute(sql, params)
         except TargetError as e:
             t.rollback_to("sluice_lcr")
-            if again and e.kind != "unique" and self._altered(lcr.get_object_owner(), lcr.get_object_name()):
+            if again and e.kind == "other" and self._altered(lcr.get_object_owner(), lcr.get_object_name()):
                 # the table was altered since it was described: the LCR again, as it is now
                 return self._row_now(lcr, index, resolve, False)
             raise ApplyError(self._error(lcr, e), index) from None
@@ -596,9 +596,17 @@ class ApplyEngine:
         self._conflict(lcr, index, resolve)
 
     def _error(self, lcr: RowLCR, e: TargetError) -> DatabaseError:
-        if e.kind == "unique":
-            return ora(1, str(e))
-        return ora(26714, f"{lcr.get_command_type()} on {self._display(lcr)}: {e}")
+        """A statement's failure as Oracle's apply reports it: a constraint violated as
+        its own error (what DBA_APPLY_ERROR shows: ORA-00001, ORA-02290, ORA-01400 / ORA-01407,
+        ORA-02291 / ORA-02292), anything else ORA-26714 with the target's text."""
+        cmd = lcr.get_command_type()
+        if e.kind == "notnull" and cmd == "UPDATE":
+            return ora(1407, str(e))
+        if e.kind == "foreign":        # (SQLite does not say which side)
+            return ora(2292 if cmd == "DELETE" else 2291, str(e))
+        if e.kind in VIOLATIONS:
+            return ora(VIOLATIONS[e.kind], str(e))
+        return ora(26714, f"{cmd} on {self._display(lcr)}: {e}")
 
     def _altered(self, owner: str, name: str) -> bool:
         """Whether the table is not as described (:meth:`Target.redescribe`); the statements

@@ -51,11 +51,14 @@ from ..capture.pgsource import TAG_PREFIX, emit_tag
 from ..propagation.links import link_name, resolve_link
 
 __all__ = ["Target", "PgTarget", "SqliteTarget", "open_target", "check_link", "link_dsn", "TargetError",
-           "RolledBack", "Special", "PLAIN"]
+           "RolledBack", "Special", "PLAIN", "VIOLATIONS"]
 
 
 class TargetError(Exception):
-    """A statement failed in the target; ``kind`` says how ('unique', 'missing', other)."""
+    """A statement failed in the target; ``kind`` says how: a constraint violated --
+    'unique' (or exclusion), 'check', 'notnull', 'parent' (no parent row), 'child' (child
+    rows left), 'foreign' (one of those two: SQLite does not say which), the message then
+    naming the constraint or column -- or 'other' (the message: the target's)."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -886,9 +889,31 @@ def _TAG_SQL(tag: bytes | None) -> tuple[str, tuple]:
     return "SELECT pg_logical_emit_message(true, %s, %s)", (TAG_PREFIX, tag.hex() if tag else "")
 
 
+def _violation(e: psycopg.Error) -> TargetError | None:
+    """A constraint violation as :class:`TargetError` names it (None: not one): the
+    constraint as Oracle names it (OWNER.NAME), a column as ("OWNER"."TABLE"."COLUMN")."""
+    from ..capture.decode import oracle_name
+
+    diag = e.diag
+    text = (diag.message_primary or str(e)).strip()
+    name = ".".join(x for x in (diag.schema_name, diag.constraint_name) if x) or text
+    if isinstance(e, (pgerr.UniqueViolation, pgerr.ExclusionViolation)):
+        return TargetError("unique", name)
+    if isinstance(e, pgerr.CheckViolation):
+        return TargetError("check", name)
+    if isinstance(e, pgerr.ForeignKeyViolation):
+        # "update or delete on table … violates foreign key constraint": a child left behind
+        return TargetError("child" if text.startswith("update or delete") else "parent", name)
+    if isinstance(e, pgerr.NotNullViolation) and diag.column_name:
+        return TargetError("notnull", ".".join(f'"{oracle_name(x)}"' for x in
+                                               (diag.schema_name, diag.table_name, diag.column_name) if x))
+    return None
+
+
 def _target_error(e: psycopg.Error) -> Exception:
-    if isinstance(e, pgerr.UniqueViolation):
-        return TargetError("unique", e.diag.constraint_name or str(e))
+    violated = _violation(e) if isinstance(e, psycopg.IntegrityError) else None
+    if violated is not None:
+        return violated
     if isinstance(e, psycopg.DataError) and e.sqlstate is None:
         # a value psycopg cannot send (a text with a NUL character): this transaction's
         # fault, not the connection's -- the error queue, not a retry
@@ -904,15 +929,9 @@ def _commit_error(e: psycopg.Error) -> DatabaseError:
     refused = _target_error(e)
     if not isinstance(refused, TargetError):
         return refused
-    diag = e.diag
-    text = (diag.message_primary or str(e)).strip()
-    name = ".".join(x for x in (diag.schema_name, diag.constraint_name) if x) or text
-    if isinstance(e, pgerr.ForeignKeyViolation):
-        # "update or delete on table … violates foreign key constraint": a child left behind
-        return RolledBack(ora(2292 if text.startswith("update or delete") else 2291, name))
-    if isinstance(e, (pgerr.UniqueViolation, pgerr.ExclusionViolation)):
-        return RolledBack(ora(1, name))
-    return RolledBack(ora(26714, f"{e.sqlstate}: {text}"))
+    if refused.kind in ("unique", "parent", "child"):      # (deferrable: these only)
+        return RolledBack(ora(VIOLATIONS[refused.kind], str(refused)))
+    return RolledBack(ora(26714, f"{e.sqlstate}: {(e.diag.message_primary or str(e)).strip()}"))
 
 
 def _pg_error(e: psycopg.Error) -> DatabaseError:
@@ -920,12 +939,22 @@ def _pg_error(e: psycopg.Error) -> DatabaseError:
     return translate(e, None)
 
 
+# a constraint violation's kind (TargetError) -> the Oracle error
+VIOLATIONS = {"unique": 1, "check": 2290, "notnull": 1400, "parent": 2291, "child": 2292}
+
+# SQLite's "<KIND> constraint failed: <what>" -> TargetError's kind
+_SQLITE_VIOLATIONS = {"UNIQUE": "unique", "PRIMARY KEY": "unique", "CHECK": "check", "NOT NULL": "notnull",
+                      "FOREIGN KEY": "foreign"}
+
+
 def _sqlite_error(e: sqlite3.Error | OverflowError) -> Exception:
     text = str(e)
     if isinstance(e, OverflowError):    # an integer beyond SQLite's 64 bits: the LCR's value, not the apply
         return TargetError("other", f"value larger than an SQLite INTEGER holds ({text})")
-    if isinstance(e, sqlite3.IntegrityError) and "UNIQUE" in text.upper():
-        return TargetError("unique", text)
+    if isinstance(e, sqlite3.IntegrityError):
+        kind, _, what = text.partition(" constraint failed")
+        if kind.upper() in _SQLITE_VIOLATIONS:
+            return TargetError(_SQLITE_VIOLATIONS[kind.upper()], what.lstrip(": ") or kind.upper())
     if isinstance(e, sqlite3.OperationalError) and "locked" in text:
         return ora(54)
     return TargetError("other", text)
