@@ -110,6 +110,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # PL/SQL run-time conditions (the statement interpreter, sluice.plsql)
     1008: (ProgrammingError, "not all variables bound"),
     1403: (DatabaseError, "no data found"),
+    1422: (DatabaseError, "exact fetch returns more than requested number of rows ({0})"),
     1476: (DataError, "divisor is equal to zero"),
     1841: (DataError, "(full) year must be between -4713 and +9999, and not be 0"),
     1861: (DataError, "literal does not match format string"),
@@ -176,6 +177,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # DML on the store's database (StoreSession.execute_dml): constraint violations
     1: (IntegrityError, "unique constraint ({0}) violated"),
     1400: (IntegrityError, "cannot insert NULL into ({0})"),
+    1407: (IntegrityError, "cannot update ({0}) to NULL"),
     2290: (IntegrityError, "check constraint ({0}) violated"),
     2291: (IntegrityError, "integrity constraint ({0}) violated - parent key not found"),
     2292: (IntegrityError, "integrity constraint ({0}) violated - child record found"),

@@ -217,3 +217,58 @@ def test_refused_commit_goes_to_the_error_queue(site, group):
     assert (err[0], err[1]) == (12, 2091) and "ORA-02291" in err[2]
     _run(dsn, _rows(txns))
     assert len(conn.query("SELECT 1 FROM DBA_APPLY_ERROR", None)[1]) == 1
+
+
+def generated_table(schema: str) -> None:
+    """GEN, made again: an identity key GENERATED ALWAYS and a column the target computes."""
+    with pg_admin() as c:
+        c.execute(f"DROP TABLE IF EXISTS {schema}.gen")
+        c.execute(f"CREATE TABLE {schema}.gen (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, a integer, "
+                  f"b integer GENERATED ALWAYS AS (a * 2) STORED)")
+
+
+def generated_workload(owner: str) -> list[list]:
+    """Transactions into GEN as captured from a source table defined as it is (the source's
+    values of B given, here not the target's): inserts, updates and deletes by the key,
+    then an update changing the identity value."""
+    def t(scn, *ms):
+        return [lcr(cmd, owner, "GEN", scn, old, new, txn=f"{scn}.0.1") for cmd, old, new in ms]
+    return [t(11, *[("INSERT", None, {"ID": 100 + i, "A": i, "B": -1}) for i in range(10)]),
+            t(12, *[("UPDATE", {"ID": 100 + i, "A": i, "B": -1}, {"ID": 100 + i, "A": i + 10, "B": -1})
+                    for i in range(5)]),
+            t(13, *[("DELETE", {"ID": 100 + i, "A": i + 10, "B": -1}, None) for i in range(3)]),
+            t(14, ("UPDATE", {"ID": 109}, {"ID": 110, "A": 0}))]
+
+
+@pytest.mark.parametrize("group", [1, 18])    # 18: the first three transactions in one group
+def test_generated_and_identity_columns(site, monkeypatch, group):
+    """Into a table with an identity key GENERATED ALWAYS and a generated column (captured
+    with their values) the sink's set form applies what the engine applies: the key's
+    value inserted, the generated column computed by the target (neither written nor
+    compared), rows found by the key; an UPDATE changing the identity value goes to the
+    error queue (ORA-26714), as the engine puts it there."""
+    dsn, conn, schema = site
+    conn.apply_adm.set_parameter(APPLY, "grouptransops", str(group))
+    txns = generated_workload(schema.upper())
+
+    def state():
+        with pg_admin() as c:
+            rows = c.execute(f"SELECT * FROM {schema}.gen ORDER BY 1").fetchall()
+        errors = conn.query("SELECT SOURCE_COMMIT_SCN, ERROR_NUMBER FROM DBA_APPLY_ERROR", None)[1]
+        return rows, [tuple(e) for e in errors]
+
+    ways = []
+    for eligible in (False, True):
+        generated_table(schema)
+        if ways:
+            _reset(conn, schema)
+        with monkeypatch.context() as m:
+            if not eligible:
+                m.setattr(setapply.SetApplier, "eligible", lambda self, rows: False)
+            (groups, _fallbacks, _), = _run(dsn, _rows(txns))
+        assert (groups > 0) == eligible
+        ways.append(state())
+    assert ways[0] == ways[1]
+    rows, errors = ways[1]
+    assert rows == [(103, 13, 26), (104, 14, 28)] + [(100 + i, i, 2 * i) for i in range(5, 10)]
+    assert errors == [(14, 26714)]

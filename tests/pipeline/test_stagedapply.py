@@ -13,7 +13,8 @@ import pytest
 import sluice
 from sluice.pipeline import setapply, sinks, stagedsink, staging
 from sluice.pipeline.rows import spark_schema
-from tests.pipeline.test_setapply import APPLY, _reset, _rows, _run, _state, _workload, site  # noqa: F401
+from tests.pipeline.test_setapply import (APPLY, _reset, _rows, _run, _state, _workload, generated_table,  # noqa: F401
+                                         generated_workload, site)
 from tests.streams.applykit import lcr
 
 
@@ -347,3 +348,34 @@ def test_a_batch_replayed_after_some_groups_committed_applies_the_rest(site, spa
     groups, fallbacks, _statements, _segments = _staged(dsn, frame, by_engine)
     assert (groups, fallbacks, by_engine) == (4, 0, [])
     assert _state(conn, schema) == engine_path
+
+
+def test_generated_and_identity_columns(site, spark, monkeypatch):
+    """Into a table with an identity key GENERATED ALWAYS and a generated column (captured
+    with their values) the staged path applies what the engine applies: the key's value
+    inserted, the generated column computed by the target (neither written nor compared),
+    rows found by the key; an UPDATE changing the identity value (a key change: the
+    engine's from the start) in the error queue (ORA-26714)."""
+    from tests.conftest import pg_admin
+
+    dsn, conn, schema = site
+    rows = _rows(generated_workload(schema.upper()))
+
+    def state():
+        with pg_admin() as c:
+            table = c.execute(f"SELECT * FROM {schema}.gen ORDER BY 1").fetchall()
+        return table, _state(conn, schema)[1:]
+
+    generated_table(schema)
+    with monkeypatch.context() as m:
+        m.setattr(setapply.SetApplier, "eligible", lambda self, rows: False)
+        _run(dsn, rows)
+    engine_path = state()
+    assert engine_path[0] == [(103, 13, 26), (104, 14, 28)] + [(100 + i, i, 2 * i) for i in range(5, 10)]
+    assert [e[2:4] for e in engine_path[1][2]] == [(14, 26714)]
+    _reset(conn, schema)
+    generated_table(schema)
+    by_engine: list = []
+    groups, fallbacks, _statements, _segments = _staged(dsn, _frame(spark, rows), by_engine)
+    assert (groups, fallbacks, by_engine) == (3, 0, [1])
+    assert state() == engine_path

@@ -119,6 +119,72 @@ def test_conflicts_reported_as_oracle_does(engine, target):
     assert engine.applied == {SOURCE_DB: 5}
 
 
+def test_constraint_violations_reported_as_oracle_does(engine, target):
+    """A target constraint an LCR violates is its transaction's error as Oracle's apply
+    reports it (what the error queue shows), not ORA-26714 around the target's text: a CHECK
+    constraint ORA-02290, a NOT NULL column ORA-01400 (an UPDATE: ORA-01407), a foreign key
+    ORA-02291 (no parent) / ORA-02292 (children left); a trigger's own error stays ORA-26714
+    with its text; a DEFAULT fills a column the LCR lacks."""
+    o = target.owner
+    pg = target.kind == "postgresql"
+    target.sql(f"CREATE TABLE {target.table('ck')} (id integer PRIMARY KEY, a integer DEFAULT 7 "
+               f"CONSTRAINT ck_a CHECK (a > 0), c integer NOT NULL DEFAULT 1, d integer NOT NULL)",
+               f"CREATE TABLE {target.table('par')} (id integer PRIMARY KEY)",
+               f"CREATE TABLE {target.table('kid')} (id integer PRIMARY KEY, pid integer "
+               f"CONSTRAINT kid_fk REFERENCES {target.table('par')} (id))",
+               f"INSERT INTO {target.table('par')} VALUES (1)", f"INSERT INTO {target.table('kid')} VALUES (1, 1)",
+               f"INSERT INTO {target.table('ck')} (id, d) VALUES (1, 1)")
+    if pg:
+        target.sql(f"CREATE FUNCTION {o.lower()}.boom() RETURNS trigger LANGUAGE plpgsql AS "
+                   f"$$ BEGIN RAISE EXCEPTION 'boom %', NEW.id; END $$",
+                   f"CREATE TRIGGER boom BEFORE INSERT ON {target.table('par')} FOR EACH ROW "
+                   f"EXECUTE FUNCTION {o.lower()}.boom()")
+    else:
+        target.sql(f"CREATE TRIGGER boom BEFORE INSERT ON {target.table('par')} BEGIN SELECT RAISE(ABORT, 'boom'); END")
+    cases = [(lcr("INSERT", o, "ck", 6, new={"ID": 2, "A": -1, "D": 1}), 2290, "ck_a"),
+             (lcr("UPDATE", o, "ck", 6, old={"ID": 1}, new={"A": 0}), 2290, "ck_a"),
+             (lcr("INSERT", o, "ck", 6, new={"ID": 2}), 1400, f'"{o}"."CK"."D"' if pg else ".d"),
+             (lcr("UPDATE", o, "ck", 6, old={"ID": 1}, new={"C": None}), 1407, f'"{o}"."CK"."C"' if pg else ".c"),
+             (lcr("INSERT", o, "kid", 6, new={"ID": 2, "PID": 9}), 2291, "kid_fk" if pg else "FOREIGN KEY"),
+             (lcr("DELETE", o, "par", 6, old={"ID": 1}), 2292, "kid_fk" if pg else "FOREIGN KEY"),
+             (lcr("INSERT", o, "par", 6, new={"ID": 2}), 26714, "boom")]
+    for bad, code, named in cases:
+        with pytest.raises(ApplyError) as e:
+            engine.apply(txn(lcr("INSERT", o, "ck", 6, new={"ID": 50, "D": 1}), bad))
+        assert (e.value.error.code, e.value.index) == (code, 1) and named in str(e.value.error)
+    assert engine.apply(txn(lcr("INSERT", o, "ck", 7, new={"ID": 3, "D": 3}, txn="1.1.7")))
+    assert target.rows("ck") == [(1, 7, 1, 1), (3, 7, 1, 3)]
+
+
+def test_a_key_more_than_one_row_has(engine, target, conn):
+    """A table without a key holding two identical rows (every old value is the key): an
+    UPDATE or DELETE of one of them fails with ORA-01422, as Oracle's apply does, instead of
+    changing both (an UPDATE, through the conflict path, did) or reporting ORA-26786 with
+    no column; so does a SET_KEY_COLUMNS key the rows share.  The message names the table
+    and the key with each value cut short (a key of 10 KB texts made a 10 KB message), as
+    ORA-26787 does."""
+    o = target.owner
+    big = "x" * 10_000
+    target.sql(f"CREATE TABLE {target.table('dup')} (a integer, b text)",
+               f"INSERT INTO {target.table('dup')} VALUES (1, '{big}')",
+               f"INSERT INTO {target.table('dup')} VALUES (1, '{big}')")
+    for bad in (lcr("DELETE", o, "dup", 6, old={"A": 1, "B": big}),
+                lcr("UPDATE", o, "dup", 6, old={"A": 1, "B": big}, new={"A": 2})):
+        with pytest.raises(ApplyError) as e:
+            engine.apply(txn(bad))
+        assert e.value.error.code == 1422 and len(str(e.value.error)) < 300
+        assert f'"{o}"."DUP"' in str(e.value.error) and "A=1, B='xxx" in str(e.value.error)
+    assert [r[0] for r in target.rows("dup")] == [1, 1]
+    with pytest.raises(ApplyError) as e:       # a missing row: its key cut short too
+        engine.apply(txn(lcr("DELETE", o, "dup", 7, old={"A": 5, "B": big})))
+    assert e.value.error.code == 26787 and len(str(e.value.error)) < 300
+    procedures(conn).set_key_columns(f"{o}.DUP", "a", apply_database_link=target.link)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("UPDATE", o, "dup", 8, old={"A": 1, "B": "other"}, new={"B": "y"})))
+    assert e.value.error.code == 1422
+    assert [r[0] for r in target.rows("dup")] == [1, 1]
+
+
 @pytest.mark.parametrize("method, wins", [("OVERWRITE", True), ("DISCARD", False),
                                           ("MAXIMUM", True), ("MINIMUM", False)])
 def test_update_conflict_handlers(engine, target, conn, method, wins):
@@ -550,3 +616,79 @@ def test_a_value_the_target_cannot_hold_fails_its_transaction_only(engine, targe
     else:                                                          # SQLite's text holds it
         assert engine.apply(bad) and engine.apply(after)
         assert [r[:2] for r in target.rows("emp")] == [(1, "a\x00b"), (2, "ok"), (7, "x"), (8, "y")]
+
+
+def test_generated_and_identity_columns_of_the_target(engine, target):
+    """A source table with a generated column (PostgreSQL ``GENERATED ALWAYS AS (…) STORED``,
+    SQLite also ``VIRTUAL``) and an identity key GENERATED ALWAYS is captured with their
+    values; into a replica defined the same way the generated columns are not written nor
+    compared (the target computes them; the LCR's value is ignored), the identity key gets
+    the source's value (OVERRIDING SYSTEM VALUE) and an UPDATE / DELETE finds the row by
+    it, alone or grouped (it was ORA-26714 "cannot insert a non-DEFAULT value", and
+    ORA-26788 on SQLite).  An UPDATE changing the identity value cannot be applied to a
+    GENERATED ALWAYS column: ORA-26714 saying so."""
+    o = target.owner
+    if target.kind == "postgresql":
+        target.sql(f"CREATE TABLE {target.table('gen')} (id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+                   f"a integer, b integer GENERATED ALWAYS AS (a * 2) STORED, "
+                   f"n integer GENERATED BY DEFAULT AS IDENTITY)")
+        extra, computed = {"N": 40}, (40,)
+    else:
+        target.sql(f"CREATE TABLE {target.table('gen')} (id integer PRIMARY KEY, a integer, "
+                   f"b integer GENERATED ALWAYS AS (a * 2) STORED, c integer GENERATED ALWAYS AS (a * 3) VIRTUAL)")
+        extra, computed = {"C": -1}, ()
+    target.sql(f"CREATE TABLE {target.table('nokey')} (a integer, b integer GENERATED ALWAYS AS (a + 1) STORED)")
+
+    def row(i, a):
+        return (i, a, 2 * a, *computed) if target.kind == "postgresql" else (i, a, 2 * a, 3 * a)
+
+    # the source's values of B (and C) are not the target's: the target computes its own
+    t1 = txn(lcr("INSERT", o, "gen", 10, new={"ID": 7, "A": 5, "B": -1, **extra}),
+             lcr("INSERT", o, "nokey", 10, new={"A": 1, "B": -1}))
+    t2 = txn(lcr("UPDATE", o, "gen", 11, old={"ID": 7, "A": 5, "B": 10}, new={"ID": 7, "A": 6, "B": -1, **extra},
+                 txn="1.1.11"),
+             lcr("INSERT", o, "gen", 11, new={"ID": 8, "A": 1, "B": 2, **extra}, txn="1.1.11"))
+    t3 = txn(lcr("DELETE", o, "gen", 12, old={"ID": 8, "A": 1, "B": -1, **extra}, txn="1.1.12"),
+             lcr("DELETE", o, "nokey", 12, old={"A": 1, "B": -1}, txn="1.1.12"))
+    assert engine.apply(t1)
+    assert target.rows("gen") == [row(7, 5)] and target.rows("nokey") == [(1, 2)]
+    assert engine.apply_group([t2, t3]) is True
+    assert target.rows("gen") == [row(7, 6)] and target.rows("nokey") == []
+    moved = txn(lcr("UPDATE", o, "gen", 13, old={"ID": 7}, new={"ID": 9, "A": 6}, txn="1.1.13"))
+    if target.kind == "postgresql":
+        with pytest.raises(ApplyError) as e:
+            engine.apply(moved)
+        assert e.value.error.code == 26714 and '"ID" is GENERATED ALWAYS AS IDENTITY' in str(e.value.error)
+        assert target.rows("gen") == [row(7, 6)]
+    else:
+        assert engine.apply(moved) and target.rows("gen") == [row(9, 6)]
+
+
+def test_a_target_table_altered_behind_the_apply(engine, target):
+    """The apply describes a target table once and keeps what it learnt; a table altered in
+    the target since (a column added, the table made again with a generated column, dropped)
+    is described again when a statement made from the former description fails or an LCR
+    names a column it lacks -- alone or grouped -- instead of failing every later
+    transaction into it until the apply restarts (ORA-26788, ORA-26714)."""
+    o = target.owner
+    g = target.table("alt")
+    target.sql(f"CREATE TABLE {g} (id integer PRIMARY KEY, a integer, b integer)")
+    assert engine.apply(txn(lcr("INSERT", o, "alt", 10, new={"ID": 1, "A": 5, "B": 10})))
+    target.sql(f"ALTER TABLE {g} ADD COLUMN c integer")
+    assert engine.apply(txn(lcr("INSERT", o, "alt", 11, new={"ID": 2, "A": 5, "B": 10, "C": 1}, txn="1.1.11")))
+    assert target.rows("alt") == [(1, 5, 10, None), (2, 5, 10, 1)]
+    target.sql(f"DROP TABLE {g}",
+               f"CREATE TABLE {g} (id integer PRIMARY KEY, a integer, b integer GENERATED ALWAYS AS (a * 2) STORED, "
+               f"c integer)")
+    assert engine.apply(txn(lcr("INSERT", o, "alt", 12, new={"ID": 3, "A": 6, "B": 10, "C": 1}, txn="1.1.12")))
+    target.sql(f"ALTER TABLE {g} ADD COLUMN d integer")
+    assert engine.apply_group([txn(lcr("INSERT", o, "alt", 13, new={"ID": 4, "A": 1, "B": 10, "C": 1, "D": 4},
+                                       txn="1.1.13"))])
+    assert target.rows("alt") == [(3, 6, 12, 1, None), (4, 1, 2, 1, 4)]
+    with pytest.raises(ApplyError) as e:       # a column the table does not have: as before
+        engine.apply(txn(lcr("INSERT", o, "alt", 14, new={"ID": 5, "Z": 1}, txn="1.1.14")))
+    assert e.value.error.code == 26788
+    target.sql(f"DROP TABLE {g}")
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("INSERT", o, "alt", 15, new={"ID": 6, "A": 1}, txn="1.1.15")))
+    assert e.value.error.code == 942

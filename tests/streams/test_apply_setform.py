@@ -230,3 +230,53 @@ def test_a_transaction_built_ahead_into_a_table_not_described_yet(conn, target, 
         assert engine.set_form_batches == 3 and len(target.rows("emp")) == 19
     finally:
         engine.target.close()
+
+
+@pytest.mark.parametrize("drive", [one_by_one, grouped])
+def test_generated_and_identity_columns_in_the_set_form(conn, target, monkeypatch, drive):
+    """Into a table with an identity key GENERATED ALWAYS and a generated column the set
+    form inserts the key's value (OVERRIDING SYSTEM VALUE), neither writes nor compares the
+    generated column and finds rows by the key, as the per-LCR path does; an UPDATE that
+    would change the identity value falls back to the per-LCR path, which refuses it."""
+    engine, o = _engine(conn, target, monkeypatch, f"APP_GEN_{drive.__name__}".upper(), average=1)
+    target.sql(f"CREATE TABLE {target.table('gen')} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+               f"a integer, b integer GENERATED ALWAYS AS (a * 2) STORED)")
+
+    def t(scn, *ms):
+        return txn(scn, *[lcr(cmd, o, "gen", scn, old=old, new=new, txn=f"1.1.{scn}") for cmd, old, new in ms])
+    work = [t(50, *[("INSERT", None, {"ID": 100 + i, "A": i, "B": -1}) for i in range(10)]),
+            t(51, *[("UPDATE", {"ID": 100 + i, "A": i, "B": -1}, {"ID": 100 + i, "A": i + 10, "B": -1})
+                    for i in range(5)]),
+            t(52, *[("DELETE", {"ID": 100 + i, "A": i + 10, "B": -1}, None) for i in range(5)]),
+            # the last one changes its identity value
+            t(53, *[("UPDATE", {"ID": 100 + i}, {"ID": 100 + i + (i == 9), "A": 0}) for i in range(5, 10)])]
+    try:
+        errors = drive(engine, work)
+        engine.settle()
+        assert engine.set_form_batches == (3 if drive is one_by_one else 1)
+        assert [e[:3] for e in errors] == [(3, 26714, 4)] and '"ID" is GENERATED ALWAYS AS IDENTITY' in errors[0][3]
+        assert target.rows("gen") == [(100 + i, i, 2 * i) for i in range(5, 10)]
+    finally:
+        engine.target.close()
+
+
+def test_a_table_altered_behind_the_apply_in_the_set_form(conn, target, monkeypatch):
+    """A table the set form described, made again with a generated column in the target:
+    the transaction that meets it is applied (the per-LCR path describes the table again)
+    and the next one takes the set form with the new description."""
+    engine, o = _engine(conn, target, monkeypatch, "APP_ALTERED", average=1)
+    g = target.table("alt")
+    target.sql(f"CREATE TABLE {g} (id bigint PRIMARY KEY, a integer, b integer)")
+
+    def t(scn, first):
+        return txn(scn, *[lcr("INSERT", o, "alt", scn, new={"ID": i, "A": i, "B": -1}, txn=f"1.1.{scn}")
+                          for i in range(first, first + 6)])
+    try:
+        assert engine.apply(t(60, 0)) and engine.set_form_batches == 1
+        target.sql(f"DROP TABLE {g}",
+                   f"CREATE TABLE {g} (id bigint PRIMARY KEY, a integer, b integer GENERATED ALWAYS AS (a * 2) STORED)")
+        assert engine.apply(t(61, 10)) and engine.set_form_batches == 1
+        assert engine.apply(t(62, 20)) and engine.set_form_batches == 2
+        assert target.rows("alt") == [(i, i, 2 * i) for k in (10, 20) for i in range(k, k + 6)]
+    finally:
+        engine.target.close()

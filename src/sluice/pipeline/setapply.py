@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..streams.apply.engine import ApplyEngine
-from ..streams.apply.setform import TableShape, array_literal, set_statements
+from ..streams.apply.setform import Ineligible, TableShape, array_literal, set_statements
 from ..streams.apply.target import PgTarget, RolledBack, TargetError
 
 __all__ = ["SetApplier", "rule_of"]
@@ -67,15 +67,17 @@ class SetApplier:
         self.has_actions = has_actions
         self.usable = isinstance(engine.target, PgTarget)
         self._shapes: dict[tuple[str, str], TableShape | None] = {}
-        self._version = -1
+        self._version: Any = None
         self.groups = self.fallbacks = self.statements = 0
 
     # -- which transactions -------------------------------------------------------------
     def _shape(self, owner: str, name: str) -> TableShape | None:
         settings = self.engine.settings
-        if settings._version != self._version:
+        # (the apply's settings changed, or the target's tables were described again)
+        version = (settings._version, self.engine.target.generation)
+        if version != self._version:
             self._shapes.clear()
-            self._version = settings._version
+            self._version = version
         key = (owner, name)
         if key not in self._shapes:
             t = self.engine.target
@@ -87,7 +89,8 @@ class SetApplier:
             chosen = settings.key_columns.get(key)
             converted = any(t.converter(ty) is not None for ty in types.values())
             ok = pk and (chosen is None or chosen == pk) and not converted
-            self._shapes[key] = TableShape(t.table(owner, name), types, pk, t.column) if ok else None
+            self._shapes[key] = TableShape(t.table(owner, name), types, pk, t.column,
+                                           t.special(owner, name)) if ok else None
         return self._shapes[key]
 
     def eligible(self, rows: list[Any]) -> bool:
@@ -129,7 +132,12 @@ class SetApplier:
         engine, target = self.engine, self.engine.target
         statements = self._claims(txns)
         expected = [len(txns)] + [None] * (len(statements) - 1)
-        for sql, params, n in self._changes(txns):
+        try:
+            changes = self._changes(txns)
+        except Ineligible:        # (a table's columns all computed by the target …)
+            self.fallbacks += 1
+            return False
+        for sql, params, n in changes:
             statements.append((sql, params))
             expected.append(n)
         target.begin(engine.tag)

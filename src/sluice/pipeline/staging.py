@@ -242,16 +242,27 @@ class StagedApplier:
         def value(side: str, c: str) -> str:
             return f"(s.{side} ->> {_literal(c)})::{base_type(shape.types[c])}"
 
+        # (the target's generated columns neither written nor compared but as the key; an
+        # identity GENERATED ALWAYS inserted with its value, never set: a row whose value
+        # would change falls short of the count -- the engine refuses it; setform._statement)
         if cmd == "INSERT":
-            cols = ", ".join(shape.columns[c] for c in new_cols)
-            values = ", ".join(value("NEW", c) for c in new_cols)
-            return f"INSERT INTO {shape.table} ({cols}) SELECT {values} FROM {staged} WHERE {where}", []
+            written = [c for c in new_cols if c not in shape.generated]
+            if not written:
+                raise TargetError("other", "nothing to insert but what the target computes")
+            cols = ", ".join(shape.columns[c] for c in written)
+            values = ", ".join(value("NEW", c) for c in written)
+            return (f"INSERT INTO {shape.table} ({cols}){shape.overriding(written)} SELECT {values} "
+                    f"FROM {staged} WHERE {where}", [])
         conds = [f"t.{shape.columns[c]} {'=' if c in shape.key else 'IS NOT DISTINCT FROM'} {value('OLD', c)}"
-                 for c in old_cols]
+                 for c in old_cols if shape.compared(c)]
         if any(c not in old_cols for c in shape.key):
             raise AssertionError("the staged frame lets no LCR without its key's old values through")
-        match = " AND ".join([where] + conds)
         if cmd == "DELETE":
-            return f"DELETE FROM {shape.table} t USING {staged} WHERE {match}", []
-        sets = ", ".join(f"{shape.columns[c]} = {value('NEW', c)}" for c in new_cols)
-        return f"UPDATE {shape.table} t SET {sets} FROM {staged} WHERE {match}", []
+            return f"DELETE FROM {shape.table} t USING {staged} WHERE {' AND '.join([where] + conds)}", []
+        settable = shape.settable(new_cols)
+        if not settable:
+            raise TargetError("other", "nothing to set but what the target computes")
+        conds += [f"t.{shape.columns[c]} IS NOT DISTINCT FROM {value('NEW', c)}"
+                  for c in new_cols if c in shape.identity]
+        sets = ", ".join(f"{shape.columns[c]} = {value('NEW', c)}" for c in settable)
+        return f"UPDATE {shape.table} t SET {sets} FROM {staged} WHERE {' AND '.join([where] + conds)}", []

@@ -15,7 +15,9 @@ savepoint, finding out what the conflict is:
 * an UPDATE or DELETE whose row is not there: ORA-26787 (Oracle before 11.2: ORA-01403);
 * a row whose values differ from the LCR's old values: ORA-26786 naming the columns,
   unless update conflict handlers (:mod:`.conflicts`) resolve it;
-* an INSERT of a key that exists: ORA-00001.
+* an INSERT of a key that exists: ORA-00001;
+* an UPDATE or DELETE whose key more than one row has (a table without a key holding
+  duplicate rows): ORA-01422, as Oracle's apply fails on them.
 
 An error a DML error handler does not handle stops the transaction: the caller rolls the
 target back and moves the whole transaction to the error queue (:mod:`.errorqueue`).
@@ -47,7 +49,7 @@ from .conflicts import resolve_update
 from .setform import SET_FORM_AVERAGE, SET_FORM_FEWEST, SET_FORM_MIN, Ineligible, Undescribed, lcr_statements
 from .settings import Settings
 from .sqliteddl import sqlite_statements
-from .target import RolledBack, Target, TargetError
+from .target import VIOLATIONS, RolledBack, Target, TargetError
 
 __all__ = ["ApplyEngine", "SourceTxn", "Item", "ApplyError", "CommitFailed", "Handlers"]
 
@@ -577,13 +579,16 @@ class ApplyEngine:
             e = failure.error
             self._call(self._resolve(handler), lcr, 1, [e.code], [str(e)], index=index)
 
-    def _row_now(self, lcr: RowLCR, index: int, resolve: bool) -> None:
+    def _row_now(self, lcr: RowLCR, index: int, resolve: bool, again: bool = True) -> None:
         t = self.target
         sql, params = self._statement(lcr, index)
         try:
             count = t.execute(sql, params)
         except TargetError as e:
             t.rollback_to("sluice_lcr")
+            if again and e.kind == "other" and self._altered(lcr.get_object_owner(), lcr.get_object_name()):
+                # the table was altered since it was described: the LCR again, as it is now
+                return self._row_now(lcr, index, resolve, False)
             raise ApplyError(self._error(lcr, e), index) from None
         if count == 1 or lcr.get_command_type() == "INSERT":
             return
@@ -591,9 +596,25 @@ class ApplyEngine:
         self._conflict(lcr, index, resolve)
 
     def _error(self, lcr: RowLCR, e: TargetError) -> DatabaseError:
-        if e.kind == "unique":
-            return ora(1, str(e))
-        return ora(26714, f"{lcr.get_command_type()} on {self._display(lcr)}: {e}")
+        """A statement's failure as Oracle's apply reports it: a constraint violated as
+        its own error (what DBA_APPLY_ERROR shows: ORA-00001, ORA-02290, ORA-01400 / ORA-01407,
+        ORA-02291 / ORA-02292), anything else ORA-26714 with the target's text."""
+        cmd = lcr.get_command_type()
+        if e.kind == "notnull" and cmd == "UPDATE":
+            return ora(1407, str(e))
+        if e.kind == "foreign":        # (SQLite does not say which side)
+            return ora(2292 if cmd == "DELETE" else 2291, str(e))
+        if e.kind in VIOLATIONS:
+            return ora(VIOLATIONS[e.kind], str(e))
+        return ora(26714, f"{cmd} on {self._display(lcr)}: {e}")
+
+    def _altered(self, owner: str, name: str) -> bool:
+        """Whether the table is not as described (:meth:`Target.redescribe`); the statements
+        made from the former description are forgotten."""
+        if not self.target.redescribe(owner, name):
+            return False
+        self._shapes.clear()
+        return True
 
     @staticmethod
     def _display(lcr: Any) -> str:
@@ -611,13 +632,21 @@ class ApplyEngine:
         wanted = list(dict.fromkeys([c for c in (*old, *new) if c in types]))
         where, params = self._where(owner, name, key, old)
         rows = t.query(f"SELECT {', '.join(t.column(c) for c in wanted)} FROM {t.table(owner, name)} "
-                       f"WHERE {where}", params)
-        key_text = "(" + ", ".join(f"{c}={old.get(c)!r}" for c in key) + ")"
+                       f"WHERE {where} LIMIT 2", params)
+        # (each value cut short: a key of all the old values may hold 10 KB texts)
+        key_text = "(" + ", ".join(f"{c}={_bounded(old.get(c))}" for c in key) + ")"
         if not rows:
             raise ApplyError(ora(26787, key_text, self._display(lcr)), index)
+        if len(rows) > 1:
+            # rows the key does not tell apart (a table without a key holding duplicate rows,
+            # or SET_KEY_COLUMNS that are not unique): Oracle's apply fails with ORA-01422
+            # rather than change more rows, or some row, than the source changed
+            raise ApplyError(ora(1422, f"more than one row of {self._display(lcr)} has the key {key_text}"),
+                             index)
         current = dict(zip(wanted, rows[0]))
         conv = self._converters(owner, name)
-        differing = [c for c in old if c not in key and c in current
+        special = t.special(owner, name)
+        differing = [c for c in old if c not in key and c in current and c not in special.generated
                      and not same(current[c], _conv(conv, c, old[c]))]
         if lcr.get_command_type() != "UPDATE" or not resolve:
             raise ApplyError(ora(26786, key_text, ", ".join(differing), self._display(lcr)), index)
@@ -625,6 +654,9 @@ class ApplyEngine:
         outcome = resolve_update(differing, groups, current, new, old)
         if outcome is None:
             raise ApplyError(ora(26786, key_text, ", ".join(differing), self._display(lcr)), index)
+        # (what the target computes, or an identity GENERATED ALWAYS unchanged, is not set)
+        outcome = {c: v for c, v in outcome.items() if c not in special.generated
+                   and not (c in special.identity and same(current.get(c), _conv(conv, c, v)))}
         if not outcome:
             return     # every new value discarded: the row stays as it is
         sets = ", ".join(f"{t.column(c)} = {t.placeholder}" for c in outcome)
@@ -647,6 +679,9 @@ class ApplyEngine:
             key = self.target.describe(owner, name)[2]
         if not key:   # no key: every old value identifies the row (Oracle, without a key)
             key = [u.column_name for u in lcr.get_values("OLD", "N")]
+            generated = self.target.special(owner, name).generated
+            if generated:   # but those the target computes (from the others)
+                key = [c for c in key if c not in generated] or key
         return key
 
     def _where(self, owner: str, name: str, key: list[str], values: dict[str, Any]) -> tuple[str, list]:
@@ -689,7 +724,9 @@ class ApplyEngine:
             if known_only:
                 raise _Retry()
             shape = self._shapes[shape_key] = self._shape(lcr, index, new_cols, old_cols, nulls)
-        sql, pick, convs = shape
+        sql, pick, convs, check = shape
+        if check is not None:
+            check(lcr, index, new_vals, old_vals)
         values = new_vals + old_vals if old_vals else new_vals
         params = values if pick is None else pick(values)
         if convs is not None:
@@ -697,27 +734,44 @@ class ApplyEngine:
         return sql, params
 
     def _shape(self, lcr: RowLCR, index: int, new_cols: tuple, old_cols: tuple,
-               nulls: tuple) -> tuple[str, Callable[[tuple], tuple] | None, tuple | None]:
-        """``(sql, pick, converters)``: ``pick`` takes the parameters out of the new values
-        followed by the old ones (None: they are all of them, in order); ``converters``
-        None when no parameter needs one."""
+               nulls: tuple) -> tuple[str, Callable[[tuple], tuple] | None, tuple | None, Callable | None]:
+        """``(sql, pick, converters, check)``: ``pick`` takes the parameters out of the new
+        values followed by the old ones (None: they are all of them, in order);
+        ``converters`` None when no parameter needs one; ``check(lcr, index, new values,
+        old values)`` (None: none) refuses an LCR the statement cannot apply.
+
+        The target's generated columns are not written, nor compared unless they are the
+        key; its identity columns GENERATED ALWAYS are inserted with the source's value and
+        left out of an UPDATE's SET (:class:`~.target.Special`)."""
         t = self.target
         owner, name, cmd = lcr.get_object_owner(), lcr.get_object_name(), lcr.get_command_type()
         old_nulls = tuple(i in nulls for i in range(len(old_cols)))
         t.settle()      # a failed commit_later raises as itself, not as this LCR's ORA-00942
-        try:
-            columns, types, _ = t.describe(owner, name)
-        except DatabaseError as e:
-            raise ApplyError(ora(942) if e.code == 942 else e, index) from None
-        for c in (*new_cols, *old_cols):
-            if c not in types:
-                raise ApplyError(ora(26788, f'"{c}"', self._display(lcr)), index)
+        for again in (True, False):
+            try:
+                columns, types, _ = t.describe(owner, name)
+            except DatabaseError as e:
+                raise ApplyError(ora(942) if e.code == 942 else e, index) from None
+            missing = next((c for c in (*new_cols, *old_cols) if c not in types), None)
+            # (a column the description lacks may have been added since: described again)
+            if missing is None or not (again and self._altered(owner, name)):
+                break
+        if missing is not None:
+            raise ApplyError(ora(26788, f'"{missing}"', self._display(lcr)), index)
         conv = self._converters(owner, name)
+        special = t.special(owner, name)
+        generated, identity = special.generated, special.identity
+        check = None
         table, p = t.table(owner, name), t.placeholder
         if cmd == "INSERT":
-            sql = (f"INSERT INTO {table} ({', '.join(t.column(c) for c in new_cols)}) "
-                   f"VALUES ({', '.join([p] * len(new_cols))})")
-            order = [("N", c) for c in new_cols]
+            written = [c for c in new_cols if c not in generated]
+            overriding = " OVERRIDING SYSTEM VALUE" if identity.intersection(written) else ""
+            if written:
+                sql = (f"INSERT INTO {table} ({', '.join(t.column(c) for c in written)}){overriding} "
+                       f"VALUES ({', '.join([p] * len(written))})")
+            else:
+                sql = f"INSERT INTO {table} DEFAULT VALUES"
+            order = [("N", c) for c in written]
         elif cmd in ("UPDATE", "DELETE"):
             key = self._key(lcr, index)
             for c in key:
@@ -726,7 +780,7 @@ class ApplyEngine:
                                      index)
             nulls = dict(zip(old_cols, old_nulls))
             conds, order = [], []
-            for c in (*key, *(c for c in old_cols if c not in key)):
+            for c in (*key, *(c for c in old_cols if c not in key and c not in generated)):
                 if nulls[c]:
                     conds.append(f"{t.column(c)} IS NULL")
                 else:
@@ -734,11 +788,16 @@ class ApplyEngine:
                     order.append(("O", c))
             where = " AND ".join(conds)
             if cmd == "UPDATE":
-                if not new_cols:
-                    sets, set_order = f"{t.column(key[0])} = {t.column(key[0])}", []
+                fixed = [(i, c) for i, c in enumerate(new_cols) if c in identity]
+                if fixed:
+                    check = self._identity_check(fixed, old_cols)
+                written = [c for c in new_cols if c not in generated and c not in identity]
+                if not written:      # nothing to set: the row is still found (and locked)
+                    same_col = next((c for c in columns if c not in generated and c not in identity), key[0])
+                    sets, set_order = f"{t.column(same_col)} = {t.column(same_col)}", []
                 else:
-                    sets = ", ".join(f"{t.column(c)} = {p}" for c in new_cols)
-                    set_order = [("N", c) for c in new_cols]
+                    sets = ", ".join(f"{t.column(c)} = {p}" for c in written)
+                    set_order = [("N", c) for c in written]
                 sql = f"UPDATE {table} SET {sets} WHERE {where}"
                 order = set_order + order
             else:
@@ -756,7 +815,26 @@ class ApplyEngine:
             pick = lambda values: (values[only],)      # noqa: E731  (itemgetter gives no tuple)
         else:
             pick = itemgetter(*picks) if picks else (lambda values: ())
-        return sql, pick, convs if any(f is not None for f in convs) else None
+        return sql, pick, convs if any(f is not None for f in convs) else None, check
+
+    def _identity_check(self, fixed: list[tuple[int, str]], old_cols: tuple) -> Callable | None:
+        """The check of an UPDATE carrying new values of identity columns GENERATED ALWAYS
+        (left out of its SET): a value that changes the column cannot be applied
+        (PostgreSQL sets such a column only to DEFAULT, a value of the target's own
+        sequence, not the source's); ORA-26714 saying so.  Without the column's old value
+        nothing tells a change: the value is left out."""
+        at = {c: i for i, c in enumerate(old_cols)}
+        pairs = [(i, at[c], c) for i, c in fixed if c in at]
+        if not pairs:
+            return None
+
+        def check(lcr: RowLCR, index: int, new_vals: tuple, old_vals: tuple) -> None:
+            for i, j, c in pairs:
+                if not same(new_vals[i], old_vals[j]):
+                    raise ApplyError(ora(26714, f'UPDATE on {self._display(lcr)}: column "{c}" is GENERATED '
+                                                f'ALWAYS AS IDENTITY in the target, which cannot take the '
+                                                f'new value {_bounded(new_vals[i])} (only DEFAULT)'), index)
+        return check
 
     def _ddl(self, lcr: DDLLCR, index: int) -> None:
         t = self.target
@@ -788,6 +866,12 @@ class ApplyEngine:
         finally:
             t.forget()
             self._shapes.clear()
+
+
+def _bounded(value: Any, most: int = 60) -> str:
+    """A value's repr for an error message, cut to ``most`` characters."""
+    text = repr(value)
+    return text if len(text) <= most else text[:most] + "..."
 
 
 def _conv(conv: dict[str, Callable | None], column: str, value: Any) -> Any:

@@ -69,16 +69,35 @@ def _element(v: Any) -> str:
 
 
 class TableShape:
-    """What a table looks like to the set form: its columns' types and its primary key
-    (and the statements made for it: their text is the same for every transaction)."""
+    """What a table looks like to the set form: its columns' types and its primary key,
+    the columns the target computes (``generated``: never written, compared only as the
+    key) and its identity columns GENERATED ALWAYS (``identity``: inserted OVERRIDING
+    SYSTEM VALUE, never set by an UPDATE) -- :class:`~.target.Special` -- and the
+    statements made for it: their text is the same for every transaction."""
 
-    __slots__ = ("table", "types", "key", "columns", "bases", "made")
+    __slots__ = ("table", "types", "key", "columns", "bases", "made", "generated", "identity")
 
-    def __init__(self, table: str, types: dict[str, str], key: list[str], column: Callable[[str], str]) -> None:
+    def __init__(self, table: str, types: dict[str, str], key: list[str], column: Callable[[str], str],
+                 special: Any = None) -> None:
         self.table, self.types, self.key = table, types, key
         self.columns = {c: column(c) for c in types}
         self.bases = {c: base_type(t) for c, t in types.items()}
         self.made: dict[tuple, tuple[str, list[tuple[int, str, int]]]] = {}
+        self.generated: frozenset[str] = special.generated if special is not None else frozenset()
+        self.identity: frozenset[str] = special.identity if special is not None else frozenset()
+
+    def overriding(self, columns: Iterable[str]) -> str:
+        """What an INSERT of ``columns`` says before its rows: OVERRIDING SYSTEM VALUE when
+        one is an identity column GENERATED ALWAYS (the source's value kept)."""
+        return " OVERRIDING SYSTEM VALUE" if self.identity.intersection(columns) else ""
+
+    def settable(self, columns: Iterable[str]) -> list[str]:
+        """Those of ``columns`` an UPDATE sets (not generated, not identity GENERATED ALWAYS)."""
+        return [c for c in columns if c not in self.generated and c not in self.identity]
+
+    def compared(self, column: str) -> bool:
+        """Whether an old value of ``column`` is compared (a generated one only as the key)."""
+        return column not in self.generated or column in self.key
 
 
 # owner, name, command, old values, new values (INSERT: no old ones, DELETE: no new ones),
@@ -164,23 +183,37 @@ _BY_KEY = ("SELECT set_config('enable_hashjoin', 'off', true), set_config('enabl
 def _statement(shape: TableShape, cmd: str, new_cols: tuple,
                old_cols: tuple) -> tuple[str, list[tuple[int, str, int]]]:
     """A set of ``cmd`` changes' statement, and the (side, column, its position among the
-    side's columns) of each of its arrays."""
-    columns = [(_NEW, c, i) for i, c in enumerate(new_cols)] if cmd == "INSERT" else \
-        [(_OLD, c, i) for i, c in enumerate(old_cols)] + [(_NEW, c, i) for i, c in enumerate(new_cols)]
-    arrays = ", ".join(f"%s::text[]::{shape.bases[c]}[]" for _, c, _i in columns)
+    side's columns) of each of its arrays.  The target's generated columns are neither
+    written nor compared (but as the key); an identity column GENERATED ALWAYS is inserted
+    with its value, and an UPDATE leaves it as it is -- a row whose value would change
+    falls short of the count: the per-LCR path then refuses it."""
     if cmd == "INSERT":
-        cols = ", ".join(shape.columns[c] for c in new_cols)
-        return f"INSERT INTO {shape.table} ({cols}) SELECT * FROM unnest({arrays})", columns
+        written = [c for c in new_cols if c not in shape.generated]
+        if not written:
+            raise Ineligible("nothing to insert but what the target computes")
+        columns = [(_NEW, c, new_cols.index(c)) for c in written]
+        arrays = ", ".join(f"%s::text[]::{shape.bases[c]}[]" for _, c, _i in columns)
+        cols = ", ".join(shape.columns[c] for c in written)
+        return (f"INSERT INTO {shape.table} ({cols}){shape.overriding(written)} SELECT * FROM unnest({arrays})",
+                columns)
     if any(c not in old_cols for c in shape.key) or (cmd == "UPDATE" and not new_cols):
         raise Ineligible(cmd)
-    names = [f"o{i}" for i in range(len(old_cols))] + [f"n{i}" for i in range(len(new_cols))]
+    sets = shape.settable(new_cols) if cmd == "UPDATE" else []
+    fixed = [c for c in new_cols if c in shape.identity] if cmd == "UPDATE" else []
+    if cmd == "UPDATE" and not sets:
+        raise Ineligible("nothing to set but what the target computes")
+    columns = [(_OLD, c, i) for i, c in enumerate(old_cols) if shape.compared(c)] + \
+        [(_NEW, c, new_cols.index(c)) for c in (*sets, *fixed)]
+    arrays = ", ".join(f"%s::text[]::{shape.bases[c]}[]" for _, c, _i in columns)
+    names = [f"{'o' if side == _OLD else 'n'}{i}" for side, _c, i in columns]
     source = f"unnest({arrays}) AS v({', '.join(names)})"
-    where = " AND ".join(f"t.{shape.columns[c]} {'=' if c in shape.key else 'IS NOT DISTINCT FROM'} v.o{i}"
-                         for i, c in enumerate(old_cols))
+    where = " AND ".join([f"t.{shape.columns[c]} {'=' if c in shape.key else 'IS NOT DISTINCT FROM'} v.o{i}"
+                          for side, c, i in columns if side == _OLD] +
+                         [f"t.{shape.columns[c]} IS NOT DISTINCT FROM v.n{new_cols.index(c)}" for c in fixed])
     if cmd == "DELETE":
         return f"DELETE FROM {shape.table} t USING {source} WHERE {where}", columns
-    sets = ", ".join(f"{shape.columns[c]} = v.n{i}" for i, c in enumerate(new_cols))
-    return f"UPDATE {shape.table} t SET {sets} FROM {source} WHERE {where}", columns
+    assignments = ", ".join(f"{shape.columns[c]} = v.n{new_cols.index(c)}" for c in sets)
+    return f"UPDATE {shape.table} t SET {assignments} FROM {source} WHERE {where}", columns
 
 
 # -- the engine's side: LCR objects' Python values -----------------------------------------
@@ -257,7 +290,8 @@ def lcr_statements(engine: Any, txns: list[Any], fewest: int = 1, known_only: bo
             chosen = settings.key_columns.get((owner, name))
             if pk and (chosen is None or chosen == pk) \
                     and all(target.converter(ty) is None for ty in types.values()):
-                found = TableShape(target.table(owner, name), types, pk, target.column)
+                found = TableShape(target.table(owner, name), types, pk, target.column,
+                                   target.special(owner, name))
             cache[("set", owner, name)] = found
         if found is None:
             raise Ineligible(f"{owner}.{name}")
