@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .. import constants as C
 from ..errors import Error, ora
 from ..model import MessageProperties
-from ..objtypes import DbObject
+from ..objtypes import DB_TYPE_BLOB, DB_TYPE_CLOB, DB_TYPE_NCLOB, DbObject
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .buffered import _order_key, _plain_order_key, pool_for
 
@@ -283,8 +283,7 @@ def check_lob_attributes(payload) -> None:
         return
     typ = payload.type
     if typ.iscollection:
-        element = typ._element
-        lob = element is not None and element.datatype.kind in _LOBS
+        lob = typ.element_type in (DB_TYPE_CLOB, DB_TYPE_NCLOB, DB_TYPE_BLOB)
         for value in payload.aslist():
             if value is not None and (lob or isinstance(value, DbObject)):
                 if lob:
