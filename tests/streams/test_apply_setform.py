@@ -15,7 +15,7 @@ import pytest
 import sluice.streams.apply.engine as engine_module
 from sluice.streams.apply.definition import engine_for
 from sluice.streams.apply.engine import ApplyError, Item, SourceTxn
-from sluice.streams.apply.setform import Ineligible, TableShape, array_literal, python_literal
+from sluice.streams.apply.setform import Ineligible, TableShape, array_literal, python_literal, set_statements
 from tests.conftest import PG_BASE, drop_schema, pg_admin
 from tests.streams.applykit import SOURCE_DB, TargetDb, lcr, procedures
 
@@ -211,6 +211,14 @@ def test_values_the_set_form_leaves_to_the_per_lcr_path():
         with pytest.raises(Ineligible):
             python_literal(shape, column, values)
     assert array_literal(["a\"b\\c", None, "", 5]) == '{"a\\"b\\\\c",NULL,"","5"}'
+    # a column that is an array: its values' text in a text[] does not cast to integer[][]
+    arrays = TableShape("t", {"ID": "bigint", "ARR": "integer[]", "N": "integer"}, ["ID"], str)
+    for change in [("O", "T", "INSERT", {}, {"ID": 1, "ARR": "{1,2}"}, None),
+                   ("O", "T", "UPDATE", {"ID": 1}, {"ARR": "{3}"}, None),
+                   ("O", "T", "DELETE", {"ID": 1, "ARR": "{3}"}, {}, None)]:
+        with pytest.raises(Ineligible):
+            set_statements([change], lambda owner, name: arrays)
+    assert set_statements([("O", "T", "UPDATE", {"ID": 1}, {"N": 3}, None)], lambda owner, name: arrays)
 
 
 def test_a_transaction_built_ahead_into_a_table_not_described_yet(conn, target, monkeypatch):
