@@ -220,6 +220,22 @@ def test_unresolved_column_outside_every_group(engine, target, conn):
     assert bad.value.code == 26693
 
 
+def test_resolved_update_the_target_refuses(engine, target, conn):
+    """An update conflict resolved (OVERWRITE) whose UPDATE the target refuses (a CHECK
+    constraint) is the transaction's error, ORA-02290, as the statement's own would be: a
+    TargetError escaped the apply before (no error queue, the apply process stopped)."""
+    o = target.owner
+    target.sql(f"CREATE TABLE {target.table('res')} (id integer PRIMARY KEY, a integer CONSTRAINT res_a CHECK (a > 0), "
+               f"v integer)", f"INSERT INTO {target.table('res')} VALUES (1, 5, 1)")
+    procedures(conn).set_update_conflict_handler(f"{o}.RES", "OVERWRITE", "V", ["A", "V"],
+                                                 apply_database_link=target.link)
+    with pytest.raises(ApplyError) as e:
+        engine.apply(txn(lcr("UPDATE", o, "res", 6, old={"ID": 1, "A": 4}, new={"A": -1})))
+    assert (e.value.error.code, e.value.index) == (2290, 0) and "res_a" in str(e.value.error)
+    assert engine.apply(txn(lcr("UPDATE", o, "res", 7, old={"ID": 1, "A": 4}, new={"A": 9}, txn="1.1.7")))
+    assert target.rows("res") == [(1, 9, 1)]
+
+
 def test_dml_handler_and_lcr_execute(engine, target, conn):
     """SET_DML_HANDLER: a procedure registered by name gets the row LCR instead of the
     apply applying it; it may change it and apply it with LCR.EXECUTE(); an error handler

@@ -15,7 +15,7 @@ import pytest
 import sluice.streams.apply.engine as engine_module
 from sluice.streams.apply.definition import engine_for
 from sluice.streams.apply.engine import ApplyError, Item, SourceTxn
-from sluice.streams.apply.setform import Ineligible, TableShape, array_literal, python_literal
+from sluice.streams.apply.setform import Ineligible, TableShape, array_literal, python_literal, set_statements
 from tests.conftest import PG_BASE, drop_schema, pg_admin
 from tests.streams.applykit import SOURCE_DB, TargetDb, lcr, procedures
 
@@ -211,6 +211,14 @@ def test_values_the_set_form_leaves_to_the_per_lcr_path():
         with pytest.raises(Ineligible):
             python_literal(shape, column, values)
     assert array_literal(["a\"b\\c", None, "", 5]) == '{"a\\"b\\\\c",NULL,"","5"}'
+    # a column that is an array: its values' text in a text[] does not cast to integer[][]
+    arrays = TableShape("t", {"ID": "bigint", "ARR": "integer[]", "N": "integer"}, ["ID"], str)
+    for change in [("O", "T", "INSERT", {}, {"ID": 1, "ARR": "{1,2}"}, None),
+                   ("O", "T", "UPDATE", {"ID": 1}, {"ARR": "{3}"}, None),
+                   ("O", "T", "DELETE", {"ID": 1, "ARR": "{3}"}, {}, None)]:
+        with pytest.raises(Ineligible):
+            set_statements([change], lambda owner, name: arrays)
+    assert set_statements([("O", "T", "UPDATE", {"ID": 1}, {"N": 3}, None)], lambda owner, name: arrays)
 
 
 def test_a_transaction_built_ahead_into_a_table_not_described_yet(conn, target, monkeypatch):
@@ -278,5 +286,46 @@ def test_a_table_altered_behind_the_apply_in_the_set_form(conn, target, monkeypa
         assert engine.apply(t(61, 10)) and engine.set_form_batches == 1
         assert engine.apply(t(62, 20)) and engine.set_form_batches == 2
         assert target.rows("alt") == [(i, i, 2 * i) for k in (10, 20) for i in range(k, k + 6)]
+    finally:
+        engine.target.close()
+
+
+@pytest.mark.parametrize("way", [PER_ROW, SET_FORM])
+def test_columns_of_domains(conn, target, monkeypatch, way):
+    """A column of a domain is described by the domain's base type, as capture gives its
+    values: a boolean domain (a domain over it too) takes capture's NUMBER 1/0 as the
+    boolean column does and compares it as an old value (ORA-26714 "column is of type flag
+    but expression is of type smallint" / "operator does not exist: flag = smallint"
+    before); a domain's CHECK is ORA-02290.  The set form (booleans are not its) takes a
+    table of domains over integer, its arrays cast to the base type."""
+    engine, o = _engine(conn, target, monkeypatch, f"APP_DOM_{way}", average=1)
+    monkeypatch.setattr(engine_module, "SET_FORM_MIN", way)
+    s = o.lower()
+    target.sql(f"CREATE DOMAIN {s}.flag AS boolean", f"CREATE DOMAIN {s}.flag2 AS {s}.flag",
+               f"CREATE DOMAIN {s}.posint AS integer CHECK (VALUE > 0)",
+               f"CREATE TABLE {target.table('dom')} (id {s}.posint PRIMARY KEY, f {s}.flag, g {s}.flag2, "
+               f"n {s}.posint)")
+
+    def t(scn, cmd, rows):
+        return txn(scn, *[lcr(cmd, o, "dom", scn, old=old, new=new, txn=f"1.1.{scn}") for old, new in rows])
+    try:
+        assert engine.apply(t(70, "INSERT", [(None, {"ID": i, "F": i % 2, "G": 1, "N": i}) for i in range(1, 7)]))
+        assert engine.apply(t(71, "UPDATE", [({"ID": i, "F": i % 2}, {"F": 1 - i % 2, "N": 10 * i})
+                                             for i in range(1, 7)]))
+        assert engine.apply(t(72, "DELETE", [({"ID": i, "F": 1 - i % 2, "G": 1}, None) for i in range(1, 4)]))
+        with pytest.raises(ApplyError) as e:
+            engine.apply(t(73, "INSERT", [(None, {"ID": 9, "N": -1})]))
+        assert e.value.error.code == 2290 and "posint_check" in str(e.value.error)
+        assert target.rows("dom") == [(i, i % 2 == 0, True, 10 * i) for i in range(4, 7)]
+        assert engine.set_form_batches == 0
+        target.sql(f"CREATE TABLE {target.table('dom2')} (id {s}.posint PRIMARY KEY, n {s}.posint)")
+        assert engine.apply(txn(74, *[lcr("INSERT", o, "dom2", 74, new={"ID": i, "N": i}, txn="1.1.74")
+                                      for i in range(1, 7)]))
+        with pytest.raises(ApplyError) as e:
+            engine.apply(txn(75, *[lcr("UPDATE", o, "dom2", 75, old={"ID": i, "N": i}, new={"N": 6 - i},
+                                       txn="1.1.75") for i in range(3, 7)]))
+        assert (e.value.error.code, e.value.index) == (2290, 3)
+        assert target.rows("dom2") == [(i, i) for i in range(1, 7)]
+        assert engine.set_form_batches == (0 if way == PER_ROW else 1)
     finally:
         engine.target.close()

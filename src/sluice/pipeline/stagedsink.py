@@ -65,17 +65,25 @@ class TableFacts:
             self.version, self.tables, self.learning, self.prelearnt = settings._version, {}, True, False
 
     def learn(self, engine: Any, form: Any, names: set[str]) -> bool:
-        """Describe the tables ``names`` (``OWNER\0NAME``) not known yet; whether one of
-        them is taken by the set form (the batch's rows must then be looked at again)."""
+        """Describe the tables ``names`` (``OWNER\0NAME``) -- a batch's: ``form`` describes
+        them for the batch anyway --; whether one is new to the set form or not as known (the
+        batch's rows must then be looked at again).  A known table is described again: the
+        facts outlive a batch, and a table made again since (another key, none, other
+        columns) staged by its former facts failed the batch (an AttributeError or
+        AssertionError out of the staged apply) until the stream restarted."""
         settings = engine.settings
         taken = False
-        for table in names - set(self.tables):
+        for table in names:
             owner, name = table.split("\u0000")
             shape = form._shape(owner, name)
             handled = settings.dml_handlers and any(settings.dml_handler(owner, name, cmd, e)
                                                     for cmd in ("INSERT", "UPDATE", "DELETE") for e in (False, True))
-            self.tables[table] = None if shape is None or handled else (list(shape.key), list(shape.types))
-            taken = taken or self.tables[table] is not None
+            found = None if shape is None or handled else (list(shape.key), list(shape.types))
+            if table in self.tables and self.tables[table] == found:
+                continue
+            known = self.tables.get(table)
+            self.tables[table] = found
+            taken = taken or found is not None or known is not None
         self.learning = taken
         return taken
 
@@ -209,7 +217,7 @@ def _apply(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Callable
     _stage(rows, facts, engine.target.conninfo, applier.table, lap)
     txs = applier.transactions()
     lap("transactions")
-    if facts.learn(engine, form, {n for t in txs for n in t["tables"]}):   # new tables: stage again
+    if facts.learn(engine, form, {n for t in txs for n in t["tables"]}):   # new or altered tables: stage again
         applier.prepare()
         _stage(rows, facts, engine.target.conninfo, applier.table)
         txs = applier.transactions()

@@ -223,7 +223,10 @@ class StagedApplier:
         by place (``places``), their row counts."""
         ctes, params, expected = [], [], []
         for i, (owner, name, cmd, shape, n, places) in enumerate(members):
-            sql, p = self._change(self.shape(owner, name), cmd, shape)
+            table = self.shape(owner, name)
+            if table is None:    # (altered since it was staged: the set form no longer takes it)
+                raise TargetError("other", f"{owner}.{name} is no longer the set form's")
+            sql, p = self._change(table, cmd, shape)
             ctes.append(f"c{i} AS ({sql} RETURNING 1)")
             params += [places, *p]
             expected.append(n)
@@ -255,8 +258,8 @@ class StagedApplier:
                     f"FROM {staged} WHERE {where}", [])
         conds = [f"t.{shape.columns[c]} {'=' if c in shape.key else 'IS NOT DISTINCT FROM'} {value('OLD', c)}"
                  for c in old_cols if shape.compared(c)]
-        if any(c not in old_cols for c in shape.key):
-            raise AssertionError("the staged frame lets no LCR without its key's old values through")
+        if any(c not in old_cols for c in shape.key):   # (a key changed since the rows were staged)
+            raise TargetError("other", "an LCR staged without its key's old values")
         if cmd == "DELETE":
             return f"DELETE FROM {shape.table} t USING {staged} WHERE {' AND '.join([where] + conds)}", []
         settable = shape.settable(new_cols)

@@ -661,7 +661,13 @@ class ApplyEngine:
             return     # every new value discarded: the row stays as it is
         sets = ", ".join(f"{t.column(c)} = {t.placeholder}" for c in outcome)
         values = [_conv(conv, c, outcome[c]) for c in outcome]
-        t.execute(f"UPDATE {t.table(owner, name)} SET {sets} WHERE {where}", values + params)
+        try:
+            t.execute(f"UPDATE {t.table(owner, name)} SET {sets} WHERE {where}", values + params)
+        except TargetError as e:
+            # the resolved UPDATE refused (a CHECK constraint …): this LCR's error, as the
+            # statement's own would be (a TargetError escaped the apply before)
+            t.rollback_to("sluice_lcr")
+            raise ApplyError(self._error(lcr, e), index) from None
 
     # -- statements -------------------------------------------------------------------------
     def _converters(self, owner: str, name: str) -> dict[str, Callable | None]:

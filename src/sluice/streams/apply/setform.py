@@ -180,6 +180,16 @@ _BY_KEY = ("SELECT set_config('enable_hashjoin', 'off', true), set_config('enabl
            (), 1)
 
 
+def _arrays(shape: TableShape, columns: list[tuple[int, str, int]]) -> str:
+    """The statement's arrays: one ``text[]`` parameter per column cast to the column's
+    type.  A column that is an array itself is not the set form's: its values' text in a
+    ``text[]`` cast to ``integer[][]`` is refused (every transaction into the table failed
+    its set form first, then went LCR by LCR)."""
+    if any(shape.bases[c].endswith("]") for _, c, _i in columns):
+        raise Ineligible("an array column")
+    return ", ".join(f"%s::text[]::{shape.bases[c]}[]" for _, c, _i in columns)
+
+
 def _statement(shape: TableShape, cmd: str, new_cols: tuple,
                old_cols: tuple) -> tuple[str, list[tuple[int, str, int]]]:
     """A set of ``cmd`` changes' statement, and the (side, column, its position among the
@@ -192,7 +202,7 @@ def _statement(shape: TableShape, cmd: str, new_cols: tuple,
         if not written:
             raise Ineligible("nothing to insert but what the target computes")
         columns = [(_NEW, c, new_cols.index(c)) for c in written]
-        arrays = ", ".join(f"%s::text[]::{shape.bases[c]}[]" for _, c, _i in columns)
+        arrays = _arrays(shape, columns)
         cols = ", ".join(shape.columns[c] for c in written)
         return (f"INSERT INTO {shape.table} ({cols}){shape.overriding(written)} SELECT * FROM unnest({arrays})",
                 columns)
@@ -204,7 +214,7 @@ def _statement(shape: TableShape, cmd: str, new_cols: tuple,
         raise Ineligible("nothing to set but what the target computes")
     columns = [(_OLD, c, i) for i, c in enumerate(old_cols) if shape.compared(c)] + \
         [(_NEW, c, new_cols.index(c)) for c in (*sets, *fixed)]
-    arrays = ", ".join(f"%s::text[]::{shape.bases[c]}[]" for _, c, _i in columns)
+    arrays = _arrays(shape, columns)
     names = [f"{'o' if side == _OLD else 'n'}{i}" for side, _c, i in columns]
     source = f"unnest({arrays}) AS v({', '.join(names)})"
     where = " AND ".join([f"t.{shape.columns[c]} {'=' if c in shape.key else 'IS NOT DISTINCT FROM'} v.o{i}"

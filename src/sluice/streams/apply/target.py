@@ -365,12 +365,24 @@ class PgTarget(Target):
 
     def _describe(self, owner: str, name: str) -> tuple[list[str], dict[str, str], list[str], Special]:
         from ..capture.decode import oracle_name
-        rows = self.query("""SELECT a.attname, format_type(a.atttypid, a.atttypmod),
+        # a column of a domain is described by the domain's base type (a domain over a
+        # domain: the last one's), as capture gives its values: a boolean domain's NUMBER 1/0
+        # made a boolean (converter), a set form's arrays cast to the base type (the
+        # column's own assignment then checks the domain)
+        rows = self.query("""WITH RECURSIVE dom(oid, base, typmod) AS (
+                                 SELECT oid, typbasetype, typtypmod FROM pg_type WHERE typtype = 'd'
+                                 UNION ALL SELECT d.oid, t.typbasetype,
+                                                  CASE WHEN d.typmod >= 0 THEN d.typmod ELSE t.typtypmod END
+                                 FROM dom d JOIN pg_type t ON t.oid = d.base AND t.typtype = 'd')
+                             SELECT a.attname, CASE WHEN b.base IS NULL THEN format_type(a.atttypid, a.atttypmod)
+                                                    ELSE format_type(b.base, b.typmod) END,
                                     COALESCE(a.attnum = ANY(i.indkey), false),
                                     a.attgenerated <> '', a.attidentity = 'a'
                              FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
                              JOIN pg_namespace n ON n.oid = c.relnamespace
                              LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
+                             LEFT JOIN (SELECT d.oid, d.base, d.typmod FROM dom d JOIN pg_type bt
+                                        ON bt.oid = d.base AND bt.typtype <> 'd') b ON b.oid = a.atttypid
                              WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0
                                AND NOT a.attisdropped ORDER BY a.attnum""",
                           (pg_name(owner), pg_name(name)))
