@@ -222,6 +222,8 @@ TYPED_NULLS = [
     ("COALESCE(nul_d, d1) = d1", T), ("nul_n || 'x' = 'x'", T), ("nul_d - d1 IS NULL", T),
     ("LENGTH(nul_r) IS NULL", T), ("TO_CHAR(nul_d, 'YYYY') IS NULL", T), ("UPPER(nul_n) IS NULL", T),
     ("nul_n BETWEEN 1 AND 2", N), ("NOT nul_n IN (1, 2)", N), ("nul_n = 'abc'", N), ("bad_s = nul_n", N),
+    ("nul_n >= 12345678901234567890", N), ("9223372036854775808 <= nul_n", N), ("nul_n < 3000000000.5", N),
+    ("nul_n NOT BETWEEN 12345678901234567890 AND n10", N),
     ("LEAST(n1, nul_n) IS NULL", T), ("nul_r IS NULL AND nul_d IS NULL", T),
     # a NULL places / length argument makes the function NULL, whatever the target clamps
     ("ROUND(dec, nul_n) IS NULL", T), ("TRUNC(n10, nul_n) IS NULL", T), ("ROUND(n1, nul_n) = 1", N),

@@ -138,6 +138,11 @@ def _spark_like(pattern: str, escape: str | None) -> str:
     return "".join(out)
 
 
+def _int64(v: object) -> bool:
+    """A constant Spark takes as a bigint literal (anything else becomes a decimal)."""
+    return isinstance(v, int) and -(2**63) <= v < 2**63
+
+
 def _precision(d: Decimal) -> int:
     """The precision of the Spark decimal a literal becomes: 1E+100 needs 101 digits, 1E-50 50."""
     digits, exponent = len(d.as_tuple().digits), d.as_tuple().exponent
@@ -176,7 +181,7 @@ class SparkRenderer(ir.Renderer):
         if v is None:
             return F.lit(None).cast(_TYPES.get(node.kind, T.StringType()))
         if node.kind == "NUMBER":
-            if isinstance(v, int) and not -(2**63) <= v < 2**63:
+            if isinstance(v, int) and not _int64(v):
                 v = Decimal(v)
             if isinstance(v, Decimal) and _precision(v) > 38:
                 # no Spark decimal holds it: the job would fail (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
@@ -210,7 +215,14 @@ class SparkRenderer(ir.Renderer):
 
     def op_cmp(self, n: Op) -> Column:
         a, b = self.args(n)
-        return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[n.extra[0]]
+        result = {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[n.extra[0]]
+        if n.extra[0] not in ("=", "<>"):
+            # Spark 4 folds NULL-bigint >= 12345678901234567890BD (a decimal constant past the
+            # column's integral type) to FALSE, not NULL: keep the NULL by hand
+            for x, other in ((n.args[0], b), (n.args[1], a)):
+                if isinstance(x, Const) and x.kind == "NUMBER" and not _int64(x.value):
+                    return F.when(other.isNotNull(), result)
+        return result
 
     def op_case(self, n: Op) -> Column:
         *whens, otherwise = n.args
