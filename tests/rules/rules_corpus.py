@@ -98,7 +98,8 @@ COMPARISON = [
                                             {"big": 12345678901234567890}),
     ("s = 'abc'", T), ("s = 'ABC'", F), ("s < 'abd'", T), ("up < s", T), ("'a' < 'ab'", T),
     ("s > 'ab'", T), ("name = 'O''Brien'", T), ("flag = 1", T, {"flag": True}),
-    ("n10 < 1e100", T), ("dec > 1e-50", T), ("n10 - 1e100 < 0", T),
+    ("n10 < 1e100", T), ("dec > 1e-50", T), ("n10 - 1e100 < 0", T), ("dec < 2.50000000001", T),
+    (":dml.get_value('NEW', 'REGION_ID').AccessNumber() = 2.00000000001", N),  # NULL here, FALSE for LCRs
 ]
 
 CONVERSION = [

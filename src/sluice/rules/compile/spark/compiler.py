@@ -21,13 +21,16 @@ Datatypes: NUMBER is any Spark numeric type (text converts to
 ``binary``.  Not compilable here: member calls outside :class:`LcrResolver`,
 TO_DATE of a column, CHAR-to-DATE comparisons, number format models, ROUND /
 TRUNC with a run-time number of places, INSTR with a start before 1 or an
-occurrence, LIKE with a run-time ESCAPE character.
+occurrence, LIKE with a run-time ESCAPE character, number constants no Spark
+decimal holds (``1e100``) or with more than 10 decimals.
 
 Known differences that remain: text converted to a number keeps 10 decimals
 and 28 integer digits (``decimal(38,10)``; more is NULL), so does a number
 converted to text; ``try_add`` & co give NULL on overflow where Python's
 numbers are unbounded; INITCAP treats letters and digits as ``\\p{L}\\p{N}``
-(Python: ``str.isalnum``).
+(Python: ``str.isalnum``); beside a ``decimal(38,0)`` column (the LCR SCNs)
+Spark rounds a fraction to an integer (``get_scn() < 1000.4`` is FALSE for 1000,
+``NVL(get_scn(), 2.5)`` is 3).
 
 Compile many rules with :func:`compile_spark_rules` (one renderer, shared
 sub-expressions: a Column costs a JVM call per node) and evaluate them with
@@ -186,6 +189,10 @@ class SparkRenderer(ir.Renderer):
             if isinstance(v, Decimal) and _precision(v) > 38:
                 # no Spark decimal holds it: the job would fail (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
                 raise NotCompilable("a number of more than 38 digits")
+            if isinstance(v, Decimal) and v.is_finite() and v.normalize().as_tuple().exponent < -10:
+                # beside a decimal(38,10) value (a number read from text) Spark keeps ten decimals
+                # and rounds the constant: AccessNumber() = 2.00000000001 was TRUE for 2
+                raise NotCompilable("a number with more than 10 decimals")
             return F.lit(v)
         if node.kind == "DATE":
             return F.lit(v.isoformat(sep=" ")).cast(T.TimestampNTZType())
