@@ -414,11 +414,18 @@ class SparkRenderer(ir.Renderer):
     def fn_ABS(self, n: Op) -> Column:
         return F.abs(self.r(n.args[0]))
 
+    def _whole(self, fn: Any, x: Column) -> Column:
+        """F.floor / F.ceil that cannot fail the job: Spark's floor of a double is a bigint, an
+        ARITHMETIC_OVERFLOW past 9.2E18 under ANSI.  A double that large is whole already and goes
+        through decimal(38,10) instead (NULL past 1E28, as text converted to a number)."""
+        small = (x < F.lit(float(2**62))) & (x > F.lit(-float(2**62)))
+        return F.when(small, fn(x)).otherwise(fn(x.try_cast(NUMBER_TYPE)))
+
     def fn_FLOOR(self, n: Op) -> Column:
-        return F.floor(self.r(n.args[0]))
+        return self._whole(F.floor, self.r(n.args[0]))
 
     def fn_CEIL(self, n: Op) -> Column:
-        return F.ceil(self.r(n.args[0]))
+        return self._whole(F.ceil, self.r(n.args[0]))
 
     def fn_SIGN(self, n: Op) -> Column:
         return F.signum(self.r(n.args[0]))
@@ -443,7 +450,8 @@ class SparkRenderer(ir.Renderer):
         if n.kind == "DATE":
             return x.cast("date").cast(T.TimestampNTZType())
         scale = F.lit(Decimal(10) ** self._places(n, "TRUNC"))
-        return F.when(x >= 0, F.floor(x * scale) / scale).otherwise(F.ceil(x * scale) / scale)
+        down, up = self._whole(F.floor, x * scale), self._whole(F.ceil, x * scale)
+        return F.when(x >= 0, down / scale).otherwise(up / scale)
 
     # Oracle's GREATEST(x) of one argument is x; Spark's wants two or more
     def fn_GREATEST(self, n: Op) -> Column:

@@ -134,8 +134,8 @@ class PostgresRenderer(SqlRenderer):
         PostgreSQL's GREATEST and LEAST skip NULLs, so a NULL argument is kept NULL by hand
         (ROUND(n, NULL) is NULL, not ROUND(n, -2147483647))."""
         x = self.r(node)
-        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST(LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}, {{}}) AS integer) END",
-                   x, x, most)
+        clamped = f"LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}, {{}})"
+        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST({clamped} AS integer) END", x, x, most)
 
     def _call(self, name: str, n: Op) -> Frag:
         return sql(name + "({})", join(", ", self.args(n)))
