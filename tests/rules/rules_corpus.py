@@ -174,6 +174,9 @@ FUNCTIONS = [
     ("DECODE(n10, 1, 'one', 'many') = 'many'", T), ("DECODE(nul, NULL, 'null', 'not') = 'null'", T),
     ("DECODE(n2, 1, 'one') IS NULL", T), ("DECODE(num_s, 10, 'ten') = 'ten'", T),
     ("DECODE(n1, 1, 'a', n1 / zero) = 'a'", T),
+    # a value whose datatype depends on the row (NVL(text, number)) as DECODE's or GREATEST's argument
+    ("DECODE(NVL(nul, 5), 5, 1) = 1", T), ("DECODE(NVL(s, 5), 'abc', 1) = 1", T), ("LEAST(NVL(num_s, 5), 7) = 7", F),
+    ("GREATEST(NVL(s, 5)) = s", T), ("LEAST(COALESCE(s, -1e3)) BETWEEN 1 AND -3", 1722),
     ("ABS(neg) = 3", T), ("MOD(10, 3) = 1", T), ("MOD(-10, 3) = -1", T), ("MOD(10, 0) = 10", T),
     ("MOD(5.5, 2) = 1.5", T), ("ROUND(2.5) = 3", T), ("ROUND(-2.5) = -3", T),
     ("ROUND(1.2345, 2) = 1.23", T), ("ROUND(1.235, 2) = 1.24", T), ("ROUND(1250, -2) = 1300", T),
