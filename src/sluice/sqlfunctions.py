@@ -494,7 +494,7 @@ FUNCTIONS: dict[str, Builtin] = {
     "NVL2": Builtin(lambda a, b, c: c if a is None else b, 3, 3, "lenient"),
     "COALESCE": Builtin(_coalesce, 2, None, "lazy"),
     "DECODE": Builtin(_decode, 3, None, "lazy"),
-    "ABS": _strict(_num1(abs), 1, 1),
+    "ABS": _strict(_num1(lambda n: NUMBER_CONTEXT.abs(n) if isinstance(n, Decimal) else abs(n)), 1, 1),
     "MOD": _strict(_mod, 2, 2),
     "ROUND": _strict(_round, 1, 2),
     "TRUNC": _strict(_trunc, 1, 2),

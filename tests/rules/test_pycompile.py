@@ -315,6 +315,11 @@ def test_compile_python_refuses_a_bare_value():
     ("MOD(:n, 2) IS NULL", float("inf"), False),          # (NaN)
     ("TO_NUMBER(:n) > 1E100", "1" * 5000, True),          # more digits than int() reads: was ValueError
     ("MOD(-1, :n) = 0", 1e-300, True),                    # a BINARY_DOUBLE: was DivisionImpossible
+    # NUMBER keeps 38 digits: + - * and unary minus rounded to Python's 28 (1 - 1E-30 was 1)
+    ("CEIL(:n - 1) = 0", Decimal("1E-30"), True), ("1 - :n < 1", Decimal("1E-30"), True),
+    ("(:n + 1) * 1 > 1", Decimal("1E-30"), True), ("ABS(:n - 1) < 1", Decimal("1E-30"), True),
+    ("-(:n) = 0 - :n", Decimal("0.12345678901234567890123456789012345678"), True),
+    ("-(:n) < -0.1234567890123456789012345678901234567", Decimal("0.12345678901234567890123456789012345678"), True),
     ("MOD(:n, 3e-300) < 3e-300", 1.7e308, True),
 ])
 def test_number_functions_over_numbers_of_any_size(text, n, expected):
