@@ -122,6 +122,7 @@ ARITHMETIC = [
     # past 9999-12-31 is ORA-01841, never a later date nor an aborted query
     ("d2 + 2913158 > d2", T), ("d2 + 2913159 > d2", 1841), ("d1 + n10 * 1000000 IS NULL", 1841),
     ("d1 + 9223372036854775808 IS NULL", 1841), ("d1 - -3000000 > d1", 1841), ("3000000 + d1 > d1", 1841),
+    ("nul_d <= d1 - 3000000", N), ("nul_d <= (d1 - d_max) + d1", N, {"d_max": datetime(9999, 12, 31)}),
 ]
 
 CONCATENATION = [
