@@ -210,7 +210,10 @@ def _mod(m: Any, n: Any) -> Any:
         return float("nan")     # MOD of a BINARY_DOUBLE's Infinity or NaN
     # exact, whatever the quotient's size (NUMBER's exponents reach 125: a default context's
     # 28 digits raised DivisionImpossible); Decimal's remainder keeps the sign of m
-    return _REMAINDER.remainder(a, b)
+    try:
+        return _REMAINDER.remainder(a, b)
+    except InvalidOperation:  # a quotient of 700+ digits: m is far past any NUMBER
+        raise ora(1426, "MOD") from None
 
 
 def _sign(n: Any) -> int:
@@ -400,6 +403,8 @@ def _format_number(n: Decimal, fmt: str) -> str:
     if not re.fullmatch(r"[09,]*(\.[09]*)?", body):
         raise ora(1481)
     int_fmt, _, dec_fmt = body.partition(".")
+    if not n.is_finite():  # a BINARY_DOUBLE's Infinity or NaN fits no model
+        return "#" * (len(body) + 1)
     # enough digits for the number at the model's scale (a 39-digit number does not fit '9.9':
     # '####', never InvalidOperation)
     places = Context(prec=max(NUMBER_CONTEXT.prec, n.adjusted() + len(dec_fmt) + 2))
@@ -472,6 +477,11 @@ def _strict(impl: Callable[..., Any], lo: int, hi: int | None) -> Builtin:
     return Builtin(impl, lo, hi, "strict")
 
 
+def _whole(fn: Callable[[Any], Any], n: Any) -> Any:
+    """FLOOR / CEIL: a BINARY_DOUBLE's Infinity or NaN stays itself (math.floor raised)."""
+    return n if isinstance(n, float) and not math.isfinite(n) else fn(n)
+
+
 def _num1(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return lambda n: fn(to_number(n))
 
@@ -494,12 +504,12 @@ FUNCTIONS: dict[str, Builtin] = {
     "NVL2": Builtin(lambda a, b, c: c if a is None else b, 3, 3, "lenient"),
     "COALESCE": Builtin(_coalesce, 2, None, "lazy"),
     "DECODE": Builtin(_decode, 3, None, "lazy"),
-    "ABS": _strict(_num1(abs), 1, 1),
+    "ABS": _strict(_num1(lambda n: NUMBER_CONTEXT.abs(n) if isinstance(n, Decimal) else abs(n)), 1, 1),
     "MOD": _strict(_mod, 2, 2),
     "ROUND": _strict(_round, 1, 2),
     "TRUNC": _strict(_trunc, 1, 2),
-    "FLOOR": _strict(_num1(math.floor), 1, 1),
-    "CEIL": _strict(_num1(math.ceil), 1, 1),
+    "FLOOR": _strict(_num1(lambda n: _whole(math.floor, n)), 1, 1),
+    "CEIL": _strict(_num1(lambda n: _whole(math.ceil, n)), 1, 1),
     "SIGN": _strict(_sign, 1, 1),
     "GREATEST": _strict(_greatest, 1, None),
     "LEAST": _strict(lambda *v: _greatest(*v, least=True), 1, None),

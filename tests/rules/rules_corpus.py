@@ -98,7 +98,8 @@ COMPARISON = [
                                             {"big": 12345678901234567890}),
     ("s = 'abc'", T), ("s = 'ABC'", F), ("s < 'abd'", T), ("up < s", T), ("'a' < 'ab'", T),
     ("s > 'ab'", T), ("name = 'O''Brien'", T), ("flag = 1", T, {"flag": True}),
-    ("n10 < 1e100", T), ("dec > 1e-50", T), ("n10 - 1e100 < 0", T),
+    ("n10 < 1e100", T), ("dec > 1e-50", T), ("n10 - 1e100 < 0", T), ("dec < 2.50000000001", T),
+    (":dml.get_value('NEW', 'REGION_ID').AccessNumber() = 2.00000000001", N),  # NULL here, FALSE for LCRs
 ]
 
 CONVERSION = [
@@ -107,6 +108,7 @@ CONVERSION = [
     ("'1.5' = 1.5", T), ("'1e2' = 100", T), ("num_s + 1 = 11", T), ("'5' * '2' = 10", T),
     ("bad_s + 1 = 1", 1722), ("n1 = '+1'", T), ("n1 = '1.'", T), ("dec = '2.500'", T),
     ("exp_s > 0", 1722, {"exp_s": "1e99999999999999999999"}), ("TO_NUMBER('-1e99999999999999999999') < 0", 1722),
+    ("n1 < -9.99e125", F),  # the last NUMBER literal (test_parser: past it is ORA-01426)
     ("n1 = d1", 932), ("raw = 1", 932),
 ]
 
@@ -121,6 +123,7 @@ ARITHMETIC = [
     # past 9999-12-31 is ORA-01841, never a later date nor an aborted query
     ("d2 + 2913158 > d2", T), ("d2 + 2913159 > d2", 1841), ("d1 + n10 * 1000000 IS NULL", 1841),
     ("d1 + 9223372036854775808 IS NULL", 1841), ("d1 - -3000000 > d1", 1841), ("3000000 + d1 > d1", 1841),
+    ("nul_d <= d1 - 3000000", N), ("nul_d <= (d1 - d_max) + d1", N, {"d_max": datetime(9999, 12, 31)}),
 ]
 
 CONCATENATION = [
@@ -173,10 +176,14 @@ FUNCTIONS = [
     ("DECODE(n10, 1, 'one', 'many') = 'many'", T), ("DECODE(nul, NULL, 'null', 'not') = 'null'", T),
     ("DECODE(n2, 1, 'one') IS NULL", T), ("DECODE(num_s, 10, 'ten') = 'ten'", T),
     ("DECODE(n1, 1, 'a', n1 / zero) = 'a'", T),
+    # a value whose datatype depends on the row (NVL(text, number)) as DECODE's or GREATEST's argument
+    ("DECODE(NVL(nul, 5), 5, 1) = 1", T), ("DECODE(NVL(s, 5), 'abc', 1) = 1", T), ("LEAST(NVL(num_s, 5), 7) = 7", F),
+    ("GREATEST(NVL(s, 5)) = s", T), ("LEAST(COALESCE(s, -1e3)) BETWEEN 1 AND -3", 1722),
     ("ABS(neg) = 3", T), ("MOD(10, 3) = 1", T), ("MOD(-10, 3) = -1", T), ("MOD(10, 0) = 10", T),
     ("MOD(5.5, 2) = 1.5", T), ("ROUND(2.5) = 3", T), ("ROUND(-2.5) = -3", T),
     ("ROUND(1.2345, 2) = 1.23", T), ("ROUND(1.235, 2) = 1.24", T), ("ROUND(1250, -2) = 1300", T),
-    ("ROUND(flt) = 3", T), ("TRUNC(2.7) = 2", T), ("TRUNC(-2.7) = -2", T),
+    ("ROUND(flt) = 3", T), ("FLOOR(hugef) = hugef", T, {"hugef": 1e20}), ("TRUNC(-hugef) < 0", T, {"hugef": 1e20}),
+    ("CEIL(hugef) > flt", T, {"hugef": 1e20}), ("TRUNC(2.7) = 2", T), ("TRUNC(-2.7) = -2", T),
     ("TRUNC(1.239, 2) = 1.23", T), ("FLOOR(-2.5) = -3", T), ("CEIL(2.1) = 3", T),
     ("SIGN(neg) = -1", T), ("SIGN(zero) = 0", T), ("TO_NUMBER('12.5') = 12.5", T),
     ("TO_NUMBER('1,234', '9,999') = 1234", T), ("TO_NUMBER('abc') = 1", 1722),
@@ -222,6 +229,8 @@ TYPED_NULLS = [
     ("COALESCE(nul_d, d1) = d1", T), ("nul_n || 'x' = 'x'", T), ("nul_d - d1 IS NULL", T),
     ("LENGTH(nul_r) IS NULL", T), ("TO_CHAR(nul_d, 'YYYY') IS NULL", T), ("UPPER(nul_n) IS NULL", T),
     ("nul_n BETWEEN 1 AND 2", N), ("NOT nul_n IN (1, 2)", N), ("nul_n = 'abc'", N), ("bad_s = nul_n", N),
+    ("nul_n >= 12345678901234567890", N), ("9223372036854775808 <= nul_n", N), ("nul_n < 3000000000.5", N),
+    ("nul_n NOT BETWEEN 12345678901234567890 AND n10", N),
     ("LEAST(n1, nul_n) IS NULL", T), ("nul_r IS NULL AND nul_d IS NULL", T),
     # a NULL places / length argument makes the function NULL, whatever the target clamps
     ("ROUND(dec, nul_n) IS NULL", T), ("TRUNC(n10, nul_n) IS NULL", T), ("ROUND(n1, nul_n) = 1", N),

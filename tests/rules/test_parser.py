@@ -175,6 +175,10 @@ def test_trim_keyword_forms_desugar():
     ("a = 1 /* open", 1742, 1, 7),
     ("a IS NOT", 908, 1, 9),
     ("a = 1 AND AND b = 1", 936, 1, 11),
+    # a NUMBER literal past 9.99E125: numeric overflow (int() and Decimal raised ValueError /
+    # InvalidOperation; 1e99999 * 1e99999 made PostgreSQL abort the query)
+    ("n1 < 1e126", 1426, 1, 6), ("n10 * 1e99999 * 1e99999 > 0", 1426, 1, 7),
+    ("n1 < 1e99999999999999999999", 1426, 1, 6), ("9" * 127 + " = 1", 1426, 1, 1),
 ])
 def test_syntax_errors_have_code_line_and_column(text, code, line, column):
     with pytest.raises(DatabaseError) as err:

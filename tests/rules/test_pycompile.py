@@ -312,13 +312,26 @@ def test_compile_python_refuses_a_bare_value():
     ("MOD(:n, 2) = 1", Decimal("-1E100") - 1, False),     # the sign of m: -1
     ("ROUND(:n, 1) = 2.5", Decimal("2.45"), True),
     ("ROUND(:n) > 5", float("inf"), True),                # a BINARY_DOUBLE's Infinity rounds to itself
+    ("FLOOR(:n) > 5", float("inf"), True), ("CEIL(:n) < 5", float("-inf"), True),  # was OverflowError
+    ("TO_CHAR(:n, '999') = '####'", float("inf"), True),  # was InvalidOperation
     ("MOD(:n, 2) IS NULL", float("inf"), False),          # (NaN)
     ("TO_NUMBER(:n) > 1E100", "1" * 5000, True),          # more digits than int() reads: was ValueError
     ("MOD(-1, :n) = 0", 1e-300, True),                    # a BINARY_DOUBLE: was DivisionImpossible
+    # NUMBER keeps 38 digits: + - * and unary minus rounded to Python's 28 (1 - 1E-30 was 1)
+    ("CEIL(:n - 1) = 0", Decimal("1E-30"), True), ("1 - :n < 1", Decimal("1E-30"), True),
+    ("(:n + 1) * 1 > 1", Decimal("1E-30"), True), ("ABS(:n - 1) < 1", Decimal("1E-30"), True),
+    ("-(:n) = 0 - :n", Decimal("0.12345678901234567890123456789012345678"), True),
+    ("-(:n) < -0.1234567890123456789012345678901234567", Decimal("0.12345678901234567890123456789012345678"), True),
     ("MOD(:n, 3e-300) < 3e-300", 1.7e308, True),
 ])
 def test_number_functions_over_numbers_of_any_size(text, n, expected):
     assert compile_condition(text, DictResolver())({"N": n}) is expected
+
+
+def test_mod_of_a_number_far_past_number_is_01426():
+    with pytest.raises(DatabaseError) as err:     # was decimal.DivisionImpossible
+        compile_condition("MOD(TO_NUMBER(:n), 7) IS NULL", DictResolver())({"N": "1e9999"})
+    assert err.value.full_code == "ORA-01426"
 
 
 def test_date_arithmetic_past_the_calendar_is_01841():

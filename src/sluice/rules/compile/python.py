@@ -163,7 +163,10 @@ def _builtin(builtin: Builtin, fns: list[Getter]) -> Getter:
 
 
 def _negate(v: Any) -> Any:
-    return None if v is None else -to_number(v)
+    if v is None:
+        return None
+    n = to_number(v)
+    return NUMBER_CONTEXT.minus(n) if isinstance(n, Decimal) else -n  # 38 digits, not Python's 28
 
 
 def _concat(a: Any, b: Any) -> str | None:
@@ -183,12 +186,12 @@ def _arithmetic(op: str, a: Any, b: Any) -> Any:
     a, b = to_number(a), to_number(b)
     if isinstance(a, float) or isinstance(b, float):
         a, b = float(a), float(b)  # BINARY_DOUBLE wins over NUMBER, as in Oracle
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
+    if isinstance(a, Decimal) or isinstance(b, Decimal):
+        # NUMBER keeps 38 digits; Python's default context rounds to 28 (1 - 1E-30 was 1)
+        if op in "+-*":
+            return {"+": NUMBER_CONTEXT.add, "-": NUMBER_CONTEXT.subtract, "*": NUMBER_CONTEXT.multiply}[op](a, b)
+    elif op in "+-*":  # ints (exact) or doubles
+        return a + b if op == "+" else a - b if op == "-" else a * b
     if b == 0:
         raise ora(1476)
     if isinstance(a, float):

@@ -6,7 +6,7 @@ error reads ``ORA-00936: missing expression at line 1, column 14``.
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
 from ...errors import DatabaseError, ora
@@ -129,8 +129,15 @@ class _Scanner:
                 j = k
         literal = text[self.i:j]
         # Integers stay int; anything with a point or exponent is an exact
-        # Decimal, like Oracle NUMBER (0.1 + 0.2 = 0.3).
-        return (int(literal) if exact else Decimal(literal)), j
+        # Decimal, like Oracle NUMBER (0.1 + 0.2 = 0.3).  NUMBER ends below 1E126: a literal
+        # past it is ORA-01426 (int() and Decimal refused the longest ones with a traceback).
+        try:
+            value = Decimal(literal)
+        except InvalidOperation:  # an exponent past any Decimal
+            value = None
+        if value is None or (value and value.adjusted() > 125):
+            raise syntax_error(1426, self.line, self.col(), literal[:40])
+        return (int(value) if exact else value), j
 
     def name(self) -> tuple[str, int]:
         text, j = self.text, self.i

@@ -285,7 +285,8 @@ class _Parser:
         operand = self._value(lambda: self.nested(self._unary))
         # Fold signed numeric literals so that "x = -1" compares with a constant.
         if isinstance(operand, Literal) and isinstance(operand.value, (int, Decimal)):
-            return Literal(-operand.value if op == "-" else operand.value)
+            v = operand.value  # copy_negate: exact (-Decimal rounds to Python's 28 digits)
+            return Literal((-v if isinstance(v, int) else v.copy_negate()) if op == "-" else v)
         return Unary(op, operand)  # type: ignore[arg-type]
 
     def _primary(self) -> Expr:

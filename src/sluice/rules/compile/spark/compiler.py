@@ -21,13 +21,16 @@ Datatypes: NUMBER is any Spark numeric type (text converts to
 ``binary``.  Not compilable here: member calls outside :class:`LcrResolver`,
 TO_DATE of a column, CHAR-to-DATE comparisons, number format models, ROUND /
 TRUNC with a run-time number of places, INSTR with a start before 1 or an
-occurrence, LIKE with a run-time ESCAPE character.
+occurrence, LIKE with a run-time ESCAPE character, number constants no Spark
+decimal holds (``1e100``) or with more than 10 decimals.
 
 Known differences that remain: text converted to a number keeps 10 decimals
 and 28 integer digits (``decimal(38,10)``; more is NULL), so does a number
 converted to text; ``try_add`` & co give NULL on overflow where Python's
 numbers are unbounded; INITCAP treats letters and digits as ``\\p{L}\\p{N}``
-(Python: ``str.isalnum``).
+(Python: ``str.isalnum``); beside a ``decimal(38,0)`` column (the LCR SCNs)
+Spark rounds a fraction to an integer (``get_scn() < 1000.4`` is FALSE for 1000,
+``NVL(get_scn(), 2.5)`` is 3).
 
 Compile many rules with :func:`compile_spark_rules` (one renderer, shared
 sub-expressions: a Column costs a JVM call per node) and evaluate them with
@@ -138,6 +141,11 @@ def _spark_like(pattern: str, escape: str | None) -> str:
     return "".join(out)
 
 
+def _int64(v: object) -> bool:
+    """A constant Spark takes as a bigint literal (anything else becomes a decimal)."""
+    return isinstance(v, int) and -(2**63) <= v < 2**63
+
+
 def _precision(d: Decimal) -> int:
     """The precision of the Spark decimal a literal becomes: 1E+100 needs 101 digits, 1E-50 50."""
     digits, exponent = len(d.as_tuple().digits), d.as_tuple().exponent
@@ -176,11 +184,15 @@ class SparkRenderer(ir.Renderer):
         if v is None:
             return F.lit(None).cast(_TYPES.get(node.kind, T.StringType()))
         if node.kind == "NUMBER":
-            if isinstance(v, int) and not -(2**63) <= v < 2**63:
+            if isinstance(v, int) and not _int64(v):
                 v = Decimal(v)
             if isinstance(v, Decimal) and _precision(v) > 38:
                 # no Spark decimal holds it: the job would fail (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
                 raise NotCompilable("a number of more than 38 digits")
+            if isinstance(v, Decimal) and v.is_finite() and v.normalize().as_tuple().exponent < -10:
+                # beside a decimal(38,10) value (a number read from text) Spark keeps ten decimals
+                # and rounds the constant: AccessNumber() = 2.00000000001 was TRUE for 2
+                raise NotCompilable("a number with more than 10 decimals")
             return F.lit(v)
         if node.kind == "DATE":
             return F.lit(v.isoformat(sep=" ")).cast(T.TimestampNTZType())
@@ -210,7 +222,14 @@ class SparkRenderer(ir.Renderer):
 
     def op_cmp(self, n: Op) -> Column:
         a, b = self.args(n)
-        return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[n.extra[0]]
+        result = {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[n.extra[0]]
+        if n.extra[0] not in ("=", "<>"):
+            # Spark 4 folds NULL-bigint >= 12345678901234567890BD (a decimal constant past the
+            # column's integral type) to FALSE, not NULL: keep the NULL by hand
+            for x, other in ((n.args[0], b), (n.args[1], a)):
+                if isinstance(x, Const) and x.kind == "NUMBER" and not _int64(x.value):
+                    return F.when(other.isNotNull(), result)
+        return result
 
     def op_case(self, n: Op) -> Column:
         *whens, otherwise = n.args
@@ -395,11 +414,18 @@ class SparkRenderer(ir.Renderer):
     def fn_ABS(self, n: Op) -> Column:
         return F.abs(self.r(n.args[0]))
 
+    def _whole(self, fn: Any, x: Column) -> Column:
+        """F.floor / F.ceil that cannot fail the job: Spark's floor of a double is a bigint, an
+        ARITHMETIC_OVERFLOW past 9.2E18 under ANSI.  A double that large is whole already and goes
+        through decimal(38,10) instead (NULL past 1E28, as text converted to a number)."""
+        small = (x < F.lit(float(2**62))) & (x > F.lit(-float(2**62)))
+        return F.when(small, fn(x)).otherwise(fn(x.try_cast(NUMBER_TYPE)))
+
     def fn_FLOOR(self, n: Op) -> Column:
-        return F.floor(self.r(n.args[0]))
+        return self._whole(F.floor, self.r(n.args[0]))
 
     def fn_CEIL(self, n: Op) -> Column:
-        return F.ceil(self.r(n.args[0]))
+        return self._whole(F.ceil, self.r(n.args[0]))
 
     def fn_SIGN(self, n: Op) -> Column:
         return F.signum(self.r(n.args[0]))
@@ -424,7 +450,8 @@ class SparkRenderer(ir.Renderer):
         if n.kind == "DATE":
             return x.cast("date").cast(T.TimestampNTZType())
         scale = F.lit(Decimal(10) ** self._places(n, "TRUNC"))
-        return F.when(x >= 0, F.floor(x * scale) / scale).otherwise(F.ceil(x * scale) / scale)
+        down, up = self._whole(F.floor, x * scale), self._whole(F.ceil, x * scale)
+        return F.when(x >= 0, down / scale).otherwise(up / scale)
 
     # Oracle's GREATEST(x) of one argument is x; Spark's wants two or more
     def fn_GREATEST(self, n: Op) -> Column:

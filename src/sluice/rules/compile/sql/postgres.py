@@ -103,12 +103,16 @@ class PostgresRenderer(SqlRenderer):
         return sql("CAST({} AS timestamp)", self.r(n.args[0]))
 
     def op_date_add(self, n: Op) -> Frag:
-        # A day count beyond any DATE is ORA-01841 (the error flag says so, lower.py), but the
-        # planner folds a constant one into an interval first and aborts the query: only
-        # counts within 0001..9999 (3,652,059 days) reach the interval.
+        # A result outside 0001..9999 is ORA-01841 (the error flag says so, lower.py), but
+        # PostgreSQL must not compute it: past its own range (4713 BC) it aborts the query, and
+        # Python skips what the flag does not (NULL <= d - 3000000 never reaches the date).  So
+        # the date is NULL outside 0001..9999; and the planner folds a constant day count into
+        # an interval before any CASE applies, so only counts of at most 3,660,000 days get there.
         d, days = self.args(n)
-        return sql("({} + CAST(CASE WHEN abs({}) <= 3660000 THEN {} END AS double precision) * interval '1 day')",
-                   d, days, days)
+        inside = sql("EXTRACT(EPOCH FROM {}) + {} * 86400 BETWEEN -62135596800 AND 253402300799.999999", d, days)
+        interval = sql("CAST(CASE WHEN abs({}) <= 3660000 THEN {} END AS double precision) * interval '1 day'",
+                       days, days)
+        return sql("CASE WHEN {} THEN {} + {} END", inside, d, interval)
 
     def op_date_diff(self, n: Op) -> Frag:
         return sql("(EXTRACT(EPOCH FROM ({} - {})) / 86400)", *self.args(n))
@@ -134,8 +138,8 @@ class PostgresRenderer(SqlRenderer):
         PostgreSQL's GREATEST and LEAST skip NULLs, so a NULL argument is kept NULL by hand
         (ROUND(n, NULL) is NULL, not ROUND(n, -2147483647))."""
         x = self.r(node)
-        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST(LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}, {{}}) AS integer) END",
-                   x, x, most)
+        clamped = f"LEAST(GREATEST(trunc({{}}), -{_INT}), {_INT}, {{}})"
+        return sql(f"CASE WHEN {{}} IS NOT NULL THEN CAST({clamped} AS integer) END", x, x, most)
 
     def _call(self, name: str, n: Op) -> Frag:
         return sql(name + "({})", join(", ", self.args(n)))

@@ -189,6 +189,8 @@ class _Lowering:
 
     def coerce(self, a: Node, b: Node) -> tuple[Node, Node, Node | None]:
         """sqlfunctions.coerce_pair: the CHAR side converts to the other side's datatype."""
+        if "MIXED" in (a.kind, b.kind):  # Python converts per row: DECODE(NVL(s, 5), 'abc', 1)
+            raise ir.NotCompilable("a value whose datatype depends on the row")
         if a.kind == b.kind or "NULL" in (a.kind, b.kind):
             if a.kind in ("ANYDATA", "MAP", "BOOL"):
                 raise ir.NotCompilable(f"comparing {a.kind} values")

@@ -110,6 +110,8 @@ def _typed(lw: _Lowering, name: str, args: list[Lowered]) -> Lowered:
 def _greatest(name: str) -> Callable[[_Lowering, list[Lowered]], Lowered]:
     def lower(lw: _Lowering, args: list[Lowered]) -> Lowered:
         first = args[0].node
+        if first.kind == "MIXED":  # the result's datatype is the first argument's, per row
+            raise ir.NotCompilable(f"{name} of a value whose datatype depends on the row")
         if first.kind in ("CHAR", "NULL"):
             nodes, bads = [lw.char(a.node) for a in args], []
         else:  # every argument takes the first one's datatype (sqlfunctions._greatest)
