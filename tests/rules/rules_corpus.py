@@ -141,7 +141,8 @@ DATES = [
     ("TO_CHAR(d2, 'fmMonth') = 'January'", T), ("RTRIM(TO_CHAR(d2, 'month')) = 'january'", T),
     ("TO_CHAR(d1, 'HH:MI AM') = '10:30 AM'", T), ("TO_CHAR(d1) = '15-JAN-24'", T),
     ("TRUNC(d1) = TO_DATE('2024-01-15', 'YYYY-MM-DD')", T), ("d1 > SYSDATE", F),
-    ("SYSDATE > d1", T), ("SYSTIMESTAMP > d1", T), ("TO_DATE('x', 'YYYY') IS NULL", 1861),
+    ("SYSDATE > d1", T), ("SYSTIMESTAMP > d1", T),
+    ("TO_CHAR(SYSDATE, 'FF6') = '000000'", T), ("SYSTIMESTAMP >= SYSDATE", T),  # a DATE has no fractions ("TO_DATE('x', 'YYYY') IS NULL", 1861),
 ]
 
 RAW = [

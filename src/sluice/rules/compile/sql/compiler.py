@@ -60,7 +60,7 @@ from ...lang.parser import parse_condition
 from ..typed import ir
 from ..typed.ir import Node, NotCompilable
 from ..typed.lower import TargetResolver, lower_condition
-from .base import NOW
+from .base import NOW, SYSDATE
 from .postgres import PostgresRenderer
 from .sqlite import SqliteRenderer
 
@@ -79,12 +79,12 @@ class SqlCondition:
 
     @property
     def params(self) -> tuple:
-        """The parameters for one execution (SYSDATE is read now)."""
-        if not any(p is NOW for p in self.raw_params):
+        """The parameters for one execution (SYSDATE and SYSTIMESTAMP are read now)."""
+        if not any(p is NOW or p is SYSDATE for p in self.raw_params):
             return self.raw_params
         now = datetime.now()
-        value = to_sqlite(now) if self.dialect == "sqlite" else now
-        return tuple(value if p is NOW else p for p in self.raw_params)
+        convert = to_sqlite if self.dialect == "sqlite" else (lambda v: v)
+        return tuple(convert(p.at(now)) if p is NOW or p is SYSDATE else p for p in self.raw_params)
 
 
 def compile_sql(condition: str | Expr, resolver: TargetResolver, dialect: str = "sqlite") -> SqlCondition:

@@ -213,7 +213,7 @@ class _Lowering:
             return self._fold(node)
         match node:
             case Identifier((name,)) if name in NILADIC:
-                return Lowered(ir.op("now", "DATE"), None)
+                return Lowered(ir.op("now", "DATE", extra=(name,)), None)
             case Identifier() | Bind() | Attribute() | MethodCall():
                 return self.reference(node)
             case FuncCall():
