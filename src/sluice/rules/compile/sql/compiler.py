@@ -40,9 +40,12 @@ run-time escape character on PostgreSQL.
 Known differences that remain, all outside ordinary rule conditions: numbers
 beyond the targets' precision (SQLite: 64-bit integers and doubles; both
 dialects: text with an exponent of 5+ digits is no number); division (see
-above); ``upper``/``lower`` of non-ASCII text on PostgreSQL follow the
-database locale (SQLite runs Python's); text whose length is huge enough to
-overflow a 32-bit position.
+above); PostgreSQL's ``+ - *`` are exact where NUMBER keeps 38 digits
+(``12345678901234567890 + 1E-30`` is ``12345678901234567890`` in Python, as
+in Oracle); a BINARY_DOUBLE (a Python float) is a ``numeric`` on PostgreSQL,
+so it neither overflows nor underflows; ``upper``/``lower`` of non-ASCII text
+on PostgreSQL follow the database locale (SQLite runs Python's); text whose
+length is huge enough to overflow a 32-bit position.
 
 The modules behind it: :mod:`sluice.rules.compile.typed.lower` (Oracle semantics, once for every
 target), :mod:`base` (fragments), :mod:`sqlite` + :mod:`sluice.store.sqlitefns` and
