@@ -172,7 +172,10 @@ def _convert_char(text: str, kind: str) -> Any:
 
 def _integer(value: Any) -> int:
     """A position or length argument: Oracle truncates it to an integer."""
-    return int(to_number(value))
+    n = to_number(value)
+    if isinstance(n, float) and not math.isfinite(n):  # a BINARY_DOUBLE's Infinity or NaN
+        raise ora(1426, "integer argument")  # int() raised OverflowError / ValueError
+    return int(n)
 
 
 def _round(n: Any, places: Any = 0, mode: str = ROUND_HALF_UP) -> Any:

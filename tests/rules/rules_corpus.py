@@ -141,7 +141,8 @@ DATES = [
     ("TO_CHAR(d2, 'fmMonth') = 'January'", T), ("RTRIM(TO_CHAR(d2, 'month')) = 'january'", T),
     ("TO_CHAR(d1, 'HH:MI AM') = '10:30 AM'", T), ("TO_CHAR(d1) = '15-JAN-24'", T),
     ("TRUNC(d1) = TO_DATE('2024-01-15', 'YYYY-MM-DD')", T), ("d1 > SYSDATE", F),
-    ("SYSDATE > d1", T), ("SYSTIMESTAMP > d1", T), ("TO_DATE('x', 'YYYY') IS NULL", 1861),
+    ("SYSDATE > d1", T), ("SYSTIMESTAMP > d1", T),
+    ("TO_CHAR(SYSDATE, 'FF6') = '000000'", T), ("SYSTIMESTAMP >= SYSDATE", T),  # a DATE has no fractions ("TO_DATE('x', 'YYYY') IS NULL", 1861),
 ]
 
 RAW = [
@@ -232,6 +233,8 @@ TYPED_NULLS = [
     ("nul_n >= 12345678901234567890", N), ("9223372036854775808 <= nul_n", N), ("nul_n < 3000000000.5", N),
     ("nul_n NOT BETWEEN 12345678901234567890 AND n10", N),
     ("LEAST(n1, nul_n) IS NULL", T), ("nul_r IS NULL AND nul_d IS NULL", T),
+    ("INSTR(s, 'b', 1, DECODE(n1, 'x', 1)) IS NULL", 1722), ("TRUNC(n10, DECODE(n1, 'x', 1)) IS NULL", 1722),
+    ("ROUND(n10, DECODE(n1, 'x', 1)) IS NULL", 1722),
     # a NULL places / length argument makes the function NULL, whatever the target clamps
     ("ROUND(dec, nul_n) IS NULL", T), ("TRUNC(n10, nul_n) IS NULL", T), ("ROUND(n1, nul_n) = 1", N),
 ]

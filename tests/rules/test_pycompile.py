@@ -328,9 +328,15 @@ def test_number_functions_over_numbers_of_any_size(text, n, expected):
     assert compile_condition(text, DictResolver())({"N": n}) is expected
 
 
-def test_mod_of_a_number_far_past_number_is_01426():
-    with pytest.raises(DatabaseError) as err:     # was decimal.DivisionImpossible
-        compile_condition("MOD(TO_NUMBER(:n), 7) IS NULL", DictResolver())({"N": "1e9999"})
+@pytest.mark.parametrize("text, n", [
+    ("MOD(TO_NUMBER(:n), 7) IS NULL", "1e9999"),           # was decimal.DivisionImpossible
+    ("SUBSTR('abc', 1, :n) IS NULL", float("inf")),       # was OverflowError
+    ("LPAD('abc', :n) IS NULL", float("nan")),            # was ValueError
+    ("ROUND(2.5, :n) IS NULL", float("-inf")),
+])
+def test_numbers_far_past_number_are_01426(text, n):
+    with pytest.raises(DatabaseError) as err:
+        compile_condition(text, DictResolver())({"N": n})
     assert err.value.full_code == "ORA-01426"
 
 

@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from ...errors import ora
-from ...rules.compile.sql.base import NOW
+from ...rules.compile.sql.base import NOW, SYSDATE
 from ...rules.compile.sql.compiler import NotCompilable
 from ...rules.compile.sql.postgres import PostgresRenderer
 from ...rules.compile.sql.sqlite import SqliteRenderer
@@ -163,7 +163,7 @@ def _renderer(base: type, literal: Callable[[Any], str], columns: TriggerColumns
 
     class TriggerRenderer(base):    # type: ignore[misc, valid-type]
         def param(self, value: Any) -> tuple[str, tuple]:
-            if value is NOW:
+            if value is NOW or value is SYSDATE:
                 raise NotCompilable("SYSDATE in a synchronous capture rule")
             return literal(value), ()
 

@@ -321,7 +321,10 @@ class SparkRenderer(ir.Renderer):
         return F.concat(*self.args(n))
 
     def op_now(self, n: Op) -> Column:
-        return F.localtimestamp()
+        now = F.localtimestamp()
+        if n.extra == ("SYSDATE",):  # a DATE: whole seconds (date_trunc would go through the time zone)
+            return F.to_timestamp_ntz(F.date_format(now, "yyyy-MM-dd HH:mm:ss"))
+        return now
 
     def op_date_add(self, n: Op) -> Column:
         d, days = self.args(n)

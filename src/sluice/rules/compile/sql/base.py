@@ -8,24 +8,32 @@ its parameters twice and text and parameters never drift apart.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from ..typed import ir
 from ..typed.ir import Node, Op
 
-__all__ = ["Frag", "NOW", "sql", "join", "SqlRenderer"]
+__all__ = ["Frag", "NOW", "SYSDATE", "sql", "join", "SqlRenderer"]
 
 Frag = tuple[str, tuple]  # SQL text and the parameters of its placeholders, in order
 
 
 class _Now:
-    """A parameter whose value is the time of execution (SYSDATE)."""
+    """A parameter whose value is the time of execution: SYSTIMESTAMP, or SYSDATE (a DATE:
+    whole seconds, as the Python compiler's)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def __repr__(self) -> str:
-        return "SYSDATE"
+        return self.name
+
+    def at(self, now: datetime) -> datetime:
+        return now.replace(microsecond=0) if self.name == "SYSDATE" else now
 
 
-NOW = _Now()
+NOW, SYSDATE = _Now("SYSTIMESTAMP"), _Now("SYSDATE")
 
 
 def sql(template: str, *frags: Frag) -> Frag:
@@ -100,7 +108,7 @@ class SqlRenderer(ir.Renderer):
         return sql("(- {})", self.r(n.args[0]))
 
     def op_now(self, n: Op) -> Frag:
-        return self.param(NOW)
+        return self.param(SYSDATE if n.extra == ("SYSDATE",) else NOW)
 
     def args(self, n: Op) -> list[Frag]:
         return [self.r(a) for a in n.args]

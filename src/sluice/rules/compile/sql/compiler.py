@@ -40,9 +40,12 @@ run-time escape character on PostgreSQL.
 Known differences that remain, all outside ordinary rule conditions: numbers
 beyond the targets' precision (SQLite: 64-bit integers and doubles; both
 dialects: text with an exponent of 5+ digits is no number); division (see
-above); ``upper``/``lower`` of non-ASCII text on PostgreSQL follow the
-database locale (SQLite runs Python's); text whose length is huge enough to
-overflow a 32-bit position.
+above); PostgreSQL's ``+ - *`` are exact where NUMBER keeps 38 digits
+(``12345678901234567890 + 1E-30`` is ``12345678901234567890`` in Python, as
+in Oracle); a BINARY_DOUBLE (a Python float) is a ``numeric`` on PostgreSQL,
+so it neither overflows nor underflows; ``upper``/``lower`` of non-ASCII text
+on PostgreSQL follow the database locale (SQLite runs Python's); text whose
+length is huge enough to overflow a 32-bit position.
 
 The modules behind it: :mod:`sluice.rules.compile.typed.lower` (Oracle semantics, once for every
 target), :mod:`base` (fragments), :mod:`sqlite` + :mod:`sluice.store.sqlitefns` and
@@ -60,7 +63,7 @@ from ...lang.parser import parse_condition
 from ..typed import ir
 from ..typed.ir import Node, NotCompilable
 from ..typed.lower import TargetResolver, lower_condition
-from .base import NOW
+from .base import NOW, SYSDATE
 from .postgres import PostgresRenderer
 from .sqlite import SqliteRenderer
 
@@ -79,12 +82,12 @@ class SqlCondition:
 
     @property
     def params(self) -> tuple:
-        """The parameters for one execution (SYSDATE is read now)."""
-        if not any(p is NOW for p in self.raw_params):
+        """The parameters for one execution (SYSDATE and SYSTIMESTAMP are read now)."""
+        if not any(p is NOW or p is SYSDATE for p in self.raw_params):
             return self.raw_params
         now = datetime.now()
-        value = to_sqlite(now) if self.dialect == "sqlite" else now
-        return tuple(value if p is NOW else p for p in self.raw_params)
+        convert = to_sqlite if self.dialect == "sqlite" else (lambda v: v)
+        return tuple(convert(p.at(now)) if p is NOW or p is SYSDATE else p for p in self.raw_params)
 
 
 def compile_sql(condition: str | Expr, resolver: TargetResolver, dialect: str = "sqlite") -> SqlCondition:

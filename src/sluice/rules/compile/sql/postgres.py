@@ -118,7 +118,7 @@ class PostgresRenderer(SqlRenderer):
         return sql("(EXTRACT(EPOCH FROM ({} - {})) / 86400)", *self.args(n))
 
     def op_now(self, n: Op) -> Frag:
-        return sql("CAST({} AS timestamp)", self.param(NOW))
+        return sql("CAST({} AS timestamp)", super().op_now(n))
 
     def op_map_get(self, n: Op) -> Frag:
         return sql("(CAST({} AS jsonb) ->> {})", self.r(n.args[0]), self.param(n.extra[0]))

@@ -114,7 +114,8 @@ OPS = {
     # arithmetic on NUMBER (div by zero gives NULL: the error is tracked separately)
     "add": "", "sub": "", "mul": "", "div": "", "neg": "",
     "date_add": "DATE + n days (n may be fractional)", "date_diff": "DATE - DATE in days",
-    "concat": "text || text, args never NULL", "now": "SYSDATE (local wall clock)",
+    "concat": "text || text, args never NULL",
+    "now": "extra=(SYSDATE or SYSTIMESTAMP,): the local wall clock; SYSDATE in whole seconds",
     # Oracle built-ins with arguments already converted to what Oracle converts them to;
     # extra = (NAME,).  Targets implement fn_<NAME>.
     "fn": "an Oracle built-in function",

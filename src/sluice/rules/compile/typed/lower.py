@@ -213,7 +213,7 @@ class _Lowering:
             return self._fold(node)
         match node:
             case Identifier((name,)) if name in NILADIC:
-                return Lowered(ir.op("now", "DATE"), None)
+                return Lowered(ir.op("now", "DATE", extra=(name,)), None)
             case Identifier() | Bind() | Attribute() | MethodCall():
                 return self.reference(node)
             case FuncCall():
@@ -245,7 +245,9 @@ class _Lowering:
     def strict(self, args: list[Lowered], node: Node, bad: Node | None) -> Lowered:
         """A NULL-propagating computation: it can fail only when no argument is NULL."""
         err = _any(*(a.err for a in args))
-        if any(a.node.kind == "NULL" for a in args):
+        # a typed NULL constant too: DECODE(d1, ' ', 1) is Const("NUMBER", None), which
+        # renderers reading a constant argument (INSTR's occurrence, ROUND's places) cannot take
+        if any(a.node.kind == "NULL" or (isinstance(a.node, Const) and a.node.value is None) for a in args):
             return Lowered(NULL, err)
         guard = and_(*(is_not_null(a.node) for a in args))
         return Lowered(NULL if _static(bad) else node, _any(err, _when(guard, bad)))

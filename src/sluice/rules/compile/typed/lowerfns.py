@@ -48,7 +48,7 @@ def lower_function(lw: _Lowering, node: FuncCall) -> Lowered:
     if builtin.max_args is not None and len(node.args) > builtin.max_args:
         raise ora(939)
     if qualified in NILADIC:
-        return Lowered(ir.op("now", "DATE"), None)
+        return Lowered(ir.op("now", "DATE", extra=(qualified,)), None)
     args = [lw.value(a) for a in node.args]
     special = _SPECIAL.get(qualified)
     if special is not None:
