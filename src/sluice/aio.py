@@ -41,8 +41,8 @@ class _Worker:
         self._turn = threading.Lock()
         self._running: asyncio.Future | None = None
         self._stopped = False
-        thread = threading.Thread(target=self._serve, name="sluice-async", daemon=True)
-        thread.start()
+        self._thread = threading.Thread(target=self._serve, name="sluice-async", daemon=True)
+        self._thread.start()
 
     def _serve(self) -> None:
         while (call := self._calls.get()) is not None:
@@ -95,6 +95,10 @@ class _Worker:
     def stop(self) -> None:
         self._stopped = True
         self._calls.put(None)
+
+    def join(self, timeout: float) -> None:
+        """Until the thread has ended (after :meth:`stop`; its call in progress first)."""
+        self._thread.join(timeout)
 
 
 def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
@@ -189,13 +193,13 @@ class AsyncConnection:
     async def close(self) -> None:
         """Close, also while a dequeue of this connection waits (it ends with DPY-1001):
         the close runs beside the connection's thread, not in turn behind that wait."""
-        if self._sync is None:
-            self._worker.stop()
-            return
         try:
-            await asyncio.to_thread(self._sync.close)
+            if self._sync is not None:
+                await asyncio.to_thread(self._sync.close)
         finally:
             self._worker.stop()
+        # the thread is gone when close() returns (its call in progress ended with the close)
+        await asyncio.to_thread(self._worker.join, 10.0)
 
     async def execute(self, statement: str, parameters: Any = None) -> None:
         await self.cursor().execute(statement, parameters)
@@ -382,6 +386,7 @@ class AsyncConnectionPool:
             await asyncio.to_thread(self._pool.release, connection.sync_connection, tag)
         finally:
             connection._worker.stop()
+        await asyncio.to_thread(connection._worker.join, 10.0)
 
     async def close(self, force: bool = False) -> None:
         await asyncio.to_thread(self._pool.close, force)
