@@ -760,7 +760,8 @@ def test_builtin_types():
     types = O.builtin_types()
     assert list(types) == ["SYS.AQ$_AGENT", "SYS.AQ$_JMS_USERPROPERTY", "SYS.AQ$_JMS_USERPROPARRAY",
                            "SYS.AQ$_JMS_HEADER", "SYS.AQ$_JMS_TEXT_MESSAGE",
-                           "SYS.AQ$_JMS_BYTES_MESSAGE", "SYS.AQ$_JMS_MAP_MESSAGE"]
+                           "SYS.AQ$_JMS_BYTES_MESSAGE", "SYS.AQ$_JMS_MAP_MESSAGE",
+                           "SYS.AQ$_JMS_MESSAGE"]
 
     def shape(name):
         return [(a.name, a.datatype.text) for a in types[name].attributes]
@@ -783,6 +784,11 @@ def test_builtin_types():
     assert shape("SYS.AQ$_JMS_MAP_MESSAGE") == [
         ("HEADER", "SYS.AQ$_JMS_HEADER"), ("BYTES_LEN", "INTEGER"), ("BYTES_RAW", "RAW(2000)"),
         ("BYTES_LOB", "BLOB")]
+    # Oracle's "JMS Types" reference: the generic message, a sharded queue's default payload
+    assert shape("SYS.AQ$_JMS_MESSAGE") == [
+        ("HEADER", "SYS.AQ$_JMS_HEADER"), ("SENDERID", "VARCHAR2(100)"), ("MESSAGE_TYPE", "INTEGER"),
+        ("TEXT_LEN", "INTEGER"), ("BYTES_LEN", "INTEGER"), ("TEXT_VC", "VARCHAR2(4000)"),
+        ("BYTES_RAW", "RAW(2000)"), ("TEXT_LOB", "CLOB"), ("BYTES_LOB", "BLOB")]
     assert O.builtin_types()["SYS.AQ$_AGENT"] is types["SYS.AQ$_AGENT"]  # shared, immutable
     assert SimpleTypeRegistry().get_type("SYS.AQ$_AGENT") is types["SYS.AQ$_AGENT"]
 
@@ -835,6 +841,33 @@ def test_jms_property_errors(reg):
     with pytest.raises(DatabaseError) as e:
         O.jms_text_message(reg, "x", properties={"long": "x" * 2001})
     assert ora_code(e) == 12899
+
+
+def test_generic_jms_message(reg):
+    """SYS.AQ$_JMS_MESSAGE holds any of the five JMS message kinds (MESSAGE_TYPE: DBMS_AQ's
+    JMS_TEXT_MESSAGE, JMS_BYTES_MESSAGE, JMS_STREAM_MESSAGE, JMS_MAP_MESSAGE,
+    JMS_OBJECT_MESSAGE); the text / bytes / map readers read the matching kind."""
+    text = O.jms_message(reg, O.JMS_TEXT_MESSAGE, "hi", appid="app", properties={"n": 1})
+    assert (text.type.qualified_name, text.MESSAGE_TYPE, text.TEXT_LEN) == ("SYS.AQ$_JMS_MESSAGE", 0, 2)
+    assert O.jms_text_of(text) == "hi" and O.jms_properties_of(text) == {"n": 1}
+    assert text.HEADER.APPID == "app" and text.BYTES_RAW is None
+    long = O.jms_message(reg, O.JMS_TEXT_MESSAGE, "x" * 5000)
+    assert long.TEXT_VC is None and O.jms_text_of(long) == "x" * 5000
+    mapped = O.jms_message(reg, O.JMS_MAP_MESSAGE, {"a": [1, 2]})
+    assert O.jms_map_of(mapped) == {"a": [1, 2]} and mapped.MESSAGE_TYPE == 3
+    for kind in (O.JMS_BYTES_MESSAGE, O.JMS_STREAM_MESSAGE, O.JMS_OBJECT_MESSAGE):
+        body = O.jms_message(reg, kind, b"\x00\x01" * 1500)
+        assert body.MESSAGE_TYPE == kind and O.jms_bytes_of(body) == b"\x00\x01" * 1500
+    assert O.from_storage(text.type, O.to_storage(mapped)) == mapped
+    for wrong in (lambda: O.jms_text_of(mapped), lambda: O.jms_map_of(text),
+                  lambda: O.jms_bytes_of(text)):
+        with pytest.raises(DatabaseError) as e:
+            wrong()
+        assert ora_code(e) == 932
+    for bad in (5, -1, True, "0"):
+        with pytest.raises(DatabaseError) as e:
+            O.jms_message(reg, bad, None)
+        assert ora_code(e) == 6502
 
 
 def test_jms_map_message(reg):

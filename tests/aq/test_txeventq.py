@@ -139,6 +139,28 @@ def test_a_multi_consumer_queue_with_subscribers(conn):
         _nowait(conn.queue("TOPIC")).deqone()
 
 
+def test_the_default_payload_is_the_generic_jms_message(conn):
+    """CREATE_SHARDED_QUEUE's queue_payload_type defaults to DBMS_AQADM.JMS_TYPE, the generic
+    SYS.AQ$_JMS_MESSAGE; a python-oracledb user enqueues and dequeues it as an object."""
+    conn.cursor().execute("BEGIN DBMS_AQADM.CREATE_SHARDED_QUEUE('JMS_SHQ'); DBMS_AQADM.START_QUEUE('JMS_SHQ'); END;")
+    assert rows(conn, "SELECT TYPE, OBJECT_TYPE FROM USER_QUEUE_TABLES WHERE QUEUE_TABLE = 'JMS_SHQ'") == [
+        ("OBJECT", "SYS.AQ$_JMS_MESSAGE")]
+    jms_type = conn.gettype("SYS.AQ$_JMS_MESSAGE")
+    queue = conn.queue("JMS_SHQ", jms_type)
+    msg = jms_type.newobject()
+    msg.MESSAGE_TYPE, msg.TEXT_LEN, msg.TEXT_VC = conn.aq.JMS_TEXT_MESSAGE, 5, "hello"
+    msg.HEADER = conn.gettype("SYS.AQ$_JMS_HEADER").newobject()
+    msg.HEADER.TYPE = "greeting"
+    queue.enqone(conn.msgproperties(payload=msg))
+    queue.enqone(conn.msgproperties(payload=sluice.objtypes.jms_message(
+        conn.context.catalog, sluice.objtypes.JMS_MAP_MESSAGE, {"k": 1})))
+    conn.commit()
+    got = [m.payload for m in _nowait(queue).deqmany(5)]
+    assert [(p.MESSAGE_TYPE, p.TEXT_VC, p.HEADER.TYPE) for p in got[:1]] == [(0, "hello", "greeting")]
+    assert sluice.objtypes.jms_map_of(got[1]) == {"k": 1}
+    raises_ora(25215, conn.queue("JMS_SHQ", "RAW").enqone, conn.msgproperties(payload=b"raw"))
+
+
 # -- what a sharded queue refuses, changing nothing ---------------------------------------
 def test_a_recipient_list_is_refused(conn):
     """Seed 003: a recipient list is submitted "at the time a message is enqueued into a

@@ -193,6 +193,9 @@ class DbmsAq:
             raise ora(25228, q.name.upper())
         return [self._record(m) for m in ms], [m.payload for m in ms], [m.msgid for m in ms]
 
+    # SYS.AQ$_JMS_MESSAGE.MESSAGE_TYPE (Oracle's "DBMS_AQ Package Constants" for JMS types)
+    JMS_TEXT_MESSAGE, JMS_BYTES_MESSAGE, JMS_STREAM_MESSAGE, JMS_MAP_MESSAGE, JMS_OBJECT_MESSAGE = range(5)
+
     # notifications (seed 003 "Asynchronous Notifications")
     NAMESPACE_AQ, NAMESPACE_ANONYMOUS = 0, 1
     NTFN_QOS_RELIABLE, NTFN_QOS_PAYLOAD, NTFN_QOS_PURGE_ON_NTFN = 1, 2, 4

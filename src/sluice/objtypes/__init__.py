@@ -16,10 +16,11 @@ here, never from the modules below, which build on each other in this order::
 from __future__ import annotations
 
 from .builtin import (JAVA_BOOLEAN, JAVA_BYTE, JAVA_DOUBLE, JAVA_FLOAT, JAVA_INT, JAVA_LONG,
-                      JAVA_SHORT, JAVA_STRING, JMS_PROPERTY_NUMBER, JMS_PROPERTY_STRING,
+                      JAVA_SHORT, JAVA_STRING, JMS_BYTES_MESSAGE, JMS_MAP_MESSAGE, JMS_OBJECT_MESSAGE,
+                      JMS_PROPERTY_NUMBER, JMS_PROPERTY_STRING, JMS_STREAM_MESSAGE, JMS_TEXT_MESSAGE,
                       agent_from_object, agent_to_object, builtin_types, jms_bytes_message,
-                      jms_bytes_of, jms_header, jms_map_message, jms_map_of, jms_properties_of,
-                      jms_text_message, jms_text_of)
+                      jms_bytes_of, jms_header, jms_map_message, jms_map_of, jms_message,
+                      jms_properties_of, jms_text_message, jms_text_of)
 from .datatypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB,
                         DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_NCHAR,
                         DB_TYPE_NCLOB, DB_TYPE_NUMBER, DB_TYPE_NVARCHAR, DB_TYPE_OBJECT,
@@ -37,12 +38,13 @@ __all__ = [
     "TypeRegistry", "agent_from_object", "agent_to_object", "build_collection_type",
     "build_object_type", "builtin_types", "construct", "from_dict", "from_json", "from_storage",
     "jms_bytes_message", "jms_bytes_of", "jms_header", "jms_map_message", "jms_map_of",
-    "jms_properties_of", "jms_text_message", "jms_text_of", "parse_attribute_list",
+    "jms_message", "jms_properties_of", "jms_text_message", "jms_text_of", "parse_attribute_list",
     "parse_datatype", "resolve_type", "to_json", "to_storage", "type_from_spec", "type_spec",
     "DB_TYPE_BINARY_DOUBLE", "DB_TYPE_BINARY_FLOAT", "DB_TYPE_BLOB", "DB_TYPE_BOOLEAN",
     "DB_TYPE_CHAR", "DB_TYPE_CLOB", "DB_TYPE_DATE", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB",
     "DB_TYPE_NUMBER", "DB_TYPE_NVARCHAR", "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP",
     "DB_TYPE_TIMESTAMP_LTZ", "DB_TYPE_TIMESTAMP_TZ", "DB_TYPE_VARCHAR",
     "JAVA_BOOLEAN", "JAVA_BYTE", "JAVA_DOUBLE", "JAVA_FLOAT", "JAVA_INT", "JAVA_LONG",
-    "JAVA_SHORT", "JAVA_STRING", "JMS_PROPERTY_NUMBER", "JMS_PROPERTY_STRING",
+    "JAVA_SHORT", "JAVA_STRING", "JMS_BYTES_MESSAGE", "JMS_MAP_MESSAGE", "JMS_OBJECT_MESSAGE",
+    "JMS_PROPERTY_NUMBER", "JMS_PROPERTY_STRING", "JMS_STREAM_MESSAGE", "JMS_TEXT_MESSAGE",
 ]

@@ -46,7 +46,16 @@ _SYS_TYPES: list[tuple] = [
                               ("TEXT_VC", "VARCHAR2(4000)"), ("TEXT_LOB", "CLOB")]),
     ("AQ$_JMS_BYTES_MESSAGE", _BYTES_BODY),
     ("AQ$_JMS_MAP_MESSAGE", _BYTES_BODY),
+    # the generic JMS message (any of the five kinds: MESSAGE_TYPE), a sharded queue's
+    # default payload (DBMS_AQADM.JMS_TYPE); Oracle's attribute order
+    ("AQ$_JMS_MESSAGE", [("HEADER", "SYS.AQ$_JMS_HEADER"), ("SENDERID", "VARCHAR2(100)"),
+                         ("MESSAGE_TYPE", "INT"), ("TEXT_LEN", "INT"), ("BYTES_LEN", "INT"),
+                         ("TEXT_VC", "VARCHAR2(4000)"), ("BYTES_RAW", "RAW(2000)"),
+                         ("TEXT_LOB", "CLOB"), ("BYTES_LOB", "BLOB")]),
 ]
+
+# SYS.AQ$_JMS_MESSAGE.MESSAGE_TYPE (DBMS_AQ.JMS_TEXT_MESSAGE …)
+JMS_TEXT_MESSAGE, JMS_BYTES_MESSAGE, JMS_STREAM_MESSAGE, JMS_MAP_MESSAGE, JMS_OBJECT_MESSAGE = range(5)
 
 # aq$_jms_userproperty encoding
 JMS_PROPERTY_STRING = 100
@@ -188,8 +197,9 @@ def jms_properties_of(obj: DbObject) -> dict[str, Any]:
     return result
 
 
+_GENERIC = "SYS.AQ$_JMS_MESSAGE"
 _MESSAGE_TYPES = ("SYS.AQ$_JMS_TEXT_MESSAGE", "SYS.AQ$_JMS_BYTES_MESSAGE",
-                  "SYS.AQ$_JMS_MAP_MESSAGE")
+                  "SYS.AQ$_JMS_MAP_MESSAGE", _GENERIC)
 
 
 # -- message bodies ------------------------------------------------------------
@@ -213,9 +223,18 @@ def jms_text_message(registry: TypeRegistry, text: str | None, **header: Any) ->
 
 
 def jms_text_of(obj: DbObject) -> str | None:
-    """The text of a ``SYS.AQ$_JMS_TEXT_MESSAGE``."""
-    msg = _expect(obj, "SYS.AQ$_JMS_TEXT_MESSAGE")
+    """The text of a ``SYS.AQ$_JMS_TEXT_MESSAGE`` (or of a generic text message)."""
+    msg = _expect_kind(obj, "SYS.AQ$_JMS_TEXT_MESSAGE", JMS_TEXT_MESSAGE)
     return msg.TEXT_VC if msg.TEXT_VC is not None else msg.TEXT_LOB
+
+
+def _expect_kind(obj: Any, specific: str, *kinds: int) -> DbObject:
+    """``obj`` as the ``specific`` JMS type, or a ``SYS.AQ$_JMS_MESSAGE`` of one of ``kinds``.
+    :raises: ORA-00932 for any other object or kind."""
+    msg = _expect(obj, specific, _GENERIC)
+    if msg.type.qualified_name == _GENERIC and msg.MESSAGE_TYPE not in kinds:
+        raise ora(932, specific, f"{_GENERIC} of MESSAGE_TYPE {msg.MESSAGE_TYPE}")
+    return msg
 
 
 def _bytes_body(msg: DbObject, data: bytes | None) -> DbObject:
@@ -238,7 +257,11 @@ def jms_bytes_message(registry: TypeRegistry, data: bytes | None, **header: Any)
 
 def jms_bytes_of(obj: DbObject) -> bytes | None:
     """The body of a JMS bytes (or map) message."""
-    msg = _expect(obj, "SYS.AQ$_JMS_BYTES_MESSAGE", "SYS.AQ$_JMS_MAP_MESSAGE")
+    if isinstance(obj, DbObject) and obj.type.qualified_name == "SYS.AQ$_JMS_MAP_MESSAGE":
+        msg = obj
+    else:
+        msg = _expect_kind(obj, "SYS.AQ$_JMS_BYTES_MESSAGE", JMS_BYTES_MESSAGE, JMS_STREAM_MESSAGE,
+                           JMS_MAP_MESSAGE, JMS_OBJECT_MESSAGE)
     return msg.BYTES_RAW if msg.BYTES_RAW is not None else msg.BYTES_LOB
 
 
@@ -257,8 +280,9 @@ def jms_map_message(registry: TypeRegistry, mapping: Mapping[str, Any], **header
 
 
 def jms_map_of(obj: DbObject) -> dict[str, Any]:
-    """The mapping of a ``SYS.AQ$_JMS_MAP_MESSAGE`` (``{}`` for an empty body)."""
-    _expect(obj, "SYS.AQ$_JMS_MAP_MESSAGE")
+    """The mapping of a ``SYS.AQ$_JMS_MAP_MESSAGE`` or a generic map message (``{}`` for an
+    empty body)."""
+    _expect_kind(obj, "SYS.AQ$_JMS_MAP_MESSAGE", JMS_MAP_MESSAGE)
     body = jms_bytes_of(obj)
     if not body:
         return {}
@@ -269,3 +293,25 @@ def jms_map_of(obj: DbObject) -> dict[str, Any]:
     if not isinstance(mapping, dict):
         raise ora(6502, "the JMS map message body is not a JSON object")
     return mapping
+
+
+def jms_message(registry: TypeRegistry, message_type: int, body: Any = None, **header: Any) -> DbObject:
+    """A generic ``SYS.AQ$_JMS_MESSAGE`` of ``message_type`` (JMS_TEXT_MESSAGE …): ``body`` is
+    the text of a text message, the mapping of a map message (UTF-8 JSON, as
+    :func:`jms_map_message`), the bytes of a bytes, stream or object message (their Java
+    encodings are the sender's).  ``header`` takes the keyword arguments of :func:`jms_header`."""
+    if isinstance(message_type, bool) or message_type not in range(5):
+        raise ora(6502, f"MESSAGE_TYPE must be DBMS_AQ.JMS_TEXT_MESSAGE .. JMS_OBJECT_MESSAGE, not {message_type!r}")
+    if message_type == JMS_TEXT_MESSAGE:
+        specific = jms_text_message(registry, body, **header)
+    elif message_type == JMS_MAP_MESSAGE:
+        specific = jms_map_message(registry, {} if body is None else body, **header)
+    else:
+        specific = jms_bytes_message(registry, body, **header)
+    msg = _type(registry, _GENERIC).newobject()
+    msg.HEADER, msg.MESSAGE_TYPE = specific.HEADER, message_type
+    if message_type == JMS_TEXT_MESSAGE:
+        msg.TEXT_LEN, msg.TEXT_VC, msg.TEXT_LOB = specific.TEXT_LEN, specific.TEXT_VC, specific.TEXT_LOB
+    else:
+        msg.BYTES_LEN, msg.BYTES_RAW, msg.BYTES_LOB = specific.BYTES_LEN, specific.BYTES_RAW, specific.BYTES_LOB
+    return msg
