@@ -18,7 +18,7 @@ import pytest
 
 import sluice
 
-from ..conftest import make_queue
+from ..conftest import make_queue, wait_until
 from ..streams.propkit import raises_ora, rows
 from ..streams.test_propagation import _raw
 
@@ -159,6 +159,38 @@ def test_the_default_payload_is_the_generic_jms_message(conn):
     assert [(p.MESSAGE_TYPE, p.TEXT_VC, p.HEADER.TYPE) for p in got[:1]] == [(0, "hello", "greeting")]
     assert sluice.objtypes.jms_map_of(got[1]) == {"k": 1}
     raises_ora(25215, conn.queue("JMS_SHQ", "RAW").enqone, conn.msgproperties(payload=b"raw"))
+
+
+def test_buffered_messaging_on_a_sharded_queue(conn):
+    """Seed 003 "Buffered Messaging Restrictions": array enqueue, array dequeue and PL/SQL
+    notification of buffered messages are supported on sharded queues only (a classic queue
+    still refuses the arrays)."""
+    calls = []
+    sluice.register_function("sluice.teq_buffered_notified",
+                             lambda context, reginfo, descr, payload, payloadl: calls.append(descr))
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+    conn.aqadm.start_queue("TQ")
+    conn.cursor().execute("""BEGIN
+        DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
+          SYS.AQ$_REG_INFO('TQ', DBMS_AQ.NAMESPACE_AQ, 'plsql://sluice.teq_buffered_notified', NULL)), 1);
+    END;""")
+    q = conn.queue("TQ")
+    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    q.enqmany([conn.msgproperties(payload=p) for p in (b"b1", b"b2", b"b3")])
+    assert wait_until(lambda: len(calls) == 3)
+    _nowait(q).deqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+    got = q.deqmany(2)
+    assert [(m.payload, m.deliverymode) for m in got] == [(b"b1", sluice.MSG_BUFFERED), (b"b2", sluice.MSG_BUFFERED)]
+    assert [m.payload for m in q.deqmany(5)] == [b"b3"]
+    assert q.deqmany(5) == []
+    make_queue(conn, "CQ")
+    c = conn.queue("CQ")
+    c.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    c.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    with pytest.raises(sluice.NotSupportedError, match="array enqueue of buffered"):
+        c.enqmany([conn.msgproperties(payload=b"x"), conn.msgproperties(payload=b"y")])
 
 
 # -- what a sharded queue refuses, changing nothing ---------------------------------------

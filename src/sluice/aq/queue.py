@@ -151,7 +151,7 @@ class Queue:
         immediate = opts._visibility == C.ENQ_IMMEDIATE
         buffered_mode = opts._deliverymode == C.MSG_BUFFERED
         if buffered_mode:   # seed 003 "Buffered Messaging Restrictions"
-            if len(messages) != 1:
+            if len(messages) != 1 and not table.sharded:   # array enqueue: sharded queues only
                 raise not_supported("array enqueue of buffered messages (the array size must be one)")
             if grouped and not self.stages_captured_lcrs:
                 raise not_supported("transaction grouping of buffered messages")
@@ -184,7 +184,9 @@ class Queue:
                 ctx.group_first[q.qualified] = first
         stored = fan_out_all(ctx, q, records, [m.recipients for m in messages], codec, buffered_mode)
         if buffered_mode:
-            store_buffered(ctx, q, stored, self._buffered_endpoint())
+            endpoint = self._buffered_endpoint()
+            for one in _per_message(stored):   # the pool takes one message's records at a time
+                store_buffered(ctx, q, one, endpoint)
             for m, r in zip(messages, records):
                 m._msgid, m._enqtime, m._state, m._deliverymode = r.msgid, now, r.state, C.MSG_BUFFERED
             return
@@ -304,7 +306,7 @@ class Queue:
         if mode_wanted != C.MSG_PERSISTENT:   # seed 003: buffered dequeues are IMMEDIATE, one at a time
             if opts._visibility != C.DEQ_IMMEDIATE:
                 raise ora(25236)
-            if limit > 1 and mode_wanted == C.MSG_BUFFERED:
+            if limit > 1 and mode_wanted == C.MSG_BUFFERED and not table.sharded:   # sharded only
                 raise not_supported("array dequeue of buffered messages (the array size must be one)")
         for text in (opts.correlation, opts.condition):   # both reach the store's SQL
             if type(text) is str and not text.isascii():
@@ -431,7 +433,14 @@ class Queue:
             if sel.delivery_mode != C.MSG_PERSISTENT:   # this process's buffered messages first
                 rec = self._buffered_endpoint().take(q, sel, mode, nav, reading)
                 if rec is not None:
-                    return [rec]
+                    taken = [rec]
+                    # an array dequeue of buffered messages (sharded queues: seed 003)
+                    while sel.delivery_mode == C.MSG_BUFFERED and len(taken) < limit and sel.msgid is None:
+                        rec = self._buffered_endpoint().take(q, sel, mode, nav, reading)
+                        if rec is None:
+                            break
+                        taken.append(rec)
+                    return taken
             if sel.delivery_mode == C.MSG_BUFFERED:
                 recs = []
             else:
@@ -556,15 +565,26 @@ def store_records(ctx: Any, q: QueueInfo, stored: list[MessageRecord], immediate
 def store_buffered(ctx: Any, q: QueueInfo, stored: list[MessageRecord], endpoint: Endpoint) -> None:
     """Hand buffered records to the process's pool through ``endpoint`` (an application's
     enqueue, a propagation receiver's), with what they owe registrations: seed 003, they
-    hear of buffered messages too — except PL/SQL procedures (buffered PL/SQL notification
-    is for sharded queues only)."""
-    regs = [reg for reg in ctx.catalog.registrations(q) if reg["protocol"] != "PLSQL"]
+    hear of buffered messages too — PL/SQL procedures only on sharded queues (seed 003
+    "Buffered Messaging Restrictions": buffered PL/SQL notification is for sharded queues)."""
+    regs = [reg for reg in ctx.catalog.registrations(q) if reg["protocol"] != "PLSQL" or q.table.sharded]
     if regs:
         owe_notifications(stored, regs, q.table.payload_type == "RAW")
     endpoint.enqueue(q, stored)
     if regs:   # no transaction to ride on: the outbox rows commit on their own
         ctx.store.write_notifications(q.qualified, [r for r in stored if r.notices])
         dispatcher_for(ctx.store)
+
+
+def _per_message(records: list[MessageRecord]) -> list[list[MessageRecord]]:
+    """``records`` (a multi-consumer message's copies next to each other) by message."""
+    out: list[list[MessageRecord]] = []
+    for r in records:
+        if out and out[-1][0].msgid == r.msgid:
+            out[-1].append(r)
+        else:
+            out.append([r])
+    return out
 
 
 def owe_notifications(records: list[MessageRecord], regs: list[dict], raw: bool) -> None:
