@@ -37,6 +37,21 @@ def _nowait(q, consumer=None):
     return q
 
 
+def _register_plsql(conn, queue, location):
+    """DBMS_AQ.REGISTER of the PL/SQL-style ``location`` (plsql://, mailto:// …) for ``queue``."""
+    conn.cursor().execute(f"""BEGIN
+        DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
+          SYS.AQ$_REG_INFO('{queue}', DBMS_AQ.NAMESPACE_AQ, '{location}', NULL)), 1);
+    END;""")
+
+
+def _buffered(q):
+    q.enqoptions.deliverymode = q.deqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+    return q
+
+
 def _queues(conn, like="%"):
     return rows(conn, "SELECT NAME, QUEUE_TABLE, QUEUE_TYPE, SHARDED FROM USER_QUEUES "
                       "WHERE NAME LIKE :n ORDER BY NAME", {"n": like})
@@ -170,25 +185,16 @@ def test_buffered_messaging_on_a_sharded_queue(conn):
                              lambda context, reginfo, descr, payload, payloadl: calls.append(descr))
     conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
     conn.aqadm.start_queue("TQ")
-    conn.cursor().execute("""BEGIN
-        DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
-          SYS.AQ$_REG_INFO('TQ', DBMS_AQ.NAMESPACE_AQ, 'plsql://sluice.teq_buffered_notified', NULL)), 1);
-    END;""")
-    q = conn.queue("TQ")
-    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
-    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    _register_plsql(conn, "TQ", "plsql://sluice.teq_buffered_notified")
+    q = _nowait(_buffered(conn.queue("TQ")))
     q.enqmany([conn.msgproperties(payload=p) for p in (b"b1", b"b2", b"b3")])
     assert wait_until(lambda: len(calls) == 3)
-    _nowait(q).deqoptions.deliverymode = sluice.MSG_BUFFERED
-    q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
     got = q.deqmany(2)
     assert [(m.payload, m.deliverymode) for m in got] == [(b"b1", sluice.MSG_BUFFERED), (b"b2", sluice.MSG_BUFFERED)]
     assert [m.payload for m in q.deqmany(5)] == [b"b3"]
     assert q.deqmany(5) == []
     make_queue(conn, "CQ")
-    c = conn.queue("CQ")
-    c.enqoptions.deliverymode = sluice.MSG_BUFFERED
-    c.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    c = _buffered(conn.queue("CQ"))
     with pytest.raises(sluice.NotSupportedError, match="array enqueue of buffered"):
         c.enqmany([conn.msgproperties(payload=b"x"), conn.msgproperties(payload=b"y")])
 
@@ -264,15 +270,10 @@ def test_only_plsql_notifications(conn):
     """Seed 003: "Sharded queues only support PL/SQL notification"."""
     conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
     raises_ora(24205, conn.subscribe, name="TQ", callback=lambda message: None)
-    raises_ora(24205, conn.cursor().execute, """BEGIN
-        DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
-          SYS.AQ$_REG_INFO('TQ', DBMS_AQ.NAMESPACE_AQ, 'mailto://ops@sluice.example', NULL)), 1);
-    END;""")
+    raises_ora(24205, _register_plsql, conn, "TQ", "mailto://ops@sluice.example")
+    raises_ora(24205, _register_plsql, conn, "TQ", "http://127.0.0.1:9/notify")
     assert rows(conn, "SELECT COUNT(*) FROM DBA_SUBSCR_REGISTRATIONS") == [(0,)]
-    conn.cursor().execute("""BEGIN
-        DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
-          SYS.AQ$_REG_INFO('TQ', DBMS_AQ.NAMESPACE_AQ, 'plsql://sluice.teq_notified', NULL)), 1);
-    END;""")
+    _register_plsql(conn, "TQ", "plsql://sluice.teq_notified")
     assert rows(conn, "SELECT PROTOCOL FROM DBA_SUBSCR_REGISTRATIONS") == [("PLSQL",)]
 
 
