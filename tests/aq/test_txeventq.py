@@ -18,6 +18,8 @@ import pytest
 
 import sluice
 
+from sluice.plsql import execute
+
 from ..conftest import make_queue, wait_until
 from ..streams.propkit import raises_ora, rows
 from ..streams.test_propagation import _raw
@@ -359,6 +361,53 @@ def test_queue_parameters(conn):
     aq.unset_queue_parameter("TQ", "SHARD_NUM")
     assert aq.get_queue_parameter("TQ", "SHARD_NUM") is None
     assert aq.get_queue_parameter("TQ", "STICKY_DEQUEUE") == 1
+    # the PL/SQL form returns the value in its OUT parameter
+    out = execute(conn, """DECLARE n NUMBER; BEGIN
+        DBMS_AQADM.GET_QUEUE_PARAMETER('TQ', 'STICKY_DEQUEUE', n);
+        DBMS_OUTPUT.PUT_LINE('sticky ' || n); END;""").output
+    assert out == ["sticky 1"]
+
+
+def test_database_level_queue_parameters(conn):
+    """DBMS_AQADM reference: "For database level the queue_name should be NULL. Note that queue
+    overrides database level parameter values." """
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+    aq = conn.aqadm
+    conn.cursor().execute("BEGIN DBMS_AQADM.SET_QUEUE_PARAMETER(NULL, 'SHARD_NUM', 8); END;")
+    assert aq.get_queue_parameter(None, "SHARD_NUM") == 8
+    assert aq.get_queue_parameter("TQ", "SHARD_NUM") == 8          # the database's
+    aq.set_queue_parameter("TQ", "SHARD_NUM", 2)
+    assert (aq.get_queue_parameter("TQ", "SHARD_NUM"), aq.get_queue_parameter(None, "SHARD_NUM")) == (2, 8)
+    aq.unset_queue_parameter("TQ", "SHARD_NUM")
+    assert aq.get_queue_parameter("TQ", "SHARD_NUM") == 8
+    aq.unset_queue_parameter(None, "SHARD_NUM")
+    assert aq.get_queue_parameter("TQ", "SHARD_NUM") is None
+
+
+def test_queue_properties(conn):
+    """QUEUE_PROPS_T: retry delay and retention are the queue's; "Sharded queues can be sorted by
+    ENQ_TIME or PRIORITY, ENQ_TIME" (another sort list: ORA-24036, nothing created)."""
+    aq = conn.aqadm
+    aq.create_sharded_queue(queue_name="PQ", queue_payload_type="RAW",
+                            queue_properties={"sort_list": "PRIORITY, ENQ_TIME", "retry_delay": 5,
+                                              "retention_time": -1, "cache_hint": 0})
+    assert rows(conn, "SELECT RETRY_DELAY, RETENTION FROM USER_QUEUES WHERE NAME = 'PQ'") == [(5.0, "FOREVER")]
+    assert rows(conn, "SELECT SORT_ORDER FROM USER_QUEUE_TABLES WHERE QUEUE_TABLE = 'PQ'") == [("PRIORITY,ENQ_TIME",)]
+    aq.start_queue("PQ")
+    q = conn.queue("PQ")
+    q.enqmany([conn.msgproperties(payload=b"low", priority=9), conn.msgproperties(payload=b"high", priority=1)])
+    conn.commit()
+    assert [m.payload for m in _nowait(q).deqmany(5)] == [b"high", b"low"]
+    raises_ora(24036, aq.create_sharded_queue, queue_name="CQ", queue_payload_type="RAW",
+               queue_properties={"sort_list": "COMMIT_TIME"})
+    raises_ora(24036, aq.create_sharded_queue, queue_name="CQ", queue_payload_type="RAW",
+               queue_properties={"sort_list": "ENQ_TIME, PRIORITY"})
+    raises_ora(24013, aq.create_sharded_queue, queue_name="CQ", queue_payload_type="RAW",
+               queue_properties={"retry_delay": -1})
+    with pytest.raises(sluice.InterfaceError, match="QUEUE_PROPS_T has no field colour"):
+        aq.create_sharded_queue(queue_name="CQ", queue_payload_type="RAW", queue_properties={"colour": 1})
+    raises_ora(24205, aq.alter_sharded_queue, queue_name="PQ", queue_properties={"sort_list": "ENQ_TIME"})
+    assert _queues(conn, "CQ") == []
 
 
 def test_the_queue_survives_reopening_the_store(dsn):

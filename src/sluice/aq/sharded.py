@@ -92,10 +92,15 @@ def check_notification(q: QueueInfo, protocol: str) -> None:
         raise unsupported(f"{protocol} notification (only PL/SQL)")
 
 
-def parameters_of(store: "Store", table: QueueTableInfo) -> dict[str, Any]:
-    """The queue parameters set on a sharded queue's table."""
-    for owner, name, spec in store.catalog_objects(SHARDED_KIND):
-        if (owner, name) == (table.owner, table.name):
+# where SET_QUEUE_PARAMETER keeps the database level's values: (kind, owner, name)
+_DATABASE_PARAMETERS = ("AQ_PARAMETERS", "SYS", "DATABASE")
+
+
+def parameters_of(store: "Store", table: QueueTableInfo | None) -> dict[str, Any]:
+    """The queue parameters set on a sharded queue's table (None: on the database)."""
+    kind, owner, key = _DATABASE_PARAMETERS if table is None else (SHARDED_KIND, table.owner, table.name)
+    for o, name, spec in store.catalog_objects(kind):
+        if (o, name) == (owner, key):
             return dict(spec.get("parameters", {}))
     return {}
 
@@ -219,44 +224,50 @@ class ShardedQueueAdm:
         self.alter_sharded_queue(queue_name, max_retries, comment, queue_properties, replication_mode)
 
     # -- queue parameters -----------------------------------------------------
-    def _parameter(self, queue_name: str, param_name: Any) -> tuple[QueueInfo, str]:
-        q = self._sharded_queue(queue_name)
+    # Oracle: "For database level the queue_name should be NULL. Note that queue overrides
+    # database level parameter values."  The database's are a SLUICE_CATALOG row of their own.
+    def _parameter(self, queue_name: str | None, param_name: Any) -> tuple[QueueTableInfo | None, str]:
+        """(the sharded queue's table, or None for the database level; the parameter's name)."""
+        table = None if queue_name is None else self._sharded_queue(queue_name).table
         if not isinstance(param_name, str) or param_name.strip().upper() not in QUEUE_PARAMETERS:
             raise unsupported(f"queue parameter {param_name!r}")
-        return q, param_name.strip().upper()
+        return table, param_name.strip().upper()
 
-    def set_queue_parameter(self, queue_name: str, param_name: str, param_value: int) -> None:
-        """Set a queue parameter (SHARD_NUM, STICKY_DEQUEUE, KEY_BASED_ENQUEUE) of a
-        sharded queue.  :raises: ORA-24205 for another name, ORA-06502 for a bad value."""
-        q, name = self._parameter(queue_name, param_name)
-        self._session_ctx.authz.check_admin(q.owner)
+    def set_queue_parameter(self, queue_name: str | None, param_name: str, param_value: int) -> None:
+        """Set a parameter (SHARD_NUM, STICKY_DEQUEUE, KEY_BASED_ENQUEUE) of a sharded queue,
+        or with ``queue_name`` NULL of the database.  :raises: ORA-24205 for another name,
+        ORA-06502 for a value out of its range."""
+        table, name = self._parameter(queue_name, param_name)
         low, high = QUEUE_PARAMETERS[name]
         if isinstance(param_value, bool) or not isinstance(param_value, (int, float)) \
                 or param_value != int(param_value) or not low <= param_value <= high:
             raise ora(6502, f"{name} takes an integer from {low} to {high}, not {param_value!r}")
-        self._put_parameters(q.table, name, int(param_value))
+        self._put_parameter(table, name, int(param_value))
 
-    def unset_queue_parameter(self, queue_name: str, param_name: str) -> None:
-        """Back to the default: GET_QUEUE_PARAMETER returns NULL again."""
-        q, name = self._parameter(queue_name, param_name)
-        self._session_ctx.authz.check_admin(q.owner)
-        self._put_parameters(q.table, name, None)
+    def unset_queue_parameter(self, queue_name: str | None, param_name: str) -> None:
+        """Back to the default (the database's value for a queue, else NULL)."""
+        table, name = self._parameter(queue_name, param_name)
+        self._put_parameter(table, name, None)
 
     @out_params("param_value")
-    def get_queue_parameter(self, queue_name: str, param_name: str) -> int | None:
-        """The value SET_QUEUE_PARAMETER gave the parameter, else NULL (OUT ``param_value``)."""
-        q, name = self._parameter(queue_name, param_name)
-        return parameters_of(self._store, q.table).get(name)
+    def get_queue_parameter(self, queue_name: str | None, param_name: str) -> int | None:
+        """The queue's value of the parameter, else the database's, else NULL (OUT
+        ``param_value``)."""
+        table, name = self._parameter(queue_name, param_name)
+        own = {} if table is None else parameters_of(self._store, table)
+        return own[name] if name in own else parameters_of(self._store, None).get(name)
 
-    def _put_parameters(self, table: QueueTableInfo, name: str, value: int | None) -> None:
+    def _put_parameter(self, table: QueueTableInfo | None, name: str, value: int | None) -> None:
+        kind, owner, key = (_DATABASE_PARAMETERS if table is None
+                            else (SHARDED_KIND, table.owner, table.name))
+        self._session_ctx.authz.check_admin(owner)
         self._session_ctx.ddl_commit()
         params = parameters_of(self._store, table)
         if value is None:
             params.pop(name, None)
         else:
             params[name] = value
-        self._store.put_catalog_object(SHARDED_KIND, table.owner, table.name,
-                                       {"parameters": params}, replace=True)
+        self._store.put_catalog_object(kind, owner, key, {"parameters": params}, replace=True)
         self._catalog.refresh(force=True)
 
 
@@ -267,9 +278,10 @@ def _replication_mode(value: Any) -> None:
 
 
 def _queue_props(props: Any) -> dict[str, Any]:
-    """``QUEUE_PROPS_T`` (a mapping or an object with its fields) as checked values: the
-    retry delay and retention (ORA-24013 / ORA-24014), sort list (ORA-24036), queue type
-    (NORMAL_QUEUE only) and cache hint (kept nowhere: there is no message cache)."""
+    """``QUEUE_PROPS_T`` (a mapping or a dataclass with its fields) as checked values: the
+    retry delay and retention (ORA-24013 / ORA-24014), sort list (ENQ_TIME or PRIORITY,
+    ENQ_TIME: ORA-24036), queue type (NORMAL_QUEUE only) and cache hint (checked, kept
+    nowhere: there is no message cache)."""
     if props is None:
         return {}
     if isinstance(props, Mapping):
@@ -290,6 +302,12 @@ def _queue_props(props: Any) -> dict[str, Any]:
         out["retention_time"] = seconds("retention_time", given["retention_time"], 24014, True)
     if given.get("sort_list") is not None:
         out["sort_list"] = parse_sort_list(given["sort_list"])
+        if out["sort_list"] not in (("ENQ_TIME",), ("PRIORITY", "ENQ_TIME")):
+            # QUEUE_PROPS_T: "Sharded queues can be sorted by ENQ_TIME or PRIORITY, ENQ_TIME"
+            raise ora(24036, given["sort_list"])
+    if given.get("cache_hint") is not None and (isinstance(given["cache_hint"], bool)
+                                                or not isinstance(given["cache_hint"], int)):
+        raise InterfaceError("cache_hint must be DBMS_AQADM.AUTO, CACHED or UNCACHED")
     return out
 
 
