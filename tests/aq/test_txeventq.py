@@ -224,6 +224,8 @@ def test_transformations_are_refused(conn):
     q = conn.queue("TQ")
     q.enqoptions.transformation = "ANY_TRANSFORMATION"
     raises_ora(24205, q.enqone, conn.msgproperties(payload=b"x"))
+    conn.aqadm.create_sharded_queue(queue_name="TOPIC", multiple_consumers=True, queue_payload_type="RAW")
+    raises_ora(24205, conn.aqadm.add_subscriber, "TOPIC", sluice.Agent("S"), transformation="ANY_TRANSFORMATION")
     q.enqoptions.transformation = None
     q.enqone(conn.msgproperties(payload=b"kept"))
     conn.commit()
@@ -261,8 +263,14 @@ def test_propagation_between_sharded_and_classic_queues_is_refused(conn):
     raises_ora(24205, aq.schedule_propagation, queue_name="CL_SRC", destination_queue="SH_DST")
     raises_ora(24205, conn.propagation_adm.create_propagation, "p1", "SH_SRC", "CL_DST")
     raises_ora(24205, conn.propagation_adm.create_propagation, "p2", "CL_SRC", "SH_DST")
+    # a subscriber whose address is a queue of this site is a propagation too
+    raises_ora(24205, aq.add_subscriber, "SH_SRC", sluice.Agent("REMOTE", "CL_DST"))
+    raises_ora(24205, aq.add_subscriber, "CL_SRC", sluice.Agent("REMOTE", "SH_DST"))
     assert rows(conn, "SELECT COUNT(*) FROM DBA_QUEUE_SCHEDULES") == [(0,)]
     assert rows(conn, "SELECT COUNT(*) FROM DBA_PROPAGATION") == [(0,)]
+    assert aq.queue_subscribers("SH_SRC") == [] and aq.queue_subscribers("CL_SRC") == []
+    aq.add_subscriber("SH_SRC", sluice.Agent("REMOTE", "SH_DST"))
+    aq.add_subscriber("SH_SRC", sluice.Agent("FAR", "CL_DST@DBS2"))   # another site's: its own business
     aq.schedule_propagation(queue_name="SH_SRC", destination_queue="SH_DST")
     aq.schedule_propagation(queue_name="CL_SRC", destination_queue="CL_DST")
     assert rows(conn, "SELECT QNAME FROM DBA_QUEUE_SCHEDULES ORDER BY QNAME") == [("CL_SRC",), ("SH_SRC",)]

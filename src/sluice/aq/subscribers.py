@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InterfaceError, ora
 from ..model import Agent
-from ..names import canonical, qualified
+from ..names import canonical, qualified, split_qualified
 from ..store.base import QueueInfo
+from . import sharded
 from .conditions import compile_dequeue_condition
 
 if TYPE_CHECKING:
@@ -118,7 +119,12 @@ class SubscriberAdm:
             raise InterfaceError("delivery_mode must be PERSISTENT, BUFFERED or PERSISTENT_OR_BUFFERED")
         self._check_rule(q, rule)
         if transformation:
+            if q.table.sharded:   # aq.rst: TxEventQ do not support transformations
+                raise sharded.unsupported("transformation")
             self._session_ctx.catalog.transformation(transformation)
+        if agent.address and not agent.protocol and "@" not in agent.address:   # a queue of this site
+            owner, name = split_qualified(agent.address, q.owner, "subscriber address")
+            sharded.check_propagation(q, self._session_ctx.catalog.find_queue(owner, name))
         sub = Subscriber(agent.name, agent.address, agent.protocol, rule or None, transformation,
                          bool(queue_to_queue), delivery_mode, time.time())
         if any(s.key == sub.key for s in self._session_ctx.catalog.subscribers(q)):
