@@ -276,6 +276,23 @@ def test_propagation_between_sharded_and_classic_queues_is_refused(conn):
     assert rows(conn, "SELECT QNAME FROM DBA_QUEUE_SCHEDULES ORDER BY QNAME") == [("CL_SRC",), ("SH_SRC",)]
 
 
+def test_propagation_between_sharded_queues(conn):
+    """Seed 003: sharded queues propagate to sharded queues, multi-consumer to single- and
+    multi-consumer ones."""
+    from sluice.streams.propagation.runner import PropagationRunner
+    for name, multi in (("SH_SRC", True), ("SH_ONE", False), ("SH_MANY", True)):
+        conn.aqadm.create_sharded_queue(queue_name=name, multiple_consumers=multi, queue_payload_type="RAW")
+        conn.aqadm.start_queue(name)
+    conn.aqadm.add_subscriber("SH_MANY", sluice.Agent("READER"))
+    conn.propagation_adm.create_propagation("to_one", "SH_SRC", "SH_ONE")
+    conn.propagation_adm.create_propagation("to_many", "SH_SRC", "SH_MANY")
+    conn.queue("SH_SRC").enqmany([conn.msgproperties(payload=p) for p in (b"1", b"2")])
+    conn.commit()
+    assert PropagationRunner(conn).run_once(force=True) == 4
+    assert [m.payload for m in _nowait(conn.queue("SH_ONE")).deqmany(5)] == [b"1", b"2"]
+    assert [m.payload for m in _nowait(conn.queue("SH_MANY"), "READER").deqmany(5)] == [b"1", b"2"]
+
+
 def test_only_plsql_notifications(conn):
     """Seed 003: "Sharded queues only support PL/SQL notification"."""
     conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
