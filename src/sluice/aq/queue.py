@@ -145,8 +145,10 @@ class Queue:
         if self.payload_type is not None:
             self._check_payload_type(q)
         opts = self.enqoptions
-        sharded.check_enqueue(q, [getattr(m, "_recipients", None) for m in messages], opts.transformation, array)
         table = q.table
+        if table.sharded:
+            sharded.check_enqueue(q, [getattr(m, "_recipients", None) for m in messages],
+                                  opts.transformation, array)
         grouped = table.message_grouping == "TRANSACTIONAL"
         immediate = opts._visibility == C.ENQ_IMMEDIATE
         buffered_mode = opts._deliverymode == C.MSG_BUFFERED
@@ -294,7 +296,8 @@ class Queue:
             raise ora(25226, q.qualified)
         if self.payload_type is not None:
             self._check_payload_type(q)
-        sharded.check_dequeue(q, opts.transformation, array)
+        if q.table.sharded:
+            sharded.check_dequeue(q, opts.transformation, array)
         consumer = canonical(opts.consumername, "consumer name") if opts.consumername else None
         ctx.authz.check_dequeue(q, consumer)
         table = q.table

@@ -183,9 +183,10 @@ class ShardedQueueAdm:
     def drop_sharded_queue(self, queue_name: str, force: bool = False) -> None:
         """Drop the sharded queue with its queue table and messages; without ``force`` the
         queue must be stopped first (ORA-24011, as DROP_QUEUE)."""
+        force = flag("force", force)
         q = self._sharded_queue(queue_name)
         self._session_ctx.authz.check_admin(q.owner)
-        if (q.enqueue_enabled or q.dequeue_enabled) and not flag("force", force):
+        if (q.enqueue_enabled or q.dequeue_enabled) and not force:
             raise ora(24011, q.qualified)
         self._drop_table(q.table)
 
