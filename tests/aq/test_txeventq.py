@@ -464,8 +464,12 @@ def test_an_older_store_shows_sharded_false(dsn):
            "Q.USER_COMMENT, CAST(NULL AS TEXT) AS NETWORK_NAME, 'NO' AS SHARDED, "
            "'PERSISTENT' AS QUEUE_CATEGORY, T.MULTIPLE_CONSUMERS AS RECIPIENTS_MULTIPLE "
            "FROM AQ_QUEUES Q JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID")
+    old_user = ("SELECT NAME, QUEUE_TABLE, QID, QUEUE_TYPE, MAX_RETRIES, RETRY_DELAY, ENQUEUE_ENABLED, "
+                "DEQUEUE_ENABLED, RETENTION, USER_COMMENT, NETWORK_NAME FROM DBA_QUEUES "
+                "WHERE OWNER = current_setting('sluice.user', true)")
     replace = ["DROP VIEW DBA_QUEUES", f"CREATE VIEW DBA_QUEUES AS {old}"] if dsn.startswith("sqlite:") \
-        else [f"CREATE OR REPLACE VIEW DBA_QUEUES AS {old}"]
+        else ["DROP VIEW USER_QUEUES", f"CREATE OR REPLACE VIEW DBA_QUEUES AS {old}",
+              f"CREATE VIEW USER_QUEUES AS {old_user}"]   # (SQLite makes USER_ views per connection)
     _raw(dsn, [*replace, "UPDATE SLUICE_META SET VALUE = '16' WHERE KEY = 'schema_version'"])
     conn = sluice.connect(dsn)
     try:
