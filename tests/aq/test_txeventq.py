@@ -17,7 +17,6 @@ from __future__ import annotations
 import pytest
 
 import sluice
-
 from sluice.plsql import execute
 
 from ..conftest import make_queue, wait_until
