@@ -223,6 +223,10 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24042: (ProgrammingError, "no propagation schedule exists for QUEUE {0} and DESTINATION {1}"),
     24087: (DataError, "invalid database user {0}"),
     24181: (ProgrammingError, "The type {0} does not exist"),
+    # sharded queues / Transactional Event Queues (sluice.aq.sharded)
+    24205: (NotSupportedError, "feature {0} not supported for sharded queues"),
+    24216: (ProgrammingError, "{0} not a supported payload type in sharded queue"),
+    24228: (NotSupportedError, "purge by condition not supported for sharded queues/transactional event queues."),
     24184: (IntegrityError, "transformation {0}.{1} already exists"),
     24185: (ProgrammingError, "transformation {0}.{1} not found"),
     # AQ enqueue / dequeue

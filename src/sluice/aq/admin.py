@@ -10,12 +10,13 @@ transaction first and are committed on return.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..errors import InterfaceError, ora
 from ..names import canonical, split_qualified
 from ..security.admin import SecurityAdm
+from .adminargs import MAX_SECONDS, parse_sort_list, comment_arg as _comment, flag as _flag, retries as _retries, seconds as _seconds
+from .sharded import ShardedQueueAdm, unsupported
 from .subscribers import SubscriberAdm
 from ..store.base import QueueInfo, QueueTableInfo
 from .buffered import existing_pool
@@ -26,61 +27,10 @@ if TYPE_CHECKING:
 
 _Info = TypeVar("_Info", QueueInfo, QueueTableInfo)
 
-_SORT_KEYS = ("PRIORITY", "ENQ_TIME", "COMMIT_TIME")
-
 # Streams clients that write into queues from outside this package (a synchronous capture's
 # triggers, sluice.streams.capture.sync) may refuse a queue's drop before anything changes:
 # check(session context, [(owner, queue), ...]) raises
 QUEUE_DROP_CHECKS: list[Callable[[Any, list[tuple[str, str]]], None]] = []
-
-
-def parse_sort_list(sort_list: str | None) -> tuple[str, ...]:
-    """``'priority, enq_time'`` -> ``('PRIORITY', 'ENQ_TIME')``.  :raises: ORA-24036."""
-    if sort_list is None or not str(sort_list).strip():
-        return ("ENQ_TIME",)
-    keys = tuple(k.strip().upper() for k in str(sort_list).split(","))
-    if (len(keys) > 2 or any(k not in _SORT_KEYS for k in keys) or len(set(keys)) != len(keys)
-            or {"ENQ_TIME", "COMMIT_TIME"} <= set(keys)
-            or (len(keys) == 2 and keys[1] == "PRIORITY" and keys[0] == "COMMIT_TIME")):
-        raise ora(24036, sort_list)
-    return keys
-
-
-def _flag(name: str, value: object) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise InterfaceError(f"{name} must be TRUE or FALSE")
-
-
-# the longest retry delay or retention a queue takes (and the stores' views can show as dates)
-MAX_SECONDS = 2**31 - 1
-
-
-def _seconds(name: str, value: object, code: int, allow_forever: bool) -> float:
-    """A number of seconds: finite (a NaN passed ``< 0`` and failed in the store's NOT NULL
-    column; an infinity has no date), at most 2**31 - 1 (68 years: 1e300 broke PostgreSQL's
-    views with 'timestamp out of range'), non-negative or, ``allow_forever``, -1."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ora(code, value)
-    try:
-        seconds = float(value)
-    except OverflowError:                      # an int beyond any float
-        raise ora(code, value) from None
-    if not math.isfinite(seconds) or seconds > MAX_SECONDS \
-            or (seconds < 0 and not (allow_forever and seconds == -1)):
-        raise ora(code, value)
-    return seconds
-
-
-def _retries(value: object) -> int:
-    """MAX_RETRIES: 0 .. 2**31 - 1 (Oracle's limit; beyond it SQLite could not store it)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**31 - 1:
-        raise ora(24013, value)
-    return value
 
 
 def _set_given(target: _Info, **values: object) -> _Info:
@@ -89,14 +39,7 @@ def _set_given(target: _Info, **values: object) -> _Info:
     return dataclasses.replace(target, **{name: value for name, value in values.items() if value is not None})
 
 
-def _comment(comment: object) -> str | None:
-    """A COMMENT argument (VARCHAR2).  :raises: ORA-06502 for anything but text or NULL."""
-    if comment is not None and not isinstance(comment, str):
-        raise ora(6502, f"comment must be a string, not {type(comment).__name__}")
-    return comment
-
-
-class AqAdm(SecurityAdm, SubscriberAdm):
+class AqAdm(SecurityAdm, SubscriberAdm, ShardedQueueAdm):
     """The DBMS_AQADM package for one connection."""
 
     # package constants (DBMS_AQADM.<NAME>)
@@ -167,6 +110,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
                           replication_mode: int | None = None) -> None:
         table = self._catalog.queue_table(queue_table)
         self._session_ctx.authz.check_admin(table.owner)
+        if table.sharded:
+            raise unsupported("ALTER_QUEUE_TABLE (use ALTER_SHARDED_QUEUE)")
         comment = _comment(comment)
         self._session_ctx.ddl_commit()
         table = _set_given(table, comment=comment, primary_instance=primary_instance,
@@ -177,9 +122,16 @@ class AqAdm(SecurityAdm, SubscriberAdm):
     def drop_queue_table(self, queue_table: str, force: bool = False, auto_commit: bool = True) -> None:
         table = self._catalog.queue_table(queue_table)
         self._session_ctx.authz.check_admin(table.owner)
+        if table.sharded:
+            raise unsupported("DROP_QUEUE_TABLE (use DROP_SHARDED_QUEUE)")
         user_queues = [q for q in self._catalog.queues_of(table) if q.name != table.exception_queue_name]
         if user_queues and not _flag("force", force):
             raise ora(24012, table.qualified)
+        self._drop_table(table)
+
+    def _drop_table(self, table: QueueTableInfo) -> None:
+        """Drop ``table`` with its queues, their subscribers and buffered messages (the
+        caller checked the arguments and the privilege)."""
         for check in QUEUE_DROP_CHECKS:
             check(self._session_ctx, [(q.owner, q.name) for q in self._catalog.queues_of(table)])
         self._session_ctx.ddl_commit()
@@ -199,6 +151,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         on the ``AQ$<queue_table>`` view aliased ``qtview`` (NULL purges everything)."""
         table = self._catalog.queue_table(queue_table)
         self._session_ctx.authz.check_admin(table.owner)
+        if table.sharded and purge_condition is not None:
+            raise ora(24228)
         self._session_ctx.ddl_commit()
         self._store.purge_messages(table, purge_condition)
 
@@ -210,6 +164,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         owner, name = split_qualified(queue_name, self._session_ctx.username, "queue name")
         self._session_ctx.authz.check_admin(owner)
         table = self._catalog.queue_table(queue_table)
+        if table.sharded:
+            raise unsupported("CREATE_QUEUE (a sharded queue table holds its one queue)")
         if owner != table.owner:
             raise ora(24037, owner, table.owner)
         if queue_type not in (0, 1):
@@ -245,6 +201,8 @@ class AqAdm(SecurityAdm, SubscriberAdm):
     def drop_queue(self, queue_name: str, auto_commit: bool = True) -> None:
         q = self._catalog.queue(queue_name)
         self._session_ctx.authz.check_admin(q.owner)
+        if q.table.sharded:
+            raise unsupported("DROP_QUEUE (use DROP_SHARDED_QUEUE)")
         if q.enqueue_enabled or q.dequeue_enabled:
             raise ora(24011, q.qualified)
         if q.name == q.table.exception_queue_name:
@@ -301,4 +259,4 @@ class AqAdm(SecurityAdm, SubscriberAdm):
         return int(src.table.payload_type == dst.table.payload_type)
 
 
-__all__ = ["AqAdm", "QUEUE_DROP_CHECKS", "parse_sort_list", "canonical"]
+__all__ = ["AqAdm", "MAX_SECONDS", "QUEUE_DROP_CHECKS", "parse_sort_list", "canonical"]

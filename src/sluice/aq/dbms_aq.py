@@ -168,7 +168,7 @@ class DbmsAq:
         self._apply_enq_options(q, enqueue_options)
         msgs = [self._message(p, v) for p, v in
                 zip(message_properties_array[:array_size], payload_array[:array_size])]
-        q._enqueue(msgs)
+        q._enqueue(msgs, array=True)
         return [m.msgid for m in msgs]
 
     @_out("message_properties", "payload", "msgid")

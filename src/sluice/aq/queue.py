@@ -24,6 +24,7 @@ from .notify.dispatcher import dispatcher_for
 from .bufferedendpoint import Endpoint, check_lob_attributes
 from .recipients import fan_out, recipient_list, recipients_of
 from .payload import ANYDATA
+from . import sharded
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -117,21 +118,23 @@ class Queue:
         """Enqueue several messages at once: all of them or, on any error, none."""
         if isinstance(messages, (str, bytes, bytearray, dict)) or not hasattr(messages, "__iter__"):
             raise InterfaceError(f"messages must be a list of MessageProperties, not {type(messages).__name__}")
-        self._enqueue(list(messages), need_payload=True)
+        self._enqueue(list(messages), need_payload=True, array=True)
 
     enqOne = enqone  # noqa: N815
     enqMany = enqmany  # noqa: N815
 
-    def _enqueue(self, messages: list[MessageProperties], need_payload: bool = False) -> None:
+    def _enqueue(self, messages: list[MessageProperties], need_payload: bool = False,
+                 array: bool = False) -> None:
         """Enqueue ``messages``; ``need_payload``: refuse one without a payload, as
         python-oracledb does before sending (DPY-2000) — DBMS_AQ.ENQUEUE takes NULL
         where the queue's type can hold it."""
         # one call at a time on a connection, as python-oracledb serialises a connection's
         # round trips: threads sharing it interleaved their transaction's bookkeeping
         with self._session_ctx.lock:
-            self._enqueue_serialised(messages, need_payload)
+            self._enqueue_serialised(messages, need_payload, array)
 
-    def _enqueue_serialised(self, messages: list[MessageProperties], need_payload: bool) -> None:
+    def _enqueue_serialised(self, messages: list[MessageProperties], need_payload: bool,
+                            array: bool) -> None:
         ctx = self._session_ctx
         ctx.check_open()
         q = self._info()
@@ -142,6 +145,7 @@ class Queue:
         if self.payload_type is not None:
             self._check_payload_type(q)
         opts = self.enqoptions
+        sharded.check_enqueue(q, [getattr(m, "_recipients", None) for m in messages], opts.transformation, array)
         table = q.table
         grouped = table.message_grouping == "TRANSACTIONAL"
         immediate = opts._visibility == C.ENQ_IMMEDIATE
@@ -269,17 +273,17 @@ class Queue:
         if isinstance(max_num_messages, bool) or not isinstance(max_num_messages, int) \
                 or not 1 <= max_num_messages <= MAX_DEQUEUE_BATCH:
             raise InterfaceError(f"max_num_messages must be a positive integer (at most {MAX_DEQUEUE_BATCH})")
-        return self._dequeue(max_num_messages)
+        return self._dequeue(max_num_messages, array=True)
 
     deqOne = deqone  # noqa: N815
     deqMany = deqmany  # noqa: N815
 
-    def _dequeue(self, limit: int) -> list[MessageProperties]:
+    def _dequeue(self, limit: int, array: bool = False) -> list[MessageProperties]:
         # (serialised as _enqueue is; a waiting dequeue holds the connection, as in python-oracledb)
         with self._session_ctx.lock:
-            return self._dequeue_serialised(limit)
+            return self._dequeue_serialised(limit, array)
 
-    def _dequeue_serialised(self, limit: int) -> list[MessageProperties]:
+    def _dequeue_serialised(self, limit: int, array: bool = False) -> list[MessageProperties]:
         ctx = self._session_ctx
         ctx.check_open()
         opts = self.deqoptions
@@ -288,6 +292,7 @@ class Queue:
             raise ora(25226, q.qualified)
         if self.payload_type is not None:
             self._check_payload_type(q)
+        sharded.check_dequeue(q, opts.transformation, array)
         consumer = canonical(opts.consumername, "consumer name") if opts.consumername else None
         ctx.authz.check_dequeue(q, consumer)
         table = q.table

@@ -85,6 +85,10 @@ class QueueTableInfo:
     primary_instance: int = 0
     secondary_instance: int = 0
     qt_id: int = 0
+    # a sharded queue / Transactional Event Queue's table (named like its one queue): the
+    # store keeps the mark and the queue's parameters in a SLUICE_CATALOG row of kind
+    # SHARDED_QUEUE (SHARDED_KIND), so an older store's AQ_QUEUE_TABLES serves unchanged
+    sharded: bool = False
 
     @property
     def qualified(self) -> str:
@@ -106,6 +110,10 @@ class QueueTableInfo:
     def exception_queue_name(self) -> str:
         """The default exception queue created with the table."""
         return f"AQ$_{self.name}_E"
+
+
+# the SLUICE_CATALOG kind marking a sharded queue's table (see QueueTableInfo.sharded)
+SHARDED_KIND = "SHARDED_QUEUE"
 
 
 @dataclass(slots=True)
@@ -469,9 +477,12 @@ class Store(abc.ABC):
         """A number that changes whenever the catalog changes (for caches)."""
 
     @abc.abstractmethod
-    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo) -> QueueTableInfo:
-        """Create the queue table, its message storage, its views and its default exception
-        queue.  :raises IntegrityError: ORA-24001 when it exists."""
+    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo,
+                           queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
+        """Create the queue table, its message storage, its views, its default exception
+        queue and ``queues`` (a sharded queue's one queue), all or nothing; a ``sharded``
+        table gets its SHARDED_QUEUE catalog row in the same transaction.
+        :raises IntegrityError: ORA-24001 when it exists, ORA-24006 when a queue does."""
 
     @abc.abstractmethod
     def drop_queue_table(self, owner: str, name: str) -> None:

@@ -269,8 +269,9 @@ class PgStore(Store):
             with self._cond:
                 self._catalog_version += 1
 
-    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo) -> QueueTableInfo:
-        return self._ddl(lambda c: sqlcatalog.create_queue_table(c, table, exception_queue))
+    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo,
+                           queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
+        return self._ddl(lambda c: sqlcatalog.create_queue_table(c, table, exception_queue, queues))
 
     def drop_queue_table(self, owner: str, name: str) -> None:
         qt = next((t for t in self.queue_tables() if (t.owner, t.name) == (owner, name)), None)

@@ -13,16 +13,21 @@ import json
 import time
 
 from ..errors import ora
-from .base import QueueInfo, QueueTableInfo
-from .sqlschema import drop_queue_table_ddl, queue_depth_ddl, queue_table_ddl, table_name
+from .base import SHARDED_KIND, QueueInfo, QueueTableInfo
+from .sqlschema import SHARDED_SQL, drop_queue_table_ddl, queue_depth_ddl, queue_table_ddl, table_name
 
 
-def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo) -> QueueTableInfo:
-    """Insert the catalog row, create storage and views, add the default exception queue.
-    :raises IntegrityError: ORA-24001 when the queue table exists."""
+def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo,
+                       queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
+    """Insert the catalog row, create storage and views, add the default exception queue
+    and ``queues``; a sharded table's SHARDED_QUEUE row (its parameters: none yet).
+    :raises IntegrityError: ORA-24001 when the queue table exists, ORA-24006 when a queue does."""
     if c.execute("SELECT 1 FROM AQ_QUEUE_TABLES WHERE OWNER = ? AND NAME = ?",
                  (table.owner, table.name)).fetchone():
         raise ora(24001, table.qualified)
+    for q in queues:   # before anything is created (a classic queue may have the name)
+        if c.execute("SELECT 1 FROM AQ_QUEUES WHERE OWNER = ? AND NAME = ?", (q.owner, q.name)).fetchone():
+            raise ora(24006, q.qualified)
     table.qt_id = c.execute(
         "INSERT INTO AQ_QUEUE_TABLES (OWNER, NAME, PAYLOAD_TYPE, SORT_LIST, MULTIPLE_CONSUMERS,"
         " MESSAGE_GROUPING, USER_COMMENT, COMPATIBLE, SECURE, PRIMARY_INSTANCE,"
@@ -34,8 +39,11 @@ def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo) -> 
     for stmt in queue_table_ddl(table, c.dialect):
         c.execute(stmt)
     refresh_queue_depth(c)
-    exception_queue.table = table
-    insert_queue(c, exception_queue)
+    for q in (exception_queue, *queues):
+        q.table = table
+        insert_queue(c, q)
+    if table.sharded:
+        put_object(c, SHARDED_KIND, table.owner, table.name, {"parameters": {}}, replace=True)
     return table
 
 
@@ -45,6 +53,7 @@ def drop_queue_table(c, qt: QueueTableInfo) -> None:
         c.execute(stmt)
     c.execute("DELETE FROM AQ_QUEUES WHERE QT_ID = ?", (qt.qt_id,))
     c.execute("DELETE FROM AQ_QUEUE_TABLES WHERE QT_ID = ?", (qt.qt_id,))
+    drop_object(c, SHARDED_KIND, qt.owner, qt.name)
 
 
 def refresh_queue_depth(c, without: int | None = None) -> None:
@@ -62,10 +71,11 @@ def update_queue_table(c, table: QueueTableInfo) -> None:
 def queue_tables(c) -> list[QueueTableInfo]:
     rows = c.execute(
         "SELECT OWNER, NAME, PAYLOAD_TYPE, SORT_LIST, MULTIPLE_CONSUMERS, MESSAGE_GROUPING,"
-        " USER_COMMENT, COMPATIBLE, SECURE, PRIMARY_INSTANCE, SECONDARY_INSTANCE, QT_ID"
+        " USER_COMMENT, COMPATIBLE, SECURE, PRIMARY_INSTANCE, SECONDARY_INSTANCE, QT_ID,"
+        f" {SHARDED_SQL.format(t='AQ_QUEUE_TABLES')}"
         " FROM AQ_QUEUE_TABLES ORDER BY QT_ID").fetchall()
     return [QueueTableInfo(r[0], r[1], r[2], tuple(r[3].split(",")), bool(r[4]), r[5], r[6], r[7],
-                           bool(r[8]), r[9] or 0, r[10] or 0, r[11]) for r in rows]
+                           bool(r[8]), r[9] or 0, r[10] or 0, r[11], r[12] == "TRUE") for r in rows]
 
 
 def insert_queue(c, q: QueueInfo) -> None:

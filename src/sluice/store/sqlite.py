@@ -30,7 +30,7 @@ from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
 from .sqlitefns import register_sqlite_functions
 from .sqlnames import json_value
-from .sqlschema import (LEGACY_RECEIVED, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, quote, table_name,
+from .sqlschema import (LEGACY_RECEIVED, RESHAPED_VIEWS, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, quote, table_name,
                         upgrade_queue_table_ddl, view_name)
 from .timemgr import TimeManagerThread
 
@@ -198,6 +198,10 @@ class SqliteStore(Store):
                       .fetchone()[0])
         if version >= SCHEMA_VERSION:
             return
+        for view in RESHAPED_VIEWS:   # made again by catalog_ddl's CREATE VIEW IF NOT EXISTS
+            c.execute(f"DROP VIEW IF EXISTS {view}")
+        for stmt in catalog_ddl(SQLITE):
+            c.execute(stmt)
         for qt in sqlcatalog.queue_tables(c):
             cols = {r[1].upper() for r in c.execute(f"PRAGMA table_info({table_name(qt)})")}
             for stmt in upgrade_queue_table_ddl(qt, cols, SQLITE):
@@ -357,9 +361,10 @@ class SqliteStore(Store):
             yield self._svc
             self._bump_catalog()
 
-    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo) -> QueueTableInfo:
+    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo,
+                           queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
         with self._ddl() as c:
-            return sqlcatalog.create_queue_table(c, table, exception_queue)
+            return sqlcatalog.create_queue_table(c, table, exception_queue, queues)
 
     def drop_queue_table(self, owner: str, name: str) -> None:
         table = self._queue_table_row(owner, name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .base import RECORD_COLUMNS, QueueTableInfo
+from .base import RECORD_COLUMNS, SHARDED_KIND, QueueTableInfo
 from ..constants import MSG_EXPIRED, STATE_UNDELIVERABLE
 from .dialect import Dialect
 
@@ -40,10 +40,21 @@ from .dialect import Dialect
 #     must skip a transaction the user deleted from the error queue)
 # 16: the AQ$<queue_table> views show MSG_STATE UNDELIVERABLE (STATE_UNDELIVERABLE: a queue-to-
 #     dblink propagation's refused recipient); an upgrade makes every AQ$ view again
-SCHEMA_VERSION = 16
+# 17: sharded queues / Transactional Event Queues: DBA_QUEUES.SHARDED is 'TRUE' / 'FALSE' (it
+#     was 'NO'), read from the SHARDED_QUEUE rows of SLUICE_CATALOG (no table changes; SQLite's
+#     CREATE VIEW IF NOT EXISTS keeps an old view: the upgrade drops RESHAPED_VIEWS first);
+#     USER_QUEUES gains SHARDED and QUEUE_CATEGORY
+SCHEMA_VERSION = 17
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY",)
+# views whose text changed (same columns and types) since an older schema version
+RESHAPED_VIEWS = ("DBA_QUEUES",)
+
+# whether the queue table row ``{t}`` is a sharded queue's ('TRUE' / 'FALSE', as Oracle's
+# DBA_QUEUES.SHARDED)
+SHARDED_SQL = (f"CASE WHEN EXISTS (SELECT 1 FROM SLUICE_CATALOG SQ WHERE SQ.KIND = '{SHARDED_KIND}' "
+               "AND SQ.OWNER = {t}.OWNER AND SQ.NAME = {t}.NAME) THEN 'TRUE' ELSE 'FALSE' END")
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -99,7 +110,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
                    CASE WHEN Q.DEQUEUE_ENABLED = 1 THEN 'YES' ELSE 'NO' END AS DEQUEUE_ENABLED,
                    CASE WHEN Q.RETENTION_TIME < 0 THEN 'FOREVER'
                         ELSE CAST(CAST(Q.RETENTION_TIME AS {i}) AS TEXT) END AS RETENTION,
-                   Q.USER_COMMENT, CAST(NULL AS TEXT) AS NETWORK_NAME, 'NO' AS SHARDED,
+                   Q.USER_COMMENT, CAST(NULL AS TEXT) AS NETWORK_NAME, {SHARDED_SQL.format(t='T')} AS SHARDED,
                    'PERSISTENT' AS QUEUE_CATEGORY, T.MULTIPLE_CONSUMERS AS RECIPIENTS_MULTIPLE
             FROM AQ_QUEUES Q JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID""",
         f"""{d.create_view} ALL_QUEUES AS SELECT * FROM DBA_QUEUES""",
@@ -732,8 +743,8 @@ def apply_ddl(d: Dialect) -> list[str]:
 # per-session views that depend on the current user
 USER_VIEWS = [
     ("USER_QUEUES", "SELECT NAME, QUEUE_TABLE, QID, QUEUE_TYPE, MAX_RETRIES, RETRY_DELAY, "
-                    "ENQUEUE_ENABLED, DEQUEUE_ENABLED, RETENTION, USER_COMMENT, NETWORK_NAME "
-                    "FROM DBA_QUEUES WHERE OWNER = {user}"),
+                    "ENQUEUE_ENABLED, DEQUEUE_ENABLED, RETENTION, USER_COMMENT, NETWORK_NAME, "
+                    "SHARDED, QUEUE_CATEGORY FROM DBA_QUEUES WHERE OWNER = {user}"),
     ("USER_QUEUE_TABLES", "SELECT QUEUE_TABLE, TYPE, OBJECT_TYPE, SORT_ORDER, RECIPIENTS, "
                           "MESSAGE_GROUPING, COMPATIBLE, PRIMARY_INSTANCE, SECONDARY_INSTANCE, "
                           "OWNER_INSTANCE, USER_COMMENT, SECURE FROM DBA_QUEUE_TABLES WHERE OWNER = {user}"),

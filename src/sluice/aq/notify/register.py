@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ... import constants as C
 from ...errors import ArgumentError, Error, InterfaceError, ora
 from ...names import canonical
+from ..sharded import check_notification
 from .dispatcher import dispatcher_for
 from .registration import (CALLBACKS, PROCESS, Registration, RegInfo, Subscription, _callbacks_lock,
                            drop_registration)
@@ -179,6 +180,7 @@ def _new(conn: "Connection", queue: str, consumer: str | None, kind: str, locati
     _check_int("qos", qos)
     _check_int("grouping_repeat", grouping_repeat, -1, 2 ** 31 - 1)   # -1: NTFN_GROUPING_FOREVER
     grouping_start = _epoch(grouping_start)
+    check_notification(conn.context.catalog.queue(queue), kind)
     name = queue if consumer is None else f"{queue}:{consumer}"
     return Registration(id=uuid.uuid4().hex[:16].upper(), name=name, queue=queue, consumer=consumer,
                         protocol=kind, location=location, payload=payload, timeout=timeout,

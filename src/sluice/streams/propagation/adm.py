@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import constants as C
 from ...aq.admin import AqAdm
+from ...aq.sharded import check_propagation
 from ...errors import InterfaceError, not_supported, ora
 from ...model import Agent
 from ...names import canonical, split_qualified
@@ -131,7 +132,7 @@ class PropagationAdm:
         dq_text, link = split_destination(destination_queue, destination_dblink)
         d_owner, d_name = split_qualified(dq_text, ctx.username, "destination queue name")
         if link is None:
-            ctx.catalog.queue_by_key((d_owner, d_name))          # ORA-24010 when missing
+            check_propagation(src, ctx.catalog.queue_by_key((d_owner, d_name)))   # ORA-24010 when missing
             if (d_owner, d_name) == (src.owner, src.name):
                 raise ora(26667, "destination_queue: a queue cannot propagate to itself")
         positive = self._rule_set(rule_set_name)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 from ...aq.admin import MAX_SECONDS
+from ...aq.sharded import check_propagation
 from ...errors import InterfaceError, ora
 from ...names import split_qualified
 from .links import link_name
@@ -416,6 +417,8 @@ class ScheduleAdm:
                                      self._session_ctx.username)
         if find(self._session_ctx.session, key) is not None:
             raise ora(24041, q.qualified, destination or LOCAL)
+        if dq is not None and link is None:   # a queue of this site: sharded on both ends or neither
+            check_propagation(q, self._session_ctx.catalog.find_queue(*split_qualified(dq, q.owner, "queue")))
         s = Schedule(q.owner, q.name, key[2], _time("start_time", start_time, self.clock()),
                      _duration(duration), _next_time(next_time, self.clock()), _latency(latency),
                      destination_queue=dq, dblink=link)

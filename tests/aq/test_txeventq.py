@@ -1,0 +1,348 @@
+"""Sharded queues / Transactional Event Queues (TxEventQ): DBMS_AQADM.CREATE_SHARDED_QUEUE,
+CREATE_TRANSACTIONAL_EVENT_QUEUE and their DROP_ / ALTER_ procedures, the queue parameters,
+and what a sharded queue refuses.
+
+References: python-oracledb's AQ user guide (doc/src/user_guide/aq.rst: the RAW_SHQ example;
+"TxEventQ use the same Python API calls as classic queues"; no EnqOptions.transformation,
+DeqOptions.transformation or recipient lists; no array enqueue / dequeue of JSON payloads);
+seed 003 ("a list of recipients … into a non-sharded queue", "You cannot propagate between
+sharded and non-sharded queues", "Sharded queues only support PL/SQL notification"); Oracle's
+DBMS_AQADM reference (CREATE_SHARDED_QUEUE's parameters, ORA-24205 "feature … not supported
+for sharded queues", ORA-24216 payload type, ORA-24228 purge by condition) and DBA_QUEUES
+(SHARDED 'TRUE' / 'FALSE').
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import sluice
+
+from ..conftest import make_queue
+from ..streams.propkit import raises_ora, rows
+from ..streams.test_propagation import _raw
+
+USER_GUIDE = """
+begin
+    dbms_aqadm.create_sharded_queue('RAW_SHQ', queue_payload_type=>'RAW');
+    dbms_aqadm.start_queue('RAW_SHQ');
+end;"""
+
+
+def _nowait(q, consumer=None):
+    q.deqoptions.wait = sluice.DEQ_NO_WAIT
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG     # (a rollback or another consumer: from the start)
+    if consumer is not None:
+        q.deqoptions.consumername = consumer
+    return q
+
+
+def _queues(conn, like="%"):
+    return rows(conn, "SELECT NAME, QUEUE_TABLE, QUEUE_TYPE, SHARDED FROM USER_QUEUES "
+                      "WHERE NAME LIKE :n ORDER BY NAME", {"n": like})
+
+
+# -- what must work ------------------------------------------------------------------------
+def test_the_user_guide_example_runs_verbatim(conn, conn2):
+    """aq.rst: the block creates and starts a sharded RAW queue; enqone / deqone / enqmany /
+    deqmany then work as on a classic queue, a commit publishing to other sessions."""
+    conn.cursor().execute(USER_GUIDE)
+    assert _queues(conn) == [("AQ$_RAW_SHQ_E", "RAW_SHQ", "EXCEPTION_QUEUE", "TRUE"),
+                             ("RAW_SHQ", "RAW_SHQ", "NORMAL_QUEUE", "TRUE")]
+    queue = conn.queue("RAW_SHQ")
+    queue.enqone(conn.msgproperties(payload=b"single"))
+    queue.enqmany([conn.msgproperties(payload=f"bulk {i}".encode()) for i in range(3)])
+    q2 = _nowait(conn2.queue("RAW_SHQ"))
+    assert q2.deqone() is None                        # not committed yet
+    conn.commit()
+    assert q2.deqone().payload == b"single"
+    assert [m.payload for m in q2.deqmany(10)] == [b"bulk 0", b"bulk 1", b"bulk 2"]
+    conn2.commit()
+    assert _nowait(conn.queue("RAW_SHQ")).deqone() is None
+
+
+def test_object_payloads_in_a_transactional_event_queue(conn):
+    conn.cursor().execute("CREATE TYPE udt_Book AS OBJECT (Title VARCHAR2(100), Price NUMBER(5,2))")
+    conn.cursor().execute("""BEGIN
+        DBMS_AQADM.CREATE_TRANSACTIONAL_EVENT_QUEUE(queue_name => 'BOOK_TEQ',
+                                                    queue_payload_type => 'UDT_BOOK');
+        DBMS_AQADM.START_QUEUE(queue_name => 'BOOK_TEQ');
+    END;""")
+    book_type = conn.gettype("UDT_BOOK")
+    queue = conn.queue("BOOK_TEQ", book_type)
+
+    def book(title, price):
+        b = book_type.newobject()
+        b.TITLE, b.PRICE = title, price
+        return b
+    queue.enqone(conn.msgproperties(payload=book("Ulysses", 12)))
+    queue.enqmany([conn.msgproperties(payload=book(t, 7)) for t in ("Emma", "Dubliners")])
+    conn.commit()
+    _nowait(queue)
+    assert queue.deqone().payload.TITLE == "Ulysses"
+    assert [m.payload.TITLE for m in queue.deqmany(5)] == ["Emma", "Dubliners"]
+    conn.commit()
+
+
+def test_json_single_messages(conn):
+    conn.aqadm.create_transactional_event_queue(queue_name="JSON_TEQ", queue_payload_type="JSON")
+    conn.aqadm.start_queue("JSON_TEQ")
+    queue = conn.queue("JSON_TEQ", "JSON")
+    queue.enqone(conn.msgproperties(payload={"id": 1, "tags": ["a", "b"]}))
+    conn.commit()
+    assert _nowait(queue).deqone().payload == {"id": 1, "tags": ["a", "b"]}
+    conn.commit()
+
+
+def test_commit_and_rollback_as_on_a_classic_queue(conn, conn2):
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW", max_retries=1)
+    conn.aqadm.start_queue("TQ")
+    q = _nowait(conn.queue("TQ"))
+    q.enqone(conn.msgproperties(payload=b"gone"))
+    conn.rollback()
+    assert q.deqone() is None
+    q.enqone(conn.msgproperties(payload=b"kept"))
+    conn.commit()
+    assert q.deqone().payload == b"kept"
+    conn.rollback()                                   # the dequeue undone: one attempt used
+    m = q.deqone()
+    assert (m.payload, m.attempts) == (b"kept", 1)
+    conn.rollback()                                   # out of retries: to the exception queue
+    assert q.deqone() is None
+    conn.aqadm.start_queue("AQ$_TQ_E", enqueue=False)
+    exc = _nowait(conn2.queue("AQ$_TQ_E"))
+    assert exc.deqone().payload == b"kept"
+    conn2.commit()
+    # ENQ_IMMEDIATE commits on its own, as on a classic queue
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    q.enqone(conn.msgproperties(payload=b"now"))
+    conn.rollback()
+    assert _nowait(conn2.queue("TQ")).deqone().payload == b"now"
+
+
+def test_a_multi_consumer_queue_with_subscribers(conn):
+    conn.cursor().execute("""BEGIN
+        DBMS_AQADM.CREATE_SHARDED_QUEUE(queue_name => 'TOPIC', multiple_consumers => TRUE,
+                                        queue_payload_type => 'RAW');
+        DBMS_AQADM.ADD_SUBSCRIBER('TOPIC', SYS.AQ$_AGENT('SUB_A', NULL, NULL));
+        DBMS_AQADM.START_QUEUE('TOPIC');
+    END;""")
+    conn.aqadm.add_subscriber(queue_name="TOPIC", subscriber=sluice.Agent("SUB_B"))
+    q = conn.queue("TOPIC")
+    q.enqmany([conn.msgproperties(payload=p) for p in (b"one", b"two")])
+    conn.commit()
+    for name in ("SUB_A", "SUB_B"):
+        got = _nowait(conn.queue("TOPIC"), name).deqmany(5)
+        assert [m.payload for m in got] == [b"one", b"two"]
+    conn.commit()
+    with pytest.raises(sluice.DatabaseError, match="ORA-25231"):     # a consumer is needed
+        _nowait(conn.queue("TOPIC")).deqone()
+
+
+# -- what a sharded queue refuses, changing nothing ---------------------------------------
+def test_a_recipient_list_is_refused(conn):
+    """Seed 003: a recipient list is submitted "at the time a message is enqueued into a
+    non-sharded queue"; aq.rst: TxEventQ do not support recipient lists."""
+    conn.aqadm.create_sharded_queue(queue_name="TOPIC", multiple_consumers=True, queue_payload_type="RAW")
+    conn.aqadm.start_queue("TOPIC")
+    conn.aqadm.add_subscriber(queue_name="TOPIC", subscriber=sluice.Agent("SUB"))
+    q = conn.queue("TOPIC")
+    e = raises_ora(24205, q.enqone, conn.msgproperties(payload=b"x", recipients=[sluice.Agent("R")]))
+    assert "recipient list" in str(e)
+    raises_ora(24205, q.enqmany, [conn.msgproperties(payload=b"y"),
+                                  conn.msgproperties(payload=b"x", recipients=[sluice.Agent("R")])])
+    conn.commit()
+    assert rows(conn, "SELECT COUNT(*) FROM AQ$TOPIC") == [(0,)]
+
+
+def test_transformations_are_refused(conn):
+    """aq.rst: TxEventQ do not support EnqOptions.transformation / DeqOptions.transformation."""
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+    conn.aqadm.start_queue("TQ")
+    q = conn.queue("TQ")
+    q.enqoptions.transformation = "ANY_TRANSFORMATION"
+    raises_ora(24205, q.enqone, conn.msgproperties(payload=b"x"))
+    q.enqoptions.transformation = None
+    q.enqone(conn.msgproperties(payload=b"kept"))
+    conn.commit()
+    _nowait(q).deqoptions.transformation = "ANY_TRANSFORMATION"
+    raises_ora(24205, q.deqone)
+    q.deqoptions.transformation = None
+    assert q.deqone().payload == b"kept"             # the refused dequeue took nothing
+
+
+def test_json_array_enqueue_and_dequeue_are_refused(conn):
+    """aq.rst: array enqueue / dequeue of JSON payloads is not supported on TxEventQ."""
+    conn.aqadm.create_transactional_event_queue(queue_name="JSON_TEQ", queue_payload_type="JSON")
+    conn.aqadm.start_queue("JSON_TEQ")
+    q = _nowait(conn.queue("JSON_TEQ", "JSON"))
+    raises_ora(24205, q.enqmany, [conn.msgproperties(payload={"n": 1})])
+    conn.commit()
+    assert rows(conn, "SELECT COUNT(*) FROM AQ$JSON_TEQ") == [(0,)]
+    q.enqone(conn.msgproperties(payload={"n": 2}))
+    conn.commit()
+    raises_ora(24205, q.deqmany, 5)
+    assert q.deqone().payload == {"n": 2}
+    # the same through DBMS_AQ's array procedures
+    raises_ora(24205, conn.aq.dequeue_array, "JSON_TEQ", None, 5)
+
+
+def test_propagation_between_sharded_and_classic_queues_is_refused(conn):
+    """Seed 003: "You cannot propagate between sharded and non-sharded queues"; sharded to
+    sharded can (here a multi-consumer one to a single-consumer one)."""
+    conn.aqadm.create_sharded_queue(queue_name="SH_SRC", multiple_consumers=True, queue_payload_type="RAW")
+    conn.aqadm.create_sharded_queue(queue_name="SH_DST", queue_payload_type="RAW")
+    make_queue(conn, "CL_SRC", payload="RAW", multiple_consumers=True)
+    make_queue(conn, "CL_DST", payload="RAW")
+    aq = conn.aqadm
+    raises_ora(24205, aq.schedule_propagation, queue_name="SH_SRC", destination_queue="CL_DST")
+    raises_ora(24205, aq.schedule_propagation, queue_name="CL_SRC", destination_queue="SH_DST")
+    raises_ora(24205, conn.propagation_adm.create_propagation, "p1", "SH_SRC", "CL_DST")
+    raises_ora(24205, conn.propagation_adm.create_propagation, "p2", "CL_SRC", "SH_DST")
+    assert rows(conn, "SELECT COUNT(*) FROM DBA_QUEUE_SCHEDULES") == [(0,)]
+    assert rows(conn, "SELECT COUNT(*) FROM DBA_PROPAGATION") == [(0,)]
+    aq.schedule_propagation(queue_name="SH_SRC", destination_queue="SH_DST")
+    aq.schedule_propagation(queue_name="CL_SRC", destination_queue="CL_DST")
+    assert rows(conn, "SELECT QNAME FROM DBA_QUEUE_SCHEDULES ORDER BY QNAME") == [("CL_SRC",), ("SH_SRC",)]
+
+
+def test_only_plsql_notifications(conn):
+    """Seed 003: "Sharded queues only support PL/SQL notification"."""
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+    raises_ora(24205, conn.subscribe, name="TQ", callback=lambda message: None)
+    raises_ora(24205, conn.cursor().execute, """BEGIN
+        DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
+          SYS.AQ$_REG_INFO('TQ', DBMS_AQ.NAMESPACE_AQ, 'mailto://ops@sluice.example', NULL)), 1);
+    END;""")
+    assert rows(conn, "SELECT COUNT(*) FROM DBA_SUBSCR_REGISTRATIONS") == [(0,)]
+    conn.cursor().execute("""BEGIN
+        DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(
+          SYS.AQ$_REG_INFO('TQ', DBMS_AQ.NAMESPACE_AQ, 'plsql://sluice.teq_notified', NULL)), 1);
+    END;""")
+    assert rows(conn, "SELECT PROTOCOL FROM DBA_SUBSCR_REGISTRATIONS") == [("PLSQL",)]
+
+
+def test_classic_procedures_on_a_sharded_queue(conn):
+    """The queue table of a sharded queue holds that one queue: CREATE_QUEUE into it,
+    ALTER_QUEUE_TABLE, DROP_QUEUE_TABLE and DROP_QUEUE refuse it (ORA-24205),
+    PURGE_QUEUE_TABLE by condition too (ORA-24228); the sharded procedures refuse a classic
+    queue (ORA-24010: no sharded queue of that name)."""
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW", comment="teq")
+    make_queue(conn, "CQ")
+    aq = conn.aqadm
+    raises_ora(24205, aq.create_queue, queue_name="OTHER", queue_table="TQ")
+    raises_ora(24205, aq.alter_queue_table, queue_table="TQ", comment="changed")
+    raises_ora(24205, aq.drop_queue_table, queue_table="TQ", force=True)
+    raises_ora(24205, aq.drop_queue, queue_name="TQ")
+    raises_ora(24228, aq.purge_queue_table, queue_table="TQ", purge_condition="qtview.priority = 1")
+    raises_ora(24010, aq.drop_sharded_queue, queue_name="CQ")
+    raises_ora(24010, aq.drop_transactional_event_queue, queue_name="AQ$_TQ_E")
+    raises_ora(24010, aq.alter_sharded_queue, queue_name="CQ", max_retries=3)
+    raises_ora(24010, aq.set_queue_parameter, queue_name="CQ", param_name="SHARD_NUM", param_value=2)
+    assert _queues(conn, "%TQ%") == [("AQ$_TQ_E", "TQ", "EXCEPTION_QUEUE", "TRUE"),
+                                     ("TQ", "TQ", "NORMAL_QUEUE", "TRUE")]
+    assert rows(conn, "SELECT USER_COMMENT FROM USER_QUEUE_TABLES WHERE QUEUE_TABLE = 'TQ'") == [("teq",)]
+    aq.purge_queue_table(queue_table="TQ", purge_condition=None)        # all of it: allowed
+
+
+def test_payload_types_a_sharded_queue_takes(conn):
+    """ORA-24216 for a payload type TxEventQ do not take (XMLTYPE, ANYDATA); an unknown one is
+    ORA-04043 as for CREATE_QUEUE_TABLE; a queue or queue table of the name: ORA-24006 / 24001."""
+    raises_ora(24216, conn.aqadm.create_sharded_queue, queue_name="XQ", queue_payload_type="XMLTYPE")
+    raises_ora(24216, conn.aqadm.create_sharded_queue, queue_name="AQ", queue_payload_type="SYS.ANYDATA")
+    raises_ora(4043, conn.aqadm.create_sharded_queue, queue_name="NQ", queue_payload_type="NO_SUCH_TYPE")
+    make_queue(conn, "CQ", table="CQT")
+    raises_ora(24006, conn.aqadm.create_sharded_queue, queue_name="CQ", queue_payload_type="RAW")
+    raises_ora(24001, conn.aqadm.create_sharded_queue, queue_name="CQT", queue_payload_type="RAW")
+    assert rows(conn, "SELECT COUNT(*) FROM USER_QUEUE_TABLES") == [(1,)]
+
+
+# -- drop, alter, catalog, parameters, reopening, upgrade ----------------------------------
+def test_alter_and_drop(conn):
+    conn.cursor().execute("""BEGIN
+        DBMS_AQADM.CREATE_SHARDED_QUEUE(queue_name => 'TQ', queue_payload_type => 'RAW');
+        DBMS_AQADM.ALTER_SHARDED_QUEUE(queue_name => 'TQ', max_retries => 9, comment => 'orders');
+        DBMS_AQADM.START_QUEUE('TQ');
+    END;""")
+    assert rows(conn, "SELECT MAX_RETRIES, USER_COMMENT, ENQUEUE_ENABLED FROM USER_QUEUES WHERE NAME = 'TQ'") == [
+        (9, "orders", "YES")]
+    conn.aqadm.alter_transactional_event_queue(queue_name="TQ", queue_properties={"retention_time": 60})
+    assert rows(conn, "SELECT MAX_RETRIES, RETENTION FROM USER_QUEUES WHERE NAME = 'TQ'") == [(9, "60")]
+    conn.queue("TQ").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    raises_ora(24011, conn.aqadm.drop_sharded_queue, queue_name="TQ")     # started: stop it first
+    conn.cursor().execute("BEGIN DBMS_AQADM.DROP_SHARDED_QUEUE(queue_name => 'TQ', force => TRUE); END;")
+    assert _queues(conn) == []
+    assert rows(conn, "SELECT COUNT(*) FROM USER_QUEUE_TABLES") == [(0,)]
+    # the name is free again, for a classic queue table too
+    make_queue(conn, "TQ", table="TQ")
+    assert _queues(conn, "TQ") == [("TQ", "TQ", "NORMAL_QUEUE", "FALSE")]
+
+
+def test_catalog_views(conn):
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+    make_queue(conn, "CQ")
+    assert rows(conn, "SELECT NAME, SHARDED FROM DBA_QUEUES WHERE QUEUE_TYPE = 'NORMAL_QUEUE' "
+                      "ORDER BY NAME") == [("CQ", "FALSE"), ("TQ", "TRUE")]
+    assert rows(conn, "SELECT NAME, SHARDED FROM ALL_QUEUES WHERE NAME = 'TQ'") == [("TQ", "TRUE")]
+
+
+def test_queue_parameters(conn):
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+    aq = conn.aqadm
+    assert aq.get_queue_parameter(queue_name="TQ", param_name="SHARD_NUM") is None
+    conn.cursor().execute("BEGIN DBMS_AQADM.SET_QUEUE_PARAMETER('TQ', 'SHARD_NUM', 4); END;")
+    aq.set_queue_parameter(queue_name="TQ", param_name="sticky_dequeue", param_value=1)
+    assert aq.get_queue_parameter("TQ", "SHARD_NUM") == 4
+    assert aq.get_queue_parameter("TQ", "STICKY_DEQUEUE") == 1
+    raises_ora(24205, aq.set_queue_parameter, "TQ", "NO_SUCH_PARAMETER", 1)
+    raises_ora(24205, aq.get_queue_parameter, "TQ", "NO_SUCH_PARAMETER")
+    raises_ora(6502, aq.set_queue_parameter, "TQ", "SHARD_NUM", 0)
+    raises_ora(6502, aq.set_queue_parameter, "TQ", "STICKY_DEQUEUE", 2)
+    raises_ora(6502, aq.set_queue_parameter, "TQ", "SHARD_NUM", 1.5)
+    assert aq.get_queue_parameter("TQ", "SHARD_NUM") == 4          # the refused calls changed nothing
+    aq.unset_queue_parameter("TQ", "SHARD_NUM")
+    assert aq.get_queue_parameter("TQ", "SHARD_NUM") is None
+    assert aq.get_queue_parameter("TQ", "STICKY_DEQUEUE") == 1
+
+
+def test_the_queue_survives_reopening_the_store(dsn):
+    conn = sluice.connect(dsn)
+    conn.cursor().execute(USER_GUIDE)
+    conn.aqadm.set_queue_parameter("RAW_SHQ", "SHARD_NUM", 3)
+    conn.queue("RAW_SHQ").enqone(conn.msgproperties(payload=b"kept"))
+    conn.commit()
+    conn.close()
+    conn = sluice.connect(dsn)
+    try:
+        assert _queues(conn, "RAW_SHQ") == [("RAW_SHQ", "RAW_SHQ", "NORMAL_QUEUE", "TRUE")]
+        assert conn.aqadm.get_queue_parameter("RAW_SHQ", "SHARD_NUM") == 3
+        assert _nowait(conn.queue("RAW_SHQ")).deqone().payload == b"kept"
+        raises_ora(24205, conn.aqadm.drop_queue_table, "RAW_SHQ")
+    finally:
+        conn.close()
+
+
+def test_an_older_store_shows_sharded_false(dsn):
+    """Schema 16 showed DBA_QUEUES.SHARDED as 'NO'; the upgrade to 17 shows Oracle's
+    'TRUE' / 'FALSE'."""
+    from sluice.store.sqlschema import SCHEMA_VERSION
+    conn = sluice.connect(dsn)
+    make_queue(conn, "CQ")
+    conn.close()
+    old = ("SELECT Q.OWNER, Q.NAME, T.NAME AS QUEUE_TABLE, Q.QID, Q.QUEUE_TYPE, Q.MAX_RETRIES, "
+           "Q.RETRY_DELAY, 'YES' AS ENQUEUE_ENABLED, 'YES' AS DEQUEUE_ENABLED, '0' AS RETENTION, "
+           "Q.USER_COMMENT, CAST(NULL AS TEXT) AS NETWORK_NAME, 'NO' AS SHARDED, "
+           "'PERSISTENT' AS QUEUE_CATEGORY, T.MULTIPLE_CONSUMERS AS RECIPIENTS_MULTIPLE "
+           "FROM AQ_QUEUES Q JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID")
+    replace = ["DROP VIEW DBA_QUEUES", f"CREATE VIEW DBA_QUEUES AS {old}"] if dsn.startswith("sqlite:") \
+        else [f"CREATE OR REPLACE VIEW DBA_QUEUES AS {old}"]
+    _raw(dsn, [*replace, "UPDATE SLUICE_META SET VALUE = '16' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    try:
+        assert rows(conn, "SELECT NAME, SHARDED FROM DBA_QUEUES WHERE NAME = 'CQ'") == [("CQ", "FALSE")]
+        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+        conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+        assert rows(conn, "SELECT SHARDED FROM USER_QUEUES WHERE NAME = 'TQ'") == [("TRUE",)]
+    finally:
+        conn.close()
