@@ -34,6 +34,7 @@ from typing import Any, Callable
 from ...aq.admin import MAX_SECONDS
 from ...errors import InterfaceError, ora
 from ...names import split_qualified
+from . import spec as specs
 from .links import link_name
 
 TABLE = "SLUICE_QUEUE_SCHEDULES"
@@ -441,12 +442,21 @@ class ScheduleAdm:
 
     def enable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                     destination_queue: str | None = None) -> None:
-        """:raises: ORA-24064 when it is enabled already."""
+        """Enable the schedule with its failures forgotten, and the Streams propagations
+        that its 16th failure ABORTED with it.  :raises: ORA-24064 when it is enabled
+        already."""
         q, s = self._schedule(queue_name, destination, destination_queue)
         if not s.disabled:
             raise ora(24064, q.qualified, s.oracle_destination())
         s.enable(self.clock())
         self._write(update_work(s, ENABLE_RESETS))
+        # the Streams propagations its failures aborted (job._fail) run again: Oracle's
+        # DBA_PROPAGATION shows a propagation's STATUS from its schedule's state
+        store = self._session_ctx.store
+        for p in specs.all_specs(store):
+            if p.status == specs.ABORTED and (p.source_queue_owner, p.source_queue_name) == \
+                    (s.qschema, s.qname) and serves(s, p):
+                specs.save(store, p.with_status(specs.ENABLED))
 
     def disable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                      destination_queue: str | None = None) -> None:
