@@ -429,6 +429,17 @@ class ScheduleAdm:
         _, s = self._schedule(queue_name, destination, destination_queue)
         self._write(delete_work(s.key))
 
+    def _unschedule_queues(self, queues: list[tuple[str, str]]) -> None:
+        """The schedules whose source is one of the dropped ``queues`` (owner, name) go
+        with them, in one commit, as UNSCHEDULE_PROPAGATION would remove each."""
+        ctx = self._session_ctx
+        dropped = set(queues)
+        keys = [s.key for s in load_all(ctx.session) if (s.qschema, s.qname) in dropped]
+        if keys:
+            for key in keys:
+                ctx.session.add_commit_work(delete_work(key))
+            ctx.session.commit()
+
     def alter_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                    duration: float | None = None, next_time: str | None = None,
                                    latency: float | None = None,
