@@ -174,6 +174,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25224: (ProgrammingError, "sender name must be specified for enqueue into secure queues"),
     # the database server (PostgreSQL backend): reachability, lost connections, lock waits
     54: (OperationalError, "resource busy and acquire with NOWAIT specified or timeout expired"),
+    60: (OperationalError, "deadlock detected while waiting for resource"),
     # DML on the store's database (StoreSession.execute_dml): constraint violations
     1: (IntegrityError, "unique constraint ({0}) violated"),
     1400: (IntegrityError, "cannot insert NULL into ({0})"),
