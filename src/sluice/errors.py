@@ -280,6 +280,17 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24172: (ProgrammingError, "rule set {0}.{1} has errors"),
     25448: (ProgrammingError, "rule {0}.{1} has errors"),
     25457: (OperationalError, "evaluation function {0} returns failure"),
+    # DBMS_RULE.EVALUATE's values that do not fit the evaluation context
+    25436: (ProgrammingError, "invalid table alias: {0}"),                      # a table value's
+    25437: (ProgrammingError, "duplicate table value for table alias: {0}"),
+    25438: (ProgrammingError, "invalid variable name: {0}"),                    # a variable value's
+    25439: (ProgrammingError, "duplicate variable value for variable: {0}"),
+    25440: (ProgrammingError, "invalid table alias: {0}"),                      # a column value's
+    25449: (ProgrammingError, "invalid variable name: {0}"),                    # an attribute value's
+    25463: (ProgrammingError, "table alias not specified"),                     # a table value's
+    25464: (ProgrammingError, "ROWID not specified for table alias: {0}"),
+    25465: (ProgrammingError, "variable name not specified"),
+    25467: (ProgrammingError, "table alias not specified"),                     # a column value's
     # Streams capture processes (sluice.streams.capture)
     1291: (OperationalError, "missing logfile: {0}"),
     1325: (ProgrammingError, "archive log mode must be enabled to build into the logstream: {0}"),
