@@ -174,6 +174,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25224: (ProgrammingError, "sender name must be specified for enqueue into secure queues"),
     # the database server (PostgreSQL backend): reachability, lost connections, lock waits
     54: (OperationalError, "resource busy and acquire with NOWAIT specified or timeout expired"),
+    60: (OperationalError, "deadlock detected while waiting for resource"),
     # DML on the store's database (StoreSession.execute_dml): constraint violations
     1: (IntegrityError, "unique constraint ({0}) violated"),
     1400: (IntegrityError, "cannot insert NULL into ({0})"),
@@ -279,6 +280,17 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24172: (ProgrammingError, "rule set {0}.{1} has errors"),
     25448: (ProgrammingError, "rule {0}.{1} has errors"),
     25457: (OperationalError, "evaluation function {0} returns failure"),
+    # DBMS_RULE.EVALUATE's values that do not fit the evaluation context
+    25436: (ProgrammingError, "invalid table alias: {0}"),                      # a table value's
+    25437: (ProgrammingError, "duplicate table value for table alias: {0}"),
+    25438: (ProgrammingError, "invalid variable name: {0}"),                    # a variable value's
+    25439: (ProgrammingError, "duplicate variable value for variable: {0}"),
+    25440: (ProgrammingError, "invalid table alias: {0}"),                      # a column value's
+    25449: (ProgrammingError, "invalid variable name: {0}"),                    # an attribute value's
+    25463: (ProgrammingError, "table alias not specified"),                     # a table value's
+    25464: (ProgrammingError, "ROWID not specified for table alias: {0}"),
+    25465: (ProgrammingError, "variable name not specified"),
+    25467: (ProgrammingError, "table alias not specified"),                     # a column value's
     # Streams capture processes (sluice.streams.capture)
     1291: (OperationalError, "missing logfile: {0}"),
     1325: (ProgrammingError, "archive log mode must be enabled to build into the logstream: {0}"),

@@ -258,7 +258,8 @@ class EnqOptions:
 
     @property
     def deliverymode(self) -> int:
-        return self._deliverymode
+        # write-only in python-oracledb: reading it is an AttributeError there too
+        raise AttributeError("deliverymode can only be written")
 
     @deliverymode.setter
     def deliverymode(self, value: int) -> None:
@@ -328,7 +329,7 @@ class DeqOptions:
 
     @property
     def deliverymode(self) -> int:
-        return self._deliverymode
+        raise AttributeError("deliverymode can only be written")   # as EnqOptions.deliverymode
 
     @deliverymode.setter
     def deliverymode(self, value: int) -> None:

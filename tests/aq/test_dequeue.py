@@ -1,5 +1,7 @@
 """Seed 003 "Dequeue Features": modes, methods, navigation, ordering."""
 
+import time
+
 import pytest
 
 import sluice
@@ -168,6 +170,63 @@ def test_locked_mode_holds_message_until_commit(conn, conn2):
     assert q.deqone().payload == b"1"
     conn.commit()
     assert table_rows(conn, "Q_QT") == []
+
+
+@pytest.mark.parametrize("mode", [sluice.DEQ_REMOVE, sluice.DEQ_REMOVE_NODATA], ids=["remove", "remove-nodata"])
+def test_the_lock_holder_removes_what_it_locked_by_msgid(conn, mode):
+    """Seed 003 "Dequeue Modes": "To prevent a viewed message from being dequeued by a
+    concurrent user, you should view the message in the locked mode" — then the session
+    removes it by its message id, in the same transaction."""
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"1", b"2"])
+    m = nowait(q, mode=sluice.DEQ_LOCKED).deqone()
+    q.deqoptions.mode, q.deqoptions.msgid = mode, m.msgid
+    assert q.deqone().msgid == m.msgid
+    conn.commit()
+    assert [r[0] for r in table_rows(conn, "Q_QT", "USER_DATA")] == [b"2"]
+
+
+def _locked_then_immediate(conn, wait):
+    """Q with 1 and 2; the session holds 1 LOCKED; its queue object set to remove with
+    IMMEDIATE visibility and ``wait``."""
+    make_queue(conn)
+    q = conn.queue("Q")
+    _fill(conn, q, [b"1", b"2"])
+    m = nowait(q, mode=sluice.DEQ_LOCKED).deqone()
+    q.deqoptions.mode, q.deqoptions.visibility = sluice.DEQ_REMOVE, sluice.DEQ_IMMEDIATE
+    q.deqoptions.wait, q.deqoptions.navigation = wait, sluice.DEQ_FIRST_MSG
+    return q, m
+
+
+def test_an_immediate_remove_is_a_transaction_of_its_own_and_skips_what_the_session_locked(conn, conn2):
+    """Seed 003 "Optional Transaction Protection": an IMMEDIATE request "is a transaction by
+    itself".  The message the session's transaction holds LOCKED is held from it as from
+    any other transaction: without a message id it takes the next one, by the locked
+    one's message id it finds nothing (NO_WAIT: None) — on both backends, and the locked
+    message stays the session's until its transaction ends."""
+    q, m = _locked_then_immediate(conn, sluice.DEQ_NO_WAIT)
+    assert q.deqone().payload == b"2"
+    q.deqoptions.msgid = m.msgid
+    assert q.deqone() is None
+    assert nowait(conn2.queue("Q")).deqone() is None             # still locked by the session
+    conn.rollback()
+    assert q.deqone().payload == b"1"                             # released: taken now
+    assert table_rows(conn, "Q_QT") == []
+
+
+def test_an_immediate_remove_that_would_wait_for_its_own_sessions_lock_is_ora_00060(conn):
+    """Waiting for the session's own transaction, which cannot end while the session
+    waits, is Oracle's self-deadlock of a transaction of its own (ORA-00060 "deadlock
+    detected while waiting for resource") — at once, not after the wait, changing nothing."""
+    q, m = _locked_then_immediate(conn, 30)
+    q.deqoptions.msgid = m.msgid
+    began = time.monotonic()
+    with pytest.raises(sluice.DatabaseError) as e:
+        q.deqone()
+    assert e.value.full_code == "ORA-00060" and time.monotonic() - began < 5
+    conn.commit()                                              # the LOCKED dequeue ends
+    assert len(table_rows(conn, "Q_QT")) == 2
 
 
 def test_concurrent_dequeuers_skip_each_others_messages(conn, conn2):

@@ -320,3 +320,40 @@ def test_an_apply_goes_on_across_a_restart_of_its_store(spark, tmp_path):
             assert t.execute('SELECT id, n FROM "TGT.T" ORDER BY id').fetchall() == [(k, k) for k in range(40)]
         with sluice.connect(dsn) as check:
             assert check.query("SELECT COUNT(*) FROM SLUICE_APPLY_ERROR", None)[1][0][0] == 0
+
+
+# what `sluice pipeline run --transform R_HR=probe_tx:boom` died of (shortened: the Java
+# stack and the logical plan run to 20 kB)
+TRANSFORM_FAILED = """[PYTHON_EXCEPTION] An exception was thrown from the Python worker: Traceback (most recent call last):
+  File "/work/src/sluice/pipeline/transform.py", line 148, in run
+    out = transformed(fn, row[rule_column], rows.lcr_from_row(plain_record(row)))
+sluice.errors.DataError: ORA-25229: error on transformation of message by SLUICE.R_HR: probe_tx:boom failed: ValueError: odd id
+ SQLSTATE: 38000
+=== Streaming Query ===
+Identifier: [id = ad2c7c24-6977-463d-95cb-f5de6a961d3e, runId = d75f6fea-5a33-46fb-89e7-159a25842814]
+Current Committed Offsets: {}
+Logical Plan:
+~WriteToMicroBatchDataSourceV1 FileSink[file:/tmp/wh], ad2c7c24, Append
++- ~MapInPandas run(queue#0, seq#1L, msgid#2, corrid#3, priority#4, state#5)"""
+
+
+def test_what_a_run_died_of_is_one_sluice_error_line():
+    """A pipeline whose transformation failed ended `sluice pipeline run` with "error:
+    ORA-00600: internal error code, arguments: [StreamingQueryException: …20 kB…]" and
+    `pipeline status` showed the Java stack and the plan in LAST_ERROR.  The run now ends
+    with the sluice error a task raised (one line), or ORA-00600 naming the Python
+    exception, and that is what LAST_ERROR records."""
+    import sluice
+
+    e = restart.run_error(RuntimeError(TRANSFORM_FAILED))
+    assert isinstance(e, sluice.DataError) and e.code == 25229 and "\n" not in str(e)
+    assert str(e) == ("ORA-25229: error on transformation of message by SLUICE.R_HR: "
+                      "probe_tx:boom failed: ValueError: odd id")
+    assert restart.run_error(LOST).code == 3113
+    plain = TRANSFORM_FAILED.replace("sluice.errors.DataError: ORA-25229: error on transformation of message "
+                                     "by SLUICE.R_HR: probe_tx:boom failed: ", "")
+    e = restart.run_error(plain)
+    assert e.code == 600 and str(e) == "ORA-00600: internal error code, arguments: [ValueError: odd id]"
+    e = restart.run_error("[STREAM_FAILED] Query terminated\nwith a Java error only")
+    assert str(e) == "ORA-00600: internal error code, arguments: [[STREAM_FAILED] Query terminated]"
+    assert restart.run_error("sluice.errors.NotSupportedError: SLU-00001: not supported: x").full_code == "SLU-00001"

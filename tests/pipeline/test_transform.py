@@ -51,3 +51,43 @@ def test_each_rules_transformations_in_order_one_projection_per_step(conn, spark
         assert (row["object_owner"], row["object_name"]) == (want["object_owner"], want["object_name"])
         for side in SIDES:
             assert dict(row[side] or {}) == dict(want[side] or {}), (seq, side)
+
+
+def _emp(i: int) -> RowLCR:
+    return RowLCR.construct(source_database_name="DBS1.NET", command_type="INSERT", object_owner="HR",
+                            object_name="EMP", transaction_id=f"{i}.0.1", scn=i, new_values={"ID": i})
+
+
+def odd_ids_fail(lcr):
+    if lcr.get_value("NEW", "ID").value % 2:
+        raise ValueError("odd id")
+    return lcr
+
+
+def test_a_custom_transformation_that_fails_or_returns_no_lcr_is_ora_25229():
+    """`sluice pipeline run --transform R=mod:fn` with a function that raises on some rows
+    ended the run with ORA-00600 and Spark's whole stack and plan; one that returned no LCR
+    (a dict) was written to the warehouse as an empty DDL LCR.  Both are now ORA-25229
+    naming the rule, the function and the cause, as a propagation's transformation error is
+    (seed 003 "Message Transformation"; sluice.streams.propagation.job); None still discards
+    the LCR and a sluice error stays the function's own."""
+    import pytest
+
+    import sluice
+
+    assert compiled.transformed(odd_ids_fail, "SLUICE.R_HR", _emp(2)).get_value("NEW", "ID").value == 2
+    assert compiled.transformed(lambda lcr: None, "SLUICE.R_HR", _emp(1)) is None
+    with pytest.raises(sluice.DatabaseError) as e:
+        compiled.transformed(odd_ids_fail, "SLUICE.R_HR", _emp(1))
+    assert str(e.value) == ("ORA-25229: error on transformation of message by SLUICE.R_HR: "
+                            "tests.pipeline.test_transform:odd_ids_fail failed: ValueError: odd id")
+    for wrong, name in (({"ID": 1}, "dict"), ("text", "str"), (lcr_row(_emp(1)), "dict")):
+        with pytest.raises(sluice.DatabaseError) as e:
+            compiled.transformed(lambda lcr, w=wrong: w, "HR.R", _emp(1))
+        assert e.value.code == 25229 and e.value.message.endswith(f"returned a {name}, not a row or DDL LCR")
+
+    def own(lcr):
+        raise sluice.DatabaseError("ORA-01403: no data found", 1403)
+    with pytest.raises(sluice.DatabaseError) as e:
+        compiled.transformed(own, "HR.R", _emp(1))
+    assert e.value.code == 1403

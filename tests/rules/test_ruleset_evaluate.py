@@ -211,3 +211,48 @@ def test_an_object_of_another_type_leaves_its_variable_undefined(ctx):
     assert evaluate(ctx, variable_values={"dml": ddl}) == ([], [RuleHit("SLUICE.R0")])
     assert names(evaluate(ctx, variable_values={"dml": lcr()})[0]) == ["SLUICE.R0"]
     assert names(evaluate(ctx, variable_values={"dml": AnyData.convert_object(lcr())})[0]) == ["SLUICE.R0"]
+
+
+def test_values_that_do_not_fit_the_evaluation_context_are_oracles_errors(ctx):
+    """DBMS_RULE.EVALUATE checks what the client sends against the evaluation context
+    (Oracle's messages: ORA-25438 "invalid variable name" -- one of the variable values
+    had an invalid name; ORA-25439 "duplicate variable value for variable"; ORA-25465
+    "variable name not specified"; ORA-25449 for an attribute value's variable; ORA-25436 /
+    ORA-25440 "invalid table alias" for a table / column value; ORA-25437 "duplicate table
+    value for table alias"; ORA-25463 / ORA-25467 "table alias not specified"; ORA-25464
+    "ROWID not specified").  Sluice ignored unknown variables and aliases (a typo made every
+    rule reading the variable a maybe rule), kept the last of two values, and let a
+    non-list argument out as a TypeError."""
+    from sluice.errors import InterfaceError
+    from sluice.rules.engine.types import TableAlias
+    ctx.rule_adm.create_evaluation_context("t", table_aliases=[TableAlias("tab", "hr.t")],
+                                           variable_types=[VariableType("M", "NUMBER")])
+    ctx.rule_adm.create_rule_set("trs", "t")
+    ctx.rule_adm.create_rule("tr", "tab.x = 1 AND :m = 1")
+    ctx.rule_adm.add_rule("tr", "trs")
+    ctx.rules(":m = 5")
+
+    def code(rule_set="rs", context="ctx_vars", **kw):
+        with pytest.raises(DatabaseError) as e:
+            ctx.rule.evaluate(rule_set, context, **kw)
+        return e.value.code, str(e.value)
+
+    assert code(variable_values={"mm": 5}) == (25438, "ORA-25438: invalid variable name: mm")
+    assert code(variable_values=[VariableValue("M", AnyData.of(5)), VariableValue(":m", AnyData.of(6))]) == \
+        (25439, "ORA-25439: duplicate variable value for variable: M")
+    assert code(variable_values=[VariableValue(None, AnyData.of(5))])[0] == 25465
+    assert code(attribute_values={"q.x": 1}) == (25449, "ORA-25449: invalid variable name: q")
+    assert code("trs", "t", table_values={"tub": {"x": 1}}) == (25436, "ORA-25436: invalid table alias: tub")
+    assert code("trs", "t", table_values=[TableValue("tab", {"x": 1}), TableValue("TAB", {"x": 2})]) == \
+        (25437, "ORA-25437: duplicate table value for table alias: TAB")
+    assert code("trs", "t", table_values=[TableValue(None, {"x": 1})])[0] == 25463
+    assert code("trs", "t", table_values=[TableValue("tab", None)]) == \
+        (25464, "ORA-25464: ROWID not specified for table alias: TAB")
+    assert code("trs", "t", column_values={"tub": {"x": 1}}) == (25440, "ORA-25440: invalid table alias: tub")
+    assert code("trs", "t", column_values=[ColumnValue(None, "x", AnyData.of(1))])[0] == 25467
+    with pytest.raises(InterfaceError):
+        ctx.rule.evaluate("rs", "ctx_vars", variable_values=5)
+    # what fits still evaluates
+    assert names(evaluate(ctx, variable_values=[VariableValue(":m", AnyData.of(5))])[0]) == ["SLUICE.R0"]
+    assert names(ctx.rule.evaluate("trs", "t", variable_values={"m": 1},
+                                   column_values=[ColumnValue("TAB", "x", AnyData.of(1))])[0]) == ["SLUICE.TR"]

@@ -667,7 +667,10 @@ def test_subset_rules_migrate_rows_during_propagation(sites):
     assert got == {1: "DELETE", 2: "INSERT", 4: "UPDATE"}
 
 
-def test_sixteen_failures_disable_the_schedule_and_abort_the_propagation(sites):
+def _aborted_after_sixteen_failures(sites):
+    """Site dbs1's propagation P from SRC over the missing link NOWHERE, with one message
+    waiting: run until the 16th failure disables its schedule and aborts it, then fix the
+    cause (the link and its queue exist)."""
     a = sites.open("dbs1")
     multi_queue(a, "SRC")
     a.propagation_adm.create_propagation("p", "src", "dst", "nowhere")
@@ -685,8 +688,39 @@ def test_sixteen_failures_disable_the_schedule_and_abort_the_propagation(sites):
     assert schedule(a)[0][2] == 16                 # disabled: not tried again
     a.cursor().execute(f"CREATE DATABASE LINK nowhere USING '{sites.dsn_of('dbs2')}'")
     make_queue(sites.open("dbs2"), "DST")
+    return a
+
+
+def test_sixteen_failures_disable_the_schedule_and_abort_the_propagation(sites):
+    a = _aborted_after_sixteen_failures(sites)
     a.aqadm.enable_propagation_schedule(queue_name="src", destination="nowhere")
     a.propagation_adm.start_propagation("p")
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert schedule(a)[0][1:3] == (1, 0)
+
+
+def test_enable_propagation_schedule_restarts_a_propagation_aborted_by_sixteen_failures(sites):
+    """Seed 003 "Propagation Error Handling": after 16 failures "the schedule is
+    automatically disabled … a queue administrator can fix the failure and enable the
+    schedule".  DBMS_AQADM.ENABLE_PROPAGATION_SCHEDULE alone does: the failures go back to
+    0, the Streams propagation that the failures ABORTED is ENABLED again (DBA_PROPAGATION
+    STATUS shows its schedule's state) and the waiting message goes."""
+    a = _aborted_after_sixteen_failures(sites)
+    a.aqadm.enable_propagation_schedule(queue_name="src", destination="nowhere")
+    assert schedule(a)[0][2:5:2] == (0, "N")
+    assert rows(a, "SELECT STATUS FROM DBA_PROPAGATION") == [("ENABLED",)]
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert schedule(a)[0][1:3] == (1, 0)
+
+
+def test_start_propagation_restarts_a_propagation_aborted_by_sixteen_failures(sites):
+    """Oracle's "Propagation Aborted" alert: "take the appropriate action for this error,
+    and restart the propagation process using dbms_propagation_adm.start_propagation" —
+    it enables the schedule the failures disabled, with the failures back to 0."""
+    a = _aborted_after_sixteen_failures(sites)
+    a.propagation_adm.start_propagation("p")
+    assert schedule(a)[0][2:5:2] == (0, "N")
+    assert rows(a, "SELECT STATUS FROM DBA_PROPAGATION") == [("ENABLED",)]
     assert PropagationRunner(a).run_once(force=True) == 1
     assert schedule(a)[0][1:3] == (1, 0)
 

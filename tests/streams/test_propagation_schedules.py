@@ -233,3 +233,34 @@ def test_seed_003_style_schedule_block(conn):
     [(window, next_time, latency, start_date)] = _rows(
         conn, "SELECT PROPAGATION_WINDOW, NEXT_TIME, LATENCY, START_DATE FROM DBA_QUEUE_SCHEDULES")
     assert (window, next_time, latency) == (3600, "SYSDATE + 1", 10.0) and start_date is not None
+
+
+@pytest.mark.parametrize("how", ["drop_queue", "drop_queue_table_force"])
+def test_dropping_the_source_queue_unschedules_its_propagation(conn, how):
+    """DBMS_AQADM.DROP_QUEUE: "All the queue data is deleted as part of the drop
+    operation"; DROP_QUEUE_TABLE with force: "All queues in the table are stopped and
+    dropped automatically".  A queue's propagation schedules are its data (Oracle's
+    DBA_QUEUE_SCHEDULES lists only schedules of existing queues): they go with it, as by
+    UNSCHEDULE_PROPAGATION — none is left to run, failing with ORA-24010, and the queue
+    created again under the name can be scheduled afresh (no ORA-24041)."""
+    _mq(conn, "SRC")
+    _mq(conn, "OTHER")
+    for q in ("src", "other"):
+        conn.aqadm.schedule_propagation(queue_name=q, destination="dbs2")
+    conn.aqadm.schedule_propagation(queue_name="src", destination="dbs2", destination_queue="b.q")
+    conn.aqadm.schedule_propagation(queue_name="src")
+    conn.aqadm.disable_propagation_schedule(queue_name="src")
+    if how == "drop_queue":
+        conn.aqadm.stop_queue(queue_name="src")
+        conn.aqadm.drop_queue(queue_name="src")
+    else:
+        conn.aqadm.drop_queue_table(queue_table="src_qt", force=True)
+    assert _rows(conn, "SELECT QNAME, DESTINATION FROM DBA_QUEUE_SCHEDULES") == [("OTHER", "DBS2")]
+    assert _rows(conn, "SELECT QNAME FROM SLUICE_QUEUE_SCHEDULES") == [("OTHER",)]
+    if how == "drop_queue":
+        conn.aqadm.create_queue(queue_name="src", queue_table="src_qt")
+    else:
+        _mq(conn, "SRC")
+    conn.aqadm.schedule_propagation(queue_name="src", destination="dbs2")
+    assert _rows(conn, "SELECT QNAME, DESTINATION FROM DBA_QUEUE_SCHEDULES ORDER BY QNAME") == [
+        ("OTHER", "DBS2"), ("SRC", "DBS2")]

@@ -18,7 +18,7 @@ from ..charset import checked
 from ..errors import InterfaceError, dpy, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
-from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
+from ..store.base import HELD_HERE, DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
 from .conditions import compile_dequeue_condition, compile_sql_condition
 from .notify.dispatcher import dispatcher_for
 from .bufferedendpoint import Endpoint, check_lob_attributes
@@ -456,6 +456,10 @@ class Queue:
                 status = session.message_status(q, sel.msgid, sel.consumer_name if sel.multi else None)
                 if status is None or status[0] not in sel.states:
                     raise ora(25263, q.qualified, sel.msgid.hex().upper())
+                if status[1] == HELD_HERE and immediate and wait != C.DEQ_NO_WAIT:
+                    # a transaction of its own waiting for this session's, which cannot
+                    # end meanwhile: Oracle's self-deadlock of an autonomous transaction
+                    raise ora(60)
             elif grouped and sel.group is not None and navigation == C.DEQ_NEXT_MSG:
                 raise ora(25235, q.qualified)
             elif sel.after is not None or (nav.buffered is not None and sel.delivery_mode != C.MSG_PERSISTENT):

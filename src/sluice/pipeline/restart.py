@@ -31,8 +31,10 @@ import re
 import time
 from typing import Any, Callable
 
+from ..errors import Error, ora, remote_error
+
 __all__ = ["ATTEMPTS", "PAUSE_FIRST", "PAUSE_MOST", "LOST_IN_A_ROW", "worker_was_late", "database_was_lost",
-           "Restarts", "to_the_end", "await_end"]
+           "Restarts", "to_the_end", "await_end", "run_error"]
 
 ATTEMPTS = 4            # starts of one query for late workers: the first and three restarts
 PAUSE_FIRST = 1.0       # seconds before the first restart after a lost database, doubling ...
@@ -46,6 +48,30 @@ _LOST = re.compile(r"ORA-0(?:3113|3114|3135|1033|1089)\b|ORA-12541\b|server clos
                    r"the database system is (?:starting up|shutting down|in recovery mode|not yet accepting)|"
                    r"connection to server .* failed: Connection refused")
 log = logging.getLogger("sluice.pipeline")
+
+
+# the line a Python traceback ends with: a sluice error's class and message, or any exception's
+_SLUICE_RAISED = re.compile(r"\bsluice\.errors\.\w+: ((ORA|SLU)-(\d{5}): .*)$", re.M)
+_RAISED = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.*)$", re.M)
+
+
+def run_error(error: object) -> Error:
+    """What a query died of (``error``: the exception, or its text), as one sluice error
+    with a one-line message: the first sluice error a Spark task or batch function raised
+    (``ORA-25229: error on transformation …``), else ORA-00600 naming the last exception
+    of the traceback (or the first line of what Spark says).  Spark's own text -- the
+    Java stack, the logical plan -- is kilobytes, and ``pipeline status`` shows the error
+    in a table cell."""
+    text = str(error)
+    raised = _SLUICE_RAISED.search(text)
+    if raised is not None:
+        message, prefix, code = raised.groups()
+        if prefix == "SLU":
+            return Error(message, int(code), prefix="SLU")
+        return remote_error(int(code), message)
+    found = _RAISED.findall(text)
+    summary = f"{found[-1][0].rpartition('.')[2]}: {found[-1][1]}" if found else text.strip().split("\n")[0]
+    return ora(600, summary.strip()[:1000])
 
 
 def worker_was_late(error: object) -> bool:

@@ -200,7 +200,8 @@ class PipelineRun:
 
     def terminated(self, exception: str | None) -> None:
         queueio.record_figures(self.spec.dsn, self.spec.name, self.ref,
-                               state="FAILED" if exception else "STOPPED", last_error=exception)
+                               state="FAILED" if exception else "STOPPED",
+                               last_error=restart.run_error(exception).message if exception else None)
 
     def _say(self, text: str) -> None:
         if self.out is not None:
@@ -240,4 +241,6 @@ class PipelineRun:
         self.terminated(str(error) if error is not None else None)
         self._say("\n")
         if error is not None:
-            raise error   # as awaitTermination would: the caller learns the run failed
+            # as awaitTermination would, the caller learns the run failed -- from the sluice
+            # error a task raised, in one line, not Spark's stack and plan (restart.run_error)
+            raise restart.run_error(error) from error

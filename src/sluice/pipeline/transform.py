@@ -18,13 +18,15 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from ..errors import DatabaseError, ora
 from ..rules.compile.typed.lcrschema import lcr_row, value_text
 from ..rules.engine.ruleset import rules_catalog
+from ..streams.lcr import DDLLCR, RowLCR
 from ..streams.rowmigration import subset_operation
 from ..streams.transform import Declarative, ordered
 from . import rows
 
-__all__ = ["declarative", "custom", "plain_record", "subset_operations", "migrate"]
+__all__ = ["declarative", "custom", "transformed", "plain_record", "subset_operations", "migrate"]
 
 _HAS = {"OLD": ("UPDATE", "DELETE"), "NEW": ("INSERT", "UPDATE")}
 _SIDES = {"*": ("OLD", "NEW"), "OLD": ("OLD",), "NEW": ("NEW",)}
@@ -145,7 +147,7 @@ def custom(df: DataFrame, functions: Mapping[str, Callable[[Any], Any]], rule_co
                 if fn is None:
                     keep.append(i)
                     continue
-                out = fn(rows.lcr_from_row(plain_record(row)))
+                out = transformed(fn, row[rule_column], rows.lcr_from_row(plain_record(row)))
                 if out is None:
                     continue
                 for c, value in lcr_row(out).items():
@@ -153,6 +155,25 @@ def custom(df: DataFrame, functions: Mapping[str, Callable[[Any], Any]], rule_co
                 keep.append(i)
             yield pdf.iloc[keep]
     return df.mapInPandas(run, schema)
+
+
+def transformed(function: Callable[[Any], Any], rule: str, lcr: Any) -> Any:
+    """``function(lcr)``, the custom transformation of TRUE rule ``rule``: an LCR, or None
+    (the LCR is discarded).  A sluice error it raises is its own; any other exception, or
+    a result that is no LCR (a row of the pipeline holds LCR columns: anything else would
+    be written as an empty DDL LCR), is ORA-25229 naming the function and the cause, as
+    a propagation's transformation error is (:mod:`sluice.streams.propagation.job`)."""
+    owner, _, name = rule.rpartition(".")
+    where = f"{getattr(function, '__module__', None) or '?'}:{getattr(function, '__qualname__', function)}"
+    try:
+        out = function(lcr)
+    except DatabaseError:
+        raise
+    except Exception as e:      # noqa: BLE001 (the user's function: any failure is its error)
+        raise ora(25229, owner, name, f"{where} failed: {type(e).__name__}: {e}") from None
+    if out is not None and not isinstance(out, (RowLCR, DDLLCR)):
+        raise ora(25229, owner, name, f"{where} returned a {type(out).__name__}, not a row or DDL LCR")
+    return out
 
 
 def plain_record(row: dict) -> dict:

@@ -64,6 +64,8 @@ def evaluator_for(catalog: RulesCatalog, rule_set: str, context: str) -> RuleSet
 
 def _items(values: Any, cls: type, fields: tuple[str, ...]) -> list[tuple]:
     """A ``RE$…_VALUE_LIST`` as tuples of ``fields``."""
+    if values is not None and not isinstance(values, (list, tuple)):
+        raise InterfaceError(f"expected a list of {cls.__name__} items, not {type(values).__name__}")
     out = []
     for item in values or ():
         if not isinstance(item, cls):
@@ -107,7 +109,11 @@ def build_event(ctx: EvaluationContext, evaluator: RuleSetEvaluator, event_conte
                 attribute_values: Any = None) -> Event:
     """What the client sent, keyed as the compiled rules read it.
 
-    Variables the context does not declare are ignored.  Attribute values of a
+    Values must fit the context, as Oracle's EVALUATE checks them: a variable
+    it does not declare is ORA-25438 (ORA-25449 for an attribute value's), one
+    sent twice ORA-25439, no name ORA-25465; a table alias it does not declare
+    is ORA-25436 (ORA-25440 for a column value's), a table sent twice ORA-25437,
+    no alias ORA-25463 / ORA-25467, no row ORA-25464.  Attribute values of a
     variable the client did not send whole make it a mapping of those
     attributes (the others read as NULL).  An implicit variable (one with a
     value function) the client did not send is asked of its function; NULL
@@ -118,10 +124,12 @@ def build_event(ctx: EvaluationContext, evaluator: RuleSetEvaluator, event_conte
             and column_values is None:
         _implicit(evaluator, ev, event_context)   # the Streams clients' case: nothing explicit
         return ev
+    named: set[str] = set()
     for name, value in _variables(variable_values):
-        var = ctx.variable(variable_name(name))
-        if var is None:
-            continue
+        var = _declared(ctx, name, 25438)
+        if var.name in named:
+            raise ora(25439, var.name)
+        named.add(var.name)
         if var.type == "SYS.ANYDATA":
             ev.variables[var.name] = value
             continue
@@ -135,16 +143,43 @@ def build_event(ctx: EvaluationContext, evaluator: RuleSetEvaluator, event_conte
         ev.variables[var.name] = value
     sent_whole = set(ev.variables)
     for name, attribute, value in _attributes(attribute_values):
-        var = ctx.variable(variable_name(name))
-        if var is not None and var.name not in sent_whole:
+        var = _declared(ctx, name, 25449)
+        if var.name not in sent_whole:
             ev.variables.setdefault(var.name, {})[canonical(attribute, "attribute name")] = unwrap(value)
     for alias, row in _tables(table_values):
-        ev.rows[canonical(alias, "table alias")] = _row(row)
+        alias = _alias(ctx, alias, 25463, 25436)
+        if alias in ev.rows:
+            raise ora(25437, alias)
+        if row is None:
+            raise ora(25464, alias)
+        ev.rows[alias] = _row(row)
     for alias, column, value in _columns(column_values):
-        row = ev.rows.setdefault(canonical(alias, "table alias"), {})
+        row = ev.rows.setdefault(_alias(ctx, alias, 25467, 25440), {})
         row[canonical(column, "column name")] = unwrap(value)  # type: ignore[index]
     _implicit(evaluator, ev, event_context)
     return ev
+
+
+def _declared(ctx: EvaluationContext, name: Any, unknown: int) -> Any:
+    """The context's variable ``name`` (``'m'``, ``':m'``); ORA-25465 without a name,
+    ORA-``unknown`` when the context does not declare it."""
+    if name is None or not str(name).strip():
+        raise ora(25465)
+    var = ctx.variable(variable_name(name))
+    if var is None:
+        raise ora(unknown, name)
+    return var
+
+
+def _alias(ctx: EvaluationContext, alias: Any, missing: int, unknown: int) -> str:
+    """The context's table alias ``alias``; ORA-``missing`` without one, ORA-``unknown``
+    when the context does not declare it."""
+    if alias is None or not str(alias).strip():
+        raise ora(missing)
+    canon = canonical(str(alias), "table alias")
+    if canon not in ctx.aliases:
+        raise ora(unknown, alias)
+    return canon
 
 
 def _implicit(evaluator: RuleSetEvaluator, ev: Event, event_context: Any) -> None:

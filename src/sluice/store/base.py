@@ -69,6 +69,10 @@ def new_msgid() -> bytes:
 SORT_COLUMNS = {"PRIORITY": "PRIORITY", "ENQ_TIME": "ENQ_TIME", "COMMIT_TIME": "CSCN"}
 
 
+# who holds a message (StoreSession.message_status)
+HELD_HERE, HELD_ELSEWHERE = "HERE", "ELSEWHERE"
+
+
 @dataclass(slots=True)
 class QueueTableInfo:
     """One queue table (``DBA_QUEUE_TABLES`` row)."""
@@ -321,15 +325,19 @@ class StoreSession(abc.ABC):
         until the transaction ends), DEQ_REMOVE / DEQ_REMOVE_NODATA (locked now,
         consumed at commit — deleted, or kept as PROCESSED when the queue has a
         retention time).  Messages locked by another session are skipped, never
-        waited for.  With ``immediate`` a REMOVE is committed at once.  Returns
-        an empty list when nothing qualifies now; never blocks.
+        waited for.  With ``immediate`` a REMOVE is committed at once, in a
+        transaction of its own (seed 003 "Optional Transaction Protection"): it
+        skips the messages this session's transaction holds as it skips another
+        session's.  Returns an empty list when nothing qualifies now; never blocks.
         """
 
     @abc.abstractmethod
     def message_status(self, queue: QueueInfo, msgid: bytes,
-                       consumer: str | None = None) -> tuple[int, bool] | None:
-        """``(state, locked_by_other_session)`` of a message of ``queue`` (in a
-        multi-consumer queue: of ``consumer``'s record), or None."""
+                       consumer: str | None = None) -> tuple[int, str | None] | None:
+        """``(state, held)`` of a message of ``queue`` (in a multi-consumer queue: of
+        ``consumer``'s record), or None; ``held`` is :data:`HELD_HERE` (this session's
+        open transaction dequeued it), :data:`HELD_ELSEWHERE` (another session's) or
+        None (no one's)."""
 
     @abc.abstractmethod
     def commit(self) -> None:

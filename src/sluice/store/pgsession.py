@@ -41,8 +41,8 @@ from psycopg.pq import TransactionStatus
 from .. import constants as C
 from ..errors import ora
 from . import sqlops
-from .base import (new_txn_id, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
-                   StoreSession)
+from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRecord, QueueInfo,
+                   QueueTableInfo, Selector, StoreSession)
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
@@ -303,13 +303,13 @@ class PgSession(StoreSession):
             return None
         state, seq = st
         if (queue.table.qt_id, seq) in self._held:
-            return state, False
+            return state, HELD_HERE
         # an autocommit probe: the lock it takes ends with the statement (a dequeuer
         # scanning that row in that instant skips it once; this runs only when a dequeue
         # by message id found nothing)
         probe = f"SELECT SEQ FROM {table_name(queue.table)} WHERE SEQ = ? FOR UPDATE SKIP LOCKED"
         free = self.store.pool.run(lambda c: c.execute(probe, (seq,)).fetchone(), transaction=False)
-        return state, free is None
+        return state, HELD_ELSEWHERE if free is None else None
 
     # -- transaction end ---------------------------------------------------------
     def commit(self) -> None:

@@ -19,8 +19,8 @@ from .. import constants as C
 from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora
 from ..sqlfunctions import like_regex
 from . import sqlops
-from .base import (new_txn_id, remote_match, DequeueInfo, MessageRecord, QueueInfo, QueueTableInfo, Selector,
-                   StoreSession)
+from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueInfo, MessageRecord,
+                   QueueInfo, QueueTableInfo, Selector, StoreSession)
 from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlmemory import memory_views
@@ -179,9 +179,9 @@ class SqliteSession(StoreSession):
                 ok = False
                 try:
                     # an IMMEDIATE dequeue is its own transaction: it cannot see this
-                    # session's uncommitted enqueues
+                    # session's uncommitted enqueues, nor take what its transaction holds
                     recs = self._select(queue, selector, limit, lock=True, include_own=False,
-                                        group_locks=False)
+                                        group_locks=False, exclude=set(self._held))
                     sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
                                    info.consumer_name, new_txn_id(), time.time())
                     if recs:
@@ -221,9 +221,10 @@ class SqliteSession(StoreSession):
             self.store.time_event_hint(time.time() + queue.retention_time)
 
     def _select(self, queue: QueueInfo, sel: Selector, limit: int, lock: bool,
-                include_own: bool = True, group_locks: bool = True) -> list[MessageRecord]:
-        """Walk the queue in order from ``sel.after``, skipping what the predicate rejects
-        and what other sessions hold, until ``limit`` messages are taken."""
+                include_own: bool = True, group_locks: bool = True,
+                exclude: set[tuple[int, int]] | frozenset = frozenset()) -> list[MessageRecord]:
+        """Walk the queue in order from ``sel.after``, skipping what the predicate rejects,
+        what other sessions hold and ``exclude``, until ``limit`` messages are taken."""
         qt_id = queue.table.qt_id
         locks = self.store.locks
         grouped = queue.table.message_grouping == "TRANSACTIONAL"
@@ -243,7 +244,7 @@ class SqliteSession(StoreSession):
             examined = 0
             for rec in cands:
                 examined += 1
-                if (qt_id, rec.seq) in self._removed:
+                if (qt_id, rec.seq) in self._removed or (qt_id, rec.seq) in exclude:
                     continue
                 if sel.group is None and sel.skip_groups and rec.enq_tid in sel.skip_groups:
                     continue
@@ -332,7 +333,10 @@ class SqliteSession(StoreSession):
         if st is None:
             return None
         state, seq = st
-        return state, self.store.locks.is_locked_by_other(queue.table.qt_id, seq, self)
+        if (queue.table.qt_id, seq) in self._held:
+            return state, HELD_HERE
+        elsewhere = self.store.locks.is_locked_by_other(queue.table.qt_id, seq, self)
+        return state, HELD_ELSEWHERE if elsewhere else None
 
     # -- transaction end ----------------------------------------------------
     def commit(self) -> None:

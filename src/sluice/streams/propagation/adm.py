@@ -244,6 +244,19 @@ class DbmsAqadm(AqAdm, sched.ScheduleAdm):
         super().__init__(conn)
         self._conn = conn
 
+    # DROP_QUEUE: "All the queue data is deleted as part of the drop operation" -- its
+    # propagation schedules too (DBA_QUEUE_SCHEDULES shows only existing queues' schedules)
+    def drop_queue(self, queue_name: str, auto_commit: bool = True) -> None:
+        q = self._session_ctx.catalog.queue(queue_name)
+        super().drop_queue(queue_name, auto_commit)
+        self._unschedule_queues([(q.owner, q.name)])
+
+    def drop_queue_table(self, queue_table: str, force: bool = False, auto_commit: bool = True) -> None:
+        catalog = self._session_ctx.catalog
+        queues = [(q.owner, q.name) for q in catalog.queues_of(catalog.queue_table(queue_table))]
+        super().drop_queue_table(queue_table, force, auto_commit)
+        self._unschedule_queues(queues)
+
     def verify_queue_types(self, src_queue_name: str, dest_queue_name: str,
                            destination: str | None = None, transformation: str | None = None) -> int:
         """1 if messages of the source queue can be enqueued into the destination queue

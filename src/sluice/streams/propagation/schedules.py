@@ -35,6 +35,7 @@ from ...aq.admin import MAX_SECONDS
 from ...aq.sharded import check_propagation
 from ...errors import InterfaceError, ora
 from ...names import split_qualified
+from . import spec as specs
 from .links import link_name
 
 TABLE = "SLUICE_QUEUE_SCHEDULES"
@@ -431,6 +432,17 @@ class ScheduleAdm:
         _, s = self._schedule(queue_name, destination, destination_queue)
         self._write(delete_work(s.key))
 
+    def _unschedule_queues(self, queues: list[tuple[str, str]]) -> None:
+        """The schedules whose source is one of the dropped ``queues`` (owner, name) go
+        with them, in one commit, as UNSCHEDULE_PROPAGATION would remove each."""
+        ctx = self._session_ctx
+        dropped = set(queues)
+        keys = [s.key for s in load_all(ctx.session) if (s.qschema, s.qname) in dropped]
+        if keys:
+            for key in keys:
+                ctx.session.add_commit_work(delete_work(key))
+            ctx.session.commit()
+
     def alter_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                    duration: float | None = None, next_time: str | None = None,
                                    latency: float | None = None,
@@ -444,12 +456,21 @@ class ScheduleAdm:
 
     def enable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                     destination_queue: str | None = None) -> None:
-        """:raises: ORA-24064 when it is enabled already."""
+        """Enable the schedule with its failures forgotten, and the Streams propagations
+        that its 16th failure ABORTED with it.  :raises: ORA-24064 when it is enabled
+        already."""
         q, s = self._schedule(queue_name, destination, destination_queue)
         if not s.disabled:
             raise ora(24064, q.qualified, s.oracle_destination())
         s.enable(self.clock())
         self._write(update_work(s, ENABLE_RESETS))
+        # the Streams propagations its failures aborted (job._fail) run again: Oracle's
+        # DBA_PROPAGATION shows a propagation's STATUS from its schedule's state
+        store = self._session_ctx.store
+        for p in specs.all_specs(store):
+            if p.status == specs.ABORTED and (p.source_queue_owner, p.source_queue_name) == \
+                    (s.qschema, s.qname) and serves(s, p):
+                specs.save(store, p.with_status(specs.ENABLED))
 
     def disable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                      destination_queue: str | None = None) -> None:
