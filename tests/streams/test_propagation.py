@@ -845,19 +845,27 @@ def test_an_older_stores_dba_apply_error_number_becomes_a_number(dsn):
     from sluice.streams.capture.context import CaptureContext
     set_status(CaptureContext(conn), "OLD_APPLY", "ABORTED", DatabaseError("ORA-01403: no data found", 1403))
     conn.commit()
-    conn.close()
-    if dsn.startswith("postgresql"):
-        _raw(dsn, ["DROP VIEW DBA_APPLY CASCADE",
-                   "CREATE VIEW DBA_APPLY AS SELECT C.NAME AS APPLY_NAME, "
-                   "C.SPEC::json ->> 'error_number' AS ERROR_NUMBER FROM SLUICE_CATALOG C WHERE C.KIND = 'APPLY'"])
-    _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '12' WHERE KEY = 'schema_version'"])
-    conn = sluice.connect(dsn)
+    conn = reopen_as_older(conn, dsn, 12, [
+        "DROP VIEW DBA_APPLY CASCADE",
+        "CREATE VIEW DBA_APPLY AS SELECT C.NAME AS APPLY_NAME, "
+        "C.SPEC::json ->> 'error_number' AS ERROR_NUMBER FROM SLUICE_CATALOG C WHERE C.KIND = 'APPLY'"])
     try:
         assert rows(conn, "SELECT APPLY_NAME, STATUS, ERROR_NUMBER FROM DBA_APPLY") == [("OLD_APPLY", "ABORTED", 1403)]
         assert rows(conn, "SELECT COUNT(*) FROM V$STREAMS_APPLY_READER") == [(0,)]
-        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
     finally:
         conn.close()
+
+
+def reopen_as_older(conn, dsn, version, pg_statements=()):
+    """Close ``conn``, make its store look as schema ``version`` left it (``pg_statements``
+    on PostgreSQL), and open it again — the upgrade runs — checking it is current now."""
+    conn.close()
+    if dsn.startswith("postgresql") and pg_statements:
+        _raw(dsn, list(pg_statements))
+    _raw(dsn, [f"UPDATE SLUICE_META SET VALUE = '{version}' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+    return conn
 
 
 def test_an_older_stores_received_rows_stay_in_doubt_after_the_upgrade(dsn):

@@ -40,10 +40,17 @@ from .dialect import Dialect
 #     must skip a transaction the user deleted from the error queue)
 # 16: the AQ$<queue_table> views show MSG_STATE UNDELIVERABLE (STATE_UNDELIVERABLE: a queue-to-
 #     dblink propagation's refused recipient); an upgrade makes every AQ$ view again
-SCHEMA_VERSION = 16
+# 17: DBA_SUBSCR_REGISTRATIONS' QOSFLAGS, TIMEOUT and NTFN_GROUPING_* numbers on PostgreSQL too
+#     (they were the catalog's JSON text: RETYPED_VIEWS)
+SCHEMA_VERSION = 17
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
-RETYPED_VIEWS = ("DBA_APPLY",)
+RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
+
+
+def _json_int(d: Dialect, key: str) -> str:
+    """The catalog's JSON number ``key`` as an integer column (PostgreSQL's ``->>`` is text)."""
+    return f"CAST({d.json_text('SPEC', key)} AS {d.int_type})"
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -124,12 +131,12 @@ def catalog_ddl(d: Dialect) -> list[str]:
                    {d.json_text('SPEC', 'user')} AS USERNAME, {d.json_text('SPEC', 'context')} AS USER_CONTEXT,
                    'AQ' AS NAMESPACE, {d.json_text('SPEC', 'presentation')} AS PRESENTATION,
                    {d.json_text('SPEC', 'protocol')} AS PROTOCOL, 'DB REG' AS STATUS,
-                   {d.json_text('SPEC', 'qos')} AS QOSFLAGS, {d.json_text('SPEC', 'timeout')} AS TIMEOUT,
+                   {_json_int(d, 'qos')} AS QOSFLAGS, {_json_int(d, 'timeout')} AS TIMEOUT,
                    {d.epoch_to_timestamp('CAST(' + d.json_text('SPEC', 'created') + ' AS ' + r + ')')} AS REG_TIME,
-                   {d.json_text('SPEC', 'grouping_class')} AS NTFN_GROUPING_CLASS,
-                   {d.json_text('SPEC', 'grouping_value')} AS NTFN_GROUPING_VALUE,
-                   {d.json_text('SPEC', 'grouping_type')} AS NTFN_GROUPING_TYPE,
-                   {d.json_text('SPEC', 'grouping_repeat')} AS NTFN_GROUPING_REPEAT_COUNT
+                   {_json_int(d, 'grouping_class')} AS NTFN_GROUPING_CLASS,
+                   {_json_int(d, 'grouping_value')} AS NTFN_GROUPING_VALUE,
+                   {_json_int(d, 'grouping_type')} AS NTFN_GROUPING_TYPE,
+                   {_json_int(d, 'grouping_repeat')} AS NTFN_GROUPING_REPEAT_COUNT
             FROM SLUICE_CATALOG WHERE KIND = 'REGISTRATION'""",
         f"""{d.create_view} DBA_AQ_AGENTS AS
             SELECT NAME AS AGENT_NAME, CASE WHEN CAST({d.json_text('SPEC', 'enable_http')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS HTTP_ENABLED,
