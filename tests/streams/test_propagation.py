@@ -725,6 +725,33 @@ def test_start_propagation_restarts_a_propagation_aborted_by_sixteen_failures(si
     assert schedule(a)[0][1:3] == (1, 0)
 
 
+@pytest.mark.parametrize("stop", ["disable_propagation_schedule", "stop_propagation"])
+def test_a_propagation_follows_its_schedule_being_disabled_and_enabled(sites, stop):
+    """Oracle's DBA_PROPAGATION STATUS is its schedule's state: a queue-to-queue
+    propagation whose schedule DBMS_AQADM.DISABLE_PROPAGATION_SCHEDULE disables is DISABLED,
+    and one stopped by STOP_PROPAGATION (which disables the schedule) runs again, ENABLED,
+    when ENABLE_PROPAGATION_SCHEDULE enables it — the procedures of either package, in any
+    mix, leave the two in step."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2", queue_to_queue=True)
+    where = {"queue_name": "src", "destination": "dbs2", "destination_queue": "dst"}
+    if stop == "stop_propagation":
+        a.propagation_adm.stop_propagation("p")
+    else:
+        a.aqadm.disable_propagation_schedule(**where)
+    assert rows(a, "SELECT STATUS FROM DBA_PROPAGATION") == [("DISABLED",)]
+    assert schedule(a)[0][4] == "Y"
+    enqueue(a, "SRC", [b"waits"])
+    assert PropagationRunner(a).run_once(force=True) == 0
+    a.aqadm.enable_propagation_schedule(**where)
+    assert rows(a, "SELECT STATUS FROM DBA_PROPAGATION") == [("ENABLED",)]
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert payloads(drain(b, "DST")) == [b"waits"]
+
+
 def test_cycle_avoidance_by_source_database(sites):
     """A -> B and B -> A on ANYDATA queues: each site's propagation discards the LCRs whose
     source database is the site it sends to (seed 001 "Directed Networks"), so nothing
