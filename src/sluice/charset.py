@@ -34,6 +34,19 @@ def checked(text: str) -> str:
     return text
 
 
+def fits(text: str, limit: int, what: str) -> str:
+    """``text`` itself once it converts and takes at most ``limit`` bytes there (Oracle's
+    ``VARCHAR2(limit)``, byte semantics).
+
+    :raises DataError: ORA-06502 when it does not convert, or is longer ("character string
+        buffer too small", as PL/SQL says assigning it to such a variable).
+    """
+    size = len(text) if text.isascii() else len(utf8(text))
+    if size > limit:
+        raise ora(6502, f"character string buffer too small ({what}: {size} bytes, at most {limit})")
+    return text
+
+
 def check_statement(sql: str, binds: Any) -> None:
     """A statement for a store: its text and its text binds convert (python-oracledb
     cannot send them otherwise).
@@ -57,4 +70,4 @@ def convertible(text: str) -> bool:
     return True
 
 
-__all__ = ["CONVERSION_FAILED", "check_statement", "checked", "convertible", "utf8"]
+__all__ = ["CONVERSION_FAILED", "check_statement", "checked", "convertible", "fits", "utf8"]

@@ -67,6 +67,12 @@ def check_priority(value: Any) -> int:
     return check_int64("priority", _check_int("priority", value))
 
 
+# message_properties_t.correlation and dequeue_options_t.correlation are VARCHAR2(128),
+# checked where a message or a dequeue reaches the database (python-oracledb's setters
+# take any string)
+CORRELATION_BYTES = 128
+
+
 def _check_str(name: str, value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
         raise InterfaceError(f"{name} must be a string, not {type(value).__name__}")

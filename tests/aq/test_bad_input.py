@@ -145,6 +145,63 @@ def test_a_plsql_dequeue_wait_that_is_no_number_is_06502(conn, queue_with_one, w
     _unchanged(conn)
 
 
+# message_properties_t.correlation and dequeue_options_t.correlation are VARCHAR2(128):
+# "any string up to 128 bytes" (Oracle's AQ property docs); a longer one is PL/SQL's ORA-06502
+LONG_CORRELATIONS = ["x" * 129, "\u00e9" * 65]      # 129 bytes; 65 characters of 2 bytes
+
+
+@pytest.mark.parametrize("corr", LONG_CORRELATIONS, ids=["ascii-129", "utf8-130"])
+def test_a_correlation_over_128_bytes_is_06502_at_enqueue(conn, queue_with_one, corr):
+    q = queue_with_one
+    with pytest.raises(sluice.DatabaseError) as e:
+        q.enqmany([conn.msgproperties(payload=b"a"), conn.msgproperties(payload=b"b", correlation=corr)])
+    assert e.value.full_code == "ORA-06502" and "correlation" in str(e.value)
+    conn.commit()
+    _unchanged(conn)
+    q.enqone(conn.msgproperties(payload=b"d", correlation="x" * 128))   # the limit itself
+    q.enqone(conn.msgproperties(payload=b"e", correlation="\u00e9" * 64))
+    conn.commit()
+    assert [r[0] for r in table_rows(conn, "Q_QT", "LENGTH(CORR_ID)")] == [None, 128, 64]
+
+
+@pytest.mark.parametrize("corr", LONG_CORRELATIONS, ids=["ascii-129", "utf8-130"])
+def test_a_buffered_correlation_over_128_bytes_is_06502(conn, corr):
+    make_queue(conn)
+    q = conn.queue("Q")
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqone(conn.msgproperties(payload=b"first"))       # the next goes the fast path
+    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"long", correlation=corr))) == "ORA-06502"
+    q.deqoptions.deliverymode, q.deqoptions.visibility = sluice.MSG_BUFFERED, sluice.DEQ_IMMEDIATE
+    assert [m.payload for m in nowait(q).deqmany(1) + nowait(q).deqmany(1)] == [b"first"]
+
+
+@pytest.mark.parametrize("corr", LONG_CORRELATIONS, ids=["ascii-129", "utf8-130"])
+def test_a_dequeue_correlation_over_128_bytes_is_06502(conn, queue_with_one, corr):
+    q = nowait(queue_with_one)
+    q.deqoptions.correlation = corr
+    assert _code(q.deqone) == "ORA-06502"
+    conn.commit()
+    _unchanged(conn)
+
+
+def test_a_plsql_correlation_over_128_bytes_is_06502(conn, queue_with_one):
+    for block in ("""DECLARE e DBMS_AQ.ENQUEUE_OPTIONS_T; mp DBMS_AQ.MESSAGE_PROPERTIES_T; h RAW(16);
+        BEGIN
+          mp.correlation := RPAD('x', 129, 'x');
+          DBMS_AQ.ENQUEUE(queue_name => 'Q', enqueue_options => e, message_properties => mp,
+                          payload => HEXTORAW('01'), msgid => h);
+        END;""", """DECLARE d DBMS_AQ.DEQUEUE_OPTIONS_T; mp DBMS_AQ.MESSAGE_PROPERTIES_T; p RAW(100); h RAW(16);
+        BEGIN
+          d.wait := DBMS_AQ.NO_WAIT; d.correlation := RPAD('x', 129, 'x');
+          DBMS_AQ.DEQUEUE(queue_name => 'Q', dequeue_options => d, message_properties => mp,
+                          payload => p, msgid => h);
+        END;"""):
+        assert _code(lambda: conn.cursor().execute(block)) == "ORA-06502"
+    conn.commit()
+    _unchanged(conn)
+
+
 def test_bad_admin_values(conn, queue_with_one):
     assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", max_retries=-1)) == "ORA-24013"
     assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=-5)) == "ORA-24014"

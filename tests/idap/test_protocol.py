@@ -90,6 +90,9 @@ def test_soap_header_rules(servlet):
     (send_raw("AQUSER.RAW_MSGQ", commit=True).replace(
         "</agent_name>", "</agent_name><protocol>99999999999999999999</protocol>"), "1426"),
     (receive("AQUSER.RAW_MSGQ", extra="<batch_size>100000000000000000000</batch_size>"), "19202"),
+    # a correlation is VARCHAR2(128): "any string up to 128 bytes" (was stored whole)
+    (send_raw("AQUSER.RAW_MSGQ", correlation="x" * 129), "6502"),
+    (receive("AQUSER.RAW_MSGQ", extra=f"<selector><correlation>{'x' * 129}</correlation></selector>"), "6502"),
 ])
 def test_bad_documents_are_client_faults_with_oracle_codes(servlet, store, doc, code):
     f = fault_of(servlet.post(doc))

@@ -374,3 +374,39 @@ def test_buffered_messages_are_notified_with_their_delivery_mode(conn, http):
     q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
     q.deqoptions.wait = sluice.DEQ_NO_WAIT
     assert [q.deqone().msgid for _ in range(2)] == buffered_ids
+
+
+REGISTRATION_NUMBERS = ("QOSFLAGS, TIMEOUT, NTFN_GROUPING_CLASS, NTFN_GROUPING_VALUE, NTFN_GROUPING_TYPE, "
+                        "NTFN_GROUPING_REPEAT_COUNT")
+
+
+def test_the_registrations_view_shows_its_numbers_as_numbers(conn):
+    """DBA_SUBSCR_REGISTRATIONS' quality of service, timeout and grouping columns are
+    numbers on both backends (PostgreSQL showed the catalog's JSON text: '600', not 600)."""
+    make_queue(conn)
+    sub = conn.subscribe(name="Q", callback=print, timeout=600, qos=sluice.SUBSCR_QOS_RELIABLE,
+                         grouping_class=sluice.SUBSCR_GROUPING_CLASS_TIME, grouping_value=30,
+                         grouping_type=sluice.SUBSCR_GROUPING_TYPE_LAST, grouping_repeat=5)
+    try:
+        assert conn.query(f"SELECT {REGISTRATION_NUMBERS} FROM DBA_SUBSCR_REGISTRATIONS", None)[1] == [
+            (sluice.SUBSCR_QOS_RELIABLE, 600, 1, 30, 2, 5)]
+    finally:
+        conn.unsubscribe(sub)
+
+
+def test_an_older_stores_registrations_view_gets_numbers(dsn):
+    """Schema version 16 made the view with text columns on PostgreSQL; a view's column
+    types cannot be replaced, so the upgrade drops it and makes it again."""
+    from tests.streams.test_propagation import reopen_as_older
+    conn = sluice.connect(dsn)
+    make_queue(conn)
+    sub = conn.subscribe(name="Q", callback=print, timeout=60)
+    conn = reopen_as_older(conn, dsn, 16, [
+        "DROP VIEW DBA_SUBSCR_REGISTRATIONS",
+        "CREATE VIEW DBA_SUBSCR_REGISTRATIONS AS SELECT NAME AS REG_ID, SPEC::json ->> 'timeout' AS TIMEOUT "
+        "FROM SLUICE_CATALOG WHERE KIND = 'REGISTRATION'"])
+    try:
+        assert conn.query("SELECT TIMEOUT FROM DBA_SUBSCR_REGISTRATIONS", None)[1] == [(60,)]
+    finally:
+        conn.unsubscribe(sub)
+        conn.close()

@@ -725,6 +725,33 @@ def test_start_propagation_restarts_a_propagation_aborted_by_sixteen_failures(si
     assert schedule(a)[0][1:3] == (1, 0)
 
 
+@pytest.mark.parametrize("stop", ["disable_propagation_schedule", "stop_propagation"])
+def test_a_propagation_follows_its_schedule_being_disabled_and_enabled(sites, stop):
+    """Oracle's DBA_PROPAGATION STATUS is its schedule's state: a queue-to-queue
+    propagation whose schedule DBMS_AQADM.DISABLE_PROPAGATION_SCHEDULE disables is DISABLED,
+    and one stopped by STOP_PROPAGATION (which disables the schedule) runs again, ENABLED,
+    when ENABLE_PROPAGATION_SCHEDULE enables it — the procedures of either package, in any
+    mix, leave the two in step."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    multi_queue(a, "SRC")
+    make_queue(b, "DST")
+    link(a, "dbs2", sites)
+    a.propagation_adm.create_propagation("p", "src", "dst", "dbs2", queue_to_queue=True)
+    where = {"queue_name": "src", "destination": "dbs2", "destination_queue": "dst"}
+    if stop == "stop_propagation":
+        a.propagation_adm.stop_propagation("p")
+    else:
+        a.aqadm.disable_propagation_schedule(**where)
+    assert rows(a, "SELECT STATUS FROM DBA_PROPAGATION") == [("DISABLED",)]
+    assert schedule(a)[0][4] == "Y"
+    enqueue(a, "SRC", [b"waits"])
+    assert PropagationRunner(a).run_once(force=True) == 0
+    a.aqadm.enable_propagation_schedule(**where)
+    assert rows(a, "SELECT STATUS FROM DBA_PROPAGATION") == [("ENABLED",)]
+    assert PropagationRunner(a).run_once(force=True) == 1
+    assert payloads(drain(b, "DST")) == [b"waits"]
+
+
 def test_cycle_avoidance_by_source_database(sites):
     """A -> B and B -> A on ANYDATA queues: each site's propagation discards the LCRs whose
     source database is the site it sends to (seed 001 "Directed Networks"), so nothing
@@ -845,19 +872,27 @@ def test_an_older_stores_dba_apply_error_number_becomes_a_number(dsn):
     from sluice.streams.capture.context import CaptureContext
     set_status(CaptureContext(conn), "OLD_APPLY", "ABORTED", DatabaseError("ORA-01403: no data found", 1403))
     conn.commit()
-    conn.close()
-    if dsn.startswith("postgresql"):
-        _raw(dsn, ["DROP VIEW DBA_APPLY CASCADE",
-                   "CREATE VIEW DBA_APPLY AS SELECT C.NAME AS APPLY_NAME, "
-                   "C.SPEC::json ->> 'error_number' AS ERROR_NUMBER FROM SLUICE_CATALOG C WHERE C.KIND = 'APPLY'"])
-    _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '12' WHERE KEY = 'schema_version'"])
-    conn = sluice.connect(dsn)
+    conn = reopen_as_older(conn, dsn, 12, [
+        "DROP VIEW DBA_APPLY CASCADE",
+        "CREATE VIEW DBA_APPLY AS SELECT C.NAME AS APPLY_NAME, "
+        "C.SPEC::json ->> 'error_number' AS ERROR_NUMBER FROM SLUICE_CATALOG C WHERE C.KIND = 'APPLY'"])
     try:
         assert rows(conn, "SELECT APPLY_NAME, STATUS, ERROR_NUMBER FROM DBA_APPLY") == [("OLD_APPLY", "ABORTED", 1403)]
         assert rows(conn, "SELECT COUNT(*) FROM V$STREAMS_APPLY_READER") == [(0,)]
-        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
     finally:
         conn.close()
+
+
+def reopen_as_older(conn, dsn, version, pg_statements=()):
+    """Close ``conn``, make its store look as schema ``version`` left it (``pg_statements``
+    on PostgreSQL), and open it again — the upgrade runs — checking it is current now."""
+    conn.close()
+    if dsn.startswith("postgresql") and pg_statements:
+        _raw(dsn, list(pg_statements))
+    _raw(dsn, [f"UPDATE SLUICE_META SET VALUE = '{version}' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+    return conn
 
 
 def test_an_older_stores_received_rows_stay_in_doubt_after_the_upgrade(dsn):

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from .. import constants as C
 from ..errors import Error, ora
-from ..model import MessageProperties
+from ..charset import fits
+from ..model import CORRELATION_BYTES, MessageProperties
 from ..objtypes import DB_TYPE_BLOB, DB_TYPE_CLOB, DB_TYPE_NCLOB, DbObject
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .buffered import _order_key, _plain_order_key, pool_for
@@ -70,6 +71,8 @@ class Endpoint:
             return False
         if isinstance(m.payload, DbObject):
             check_lob_attributes(m.payload)
+        if m._correlation is not None:
+            fits(m._correlation, CORRELATION_BYTES, "correlation")
         q = self._enq_queue
         data = self._enq_codec.encode(m.payload)
         now = time.time()

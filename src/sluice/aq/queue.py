@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import constants as C
-from ..charset import checked
+from ..charset import checked, fits
 from ..errors import InterfaceError, dpy, not_supported, ora
-from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
+from ..model import CORRELATION_BYTES, Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
 from ..store.base import HELD_HERE, DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
 from .conditions import compile_dequeue_condition, compile_sql_condition
@@ -209,9 +209,8 @@ class Queue:
             raise ora(25208, m._delay)
         if m._recipients and not q.table.multiple_consumers:
             raise ora(24039, q.qualified)
-        corr = m._correlation
-        if corr is not None and not corr.isascii():
-            checked(corr)        # the queue table's CORRID is database character set text
+        if m._correlation is not None:   # the queue table's CORRID: VARCHAR2(128)
+            fits(m._correlation, CORRELATION_BYTES, "correlation")
         payload = m.payload
         if transform is not None:
             payload = transform(payload)
@@ -311,9 +310,10 @@ class Queue:
                 raise ora(25236)
             if limit > 1 and mode_wanted == C.MSG_BUFFERED and not table.sharded:   # sharded only
                 raise not_supported("array dequeue of buffered messages (the array size must be one)")
-        for text in (opts.correlation, opts.condition):   # both reach the store's SQL
-            if type(text) is str and not text.isascii():
-                checked(text)
+        if type(opts.correlation) is str:   # dequeue_options_t.correlation: VARCHAR2(128)
+            fits(opts.correlation, CORRELATION_BYTES, "correlation")
+        if type(opts.condition) is str and not opts.condition.isascii():   # reaches the store's SQL
+            checked(opts.condition)
         codec = self._codec
         predicate = sql_condition = None
         if opts.condition:

@@ -43,11 +43,13 @@ from .dialect import Dialect
 # 17: sharded queues / Transactional Event Queues: DBA_QUEUES.SHARDED is 'TRUE' / 'FALSE' (it
 #     was 'NO'), read from the SHARDED_QUEUE rows of SLUICE_CATALOG (no table changes; SQLite's
 #     CREATE VIEW IF NOT EXISTS keeps an old view: the upgrade drops RESHAPED_VIEWS first);
-#     USER_QUEUES gains SHARDED and QUEUE_CATEGORY
+#     USER_QUEUES gains SHARDED and QUEUE_CATEGORY. DBA_SUBSCR_REGISTRATIONS' QOSFLAGS, TIMEOUT
+#     and NTFN_GROUPING_* are numbers on PostgreSQL too (they were the catalog's JSON text:
+#     RETYPED_VIEWS)
 SCHEMA_VERSION = 17
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
-RETYPED_VIEWS = ("DBA_APPLY",)
+RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
 # views whose text changed (same columns and types) since an older schema version
 RESHAPED_VIEWS = ("DBA_QUEUES",)
 
@@ -55,6 +57,11 @@ RESHAPED_VIEWS = ("DBA_QUEUES",)
 # DBA_QUEUES.SHARDED)
 SHARDED_SQL = (f"CASE WHEN EXISTS (SELECT 1 FROM SLUICE_CATALOG SQ WHERE SQ.KIND = '{SHARDED_KIND}' "
                "AND SQ.OWNER = {t}.OWNER AND SQ.NAME = {t}.NAME) THEN 'TRUE' ELSE 'FALSE' END")
+
+
+def _json_int(d: Dialect, key: str) -> str:
+    """The catalog's JSON number ``key`` as an integer column (PostgreSQL's ``->>`` is text)."""
+    return f"CAST({d.json_text('SPEC', key)} AS {d.int_type})"
 
 
 def catalog_ddl(d: Dialect) -> list[str]:
@@ -135,12 +142,12 @@ def catalog_ddl(d: Dialect) -> list[str]:
                    {d.json_text('SPEC', 'user')} AS USERNAME, {d.json_text('SPEC', 'context')} AS USER_CONTEXT,
                    'AQ' AS NAMESPACE, {d.json_text('SPEC', 'presentation')} AS PRESENTATION,
                    {d.json_text('SPEC', 'protocol')} AS PROTOCOL, 'DB REG' AS STATUS,
-                   {d.json_text('SPEC', 'qos')} AS QOSFLAGS, {d.json_text('SPEC', 'timeout')} AS TIMEOUT,
+                   {_json_int(d, 'qos')} AS QOSFLAGS, {_json_int(d, 'timeout')} AS TIMEOUT,
                    {d.epoch_to_timestamp('CAST(' + d.json_text('SPEC', 'created') + ' AS ' + r + ')')} AS REG_TIME,
-                   {d.json_text('SPEC', 'grouping_class')} AS NTFN_GROUPING_CLASS,
-                   {d.json_text('SPEC', 'grouping_value')} AS NTFN_GROUPING_VALUE,
-                   {d.json_text('SPEC', 'grouping_type')} AS NTFN_GROUPING_TYPE,
-                   {d.json_text('SPEC', 'grouping_repeat')} AS NTFN_GROUPING_REPEAT_COUNT
+                   {_json_int(d, 'grouping_class')} AS NTFN_GROUPING_CLASS,
+                   {_json_int(d, 'grouping_value')} AS NTFN_GROUPING_VALUE,
+                   {_json_int(d, 'grouping_type')} AS NTFN_GROUPING_TYPE,
+                   {_json_int(d, 'grouping_repeat')} AS NTFN_GROUPING_REPEAT_COUNT
             FROM SLUICE_CATALOG WHERE KIND = 'REGISTRATION'""",
         f"""{d.create_view} DBA_AQ_AGENTS AS
             SELECT NAME AS AGENT_NAME, CASE WHEN CAST({d.json_text('SPEC', 'enable_http')} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END AS HTTP_ENABLED,

@@ -457,29 +457,35 @@ class ScheduleAdm:
     def enable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                     destination_queue: str | None = None) -> None:
         """Enable the schedule with its failures forgotten, and the Streams propagations
-        that its 16th failure ABORTED with it.  :raises: ORA-24064 when it is enabled
-        already."""
+        it serves (stopped, or ABORTED by its 16th failure).  :raises: ORA-24064 when it is
+        enabled already."""
         q, s = self._schedule(queue_name, destination, destination_queue)
         if not s.disabled:
             raise ora(24064, q.qualified, s.oracle_destination())
         s.enable(self.clock())
         self._write(update_work(s, ENABLE_RESETS))
-        # the Streams propagations its failures aborted (job._fail) run again: Oracle's
-        # DBA_PROPAGATION shows a propagation's STATUS from its schedule's state
-        store = self._session_ctx.store
-        for p in specs.all_specs(store):
-            if p.status == specs.ABORTED and (p.source_queue_owner, p.source_queue_name) == \
-                    (s.qschema, s.qname) and serves(s, p):
-                specs.save(store, p.with_status(specs.ENABLED))
+        self._propagations_follow(s, specs.ENABLED)
 
     def disable_propagation_schedule(self, queue_name: str, destination: str | None = None,
                                      destination_queue: str | None = None) -> None:
-        """:raises: ORA-24065 when it is disabled already."""
+        """Disable the schedule, and the Streams propagations it serves.  :raises:
+        ORA-24065 when it is disabled already."""
         q, s = self._schedule(queue_name, destination, destination_queue)
         if s.disabled:
             raise ora(24065, q.qualified, s.oracle_destination())
         s.disabled = 1
         self._write(update_work(s, ("disabled",)))
+        self._propagations_follow(s, specs.DISABLED)
+
+    def _propagations_follow(self, s: Schedule, status: str) -> None:
+        """The Streams propagations ``s`` serves take ``status``: Oracle's DBA_PROPAGATION
+        shows a propagation's STATUS from its schedule's state (an ABORTED one stays
+        ABORTED, with its error, when the schedule is disabled)."""
+        store = self._session_ctx.store
+        for p in specs.all_specs(store):
+            if p.status != status and (status == specs.ENABLED or p.status == specs.ENABLED) and \
+                    (p.source_queue_owner, p.source_queue_name) == (s.qschema, s.qname) and serves(s, p):
+                specs.save(store, p.with_status(status))
 
 
 def _time(what: str, value: Any, now: float) -> float:
