@@ -256,6 +256,34 @@ def test_action_context_built_in_plsql(conn):
     assert rule.comment == "enqueue elsewhere"
 
 
+def test_plsql_reads_the_action_context_of_a_true_rule(conn):
+    """The action context comes back with each TRUE rule (RE$RULE_HIT.rule_action_context,
+    an RE$NV_LIST whose values are ANYDATA).  A PL/SQL client reads a value with ANYDATA's
+    member functions (AccessVarchar2, AccessNumber, GetTypeName): PLS-00302 "component
+    'ACCESSVARCHAR2' must be declared" before; Oracle's names are case-insensitive."""
+    conn.rule_adm.create_rule_set("rs", EC)
+    conn.rule_adm.create_rule("r", ":dml.get_object_owner() = 'HR'", action_context=NVList(
+        {"APPLY$_ENQUEUE": AnyData.convert_varchar2("strmadmin.dest_q"), "PRIORITY": 3}))
+    conn.rule_adm.add_rule("r", "rs")
+    result = execute(conn, """
+    DECLARE
+      t SYS.RE$RULE_HIT_LIST;
+      m SYS.RE$RULE_HIT_LIST;
+      v ANYDATA;
+    BEGIN
+      DBMS_RULE.EVALUATE(rule_set_name => 'rs', evaluation_context => 'SYS.STREAMS$_EVALUATION_CONTEXT',
+                         event_context => SYS.RE$NV_LIST(NULL), true_rules => t, maybe_rules => m);
+      DBMS_OUTPUT.PUT_LINE(t.COUNT || ' ' || m.COUNT);
+      DBMS_RULE.EVALUATE(rule_set_name => 'rs', evaluation_context => 'SYS.STREAMS$_EVALUATION_CONTEXT',
+                         variable_values => SYS.RE$VARIABLE_VALUE_LIST(SYS.RE$VARIABLE_VALUE('DML', :lcr)),
+                         true_rules => t, maybe_rules => m);
+      v := t(1).rule_action_context.GET_VALUE('APPLY$_ENQUEUE');
+      DBMS_OUTPUT.PUT_LINE(v.GetTypeName() || ' ' || v.AccessVarchar2());
+      DBMS_OUTPUT.PUT_LINE(t(1).rule_action_context.get_value('PRIORITY').ACCESSNUMBER() + 1);
+    END;""", {"lcr": lcr()})
+    assert result.output == ["0 1", "SYS.VARCHAR2 strmadmin.dest_q", "4"]
+
+
 def test_table_aliases(conn):
     adm = conn.rule_adm
     adm.create_evaluation_context("emp_ctx", table_aliases=[TableAlias("emp", "hr.employees")])

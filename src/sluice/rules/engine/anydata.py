@@ -170,6 +170,13 @@ class AnyData:
         return f"AnyData({self._type_name!r}, {self._value!r})"
 
 
+# Oracle's member names as they are spelled (AccessVarchar2, GetTypeName), lower-cased, so
+# that a PL/SQL block finds them the way it finds any member (sluice.plsql.objects.lookup)
+for _name in [n for n in vars(AnyData) if n.startswith(("access_", "get_type_name"))]:
+    setattr(AnyData, _name.replace("_", ""), getattr(AnyData, _name))
+del _name
+
+
 def _checked(value: Any, types: tuple[type, ...]) -> Any:
     if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
         raise ora(22626)
