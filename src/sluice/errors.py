@@ -286,6 +286,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25464: (ProgrammingError, "ROWID not specified for table alias: {0}"),
     25465: (ProgrammingError, "variable name not specified"),
     25467: (ProgrammingError, "table alias not specified"),                     # a column value's
+    25473: (ProgrammingError, "cannot store {0} in rule action context"),
     # Streams capture processes (sluice.streams.capture)
     1291: (OperationalError, "missing logfile: {0}"),
     1325: (ProgrammingError, "archive log mode must be enabled to build into the logstream: {0}"),

@@ -284,6 +284,19 @@ def test_plsql_reads_the_action_context_of_a_true_rule(conn):
     assert result.output == ["0 1", "SYS.VARCHAR2 strmadmin.dest_q", "4"]
 
 
+def test_an_action_context_value_sluice_cannot_store_is_ora_25473(conn):
+    """ORA-25473 "cannot store string in rule action context" (Oracle: LOBs, evolved
+    ADTs; Sluice stores scalars only): an LCR in an action context was an InterfaceError
+    with no code.  Nothing is created."""
+    code, message = code_of(lambda: conn.rule_adm.create_rule(
+        "r", ":dml.get_object_owner() = 'HR'", action_context=NVList({"A": 1, "B": lcr()})))
+    assert (code, message) == (25473, "ORA-25473: cannot store SYS.LCR$_ROW_RECORD in rule action context")
+    assert "SLUICE.R" not in catalog(conn).rules
+    conn.rule_adm.create_rule("r", ":dml.get_object_owner() = 'HR'", action_context=NVList({"A": 1}))
+    code, _ = code_of(lambda: conn.rule_adm.alter_rule("r", action_context=NVList({"B": lcr()})))
+    assert code == 25473 and catalog(conn).rule("SLUICE.R").action_context == NVList({"A": 1})
+
+
 def test_table_aliases(conn):
     adm = conn.rule_adm
     adm.create_evaluation_context("emp_ctx", table_aliases=[TableAlias("emp", "hr.employees")])
