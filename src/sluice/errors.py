@@ -272,6 +272,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24156: (ProgrammingError, "duplicate table alias {0}"),
     24157: (ProgrammingError, "duplicate variable name {0}"),
     24160: (IntegrityError, "name {0} already exists in the name value pair list"),
+    24161: (ProgrammingError, "name {0} does not exist in the name value pair list"),
     24172: (ProgrammingError, "rule set {0}.{1} has errors"),
     25448: (ProgrammingError, "rule {0}.{1} has errors"),
     25457: (OperationalError, "evaluation function {0} returns failure"),

@@ -231,8 +231,14 @@ def test_nv_list():
     assert e.value.code == 24160
     assert nv.get_value("a").access_number() == 1 and nv.get_value("zz") is None
     nv.remove_pair("a")
-    nv.remove_pair("zz")
     assert nv.get_all_names() == ["b"] and len(nv) == 1
+    # removing a name the list does not have: ORA-24161 (Oracle's message catalogue, the
+    # partner of ADD_PAIR's ORA-24160); was silently nothing.  The list is unchanged.
+    for absent in ("zz", "a", "B"):
+        with pytest.raises(DatabaseError) as e:
+            nv.remove_pair(absent)
+        assert str(e.value) == f"ORA-24161: name {absent} does not exist in the name value pair list"
+    assert nv.get_all_names() == ["b"]
 
 
 def test_action_context_built_in_plsql(conn):
