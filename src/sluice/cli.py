@@ -575,7 +575,8 @@ def _pipeline_source(conn, capture: str | None, propagation: str | None, apply_n
 
 
 def _custom_transforms(specs: tuple[str, ...]) -> dict:
-    """``RULE=module:function`` -> {qualified rule: function}."""
+    """``RULE=module:function`` -> {rule as written: function} (:func:`_transform_rules`
+    resolves the names once the store is open)."""
     import importlib
     out = {}
     for item in specs:
@@ -583,7 +584,6 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
         module, _, function = target.partition(":")
         if not (rule and module and function):
             raise click.UsageError(f"--transform {item!r}: RULE=module:function")
-        name = rule.upper() if "." in rule else f"SLUICE.{rule.upper()}"
         try:
             found = importlib.import_module(module)
         except ModuleNotFoundError as e:
@@ -593,10 +593,20 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
         except Exception as e:   # the module itself fails as it loads: say where and why
             raise click.UsageError(f"--transform {item!r}: importing {module} failed: "
                                    f"{type(e).__name__}: {e}") from None
-        out[name] = getattr(found, function, None)
-        if not callable(out[name]):
+        out[rule] = getattr(found, function, None)
+        if not callable(out[rule]):
             raise click.UsageError(f"--transform {item!r}: module {module} has no function {function!r}")
     return out
+
+
+def _transform_rules(conn, custom: dict) -> dict:
+    """``custom`` keyed by qualified rule names, resolved in the connected user's schema as
+    the rule sets are; ORA-24147 for a rule that does not exist (its transformation would
+    silently never run)."""
+    from .rules.engine.ruleset import rules_catalog
+    catalog = rules_catalog(conn.context.store)
+    return {catalog.rule(catalog.key(rule, conn.username, "rule name")).qualified: fn
+            for rule, fn in custom.items()}
 
 
 @pipeline.command("run")
@@ -634,6 +644,7 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         check_master(master, obj.dsn)
         conn = obj.conn
         what = _pipeline_source(conn, capture, propagation, apply_name, queue)
+        custom = _transform_rules(conn, custom)
         to_queue = to_queue or what.get("to_queue")
         if not warehouse and not to_queue and not what.get("apply"):
             raise click.UsageError("say where the messages go: --warehouse DIR or --to-queue QUEUE")
