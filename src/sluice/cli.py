@@ -599,12 +599,14 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
     return out
 
 
-def _transform_rules(conn, custom: dict) -> dict:
+def _resolved_rules(conn, custom: dict, rule_sets: tuple[str | None, ...]) -> dict:
     """``custom`` keyed by qualified rule names, resolved in the connected user's schema as
     the rule sets are; ORA-24147 for a rule that does not exist (its transformation would
-    silently never run)."""
+    silently never run), ORA-24141 for a rule set -- before the JVM starts, not after."""
     from .rules.engine.ruleset import rules_catalog
     catalog = rules_catalog(conn.context.store)
+    for rule_set in filter(None, rule_sets):
+        catalog.rule_set(catalog.key(rule_set, conn.username, "rule set name"))
     return {catalog.rule(catalog.key(rule, conn.username, "rule name")).qualified: fn
             for rule, fn in custom.items()}
 
@@ -644,14 +646,15 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         check_master(master, obj.dsn)
         conn = obj.conn
         what = _pipeline_source(conn, capture, propagation, apply_name, queue)
-        custom = _transform_rules(conn, custom)
+        positive_rule_set = positive_rule_set or what.get("positive")
+        negative_rule_set = negative_rule_set or what.get("negative")
+        custom = _resolved_rules(conn, custom, (positive_rule_set, negative_rule_set))
         to_queue = to_queue or what.get("to_queue")
         if not warehouse and not to_queue and not what.get("apply"):
             raise click.UsageError("say where the messages go: --warehouse DIR or --to-queue QUEUE")
         sink = "apply" if what.get("apply") else "enqueue" if to_queue else "warehouse"
         pname = name or what.get("name") or what["queue"].replace(".", "_")
-        spec = PipelineSpec(pname, obj.dsn, what["queue"], consumer or pname,
-                            positive_rule_set or what.get("positive"), negative_rule_set or what.get("negative"),
+        spec = PipelineSpec(pname, obj.dsn, what["queue"], consumer or pname, positive_rule_set, negative_rule_set,
                             user=obj.user, max_messages_per_batch=max_messages_per_batch,
                             custom_transformations=custom)
         QueueRef.resolve(obj.dsn, spec.queue, spec.consumer, spec.user)   # before the JVM starts

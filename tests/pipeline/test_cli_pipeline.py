@@ -150,7 +150,7 @@ def test_a_transform_names_a_rule_of_the_connected_user_that_exists(tmp_path, mo
     (the rule sets resolve in the connected user's schema, so a user's own rule never got
     its transformation), and a rule that does not exist was accepted -- its transformation
     silently never ran.  Now NAME resolves in the user's schema and an unknown rule is
-    ORA-24147, before Spark starts."""
+    ORA-24147, an unknown rule set ORA-24141, before Spark starts."""
     from sluice.pipeline import runner
 
     def no_spark(*a, **k):
@@ -180,3 +180,10 @@ def test_a_transform_names_a_rule_of_the_connected_user_that_exists(tmp_path, mo
             in result.output, result.output
     for rule in ("r_hr", "strmadmin.R_HR"):   # found: the run goes on to start Spark
         assert "Spark started" in run(rule).output
+    # a rule set that does not exist: ORA-24141 before Spark starts too (was after the JVM's ~10 s)
+    for option in ("--positive-rule-set", "--negative-rule-set"):
+        result = CliRunner().invoke(main, ["--dsn", dsn, "--user", "strmadmin", "--password", "Pw-1", "pipeline",
+                                           "run", "--queue", "STRMADMIN.STRM_Q", option, "nope", "--warehouse",
+                                           str(tmp_path / "wh"), "--once"])
+        assert result.exit_code == 1 and "ORA-24141: rule set STRMADMIN.NOPE does not exist" in result.output, \
+            result.output
