@@ -575,7 +575,7 @@ def _pipeline_source(conn, capture: str | None, propagation: str | None, apply_n
 
 
 def _custom_transforms(specs: tuple[str, ...]) -> dict:
-    """``RULE=module:function`` -> {rule as written: function} (:func:`_transform_rules`
+    """``RULE=module:function`` -> {rule as written: function} (:func:`_resolved_rules`
     resolves the names once the store is open)."""
     import importlib
     out = {}
