@@ -575,7 +575,8 @@ def _pipeline_source(conn, capture: str | None, propagation: str | None, apply_n
 
 
 def _custom_transforms(specs: tuple[str, ...]) -> dict:
-    """``RULE=module:function`` -> {qualified rule: function}."""
+    """``RULE=module:function`` -> {rule as written: function} (:func:`_resolved_rules`
+    resolves the names once the store is open)."""
     import importlib
     out = {}
     for item in specs:
@@ -583,7 +584,6 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
         module, _, function = target.partition(":")
         if not (rule and module and function):
             raise click.UsageError(f"--transform {item!r}: RULE=module:function")
-        name = rule.upper() if "." in rule else f"SLUICE.{rule.upper()}"
         try:
             found = importlib.import_module(module)
         except ModuleNotFoundError as e:
@@ -593,10 +593,22 @@ def _custom_transforms(specs: tuple[str, ...]) -> dict:
         except Exception as e:   # the module itself fails as it loads: say where and why
             raise click.UsageError(f"--transform {item!r}: importing {module} failed: "
                                    f"{type(e).__name__}: {e}") from None
-        out[name] = getattr(found, function, None)
-        if not callable(out[name]):
+        out[rule] = getattr(found, function, None)
+        if not callable(out[rule]):
             raise click.UsageError(f"--transform {item!r}: module {module} has no function {function!r}")
     return out
+
+
+def _resolved_rules(conn, custom: dict, rule_sets: tuple[str | None, ...]) -> dict:
+    """``custom`` keyed by qualified rule names, resolved in the connected user's schema as
+    the rule sets are; ORA-24147 for a rule that does not exist (its transformation would
+    silently never run), ORA-24141 for a rule set -- before the JVM starts, not after."""
+    from .rules.engine.ruleset import rules_catalog
+    catalog = rules_catalog(conn.context.store)
+    for rule_set in filter(None, rule_sets):
+        catalog.rule_set(catalog.key(rule_set, conn.username, "rule set name"))
+    return {catalog.rule(catalog.key(rule, conn.username, "rule name")).qualified: fn
+            for rule, fn in custom.items()}
 
 
 @pipeline.command("run")
@@ -634,13 +646,15 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         check_master(master, obj.dsn)
         conn = obj.conn
         what = _pipeline_source(conn, capture, propagation, apply_name, queue)
+        positive_rule_set = positive_rule_set or what.get("positive")
+        negative_rule_set = negative_rule_set or what.get("negative")
+        custom = _resolved_rules(conn, custom, (positive_rule_set, negative_rule_set))
         to_queue = to_queue or what.get("to_queue")
         if not warehouse and not to_queue and not what.get("apply"):
             raise click.UsageError("say where the messages go: --warehouse DIR or --to-queue QUEUE")
         sink = "apply" if what.get("apply") else "enqueue" if to_queue else "warehouse"
         pname = name or what.get("name") or what["queue"].replace(".", "_")
-        spec = PipelineSpec(pname, obj.dsn, what["queue"], consumer or pname,
-                            positive_rule_set or what.get("positive"), negative_rule_set or what.get("negative"),
+        spec = PipelineSpec(pname, obj.dsn, what["queue"], consumer or pname, positive_rule_set, negative_rule_set,
                             user=obj.user, max_messages_per_batch=max_messages_per_batch,
                             custom_transformations=custom)
         QueueRef.resolve(obj.dsn, spec.queue, spec.consumer, spec.user)   # before the JVM starts

@@ -277,6 +277,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     24156: (ProgrammingError, "duplicate table alias {0}"),
     24157: (ProgrammingError, "duplicate variable name {0}"),
     24160: (IntegrityError, "name {0} already exists in the name value pair list"),
+    24161: (ProgrammingError, "name {0} does not exist in the name value pair list"),
     24172: (ProgrammingError, "rule set {0}.{1} has errors"),
     25448: (ProgrammingError, "rule {0}.{1} has errors"),
     25457: (OperationalError, "evaluation function {0} returns failure"),
@@ -291,6 +292,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25464: (ProgrammingError, "ROWID not specified for table alias: {0}"),
     25465: (ProgrammingError, "variable name not specified"),
     25467: (ProgrammingError, "table alias not specified"),                     # a column value's
+    25473: (ProgrammingError, "cannot store {0} in rule action context"),
     # Streams capture processes (sluice.streams.capture)
     1291: (OperationalError, "missing logfile: {0}"),
     1325: (ProgrammingError, "archive log mode must be enabled to build into the logstream: {0}"),

@@ -143,3 +143,47 @@ def test_a_transform_that_does_not_load_is_a_usage_error_before_the_store_or_spa
         assert result.exit_code == 2 and f"--transform {spec!r}: {text}" in result.output, (spec, result.output)
         assert "ORA-00600" not in result.output and "Traceback" not in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mods"]      # no store, no warehouse
+
+
+def test_a_transform_names_a_rule_of_the_connected_user_that_exists(tmp_path, monkeypatch):
+    """--transform NAME=module:function: NAME was qualified with SLUICE whoever connected
+    (the rule sets resolve in the connected user's schema, so a user's own rule never got
+    its transformation), and a rule that does not exist was accepted -- its transformation
+    silently never ran.  Now NAME resolves in the user's schema and an unknown rule is
+    ORA-24147, an unknown rule set ORA-24141, before Spark starts."""
+    from sluice.pipeline import runner
+
+    def no_spark(*a, **k):
+        raise AssertionError("Spark started")
+    monkeypatch.setattr(runner, "spark_session", no_spark)
+    dsn = f"sqlite:///{tmp_path / 's.db'}"
+    admin = sluice.connect(dsn)
+    admin.cursor().execute('CREATE USER strmadmin IDENTIFIED BY "Pw-1"')
+    admin.cursor().execute("GRANT DBA TO strmadmin")
+    admin.close()
+    conn = sluice.connect(dsn, user="strmadmin", password="Pw-1")
+    conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    ec = "SYS.STREAMS$_EVALUATION_CONTEXT"
+    conn.rule_adm.create_rule_set("pos", ec)
+    conn.rule_adm.create_rule("r_hr", ":dml.get_object_owner() = 'HR'", ec)
+    conn.rule_adm.add_rule("r_hr", "pos")
+    conn.close()
+
+    def run(rule):
+        return CliRunner().invoke(main, ["--dsn", dsn, "--user", "strmadmin", "--password", "Pw-1", "pipeline",
+                                         "run", "--queue", "STRMADMIN.STRM_Q", "--positive-rule-set", "pos",
+                                         "--warehouse", str(tmp_path / "wh"), "--once", "--transform",
+                                         f"{rule}=json:dumps"])
+    for rule, owner in (("r_hrr", "STRMADMIN"), ("sluice.r_hr", "SLUICE")):
+        result = run(rule)
+        assert result.exit_code == 1 and f"ORA-24147: rule {owner}.{rule.split('.')[-1].upper()} does not exist" \
+            in result.output, result.output
+    for rule in ("r_hr", "strmadmin.R_HR"):   # found: the run goes on to start Spark
+        assert "Spark started" in run(rule).output
+    # a rule set that does not exist: ORA-24141 before Spark starts too (was after the JVM's ~10 s)
+    for option in ("--positive-rule-set", "--negative-rule-set"):
+        result = CliRunner().invoke(main, ["--dsn", dsn, "--user", "strmadmin", "--password", "Pw-1", "pipeline",
+                                           "run", "--queue", "STRMADMIN.STRM_Q", option, "nope", "--warehouse",
+                                           str(tmp_path / "wh"), "--once"])
+        assert result.exit_code == 1 and "ORA-24141: rule set STRMADMIN.NOPE does not exist" in result.output, \
+            result.output

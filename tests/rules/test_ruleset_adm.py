@@ -231,8 +231,14 @@ def test_nv_list():
     assert e.value.code == 24160
     assert nv.get_value("a").access_number() == 1 and nv.get_value("zz") is None
     nv.remove_pair("a")
-    nv.remove_pair("zz")
     assert nv.get_all_names() == ["b"] and len(nv) == 1
+    # removing a name the list does not have: ORA-24161 (Oracle's message catalogue, the
+    # partner of ADD_PAIR's ORA-24160); was silently nothing.  The list is unchanged.
+    for absent in ("zz", "a", "B"):
+        with pytest.raises(DatabaseError) as e:
+            nv.remove_pair(absent)
+        assert str(e.value) == f"ORA-24161: name {absent} does not exist in the name value pair list"
+    assert nv.get_all_names() == ["b"]
 
 
 def test_action_context_built_in_plsql(conn):
@@ -261,17 +267,10 @@ def test_plsql_reads_the_action_context_of_a_true_rule(conn):
     an RE$NV_LIST whose values are ANYDATA).  A PL/SQL client reads a value with ANYDATA's
     member functions (AccessVarchar2, AccessNumber, GetTypeName): PLS-00302 "component
     'ACCESSVARCHAR2' must be declared" before; Oracle's names are case-insensitive."""
-    execute(conn, """
-    DECLARE
-      ac SYS.RE$NV_LIST;
-    BEGIN
-      ac := SYS.RE$NV_LIST(NULL);
-      ac.ADD_PAIR('APPLY$_ENQUEUE', ANYDATA.ConvertVarchar2('strmadmin.dest_q'));
-      ac.ADD_PAIR('PRIORITY', ANYDATA.ConvertNumber(3));
-      DBMS_RULE_ADM.CREATE_RULE_SET('rs', 'SYS.STREAMS$_EVALUATION_CONTEXT');
-      DBMS_RULE_ADM.CREATE_RULE('r', ':dml.get_object_owner() = ''HR''', action_context => ac);
-      DBMS_RULE_ADM.ADD_RULE('r', 'rs');
-    END;""")
+    conn.rule_adm.create_rule_set("rs", EC)
+    conn.rule_adm.create_rule("r", ":dml.get_object_owner() = 'HR'", action_context=NVList(
+        {"APPLY$_ENQUEUE": AnyData.convert_varchar2("strmadmin.dest_q"), "PRIORITY": 3}))
+    conn.rule_adm.add_rule("r", "rs")
     result = execute(conn, """
     DECLARE
       t SYS.RE$RULE_HIT_LIST;
@@ -289,6 +288,19 @@ def test_plsql_reads_the_action_context_of_a_true_rule(conn):
       DBMS_OUTPUT.PUT_LINE(t(1).rule_action_context.get_value('PRIORITY').ACCESSNUMBER() + 1);
     END;""", {"lcr": lcr()})
     assert result.output == ["0 1", "SYS.VARCHAR2 strmadmin.dest_q", "4"]
+
+
+def test_an_action_context_value_sluice_cannot_store_is_ora_25473(conn):
+    """ORA-25473 "cannot store string in rule action context" (Oracle: LOBs, evolved
+    ADTs; Sluice stores scalars only): an LCR in an action context was an InterfaceError
+    with no code.  Nothing is created."""
+    code, message = code_of(lambda: conn.rule_adm.create_rule(
+        "r", ":dml.get_object_owner() = 'HR'", action_context=NVList({"A": 1, "B": lcr()})))
+    assert (code, message) == (25473, "ORA-25473: cannot store SYS.LCR$_ROW_RECORD in rule action context")
+    assert "SLUICE.R" not in catalog(conn).rules
+    conn.rule_adm.create_rule("r", ":dml.get_object_owner() = 'HR'", action_context=NVList({"A": 1}))
+    code, _ = code_of(lambda: conn.rule_adm.alter_rule("r", action_context=NVList({"B": lcr()})))
+    assert code == 25473 and catalog(conn).rule("SLUICE.R").action_context == NVList({"A": 1})
 
 
 def test_table_aliases(conn):

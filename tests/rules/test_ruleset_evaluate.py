@@ -250,8 +250,13 @@ def test_values_that_do_not_fit_the_evaluation_context_are_oracles_errors(ctx):
         (25464, "ORA-25464: ROWID not specified for table alias: TAB")
     assert code("trs", "t", column_values={"tub": {"x": 1}}) == (25440, "ORA-25440: invalid table alias: tub")
     assert code("trs", "t", column_values=[ColumnValue(None, "x", AnyData.of(1))])[0] == 25467
+    # Python's mapping forms: a misuse is an InterfaceError (was TypeError / ValueError /
+    # AttributeError from inside the engine)
+    for kw in (dict(variable_values=5), dict(attribute_values={"p": 1}), dict(attribute_values={("p",): 1})):
+        with pytest.raises(InterfaceError):
+            ctx.rule.evaluate("rs", "ctx_vars", **kw)
     with pytest.raises(InterfaceError):
-        ctx.rule.evaluate("rs", "ctx_vars", variable_values=5)
+        ctx.rule.evaluate("trs", "t", column_values={"tab": 5})
     # what fits still evaluates
     assert names(evaluate(ctx, variable_values=[VariableValue(":m", AnyData.of(5))])[0]) == ["SLUICE.R0"]
     assert names(ctx.rule.evaluate("trs", "t", variable_values={"m": 1},

@@ -82,12 +82,22 @@ def _variables(values: Any) -> list[tuple[str, Any]]:
 
 def _attributes(values: Any) -> list[tuple[str, str, Any]]:
     if isinstance(values, Mapping):            # {"x.a": 1} or {("x", "a"): 1}
-        return [(*(k if isinstance(k, tuple) else str(k).split(".", 1)), v) for k, v in values.items()]
+        out = []
+        for k, v in values.items():
+            key = tuple(k) if isinstance(k, tuple) else tuple(str(k).split(".", 1))
+            if len(key) != 2:
+                raise InterfaceError(f"attribute_values key {k!r}: 'variable.attribute' or (variable, attribute)")
+            out.append((*key, v))
+        return out
     return _items(values, AttributeValue, ("variable_name", "attribute_name", "attribute_data"))
 
 
 def _columns(values: Any) -> list[tuple[str, str, Any]]:
     if isinstance(values, Mapping):            # {"tab": {"price": 10}}
+        for alias, row in values.items():
+            if not isinstance(row, Mapping):
+                raise InterfaceError(f"column_values[{alias!r}] must map column names to values, "
+                                     f"not be a {type(row).__name__}")
         return [(alias, col, v) for alias, row in values.items() for col, v in row.items()]
     return _items(values, ColumnValue, ("table_alias", "column_name", "column_data"))
 

@@ -33,7 +33,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, NamedTuple
 
-from ...errors import InterfaceError, ora
+from ...errors import ora
 from ...names import canonical, split_qualified
 from ...routines import registered_function
 from .anydata import AnyData
@@ -170,7 +170,7 @@ def _encode(value: Any) -> Any:
         return {"raw": value.hex()}
     if isinstance(value, datetime):
         return {"date": value.isoformat()}
-    raise InterfaceError(f"an action context cannot store a value of type {type(value).__name__}")
+    raise TypeError(type(value).__name__)
 
 
 def _decode(value: Any) -> Any:
@@ -184,9 +184,17 @@ def _decode(value: Any) -> Any:
 
 
 def encode_action_context(nv: NVList | None) -> list | None:
+    """The pairs as JSON; ORA-25473 for a value Sluice cannot store (an object: Oracle
+    stores objects of types that never evolved, Sluice scalars only)."""
     if nv is None:
         return None
-    return [[name, data.get_type_name(), _encode(data.value)] for name, data in nv.items()]
+    out = []
+    for name, data in nv.items():
+        try:
+            out.append([name, data.get_type_name(), _encode(data.value)])
+        except TypeError as e:
+            raise ora(25473, data.get_type_name() or str(e)) from None
+    return out
 
 
 def decode_action_context(pairs: list | None) -> NVList | None:

@@ -80,8 +80,11 @@ class NVList:
         self._pairs[name] = AnyData.of(value)
 
     def remove_pair(self, name: str) -> None:
-        """Remove ``name`` if present (removing an absent name changes nothing)."""
-        self._pairs.pop(name, None)
+        """Remove ``name``; ORA-24161 when the list does not have it (Oracle's message
+        catalogue: "name … does not exist in the name value pair list", the partner of
+        ADD_PAIR's ORA-24160)."""
+        if self._pairs.pop(name, None) is None:
+            raise ora(24161, name)
 
     def get_value(self, name: str) -> AnyData | None:
         """The ANYDATA stored under ``name``, NULL when there is none."""

@@ -258,7 +258,8 @@ class ApplyProcedures:
         rule = rules_catalog(self._conn.context.store).rule(
             ".".join(split_qualified(rule_name, self._conn.username, "rule name")))
         actx = NVList(dict(rule.action_context.items()) if rule.action_context else None)
-        actx.remove_pair(pair)
+        if actx.get_value(pair) is not None:
+            actx.remove_pair(pair)
         if value is not None:
             actx.add_pair(pair, value)
         adm = self._conn.rule_adm
