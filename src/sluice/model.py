@@ -120,7 +120,7 @@ class MessageProperties:
         self._enqtime: _dt.datetime | None = None
         self._attempts = 0
         self._state = C.MSG_READY
-        self._deliverymode = C.MSG_PERSISTENT
+        self._deliverymode = 0        # python-oracledb: no delivery mode until a dequeue sets one
         self._transaction_group: str | None = None
         self._consumer_name: str | None = None
 
