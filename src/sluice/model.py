@@ -263,9 +263,10 @@ class EnqOptions:
 
     @deliverymode.setter
     def deliverymode(self, value: int) -> None:
-        if value not in (C.MSG_PERSISTENT, C.MSG_BUFFERED):
+        if value not in (C.MSG_PERSISTENT, C.MSG_BUFFERED, C.MSG_PERSISTENT_OR_BUFFERED):
             raise InterfaceError(f"invalid enqueue delivery mode {value!r}")
-        self._deliverymode = value
+        # Oracle enqueues "persistent or buffered" as a persistent message
+        self._deliverymode = C.MSG_PERSISTENT if value == C.MSG_PERSISTENT_OR_BUFFERED else value
 
 
 class DeqOptions:
