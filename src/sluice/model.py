@@ -90,6 +90,27 @@ def _checked_text(name: str, value: Any, limit: int) -> str | None:
     return value
 
 
+class _LimitedText:
+    """An option python-oracledb limits to ``limit`` UTF-8 bytes (DPY-2075), kept in the
+    slot ``_<name>``; ``quoted``: a quoted name's double quotes do not count."""
+
+    def __init__(self, limit: int, quoted: bool = False) -> None:
+        self.limit, self.quoted = limit, quoted
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else getattr(obj, self.slot)
+
+    def __set__(self, obj: Any, value: str | None) -> None:
+        bare = value
+        if self.quoted and type(value) is str and len(value) > 1 and value[0] == value[-1] == '"':
+            bare = value[1:-1]
+        _check_length(bare, self.limit)
+        setattr(obj, self.slot, value)
+
+
 class MessageProperties:
     """Properties of one message (python-oracledb ``MessageProperties``)."""
 
@@ -265,14 +286,7 @@ class EnqOptions:
         self._deliverymode = C.MSG_PERSISTENT
         self._transformation: str | None = None
 
-    @property
-    def transformation(self) -> str | None:
-        return self._transformation
-
-    @transformation.setter
-    def transformation(self, value: str | None) -> None:
-        _check_length(value, TRANSFORMATION_MAX)
-        self._transformation = value
+    transformation = _LimitedText(TRANSFORMATION_MAX)
 
     @property
     def visibility(self) -> int:
@@ -315,34 +329,9 @@ class DeqOptions:
         self._visibility = C.DEQ_ON_COMMIT
         self._wait = C.DEQ_WAIT_FOREVER
 
-    @property
-    def consumername(self) -> str | None:
-        return self._consumername
-
-    @consumername.setter
-    def consumername(self, value: str | None) -> None:
-        # the limit is the name's: the double quotes of a quoted name do not count
-        bare = value[1:-1] if type(value) is str and len(value) > 1 and value[0] == value[-1] == '"' else value
-        _check_length(bare, AGENT_NAME_MAX)
-        self._consumername = value
-
-    @property
-    def correlation(self) -> str | None:
-        return self._correlation
-
-    @correlation.setter
-    def correlation(self, value: str | None) -> None:
-        _check_length(value, CORRELATION_MAX)
-        self._correlation = value
-
-    @property
-    def transformation(self) -> str | None:
-        return self._transformation
-
-    @transformation.setter
-    def transformation(self, value: str | None) -> None:
-        _check_length(value, TRANSFORMATION_MAX)
-        self._transformation = value
+    consumername = _LimitedText(AGENT_NAME_MAX, quoted=True)
+    correlation = _LimitedText(CORRELATION_MAX)
+    transformation = _LimitedText(TRANSFORMATION_MAX)
 
     @property
     def mode(self) -> int:
