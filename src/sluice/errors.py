@@ -372,6 +372,8 @@ _DPY_CATALOG: dict[int, str] = {
     2055: 'connection pool with alias "{0}" already exists',
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
     2070: "Expected a callable function",
+    2075: ('the length of the "{0}" parameter exceeds the maximum allowed length of {1} '
+           "UTF-8 encoded bytes"),
     3001: "{0} is not supported by Sluice: {1}",
     3002: 'Python value of type "{0}" is not supported',
     4005: "timed out waiting for the connection pool to return a connection",

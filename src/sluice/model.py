@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import constants as C
-from .errors import InterfaceError, ora
+from .errors import InterfaceError, dpy, ora
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +79,44 @@ def _check_str(name: str, value: Any) -> str | None:
     return value
 
 
+# The longest values python-oracledb (Thin) sends for these, in UTF-8 bytes; one more is
+# DPY-2075 and leaves the attribute as it was.
+CORRELATION_MAX, EXCEPTIONQ_MAX, AGENT_NAME_MAX, TRANSFORMATION_MAX = 128, 51, 30, 61
+
+
+def _check_length(value: Any, limit: int) -> None:
+    # len() first: a str of at most limit/4 characters cannot exceed limit bytes
+    if type(value) is str and len(value) * 4 > limit and len(value.encode("utf-8", "surrogatepass")) > limit:
+        raise dpy(2075, "value", limit)
+
+
+def _checked_text(name: str, value: Any, limit: int) -> str | None:
+    _check_str(name, value)
+    _check_length(value, limit)
+    return value
+
+
+class _LimitedText:
+    """An option python-oracledb limits to ``limit`` UTF-8 bytes (DPY-2075), kept in the
+    slot ``_<name>``; ``quoted``: a quoted name's double quotes do not count."""
+
+    def __init__(self, limit: int, quoted: bool = False) -> None:
+        self.limit, self.quoted = limit, quoted
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else getattr(obj, self.slot)
+
+    def __set__(self, obj: Any, value: str | None) -> None:
+        bare = value
+        if self.quoted and type(value) is str and len(value) > 1 and value[0] == value[-1] == '"':
+            bare = value[1:-1]
+        _check_length(bare, self.limit)
+        setattr(obj, self.slot, value)
+
+
 class MessageProperties:
     """Properties of one message (python-oracledb ``MessageProperties``)."""
 
@@ -96,14 +134,14 @@ class MessageProperties:
                  original_msgid: bytes | None = None) -> None:
         # the setters' checks, inline: this runs once per message on the hot path
         self.payload = payload
-        if correlation is not None and type(correlation) is not str:
-            _check_str("correlation", correlation)
+        if correlation is not None and (type(correlation) is not str or len(correlation) > 32):
+            _checked_text("correlation", correlation, CORRELATION_MAX)
         self._correlation = correlation
         # (the ranges as literals: constants load faster than globals, once per message)
         self._delay = delay if type(delay) is int and -2147483648 <= delay <= 2147483647 else \
             _check_int32("delay", 0 if delay is None else delay)
-        if exceptionq is not None and type(exceptionq) is not str:
-            _check_str("exceptionq", exceptionq)
+        if exceptionq is not None and (type(exceptionq) is not str or len(exceptionq) > 12):
+            _checked_text("exceptionq", exceptionq, EXCEPTIONQ_MAX)
         self._exceptionq = exceptionq
         self._expiration = expiration if type(expiration) is int and -2147483648 <= expiration <= 2147483647 \
             else _check_int32("expiration", -1 if expiration is None else expiration)
@@ -126,7 +164,7 @@ class MessageProperties:
         self._enqtime: _dt.datetime | None = None
         self._attempts = 0
         self._state = C.MSG_READY
-        self._deliverymode = C.MSG_PERSISTENT
+        self._deliverymode = 0        # python-oracledb: no delivery mode until a dequeue sets one
         self._transaction_group: str | None = None
         self._consumer_name: str | None = None
 
@@ -145,7 +183,7 @@ class MessageProperties:
 
     @correlation.setter
     def correlation(self, value: str | None) -> None:
-        self._correlation = _check_str("correlation", value)
+        self._correlation = _checked_text("correlation", value, CORRELATION_MAX)
 
     @property
     def delay(self) -> int:
@@ -169,7 +207,7 @@ class MessageProperties:
 
     @exceptionq.setter
     def exceptionq(self, value: str | None) -> None:
-        self._exceptionq = _check_str("exceptionq", value)
+        self._exceptionq = _checked_text("exceptionq", value, EXCEPTIONQ_MAX)
 
     @property
     def recipients(self) -> list:
@@ -181,6 +219,8 @@ class MessageProperties:
             value = []
         if not isinstance(value, (list, tuple)):
             raise InterfaceError("recipients must be a list")
+        for recipient in value:
+            _check_length(recipient.name if isinstance(recipient, Agent) else recipient, AGENT_NAME_MAX)
         self._recipients = list(value)
 
     @property
@@ -245,12 +285,14 @@ class MessageProperties:
 class EnqOptions:
     """Enqueue options (python-oracledb ``EnqOptions``)."""
 
-    __slots__ = ("_visibility", "_deliverymode", "transformation")
+    __slots__ = ("_visibility", "_deliverymode", "_transformation")
 
     def __init__(self) -> None:
         self._visibility = C.ENQ_ON_COMMIT
         self._deliverymode = C.MSG_PERSISTENT
-        self.transformation: str | None = None
+        self._transformation: str | None = None
+
+    transformation = _LimitedText(TRANSFORMATION_MAX)
 
     @property
     def visibility(self) -> int:
@@ -269,28 +311,33 @@ class EnqOptions:
 
     @deliverymode.setter
     def deliverymode(self, value: int) -> None:
-        if value not in (C.MSG_PERSISTENT, C.MSG_BUFFERED):
+        if value not in (C.MSG_PERSISTENT, C.MSG_BUFFERED, C.MSG_PERSISTENT_OR_BUFFERED):
             raise InterfaceError(f"invalid enqueue delivery mode {value!r}")
-        self._deliverymode = value
+        # Oracle enqueues "persistent or buffered" as a persistent message
+        self._deliverymode = C.MSG_PERSISTENT if value == C.MSG_PERSISTENT_OR_BUFFERED else value
 
 
 class DeqOptions:
     """Dequeue options (python-oracledb ``DeqOptions``)."""
 
-    __slots__ = ("condition", "consumername", "correlation", "_deliverymode", "_mode", "msgid",
-                 "_navigation", "transformation", "_visibility", "_wait")
+    __slots__ = ("condition", "_consumername", "_correlation", "_deliverymode", "_mode", "msgid",
+                 "_navigation", "_transformation", "_visibility", "_wait")
 
     def __init__(self) -> None:
         self.condition: str | None = None
-        self.consumername: str | None = None
-        self.correlation: str | None = None
+        self._consumername: str | None = None
+        self._correlation: str | None = None
         self._deliverymode = C.MSG_PERSISTENT
         self._mode = C.DEQ_REMOVE
         self.msgid: bytes | None = None
         self._navigation = C.DEQ_NEXT_MSG
-        self.transformation: str | None = None
+        self._transformation: str | None = None
         self._visibility = C.DEQ_ON_COMMIT
         self._wait = C.DEQ_WAIT_FOREVER
+
+    consumername = _LimitedText(AGENT_NAME_MAX, quoted=True)
+    correlation = _LimitedText(CORRELATION_MAX)
+    transformation = _LimitedText(TRANSFORMATION_MAX)
 
     @property
     def mode(self) -> int:

@@ -219,9 +219,9 @@ class Queue:
         if m.exceptionq:
             exc_schema, exc_name = split_qualified(m.exceptionq, q.owner, "exception queue")
             exc = self._session_ctx.catalog.find_queue(exc_schema, exc_name)
-            if exc is None:
-                raise ora(24010, f"{exc_schema}.{exc_name}")
-            if exc.table.payload_type != q.table.payload_type:
+            # Oracle looks for it when it moves the message: one missing then sends it to
+            # the queue table's default exception queue (store.sqlops.exception_queue_for)
+            if exc is not None and exc.table.payload_type != q.table.payload_type:
                 raise ora(25215, f"exception queue {exc.qualified} holds {exc.table.payload_type}")
         delay, expiration = m._delay, m._expiration
         ready_at = now + delay if delay > 0 else None
