@@ -290,6 +290,10 @@ def test_propagation_between_sharded_queues(conn):
     assert PropagationRunner(conn).run_once(force=True) == 4
     assert [m.payload for m in _nowait(conn.queue("SH_ONE")).deqmany(5)] == [b"1", b"2"]
     assert [m.payload for m in _nowait(conn.queue("SH_MANY"), "READER").deqmany(5)] == [b"1", b"2"]
+    # dropping the source drops its schedules, as DROP_QUEUE does
+    conn.aqadm.schedule_propagation(queue_name="SH_SRC", destination="dbs2")
+    conn.aqadm.drop_transactional_event_queue("SH_SRC", force=True)
+    assert rows(conn, "SELECT COUNT(*) FROM DBA_QUEUE_SCHEDULES") == [(0,)]
 
 
 def test_only_plsql_notifications(conn):

@@ -257,6 +257,13 @@ class DbmsAqadm(AqAdm, sched.ScheduleAdm):
         super().drop_queue_table(queue_table, force, auto_commit)
         self._unschedule_queues(queues)
 
+    def drop_sharded_queue(self, queue_name: str, force: bool = False) -> None:
+        """(DROP_TRANSACTIONAL_EVENT_QUEUE too.)  Its schedules go with it, as DROP_QUEUE's."""
+        catalog = self._session_ctx.catalog
+        queues = [(q.owner, q.name) for q in catalog.queues_of(catalog.queue(queue_name).table)]
+        super().drop_sharded_queue(queue_name, force)
+        self._unschedule_queues(queues)
+
     def verify_queue_types(self, src_queue_name: str, dest_queue_name: str,
                            destination: str | None = None, transformation: str | None = None) -> int:
         """1 if messages of the source queue can be enqueued into the destination queue
