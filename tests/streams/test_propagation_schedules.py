@@ -6,6 +6,7 @@ VERIFY_QUEUE_TYPES, DBA_QUEUE_SCHEDULES; windows and Oracle's back-off (seed 003
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 import pytest
 
@@ -100,7 +101,7 @@ def test_next_time_takes_the_days_as_oracle_examples_write_them(conn):
     assert _rows(conn, f"SELECT {COLS} FROM DBA_QUEUE_SCHEDULES") == [
         ("DBS2", 60.0, 30, "SYSDATE + 1/(24*60)", "N", 0)]
     for bad in ("SYSDATE - 1", "SYSDATE + -1", "SYSDATE + 1 - 2", "SYSDATE + __import__('os')", "SYSDATE + 1e400",
-                "SYSDATE + " + "(" * 500 + "1" + ")" * 500, "TRUNC(SYSDATE) + 1"):
+                "SYSDATE + " + "(" * 500 + "1" + ")" * 500, "TRUNC(1) + 1"):
         _raises(23605, conn.aqadm.alter_propagation_schedule, queue_name="src", destination="dbs2",
                 next_time=bad)
 
@@ -188,6 +189,69 @@ def test_windows_duration_and_next_time():
     assert s.due(T0 + 4300)
     forever = Schedule("S", "Q", "DBS2", start_time=T0)
     assert forever.window(T0 + 10 ** 8)[1] == math.inf
+
+
+def _local(*args):
+    """POSIX seconds of a local date and time (SYSDATE is the host's local time)."""
+    return datetime(*args).timestamp()
+
+
+@pytest.mark.parametrize("next_time, start, later", [
+    # every day at 02:00 (DBMS_AQADM's "start the window at the same time every day")
+    ("TRUNC(SYSDATE) + 1 + 2/24", (2027, 3, 1, 2), [(2027, 3, 2, 2), (2027, 3, 3, 2)]),
+    ("trunc(sysdate, 'DD') + 26/24", (2027, 3, 1, 2), [(2027, 3, 2, 2), (2027, 3, 3, 2)]),
+    # every Sunday at midnight
+    ("NEXT_DAY(TRUNC(SYSDATE), 'SUNDAY')", (2027, 3, 7), [(2027, 3, 14), (2027, 3, 21)]),
+    ("NEXT_DAY(TRUNC(SYSTIMESTAMP), 'sun')", (2027, 3, 7), [(2027, 3, 14), (2027, 3, 21)]),
+    # the first of every month; the last day of every month at 23:00
+    ("ADD_MONTHS(TRUNC(SYSDATE, 'MM'), 1)", (2027, 1, 1), [(2027, 2, 1), (2027, 3, 1), (2027, 4, 1)]),
+    ("LAST_DAY(TRUNC(SYSDATE)) + 1", (2027, 1, 1), [(2027, 2, 1), (2027, 3, 1)]),
+    ("LAST_DAY(ADD_MONTHS(TRUNC(SYSDATE), 1)) + 23/24", (2027, 1, 31, 23), [(2027, 2, 28, 23), (2027, 3, 31, 23)]),
+    # every hour on the hour
+    ("TRUNC(SYSDATE, 'HH24') + 1/24", (2027, 3, 1, 5), [(2027, 3, 1, 6), (2027, 3, 1, 7)]),
+], ids=["day-0200", "day-fmt", "sunday", "sunday-abbrev", "month-first", "month-last-day", "month-end-2300",
+        "hourly"])
+def test_a_calendar_next_time_starts_each_window_when_its_date_function_says(next_time, start, later):
+    """DBMS_AQADM.SCHEDULE_PROPAGATION: NEXT_TIME is the "date function to compute the start
+    of the next propagation window from the end of the current window" — Oracle's examples
+    use TRUNC(SYSDATE) and NEXT_DAY for windows at a time of day or week, which no fixed
+    period says (a month has no fixed length)."""
+    t0 = _local(*start)
+    s = Schedule("S", "Q", "DBS2", start_time=t0, duration=600, next_time=next_time)
+    assert s.window(t0 + 1) == (t0, t0 + 600, _local(*later[0]))
+    assert s.due(t0 + 599) and not s.due(t0 + 600) and s.wake_at(t0 + 600) == _local(*later[0])
+    for at, after in zip(later, later[1:]):
+        w = _local(*at)
+        assert s.window(w + 300) == (w, w + 600, _local(*after)) and s.due(w + 300)
+        assert s.window(w + 900)[0] == w and not s.due(w + 900)     # between windows
+
+
+def test_a_calendar_next_time_that_is_not_later_starts_the_next_window_at_once():
+    """TRUNC(SYSDATE) alone is before the end of the window: the next one starts at its end."""
+    t0 = _local(2027, 3, 1, 10)
+    s = Schedule("S", "Q", "DBS2", start_time=t0, duration=600, next_time="TRUNC(SYSDATE)")
+    assert s.window(t0 + 1) == (t0, t0 + 600, t0 + 600)
+    assert s.window(t0 + 6000 + 5) == (t0 + 6000, t0 + 6600, t0 + 6600) and s.due(t0 + 6005)
+
+
+def test_calendar_next_times_as_schedule_propagation_takes_them(conn):
+    _mq(conn, "SRC")
+    conn.cursor().execute("""
+        BEGIN
+          DBMS_AQADM.SCHEDULE_PROPAGATION(queue_name => 'src', destination => 'dbs2.net', duration => 3600,
+                                          next_time => 'TRUNC(SYSDATE) + 1 + 2/24');
+        END;""")
+    assert _rows(conn, "SELECT NEXT_TIME, PROPAGATION_WINDOW FROM DBA_QUEUE_SCHEDULES") == [
+        ("TRUNC(SYSDATE) + 1 + 2/24", 3600)]
+    bad = ("TRUNC(SYSDATE, 'XX')", "NEXT_DAY(SYSDATE, 'FUNDAY')", "ADD_MONTHS(SYSDATE)", "TRUNC(SYSDATE) * 2",
+           "TRUNC(SYSDATE) + __import__('os')", "ADD_MONTHS(SYSDATE, 1e12)", "TRUNC(SYSDATE) + 3000000",
+           "TRUNC(SYSDATE", "TRUNC(SYSDATE)) + 1", "LAST_DAY(1)", "NEXT_DAY(SYSDATE, 1)", "TRUNC(SYSDATE) + 1e400",
+           "TRUNC(" * 5000 + "SYSDATE" + ")" * 5000)
+    for nt in bad:
+        _raises(23605, conn.aqadm.alter_propagation_schedule, queue_name="src", destination="dbs2.net",
+                duration=60, next_time=nt)
+    assert _rows(conn, "SELECT NEXT_TIME, PROPAGATION_WINDOW FROM DBA_QUEUE_SCHEDULES") == [
+        ("TRUNC(SYSDATE) + 1 + 2/24", 3600)]
 
 
 def test_a_retry_past_the_window_slips_to_the_next_window_and_stays_there():

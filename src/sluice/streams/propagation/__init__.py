@@ -19,7 +19,8 @@ as the enqueue there (exactly once, DESIGN.md section 7).
 The modules: ``links.py`` database links (CREATE/DROP DATABASE LINK, encrypted
 passwords, DBA_DB_LINKS); ``spec.py`` a propagation's catalog row (DBA_PROPAGATION);
 ``schedules.py`` schedules, windows, back-off, statistics and the DBMS_AQADM schedule
-procedures (DBA_QUEUE_SCHEDULES); ``adm.py`` DBMS_PROPAGATION_ADM (``conn.propagation_adm``),
+procedures (DBA_QUEUE_SCHEDULES), with ``nexttime.py`` the calendar NEXT_TIMEs (TRUNC(SYSDATE)
+…); ``adm.py`` DBMS_PROPAGATION_ADM (``conn.propagation_adm``),
 ``conn.aqadm`` with the schedule procedures, and :func:`propagation_for_rules` for
 DBMS_STREAMS_ADM.ADD_*_PROPAGATION_RULES.
 """

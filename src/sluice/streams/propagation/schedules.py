@@ -21,13 +21,12 @@ them with a clock of their own (:class:`Clock`).
 
 from __future__ import annotations
 
-import ast
 import base64
 import json
 import math
-import operator
 import re
 import time
+from functools import lru_cache
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
@@ -37,6 +36,7 @@ from ...errors import InterfaceError, ora
 from ...names import split_qualified
 from . import spec as specs
 from .links import link_name
+from .nexttime import Calendar, calendar_function, days_of
 
 TABLE = "SLUICE_QUEUE_SCHEDULES"
 LOCAL = "AQ$_LOCAL"
@@ -50,40 +50,25 @@ Clock = Callable[[], float]
 # SYSDATE, then days as Oracle's examples write them: 'SYSDATE + 1/24', 'SYSDATE + 1/(24*60)',
 # 'sysdate + 10/86400' -- numbers, + - * / and parentheses
 _NEXT_TIME = re.compile(r"^\s*SYSDATE\s*(?:\+(?P<days>[\d\s.eE+\-*/()]+))?$", re.I)
-_DAYS_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
 def next_time_offset(next_time: str | None) -> float | None:
     """Seconds from the end of a window to the start of the next: ``'SYSDATE + 1/24'`` is
     3600, ``'SYSDATE + 1/(24*60)'`` 60.  :raises: ORA-23605 for a date function other than
     ``SYSDATE [+ days]`` (days: an arithmetic of numbers), a zero divisor, a negative or
-    non-finite number of days."""
+    non-finite number of days.  (The calendar forms, TRUNC(SYSDATE) …, are no period:
+    :mod:`.nexttime`.)"""
     if next_time is None:
         return None
     m = _NEXT_TIME.match(str(next_time))
-    days = _days(m.group("days")) if m and m.group("days") else (0.0 if m else None)
+    days = days_of(m.group("days")) if m and m.group("days") else (0.0 if m else None)
     # a zero divisor (Oracle: ORA-01476), days beyond any float (ORA-01841) or going back
     # in time: no window
     seconds = days * 86400.0 if days is not None else math.inf
     if not (math.isfinite(seconds) and seconds >= 0):
-        raise ora(23605, next_time, "NEXT_TIME (SYSDATE [+ days], days an arithmetic of numbers)")
+        raise ora(23605, next_time, "NEXT_TIME (SYSDATE [+ days], days an arithmetic of numbers, or "
+                                    "TRUNC / NEXT_DAY / ADD_MONTHS / LAST_DAY of SYSDATE [+ days])")
     return seconds
-
-
-def _days(text: str) -> float | None:
-    """The value of an arithmetic of numbers (None: not one, or a zero divisor)."""
-    def value(node: ast.AST) -> float:
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return float(node.value)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            return -value(node.operand) if isinstance(node.op, ast.USub) else value(node.operand)
-        if isinstance(node, ast.BinOp) and type(node.op) in _DAYS_OPERATORS:
-            return _DAYS_OPERATORS[type(node.op)](value(node.left), value(node.right))
-        raise ValueError(ast.dump(node))
-    try:
-        return value(ast.parse(text.strip(), mode="eval").body)
-    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, RecursionError, MemoryError):
-        return None
 
 
 @dataclass
@@ -139,6 +124,9 @@ class Schedule:
     def window(self, now: float) -> tuple[float, float, float | None]:
         """``(start, end, next start)`` of the window ``now`` is in, or of the next one
         when ``now`` falls between windows (``end`` may be ``inf``)."""
+        cal = _calendar(self.next_time)
+        if cal is not None:
+            return self._calendar_window(now, cal)
         if now < self.start_time or self.duration is None:
             end = math.inf if self.duration is None else self.start_time + self.duration
             nxt = None if self.duration is None else end + (next_time_offset(self.next_time) or 0.0)
@@ -149,6 +137,28 @@ class Schedule:
         k = math.floor((now - self.start_time) / period)
         start = self.start_time + k * period
         return start, start + self.duration, start + period
+
+    def _calendar_window(self, now: float, cal: Calendar) -> tuple[float, float, float | None]:
+        """:meth:`window` for a calendar NEXT_TIME: each window starts when the function
+        says at the end of the one before, walked from the first (from where the last call
+        got to: windows only go forward)."""
+        d = self.duration
+        if now < self.start_time or d is None:
+            end = math.inf if d is None else self.start_time + d
+            return self.start_time, end, None if d is None else _next_start(cal, end)
+        key = (self.start_time, d, self.next_time)
+        start = _WALKED.get(key)
+        if start is None or start > now:
+            start = self.start_time
+        nxt = _next_start(cal, start + d)
+        for _ in range(_MAX_STEPS):     # (the rest, if any, in the calls that follow)
+            if nxt is None or nxt > now:
+                break
+            start, nxt = nxt, _next_start(cal, nxt + d)
+        if len(_WALKED) > 4096:
+            _WALKED.clear()
+        _WALKED[key] = start
+        return start, start + d, nxt
 
     def due(self, now: float) -> bool:
         """Whether the schedule may propagate at ``now``."""
@@ -228,6 +238,32 @@ class Schedule:
             return self.destination
         owner, name = self.destination_queue.split(".", 1)
         return f'"{owner}"."{name}"' + (f"@{self.dblink}" if self.dblink else "")
+
+
+# calendar NEXT_TIMEs: how far each schedule's windows were walked, and a bound per call
+_WALKED: dict[tuple[float, float, str | None], float] = {}
+_MAX_STEPS = 100_000
+
+
+@lru_cache(maxsize=256)
+def _calendar(next_time: str | None) -> Calendar | None:
+    """The calendar function of a stored NEXT_TIME (None: none, or a period)."""
+    if next_time is None:
+        return None
+    try:
+        return calendar_function(next_time)
+    except ValueError:
+        return None
+
+
+def _next_start(cal: Calendar, end: float) -> float | None:
+    """The next window's start after a window ending at ``end``: when the function says,
+    at once if that is not later (TRUNC(SYSDATE) alone), never past the year 9999."""
+    try:
+        at = cal(end)
+    except (OverflowError, ValueError, OSError):
+        return None
+    return max(at, end) if at < _YEAR_10000 else None
 
 
 _COLUMNS = [f.name for f in fields(Schedule)]
@@ -533,6 +569,15 @@ def _latency(value: Any) -> float:
 def _next_time(value: Any, now: float) -> str | None:
     """Refuse what cannot be evaluated, before storing it — and a next window after the
     year 9999 (Oracle: SYSDATE + days beyond it is ORA-01841)."""
+    if value is not None:
+        try:
+            cal = calendar_function(str(value))
+        except ValueError as e:
+            raise ora(23605, value, f"NEXT_TIME ({e})") from None
+        if cal is not None:
+            if _next_start(cal, now) is None:
+                raise ora(23605, value, "NEXT_TIME (a date before the year 10000)")
+            return str(value)
     offset = next_time_offset(value)
     if offset is not None and now + offset >= _YEAR_10000:
         raise ora(23605, value, "NEXT_TIME (SYSDATE + days must be a date before the year 10000)")
