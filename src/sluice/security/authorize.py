@@ -87,6 +87,22 @@ class Authorizer:
                 raise ora(24093, "(none)", self.username)
             self._check_agent_mapping(consumer)
 
+    def check_client_dequeue(self, queue: QueueInfo, client: str) -> None:
+        """A Streams client running as this user (an apply process, whose ``apply_user``
+        this is) dequeues from ``queue`` as the AQ agent named like the client (seed 001
+        "Secure Queues and Oracle Streams Clients"): the DEQUEUE privilege and, on a secure
+        queue the user does not own, that agent mapped to the user.  No EXECUTE on DBMS_AQ:
+        the process dequeues by itself, not through the package.
+        :raises: ORA-01918 (the user was dropped), ORA-01031, ORA-24093."""
+        if self.catalog.user(self.username) is None:
+            raise ora(1918, self.username)
+        if self.is_superuser():
+            return
+        if not self.has_queue_privilege(queue, "DEQUEUE"):
+            raise ora(1031)
+        if queue.table.secure and queue.owner != self.username:
+            self._check_agent_mapping(client)
+
     def check_admin(self, schema: str, package: str = "DBMS_AQADM") -> None:
         """Administer objects of ``schema`` through ``package`` (queues and queue tables
         through DBMS_AQADM, transformations through DBMS_TRANSFORM …)."""
