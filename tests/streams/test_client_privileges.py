@@ -15,6 +15,7 @@ import pytest
 import sluice
 from sluice.streams.apply import ApplyProcess
 from tests.security.conftest import create_user
+from tests.streams.capturekit import env  # noqa: F401  (fixture)
 
 APPLY = "SEC_APPLY"
 
@@ -136,3 +137,38 @@ def test_dropping_the_apply_keeps_its_secure_queue_users(conn, applied):
     users for these Oracle Streams clients remain secure queue users of the queue"."""
     conn.apply_adm.drop_apply(apply_name=APPLY)
     assert agent_privs(conn) == [(APPLY, "APUSER")]
+
+
+# -- the capture_user ------------------------------------------------------------------
+TAKE_ENQUEUE = [
+    (lambda c: c.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER"), 1031),
+    (lambda c: c.aqadm.disable_db_access(agent_name="CAP", db_username="CAPUSER"), 24093),
+]
+
+
+@pytest.mark.parametrize("take_away, code", TAKE_ENQUEUE, ids=["revoke-enqueue", "disable-db-access"])
+def test_what_is_taken_from_the_capture_user_stops_the_running_capture(env, take_away, code):
+    """"a capture process is configured to enqueue into its secure queue automatically" (the
+    agent CAP mapped to the capture_user, ENQUEUE granted); once that is taken away the
+    running capture aborts (ABORTED in DBA_CAPTURE) before it enqueues the next change, and
+    a restarted one refuses to start.  It used to go on enqueuing."""
+    create_user(env.conn, "CAPUSER")
+    s = env.src
+    env.sql(f"CREATE TABLE {s}.t (id int PRIMARY KEY)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"), capture_user="CAPUSER")
+    assert ("CAP", "CAPUSER") in agent_privs(env.conn)
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(f"INSERT INTO {s}.t VALUES (1)")
+    proc = env.process()
+    proc.catch_up()
+    take_away(env.conn)
+    env.sql(f"INSERT INTO {s}.t VALUES (2)")
+    with pytest.raises(sluice.DatabaseError) as e:
+        proc.catch_up()
+    assert e.value.code == code
+    assert env.view("SELECT STATUS, ERROR_NUMBER FROM DBA_CAPTURE") == [{"STATUS": "ABORTED", "ERROR_NUMBER": code}]
+    assert [x.get_value("NEW", "ID").value for x in env.dequeue_all()] == [1]
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    with pytest.raises(sluice.DatabaseError) as again:
+        env.process().start()
+    assert again.value.code == code

@@ -88,17 +88,25 @@ class Authorizer:
             self._check_agent_mapping(consumer)
 
     def check_client_dequeue(self, queue: QueueInfo, client: str) -> None:
-        """A Streams client running as this user (an apply process, whose ``apply_user``
-        this is) dequeues from ``queue`` as the AQ agent named like the client (seed 001
-        "Secure Queues and Oracle Streams Clients"): the DEQUEUE privilege and, on a secure
-        queue the user does not own, that agent mapped to the user.  No EXECUTE on DBMS_AQ:
-        the process dequeues by itself, not through the package.
-        :raises: ORA-01918 (the user was dropped), ORA-01031, ORA-24093."""
+        """An apply process whose ``apply_user`` this is dequeues from ``queue``: see
+        :meth:`check_client_enqueue`, with DEQUEUE."""
+        self._check_client(queue, "DEQUEUE", client)
+
+    def check_client_enqueue(self, queue: QueueInfo, client: str) -> None:
+        """A capture process whose ``capture_user`` this is enqueues into ``queue`` as the AQ
+        agent named like it (seed 001 "Secure Queues and Oracle Streams Clients"): the
+        ENQUEUE privilege and, on a secure queue the user does not own, that agent mapped
+        to the user.  No EXECUTE on DBMS_AQ: a Streams process uses the queue by itself,
+        not through the package.  :raises: ORA-01918 (the user was dropped), ORA-01031,
+        ORA-24093."""
+        self._check_client(queue, "ENQUEUE", client)
+
+    def _check_client(self, queue: QueueInfo, privilege: str, client: str) -> None:
         if self.catalog.user(self.username) is None:
             raise ora(1918, self.username)
         if self.is_superuser():
             return
-        if not self.has_queue_privilege(queue, "DEQUEUE"):
+        if not self.has_queue_privilege(queue, privilege):
             raise ora(1031)
         if queue.table.secure and queue.owner != self.username:
             self._check_agent_mapping(client)
