@@ -68,6 +68,23 @@ class Authorizer:
         if self.is_superuser():
             return
         self._check_package_use()
+        self._check_enqueue_rights(queue, senders)
+
+    def check_propagated_enqueue(self, queue: QueueInfo, senders: Iterable[Agent | None]) -> None:
+        """This user owns the source queue of a propagation into ``queue`` of the same
+        database: seed 001 "Message Propagation Between Queues", "The user who owns the
+        source queue is the user who propagates messages, and this user must have the
+        necessary privileges" — ENQUEUE on the destination queue and, on a secure one, the
+        messages' senders mapped to the user, as the database link's user needs at a remote
+        destination.  No EXECUTE on DBMS_AQ: the propagation enqueues by itself.
+        :raises: ORA-01918 (the user was dropped), ORA-01031, ORA-25224, ORA-24093."""
+        if self.catalog.user(self.username) is None:
+            raise ora(1918, self.username)
+        if self.is_superuser():
+            return
+        self._check_enqueue_rights(queue, senders)
+
+    def _check_enqueue_rights(self, queue: QueueInfo, senders: Iterable[Agent | None]) -> None:
         if not self.has_queue_privilege(queue, "ENQUEUE"):
             raise ora(1031)
         if queue.table.secure and queue.owner != self.username:
