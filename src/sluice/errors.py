@@ -352,6 +352,7 @@ _DPY_CATALOG: dict[int, str] = {
     2045: "arraysize must be an integer greater than zero",
     2054: 'connection pool with alias "{0}" does not exist',
     2055: 'connection pool with alias "{0}" already exists',
+    2062: "payload cannot be enqueued since it does not match the payload type supported by the queue",
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
     2070: "Expected a callable function",
     2075: ('the length of the "{0}" parameter exceeds the maximum allowed length of {1} '

@@ -61,7 +61,8 @@ def test_names_over_128_characters(conn, queue_with_one):
 
 
 def test_payload_of_wrong_type(conn, queue_with_one):
-    assert _code(lambda: queue_with_one.enqone(conn.msgproperties(payload={"not": "raw"}))) == "ORA-25215"
+    # python-oracledb refuses it before sending (DPY-2062); DBMS_AQ.ENQUEUE would say ORA-25215
+    assert _code(lambda: queue_with_one.enqone(conn.msgproperties(payload={"not": "raw"}))) == "DPY-2062"
     conn.commit()
     _unchanged(conn)
 

@@ -201,6 +201,20 @@ class PayloadCodec:
             return self._anydata(value)
         return self._object(value, self.objtype)
 
+    def driver_accepts(self, value: Any) -> bool:
+        """Whether python-oracledb sends ``value`` to a queue of this type at all (its
+        enqueue refuses others with DPY-2062 before the database sees them): str or bytes
+        for RAW, a dict or list for JSON, an instance of the very type for an object type.
+        The other payload types are the database's to check (ORA-25215)."""
+        pt = self.payload_type
+        if pt == "RAW":
+            return isinstance(value, (str, bytes))
+        if pt == "JSON":
+            return isinstance(value, (dict, list))
+        if pt in SIMPLE_TYPES or self.objtype is None:
+            return True
+        return isinstance(value, ot.DbObject) and value.type == self.objtype
+
     def _xml(self, value: Any) -> str:
         if not isinstance(value, str):
             raise ora(25215, f"XMLTYPE queue needs an XML document string, not {type(value).__name__}")

@@ -72,6 +72,10 @@ class Queue:
         # process are always stored in a buffered queue", also in SET_UP_QUEUE's
         # transactional queues): each buffered message is one LCR, in stream order
         self.stages_captured_lcrs = False
+        # python-oracledb's checks of a payload's kind before it sends it (DPY-2062): the
+        # front doors that are not python-oracledb (CLI, IDAP, pipeline) turn them off and
+        # enqueue any value the queue's type holds (JSON scalars too)
+        self.driver_checks = True
 
     def _buffered_endpoint(self) -> Endpoint:
         if self._buffered is None:
@@ -166,8 +170,12 @@ class Queue:
         for m in messages:
             if not isinstance(m, MessageProperties):
                 raise InterfaceError("messages must be created with Connection.msgproperties()")
-            if need_payload and m.payload is None:
-                raise dpy(2000)
+            if need_payload:   # python-oracledb's checks before it sends the message
+                if m.payload is None:
+                    raise dpy(2000)
+                # (an enqueue transformation takes its own source type: Sluice's, not Thin's)
+                if self.driver_checks and transform is None and not codec.driver_accepts(m.payload):
+                    raise dpy(2062)
             records.append(self._record(q, m, codec, transform, now, txn))
         if grouped and records:
             # seed 003: a group's priority, delay and expiration are its first message's

@@ -178,6 +178,7 @@ def _send(conn: "Connection", req: SendRequest, ctx: Context) -> bytes:
             correlation=h.correlation, delay=h.delay, exceptionq=h.exception_queue,
             expiration=h.expiration, priority=h.priority, recipients=recipients,
             sender_id=agent_of(h.sender_id), original_msgid=original))
+    q.driver_checks = False      # IDAP is not python-oracledb: any value the queue holds
     q.enqmany(props)
     return serialise.send_response(f"{req.method}Response", req.destination.name,
                                    [p.msgid for p in props], ctx.envelope_ns, ctx.stylesheet)
