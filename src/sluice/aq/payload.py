@@ -201,6 +201,16 @@ class PayloadCodec:
             return self._anydata(value)
         return self._object(value, self.objtype)
 
+    def no_data(self) -> Any:
+        """The payload of a message dequeued with DEQ_REMOVE_NODATA, as python-oracledb
+        (Thin) hands it back: empty bytes for RAW, an instance of the object type with
+        every attribute null, None for the other types."""
+        if self.payload_type == "RAW":
+            return b""
+        if self.objtype is not None and self.payload_type not in SIMPLE_TYPES:
+            return self.objtype.newobject()
+        return None
+
     def driver_accepts(self, value: Any) -> bool:
         """Whether python-oracledb sends ``value`` to a queue of this type at all (its
         enqueue refuses others with DPY-2062 before the database sees them): str or bytes

@@ -476,11 +476,12 @@ class Queue:
     def _properties(r: MessageRecord, codec, transform: Callable | None, with_payload: bool,
                     grouped: bool) -> MessageProperties:
         m = MessageProperties.__new__(MessageProperties)
-        payload = None
         if with_payload:
             payload = codec.decode(r.user_data)
             if transform is not None:
                 payload = transform(payload)
+        else:
+            payload = codec.no_data()
         m.payload = payload
         m._priority = r.priority
         m._correlation = r.corrid

@@ -197,6 +197,9 @@ def _receive(conn: "Connection", req: ReceiveRequest, ctx: Context) -> bytes:
     o.msgid = req.selector.message_id
     o.condition = req.selector.condition
     messages = _take(q, req, ctx)
+    if o.mode == C.DEQ_REMOVE_NODATA:   # no message_payload (python-oracledb's empty RAW is its own)
+        for m in messages:
+            m.payload = None
     if messages and ctx.client is not None:
         ctx.client.catch_up()      # then _watched_receive knows whether to give them back
     payload_type = ANYDATA if req.transformation else q_info.table.payload_type
