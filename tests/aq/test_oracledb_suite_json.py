@@ -5,13 +5,16 @@ retells."""
 
 import datetime
 import decimal
-import threading
 
 import pytest
 
 import sluice as oracledb
-from tests.aq.oracledb_suite import (DEQ_OPTION_VALUES, check_enqtime, check_new_message_properties,  # noqa: F401
-                                     conn, drain, other_conn, round_trips, suite_dsn)
+from tests.aq.oracledb_suite import (DEQ_OPTION_VALUES, check_condition_on_priority,  # noqa: F401
+                                     check_correlation_option, check_declared_properties, check_enqtime,
+                                     check_immediate_enqueue, check_msgid_is_stored, check_msgid_option,
+                                     check_new_message_properties, check_on_commit_enqueue,
+                                     check_waiting_dequeue, conn, drain, other_conn, other_queue,
+                                     round_trips, suite_dsn)
 
 # JSON documents of every kind python-oracledb's JSON (OSON) carries: numbers, booleans,
 # strings, bytes, dates and times, intervals, decimals, nested objects and arrays
@@ -37,13 +40,6 @@ ONE = DOCUMENTS[0]
 @pytest.fixture
 def queue(conn):  # noqa: F811
     return conn.queue("TEST_JSON_QUEUE", "JSON")
-
-
-def _other_queue(other):
-    q = other.queue("TEST_JSON_QUEUE", "JSON")
-    q.deqoptions.navigation = oracledb.DEQ_FIRST_MSG
-    q.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    return q
 
 
 def test_empty_queue_gives_none(queue):
@@ -90,23 +86,8 @@ def test_options_of_a_json_queue(queue):
 
 def test_a_waiting_dequeue_gets_a_later_commit(queue, conn, suite_dsn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1604."""
-    got = []
-
-    def wait_for_one():
-        with oracledb.connect(suite_dsn) as other:
-            q = other.queue("TEST_JSON_QUEUE", "JSON")
-            q.deqoptions.wait = 10
-            props = q.deqone()
-            if props is not None:
-                got.append(props.payload)
-            other.commit()
-
-    waiter = threading.Thread(target=wait_for_one)
-    waiter.start()
-    queue.enqone(conn.msgproperties(payload=ONE))
-    conn.commit()
-    waiter.join()
-    assert got == [ONE]
+    assert check_waiting_dequeue(suite_dsn, lambda other: other.queue("TEST_JSON_QUEUE", "JSON"),
+                                 conn, queue, ONE) == [ONE]
 
 
 def test_new_message_properties(conn):  # noqa: F811
@@ -116,22 +97,13 @@ def test_new_message_properties(conn):  # noqa: F811
 
 def test_on_commit_enqueue_is_unseen_until_commit(queue, conn, other_conn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1607."""
-    queue.enqoptions.visibility = oracledb.ENQ_ON_COMMIT
-    queue.enqone(conn.msgproperties(payload=ONE))
-    other = _other_queue(other_conn)
-    assert other.deqone() is None
-    conn.commit()
-    assert other.deqone() is not None
+    check_on_commit_enqueue(conn, queue, other_queue(other_conn, "TEST_JSON_QUEUE", "JSON"), ONE)
 
 
 def test_immediate_enqueue_is_seen_at_once(queue, conn, other_conn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1608."""
-    queue.enqoptions.visibility = oracledb.ENQ_IMMEDIATE
-    queue.enqone(conn.msgproperties(payload=ONE))
-    other = _other_queue(other_conn)
-    other.deqoptions.visibility = oracledb.DEQ_ON_COMMIT
-    assert other.deqone().payload == ONE
-    other_conn.commit()
+    other = other_queue(other_conn, "TEST_JSON_QUEUE", "JSON")
+    assert check_immediate_enqueue(conn, queue, other, ONE) == ONE
 
 
 def test_persistent_both_ways(queue, conn, other_conn):  # noqa: F811
@@ -141,7 +113,7 @@ def test_persistent_both_ways(queue, conn, other_conn):  # noqa: F811
     queue.enqoptions.deliverymode = oracledb.MSG_PERSISTENT
     queue.enqoptions.visibility = oracledb.ENQ_IMMEDIATE
     queue.enqone(conn.msgproperties(payload=ONE))
-    other = _other_queue(other_conn)
+    other = other_queue(other_conn, "TEST_JSON_QUEUE", "JSON")
     other.deqoptions.deliverymode = oracledb.MSG_PERSISTENT
     other.deqoptions.visibility = oracledb.DEQ_IMMEDIATE
     assert other.deqone().payload == ONE
@@ -157,16 +129,7 @@ def test_a_message_without_payload_is_refused(queue, conn):  # noqa: F811
 
 def test_msgid_is_the_queue_tables_msgid(queue, conn, suite_dsn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1611."""
-    props = conn.msgproperties(payload=ONE)
-    assert props.msgid is None
-    queue.enqone(props)
-    if suite_dsn.startswith("sqlite"):
-        conn.commit()   # Sluice's SQLite store: a session's enqueues are in the table once committed
-    cursor = conn.cursor()
-    cursor.execute("select msgid from JSON_QUEUE_TAB")
-    (stored,) = cursor.fetchone()
-    assert props.msgid == stored
-    assert queue.deqone().msgid == stored
+    check_msgid_is_stored(suite_dsn, conn, queue, "JSON_QUEUE_TAB", ONE)
 
 
 def test_enqtime_is_the_enqueue_second(queue, conn):  # noqa: F811
@@ -176,14 +139,8 @@ def test_enqtime_is_the_enqueue_second(queue, conn):  # noqa: F811
 
 def test_declared_properties_survive_the_queue(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1613."""
-    declared = {"payload": ONE, "correlation": "TEST_CORRELATION", "delay": 0,
-                "exceptionq": "PYTHONTEST.TEST_EXCEPTIONQ", "expiration": 15, "priority": 1}
-    props = conn.msgproperties(**declared)
-    assert {name: getattr(props, name) for name in declared} == declared
-    queue.enqone(props)
-    conn.commit()
-    got = queue.deqone()
-    assert {name: getattr(got, name) for name in declared} == declared
+    check_declared_properties(conn, queue, ONE, correlation="TEST_CORRELATION", delay=0,
+                              exceptionq="PYTHONTEST.TEST_EXCEPTIONQ", expiration=15, priority=1)
 
 
 def test_queue_name_connection_and_payload_type(queue, conn):  # noqa: F811
@@ -196,38 +153,17 @@ def test_queue_name_connection_and_payload_type(queue, conn):  # noqa: F811
 
 def test_condition_on_priority(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1616."""
-    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    for priority in (5, 5, 5, 5, 10, 9, 9, 10, 9):
-        queue.enqone(conn.msgproperties(payload=ONE, priority=priority))
-    queue.deqoptions.condition = "priority = 9"
-    assert len(drain(queue)) == 3
-    conn.commit()
+    check_condition_on_priority(conn, queue, ONE)
 
 
 def test_correlation_option(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1617."""
-    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    for correlation in ("sample", "sample correlation", "sample", "sample", "sample correlation"):
-        queue.enqone(conn.msgproperties(payload=ONE, correlation=correlation))
-    conn.commit()
-    queue.deqoptions.correlation = "sample correlation"
-    assert len(drain(queue)) == 2
-    conn.commit()
+    check_correlation_option(conn, queue, ONE)
 
 
 def test_msgid_option(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1618."""
-    props = conn.msgproperties(payload=ONE)
-    queue.enqone(props)
-    queue.enqone(props)
-    conn.commit()
-    second = props.msgid
-    queue.enqone(props)
-    conn.commit()
-    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    queue.deqoptions.msgid = second
-    assert queue.deqone().msgid == second
-    conn.commit()
+    check_msgid_option(conn, queue, ONE)
 
 
 def test_deprecated_names(queue, conn):  # noqa: F811

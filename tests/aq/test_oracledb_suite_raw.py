@@ -2,13 +2,15 @@
 words against Sluice: ``import sluice as oracledb``, the schema of tests/aq/oracledb_suite.py,
 both backends.  Each test names the python-oracledb test it retells."""
 
-import threading
-
 import pytest
 
 import sluice as oracledb
-from tests.aq.oracledb_suite import (DEQ_OPTION_VALUES, check_enqtime, check_new_message_properties,  # noqa: F401
-                                     conn, drain, other_conn, round_trips, suite_dsn)
+from tests.aq.oracledb_suite import (DEQ_OPTION_VALUES, check_condition_on_priority,  # noqa: F401
+                                     check_correlation_option, check_declared_properties, check_enqtime,
+                                     check_immediate_enqueue, check_msgid_is_stored, check_msgid_option,
+                                     check_new_message_properties, check_on_commit_enqueue,
+                                     check_waiting_dequeue, conn, drain, other_conn, other_queue,
+                                     round_trips, suite_dsn)
 
 SAMPLES = [f"sample raw data {i}".encode() for i in range(1, 7)]
 
@@ -16,13 +18,6 @@ SAMPLES = [f"sample raw data {i}".encode() for i in range(1, 7)]
 @pytest.fixture
 def queue(conn):  # noqa: F811
     return conn.queue("TEST_RAW_QUEUE")
-
-
-def _other_queue(other):
-    q = other.queue("TEST_RAW_QUEUE")
-    q.deqoptions.navigation = oracledb.DEQ_FIRST_MSG
-    q.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    return q
 
 
 def test_empty_queue_gives_none(queue):
@@ -72,23 +67,8 @@ def test_enqueue_visibility_reads_back(queue):
 def test_a_waiting_dequeue_gets_a_later_commit(queue, conn, suite_dsn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1405: a session in another thread waits up
     to 10 s in deqone; the message this session then enqueues and commits reaches it."""
-    got = []
-
-    def wait_for_one():
-        with oracledb.connect(suite_dsn) as other:
-            q = other.queue("TEST_RAW_QUEUE")
-            q.deqoptions.wait = 10
-            props = q.deqone()
-            if props is not None:
-                got.append(props.payload)
-            other.commit()
-
-    waiter = threading.Thread(target=wait_for_one)
-    waiter.start()
-    queue.enqone(conn.msgproperties(payload=SAMPLES[0]))
-    conn.commit()
-    waiter.join()
-    assert got == [SAMPLES[0]]
+    assert check_waiting_dequeue(suite_dsn, lambda other: other.queue("TEST_RAW_QUEUE"),
+                                 conn, queue, SAMPLES[0]) == [SAMPLES[0]]
 
 
 def test_new_message_properties(conn):  # noqa: F811
@@ -100,23 +80,14 @@ def test_new_message_properties(conn):  # noqa: F811
 def test_on_commit_enqueue_is_unseen_until_commit(queue, conn, other_conn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1407: an ENQ_ON_COMMIT message is not there
     for another session until the enqueuer commits."""
-    queue.enqoptions.visibility = oracledb.ENQ_ON_COMMIT
-    queue.enqone(conn.msgproperties(payload=SAMPLES[0]))
-    other = _other_queue(other_conn)
-    assert other.deqone() is None
-    conn.commit()
-    assert other.deqone() is not None
+    check_on_commit_enqueue(conn, queue, other_queue(other_conn, "TEST_RAW_QUEUE"), SAMPLES[0])
 
 
 def test_immediate_enqueue_is_seen_at_once(queue, conn, other_conn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1408: an ENQ_IMMEDIATE message is there for
     another session (dequeuing ON_COMMIT) without the enqueuer's commit."""
-    queue.enqoptions.visibility = oracledb.ENQ_IMMEDIATE
-    queue.enqone(conn.msgproperties(payload=SAMPLES[0]))
-    other = _other_queue(other_conn)
-    other.deqoptions.visibility = oracledb.DEQ_ON_COMMIT
-    assert other.deqone().payload == SAMPLES[0]
-    other_conn.commit()
+    other = other_queue(other_conn, "TEST_RAW_QUEUE")
+    assert check_immediate_enqueue(conn, queue, other, SAMPLES[0]) == SAMPLES[0]
 
 
 @pytest.mark.parametrize("enq_mode, deq_mode, found_mode", [
@@ -136,7 +107,7 @@ def test_delivery_modes(queue, conn, other_conn, enq_mode, deq_mode, found_mode)
     queue.enqoptions.deliverymode = enq_mode
     queue.enqoptions.visibility = oracledb.ENQ_IMMEDIATE
     queue.enqone(conn.msgproperties(payload=SAMPLES[0]))
-    other = _other_queue(other_conn)
+    other = other_queue(other_conn, "TEST_RAW_QUEUE")
     other.deqoptions.deliverymode = deq_mode
     other.deqoptions.visibility = oracledb.DEQ_IMMEDIATE
     props = other.deqone()
@@ -157,18 +128,7 @@ def test_a_message_without_payload_is_refused(queue, conn):  # noqa: F811
 def test_msgid_is_the_queue_tables_msgid(queue, conn, suite_dsn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1414: msgid is None before the enqueue,
     then the MSGID the queue table holds for the message; the dequeued message has it too."""
-    props = conn.msgproperties(payload=SAMPLES[0])
-    assert props.msgid is None
-    queue.enqone(props)
-    if suite_dsn.startswith("sqlite"):
-        # Sluice's SQLite store keeps a session's uncommitted enqueues out of the table until
-        # commit (docs/DESIGN-NOTES.md); Oracle and the PostgreSQL store show them at once
-        conn.commit()
-    cursor = conn.cursor()
-    cursor.execute("select msgid from RAW_QUEUE_TAB")
-    (stored,) = cursor.fetchone()
-    assert props.msgid == stored
-    assert queue.deqone().msgid == stored
+    check_msgid_is_stored(suite_dsn, conn, queue, "RAW_QUEUE_TAB", SAMPLES[0])
 
 
 def test_enqtime_is_the_enqueue_second(queue, conn):  # noqa: F811
@@ -182,14 +142,8 @@ def test_declared_properties_survive_the_queue(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1416: payload, correlation, delay,
     exceptionq (a schema-qualified name), expiration and priority given to msgproperties()
     read back, before the enqueue and on the dequeued message."""
-    declared = {"payload": SAMPLES[0], "correlation": "TEST_CORRELATION", "delay": 0,
-                "exceptionq": "PYTHONTEST.TEST_EXCEPTIONQ", "expiration": 15, "priority": 1}
-    props = conn.msgproperties(**declared)
-    assert {name: getattr(props, name) for name in declared} == declared
-    queue.enqone(props)
-    conn.commit()
-    got = queue.deqone()
-    assert {name: getattr(got, name) for name in declared} == declared
+    check_declared_properties(conn, queue, SAMPLES[0], correlation="TEST_CORRELATION", delay=0,
+                              exceptionq="PYTHONTEST.TEST_EXCEPTIONQ", expiration=15, priority=1)
 
 
 def test_queue_name_and_connection(queue, conn):  # noqa: F811
@@ -209,40 +163,19 @@ def test_deliverymode_is_write_only(queue, options):
 def test_condition_on_priority(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1419: of nine messages, the three of
     priority 9 answer the condition "priority = 9"."""
-    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    for priority in (5, 5, 5, 5, 10, 9, 9, 10, 9):
-        queue.enqone(conn.msgproperties(payload=SAMPLES[0], priority=priority))
-    queue.deqoptions.condition = "priority = 9"
-    assert len(drain(queue)) == 3
-    conn.commit()
+    check_condition_on_priority(conn, queue, SAMPLES[0])
 
 
 def test_correlation_option(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1420: a correlation picks the two messages
     that carry it exactly (not those whose correlation is a prefix of it)."""
-    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    for correlation in ("sample", "sample correlation", "sample", "sample", "sample correlation"):
-        queue.enqone(conn.msgproperties(payload=SAMPLES[0], correlation=correlation))
-    conn.commit()
-    queue.deqoptions.correlation = "sample correlation"
-    assert len(drain(queue)) == 2
-    conn.commit()
+    check_correlation_option(conn, queue, SAMPLES[0])
 
 
 def test_msgid_option(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1421: one MessageProperties enqueued three
     times; its msgid after the second enqueue picks that message."""
-    props = conn.msgproperties(payload=SAMPLES[0])
-    queue.enqone(props)
-    queue.enqone(props)
-    conn.commit()
-    second = props.msgid
-    queue.enqone(props)
-    conn.commit()
-    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    queue.deqoptions.msgid = second
-    assert queue.deqone().msgid == second
-    conn.commit()
+    check_msgid_option(conn, queue, SAMPLES[0])
 
 
 def test_payload_type_of_a_raw_queue_is_none(queue):
