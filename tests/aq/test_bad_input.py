@@ -72,8 +72,9 @@ def test_wrong_python_types_in_properties(conn, queue_with_one):
         conn.msgproperties(payload=b"x", priority="high")
     with pytest.raises(sluice.InterfaceError):
         queue_with_one.deqoptions.mode = 99
-    with pytest.raises(sluice.InterfaceError):
+    with pytest.raises(TypeError) as e:     # as in python-oracledb; and a sluice.Error
         queue_with_one.enqone("not message properties")
+    assert isinstance(e.value, sluice.Error)
     _unchanged(conn)
 
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import constants as C
 from ..charset import checked
-from ..errors import InterfaceError, dpy, not_supported, ora
+from .. import objtypes as ot
+from ..errors import ArgumentError, InterfaceError, dpy, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
@@ -56,6 +57,9 @@ class Queue:
     def __init__(self, connection: "Connection", name: str, payload_type: Any = None) -> None:
         if not isinstance(name, str):
             raise InterfaceError("queue name must be a string")
+        if payload_type is not None and not isinstance(payload_type, (str, ot.DbObjectType)):
+            # python-oracledb: a TypeError
+            raise ArgumentError(f"payload_type must be an object type or a string, not {type(payload_type).__name__}")
         self.connection = connection
         self._session_ctx = connection.context
         self.name = name
@@ -120,7 +124,7 @@ class Queue:
     def enqmany(self, messages: list[MessageProperties]) -> None:
         """Enqueue several messages at once: all of them or, on any error, none."""
         if isinstance(messages, (str, bytes, bytearray, dict)) or not hasattr(messages, "__iter__"):
-            raise InterfaceError(f"messages must be a list of MessageProperties, not {type(messages).__name__}")
+            raise ArgumentError(f"messages must be a list of MessageProperties, not {type(messages).__name__}")
         self._enqueue(list(messages), need_payload=True)
 
     enqOne = enqone  # noqa: N815
@@ -168,8 +172,8 @@ class Queue:
         group_first = None if immediate else ctx.group_first.get(q.qualified)
         records: list[MessageRecord] = []
         for m in messages:
-            if not isinstance(m, MessageProperties):
-                raise InterfaceError("messages must be created with Connection.msgproperties()")
+            if not isinstance(m, MessageProperties):   # python-oracledb: a TypeError
+                raise ArgumentError("expecting MessageProperties object (made by Connection.msgproperties())")
             if need_payload:   # python-oracledb's checks before it sends the message
                 if m.payload is None:
                     raise dpy(2000)
@@ -274,8 +278,9 @@ class Queue:
 
     def deqmany(self, max_num_messages: int) -> list[MessageProperties]:
         """Dequeue up to ``max_num_messages`` (waits, like deqone, for the first)."""
-        if isinstance(max_num_messages, bool) or not isinstance(max_num_messages, int) \
-                or not 1 <= max_num_messages <= MAX_DEQUEUE_BATCH:
+        if isinstance(max_num_messages, bool) or not isinstance(max_num_messages, int):
+            raise ArgumentError(f"max_num_messages must be an integer, not {type(max_num_messages).__name__}")
+        if not 1 <= max_num_messages <= MAX_DEQUEUE_BATCH:
             raise InterfaceError(f"max_num_messages must be a positive integer (at most {MAX_DEQUEUE_BATCH})")
         return self._dequeue(max_num_messages)
 
