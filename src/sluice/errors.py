@@ -87,8 +87,9 @@ class NotSupportedError(DatabaseError):
 
 
 class ArgumentError(ProgrammingError, TypeError):
-    """A call named an argument python-oracledb does not know either: a ``TypeError``
-    there, so ``except TypeError`` keeps working; a ``sluice.Error`` here."""
+    """A call named an argument python-oracledb does not know either, or gave one of a kind
+    python-oracledb refuses with ``TypeError`` (enqone of what is no MessageProperties …):
+    a ``TypeError`` there, so ``except TypeError`` keeps working; a ``sluice.Error`` here."""
 
 
 # code -> (class, message template).  Templates use str.format with positional
