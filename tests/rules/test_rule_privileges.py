@@ -213,6 +213,10 @@ def test_evaluate_needs_ownership_execute_on_rule_set_or_execute_any_rule_set(si
     assert code_of(lambda: evaluate(hr)) == 1031                        # revoked: the next call
     adm.grant_system_privilege(adm.EXECUTE_ANY_RULE_SET, "scott")
     assert evaluate(site["scott"]) == ["STRMADMIN.R"]
+    adm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "strmadmin.rs", "public")    # every user
+    assert evaluate(hr) == ["STRMADMIN.R"]
+    adm.revoke_object_privilege(adm.EXECUTE_ON_RULE_SET, "strmadmin.rs", "public")
+    assert code_of(lambda: evaluate(hr)) == 1031
 
 
 def test_an_evaluation_context_is_used_by_whom_may_execute_it(site):
@@ -348,3 +352,25 @@ def test_sql_grants_name_the_rules_engine_system_privileges(site):
     site["hr"].rule.evaluate(rule_set_name="strmadmin.rs", evaluation_context=EC)
     site.admin.cursor().execute("REVOKE EXECUTE ANY RULE SET FROM hr")
     assert code_of(lambda: site["hr"].rule.evaluate(rule_set_name="strmadmin.rs", evaluation_context=EC)) == 1031
+
+
+def test_the_grants_show_in_dba_sys_privs_and_dba_tab_privs(site):
+    """Oracle lists system privileges by their SQL names in DBA_SYS_PRIVS (GRANTEE,
+    PRIVILEGE, ADMIN_OPTION) and object privileges in DBA_TAB_PRIVS (GRANTEE, OWNER,
+    TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, HIERARCHY, TYPE)."""
+    _objects(site)
+    adm = site.adm
+    adm.grant_system_privilege(adm.CREATE_RULE_SET_OBJ, "hr", grant_option=True)
+    adm.grant_system_privilege(adm.EXECUTE_ANY_EVALUATION_CONTEXT, "hr")
+    adm.grant_object_privilege(adm.ALL_ON_RULE_SET, "strmadmin.rs", "hr", grant_option=True)
+    site["strmadmin"].rule_adm.grant_object_privilege(adm.EXECUTE_ON_RULE, "r", "scott")
+    assert site.rows("SELECT PRIVILEGE, ADMIN_OPTION FROM DBA_SYS_PRIVS WHERE GRANTEE = 'HR' "
+                     "ORDER BY PRIVILEGE") == [("CREATE RULE SET", "YES"), ("CREATE SESSION", "NO"),
+                                               ("EXECUTE ANY EVALUATION CONTEXT", "NO")]
+    assert site.rows("SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, TYPE FROM DBA_TAB_PRIVS "
+                     "ORDER BY GRANTEE, PRIVILEGE") == [
+        ("HR", "STRMADMIN", "RS", "SLUICE", "ALTER", "YES", "RULE SET"),
+        ("HR", "STRMADMIN", "RS", "SLUICE", "EXECUTE", "YES", "RULE SET"),
+        ("SCOTT", "STRMADMIN", "R", "STRMADMIN", "EXECUTE", "NO", "RULE")]
+    adm.revoke_object_privilege(adm.ALTER_ON_RULE_SET, "strmadmin.rs", "hr")
+    assert site.rows("SELECT PRIVILEGE FROM DBA_TAB_PRIVS WHERE GRANTEE = 'HR'") == [("EXECUTE",)]

@@ -31,7 +31,7 @@ from .engine.ruleset import (EVALUATION_CONTEXT, MEMBER, RULE, RULE_SET, Evaluat
                              RulesCatalog, Variable, function_name, member_key, rules_catalog)
 from .engine.types import NVList, TableAlias, VariableType
 from .lang.typecheck import check_condition, static_type_of_datatype
-from .privileges import RulePrivileges
+from .privileges import RulePrivileges, flag as _flag
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -49,14 +49,6 @@ RULE_SET_CHANGED: list[Callable[["Connection", str], None]] = []
 
 _SUPPLIED_TYPES = {"LCR$_ROW_RECORD": "SYS.LCR$_ROW_RECORD", "LCR$_DDL_RECORD": "SYS.LCR$_DDL_RECORD",
                    "ANYDATA": "SYS.ANYDATA"}
-
-
-def _flag(name: str, value: Any) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool) or value in (0, 1):
-        return bool(value)
-    raise InterfaceError(f"{name} must be TRUE or FALSE")
 
 
 def _errors(code: int, owner: str, name: str, cause: DatabaseError, *more: str) -> DatabaseError:

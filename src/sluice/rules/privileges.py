@@ -68,8 +68,8 @@ PUBLIC_EXECUTE = frozenset({STREAMS_CONTEXT})
 
 
 def object_key(kind: str, qualified: str) -> str:
-    """How a grant names its object in the security catalog: ``"RULE_SET HR.RS"``."""
-    return f"{kind} {qualified}"
+    """How a grant names its object in the security catalog: ``"RULE_SET.HR.RS"``."""
+    return f"{kind}.{qualified}"
 
 
 def _number(privilege: Any, known: dict) -> int:
@@ -78,7 +78,8 @@ def _number(privilege: Any, known: dict) -> int:
     return privilege
 
 
-def _flag(name: str, value: Any) -> bool:
+def flag(name: str, value: Any) -> bool:
+    """A BOOLEAN argument: TRUE, FALSE or NULL (FALSE).  :raises: InterfaceError."""
     if value is None:
         return False
     if isinstance(value, bool) or value in (0, 1):
@@ -167,11 +168,12 @@ class RulePrivileges:
     def _checks(self) -> Checks:
         return Checks(self._session_ctx)
 
-    def _user(self, name: Any, what: str) -> str:
+    def _user(self, name: Any, what: str, public: bool = False) -> str:
+        """A user (or, with ``public``, PUBLIC: every user).  :raises: ORA-01917."""
         if not isinstance(name, str):
             raise ora(1917, name)
         user = canonical(name, what)
-        if self._session_ctx.security.user(user) is None:
+        if self._session_ctx.security.user(user) is None and not (public and user == "PUBLIC"):
             raise ora(1917, user)
         return user
 
@@ -195,7 +197,7 @@ class RulePrivileges:
         not hold it with the grant option, ORA-01917 no such user."""
         name = self._system_privilege(privilege)
         user = self._user(grantee, "grantee")
-        option = _flag("grant_option", grant_option)
+        option = flag("grant_option", grant_option)
         self._session_ctx.ddl_commit()
         self._write("SYSPRIV", user, name, {"admin_option": option, "grantor": self._session_ctx.username})
 
@@ -230,10 +232,10 @@ class RulePrivileges:
         no such rule set / rule / evaluation context, ORA-01031 the caller neither owns
         the object nor holds the privilege with the grant option (for a rule set: nor
         EXECUTE with the grant option on each of its rules it does not own), ORA-01917
-        no such user, ORA-01749 the grantee owns the object."""
+        no such user or role (PUBLIC is every user), ORA-01749 the grantee owns the object."""
         kind, qualified, grants = self._object(privilege, object_name)
-        user = self._user(grantee, "grantee")
-        option = _flag("grant_option", grant_option)
+        user = self._user(grantee, "grantee", public=True)
+        option = flag("grant_option", grant_option)
         me, owner = self._session_ctx.username, qualified.split(".", 1)[0]
         if user == owner:
             raise ora(1749)
@@ -258,7 +260,7 @@ class RulePrivileges:
         grants).  :raises: ORA-01927 the revokee does not hold it or the caller neither
         owns the object nor granted it (and ORA-00990, 01917, 01749, 24141/24147/24150)."""
         kind, qualified, grants = self._object(privilege, object_name)
-        user = self._user(revokee, "revokee")
+        user = self._user(revokee, "revokee", public=True)
         me, owner = self._session_ctx.username, qualified.split(".", 1)[0]
         if user == owner:
             raise ora(1749)

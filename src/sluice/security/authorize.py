@@ -82,7 +82,7 @@ class Authorizer:
     def has_rule_object(self, obj: str, privilege: str, user: str | None = None,
                         grant_option: bool = False) -> bool:
         """``user`` holds ``privilege`` (ALTER or EXECUTE) on the rule object ``obj``
-        (``"RULE_SET OWNER.NAME"``) by a grant to it or to PUBLIC, with the grant
+        (``"RULE_SET.OWNER.NAME"``) by a grant to it or to PUBLIC, with the grant
         option if asked.  Ownership and system privileges are the caller's to check."""
         u = self._user_or_self(user)
         if u is None:

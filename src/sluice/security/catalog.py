@@ -9,7 +9,7 @@ kind           owner           name                    spec
 USER           SYS             user name               password hash, superuser flag
 SYSPRIV        grantee         privilege               admin_option, grantor
 QUEUEPRIV      grantee         OWNER.QUEUE             {privilege: {grant_option, grantor}}
-RULEPRIV       grantee|PUBLIC  TYPE OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
+RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
 EXECPRIV       grantee         package (DBMS_AQ …)     grantor
 ROLE           grantee         role                    grantor
 AGENT          SYS             agent name              enable_http / smtp / anyp
