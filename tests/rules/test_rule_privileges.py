@@ -341,6 +341,10 @@ def test_a_queue_administrator_creates_rule_objects_in_its_schema_and_grants_tha
     strm.grant_system_privilege(strm.CREATE_RULE_SET_OBJ, "hr")
     site["hr"].rule_adm.create_rule_set("hr_rs")
     assert code_of(lambda: site["hr"].rule_adm.grant_system_privilege(strm.CREATE_RULE_SET_OBJ, "scott")) == 1031
+    # the queue administrator's privileges granted one by one make a Streams administrator too
+    site.admin.cursor().execute("GRANT EXECUTE ON DBMS_AQADM, MANAGE ANY QUEUE TO scott")
+    site["scott"].rule_adm.create_rule_set("hr.made_by_scott", EC)        # CREATE_ANY_RULE_SET
+    site["scott"].rule.evaluate(rule_set_name="hr.hr_rs", evaluation_context=EC)   # EXECUTE_ANY_RULE_SET
 
 
 def test_sql_grants_name_the_rules_engine_system_privileges(site):
@@ -374,3 +378,26 @@ def test_the_grants_show_in_dba_sys_privs_and_dba_tab_privs(site):
         ("SCOTT", "STRMADMIN", "R", "STRMADMIN", "EXECUTE", "NO", "RULE")]
     adm.revoke_object_privilege(adm.ALTER_ON_RULE_SET, "strmadmin.rs", "hr")
     assert site.rows("SELECT PRIVILEGE FROM DBA_TAB_PRIVS WHERE GRANTEE = 'HR'") == [("EXECUTE",)]
+
+
+def test_a_streams_administrators_message_rule_context_is_executed_by_its_owner_only(site):
+    """Seed 000, "Evaluation Contexts for Message Rules": the system-created evaluation
+    context "is created in the schema that owns the rule.  Only the user who owns this
+    evaluation context is granted the EXECUTE privilege on it."  The Streams administrator
+    here is a queue administrator (AQ_ADMINISTRATOR_ROLE), not a superuser."""
+    from tests.streams.test_rulegen_seed import CREATE_TYPE
+
+    site.admin.cursor().execute("GRANT AQ_ADMINISTRATOR_ROLE TO strmadmin")
+    strm = site["strmadmin"]
+    strm.cursor().execute(CREATE_TYPE.rstrip().rstrip("/"))
+    strm.streams_adm.set_up_queue()
+    rule = strm.streams_adm.add_message_rule("region_pri_msg", ":msg.region = 'EUROPE'", "dequeue", "msg_client")
+    assert rule.startswith("STRMADMIN.REGION_PRI_MSG")
+    [(owner, ctx)] = site.rows("SELECT EVALUATION_CONTEXT_OWNER, EVALUATION_CONTEXT_NAME FROM DBA_EVALUATION_CONTEXTS")
+    assert owner == "STRMADMIN"
+    site.adm.grant_system_privilege(site.adm.CREATE_RULE_OBJ, "hr")
+    [(var,)] = site.rows("SELECT MESSAGE_RULE_VARIABLE FROM DBA_STREAMS_MESSAGE_RULES")
+    condition = f":{var}.region = 'ASIA'"
+    assert code_of(lambda: site["hr"].rule_adm.create_rule("r", condition, f"strmadmin.{ctx}")) == 1031
+    assert site.rows("SELECT COUNT(*) FROM DBA_RULES WHERE RULE_OWNER = 'HR'") == [(0,)]
+    strm.rule_adm.create_rule("r_own", condition, f'"{ctx}"')          # its owner may
