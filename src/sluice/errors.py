@@ -165,6 +165,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1918: (ProgrammingError, "user '{0}' does not exist"),
     1920: (IntegrityError, "user name '{0}' conflicts with another user or role name"),
     1927: (ProgrammingError, "cannot REVOKE privileges you did not grant"),
+    1749: (ProgrammingError, "you may not GRANT/REVOKE privileges to/from yourself"),
     1952: (ProgrammingError, "system privileges not granted to '{0}'"),
     1951: (ProgrammingError, "ROLE '{0}' not granted to '{1}'"),
     28009: (ProgrammingError, "connection as SYS should be as SYSDBA or SYSOPER"),

@@ -13,8 +13,8 @@ followed by the cause (ORA-00904 unknown variable or member, ORA-00932
 inconsistent datatypes, …).  Like Oracle's, these procedures commit the
 caller's open transaction first.
 
-GRANT_SYSTEM_PRIVILEGE / GRANT_OBJECT_PRIVILEGE and their REVOKE partners
-belong to the security layer and are not here.
+Who may run each procedure, and GRANT_SYSTEM_PRIVILEGE / GRANT_OBJECT_PRIVILEGE and
+their REVOKE partners: :mod:`.privileges` (ORA-01031 when a privilege is missing).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .engine.ruleset import (EVALUATION_CONTEXT, MEMBER, RULE, RULE_SET, Evaluat
                              RulesCatalog, Variable, function_name, member_key, rules_catalog)
 from .engine.types import NVList, TableAlias, VariableType
 from .lang.typecheck import check_condition, static_type_of_datatype
+from .privileges import RulePrivileges, flag as _flag
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -50,14 +51,6 @@ _SUPPLIED_TYPES = {"LCR$_ROW_RECORD": "SYS.LCR$_ROW_RECORD", "LCR$_DDL_RECORD": 
                    "ANYDATA": "SYS.ANYDATA"}
 
 
-def _flag(name: str, value: Any) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool) or value in (0, 1):
-        return bool(value)
-    raise InterfaceError(f"{name} must be TRUE or FALSE")
-
-
 def _errors(code: int, owner: str, name: str, cause: DatabaseError, *more: str) -> DatabaseError:
     """ORA-25448 / ORA-24172 with the underlying error on the next line, as Oracle stacks them."""
     head = ora(code, owner, name, *more)
@@ -72,7 +65,7 @@ def _values(values: Any, name: str, type_name: str) -> list:
         raise InterfaceError(f"{name} must be a list of {type_name} values")
     return list(values)
 
-class RuleAdm:
+class RuleAdm(RulePrivileges):
     """The DBMS_RULE_ADM package for one connection."""
 
     # results of an evaluation function
@@ -119,6 +112,8 @@ class RuleAdm:
         self._session_ctx.ddl_commit()
         dropped = self._session_ctx.store.drop_catalog_object(kind, owner, name)
         self._catalog(fresh=False).note(kind, owner, name, None)
+        if kind != MEMBER:
+            self._drop_grants(kind, f"{owner}.{name}")
         return dropped
 
     def _check_sets(self, catalog: RulesCatalog, sets: list[str], rule: Rule | None = None,
@@ -247,6 +242,7 @@ class RuleAdm:
         """:raises: ORA-24145 exists, ORA-24156/24157 duplicate alias/variable,
         ORA-00902 unknown variable type, ORA-00904 unknown function."""
         owner, name = self._key(evaluation_context_name, "evaluation context name")
+        self._checks.check_create(EVALUATION_CONTEXT, owner)
 
         def decide(catalog: RulesCatalog) -> EvaluationContext:
             if f"{owner}.{name}" in catalog.stored_contexts:
@@ -268,6 +264,7 @@ class RuleAdm:
         owner, name = self._key(evaluation_context_name, "evaluation context name")
         catalog = self._catalog()
         old = catalog.context(f"{owner}.{name}")
+        self._checks.check_alter(EVALUATION_CONTEXT, old.qualified)
         keep = lambda flag, new, current: None if _flag("remove", flag) else (new if new is not None else current)  # noqa: E731
         aliases = keep(remove_table_aliases, table_aliases,
                        [TableAlias(a, t) for a, t in old.table_aliases])
@@ -299,6 +296,7 @@ class RuleAdm:
         owner, name = self._key(evaluation_context_name, "evaluation context name")
         catalog = self._catalog()
         qualified = catalog.context(f"{owner}.{name}").qualified
+        self._checks.check_drop(EVALUATION_CONTEXT, qualified)
         if qualified not in catalog.stored_contexts:
             raise ora(24150, owner, name)  # a built-in one cannot be dropped
         users = [r for r in catalog.rules.values() if r.evaluation_context == qualified]
@@ -320,6 +318,7 @@ class RuleAdm:
                     action_context: NVList | None = None, rule_comment: str | None = None) -> None:
         """:raises: ORA-24146 exists, ORA-24150 unknown context, ORA-25448 bad condition."""
         owner, name = self._key(rule_name, "rule name")
+        self._checks.check_create(RULE, owner)
         text, actx = self._condition_text(condition), self._action_context(action_context)
 
         def decide(catalog: RulesCatalog) -> Rule:
@@ -327,6 +326,7 @@ class RuleAdm:
                 raise ora(24146, owner, name)
             rule = Rule(owner, name, text, self._context_name(catalog, evaluation_context), actx,
                         rule_comment)
+            self._checks.check_uses_context(owner, rule.evaluation_context)
             self._validate_rule(catalog, rule, in_sets=False)  # a new rule is in no rule set
             return rule
         rule = self._decide(decide)
@@ -353,6 +353,7 @@ class RuleAdm:
         owner, name = self._key(rule_name, "rule name")
         catalog = self._catalog()
         old = catalog.rule(f"{owner}.{name}")
+        self._checks.check_alter(RULE, old.qualified)
         ctx = None if _flag("remove_evaluation_context", remove_evaluation_context) else (
             self._context_name(catalog, evaluation_context) if evaluation_context is not None
             else old.evaluation_context)
@@ -362,6 +363,8 @@ class RuleAdm:
             rule_comment if rule_comment is not None else old.comment)
         text = self._condition_text(condition) if condition is not None else old.condition
         rule = Rule(owner, name, text, ctx, actx, comment)
+        if evaluation_context is not None:
+            self._checks.check_uses_context(owner, ctx)
         self._validate_rule(catalog, rule)
         sets = [m.rule_set for m in catalog.sets_of_rule(rule.qualified)]
         self._check_sets(catalog, sets, rule)
@@ -374,6 +377,7 @@ class RuleAdm:
         owner, name = self._key(rule_name, "rule name")
         catalog = self._catalog()
         rule = catalog.rule(f"{owner}.{name}")
+        self._checks.check_drop(RULE, rule.qualified)
         members = catalog.sets_of_rule(rule.qualified)
         if members and not _flag("force", force):
             raise ora(24148, owner, name)
@@ -387,6 +391,7 @@ class RuleAdm:
                         rule_set_comment: str | None = None) -> None:
         """:raises: ORA-24153 exists, ORA-24150 unknown evaluation context."""
         owner, name = self._key(rule_set_name, "rule set name")
+        self._checks.check_create(RULE_SET, owner)
 
         def decide(catalog: RulesCatalog) -> RuleSet:
             if f"{owner}.{name}" in catalog.rule_sets:
@@ -394,6 +399,7 @@ class RuleAdm:
             return RuleSet(owner, name, self._context_name(catalog, evaluation_context),
                            rule_set_comment)
         rs = self._decide(decide)
+        self._checks.check_uses_context(owner, rs.evaluation_context)
         self._put(RULE_SET, owner, name, rs.to_spec(), False, 24153, owner, name)
 
     def drop_rule_set(self, rule_set_name: str, delete_rules: bool = False) -> None:
@@ -401,6 +407,7 @@ class RuleAdm:
         owner, name = self._key(rule_set_name, "rule set name")
         catalog = self._catalog()
         rs = catalog.rule_set(f"{owner}.{name}")
+        self._checks.check_drop(RULE_SET, rs.qualified)
         members = catalog.members_of(rs.qualified)
         for m in members:
             self._drop(MEMBER, *member_key(m.rule_set, m.rule, m.evaluation_context))
@@ -438,6 +445,7 @@ class RuleAdm:
                 raise _errors(24172, s_owner, s_name, e) from None
             return rule, rs, ctx
         rule, rs, ctx = self._decide(decide)
+        self._checks.check_add_rule(rule.qualified, rs.qualified, ctx)
         self._check_sets(self._catalog(fresh=False), [rs.qualified], rule)
         spec = {"rule_set": rs.qualified, "rule": rule.qualified, "evaluation_context": ctx,
                 "comment": rule_comment, "seq": time.time_ns()}
@@ -456,6 +464,7 @@ class RuleAdm:
         catalog = self._catalog()
         rule = catalog.rule(f"{r_owner}.{r_name}")
         rs = catalog.rule_set(f"{s_owner}.{s_name}")
+        self._checks.check_alter(RULE_SET, rs.qualified)
         ctx = self._context_name(catalog, evaluation_context)
         every = _flag("all_evaluation_contexts", all_evaluation_contexts)
         members = [m for m in catalog.members_of(rs.qualified) if m.rule == rule.qualified

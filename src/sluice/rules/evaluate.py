@@ -34,6 +34,7 @@ from .engine.internal import (EVALUATION_CONTINUE, EVALUATION_FAILURE, EVALUATIO
                               evaluation_function, unwrap, value_function)
 from .engine.ruleset import EvaluationContext, RulesCatalog, rules_catalog
 from .engine.types import AttributeValue, ColumnValue, RuleHit, TableValue, VariableValue, type_name_of
+from .privileges import check_evaluate
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -252,6 +253,8 @@ class DbmsRule:
         """``(true_rules, maybe_rules)``: the ``RE$RULE_HIT`` lists of Oracle's OUT parameters.
 
         :raises: ORA-24141 unknown rule set, ORA-24150 unknown evaluation context,
+            ORA-01031 neither the rule set's owner nor EXECUTE on it (EXECUTE_ON_RULE_SET,
+            EXECUTE_ANY_RULE_SET),
             ORA-25457 when the context's evaluation function reports failure.
         """
         self._session_ctx.check_open()
@@ -260,6 +263,7 @@ class DbmsRule:
         rule_set = catalog.key(rule_set_name, user, "rule set name")
         context = catalog.key(evaluation_context, user, "evaluation context name")
         catalog.rule_set(rule_set)
+        check_evaluate(self._session_ctx, rule_set)
         return run_evaluation(catalog, rule_set, context, streams=False,
                               event_context=event_context, table_values=table_values,
                               column_values=column_values, variable_values=variable_values,

@@ -63,6 +63,36 @@ class Authorizer:
             return True
         return privilege in u.queues.get(queue.qualified, {})
 
+    # -- the rules engine's privileges (DBMS_RULE_ADM; which one each procedure needs
+    # is sluice.rules.privileges') ----------------------------------------------------
+    def _user_or_self(self, user: str | None) -> UserInfo | None:
+        return self.info() if user is None else self.catalog.user(user)
+
+    def has_rule_system(self, privilege: str, user: str | None = None) -> bool:
+        """``user`` (default: the connected one) holds the rules engine system privilege.
+        A Streams administrator (Sluice's is a queue administrator: EXECUTE on DBMS_AQADM
+        and MANAGE_ANY) holds them all, as DBMS_STREAMS_AUTH.GRANT_ADMIN_PRIVILEGE gives
+        Oracle's the ANY privileges of rules, rule sets and evaluation contexts."""
+        u = self._user_or_self(user)
+        if u is None:
+            return False
+        return (u.superuser or privilege in u.system
+                or ("DBMS_AQADM" in u.execute and "MANAGE_ANY" in u.system))
+
+    def has_rule_object(self, obj: str, privilege: str, user: str | None = None,
+                        grant_option: bool = False) -> bool:
+        """``user`` holds ``privilege`` (ALTER or EXECUTE) on the rule object ``obj``
+        (``"RULE_SET.OWNER.NAME"``) by a grant to it or to PUBLIC, with the grant
+        option if asked.  Ownership and system privileges are the caller's to check."""
+        u = self._user_or_self(user)
+        if u is None:
+            return False
+        grants = [u.rule_objects.get(obj, {})]
+        if not grant_option:
+            grants.append(self.catalog.public_rule_objects.get(obj, {}))
+        return any(privilege in g and (not grant_option or g[privilege].get("grant_option"))
+                   for g in grants)
+
     # -- checks -------------------------------------------------------------
     def check_enqueue(self, queue: QueueInfo, senders: Iterable[Agent | None]) -> None:
         if self.is_superuser():

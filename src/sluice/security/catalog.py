@@ -9,12 +9,17 @@ kind           owner           name                    spec
 USER           SYS             user name               password hash, superuser flag
 SYSPRIV        grantee         privilege               admin_option, grantor
 QUEUEPRIV      grantee         OWNER.QUEUE             {privilege: {grant_option, grantor}}
+RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
 EXECPRIV       grantee         package (DBMS_AQ …)     grantor
 ROLE           grantee         role                    grantor
 AGENT          SYS             agent name              enable_http / smtp / anyp
 AGENTUSER      agent name      database user           {}
 PROXY          user            proxy user              {} (ALTER USER … CONNECT THROUGH)
 =============  ==============  ======================  ===============================
+
+RULEPRIV holds DBMS_RULE_ADM's object privileges; TYPE is RULE, RULE_SET or
+EVALUATION_CONTEXT (the vocabulary is :mod:`sluice.rules.privileges`').  The rules
+engine's system privileges (CREATE_RULE_OBJ …) are SYSPRIV rows like AQ's.
 """
 
 from __future__ import annotations
@@ -32,13 +37,24 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                          "FORCE ANY TRANSACTION": "FORCE_ANY_TRANSACTION",
                          # Sluice's: read the monitoring views' figures over HTTP (/metrics,
                          # /dashboard); Oracle's SELECT_CATALOG_ROLE gives it too
-                         "MONITOR": "MONITOR"}
+                         "MONITOR": "MONITOR",
+                         # the rules engine's (DBMS_RULE_ADM.GRANT_SYSTEM_PRIVILEGE's constants)
+                         **{f"{verb} {what}": priv for verb, what, priv in (
+                             ("CREATE", "RULE", "CREATE_RULE_OBJ"),
+                             ("CREATE", "RULE SET", "CREATE_RULE_SET_OBJ"),
+                             ("CREATE", "EVALUATION CONTEXT", "CREATE_EVALUATION_CONTEXT_OBJ"),
+                             *((verb, f"ANY {obj}", f"{verb}_ANY_{obj.replace(' ', '_')}")
+                               for verb in ("CREATE", "ALTER", "DROP", "EXECUTE")
+                               for obj in ("RULE", "RULE SET", "EVALUATION CONTEXT")))}}
+# what Oracle's catqueue.sql gives AQ_ADMINISTRATOR_ROLE WITH GRANT OPTION
+RULE_OBJ_PRIVILEGES = {"CREATE_RULE_OBJ", "CREATE_RULE_SET_OBJ", "CREATE_EVALUATION_CONTEXT_OBJ"}
 # what Oracle's predefined roles give, as far as AQ is concerned
 ROLE_GRANTS = {
     "CONNECT": {"sys": {"CREATE_SESSION"}, "exec": set()},
     "RESOURCE": {"sys": set(), "exec": set()},
     "AQ_USER_ROLE": {"sys": set(), "exec": {"DBMS_AQ", "DBMS_AQIN", "DBMS_AQJMS"}},
-    "AQ_ADMINISTRATOR_ROLE": {"sys": {"ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY"},
+    "AQ_ADMINISTRATOR_ROLE": {"sys": {"ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY", *RULE_OBJ_PRIVILEGES},
+                              "admin": set(RULE_OBJ_PRIVILEGES),
                               "exec": {"DBMS_AQ", "DBMS_AQADM", "DBMS_AQIN", "DBMS_AQJMS",
                                        "DBMS_AQELM"}},
     "SELECT_CATALOG_ROLE": {"sys": {"MONITOR"}, "exec": set()},
@@ -57,6 +73,7 @@ class UserInfo:
     execute: set[str] = field(default_factory=set)
     roles: set[str] = field(default_factory=set)
     queues: dict[str, dict[str, dict]] = field(default_factory=dict)   # OWNER.Q -> priv -> spec
+    rule_objects: dict[str, dict[str, dict]] = field(default_factory=dict)  # TYPE OWNER.O -> priv -> spec
 
 
 @dataclass
@@ -78,6 +95,7 @@ class SecurityCatalog:
         self.users: dict[str, UserInfo] = {}
         self.agents: dict[str, AgentInfo] = {}
         self.proxies: dict[str, set[str]] = {}
+        self.public_rule_objects: dict[str, dict[str, dict]] = {}   # granted to PUBLIC
 
     def refresh(self) -> None:
         version = self.store.catalog_version()
@@ -101,9 +119,16 @@ class SecurityCatalog:
                 u.superuser = u.superuser or role == "DBA"
                 u.system |= ROLE_GRANTS.get(role, {}).get("sys", set())
                 u.execute |= ROLE_GRANTS.get(role, {}).get("exec", set())
+                u.admin_option |= ROLE_GRANTS.get(role, {}).get("admin", set())
         for grantee, queue, spec in self.store.catalog_objects("QUEUEPRIV"):
             if grantee in users:
                 users[grantee].queues[queue] = dict(spec)
+        public: dict[str, dict[str, dict]] = {}
+        for grantee, obj, spec in self.store.catalog_objects("RULEPRIV"):
+            if grantee == "PUBLIC":
+                public[obj] = dict(spec)
+            elif grantee in users:
+                users[grantee].rule_objects[obj] = dict(spec)
         agents: dict[str, AgentInfo] = {}
         for _, name, spec in self.store.catalog_objects("AGENT"):
             agents[name] = AgentInfo(name, bool(spec.get("enable_http")), bool(spec.get("enable_smtp")),
@@ -115,6 +140,7 @@ class SecurityCatalog:
         for user, proxy, _ in self.store.catalog_objects("PROXY"):
             proxies.setdefault(user, set()).add(proxy)
         self.users, self.agents, self.proxies = users, agents, proxies
+        self.public_rule_objects = public
         self._version = version
 
     def user(self, name: str) -> UserInfo | None:

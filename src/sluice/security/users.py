@@ -172,7 +172,7 @@ class UserStatements:
         self._session_ctx.ddl_commit()
         for qt in owned:
             store.drop_queue_table(qt.owner, qt.name)
-        for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "PROXY"):
+        for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "PROXY"):
             for owner, obj, _ in store.catalog_objects(kind):
                 if owner == user:
                     store.drop_catalog_object(kind, owner, obj)

@@ -168,6 +168,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
         f"""{d.create_view} DBA_AQ_AGENT_PRIVS AS
             SELECT AGENT_NAME, DB_USERNAME, HTTP_ENABLED AS HTTP, SMTP_ENABLED AS SMTP
             FROM AQ$INTERNET_USERS WHERE DB_USERNAME IS NOT NULL""",
+        *privilege_ddl(d),
         *monitoring_ddl(d),
     ]
     if d.name == "postgresql":
@@ -177,6 +178,46 @@ def catalog_ddl(d: Dialect) -> list[str]:
                   for name, body in USER_VIEWS]
         stmts += PG_FUNCTIONS
     return stmts
+
+
+def _yes(d: Dialect, doc: str, key: str) -> str:
+    """'YES' / 'NO' of a JSON boolean member (SQLite's 1/0, PostgreSQL's true/false)."""
+    return f"CASE WHEN CAST({d.json_text(doc, key)} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END"
+
+
+def privilege_ddl(d: Dialect) -> list[str]:
+    """DBA_SYS_PRIVS and DBA_TAB_PRIVS over the security catalog's rows (see
+    :mod:`sluice.security.catalog`): system privileges (SYSPRIV, stored by their
+    DBMS_AQADM / DBMS_RULE_ADM names, shown by Oracle's SQL names: MANAGE_ANY is MANAGE ANY
+    QUEUE, CREATE_RULE_SET_OBJ is CREATE RULE SET), and object privileges on queues
+    (QUEUEPRIV), rule objects (RULEPRIV, ``TYPE.OWNER.NAME``) and packages (EXECPRIV)."""
+    n = "C.NAME"
+    sql_name = (f"CASE WHEN substr({n}, length({n}) - 3) = '_ANY' THEN REPLACE({n}, '_', ' ') || ' QUEUE' "
+                f"WHEN substr({n}, length({n}) - 3) = '_OBJ' "
+                f"THEN REPLACE(substr({n}, 1, length({n}) - 4), '_', ' ') ELSE REPLACE({n}, '_', ' ') END")
+    rest = _part(d, n, 2)          # OWNER.NAME of TYPE.OWNER.NAME
+
+    def object_rows(kind: str, privilege: str, owner: str, name: str, type_: str) -> str:
+        held = d.json_text("C.SPEC", privilege)
+        return (f"SELECT C.OWNER AS GRANTEE, {owner} AS OWNER, {name} AS TABLE_NAME, "
+                f"{d.json_text(held, 'grantor')} AS GRANTOR, '{privilege}' AS PRIVILEGE, "
+                f"{_yes(d, held, 'grant_option')} AS GRANTABLE, 'NO' AS HIERARCHY, {type_} AS TYPE "
+                f"FROM SLUICE_CATALOG C WHERE C.KIND = '{kind}' AND {held} IS NOT NULL")
+    rows = [object_rows("QUEUEPRIV", p, _part(d, n, 1), _part(d, n, 2), "'QUEUE'")
+            for p in ("ENQUEUE", "DEQUEUE")]
+    rows += [object_rows("RULEPRIV", p, _part(d, rest, 1), _part(d, rest, 2),
+                         f"REPLACE({_part(d, n, 1)}, '_', ' ')") for p in ("ALTER", "EXECUTE")]
+    rows.append(f"SELECT C.OWNER AS GRANTEE, 'SYS' AS OWNER, {n} AS TABLE_NAME, "
+                f"{d.json_text('C.SPEC', 'grantor')} AS GRANTOR, 'EXECUTE' AS PRIVILEGE, "
+                f"{_yes(d, 'C.SPEC', 'admin_option')} AS GRANTABLE, 'NO' AS HIERARCHY, 'PACKAGE' AS TYPE "
+                f"FROM SLUICE_CATALOG C WHERE C.KIND = 'EXECPRIV'")
+    return [
+        f"""{d.create_view} DBA_SYS_PRIVS AS
+            SELECT C.OWNER AS GRANTEE, {sql_name} AS PRIVILEGE,
+                   {_yes(d, 'C.SPEC', 'admin_option')} AS ADMIN_OPTION
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'SYSPRIV'""",
+        f"""{d.create_view} DBA_TAB_PRIVS AS {" UNION ALL ".join(rows)}""",
+    ]
 
 
 def capture_ddl(d: Dialect) -> list[str]:
