@@ -274,14 +274,23 @@ def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route
     try:
         # READY messages, then delayed ones (each state in dequeue order: one index walk)
         recs: list[MessageRecord] = []
+        multi = q.table.multiple_consumers
         for state in _STATES:
             if len(recs) < env.batch_size:
-                sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate)
+                sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate) if multi \
+                    else Selector(states=(state,))
                 recs += session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size - len(recs),
                                         DequeueInfo(user=ctx.username))
         if recs and q.table.message_grouping == "TRANSACTIONAL":
             recs = _whole_transactions(session, q, sel, recs)
-        buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs))
+        if not multi:
+            # a single-consumer (sharded) source: the propagation is its consumer, and each
+            # message goes to the schedule's destination queue (schedule_propagation lets
+            # only a queue-to-queue schedule have such a source); dequeued as any consumer
+            # would, it is PROCESSED at the source once the destination has it (seed 003)
+            for r in recs:
+                r.address = s.destination
+        buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs)) if multi else []
         recs += buffered
         if not recs:
             session.rollback_to_savepoint(mark)
@@ -428,7 +437,7 @@ def _whole_transactions(session: Any, q: QueueInfo, sel: Selector, recs: list[Me
     last = recs[-1].enq_tid
     if last is None:
         return recs
-    more = Selector(states=_STATES, multi=True, remote=sel.remote, predicate=sel.predicate, group=last)
+    more = Selector(states=_STATES, multi=sel.multi, remote=sel.remote, predicate=sel.predicate, group=last)
     while True:
         extra = session.dequeue(q, more, C.DEQ_REMOVE, False, 500, DequeueInfo(user="SYS"))
         if not extra:
