@@ -19,7 +19,7 @@ import sluice
 from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue
-from ..streams.propkit import Sites, drain, raises_ora, rows
+from ..streams.propkit import Sites, drain, lose_first_commit, raises_ora, rows
 
 
 @pytest.fixture
@@ -97,19 +97,9 @@ def test_a_lost_answer_does_not_duplicate(sites, monkeypatch):
     a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
     a.aqadm.schedule_propagation(queue_name="SRC", destination="dbs2", destination_queue="DST")
     _enqueue(a, "SRC", [b"once-%d" % i for i in range(5)])
-    session = a.context.session
-    real_commit = type(session).commit
-    calls = {"n": 0}
-
-    def lost(self):               # the source's commit fails once, after the destination's
-        if self is session:
-            calls["n"] += 1
-            if calls["n"] == 1:
-                raise sluice.OperationalError("ORA-03113: end-of-file on communication channel", 3113)
-        return real_commit(self)
-    monkeypatch.setattr(type(session), "commit", lost)
+    restore = lose_first_commit(monkeypatch, a.context.session)
     PropagationRunner(a).run_once(force=True)
-    monkeypatch.setattr(type(session), "commit", real_commit)
+    restore()
     assert rows(b, "SELECT COUNT(*) FROM AQ$DST") == [(5,)]              # committed there
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC") == [(5,)]              # back at the source
     assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once(force=True) == 5

@@ -4,7 +4,10 @@
 a time, until the source has nothing more for it (or the window ends).  A batch is the
 records of the source queue addressed to the destination — a Streams propagation's
 subscriber, or a recipient ``Agent("S", "q@dbs2.net")`` given at enqueue (seed 003
-"Propagation to Remote Subscribers") — taken in the queue's order and locked.  For each
+"Propagation to Remote Subscribers") — taken in the queue's order and locked; from a
+single-consumer sharded queue (seed 003: sharded queues propagate between single- and
+multi-consumer ones) its messages, the propagation being their consumer and the
+queue-to-queue schedule's destination queue where they all go.  For each
 message: the propagation's rule sets decide whether it goes (Table 6-1; a message they
 discard is consumed and not sent), a subset rule migrates the row (an UPDATE into or out
 of the subset becomes an INSERT or a DELETE), the rule's declarative transformations
