@@ -121,3 +121,41 @@ def test_what_a_single_consumer_source_still_refuses(conn):
     raises_ora(24039, aq.schedule_propagation, queue_name="SRC")
     raises_ora(24205, aq.schedule_propagation, queue_name="SRC", destination_queue="CL_DST")
     assert _schedule(conn) == []
+
+
+# -- a destination at another site: its kind is known when the propagation reaches it ---
+@pytest.mark.parametrize("source_sharded", [True, False], ids=["sharded-to-classic", "classic-to-sharded"])
+def test_a_remote_destination_of_the_other_kind_fails_the_schedule(sites, source_sharded):
+    """Seed 003: "You cannot propagate between sharded and non-sharded queues".  At
+    SCHEDULE_PROPAGATION a queue at a link is unknown (seed 003: the link is validated "when
+    the schedule runs, but not when the schedule is created"); the destination refuses the
+    batch (ORA-24205), so the schedule fails and the messages stay at the source."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    if source_sharded:
+        _sharded(a, "SRC", multi=True)
+        make_queue(b, "DST", table="DST")
+    else:
+        make_queue(a, "SRC", table="SRC", multiple_consumers=True)
+        _sharded(b, "DST")
+    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a.aqadm.schedule_propagation(queue_name="SRC", destination="dbs2", destination_queue="DST")
+    a.aqadm.add_subscriber("SRC", sluice.Agent(None, "DST@DBS2"))
+    _enqueue(a, "SRC", [b"x"])
+    assert PropagationRunner(a).run_once(force=True) == 0
+    (_, total, failures, error), = _schedule(a)
+    assert (total, failures) == (0, 1) and error.startswith("ORA-24205")
+    assert rows(a, "SELECT MSG_STATE FROM AQ$SRC") == [("READY",)]
+    assert rows(b, "SELECT COUNT(*) FROM AQ$DST") == [(0,)]
+
+
+def test_the_batch_says_whether_its_source_is_sharded():
+    """Both encodings carry the source's kind; a batch from an older sender (no entry) is
+    not checked."""
+    from sluice.streams.propagation.wire import Batch, from_json, to_json, to_wire
+    for sharded in (True, False, None):
+        batch = Batch("DBS1", "SLUICE.SRC", source_sharded=sharded)
+        assert from_json(to_wire(batch)).source_sharded is sharded
+        assert from_json(to_json(batch)).source_sharded is sharded
+    assert from_json(b'{"source_site":"DBS1","source_queue":"SLUICE.SRC","messages":[]}').source_sharded is None
+    with pytest.raises(sluice.DatabaseError, match="ORA-00600"):
+        from_json(b'{"source_site":"DBS1","source_queue":"SLUICE.SRC","sharded":"yes","messages":[]}')

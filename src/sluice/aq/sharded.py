@@ -16,8 +16,9 @@ the message cache) have no meaning in one store: SHARD_NUM is kept and shown, no
 What a sharded queue refuses (ORA-24205 "feature … not supported for sharded queues" unless
 Oracle documents another code), checked before anything changes:
 - seed 003: recipient lists at enqueue ("a list of recipients … into a non-sharded queue"),
-  propagation between sharded and non-sharded queues, notifications other than PL/SQL
-  ("Sharded queues only support PL/SQL notification");
+  propagation between sharded and non-sharded queues (a queue at another site: by that
+  site, when the propagation first delivers there — the schedule then fails), notifications
+  other than PL/SQL ("Sharded queues only support PL/SQL notification");
 - python-oracledb's AQ user guide: ``EnqOptions.transformation`` / ``DeqOptions.transformation``,
   array enqueue and dequeue of JSON payloads;
 - Oracle's DBMS_AQADM: the classic procedures on the queue's table or queue (CREATE_QUEUE into
@@ -84,7 +85,14 @@ def check_dequeue(q: QueueInfo, transformation: str | None, array: bool) -> None
 def check_propagation(src: QueueInfo, dst: QueueInfo | None) -> None:
     """Seed 003: "You cannot propagate between sharded and non-sharded queues" (sharded to
     sharded works between single- and multi-consumer queues both ways)."""
-    if dst is not None and src.table.sharded != dst.table.sharded:
+    if dst is not None:
+        check_sharded_pair(src.table.sharded, dst)
+
+
+def check_sharded_pair(source_sharded: bool, dst: QueueInfo) -> None:
+    """:func:`check_propagation` where only the source's kind is known: at a destination
+    (the source cannot know a queue's kind at another site before it delivers there)."""
+    if source_sharded != dst.table.sharded:
         raise unsupported("propagation between sharded and non-sharded queues")
 
 
@@ -363,4 +371,4 @@ def _queue_props(props: Any) -> dict[str, Any]:
 
 
 __all__ = ["JMS_TYPE", "QUEUE_PARAMETERS", "ShardedQueueAdm", "check_dequeue", "check_enqueue",
-           "check_notification", "check_propagation", "parameters_of", "unsupported"]
+           "check_notification", "check_propagation", "check_sharded_pair", "parameters_of", "unsupported"]

@@ -218,7 +218,8 @@ def _sift(s: sched.Schedule, dest: Any, batch: Batch, msgs: list[Propagated], go
     a later failure gives back at the source is skipped when it is sent again: delivered
     once.  Any other error is the batch's (raised)."""
     if refused is None:
-        refused = _refusal(s, dest, Batch(batch.source_site, batch.source_queue, msgs))
+        refused = _refusal(s, dest, Batch(batch.source_site, batch.source_queue, msgs,
+                                          source_sharded=batch.source_sharded))
         if refused is None:
             good.extend(msgs)
             return
@@ -490,7 +491,7 @@ def _batch(env: JobEnv, q: QueueInfo, recs: list[MessageRecord], routes: dict[st
     names of its recipients there; what the rule sets discard is left out."""
     ctx = env.conn.context
     codec = ctx.catalog.codec(q.table)
-    batch = Batch(env.site, q.qualified)
+    batch = Batch(env.site, q.qualified, source_sharded=q.table.sharded)
     by_key: dict[tuple[bytes, str], Propagated] = {}
     # per (recipient, address): its route, whether the stored payload goes as it is, and
     # the destination queue — looked up once per batch, not once per message
