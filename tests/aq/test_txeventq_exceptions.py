@@ -63,6 +63,23 @@ def test_without_an_exception_queue_an_expired_message_is_purged(conn):
     assert _nowait(conn.queue("TQ"), "A").deqone() is None
 
 
+def test_without_an_exception_queue_a_multi_consumer_message_is_purged_once_settled(conn):
+    """A recipient out of retries: the message waits for the other recipient, then goes
+    where a classic queue's would go to its exception queue — nowhere, here."""
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW", multiple_consumers=True,
+                                    max_retries=1)
+    for name in ("A", "B"):
+        conn.aqadm.add_subscriber("TQ", sluice.Agent(name))
+    conn.aqadm.start_queue("TQ")
+    conn.queue("TQ").enqone(conn.msgproperties(payload=b"poison"))
+    conn.commit()
+    _fail_twice(conn, conn.queue("TQ"), "A")
+    assert _nowait(conn.queue("TQ"), "A").deqone() is None
+    assert _nowait(conn.queue("TQ"), "B").deqone().payload == b"poison"
+    conn.commit()
+    assert wait_until(lambda: table_rows(conn, "TQ") == [])
+
+
 def test_create_exception_queue(conn, conn2):
     """CREATE_EXCEPTION_QUEUE: named, or AQ$_<queue>_E; DBA_QUEUES shows it as an
     EXCEPTION_QUEUE of the sharded queue, SHARDED; messages past max_retries go there."""
