@@ -17,7 +17,7 @@ from sluice.streams import RowLCR
 from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue
-from .propkit import Sites, drain, enqueue, multi_queue, rows
+from .propkit import Sites, drain, enqueue, lose_first_commit, multi_queue, rows
 
 STREAMS_EC = "SYS.STREAMS$_EVALUATION_CONTEXT"
 
@@ -848,18 +848,9 @@ def test_one_schedules_acknowledgements_leave_anothers_rows_alone(sites, monkeyp
     first = PropagationRunner(a, only=("SLUICE", "SRC", "SLUICE.Q1@DBS2"))
     second = PropagationRunner(a, only=("SLUICE", "SRC", "SLUICE.Q2@DBS2"))
     assert first.run_once(force=True) == 2
-    session = a.context.session
-    real_commit = type(session).commit
-    failed = []
-
-    def lost(self):
-        if self is session and not failed:
-            failed.append(1)
-            raise sluice.OperationalError("ORA-03113: end-of-file on communication channel", 3113)
-        return real_commit(self)
-    monkeypatch.setattr(type(session), "commit", lost)
+    restore = lose_first_commit(monkeypatch, a.context.session)
     second.run_once(force=True)                       # delivered to Q2, not let go at A
-    monkeypatch.setattr(type(session), "commit", real_commit)
+    restore()
     enqueue(a, "SRC", [b"c"])
     assert first.run_once(force=True) == 1            # acknowledges a and b (for Q1)
     second.clock = lambda: time.time() + 31

@@ -37,6 +37,7 @@ from typing import Any
 from ... import constants as C
 from ...aq.bufferedendpoint import Endpoint
 from ...aq.queue import fan_out_all, store_buffered, store_records
+from ...aq.sharded import check_sharded_pair
 from ...errors import ora
 from ...model import Agent
 from ...security.authorize import Authorizer
@@ -65,6 +66,8 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True, foreign: bool = False,
     for dest, msgs in by_queue.items():
         owner, _, name = dest.partition(".")
         q = ctx.catalog.queue_by_key((owner, name))        # ORA-24010
+        if batch.source_sharded is not None:    # the source could not know this queue's kind
+            check_sharded_pair(batch.source_sharded, q)
         if q.is_exception_queue or not q.enqueue_enabled:
             raise ora(25207, q.qualified)
         # the stored form as it is (nothing decoded): bytes in a RAW queue, text in the others
