@@ -70,6 +70,20 @@ def test_single_consumer_sharded_to_single_and_multi_consumer_sharded(conn):
     assert _schedule(conn) == [('"SLUICE"."MANY"', 1, 0, None)]
 
 
+def test_a_delayed_message_goes_with_the_rest_of_its_delay(conn):
+    """Seed 003: "Oracle Database Advanced Queuing accounts for any delay in propagation by
+    adjusting the delay and expiration parameters accordingly" — from a single-consumer
+    source too."""
+    _sharded(conn, "SRC")
+    _sharded(conn, "DST")
+    conn.aqadm.schedule_propagation(queue_name="SRC", destination_queue="DST")
+    conn.queue("SRC").enqone(conn.msgproperties(payload=b"later", delay=600, expiration=60))
+    conn.commit()
+    assert PropagationRunner(conn).run_once(force=True) == 1
+    assert rows(conn, "SELECT MSG_STATE, EXPIRATION FROM AQ$DST") == [("WAITING", 60)]
+    assert rows(conn, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
+
+
 def test_the_source_gives_a_message_up_only_once_delivered(conn):
     """A destination that refuses (not enabled for enqueue, ORA-25207) leaves the messages
     at the source as they were — no attempt counted, so no exception queue or purge — and
