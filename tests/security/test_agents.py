@@ -194,3 +194,26 @@ def test_init_gives_the_administrator_a_password(tmp_path):
     sluice.connect(dsn, user="sluice", password="adm-pw").close()
     r = CliRunner().invoke(main, ["--dsn", dsn, "--password", "adm-pw", "queues"], catch_exceptions=False)
     assert r.exit_code == 0
+
+
+def test_set_up_queue_leaves_an_agent_other_users_act_through_alone(admin, dsn):
+    """Seed 001 "Secure Queues and the SET_UP_QUEUE Procedure": the queue user is configured
+    as a secure queue user "if possible" — "If an agent with this name already exists and is
+    associated with the queue user only, then the existing agent is used".  An agent HR that
+    OE's sessions act through is not mapped to HR as well (that would hand OE's clients HR's
+    rights); HR still gets ENQUEUE and DEQUEUE.  It used to be mapped."""
+    create_user(admin, "HR")
+    create_user(admin, "OE")
+    admin.aqadm.create_aq_agent(agent_name="HR")
+    admin.aqadm.enable_db_access(agent_name="HR", db_username="OE")
+    admin.streams_adm.set_up_queue(queue_table="sq_qt", queue_name="sq", queue_user="HR")
+    assert admin.query("SELECT agent_name, db_username FROM dba_aq_agent_privs", None)[1] == [("HR", "OE")]
+    with login(dsn, "HR") as hr:
+        queue = hr.context.catalog.queue(f"{admin.username}.SQ")
+        assert hr.context.authz.has_queue_privilege(queue, "ENQUEUE")
+        assert hr.context.authz.has_queue_privilege(queue, "DEQUEUE")
+    # an agent HR of nobody, or of HR only, is used
+    admin.aqadm.disable_db_access(agent_name="HR", db_username="OE")
+    admin.streams_adm.set_up_queue(queue_table="sq_qt", queue_name="sq", queue_user="HR")
+    admin.streams_adm.set_up_queue(queue_table="sq_qt", queue_name="sq", queue_user="HR")
+    assert admin.query("SELECT agent_name, db_username FROM dba_aq_agent_privs", None)[1] == [("HR", "HR")]

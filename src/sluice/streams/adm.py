@@ -36,8 +36,9 @@ class StreamsAdm(DeclarativeTransformations):
                      comment: str | None = None) -> None:
         """Create a secure, transactional, commit-time ANYDATA queue (and its queue table)
         unless they exist, start it, and configure ``queue_user`` as a secure queue user:
-        an AQ agent of the same name (reused if it exists), ENABLE_DB_ACCESS, and the
-        ENQUEUE and DEQUEUE privileges.  EXECUTE on DBMS_AQ is not granted (seed 001).
+        an AQ agent of the same name (reused if it exists and is no other user's),
+        ENABLE_DB_ACCESS, and the ENQUEUE and DEQUEUE privileges.  EXECUTE on DBMS_AQ is
+        not granted (seed 001).
         Run again with another ``queue_user``, it only configures that user."""
         conn = self._conn
         ctx = conn.context
@@ -60,9 +61,14 @@ class StreamsAdm(DeclarativeTransformations):
             aqadm.start_queue(queue_name=queue)
         if user is None:
             return
-        if ctx.security.agent(user) is None:
+        agent = ctx.security.agent(user)
+        if agent is None:
             aqadm.create_aq_agent(agent_name=user)
-        if user not in ctx.security.agent(user).db_users:
+        # seed 001: "If an agent with this name already exists and is associated with the
+        # queue user only, then the existing agent is used"; one that other users' sessions
+        # act through is left alone (mapping it would give them the queue user's rights):
+        # the queue user is configured as a secure queue user "if possible"
+        if agent is None or not agent.db_users:     # (mapped to the user only: nothing to do)
             aqadm.enable_db_access(agent_name=user, db_username=user)
         for privilege in ("ENQUEUE", "DEQUEUE"):
             aqadm.grant_queue_privilege(privilege=privilege, queue_name=queue, grantee=user)
