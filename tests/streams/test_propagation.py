@@ -308,6 +308,8 @@ def _mixed_batch(sites, bad_queue):
     multi_queue(a, "SRC")
     multi_queue(b, "INBOX")
     multi_queue(b, "JSONQ", payload="JSON")
+    b.aqadm.create_sharded_queue(queue_name="SHQ", queue_payload_type="RAW", multiple_consumers=True)
+    b.aqadm.start_queue("SHQ")
     link(a, "dbs2", sites)
     a.aqadm.schedule_propagation(queue_name="src", destination="dbs2", latency=0)
     q = a.queue("SRC")
@@ -318,13 +320,15 @@ def _mixed_batch(sites, bad_queue):
     return a, b
 
 
-@pytest.mark.parametrize("bad_queue, code", [("no_such_queue", "ORA-24010"), ("jsonq", "ORA-25215")],
-                         ids=["missing-queue", "type-mismatch"])
+@pytest.mark.parametrize("bad_queue, code", [("no_such_queue", "ORA-24010"), ("jsonq", "ORA-25215"),
+                                             ("shq", "ORA-24205")],
+                         ids=["missing-queue", "type-mismatch", "sharded-queue"])
 def test_an_application_error_marks_the_message_undeliverable_in_a_queue_to_dblink_schedule(
         sites, caplog, bad_queue, code):
     """Seed 003 "Propagation failures": in a queue-to-dblink propagation the messages the
-    destination can never take — their queue does not exist there, or holds another
-    payload type — are marked UNDELIVERABLE and logged in the alert log; the others of
+    destination can never take — their queue does not exist there, holds another
+    payload type, or is a sharded queue ("You cannot propagate between sharded and
+    non-sharded queues") — are marked UNDELIVERABLE and logged in the alert log; the others of
     the batch go, once, and the schedule does not fail.  They blocked the schedule: each
     run failed, the good messages never went, and it was disabled after 16 failures."""
     a, b = _mixed_batch(sites, bad_queue)

@@ -59,8 +59,10 @@ _STATES = (C.MSG_READY, C.MSG_WAITING)
 # Oracle's alert.log: where a propagation says which messages it marked UNDELIVERABLE
 alert = logging.getLogger("sluice.alert")
 # the destination's errors that say the message can never go there as it is (seed 003
-# "Propagation failures": the remote queue does not exist, a type mismatch)
-APPLICATION_ERRORS = frozenset({24010, 25215})
+# "Propagation failures": the remote queue does not exist, a type mismatch; a sharded queue
+# behind a classic one or the reverse, ORA-24205: "You cannot propagate between sharded and
+# non-sharded queues")
+APPLICATION_ERRORS = frozenset({24010, 24205, 25215})
 
 
 @dataclass
