@@ -378,6 +378,15 @@ def test_the_grants_show_in_dba_sys_privs_and_dba_tab_privs(site):
         ("SCOTT", "STRMADMIN", "R", "STRMADMIN", "EXECUTE", "NO", "RULE")]
     adm.revoke_object_privilege(adm.ALTER_ON_RULE_SET, "strmadmin.rs", "hr")
     assert site.rows("SELECT PRIVILEGE FROM DBA_TAB_PRIVS WHERE GRANTEE = 'HR'") == [("EXECUTE",)]
+    # USER_SYS_PRIVS / USER_TAB_PRIVS: the user's own (as grantee, owner or grantor)
+    cur = site["scott"].cursor()
+    cur.execute("SELECT USERNAME, PRIVILEGE FROM USER_SYS_PRIVS")
+    assert cur.fetchall() == [("SCOTT", "CREATE SESSION")]
+    cur.execute("SELECT GRANTEE, TABLE_NAME, PRIVILEGE FROM USER_TAB_PRIVS")
+    assert cur.fetchall() == [("SCOTT", "R", "EXECUTE")]
+    cur = site["strmadmin"].cursor()
+    cur.execute("SELECT GRANTEE, TABLE_NAME, PRIVILEGE FROM USER_TAB_PRIVS ORDER BY GRANTEE")
+    assert cur.fetchall() == [("HR", "RS", "EXECUTE"), ("SCOTT", "R", "EXECUTE")]
 
 
 def test_a_streams_administrators_message_rule_context_is_executed_by_its_owner_only(site):
