@@ -12,6 +12,7 @@ The AQ API is python-oracledb's::
     conn.commit()
 """
 
+import datetime as _dt
 from typing import Any
 
 from .constants import *  # noqa: F401,F403  (python-oracledb's AQ constants)
@@ -31,6 +32,11 @@ from .routines import register_function
 from .streams.lcr import DDLLCR, RowLCR
 
 __version__ = "0.1.0"
+
+# the DB-API type constructors python-oracledb has (its tests build JSON payloads with
+# oracledb.Timestamp): the Python types themselves
+Date, Timestamp, Binary = _dt.date, _dt.datetime, bytes
+DateFromTicks, TimestampFromTicks = _dt.date.fromtimestamp, _dt.datetime.fromtimestamp
 
 
 def connect(dsn: str | None = None, user: str | None = None, password: str | None = None,
@@ -73,4 +79,5 @@ __all__ = [
     "DeqOptions", "register_function", "RowLCR", "DDLLCR",
     "Error", "DatabaseError", "DataError", "IntegrityError", "InterfaceError", "NotSupportedError",
     "OperationalError", "ProgrammingError",
+    "Date", "Timestamp", "Binary", "DateFromTicks", "TimestampFromTicks",
 ]

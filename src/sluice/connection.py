@@ -138,7 +138,11 @@ class Connection:
         """A queue object for ``name``: ``payload_type`` None/"RAW", "JSON", "XMLTYPE"
         or an object type from :meth:`gettype`."""
         self.context.check_open()
-        return Queue(self, name, payload_type if payload_type is not None else payloadType)
+        if payloadType is not None:      # the deprecated name, alone (python-oracledb)
+            if payload_type is not None:
+                raise dpy(2014, "payloadType", "payload_type")
+            payload_type = payloadType
+        return Queue(self, name, payload_type)
 
     def msgproperties(self, payload: Any = None, correlation: str | None = None, delay: int | None = None,
                       exceptionq: str | None = None, expiration: int | None = None,

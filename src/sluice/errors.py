@@ -87,8 +87,9 @@ class NotSupportedError(DatabaseError):
 
 
 class ArgumentError(ProgrammingError, TypeError):
-    """A call named an argument python-oracledb does not know either: a ``TypeError``
-    there, so ``except TypeError`` keeps working; a ``sluice.Error`` here."""
+    """A call named an argument python-oracledb does not know either, or gave one of a kind
+    python-oracledb refuses with ``TypeError`` (enqone of what is no MessageProperties …):
+    a ``TypeError`` there, so ``except TypeError`` keeps working; a ``sluice.Error`` here."""
 
 
 # code -> (class, message template).  Templates use str.format with positional
@@ -371,6 +372,7 @@ _DPY_CATALOG: dict[int, str] = {
     2045: "arraysize must be an integer greater than zero",
     2054: 'connection pool with alias "{0}" does not exist',
     2055: 'connection pool with alias "{0}" already exists',
+    2062: "payload cannot be enqueued since it does not match the payload type supported by the queue",
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
     2070: "Expected a callable function",
     2075: ('the length of the "{0}" parameter exceeds the maximum allowed length of {1} '

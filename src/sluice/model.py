@@ -252,7 +252,9 @@ class MessageProperties:
     def enqtime(self) -> _dt.datetime | None:
         t = self._enqtime
         if isinstance(t, float):  # kept as POSIX seconds until somebody asks
-            t = self._enqtime = _dt.datetime.fromtimestamp(t)
+            # message_properties_t.enqueue_time is a DATE: whole seconds, as python-oracledb
+            # reads it (the queue table's ENQ_TIME keeps the fraction)
+            t = self._enqtime = _dt.datetime.fromtimestamp(int(t))
         return t
 
     @property

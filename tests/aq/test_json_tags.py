@@ -21,6 +21,8 @@ _TAG_SHAPED = [
     [{"$date": "bad"}, {"$raw": "zz"}, "$date", {"a": {"$number": "abc"}}],
     {"$date": dt.date(2020, 1, 1)}, {"k": {"$$$date": decimal.Decimal("1.50")}},
     {"$raw": b"\x01"}, {"$timestamp": dt.datetime(2020, 1, 1, 1, 2, 3)},
+    {"$interval": "P1DT0.000000S"}, {"$interval": "bad"}, {"$interval": dt.timedelta(days=-1, seconds=5)},
+    [dt.timedelta(days=8.5), dt.timedelta(microseconds=-1)],
     # "$" in values, in keys with escapes, in text that looks like JSON: only keys escape
     {'$a"b\\': 1, "x": '{"$y":1}', "p": "$5", "arr": ["$z", {"$w": "$v"}], "é$": {"$": ""}},
 ]

@@ -63,8 +63,8 @@ def test_the_user_guide_example_runs_verbatim(conn, conn2):
     """aq.rst: the block creates and starts a sharded RAW queue; enqone / deqone / enqmany /
     deqmany then work as on a classic queue, a commit publishing to other sessions."""
     conn.cursor().execute(USER_GUIDE)
-    assert _queues(conn) == [("AQ$_RAW_SHQ_E", "RAW_SHQ", "EXCEPTION_QUEUE", "TRUE"),
-                             ("RAW_SHQ", "RAW_SHQ", "NORMAL_QUEUE", "TRUE")]
+    # no exception queue until CREATE_EXCEPTION_QUEUE (test_txeventq_exceptions.py)
+    assert _queues(conn) == [("RAW_SHQ", "RAW_SHQ", "NORMAL_QUEUE", "TRUE")]
     queue = conn.queue("RAW_SHQ")
     queue.enqone(conn.msgproperties(payload=b"single"))
     queue.enqmany([conn.msgproperties(payload=f"bulk {i}".encode()) for i in range(3)])
@@ -112,6 +112,7 @@ def test_json_single_messages(conn):
 
 def test_commit_and_rollback_as_on_a_classic_queue(conn, conn2):
     conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW", max_retries=1)
+    conn.aqadm.create_exception_queue(sharded_queue_name="TQ")
     conn.aqadm.start_queue("TQ")
     q = _nowait(conn.queue("TQ"))
     q.enqone(conn.msgproperties(payload=b"gone"))
@@ -313,6 +314,7 @@ def test_classic_procedures_on_a_sharded_queue(conn):
     PURGE_QUEUE_TABLE by condition too (ORA-24228); the sharded procedures refuse a classic
     queue (ORA-24010: no sharded queue of that name)."""
     conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW", comment="teq")
+    conn.aqadm.create_exception_queue(sharded_queue_name="TQ")
     make_queue(conn, "CQ")
     aq = conn.aqadm
     raises_ora(24205, aq.create_queue, queue_name="OTHER", queue_table="TQ")

@@ -90,3 +90,19 @@ def drain(conn, queue, consumer=None, payload_type=None):
         out.extend(got)
     conn.commit()
     return out
+
+
+def lose_first_commit(monkeypatch, session):
+    """The next commit of ``session`` fails (ORA-03113: the answer lost, or the process dead
+    between the destination's commit and the source's); later ones work.  Returns the
+    function that puts the real commit back."""
+    real_commit = type(session).commit
+    failed = []
+
+    def lost(self):
+        if self is session and not failed:
+            failed.append(1)
+            raise sluice.OperationalError("ORA-03113: end-of-file on communication channel", 3113)
+        return real_commit(self)
+    monkeypatch.setattr(type(session), "commit", lost)
+    return lambda: monkeypatch.setattr(type(session), "commit", real_commit)

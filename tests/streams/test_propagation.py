@@ -17,7 +17,7 @@ from sluice.streams import RowLCR
 from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue
-from .propkit import Sites, drain, enqueue, multi_queue, rows
+from .propkit import Sites, drain, enqueue, lose_first_commit, multi_queue, rows
 
 STREAMS_EC = "SYS.STREAMS$_EVALUATION_CONTEXT"
 
@@ -138,6 +138,30 @@ def test_local_propagation_in_one_transaction(sites):
     assert PropagationRunner(a).run_once(force=True) == 3
     # a multi-consumer destination feeds its subscribers
     assert payloads(drain(a, "DST", "S1")) == payloads(drain(a, "DST", "S2")) == [b"1", b"2", b"3"]
+
+
+def test_local_propagation_needs_the_source_owners_enqueue_privilege(sites):
+    """Seed 001 "Message Propagation Between Queues": "The user who owns the source queue is
+    the user who propagates messages, and this user must have the necessary privileges to
+    propagate messages" — into a queue of the same database, ENQUEUE on it (as the link's
+    user needs at a remote one).  Without it the schedule records ORA-01031 and the message
+    stays at the source; once granted it goes.  It used to be propagated with the rights of
+    the session running the propagation."""
+    a = sites.open("dbs1")
+    a.cursor().execute("CREATE USER src_owner IDENTIFIED BY pw")
+    multi_queue(a, "SRC_OWNER.SRC")
+    multi_queue(a, "DST")
+    a.aqadm.add_subscriber("dst", sluice.Agent("S1"))
+    a.propagation_adm.create_propagation("p", "src_owner.src", "dst")
+    enqueue(a, "SRC_OWNER.SRC", [b"1"])
+    assert PropagationRunner(a).run_once(force=True) == 0
+    assert rows(a, "SELECT TOTAL_NUMBER, FAILURES, LAST_ERROR_MSG FROM DBA_QUEUE_SCHEDULES", None) == [
+        (0, 1, "ORA-01031: insufficient privileges")]
+    assert drain(a, "DST", "S1") == []
+    a.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="DST", grantee="SRC_OWNER")
+    later = time.time() + 60          # past the first retry (30 s after the failure)
+    assert PropagationRunner(a, clock=lambda: later).run_once(force=True) == 1
+    assert payloads(drain(a, "DST", "S1")) == [b"1"]
 
 
 def test_remote_recipients_route_across_the_link(sites):
@@ -824,18 +848,9 @@ def test_one_schedules_acknowledgements_leave_anothers_rows_alone(sites, monkeyp
     first = PropagationRunner(a, only=("SLUICE", "SRC", "SLUICE.Q1@DBS2"))
     second = PropagationRunner(a, only=("SLUICE", "SRC", "SLUICE.Q2@DBS2"))
     assert first.run_once(force=True) == 2
-    session = a.context.session
-    real_commit = type(session).commit
-    failed = []
-
-    def lost(self):
-        if self is session and not failed:
-            failed.append(1)
-            raise sluice.OperationalError("ORA-03113: end-of-file on communication channel", 3113)
-        return real_commit(self)
-    monkeypatch.setattr(type(session), "commit", lost)
+    restore = lose_first_commit(monkeypatch, a.context.session)
     second.run_once(force=True)                       # delivered to Q2, not let go at A
-    monkeypatch.setattr(type(session), "commit", real_commit)
+    restore()
     enqueue(a, "SRC", [b"c"])
     assert first.run_once(force=True) == 1            # acknowledges a and b (for Q1)
     second.clock = lambda: time.time() + 31

@@ -173,9 +173,11 @@ class Endpoint:
     def expire(self, q: QueueInfo, r: MessageRecord) -> None:
         """Seed 003: an expired buffered message goes to the exception queue, persistent."""
         catalog = self.ctx.catalog
-        exc = catalog.find_queue(r.exception_qschema or q.owner, r.exception_queue or q.table.exception_queue_name)
-        if exc is None:
+        exc = catalog.find_queue(r.exception_qschema or q.owner, r.exception_queue) if r.exception_queue else None
+        if exc is None and q.table.exception_queue_name is not None:
             exc = catalog.find_queue(q.owner, q.table.exception_queue_name)
+        if exc is None:     # a sharded queue without an exception queue: purged
+            return
         moved = replace(r, seq=None, q_name=exc.name, state=C.MSG_EXPIRED, delivery_mode=C.MSG_PERSISTENT,
                         consumer_name=None, address=None, expiration_reason="TIME_EXPIRATION",
                         original_queue_name=q.name, original_queue_owner=q.owner,

@@ -51,7 +51,8 @@ ANYDATA_TEXT_READERS: dict[str, Callable[[str, int], Any]] = {}
 
 
 # JSON payloads are stored as JSON text.  Values JSON has no type for are written as
-# one-key objects tagged "$timestamp", "$date", "$number" or "$raw" (:func:`_json_default`).
+# one-key objects tagged "$timestamp", "$date", "$number", "$raw" or "$interval" (an
+# INTERVAL DAY TO SECOND, python-oracledb's timedelta) (:func:`_json_default`).
 # So that a user's own object can never be taken for a tag, every key of a user's object
 # that begins with "$" is stored with one more "$" ("$date" -> "$$date") and read back
 # without it: a stored key beginning with a single "$" is only ever a tag.
@@ -79,8 +80,22 @@ def _json_default(value: Any) -> Any:
         return {"$number": str(value)}
     if isinstance(value, (bytes, bytearray)):
         return {"$raw": bytes(value).hex().upper()}
+    if isinstance(value, dt.timedelta):
+        return {"$interval": _interval_text(value)}
     _made.n -= 1
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _interval_text(value: dt.timedelta) -> str:
+    return f"P{value.days}DT{value.seconds}.{value.microseconds:06d}S"
+
+
+def _interval(text: str) -> dt.timedelta:
+    match = re.fullmatch(r"P(-?\d+)DT(\d+)\.(\d{6})S", text)
+    if match is None:
+        raise ValueError(text)
+    days, seconds, microseconds = map(int, match.groups())
+    return dt.timedelta(days=days, seconds=seconds, microseconds=microseconds)
 
 
 def _canonical(parse: Callable[[str], Any], write: Callable[[Any], str]) -> Callable[[Any], Any]:
@@ -102,6 +117,7 @@ _TAG_READERS = {
     "$date": _canonical(dt.date.fromisoformat, dt.date.isoformat),
     "$number": _canonical(decimal.Decimal, str),
     "$raw": _canonical(bytes.fromhex, lambda b: b.hex().upper()),
+    "$interval": _canonical(_interval, _interval_text),
 }
 
 
@@ -200,6 +216,30 @@ class PayloadCodec:
         if pt == ANYDATA:
             return self._anydata(value)
         return self._object(value, self.objtype)
+
+    def no_data(self) -> Any:
+        """The payload of a message dequeued with DEQ_REMOVE_NODATA, as python-oracledb
+        (Thin) hands it back: empty bytes for RAW, an instance of the object type with
+        every attribute null, None for the other types."""
+        if self.payload_type == "RAW":
+            return b""
+        if self.objtype is not None and self.payload_type not in SIMPLE_TYPES:
+            return self.objtype.newobject()
+        return None
+
+    def driver_accepts(self, value: Any) -> bool:
+        """Whether python-oracledb sends ``value`` to a queue of this type at all (its
+        enqueue refuses others with DPY-2062 before the database sees them): str or bytes
+        for RAW, a dict or list for JSON, an instance of the very type for an object type.
+        The other payload types are the database's to check (ORA-25215)."""
+        pt = self.payload_type
+        if pt == "RAW":
+            return isinstance(value, (str, bytes))
+        if pt == "JSON":
+            return isinstance(value, (dict, list))
+        if pt in SIMPLE_TYPES or self.objtype is None:
+            return True
+        return isinstance(value, ot.DbObject) and value.type == self.objtype
 
     def _xml(self, value: Any) -> str:
         if not isinstance(value, str):

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import constants as C
+from .. import objtypes as ot
 from ..charset import checked, fits
-from ..errors import InterfaceError, dpy, not_supported, ora
+from ..errors import ArgumentError, InterfaceError, dpy, not_supported, ora
 from ..model import CORRELATION_BYTES, Agent, DeqOptions, EnqOptions, MessageProperties
 from ..names import canonical, split_qualified
 from ..store.base import HELD_HERE, DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
@@ -57,6 +58,9 @@ class Queue:
     def __init__(self, connection: "Connection", name: str, payload_type: Any = None) -> None:
         if not isinstance(name, str):
             raise InterfaceError("queue name must be a string")
+        if payload_type is not None and not isinstance(payload_type, (str, ot.DbObjectType)):
+            # python-oracledb: a TypeError
+            raise ArgumentError(f"payload_type must be an object type or a string, not {type(payload_type).__name__}")
         self.connection = connection
         self._session_ctx = connection.context
         self.name = name
@@ -73,6 +77,10 @@ class Queue:
         # process are always stored in a buffered queue", also in SET_UP_QUEUE's
         # transactional queues): each buffered message is one LCR, in stream order
         self.stages_captured_lcrs = False
+        # python-oracledb's checks of a payload's kind before it sends it (DPY-2062): the
+        # front doors that are not python-oracledb (CLI, IDAP, pipeline) turn them off and
+        # enqueue any value the queue's type holds (JSON scalars too)
+        self.driver_checks = True
 
     def _buffered_endpoint(self) -> Endpoint:
         if self._buffered is None:
@@ -117,7 +125,7 @@ class Queue:
     def enqmany(self, messages: list[MessageProperties]) -> None:
         """Enqueue several messages at once: all of them or, on any error, none."""
         if isinstance(messages, (str, bytes, bytearray, dict)) or not hasattr(messages, "__iter__"):
-            raise InterfaceError(f"messages must be a list of MessageProperties, not {type(messages).__name__}")
+            raise ArgumentError(f"messages must be a list of MessageProperties, not {type(messages).__name__}")
         self._enqueue(list(messages), need_payload=True, array=True)
 
     enqOne = enqone  # noqa: N815
@@ -170,10 +178,14 @@ class Queue:
         group_first = None if immediate else ctx.group_first.get(q.qualified)
         records: list[MessageRecord] = []
         for m in messages:
-            if not isinstance(m, MessageProperties):
-                raise InterfaceError("messages must be created with Connection.msgproperties()")
-            if need_payload and m.payload is None:
-                raise dpy(2000)
+            if not isinstance(m, MessageProperties):   # python-oracledb: a TypeError
+                raise ArgumentError("expecting MessageProperties object (made by Connection.msgproperties())")
+            if need_payload:   # python-oracledb's checks before it sends the message
+                if m.payload is None:
+                    raise dpy(2000)
+                # (an enqueue transformation takes its own source type: Sluice's, not Thin's)
+                if self.driver_checks and transform is None and not codec.driver_accepts(m.payload):
+                    raise dpy(2062)
             records.append(self._record(q, m, codec, transform, now, txn))
         if grouped and records:
             # seed 003: a group's priority, delay and expiration are its first message's
@@ -273,8 +285,9 @@ class Queue:
 
     def deqmany(self, max_num_messages: int) -> list[MessageProperties]:
         """Dequeue up to ``max_num_messages`` (waits, like deqone, for the first)."""
-        if isinstance(max_num_messages, bool) or not isinstance(max_num_messages, int) \
-                or not 1 <= max_num_messages <= MAX_DEQUEUE_BATCH:
+        if isinstance(max_num_messages, bool) or not isinstance(max_num_messages, int):
+            raise ArgumentError(f"max_num_messages must be an integer, not {type(max_num_messages).__name__}")
+        if not 1 <= max_num_messages <= MAX_DEQUEUE_BATCH:
             raise InterfaceError(f"max_num_messages must be a positive integer (at most {MAX_DEQUEUE_BATCH})")
         return self._dequeue(max_num_messages, array=True)
 
@@ -489,11 +502,12 @@ class Queue:
     def _properties(r: MessageRecord, codec, transform: Callable | None, with_payload: bool,
                     grouped: bool) -> MessageProperties:
         m = MessageProperties.__new__(MessageProperties)
-        payload = None
         if with_payload:
             payload = codec.decode(r.user_data)
             if transform is not None:
                 payload = transform(payload)
+        else:
+            payload = codec.no_data()
         m.payload = payload
         m._priority = r.priority
         m._correlation = r.corrid

@@ -5,16 +5,20 @@ their DROP_ / ALTER_ procedures and the queue parameters (``SET_QUEUE_PARAMETER`
 Oracle creates a sharded queue together with a queue table of the queue's own name; python-
 oracledb's AQ user guide: "TxEventQ use the same Python API calls as classic queues".  Sluice
 keeps one: the queue table and its queue are ordinary ones (one store, the same enqueue,
-dequeue, commit and rollback semantics, the default exception queue ``AQ$_<name>_E``), marked
-sharded in the catalog (a SLUICE_CATALOG row of kind SHARDED_QUEUE holding the queue's
-parameters; ``DBA_QUEUES.SHARDED`` reads it).  Shards themselves (RAC instances, partitions,
+dequeue, commit and rollback semantics), marked sharded in the catalog (a SLUICE_CATALOG row of
+kind SHARDED_QUEUE holding the queue's parameters and its exception queue; ``DBA_QUEUES.SHARDED``
+reads it).  Unlike a classic queue table, a sharded queue has no exception queue until
+CREATE_EXCEPTION_QUEUE (18c) makes one; without one a message past max_retries or its
+expiration is purged (CREATE_SHARDED_QUEUE, 12.2: "After the retry limit has been exceeded,
+the message will be purged from the queue").  Shards themselves (RAC instances, partitions,
 the message cache) have no meaning in one store: SHARD_NUM is kept and shown, not acted on.
 
 What a sharded queue refuses (ORA-24205 "feature … not supported for sharded queues" unless
 Oracle documents another code), checked before anything changes:
 - seed 003: recipient lists at enqueue ("a list of recipients … into a non-sharded queue"),
-  propagation between sharded and non-sharded queues, notifications other than PL/SQL
-  ("Sharded queues only support PL/SQL notification");
+  propagation between sharded and non-sharded queues (a queue at another site: by that
+  site, when the propagation first delivers there — the schedule then fails), notifications
+  other than PL/SQL ("Sharded queues only support PL/SQL notification");
 - python-oracledb's AQ user guide: ``EnqOptions.transformation`` / ``DeqOptions.transformation``,
   array enqueue and dequeue of JSON payloads;
 - Oracle's DBMS_AQADM: the classic procedures on the queue's table or queue (CREATE_QUEUE into
@@ -81,7 +85,14 @@ def check_dequeue(q: QueueInfo, transformation: str | None, array: bool) -> None
 def check_propagation(src: QueueInfo, dst: QueueInfo | None) -> None:
     """Seed 003: "You cannot propagate between sharded and non-sharded queues" (sharded to
     sharded works between single- and multi-consumer queues both ways)."""
-    if dst is not None and src.table.sharded != dst.table.sharded:
+    if dst is not None:
+        check_sharded_pair(src.table.sharded, dst)
+
+
+def check_sharded_pair(source_sharded: bool, dst: QueueInfo) -> None:
+    """:func:`check_propagation` where only the source's kind is known: at a destination
+    (the source cannot know a queue's kind at another site before it delivers there)."""
+    if source_sharded != dst.table.sharded:
         raise unsupported("propagation between sharded and non-sharded queues")
 
 
@@ -96,13 +107,18 @@ def check_notification(q: QueueInfo, protocol: str) -> None:
 _DATABASE_PARAMETERS = ("AQ_PARAMETERS", "SYS", "DATABASE")
 
 
-def parameters_of(store: "Store", table: QueueTableInfo | None) -> dict[str, Any]:
-    """The queue parameters set on a sharded queue's table (None: on the database)."""
+def _spec_of(store: "Store", table: QueueTableInfo | None) -> dict[str, Any]:
+    """The catalog row of a sharded queue's table (None: the database's parameters)."""
     kind, owner, key = _DATABASE_PARAMETERS if table is None else (SHARDED_KIND, table.owner, table.name)
     for o, name, spec in store.catalog_objects(kind):
         if (o, name) == (owner, key):
-            return dict(spec.get("parameters", {}))
+            return dict(spec)
     return {}
+
+
+def parameters_of(store: "Store", table: QueueTableInfo | None) -> dict[str, Any]:
+    """The queue parameters set on a sharded queue's table (None: on the database)."""
+    return dict(_spec_of(store, table).get("parameters", {}))
 
 
 class ShardedQueueAdm:
@@ -126,8 +142,8 @@ class ShardedQueueAdm:
                              multiple_consumers: bool = False, max_retries: int | None = None,
                              comment: str | None = None, queue_payload_type: str = JMS_TYPE,
                              queue_properties: Any = None, replication_mode: int = 0) -> None:
-        """A sharded queue and its queue table, both named ``queue_name``, with the default
-        exception queue; not started (START_QUEUE, as for classic queues)."""
+        """A sharded queue and its queue table, both named ``queue_name``, without an exception
+        queue (CREATE_EXCEPTION_QUEUE); not started (START_QUEUE, as for classic queues)."""
         ctx = self._session_ctx
         owner, name = split_qualified(queue_name, ctx.username, "queue name")
         ctx.authz.check_admin(owner)
@@ -147,14 +163,12 @@ class ShardedQueueAdm:
         table = QueueTableInfo(owner=owner, name=name, payload_type=payload,
                                sort_list=props.get("sort_list", ("ENQ_TIME",)), multiple_consumers=multi,
                                comment=comment, compatible="12.2", sharded=True)
-        exc = QueueInfo(owner=owner, name=table.exception_queue_name, table=table,
-                        queue_type="EXCEPTION_QUEUE", max_retries=0, retry_delay=0.0,
-                        retention_time=0.0, enqueue_enabled=False, dequeue_enabled=False,
-                        comment="exception queue")
         queue = QueueInfo(owner=owner, name=name, table=table, max_retries=max_retries,
                           retry_delay=props.get("retry_delay", 0.0),
                           retention_time=props.get("retention_time", 0.0), comment=comment)
-        self._store.create_queue_table(table, exc, (queue,))
+        # no exception queue until CREATE_EXCEPTION_QUEUE makes one (until then a message
+        # past its retries or expiry is purged)
+        self._store.create_queue_table(table, None, (queue,))
         self._catalog.refresh(force=True)
 
     def create_transactional_event_queue(self, queue_name: str, storage_clause: str | None = None,
@@ -170,6 +184,49 @@ class ShardedQueueAdm:
         if payload in ("XMLTYPE", ANYDATA):
             raise ora(24216, payload)
         return payload
+
+    # -- exception queue ------------------------------------------------------
+    def create_exception_queue(self, sharded_queue_name: str, exception_queue_name: str | None = None,
+                               multiple_consumers: bool = False, storage_clause: str | None = None,
+                               sort_list: str | None = None, comment: str | None = None) -> None:
+        """DBMS_AQADM.CREATE_EXCEPTION_QUEUE (18c; the 21c parameters): the exception queue of
+        a sharded queue, ``AQ$_<queue>_E`` unless named, where its messages past max_retries
+        or their expiration go from now on (without one they are purged).  It lives in the
+        sharded queue's own table, so it shows in DBA_QUEUES as an EXCEPTION_QUEUE that is
+        SHARDED, is started for dequeue only (START_QUEUE) and goes with DROP_SHARDED_QUEUE;
+        its consumers and order are the sharded queue's (``multiple_consumers``,
+        ``storage_clause`` and ``sort_list`` are checked, not kept apart).
+        :raises: ORA-24010 (no such sharded queue), ORA-24006 (the sharded queue has an
+        exception queue already, or the name is taken), ORA-24037 (another schema),
+        ORA-24036 (a sort list a sharded queue cannot have)."""
+        q = self._sharded_queue(sharded_queue_name)
+        ctx = self._session_ctx
+        ctx.authz.check_admin(q.owner)
+        if exception_queue_name is None:
+            owner, name = q.owner, f"AQ$_{q.name}_E"
+        else:
+            owner, name = split_qualified(exception_queue_name, q.owner, "exception queue name")
+        if owner != q.owner:
+            raise ora(24037, owner, q.owner)
+        if len(name) > 128:
+            raise ora(972, name)
+        flag("multiple_consumers", multiple_consumers)
+        if storage_clause is not None and not isinstance(storage_clause, str):
+            raise ora(6502, f"storage_clause must be a string, not {type(storage_clause).__name__}")
+        if sort_list is not None and parse_sort_list(sort_list) not in (("ENQ_TIME",), ("PRIORITY", "ENQ_TIME")):
+            raise ora(24036, sort_list)
+        comment = comment_arg(comment)
+        if q.table.sharded_exception_queue is not None:
+            raise ora(24006, f"{q.owner}.{q.table.sharded_exception_queue}")
+        if self._catalog.find_queue(owner, name) is not None:
+            raise ora(24006, f"{owner}.{name}")
+        ctx.ddl_commit()
+        self._store.create_queue(QueueInfo(owner=owner, name=name, table=q.table, queue_type="EXCEPTION_QUEUE",
+                                           max_retries=0, retry_delay=0.0, retention_time=0.0,
+                                           comment=comment if comment is not None else "exception queue"))
+        self._store.put_catalog_object(SHARDED_KIND, q.table.owner, q.table.name,
+                                       {**_spec_of(self._store, q.table), "exception_queue": name}, replace=True)
+        self._catalog.refresh(force=True)
 
     # -- drop / alter ---------------------------------------------------------
     def _sharded_queue(self, queue_name: str) -> QueueInfo:
@@ -263,12 +320,13 @@ class ShardedQueueAdm:
                             else (SHARDED_KIND, table.owner, table.name))
         self._session_ctx.authz.check_admin(owner)
         self._session_ctx.ddl_commit()
-        params = parameters_of(self._store, table)
+        spec = _spec_of(self._store, table)     # the rest of the row (its exception queue) stays
+        params = dict(spec.get("parameters", {}))
         if value is None:
             params.pop(name, None)
         else:
             params[name] = value
-        self._store.put_catalog_object(kind, owner, key, {"parameters": params}, replace=True)
+        self._store.put_catalog_object(kind, owner, key, {**spec, "parameters": params}, replace=True)
         self._catalog.refresh(force=True)
 
 
@@ -313,4 +371,4 @@ def _queue_props(props: Any) -> dict[str, Any]:
 
 
 __all__ = ["JMS_TYPE", "QUEUE_PARAMETERS", "ShardedQueueAdm", "check_dequeue", "check_enqueue",
-           "check_notification", "check_propagation", "parameters_of", "unsupported"]
+           "check_notification", "check_propagation", "check_sharded_pair", "parameters_of", "unsupported"]

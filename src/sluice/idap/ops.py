@@ -179,6 +179,7 @@ def _send(conn: "Connection", req: SendRequest, ctx: Context) -> bytes:
             correlation=_correlation(h.correlation), delay=h.delay, exceptionq=h.exception_queue,
             expiration=h.expiration, priority=h.priority, recipients=recipients,
             sender_id=agent_of(h.sender_id), original_msgid=original))
+    q.driver_checks = False      # IDAP is not python-oracledb: any value the queue holds
     q.enqmany(props)
     return serialise.send_response(f"{req.method}Response", req.destination.name,
                                    [p.msgid for p in props], ctx.envelope_ns, ctx.stylesheet)
@@ -197,6 +198,9 @@ def _receive(conn: "Connection", req: ReceiveRequest, ctx: Context) -> bytes:
     o.msgid = req.selector.message_id
     o.condition = req.selector.condition
     messages = _take(q, req, ctx)
+    if o.mode == C.DEQ_REMOVE_NODATA:   # no message_payload (python-oracledb's empty RAW is its own)
+        for m in messages:
+            m.payload = None
     if messages and ctx.client is not None:
         ctx.client.catch_up()      # then _watched_receive knows whether to give them back
     payload_type = ANYDATA if req.transformation else q_info.table.payload_type

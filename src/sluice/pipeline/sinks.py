@@ -109,6 +109,7 @@ def _enqueue_partition(connect: Callable[..., Any], dsn: str, queue: str, login:
     conn = connect(dsn, **login)
     try:
         q = conn.queue(queue)
+        q.driver_checks = False      # any value the queue's type holds (JSON scalars too)
         props = []
         for r in batch:
             if r["error"] is not None:

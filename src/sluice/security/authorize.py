@@ -98,6 +98,23 @@ class Authorizer:
         if self.is_superuser():
             return
         self._check_package_use()
+        self._check_enqueue_rights(queue, senders)
+
+    def check_propagated_enqueue(self, queue: QueueInfo, senders: Iterable[Agent | None]) -> None:
+        """This user owns the source queue of a propagation into ``queue`` of the same
+        database: seed 001 "Message Propagation Between Queues", "The user who owns the
+        source queue is the user who propagates messages, and this user must have the
+        necessary privileges" — ENQUEUE on the destination queue and, on a secure one, the
+        messages' senders mapped to the user, as the database link's user needs at a remote
+        destination.  No EXECUTE on DBMS_AQ: the propagation enqueues by itself.
+        :raises: ORA-01918 (the user was dropped), ORA-01031, ORA-25224, ORA-24093."""
+        if self.catalog.user(self.username) is None:
+            raise ora(1918, self.username)
+        if self.is_superuser():
+            return
+        self._check_enqueue_rights(queue, senders)
+
+    def _check_enqueue_rights(self, queue: QueueInfo, senders: Iterable[Agent | None]) -> None:
         if not self.has_queue_privilege(queue, "ENQUEUE"):
             raise ora(1031)
         if queue.table.secure and queue.owner != self.username:
@@ -116,6 +133,30 @@ class Authorizer:
             if not consumer:
                 raise ora(24093, "(none)", self.username)
             self._check_agent_mapping(consumer)
+
+    def check_client_dequeue(self, queue: QueueInfo, client: str) -> None:
+        """An apply process whose ``apply_user`` this is dequeues from ``queue``: see
+        :meth:`check_client_enqueue`, with DEQUEUE."""
+        self._check_client(queue, "DEQUEUE", client)
+
+    def check_client_enqueue(self, queue: QueueInfo, client: str) -> None:
+        """A capture process whose ``capture_user`` this is enqueues into ``queue`` as the AQ
+        agent named like it (seed 001 "Secure Queues and Oracle Streams Clients"): the
+        ENQUEUE privilege and, on a secure queue the user does not own, that agent mapped
+        to the user.  No EXECUTE on DBMS_AQ: a Streams process uses the queue by itself,
+        not through the package.  :raises: ORA-01918 (the user was dropped), ORA-01031,
+        ORA-24093."""
+        self._check_client(queue, "ENQUEUE", client)
+
+    def _check_client(self, queue: QueueInfo, privilege: str, client: str) -> None:
+        if self.catalog.user(self.username) is None:
+            raise ora(1918, self.username)
+        if self.is_superuser():
+            return
+        if not self.has_queue_privilege(queue, privilege):
+            raise ora(1031)
+        if queue.table.secure and queue.owner != self.username:
+            self._check_agent_mapping(client)
 
     def check_admin(self, schema: str, package: str = "DBMS_AQADM") -> None:
         """Administer objects of ``schema`` through ``package`` (queues and queue tables

@@ -93,6 +93,9 @@ class QueueTableInfo:
     # store keeps the mark and the queue's parameters in a SLUICE_CATALOG row of kind
     # SHARDED_QUEUE (SHARDED_KIND), so an older store's AQ_QUEUE_TABLES serves unchanged
     sharded: bool = False
+    # a sharded queue's exception queue (DBMS_AQADM.CREATE_EXCEPTION_QUEUE; None: it has none,
+    # and a message past its retries or expiry is purged), kept in the SHARDED_QUEUE row
+    sharded_exception_queue: str | None = None
 
     @property
     def qualified(self) -> str:
@@ -111,13 +114,31 @@ class QueueTableInfo:
         return tuple(cols) + ("SEQ",)
 
     @property
-    def exception_queue_name(self) -> str:
-        """The default exception queue created with the table."""
-        return f"AQ$_{self.name}_E"
+    def exception_queue_name(self) -> str | None:
+        """The default exception queue: created with a classic table; a sharded queue's is
+        the one CREATE_EXCEPTION_QUEUE made, if any (Oracle 12.2's CREATE_SHARDED_QUEUE: "After
+        the retry limit has been exceeded, the message will be purged from the queue")."""
+        return self.sharded_exception_queue if self.sharded else legacy_exception_queue_name(self.name)
 
 
 # the SLUICE_CATALOG kind marking a sharded queue's table (see QueueTableInfo.sharded)
 SHARDED_KIND = "SHARDED_QUEUE"
+
+
+def legacy_exception_queue_name(table_name: str) -> str:
+    """``AQ$_<table>_E``: a classic queue table's default exception queue, and the one every
+    sharded queue got before CREATE_EXCEPTION_QUEUE (a SHARDED_QUEUE row without the
+    ``exception_queue`` key, see :func:`sharded_from_spec`)."""
+    return f"AQ$_{table_name}_E"
+
+
+def sharded_from_spec(table_name: str, spec: dict | None) -> tuple[bool, str | None]:
+    """``(sharded, its exception queue)`` from the table's SHARDED_QUEUE row (None: no row,
+    a classic table).  A row written before CREATE_EXCEPTION_QUEUE has no ``exception_queue``
+    key: its sharded queue was made with AQ$_<name>_E, which stays its exception queue."""
+    if spec is None:
+        return False, None
+    return True, spec.get("exception_queue", legacy_exception_queue_name(table_name))
 
 
 @dataclass(slots=True)
@@ -485,11 +506,12 @@ class Store(abc.ABC):
         """A number that changes whenever the catalog changes (for caches)."""
 
     @abc.abstractmethod
-    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo,
+    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo | None,
                            queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
         """Create the queue table, its message storage, its views, its default exception
-        queue and ``queues`` (a sharded queue's one queue), all or nothing; a ``sharded``
-        table gets its SHARDED_QUEUE catalog row in the same transaction.
+        queue (None: none, a sharded queue's) and ``queues`` (a sharded queue's one queue), all
+        or nothing; a ``sharded`` table gets its SHARDED_QUEUE catalog row in the same
+        transaction.
         :raises IntegrityError: ORA-24001 when it exists, ORA-24006 when a queue does."""
 
     @abc.abstractmethod

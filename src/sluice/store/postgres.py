@@ -269,7 +269,7 @@ class PgStore(Store):
             with self._cond:
                 self._catalog_version += 1
 
-    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo,
+    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo | None,
                            queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
         return self._ddl(lambda c: sqlcatalog.create_queue_table(c, table, exception_queue, queues))
 

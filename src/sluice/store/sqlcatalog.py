@@ -13,11 +13,11 @@ import json
 import time
 
 from ..errors import ora
-from .base import SHARDED_KIND, QueueInfo, QueueTableInfo
-from .sqlschema import SHARDED_SQL, drop_queue_table_ddl, queue_depth_ddl, queue_table_ddl, table_name
+from .base import SHARDED_KIND, QueueInfo, QueueTableInfo, sharded_from_spec
+from .sqlschema import drop_queue_table_ddl, queue_depth_ddl, queue_table_ddl, table_name
 
 
-def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo,
+def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo | None,
                        queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
     """Insert the catalog row, create storage and views, add the default exception queue
     and ``queues``; a sharded table's SHARDED_QUEUE row (its parameters: none yet).
@@ -39,11 +39,12 @@ def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo,
     for stmt in queue_table_ddl(table, c.dialect):
         c.execute(stmt)
     refresh_queue_depth(c)
-    for q in (exception_queue, *queues):
+    for q in (exception_queue, *queues) if exception_queue is not None else queues:
         q.table = table
         insert_queue(c, q)
     if table.sharded:
-        put_object(c, SHARDED_KIND, table.owner, table.name, {"parameters": {}}, replace=True)
+        put_object(c, SHARDED_KIND, table.owner, table.name,
+                   {"parameters": {}, "exception_queue": table.sharded_exception_queue}, replace=True)
     return table
 
 
@@ -70,12 +71,15 @@ def update_queue_table(c, table: QueueTableInfo) -> None:
 
 def queue_tables(c) -> list[QueueTableInfo]:
     rows = c.execute(
-        "SELECT OWNER, NAME, PAYLOAD_TYPE, SORT_LIST, MULTIPLE_CONSUMERS, MESSAGE_GROUPING,"
-        " USER_COMMENT, COMPATIBLE, SECURE, PRIMARY_INSTANCE, SECONDARY_INSTANCE, QT_ID,"
-        f" {SHARDED_SQL.format(t='AQ_QUEUE_TABLES')}"
-        " FROM AQ_QUEUE_TABLES ORDER BY QT_ID").fetchall()
+        "SELECT T.OWNER, T.NAME, T.PAYLOAD_TYPE, T.SORT_LIST, T.MULTIPLE_CONSUMERS, T.MESSAGE_GROUPING,"
+        " T.USER_COMMENT, T.COMPATIBLE, T.SECURE, T.PRIMARY_INSTANCE, T.SECONDARY_INSTANCE, T.QT_ID,"
+        " SQ.SPEC FROM AQ_QUEUE_TABLES T LEFT JOIN SLUICE_CATALOG SQ"
+        f" ON SQ.KIND = '{SHARDED_KIND}' AND SQ.OWNER = T.OWNER AND SQ.NAME = T.NAME"
+        " ORDER BY T.QT_ID").fetchall()
     return [QueueTableInfo(r[0], r[1], r[2], tuple(r[3].split(",")), bool(r[4]), r[5], r[6], r[7],
-                           bool(r[8]), r[9] or 0, r[10] or 0, r[11], r[12] == "TRUE") for r in rows]
+                           bool(r[8]), r[9] or 0, r[10] or 0, r[11],
+                           *sharded_from_spec(r[1], None if r[12] is None else json.loads(r[12])))
+            for r in rows]
 
 
 def insert_queue(c, q: QueueInfo) -> None:

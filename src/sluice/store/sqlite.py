@@ -361,7 +361,7 @@ class SqliteStore(Store):
             yield self._svc
             self._bump_catalog()
 
-    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo,
+    def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo | None,
                            queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
         with self._ddl() as c:
             return sqlcatalog.create_queue_table(c, table, exception_queue, queues)

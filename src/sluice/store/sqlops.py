@@ -343,13 +343,17 @@ def failed_attempt(conn, queue: QueueInfo, seq: int, now: float, find_queue: Fin
 
 
 def exception_queue_for(queue: QueueInfo, exc_schema: str | None, exc_name: str | None,
-                        find_queue: FindQueue) -> QueueInfo:
-    """The message's own exception queue if it still exists, else the table's default."""
+                        find_queue: FindQueue) -> QueueInfo | None:
+    """The message's own exception queue if it still exists, else the table's default;
+    None for a sharded queue without one (the message is purged)."""
     if exc_name:
         q = find_queue(exc_schema or queue.owner, exc_name)
         if q is not None:
             return q
-    q = find_queue(queue.owner, queue.table.exception_queue_name)
+    default = queue.table.exception_queue_name
+    if default is None:
+        return None
+    q = find_queue(queue.owner, default)
     if q is None:  # the default exception queue is dropped only with its table
         raise RuntimeError(f"default exception queue of {queue.table.qualified} is missing")
     return q
@@ -396,6 +400,9 @@ def _move(conn, queue: QueueInfo, seq: int, exc_schema: str | None, exc_name: st
           reason: str, find_queue: FindQueue) -> None:
     t = table_name(queue.table)
     target = exception_queue_for(queue, exc_schema, exc_name, find_queue)
+    if target is None:   # a sharded queue without an exception queue: purged
+        conn.execute(f"DELETE FROM {t} WHERE SEQ = ?", (seq,))
+        return
     # a spilled buffered message too arrives persistent (seed 003 "Error Handling": "it is
     # moved into the exception queue as a persistent message"), for a default dequeue
     sets = ("Q_NAME = ?, STATE = 3, EXPIRATION_REASON = ?, ORIGINAL_QUEUE_NAME = ?, "

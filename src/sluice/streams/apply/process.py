@@ -53,6 +53,7 @@ from ... import constants as C
 from ...aq.payload import ANYDATA, PayloadCodec
 from ...errors import DatabaseError, Error, ora
 from ...routines import registered_function
+from ...security.authorize import Authorizer
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
@@ -120,6 +121,7 @@ class ApplyProcess:
         self._forget: list[str] = []
         self._first = True
         self._catalog_version: int | None = None     # set when it follows DBA_APPLY
+        self._apply_user_checked = -1                # the catalog version the apply user was checked at
         self._declared: dict[str, list] = {}
         self._declared_version = -1
         self.state = "IDLE"
@@ -158,6 +160,21 @@ class ApplyProcess:
         for engine in (self.parallel.engines if self.parallel is not None else [self.engine]):
             engine.handlers = handlers_for(d, self.ctx.username)
             engine.tag = d.apply_tag
+
+    def _check_apply_user(self) -> None:
+        """Seed 001 "Secure Queues and Oracle Streams Clients": the apply_user runs the apply
+        process, which dequeues as the AQ agent named like it — checked before the first
+        batch and again after every catalog change, so that a REVOKE of DEQUEUE or a
+        DISABLE_DB_ACCESS stops a running process (ABORTED, with the error) before it takes
+        another message, and a new apply_user (ALTER_APPLY) is the one checked.  (The host
+        runs every process on its own session; this is where the apply user's rights count.)"""
+        user = self.d.apply_user
+        version = self.ctx.catalog_version()
+        if user is None or version == self._apply_user_checked:
+            return
+        queue = self.ctx.queue(self.d.queue_owner, self.d.queue_name)
+        Authorizer(self.ctx.context.security, user).check_client_dequeue(queue, self.d.name)
+        self._apply_user_checked = version
 
     # -- life cycle ------------------------------------------------------------------------
     def stop(self) -> None:
@@ -263,6 +280,11 @@ class ApplyProcess:
             return 0
         if self._catalog_version is not None:
             self._follow_catalog()
+        try:
+            self._check_apply_user()
+        except DatabaseError as e:
+            self.error, self.state = e, "ABORTED"
+            return 0
         limit = spill.threshold(self.d.parameter("TXN_LCR_SPILL_THRESHOLD"))
         try:
             msgs, whole = self._dequeue(self.wait if wait is None else wait, limit)

@@ -232,7 +232,7 @@ def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect:
         return None
     site = conn.context.store.global_name()
     if p.destination_dblink is None:
-        destination: Any = ThisSite(conn.context)
+        destination: Any = ThisSite(conn.context, q.owner)
         dest_conn = conn
     else:
         link = resolve_link(conn.context.store, q.owner, p.destination_dblink)

@@ -69,6 +69,7 @@ from typing import Any
 from ...errors import DatabaseError, ora
 from ...model import Agent
 from ...names import canonical
+from ...security.authorize import Authorizer
 from ...store.pgconn import parse_dsn
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
@@ -190,6 +191,7 @@ class CaptureProcess:
         self._write_now(_STARTUP, (specs.OWNER, self.name, time.time(), time.time()))
         self.state = "INITIALIZING"
         try:
+            self._check_capture_user(spec)
             self.source = source_for(self.ctx, spec, process=self.name).connect()
             self.source.check_logical()
             slot = self.source.slot(spec.slot)
@@ -582,9 +584,24 @@ class CaptureProcess:
             self.spec = None
             return False
         self._adopt(spec)
+        try:
+            self._check_capture_user(spec)
+        except DatabaseError as e:
+            self._abort(e)
+            raise
         if self.combined is not None and not self.combined.still_qualifies(self.ctx, spec):
             self._leave_combined()   # the topology no longer qualifies: stage (seed 001)
         return True
+
+    def _check_capture_user(self, spec: specs.CaptureSpec) -> None:
+        """Seed 001 "Secure Queues and Oracle Streams Clients": the capture_user runs the
+        capture process, which enqueues as the AQ agent named like it — checked when the
+        process starts and after every catalog change (with the definition), so that a
+        REVOKE of ENQUEUE or a DISABLE_DB_ACCESS aborts a running capture before it enqueues
+        again, and a new capture_user (ALTER_CAPTURE) is the one checked.  (The host runs
+        every process on its own session; this is where the capture user's rights count.)"""
+        queue = self.ctx.queue(spec.queue_owner, spec.queue_name)
+        Authorizer(self.ctx.context.security, spec.capture_user).check_client_enqueue(queue, spec.name)
 
     def _leave_combined(self) -> None:
         """Leave combined capture and apply: enqueue into the capture's queue from now on."""

@@ -4,7 +4,10 @@
 a time, until the source has nothing more for it (or the window ends).  A batch is the
 records of the source queue addressed to the destination — a Streams propagation's
 subscriber, or a recipient ``Agent("S", "q@dbs2.net")`` given at enqueue (seed 003
-"Propagation to Remote Subscribers") — taken in the queue's order and locked.  For each
+"Propagation to Remote Subscribers") — taken in the queue's order and locked; from a
+single-consumer sharded queue (seed 003: sharded queues propagate between single- and
+multi-consumer ones) its messages, the propagation being their consumer and the
+queue-to-queue schedule's destination queue where they all go.  For each
 message: the propagation's rule sets decide whether it goes (Table 6-1; a message they
 discard is consumed and not sent), a subset rule migrates the row (an UPDATE into or out
 of the subset becomes an INSERT or a DELETE), the rule's declarative transformations
@@ -215,7 +218,8 @@ def _sift(s: sched.Schedule, dest: Any, batch: Batch, msgs: list[Propagated], go
     a later failure gives back at the source is skipped when it is sent again: delivered
     once.  Any other error is the batch's (raised)."""
     if refused is None:
-        refused = _refusal(s, dest, Batch(batch.source_site, batch.source_queue, msgs))
+        refused = _refusal(s, dest, Batch(batch.source_site, batch.source_queue, msgs,
+                                          source_sharded=batch.source_sharded))
         if refused is None:
             good.extend(msgs)
             return
@@ -274,14 +278,23 @@ def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route
     try:
         # READY messages, then delayed ones (each state in dequeue order: one index walk)
         recs: list[MessageRecord] = []
+        multi = q.table.multiple_consumers
         for state in _STATES:
             if len(recs) < env.batch_size:
-                sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate)
+                sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate) if multi \
+                    else Selector(states=(state,))
                 recs += session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size - len(recs),
                                         DequeueInfo(user=ctx.username))
         if recs and q.table.message_grouping == "TRANSACTIONAL":
             recs = _whole_transactions(session, q, sel, recs)
-        buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs))
+        if not multi:
+            # a single-consumer (sharded) source: the propagation is its consumer, and each
+            # message goes to the schedule's destination queue (schedule_propagation lets
+            # only a queue-to-queue schedule have such a source); dequeued as any consumer
+            # would, it is PROCESSED at the source once the destination has it (seed 003)
+            for r in recs:
+                r.address = s.destination
+        buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs)) if multi else []
         recs += buffered
         if not recs:
             session.rollback_to_savepoint(mark)
@@ -428,7 +441,7 @@ def _whole_transactions(session: Any, q: QueueInfo, sel: Selector, recs: list[Me
     last = recs[-1].enq_tid
     if last is None:
         return recs
-    more = Selector(states=_STATES, multi=True, remote=sel.remote, predicate=sel.predicate, group=last)
+    more = Selector(states=_STATES, multi=sel.multi, remote=sel.remote, predicate=sel.predicate, group=last)
     while True:
         extra = session.dequeue(q, more, C.DEQ_REMOVE, False, 500, DequeueInfo(user="SYS"))
         if not extra:
@@ -478,7 +491,7 @@ def _batch(env: JobEnv, q: QueueInfo, recs: list[MessageRecord], routes: dict[st
     names of its recipients there; what the rule sets discard is left out."""
     ctx = env.conn.context
     codec = ctx.catalog.codec(q.table)
-    batch = Batch(env.site, q.qualified)
+    batch = Batch(env.site, q.qualified, source_sharded=q.table.sharded)
     by_key: dict[tuple[bytes, str], Propagated] = {}
     # per (recipient, address): its route, whether the stored payload goes as it is, and
     # the destination queue — looked up once per batch, not once per message

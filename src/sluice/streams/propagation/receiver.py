@@ -22,10 +22,10 @@ an index entry per message.  The caller commits (seed 001 "Ensured Message Deliv
 source lets go of a message only after this commit).
 
 The destination checks what any enqueue checks (seed 003 "Propagation Features"): the
-queue exists (ORA-24010) and takes enqueues (ORA-25207), the link's user may enqueue
-into it — in a secure queue as the message's sender agent (ORA-01031, ORA-25224,
-ORA-24093; seed 001 "Secure Queues") —, and the payload types match, the stored form
-too (ORA-25215).
+queue exists (ORA-24010) and takes enqueues (ORA-25207), the link's user (at the source's
+own site: the source queue's owner) may enqueue into it — in a secure queue as the
+message's sender agent (ORA-01031, ORA-25224, ORA-24093; seed 001 "Secure Queues") —, and
+the payload types match, the stored form too (ORA-25215).
 """
 
 from __future__ import annotations
@@ -37,21 +37,26 @@ from typing import Any
 from ... import constants as C
 from ...aq.bufferedendpoint import Endpoint
 from ...aq.queue import fan_out_all, store_buffered, store_records
+from ...aq.sharded import check_sharded_pair
 from ...errors import ora
 from ...model import Agent
+from ...security.authorize import Authorizer
 from ...store.base import MessageRecord, QueueInfo, new_msgid
 from .wire import Batch, Propagated
 
 INDOUBT = "SLUICE_PROPAGATION_INDOUBT"
 
 
-def receive(ctx: Any, batch: Batch, dedup: bool = True, foreign: bool = False) -> int:
+def receive(ctx: Any, batch: Batch, dedup: bool = True, foreign: bool = False,
+            propagator: str | None = None) -> int:
     """Enqueue ``batch`` in ``ctx``'s transaction (uncommitted); the number of messages
     enqueued (those received before are not).  ``dedup`` False: source and destination
     share this transaction, so nothing can have been received twice.  ``foreign``: the
     batch came from outside this process (over HTTP), so each payload's stored form is
     read as its consumers will read it (ORA-25215); a batch this process's own sender
-    encoded with the same codecs is not read twice."""
+    encoded with the same codecs is not read twice.  ``propagator``: source and destination
+    are one site, and this user — the source queue's owner — propagates: its rights count,
+    not those of ``ctx``'s user (the session the propagation runs on)."""
     by_queue: dict[str, list[Propagated]] = {}
     for m in batch.messages:
         by_queue.setdefault(m.dest_queue, []).append(m)
@@ -61,6 +66,8 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True, foreign: bool = False) -
     for dest, msgs in by_queue.items():
         owner, _, name = dest.partition(".")
         q = ctx.catalog.queue_by_key((owner, name))        # ORA-24010
+        if batch.source_sharded is not None:    # the source could not know this queue's kind
+            check_sharded_pair(batch.source_sharded, q)
         if q.is_exception_queue or not q.enqueue_enabled:
             raise ora(25207, q.qualified)
         # the stored form as it is (nothing decoded): bytes in a RAW queue, text in the others
@@ -78,7 +85,11 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True, foreign: bool = False) -
             for m in msgs:
                 codec.check_stored(m.user_data)
         # each distinct sender once (a batch's messages mostly share one)
-        ctx.authz.check_enqueue(q, {None if s is None else Agent(*s) for s in {m.sender for m in msgs}})
+        senders = {None if s is None else Agent(*s) for s in {m.sender for m in msgs}}
+        if propagator is None:
+            ctx.authz.check_enqueue(q, senders)
+        else:
+            Authorizer(ctx.security, propagator).check_propagated_enqueue(q, senders)
         buffered = [m for m in msgs if m.buffered]
         if buffered:
             msgs = [m for m in msgs if not m.buffered]

@@ -55,7 +55,7 @@ class PropagationRunner:
         sees it (seed 001: the owner propagates and must be able to use the link).
         :raises: ORA-02019 when there is no such link."""
         if s.dblink is None:
-            return ThisSite(self.conn.context)
+            return ThisSite(self.conn.context, s.qschema)
         link = resolve_link(self.conn.context.store, s.qschema, s.dblink)
         key = (s.qschema, link.name, link.using, link.username)
         site = self._sites.get(key)

@@ -446,12 +446,17 @@ class ScheduleAdm:
         """Schedule propagation from ``queue_name`` to ``destination`` (a database link;
         None: queues of this site), or with ``destination_queue`` to that queue alone.
         The link is checked when the schedule runs, not now (seed 003).
-        :raises: ORA-24039 (single-consumer source), ORA-24041 (scheduled already)."""
+        A single-consumer sharded queue propagates too (seed 003: "For sharded queues, you
+        can propagate between single-consumer and multi-consumer sharded queues"), queue to
+        queue: its messages have no recipients to say where they go, so the schedule's
+        destination queue takes them all.
+        :raises: ORA-24039 (a classic single-consumer source, or a sharded one without
+        ``destination_queue``), ORA-24041 (scheduled already)."""
         q = self._source(queue_name)
-        if not q.table.multiple_consumers or q.is_exception_queue:
-            raise ora(24039, q.qualified)
         key, dq, link = schedule_key(q.owner, q.name, destination, destination_queue,
                                      self._session_ctx.username)
+        if q.is_exception_queue or not (q.table.multiple_consumers or (q.table.sharded and dq is not None)):
+            raise ora(24039, q.qualified)
         if find(self._session_ctx.session, key) is not None:
             raise ora(24041, q.qualified, destination or LOCAL)
         if dq is not None and link is None:   # a queue of this site: sharded on both ends or neither

@@ -140,18 +140,22 @@ class Destination:
 
 
 class ThisSite:
-    """Destination queues of the source's own site: in the source transaction."""
+    """Destination queues of the source's own site: in the source transaction, with the
+    rights of ``propagator``, the source queue's owner (seed 001: "The user who owns the
+    source queue is the user who propagates messages") — not those of the session the
+    propagation runs on."""
 
     dedup = False     # the enqueue commits with the dequeue: nothing to de-duplicate
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, propagator: str) -> None:
         self.ctx = ctx
+        self.propagator = propagator
 
     def acknowledge(self, batch: Batch) -> None:
         """Nothing to tell: the batch was committed with its dequeue."""
 
     def deliver(self, batch: Batch) -> None:
-        receive(self.ctx, batch, dedup=False)
+        receive(self.ctx, batch, dedup=False, propagator=self.propagator)
 
     def close(self) -> None:
         """Nothing of its own to close: it is the propagating session."""

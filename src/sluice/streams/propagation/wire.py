@@ -68,6 +68,10 @@ class Batch:
     # (committed their dequeue): they can never come again, so the destination drops their
     # rows — only those, not another schedule's rows of the same message at another queue
     acked: list[tuple[str, bytes]] = field(default_factory=list)
+    # whether the source queue is sharded: the destination refuses a batch between a sharded
+    # and a classic queue (seed 003), which the source cannot check for a queue at a link
+    # (ORA-24205 there).  None: a sender that does not say (before this field; LCR staging)
+    source_sharded: bool | None = None
 
 
 def to_json(batch: Batch) -> bytes:
@@ -82,7 +86,7 @@ def to_json(batch: Batch) -> bytes:
                      list(m.original_queue) if m.original_queue else None, m.enq_time, int(m.buffered)])
     return json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
                        "resend": batch.resend, "acked": [[q, base64.b64encode(a).decode()] for q, a in batch.acked],
-                       "messages": msgs}, separators=(",", ":")).encode()
+                       "sharded": batch.source_sharded, "messages": msgs}, separators=(",", ":")).encode()
 
 
 # The framed form a sender posts (:func:`to_wire`): the magic, the length of a JSON head
@@ -114,7 +118,8 @@ def to_wire(batch: Batch) -> bytes:
                      list(m.sender) if m.sender else None, m.recipients, m.group,
                      list(m.original_queue) if m.original_queue else None, m.enq_time, int(m.buffered)])
     head = json.dumps({"source_site": batch.source_site, "source_queue": batch.source_queue,
-                       "resend": batch.resend, "acked": acked, "messages": msgs}, separators=(",", ":")).encode()
+                       "resend": batch.resend, "acked": acked, "sharded": batch.source_sharded,
+                       "messages": msgs}, separators=(",", ":")).encode()
     return b"".join([WIRE_MAGIC, _HEAD.pack(len(head)), head, *raws])
 
 
@@ -248,8 +253,11 @@ def from_json(body: bytes) -> Batch:
         acked = [(_text(q, "an acknowledged queue"),
                   _acked(take(k) if framed else base64.b64decode(_text(k, "an acknowledged id"), validate=True)))
                  for q, k in doc.get("acked", ())]
+        sharded = doc.get("sharded")
+        if sharded is not None and type(sharded) is not bool:
+            raise ValueError("sharded is not a boolean")
         batch = Batch(_text(doc["source_site"], "the source site"), _text(doc["source_queue"], "the source queue"),
-                      resend=bool(doc.get("resend", True)), acked=acked)
+                      resend=bool(doc.get("resend", True)), acked=acked, source_sharded=sharded)
         batch.messages = [_message(row, take) for row in doc["messages"]]
         if not batch.source_site or not batch.source_queue:
             raise ValueError("no source")
@@ -265,14 +273,16 @@ def split(batch: Batch, max_bytes: int) -> list[Batch]:
     request limit), cut between source transactions where one allows it; a message
     larger than that goes alone."""
     out: list[Batch] = []
-    current = Batch(batch.source_site, batch.source_queue, resend=batch.resend, acked=batch.acked)
+    current = Batch(batch.source_site, batch.source_queue, resend=batch.resend, acked=batch.acked,
+                    source_sharded=batch.source_sharded)
     size = 0
     for i, m in enumerate(batch.messages):
         cost = 4 * m.size // 3 + 300 + len(m.recipients or ()) * 40
         same_group = i > 0 and m.group is not None and m.group == batch.messages[i - 1].group
         if current.messages and size + cost > max_bytes and not (same_group and size + cost <= 2 * max_bytes):
             out.append(current)
-            current = Batch(batch.source_site, batch.source_queue, resend=batch.resend)
+            current = Batch(batch.source_site, batch.source_queue, resend=batch.resend,
+                            source_sharded=batch.source_sharded)
             size = 0
         current.messages.append(m)
         size += cost

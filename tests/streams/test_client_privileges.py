@@ -1,0 +1,174 @@
+"""Users and privileges of Streams clients (seed 001 "Secure Queues and Oracle Streams
+Clients"): the apply_user is the user who runs the apply process; creating the process
+makes it a secure queue user of the queue through an AQ agent named like the process;
+what is revoked from it (DEQUEUE, the agent's DISABLE_DB_ACCESS) stops the running
+process before it takes another message, what is granted back lets a restarted one go on;
+a changed apply_user is the one whose rights count, the old one stays a secure queue user."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import pytest
+
+import sluice
+from sluice.streams.apply import ApplyProcess
+from tests.security.conftest import create_user
+from tests.streams.capturekit import env  # noqa: F401  (fixture)
+
+APPLY = "SEC_APPLY"
+
+
+def agent_privs(conn) -> list[tuple]:
+    return sorted(conn.query("SELECT agent_name, db_username FROM DBA_AQ_AGENT_PRIVS", None)[1])
+
+
+@pytest.fixture
+def applied(conn):
+    """An apply process of the secure queue SQ (SET_UP_QUEUE) run by APUSER, a user with
+    CREATE SESSION only; its message handler records what it gets."""
+    got: list = []
+    sluice.register_function("client_privileges_test.on_message", got.append)
+    create_user(conn, "APUSER")
+    conn.streams_adm.set_up_queue(queue_table="SQT", queue_name="SQ")
+    conn.apply_adm.create_apply(queue_name="SQ", apply_name=APPLY, apply_user="APUSER",
+                                message_handler="client_privileges_test.on_message")
+    return got
+
+
+def send(conn, n: int) -> None:
+    conn.queue("SQ").enqone(conn.msgproperties(payload={"n": n}))
+    conn.commit()
+
+
+@pytest.fixture
+def process(conn):
+    """Start the apply process as DBA_APPLY defines it, on a session of its own."""
+    with contextlib.ExitStack() as started:
+        def start() -> ApplyProcess:
+            p = ApplyProcess.from_catalog(sluice.connect(conn.dsn), APPLY)
+            started.callback(p.conn.close)
+            started.callback(p.stop)        # last in, first out: stopped, then closed
+            return p
+        yield start
+
+
+def test_create_apply_makes_the_apply_user_a_secure_queue_user(conn, applied, process):
+    """"an apply process is configured to dequeue from its secure queue automatically …
+    the Oracle Streams AQ agent has the same name as the Oracle Streams client": APUSER
+    needs nothing more (no EXECUTE on DBMS_AQ: the process dequeues by itself)."""
+    assert agent_privs(conn) == [(APPLY, "APUSER")]
+    send(conn, 1)
+    p = process()
+    p.drain()
+    assert p.state != "ABORTED", p.error
+    assert applied == [{"n": 1}]
+
+
+@pytest.mark.parametrize("take_away, code", [
+    (lambda c: c.aqadm.revoke_queue_privilege(privilege="DEQUEUE", queue_name="SQ", grantee="APUSER"), 1031),
+    (lambda c: c.aqadm.disable_db_access(agent_name=APPLY, db_username="APUSER"), 24093),
+], ids=["revoke-dequeue", "disable-db-access"])
+def test_what_is_taken_from_the_apply_user_stops_the_running_process(conn, applied, process, take_away, code):
+    """The running process stops (ABORTED in DBA_APPLY, with the error) before it takes the
+    next message, which stays in the queue; granted back, a restarted process applies it.
+    It used to go on applying as if nothing had changed (it runs on the host's session)."""
+    send(conn, 1)
+    p = process()
+    p.drain()
+    take_away(conn)
+    send(conn, 2)
+    stop = threading.Event()
+    deadline = threading.Timer(10, stop.set)      # without the check it would run on
+    deadline.start()
+    try:
+        with pytest.raises(sluice.DatabaseError) as e:
+            p.run(stop)
+    finally:
+        deadline.cancel()
+    assert e.value.code == code
+    assert applied == [{"n": 1}]
+    status, error = conn.query("SELECT status, error_number FROM DBA_APPLY WHERE apply_name = :n",
+                               {"n": APPLY})[1][0]
+    assert (status, error) == ("ABORTED", code)
+    conn.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="SQ", grantee="APUSER")
+    conn.aqadm.enable_db_access(agent_name=APPLY, db_username="APUSER")
+    conn.apply_adm.start_apply(apply_name=APPLY)
+    again = process()
+    again.drain()
+    assert again.state != "ABORTED", again.error
+    assert applied == [{"n": 1}, {"n": 2}]
+
+
+def test_a_new_apply_user_is_the_one_whose_rights_count(conn, applied, process):
+    """"If you change … the apply_user …, then the specified … apply_user is configured as a
+    secure queue user of the queue … However, the old … apply user remains configured as a
+    secure queue user of the queue" — and the running process follows ALTER_APPLY."""
+    create_user(conn, "APUSER2")
+    send(conn, 1)
+    p = process()
+    p.drain()
+    conn.apply_adm.alter_apply(apply_name=APPLY, apply_user="APUSER2")
+    assert agent_privs(conn) == [(APPLY, "APUSER"), (APPLY, "APUSER2")]
+    conn.aqadm.revoke_queue_privilege(privilege="DEQUEUE", queue_name="SQ", grantee="APUSER")
+    send(conn, 2)
+    p.drain()
+    assert p.state != "ABORTED", p.error
+    assert applied == [{"n": 1}, {"n": 2}]
+    conn.aqadm.disable_db_access(agent_name=APPLY, db_username="APUSER2")
+    send(conn, 3)
+    p.drain()
+    assert p.state == "ABORTED" and p.error.code == 24093
+    assert applied == [{"n": 1}, {"n": 2}]
+
+
+def test_a_dropped_apply_user_stops_the_process(conn, applied, process):
+    send(conn, 1)
+    p = process()
+    conn.cursor().execute("DROP USER APUSER CASCADE")
+    p.drain()
+    assert p.state == "ABORTED" and p.error.code == 1918
+    assert applied == []
+
+
+def test_dropping_the_apply_keeps_its_secure_queue_users(conn, applied):
+    """"If you drop … an apply process …, then the users who were configured as secure queue
+    users for these Oracle Streams clients remain secure queue users of the queue"."""
+    conn.apply_adm.drop_apply(apply_name=APPLY)
+    assert agent_privs(conn) == [(APPLY, "APUSER")]
+
+
+# -- the capture_user ------------------------------------------------------------------
+TAKE_ENQUEUE = [
+    (lambda c: c.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER"), 1031),
+    (lambda c: c.aqadm.disable_db_access(agent_name="CAP", db_username="CAPUSER"), 24093),
+]
+
+
+@pytest.mark.parametrize("take_away, code", TAKE_ENQUEUE, ids=["revoke-enqueue", "disable-db-access"])
+def test_what_is_taken_from_the_capture_user_stops_the_running_capture(env, take_away, code):
+    """"a capture process is configured to enqueue into its secure queue automatically" (the
+    agent CAP mapped to the capture_user, ENQUEUE granted); once that is taken away the
+    running capture aborts (ABORTED in DBA_CAPTURE) before it enqueues the next change, and
+    a restarted one refuses to start.  It used to go on enqueuing."""
+    create_user(env.conn, "CAPUSER")
+    s = env.src
+    env.sql(f"CREATE TABLE {s}.t (id int PRIMARY KEY)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"), capture_user="CAPUSER")
+    assert ("CAP", "CAPUSER") in agent_privs(env.conn)
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(f"INSERT INTO {s}.t VALUES (1)")
+    proc = env.process()
+    proc.catch_up()
+    take_away(env.conn)
+    env.sql(f"INSERT INTO {s}.t VALUES (2)")
+    with pytest.raises(sluice.DatabaseError) as e:
+        proc.catch_up()
+    assert e.value.code == code
+    assert env.view("SELECT STATUS, ERROR_NUMBER FROM DBA_CAPTURE") == [{"STATUS": "ABORTED", "ERROR_NUMBER": code}]
+    assert [x.get_value("NEW", "ID").value for x in env.dequeue_all()] == [1]
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    with pytest.raises(sluice.DatabaseError) as again:
+        env.process().start()
+    assert again.value.code == code
