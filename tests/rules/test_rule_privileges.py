@@ -378,6 +378,15 @@ def test_the_grants_show_in_dba_sys_privs_and_dba_tab_privs(site):
         ("SCOTT", "STRMADMIN", "R", "STRMADMIN", "EXECUTE", "NO", "RULE")]
     adm.revoke_object_privilege(adm.ALTER_ON_RULE_SET, "strmadmin.rs", "hr")
     assert site.rows("SELECT PRIVILEGE FROM DBA_TAB_PRIVS WHERE GRANTEE = 'HR'") == [("EXECUTE",)]
+    # USER_SYS_PRIVS / USER_TAB_PRIVS: the user's own (as grantee, owner or grantor)
+    cur = site["scott"].cursor()
+    cur.execute("SELECT USERNAME, PRIVILEGE FROM USER_SYS_PRIVS")
+    assert cur.fetchall() == [("SCOTT", "CREATE SESSION")]
+    cur.execute("SELECT GRANTEE, TABLE_NAME, PRIVILEGE FROM USER_TAB_PRIVS")
+    assert cur.fetchall() == [("SCOTT", "R", "EXECUTE")]
+    cur = site["strmadmin"].cursor()
+    cur.execute("SELECT GRANTEE, TABLE_NAME, PRIVILEGE FROM USER_TAB_PRIVS ORDER BY GRANTEE")
+    assert cur.fetchall() == [("HR", "RS", "EXECUTE"), ("SCOTT", "R", "EXECUTE")]
 
 
 def test_a_streams_administrators_message_rule_context_is_executed_by_its_owner_only(site):
@@ -401,3 +410,72 @@ def test_a_streams_administrators_message_rule_context_is_executed_by_its_owner_
     assert code_of(lambda: site["hr"].rule_adm.create_rule("r", condition, f"strmadmin.{ctx}")) == 1031
     assert site.rows("SELECT COUNT(*) FROM DBA_RULES WHERE RULE_OWNER = 'HR'") == [(0,)]
     strm.rule_adm.create_rule("r_own", condition, f'"{ctx}"')          # its owner may
+
+
+# privilege -> (object it is granted on, or None for a system privilege; what HR then may do;
+# whether the same call is refused again once revoked: a drop or a create cannot be tried twice
+# — the second create fails on the name, before its evaluation context is looked at)
+def _add_r_to_hr_rs(hr):
+    hr.rule_adm.add_rule("strmadmin.r", "hr.rs")
+
+
+EVERY_PRIVILEGE = {
+    "CREATE_ANY_EVALUATION_CONTEXT": (None, lambda hr: hr.rule_adm.create_evaluation_context("scott.c"), True),
+    "ALTER_ANY_EVALUATION_CONTEXT": (None, lambda hr: hr.rule_adm.alter_evaluation_context(
+        "strmadmin.ctx", evaluation_context_comment="c"), True),
+    "ALTER_ON_EVALUATION_CONTEXT": ("strmadmin.ctx", lambda hr: hr.rule_adm.alter_evaluation_context(
+        "strmadmin.ctx", evaluation_context_comment="c"), True),
+    "ALL_ON_EVALUATION_CONTEXT": ("strmadmin.ctx", lambda hr: hr.rule_adm.create_rule(
+        "x", ":m = 1", "strmadmin.ctx"), False),
+    "EXECUTE_ON_EVALUATION_CONTEXT": ("strmadmin.ctx", lambda hr: hr.rule_adm.create_rule(
+        "x", ":m = 1", "strmadmin.ctx"), False),
+    "EXECUTE_ANY_EVALUATION_CONTEXT": (None, lambda hr: hr.rule_adm.create_rule_set("x", "strmadmin.ctx"), False),
+    "DROP_ANY_EVALUATION_CONTEXT": (None, lambda hr: hr.rule_adm.drop_evaluation_context("strmadmin.ctx2"), False),
+    "CREATE_ANY_RULE_SET": (None, lambda hr: hr.rule_adm.create_rule_set("scott.x"), True),
+    "ALTER_ANY_RULE_SET": (None, lambda hr: hr.rule_adm.add_rule("strmadmin.r2", "strmadmin.rs"), False),
+    "ALTER_ON_RULE_SET": ("strmadmin.rs", lambda hr: hr.rule_adm.remove_rule("strmadmin.r", "strmadmin.rs"), False),
+    "ALL_ON_RULE_SET": ("strmadmin.rs", lambda hr: hr.rule.evaluate("strmadmin.rs", "strmadmin.ctx"), True),
+    "EXECUTE_ON_RULE_SET": ("strmadmin.rs", lambda hr: hr.rule.evaluate("strmadmin.rs", "strmadmin.ctx"), True),
+    "EXECUTE_ANY_RULE_SET": (None, lambda hr: hr.rule.evaluate("strmadmin.rs", "strmadmin.ctx"), True),
+    "DROP_ANY_RULE_SET": (None, lambda hr: hr.rule_adm.drop_rule_set("strmadmin.rs"), False),
+    "CREATE_ANY_RULE": (None, lambda hr: hr.rule_adm.create_rule("scott.x", ":m = 1"), True),
+    "ALTER_ANY_RULE": (None, lambda hr: hr.rule_adm.alter_rule("strmadmin.r", rule_comment="c"), True),
+    "ALTER_ON_RULE": ("strmadmin.r", lambda hr: hr.rule_adm.alter_rule("strmadmin.r", rule_comment="c"), True),
+    "ALL_ON_RULE": ("strmadmin.r", _add_r_to_hr_rs, False),
+    "EXECUTE_ON_RULE": ("strmadmin.r", _add_r_to_hr_rs, False),
+    "EXECUTE_ANY_RULE": (None, _add_r_to_hr_rs, False),
+    "DROP_ANY_RULE": (None, lambda hr: hr.rule_adm.drop_rule("strmadmin.r2"), False),
+}
+
+
+def _rule_catalog(site) -> list:
+    store = site.admin.context.store
+    return [sorted(store.catalog_objects(k)) for k in ("RULE", "RULE_SET", "RULE_SET_RULE", "EVALUATION_CONTEXT")]
+
+
+@pytest.mark.parametrize("privilege", list(EVERY_PRIVILEGE))
+def test_every_privilege_allows_its_call_and_without_it_the_call_changes_nothing(site, privilege):
+    """Table 150-12 / 150-14 of DBMS_RULE_ADM: each object and system privilege, one call
+    it allows (HR also holds the CREATE_*_OBJ privileges and owns the rule set HR.RS)."""
+    on, call, again = EVERY_PRIVILEGE[privilege]
+    _objects(site)
+    adm = site.adm
+    adm.create_evaluation_context("strmadmin.ctx2")
+    adm.create_rule_set("hr.rs")
+    for p in ("CREATE_RULE_OBJ", "CREATE_RULE_SET_OBJ", "CREATE_EVALUATION_CONTEXT_OBJ"):
+        adm.grant_system_privilege(getattr(adm, p), "hr")
+    hr = site["hr"]
+    before = _rule_catalog(site)
+    assert code_of(lambda: call(hr)) == 1031
+    assert _rule_catalog(site) == before
+    if on is None:
+        adm.grant_system_privilege(getattr(adm, privilege), "hr")
+    else:
+        adm.grant_object_privilege(getattr(adm, privilege), on, "hr")
+    call(hr)
+    if on is None:
+        adm.revoke_system_privilege(getattr(adm, privilege), "hr")
+    else:
+        adm.revoke_object_privilege(getattr(adm, privilege), on, "hr")
+    if again:
+        assert code_of(lambda: call(hr)) == 1031

@@ -810,6 +810,11 @@ USER_VIEWS = [
     ("USER_EVALUATION_CONTEXTS", "SELECT EVALUATION_CONTEXT_NAME, EVALUATION_FUNCTION, "
                                  "EVALUATION_CONTEXT_COMMENT FROM DBA_EVALUATION_CONTEXTS "
                                  "WHERE EVALUATION_CONTEXT_OWNER = {user}"),
+    # the user's system privileges, and the object grants it owns, made or received
+    ("USER_SYS_PRIVS", "SELECT GRANTEE AS USERNAME, PRIVILEGE, ADMIN_OPTION FROM DBA_SYS_PRIVS "
+                       "WHERE GRANTEE = {user}"),
+    ("USER_TAB_PRIVS", "SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, HIERARCHY, TYPE "
+                       "FROM DBA_TAB_PRIVS WHERE {user} IN (GRANTEE, OWNER, GRANTOR)"),
 ]
 
 # Oracle functions the seeds' queries use (SQLite registers the same as Python functions)
