@@ -221,6 +221,14 @@ class CliServer:
                     raise RuntimeError("sluice serve did not start: " + self.proc.stdout.read().decode())
                 time.sleep(0.1)
 
+    def died(self) -> str:
+        """Why a request found nobody listening: the process's exit status and output (it
+        failed once, under a CI run's full load, with nothing to say why)."""
+        status = self.proc.poll()
+        if status is None:
+            return "sluice serve is still running"
+        return f"sluice serve ended with {status}: " + self.proc.stdout.read().decode(errors="replace")
+
     def stop(self, timeout: float = 30) -> int:
         """SIGTERM, then the exit status (uvicorn re-raises the signal: it may say SIGTERM)."""
         self.proc.send_signal(signal.SIGTERM)

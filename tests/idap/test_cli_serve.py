@@ -17,8 +17,11 @@ def test_serve_answers_and_shuts_down_gracefully(store):
     try:
         url = server.url + SERVLET
         with httpx.Client(headers={**basic(), "Content-Type": "text/xml"}, timeout=30) as c:
-            assert msgids(c.post(url, content=send_raw("AQUSER.RAW_MSGQ", commit=True)))
-            assert msgids(c.post(url, content=send_raw("AQUSER.RAW_MSGQ")))       # left open
+            try:
+                assert msgids(c.post(url, content=send_raw("AQUSER.RAW_MSGQ", commit=True)))
+                assert msgids(c.post(url, content=send_raw("AQUSER.RAW_MSGQ")))       # left open
+            except httpx.TransportError as e:
+                raise AssertionError(f"{e}; {server.died()}") from e
         assert server.stop() in (0, -signal.SIGTERM)
         output = server.proc.stdout.read().decode()
         assert "Application shutdown complete." in output, output
