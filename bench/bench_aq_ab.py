@@ -1,0 +1,135 @@
+"""A/B of the one-message AQ path between two commits of Sluice, same machine, same minutes.
+
+What a change on the enqueue / dequeue path costs: each tree runs the same workload in a
+process of its own (``PYTHONPATH=<tree>/src``), alternating, several rounds, and the peer
+of the same run is a bare ``sqlite3`` loop doing the same durable work (insert a row and
+commit per 100, then select + delete one row at a time, commit per 100).
+
+    python bench/bench_aq_ab.py --old 6d6376e [--rounds 3] [--n 10000]
+
+The old tree is checked out with ``git worktree add`` under /tmp and removed afterwards.
+Per-message figures are CPU time of the measuring process (``time.process_time``), which a
+busy neighbour disturbs less than wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def workload(n: int) -> dict[str, float]:
+    """enqone × n (commit per 100), deqone × n (commit per 100), one enqmany of n."""
+    import sluice
+    with tempfile.TemporaryDirectory() as d:
+        conn = sluice.connect(f"sqlite:///{d}/ab.db")
+        conn.aqadm.create_queue_table(queue_table="qt", queue_payload_type="RAW")
+        conn.aqadm.create_queue(queue_name="q", queue_table="qt")
+        conn.aqadm.start_queue("q")
+        q = conn.queue("q")
+        payload = b"x" * 100
+        out = {}
+        t = time.process_time()
+        for i in range(n):
+            q.enqone(conn.msgproperties(payload=payload, priority=1, correlation="c"))
+            if i % 100 == 99:
+                conn.commit()
+        conn.commit()
+        out["enqone"] = (time.process_time() - t) / n * 1e6
+        q.deqoptions.wait = sluice.DEQ_NO_WAIT
+        t = time.process_time()
+        for i in range(n):
+            q.deqone()
+            if i % 100 == 99:
+                conn.commit()
+        conn.commit()
+        out["deqone"] = (time.process_time() - t) / n * 1e6
+        t = time.process_time()
+        q.enqmany([conn.msgproperties(payload=payload) for _ in range(n)])
+        conn.commit()
+        out["enqmany"] = (time.process_time() - t) / n * 1e6
+        conn.close()
+    return out
+
+
+def floor(n: int) -> dict[str, float]:
+    """The same durable work in bare sqlite3 (WAL, synchronous=NORMAL as the store uses)."""
+    with tempfile.TemporaryDirectory() as d:
+        db = sqlite3.connect(f"{d}/floor.db", isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE m (id INTEGER PRIMARY KEY, prio INT, corr TEXT, enq REAL, data BLOB)")
+        db.execute("CREATE INDEX m_order ON m (prio, enq, id)")   # the dequeue order, as a queue table has
+        payload = b"x" * 100
+        out = {}
+        t = time.process_time()
+        db.execute("BEGIN")
+        for i in range(n):
+            db.execute("INSERT INTO m (prio, corr, enq, data) VALUES (1, 'c', ?, ?)", (time.time(), payload))
+            if i % 100 == 99:
+                db.execute("COMMIT")
+                db.execute("BEGIN")
+        db.execute("COMMIT")
+        out["enqone"] = (time.process_time() - t) / n * 1e6
+        t = time.process_time()
+        db.execute("BEGIN")
+        for i in range(n):
+            row = db.execute("SELECT id, data FROM m ORDER BY prio, enq, id LIMIT 1").fetchone()
+            db.execute("DELETE FROM m WHERE id = ?", (row[0],))
+            if i % 100 == 99:
+                db.execute("COMMIT")
+                db.execute("BEGIN")
+        db.execute("COMMIT")
+        out["deqone"] = (time.process_time() - t) / n * 1e6
+        db.close()
+    return out
+
+
+def _run(tree: str, n: int) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=os.path.join(tree, "src"))
+    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n)],
+                         env=env, cwd=tree, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", help="the commit to compare HEAD's working tree with")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(workload(a.child)))
+        return
+    if not a.old:
+        ap.error("--old is required")
+    old_tree = tempfile.mkdtemp(prefix="ab-old-")
+    os.rmdir(old_tree)
+    subprocess.run(["git", "-C", REPO, "worktree", "add", "-q", "--detach", old_tree, a.old], check=True)
+    try:
+        rows = []
+        for r in range(a.rounds):
+            for label, tree in (("old", old_tree), ("new", REPO)):
+                rows.append((label, r, _run(tree, a.n)))
+            rows.append(("sqlite3 floor", r, floor(a.n)))
+        print(f"| tree | round | enqone µs/msg | deqone µs/msg | enqmany µs/msg |")
+        print("|---|---:|---:|---:|---:|")
+        for label, r, o in rows:
+            print(f"| {label} | {r + 1} | {o['enqone']:.2f} | {o['deqone']:.2f} | "
+                  f"{o.get('enqmany', float('nan')):.2f} |")
+    finally:
+        subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", old_tree], check=False)
+
+
+if __name__ == "__main__":
+    main()
