@@ -195,6 +195,7 @@ class Connection:
         with self._lock:
             ctx.session.commit()
             ctx.group_first.clear()
+            ctx.transaction_ended(rolled_back=False)
             self._release_buffered(committed=True)
 
     def rollback(self) -> None:
@@ -203,6 +204,7 @@ class Connection:
         with self._lock:
             ctx.session.rollback()
             ctx.group_first.clear()
+            ctx.transaction_ended(rolled_back=True)
             self._release_buffered()
 
     def cancel(self) -> None:
