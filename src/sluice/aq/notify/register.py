@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
 from ... import constants as C
-from ...errors import ArgumentError, Error, InterfaceError, ora
+from ...errors import ArgumentError, Error, InterfaceError, dpy, ora
 from ...names import canonical
 from .dispatcher import dispatcher_for
 from .registration import (CALLBACKS, PROCESS, Registration, RegInfo, Subscription, _callbacks_lock,
@@ -189,8 +189,11 @@ def _new(conn: "Connection", queue: str, consumer: str | None, kind: str, locati
 
 
 def unsubscribe(conn: "Connection", sub: Subscription) -> None:
-    if not isinstance(sub, Subscription):
-        raise InterfaceError("unsubscribe needs a Subscription")
+    if not isinstance(sub, Subscription):   # python-oracledb: a TypeError
+        raise ArgumentError("unsubscribe needs a Subscription")
+    if not sub.active:
+        raise dpy(1007)
+    sub.active = False
     ctx = conn.context
     ctx.ddl_commit()
     drop_registration(ctx.store, sub.registration)
