@@ -73,11 +73,11 @@ def test_an_enqueue_is_heard(conn, listener):  # noqa: F811
 
 def test_subscription_attributes(listener):
     """python-oracledb tests/connection/test_1800_subscription.py 1806, on an AQ
-    subscription: what subscribe() was given reads back, the connection is the
-    subscriber's, ipAddress is ip_address."""
-    given = dict(ip_address=None, port=0, namespace=oracledb.SUBSCR_NAMESPACE_AQ, timeout=10,
-                 protocol=oracledb.SUBSCR_PROTO_OCI, qos=0, operations=oracledb.OPCODE_INSERT)
-    sub = listener.subscribe(name="TEST_RAW_QUEUE", callback=print, client_initiated=True, **given)
+    subscription: what subscribe() was given reads back (the name as given), the connection
+    is the subscriber's, ipAddress is ip_address."""
+    given = dict(ip_address=None, port=0, name="test_raw_queue", namespace=oracledb.SUBSCR_NAMESPACE_AQ,
+                 timeout=10, protocol=oracledb.SUBSCR_PROTO_OCI, qos=0, operations=oracledb.OPCODE_INSERT)
+    sub = listener.subscribe(callback=print, client_initiated=True, **given)
     assert {attr: getattr(sub, attr) for attr in given} == given
     assert sub.callback is print and sub.connection is listener
     assert sub.ipAddress == sub.ip_address

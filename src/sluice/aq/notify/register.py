@@ -156,6 +156,7 @@ def subscribe(conn: "Connection", namespace: int = C.SUBSCR_NAMESPACE_AQ,
     if kind == "CALLBACK":
         reg.process = PROCESS
     sub = Subscription(conn, reg, callback, namespace, protocol, operations, port, ip_address)
+    sub.name = name      # as given, as python-oracledb's Subscription.name (reg.name is qualified)
     if kind == "CALLBACK":
         with _callbacks_lock:
             CALLBACKS[reg.id] = sub
