@@ -158,11 +158,27 @@ class Connection:
                   timeout: int = 0, operations: int = 0, port: int = 0, qos: int = 0,
                   ip_address: str | None = None, grouping_class: int = 0, grouping_value: int = 0,
                   grouping_type: int = 1, name: str | None = None, client_initiated: bool = False,
-                  **sluice_extras: Any):
+                  *, ipAddress: str | None = None, groupingClass: int | None = None,  # noqa: N803
+                  groupingValue: int | None = None, groupingType: int | None = None,  # noqa: N803
+                  clientInitiated: bool | None = None, **sluice_extras: Any):  # noqa: N803
         """python-oracledb's ``subscribe`` for AQ (``namespace=SUBSCR_NAMESPACE_AQ``, ``name``
         the queue or ``queue:consumer``); Sluice adds ``location=`` for HTTP/mail/PL/SQL
-        and ``grouping_start`` / ``grouping_repeat``."""
+        and ``grouping_start`` / ``grouping_repeat``.  python-oracledb's deprecated
+        camelCase names are taken alone; with the new name too they are DPY-2014."""
         self.context.check_open()
+        for old, deprecated, new, value, default in (
+                ("ipAddress", ipAddress, "ip_address", ip_address, None),
+                ("groupingClass", groupingClass, "grouping_class", grouping_class, 0),
+                ("groupingValue", groupingValue, "grouping_value", grouping_value, 0),
+                ("groupingType", groupingType, "grouping_type", grouping_type, 1),
+                ("clientInitiated", clientInitiated, "client_initiated", client_initiated, False)):
+            if deprecated is not None and value != default:
+                raise dpy(2014, old, new)
+        ip_address = ip_address if ipAddress is None else ipAddress
+        grouping_class = grouping_class if groupingClass is None else groupingClass
+        grouping_value = grouping_value if groupingValue is None else groupingValue
+        grouping_type = grouping_type if groupingType is None else groupingType
+        client_initiated = client_initiated if clientInitiated is None else clientInitiated
         from .aq.notify.register import subscribe
         return subscribe(self, namespace, protocol, callback, timeout, operations, port, qos,
                          ip_address, grouping_class, grouping_value, grouping_type, name,
@@ -195,6 +211,7 @@ class Connection:
         with self._lock:
             ctx.session.commit()
             ctx.group_first.clear()
+            ctx.transaction_ended(rolled_back=False)
             self._release_buffered(committed=True)
 
     def rollback(self) -> None:
@@ -203,6 +220,7 @@ class Connection:
         with self._lock:
             ctx.session.rollback()
             ctx.group_first.clear()
+            ctx.transaction_ended(rolled_back=True)
             self._release_buffered()
 
     def cancel(self) -> None:

@@ -38,6 +38,8 @@ Hooks (callbacks into the session, passed in by the connection):
 
 from __future__ import annotations
 
+import dataclasses
+
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -56,7 +58,7 @@ class SessionContext:
     """What aq, rules, security and streams need from a session (see the module)."""
 
     __slots__ = ("store", "session", "username", "catalog", "security", "authz", "closed", "nav",
-                 "group_first", "cond_cache", "_commit", "_compile_transformation",
+                 "nav_at_begin", "group_first", "cond_cache", "_commit", "_compile_transformation",
                  "_new_navigation", "_waits", "_cancelled", "_waits_lock", "lock")
 
     def __init__(self, store: Store, session: StoreSession, username: str,
@@ -75,6 +77,9 @@ class SessionContext:
         self.catalog = catalog
         self.closed = False
         self.nav: dict[str, Navigation] = {}
+        # the positions when the transaction began (copied at its first dequeue): a rollback
+        # puts them back, as rolling back to a savepoint does (connection.rollback_to_savepoint)
+        self.nav_at_begin: dict[str, Navigation] | None = None
         self.group_first: dict[str, Any] = {}
         self.cond_cache: dict = {}
         self._commit = commit
@@ -102,10 +107,20 @@ class SessionContext:
     def navigation(self, queue: str) -> Navigation:
         """The session's dequeue position in ``queue`` (one per queue, whatever the consumer:
         changing consumer under NEXT_MESSAGE is ORA-25242, seed 003)."""
+        if self.nav_at_begin is None:
+            self.nav_at_begin = {k: dataclasses.replace(v) for k, v in self.nav.items()}
         nav = self.nav.get(queue)
         if nav is None:
             nav = self.nav[queue] = self._new_navigation()
         return nav
+
+    def transaction_ended(self, rolled_back: bool) -> None:
+        """The transaction committed or rolled back: a rollback puts the dequeue positions
+        back where they were when it began (the messages it gave back come next again)."""
+        if rolled_back and self.nav_at_begin is not None:
+            self.nav.clear()
+            self.nav.update(self.nav_at_begin)
+        self.nav_at_begin = None
 
     def transformer(self, name: str) -> Callable[[Any], Any]:
         return self._compile_transformation(self.catalog.transformation(name))

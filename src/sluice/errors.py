@@ -354,6 +354,7 @@ _DPY_CATALOG: dict[int, str] = {
     1002: "connection pool is not open",
     1003: "the executed statement does not return rows",
     1005: "connection pool cannot be closed because connections are busy",
+    1007: "subscription is not active",
     2000: "message has no payload",
     2003: "expecting a dictionary, list or tuple, or keyword args",
     2004: ('"parameters" argument should be a list of sequences or dictionaries, or an integer '
@@ -375,6 +376,7 @@ _DPY_CATALOG: dict[int, str] = {
     2062: "payload cannot be enqueued since it does not match the payload type supported by the queue",
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
     2070: "Expected a callable function",
+    2071: "cannot register a query on an AQ subscription",
     2075: ('the length of the "{0}" parameter exceeds the maximum allowed length of {1} '
            "UTF-8 encoded bytes"),
     3001: "{0} is not supported by Sluice: {1}",

@@ -246,3 +246,43 @@ def check_declared_properties(conn, queue, payload, enqueue=True, **declared):
         conn.commit()
         got = queue.deqone()
         assert {name: getattr(got, name) for name in declared} == declared
+
+
+def check_options(queue):
+    """The dequeue options and the enqueue visibility read back what they were set to;
+    deliverymode is write-only on both."""
+    for name, value in DEQ_OPTION_VALUES:
+        round_trips(queue.deqoptions, name, value)
+    round_trips(queue.enqoptions, "visibility", oracledb.ENQ_IMMEDIATE)
+    for options in (queue.enqoptions, queue.deqoptions):
+        with pytest.raises(AttributeError):
+            options.deliverymode
+
+
+# (enqueue delivery mode, dequeue delivery mode, the dequeued message's or None: nothing)
+DELIVERY_MODES = [
+    (oracledb.MSG_BUFFERED, oracledb.MSG_BUFFERED, oracledb.MSG_BUFFERED),
+    (oracledb.MSG_PERSISTENT, oracledb.MSG_PERSISTENT, oracledb.MSG_PERSISTENT),
+    # "persistent or buffered" enqueues a persistent message
+    (oracledb.MSG_PERSISTENT_OR_BUFFERED, oracledb.MSG_PERSISTENT_OR_BUFFERED, oracledb.MSG_PERSISTENT),
+    (oracledb.MSG_BUFFERED, oracledb.MSG_PERSISTENT, None),
+]
+DELIVERY_MODE_IDS = ["buffered", "persistent", "either", "different"]
+
+
+def check_delivery_modes(conn, queue, other, payload, enq_mode, deq_mode, found_mode):
+    """An immediate enqueue in one delivery mode, a dequeue from another session (its queue
+    ``other``) asking for one: found when they agree, with the message's mode; nothing when
+    they differ.  The payload found, or None."""
+    queue.enqoptions.deliverymode = enq_mode
+    queue.enqoptions.visibility = oracledb.ENQ_IMMEDIATE
+    queue.enqone(conn.msgproperties(payload=payload))
+    other.deqoptions.deliverymode = deq_mode
+    other.deqoptions.visibility = oracledb.DEQ_IMMEDIATE
+    props = other.deqone()
+    other.connection.commit()
+    if found_mode is None:
+        assert props is None
+        return None
+    assert props.deliverymode == found_mode
+    return props.payload

@@ -9,12 +9,11 @@ import decimal
 import pytest
 
 import sluice as oracledb
-from tests.aq.oracledb_suite import (DEQ_OPTION_VALUES, check_condition_on_priority,  # noqa: F401
+from tests.aq.oracledb_suite import (check_condition_on_priority, check_options,  # noqa: F401
                                      check_correlation_option, check_declared_properties, check_enqtime,
                                      check_immediate_enqueue, check_msgid_is_stored, check_msgid_option,
                                      check_new_message_properties, check_on_commit_enqueue,
-                                     check_waiting_dequeue, conn, drain, other_conn, other_queue,
-                                     round_trips, suite_dsn)
+                                     check_waiting_dequeue, conn, drain, other_conn, other_queue, suite_dsn)
 
 # JSON documents of every kind python-oracledb's JSON (OSON) carries: numbers, booleans,
 # strings, bytes, dates and times, intervals, decimals, nested objects and arrays
@@ -76,12 +75,7 @@ def test_remove_nodata_gives_no_document(queue, conn):  # noqa: F811
 def test_options_of_a_json_queue(queue):
     """python-oracledb tests/aq/test_1600_json.py 1603, 1605, 1615: the dequeue options and
     the enqueue visibility read back what they were set to; deliverymode is write-only."""
-    for name, value in DEQ_OPTION_VALUES:
-        round_trips(queue.deqoptions, name, value)
-    round_trips(queue.enqoptions, "visibility", oracledb.ENQ_IMMEDIATE)
-    for options in (queue.enqoptions, queue.deqoptions):
-        with pytest.raises(AttributeError):
-            options.deliverymode
+    check_options(queue)
 
 
 def test_a_waiting_dequeue_gets_a_later_commit(queue, conn, suite_dsn):  # noqa: F811

@@ -15,11 +15,11 @@ import threading
 import pytest
 
 import sluice as oracledb
-from tests.aq.oracledb_suite import (DEQ_OPTION_VALUES, check_condition_on_priority,  # noqa: F401
-                                     check_declared_properties, check_enqtime, check_immediate_enqueue,
+from tests.aq.oracledb_suite import (DELIVERY_MODE_IDS, DELIVERY_MODES, check_condition_on_priority,  # noqa: F401
+                                     check_declared_properties, check_delivery_modes, check_options, check_enqtime, check_immediate_enqueue,
                                      check_msgid_is_stored, check_new_message_properties,
                                      check_on_commit_enqueue, check_waiting_dequeue, conn, drain,
-                                     other_conn, other_queue, round_trips, suite_dsn)
+                                     other_conn, other_queue, suite_dsn)
 
 BOOKS = [
     ("Things Fall Apart", "Chinua Achebe", decimal.Decimal("12.25")),
@@ -86,12 +86,7 @@ def test_remove_nodata_gives_an_empty_book(queue, conn):  # noqa: F811
 def test_options_of_an_object_queue(queue):
     """python-oracledb tests/aq/test_1000_dbobject.py 1003, 1005, 1026: the dequeue options
     and the enqueue visibility read back what they were set to; deliverymode is write-only."""
-    for name, value in DEQ_OPTION_VALUES:
-        round_trips(queue.deqoptions, name, value)
-    round_trips(queue.enqoptions, "visibility", oracledb.ENQ_IMMEDIATE)
-    for options in (queue.enqoptions, queue.deqoptions):
-        with pytest.raises(AttributeError):
-            options.deliverymode
+    check_options(queue)
 
 
 def test_a_waiting_dequeue_gets_a_later_commit(queue, conn, suite_dsn):  # noqa: F811
@@ -125,30 +120,15 @@ def test_immediate_enqueue_is_seen_at_once(queue, conn, other_conn):  # noqa: F8
     assert _fields(check_immediate_enqueue(conn, queue, other, _book(queue.payload_type))) == BOOKS[0]
 
 
-@pytest.mark.parametrize("enq_mode, deq_mode, found_mode", [
-    (oracledb.MSG_BUFFERED, oracledb.MSG_BUFFERED, oracledb.MSG_BUFFERED),                 # 1010
-    (oracledb.MSG_PERSISTENT, oracledb.MSG_PERSISTENT, oracledb.MSG_PERSISTENT),           # 1011
-    (oracledb.MSG_PERSISTENT_OR_BUFFERED, oracledb.MSG_PERSISTENT_OR_BUFFERED,
-     oracledb.MSG_PERSISTENT),                                                             # 1012
-    (oracledb.MSG_BUFFERED, oracledb.MSG_PERSISTENT, None),                                # 1013
-], ids=["buffered", "persistent", "either", "different"])
+@pytest.mark.parametrize("enq_mode, deq_mode, found_mode", DELIVERY_MODES, ids=DELIVERY_MODE_IDS)
 def test_delivery_modes(queue, conn, other_conn, enq_mode, deq_mode, found_mode):  # noqa: F811
     """python-oracledb tests/aq/test_1000_dbobject.py 1010-1013: an immediate enqueue in one
     delivery mode, a dequeue from another session asking for one: found when they agree,
     with the message's mode ("persistent or buffered" enqueues persistent); nothing when
     they differ."""
-    queue.enqoptions.deliverymode = enq_mode
-    queue.enqoptions.visibility = oracledb.ENQ_IMMEDIATE
-    queue.enqone(conn.msgproperties(payload=_book(queue.payload_type)))
     other = other_queue(other_conn, "TEST_BOOK_QUEUE", other_conn.gettype("UDT_BOOK"))
-    other.deqoptions.deliverymode = deq_mode
-    other.deqoptions.visibility = oracledb.DEQ_IMMEDIATE
-    props = other.deqone()
-    other_conn.commit()
-    if found_mode is None:
-        assert props is None
-    else:
-        assert props.deliverymode == found_mode and _fields(props.payload) == BOOKS[0]
+    got = check_delivery_modes(conn, queue, other, _book(queue.payload_type), enq_mode, deq_mode, found_mode)
+    assert (got if got is None else _fields(got)) == (None if found_mode is None else BOOKS[0])
 
 
 def test_payload_type_and_its_deprecated_name(queue, conn, book_type):  # noqa: F811

@@ -5,7 +5,8 @@ both backends.  Each test names the python-oracledb test it retells."""
 import pytest
 
 import sluice as oracledb
-from tests.aq.oracledb_suite import (DEQ_OPTION_VALUES, check_condition_on_priority,  # noqa: F401
+from tests.aq.oracledb_suite import (DELIVERY_MODE_IDS, DELIVERY_MODES, DEQ_OPTION_VALUES,  # noqa: F401
+                                     check_condition_on_priority, check_delivery_modes,
                                      check_correlation_option, check_declared_properties, check_enqtime,
                                      check_immediate_enqueue, check_msgid_is_stored, check_msgid_option,
                                      check_new_message_properties, check_on_commit_enqueue,
@@ -90,32 +91,14 @@ def test_immediate_enqueue_is_seen_at_once(queue, conn, other_conn):  # noqa: F8
     assert check_immediate_enqueue(conn, queue, other, SAMPLES[0]) == SAMPLES[0]
 
 
-@pytest.mark.parametrize("enq_mode, deq_mode, found_mode", [
-    # python-oracledb 1409: buffered in, buffered out
-    (oracledb.MSG_BUFFERED, oracledb.MSG_BUFFERED, oracledb.MSG_BUFFERED),
-    # 1410: persistent in, persistent out
-    (oracledb.MSG_PERSISTENT, oracledb.MSG_PERSISTENT, oracledb.MSG_PERSISTENT),
-    # 1411: "persistent or buffered" both ways (a persistent message)
-    (oracledb.MSG_PERSISTENT_OR_BUFFERED, oracledb.MSG_PERSISTENT_OR_BUFFERED, oracledb.MSG_PERSISTENT),
-    # 1412: buffered in, persistent asked for: nothing
-    (oracledb.MSG_BUFFERED, oracledb.MSG_PERSISTENT, None),
-], ids=["buffered", "persistent", "either", "different"])
+@pytest.mark.parametrize("enq_mode, deq_mode, found_mode", DELIVERY_MODES, ids=DELIVERY_MODE_IDS)
 def test_delivery_modes(queue, conn, other_conn, enq_mode, deq_mode, found_mode):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1409-1412: an immediate enqueue in one
     delivery mode, a dequeue from another session asking for a delivery mode: found when
     they agree, with the message's mode; nothing when they differ."""
-    queue.enqoptions.deliverymode = enq_mode
-    queue.enqoptions.visibility = oracledb.ENQ_IMMEDIATE
-    queue.enqone(conn.msgproperties(payload=SAMPLES[0]))
     other = other_queue(other_conn, "TEST_RAW_QUEUE")
-    other.deqoptions.deliverymode = deq_mode
-    other.deqoptions.visibility = oracledb.DEQ_IMMEDIATE
-    props = other.deqone()
-    other_conn.commit()
-    if found_mode is None:
-        assert props is None
-    else:
-        assert props.payload == SAMPLES[0] and props.deliverymode == found_mode
+    got = check_delivery_modes(conn, queue, other, SAMPLES[0], enq_mode, deq_mode, found_mode)
+    assert got == (None if found_mode is None else SAMPLES[0])
 
 
 def test_a_message_without_payload_is_refused(queue, conn):  # noqa: F811

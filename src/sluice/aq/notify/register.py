@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
 from ... import constants as C
-from ...errors import ArgumentError, Error, InterfaceError, ora
+from ...errors import ArgumentError, Error, InterfaceError, dpy, ora
 from ...names import canonical
 from ..sharded import check_notification
 from .dispatcher import dispatcher_for
@@ -157,6 +157,7 @@ def subscribe(conn: "Connection", namespace: int = C.SUBSCR_NAMESPACE_AQ,
     if kind == "CALLBACK":
         reg.process = PROCESS
     sub = Subscription(conn, reg, callback, namespace, protocol, operations, port, ip_address)
+    sub.name = name      # as given, as python-oracledb's Subscription.name (reg.name is qualified)
     if kind == "CALLBACK":
         with _callbacks_lock:
             CALLBACKS[reg.id] = sub
@@ -191,8 +192,11 @@ def _new(conn: "Connection", queue: str, consumer: str | None, kind: str, locati
 
 
 def unsubscribe(conn: "Connection", sub: Subscription) -> None:
-    if not isinstance(sub, Subscription):
-        raise InterfaceError("unsubscribe needs a Subscription")
+    if not isinstance(sub, Subscription):   # python-oracledb: a TypeError
+        raise ArgumentError("unsubscribe needs a Subscription")
+    if not sub.active:
+        raise dpy(1007)
+    sub.active = False
     ctx = conn.context
     ctx.ddl_commit()
     drop_registration(ctx.store, sub.registration)

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ... import constants as C
+from ...errors import dpy
 from ...names import split_qualified
 
 if TYPE_CHECKING:
@@ -86,6 +87,12 @@ class Subscription:
         self.grouping_value = reg.grouping_value
         self.grouping_type = reg.grouping_type
         self.registration = reg
+        self.active = True       # until unsubscribed (then again: DPY-1007)
+
+    def registerquery(self, statement: str, args: Any = None) -> None:
+        """python-oracledb's query registration (continuous query notification): none on
+        an AQ subscription, the only kind Sluice has (DPY-2071)."""
+        raise dpy(2071)
 
 
 class NotificationMessage:
