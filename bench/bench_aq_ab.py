@@ -5,7 +5,11 @@ process of its own (``PYTHONPATH=<tree>/src``), alternating, several rounds, and
 of the same run is a bare ``sqlite3`` loop doing the same durable work (insert a row and
 commit per 100, then select + delete one row at a time, commit per 100).
 
-    python bench/bench_aq_ab.py --old 6d6376e [--rounds 3] [--n 10000]
+    python bench/bench_aq_ab.py --old 6d6376e [--rounds 3] [--n 10000] [--pg]
+
+``--pg``: the store is a fresh schema of PostgreSQL's ``test`` database on 127.0.0.1 (dropped
+afterwards), and wall time per message is printed beside the CPU (a PostgreSQL dequeue waits
+on round trips more than it computes); the floor stays the bare ``sqlite3`` loop.
 
 The old tree is checked out with ``git worktree add`` under /tmp and removed afterwards.
 Per-message figures are CPU time of the measuring process (``time.process_time``), which a
@@ -27,37 +31,47 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
-def workload(n: int) -> dict[str, float]:
+PG_DB = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def workload(n: int, pg: bool = False) -> dict[str, float]:
     """enqone × n (commit per 100), deqone × n (commit per 100), one enqmany of n."""
     import sluice
     with tempfile.TemporaryDirectory() as d:
-        conn = sluice.connect(f"sqlite:///{d}/ab.db")
+        schema = f"ab_{os.getpid()}_{int(time.time())}"
+        conn = sluice.connect(f"{PG_DB}?schema={schema}" if pg else f"sqlite:///{d}/ab.db")
         conn.aqadm.create_queue_table(queue_table="qt", queue_payload_type="RAW")
         conn.aqadm.create_queue(queue_name="q", queue_table="qt")
         conn.aqadm.start_queue("q")
         q = conn.queue("q")
         payload = b"x" * 100
         out = {}
-        t = time.process_time()
+        t, w = time.process_time(), time.perf_counter()
         for i in range(n):
             q.enqone(conn.msgproperties(payload=payload, priority=1, correlation="c"))
             if i % 100 == 99:
                 conn.commit()
         conn.commit()
         out["enqone"] = (time.process_time() - t) / n * 1e6
+        out["enqone_wall"] = (time.perf_counter() - w) / n * 1e6
         q.deqoptions.wait = sluice.DEQ_NO_WAIT
-        t = time.process_time()
+        t, w = time.process_time(), time.perf_counter()
         for i in range(n):
             q.deqone()
             if i % 100 == 99:
                 conn.commit()
         conn.commit()
         out["deqone"] = (time.process_time() - t) / n * 1e6
+        out["deqone_wall"] = (time.perf_counter() - w) / n * 1e6
         t = time.process_time()
         q.enqmany([conn.msgproperties(payload=payload) for _ in range(n)])
         conn.commit()
         out["enqmany"] = (time.process_time() - t) / n * 1e6
         conn.close()
+        if pg:
+            import psycopg
+            with psycopg.connect(PG_DB, autocommit=True) as c:
+                c.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     return out
 
 
@@ -94,9 +108,9 @@ def floor(n: int) -> dict[str, float]:
     return out
 
 
-def _run(tree: str, n: int) -> dict[str, float]:
+def _run(tree: str, n: int, pg: bool) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=os.path.join(tree, "src"))
-    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n)],
+    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n), *(["--pg"] if pg else [])],
                          env=env, cwd=tree, capture_output=True, text=True, check=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -106,10 +120,11 @@ def main() -> None:
     ap.add_argument("--old", help="the commit to compare HEAD's working tree with")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--pg", action="store_true", help="a PostgreSQL store (schema of the test database)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(workload(a.child)))
+        print(json.dumps(workload(a.child, a.pg)))
         return
     if not a.old:
         ap.error("--old is required")
@@ -120,13 +135,14 @@ def main() -> None:
         rows = []
         for r in range(a.rounds):
             for label, tree in (("old", old_tree), ("new", REPO)):
-                rows.append((label, r, _run(tree, a.n)))
+                rows.append((label, r, _run(tree, a.n, a.pg)))
             rows.append(("sqlite3 floor", r, floor(a.n)))
-        print(f"| tree | round | enqone µs/msg | deqone µs/msg | enqmany µs/msg |")
-        print("|---|---:|---:|---:|---:|")
+        print("| tree | round | enqone CPU µs/msg | deqone CPU µs/msg | enqmany CPU µs/msg | enqone wall | deqone wall |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        nan = float("nan")
         for label, r, o in rows:
-            print(f"| {label} | {r + 1} | {o['enqone']:.2f} | {o['deqone']:.2f} | "
-                  f"{o.get('enqmany', float('nan')):.2f} |")
+            print(f"| {label} | {r + 1} | {o['enqone']:.2f} | {o['deqone']:.2f} | {o.get('enqmany', nan):.2f} | "
+                  f"{o.get('enqone_wall', nan):.1f} | {o.get('deqone_wall', nan):.1f} |")
     finally:
         subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", old_tree], check=False)
 

@@ -339,7 +339,7 @@ class PgSession(StoreSession):
             scn = sqlops.next_scn(c)   # the counter row stays locked until COMMIT: commit order
             for queue, recs in self._deferred.values():
                 sqlops.insert_records(c, queue.table, recs, scn)
-        for queue, recs, info in self._removes:
+        for queue, recs, info in sqlops.coalesced(self._removes):
             sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
                            self.txn_id, now)
             sqlops.settle_failed(c, queue, recs, store.find_queue)

@@ -379,7 +379,7 @@ class SqliteSession(StoreSession):
                 for queue, recs in inserts.values():
                     self._insert(queue.table, recs)
                 self._consume_all(self.conn, removes, now)
-                for queue, recs, _ in removes:
+                for queue, recs, _ in sqlops.coalesced(removes):
                     sqlops.settle_failed(self.conn, queue, recs, store.find_queue)
                 for work in self._works:
                     work(self.conn)
@@ -407,7 +407,7 @@ class SqliteSession(StoreSession):
                 r.cscn = None
 
     def _consume_all(self, conn, removes: list, now: float) -> None:
-        for queue, recs, info in removes:
+        for queue, recs, info in sqlops.coalesced(removes):
             sqlops.consume(conn, queue, recs, info.user, info.agent_name, info.consumer_name,
                            self.txn_id, now)
 
