@@ -221,3 +221,28 @@ def test_propagation_for_rules_creates_then_returns(conn):
                                   source_database="DBS1.NET")
     assert (again.rule_set_owner, again.rule_set_name) == ("SLUICE", "RS")
     _raises(26667, propagation_for_rules, conn, "dbs1_to_dbs2", "src", "strmadmin.other@dbs2.net")
+
+
+@pytest.mark.parametrize("drop", ["drop_queue", "drop_queue_table"])
+def test_a_propagations_source_queue_is_dropped_only_after_the_propagation(conn, drop):
+    """A Streams propagation needs its source queue (seed 001 "Propagation Jobs": the job
+    propagates from it), so DBMS_AQADM does not drop the queue (nor, with force, its queue
+    table) under it — ORA-26667, nothing changed, as for a synchronous capture's queue;
+    DBMS_PROPAGATION_ADM.DROP_PROPAGATION first, then the drop leaves no propagation, no
+    schedule behind (DBA_PROPAGATION, DBA_QUEUE_SCHEDULES)."""
+    _mq(conn, "SRC")
+    conn.propagation_adm.create_propagation(propagation_name="p1", source_queue="src",
+                                            destination_queue="a.q1", destination_dblink="dbs2")
+    conn.aqadm.stop_queue("src")
+
+    def go():
+        if drop == "drop_queue":
+            conn.aqadm.drop_queue("src")
+        else:
+            conn.aqadm.drop_queue_table("src_qt", force=True)
+    _raises(26667, go)
+    assert _statuses(conn) == [("P1", "ENABLED")] and _schedules(conn) == [("SRC", "DBS2", 3.0, "N")]
+    assert _rows(conn, "SELECT NAME FROM DBA_QUEUES WHERE NAME = 'SRC'") == [("SRC",)]
+    conn.propagation_adm.drop_propagation("p1")
+    go()
+    assert _statuses(conn) == [] and _schedules(conn) == []
