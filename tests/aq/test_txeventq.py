@@ -291,8 +291,12 @@ def test_propagation_between_sharded_queues(conn):
     assert PropagationRunner(conn).run_once(force=True) == 4
     assert [m.payload for m in _nowait(conn.queue("SH_ONE")).deqmany(5)] == [b"1", b"2"]
     assert [m.payload for m in _nowait(conn.queue("SH_MANY"), "READER").deqmany(5)] == [b"1", b"2"]
-    # dropping the source drops its schedules, as DROP_QUEUE does
+    # dropping the source drops its schedules, as DROP_QUEUE does, once no Streams
+    # propagation propagates from it (ORA-26667 before)
     conn.aqadm.schedule_propagation(queue_name="SH_SRC", destination="dbs2")
+    raises_ora(26667, conn.aqadm.drop_transactional_event_queue, "SH_SRC", force=True)
+    for name in ("to_one", "to_many"):
+        conn.propagation_adm.drop_propagation(name)
     conn.aqadm.drop_transactional_event_queue("SH_SRC", force=True)
     assert rows(conn, "SELECT COUNT(*) FROM DBA_QUEUE_SCHEDULES") == [(0,)]
 

@@ -4,6 +4,7 @@ propagation_for_rules (what DBMS_STREAMS_ADM.ADD_*_PROPAGATION_RULES call)."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 import sluice
@@ -92,23 +93,67 @@ def test_create_propagation_queue_to_queue(conn):
     assert conn.aqadm.queue_subscribers("src") == [sluice.Agent(None, "STRMADMIN.DST@DBS2.NET", 0)]
 
 
-def test_queue_to_dblink_propagations_share_one_schedule(conn):
+def _statuses(conn):
+    return _rows(conn, "SELECT PROPAGATION_NAME, STATUS FROM DBA_PROPAGATION ORDER BY 1")
+
+
+def _shared(conn, q2q_too=False):
+    """P1, P2: queue-to-dblink from SRC over DBS2 (one schedule); with ``q2q_too`` P3,
+    queue-to-queue over the same link (a schedule of its own)."""
     _mq(conn, "SRC")
     for name, dq in (("p1", "a.q1"), ("p2", "a.q2")):
         conn.propagation_adm.create_propagation(propagation_name=name, source_queue="src",
                                                 destination_queue=dq, destination_dblink="dbs2")
+    if q2q_too:
+        conn.propagation_adm.create_propagation(propagation_name="p3", source_queue="src",
+                                                destination_queue="a.q3", destination_dblink="dbs2",
+                                                queue_to_queue=True)
+
+
+def test_queue_to_dblink_propagations_share_one_schedule(conn):
+    """Seed 001 "Queue-to-Queue Propagations": queue-to-dblink propagations from one source
+    queue over one link "share the same propagation schedule, and any change to the
+    propagation schedule affects all" of them; DBMS_PROPAGATION_ADM.STOP_/START_PROPAGATION
+    of one disable / enable that shared schedule, so DBA_PROPAGATION shows every propagation
+    on it with the schedule's state (what the job really does)."""
+    _shared(conn)
     assert _schedules(conn) == [("SRC", "DBS2", 3.0, "N")]
-    conn.propagation_adm.stop_propagation("p1")        # p2 still uses the schedule
-    assert _schedules(conn) == [("SRC", "DBS2", 3.0, "N")]
-    conn.propagation_adm.stop_propagation("p2")
+    conn.propagation_adm.stop_propagation("p1")        # the shared job stops: p2 with it
     assert _schedules(conn) == [("SRC", "DBS2", 3.0, "Y")]
-    assert _rows(conn, "SELECT STATUS FROM DBA_PROPAGATION ORDER BY 1") == [("DISABLED",), ("DISABLED",)]
+    assert _statuses(conn) == [("P1", "DISABLED"), ("P2", "DISABLED")]
     conn.propagation_adm.start_propagation("p2")
     assert _schedules(conn) == [("SRC", "DBS2", 3.0, "N")]
+    assert _statuses(conn) == [("P1", "ENABLED"), ("P2", "ENABLED")]
     conn.propagation_adm.drop_propagation("p1")
     assert _schedules(conn) == [("SRC", "DBS2", 3.0, "N")]
     conn.propagation_adm.drop_propagation("p2")
     assert _schedules(conn) == [] and conn.aqadm.queue_subscribers("src") == []
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["stop", "stop-force"])
+def test_stop_and_start_one_queue_to_dblink_propagation_leave_the_catalog_consistent(conn, force):
+    """Seed 001: "a queue-to-queue propagation always has its own exclusive propagation
+    job … you can enable, disable, or set the propagation schedule for each queue-to-queue
+    propagation separately", while queue-to-dblink propagations share one.  Every
+    propagation's STATUS is its schedule's: STOP_PROPAGATION (force or not), START_
+    PROPAGATION, DISABLE_/ENABLE_PROPAGATION_SCHEDULE of the link's schedule move P1 and P2
+    together and never P3, whose own schedule is untouched."""
+    _shared(conn, q2q_too=True)
+    conn.propagation_adm.stop_propagation("p2", force=force)
+    assert _statuses(conn) == [("P1", "DISABLED"), ("P2", "DISABLED"), ("P3", "ENABLED")]
+    assert _schedules(conn) == [("SRC", '"A"."Q3"@DBS2', 3.0, "N"), ("SRC", "DBS2", 3.0, "Y")]
+    conn.propagation_adm.start_propagation("p1")
+    assert _statuses(conn) == [("P1", "ENABLED"), ("P2", "ENABLED"), ("P3", "ENABLED")]
+    conn.aqadm.disable_propagation_schedule(queue_name="src", destination="dbs2")
+    assert _statuses(conn) == [("P1", "DISABLED"), ("P2", "DISABLED"), ("P3", "ENABLED")]
+    conn.propagation_adm.start_propagation("p2")
+    assert _statuses(conn) == [("P1", "ENABLED"), ("P2", "ENABLED"), ("P3", "ENABLED")]
+    conn.propagation_adm.stop_propagation("p3", force=force)   # its own job only
+    assert _statuses(conn) == [("P1", "ENABLED"), ("P2", "ENABLED"), ("P3", "DISABLED")]
+    assert _schedules(conn) == [("SRC", '"A"."Q3"@DBS2', 3.0, "Y"), ("SRC", "DBS2", 3.0, "N")]
+    conn.aqadm.enable_propagation_schedule(queue_name="src", destination="dbs2",
+                                           destination_queue="a.q3")
+    assert _statuses(conn) == [("P1", "ENABLED"), ("P2", "ENABLED"), ("P3", "ENABLED")]
 
 
 def test_local_propagation_and_errors(conn):
@@ -176,3 +221,28 @@ def test_propagation_for_rules_creates_then_returns(conn):
                                   source_database="DBS1.NET")
     assert (again.rule_set_owner, again.rule_set_name) == ("SLUICE", "RS")
     _raises(26667, propagation_for_rules, conn, "dbs1_to_dbs2", "src", "strmadmin.other@dbs2.net")
+
+
+@pytest.mark.parametrize("drop", ["drop_queue", "drop_queue_table"])
+def test_a_propagations_source_queue_is_dropped_only_after_the_propagation(conn, drop):
+    """A Streams propagation needs its source queue (seed 001 "Propagation Jobs": the job
+    propagates from it), so DBMS_AQADM does not drop the queue (nor, with force, its queue
+    table) under it — ORA-26667, nothing changed, as for a synchronous capture's queue;
+    DBMS_PROPAGATION_ADM.DROP_PROPAGATION first, then the drop leaves no propagation, no
+    schedule behind (DBA_PROPAGATION, DBA_QUEUE_SCHEDULES)."""
+    _mq(conn, "SRC")
+    conn.propagation_adm.create_propagation(propagation_name="p1", source_queue="src",
+                                            destination_queue="a.q1", destination_dblink="dbs2")
+    conn.aqadm.stop_queue("src")
+
+    def go():
+        if drop == "drop_queue":
+            conn.aqadm.drop_queue("src")
+        else:
+            conn.aqadm.drop_queue_table("src_qt", force=True)
+    _raises(26667, go)
+    assert _statuses(conn) == [("P1", "ENABLED")] and _schedules(conn) == [("SRC", "DBS2", 3.0, "N")]
+    assert _rows(conn, "SELECT NAME FROM DBA_QUEUES WHERE NAME = 'SRC'") == [("SRC",)]
+    conn.propagation_adm.drop_propagation("p1")
+    go()
+    assert _statuses(conn) == [] and _schedules(conn) == []

@@ -89,26 +89,26 @@ class PropagationAdm:
         return key
 
     def _set_schedule_enabled(self, spec: specs.PropagationSpec, enabled: bool) -> None:
-        """START/STOP act on the propagation's schedule; a shared (queue-to-dblink) one
-        stays enabled while another propagation on it is."""
+        """START/STOP act on the propagation's schedule (Oracle's STOP_PROPAGATION disables
+        its propagation job), so on every propagation that schedule serves: a queue-to-dblink
+        propagation shares it with the others from its source queue over its link — "any
+        change to the propagation schedule affects all" of them (seed 001) — and DBA_PROPAGATION
+        shows them all with the state their job is in."""
         ctx = self._session_ctx
-        key = self._schedule_of(spec)
-        s = sched.find(ctx.session, key)
+        s = sched.find(ctx.session, self._schedule_of(spec))
         if s is None:
             return
-        if not enabled:
-            others = [p for p in specs.all_specs(ctx.store)
-                      if p.name != spec.name and p.status == specs.ENABLED and self._schedule_of(p) == key]
-            if others or s.disabled:
-                return
-            s.disabled, columns = 1, ("disabled",)
-        elif s.disabled:
+        if enabled and s.disabled:
             s.enable(time.time())
-            columns = sched.ENABLE_RESETS
+            columns: tuple[str, ...] = sched.ENABLE_RESETS
+        elif not enabled and not s.disabled:
+            s.disabled, columns = 1, ("disabled",)
         else:
-            return
-        ctx.session.add_commit_work(sched.update_work(s, columns))
-        ctx.session.commit()
+            columns = ()
+        if columns:
+            ctx.session.add_commit_work(sched.update_work(s, columns))
+            ctx.session.commit()
+        sched.propagations_follow(ctx.store, s, specs.ENABLED if enabled else specs.DISABLED)
 
     # -- the procedures ---------------------------------------------------------------
     def create_propagation(self, propagation_name: str, source_queue: str, destination_queue: str,
@@ -174,8 +174,8 @@ class PropagationAdm:
         self._set_schedule_enabled(spec, True)
 
     def stop_propagation(self, propagation_name: str, force: bool = False) -> None:
-        """Disable the propagation (and its schedule, unless another enabled
-        propagation shares it).  A batch in flight finishes: ``force`` changes nothing
+        """Disable the propagation and its schedule (a queue-to-dblink one's is shared:
+        the others on it stop too).  A batch in flight finishes: ``force`` changes nothing
         here, the runner reads the state before each batch."""
         ctx = self._session_ctx
         ctx.authz.check_aq_administrator()

@@ -380,7 +380,19 @@ def serves(s: Schedule, p: Any) -> bool:
     """Whether the schedule ``s`` moves the records of the propagation ``p``."""
     if s.destination_queue is not None:
         return s.destination == p.address
-    return p.destination_dblink == s.dblink and (s.dblink is not None or s.destination == LOCAL)
+    # a queue-to-queue propagation over the link has its own job (seed 001)
+    return not p.queue_to_queue and p.destination_dblink == s.dblink and \
+        (s.dblink is not None or s.destination == LOCAL)
+
+
+def propagations_follow(store: Any, s: Schedule, status: str) -> None:
+    """The Streams propagations ``s`` serves take ``status``: Oracle's DBA_PROPAGATION
+    shows a propagation's STATUS from its schedule's state (an ABORTED one stays
+    ABORTED, with its error, when the schedule is disabled)."""
+    for p in specs.all_specs(store):
+        if p.status != status and (status == specs.ENABLED or p.status == specs.ENABLED) and \
+                (p.source_queue_owner, p.source_queue_name) == (s.qschema, s.qname) and serves(s, p):
+            specs.save(store, p.with_status(status))
 
 
 def delete_work(key: tuple[str, str, str]) -> Callable[[Any], None]:
@@ -519,14 +531,7 @@ class ScheduleAdm:
         self._propagations_follow(s, specs.DISABLED)
 
     def _propagations_follow(self, s: Schedule, status: str) -> None:
-        """The Streams propagations ``s`` serves take ``status``: Oracle's DBA_PROPAGATION
-        shows a propagation's STATUS from its schedule's state (an ABORTED one stays
-        ABORTED, with its error, when the schedule is disabled)."""
-        store = self._session_ctx.store
-        for p in specs.all_specs(store):
-            if p.status != status and (status == specs.ENABLED or p.status == specs.ENABLED) and \
-                    (p.source_queue_owner, p.source_queue_name) == (s.qschema, s.qname) and serves(s, p):
-                specs.save(store, p.with_status(status))
+        propagations_follow(self._session_ctx.store, s, status)
 
 
 def _time(what: str, value: Any, now: float) -> float:
@@ -590,4 +595,4 @@ def _next_time(value: Any, now: float) -> str | None:
 
 
 __all__ = ["Clock", "LOCAL", "MAX_FAILURES", "STREAMS_LATENCY", "Schedule", "ScheduleAdm",
-           "address_pattern", "load_all", "schedule_key"]
+           "address_pattern", "load_all", "propagations_follow", "schedule_key"]
