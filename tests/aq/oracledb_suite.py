@@ -112,6 +112,20 @@ def drain(queue):
     return payloads
 
 
+def check_one_props_many_payloads(conn, queue, payloads):
+    """One MessageProperties, its payload changed before each enqueue: the messages dequeue
+    (FIRST_MESSAGE, no wait) equal to the payloads, in enqueue order (1401, 1601)."""
+    props = conn.msgproperties()
+    for payload in payloads:
+        props.payload = payload
+        queue.enqone(props)
+    conn.commit()
+    queue.deqoptions.navigation = oracledb.DEQ_FIRST_MSG
+    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
+    assert drain(queue) == payloads
+    conn.commit()
+
+
 def check_enqtime(queue, props):
     """Enqueue ``props`` and dequeue it: its enqtime is the second of the enqueue
     (python-oracledb's 1021, 1115, 1415, 1515, 1612, 1712).  python-oracledb reads the clock

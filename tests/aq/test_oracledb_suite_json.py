@@ -10,10 +10,10 @@ import pytest
 
 import sluice as oracledb
 from tests.aq.oracledb_suite import (check_condition_on_priority, check_options,  # noqa: F401
-                                     check_correlation_option, check_declared_properties, check_enqtime,
+                                     check_one_props_many_payloads, check_correlation_option, check_declared_properties, check_enqtime,
                                      check_immediate_enqueue, check_msgid_is_stored, check_msgid_option,
                                      check_new_message_properties, check_on_commit_enqueue,
-                                     check_waiting_dequeue, conn, drain, other_conn, other_queue, suite_dsn)
+                                     check_waiting_dequeue, conn, other_conn, other_queue, suite_dsn)
 
 # JSON documents of every kind python-oracledb's JSON (OSON) carries: numbers, booleans,
 # strings, bytes, dates and times, intervals, decimals, nested objects and arrays
@@ -50,15 +50,7 @@ def test_empty_queue_gives_none(queue):
 def test_documents_come_back_as_enqueued(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1600_json.py 1601: documents holding every JSON kind
     dequeue equal to what was enqueued, in order."""
-    props = conn.msgproperties()
-    for document in DOCUMENTS:
-        props.payload = document
-        queue.enqone(props)
-    conn.commit()
-    queue.deqoptions.navigation = oracledb.DEQ_FIRST_MSG
-    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    assert drain(queue) == DOCUMENTS
-    conn.commit()
+    check_one_props_many_payloads(conn, queue, DOCUMENTS)
 
 
 def test_remove_nodata_gives_no_document(queue, conn):  # noqa: F811

@@ -6,11 +6,11 @@ import pytest
 
 import sluice as oracledb
 from tests.aq.oracledb_suite import (DELIVERY_MODE_IDS, DELIVERY_MODES, DEQ_OPTION_VALUES,  # noqa: F401
-                                     check_condition_on_priority, check_delivery_modes,
+                                     check_one_props_many_payloads, check_condition_on_priority, check_delivery_modes,
                                      check_correlation_option, check_declared_properties, check_enqtime,
                                      check_immediate_enqueue, check_msgid_is_stored, check_msgid_option,
                                      check_new_message_properties, check_on_commit_enqueue,
-                                     check_waiting_dequeue, conn, drain, other_conn, other_queue,
+                                     check_waiting_dequeue, conn, other_conn, other_queue,
                                      round_trips, suite_dsn)
 
 SAMPLES = [f"sample raw data {i}".encode() for i in range(1, 7)]
@@ -31,15 +31,7 @@ def test_empty_queue_gives_none(queue):
 def test_messages_come_back_in_order(queue, conn):  # noqa: F811
     """python-oracledb tests/aq/test_1400_raw.py 1401: one MessageProperties, its payload
     changed before each enqueue, gives six messages that dequeue in enqueue order."""
-    props = conn.msgproperties()
-    for sample in SAMPLES:
-        props.payload = sample
-        queue.enqone(props)
-    conn.commit()
-    queue.deqoptions.navigation = oracledb.DEQ_FIRST_MSG
-    queue.deqoptions.wait = oracledb.DEQ_NO_WAIT
-    assert drain(queue) == SAMPLES
-    conn.commit()
+    check_one_props_many_payloads(conn, queue, SAMPLES)
 
 
 def test_remove_nodata_gives_an_empty_raw_payload(queue, conn):  # noqa: F811
