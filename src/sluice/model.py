@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import constants as C
+from .charset import fits
 from .errors import InterfaceError, dpy, ora
 
 
@@ -71,6 +72,13 @@ def check_priority(value: Any) -> int:
 # checked where a message or a dequeue reaches the database (python-oracledb's setters
 # take any string)
 CORRELATION_BYTES = 128
+
+
+def checked_correlation(value: Any) -> Any:
+    """A correlation where a message or a dequeue reaches the database (the queue table's
+    CORRID, message_properties_t / dequeue_options_t.correlation: VARCHAR2(128) in bytes):
+    itself, or ORA-06502 "character string buffer too small"."""
+    return fits(value, CORRELATION_BYTES, "correlation") if type(value) is str else value
 
 
 def _check_str(name: str, value: Any) -> str | None:

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 from .. import constants as C
 from ..errors import Error, ora
-from ..charset import fits
-from ..model import CORRELATION_BYTES, MessageProperties
+from ..model import MessageProperties, checked_correlation
 from ..objtypes import DB_TYPE_BLOB, DB_TYPE_CLOB, DB_TYPE_NCLOB, DbObject
 from ..store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid
 from .buffered import _order_key, _plain_order_key, pool_for
@@ -72,7 +71,7 @@ class Endpoint:
         if isinstance(m.payload, DbObject):
             check_lob_attributes(m.payload)
         if m._correlation is not None:
-            fits(m._correlation, CORRELATION_BYTES, "correlation")
+            checked_correlation(m._correlation)
         q = self._enq_queue
         data = self._enq_codec.encode(m.payload)
         now = time.time()

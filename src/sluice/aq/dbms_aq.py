@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..errors import InterfaceError, ora
-from ..charset import fits
-from ..model import CORRELATION_BYTES, Agent, MessageProperties
+from ..model import Agent, MessageProperties, checked_correlation
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -249,7 +248,7 @@ class DbmsAq:
         d.msgid = o.msgid
         # a VARCHAR2(128) field: PL/SQL refuses a longer text when it is assigned (ORA-06502),
         # before python-oracledb's own limit (DPY-2075) could
-        d.correlation = _plsql_correlation(o.correlation)
+        d.correlation = checked_correlation(o.correlation)
         d.condition = o.deq_condition
         d.transformation = o.transformation
         d.deliverymode = o.delivery_mode
@@ -257,7 +256,7 @@ class DbmsAq:
     @staticmethod
     def _message(p: MessagePropertiesT | None, payload: Any) -> MessageProperties:
         p = p or MessagePropertiesT()
-        return MessageProperties(payload=payload, correlation=_plsql_correlation(p.correlation), delay=p.delay or 0,
+        return MessageProperties(payload=payload, correlation=checked_correlation(p.correlation), delay=p.delay or 0,
                                  exceptionq=p.exception_queue,
                                  expiration=-1 if p.expiration is None else p.expiration,
                                  priority=1 if p.priority is None else p.priority,
@@ -284,8 +283,3 @@ def _agent_list(self: DbmsAq, *agents: Agent) -> list:
 setattr(DbmsAq, "aq$_agent_list_t", _agent_list)
 setattr(DbmsAq, "aq$_recipient_list_t", _agent_list)
 
-
-def _plsql_correlation(value: Any) -> Any:
-    """message_properties_t / dequeue_options_t.correlation: VARCHAR2(128); a longer text is
-    ORA-06502 "character string buffer too small", as PL/SQL's assignment says."""
-    return fits(value, CORRELATION_BYTES, "correlation") if type(value) is str else value

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import constants as C
 from .. import objtypes as ot
-from ..charset import checked, fits
+from ..charset import checked
 from ..errors import ArgumentError, InterfaceError, dpy, not_supported, ora
-from ..model import CORRELATION_BYTES, Agent, DeqOptions, EnqOptions, MessageProperties
+from ..model import Agent, DeqOptions, EnqOptions, MessageProperties, checked_correlation
 from ..names import canonical, split_qualified
 from ..store.base import HELD_HERE, DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
 from .conditions import compile_dequeue_condition, compile_sql_condition
@@ -222,7 +222,7 @@ class Queue:
         if m._recipients and not q.table.multiple_consumers:
             raise ora(24039, q.qualified)
         if m._correlation is not None:   # the queue table's CORRID: VARCHAR2(128)
-            fits(m._correlation, CORRELATION_BYTES, "correlation")
+            checked_correlation(m._correlation)
         payload = m.payload
         if transform is not None:
             payload = transform(payload)
@@ -324,7 +324,7 @@ class Queue:
             if limit > 1 and mode_wanted == C.MSG_BUFFERED and not table.sharded:   # sharded only
                 raise not_supported("array dequeue of buffered messages (the array size must be one)")
         if type(opts.correlation) is str:   # dequeue_options_t.correlation: VARCHAR2(128)
-            fits(opts.correlation, CORRELATION_BYTES, "correlation")
+            checked_correlation(opts.correlation)
         if type(opts.condition) is str and not opts.condition.isascii():   # reaches the store's SQL
             checked(opts.condition)
         codec = self._codec

@@ -35,8 +35,7 @@ from ..aq.notify.registration import RegInfo
 from ..aq.payload import ANYDATA
 from ..connection import rollback_to_savepoint, savepoint
 from ..errors import DatabaseError, not_supported
-from ..charset import fits
-from ..model import CORRELATION_BYTES, Agent, MessageProperties
+from ..model import Agent, MessageProperties, checked_correlation
 from ..store.base import QueueInfo
 from . import serialise
 from .parse import (DEQUEUE_MODES, NAVIGATION, VISIBILITY, AgentRef, EndTransaction,
@@ -176,7 +175,7 @@ def _send(conn: "Connection", req: SendRequest, ctx: Context) -> bytes:
         original = msgid_bytes(h.message_id) if ctx.propagation and h.message_id else None
         props.append(conn.msgproperties(
             payload=value_from_xml(m.payload, payload_type, types, conn.username),
-            correlation=_correlation(h.correlation), delay=h.delay, exceptionq=h.exception_queue,
+            correlation=checked_correlation(h.correlation), delay=h.delay, exceptionq=h.exception_queue,
             expiration=h.expiration, priority=h.priority, recipients=recipients,
             sender_id=agent_of(h.sender_id), original_msgid=original))
     q.driver_checks = False      # IDAP is not python-oracledb: any value the queue holds
@@ -194,7 +193,7 @@ def _receive(conn: "Connection", req: ReceiveRequest, ctx: Context) -> bytes:
     o.navigation = NAVIGATION[req.navigation_mode]
     o.transformation = req.transformation
     o.consumername = req.consumer_name
-    o.correlation = _correlation(req.selector.correlation)
+    o.correlation = checked_correlation(req.selector.correlation)
     o.msgid = req.selector.message_id
     o.condition = req.selector.condition
     messages = _take(q, req, ctx)
@@ -276,8 +275,3 @@ class Stopper:
     def __call__(self) -> bool:
         return self._event.is_set()
 
-
-def _correlation(value: str | None) -> str | None:
-    """An IDAP correlation (the queue table's CORRID, VARCHAR2(128)): a longer one is the
-    database's ORA-06502, a client fault, rather than python-oracledb's DPY-2075."""
-    return fits(value, CORRELATION_BYTES, "correlation") if type(value) is str else value
