@@ -164,3 +164,31 @@ def test_a_sharded_queue_made_before_keeps_its_exception_queue(dsn):
         raises_ora(24006, conn.aqadm.create_exception_queue, "TQ")
     finally:
         conn.close()
+
+
+def test_create_exception_queue_is_one_transaction(conn, monkeypatch):
+    """The exception queue and the sharded queue's catalog entry naming it are written
+    together: when the second write fails the first is undone — no exception queue that
+    nothing moves messages to, and CREATE_EXCEPTION_QUEUE can simply be called again."""
+    from sluice.store import sqlcatalog
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+    real = sqlcatalog.put_object
+
+    def failing(c, kind, *args, **kw):
+        if kind == "SHARDED_QUEUE":
+            raise sluice.DatabaseError("ORA-01653: unable to extend table")
+        return real(c, kind, *args, **kw)
+
+    monkeypatch.setattr(sqlcatalog, "put_object", failing)
+    try:
+        conn.aqadm.create_exception_queue("TQ")
+    except sluice.DatabaseError as e:
+        assert "ORA-01653" in str(e)
+    else:
+        raise AssertionError("the failing catalog write did not fail CREATE_EXCEPTION_QUEUE")
+    monkeypatch.setattr(sqlcatalog, "put_object", real)
+    conn.context.catalog.refresh(force=True)
+    assert _queues(conn) == [("TQ", "TQ", "NORMAL_QUEUE", "TRUE")]
+    assert conn.context.catalog.queue("TQ").table.sharded_exception_queue is None
+    conn.aqadm.create_exception_queue("TQ")
+    assert _queues(conn) == [("AQ$_TQ_E", "TQ", "EXCEPTION_QUEUE", "TRUE"), ("TQ", "TQ", "NORMAL_QUEUE", "TRUE")]

@@ -221,11 +221,12 @@ class ShardedQueueAdm:
         if self._catalog.find_queue(owner, name) is not None:
             raise ora(24006, f"{owner}.{name}")
         ctx.ddl_commit()
+        # the queue and the catalog row's entry naming it in one transaction: a queue
+        # without the entry would be an exception queue nothing moves messages to
         self._store.create_queue(QueueInfo(owner=owner, name=name, table=q.table, queue_type="EXCEPTION_QUEUE",
                                            max_retries=0, retry_delay=0.0, retention_time=0.0,
-                                           comment=comment if comment is not None else "exception queue"))
-        self._store.put_catalog_object(SHARDED_KIND, q.table.owner, q.table.name,
-                                       {**_spec_of(self._store, q.table), "exception_queue": name}, replace=True)
+                                           comment=comment if comment is not None else "exception queue"),
+                                 noting=(SHARDED_KIND, q.table.owner, q.table.name, {"exception_queue": name}))
         self._catalog.refresh(force=True)
 
     # -- drop / alter ---------------------------------------------------------

@@ -527,8 +527,10 @@ class Store(abc.ABC):
         """Every queue table."""
 
     @abc.abstractmethod
-    def create_queue(self, queue: QueueInfo) -> QueueInfo:
-        """Add a queue to an existing queue table.  :raises IntegrityError: ORA-24006."""
+    def create_queue(self, queue: QueueInfo, noting: tuple[str, str, str, dict] | None = None) -> QueueInfo:
+        """Add a queue to an existing queue table; with ``noting`` = (kind, owner, name,
+        entries), merge ``entries`` into that catalog row in the same transaction (all or
+        nothing).  :raises IntegrityError: ORA-24006."""
 
     @abc.abstractmethod
     def update_queue(self, queue: QueueInfo) -> None:

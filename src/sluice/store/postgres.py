@@ -285,8 +285,11 @@ class PgStore(Store):
     def queue_tables(self) -> list[QueueTableInfo]:
         return self.pool.run(sqlcatalog.queue_tables, transaction=False)
 
-    def create_queue(self, queue: QueueInfo) -> QueueInfo:
-        self._ddl(lambda c: sqlcatalog.insert_queue(c, queue))
+    def create_queue(self, queue: QueueInfo, noting: tuple[str, str, str, dict] | None = None) -> QueueInfo:
+        if noting is None:
+            self._ddl(lambda c: sqlcatalog.insert_queue(c, queue))
+        else:
+            self._ddl(lambda c: sqlcatalog.insert_queue_noting(c, queue, *noting))
         return queue
 
     def update_queue(self, queue: QueueInfo) -> None:

@@ -95,6 +95,16 @@ def insert_queue(c, q: QueueInfo) -> None:
          time.time())).fetchone()[0]
 
 
+def insert_queue_noting(c, q: QueueInfo, kind: str, owner: str, name: str, entries: dict) -> None:
+    """:func:`insert_queue` and, in the same transaction, ``entries`` merged into the
+    catalog row (``kind``, ``owner``, ``name``) as it is now (a sharded queue's row names
+    its exception queue: the queue and the row's entry are made together or not at all)."""
+    insert_queue(c, q)
+    row = c.execute("SELECT SPEC FROM SLUICE_CATALOG WHERE KIND = ? AND OWNER = ? AND NAME = ?",
+                    (kind, owner, name)).fetchone()
+    put_object(c, kind, owner, name, {**(json.loads(row[0]) if row else {}), **entries}, True)
+
+
 def update_queue(c, q: QueueInfo) -> None:
     c.execute("UPDATE AQ_QUEUES SET MAX_RETRIES = ?, RETRY_DELAY = ?, RETENTION_TIME = ?,"
               " ENQUEUE_ENABLED = ?, DEQUEUE_ENABLED = ?, USER_COMMENT = ? WHERE QID = ?",

@@ -389,9 +389,12 @@ class SqliteStore(Store):
         with self._svc_lock:
             return sqlcatalog.queue_tables(self._svc)
 
-    def create_queue(self, queue: QueueInfo) -> QueueInfo:
+    def create_queue(self, queue: QueueInfo, noting: tuple[str, str, str, dict] | None = None) -> QueueInfo:
         with self._ddl() as c:
-            sqlcatalog.insert_queue(c, queue)
+            if noting is None:
+                sqlcatalog.insert_queue(c, queue)
+            else:
+                sqlcatalog.insert_queue_noting(c, queue, *noting)
         return queue
 
     def update_queue(self, queue: QueueInfo) -> None:
