@@ -444,6 +444,49 @@ def test_queue_properties(conn):
     assert _queues(conn, "CQ") == []
 
 
+def test_queue_props_t_in_a_plsql_block(conn):
+    """A PL/SQL block declares a DBMS_AQADM.QUEUE_PROPS_T, sets its fields and passes it
+    to CREATE_ / ALTER_TRANSACTIONAL_EVENT_QUEUE; its fields start at the record's
+    defaults (NORMAL_QUEUE, no retry delay, no retention); a field it does not have is
+    PLS-00302 (shards are a queue parameter, SET_QUEUE_PARAMETER, not a property)."""
+    cur = conn.cursor()
+    cur.execute("""DECLARE
+        qp DBMS_AQADM.QUEUE_PROPS_T;
+    BEGIN
+        IF qp.queue_type = DBMS_AQADM.NORMAL_QUEUE AND qp.retry_delay = 0 AND qp.sort_list IS NULL THEN
+            qp.sort_list := 'PRIORITY, ENQ_TIME';
+        END IF;
+        qp.retry_delay := 2.5;
+        qp.retention_time := 60;
+        DBMS_AQADM.CREATE_TRANSACTIONAL_EVENT_QUEUE(queue_name => 'PQ', queue_payload_type => 'RAW',
+                                                    queue_properties => qp);
+        DBMS_AQADM.SET_QUEUE_PARAMETER('PQ', 'SHARD_NUM', 4);
+    END;""")
+    assert rows(conn, "SELECT RETRY_DELAY, RETENTION FROM USER_QUEUES WHERE NAME = 'PQ'") == [(2.5, "60")]
+    assert rows(conn, "SELECT SORT_ORDER FROM USER_QUEUE_TABLES WHERE QUEUE_TABLE = 'PQ'") == [("PRIORITY,ENQ_TIME",)]
+    # ALTER: a field set to NULL leaves the queue's value as it is
+    cur.execute("""DECLARE qp DBMS_AQADM.QUEUE_PROPS_T;
+    BEGIN
+        qp.retry_delay := NULL;
+        qp.retention_time := 120;
+        DBMS_AQADM.ALTER_TRANSACTIONAL_EVENT_QUEUE(queue_name => 'PQ', queue_properties => qp);
+    END;""")
+    assert rows(conn, "SELECT RETRY_DELAY, RETENTION FROM USER_QUEUES WHERE NAME = 'PQ'") == [(2.5, "120")]
+    # the record's values are checked as the procedure's (nothing created)
+    with pytest.raises(sluice.DatabaseError, match="ORA-24036"):
+        cur.execute("""DECLARE qp DBMS_AQADM.QUEUE_PROPS_T; BEGIN
+            qp.sort_list := 'COMMIT_TIME';
+            DBMS_AQADM.CREATE_SHARDED_QUEUE(queue_name => 'CQ', queue_payload_type => 'RAW', queue_properties => qp);
+        END;""")
+    with pytest.raises(sluice.DatabaseError, match="PLS-00302: component 'SHARD_NUM'"):
+        cur.execute("DECLARE qp DBMS_AQADM.QUEUE_PROPS_T; BEGIN qp.shard_num := 4; END;")
+    assert _queues(conn, "CQ") == []
+    # Python: the same record
+    conn.aqadm.create_sharded_queue(queue_name="CQ", queue_payload_type="RAW",
+                                    queue_properties=conn.aqadm.QUEUE_PROPS_T(retention_time=-1))
+    assert rows(conn, "SELECT RETENTION FROM USER_QUEUES WHERE NAME = 'CQ'") == [("FOREVER",)]
+
+
 def test_the_queue_survives_reopening_the_store(dsn):
     conn = sluice.connect(dsn)
     conn.cursor().execute(USER_GUIDE)

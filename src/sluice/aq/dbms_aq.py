@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .. import constants as C
 from ..errors import InterfaceError, ora
 from ..model import Agent, MessageProperties, checked_correlation
+from .sharded import QueuePropsT
 
 if TYPE_CHECKING:
     from ..connection import Connection
@@ -85,6 +86,7 @@ _RECORDS = {
     "DBMS_AQ.ENQUEUE_OPTIONS_T": EnqueueOptionsT,
     "DBMS_AQ.DEQUEUE_OPTIONS_T": DequeueOptionsT,
     "DBMS_AQ.MESSAGE_PROPERTIES_T": MessagePropertiesT,
+    "DBMS_AQADM.QUEUE_PROPS_T": QueuePropsT,
 }
 
 

@@ -52,8 +52,24 @@ QUEUE_PARAMETERS: dict[str, tuple[int, int]] = {
     "KEY_BASED_ENQUEUE": (0, 1),          # enqueue by key to a shard
 }
 
+
+@dataclasses.dataclass
+class QueuePropsT:
+    """``DBMS_AQADM.QUEUE_PROPS_T``, the ``queue_properties`` of CREATE_ / ALTER_SHARDED_QUEUE
+    (and their TRANSACTIONAL_EVENT_QUEUE names), with its fields' defaults: NORMAL_QUEUE,
+    no retry delay, no retention, the default sort list, the AUTO cache hint (NULL here).
+    A PL/SQL block declares one (``qp DBMS_AQADM.QUEUE_PROPS_T``) and sets its fields;
+    Python passes ``conn.aqadm.QUEUE_PROPS_T(retention_time=60)`` or a dict."""
+
+    queue_type: int = 0
+    retry_delay: float = 0
+    retention_time: float = 0
+    sort_list: str | None = None
+    cache_hint: int | None = None
+
+
 # QUEUE_PROPS_T fields CREATE_SHARDED_QUEUE takes in queue_properties
-_QUEUE_PROPS = ("queue_type", "retry_delay", "retention_time", "sort_list", "cache_hint")
+_QUEUE_PROPS = tuple(f.name for f in dataclasses.fields(QueuePropsT))
 
 
 def unsupported(feature: str):
@@ -125,6 +141,7 @@ class ShardedQueueAdm:
     """The sharded queue procedures of DBMS_AQADM (mixed into :class:`.admin.AqAdm`)."""
 
     JMS_TYPE = JMS_TYPE
+    QUEUE_PROPS_T = QueuePropsT
 
     # provided by AqAdm
     _session_ctx: Any
@@ -371,5 +388,5 @@ def _queue_props(props: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["JMS_TYPE", "QUEUE_PARAMETERS", "ShardedQueueAdm", "check_dequeue", "check_enqueue",
+__all__ = ["JMS_TYPE", "QUEUE_PARAMETERS", "QueuePropsT", "ShardedQueueAdm", "check_dequeue", "check_enqueue",
            "check_notification", "check_propagation", "check_sharded_pair", "parameters_of", "unsupported"]
