@@ -137,6 +137,68 @@ def test_what_a_single_consumer_source_still_refuses(conn):
     assert _schedule(conn) == []
 
 
+def _propagations(conn):
+    return rows(conn, "SELECT PROPAGATION_NAME, DESTINATION_QUEUE_NAME, DESTINATION_DBLINK, QUEUE_TO_QUEUE, "
+                      "STATUS FROM DBA_PROPAGATION ORDER BY PROPAGATION_NAME")
+
+
+def test_create_propagation_from_a_single_consumer_sharded_queue(conn):
+    """DBMS_PROPAGATION_ADM.CREATE_PROPAGATION takes a single-consumer TxEventQ as its
+    source, queue to queue as SCHEDULE_PROPAGATION does: the propagation is the queue's
+    consumer (no subscriber: the queue can have none), its schedule sends each message to
+    the destination queue, PROCESSED at the source; STOP_ / START_ / DROP_PROPAGATION act
+    on its schedule."""
+    _sharded(conn, "SRC", queue_properties={"retention_time": 3600})
+    _sharded(conn, "DST", multi=True)
+    conn.aqadm.add_subscriber("DST", sluice.Agent("READER"))
+    conn.propagation_adm.create_propagation("P1", "SRC", "DST", queue_to_queue=True)
+    assert _propagations(conn) == [("P1", "DST", None, "TRUE", "ENABLED")]
+    assert rows(conn, "SELECT COUNT(*) FROM DBA_QUEUE_SUBSCRIBERS WHERE QUEUE_NAME = 'SRC'") == [(0,)]
+    _enqueue(conn, "SRC", [b"1", b"2"])
+    assert PropagationRunner(conn).run_once(force=True) == 2
+    assert _payloads(drain(conn, "DST", "READER")) == [b"1", b"2"]
+    assert rows(conn, "SELECT MSG_STATE FROM AQ$SRC") == [("PROCESSED",), ("PROCESSED",)]
+    conn.propagation_adm.stop_propagation("P1")
+    _enqueue(conn, "SRC", [b"3"])
+    assert PropagationRunner(conn).run_once(force=True) == 0
+    conn.propagation_adm.start_propagation("P1")
+    assert PropagationRunner(conn).run_once(force=True) == 1
+    assert _payloads(drain(conn, "DST", "READER")) == [b"3"]
+    conn.propagation_adm.drop_propagation("P1")
+    assert _propagations(conn) == [] and _schedule(conn) == []
+    conn.aqadm.drop_transactional_event_queue("SRC", force=True)     # nothing propagates from it
+
+
+def test_create_propagation_from_a_single_consumer_sharded_queue_across_a_link(sites):
+    """The same through a database link."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    _sharded(a, "SRC")
+    _sharded(b, "DST")
+    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a.propagation_adm.create_propagation("P1", "SRC", "DST", "dbs2", queue_to_queue=True)
+    _enqueue(a, "SRC", [b"x", b"y"])
+    assert PropagationRunner(a).run_once(force=True) == 2
+    assert _payloads(drain(b, "DST")) == [b"x", b"y"]
+    assert _schedule(a) == [('"SLUICE"."DST"@DBS2', 2, 0, None)]
+
+
+def test_create_propagation_refuses_what_a_single_consumer_source_cannot_do(conn):
+    """A queue-to-dblink propagation (queue_to_queue FALSE, the default) routes by its
+    source queue's subscribers, which a single-consumer queue cannot have: ORA-24039, as
+    SCHEDULE_PROPAGATION without a destination queue; a classic single-consumer queue is
+    no source at all (seed 003); a classic destination stays ORA-24205.  Nothing is left."""
+    _sharded(conn, "SRC")
+    _sharded(conn, "DST")
+    make_queue(conn, "CL_SRC")
+    make_queue(conn, "CL_DST")
+    padm = conn.propagation_adm
+    raises_ora(24039, padm.create_propagation, "P1", "SRC", "DST")
+    raises_ora(24039, padm.create_propagation, "P1", "SRC", "DST", queue_to_queue=False)
+    raises_ora(24039, padm.create_propagation, "P1", "CL_SRC", "CL_DST", queue_to_queue=True)
+    raises_ora(24205, padm.create_propagation, "P1", "SRC", "CL_DST", queue_to_queue=True)
+    assert _propagations(conn) == [] and _schedule(conn) == []
+
+
 # -- a destination at another site: its kind is known when the propagation reaches it ---
 @pytest.mark.parametrize("source_sharded", [True, False], ids=["sharded-to-classic", "classic-to-sharded"])
 def test_a_remote_destination_of_the_other_kind_fails_the_schedule(sites, source_sharded):

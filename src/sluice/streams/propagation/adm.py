@@ -117,9 +117,17 @@ class PropagationAdm:
                            original_propagation_name: str | None = None,
                            auto_merge_threshold: int | None = None) -> None:
         """Create a propagation (ENABLED) from ``source_queue`` to ``destination_queue``
-        at ``destination_dblink`` (None: this site).  :raises: ORA-23600 (exists),
-        ORA-24010 (no source queue, or no local destination queue), ORA-24039 (a
-        single-consumer source), ORA-24141 (no rule set), ORA-24034 (a propagation between
+        at ``destination_dblink`` (None: this site).
+
+        A single-consumer sharded queue is a source too (seed 003: "For sharded queues, you
+        can propagate between single-consumer and multi-consumer sharded queues"), queue to
+        queue, as DBMS_AQADM.SCHEDULE_PROPAGATION takes it: the propagation is the queue's
+        consumer (no subscriber is added — the queue can have none) and its own schedule
+        sends every message to the destination queue.
+        :raises: ORA-23600 (exists), ORA-24010 (no source queue, or no local destination
+        queue), ORA-24039 (a classic single-consumer source, or a sharded one with
+        ``queue_to_queue`` FALSE: a queue-to-dblink propagation routes by its source
+        queue's subscribers), ORA-24141 (no rule set), ORA-24034 (a propagation between
         these queues exists)."""
         ctx = self._session_ctx
         ctx.authz.check_aq_administrator()
@@ -127,7 +135,10 @@ class PropagationAdm:
         if specs.find(ctx.store, name) is not None:
             raise ora(23600, name)
         src = ctx.catalog.queue(source_queue)
-        if not src.table.multiple_consumers or src.is_exception_queue:
+        q2q = _flag("queue_to_queue", queue_to_queue)
+        # the propagation is the source's consumer instead of one of its subscribers
+        consumer = not src.table.multiple_consumers
+        if src.is_exception_queue or (consumer and not (src.table.sharded and q2q)):
             raise ora(24039, src.qualified)
         dq_text, link = split_destination(destination_queue, destination_dblink)
         d_owner, d_name = split_qualified(dq_text, ctx.username, "destination queue name")
@@ -137,7 +148,6 @@ class PropagationAdm:
                 raise ora(26667, "destination_queue: a queue cannot propagate to itself")
         positive = self._rule_set(rule_set_name)
         negative = self._rule_set(negative_rule_set_name)
-        q2q = _flag("queue_to_queue", queue_to_queue)
         spec = specs.PropagationSpec(
             name=name, source_queue_owner=src.owner, source_queue_name=src.name,
             destination_queue_owner=d_owner, destination_queue_name=d_name, destination_dblink=link,
@@ -147,9 +157,10 @@ class PropagationAdm:
                                        if original_propagation_name else None),
             source_database=ctx.store.global_name(), created_by=ctx.username, created=time.time())
         aqadm = DbmsAqadm(self._conn)
-        # seed 001: one propagation moves the buffered and the persistent messages alike
-        aqadm.add_subscriber(queue_name=src.qualified, subscriber=Agent(None, spec.address),
-                             queue_to_queue=q2q, delivery_mode=C.MSG_PERSISTENT_OR_BUFFERED)
+        if not consumer:
+            # seed 001: one propagation moves the buffered and the persistent messages alike
+            aqadm.add_subscriber(queue_name=src.qualified, subscriber=Agent(None, spec.address),
+                                 queue_to_queue=q2q, delivery_mode=C.MSG_PERSISTENT_OR_BUFFERED)
         try:
             specs.save(ctx.store, spec, replace=False)
             key = self._schedule_of(spec)
@@ -161,7 +172,8 @@ class PropagationAdm:
                 self._set_schedule_enabled(spec, True)
         except BaseException:
             specs.drop(ctx.store, name)
-            aqadm.remove_subscriber(queue_name=src.qualified, subscriber=Agent(None, spec.address))
+            if not consumer:
+                aqadm.remove_subscriber(queue_name=src.qualified, subscriber=Agent(None, spec.address))
             raise
 
     def start_propagation(self, propagation_name: str) -> None:
