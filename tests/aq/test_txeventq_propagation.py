@@ -137,6 +137,50 @@ def test_what_a_single_consumer_source_still_refuses(conn):
     assert _schedule(conn) == []
 
 
+def _buffered(q):
+    q.enqoptions.deliverymode = q.deqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+    q.deqoptions.wait = sluice.DEQ_NO_WAIT
+    return q
+
+
+def test_buffered_messages_of_a_single_consumer_source(conn):
+    """Seed 003 "Propagating Buffered Messages" (one schedule serves both kinds) from a
+    single-consumer TxEventQ: its buffered messages go with the persistent ones and arrive
+    buffered.  While the destination refuses (not enabled for enqueue) they stay in the
+    source's memory, as they were; once it takes them they go, once."""
+    _sharded(conn, "SRC")
+    conn.aqadm.create_sharded_queue(queue_name="DST", queue_payload_type="RAW")   # not started yet
+    conn.aqadm.schedule_propagation(queue_name="SRC", destination_queue="DST")
+    _buffered(conn.queue("SRC")).enqmany([conn.msgproperties(payload=p) for p in (b"b1", b"b2")])
+    _enqueue(conn, "SRC", [b"p1"])
+    assert PropagationRunner(conn).run_once(force=True) == 0
+    assert _schedule(conn)[0][3].startswith("ORA-25207")
+    assert sorted(rows(conn, "SELECT MSG_STATE FROM AQ$SRC")) == [("IN-MEMORY",), ("IN-MEMORY",), ("READY",)]
+    conn.aqadm.start_queue("DST")
+    assert PropagationRunner(conn, clock=lambda: time.time() + 31).run_once(force=True) == 3
+    assert rows(conn, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
+    got = _buffered(conn.queue("DST")).deqmany(5)
+    assert [(m.payload, m.deliverymode) for m in got] == [(b"b1", sluice.MSG_BUFFERED), (b"b2", sluice.MSG_BUFFERED)]
+    assert _payloads(drain(conn, "DST")) == [b"p1"]
+    assert PropagationRunner(conn).run_once(force=True) == 0
+
+
+def test_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    _sharded(a, "SRC")
+    _sharded(b, "DST", multi=True)
+    b.aqadm.add_subscriber("DST", sluice.Agent("READER"), delivery_mode=sluice.MSG_PERSISTENT_OR_BUFFERED)
+    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a.propagation_adm.create_propagation("P1", "SRC", "DST", "dbs2", queue_to_queue=True)
+    _buffered(a.queue("SRC")).enqmany([a.msgproperties(payload=p) for p in (b"b1", b"b2", b"b3")])
+    assert PropagationRunner(a).run_once(force=True) == 3
+    q = _buffered(b.queue("DST"))
+    q.deqoptions.consumername = "READER"
+    assert [m.payload for m in q.deqmany(5)] == [b"b1", b"b2", b"b3"]
+
+
 def _propagations(conn):
     return rows(conn, "SELECT PROPAGATION_NAME, DESTINATION_QUEUE_NAME, DESTINATION_DBLINK, QUEUE_TO_QUEUE, "
                       "STATUS FROM DBA_PROPAGATION ORDER BY PROPAGATION_NAME")

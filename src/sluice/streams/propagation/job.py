@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ... import constants as C
@@ -289,15 +289,19 @@ def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route
                                         DequeueInfo(user=ctx.username))
         if recs and q.table.message_grouping == "TRANSACTIONAL":
             recs = _whole_transactions(session, q, sel, recs)
-        if not multi:
+        buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs))
+        if multi:
+            recs += buffered
+        else:
             # a single-consumer (sharded) source: the propagation is its consumer, and each
             # message goes to the schedule's destination queue (schedule_propagation lets
             # only a queue-to-queue schedule have such a source); dequeued as any consumer
-            # would, it is PROCESSED at the source once the destination has it (seed 003)
+            # would, it is PROCESSED at the source once the destination has it (seed 003).
+            # Its buffered messages are addressed so in copies: what goes back into memory
+            # if the batch fails is the originals, filed under no address as before.
             for r in recs:
                 r.address = s.destination
-        buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs)) if multi else []
-        recs += buffered
+            recs += [replace(r, address=s.destination) for r in buffered]
         if not recs:
             session.rollback_to_savepoint(mark)
             return None
@@ -407,13 +411,17 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
 def _take_buffered(ctx: Any, s: sched.Schedule, q: QueueInfo, disabled: set[str], limit: int) -> list[MessageRecord]:
     """Buffered messages in this process's memory for the schedule's destination (seed 003
     "Propagating Buffered Messages": one schedule serves both kinds), taken out of memory
-    as a REMOVE dequeue in the batch's transaction would be.  Those of other processes
-    are not here: they reach the queue table when they spill, and go from there."""
+    as a REMOVE dequeue in the batch's transaction would be — from a single-consumer
+    (sharded) source all of them: the propagation is its consumer.  Those of other
+    processes are not here: they reach the queue table when they spill, and go from there."""
     pool = existing_pool(ctx.store)
     if pool is None:
         return []
-    remote = _remote(s)
-    taken = pool.take_remote(q, lambda a: remote_match(remote, a) and a not in disabled, limit)
+    if q.table.multiple_consumers:
+        remote = _remote(s)
+        taken = pool.take_remote(q, lambda a: remote_match(remote, a) and a not in disabled, limit)
+    else:
+        taken = pool.take_remote(q, lambda a: a is None, limit)
     for r in taken:
         pool.taken(q, r, ctx)     # a capture staging buffered LCRs hears of it
     return taken
