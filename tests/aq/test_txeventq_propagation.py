@@ -268,6 +268,33 @@ def test_a_remote_destination_of_the_other_kind_fails_the_schedule(sites, source
     assert rows(b, "SELECT COUNT(*) FROM AQ$DST") == [(0,)]
 
 
+def test_a_remote_classic_queue_behind_a_sharded_source_in_a_queue_to_dblink_schedule(sites, caplog):
+    """Seed 003 "Propagation failures": in a queue-to-dblink schedule ORA-24205 is an
+    application error like a missing queue — the records for the classic queue there are
+    marked UNDELIVERABLE (and said in the alert log), those for the sharded queue go, and
+    the schedule does not fail (a queue-to-queue one stops instead: the test above)."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    _sharded(a, "SRC", multi=True)
+    _sharded(b, "SHQ", multi=True)
+    b.aqadm.add_subscriber("SHQ", sluice.Agent("G"))
+    make_queue(b, "CLQ", table="CLQ", multiple_consumers=True)
+    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a.aqadm.add_subscriber("SRC", sluice.Agent("G", "SHQ@DBS2"))
+    a.aqadm.add_subscriber("SRC", sluice.Agent("B", "CLQ@DBS2"))
+    a.aqadm.schedule_propagation(queue_name="SRC", destination="dbs2")
+    _enqueue(a, "SRC", [b"m1", b"m2"])
+    with caplog.at_level("ERROR", logger="sluice.alert"):
+        assert PropagationRunner(a).run_once(force=True) == 2
+    assert _payloads(drain(b, "SHQ", "G")) == [b"m1", b"m2"]
+    assert rows(b, "SELECT COUNT(*) FROM AQ$CLQ") == [(0,)]
+    assert _schedule(a) == [("DBS2", 2, 0, None)]
+    assert rows(a, "SELECT CONSUMER_NAME, MSG_STATE FROM AQ$SRC ORDER BY ENQ_TIME, CONSUMER_NAME") == [
+        ("B", "UNDELIVERABLE"), ("B", "UNDELIVERABLE")]
+    logged = [r.getMessage() for r in caplog.records if r.name == "sluice.alert"]
+    assert len(logged) == 2 and all("ORA-24205" in m for m in logged), logged
+    assert PropagationRunner(a).run_once(force=True) == 0
+
+
 def test_the_batch_says_whether_its_source_is_sharded():
     """Both encodings carry the source's kind; a batch from an older sender (no entry) is
     not checked."""
