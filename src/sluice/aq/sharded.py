@@ -17,7 +17,8 @@ What a sharded queue refuses (ORA-24205 "feature … not supported for sharded q
 Oracle documents another code), checked before anything changes:
 - seed 003: recipient lists at enqueue ("a list of recipients … into a non-sharded queue"),
   propagation between sharded and non-sharded queues (a queue at another site: by that
-  site, when the propagation first delivers there — the schedule then fails), notifications
+  site, when the propagation first delivers there — a queue-to-queue schedule then fails, a
+  queue-to-dblink one marks those messages UNDELIVERABLE), notifications
   other than PL/SQL ("Sharded queues only support PL/SQL notification");
 - python-oracledb's AQ user guide: ``EnqOptions.transformation`` / ``DeqOptions.transformation``,
   array enqueue and dequeue of JSON payloads;
