@@ -93,3 +93,18 @@ def _slots(env) -> int:
     with pg_admin() as admin:
         return admin.execute("SELECT COUNT(*) FROM pg_replication_slots WHERE slot_name LIKE %s",
                              (env.slot_prefix.replace("_", r"\_") + "%",)).fetchone()[0]
+
+
+def test_drop_user_cascade_drops_its_sharded_queues_and_their_schedules(conn):
+    """A sharded queue (Transactional Event Queue) goes as DROP_SHARDED_QUEUE(force) drops
+    it, started or not, with its propagation schedule; other users' queues stay."""
+    create_user(conn, "ALICE")
+    conn.aqadm.create_sharded_queue(queue_name="ALICE.SHQ", queue_payload_type="RAW", multiple_consumers=True)
+    conn.aqadm.start_queue(queue_name="ALICE.SHQ")
+    conn.aqadm.create_queue_table(queue_table="ALICE.PLAIN_QT", queue_payload_type="RAW")
+    conn.aqadm.create_queue_table(queue_table="KEEP_QT", queue_payload_type="RAW")
+    conn.aqadm.schedule_propagation(queue_name="ALICE.SHQ", destination="DBS2")
+    conn.cursor().execute("DROP USER alice CASCADE")
+    after = _catalog(conn)
+    assert (after["DBA_QUEUES"], after["DBA_QUEUE_TABLES"], after["DBA_QUEUE_SCHEDULES"]) == ([], [], [])
+    assert conn.query("SELECT queue_table FROM DBA_QUEUE_TABLES", None)[1] == [("KEEP_QT",)]
