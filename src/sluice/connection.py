@@ -42,6 +42,7 @@ from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
 from .streams.messaging import DbmsStreamsMessaging
 from .streams.propagation import DbmsAqadm, PropagationAdm, create_link, drop_link
+from .streams.schemadrop import drop_schema_queues
 
 if TYPE_CHECKING:
     from .connect_params import ConnectSpec
@@ -397,11 +398,16 @@ class Connection:
             ctx.catalog = Catalog(ctx.store, name)
             ctx.nav.clear()
 
+    def _user_statements(self) -> UserStatements:
+        """The user and grant SQL of this session; DROP USER … CASCADE drops a user's queue
+        tables with the Streams clients using them (:mod:`sluice.streams.schemadrop`)."""
+        return UserStatements(self, lambda user: drop_schema_queues(self, user))
+
     def execute_sql_statement(self, kind: str, text: str) -> Any:
         """SQL other than queries, blocks and types: users and grants; a bare
         ``DBMS_PKG.PROC(...)`` line (as seed 004 prints them) runs as EXEC."""
         if kind in ("CREATE USER", "ALTER USER", "DROP USER", "GRANT", "REVOKE"):
-            return UserStatements(self).execute(kind, text)
+            return self._user_statements().execute(kind, text)
         if kind.endswith("DATABASE LINK"):
             (drop_link if kind.startswith("DROP") else create_link)(self.context, text)
             return 0
@@ -449,7 +455,7 @@ def open_connection(spec: "ConnectSpec", conn_class: type | None = None,
 def _prepare(spec: "ConnectSpec", conn: Connection, callback: bool = True) -> None:
     """The steps after logging on: new password, proxy client, callback."""
     if spec.newpassword is not None:
-        UserStatements(conn).alter_password(conn.username, spec.newpassword)
+        conn._user_statements().alter_password(conn.username, spec.newpassword)
     if spec.proxy_user:
         client = canonical(spec.proxy_user, "user name")
         may_proxy(conn.context.security, conn.username, client)

@@ -107,6 +107,8 @@ def test_registering_again_keeps_one_registration(servlet, subscribed):
 
 @pytest.mark.parametrize("destination, consumer, url, code", [
     ("AQUSER.EMP_TOPIC", "APP1", "ftp://example/x", "24971"),      # not http, mailto or plsql
+    ("AQUSER.EMP_TOPIC", "APP1", "", "24971"),                     # no location at all, as
+    ("AQUSER.EMP_TOPIC", "APP1", "  ", "24971"),                   # DBMS_AQ.REGISTER's NULL
     ("AQUSER.EMP_TOPIC", None, "mailto:a@b.example", "25231"),      # which consumer?
     ("AQUSER.EMP_QUE", "APP1", "mailto:a@b.example", "24039"),      # single-consumer queue
     ("AQUSER.NO_SUCH_QUE", "APP1", "mailto:a@b.example", "24010"),

@@ -298,10 +298,10 @@ def test_subscribe_checks_every_argument_and_registers_nothing_it_refuses(conn):
         assert text in str(e.value), (kwargs, e.value)
     assert isinstance(e.value, sluice.Error)
     from sluice import plsql
-    for location in ("plsql://", "mailto://", "http://"):
+    for location in ("'plsql://'", "'mailto://'", "'http://'", "''", "NULL"):   # ('' is NULL)
         with pytest.raises(sluice.DatabaseError) as e:
             plsql.execute(conn, "BEGIN DBMS_AQ.REGISTER(SYS.AQ$_REG_INFO_LIST(SYS.AQ$_REG_INFO("
-                                f"'Q', 1, '{location}', NULL)), 1); END;")
+                                f"'Q', 1, {location}, NULL)), 1); END;")
         assert e.value.full_code == "ORA-24971"
     assert conn.query("SELECT COUNT(*) FROM dba_subscr_registrations", None)[1] == [(0,)]
     # the forms that are kept: a procedure with or without plsql://, an address with or without mailto:

@@ -156,6 +156,29 @@ def test_constraint_violations_reported_as_oracle_does(engine, target):
     assert target.rows("ck") == [(1, 7, 1, 1), (3, 7, 1, 3)]
 
 
+def test_a_null_into_a_primary_key_column_is_ora_01400(engine, target):
+    """A primary key column is NOT NULL in Oracle: an LCR writing NULL into one fails with
+    ORA-01400 (INSERT) / ORA-01407 (UPDATE) naming the column, on both targets.  SQLite
+    took the NULL: an ``integer PRIMARY KEY`` (the rowid) the next rowid, any other
+    PRIMARY KEY column the NULL itself (SQLite's legacy rule)."""
+    o = target.owner
+    target.sql(f"CREATE TABLE {target.table('rk')} (id integer PRIMARY KEY, name varchar(10))",
+               f"CREATE TABLE {target.table('tk')} (code varchar(10) PRIMARY KEY, n integer)",
+               f"INSERT INTO {target.table('rk')} VALUES (1, 'a')",
+               f"INSERT INTO {target.table('tk')} VALUES ('a', 1)")
+    cases = [(lcr("INSERT", o, "rk", 6, new={"ID": None, "NAME": "x"}), 1400, f'"{o}"."RK"."ID"'),
+             (lcr("INSERT", o, "tk", 6, new={"CODE": None, "N": 2}), 1400, f'"{o}"."TK"."CODE"'),
+             (lcr("UPDATE", o, "rk", 6, old={"ID": 1}, new={"ID": None}), 1407, f'"{o}"."RK"."ID"'),
+             (lcr("UPDATE", o, "tk", 6, old={"CODE": "a"}, new={"CODE": None}), 1407, f'"{o}"."TK"."CODE"')]
+    for bad, code, named in cases:
+        with pytest.raises(ApplyError) as e:
+            engine.apply(txn(lcr("INSERT", o, "rk", 6, new={"ID": 50, "NAME": "before"}), bad))
+        assert (e.value.error.code, e.value.index) == (code, 1) and named in str(e.value.error), e.value.error
+    assert target.rows("rk") == [(1, "a")] and target.rows("tk") == [("a", 1)]
+    assert engine.apply(txn(lcr("INSERT", o, "tk", 7, new={"CODE": "b", "N": None}, txn="1.1.7")))
+    assert target.rows("tk") == [("a", 1), ("b", None)]
+
+
 def test_a_key_more_than_one_row_has(engine, target, conn):
     """A table without a key holding two identical rows (every old value is the key): an
     UPDATE or DELETE of one of them fails with ORA-01422, as Oracle's apply does, instead of

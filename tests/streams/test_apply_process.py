@@ -116,6 +116,23 @@ def test_transactional_queue_applies_queue_transactions(conn, target, world):
     assert e.value.code == 26673
 
 
+def test_a_null_primary_key_goes_to_the_error_queue_as_ora_01400(conn, target, world):
+    """An INSERT LCR with a NULL for the target's primary key column: Oracle raises
+    ORA-01400 (a key column is NOT NULL), and so does the apply on both targets -- SQLite's
+    ``integer PRIMARY KEY`` used to take the next rowid for the NULL and apply the row.
+    The transaction goes to the error queue whole; the next one applies."""
+    o = target.owner
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 1, "NAME": "a"}),
+            user_lcr("INSERT", o, new={"ID": None, "NAME": "no key"}))
+    enqueue(conn, "APPLY_Q", user_lcr("INSERT", o, new={"ID": 2, "NAME": "b"}))
+    proc = world(parameters={"DISABLE_ON_ERROR": "N"})
+    assert proc.drain() == 3
+    assert target.rows("emp") == [(2, "b")]
+    (err,) = errors(conn)
+    assert (err["MESSAGE_COUNT"], err["MESSAGE_NUMBER"], err["ERROR_NUMBER"]) == (2, 2, 1400)
+    assert f'"{o}"."EMP"."ID"' in err["ERROR_MESSAGE"], err["ERROR_MESSAGE"]
+
+
 def test_nontransactional_queue_applies_each_message(conn, target, world):
     """Table 3-1, nontransactional queue: each message is its own transaction."""
     o = target.owner

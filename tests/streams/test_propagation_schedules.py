@@ -191,6 +191,18 @@ def test_windows_duration_and_next_time():
     assert forever.window(T0 + 10 ** 8)[1] == math.inf
 
 
+def test_a_null_next_time_repeats_a_finite_window_back_to_back():
+    """Seed 001 "Propagation Jobs": "The next time is NULL, which means that propagation
+    restarts as soon as it finishes the current duration" -- the seeds' only words on a NULL
+    NEXT_TIME (seed 003 says nothing of it), so a finite window is followed at once by the
+    next, never disabled.  (DBMS_AQADM's PL/SQL reference, not a seed, says propagation
+    stops at the end of the current window instead.)"""
+    s = Schedule("S", "Q", "DBS2", start_time=T0, duration=600)
+    assert s.window(T0 + 1) == (T0, T0 + 600, T0 + 600)
+    assert s.due(T0 + 599) and s.due(T0 + 600) and s.due(T0 + 10 ** 6)
+    assert s.window(T0 + 601) == (T0 + 600, T0 + 1200, T0 + 1200) and not s.disabled
+
+
 def _local(*args):
     """POSIX seconds of a local date and time (SYSDATE is the host's local time)."""
     return datetime(*args).timestamp()

@@ -12,7 +12,7 @@ at once and never stored, logged or echoed in an error message.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import ora
 from ..names import canonical
@@ -66,10 +66,13 @@ def _password(token: str) -> str:
 
 
 class UserStatements:
-    """Runs the user and grant SQL for one connection."""
+    """Runs the user and grant SQL for one connection.  ``drop_queue_tables(user)`` drops a
+    user's queue tables for DROP USER … CASCADE with what depends on them (the session
+    passes the Streams layer's, :func:`sluice.streams.schemadrop.drop_schema_queues`)."""
 
-    def __init__(self, conn: "Connection") -> None:
+    def __init__(self, conn: "Connection", drop_queue_tables: Callable[[str], None]) -> None:
         self._session_ctx = conn.context
+        self._drop_queue_tables = drop_queue_tables
 
     @property
     def _security(self) -> SecurityCatalog:
@@ -170,8 +173,8 @@ class UserStatements:
         if owned and not cascade:
             raise ora(1922, user)
         self._session_ctx.ddl_commit()
-        for qt in owned:
-            store.drop_queue_table(qt.owner, qt.name)
+        if owned:
+            self._drop_queue_tables(user)
         for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "PROXY"):
             for owner, obj, _ in store.catalog_objects(kind):
                 if owner == user:

@@ -230,8 +230,8 @@ def register_plsql(conn: "Connection", info: RegInfo) -> Registration:
 def plsql_registration(conn: "Connection", info: RegInfo) -> Registration:
     """The registration ``info`` asks for, checked, not yet stored (a list is checked whole
     before any of it is stored: a refused entry registers nothing)."""
-    if not info.callback:
-        raise InterfaceError("SYS.AQ$_REG_INFO needs a callback location")
+    if not info.callback:     # NULL ('' is NULL in PL/SQL; IDAP's empty notify_url)
+        raise ora(24971, repr(info.callback))
     queue, consumer = parse_name(conn, info.name)
     kind, location = location_protocol(info.callback)
     qos = info.qosflags or 0

@@ -119,6 +119,17 @@ class _AlreadyApplied(Exception):
     """Another copy of the process applied this transaction meanwhile."""
 
 
+def _both(first: Callable | None, second: Callable | None) -> Callable | None:
+    """One LCR check of two (None: no check)."""
+    if first is None or second is None:
+        return first or second
+
+    def check(lcr: RowLCR, index: int, new_vals: tuple, old_vals: tuple) -> None:
+        first(lcr, index, new_vals, old_vals)
+        second(lcr, index, new_vals, old_vals)
+    return check
+
+
 def same(a: Any, b: Any) -> bool:
     """Equal as column values (a DATE read back as ``date`` equals a midnight ``datetime``)."""
     if a is None or b is None:
@@ -755,7 +766,7 @@ class ApplyEngine:
         t.settle()      # a failed commit_later raises as itself, not as this LCR's ORA-00942
         for again in (True, False):
             try:
-                columns, types, _ = t.describe(owner, name)
+                columns, types, primary_key = t.describe(owner, name)
             except DatabaseError as e:
                 raise ApplyError(ora(942) if e.code == 942 else e, index) from None
             missing = next((c for c in (*new_cols, *old_cols) if c not in types), None)
@@ -778,6 +789,7 @@ class ApplyEngine:
             else:
                 sql = f"INSERT INTO {table} DEFAULT VALUES"
             order = [("N", c) for c in written]
+            check = self._null_key_check(cmd, t, new_cols, written, primary_key)
         elif cmd in ("UPDATE", "DELETE"):
             key = self._key(lcr, index)
             for c in key:
@@ -806,6 +818,7 @@ class ApplyEngine:
                     set_order = [("N", c) for c in written]
                 sql = f"UPDATE {table} SET {sets} WHERE {where}"
                 order = set_order + order
+                check = _both(check, self._null_key_check(cmd, t, new_cols, written, primary_key))
             else:
                 sql = f"DELETE FROM {table} WHERE {where}"
         else:
@@ -822,6 +835,27 @@ class ApplyEngine:
         else:
             pick = itemgetter(*picks) if picks else (lambda values: ())
         return sql, pick, convs if any(f is not None for f in convs) else None, check
+
+    def _null_key_check(self, cmd: str, t: Target, new_cols: tuple, written: list[str],
+                        primary_key: list[str]) -> Callable | None:
+        """SQLite lets a NULL into a primary key column -- an ``INTEGER PRIMARY KEY`` (the
+        rowid) takes the next rowid for it, another PRIMARY KEY column keeps the NULL -- where
+        a key column is NOT NULL in Oracle: the check of an INSERT or UPDATE writing NULL into
+        one, refused as Oracle refuses it (ORA-01400 / ORA-01407; PostgreSQL's not-null
+        violation says the same through :meth:`_error`).  None for PostgreSQL, or no key
+        column written."""
+        if t.dialect != "sqlite":
+            return None
+        keyed = [(i, c) for i, c in enumerate(new_cols) if c in primary_key and c in written]
+        if not keyed:
+            return None
+        code = 1400 if cmd == "INSERT" else 1407
+
+        def check(lcr: RowLCR, index: int, new_vals: tuple, old_vals: tuple) -> None:
+            for i, c in keyed:
+                if new_vals[i] is None:
+                    raise ApplyError(ora(code, f'{self._display(lcr)}."{c}"'), index)
+        return check
 
     def _identity_check(self, fixed: list[tuple[int, str]], old_cols: tuple) -> Callable | None:
         """The check of an UPDATE carrying new values of identity columns GENERATED ALWAYS
