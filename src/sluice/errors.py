@@ -156,6 +156,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1756: (ProgrammingError, "quoted string not properly terminated"),
     # users, privileges, agents (sluice.security)
     990: (ProgrammingError, "missing or invalid privilege: {0}"),
+    993: (ProgrammingError, "missing GRANT keyword"),   # WITH ADMIN OPTION on an object privilege
     1017: (ProgrammingError, "invalid username/password; logon denied"),
     1045: (ProgrammingError, "user {0} lacks CREATE SESSION privilege; logon denied"),
     922: (ProgrammingError, "missing or invalid option: {0}"),

@@ -250,6 +250,7 @@ class RuleAdm(RulePrivileges):
             return self._build_context(owner, name, table_aliases, variable_types,
                                        evaluation_function, evaluation_context_comment)
         ctx = self._decide(decide)
+        self._checks.check_reads_tables(owner, ctx)     # its owner reads its tables
         # a built-in context (SYS.STREAMS$_EVALUATION_CONTEXT) may be installed once, explicitly
         self._put(EVALUATION_CONTEXT, owner, name, ctx.to_spec(), False, 24145, owner, name)
 
@@ -275,6 +276,8 @@ class RuleAdm(RulePrivileges):
                                        old.evaluation_function),
                                   keep(remove_eval_context_comment, evaluation_context_comment,
                                        old.comment))
+        if table_aliases is not None:
+            self._checks.check_reads_tables(owner, ctx)
         for rule in self._rules_using(catalog, ctx.qualified):
             try:
                 self._check(rule.condition, ctx)

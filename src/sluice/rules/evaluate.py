@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..errors import InterfaceError, not_supported, ora
+from ..errors import DatabaseError, InterfaceError, not_supported, ora
 from ..names import canonical
 from ..routines import out_params
 from .engine.anydata import AnyData
@@ -107,6 +107,19 @@ def _tables(values: Any) -> list[tuple[str, Any]]:
     if isinstance(values, Mapping):            # {"tab": row}
         return list(values.items())
     return _items(values, TableValue, ("table_alias", "table_rowid"))
+
+
+def _sent_aliases(table_values: Any) -> list[str]:
+    """The table aliases ``table_values`` sends rows for (one it cannot name is left to
+    :func:`build_event`'s errors)."""
+    out = []
+    for alias, _ in _tables(table_values):
+        if alias is not None and str(alias).strip():
+            try:
+                out.append(canonical(str(alias), "table alias"))
+            except DatabaseError:
+                pass
+    return out
 
 
 def _row(row: Any) -> dict[str, Any]:
@@ -254,7 +267,8 @@ class DbmsRule:
 
         :raises: ORA-24141 unknown rule set, ORA-24150 unknown evaluation context,
             ORA-01031 neither the rule set's owner nor EXECUTE on it (EXECUTE_ON_RULE_SET,
-            EXECUTE_ANY_RULE_SET),
+            EXECUTE_ANY_RULE_SET), or a row in ``table_values`` of a table the caller
+            may not SELECT,
             ORA-25457 when the context's evaluation function reports failure.
         """
         self._session_ctx.check_open()
@@ -263,7 +277,7 @@ class DbmsRule:
         rule_set = catalog.key(rule_set_name, user, "rule set name")
         context = catalog.key(evaluation_context, user, "evaluation context name")
         catalog.rule_set(rule_set)
-        check_evaluate(self._session_ctx, rule_set)
+        check_evaluate(self._session_ctx, rule_set, catalog.context(context), _sent_aliases(table_values))
         return run_evaluation(catalog, rule_set, context, streams=False,
                               event_context=event_context, table_values=table_values,
                               column_values=column_values, variable_values=variable_values,

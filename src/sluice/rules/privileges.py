@@ -17,7 +17,14 @@ DBMS_RULE_ADM):
 * a rule or rule set given an evaluation context: its *owner* must be able to execute
   the context (the context's owner, ``EXECUTE_ON_EVALUATION_CONTEXT``, or
   ``EXECUTE_ANY_EVALUATION_CONTEXT`` unless SYS owns the context); ADD_RULE: the rule
-  set's owner must be able to execute the rule (and the context given).
+  set's owner must be able to execute the rule (and the context given);
+* the tables an evaluation context's table aliases name: "the rule owner must have the
+  necessary privileges on all the base objects accessed by the rule" (CREATE_RULE's usage
+  notes) — SELECT on each (its owner, a grant of SELECT to it or PUBLIC, or SELECT ANY
+  TABLE), asked of the owner of the evaluation context when it is created or its aliases
+  altered, and of the owner of a rule or rule set given the context, as the EXECUTE above;
+  DBMS_RULE.EVALUATE's ``table_values`` stand for rows of those tables (Oracle's are their
+  ROWIDs, which the rules engine reads): the caller must be able to SELECT each one's table.
 
 Missing, each is ORA-01031 and nothing changes.  PUBLIC may execute the built-in
 SYS.STREAMS$_EVALUATION_CONTEXT (seed 000, "Evaluation Context for Global, Schema,
@@ -35,11 +42,12 @@ The facts live in the security catalog (SYSPRIV and RULEPRIV rows, see
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import InterfaceError, ora
 from ..names import canonical
-from .engine.ruleset import EVALUATION_CONTEXT, RULE, RULE_SET, STREAMS_CONTEXT, RulesCatalog
+from .engine.ruleset import (EVALUATION_CONTEXT, RULE, RULE_SET, STREAMS_CONTEXT, EvaluationContext,
+                             RulesCatalog, rules_catalog)
 
 if TYPE_CHECKING:
     from ..context import SessionContext
@@ -137,9 +145,22 @@ class Checks:
         self.require(self._ctx.authz.has_rule_system(f"DROP_ANY_{_ANY_NAME[kind]}"))
 
     def check_uses_context(self, owner: str, context: str | None) -> None:
-        """The owner of a rule or rule set being given ``context`` must be able to execute it."""
+        """The owner of a rule or rule set being given ``context`` must be able to execute it
+        and to read the tables of its table aliases."""
         if context is not None:
             self.require(self.holds(EVALUATION_CONTEXT, context, "EXECUTE", owner))
+            self.check_reads_tables(owner, rules_catalog(self._ctx.store, fresh=False).context(context))
+
+    def check_reads_tables(self, owner: str | None, context: EvaluationContext,
+                           aliases: Iterable[str] | None = None) -> None:
+        """``owner`` (None: the caller) may SELECT the table of each of ``context``'s table
+        aliases (only those of ``aliases`` if given).  :raises: ORA-01031."""
+        if self._unrestricted(owner):
+            return
+        wanted = None if aliases is None else set(aliases)
+        for alias, table in context.table_aliases:
+            if wanted is None or alias in wanted:
+                self.require(self._ctx.authz.has_table_privilege(table, "SELECT", owner))
 
     def check_add_rule(self, rule: str, rule_set: str, context: str | None) -> None:
         self.check_alter(RULE_SET, rule_set)
@@ -148,10 +169,14 @@ class Checks:
         self.check_uses_context(rs_owner, context)
 
 
-def check_evaluate(session_ctx: "SessionContext", rule_set: str) -> None:
-    """DBMS_RULE.EVALUATE: the rule set's owner, EXECUTE_ON_RULE_SET or EXECUTE_ANY_RULE_SET."""
+def check_evaluate(session_ctx: "SessionContext", rule_set: str, context: EvaluationContext | None = None,
+                   table_aliases: Iterable[str] = ()) -> None:
+    """DBMS_RULE.EVALUATE: the rule set's owner, EXECUTE_ON_RULE_SET or EXECUTE_ANY_RULE_SET;
+    and SELECT on the table of each of ``context``'s ``table_aliases`` sent a row."""
     checks = Checks(session_ctx)
     checks.require(checks.holds(RULE_SET, rule_set, "EXECUTE"))
+    if context is not None:
+        checks.check_reads_tables(None, context, table_aliases)
 
 
 class RulePrivileges:

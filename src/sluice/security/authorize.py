@@ -93,6 +93,33 @@ class Authorizer:
         return any(privilege in g and (not grant_option or g[privilege].get("grant_option"))
                    for g in grants)
 
+    # -- tables an evaluation context's table aliases name ---------------------------
+    def has_table_privilege(self, table: str, privilege: str = "SELECT", user: str | None = None,
+                            grant_option: bool = False) -> bool:
+        """``user`` (default: the connected one) may ``privilege`` (SELECT) the table
+        ``OWNER.TABLE``: owns it (its schema), holds SELECT ANY TABLE, or a grant of it to
+        itself or PUBLIC — with the grant option if asked (then neither the ANY privilege
+        nor PUBLIC's grant counts; the owner may always grant).  A schema that is no
+        database user reads every table: nobody there holds or lacks a privilege."""
+        u = self._user_or_self(user)
+        if u is None:
+            return user is not None and user != "PUBLIC"
+        if u.superuser or table.split(".", 1)[0] == u.name:
+            return True
+        held = [u.tables.get(table, {})]
+        if not grant_option:
+            if f"{privilege}_ANY_TABLE" in u.system:
+                return True
+            held.append(self.catalog.public_tables.get(table, {}))
+        return any(privilege in g and (not grant_option or g[privilege].get("grant_option"))
+                   for g in held)
+
+    def check_grant_table(self, table: str, privilege: str = "SELECT") -> None:
+        """GRANT SELECT ON a table: a superuser, its owner, or a holder of the privilege
+        WITH GRANT OPTION.  :raises: ORA-01031."""
+        if not self.has_table_privilege(table, privilege, grant_option=True):
+            raise ora(1031)
+
     # -- checks -------------------------------------------------------------
     def check_enqueue(self, queue: QueueInfo, senders: Iterable[Agent | None]) -> None:
         if self.is_superuser():

@@ -10,6 +10,7 @@ USER           SYS             user name               password hash, superuser 
 SYSPRIV        grantee         privilege               admin_option, grantor
 QUEUEPRIV      grantee         OWNER.QUEUE             {privilege: {grant_option, grantor}}
 RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
+TABPRIV        grantee|PUBLIC  OWNER.TABLE             {SELECT: {grant_option, grantor}}
 EXECPRIV       grantee         package (DBMS_AQ …)     grantor
 ROLE           grantee         role                    grantor
 AGENT          SYS             agent name              enable_http / smtp / anyp
@@ -20,6 +21,12 @@ PROXY          user            proxy user              {} (ALTER USER … CONNEC
 RULEPRIV holds DBMS_RULE_ADM's object privileges; TYPE is RULE, RULE_SET or
 EVALUATION_CONTEXT (the vocabulary is :mod:`sluice.rules.privileges`').  The rules
 engine's system privileges (CREATE_RULE_OBJ …) are SYSPRIV rows like AQ's.
+
+TABPRIV holds SELECT on a table (``GRANT SELECT ON hr.employees TO strmadmin``): the
+tables an evaluation context's table aliases name (DBMS_RULE_ADM: "the rule owner must
+have the necessary privileges on all the base objects accessed by the rule").  The tables
+are the source database's, which Sluice does not hold: a grant names one, it does not
+look it up.  ``SELECT ANY TABLE`` is the SYSPRIV row SELECT_ANY_TABLE.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                          # Sluice's: read the monitoring views' figures over HTTP (/metrics,
                          # /dashboard); Oracle's SELECT_CATALOG_ROLE gives it too
                          "MONITOR": "MONITOR",
+                         # read any table an evaluation context's table alias names
+                         "SELECT ANY TABLE": "SELECT_ANY_TABLE",
                          # the rules engine's (DBMS_RULE_ADM.GRANT_SYSTEM_PRIVILEGE's constants)
                          **{f"{verb} {what}": priv for verb, what, priv in (
                              ("CREATE", "RULE", "CREATE_RULE_OBJ"),
@@ -61,6 +70,7 @@ ROLE_GRANTS = {
     "DBA": {"sys": set(), "exec": set()},   # DBA makes a superuser (see UserInfo)
 }
 QUEUE_PRIVILEGES = ("ENQUEUE", "DEQUEUE")
+TABLE_PRIVILEGES = ("SELECT",)
 
 
 @dataclass
@@ -74,6 +84,7 @@ class UserInfo:
     roles: set[str] = field(default_factory=set)
     queues: dict[str, dict[str, dict]] = field(default_factory=dict)   # OWNER.Q -> priv -> spec
     rule_objects: dict[str, dict[str, dict]] = field(default_factory=dict)  # TYPE OWNER.O -> priv -> spec
+    tables: dict[str, dict[str, dict]] = field(default_factory=dict)   # OWNER.TABLE -> priv -> spec
 
 
 @dataclass
@@ -96,6 +107,7 @@ class SecurityCatalog:
         self.agents: dict[str, AgentInfo] = {}
         self.proxies: dict[str, set[str]] = {}
         self.public_rule_objects: dict[str, dict[str, dict]] = {}   # granted to PUBLIC
+        self.public_tables: dict[str, dict[str, dict]] = {}         # granted to PUBLIC
 
     def refresh(self) -> None:
         version = self.store.catalog_version()
@@ -123,12 +135,8 @@ class SecurityCatalog:
         for grantee, queue, spec in self.store.catalog_objects("QUEUEPRIV"):
             if grantee in users:
                 users[grantee].queues[queue] = dict(spec)
-        public: dict[str, dict[str, dict]] = {}
-        for grantee, obj, spec in self.store.catalog_objects("RULEPRIV"):
-            if grantee == "PUBLIC":
-                public[obj] = dict(spec)
-            elif grantee in users:
-                users[grantee].rule_objects[obj] = dict(spec)
+        public = self._object_grants("RULEPRIV", users, "rule_objects")
+        public_tables = self._object_grants("TABPRIV", users, "tables")
         agents: dict[str, AgentInfo] = {}
         for _, name, spec in self.store.catalog_objects("AGENT"):
             agents[name] = AgentInfo(name, bool(spec.get("enable_http")), bool(spec.get("enable_smtp")),
@@ -141,7 +149,19 @@ class SecurityCatalog:
             proxies.setdefault(user, set()).add(proxy)
         self.users, self.agents, self.proxies = users, agents, proxies
         self.public_rule_objects = public
+        self.public_tables = public_tables
         self._version = version
+
+    def _object_grants(self, kind: str, users: dict[str, UserInfo], field_name: str) -> dict[str, dict[str, dict]]:
+        """Spread the ``kind`` rows (``{privilege: {grant_option, grantor}}`` per object)
+        over the users' ``field_name``; returns PUBLIC's."""
+        public: dict[str, dict[str, dict]] = {}
+        for grantee, obj, spec in self.store.catalog_objects(kind):
+            if grantee == "PUBLIC":
+                public[obj] = dict(spec)
+            elif grantee in users:
+                getattr(users[grantee], field_name)[obj] = dict(spec)
+        return public
 
     def user(self, name: str) -> UserInfo | None:
         self.refresh()

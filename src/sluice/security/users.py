@@ -4,7 +4,10 @@
 ``ALTER USER … GRANT CONNECT THROUGH …``, ``DROP USER … [CASCADE]``,
 ``GRANT … TO …`` and ``REVOKE … FROM …`` for what AQ needs: EXECUTE on the
 DBMS_ packages, the roles CONNECT, RESOURCE, AQ_USER_ROLE, AQ_ADMINISTRATOR_ROLE,
-DBA, and the system privileges CREATE SESSION, ENQUEUE/DEQUEUE/MANAGE ANY QUEUE.
+DBA, and the system privileges CREATE SESSION, ENQUEUE/DEQUEUE/MANAGE ANY QUEUE; and
+``GRANT SELECT ON owner.table TO …`` for the tables an evaluation context's table aliases
+name (its owner, or a holder WITH GRANT OPTION, may grant it; a revoke takes with it what
+the revokee granted on).
 A password appears only in the statement text the caller passes in: it is hashed
 at once and never stored, logged or echoed in an error message.
 """
@@ -15,8 +18,8 @@ import re
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import ora
-from ..names import canonical
-from .catalog import BOOTSTRAP_USER, ROLE_GRANTS, SQL_SYSTEM_PRIVILEGES, SecurityCatalog
+from ..names import canonical, split_qualified
+from .catalog import BOOTSTRAP_USER, ROLE_GRANTS, SQL_SYSTEM_PRIVILEGES, TABLE_PRIVILEGES, SecurityCatalog
 from .passwords import hash_password, verify_password
 
 if TYPE_CHECKING:
@@ -33,6 +36,7 @@ _DROP_USER = re.compile(rf"^\s*DROP\s+USER\s+({_IDENT})(\s+CASCADE)?\s*$", re.I 
 _GRANT = re.compile(r"^\s*GRANT\s+(.+?)\s+TO\s+(.+?)(\s+WITH\s+(ADMIN|GRANT)\s+OPTION)?\s*$", re.I | re.S)
 _REVOKE = re.compile(r"^\s*REVOKE\s+(.+?)\s+FROM\s+(.+?)\s*$", re.I | re.S)
 _EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+)$", re.I)
+_TABLE_ON = re.compile(rf"^({'|'.join(TABLE_PRIVILEGES)})\s+ON\s+(?:TABLE\s+)?(\S+)$", re.I)
 
 
 def authenticate(security: SecurityCatalog, user: str, password: str | None) -> None:
@@ -175,7 +179,7 @@ class UserStatements:
         self._session_ctx.ddl_commit()
         if owned:
             self._drop_queue_tables(user)
-        for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "PROXY"):
+        for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "TABPRIV", "PROXY"):
             for owner, obj, _ in store.catalog_objects(kind):
                 if owner == user:
                     store.drop_catalog_object(kind, owner, obj)
@@ -186,12 +190,16 @@ class UserStatements:
 
     # -- GRANT / REVOKE -----------------------------------------------------
     def _parse_privileges(self, text: str) -> list[tuple[str, str]]:
-        """-> [(kind, name)] with kind EXECPRIV, SYSPRIV or ROLE."""
+        """-> [(kind, name)] with kind EXECPRIV, SYSPRIV, ROLE or TABPRIV (name ``OWNER.TABLE``,
+        the privilege SELECT; an unqualified table is the caller's)."""
         out = []
         for item in (p.strip() for p in text.split(",")):
             upper = re.sub(r"\s+", " ", item.upper())
             if m := _EXECUTE_ON.match(upper):
                 out.append(("EXECPRIV", m.group(1)))
+            elif m := _TABLE_ON.match(item):
+                table = split_qualified(m.group(2), self._session_ctx.username, "table name")
+                out.append(("TABPRIV", ".".join(table)))
             elif upper in SQL_SYSTEM_PRIVILEGES:
                 out.append(("SYSPRIV", SQL_SYSTEM_PRIVILEGES[upper]))
             elif upper in ROLE_GRANTS:
@@ -200,33 +208,92 @@ class UserStatements:
                 raise ora(990, item)
         return out
 
-    def _grantees(self, text: str) -> list[str]:
+    def _grantees(self, text: str, public: bool = False) -> list[str]:
+        """The users named (with ``public``, PUBLIC too: every user).  :raises: ORA-01917."""
         users = [canonical(u.strip(), "grantee") for u in text.split(",")]
         for u in users:
-            if self._security.user(u) is None:
+            if self._security.user(u) is None and not (public and u == "PUBLIC"):
                 raise ora(1917, u)
         return users
 
+    def _tables(self, privs: list[tuple[str, str]]) -> list[str]:
+        """The tables of ``privs``; anything else needs a superuser.  :raises: ORA-01031."""
+        tables = [name for kind, name in privs if kind == "TABPRIV"]
+        if len(tables) < len(privs):
+            self._require_superuser()
+        return tables
+
+    @staticmethod
+    def _not_to_owner(tables: list[str], users: list[str]) -> None:
+        """:raises: ORA-01749 a table's owner is a grantee (it holds every privilege on it)."""
+        if any(t.split(".", 1)[0] in users for t in tables):
+            raise ora(1749)
+
     def grant(self, privileges: str, grantees: str, option: str) -> None:
-        self._require_superuser()
-        privs, users = self._parse_privileges(privileges), self._grantees(grantees)
+        privs = self._parse_privileges(privileges)
+        tables = self._tables(privs)
+        if tables and option == "ADMIN":
+            raise ora(993)      # an object privilege is granted WITH GRANT OPTION
+        users = self._grantees(grantees, public=len(tables) == len(privs))
+        self._not_to_owner(tables, users)
+        for table in tables:
+            self._session_ctx.authz.check_grant_table(table)
+        me, store = self._session_ctx.username, self._session_ctx.store
         self._session_ctx.ddl_commit()
         for user in users:
             for kind, name in privs:
-                spec = {"grantor": self._session_ctx.username, "admin_option": option == "ADMIN"}
-                self._session_ctx.store.put_catalog_object(kind, user, name, spec, replace=True)
+                if kind == "TABPRIV":      # {SELECT: {grant_option, grantor}}, as RULEPRIV rows
+                    held = self._held_table(user, name)
+                    for p in TABLE_PRIVILEGES:
+                        held[p] = {"grant_option": option == "GRANT", "grantor": me}
+                    store.put_catalog_object(kind, user, name, held, replace=True)
+                    continue
+                spec = {"grantor": me, "admin_option": option == "ADMIN"}
+                store.put_catalog_object(kind, user, name, spec, replace=True)
 
     def revoke(self, privileges: str, grantees: str) -> None:
-        self._require_superuser()
-        privs, users = self._parse_privileges(privileges), self._grantees(grantees)
+        privs = self._parse_privileges(privileges)
+        tables = self._tables(privs)
+        users = self._grantees(grantees, public=len(tables) == len(privs))
+        self._not_to_owner(tables, users)
         store = self._session_ctx.store
-        held = {(k, o, n) for k in ("EXECPRIV", "SYSPRIV", "ROLE") for o, n, _ in store.catalog_objects(k)}
+        held = {(k, o, n) for k in ("EXECPRIV", "SYSPRIV", "ROLE", "TABPRIV") for o, n, _ in store.catalog_objects(k)}
+        authz, me = self._session_ctx.authz, self._session_ctx.username
         for user in users:        # check everything first: a failed REVOKE changes nothing
             for kind, name in privs:
                 if (kind, user, name) not in held:
                     raise ora(1951, name, user) if kind == "ROLE" else ora(
                         1952, user) if kind == "SYSPRIV" else ora(1927)
+                if kind == "TABPRIV" and not (authz.is_superuser() or name.split(".", 1)[0] == me or all(
+                        g.get("grantor") == me for g in self._held_table(user, name).values())):
+                    raise ora(1927)    # neither the table's owner nor the grantor
         self._session_ctx.ddl_commit()
         for user in users:
             for kind, name in privs:
-                store.drop_catalog_object(kind, user, name)
+                if kind == "TABPRIV":
+                    self._revoke_table(user, name, list(TABLE_PRIVILEGES))
+                else:
+                    store.drop_catalog_object(kind, user, name)
+
+    def _held_table(self, user: str, table: str) -> dict[str, dict]:
+        for grantee, name, spec in self._session_ctx.store.catalog_objects("TABPRIV"):
+            if grantee == user and name == table:
+                return dict(spec)
+        return {}
+
+    def _revoke_table(self, user: str, table: str, privileges: list[str]) -> None:
+        """Take ``privileges`` on ``table`` from ``user`` and, in turn, from those it granted
+        them to (WITH GRANT OPTION)."""
+        store = self._session_ctx.store
+        held = self._held_table(user, table)
+        for p in privileges:
+            held.pop(p, None)
+        if held:
+            store.put_catalog_object("TABPRIV", user, table, held, replace=True)
+        else:
+            store.drop_catalog_object("TABPRIV", user, table)
+        for grantee, name, spec in store.catalog_objects("TABPRIV"):
+            if name == table and grantee != user:
+                theirs = [p for p in privileges if spec.get(p, {}).get("grantor") == user]
+                if theirs:
+                    self._revoke_table(grantee, table, theirs)

@@ -46,12 +46,14 @@ from .dialect import Dialect
 #     USER_QUEUES gains SHARDED and QUEUE_CATEGORY. DBA_SUBSCR_REGISTRATIONS' QOSFLAGS, TIMEOUT
 #     and NTFN_GROUPING_* are numbers on PostgreSQL too (they were the catalog's JSON text:
 #     RETYPED_VIEWS)
-SCHEMA_VERSION = 17
+# 18: DBA_TAB_PRIVS shows SELECT on tables (TABPRIV rows: the tables of evaluation contexts'
+#     table aliases), RESHAPED_VIEWS
+SCHEMA_VERSION = 18
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
 # views whose text changed (same columns and types) since an older schema version
-RESHAPED_VIEWS = ("DBA_QUEUES",)
+RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS")
 
 # whether the queue table row ``{t}`` is a sharded queue's ('TRUE' / 'FALSE', as Oracle's
 # DBA_QUEUES.SHARDED)
@@ -190,7 +192,8 @@ def privilege_ddl(d: Dialect) -> list[str]:
     :mod:`sluice.security.catalog`): system privileges (SYSPRIV, stored by their
     DBMS_AQADM / DBMS_RULE_ADM names, shown by Oracle's SQL names: MANAGE_ANY is MANAGE ANY
     QUEUE, CREATE_RULE_SET_OBJ is CREATE RULE SET), and object privileges on queues
-    (QUEUEPRIV), rule objects (RULEPRIV, ``TYPE.OWNER.NAME``) and packages (EXECPRIV)."""
+    (QUEUEPRIV), rule objects (RULEPRIV, ``TYPE.OWNER.NAME``), tables (TABPRIV) and packages
+    (EXECPRIV)."""
     n = "C.NAME"
     sql_name = (f"CASE WHEN substr({n}, length({n}) - 3) = '_ANY' THEN REPLACE({n}, '_', ' ') || ' QUEUE' "
                 f"WHEN substr({n}, length({n}) - 3) = '_OBJ' "
@@ -207,6 +210,7 @@ def privilege_ddl(d: Dialect) -> list[str]:
             for p in ("ENQUEUE", "DEQUEUE")]
     rows += [object_rows("RULEPRIV", p, _part(d, rest, 1), _part(d, rest, 2),
                          f"REPLACE({_part(d, n, 1)}, '_', ' ')") for p in ("ALTER", "EXECUTE")]
+    rows.append(object_rows("TABPRIV", "SELECT", _part(d, n, 1), _part(d, n, 2), "'TABLE'"))
     rows.append(f"SELECT C.OWNER AS GRANTEE, 'SYS' AS OWNER, {n} AS TABLE_NAME, "
                 f"{d.json_text('C.SPEC', 'grantor')} AS GRANTOR, 'EXECUTE' AS PRIVILEGE, "
                 f"{_yes(d, 'C.SPEC', 'admin_option')} AS GRANTABLE, 'NO' AS HIERARCHY, 'PACKAGE' AS TYPE "
