@@ -406,7 +406,7 @@ class Connection:
     def execute_sql_statement(self, kind: str, text: str) -> Any:
         """SQL other than queries, blocks and types: users and grants; a bare
         ``DBMS_PKG.PROC(...)`` line (as seed 004 prints them) runs as EXEC."""
-        if kind in ("CREATE USER", "ALTER USER", "DROP USER", "GRANT", "REVOKE"):
+        if kind in ("CREATE USER", "ALTER USER", "DROP USER", "CREATE ROLE", "DROP ROLE", "GRANT", "REVOKE"):
             return self._user_statements().execute(kind, text)
         if kind.endswith("DATABASE LINK"):
             (drop_link if kind.startswith("DROP") else create_link)(self.context, text)

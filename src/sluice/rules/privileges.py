@@ -26,7 +26,8 @@ DBMS_RULE_ADM):
   DBMS_RULE.EVALUATE's ``table_values`` stand for rows of those tables (Oracle's are their
   ROWIDs, which the rules engine reads): the caller must be able to SELECT each one's table.
 
-Missing, each is ORA-01031 and nothing changes.  PUBLIC may execute the built-in
+Missing, each is ORA-01031 and nothing changes.  A grantee may be a role: a user holds
+what its roles hold (GRANT role TO user; revoked or dropped, it no longer does).  PUBLIC may execute the built-in
 SYS.STREAMS$_EVALUATION_CONTEXT (seed 000, "Evaluation Context for Global, Schema,
 Table, and Subset Rules"); a system-created message rule's context is executed by its
 owner only (seed 000, "Evaluation Contexts for Message Rules"), which is what owning it
@@ -194,11 +195,12 @@ class RulePrivileges:
         return Checks(self._session_ctx)
 
     def _user(self, name: Any, what: str, public: bool = False) -> str:
-        """A user (or, with ``public``, PUBLIC: every user).  :raises: ORA-01917."""
+        """A user or role (or, with ``public``, PUBLIC: every user).  :raises: ORA-01917."""
         if not isinstance(name, str):
             raise ora(1917, name)
         user = canonical(name, what)
-        if self._session_ctx.security.user(user) is None and not (public and user == "PUBLIC"):
+        security = self._session_ctx.security
+        if security.user(user) is None and not security.is_role(user) and not (public and user == "PUBLIC"):
             raise ora(1917, user)
         return user
 
@@ -257,13 +259,16 @@ class RulePrivileges:
         no such rule set / rule / evaluation context, ORA-01031 the caller neither owns
         the object nor holds the privilege with the grant option (for a rule set: nor
         EXECUTE with the grant option on each of its rules it does not own), ORA-01917
-        no such user or role (PUBLIC is every user), ORA-01749 the grantee owns the object."""
+        no such user or role (PUBLIC is every user), ORA-01749 the grantee owns the object,
+        ORA-01926 the grant option for a role."""
         kind, qualified, grants = self._object(privilege, object_name)
         user = self._user(grantee, "grantee", public=True)
         option = flag("grant_option", grant_option)
         me, owner = self._session_ctx.username, qualified.split(".", 1)[0]
         if user == owner:
             raise ora(1749)
+        if option and self._session_ctx.security.is_role(user):
+            raise ora(1926)
         authz = self._session_ctx.authz
         key = object_key(kind, qualified)
         if not authz.is_superuser():

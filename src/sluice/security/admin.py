@@ -28,8 +28,10 @@ class SecurityAdm:
 
     # -- helpers ------------------------------------------------------------
     def _grantee(self, name: str) -> str:
+        """A user or a role.  :raises: ORA-01917."""
         user = canonical(name, "grantee")
-        if self._session_ctx.security.user(user) is None:
+        security = self._session_ctx.security
+        if security.user(user) is None and not security.is_role(user):
             raise ora(1917, user)
         return user
 
@@ -61,7 +63,7 @@ class SecurityAdm:
     def revoke_system_privilege(self, privilege: str, grantee: str) -> None:
         priv = self._system_privilege(privilege)
         user = self._grantee(grantee)
-        if priv not in self._session_ctx.security.user(user).system:
+        if priv not in self._session_ctx.security.grantee(user).system:     # not a role's
             raise ora(1952, user)
         self._drop("SYSPRIV", user, priv)
 
@@ -81,7 +83,9 @@ class SecurityAdm:
         queue = self._session_ctx.catalog.queue(queue_name)
         self._session_ctx.authz.check_grant_queue(queue, privs)
         user = self._grantee(grantee)
-        held = dict(self._session_ctx.security.user(user).queues.get(queue.qualified, {}))
+        if _flag(grant_option) and self._session_ctx.security.is_role(user):
+            raise ora(1926)
+        held = dict(self._session_ctx.security.grantee(user).queues.get(queue.qualified, {}))
         for p in privs:
             held[p] = {"grant_option": _flag(grant_option), "grantor": self._session_ctx.username}
         self._put("QUEUEPRIV", user, queue.qualified, held)
@@ -90,7 +94,7 @@ class SecurityAdm:
         privs = self._queue_privileges(privilege)
         queue = self._session_ctx.catalog.queue(queue_name)
         user = self._grantee(grantee)
-        held = dict(self._session_ctx.security.user(user).queues.get(queue.qualified, {}))
+        held = dict(self._session_ctx.security.grantee(user).queues.get(queue.qualified, {}))
         authz = self._session_ctx.authz
         for p in privs:
             spec = held.get(p)

@@ -12,7 +12,8 @@ QUEUEPRIV      grantee         OWNER.QUEUE             {privilege: {grant_option
 RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
 TABPRIV        grantee|PUBLIC  OWNER.TABLE             {SELECT: {grant_option, grantor}}
 EXECPRIV       grantee         package (DBMS_AQ …)     grantor
-ROLE           grantee         role                    grantor
+ROLE           grantee         role                    grantor, admin_option
+ROLEDEF        SYS             role (CREATE ROLE)      {}
 AGENT          SYS             agent name              enable_http / smtp / anyp
 AGENTUSER      agent name      database user           {}
 PROXY          user            proxy user              {} (ALTER USER … CONNECT THROUGH)
@@ -21,6 +22,11 @@ PROXY          user            proxy user              {} (ALTER USER … CONNEC
 RULEPRIV holds DBMS_RULE_ADM's object privileges; TYPE is RULE, RULE_SET or
 EVALUATION_CONTEXT (the vocabulary is :mod:`sluice.rules.privileges`').  The rules
 engine's system privileges (CREATE_RULE_OBJ …) are SYSPRIV rows like AQ's.
+
+A grantee is a user or a role — predefined (CONNECT, AQ_ADMINISTRATOR_ROLE …: what they
+give is ROLE_GRANTS) or made by CREATE ROLE — and a user holds what it was granted, what
+its roles were granted, what theirs were, and so on (``SecurityCatalog.users``;
+``direct`` keeps what each grantee was granted itself).
 
 TABPRIV holds SELECT on a table (``GRANT SELECT ON hr.employees TO strmadmin``): the
 tables an evaluation context's table aliases name (DBMS_RULE_ADM: "the rule owner must
@@ -34,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..store.base import Store
+from ..store.sqlschema import PREDEFINED_ROLES
 
 BOOTSTRAP_USER = "SLUICE"
 
@@ -87,6 +94,9 @@ class UserInfo:
     tables: dict[str, dict[str, dict]] = field(default_factory=dict)   # OWNER.TABLE -> priv -> spec
 
 
+_OBJECT_FIELDS = ("queues", "rule_objects", "tables")   # UserInfo's object privileges, in field order
+
+
 @dataclass
 class AgentInfo:
     name: str
@@ -97,13 +107,54 @@ class AgentInfo:
     db_users: list[str] = field(default_factory=list)
 
 
+def _closure(start: list[str], roles: dict[str, UserInfo]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        role = todo.pop()
+        if role not in seen:
+            seen.add(role)
+            todo.extend(roles[role].roles if role in roles else ())
+    return seen
+
+
+def _with_roles(user: UserInfo, roles: dict[str, UserInfo]) -> UserInfo:
+    """``user`` with what its roles give — those granted to it, to those, … (a predefined
+    role's privileges are ROLE_GRANTS and what was granted to it).  Its own grants win where
+    both hold an object privilege (a role's never carries the grant option)."""
+    eff = UserInfo(user.name, user.password, user.superuser, set(user.system), set(user.admin_option),
+                   set(user.execute), _closure(list(user.roles), roles),
+                   *({obj: dict(privs) for obj, privs in getattr(user, f).items()} for f in _OBJECT_FIELDS))
+    for name in eff.roles:
+        eff.superuser = eff.superuser or name == "DBA"     # DBA makes a superuser
+        given = ROLE_GRANTS.get(name, {})
+        eff.system |= given.get("sys", set())
+        eff.execute |= given.get("exec", set())
+        eff.admin_option |= given.get("admin", set())
+        role = roles.get(name)
+        if role is None:
+            continue
+        eff.system |= role.system
+        eff.admin_option |= role.admin_option
+        eff.execute |= role.execute
+        for f in _OBJECT_FIELDS:
+            mine = getattr(eff, f)
+            for obj, privs in getattr(role, f).items():
+                held = mine.setdefault(obj, {})
+                for privilege, spec in privs.items():
+                    held.setdefault(privilege, spec)
+    return eff
+
+
 class SecurityCatalog:
     """The security facts of one store, cached until the catalog changes."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._version = -1
-        self.users: dict[str, UserInfo] = {}
+        self.users: dict[str, UserInfo] = {}      # with what their roles give
+        self.direct: dict[str, UserInfo] = {}     # users and roles: what was granted to each
+        self.roles: dict[str, UserInfo] = {}      # predefined and CREATE ROLE's
         self.agents: dict[str, AgentInfo] = {}
         self.proxies: dict[str, set[str]] = {}
         self.public_rule_objects: dict[str, dict[str, dict]] = {}   # granted to PUBLIC
@@ -116,27 +167,25 @@ class SecurityCatalog:
         users: dict[str, UserInfo] = {}
         for _, name, spec in self.store.catalog_objects("USER"):
             users[name] = UserInfo(name, spec.get("password"), bool(spec.get("superuser")))
+        roles = {name: UserInfo(name) for name in (*PREDEFINED_ROLES,
+                                                   *(n for _, n, _ in self.store.catalog_objects("ROLEDEF")))}
+        holders = {**roles, **users}       # whoever a grant may name (besides PUBLIC)
         for grantee, priv, spec in self.store.catalog_objects("SYSPRIV"):
-            if grantee in users:
-                users[grantee].system.add(priv)
+            if grantee in holders:
+                holders[grantee].system.add(priv)
                 if spec.get("admin_option"):
-                    users[grantee].admin_option.add(priv)
+                    holders[grantee].admin_option.add(priv)
         for grantee, pkg, _ in self.store.catalog_objects("EXECPRIV"):
-            if grantee in users:
-                users[grantee].execute.add(pkg)
+            if grantee in holders:
+                holders[grantee].execute.add(pkg)
         for grantee, role, _ in self.store.catalog_objects("ROLE"):
-            if grantee in users:
-                u = users[grantee]
-                u.roles.add(role)
-                u.superuser = u.superuser or role == "DBA"
-                u.system |= ROLE_GRANTS.get(role, {}).get("sys", set())
-                u.execute |= ROLE_GRANTS.get(role, {}).get("exec", set())
-                u.admin_option |= ROLE_GRANTS.get(role, {}).get("admin", set())
+            if grantee in holders:
+                holders[grantee].roles.add(role)
         for grantee, queue, spec in self.store.catalog_objects("QUEUEPRIV"):
-            if grantee in users:
-                users[grantee].queues[queue] = dict(spec)
-        public = self._object_grants("RULEPRIV", users, "rule_objects")
-        public_tables = self._object_grants("TABPRIV", users, "tables")
+            if grantee in holders:
+                holders[grantee].queues[queue] = dict(spec)
+        public = self._object_grants("RULEPRIV", holders, "rule_objects")
+        public_tables = self._object_grants("TABPRIV", holders, "tables")
         agents: dict[str, AgentInfo] = {}
         for _, name, spec in self.store.catalog_objects("AGENT"):
             agents[name] = AgentInfo(name, bool(spec.get("enable_http")), bool(spec.get("enable_smtp")),
@@ -147,7 +196,9 @@ class SecurityCatalog:
         proxies: dict[str, set[str]] = {}
         for user, proxy, _ in self.store.catalog_objects("PROXY"):
             proxies.setdefault(user, set()).add(proxy)
-        self.users, self.agents, self.proxies = users, agents, proxies
+        self.direct, self.roles = holders, roles
+        self.users = {name: _with_roles(u, roles) for name, u in users.items()}
+        self.agents, self.proxies = agents, proxies
         self.public_rule_objects = public
         self.public_tables = public_tables
         self._version = version
@@ -162,6 +213,20 @@ class SecurityCatalog:
             elif grantee in users:
                 getattr(users[grantee], field_name)[obj] = dict(spec)
         return public
+
+    def grantee(self, name: str) -> UserInfo | None:
+        """What was granted to the user or role ``name`` itself (not through its roles)."""
+        self.refresh()
+        return self.direct.get(name) or self.user(name)     # SYS, a store's bootstrap user
+
+    def is_role(self, name: str) -> bool:
+        self.refresh()
+        return name in self.roles
+
+    def role_closure(self, role: str) -> set[str]:
+        """``role`` and the roles granted to it, and to those, …"""
+        self.refresh()
+        return _closure([role], self.roles)
 
     def user(self, name: str) -> UserInfo | None:
         self.refresh()

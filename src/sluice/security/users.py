@@ -7,7 +7,9 @@ DBMS_ packages, the roles CONNECT, RESOURCE, AQ_USER_ROLE, AQ_ADMINISTRATOR_ROLE
 DBA, and the system privileges CREATE SESSION, ENQUEUE/DEQUEUE/MANAGE ANY QUEUE; and
 ``GRANT SELECT ON owner.table TO …`` for the tables an evaluation context's table aliases
 name (its owner, or a holder WITH GRANT OPTION, may grant it; a revoke takes with it what
-the revokee granted on).
+the revokee granted on).  ``CREATE ROLE name`` / ``DROP ROLE name`` make roles of one's own:
+``GRANT … TO role`` (privileges, other roles), ``GRANT role TO user``, and a user holds what
+its roles hold (:mod:`.catalog`).
 A password appears only in the statement text the caller passes in: it is hashed
 at once and never stored, logged or echoed in an error message.
 """
@@ -19,7 +21,8 @@ from typing import TYPE_CHECKING, Callable
 
 from ..errors import ora
 from ..names import canonical, split_qualified
-from .catalog import BOOTSTRAP_USER, ROLE_GRANTS, SQL_SYSTEM_PRIVILEGES, TABLE_PRIVILEGES, SecurityCatalog
+from ..store.sqlschema import PREDEFINED_ROLES
+from .catalog import BOOTSTRAP_USER, SQL_SYSTEM_PRIVILEGES, TABLE_PRIVILEGES, SecurityCatalog
 from .passwords import hash_password, verify_password
 
 if TYPE_CHECKING:
@@ -33,6 +36,9 @@ _ALTER_PASSWORD = re.compile(rf"^\s*ALTER\s+USER\s+({_IDENT})\s+IDENTIFIED\s+BY\
 _ALTER_PROXY = re.compile(rf"^\s*ALTER\s+USER\s+({_IDENT})\s+(GRANT|REVOKE)\s+CONNECT\s+THROUGH\s+"
                           rf"({_IDENT})\s*$", re.I | re.S)
 _DROP_USER = re.compile(rf"^\s*DROP\s+USER\s+({_IDENT})(\s+CASCADE)?\s*$", re.I | re.S)
+_CREATE_ROLE = re.compile(rf"^\s*CREATE\s+ROLE\s+({_IDENT})(\s+NOT\s+IDENTIFIED)?\s*$", re.I | re.S)
+_DROP_ROLE = re.compile(rf"^\s*DROP\s+ROLE\s+({_IDENT})\s*$", re.I | re.S)
+_ROLE_NAME = re.compile(rf"^{_IDENT}$")
 _GRANT = re.compile(r"^\s*GRANT\s+(.+?)\s+TO\s+(.+?)(\s+WITH\s+(ADMIN|GRANT)\s+OPTION)?\s*$", re.I | re.S)
 _REVOKE = re.compile(r"^\s*REVOKE\s+(.+?)\s+FROM\s+(.+?)\s*$", re.I | re.S)
 _EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+)$", re.I)
@@ -106,6 +112,16 @@ class UserStatements:
             if not m:
                 raise ora(922, "DROP USER name [CASCADE]")
             self.drop_user(m.group(1), bool(m.group(2)))
+        elif kind == "CREATE ROLE":
+            m = _CREATE_ROLE.match(text)
+            if not m:
+                raise ora(922, "CREATE ROLE name [NOT IDENTIFIED]")
+            self.create_role(m.group(1))
+        elif kind == "DROP ROLE":
+            m = _DROP_ROLE.match(text)
+            if not m:
+                raise ora(922, "DROP ROLE name")
+            self.drop_role(m.group(1))
         elif kind == "GRANT":
             m = _GRANT.match(text)
             if not m:
@@ -122,13 +138,20 @@ class UserStatements:
         return 0
 
     # -- users --------------------------------------------------------------
-    def create_user(self, name: str, password: str) -> None:
+    def _new_name(self, name: str, what: str, taken: int) -> str:
+        """A name no user or role has (a user and a role share one namespace); makes the
+        bootstrap administrator a stored user and commits.  :raises: ORA-01031, ORA-``taken``."""
         self._require_superuser()
-        user = canonical(name, "user name")
-        if user in self._security.users or user in ("SYS", BOOTSTRAP_USER):
-            raise ora(1920, user)
+        new = canonical(name, what)
+        if new in self._security.users or new in ("SYS", BOOTSTRAP_USER, "PUBLIC") \
+                or self._security.is_role(new):
+            raise ora(taken, new)
         self._ensure_bootstrap()
         self._session_ctx.ddl_commit()
+        return new
+
+    def create_user(self, name: str, password: str) -> None:
+        user = self._new_name(name, "user name", 1920)
         self._session_ctx.store.put_catalog_object(
             "USER", "SYS", user, {"password": hash_password(password), "superuser": False},
             replace=False)
@@ -188,6 +211,31 @@ class UserStatements:
                 store.drop_catalog_object("AGENTUSER", agent, db_user)
         store.drop_catalog_object("USER", "SYS", user)
 
+    # -- roles --------------------------------------------------------------
+    def create_role(self, name: str) -> None:
+        """``CREATE ROLE name [NOT IDENTIFIED]``.  :raises: ORA-01031 (not a superuser),
+        ORA-01921 a user or role has the name."""
+        role = self._new_name(name, "role name", 1921)
+        self._session_ctx.store.put_catalog_object("ROLEDEF", "SYS", role, {}, replace=False)
+
+    def drop_role(self, name: str) -> None:
+        """``DROP ROLE name``: its grants — to it and of it — go with it, so the users who
+        held it lose what it gave at once.  :raises: ORA-01919 no such role, ORA-01031 (not a
+        superuser, or a predefined role)."""
+        self._require_superuser()
+        role = canonical(name, "role name")
+        if not self._security.is_role(role):
+            raise ora(1919, role)
+        if role in PREDEFINED_ROLES:
+            raise ora(1031)
+        store = self._session_ctx.store
+        self._session_ctx.ddl_commit()
+        for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "TABPRIV"):
+            for owner, obj, _ in store.catalog_objects(kind):
+                if owner == role or (kind == "ROLE" and obj == role):
+                    store.drop_catalog_object(kind, owner, obj)
+        store.drop_catalog_object("ROLEDEF", "SYS", role)
+
     # -- GRANT / REVOKE -----------------------------------------------------
     def _parse_privileges(self, text: str) -> list[tuple[str, str]]:
         """-> [(kind, name)] with kind EXECPRIV, SYSPRIV, ROLE or TABPRIV (name ``OWNER.TABLE``,
@@ -202,19 +250,34 @@ class UserStatements:
                 out.append(("TABPRIV", ".".join(table)))
             elif upper in SQL_SYSTEM_PRIVILEGES:
                 out.append(("SYSPRIV", SQL_SYSTEM_PRIVILEGES[upper]))
-            elif upper in ROLE_GRANTS:
-                out.append(("ROLE", upper))
+            elif _ROLE_NAME.match(item) and self._security.is_role(role := canonical(item, "role name")):
+                out.append(("ROLE", role))
             else:
                 raise ora(990, item)
         return out
 
     def _grantees(self, text: str, public: bool = False) -> list[str]:
-        """The users named (with ``public``, PUBLIC too: every user).  :raises: ORA-01917."""
+        """The users and roles named (with ``public``, PUBLIC too: every user).
+        :raises: ORA-01917."""
         users = [canonical(u.strip(), "grantee") for u in text.split(",")]
         for u in users:
-            if self._security.user(u) is None and not (public and u == "PUBLIC"):
+            if self._security.user(u) is None and not self._security.is_role(u) \
+                    and not (public and u == "PUBLIC"):
                 raise ora(1917, u)
         return users
+
+    def _check_role_grants(self, privs: list[tuple[str, str]], users: list[str], option: str) -> None:
+        """A role is granted to a role that is not among its own (ORA-01934); an object
+        privilege is not granted to a role WITH GRANT OPTION (ORA-01926)."""
+        security = self._security
+        for grantee in users:
+            if not security.is_role(grantee):
+                continue
+            if option == "GRANT" and any(kind == "TABPRIV" for kind, _ in privs):
+                raise ora(1926)
+            for kind, name in privs:
+                if kind == "ROLE" and grantee in security.role_closure(name):
+                    raise ora(1934)
 
     def _tables(self, privs: list[tuple[str, str]]) -> list[str]:
         """The tables of ``privs``; anything else needs a superuser.  :raises: ORA-01031."""
@@ -236,6 +299,7 @@ class UserStatements:
             raise ora(993)      # an object privilege is granted WITH GRANT OPTION
         users = self._grantees(grantees, public=len(tables) == len(privs))
         self._not_to_owner(tables, users)
+        self._check_role_grants(privs, users, option)
         for table in tables:
             self._session_ctx.authz.check_grant_table(table)
         me, store = self._session_ctx.username, self._session_ctx.store

@@ -47,7 +47,7 @@ from .dialect import Dialect
 #     and NTFN_GROUPING_* are numbers on PostgreSQL too (they were the catalog's JSON text:
 #     RETYPED_VIEWS)
 # 18: DBA_TAB_PRIVS shows SELECT on tables (TABPRIV rows: the tables of evaluation contexts'
-#     table aliases), RESHAPED_VIEWS
+#     table aliases), RESHAPED_VIEWS; roles: DBA_ROLES, DBA_ROLE_PRIVS, USER_ROLE_PRIVS
 SCHEMA_VERSION = 18
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
@@ -187,8 +187,14 @@ def _yes(d: Dialect, doc: str, key: str) -> str:
     return f"CASE WHEN CAST({d.json_text(doc, key)} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END"
 
 
+# the roles every store has (what each gives: sluice.security.catalog.ROLE_GRANTS); CREATE
+# ROLE adds others (ROLEDEF rows)
+PREDEFINED_ROLES = ("CONNECT", "RESOURCE", "DBA", "AQ_USER_ROLE", "AQ_ADMINISTRATOR_ROLE",
+                    "SELECT_CATALOG_ROLE")
+
+
 def privilege_ddl(d: Dialect) -> list[str]:
-    """DBA_SYS_PRIVS and DBA_TAB_PRIVS over the security catalog's rows (see
+    """DBA_SYS_PRIVS, DBA_TAB_PRIVS, DBA_ROLES and DBA_ROLE_PRIVS over the security catalog's rows (see
     :mod:`sluice.security.catalog`): system privileges (SYSPRIV, stored by their
     DBMS_AQADM / DBMS_RULE_ADM names, shown by Oracle's SQL names: MANAGE_ANY is MANAGE ANY
     QUEUE, CREATE_RULE_SET_OBJ is CREATE RULE SET), and object privileges on queues
@@ -221,6 +227,14 @@ def privilege_ddl(d: Dialect) -> list[str]:
                    {_yes(d, 'C.SPEC', 'admin_option')} AS ADMIN_OPTION
             FROM SLUICE_CATALOG C WHERE C.KIND = 'SYSPRIV'""",
         f"""{d.create_view} DBA_TAB_PRIVS AS {" UNION ALL ".join(rows)}""",
+        f"""{d.create_view} DBA_ROLES AS
+            SELECT NAME AS ROLE, 'NO' AS PASSWORD_REQUIRED, 'NONE' AS AUTHENTICATION_TYPE
+            FROM SLUICE_CATALOG WHERE KIND = 'ROLEDEF' UNION ALL """
+        + " UNION ALL ".join(f"SELECT '{r}', 'NO', 'NONE'" for r in PREDEFINED_ROLES),
+        f"""{d.create_view} DBA_ROLE_PRIVS AS
+            SELECT C.OWNER AS GRANTEE, C.NAME AS GRANTED_ROLE, {_yes(d, 'C.SPEC', 'admin_option')} AS ADMIN_OPTION,
+                   'YES' AS DEFAULT_ROLE
+            FROM SLUICE_CATALOG C WHERE C.KIND = 'ROLE'""",
     ]
 
 
@@ -817,6 +831,8 @@ USER_VIEWS = [
     # the user's system privileges, and the object grants it owns, made or received
     ("USER_SYS_PRIVS", "SELECT GRANTEE AS USERNAME, PRIVILEGE, ADMIN_OPTION FROM DBA_SYS_PRIVS "
                        "WHERE GRANTEE = {user}"),
+    ("USER_ROLE_PRIVS", "SELECT GRANTEE AS USERNAME, GRANTED_ROLE, ADMIN_OPTION, DEFAULT_ROLE "
+                        "FROM DBA_ROLE_PRIVS WHERE GRANTEE = {user}"),
     ("USER_TAB_PRIVS", "SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, HIERARCHY, TYPE "
                        "FROM DBA_TAB_PRIVS WHERE {user} IN (GRANTEE, OWNER, GRANTOR)"),
 ]

@@ -1,0 +1,145 @@
+"""Roles of one's own: ``CREATE ROLE`` / ``DROP ROLE``, ``GRANT … TO role``, ``GRANT role TO
+user`` and their REVOKEs (Oracle SQL Language Reference, CREATE ROLE / GRANT).
+
+A user holds what was granted to it, to its roles, to theirs and so on: a role granted (or
+a privilege granted to a role it holds) counts from the next call; revoked, or the role
+dropped, it no longer does.  An object privilege is not granted to a role WITH GRANT OPTION
+(ORA-01926); a role is not granted to itself, even through others (ORA-01934).  DBA_ROLES
+lists the roles (the predefined ones too), DBA_ROLE_PRIVS / USER_ROLE_PRIVS who holds which,
+DBA_SYS_PRIVS / DBA_TAB_PRIVS what was granted to a role.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sluice.errors import DatabaseError
+
+from .conftest import create_user, login
+
+
+def code_of(call) -> int:
+    with pytest.raises(DatabaseError) as e:
+        call()
+    return e.value.code
+
+
+def rows(conn, sql: str) -> list[tuple]:
+    cur = conn.cursor()
+    cur.execute(sql)
+    return cur.fetchall()
+
+
+def test_a_role_gives_its_holders_what_was_granted_to_it(admin, dsn):
+    cur = admin.cursor()
+    create_user(admin, "aqadm")
+    create_user(admin, "clerk")
+    cur.execute("CREATE ROLE queue_admins")
+    cur.execute("GRANT EXECUTE ON DBMS_AQADM, MANAGE ANY QUEUE TO queue_admins")
+    clerk = login(dsn, "clerk")
+    try:
+        def create_queue_table():
+            clerk.aqadm.create_queue_table("aqadm.qt", "RAW")
+        assert code_of(create_queue_table) == 1031
+        cur.execute("GRANT queue_admins TO clerk")
+        create_queue_table()                                     # MANAGE ANY QUEUE through the role
+        cur.execute("REVOKE queue_admins FROM clerk")
+        assert code_of(lambda: clerk.aqadm.create_queue_table("aqadm.qt2", "RAW")) == 1031
+        # a role within a role, and a privilege taken from the role
+        cur.execute("CREATE ROLE staff")
+        cur.execute("GRANT queue_admins TO staff")
+        cur.execute("GRANT staff TO clerk")
+        clerk.aqadm.create_queue_table("aqadm.qt2", "RAW")
+        cur.execute("REVOKE MANAGE ANY QUEUE FROM queue_admins")
+        assert code_of(lambda: clerk.aqadm.create_queue_table("aqadm.qt3", "RAW")) == 1031
+        assert rows(admin, "SELECT GRANTEE, PRIVILEGE FROM DBA_TAB_PRIVS WHERE GRANTEE = 'QUEUE_ADMINS'") == [
+            ("QUEUE_ADMINS", "EXECUTE")]
+        assert sorted(rows(admin, "SELECT GRANTEE, GRANTED_ROLE, ADMIN_OPTION FROM DBA_ROLE_PRIVS "
+                                  "WHERE GRANTED_ROLE IN ('STAFF', 'QUEUE_ADMINS')")) == [
+            ("CLERK", "STAFF", "NO"), ("STAFF", "QUEUE_ADMINS", "NO")]
+        assert rows(clerk, "SELECT USERNAME, GRANTED_ROLE FROM USER_ROLE_PRIVS") == [("CLERK", "STAFF")]
+        # dropping a role takes its grants, and it from its holders
+        cur.execute("GRANT MANAGE ANY QUEUE TO queue_admins")
+        clerk.aqadm.create_queue_table("aqadm.qt3", "RAW")
+        cur.execute("DROP ROLE queue_admins")
+        assert code_of(lambda: clerk.aqadm.create_queue_table("aqadm.qt4", "RAW")) == 1031
+        assert rows(admin, "SELECT GRANTEE, GRANTED_ROLE FROM DBA_ROLE_PRIVS WHERE GRANTED_ROLE = 'QUEUE_ADMINS' "
+                           "OR GRANTEE = 'QUEUE_ADMINS'") == []
+        assert rows(admin, "SELECT COUNT(*) FROM DBA_SYS_PRIVS WHERE GRANTEE = 'QUEUE_ADMINS'") == [(0,)]
+    finally:
+        clerk.close()
+
+
+def test_dba_roles_lists_the_predefined_roles_and_ones_own(admin):
+    admin.cursor().execute("CREATE ROLE rule_admins NOT IDENTIFIED")
+    assert rows(admin, "SELECT ROLE, PASSWORD_REQUIRED, AUTHENTICATION_TYPE FROM DBA_ROLES ORDER BY ROLE") == [
+        ("AQ_ADMINISTRATOR_ROLE", "NO", "NONE"), ("AQ_USER_ROLE", "NO", "NONE"), ("CONNECT", "NO", "NONE"),
+        ("DBA", "NO", "NONE"), ("RESOURCE", "NO", "NONE"), ("RULE_ADMINS", "NO", "NONE"),
+        ("SELECT_CATALOG_ROLE", "NO", "NONE")]
+
+
+def test_bad_role_statements_are_refused_and_change_nothing(admin, dsn):
+    cur = admin.cursor()
+    create_user(admin, "hr")
+    cur.execute("CREATE ROLE r1")
+    cur.execute("CREATE ROLE r2")
+    cur.execute("GRANT r1 TO r2")
+    admin.aqadm.create_queue_table("hr.qt", "RAW")
+    admin.aqadm.create_queue("hr.q", "hr.qt")
+    store = admin.context.store
+    before = [sorted(store.catalog_objects(k)) for k in ("ROLEDEF", "ROLE", "SYSPRIV", "TABPRIV", "USER",
+                                                         "QUEUEPRIV")]
+    hr = login(dsn, "hr")
+    try:
+        for statement, code in (("CREATE ROLE hr", 1921),              # a user's name
+                                ("CREATE ROLE r1", 1921),
+                                ("CREATE ROLE connect", 1921),         # a predefined role's
+                                ("CREATE USER r1 IDENTIFIED BY \"Pw-x-1\"", 1920),
+                                ("DROP ROLE nosuch", 1919),
+                                ("DROP ROLE dba", 1031),
+                                ("GRANT r2 TO r1", 1934),              # r1 is in r2 already
+                                ("GRANT r1 TO r1", 1934),
+                                ("REVOKE r1 FROM hr", 1951),
+                                ("GRANT SELECT ON hr.employees TO r1 WITH GRANT OPTION", 1926),
+                                ("GRANT nosuch TO hr", 990)):
+            assert code_of(lambda: cur.execute(statement)) == code, statement
+        assert code_of(lambda: hr.cursor().execute("CREATE ROLE mine")) == 1031       # a superuser's
+        assert code_of(lambda: hr.cursor().execute("GRANT r1 TO hr")) == 1031
+        assert code_of(lambda: admin.aqadm.grant_queue_privilege("ENQUEUE", "hr.q", "r1", True)) == 1926
+        assert [sorted(store.catalog_objects(k)) for k in ("ROLEDEF", "ROLE", "SYSPRIV", "TABPRIV", "USER",
+                                                           "QUEUEPRIV")] == before
+    finally:
+        hr.close()
+
+
+def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
+    """Schema 17 had no DBA_ROLES / DBA_ROLE_PRIVS and its DBA_TAB_PRIVS no table rows;
+    the upgrade to 18 makes them (SQLite keeps an old view: DBA_TAB_PRIVS is a reshaped one)."""
+    import sluice
+    from sluice.store.sqlschema import SCHEMA_VERSION
+    from tests.streams.test_propagation import _raw
+
+    conn = sluice.connect(dsn)
+    create_user(conn, "hr")
+    conn.cursor().execute("CREATE ROLE readers")
+    conn.cursor().execute("GRANT SELECT ON hr.employees TO readers")
+    conn.close()
+    columns = ", ".join(f"CAST(NULL AS TEXT) AS {c}" for c in
+                        ("GRANTEE", "OWNER", "TABLE_NAME", "GRANTOR", "PRIVILEGE", "GRANTABLE", "HIERARCHY", "TYPE"))
+    old = [f"CREATE VIEW DBA_TAB_PRIVS AS SELECT {columns} WHERE 1 = 0"]   # showing nothing of TABPRIV
+    drop = ["DROP VIEW DBA_ROLE_PRIVS", "DROP VIEW DBA_ROLES"]
+    if dsn.startswith("sqlite:"):
+        _raw(dsn, [*drop, "DROP VIEW DBA_TAB_PRIVS", *old])
+    else:       # USER_ views read DBA_ ones (SQLite makes them per connection)
+        _raw(dsn, ["DROP VIEW USER_ROLE_PRIVS", "DROP VIEW USER_TAB_PRIVS", *drop, "DROP VIEW DBA_TAB_PRIVS", *old])
+    _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '17' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    try:
+        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+        assert rows(conn, "SELECT GRANTEE, TABLE_NAME, TYPE FROM DBA_TAB_PRIVS WHERE TYPE = 'TABLE'") == [
+            ("READERS", "EMPLOYEES", "TABLE")]
+        assert rows(conn, "SELECT ROLE FROM DBA_ROLES WHERE ROLE = 'READERS'") == [("READERS",)]
+        conn.cursor().execute("GRANT readers TO hr")
+        assert rows(conn, "SELECT GRANTEE, GRANTED_ROLE FROM DBA_ROLE_PRIVS WHERE GRANTEE = 'HR'") == [("HR", "READERS")]
+    finally:
+        conn.close()
