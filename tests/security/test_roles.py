@@ -143,3 +143,33 @@ def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
         assert rows(conn, "SELECT GRANTEE, GRANTED_ROLE FROM DBA_ROLE_PRIVS WHERE GRANTEE = 'HR'") == [("HR", "READERS")]
     finally:
         conn.close()
+
+
+def test_a_queue_privilege_granted_to_a_role_counts_and_stays_the_roles(admin, dsn):
+    """DBMS_AQADM.GRANT_QUEUE_PRIVILEGE: "grantee: the user, role or PUBLIC".  A privilege
+    the user then gets itself is its own row: revoking it leaves the role's."""
+    create_user(admin, "hr", "EXECUTE ON DBMS_AQ")
+    admin.aqadm.create_queue_table("sluice.qt", "RAW")
+    admin.aqadm.create_queue("sluice.q", "sluice.qt")
+    admin.aqadm.start_queue("sluice.q")
+    cur = admin.cursor()
+    cur.execute("CREATE ROLE senders")
+    cur.execute("GRANT senders TO hr")
+    hr = login(dsn, "hr")
+    try:
+        def enqueue():
+            hr.queue("sluice.q").enqone(hr.msgproperties(payload=b"x"))
+            hr.commit()
+        assert code_of(enqueue) == 1031
+        admin.aqadm.grant_queue_privilege("ENQUEUE", "sluice.q", "senders")
+        enqueue()
+        admin.aqadm.grant_queue_privilege("ENQUEUE", "sluice.q", "hr")
+        assert sorted(rows(admin, "SELECT GRANTEE, PRIVILEGE FROM DBA_TAB_PRIVS WHERE TYPE = 'QUEUE'")) == [
+            ("HR", "ENQUEUE"), ("SENDERS", "ENQUEUE")]
+        admin.aqadm.revoke_queue_privilege("ENQUEUE", "sluice.q", "hr")
+        enqueue()                                                  # the role's grant is still there
+        admin.aqadm.revoke_queue_privilege("ENQUEUE", "sluice.q", "senders")
+        assert code_of(enqueue) == 1031
+        assert code_of(lambda: admin.aqadm.revoke_queue_privilege("ENQUEUE", "sluice.q", "hr")) == 1927
+    finally:
+        hr.close()
