@@ -149,3 +149,20 @@ def test_select_on_a_table_is_granted_by_its_owner_or_with_the_grant_option(site
     cur = site["scott"].cursor()
     cur.execute("SELECT TABLE_NAME FROM USER_TAB_PRIVS")
     assert cur.fetchall() == []
+
+
+def test_the_tables_of_the_aliases_show_in_dba_evaluation_context_tables(site):
+    """DBA_ / ALL_ / USER_EVALUATION_CONTEXT_TABLES (Oracle Database Reference): the tables
+    whose SELECT the users of a context need."""
+    adm = site.adm
+    adm.create_evaluation_context("hr.ctx", table_aliases=[*EMP, TableAlias("dept", "departments")])
+    adm.create_evaluation_context("hr.bare", variable_types=[VariableType("m", "NUMBER")])
+    assert site.rows("SELECT EVALUATION_CONTEXT_OWNER, EVALUATION_CONTEXT_NAME, TABLE_ALIAS, TABLE_NAME "
+                     "FROM DBA_EVALUATION_CONTEXT_TABLES ORDER BY TABLE_ALIAS") == [
+        ("HR", "CTX", "DEPT", "HR.DEPARTMENTS"), ("HR", "CTX", "EMP", "HR.EMPLOYEES")]
+    assert site.rows("SELECT COUNT(*) FROM ALL_EVALUATION_CONTEXT_TABLES") == [(2,)]
+    cur = site["hr"].cursor()
+    cur.execute("SELECT EVALUATION_CONTEXT_NAME, TABLE_ALIAS FROM USER_EVALUATION_CONTEXT_TABLES ORDER BY 2")
+    assert cur.fetchall() == [("CTX", "DEPT"), ("CTX", "EMP")]
+    adm.alter_evaluation_context("hr.ctx", remove_table_aliases=True)
+    assert site.rows("SELECT COUNT(*) FROM DBA_EVALUATION_CONTEXT_TABLES") == [(0,)]

@@ -113,7 +113,8 @@ def test_bad_role_statements_are_refused_and_change_nothing(admin, dsn):
 
 
 def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
-    """Schema 17 had no DBA_ROLES / DBA_ROLE_PRIVS and its DBA_TAB_PRIVS no table rows;
+    """Schema 17 had no DBA_ROLES / DBA_ROLE_PRIVS / *_EVALUATION_CONTEXT_TABLES and its
+    DBA_TAB_PRIVS no table rows;
     the upgrade to 18 makes them (SQLite keeps an old view: DBA_TAB_PRIVS is a reshaped one)."""
     import sluice
     from sluice.store.sqlschema import SCHEMA_VERSION
@@ -127,11 +128,13 @@ def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
     columns = ", ".join(f"CAST(NULL AS TEXT) AS {c}" for c in
                         ("GRANTEE", "OWNER", "TABLE_NAME", "GRANTOR", "PRIVILEGE", "GRANTABLE", "HIERARCHY", "TYPE"))
     old = [f"CREATE VIEW DBA_TAB_PRIVS AS SELECT {columns} WHERE 1 = 0"]   # showing nothing of TABPRIV
-    drop = ["DROP VIEW DBA_ROLE_PRIVS", "DROP VIEW DBA_ROLES"]
+    drop = ["DROP VIEW DBA_ROLE_PRIVS", "DROP VIEW DBA_ROLES", "DROP VIEW ALL_EVALUATION_CONTEXT_TABLES",
+            "DROP VIEW DBA_EVALUATION_CONTEXT_TABLES"]
     if dsn.startswith("sqlite:"):
         _raw(dsn, [*drop, "DROP VIEW DBA_TAB_PRIVS", *old])
     else:       # USER_ views read DBA_ ones (SQLite makes them per connection)
-        _raw(dsn, ["DROP VIEW USER_ROLE_PRIVS", "DROP VIEW USER_TAB_PRIVS", *drop, "DROP VIEW DBA_TAB_PRIVS", *old])
+        _raw(dsn, ["DROP VIEW USER_ROLE_PRIVS", "DROP VIEW USER_TAB_PRIVS", "DROP VIEW USER_EVALUATION_CONTEXT_TABLES",
+                   *drop, "DROP VIEW DBA_TAB_PRIVS", *old])
     _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '17' WHERE KEY = 'schema_version'"])
     conn = sluice.connect(dsn)
     try:
@@ -139,6 +142,7 @@ def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
         assert rows(conn, "SELECT GRANTEE, TABLE_NAME, TYPE FROM DBA_TAB_PRIVS WHERE TYPE = 'TABLE'") == [
             ("READERS", "EMPLOYEES", "TABLE")]
         assert rows(conn, "SELECT ROLE FROM DBA_ROLES WHERE ROLE = 'READERS'") == [("READERS",)]
+        assert rows(conn, "SELECT COUNT(*) FROM ALL_EVALUATION_CONTEXT_TABLES") == [(0,)]
         conn.cursor().execute("GRANT readers TO hr")
         assert rows(conn, "SELECT GRANTEE, GRANTED_ROLE FROM DBA_ROLE_PRIVS WHERE GRANTEE = 'HR'") == [("HR", "READERS")]
     finally:

@@ -47,7 +47,8 @@ from .dialect import Dialect
 #     and NTFN_GROUPING_* are numbers on PostgreSQL too (they were the catalog's JSON text:
 #     RETYPED_VIEWS)
 # 18: DBA_TAB_PRIVS shows SELECT on tables (TABPRIV rows: the tables of evaluation contexts'
-#     table aliases), RESHAPED_VIEWS; roles: DBA_ROLES, DBA_ROLE_PRIVS, USER_ROLE_PRIVS
+#     table aliases), RESHAPED_VIEWS; roles: DBA_ROLES, DBA_ROLE_PRIVS, USER_ROLE_PRIVS;
+#     DBA_EVALUATION_CONTEXT_TABLES (and ALL_, USER_)
 SCHEMA_VERSION = 18
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
@@ -429,6 +430,11 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
                    {_part(d, j('C', 'evaluation_context'), 2)} AS RULE_EVALUATION_CONTEXT_NAME,
                    {j('C', 'action_context')} AS RULE_ACTION_CONTEXT, {j('C', 'comment')} AS RULE_COMMENT
             FROM SLUICE_CATALOG C WHERE KIND = 'RULE'""",
+        # the tables an evaluation context's table aliases name (whose SELECT its users need)
+        f"""{d.create_view} DBA_EVALUATION_CONTEXT_TABLES AS
+            SELECT C.OWNER AS EVALUATION_CONTEXT_OWNER, C.NAME AS EVALUATION_CONTEXT_NAME,
+                   {_tables_item(d, 0)} AS TABLE_ALIAS, {_tables_item(d, 1)} AS TABLE_NAME
+            FROM SLUICE_CATALOG C, {_tables_of(d, "table_aliases")} WHERE C.KIND = 'EVALUATION_CONTEXT'""",
         f"""{d.create_view} DBA_RULE_SETS AS
             SELECT OWNER AS RULE_SET_OWNER, NAME AS RULE_SET_NAME,
                    {_part(d, j('C', 'evaluation_context'), 1)} AS RULE_SET_EVAL_CONTEXT_OWNER,
@@ -507,17 +513,19 @@ def streams_rules_ddl(d: Dialect) -> list[str]:
             FROM SLUICE_CATALOG C WHERE C.KIND = 'MESSAGE_CONSUMER'""",
         # ALL_ views: what the user may see is not filtered (as ALL_QUEUES is not)
         *(f"{d.create_view} ALL_{name} AS SELECT * FROM DBA_{name}" for name in (
-            "RULES", "RULE_SETS", "RULE_SET_RULES", "EVALUATION_CONTEXTS", "STREAMS_RULES",
+            "RULES", "RULE_SETS", "RULE_SET_RULES", "EVALUATION_CONTEXTS", "EVALUATION_CONTEXT_TABLES",
+            "STREAMS_RULES",
             "STREAMS_GLOBAL_RULES", "STREAMS_SCHEMA_RULES", "STREAMS_TABLE_RULES",
             "STREAMS_MESSAGE_RULES", "APPLY", "STREAMS_MESSAGE_CONSUMERS")),
     ]
 
 
-def _tables_of(d: Dialect) -> str:
-    """The items of a synchronous capture spec's ``tables`` array, as table ``T``."""
+def _tables_of(d: Dialect, key: str = "tables") -> str:
+    """The items of the spec's array ``key`` (a synchronous capture's ``tables``, an
+    evaluation context's ``table_aliases``), as table ``T``."""
     if d.name == "sqlite":
-        return "json_each(C.SPEC, '$.tables') T"
-    return "jsonb_array_elements(C.SPEC::jsonb -> 'tables') T(VALUE)"
+        return f"json_each(C.SPEC, '$.{key}') T"
+    return f"jsonb_array_elements(C.SPEC::jsonb -> '{key}') T(VALUE)"
 
 
 def _tables_item(d: Dialect, i: int) -> str:
@@ -828,6 +836,8 @@ USER_VIEWS = [
     ("USER_EVALUATION_CONTEXTS", "SELECT EVALUATION_CONTEXT_NAME, EVALUATION_FUNCTION, "
                                  "EVALUATION_CONTEXT_COMMENT FROM DBA_EVALUATION_CONTEXTS "
                                  "WHERE EVALUATION_CONTEXT_OWNER = {user}"),
+    ("USER_EVALUATION_CONTEXT_TABLES", "SELECT EVALUATION_CONTEXT_NAME, TABLE_ALIAS, TABLE_NAME "
+                                       "FROM DBA_EVALUATION_CONTEXT_TABLES WHERE EVALUATION_CONTEXT_OWNER = {user}"),
     # the user's system privileges, and the object grants it owns, made or received
     ("USER_SYS_PRIVS", "SELECT GRANTEE AS USERNAME, PRIVILEGE, ADMIN_OPTION FROM DBA_SYS_PRIVS "
                        "WHERE GRANTEE = {user}"),
