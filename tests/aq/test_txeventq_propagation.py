@@ -16,6 +16,7 @@ import time
 import pytest
 
 import sluice
+from sluice.aq.buffered import BufferedLimits, configure
 from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue
@@ -179,6 +180,67 @@ def test_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
     q = _buffered(b.queue("DST"))
     q.deqoptions.consumername = "READER"
     assert [m.payload for m in q.deqmany(5)] == [b"b1", b"b2", b"b3"]
+
+
+def _spill_then_keep(conn, queue, spilled, kept):
+    """Buffered enqueues into ``queue``: ``spilled`` past a memory limit of nothing (to the
+    queue table, SPILLED), then ``kept`` in memory (IN-MEMORY)."""
+    q = _buffered(conn.queue(queue))
+    limits = configure(conn, memory_limit=0)
+    try:
+        for p in spilled:
+            q.enqone(conn.msgproperties(payload=p))
+    finally:
+        limits.memory_limit = BufferedLimits().memory_limit
+    for p in kept:
+        q.enqone(conn.msgproperties(payload=p))
+
+
+@pytest.mark.parametrize("how", ["schedule_propagation", "create_propagation"])
+def test_spilled_buffered_messages_of_a_single_consumer_source(conn, how):
+    """Seed 003: buffered messages spill to disk ("older messages are spilled to disk and
+    removed from the pool") and "A single propagation schedule serves both persistent and
+    buffered messages": those a single-consumer TxEventQ spilled go from its queue table with
+    those still in memory, once and in their order, and arrive buffered.  While the
+    destination refuses, the spilled ones stay SPILLED and the others IN-MEMORY."""
+    _sharded(conn, "SRC")
+    conn.aqadm.create_sharded_queue(queue_name="DST", queue_payload_type="RAW")   # not started yet
+    if how == "schedule_propagation":
+        conn.aqadm.schedule_propagation(queue_name="SRC", destination_queue="DST")
+    else:
+        conn.propagation_adm.create_propagation("P1", "SRC", "DST", queue_to_queue=True)
+    _spill_then_keep(conn, "SRC", [b"s1", b"s2", b"s3"], [b"m1", b"m2"])
+    states = "SELECT MSG_STATE, DELIVERY_MODE FROM AQ$SRC ORDER BY ENQ_TIME"
+    before = [("SPILLED", "BUFFERED")] * 3 + [("IN-MEMORY", "BUFFERED")] * 2
+    assert rows(conn, states) == before
+    assert PropagationRunner(conn).run_once(force=True) == 0
+    assert _schedule(conn)[0][3].startswith("ORA-25207")
+    assert rows(conn, states) == before
+    conn.aqadm.start_queue("DST")
+    assert PropagationRunner(conn, clock=lambda: time.time() + 31).run_once(force=True) == 5
+    assert rows(conn, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
+    got = _buffered(conn.queue("DST")).deqmany(10)
+    assert [(m.payload, m.deliverymode) for m in got] == [
+        (p, sluice.MSG_BUFFERED) for p in (b"s1", b"s2", b"s3", b"m1", b"m2")]
+    assert drain(conn, "DST") == []
+    assert PropagationRunner(conn, clock=lambda: time.time() + 62).run_once(force=True) == 0
+
+
+def test_spilled_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
+    """The same through a database link, to a multi-consumer TxEventQ."""
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    _sharded(a, "SRC")
+    _sharded(b, "DST", multi=True)
+    b.aqadm.add_subscriber("DST", sluice.Agent("READER"), delivery_mode=sluice.MSG_PERSISTENT_OR_BUFFERED)
+    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a.aqadm.schedule_propagation(queue_name="SRC", destination="dbs2", destination_queue="DST")
+    _spill_then_keep(a, "SRC", [b"s1", b"s2"], [b"m1"])
+    assert PropagationRunner(a).run_once(force=True) == 3
+    q = _buffered(b.queue("DST"))
+    q.deqoptions.consumername = "READER"
+    assert [m.payload for m in q.deqmany(5)] == [b"s1", b"s2", b"m1"]
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
+    assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once(force=True) == 0
 
 
 def _propagations(conn):
