@@ -168,17 +168,24 @@ def test_buffered_messages_of_a_single_consumer_source(conn):
     assert PropagationRunner(conn).run_once(force=True) == 0
 
 
-def test_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
+def _to_a_reader_at_dbs2(sites):
+    """Sites dbs1 (single-consumer SRC, a link to dbs2) and dbs2 (multi-consumer DST whose
+    subscriber READER takes both kinds of message); returns (dbs1, READER's buffered DST)."""
     a, b = sites.open("dbs1"), sites.open("dbs2")
     _sharded(a, "SRC")
     _sharded(b, "DST", multi=True)
     b.aqadm.add_subscriber("DST", sluice.Agent("READER"), delivery_mode=sluice.MSG_PERSISTENT_OR_BUFFERED)
     a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    q = _buffered(b.queue("DST"))
+    q.deqoptions.consumername = "READER"
+    return a, q
+
+
+def test_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
+    a, q = _to_a_reader_at_dbs2(sites)
     a.propagation_adm.create_propagation("P1", "SRC", "DST", "dbs2", queue_to_queue=True)
     _buffered(a.queue("SRC")).enqmany([a.msgproperties(payload=p) for p in (b"b1", b"b2", b"b3")])
     assert PropagationRunner(a).run_once(force=True) == 3
-    q = _buffered(b.queue("DST"))
-    q.deqoptions.consumername = "READER"
     assert [m.payload for m in q.deqmany(5)] == [b"b1", b"b2", b"b3"]
 
 
@@ -228,16 +235,10 @@ def test_spilled_buffered_messages_of_a_single_consumer_source(conn, how):
 
 def test_spilled_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
     """The same through a database link, to a multi-consumer TxEventQ."""
-    a, b = sites.open("dbs1"), sites.open("dbs2")
-    _sharded(a, "SRC")
-    _sharded(b, "DST", multi=True)
-    b.aqadm.add_subscriber("DST", sluice.Agent("READER"), delivery_mode=sluice.MSG_PERSISTENT_OR_BUFFERED)
-    a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    a, q = _to_a_reader_at_dbs2(sites)
     a.aqadm.schedule_propagation(queue_name="SRC", destination="dbs2", destination_queue="DST")
     _spill_then_keep(a, "SRC", [b"s1", b"s2"], [b"m1"])
     assert PropagationRunner(a).run_once(force=True) == 3
-    q = _buffered(b.queue("DST"))
-    q.deqoptions.consumername = "READER"
     assert [m.payload for m in q.deqmany(5)] == [b"s1", b"s2", b"m1"]
     assert rows(a, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
     assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once(force=True) == 0
