@@ -16,7 +16,7 @@ import time
 import pytest
 
 import sluice
-from sluice.aq.buffered import BufferedLimits, configure
+from sluice.aq.buffered import BufferedLimits, configure, pool_for
 from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue
@@ -187,6 +187,21 @@ def test_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
     _buffered(a.queue("SRC")).enqmany([a.msgproperties(payload=p) for p in (b"b1", b"b2", b"b3")])
     assert PropagationRunner(a).run_once(force=True) == 3
     assert [m.payload for m in q.deqmany(5)] == [b"b1", b"b2", b"b3"]
+
+
+def test_a_delayed_buffered_message_goes_with_the_rest_of_its_delay(conn):
+    """A delayed buffered message (sharded queues only: seed 003 "Buffered Messaging
+    Restrictions") propagates as a delayed persistent one does: into the destination's
+    memory, still waiting out what is left of its delay there."""
+    _sharded(conn, "SRC")
+    _sharded(conn, "DST")
+    conn.aqadm.schedule_propagation(queue_name="SRC", destination_queue="DST")
+    _buffered(conn.queue("SRC")).enqone(conn.msgproperties(payload=b"later", delay=600, expiration=60))
+    assert PropagationRunner(conn).run_once(force=True) == 1
+    assert rows(conn, "SELECT MSG_STATE, EXPIRATION, DELIVERY_MODE FROM AQ$DST") == [("IN-MEMORY", 60, "BUFFERED")]
+    assert _buffered(conn.queue("DST")).deqone() is None
+    [(record, *_)] = [v for k, v in pool_for(conn.context.store).in_memory().items() if k.endswith(".DST")]
+    assert 590 < record.delay - time.time() <= 600
 
 
 def _spill_then_keep(conn, queue, spilled, kept):
