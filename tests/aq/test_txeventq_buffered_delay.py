@@ -25,6 +25,20 @@ from ..streams.propkit import raises_ora, rows
 _DELAY = 1      # seconds: what a test waits out
 
 
+@pytest.fixture
+def waits(conn, monkeypatch):
+    """How long each wait of ``conn``'s session for messages was allowed to last."""
+    seen = []
+    real_wait = type(conn.context).wait_for_messages
+
+    def wait(ctx, since, timeout):
+        if ctx is conn.context:
+            seen.append(timeout)
+        return real_wait(ctx, since, timeout)
+    monkeypatch.setattr(type(conn.context), "wait_for_messages", wait)
+    return seen
+
+
 def _sharded(conn, name="TQ", multi=False):
     conn.aqadm.create_sharded_queue(queue_name=name, multiple_consumers=multi, queue_payload_type="RAW")
     conn.aqadm.start_queue(name)
@@ -48,18 +62,11 @@ def _states(conn, table="TQ"):
     return rows(conn, f"SELECT CORR_ID, MSG_STATE, DELIVERY_MODE FROM AQ${table} ORDER BY ENQ_TIME")
 
 
-def test_a_delayed_buffered_message_waits_in_memory_for_its_delay(conn, monkeypatch):
+def test_a_delayed_buffered_message_waits_in_memory_for_its_delay(conn, waits):
     """Enqueued with a delay it stays in memory, not dequeueable (the plain dequeue, a
     dequeue by correlation: neither takes it early; the message enqueued after it without
     one goes first); a dequeue waiting for it gets it once the delay has passed — its wait
     ends then, no enqueue wakes it —, READY and still saying its delay."""
-    waits = []
-    real_wait = type(conn.context).wait_for_messages
-
-    def wait(ctx, since, timeout):
-        waits.append(timeout)
-        return real_wait(ctx, since, timeout)
-    monkeypatch.setattr(type(conn.context), "wait_for_messages", wait)
     _sharded(conn)
     q = _buffered(conn.queue("TQ"))
     enqueued = time.monotonic()
@@ -96,6 +103,18 @@ def test_a_delayed_buffered_message_by_its_msgid(conn):
     assert q.deqone().payload == b"later"
     q.deqoptions.wait = sluice.DEQ_NO_WAIT
     raises_ora(25263, q.deqone)                                    # gone now
+
+
+def test_listen_hears_a_delayed_buffered_message_when_its_delay_ends(conn, waits):
+    """DBMS_AQ.LISTEN: a delayed message is not there yet (ORA-25254 without waiting); a
+    LISTEN that waits answers once the delay has passed, its wait ending then."""
+    _sharded(conn)
+    _buffered(conn.queue("TQ")).enqone(conn.msgproperties(payload=b"later", delay=_DELAY))
+    agents = [sluice.Agent(None, "TQ")]
+    raises_ora(25254, conn.aq.listen, agents, 0, sluice.MSG_BUFFERED)
+    assert conn.aq.listen(agents, 30, sluice.MSG_BUFFERED) == (sluice.Agent(None, "SLUICE.TQ"),
+                                                                sluice.MSG_BUFFERED)
+    assert 0 < waits[-1] <= _DELAY
 
 
 def test_delayed_buffered_messages_of_a_multi_consumer_queue_and_an_array(conn):

@@ -138,6 +138,34 @@ def test_what_a_single_consumer_source_still_refuses(conn):
     assert _schedule(conn) == []
 
 
+def test_two_propagations_from_a_single_consumer_source_share_its_messages(conn):
+    """Seed 003: a single-consumer queue is point to point, "Each message is consumed by only
+    one receiver", and "When there are multiple processes dequeuing from a single-consumer
+    queue ... different processes skip the messages that are being worked on by a
+    concurrent process".  Two propagations from it (a schedule and a CREATE_PROPAGATION,
+    each queue to queue) are two such consumers: Oracle documents no error for the second
+    (ORA-24041 is for the same queue and destination twice), so each message goes to one
+    of the destinations — all of them, none twice, each destination's in the source's
+    order."""
+    _sharded(conn, "SRC")
+    _sharded(conn, "DST1")
+    _sharded(conn, "DST2")
+    conn.aqadm.schedule_propagation(queue_name="SRC", destination_queue="DST1")
+    raises_ora(24041, conn.aqadm.schedule_propagation, queue_name="SRC", destination_queue="DST1")
+    conn.propagation_adm.create_propagation("P2", "SRC", "DST2", queue_to_queue=True)
+    sent = [b"m%d" % i for i in range(6)]
+    _enqueue(conn, "SRC", sent)
+    _buffered(conn.queue("SRC")).enqone(conn.msgproperties(payload=b"buffered"))
+    assert PropagationRunner(conn).run_once(force=True) == 7
+    one, two = (_payloads(drain(conn, name)) + [m.payload for m in _buffered(conn.queue(name)).deqmany(9)]
+                for name in ("DST1", "DST2"))
+    assert sorted(one + two) == sorted(sent + [b"buffered"])
+    for got in (one, two):
+        persistent = [p for p in got if p != b"buffered"]
+        assert persistent == sorted(persistent, key=sent.index)
+    assert rows(conn, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
+
+
 def _buffered(q):
     q.enqoptions.deliverymode = q.deqoptions.deliverymode = sluice.MSG_BUFFERED
     q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
