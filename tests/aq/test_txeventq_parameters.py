@@ -5,8 +5,8 @@ A sharded queue's parameters and its exception queue's name share one SLUICE_CAT
 change reads the row, changes its part and writes it back: done in one store transaction
 holding the row (PostgreSQL's row lock, SQLite's write lock), two sessions' changes both
 stay.  The interleaving is forced, not hoped for: the first session's change of the row
-(``sharded.with_parameter``) runs the second session's whole call in a thread before it
-returns, and gives it a bounded time to finish — held out by the lock, the second waits and
+(the ``change`` of ``sqlcatalog.merge_object``) runs the second session's whole call in a
+thread before it returns, and gives it a bounded time to finish — held out by the lock, the second waits and
 then reads the first's row; read before the transaction (the bug), it finishes and the
 first writes its stale copy over it.
 """
@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from sluice.aq import sharded
+from sluice.store import sqlcatalog
 
 # how long the first session's change waits for the second's call (which, held by the
 # lock, cannot finish in it); well under PostgreSQL's DDL lock_timeout (5 s)
@@ -25,11 +25,11 @@ _GRACE = 1.0
 
 
 def _meanwhile(monkeypatch, call):
-    """While the next SET_QUEUE_PARAMETER holds the row it read, run ``call`` (another
-    session's) in a thread.  Returns a function that waits for that thread and re-raises
-    what it raised."""
+    """While the next change of a catalog row holds the row it read (``merge_object``'s
+    ``change``, in this thread), run ``call`` (another session's) in a thread.  Returns a
+    function that waits for that thread and re-raises what it raised."""
     done, failed, started = threading.Event(), [], []
-    real = sharded.with_parameter
+    real = sqlcatalog.merge_object
 
     def run():
         try:
@@ -39,17 +39,19 @@ def _meanwhile(monkeypatch, call):
         finally:
             done.set()
 
-    def change(spec, name, value):
-        if not started:                         # the first session's, not the second's own
-            started.append(threading.Thread(target=run, daemon=True))
-            started[0].start()
-            done.wait(_GRACE)
-        return real(spec, name, value)
+    def merge(c, kind, owner, name, change, create):
+        def held(spec):
+            if not started:                     # the first session's, not the second's own
+                started.append(threading.Thread(target=run, daemon=True))
+                started[0].start()
+                done.wait(_GRACE)
+            return change(spec)
+        return real(c, kind, owner, name, held, create)
 
-    monkeypatch.setattr(sharded, "with_parameter", change)
+    monkeypatch.setattr(sqlcatalog, "merge_object", merge)
 
     def finish():
-        assert started, "SET_QUEUE_PARAMETER did not change the row"
+        assert started, "the row was not changed in its store transaction"
         assert done.wait(30), "the other session's call did not end"
         if failed:
             raise failed[0]
@@ -69,6 +71,18 @@ def test_set_queue_parameter_keeps_an_exception_queue_made_meanwhile(conn, conn2
     [(exc,)] = conn.cursor().execute(
         "SELECT NAME FROM USER_QUEUES WHERE QUEUE_TYPE = 'EXCEPTION_QUEUE'").fetchall()
     assert exc == "AQ$_TQ_E"
+
+
+def test_create_exception_queue_keeps_a_parameter_set_meanwhile(conn, conn2, monkeypatch):
+    """The other way round: CREATE_EXCEPTION_QUEUE holds the row while SET_QUEUE_PARAMETER
+    runs (PostgreSQL: its read locks the row, or the parameter was overwritten)."""
+    conn.aqadm.create_sharded_queue(queue_name="TQ", queue_payload_type="RAW")
+    finish = _meanwhile(monkeypatch, lambda: conn2.aqadm.set_queue_parameter("TQ", "SHARD_NUM", 4))
+    conn.aqadm.create_exception_queue("TQ")
+    finish()
+    for c in (conn, conn2):
+        assert c.aqadm.get_queue_parameter("TQ", "SHARD_NUM") == 4
+        assert c.context.catalog.queue("TQ").table.sharded_exception_queue == "AQ$_TQ_E"
 
 
 def test_two_set_queue_parameters_at_once_both_stay(conn, conn2, monkeypatch):

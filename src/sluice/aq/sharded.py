@@ -343,14 +343,14 @@ class ShardedQueueAdm:
         # read, change and write the row in one store transaction that holds it: read
         # before, a CREATE_EXCEPTION_QUEUE or another SET_QUEUE_PARAMETER committed meanwhile
         # was overwritten (the database level's row is made by its first parameter)
-        if self._store.merge_catalog_object(kind, owner, key, functools.partial(with_parameter, name=name,
+        if self._store.merge_catalog_object(kind, owner, key, functools.partial(_with_parameter, name=name,
                                                                                  value=value),
                                             create=table is None) is None:
             raise ora(24010, f"{owner}.{key} (dropped)")
         self._catalog.refresh(force=True)
 
 
-def with_parameter(spec: Mapping[str, Any], name: str, value: int | None) -> dict[str, Any]:
+def _with_parameter(spec: Mapping[str, Any], name: str, value: int | None) -> dict[str, Any]:
     """A catalog row's ``spec`` with queue parameter ``name`` set to ``value`` (None: unset);
     the rest of the row (a sharded queue's exception queue) stays as it is."""
     params = dict(spec.get("parameters", {}))
