@@ -343,9 +343,8 @@ class ShardedQueueAdm:
         # read, change and write the row in one store transaction that holds it: read
         # before, a CREATE_EXCEPTION_QUEUE or another SET_QUEUE_PARAMETER committed meanwhile
         # was overwritten (the database level's row is made by its first parameter)
-        if self._store.merge_catalog_object(kind, owner, key, functools.partial(_with_parameter, name=name,
-                                                                                 value=value),
-                                            create=table is None) is None:
+        change = functools.partial(_with_parameter, name=name, value=value)
+        if self._store.merge_catalog_object(kind, owner, key, change, create=table is None) is None:
             raise ora(24010, f"{owner}.{key} (dropped)")
         self._catalog.refresh(force=True)
 
