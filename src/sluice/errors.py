@@ -259,6 +259,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25307: (OperationalError, "Enqueue rate too high, flow control enabled"),
     25263: (ProgrammingError, "no message in queue {0} with message ID {1}"),
     25293: (ProgrammingError, "Lob attributes must be null for buffered operations"),
+    25297: (ProgrammingError, "Enqueue of buffered message failed, attempted to enqueue buffered message with {0}"),
     # IDAP, the AQ servlet (sluice.idap) and its proxy sessions
     600: (DatabaseError, "internal error code, arguments: [{0}]"),
     19202: (ProgrammingError, "Error occurred in XML processing\n{0}"),

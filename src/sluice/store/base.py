@@ -550,6 +550,14 @@ class Store(abc.ABC):
         :raises IntegrityError: ORA-00955 when it exists and ``replace`` is false."""
 
     @abc.abstractmethod
+    def merge_catalog_object(self, kind: str, owner: str, name: str, change: Callable[[dict], dict],
+                             create: bool) -> dict | None:
+        """Replace a catalog object's spec by ``change(spec)`` (``{}`` for a missing one when
+        ``create``), read and written in one transaction that holds the row, so a change made
+        meanwhile by another session is not overwritten; returns the new spec, or None
+        (nothing written) when there is none and ``create`` is false."""
+
+    @abc.abstractmethod
     def drop_catalog_object(self, kind: str, owner: str, name: str) -> bool:
         """Remove it; False when there was none."""
 

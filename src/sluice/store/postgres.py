@@ -325,6 +325,9 @@ class PgStore(Store):
     def put_catalog_object(self, kind: str, owner: str, name: str, spec: dict, replace: bool) -> None:
         self._ddl(lambda c: sqlcatalog.put_object(c, kind, owner, name, spec, replace))
 
+    def merge_catalog_object(self, kind: str, owner: str, name: str, change, create: bool) -> dict | None:
+        return self._ddl(lambda c: sqlcatalog.merge_object(c, kind, owner, name, change, create))
+
     def drop_catalog_object(self, kind: str, owner: str, name: str) -> bool:
         return self._ddl(lambda c: sqlcatalog.drop_object(c, kind, owner, name))
 

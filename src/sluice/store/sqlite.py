@@ -426,6 +426,10 @@ class SqliteStore(Store):
         with self._ddl() as c:
             sqlcatalog.put_object(c, kind, owner, name, spec, replace)
 
+    def merge_catalog_object(self, kind: str, owner: str, name: str, change, create: bool) -> dict | None:
+        with self._ddl() as c:
+            return sqlcatalog.merge_object(c, kind, owner, name, change, create)
+
     def drop_catalog_object(self, kind: str, owner: str, name: str) -> bool:
         with self._ddl() as c:
             return sqlcatalog.drop_object(c, kind, owner, name)
