@@ -137,8 +137,9 @@ def _broken_statements(monkeypatch):
 def test_an_error_of_a_pipelined_enqueue_is_raised_by_the_next_call_and_nothing_stays(pg_conn, monkeypatch,
                                                                                      next_call):
     make_queue(pg_conn)
+    _enq(pg_conn)
     _broken_statements(monkeypatch)
-    _enq(pg_conn, n=3)
+    _enq(pg_conn, n=2)
     assert _pending(pg_conn) == 2
     q = nowait(pg_conn.queue("Q"))
     with pytest.raises(sluice.DatabaseError) as e:
@@ -158,10 +159,31 @@ def test_an_error_of_a_pipelined_enqueue_is_raised_by_the_next_call_and_nothing_
     assert [m.payload for m in q.deqmany(10)] == [b"m0", b"m1", b"m2"]
 
 
+@pytest.mark.parametrize("began", [False, True])
+def test_an_error_of_the_first_enqueue_into_a_table_is_raised_by_that_enqueue(pg_conn, monkeypatch, began):
+    """The first row of a transaction into a table is sent with the BEGIN (when the
+    transaction is not open yet) and answered before the enqueue returns."""
+    make_queue(pg_conn)
+    make_queue(pg_conn, "R")
+    if began:
+        _enq(pg_conn, "R")
+    _broken_statements(monkeypatch)
+    with pytest.raises(sluice.DatabaseError) as e:
+        _enq(pg_conn)
+    assert e.value.full_code == "ORA-00942"
+    assert not pg_conn.transaction_in_progress
+    monkeypatch.undo()
+    assert (_count(pg_conn), _count(pg_conn, "R_QT")) == (0, 0)
+    _enq(pg_conn, n=2)
+    pg_conn.commit()
+    assert _count(pg_conn) == 2
+
+
 def test_rollback_drops_a_failed_pipeline_without_raising(pg_conn, monkeypatch):
     make_queue(pg_conn)
+    _enq(pg_conn)
     _broken_statements(monkeypatch)
-    _enq(pg_conn, n=3)
+    _enq(pg_conn, n=2)
     pg_conn.rollback()
     monkeypatch.undo()
     assert _count(pg_conn) == 0

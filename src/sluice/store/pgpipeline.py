@@ -104,17 +104,19 @@ class InsertPipeline:
     (psycopg uses it), and no named statement of ours can be dropped under us (psycopg
     sends DEALLOCATE ALL after a ROLLBACK TO SAVEPOINT, a DROP …)."""
 
-    __slots__ = ("raw", "pending", "_current", "usable")
+    __slots__ = ("raw", "pending", "sending", "_current", "usable")
 
     def __init__(self, raw: psycopg.Connection) -> None:
         self.raw = raw
         self.pending = 0                              # statements sent, answers unread
+        self.sending = False                          # libpq is in pipeline mode
         self._current: tuple | None = None            # (sql, types) prepared in this pipeline
         self.usable = raw.info.encoding == "utf-8"    # text is encoded here as UTF-8
 
-    def send(self, sql: str, types: tuple[str, ...], row: Sequence) -> bool:
+    def send(self, sql: str, types: tuple[str, ...], row: Sequence, begin: bool = False) -> bool:
         """Send one INSERT (``?`` placeholders, a column of ``types`` each) of ``row``
-        without waiting; False when this path does not take it (nothing sent)."""
+        without waiting, after a BEGIN with ``begin``; False when this path does not take
+        it (nothing sent)."""
         values = encoded(types, row) if self.usable else None
         if values is None:
             return False
@@ -125,8 +127,11 @@ class InsertPipeline:
             if text is None:
                 return False
         pg = self.raw.pgconn
-        if pg.pipeline_status == pq.PipelineStatus.OFF:
+        if not self.sending:
             pg.enter_pipeline_mode()
+            self.sending = True
+        if begin:
+            pg.send_query_params(b"BEGIN", None)
         if text is not None:
             self._current = None
             pg.send_prepare(b"", text, param_types=[_OIDS[t] for t in types])
@@ -143,7 +148,7 @@ class InsertPipeline:
         pg = self.raw.pgconn
         self.pending = 0
         self._current = None
-        if pg.pipeline_status == pq.PipelineStatus.OFF:
+        if not self.sending:
             return
         failed = None
         blocking = pg.nonblocking
@@ -155,6 +160,7 @@ class InsertPipeline:
                     failed = res
         finally:
             exit_pipeline(pg)
+            self.sending = False
             pg.nonblocking = blocking
         if failed is not None:
             raise result_error(self.raw, failed)

@@ -101,7 +101,7 @@ class PgSession(StoreSession):
         transaction sees its own rows."""
         if self._sent is not None:
             raise ora(600, "PgSession: a commit was sent and its outcome not read (await_commit)")
-        if self._pipe is not None and self._pipe.pending:
+        if self._pipe is not None and self._pipe.sending:
             self._drain()
         raw = self._raw
         if raw is None or raw.closed:
@@ -158,7 +158,7 @@ class PgSession(StoreSession):
 
     def _abandon(self) -> None:
         """Roll back whatever is left of the transaction, or drop a broken connection."""
-        if self._pipe is not None and self._pipe.pending:
+        if self._pipe is not None and self._pipe.sending:
             self._pipe.discard()
         raw = self._raw
         if raw is not None and not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
@@ -206,15 +206,20 @@ class PgSession(StoreSession):
             entry[1].extend(records)
             self._events.extend(events)
             return
-        inserted = self._inserted.get(qt.qt_id)
         with self._guard():
-            # one row into a table this transaction already wrote (see pgpipeline: the lock
-            # it holds keeps the table as it is): sent without waiting for the answer
-            if inserted is not None and len(records) == 1 and records[0].notices is None \
-                    and self._later is None and self._open and self._sent is None:
+            # one row: through the session's pipeline (see pgpipeline), the BEGIN with it
+            if len(records) == 1 and records[0].notices is None and self._later is None \
+                    and self._sent is None:
                 pipe = self._pipeline()
-                if pipe is not None and pipe.send(*sqlops.one_row_insert(POSTGRESQL, qt, records[0])):
-                    inserted[1].append(records[0].msgid)
+                if pipe is not None and pipe.send(*sqlops.one_row_insert(POSTGRESQL, qt, records[0]),
+                                                  begin=not self._open):
+                    self._open = True
+                    if qt.qt_id not in self._inserted:
+                        # the table's first row of the transaction: answered before the
+                        # enqueue returns (its lock then keeps the table as it is for the
+                        # rows sent after it without waiting)
+                        pipe.drain()
+                    self._inserted.setdefault(qt.qt_id, (qt, []))[1].append(records[0].msgid)
                     self._events.extend(events)
                     return
             c = self._conn(deferring=True)
@@ -437,7 +442,7 @@ class PgSession(StoreSession):
         if not self._open:
             self._reset()   # commit-time enqueues and commit work were never run
             return
-        if self._pipe is not None and self._pipe.pending and not self._pipe.discard():
+        if self._pipe is not None and self._pipe.sending and not self._pipe.discard():
             # an enqueue sent without waiting failed (the server or the connection: see
             # pgpipeline): the transaction is lost, as when a session dies — the server's
             # rollback, attempts not counted
