@@ -52,9 +52,20 @@ def new_txn_id() -> str:
     return f"{_txn_head}{next(_txn_numbers):X}"
 
 
-_MSGID_TAIL = int.from_bytes(os.urandom(5), "big") << 24   # this process, then a counter
-_msgid_numbers = itertools.count()
 _MSGID = struct.Struct(">QQ")
+
+
+def _draw_msgid_tail() -> None:
+    """40 random bits for this process's message ids, and a fresh counter.  Drawn again in a
+    forked child: it would otherwise share its parent's bits and counter, and two processes
+    enqueuing in the same nanosecond could make the same message id."""
+    global _MSGID_TAIL, _msgid_numbers
+    _MSGID_TAIL = int.from_bytes(os.urandom(5), "big") << 24   # this process, then a counter
+    _msgid_numbers = itertools.count()
+
+
+_draw_msgid_tail()
+os.register_at_fork(after_in_child=_draw_msgid_tail)
 
 
 def new_msgid() -> bytes:
