@@ -519,6 +519,12 @@ class Store(abc.ABC):
         """Drop the queue table with all its queues and messages."""
 
     @abc.abstractmethod
+    def queue_table_in_use(self, owner: str, name: str) -> bool:
+        """Would :meth:`drop_queue_table` be refused (ORA-00054) now, a session holding one
+        of its messages (dequeued, not committed)?  Changes nothing: what DROP USER …
+        CASCADE asks of every queue table before it drops anything."""
+
+    @abc.abstractmethod
     def update_queue_table(self, table: QueueTableInfo) -> None:
         """Store changed queue table properties (comment, instances)."""
 

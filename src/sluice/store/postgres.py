@@ -279,6 +279,24 @@ class PgStore(Store):
             raise ora(24002, f"{owner}.{name}")
         self._ddl(lambda c: sqlcatalog.drop_queue_table(c, qt))
 
+    def queue_table_in_use(self, owner: str, name: str) -> bool:
+        """The lock DROP TABLE needs, waited for as long as it would wait, then released:
+        a session's open transaction holding one of the table's rows refuses both."""
+        qt = next((t for t in self.queue_tables() if (t.owner, t.name) == (owner, name)), None)
+        if qt is None:
+            raise ora(24002, f"{owner}.{name}")
+
+        def probe(c: PgConnection) -> None:
+            c.execute(f"SET LOCAL lock_timeout = '{DDL_LOCK_TIMEOUT}'")
+            c.execute(f"LOCK TABLE {table_name(qt)} IN ACCESS EXCLUSIVE MODE")
+        try:
+            self.pool.run(probe)
+        except DatabaseError as e:
+            if e.code == 54:
+                return True
+            raise
+        return False
+
     def update_queue_table(self, table: QueueTableInfo) -> None:
         self._ddl(lambda c: sqlcatalog.update_queue_table(c, table))
 

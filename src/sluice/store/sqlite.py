@@ -375,6 +375,9 @@ class SqliteStore(Store):
         with self._ddl() as c:
             sqlcatalog.drop_queue_table(c, table)
 
+    def queue_table_in_use(self, owner: str, name: str) -> bool:
+        return self.locks.table_in_use(self._queue_table_row(owner, name).qt_id)
+
     def update_queue_table(self, table: QueueTableInfo) -> None:
         with self._ddl() as c:
             sqlcatalog.update_queue_table(c, table)
