@@ -4,7 +4,7 @@ SQL Reference, DROP USER: "Specify CASCADE to drop all objects in the user's sch
 queue tables, as DBMS_AQADM.DROP_QUEUE_TABLE(force => TRUE) drops them.  A Streams client
 is associated with one queue (seed 001 "Queues and Oracle Streams Clients"; a propagation's
 job propagates from its source queue, "Propagation Jobs"), and DBMS_AQADM refuses to drop
-such a queue under a propagation or a synchronous capture (ORA-26667).  With CASCADE the
+such a queue under any of them (ORA-26668).  With CASCADE the
 clients that use the dropped queues go first, as DBMS_STREAMS_ADM.REMOVE_QUEUE(cascade =>
 TRUE) drops them: nothing in DBA_PROPAGATION, DBA_SYNC_CAPTURE, DBA_CAPTURE, DBA_APPLY,
 DBA_STREAMS_MESSAGE_CONSUMERS or DBA_QUEUE_SCHEDULES names a queue that no longer exists,
