@@ -198,6 +198,35 @@ def test_drop_user_cascade_refuses_a_type_another_users_queue_table_carries(conn
     assert _schema_catalog(conn)["DBA_TYPES"] == []
 
 
+def test_another_users_streams_client_keeps_naming_her_dropped_rule_set(senv):
+    """Decided (DESIGN-NOTES): her rule set goes even when a Streams client on another
+    user's queue uses it -- Oracle invalidates dependents in other schemas rather than
+    dropping them, and DBMS_RULE_ADM.DROP_RULE_SET drops such a rule set too.  The clients
+    stay and keep naming it (DBA_SYNC_CAPTURE, DBA_APPLY); evaluating it is ORA-24141, and
+    the synchronous capture's triggers, built from its rules, go: it captures nothing until
+    it is given a rule set again."""
+    from sluice.streams import evaluate_rule_sets
+    conn = senv.conn
+    create_user(conn, "ALICE")
+    senv.create_table("emp")
+    rs = senv.rule_set("ALICE.SC_RS", "emp")
+    conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs)
+    conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name="AP", apply_captured=True, rule_set_name=rs)
+    assert senv.triggers() != []
+    conn.cursor().execute("DROP USER alice CASCADE")
+    assert conn.query("SELECT rule_set_name FROM DBA_RULE_SETS WHERE rule_set_owner = 'ALICE'", None)[1] == []
+    assert conn.query("SELECT capture_name, rule_set_owner, rule_set_name FROM DBA_SYNC_CAPTURE", None)[1] == [
+        ("SC", "ALICE", "SC_RS")]
+    assert conn.query("SELECT apply_name, rule_set_owner, rule_set_name FROM DBA_APPLY", None)[1] == [
+        ("AP", "ALICE", "SC_RS")]
+    with pytest.raises(sluice.DatabaseError) as e:
+        evaluate_rule_sets(conn, b"x", positive_rule_set="ALICE.SC_RS")
+    assert e.value.full_code == "ORA-24141"
+    assert senv.triggers() == []
+    senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'Ann', 10)")
+    assert senv.dequeue_all() == []
+
+
 # -- propagations INTO the user's queues ----------------------------------------------------
 def test_a_propagation_into_a_dropped_users_queue_stays_and_reports_ora_24010(conn):
     """DROP USER … CASCADE drops the propagations FROM her queues; one of BOB's INTO her
