@@ -92,6 +92,10 @@ def test_remove_queue_cascade_drops_every_client_then_the_queue_and_its_unused_t
                               "DBA_STREAMS_MESSAGE_CONSUMERS": [], "DBA_QUEUES": [], "DBA_QUEUE_TABLES": []}
     assert conn.query("SELECT propagation_name FROM DBA_PROPAGATION", None)[1] == []
     assert _code(conn.streams_adm.remove_queue, queue_name="USED_Q") == "ORA-24010"
+    # an exception queue goes with its table only (ORA-24011, as DROP_QUEUE says)
+    before = _catalog(conn)
+    assert _code(conn.streams_adm.remove_queue, queue_name="AQ$_OTHER_QT_E", cascade=True) == "ORA-24011"
+    assert _catalog(conn) == before
 
 
 def test_remove_queue_keeps_a_queue_table_still_in_use_or_when_told(env):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import ora
 from ..names import canonical, split_qualified
 from ..aq.adminargs import flag
+from ..aq.sharded import unsupported
 from ..routines import out_params
 from .queueclients import check_queue_drop, clients_of, drop_clients
 from .rulegen import procedures as rg
@@ -80,11 +81,15 @@ class StreamsAdm(DeclarativeTransformations):
         """Stop and drop the queue; with ``cascade`` first the Streams clients that use it
         (without: ORA-26668 while there is one, :mod:`.queueclients`); with
         ``drop_unused_queue_table`` then its queue table, when no other queue is in it and
-        its exception queue holds no message.  :raises: ORA-24010 (no such queue)."""
+        its exception queue holds no message.  :raises: ORA-24010 (no such queue), ORA-24011
+        (an exception queue: it goes with its queue table), ORA-26668."""
         conn = self._conn
         ctx = conn.context
         q = ctx.catalog.queue(queue_name)
         ctx.authz.check_admin(q.owner)
+        if q.is_exception_queue or q.table.sharded:     # what DROP_QUEUE refuses, refused first
+            raise ora(24011, q.qualified) if q.is_exception_queue else \
+                unsupported("REMOVE_QUEUE (use DBMS_AQADM.DROP_SHARDED_QUEUE)")
         drop_table = flag("drop_unused_queue_table", drop_unused_queue_table)
         clients = clients_of(ctx.store, [(q.owner, q.name)])
         if not flag("cascade", cascade):
