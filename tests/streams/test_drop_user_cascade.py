@@ -17,7 +17,7 @@ import pytest
 
 import sluice
 from sluice.rules.engine.types import VariableType
-from tests.conftest import make_queue, pg_admin
+from tests.conftest import hold_message, make_queue, pg_admin
 from tests.security.conftest import create_user
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
 from tests.streams.synckit import senv  # noqa: F401  (fixture)
@@ -287,10 +287,7 @@ def test_a_refused_drop_user_cascade_changes_nothing(senv, monkeypatch):
     q.enqone(conn.msgproperties(payload=b"held"))
     conn.commit()
     with sluice.connect(senv.dsn) as other:
-        held = other.queue("ALICE.STRM_Q")
-        held.deqoptions.consumername = "S1"
-        held.deqoptions.wait = sluice.DEQ_NO_WAIT
-        assert held.deqone() is not None                 # not committed
+        hold_message(other, "ALICE.STRM_Q")              # not committed
         before = (_catalog(conn), _schema_catalog(conn))
         with pytest.raises(sluice.DatabaseError) as e:
             conn.cursor().execute("DROP USER alice CASCADE")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 import sluice
+from tests.conftest import hold_message
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
 
 VIEWS = {
@@ -111,3 +112,24 @@ def test_remove_queue_keeps_a_queue_table_still_in_use_or_when_told(env):
     _used_queue(conn)
     conn.streams_adm.remove_queue(queue_name="USED_Q")
     assert _catalog(conn)["DBA_QUEUE_TABLES"] == []
+
+
+def test_remove_queue_cascade_refused_by_a_held_message_drops_no_client(env, monkeypatch):
+    """A session holds a message of the queue: DROP_QUEUE would refuse it (ORA-00054) after
+    REMOVE_QUEUE(cascade) had dropped the clients; it is asked first, so nothing changes."""
+    from sluice.store import postgres
+    monkeypatch.setattr(postgres, "DDL_LOCK_TIMEOUT", "300ms")
+    conn = env.conn
+    _used_queue(conn)
+    _apply(env)
+    conn.aqadm.add_subscriber("used_q", sluice.Agent("S1"))
+    conn.queue("USED_Q").enqone(conn.msgproperties(payload=b"held"))
+    conn.commit()
+    with sluice.connect(env.dsn) as other:
+        hold_message(other, "USED_Q")                      # not committed
+        before = _catalog(conn)
+        assert _code(conn.streams_adm.remove_queue, queue_name="USED_Q", cascade=True) == "ORA-00054"
+        assert _catalog(conn) == before and before["DBA_APPLY"] == [("AP", "USED_Q")]
+        other.rollback()
+    conn.streams_adm.remove_queue(queue_name="USED_Q", cascade=True)
+    assert _catalog(conn) == {view: [] for view in VIEWS}

@@ -544,7 +544,14 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def drop_queue(self, owner: str, name: str) -> None:
-        """Remove the queue and every message in it."""
+        """Remove the queue and every message in it.  :raises: ORA-00054 while a session
+        holds one of its messages."""
+
+    @abc.abstractmethod
+    def queue_in_use(self, owner: str, name: str) -> bool:
+        """Would :meth:`drop_queue` be refused (ORA-00054) now, a session holding one of the
+        queue's messages?  Changes nothing: what REMOVE_QUEUE asks before it drops the
+        queue's Streams clients."""
 
     @abc.abstractmethod
     def queues(self) -> list[QueueInfo]:
