@@ -307,6 +307,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     26665: (IntegrityError, "STREAMS process {0} already exists"),
     26666: (OperationalError, "cannot alter STREAMS process {0}{1}"),
     26667: (ProgrammingError, "invalid STREAMS parameter {0}"),
+    26668: (ProgrammingError, "STREAMS process {0} exists{1}"),
     26701: (ProgrammingError, "STREAMS process {0} does not exist"),
     # database links and propagation (sluice.streams.propagation)
     2011: (IntegrityError, "duplicate database link name"),

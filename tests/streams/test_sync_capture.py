@@ -419,9 +419,9 @@ def test_the_queue_of_a_sync_capture_is_not_dropped_under_it(senv):
     _create(senv, "emp")
     aqadm = senv.conn.aqadm
     aqadm.stop_queue(queue_name="STRM_Q")
-    with pytest.raises(sluice.DatabaseError, match="ORA-26667.*DROP_CAPTURE"):
+    with pytest.raises(sluice.DatabaseError, match="ORA-26668: STREAMS process SC exists"):
         aqadm.drop_queue(queue_name="STRM_Q")
-    with pytest.raises(sluice.DatabaseError, match="ORA-26667.*DROP_CAPTURE"):
+    with pytest.raises(sluice.DatabaseError, match="ORA-26668: STREAMS process SC exists"):
         aqadm.drop_queue_table(queue_table="STRM_QT", force=True)
     senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")   # the writer still works
     senv.conn.capture_adm.drop_capture("SC")

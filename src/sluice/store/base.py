@@ -530,6 +530,12 @@ class Store(abc.ABC):
         """Drop the queue table with all its queues and messages."""
 
     @abc.abstractmethod
+    def queue_table_in_use(self, owner: str, name: str) -> bool:
+        """Would :meth:`drop_queue_table` be refused (ORA-00054) now, a session holding one
+        of its messages (dequeued, not committed)?  Changes nothing: what DROP USER …
+        CASCADE asks of every queue table before it drops anything."""
+
+    @abc.abstractmethod
     def update_queue_table(self, table: QueueTableInfo) -> None:
         """Store changed queue table properties (comment, instances)."""
 
@@ -549,7 +555,14 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def drop_queue(self, owner: str, name: str) -> None:
-        """Remove the queue and every message in it."""
+        """Remove the queue and every message in it.  :raises: ORA-00054 while a session
+        holds one of its messages."""
+
+    @abc.abstractmethod
+    def queue_in_use(self, owner: str, name: str) -> bool:
+        """Would :meth:`drop_queue` be refused (ORA-00054) now, a session holding one of the
+        queue's messages?  Changes nothing: what REMOVE_QUEUE asks before it drops the
+        queue's Streams clients."""
 
     @abc.abstractmethod
     def queues(self) -> list[QueueInfo]:

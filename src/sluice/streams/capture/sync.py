@@ -372,15 +372,6 @@ def refresh_rule_set(conn: "Connection", rule_set: str) -> None:
         _save(ctx, spec)
 
 
-def check_queue_drop(session_ctx: Any, queues: list[tuple[str, str]]) -> None:
-    """Before DBMS_AQADM drops ``queues``: a synchronous capture's triggers write into its
-    queue, so the queue goes only after the capture.  :raises: ORA-26667."""
-    for o, n, spec in session_ctx.store.catalog_objects(KIND):
-        if o == OWNER and (spec.get("queue_owner"), spec.get("queue_name")) in queues:
-            raise ora(26667, f"queue {spec['queue_owner']}.{spec['queue_name']}: synchronous capture "
-                             f"{n} enqueues into it (DROP_CAPTURE first)")
-
-
 def prepare_sync_instantiation(conn: "Connection", table_names: Any) -> int:
     """PREPARE_SYNC_INSTANTIATION: the SCN to instantiate the tables ``table_names`` (a
     comma-separated list, or a list) at: every change committed after the call carries a
