@@ -158,6 +158,23 @@ class Authorizer:
         if queue.table.secure and queue.owner != self.username:
             self._check_agent_mapping(client)
 
+    def may_execute(self, routine: str) -> bool:
+        """This user may run the routine ``OWNER.NAME`` (a procedure or function registered
+        with :func:`sluice.register_function`): it owns it, holds EXECUTE ANY PROCEDURE, or was
+        granted EXECUTE on it (``GRANT EXECUTE ON owner.name TO user``).  False for a user
+        that no longer exists."""
+        u = self.catalog.user(self.username)
+        if u is None:
+            return False
+        return (u.superuser or routine.split(".", 1)[0] == self.username
+                or "EXECUTE_ANY_PROCEDURE" in u.system or routine in u.execute)
+
+    def check_execute(self, routine: str) -> None:
+        """:meth:`may_execute`, or what Oracle says of a call to a procedure the caller may
+        not execute (to it the procedure is not there): ORA-06550 with PLS-00201."""
+        if not self.may_execute(routine):
+            raise ora(6550, 1, 7, f"PLS-00201: identifier '{routine}' must be declared")
+
     def check_admin(self, schema: str, package: str = "DBMS_AQADM") -> None:
         """Administer objects of ``schema`` through ``package`` (queues and queue tables
         through DBMS_AQADM, transformations through DBMS_TRANSFORM …)."""

@@ -10,7 +10,8 @@ USER           SYS             user name               password hash, superuser 
 SYSPRIV        grantee         privilege               admin_option, grantor
 QUEUEPRIV      grantee         OWNER.QUEUE             {privilege: {grant_option, grantor}}
 RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
-EXECPRIV       grantee         package (DBMS_AQ …)     grantor
+EXECPRIV       grantee         package (DBMS_AQ …) or  grantor
+                               OWNER.ROUTINE
 ROLE           grantee         role                    grantor
 AGENT          SYS             agent name              enable_http / smtp / anyp
 AGENTUSER      agent name      database user           {}
@@ -38,6 +39,8 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                          # Sluice's: read the monitoring views' figures over HTTP (/metrics,
                          # /dashboard); Oracle's SELECT_CATALOG_ROLE gives it too
                          "MONITOR": "MONITOR",
+                         # run any registered routine (an apply handler of another schema …)
+                         "EXECUTE ANY PROCEDURE": "EXECUTE_ANY_PROCEDURE",
                          # the rules engine's (DBMS_RULE_ADM.GRANT_SYSTEM_PRIVILEGE's constants)
                          **{f"{verb} {what}": priv for verb, what, priv in (
                              ("CREATE", "RULE", "CREATE_RULE_OBJ"),

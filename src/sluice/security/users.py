@@ -32,7 +32,9 @@ _ALTER_PROXY = re.compile(rf"^\s*ALTER\s+USER\s+({_IDENT})\s+(GRANT|REVOKE)\s+CO
 _DROP_USER = re.compile(rf"^\s*DROP\s+USER\s+({_IDENT})(\s+CASCADE)?\s*$", re.I | re.S)
 _GRANT = re.compile(r"^\s*GRANT\s+(.+?)\s+TO\s+(.+?)(\s+WITH\s+(ADMIN|GRANT)\s+OPTION)?\s*$", re.I | re.S)
 _REVOKE = re.compile(r"^\s*REVOKE\s+(.+?)\s+FROM\s+(.+?)\s*$", re.I | re.S)
-_EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+)$", re.I)
+# EXECUTE on a package of SYS (DBMS_AQ …, stored by its name) or on a routine of another
+# schema (a registered procedure or function, stored as OWNER.NAME)
+_EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+(?:\.[\w$#]+)?)$", re.I)
 
 
 def authenticate(security: SecurityCatalog, user: str, password: str | None) -> None:
