@@ -333,6 +333,14 @@ class ApplyProcess:
             raise ora(26714, f"apply process {self.d.name} is aborted")
         if self._catalog_version is not None:
             self._follow_catalog()
+        try:     # handed over, not dequeued: still the apply user's to take (clientrights)
+            self._check_apply_user()
+        except DatabaseError as e:
+            self.error, self.state = e, "ABORTED"
+            self._record_abort()
+            keys = dict.fromkeys((x.get_source_database_name(), x.get_transaction_id(),
+                                  x.get_commit_scn()) for x in lcrs)
+            return list(keys), []
         self.state = "APPLYING"
         c = self.counters
         c["dequeued"] += len(lcrs)
