@@ -9,7 +9,9 @@ session, a Spark apply sink, a synchronous capture's enqueue, combined capture a
 
 * :func:`check_apply_user` — the apply user may dequeue from the apply's queue
   (ORA-01031, ORA-24093 on a secure queue, ORA-01918 once the user is dropped);
-* :func:`check_capture_user` — the capture user may enqueue into the capture's queue;
+* :func:`check_capture_user` — the capture user may enqueue into the capture's queue
+  (a capture process); :func:`capture_user_refusals` is the same check as SQL, for a
+  synchronous capture's triggers;
 * :func:`handler_rights` — the apply user may execute each apply handler it calls (DML,
   error, DDL, message, precommit): a handler it may not execute fails the transaction as
   Oracle's call of an undeclared procedure does (ORA-06550 / PLS-00201), and the
@@ -21,9 +23,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..names import qualified
-from ..security.authorize import Authorizer
+from ..security.authorize import Authorizer, client_refusals
+from ..store.dialect import POSTGRESQL, SQLITE
 
-__all__ = ["check_apply_user", "check_capture_user", "handler_rights"]
+__all__ = ["check_apply_user", "check_capture_user", "handler_rights", "capture_user_refusals"]
 
 
 def check_apply_user(ctx: Any, apply_name: str, apply_user: str | None, queue_owner: str,
@@ -59,3 +62,15 @@ def handler_rights(ctx: Any, apply_user: str | None, schema: str) -> Callable[[s
             authorizer.check_execute(routine)
             allowed.add(routine)
     return check
+
+
+def capture_user_refusals(ctx: Any, capture_name: str, capture_user: str, queue_owner: str,
+                          queue_name: str, catalog: str) -> list[tuple[str, str]]:
+    """:func:`check_capture_user` as SQL for a synchronous capture's trigger, which enqueues
+    in the writer's transaction, without Python: ``[(condition, error text)]``, the first
+    condition that holds refusing the change (the writer's statement, or its COMMIT on
+    PostgreSQL, fails with the error: nothing is enqueued, nothing of the change is kept).
+    ``catalog``: the store's catalog table as the trigger names it."""
+    dialect = POSTGRESQL if ctx.pg_target() is not None else SQLITE
+    queue = ctx.queue(queue_owner, queue_name)
+    return client_refusals(dialect.json_text, catalog, capture_user, queue, "ENQUEUE", capture_name)
