@@ -150,6 +150,10 @@ def test_a_message_handler_the_apply_user_may_not_execute_fails_the_transaction(
     assert other == [] and applied == []
     assert conn.query("SELECT error_number FROM DBA_APPLY_ERROR WHERE apply_name = :n",
                       {"n": APPLY})[1] == [(6550,)]
+    error = conn.query("SELECT local_transaction_id FROM DBA_APPLY_ERROR", None)[1][0][0]
+    with pytest.raises(sluice.DatabaseError) as again:       # still the apply user's rights
+        conn.apply_adm.execute_error(local_transaction_id=error)
+    assert again.value.code == 6550 and other == []
     conn.cursor().execute("GRANT EXECUTE ON client_privileges_test.on_message TO apuser")
     assert conn.query("SELECT owner, table_name, privilege, type FROM DBA_TAB_PRIVS WHERE grantee = 'APUSER' "
                       "AND type = 'PROCEDURE'", None)[1] == [
@@ -157,6 +161,21 @@ def test_a_message_handler_the_apply_user_may_not_execute_fails_the_transaction(
     conn.apply_adm.execute_all_errors(apply_name=APPLY)
     assert other == [{"n": 1}]
     assert conn.query("SELECT count(*) FROM DBA_APPLY_ERROR", None)[1] == [(0,)]
+
+
+def test_execute_error_as_the_current_user(conn, applied, process):
+    """EXECUTE_ERROR(execute_as_user => TRUE) re-executes "in the security context of the
+    current user": the administrator's rights, not APUSER's, run the handler."""
+    other: list = []
+    sluice.register_function("client_privileges_test.as_admin", other.append)
+    conn.apply_adm.alter_apply(apply_name=APPLY, message_handler="client_privileges_test.as_admin")
+    send(conn, 1)
+    p = process()
+    p.drain()
+    assert p.state == "ABORTED" and p.error.code == 6550
+    error = conn.query("SELECT local_transaction_id FROM DBA_APPLY_ERROR", None)[1][0][0]
+    conn.apply_adm.execute_error(local_transaction_id=error, execute_as_user=True)
+    assert other == [{"n": 1}]
 
 
 def test_dropping_the_apply_keeps_its_secure_queue_users(conn, applied):
