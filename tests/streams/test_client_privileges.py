@@ -133,24 +133,32 @@ def test_a_dropped_apply_user_stops_the_process(conn, applied, process):
     assert applied == []
 
 
-def test_a_message_handler_the_apply_user_may_not_execute_fails_the_transaction(conn, applied, process):
-    """The message handler runs as the apply user: one of another schema, on which APUSER
-    has no EXECUTE, is to it a procedure that is not there (ORA-06550, PLS-00201).  The
-    transaction goes to the error queue, the handler never sees it, the process aborts;
-    with EXECUTE granted, EXECUTE_ALL_ERRORS delivers it.  It used to run the handler with
-    the host session's rights."""
-    other: list = []
-    sluice.register_function("client_privileges_test.on_message", other.append)
+def refused_by_a_foreign_handler(conn, process) -> tuple[list, str]:
+    """The apply's message handler made one of another schema, on which APUSER has no
+    EXECUTE; a message sent and the process run: it aborts with ORA-06550.  (What the
+    handler got, the error transaction's id.)"""
+    got: list = []
+    sluice.register_function("client_privileges_test.on_message", got.append)
     conn.apply_adm.alter_apply(apply_name=APPLY, message_handler="client_privileges_test.on_message")
     send(conn, 1)
     p = process()
     p.drain()
     assert p.state == "ABORTED" and p.error.code == 6550
     assert "PLS-00201: identifier 'CLIENT_PRIVILEGES_TEST.ON_MESSAGE' must be declared" in str(p.error)
-    assert other == [] and applied == []
+    assert got == []
+    return got, conn.query("SELECT local_transaction_id FROM DBA_APPLY_ERROR", None)[1][0][0]
+
+
+def test_a_message_handler_the_apply_user_may_not_execute_fails_the_transaction(conn, applied, process):
+    """The message handler runs as the apply user: one of another schema, on which APUSER
+    has no EXECUTE, is to it a procedure that is not there (ORA-06550, PLS-00201).  The
+    transaction goes to the error queue, the handler never sees it, the process aborts;
+    EXECUTE_ERROR fails the same way until EXECUTE is granted, then EXECUTE_ALL_ERRORS
+    delivers it.  It used to run the handler with the host session's rights."""
+    other, error = refused_by_a_foreign_handler(conn, process)
+    assert applied == []
     assert conn.query("SELECT error_number FROM DBA_APPLY_ERROR WHERE apply_name = :n",
                       {"n": APPLY})[1] == [(6550,)]
-    error = conn.query("SELECT local_transaction_id FROM DBA_APPLY_ERROR", None)[1][0][0]
     with pytest.raises(sluice.DatabaseError) as again:       # still the apply user's rights
         conn.apply_adm.execute_error(local_transaction_id=error)
     assert again.value.code == 6550 and other == []
@@ -166,14 +174,7 @@ def test_a_message_handler_the_apply_user_may_not_execute_fails_the_transaction(
 def test_execute_error_as_the_current_user(conn, applied, process):
     """EXECUTE_ERROR(execute_as_user => TRUE) re-executes "in the security context of the
     current user": the administrator's rights, not APUSER's, run the handler."""
-    other: list = []
-    sluice.register_function("client_privileges_test.as_admin", other.append)
-    conn.apply_adm.alter_apply(apply_name=APPLY, message_handler="client_privileges_test.as_admin")
-    send(conn, 1)
-    p = process()
-    p.drain()
-    assert p.state == "ABORTED" and p.error.code == 6550
-    error = conn.query("SELECT local_transaction_id FROM DBA_APPLY_ERROR", None)[1][0][0]
+    other, error = refused_by_a_foreign_handler(conn, process)
     conn.apply_adm.execute_error(local_transaction_id=error, execute_as_user=True)
     assert other == [{"n": 1}]
 
