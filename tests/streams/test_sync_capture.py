@@ -730,3 +730,23 @@ def test_the_trigger_enqueues_with_the_capture_users_rights(senv, take_away, cod
     senv.conn.aqadm.enable_db_access(agent_name="SC", db_username="CAPUSER")
     senv.sql(f"INSERT INTO {t} VALUES (4, 'd', 1)")
     assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [4]
+
+
+def test_a_new_capture_user_is_the_one_whose_rights_count(senv):
+    """ALTER_SYNC_CAPTURE(capture_user): the triggers enqueue as the new user from then on --
+    what the old one loses no longer matters, what the new one loses refuses the change."""
+    from tests.security.conftest import create_user
+    create_user(senv.conn, "CAPUSER")
+    create_user(senv.conn, "CAPUSER2")
+    senv.create_table("emp")
+    rs = senv.rule_set("SC_RS", "emp")
+    adm = senv.conn.capture_adm
+    adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs, capture_user="CAPUSER")
+    adm.alter_sync_capture(capture_name="SC", capture_user="CAPUSER2")
+    senv.conn.aqadm.disable_db_access(agent_name="SC", db_username="CAPUSER")
+    t = senv.table("emp")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    senv.conn.aqadm.disable_db_access(agent_name="SC", db_username="CAPUSER2")
+    with pytest.raises(Exception, match="ORA-24093: AQ agent SC not granted privileges of database user CAPUSER2"):
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
