@@ -23,6 +23,8 @@ is ``"ORA-24010"`` and, as in python-oracledb, ``e.args[0]`` is an object with
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 
@@ -408,6 +410,14 @@ def remote_error(code: int | None, message: str) -> DatabaseError:
     message): the class of ``code`` where Sluice knows it, the message as received."""
     cls = _CATALOG[code][0] if code in _CATALOG else DatabaseError
     return cls(message, code or 0)
+
+
+def raised_by_sluice_sql(message: str) -> DatabaseError | None:
+    """The Oracle error a statement of Sluice's own in the database raised (a synchronous
+    capture's trigger refusing a change: ``ORA-01031: insufficient privileges``), as the
+    backend reports it; None for any other error."""
+    found = re.match(r"ORA-(\d{5}): ", message)
+    return remote_error(int(found.group(1)), message.splitlines()[0]) if found else None
 
 
 def not_supported(what: str) -> NotSupportedError:

@@ -694,3 +694,59 @@ def test_sqlite_dml_transaction_ends_in_another_thread(senv):
     finally:
         other.close()
     assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 2]
+
+
+@pytest.mark.parametrize("take_away, code", [
+    (lambda c: c.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER"), 1031),
+    (lambda c: c.aqadm.disable_db_access(agent_name="SC", db_username="CAPUSER"), 24093),
+], ids=["revoke-enqueue", "disable-db-access"])
+def test_the_trigger_enqueues_with_the_capture_users_rights(senv, take_away, code):
+    """Seed 001: "the synchronous capture can enqueue into its secure queue automatically"
+    as its capture_user (the agent SC mapped to it, ENQUEUE granted).  Once that is taken
+    away the trigger refuses the change with the error the capture user's enqueue would get
+    -- the writer's statement (SQLite) or COMMIT (PostgreSQL) fails, nothing of the change
+    kept, nothing enqueued -- for a plain writer and a Sluice session alike; given back, the
+    changes are captured again.  The triggers used to enqueue whatever the user's rights."""
+    from tests.security.conftest import create_user
+    create_user(senv.conn, "CAPUSER")
+    senv.create_table("emp")
+    rs = senv.rule_set("SC_RS", "emp")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs,
+                                              capture_user="CAPUSER")
+    t = senv.table("emp")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    take_away(senv.conn)
+    with pytest.raises(Exception, match=f"ORA-{code:05d}"):
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    cur = senv.conn.cursor()
+    with pytest.raises(sluice.DatabaseError) as refused:
+        cur.execute(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+        senv.conn.commit()
+    assert refused.value.code == code
+    senv.conn.rollback()
+    assert senv.writer.execute(f"SELECT id FROM {t}").fetchall() == [(1,)]
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
+    senv.conn.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER")
+    senv.conn.aqadm.enable_db_access(agent_name="SC", db_username="CAPUSER")
+    senv.sql(f"INSERT INTO {t} VALUES (4, 'd', 1)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [4]
+
+
+def test_a_new_capture_user_is_the_one_whose_rights_count(senv):
+    """ALTER_SYNC_CAPTURE(capture_user): the triggers enqueue as the new user from then on --
+    what the old one loses no longer matters, what the new one loses refuses the change."""
+    from tests.security.conftest import create_user
+    create_user(senv.conn, "CAPUSER")
+    create_user(senv.conn, "CAPUSER2")
+    senv.create_table("emp")
+    rs = senv.rule_set("SC_RS", "emp")
+    adm = senv.conn.capture_adm
+    adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs, capture_user="CAPUSER")
+    adm.alter_sync_capture(capture_name="SC", capture_user="CAPUSER2")
+    senv.conn.aqadm.disable_db_access(agent_name="SC", db_username="CAPUSER")
+    t = senv.table("emp")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    senv.conn.aqadm.disable_db_access(agent_name="SC", db_username="CAPUSER2")
+    with pytest.raises(Exception, match="ORA-24093: AQ agent SC not granted privileges of database user CAPUSER2"):
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
