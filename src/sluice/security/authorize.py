@@ -255,8 +255,8 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     transaction.  ``[(condition, error text)]`` in the order the check raises them (ORA-01918,
     ORA-01031, ORA-24093): the first condition that holds refuses.  What is fixed when the
     trigger is made (the queue's owner and security, who ``user`` is) is decided here; the
-    grants (superuser, the ANY privilege directly or by a role that gives it, the queue
-    privilege, the agent's mapping) are read from the ``catalog`` table's rows each time,
+    grants (superuser, the ANY privilege or the queue privilege held by the user or by any role
+    it holds, however nested; the agent's mapping) are read from the ``catalog`` table's rows each time,
     with ``json_text(document, key)`` of the store's dialect."""
     def lit(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
@@ -269,18 +269,31 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     exists = row("USER", "SYS", user)
     if user == BOOTSTRAP_USER:    # the embedded administrator of a store without users
         exists = f"({exists} OR NOT EXISTS (SELECT 1 FROM {catalog} WHERE KIND = 'USER'))"
+    def held(condition: str) -> str:
+        """``condition`` (on ``G.NAME``) holds for the user or a role it holds -- granted to
+        it, to one of those, … (SecurityCatalog's closure, as a recursive query)."""
+        return (f"EXISTS (WITH RECURSIVE G(NAME) AS (SELECT {lit(user)} UNION SELECT R.NAME FROM "
+                f"{catalog} R JOIN G ON R.KIND = 'ROLE' AND R.OWNER = G.NAME) "
+                f"SELECT 1 FROM G WHERE {condition})")
+
+    def granted(kind: str, name: str, extra: str = "") -> str:
+        return (f"EXISTS (SELECT 1 FROM {catalog} WHERE KIND = {lit(kind)} AND OWNER = G.NAME "
+                f"AND NAME = {lit(name)}{extra})")
     superuser = " OR ".join([
         row("USER", "SYS", user, f" AND CAST({json_text('SPEC', 'superuser')} AS TEXT) IN ('1', 'true')"),
-        row("ROLE", user, "DBA"),
+        held("G.NAME = 'DBA'"),
         *([f"NOT EXISTS (SELECT 1 FROM {catalog} WHERE KIND = 'USER')"] if user == BOOTSTRAP_USER else [])])
     refusals = [(f"NOT {exists}", str(ora(1918, user)))]
     if queue.owner == user:
         return refusals
     any_privilege = f"{privilege}_ANY"
+    giving = [lit(role) for role, gives in ROLE_GRANTS.items() if any_privilege in gives["sys"]]
     privileged = " OR ".join([
-        superuser, row("SYSPRIV", user, any_privilege),
-        *(row("ROLE", user, role) for role, gives in ROLE_GRANTS.items() if any_privilege in gives["sys"]),
-        row("QUEUEPRIV", user, queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])
+        superuser,
+        held(" OR ".join([
+            *([f"G.NAME IN ({', '.join(giving)})"] if giving else []),
+            granted("SYSPRIV", any_privilege),
+            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")]))])
     refusals.append((f"NOT ({privileged})", str(ora(1031))))
     if queue.table.secure:
         agent = canonical(client, "agent name")
