@@ -117,27 +117,40 @@ class InsertPipeline:
         """Send one INSERT (``?`` placeholders, a column of ``types`` each) of ``row``
         without waiting, after a BEGIN with ``begin``; False when this path does not take
         it (nothing sent)."""
-        values = encoded(types, row) if self.usable else None
-        if values is None:
+        return self.send_rows(((sql, types, row),), begin)
+
+    def send_rows(self, inserts: Sequence[tuple[str, tuple[str, ...], Sequence]], begin: bool = False) -> bool:
+        """:meth:`send` of several ``(sql, types, row)``: all of them, or — when this path
+        does not take one of them — none (each is checked before anything is sent)."""
+        if not self.usable:
             return False
-        key = (sql, types)
-        text = None
-        if key != self._current:
-            text = numbered(sql, len(types))
-            if text is None:
+        ready = []
+        current = self._current
+        for sql, types, row in inserts:
+            values = encoded(types, row)
+            if values is None:
                 return False
+            key = (sql, types)
+            text = None
+            if key != current:
+                text = numbered(sql, len(types))
+                if text is None:
+                    return False
+                current = key
+            ready.append((key, text, values))
         pg = self.raw.pgconn
         if not self.sending:
             pg.enter_pipeline_mode()
             self.sending = True
         if begin:
             pg.send_query_params(b"BEGIN", None)
-        if text is not None:
-            self._current = None
-            pg.send_prepare(b"", text, param_types=[_OIDS[t] for t in types])
-            self._current = key
-        pg.send_query_prepared(b"", values, param_formats=_binary(len(values)))
-        self.pending += 1
+        for key, text, values in ready:
+            if text is not None:
+                self._current = None
+                pg.send_prepare(b"", text, param_types=[_OIDS[t] for t in key[1]])
+                self._current = key
+            pg.send_query_prepared(b"", values, param_formats=_binary(len(values)))
+        self.pending += len(ready)
         if self.pending >= MAX_PENDING:
             self.drain()
         return True
