@@ -117,7 +117,17 @@ class InsertPipeline:
         """Send one INSERT (``?`` placeholders, a column of ``types`` each) of ``row``
         without waiting, after a BEGIN with ``begin``; False when this path does not take
         it (nothing sent)."""
-        return self.send_rows(((sql, types, row),), begin)
+        values = encoded(types, row) if self.usable else None
+        if values is None:
+            return False
+        key = (sql, types)
+        text = None
+        if key != self._current:
+            text = numbered(sql, len(types))
+            if text is None:
+                return False
+        self._send(((key, text, values),), begin)
+        return True
 
     def send_rows(self, inserts: Sequence[tuple[str, tuple[str, ...], Sequence]], begin: bool = False) -> bool:
         """:meth:`send` of several ``(sql, types, row)``: all of them, or — when this path
@@ -138,6 +148,11 @@ class InsertPipeline:
                     return False
                 current = key
             ready.append((key, text, values))
+        self._send(ready, begin)
+        return True
+
+    def _send(self, ready: Sequence[tuple[tuple, bytes | None, list]], begin: bool) -> None:
+        """Send checked INSERTs: ``(key, the statement to prepare first or None, values)``."""
         pg = self.raw.pgconn
         if not self.sending:
             pg.enter_pipeline_mode()
@@ -153,7 +168,6 @@ class InsertPipeline:
         self.pending += len(ready)
         if self.pending >= MAX_PENDING:
             self.drain()
-        return True
 
     def drain(self) -> None:
         """Read every answer and leave pipeline mode.  :raises psycopg.Error: the first
