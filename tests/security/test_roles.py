@@ -11,23 +11,7 @@ DBA_SYS_PRIVS / DBA_TAB_PRIVS what was granted to a role.
 
 from __future__ import annotations
 
-import pytest
-
-from sluice.errors import DatabaseError
-
-from .conftest import create_user, login
-
-
-def code_of(call) -> int:
-    with pytest.raises(DatabaseError) as e:
-        call()
-    return e.value.code
-
-
-def rows(conn, sql: str) -> list[tuple]:
-    cur = conn.cursor()
-    cur.execute(sql)
-    return cur.fetchall()
+from .conftest import code_of, create_user, login, rows
 
 
 def test_a_role_gives_its_holders_what_was_granted_to_it(admin, dsn):
