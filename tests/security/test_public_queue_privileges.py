@@ -104,3 +104,31 @@ def test_a_bad_public_grant_changes_nothing(admin, dsn, owner):
     with login(dsn, "clerk") as clerk:          # neither owner nor grantee WITH GRANT OPTION
         assert code_of(lambda: clerk.aqadm.grant_queue_privilege("ENQUEUE", "qowner.q", "PUBLIC")) == 1031
     assert sorted(store.catalog_objects("QUEUEPRIV")) == before
+
+
+def test_queue_privileges_shows_each_session_the_grants_it_made_received_or_owns(admin, dsn, owner):
+    """QUEUE_PRIVILEGES: "queues for which the user is the grantor, or grantee, or owner, or
+    an enabled role or the queue is granted to PUBLIC" (1 if granted, 0 if not)."""
+    create_user(admin, "third")
+    create_user(admin, "fourth")
+    admin.cursor().execute("CREATE ROLE senders")
+    admin.cursor().execute("GRANT senders TO third")
+    owner.aqadm.grant_queue_privilege("ENQUEUE", "q", "PUBLIC")
+    owner.aqadm.grant_queue_privilege("ALL", "q", "clerk", grant_option=True)
+    owner.aqadm.grant_queue_privilege("ENQUEUE", "q", "senders")
+    with login(dsn, "clerk") as clerk:
+        clerk.aqadm.grant_queue_privilege("DEQUEUE", "qowner.q", "third")
+        cur = clerk.cursor()
+        cur.execute("SELECT * FROM QUEUE_PRIVILEGES")
+        assert [d[0] for d in cur.description] == ["GRANTEE", "OWNER", "NAME", "GRANTOR", "ENQUEUE_PRIVILEGE",
+                                                   "DEQUEUE_PRIVILEGE"]
+        assert sorted(cur.fetchall()) == [("CLERK", "QOWNER", "Q", "QOWNER", 1, 1),
+                                          ("PUBLIC", "QOWNER", "Q", "QOWNER", 1, 0),
+                                          ("THIRD", "QOWNER", "Q", "CLERK", 0, 1)]
+    seen = {}
+    for user in ("qowner", "third", "fourth"):
+        with login(dsn, user) as c:
+            seen[user] = sorted(r[0] for r in rows(c, "SELECT GRANTEE FROM QUEUE_PRIVILEGES"))
+    assert seen == {"qowner": ["CLERK", "PUBLIC", "SENDERS", "THIRD"],      # the queue's owner
+                    "third": ["PUBLIC", "SENDERS", "THIRD"],                # itself, its role, PUBLIC
+                    "fourth": ["PUBLIC"]}
