@@ -140,6 +140,16 @@ def nowait(q, mode=None, navigation=None):
     return q
 
 
+def hold_message(session, queue, consumer="S1"):
+    """``session`` dequeues ``consumer``'s first message of ``queue`` without committing:
+    it holds it (locked) until its commit or rollback.  Returns the payload."""
+    q = nowait(session.queue(queue))
+    q.deqoptions.consumername = consumer
+    m = q.deqone()
+    assert m is not None
+    return m.payload
+
+
 def table_rows(conn, table, cols="QUEUE, MSG_STATE, CORR_ID"):
     return conn.query(f"SELECT {cols} FROM AQ${table} ORDER BY LOCAL_ORDER_NO", None)[1]
 

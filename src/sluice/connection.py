@@ -42,7 +42,7 @@ from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
 from .streams.messaging import DbmsStreamsMessaging
 from .streams.propagation import DbmsAqadm, PropagationAdm, create_link, drop_link
-from .streams.schemadrop import drop_schema_queues
+from .streams.schemadrop import SchemaDrop
 
 if TYPE_CHECKING:
     from .connect_params import ConnectSpec
@@ -399,9 +399,9 @@ class Connection:
             ctx.nav.clear()
 
     def _user_statements(self) -> UserStatements:
-        """The user and grant SQL of this session; DROP USER … CASCADE drops a user's queue
-        tables with the Streams clients using them (:mod:`sluice.streams.schemadrop`)."""
-        return UserStatements(self, lambda user: drop_schema_queues(self, user))
+        """The user and grant SQL of this session; DROP USER … CASCADE drops the objects of
+        a user's schema (:mod:`sluice.streams.schemadrop`)."""
+        return UserStatements(self, lambda user: SchemaDrop(self, user))
 
     def execute_sql_statement(self, kind: str, text: str) -> Any:
         """SQL other than queries, blocks and types: users and grants; a bare

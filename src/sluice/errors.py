@@ -23,6 +23,8 @@ is ``"ORA-24010"`` and, as in python-oracledb, ``e.args[0]`` is an object with
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 
@@ -259,6 +261,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     25307: (OperationalError, "Enqueue rate too high, flow control enabled"),
     25263: (ProgrammingError, "no message in queue {0} with message ID {1}"),
     25293: (ProgrammingError, "Lob attributes must be null for buffered operations"),
+    25297: (ProgrammingError, "Enqueue of buffered message failed, attempted to enqueue buffered message with {0}"),
     # IDAP, the AQ servlet (sluice.idap) and its proxy sessions
     600: (DatabaseError, "internal error code, arguments: [{0}]"),
     19202: (ProgrammingError, "Error occurred in XML processing\n{0}"),
@@ -306,6 +309,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     26665: (IntegrityError, "STREAMS process {0} already exists"),
     26666: (OperationalError, "cannot alter STREAMS process {0}{1}"),
     26667: (ProgrammingError, "invalid STREAMS parameter {0}"),
+    26668: (ProgrammingError, "STREAMS process {0} exists{1}"),
     26701: (ProgrammingError, "STREAMS process {0} does not exist"),
     # database links and propagation (sluice.streams.propagation)
     2011: (IntegrityError, "duplicate database link name"),
@@ -406,6 +410,14 @@ def remote_error(code: int | None, message: str) -> DatabaseError:
     message): the class of ``code`` where Sluice knows it, the message as received."""
     cls = _CATALOG[code][0] if code in _CATALOG else DatabaseError
     return cls(message, code or 0)
+
+
+def raised_by_sluice_sql(message: str) -> DatabaseError | None:
+    """The Oracle error a statement of Sluice's own in the database raised (a synchronous
+    capture's trigger refusing a change: ``ORA-01031: insufficient privileges``), as the
+    backend reports it; None for any other error."""
+    found = re.match(r"ORA-(\d{5}): ", message)
+    return remote_error(int(found.group(1)), message.splitlines()[0]) if found else None
 
 
 def not_supported(what: str) -> NotSupportedError:

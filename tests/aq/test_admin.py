@@ -3,7 +3,7 @@
 import pytest
 
 import sluice
-from tests.conftest import make_queue, nowait, table_rows
+from tests.conftest import hold_message, make_queue, nowait, table_rows
 
 
 def _rows(conn, sql):
@@ -88,9 +88,7 @@ def test_a_queue_table_holding_a_sessions_message_is_not_dropped(conn, conn2):
     conn.aqadm.add_subscriber(queue_name="T", subscriber=sluice.Agent("S1"))
     conn.queue("T").enqone(conn.msgproperties(payload=b"held"))
     conn.commit()
-    q = nowait(conn2.queue("T"))
-    q.deqoptions.consumername = "S1"
-    assert q.deqone().payload == b"held"                  # not committed
+    assert hold_message(conn2, "T") == b"held"            # not committed
     conn.aqadm.stop_queue(queue_name="T")
     with pytest.raises(sluice.DatabaseError) as e:
         conn.aqadm.drop_queue_table(queue_table="T_QT", force=True)
@@ -102,6 +100,34 @@ def test_a_queue_table_holding_a_sessions_message_is_not_dropped(conn, conn2):
     conn.aqadm.drop_queue_table(queue_table="T_QT", force=True)   # nobody holds it now
     assert _rows(conn, "SELECT COUNT(*) FROM user_queue_tables") == [(0,)]
     assert _rows(conn, "SELECT COUNT(*) FROM dba_queue_subscribers") == [(0,)]
+
+def test_a_queue_holding_a_sessions_message_is_not_dropped(conn, conn2, monkeypatch):
+    """DROP_QUEUE while another session holds one of its messages: PostgreSQL's row locks
+    refused the DELETE (ORA-00054), SQLite dropped the queue from under the session.  Now
+    ORA-00054 on both, nothing changed; a message of another queue of the table held by
+    the session does not stand in the way."""
+    from sluice.store import postgres
+    monkeypatch.setattr(postgres, "DDL_LOCK_TIMEOUT", "300ms")
+    conn.aqadm.create_queue_table(queue_table="T_QT", queue_payload_type="RAW", multiple_consumers=True)
+    for name in ("T", "OTHER"):
+        conn.aqadm.create_queue(queue_name=name, queue_table="T_QT")
+        conn.aqadm.start_queue(queue_name=name)
+        conn.aqadm.add_subscriber(queue_name=name, subscriber=sluice.Agent("S1"))
+        conn.queue(name).enqone(conn.msgproperties(payload=b"held"))
+    conn.commit()
+    assert hold_message(conn2, "T") == b"held"            # not committed
+    conn.aqadm.stop_queue(queue_name="T")
+    with pytest.raises(sluice.DatabaseError) as e:
+        conn.aqadm.drop_queue(queue_name="T")
+    assert e.value.full_code == "ORA-00054"
+    assert _rows(conn, "SELECT NAME FROM user_queues WHERE NAME = 'T'") == [("T",)]
+    assert _rows(conn, "SELECT COUNT(*) FROM dba_queue_subscribers WHERE QUEUE_NAME = 'T'") == [(1,)]
+    conn.aqadm.stop_queue(queue_name="OTHER")
+    conn.aqadm.drop_queue(queue_name="OTHER")
+    conn2.commit()                                        # the session carries on
+    conn.aqadm.drop_queue(queue_name="T")                 # nobody holds it now
+    assert _rows(conn, "SELECT COUNT(*) FROM user_queues WHERE NAME = 'T'") == [(0,)]
+
 
 def test_unknown_queue_table_and_queue(conn):
     with pytest.raises(sluice.DatabaseError) as e:

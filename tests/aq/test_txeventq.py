@@ -292,9 +292,9 @@ def test_propagation_between_sharded_queues(conn):
     assert [m.payload for m in _nowait(conn.queue("SH_ONE")).deqmany(5)] == [b"1", b"2"]
     assert [m.payload for m in _nowait(conn.queue("SH_MANY"), "READER").deqmany(5)] == [b"1", b"2"]
     # dropping the source drops its schedules, as DROP_QUEUE does, once no Streams
-    # propagation propagates from it (ORA-26667 before)
+    # propagation propagates from it (ORA-26668 before)
     conn.aqadm.schedule_propagation(queue_name="SH_SRC", destination="dbs2")
-    raises_ora(26667, conn.aqadm.drop_transactional_event_queue, "SH_SRC", force=True)
+    raises_ora(26668, conn.aqadm.drop_transactional_event_queue, "SH_SRC", force=True)
     for name in ("to_one", "to_many"):
         conn.propagation_adm.drop_propagation(name)
     conn.aqadm.drop_transactional_event_queue("SH_SRC", force=True)

@@ -16,6 +16,7 @@ import time
 import pytest
 
 import sluice
+from sluice.aq.buffered import BufferedLimits, configure, pool_for
 from sluice.streams.propagation.runner import PropagationRunner
 
 from ..conftest import make_queue
@@ -137,6 +138,34 @@ def test_what_a_single_consumer_source_still_refuses(conn):
     assert _schedule(conn) == []
 
 
+def test_two_propagations_from_a_single_consumer_source_share_its_messages(conn):
+    """Seed 003: a single-consumer queue is point to point, "Each message is consumed by only
+    one receiver", and "When there are multiple processes dequeuing from a single-consumer
+    queue ... different processes skip the messages that are being worked on by a
+    concurrent process".  Two propagations from it (a schedule and a CREATE_PROPAGATION,
+    each queue to queue) are two such consumers: Oracle documents no error for the second
+    (ORA-24041 is for the same queue and destination twice), so each message goes to one
+    of the destinations — all of them, none twice, each destination's in the source's
+    order."""
+    _sharded(conn, "SRC")
+    _sharded(conn, "DST1")
+    _sharded(conn, "DST2")
+    conn.aqadm.schedule_propagation(queue_name="SRC", destination_queue="DST1")
+    raises_ora(24041, conn.aqadm.schedule_propagation, queue_name="SRC", destination_queue="DST1")
+    conn.propagation_adm.create_propagation("P2", "SRC", "DST2", queue_to_queue=True)
+    sent = [b"m%d" % i for i in range(6)]
+    _enqueue(conn, "SRC", sent)
+    _buffered(conn.queue("SRC")).enqone(conn.msgproperties(payload=b"buffered"))
+    assert PropagationRunner(conn).run_once(force=True) == 7
+    one, two = (_payloads(drain(conn, name)) + [m.payload for m in _buffered(conn.queue(name)).deqmany(9)]
+                for name in ("DST1", "DST2"))
+    assert sorted(one + two) == sorted(sent + [b"buffered"])
+    for got in (one, two):
+        persistent = [p for p in got if p != b"buffered"]
+        assert persistent == sorted(persistent, key=sent.index)
+    assert rows(conn, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
+
+
 def _buffered(q):
     q.enqoptions.deliverymode = q.deqoptions.deliverymode = sluice.MSG_BUFFERED
     q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
@@ -167,18 +196,95 @@ def test_buffered_messages_of_a_single_consumer_source(conn):
     assert PropagationRunner(conn).run_once(force=True) == 0
 
 
-def test_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
+def _to_a_reader_at_dbs2(sites):
+    """Sites dbs1 (single-consumer SRC, a link to dbs2) and dbs2 (multi-consumer DST whose
+    subscriber READER takes both kinds of message); returns (dbs1, READER's buffered DST)."""
     a, b = sites.open("dbs1"), sites.open("dbs2")
     _sharded(a, "SRC")
     _sharded(b, "DST", multi=True)
     b.aqadm.add_subscriber("DST", sluice.Agent("READER"), delivery_mode=sluice.MSG_PERSISTENT_OR_BUFFERED)
     a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
+    q = _buffered(b.queue("DST"))
+    q.deqoptions.consumername = "READER"
+    return a, q
+
+
+def test_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
+    a, q = _to_a_reader_at_dbs2(sites)
     a.propagation_adm.create_propagation("P1", "SRC", "DST", "dbs2", queue_to_queue=True)
     _buffered(a.queue("SRC")).enqmany([a.msgproperties(payload=p) for p in (b"b1", b"b2", b"b3")])
     assert PropagationRunner(a).run_once(force=True) == 3
-    q = _buffered(b.queue("DST"))
-    q.deqoptions.consumername = "READER"
     assert [m.payload for m in q.deqmany(5)] == [b"b1", b"b2", b"b3"]
+
+
+def test_a_delayed_buffered_message_goes_with_the_rest_of_its_delay(conn):
+    """A delayed buffered message (sharded queues only: seed 003 "Buffered Messaging
+    Restrictions") propagates as a delayed persistent one does: into the destination's
+    memory, still waiting out what is left of its delay there."""
+    _sharded(conn, "SRC")
+    _sharded(conn, "DST")
+    conn.aqadm.schedule_propagation(queue_name="SRC", destination_queue="DST")
+    _buffered(conn.queue("SRC")).enqone(conn.msgproperties(payload=b"later", delay=600, expiration=60))
+    assert PropagationRunner(conn).run_once(force=True) == 1
+    assert rows(conn, "SELECT MSG_STATE, EXPIRATION, DELIVERY_MODE FROM AQ$DST") == [("IN-MEMORY", 60, "BUFFERED")]
+    assert _buffered(conn.queue("DST")).deqone() is None
+    [(record, *_)] = [v for k, v in pool_for(conn.context.store).in_memory().items() if k.endswith(".DST")]
+    assert 590 < record.delay - time.time() <= 600
+
+
+def _spill_then_keep(conn, queue, spilled, kept):
+    """Buffered enqueues into ``queue``: ``spilled`` past a memory limit of nothing (to the
+    queue table, SPILLED), then ``kept`` in memory (IN-MEMORY)."""
+    q = _buffered(conn.queue(queue))
+    limits = configure(conn, memory_limit=0)
+    try:
+        for p in spilled:
+            q.enqone(conn.msgproperties(payload=p))
+    finally:
+        limits.memory_limit = BufferedLimits().memory_limit
+    for p in kept:
+        q.enqone(conn.msgproperties(payload=p))
+
+
+@pytest.mark.parametrize("how", ["schedule_propagation", "create_propagation"])
+def test_spilled_buffered_messages_of_a_single_consumer_source(conn, how):
+    """Seed 003: buffered messages spill to disk ("older messages are spilled to disk and
+    removed from the pool") and "A single propagation schedule serves both persistent and
+    buffered messages": those a single-consumer TxEventQ spilled go from its queue table with
+    those still in memory, once and in their order, and arrive buffered.  While the
+    destination refuses, the spilled ones stay SPILLED and the others IN-MEMORY."""
+    _sharded(conn, "SRC")
+    conn.aqadm.create_sharded_queue(queue_name="DST", queue_payload_type="RAW")   # not started yet
+    if how == "schedule_propagation":
+        conn.aqadm.schedule_propagation(queue_name="SRC", destination_queue="DST")
+    else:
+        conn.propagation_adm.create_propagation("P1", "SRC", "DST", queue_to_queue=True)
+    _spill_then_keep(conn, "SRC", [b"s1", b"s2", b"s3"], [b"m1", b"m2"])
+    states = "SELECT MSG_STATE, DELIVERY_MODE FROM AQ$SRC ORDER BY ENQ_TIME"
+    before = [("SPILLED", "BUFFERED")] * 3 + [("IN-MEMORY", "BUFFERED")] * 2
+    assert rows(conn, states) == before
+    assert PropagationRunner(conn).run_once(force=True) == 0
+    assert _schedule(conn)[0][3].startswith("ORA-25207")
+    assert rows(conn, states) == before
+    conn.aqadm.start_queue("DST")
+    assert PropagationRunner(conn, clock=lambda: time.time() + 31).run_once(force=True) == 5
+    assert rows(conn, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
+    got = _buffered(conn.queue("DST")).deqmany(10)
+    assert [(m.payload, m.deliverymode) for m in got] == [
+        (p, sluice.MSG_BUFFERED) for p in (b"s1", b"s2", b"s3", b"m1", b"m2")]
+    assert drain(conn, "DST") == []
+    assert PropagationRunner(conn, clock=lambda: time.time() + 62).run_once(force=True) == 0
+
+
+def test_spilled_buffered_messages_of_a_single_consumer_source_across_a_link(sites):
+    """The same through a database link, to a multi-consumer TxEventQ."""
+    a, q = _to_a_reader_at_dbs2(sites)
+    a.aqadm.schedule_propagation(queue_name="SRC", destination="dbs2", destination_queue="DST")
+    _spill_then_keep(a, "SRC", [b"s1", b"s2"], [b"m1"])
+    assert PropagationRunner(a).run_once(force=True) == 3
+    assert [m.payload for m in q.deqmany(5)] == [b"s1", b"s2", b"m1"]
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC") == [(0,)]
+    assert PropagationRunner(a, clock=lambda: time.time() + 31).run_once(force=True) == 0
 
 
 def _propagations(conn):

@@ -267,3 +267,50 @@ def test_a_failing_custom_transformation_aborts_like_the_python_apply(site, regi
     _run(dsn, batch())
     assert target.rows("emp") == [(1, "a"), (2, "B"), (3, "c")]
     assert _errors(conn) == [] and _status(conn) == "ENABLED"
+
+
+def test_the_sink_applies_with_the_apply_users_rights(site):
+    """The Spark apply sink checks the apply_user as the Python apply process does before a
+    batch (one check, sluice.streams.clientrights): an apply user whose agent lost its
+    database access (DISABLE_DB_ACCESS) on the secure queue fails the batch with ORA-24093,
+    the Python process's error, before anything is applied -- the query stops and the batch
+    stays unacknowledged in the queue.  It used to apply as the pipeline's session."""
+    from sluice.streams.apply import ApplyProcess
+    from tests.security.conftest import create_user
+    dsn, conn, target = site
+    create_user(conn, "APUSER")
+    conn.apply_adm.alter_apply(apply_name=APPLY, apply_user="APUSER")
+    conn.aqadm.disable_db_access(agent_name=APPLY, db_username="APUSER")
+    rows = _batch(target)
+    with pytest.raises(sluice.DatabaseError) as refused:
+        _run(dsn, rows)
+    assert refused.value.code == 24093
+    assert target.rows("emp") == [] and _errors(conn) == []
+    conn.apply_adm.start_apply(apply_name=APPLY)
+    process = ApplyProcess.from_catalog(sluice.connect(dsn), APPLY)
+    try:
+        process.run_batch(wait=0)
+        assert process.state == "ABORTED"
+        assert (refused.value.code, str(refused.value)) == (24093, str(process.error))
+    finally:
+        process.stop()
+        process.conn.close()
+
+
+def test_the_sinks_handlers_run_with_the_apply_users_rights(site):
+    """A DML handler the apply user may not execute (another schema's, no EXECUTE granted)
+    fails its transaction in the sink as in the Python apply process: ORA-06550 in the error
+    queue, the apply ABORTED, nothing of that transaction applied."""
+    from tests.security.conftest import create_user
+    dsn, conn, target = site
+    create_user(conn, "APUSER")
+    conn.apply_adm.alter_apply(apply_name=APPLY, apply_user="APUSER")
+    called: list = []
+    sluice.register_function("sink_rights_test.on_emp", lambda row: (called.append(1), row.execute(True)))
+    conn.apply_adm.set_dml_handler(f"{target.owner}.EMP", "TABLE", "INSERT", False, "sink_rights_test.on_emp",
+                                   apply_database_link=target.link)
+    with pytest.raises(sluice.DatabaseError) as refused:
+        _run(dsn, _batch(target))
+    assert refused.value.code == 6550
+    assert _status(conn) == "ABORTED" and target.rows("emp") == [] and called == []
+    assert conn.query("SELECT SOURCE_COMMIT_SCN, ERROR_NUMBER FROM DBA_APPLY_ERROR", None)[1] == [(11, 6550)]

@@ -69,7 +69,7 @@ def test_restrictions(conn):
     q.enqoptions.visibility = sluice.ENQ_ON_COMMIT
     assert _code(lambda: q.enqone(conn.msgproperties(payload=b"x"))) == "ORA-25236"
     q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
-    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"x", delay=5))) == "SLU-00001"
+    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"x", delay=5))) == "ORA-25297"   # Oracle: "with delay"
     assert _code(lambda: q.enqmany([conn.msgproperties(payload=b"x")] * 2)) == "SLU-00001"
     assert _code(lambda: _bq(conn, "G").enqone(conn.msgproperties(payload=b"x"))) == "SLU-00001"
     q.deqoptions.visibility = sluice.DEQ_ON_COMMIT
@@ -300,7 +300,7 @@ def test_a_sender_or_an_expiration_set_after_plain_messages_is_honoured(conn):
     q.enqone(conn.msgproperties(payload=b"plain 2"))
     q.enqone(conn.msgproperties(payload=b"from A", sender_id=sluice.Agent("A")))
     q.enqone(conn.msgproperties(payload=b"gone", expiration=0))
-    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"late", delay=5))) == "SLU-00001"
+    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"late", delay=5))) == "ORA-25297"
     got = [q.deqone() for _ in range(4)]
     assert [m.payload if m else None for m in got] == [b"plain", b"plain 2", b"from A", None]
     assert got[2].sender_id.name == "A"

@@ -122,6 +122,26 @@ def test_revoked_privilege_is_gone(world, admin):
         assert e.value.full_code == "ORA-01031"
 
 
+def test_a_dropped_queues_privileges_go_with_it(world, admin):
+    """The privileges granted on a queue go with it (DROP_QUEUE, DROP_QUEUE_TABLE): a queue
+    created again under the name starts with none.  They used to stay, so the new queue let
+    GRANTED_U in on the old grant."""
+    def grantees(name):
+        return sorted(admin.query("SELECT DISTINCT grantee FROM DBA_TAB_PRIVS WHERE owner = 'OWNER_U' "
+                                  f"AND table_name = '{name}'", None)[1])
+    assert grantees("PLAIN_Q") == [("ENQ_ONLY_U",), ("GRANTED_U",)]
+    admin.aqadm.stop_queue(queue_name="OWNER_U.PLAIN_Q")
+    admin.aqadm.drop_queue(queue_name="OWNER_U.PLAIN_Q")
+    admin.aqadm.drop_queue_table(queue_table="OWNER_U.SECURE_QT", force=True)
+    assert grantees("PLAIN_Q") == grantees("SECURE_Q") == []
+    admin.aqadm.create_queue(queue_name="OWNER_U.PLAIN_Q", queue_table="OWNER_U.PLAIN_QT")
+    admin.aqadm.start_queue(queue_name="OWNER_U.PLAIN_Q")
+    with login(world, "GRANTED_U") as conn:
+        with pytest.raises(sluice.DatabaseError) as e:
+            conn.queue("OWNER_U.PLAIN_Q").enqone(conn.msgproperties(payload=b"x"))
+        assert e.value.full_code == "ORA-01031"
+
+
 def test_grant_option(world, admin, dsn):
     create_user(admin, "THIRD_U", "EXECUTE ON DBMS_AQ")
     with login(world, "OWNER_U") as owner:

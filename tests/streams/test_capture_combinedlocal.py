@@ -152,6 +152,38 @@ def test_aborting_apply_gets_the_rest_of_the_batch_staged(env, tmp_path):
     converged(env, replica, 5)
 
 
+def test_the_apply_user_s_rights_count_when_the_capture_hands_over(env, tmp_path):
+    """Handed over, not dequeued, the LCRs are still the apply user's to take (seed 001
+    "Secure Queues and Oracle Streams Clients": the apply_user runs the apply process):
+    once its agent's DISABLE_DB_ACCESS is done the apply aborts (ORA-24093 in DBA_APPLY)
+    without applying the batch, which the capture stages; given back its access, the
+    restarted apply dequeues it.  It used to go on applying as the capture's session."""
+    from tests.security.conftest import create_user
+    s, conn, owner = env.src, env.conn, env.owner
+    create_user(conn, "APUSER")
+    replica = setup(env, tmp_path, apply_user="APUSER")
+    cap = env.process()
+    cap.start()
+    assert isinstance(cap.combined, LocalCombined)
+    env.sql(f"INSERT INTO {s}.orders VALUES (1, 'a')")
+    cap.catch_up()
+    assert replica_rows(replica, owner) == [(1, "a")]
+    conn.aqadm.disable_db_access(agent_name="APPLY_LOCAL", db_username="APUSER")
+    env.sql(f"INSERT INTO {s}.orders VALUES (2, 'b')")
+    cap.catch_up()
+    status = env.view("SELECT STATUS, ERROR_NUMBER FROM DBA_APPLY WHERE APPLY_NAME = 'APPLY_LOCAL'")
+    assert status == [{"STATUS": "ABORTED", "ERROR_NUMBER": 24093}]
+    assert replica_rows(replica, owner) == [(1, "a")]
+    assert staged(conn) == 1 and cap.combined is None
+    assert env.view("SELECT COUNT(*) AS N FROM DBA_APPLY_ERROR") == [{"N": 0}]
+    conn.aqadm.enable_db_access(agent_name="APPLY_LOCAL", db_username="APUSER")
+    conn.apply_adm.start_apply(apply_name="APPLY_LOCAL")
+    apply = ApplyProcess.from_catalog(sluice.connect(env.dsn), "APPLY_LOCAL")
+    env.procs.append(apply)
+    assert apply.drain() == 1
+    converged(env, replica, 2)
+
+
 def test_a_second_consumer_or_a_backlog_means_staging(env, tmp_path):
     """Seed 001's conditions: a queue with another consumer, or with staged messages
     waiting, is not combined."""

@@ -15,6 +15,7 @@ import pytest
 import sluice
 from sluice.streams.apply import ApplyProcess
 from tests.security.conftest import create_user
+from tests.streams.applykit import SOURCE_DB, lcr, procedures, target  # noqa: F401  (fixture)
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
 
 APPLY = "SEC_APPLY"
@@ -27,13 +28,13 @@ def agent_privs(conn) -> list[tuple]:
 @pytest.fixture
 def applied(conn):
     """An apply process of the secure queue SQ (SET_UP_QUEUE) run by APUSER, a user with
-    CREATE SESSION only; its message handler records what it gets."""
+    CREATE SESSION only; its message handler, APUSER's own, records what it gets."""
     got: list = []
-    sluice.register_function("client_privileges_test.on_message", got.append)
+    sluice.register_function("apuser.on_message", got.append)
     create_user(conn, "APUSER")
     conn.streams_adm.set_up_queue(queue_table="SQT", queue_name="SQ")
     conn.apply_adm.create_apply(queue_name="SQ", apply_name=APPLY, apply_user="APUSER",
-                                message_handler="client_privileges_test.on_message")
+                                message_handler="apuser.on_message")
     return got
 
 
@@ -105,7 +106,7 @@ def test_a_new_apply_user_is_the_one_whose_rights_count(conn, applied, process):
     """"If you change … the apply_user …, then the specified … apply_user is configured as a
     secure queue user of the queue … However, the old … apply user remains configured as a
     secure queue user of the queue" — and the running process follows ALTER_APPLY."""
-    create_user(conn, "APUSER2")
+    create_user(conn, "APUSER2", "EXECUTE ON apuser.on_message")   # it runs APUSER's handler
     send(conn, 1)
     p = process()
     p.drain()
@@ -130,6 +131,52 @@ def test_a_dropped_apply_user_stops_the_process(conn, applied, process):
     p.drain()
     assert p.state == "ABORTED" and p.error.code == 1918
     assert applied == []
+
+
+def refused_by_a_foreign_handler(conn, process) -> tuple[list, str]:
+    """The apply's message handler made one of another schema, on which APUSER has no
+    EXECUTE; a message sent and the process run: it aborts with ORA-06550.  (What the
+    handler got, the error transaction's id.)"""
+    got: list = []
+    sluice.register_function("client_privileges_test.on_message", got.append)
+    conn.apply_adm.alter_apply(apply_name=APPLY, message_handler="client_privileges_test.on_message")
+    send(conn, 1)
+    p = process()
+    p.drain()
+    assert p.state == "ABORTED" and p.error.code == 6550
+    assert "PLS-00201: identifier 'CLIENT_PRIVILEGES_TEST.ON_MESSAGE' must be declared" in str(p.error)
+    assert got == []
+    return got, conn.query("SELECT local_transaction_id FROM DBA_APPLY_ERROR", None)[1][0][0]
+
+
+def test_a_message_handler_the_apply_user_may_not_execute_fails_the_transaction(conn, applied, process):
+    """The message handler runs as the apply user: one of another schema, on which APUSER
+    has no EXECUTE, is to it a procedure that is not there (ORA-06550, PLS-00201).  The
+    transaction goes to the error queue, the handler never sees it, the process aborts;
+    EXECUTE_ERROR fails the same way until EXECUTE is granted, then EXECUTE_ALL_ERRORS
+    delivers it.  It used to run the handler with the host session's rights."""
+    other, error = refused_by_a_foreign_handler(conn, process)
+    assert applied == []
+    assert conn.query("SELECT error_number FROM DBA_APPLY_ERROR WHERE apply_name = :n",
+                      {"n": APPLY})[1] == [(6550,)]
+    with pytest.raises(sluice.DatabaseError) as again:       # still the apply user's rights
+        conn.apply_adm.execute_error(local_transaction_id=error)
+    assert again.value.code == 6550 and other == []
+    conn.cursor().execute("GRANT EXECUTE ON client_privileges_test.on_message TO apuser")
+    assert conn.query("SELECT owner, table_name, privilege, type FROM DBA_TAB_PRIVS WHERE grantee = 'APUSER' "
+                      "AND type = 'PROCEDURE'", None)[1] == [
+        ("CLIENT_PRIVILEGES_TEST", "ON_MESSAGE", "EXECUTE", "PROCEDURE")]
+    conn.apply_adm.execute_all_errors(apply_name=APPLY)
+    assert other == [{"n": 1}]
+    assert conn.query("SELECT count(*) FROM DBA_APPLY_ERROR", None)[1] == [(0,)]
+
+
+def test_execute_error_as_the_current_user(conn, applied, process):
+    """EXECUTE_ERROR(execute_as_user => TRUE) re-executes "in the security context of the
+    current user": the administrator's rights, not APUSER's, run the handler."""
+    other, error = refused_by_a_foreign_handler(conn, process)
+    conn.apply_adm.execute_error(local_transaction_id=error, execute_as_user=True)
+    assert other == [{"n": 1}]
 
 
 def test_dropping_the_apply_keeps_its_secure_queue_users(conn, applied):
@@ -172,3 +219,58 @@ def test_what_is_taken_from_the_capture_user_stops_the_running_capture(env, take
     with pytest.raises(sluice.DatabaseError) as again:
         env.process().start()
     assert again.value.code == code
+
+
+# -- apply handlers run with the apply user's rights -------------------------------------
+@pytest.mark.parametrize("kind", ["dml", "error", "ddl", "precommit"])
+def test_apply_handlers_run_with_the_apply_users_rights(conn, target, kind):
+    """A DML handler, a DML error handler, the DDL handler and the precommit handler are
+    procedures the apply user runs (DBMS_APPLY_ADM: the apply user needs EXECUTE on them):
+    one of another schema that APUSER may not execute fails the whole transaction with
+    ORA-06550 (PLS-00201) before it runs, nothing of the transaction applied; granted
+    EXECUTE, the same transaction applies.  They used to run with the host session's rights."""
+    from sluice.streams import DDLLCR
+    from sluice.streams.apply.definition import ApplyDefinition, engine_for
+    from sluice.streams.apply.engine import ApplyError, Item, SourceTxn
+
+    create_user(conn, "APUSER")
+    o = target.owner
+    target.sql(f"CREATE TABLE {target.table('emp')} (id integer PRIMARY KEY, name varchar(40))")
+    p = procedures(conn)
+    p.set_schema_instantiation_scn(o, SOURCE_DB, 0, apply_database_link=target.link)
+    seen: list = []
+
+    def handler(*args):
+        seen.append(kind)
+        if kind == "dml":
+            args[0].execute(True)
+    sluice.register_function("client_rights_test.handler", handler)
+    name = "client_rights_test.handler"
+    if kind in ("dml", "error"):
+        p.set_dml_handler(f"{o}.EMP", "TABLE", "INSERT" if kind == "dml" else "DELETE", kind == "error",
+                          name, apply_database_link=target.link)
+    d = ApplyDefinition("APPR", conn.username, "Q", apply_user="APUSER",
+                        ddl_handler=name if kind == "ddl" else None,
+                        precommit_handler=name if kind == "precommit" else None)
+    changes = [lcr("INSERT", o, "emp", 5, new={"ID": 1, "NAME": "a"})]
+    if kind == "error":       # a DELETE of a row that is not there: the error handler's
+        changes.append(lcr("DELETE", o, "emp", 5, old={"ID": 77}))
+    if kind == "ddl":
+        changes.append(DDLLCR.construct(SOURCE_DB, "ALTER TABLE", o, "EMP", "TABLE", "ALTER TABLE emp ADD x int",
+                                        None, o, o, "EMP", None, "1.1.1", 5, commit_scn=5))
+    txn = SourceTxn([Item(x) for x in changes], "CAPTURED", SOURCE_DB, 5, "1.1.1")
+
+    def apply() -> None:
+        engine = engine_for(conn, "APPR", target.link, b"\x00", d)
+        try:
+            engine.apply(txn)
+        finally:
+            engine.target.close()
+    with pytest.raises(ApplyError) as refused:
+        apply()
+    assert refused.value.error.code == 6550
+    assert "'CLIENT_RIGHTS_TEST.HANDLER' must be declared" in str(refused.value.error)
+    assert seen == [] and target.rows("emp") == []
+    conn.cursor().execute("GRANT EXECUTE ON client_rights_test.handler TO apuser")
+    apply()
+    assert seen == [kind] and [r[:2] for r in target.rows("emp")] == [(1, "a")]

@@ -227,7 +227,8 @@ def test_propagation_for_rules_creates_then_returns(conn):
 def test_a_propagations_source_queue_is_dropped_only_after_the_propagation(conn, drop):
     """A Streams propagation needs its source queue (seed 001 "Propagation Jobs": the job
     propagates from it), so DBMS_AQADM does not drop the queue (nor, with force, its queue
-    table) under it — ORA-26667, nothing changed, as for a synchronous capture's queue;
+    table) under it — ORA-26668 (STREAMS process … exists), nothing changed, as for the
+    queue of any other Streams client (tests/streams/test_queue_drop_clients.py);
     DBMS_PROPAGATION_ADM.DROP_PROPAGATION first, then the drop leaves no propagation, no
     schedule behind (DBA_PROPAGATION, DBA_QUEUE_SCHEDULES)."""
     _mq(conn, "SRC")
@@ -240,7 +241,7 @@ def test_a_propagations_source_queue_is_dropped_only_after_the_propagation(conn,
             conn.aqadm.drop_queue("src")
         else:
             conn.aqadm.drop_queue_table("src_qt", force=True)
-    _raises(26667, go)
+    _raises(26668, go)
     assert _statuses(conn) == [("P1", "ENABLED")] and _schedules(conn) == [("SRC", "DBS2", 3.0, "N")]
     assert _rows(conn, "SELECT NAME FROM DBA_QUEUES WHERE NAME = 'SRC'") == [("SRC",)]
     conn.propagation_adm.drop_propagation("p1")

@@ -419,9 +419,9 @@ def test_the_queue_of_a_sync_capture_is_not_dropped_under_it(senv):
     _create(senv, "emp")
     aqadm = senv.conn.aqadm
     aqadm.stop_queue(queue_name="STRM_Q")
-    with pytest.raises(sluice.DatabaseError, match="ORA-26667.*DROP_CAPTURE"):
+    with pytest.raises(sluice.DatabaseError, match="ORA-26668: STREAMS process SC exists"):
         aqadm.drop_queue(queue_name="STRM_Q")
-    with pytest.raises(sluice.DatabaseError, match="ORA-26667.*DROP_CAPTURE"):
+    with pytest.raises(sluice.DatabaseError, match="ORA-26668: STREAMS process SC exists"):
         aqadm.drop_queue_table(queue_table="STRM_QT", force=True)
     senv.sql(f"INSERT INTO {senv.table('emp')} VALUES (1, 'a', 1)")   # the writer still works
     senv.conn.capture_adm.drop_capture("SC")
@@ -694,3 +694,88 @@ def test_sqlite_dml_transaction_ends_in_another_thread(senv):
     finally:
         other.close()
     assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 2]
+
+
+@pytest.mark.parametrize("take_away, code", [
+    (lambda c: c.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER"), 1031),
+    (lambda c: c.aqadm.disable_db_access(agent_name="SC", db_username="CAPUSER"), 24093),
+], ids=["revoke-enqueue", "disable-db-access"])
+def test_the_trigger_enqueues_with_the_capture_users_rights(senv, take_away, code):
+    """Seed 001: "the synchronous capture can enqueue into its secure queue automatically"
+    as its capture_user (the agent SC mapped to it, ENQUEUE granted).  Once that is taken
+    away the trigger refuses the change with the error the capture user's enqueue would get
+    -- the writer's statement (SQLite) or COMMIT (PostgreSQL) fails, nothing of the change
+    kept, nothing enqueued -- for a plain writer and a Sluice session alike; given back, the
+    changes are captured again.  The triggers used to enqueue whatever the user's rights."""
+    from tests.security.conftest import create_user
+    create_user(senv.conn, "CAPUSER")
+    senv.create_table("emp")
+    rs = senv.rule_set("SC_RS", "emp")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs,
+                                              capture_user="CAPUSER")
+    t = senv.table("emp")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    take_away(senv.conn)
+    with pytest.raises(Exception, match=f"ORA-{code:05d}"):
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    cur = senv.conn.cursor()
+    with pytest.raises(sluice.DatabaseError) as refused:
+        cur.execute(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+        senv.conn.commit()
+    assert refused.value.code == code
+    senv.conn.rollback()
+    assert senv.writer.execute(f"SELECT id FROM {t}").fetchall() == [(1,)]
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
+    senv.conn.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER")
+    senv.conn.aqadm.enable_db_access(agent_name="SC", db_username="CAPUSER")
+    senv.sql(f"INSERT INTO {t} VALUES (4, 'd', 1)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [4]
+
+
+def test_a_new_capture_user_is_the_one_whose_rights_count(senv):
+    """ALTER_SYNC_CAPTURE(capture_user): the triggers enqueue as the new user from then on --
+    what the old one loses no longer matters, what the new one loses refuses the change."""
+    from tests.security.conftest import create_user
+    create_user(senv.conn, "CAPUSER")
+    create_user(senv.conn, "CAPUSER2")
+    senv.create_table("emp")
+    rs = senv.rule_set("SC_RS", "emp")
+    adm = senv.conn.capture_adm
+    adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs, capture_user="CAPUSER")
+    adm.alter_sync_capture(capture_name="SC", capture_user="CAPUSER2")
+    senv.conn.aqadm.disable_db_access(agent_name="SC", db_username="CAPUSER")
+    t = senv.table("emp")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    senv.conn.aqadm.disable_db_access(agent_name="SC", db_username="CAPUSER2")
+    with pytest.raises(Exception, match="ORA-24093: AQ agent SC not granted privileges of database user CAPUSER2"):
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
+
+
+def test_the_trigger_counts_what_the_capture_users_roles_give(senv):
+    """The capture user's rights include its roles' (CREATE ROLE, a role granted to a role),
+    as the Python capture and apply checks count them: ENQUEUE on the queue or ENQUEUE ANY
+    QUEUE granted to a role the capture user holds -- directly or through another role --
+    lets the trigger enqueue; revoking the role refuses the change (ORA-01031).  The trigger's
+    SQL used to read only the user's own grants and the predefined roles."""
+    from tests.security.conftest import create_user
+    create_user(senv.conn, "CAPUSER")
+    senv.create_table("emp")
+    rs = senv.rule_set("SC_RS", "emp")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs,
+                                              capture_user="CAPUSER")
+    senv.conn.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER")
+    cur = senv.conn.cursor()
+    for statement in ("CREATE ROLE CAP_INNER", "CREATE ROLE CAP_OUTER", "CREATE ROLE CAP_ANY",
+                      "GRANT CAP_INNER TO CAP_OUTER", "GRANT CAP_OUTER TO CAPUSER",
+                      "GRANT ENQUEUE ANY QUEUE TO CAP_ANY"):
+        cur.execute(statement)
+    senv.conn.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAP_INNER")
+    t = senv.table("emp")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")            # through CAP_OUTER -> CAP_INNER
+    cur.execute("REVOKE CAP_OUTER FROM CAPUSER")
+    with pytest.raises(Exception, match="ORA-01031"):
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    cur.execute("GRANT CAP_ANY TO CAPUSER")                     # a system privilege by a role
+    senv.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 3]

@@ -142,6 +142,7 @@ class AqAdm(SecurityAdm, SubscriberAdm, ShardedQueueAdm):
         self._store.drop_queue_table(table.owner, table.name)
         for q, sub in subscribers:
             self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
+        self._drop_queue_grants(dropped)
         self._forget_buffered(dropped)
         self._catalog.refresh(force=True)
 
@@ -214,8 +215,18 @@ class AqAdm(SecurityAdm, SubscriberAdm, ShardedQueueAdm):
         self._store.drop_queue(q.owner, q.name)   # first: see drop_queue_table
         for sub in subscribers:
             self._store.drop_catalog_object("SUBSCRIBER", q.qualified, sub.key)
+        self._drop_queue_grants([q])
         self._forget_buffered([q])
         self._catalog.refresh(force=True)
+
+    def _drop_queue_grants(self, queues: list[QueueInfo]) -> None:
+        """The privileges granted on the dropped queues go with them, as an object's grants
+        go with the object: a queue created again under one of the names (by a new user of
+        the old name, after DROP USER … CASCADE) starts with none."""
+        names = {q.qualified for q in queues}
+        for grantee, queue, _ in self._store.catalog_objects("QUEUEPRIV"):
+            if queue in names:
+                self._store.drop_catalog_object("QUEUEPRIV", grantee, queue)
 
     def _forget_buffered(self, queues: list[QueueInfo]) -> None:
         """The dropped queues' buffered messages in this process's memory go with them."""

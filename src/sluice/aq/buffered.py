@@ -3,12 +3,14 @@
 
 Buffered messages use the same queues as persistent ones, distinguished by the
 delivery mode, but live in this process's memory (Oracle's streams pool): no
-transactions (IMMEDIATE visibility only), no delay, no retention, no retry count, no
-transaction grouping, one message per array operation.  A message moves to the queue
-table (*spills*, still a buffered message: ``DELIVERY_MODE`` 2, shown SPILLED in
-``AQ$<queue_table>``) when the memory in use passes the limit — oldest first, so a slow
-subscriber's backlog spills and the fast ones go on — or when it has waited longer
-than ``spill_after``.  A sender with ``flow_control_threshold`` messages still in memory
+transactions (IMMEDIATE visibility only), no retention, no retry count, no transaction
+grouping; on classic queues no delay and one message per array operation (seed 003: a
+delay and array operations are "only supported for buffered messaging on sharded
+queues" — a delayed message waits in memory until its time, and keeps its delay when it
+spills).  A message moves to the queue table (*spills*, still a buffered message:
+``DELIVERY_MODE`` 2, shown SPILLED in ``AQ$<queue_table>``) when the memory in use passes
+the limit — oldest first, so a slow subscriber's backlog spills and the fast ones go on —
+or when it has waited longer than ``spill_after``.  A sender with ``flow_control_threshold`` messages still in memory
 waits, then gets ORA-25307; other senders are not held up.  An expired buffered
 message goes to the exception queue as a persistent message.
 
@@ -64,7 +66,7 @@ class _Entry:
     when something asks for it (a spill, the AQ$ view, the full dequeue path)."""
 
     __slots__ = ("key", "_record", "plain", "size", "sender", "locked_by", "gone", "enq_time",
-                 "expire_at")
+                 "expire_at", "ready_at")
 
     def __init__(self, key: tuple, record: MessageRecord | None, sender: str | None,
                  plain: tuple | None = None) -> None:
@@ -74,11 +76,27 @@ class _Entry:
         self.sender = sender
         self.locked_by: object | None = None
         self.gone = False
+        # when a delayed message (WAITING, sharded queues only) may be dequeued; None: now
+        self.ready_at = None
         if record is not None:
             self.enq_time, self.expire_at, data = record.enq_time, record.expire_at, record.user_data
+            if record.state == C.MSG_WAITING:
+                self.ready_at = record.delay
         else:
             self.enq_time, self.expire_at, data = plain[7], plain[6], plain[9]
         self.size = (len(data) if data is not None else 0) + 200    # what it counts against the limit
+
+    def waiting(self, now: float) -> bool:
+        """Whether its delay has not yet passed; once it has, its record is READY (the time
+        manager's change for a message in the queue table)."""
+        if self.ready_at is None:
+            return False
+        if self.ready_at > now:
+            return True
+        self.ready_at = None
+        r = self._record
+        r.state, r.time_manager_info = C.MSG_READY, r.expire_at
+        return False
 
     @property
     def record(self) -> MessageRecord:
@@ -276,7 +294,7 @@ class BufferedPool:
 
     def take_first(self, q: QueueInfo) -> "_Entry | None":
         """The fast path's dequeue: remove and return the first message of a single-consumer
-        queue when it is plainly available (not locked, not expired); None sends the
+        queue when it is plainly available (not locked, not expired, not delayed); None sends the
         caller down the full path, which handles everything else."""
         with self._lock:
             queue = self._queues.get(q.qualified)
@@ -286,7 +304,9 @@ class BufferedPool:
             if not entries:
                 return None
             e = entries[0]
-            if e.locked_by is not None or (e.expire_at is not None and e.expire_at <= time.time()):
+            now = time.time()
+            if e.locked_by is not None or (e.expire_at is not None and e.expire_at <= now) \
+                    or (e.ready_at is not None and e.waiting(now)):
                 return None
             self._drop(q, entries, e)
             return e
@@ -353,6 +373,8 @@ class BufferedPool:
                 continue
             if e.locked_by is not None and e.locked_by is not owner:
                 continue
+            if e.ready_at is not None and e.waiting(now):    # (a delay: sharded queues only)
+                continue
             if after is not None and e.key <= after:
                 continue
             if sel.msgid is not None and r.msgid != sel.msgid:
@@ -368,6 +390,17 @@ class BufferedPool:
                 self._drop(q, entries, e)
             expired.extend(gone)
         return found, entries
+
+    def next_ready(self, q: QueueInfo, sel: Selector) -> float | None:
+        """When the first of the delayed messages ``sel`` would take (its consumer's; the
+        one of ``sel.msgid``) stops waiting: how long a dequeue waiting for it may sleep
+        (nothing is enqueued to wake it).  None: no delayed message for it here."""
+        with self._lock:
+            queue = self._queues.get(q.qualified)
+            entries = queue.get((sel.consumer_name if sel.multi else None, None)) if queue else None
+            now = time.time()
+            return min((e.ready_at for e in entries or () if e.waiting(now)
+                        and (sel.msgid is None or e.record.msgid == sel.msgid)), default=None)
 
     def take_remote(self, q: QueueInfo, wanted: Callable[[str | None], bool], limit: int) -> list[MessageRecord]:
         """REMOVE up to ``limit`` messages in memory addressed to remote recipients whose
@@ -452,6 +485,7 @@ class BufferedPool:
             if e.gone or e.locked_by is not None:
                 continue
             self._drop(q, queue[(e.record.consumer_name, e.record.address)], e)
+            e.waiting(now)     # (a delay that has passed: READY; one that has not stays WAITING)
             victims.append(replace(e.record, seq=None))
         while fifo and fifo[0].gone:
             fifo.popleft()

@@ -68,16 +68,23 @@ def _listen(conn: "Connection", targets: list, deadline: float | None, delivery_
     table_mode = None if delivery_mode == C.MSG_PERSISTENT_OR_BUFFERED else delivery_mode
     while True:
         since = store.change_counter()
+        ready = None      # when the first delayed buffered message (sharded queues) is due
         for agent, q, consumer in targets:
             states = (C.MSG_EXPIRED,) if q.is_exception_queue else (C.MSG_READY,)
             sel = Selector(states=states, consumer_name=consumer, multi=q.table.multiple_consumers,
                            delivery_mode=table_mode)
-            if pool is not None and not q.is_exception_queue and pool.first_key(q, sel, None, ctx) is not None:
-                return agent, C.MSG_BUFFERED
+            if pool is not None and not q.is_exception_queue:
+                if pool.first_key(q, sel, None, ctx) is not None:
+                    return agent, C.MSG_BUFFERED
+                due = pool.next_ready(q, sel) if q.table.sharded else None
+                if due is not None and (ready is None or due < ready):
+                    ready = due
             found = session.dequeue(q, sel, C.DEQ_BROWSE, False, 1, info)
             if found:
                 return agent, found[0].delivery_mode
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
             raise ora(25254)
+        if ready is not None:    # nothing enqueues when a delay ends: the wait ends then
+            remaining = max(0.0, min(ready - time.time(), 3600.0 if remaining is None else remaining))
         ctx.wait_for_messages(since, 3600.0 if remaining is None else remaining)

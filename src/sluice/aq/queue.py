@@ -165,9 +165,11 @@ class Queue:
                 raise not_supported("array enqueue of buffered messages (the array size must be one)")
             if grouped and not self.stages_captured_lcrs:
                 raise not_supported("transaction grouping of buffered messages")
+            if not table.sharded and any(isinstance(m, MessageProperties) and m._delay > 0 for m in messages):
+                # seed 003: message delay is "only supported for buffered messaging on
+                # sharded queues"; elsewhere "You cannot specify delay" (Oracle: ORA-25297)
+                raise ora(25297, "delay")
             if messages and isinstance(messages[0], MessageProperties):
-                if messages[0]._delay > 0:
-                    raise not_supported("a delay for buffered messages")
                 check_lob_attributes(messages[0].payload)
             if not immediate:
                 raise ora(25236)
@@ -465,11 +467,16 @@ class Queue:
                 recs = session.dequeue(q, sel, mode, immediate, limit, info)
             if recs:
                 return recs
+            # a delayed buffered message in memory (sharded queues): nothing wakes a wait
+            # when its delay ends, so the wait ends then, and by its msgid it is WAITING
+            ready = self._buffered_endpoint().pool.next_ready(q, sel) \
+                if sel.delivery_mode != C.MSG_PERSISTENT and q.table.sharded else None
             if sel.msgid is not None:
-                status = session.message_status(q, sel.msgid, sel.consumer_name if sel.multi else None)
-                if status is None or status[0] not in sel.states:
+                status = None if ready is not None else \
+                    session.message_status(q, sel.msgid, sel.consumer_name if sel.multi else None)
+                if ready is None and (status is None or status[0] not in sel.states):
                     raise ora(25263, q.qualified, sel.msgid.hex().upper())
-                if status[1] == HELD_HERE and immediate and wait != C.DEQ_NO_WAIT:
+                if status is not None and status[1] == HELD_HERE and immediate and wait != C.DEQ_NO_WAIT:
                     # a transaction of its own waiting for this session's, which cannot
                     # end meanwhile: Oracle's self-deadlock of an autonomous transaction
                     raise ora(60)
@@ -492,6 +499,8 @@ class Queue:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return []
+            if ready is not None:
+                remaining = max(0.0, min(ready - time.time(), 3600.0 if remaining is None else remaining))
             ctx.wait_for_messages(since, 3600.0 if remaining is None else remaining)
             # the queue may have been stopped for dequeue (STOP_QUEUE) or dropped while
             # this call waited: it takes nothing from it then (ORA-25226, ORA-24010)

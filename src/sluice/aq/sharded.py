@@ -30,6 +30,7 @@ Oracle documents another code), checked before anything changes:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -339,14 +340,24 @@ class ShardedQueueAdm:
                             else (SHARDED_KIND, table.owner, table.name))
         self._session_ctx.authz.check_admin(owner)
         self._session_ctx.ddl_commit()
-        spec = _spec_of(self._store, table)     # the rest of the row (its exception queue) stays
-        params = dict(spec.get("parameters", {}))
-        if value is None:
-            params.pop(name, None)
-        else:
-            params[name] = value
-        self._store.put_catalog_object(kind, owner, key, {**spec, "parameters": params}, replace=True)
+        # read, change and write the row in one store transaction that holds it: read
+        # before, a CREATE_EXCEPTION_QUEUE or another SET_QUEUE_PARAMETER committed meanwhile
+        # was overwritten (the database level's row is made by its first parameter)
+        change = functools.partial(_with_parameter, name=name, value=value)
+        if self._store.merge_catalog_object(kind, owner, key, change, create=table is None) is None:
+            raise ora(24010, f"{owner}.{key} (dropped)")
         self._catalog.refresh(force=True)
+
+
+def _with_parameter(spec: Mapping[str, Any], name: str, value: int | None) -> dict[str, Any]:
+    """A catalog row's ``spec`` with queue parameter ``name`` set to ``value`` (None: unset);
+    the rest of the row (a sharded queue's exception queue) stays as it is."""
+    params = dict(spec.get("parameters", {}))
+    if value is None:
+        params.pop(name, None)
+    else:
+        params[name] = value
+    return {**spec, "parameters": params}
 
 
 def _replication_mode(value: Any) -> None:

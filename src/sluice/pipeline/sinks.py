@@ -256,15 +256,20 @@ def _actions(ctx: Any) -> Callable[[str, Any, Callable], Any]:
 def _apply_engine(connect: Callable[..., Any], dsn: str, login: dict, apply_name: str,
                   server_id: int = 0) -> Iterator[tuple[Any, Any, Any, Any]]:
     """(the store's connection, its capture context, the apply's definition, an engine
-    applying for it as apply server ``server_id``), closed afterwards."""
+    applying for it as apply server ``server_id``), closed afterwards.  The apply user may
+    take the apply's messages (as the Python apply process checks it before each batch:
+    :func:`~sluice.streams.clientrights.check_apply_user`), else the batch fails with that
+    error, nothing applied, and the query stops; its handlers run with that user's rights."""
     from ..streams.apply import engine_for
     from ..streams.apply.definition import load
     from ..streams.capture.context import CaptureContext
+    from ..streams.clientrights import check_apply_user
 
     conn = connect(dsn, **login)
     try:
         ctx = CaptureContext(conn)
         d = load(ctx, apply_name)
+        check_apply_user(ctx, d.name, d.apply_user, d.queue_owner, d.queue_name)
         engine = engine_for(conn, d.name, d.apply_database_link, d.apply_tag, d, server_id=server_id)
         try:
             yield conn, ctx, d, engine

@@ -13,13 +13,13 @@ the consumer of a dequeue.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..errors import ora
 from ..model import Agent
 from ..names import canonical
 from ..store.base import QueueInfo
-from .catalog import SecurityCatalog, UserInfo
+from .catalog import BOOTSTRAP_USER, ROLE_GRANTS, SecurityCatalog, UserInfo
 
 
 class Authorizer:
@@ -190,6 +190,23 @@ class Authorizer:
         if queue.table.secure and queue.owner != self.username:
             self._check_agent_mapping(client)
 
+    def may_execute(self, routine: str) -> bool:
+        """This user may run the routine ``OWNER.NAME`` (a procedure or function registered
+        with :func:`sluice.register_function`): it owns it, holds EXECUTE ANY PROCEDURE, or was
+        granted EXECUTE on it (``GRANT EXECUTE ON owner.name TO user``).  False for a user
+        that no longer exists."""
+        u = self.catalog.user(self.username)
+        if u is None:
+            return False
+        return (u.superuser or routine.split(".", 1)[0] == self.username
+                or "EXECUTE_ANY_PROCEDURE" in u.system or routine in u.execute)
+
+    def check_execute(self, routine: str) -> None:
+        """:meth:`may_execute`, or what Oracle says of a call to a procedure the caller may
+        not execute (to it the procedure is not there): ORA-06550 with PLS-00201."""
+        if not self.may_execute(routine):
+            raise ora(6550, 1, 7, f"PLS-00201: identifier '{routine}' must be declared")
+
     def check_admin(self, schema: str, package: str = "DBMS_AQADM") -> None:
         """Administer objects of ``schema`` through ``package`` (queues and queue tables
         through DBMS_AQADM, transformations through DBMS_TRANSFORM …)."""
@@ -235,3 +252,56 @@ class Authorizer:
         agent = self.catalog.agent(name)
         if agent is None or self.username not in agent.db_users:
             raise ora(24093, name, self.username)
+
+
+def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: str, queue: QueueInfo,
+                    privilege: str, client: str) -> list[tuple[str, str]]:
+    """:meth:`Authorizer._check_client` for what runs without Python: a synchronous capture's
+    trigger, which enqueues as its ``client`` agent for ``user`` inside the writer's
+    transaction.  ``[(condition, error text)]`` in the order the check raises them (ORA-01918,
+    ORA-01031, ORA-24093): the first condition that holds refuses.  What is fixed when the
+    trigger is made (the queue's owner and security, who ``user`` is) is decided here; the
+    grants (superuser, the ANY privilege or the queue privilege held by the user or by any role
+    it holds, however nested; the agent's mapping) are read from the ``catalog`` table's rows each time,
+    with ``json_text(document, key)`` of the store's dialect."""
+    def lit(text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    def row(kind: str, owner: str, name: str, extra: str = "") -> str:
+        return (f"EXISTS (SELECT 1 FROM {catalog} WHERE KIND = {lit(kind)} AND OWNER = {lit(owner)} "
+                f"AND NAME = {lit(name)}{extra})")
+    if user == "SYS":
+        return []
+    exists = row("USER", "SYS", user)
+    if user == BOOTSTRAP_USER:    # the embedded administrator of a store without users
+        exists = f"({exists} OR NOT EXISTS (SELECT 1 FROM {catalog} WHERE KIND = 'USER'))"
+    def held(condition: str) -> str:
+        """``condition`` (on ``G.NAME``) holds for the user or a role it holds -- granted to
+        it, to one of those, … (SecurityCatalog's closure, as a recursive query)."""
+        return (f"EXISTS (WITH RECURSIVE G(NAME) AS (SELECT {lit(user)} UNION SELECT R.NAME FROM "
+                f"{catalog} R JOIN G ON R.KIND = 'ROLE' AND R.OWNER = G.NAME) "
+                f"SELECT 1 FROM G WHERE {condition})")
+
+    def granted(kind: str, name: str, extra: str = "") -> str:
+        return (f"EXISTS (SELECT 1 FROM {catalog} WHERE KIND = {lit(kind)} AND OWNER = G.NAME "
+                f"AND NAME = {lit(name)}{extra})")
+    superuser = " OR ".join([
+        row("USER", "SYS", user, f" AND CAST({json_text('SPEC', 'superuser')} AS TEXT) IN ('1', 'true')"),
+        held("G.NAME = 'DBA'"),
+        *([f"NOT EXISTS (SELECT 1 FROM {catalog} WHERE KIND = 'USER')"] if user == BOOTSTRAP_USER else [])])
+    refusals = [(f"NOT {exists}", str(ora(1918, user)))]
+    if queue.owner == user:
+        return refusals
+    any_privilege = f"{privilege}_ANY"
+    giving = [lit(role) for role, gives in ROLE_GRANTS.items() if any_privilege in gives["sys"]]
+    privileged = " OR ".join([
+        superuser,
+        held(" OR ".join([
+            *([f"G.NAME IN ({', '.join(giving)})"] if giving else []),
+            granted("SYSPRIV", any_privilege),
+            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")]))])
+    refusals.append((f"NOT ({privileged})", str(ora(1031))))
+    if queue.table.secure:
+        agent = canonical(client, "agent name")
+        refusals.append((f"NOT ({superuser} OR {row('AGENTUSER', agent, user)})", str(ora(24093, agent, user))))
+    return refusals

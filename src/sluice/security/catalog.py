@@ -11,7 +11,8 @@ SYSPRIV        grantee         privilege               admin_option, grantor
 QUEUEPRIV      grantee|PUBLIC  OWNER.QUEUE             {privilege: {grant_option, grantor}}
 RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
 TABPRIV        grantee|PUBLIC  OWNER.TABLE             {SELECT: {grant_option, grantor}}
-EXECPRIV       grantee         package (DBMS_AQ …)     grantor
+EXECPRIV       grantee         package (DBMS_AQ …) or  grantor
+                               OWNER.ROUTINE
 ROLE           grantee         role                    grantor, admin_option
 ROLEDEF        SYS             role (CREATE ROLE)      {}
 AGENT          SYS             agent name              enable_http / smtp / anyp
@@ -54,6 +55,8 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                          "MONITOR": "MONITOR",
                          # read any table an evaluation context's table alias names
                          "SELECT ANY TABLE": "SELECT_ANY_TABLE",
+                         # run any registered routine (an apply handler of another schema …)
+                         "EXECUTE ANY PROCEDURE": "EXECUTE_ANY_PROCEDURE",
                          # the rules engine's (DBMS_RULE_ADM.GRANT_SYSTEM_PRIVILEGE's constants)
                          **{f"{verb} {what}": priv for verb, what, priv in (
                              ("CREATE", "RULE", "CREATE_RULE_OBJ"),

@@ -17,7 +17,7 @@ at once and never stored, logged or echoed in an error message.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from ..errors import ora
 from ..names import canonical, split_qualified
@@ -41,7 +41,9 @@ _DROP_ROLE = re.compile(rf"^\s*DROP\s+ROLE\s+({_IDENT})\s*$", re.I | re.S)
 _ROLE_NAME = re.compile(rf"^{_IDENT}$")
 _GRANT = re.compile(r"^\s*GRANT\s+(.+?)\s+TO\s+(.+?)(\s+WITH\s+(ADMIN|GRANT)\s+OPTION)?\s*$", re.I | re.S)
 _REVOKE = re.compile(r"^\s*REVOKE\s+(.+?)\s+FROM\s+(.+?)\s*$", re.I | re.S)
-_EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+)$", re.I)
+# EXECUTE on a package of SYS (DBMS_AQ …, stored by its name) or on a routine of another
+# schema (a registered procedure or function, stored as OWNER.NAME)
+_EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+(?:\.[\w$#]+)?)$", re.I)
 _TABLE_ON = re.compile(rf"^({'|'.join(TABLE_PRIVILEGES)})\s+ON\s+(?:TABLE\s+)?(\S+)$", re.I)
 
 
@@ -75,14 +77,28 @@ def _password(token: str) -> str:
     return token[1:-1] if token.startswith('"') and token.endswith('"') else token
 
 
-class UserStatements:
-    """Runs the user and grant SQL for one connection.  ``drop_queue_tables(user)`` drops a
-    user's queue tables for DROP USER … CASCADE with what depends on them (the session
-    passes the Streams layer's, :func:`sluice.streams.schemadrop.drop_schema_queues`)."""
+class SchemaObjects(Protocol):
+    """What DROP USER drops of a user's schema (the session passes the Streams layer's,
+    :class:`sluice.streams.schemadrop.SchemaDrop`)."""
 
-    def __init__(self, conn: "Connection", drop_queue_tables: Callable[[str], None]) -> None:
+    @property
+    def empty(self) -> bool:
+        """The schema holds no object."""
+
+    def check(self) -> None:
+        """Raise what would refuse the drop, changing nothing."""
+
+    def drop(self) -> None:
+        """Drop every object."""
+
+
+class UserStatements:
+    """Runs the user and grant SQL for one connection.  ``schema_objects(user)`` is what
+    DROP USER … CASCADE drops of the user's schema."""
+
+    def __init__(self, conn: "Connection", schema_objects: Callable[[str], SchemaObjects]) -> None:
         self._session_ctx = conn.context
-        self._drop_queue_tables = drop_queue_tables
+        self._schema_objects = schema_objects
 
     @property
     def _security(self) -> SecurityCatalog:
@@ -196,12 +212,13 @@ class UserStatements:
         if user == self._session_ctx.username:
             raise ora(1940, user)
         store = self._session_ctx.store
-        owned = [qt for qt in store.queue_tables() if qt.owner == user]
-        if owned and not cascade:
+        schema = self._schema_objects(user)
+        if not schema.empty and not cascade:
             raise ora(1922, user)
         self._session_ctx.ddl_commit()
-        if owned:
-            self._drop_queue_tables(user)
+        if not schema.empty:
+            schema.check()      # what refuses the statement refuses it before anything goes
+            schema.drop()
         for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "TABPRIV", "PROXY"):
             for owner, obj, _ in store.catalog_objects(kind):
                 if owner == user:

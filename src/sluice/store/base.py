@@ -52,9 +52,20 @@ def new_txn_id() -> str:
     return f"{_txn_head}{next(_txn_numbers):X}"
 
 
-_MSGID_TAIL = int.from_bytes(os.urandom(5), "big") << 24   # this process, then a counter
-_msgid_numbers = itertools.count()
 _MSGID = struct.Struct(">QQ")
+
+
+def _draw_msgid_tail() -> None:
+    """40 random bits for this process's message ids, and a fresh counter.  Drawn again in a
+    forked child: it would otherwise share its parent's bits and counter, and two processes
+    enqueuing in the same nanosecond could make the same message id."""
+    global _MSGID_TAIL, _msgid_numbers
+    _MSGID_TAIL = int.from_bytes(os.urandom(5), "big") << 24   # this process, then a counter
+    _msgid_numbers = itertools.count()
+
+
+_draw_msgid_tail()
+os.register_at_fork(after_in_child=_draw_msgid_tail)
 
 
 def new_msgid() -> bytes:
@@ -519,6 +530,12 @@ class Store(abc.ABC):
         """Drop the queue table with all its queues and messages."""
 
     @abc.abstractmethod
+    def queue_table_in_use(self, owner: str, name: str) -> bool:
+        """Would :meth:`drop_queue_table` be refused (ORA-00054) now, a session holding one
+        of its messages (dequeued, not committed)?  Changes nothing: what DROP USER …
+        CASCADE asks of every queue table before it drops anything."""
+
+    @abc.abstractmethod
     def update_queue_table(self, table: QueueTableInfo) -> None:
         """Store changed queue table properties (comment, instances)."""
 
@@ -538,7 +555,14 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def drop_queue(self, owner: str, name: str) -> None:
-        """Remove the queue and every message in it."""
+        """Remove the queue and every message in it.  :raises: ORA-00054 while a session
+        holds one of its messages."""
+
+    @abc.abstractmethod
+    def queue_in_use(self, owner: str, name: str) -> bool:
+        """Would :meth:`drop_queue` be refused (ORA-00054) now, a session holding one of the
+        queue's messages?  Changes nothing: what REMOVE_QUEUE asks before it drops the
+        queue's Streams clients."""
 
     @abc.abstractmethod
     def queues(self) -> list[QueueInfo]:
@@ -548,6 +572,14 @@ class Store(abc.ABC):
     def put_catalog_object(self, kind: str, owner: str, name: str, spec: dict, replace: bool) -> None:
         """Store a named catalog object (kind 'TYPE', 'TRANSFORMATION', …) as a JSON spec.
         :raises IntegrityError: ORA-00955 when it exists and ``replace`` is false."""
+
+    @abc.abstractmethod
+    def merge_catalog_object(self, kind: str, owner: str, name: str, change: Callable[[dict], dict],
+                             create: bool) -> dict | None:
+        """Replace a catalog object's spec by ``change(spec)`` (``{}`` for a missing one when
+        ``create``), read and written in one transaction that holds the row, so a change made
+        meanwhile by another session is not overwritten; returns the new spec, or None
+        (nothing written) when there is none and ``create`` is false."""
 
     @abc.abstractmethod
     def drop_catalog_object(self, kind: str, owner: str, name: str) -> bool:

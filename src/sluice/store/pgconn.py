@@ -35,7 +35,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .pgarrays import ENCODERS, EncodedArray
 
 from ..charset import CONVERSION_FAILED
-from ..errors import DatabaseError, ProgrammingError, ora
+from ..errors import DatabaseError, ProgrammingError, ora, raised_by_sluice_sql
 from .dialect import POSTGRESQL
 
 T = TypeVar("T")
@@ -129,6 +129,9 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
     where = target.display if target else "PostgreSQL"
     msg = (e.diag.message_primary if getattr(e, "diag", None) and e.diag.message_primary else str(e))
     msg = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+    raised = raised_by_sluice_sql(msg)
+    if raised is not None:
+        return raised
     if isinstance(e, pgerr.CannotConnectNow):
         return ora(1033)
     if e.sqlstate is None and _BAD_CONNINFO.search(msg):   # libpq refused the DSN itself

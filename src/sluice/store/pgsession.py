@@ -44,6 +44,7 @@ from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRecord, QueueInfo,
                    QueueTableInfo, Selector, StoreSession)
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
+from .pgpipeline import InsertPipeline
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
@@ -73,6 +74,8 @@ class PgSession(StoreSession):
         self._savepoints = 0
         self._later: list[LaterCopy] | None = None   # defer_bulk_inserts: the COPY kept for the COMMIT
         self._sent: tuple[set[int], list[float]] | None = None   # send_commit: not read yet
+        # one-row enqueues sent without waiting (see pgpipeline): read before any other use
+        self._pipe: InsertPipeline | None = None
 
     @property
     def in_transaction(self) -> bool:
@@ -98,6 +101,8 @@ class PgSession(StoreSession):
         transaction sees its own rows."""
         if self._sent is not None:
             raise ora(600, "PgSession: a commit was sent and its outcome not read (await_commit)")
+        if self._pipe is not None and self._pipe.sending:
+            self._drain()
         raw = self._raw
         if raw is None or raw.closed:
             if self._open:   # never carry on a transaction on a new connection: it is gone
@@ -111,6 +116,26 @@ class PgSession(StoreSession):
         if later and not deferring:
             later.pop().run(raw)
         return PgConnection(raw, later if deferring else None)
+
+    def _drain(self) -> None:
+        """Read the answers of the enqueues sent without waiting: the first that failed is
+        raised here (with its Oracle code; the transaction is rolled back)."""
+        try:
+            self._pipe.drain()
+        except psycopg.Error as e:
+            err = translate(e, self.store.target)
+            self._abandon()
+            raise err from None
+
+    def _pipeline(self) -> InsertPipeline | None:
+        """The pipeline of the session's live connection (None: no live connection)."""
+        raw = self._raw
+        if raw is None or raw.closed:
+            return None
+        pipe = self._pipe
+        if pipe is None or pipe.raw is not raw:   # its prepared statements died with the old one
+            pipe = self._pipe = InsertPipeline(raw)
+        return pipe
 
     def _begin(self, c: PgConnection) -> bool:
         """Open the transaction if it is not; True when this call opened it."""
@@ -133,6 +158,8 @@ class PgSession(StoreSession):
 
     def _abandon(self) -> None:
         """Roll back whatever is left of the transaction, or drop a broken connection."""
+        if self._pipe is not None and self._pipe.sending:
+            self._pipe.discard()
         raw = self._raw
         if raw is not None and not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
             released = {qt_id for qt_id, _ in self._held}   # wake the other processes' waiters
@@ -180,6 +207,21 @@ class PgSession(StoreSession):
             self._events.extend(events)
             return
         with self._guard():
+            # one row: through the session's pipeline (see pgpipeline), the BEGIN with it
+            if len(records) == 1 and records[0].notices is None and self._later is None \
+                    and self._sent is None:
+                pipe = self._pipeline()
+                if pipe is not None and pipe.send(*sqlops.one_row_insert(POSTGRESQL, qt, records[0]),
+                                                  begin=not self._open):
+                    self._open = True
+                    if qt.qt_id not in self._inserted:
+                        # the table's first row of the transaction: answered before the
+                        # enqueue returns (its lock then keeps the table as it is for the
+                        # rows sent after it without waiting)
+                        pipe.drain()
+                    self._inserted.setdefault(qt.qt_id, (qt, []))[1].append(records[0].msgid)
+                    self._events.extend(events)
+                    return
             c = self._conn(deferring=True)
             self._begin(c)
             sqlops.insert_records(c, qt, records, None)
@@ -399,6 +441,12 @@ class PgSession(StoreSession):
         self._later = None     # a bulk insert kept for the commit: never sent, nothing to undo
         if not self._open:
             self._reset()   # commit-time enqueues and commit work were never run
+            return
+        if self._pipe is not None and self._pipe.sending and not self._pipe.discard():
+            # an enqueue sent without waiting failed (the server or the connection: see
+            # pgpipeline): the transaction is lost, as when a session dies — the server's
+            # rollback, attempts not counted
+            self._abandon()
             return
         own = {m for _, msgids in self._inserted.values() for m in msgids}
         failed = [(q, [r for r in recs if r.msgid not in own]) for q, recs, _ in self._removes]

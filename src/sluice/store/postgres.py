@@ -279,6 +279,18 @@ class PgStore(Store):
             raise ora(24002, f"{owner}.{name}")
         self._ddl(lambda c: sqlcatalog.drop_queue_table(c, qt))
 
+    def queue_table_in_use(self, owner: str, name: str) -> bool:
+        """The lock DROP TABLE needs, waited for as long as it would wait, then released:
+        a session's open transaction holding one of the table's rows refuses both."""
+        qt = next((t for t in self.queue_tables() if (t.owner, t.name) == (owner, name)), None)
+        if qt is None:
+            raise ora(24002, f"{owner}.{name}")
+
+        def probe(c: PgConnection) -> None:
+            c.execute(f"SET LOCAL lock_timeout = '{DDL_LOCK_TIMEOUT}'")
+            c.execute(f"LOCK TABLE {table_name(qt)} IN ACCESS EXCLUSIVE MODE")
+        return self._refused(probe)
+
     def update_queue_table(self, table: QueueTableInfo) -> None:
         self._ddl(lambda c: sqlcatalog.update_queue_table(c, table))
 
@@ -300,6 +312,29 @@ class PgStore(Store):
         if q is None:
             raise ora(24010, f"{owner}.{name}")
         self._ddl(lambda c: sqlcatalog.drop_queue(c, q))
+
+    def queue_in_use(self, owner: str, name: str) -> bool:
+        """The row locks the DELETE of :meth:`drop_queue` needs, waited for as long as it
+        would wait, then released."""
+        q = self.find_queue(owner, name)
+        if q is None:
+            raise ora(24010, f"{owner}.{name}")
+
+        def probe(c: PgConnection) -> None:
+            c.execute(f"SET LOCAL lock_timeout = '{DDL_LOCK_TIMEOUT}'")
+            c.execute(f"SELECT SEQ FROM {table_name(q.table)} WHERE Q_NAME = ? FOR UPDATE", (q.name,))
+        return self._refused(probe)
+
+    def _refused(self, probe) -> bool:
+        """Whether ``probe`` (run in a transaction of its own, which then ends) meets a
+        lock it cannot get within DDL_LOCK_TIMEOUT: ORA-00054."""
+        try:
+            self.pool.run(probe)
+        except DatabaseError as e:
+            if e.code == 54:
+                return True
+            raise
+        return False
 
     def queues(self) -> list[QueueInfo]:
         def read(c: PgConnection) -> list[QueueInfo]:
@@ -324,6 +359,9 @@ class PgStore(Store):
 
     def put_catalog_object(self, kind: str, owner: str, name: str, spec: dict, replace: bool) -> None:
         self._ddl(lambda c: sqlcatalog.put_object(c, kind, owner, name, spec, replace))
+
+    def merge_catalog_object(self, kind: str, owner: str, name: str, change, create: bool) -> dict | None:
+        return self._ddl(lambda c: sqlcatalog.merge_object(c, kind, owner, name, change, create))
 
     def drop_catalog_object(self, kind: str, owner: str, name: str) -> bool:
         return self._ddl(lambda c: sqlcatalog.drop_object(c, kind, owner, name))

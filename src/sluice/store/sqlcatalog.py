@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Callable
 
 from ..errors import ora
 from .base import SHARDED_KIND, QueueInfo, QueueTableInfo, sharded_from_spec
@@ -100,9 +101,31 @@ def insert_queue_noting(c, q: QueueInfo, kind: str, owner: str, name: str, entri
     catalog row (``kind``, ``owner``, ``name``) as it is now (a sharded queue's row names
     its exception queue: the queue and the row's entry are made together or not at all)."""
     insert_queue(c, q)
-    row = c.execute("SELECT SPEC FROM SLUICE_CATALOG WHERE KIND = ? AND OWNER = ? AND NAME = ?",
+    merge_object(c, kind, owner, name, lambda spec: {**spec, **entries}, create=True)
+
+
+def merge_object(c, kind: str, owner: str, name: str, change: Callable[[dict], dict],
+                 create: bool) -> dict | None:
+    """Inside a DDL transaction: the catalog row's spec replaced by ``change(spec)``, read
+    and written in this one transaction with the row locked, so two changes of one row at
+    once (SET_QUEUE_PARAMETER, CREATE_EXCEPTION_QUEUE) each see the other's and neither is
+    lost.  SQLite's write transaction (BEGIN IMMEDIATE) already excludes every other
+    writer; PostgreSQL locks the row (``FOR UPDATE``; a missing row is first inserted
+    empty, so there is a row to lock and a second inserter waits for it).  Returns the
+    new spec; None, writing nothing, when there is no row and ``create`` is false (its
+    object was dropped meanwhile)."""
+    where = "WHERE KIND = ? AND OWNER = ? AND NAME = ?"
+    postgres = c.dialect.name == "postgresql"
+    if postgres and create:
+        c.execute("INSERT INTO SLUICE_CATALOG (KIND, OWNER, NAME, SPEC) VALUES (?,?,?,?) "
+                  "ON CONFLICT (KIND, OWNER, NAME) DO NOTHING", (kind, owner, name, "{}"))
+    row = c.execute(f"SELECT SPEC FROM SLUICE_CATALOG {where}{' FOR UPDATE' if postgres else ''}",
                     (kind, owner, name)).fetchone()
-    put_object(c, kind, owner, name, {**(json.loads(row[0]) if row else {}), **entries}, True)
+    if row is None and not create:
+        return None
+    spec = change(json.loads(row[0]) if row else {})
+    put_object(c, kind, owner, name, spec, True)
+    return spec
 
 
 def update_queue(c, q: QueueInfo) -> None:

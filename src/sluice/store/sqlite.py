@@ -375,6 +375,9 @@ class SqliteStore(Store):
         with self._ddl() as c:
             sqlcatalog.drop_queue_table(c, table)
 
+    def queue_table_in_use(self, owner: str, name: str) -> bool:
+        return self.locks.table_in_use(self._queue_table_row(owner, name).qt_id)
+
     def update_queue_table(self, table: QueueTableInfo) -> None:
         with self._ddl() as c:
             sqlcatalog.update_queue_table(c, table)
@@ -402,11 +405,25 @@ class SqliteStore(Store):
             sqlcatalog.update_queue(c, queue)
 
     def drop_queue(self, owner: str, name: str) -> None:
+        # refused while a session holds one of its messages, as PostgreSQL's row locks
+        # refuse the DELETE (the session's commit would consume a message no longer there)
+        if self.queue_in_use(owner, name):
+            raise ora(54)
         with self._ddl() as c:
             q = self.find_queue(owner, name)
             if q is None:
                 raise ora(24010, f"{owner}.{name}")
             sqlcatalog.drop_queue(c, q)
+
+    def queue_in_use(self, owner: str, name: str) -> bool:
+        q = self.find_queue(owner, name)
+        if q is None:
+            raise ora(24010, f"{owner}.{name}")
+        qt_id = q.table.qt_id
+        with self._svc_lock:
+            seqs = [r[0] for r in self._svc.execute(
+                f"SELECT SEQ FROM {table_name(q.table)} WHERE Q_NAME = ?", (q.name,))]
+        return any(self.locks.is_locked_by_other(qt_id, seq, None) for seq in seqs)
 
     def queues(self) -> list[QueueInfo]:
         with self._svc_lock:
@@ -425,6 +442,10 @@ class SqliteStore(Store):
     def put_catalog_object(self, kind: str, owner: str, name: str, spec: dict, replace: bool) -> None:
         with self._ddl() as c:
             sqlcatalog.put_object(c, kind, owner, name, spec, replace)
+
+    def merge_catalog_object(self, kind: str, owner: str, name: str, change, create: bool) -> dict | None:
+        with self._ddl() as c:
+            return sqlcatalog.merge_object(c, kind, owner, name, change, create)
 
     def drop_catalog_object(self, kind: str, owner: str, name: str) -> bool:
         with self._ddl() as c:

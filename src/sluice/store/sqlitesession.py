@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
-from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora
+from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql
 from ..sqlfunctions import like_regex
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueInfo, MessageRecord,
@@ -565,6 +565,9 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
     msg = str(e)
     if isinstance(e, OverflowError):    # a bound integer beyond SQLite's 64 bits
         return ora(1426, msg)
+    raised = raised_by_sluice_sql(msg)
+    if raised is not None:
+        return raised
     if "no such table" in msg:
         return ora(942)
     if "no such column" in msg:

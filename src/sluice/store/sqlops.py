@@ -66,17 +66,7 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
                                       if col.count(dflt) != n)
         d = conn.dialect
         bulk = d.bulk_arrays and len(recs) > 1
-        # (the payload column's type is part of the statement's shape: a queue table dropped and
-        # made again with another payload type, or one of another store in this process, has
-        # the same name)
-        key = (d.name, bulk, t, qt.payload_type == "RAW", q_name, uid, used)
-        cached = _INSERT_SQL_CACHE.get(key)
-        if cached is None:
-            cols = (("SEQ",) if d.seq_from_store else ()) + _ALWAYS + tuple(_OPTIONAL[i] for i in used)
-            cached = (_insert_sql(qt, q_name, uid, cols, bulk, d),
-                      tuple(column_type(qt, c, d) for c in cols))
-            _INSERT_SQL_CACHE[key] = cached
-        sql, types = cached
+        sql, types = _insert_statement(d, qt, t, q_name, uid, used, bulk)
         if bulk and not d.seq_from_store:   # one column each, transposed in C
             columns = list(zip(*map(_ALWAYS_GET, recs)))
             columns += [optional_columns[i] for i in used]
@@ -88,6 +78,33 @@ def insert_records(conn, qt: QueueTableInfo, records: list[MessageRecord], cscn:
             _insert_rows(conn, sql, types, recs, optional, used, bulk)
         if any(r.notices for r in recs):
             sqlnotify.write(conn, f"{qt.owner}.{q_name}", recs)
+
+
+def _insert_statement(d, qt: QueueTableInfo, t: str, q_name: str, uid: str | None,
+                      used: tuple[int, ...], bulk: bool) -> tuple[str, tuple[str, ...]]:
+    """The INSERT (or COPY) of rows using the optional columns ``used``, and the SQL type
+    of each of its parameters."""
+    # (the payload column's type is part of the statement's shape: a queue table dropped and
+    # made again with another payload type, or one of another store in this process, has
+    # the same name)
+    key = (d.name, bulk, t, qt.payload_type == "RAW", q_name, uid, used)
+    cached = _INSERT_SQL_CACHE.get(key)
+    if cached is None:
+        cols = (("SEQ",) if d.seq_from_store else ()) + _ALWAYS + tuple(_OPTIONAL[i] for i in used)
+        cached = (_insert_sql(qt, q_name, uid, cols, bulk, d),
+                  tuple(column_type(qt, c, d) for c in cols))
+        _INSERT_SQL_CACHE[key] = cached
+    return cached
+
+
+def one_row_insert(d, qt: QueueTableInfo, r: MessageRecord) -> tuple[str, tuple[str, ...], tuple]:
+    """:func:`insert_records` of the one record ``r`` (a dialect whose store numbers SEQ
+    itself) as ``(statement, its parameters' SQL types, its parameters)``, to be sent
+    some other way (see pgpipeline)."""
+    optional = _OPTIONAL_GET(r)
+    used = tuple(i for i, (v, dflt) in enumerate(zip(optional, _OPTIONAL_DEFAULT)) if v != dflt)
+    sql, types = _insert_statement(d, qt, table_name(qt), r.q_name, r.enq_uid, used, False)
+    return sql, types, _ALWAYS_GET(r) + tuple(optional[i] for i in used)
 
 
 def _insert_rows(conn, sql: str, types: tuple, recs: list[MessageRecord], optional: list[tuple],

@@ -201,8 +201,8 @@ def privilege_ddl(d: Dialect) -> list[str]:
     :mod:`sluice.security.catalog`): system privileges (SYSPRIV, stored by their
     DBMS_AQADM / DBMS_RULE_ADM names, shown by Oracle's SQL names: MANAGE_ANY is MANAGE ANY
     QUEUE, CREATE_RULE_SET_OBJ is CREATE RULE SET), and object privileges on queues
-    (QUEUEPRIV), rule objects (RULEPRIV, ``TYPE.OWNER.NAME``), tables (TABPRIV) and packages
-    (EXECPRIV)."""
+    (QUEUEPRIV), rule objects (RULEPRIV, ``TYPE.OWNER.NAME``), tables (TABPRIV), packages
+    and registered routines (EXECPRIV: ``DBMS_AQ``, ``OWNER.NAME``)."""
     n = "C.NAME"
     sql_name = (f"CASE WHEN substr({n}, length({n}) - 3) = '_ANY' THEN REPLACE({n}, '_', ' ') || ' QUEUE' "
                 f"WHEN substr({n}, length({n}) - 3) = '_OBJ' "
@@ -220,9 +220,12 @@ def privilege_ddl(d: Dialect) -> list[str]:
     rows += [object_rows("RULEPRIV", p, _part(d, rest, 1), _part(d, rest, 2),
                          f"REPLACE({_part(d, n, 1)}, '_', ' ')") for p in ("ALTER", "EXECUTE")]
     rows.append(object_rows("TABPRIV", "SELECT", _part(d, n, 1), _part(d, n, 2), "'TABLE'"))
-    rows.append(f"SELECT C.OWNER AS GRANTEE, 'SYS' AS OWNER, {n} AS TABLE_NAME, "
+    routine = f"{n} LIKE '%.%'"     # OWNER.NAME: a registered routine; else a package of SYS
+    rows.append(f"SELECT C.OWNER AS GRANTEE, CASE WHEN {routine} THEN {_part(d, n, 1)} ELSE 'SYS' END AS OWNER, "
+                f"{_part(d, n, 2)} AS TABLE_NAME, "
                 f"{d.json_text('C.SPEC', 'grantor')} AS GRANTOR, 'EXECUTE' AS PRIVILEGE, "
-                f"{_yes(d, 'C.SPEC', 'admin_option')} AS GRANTABLE, 'NO' AS HIERARCHY, 'PACKAGE' AS TYPE "
+                f"{_yes(d, 'C.SPEC', 'admin_option')} AS GRANTABLE, 'NO' AS HIERARCHY, "
+                f"CASE WHEN {routine} THEN 'PROCEDURE' ELSE 'PACKAGE' END AS TYPE "
                 f"FROM SLUICE_CATALOG C WHERE C.KIND = 'EXECPRIV'")
     return [
         f"""{d.create_view} DBA_SYS_PRIVS AS

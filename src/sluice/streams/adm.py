@@ -1,7 +1,7 @@
 """``DBMS_STREAMS_ADM``: the Streams administration package.
 
 ``SET_UP_QUEUE`` (seeds 001/002 "Secure Queues", "Transactional and Nontransactional
-Queues", "Commit-Time Queues") and the rule procedures of seed 000 "System-Created
+Queues", "Commit-Time Queues"), ``REMOVE_QUEUE`` and the rule procedures of seed 000 "System-Created
 Rules": ADD_GLOBAL_RULES, ADD_SCHEMA_RULES, ADD_TABLE_RULES, ADD_SUBSET_RULES,
 ADD_MESSAGE_RULE, their propagation variants and REMOVE_RULE, with Oracle's parameters
 in Oracle's order.  ``conn.streams_adm.add_table_rules(table_name='hr.locations',
@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import ora
 from ..names import canonical, split_qualified
+from ..aq.adminargs import flag
+from ..aq.sharded import unsupported
 from ..routines import out_params
+from .queueclients import check_queue_drop, clients_of, drop_clients
 from .rulegen import procedures as rg
 from .rulegen.clients import client_for
 from .transform.adm import DeclarativeTransformations
@@ -72,6 +75,38 @@ class StreamsAdm(DeclarativeTransformations):
             aqadm.enable_db_access(agent_name=user, db_username=user)
         for privilege in ("ENQUEUE", "DEQUEUE"):
             aqadm.grant_queue_privilege(privilege=privilege, queue_name=queue, grantee=user)
+
+    def remove_queue(self, queue_name: str, cascade: bool = False,
+                     drop_unused_queue_table: bool = True) -> None:
+        """Stop and drop the queue; with ``cascade`` first the Streams clients that use it
+        (without: ORA-26668 while there is one, :mod:`.queueclients`); with
+        ``drop_unused_queue_table`` then its queue table, when no other queue is in it and
+        its exception queue holds no message.  :raises: ORA-24010 (no such queue), ORA-24011
+        (an exception queue: it goes with its queue table), ORA-26668, ORA-00054 (a session
+        holds one of its messages; checked before a client is dropped)."""
+        conn = self._conn
+        ctx = conn.context
+        q = ctx.catalog.queue(queue_name)
+        ctx.authz.check_admin(q.owner)
+        if q.is_exception_queue or q.table.sharded:     # what DROP_QUEUE refuses, refused first
+            raise ora(24011, q.qualified) if q.is_exception_queue else \
+                unsupported("REMOVE_QUEUE (use DBMS_AQADM.DROP_SHARDED_QUEUE)")
+        drop_table = flag("drop_unused_queue_table", drop_unused_queue_table)
+        clients = clients_of(ctx.store, [(q.owner, q.name)])
+        if not flag("cascade", cascade):
+            check_queue_drop(ctx, [(q.owner, q.name)])
+        ctx.ddl_commit()
+        if clients and ctx.store.queue_in_use(q.owner, q.name):
+            raise ora(54)      # DROP_QUEUE would refuse it after the clients were gone
+        drop_clients(conn, clients)
+        quoted = f'"{q.owner}"."{q.name}"'
+        conn.aqadm.stop_queue(queue_name=quoted)
+        conn.aqadm.drop_queue(queue_name=quoted)
+        if not drop_table:
+            return
+        left = ctx.catalog.queues_of(q.table)
+        if all(r.is_exception_queue and not ctx.store.count_messages(r) for r in left):
+            conn.aqadm.drop_queue_table(queue_table=f'"{q.owner}"."{q.table.name}"', force=True)
 
     # -- system-created rules (seed 000) -----------------------------------------------
     @out_params("dml_rule_name", "ddl_rule_name")

@@ -11,10 +11,11 @@ transformations use).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ...routines import registered_function
 from ..capture.context import CaptureContext
+from ..clientrights import handler_rights
 from . import spec as specs
 from .engine import ApplyEngine, Handlers
 from .settings import Settings
@@ -58,13 +59,19 @@ class ApplyDefinition:
         return str(self.parameters.get(name.upper(), PARAMETERS[name.upper()])).upper()
 
 
-def _handler(name: str | None, user: str) -> Any:
+def _handler(name: str | None, user: str, check: Callable[[str], None]) -> Any:
     """The handler registered as ``name``, resolved when it is called: a name nobody
     registered (here, or in the Python worker of a Spark executor) fails the transaction
-    that needs it with ORA-00904, which goes to the error queue."""
+    that needs it with ORA-00904, one the apply user may not execute with ORA-06550
+    (``check``); either goes to the error queue."""
     if not name:
         return None
-    return lambda *args: registered_function(name, user)(*args)
+
+    def call(*args: Any) -> Any:
+        fn = registered_function(name, user)
+        check(name)
+        return fn(*args)
+    return call
 
 
 def engine_for(conn: Any, apply_name: str, link: str | None, tag: bytes | None,
@@ -76,18 +83,26 @@ def engine_for(conn: Any, apply_name: str, link: str | None, tag: bytes | None,
     target = open_target(dsn, store.dialect, ctx.pg_target(), getattr(store, "path", None))
     d = definition
     return ApplyEngine(target, Settings(ctx, apply_name, link), apply_name, tag=tag,
-                       handlers=handlers_for(d, ctx.username),
+                       handlers=handlers_for(d, ctx),
                        require_instantiation=d.apply_captured if d else True, server_id=server_id)
 
 
-def handlers_for(d: ApplyDefinition | None, user: str) -> Handlers:
-    """The definition's DDL, message and precommit handlers, and the resolver of DML
-    handlers' names, as callables."""
+def handlers_for(d: ApplyDefinition | None, ctx: CaptureContext) -> Handlers:
+    """The definition's DDL, message and precommit handlers, and the resolver of DML and
+    error handlers' names, as callables; names resolve in the session's schema, and each
+    runs with the apply user's rights (:func:`~..clientrights.handler_rights`)."""
+    user = ctx.username
+    check = handler_rights(ctx, d.apply_user if d else None, user)
+
+    def resolve(name: str) -> Callable[..., Any]:
+        fn = registered_function(name, user)
+        check(name)
+        return fn
     return Handlers(
-        ddl=_handler(d.ddl_handler, user) if d else None,
-        message=_handler(d.message_handler, user) if d else None,
-        precommit=_handler(d.precommit_handler, user) if d else None,
-        resolve=lambda name: registered_function(name, user))
+        ddl=_handler(d.ddl_handler, user, check) if d else None,
+        message=_handler(d.message_handler, user, check) if d else None,
+        precommit=_handler(d.precommit_handler, user, check) if d else None,
+        resolve=resolve)
 
 
 def find_spec(ctx: CaptureContext, name: str) -> dict | None:

@@ -19,6 +19,7 @@ disable_on_error leaves it in the micro-batch a restart replays.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -122,9 +123,11 @@ def delete(conn: Any, ctx: CaptureContext, ids: list[str]) -> int:
 FORGET_DELETED = "DELETE FROM SLUICE_APPLY_ERROR_DELETED WHERE APPLY_NAME = ? AND DELETED_TIME < ?"
 
 
-def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure: str | None) -> None:
+def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure: str | None,
+                  as_user: bool = False) -> None:
     """EXECUTE_ERROR: apply the error transaction again (``user_procedure``: a procedure
-    registered by name, called with each message first; it returns the message to apply)."""
+    registered by name, called with each message first; it returns the message to apply),
+    its handlers run with the apply user's rights or, ``as_user``, the caller's."""
     row = _row(ctx, local_id)
     decode = codec_decoder(ctx, row["QUEUE_OWNER"], row["QUEUE_NAME"])
     items = []
@@ -137,6 +140,8 @@ def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure:
                     commit_scn=row["SOURCE_COMMIT_SCN"], transaction_id=row["SOURCE_TRANSACTION_ID"],
                     ident=str(local_id))
     definition = find_definition(ctx, row["APPLY_NAME"])   # its handlers, when it still exists
+    if as_user and definition is not None:
+        definition = dataclasses.replace(definition, apply_user=ctx.username)
     engine = engine_for(conn, row["APPLY_NAME"], row["TARGET"],
                         bytes.fromhex(row["APPLY_TAG"]) if row["APPLY_TAG"] else None, definition)
     # the transaction as the apply delivered it: its own SLUICE_APPLY_DONE record goes in

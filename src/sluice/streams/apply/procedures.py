@@ -272,13 +272,16 @@ class ApplyProcedures:
     def execute_error(self, local_transaction_id: str, execute_as_user: bool = False,
                       user_procedure: str | None = None) -> None:
         """Apply the error transaction again (after the cause is fixed); it leaves the error
-        queue when it succeeds, and stays there with the new error when it does not."""
-        errorqueue.execute_error(self._conn, self._ctx(), local_transaction_id, user_procedure)
+        queue when it succeeds, and stays there with the new error when it does not.  Its
+        handlers run with the apply user's rights, or with ``execute_as_user`` the caller's
+        (DBMS_APPLY_ADM's "security context of the current user")."""
+        errorqueue.execute_error(self._conn, self._ctx(), local_transaction_id, user_procedure,
+                                 bool(execute_as_user))
 
     def execute_all_errors(self, apply_name: str | None = None, execute_as_user: bool = False) -> None:
         ctx = self._ctx()
         for txn_id in errorqueue.error_ids(ctx, canonical(apply_name, "apply name") if apply_name else None):
-            errorqueue.execute_error(self._conn, ctx, txn_id, None)
+            errorqueue.execute_error(self._conn, ctx, txn_id, None, bool(execute_as_user))
 
     def delete_error(self, local_transaction_id: str) -> None:
         ctx = self._ctx()

@@ -53,13 +53,13 @@ from ... import constants as C
 from ...aq.payload import ANYDATA, PayloadCodec
 from ...errors import DatabaseError, Error, ora
 from ...routines import registered_function
-from ...security.authorize import Authorizer
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
 from ..rulesets import evaluate_rule_sets
 from ..transform import transform
 from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
+from ..clientrights import check_apply_user
 from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
 from .engine import ApplyError, CommitFailed, Item, SourceTxn
@@ -155,10 +155,10 @@ class ApplyProcess:
             return             # dropped: the host stops it
         self.d = d
         if isinstance(self.parallel, ServerProcesses):
-            self.parallel.follow(handlers_for(d, self.ctx.username), d.apply_tag)
+            self.parallel.follow(handlers_for(d, self.ctx), d.apply_tag)
             return
         for engine in (self.parallel.engines if self.parallel is not None else [self.engine]):
-            engine.handlers = handlers_for(d, self.ctx.username)
+            engine.handlers = handlers_for(d, self.ctx)
             engine.tag = d.apply_tag
 
     def _check_apply_user(self) -> None:
@@ -172,8 +172,7 @@ class ApplyProcess:
         version = self.ctx.catalog_version()
         if user is None or version == self._apply_user_checked:
             return
-        queue = self.ctx.queue(self.d.queue_owner, self.d.queue_name)
-        Authorizer(self.ctx.context.security, user).check_client_dequeue(queue, self.d.name)
+        check_apply_user(self.ctx, self.d.name, user, self.d.queue_owner, self.d.queue_name)
         self._apply_user_checked = version
 
     # -- life cycle ------------------------------------------------------------------------
@@ -334,6 +333,14 @@ class ApplyProcess:
             raise ora(26714, f"apply process {self.d.name} is aborted")
         if self._catalog_version is not None:
             self._follow_catalog()
+        try:     # handed over, not dequeued: still the apply user's to take (clientrights)
+            self._check_apply_user()
+        except DatabaseError as e:
+            self.error, self.state = e, "ABORTED"
+            self._record_abort()
+            keys = dict.fromkeys((x.get_source_database_name(), x.get_transaction_id(),
+                                  x.get_commit_scn()) for x in lcrs)
+            return list(keys), []
         self.state = "APPLYING"
         c = self.counters
         c["dequeued"] += len(lcrs)

@@ -45,6 +45,7 @@ from psycopg import errors as pgerr
 
 from ...errors import DatabaseError, IntegrityError, not_supported, ora
 from ...store.pgconn import parse_dsn
+from ...store.pgpipeline import exit_pipeline, pipeline_results
 from ...store.sqlite import check_sqlite_file
 from ..capture.decode import pg_name
 from ..capture.pgsource import TAG_PREFIX, emit_tag
@@ -616,12 +617,12 @@ class PgTarget(Target):
             try:
                 if not pg.status:       # CONNECTION_OK: what was sent is read back
                     pg.pipeline_sync()
-                    drained = _drain(pg, pq)
+                    drained = list(pipeline_results(pg))
                     if kinds and kinds[0] is _COMMIT:
                         self._committed(drained[0] if drained else None, pq)
             finally:
                 self._committing = False
-                _exit_pipeline(pg, pq)
+                exit_pipeline(pg)
             raise
         return kinds
 
@@ -632,10 +633,10 @@ class PgTarget(Target):
         COMMIT failed (nothing after it ran: the pipeline was aborted); psycopg.Error: a
         statement failed."""
         try:
-            results = _drain(pg, pq)
+            results = list(pipeline_results(pg))
         finally:
             self._committing = False
-            _exit_pipeline(pg, pq)
+            exit_pipeline(pg)
         if kinds and kinds[0] is _COMMIT:
             kinds = kinds[1:]
             self._committed(results.pop(0) if results else None, pq)
@@ -687,7 +688,7 @@ class PgTarget(Target):
             if pg.pipeline_status != pq.PipelineStatus.OFF and not pg.status:
                 try:
                     pg.pipeline_sync()
-                    _drain(pg, pq)
+                    list(pipeline_results(pg))
                     pg.exit_pipeline_mode()
                 except psycopg.Error:
                     pass
@@ -708,7 +709,7 @@ class PgTarget(Target):
         pg.nonblocking = 0
         try:
             pg.pipeline_sync()
-            results = _drain(pg, pq)
+            results = list(pipeline_results(pg))
         except psycopg.Error as e:
             raise _pg_error(e) from None
         finally:
@@ -870,30 +871,6 @@ class SqliteTarget(Target):
 
 
 _COMMIT = object()       # in a chunk's result kinds: the COMMIT it was sent behind
-
-
-def _exit_pipeline(pg: Any, pq: Any) -> None:
-    if pg.pipeline_status != pq.PipelineStatus.OFF:
-        try:
-            pg.exit_pipeline_mode()
-        except psycopg.Error:
-            pass
-
-
-def _drain(pg: Any, pq: Any) -> list[Any]:
-    """The results of a libpq pipeline up to its sync."""
-    results, idle = [], 0
-    while True:
-        res = pg.get_result()
-        if res is None:      # between two statements' results; twice running: nothing pending
-            idle += 1
-            if idle > 2 and (pg.status or pg.pipeline_status == pq.PipelineStatus.OFF or idle > 100_000):
-                raise psycopg.OperationalError("the connection to the target was lost")
-            continue
-        idle = 0
-        if res.status == pq.ExecStatus.PIPELINE_SYNC:
-            return results
-        results.append(res)
 
 
 def _TAG_SQL(tag: bytes | None) -> tuple[str, tuple]:

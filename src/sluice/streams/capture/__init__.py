@@ -35,12 +35,11 @@ Subset rules migrate rows as capture processes capture them too ("Row Migration 
 Capture", :func:`sluice.streams.rowmigration.migrate`).
 """
 
-from ...aq.admin import QUEUE_DROP_CHECKS
 from ...rules.adm import RULE_SET_CHANGED, RULE_SET_CHECKS
 from .adm import CaptureAdm, capture_for_rules
 from .pgsource import emit_tag
 from .process import CaptureProcess
-from .sync import check_queue_drop, check_rule_set_change, refresh_rule_set, sync_capture_for_rules
+from .sync import check_rule_set_change, refresh_rule_set, sync_capture_for_rules
 from .tags import DbmsStreams, tag_transaction
 
 __all__ = ["CaptureAdm", "CaptureProcess", "DbmsStreams", "capture_for_rules", "emit_tag",
@@ -51,5 +50,3 @@ if check_rule_set_change not in RULE_SET_CHECKS:
     RULE_SET_CHECKS.append(check_rule_set_change)
 if refresh_rule_set not in RULE_SET_CHANGED:
     RULE_SET_CHANGED.append(refresh_rule_set)
-if check_queue_drop not in QUEUE_DROP_CHECKS:      # its triggers write into its queue
-    QUEUE_DROP_CHECKS.append(check_queue_drop)

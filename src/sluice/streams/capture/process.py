@@ -69,7 +69,7 @@ from typing import Any
 from ...errors import DatabaseError, ora
 from ...model import Agent
 from ...names import canonical
-from ...security.authorize import Authorizer
+from ..clientrights import check_capture_user
 from ...store.pgconn import parse_dsn
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
@@ -600,8 +600,7 @@ class CaptureProcess:
         REVOKE of ENQUEUE or a DISABLE_DB_ACCESS aborts a running capture before it enqueues
         again, and a new capture_user (ALTER_CAPTURE) is the one checked.  (The host runs
         every process on its own session; this is where the capture user's rights count.)"""
-        queue = self.ctx.queue(spec.queue_owner, spec.queue_name)
-        Authorizer(self.ctx.context.security, spec.capture_user).check_client_enqueue(queue, spec.name)
+        check_capture_user(self.ctx, spec.name, spec.capture_user, spec.queue_owner, spec.queue_name)
 
     def _leave_combined(self) -> None:
         """Leave combined capture and apply: enqueue into the capture's queue from now on."""

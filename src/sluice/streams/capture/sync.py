@@ -14,6 +14,12 @@ trigger (:mod:`.syncrules`), so a change they reject never reaches the queue.  T
 captured tables follows the rule set: CREATE / ALTER_SYNC_CAPTURE and every DBMS_RULE_ADM
 change to a rule set some synchronous capture uses re-create the triggers
 (:func:`refresh_rule_set`).  Everything is checked before anything changes.
+
+The triggers enqueue as the capture_user (seed 001 "Secure Queues and Oracle Streams
+Clients"): each one checks, as it enqueues, that the user may (ENQUEUE, and on a secure
+queue the agent named like the capture mapped to it: the check of a capture process,
+:func:`~..clientrights.capture_user_refusals` in SQL); when not, the change is refused
+with that error (ORA-01031, ORA-24093, ORA-01918) -- nothing enqueued, nothing kept.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from ...store.sqlschema import table_name
 from . import params, syncpg, syncsqlite
 from .context import CaptureContext
 from .spec import KIND as PROCESS_KIND   # capture processes share the namespace of names
+from ..clientrights import capture_user_refusals
 from ..clientspec import CatalogRow
 from .syncrules import rule_table, rule_variables
 
@@ -201,6 +208,9 @@ def _plan(ctx: CaptureContext, spec: SyncCaptureSpec, rules: list[tuple]) -> tup
     pg = ctx.pg_target()
     statements: list[str] = []
     tables: list[list[Any]] = []
+    # the capture_user's right to enqueue, checked by the triggers as they enqueue
+    refusals = capture_user_refusals(ctx, spec.name, spec.capture_user, spec.queue_owner, spec.queue_name,
+                                     "SLUICE_CATALOG" if pg is None else syncpg.catalog_table(pg[1]))
     with _database(ctx) as db:
         for (owner, name), rules in sorted(wanted.items()):
             t = _find_table(ctx, db, owner, name)
@@ -208,12 +218,13 @@ def _plan(ctx: CaptureContext, spec: SyncCaptureSpec, rules: list[tuple]) -> tup
                 _one_owner(ctx, spec, tables, owner, t.name)
                 statements += syncsqlite.drop_ddl(spec.name, t.name)
                 statements += syncsqlite.trigger_ddl(spec.name, (spec.queue_owner, spec.queue_name), qt,
-                                                     spec.capture_user, spec.source_database, t, rules)
+                                                     spec.capture_user, spec.source_database, t, rules,
+                                                     refusals)
                 tables.append([owner, t.name, None, t.physical])
             else:
                 statements += syncpg.trigger_ddl(pg[1], spec.name, (spec.queue_owner, spec.queue_name), qt,
                                                  ctx.store.target.table_channel(qinfo.table.qt_id),
-                                                 spec.capture_user, spec.source_database, t, rules)
+                                                 spec.capture_user, spec.source_database, t, rules, refusals)
                 tables.append([t.owner, t.name, t.schema, t.table])
     keep = {(t[2], t[3].upper() if pg is None else t[3]) for t in tables}
     for owner, name, schema, physical in spec.tables:
@@ -370,15 +381,6 @@ def refresh_rule_set(conn: "Connection", rule_set: str) -> None:
     for spec in _using(ctx, rule_set):
         spec.tables = _install(ctx, spec, (spec.rule_set_owner, spec.rule_set_name))
         _save(ctx, spec)
-
-
-def check_queue_drop(session_ctx: Any, queues: list[tuple[str, str]]) -> None:
-    """Before DBMS_AQADM drops ``queues``: a synchronous capture's triggers write into its
-    queue, so the queue goes only after the capture.  :raises: ORA-26667."""
-    for o, n, spec in session_ctx.store.catalog_objects(KIND):
-        if o == OWNER and (spec.get("queue_owner"), spec.get("queue_name")) in queues:
-            raise ora(26667, f"queue {spec['queue_owner']}.{spec['queue_name']}: synchronous capture "
-                             f"{n} enqueues into it (DROP_CAPTURE first)")
 
 
 def prepare_sync_instantiation(conn: "Connection", table_names: Any) -> int:

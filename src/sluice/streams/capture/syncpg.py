@@ -160,9 +160,11 @@ def names(capture: str, table: PgTable) -> tuple[str, str]:
 
 def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_table: str, channel: str,
                 capture_user: str, source_database: str, table: PgTable,
-                rules: list[tuple[str, str, str | None]]) -> list[str]:
+                rules: list[tuple[str, str, str | None]], refusals: list[tuple[str, str]] = ()) -> list[str]:
     """The trigger function (in the store's schema) and the deferred constraint trigger;
-    ``rules``: ``(name, condition, STREAMS$_ROW_SUBSET)``."""
+    ``rules``: ``(name, condition, STREAMS$_ROW_SUBSET)``; ``refusals``: ``(condition,
+    error)`` of the capture user's right to enqueue (:func:`~..clientrights.capture_user_refusals`),
+    the first that holds failing the writer's COMMIT with its error (SQLSTATE 42501)."""
     s = _ident(store_schema)
     trigger, function = names(capture, table)
     q_owner, q_name = queue
@@ -184,6 +186,8 @@ def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_t
                        f"v_new := '[]'; END IF; ")
         branches.append(branch)
     branches_sql = " ELS".join(branches)
+    refuse = "".join(f"IF {condition} THEN RAISE EXCEPTION USING MESSAGE = {_lit(error)}, ERRCODE = '42501'; "
+                     f"END IF; " for condition, error in refusals)
     body = f"""
 DECLARE
   v_tag bytea := decode(nullif(current_setting('sluice.tag', true), ''), 'hex');
@@ -199,6 +203,7 @@ DECLARE
 BEGIN
   {branches_sql}END IF;
   IF v_ok IS NOT TRUE THEN RETURN NULL; END IF;
+  {refuse}
   IF v_state IS NOT NULL AND split_part(v_state, ':', 1) = v_txn THEN
     v_scn := split_part(v_state, ':', 2)::bigint;
   ELSE
@@ -238,6 +243,11 @@ END"""
             f"CREATE CONSTRAINT TRIGGER {_ident(trigger)} AFTER INSERT OR UPDATE OR DELETE ON "
             f"{table.qualified} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
             f"EXECUTE FUNCTION {s}.{_ident(function)}()"]
+
+
+def catalog_table(store_schema: str) -> str:
+    """The store's catalog table as a trigger function names it."""
+    return f"{_ident(store_schema)}.SLUICE_CATALOG"
 
 
 def drop_ddl(store_schema: str, capture: str, table: PgTable) -> list[str]:

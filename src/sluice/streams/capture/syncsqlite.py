@@ -173,10 +173,14 @@ def trigger_name(capture: str, table: str, op: str) -> str:
 
 
 def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_user: str,
-                source_database: str, table: SqliteTable, rules: list[tuple[str, str, str | None]]) -> list[str]:
+                source_database: str, table: SqliteTable, rules: list[tuple[str, str, str | None]],
+                refusals: list[tuple[str, str]] = ()) -> list[str]:
     """``CREATE TRIGGER`` statements (one per command type) of ``capture`` on ``table``;
     ``queue_table`` is the physical (quoted) name of the queue's table; ``rules``:
-    ``(name, condition, STREAMS$_ROW_SUBSET)``."""
+    ``(name, condition, STREAMS$_ROW_SUBSET)``; ``refusals``: ``(condition, error)`` of
+    the capture user's right to enqueue (:func:`~..clientrights.capture_user_refusals`),
+    the first that holds aborting the writer's statement with its error."""
+    refuse = "".join(f"SELECT RAISE(ABORT, {_lit(error)}) WHERE {condition}; " for condition, error in refusals)
     q_owner, q_name = queue
     subscribers = (
         "SELECT NAME AS K, json_extract(SPEC, '$.name') AS NAME, json_extract(SPEC, '$.address') AS ADDRESS, "
@@ -212,7 +216,7 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
         # the counter then moves past them (changes(): the rows the trigger's INSERT wrote)
         out.append(
             f"CREATE TRIGGER {quote(trigger_name(capture, table.name, op))} AFTER {op} ON "
-            f"{quote(table.physical)} FOR EACH ROW WHEN {when} BEGIN "
+            f"{quote(table.physical)} FOR EACH ROW WHEN {when} BEGIN {refuse}"
             f"UPDATE SLUICE_SCN SET SCN = SCN + 1 WHERE ID = 1; "
             f"UPDATE SLUICE_SYNC_STATE SET MSGID = randomblob(16) WHERE ID = 1; "
             f"INSERT INTO {queue_table} (SEQ, Q_NAME, MSGID, PRIORITY, STATE, CSCN, ENQ_TIME, ENQ_UID, "

@@ -25,12 +25,7 @@ procedures (DBA_QUEUE_SCHEDULES), with ``nexttime.py`` the calendar NEXT_TIMEs (
 DBMS_STREAMS_ADM.ADD_*_PROPAGATION_RULES.
 """
 
-from ...aq.admin import QUEUE_DROP_CHECKS
 from .adm import DbmsAqadm, PropagationAdm, propagation_for_rules
 from .links import create_link, drop_link
-from .spec import check_queue_drop
 
 __all__ = ["DbmsAqadm", "PropagationAdm", "create_link", "drop_link", "propagation_for_rules"]
-
-if check_queue_drop not in QUEUE_DROP_CHECKS:      # a propagation's job reads its source queue
-    QUEUE_DROP_CHECKS.append(check_queue_drop)

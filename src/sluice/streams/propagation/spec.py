@@ -86,13 +86,3 @@ def save(store: Any, spec: PropagationSpec, replace: bool = True) -> None:
 
 def drop(store: Any, name: str) -> bool:
     return store.drop_catalog_object(KIND, OWNER, name)
-
-
-def check_queue_drop(session_ctx: Any, queues: list[tuple[str, str]]) -> None:
-    """Before DBMS_AQADM drops ``queues`` (owner, name): a Streams propagation's job
-    propagates from its source queue, so the queue goes only after the propagation (as a
-    synchronous capture's queue does).  :raises: ORA-26667."""
-    for p in all_specs(session_ctx.store):
-        if (p.source_queue_owner, p.source_queue_name) in queues:
-            raise ora(26667, f"queue {p.source_queue}: propagation {p.name} propagates from it "
-                             "(DROP_PROPAGATION first)")

@@ -1,0 +1,76 @@
+"""A Streams client acts with its user's rights, not the host session's.
+
+Seed 001 "Secure Queues and Oracle Streams Clients": "the user specified as the
+capture_user is the user who runs the capture process … the apply_user is the user who
+runs the apply process", and it enqueues or dequeues as the AQ agent named like the
+client.  Whatever runs the client — the Python apply or capture process on the host's
+session, a Spark apply sink, a synchronous capture's enqueue, combined capture and apply
+— asks here, so the rule is written once:
+
+* :func:`check_apply_user` — the apply user may dequeue from the apply's queue
+  (ORA-01031, ORA-24093 on a secure queue, ORA-01918 once the user is dropped);
+* :func:`check_capture_user` — the capture user may enqueue into the capture's queue
+  (a capture process); :func:`capture_user_refusals` is the same check as SQL, for a
+  synchronous capture's triggers;
+* :func:`handler_rights` — the apply user may execute each apply handler it calls (DML,
+  error, DDL, message, precommit): a handler it may not execute fails the transaction as
+  Oracle's call of an undeclared procedure does (ORA-06550 / PLS-00201), and the
+  transaction goes to the error queue, nothing of it applied.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..names import qualified
+from ..security.authorize import Authorizer, client_refusals
+from ..store.dialect import POSTGRESQL, SQLITE
+
+__all__ = ["check_apply_user", "check_capture_user", "handler_rights", "capture_user_refusals"]
+
+
+def check_apply_user(ctx: Any, apply_name: str, apply_user: str | None, queue_owner: str,
+                     queue_name: str) -> None:
+    """The apply process ``apply_name`` runs as ``apply_user`` (None: the caller, whose
+    session rights already count) and dequeues as the agent named like it."""
+    if apply_user is None:
+        return
+    queue = ctx.queue(queue_owner, queue_name)
+    Authorizer(ctx.context.security, apply_user).check_client_dequeue(queue, apply_name)
+
+
+def check_capture_user(ctx: Any, capture_name: str, capture_user: str, queue_owner: str,
+                       queue_name: str) -> None:
+    """The capture (process or synchronous) ``capture_name`` runs as ``capture_user`` and
+    enqueues as the agent named like it."""
+    queue = ctx.queue(queue_owner, queue_name)
+    Authorizer(ctx.context.security, capture_user).check_client_enqueue(queue, capture_name)
+
+
+def handler_rights(ctx: Any, apply_user: str | None, schema: str) -> Callable[[str], None]:
+    """A check of one handler's name (resolved in ``schema``, as the registry resolves it):
+    ``apply_user`` may execute it.  Asked when the handler is about to run, and answered
+    once per name: the handlers are made again when the catalog changes (a GRANT, ALTER_APPLY)."""
+    if apply_user is None:
+        return lambda name: None
+    authorizer = Authorizer(ctx.context.security, apply_user)
+    allowed: set[str] = set()
+
+    def check(name: str) -> None:
+        routine = qualified(name, schema, "function name")
+        if routine not in allowed:
+            authorizer.check_execute(routine)
+            allowed.add(routine)
+    return check
+
+
+def capture_user_refusals(ctx: Any, capture_name: str, capture_user: str, queue_owner: str,
+                          queue_name: str, catalog: str) -> list[tuple[str, str]]:
+    """:func:`check_capture_user` as SQL for a synchronous capture's trigger, which enqueues
+    in the writer's transaction, without Python: ``[(condition, error text)]``, the first
+    condition that holds refusing the change (the writer's statement, or its COMMIT on
+    PostgreSQL, fails with the error: nothing is enqueued, nothing of the change is kept).
+    ``catalog``: the store's catalog table as the trigger names it."""
+    dialect = POSTGRESQL if ctx.pg_target() is not None else SQLITE
+    queue = ctx.queue(queue_owner, queue_name)
+    return client_refusals(dialect.json_text, catalog, capture_user, queue, "ENQUEUE", capture_name)
