@@ -261,8 +261,8 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     transaction.  ``[(condition, error text)]`` in the order the check raises them (ORA-01918,
     ORA-01031, ORA-24093): the first condition that holds refuses.  What is fixed when the
     trigger is made (the queue's owner and security, who ``user`` is) is decided here; the
-    grants (superuser, the ANY privilege or the queue privilege held by the user or by any role
-    it holds, however nested; the agent's mapping) are read from the ``catalog`` table's rows each time,
+    grants (superuser, the ANY privilege or the queue privilege held by the user, by any role
+    it holds, however nested, or by PUBLIC; the agent's mapping) are read from the ``catalog`` table's rows each time,
     with ``json_text(document, key)`` of the store's dialect."""
     def lit(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
@@ -299,7 +299,9 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
         held(" OR ".join([
             *([f"G.NAME IN ({', '.join(giving)})"] if giving else []),
             granted("SYSPRIV", any_privilege),
-            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")]))])
+            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])),
+        # a queue privilege granted to PUBLIC is every user's
+        row("QUEUEPRIV", "PUBLIC", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])
     refusals.append((f"NOT ({privileged})", str(ora(1031))))
     if queue.table.secure:
         agent = canonical(client, "agent name")
