@@ -11,23 +11,7 @@ DBA_SYS_PRIVS / DBA_TAB_PRIVS what was granted to a role.
 
 from __future__ import annotations
 
-import pytest
-
-from sluice.errors import DatabaseError
-
-from .conftest import create_user, login
-
-
-def code_of(call) -> int:
-    with pytest.raises(DatabaseError) as e:
-        call()
-    return e.value.code
-
-
-def rows(conn, sql: str) -> list[tuple]:
-    cur = conn.cursor()
-    cur.execute(sql)
-    return cur.fetchall()
+from .conftest import code_of, create_user, login, rows
 
 
 def test_a_role_gives_its_holders_what_was_granted_to_it(admin, dsn):
@@ -133,7 +117,9 @@ def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
     if dsn.startswith("sqlite:"):
         _raw(dsn, [*drop, "DROP VIEW DBA_TAB_PRIVS", *old])
     else:       # USER_ views read DBA_ ones (SQLite makes them per connection)
-        _raw(dsn, ["DROP VIEW USER_ROLE_PRIVS", "DROP VIEW USER_TAB_PRIVS", "DROP VIEW USER_EVALUATION_CONTEXT_TABLES",
+        _raw(dsn, ["DROP VIEW ROLE_ROLE_PRIVS", "DROP VIEW ROLE_TAB_PRIVS", "DROP VIEW ROLE_SYS_PRIVS",  # schema 19's
+                   "DROP VIEW QUEUE_PRIVILEGES", "DROP VIEW SESSION_ROLES",
+                   "DROP VIEW USER_ROLE_PRIVS", "DROP VIEW USER_TAB_PRIVS", "DROP VIEW USER_EVALUATION_CONTEXT_TABLES",
                    *drop, "DROP VIEW DBA_TAB_PRIVS", *old])
     _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '17' WHERE KEY = 'schema_version'"])
     conn = sluice.connect(dsn)

@@ -27,11 +27,11 @@ class SecurityAdm:
     _session_ctx: "SessionContext"
 
     # -- helpers ------------------------------------------------------------
-    def _grantee(self, name: str) -> str:
-        """A user or a role.  :raises: ORA-01917."""
+    def _grantee(self, name: str, public: bool = False) -> str:
+        """A user or a role (or, with ``public``, PUBLIC: every user).  :raises: ORA-01917."""
         user = canonical(name, "grantee")
         security = self._session_ctx.security
-        if security.user(user) is None and not security.is_role(user):
+        if security.user(user) is None and not security.is_role(user) and not (public and user == "PUBLIC"):
             raise ora(1917, user)
         return user
 
@@ -68,6 +68,8 @@ class SecurityAdm:
         self._drop("SYSPRIV", user, priv)
 
     # -- queue privileges (seed 003 "Queue-Level Access Control") ------------
+    # grantee: "the grantee(s); can be a user, a role, or the PUBLIC role" (DBMS_AQADM's
+    # GRANT_QUEUE_PRIVILEGE); PUBLIC's grant is every user's (Authorizer.has_queue_privilege)
     @staticmethod
     def _queue_privileges(privilege: str) -> tuple[str, ...]:
         priv = str(privilege).strip().upper()
@@ -82,10 +84,10 @@ class SecurityAdm:
         privs = self._queue_privileges(privilege)
         queue = self._session_ctx.catalog.queue(queue_name)
         self._session_ctx.authz.check_grant_queue(queue, privs)
-        user = self._grantee(grantee)
+        user = self._grantee(grantee, public=True)
         if _flag(grant_option) and self._session_ctx.security.is_role(user):
             raise ora(1926)
-        held = dict(self._session_ctx.security.grantee(user).queues.get(queue.qualified, {}))
+        held = self._session_ctx.security.queue_grants(user, queue.qualified)
         for p in privs:
             held[p] = {"grant_option": _flag(grant_option), "grantor": self._session_ctx.username}
         self._put("QUEUEPRIV", user, queue.qualified, held)
@@ -93,8 +95,8 @@ class SecurityAdm:
     def revoke_queue_privilege(self, privilege: str, queue_name: str, grantee: str) -> None:
         privs = self._queue_privileges(privilege)
         queue = self._session_ctx.catalog.queue(queue_name)
-        user = self._grantee(grantee)
-        held = dict(self._session_ctx.security.grantee(user).queues.get(queue.qualified, {}))
+        user = self._grantee(grantee, public=True)
+        held = self._session_ctx.security.queue_grants(user, queue.qualified)
         authz = self._session_ctx.authz
         for p in privs:
             spec = held.get(p)

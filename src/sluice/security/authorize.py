@@ -55,13 +55,18 @@ class Authorizer:
         return u.superuser or any(p in u.execute for p in packages)
 
     def has_queue_privilege(self, queue: QueueInfo, privilege: str) -> bool:
-        """Owner, the ANY system privilege, or a grant of the privilege (or ALL)."""
+        """Owner, the ANY system privilege, or a grant of the privilege (or ALL) to the
+        user, one of its roles or PUBLIC (every user)."""
         u = self.info()
         if u.superuser or queue.owner == self.username:
             return True
         if f"{privilege}_ANY" in u.system:
             return True
-        return privilege in u.queues.get(queue.qualified, {})
+        return any(privilege in held for held in self._queue_grants(u, queue))
+
+    def _queue_grants(self, u: UserInfo, queue: QueueInfo) -> tuple[dict[str, dict], dict[str, dict]]:
+        """What ``u`` (with its roles) and PUBLIC were granted on ``queue``."""
+        return (u.queues.get(queue.qualified, {}), self.catalog.public_queues.get(queue.qualified, {}))
 
     # -- the rules engine's privileges (DBMS_RULE_ADM; which one each procedure needs
     # is sluice.rules.privileges') ----------------------------------------------------
@@ -227,13 +232,14 @@ class Authorizer:
             raise ora(1031)
 
     def check_grant_queue(self, queue: QueueInfo, privileges: Iterable[str]) -> None:
-        """Owner, queue administrator, or a holder of the privilege WITH GRANT OPTION."""
+        """Owner, queue administrator, or a holder of the privilege WITH GRANT OPTION (a
+        grant to PUBLIC WITH GRANT OPTION lets every user grant it on, as Oracle's)."""
         if self.is_superuser() or queue.owner == self.username:
             return
         if self.has_execute("DBMS_AQADM") and self.has_system("MANAGE_ANY"):
             return
-        held = self.info().queues.get(queue.qualified, {})
-        if all(held.get(p, {}).get("grant_option") for p in privileges):
+        grants = self._queue_grants(self.info(), queue)
+        if all(any(held.get(p, {}).get("grant_option") for held in grants) for p in privileges):
             return
         raise ora(1031)
 
@@ -255,8 +261,8 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     transaction.  ``[(condition, error text)]`` in the order the check raises them (ORA-01918,
     ORA-01031, ORA-24093): the first condition that holds refuses.  What is fixed when the
     trigger is made (the queue's owner and security, who ``user`` is) is decided here; the
-    grants (superuser, the ANY privilege or the queue privilege held by the user or by any role
-    it holds, however nested; the agent's mapping) are read from the ``catalog`` table's rows each time,
+    grants (superuser, the ANY privilege or the queue privilege held by the user, by any role
+    it holds, however nested, or by PUBLIC; the agent's mapping) are read from the ``catalog`` table's rows each time,
     with ``json_text(document, key)`` of the store's dialect."""
     def lit(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
@@ -293,7 +299,9 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
         held(" OR ".join([
             *([f"G.NAME IN ({', '.join(giving)})"] if giving else []),
             granted("SYSPRIV", any_privilege),
-            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")]))])
+            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])),
+        # a queue privilege granted to PUBLIC is every user's
+        row("QUEUEPRIV", "PUBLIC", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])
     refusals.append((f"NOT ({privileged})", str(ora(1031))))
     if queue.table.secure:
         agent = canonical(client, "agent name")

@@ -8,7 +8,7 @@ kind           owner           name                    spec
 =============  ==============  ======================  ===============================
 USER           SYS             user name               password hash, superuser flag
 SYSPRIV        grantee         privilege               admin_option, grantor
-QUEUEPRIV      grantee         OWNER.QUEUE             {privilege: {grant_option, grantor}}
+QUEUEPRIV      grantee|PUBLIC  OWNER.QUEUE             {privilege: {grant_option, grantor}}
 RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
 TABPRIV        grantee|PUBLIC  OWNER.TABLE             {SELECT: {grant_option, grantor}}
 EXECPRIV       grantee         package (DBMS_AQ …) or  grantor
@@ -160,6 +160,7 @@ class SecurityCatalog:
         self.roles: dict[str, UserInfo] = {}      # predefined and CREATE ROLE's
         self.agents: dict[str, AgentInfo] = {}
         self.proxies: dict[str, set[str]] = {}
+        self.public_queues: dict[str, dict[str, dict]] = {}         # granted to PUBLIC
         self.public_rule_objects: dict[str, dict[str, dict]] = {}   # granted to PUBLIC
         self.public_tables: dict[str, dict[str, dict]] = {}         # granted to PUBLIC
 
@@ -184,9 +185,7 @@ class SecurityCatalog:
         for grantee, role, _ in self.store.catalog_objects("ROLE"):
             if grantee in holders:
                 holders[grantee].roles.add(role)
-        for grantee, queue, spec in self.store.catalog_objects("QUEUEPRIV"):
-            if grantee in holders:
-                holders[grantee].queues[queue] = dict(spec)
+        public_queues = self._object_grants("QUEUEPRIV", holders, "queues")
         public = self._object_grants("RULEPRIV", holders, "rule_objects")
         public_tables = self._object_grants("TABPRIV", holders, "tables")
         agents: dict[str, AgentInfo] = {}
@@ -202,6 +201,7 @@ class SecurityCatalog:
         self.direct, self.roles = holders, roles
         self.users = {name: _with_roles(u, roles) for name, u in users.items()}
         self.agents, self.proxies = agents, proxies
+        self.public_queues = public_queues
         self.public_rule_objects = public
         self.public_tables = public_tables
         self._version = version
@@ -221,6 +221,15 @@ class SecurityCatalog:
         """What was granted to the user or role ``name`` itself (not through its roles)."""
         self.refresh()
         return self.direct.get(name) or self.user(name)     # SYS, a store's bootstrap user
+
+    def queue_grants(self, grantee: str, queue: str) -> dict[str, dict]:
+        """The queue privileges granted on ``queue`` (``OWNER.QUEUE``) to ``grantee`` itself
+        — a user, a role or PUBLIC — as ``{privilege: {grant_option, grantor}}``."""
+        self.refresh()
+        if grantee == "PUBLIC":
+            return dict(self.public_queues.get(queue, {}))
+        info = self.grantee(grantee)
+        return dict(info.queues.get(queue, {})) if info is not None else {}
 
     def is_role(self, name: str) -> bool:
         self.refresh()

@@ -49,7 +49,9 @@ from .dialect import Dialect
 # 18: DBA_TAB_PRIVS shows SELECT on tables (TABPRIV rows: the tables of evaluation contexts'
 #     table aliases), RESHAPED_VIEWS; roles: DBA_ROLES, DBA_ROLE_PRIVS, USER_ROLE_PRIVS;
 #     DBA_EVALUATION_CONTEXT_TABLES (and ALL_, USER_)
-SCHEMA_VERSION = 18
+# 19: SESSION_ROLES, ROLE_SYS_PRIVS, ROLE_TAB_PRIVS, ROLE_ROLE_PRIVS, QUEUE_PRIVILEGES (per-session views:
+#     PostgreSQL's are made by catalog_ddl, SQLite's per connection)
+SCHEMA_VERSION = 19
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
@@ -848,6 +850,29 @@ USER_VIEWS = [
                         "FROM DBA_ROLE_PRIVS WHERE GRANTEE = {user}"),
     ("USER_TAB_PRIVS", "SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, HIERARCHY, TYPE "
                        "FROM DBA_TAB_PRIVS WHERE {user} IN (GRANTEE, OWNER, GRANTOR)"),
+    # the roles the session holds: granted to the user, to those, … (every role is enabled:
+    # no SET ROLE); the ROLE_ views show what was granted to them, "only about roles to which
+    # the user has access" (Oracle's ROLE_SYS_PRIVS).  A predefined role's own privileges
+    # (sluice.security.catalog.ROLE_GRANTS) are no catalog rows, as in DBA_SYS_PRIVS
+    ("SESSION_ROLES", "WITH RECURSIVE R (ROLE) AS ("
+                      "SELECT NAME FROM SLUICE_CATALOG WHERE KIND = 'ROLE' AND OWNER = {user} UNION "
+                      "SELECT C.NAME FROM SLUICE_CATALOG C JOIN R ON C.KIND = 'ROLE' AND C.OWNER = R.ROLE) "
+                      "SELECT ROLE FROM R"),
+    ("ROLE_SYS_PRIVS", "SELECT GRANTEE AS ROLE, PRIVILEGE, ADMIN_OPTION, 'NO' AS COMMON, 'NO' AS INHERITED "
+                       "FROM DBA_SYS_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
+    ("ROLE_TAB_PRIVS", "SELECT GRANTEE AS ROLE, OWNER, TABLE_NAME, CAST(NULL AS TEXT) AS COLUMN_NAME, PRIVILEGE, "
+                       "GRANTABLE, 'NO' AS COMMON, 'NO' AS INHERITED "
+                       "FROM DBA_TAB_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
+    # the queue grants the user made, received (itself, through a session role, as PUBLIC) or
+    # owns the queue of, one row per grantee and grantor (Oracle's QUEUE_PRIVILEGES: 1 / 0)
+    ("QUEUE_PRIVILEGES", "SELECT GRANTEE, OWNER, TABLE_NAME AS NAME, GRANTOR, "
+                         "MAX(CASE WHEN PRIVILEGE = 'ENQUEUE' THEN 1 ELSE 0 END) AS ENQUEUE_PRIVILEGE, "
+                         "MAX(CASE WHEN PRIVILEGE = 'DEQUEUE' THEN 1 ELSE 0 END) AS DEQUEUE_PRIVILEGE "
+                         "FROM DBA_TAB_PRIVS WHERE TYPE = 'QUEUE' AND ({user} IN (GRANTEE, OWNER, GRANTOR) "
+                         "OR GRANTEE = 'PUBLIC' OR GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)) "
+                         "GROUP BY GRANTEE, OWNER, TABLE_NAME, GRANTOR"),
+    ("ROLE_ROLE_PRIVS", "SELECT GRANTEE AS ROLE, GRANTED_ROLE, ADMIN_OPTION, 'NO' AS COMMON, 'NO' AS INHERITED "
+                        "FROM DBA_ROLE_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
 ]
 
 # Oracle functions the seeds' queries use (SQLite registers the same as Python functions)
