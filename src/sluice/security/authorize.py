@@ -262,8 +262,8 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     ORA-01031, ORA-24093): the first condition that holds refuses.  What is fixed when the
     trigger is made (the queue's owner and security, who ``user`` is) is decided here; the
     grants (superuser, the ANY privilege or the queue privilege held by the user, by any role
-    it holds, however nested, or by PUBLIC; the agent's mapping) are read from the ``catalog`` table's rows each time,
-    with ``json_text(document, key)`` of the store's dialect."""
+    it holds, however nested, or by PUBLIC; the agent's mapping) are read from the ``catalog``
+    table's rows each time, with ``json_text(document, key)`` of the store's dialect."""
     def lit(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
 
