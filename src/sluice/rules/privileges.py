@@ -303,19 +303,7 @@ class RulePrivileges:
                 or all(held[p].get("grantor") == me for p in mine)):
             raise ora(1927)
         self._session_ctx.ddl_commit()
-        self._revoke(key, user, mine)
-
-    def _revoke(self, key: str, user: str, privileges: list[str]) -> None:
-        """Take ``privileges`` from ``user`` and, in turn, from those it granted them to."""
-        held = self._held(user, key)
-        for p in privileges:
-            held.pop(p, None)
-        self._write("RULEPRIV", user, key, held)
-        for grantee, name, spec in self._session_ctx.store.catalog_objects("RULEPRIV"):
-            if name == key and grantee != user:
-                theirs = [p for p in privileges if spec.get(p, {}).get("grantor") == user]
-                if theirs:
-                    self._revoke(key, grantee, theirs)
+        self._session_ctx.security.revoke_object_privileges("RULEPRIV", user, key, mine)
 
     def _drop_grants(self, kind: str, qualified: str) -> None:
         """An object dropped takes its grants with it (a new one of the name starts bare)."""

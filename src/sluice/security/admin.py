@@ -93,6 +93,9 @@ class SecurityAdm:
         self._put("QUEUEPRIV", user, queue.qualified, held)
 
     def revoke_queue_privilege(self, privilege: str, queue_name: str, grantee: str) -> None:
+        """Revoke, and with it what the grantee granted on from it WITH GRANT OPTION (an
+        object privilege's revoke cascades).  :raises: ORA-01927 the grantee does not hold
+        it, or the caller neither owns the queue nor granted it (and ORA-00990, ORA-01917)."""
         privs = self._queue_privileges(privilege)
         queue = self._session_ctx.catalog.queue(queue_name)
         user = self._grantee(grantee, public=True)
@@ -105,12 +108,8 @@ class SecurityAdm:
             if not (authz.is_superuser() or queue.owner == self._session_ctx.username
                     or spec.get("grantor") == self._session_ctx.username):
                 raise ora(1927)
-        for p in privs:
-            held.pop(p)
-        if held:
-            self._put("QUEUEPRIV", user, queue.qualified, held)
-        else:
-            self._drop("QUEUEPRIV", user, queue.qualified)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.security.revoke_object_privileges("QUEUEPRIV", user, queue.qualified, privs)
 
     # -- AQ agents (seed 004 "Authorizing Users") -----------------------------
     def create_aq_agent(self, agent_name: str, certificate_location: str | None = None,

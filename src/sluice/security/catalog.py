@@ -39,6 +39,7 @@ look it up.  ``SELECT ANY TABLE`` is the SYSPRIV row SELECT_ANY_TABLE.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from ..store.base import Store
 from ..store.sqlschema import PREDEFINED_ROLES
@@ -230,6 +231,33 @@ class SecurityCatalog:
             return dict(self.public_queues.get(queue, {}))
         info = self.grantee(grantee)
         return dict(info.queues.get(queue, {})) if info is not None else {}
+
+    def revoke_object_privileges(self, kind: str, grantee: str, obj: str, privileges: Iterable[str]) -> None:
+        """Take ``privileges`` on ``obj`` from ``grantee`` and, in turn, from whoever it
+        granted them to, and so on: Oracle's revoke of an object privilege cascades to the
+        grants made WITH GRANT OPTION from it.  ``kind`` is a catalog kind whose rows are
+        ``{privilege: {grant_option, grantor}}`` (QUEUEPRIV, RULEPRIV, TABPRIV); a row left
+        with no privilege goes.  The caller has checked the revoke and committed (DDL)."""
+        store = self.store
+        rows = {who: dict(spec) for who, name, spec in store.catalog_objects(kind) if name == obj}
+        changed: set[str] = set()
+        todo = [(grantee, list(privileges))]
+        while todo:
+            who, wanted = todo.pop()
+            held = rows.get(who, {})
+            taken = [p for p in wanted if held.pop(p, None) is not None]   # a grant goes once
+            if not taken:
+                continue
+            changed.add(who)
+            for other, spec in rows.items():
+                theirs = [p for p in taken if spec.get(p, {}).get("grantor") == who]
+                if theirs:
+                    todo.append((other, theirs))
+        for who in sorted(changed):
+            if rows[who]:
+                store.put_catalog_object(kind, who, obj, rows[who], replace=True)
+            else:
+                store.drop_catalog_object(kind, who, obj)
 
     def is_role(self, name: str) -> bool:
         self.refresh()

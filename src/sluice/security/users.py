@@ -351,8 +351,8 @@ class UserStatements:
         self._session_ctx.ddl_commit()
         for user in users:
             for kind, name in privs:
-                if kind == "TABPRIV":
-                    self._revoke_table(user, name, list(TABLE_PRIVILEGES))
+                if kind == "TABPRIV":     # with the grants made from it WITH GRANT OPTION
+                    self._security.revoke_object_privileges(kind, user, name, TABLE_PRIVILEGES)
                 else:
                     store.drop_catalog_object(kind, user, name)
 
@@ -361,20 +361,3 @@ class UserStatements:
             if grantee == user and name == table:
                 return dict(spec)
         return {}
-
-    def _revoke_table(self, user: str, table: str, privileges: list[str]) -> None:
-        """Take ``privileges`` on ``table`` from ``user`` and, in turn, from those it granted
-        them to (WITH GRANT OPTION)."""
-        store = self._session_ctx.store
-        held = self._held_table(user, table)
-        for p in privileges:
-            held.pop(p, None)
-        if held:
-            store.put_catalog_object("TABPRIV", user, table, held, replace=True)
-        else:
-            store.drop_catalog_object("TABPRIV", user, table)
-        for grantee, name, spec in store.catalog_objects("TABPRIV"):
-            if name == table and grantee != user:
-                theirs = [p for p in privileges if spec.get(p, {}).get("grantor") == user]
-                if theirs:
-                    self._revoke_table(grantee, table, theirs)
