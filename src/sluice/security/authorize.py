@@ -62,7 +62,7 @@ class Authorizer:
             return True
         if f"{privilege}_ANY" in u.system:
             return True
-        return any(privilege in held for held in self._queue_grants(u, queue))
+        return _granted(self._queue_grants(u, queue), privilege)
 
     def _queue_grants(self, u: UserInfo, queue: QueueInfo) -> tuple[dict[str, dict], dict[str, dict]]:
         """What ``u`` (with its roles) and PUBLIC were granted on ``queue``."""
@@ -88,15 +88,13 @@ class Authorizer:
                         grant_option: bool = False) -> bool:
         """``user`` holds ``privilege`` (ALTER or EXECUTE) on the rule object ``obj``
         (``"RULE_SET.OWNER.NAME"``) by a grant to it or to PUBLIC, with the grant
-        option if asked.  Ownership and system privileges are the caller's to check."""
+        option if asked (PUBLIC's WITH GRANT OPTION lets every user grant it on, as a
+        queue's does).  Ownership and system privileges are the caller's to check."""
         u = self._user_or_self(user)
         if u is None:
             return False
-        grants = [u.rule_objects.get(obj, {})]
-        if not grant_option:
-            grants.append(self.catalog.public_rule_objects.get(obj, {}))
-        return any(privilege in g and (not grant_option or g[privilege].get("grant_option"))
-                   for g in grants)
+        return _granted((u.rule_objects.get(obj, {}), self.catalog.public_rule_objects.get(obj, {})),
+                        privilege, grant_option)
 
     # -- tables an evaluation context's table aliases name ---------------------------
     def has_table_privilege(self, table: str, privilege: str = "SELECT", user: str | None = None,
@@ -239,7 +237,7 @@ class Authorizer:
         if self.has_execute("DBMS_AQADM") and self.has_system("MANAGE_ANY"):
             return
         grants = self._queue_grants(self.info(), queue)
-        if all(any(held.get(p, {}).get("grant_option") for held in grants) for p in privileges):
+        if all(_granted(grants, p, grant_option=True) for p in privileges):
             return
         raise ora(1031)
 
@@ -252,6 +250,13 @@ class Authorizer:
         agent = self.catalog.agent(name)
         if agent is None or self.username not in agent.db_users:
             raise ora(24093, name, self.username)
+
+
+def _granted(grants: Iterable[dict[str, dict]], privilege: str, grant_option: bool = False) -> bool:
+    """One of ``grants`` (``{privilege: {grant_option, grantor}}``: to the user, its roles,
+    PUBLIC) holds ``privilege``, WITH GRANT OPTION if ``grant_option``."""
+    return any(privilege in g and (not grant_option or bool(g[privilege].get("grant_option")))
+               for g in grants)
 
 
 def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: str, queue: QueueInfo,
