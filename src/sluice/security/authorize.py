@@ -101,21 +101,19 @@ class Authorizer:
                             grant_option: bool = False) -> bool:
         """``user`` (default: the connected one) may ``privilege`` (SELECT) the table
         ``OWNER.TABLE``: owns it (its schema), holds SELECT ANY TABLE, or a grant of it to
-        itself or PUBLIC — with the grant option if asked (then neither the ANY privilege
-        nor PUBLIC's grant counts; the owner may always grant).  A schema that is no
-        database user reads every table: nobody there holds or lacks a privilege."""
+        itself or PUBLIC — with the grant option if asked (then the ANY privilege does not
+        count; PUBLIC's WITH GRANT OPTION does, as a queue's; the owner may always grant).
+        A schema that is no database user reads every table: nobody there holds or lacks a
+        privilege."""
         u = self._user_or_self(user)
         if u is None:
             return user is not None and user != "PUBLIC"
         if u.superuser or table.split(".", 1)[0] == u.name:
             return True
-        held = [u.tables.get(table, {})]
-        if not grant_option:
-            if f"{privilege}_ANY_TABLE" in u.system:
-                return True
-            held.append(self.catalog.public_tables.get(table, {}))
-        return any(privilege in g and (not grant_option or g[privilege].get("grant_option"))
-                   for g in held)
+        if not grant_option and f"{privilege}_ANY_TABLE" in u.system:
+            return True
+        return _granted((u.tables.get(table, {}), self.catalog.public_tables.get(table, {})),
+                        privilege, grant_option)
 
     def check_grant_table(self, table: str, privilege: str = "SELECT") -> None:
         """GRANT SELECT ON a table: a superuser, its owner, or a holder of the privilege
