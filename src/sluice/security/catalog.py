@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..store.base import Store
-from ..store.sqlschema import PREDEFINED_ROLES
+from ..store.sqlschema import PREDEFINED_ROLES, ROLE_GRANTS   # what the predefined roles give
 
 BOOTSTRAP_USER = "SLUICE"
 
@@ -66,20 +66,6 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                              *((verb, f"ANY {obj}", f"{verb}_ANY_{obj.replace(' ', '_')}")
                                for verb in ("CREATE", "ALTER", "DROP", "EXECUTE")
                                for obj in ("RULE", "RULE SET", "EVALUATION CONTEXT")))}}
-# what Oracle's catqueue.sql gives AQ_ADMINISTRATOR_ROLE WITH GRANT OPTION
-RULE_OBJ_PRIVILEGES = {"CREATE_RULE_OBJ", "CREATE_RULE_SET_OBJ", "CREATE_EVALUATION_CONTEXT_OBJ"}
-# what Oracle's predefined roles give, as far as AQ is concerned
-ROLE_GRANTS = {
-    "CONNECT": {"sys": {"CREATE_SESSION"}, "exec": set()},
-    "RESOURCE": {"sys": set(), "exec": set()},
-    "AQ_USER_ROLE": {"sys": set(), "exec": {"DBMS_AQ", "DBMS_AQIN", "DBMS_AQJMS"}},
-    "AQ_ADMINISTRATOR_ROLE": {"sys": {"ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY", *RULE_OBJ_PRIVILEGES},
-                              "admin": set(RULE_OBJ_PRIVILEGES),
-                              "exec": {"DBMS_AQ", "DBMS_AQADM", "DBMS_AQIN", "DBMS_AQJMS",
-                                       "DBMS_AQELM"}},
-    "SELECT_CATALOG_ROLE": {"sys": {"MONITOR"}, "exec": set()},
-    "DBA": {"sys": set(), "exec": set()},   # DBA makes a superuser (see UserInfo)
-}
 QUEUE_PRIVILEGES = ("ENQUEUE", "DEQUEUE")
 TABLE_PRIVILEGES = ("SELECT",)
 
