@@ -118,7 +118,7 @@ def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
         _raw(dsn, [*drop, "DROP VIEW DBA_TAB_PRIVS", *old])
     else:       # USER_ views read DBA_ ones (SQLite makes them per connection)
         _raw(dsn, ["DROP VIEW ROLE_ROLE_PRIVS", "DROP VIEW ROLE_TAB_PRIVS", "DROP VIEW ROLE_SYS_PRIVS",  # schema 19's
-                   "DROP VIEW QUEUE_PRIVILEGES", "DROP VIEW SESSION_ROLES",
+                   "DROP VIEW QUEUE_PRIVILEGES", "DROP VIEW ALL_TAB_PRIVS", "DROP VIEW SESSION_ROLES",  # and 20's
                    "DROP VIEW USER_ROLE_PRIVS", "DROP VIEW USER_TAB_PRIVS", "DROP VIEW USER_EVALUATION_CONTEXT_TABLES",
                    *drop, "DROP VIEW DBA_TAB_PRIVS", *old])
     _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '17' WHERE KEY = 'schema_version'"])

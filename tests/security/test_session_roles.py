@@ -90,7 +90,7 @@ def test_an_older_store_gains_the_session_role_views(dsn):
     conn.close()
     if not dsn.startswith("sqlite:"):
         _raw(dsn, [f"DROP VIEW {v}" for v in ("ROLE_ROLE_PRIVS", "ROLE_TAB_PRIVS", "ROLE_SYS_PRIVS", "QUEUE_PRIVILEGES",
-                                         "SESSION_ROLES")])
+                                         "ALL_TAB_PRIVS", "SESSION_ROLES")])    # ALL_TAB_PRIVS: schema 20's
     _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '18' WHERE KEY = 'schema_version'"])
     with sluice.connect(dsn) as conn:
         assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]

@@ -52,7 +52,8 @@ from .dialect import Dialect
 # 19: SESSION_ROLES, ROLE_SYS_PRIVS, ROLE_TAB_PRIVS, ROLE_ROLE_PRIVS, QUEUE_PRIVILEGES (per-session views:
 #     PostgreSQL's are made by catalog_ddl, SQLite's per connection)
 # 20: DBA_SYS_PRIVS and DBA_TAB_PRIVS (so ROLE_SYS_PRIVS, ROLE_TAB_PRIVS) list what the predefined
-#     roles give (ROLE_GRANTS: constant rows, no catalog rows), RESHAPED_VIEWS
+#     roles give (ROLE_GRANTS: constant rows, no catalog rows), RESHAPED_VIEWS; ALL_TAB_PRIVS (per
+#     session, as USER_VIEWS are), which QUEUE_PRIVILEGES now reads
 SCHEMA_VERSION = 20
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
@@ -902,14 +903,17 @@ USER_VIEWS = [
     ("ROLE_TAB_PRIVS", "SELECT GRANTEE AS ROLE, OWNER, TABLE_NAME, CAST(NULL AS TEXT) AS COLUMN_NAME, PRIVILEGE, "
                        "GRANTABLE, 'NO' AS COMMON, 'NO' AS INHERITED "
                        "FROM DBA_TAB_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
-    # the queue grants the user made, received (itself, through a session role, as PUBLIC) or
-    # owns the queue of, one row per grantee and grantor (Oracle's QUEUE_PRIVILEGES: 1 / 0)
-    ("QUEUE_PRIVILEGES", "SELECT GRANTEE, OWNER, TABLE_NAME AS NAME, GRANTOR, "
+    # the object grants the user made, received (itself, through a session role, as PUBLIC) or
+    # owns the object of (Oracle's ALL_TAB_PRIVS; COMMON / INHERITED 'NO': no containers)
+    ("ALL_TAB_PRIVS", "SELECT GRANTOR, GRANTEE, OWNER AS TABLE_SCHEMA, TABLE_NAME, PRIVILEGE, GRANTABLE, "
+                      "HIERARCHY, 'NO' AS COMMON, TYPE, 'NO' AS INHERITED FROM DBA_TAB_PRIVS "
+                      "WHERE {user} IN (GRANTEE, OWNER, GRANTOR) OR GRANTEE = 'PUBLIC' "
+                      "OR GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
+    # those of queues, one row per grantee and grantor (Oracle's QUEUE_PRIVILEGES: 1 / 0)
+    ("QUEUE_PRIVILEGES", "SELECT GRANTEE, TABLE_SCHEMA AS OWNER, TABLE_NAME AS NAME, GRANTOR, "
                          "MAX(CASE WHEN PRIVILEGE = 'ENQUEUE' THEN 1 ELSE 0 END) AS ENQUEUE_PRIVILEGE, "
                          "MAX(CASE WHEN PRIVILEGE = 'DEQUEUE' THEN 1 ELSE 0 END) AS DEQUEUE_PRIVILEGE "
-                         "FROM DBA_TAB_PRIVS WHERE TYPE = 'QUEUE' AND ({user} IN (GRANTEE, OWNER, GRANTOR) "
-                         "OR GRANTEE = 'PUBLIC' OR GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)) "
-                         "GROUP BY GRANTEE, OWNER, TABLE_NAME, GRANTOR"),
+                         "FROM ALL_TAB_PRIVS WHERE TYPE = 'QUEUE' GROUP BY GRANTEE, TABLE_SCHEMA, TABLE_NAME, GRANTOR"),
     ("ROLE_ROLE_PRIVS", "SELECT GRANTEE AS ROLE, GRANTED_ROLE, ADMIN_OPTION, 'NO' AS COMMON, 'NO' AS INHERITED "
                         "FROM DBA_ROLE_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
 ]
