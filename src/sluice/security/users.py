@@ -73,6 +73,18 @@ def init_administrator(conn: "Connection", password: str | None) -> bool:
     return True
 
 
+# the grants that name an object of a schema (``OWNER.NAME``; rule objects ``TYPE.OWNER.NAME``;
+# EXECPRIV also names SYS's packages by their bare names): they go with the schema's user
+_OBJECT_GRANTS = ("EXECPRIV", "QUEUEPRIV", "RULEPRIV", "TABPRIV")
+
+
+def _object_owner(kind: str, name: str) -> str | None:
+    parts = name.split(".")
+    if kind == "RULEPRIV":
+        return parts[1] if len(parts) > 2 else None
+    return parts[0] if len(parts) > 1 else None
+
+
 def _password(token: str) -> str:
     return token[1:-1] if token.startswith('"') and token.endswith('"') else token
 
@@ -221,12 +233,38 @@ class UserStatements:
             schema.drop()
         for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "TABPRIV", "PROXY"):
             for owner, obj, _ in store.catalog_objects(kind):
-                if owner == user:
+                if owner == user or (kind in _OBJECT_GRANTS and _object_owner(kind, obj) == user):
                     store.drop_catalog_object(kind, owner, obj)
+        self._drop_grants_made_by(user)
         for agent, db_user, _ in store.catalog_objects("AGENTUSER"):
             if db_user == user:
                 store.drop_catalog_object("AGENTUSER", agent, db_user)
         store.drop_catalog_object("USER", "SYS", user)
+
+    def _drop_grants_made_by(self, user: str) -> None:
+        """The object privileges ``user`` granted (WITH GRANT OPTION) go with it, and in
+        turn those its grantees granted on from them, as a REVOKE from it would take them:
+        a grant whose grantor is gone is not kept (a user re-created under the name finds
+        nobody holding what its namesake gave)."""
+        store = self._session_ctx.store
+        lost: dict[tuple[str, str, str], set[str]] = {}     # (kind, object, privilege) -> who lost it
+        changed = True
+        while changed:
+            changed = False
+            for kind in ("QUEUEPRIV", "RULEPRIV", "TABPRIV"):
+                for grantee, obj, spec in store.catalog_objects(kind):
+                    gone = [p for p, g in spec.items() if isinstance(g, dict) and (
+                        g.get("grantor") == user or g.get("grantor") in lost.get((kind, obj, p), ()))]
+                    if not gone:
+                        continue
+                    kept = {p: g for p, g in spec.items() if p not in gone}
+                    if kept:
+                        store.put_catalog_object(kind, grantee, obj, kept, replace=True)
+                    else:
+                        store.drop_catalog_object(kind, grantee, obj)
+                    for p in gone:
+                        lost.setdefault((kind, obj, p), set()).add(grantee)
+                    changed = True
 
     # -- roles --------------------------------------------------------------
     def create_role(self, name: str) -> None:
