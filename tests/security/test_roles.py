@@ -101,7 +101,7 @@ def test_bad_role_statements_are_refused_and_change_nothing(admin, dsn):
                                 ("GRANT r1 TO r1", 1934),
                                 ("REVOKE r1 FROM hr", 1951),
                                 ("GRANT SELECT ON hr.employees TO r1 WITH GRANT OPTION", 1926),
-                                ("GRANT nosuch TO hr", 990)):
+                                ("GRANT nosuch TO hr", 1919)):         # no privilege: a role's name
             assert code_of(lambda: cur.execute(statement)) == code, statement
         assert code_of(lambda: hr.cursor().execute("CREATE ROLE mine")) == 1031       # a superuser's
         assert code_of(lambda: hr.cursor().execute("GRANT r1 TO hr")) == 1031
@@ -177,3 +177,17 @@ def test_a_queue_privilege_granted_to_a_role_counts_and_stays_the_roles(admin, d
         assert code_of(lambda: admin.aqadm.revoke_queue_privilege("ENQUEUE", "sluice.q", "hr")) == 1927
     finally:
         hr.close()
+
+
+def test_granting_a_role_that_does_not_exist(admin):
+    """A name that is no privilege names a role: one that does not exist is ORA-01919 (it
+    was ORA-00990, missing or invalid privilege), for an unquoted name given in another
+    case than a quoted role's too."""
+    create_user(admin, "clerk")
+    cur = admin.cursor()
+    cur.execute('CREATE ROLE "MixedCase"')
+    assert code_of(lambda: cur.execute("GRANT no_such_role TO clerk")) == 1919
+    assert code_of(lambda: cur.execute("GRANT MixedCase TO clerk")) == 1919
+    assert code_of(lambda: cur.execute("REVOKE no_such_role FROM clerk")) == 1919
+    cur.execute('GRANT "MixedCase" TO clerk')
+    assert rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'CLERK'") == [("MixedCase",)]

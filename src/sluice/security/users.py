@@ -305,7 +305,10 @@ class UserStatements:
                 out.append(("TABPRIV", ".".join(table)))
             elif upper in SQL_SYSTEM_PRIVILEGES:
                 out.append(("SYSPRIV", SQL_SYSTEM_PRIVILEGES[upper]))
-            elif _ROLE_NAME.match(item) and self._security.is_role(role := canonical(item, "role name")):
+            elif _ROLE_NAME.match(item):
+                role = canonical(item, "role name")
+                if not self._security.is_role(role):
+                    raise ora(1919, role)      # a name that is no privilege names a role
                 out.append(("ROLE", role))
             else:
                 raise ora(990, item)
