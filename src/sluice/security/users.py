@@ -41,9 +41,9 @@ _DROP_ROLE = re.compile(rf"^\s*DROP\s+ROLE\s+({_IDENT})\s*$", re.I | re.S)
 _ROLE_NAME = re.compile(rf"^{_IDENT}$")
 _GRANT = re.compile(r"^\s*GRANT\s+(.+?)\s+TO\s+(.+?)(\s+WITH\s+(ADMIN|GRANT)\s+OPTION)?\s*$", re.I | re.S)
 _REVOKE = re.compile(r"^\s*REVOKE\s+(.+?)\s+FROM\s+(.+?)\s*$", re.I | re.S)
-# EXECUTE on a package of SYS (DBMS_AQ …, stored by its name) or on a routine of another
-# schema (a registered procedure or function, stored as OWNER.NAME)
-_EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+(?:\.[\w$#]+)?)$", re.I)
+# EXECUTE on a package of SYS (DBMS_AQ …, stored by its name) or on a routine of a schema
+# (a registered procedure or function, stored as OWNER.NAME)
+_EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(\S.*)$", re.I | re.S)
 _TABLE_ON = re.compile(rf"^({'|'.join(TABLE_PRIVILEGES)})\s+ON\s+(?:TABLE\s+)?(\S+)$", re.I)
 
 
@@ -298,8 +298,8 @@ class UserStatements:
         out = []
         for item in (p.strip() for p in text.split(",")):
             upper = re.sub(r"\s+", " ", item.upper())
-            if m := _EXECUTE_ON.match(upper):
-                out.append(("EXECPRIV", m.group(1)))
+            if m := _EXECUTE_ON.match(item):
+                out.append(("EXECPRIV", self._executable(m.group(1))))
             elif m := _TABLE_ON.match(item):
                 table = split_qualified(m.group(2), self._session_ctx.username, "table name")
                 out.append(("TABPRIV", ".".join(table)))
@@ -313,6 +313,16 @@ class UserStatements:
             else:
                 raise ora(990, item)
         return out
+
+    def _executable(self, text: str) -> str:
+        """What ``EXECUTE ON text`` names: a package of SYS (``DBMS_AQ``, ``SYS.DBMS_AQ``:
+        the public synonyms Oracle resolves them through) by its name, or a routine as
+        ``OWNER.NAME`` -- unqualified, of the grantor's schema, as Oracle resolves a name;
+        quoted parts keep their case."""
+        owner, name = split_qualified(text, "", "object name")
+        if owner == "SYS" or (not owner and name.startswith("DBMS_")):
+            return name
+        return f"{owner or self._session_ctx.username}.{name}"
 
     def _grantees(self, text: str, public: bool = False) -> list[str]:
         """The users and roles named (with ``public``, PUBLIC too: every user).
