@@ -179,6 +179,43 @@ def test_a_queue_privilege_granted_to_a_role_counts_and_stays_the_roles(admin, d
         hr.close()
 
 
+def test_a_holder_with_admin_option_grants_in_sql_as_through_the_packages(admin, dsn):
+    """A system privilege or a role held WITH ADMIN OPTION may be granted and revoked by its
+    holder (SQL Language Reference, GRANT: "you must have been granted the system privilege
+    with the ADMIN OPTION … the role with the ADMIN OPTION"), in SQL as through
+    DBMS_AQADM.GRANT_SYSTEM_PRIVILEGE, which always let it, and EXECUTE on a routine by its
+    owner; SQL refused everything but a table to anyone but a superuser (ORA-01031).
+    Without the option: ORA-01031, nothing changes."""
+    cur = admin.cursor()
+    create_user(admin, "lead")
+    create_user(admin, "member")
+    cur.execute("CREATE ROLE queue_users")
+    cur.execute("GRANT ENQUEUE ANY QUEUE, queue_users TO lead WITH ADMIN OPTION")
+    cur.execute("GRANT DEQUEUE ANY QUEUE TO lead")
+    lead = login(dsn, "lead")
+    try:
+        lead.aqadm.grant_system_privilege("ENQUEUE_ANY", "member")        # the package: as before
+        lead.aqadm.revoke_system_privilege("ENQUEUE_ANY", "member")
+        lcur = lead.cursor()
+        lcur.execute("GRANT ENQUEUE ANY QUEUE TO member")
+        lcur.execute("GRANT queue_users TO member")
+        lcur.execute("GRANT EXECUTE ON on_message TO member")         # its own routine, LEAD.ON_MESSAGE
+        held = ("SELECT 'SYS', privilege FROM DBA_SYS_PRIVS WHERE grantee = 'MEMBER' AND privilege <> 'CREATE SESSION' "
+                "UNION ALL SELECT 'ROLE', granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'MEMBER' "
+                "UNION ALL SELECT owner, table_name FROM DBA_TAB_PRIVS WHERE grantee = 'MEMBER' ORDER BY 1")
+        mine = [("LEAD", "ON_MESSAGE"), ("ROLE", "QUEUE_USERS"), ("SYS", "ENQUEUE ANY QUEUE")]
+        assert rows(admin, held) == mine
+        for refused in ("GRANT DEQUEUE ANY QUEUE TO member", "GRANT MANAGE ANY QUEUE TO member",
+                        "GRANT EXECUTE ON DBMS_AQ TO member", "GRANT connect TO member",
+                        "GRANT EXECUTE ON member.on_message TO member"):
+            assert code_of(lambda: lcur.execute(refused)) == 1031, refused
+        assert rows(admin, held) == mine
+        lcur.execute("REVOKE ENQUEUE ANY QUEUE, queue_users, EXECUTE ON on_message FROM member")
+        assert rows(admin, held) == []
+    finally:
+        lead.close()
+
+
 def test_granting_a_role_that_does_not_exist(admin):
     """A name that is no privilege names a role: one that does not exist is ORA-01919 (it
     was ORA-00990, missing or invalid privilege), for an unquoted name given in another

@@ -348,10 +348,23 @@ class UserStatements:
                     raise ora(1934)
 
     def _tables(self, privs: list[tuple[str, str]]) -> list[str]:
-        """The tables of ``privs``; anything else needs a superuser.  :raises: ORA-01031."""
+        """The tables of ``privs``, after checking the caller may grant and revoke the rest
+        (the tables' own checks are the caller's): a superuser anything; a system privilege
+        its holder WITH ADMIN OPTION (what DBMS_AQADM.GRANT_SYSTEM_PRIVILEGE and DBMS_RULE_ADM
+        ask of theirs), a role its holder WITH ADMIN OPTION, EXECUTE on a routine its owner.
+        :raises: ORA-01031."""
         tables = [name for kind, name in privs if kind == "TABPRIV"]
-        if len(tables) < len(privs):
-            self._require_superuser()
+        authz = self._session_ctx.authz
+        if len(tables) == len(privs) or authz.is_superuser():
+            return tables
+        me, info = self._session_ctx.username, authz.info()
+        administered = {role for grantee, role, spec in self._session_ctx.store.catalog_objects("ROLE")
+                        if spec.get("admin_option") and (grantee == me or grantee in info.roles)}
+        for kind, name in privs:
+            if not (kind == "TABPRIV" or (kind == "SYSPRIV" and name in info.admin_option)
+                    or (kind == "ROLE" and name in administered)
+                    or (kind == "EXECPRIV" and name.split(".", 1)[0] == me and "." in name)):
+                raise ora(1031)
         return tables
 
     @staticmethod
