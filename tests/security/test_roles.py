@@ -228,3 +228,22 @@ def test_granting_a_role_that_does_not_exist(admin):
     assert code_of(lambda: cur.execute("REVOKE no_such_role FROM clerk")) == 1919
     cur.execute('GRANT "MixedCase" TO clerk')
     assert rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'CLERK'") == [("MixedCase",)]
+
+
+def test_a_name_that_spells_an_object_word(admin):
+    """The word after ROLE or USER is the name, whatever it spells: CREATE ROLE public is
+    ORA-01921 (PUBLIC is every user), a user may be called SESSION or LINK, DROP USER system
+    is ORA-01918 when there is none.  The statement's kind swallowed such a word ('CREATE
+    ROLE PUBLIC'), and all of these were ORA-00900, invalid SQL statement."""
+    cur = admin.cursor()
+    assert code_of(lambda: cur.execute("CREATE ROLE public")) == 1921
+    assert code_of(lambda: cur.execute("DROP USER system")) == 1918
+    assert code_of(lambda: cur.execute("DROP ROLE profile")) == 1919
+    cur.execute('CREATE USER session IDENTIFIED BY "Pw-for-tests-1"')
+    cur.execute("CREATE ROLE link")
+    cur.execute("GRANT link TO session")
+    assert rows(admin, "SELECT grantee, granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'SESSION'") == [
+        ("SESSION", "LINK")]
+    cur.execute("DROP ROLE link")
+    cur.execute("DROP USER session")
+    assert rows(admin, "SELECT COUNT(*) FROM DBA_USERS WHERE username = 'SESSION'") == [(0,)]
