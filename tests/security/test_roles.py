@@ -101,7 +101,10 @@ def test_bad_role_statements_are_refused_and_change_nothing(admin, dsn):
                                 ("GRANT r1 TO r1", 1934),
                                 ("REVOKE r1 FROM hr", 1951),
                                 ("GRANT SELECT ON hr.employees TO r1 WITH GRANT OPTION", 1926),
-                                ("GRANT nosuch TO hr", 1919)):         # no privilege: a role's name
+                                ("GRANT nosuch TO hr", 1919),          # no privilege: a role's name
+                                ("GRANT r1, R1 TO hr", 1711),          # one privilege twice
+                                ("GRANT ENQUEUE ANY QUEUE, r1 TO hr, HR", 1700),   # one grantee twice
+                                ("REVOKE r1 FROM r2, r2", 1700)):      # (it was revoked, then not found)
             assert code_of(lambda: cur.execute(statement)) == code, statement
         assert code_of(lambda: hr.cursor().execute("CREATE ROLE mine")) == 1031       # a superuser's
         assert code_of(lambda: hr.cursor().execute("GRANT r1 TO hr")) == 1031

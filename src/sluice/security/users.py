@@ -312,6 +312,8 @@ class UserStatements:
                 out.append(("ROLE", role))
             else:
                 raise ora(990, item)
+            if out[-1] in out[:-1]:
+                raise ora(1711)
         return out
 
     def _executable(self, text: str) -> str:
@@ -326,8 +328,10 @@ class UserStatements:
 
     def _grantees(self, text: str, public: bool = False) -> list[str]:
         """The users and roles named (with ``public``, PUBLIC too: every user).
-        :raises: ORA-01917."""
+        :raises: ORA-01917, ORA-01700 (one named twice)."""
         users = [canonical(u.strip(), "grantee") for u in text.split(",")]
+        if len(set(users)) < len(users):
+            raise ora(1700)
         for u in users:
             if self._security.user(u) is None and not self._security.is_role(u) \
                     and not (public and u == "PUBLIC"):
