@@ -45,7 +45,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..errors import InterfaceError, ora
+from ..errors import ora
+from ..model import check_flag as flag
 from ..names import canonical
 from .engine.ruleset import (EVALUATION_CONTEXT, RULE, RULE_SET, STREAMS_CONTEXT, EvaluationContext,
                              RulesCatalog, rules_catalog)
@@ -85,15 +86,6 @@ def _number(privilege: Any, known: dict) -> int:
     if isinstance(privilege, bool) or not isinstance(privilege, int) or privilege not in known:
         raise ora(990, privilege)
     return privilege
-
-
-def flag(name: str, value: Any) -> bool:
-    """A BOOLEAN argument: TRUE, FALSE or NULL (FALSE).  :raises: InterfaceError."""
-    if value is None:
-        return False
-    if isinstance(value, bool) or value in (0, 1):
-        return bool(value)
-    raise InterfaceError(f"{name} must be TRUE or FALSE")
 
 
 class Checks:

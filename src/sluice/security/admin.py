@@ -10,15 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import ora
+from ..model import check_flag
 from ..names import canonical
 from .catalog import AQ_SYSTEM_PRIVILEGES, QUEUE_PRIVILEGES
 
 if TYPE_CHECKING:
     from ..context import SessionContext
-
-
-def _flag(value: object) -> bool:
-    return bool(value) if value is not None else False
 
 
 class SecurityAdm:
@@ -57,7 +54,7 @@ class SecurityAdm:
     def grant_system_privilege(self, privilege: str, grantee: str, admin_option: bool = False) -> None:
         priv = self._system_privilege(privilege)
         user = self._grantee(grantee)
-        self._put("SYSPRIV", user, priv, {"admin_option": _flag(admin_option),
+        self._put("SYSPRIV", user, priv, {"admin_option": check_flag("admin_option", admin_option),
                                           "grantor": self._session_ctx.username})
 
     def revoke_system_privilege(self, privilege: str, grantee: str) -> None:
@@ -82,14 +79,15 @@ class SecurityAdm:
     def grant_queue_privilege(self, privilege: str, queue_name: str, grantee: str,
                               grant_option: bool = False) -> None:
         privs = self._queue_privileges(privilege)
+        option = check_flag("grant_option", grant_option)
         queue = self._session_ctx.catalog.queue(queue_name)
         self._session_ctx.authz.check_grant_queue(queue, privs)
         user = self._grantee(grantee, public=True)
-        if _flag(grant_option) and self._session_ctx.security.is_role(user):
+        if option and self._session_ctx.security.is_role(user):
             raise ora(1926)
         held = self._session_ctx.security.queue_grants(user, queue.qualified)
         for p in privs:
-            held[p] = {"grant_option": _flag(grant_option), "grantor": self._session_ctx.username}
+            held[p] = {"grant_option": option, "grantor": self._session_ctx.username}
         self._put("QUEUEPRIV", user, queue.qualified, held)
 
     def revoke_queue_privilege(self, privilege: str, queue_name: str, grantee: str) -> None:
@@ -146,8 +144,9 @@ class SecurityAdm:
 
     @staticmethod
     def _agent_spec(certificate_location, enable_http, enable_smtp, enable_anyp) -> dict:
-        return {"certificate_location": certificate_location, "enable_http": _flag(enable_http),
-                "enable_smtp": _flag(enable_smtp), "enable_anyp": _flag(enable_anyp)}
+        return {"certificate_location": certificate_location, "enable_http": check_flag("enable_http", enable_http),
+                "enable_smtp": check_flag("enable_smtp", enable_smtp),
+                "enable_anyp": check_flag("enable_anyp", enable_anyp)}
 
     def enable_db_access(self, agent_name: str, db_username: str) -> None:
         """Give the agent the privileges of the database user (seed 004 Example 17-25)."""
