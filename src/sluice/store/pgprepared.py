@@ -21,9 +21,10 @@ it is deallocated):
   own names touches none of ours);
 * an application's SQL cannot drop them: Sluice's SQL takes no ``DEALLOCATE`` or
   ``DISCARD`` (ORA-00900);
-* a statement's shape is keyed by the queue table's id, which a queue table made again under
-  the same name does not reuse — so no prepared plan meets a table whose columns changed
-  type ("cached plan must not change result type").
+* a statement is keyed by its text and the queue table's id, which a queue table made again
+  under the same name does not reuse — so no prepared plan meets a table whose columns
+  changed type ("cached plan must not change result type": a RAW table made again for
+  JSON).  (The old table's statement stays prepared, unused, among the connection's 64.)
 
 A value this path does not pack (anything but int, float, str without NUL, bytes, None) and
 a connection not in UTF-8 leave the query to the cursor, as before.
@@ -109,15 +110,17 @@ class PreparedReads:
 
     def __init__(self, raw: psycopg.Connection) -> None:
         self.raw = raw
-        self._names: dict[tuple, tuple[bytes, list]] = {}   # (sql, oids) -> (name, formats)
+        self._names: dict[tuple, tuple[bytes, list]] = {}   # (table, sql, oids) -> (name, formats)
         self._seen = getattr(raw, "deallocations", 0)
         self._count = 0
         self._tx = Transformer(raw)
         self.usable = _HOOKED and raw.info.encoding == "utf-8"
 
-    def rows(self, sql: str, params: Sequence, make_row: Callable[[list], Any]) -> list | None:
+    def rows(self, table: int, sql: str, params: Sequence, make_row: Callable[[list], Any]) -> list | None:
         """The rows of the query ``sql`` (``?`` placeholders) for ``params``, each made by
         ``make_row`` from a list of its values; None when this path does not take it.
+        ``table``: the id of the queue table it reads — part of the statement's key (see the
+        module: the same text reads a table made again under that name).
         :raises psycopg.Error: the query failed (the transaction is aborted)."""
         packed = _packed(params)
         if packed is None:
@@ -127,7 +130,7 @@ class PreparedReads:
         if raw.deallocations != self._seen:    # psycopg's DEALLOCATE ALL took ours too
             self._seen = raw.deallocations
             self._names = {}
-        key = (sql, oids)
+        key = (table, sql, oids)
         prepared = self._names.get(key)
         pg = raw.pgconn
         if prepared is None:

@@ -325,7 +325,7 @@ class PgSession(StoreSession):
                 want = limit - len(taken)
                 sql, params = sqlops.candidates_query(POSTGRESQL, queue, sel, now, after, want, lock)
                 # (a dequeue condition's parameters keep psycopg's choice of their types)
-                cands = reads.rows(sql, params, _record) \
+                cands = reads.rows(qt_id, sql, params, _record) \
                     if reads is not None and sel.sql_condition is None else None
                 if cands is None:    # a pooled connection, a value the statement does not take
                     cands = [MessageRecord(*row) for row in c.execute(sql, params).fetchall()]
