@@ -93,3 +93,19 @@ def test_a_registration_hears_only_of_committed_messages(conn):
     conn.commit()
     assert wait_until(lambda: len(heard) == 2)
     assert {n.consumer_name for n in heard} == {"A"}
+
+
+def test_each_recipients_record_is_the_message_with_that_recipient_and_nothing_else_shared_but_values():
+    """fan_out's copies (built from the record's values, not by dataclasses.replace): every
+    other field as the message has it, each record an object of its own."""
+    import dataclasses
+
+    from sluice.aq.recipients import fan_out
+    from sluice.store.base import MessageRecord
+    rec = MessageRecord(*(f"v{i}" for i in range(len(dataclasses.fields(MessageRecord)))))
+    agents = [sluice.Agent("A"), sluice.Agent("B", "OWNER.Q2@LINK", 0), sluice.Agent("C", None, 2)]
+    out = fan_out(rec, agents)
+    want = [dataclasses.replace(rec, consumer_name=a.name, address=a.address, protocol=a.protocol or None)
+            for a in agents]
+    assert out == want
+    assert len({id(r) for r in out} | {id(rec)}) == 4

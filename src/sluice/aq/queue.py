@@ -19,6 +19,7 @@ from ..charset import checked
 from ..errors import ArgumentError, InterfaceError, dpy, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties, checked_correlation
 from ..names import canonical, split_qualified
+from ..store.sqlops import order_key
 from ..store.base import HELD_HERE, DequeueInfo, MessageRecord, QueueInfo, Selector, new_msgid, new_txn_id
 from .conditions import compile_dequeue_condition, compile_sql_condition
 from .notify.dispatcher import dispatcher_for
@@ -304,15 +305,15 @@ class Queue:
     def _dequeue_serialised(self, limit: int, array: bool = False) -> list[MessageProperties]:
         ctx = self._session_ctx
         ctx.check_open()
-        opts = self.deqoptions
+        opts = self.deqoptions      # (its text options read from their slots: no descriptor)
         q = self._info()
         if not q.dequeue_enabled:
             raise ora(25226, q.qualified)
         if self.payload_type is not None:
             self._check_payload_type(q)
         if q.table.sharded:
-            sharded.check_dequeue(q, opts.transformation, array)
-        consumer = canonical(opts.consumername, "consumer name") if opts.consumername else None
+            sharded.check_dequeue(q, opts._transformation, array)
+        consumer = canonical(opts._consumername, "consumer name") if opts._consumername else None
         ctx.authz.check_dequeue(q, consumer)
         table = q.table
         multi = table.multiple_consumers
@@ -325,8 +326,8 @@ class Queue:
                 raise ora(25236)
             if limit > 1 and mode_wanted == C.MSG_BUFFERED and not table.sharded:   # sharded only
                 raise not_supported("array dequeue of buffered messages (the array size must be one)")
-        if type(opts.correlation) is str:   # dequeue_options_t.correlation: VARCHAR2(128)
-            checked_correlation(opts.correlation)
+        if type(opts._correlation) is str:   # dequeue_options_t.correlation: VARCHAR2(128)
+            checked_correlation(opts._correlation)
         if type(opts.condition) is str and not opts.condition.isascii():   # reaches the store's SQL
             checked(opts.condition)
         codec = self._codec
@@ -351,11 +352,11 @@ class Queue:
             if nav.position is None and nav.buffered is None:   # no position yet: from the start
                 navigation = C.DEQ_FIRST_MSG
             if navigation != C.DEQ_FIRST_MSG:
-                if opts.correlation != nav.correlation:
-                    raise ora(25241, nav.correlation, opts.correlation)
+                if opts._correlation != nav.correlation:
+                    raise ora(25241, nav.correlation, opts._correlation)
                 if consumer != nav.consumer:
                     raise ora(25242, nav.consumer, consumer)
-            sel = Selector(correlation=opts.correlation, predicate=predicate, states=states,
+            sel = Selector(correlation=opts._correlation, predicate=predicate, states=states,
                            consumer_name=consumer, multi=multi)
             if navigation == C.DEQ_NEXT_MSG:
                 sel.after = nav.position
@@ -369,8 +370,8 @@ class Queue:
         # persistent only, buffered only, or None: both
         sel.delivery_mode = mode_wanted if mode_wanted != C.MSG_PERSISTENT_OR_BUFFERED else None
         transform = None
-        if opts.transformation:   # a dequeue transformation overrides the subscriber's (seed 003)
-            transform = ctx.transformer(opts.transformation)
+        if opts._transformation:   # a dequeue transformation overrides the subscriber's (seed 003)
+            transform = ctx.transformer(opts._transformation)
         elif multi and consumer is not None:
             sub = next((s for s in ctx.catalog.subscribers(q)
                         if s.name == consumer and s.address is None), None)
@@ -417,10 +418,10 @@ class Queue:
         if opts.msgid is None:
             last = recs[-1]
             if (last.seq or 0) > 0:   # a table's message; an in-memory one's position is nav.buffered
-                nav.position = tuple(getattr(last, c.lower()) for c in table.order_columns)
+                nav.position = order_key(table, last)
                 # (a spilled buffered message is in no group: seed 003, no grouping of buffered)
                 nav.group = last.enq_tid if grouped and last.delivery_mode != C.MSG_BUFFERED else None
-            nav.correlation = opts.correlation
+            nav.correlation = opts._correlation
             nav.consumer = consumer
         return out
 

@@ -76,6 +76,9 @@ def new_msgid() -> bytes:
     return _MSGID.pack(time.time_ns(), _MSGID_TAIL | (next(_msgid_numbers) & 0xFFFFFF))
 
 
+# a sort list -> QueueTableInfo.order_columns
+_ORDER_COLUMNS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
 # sort_list keys -> the message record column they order by
 SORT_COLUMNS = {"PRIORITY": "PRIORITY", "ENQ_TIME": "ENQ_TIME", "COMMIT_TIME": "CSCN"}
 
@@ -119,10 +122,13 @@ class QueueTableInfo:
     @property
     def order_columns(self) -> tuple[str, ...]:
         """Columns of the dequeue order; the sequence number breaks ties."""
-        cols = [SORT_COLUMNS[k] for k in self.sort_list]
-        if "ENQ_TIME" not in cols and "CSCN" not in cols:
-            cols.append("ENQ_TIME")  # equal priorities leave in enqueue order
-        return tuple(cols) + ("SEQ",)
+        cols = _ORDER_COLUMNS.get(self.sort_list)     # (asked on every dequeue)
+        if cols is None:
+            cols = [SORT_COLUMNS[k] for k in self.sort_list]
+            if "ENQ_TIME" not in cols and "CSCN" not in cols:
+                cols.append("ENQ_TIME")  # equal priorities leave in enqueue order
+            cols = _ORDER_COLUMNS[tuple(self.sort_list)] = tuple(cols) + ("SEQ",)
+        return cols
 
     @property
     def exception_queue_name(self) -> str | None:

@@ -70,12 +70,26 @@ class PgTarget:
         """A new autocommit connection with the store's schema first on the search path
         (and ``sluice.user`` set for the USER_ views).  :raises OperationalError: ORA-12541…"""
         try:
-            raw = psycopg.connect(self.conninfo, autocommit=True, options=search_path_option(self.schema))
+            raw = SessionConnection.connect(self.conninfo, autocommit=True,
+                                            options=search_path_option(self.schema))
             if user is not None:
                 raw.execute("SELECT set_config('sluice.user', %s, false)", (user,))
             return raw
         except psycopg.Error as e:
             raise translate(e, self) from None
+
+
+class SessionConnection(psycopg.Connection):
+    """A psycopg connection that counts psycopg's ``DEALLOCATE ALL`` on it and keeps the
+    prepared statements of its own (see pgprepared)."""
+
+    deallocations = 0
+    prepared_reads: Any = None      # pgprepared.PreparedReads, made on first use
+
+    def _deallocate(self, name: bytes | None) -> Any:
+        if name is None:
+            self.deallocations += 1
+        return super()._deallocate(name)
 
 
 def search_path_option(schema: str) -> str:

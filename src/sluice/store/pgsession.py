@@ -45,6 +45,7 @@ from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRe
                    QueueTableInfo, Selector, StoreSession)
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
 from .pgpipeline import InsertPipeline
+from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
@@ -318,14 +319,20 @@ class PgSession(StoreSession):
             # the others out of it; tested like a dequeue condition, before rows are locked
             sel = dataclasses.replace(sel, predicate=_group_gate(c, qt_id, sel.predicate))
         if sel.predicate is None:
-            while len(taken) < limit:
+            # (the session's connection: the dequeue's query as a prepared statement of its own)
+            reads = prepared_reads(c.raw)
+            while True:
                 want = limit - len(taken)
-                cands = sqlops.select_candidates(c, queue, sel, now, after, want, lock=lock)
+                sql, params = sqlops.candidates_query(POSTGRESQL, queue, sel, now, after, want, lock)
+                # (a dequeue condition's parameters keep psycopg's choice of their types)
+                cands = reads.rows(qt_id, sql, params, _record) \
+                    if reads is not None and sel.sql_condition is None else None
+                if cands is None:    # a pooled connection, a value the statement does not take
+                    cands = [MessageRecord(*row) for row in c.execute(sql, params).fetchall()]
                 taken.extend(r for r in cands if (qt_id, r.seq) not in exclude)
-                if len(cands) < want:
-                    break
+                if len(cands) < want or len(taken) >= limit:
+                    return taken
                 after = sqlops.order_key(queue.table, cands[-1])
-            return taken
         while len(taken) < limit:
             cands = sqlops.select_candidates(c, queue, sel, now, after, chunk)
             got: list[MessageRecord] = []
@@ -635,6 +642,10 @@ class _Mark:
 
 # a message's records sent as pipelined rows at most (one per recipient); more go by COPY
 PIPELINED_RECIPIENTS = 16
+
+
+def _record(values: list) -> MessageRecord:
+    return MessageRecord(*values)
 
 
 def _one_message(records: list[MessageRecord]) -> bool:

@@ -141,7 +141,14 @@ def _insert_sql(qt: QueueTableInfo, q_name: str, uid: str | None, cols: tuple, b
 
 def order_key(qt: QueueTableInfo, rec: MessageRecord) -> tuple:
     """The record's position in the queue's dequeue order."""
-    return tuple(getattr(rec, c.lower()) for c in qt.order_columns)
+    cols = qt.order_columns
+    get = _ORDER_GETTERS.get(cols)
+    if get is None:   # (at least two columns: the getter gives a tuple)
+        get = _ORDER_GETTERS[cols] = operator.attrgetter(*(c.lower() for c in cols))
+    return get(rec)
+
+
+_ORDER_GETTERS: dict[tuple[str, ...], Callable[[MessageRecord], tuple]] = {}
 
 
 _SELECT_SQL_CACHE: dict[tuple, str] = {}
@@ -153,8 +160,15 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
     strictly after ``after``; READY messages past their expiration are left out.  With
     ``lock`` (databases with row locks) the rows are locked for this transaction and rows
     other transactions hold are skipped, never waited for."""
+    sql, params = candidates_query(conn.dialect, queue, sel, now, after, limit, lock)
+    return [MessageRecord(*row) for row in conn.execute(sql, params).fetchall()]
+
+
+def candidates_query(d, queue: QueueInfo, sel: Selector, now: float, after: tuple | None,
+                     limit: int, lock: bool = False) -> tuple[str, list]:
+    """:func:`select_candidates`'s query in the dialect ``d`` as ``(statement, parameters)``,
+    its rows those of RECORD_COLUMNS (to be run some other way: see pgprepared)."""
     qt = queue.table
-    d = conn.dialect
     live = C.MSG_READY in sel.states or C.MSG_WAITING in sel.states
     skip = len(sel.skip_groups) if sel.group is None else 0
     consumer = 0 if not sel.multi else (
@@ -185,7 +199,7 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
         params.append(sel.correlation)
     if sel.group is not None:
         params.append(sel.group)
-        if after is not None and _group_by_cscn(qt, conn.dialect):
+        if after is not None and _group_by_cscn(qt, d):
             params.append(after[qt.order_columns.index("CSCN")])   # see _group_by_cscn
     if skip:
         params.extend(sel.skip_groups)
@@ -195,7 +209,7 @@ def select_candidates(conn, queue: QueueInfo, sel: Selector, now: float, after: 
         params.extend(after)
     if sel.sql_condition:
         params.extend(sel.sql_condition[1])
-    return [MessageRecord(*row) for row in conn.execute(sql, params).fetchall()]
+    return sql, params
 
 
 def _group_by_cscn(qt: QueueTableInfo, d) -> bool:
