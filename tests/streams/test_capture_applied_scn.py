@@ -1,0 +1,71 @@
+"""DBA_CAPTURE.APPLIED_SCN (Oracle's reference: "all changes below this SCN have been
+dequeued by all apply processes that apply changes captured by this capture process").
+With PERSISTENT staging it is what the apply processes of the capture's queue applied of
+the capture's source database (DBA_APPLY_PROGRESS), their lowest; with BUFFERED staging
+the capture's confirmed position (test_capture_staging.py).  Both store backends; the
+source is PostgreSQL (capturekit's ``env``), the apply target an SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import sluice
+from sluice.streams.apply import ApplyProcess
+from tests.streams.applykit import procedures
+from tests.streams.capturekit import CONSUMER, env  # noqa: F401  (fixture)
+
+
+def target(env, tmp_path) -> str:
+    path = tmp_path / "target.db"
+    with sqlite3.connect(path) as c:
+        c.execute(f'CREATE TABLE "{env.owner}.T" (id integer PRIMARY KEY, v text)')
+    return f"sqlite:///{path}"
+
+
+def applied_scn(env):
+    return env.view("SELECT APPLIED_SCN FROM DBA_CAPTURE WHERE CAPTURE_NAME = 'CAP'")[0]["APPLIED_SCN"]
+
+
+def test_applied_scn_is_what_the_apply_processes_applied_with_persistent_staging(env, tmp_path):
+    link = target(env, tmp_path)
+    env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY, v text)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    adm = env.conn.apply_adm
+    adm.create_apply(queue_name="STRM_Q", apply_name=CONSUMER, apply_captured=True,
+                     apply_database_link=link)
+    source_db = env.pg.info.dbname.upper()
+    procedures(env.conn).set_schema_instantiation_scn(env.owner, source_db, 0, apply_database_link=link)
+    assert applied_scn(env) == 0                   # an apply of its LCRs has applied nothing
+    for i in range(3):
+        env.sql(f"INSERT INTO {env.src}.t VALUES ({i}, 'x')")
+    cap = env.process()
+    cap.catch_up()
+    captured = env.view("SELECT LAST_ENQUEUED_SCN FROM DBA_CAPTURE")[0]["LAST_ENQUEUED_SCN"]
+    assert captured > 0 and applied_scn(env) == 0  # staged, not applied
+    adm.start_apply(apply_name=CONSUMER)
+    app = ApplyProcess.from_catalog(sluice.connect(env.dsn), CONSUMER)
+    env.procs.append(app)
+    app.drain()
+    assert applied_scn(env) == captured
+    # a second apply process of the capture's LCRs (the queue's other consumer) that has
+    # applied nothing holds it back: APPLIED_SCN is what *all* of them applied
+    adm.create_apply(queue_name="STRM_Q", apply_name="APPLY2", apply_captured=True,
+                     apply_database_link=link)
+    assert applied_scn(env) == 0
+    # an apply of user messages, or of another source database's LCRs, is not one of them
+    adm.drop_apply(apply_name="APPLY2")
+    adm.create_apply(queue_name="STRM_Q", apply_name="USERMSGS", apply_captured=False,
+                     apply_database_link=link)
+    adm.create_apply(queue_name="STRM_Q", apply_name="ELSEWHERE", apply_captured=True,
+                     apply_database_link=link, source_database="OTHER.DB")
+    assert applied_scn(env) == captured
+
+
+def test_applied_scn_without_apply_processes_is_null(env):
+    env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY, v text)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.sql(f"INSERT INTO {env.src}.t VALUES (1, 'x')")
+    env.process().catch_up()
+    assert applied_scn(env) is None
