@@ -19,6 +19,7 @@ import pytest
 import sluice
 from sluice.errors import DatabaseError
 from sluice.streams.apply import ApplyProcess
+from sluice.streams.capture.staging import BufferedStaging
 from sluice.streams.host import Host
 from sluice.aq.buffered import pool_for
 from sluice.aq.queue import Queue
@@ -226,6 +227,16 @@ def test_the_apply_waits_for_the_rest_of_a_transaction_being_staged(world, monke
     """The apply reads while the capture has staged only the first LCR of a transaction:
     it waits for the rest and applies the transaction whole."""
     env = world
+    app, got, reader = read_while_staging(env, monkeypatch)
+    env.process().catch_up()
+    reader.join(30)
+    assert got == [3] and rows(env) == [(0, "a"), (1, "a"), (2, "a")]
+
+
+def read_while_staging(env, monkeypatch, then: Exception | None = None):
+    """A transaction of three LCRs whose staging stops after the first for 0.3 s while an
+    apply process runs a batch in a thread (and then raises ``then``, if given): the apply
+    process, the batch's outcome (a list, once the thread ends) and the thread."""
     env.sql(*(f"INSERT INTO {env.src}.t VALUES ({i}, 'a')" for i in range(3)))
     app = apply_process(env)
     got: list = []
@@ -237,11 +248,11 @@ def test_the_apply_waits_for_the_rest_of_a_transaction_being_staged(world, monke
         if self.stages_captured_lcrs and not reader.is_alive() and not got:
             reader.start()          # the apply looks now: one LCR of three is staged
             time.sleep(0.3)
+            if then is not None:
+                raise then
         return out
     monkeypatch.setattr(Queue, "enqone", enqone)
-    env.process().catch_up()
-    reader.join(30)
-    assert got == [3] and rows(env) == [(0, "a"), (1, "a"), (2, "a")]
+    return app, got, reader
 
 
 def test_the_host_runs_the_capture_and_its_apply_on_the_buffered_queue(world):
@@ -258,3 +269,30 @@ def test_the_host_runs_the_capture_and_its_apply_on_the_buffered_queue(world):
         wait_for(lambda: (applied_scn(env) or 0) >= last, 10)     # the slot moved past it
     assert rows(env) == [(i, "h") for i in range(5)] and errors(env) == 0
     assert env.view("SELECT COUNT(*) AS N FROM AQ$STRM_QT")[0]["N"] == 0
+
+
+def test_a_transaction_whose_staging_failed_is_given_back_and_comes_again_whole(world, monkeypatch):
+    """The capture fails while staging a transaction the apply has begun to read: the apply
+    gives back what it took (applies none of it); the capture started again stages the
+    transaction again and the apply applies it whole."""
+    env = world
+    real = Queue.enqone
+    app, got, reader = read_while_staging(env, monkeypatch, DatabaseError("ORA-03113: end-of-file "
+                                                                          "on communication channel"))
+    close = BufferedStaging.close
+
+    def slow_close(self):           # the apply looks again before the capture has left
+        time.sleep(0.2)
+        close(self)
+    monkeypatch.setattr(BufferedStaging, "close", slow_close)
+    with pytest.raises(DatabaseError):
+        env.process().catch_up()
+    reader.join(30)
+    monkeypatch.setattr(Queue, "enqone", real)
+    assert got == [0] and rows(env) == []
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    cap = env.process()
+    cap.catch_up()
+    assert app.drain() == 3 and rows(env) == [(0, "a"), (1, "a"), (2, "a")]
+    cap.run_batch()
+    assert applied_scn(env) >= env.view("SELECT LAST_ENQUEUED_SCN FROM DBA_CAPTURE")[0]["LAST_ENQUEUED_SCN"]

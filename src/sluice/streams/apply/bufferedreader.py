@@ -41,12 +41,14 @@ _COMPLETE_PATIENCE = 30.0     # seconds to wait for the capture to stage a trans
 
 
 class BufferedReader:
-    """Reads the buffered LCRs of ``consumer`` (the apply process) in queue ``name``."""
+    """Reads the buffered LCRs of ``consumer`` (the apply process) in queue
+    ``owner``.``name`` (canonical names)."""
 
-    def __init__(self, conn: Any, name: str, consumer: str) -> None:
+    def __init__(self, conn: Any, owner: str, name: str, consumer: str) -> None:
         self.conn = conn
-        self._look = self._queue(conn, name, consumer, C.DEQ_BROWSE)
-        self._take = self._queue(conn, name, consumer, C.DEQ_REMOVE_NODATA)
+        self.qualified = f"{owner}.{name}"      # (QueueInfo.qualified: the pool's key)
+        self._look = self._queue(conn, f'"{owner}"."{name}"', consumer, C.DEQ_BROWSE)
+        self._take = self._queue(conn, f'"{owner}"."{name}"', consumer, C.DEQ_REMOVE_NODATA)
         self.taken: set[bytes] = set()       # message ids of the batch read last
 
     @staticmethod
@@ -66,17 +68,27 @@ class BufferedReader:
         pool = existing_pool(self.conn.context.store)
         if pool is None or not pool.listeners:
             return False
-        qname = self._look._info().qualified
-        return any(key[0] == qname for key in list(pool.listeners))
+        return any(key[0] == self.qualified for key in list(pool.listeners))
 
     def read(self, limit: int, wait: float) -> list[Any]:
         """Whole source transactions of LCRs, at least ``limit`` LCRs unless fewer are
         staged; waits up to ``wait`` seconds for the first.  [] when a transaction's rest
-        will not come (its capture stopped staging meanwhile): what was taken is given back
-        (rolled back: the capture stages it again when it starts)."""
+        will not come (its capture stopped, or started again, meanwhile): what was taken is
+        given back (rolled back: the capture stages it again)."""
         self.taken = set()
         if not self.staged():
             return []
+        try:
+            return self._read(limit, wait)
+        except BaseException:
+            self._give_back()    # nothing taken stays in a transaction nobody ends
+            raise
+
+    def _give_back(self) -> None:
+        self.conn.rollback()
+        self.taken = set()
+
+    def _read(self, limit: int, wait: float) -> list[Any]:
         msgs: list[Any] = []
         last_key = None
         patience = None
@@ -84,13 +96,13 @@ class BufferedReader:
             self._look.deqoptions.wait = C.DEQ_NO_WAIT if msgs or wait <= 0 else max(1, int(round(wait)))
             head = self._look.deqone()
             if head is None:
-                if not msgs or self._complete(msgs[-1]):
+                complete = self._complete(msgs[-1]) if msgs else True
+                if complete:
                     return msgs
                 if patience is None:
                     patience = time.monotonic() + _COMPLETE_PATIENCE
-                if time.monotonic() > patience or not self.staged():
-                    self.conn.rollback()
-                    self.taken = set()
+                if complete is None or time.monotonic() > patience:
+                    self._give_back()
                     return []
                 time.sleep(0.002)     # the capture is staging the rest of this transaction
                 continue
@@ -105,13 +117,17 @@ class BufferedReader:
             last_key = key
             patience = None
 
-    def _complete(self, m: Any) -> bool:
-        """Whether the staging capture has staged every LCR of ``m``'s transaction."""
+    def _complete(self, m: Any) -> bool | None:
+        """Whether the staging capture has staged every LCR of ``m``'s transaction (None:
+        it does not know ``m``: give it back).  Anything but a captured LCR is a message of
+        its own."""
+        if _key(m.payload) is None:
+            return True
         pool = existing_pool(self.conn.context.store)
         sender = m.sender_id.name if m.sender_id is not None else None
-        staging = pool.listeners.get((self._look._info().qualified, sender)) if pool is not None else None
+        staging = pool.listeners.get((self.qualified, sender)) if pool is not None else None
         if staging is None:
-            return False     # its capture stopped: it stages the transaction again when it starts
+            return None      # its capture stopped: it stages the transaction again when it starts
         return staging.transaction_complete(m.msgid, self._look.deqoptions.consumername)
 
 

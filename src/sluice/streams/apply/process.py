@@ -120,8 +120,7 @@ class ApplyProcess:
                 conn, definition.name, definition.apply_database_link, definition.apply_tag, definition,
                 server_id=i), parallelism, ordered=ordered)
         self.queue = conn.queue(f'"{definition.queue_owner}"."{definition.queue_name}"')
-        self._buffered = BufferedReader(conn, f'"{definition.queue_owner}"."{definition.queue_name}"',
-                                        definition.name)
+        self._buffered = BufferedReader(conn, definition.queue_owner, definition.queue_name, definition.name)
         info = self.ctx.queue(definition.queue_owner, definition.queue_name)
         self.transactional = info.table.message_grouping == "TRANSACTIONAL"
         self._encode = errorqueue.codec_encoder(self.ctx, definition.queue_owner, definition.queue_name)

@@ -75,6 +75,7 @@ class _Batch:
     rows: int                       # decoded rows it spans (what a peek re-reads)
     outstanding: set = field(default_factory=set)   # (msgid, consumer) not consumed yet
     sealed: bool = False            # every LCR of it is staged
+    broken: bool = False            # staging it failed part way: never complete, never confirmed
 
 
 class BufferedStaging:
@@ -157,6 +158,7 @@ class BufferedStaging:
         queue.buffered_consumers = self.appliers()
         done = self._replayed_to() if self.consumed else None
         kept = []
+        staged = False
         try:
             for lcr in lcrs:
                 self._staging = (lcr.get_commit_scn(), lcr.get_scn())
@@ -176,9 +178,10 @@ class BufferedStaging:
                 except DatabaseError as e:
                     if e.code != 24033:
                         raise
+            staged = True
         finally:
             with self._lock:
-                batch.sealed = True
+                batch.sealed, batch.broken = staged, not staged
                 self._current = None
         return kept
 
@@ -197,16 +200,19 @@ class BufferedStaging:
             self._appliers = (version, frozenset(r[0] for r in rows))
         return self._appliers[1]
 
-    def transaction_complete(self, msgid: bytes, consumer: str | None) -> bool:
+    def transaction_complete(self, msgid: bytes, consumer: str | None) -> bool | None:
         """Whether every LCR of the source transaction of the record (``msgid``,
-        ``consumer``) is staged: its batch is, or the capture is staging a later
-        transaction (batches hold whole transactions, staged in commit order).  A record
-        this run did not stage (an earlier run's) counts as complete: it comes again."""
+        ``consumer``), taken and not yet committed, is staged: its batch is, or the capture
+        is staging a later transaction (batches hold whole transactions, staged in commit
+        order).  None: not a record of this run's book (an earlier run's, or this run is
+        staging again) — the consumer should give it back: it comes again, whole."""
         with self._lock:
             where = self._where.get((msgid, consumer))
             if where is None:
-                return True
+                return None
             batch, commit_scn, _ = where
+            if batch.broken:
+                return None     # the capture failed staging it: it stages it again when it starts
             return batch.sealed or (self._current is batch and self._staging[0] > commit_scn)
 
     def _replayed_to(self) -> list[str] | None:
