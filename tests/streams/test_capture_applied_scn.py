@@ -69,3 +69,46 @@ def test_applied_scn_without_apply_processes_is_null(env):
     env.sql(f"INSERT INTO {env.src}.t VALUES (1, 'x')")
     env.process().catch_up()
     assert applied_scn(env) is None
+
+
+def test_an_older_stores_dba_capture_shows_the_applied_scn_after_the_upgrade(env, tmp_path):
+    """Schema 18's DBA_CAPTURE read APPLIED_SCN from the progress row only (NULL with
+    PERSISTENT staging); the upgrade to 19 makes the view again (SQLite keeps an old view:
+    DBA_CAPTURE is a reshaped one)."""
+    from sluice.store.dialect import POSTGRESQL, SQLITE
+    from sluice.store.sqlschema import SCHEMA_VERSION, dba_capture_ddl
+    from tests.streams.test_propagation import _raw
+    link = target(env, tmp_path)
+    env.sql(f"CREATE TABLE {env.src}.t (id int PRIMARY KEY, v text)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    env.conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name=CONSUMER, apply_captured=True,
+                                    apply_database_link=link)
+    procedures(env.conn).set_schema_instantiation_scn(env.owner, env.pg.info.dbname.upper(), 0,
+                                                      apply_database_link=link)
+    env.sql(f"INSERT INTO {env.src}.t VALUES (1, 'x')")
+    env.process().catch_up()
+    env.conn.apply_adm.start_apply(apply_name=CONSUMER)
+    app = ApplyProcess.from_catalog(sluice.connect(env.dsn), CONSUMER)
+    env.procs.append(app)
+    app.drain()
+    applied = applied_scn(env)
+    assert applied > 0
+    for proc in env.procs:          # the store closes: the next connection opens it again
+        proc.stop()
+        proc.conn.close()
+    env.procs.clear()
+    env.conn.close()
+    sqlite = env.dsn.startswith("sqlite:")
+    view, = dba_capture_ddl(SQLITE if sqlite else POSTGRESQL)
+    start = view.index("CASE WHEN COALESCE(")
+    old = view[:start] + "P.APPLIED_SCN" + view[view.index("END AS APPLIED_SCN") + len("END"):]
+    _raw(env.dsn, ["DROP VIEW DBA_CAPTURE", old,
+                   "UPDATE SLUICE_META SET VALUE = '18' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(env.dsn)
+    try:
+        assert conn.query("SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'", None)[1] == [
+            (str(SCHEMA_VERSION),)]
+        assert conn.query("SELECT APPLIED_SCN FROM DBA_CAPTURE", None)[1] == [(applied,)]
+    finally:
+        conn.close()
