@@ -5,7 +5,7 @@ process of its own (``PYTHONPATH=<tree>/src``), alternating, several rounds, and
 of the same run is a bare ``sqlite3`` loop doing the same durable work (insert a row and
 commit per 100, then select + delete one row at a time, commit per 100).
 
-    python bench/bench_aq_ab.py --old 6d6376e [--rounds 3] [--n 10000] [--pg]
+    python bench/bench_aq_ab.py --old 6d6376e [--rounds 3] [--n 10000] [--pg] [--subscribers 2]
 
 ``--pg``: the store is a fresh schema of PostgreSQL's ``test`` database on 127.0.0.1 (dropped
 afterwards), and wall time per message is printed beside the CPU (a PostgreSQL dequeue waits
@@ -13,6 +13,10 @@ on round trips more than it computes); beside the bare ``sqlite3`` loop a bare `
 floor does the same durable work on PostgreSQL as an application of its own would: one
 INSERT per message (psycopg prepares it), commit per 100; ``SELECT … FOR UPDATE SKIP
 LOCKED`` + DELETE per message, commit per 100 — each statement waiting for its answer.
+
+``--subscribers N``: the queue is a multi-consumer one with N subscribers (each message is a
+record per subscriber; the dequeues are the first subscriber's), and both floors insert N
+rows per message (each waiting for its answer) and dequeue one.
 
 The old tree is checked out with ``git worktree add`` under /tmp and removed afterwards.
 Per-message figures are CPU time of the measuring process (``time.process_time``), which a
@@ -37,15 +41,18 @@ REPO = os.path.dirname(HERE)
 PG_DB = "postgresql://postgres@127.0.0.1:5432/test"
 
 
-def workload(n: int, pg: bool = False) -> dict[str, float]:
+def workload(n: int, pg: bool = False, subscribers: int = 0) -> dict[str, float]:
     """enqone × n (commit per 100), deqone × n (commit per 100), one enqmany of n."""
     import sluice
     with tempfile.TemporaryDirectory() as d:
         schema = f"ab_{os.getpid()}_{int(time.time())}"
         conn = sluice.connect(f"{PG_DB}?schema={schema}" if pg else f"sqlite:///{d}/ab.db")
-        conn.aqadm.create_queue_table(queue_table="qt", queue_payload_type="RAW")
+        conn.aqadm.create_queue_table(queue_table="qt", queue_payload_type="RAW",
+                                      multiple_consumers=subscribers > 0)
         conn.aqadm.create_queue(queue_name="q", queue_table="qt")
         conn.aqadm.start_queue("q")
+        for i in range(subscribers):
+            conn.aqadm.add_subscriber(queue_name="q", subscriber=sluice.Agent(f"S{i}"))
         q = conn.queue("q")
         payload = b"x" * 100
         out = {}
@@ -58,6 +65,8 @@ def workload(n: int, pg: bool = False) -> dict[str, float]:
         out["enqone"] = (time.process_time() - t) / n * 1e6
         out["enqone_wall"] = (time.perf_counter() - w) / n * 1e6
         q.deqoptions.wait = sluice.DEQ_NO_WAIT
+        if subscribers:
+            q.deqoptions.consumername = "S0"
         t, w = time.process_time(), time.perf_counter()
         for i in range(n):
             q.deqone()
@@ -78,7 +87,7 @@ def workload(n: int, pg: bool = False) -> dict[str, float]:
     return out
 
 
-def floor(n: int) -> dict[str, float]:
+def floor(n: int, rows: int = 1) -> dict[str, float]:
     """The same durable work in bare sqlite3 (WAL, synchronous=NORMAL as the store uses)."""
     with tempfile.TemporaryDirectory() as d:
         db = sqlite3.connect(f"{d}/floor.db", isolation_level=None)
@@ -91,7 +100,8 @@ def floor(n: int) -> dict[str, float]:
         t = time.process_time()
         db.execute("BEGIN")
         for i in range(n):
-            db.execute("INSERT INTO m (prio, corr, enq, data) VALUES (1, 'c', ?, ?)", (time.time(), payload))
+            for _ in range(rows):
+                db.execute("INSERT INTO m (prio, corr, enq, data) VALUES (1, 'c', ?, ?)", (time.time(), payload))
             if i % 100 == 99:
                 db.execute("COMMIT")
                 db.execute("BEGIN")
@@ -111,7 +121,7 @@ def floor(n: int) -> dict[str, float]:
     return out
 
 
-def pg_floor(n: int) -> dict[str, float]:
+def pg_floor(n: int, rows: int = 1) -> dict[str, float]:
     """The same durable work in bare psycopg on a table shaped like a queue table (identity
     key, the dequeue order's index, a message id index)."""
     import psycopg
@@ -131,7 +141,9 @@ def pg_floor(n: int) -> dict[str, float]:
                      "VALUES ('Q', %b, %b, %b, %b, %b, %b, %b)"
             t, w = time.process_time(), time.perf_counter()
             for i in range(n):
-                db.execute(insert, (os.urandom(16), "c", 1, 0, time.time(), "T", payload), binary=True)
+                msgid = os.urandom(16)
+                for _ in range(rows):
+                    db.execute(insert, (msgid, "c", 1, 0, time.time(), "T", payload), binary=True)
                 if i % 100 == 99:
                     db.commit()
             db.commit()
@@ -155,9 +167,10 @@ def pg_floor(n: int) -> dict[str, float]:
     return out
 
 
-def _run(tree: str, n: int, pg: bool) -> dict[str, float]:
+def _run(tree: str, n: int, pg: bool, subscribers: int) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=os.path.join(tree, "src"))
-    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n), *(["--pg"] if pg else [])],
+    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n), *(["--pg"] if pg else []),
+                          "--subscribers", str(subscribers)],
                          env=env, cwd=tree, capture_output=True, text=True, check=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -168,10 +181,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--pg", action="store_true", help="a PostgreSQL store (schema of the test database)")
+    ap.add_argument("--subscribers", type=int, default=0,
+                    help="a multi-consumer queue with this many subscribers (0: single-consumer)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(workload(a.child, a.pg)))
+        print(json.dumps(workload(a.child, a.pg, a.subscribers)))
         return
     if not a.old:
         ap.error("--old is required")
@@ -182,10 +197,10 @@ def main() -> None:
         rows = []
         for r in range(a.rounds):
             for label, tree in (("old", old_tree), ("new", REPO)):
-                rows.append((label, r, _run(tree, a.n, a.pg)))
-            rows.append(("sqlite3 floor", r, floor(a.n)))
+                rows.append((label, r, _run(tree, a.n, a.pg, a.subscribers)))
+            rows.append(("sqlite3 floor", r, floor(a.n, max(1, a.subscribers))))
             if a.pg:
-                rows.append(("psycopg floor", r, pg_floor(a.n)))
+                rows.append(("psycopg floor", r, pg_floor(a.n, max(1, a.subscribers))))
         print("| tree | round | enqone CPU µs/msg | deqone CPU µs/msg | enqmany CPU µs/msg | enqone wall | deqone wall |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         nan = float("nan")

@@ -55,6 +55,14 @@ def test_sql_errors_exit_nonzero_with_the_ora_code(dsn):
 
 
 
+def test_sql_says_what_a_role_statement_did(dsn):
+    """SQL*Plus's feedback for CREATE ROLE / DROP ROLE as for users and grants (it printed
+    nothing for them)."""
+    r = _run(dsn, "sql", "CREATE ROLE cli_role;\nGRANT cli_role TO sluice;\nDROP ROLE cli_role;")
+    assert r.exit_code == 0, r.output
+    assert r.output.split("\n") == ["Role created.", "Grant succeeded.", "Role dropped.", ""]
+
+
 def test_a_script_that_is_not_utf8_is_a_usage_error_before_any_of_it_runs(dsn, tmp_path):
     """A byte that is not UTF-8 in `sql -f` was ORA-00600 [UnicodeDecodeError]; on stdin the
     statements before it ran, then ORA-00900. Now a usage error naming the file and the offset,

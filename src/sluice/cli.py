@@ -183,7 +183,8 @@ def _script_text(stream, name: str, option: str | None = None) -> str:
 
 
 _FEEDBACK = {("CREATE", "USER"): "User created.", ("ALTER", "USER"): "User altered.",
-             ("DROP", "USER"): "User dropped.", ("CREATE", "TYPE"): "Type created.",
+             ("DROP", "USER"): "User dropped.", ("CREATE", "ROLE"): "Role created.",
+             ("DROP", "ROLE"): "Role dropped.", ("CREATE", "TYPE"): "Type created.",
              ("DROP", "TYPE"): "Type dropped.", ("GRANT",): "Grant succeeded.",
              ("REVOKE",): "Revoke succeeded.", ("COMMIT",): "Commit complete.",
              ("ROLLBACK",): "Rollback complete."}

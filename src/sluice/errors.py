@@ -152,6 +152,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1428: (DataError, "argument '{0}' is out of range"),
     1465: (DataError, "invalid hex number"),
     1481: (DataError, "invalid number format model"),
+    1700: (ProgrammingError, "duplicate username in list"),
+    1711: (ProgrammingError, "duplicate privilege listed"),
     1740: (ProgrammingError, "missing double quote in identifier"),
     1741: (ProgrammingError, "illegal zero-length identifier"),
     1742: (ProgrammingError, "comment not properly terminated"),

@@ -64,6 +64,18 @@ def check_int64(name: str, value: int) -> int:
     return value
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """A BOOLEAN argument of a package procedure: TRUE, FALSE (or 1, 0) or NULL (FALSE).
+    :raises: InterfaceError for anything else (a string is no flag, however it reads)."""
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise InterfaceError(f"{name} must be TRUE or FALSE")
+
+
 def check_priority(value: Any) -> int:
     return check_int64("priority", _check_int("priority", value))
 

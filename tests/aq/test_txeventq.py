@@ -391,6 +391,8 @@ def test_queue_parameters(conn):
     raises_ora(6502, aq.set_queue_parameter, "TQ", "SHARD_NUM", 0)
     raises_ora(6502, aq.set_queue_parameter, "TQ", "STICKY_DEQUEUE", 2)
     raises_ora(6502, aq.set_queue_parameter, "TQ", "SHARD_NUM", 1.5)
+    for no_number in (float("nan"), float("inf"), float("-inf")):   # were ValueError / OverflowError
+        raises_ora(6502, aq.set_queue_parameter, "TQ", "SHARD_NUM", no_number)
     assert aq.get_queue_parameter("TQ", "SHARD_NUM") == 4          # the refused calls changed nothing
     aq.unset_queue_parameter("TQ", "SHARD_NUM")
     assert aq.get_queue_parameter("TQ", "SHARD_NUM") is None

@@ -290,6 +290,30 @@ def test_a_rule_set_is_granted_on_only_with_execute_on_its_rules(site):
     strm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "rs", "scott")
 
 
+def test_a_grant_to_public_with_the_grant_option_lets_every_user_grant_it_on(site):
+    """An object privilege granted to PUBLIC WITH GRANT OPTION is every user's, the grant
+    option too (as a queue privilege's: DBMS_AQADM.GRANT_QUEUE_PRIVILEGE); without it, PUBLIC's
+    grant lets nobody grant on.  The grant made from it is the grantor's, and stays when
+    PUBLIC's is revoked."""
+    _objects(site)
+    adm, strm, hr = site.adm, site["strmadmin"].rule_adm, site["hr"].rule_adm
+    strm.grant_object_privilege(adm.EXECUTE_ON_RULE, "r", "PUBLIC")
+    strm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "rs", "PUBLIC")
+    assert code_of(lambda: hr.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "strmadmin.rs", "scott")) == 1031
+    strm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "rs", "PUBLIC", grant_option=True)
+    # a rule set is granted on only with EXECUTE WITH GRANT OPTION on its rules: PUBLIC's counts
+    assert code_of(lambda: hr.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "strmadmin.rs", "scott")) == 1031
+    strm.grant_object_privilege(adm.EXECUTE_ON_RULE, "r", "PUBLIC", grant_option=True)
+    hr.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "strmadmin.rs", "scott")
+    assert code_of(lambda: hr.grant_object_privilege(adm.ALTER_ON_RULE_SET, "strmadmin.rs", "scott")) == 1031
+    assert sorted(site.rows("SELECT GRANTEE, GRANTOR, GRANTABLE FROM DBA_TAB_PRIVS WHERE TABLE_NAME = 'RS'")) == [
+        ("PUBLIC", "STRMADMIN", "YES"), ("SCOTT", "HR", "NO")]
+    strm.revoke_object_privilege(adm.EXECUTE_ON_RULE_SET, "rs", "PUBLIC")
+    site["scott"].rule.evaluate(rule_set_name="strmadmin.rs", evaluation_context="strmadmin.ctx")
+    assert code_of(lambda: site["hr"].rule.evaluate(rule_set_name="strmadmin.rs",
+                                                    evaluation_context="strmadmin.ctx")) == 1031
+
+
 @pytest.mark.parametrize("call, code", [
     (lambda a: a.grant_system_privilege(99, "hr"), 990),                       # no such constant
     (lambda a: a.grant_system_privilege(a.EXECUTE_ON_RULE_SET, "hr"), 990),    # an object privilege
@@ -372,7 +396,7 @@ def test_the_grants_show_in_dba_sys_privs_and_dba_tab_privs(site):
                      "ORDER BY PRIVILEGE") == [("CREATE RULE SET", "YES"), ("CREATE SESSION", "NO"),
                                                ("EXECUTE ANY EVALUATION CONTEXT", "NO")]
     assert site.rows("SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, TYPE FROM DBA_TAB_PRIVS "
-                     "ORDER BY GRANTEE, PRIVILEGE") == [
+                     "WHERE OWNER = 'STRMADMIN' ORDER BY GRANTEE, PRIVILEGE") == [
         ("HR", "STRMADMIN", "RS", "SLUICE", "ALTER", "YES", "RULE SET"),
         ("HR", "STRMADMIN", "RS", "SLUICE", "EXECUTE", "YES", "RULE SET"),
         ("SCOTT", "STRMADMIN", "R", "STRMADMIN", "EXECUTE", "NO", "RULE")]

@@ -151,6 +151,19 @@ def test_select_on_a_table_is_granted_by_its_owner_or_with_the_grant_option(site
     assert cur.fetchall() == []
 
 
+def test_select_granted_to_public_with_the_grant_option_is_granted_on_by_anyone(site):
+    """As a queue or rule object privilege to PUBLIC: WITH GRANT OPTION, every user may
+    grant it on; without, nobody (SELECT ANY TABLE gives no grant option either)."""
+    hr, scott = site["hr"].cursor(), site["scott"].cursor()
+    hr.execute("GRANT SELECT ON employees TO PUBLIC")
+    site.admin.cursor().execute("GRANT SELECT ANY TABLE TO scott")
+    assert code_of(lambda: scott.execute("GRANT SELECT ON hr.employees TO strmadmin")) == 1031
+    hr.execute("GRANT SELECT ON employees TO PUBLIC WITH GRANT OPTION")
+    scott.execute("GRANT SELECT ON hr.employees TO strmadmin")
+    assert site.rows("SELECT GRANTEE, GRANTOR, GRANTABLE FROM DBA_TAB_PRIVS WHERE TYPE = 'TABLE' "
+                     "ORDER BY GRANTEE") == [("PUBLIC", "HR", "YES"), ("STRMADMIN", "SCOTT", "NO")]
+
+
 def test_the_tables_of_the_aliases_show_in_dba_evaluation_context_tables(site):
     """DBA_ / ALL_ / USER_EVALUATION_CONTEXT_TABLES (Oracle Database Reference): the tables
     whose SELECT the users of a context need."""

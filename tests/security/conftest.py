@@ -3,6 +3,7 @@
 import pytest
 
 import sluice
+from sluice.errors import DatabaseError
 
 PASSWORD = "Pw-for-tests-1"
 
@@ -13,6 +14,20 @@ def create_user(admin, name, *grants):
     cur.execute(f"GRANT CREATE SESSION TO {name}")
     for g in grants:
         cur.execute(f"GRANT {g} TO {name}")
+
+
+def code_of(call) -> int:
+    """The ORA- number ``call`` raises."""
+    with pytest.raises(DatabaseError) as e:
+        call()
+    return e.value.code
+
+
+def rows(conn, sql: str) -> list[tuple]:
+    """What ``sql`` SELECTs through ``conn.cursor()``."""
+    cur = conn.cursor()
+    cur.execute(sql)
+    return cur.fetchall()
 
 
 def login(dsn, name):

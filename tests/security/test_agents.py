@@ -155,6 +155,29 @@ def test_bad_input_changes_nothing(admin, dsn, call, code):
     assert _snapshot(admin) == before
 
 
+@pytest.mark.parametrize("call", [
+    lambda c: c.aqadm.grant_system_privilege(privilege="ENQUEUE_ANY", grantee="OE", admin_option="no"),
+    lambda c: c.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="Q", grantee="OE", grant_option="x"),
+    lambda c: c.aqadm.create_aq_agent(agent_name="A2", enable_http="false"),
+    lambda c: c.aqadm.alter_aq_agent(agent_name="A1", enable_smtp=2),
+], ids=["admin_option", "grant_option", "enable_http", "enable_smtp"])
+def test_a_flag_that_is_no_boolean_is_refused(admin, call):
+    """DBMS_AQADM's BOOLEAN arguments take TRUE, FALSE or NULL, as its other procedures' and
+    DBMS_RULE_ADM.GRANT_SYSTEM_PRIVILEGE's do.  The security procedures took anything and
+    stored its truth: admin_option => 'no' gave the ADMIN OPTION."""
+    create_user(admin, "OE")
+    admin.aqadm.create_aq_agent(agent_name="A1")
+    admin.aqadm.create_queue_table(queue_table="Q_QT", queue_payload_type="RAW")
+    admin.aqadm.create_queue(queue_name="Q", queue_table="Q_QT")
+    def state():
+        return _snapshot(admin) + [admin.query(f"SELECT * FROM {v} ORDER BY 1, 2, 3", None)[1]
+                                   for v in ("dba_sys_privs", "dba_tab_privs")]
+    before = state()
+    with pytest.raises(sluice.InterfaceError, match="must be TRUE or FALSE"):
+        call(admin)
+    assert state() == before
+
+
 def test_logon(admin, dsn):
     create_user(admin, "OE")
     with pytest.raises(sluice.DatabaseError) as e:

@@ -161,6 +161,47 @@ def test_grant_option(world, admin, dsn):
         conn.rollback()
 
 
+def test_a_dropped_users_grants_go_with_it(world, admin):
+    """DROP USER takes what the user granted WITH GRANT OPTION (a queue privilege, SELECT on a
+    table), and in turn what its grantees granted on from it, as a REVOKE from it would; and
+    the grants on its own objects (a table, a routine) go with its schema.  They used to
+    stay in DBA_TAB_PRIVS with a grantor nobody is, so a user re-created under the name
+    found the old grants on 'its' objects."""
+    create_user(admin, "THIRD_U", "EXECUTE ON DBMS_AQ")
+    create_user(admin, "FOURTH_U", "EXECUTE ON DBMS_AQ")
+    cur = admin.cursor()
+    cur.execute("GRANT SELECT ON hr.employees TO enq_only_u WITH GRANT OPTION")
+    cur.execute("GRANT SELECT ON enq_only_u.orders TO granted_u")
+    cur.execute("GRANT EXECUTE ON enq_only_u.handler TO granted_u")
+    with login(world, "OWNER_U") as owner:
+        owner.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="PLAIN_Q", grantee="ENQ_ONLY_U",
+                                          grant_option=True)
+    with login(world, "ENQ_ONLY_U") as conn:
+        conn.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="OWNER_U.PLAIN_Q", grantee="THIRD_U",
+                                         grant_option=True)
+        conn.cursor().execute("GRANT SELECT ON hr.employees TO third_u WITH GRANT OPTION")
+    with login(world, "THIRD_U") as conn:
+        conn.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="OWNER_U.PLAIN_Q", grantee="FOURTH_U")
+        conn.cursor().execute("GRANT SELECT ON hr.employees TO fourth_u")
+    privs = ("SELECT grantee, owner, table_name, privilege FROM DBA_TAB_PRIVS WHERE grantee IN "
+             "('GRANTED_U', 'THIRD_U', 'FOURTH_U') AND owner <> 'SYS' AND table_name <> 'SECURE_Q' "
+             "ORDER BY 1, 2, 3, 4")
+    assert admin.query(privs, None)[1] == [
+        ("FOURTH_U", "HR", "EMPLOYEES", "SELECT"), ("FOURTH_U", "OWNER_U", "PLAIN_Q", "DEQUEUE"),
+        ("GRANTED_U", "ENQ_ONLY_U", "HANDLER", "EXECUTE"), ("GRANTED_U", "ENQ_ONLY_U", "ORDERS", "SELECT"),
+        ("GRANTED_U", "OWNER_U", "PLAIN_Q", "DEQUEUE"), ("GRANTED_U", "OWNER_U", "PLAIN_Q", "ENQUEUE"),
+        ("THIRD_U", "HR", "EMPLOYEES", "SELECT"), ("THIRD_U", "OWNER_U", "PLAIN_Q", "DEQUEUE")]
+    cur.execute("DROP USER enq_only_u")
+    assert admin.query(privs, None)[1] == [
+        ("GRANTED_U", "OWNER_U", "PLAIN_Q", "DEQUEUE"), ("GRANTED_U", "OWNER_U", "PLAIN_Q", "ENQUEUE")]
+    with login(world, "FOURTH_U") as conn:
+        q = conn.queue("OWNER_U.PLAIN_Q")
+        q.deqoptions.wait = sluice.DEQ_NO_WAIT
+        with pytest.raises(sluice.DatabaseError) as e:
+            q.deqone()
+        assert e.value.full_code == "ORA-01031"
+
+
 def test_execute_on_dbms_aq_is_needed(world, admin, dsn):
     create_user(admin, "NOEXEC_U")
     with login(world, "OWNER_U") as owner:

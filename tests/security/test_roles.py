@@ -11,23 +11,7 @@ DBA_SYS_PRIVS / DBA_TAB_PRIVS what was granted to a role.
 
 from __future__ import annotations
 
-import pytest
-
-from sluice.errors import DatabaseError
-
-from .conftest import create_user, login
-
-
-def code_of(call) -> int:
-    with pytest.raises(DatabaseError) as e:
-        call()
-    return e.value.code
-
-
-def rows(conn, sql: str) -> list[tuple]:
-    cur = conn.cursor()
-    cur.execute(sql)
-    return cur.fetchall()
+from .conftest import code_of, create_user, login, rows
 
 
 def test_a_role_gives_its_holders_what_was_granted_to_it(admin, dsn):
@@ -101,7 +85,10 @@ def test_bad_role_statements_are_refused_and_change_nothing(admin, dsn):
                                 ("GRANT r1 TO r1", 1934),
                                 ("REVOKE r1 FROM hr", 1951),
                                 ("GRANT SELECT ON hr.employees TO r1 WITH GRANT OPTION", 1926),
-                                ("GRANT nosuch TO hr", 990)):
+                                ("GRANT nosuch TO hr", 1919),          # no privilege: a role's name
+                                ("GRANT r1, R1 TO hr", 1711),          # one privilege twice
+                                ("GRANT ENQUEUE ANY QUEUE, r1 TO hr, HR", 1700),   # one grantee twice
+                                ("REVOKE r1 FROM r2, r2", 1700)):      # (it was revoked, then not found)
             assert code_of(lambda: cur.execute(statement)) == code, statement
         assert code_of(lambda: hr.cursor().execute("CREATE ROLE mine")) == 1031       # a superuser's
         assert code_of(lambda: hr.cursor().execute("GRANT r1 TO hr")) == 1031
@@ -133,7 +120,9 @@ def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
     if dsn.startswith("sqlite:"):
         _raw(dsn, [*drop, "DROP VIEW DBA_TAB_PRIVS", *old])
     else:       # USER_ views read DBA_ ones (SQLite makes them per connection)
-        _raw(dsn, ["DROP VIEW USER_ROLE_PRIVS", "DROP VIEW USER_TAB_PRIVS", "DROP VIEW USER_EVALUATION_CONTEXT_TABLES",
+        _raw(dsn, ["DROP VIEW ROLE_ROLE_PRIVS", "DROP VIEW ROLE_TAB_PRIVS", "DROP VIEW ROLE_SYS_PRIVS",  # schema 19's
+                   "DROP VIEW QUEUE_PRIVILEGES", "DROP VIEW ALL_TAB_PRIVS", "DROP VIEW SESSION_ROLES",  # and 20's
+                   "DROP VIEW USER_ROLE_PRIVS", "DROP VIEW USER_TAB_PRIVS", "DROP VIEW USER_EVALUATION_CONTEXT_TABLES",
                    *drop, "DROP VIEW DBA_TAB_PRIVS", *old])
     _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '17' WHERE KEY = 'schema_version'"])
     conn = sluice.connect(dsn)
@@ -177,3 +166,73 @@ def test_a_queue_privilege_granted_to_a_role_counts_and_stays_the_roles(admin, d
         assert code_of(lambda: admin.aqadm.revoke_queue_privilege("ENQUEUE", "sluice.q", "hr")) == 1927
     finally:
         hr.close()
+
+
+def test_a_holder_with_admin_option_grants_in_sql_as_through_the_packages(admin, dsn):
+    """A system privilege or a role held WITH ADMIN OPTION may be granted and revoked by its
+    holder (SQL Language Reference, GRANT: "you must have been granted the system privilege
+    with the ADMIN OPTION … the role with the ADMIN OPTION"), in SQL as through
+    DBMS_AQADM.GRANT_SYSTEM_PRIVILEGE, which always let it, and EXECUTE on a routine by its
+    owner; SQL refused everything but a table to anyone but a superuser (ORA-01031).
+    Without the option: ORA-01031, nothing changes."""
+    cur = admin.cursor()
+    create_user(admin, "lead")
+    create_user(admin, "member")
+    cur.execute("CREATE ROLE queue_users")
+    cur.execute("GRANT ENQUEUE ANY QUEUE, queue_users TO lead WITH ADMIN OPTION")
+    cur.execute("GRANT DEQUEUE ANY QUEUE TO lead")
+    lead = login(dsn, "lead")
+    try:
+        lead.aqadm.grant_system_privilege("ENQUEUE_ANY", "member")        # the package: as before
+        lead.aqadm.revoke_system_privilege("ENQUEUE_ANY", "member")
+        lcur = lead.cursor()
+        lcur.execute("GRANT ENQUEUE ANY QUEUE TO member")
+        lcur.execute("GRANT queue_users TO member")
+        lcur.execute("GRANT EXECUTE ON on_message TO member")         # its own routine, LEAD.ON_MESSAGE
+        held = ("SELECT 'SYS', privilege FROM DBA_SYS_PRIVS WHERE grantee = 'MEMBER' AND privilege <> 'CREATE SESSION' "
+                "UNION ALL SELECT 'ROLE', granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'MEMBER' "
+                "UNION ALL SELECT owner, table_name FROM DBA_TAB_PRIVS WHERE grantee = 'MEMBER' ORDER BY 1")
+        mine = [("LEAD", "ON_MESSAGE"), ("ROLE", "QUEUE_USERS"), ("SYS", "ENQUEUE ANY QUEUE")]
+        assert rows(admin, held) == mine
+        for refused in ("GRANT DEQUEUE ANY QUEUE TO member", "GRANT MANAGE ANY QUEUE TO member",
+                        "GRANT EXECUTE ON DBMS_AQ TO member", "GRANT connect TO member",
+                        "GRANT EXECUTE ON member.on_message TO member"):
+            assert code_of(lambda: lcur.execute(refused)) == 1031, refused
+        assert rows(admin, held) == mine
+        lcur.execute("REVOKE ENQUEUE ANY QUEUE, queue_users, EXECUTE ON on_message FROM member")
+        assert rows(admin, held) == []
+    finally:
+        lead.close()
+
+
+def test_granting_a_role_that_does_not_exist(admin):
+    """A name that is no privilege names a role: one that does not exist is ORA-01919 (it
+    was ORA-00990, missing or invalid privilege), for an unquoted name given in another
+    case than a quoted role's too."""
+    create_user(admin, "clerk")
+    cur = admin.cursor()
+    cur.execute('CREATE ROLE "MixedCase"')
+    assert code_of(lambda: cur.execute("GRANT no_such_role TO clerk")) == 1919
+    assert code_of(lambda: cur.execute("GRANT MixedCase TO clerk")) == 1919
+    assert code_of(lambda: cur.execute("REVOKE no_such_role FROM clerk")) == 1919
+    cur.execute('GRANT "MixedCase" TO clerk')
+    assert rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'CLERK'") == [("MixedCase",)]
+
+
+def test_a_name_that_spells_an_object_word(admin):
+    """The word after ROLE or USER is the name, whatever it spells: CREATE ROLE public is
+    ORA-01921 (PUBLIC is every user), a user may be called SESSION or LINK, DROP USER system
+    is ORA-01918 when there is none.  The statement's kind swallowed such a word ('CREATE
+    ROLE PUBLIC'), and all of these were ORA-00900, invalid SQL statement."""
+    cur = admin.cursor()
+    assert code_of(lambda: cur.execute("CREATE ROLE public")) == 1921
+    assert code_of(lambda: cur.execute("DROP USER system")) == 1918
+    assert code_of(lambda: cur.execute("DROP ROLE profile")) == 1919
+    cur.execute('CREATE USER session IDENTIFIED BY "Pw-for-tests-1"')
+    cur.execute("CREATE ROLE link")
+    cur.execute("GRANT link TO session")
+    assert rows(admin, "SELECT grantee, granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'SESSION'") == [
+        ("SESSION", "LINK")]
+    cur.execute("DROP ROLE link")
+    cur.execute("DROP USER session")
+    assert rows(admin, "SELECT COUNT(*) FROM DBA_USERS WHERE username = 'SESSION'") == [(0,)]

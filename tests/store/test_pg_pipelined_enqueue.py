@@ -274,3 +274,87 @@ def test_values_the_pipeline_does_not_send_take_the_synchronous_path():
         assert pgpipeline.encoded(types, row) is None, row
     assert pgpipeline.numbered("INSERT INTO t VALUES ('a', ?, ?)", 2) == b"INSERT INTO t VALUES ('a', $1, $2)"
     assert pgpipeline.numbered("INSERT INTO t VALUES ('?', ?, ?)", 2) is None
+
+
+# -- a multi-consumer queue's enqone: a row per subscriber, sent the same way ------------
+
+def _two_subscribers(conn, name="T", **qt):
+    make_queue(conn, name, multiple_consumers=True, **qt)
+    for s in ("A", "B"):
+        conn.aqadm.add_subscriber(queue_name=name, subscriber=sluice.Agent(s))
+
+
+def _records(conn, table="T_QT"):
+    return sorted(table_rows(conn, table, "CONSUMER_NAME, USER_DATA"))
+
+
+def test_a_multi_consumer_enqone_sends_its_row_per_subscriber_the_first_answered(pg_conn):
+    _two_subscribers(pg_conn)
+    _enq(pg_conn, "T")
+    assert _pending(pg_conn) == 0          # the table's first rows: answered
+    _enq(pg_conn, "T", n=2)
+    assert _pending(pg_conn) == 4          # two messages, a row per subscriber each
+    pg_conn.commit()
+    assert _records(pg_conn) == sorted((c, p) for c in "AB" for p in (b"m0", b"m0", b"m1"))
+
+
+def test_an_error_of_the_first_multi_consumer_enqone_into_a_table_is_raised_by_it(pg_conn, monkeypatch):
+    _two_subscribers(pg_conn)
+    _broken_statements(monkeypatch)
+    with pytest.raises(sluice.DatabaseError) as e:
+        _enq(pg_conn, "T")
+    assert e.value.full_code == "ORA-00942"
+    assert not pg_conn.transaction_in_progress
+    monkeypatch.undo()
+    assert _records(pg_conn) == []
+
+
+def test_an_error_of_a_later_multi_consumer_enqone_is_raised_by_the_next_call(pg_conn, monkeypatch):
+    _two_subscribers(pg_conn)
+    _enq(pg_conn, "T")
+    _broken_statements(monkeypatch)
+    _enq(pg_conn, "T")
+    assert _pending(pg_conn) == 2
+    with pytest.raises(sluice.DatabaseError) as e:
+        pg_conn.commit()
+    assert e.value.full_code == "ORA-00942"
+    monkeypatch.undo()
+    assert _records(pg_conn) == []         # the first message went with it
+
+
+def test_a_value_one_record_cannot_send_keeps_the_whole_message_synchronous(pg_conn, monkeypatch):
+    """Every row of the message is checked before any is sent: none goes ahead alone."""
+    _two_subscribers(pg_conn)
+    _enq(pg_conn, "T")
+    encoded = pgpipeline.encoded
+    monkeypatch.setattr(pgpipeline, "encoded",
+                        lambda types, row: None if "B" in row else encoded(types, row))
+    _enq(pg_conn, "T")
+    assert _pending(pg_conn) == 0
+    pg_conn.commit()
+    assert _records(pg_conn) == sorted((c, b"m0") for c in "AABB")
+
+
+def test_more_recipients_than_pipelined_rows_go_by_copy(pg_conn, monkeypatch):
+    from sluice.store import pgsession
+    monkeypatch.setattr(pgsession, "PIPELINED_RECIPIENTS", 2)
+    _two_subscribers(pg_conn)
+    q = pg_conn.queue("T")
+    q.enqone(pg_conn.msgproperties(payload=b"x"))
+    q.enqone(pg_conn.msgproperties(payload=b"y", recipients=[sluice.Agent(n) for n in "CDE"]))
+    assert _pending(pg_conn) == 0
+    q.enqone(pg_conn.msgproperties(payload=b"z"))
+    assert _pending(pg_conn) == 2
+    pg_conn.commit()
+    assert len(_records(pg_conn)) == 7
+
+
+def test_a_registered_multi_consumer_queue_enqueues_synchronously(pg_conn):
+    """A message owing a registration its notification row takes the synchronous path
+    (sqlnotify writes that row with it)."""
+    _two_subscribers(pg_conn)
+    pg_conn.subscribe(name="T:A", callback=lambda m: None)
+    _enq(pg_conn, "T", n=3)
+    assert _pending(pg_conn) == 0
+    pg_conn.commit()
+    assert len(_records(pg_conn)) == 6

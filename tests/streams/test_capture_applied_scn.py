@@ -72,8 +72,8 @@ def test_applied_scn_without_apply_processes_is_null(env):
 
 
 def test_an_older_stores_dba_capture_shows_the_applied_scn_after_the_upgrade(env, tmp_path):
-    """Schema 18's DBA_CAPTURE read APPLIED_SCN from the progress row only (NULL with
-    PERSISTENT staging); the upgrade to 19 makes the view again (SQLite keeps an old view:
+    """Schema 20's DBA_CAPTURE read APPLIED_SCN from the progress row only (NULL with
+    PERSISTENT staging); the upgrade to 21 makes the view again (SQLite keeps an old view:
     DBA_CAPTURE is a reshaped one)."""
     from sluice.store.dialect import POSTGRESQL, SQLITE
     from sluice.store.sqlschema import SCHEMA_VERSION, dba_capture_ddl
@@ -104,7 +104,7 @@ def test_an_older_stores_dba_capture_shows_the_applied_scn_after_the_upgrade(env
     start = view.index("CASE WHEN COALESCE(")
     old = view[:start] + "P.APPLIED_SCN" + view[view.index("END AS APPLIED_SCN") + len("END"):]
     _raw(env.dsn, ["DROP VIEW DBA_CAPTURE", old,
-                   "UPDATE SLUICE_META SET VALUE = '18' WHERE KEY = 'schema_version'"])
+                   "UPDATE SLUICE_META SET VALUE = '20' WHERE KEY = 'schema_version'"])
     conn = sluice.connect(env.dsn)
     try:
         assert conn.query("SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'", None)[1] == [

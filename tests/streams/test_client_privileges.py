@@ -274,3 +274,25 @@ def test_apply_handlers_run_with_the_apply_users_rights(conn, target, kind):
     conn.cursor().execute("GRANT EXECUTE ON client_rights_test.handler TO apuser")
     apply()
     assert seen == [kind] and [r[:2] for r in target.rows("emp")] == [(1, "a")]
+
+
+@pytest.mark.parametrize("handler, routine", [
+    ("client_rights_own", ("SLUICE", "CLIENT_RIGHTS_OWN")),          # the grantor's schema
+    ('"RightsTest"."onMessage"', ("RightsTest", "onMessage")),        # quoted: the case kept
+], ids=["unqualified", "quoted"])
+def test_execute_granted_on_the_handler_as_it_is_named(conn, applied, process, handler, routine):
+    """GRANT EXECUTE ON names a routine as Oracle resolves it: unqualified, in the grantor's
+    schema; quoted, with its case.  An unqualified name was taken for a SYS package
+    (DBA_TAB_PRIVS owner SYS), so the apply user still could not run SLUICE's handler; a
+    quoted one was ORA-00990."""
+    got: list = []
+    sluice.register_function(handler, got.append)
+    conn.apply_adm.alter_apply(apply_name=APPLY, message_handler=handler)
+    conn.cursor().execute(f"GRANT EXECUTE ON {handler} TO apuser")
+    assert conn.query("SELECT owner, table_name FROM DBA_TAB_PRIVS WHERE grantee = 'APUSER' "
+                      "AND type = 'PROCEDURE'", None)[1] == [routine]
+    send(conn, 1)
+    p = process()
+    p.drain()
+    assert p.state != "ABORTED", p.error
+    assert got == [{"n": 1}]

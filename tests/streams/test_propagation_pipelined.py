@@ -13,6 +13,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from sluice.streams.propagation.links import DbLink
 from sluice.streams.propagation.runner import PropagationRunner
 from sluice.streams.propagation.sites import HttpSite
@@ -59,14 +61,17 @@ class _Reader:
 
 class PipelineProxy:
     """Between the runner and the servlet.  On the first connection: the first answer is
-    held until the second request's head has arrived (``second_before_first_answer``),
-    and after ``cut`` answers the rest are read from the servlet (it committed those
-    batches) but never forwarded: the connection to the runner is closed instead.
+    held until the ``hold``-th request's head has arrived (``second_before_first_answer``:
+    whether it did), and after ``cut`` answers the rest are read from the servlet (it
+    committed those batches) but never forwarded: the connection to the runner is closed
+    instead.  ``first_request``: called before the first request goes on to the servlet.
     Later connections pass through."""
 
-    def __init__(self, upstream_port: int, cut: int | None = None) -> None:
+    def __init__(self, upstream_port: int, cut: int | None = None, hold: int = 2, first_request=None) -> None:
         self.upstream = upstream_port
         self.cut = cut
+        self.hold = hold
+        self.first_request = first_request
         self.second_before_first_answer: bool | None = None
         self.requests: list[int] = []          # per connection: the requests forwarded
         self.dropped = 0                       # answers the servlet gave that the runner never saw
@@ -87,7 +92,7 @@ class PipelineProxy:
             index = len(self.requests)
             self.requests.append(0)
             server = socket.create_connection(("127.0.0.1", self.upstream))
-            seen = [threading.Event() for _ in range(3)]
+            seen = [threading.Event() for _ in range(self.hold + 1)]
             threading.Thread(target=self._requests, args=(index, client, server, seen), daemon=True).start()
             threading.Thread(target=self._answers, args=(index, client, server, seen), daemon=True).start()
 
@@ -104,6 +109,8 @@ class PipelineProxy:
                 body = reader.body(head)
                 if body is None:
                     break
+                if index == 0 and self.requests[index] == 1 and self.first_request is not None:
+                    self.first_request()
                 server.sendall(head + body)
         except OSError:
             pass
@@ -122,7 +129,7 @@ class PipelineProxy:
                 if body is None:
                     break
                 if index == 0 and answered == 0:
-                    self.second_before_first_answer = seen[2].wait(BOUND)
+                    self.second_before_first_answer = seen[self.hold].wait(BOUND)
                 if index == 0 and self.cut is not None and answered >= self.cut:
                     self.dropped += 1     # committed there; the runner never hears of it
                     _close(client)
@@ -146,23 +153,23 @@ def _close(sock: socket.socket) -> None:
     sock.close()
 
 
-def _setup(sites, cut=None):
+def _setup(sites, cut=None, messages=40, hold=2, first_request=None, **qt):
     b, server = served_site(sites, "dbs2")
-    proxy = PipelineProxy(int(server.url.rpartition(":")[2]), cut=cut)
+    proxy = PipelineProxy(int(server.url.rpartition(":")[2]), cut=cut, hold=hold, first_request=first_request)
     a = sites.open("dbs1")
-    multi_queue(a, "SRC")
+    multi_queue(a, "SRC", **qt)
     a.cursor().execute(f"CREATE DATABASE LINK dbs2 CONNECT TO john IDENTIFIED BY welcome USING '{proxy.url()}'")
     a.propagation_adm.create_propagation("p", "src", "strm.dst", "dbs2")
-    sent = [b"p%03d" % i for i in range(40)]
+    sent = [b"p%03d" % i for i in range(messages)]
     enqueue(a, "SRC", sent)
     return a, b, proxy, sent
 
 
-def _run_all(a, proxy) -> None:
-    """One run, in batches of 10, moves all 40 messages."""
+def _run_all(a, proxy, messages=40) -> None:
+    """One run, in batches of 10, moves all the messages."""
     runner = PropagationRunner(a, batch_size=10)
     try:
-        assert runner.run_once(force=True) == 40
+        assert runner.run_once(force=True) == messages
     finally:
         runner.close()
         proxy.close()
@@ -186,10 +193,11 @@ def test_the_next_batch_is_sent_before_the_first_is_answered(sites):
 
 
 def test_a_later_batch_whose_answer_is_lost_is_sent_again_and_skipped(sites):
-    """Batches 1 and 2 answered; the servlet committed 3 (and perhaps 4) but the runner
-    hears nothing: 3 is sent again as a resend (its messages skipped there), 4 goes back
-    to the source and comes again in the same run — each message once at the destination."""
-    a, b, proxy, sent = _setup(sites, cut=2)
+    """The batches posted before the first answer are marked possible resends (HttpSite.depth
+    of them: 1-3), and answered; the servlet committed 4 but the runner hears nothing: 4
+    is sent again as a resend (its messages skipped there) — each message once at the
+    destination."""
+    a, b, proxy, sent = _setup(sites, cut=HttpSite.depth)
     _run_all(a, proxy)
     assert proxy.dropped >= 1 and len(proxy.requests) >= 2    # the resend came on a new connection
     assert sorted(m.payload for m in drain(b, "STRM.DST", "APP")) == sent
@@ -244,3 +252,67 @@ def test_a_batch_posted_behind_a_refused_one_is_not_committed(sites):
     finally:
         site.close()
     assert [m.payload for m in drain(b, "STRM.DST", "APP")] == [b"c"]
+
+
+def test_three_batches_are_in_flight_before_the_first_is_answered(sites):
+    a, b, proxy, sent = _setup(sites, hold=3)
+    _run_all(a, proxy)
+    assert proxy.second_before_first_answer is True      # the third request came first
+    assert proxy.requests[0] == 4
+    assert [m.payload for m in drain(b, "STRM.DST", "APP")] == sent      # in the source's order
+    assert rows(a, "SELECT TOTAL_NUMBER, FAILURES FROM DBA_QUEUE_SCHEDULES") == [(40, 0)]
+
+
+def test_a_lost_answer_with_two_batches_behind_it_applies_each_message_once_in_order(sites):
+    """Six batches, three in flight; the runner never hears the fourth answer, though the
+    servlet committed the fourth and the two posted behind it: the fourth is sent again as
+    a resend, the fifth and sixth go back to the source, come again in batches the servlet
+    refuses for their de-duplication rows (ORA-00001) and are sent again as resends — each
+    message once at the destination, in the source's order, nothing left at the source."""
+    a, b, proxy, sent = _setup(sites, cut=3, messages=60)
+    _run_all(a, proxy, messages=60)
+    assert proxy.dropped >= 1
+    assert [m.payload for m in drain(b, "STRM.DST", "APP")] == sent
+    assert rows(a, "SELECT COUNT(*) FROM AQ$SRC_QT") == [(0,)]
+    assert rows(a, "SELECT FAILURES FROM DBA_QUEUE_SCHEDULES") == [(0,)]
+    assert rows(b, "SELECT TOTAL_MSGS FROM V$PROPAGATION_RECEIVER") == [(60,)]
+
+
+def test_the_next_batch_reads_no_record_of_those_in_flight(sites, monkeypatch):
+    """A batch taken while others are in flight starts after them (job._hint): the records
+    they hold are not read again, nor refused their lock one by one (half of a pipelined
+    batch's dequeue before).  PostgreSQL's SKIP LOCKED passes them in the server."""
+    if not sites.open("dbs1").context.store.changes_complete:
+        pytest.skip("the source skips locked rows in SQL")
+    a, b, proxy, sent = _setup(sites)
+    store = a.context.store
+    refused = []
+    try_lock = type(store.locks).try_lock
+
+    def counted(self, *args):
+        ok = try_lock(self, *args)
+        if not ok:
+            refused.append(args)
+        return ok
+    monkeypatch.setattr(type(store.locks), "try_lock", counted)
+    _run_all(a, proxy)
+    assert refused == []
+    assert [m.payload for m in drain(b, "STRM.DST", "APP")] == sent
+
+
+def test_a_message_enqueued_during_a_pipelined_run_is_not_put_behind_the_backlog(sites):
+    """A priority queue: while the first batches are in flight, a message of a higher
+    priority is committed at the source (it sorts before the batches in flight).  The
+    next batch reads from the queue's start again (the change counter moved), so it goes
+    within the next few batches, not after the backlog — and in the same run."""
+    holder = {}
+
+    def urgent():
+        c = holder["conn"]
+        enqueue(c, "SRC", [b"urgent"], priority=-5)      # (smaller goes first)
+    a, b, proxy, sent = _setup(sites, messages=100, first_request=urgent, sort_list="PRIORITY,ENQ_TIME")
+    holder["conn"] = sites.open("dbs1")
+    _run_all(a, proxy, messages=101)
+    got = [m.payload for m in drain(b, "STRM.DST", "APP")]
+    assert sorted(got) == sorted(sent + [b"urgent"])
+    assert got.index(b"urgent") < 50      # batch 2-4 (of 10) or so; the backlog's end is 100

@@ -133,3 +133,23 @@ def test_remove_queue_cascade_refused_by_a_held_message_drops_no_client(env, mon
         other.rollback()
     conn.streams_adm.remove_queue(queue_name="USED_Q", cascade=True)
     assert _catalog(conn) == {view: [] for view in VIEWS}
+
+
+def test_remove_queue_refused_by_a_held_message_leaves_the_queue_started(env, monkeypatch):
+    """Without clients too: REMOVE_QUEUE stopped the queue before DROP_QUEUE refused it
+    (ORA-00054), so the refused call left it stopped; it is asked before the stop now."""
+    from sluice.store import postgres
+    monkeypatch.setattr(postgres, "DDL_LOCK_TIMEOUT", "300ms")
+    conn = env.conn
+    _used_queue(conn)
+    conn.aqadm.add_subscriber("used_q", sluice.Agent("S1"))
+    conn.queue("USED_Q").enqone(conn.msgproperties(payload=b"held"))
+    conn.commit()
+    state = "SELECT enqueue_enabled, dequeue_enabled FROM DBA_QUEUES WHERE name = 'USED_Q'"
+    with sluice.connect(env.dsn) as other:
+        hold_message(other, "USED_Q")                      # not committed
+        assert _code(conn.streams_adm.remove_queue, queue_name="USED_Q") == "ORA-00054"
+        assert conn.query(state, None)[1] == [("YES", "YES")]
+        other.rollback()
+    conn.streams_adm.remove_queue(queue_name="USED_Q")
+    assert _catalog(conn)["DBA_QUEUES"] == []

@@ -752,12 +752,9 @@ def test_a_new_capture_user_is_the_one_whose_rights_count(senv):
     assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
 
 
-def test_the_trigger_counts_what_the_capture_users_roles_give(senv):
-    """The capture user's rights include its roles' (CREATE ROLE, a role granted to a role),
-    as the Python capture and apply checks count them: ENQUEUE on the queue or ENQUEUE ANY
-    QUEUE granted to a role the capture user holds -- directly or through another role --
-    lets the trigger enqueue; revoking the role refuses the change (ORA-01031).  The trigger's
-    SQL used to read only the user's own grants and the predefined roles."""
+def _capture_as_capuser_without_enqueue(senv) -> None:
+    """A synchronous capture SC of ``emp`` whose capture user CAPUSER lacks a grant of its own
+    of ENQUEUE on STRM_Q (CREATE_SYNC_CAPTURE grants it: revoked)."""
     from tests.security.conftest import create_user
     create_user(senv.conn, "CAPUSER")
     senv.create_table("emp")
@@ -765,6 +762,15 @@ def test_the_trigger_counts_what_the_capture_users_roles_give(senv):
     senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs,
                                               capture_user="CAPUSER")
     senv.conn.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER")
+
+
+def test_the_trigger_counts_what_the_capture_users_roles_give(senv):
+    """The capture user's rights include its roles' (CREATE ROLE, a role granted to a role),
+    as the Python capture and apply checks count them: ENQUEUE on the queue or ENQUEUE ANY
+    QUEUE granted to a role the capture user holds -- directly or through another role --
+    lets the trigger enqueue; revoking the role refuses the change (ORA-01031).  The trigger's
+    SQL used to read only the user's own grants and the predefined roles."""
+    _capture_as_capuser_without_enqueue(senv)
     cur = senv.conn.cursor()
     for statement in ("CREATE ROLE CAP_INNER", "CREATE ROLE CAP_OUTER", "CREATE ROLE CAP_ANY",
                       "GRANT CAP_INNER TO CAP_OUTER", "GRANT CAP_OUTER TO CAPUSER",
@@ -779,3 +785,17 @@ def test_the_trigger_counts_what_the_capture_users_roles_give(senv):
     cur.execute("GRANT CAP_ANY TO CAPUSER")                     # a system privilege by a role
     senv.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
     assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 3]
+
+
+def test_the_trigger_counts_a_queue_privilege_granted_to_public(senv):
+    """DBMS_AQADM.GRANT_QUEUE_PRIVILEGE(grantee => 'PUBLIC') is every user's, the capture
+    user's too: the trigger enqueues with it, and refuses the change once it is revoked
+    (ORA-01031), as the Python checks do."""
+    _capture_as_capuser_without_enqueue(senv)
+    senv.conn.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="PUBLIC")
+    t = senv.table("emp")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    senv.conn.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="PUBLIC")
+    with pytest.raises(Exception, match="ORA-01031"):
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]

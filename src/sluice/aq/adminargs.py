@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import math
 
-from ..errors import InterfaceError, ora
+from ..errors import ora
+from ..model import check_flag as flag
 
-
-def flag(name: str, value: object) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise InterfaceError(f"{name} must be TRUE or FALSE")
+__all__ = ["flag", "seconds", "retries", "comment_arg", "parse_sort_list", "MAX_SECONDS"]
 
 
 # the longest retry delay or retention a queue takes (and the stores' views can show as dates)

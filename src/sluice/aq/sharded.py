@@ -318,7 +318,7 @@ class ShardedQueueAdm:
         table, name = self._parameter(queue_name, param_name)
         low, high = QUEUE_PARAMETERS[name]
         if isinstance(param_value, bool) or not isinstance(param_value, (int, float)) \
-                or param_value != int(param_value) or not low <= param_value <= high:
+                or not low <= param_value <= high or param_value != int(param_value):   # NaN, ±inf: out of range
             raise ora(6502, f"{name} takes an integer from {low} to {high}, not {param_value!r}")
         self._put_parameter(table, name, int(param_value))
 

@@ -49,5 +49,5 @@ def receive_batch(servlet: "Servlet", agent_name: str, body: bytes) -> bytes:
     except BaseException:
         pool.discard(conn)           # closed: what it did is rolled back
         raise
-    pool.release(conn)
+    pool.release(conn, renew=False)     # it only enqueued, and committed
     return json.dumps({"received": received}).encode()

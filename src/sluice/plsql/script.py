@@ -41,9 +41,13 @@ _IGNORED = _SQLPLUS - {"PROMPT", "PRO", "EXEC", "EXECUTE", "CONNECT", "CONN", "@
 _SQL_AFTER_SET = frozenset({"TRANSACTION", "ROLE", "CONSTRAINT", "CONSTRAINTS"})
 _PLSQL_UNITS = frozenset({"TYPE", "PROCEDURE", "FUNCTION", "PACKAGE", "TRIGGER", "LIBRARY"})
 _CREATE_NOISE = ("OR", "REPLACE", "EDITIONABLE", "NONEDITIONABLE", "FORCE", "NOFORCE")
-_OBJECT_WORDS = frozenset("""PUBLIC SHARED GLOBAL PRIVATE TEMPORARY UNIQUE BITMAP DATABASE LINK
-    USER ROLE TABLE VIEW INDEX SEQUENCE SYNONYM TYPE BODY PACKAGE PROCEDURE FUNCTION TRIGGER
-    MATERIALIZED DIRECTORY TABLESPACE PROFILE SESSION SYSTEM CONTEXT LIBRARY""".split())
+# what a CREATE / ALTER / DROP statement makes: modifiers, then one object noun (two for
+# DATABASE LINK, PACKAGE BODY, TYPE BODY) -- the word after it is a name, whatever it
+# spells (CREATE ROLE public, DROP USER system)
+_OBJECT_MODIFIERS = frozenset("PUBLIC SHARED GLOBAL PRIVATE TEMPORARY UNIQUE BITMAP MATERIALIZED".split())
+_OBJECT_WORDS = frozenset("""DATABASE USER ROLE TABLE VIEW INDEX SEQUENCE SYNONYM TYPE PACKAGE
+    PROCEDURE FUNCTION TRIGGER DIRECTORY TABLESPACE PROFILE SESSION SYSTEM CONTEXT LIBRARY""".split())
+_OBJECT_SECOND_WORD = {"DATABASE": "LINK", "PACKAGE": "BODY", "TYPE": "BODY"}
 
 
 def leading_words(text: str, start: int = 0, count: int = 6) -> tuple[list[str], int]:
@@ -305,12 +309,19 @@ def _kind_words(words: list[str]) -> str:
     if verb not in ("CREATE", "ALTER", "DROP", "TRUNCATE"):
         return verb
     kind = [verb]
-    for word in words[1:]:
+    rest = iter(words[1:])
+    for word in rest:
         if word in _CREATE_NOISE:
             continue
-        if word not in _OBJECT_WORDS:
-            break
-        kind.append(word)
+        if word in _OBJECT_MODIFIERS:
+            kind.append(word)
+            continue
+        if word in _OBJECT_WORDS:
+            kind.append(word)
+            second = _OBJECT_SECOND_WORD.get(word)
+            if second is not None and next(rest, None) == second:
+                kind.append(second)
+        break
     return " ".join(kind)
 
 

@@ -307,6 +307,13 @@ class RuleAdm(RulePrivileges):
         members = [m for ms in catalog.members.values() for m in ms if m.evaluation_context == qualified]
         if (users or sets or members) and not _flag("force", force):
             raise ora(24152, owner, name)
+        # force takes the context from the rules and rule sets using it (a rule set's
+        # memberships included): altering them, which the caller must be able to do for
+        # each — checked for all before anything changes
+        for r in users:
+            self._checks.check_alter(RULE, r.qualified)
+        for rs in dict.fromkeys([s.qualified for s in sets] + [m.rule_set for m in members]):
+            self._checks.check_alter(RULE_SET, rs)
         for r in users:
             self._put(RULE, r.owner, r.name, Rule(r.owner, r.name, r.condition, None,
                                                   r.action_context, r.comment).to_spec(), True)
@@ -412,15 +419,18 @@ class RuleAdm(RulePrivileges):
         rs = catalog.rule_set(f"{owner}.{name}")
         self._checks.check_drop(RULE_SET, rs.qualified)
         members = catalog.members_of(rs.qualified)
+        doomed: list[str] = []      # delete_rules: its rules that are in no other rule set
+        if _flag("delete_rules", delete_rules):
+            doomed = [rule for rule in dict.fromkeys(m.rule for m in members)
+                      if not any(o.rule_set != rs.qualified for o in catalog.sets_of_rule(rule))]
+        for rule in doomed:         # each is a DROP_RULE: checked for all before anything goes
+            self._checks.check_drop(RULE, rule)
         for m in members:
             self._drop(MEMBER, *member_key(m.rule_set, m.rule, m.evaluation_context))
         self._drop(RULE_SET, owner, name)
         self._changed([rs.qualified])
-        if _flag("delete_rules", delete_rules):
-            for rule in dict.fromkeys(m.rule for m in members):
-                if not any(o.rule == rule and o.rule_set != rs.qualified
-                           for o in catalog.sets_of_rule(rule)):
-                    self._drop(RULE, *rule.split(".", 1))
+        for rule in doomed:
+            self._drop(RULE, *rule.split(".", 1))
 
     def add_rule(self, rule_name: str, rule_set_name: str, evaluation_context: str | None = None,
                  rule_comment: str | None = None) -> None:

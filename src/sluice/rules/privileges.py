@@ -45,7 +45,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..errors import InterfaceError, ora
+from ..errors import ora
+from ..model import check_flag as flag
 from ..names import canonical
 from .engine.ruleset import (EVALUATION_CONTEXT, RULE, RULE_SET, STREAMS_CONTEXT, EvaluationContext,
                              RulesCatalog, rules_catalog)
@@ -85,15 +86,6 @@ def _number(privilege: Any, known: dict) -> int:
     if isinstance(privilege, bool) or not isinstance(privilege, int) or privilege not in known:
         raise ora(990, privilege)
     return privilege
-
-
-def flag(name: str, value: Any) -> bool:
-    """A BOOLEAN argument: TRUE, FALSE or NULL (FALSE).  :raises: InterfaceError."""
-    if value is None:
-        return False
-    if isinstance(value, bool) or value in (0, 1):
-        return bool(value)
-    raise InterfaceError(f"{name} must be TRUE or FALSE")
 
 
 class Checks:
@@ -303,19 +295,7 @@ class RulePrivileges:
                 or all(held[p].get("grantor") == me for p in mine)):
             raise ora(1927)
         self._session_ctx.ddl_commit()
-        self._revoke(key, user, mine)
-
-    def _revoke(self, key: str, user: str, privileges: list[str]) -> None:
-        """Take ``privileges`` from ``user`` and, in turn, from those it granted them to."""
-        held = self._held(user, key)
-        for p in privileges:
-            held.pop(p, None)
-        self._write("RULEPRIV", user, key, held)
-        for grantee, name, spec in self._session_ctx.store.catalog_objects("RULEPRIV"):
-            if name == key and grantee != user:
-                theirs = [p for p in privileges if spec.get(p, {}).get("grantor") == user]
-                if theirs:
-                    self._revoke(key, grantee, theirs)
+        self._session_ctx.security.revoke_object_privileges("RULEPRIV", user, key, mine)
 
     def _drop_grants(self, kind: str, qualified: str) -> None:
         """An object dropped takes its grants with it (a new one of the name starts bare)."""

@@ -10,15 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import ora
+from ..model import check_flag
 from ..names import canonical
 from .catalog import AQ_SYSTEM_PRIVILEGES, QUEUE_PRIVILEGES
 
 if TYPE_CHECKING:
     from ..context import SessionContext
-
-
-def _flag(value: object) -> bool:
-    return bool(value) if value is not None else False
 
 
 class SecurityAdm:
@@ -27,11 +24,11 @@ class SecurityAdm:
     _session_ctx: "SessionContext"
 
     # -- helpers ------------------------------------------------------------
-    def _grantee(self, name: str) -> str:
-        """A user or a role.  :raises: ORA-01917."""
+    def _grantee(self, name: str, public: bool = False) -> str:
+        """A user or a role (or, with ``public``, PUBLIC: every user).  :raises: ORA-01917."""
         user = canonical(name, "grantee")
         security = self._session_ctx.security
-        if security.user(user) is None and not security.is_role(user):
+        if security.user(user) is None and not security.is_role(user) and not (public and user == "PUBLIC"):
             raise ora(1917, user)
         return user
 
@@ -57,7 +54,7 @@ class SecurityAdm:
     def grant_system_privilege(self, privilege: str, grantee: str, admin_option: bool = False) -> None:
         priv = self._system_privilege(privilege)
         user = self._grantee(grantee)
-        self._put("SYSPRIV", user, priv, {"admin_option": _flag(admin_option),
+        self._put("SYSPRIV", user, priv, {"admin_option": check_flag("admin_option", admin_option),
                                           "grantor": self._session_ctx.username})
 
     def revoke_system_privilege(self, privilege: str, grantee: str) -> None:
@@ -68,6 +65,8 @@ class SecurityAdm:
         self._drop("SYSPRIV", user, priv)
 
     # -- queue privileges (seed 003 "Queue-Level Access Control") ------------
+    # grantee: "the grantee(s); can be a user, a role, or the PUBLIC role" (DBMS_AQADM's
+    # GRANT_QUEUE_PRIVILEGE); PUBLIC's grant is every user's (Authorizer.has_queue_privilege)
     @staticmethod
     def _queue_privileges(privilege: str) -> tuple[str, ...]:
         priv = str(privilege).strip().upper()
@@ -80,21 +79,25 @@ class SecurityAdm:
     def grant_queue_privilege(self, privilege: str, queue_name: str, grantee: str,
                               grant_option: bool = False) -> None:
         privs = self._queue_privileges(privilege)
+        option = check_flag("grant_option", grant_option)
         queue = self._session_ctx.catalog.queue(queue_name)
         self._session_ctx.authz.check_grant_queue(queue, privs)
-        user = self._grantee(grantee)
-        if _flag(grant_option) and self._session_ctx.security.is_role(user):
+        user = self._grantee(grantee, public=True)
+        if option and self._session_ctx.security.is_role(user):
             raise ora(1926)
-        held = dict(self._session_ctx.security.grantee(user).queues.get(queue.qualified, {}))
+        held = self._session_ctx.security.queue_grants(user, queue.qualified)
         for p in privs:
-            held[p] = {"grant_option": _flag(grant_option), "grantor": self._session_ctx.username}
+            held[p] = {"grant_option": option, "grantor": self._session_ctx.username}
         self._put("QUEUEPRIV", user, queue.qualified, held)
 
     def revoke_queue_privilege(self, privilege: str, queue_name: str, grantee: str) -> None:
+        """Revoke, and with it what the grantee granted on from it WITH GRANT OPTION (an
+        object privilege's revoke cascades).  :raises: ORA-01927 the grantee does not hold
+        it, or the caller neither owns the queue nor granted it (and ORA-00990, ORA-01917)."""
         privs = self._queue_privileges(privilege)
         queue = self._session_ctx.catalog.queue(queue_name)
-        user = self._grantee(grantee)
-        held = dict(self._session_ctx.security.grantee(user).queues.get(queue.qualified, {}))
+        user = self._grantee(grantee, public=True)
+        held = self._session_ctx.security.queue_grants(user, queue.qualified)
         authz = self._session_ctx.authz
         for p in privs:
             spec = held.get(p)
@@ -103,12 +106,8 @@ class SecurityAdm:
             if not (authz.is_superuser() or queue.owner == self._session_ctx.username
                     or spec.get("grantor") == self._session_ctx.username):
                 raise ora(1927)
-        for p in privs:
-            held.pop(p)
-        if held:
-            self._put("QUEUEPRIV", user, queue.qualified, held)
-        else:
-            self._drop("QUEUEPRIV", user, queue.qualified)
+        self._session_ctx.ddl_commit()
+        self._session_ctx.security.revoke_object_privileges("QUEUEPRIV", user, queue.qualified, privs)
 
     # -- AQ agents (seed 004 "Authorizing Users") -----------------------------
     def create_aq_agent(self, agent_name: str, certificate_location: str | None = None,
@@ -145,8 +144,9 @@ class SecurityAdm:
 
     @staticmethod
     def _agent_spec(certificate_location, enable_http, enable_smtp, enable_anyp) -> dict:
-        return {"certificate_location": certificate_location, "enable_http": _flag(enable_http),
-                "enable_smtp": _flag(enable_smtp), "enable_anyp": _flag(enable_anyp)}
+        return {"certificate_location": certificate_location, "enable_http": check_flag("enable_http", enable_http),
+                "enable_smtp": check_flag("enable_smtp", enable_smtp),
+                "enable_anyp": check_flag("enable_anyp", enable_anyp)}
 
     def enable_db_access(self, agent_name: str, db_username: str) -> None:
         """Give the agent the privileges of the database user (seed 004 Example 17-25)."""

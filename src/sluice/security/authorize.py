@@ -55,13 +55,18 @@ class Authorizer:
         return u.superuser or any(p in u.execute for p in packages)
 
     def has_queue_privilege(self, queue: QueueInfo, privilege: str) -> bool:
-        """Owner, the ANY system privilege, or a grant of the privilege (or ALL)."""
+        """Owner, the ANY system privilege, or a grant of the privilege (or ALL) to the
+        user, one of its roles or PUBLIC (every user)."""
         u = self.info()
         if u.superuser or queue.owner == self.username:
             return True
         if f"{privilege}_ANY" in u.system:
             return True
-        return privilege in u.queues.get(queue.qualified, {})
+        return _granted(self._queue_grants(u, queue), privilege)
+
+    def _queue_grants(self, u: UserInfo, queue: QueueInfo) -> tuple[dict[str, dict], dict[str, dict]]:
+        """What ``u`` (with its roles) and PUBLIC were granted on ``queue``."""
+        return (u.queues.get(queue.qualified, {}), self.catalog.public_queues.get(queue.qualified, {}))
 
     # -- the rules engine's privileges (DBMS_RULE_ADM; which one each procedure needs
     # is sluice.rules.privileges') ----------------------------------------------------
@@ -83,36 +88,32 @@ class Authorizer:
                         grant_option: bool = False) -> bool:
         """``user`` holds ``privilege`` (ALTER or EXECUTE) on the rule object ``obj``
         (``"RULE_SET.OWNER.NAME"``) by a grant to it or to PUBLIC, with the grant
-        option if asked.  Ownership and system privileges are the caller's to check."""
+        option if asked (PUBLIC's WITH GRANT OPTION lets every user grant it on, as a
+        queue's does).  Ownership and system privileges are the caller's to check."""
         u = self._user_or_self(user)
         if u is None:
             return False
-        grants = [u.rule_objects.get(obj, {})]
-        if not grant_option:
-            grants.append(self.catalog.public_rule_objects.get(obj, {}))
-        return any(privilege in g and (not grant_option or g[privilege].get("grant_option"))
-                   for g in grants)
+        return _granted((u.rule_objects.get(obj, {}), self.catalog.public_rule_objects.get(obj, {})),
+                        privilege, grant_option)
 
     # -- tables an evaluation context's table aliases name ---------------------------
     def has_table_privilege(self, table: str, privilege: str = "SELECT", user: str | None = None,
                             grant_option: bool = False) -> bool:
         """``user`` (default: the connected one) may ``privilege`` (SELECT) the table
         ``OWNER.TABLE``: owns it (its schema), holds SELECT ANY TABLE, or a grant of it to
-        itself or PUBLIC — with the grant option if asked (then neither the ANY privilege
-        nor PUBLIC's grant counts; the owner may always grant).  A schema that is no
-        database user reads every table: nobody there holds or lacks a privilege."""
+        itself or PUBLIC — with the grant option if asked (then the ANY privilege does not
+        count; PUBLIC's WITH GRANT OPTION does, as a queue's; the owner may always grant).
+        A schema that is no database user reads every table: nobody there holds or lacks a
+        privilege."""
         u = self._user_or_self(user)
         if u is None:
             return user is not None and user != "PUBLIC"
         if u.superuser or table.split(".", 1)[0] == u.name:
             return True
-        held = [u.tables.get(table, {})]
-        if not grant_option:
-            if f"{privilege}_ANY_TABLE" in u.system:
-                return True
-            held.append(self.catalog.public_tables.get(table, {}))
-        return any(privilege in g and (not grant_option or g[privilege].get("grant_option"))
-                   for g in held)
+        if not grant_option and f"{privilege}_ANY_TABLE" in u.system:
+            return True
+        return _granted((u.tables.get(table, {}), self.catalog.public_tables.get(table, {})),
+                        privilege, grant_option)
 
     def check_grant_table(self, table: str, privilege: str = "SELECT") -> None:
         """GRANT SELECT ON a table: a superuser, its owner, or a holder of the privilege
@@ -227,13 +228,14 @@ class Authorizer:
             raise ora(1031)
 
     def check_grant_queue(self, queue: QueueInfo, privileges: Iterable[str]) -> None:
-        """Owner, queue administrator, or a holder of the privilege WITH GRANT OPTION."""
+        """Owner, queue administrator, or a holder of the privilege WITH GRANT OPTION (a
+        grant to PUBLIC WITH GRANT OPTION lets every user grant it on, as Oracle's)."""
         if self.is_superuser() or queue.owner == self.username:
             return
         if self.has_execute("DBMS_AQADM") and self.has_system("MANAGE_ANY"):
             return
-        held = self.info().queues.get(queue.qualified, {})
-        if all(held.get(p, {}).get("grant_option") for p in privileges):
+        grants = self._queue_grants(self.info(), queue)
+        if all(_granted(grants, p, grant_option=True) for p in privileges):
             return
         raise ora(1031)
 
@@ -248,6 +250,13 @@ class Authorizer:
             raise ora(24093, name, self.username)
 
 
+def _granted(grants: Iterable[dict[str, dict]], privilege: str, grant_option: bool = False) -> bool:
+    """One of ``grants`` (``{privilege: {grant_option, grantor}}``: to the user, its roles,
+    PUBLIC) holds ``privilege``, WITH GRANT OPTION if ``grant_option``."""
+    return any(privilege in g and (not grant_option or bool(g[privilege].get("grant_option")))
+               for g in grants)
+
+
 def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: str, queue: QueueInfo,
                     privilege: str, client: str) -> list[tuple[str, str]]:
     """:meth:`Authorizer._check_client` for what runs without Python: a synchronous capture's
@@ -255,9 +264,9 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     transaction.  ``[(condition, error text)]`` in the order the check raises them (ORA-01918,
     ORA-01031, ORA-24093): the first condition that holds refuses.  What is fixed when the
     trigger is made (the queue's owner and security, who ``user`` is) is decided here; the
-    grants (superuser, the ANY privilege or the queue privilege held by the user or by any role
-    it holds, however nested; the agent's mapping) are read from the ``catalog`` table's rows each time,
-    with ``json_text(document, key)`` of the store's dialect."""
+    grants (superuser, the ANY privilege or the queue privilege held by the user, by any role
+    it holds, however nested, or by PUBLIC; the agent's mapping) are read from the ``catalog``
+    table's rows each time, with ``json_text(document, key)`` of the store's dialect."""
     def lit(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
 
@@ -293,7 +302,9 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
         held(" OR ".join([
             *([f"G.NAME IN ({', '.join(giving)})"] if giving else []),
             granted("SYSPRIV", any_privilege),
-            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")]))])
+            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])),
+        # a queue privilege granted to PUBLIC is every user's
+        row("QUEUEPRIV", "PUBLIC", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])
     refusals.append((f"NOT ({privileged})", str(ora(1031))))
     if queue.table.secure:
         agent = canonical(client, "agent name")

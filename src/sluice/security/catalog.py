@@ -8,7 +8,7 @@ kind           owner           name                    spec
 =============  ==============  ======================  ===============================
 USER           SYS             user name               password hash, superuser flag
 SYSPRIV        grantee         privilege               admin_option, grantor
-QUEUEPRIV      grantee         OWNER.QUEUE             {privilege: {grant_option, grantor}}
+QUEUEPRIV      grantee|PUBLIC  OWNER.QUEUE             {privilege: {grant_option, grantor}}
 RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
 TABPRIV        grantee|PUBLIC  OWNER.TABLE             {SELECT: {grant_option, grantor}}
 EXECPRIV       grantee         package (DBMS_AQ …) or  grantor
@@ -39,9 +39,10 @@ look it up.  ``SELECT ANY TABLE`` is the SYSPRIV row SELECT_ANY_TABLE.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from ..store.base import Store
-from ..store.sqlschema import PREDEFINED_ROLES
+from ..store.sqlschema import PREDEFINED_ROLES, ROLE_GRANTS   # what the predefined roles give
 
 BOOTSTRAP_USER = "SLUICE"
 
@@ -65,20 +66,6 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                              *((verb, f"ANY {obj}", f"{verb}_ANY_{obj.replace(' ', '_')}")
                                for verb in ("CREATE", "ALTER", "DROP", "EXECUTE")
                                for obj in ("RULE", "RULE SET", "EVALUATION CONTEXT")))}}
-# what Oracle's catqueue.sql gives AQ_ADMINISTRATOR_ROLE WITH GRANT OPTION
-RULE_OBJ_PRIVILEGES = {"CREATE_RULE_OBJ", "CREATE_RULE_SET_OBJ", "CREATE_EVALUATION_CONTEXT_OBJ"}
-# what Oracle's predefined roles give, as far as AQ is concerned
-ROLE_GRANTS = {
-    "CONNECT": {"sys": {"CREATE_SESSION"}, "exec": set()},
-    "RESOURCE": {"sys": set(), "exec": set()},
-    "AQ_USER_ROLE": {"sys": set(), "exec": {"DBMS_AQ", "DBMS_AQIN", "DBMS_AQJMS"}},
-    "AQ_ADMINISTRATOR_ROLE": {"sys": {"ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY", *RULE_OBJ_PRIVILEGES},
-                              "admin": set(RULE_OBJ_PRIVILEGES),
-                              "exec": {"DBMS_AQ", "DBMS_AQADM", "DBMS_AQIN", "DBMS_AQJMS",
-                                       "DBMS_AQELM"}},
-    "SELECT_CATALOG_ROLE": {"sys": {"MONITOR"}, "exec": set()},
-    "DBA": {"sys": set(), "exec": set()},   # DBA makes a superuser (see UserInfo)
-}
 QUEUE_PRIVILEGES = ("ENQUEUE", "DEQUEUE")
 TABLE_PRIVILEGES = ("SELECT",)
 
@@ -160,6 +147,7 @@ class SecurityCatalog:
         self.roles: dict[str, UserInfo] = {}      # predefined and CREATE ROLE's
         self.agents: dict[str, AgentInfo] = {}
         self.proxies: dict[str, set[str]] = {}
+        self.public_queues: dict[str, dict[str, dict]] = {}         # granted to PUBLIC
         self.public_rule_objects: dict[str, dict[str, dict]] = {}   # granted to PUBLIC
         self.public_tables: dict[str, dict[str, dict]] = {}         # granted to PUBLIC
 
@@ -184,9 +172,7 @@ class SecurityCatalog:
         for grantee, role, _ in self.store.catalog_objects("ROLE"):
             if grantee in holders:
                 holders[grantee].roles.add(role)
-        for grantee, queue, spec in self.store.catalog_objects("QUEUEPRIV"):
-            if grantee in holders:
-                holders[grantee].queues[queue] = dict(spec)
+        public_queues = self._object_grants("QUEUEPRIV", holders, "queues")
         public = self._object_grants("RULEPRIV", holders, "rule_objects")
         public_tables = self._object_grants("TABPRIV", holders, "tables")
         agents: dict[str, AgentInfo] = {}
@@ -202,6 +188,7 @@ class SecurityCatalog:
         self.direct, self.roles = holders, roles
         self.users = {name: _with_roles(u, roles) for name, u in users.items()}
         self.agents, self.proxies = agents, proxies
+        self.public_queues = public_queues
         self.public_rule_objects = public
         self.public_tables = public_tables
         self._version = version
@@ -221,6 +208,42 @@ class SecurityCatalog:
         """What was granted to the user or role ``name`` itself (not through its roles)."""
         self.refresh()
         return self.direct.get(name) or self.user(name)     # SYS, a store's bootstrap user
+
+    def queue_grants(self, grantee: str, queue: str) -> dict[str, dict]:
+        """The queue privileges granted on ``queue`` (``OWNER.QUEUE``) to ``grantee`` itself
+        — a user, a role or PUBLIC — as ``{privilege: {grant_option, grantor}}``."""
+        self.refresh()
+        if grantee == "PUBLIC":
+            return dict(self.public_queues.get(queue, {}))
+        info = self.grantee(grantee)
+        return dict(info.queues.get(queue, {})) if info is not None else {}
+
+    def revoke_object_privileges(self, kind: str, grantee: str, obj: str, privileges: Iterable[str]) -> None:
+        """Take ``privileges`` on ``obj`` from ``grantee`` and, in turn, from whoever it
+        granted them to, and so on: Oracle's revoke of an object privilege cascades to the
+        grants made WITH GRANT OPTION from it.  ``kind`` is a catalog kind whose rows are
+        ``{privilege: {grant_option, grantor}}`` (QUEUEPRIV, RULEPRIV, TABPRIV); a row left
+        with no privilege goes.  The caller has checked the revoke and committed (DDL)."""
+        store = self.store
+        rows = {who: dict(spec) for who, name, spec in store.catalog_objects(kind) if name == obj}
+        changed: set[str] = set()
+        todo = [(grantee, list(privileges))]
+        while todo:
+            who, wanted = todo.pop()
+            held = rows.get(who, {})
+            taken = [p for p in wanted if held.pop(p, None) is not None]   # a grant goes once
+            if not taken:
+                continue
+            changed.add(who)
+            for other, spec in rows.items():
+                theirs = [p for p in taken if spec.get(p, {}).get("grantor") == who]
+                if theirs:
+                    todo.append((other, theirs))
+        for who in sorted(changed):
+            if rows[who]:
+                store.put_catalog_object(kind, who, obj, rows[who], replace=True)
+            else:
+                store.drop_catalog_object(kind, who, obj)
 
     def is_role(self, name: str) -> bool:
         self.refresh()

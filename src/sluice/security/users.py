@@ -41,9 +41,9 @@ _DROP_ROLE = re.compile(rf"^\s*DROP\s+ROLE\s+({_IDENT})\s*$", re.I | re.S)
 _ROLE_NAME = re.compile(rf"^{_IDENT}$")
 _GRANT = re.compile(r"^\s*GRANT\s+(.+?)\s+TO\s+(.+?)(\s+WITH\s+(ADMIN|GRANT)\s+OPTION)?\s*$", re.I | re.S)
 _REVOKE = re.compile(r"^\s*REVOKE\s+(.+?)\s+FROM\s+(.+?)\s*$", re.I | re.S)
-# EXECUTE on a package of SYS (DBMS_AQ …, stored by its name) or on a routine of another
-# schema (a registered procedure or function, stored as OWNER.NAME)
-_EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(?:SYS\.)?([\w$#]+(?:\.[\w$#]+)?)$", re.I)
+# EXECUTE on a package of SYS (DBMS_AQ …, stored by its name) or on a routine of a schema
+# (a registered procedure or function, stored as OWNER.NAME)
+_EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(\S.*)$", re.I | re.S)
 _TABLE_ON = re.compile(rf"^({'|'.join(TABLE_PRIVILEGES)})\s+ON\s+(?:TABLE\s+)?(\S+)$", re.I)
 
 
@@ -71,6 +71,18 @@ def init_administrator(conn: "Connection", password: str | None) -> bool:
     spec = {"password": hash_password(password) if password else None, "superuser": True}
     conn.context.store.put_catalog_object("USER", "SYS", BOOTSTRAP_USER, spec, replace=False)
     return True
+
+
+# the grants that name an object of a schema (``OWNER.NAME``; rule objects ``TYPE.OWNER.NAME``;
+# EXECPRIV also names SYS's packages by their bare names): they go with the schema's user
+_OBJECT_GRANTS = ("EXECPRIV", "QUEUEPRIV", "RULEPRIV", "TABPRIV")
+
+
+def _object_owner(kind: str, name: str) -> str | None:
+    parts = name.split(".")
+    if kind == "RULEPRIV":
+        return parts[1] if len(parts) > 2 else None
+    return parts[0] if len(parts) > 1 else None
 
 
 def _password(token: str) -> str:
@@ -221,12 +233,38 @@ class UserStatements:
             schema.drop()
         for kind in ("SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "TABPRIV", "PROXY"):
             for owner, obj, _ in store.catalog_objects(kind):
-                if owner == user:
+                if owner == user or (kind in _OBJECT_GRANTS and _object_owner(kind, obj) == user):
                     store.drop_catalog_object(kind, owner, obj)
+        self._drop_grants_made_by(user)
         for agent, db_user, _ in store.catalog_objects("AGENTUSER"):
             if db_user == user:
                 store.drop_catalog_object("AGENTUSER", agent, db_user)
         store.drop_catalog_object("USER", "SYS", user)
+
+    def _drop_grants_made_by(self, user: str) -> None:
+        """The object privileges ``user`` granted (WITH GRANT OPTION) go with it, and in
+        turn those its grantees granted on from them, as a REVOKE from it would take them:
+        a grant whose grantor is gone is not kept (a user re-created under the name finds
+        nobody holding what its namesake gave)."""
+        store = self._session_ctx.store
+        lost: dict[tuple[str, str, str], set[str]] = {}     # (kind, object, privilege) -> who lost it
+        changed = True
+        while changed:
+            changed = False
+            for kind in ("QUEUEPRIV", "RULEPRIV", "TABPRIV"):
+                for grantee, obj, spec in store.catalog_objects(kind):
+                    gone = [p for p, g in spec.items() if isinstance(g, dict) and (
+                        g.get("grantor") == user or g.get("grantor") in lost.get((kind, obj, p), ()))]
+                    if not gone:
+                        continue
+                    kept = {p: g for p, g in spec.items() if p not in gone}
+                    if kept:
+                        store.put_catalog_object(kind, grantee, obj, kept, replace=True)
+                    else:
+                        store.drop_catalog_object(kind, grantee, obj)
+                    for p in gone:
+                        lost.setdefault((kind, obj, p), set()).add(grantee)
+                    changed = True
 
     # -- roles --------------------------------------------------------------
     def create_role(self, name: str) -> None:
@@ -260,23 +298,40 @@ class UserStatements:
         out = []
         for item in (p.strip() for p in text.split(",")):
             upper = re.sub(r"\s+", " ", item.upper())
-            if m := _EXECUTE_ON.match(upper):
-                out.append(("EXECPRIV", m.group(1)))
+            if m := _EXECUTE_ON.match(item):
+                out.append(("EXECPRIV", self._executable(m.group(1))))
             elif m := _TABLE_ON.match(item):
                 table = split_qualified(m.group(2), self._session_ctx.username, "table name")
                 out.append(("TABPRIV", ".".join(table)))
             elif upper in SQL_SYSTEM_PRIVILEGES:
                 out.append(("SYSPRIV", SQL_SYSTEM_PRIVILEGES[upper]))
-            elif _ROLE_NAME.match(item) and self._security.is_role(role := canonical(item, "role name")):
+            elif _ROLE_NAME.match(item):
+                role = canonical(item, "role name")
+                if not self._security.is_role(role):
+                    raise ora(1919, role)      # a name that is no privilege names a role
                 out.append(("ROLE", role))
             else:
                 raise ora(990, item)
+            if out[-1] in out[:-1]:
+                raise ora(1711)
         return out
+
+    def _executable(self, text: str) -> str:
+        """What ``EXECUTE ON text`` names: a package of SYS (``DBMS_AQ``, ``SYS.DBMS_AQ``:
+        the public synonyms Oracle resolves them through) by its name, or a routine as
+        ``OWNER.NAME`` -- unqualified, of the grantor's schema, as Oracle resolves a name;
+        quoted parts keep their case."""
+        owner, name = split_qualified(text, "", "object name")
+        if owner == "SYS" or (not owner and name.startswith("DBMS_")):
+            return name
+        return f"{owner or self._session_ctx.username}.{name}"
 
     def _grantees(self, text: str, public: bool = False) -> list[str]:
         """The users and roles named (with ``public``, PUBLIC too: every user).
-        :raises: ORA-01917."""
+        :raises: ORA-01917, ORA-01700 (one named twice)."""
         users = [canonical(u.strip(), "grantee") for u in text.split(",")]
+        if len(set(users)) < len(users):
+            raise ora(1700)
         for u in users:
             if self._security.user(u) is None and not self._security.is_role(u) \
                     and not (public and u == "PUBLIC"):
@@ -297,10 +352,23 @@ class UserStatements:
                     raise ora(1934)
 
     def _tables(self, privs: list[tuple[str, str]]) -> list[str]:
-        """The tables of ``privs``; anything else needs a superuser.  :raises: ORA-01031."""
+        """The tables of ``privs``, after checking the caller may grant and revoke the rest
+        (the tables' own checks are the caller's): a superuser anything; a system privilege
+        its holder WITH ADMIN OPTION (what DBMS_AQADM.GRANT_SYSTEM_PRIVILEGE and DBMS_RULE_ADM
+        ask of theirs), a role its holder WITH ADMIN OPTION, EXECUTE on a routine its owner.
+        :raises: ORA-01031."""
         tables = [name for kind, name in privs if kind == "TABPRIV"]
-        if len(tables) < len(privs):
-            self._require_superuser()
+        authz = self._session_ctx.authz
+        if len(tables) == len(privs) or authz.is_superuser():
+            return tables
+        me, info = self._session_ctx.username, authz.info()
+        administered = {role for grantee, role, spec in self._session_ctx.store.catalog_objects("ROLE")
+                        if spec.get("admin_option") and (grantee == me or grantee in info.roles)}
+        for kind, name in privs:
+            if not (kind == "TABPRIV" or (kind == "SYSPRIV" and name in info.admin_option)
+                    or (kind == "ROLE" and name in administered)
+                    or (kind == "EXECPRIV" and name.split(".", 1)[0] == me and "." in name)):
+                raise ora(1031)
         return tables
 
     @staticmethod
@@ -351,8 +419,8 @@ class UserStatements:
         self._session_ctx.ddl_commit()
         for user in users:
             for kind, name in privs:
-                if kind == "TABPRIV":
-                    self._revoke_table(user, name, list(TABLE_PRIVILEGES))
+                if kind == "TABPRIV":     # with the grants made from it WITH GRANT OPTION
+                    self._security.revoke_object_privileges(kind, user, name, TABLE_PRIVILEGES)
                 else:
                     store.drop_catalog_object(kind, user, name)
 
@@ -361,20 +429,3 @@ class UserStatements:
             if grantee == user and name == table:
                 return dict(spec)
         return {}
-
-    def _revoke_table(self, user: str, table: str, privileges: list[str]) -> None:
-        """Take ``privileges`` on ``table`` from ``user`` and, in turn, from those it granted
-        them to (WITH GRANT OPTION)."""
-        store = self._session_ctx.store
-        held = self._held_table(user, table)
-        for p in privileges:
-            held.pop(p, None)
-        if held:
-            store.put_catalog_object("TABPRIV", user, table, held, replace=True)
-        else:
-            store.drop_catalog_object("TABPRIV", user, table)
-        for grantee, name, spec in store.catalog_objects("TABPRIV"):
-            if name == table and grantee != user:
-                theirs = [p for p in privileges if spec.get(p, {}).get("grantor") == user]
-                if theirs:
-                    self._revoke_table(grantee, table, theirs)

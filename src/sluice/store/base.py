@@ -467,6 +467,11 @@ class Store(abc.ABC):
     """
 
     dialect: str
+    # whether change_counter() grows at once for every process's commits with enqueues, released
+    # locks and promotions (SQLite: a counter in the shared lock file — two bumps racing may
+    # count once, which still moves it); a PostgreSQL store hears of other processes' commits
+    # only on the tables it listens to
+    changes_complete: bool = False
 
     def on_close(self, hook) -> None:
         """Run ``hook()`` when the store closes (threads of upper layers stop there)."""

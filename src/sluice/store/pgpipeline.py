@@ -126,21 +126,48 @@ class InsertPipeline:
             text = numbered(sql, len(types))
             if text is None:
                 return False
+        self._send(((key, text, values),), begin)
+        return True
+
+    def send_rows(self, inserts: Sequence[tuple[str, tuple[str, ...], Sequence]], begin: bool = False) -> bool:
+        """:meth:`send` of several ``(sql, types, row)``: all of them, or — when this path
+        does not take one of them — none (each is checked before anything is sent)."""
+        if not self.usable:
+            return False
+        ready = []
+        current = self._current
+        for sql, types, row in inserts:
+            values = encoded(types, row)
+            if values is None:
+                return False
+            key = (sql, types)
+            text = None
+            if key != current:
+                text = numbered(sql, len(types))
+                if text is None:
+                    return False
+                current = key
+            ready.append((key, text, values))
+        self._send(ready, begin)
+        return True
+
+    def _send(self, ready: Sequence[tuple[tuple, bytes | None, list]], begin: bool) -> None:
+        """Send checked INSERTs: ``(key, the statement to prepare first or None, values)``."""
         pg = self.raw.pgconn
         if not self.sending:
             pg.enter_pipeline_mode()
             self.sending = True
         if begin:
             pg.send_query_params(b"BEGIN", None)
-        if text is not None:
-            self._current = None
-            pg.send_prepare(b"", text, param_types=[_OIDS[t] for t in types])
-            self._current = key
-        pg.send_query_prepared(b"", values, param_formats=_binary(len(values)))
-        self.pending += 1
+        for key, text, values in ready:
+            if text is not None:
+                self._current = None
+                pg.send_prepare(b"", text, param_types=[_OIDS[t] for t in key[1]])
+                self._current = key
+            pg.send_query_prepared(b"", values, param_formats=_binary(len(values)))
+        self.pending += len(ready)
         if self.pending >= MAX_PENDING:
             self.drain()
-        return True
 
     def drain(self) -> None:
         """Read every answer and leave pipeline mode.  :raises psycopg.Error: the first

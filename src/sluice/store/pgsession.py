@@ -207,19 +207,27 @@ class PgSession(StoreSession):
             self._events.extend(events)
             return
         with self._guard():
-            # one row: through the session's pipeline (see pgpipeline), the BEGIN with it
-            if len(records) == 1 and records[0].notices is None and self._later is None \
-                    and self._sent is None:
-                pipe = self._pipeline()
-                if pipe is not None and pipe.send(*sqlops.one_row_insert(POSTGRESQL, qt, records[0]),
-                                                  begin=not self._open):
+            # one message — one row, or a multi-consumer queue's row per recipient: through
+            # the session's pipeline (see pgpipeline), the BEGIN with it
+            if self._later is None and self._sent is None:
+                sent = pipe = None
+                if len(records) == 1:
+                    if records[0].notices is None:
+                        pipe = self._pipeline()
+                        sent = pipe is not None and pipe.send(
+                            *sqlops.one_row_insert(POSTGRESQL, qt, records[0]), begin=not self._open)
+                elif _one_message(records):
+                    pipe = self._pipeline()
+                    sent = pipe is not None and pipe.send_rows(
+                        [sqlops.one_row_insert(POSTGRESQL, qt, r) for r in records], begin=not self._open)
+                if sent:
                     self._open = True
                     if qt.qt_id not in self._inserted:
-                        # the table's first row of the transaction: answered before the
+                        # the table's first rows of the transaction: answered before the
                         # enqueue returns (its lock then keeps the table as it is for the
-                        # rows sent after it without waiting)
+                        # rows sent after them without waiting)
                         pipe.drain()
-                    self._inserted.setdefault(qt.qt_id, (qt, []))[1].append(records[0].msgid)
+                    self._inserted.setdefault(qt.qt_id, (qt, []))[1].extend([r.msgid for r in records])
                     self._events.extend(events)
                     return
             c = self._conn(deferring=True)
@@ -623,6 +631,19 @@ class _Mark:
     removed: set
     events: int
     works: int
+
+
+# a message's records sent as pipelined rows at most (one per recipient); more go by COPY
+PIPELINED_RECIPIENTS = 16
+
+
+def _one_message(records: list[MessageRecord]) -> bool:
+    """``records`` (more than one) are one message's rows per recipient (one message id),
+    few enough for the pipeline, none owing a notification row."""
+    if not 1 < len(records) <= PIPELINED_RECIPIENTS:
+        return False
+    msgid = records[0].msgid
+    return all(r.msgid == msgid and r.notices is None for r in records)
 
 
 def _group_gate(c: PgConnection, qt_id: int, inner):

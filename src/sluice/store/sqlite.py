@@ -156,6 +156,7 @@ class SqliteStore(Store):
     """One SQLite database file, shared by every connection of this process."""
 
     dialect = "sqlite"
+    changes_complete = True     # the change count is in the lock file every process bumps
 
     def __init__(self, path: str, synchronous: str = "NORMAL", temporary: bool = False) -> None:
         self.path = path

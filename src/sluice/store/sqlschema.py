@@ -49,14 +49,19 @@ from .dialect import Dialect
 # 18: DBA_TAB_PRIVS shows SELECT on tables (TABPRIV rows: the tables of evaluation contexts'
 #     table aliases), RESHAPED_VIEWS; roles: DBA_ROLES, DBA_ROLE_PRIVS, USER_ROLE_PRIVS;
 #     DBA_EVALUATION_CONTEXT_TABLES (and ALL_, USER_)
-# 19: DBA_CAPTURE.APPLIED_SCN with PERSISTENT staging is what the apply processes of the
+# 19: SESSION_ROLES, ROLE_SYS_PRIVS, ROLE_TAB_PRIVS, ROLE_ROLE_PRIVS, QUEUE_PRIVILEGES (per-session views:
+#     PostgreSQL's are made by catalog_ddl, SQLite's per connection)
+# 20: DBA_SYS_PRIVS and DBA_TAB_PRIVS (so ROLE_SYS_PRIVS, ROLE_TAB_PRIVS) list what the predefined
+#     roles give (ROLE_GRANTS: constant rows, no catalog rows), RESHAPED_VIEWS; ALL_TAB_PRIVS (per
+#     session, as USER_VIEWS are), which QUEUE_PRIVILEGES now reads
+# 21: DBA_CAPTURE.APPLIED_SCN with PERSISTENT staging is what the apply processes of the
 #     capture's queue applied (SLUICE_APPLY_PROGRESS; it was NULL), RESHAPED_VIEWS
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 21
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
 # views whose text changed (same columns and types) since an older schema version
-RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_CAPTURE")
+RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE")
 
 # whether the queue table row ``{t}`` is a sharded queue's ('TRUE' / 'FALSE', as Oracle's
 # DBA_QUEUES.SHARDED)
@@ -191,15 +196,40 @@ def _yes(d: Dialect, doc: str, key: str) -> str:
     return f"CASE WHEN CAST({d.json_text(doc, key)} AS TEXT) IN ('1', 'true') THEN 'YES' ELSE 'NO' END"
 
 
-# the roles every store has (what each gives: sluice.security.catalog.ROLE_GRANTS); CREATE
-# ROLE adds others (ROLEDEF rows)
-PREDEFINED_ROLES = ("CONNECT", "RESOURCE", "DBA", "AQ_USER_ROLE", "AQ_ADMINISTRATOR_ROLE",
-                    "SELECT_CATALOG_ROLE")
+# what Oracle's catqueue.sql gives AQ_ADMINISTRATOR_ROLE WITH GRANT OPTION
+RULE_OBJ_PRIVILEGES = frozenset({"CREATE_RULE_OBJ", "CREATE_RULE_SET_OBJ", "CREATE_EVALUATION_CONTEXT_OBJ"})
+# the roles every store has and what Oracle's give, as far as AQ and the rules engine are
+# concerned: system privileges (their DBMS_AQADM / DBMS_RULE_ADM names), those of them held
+# WITH ADMIN OPTION, EXECUTE on SYS's packages.  No catalog rows: sluice.security.catalog
+# counts them for a role's holders, and DBA_SYS_PRIVS / DBA_TAB_PRIVS list them from here
+# (privilege_ddl).  CREATE ROLE adds other roles (ROLEDEF rows).
+ROLE_GRANTS: dict[str, dict[str, frozenset[str]]] = {
+    "CONNECT": {"sys": frozenset({"CREATE_SESSION"}), "exec": frozenset()},
+    "RESOURCE": {"sys": frozenset(), "exec": frozenset()},
+    "AQ_USER_ROLE": {"sys": frozenset(), "exec": frozenset({"DBMS_AQ", "DBMS_AQIN", "DBMS_AQJMS"})},
+    "AQ_ADMINISTRATOR_ROLE": {"sys": frozenset({"ENQUEUE_ANY", "DEQUEUE_ANY", "MANAGE_ANY", *RULE_OBJ_PRIVILEGES}),
+                              "admin": RULE_OBJ_PRIVILEGES,
+                              "exec": frozenset({"DBMS_AQ", "DBMS_AQADM", "DBMS_AQIN", "DBMS_AQJMS",
+                                                 "DBMS_AQELM"})},
+    "SELECT_CATALOG_ROLE": {"sys": frozenset({"MONITOR"}), "exec": frozenset()},
+    "DBA": {"sys": frozenset(), "exec": frozenset()},   # DBA makes a superuser (see UserInfo)
+}
+PREDEFINED_ROLES = tuple(ROLE_GRANTS)
+
+
+def _constant_rows(columns: tuple[str, ...], values: list[tuple[str, ...]]) -> str:
+    """A constant table as a query (``SELECT 'A' AS C1, … UNION ALL SELECT …``: SQLite's
+    VALUES cannot name its columns); ``values`` must not be empty."""
+    def lit(v: str) -> str:
+        return "'" + v.replace("'", "''") + "'"
+    return " UNION ALL ".join("SELECT " + ", ".join(f"{lit(v)} AS {c}" for c, v in zip(columns, row))
+                              for row in values)
 
 
 def privilege_ddl(d: Dialect) -> list[str]:
     """DBA_SYS_PRIVS, DBA_TAB_PRIVS, DBA_ROLES and DBA_ROLE_PRIVS over the security catalog's rows (see
-    :mod:`sluice.security.catalog`): system privileges (SYSPRIV, stored by their
+    :mod:`sluice.security.catalog`) and what the predefined roles give (ROLE_GRANTS, GRANTEE the
+    role, as Oracle's dictionary lists them): system privileges (SYSPRIV, stored by their
     DBMS_AQADM / DBMS_RULE_ADM names, shown by Oracle's SQL names: MANAGE_ANY is MANAGE ANY
     QUEUE, CREATE_RULE_SET_OBJ is CREATE RULE SET), and object privileges on queues
     (QUEUEPRIV), rule objects (RULEPRIV, ``TYPE.OWNER.NAME``), tables (TABPRIV), packages
@@ -221,6 +251,13 @@ def privilege_ddl(d: Dialect) -> list[str]:
     rows += [object_rows("RULEPRIV", p, _part(d, rest, 1), _part(d, rest, 2),
                          f"REPLACE({_part(d, n, 1)}, '_', ' ')") for p in ("ALTER", "EXECUTE")]
     rows.append(object_rows("TABPRIV", "SELECT", _part(d, n, 1), _part(d, n, 2), "'TABLE'"))
+    # the predefined roles' EXECUTE on SYS's packages (ROLE_GRANTS), granted by SYS, unless a
+    # GRANT stored the same (its row shows)
+    role_exec = _constant_rows(("GRANTEE", "NAME"), sorted((r, p) for r, g in ROLE_GRANTS.items() for p in g["exec"]))
+    rows.append("SELECT R.GRANTEE, 'SYS' AS OWNER, R.NAME AS TABLE_NAME, 'SYS' AS GRANTOR, 'EXECUTE' AS PRIVILEGE, "
+                "'NO' AS GRANTABLE, 'NO' AS HIERARCHY, 'PACKAGE' AS TYPE "
+                f"FROM ({role_exec}) R WHERE NOT EXISTS (SELECT 1 FROM SLUICE_CATALOG S "
+                "WHERE S.KIND = 'EXECPRIV' AND S.OWNER = R.GRANTEE AND S.NAME = R.NAME)")
     routine = f"{n} LIKE '%.%'"     # OWNER.NAME: a registered routine; else a package of SYS
     rows.append(f"SELECT C.OWNER AS GRANTEE, CASE WHEN {routine} THEN {_part(d, n, 1)} ELSE 'SYS' END AS OWNER, "
                 f"{_part(d, n, 2)} AS TABLE_NAME, "
@@ -228,11 +265,17 @@ def privilege_ddl(d: Dialect) -> list[str]:
                 f"{_yes(d, 'C.SPEC', 'admin_option')} AS GRANTABLE, 'NO' AS HIERARCHY, "
                 f"CASE WHEN {routine} THEN 'PROCEDURE' ELSE 'PACKAGE' END AS TYPE "
                 f"FROM SLUICE_CATALOG C WHERE C.KIND = 'EXECPRIV'")
+    # the predefined roles' system privileges (ROLE_GRANTS), unless a GRANT stored the same
+    role_sys = _constant_rows(("OWNER", "NAME", "ADMIN_OPTION"), sorted(
+        (r, p, "YES" if p in g.get("admin", ()) else "NO") for r, g in ROLE_GRANTS.items() for p in g["sys"]))
     return [
         f"""{d.create_view} DBA_SYS_PRIVS AS
-            SELECT C.OWNER AS GRANTEE, {sql_name} AS PRIVILEGE,
-                   {_yes(d, 'C.SPEC', 'admin_option')} AS ADMIN_OPTION
-            FROM SLUICE_CATALOG C WHERE C.KIND = 'SYSPRIV'""",
+            SELECT C.OWNER AS GRANTEE, {sql_name} AS PRIVILEGE, C.ADMIN_OPTION
+            FROM (SELECT OWNER, NAME, {_yes(d, 'SPEC', 'admin_option')} AS ADMIN_OPTION
+                  FROM SLUICE_CATALOG WHERE KIND = 'SYSPRIV'
+                  UNION ALL SELECT R.OWNER, R.NAME, R.ADMIN_OPTION FROM ({role_sys}) R
+                  WHERE NOT EXISTS (SELECT 1 FROM SLUICE_CATALOG S WHERE S.KIND = 'SYSPRIV'
+                                    AND S.OWNER = R.OWNER AND S.NAME = R.NAME)) C""",
         f"""{d.create_view} DBA_TAB_PRIVS AS {" UNION ALL ".join(rows)}""",
         f"""{d.create_view} DBA_ROLES AS
             SELECT NAME AS ROLE, 'NO' AS PASSWORD_REQUIRED, 'NONE' AS AUTHENTICATION_TYPE
@@ -887,6 +930,31 @@ USER_VIEWS = [
                         "FROM DBA_ROLE_PRIVS WHERE GRANTEE = {user}"),
     ("USER_TAB_PRIVS", "SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, HIERARCHY, TYPE "
                        "FROM DBA_TAB_PRIVS WHERE {user} IN (GRANTEE, OWNER, GRANTOR)"),
+    # the roles the session holds: granted to the user, to those, … (every role is enabled:
+    # no SET ROLE); the ROLE_ views show what was granted to them, "only about roles to which
+    # the user has access" (Oracle's ROLE_SYS_PRIVS), a predefined role's (ROLE_GRANTS) too
+    ("SESSION_ROLES", "WITH RECURSIVE R (ROLE) AS ("
+                      "SELECT NAME FROM SLUICE_CATALOG WHERE KIND = 'ROLE' AND OWNER = {user} UNION "
+                      "SELECT C.NAME FROM SLUICE_CATALOG C JOIN R ON C.KIND = 'ROLE' AND C.OWNER = R.ROLE) "
+                      "SELECT ROLE FROM R"),
+    ("ROLE_SYS_PRIVS", "SELECT GRANTEE AS ROLE, PRIVILEGE, ADMIN_OPTION, 'NO' AS COMMON, 'NO' AS INHERITED "
+                       "FROM DBA_SYS_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
+    ("ROLE_TAB_PRIVS", "SELECT GRANTEE AS ROLE, OWNER, TABLE_NAME, CAST(NULL AS TEXT) AS COLUMN_NAME, PRIVILEGE, "
+                       "GRANTABLE, 'NO' AS COMMON, 'NO' AS INHERITED "
+                       "FROM DBA_TAB_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
+    # the object grants the user made, received (itself, through a session role, as PUBLIC) or
+    # owns the object of (Oracle's ALL_TAB_PRIVS; COMMON / INHERITED 'NO': no containers)
+    ("ALL_TAB_PRIVS", "SELECT GRANTOR, GRANTEE, OWNER AS TABLE_SCHEMA, TABLE_NAME, PRIVILEGE, GRANTABLE, "
+                      "HIERARCHY, 'NO' AS COMMON, TYPE, 'NO' AS INHERITED FROM DBA_TAB_PRIVS "
+                      "WHERE {user} IN (GRANTEE, OWNER, GRANTOR) OR GRANTEE = 'PUBLIC' "
+                      "OR GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
+    # those of queues, one row per grantee and grantor (Oracle's QUEUE_PRIVILEGES: 1 / 0)
+    ("QUEUE_PRIVILEGES", "SELECT GRANTEE, TABLE_SCHEMA AS OWNER, TABLE_NAME AS NAME, GRANTOR, "
+                         "MAX(CASE WHEN PRIVILEGE = 'ENQUEUE' THEN 1 ELSE 0 END) AS ENQUEUE_PRIVILEGE, "
+                         "MAX(CASE WHEN PRIVILEGE = 'DEQUEUE' THEN 1 ELSE 0 END) AS DEQUEUE_PRIVILEGE "
+                         "FROM ALL_TAB_PRIVS WHERE TYPE = 'QUEUE' GROUP BY GRANTEE, TABLE_SCHEMA, TABLE_NAME, GRANTOR"),
+    ("ROLE_ROLE_PRIVS", "SELECT GRANTEE AS ROLE, GRANTED_ROLE, ADMIN_OPTION, 'NO' AS COMMON, 'NO' AS INHERITED "
+                        "FROM DBA_ROLE_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
 ]
 
 # Oracle functions the seeds' queries use (SQLite registers the same as Python functions)

@@ -83,7 +83,7 @@ class StreamsAdm(DeclarativeTransformations):
         ``drop_unused_queue_table`` then its queue table, when no other queue is in it and
         its exception queue holds no message.  :raises: ORA-24010 (no such queue), ORA-24011
         (an exception queue: it goes with its queue table), ORA-26668, ORA-00054 (a session
-        holds one of its messages; checked before a client is dropped)."""
+        holds one of its messages; checked before a client is dropped or the queue stopped)."""
         conn = self._conn
         ctx = conn.context
         q = ctx.catalog.queue(queue_name)
@@ -96,8 +96,9 @@ class StreamsAdm(DeclarativeTransformations):
         if not flag("cascade", cascade):
             check_queue_drop(ctx, [(q.owner, q.name)])
         ctx.ddl_commit()
-        if clients and ctx.store.queue_in_use(q.owner, q.name):
-            raise ora(54)      # DROP_QUEUE would refuse it after the clients were gone
+        if ctx.store.queue_in_use(q.owner, q.name):
+            # DROP_QUEUE would refuse it after the clients were gone and the queue stopped
+            raise ora(54)
         drop_clients(conn, clients)
         quoted = f'"{q.owner}"."{q.name}"'
         conn.aqadm.stop_queue(queue_name=quoted)

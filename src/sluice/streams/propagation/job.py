@@ -98,9 +98,10 @@ class JobEnv:
     declared: dict | None = None       # the declarative transformations, by rule
     declared_version: int = -1         # as of this catalog version
     routes_version: int = -1           # the catalog version a run's routes were read at
-    # a second session of the propagating user at the source (HTTP batches are pipelined:
-    # one is dequeued while another is committed at the destination); None: one at a time
-    spare: Callable[[], Any] | None = None
+    # more sessions of the propagating user at the source (HTTP batches are pipelined: one
+    # is dequeued while others are committed at the destination): ``spare(i)`` is the i-th
+    # (from 0); None: one batch at a time
+    spare: Callable[[int], Any] | None = None
 
 
 def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
@@ -155,6 +156,11 @@ class _Taken:
     start: float
     dequeued: float
     pickled: float
+    # where the next batch may start reading while this one is in flight (_pipelined): the
+    # order key of the last READY record it read, when it read a full batch of them; and
+    # what the store's change counter and the routes' catalog version were before it read
+    ready_last: tuple | None = None
+    seen: tuple[int, int] | None = None
 
 
 def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
@@ -266,10 +272,12 @@ def _mark_undeliverable(s: sched.Schedule, q: QueueInfo, taken: _Taken,
 
 
 def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route], session: Any,
-          start: float) -> _Taken | None:
+          start: float, after: tuple | None = None) -> _Taken | None:
     """Dequeue the next batch in ``session`` (uncommitted) and build it; None when
-    nothing waits."""
+    nothing waits.  ``after``: read the READY messages from there on (:func:`_hint`)."""
     ctx = env.conn.context
+    seen = (ctx.store.change_counter(), env.routes_version)
+    ready_last = None
     # not now: a stopped propagation's records, and under a link's shared schedule those
     # of the queue-to-queue propagations over it (their own schedules move them)
     buffered: list[MessageRecord] = []
@@ -283,10 +291,14 @@ def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route
         multi = q.table.multiple_consumers
         for state in _STATES:
             if len(recs) < env.batch_size:
-                sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate) if multi \
-                    else Selector(states=(state,))
-                recs += session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size - len(recs),
-                                        DequeueInfo(user=ctx.username))
+                start_at = after if state == C.MSG_READY else None
+                sel = Selector(states=(state,), multi=True, remote=_remote(s), predicate=predicate,
+                               after=start_at) if multi else Selector(states=(state,), after=start_at)
+                got = session.dequeue(q, sel, C.DEQ_REMOVE, False, env.batch_size - len(recs),
+                                      DequeueInfo(user=ctx.username))
+                if state == C.MSG_READY and len(got) == env.batch_size and (got[-1].seq or 0) > 0:
+                    ready_last = tuple(getattr(got[-1], c.lower()) for c in q.table.order_columns)
+                recs += got
         if recs and q.table.message_grouping == "TRANSACTIONAL":
             recs = _whole_transactions(session, q, sel, recs)
         buffered = _take_buffered(ctx, s, q, disabled, env.batch_size - len(recs))
@@ -307,7 +319,7 @@ def _take(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Route
             return None
         dequeued = env.clock()
         batch = _batch(env, q, recs, routes, dequeued)
-        return _Taken(session, mark, batch, buffered, recs, start, dequeued, env.clock())
+        return _Taken(session, mark, batch, buffered, recs, start, dequeued, env.clock(), ready_last, seen)
     except BaseException:
         _release(env, q, session, mark, buffered)
         raise
@@ -350,21 +362,25 @@ def _release(env: JobEnv, q: QueueInfo, session: Any, mark: Any, buffered: list[
 
 def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
                result: RunResult) -> None:
-    """Batches over HTTP with two in flight: while the destination commits one, the next
-    is dequeued (in a second source session: the rows the first holds are skipped) and
-    written behind it on the same connection (:meth:`.sites.HttpSite.post`), committed
-    there in the order posted.  The answers are read in order and each source session
-    commits in that order.  When a batch fails, those posted after it go back to
-    the source (the destination may have committed them: the next batch is a resend,
-    which its de-duplication rows make safe), and the failed one is sent once more as a
-    resend, as :func:`_one_batch` would; if that fails too it goes back and the error is
-    the run's."""
-    free = [env.conn.context.session, env.spare()]
+    """Batches over HTTP with ``dest.depth`` in flight (two for a destination that does not
+    say): while the destination commits one, the next is dequeued (in another source
+    session: the rows the others hold are skipped, :func:`_hint`) and written behind it on
+    the same connection (:meth:`.sites.HttpSite.post`), committed there in the order
+    posted.  The answers are read in order and each source session commits in that order.
+    With three, the destination has a batch to commit while the source commits one (its
+    commit may wait on the disk: a WAL checkpoint) and dequeues the next.  When a batch
+    fails, those posted after it go back to the source (the destination may have
+    committed them: the next batch is a resend, and a later one holding some of them is
+    refused by their de-duplication rows and sent again as a resend — either way skipped
+    there), and the failed one is sent once more as a resend, as :func:`_one_batch`
+    would; if that fails too it goes back and the error is the run's."""
+    depth = max(2, getattr(dest, "depth", 2))
+    free = [env.conn.context.session] + [env.spare(i) for i in range(depth - 1)]
     flying: deque[tuple[_Taken, Any]] = deque()
     more = True
     try:
         while True:
-            while more and len(flying) < 2 and result.batches + len(flying) < env.max_batches:
+            while more and len(flying) < depth and result.batches + len(flying) < env.max_batches:
                 start = env.clock()
                 if (result.batches or flying) and not _reread(env, s, q, routes, free[0]):
                     more = False
@@ -372,7 +388,7 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                 if not s.due(start):
                     more = False
                     break
-                taken = _take(env, s, q, routes, free[0], start)
+                taken = _take(env, s, q, routes, free[0], start, _hint(env, flying[-1][0]) if flying else None)
                 if taken is None:
                     more = False
                     break
@@ -389,6 +405,7 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                     later, _ = flying.pop()
                     free.insert(0, later.session)
                     _give_back(env, q, later)
+                    more = True                 # they are waiting at the source again
                 application = _application_error(s, dest, e)
                 if taken.batch.resend and not application:
                     raise
@@ -406,6 +423,24 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
         for taken, _ in flying:
             _give_back(env, q, taken)
         raise
+
+
+def _hint(env: JobEnv, flying: _Taken) -> tuple | None:
+    """Where the batch taken while ``flying`` is in flight starts reading its READY messages:
+    behind ``flying``'s, rather than from the queue's start through ``flying``'s locked
+    records (each read, built and refused its lock — half of a batch's dequeue).  Only when
+    that skips nothing the batch would take: nothing made a message available since
+    ``flying`` was read (no commit with enqueues, released lock or promotion in any process:
+    a store whose change counter sees them all) and the routes are the same — so what lies
+    before that point is ``flying``'s, or was unavailable then and is still.  Else (or
+    on a PostgreSQL source, whose SKIP LOCKED passes the locked rows in the server) None:
+    from the start, the queue's order for whatever came meanwhile."""
+    store = env.conn.context.store
+    if flying.ready_last is None or not store.changes_complete:
+        return None
+    if (store.change_counter(), env.routes_version) != flying.seen:
+        return None
+    return flying.ready_last
 
 
 def _take_buffered(ctx: Any, s: sched.Schedule, q: QueueInfo, disabled: set[str], limit: int) -> list[MessageRecord]:

@@ -47,7 +47,7 @@ class PropagationRunner:
         self._last: dict[tuple[str, str, str], float] = {}
         self.last_results: dict[tuple[str, str, str], RunResult] = {}
         self._woken = False     # a commit woke run(): what is due runs now, within its latency
-        self._spare: Any = None  # a second source session, for pipelined HTTP batches
+        self._spares: list[Any] = []    # more source sessions, for pipelined HTTP batches
 
     # -- destinations --------------------------------------------------------------
     def _destination(self, s: sched.Schedule) -> Any:
@@ -66,12 +66,13 @@ class PropagationRunner:
             self._sites[key] = site
         return site
 
-    def _spare_session(self) -> Any:
-        """A second session of the propagating user on the source store (opened once)."""
-        if self._spare is None:
+    def _spare_session(self, i: int) -> Any:
+        """The ``i``-th other session of the propagating user on the source store (each
+        opened once)."""
+        while len(self._spares) <= i:
             ctx = self.conn.context
-            self._spare = ctx.store.session(ctx.username)
-        return self._spare
+            self._spares.append(ctx.store.session(ctx.username))
+        return self._spares[i]
 
     def _env(self) -> JobEnv:
         return JobEnv(self.conn, self.clock, self.conn.context.store.global_name(), self._destination,
@@ -140,8 +141,8 @@ class PropagationRunner:
         for site in self._sites.values():
             site.close()
         self._sites.clear()
-        spare, self._spare = self._spare, None
-        if spare is not None:
+        spares, self._spares = self._spares, []
+        for spare in spares:
             spare.rollback()
             spare.close()
 

@@ -278,6 +278,9 @@ class HttpSite(Destination):
     never committed)."""
 
     pipelined = True
+    # batches in flight (job._pipelined): the servlet takes a connection's requests one after
+    # the other, so a third keeps it busy while the source commits one and dequeues the next
+    depth = 3
     # what one request may carry: sluice serve takes 1 MB by default (--max-request-bytes)
     MAX_REQUEST = 900_000
     # uvicorn closes a connection idle for 5 s: one idle longer than this is opened anew
