@@ -17,6 +17,10 @@ With ``buffered`` the capture stages LCRs as buffered messages (SET_PARAMETER 'S
 and the worker also runs their consumer: a thread of the same process that takes each
 buffered LCR and enqueues it into the persistent queue ``OUT_Q`` in its own transaction,
 committing every 1-5 LCRs (mid source transaction too); ``OUT_Q`` is what is checked.
+With ``apply`` the consumer is an apply process (CREATE_APPLY, apply_captured) reading the
+buffered queue, whose rule's SET_ENQUEUE_DESTINATION puts each LCR into ``OUT_Q`` (in the
+apply's store transaction, with what it tells the capture it consumed) and SET_EXECUTE
+FALSE keeps it from its target.
 """
 
 from __future__ import annotations
@@ -43,8 +47,9 @@ def worker(dsn: str, name: str, stop: str, progress: str, staging: str = "") -> 
     os.write(report, b"up\n")
     drained = threading.Event()
     consumer = None
-    if staging == "buffered":
-        consumer = threading.Thread(target=_or_die, args=(forward, dsn, stop, drained), daemon=True)
+    if staging in ("buffered", "apply"):
+        consumer = threading.Thread(target=_or_die, args=(forward if staging == "buffered" else apply,
+                                                          dsn, stop, drained), daemon=True)
         consumer.start()
     while not os.path.exists(stop):
         captured = proc.run_batch()
@@ -116,6 +121,19 @@ def forward(dsn: str, stop: str, drained: threading.Event) -> None:
         if pending >= rng.randint(1, 5):
             conn.commit()
             pending = 0
+
+
+def apply(dsn: str, stop: str, drained: threading.Event) -> None:
+    """The apply process APPLY1 in the capture's process, batch after batch."""
+    import sluice
+    from sluice.streams.apply import ApplyProcess
+    app = ApplyProcess.from_catalog(sluice.connect(dsn), "APPLY1", batch=random.randint(1, 50), wait=1.0)
+    while True:
+        n = app.run_batch()
+        if app.state == "ABORTED":
+            raise app.error
+        if not n and os.path.exists(stop):
+            drained.set()
 
 
 @dataclass
@@ -233,6 +251,20 @@ def run(env, logdir: str, seconds: float, seed: int,
         adm.create_queue(queue_name="OUT_Q", queue_table="OUT_QT")
         adm.start_queue(queue_name="OUT_Q")
         env.conn.capture_adm.set_parameter(capture_name="CAP", parameter="STAGING", value="BUFFERED")
+    if staging == "apply":
+        adm = env.conn.aqadm
+        adm.remove_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY1"))
+        adm.create_queue_table(queue_table="OUT_QT", queue_payload_type="SYS.ANYDATA")
+        adm.create_queue(queue_name="OUT_Q", queue_table="OUT_QT")
+        adm.start_queue(queue_name="OUT_Q")
+        env.conn.capture_adm.set_parameter(capture_name="CAP", parameter="STAGING", value="BUFFERED")
+        rules = env.table_rule_set("ARS", "ledger")
+        env.conn.apply_adm.set_enqueue_destination("ARS_D0", "OUT_Q")
+        env.conn.apply_adm.set_execute("ARS_D0", False)
+        env.conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name="APPLY1", rule_set_name=rules,
+                                        apply_captured=True,
+                                        apply_database_link=f"sqlite:///{os.path.join(logdir, 'target.db')}")
+        env.conn.apply_adm.start_apply(apply_name="APPLY1")
     env.conn.capture_adm.start_capture(capture_name="CAP")
     from tests.conftest import PG_BASE
     stop = os.path.join(logdir, "STOP")
@@ -312,7 +344,7 @@ def run(env, logdir: str, seconds: float, seed: int,
         rep.failures.append(f"writer: {writer.error!r}")
     if child.returncode not in (0, None):
         rep.failures.append(f"last capture worker exited with {child.returncode}")
-    if staging == "buffered":                     # the last worker consumed everything
+    if staging in ("buffered", "apply"):          # the last worker consumed everything
         from tests.streams.capturekit import dequeue_all
         final = check(writer.log, dequeue_all(env.conn, None, "OUT_Q"))
     else:

@@ -78,6 +78,10 @@ class Queue:
         # process are always stored in a buffered queue", also in SET_UP_QUEUE's
         # transactional queues): each buffered message is one LCR, in stream order
         self.stages_captured_lcrs = False
+        # consumers given a copy of each buffered message whatever delivery mode they
+        # subscribed for: the apply processes of a capture staging buffered LCRs (seed 001:
+        # an apply process with apply_captured dequeues captured LCRs from the buffered queue)
+        self.buffered_consumers: frozenset = frozenset()
         # python-oracledb's checks of a payload's kind before it sends it (DPY-2062): the
         # front doors that are not python-oracledb (CLI, IDAP, pipeline) turn them off and
         # enqueue any value the queue's type holds (JSON scalars too)
@@ -199,7 +203,8 @@ class Queue:
                 r.time_manager_info = first.time_manager_info
             if not immediate and group_first is None:
                 ctx.group_first[q.qualified] = first
-        stored = fan_out_all(ctx, q, records, [m.recipients for m in messages], codec, buffered_mode)
+        stored = fan_out_all(ctx, q, records, [m.recipients for m in messages], codec, buffered_mode,
+                             self.buffered_consumers if buffered_mode else frozenset())
         if buffered_mode:
             endpoint = self._buffered_endpoint()
             for one in _per_message(stored):   # the pool takes one message's records at a time
@@ -568,18 +573,19 @@ def _sender(name: str | None, address: str | None, protocol: int) -> Agent:
 
 
 def fan_out_all(ctx: Any, q: QueueInfo, records: list[MessageRecord], recipients: list,
-                codec: Any, buffered: bool = False) -> list[MessageRecord]:
+                codec: Any, buffered: bool = False, also: frozenset = frozenset()) -> list[MessageRecord]:
     """The records to store for ``records``: in a multi-consumer queue one per recipient
-    (the given list of each, or else the subscribers whose rules hold; seed 003)."""
+    (the given list of each, or else the subscribers whose rules hold; seed 003; ``also``:
+    see :func:`~.recipients.recipients_of`)."""
     if not q.table.multiple_consumers or not records:
         return records
     if not any(recipients) and not any(s.rule for s in ctx.catalog.subscribers(q)):
         # no recipient lists and no subscriber rules: every message goes to the same
         # subscribers, looked up once for the batch (a propagated or captured batch)
-        agents = recipients_of(ctx, q, [], records[0], codec, buffered=buffered)
+        agents = recipients_of(ctx, q, [], records[0], codec, buffered=buffered, also=also)
         return [copy for r in records for copy in fan_out(r, agents)]
     return [copy for given, r in zip(recipients, records)
-            for copy in fan_out(r, recipients_of(ctx, q, given, r, codec, buffered=buffered))]
+            for copy in fan_out(r, recipients_of(ctx, q, given, r, codec, buffered=buffered, also=also))]
 
 
 def store_records(ctx: Any, q: QueueInfo, stored: list[MessageRecord], immediate: bool) -> None:

@@ -30,9 +30,10 @@ if TYPE_CHECKING:
 
 
 def recipients_of(ctx: "SessionContext", q: QueueInfo, given: list, record: MessageRecord,
-                  codec, buffered: bool = False) -> list[Agent]:
-    """The recipients of one message.  :raises: ORA-24033 (none), ORA-25232 (a
-    recipient twice), ORA-24047 / ORA-25216 (a malformed recipient)."""
+                  codec, buffered: bool = False, also: frozenset = frozenset()) -> list[Agent]:
+    """The recipients of one message (``buffered``: a buffered one, for the subscribers
+    that take buffered messages and those named in ``also``).  :raises: ORA-24033 (none),
+    ORA-25232 (a recipient twice), ORA-24047 / ORA-25216 (a malformed recipient)."""
     if given:
         agents = [normalise_agent(a if isinstance(a, Agent) else Agent(str(a)), q.owner) for a in given]
         if len(set(agents)) != len(agents):
@@ -40,7 +41,8 @@ def recipients_of(ctx: "SessionContext", q: QueueInfo, given: list, record: Mess
         return agents
     wanted = []
     for sub in ctx.catalog.subscribers(q):
-        if buffered != (sub.delivery_mode == BUFFERED) and sub.delivery_mode != 3:
+        if buffered != (sub.delivery_mode == BUFFERED) and sub.delivery_mode != 3 \
+                and not (buffered and sub.name in also):
             continue   # it asked for the other delivery mode only
         if sub.rule and not compile_dequeue_condition(sub.rule, q, codec, ctx.cond_cache)(record):
             continue

@@ -54,12 +54,14 @@ from .dialect import Dialect
 # 20: DBA_SYS_PRIVS and DBA_TAB_PRIVS (so ROLE_SYS_PRIVS, ROLE_TAB_PRIVS) list what the predefined
 #     roles give (ROLE_GRANTS: constant rows, no catalog rows), RESHAPED_VIEWS; ALL_TAB_PRIVS (per
 #     session, as USER_VIEWS are), which QUEUE_PRIVILEGES now reads
-SCHEMA_VERSION = 20
+# 21: DBA_CAPTURE.APPLIED_SCN with PERSISTENT staging is what the apply processes of the
+#     capture's queue applied (SLUICE_APPLY_PROGRESS; it was NULL), RESHAPED_VIEWS
+SCHEMA_VERSION = 21
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
 # views whose text changed (same columns and types) since an older schema version
-RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS")
+RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE")
 
 # whether the queue table row ``{t}`` is a sharded queue's ('TRUE' / 'FALSE', as Oracle's
 # DBA_QUEUES.SHARDED)
@@ -167,6 +169,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
         *hosting_ddl(d),
         *propagation_ddl(d),
         *apply_ddl(d),
+        *dba_capture_ddl(d),
         *pipeline_ddl(d),
         f"""{d.create_view} AQ$INTERNET_USERS AS
             SELECT A.AGENT_NAME, M.NAME AS DB_USERNAME, A.HTTP_ENABLED, A.SMTP_ENABLED,
@@ -285,6 +288,16 @@ def privilege_ddl(d: Dialect) -> list[str]:
     ]
 
 
+def _spec_readers(d: Dialect, alias: str) -> tuple:
+    """Readers of the catalog row ``alias``'s JSON spec: a key as text, a key as an integer."""
+    def spec(key: str) -> str:
+        return d.json_text(f"{alias}.SPEC", key)
+
+    def spec_int(key: str) -> str:
+        return f"CAST({spec(key)} AS {d.int_type})"
+    return spec, spec_int
+
+
 def capture_ddl(d: Dialect) -> list[str]:
     """Streams capture processes (:mod:`sluice.streams.capture`): their definitions are
     ``SLUICE_CATALOG`` rows of kind CAPTURE; what a running capture writes with every batch
@@ -294,12 +307,7 @@ def capture_ddl(d: Dialect) -> list[str]:
     DBA_STREAMS_UNSUPPORTED (Oracle's columns, plus REPLICATION_SLOT and STAGING)."""
     i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
-
-    def spec(key: str) -> str:
-        return d.json_text("C.SPEC", key)
-
-    def spec_int(key: str) -> str:
-        return f"CAST({spec(key)} AS {i})"
+    spec, spec_int = _spec_readers(d, "C")
     return [
         f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_PROGRESS (
             OWNER TEXT NOT NULL, NAME TEXT NOT NULL,
@@ -320,26 +328,6 @@ def capture_ddl(d: Dialect) -> list[str]:
             OWNER TEXT NOT NULL, TABLE_NAME TEXT NOT NULL, REASON TEXT NOT NULL,
             AUTO_FILTERED TEXT NOT NULL, CAPTURE_OWNER TEXT, CAPTURE_NAME TEXT, SCN {i},
             NOTED {r}, PRIMARY KEY (OWNER, TABLE_NAME, REASON))""",
-        f"""{d.create_view} DBA_CAPTURE AS
-            SELECT C.NAME AS CAPTURE_NAME, {spec('queue_name')} AS QUEUE_NAME,
-                   {spec('queue_owner')} AS QUEUE_OWNER, {spec('rule_set_name')} AS RULE_SET_NAME,
-                   {spec('rule_set_owner')} AS RULE_SET_OWNER, {spec('capture_user')} AS CAPTURE_USER,
-                   {spec_int('start_scn')} AS START_SCN, {spec('status')} AS STATUS,
-                   P.CAPTURED_SCN, P.APPLIED_SCN, 'NO' AS USE_DATABASE_LINK,
-                   {spec_int('first_scn')} AS FIRST_SCN, {spec('source_database')} AS SOURCE_DATABASE,
-                   {spec('negative_rule_set_name')} AS NEGATIVE_RULE_SET_NAME,
-                   {spec('negative_rule_set_owner')} AS NEGATIVE_RULE_SET_OWNER,
-                   P.POSITION_LSN AS MAX_CHECKPOINT_SCN, P.POSITION_LSN AS REQUIRED_CHECKPOINT_SCN,
-                   'IMPLICIT' AS LOGFILE_ASSIGNMENT,
-                   {ts('CAST(' + spec('status_change_time') + ' AS ' + r + ')')} AS STATUS_CHANGE_TIME,
-                   {spec_int('error_number')} AS ERROR_NUMBER, {spec('error_message')} AS ERROR_MESSAGE,
-                   {spec('version')} AS VERSION, {spec('capture_type')} AS CAPTURE_TYPE,
-                   P.LAST_ENQUEUED_SCN, {spec('checkpoint_retention_time')} AS CHECKPOINT_RETENTION_TIME,
-                   {spec('slot')} AS REPLICATION_SLOT,
-                   COALESCE({spec('staging')}, 'PERSISTENT') AS STAGING
-            FROM SLUICE_CATALOG C
-            LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
-            WHERE C.KIND = 'CAPTURE'""",
         # combined capture and apply (sluice.streams.capture.combined): whether the capture
         # sends straight to its apply's queue, and through which propagation schedule
         f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_COMBINED (
@@ -375,6 +363,57 @@ def capture_ddl(d: Dialect) -> list[str]:
         f"""{d.create_view} DBA_STREAMS_UNSUPPORTED AS
             SELECT OWNER, TABLE_NAME, REASON, AUTO_FILTERED, CAPTURE_NAME, SCN
             FROM SLUICE_STREAMS_UNSUPPORTED""",
+    ]
+
+
+def dba_capture_ddl(d: Dialect) -> list[str]:
+    """DBA_CAPTURE (after :func:`apply_ddl`: its APPLIED_SCN reads SLUICE_APPLY_PROGRESS).
+
+    APPLIED_SCN (Oracle's reference: "all changes below this SCN have been dequeued by all
+    apply processes that apply changes captured by this capture process"): with BUFFERED
+    staging the capture's confirmed position, which moves only past what every consumer
+    took and committed (:mod:`sluice.streams.capture.staging`); with PERSISTENT staging the
+    lowest commit SCN the apply processes of its queue applied of its source database
+    (SLUICE_APPLY_PROGRESS, written with each apply's dequeue) -- those that apply captured
+    LCRs of this source database; one that has applied nothing counts 0; NULL when there
+    is none."""
+    i, r = d.int_type, d.real_type
+    ts = d.epoch_to_timestamp
+    spec, spec_int = _spec_readers(d, "C")
+
+    apply = _spec_readers(d, "A")[0]
+    applied = (f"SELECT MIN(COALESCE(AP.APPLIED_MESSAGE_NUMBER, 0)) FROM SLUICE_CATALOG A "
+               f"LEFT JOIN SLUICE_APPLY_PROGRESS AP ON AP.APPLY_NAME = A.NAME "
+               f"AND AP.SOURCE_DATABASE = {spec('source_database')} "
+               f"WHERE A.KIND = 'APPLY' AND {apply('queue_owner')} = {spec('queue_owner')} "
+               f"AND {apply('queue_name')} = {spec('queue_name')} "
+               f"AND CAST({apply('apply_captured')} AS TEXT) IN ('1', 'true') "
+               f"AND ({apply('source_database')} IS NULL "
+               f"OR {apply('source_database')} = {spec('source_database')})")
+    return [
+        f"""{d.create_view} DBA_CAPTURE AS
+            SELECT C.NAME AS CAPTURE_NAME, {spec('queue_name')} AS QUEUE_NAME,
+                   {spec('queue_owner')} AS QUEUE_OWNER, {spec('rule_set_name')} AS RULE_SET_NAME,
+                   {spec('rule_set_owner')} AS RULE_SET_OWNER, {spec('capture_user')} AS CAPTURE_USER,
+                   {spec_int('start_scn')} AS START_SCN, {spec('status')} AS STATUS,
+                   P.CAPTURED_SCN,
+                   CASE WHEN COALESCE({spec('staging')}, 'PERSISTENT') = 'BUFFERED' THEN P.APPLIED_SCN
+                        ELSE ({applied}) END AS APPLIED_SCN,
+                   'NO' AS USE_DATABASE_LINK,
+                   {spec_int('first_scn')} AS FIRST_SCN, {spec('source_database')} AS SOURCE_DATABASE,
+                   {spec('negative_rule_set_name')} AS NEGATIVE_RULE_SET_NAME,
+                   {spec('negative_rule_set_owner')} AS NEGATIVE_RULE_SET_OWNER,
+                   P.POSITION_LSN AS MAX_CHECKPOINT_SCN, P.POSITION_LSN AS REQUIRED_CHECKPOINT_SCN,
+                   'IMPLICIT' AS LOGFILE_ASSIGNMENT,
+                   {ts('CAST(' + spec('status_change_time') + ' AS ' + r + ')')} AS STATUS_CHANGE_TIME,
+                   {spec_int('error_number')} AS ERROR_NUMBER, {spec('error_message')} AS ERROR_MESSAGE,
+                   {spec('version')} AS VERSION, {spec('capture_type')} AS CAPTURE_TYPE,
+                   P.LAST_ENQUEUED_SCN, {spec('checkpoint_retention_time')} AS CHECKPOINT_RETENTION_TIME,
+                   {spec('slot')} AS REPLICATION_SLOT,
+                   COALESCE({spec('staging')}, 'PERSISTENT') AS STAGING
+            FROM SLUICE_CATALOG C
+            LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = C.OWNER AND P.NAME = C.NAME
+            WHERE C.KIND = 'CAPTURE'""",
     ]
 
 

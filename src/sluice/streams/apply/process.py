@@ -38,6 +38,13 @@ target transaction once the batch's dequeue has committed.
 messages go, and one that applies user-enqueued messages lets captured LCRs (those with a
 commit SCN) go — in Oracle the other kind never reaches it.
 
+**Buffered queue** (seed 001: a capture process stages captured LCRs in the buffered queue
+and an apply process with apply_captured dequeues them there): when a capture of this
+process stages into the apply's queue (STAGING = BUFFERED), a batch that finds nothing
+persistent reads the buffered LCRs (:mod:`.bufferedreader`: memory and what spilled, in
+order, whole source transactions); its commit tells the capture how far the apply got, and
+the capture's slot moves only past that.
+
 **disable_on_error** (SET_PARAMETER, default ``Y`` as in Oracle): the first transaction that
 fails goes to the error queue and the process stops, ABORTED, with the error; the
 transactions after it in the batch stay in the queue.  With ``N`` it goes on.
@@ -62,6 +69,7 @@ from ..capture.context import CaptureContext
 from ..clientrights import check_apply_user
 from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
+from .bufferedreader import BufferedReader
 from .engine import ApplyError, CommitFailed, Item, SourceTxn
 from .parallel import ParallelApply
 from .servers import ServerProcesses
@@ -112,6 +120,7 @@ class ApplyProcess:
                 conn, definition.name, definition.apply_database_link, definition.apply_tag, definition,
                 server_id=i), parallelism, ordered=ordered)
         self.queue = conn.queue(f'"{definition.queue_owner}"."{definition.queue_name}"')
+        self._buffered = BufferedReader(conn, definition.queue_owner, definition.queue_name, definition.name)
         info = self.ctx.queue(definition.queue_owner, definition.queue_name)
         self.transactional = info.table.message_grouping == "TRANSACTIONAL"
         self._encode = errorqueue.codec_encoder(self.ctx, definition.queue_owner, definition.queue_name)
@@ -238,11 +247,19 @@ class ApplyProcess:
         q = self.queue
         opts = q.deqoptions
         opts.consumername = self.d.name
+        staged = self.d.apply_captured and self._buffered.staged()
+        buffered_wait = wait
+        if staged:      # a capture of this process stages buffered LCRs: the persistent
+            wait = 0    # part is looked at (what is left from before), the buffered one waited on
+        self._buffered.taken = set()
         opts.wait = C.DEQ_NO_WAIT if wait <= 0 else max(1, int(round(wait)))
         opts.navigation = C.DEQ_FIRST_MSG if self._first else C.DEQ_NEXT_TRANSACTION
         chunk = self.batch if limit is None else max(1, min(self.batch, limit))
         msgs = q.deqmany(chunk)
         self._first = False
+        if not msgs and staged:
+            self._first = True    # (the buffered reads move the session's position)
+            return self._buffered.read(self.batch, buffered_wait), True
         if not msgs or not self.transactional:
             return msgs, True
         opts.wait = C.DEQ_NO_WAIT
@@ -448,6 +465,8 @@ class ApplyProcess:
         opts.wait = C.DEQ_NO_WAIT
         try:
             for msgid in txn.msgids:
+                if msgid in self._buffered.taken:
+                    continue               # a buffered LCR: out of memory already
                 opts.msgid = msgid
                 self.queue.deqone()        # (None: gone already, another copy took it)
         finally:

@@ -317,6 +317,8 @@ class CaptureProcess:
         staging = self.staging
         backlog = 0
         if staging is not None:
+            if staging.replay_wanted:
+                self._replay()
             self._confirm()
             backlog = staging.backlog_rows
             if backlog >= 4 * self.max_changes:     # consumers behind: stop reading
@@ -530,6 +532,19 @@ class CaptureProcess:
             raise
         self._unwritten = [0, 0, 0, None, None]
         self._advance(batch.end_lsn)
+
+    def _replay(self) -> None:
+        """A consumer rolled back LCRs it had taken out of memory (an apply process whose
+        batch failed): stage again from the slot's confirmed position, as a restart would
+        (seed 001: Oracle re-captures from the capture's checkpoint) — this run's memory and
+        spilled LCRs go, each consumer gets again what it had not committed."""
+        try:
+            self.staging.open(self._queue_info())
+        except DatabaseError as e:
+            self._failed(e)
+            raise
+        self._staged_lsn = self.confirmed
+        self.captured_scn = self._stored_scn
 
     def _close_staging(self) -> None:
         if self.staging is not None:

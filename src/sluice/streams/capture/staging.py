@@ -17,10 +17,19 @@ consumer's commit and the slot's advance nothing can be delivered twice.  Consum
 LCRs in stream order (one capture per queue, dequeued in queue order) — the position is
 a high-water mark.
 
+**Apply processes** (seed 001 "Persistent Queues and Buffered Queues": an apply process
+whose apply_captured is TRUE dequeues captured LCRs from the buffered queue) of the
+capture's queue get a copy of each LCR whatever delivery mode their subscription names
+(:meth:`BufferedStaging.appliers`); an apply process running in this process reads them
+(:mod:`sluice.streams.apply.bufferedreader`), whole transactions at a time
+(:meth:`BufferedStaging.transaction_complete`).
+
 **Failure behaviour** (docs/DESIGN-NOTES.md "Staging"): a killed process loses its memory
-and the slot still holds everything not consumed; a consumer that takes an LCR and rolls
-back does not see it again until the capture restarts (buffered dequeues are not
-transactional, seed 003), because only a committed take moves the slot; spilled LCRs do
+and the slot still holds everything not consumed; a consumer that takes LCRs and rolls
+back (an apply process whose transaction failed) makes the capture stage again from its
+confirmed position, as Oracle re-mines the redo from its checkpoint
+(:attr:`BufferedStaging.replay_wanted`; buffered dequeues themselves are not
+transactional, seed 003): only a committed take moves the slot; spilled LCRs do
 not move the slot either (a restarting capture discards its spilled ones and stages them
 again from the slot, so order is kept); consumers must run in the capture's process (buffered
 messages are per process) and commit — a consumer that never commits holds the slot, and
@@ -41,6 +50,7 @@ from ... import constants as C
 from ...errors import DatabaseError
 from ...model import Agent
 from ...aq.buffered import pool_for
+from ...aq.subscribers import BUFFERED as TAKES_BUFFERED, PERSISTENT_OR_BUFFERED
 from . import spec as specs
 
 __all__ = ["BufferedStaging", "PERSISTENT", "BUFFERED", "STAGINGS"]
@@ -65,6 +75,7 @@ class _Batch:
     rows: int                       # decoded rows it spans (what a peek re-reads)
     outstanding: set = field(default_factory=set)   # (msgid, consumer) not consumed yet
     sealed: bool = False            # every LCR of it is staged
+    broken: bool = False            # staging it failed part way: never complete, never confirmed
 
 
 class BufferedStaging:
@@ -85,6 +96,10 @@ class BufferedStaging:
         self._queue_info: Any = None
         self._staging: tuple[int, int] = (0, 0)   # (commit SCN, SCN) of the LCR being enqueued
         self._takes: dict[int, _Takes] = {}   # id(consumer session) -> its transaction's takes
+        # a consumer rolled back what it took: the capture stages again from the slot's
+        # confirmed position (CaptureProcess._replay) — those LCRs are gone from memory
+        self.replay_wanted = False
+        self._appliers: tuple[int, frozenset] = (-1, frozenset())   # (catalog version, names)
 
     # -- life cycle ------------------------------------------------------------------
     def open(self, queue_info: Any) -> None:
@@ -107,6 +122,7 @@ class BufferedStaging:
         rows = ctx.query("SELECT CONSUMER, COMMIT_SCN, SCN FROM SLUICE_CAPTURE_CONSUMED "
                          "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
         self.consumed = {r[0]: (r[1], r[2]) for r in rows}
+        self.replay_wanted = False
         self.pool.listeners[self._key] = self
 
     def settle(self, timeout: float = 5.0) -> None:
@@ -139,8 +155,10 @@ class BufferedStaging:
         queue.enqoptions.deliverymode = C.MSG_BUFFERED
         queue.enqoptions.visibility = C.ENQ_IMMEDIATE
         queue.stages_captured_lcrs = True
+        queue.buffered_consumers = self.appliers()
         done = self._replayed_to() if self.consumed else None
         kept = []
+        staged = False
         try:
             for lcr in lcrs:
                 self._staging = (lcr.get_commit_scn(), lcr.get_scn())
@@ -160,17 +178,51 @@ class BufferedStaging:
                 except DatabaseError as e:
                     if e.code != 24033:
                         raise
+            staged = True
         finally:
             with self._lock:
-                batch.sealed = True
+                batch.sealed, batch.broken = staged, not staged
                 self._current = None
         return kept
 
+    def appliers(self) -> frozenset:
+        """The apply processes that apply this capture's LCRs (DBA_APPLY: the capture's
+        queue, APPLY_CAPTURED, its source database or any): they take captured LCRs from the
+        buffered queue (seed 001), so each gets a buffered copy even when its subscription
+        names PERSISTENT (CREATE_APPLY's).  Read again when the catalog changes."""
+        ctx = self.proc.ctx
+        version = ctx.catalog_version()
+        if self._appliers[0] != version:
+            spec = self.proc.spec
+            rows = ctx.query("SELECT APPLY_NAME FROM DBA_APPLY WHERE QUEUE_OWNER = :o AND QUEUE_NAME = :n "
+                             "AND APPLY_CAPTURED = 'YES' AND (SOURCE_DATABASE IS NULL OR SOURCE_DATABASE = :s)",
+                             {"o": spec.queue_owner, "n": spec.queue_name, "s": spec.source_database})
+            self._appliers = (version, frozenset(r[0] for r in rows))
+        return self._appliers[1]
+
+    def transaction_complete(self, msgid: bytes, consumer: str | None) -> bool | None:
+        """Whether every LCR of the source transaction of the record (``msgid``,
+        ``consumer``), taken and not yet committed, is staged: its batch is, or the capture
+        is staging a later transaction (batches hold whole transactions, staged in commit
+        order).  None: not a record of this run's book (an earlier run's, or this run is
+        staging again) — the consumer should give it back: it comes again, whole."""
+        with self._lock:
+            where = self._where.get((msgid, consumer))
+            if where is None:
+                return None
+            batch, commit_scn, _ = where
+            if batch.broken:
+                return None     # the capture failed staging it: it stages it again when it starts
+            return batch.sealed or (self._current is batch and self._staging[0] > commit_scn)
+
     def _replayed_to(self) -> list[str] | None:
         """The queue's local subscribers when some consumer's position is ahead of what
-        is being staged (a replay after a restart), else None (nothing to leave out)."""
+        is being staged (a replay after a restart), else None (nothing to leave out): those
+        that take buffered messages, and the capture's apply processes."""
+        appliers = self.appliers()
         subscribers = [s.name for s in self.proc.conn.context.catalog.subscribers(self._queue_info)
-                       if s.address is None]
+                       if s.address is None and (s.delivery_mode in (TAKES_BUFFERED, PERSISTENT_OR_BUFFERED)
+                                                 or s.name in appliers)]
         return subscribers or None
 
     def confirmable(self) -> _Batch | None:
@@ -231,6 +283,8 @@ class BufferedStaging:
                     where = self._where.pop(key, None)
                     if where is not None:
                         where[0].outstanding.discard(key)
+            elif any(key in self._where for key in txn.keys):
+                self.replay_wanted = True    # taken out of memory and not consumed: stage again
 
 
 @dataclass(eq=False)

@@ -1,0 +1,138 @@
+"""The apply process's reader of the buffered queue: captured LCRs a capture process of
+this process stages there (``STAGING`` = ``BUFFERED``, :mod:`sluice.streams.capture.staging`).
+
+Seed 001 "Persistent Queues and Buffered Queues": "LCRs that were captured by a capture
+process are always stored in a buffered queue … Apply processes can dequeue and process
+captured LCRs in a buffered queue" (apply_captured TRUE).  Sluice's buffered messages are
+this process's memory (and what it spilled to the queue table), so only an apply process
+running in the capture's process reads them — a host (``sluice run``) runs both so, or a
+test in-process.
+
+**Order and whole transactions.**  The LCRs come in the queue's order across memory and the
+spilled ones (:meth:`sluice.aq.bufferedendpoint.Endpoint.take`), which is the capture's
+stream order.  The reader looks at the next LCR (BROWSE) before it takes it (REMOVE_NODATA,
+by message id), so a batch ends only where a source transaction ends: past ``limit`` LCRs
+it stops before the first LCR of another transaction, and when memory runs dry it waits
+until the capture has staged the rest of the last transaction
+(:meth:`~sluice.streams.capture.staging.BufferedStaging.transaction_complete`).
+
+**Exactly once.**  A take is the staging's to hear of: the apply's store commit (with its
+progress, error rows, counters) also writes how far it consumed (SLUICE_CAPTURE_CONSUMED)
+and only then may the capture confirm its slot past those LCRs — so the slot, the
+capture's restart position (REQUIRED_CHECKPOINT_SCN) and DBA_CAPTURE.APPLIED_SCN never pass
+what the apply has not applied and committed.  A crash loses the memory; the capture stages
+again from its slot and SLUICE_APPLY_DONE skips a transaction the target had committed.  A
+rollback of the apply's batch (disable_on_error) makes the capture stage again from its
+confirmed position (``BufferedStaging.replay_wanted``): the LCRs come back in order.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ... import constants as C
+from ...aq.buffered import existing_pool
+from ..lcr import DDLLCR, RowLCR
+
+__all__ = ["BufferedReader"]
+
+_COMPLETE_PATIENCE = 30.0     # seconds to wait for the capture to stage a transaction's rest
+
+
+class BufferedReader:
+    """Reads the buffered LCRs of ``consumer`` (the apply process) in queue
+    ``owner``.``name`` (canonical names)."""
+
+    def __init__(self, conn: Any, owner: str, name: str, consumer: str) -> None:
+        self.conn = conn
+        self.qualified = f"{owner}.{name}"      # (QueueInfo.qualified: the pool's key)
+        self._look = self._queue(conn, f'"{owner}"."{name}"', consumer, C.DEQ_BROWSE)
+        self._take = self._queue(conn, f'"{owner}"."{name}"', consumer, C.DEQ_REMOVE_NODATA)
+        self.taken: set[bytes] = set()       # message ids of the batch read last
+
+    @staticmethod
+    def _queue(conn: Any, name: str, consumer: str, mode: int) -> Any:
+        q = conn.queue(name)
+        opts = q.deqoptions
+        opts.consumername = consumer
+        opts.deliverymode = C.MSG_BUFFERED      # seed 003: IMMEDIATE, one at a time
+        opts.visibility = C.DEQ_IMMEDIATE
+        opts.navigation = C.DEQ_FIRST_MSG       # what is taken is gone: the first is the next
+        opts.mode = mode
+        opts.wait = C.DEQ_NO_WAIT
+        return q
+
+    def staged(self) -> bool:
+        """Whether a capture process of this process stages LCRs into the queue now."""
+        pool = existing_pool(self.conn.context.store)
+        if pool is None or not pool.listeners:
+            return False
+        return any(key[0] == self.qualified for key in list(pool.listeners))
+
+    def read(self, limit: int, wait: float) -> list[Any]:
+        """Whole source transactions of LCRs, at least ``limit`` LCRs unless fewer are
+        staged; waits up to ``wait`` seconds for the first.  [] when a transaction's rest
+        will not come (its capture stopped, or started again, meanwhile): what was taken is
+        given back (rolled back: the capture stages it again)."""
+        self.taken = set()
+        if not self.staged():
+            return []
+        try:
+            return self._read(limit, wait)
+        except BaseException:
+            self._give_back()    # nothing taken stays in a transaction nobody ends
+            raise
+
+    def _give_back(self) -> None:
+        self.conn.rollback()
+        self.taken = set()
+
+    def _read(self, limit: int, wait: float) -> list[Any]:
+        msgs: list[Any] = []
+        last_key = None
+        patience = None
+        while True:
+            self._look.deqoptions.wait = C.DEQ_NO_WAIT if msgs or wait <= 0 else max(1, int(round(wait)))
+            head = self._look.deqone()
+            if head is None:
+                complete = self._complete(msgs[-1]) if msgs else True
+                if complete:
+                    return msgs
+                if patience is None:
+                    patience = time.monotonic() + _COMPLETE_PATIENCE
+                if complete is None or time.monotonic() > patience:
+                    self._give_back()
+                    return []
+                time.sleep(0.002)     # the capture is staging the rest of this transaction
+                continue
+            key = _key(head.payload)
+            if msgs and len(msgs) >= limit and key != last_key:
+                return msgs           # a transaction ends here
+            self._take.deqoptions.msgid = head.msgid
+            if self._take.deqone() is None:
+                continue              # gone meanwhile (its capture started again): look again
+            self.taken.add(head.msgid)
+            msgs.append(head)
+            last_key = key
+            patience = None
+
+    def _complete(self, m: Any) -> bool | None:
+        """Whether the staging capture has staged every LCR of ``m``'s transaction (None:
+        it does not know ``m``: give it back).  Anything but a captured LCR is a message of
+        its own."""
+        if _key(m.payload) is None:
+            return True
+        pool = existing_pool(self.conn.context.store)
+        sender = m.sender_id.name if m.sender_id is not None else None
+        staging = pool.listeners.get((self.qualified, sender)) if pool is not None else None
+        if staging is None:
+            return None      # its capture stopped: it stages the transaction again when it starts
+        return staging.transaction_complete(m.msgid, self._look.deqoptions.consumername)
+
+
+def _key(payload: Any) -> tuple | None:
+    """The source transaction of a captured LCR (None for anything else)."""
+    if isinstance(payload, (RowLCR, DDLLCR)) and payload.get_commit_scn() is not None:
+        return (payload.get_source_database_name(), payload.get_transaction_id(), payload.get_commit_scn())
+    return None
