@@ -378,6 +378,7 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     free = [env.conn.context.session] + [env.spare(i) for i in range(depth - 1)]
     flying: deque[tuple[_Taken, Any]] = deque()
     more = True
+    broken: DatabaseError | None = None     # a post failed behind batches still in flight
     try:
         while True:
             while more and len(flying) < depth and result.batches + len(flying) < env.max_batches:
@@ -394,11 +395,26 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                     break
                 free.pop(0)
                 flying.append((taken, None))
-                flying[-1] = (taken, dest.post(taken.batch))
+                try:
+                    flying[-1] = (taken, dest.post(taken.batch))
+                except DatabaseError as e:
+                    if len(flying) == 1:
+                        raise
+                    # the connection went (the servlet closed it after an answer the source
+                    # has not read yet): this batch goes back, and the oldest in flight is
+                    # handled as if its answer had failed -- not the whole run
+                    flying.pop()
+                    free.insert(0, taken.session)
+                    _give_back(env, q, taken)
+                    broken = e
+                    break
             if not flying:
                 return
             taken, posted = flying[0]
             try:
+                if broken is not None:
+                    error, broken = broken, None
+                    raise error
                 dest.answer(posted)
             except DatabaseError as e:
                 while len(flying) > 1:          # the destination never answered for them
