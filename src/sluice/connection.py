@@ -353,7 +353,7 @@ class Connection:
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self.context.check_open()
         check_statement(sql, binds)
-        return self.context.session.query(sql, binds, self._buffered_in_memory(sql))
+        return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True)
 
     def _buffered_in_memory(self, sql: str) -> list:
         """(queue table, records) of this process's in-memory buffered messages, for a

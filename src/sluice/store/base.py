@@ -439,10 +439,12 @@ class StoreSession(abc.ABC):
     @abc.abstractmethod
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
-              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+              oracle_names: bool = True, oracle_sql: bool = False) -> tuple[list[str], list[tuple]]:
         """Run a read-only SELECT on the catalog and message views as this session's user;
         Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's
         (``oracle_names`` False: the statement names none, and skips looking them up).
+        ``oracle_sql``: a user typed it, and Oracle's session words in it (USER, SYSDATE,
+        SYS_CONTEXT('USERENV', …)) and its divisions answer as Oracle's (:mod:`.sqloracle`).
         ``in_memory``: the records of buffered messages this process keeps in memory, per
         queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003)."""
 
@@ -451,7 +453,7 @@ class StoreSession(abc.ABC):
         """Run an INSERT / UPDATE / DELETE / MERGE on the store's database in this session's
         transaction (committed or rolled back with its enqueues and dequeues); returns the
         rows it changed.  A statement that fails is undone alone (Oracle's statement-level
-        rollback).  ``tag`` (DBMS_STREAMS.SET_TAG) is what a synchronous capture's triggers
+        rollback).  Oracle's session words answer as in :meth:`query` with ``oracle_sql``.  ``tag`` (DBMS_STREAMS.SET_TAG) is what a synchronous capture's triggers
         see as the writer's tag: PostgreSQL's transaction-local ``sluice.tag`` setting, the
         SQLite ``SLUICE_SYNC_SESSION`` row (with this transaction's id)."""
 

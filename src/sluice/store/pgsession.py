@@ -49,6 +49,7 @@ from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
+from .sqloracle import oracle_words
 from .sqlschema import table_name
 
 if TYPE_CHECKING:
@@ -546,8 +547,9 @@ class PgSession(StoreSession):
     # -- SQL on the views -------------------------------------------------------------
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
-              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+              oracle_names: bool = True, oracle_sql: bool = False) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
+        text = oracle_words(sql, self.user, sqlite=False).text if oracle_sql else sql
         c = self._conn()
         raw = c.raw
 
@@ -557,7 +559,7 @@ class PgSession(StoreSession):
                 drops = memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
             ok = False
             try:
-                cur = raw.execute(*_with_params(rewrite(sql, known, self.user), binds))
+                cur = raw.execute(*_with_params(rewrite(text, known, self.user), binds))
                 rows = cur.fetchall() if cur.description else []
                 ok = True
             finally:
@@ -590,7 +592,8 @@ class PgSession(StoreSession):
         return cols, rows
 
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        text, params = _with_params(rewrite(sql, physical_names(self.store.queue_tables()), self.user), binds)
+        text = oracle_words(sql, self.user, sqlite=False).text
+        text, params = _with_params(rewrite(text, physical_names(self.store.queue_tables()), self.user), binds)
         c = self._conn()
         raw = c.raw
         with self._guard():

@@ -15,6 +15,7 @@ instead of raising: the conditions track Oracle's errors separately.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Callable
@@ -23,7 +24,7 @@ from ..errors import DatabaseError
 from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
                             to_number)
 
-__all__ = ["register_sqlite_functions", "to_sqlite", "from_sqlite", "EPOCH"]
+__all__ = ["register_sqlite_functions", "divided_by_zero", "to_sqlite", "from_sqlite", "EPOCH"]
 
 EPOCH = datetime(1970, 1, 1)
 _MICRO = timedelta(microseconds=1)
@@ -115,6 +116,32 @@ def _fn(name: str, kinds: str, *args: Any) -> Any:
     return to_sqlite(null_if_empty(FUNCTIONS[name].impl(*values)))
 
 
+_ZERO = threading.local()    # a divisor was zero in this thread's statement
+
+
+def _divisor(value: Any) -> Any:
+    """``a / sluice_divisor(b)`` (a user's division, :mod:`.sqloracle`): ``b`` as it is,
+    but a zero raises — SQLite's own ``a / 0`` is NULL, Oracle's ORA-01476.  SQLite reports
+    only that the function raised: :func:`divided_by_zero` tells why."""
+    number = value
+    if isinstance(value, str):       # arithmetic reads text as a number, as Oracle converts it
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+    if isinstance(number, (int, float)) and number == 0:
+        _ZERO.raised = True
+        raise ZeroDivisionError("ORA-01476")
+    return value
+
+
+def divided_by_zero() -> bool:
+    """Whether the statement that just failed in this thread divided by zero (and forget it)."""
+    raised = getattr(_ZERO, "raised", False)
+    _ZERO.raised = False
+    return raised
+
+
 def register_sqlite_functions(conn: sqlite3.Connection) -> None:
     """Make ``conn`` able to run SQL compiled for the ``sqlite`` dialect."""
     functions: list[tuple[str, int, Callable[..., Any]]] = [
@@ -128,3 +155,4 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
     for name, narg, fn in functions:
         conn.create_function(name, narg, _safe(fn), deterministic=True)
     conn.create_function("sluice_like_bad", 2, _like_bad, deterministic=True)
+    conn.create_function("sluice_divisor", 1, _divisor, deterministic=True)

@@ -24,7 +24,9 @@ from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueI
 from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlmemory import memory_views
+from .sqlitefns import divided_by_zero
 from .sqlnames import physical_names, rewrite
+from .sqloracle import Translated, oracle_words
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 
 if TYPE_CHECKING:
@@ -97,7 +99,8 @@ class SqliteSession(StoreSession):
             conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
             conn.execute("INSERT INTO SLUICE_SYNC_SESSION (TXN, TAG) VALUES (?, ?)",
                          (self.new_transaction_id(), tag or None))
-            cur = conn.execute(rewrite(sql, physical_names(self.store.queue_tables()), self.user),
+            text = oracle_words(sql, self.user, sqlite=True).text
+            cur = conn.execute(rewrite(text, physical_names(self.store.queue_tables()), self.user),
                                binds or ())
             count = cur.rowcount
         except (sqlite3.Error, OverflowError) as e:
@@ -486,18 +489,19 @@ class SqliteSession(StoreSession):
 
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
-              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+              oracle_names: bool = True, oracle_sql: bool = False) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
+        oracle = oracle_words(sql, self.user, sqlite=True) if oracle_sql else Translated(sql)
         try:
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
-            cur = self.conn.execute(rewrite(sql, known, self.user), binds or ())
+            cur = self.conn.execute(rewrite(oracle.text, known, self.user), binds or ())
             # (SQLite computes the rows as they are read: an error can come from a later row)
             rows = cur.fetchall()
         except (sqlite3.OperationalError, sqlite3.ProgrammingError, OverflowError) as e:
             raise _sql_error(e) from None
         cols = [d[0] for d in cur.description] if cur.description else []
-        return cols, rows
+        return cols, oracle.convert(rows)
 
     def close(self) -> None:
         try:
@@ -568,6 +572,8 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
     raised = raised_by_sluice_sql(msg)
     if raised is not None:
         return raised
+    if divided_by_zero() and "user-defined function raised exception" in msg:
+        return ora(1476)
     if "no such table" in msg:
         return ora(942)
     if "no such column" in msg:
