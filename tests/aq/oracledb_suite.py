@@ -12,7 +12,6 @@ The statements below make the same objects the way an Oracle script would, throu
 (python-oracledb empties them before each test).
 """
 
-import datetime
 import threading
 
 import pytest
@@ -128,15 +127,16 @@ def check_one_props_many_payloads(conn, queue, payloads):
 
 def check_enqtime(queue, props):
     """Enqueue ``props`` and dequeue it: its enqtime is the second of the enqueue
-    (python-oracledb's 1021, 1115, 1415, 1515, 1612, 1712).  python-oracledb reads the clock
-    with ``select current_timestamp from dual``; Sluice's SQL is its store's own, whose
-    current_timestamp is text on SQLite and carries a time zone on PostgreSQL, so the
-    clock is read here in Python (the store's clock is the host's)."""
-    start = datetime.datetime.now().replace(microsecond=0)
+    (python-oracledb's 1021, 1115, 1415, 1515, 1612, 1712), the clock read as
+    python-oracledb reads it: ``select current_timestamp from dual``, a naive datetime."""
+    cursor = queue.connection.cursor()
+    cursor.execute("select current_timestamp from dual")
+    (start,) = cursor.fetchone()
     queue.enqone(props)
     got = queue.deqone()
-    end = datetime.datetime.now().replace(microsecond=0)
-    assert start <= got.enqtime <= end
+    cursor.execute("select current_timestamp from dual")
+    (end,) = cursor.fetchone()
+    assert start.replace(microsecond=0) <= got.enqtime <= end.replace(microsecond=0)
 
 
 # -- what python-oracledb's RAW, JSON and object queue tests each check, for any payload --

@@ -280,16 +280,22 @@ def test_msgid_is_the_queue_tables_msgid(suite_dsn, kind):
 
 @pytest.mark.parametrize("kind", ["raw", "json", "object"])
 def test_enqtime_is_the_enqueue_second(suite_dsn, kind):
-    """python-oracledb 1515, 1712, 1115 (the clock read in Python: see
-    oracledb_suite.check_enqtime)."""
+    """python-oracledb 1515, 1712, 1115 (the clock read with ``select current_timestamp
+    from dual``, as there)."""
     k = KINDS[kind]
+
+    async def now(cursor):
+        await cursor.execute("select current_timestamp from dual")
+        (value,) = await cursor.fetchone()
+        return value.replace(microsecond=0)
 
     async def body(conn):
         queue = await k.open(conn)
-        start = datetime.datetime.now().replace(microsecond=0)
+        cursor = conn.cursor()
+        start = await now(cursor)
         await queue.enqone(conn.msgproperties(payload=k.payload(queue)))
         got = await queue.deqone()
-        end = datetime.datetime.now().replace(microsecond=0)
+        end = await now(cursor)
         return start <= got.enqtime <= end
     assert run(suite_dsn, body)
 
