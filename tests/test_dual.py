@@ -139,6 +139,13 @@ def test_the_clock_in_a_subquery_and_a_condition(conn):
     assert _rows(conn, "SELECT 'SYSDATE' FROM DUAL") == [("SYSDATE",)]
 
 
+@pytest.mark.parametrize("sql", ["SELECT SYSDATE - 1 FROM DUAL", "SELECT 1 FROM DUAL WHERE SYSDATE + 1/24 > SYSDATE",
+                                 "SELECT enq_time FROM dual WHERE 1 + SYSTIMESTAMP(3) > 0"])
+def test_date_arithmetic_on_the_clock_is_refused_not_answered_wrongly(conn, sql):
+    """SQLite would have answered SYSDATE - 1 with the year before (text less one)."""
+    assert _code(lambda: _rows(conn, sql)) == "SLU-00001"
+
+
 def test_the_clock_in_dml(conn, dsn):
     _create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP)")
     conn.cursor().execute("INSERT INTO stamps (at) VALUES (SYSTIMESTAMP)")

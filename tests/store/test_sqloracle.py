@@ -34,6 +34,8 @@ def pg(sql):
     ("SELECT 'USER', \"USER\", t.user, user_name, USER_F(1) FROM t -- USER",
      "SELECT 'USER', \"USER\", t.user, user_name, USER_F(1) FROM t -- USER"),
     ("SELECT 1/0 FROM dual", "SELECT 1/0 FROM dual"),            # PostgreSQL raises by itself
+    ("SELECT SYSDATE - INTERVAL '1' DAY FROM dual",
+     """SELECT TIMESTAMP '2026-11-30 07:08:09' - INTERVAL '1' DAY AS "SYSDATE-INTERVAL'1'DAY" FROM dual"""),
 ])
 def test_postgresql_text(sql, text):
     assert pg(sql) == text

@@ -15,7 +15,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   for zero where SQLite answers NULL (:mod:`.sqlitefns`; PostgreSQL raises by itself).
 
 A select item so changed keeps the heading Oracle gives it (``USER``, ``1/0``) through an
-alias.  Literals, quoted names and comments are never touched.
+alias.  Literals, quoted names and comments are never touched.  Date arithmetic on the
+clock words (``SYSDATE - 1``) is refused (SLU-00001): neither database counts it in days.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
+
+from ..errors import not_supported
 
 __all__ = ["Translated", "oracle_words"]
 
@@ -51,7 +54,8 @@ _LIST_END = frozenset({"FROM", "INTO", "WHERE", "HAVING", "UNION", "INTERSECT", 
 # words that continue an expression: the name after one is not an alias
 _CONTINUE = frozenset({"AND", "OR", "NOT", "IS", "IN", "LIKE", "BETWEEN", "ESCAPE", "COLLATE", "THEN",
                        "ELSE", "WHEN", "CASE"})
-_NOT_ALIAS = _CONTINUE | {"END", "NULL", "TRUE", "FALSE"}
+# … and words that end one (INTERVAL '1' DAY is not '1' aliased DAY)
+_NOT_ALIAS = _CONTINUE | {"END", "NULL", "TRUE", "FALSE", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
 
 
 class _Tok(NamedTuple):
@@ -125,13 +129,29 @@ class _Translation:
                     and call[1].text.upper() == "'USERENV'" and call[3].text[1:-1].upper() in _USERENV):
                 self.replace[t.start] = (call[-1].end, _literal(self.user))
         elif word in _DATES and after != "(":
+            self._no_arithmetic(i, i, word)
             self._clock(t.start, t.end, self._now().replace(microsecond=0), 0)
         elif word in _TIMESTAMPS:
             call = toks[i + 1:i + 4]
             if after == "(" and [c.text for c in call[::2]] == ["(", ")"] and call[1].text.isdigit():
+                self._no_arithmetic(i, i + 3, word)
                 self._clock(t.start, call[-1].end, self._now(), int(call[1].text))
             elif after != "(":
+                self._no_arithmetic(i, i, word)
                 self._clock(t.start, t.end, self._now(), 6)
+
+    def _no_arithmetic(self, first: int, last: int, word: str) -> None:
+        """Oracle's ``SYSDATE - 1`` counts days; neither store's SQL does (PostgreSQL refuses
+        a timestamp minus a number, SQLite would subtract from the text's year), so it is
+        refused rather than answered wrongly.  ``… - INTERVAL '1' DAY`` is left to the
+        database (PostgreSQL has it)."""
+        toks = self.toks
+        before = toks[first - 1].text if first > 0 else ""
+        after = toks[last + 1].text if last + 1 < len(toks) else ""
+        beyond = toks[last + 2].word if last + 2 < len(toks) else ""
+        if before in ("+", "-") or after in ("+", "-") and beyond != "INTERVAL":
+            raise not_supported(f"date arithmetic on {word} in SQL (PL/SQL blocks and rule "
+                                "conditions have it; compare with it instead)")
 
     def _now(self) -> datetime:
         if self.now is None:
