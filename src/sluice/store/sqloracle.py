@@ -42,7 +42,7 @@ _TOKEN = re.compile(
     re.S,
 )
 # only a statement naming one of these needs the tokens
-_MAYBE = re.compile(r"user|sys|current_|localtimestamp|/", re.I)
+_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -88,7 +88,8 @@ class Translated:
 def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None) -> Translated:
     """``sql`` with Oracle's session words answered for ``user`` (see the module);
     ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL."""
-    if not _MAYBE.search(sql):
+    upper = sql.upper()
+    if not any(word in upper for word in _MAYBE):
         return Translated(sql)
     return _Translation(sql, user, sqlite, now).run()
 
