@@ -26,6 +26,7 @@ import time
 import sluice
 from sluice.streams.propagation import sites as site_module
 from sluice.streams.propagation.runner import PropagationRunner
+from sluice.streams.propagation.sites import HttpSite
 
 from .propkit import drain, enqueue, multi_queue, rows
 from .test_propagation_http import SERVLET, served_site, sites  # noqa: F401  (the fixture)
@@ -415,3 +416,27 @@ def _fails_then_recovers(a, b, proxy, sent, moved: int, error: str, meanwhile=No
         proxy.close()
     _each_once_in_order(a, b, sent)
     assert rows(a, "SELECT TOTAL_NUMBER, FAILURES FROM DBA_QUEUE_SCHEDULES") == [(len(sent), 0)]
+
+
+def test_a_batch_in_parts_whose_middle_part_is_cut_is_sent_again_in_the_same_run(sites, monkeypatch):
+    """Each message a request of its own (a batch larger than the servlet's request limit
+    goes in parts, each committed there on its own): the answer to the fourth batch's fifth
+    part is cut.  Its first parts, and what was behind it, were committed there: the fourth
+    is sent again as a resend (those parts skipped), the rest follows — one run, each message
+    once and in order."""
+    monkeypatch.setattr(HttpSite, "MAX_REQUEST", 1)
+    a, b, proxy, sent = _setup(sites, script={35: "cut"})
+    _moved_in_one_run(a, proxy)
+    assert proxy.requests[0] >= 35
+    _each_once_in_order(a, b, sent)
+    assert rows(a, "SELECT TOTAL_NUMBER, FAILURES FROM DBA_QUEUE_SCHEDULES") == [(60, 0)]
+
+
+def test_a_503_for_a_middle_part_of_a_possible_resend_fails_the_run_and_its_parts_go_once(sites, monkeypatch):
+    """The second batch's fifth part is answered by a gateway's 503 (it and what follows never
+    reached the servlet; its first four parts were committed there): the second batch was a
+    possible resend, so the run ends after the first batch with a failure; the next run
+    sends it again and its first parts are skipped there."""
+    monkeypatch.setattr(HttpSite, "MAX_REQUEST", 1)
+    a, b, proxy, sent = _setup(sites, script={15: GATEWAY_503}, swallow=14)
+    _fails_then_recovers(a, b, proxy, sent, 10, "ORA-03113")
