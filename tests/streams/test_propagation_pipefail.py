@@ -18,8 +18,10 @@ in the same run, without waiting for the back-off."""
 
 from __future__ import annotations
 
+import fcntl
 import socket
 import struct
+import termios
 import threading
 import time
 
@@ -67,7 +69,7 @@ class FaultProxy:
     """Between the runner and the servlet.  On the first connection, ``script`` says what
     becomes of the servlet's n-th answer (from 1; not named: forwarded):
 
-    * ``"hold"`` — read (the servlet committed the batch), never forwarded;
+    * ``"hold"`` — read (the servlet committed the batch), forwarded only by :meth:`release`;
     * ``"cut"`` — its head and half its body forwarded, then the connection closed;
     * ``"close"`` — forwarded with ``Connection: close``, then the connection closed (as a
       servlet that stops: with ``swallow`` the requests behind it never reach it);
@@ -87,7 +89,7 @@ class FaultProxy:
         self.requests: list[int] = []       # per connection: the requests the runner wrote
         self.forwarded: list[int] = []      # per connection: those that reached the servlet
         self.answered = 0                   # first connection: answers read from the servlet
-        self.held = 0
+        self.held: list[bytes] = []          # answers held back, as read
         self.ended = threading.Event()      # the first connection was ended by the script
         self._client0: socket.socket | None = None
         self.port = 0
@@ -108,6 +110,12 @@ class FaultProxy:
         except OSError:
             pass
         self.listener.close()
+
+    def release(self) -> int:
+        """Forward the answers held back; their size."""
+        data = b"".join(self.held)
+        self._send(self._client0, data)
+        return len(data)
 
     def reset(self) -> None:
         """Reset the first connection now."""
@@ -171,7 +179,7 @@ class FaultProxy:
             if self.answered == self.refuse_at:
                 self.refuse()
             if action == "hold":
-                self.held += 1
+                self.held.append(message[0] + message[1])
                 continue
             head, body = message if message is not None else (b"", b"")
             if action == "forward":
@@ -209,6 +217,11 @@ def _wait_for(predicate) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "the proxy never got there"
         time.sleep(0.01)
+
+
+def _unread(sock: socket.socket) -> int:
+    """Bytes received on ``sock`` and not read yet."""
+    return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
 def _reset_seen(sock: socket.socket) -> bool:
@@ -281,11 +294,39 @@ def test_a_post_failing_behind_batches_in_flight_gives_its_batch_back_and_the_ru
     a, b, proxy, sent = _setup(sites, script={4: "hold", 5: "hold"})
 
     def reset_once_both_are_committed():
-        _wait_for(lambda: proxy.held == 2)
+        _wait_for(lambda: len(proxy.held) == 2)
         proxy.reset()
     passed = _gate(monkeypatch, 6, reset_once_both_are_committed)
     _moved_in_one_run(a, proxy)
     assert passed and proxy.requests[0] == 5        # the sixth was never written on it
+    _each_once_in_order(a, b, sent)
+    assert rows(a, "SELECT TOTAL_NUMBER, FAILURES FROM DBA_QUEUE_SCHEDULES") == [(60, 0)]
+
+
+def test_answers_received_before_a_failed_post_settle_their_batches(sites, monkeypatch):
+    """As above, but the fourth and fifth answers reached the runner before the reset (they
+    wait, unread, on its connection): the write of the sixth fails, and those two answers are
+    still read — the fourth and fifth settle as answered, nothing of them is sent again; the
+    sixth goes on a new connection, alone.  (8a07ec5 took the failed write for the fourth's
+    answer: the fourth was sent again and the fifth given back and sent again.)"""
+    a, b, proxy, sent = _setup(sites, script={4: "hold", 5: "hold"})
+    sockets = []
+
+    def answered_then_reset():
+        _wait_for(lambda: len(proxy.held) == 2)
+        size = proxy.release()
+        _wait_for(lambda: _unread(sockets[0]) == size)     # both wait on the runner's side
+        proxy.reset()
+    write = site_module._Pipe.write
+
+    def seen(self, data):
+        sockets.append(self.sock)
+        return write(self, data)
+    monkeypatch.setattr(site_module._Pipe, "write", seen)
+    passed = _gate(monkeypatch, 6, answered_then_reset)
+    _moved_in_one_run(a, proxy)
+    assert passed and proxy.requests[0] == 5
+    assert sum(proxy.forwarded[1:]) == 1              # the sixth, and nothing sent again
     _each_once_in_order(a, b, sent)
     assert rows(a, "SELECT TOTAL_NUMBER, FAILURES FROM DBA_QUEUE_SCHEDULES") == [(60, 0)]
 
