@@ -373,7 +373,10 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     committed them: the next batch is a resend, and a later one holding some of them is
     refused by their de-duplication rows and sent again as a resend — either way skipped
     there), and the failed one is sent once more as a resend, as :func:`_one_batch`
-    would; if that fails too it goes back and the error is the run's."""
+    would; if that fails too it goes back and the error is the run's.  When the
+    connection takes no more batches while some are in flight (a post fails: the servlet
+    closed it), the batch being posted goes back and theirs are read first, each its own
+    outcome, before the next is posted (on a new connection)."""
     depth = max(2, getattr(dest, "depth", 2))
     free = [env.conn.context.session] + [env.spare(i) for i in range(depth - 1)]
     flying: deque[tuple[_Taken, Any]] = deque()
