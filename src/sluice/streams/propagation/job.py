@@ -373,15 +373,18 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     committed them: the next batch is a resend, and a later one holding some of them is
     refused by their de-duplication rows and sent again as a resend — either way skipped
     there), and the failed one is sent once more as a resend, as :func:`_one_batch`
-    would; if that fails too it goes back and the error is the run's."""
+    would; if that fails too it goes back and the error is the run's.  When the
+    connection takes no more batches while some are in flight (a post fails: the servlet
+    closed it), the batch being posted goes back and theirs are read first, each its own
+    outcome, before the next is posted (on a new connection)."""
     depth = max(2, getattr(dest, "depth", 2))
     free = [env.conn.context.session] + [env.spare(i) for i in range(depth - 1)]
     flying: deque[tuple[_Taken, Any]] = deque()
     more = True
-    broken: DatabaseError | None = None     # a post failed behind batches still in flight
+    draining = False     # the connection takes no more batches: those in flight are answered first
     try:
         while True:
-            while more and len(flying) < depth and result.batches + len(flying) < env.max_batches:
+            while more and not draining and len(flying) < depth and result.batches + len(flying) < env.max_batches:
                 start = env.clock()
                 if (result.batches or flying) and not _reread(env, s, q, routes, free[0]):
                     more = False
@@ -397,24 +400,22 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                 flying.append((taken, None))
                 try:
                     flying[-1] = (taken, dest.post(taken.batch))
-                except DatabaseError as e:
+                except DatabaseError:
                     if len(flying) == 1:
                         raise
-                    # the connection went (the servlet closed it after an answer the source
-                    # has not read yet): this batch goes back, and the oldest in flight is
-                    # handled as if its answer had failed -- not the whole run
+                    # the connection went behind batches in flight (the servlet closed it
+                    # after an answer the source has not read yet): this batch goes back, and
+                    # their answers are read -- each its own outcome, a refusal sifted, one
+                    # that cannot be read failed as any unanswered batch -- not the whole run's
                     flying.pop()
                     free.insert(0, taken.session)
                     _give_back(env, q, taken)
-                    broken = e
+                    draining = True
                     break
             if not flying:
                 return
             taken, posted = flying[0]
             try:
-                if broken is not None:
-                    error, broken = broken, None
-                    raise error
                 dest.answer(posted)
             except DatabaseError as e:
                 while len(flying) > 1:          # the destination never answered for them
@@ -430,6 +431,7 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
             moved = _settle(env, s, dest, taken, dest.in_flight_acked())
             flying.popleft()
             free.append(taken.session)
+            draining = draining and bool(flying)
             result.batches += 1
             result.messages += moved[0]
             result.nbytes += moved[1]

@@ -313,8 +313,16 @@ class HttpSite(Destination):
         servlet's answer; :meth:`answer` reads it, in the order the batches were posted.
         Its ``resend`` and ``acked`` are set as :meth:`deliver` sets them.
         :raises: ORA-12541 / ORA-29024 when the servlet cannot be reached (nothing of the
-        batch was sent)."""
-        if not self._waiting and self._pipe is not None and self._pipe.idle() > self.IDLE_REOPEN:
+        batch was sent), or when the connection takes no more requests while batches are in
+        flight (the batch goes back; the connection is kept for their answers)."""
+        if self._waiting and (self._pipe is None or not self._pipe.writable):
+            # the connection takes no more requests (the servlet closed it after an answer,
+            # or a write failed): those in flight are answered first, on it, and only then
+            # does a new connection start -- posted on another one now, this batch's answer
+            # would be read as theirs
+            raise ora(12541, f"{self.link.endpoint}: the connection closed with batches in flight")
+        if not self._waiting and self._pipe is not None and (
+                not self._pipe.writable or self._pipe.idle() > self.IDLE_REOPEN):
             self._drop_pipe()
         if self._pipe is None:
             self._pipe = _Pipe(self._target, self.link.endpoint, self._trust, self.timeout)
@@ -325,7 +333,16 @@ class HttpSite(Destination):
                 self._pipe.write(self._head + str(len(body)).encode() + b"\r\n\r\n" + body)
                 posted.parts += 1
         except DatabaseError:
-            self.failed()
+            if len(self._waiting) == 1:
+                self.failed()
+                raise
+            # behind batches in flight: their answers may still be read (what the servlet
+            # sent before it closed the connection stays readable), so the connection is kept
+            # for them; this batch was not sent (wholly) and goes back, its acknowledgements
+            # are told with a later one
+            self._waiting.pop()
+            self._acked = posted.acked + self._acked
+            self._pipe.writable = False
             raise
         return posted
 
@@ -417,6 +434,7 @@ class _Pipe:
         self.sock = sock
         self.rfile = sock.makefile("rb")
         self.used = time.monotonic()
+        self.writable = True        # False once a write failed: only answers are read from it
 
     def idle(self) -> float:
         return time.monotonic() - self.used
