@@ -137,8 +137,8 @@ class _Translation:
         self.dates: dict[str | datetime, datetime] = {}
         self.toks = toks = [_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
                             if m.lastgroup not in ("ws", "comment")]
-        self.utc = any(_view(t) and (_view(t).startswith("AQ$") or i > 0 and toks[i - 1].word in ("FROM", "JOIN"))
-                       for i, t in enumerate(toks) if t.kind == "id")
+        self.on_views: bool | None = None                # read when the clock is (_in_utc)
+        self.items: list[tuple[int, int, int | None]] | None = None
         self.skip = -1                                   # tokens up to this one are done
         self.replace: dict[int, tuple[int, str]] = {}     # start -> (end, text)
         self.opens: dict[int, int] = {}                  # a divisor's wrapping starts before
@@ -236,6 +236,15 @@ class _Translation:
         self._literal(start, toks[j].end, self._shown(value, digits), digits)
         self.skip = j
 
+    def _in_utc(self) -> bool:
+        """Whether the statement names one of Sluice's views, whose dates are UTC."""
+        if self.on_views is None:
+            toks, upper = self.toks, self.sql.upper()
+            self.on_views = any(view in upper for view in _VIEWS) and any(
+                name and (name.startswith("AQ$") or i > 0 and toks[i - 1].word in ("FROM", "JOIN"))
+                for i, name in ((i, _view(t)) for i, t in enumerate(toks) if t.kind == "id"))
+        return self.on_views
+
     @staticmethod
     def _shown(value: datetime, digits: int) -> datetime:
         return value.replace(microsecond=0) if digits == 0 else value
@@ -243,19 +252,20 @@ class _Translation:
     def _literal(self, start: int, end: int, value: datetime, digits: int) -> None:
         """The clock value in the statement: the host's wall clock, or UTC in a statement on
         Sluice's views (their dates are UTC), fetched back as the host's wall clock."""
-        sql_value = to_utc(value) if self.utc else value
+        utc = self._in_utc()
+        sql_value = to_utc(value) if utc else value
         text = sql_value.isoformat(" ", "seconds" if digits == 0 else "microseconds")
         if self.sqlite:
             self.dates[text] = value
             self.replace[start] = (end, _literal(text))
         else:
-            if self.utc:
+            if utc:
                 self.dates[sql_value] = value
             self.replace[start] = (end, f"TIMESTAMP {_literal(text)}")
 
     def _days_between(self, start: int, end: int, column: str, value: datetime, clock_first: bool) -> None:
         """``DATE - column`` (or ``column - DATE``): Oracle's number of days between."""
-        sql_value = to_utc(value) if self.utc else value
+        sql_value = to_utc(value) if self._in_utc() else value
         text = _literal(sql_value.isoformat(" ", "seconds"))
         if self.sqlite:
             a, b = f"julianday({text})", f"julianday({column})"
@@ -376,7 +386,10 @@ class _Translation:
     def _select_items(self) -> list[tuple[int, int, int | None]]:
         """(first, last) token of each item of each select list, at any depth, and the
         number of its list when that is at the top (else None)."""
+        if self.items is not None:
+            return self.items
         toks, items = self.toks, []
+        self.items = items
         open_at: dict[int, int | None] = {}       # depth -> first token of the current item
         depth, top_lists = 0, 0
 
