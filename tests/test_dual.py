@@ -8,6 +8,7 @@ query leaves the open transaction as it was (Oracle's statement-level atomicity)
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 
 import pytest
@@ -222,13 +223,19 @@ def test_the_clock_against_an_aq_view(conn):
 
 
 @pytest.fixture
-def india(monkeypatch):
+def india():
     """The host's clock 5:30 ahead of UTC (a POSIX zone: no tz database needed)."""
-    monkeypatch.setenv("TZ", "IST-5:30")
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "IST-5:30"
     time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
 
 
 def test_the_clock_against_an_aq_view_off_utc(conn, india):
