@@ -1,12 +1,15 @@
 """What Oracle users type against DUAL through a cursor answers as Oracle does, on both
 backends: USER and SYS_CONTEXT('USERENV', …) are Sluice's session user; SYSDATE,
-SYSTIMESTAMP and CURRENT_TIMESTAMP are datetimes as python-oracledb fetches them;
-1/0 is ORA-01476; a failing query leaves the open transaction as it was (Oracle's
-statement-level atomicity)."""
+SYSTIMESTAMP and CURRENT_TIMESTAMP are datetimes as python-oracledb fetches them, with
+Oracle's date arithmetic (SYSDATE - 1/24, SYSTIMESTAMP - INTERVAL '1' HOUR, SYSDATE -
+enq_time) also against the AQ$ views' dates; 7/2 is 3.5 and 1/0 is ORA-01476; a failing
+query leaves the open transaction as it was (Oracle's statement-level atomicity)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
 
 import pytest
 
@@ -100,11 +103,33 @@ def test_division_by_zero_is_ora_01476(conn, sql):
 
 
 def test_division_otherwise_answers_as_before(conn):
-    assert _rows(conn, "SELECT 6/2, 1/NULL, 8 / 2 / 2, (4 + 2) / (1 + 2) * 2, '1/0' FROM DUAL") \
-        == [(3, None, 2, 4, "1/0")]
-    # the database's heading as before (SQLite's is the text; Sluice's divisor check stays out)
-    assert _names(conn, "SELECT 6/2 FROM DUAL") in (["6/2"], ["?COLUMN?"])
+    row, = _rows(conn, "SELECT 6/2, 1/NULL, 8 / 2 / 2, (4 + 2) / (1 + 2) * 2, '1/0' FROM DUAL")
+    assert row == (3, None, 2, 4, "1/0")
+    assert [type(v) for v in row] == [int, type(None), int, int, str]
+    # Oracle's heading (the database's would be ?COLUMN? on PostgreSQL, the divisor's on SQLite)
+    assert _names(conn, "SELECT 6/2 FROM DUAL") == ["6/2"]
     assert _names(conn, "SELECT 6/2 AS HALF FROM DUAL") == ["HALF"]
+
+
+def test_division_of_integers_is_exact_as_oracle_number_division(conn):
+    """Both databases divide integers in whole numbers (7/2 = 3); Oracle's NUMBER does not.
+    A quotient comes back as python-oracledb fetches a NUMBER: an int when whole, else a
+    float (PostgreSQL's numeric would be a Decimal)."""
+    row, = _rows(conn, "SELECT 7/2, 1/3, -7/2, 7.0/2, 1.5/0.5, 2/'4', ROUND(7/2), 12/4 FROM dual")
+    assert row == (3.5, 1 / 3, -3.5, 3.5, 3, 0.5, 4, 3)
+    assert [type(v) for v in row] == [float, float, float, float, int, float, int, int]
+    assert _rows(conn, "SELECT COUNT(*) FROM dual WHERE 7/2 > 3") == [(1,)]
+    (value,), = _rows(conn, "SELECT x FROM (SELECT 7/2 AS x FROM dual) t")
+    assert value == 3.5
+    assert _rows(conn, "SELECT 'a', 7/2 FROM dual UNION ALL SELECT 'b', 8/2 FROM dual ORDER BY 1") \
+        == [("a", 3.5), ("b", 4)]
+
+
+def test_division_of_integers_in_dml_is_exact(conn, dsn):
+    _create_table(dsn, "CREATE TABLE halves (n NUMERIC)")
+    cur = conn.cursor()
+    cur.execute("INSERT INTO halves (n) VALUES (7/2)")
+    assert _rows(conn, "SELECT COUNT(*) FROM halves WHERE n = 3.5") == [(1,)]
 
 
 def test_division_by_zero_in_dml_changes_nothing(conn, dsn):
@@ -139,11 +164,90 @@ def test_the_clock_in_a_subquery_and_a_condition(conn):
     assert _rows(conn, "SELECT 'SYSDATE' FROM DUAL") == [("SYSDATE",)]
 
 
-@pytest.mark.parametrize("sql", ["SELECT SYSDATE - 1 FROM DUAL", "SELECT 1 FROM DUAL WHERE SYSDATE + 1/24 > SYSDATE",
-                                 "SELECT enq_time FROM dual WHERE 1 + SYSTIMESTAMP(3) > 0"])
-def test_date_arithmetic_on_the_clock_is_refused_not_answered_wrongly(conn, sql):
-    """SQLite would have answered SYSDATE - 1 with the year before (text less one)."""
-    assert _code(lambda: _rows(conn, sql)) == "SLU-00001"
+def test_date_arithmetic_on_the_clock(conn):
+    """SYSDATE ± days is a DATE (a timestamp loses its fraction, the sum is rounded to the
+    second), ± an INTERVAL keeps the type; SQLite would have taken 1 from the text's year,
+    PostgreSQL refused a timestamp minus a number."""
+    row, = _rows(conn, "SELECT SYSDATE, SYSTIMESTAMP, SYSDATE - 1, SYSDATE + 1/24, sysdate + 5/1440, "
+                       "1 + SYSDATE, SYSDATE - (1 + 1/2), SYSTIMESTAMP + 1, "
+                       "SYSTIMESTAMP - INTERVAL '1' HOUR, SYSDATE - INTERVAL '90' MINUTE(3), "
+                       "SYSTIMESTAMP + INTERVAL '1 02:03:04.5' DAY TO SECOND, SYSDATE - 1/24 + INTERVAL '1' HOUR "
+                       "FROM dual")
+    sysdate, systimestamp, *values = row
+    assert all(type(v) is dt.datetime and v.tzinfo is None for v in values)
+    day, hour = dt.timedelta(days=1), dt.timedelta(hours=1)
+    assert values[:7] == [sysdate - day, sysdate + hour, sysdate + dt.timedelta(minutes=5), sysdate + day,
+                          sysdate - 1.5 * day, systimestamp.replace(microsecond=0) + day, systimestamp - hour]
+    assert values[7:] == [sysdate - dt.timedelta(minutes=90),
+                          systimestamp + dt.timedelta(days=1, hours=2, minutes=3, seconds=4.5), sysdate]
+    assert _names(conn, "SELECT SYSDATE - 1 FROM dual") == ["SYSDATE-1"]
+    assert _rows(conn, "SELECT 1 FROM DUAL WHERE SYSDATE + 1/24 > SYSDATE AND SYSDATE - 1 < SYSDATE") == [(1,)]
+
+
+def test_a_date_minus_a_column_is_days(conn, dsn):
+    _create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP)")
+    conn.cursor().execute("INSERT INTO stamps (at) VALUES (SYSDATE - 2)")
+    (ago, ahead), = _rows(conn, "SELECT SYSDATE - at, at - SYSDATE AS ahead FROM stamps")
+    assert type(ago) is float and 2 <= ago < 2.01 and ahead == -ago
+    assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE SYSDATE - at > 1.5") == [(1,)]
+    assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE at > SYSDATE - 1") == [(0,)]
+
+
+@pytest.mark.parametrize("sql", ["SELECT SYSDATE + dummy FROM DUAL", "SELECT SYSDATE * 2 FROM DUAL",
+                                 "SELECT SYSDATE - :n FROM DUAL", "SELECT 2 - SYSDATE FROM DUAL",
+                                 "SELECT SYSDATE - 1 * dummy FROM DUAL", "SELECT SYSDATE - dummy * 2 FROM DUAL",
+                                 "SELECT 1 FROM DUAL WHERE SYSTIMESTAMP - dummy > 0"])
+def test_other_date_arithmetic_on_the_clock_is_refused_not_answered_wrongly(conn, sql):
+    assert _code(lambda: _rows(conn, sql, {"n": 1} if ":n" in sql else None)) == "SLU-00001"
+
+
+def _aq_view_counts(conn):
+    """A monitoring query on an AQ$ view, and the clock's own values in it."""
+    make_queue(conn, "Q")
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    counts = _rows(conn, "SELECT COUNT(CASE WHEN enq_time > SYSDATE - 1/24 THEN 1 END), "
+                         "COUNT(CASE WHEN enq_time > SYSTIMESTAMP - INTERVAL '1' MINUTE THEN 1 END), "
+                         "COUNT(CASE WHEN enq_time > SYSDATE + 5/1440 THEN 1 END), "
+                         "COUNT(CASE WHEN enq_time < SYSDATE - 1 THEN 1 END) FROM aq$q_qt")
+    (age, sysdate, later), = _rows(conn, "SELECT SYSDATE - enq_time, SYSDATE, SYSDATE + 1 FROM aq$q_qt")
+    return counts, age, sysdate, later
+
+
+def test_the_clock_against_an_aq_view(conn):
+    before = dt.datetime.now().replace(microsecond=0)
+    counts, age, sysdate, later = _aq_view_counts(conn)
+    assert counts == [(1, 1, 0, 0)]
+    assert -1 / 86400 <= age < 0.01        # SYSDATE has whole seconds, enq_time fractions
+    assert before <= sysdate <= dt.datetime.now() and later == sysdate + dt.timedelta(days=1)
+
+
+@pytest.fixture
+def india():
+    """The host's clock 5:30 ahead of UTC (a POSIX zone: no tz database needed)."""
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "IST-5:30"
+    time.tzset()
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
+
+
+def test_the_clock_against_an_aq_view_off_utc(conn, india):
+    """The AQ$ views' dates are UTC, SYSDATE the host's wall clock: in a statement on a
+    view Sluice reads the clock in UTC, so comparisons and differences hold, and gives
+    the clock's own values back in the host's time."""
+    assert dt.datetime.now().astimezone().utcoffset() == dt.timedelta(hours=5, minutes=30)
+    before = dt.datetime.now().replace(microsecond=0)
+    counts, age, sysdate, later = _aq_view_counts(conn)
+    assert counts == [(1, 1, 0, 0)]
+    assert -1 / 86400 <= age < 0.01        # SYSDATE has whole seconds, enq_time fractions
+    assert before <= sysdate <= dt.datetime.now() and later == sysdate + dt.timedelta(days=1)
 
 
 def test_the_clock_in_dml(conn, dsn):

@@ -115,6 +115,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1403: (DatabaseError, "no data found"),
     1422: (DatabaseError, "exact fetch returns more than requested number of rows ({0})"),
     1476: (DataError, "divisor is equal to zero"),
+    1839: (DataError, "date not valid for month specified"),
     1841: (DataError, "(full) year must be between -4713 and +9999, and not be 0"),
     1861: (DataError, "literal does not match format string"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),

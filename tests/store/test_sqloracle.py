@@ -1,14 +1,17 @@
 """The text :func:`sluice.store.sqloracle.oracle_words` makes of a user's statement: the
-session words as literals, SQLite's divisors checked, Oracle's heading kept by an alias
-only where an unaliased select item changed, and nothing else touched."""
+session words as literals, the clock's date arithmetic folded, divisors checked (SQLite)
+and made exact, Oracle's heading kept by an alias only where an unaliased select item
+changed, and nothing else touched."""
 
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 
-from sluice.store.sqloracle import oracle_words
+import sluice
+from sluice.store.sqloracle import Translated, oracle_words
 
 NOW = dt.datetime(2026, 11, 30, 7, 8, 9, 123456)
 
@@ -33,9 +36,19 @@ def pg(sql):
      """SELECT TIMESTAMP '2026-11-30 07:08:09' AS "SYSDATE", TIMESTAMP '2026-11-30 07:08:09.123000' AS t FROM dual"""),
     ("SELECT 'USER', \"USER\", t.user, user_name, USER_F(1) FROM t -- USER",
      "SELECT 'USER', \"USER\", t.user, user_name, USER_F(1) FROM t -- USER"),
-    ("SELECT 1/0 FROM dual", "SELECT 1/0 FROM dual"),            # PostgreSQL raises by itself
+    # PostgreSQL raises for zero by itself; a numeric divisor makes 7/2 3.5
+    ("SELECT 1/0 FROM dual", """SELECT 1/CAST(0 AS NUMERIC) AS "1/0" FROM dual"""),
+    ("SELECT a / (b + 1) q FROM t", "SELECT a / CAST((b + 1) AS NUMERIC) q FROM t"),
     ("SELECT SYSDATE - INTERVAL '1' DAY FROM dual",
-     """SELECT TIMESTAMP '2026-11-30 07:08:09' - INTERVAL '1' DAY AS "SYSDATE-INTERVAL'1'DAY" FROM dual"""),
+     """SELECT TIMESTAMP '2026-11-29 07:08:09' AS "SYSDATE-INTERVAL'1'DAY" FROM dual"""),
+    ("SELECT x FROM t WHERE at > SYSDATE - 1/24", "SELECT x FROM t WHERE at > TIMESTAMP '2026-11-30 06:08:09'"),
+    ("SELECT x FROM t WHERE at > SYSTIMESTAMP - INTERVAL '1-2' YEAR TO MONTH",
+     "SELECT x FROM t WHERE at > TIMESTAMP '2025-09-30 07:08:09.123456'"),
+    ("SELECT x FROM t WHERE at > SYSTIMESTAMP - INTERVAL '1 day'",     # PostgreSQL's own interval
+     "SELECT x FROM t WHERE at > TIMESTAMP '2026-11-30 07:08:09.123456' - INTERVAL '1 day'"),
+    ("SELECT x FROM t WHERE SYSDATE - t.at > 1",
+     "SELECT x FROM t WHERE CAST(EXTRACT(EPOCH FROM (TIMESTAMP '2026-11-30 07:08:09' - (t.at))) / 86400 "
+     "AS DOUBLE PRECISION) > 1"),
 ])
 def test_postgresql_text(sql, text):
     assert pg(sql) == text
@@ -55,6 +68,12 @@ def test_postgresql_text(sql, text):
     ("SELECT LISTAGG(a / b, ',') WITHIN GROUP (ORDER BY a) FROM t",
      """SELECT LISTAGG(a / sluice_divisor(b), ',') WITHIN GROUP (ORDER BY a) AS "LISTAGG(A/B,',')WITHINGROUP(ORDERBYA)" FROM t"""),
     ("SELECT SYSDATE FROM dual", """SELECT '2026-11-30 07:08:09' AS "SYSDATE" FROM dual"""),
+    # the days are read here, their division is not the database's
+    ("SELECT x FROM t WHERE at > SYSDATE - 1/24", "SELECT x FROM t WHERE at > '2026-11-30 06:08:09'"),
+    ("SELECT SYSDATE + 1/7 AS d FROM dual", "SELECT '2026-11-30 10:33:52' AS d FROM dual"),  # rounded
+    ("SELECT SYSTIMESTAMP + 1 AS d FROM dual", "SELECT '2026-12-01 07:08:09' AS d FROM dual"),  # a DATE
+    ("SELECT x FROM t WHERE (at - CURRENT_DATE) * 24 < 1",
+     "SELECT x FROM t WHERE ((julianday(at) - julianday('2026-11-30 07:08:09'))) * 24 < 1"),
     ("SELECT * FROM (SELECT USER FROM dual) t", """SELECT * FROM (SELECT 'SCOTT' AS "USER" FROM dual) t"""),
     ("SELECT DISTINCT USER, 1 FROM dual UNION ALL SELECT USER, 2 FROM dual",
      """SELECT DISTINCT 'SCOTT' AS "USER", 1 FROM dual UNION ALL SELECT 'SCOTT' AS "USER", 2 FROM dual"""),
@@ -71,3 +90,26 @@ def test_sqlite_clock_values_come_back_as_datetimes():
 
 def test_a_statement_without_the_words_is_not_tokenised():
     assert oracle_words("SELECT a FROM t", "SCOTT", sqlite=True).dates == {}
+
+
+@pytest.mark.parametrize("sql", ["SELECT SYSTIMESTAMP - INTERVAL '1 day' FROM dual",
+                                 "SELECT SYSTIMESTAMP - at FROM t", "SELECT SYSDATE - f(at) FROM t"])
+def test_sqlite_refuses_what_it_cannot_answer(sql):
+    with pytest.raises(sluice.NotSupportedError):
+        sqlite(sql)
+
+
+def test_a_month_without_the_day_is_ora_01839():
+    march = dt.datetime(2026, 3, 31, 12)
+    with pytest.raises(sluice.DatabaseError, match="ORA-01839"):
+        oracle_words("SELECT SYSDATE - INTERVAL '1' MONTH FROM dual", "SCOTT", sqlite=True, now=march)
+    assert "'2026-01-31 12:00:00'" in oracle_words("SELECT SYSDATE - INTERVAL '2' MONTH FROM dual", "SCOTT",
+                                                   sqlite=False, now=march).text
+
+
+def test_quotient_columns_are_fetched_as_oracle_numbers():
+    t = oracle_words("SELECT a.*, 7/2, 'x' FROM t a", "SCOTT", sqlite=False, now=NOW)
+    assert t.quotients == (-2,)
+    assert t.convert([(1, Decimal("1.5"), Decimal("3.5000"), "x"), (1, Decimal(2), Decimal("4.00"), "x")]) \
+        == [(1, Decimal("1.5"), 3.5, "x"), (1, Decimal(2), 4, "x")]
+    assert Translated("SELECT 1", quotients=(0,)).convert([(3.0,), (0.5,)]) == [(3,), (0.5,)]

@@ -49,7 +49,7 @@ from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
-from .sqloracle import oracle_words
+from .sqloracle import Translated, oracle_words
 from .sqlschema import table_name
 
 if TYPE_CHECKING:
@@ -549,7 +549,8 @@ class PgSession(StoreSession):
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
               oracle_names: bool = True, oracle_sql: bool = False) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        text = oracle_words(sql, self.user, sqlite=False).text if oracle_sql else sql
+        oracle = oracle_words(sql, self.user, sqlite=False) if oracle_sql else Translated(sql)
+        text = oracle.text
         c = self._conn()
         raw = c.raw
 
@@ -589,7 +590,7 @@ class PgSession(StoreSession):
                 self._abandon()
             raise err from None
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
-        return cols, rows
+        return cols, oracle.convert(rows)
 
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
         text = oracle_words(sql, self.user, sqlite=False).text

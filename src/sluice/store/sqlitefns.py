@@ -120,18 +120,22 @@ _ZERO = threading.local()    # a divisor was zero in this thread's statement
 
 
 def _divisor(value: Any) -> Any:
-    """``a / sluice_divisor(b)`` (a user's division, :mod:`.sqloracle`): ``b`` as it is,
-    but a zero raises — SQLite's own ``a / 0`` is NULL, Oracle's ORA-01476.  SQLite reports
-    only that the function raised: :func:`divided_by_zero` tells why."""
+    """``a / sluice_divisor(b)`` (a user's division, :mod:`.sqloracle`): ``b`` as a REAL,
+    so that the quotient of integers is exact as Oracle's NUMBER division (SQLite's
+    ``7 / 2`` is 3), and a zero raises — SQLite's own ``a / 0`` is NULL, Oracle's
+    ORA-01476.  SQLite reports only that the function raised: :func:`divided_by_zero`
+    tells why."""
     number = value
     if isinstance(value, str):       # arithmetic reads text as a number, as Oracle converts it
         try:
             number = float(value)
         except ValueError:
             return value
-    if isinstance(number, (int, float)) and number == 0:
-        _ZERO.raised = True
-        raise ZeroDivisionError("ORA-01476")
+    if isinstance(number, (int, float)) and not isinstance(number, bool):
+        if number == 0:
+            _ZERO.raised = True
+            raise ZeroDivisionError("ORA-01476")
+        return float(number)
     return value
 
 

@@ -10,13 +10,20 @@ which has no Oracle session: :func:`oracle_words` replaces
   ``CURRENT_TIMESTAMP`` / ``LOCALTIMESTAMP`` by the host's clock, read once per statement
   as Oracle reads it, and fetched as the naive ``datetime`` python-oracledb gives for
   DATE and TIMESTAMP [WITH TIME ZONE] (PostgreSQL: a ``TIMESTAMP`` literal; SQLite:
-  text, the form its views' dates have, which :meth:`Translated.convert` turns back);
-* on SQLite, each divisor ``a / b`` by ``a / sluice_divisor(b)``, which raises ORA-01476
-  for zero where SQLite answers NULL (:mod:`.sqlitefns`; PostgreSQL raises by itself).
+  text, the form its views' dates have, which :meth:`Translated.convert` turns back).
+  Oracle's date arithmetic on them: ``CLOCK ± literal days ± INTERVAL '…' unit`` (and
+  ``n + CLOCK``) is folded into that literal (:mod:`.sqlclock`); ``SYSDATE - column`` and
+  ``column - SYSDATE`` are the days between, a float; other arithmetic on them is
+  refused (SLU-00001), neither database counting it in days.  A statement on Sluice's
+  views (``AQ$…``, ``FROM DBA_…``) reads the clock in UTC, as their dates are;
+* each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
+  for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
+  ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
+  exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the columns so divided come back as
+  python-oracledb fetches a NUMBER (:attr:`Translated.quotients`).
 
 A select item so changed keeps the heading Oracle gives it (``USER``, ``1/0``) through an
-alias.  Literals, quoted names and comments are never touched.  Date arithmetic on the
-clock words (``SYSDATE - 1``) is refused (SLU-00001): neither database counts it in days.
+alias.  Literals, quoted names and comments are never touched.
 """
 
 from __future__ import annotations
@@ -24,9 +31,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
+from fractions import Fraction
 from typing import NamedTuple
 
-from ..errors import not_supported
+from ..errors import NotSupportedError, not_supported
+from .sqlclock import add_days, add_interval, days_term, interval, to_utc
 
 __all__ = ["Translated", "oracle_words"]
 
@@ -56,6 +66,13 @@ _CONTINUE = frozenset({"AND", "OR", "NOT", "IS", "IN", "LIKE", "BETWEEN", "ESCAP
                        "ELSE", "WHEN", "CASE"})
 # … and words that end one (INTERVAL '1' DAY is not '1' aliased DAY)
 _NOT_ALIAS = _CONTINUE | {"END", "NULL", "TRUE", "FALSE", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
+# words before which an operand starts, and words that are no column's name
+_KEYWORDS = _CONTINUE | _LIST_END | {"SELECT", "DISTINCT", "ALL", "BY", "ON", "SET", "VALUES", "RETURN",
+                                     "RETURNING", "USING", "AS", "ANY", "SOME", "EXISTS", "PRIOR"}
+_NOT_NAMES = _KEYWORDS | _DATES | _TIMESTAMPS | {"USER", "INTERVAL", "DATE", "TIMESTAMP", "NULL", "END",
+                                                 "TRUE", "FALSE", "SYS_CONTEXT"}
+# Sluice's views, whose dates are UTC: a statement naming one reads the clock in UTC
+_VIEWS = ("AQ$", "DBA_", "ALL_", "USER_", "V$", "GV$")
 
 
 class _Tok(NamedTuple):
@@ -71,18 +88,37 @@ class _Tok(NamedTuple):
 
 @dataclass
 class Translated:
-    """A statement made runnable, and the clock values to give back as datetimes
-    (SQLite's text of them -> the value)."""
+    """A statement made runnable; the clock values to give back as the host's datetimes
+    (SQLite's text of them, or the UTC value a statement on the views read -> the value);
+    the columns that are quotients (index, negative from the end)."""
 
     text: str
-    dates: dict[str, datetime] = field(default_factory=dict)
+    dates: dict[str | datetime, datetime] = field(default_factory=dict)
+    quotients: tuple[int, ...] = ()
 
     def convert(self, rows: list[tuple]) -> list[tuple]:
-        """``rows`` with the text of this statement's clock values as datetimes (SQLite)."""
-        dates = self.dates
-        if not dates:
-            return rows
-        return [tuple(dates.get(v, v) if type(v) is str else v for v in row) for row in rows]
+        """``rows`` with this statement's clock values as datetimes, and its quotients as
+        python-oracledb fetches a NUMBER: an int when whole, else a float."""
+        dates, quotients = self.dates, self.quotients
+        if dates:
+            rows = [tuple(dates.get(v, v) if type(v) is str or type(v) is datetime else v for v in row)
+                    for row in rows]
+        if quotients and rows:
+            width = len(rows[0])
+            columns = sorted({q % width for q in quotients if -width <= q < width})
+            rows = [_numbers(row, columns) for row in rows]
+        return rows
+
+
+def _numbers(row: tuple, columns: list[int]) -> tuple:
+    row = list(row)
+    for c in columns:
+        v = row[c]
+        if type(v) is Decimal:
+            row[c] = int(v) if v == v.to_integral_value() else float(v)
+        elif type(v) is float and v.is_integer():
+            row[c] = int(v)
+    return tuple(row)
 
 
 def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None) -> Translated:
@@ -98,25 +134,30 @@ class _Translation:
     def __init__(self, sql: str, user: str, sqlite: bool, now: datetime | None) -> None:
         self.sql, self.user, self.sqlite = sql, user, sqlite
         self.now = now
-        self.dates: dict[str, datetime] = {}
-        self.toks = [_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
-                     if m.lastgroup not in ("ws", "comment")]
+        self.dates: dict[str | datetime, datetime] = {}
+        self.toks = toks = [_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
+                            if m.lastgroup not in ("ws", "comment")]
+        self.on_views: bool | None = None                # read when the clock is (_in_utc)
+        self.items: list[tuple[int, int, int | None]] | None = None
+        self.skip = -1                                   # tokens up to this one are done
         self.replace: dict[int, tuple[int, str]] = {}     # start -> (end, text)
-        self.opens: dict[int, int] = {}                  # "sluice_divisor(" before
-        self.closes: dict[int, int] = {}                 # ")" at
+        self.opens: dict[int, int] = {}                  # a divisor's wrapping starts before
+        self.closes: dict[int, int] = {}                 # … and ends at
         self.aliases: dict[int, str] = {}
 
     def run(self) -> Translated:
         toks = self.toks
         for i, t in enumerate(toks):
+            if i <= self.skip:
+                continue
             if t.kind == "id":
                 self._word(i, t)
-            elif self.sqlite and t.text == "/":
+            elif t.text == "/":
                 self._divisor(i + 1)
         if not (self.replace or self.opens):
             return Translated(self.sql)
         self._headings()
-        return Translated(self._text(), self.dates)
+        return Translated(self._text(), self.dates, self._quotients())
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -130,42 +171,144 @@ class _Translation:
                     and call[1].text.upper() == "'USERENV'" and call[3].text[1:-1].upper() in _USERENV):
                 self.replace[t.start] = (call[-1].end, _literal(self.user))
         elif word in _DATES and after != "(":
-            self._no_arithmetic(i, i, word)
-            self._clock(t.start, t.end, self._now().replace(microsecond=0), 0)
+            self._clock(i, i, 0)
         elif word in _TIMESTAMPS:
             call = toks[i + 1:i + 4]
             if after == "(" and [c.text for c in call[::2]] == ["(", ")"] and call[1].text.isdigit():
-                self._no_arithmetic(i, i + 3, word)
-                self._clock(t.start, call[-1].end, self._now(), int(call[1].text))
+                self._clock(i, i + 3, int(call[1].text))
             elif after != "(":
-                self._no_arithmetic(i, i, word)
-                self._clock(t.start, t.end, self._now(), 6)
-
-    def _no_arithmetic(self, first: int, last: int, word: str) -> None:
-        """Oracle's ``SYSDATE - 1`` counts days; neither store's SQL does (PostgreSQL refuses
-        a timestamp minus a number, SQLite would subtract from the text's year), so it is
-        refused rather than answered wrongly.  ``… - INTERVAL '1' DAY`` is left to the
-        database (PostgreSQL has it)."""
-        toks = self.toks
-        before = toks[first - 1].text if first > 0 else ""
-        after = toks[last + 1].text if last + 1 < len(toks) else ""
-        beyond = toks[last + 2].word if last + 2 < len(toks) else ""
-        if before in ("+", "-") or after in ("+", "-") and beyond != "INTERVAL":
-            raise not_supported(f"date arithmetic on {word} in SQL (PL/SQL blocks and rule "
-                                "conditions have it; compare with it instead)")
+                self._clock(i, i, 6)
 
     def _now(self) -> datetime:
         if self.now is None:
             self.now = datetime.now()
         return self.now
 
-    def _clock(self, start: int, end: int, value: datetime, digits: int) -> None:
+    # -- the clock and its arithmetic -------------------------------------------------------
+    def _clock(self, first: int, last: int, digits: int) -> None:
+        """The clock word at tokens ``first``..``last`` with Oracle's arithmetic around it:
+        ``n + CLOCK``, ``CLOCK ± days ± INTERVAL …`` folded into one literal (:mod:`.sqlclock`),
+        ``CLOCK - column`` / ``column - CLOCK`` (a DATE word) as days between; any other
+        arithmetic on it is refused (SLU-00001) rather than answered wrongly."""
+        toks, word = self.toks, self.toks[first].word
+        value = self._now()
         if digits < 6:
             step = 10 ** (6 - digits)
             value = value.replace(microsecond=value.microsecond // step * step)
-        text = value.isoformat(" ", "seconds" if digits == 0 else "microseconds")
-        self.dates[text] = value
-        self.replace[start] = (end, _literal(text) if self.sqlite else f"TIMESTAMP {_literal(text)}")
+        start = toks[first].start
+        before = toks[first - 1].text if first > 0 else ""
+        if before in ("+", "-"):
+            name = self._name_before(first - 1)
+            if before == "-" and name is not None and word in _DATES and not self._continues(last):
+                self._days_between(toks[name].start, toks[last].end, self.sql[toks[name].start:toks[first - 2].end],
+                                   value, clock_first=False)
+                self.skip = last
+                return
+            if before == "+" and first >= 2 and toks[first - 2].kind == "num" and self._starts_operand(first - 2):
+                value, digits = add_days(value, Fraction(toks[first - 2].text)), 0
+                start = toks[first - 2].start
+            else:
+                raise _refused(word)
+        j = last
+        while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
+            minus = toks[j + 1].text == "-"
+            term = days_term(toks, j + 2)
+            if term is not None:
+                j, days = term
+                value, digits = add_days(value, -days if minus else days), 0
+                continue
+            iv = interval(toks, j + 2)
+            if iv is not None:
+                j, months, seconds = iv
+                value = add_interval(value, -months if minus else months, -seconds if minus else seconds)
+                continue
+            end = self._name_after(j + 2)
+            if minus and end is not None and word in _DATES and not self._continues(end):
+                self._days_between(start, toks[end].end, self.sql[toks[j + 2].start:toks[end].end],
+                                   self._shown(value, digits), clock_first=True)
+                self.skip = end
+                return
+            if not self.sqlite and toks[j + 2].word == "INTERVAL":
+                break       # PostgreSQL has the other intervals
+            raise _refused(word)
+        if j + 1 < len(toks) and toks[j + 1].text in ("*", "/") or before in ("*", "/"):
+            raise _refused(word)
+        self._literal(start, toks[j].end, self._shown(value, digits), digits)
+        self.skip = j
+
+    def _in_utc(self) -> bool:
+        """Whether the statement names one of Sluice's views, whose dates are UTC."""
+        if self.on_views is None:
+            toks, upper = self.toks, self.sql.upper()
+            self.on_views = any(view in upper for view in _VIEWS) and any(
+                name and (name.startswith("AQ$") or i > 0 and toks[i - 1].word in ("FROM", "JOIN"))
+                for i, name in ((i, _view(t)) for i, t in enumerate(toks) if t.kind == "id"))
+        return self.on_views
+
+    @staticmethod
+    def _shown(value: datetime, digits: int) -> datetime:
+        return value.replace(microsecond=0) if digits == 0 else value
+
+    def _literal(self, start: int, end: int, value: datetime, digits: int) -> None:
+        """The clock value in the statement: the host's wall clock, or UTC in a statement on
+        Sluice's views (their dates are UTC), fetched back as the host's wall clock."""
+        utc = self._in_utc()
+        sql_value = to_utc(value) if utc else value
+        text = sql_value.isoformat(" ", "seconds" if digits == 0 else "microseconds")
+        if self.sqlite:
+            self.dates[text] = value
+            self.replace[start] = (end, _literal(text))
+        else:
+            if utc:
+                self.dates[sql_value] = value
+            self.replace[start] = (end, f"TIMESTAMP {_literal(text)}")
+
+    def _days_between(self, start: int, end: int, column: str, value: datetime, clock_first: bool) -> None:
+        """``DATE - column`` (or ``column - DATE``): Oracle's number of days between."""
+        sql_value = to_utc(value) if self._in_utc() else value
+        text = _literal(sql_value.isoformat(" ", "seconds"))
+        if self.sqlite:
+            a, b = f"julianday({text})", f"julianday({column})"
+            self.replace[start] = (end, f"({a} - {b})" if clock_first else f"({b} - {a})")
+        else:
+            a, b = f"TIMESTAMP {text}", f"({column})"
+            diff = f"{a} - {b}" if clock_first else f"{b} - {a}"
+            self.replace[start] = (end, f"CAST(EXTRACT(EPOCH FROM ({diff})) / 86400 AS DOUBLE PRECISION)")
+
+    def _name_after(self, i: int) -> int | None:
+        """The last token of the column name starting at token ``i`` (None: not a name)."""
+        toks = self.toks
+        if i >= len(toks) or toks[i].kind not in ("id", "qid") or toks[i].word in _NOT_NAMES:
+            return None
+        if i + 1 < len(toks) and toks[i + 1].text == "(":
+            return None
+        while i + 2 < len(toks) and toks[i + 1].text == "." and toks[i + 2].kind in ("id", "qid"):
+            i += 2
+        return i
+
+    def _name_before(self, op: int) -> int | None:
+        """The first token of the column name ending just before token ``op``, if what
+        comes before that name ends no operand (None: not a lone name)."""
+        toks, i = self.toks, op - 1
+        if i < 0 or toks[i].kind not in ("id", "qid") or toks[i].word in _NOT_NAMES:
+            return None
+        while i >= 2 and toks[i - 1].text == "." and toks[i - 2].kind in ("id", "qid"):
+            i -= 2
+        return i if self._starts_operand(i) else None
+
+    def _starts_operand(self, i: int) -> bool:
+        """Whether token ``i`` starts an operand of an additive operator: what comes before
+        it binds no tighter (the start, ``(``, ``,``, a comparison or a keyword)."""
+        if i == 0:
+            return True
+        prev = self.toks[i - 1]
+        if prev.kind == "op":
+            return prev.text not in ("*", "/", "+", "-", "||", ".", ")", "::")
+        return prev.kind == "id" and prev.word in _KEYWORDS
+
+    def _continues(self, i: int) -> bool:
+        """Whether arithmetic goes on after token ``i`` (a days-between cannot take it)."""
+        return i + 1 < len(self.toks) and self.toks[i + 1].text in ("+", "-", "*", "/", "||")
 
     # -- SQLite's divisions ------------------------------------------------------------
     def _divisor(self, i: int) -> None:
@@ -214,23 +357,46 @@ class _Translation:
     # -- headings ----------------------------------------------------------------------
     def _headings(self) -> None:
         """An unaliased select item that changed gets Oracle's heading for it."""
-        for first, last in self._select_items():
+        for first, last, _ in self._select_items():
             lo, hi = self.toks[first].start, self.toks[last].end
             if any(lo <= p < hi for p in (*self.replace, *self.opens)) and not self._aliased(first, last):
                 heading = "".join(t.text if t.kind == "qid" else t.text.upper()
                                   for t in self.toks[first:last + 1])
                 self.aliases[hi] = ' AS "' + heading.replace('"', '""') + '"'
 
-    def _select_items(self) -> list[tuple[int, int]]:
-        """(first, last) token of each item of each select list, at any depth."""
+    def _quotients(self) -> tuple[int, ...]:
+        """The columns whose top-level select item holds a division, by their place in
+        the list (after a ``*``: negative, from the end), in every list of a compound."""
+        if not self.opens:
+            return ()
+        toks, lists = self.toks, {}
+        for first, last, top in self._select_items():
+            if top is not None:
+                lists.setdefault(top, []).append((first, last))
+        out = []
+        for items in lists.values():
+            star = False
+            for k, (first, last) in enumerate(items):
+                if toks[last].text == "*" and (first == last or toks[last - 1].text == "."):
+                    star = True
+                elif any(toks[first].start <= p < toks[last].end for p in self.opens):
+                    out.append(k - len(items) if star else k)
+        return tuple(out)
+
+    def _select_items(self) -> list[tuple[int, int, int | None]]:
+        """(first, last) token of each item of each select list, at any depth, and the
+        number of its list when that is at the top (else None)."""
+        if self.items is not None:
+            return self.items
         toks, items = self.toks, []
+        self.items = items
         open_at: dict[int, int | None] = {}       # depth -> first token of the current item
-        depth = 0
+        depth, top_lists = 0, 0
 
         def close(d: int, upto: int) -> None:
             start = open_at.get(d)
             if start is not None and start < upto:
-                items.append((start, upto - 1))
+                items.append((start, upto - 1, top_lists if d == 0 else None))
             open_at[d] = None
 
         for i, t in enumerate(toks):
@@ -242,6 +408,7 @@ class _Translation:
                 close(depth, i)
                 depth -= 1
             elif t.word == "SELECT":
+                top_lists += depth == 0
                 open_at[depth] = i + 1 + (nxt in ("DISTINCT", "ALL", "UNIQUE"))
             elif open_at.get(depth) is not None and (
                     t.text == "," or t.word in _LIST_END or (t.word in ("GROUP", "ORDER") and nxt == "BY")):
@@ -263,17 +430,29 @@ class _Translation:
     # -- the text ----------------------------------------------------------------------
     def _text(self) -> str:
         sql, out, at = self.sql, [], 0
+        open_, close = ("sluice_divisor(", ")") if self.sqlite else ("CAST(", " AS NUMERIC)")
         for p in sorted({*self.replace, *self.opens, *self.closes, *self.aliases}):
             out.append(sql[at:p])
             at = p
-            out.append(")" * self.closes.get(p, 0))
+            out.append(close * self.closes.get(p, 0))
             out.append(self.aliases.get(p, ""))
-            out.append("sluice_divisor(" * self.opens.get(p, 0))
+            out.append(open_ * self.opens.get(p, 0))
             if p in self.replace:
                 at, text = self.replace[p]
                 out.append(text)
         out.append(sql[at:])
         return "".join(out)
+
+
+def _view(t: _Tok) -> str:
+    """The name of a token naming one of Sluice's views (without its schema), or ''."""
+    name = t.word.rpartition(".")[2].strip()
+    return name if name.startswith(_VIEWS) else ""
+
+
+def _refused(word: str) -> NotSupportedError:
+    return not_supported(f"this date arithmetic on {word} in SQL (Sluice answers {word} plus or minus "
+                         "literal days or an INTERVAL literal, and a DATE minus a column)")
 
 
 def _literal(text: str) -> str:

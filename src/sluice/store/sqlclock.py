@@ -1,0 +1,159 @@
+"""Oracle's date arithmetic on the clock words of a user's SQL (:mod:`.sqloracle`).
+
+``SYSDATE - 1``, ``SYSDATE + 5/1440``, ``SYSTIMESTAMP - INTERVAL '1' HOUR``: the clock is
+read once per statement, so the clock word with literal days or a literal interval added
+or taken away is itself a literal, worked out here as Oracle works it out:
+
+* a number of days (:func:`days_term`: numbers, ``* / + -`` and parentheses) makes a
+  DATE — a timestamp loses its fraction first, the sum is rounded to the second;
+* an ``INTERVAL`` literal (:func:`interval`: one field or ``lead TO trail``) keeps the
+  type; months that land on a day the month has not are ORA-01839.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from fractions import Fraction
+from typing import Sequence
+
+from ..errors import ora
+
+__all__ = ["add_days", "add_interval", "days_term", "interval", "to_utc"]
+
+_UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
+_SECONDS = {"DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
+
+
+def days_term(toks: Sequence, k: int) -> tuple[int, Fraction] | None:
+    """The literal operand of ``+`` / ``-`` starting at token ``k`` (``1``, ``1/24``,
+    ``(1 + 1/24)``, ``2 * 3``): (its last token, its value), or None when it is not all
+    literal numbers (``1 * col`` is none: the product binds first)."""
+    p = _Days(toks, k)
+    value = p.term()
+    return None if value is None else (p.k - 1, value)
+
+
+class _Days:
+    def __init__(self, toks: Sequence, k: int) -> None:
+        self.toks, self.k = toks, k
+
+    def _peek(self) -> str:
+        return self.toks[self.k].text if self.k < len(self.toks) else ""
+
+    def additive(self) -> Fraction | None:
+        value = self.term()
+        while value is not None and self._peek() in ("+", "-"):
+            op = self._peek()
+            self.k += 1
+            other = self.term()
+            if other is None:
+                return None
+            value = value + other if op == "+" else value - other
+        return value
+
+    def term(self) -> Fraction | None:
+        value = self.factor()
+        while value is not None and self._peek() in ("*", "/"):
+            op = self._peek()
+            self.k += 1
+            other = self.factor()
+            if other is None:
+                return None
+            if op == "/" and other == 0:
+                raise ora(1476)
+            value = value / other if op == "/" else value * other
+        return value
+
+    def factor(self) -> Fraction | None:
+        sign = 1
+        while self._peek() in ("+", "-"):
+            sign = -sign if self._peek() == "-" else sign
+            self.k += 1
+        if self.k >= len(self.toks):
+            return None
+        t = self.toks[self.k]
+        if t.kind == "num":
+            self.k += 1
+            return sign * Fraction(t.text)
+        if t.text == "(":
+            self.k += 1
+            value = self.additive()
+            if value is None or self._peek() != ")":
+                return None
+            self.k += 1
+            return sign * value
+        return None
+
+
+def interval(toks: Sequence, k: int) -> tuple[int, int, Fraction] | None:
+    """``INTERVAL 'text' UNIT[(p)] [TO UNIT[(p)]]`` at token ``k``: (its last token,
+    months, seconds), or None when it is not one this module reads."""
+    if not (k + 2 < len(toks) and toks[k].word == "INTERVAL" and toks[k + 1].kind == "str"
+            and toks[k + 2].word in _UNITS):
+        return None
+    lead = trail = toks[k + 2].word
+    last = _precision(toks, k + 2)
+    if last + 2 < len(toks) and toks[last + 1].word == "TO" and toks[last + 2].word in _UNITS:
+        trail = toks[last + 2].word
+        last = _precision(toks, last + 2)
+    units = _UNITS[_UNITS.index(lead):_UNITS.index(trail) + 1]
+    text = toks[k + 1].text[1:-1].strip()
+    sign = -1 if text.startswith("-") else 1
+    text = text.lstrip("+-").strip()
+    parts = re.split(r"-" if units[0] == "YEAR" else r"[ :]+", text) if text else []
+    if not units or len(parts) != len(units) or (lead in ("YEAR", "MONTH")) != (trail in ("YEAR", "MONTH")):
+        return None
+    try:
+        values = [Fraction(p) for p in parts]
+    except ValueError:
+        return None
+    if any(v < 0 for v in values) or any(v.denominator != 1 for v in values[:-1]) \
+            or (values[-1].denominator != 1 and units[-1] != "SECOND"):
+        return None
+    if units[0] in ("YEAR", "MONTH"):
+        months = sum(int(v) * (12 if u == "YEAR" else 1) for v, u in zip(values, units))
+        return last, sign * months, Fraction(0)
+    return last, 0, sign * sum(v * _SECONDS[u] for v, u in zip(values, units))
+
+
+def _precision(toks: Sequence, j: int) -> int:
+    """The last token of the unit at ``j`` with its ``(p[, s])``."""
+    if j + 1 < len(toks) and toks[j + 1].text == "(":
+        for m in range(j + 1, min(j + 6, len(toks))):
+            if toks[m].text == ")":
+                return m
+    return j
+
+
+def add_days(value: datetime, days: Fraction) -> datetime:
+    """``value + days`` as Oracle's DATE arithmetic: a DATE (the timestamp's fraction
+    dropped first), rounded to the second."""
+    micros = round(days * 86400 * 10**6)
+    try:
+        value = value.replace(microsecond=0) + timedelta(microseconds=micros)
+    except OverflowError:
+        raise ora(1841) from None
+    return value.replace(microsecond=0) + timedelta(seconds=value.microsecond >= 500000)
+
+
+def add_interval(value: datetime, months: int, seconds: Fraction) -> datetime:
+    """``value + INTERVAL …``: months by the calendar (ORA-01839 on the 31st of a shorter
+    month, as Oracle), seconds exactly to the microsecond."""
+    try:
+        if months:
+            year, month = divmod(value.month - 1 + months, 12)
+            try:
+                value = value.replace(year=value.year + year, month=month + 1)
+            except ValueError:
+                if not 1 <= value.year + year <= 9999:
+                    raise OverflowError from None
+                raise ora(1839) from None
+        return value + timedelta(microseconds=round(seconds * 10**6))
+    except OverflowError:
+        raise ora(1841) from None
+
+
+def to_utc(value: datetime) -> datetime:
+    """The host's wall-clock ``value`` as UTC wall-clock time (naive both)."""
+    return value.astimezone(timezone.utc).replace(tzinfo=None)
