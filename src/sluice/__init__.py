@@ -23,6 +23,11 @@ from .pool import (POOL_GETMODE_FORCEGET, POOL_GETMODE_NOWAIT, POOL_GETMODE_TIME
                    PURITY_DEFAULT, PURITY_NEW, PURITY_SELF, ConnectionPool, acquire_from, create_pool,
                    get_pool)
 from .cursor import Cursor
+from .defaults import defaults   # (after .connection imports the module: the name is the object)
+from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
+                       DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER,
+                       DB_TYPE_NVARCHAR, DB_TYPE_OBJECT, DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
+                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR)
 from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError,
                      NotSupportedError, OperationalError, ProgrammingError)
 from .model import Agent, DeqOptions, EnqOptions, MessageProperties
@@ -79,5 +84,9 @@ __all__ = [
     "DeqOptions", "register_function", "RowLCR", "DDLLCR",
     "Error", "DatabaseError", "DataError", "IntegrityError", "InterfaceError", "NotSupportedError",
     "OperationalError", "ProgrammingError",
-    "Date", "Timestamp", "Binary", "DateFromTicks", "TimestampFromTicks",
+    "Date", "Timestamp", "Binary", "DateFromTicks", "TimestampFromTicks", "defaults",
+    "DB_TYPE_BINARY_DOUBLE", "DB_TYPE_BINARY_FLOAT", "DB_TYPE_BLOB", "DB_TYPE_BOOLEAN", "DB_TYPE_CHAR",
+    "DB_TYPE_CLOB", "DB_TYPE_DATE", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB", "DB_TYPE_NUMBER", "DB_TYPE_NVARCHAR",
+    "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP", "DB_TYPE_TIMESTAMP_LTZ", "DB_TYPE_TIMESTAMP_TZ",
+    "DB_TYPE_VARCHAR",
 ]

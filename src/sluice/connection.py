@@ -26,6 +26,7 @@ from .aq.queue import Navigation, Queue
 from .aq.transform import DbmsTransform, compile_transformation
 from .charset import check_statement
 from .context import SessionContext
+from .defaults import defaults
 from .errors import InterfaceError, dpy, ora
 from .model import Agent, MessageProperties
 from .names import canonical, split_qualified
@@ -353,7 +354,8 @@ class Connection:
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self.context.check_open()
         check_statement(sql, binds)
-        return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True)
+        return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True,
+                                          decimals=defaults.fetch_decimals)
 
     def _buffered_in_memory(self, sql: str) -> list:
         """(queue table, records) of this process's in-memory buffered messages, for a

@@ -62,7 +62,8 @@ class Cursor:
             result = plsql.execute(self.connection, statement, parameters)
         self.output = list(result.output)
         if result.columns is not None:
-            self.description = [(c, None, None, None, None, None, True) for c in result.columns]
+            self.description = result.description or [(c, None, None, None, None, None, True)
+                                                       for c in result.columns]
             self._rows = list(result.rows)
             self._pos = 0
             self.rowcount = 0

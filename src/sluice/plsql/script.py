@@ -29,6 +29,8 @@ class StatementResult:
     rows: list[tuple] = field(default_factory=list)
     rowcount: int = 0
     output: list[str] = field(default_factory=list)
+    # a query's python-oracledb cursor.description, when the store gives one
+    description: list[tuple] | None = None
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_$#]*|<<|@@?|/|\S")
@@ -237,7 +239,8 @@ def execute(conn: Any, text: str, binds: dict | Sequence | None = None) -> State
     if first in ("SELECT", "WITH") or (first == "(" and "SELECT" in words):
         columns, rows = conn.query(_strip_terminator(text), binds or {})
         rows = [tuple(r) for r in rows]
-        return StatementResult("query", list(columns), rows, len(rows))
+        return StatementResult("query", list(columns), rows, len(rows),
+                               description=getattr(columns, "description", None))
     if first in ("INSERT", "UPDATE", "DELETE", "MERGE") and hasattr(conn, "execute_dml"):
         count = conn.execute_dml(_strip_terminator(text), binds or {})
         return StatementResult("dml", rowcount=count)

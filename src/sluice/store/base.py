@@ -439,14 +439,18 @@ class StoreSession(abc.ABC):
     @abc.abstractmethod
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
-              oracle_names: bool = True, oracle_sql: bool = False) -> tuple[list[str], list[tuple]]:
+              oracle_names: bool = True, oracle_sql: bool = False,
+              decimals: bool = False) -> tuple[list[str], list[tuple]]:
         """Run a read-only SELECT on the catalog and message views as this session's user;
         Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's
         (``oracle_names`` False: the statement names none, and skips looking them up).
         ``oracle_sql``: a user typed it, and Oracle's session words in it (USER, SYSDATE,
         SYS_CONTEXT('USERENV', …)) and its divisions answer as Oracle's (:mod:`.sqloracle`).
         ``in_memory``: the records of buffered messages this process keeps in memory, per
-        queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003)."""
+        queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003).
+        With ``oracle_sql`` the rows and names are as python-oracledb fetches them
+        (:mod:`.sqlfetch`): numbers as ints or floats (``decimals``: as ``Decimal``), the
+        names a :class:`~.sqlfetch.Headings` with its ``cursor.description``."""
 
     @abc.abstractmethod
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:

@@ -43,6 +43,7 @@ from ..errors import ora
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRecord, QueueInfo,
                    QueueTableInfo, Selector, StoreSession)
+from .pgfetch import description, fetch_cursor
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
 from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
@@ -547,12 +548,15 @@ class PgSession(StoreSession):
     # -- SQL on the views -------------------------------------------------------------
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
-              oracle_names: bool = True, oracle_sql: bool = False) -> tuple[list[str], list[tuple]]:
+              oracle_names: bool = True, oracle_sql: bool = False,
+              decimals: bool = False) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         oracle = oracle_words(sql, self.user, sqlite=False) if oracle_sql else Translated(sql)
         text = oracle.text
         c = self._conn()
         raw = c.raw
+        # a user's statement: its numbers as python-oracledb's (the cursor's own loaders)
+        reader = fetch_cursor(raw, decimals) if oracle_sql else raw
 
         def run():
             drops = []
@@ -560,7 +564,7 @@ class PgSession(StoreSession):
                 drops = memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
             ok = False
             try:
-                cur = raw.execute(*_with_params(rewrite(text, known, self.user), binds))
+                cur = reader.execute(*_with_params(rewrite(text, known, self.user), binds))
                 rows = cur.fetchall() if cur.description else []
                 ok = True
             finally:
@@ -590,6 +594,8 @@ class PgSession(StoreSession):
                 self._abandon()
             raise err from None
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
+        if oracle_sql:
+            return description(cur, cols), oracle.convert(rows)
         return cols, oracle.convert(rows)
 
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:

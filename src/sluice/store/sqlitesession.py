@@ -26,6 +26,7 @@ from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlmemory import memory_views
 from .sqlitefns import divided_by_zero
 from .sqlnames import physical_names, rewrite
+from .sqlfetch import sqlite_result
 from .sqloracle import Translated, oracle_words
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 
@@ -489,7 +490,8 @@ class SqliteSession(StoreSession):
 
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
-              oracle_names: bool = True, oracle_sql: bool = False) -> tuple[list[str], list[tuple]]:
+              oracle_names: bool = True, oracle_sql: bool = False,
+              decimals: bool = False) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         oracle = oracle_words(sql, self.user, sqlite=True) if oracle_sql else Translated(sql)
         try:
@@ -501,6 +503,8 @@ class SqliteSession(StoreSession):
         except (sqlite3.OperationalError, sqlite3.ProgrammingError, OverflowError) as e:
             raise _sql_error(e) from None
         cols = [d[0] for d in cur.description] if cur.description else []
+        if oracle_sql:      # a user's statement: as python-oracledb fetches it
+            return sqlite_result(cols, oracle.convert(rows), decimals)
         return cols, oracle.convert(rows)
 
     def close(self) -> None:

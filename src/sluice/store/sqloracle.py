@@ -19,8 +19,8 @@ which has no Oracle session: :func:`oracle_words` replaces
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
-  exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the columns so divided come back as
-  python-oracledb fetches a NUMBER (:attr:`Translated.quotients`).
+  exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the quotients come back as
+  python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
 A select item so changed keeps the heading Oracle gives it (``USER``, ``1/0``) through an
 alias.  Literals, quoted names and comments are never touched.
@@ -31,7 +31,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -89,36 +88,18 @@ class _Tok(NamedTuple):
 @dataclass
 class Translated:
     """A statement made runnable; the clock values to give back as the host's datetimes
-    (SQLite's text of them, or the UTC value a statement on the views read -> the value);
-    the columns that are quotients (index, negative from the end)."""
+    (SQLite's text of them, or the UTC value a statement on the views read -> the value)."""
 
     text: str
     dates: dict[str | datetime, datetime] = field(default_factory=dict)
-    quotients: tuple[int, ...] = ()
 
     def convert(self, rows: list[tuple]) -> list[tuple]:
-        """``rows`` with this statement's clock values as datetimes, and its quotients as
-        python-oracledb fetches a NUMBER: an int when whole, else a float."""
-        dates, quotients = self.dates, self.quotients
+        """``rows`` with this statement's clock values as datetimes."""
+        dates = self.dates
         if dates:
             rows = [tuple(dates.get(v, v) if type(v) is str or type(v) is datetime else v for v in row)
                     for row in rows]
-        if quotients and rows:
-            width = len(rows[0])
-            columns = sorted({q % width for q in quotients if -width <= q < width})
-            rows = [_numbers(row, columns) for row in rows]
         return rows
-
-
-def _numbers(row: tuple, columns: list[int]) -> tuple:
-    row = list(row)
-    for c in columns:
-        v = row[c]
-        if type(v) is Decimal:
-            row[c] = int(v) if v == v.to_integral_value() else float(v)
-        elif type(v) is float and v.is_integer():
-            row[c] = int(v)
-    return tuple(row)
 
 
 def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None) -> Translated:
@@ -138,7 +119,7 @@ class _Translation:
         self.toks = toks = [_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
                             if m.lastgroup not in ("ws", "comment")]
         self.on_views: bool | None = None                # read when the clock is (_in_utc)
-        self.items: list[tuple[int, int, int | None]] | None = None
+        self.items: list[tuple[int, int]] | None = None
         self.skip = -1                                   # tokens up to this one are done
         self.replace: dict[int, tuple[int, str]] = {}     # start -> (end, text)
         self.opens: dict[int, int] = {}                  # a divisor's wrapping starts before
@@ -157,7 +138,7 @@ class _Translation:
         if not (self.replace or self.opens):
             return Translated(self.sql)
         self._headings()
-        return Translated(self._text(), self.dates, self._quotients())
+        return Translated(self._text(), self.dates)
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -357,46 +338,26 @@ class _Translation:
     # -- headings ----------------------------------------------------------------------
     def _headings(self) -> None:
         """An unaliased select item that changed gets Oracle's heading for it."""
-        for first, last, _ in self._select_items():
+        for first, last in self._select_items():
             lo, hi = self.toks[first].start, self.toks[last].end
             if any(lo <= p < hi for p in (*self.replace, *self.opens)) and not self._aliased(first, last):
                 heading = "".join(t.text if t.kind == "qid" else t.text.upper()
                                   for t in self.toks[first:last + 1])
                 self.aliases[hi] = ' AS "' + heading.replace('"', '""') + '"'
 
-    def _quotients(self) -> tuple[int, ...]:
-        """The columns whose top-level select item holds a division, by their place in
-        the list (after a ``*``: negative, from the end), in every list of a compound."""
-        if not self.opens:
-            return ()
-        toks, lists = self.toks, {}
-        for first, last, top in self._select_items():
-            if top is not None:
-                lists.setdefault(top, []).append((first, last))
-        out = []
-        for items in lists.values():
-            star = False
-            for k, (first, last) in enumerate(items):
-                if toks[last].text == "*" and (first == last or toks[last - 1].text == "."):
-                    star = True
-                elif any(toks[first].start <= p < toks[last].end for p in self.opens):
-                    out.append(k - len(items) if star else k)
-        return tuple(out)
-
-    def _select_items(self) -> list[tuple[int, int, int | None]]:
-        """(first, last) token of each item of each select list, at any depth, and the
-        number of its list when that is at the top (else None)."""
+    def _select_items(self) -> list[tuple[int, int]]:
+        """(first, last) token of each item of each select list, at any depth."""
         if self.items is not None:
             return self.items
         toks, items = self.toks, []
         self.items = items
         open_at: dict[int, int | None] = {}       # depth -> first token of the current item
-        depth, top_lists = 0, 0
+        depth = 0
 
         def close(d: int, upto: int) -> None:
             start = open_at.get(d)
             if start is not None and start < upto:
-                items.append((start, upto - 1, top_lists if d == 0 else None))
+                items.append((start, upto - 1))
             open_at[d] = None
 
         for i, t in enumerate(toks):
@@ -408,7 +369,6 @@ class _Translation:
                 close(depth, i)
                 depth -= 1
             elif t.word == "SELECT":
-                top_lists += depth == 0
                 open_at[depth] = i + 1 + (nxt in ("DISTINCT", "ALL", "UNIQUE"))
             elif open_at.get(depth) is not None and (
                     t.text == "," or t.word in _LIST_END or (t.word in ("GROUP", "ORDER") and nxt == "BY")):

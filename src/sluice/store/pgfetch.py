@@ -1,0 +1,88 @@
+"""A user's query on PostgreSQL fetched as python-oracledb fetches it (see :mod:`.sqlfetch`).
+
+:func:`fetch_cursor` is a cursor of the connection whose numbers load as Oracle's NUMBER:
+``numeric`` (SUM, AVG, literals like 2.5, exact quotients) and ``float8`` as an int when
+whole, else a float — ``int2/4/8`` are ints already — or, to fetch decimals, every one
+of them as a ``Decimal`` (without trailing zeros, as Oracle's NUMBER).  The loaders are the cursor's own: the connection's other
+statements (the queue operations among them) load as before.  :func:`description` maps
+the result's column types to python-oracledb's ``DB_TYPE_*``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import psycopg
+from psycopg.adapt import Loader
+
+from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER, DB_TYPE_RAW,
+                        DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR)
+from .sqlfetch import Headings, column
+
+__all__ = ["description", "fetch_cursor"]
+
+_INTS = (20, 21, 23, 26)            # int8, int2, int4, oid
+_FLOATS = (700, 701)                # float4, float8
+_NUMERIC = 1700
+_TYPES = {16: DB_TYPE_BOOLEAN, 17: DB_TYPE_RAW, 1042: DB_TYPE_CHAR, 1082: DB_TYPE_DATE,
+          1114: DB_TYPE_TIMESTAMP, 1184: DB_TYPE_TIMESTAMP_TZ,
+          **{oid: DB_TYPE_NUMBER for oid in (*_INTS, *_FLOATS, _NUMERIC)}}
+
+
+class _NumericLoader(Loader):
+    """``numeric``'s text: an int when whole ("4", "4.000"), else a float."""
+
+    def load(self, data):
+        text = bytes(data)
+        whole, point, fraction = text.partition(b".")
+        if point:
+            return float(text) if fraction.strip(b"0") else int(whole)
+        try:
+            return int(text)
+        except ValueError:          # NaN, Infinity
+            return float(text)
+
+
+class _FloatLoader(Loader):
+    """``float8``'s text (SYSDATE - column): an int when whole, else a float."""
+
+    def load(self, data):
+        value = float(bytes(data))
+        return int(value) if value.is_integer() else value
+
+
+class _DecimalLoader(Loader):
+    """Any number's text as a ``Decimal``, as Oracle's NUMBER has it: without trailing
+    zeros ("3.5000" is 3.5, "4.0" is 4)."""
+
+    def load(self, data):
+        text = bytes(data)
+        if b"." in text and b"e" not in text:
+            text = text.rstrip(b"0").rstrip(b".")
+        return Decimal(text.decode())
+
+
+def fetch_cursor(raw: psycopg.Connection, decimals: bool) -> psycopg.Cursor:
+    """A new cursor of ``raw`` loading numbers as python-oracledb fetches them."""
+    cur = raw.cursor()
+    adapters = cur.adapters
+    if decimals:
+        for oid in (*_INTS, *_FLOATS, _NUMERIC):
+            adapters.register_loader(oid, _DecimalLoader)
+    else:
+        adapters.register_loader(_NUMERIC, _NumericLoader)
+        for oid in _FLOATS:
+            adapters.register_loader(oid, _FloatLoader)
+    return cur
+
+
+def description(cur: psycopg.Cursor, names: list[str]) -> Headings:
+    """``names`` (the headings of ``cur``'s result) with python-oracledb's description."""
+    out = []
+    for name, d in zip(names, cur.description or ()):
+        dbtype = _TYPES.get(d.type_code, DB_TYPE_VARCHAR)
+        if d.type_code == _NUMERIC:
+            out.append(column(name, dbtype, precision=d.precision, scale=d.scale))
+        else:
+            out.append(column(name, dbtype, d.display_size))
+    return Headings(names, out)

@@ -1,0 +1,106 @@
+"""A query's result as python-oracledb fetches it: its numbers and its ``cursor.description``.
+
+python-oracledb fetches a NUMBER as an ``int`` when its value is whole and its column
+has no scale (an unconstrained NUMBER, as every computed column is), else as a
+``float`` — and as a ``decimal.Decimal`` when ``oracledb.defaults.fetch_decimals`` is
+set.  Its ``cursor.description`` holds one 7-tuple a column: ``(name, DB_TYPE_…,
+display_size, internal_size, precision, scale, null_ok)``.
+
+:class:`Headings` is what a store's ``query(…, oracle_sql=True)`` returns as its column
+names: the names, and that description of them.  PostgreSQL's numbers are loaded as
+such by :mod:`.pgfetch` from the result's column types; SQLite has no column types, so
+:func:`sqlite_result` reads a column's type from its first value that is not NULL and
+only the columns of REALs (whole ones become ints) are gone through — or, to fetch
+decimals, every numeric column.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER, DB_TYPE_RAW,
+                        DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
+
+__all__ = ["Headings", "column", "sqlite_result"]
+
+
+class Headings(list):
+    """A query's column names, and python-oracledb's ``cursor.description`` of them."""
+
+    __slots__ = ("description",)
+
+    def __init__(self, names: list[str], description: list[tuple]) -> None:
+        super().__init__(names)
+        self.description = description
+
+
+def column(name: str, dbtype: DbType | None, size: int | None = None, precision: int | None = None,
+           scale: int | None = None) -> tuple:
+    """One column's description as python-oracledb gives it (``null_ok`` is not known:
+    True).  A NUMBER without precision is Oracle's unconstrained NUMBER: 127, None, 0, -127."""
+    if dbtype is DB_TYPE_NUMBER:
+        if not precision:
+            return (name, dbtype, 127, None, 0, -127, True)
+        shown = precision + 1 + (scale + 1 if scale and scale > 0 else 0)
+        return (name, dbtype, shown, None, precision, scale or 0, True)
+    if dbtype is DB_TYPE_DATE:
+        return (name, dbtype, 23, None, None, None, True)
+    if dbtype is DB_TYPE_TIMESTAMP or dbtype is DB_TYPE_TIMESTAMP_TZ:
+        return (name, dbtype, 23, None, 0, 6, True)
+    if dbtype in (DB_TYPE_VARCHAR, DB_TYPE_CHAR, DB_TYPE_RAW):
+        return (name, dbtype, size, size, None, None, True)
+    return (name, dbtype, None, None, None, None, True)
+
+
+# a SQLite value's type -> its column's type
+_SQLITE_TYPES: dict[type, DbType] = {
+    int: DB_TYPE_NUMBER, float: DB_TYPE_NUMBER, str: DB_TYPE_VARCHAR, bytes: DB_TYPE_RAW,
+    bool: DB_TYPE_BOOLEAN, dt.datetime: DB_TYPE_TIMESTAMP, dt.date: DB_TYPE_DATE,
+}
+
+
+def sqlite_result(names: list[str], rows: list[tuple], decimals: bool) -> tuple[Headings, list[tuple]]:
+    """``names`` with their description, and ``rows`` with numbers as python-oracledb's: a
+    column whose first value is a REAL has its whole REALs as ints (SQLite's 7/2.0 and
+    2.0); with ``decimals``, a numeric column's values are ``Decimal``s."""
+    kinds: list[type | None] = [None] * len(names)
+    missing = len(names)
+    for row in rows:
+        for i, v in enumerate(row):
+            if kinds[i] is None and v is not None:
+                kinds[i] = type(v)
+                missing -= 1
+        if not missing:
+            break
+    described = [column(name, _SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR))    # (no sizes: SQLite has none)
+                 for name, kind in zip(names, kinds)]
+    if decimals:
+        numeric = [i for i, k in enumerate(kinds) if k is int or k is float]
+        convert = _decimal
+    else:
+        numeric = [i for i, k in enumerate(kinds) if k is float]
+        convert = _whole
+    if numeric and rows:
+        rows = [_converted(row, numeric, convert) for row in rows]
+    return Headings(names, described), rows
+
+
+def _converted(row: tuple, columns: list[int], convert) -> tuple:
+    row = list(row)
+    for c in columns:
+        row[c] = convert(row[c])
+    return tuple(row)
+
+
+def _whole(v: object) -> object:
+    """A REAL as python-oracledb fetches a NUMBER: an int when whole."""
+    return int(v) if type(v) is float and v.is_integer() else v
+
+
+def _decimal(v: object) -> object:
+    if type(v) is int:
+        return Decimal(v)
+    if type(v) is float:        # the shortest text of the REAL: 0.1 is Decimal('0.1'), 2.0 is 2
+        return Decimal(int(v)) if v.is_integer() else Decimal(repr(v))
+    return v
