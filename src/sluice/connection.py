@@ -408,6 +408,8 @@ class Connection:
         ``DBMS_PKG.PROC(...)`` line (as seed 004 prints them) runs as EXEC."""
         if kind in ("CREATE USER", "ALTER USER", "DROP USER", "CREATE ROLE", "DROP ROLE", "GRANT", "REVOKE"):
             return self._user_statements().execute(kind, text)
+        if kind == "SET" and re.match(r"\s*SET\s+ROLE\b", text, re.I):
+            return self._user_statements().execute("SET ROLE", text)
         if kind.endswith("DATABASE LINK"):
             (drop_link if kind.startswith("DROP") else create_link)(self.context, text)
             return 0

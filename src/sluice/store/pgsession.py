@@ -31,6 +31,7 @@ it back); the session reconnects on its next call.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
@@ -78,6 +79,8 @@ class PgSession(StoreSession):
         self._sent: tuple[set[int], list[float]] | None = None   # send_commit: not read yet
         # one-row enqueues sent without waiting (see pgpipeline): read before any other use
         self._pipe: InsertPipeline | None = None
+        self._roles: tuple[str, str] | None = None    # SET ROLE's settings (mode, JSON names)
+        self._roles_resend = False     # set in a transaction, which may have rolled them back
 
     @property
     def in_transaction(self) -> bool:
@@ -112,6 +115,10 @@ class PgSession(StoreSession):
                 self._reset()
                 raise ora(3113)
             self._raw = raw = self.store.target.connect(self.user)   # after a lost connection
+            self._roles_resend = self._roles is not None
+        if self._roles_resend and not self._open:
+            self._roles_resend = False
+            self._send_roles(raw)
         later = self._later
         if later is None:
             return PgConnection(raw)
@@ -177,6 +184,7 @@ class PgSession(StoreSession):
             self.store.local_change()
 
     def _reset(self) -> None:
+        self._roles_resend = self._roles_resend or (self._open and self._roles is not None)
         self._epoch += 1
         self._open = False
         self.txn_id = None
@@ -615,6 +623,18 @@ class PgSession(StoreSession):
         with self._guard():
             raw.execute("RELEASE SAVEPOINT sluice_dml")
         return cur.rowcount
+
+    def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:
+        self._roles = (mode, json.dumps(list(roles)))
+        self._send_roles(self._conn().raw)
+
+    def _send_roles(self, raw: psycopg.Connection) -> None:
+        """The session settings SESSION_ROLES reads (sqlschema.PG_SESSION_SETTINGS).  Set
+        in an open transaction, they are sent again once it ends (a rollback would take
+        them back; Oracle's SET ROLE stays), and on a new connection after a lost one."""
+        mode, names = self._roles
+        raw.execute("SELECT set_config('sluice.role_mode', %s, false), set_config('sluice.set_roles', %s, false)",
+                    (mode, names))
 
     def close(self) -> None:
         self._sent = None      # a commit sent and not read: its outcome goes with the connection
