@@ -40,6 +40,7 @@ import psycopg
 from psycopg import pq
 from psycopg.adapt import Transformer
 
+from .pgarrays import EncodedArray
 from .pgconn import SessionConnection, result_error
 from .pgpipeline import numbered
 
@@ -51,6 +52,7 @@ _INT8 = struct.Struct(">q").pack
 _FLOAT8 = struct.Struct(">d").pack
 _INT8_OID, _FLOAT8_OID, _TEXT_OID, _BYTEA_OID = 20, 701, 25, 17
 _TUPLES_OK = pq.ExecStatus.TUPLES_OK
+_COMMAND_OK = pq.ExecStatus.COMMAND_OK
 _BINARY = pq.Format.BINARY
 
 
@@ -97,6 +99,9 @@ def _packed(params: Sequence) -> tuple[tuple[int, ...], list[bytes | None]] | No
         elif v is None:
             oids.append(0)      # the server infers it
             values.append(None)
+        elif isinstance(v, EncodedArray):   # a list parameter (Dialect.list_param): its array type
+            oids.append(v.oid)
+            values.append(v)
         else:
             return None
     return tuple(oids), values
@@ -122,9 +127,32 @@ class PreparedReads:
         ``table``: the id of the queue table it reads — part of the statement's key (see the
         module: the same text reads a table made again under that name).
         :raises psycopg.Error: the query failed (the transaction is aborted)."""
+        if not self._send(table, sql, params):
+            return None
+        raw = self.raw
+        res = _result(raw, _flushed(raw.pgconn), _TUPLES_OK)
+        tx = self._tx
+        tx.set_pgresult(res, set_loaders=True, format=_BINARY)
+        rows = tx.load_rows(0, res.ntuples, make_row)
+        tx.set_pgresult(None)      # (the payloads it holds are not kept until the next query)
+        return rows
+
+    def run(self, table: int, sql: str, params: Sequence) -> bool:
+        """Run the statement ``sql`` that returns no rows (a DELETE of the queue table
+        ``table``) and wait for its end; False when this path does not take it (nothing
+        was sent).  :raises psycopg.Error: it failed (the transaction is aborted)."""
+        if not self._send(table, sql, params):
+            return False
+        raw = self.raw
+        _result(raw, _flushed(raw.pgconn), _COMMAND_OK)
+        return True
+
+    def _send(self, table: int, sql: str, params: Sequence) -> bool:
+        """Send the execution of ``sql`` (prepared first if it is new here); False when
+        this path does not take it (nothing sent)."""
         packed = _packed(params)
         if packed is None:
-            return None
+            return False
         oids, values = packed
         raw = self.raw
         if raw.deallocations != self._seen:    # psycopg's DEALLOCATE ALL took ours too
@@ -135,22 +163,17 @@ class PreparedReads:
         pg = raw.pgconn
         if prepared is None:
             if len(self._names) >= MAX_STATEMENTS:
-                return None
+                return False
             text = numbered(sql, len(oids))
             if text is None:
-                return None
+                return False
             self._count += 1
             name = f"sluice_r{self._count}".encode()
             pg.send_prepare(name, text, param_types=oids)
-            _result(raw, _flushed(pg), pq.ExecStatus.COMMAND_OK)
+            _result(raw, _flushed(pg), _COMMAND_OK)
             prepared = self._names[key] = (name, [_BINARY] * len(values))
         pg.send_query_prepared(prepared[0], values, param_formats=prepared[1], result_format=_BINARY)
-        res = _result(raw, _flushed(pg), _TUPLES_OK)
-        tx = self._tx
-        tx.set_pgresult(res, set_loaders=True, format=_BINARY)
-        rows = tx.load_rows(0, res.ntuples, make_row)
-        tx.set_pgresult(None)      # (the payloads it holds are not kept until the next query)
-        return rows
+        return True
 
 
 def _flushed(pg: Any) -> Any:
