@@ -321,12 +321,13 @@ class PgSession(StoreSession):
             # the others out of it; tested like a dequeue condition, before rows are locked
             sel = dataclasses.replace(sel, predicate=_group_gate(c, qt_id, sel.predicate))
         # the session's connection: the dequeue's query as a prepared statement of its own
-        # (a dequeue condition's parameters keep psycopg's choice of their types: a cursor)
-        reads = c.reads if sel.sql_condition is None else None
+        # (a dequeue condition's parameters keep psycopg's choice of their types)
+        reads = c.reads
+        typed = sel.sql_condition is not None
 
         def candidates(after: tuple | None, n: int, lock: bool) -> list[MessageRecord]:
             sql, params = sqlops.candidates_query(POSTGRESQL, queue, sel, now, after, n, lock)
-            cands = reads.rows(qt_id, sql, params, _record) if reads is not None else None
+            cands = reads.rows(qt_id, sql, params, _record, typed) if reads is not None else None
             if cands is None:    # a pooled connection, a value the statement does not take
                 cands = [MessageRecord(*row) for row in c.execute(sql, params).fetchall()]
             return cands

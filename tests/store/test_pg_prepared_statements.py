@@ -1,10 +1,11 @@
 """A PostgreSQL session's other statements on its queue tables run as prepared statements of
 its own too (store/pgprepared.py, ``PgConnection.query_table``): the commit's DELETE of the
-dequeued messages, a multi-consumer commit's probe for records out of retries, and the reads
-of a dequeue tested in Python (a transactional group's lock, ``lock_records``).  These tests
-pin down that those statements take that path and that what an application sees is what the
-cursor gave: errors raised by the commit with the transaction rolled back, the statements
-there again after psycopg dropped them, groups kept to one session."""
+dequeued messages, a multi-consumer commit's probe for records out of retries, the reads
+of a dequeue tested in Python (a transactional group's lock, ``lock_records``) and a dequeue
+whose condition is SQL.  These tests pin down that those statements take that path and that
+what an application sees is what the cursor gave: errors raised by the commit with the
+transaction rolled back, the statements there again after psycopg dropped them, groups kept
+to one session, a condition's functions given the parameter types they were."""
 
 from __future__ import annotations
 
@@ -146,3 +147,34 @@ def test_a_transactional_groups_reads_run_as_the_sessions_own_statements(pg_conn
         pg_conn.commit()
     finally:
         other.close()
+
+
+CONDITIONS = [("SUBSTR(corrid, 2, 1) = '3'", ["C3x"]), ("MOD(priority, 2) = 1", ["C1x", "C3x"]),
+              ("ROUND(priority / 3, 1) = 0.3", ["C1x"]), ("LPAD(corrid, 5, '*') = '**C1x'", ["C1x"]),
+              ("priority + 1 = 3", ["C2x"]), ("priority IN (1, 3)", ["C1x", "C3x"]),
+              ("SUBSTR(corrid, 1, 2) || 'z' = 'C2z'", ["C2x"]), ("LENGTH(corrid) = 3", ["C0x", "C1x", "C2x", "C3x"])]
+
+
+def test_a_dequeue_condition_in_sql_runs_as_the_sessions_own_statement_with_psycopgs_types(pg_conn):
+    """A condition's parameters go with the types psycopg's dumpers give them (the cursor's:
+    int2 for a small int, numeric for a Decimal …) — the functions of the condition's SQL
+    resolve as they did — in a statement of the session's own."""
+    make_queue(pg_conn)
+    q = pg_conn.queue("Q")
+    for i in range(4):
+        q.enqone(pg_conn.msgproperties(payload=b"p", priority=i, correlation=f"C{i}x"))
+    pg_conn.commit()
+    nowait(q, mode=sluice.DEQ_BROWSE)
+    for condition, expected in CONDITIONS:
+        q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+        q.deqoptions.condition = condition
+        assert [m.correlation for m in q.deqmany(10)] == expected, condition
+    texts = _statements(pg_conn)
+    assert any("mod(CAST(" in s for s in texts) and any("lpad(" in s for s in texts)
+    q.deqoptions.mode = sluice.DEQ_REMOVE
+    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    q.deqoptions.condition = "priority IN (1, 3)"
+    assert [q.deqone().correlation for _ in range(2)] == ["C1x", "C3x"]
+    assert q.deqone() is None
+    pg_conn.commit()
+    assert [r[2] for r in table_rows(pg_conn, "Q_QT")] == ["C0x", "C2x"]
