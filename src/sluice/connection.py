@@ -210,7 +210,12 @@ class Connection:
         ctx = self.context
         ctx.check_open()
         with self._lock:
-            ctx.session.commit()
+            try:
+                ctx.session.commit()
+            except BaseException:
+                if not ctx.session.in_transaction:   # the failed COMMIT rolled it back
+                    self._transaction_rolled_back()
+                raise
             ctx.group_first.clear()
             ctx.transaction_ended(rolled_back=False)
             self._release_buffered(committed=True)
@@ -220,9 +225,15 @@ class Connection:
         ctx.check_open()
         with self._lock:
             ctx.session.rollback()
-            ctx.group_first.clear()
-            ctx.transaction_ended(rolled_back=True)
-            self._release_buffered()
+            self._transaction_rolled_back()
+
+    def _transaction_rolled_back(self) -> None:
+        """What a rollback undoes outside the store: group positions, the dequeue
+        positions (back to the transaction's start) and the buffered messages taken."""
+        ctx = self.context
+        ctx.group_first.clear()
+        ctx.transaction_ended(rolled_back=True)
+        self._release_buffered()
 
     def cancel(self) -> None:
         """Break the call in progress (python-oracledb ``Connection.cancel()``), from any

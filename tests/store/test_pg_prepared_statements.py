@@ -91,7 +91,8 @@ def test_a_delete_the_server_refuses_is_raised_by_the_commit_and_rolls_back(pg_c
     assert not pg_conn.context.session.in_transaction
     with pg_admin() as admin:
         admin.execute(f"DROP TRIGGER refuse ON {t}")
-    q.deqoptions.navigation = sluice.DEQ_FIRST_MSG     # (a failed commit keeps the position)
+    # a failed commit is a rollback: the dequeue position goes back to where the
+    # transaction began (NEXT_MSG finds the messages it gave back), as after rollback()
     got = [q.deqone() for _ in range(3)]
     assert [(m.payload, m.attempts) for m in got] == [(b"m0", 0), (b"m1", 0), (b"m2", 0)]
     pg_conn.commit()
