@@ -18,6 +18,11 @@ LOCKED`` + DELETE per message, commit per 100 — each statement waiting for its
 record per subscriber; the dequeues are the first subscriber's), and both floors insert N
 rows per message (each waiting for its answer) and dequeue one.
 
+``--grouping``: the queue table groups messages by transaction (TRANSACTIONAL: each commit of
+100 enqueues is a group, dequeued with NEXT_MSG, then NEXT_TRANSACTION at its end);
+``--condition TEXT``: every dequeue has this dequeue condition (``"priority = 1"`` takes every
+message).  The floors do not do either: compare old with new.
+
 The old tree is checked out with ``git worktree add`` under /tmp and removed afterwards.
 Per-message figures are CPU time of the measuring process (``time.process_time``), which a
 busy neighbour disturbs less than wall time.
@@ -41,14 +46,16 @@ REPO = os.path.dirname(HERE)
 PG_DB = "postgresql://postgres@127.0.0.1:5432/test"
 
 
-def workload(n: int, pg: bool = False, subscribers: int = 0) -> dict[str, float]:
+def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = False,
+             condition: str | None = None) -> dict[str, float]:
     """enqone × n (commit per 100), deqone × n (commit per 100), one enqmany of n."""
     import sluice
     with tempfile.TemporaryDirectory() as d:
         schema = f"ab_{os.getpid()}_{int(time.time())}"
         conn = sluice.connect(f"{PG_DB}?schema={schema}" if pg else f"sqlite:///{d}/ab.db")
         conn.aqadm.create_queue_table(queue_table="qt", queue_payload_type="RAW",
-                                      multiple_consumers=subscribers > 0)
+                                      multiple_consumers=subscribers > 0,
+                                      message_grouping=1 if grouping else 0)
         conn.aqadm.create_queue(queue_name="q", queue_table="qt")
         conn.aqadm.start_queue("q")
         for i in range(subscribers):
@@ -67,9 +74,21 @@ def workload(n: int, pg: bool = False, subscribers: int = 0) -> dict[str, float]
         q.deqoptions.wait = sluice.DEQ_NO_WAIT
         if subscribers:
             q.deqoptions.consumername = "S0"
+        if condition:
+            q.deqoptions.condition = condition
+        if grouping:
+            q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
         t, w = time.process_time(), time.perf_counter()
         for i in range(n):
-            q.deqone()
+            if grouping:
+                try:
+                    q.deqone()
+                except sluice.DatabaseError:     # ORA-25235: the group's end
+                    q.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+                    q.deqone()
+                    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+            else:
+                q.deqone()
             if i % 100 == 99:
                 conn.commit()
         conn.commit()
@@ -167,10 +186,10 @@ def pg_floor(n: int, rows: int = 1) -> dict[str, float]:
     return out
 
 
-def _run(tree: str, n: int, pg: bool, subscribers: int) -> dict[str, float]:
+def _run(tree: str, n: int, pg: bool, subscribers: int, extra: list[str]) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=os.path.join(tree, "src"))
     res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n), *(["--pg"] if pg else []),
-                          "--subscribers", str(subscribers)],
+                          "--subscribers", str(subscribers), *extra],
                          env=env, cwd=tree, capture_output=True, text=True, check=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -183,11 +202,14 @@ def main() -> None:
     ap.add_argument("--pg", action="store_true", help="a PostgreSQL store (schema of the test database)")
     ap.add_argument("--subscribers", type=int, default=0,
                     help="a multi-consumer queue with this many subscribers (0: single-consumer)")
+    ap.add_argument("--grouping", action="store_true", help="a TRANSACTIONAL grouping queue table")
+    ap.add_argument("--condition", help="every dequeue's dequeue condition")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(workload(a.child, a.pg, a.subscribers)))
+        print(json.dumps(workload(a.child, a.pg, a.subscribers, a.grouping, a.condition)))
         return
+    extra = (["--grouping"] if a.grouping else []) + (["--condition", a.condition] if a.condition else [])
     if not a.old:
         ap.error("--old is required")
     old_tree = tempfile.mkdtemp(prefix="ab-old-")
@@ -197,7 +219,9 @@ def main() -> None:
         rows = []
         for r in range(a.rounds):
             for label, tree in (("old", old_tree), ("new", REPO)):
-                rows.append((label, r, _run(tree, a.n, a.pg, a.subscribers)))
+                rows.append((label, r, _run(tree, a.n, a.pg, a.subscribers, extra)))
+            if extra:       # (the floors neither group nor test a condition)
+                continue
             rows.append(("sqlite3 floor", r, floor(a.n, max(1, a.subscribers))))
             if a.pg:
                 rows.append(("psycopg floor", r, pg_floor(a.n, max(1, a.subscribers))))

@@ -211,7 +211,12 @@ class Connection:
         ctx = self.context
         ctx.check_open()
         with self._lock:
-            ctx.session.commit()
+            try:
+                ctx.session.commit()
+            except BaseException:
+                if not ctx.session.in_transaction:   # the failed COMMIT rolled it back
+                    self._transaction_rolled_back()
+                raise
             ctx.group_first.clear()
             ctx.transaction_ended(rolled_back=False)
             self._release_buffered(committed=True)
@@ -221,9 +226,15 @@ class Connection:
         ctx.check_open()
         with self._lock:
             ctx.session.rollback()
-            ctx.group_first.clear()
-            ctx.transaction_ended(rolled_back=True)
-            self._release_buffered()
+            self._transaction_rolled_back()
+
+    def _transaction_rolled_back(self) -> None:
+        """What a rollback undoes outside the store: group positions, the dequeue
+        positions (back to the transaction's start) and the buffered messages taken."""
+        ctx = self.context
+        ctx.group_first.clear()
+        ctx.transaction_ended(rolled_back=True)
+        self._release_buffered()
 
     def cancel(self) -> None:
         """Break the call in progress (python-oracledb ``Connection.cancel()``), from any
@@ -410,6 +421,8 @@ class Connection:
         ``DBMS_PKG.PROC(...)`` line (as seed 004 prints them) runs as EXEC."""
         if kind in ("CREATE USER", "ALTER USER", "DROP USER", "CREATE ROLE", "DROP ROLE", "GRANT", "REVOKE"):
             return self._user_statements().execute(kind, text)
+        if kind == "SET" and re.match(r"\s*SET\s+ROLE\b", text, re.I):
+            return self._user_statements().execute("SET ROLE", text)
         if kind.endswith("DATABASE LINK"):
             (drop_link if kind.startswith("DROP") else create_link)(self.context, text)
             return 0

@@ -174,6 +174,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1921: (IntegrityError, "role name '{0}' conflicts with another user or role name"),
     1926: (ProgrammingError, "cannot GRANT to a role WITH GRANT OPTION"),
     1934: (ProgrammingError, "circular role grant detected"),
+    1932: (ProgrammingError, "ADMIN option not granted for role '{0}'"),
+    1924: (ProgrammingError, "role '{0}' not granted or does not exist"),
     1927: (ProgrammingError, "cannot REVOKE privileges you did not grant"),
     1749: (ProgrammingError, "you may not GRANT/REVOKE privileges to/from yourself"),
     1952: (ProgrammingError, "system privileges not granted to '{0}'"),

@@ -65,9 +65,14 @@ def test_a_system_privilege_granted_to_a_role_counts_for_its_holders(site):
     assert site.rows("SELECT RULE_SET_OWNER FROM DBA_RULE_SETS ORDER BY 1") == [("HR",), ("SCOTT",)]
 
 
-def test_an_owners_role_lets_it_use_an_evaluation_context_and_read_its_tables(site):
-    """The owner of a rule given a context with table aliases: EXECUTE on the context and
-    SELECT on the tables, either through a role."""
+def test_an_owners_roles_do_not_let_its_rule_use_an_evaluation_context(site):
+    """The owner of a rule given a context with table aliases needs EXECUTE on the context
+    and SELECT on the tables as the owner of a view needs its base tables' privileges: its
+    rule is later evaluated with its rights, where Oracle counts no role (definer's rights)
+    -- granted through a role, CREATE_RULE is refused (ORA-01031) even when the owner makes
+    its own rule; granted to it, or to PUBLIC (which definer's rights keep), it is not.
+    DBMS_RULE.EVALUATE's caller reads the tables for its table_values in its own call: its
+    roles count there."""
     adm, cur = site.adm, site.admin.cursor()
     cur.execute("GRANT SELECT ON hr.employees TO strmadmin")
     adm.create_evaluation_context("strmadmin.ctx", table_aliases=[TableAlias("emp", "hr.employees")])
@@ -76,10 +81,41 @@ def test_an_owners_role_lets_it_use_an_evaluation_context_and_read_its_tables(si
     cur.execute("GRANT readers TO scott")
     scott = site["scott"].rule_adm
     adm.grant_object_privilege(adm.EXECUTE_ON_EVALUATION_CONTEXT, "strmadmin.ctx", "readers")
-    assert code_of(lambda: scott.create_rule("r", "emp.salary > 5", "strmadmin.ctx")) == 1031   # the table
     cur.execute("GRANT SELECT ON hr.employees TO readers")
+    cur.execute("GRANT SELECT ANY TABLE, EXECUTE ANY EVALUATION CONTEXT TO readers")
+    assert code_of(lambda: scott.create_rule("r", "emp.salary > 5", "strmadmin.ctx")) == 1031   # the context
+    adm.grant_object_privilege(adm.EXECUTE_ON_EVALUATION_CONTEXT, "strmadmin.ctx", "scott")
+    assert code_of(lambda: scott.create_rule("r", "emp.salary > 5", "strmadmin.ctx")) == 1031   # the table
+    assert site.rows("SELECT COUNT(*) FROM DBA_RULES") == [(0,)]
+    cur.execute("GRANT SELECT ON hr.employees TO PUBLIC")
     scott.create_rule("r", "emp.salary > 5", "strmadmin.ctx")
-    assert site.rows("SELECT RULE_OWNER, RULE_NAME FROM DBA_RULES") == [("SCOTT", "R")]
+    cur.execute("REVOKE SELECT ON hr.employees FROM PUBLIC")
+    assert code_of(lambda: scott.create_rule("r2", "emp.salary > 5", "strmadmin.ctx")) == 1031
+    cur.execute("GRANT SELECT ON hr.employees TO scott")
+    scott.create_rule("r2", "emp.salary > 5", "strmadmin.ctx")
+    assert site.rows("SELECT RULE_OWNER, RULE_NAME FROM DBA_RULES ORDER BY 2") == [("SCOTT", "R"), ("SCOTT", "R2")]
+
+
+def test_the_evaluate_callers_roles_let_it_read_the_tables_of_its_table_values(site):
+    """DBMS_RULE.EVALUATE(table_values): the caller's own call, so SELECT on the table
+    granted to a role it holds counts (and EXECUTE on the rule set through one too)."""
+    from sluice.rules.engine.types import TableValue
+
+    adm, cur = site.adm, site.admin.cursor()
+    cur.execute("GRANT SELECT ON hr.employees TO strmadmin")
+    adm.create_evaluation_context("strmadmin.ctx", table_aliases=[TableAlias("emp", "hr.employees")])
+    adm.create_rule_set("strmadmin.rs", "strmadmin.ctx")
+    cur.execute("CREATE ROLE evaluators")
+    adm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "strmadmin.rs", "evaluators")
+    cur.execute("GRANT evaluators TO scott")
+    scott = site["scott"].rule
+
+    def evaluate():
+        return scott.evaluate(rule_set_name="strmadmin.rs", evaluation_context="strmadmin.ctx",
+                              table_values=[TableValue("emp", {"SALARY": 1})])
+    assert code_of(evaluate) == 1031
+    cur.execute("GRANT SELECT ON hr.employees TO evaluators")
+    evaluate()
 
 
 def test_a_role_gets_no_grant_option_on_a_rule_object(site):

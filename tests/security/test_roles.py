@@ -40,7 +40,8 @@ def test_a_role_gives_its_holders_what_was_granted_to_it(admin, dsn):
             ("QUEUE_ADMINS", "EXECUTE")]
         assert sorted(rows(admin, "SELECT GRANTEE, GRANTED_ROLE, ADMIN_OPTION FROM DBA_ROLE_PRIVS "
                                   "WHERE GRANTED_ROLE IN ('STAFF', 'QUEUE_ADMINS')")) == [
-            ("CLERK", "STAFF", "NO"), ("STAFF", "QUEUE_ADMINS", "NO")]
+            ("CLERK", "STAFF", "NO"), ("SLUICE", "QUEUE_ADMINS", "YES"), ("SLUICE", "STAFF", "YES"),   # the creator
+            ("STAFF", "QUEUE_ADMINS", "NO")]
         assert rows(clerk, "SELECT USERNAME, GRANTED_ROLE FROM USER_ROLE_PRIVS") == [("CLERK", "STAFF")]
         # dropping a role takes its grants, and it from its holders
         cur.execute("GRANT MANAGE ANY QUEUE TO queue_admins")
@@ -91,7 +92,9 @@ def test_bad_role_statements_are_refused_and_change_nothing(admin, dsn):
                                 ("REVOKE r1 FROM r2, r2", 1700)):      # (it was revoked, then not found)
             assert code_of(lambda: cur.execute(statement)) == code, statement
         assert code_of(lambda: hr.cursor().execute("CREATE ROLE mine")) == 1031       # a superuser's
-        assert code_of(lambda: hr.cursor().execute("GRANT r1 TO hr")) == 1031
+        assert code_of(lambda: hr.cursor().execute("GRANT r1 TO hr")) == 1932        # no ADMIN OPTION
+        assert code_of(lambda: hr.cursor().execute("REVOKE r1 FROM r2")) == 1932
+        assert code_of(lambda: hr.cursor().execute("DROP ROLE r1")) == 1031
         assert code_of(lambda: admin.aqadm.grant_queue_privilege("ENQUEUE", "hr.q", "r1", True)) == 1926
         assert [sorted(store.catalog_objects(k)) for k in ("ROLEDEF", "ROLE", "SYSPRIV", "TABPRIV", "USER",
                                                            "QUEUEPRIV")] == before
@@ -174,7 +177,7 @@ def test_a_holder_with_admin_option_grants_in_sql_as_through_the_packages(admin,
     with the ADMIN OPTION … the role with the ADMIN OPTION"), in SQL as through
     DBMS_AQADM.GRANT_SYSTEM_PRIVILEGE, which always let it, and EXECUTE on a routine by its
     owner; SQL refused everything but a table to anyone but a superuser (ORA-01031).
-    Without the option: ORA-01031, nothing changes."""
+    Without the option: ORA-01031 (ORA-01932 for a role), nothing changes."""
     cur = admin.cursor()
     create_user(admin, "lead")
     create_user(admin, "member")
@@ -194,10 +197,10 @@ def test_a_holder_with_admin_option_grants_in_sql_as_through_the_packages(admin,
                 "UNION ALL SELECT owner, table_name FROM DBA_TAB_PRIVS WHERE grantee = 'MEMBER' ORDER BY 1")
         mine = [("LEAD", "ON_MESSAGE"), ("ROLE", "QUEUE_USERS"), ("SYS", "ENQUEUE ANY QUEUE")]
         assert rows(admin, held) == mine
-        for refused in ("GRANT DEQUEUE ANY QUEUE TO member", "GRANT MANAGE ANY QUEUE TO member",
-                        "GRANT EXECUTE ON DBMS_AQ TO member", "GRANT connect TO member",
-                        "GRANT EXECUTE ON member.on_message TO member"):
-            assert code_of(lambda: lcur.execute(refused)) == 1031, refused
+        for refused, code in (("GRANT DEQUEUE ANY QUEUE TO member", 1031), ("GRANT MANAGE ANY QUEUE TO member", 1031),
+                              ("GRANT EXECUTE ON DBMS_AQ TO member", 1031), ("GRANT connect TO member", 1932),
+                              ("GRANT EXECUTE ON member.on_message TO member", 1031)):
+            assert code_of(lambda: lcur.execute(refused)) == code, refused
         assert rows(admin, held) == mine
         lcur.execute("REVOKE ENQUEUE ANY QUEUE, queue_users, EXECUTE ON on_message FROM member")
         assert rows(admin, held) == []

@@ -1,6 +1,6 @@
 """SESSION_ROLES, ROLE_SYS_PRIVS, ROLE_TAB_PRIVS and ROLE_ROLE_PRIVS (Oracle Database Reference):
-the roles the session holds — granted to its user, to those roles, and so on; every role is
-enabled in Sluice — and what was granted to them, "only about roles to which the user has
+the roles the session holds — granted to its user or PUBLIC, to those roles, and so on; all
+of them unless SET ROLE chose (test_set_role.py) — and what was granted to them, "only about roles to which the user has
 access".  Oracle's columns; COMMON and INHERITED are 'NO' (no containers here).
 """
 

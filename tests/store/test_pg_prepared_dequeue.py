@@ -86,7 +86,7 @@ def test_immediate_dequeues_on_pooled_connections_between_the_sessions_own(pg_co
         got.append(q.deqone().payload)
     pg_conn.commit()
     assert got == [b"m%d" % i for i in range(6)]
-    assert _statements(pg_conn) == 2
+    assert _statements(pg_conn) == 3       # the two shapes, and the commit's DELETE
 
 
 def test_a_parameter_the_statement_does_not_take_leaves_the_query_to_the_cursor(pg_conn):

@@ -164,6 +164,32 @@ def test_local_propagation_needs_the_source_owners_enqueue_privilege(sites):
     assert payloads(drain(a, "DST", "S1")) == [b"1"]
 
 
+def test_local_propagation_counts_no_role_of_the_source_owner(sites):
+    """The source queue's owner propagates on its own behalf, not in a session: Oracle
+    counts no role there (definer's rights disable roles), so ENQUEUE on the destination
+    granted to a role it holds -- one of its own, or AQ_ADMINISTRATOR_ROLE's ENQUEUE ANY
+    QUEUE -- leaves the message at the source (ORA-01031); a grant to PUBLIC counts (Oracle
+    keeps PUBLIC's privileges in definer's rights).  Roles used to count."""
+    a = sites.open("dbs1")
+    cur = a.cursor()
+    cur.execute("CREATE USER src_owner IDENTIFIED BY pw")
+    multi_queue(a, "SRC_OWNER.SRC")
+    multi_queue(a, "DST")
+    a.aqadm.add_subscriber("dst", sluice.Agent("S1"))
+    a.propagation_adm.create_propagation("p", "src_owner.src", "dst")
+    cur.execute("CREATE ROLE senders")
+    cur.execute("GRANT senders, AQ_ADMINISTRATOR_ROLE TO src_owner")
+    a.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="DST", grantee="SENDERS")
+    enqueue(a, "SRC_OWNER.SRC", [b"1"])
+    assert PropagationRunner(a).run_once(force=True) == 0
+    assert rows(a, "SELECT FAILURES, LAST_ERROR_MSG FROM DBA_QUEUE_SCHEDULES", None) == [
+        (1, "ORA-01031: insufficient privileges")]
+    a.aqadm.grant_queue_privilege(privilege="ENQUEUE", queue_name="DST", grantee="PUBLIC")
+    later = time.time() + 60          # past the first retry (30 s after the failure)
+    assert PropagationRunner(a, clock=lambda: later).run_once(force=True) == 1
+    assert payloads(drain(a, "DST", "S1")) == [b"1"]
+
+
 def test_remote_recipients_route_across_the_link(sites):
     a, b = sites.open("dbs1"), sites.open("dbs2")
     multi_queue(a, "SRC")

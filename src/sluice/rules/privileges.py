@@ -27,7 +27,10 @@ DBMS_RULE_ADM):
   ROWIDs, which the rules engine reads): the caller must be able to SELECT each one's table.
 
 Missing, each is ORA-01031 and nothing changes.  A grantee may be a role: a user holds
-what its roles hold (GRANT role TO user; revoked or dropped, it no longer does).  PUBLIC may execute the built-in
+what its roles hold (GRANT role TO user; revoked or dropped, it no longer does) in its own
+calls -- not in what is asked of an owner (the owner of a rule, rule set or context: its
+object is used later with its rights, Oracle's definer's rights, where no role counts but
+PUBLIC's grants do).  PUBLIC may execute the built-in
 SYS.STREAMS$_EVALUATION_CONTEXT (seed 000, "Evaluation Context for Global, Schema,
 Table, and Subset Rules"); a system-created message rule's context is executed by its
 owner only (seed 000, "Evaluation Contexts for Message Rules"), which is what owning it
@@ -99,7 +102,7 @@ class Checks:
         schema that is no database user."""
         if user is None:
             return self._ctx.authz.is_superuser()
-        info = self._ctx.security.user(user)
+        info = self._ctx.security.user(user, roles=False)     # on its behalf: no role counts
         return info is None or info.superuser
 
     def holds(self, kind: str, qualified: str, privilege: str, user: str | None = None) -> bool:

@@ -19,24 +19,53 @@ from ..errors import ora
 from ..model import Agent
 from ..names import canonical
 from ..store.base import QueueInfo
-from .catalog import BOOTSTRAP_USER, ROLE_GRANTS, SecurityCatalog, UserInfo
+from .catalog import BOOTSTRAP_USER, SecurityCatalog, UserInfo
 
 
 class Authorizer:
-    """Privilege checks for one connection (user ``user``)."""
+    """Privilege checks for one connection (user ``user``), or (``roles`` False) for what
+    runs on ``user``'s behalf rather than in its session -- a Streams client as its capture
+    or apply user, a propagation as its source queue's owner: Oracle's definer's rights,
+    where no role counts (its Streams documentation: the privileges of an apply or capture
+    user must be granted to it explicitly, not through a role); PUBLIC's grants do.
 
-    def __init__(self, catalog: SecurityCatalog, user: str) -> None:
+    Checks made for another user named explicitly (``user=`` of :meth:`has_rule_system`,
+    :meth:`has_rule_object`, :meth:`has_table_privilege`: the owner of a rule, rule set or
+    evaluation context, whose stored object is later used with its rights) count no role
+    either; checks of the connected user's own call count its roles."""
+
+    def __init__(self, catalog: SecurityCatalog, user: str, roles: bool = True) -> None:
         self.catalog = catalog
         self.username = user
+        self.roles = roles
         self._super_version = -1
         self._super = False
+        self._set_role: tuple[str, frozenset[str]] = ("ALL", frozenset())
+        self._enabled: tuple[int, UserInfo | None] = (-1, None)    # (catalog version, info)
+
+    def set_roles(self, mode: str, named: Iterable[str] = ()) -> None:
+        """SET ROLE: from now on the session's own calls count only the roles it enabled
+        (``mode`` ALL / ONLY / EXCEPT, see ``SecurityCatalog.with_roles``)."""
+        self._set_role = (mode, frozenset(named))
+        self._enabled = (-1, None)
+        self._super_version = -1
 
     # -- facts --------------------------------------------------------------
     def info(self) -> UserInfo:
-        u = self.catalog.user(self.username)
+        u = self._current()
         if u is None:  # the user was dropped while connected
             raise ora(1017)
         return u
+
+    def _current(self) -> UserInfo | None:
+        """What the user holds here (None: it no longer exists): with every role, the roles
+        SET ROLE enabled, or (on its behalf) none."""
+        if not self.roles or self._set_role[0] == "ALL":
+            return self.catalog.user(self.username, self.roles)
+        version = self.catalog.store.catalog_version()
+        if self._enabled[0] != version:
+            self._enabled = (version, self.catalog.with_roles(self.username, *self._set_role))
+        return self._enabled[1]
 
     def is_superuser(self) -> bool:
         # asked on every operation: cached until the catalog changes
@@ -71,7 +100,8 @@ class Authorizer:
     # -- the rules engine's privileges (DBMS_RULE_ADM; which one each procedure needs
     # is sluice.rules.privileges') ----------------------------------------------------
     def _user_or_self(self, user: str | None) -> UserInfo | None:
-        return self.info() if user is None else self.catalog.user(user)
+        """The connected user (None), or ``user`` on its own behalf: without its roles."""
+        return self.info() if user is None else self.catalog.user(user, roles=False)
 
     def has_rule_system(self, privilege: str, user: str | None = None) -> bool:
         """``user`` (default: the connected one) holds the rules engine system privilege.
@@ -191,7 +221,7 @@ class Authorizer:
         with :func:`sluice.register_function`): it owns it, holds EXECUTE ANY PROCEDURE, or was
         granted EXECUTE on it (``GRANT EXECUTE ON owner.name TO user``).  False for a user
         that no longer exists."""
-        u = self.catalog.user(self.username)
+        u = self._current()
         if u is None:
             return False
         return (u.superuser or routine.split(".", 1)[0] == self.username
@@ -264,9 +294,11 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     transaction.  ``[(condition, error text)]`` in the order the check raises them (ORA-01918,
     ORA-01031, ORA-24093): the first condition that holds refuses.  What is fixed when the
     trigger is made (the queue's owner and security, who ``user`` is) is decided here; the
-    grants (superuser, the ANY privilege or the queue privilege held by the user, by any role
-    it holds, however nested, or by PUBLIC; the agent's mapping) are read from the ``catalog``
-    table's rows each time, with ``json_text(document, key)`` of the store's dialect."""
+    grants are read from the ``catalog`` table's rows each time, with ``json_text(document,
+    key)`` of the store's dialect.  The trigger enqueues on the capture user's behalf
+    (``Authorizer(…, roles=False)``): what counts is a superuser's stored flag, the ANY
+    privilege or the queue privilege granted to the user itself or to PUBLIC, the agent's
+    mapping -- no role, not even DBA or a predefined one."""
     def lit(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
 
@@ -278,33 +310,19 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     exists = row("USER", "SYS", user)
     if user == BOOTSTRAP_USER:    # the embedded administrator of a store without users
         exists = f"({exists} OR NOT EXISTS (SELECT 1 FROM {catalog} WHERE KIND = 'USER'))"
-    def held(condition: str) -> str:
-        """``condition`` (on ``G.NAME``) holds for the user or a role it holds -- granted to
-        it, to one of those, … (SecurityCatalog's closure, as a recursive query)."""
-        return (f"EXISTS (WITH RECURSIVE G(NAME) AS (SELECT {lit(user)} UNION SELECT R.NAME FROM "
-                f"{catalog} R JOIN G ON R.KIND = 'ROLE' AND R.OWNER = G.NAME) "
-                f"SELECT 1 FROM G WHERE {condition})")
-
-    def granted(kind: str, name: str, extra: str = "") -> str:
-        return (f"EXISTS (SELECT 1 FROM {catalog} WHERE KIND = {lit(kind)} AND OWNER = G.NAME "
-                f"AND NAME = {lit(name)}{extra})")
     superuser = " OR ".join([
         row("USER", "SYS", user, f" AND CAST({json_text('SPEC', 'superuser')} AS TEXT) IN ('1', 'true')"),
-        held("G.NAME = 'DBA'"),
         *([f"NOT EXISTS (SELECT 1 FROM {catalog} WHERE KIND = 'USER')"] if user == BOOTSTRAP_USER else [])])
     refusals = [(f"NOT {exists}", str(ora(1918, user)))]
     if queue.owner == user:
         return refusals
-    any_privilege = f"{privilege}_ANY"
-    giving = [lit(role) for role, gives in ROLE_GRANTS.items() if any_privilege in gives["sys"]]
+    held = f" AND {json_text('SPEC', privilege)} IS NOT NULL"
     privileged = " OR ".join([
         superuser,
-        held(" OR ".join([
-            *([f"G.NAME IN ({', '.join(giving)})"] if giving else []),
-            granted("SYSPRIV", any_privilege),
-            granted("QUEUEPRIV", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])),
+        row("SYSPRIV", user, f"{privilege}_ANY"),
+        row("QUEUEPRIV", user, queue.qualified, held),
         # a queue privilege granted to PUBLIC is every user's
-        row("QUEUEPRIV", "PUBLIC", queue.qualified, f" AND {json_text('SPEC', privilege)} IS NOT NULL")])
+        row("QUEUEPRIV", "PUBLIC", queue.qualified, held)])
     refusals.append((f"NOT ({privileged})", str(ora(1031))))
     if queue.table.secure:
         agent = canonical(client, "agent name")

@@ -13,7 +13,7 @@ RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_op
 TABPRIV        grantee|PUBLIC  OWNER.TABLE             {SELECT: {grant_option, grantor}}
 EXECPRIV       grantee         package (DBMS_AQ …) or  grantor
                                OWNER.ROUTINE
-ROLE           grantee         role                    grantor, admin_option
+ROLE           grantee|PUBLIC  role                    grantor, admin_option
 ROLEDEF        SYS             role (CREATE ROLE)      {}
 AGENT          SYS             agent name              enable_http / smtp / anyp
 AGENTUSER      agent name      database user           {}
@@ -27,7 +27,11 @@ engine's system privileges (CREATE_RULE_OBJ …) are SYSPRIV rows like AQ's.
 A grantee is a user or a role — predefined (CONNECT, AQ_ADMINISTRATOR_ROLE …: what they
 give is ROLE_GRANTS) or made by CREATE ROLE — and a user holds what it was granted, what
 its roles were granted, what theirs were, and so on (``SecurityCatalog.users``;
-``direct`` keeps what each grantee was granted itself).
+``direct`` keeps what each grantee was granted itself).  A role granted to PUBLIC is every
+user's.  What a user does on its own behalf rather than in a session (a Streams client as
+its user, the owner of a rule given an evaluation context: Oracle's definer's rights)
+counts no role at all: ``SecurityCatalog.user(name, roles=False)`` (``own``), to which
+the checks add PUBLIC's object grants as they do for a session.
 
 TABPRIV holds SELECT on a table (``GRANT SELECT ON hr.employees TO strmadmin``): the
 tables an evaluation context's table aliases name (DBMS_RULE_ADM: "the rule owner must
@@ -38,7 +42,7 @@ look it up.  ``SELECT ANY TABLE`` is the SYSPRIV row SELECT_ANY_TABLE.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from ..store.base import Store
@@ -58,6 +62,9 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                          "SELECT ANY TABLE": "SELECT_ANY_TABLE",
                          # run any registered routine (an apply handler of another schema …)
                          "EXECUTE ANY PROCEDURE": "EXECUTE_ANY_PROCEDURE",
+                         # make roles, drop and grant anyone's (CREATE ROLE, DROP / GRANT ANY ROLE)
+                         "CREATE ROLE": "CREATE_ROLE", "DROP ANY ROLE": "DROP_ANY_ROLE",
+                         "GRANT ANY ROLE": "GRANT_ANY_ROLE",
                          # the rules engine's (DBMS_RULE_ADM.GRANT_SYSTEM_PRIVILEGE's constants)
                          **{f"{verb} {what}": priv for verb, what, priv in (
                              ("CREATE", "RULE", "CREATE_RULE_OBJ"),
@@ -108,12 +115,13 @@ def _closure(start: list[str], roles: dict[str, UserInfo]) -> set[str]:
     return seen
 
 
-def _with_roles(user: UserInfo, roles: dict[str, UserInfo]) -> UserInfo:
-    """``user`` with what its roles give — those granted to it, to those, … (a predefined
-    role's privileges are ROLE_GRANTS and what was granted to it).  Its own grants win where
-    both hold an object privilege (a role's never carries the grant option)."""
+def _with_roles(user: UserInfo, roles: dict[str, UserInfo], public: Iterable[str] = ()) -> UserInfo:
+    """``user`` with what its roles give — those granted to it or to PUBLIC (``public``), to
+    those, … (a predefined role's privileges are ROLE_GRANTS and what was granted to it).  Its
+    own grants win where both hold an object privilege (a role's never carries the grant
+    option)."""
     eff = UserInfo(user.name, user.password, user.superuser, set(user.system), set(user.admin_option),
-                   set(user.execute), _closure(list(user.roles), roles),
+                   set(user.execute), _closure([*user.roles, *public], roles),
                    *({obj: dict(privs) for obj, privs in getattr(user, f).items()} for f in _OBJECT_FIELDS))
     for name in eff.roles:
         eff.superuser = eff.superuser or name == "DBA"     # DBA makes a superuser
@@ -143,6 +151,7 @@ class SecurityCatalog:
         self.store = store
         self._version = -1
         self.users: dict[str, UserInfo] = {}      # with what their roles give
+        self.own: dict[str, UserInfo] = {}        # users with what was granted to them only
         self.direct: dict[str, UserInfo] = {}     # users and roles: what was granted to each
         self.roles: dict[str, UserInfo] = {}      # predefined and CREATE ROLE's
         self.agents: dict[str, AgentInfo] = {}
@@ -150,6 +159,7 @@ class SecurityCatalog:
         self.public_queues: dict[str, dict[str, dict]] = {}         # granted to PUBLIC
         self.public_rule_objects: dict[str, dict[str, dict]] = {}   # granted to PUBLIC
         self.public_tables: dict[str, dict[str, dict]] = {}         # granted to PUBLIC
+        self.public_roles: set[str] = set()                         # granted to PUBLIC
 
     def refresh(self) -> None:
         version = self.store.catalog_version()
@@ -169,9 +179,12 @@ class SecurityCatalog:
         for grantee, pkg, _ in self.store.catalog_objects("EXECPRIV"):
             if grantee in holders:
                 holders[grantee].execute.add(pkg)
+        public_roles: set[str] = set()      # GRANT role TO PUBLIC: every user holds it
         for grantee, role, _ in self.store.catalog_objects("ROLE"):
             if grantee in holders:
                 holders[grantee].roles.add(role)
+            elif grantee == "PUBLIC" and role in roles:
+                public_roles.add(role)
         public_queues = self._object_grants("QUEUEPRIV", holders, "queues")
         public = self._object_grants("RULEPRIV", holders, "rule_objects")
         public_tables = self._object_grants("TABPRIV", holders, "tables")
@@ -186,7 +199,9 @@ class SecurityCatalog:
         for user, proxy, _ in self.store.catalog_objects("PROXY"):
             proxies.setdefault(user, set()).add(proxy)
         self.direct, self.roles = holders, roles
-        self.users = {name: _with_roles(u, roles) for name, u in users.items()}
+        self.users = {name: _with_roles(u, roles, public_roles) for name, u in users.items()}
+        self.public_roles = public_roles
+        self.own = {name: replace(u, roles=set()) for name, u in users.items()}
         self.agents, self.proxies = agents, proxies
         self.public_queues = public_queues
         self.public_rule_objects = public
@@ -254,16 +269,36 @@ class SecurityCatalog:
         self.refresh()
         return _closure([role], self.roles)
 
-    def user(self, name: str) -> UserInfo | None:
+    def user(self, name: str, roles: bool = True) -> UserInfo | None:
+        """What the user ``name`` holds: with its roles', or (``roles`` False) only what was
+        granted to it -- its rights on its own behalf, as Oracle's definer's rights, where
+        no role is enabled (not even DBA: a superuser is the stored flag's).  PUBLIC's
+        grants are the caller's to add (``public_*``)."""
         self.refresh()
         if name == "SYS":   # built in; reached only by AS SYSDBA (see users.authenticate)
             return UserInfo("SYS", None, True)
-        u = self.users.get(name)
+        u = (self.users if roles else self.own).get(name)
         if u is None and name == BOOTSTRAP_USER and not self.users:
             # a store nobody has initialised with users yet: the embedded default
             # user is its administrator, like SYS of a fresh database
             return UserInfo(name, None, True)
         return u
+
+    def with_roles(self, name: str, mode: str, named: Iterable[str]) -> UserInfo | None:
+        """What the user ``name`` holds in a session that SET ROLE: its own grants and
+        those of the roles it enabled -- ``mode`` ALL every role (:meth:`user`), ONLY the
+        ``named`` ones it holds (directly, through PUBLIC or another role) and theirs,
+        EXCEPT those granted to it or PUBLIC but the ``named`` ones, and theirs (SET ROLE
+        ALL EXCEPT).  A superuser by its stored flag or an enabled DBA."""
+        self.refresh()
+        if mode == "ALL" or name not in self.users:
+            return self.user(name)
+        named = set(named)
+        if mode == "ONLY":
+            start = [r for r in named if r in self.users[name].roles]
+        else:
+            start = [r for r in (*self.direct[name].roles, *self.public_roles) if r not in named]
+        return _with_roles(self.own[name], self.roles, start)
 
     def agent(self, name: str) -> AgentInfo | None:
         self.refresh()

@@ -7,9 +7,11 @@ DBMS_ packages, the roles CONNECT, RESOURCE, AQ_USER_ROLE, AQ_ADMINISTRATOR_ROLE
 DBA, and the system privileges CREATE SESSION, ENQUEUE/DEQUEUE/MANAGE ANY QUEUE; and
 ``GRANT SELECT ON owner.table TO …`` for the tables an evaluation context's table aliases
 name (its owner, or a holder WITH GRANT OPTION, may grant it; a revoke takes with it what
-the revokee granted on).  ``CREATE ROLE name`` / ``DROP ROLE name`` make roles of one's own:
-``GRANT … TO role`` (privileges, other roles), ``GRANT role TO user``, and a user holds what
-its roles hold (:mod:`.catalog`).
+the revokee granted on).  ``CREATE ROLE name`` / ``DROP ROLE name`` make roles of one's own
+(CREATE ROLE grants the new role to its creator WITH ADMIN OPTION; its holders WITH ADMIN
+OPTION, or of GRANT ANY ROLE, grant and revoke it): ``GRANT … TO role`` (privileges, other
+roles), ``GRANT role TO user | PUBLIC``, and a user holds what its roles hold
+(:mod:`.catalog`) -- in its session, as far as ``SET ROLE`` enabled them.
 A password appears only in the statement text the caller passes in: it is hashed
 at once and never stored, logged or echoed in an error message.
 """
@@ -39,6 +41,8 @@ _DROP_USER = re.compile(rf"^\s*DROP\s+USER\s+({_IDENT})(\s+CASCADE)?\s*$", re.I 
 _CREATE_ROLE = re.compile(rf"^\s*CREATE\s+ROLE\s+({_IDENT})(\s+NOT\s+IDENTIFIED)?\s*$", re.I | re.S)
 _DROP_ROLE = re.compile(rf"^\s*DROP\s+ROLE\s+({_IDENT})\s*$", re.I | re.S)
 _ROLE_NAME = re.compile(rf"^{_IDENT}$")
+_SET_ROLE = re.compile(rf"^\s*SET\s+ROLE\s+(?:(NONE)|(ALL)(?:\s+EXCEPT\s+({_IDENT}(?:\s*,\s*{_IDENT})*))?"
+                       rf"|({_IDENT}(?:\s*,\s*{_IDENT})*))\s*$", re.I | re.S)
 _GRANT = re.compile(r"^\s*GRANT\s+(.+?)\s+TO\s+(.+?)(\s+WITH\s+(ADMIN|GRANT)\s+OPTION)?\s*$", re.I | re.S)
 _REVOKE = re.compile(r"^\s*REVOKE\s+(.+?)\s+FROM\s+(.+?)\s*$", re.I | re.S)
 # EXECUTE on a package of SYS (DBMS_AQ …, stored by its name) or on a routine of a schema
@@ -161,15 +165,27 @@ class UserStatements:
             if not m:
                 raise ora(990, "REVOKE … FROM …")
             self.revoke(m.group(1), m.group(2))
+        elif kind == "SET ROLE":
+            m = _SET_ROLE.match(text)
+            if not m:
+                raise ora(922, "SET ROLE role [, role] | ALL [EXCEPT role [, role]] | NONE")
+            if m.group(1):
+                self.set_role("ONLY", "")
+            elif m.group(2):
+                self.set_role("EXCEPT" if m.group(3) else "ALL", m.group(3) or "")
+            else:
+                self.set_role("ONLY", m.group(4))
         else:
             raise ora(900)
         return 0
 
     # -- users --------------------------------------------------------------
-    def _new_name(self, name: str, what: str, taken: int) -> str:
-        """A name no user or role has (a user and a role share one namespace); makes the
-        bootstrap administrator a stored user and commits.  :raises: ORA-01031, ORA-``taken``."""
-        self._require_superuser()
+    def _new_name(self, name: str, what: str, taken: int, privilege: str | None = None) -> str:
+        """A name no user or role has (a user and a role share one namespace), for a
+        superuser or (if given) a holder of the system ``privilege``; makes the bootstrap
+        administrator a stored user and commits.  :raises: ORA-01031, ORA-``taken``."""
+        if privilege is None or not self._session_ctx.authz.has_system(privilege):
+            self._require_superuser()
         new = canonical(name, what)
         if new in self._security.users or new in ("SYS", BOOTSTRAP_USER, "PUBLIC") \
                 or self._security.is_role(new):
@@ -268,20 +284,25 @@ class UserStatements:
 
     # -- roles --------------------------------------------------------------
     def create_role(self, name: str) -> None:
-        """``CREATE ROLE name [NOT IDENTIFIED]``.  :raises: ORA-01031 (not a superuser),
-        ORA-01921 a user or role has the name."""
-        role = self._new_name(name, "role name", 1921)
-        self._session_ctx.store.put_catalog_object("ROLEDEF", "SYS", role, {}, replace=False)
+        """``CREATE ROLE name [NOT IDENTIFIED]``: a superuser or a holder of the CREATE ROLE
+        system privilege; the creator holds the new role WITH ADMIN OPTION (Oracle: "the role
+        is granted to you with the ADMIN OPTION"), so may grant, revoke and drop it.
+        :raises: ORA-01031, ORA-01921 a user or role has the name."""
+        role = self._new_name(name, "role name", 1921, "CREATE_ROLE")
+        me, store = self._session_ctx.username, self._session_ctx.store
+        store.put_catalog_object("ROLEDEF", "SYS", role, {}, replace=False)
+        store.put_catalog_object("ROLE", me, role, {"grantor": me, "admin_option": True}, replace=True)
 
     def drop_role(self, name: str) -> None:
-        """``DROP ROLE name``: its grants — to it and of it — go with it, so the users who
-        held it lose what it gave at once.  :raises: ORA-01919 no such role, ORA-01031 (not a
-        superuser, or a predefined role)."""
-        self._require_superuser()
+        """``DROP ROLE name``: a superuser, a holder of DROP ANY ROLE or of the role WITH
+        ADMIN OPTION.  Its grants — to it and of it — go with it, so the users who held it
+        lose what it gave at once.  :raises: ORA-01919 no such role, ORA-01031 (none of
+        those, or a predefined role)."""
         role = canonical(name, "role name")
         if not self._security.is_role(role):
             raise ora(1919, role)
-        if role in PREDEFINED_ROLES:
+        authz = self._session_ctx.authz
+        if role in PREDEFINED_ROLES or not (authz.has_system("DROP_ANY_ROLE") or role in self._administered()):
             raise ora(1031)
         store = self._session_ctx.store
         self._session_ctx.ddl_commit()
@@ -290,6 +311,22 @@ class UserStatements:
                 if owner == role or (kind == "ROLE" and obj == role):
                     store.drop_catalog_object(kind, owner, obj)
         store.drop_catalog_object("ROLEDEF", "SYS", role)
+
+    def set_role(self, mode: str, roles: str) -> None:
+        """``SET ROLE r1, r2`` (``mode`` ONLY; NONE names none), ``SET ROLE ALL [EXCEPT r1,
+        …]``: the roles the session's own calls count from now on, and SESSION_ROLES shows
+        (what runs on the user's behalf counts none whatever is set).  Each role named must
+        be one the user holds -- granted to it, to PUBLIC or to a role it holds.  Not DDL:
+        the transaction goes on.  :raises: ORA-01924, and nothing changes."""
+        ctx = self._session_ctx
+        names = tuple(dict.fromkeys(canonical(r.strip(), "role name") for r in roles.split(",") if r.strip()))
+        info = ctx.security.user(ctx.username)
+        held = info.roles if info is not None else set()
+        for role in names:
+            if role not in held:
+                raise ora(1924, role)
+        ctx.session.set_roles(mode, names)
+        ctx.authz.set_roles(mode, names)
 
     # -- GRANT / REVOKE -----------------------------------------------------
     def _parse_privileges(self, text: str) -> list[tuple[str, str]]:
@@ -355,21 +392,35 @@ class UserStatements:
         """The tables of ``privs``, after checking the caller may grant and revoke the rest
         (the tables' own checks are the caller's): a superuser anything; a system privilege
         its holder WITH ADMIN OPTION (what DBMS_AQADM.GRANT_SYSTEM_PRIVILEGE and DBMS_RULE_ADM
-        ask of theirs), a role its holder WITH ADMIN OPTION, EXECUTE on a routine its owner.
-        :raises: ORA-01031."""
+        ask of theirs), a role its holder WITH ADMIN OPTION or a holder of GRANT ANY ROLE, EXECUTE
+        on a routine its owner.  :raises: ORA-01031, ORA-01932 (a role)."""
         tables = [name for kind, name in privs if kind == "TABPRIV"]
         authz = self._session_ctx.authz
         if len(tables) == len(privs) or authz.is_superuser():
             return tables
         me, info = self._session_ctx.username, authz.info()
-        administered = {role for grantee, role, spec in self._session_ctx.store.catalog_objects("ROLE")
-                        if spec.get("admin_option") and (grantee == me or grantee in info.roles)}
+        administered = self._administered()
         for kind, name in privs:
-            if not (kind == "TABPRIV" or (kind == "SYSPRIV" and name in info.admin_option)
-                    or (kind == "ROLE" and name in administered)
-                    or (kind == "EXECPRIV" and name.split(".", 1)[0] == me and "." in name)):
+            if kind == "ROLE":
+                if not ("GRANT_ANY_ROLE" in info.system or name in administered):
+                    raise ora(1932, name)
+            elif not (kind == "TABPRIV" or (kind == "SYSPRIV" and name in info.admin_option)
+                      or (kind == "EXECPRIV" and name.split(".", 1)[0] == me and "." in name)):
                 raise ora(1031)
         return tables
+
+    def _administered(self) -> set[str]:
+        """The roles the session's user holds WITH ADMIN OPTION: granted so to it (CREATE
+        ROLE does), to a role it holds or to PUBLIC."""
+        me, info = self._session_ctx.username, self._session_ctx.authz.info()
+        return {role for grantee, role, spec in self._session_ctx.store.catalog_objects("ROLE")
+                if spec.get("admin_option") and (grantee in (me, "PUBLIC") or grantee in info.roles)}
+
+    @staticmethod
+    def _public_allowed(privs: list[tuple[str, str]]) -> bool:
+        """PUBLIC may be named for tables and roles (a role granted to PUBLIC is every
+        user's); Sluice keeps no system privilege or EXECUTE of PUBLIC's (ORA-01917)."""
+        return all(kind in ("TABPRIV", "ROLE") for kind, _ in privs)
 
     @staticmethod
     def _not_to_owner(tables: list[str], users: list[str]) -> None:
@@ -382,13 +433,15 @@ class UserStatements:
         tables = self._tables(privs)
         if tables and option == "ADMIN":
             raise ora(993)      # an object privilege is granted WITH GRANT OPTION
-        users = self._grantees(grantees, public=len(tables) == len(privs))
+        users = self._grantees(grantees, public=self._public_allowed(privs))
         self._not_to_owner(tables, users)
         self._check_role_grants(privs, users, option)
         for table in tables:
             self._session_ctx.authz.check_grant_table(table)
         me, store = self._session_ctx.username, self._session_ctx.store
         self._session_ctx.ddl_commit()
+        admins = {(kind, grantee, name) for kind in ("SYSPRIV", "ROLE")
+                  for grantee, name, spec in store.catalog_objects(kind) if spec.get("admin_option")}
         for user in users:
             for kind, name in privs:
                 if kind == "TABPRIV":      # {SELECT: {grant_option, grantor}}, as RULEPRIV rows
@@ -397,13 +450,15 @@ class UserStatements:
                         held[p] = {"grant_option": option == "GRANT", "grantor": me}
                     store.put_catalog_object(kind, user, name, held, replace=True)
                     continue
-                spec = {"grantor": me, "admin_option": option == "ADMIN"}
+                # granted again without the option, one held WITH ADMIN OPTION keeps it (Oracle
+                # takes an ADMIN OPTION back only by revoking the grant)
+                spec = {"grantor": me, "admin_option": option == "ADMIN" or (kind, user, name) in admins}
                 store.put_catalog_object(kind, user, name, spec, replace=True)
 
     def revoke(self, privileges: str, grantees: str) -> None:
         privs = self._parse_privileges(privileges)
         tables = self._tables(privs)
-        users = self._grantees(grantees, public=len(tables) == len(privs))
+        users = self._grantees(grantees, public=self._public_allowed(privs))
         self._not_to_owner(tables, users)
         store = self._session_ctx.store
         held = {(k, o, n) for k in ("EXECPRIV", "SYSPRIV", "ROLE", "TABPRIV") for o, n, _ in store.catalog_objects(k)}

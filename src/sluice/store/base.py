@@ -437,6 +437,14 @@ class StoreSession(abc.ABC):
         of their own: they stay.  :raises: ORA-01086 when the transaction ended since."""
 
     @abc.abstractmethod
+    def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:
+        """SET ROLE for this session's SESSION_ROLES (and the views read from it): ``mode``
+        ALL (every role granted, the default), ONLY (``roles`` and theirs; none for SET ROLE
+        NONE) or EXCEPT (every role granted to the user or PUBLIC but ``roles``).  What
+        the session's calls may do is the Authorizer's to count; this is only what the
+        views show."""
+
+    @abc.abstractmethod
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
               oracle_names: bool = True, oracle_sql: bool = False,

@@ -82,12 +82,19 @@ SQLITE = Dialect(
     _json_length="json_array_length(json_extract({doc}, '$.{key}'))",
 )
 
+_pgarrays: Any = None     # the module, imported on first use (it imports psycopg)
+
+
 def _pg_list(values: list) -> Any:
     """A list parameter of PostgreSQL (integers or blobs, see :meth:`Dialect.in_list`),
     already in the binary array format (:mod:`.pgarrays`): psycopg would dump it element
     by element in Python — for the 500 sequence numbers or message ids of a batch, more
     client time than the statement's own."""
-    from . import pgarrays
+    global _pgarrays
+    pgarrays = _pgarrays
+    if pgarrays is None:     # (an import statement per call cost more than the packing)
+        from . import pgarrays
+        _pgarrays = pgarrays
     first = next((v for v in values if v is not None), None)
     if isinstance(first, int) and not isinstance(first, bool):
         return pgarrays.int8_array(values)

@@ -243,14 +243,34 @@ class PgConnection:
     and results travel in PostgreSQL's binary format: no text to format and parse for
     numbers, no hex for message ids and RAW payloads."""
 
-    __slots__ = ("raw", "later")
+    __slots__ = ("raw", "later", "reads")
     dialect = POSTGRESQL
 
-    def __init__(self, raw: psycopg.Connection, later: "list[LaterCopy] | None" = None) -> None:
+    def __init__(self, raw: psycopg.Connection, later: "list[LaterCopy] | None" = None,
+                 reads: Any = None) -> None:
         self.raw = raw
         # not None: a bulk insert's COPY is kept here, formatted, to be sent with the COMMIT
         # (PgSession.defer_bulk_inserts); the one kept before it is run first
         self.later = later
+        # a session's connection: its statements of its own (pgprepared.PreparedReads)
+        self.reads = reads
+
+    def query_table(self, qt_id: int, sql: str, params: Sequence) -> list[tuple]:
+        """The rows of ``sql``, a statement on the queue table ``qt_id``: as a prepared
+        statement of the session's own when it has them and takes these parameters
+        (see pgprepared), else through a cursor — the same values either way."""
+        reads = self.reads
+        if reads is not None:
+            rows = reads.rows(qt_id, sql, params, tuple)
+            if rows is not None:
+                return rows
+        return self.execute(sql, params).fetchall()
+
+    def modify_table(self, qt_id: int, sql: str, params: Sequence) -> None:
+        """:meth:`query_table` for a statement that returns no rows (a DELETE)."""
+        reads = self.reads
+        if reads is None or not reads.run(qt_id, sql, params):
+            self.execute(sql, params)
 
     def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
         if not params:

@@ -1,4 +1,5 @@
-"""A PostgreSQL session's dequeue query sent through libpq straight, as a statement of its own.
+"""A PostgreSQL session's dequeue query (and its other statements on its queue tables) sent
+through libpq straight, as statements of its own.
 
 A one-message dequeue is one ``SELECT … FOR UPDATE SKIP LOCKED`` in the session's open
 transaction.  Through a psycopg cursor half of the client's CPU for it went to the cursor
@@ -26,8 +27,18 @@ it is deallocated):
   changed type ("cached plan must not change result type": a RAW table made again for
   JSON).  (The old table's statement stays prepared, unused, among the connection's 64.)
 
-A value this path does not pack (anything but int, float, str without NUL, bytes, None) and
-a connection not in UTF-8 leave the query to the cursor, as before.
+The session's other statements on its queue tables take the same path
+(``PgConnection.query_table`` / ``modify_table``): the commit's DELETE of what it dequeued,
+a multi-consumer commit's probe for records out of retries, a dequeue tested in Python (the
+unlocked read, a transactional group's advisory lock, ``lock_records``).  A list parameter
+goes as the array it already is (:class:`.pgarrays.EncodedArray`).  A dequeue condition
+compiled to SQL has its parameters dumped by psycopg's own dumpers instead (``rows(…,
+psycopg_types=True)``): the types the cursor gave them — int2 for a small int, numeric for
+a Decimal — so its functions resolve as they did.
+
+A value this path does not pack (anything but int, float, str without NUL, bytes, None, an
+encoded array; for a condition, one psycopg cannot dump) and a connection not in UTF-8 leave
+the statement to the cursor, as before.
 """
 
 from __future__ import annotations
@@ -38,8 +49,9 @@ from typing import Any, Callable, Sequence
 
 import psycopg
 from psycopg import pq
-from psycopg.adapt import Transformer
+from psycopg.adapt import PyFormat, Transformer
 
+from .pgarrays import EncodedArray
 from .pgconn import SessionConnection, result_error
 from .pgpipeline import numbered
 
@@ -51,7 +63,9 @@ _INT8 = struct.Struct(">q").pack
 _FLOAT8 = struct.Struct(">d").pack
 _INT8_OID, _FLOAT8_OID, _TEXT_OID, _BYTEA_OID = 20, 701, 25, 17
 _TUPLES_OK = pq.ExecStatus.TUPLES_OK
+_COMMAND_OK = pq.ExecStatus.COMMAND_OK
 _BINARY = pq.Format.BINARY
+_AS_BINARY = [PyFormat.BINARY] * 64      # the cursor's %b: psycopg's binary dumpers
 
 
 # SessionConnection's hook (pgconn) must meet psycopg's: without it this path is off
@@ -97,6 +111,9 @@ def _packed(params: Sequence) -> tuple[tuple[int, ...], list[bytes | None]] | No
         elif v is None:
             oids.append(0)      # the server infers it
             values.append(None)
+        elif isinstance(v, EncodedArray):   # a list parameter (Dialect.list_param): its array type
+            oids.append(v.oid)
+            values.append(v)
         else:
             return None
     return tuple(oids), values
@@ -116,16 +133,53 @@ class PreparedReads:
         self._tx = Transformer(raw)
         self.usable = _HOOKED and raw.info.encoding == "utf-8"
 
-    def rows(self, table: int, sql: str, params: Sequence, make_row: Callable[[list], Any]) -> list | None:
+    def rows(self, table: int, sql: str, params: Sequence, make_row: Callable[[list], Any],
+             psycopg_types: bool = False) -> list | None:
         """The rows of the query ``sql`` (``?`` placeholders) for ``params``, each made by
         ``make_row`` from a list of its values; None when this path does not take it.
         ``table``: the id of the queue table it reads — part of the statement's key (see the
         module: the same text reads a table made again under that name).
+        ``psycopg_types``: the parameters are dumped by psycopg's own dumpers, with the
+        types the cursor gives them (int2 for a small int …: a dequeue condition's SQL may
+        call functions that want them) — else packed here (int8, float8, text, bytea).
         :raises psycopg.Error: the query failed (the transaction is aborted)."""
-        packed = _packed(params)
-        if packed is None:
+        if not self._send(table, sql, params, psycopg_types):
             return None
-        oids, values = packed
+        raw = self.raw
+        res = _result(raw, _flushed(raw.pgconn), _TUPLES_OK)
+        tx = self._tx
+        tx.set_pgresult(res, set_loaders=True, format=_BINARY)
+        rows = tx.load_rows(0, res.ntuples, make_row)
+        tx.set_pgresult(None)      # (the payloads it holds are not kept until the next query)
+        return rows
+
+    def run(self, table: int, sql: str, params: Sequence) -> bool:
+        """Run the statement ``sql`` that returns no rows (a DELETE of the queue table
+        ``table``) and wait for its end; False when this path does not take it (nothing
+        was sent).  :raises psycopg.Error: it failed (the transaction is aborted)."""
+        if not self._send(table, sql, params):
+            return False
+        raw = self.raw
+        _result(raw, _flushed(raw.pgconn), _COMMAND_OK)
+        return True
+
+    def _send(self, table: int, sql: str, params: Sequence, psycopg_types: bool = False) -> bool:
+        """Send the execution of ``sql`` (prepared first if it is new here); False when
+        this path does not take it (nothing sent)."""
+        formats = None
+        if psycopg_types:
+            tx = self._tx
+            try:
+                values = tx.dump_sequence(params, _AS_BINARY[:len(params)] if len(params) <= 64
+                                          else [PyFormat.BINARY] * len(params))
+            except Exception:    # a value psycopg cannot adapt: the cursor raises it, as before
+                return False
+            oids, formats = tuple(tx.types), tx.formats
+        else:
+            packed = _packed(params)
+            if packed is None:
+                return False
+            oids, values = packed
         raw = self.raw
         if raw.deallocations != self._seen:    # psycopg's DEALLOCATE ALL took ours too
             self._seen = raw.deallocations
@@ -135,22 +189,18 @@ class PreparedReads:
         pg = raw.pgconn
         if prepared is None:
             if len(self._names) >= MAX_STATEMENTS:
-                return None
+                return False
             text = numbered(sql, len(oids))
             if text is None:
-                return None
+                return False
             self._count += 1
             name = f"sluice_r{self._count}".encode()
             pg.send_prepare(name, text, param_types=oids)
-            _result(raw, _flushed(pg), pq.ExecStatus.COMMAND_OK)
+            _result(raw, _flushed(pg), _COMMAND_OK)
             prepared = self._names[key] = (name, [_BINARY] * len(values))
-        pg.send_query_prepared(prepared[0], values, param_formats=prepared[1], result_format=_BINARY)
-        res = _result(raw, _flushed(pg), _TUPLES_OK)
-        tx = self._tx
-        tx.set_pgresult(res, set_loaders=True, format=_BINARY)
-        rows = tx.load_rows(0, res.ntuples, make_row)
-        tx.set_pgresult(None)      # (the payloads it holds are not kept until the next query)
-        return rows
+        pg.send_query_prepared(prepared[0], values, param_formats=formats or prepared[1],
+                               result_format=_BINARY)
+        return True
 
 
 def _flushed(pg: Any) -> Any:

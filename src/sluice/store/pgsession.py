@@ -31,6 +31,7 @@ it back); the session reconnects on its next call.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
@@ -79,6 +80,8 @@ class PgSession(StoreSession):
         self._sent: tuple[set[int], list[float]] | None = None   # send_commit: not read yet
         # one-row enqueues sent without waiting (see pgpipeline): read before any other use
         self._pipe: InsertPipeline | None = None
+        self._roles: tuple[str, str] | None = None    # SET ROLE's settings (mode, JSON names)
+        self._roles_resend = False     # set in a transaction, which may have rolled them back
 
     @property
     def in_transaction(self) -> bool:
@@ -113,12 +116,18 @@ class PgSession(StoreSession):
                 self._reset()
                 raise ora(3113)
             self._raw = raw = self.store.target.connect(self.user)   # after a lost connection
+            self._roles_resend = self._roles is not None
+        if self._roles_resend and not self._open:
+            self._roles_resend = False
+            self._send_roles(raw)
+        # (the statements on queue tables as prepared statements of the session's own)
+        reads = prepared_reads(raw)
         later = self._later
         if later is None:
-            return PgConnection(raw)
+            return PgConnection(raw, None, reads)
         if later and not deferring:
             later.pop().run(raw)
-        return PgConnection(raw, later if deferring else None)
+        return PgConnection(raw, later if deferring else None, reads)
 
     def _drain(self) -> None:
         """Read the answers of the enqueues sent without waiting: the first that failed is
@@ -178,6 +187,7 @@ class PgSession(StoreSession):
             self.store.local_change()
 
     def _reset(self) -> None:
+        self._roles_resend = self._roles_resend or (self._open and self._roles is not None)
         self._epoch += 1
         self._open = False
         self.txn_id = None
@@ -320,23 +330,27 @@ class PgSession(StoreSession):
             # transaction-scoped advisory lock per group (held until COMMIT/ROLLBACK) keeps
             # the others out of it; tested like a dequeue condition, before rows are locked
             sel = dataclasses.replace(sel, predicate=_group_gate(c, qt_id, sel.predicate))
+        # the session's connection: the dequeue's query as a prepared statement of its own
+        # (a dequeue condition's parameters keep psycopg's choice of their types)
+        reads = c.reads
+        typed = sel.sql_condition is not None
+
+        def candidates(after: tuple | None, n: int, lock: bool) -> list[MessageRecord]:
+            sql, params = sqlops.candidates_query(POSTGRESQL, queue, sel, now, after, n, lock)
+            cands = reads.rows(qt_id, sql, params, _record, typed) if reads is not None else None
+            if cands is None:    # a pooled connection, a value the statement does not take
+                cands = [MessageRecord(*row) for row in c.execute(sql, params).fetchall()]
+            return cands
         if sel.predicate is None:
-            # (the session's connection: the dequeue's query as a prepared statement of its own)
-            reads = prepared_reads(c.raw)
             while True:
                 want = limit - len(taken)
-                sql, params = sqlops.candidates_query(POSTGRESQL, queue, sel, now, after, want, lock)
-                # (a dequeue condition's parameters keep psycopg's choice of their types)
-                cands = reads.rows(qt_id, sql, params, _record) \
-                    if reads is not None and sel.sql_condition is None else None
-                if cands is None:    # a pooled connection, a value the statement does not take
-                    cands = [MessageRecord(*row) for row in c.execute(sql, params).fetchall()]
+                cands = candidates(after, want, lock)
                 taken.extend(r for r in cands if (qt_id, r.seq) not in exclude)
                 if len(cands) < want or len(taken) >= limit:
                     return taken
                 after = sqlops.order_key(queue.table, cands[-1])
         while len(taken) < limit:
-            cands = sqlops.select_candidates(c, queue, sel, now, after, chunk)
+            cands = candidates(after, chunk, False)
             got: list[MessageRecord] = []
             examined = 0
             for r in cands:
@@ -622,6 +636,18 @@ class PgSession(StoreSession):
             raw.execute("RELEASE SAVEPOINT sluice_dml")
         return cur.rowcount
 
+    def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:
+        self._roles = (mode, json.dumps(list(roles)))
+        self._send_roles(self._conn().raw)
+
+    def _send_roles(self, raw: psycopg.Connection) -> None:
+        """The session settings SESSION_ROLES reads (sqlschema.PG_SESSION_SETTINGS).  Set
+        in an open transaction, they are sent again once it ends (a rollback would take
+        them back; Oracle's SET ROLE stays), and on a new connection after a lost one."""
+        mode, names = self._roles
+        raw.execute("SELECT set_config('sluice.role_mode', %s, false), set_config('sluice.set_roles', %s, false)",
+                    (mode, names))
+
     def close(self) -> None:
         self._sent = None      # a commit sent and not read: its outcome goes with the connection
         try:
@@ -667,6 +693,9 @@ def _one_message(records: list[MessageRecord]) -> bool:
     return all(r.msgid == msgid and r.notices is None for r in records)
 
 
+_GROUP_LOCK = "SELECT pg_try_advisory_xact_lock(CAST(? AS INTEGER), hashtext(?))"
+
+
 def _group_gate(c: PgConnection, qt_id: int, inner):
     """A predicate admitting only messages whose group this transaction holds (or can take).
     The answer for a group is asked of the server once per walk: the lock, once taken, is
@@ -681,8 +710,10 @@ def _group_gate(c: PgConnection, qt_id: int, inner):
             return True
         held = known.get(r.enq_tid)
         if held is None:
-            row = c.execute("SELECT pg_try_advisory_xact_lock(?, hashtext(?))", (qt_id, r.enq_tid)).fetchone()
-            held = known[r.enq_tid] = bool(row[0])
+            # (the key's int4 spelled out: the cursor sent the table's id as int2, the
+            # session's prepared statement sends int8 — the same lock either way)
+            rows = c.query_table(qt_id, _GROUP_LOCK, (qt_id, r.enq_tid))
+            held = known[r.enq_tid] = bool(rows[0][0])
         return held
     return gate
 

@@ -507,6 +507,11 @@ class SqliteSession(StoreSession):
             return sqlite_result(cols, oracle.convert(rows), decimals)
         return cols, oracle.convert(rows)
 
+    def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:
+        self.conn.execute("DROP VIEW IF EXISTS temp.SESSION_ROLES")
+        for stmt in user_view_ddl(_literal(self.user), "SESSION_ROLES", mode, roles):
+            self.conn.execute(stmt)
+
     def close(self) -> None:
         try:
             if self.in_transaction:

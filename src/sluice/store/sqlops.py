@@ -13,7 +13,7 @@ mechanics: SQLite locks messages outside the data (``lock=False`` here, see
 from __future__ import annotations
 
 import operator
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from .. import constants as C
 from .base import RECORD_COLUMNS, MessageRecord, QueueInfo, QueueTableInfo, Selector, TimeEvents
@@ -289,7 +289,7 @@ def lock_records(conn, queue: QueueInfo, candidates: list[MessageRecord],
     st = set(states)
     read = {r.seq: r for r in candidates}
     out = []
-    for row in conn.execute(sql, [d.list_param(list(read))]).fetchall():   # (rows loaded in C at once)
+    for row in table_rows(conn, queue.table.qt_id, sql, [d.list_param(list(read))]):
         was = read.get(row[0])
         if was is None or row[2] != was.msgid:
             continue
@@ -298,6 +298,23 @@ def lock_records(conn, queue: QueueInfo, candidates: list[MessageRecord],
         if r.q_name == queue.name and r.state in st:
             out.append(r)
     return out
+
+
+def table_rows(conn, qt_id: int, sql: str, params: Sequence) -> list:
+    """The rows of ``sql``, a statement on the queue table ``qt_id`` — through the
+    connection's ``query_table`` where it has one (a PostgreSQL session runs such statements
+    as prepared statements of its own: ``PgConnection.query_table``), else its cursor."""
+    query = getattr(conn, "query_table", None)
+    return conn.execute(sql, params).fetchall() if query is None else query(qt_id, sql, params)
+
+
+def table_command(conn, qt_id: int, sql: str, params: Sequence) -> None:
+    """:func:`table_rows` for a statement that returns no rows (``modify_table``)."""
+    modify = getattr(conn, "modify_table", None)
+    if modify is None:
+        conn.execute(sql, params)
+    else:
+        modify(qt_id, sql, params)
 
 
 def still_available(conn, queue: QueueInfo, records: list[MessageRecord],
@@ -322,12 +339,13 @@ def consume(conn, queue: QueueInfo, records: list[MessageRecord], user: str, age
         return
     t = table_name(queue.table)
     if queue.retention_time == 0:
+        qt_id = queue.table.qt_id
         if len(records) == 1:
-            conn.execute(f"DELETE FROM {t} WHERE SEQ = ?", (records[0].seq,))
+            table_command(conn, qt_id, f"DELETE FROM {t} WHERE SEQ = ?", (records[0].seq,))
         else:  # one statement for the batch: the sequence numbers as one list parameter
             d = conn.dialect
-            conn.execute(f"DELETE FROM {t} WHERE {d.in_list('SEQ')}",
-                         (d.list_param([r.seq for r in records]),))
+            table_command(conn, qt_id, f"DELETE FROM {t} WHERE {d.in_list('SEQ')}",
+                          (d.list_param([r.seq for r in records]),))
         return
     purge_at = None if queue.retention_time < 0 else now + queue.retention_time
     conn.executemany(
@@ -502,7 +520,8 @@ def settle_failed(conn, queue: QueueInfo, records: list[MessageRecord], find_que
     # a batch of 500 then costs index probes, not 500 messages' records sent back)
     msgids = sorted({r.msgid for r in records})
     where, params = _msgids_in(d, msgids)
-    msgids = sorted({bytes(m) for m, q in conn.execute(expired_probe(t, where), params).fetchall() if q == queue.name})
+    msgids = sorted({bytes(m) for m, q in table_rows(conn, queue.table.qt_id, expired_probe(t, where), params)
+                     if q == queue.name})
     if not msgids:
         return
     where, params = _msgids_in(d, msgids)

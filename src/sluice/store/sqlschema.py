@@ -56,7 +56,10 @@ from .dialect import Dialect
 #     session, as USER_VIEWS are), which QUEUE_PRIVILEGES now reads
 # 21: DBA_CAPTURE.APPLIED_SCN with PERSISTENT staging is what the apply processes of the
 #     capture's queue applied (SLUICE_APPLY_PROGRESS; it was NULL), RESHAPED_VIEWS
-SCHEMA_VERSION = 21
+# 22: roles granted to PUBLIC are every user's (SESSION_ROLES, USER_ROLE_PRIVS show them);
+#     SESSION_ROLES shows what SET ROLE enabled (PostgreSQL: the session settings
+#     sluice.role_mode / sluice.set_roles; SQLite makes the view again per SET ROLE)
+SCHEMA_VERSION = 22
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
@@ -185,8 +188,7 @@ def catalog_ddl(d: Dialect) -> list[str]:
     if d.name == "postgresql":
         # the views that depend on the session's user read it from a session setting;
         # SQLite creates them per connection instead (see user_view_ddl)
-        stmts += [f"{d.create_view} {name} AS " + body.format(user="current_setting('sluice.user', true)")
-                  for name, body in USER_VIEWS]
+        stmts += [f"{d.create_view} {name} AS " + body.format(**PG_SESSION_SETTINGS) for name, body in USER_VIEWS]
         stmts += PG_FUNCTIONS
     return stmts
 
@@ -927,16 +929,25 @@ USER_VIEWS = [
     ("USER_SYS_PRIVS", "SELECT GRANTEE AS USERNAME, PRIVILEGE, ADMIN_OPTION FROM DBA_SYS_PRIVS "
                        "WHERE GRANTEE = {user}"),
     ("USER_ROLE_PRIVS", "SELECT GRANTEE AS USERNAME, GRANTED_ROLE, ADMIN_OPTION, DEFAULT_ROLE "
-                        "FROM DBA_ROLE_PRIVS WHERE GRANTEE = {user}"),
+                        "FROM DBA_ROLE_PRIVS WHERE GRANTEE IN ({user}, 'PUBLIC')"),
     ("USER_TAB_PRIVS", "SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, HIERARCHY, TYPE "
                        "FROM DBA_TAB_PRIVS WHERE {user} IN (GRANTEE, OWNER, GRANTOR)"),
-    # the roles the session holds: granted to the user, to those, … (every role is enabled:
-    # no SET ROLE); the ROLE_ views show what was granted to them, "only about roles to which
-    # the user has access" (Oracle's ROLE_SYS_PRIVS), a predefined role's (ROLE_GRANTS) too
-    ("SESSION_ROLES", "WITH RECURSIVE R (ROLE) AS ("
-                      "SELECT NAME FROM SLUICE_CATALOG WHERE KIND = 'ROLE' AND OWNER = {user} UNION "
-                      "SELECT C.NAME FROM SLUICE_CATALOG C JOIN R ON C.KIND = 'ROLE' AND C.OWNER = R.ROLE) "
-                      "SELECT ROLE FROM R"),
+    # the roles the session has enabled: of those granted to the user or PUBLIC, to those, …
+    # (G), every one (SET ROLE ALL, the default), those named and theirs (SET ROLE r, …; NONE
+    # names none) or those granted to the user or PUBLIC but the ones named and theirs (SET
+    # ROLE ALL EXCEPT r, …): {role_mode} ALL / ONLY / EXCEPT, {set_roles} a query of the
+    # names.  The ROLE_ views show what was granted to them, "only about roles to which the
+    # user has access" (Oracle's ROLE_SYS_PRIVS), a predefined role's (ROLE_GRANTS) too
+    ("SESSION_ROLES", "WITH RECURSIVE G (ROLE) AS ("
+                      "SELECT NAME FROM SLUICE_CATALOG WHERE KIND = 'ROLE' AND OWNER IN ({user}, 'PUBLIC') UNION "
+                      "SELECT C.NAME FROM SLUICE_CATALOG C JOIN G ON C.KIND = 'ROLE' AND C.OWNER = G.ROLE), "
+                      "E (ROLE) AS (SELECT G.ROLE FROM G WHERE {role_mode} = 'ALL' "
+                      "OR ({role_mode} = 'ONLY' AND G.ROLE IN ({set_roles})) "
+                      "OR ({role_mode} = 'EXCEPT' AND G.ROLE NOT IN ({set_roles}) AND EXISTS (SELECT 1 "
+                      "FROM SLUICE_CATALOG D WHERE D.KIND = 'ROLE' AND D.OWNER IN ({user}, 'PUBLIC') "
+                      "AND D.NAME = G.ROLE)) UNION "
+                      "SELECT C.NAME FROM SLUICE_CATALOG C JOIN E ON C.KIND = 'ROLE' AND C.OWNER = E.ROLE) "
+                      "SELECT ROLE FROM E"),
     ("ROLE_SYS_PRIVS", "SELECT GRANTEE AS ROLE, PRIVILEGE, ADMIN_OPTION, 'NO' AS COMMON, 'NO' AS INHERITED "
                        "FROM DBA_SYS_PRIVS WHERE GRANTEE IN (SELECT ROLE FROM SESSION_ROLES)"),
     ("ROLE_TAB_PRIVS", "SELECT GRANTEE AS ROLE, OWNER, TABLE_NAME, CAST(NULL AS TEXT) AS COLUMN_NAME, PRIVILEGE, "
@@ -978,9 +989,28 @@ PG_FUNCTIONS = [
 ]
 
 
-def user_view_ddl(user_literal: str) -> list[str]:
-    """SQLite: the USER_ views of one connection, as TEMP views for ``user_literal``."""
-    return [f"CREATE TEMP VIEW {name} AS " + body.format(user=user_literal) for name, body in USER_VIEWS]
+# PostgreSQL: what the USER_VIEWS read of the session (set by pgconn / PgSession.set_roles)
+PG_SESSION_SETTINGS = {
+    "user": "current_setting('sluice.user', true)",
+    "role_mode": "COALESCE(NULLIF(current_setting('sluice.role_mode', true), ''), 'ALL')",
+    "set_roles": "SELECT jsonb_array_elements_text(COALESCE(NULLIF(current_setting('sluice.set_roles', true), ''), "
+                 "'[]')::jsonb)",
+}
+
+
+def _sqlite_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def user_view_ddl(user_literal: str, only: str | None = None, role_mode: str = "ALL",
+                  set_roles: tuple[str, ...] = ()) -> list[str]:
+    """SQLite: the USER_ views of one connection (``only``: that one), as TEMP views for
+    ``user_literal``, with the session's SET ROLE (``role_mode`` ALL / ONLY / EXCEPT, the
+    roles named)."""
+    names = " UNION ALL ".join(f"SELECT {_sqlite_literal(r)}" for r in set_roles) or "SELECT NULL WHERE 0 = 1"
+    values = {"user": user_literal, "role_mode": _sqlite_literal(role_mode), "set_roles": names}
+    return [f"CREATE TEMP VIEW {name} AS " + body.format(**values) for name, body in USER_VIEWS
+            if only in (None, name)]
 
 
 # ---- monitoring (sluice.monitor, issue 17) ---------------------------------------------

@@ -36,7 +36,7 @@ def check_apply_user(ctx: Any, apply_name: str, apply_user: str | None, queue_ow
     if apply_user is None:
         return
     queue = ctx.queue(queue_owner, queue_name)
-    Authorizer(ctx.context.security, apply_user).check_client_dequeue(queue, apply_name)
+    Authorizer(ctx.context.security, apply_user, roles=False).check_client_dequeue(queue, apply_name)
 
 
 def check_capture_user(ctx: Any, capture_name: str, capture_user: str, queue_owner: str,
@@ -44,7 +44,7 @@ def check_capture_user(ctx: Any, capture_name: str, capture_user: str, queue_own
     """The capture (process or synchronous) ``capture_name`` runs as ``capture_user`` and
     enqueues as the agent named like it."""
     queue = ctx.queue(queue_owner, queue_name)
-    Authorizer(ctx.context.security, capture_user).check_client_enqueue(queue, capture_name)
+    Authorizer(ctx.context.security, capture_user, roles=False).check_client_enqueue(queue, capture_name)
 
 
 def handler_rights(ctx: Any, apply_user: str | None, schema: str) -> Callable[[str], None]:
@@ -53,7 +53,7 @@ def handler_rights(ctx: Any, apply_user: str | None, schema: str) -> Callable[[s
     once per name: the handlers are made again when the catalog changes (a GRANT, ALTER_APPLY)."""
     if apply_user is None:
         return lambda name: None
-    authorizer = Authorizer(ctx.context.security, apply_user)
+    authorizer = Authorizer(ctx.context.security, apply_user, roles=False)
     allowed: set[str] = set()
 
     def check(name: str) -> None:

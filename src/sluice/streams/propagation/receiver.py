@@ -89,7 +89,7 @@ def receive(ctx: Any, batch: Batch, dedup: bool = True, foreign: bool = False,
         if propagator is None:
             ctx.authz.check_enqueue(q, senders)
         else:
-            Authorizer(ctx.security, propagator).check_propagated_enqueue(q, senders)
+            Authorizer(ctx.security, propagator, roles=False).check_propagated_enqueue(q, senders)
         buffered = [m for m in msgs if m.buffered]
         if buffered:
             msgs = [m for m in msgs if not m.buffered]
