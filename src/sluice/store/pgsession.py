@@ -47,8 +47,9 @@ from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_c
 from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
-from .sqlmemory import memory_views
+from .sqlmemory import memory_views, session_view
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
+from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
 
 if TYPE_CHECKING:
@@ -546,7 +547,8 @@ class PgSession(StoreSession):
     # -- SQL on the views -------------------------------------------------------------
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
-              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+              oracle_names: bool = True, sessions: Sequence[OpenSession] | None = None
+              ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         c = self._conn()
         raw = c.raw
@@ -555,6 +557,8 @@ class PgSession(StoreSession):
             drops = []
             if in_memory:    # temporary objects of this connection (see sqlmemory)
                 drops = memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
+            if sessions is not None:
+                session_view(c.execute, c.executemany, POSTGRESQL, sessions, self.sid, known, self.user)
             ok = False
             try:
                 cur = raw.execute(*_with_params(rewrite(sql, known, self.user), binds))
@@ -612,6 +616,12 @@ class PgSession(StoreSession):
             raw.execute("RELEASE SAVEPOINT sluice_dml")
         return cur.rowcount
 
+    @property
+    def sid(self) -> int:
+        """The session's SID in V$SESSION: its server process (0 while it has none)."""
+        raw = self._raw
+        return raw.info.backend_pid if raw is not None and not raw.closed else 0
+
     def close(self) -> None:
         self._sent = None      # a commit sent and not read: its outcome goes with the connection
         try:
@@ -619,8 +629,20 @@ class PgSession(StoreSession):
                 self.rollback()
         finally:
             if self._raw is not None:
+                self._unregister(self._raw)
                 self._raw.close()
                 self._raw = None
+
+    def _unregister(self, raw: psycopg.Connection) -> None:
+        """Leave V$SESSION now: the server ends a closed connection's backend, and gives up
+        its locks, only a moment after the client has gone (see :mod:`.sessions`)."""
+        if raw.closed or raw.info.transaction_status != TransactionStatus.IDLE:
+            return
+        try:
+            raw.execute("SELECT pg_advisory_unlock_shared(%s)",
+                        (pg_session_key(self.store.target.schema, self.user),))
+        except psycopg.Error:
+            pass    # the connection is gone, and the lock with it
 
 
 @dataclasses.dataclass

@@ -23,7 +23,8 @@ from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueI
                    QueueInfo, QueueTableInfo, Selector, StoreSession)
 from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
-from .sqlmemory import memory_views
+from .sessions import OpenSession
+from .sqlmemory import memory_views, session_view
 from .sqlnames import physical_names, rewrite
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 
@@ -59,6 +60,11 @@ class SqliteSession(StoreSession):
         # locks would lock their rows; the commit's writes then go into that transaction
         self._dml = False
         self._dml_savepoints = 0
+        try:
+            self.sid = store.sessions.register(user)    # listed in V$SESSION until closed
+        except BaseException:
+            self.conn.close()
+            raise
 
     @property
     def in_transaction(self) -> bool:
@@ -486,11 +492,15 @@ class SqliteSession(StoreSession):
 
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
-              oracle_names: bool = True) -> tuple[list[str], list[tuple]]:
+              oracle_names: bool = True, sessions: Sequence[OpenSession] | None = None
+              ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         try:
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
+            if sessions is not None:
+                session_view(self.conn.execute, self.conn.executemany, SQLITE, sessions, self.sid, known,
+                             self.user)
             cur = self.conn.execute(rewrite(sql, known, self.user), binds or ())
             # (SQLite computes the rows as they are read: an error can come from a later row)
             rows = cur.fetchall()
@@ -504,6 +514,7 @@ class SqliteSession(StoreSession):
             if self.in_transaction:
                 self.rollback()
         finally:
+            self.store.sessions.unregister(self.sid)
             self.conn.close()
 
 
