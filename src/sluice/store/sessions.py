@@ -116,7 +116,7 @@ class FileSessions:
         """A new session of ``user``: its SID (0 when sessions are not kept)."""
         record = _MAGIC + json.dumps({"user": user, "program": PROGRAM[:100], "pid": os.getpid(),
                                       "logon": time.time()}).encode()
-        record = record.ljust(_SLOT, b"\0")
+        record += b"\0"        # the end of the record (JSON holds none): what follows is stale
         with self._mutex:
             if self._fd is None:
                 return 0
@@ -151,12 +151,12 @@ class FileSessions:
         try:
             data = os.pread(fd, os.fstat(fd).st_size, 0)
             out = []
-            for slot in range(len(data) // _SLOT):
+            for slot in range(-(-len(data) // _SLOT)):     # the last slot may be short
                 record = data[slot * _SLOT:(slot + 1) * _SLOT]
                 if not record.startswith(_MAGIC) or not ofd_locked(fd, slot * _SLOT):
                     continue    # a free slot (blanked, or left by a process that died)
                 try:
-                    info = json.loads(record[len(_MAGIC):].rstrip(b"\0"))
+                    info = json.loads(record[len(_MAGIC):].split(b"\0", 1)[0])
                 except ValueError:
                     continue    # being written this very moment
                 if users is None or info["user"] in users:
