@@ -366,7 +366,15 @@ class Connection:
         self.context.check_open()
         check_statement(sql, binds)
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True,
-                                          decimals=defaults.fetch_decimals)
+                                          decimals=defaults.fetch_decimals,
+                                          sessions=self._open_sessions(sql))
+
+    def _open_sessions(self, sql: str) -> list | None:
+        """The sessions open on the store, every user's, for a query that names V$SESSION."""
+        if "V$SESSION" not in sql.upper():
+            return None
+        ctx = self.context
+        return ctx.store.open_sessions({*ctx.security.users, "SYS", DEFAULT_USER})
 
     def _buffered_in_memory(self, sql: str) -> list:
         """(queue table, records) of this process's in-memory buffered messages, for a

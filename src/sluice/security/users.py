@@ -237,9 +237,9 @@ class UserStatements:
         user = canonical(name, "user name")
         if user not in self._security.users:
             raise ora(1918, user)
-        if user == self._session_ctx.username:
-            raise ora(1940, user)
         store = self._session_ctx.store
+        if user == self._session_ctx.username or store.open_sessions([user]):
+            raise ora(1940, user)       # connected: here, or in any session of any process
         schema = self._schema_objects(user)
         if not schema.empty and not cascade:
             raise ora(1922, user)

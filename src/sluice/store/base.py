@@ -23,8 +23,9 @@ import os
 import struct
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Collection, Iterable, Sequence
 
+from .sessions import OpenSession
 from .stats import QueueStats
 
 _TXN_PREFIX = os.urandom(3).hex().upper()
@@ -341,6 +342,7 @@ class StoreSession(abc.ABC):
     """
 
     txn_id: str | None
+    sid: int    # the session's SID in V$SESSION (:mod:`.sessions`)
 
     @abc.abstractmethod
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
@@ -448,7 +450,8 @@ class StoreSession(abc.ABC):
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
               oracle_names: bool = True, oracle_sql: bool = False,
-              decimals: bool = False) -> tuple[list[str], list[tuple]]:
+              decimals: bool = False, sessions: Sequence[OpenSession] | None = None
+              ) -> tuple[list[str], list[tuple]]:
         """Run a read-only SELECT on the catalog and message views as this session's user;
         Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's
         (``oracle_names`` False: the statement names none, and skips looking them up).
@@ -458,7 +461,10 @@ class StoreSession(abc.ABC):
         queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003).
         With ``oracle_sql`` the rows and names are as python-oracledb fetches them
         (:mod:`.sqlfetch`): numbers as ints or floats (``decimals``: as ``Decimal``), the
-        names a :class:`~.sqlfetch.Headings` with its ``cursor.description``."""
+        names a :class:`~.sqlfetch.Headings` with its ``cursor.description``.
+
+        ``sessions``: the rows of V$SESSION (:meth:`Store.open_sessions`), for a statement
+        that names it."""
 
     @abc.abstractmethod
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
@@ -513,6 +519,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def session(self, user: str) -> StoreSession:
         """A new session acting as database user ``user``."""
+
+    @abc.abstractmethod
+    def open_sessions(self, users: Collection[str]) -> list[OpenSession]:
+        """The sessions of ``users`` open on the store now, in every process (V$SESSION;
+        :mod:`.sessions`).  A session is listed from :meth:`session` until it closes or its
+        process dies."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -25,24 +25,19 @@ from __future__ import annotations
 
 import abc
 import fcntl
-import hashlib
 import os
-import struct
 import threading
 from typing import Any
 
 import psycopg
 
 from ..errors import DatabaseError, not_supported, ora
+from .lockfiles import digest, ofd_lock
 from .pgconn import PgTarget, is_disconnect, translate
 
 __all__ = ["Leases", "open_leases"]
 
 _OFFSET_BITS = 62
-
-
-def _digest(*parts: str) -> int:
-    return int.from_bytes(hashlib.blake2b("\x00".join(parts).encode(), digest_size=8).digest(), "big")
 
 
 class Leases(abc.ABC):
@@ -103,7 +98,7 @@ class PgLeases(Leases):
         return conn
 
     def _key(self, kind: str, name: str) -> int:
-        return _digest("sluice-lease", self.target.schema, kind, name) - (1 << 63)   # a signed bigint
+        return digest("sluice-lease", self.target.schema, kind, name) - (1 << 63)   # a signed bigint
 
     def _run(self, sql: str, key: int) -> Any:
         with self._mutex:
@@ -172,19 +167,11 @@ class FileLeases(Leases):
 
     @staticmethod
     def _offset(kind: str, name: str) -> int:
-        return _digest("sluice-lease", kind, name) >> (64 - _OFFSET_BITS)
+        return digest("sluice-lease", kind, name) >> (64 - _OFFSET_BITS)
 
     def _lock(self, kind: str, name: str, lock_type: int) -> bool:
-        # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks)
-        request = struct.pack("hhqqi4x", lock_type, os.SEEK_SET, self._offset(kind, name), 1, 0)
         with self._mutex:
-            if self._fd is None:
-                return False
-            try:
-                fcntl.fcntl(self._fd, fcntl.F_OFD_SETLK, request)
-                return True
-            except OSError:
-                return False
+            return self._fd is not None and ofd_lock(self._fd, self._offset(kind, name), lock_type)
 
     def acquire(self, kind: str, name: str) -> bool:
         got = self._lock(kind, name, fcntl.F_WRLCK)

@@ -19,6 +19,7 @@ failures, the adapter the shared SQL runs on, and the process's pool.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from itertools import repeat
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from .pgarrays import ENCODERS, EncodedArray
 from ..charset import CONVERSION_FAILED
 from ..errors import DatabaseError, ProgrammingError, ora, raised_by_sluice_sql
 from .dialect import POSTGRESQL
+from .sessions import PROGRAM, pg_session_key
 
 T = TypeVar("T")
 
@@ -67,16 +69,37 @@ class PgTarget:
         return name if len(name) <= 63 else f"sluice_{hashlib.sha1(name.encode()).hexdigest()[:24]}_{qt_id}"
 
     def connect(self, user: str | None = None) -> psycopg.Connection:
-        """A new autocommit connection with the store's schema first on the search path
-        (and ``sluice.user`` set for the USER_ views).  :raises OperationalError: ORA-12541…"""
+        """A new autocommit connection with the store's schema first on the search path.
+        With ``user``, a session's: ``sluice.user`` set for the USER_ views, and the session
+        registered (:mod:`.sessions`), in one round trip.  :raises OperationalError: ORA-12541…"""
         try:
             raw = SessionConnection.connect(self.conninfo, autocommit=True,
                                             options=search_path_option(self.schema))
             if user is not None:
-                raw.execute("SELECT set_config('sluice.user', %s, false)", (user,))
+                try:
+                    key = pg_session_key(self.schema, user)
+                    if self._names_program:
+                        raw.execute(_SESSION_SETUP + _SET_PROGRAM, (user, key, PROGRAM))
+                    else:
+                        raw.execute(_SESSION_SETUP, (user, key))
+                except BaseException:
+                    raw.close()
+                    raise
             return raw
         except psycopg.Error as e:
             raise translate(e, self) from None
+
+    @property
+    def _names_program(self) -> bool:
+        """Whether a session sets its application name (V$SESSION.PROGRAM): unless the DSN
+        or the environment named one."""
+        return "application_name" not in self.conninfo and "PGAPPNAME" not in os.environ
+
+
+# a session's connection: its user for the USER_ views, the shared advisory lock that lists
+# it as a session of that user, and its program
+_SESSION_SETUP = "SELECT set_config('sluice.user', %s, false), pg_advisory_lock_shared(%s)"
+_SET_PROGRAM = ", set_config('application_name', %s, false)"
 
 
 class SessionConnection(psycopg.Connection):

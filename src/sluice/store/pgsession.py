@@ -49,9 +49,10 @@ from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_c
 from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
-from .sqlmemory import memory_views
+from .sqlmemory import memory_views, session_view
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .sqloracle import Translated, oracle_words
+from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
 
 if TYPE_CHECKING:
@@ -563,7 +564,8 @@ class PgSession(StoreSession):
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
               oracle_names: bool = True, oracle_sql: bool = False,
-              decimals: bool = False) -> tuple[list[str], list[tuple]]:
+              decimals: bool = False, sessions: Sequence[OpenSession] | None = None
+              ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         oracle = oracle_words(sql, self.user, sqlite=False) if oracle_sql else Translated(sql)
         text = oracle.text
@@ -576,6 +578,8 @@ class PgSession(StoreSession):
             drops = []
             if in_memory:    # temporary objects of this connection (see sqlmemory)
                 drops = memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
+            if sessions is not None:
+                session_view(c.execute, c.executemany, POSTGRESQL, sessions, self.sid, known, self.user)
             ok = False
             try:
                 cur = reader.execute(*_with_params(rewrite(text, known, self.user), binds))
@@ -648,6 +652,12 @@ class PgSession(StoreSession):
         raw.execute("SELECT set_config('sluice.role_mode', %s, false), set_config('sluice.set_roles', %s, false)",
                     (mode, names))
 
+    @property
+    def sid(self) -> int:
+        """The session's SID in V$SESSION: its server process (0 while it has none)."""
+        raw = self._raw
+        return raw.info.backend_pid if raw is not None and not raw.closed else 0
+
     def close(self) -> None:
         self._sent = None      # a commit sent and not read: its outcome goes with the connection
         try:
@@ -655,8 +665,20 @@ class PgSession(StoreSession):
                 self.rollback()
         finally:
             if self._raw is not None:
+                self._unregister(self._raw)
                 self._raw.close()
                 self._raw = None
+
+    def _unregister(self, raw: psycopg.Connection) -> None:
+        """Leave V$SESSION now: the server ends a closed connection's backend, and gives up
+        its locks, only a moment after the client has gone (see :mod:`.sessions`)."""
+        if raw.closed or raw.info.transaction_status != TransactionStatus.IDLE:
+            return
+        try:
+            raw.execute("SELECT pg_advisory_unlock_shared(%s)",
+                        (pg_session_key(self.store.target.schema, self.user),))
+        except psycopg.Error:
+            pass    # the connection is gone, and the lock with it
 
 
 @dataclasses.dataclass

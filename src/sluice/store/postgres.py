@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Iterable
+from typing import Collection, Iterable
 from urllib.parse import urlsplit
 
 import psycopg
@@ -34,6 +34,7 @@ from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import POSTGRESQL
 from .pgconn import PgConnection, PgPool, PgTarget, translate
 from .pglisten import Listener
+from .sessions import OpenSession, pg_open_sessions
 from .sqlschema import (LEGACY_RECEIVED, RETYPED_VIEWS, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, physical, quote,
                         table_name, queue_depth_ddl, upgrade_queue_table_ddl, view_name)
 from .timemgr import TimeManagerThread
@@ -130,6 +131,9 @@ class PgStore(Store):
     def session(self, user: str):
         from .pgsession import PgSession
         return PgSession(self, user)
+
+    def open_sessions(self, users: Collection[str]) -> list[OpenSession]:
+        return self.pool.run(lambda c: pg_open_sessions(c.raw, self.target.schema, users), transaction=False)
 
     def close(self) -> None:
         self._run_close_hooks()

@@ -21,13 +21,14 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Collection, Iterable, Iterator
 
 from ..errors import DatabaseError, ProgrammingError, ora
 from . import sqlcatalog, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
+from .sessions import FileSessions, OpenSession
 from .sqlitefns import register_sqlite_functions
 from .sqlnames import json_value
 from .sqlschema import (LEGACY_RECEIVED, RESHAPED_VIEWS, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, quote, table_name,
@@ -124,7 +125,7 @@ def open_sqlite_store(path: str, synchronous: str = "NORMAL", temporary: bool = 
         store.__init__(path, synchronous=synchronous, temporary=temporary)
         return store
     except (OSError, sqlite3.Error) as e:
-        for name in ("_svc", "locks"):
+        for name in ("_svc", "locks", "sessions"):
             part = store.__dict__.get(name)
             if part is not None:
                 try:
@@ -165,8 +166,9 @@ class SqliteStore(Store):
         self.write_lock = threading.RLock()
         try:
             self.locks = MessageLocks(path)
+            self.sessions = FileSessions(path)      # which sessions are open (V$SESSION)
         except OSError as e:
-            err = disk_error(e, path + ".lck")
+            err = disk_error(e, e.filename or path + ".lck")
             if err is None:
                 raise
             raise err from None
@@ -271,6 +273,9 @@ class SqliteStore(Store):
         from .sqlitesession import SqliteSession
         return SqliteSession(self, user)
 
+    def open_sessions(self, users: Collection[str]) -> list[OpenSession]:
+        return self.sessions.open_sessions(users)
+
     def close(self) -> None:
         self._run_close_hooks()
         if self._tm is not None:
@@ -279,8 +284,9 @@ class SqliteStore(Store):
         with self._svc_lock:
             self._svc.close()
         self.locks.close()
+        self.sessions.close()
         if self._temporary:
-            for suffix in ("", "-wal", "-shm", ".lck", ".leases"):   # .leases: store/leases.py
+            for suffix in ("", "-wal", "-shm", ".lck", ".leases", ".sessions"):   # .leases: store/leases.py
                 try:
                     os.unlink(self.path + suffix)
                 except FileNotFoundError:

@@ -25,6 +25,8 @@ from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlmemory import memory_views
 from .sqlitefns import divided_by_zero
+from .sessions import OpenSession
+from .sqlmemory import memory_views, session_view
 from .sqlnames import physical_names, rewrite
 from .sqlfetch import sqlite_result
 from .sqloracle import Translated, oracle_words
@@ -62,6 +64,11 @@ class SqliteSession(StoreSession):
         # locks would lock their rows; the commit's writes then go into that transaction
         self._dml = False
         self._dml_savepoints = 0
+        try:
+            self.sid = store.sessions.register(user)    # listed in V$SESSION until closed
+        except BaseException:
+            self.conn.close()
+            raise
 
     @property
     def in_transaction(self) -> bool:
@@ -491,12 +498,16 @@ class SqliteSession(StoreSession):
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
               oracle_names: bool = True, oracle_sql: bool = False,
-              decimals: bool = False) -> tuple[list[str], list[tuple]]:
+              decimals: bool = False, sessions: Sequence[OpenSession] | None = None
+              ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         oracle = oracle_words(sql, self.user, sqlite=True) if oracle_sql else Translated(sql)
         try:
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
+            if sessions is not None:
+                session_view(self.conn.execute, self.conn.executemany, SQLITE, sessions, self.sid, known,
+                             self.user)
             cur = self.conn.execute(rewrite(oracle.text, known, self.user), binds or ())
             # (SQLite computes the rows as they are read: an error can come from a later row)
             rows = cur.fetchall()
@@ -517,6 +528,7 @@ class SqliteSession(StoreSession):
             if self.in_transaction:
                 self.rollback()
         finally:
+            self.store.sessions.unregister(self.sid)
             self.conn.close()
 
 

@@ -1,4 +1,5 @@
-"""This process's buffered messages in a user's query of ``AQ$<queue_table>``.
+"""This process's buffered messages in a user's query of ``AQ$<queue_table>``, and the
+open sessions in a query of V$SESSION.
 
 Buffered messages live in the process's memory (``sluice.aq.buffered``), not in the
 queue table, yet seed 003 shows them in the ``AQ$`` view with state IN-MEMORY.  For a
@@ -7,7 +8,8 @@ into a temporary table of its own connection and points the query at a temporary
 view: the permanent view's query over the queue table UNION ALL that copy.  Temporary
 objects are the connection's alone, so concurrent sessions never see each other's.
 The caller (the connection) hands the records down: the store never reaches into the
-AQ layer.
+AQ layer.  V$SESSION is made the same way from the session registry's rows
+(:mod:`.sessions`), which live in no table either.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import operator
 from typing import Callable, Iterable
 
 from .base import RECORD_COLUMNS, MessageRecord, QueueTableInfo
+from .sessions import OpenSession
 from .sqlschema import BUFFERED_SPILLED, aq_view_select, buffered_views, physical, quote, table_name
 
 _VALUES = operator.attrgetter(*(c.lower() for c in RECORD_COLUMNS))
@@ -93,3 +96,24 @@ def buffered_memory_views(execute, executemany, d, in_memory: list[tuple[QueueTa
         execute(f"CREATE TEMPORARY VIEW {temp_name} AS {body.replace('{source}', source)}", ())
         known[(user, name)] = f"{temp}.{temp_name}"
         known[("SYS", name)] = f"{temp}.{temp_name}"
+
+
+def session_view(execute, executemany, d, sessions: Iterable[OpenSession], own_sid: int,
+                 known: dict[tuple[str, str], str], user: str) -> None:
+    """V$SESSION for this query (Oracle's columns SID, USERNAME, STATUS, PROGRAM,
+    LOGON_TIME): ``sessions`` copied into a temporary table under a temporary view, which
+    ``known`` maps the name to.  STATUS is ACTIVE for the querying session (``own_sid``) and
+    for a session running a statement now as far as the store can tell, else INACTIVE."""
+    temp = "temp" if d.name == "sqlite" else "pg_temp"
+    table, view = "SLUICE_SESSIONS_NOW", quote("V$SESSION")
+    execute(f"DROP VIEW IF EXISTS {temp}.{view}", ())
+    execute(f"DROP TABLE IF EXISTS {temp}.{table}", ())
+    execute(f"CREATE TEMPORARY TABLE {table} (SID {d.int_type}, USERNAME TEXT, STATUS TEXT, "
+            f"PROGRAM TEXT, LOGON_TIME {d.real_type})", ())
+    rows = [(s.sid, s.username, "ACTIVE" if s.active or s.sid == own_sid else "INACTIVE", s.program,
+             s.logon_time) for s in sessions]
+    if rows:
+        executemany(f"INSERT INTO {temp}.{table} VALUES (?, ?, ?, ?, ?)", rows)
+    execute(f"CREATE TEMPORARY VIEW {view} AS SELECT SID, USERNAME, STATUS, PROGRAM, "
+            f"{d.epoch_to_timestamp('LOGON_TIME')} AS LOGON_TIME FROM {temp}.{table}", ())
+    known[(user, "V$SESSION")] = known[("SYS", "V$SESSION")] = f"{temp}.{view}"
