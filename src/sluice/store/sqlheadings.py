@@ -18,9 +18,10 @@ which both databases return as timestamps.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP_TZ, DbType
-from .sqloracle import _LIST_END, Translated, _Tok, aliased, tokens
+from .sqloracle import _LIST_END, _TOKEN, Translated, _Tok, aliased
 
 __all__ = ["oracle_headings"]
 
@@ -40,8 +41,7 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
     the columns whose timestamps Oracle types otherwise (index -> DB_TYPE_DATE or _TZ)."""
     if oracle.toks is None and _PLAIN.match(sql) and "?column?" not in names:
         return [_named(n, sqlite) for n in names], {}
-    toks = oracle.toks if oracle.toks is not None else tokens(sql)
-    items = _top_items(toks)
+    toks, items = _top_items(sql, oracle.toks)
     stars = [i for i, (first, last) in enumerate(items) if toks[last].text == "*"]
     extra = len(names) - (len(items) - len(stars))
     if len(stars) > 1 or (extra if stars else -extra) < 0 or not stars and extra:
@@ -88,34 +88,49 @@ def _clock_type(toks: list[_Tok], first: int, last: int) -> DbType | None:
     return clocks.pop()
 
 
-def _top_items(toks: list[_Tok]) -> list[tuple[int, int]]:
-    """(first, last) token of each item of the statement's top-level select list: the first
-    SELECT outside parentheses (after a WITH clause), else the first SELECT."""
-    depths, depth = [], 0
-    for t in toks:
-        depth += t.text == "("
-        depths.append(depth)
-        depth -= t.text == ")"
-    selects = [i for i, t in enumerate(toks) if t.word == "SELECT"]
-    if not selects:
-        return []
-    start = next((i for i in selects if depths[i] == 0), selects[0])
-    level = depths[start]
-    i = start + 1
-    if i < len(toks) and toks[i].word in ("DISTINCT", "ALL", "UNIQUE"):
-        i += 1
-    items, first = [], i
-    while i < len(toks):
-        t, d = toks[i], depths[i]
-        if d < level or d == level and t.text == ")":
-            break
-        if d == level and (t.word in _LIST_END or t.word in ("GROUP", "ORDER") and i + 1 < len(toks)
-                           and toks[i + 1].word == "BY"):
-            break
-        if d == level and t.text == ",":
+def _top_items(sql: str, toks: list[_Tok] | None) -> tuple[list[_Tok], list[tuple[int, int]]]:
+    """The tokens read and the (first, last) token of each item of the statement's top-level
+    select list: the first SELECT outside parentheses (after a WITH clause), or the first
+    SELECT of a statement in parentheses.  Without ``toks``, ``sql`` is read up to the list's end."""
+    read: list[_Tok] = []
+    items: list[tuple[int, int]] = []
+    level = first = -1              # the list's depth and its item's first token
+    depth = 0
+    for t in (toks if toks is not None else _lazy(sql)):
+        i = len(read)
+        read.append(t)
+        if t.text == "(":
+            depth += 1
+            continue
+        if t.text == ")":
+            if depth == level:
+                break
+            depth -= 1
+            continue
+        word = t.word
+        if level < 0:
+            if word == "SELECT" and (depth == 0 or read[0].text == "("):
+                level, first = depth, i + 1
+            continue
+        if depth != level:
+            continue
+        if i == first and word in ("DISTINCT", "ALL", "UNIQUE"):
+            first += 1
+        elif t.text == ",":
             items.append((first, i - 1))
             first = i + 1
-        i += 1
-    if first < i:
+        elif word in _LIST_END or word == "BY" and read[i - 1].word in ("GROUP", "ORDER"):
+            if word == "BY":
+                i -= 1
+            break
+    else:
+        i = len(read)
+    if 0 <= first < i:
         items.append((first, i - 1))
-    return items
+    return read, items
+
+
+def _lazy(sql: str) -> Iterator[_Tok]:
+    for m in _TOKEN.finditer(sql):
+        if m.lastgroup not in ("ws", "comment"):
+            yield _Tok(m.lastgroup, m.group(), m.start(), m.end())
