@@ -6,12 +6,11 @@ changed, and nothing else touched."""
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 
 import pytest
 
 import sluice
-from sluice.store.sqloracle import Translated, oracle_words
+from sluice.store.sqloracle import oracle_words
 
 NOW = dt.datetime(2026, 11, 30, 7, 8, 9, 123456)
 
@@ -105,11 +104,3 @@ def test_a_month_without_the_day_is_ora_01839():
         oracle_words("SELECT SYSDATE - INTERVAL '1' MONTH FROM dual", "SCOTT", sqlite=True, now=march)
     assert "'2026-01-31 12:00:00'" in oracle_words("SELECT SYSDATE - INTERVAL '2' MONTH FROM dual", "SCOTT",
                                                    sqlite=False, now=march).text
-
-
-def test_quotient_columns_are_fetched_as_oracle_numbers():
-    t = oracle_words("SELECT a.*, 7/2, 'x' FROM t a", "SCOTT", sqlite=False, now=NOW)
-    assert t.quotients == (-2,)
-    assert t.convert([(1, Decimal("1.5"), Decimal("3.5000"), "x"), (1, Decimal(2), Decimal("4.00"), "x")]) \
-        == [(1, Decimal("1.5"), 3.5, "x"), (1, Decimal(2), 4, "x")]
-    assert Translated("SELECT 1", quotients=(0,)).convert([(3.0,), (0.5,)]) == [(3,), (0.5,)]

@@ -16,8 +16,8 @@ import psycopg
 from psycopg.adapt import Loader
 
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER, DB_TYPE_RAW,
-                        DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR)
-from .sqlfetch import Headings, column
+                        DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
+from .sqlfetch import Headings, clock_type, column
 
 __all__ = ["description", "fetch_cursor"]
 
@@ -76,11 +76,13 @@ def fetch_cursor(raw: psycopg.Connection, decimals: bool) -> psycopg.Cursor:
     return cur
 
 
-def description(cur: psycopg.Cursor, names: list[str]) -> Headings:
-    """``names`` (the headings of ``cur``'s result) with python-oracledb's description."""
+def description(cur: psycopg.Cursor, names: list[str], types: dict[int, DbType] | None = None) -> Headings:
+    """``names`` (the headings of ``cur``'s result) with python-oracledb's description;
+    ``types``: the timestamp columns Oracle types otherwise (:func:`.sqlfetch.clock_type`)."""
     out = []
-    for name, d in zip(names, cur.description or ()):
-        dbtype = _TYPES.get(d.type_code, DB_TYPE_VARCHAR)
+    types = types or {}
+    for i, (name, d) in enumerate(zip(names, cur.description or ())):
+        dbtype = clock_type(_TYPES.get(d.type_code, DB_TYPE_VARCHAR), types.get(i))
         if d.type_code == _NUMERIC:
             out.append(column(name, dbtype, precision=d.precision, scale=d.scale))
         else:

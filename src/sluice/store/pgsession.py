@@ -51,6 +51,7 @@ from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views, session_view
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
+from .sqlheadings import oracle_headings
 from .sqloracle import Translated, oracle_words
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
@@ -611,9 +612,10 @@ class PgSession(StoreSession):
             if is_disconnect(e):
                 self._abandon()
             raise err from None
+        if oracle_sql:      # a user's statement: as python-oracledb fetches it
+            cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False)
+            return description(cur, cols, types), oracle.convert(rows)
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
-        if oracle_sql:
-            return description(cur, cols), oracle.convert(rows)
         return cols, oracle.convert(rows)
 
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:

@@ -22,7 +22,7 @@ from decimal import Decimal
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER, DB_TYPE_RAW,
                         DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 
-__all__ = ["Headings", "column", "sqlite_result"]
+__all__ = ["Headings", "clock_type", "column", "sqlite_result"]
 
 
 class Headings(list):
@@ -60,10 +60,17 @@ _SQLITE_TYPES: dict[type, DbType] = {
 }
 
 
-def sqlite_result(names: list[str], rows: list[tuple], decimals: bool) -> tuple[Headings, list[tuple]]:
+def clock_type(dbtype: DbType | None, oracle_type: DbType | None) -> DbType | None:
+    """A timestamp column's type as Oracle has it (``oracle_type``: SYSDATE's DATE, …)."""
+    return oracle_type if oracle_type is not None and dbtype is DB_TYPE_TIMESTAMP else dbtype
+
+
+def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
+                  types: dict[int, DbType] | None = None) -> tuple[Headings, list[tuple]]:
     """``names`` with their description, and ``rows`` with numbers as python-oracledb's: a
     column whose first value is a REAL has its whole REALs as ints (SQLite's 7/2.0 and
-    2.0); with ``decimals``, a numeric column's values are ``Decimal``s."""
+    2.0); with ``decimals``, a numeric column's values are ``Decimal``s.  ``types``: the
+    timestamp columns Oracle types otherwise (:func:`clock_type`)."""
     kinds: list[type | None] = [None] * len(names)
     missing = len(names)
     for row in rows:
@@ -73,8 +80,9 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool) -> tuple[
                 missing -= 1
         if not missing:
             break
-    described = [column(name, _SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR))    # (no sizes: SQLite has none)
-                 for name, kind in zip(names, kinds)]
+    types = types or {}
+    described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i)))
+                 for i, (name, kind) in enumerate(zip(names, kinds))]     # (no sizes: SQLite has none)
     if decimals:
         numeric = [i for i, k in enumerate(kinds) if k is int or k is float]
         convert = _decimal

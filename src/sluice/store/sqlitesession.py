@@ -29,6 +29,7 @@ from .sessions import OpenSession
 from .sqlmemory import memory_views, session_view
 from .sqlnames import physical_names, rewrite
 from .sqlfetch import sqlite_result
+from .sqlheadings import oracle_headings
 from .sqloracle import Translated, oracle_words
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 
@@ -515,7 +516,8 @@ class SqliteSession(StoreSession):
             raise _sql_error(e) from None
         cols = [d[0] for d in cur.description] if cur.description else []
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
-            return sqlite_result(cols, oracle.convert(rows), decimals)
+            cols, types = oracle_headings(sql, oracle, cols, sqlite=True)
+            return sqlite_result(cols, oracle.convert(rows), decimals, types)
         return cols, oracle.convert(rows)
 
     def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:

@@ -37,7 +37,7 @@ from typing import NamedTuple
 from ..errors import NotSupportedError, not_supported
 from .sqlclock import add_days, add_interval, days_term, interval, to_utc
 
-__all__ = ["Translated", "oracle_words"]
+__all__ = ["Translated", "aliased", "oracle_words", "tokens"]
 
 _TOKEN = re.compile(
     r"""(?P<str>'(?:[^']|'')*')"""
@@ -88,10 +88,12 @@ class _Tok(NamedTuple):
 @dataclass
 class Translated:
     """A statement made runnable; the clock values to give back as the host's datetimes
-    (SQLite's text of them, or the UTC value a statement on the views read -> the value)."""
+    (SQLite's text of them, or the UTC value a statement on the views read -> the value);
+    the tokens of the statement typed, if they were read (:mod:`.sqlheadings` reuses them)."""
 
     text: str
     dates: dict[str | datetime, datetime] = field(default_factory=dict)
+    toks: list[_Tok] | None = None          # the user's statement's, when they were read
 
     def convert(self, rows: list[tuple]) -> list[tuple]:
         """``rows`` with this statement's clock values as datetimes."""
@@ -116,8 +118,7 @@ class _Translation:
         self.sql, self.user, self.sqlite = sql, user, sqlite
         self.now = now
         self.dates: dict[str | datetime, datetime] = {}
-        self.toks = toks = [_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
-                            if m.lastgroup not in ("ws", "comment")]
+        self.toks = tokens(sql)
         self.on_views: bool | None = None                # read when the clock is (_in_utc)
         self.items: list[tuple[int, int]] | None = None
         self.skip = -1                                   # tokens up to this one are done
@@ -136,9 +137,9 @@ class _Translation:
             elif t.text == "/":
                 self._divisor(i + 1)
         if not (self.replace or self.opens):
-            return Translated(self.sql)
+            return Translated(self.sql, toks=toks)
         self._headings()
-        return Translated(self._text(), self.dates)
+        return Translated(self._text(), self.dates, toks)
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -379,13 +380,7 @@ class _Translation:
         return items
 
     def _aliased(self, first: int, last: int) -> bool:
-        if last == first:
-            return False
-        t, before = self.toks[last], self.toks[last - 1]
-        if t.kind not in ("id", "qid") or "." in t.text or t.word in _NOT_ALIAS:
-            return False
-        return (before.word == "AS" or before.text == ")"
-                or before.kind in ("id", "qid", "num", "str", "bind") and before.word not in _CONTINUE)
+        return aliased(self.toks, first, last)
 
     # -- the text ----------------------------------------------------------------------
     def _text(self) -> str:
@@ -402,6 +397,23 @@ class _Translation:
                 out.append(text)
         out.append(sql[at:])
         return "".join(out)
+
+
+def tokens(sql: str) -> list[_Tok]:
+    """``sql``'s tokens, without its white space and comments."""
+    return [_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
+            if m.lastgroup not in ("ws", "comment")]
+
+
+def aliased(toks: list[_Tok], first: int, last: int) -> bool:
+    """Whether the select item at tokens ``first``..``last`` ends in an alias."""
+    if last == first:
+        return False
+    t, before = toks[last], toks[last - 1]
+    if t.kind not in ("id", "qid") or "." in t.text or t.word in _NOT_ALIAS:
+        return False
+    return (before.word == "AS" or before.text == ")"
+            or before.kind in ("id", "qid", "num", "str", "bind") and before.word not in _CONTINUE)
 
 
 def _view(t: _Tok) -> str:
