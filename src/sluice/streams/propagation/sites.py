@@ -14,8 +14,8 @@ the destination's error otherwise — which the schedule then records and backs 
   is POSTed with the link's credentials (Basic auth, TLS for https); the servlet commits
   it with its de-duplication rows before it answers (seed 004 "Using HTTP and HTTPS for
   Oracle Streams AQ Propagation").  Requests stay under the servlet's limit (``sluice serve
-  --max-batch-bytes``, which every answer advertises and which the sender asks before its
-  first batch); a message larger than it is refused before it is sent (ORA-12899: the job
+  --max-batch-bytes``, which every answer advertises and which the sender asks before a
+  first batch over 1 MiB); a message larger than it is refused before it is sent (ORA-12899: the job
   marks it UNDELIVERABLE).  An https link verifies the server's certificate
   against the system's CA store, or against ``SLUICE_SSL_CA_FILE`` (a PEM file of CA
   certificates, read when the propagation process opens the link) — Oracle's wallet of
@@ -289,6 +289,9 @@ class HttpSite(Destination):
     depth = 3
     # a cap of the sender's own on one request (None: the servlet's limit, ``limit``)
     MAX_REQUEST: int | None = None
+    # what a sender takes any servlet to accept before it has said its limit (sluice serve's
+    # request limit before --max-batch-bytes): a larger batch asks first (_probe)
+    ASSUMED = 1 << 20
     # uvicorn closes a connection idle for 5 s: one idle longer than this is opened anew
     # before a pipeline starts on it
     IDLE_REOPEN = 2.0
@@ -313,7 +316,7 @@ class HttpSite(Destination):
         self._head = ("\r\n".join(head) + "\r\nContent-Length: ").encode("latin-1")
         self._pipe: _Pipe | None = None
         # what one request may carry: the servlet's --max-batch-bytes, which every answer of
-        # AQPropServlet carries (a 413 too); asked before the first batch (:meth:`_probe`)
+        # AQPropServlet carries (a 413 too); asked before a first batch above ASSUMED (:meth:`_probe`)
         self.limit = MAX_BATCH_BYTES
         self._learned = False
 
@@ -350,12 +353,14 @@ class HttpSite(Destination):
         self._learned = True
 
     def _probe(self, batch: Batch) -> None:
-        """Before this sender's first batch: an empty batch (nothing committed there), whose
-        answer says the servlet's limit — so no request is refused 413 for its size, and a
-        message larger than the limit is known before it is sent.  A servlet that does not
-        say leaves the documented default (``MAX_BATCH_BYTES``).
+        """Before this sender's first batch larger than ``ASSUMED`` (until an answer said the
+        limit): an empty batch (nothing committed there), whose answer says the servlet's
+        limit — so such a batch is not refused 413 with others in flight behind it, and a
+        message larger than the limit is known before it is sent.  Smaller batches are sent
+        as they are: their answer says it (a servlet set below them answers 413, which says
+        it too).  A servlet that does not say leaves the documented default.
         :raises: ORA-12541 / ORA-29024 / ORA-01017 as a batch would."""
-        if not self._learned:
+        if not self._learned and head_size(batch) + sum(wire_size(m) for m in batch.messages) > self.ASSUMED:
             self._post(to_wire(Batch(batch.source_site, batch.source_queue, [], resend=True,
                                      source_sharded=batch.source_sharded)))
 
