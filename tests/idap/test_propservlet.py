@@ -84,3 +84,14 @@ def test_every_answer_advertises_the_batch_limit_and_a_larger_batch_is_413(store
         for c in s.clients:
             c.close()
         s.server.stop()
+
+
+def test_the_servlet_and_its_senders_agree_on_the_default_batch_limit():
+    """``sluice serve --max-batch-bytes``, the servlet's setting and the limit a sender takes
+    before a servlet has said its own are one documented default (32 MiB)."""
+    from sluice.cli import serve
+    from sluice.idap import IdapConfig
+    from sluice.streams.propagation.wire import MAX_BATCH_BYTES
+
+    [option] = [p for p in serve.params if p.name == "max_batch_bytes"]
+    assert option.default == IdapConfig("sqlite://").max_batch_bytes == MAX_BATCH_BYTES == 32 << 20

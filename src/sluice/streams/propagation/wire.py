@@ -273,14 +273,16 @@ def from_json(body: bytes) -> Batch:
 # own from the header every AQPropServlet answer carries (a 413 included).
 MAX_BATCH_BYTES = 32 << 20
 LIMIT_HEADER = "Sluice-Max-Batch-Bytes"
-# a message's bytes in to_wire's head besides its strings (ids, numbers, brackets, nulls)
-_FIXED = 220
+# a message's bytes in to_wire's head besides its strings' characters (ids, numbers,
+# brackets, nulls, the quotes of up to 8 strings)
+_FIXED = 250
 
 
 def wire_size(m: Propagated) -> int:
     """At most the bytes ``m`` adds to a batch in :func:`to_wire`'s form.  A string costs
     up to 12 bytes a character in JSON ("\\ud83d\\ude00" for one astral character);
-    a long text payload is measured (``json.dumps``, linear)."""
+    a long text payload is measured (``json.dumps``, linear).  Per message, once per batch
+    sent: kept to arithmetic (no lists)."""
     data = m.user_data
     if data is None:
         n = 4
@@ -290,15 +292,22 @@ def wire_size(m: Propagated) -> int:
         n = 12 * len(data) + 8
     else:
         n = len(json.dumps(data)) + 8
-    n += _FIXED + 2 * (len(m.source_msgid) + len(m.original_msgid))
-    texts = [m.dest_queue, m.payload_type, m.correlation, m.group]
-    if m.sender:
-        texts += m.sender[:2]
-    if m.recipients:
-        texts += m.recipients
+    chars = len(m.dest_queue) + len(m.payload_type)
+    if m.correlation:
+        chars += len(m.correlation)
+    if m.group:
+        chars += len(m.group)
+    sender = m.sender
+    if sender:
+        chars += len(sender[0] or "") + len(sender[1] or "")
+    recipients = m.recipients
+    if recipients:
+        n += 3 * len(recipients)
+        for r in recipients:
+            chars += len(r)
     if m.original_queue:
-        texts += m.original_queue
-    return n + sum(12 * len(t) + 3 for t in texts if t)
+        chars += len(m.original_queue[0] or "") + len(m.original_queue[1] or "")
+    return n + _FIXED + 12 * chars + 2 * (len(m.source_msgid) + len(m.original_msgid))
 
 
 def head_size(batch: Batch, acked: bool = True) -> int:
