@@ -272,6 +272,7 @@ def test_numbers_out_of_range_are_refused_before_anything_starts(tmp_path):
             (["serve", "--pool-min", "60", "--pool-max", "50"], "--pool-min"),
             (["serve", "--session-timeout", "0"], "--session-timeout"),
             (["serve", "--max-request-bytes", "0"], "--max-request-bytes"), (["serve", "--workers", "0"], "--workers"),
+            (["serve", "--max-batch-bytes", "0"], "--max-batch-bytes"),
             (["run", "--stop-timeout", "-1"], "--stop-timeout"),
             (["pipeline", "run", "--queue", "Q", "--warehouse", "wh", "--max-messages-per-batch", "0"],
              "--max-messages-per-batch"),
@@ -286,7 +287,7 @@ def test_numbers_out_of_range_are_refused_before_anything_starts(tmp_path):
         assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit)
     assert sorted(p.name for p in tmp_path.iterdir()) == []      # no store, no warehouse, no checkpoints
     for bad in ({"pool_max": 0}, {"pool_min": 51}, {"pool_min": -1}, {"session_timeout": 0}, {"workers": 0},
-                {"max_request_bytes": 0}, {"max_sessions": 0}, {"inline_max_bytes": -1}, {"monitor_max_age": -1}):
+                {"max_request_bytes": 0}, {"max_batch_bytes": 0}, {"max_sessions": 0}, {"inline_max_bytes": -1}, {"monitor_max_age": -1}):
         with pytest.raises(ValueError, match="invalid servlet settings: " + next(iter(bad))):
             IdapConfig(dsn, **bad)
     for bad in ({"max_messages_per_batch": 0}, {"apply_tasks": -2}, {"partitions": 0}, {"max_messages_per_batch": 1.5}):

@@ -324,7 +324,11 @@ def queues(obj: _Context) -> None:
               help="Idle connections kept open.")
 @click.option("--session-timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
               help="Seconds before an idle HTTP session's transaction is rolled back.")
-@click.option("--max-request-bytes", type=click.IntRange(min=1), default=1 << 20, show_default=True)
+@click.option("--max-request-bytes", type=click.IntRange(min=1), default=1 << 20, show_default=True,
+              help="Largest IDAP document taken (413 past it).")
+@click.option("--max-batch-bytes", type=click.IntRange(min=1), default=32 << 20, show_default=True,
+              help="Largest propagated batch AQPropServlet takes (413 past it); senders split their "
+                   "batches by it, and mark a message larger than it UNDELIVERABLE (ORA-12899).")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Threads for requests that do not run on the event loop (larger documents, a "
                    "session's first request); receives that wait get threads of their own.")
@@ -346,7 +350,7 @@ def queues(obj: _Context) -> None:
               help="The certificate's private key (PEM); required with --ssl-certfile.")
 @click.pass_obj
 def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: int, pool_min: int,
-          session_timeout: float, max_request_bytes: int, workers: int, inline_max_bytes: int,
+          session_timeout: float, max_request_bytes: int, max_batch_bytes: int, workers: int, inline_max_bytes: int,
           dashboard: bool, dashboard_interval: float, metrics_max_age: float, log_level: str, ssl_certfile: str | None,
           ssl_keyfile: str | None) -> None:
     """Run the AQ servlet (IDAP: AQ over SOAP/HTTP, seed 004) until interrupted.
@@ -363,7 +367,7 @@ def serve(obj: _Context, host: str, port: int, serve_dsn: str | None, pool_max: 
         raise click.BadParameter(f"{pool_min} is larger than --pool-max ({pool_max})", param_hint="--pool-min")
     config = IdapConfig(serve_dsn or obj.dsn, user=obj.user, password=obj.password, pool_max=pool_max,
                         pool_min=pool_min, session_timeout=session_timeout,
-                        max_request_bytes=max_request_bytes, workers=workers,
+                        max_request_bytes=max_request_bytes, max_batch_bytes=max_batch_bytes, workers=workers,
                         inline_max_bytes=inline_max_bytes, monitor_max_age=metrics_max_age)
     try:   # fail here, with the ORA error, rather than inside the server's start-up
         import sluice

@@ -54,3 +54,44 @@ def test_a_refused_batch_leaves_the_pool_a_clean_session(servlet):
     with sluice.connect(servlet.dsn) as admin:
         got = admin.query("SELECT USER_DATA FROM AQUSER.AQ$RAW_QT", None)[1]
     assert sorted(bytes(r[0]) for r in got) == [b"m000", b"m001", b"m002"]
+
+
+def test_every_answer_advertises_the_batch_limit_and_a_larger_batch_is_413(store):
+    """AQPropServlet takes batches up to ``max_batch_bytes`` (``sluice serve
+    --max-batch-bytes``), not the IDAP documents' ``max_request_bytes``, and says so in
+    every answer — 200, a Fault, a 413 — for the sender to size its requests by."""
+    from sluice.streams.propagation.wire import LIMIT_HEADER
+
+    from .conftest import start_servlet
+    s = start_servlet(store, max_request_bytes=1000, max_batch_bytes=50_000)
+    try:
+        path = "/aqserv/servlet/AQPropServlet"
+        ok = s.post(_batch(0, 50), content_type=MEDIA_TYPE, path=path)        # over 1000 bytes
+        assert ok.status_code == 200 and ok.json() == {"received": 50}
+        assert ok.headers[LIMIT_HEADER] == "50000"
+        bad = to_wire(Batch("DBS9.NET", "X.SRC", [Propagated("AQUSER.NOPE", os.urandom(16), os.urandom(16),
+                                                              "RAW", b"x")], resend=False))
+        fault = s.post(bad, content_type=MEDIA_TYPE, path=path)
+        assert fault.status_code == 500 and fault.headers[LIMIT_HEADER] == "50000"
+        big = to_wire(Batch("DBS9.NET", "X.SRC", [Propagated("AQUSER.RAW_MSGQ", os.urandom(16), os.urandom(16),
+                                                              "RAW", b"x" * 50_000)], resend=False))
+        refused = s.post(big, content_type=MEDIA_TYPE, path=path)
+        assert refused.status_code == 413 and refused.headers[LIMIT_HEADER] == "50000"
+        assert "the limit is 50000 bytes" in refused.text
+        with sluice.connect(s.dsn) as admin:
+            assert admin.query("SELECT COUNT(*) FROM AQUSER.AQ$RAW_QT", None)[1] == [(50,)]
+    finally:
+        for c in s.clients:
+            c.close()
+        s.server.stop()
+
+
+def test_the_servlet_and_its_senders_agree_on_the_default_batch_limit():
+    """``sluice serve --max-batch-bytes``, the servlet's setting and the limit a sender takes
+    before a servlet has said its own are one documented default (32 MiB)."""
+    from sluice.cli import serve
+    from sluice.idap import IdapConfig
+    from sluice.streams.propagation.wire import MAX_BATCH_BYTES
+
+    [option] = [p for p in serve.params if p.name == "max_batch_bytes"]
+    assert option.default == IdapConfig("sqlite://").max_batch_bytes == MAX_BATCH_BYTES == 32 << 20

@@ -50,11 +50,12 @@ def sites(dsn, tmp_path):
     s.close()
 
 
-def served_site(sites, name, queue="DST"):
-    """A destination site with queue ``strm.<queue>`` behind its own ``sluice serve``."""
+def served_site(sites, name, queue="DST", *args):
+    """A destination site with queue ``strm.<queue>`` behind its own ``sluice serve``
+    (given ``args``)."""
     conn = sites.open(name)
     conn.cursor().executescript(DESTINATION_SETUP.format(q=queue.lower()))
-    server = CliServer(sites.dsn_of(name))
+    server = CliServer(sites.dsn_of(name), *args)
     sites.servers.append(server)
     return conn, server
 

@@ -68,7 +68,7 @@ from ..monitor.prometheus import CONTENT_TYPE as METRICS_TYPE, Metrics
 from . import ops, serialise
 from .agents import AgentPolicy
 from .httpserver import http_protocol
-from .propreceiver import MEDIA_TYPE as PROPAGATED_BATCH, receive_batch
+from .propreceiver import LIMIT_HEADER, MAX_BATCH_BYTES, MEDIA_TYPE as PROPAGATED_BATCH, receive_batch
 from .parse import EndTransaction, ReceiveRequest, Request, SendRequest, parse_request
 from .schema import AQ_NS, SOAP_NS, Envelope, read_request, xsd_text
 from .sessions import COOKIE, ConnectionPool, HttpSession, SessionManager
@@ -107,6 +107,7 @@ class IdapConfig:
     pool_min: int = 1
     session_timeout: float = 120.0
     max_request_bytes: int = 1 << 20
+    max_batch_bytes: int = MAX_BATCH_BYTES      # a propagated batch posted to AQPropServlet
     max_sessions: int = 10_000
     workers: int = 2
     inline_max_bytes: int = 64 * 1024
@@ -121,6 +122,7 @@ class IdapConfig:
             ("pool_min", self.pool_min, 0 <= self.pool_min <= self.pool_max),
             ("session_timeout", self.session_timeout, self.session_timeout > 0),
             ("max_request_bytes", self.max_request_bytes, self.max_request_bytes >= 1),
+            ("max_batch_bytes", self.max_batch_bytes, self.max_batch_bytes >= 1),
             ("max_sessions", self.max_sessions, self.max_sessions >= 1),
             ("workers", self.workers, self.workers >= 1),
             ("inline_max_bytes", self.inline_max_bytes, self.inline_max_bytes >= 0),
@@ -416,21 +418,23 @@ async def _post(scope: Any, receive: Any, send: Any, servlet: Servlet, name: str
 
 async def _propagated(send: Any, servlet: Servlet, agent: str, headers: dict, receive: Any) -> None:
     """A batch another Sluice site propagates (:mod:`.propreceiver`): committed in a worker
-    thread, then answered — 200, or a SOAP Fault with nothing committed."""
+    thread, then answered — 200, or a SOAP Fault with nothing committed.  Its size limit is
+    ``max_batch_bytes`` (``sluice serve --max-batch-bytes``), which every answer advertises
+    (``LIMIT_HEADER``): the sender sizes its requests by it (a 413 teaches it too)."""
+    limit = servlet.config.max_batch_bytes
+    advertised = (LIMIT_HEADER.lower().encode("latin-1"), b"%d" % limit)
     declared = headers.get(b"content-length")
-    body = await _body(receive, None if declared is None else declared.decode("latin-1"),
-                       servlet.config.max_request_bytes)
+    body = await _body(receive, None if declared is None else declared.decode("latin-1"), limit)
     # a refused batch closes the connection: a sender pipelining its batches (sites.HttpSite)
     # must not have a later one committed before the refused one is
-    close = [(b"connection", b"close")]
+    close = [(b"connection", b"close"), advertised]
     if body is None:
-        return await _respond_text(send, 413, f"413 Request Entity Too Large: the limit is "
-                                              f"{servlet.config.max_request_bytes} bytes\n", close)
+        return await _respond_text(send, 413, f"413 Request Entity Too Large: the limit is {limit} bytes\n", close)
     try:
         answer = await anyio.to_thread.run_sync(receive_batch, servlet, agent, body)
     except Error as e:
         return await _respond(send, 500, _fault_document(_fault_kind(e), e), headers=close)
-    await _respond(send, 200, answer, b"application/json")
+    await _respond(send, 200, answer, b"application/json", [advertised])
 
 
 async def _dispatch(servlet: Servlet, session: HttpSession, agent: str, body: bytes,

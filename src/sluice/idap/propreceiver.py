@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from ..model import Agent
 from ..streams.propagation.receiver import receive
-from ..streams.propagation.wire import MEDIA_TYPE, from_json
+from ..streams.propagation.wire import LIMIT_HEADER, MAX_BATCH_BYTES, MEDIA_TYPE, from_json
 
 if TYPE_CHECKING:
     from .app import Servlet
 
-__all__ = ["MEDIA_TYPE", "receive_batch"]
+__all__ = ["LIMIT_HEADER", "MAX_BATCH_BYTES", "MEDIA_TYPE", "receive_batch"]
 
 
 def receive_batch(servlet: "Servlet", agent_name: str, body: bytes) -> bytes:

@@ -24,7 +24,9 @@ Except, in a queue-to-dblink schedule, what a destination refuses for an applica
 error — its queue does not exist (ORA-24010), its payload type differs (ORA-25215) —
 (seed 003 "Propagation failures"): the batch is sifted (:func:`_sift`), the messages the
 destination takes are delivered, and the source's records of the refused ones are marked
-UNDELIVERABLE, with an entry in the alert log, instead of blocking the schedule.
+UNDELIVERABLE, with an entry in the alert log, instead of blocking the schedule.  So is,
+in either kind of schedule, a message larger than any request the destination's HTTP
+servlet takes (ORA-12899, :func:`_oversized`): taken out of its batch before it is sent.
 
 A source transaction is never split between batches (a batch that ends inside one takes
 the rest of it), so a grouped destination receives each transaction whole (seed 003
@@ -63,6 +65,10 @@ alert = logging.getLogger("sluice.alert")
 # behind a classic one or the reverse, ORA-24205: "You cannot propagate between sharded and
 # non-sharded queues")
 APPLICATION_ERRORS = frozenset({24010, 24205, 25215})
+# a message larger than any request the destination's servlet takes (sites.HttpSite): it
+# can never go as it is over that link, in either kind of schedule (DESIGN-NOTES "Large
+# messages over HTTP")
+TOO_LARGE = 12899
 
 
 @dataclass
@@ -170,6 +176,7 @@ def _one_batch(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
     if taken is None:
         return None
     try:
+        _oversized(s, q, dest, taken)
         _deliver(s, q, dest, taken)
         return _settle(env, s, dest, taken)
     except BaseException:
@@ -181,9 +188,26 @@ def _application_error(s: sched.Schedule, dest: Any, error: DatabaseError) -> bo
     """Whether ``error`` of ``dest`` marks messages UNDELIVERABLE: an application error in
     a queue-to-dblink schedule.  A queue-to-queue schedule stops with it instead (seed
     003: "propagation stops and throws an error ... The message is not marked as
-    UNDELIVERABLE"), and so does a propagation within this site (no database link)."""
-    return s.destination_queue is None and isinstance(dest, Destination) and \
-        getattr(error, "code", None) in APPLICATION_ERRORS
+    UNDELIVERABLE"), and so does a propagation within this site (no database link).
+    A message too large for the destination's servlet (ORA-12899) is marked in both kinds:
+    no administrator's fix of the queues lets it go."""
+    code = getattr(error, "code", None)
+    return isinstance(dest, Destination) and (
+        code == TOO_LARGE or s.destination_queue is None and code in APPLICATION_ERRORS)
+
+
+def _oversized(s: sched.Schedule, q: QueueInfo, dest: Any, taken: _Taken) -> None:
+    """The messages of ``taken`` that no request to ``dest`` can carry (an HTTP servlet's
+    limit, :meth:`.sites.HttpSite.oversized`) leave the batch before it is sent: marked
+    UNDELIVERABLE with their ORA-12899, as a refused message is (:func:`_deliver`)."""
+    check = getattr(dest, "oversized", None)
+    if check is None:
+        return
+    bad = check(taken.batch)
+    if bad:
+        drop = {id(m) for m, _ in bad}
+        taken.batch.messages = [m for m in taken.batch.messages if id(m) not in drop]
+        _mark_undeliverable(s, q, taken, bad)
 
 
 def _deliver(s: sched.Schedule, q: QueueInfo, dest: Any, taken: _Taken,
@@ -399,6 +423,7 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                 free.pop(0)
                 flying.append((taken, None))
                 try:
+                    _oversized(s, q, dest, taken)
                     flying[-1] = (taken, dest.post(taken.batch))
                 except DatabaseError:
                     if len(flying) == 1:
@@ -424,9 +449,10 @@ def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: 
                     _give_back(env, q, later)
                     more = True                 # they are waiting at the source again
                 application = _application_error(s, dest, e)
-                if taken.batch.resend and not application:
+                if taken.batch.resend and not application and not getattr(e, "resized", False):
                     raise
-                # sent again, as a resend (clean is off), or sifted
+                # sent again, as a resend (clean is off) -- in smaller parts after a 413 that
+                # taught the servlet's limit (sites.HttpSite._send) --, or sifted
                 _deliver(s, q, dest, taken, e if application else None)
             moved = _settle(env, s, dest, taken, dest.in_flight_acked())
             flying.popleft()

@@ -13,7 +13,10 @@ the destination's error otherwise — which the schedule then records and backs 
 * :class:`HttpSite` — a link to ``http(s)://…/aqserv/servlet/AQPropServlet``: the batch
   is POSTed with the link's credentials (Basic auth, TLS for https); the servlet commits
   it with its de-duplication rows before it answers (seed 004 "Using HTTP and HTTPS for
-  Oracle Streams AQ Propagation").  An https link verifies the server's certificate
+  Oracle Streams AQ Propagation").  Requests stay under the servlet's limit (``sluice serve
+  --max-batch-bytes``, which every answer advertises and which the sender asks before a
+  first batch over 1 MiB); a message larger than it is refused before it is sent (ORA-12899: the job
+  marks it UNDELIVERABLE).  An https link verifies the server's certificate
   against the system's CA store, or against ``SLUICE_SSL_CA_FILE`` (a PEM file of CA
   certificates, read when the propagation process opens the link) — Oracle's wallet of
   trusted certificates for the sending database; there is no way to skip verification.
@@ -27,7 +30,7 @@ import socket
 import ssl
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -37,9 +40,11 @@ from lxml import etree
 from ...errors import DatabaseError, OperationalError, ora, remote_error
 from .links import DbLink, basic_auth
 from .receiver import receive
-from .wire import MEDIA_TYPE, Batch, split, to_wire
+from .wire import LIMIT_HEADER, MAX_BATCH_BYTES, MEDIA_TYPE, Batch, Propagated, alone_size, head_size, split, \
+    to_wire, wire_size
 
 _ORA = re.compile(r"ORA-(\d{5})")
+_LIMIT = LIMIT_HEADER.lower().encode("latin-1")
 CA_FILE_ENV = "SLUICE_SSL_CA_FILE"
 Connect = Callable[[str, "str | None", "str | None"], Any]
 
@@ -52,6 +57,7 @@ class Posted:
     batch: Batch
     parts: int
     acked: list[tuple[str, bytes]]
+    sizes: list[int] = field(default_factory=list)      # HttpSite: the bytes of each request
     answered: bool = False                  # StoreSite: its outcome is known (``error``)
     error: DatabaseError | None = None
 
@@ -281,8 +287,11 @@ class HttpSite(Destination):
     # batches in flight (job._pipelined): the servlet takes a connection's requests one after
     # the other, so a third keeps it busy while the source commits one and dequeues the next
     depth = 3
-    # what one request may carry: sluice serve takes 1 MB by default (--max-request-bytes)
-    MAX_REQUEST = 900_000
+    # a cap of the sender's own on one request (None: the servlet's limit, ``limit``)
+    MAX_REQUEST: int | None = None
+    # what a sender takes any servlet to accept before it has said its limit (sluice serve's
+    # request limit before --max-batch-bytes): a larger batch asks first (_probe)
+    ASSUMED = 1 << 20
     # uvicorn closes a connection idle for 5 s: one idle longer than this is opened anew
     # before a pipeline starts on it
     IDLE_REOPEN = 2.0
@@ -306,6 +315,65 @@ class HttpSite(Destination):
             head.append(f"Authorization: {auth}")
         self._head = ("\r\n".join(head) + "\r\nContent-Length: ").encode("latin-1")
         self._pipe: _Pipe | None = None
+        # what one request may carry: the servlet's --max-batch-bytes, which every answer of
+        # AQPropServlet carries (a 413 too); asked before a first batch above ASSUMED (:meth:`_probe`)
+        self.limit = MAX_BATCH_BYTES
+        self._learned = False
+
+    # -- sizes ----------------------------------------------------------------------
+    def oversized(self, batch: Batch) -> list[tuple[Propagated, DatabaseError]]:
+        """The messages of ``batch`` that no request to the servlet can carry, each with
+        its ORA-12899 (never sent: the job marks them UNDELIVERABLE).  The servlet's limit
+        is asked first if this sender does not know it yet (:meth:`_probe`)."""
+        self._probe(batch)
+        room = self.limit - head_size(batch, acked=False)
+        out = []
+        for m in batch.messages:
+            if wire_size(m) > room:
+                size = alone_size(batch, m)
+                if size > self.limit:
+                    out.append((m, self._too_large(size)))
+        return out
+
+    def _too_large(self, size: int) -> DatabaseError:
+        return ora(12899, f"AQPropServlet request of {self.link.endpoint} (sluice serve --max-batch-bytes)",
+                   size, self.limit)
+
+    def _part_bytes(self) -> int:
+        return self.limit if self.MAX_REQUEST is None else min(self.limit, self.MAX_REQUEST)
+
+    def _learn(self, advertised: str | bytes | None) -> None:
+        """The limit an answer advertises (``LIMIT_HEADER``)."""
+        try:
+            value = int(advertised) if advertised is not None else 0
+        except ValueError:
+            value = 0
+        if value > 0:
+            self.limit = value
+        self._learned = True
+
+    def _probe(self, batch: Batch) -> None:
+        """Before this sender's first batch larger than ``ASSUMED`` (until an answer said the
+        limit): an empty batch (nothing committed there), whose answer says the servlet's
+        limit — so such a batch is not refused 413 with others in flight behind it, and a
+        message larger than the limit is known before it is sent.  Smaller batches are sent
+        as they are: their answer says it (a servlet set below them answers 413, which says
+        it too).  A servlet that does not say leaves the documented default.
+        :raises: ORA-12541 / ORA-29024 / ORA-01017 as a batch would."""
+        if not self._learned and head_size(batch) + sum(wire_size(m) for m in batch.messages) > self.ASSUMED:
+            self._post(to_wire(Batch(batch.source_site, batch.source_queue, [], resend=True,
+                                     source_sharded=batch.source_sharded)))
+
+    def _refused_size(self, body: bytes, sent: int, advertised: str | bytes | None) -> DatabaseError:
+        """A 413 for a request of ``sent`` bytes: the limit it advertises is learned (none,
+        or not below what was sent: half of that), and its error is ``resized`` — the
+        batch may be sent again in smaller parts."""
+        self._learn(advertised)
+        if self.limit >= sent:
+            self.limit = sent // 2
+        error = fault_error(body, 413)
+        error.resized = True        # type: ignore[attr-defined]
+        return error
 
     # -- pipelined ------------------------------------------------------------------
     def post(self, batch: Batch) -> Posted:
@@ -324,14 +392,16 @@ class HttpSite(Destination):
         if not self._waiting and self._pipe is not None and (
                 not self._pipe.writable or self._pipe.idle() > self.IDLE_REOPEN):
             self._drop_pipe()
+        self._probe(batch)
         if self._pipe is None:
             self._pipe = _Pipe(self._target, self.link.endpoint, self._trust, self.timeout)
         posted = self._posting(batch)
         try:
-            for part in split(batch, self.MAX_REQUEST):
+            for part in split(batch, self._part_bytes()):
                 body = to_wire(part)
                 self._pipe.write(self._head + str(len(body)).encode() + b"\r\n\r\n" + body)
                 posted.parts += 1
+                posted.sizes.append(len(body))
         except DatabaseError:
             if len(self._waiting) == 1:
                 self.failed()
@@ -357,8 +427,11 @@ class HttpSite(Destination):
                 if self._pipe is None:      # the servlet closed the connection after an earlier answer
                     raise ora(12541, f"{self.link.endpoint}: the connection closed before the answer")
                 status, body, closing = self._pipe.read()
+                self._learn(self._pipe.advertised)
                 if status == 401:
                     raise ora(1017)
+                if status == 413:
+                    raise self._refused_size(body, posted.sizes[_], self._pipe.advertised)
                 if status != 200:
                     raise fault_error(body, status)
                 if closing:
@@ -385,21 +458,45 @@ class HttpSite(Destination):
 
     def _send(self, batch: Batch) -> None:
         """POST the batch — in parts when it is larger than a request may be; each part is
-        committed there on its own, and one lost is sent again with the rest (resend)."""
-        for part in split(batch, self.MAX_REQUEST):
-            self._post(part)
+        committed there on its own, and one lost is sent again with the rest (resend).  A
+        part the servlet finds too large (413: its limit is below what this sender knew)
+        is sent again in smaller parts, with the rest; a message alone too large is
+        refused with ORA-12899 (an application error: the job marks it UNDELIVERABLE).
+        :raises: ORA-12899 before anything is sent when one is known too large."""
+        self._probe(batch)
+        refused = self.oversized(batch)
+        if refused:
+            raise refused[0][1]
+        parts = deque(split(batch, self._part_bytes()))
+        while parts:
+            part = parts.popleft()
+            body = to_wire(part)
+            try:
+                self._post(body)
+            except DatabaseError as e:
+                if not getattr(e, "resized", False):
+                    raise
+                if len(part.messages) + len(part.acked) <= 1:
+                    if part.messages:
+                        raise self._too_large(len(body)) from None
+                    raise
+                rest = [part, *parts]
+                parts = deque(p for r in rest for p in split(r, self._part_bytes()))
 
-    def _post(self, batch: Batch) -> None:
+    def _post(self, body: bytes) -> None:
         try:
-            r = self._http.post(self.link.endpoint, content=to_wire(batch))
+            r = self._http.post(self.link.endpoint, content=body)
         except httpx.ConnectError as e:
             if isinstance(e.__context__, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(e):
                 raise ora(29024, f"{self.link.endpoint}: {e}") from None
             raise ora(12541, f"{self.link.endpoint}: {e}") from None
         except httpx.HTTPError as e:
             raise ora(12541, f"{self.link.endpoint}: {e}") from None
+        self._learn(r.headers.get(LIMIT_HEADER))
         if r.status_code == 401:
             raise ora(1017)
+        if r.status_code == 413:
+            raise self._refused_size(r.content, len(body), r.headers.get(LIMIT_HEADER))
         if r.status_code != 200:
             raise fault_error(r.content, r.status_code)
 
@@ -435,6 +532,7 @@ class _Pipe:
         self.rfile = sock.makefile("rb")
         self.used = time.monotonic()
         self.writable = True        # False once a write failed: only answers are read from it
+        self.advertised: bytes | None = None     # the limit the last answer read gave (LIMIT_HEADER)
 
     def idle(self) -> float:
         return time.monotonic() - self.used
@@ -457,6 +555,7 @@ class _Pipe:
                 raise ora(3113, f"{self.endpoint}: not an HTTP answer: {status_line[:80]!r}")
             status = int(parts[1])
             length, chunked, closing = None, False, parts[0] == b"HTTP/1.0"
+            self.advertised = None
             while True:
                 line = self.rfile.readline(65537)
                 if line in (b"\r\n", b"\n", b""):
@@ -469,6 +568,8 @@ class _Pipe:
                     chunked = True
                 elif name == b"connection":
                     closing = b"close" in value.lower()
+                elif name == _LIMIT:
+                    self.advertised = value
             if chunked:
                 body = bytearray()
                 while True:

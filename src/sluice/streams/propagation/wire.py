@@ -268,25 +268,90 @@ def from_json(body: bytes) -> Batch:
         raise ora(600, f"malformed propagation batch: {e}") from None
 
 
+# What one request to a propagation servlet may carry unless its ``sluice serve
+# --max-batch-bytes`` says otherwise: the sender starts from this and learns the servlet's
+# own from the header every AQPropServlet answer carries (a 413 included).
+MAX_BATCH_BYTES = 32 << 20
+LIMIT_HEADER = "Sluice-Max-Batch-Bytes"
+# a message's bytes in to_wire's head besides its strings' characters (ids, numbers,
+# brackets, nulls, the quotes of up to 8 strings)
+_FIXED = 250
+
+
+def wire_size(m: Propagated) -> int:
+    """At most the bytes ``m`` adds to a batch in :func:`to_wire`'s form.  A string costs
+    up to 12 bytes a character in JSON ("\\ud83d\\ude00" for one astral character);
+    a long text payload is measured (``json.dumps``, linear).  Per message, once per batch
+    sent: kept to arithmetic (no lists)."""
+    data = m.user_data
+    if data is None:
+        n = 4
+    elif isinstance(data, (bytes, bytearray, memoryview)):
+        n = len(data) + 16
+    elif len(data) <= 4096:
+        n = 12 * len(data) + 8
+    else:
+        n = len(json.dumps(data)) + 8
+    chars = len(m.dest_queue) + len(m.payload_type)
+    if m.correlation:
+        chars += len(m.correlation)
+    if m.group:
+        chars += len(m.group)
+    sender = m.sender
+    if sender:
+        chars += len(sender[0] or "") + len(sender[1] or "")
+    recipients = m.recipients
+    if recipients:
+        n += 3 * len(recipients)
+        for r in recipients:
+            chars += len(r)
+    if m.original_queue:
+        chars += len(m.original_queue[0] or "") + len(m.original_queue[1] or "")
+    return n + _FIXED + 12 * chars + 2 * (len(m.source_msgid) + len(m.original_msgid))
+
+
+def head_size(batch: Batch, acked: bool = True) -> int:
+    """At most the bytes of ``batch``'s frame and head without its messages (its
+    acknowledgements included unless ``acked`` is False)."""
+    n = 160 + 12 * (len(batch.source_site) + len(batch.source_queue))
+    if acked:
+        n += sum(len(a) + 12 * len(q) + 16 for q, a in batch.acked)
+    return n
+
+
+def alone_size(batch: Batch, m: Propagated) -> int:
+    """The bytes of ``m`` posted alone from ``batch``'s source (no acknowledgements)."""
+    return len(to_wire(Batch(batch.source_site, batch.source_queue, [m], resend=True,
+                             source_sharded=batch.source_sharded)))
+
+
 def split(batch: Batch, max_bytes: int) -> list[Batch]:
-    """``batch`` as batches of at most about ``max_bytes`` each once encoded (a servlet's
-    request limit), cut between source transactions where one allows it; a message
-    larger than that goes alone."""
+    """``batch`` as batches of at most ``max_bytes`` each once encoded (a servlet's
+    request limit), in order; its acknowledgements ride the first (or the first few).  A message larger
+    than that goes alone (the sender checks it first: :func:`alone_size`).  A source
+    transaction larger than the limit is cut (each part keeps its group there)."""
     out: list[Batch] = []
-    current = Batch(batch.source_site, batch.source_queue, resend=batch.resend, acked=batch.acked,
+    base = head_size(batch, acked=False)
+    acked, size = [], base
+    for q, a in batch.acked:         # more than a request holds: the first parts carry them alone
+        cost = len(a) + 12 * len(q) + 16
+        if acked and size + cost > max_bytes:
+            out.append(Batch(batch.source_site, batch.source_queue, resend=batch.resend, acked=acked,
+                             source_sharded=batch.source_sharded))
+            acked, size = [], base
+        acked.append((q, a))
+        size += cost
+    current = Batch(batch.source_site, batch.source_queue, resend=batch.resend, acked=acked,
                     source_sharded=batch.source_sharded)
-    size = 0
-    for i, m in enumerate(batch.messages):
-        cost = 4 * m.size // 3 + 300 + len(m.recipients or ()) * 40
-        same_group = i > 0 and m.group is not None and m.group == batch.messages[i - 1].group
-        if current.messages and size + cost > max_bytes and not (same_group and size + cost <= 2 * max_bytes):
+    for m in batch.messages:
+        cost = wire_size(m)
+        if (current.messages or current.acked) and size + cost > max_bytes:
             out.append(current)
             current = Batch(batch.source_site, batch.source_queue, resend=batch.resend,
                             source_sharded=batch.source_sharded)
-            size = 0
+            size = base
         current.messages.append(m)
         size += cost
-    if current.messages or not out:
+    if current.messages or current.acked or not out:
         out.append(current)
     return out
-
