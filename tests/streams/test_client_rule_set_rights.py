@@ -127,3 +127,106 @@ def test_the_capture_user_needs_execute_on_its_rule_set(env):
     proc = env.process()
     proc.catch_up()
     assert [x.get_value("NEW", "ID").value for x in env.dequeue_all()] == [1]
+
+
+# -- the propagation's source queue owner --------------------------------------------------
+@pytest.fixture
+def owned(tmp_path):
+    """Site A's queue PQOWNER.SRC (its owner a user with CREATE SESSION only) propagating to
+    DST at site B through the administrator's rule set POS (a rule with a custom
+    transformation) and NEG; one row LCR of REGIONS waiting."""
+    from sluice.streams import RowLCR
+    from tests.streams.propkit import Sites
+    from tests.streams.test_propagation import STREAMS_EC
+
+    sites = Sites(f"sqlite:///{tmp_path / 'base.db'}", tmp_path)
+    a, b = sites.open("dbs1"), sites.open("dbs2")
+    create_user(a, "PQOWNER")
+    a.streams_adm.set_up_queue(queue_table="pqowner.src_qt", queue_name="pqowner.src")
+    b.streams_adm.set_up_queue(queue_table="dst_qt", queue_name="dst")
+    b.aqadm.add_subscriber("dst", sluice.Agent("APPLY"))
+    a.cursor().execute(f"CREATE PUBLIC DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")   # PQOWNER's too
+    sluice.register_function("sluice.client_rs_rename", lambda lcr: (lcr.set_object_name("RENAMED"), lcr)[1])
+    adm = a.rule_adm
+    adm.create_rule("regions", ":dml.get_object_name() = 'REGIONS'", STREAMS_EC,
+                    action_context=NVList({"STREAMS$_TRANSFORM_FUNCTION": "client_rs_rename"}))
+    adm.create_rule_set("pos", STREAMS_EC)
+    adm.create_rule_set("neg", STREAMS_EC)
+    adm.add_rule("regions", "pos")
+    a.propagation_adm.create_propagation("p", "pqowner.src", "dst", "dbs2", rule_set_name="pos",
+                                         negative_rule_set_name="neg")
+    a.queue("PQOWNER.SRC", "SYS.ANYDATA").enqone(a.msgproperties(payload=RowLCR.construct(
+        source_database_name="dbs1", command_type="INSERT", object_owner="HR", object_name="REGIONS",
+        transaction_id="1.2.3", new_values={"ID": 1})))
+    a.commit()
+    yield a, b
+    sites.close()
+
+
+def propagate(a, b) -> list:
+    """One pass of site A's propagation process; what DST at B then holds (its object names)."""
+    from sluice.streams.propagation.runner import PropagationRunner
+    from tests.streams.propkit import drain
+
+    PropagationRunner(a).run_once(force=True)
+    return [m.payload.get_object_name() for m in drain(b, "DST", "APPLY", "SYS.ANYDATA")]
+
+
+def test_the_source_queue_owner_needs_execute_on_the_rule_sets(owned):
+    """PQOWNER propagates (seed 001): without EXECUTE on NEG (then POS) the propagation is
+    ABORTED with ORA-01031 in DBA_PROPAGATION and the message stays in PQOWNER.SRC; the
+    rule sets granted, the custom transformation (SLUICE's) refuses it the same way with
+    ORA-06550; everything granted, START_PROPAGATION sends it, transformed."""
+    a, b = owned
+    adm = a.rule_adm
+    queued = "SELECT COUNT(*) FROM AQ$SRC_QT"
+    for granted, code in ((None, "ORA-01031"), ("NEG", "ORA-01031"), ("POS", "ORA-06550")):
+        if granted is not None:
+            adm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, granted, "PQOWNER")
+            a.propagation_adm.start_propagation("p")
+        assert propagate(a, b) == []
+        state, error = status(a, "DBA_PROPAGATION", "propagation_name", "P")
+        assert state == "ABORTED" and code in error, (granted, error)
+        assert a.query(queued.replace("AQ$", "PQOWNER.AQ$"), None)[1] == [(1,)]
+    assert "'SLUICE.CLIENT_RS_RENAME' must be declared" in error
+    a.cursor().execute("GRANT EXECUTE ON sluice.client_rs_rename TO pqowner")
+    a.propagation_adm.start_propagation("p")
+    assert propagate(a, b) == ["RENAMED"]
+    assert status(a, "DBA_PROPAGATION", "propagation_name", "P") == ("ENABLED", None)
+
+
+# -- a messaging client: the session that invokes it --------------------------------------
+@pytest.mark.parametrize("dsn", ["sqlite"], indirect=True)
+def test_the_session_invoking_a_messaging_client_needs_execute_on_its_rule_set(conn, dsn):
+    """MCUSER dequeues through the messaging client MC (DBMS_STREAMS_MESSAGING.DEQUEUE),
+    whose rule set the administrator made: without EXECUTE on it the call fails with
+    ORA-01031 and the message stays; a role holding it counts here (the session's own
+    call, as DBMS_RULE.EVALUATE); then MCUSER dequeues it."""
+    from sluice.streams import RowLCR
+    from tests.security.conftest import login
+
+    create_user(conn, "MCUSER", "EXECUTE ON DBMS_STREAMS_MESSAGING", "EXECUTE ON DBMS_AQ")
+    conn.streams_adm.set_up_queue(queue_table="MQT", queue_name="MQ", queue_user="MCUSER")
+    conn.streams_adm.add_table_rules("hr.t", "dequeue", "mc", queue_name="MQ")
+    conn.aqadm.enable_db_access(agent_name="MC", db_username="MCUSER")
+    conn.streams_messaging.enqueue("MQ", RowLCR.construct(
+        source_database_name="DBS1", command_type="INSERT", object_owner="HR", object_name="T",
+        new_values={"ID": 1}))
+    conn.commit()
+    [rs] = conn.query("SELECT rule_set_owner || '.' || rule_set_name FROM DBA_STREAMS_MESSAGE_CONSUMERS",
+                      None)[1][0]
+    mc = login(dsn, "MCUSER")
+    try:
+        with pytest.raises(sluice.DatabaseError) as e:
+            mc.streams_messaging.dequeue("SLUICE.MQ", "MC", wait=0)
+        assert e.value.code == 1031
+        mc.rollback()
+        conn.cursor().execute("CREATE ROLE mc_rules")
+        adm = conn.rule_adm
+        adm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, rs, "MC_RULES")
+        conn.cursor().execute("GRANT mc_rules TO mcuser")
+        payload, _ = mc.streams_messaging.dequeue("SLUICE.MQ", "MC", wait=0)
+        assert payload.get_object_name() == "T"
+        mc.commit()
+    finally:
+        mc.close()

@@ -19,7 +19,9 @@ session, a Spark apply sink, a synchronous capture's enqueue, combined capture a
 * :func:`check_rule_sets` — the client's user may execute its positive and negative rule
   sets (ORA-01031, as DBMS_RULE.EVALUATE) and every custom rule-based transformation its
   positive rule set's rules name (ORA-06550 / PLS-00201, as a handler): asked when the
-  client starts and again when the catalog changes, never per message.
+  client starts and again when the catalog changes, never per message;
+  :func:`check_session_rule_sets` — the same of a messaging client's rule sets for the
+  session that invokes it (its own call: its roles count).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..security.authorize import Authorizer, client_refusals
 from ..store.dialect import POSTGRESQL, SQLITE
 
 __all__ = ["check_apply_user", "check_capture_user", "handler_rights", "capture_user_refusals",
-           "check_rule_sets", "TRANSFORM_FUNCTION"]
+           "check_rule_sets", "check_session_rule_sets", "TRANSFORM_FUNCTION"]
 
 TRANSFORM_FUNCTION = "STREAMS$_TRANSFORM_FUNCTION"   # DBMS_STREAMS_ADM.SET_RULE_TRANSFORM_FUNCTION
 
@@ -102,16 +104,32 @@ def check_rule_sets(conn: Any, user: str | None, positive: str | None, negative:
     catalog = rules_catalog(conn.context.store)
     checks = Checks(conn.context)
     authorizer = Authorizer(conn.context.security, user, roles=False)
-    for name in (negative, positive):
-        if name is None:
-            continue
-        rule_set = catalog.key(name, conn.username, "rule set name")
-        if rule_set not in catalog.rule_sets:
-            continue
+    for rule_set, is_positive in _existing(catalog, conn.username, positive, negative):
         checks.require(checks.holds(RULE_SET, rule_set, "EXECUTE", user))
-        if name is positive and transform is not None:
+        if is_positive and transform is not None:
             for routine in dict.fromkeys(_transform_functions(catalog, rule_set)):
                 authorizer.check_execute(transform(routine))
+
+
+def check_session_rule_sets(conn: Any, positive: str | None, negative: str | None) -> None:
+    """A messaging client is invoked by a session (DBMS_STREAMS_MESSAGING.DEQUEUE), which
+    evaluates its rule sets as DBMS_RULE.EVALUATE would: EXECUTE on each, the session's own
+    call (its enabled roles count).  :raises: ORA-01031."""
+    catalog = rules_catalog(conn.context.store)
+    checks = Checks(conn.context)
+    for rule_set, _ in _existing(catalog, conn.username, positive, negative):
+        checks.require(checks.holds(RULE_SET, rule_set, "EXECUTE"))
+
+
+def _existing(catalog: Any, schema: str, positive: str | None,
+              negative: str | None) -> Iterable[tuple[str, bool]]:
+    """``(qualified name, positive?)`` of each rule set named that exists (one that does
+    not is left to the evaluation: ORA-24141), negative first."""
+    for name, is_positive in ((negative, False), (positive, True)):
+        if name is not None:
+            rule_set = catalog.key(name, schema, "rule set name")
+            if rule_set in catalog.rule_sets:
+                yield rule_set, is_positive
 
 
 def _transform_functions(catalog: Any, rule_set: str) -> Iterable[str]:
