@@ -55,6 +55,20 @@ def process(conn):
         yield start
 
 
+def aborted(p: ApplyProcess) -> sluice.DatabaseError:
+    """Run the apply process as the host does until it aborts: its error, raised (DBA_APPLY
+    shows it ABORTED).  Stopped after 10 s should it not: without the check it would run on."""
+    stop = threading.Event()
+    deadline = threading.Timer(10, stop.set)
+    deadline.start()
+    try:
+        with pytest.raises(sluice.DatabaseError) as e:
+            p.run(stop)
+    finally:
+        deadline.cancel()
+    return e.value
+
+
 def test_create_apply_makes_the_apply_user_a_secure_queue_user(conn, applied, process):
     """"an apply process is configured to dequeue from its secure queue automatically …
     the Oracle Streams AQ agent has the same name as the Oracle Streams client": APUSER
@@ -80,15 +94,7 @@ def test_what_is_taken_from_the_apply_user_stops_the_running_process(conn, appli
     p.drain()
     take_away(conn)
     send(conn, 2)
-    stop = threading.Event()
-    deadline = threading.Timer(10, stop.set)      # without the check it would run on
-    deadline.start()
-    try:
-        with pytest.raises(sluice.DatabaseError) as e:
-            p.run(stop)
-    finally:
-        deadline.cancel()
-    assert e.value.code == code
+    assert aborted(p).code == code
     assert applied == [{"n": 1}]
     status, error = conn.query("SELECT status, error_number FROM DBA_APPLY WHERE apply_name = :n",
                                {"n": APPLY})[1][0]
@@ -203,6 +209,8 @@ def test_what_is_taken_from_the_capture_user_stops_the_running_capture(env, take
     s = env.src
     env.sql(f"CREATE TABLE {s}.t (id int PRIMARY KEY)")
     env.create_capture(rule_set_name=env.table_rule_set("RS", "t"), capture_user="CAPUSER")
+    adm = env.conn.rule_adm           # it evaluates the administrator's rule set
+    adm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "RS", "CAPUSER")
     assert ("CAP", "CAPUSER") in agent_privs(env.conn)
     env.conn.capture_adm.start_capture(capture_name="CAP")
     env.sql(f"INSERT INTO {s}.t VALUES (1)")

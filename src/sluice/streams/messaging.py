@@ -21,6 +21,7 @@ from ..constants import DEQ_BROWSE, DEQ_FIRST_MSG, DEQ_NEXT_MSG, DEQ_NEXT_TRANSA
 from ..errors import ora
 from ..names import split_qualified
 from ..routines import out_params
+from .clientrights import check_session_rule_sets
 from .clientspec import streams_name as client_name
 from .rowmigration import migrate
 from .rulegen.clients import MESSAGE_CONSUMER
@@ -72,6 +73,7 @@ class DbmsStreamsMessaging:
             raise ora(26667, f"dequeue_mode {dequeue_mode!r} / navigation {navigation!r}")
         positive = _rule_set(spec, "rule_set")
         negative = _rule_set(spec, "negative_rule_set")
+        check_session_rule_sets(conn, positive, negative)   # once per call, not per message
         q = conn.queue(f'"{owner}"."{qname}"')
         opts = q.deqoptions
         opts.consumername, opts.mode, opts.navigation = f'"{name}"', mode, nav

@@ -59,6 +59,7 @@ from typing import Any, Callable
 from ... import constants as C
 from ...aq.payload import ANYDATA, PayloadCodec
 from ...errors import DatabaseError, Error, ora
+from ...names import qualified
 from ...routines import registered_function
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
@@ -66,7 +67,7 @@ from ..rulesets import evaluate_rule_sets
 from ..transform import transform
 from ..transform.adm import declarative_transformations
 from ..capture.context import CaptureContext
-from ..clientrights import check_apply_user
+from ..clientrights import check_apply_user, check_rule_sets
 from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
 from .bufferedreader import BufferedReader
@@ -182,6 +183,10 @@ class ApplyProcess:
         if user is None or version == self._apply_user_checked:
             return
         check_apply_user(self.ctx, self.d.name, user, self.d.queue_owner, self.d.queue_name)
+        # it evaluates the apply's rule sets and calls its rules' custom transformations,
+        # resolved as custom_transformation resolves them
+        check_rule_sets(self.conn, user, self.d.rule_set, self.d.negative_rule_set,
+                        lambda name: qualified(name, self.ctx.username, "function name"))
         self._apply_user_checked = version
 
     # -- life cycle ------------------------------------------------------------------------

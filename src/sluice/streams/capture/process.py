@@ -69,7 +69,7 @@ from typing import Any
 from ...errors import DatabaseError, ora
 from ...model import Agent
 from ...names import canonical
-from ..clientrights import check_capture_user
+from ..clientrights import check_capture_user, check_rule_sets
 from ...store.pgconn import parse_dsn
 from ..lcr import DDLLCR, RowLCR
 from ..rowmigration import migrate
@@ -616,6 +616,9 @@ class CaptureProcess:
         again, and a new capture_user (ALTER_CAPTURE) is the one checked.  (The host runs
         every process on its own session; this is where the capture user's rights count.)"""
         check_capture_user(self.ctx, spec.name, spec.capture_user, spec.queue_owner, spec.queue_name)
+        # and it evaluates the capture's rule sets: EXECUTE on them (Sluice's capture runs
+        # no custom rule-based transformation)
+        check_rule_sets(self.conn, spec.capture_user, spec.rule_set, spec.negative_rule_set)
 
     def _leave_combined(self) -> None:
         """Leave combined capture and apply: enqueue into the capture's queue from now on."""

@@ -44,6 +44,7 @@ from ... import constants as C
 from ...aq.buffered import existing_pool
 from ...aq.payload import SIMPLE_TYPES, PayloadCodec
 from ...errors import DatabaseError, ora
+from ...names import qualified
 from ...rules.engine.anydata import AnyData
 from ...routines import registered_function
 from ...store.base import DequeueInfo, MessageRecord, QueueInfo, Selector, remote_match
@@ -51,6 +52,7 @@ from ..rowmigration import migrate
 from ..transform import transform
 from ..transform.adm import declarative_transformations
 from ..rulesets import evaluate_rule_sets
+from ..clientrights import check_rule_sets
 from . import schedules as sched
 from . import spec as specs
 from .sites import Destination
@@ -104,6 +106,7 @@ class JobEnv:
     declared: dict | None = None       # the declarative transformations, by rule
     declared_version: int = -1         # as of this catalog version
     routes_version: int = -1           # the catalog version a run's routes were read at
+    owners_version: int = -1           # ... and the propagations' owners' rights checked at
     # more sessions of the propagating user at the source (HTTP batches are pipelined: one
     # is dequeued while others are committed at the destination): ``spare(i)`` is the i-th
     # (from 0); None: one batch at a time
@@ -124,6 +127,7 @@ def run_schedule(env: JobEnv, s: sched.Schedule) -> RunResult:
             dest.restore(s.key, sched.load_untold(ctx.session, s.key))
         env.routes_version = ctx.store.catalog_version()
         routes = _routes(ctx, q)
+        _check_owners(env, routes)
         pipelined = getattr(dest, "pipelined", False) and env.spare is not None and existing_pool(ctx.store) is None
         if pipelined:
             _pipelined(env, s, q, dest, routes, result)
@@ -554,7 +558,31 @@ def _reread(env: JobEnv, s: sched.Schedule, q: QueueInfo, routes: dict[str, _Rou
         env.routes_version = version
         routes.clear()
         routes.update(_routes(env.conn.context, q))
+        _check_owners(env, routes)
     return True
+
+
+def _check_owners(env: JobEnv, routes: dict[str, _Route]) -> None:
+    """Seed 001: "The user who owns the source queue is the user who propagates messages"
+    — it evaluates each propagation's rule sets and calls their custom rule-based
+    transformations, so it needs EXECUTE on them (:func:`..clientrights.check_rule_sets`).
+    A propagation whose owner may not is ABORTED with the error (DBA_PROPAGATION), its
+    messages left in the queue for START_PROPAGATION once granted; the schedule's other
+    propagations go on.  Asked once per catalog version, not per message."""
+    store = env.conn.context.store
+    if env.owners_version == store.catalog_version():
+        return
+    for address, route in list(routes.items()):
+        spec = route.spec
+        if spec is None or not route.enabled:
+            continue
+        try:
+            check_rule_sets(env.conn, spec.source_queue_owner, spec.rule_set, spec.negative_rule_set,
+                            _routine_name)
+        except DatabaseError as e:
+            specs.save(store, spec.with_status(specs.ABORTED, e))
+            routes[address] = replace(route, enabled=False)
+    env.owners_version = env.routes_version = store.catalog_version()
 
 
 def _routes(ctx: Any, q: QueueInfo) -> dict[str, _Route]:
@@ -702,9 +730,20 @@ def _transform_function(hit: Any) -> str | None:
     return value.value if isinstance(value, AnyData) else str(value)
 
 
-def _apply(function: str, message: Any) -> Any:
+def _routine(function: str) -> tuple[str, str]:
+    """``(schema, name)`` of a rule's transformation function as the propagation calls it."""
     schema, _, name = function.rpartition(".")
-    fn = registered_function(name, schema.strip('"').upper() or "SLUICE")
+    return schema.strip('"').upper() or "SLUICE", name
+
+
+def _routine_name(function: str) -> str:
+    schema, name = _routine(function)
+    return qualified(name, schema, "function name")
+
+
+def _apply(function: str, message: Any) -> Any:
+    schema, name = _routine(function)
+    fn = registered_function(name, schema)
     try:
         return fn(message)
     except DatabaseError:
