@@ -196,11 +196,77 @@ def test_a_date_minus_a_column_is_days(conn, dsn):
 
 
 @pytest.mark.parametrize("sql", ["SELECT SYSDATE + dummy FROM DUAL", "SELECT SYSDATE * 2 FROM DUAL",
-                                 "SELECT SYSDATE - :n FROM DUAL", "SELECT 2 - SYSDATE FROM DUAL",
+                                 "SELECT SYSDATE + :n * dummy FROM DUAL", "SELECT 2 - SYSDATE FROM DUAL",
                                  "SELECT SYSDATE - 1 * dummy FROM DUAL", "SELECT SYSDATE - dummy * 2 FROM DUAL",
                                  "SELECT 1 FROM DUAL WHERE SYSTIMESTAMP - dummy > 0"])
 def test_other_date_arithmetic_on_the_clock_is_refused_not_answered_wrongly(conn, sql):
     assert _code(lambda: _rows(conn, sql, {"n": 1} if ":n" in sql else None)) == "SLU-00001"
+
+
+# -- binds as days ----------------------------------------------------------------------
+
+def _stamps(conn, dsn):
+    """Rows 1, 2 and 3 stamped 1, 2 and 3 days ago (a DATE: whole seconds)."""
+    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    for n in (1, 2, 3):
+        conn.cursor().execute(f"INSERT INTO stamps (n, at) VALUES ({n}, SYSDATE - {n} + 1/1440)")
+
+
+def test_a_bind_as_days_by_name_and_by_position(conn, dsn):
+    """The monitoring query (``enq_time < SYSDATE - :days``) as python-oracledb code runs it:
+    the bind's value is folded into the clock's literal, by name and by position."""
+    _stamps(conn, dsn)
+    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :days ORDER BY n", {"days": 2}) == [(3,)]
+    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :days ORDER BY n", {"DAYS": 1}) == [(2,), (3,)]
+    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :1 ORDER BY n", [2]) == [(3,)]
+    # a whole expression of days, a bind before the clock, text Oracle reads as a number
+    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :h/24 ORDER BY n", {"h": 36}) == [(2,), (3,)]
+    assert _rows(conn, "SELECT n FROM stamps WHERE at > :d + SYSDATE ORDER BY n", {"d": " -1.5"}) == [(1,)]
+    (sysdate, ago), = _rows(conn, "SELECT SYSDATE, SYSDATE - :d FROM dual", [1.5])
+    assert ago == sysdate - dt.timedelta(days=1.5)
+    # Connection.query with values by position (no numbering by the cursor)
+    assert conn.query("SELECT n FROM stamps WHERE at < SYSDATE - :1 ORDER BY n", [2])[1] == [(3,)]
+
+
+def test_binds_around_a_bind_as_days_still_line_up(conn, dsn):
+    """A bind taken into the clock leaves the statement: the others keep their values,
+    by position (in order) and by name; one name used twice is read twice."""
+    _stamps(conn, dsn)
+    sql = "SELECT n FROM stamps WHERE n >= :lo AND at < SYSDATE - :days AND n <= :hi ORDER BY n"
+    assert _rows(conn, sql, {"hi": 3, "days": 1, "lo": 3}) == [(3,)]
+    assert _rows(conn, sql, [2, 1, 2]) == [(2,)]
+    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :1 AND n > :2 ORDER BY n", [1, 2]) == [(3,)]
+    assert conn.query("SELECT n FROM stamps WHERE n >= :1 AND at < SYSDATE - :2 AND n <= :3 ORDER BY n",
+                      [2, 1, 2])[1] == [(2,)]
+    twice = "SELECT n FROM stamps WHERE at < SYSDATE - :d AND at > SYSDATE - :d - 2 ORDER BY n"
+    assert _rows(conn, twice, {"d": 1}) == [(2,), (3,)]
+    assert _rows(conn, twice, [2, 1]) == [(3,)]                 # by position each use is one value
+    # a name both days and a value elsewhere keeps its value there
+    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :n AND n > :n ORDER BY n", {"n": 2}) == [(3,)]
+
+
+def test_a_bind_as_days_in_dml(conn, dsn):
+    _stamps(conn, dsn)
+    cur = conn.cursor()
+    cur.execute("DELETE FROM stamps WHERE n > :lo AND at < SYSDATE - :days", {"lo": 2, "days": 1})
+    assert cur.rowcount == 1
+    cur.execute("UPDATE stamps SET at = SYSDATE + :1 WHERE n = :2", [1, 1])
+    assert _rows(conn, "SELECT n FROM stamps WHERE at > SYSDATE ORDER BY n") == [(1,)]
+
+
+@pytest.mark.parametrize("value, code", [("abc", "ORA-01722"), (True, "ORA-01722"), ("1/2", "ORA-01722"),
+                                         (dt.datetime(2026, 1, 1), "SLU-00001")])
+def test_a_bind_as_days_that_is_no_number_is_refused(conn, dsn, value, code):
+    _stamps(conn, dsn)
+    assert _code(lambda: _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :d", {"d": value})) == code
+    assert _code(lambda: conn.cursor().execute("DELETE FROM stamps WHERE at < SYSDATE - :d", [value])) == code
+    conn.commit()
+    assert _rows(conn, "SELECT COUNT(*) FROM stamps") == [(3,)]             # nothing changed
+
+
+def test_a_null_bind_as_days_is_null(conn):
+    assert _rows(conn, "SELECT SYSDATE - :d FROM dual", {"d": None}) == [(None,)]
+    assert _rows(conn, "SELECT 1 FROM dual WHERE SYSDATE > SYSDATE - :d", [None]) == []
 
 
 def _aq_view_counts(conn):

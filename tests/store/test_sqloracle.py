@@ -104,3 +104,40 @@ def test_a_month_without_the_day_is_ora_01839():
         oracle_words("SELECT SYSDATE - INTERVAL '1' MONTH FROM dual", "SCOTT", sqlite=True, now=march)
     assert "'2026-01-31 12:00:00'" in oracle_words("SELECT SYSDATE - INTERVAL '2' MONTH FROM dual", "SCOTT",
                                                    sqlite=False, now=march).text
+
+
+@pytest.mark.parametrize("sql, binds, text, left", [
+    # by position: the value taken goes, the others keep their order
+    ("SELECT x FROM t WHERE a = :1 AND at < SYSDATE - :2 AND b = :3", [7, 2, 9],
+     "SELECT x FROM t WHERE a = :1 AND at < '2026-11-28 07:08:09' AND b = :3", [7, 9]),
+    ("SELECT x FROM t WHERE at < SYSDATE - :d AND at > SYSDATE - :d - 1 AND b = :d", (1, 2, 3),
+     "SELECT x FROM t WHERE at < '2026-11-29 07:08:09' AND at > '2026-11-27 07:08:09' AND b = :d", [3]),
+    # by name: a name no longer used goes, one still used stays
+    ("SELECT x FROM t WHERE a = :a AND at < SYSDATE - :days/24 AND b = :b", {"a": 7, ":Days": 36, "b": 9},
+     "SELECT x FROM t WHERE a = :a AND at < '2026-11-28 19:08:09' AND b = :b", {"a": 7, "b": 9}),
+    ("SELECT x FROM t WHERE at < SYSDATE - :n AND n > :n", {"n": 1},
+     "SELECT x FROM t WHERE at < '2026-11-29 07:08:09' AND n > :n", {"n": 1}),
+    ("SELECT :n + SYSDATE AS d, SYSTIMESTAMP - :n * 2 AS e FROM dual", {"n": "0.5"},
+     "SELECT '2026-11-30 19:08:09' AS d, '2026-11-29 07:08:09' AS e FROM dual", {}),
+    ("SELECT SYSDATE - :n AS d, SYSDATE - :n - at AS e FROM t", {"n": None},
+     "SELECT NULL AS d, NULL AS e FROM t", {}),
+    # no bind taken: the binds as given
+    ("SELECT x FROM t WHERE at < SYSDATE - 1 AND a = :1", [5], "SELECT x FROM t WHERE at < '2026-11-29 07:08:09' AND a = :1",
+     [5]),
+])
+def test_binds_as_days_are_folded_and_leave_the_statement(sql, binds, text, left):
+    t = oracle_words(sql, "SCOTT", sqlite=True, now=NOW, binds=binds)
+    assert (t.text, t.binds) == (text, left)
+
+
+def test_a_null_bind_as_days_on_postgresql_keeps_the_types():
+    t = oracle_words("SELECT SYSDATE - :n AS d, SYSDATE - :n - at AS e FROM t", "SCOTT", sqlite=False, now=NOW,
+                     binds=[None, None])
+    assert t.text == "SELECT CAST(NULL AS TIMESTAMP) AS d, CAST(NULL AS DOUBLE PRECISION) AS e FROM t"
+    assert t.binds == []
+
+
+@pytest.mark.parametrize("binds", [None, [], {"m": 1}])
+def test_a_bind_as_days_without_a_value_is_ora_01008(binds):
+    with pytest.raises(sluice.DatabaseError, match="ORA-01008"):
+        oracle_words("SELECT SYSDATE - :n FROM dual", "SCOTT", sqlite=True, now=NOW, binds=binds)

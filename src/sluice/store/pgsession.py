@@ -568,8 +568,8 @@ class PgSession(StoreSession):
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        oracle = oracle_words(sql, self.user, sqlite=False) if oracle_sql else Translated(sql)
-        text = oracle.text
+        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds) if oracle_sql else Translated(sql, binds=binds)
+        text, binds = oracle.text, oracle.binds
         c = self._conn()
         raw = c.raw
         # a user's statement: its numbers as python-oracledb's (the cursor's own loaders)
@@ -619,8 +619,9 @@ class PgSession(StoreSession):
         return cols, oracle.convert(rows)
 
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        text = oracle_words(sql, self.user, sqlite=False).text
-        text, params = _with_params(rewrite(text, physical_names(self.store.queue_tables()), self.user), binds)
+        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds)
+        text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
+                                    oracle.binds)
         c = self._conn()
         raw = c.raw
         with self._guard():

@@ -4,8 +4,9 @@
 read once per statement, so the clock word with literal days or a literal interval added
 or taken away is itself a literal, worked out here as Oracle works it out:
 
-* a number of days (:func:`days_term`: numbers, ``* / + -`` and parentheses) makes a
-  DATE — a timestamp loses its fraction first, the sum is rounded to the second;
+* a number of days (:func:`days_term`: numbers, binds whose values the caller reads,
+  ``* / + -`` and parentheses) makes a DATE — a timestamp loses its fraction first, the
+  sum is rounded to the second; a NULL bind makes the whole NULL (:data:`NULL`);
 * an ``INTERVAL`` literal (:func:`interval`: one field or ``lead TO trail``) keeps the
   type; months that land on a day the month has not are ORA-01839.
 """
@@ -15,33 +16,45 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence, Union
 
 from ..errors import ora
 
-__all__ = ["add_days", "add_interval", "days_term", "interval", "to_utc"]
+__all__ = ["NULL", "add_days", "add_interval", "days_term", "interval", "to_utc"]
 
 _UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
 _SECONDS = {"DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
 
 
-def days_term(toks: Sequence, k: int) -> tuple[int, Fraction] | None:
+class _Null:
+    """SQL's NULL among the days: whatever it meets is NULL."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL = _Null()
+Days = Union[Fraction, _Null]
+
+
+def days_term(toks: Sequence, k: int, bind: Callable[[int], Days] | None = None) -> tuple[int, Days] | None:
     """The literal operand of ``+`` / ``-`` starting at token ``k`` (``1``, ``1/24``,
-    ``(1 + 1/24)``, ``2 * 3``): (its last token, its value), or None when it is not all
-    literal numbers (``1 * col`` is none: the product binds first)."""
-    p = _Days(toks, k)
+    ``(1 + 1/24)``, ``2 * 3``, ``:n / 24``): (its last token, its value), or None when it
+    is not all literal numbers (``1 * col`` is none: the product binds first).  A bind
+    token's value is ``bind(its index)`` (no ``bind``: not literal)."""
+    p = _Days(toks, k, bind)
     value = p.term()
     return None if value is None else (p.k - 1, value)
 
 
 class _Days:
-    def __init__(self, toks: Sequence, k: int) -> None:
-        self.toks, self.k = toks, k
+    def __init__(self, toks: Sequence, k: int, bind: Callable[[int], Days] | None) -> None:
+        self.toks, self.k, self.bind = toks, k, bind
 
     def _peek(self) -> str:
         return self.toks[self.k].text if self.k < len(self.toks) else ""
 
-    def additive(self) -> Fraction | None:
+    def additive(self) -> Days | None:
         value = self.term()
         while value is not None and self._peek() in ("+", "-"):
             op = self._peek()
@@ -49,10 +62,13 @@ class _Days:
             other = self.term()
             if other is None:
                 return None
-            value = value + other if op == "+" else value - other
+            if value is NULL or other is NULL:
+                value = NULL
+            else:
+                value = value + other if op == "+" else value - other
         return value
 
-    def term(self) -> Fraction | None:
+    def term(self) -> Days | None:
         value = self.factor()
         while value is not None and self._peek() in ("*", "/"):
             op = self._peek()
@@ -60,12 +76,15 @@ class _Days:
             other = self.factor()
             if other is None:
                 return None
+            if value is NULL or other is NULL:
+                value = NULL
+                continue
             if op == "/" and other == 0:
                 raise ora(1476)
             value = value / other if op == "/" else value * other
         return value
 
-    def factor(self) -> Fraction | None:
+    def factor(self) -> Days | None:
         sign = 1
         while self._peek() in ("+", "-"):
             sign = -sign if self._peek() == "-" else sign
@@ -76,13 +95,17 @@ class _Days:
         if t.kind == "num":
             self.k += 1
             return sign * Fraction(t.text)
+        if t.kind == "bind" and self.bind is not None:
+            value = self.bind(self.k)
+            self.k += 1
+            return value if value is NULL else sign * value
         if t.text == "(":
             self.k += 1
             value = self.additive()
             if value is None or self._peek() != ")":
                 return None
             self.k += 1
-            return sign * value
+            return value if value is NULL else sign * value
         return None
 
 

@@ -90,6 +90,7 @@ class SqliteSession(StoreSession):
 
     # -- DML on the store's database -----------------------------------------
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+        oracle = oracle_words(sql, self.user, sqlite=True, binds=binds)   # its errors change nothing
         conn = self.conn
         if not self._dml:
             # SQLite's own write lock, not the process's mutex (store.begin): the transaction
@@ -108,9 +109,8 @@ class SqliteSession(StoreSession):
             conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
             conn.execute("INSERT INTO SLUICE_SYNC_SESSION (TXN, TAG) VALUES (?, ?)",
                          (self.new_transaction_id(), tag or None))
-            text = oracle_words(sql, self.user, sqlite=True).text
-            cur = conn.execute(rewrite(text, physical_names(self.store.queue_tables()), self.user),
-                               binds or ())
+            cur = conn.execute(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
+                               oracle.binds or ())
             count = cur.rowcount
         except (sqlite3.Error, OverflowError) as e:
             conn.execute("ROLLBACK TO sluice_dml")     # the statement alone is undone
@@ -502,14 +502,14 @@ class SqliteSession(StoreSession):
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        oracle = oracle_words(sql, self.user, sqlite=True) if oracle_sql else Translated(sql)
+        oracle = oracle_words(sql, self.user, sqlite=True, binds=binds) if oracle_sql else Translated(sql, binds=binds)
         try:
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
             if sessions is not None:
                 session_view(self.conn.execute, self.conn.executemany, SQLITE, sessions, self.sid, known,
                              self.user)
-            cur = self.conn.execute(rewrite(oracle.text, known, self.user), binds or ())
+            cur = self.conn.execute(rewrite(oracle.text, known, self.user), oracle.binds or ())
             # (SQLite computes the rows as they are read: an error can come from a later row)
             rows = cur.fetchall()
         except (sqlite3.OperationalError, sqlite3.ProgrammingError, OverflowError) as e:

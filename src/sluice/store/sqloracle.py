@@ -12,7 +12,9 @@ which has no Oracle session: :func:`oracle_words` replaces
   DATE and TIMESTAMP [WITH TIME ZONE] (PostgreSQL: a ``TIMESTAMP`` literal; SQLite:
   text, the form its views' dates have, which :meth:`Translated.convert` turns back).
   Oracle's date arithmetic on them: ``CLOCK ± literal days ± INTERVAL '…' unit`` (and
-  ``n + CLOCK``) is folded into that literal (:mod:`.sqlclock`); ``SYSDATE - column`` and
+  ``n + CLOCK``) is folded into that literal (:mod:`.sqlclock`), a bind among the days
+  by its value, the bind then gone from the statement (:mod:`.clockbinds`:
+  :attr:`Translated.binds` are the binds left); ``SYSDATE - column`` and
   ``column - SYSDATE`` are the days between, a float; other arithmetic on them is
   refused (SLU-00001), neither database counting it in days.  A statement on Sluice's
   views (``AQ$…``, ``FROM DBA_…``) reads the clock in UTC, as their dates are;
@@ -32,10 +34,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported
-from .sqlclock import add_days, add_interval, days_term, interval, to_utc
+from .clockbinds import ClockBinds
+from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc
 
 __all__ = ["Translated", "aliased", "oracle_words", "tokens"]
 
@@ -89,11 +92,13 @@ class _Tok(NamedTuple):
 class Translated:
     """A statement made runnable; the clock values to give back as the host's datetimes
     (SQLite's text of them, or the UTC value a statement on the views read -> the value);
-    the tokens of the statement typed, if they were read (:mod:`.sqlheadings` reuses them)."""
+    the tokens of the statement typed, if they were read (:mod:`.sqlheadings` reuses them);
+    the binds to run it with (those given, less the ones folded into the clock)."""
 
     text: str
     dates: dict[str | datetime, datetime] = field(default_factory=dict)
     toks: list[_Tok] | None = None          # the user's statement's, when they were read
+    binds: dict | Sequence | None = None
 
     def convert(self, rows: list[tuple]) -> list[tuple]:
         """``rows`` with this statement's clock values as datetimes."""
@@ -104,21 +109,25 @@ class Translated:
         return rows
 
 
-def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None) -> Translated:
+def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
+                 binds: dict | Sequence | None = None) -> Translated:
     """``sql`` with Oracle's session words answered for ``user`` (see the module);
-    ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL."""
+    ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL;
+    ``binds`` the values the statement is to run with (by name or by position)."""
     upper = sql.upper()
     if not any(word in upper for word in _MAYBE):
-        return Translated(sql)
-    return _Translation(sql, user, sqlite, now).run()
+        return Translated(sql, binds=binds)
+    return _Translation(sql, user, sqlite, now, binds).run()
 
 
 class _Translation:
-    def __init__(self, sql: str, user: str, sqlite: bool, now: datetime | None) -> None:
+    def __init__(self, sql: str, user: str, sqlite: bool, now: datetime | None,
+                 binds: dict | Sequence | None) -> None:
         self.sql, self.user, self.sqlite = sql, user, sqlite
         self.now = now
         self.dates: dict[str | datetime, datetime] = {}
         self.toks = tokens(sql)
+        self.binds = ClockBinds(self.toks, binds)
         self.on_views: bool | None = None                # read when the clock is (_in_utc)
         self.items: list[tuple[int, int]] | None = None
         self.skip = -1                                   # tokens up to this one are done
@@ -137,9 +146,9 @@ class _Translation:
             elif t.text == "/":
                 self._divisor(i + 1)
         if not (self.replace or self.opens):
-            return Translated(self.sql, toks=toks)
+            return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
-        return Translated(self._text(), self.dates, toks)
+        return Translated(self._text(), self.dates, toks, self.binds.remaining())
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -169,9 +178,10 @@ class _Translation:
     # -- the clock and its arithmetic -------------------------------------------------------
     def _clock(self, first: int, last: int, digits: int) -> None:
         """The clock word at tokens ``first``..``last`` with Oracle's arithmetic around it:
-        ``n + CLOCK``, ``CLOCK ± days ± INTERVAL …`` folded into one literal (:mod:`.sqlclock`),
-        ``CLOCK - column`` / ``column - CLOCK`` (a DATE word) as days between; any other
-        arithmetic on it is refused (SLU-00001) rather than answered wrongly."""
+        ``n + CLOCK``, ``CLOCK ± days ± INTERVAL …`` folded into one literal (:mod:`.sqlclock`;
+        a bind among the days read from its value, :mod:`.clockbinds`), ``CLOCK - column`` /
+        ``column - CLOCK`` (a DATE word) as days between; any other arithmetic on it is
+        refused (SLU-00001) rather than answered wrongly."""
         toks, word = self.toks, self.toks[first].word
         value = self._now()
         if digits < 6:
@@ -186,23 +196,26 @@ class _Translation:
                                    value, clock_first=False)
                 self.skip = last
                 return
-            if before == "+" and first >= 2 and toks[first - 2].kind == "num" and self._starts_operand(first - 2):
-                value, digits = add_days(value, Fraction(toks[first - 2].text)), 0
-                start = toks[first - 2].start
+            if (before == "+" and first >= 2 and toks[first - 2].kind in ("num", "bind")
+                    and self._starts_operand(first - 2)):
+                n = toks[first - 2]
+                value = _plus(value, Fraction(n.text) if n.kind == "num" else self.binds.days(first - 2))
+                digits, start = 0, n.start
             else:
                 raise _refused(word)
         j = last
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus = toks[j + 1].text == "-"
-            term = days_term(toks, j + 2)
+            term = days_term(toks, j + 2, self.binds.days)
             if term is not None:
                 j, days = term
-                value, digits = add_days(value, -days if minus else days), 0
+                value, digits = _plus(value, -days if minus and days is not NULL else days), 0
                 continue
             iv = interval(toks, j + 2)
             if iv is not None:
                 j, months, seconds = iv
-                value = add_interval(value, -months if minus else months, -seconds if minus else seconds)
+                if value is not NULL:
+                    value = add_interval(value, -months if minus else months, -seconds if minus else seconds)
                 continue
             end = self._name_after(j + 2)
             if minus and end is not None and word in _DATES and not self._continues(end):
@@ -228,12 +241,15 @@ class _Translation:
         return self.on_views
 
     @staticmethod
-    def _shown(value: datetime, digits: int) -> datetime:
-        return value.replace(microsecond=0) if digits == 0 else value
+    def _shown(value, digits: int):
+        return value.replace(microsecond=0) if digits == 0 and value is not NULL else value
 
-    def _literal(self, start: int, end: int, value: datetime, digits: int) -> None:
+    def _literal(self, start: int, end: int, value, digits: int) -> None:
         """The clock value in the statement: the host's wall clock, or UTC in a statement on
         Sluice's views (their dates are UTC), fetched back as the host's wall clock."""
+        if value is NULL:
+            self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)")
+            return
         utc = self._in_utc()
         sql_value = to_utc(value) if utc else value
         text = sql_value.isoformat(" ", "seconds" if digits == 0 else "microseconds")
@@ -247,6 +263,9 @@ class _Translation:
 
     def _days_between(self, start: int, end: int, column: str, value: datetime, clock_first: bool) -> None:
         """``DATE - column`` (or ``column - DATE``): Oracle's number of days between."""
+        if value is NULL:
+            self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS DOUBLE PRECISION)")
+            return
         sql_value = to_utc(value) if self._in_utc() else value
         text = _literal(sql_value.isoformat(" ", "seconds"))
         if self.sqlite:
@@ -422,9 +441,14 @@ def _view(t: _Tok) -> str:
     return name if name.startswith(_VIEWS) else ""
 
 
+def _plus(value, days):
+    """``value + days`` (either may be NULL)."""
+    return NULL if value is NULL or days is NULL else add_days(value, days)
+
+
 def _refused(word: str) -> NotSupportedError:
     return not_supported(f"this date arithmetic on {word} in SQL (Sluice answers {word} plus or minus "
-                         "literal days or an INTERVAL literal, and a DATE minus a column)")
+                         "days (numbers and binds) or an INTERVAL literal, and a DATE minus a column)")
 
 
 def _literal(text: str) -> str:
