@@ -314,3 +314,48 @@ def test_the_sinks_handlers_run_with_the_apply_users_rights(site):
     assert refused.value.code == 6550
     assert _status(conn) == "ABORTED" and target.rows("emp") == [] and called == []
     assert conn.query("SELECT SOURCE_COMMIT_SCN, ERROR_NUMBER FROM DBA_APPLY_ERROR", None)[1] == [(11, 6550)]
+
+
+def test_the_sinks_apply_user_needs_execute_on_its_rule_set_and_transformation(site):
+    """The sink evaluates the apply's rule set and calls its rules' custom transformations
+    as the apply user, which the Python apply process checks before a batch (one check,
+    clientrights.check_rule_sets): without EXECUTE on the administrator's rule set the batch
+    fails with ORA-01031, then (the rule set granted) without EXECUTE on the transformation
+    of another schema with ORA-06550 -- before anything is applied or put in the error
+    queue, as the sink's refusal of the apply user's queue rights.  Both granted, the batch
+    applies, transformed.  It used to apply with the pipeline session's rights."""
+    from sluice.rules.engine.ruleset import STREAMS_CONTEXT
+    from sluice.rules.engine.types import NVList
+    from tests.security.conftest import create_user
+
+    dsn, conn, target = site
+    create_user(conn, "APUSER")
+    conn.apply_adm.alter_apply(apply_name=APPLY, apply_user="APUSER")
+    name = f"sink_rights_test.f{os.urandom(4).hex()}"    # the registry is the process's: a name per test
+
+    def upper(m):
+        m.set_value("NEW", "NAME", m.get_value("NEW", "NAME").value.upper())
+        return m
+    sluice.register_function(name, upper)
+    adm = conn.rule_adm
+    adm.create_rule("T_EMP", "1 = 1", STREAMS_CONTEXT, NVList({"STREAMS$_TRANSFORM_FUNCTION": name}))
+    adm.create_rule_set("RS", STREAMS_CONTEXT)
+    adm.add_rule("T_EMP", "RS")
+    conn.apply_adm.alter_apply(apply_name=APPLY, rule_set_name="RS")
+    o = target.owner
+
+    def batch() -> list[Row]:
+        return _rows([[lcr("INSERT", o, "EMP", 11, None, {"ID": 1, "NAME": "a"}, txn="11.0.1")]],
+                     {0: f"{conn.username}.T_EMP"})
+    with pytest.raises(sluice.DatabaseError) as refused:
+        _run(dsn, batch())
+    assert refused.value.code == 1031
+    assert target.rows("emp") == [] and _errors(conn) == []
+    adm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "RS", "APUSER")
+    with pytest.raises(sluice.DatabaseError) as refused:
+        _run(dsn, batch())
+    assert refused.value.code == 6550 and f"'{name.upper()}' must be declared" in str(refused.value)
+    assert target.rows("emp") == [] and _errors(conn) == []
+    conn.cursor().execute(f"GRANT EXECUTE ON {name} TO apuser")
+    _run(dsn, batch())
+    assert target.rows("emp") == [(1, "A")] and _errors(conn) == []

@@ -185,6 +185,68 @@ def test_execute_error_as_the_current_user(conn, applied, process):
     assert other == [{"n": 1}]
 
 
+def an_error_and_a_fix(conn, process) -> str:
+    """An error transaction of the apply (its own message handler, APUSER's, back in place)
+    and CLIENT_PRIVILEGES_TEST.FIX, a user procedure for EXECUTE_ERROR of another schema on
+    which APUSER has no EXECUTE; the error's id."""
+    _other, error = refused_by_a_foreign_handler(conn, process)
+    conn.apply_adm.alter_apply(apply_name=APPLY, message_handler="apuser.on_message")
+    sluice.register_function("client_privileges_test.fix", lambda m: {**m, "fixed": True})
+    return error
+
+
+ERROR_ROW = "SELECT * FROM DBA_APPLY_ERROR WHERE apply_name = :n"
+
+
+def test_execute_errors_user_procedure_runs_with_the_apply_users_rights(conn, applied, process):
+    """EXECUTE_ERROR's user_procedure runs as its handlers do: without execute_as_user "in
+    the security context of the original receiver of the transaction", the apply user.
+    APUSER may not execute FIX: to it FIX is not there (ORA-06550, PLS-00201), the error
+    transaction stays as it was, nothing applied -- though the administrator calling it
+    may execute FIX; EXECUTE granted to APUSER, it fixes and applies the transaction.  It
+    used to run with the calling session's rights."""
+    error = an_error_and_a_fix(conn, process)
+    before = conn.query(ERROR_ROW, {"n": APPLY})[1]
+    with pytest.raises(sluice.DatabaseError) as refused:
+        conn.apply_adm.execute_error(local_transaction_id=error, user_procedure="client_privileges_test.fix")
+    assert refused.value.code == 6550
+    assert "PLS-00201: identifier 'CLIENT_PRIVILEGES_TEST.FIX' must be declared" in str(refused.value)
+    conn.rollback()
+    assert conn.query(ERROR_ROW, {"n": APPLY})[1] == before and applied == []
+    conn.cursor().execute("GRANT EXECUTE ON client_privileges_test.fix TO apuser")
+    conn.apply_adm.execute_error(local_transaction_id=error, user_procedure="client_privileges_test.fix")
+    assert applied == [{"n": 1, "fixed": True}]
+    assert conn.query(ERROR_ROW, {"n": APPLY})[1] == []
+
+
+def test_execute_errors_user_procedure_as_the_current_user(conn, dsn, applied, process):
+    """With execute_as_user => TRUE the user_procedure runs "in the security context of the
+    current user", as the handlers then do: STRMADM, a Streams administrator who is no
+    superuser, may not execute FIX though APUSER may -- ORA-06550, the error transaction
+    as it was; EXECUTE granted to STRMADM, the call fixes and applies it."""
+    from tests.security.conftest import login
+
+    error = an_error_and_a_fix(conn, process)
+    create_user(conn, "STRMADM", "EXECUTE ON DBMS_AQADM", "MANAGE ANY QUEUE", "EXECUTE ON apuser.on_message")
+    conn.cursor().execute("GRANT EXECUTE ON client_privileges_test.fix TO apuser")
+    before = conn.query(ERROR_ROW, {"n": APPLY})[1]
+    admin = login(dsn, "STRMADM")
+    try:
+        with pytest.raises(sluice.DatabaseError) as refused:
+            admin.apply_adm.execute_error(local_transaction_id=error, execute_as_user=True,
+                                          user_procedure="client_privileges_test.fix")
+        assert refused.value.code == 6550 and "'CLIENT_PRIVILEGES_TEST.FIX'" in str(refused.value)
+        admin.rollback()
+        assert conn.query(ERROR_ROW, {"n": APPLY})[1] == before and applied == []
+        conn.cursor().execute("GRANT EXECUTE ON client_privileges_test.fix TO strmadm")
+        admin.apply_adm.execute_error(local_transaction_id=error, execute_as_user=True,
+                                      user_procedure="client_privileges_test.fix")
+        assert applied == [{"n": 1, "fixed": True}]
+        assert conn.query(ERROR_ROW, {"n": APPLY})[1] == []
+    finally:
+        admin.close()
+
+
 def test_dropping_the_apply_keeps_its_secure_queue_users(conn, applied):
     """"If you drop … an apply process …, then the users who were configured as secure queue
     users for these Oracle Streams clients remain secure queue users of the queue"."""

@@ -257,19 +257,25 @@ def _apply_engine(connect: Callable[..., Any], dsn: str, login: dict, apply_name
                   server_id: int = 0) -> Iterator[tuple[Any, Any, Any, Any]]:
     """(the store's connection, its capture context, the apply's definition, an engine
     applying for it as apply server ``server_id``), closed afterwards.  The apply user may
-    take the apply's messages (as the Python apply process checks it before each batch:
-    :func:`~sluice.streams.clientrights.check_apply_user`), else the batch fails with that
+    take the apply's messages and execute its rule sets and its rules' custom
+    transformations (as the Python apply process checks them before each batch:
+    :func:`~sluice.streams.clientrights.check_apply_user`,
+    :func:`~sluice.streams.clientrights.check_rule_sets`), else the batch fails with that
     error, nothing applied, and the query stops; its handlers run with that user's rights."""
+    from ..names import qualified
     from ..streams.apply import engine_for
     from ..streams.apply.definition import load
     from ..streams.capture.context import CaptureContext
-    from ..streams.clientrights import check_apply_user
+    from ..streams.clientrights import check_apply_user, check_rule_sets
 
     conn = connect(dsn, **login)
     try:
         ctx = CaptureContext(conn)
         d = load(ctx, apply_name)
         check_apply_user(ctx, d.name, d.apply_user, d.queue_owner, d.queue_name)
+        # the transformations resolved as the sink's rule actions call them (_actions)
+        check_rule_sets(conn, d.apply_user, d.rule_set, d.negative_rule_set,
+                        lambda name: qualified(name, ctx.username, "function name"))
         engine = engine_for(conn, d.name, d.apply_database_link, d.apply_tag, d, server_id=server_id)
         try:
             yield conn, ctx, d, engine

@@ -28,6 +28,7 @@ from typing import Any
 from ...errors import ora
 from ...routines import registered_function
 from ..capture.context import CaptureContext
+from ..clientrights import handler_rights
 from .definition import engine_for, find_definition
 from .engine import ApplyError, Item, SourceTxn
 
@@ -127,21 +128,29 @@ def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure:
                   as_user: bool = False) -> None:
     """EXECUTE_ERROR: apply the error transaction again (``user_procedure``: a procedure
     registered by name, called with each message first; it returns the message to apply),
-    its handlers run with the apply user's rights or, ``as_user``, the caller's."""
+    its handlers and ``user_procedure`` run with the apply user's rights or, ``as_user``,
+    the caller's ("the security context of the current user"; else "of the original
+    receiver of the transaction"): one that user may not execute is to it not there
+    (ORA-06550, PLS-00201), and the transaction stays in the error queue as it was."""
     row = _row(ctx, local_id)
+    definition = find_definition(ctx, row["APPLY_NAME"])   # its handlers, when it still exists
+    if as_user and definition is not None:
+        definition = dataclasses.replace(definition, apply_user=ctx.username)
+    procedure = None
+    if user_procedure:
+        procedure = registered_function(user_procedure, ctx.username)
+        user = ctx.username if as_user else definition.apply_user if definition is not None else None
+        handler_rights(ctx, user, ctx.username)(user_procedure)
     decode = codec_decoder(ctx, row["QUEUE_OWNER"], row["QUEUE_NAME"])
     items = []
     for stored, execute in json.loads(row["MESSAGES"]):
         message = decode(stored)
-        if user_procedure:
-            message = registered_function(user_procedure, ctx.username)(message)
+        if procedure is not None:
+            message = procedure(message)
         items.append(Item(message, execute))
     txn = SourceTxn(items, kind="ERROR", source_database=row["SOURCE_DATABASE"],
                     commit_scn=row["SOURCE_COMMIT_SCN"], transaction_id=row["SOURCE_TRANSACTION_ID"],
                     ident=str(local_id))
-    definition = find_definition(ctx, row["APPLY_NAME"])   # its handlers, when it still exists
-    if as_user and definition is not None:
-        definition = dataclasses.replace(definition, apply_user=ctx.username)
     engine = engine_for(conn, row["APPLY_NAME"], row["TARGET"],
                         bytes.fromhex(row["APPLY_TAG"]) if row["APPLY_TAG"] else None, definition)
     # the transaction as the apply delivered it: its own SLUICE_APPLY_DONE record goes in

@@ -273,8 +273,9 @@ class ApplyProcedures:
                       user_procedure: str | None = None) -> None:
         """Apply the error transaction again (after the cause is fixed); it leaves the error
         queue when it succeeds, and stays there with the new error when it does not.  Its
-        handlers run with the apply user's rights, or with ``execute_as_user`` the caller's
-        (DBMS_APPLY_ADM's "security context of the current user")."""
+        handlers and ``user_procedure`` run with the apply user's rights, or with
+        ``execute_as_user`` the caller's (DBMS_APPLY_ADM's "security context of the current
+        user"); a ``user_procedure`` that user may not execute: ORA-06550, nothing changed."""
         errorqueue.execute_error(self._conn, self._ctx(), local_transaction_id, user_procedure,
                                  bool(execute_as_user))
 
