@@ -55,6 +55,15 @@ def process(conn):
         yield start
 
 
+def restarted(conn, process) -> ApplyProcess:
+    """START_APPLY, then a new run of the process drained: it must not abort again."""
+    conn.apply_adm.start_apply(apply_name=APPLY)
+    again = process()
+    again.drain()
+    assert again.state != "ABORTED", again.error
+    return again
+
+
 def aborted(p: ApplyProcess) -> sluice.DatabaseError:
     """Run the apply process as the host does until it aborts: its error, raised (DBA_APPLY
     shows it ABORTED).  Stopped after 10 s should it not: without the check it would run on."""
@@ -101,10 +110,7 @@ def test_what_is_taken_from_the_apply_user_stops_the_running_process(conn, appli
     assert (status, error) == ("ABORTED", code)
     conn.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="SQ", grantee="APUSER")
     conn.aqadm.enable_db_access(agent_name=APPLY, db_username="APUSER")
-    conn.apply_adm.start_apply(apply_name=APPLY)
-    again = process()
-    again.drain()
-    assert again.state != "ABORTED", again.error
+    restarted(conn, process)
     assert applied == [{"n": 1}, {"n": 2}]
 
 

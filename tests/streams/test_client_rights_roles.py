@@ -14,7 +14,7 @@ import sluice
 from sluice.streams.capture.context import CaptureContext
 from sluice.streams.clientrights import check_capture_user
 from tests.security.conftest import code_of, create_user
-from tests.streams.test_client_privileges import APPLY, applied, process, send  # noqa: F401  (fixtures)
+from tests.streams.test_client_privileges import APPLY, applied, process, restarted, send  # noqa: F401  (fixtures)
 
 
 def test_the_apply_user_dequeues_with_no_role(conn, applied, process):
@@ -33,10 +33,7 @@ def test_the_apply_user_dequeues_with_no_role(conn, applied, process):
     assert p.state == "ABORTED" and p.error.code == 1031
     assert applied == []
     conn.aqadm.grant_queue_privilege(privilege="DEQUEUE", queue_name="SQ", grantee="PUBLIC")
-    conn.apply_adm.start_apply(apply_name=APPLY)
-    again = process()
-    again.drain()
-    assert again.state != "ABORTED", again.error
+    restarted(conn, process)
     assert applied == [{"n": 1}]
 
 

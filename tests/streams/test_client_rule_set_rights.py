@@ -14,7 +14,7 @@ import sluice
 from sluice.rules.engine.types import NVList
 from tests.security.conftest import create_user
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
-from tests.streams.test_client_privileges import APPLY, aborted, applied, process, send  # noqa: F401  (fixtures)
+from tests.streams.test_client_privileges import APPLY, aborted, applied, process, restarted, send  # noqa: F401  (fixtures)
 
 STREAMS_CONTEXT = "SYS.STREAMS$_EVALUATION_CONTEXT"
 
@@ -62,10 +62,7 @@ def test_the_apply_user_needs_execute_on_its_rule_set(conn, applied, process, ne
     assert "ORA-01031" in status(conn, "DBA_APPLY", "apply_name", APPLY)[1]
     assert applied == []
     grant_execute(conn, how, rs, "APUSER")
-    conn.apply_adm.start_apply(apply_name=APPLY)
-    again = process()
-    again.drain()
-    assert again.state != "ABORTED", again.error
+    restarted(conn, process)
     assert applied == [{"n": 1}]
 
 
@@ -83,10 +80,7 @@ def test_the_apply_user_needs_execute_on_the_custom_transformation(conn, applied
     assert status(conn, "DBA_APPLY", "apply_name", APPLY)[0] == "ABORTED"
     assert applied == []
     conn.cursor().execute("GRANT EXECUTE ON client_rs_test.tag TO apuser")
-    conn.apply_adm.start_apply(apply_name=APPLY)
-    again = process()
-    again.drain()
-    assert again.state != "ABORTED", again.error
+    restarted(conn, process)
     assert applied == [{"n": 1, "tagged": True}]
 
 
