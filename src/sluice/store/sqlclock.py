@@ -47,6 +47,12 @@ def days_term(toks: Sequence, k: int, bind: Callable[[int], Days] | None = None)
     return None if value is None else (p.k - 1, value)
 
 
+def _arithmetic(op: str, a: Days, b: Days) -> Days:
+    if op == "/" and b == 0:
+        raise ora(1476)
+    return a + b if op == "+" else a - b if op == "-" else a * b if op == "*" else a / b
+
+
 class _Days:
     def __init__(self, toks: Sequence, k: int, bind: Callable[[int], Days] | None) -> None:
         self.toks, self.k, self.bind = toks, k, bind
@@ -55,33 +61,21 @@ class _Days:
         return self.toks[self.k].text if self.k < len(self.toks) else ""
 
     def additive(self) -> Days | None:
-        value = self.term()
-        while value is not None and self._peek() in ("+", "-"):
-            op = self._peek()
-            self.k += 1
-            other = self.term()
-            if other is None:
-                return None
-            if value is NULL or other is NULL:
-                value = NULL
-            else:
-                value = value + other if op == "+" else value - other
-        return value
+        return self._chain(("+", "-"), self.term)
 
     def term(self) -> Days | None:
-        value = self.factor()
-        while value is not None and self._peek() in ("*", "/"):
+        return self._chain(("*", "/"), self.factor)
+
+    def _chain(self, ops: tuple[str, str], operand: Callable[[], Days | None]) -> Days | None:
+        """``operand (op operand)*``, left to right; None when a part is no number."""
+        value = operand()
+        while value is not None and self._peek() in ops:
             op = self._peek()
             self.k += 1
-            other = self.factor()
+            other = operand()
             if other is None:
                 return None
-            if value is NULL or other is NULL:
-                value = NULL
-                continue
-            if op == "/" and other == 0:
-                raise ora(1476)
-            value = value / other if op == "/" else value * other
+            value = NULL if value is NULL or other is NULL else _arithmetic(op, value, other)
         return value
 
     def factor(self) -> Days | None:
