@@ -25,12 +25,17 @@ message).  The floors do not do either: compare old with new.
 
 The old tree is checked out with ``git worktree add`` under /tmp and removed afterwards.
 Per-message figures are CPU time of the measuring process (``time.process_time``), which a
-busy neighbour disturbs less than wall time.
+busy neighbour disturbs less than wall time.  Each phase starts after a full garbage
+collection: without it, whether one of the interpreter's full collections (~30 ms over the
+~60k objects an imported Sluice holds) fell inside the 10,000-message ``enqmany`` moved its
+figure by 3 µs/msg between two trees whose enqueue code was the same (2026-11-30: a merge of
+two fast commits was "slower"; ``gc.freeze()`` after import made both 14.5).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sqlite3
@@ -63,6 +68,7 @@ def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = Fa
         q = conn.queue("q")
         payload = b"x" * 100
         out = {}
+        gc.collect()       # each phase starts without the garbage of the one before (see below)
         t, w = time.process_time(), time.perf_counter()
         for i in range(n):
             q.enqone(conn.msgproperties(payload=payload, priority=1, correlation="c"))
@@ -78,6 +84,7 @@ def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = Fa
             q.deqoptions.condition = condition
         if grouping:
             q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+        gc.collect()
         t, w = time.process_time(), time.perf_counter()
         for i in range(n):
             if grouping:
@@ -94,6 +101,7 @@ def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = Fa
         conn.commit()
         out["deqone"] = (time.process_time() - t) / n * 1e6
         out["deqone_wall"] = (time.perf_counter() - w) / n * 1e6
+        gc.collect()
         t = time.process_time()
         q.enqmany([conn.msgproperties(payload=payload) for _ in range(n)])
         conn.commit()
