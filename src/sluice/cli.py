@@ -737,7 +737,7 @@ def compare(source_table: str, target_table: str | None, source_dsn: str, target
     when rows differ."""
     from .names import split_qualified
     from .streams.apply.compare import compare as run_compare
-    from .streams.apply.target import open_target
+    from .streams.apply.targetdsn import open_target
     s_owner, s_name = split_qualified(source_table, "SLUICE", "table name")
     t_owner, t_name = split_qualified(target_table or source_table, "SLUICE", "table name")
     source = open_target(source_dsn, "", None, None, create=False)   # compare reads: it makes no database

@@ -47,7 +47,7 @@ def _staged(dsn: str, frame, by_engine: list | None = None, crash_after_staging:
             facts: stagedsink.TableFacts | None = None, may_decline: bool = False) -> tuple:
     """The staged path over ``frame``; the engine path (the sink's partition function) over
     the transactions it hands back, in their place."""
-    from sluice.streams.apply.target import PgTarget
+    from sluice.streams.apply.pgtarget import PgTarget
 
     counted: list = []
 

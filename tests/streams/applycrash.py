@@ -102,7 +102,7 @@ def _run(env, replica, logdir: str, seconds: float, seed: int, transactions: int
     from sluice.streams.apply import ApplyProcess
     from sluice.streams.apply.compare import compare
     from sluice.streams.apply.procedures import ApplyProcedures
-    from sluice.streams.apply.target import open_target
+    from sluice.streams.apply.targetdsn import open_target
     from tests import killschedule
     from tests.conftest import PG_BASE
     from tests.streams.capturekit import CONSUMER

@@ -16,7 +16,7 @@ from sluice.streams import RowLCR
 from sluice.streams.apply import ApplyProcess
 from sluice.streams.apply.compare import compare
 from sluice.streams.apply.definition import load
-from sluice.streams.apply.target import open_target
+from sluice.streams.apply.targetdsn import open_target
 from sluice.streams.capture.context import CaptureContext
 from sluice.streams.host import Host
 from tests.conftest import PG_BASE

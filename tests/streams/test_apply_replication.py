@@ -19,7 +19,7 @@ import sluice
 from sluice.cli import main as cli
 from sluice.streams.apply import ApplyDefinition, ApplyProcess
 from sluice.streams.apply.compare import compare
-from sluice.streams.apply.target import open_target
+from sluice.streams.apply.targetdsn import open_target
 from tests.conftest import PG_BASE
 from tests.streams.applykit import procedures, replica  # noqa: F401
 from tests.streams.capturekit import CONSUMER, env  # noqa: F401

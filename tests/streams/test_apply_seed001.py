@@ -13,7 +13,7 @@ import random
 import sluice
 from sluice.streams.apply import ApplyProcess
 from sluice.streams.apply.compare import compare
-from sluice.streams.apply.target import open_target
+from sluice.streams.apply.targetdsn import open_target
 from sluice.streams.propagation.runner import PropagationRunner
 from tests.conftest import PG_BASE
 from tests.streams.applykit import replica  # noqa: F401  (fixture)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sluice
 from sluice.streams.apply import ApplyProcess
 from sluice.streams.apply.compare import compare
-from sluice.streams.apply.target import open_target
+from sluice.streams.apply.targetdsn import open_target
 from sluice.streams.propagation.runner import PropagationRunner
 from tests.conftest import PG_BASE
 from tests.streams.capturekit import CONSUMER, crash_at_commit, env  # noqa: F401  (fixture)

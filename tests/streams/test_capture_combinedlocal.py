@@ -16,7 +16,7 @@ import sqlite3
 import sluice
 from sluice.streams.apply import ApplyProcess
 from sluice.streams.apply.compare import compare
-from sluice.streams.apply.target import open_target
+from sluice.streams.apply.targetdsn import open_target
 from sluice.streams.capture.combinedlocal import LocalCombined
 from tests.conftest import PG_BASE
 from tests.streams.capturekit import CONSUMER, crash_at_commit, env  # noqa: F401  (fixture)

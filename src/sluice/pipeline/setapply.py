@@ -37,7 +37,8 @@ from typing import Any, Callable
 
 from ..streams.apply.engine import ApplyEngine
 from ..streams.apply.setform import Ineligible, TableShape, array_literal, set_statements
-from ..streams.apply.target import PgTarget, RolledBack, TargetError
+from ..streams.apply.pgtarget import PgTarget
+from ..streams.apply.target import RolledBack, TargetError
 
 __all__ = ["SetApplier", "rule_of"]
 

@@ -180,7 +180,7 @@ def apply_staged(rows: DataFrame, engine: Any, ctx: Any, d: Any, has_actions: Ca
     unless tables are being learnt) through the staged path where it can (``engine``: the
     apply's, on the driver); False when it takes nothing (the caller's own path then
     applies the whole batch)."""
-    from ..streams.apply.target import PgTarget
+    from ..streams.apply.pgtarget import PgTarget
     from .setapply import SetApplier
 
     if not isinstance(engine.target, PgTarget) or engine.handlers.precommit is not None or not d.apply_captured:
@@ -297,7 +297,7 @@ def with_staging(df: DataFrame, engine: Any, d: Any, has_actions: Callable[[str 
     computed in the decide plan's generated code, not analysed again over each
     micro-batch's frame (0.2-0.8 s per batch, bench/RESULTS.md lag16); a batch whose facts
     changed since (a table created, the apply's settings changed) makes its own."""
-    from ..streams.apply.target import PgTarget
+    from ..streams.apply.pgtarget import PgTarget
     from .setapply import SetApplier
 
     if not isinstance(engine.target, PgTarget) or engine.handlers.precommit is not None or not d.apply_captured:

@@ -38,7 +38,8 @@ import re
 import time
 from typing import Any, Iterable, Iterator
 
-from ..streams.apply.target import PgTarget, RolledBack, TargetError
+from ..streams.apply.pgtarget import PgTarget
+from ..streams.apply.target import RolledBack, TargetError
 from ..streams.apply.setform import TableShape, array_literal, base_type
 
 __all__ = ["StagedApplier", "staging_table", "copy_batches", "COLUMNS", "FIELD_SEP", "SIDE_SEP", "TABLE_SEP"]

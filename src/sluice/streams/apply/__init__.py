@@ -8,8 +8,9 @@ enqueuing transaction in a transactional queue, one at a time otherwise); seed
 000_c58e7ef949d95dc2.txt "Execution Directives for Messages During Apply", "Enqueue
 Destinations for Messages During Apply" (action contexts).  Built here:
 
-* ``target.py``: the target database (PostgreSQL or SQLite, by ``apply_database_link``),
-  its name mapping, the low-watermark tables kept in it, the apply tag;
+* ``target.py``: the target database's contract, its name mapping, the low-watermark
+  tables kept in it; ``pgtarget.py`` / ``sqlitetarget.py`` the two databases (the apply tag
+  on PostgreSQL); ``targetdsn.py`` which one ``apply_database_link`` names;
 * ``engine.py``: :class:`ApplyEngine` applies one source transaction as one target
   transaction with its low-watermark (exactly once), finds and reports conflicts, runs
   DML / DDL / message / precommit handlers and LCR.EXECUTE();

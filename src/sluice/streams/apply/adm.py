@@ -24,7 +24,7 @@ from ..clientchecks import client_queue, client_rule_set, client_user
 from ..securequeue import secure_queue_user
 from . import spec as specs
 from .procedures import ApplyProcedures
-from .target import check_link
+from .targetdsn import check_link
 
 if TYPE_CHECKING:
     from ...connection import Connection

@@ -19,7 +19,7 @@ from ..clientrights import handler_rights
 from . import spec as specs
 from .engine import ApplyEngine, Handlers
 from .settings import Settings
-from .target import link_dsn, open_target
+from .targetdsn import link_dsn, open_target
 
 __all__ = ["ApplyDefinition", "engine_for", "PARAMETERS", "load", "find_definition", "find_spec", "handlers_for", "set_status", "enabled_applies",
            "KIND", "OWNER", "PARAMETER_KIND"]

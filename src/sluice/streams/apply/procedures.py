@@ -16,7 +16,7 @@ from ...errors import InterfaceError, ora
 from ...names import canonical, name_list, split_qualified
 from ..capture.context import CaptureContext
 from . import definition, errorqueue, settings as st
-from .target import check_link
+from .targetdsn import check_link
 
 if TYPE_CHECKING:
     from ...connection import Connection

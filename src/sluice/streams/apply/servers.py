@@ -132,7 +132,7 @@ def serve(pipe: Any, server_id: int, target_args: tuple, apply_name: str, tag: b
           require_instantiation: bool, snapshot: tuple) -> None:
     """An apply server process's life: apply what the coordinator sends until told to stop
     or until the coordinator is gone."""
-    from .target import PgTarget
+    from .pgtarget import PgTarget
     try:
         target = PgTarget(*target_args)
         target.limit_lock_wait(LOCK_WAIT)
