@@ -359,3 +359,50 @@ def test_the_sinks_apply_user_needs_execute_on_its_rule_set_and_transformation(s
     conn.cursor().execute(f"GRANT EXECUTE ON {name} TO apuser")
     _run(dsn, batch())
     assert target.rows("emp") == [(1, "A")] and _errors(conn) == []
+
+
+def _apply_row(conn) -> tuple:
+    return tuple(conn.query("SELECT STATUS, ERROR_NUMBER, ERROR_MESSAGE FROM DBA_APPLY WHERE APPLY_NAME = :a",
+                            {"a": APPLY})[1][0])
+
+
+@pytest.mark.parametrize("refusal", ["queue", "rule set"])
+def test_a_refused_apply_user_aborts_the_sink_as_the_python_apply(site, refusal):
+    """The apply user may not take the apply's messages (its agent's DISABLE_DB_ACCESS:
+    ORA-24093) or execute its rule set (ORA-01031; its rules' custom transformations are
+    asked by the same check, ORA-06550): the sink's batch fails before anything is
+    applied and DBA_APPLY shows the apply ABORTED with the error -- the very row the Python
+    apply process leaves after the same refusal (START_APPLY, then run as a host runs it).
+    The sink used to stop its query and leave DBA_APPLY as it was, without the error."""
+    from sluice.rules.engine.ruleset import STREAMS_CONTEXT
+    from sluice.streams.apply import ApplyProcess
+    from tests.security.conftest import create_user
+    from tests.streams.test_client_privileges import aborted
+
+    dsn, conn, target = site
+    create_user(conn, "APUSER")
+    conn.apply_adm.alter_apply(apply_name=APPLY, apply_user="APUSER")
+    adm = conn.rule_adm
+    adm.create_rule("T_EMP", "1 = 1", STREAMS_CONTEXT)
+    adm.create_rule_set("RS", STREAMS_CONTEXT)
+    adm.add_rule("T_EMP", "RS")
+    conn.apply_adm.alter_apply(apply_name=APPLY, rule_set_name="RS")
+    if refusal == "queue":
+        adm.grant_object_privilege(adm.EXECUTE_ON_RULE_SET, "RS", "APUSER")
+        conn.aqadm.disable_db_access(agent_name=APPLY, db_username="APUSER")
+    code = {"queue": 24093, "rule set": 1031}[refusal]
+    with pytest.raises(sluice.DatabaseError) as refused:
+        _run(dsn, _batch(target))
+    assert refused.value.code == code
+    assert target.rows("emp") == [] and _errors(conn) == []
+    by_sink = _apply_row(conn)
+    assert by_sink == ("ABORTED", code, str(refused.value))
+    conn.apply_adm.start_apply(apply_name=APPLY)
+    assert _apply_row(conn) == ("ENABLED", None, None)
+    process = ApplyProcess.from_catalog(sluice.connect(dsn), APPLY)
+    try:
+        assert aborted(process).code == code
+    finally:
+        process.stop()
+        process.conn.close()
+    assert _apply_row(conn) == by_sink

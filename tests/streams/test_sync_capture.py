@@ -707,12 +707,7 @@ def test_the_trigger_enqueues_with_the_capture_users_rights(senv, take_away, cod
     -- the writer's statement (SQLite) or COMMIT (PostgreSQL) fails, nothing of the change
     kept, nothing enqueued -- for a plain writer and a Sluice session alike; given back, the
     changes are captured again.  The triggers used to enqueue whatever the user's rights."""
-    from tests.security.conftest import create_user
-    create_user(senv.conn, "CAPUSER")
-    senv.create_table("emp")
-    rs = senv.rule_set("SC_RS", "emp")
-    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs,
-                                              capture_user="CAPUSER")
+    _capture_as_capuser(senv)
     t = senv.table("emp")
     senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
     take_away(senv.conn)
@@ -740,6 +735,7 @@ def test_a_new_capture_user_is_the_one_whose_rights_count(senv):
     create_user(senv.conn, "CAPUSER2")
     senv.create_table("emp")
     rs = senv.rule_set("SC_RS", "emp")
+    _grant_execute(senv, "object", rs, "CAPUSER2")
     adm = senv.conn.capture_adm
     adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs, capture_user="CAPUSER")
     adm.alter_sync_capture(capture_name="SC", capture_user="CAPUSER2")
@@ -752,15 +748,40 @@ def test_a_new_capture_user_is_the_one_whose_rights_count(senv):
     assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
 
 
-def _capture_as_capuser_without_enqueue(senv) -> None:
-    """A synchronous capture SC of ``emp`` whose capture user CAPUSER lacks a grant of its own
-    of ENQUEUE on STRM_Q (CREATE_SYNC_CAPTURE grants it: revoked)."""
+def _grant_execute(senv, how: str, rule_set: str, user: str, revoke: bool = False) -> None:
+    """EXECUTE on ``rule_set`` for ``user`` (taken away with ``revoke``): granted on it
+    (``object``) or to PUBLIC, EXECUTE ANY RULE SET, or a Streams administrator's privileges
+    (EXECUTE on DBMS_AQADM, MANAGE ANY QUEUE), which give every rules privilege."""
+    adm = senv.conn.rule_adm
+    if how == "administrator":
+        senv.conn.cursor().execute(f"REVOKE MANAGE ANY QUEUE FROM {user}" if revoke else
+                                   f"GRANT EXECUTE ON DBMS_AQADM, MANAGE ANY QUEUE TO {user}")
+    elif how == "any":
+        (adm.revoke_system_privilege if revoke else adm.grant_system_privilege)(adm.EXECUTE_ANY_RULE_SET, user)
+    else:
+        (adm.revoke_object_privilege if revoke else adm.grant_object_privilege)(
+            adm.EXECUTE_ON_RULE_SET, rule_set, "PUBLIC" if how == "public" else user)
+
+
+def _capture_as_capuser(senv, execute: bool = True, **rules) -> None:
+    """A synchronous capture SC of ``emp`` (its rule set the administrator's SC_RS, with
+    ``rules`` as :meth:`SyncEnv.rule_set` takes them) run by CAPUSER, a user with CREATE
+    SESSION only: CREATE_SYNC_CAPTURE lets it enqueue; with ``execute`` it is granted EXECUTE
+    on SC_RS too, as Oracle asks of a capture user."""
     from tests.security.conftest import create_user
     create_user(senv.conn, "CAPUSER")
     senv.create_table("emp")
-    rs = senv.rule_set("SC_RS", "emp")
+    rs = senv.rule_set("SC_RS", "emp", **rules)
+    if execute:
+        _grant_execute(senv, "object", rs, "CAPUSER")
     senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs,
                                               capture_user="CAPUSER")
+
+
+def _capture_as_capuser_without_enqueue(senv) -> None:
+    """A synchronous capture SC of ``emp`` whose capture user CAPUSER lacks a grant of its own
+    of ENQUEUE on STRM_Q (CREATE_SYNC_CAPTURE grants it: revoked)."""
+    _capture_as_capuser(senv)
     senv.conn.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="STRM_Q", grantee="CAPUSER")
 
 
@@ -799,3 +820,83 @@ def test_the_trigger_counts_a_queue_privilege_granted_to_public(senv):
     with pytest.raises(Exception, match="ORA-01031"):
         senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
     assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1]
+
+
+@pytest.mark.parametrize("how", ["object", "public", "any", "administrator"])
+def test_the_trigger_evaluates_the_rule_set_with_the_capture_users_rights(senv, how):
+    """The capture user evaluates the synchronous capture's rule set (as a capture process's
+    does: ORA-01031, DBMS_RULE.EVALUATE's refusal).  CAPUSER may enqueue but not execute the
+    administrator's rule set: every change of the captured table is refused with ORA-01031 --
+    one the rules would capture and one they would not (dept 20) alike, since the rules
+    cannot be evaluated at all -- the writer's statement (SQLite) or COMMIT (PostgreSQL)
+    fails, nothing kept, nothing enqueued; EXECUTE granted to a role CAPUSER holds does not
+    count.  Granted (on the rule set, to PUBLIC, EXECUTE ANY RULE SET, or a Streams
+    administrator's privileges), the changes are
+    captured; revoked, refused again -- the triggers read the grants as they fire.  A
+    table the rule set does not name is not the capture's: written freely.  The triggers
+    used to evaluate the rule set whatever the capture user's rights.  At each step the
+    capture process's check of the same user and rule set says the same."""
+    from sluice.streams.clientrights import check_rule_sets
+
+    def process_refuses() -> bool:
+        try:
+            check_rule_sets(senv.conn, "CAPUSER", "SC_RS", None)
+        except sluice.DatabaseError as e:
+            return e.code == 1031
+        return False
+    _capture_as_capuser(senv, execute=False,
+                        condition_extra=" and :dml.get_value('NEW', 'DEPT').AccessNumber() = 10")
+    senv.create_table("other")
+    t = senv.table("emp")
+    cur = senv.conn.cursor()
+    cur.execute("CREATE ROLE rule_users")
+    _grant_execute(senv, how if how != "public" else "object", "SC_RS", "RULE_USERS")
+    cur.execute("GRANT rule_users TO capuser")
+    for dept in (10, 20):
+        with pytest.raises(Exception, match="ORA-01031"):
+            senv.sql(f"INSERT INTO {t} VALUES ({dept}, 'a', {dept})")
+    with pytest.raises(sluice.DatabaseError) as refused:
+        cur.execute(f"INSERT INTO {t} VALUES (3, 'c', 10)")
+        senv.conn.commit()
+    assert refused.value.code == 1031 and process_refuses()
+    senv.conn.rollback()
+    senv.sql(f"INSERT INTO {senv.table('other')} VALUES (4, 'd', 10)")
+    assert senv.writer.execute(f"SELECT id FROM {t}").fetchall() == []
+    assert senv.dequeue_all() == []
+    _grant_execute(senv, how, "SC_RS", "CAPUSER")
+    senv.sql(f"INSERT INTO {t} VALUES (5, 'e', 10)", f"INSERT INTO {t} VALUES (6, 'f', 20)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [5]
+    assert not process_refuses()
+    _grant_execute(senv, how, "SC_RS", "CAPUSER", revoke=True)
+    with pytest.raises(Exception, match="ORA-01031"):
+        senv.sql(f"INSERT INTO {t} VALUES (7, 'g', 20)")
+    assert process_refuses()
+    assert senv.writer.execute(f"SELECT id FROM {t} ORDER BY id").fetchall() == [(5,), (6,)]
+
+
+def test_the_capture_users_own_rule_set_needs_no_grant(senv):
+    """A capture user that owns the rule set executes it (Oracle: the owner, no grant);
+    ALTER_SYNC_CAPTURE to the administrator's rule set, which it may not execute, refuses its
+    changes from then on (ORA-01031); to its own again, captured.  The administrator (a
+    superuser) as the capture user executes CAPUSER's rule set without a grant."""
+    from tests.security.conftest import create_user
+    create_user(senv.conn, "CAPUSER")
+    senv.create_table("emp")
+    rs = senv.rule_set("SC_RS", "emp")
+    adm = senv.conn.rule_adm
+    adm.create_rule_set(rule_set_name="CAPUSER.OWN_RS", evaluation_context="SYS.STREAMS$_EVALUATION_CONTEXT")
+    adm.grant_object_privilege(adm.EXECUTE_ON_RULE, "SC_RS_0", "CAPUSER")    # its rule set's owner's
+    adm.add_rule(rule_name="SC_RS_0", rule_set_name="CAPUSER.OWN_RS")
+    capture = senv.conn.capture_adm
+    capture.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name="CAPUSER.OWN_RS",
+                                capture_user="CAPUSER")
+    t = senv.table("emp")
+    senv.sql(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+    capture.alter_sync_capture(capture_name="SC", rule_set_name=rs)
+    with pytest.raises(Exception, match="ORA-01031"):
+        senv.sql(f"INSERT INTO {t} VALUES (2, 'b', 1)")
+    capture.alter_sync_capture(capture_name="SC", rule_set_name="CAPUSER.OWN_RS")
+    senv.sql(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    capture.alter_sync_capture(capture_name="SC", capture_user=senv.conn.username)
+    senv.sql(f"INSERT INTO {t} VALUES (4, 'd', 1)")
+    assert [lcr.get_value("NEW", "ID").value for lcr in senv.dequeue_all()] == [1, 3, 4]

@@ -261,10 +261,12 @@ def _apply_engine(connect: Callable[..., Any], dsn: str, login: dict, apply_name
     transformations (as the Python apply process checks them before each batch:
     :func:`~sluice.streams.clientrights.check_apply_user`,
     :func:`~sluice.streams.clientrights.check_rule_sets`), else the batch fails with that
-    error, nothing applied, and the query stops; its handlers run with that user's rights."""
+    error, nothing applied, the apply ABORTED with it in DBA_APPLY (as the Python process
+    records its refusal), and the query stops; its handlers run with that user's rights."""
+    from ..errors import DatabaseError
     from ..names import qualified
     from ..streams.apply import engine_for
-    from ..streams.apply.definition import load
+    from ..streams.apply.definition import load, set_status
     from ..streams.capture.context import CaptureContext
     from ..streams.clientrights import check_apply_user, check_rule_sets
 
@@ -272,10 +274,14 @@ def _apply_engine(connect: Callable[..., Any], dsn: str, login: dict, apply_name
     try:
         ctx = CaptureContext(conn)
         d = load(ctx, apply_name)
-        check_apply_user(ctx, d.name, d.apply_user, d.queue_owner, d.queue_name)
-        # the transformations resolved as the sink's rule actions call them (_actions)
-        check_rule_sets(conn, d.apply_user, d.rule_set, d.negative_rule_set,
-                        lambda name: qualified(name, ctx.username, "function name"))
+        try:
+            check_apply_user(ctx, d.name, d.apply_user, d.queue_owner, d.queue_name)
+            # the transformations resolved as the sink's rule actions call them (_actions)
+            check_rule_sets(conn, d.apply_user, d.rule_set, d.negative_rule_set,
+                            lambda name: qualified(name, ctx.username, "function name"))
+        except DatabaseError as refused:
+            set_status(ctx, d.name, "ABORTED", refused)
+            raise
         engine = engine_for(conn, d.name, d.apply_database_link, d.apply_tag, d, server_id=server_id)
         try:
             yield conn, ctx, d, engine

@@ -287,6 +287,46 @@ def _granted(grants: Iterable[dict[str, dict]], privilege: str, grant_option: bo
                for g in grants)
 
 
+class CatalogRows:
+    """What the security catalog says of ``user`` on its own behalf (no role), as SQL
+    conditions on the store's ``catalog`` table, for what runs without Python (a synchronous
+    capture's trigger): the rows are read each time the SQL runs, so a GRANT or REVOKE
+    counts at once.  ``json_text(document, key)``: the store's dialect's."""
+
+    def __init__(self, json_text: Callable[[str, str], str], catalog: str, user: str) -> None:
+        self.json_text, self.catalog, self.user = json_text, catalog, user
+
+    @staticmethod
+    def lit(text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    def row(self, kind: str, owner: str, name: str, extra: str = "") -> str:
+        lit = self.lit
+        return (f"EXISTS (SELECT 1 FROM {self.catalog} WHERE KIND = {lit(kind)} AND OWNER = {lit(owner)} "
+                f"AND NAME = {lit(name)}{extra})")
+
+    def holds(self, privilege: str) -> str:
+        """The ``extra`` of an object grant's row (``{privilege: …}``) that holds ``privilege``."""
+        return f" AND {self.json_text('SPEC', privilege)} IS NOT NULL"
+
+    @property
+    def _no_users(self) -> str:
+        return f"NOT EXISTS (SELECT 1 FROM {self.catalog} WHERE KIND = 'USER')"
+
+    @property
+    def exists(self) -> str:
+        """The user exists (the embedded administrator of a store without users does)."""
+        exists = self.row("USER", "SYS", self.user)
+        return f"({exists} OR {self._no_users})" if self.user == BOOTSTRAP_USER else exists
+
+    @property
+    def superuser(self) -> str:
+        """A superuser by its stored flag (not DBA: no role counts)."""
+        flag = self.row("USER", "SYS", self.user,
+                        f" AND CAST({self.json_text('SPEC', 'superuser')} AS TEXT) IN ('1', 'true')")
+        return f"{flag} OR {self._no_users}" if self.user == BOOTSTRAP_USER else flag
+
+
 def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: str, queue: QueueInfo,
                     privilege: str, client: str) -> list[tuple[str, str]]:
     """:meth:`Authorizer._check_client` for what runs without Python: a synchronous capture's
@@ -294,31 +334,21 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     transaction.  ``[(condition, error text)]`` in the order the check raises them (ORA-01918,
     ORA-01031, ORA-24093): the first condition that holds refuses.  What is fixed when the
     trigger is made (the queue's owner and security, who ``user`` is) is decided here; the
-    grants are read from the ``catalog`` table's rows each time, with ``json_text(document,
-    key)`` of the store's dialect.  The trigger enqueues on the capture user's behalf
-    (``Authorizer(…, roles=False)``): what counts is a superuser's stored flag, the ANY
-    privilege or the queue privilege granted to the user itself or to PUBLIC, the agent's
-    mapping -- no role, not even DBA or a predefined one."""
-    def lit(text: str) -> str:
-        return "'" + text.replace("'", "''") + "'"
-
-    def row(kind: str, owner: str, name: str, extra: str = "") -> str:
-        return (f"EXISTS (SELECT 1 FROM {catalog} WHERE KIND = {lit(kind)} AND OWNER = {lit(owner)} "
-                f"AND NAME = {lit(name)}{extra})")
+    grants are read from the ``catalog`` table's rows each time (:class:`CatalogRows`).  The
+    trigger enqueues on the capture user's behalf (``Authorizer(…, roles=False)``): what
+    counts is a superuser's stored flag, the ANY privilege or the queue privilege granted to
+    the user itself or to PUBLIC, the agent's mapping -- no role, not even DBA or a
+    predefined one."""
     if user == "SYS":
         return []
-    exists = row("USER", "SYS", user)
-    if user == BOOTSTRAP_USER:    # the embedded administrator of a store without users
-        exists = f"({exists} OR NOT EXISTS (SELECT 1 FROM {catalog} WHERE KIND = 'USER'))"
-    superuser = " OR ".join([
-        row("USER", "SYS", user, f" AND CAST({json_text('SPEC', 'superuser')} AS TEXT) IN ('1', 'true')"),
-        *([f"NOT EXISTS (SELECT 1 FROM {catalog} WHERE KIND = 'USER')"] if user == BOOTSTRAP_USER else [])])
-    refusals = [(f"NOT {exists}", str(ora(1918, user)))]
+    facts = CatalogRows(json_text, catalog, user)
+    row = facts.row
+    refusals = [(f"NOT {facts.exists}", str(ora(1918, user)))]
     if queue.owner == user:
         return refusals
-    held = f" AND {json_text('SPEC', privilege)} IS NOT NULL"
+    held = facts.holds(privilege)
     privileged = " OR ".join([
-        superuser,
+        facts.superuser,
         row("SYSPRIV", user, f"{privilege}_ANY"),
         row("QUEUEPRIV", user, queue.qualified, held),
         # a queue privilege granted to PUBLIC is every user's
@@ -326,5 +356,31 @@ def client_refusals(json_text: Callable[[str, str], str], catalog: str, user: st
     refusals.append((f"NOT ({privileged})", str(ora(1031))))
     if queue.table.secure:
         agent = canonical(client, "agent name")
-        refusals.append((f"NOT ({superuser} OR {row('AGENTUSER', agent, user)})", str(ora(24093, agent, user))))
+        refusals.append((f"NOT ({facts.superuser} OR {row('AGENTUSER', agent, user)})",
+                         str(ora(24093, agent, user))))
     return refusals
+
+
+def rule_object_refusals(json_text: Callable[[str, str], str], catalog: str, user: str, obj: str,
+                         privilege: str, any_privilege: str) -> list[tuple[str, str]]:
+    """``user`` (on its own behalf: no role) may ``privilege`` (EXECUTE) the rule object
+    ``obj`` (``"RULE_SET.OWNER.NAME"``) -- what ``rules.privileges.Checks.holds`` asks, with
+    :meth:`Authorizer.has_rule_system` and :meth:`Authorizer.has_rule_object` -- as SQL for
+    what runs without Python: ``[(condition, ORA-01031)]``, empty when nothing can refuse
+    (its owner, SYS).  A superuser's stored flag, ``any_privilege`` (EXECUTE_ANY_RULE_SET),
+    a Streams administrator's EXECUTE on DBMS_AQADM with MANAGE_ANY, or the object privilege
+    granted to the user or PUBLIC count.  A user that does not exist is refused nothing here
+    (nobody holds or lacks a privilege there, as in ``Checks``): what it does is refused
+    with ORA-01918 elsewhere."""
+    owner = obj.split(".")[1]
+    if user in ("SYS", owner):
+        return []
+    facts = CatalogRows(json_text, catalog, user)
+    row, held = facts.row, facts.holds(privilege)
+    privileged = " OR ".join([
+        facts.superuser,
+        row("SYSPRIV", user, any_privilege),
+        f"({row('EXECPRIV', user, 'DBMS_AQADM')} AND {row('SYSPRIV', user, 'MANAGE_ANY')})",
+        row("RULEPRIV", user, obj, held),
+        row("RULEPRIV", "PUBLIC", obj, held)])
+    return [(f"{facts.exists} AND NOT ({privileged})", str(ora(1031)))]

@@ -11,7 +11,7 @@ session, a Spark apply sink, a synchronous capture's enqueue, combined capture a
   (ORA-01031, ORA-24093 on a secure queue, ORA-01918 once the user is dropped);
 * :func:`check_capture_user` — the capture user may enqueue into the capture's queue
   (a capture process); :func:`capture_user_refusals` is the same check as SQL, for a
-  synchronous capture's triggers;
+  synchronous capture's triggers, and :func:`rule_set_refusals` its rule set's;
 * :func:`handler_rights` — the apply user may execute each apply handler it calls (DML,
   error, DDL, message, precommit): a handler it may not execute fails the transaction as
   Oracle's call of an undeclared procedure does (ORA-06550 / PLS-00201), and the
@@ -30,12 +30,12 @@ from typing import Any, Callable, Iterable
 
 from ..names import qualified
 from ..rules.engine.ruleset import RULE_SET, rules_catalog
-from ..rules.privileges import Checks
-from ..security.authorize import Authorizer, client_refusals
+from ..rules.privileges import Checks, object_key
+from ..security.authorize import Authorizer, client_refusals, rule_object_refusals
 from ..store.dialect import POSTGRESQL, SQLITE
 
 __all__ = ["check_apply_user", "check_capture_user", "handler_rights", "capture_user_refusals",
-           "check_rule_sets", "check_session_rule_sets", "TRANSFORM_FUNCTION"]
+           "rule_set_refusals", "check_rule_sets", "check_session_rule_sets", "TRANSFORM_FUNCTION"]
 
 TRANSFORM_FUNCTION = "STREAMS$_TRANSFORM_FUNCTION"   # DBMS_STREAMS_ADM.SET_RULE_TRANSFORM_FUNCTION
 
@@ -82,9 +82,23 @@ def capture_user_refusals(ctx: Any, capture_name: str, capture_user: str, queue_
     condition that holds refusing the change (the writer's statement, or its COMMIT on
     PostgreSQL, fails with the error: nothing is enqueued, nothing of the change is kept).
     ``catalog``: the store's catalog table as the trigger names it."""
-    dialect = POSTGRESQL if ctx.pg_target() is not None else SQLITE
     queue = ctx.queue(queue_owner, queue_name)
-    return client_refusals(dialect.json_text, catalog, capture_user, queue, "ENQUEUE", capture_name)
+    return client_refusals(_json_text(ctx), catalog, capture_user, queue, "ENQUEUE", capture_name)
+
+
+def rule_set_refusals(ctx: Any, user: str, rule_set: str | None, catalog: str) -> list[tuple[str, str]]:
+    """:func:`check_rule_sets` of a synchronous capture's rule set (``OWNER.NAME``; it has no
+    negative one and calls no transformation) as SQL for its triggers, which evaluate it as
+    ``user``: ``[(condition, error text)]`` as :func:`capture_user_refusals` gives them,
+    ORA-01031 when ``user`` may not execute it (the grants read as the trigger fires)."""
+    if rule_set is None:
+        return []
+    return rule_object_refusals(_json_text(ctx), catalog, user, object_key(RULE_SET, rule_set), "EXECUTE",
+                                "EXECUTE_ANY_RULE_SET")
+
+
+def _json_text(ctx: Any) -> Callable[[str, str], str]:
+    return (POSTGRESQL if ctx.pg_target() is not None else SQLITE).json_text
 
 
 def check_rule_sets(conn: Any, user: str | None, positive: str | None, negative: str | None,

@@ -20,6 +20,10 @@ Clients"): each one checks, as it enqueues, that the user may (ENQUEUE, and on a
 queue the agent named like the capture mapped to it: the check of a capture process,
 :func:`~..clientrights.capture_user_refusals` in SQL); when not, the change is refused
 with that error (ORA-01031, ORA-24093, ORA-01918) -- nothing enqueued, nothing kept.
+They evaluate the rule set as the capture_user too: one it may not execute
+(:func:`~..clientrights.rule_set_refusals`) refuses every change of a captured table with
+ORA-01031 before any rule is looked at, captured or not (DESIGN-NOTES "A synchronous
+capture's rule set and its capture user").
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from ...store.sqlschema import table_name
 from . import params, syncpg, syncsqlite
 from .context import CaptureContext
 from .spec import KIND as PROCESS_KIND   # capture processes share the namespace of names
-from ..clientrights import capture_user_refusals
+from ..clientrights import capture_user_refusals, rule_set_refusals
 from ..clientspec import CatalogRow
 from .syncrules import rule_table, rule_variables
 
@@ -208,9 +212,13 @@ def _plan(ctx: CaptureContext, spec: SyncCaptureSpec, rules: list[tuple]) -> tup
     pg = ctx.pg_target()
     statements: list[str] = []
     tables: list[list[Any]] = []
-    # the capture_user's right to enqueue, checked by the triggers as they enqueue
+    # the capture_user's rights, checked by the triggers as they fire: to evaluate the rule
+    # set (before any rule), to enqueue (a change the rules capture)
+    catalog = "SLUICE_CATALOG" if pg is None else syncpg.catalog_table(pg[1])
     refusals = capture_user_refusals(ctx, spec.name, spec.capture_user, spec.queue_owner, spec.queue_name,
-                                     "SLUICE_CATALOG" if pg is None else syncpg.catalog_table(pg[1]))
+                                     catalog)
+    rule_set = f"{spec.rule_set_owner}.{spec.rule_set_name}" if spec.rule_set_name is not None else None
+    evaluation = rule_set_refusals(ctx, spec.capture_user, rule_set, catalog)
     with _database(ctx) as db:
         for (owner, name), rules in sorted(wanted.items()):
             t = _find_table(ctx, db, owner, name)
@@ -219,12 +227,13 @@ def _plan(ctx: CaptureContext, spec: SyncCaptureSpec, rules: list[tuple]) -> tup
                 statements += syncsqlite.drop_ddl(spec.name, t.name)
                 statements += syncsqlite.trigger_ddl(spec.name, (spec.queue_owner, spec.queue_name), qt,
                                                      spec.capture_user, spec.source_database, t, rules,
-                                                     refusals)
+                                                     refusals, evaluation)
                 tables.append([owner, t.name, None, t.physical])
             else:
                 statements += syncpg.trigger_ddl(pg[1], spec.name, (spec.queue_owner, spec.queue_name), qt,
                                                  ctx.store.target.table_channel(qinfo.table.qt_id),
-                                                 spec.capture_user, spec.source_database, t, rules, refusals)
+                                                 spec.capture_user, spec.source_database, t, rules, refusals,
+                                                 evaluation)
                 tables.append([t.owner, t.name, t.schema, t.table])
     keep = {(t[2], t[3].upper() if pg is None else t[3]) for t in tables}
     for owner, name, schema, physical in spec.tables:

@@ -160,11 +160,14 @@ def names(capture: str, table: PgTable) -> tuple[str, str]:
 
 def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_table: str, channel: str,
                 capture_user: str, source_database: str, table: PgTable,
-                rules: list[tuple[str, str, str | None]], refusals: list[tuple[str, str]] = ()) -> list[str]:
+                rules: list[tuple[str, str, str | None]], refusals: list[tuple[str, str]] = (),
+                evaluation: list[tuple[str, str]] = ()) -> list[str]:
     """The trigger function (in the store's schema) and the deferred constraint trigger;
     ``rules``: ``(name, condition, STREAMS$_ROW_SUBSET)``; ``refusals``: ``(condition,
     error)`` of the capture user's right to enqueue (:func:`~..clientrights.capture_user_refusals`),
-    the first that holds failing the writer's COMMIT with its error (SQLSTATE 42501)."""
+    the first that holds failing the writer's COMMIT with its error (SQLSTATE 42501);
+    ``evaluation``: likewise of its right to evaluate the rule set
+    (:func:`~..clientrights.rule_set_refusals`), asked first, before the rules."""
     s = _ident(store_schema)
     trigger, function = names(capture, table)
     q_owner, q_name = queue
@@ -186,8 +189,9 @@ def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_t
                        f"v_new := '[]'; END IF; ")
         branches.append(branch)
     branches_sql = " ELS".join(branches)
-    refuse = "".join(f"IF {condition} THEN RAISE EXCEPTION USING MESSAGE = {_lit(error)}, ERRCODE = '42501'; "
-                     f"END IF; " for condition, error in refusals)
+    refuse, evaluate = (
+        "".join(f"IF {condition} THEN RAISE EXCEPTION USING MESSAGE = {_lit(error)}, ERRCODE = '42501'; "
+                f"END IF; " for condition, error in checks) for checks in (refusals, evaluation))
     body = f"""
 DECLARE
   v_tag bytea := decode(nullif(current_setting('sluice.tag', true), ''), 'hex');
@@ -201,6 +205,7 @@ DECLARE
   v_msgid bytea := uuid_send(gen_random_uuid());
   v_doc text;
 BEGIN
+  {evaluate}
   {branches_sql}END IF;
   IF v_ok IS NOT TRUE THEN RETURN NULL; END IF;
   {refuse}

@@ -174,13 +174,17 @@ def trigger_name(capture: str, table: str, op: str) -> str:
 
 def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_user: str,
                 source_database: str, table: SqliteTable, rules: list[tuple[str, str, str | None]],
-                refusals: list[tuple[str, str]] = ()) -> list[str]:
+                refusals: list[tuple[str, str]] = (), evaluation: list[tuple[str, str]] = ()) -> list[str]:
     """``CREATE TRIGGER`` statements (one per command type) of ``capture`` on ``table``;
     ``queue_table`` is the physical (quoted) name of the queue's table; ``rules``:
     ``(name, condition, STREAMS$_ROW_SUBSET)``; ``refusals``: ``(condition, error)`` of
     the capture user's right to enqueue (:func:`~..clientrights.capture_user_refusals`),
-    the first that holds aborting the writer's statement with its error."""
-    refuse = "".join(f"SELECT RAISE(ABORT, {_lit(error)}) WHERE {condition}; " for condition, error in refusals)
+    the first that holds aborting the writer's statement with its error; ``evaluation``:
+    likewise of its right to evaluate the rule set (:func:`~..clientrights.rule_set_refusals`),
+    asked first and of every change, whatever the rules would say of it."""
+    refuse = "".join(f"SELECT RAISE(ABORT, {_lit(error)}) WHERE {condition}; "
+                     for condition, error in [*evaluation, *refusals])
+    refused = " OR ".join(f"({condition})" for condition, _ in evaluation)
     q_owner, q_name = queue
     subscribers = (
         "SELECT NAME AS K, json_extract(SPEC, '$.name') AS NAME, json_extract(SPEC, '$.address') AS ADDRESS, "
@@ -196,7 +200,7 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
                                             lambda side, of: _map(side, table, of))
         m = compile_update_rules(rules if op == "UPDATE" else [(n, c, None) for n, c, _ in rules],
                                  "sqlite", columns)
-        when = m.any("0")
+        when = m.any("0") if not refused else f"{refused} OR ({m.any('0')})"
         scn = "SC.SCN"
         txn = f"coalesce({_SESSION_TXN}, 'SQLITE.' || SC.SCN)"
         cmd, old_units = f"'{op}'", _units(old, table) if old else "json_array()"
