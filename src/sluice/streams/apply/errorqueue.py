@@ -168,12 +168,12 @@ def execute_error(conn: Any, ctx: CaptureContext, local_id: str, user_procedure:
             try:
                 engine.apply(txn, before_commit=also_delivered)
             except ApplyError as failure:
-                e = failure.error
+                e, number = failure.error, failure.index + 1   # (not `failure` in the lambda: unbound after the except)
                 ctx.ddl_commit()
                 ctx.add_commit_work(lambda c: c.execute(
                     "UPDATE SLUICE_APPLY_ERROR SET ERROR_NUMBER = ?, ERROR_MESSAGE = ?, MESSAGE_NUMBER = ?, "
                     "ERROR_CREATION_TIME = ? WHERE LOCAL_TRANSACTION_ID = ?",
-                    (e.code, str(e), failure.index + 1, time.time(), str(local_id))))
+                    (e.code, str(e), number, time.time(), str(local_id))))
                 conn.commit()
                 raise e from None
     finally:
