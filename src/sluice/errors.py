@@ -148,6 +148,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     936: (ProgrammingError, "missing expression"),
     938: (ProgrammingError, "not enough arguments for function"),
     939: (ProgrammingError, "too many arguments for function"),
+    975: (ProgrammingError, "date + date not allowed"),
     1424: (DataError, "missing or illegal character following the escape character"),
     1425: (DataError, "escape character must be character string of length 1"),
     1428: (DataError, "argument '{0}' is out of range"),

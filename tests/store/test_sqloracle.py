@@ -121,6 +121,12 @@ def test_a_month_without_the_day_is_ora_01839():
      "SELECT '2026-11-30 19:08:09' AS d, '2026-11-29 07:08:09' AS e FROM dual", {}),
     ("SELECT SYSDATE - :n AS d, SYSDATE - :n - at AS e FROM t", {"n": None},
      "SELECT NULL AS d, NULL AS e FROM t", {}),
+    # a datetime bind is a DATE literal (whole seconds), a timedelta an interval, DATE - DATE days
+    ("SELECT x FROM t WHERE a = :1 AND at > :2 + 1 AND b = :3", [7, dt.datetime(2026, 1, 2, 3, 4, 5, 6), 9],
+     "SELECT x FROM t WHERE a = :1 AND at > '2026-01-03 03:04:05' AND b = :3", [7, 9]),
+    ("SELECT SYSDATE - :d AS d, :t - :u AS n FROM dual",
+     {"d": dt.timedelta(minutes=90), "t": dt.date(2026, 1, 3), "u": dt.datetime(2026, 1, 1, 12)},
+     "SELECT '2026-11-30 05:38:09' AS d, (1.5) AS n FROM dual", {}),
     # no bind taken: the binds as given
     ("SELECT x FROM t WHERE at < SYSDATE - 1 AND a = :1", [5], "SELECT x FROM t WHERE at < '2026-11-29 07:08:09' AND a = :1",
      [5]),

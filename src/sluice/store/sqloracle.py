@@ -18,6 +18,12 @@ which has no Oracle session: :func:`oracle_words` replaces
   ``column - SYSDATE`` are the days between, a float; other arithmetic on them is
   refused (SLU-00001), neither database counting it in days.  A statement on Sluice's
   views (``AQ$…``, ``FROM DBA_…``) reads the clock in UTC, as their dates are;
+* a ``date`` / ``datetime`` bind as python-oracledb binds it, an Oracle DATE (whole
+  seconds): folded like ``SYSDATE`` into a literal with its arithmetic (``:t + 1``,
+  ``:t - column``, ``SYSDATE - :t`` the days between, a number; ``DATE + DATE``
+  ORA-00975), so SQLite fetches it back as a datetime and a statement on the views reads
+  it in UTC as it reads the clock; a ``timedelta`` added to or taken from one is an
+  INTERVAL DAY TO SECOND;
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
@@ -30,13 +36,14 @@ alias.  Literals, quoted names and comments are never touched.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
 from typing import NamedTuple, Sequence
 
-from ..errors import NotSupportedError, not_supported
+from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc
 
@@ -99,6 +106,7 @@ class Translated:
     dates: dict[str | datetime, datetime] = field(default_factory=dict)
     toks: list[_Tok] | None = None          # the user's statement's, when they were read
     binds: dict | Sequence | None = None
+    date_binds: frozenset[int] = frozenset()  # the tokens of binds folded as DATEs
 
     def convert(self, rows: list[tuple]) -> list[tuple]:
         """``rows`` with this statement's clock values as datetimes."""
@@ -115,7 +123,7 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL;
     ``binds`` the values the statement is to run with (by name or by position)."""
     upper = sql.upper()
-    if not any(word in upper for word in _MAYBE):
+    if not any(word in upper for word in _MAYBE) and not _dated(binds):
         return Translated(sql, binds=binds)
     return _Translation(sql, user, sqlite, now, binds).run()
 
@@ -135,6 +143,7 @@ class _Translation:
         self.opens: dict[int, int] = {}                  # a divisor's wrapping starts before
         self.closes: dict[int, int] = {}                 # … and ends at
         self.aliases: dict[int, str] = {}
+        self.date_binds: set[int] = set()
 
     def run(self) -> Translated:
         toks = self.toks
@@ -145,10 +154,12 @@ class _Translation:
                 self._word(i, t)
             elif t.text == "/":
                 self._divisor(i + 1)
+            elif t.kind == "bind" and isinstance(self.binds.peek(i), dt.date):
+                self._clock(i, i, 0, self._bind_date(i))
         if not (self.replace or self.opens):
             return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
-        return Translated(self._text(), self.dates, toks, self.binds.remaining())
+        return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.date_binds))
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -175,23 +186,34 @@ class _Translation:
             self.now = datetime.now()
         return self.now
 
+    def _bind_date(self, i: int) -> datetime:
+        """The date or datetime bound at token ``i`` (taken) as python-oracledb binds it: an
+        Oracle DATE, whole seconds (the fraction dropped), no time zone."""
+        self.date_binds.add(i)
+        return _as_date(self.binds.take(i))
+
     # -- the clock and its arithmetic -------------------------------------------------------
-    def _clock(self, first: int, last: int, digits: int) -> None:
-        """The clock word at tokens ``first``..``last`` with Oracle's arithmetic around it:
-        ``n + CLOCK``, ``CLOCK ± days ± INTERVAL …`` folded into one literal (:mod:`.sqlclock`;
-        a bind among the days read from its value, :mod:`.clockbinds`), ``CLOCK - column`` /
-        ``column - CLOCK`` (a DATE word) as days between; any other arithmetic on it is
-        refused (SLU-00001) rather than answered wrongly."""
-        toks, word = self.toks, self.toks[first].word
-        value = self._now()
-        if digits < 6:
-            step = 10 ** (6 - digits)
-            value = value.replace(microsecond=value.microsecond // step * step)
+    def _clock(self, first: int, last: int, digits: int, value: datetime | None = None) -> None:
+        """The clock word at tokens ``first``..``last`` (or a datetime bind: its ``value``)
+        with Oracle's arithmetic around it: ``n + CLOCK``, ``CLOCK ± days ± INTERVAL …``
+        folded into one literal (:mod:`.sqlclock`; a bind among the days read from its
+        value, an interval bind as an INTERVAL, :mod:`.clockbinds`), ``CLOCK - column`` /
+        ``column - CLOCK`` (a DATE word) as days between, ``DATE - DATE`` as their days;
+        ``DATE + DATE`` is ORA-00975 as in Oracle; any other arithmetic on it is refused
+        (SLU-00001) rather than answered wrongly."""
+        toks = self.toks
+        word = toks[first].word or toks[first].text.upper()
+        is_date = word in _DATES or value is not None
+        if value is None:
+            value = self._now()
+            if digits < 6:
+                step = 10 ** (6 - digits)
+                value = value.replace(microsecond=value.microsecond // step * step)
         start = toks[first].start
         before = toks[first - 1].text if first > 0 else ""
         if before in ("+", "-"):
             name = self._name_before(first - 1)
-            if before == "-" and name is not None and word in _DATES and not self._continues(last):
+            if before == "-" and name is not None and is_date and not self._continues(last):
                 self._days_between(toks[name].start, toks[last].end, self.sql[toks[name].start:toks[first - 2].end],
                                    value, clock_first=False)
                 self.skip = last
@@ -199,13 +221,36 @@ class _Translation:
             if (before == "+" and first >= 2 and toks[first - 2].kind in ("num", "bind")
                     and self._starts_operand(first - 2)):
                 n = toks[first - 2]
-                value = _plus(value, Fraction(n.text) if n.kind == "num" else self.binds.days(first - 2))
-                digits, start = 0, n.start
+                interval_bind = n.kind == "bind" and isinstance(self.binds.peek(first - 2), dt.timedelta)
+                if interval_bind:
+                    value = add_interval(value, 0, _seconds(self.binds.take(first - 2)))
+                else:
+                    value = _plus(value, Fraction(n.text) if n.kind == "num" else self.binds.days(first - 2))
+                    digits = 0
+                start = n.start
             else:
                 raise _refused(word)
         j = last
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus = toks[j + 1].text == "-"
+            other = self._date_operand(j + 2)
+            if other is not None:
+                if not minus:
+                    raise ora(975)
+                end, other_value = other
+                if not is_date or other_value is None or before in ("*", "/"):
+                    raise _refused(word)
+                if end + 1 < len(toks) and toks[end + 1].text in ("*", "/"):
+                    raise ora(932, "NUMBER", "DATE")
+                self._days_literal(start, toks[end].end, self._shown(value, digits), other_value)
+                self.skip = end
+                return
+            if self._interval_bind(j + 2):
+                seconds = _seconds(self.binds.take(j + 2))
+                if value is not NULL:
+                    value = add_interval(value, 0, -seconds if minus else seconds)
+                j += 2
+                continue
             term = days_term(toks, j + 2, self.binds.days)
             if term is not None:
                 j, days = term
@@ -218,7 +263,7 @@ class _Translation:
                     value = add_interval(value, -months if minus else months, -seconds if minus else seconds)
                 continue
             end = self._name_after(j + 2)
-            if minus and end is not None and word in _DATES and not self._continues(end):
+            if minus and end is not None and is_date and not self._continues(end):
                 self._days_between(start, toks[end].end, self.sql[toks[j + 2].start:toks[end].end],
                                    self._shown(value, digits), clock_first=True)
                 self.skip = end
@@ -230,6 +275,39 @@ class _Translation:
             raise _refused(word)
         self._literal(start, toks[j].end, self._shown(value, digits), digits)
         self.skip = j
+
+    def _date_operand(self, k: int) -> tuple[int, datetime | None] | None:
+        """The DATE or TIMESTAMP operand starting at token ``k`` — a DATE clock word, a
+        datetime bind (taken), SYSTIMESTAMP … — as (its last token, its DATE value or None
+        for a TIMESTAMP); None when token ``k`` starts none."""
+        toks = self.toks
+        if k >= len(toks):
+            return None
+        t, after = toks[k], toks[k + 1].text if k + 1 < len(toks) else ""
+        if t.kind == "bind" and isinstance(self.binds.peek(k), dt.date):
+            return k, self._bind_date(k)
+        if t.word in _DATES and after != "(":
+            return k, self._now().replace(microsecond=0)
+        if t.word in _TIMESTAMPS:
+            return (k + 3 if after == "(" else k), None
+        return None
+
+    def _interval_bind(self, k: int) -> bool:
+        """Whether token ``k`` is a bind of a ``timedelta`` (python-oracledb's INTERVAL DAY
+        TO SECOND) standing alone as an operand of ``+`` / ``-``."""
+        toks = self.toks
+        return (k < len(toks) and toks[k].kind == "bind" and isinstance(self.binds.peek(k), dt.timedelta)
+                and not (k + 1 < len(toks) and toks[k + 1].text in ("*", "/")))
+
+    def _days_literal(self, start: int, end: int, value, other: datetime) -> None:
+        """``DATE - DATE``, both known: Oracle's number of days between, a literal."""
+        if value is NULL:
+            self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS NUMERIC)")
+            return
+        delta = value - other
+        days = Fraction(delta.days * 86400 + delta.seconds, 86400)
+        text = str(days.numerator) if days.denominator == 1 else repr(float(days))
+        self.replace[start] = (end, f"({text})")
 
     def _in_utc(self) -> bool:
         """Whether the statement names one of Sluice's views, whose dates are UTC."""
@@ -439,6 +517,23 @@ def _view(t: _Tok) -> str:
     """The name of a token naming one of Sluice's views (without its schema), or ''."""
     name = t.word.rpartition(".")[2].strip()
     return name if name.startswith(_VIEWS) else ""
+
+
+def _dated(binds: dict | Sequence | None) -> bool:
+    """Whether any of ``binds`` is a date, datetime or timedelta (Oracle's DATE and INTERVAL)."""
+    values = binds.values() if isinstance(binds, dict) else binds or ()
+    return any(isinstance(v, (dt.date, dt.timedelta)) for v in values)
+
+
+def _as_date(value: dt.date) -> datetime:
+    """A date or datetime as an Oracle DATE: whole seconds, no time zone."""
+    if isinstance(value, datetime):
+        return value.replace(microsecond=0, tzinfo=None)
+    return datetime(value.year, value.month, value.day)
+
+
+def _seconds(value: dt.timedelta) -> Fraction:
+    return Fraction(value // dt.timedelta(microseconds=1), 10**6)
 
 
 def _plus(value, days):

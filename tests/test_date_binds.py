@@ -1,0 +1,83 @@
+"""datetime, date and timedelta binds at a cursor answer as python-oracledb and Oracle
+answer them, on both stores: python-oracledb binds a date or datetime as an Oracle DATE
+(whole seconds, the fraction dropped) and a timedelta as an INTERVAL DAY TO SECOND, so
+``:t + 1`` is a day later, ``SYSDATE - :t`` the days between (a NUMBER), ``SYSDATE - :d``
+an interval earlier, ``enq_time > :since`` compares dates (also against the AQ$ views,
+whose dates are UTC, off UTC), ``SELECT :t`` fetches a datetime typed DB_TYPE_DATE, and
+``DATE + DATE`` is ORA-00975."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import sluice
+from tests.conftest import make_queue
+from tests.test_binds import _create_table
+from tests.test_dual import _code, _rows, india  # noqa: F401  (india: a fixture)
+
+T = dt.datetime(2026, 1, 2, 3, 4, 5, 678901)
+WHOLE = T.replace(microsecond=0)
+
+
+def test_a_datetime_bind_is_a_date(conn):
+    cur = conn.cursor()
+    cur.execute("SELECT :t, :t + 1, :d, 1 + :t, :t - 1/24 FROM dual", {"t": T, "d": dt.date(2026, 5, 6)})
+    assert cur.fetchall() == [(WHOLE, WHOLE + dt.timedelta(days=1), dt.datetime(2026, 5, 6),
+                               WHOLE + dt.timedelta(days=1), WHOLE - dt.timedelta(hours=1))]
+    assert [d[1:] for d in cur.description] == [(sluice.DB_TYPE_DATE, 23, None, None, None, True)] * 5
+    # by position, among other binds that keep their places
+    assert _rows(conn, "SELECT :1, :2 + 2, :3 FROM dual", ["a", T, 3]) == [("a", WHOLE + dt.timedelta(days=2), 3)]
+
+
+def test_a_date_minus_a_date_is_days(conn):
+    (sysdate, days, back), = _rows(conn, "SELECT SYSDATE, SYSDATE - :t, :t - :u FROM dual",
+                                   {"t": T, "u": T - dt.timedelta(days=1, hours=12)})
+    assert days == pytest.approx((sysdate - WHOLE) / dt.timedelta(days=1))
+    assert back == 1.5 and type(back) is float
+    assert _rows(conn, "SELECT (:t - :u) * 24 FROM dual", {"t": T, "u": T - dt.timedelta(days=2)}) == [(48,)]
+
+
+def test_a_timedelta_bind_is_an_interval(conn):
+    (sysdate, earlier, later, shifted), = _rows(
+        conn, "SELECT SYSDATE, SYSDATE - :d, :d + SYSDATE, :t + :d FROM dual",
+        {"d": dt.timedelta(hours=1, minutes=30), "t": T})
+    assert earlier == sysdate - dt.timedelta(hours=1, minutes=30)
+    assert later == sysdate + dt.timedelta(hours=1, minutes=30)
+    assert shifted == WHOLE + dt.timedelta(hours=1, minutes=30)
+
+
+def test_date_plus_date_is_ora_00975(conn):
+    assert _code(lambda: _rows(conn, "SELECT SYSDATE + :t FROM dual", [T])) == "ORA-00975"
+    assert _code(lambda: _rows(conn, "SELECT :t + :t FROM dual", {"t": T})) == "ORA-00975"
+    assert _code(lambda: _rows(conn, "SELECT SYSDATE - :t * 2 FROM dual", [T])) == "ORA-00932"
+
+
+def test_a_datetime_bind_against_a_column(conn, dsn):
+    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    cur = conn.cursor()
+    for n in (1, 2, 3):
+        cur.execute("INSERT INTO stamps (n, at) VALUES (:n, :at)", {"n": n, "at": T + dt.timedelta(days=n)})
+    assert _rows(conn, "SELECT at FROM stamps WHERE n = 1") in ([(WHOLE + dt.timedelta(days=1),)],
+                                                              [(str(WHOLE + dt.timedelta(days=1)),)])
+    assert _rows(conn, "SELECT n FROM stamps WHERE at > :since ORDER BY n", {"since": T + dt.timedelta(days=2)}) \
+        == [(3,)]
+    assert _rows(conn, "SELECT n FROM stamps WHERE at BETWEEN :a AND :b ORDER BY n",
+                 [T + dt.timedelta(days=1), T + dt.timedelta(days=2)]) == [(1,), (2,)]
+    assert _rows(conn, "SELECT n, at - :t FROM stamps ORDER BY n", {"t": WHOLE}) == [(1, 1), (2, 2), (3, 3)]
+    cur.execute("DELETE FROM stamps WHERE at < :t + 2", {"t": T})
+    assert cur.rowcount == 1
+
+
+def test_a_datetime_bind_against_an_aq_view(conn, india):  # noqa: F811
+    """The AQ$ views' dates are UTC: a datetime bind, the host's wall clock, is read in UTC
+    as the clock is in a statement on them."""
+    make_queue(conn, "Q")
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    now = dt.datetime.now()
+    hour = dt.timedelta(hours=1)
+    sql = "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > :since"
+    assert [_rows(conn, sql, {"since": t}) for t in (now - hour, now + hour)] == [[(1,)], [(0,)]]
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > SYSDATE - :d", {"d": hour}) == [(1,)]
