@@ -81,3 +81,36 @@ def test_a_datetime_bind_against_an_aq_view(conn, india):  # noqa: F811
     sql = "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > :since"
     assert [_rows(conn, sql, {"since": t}) for t in (now - hour, now + hour)] == [[(1,)], [(0,)]]
     assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > SYSDATE - :d", {"d": hour}) == [(1,)]
+
+
+# -- days in a column ----------------------------------------------------------------------
+
+def _days_table(conn, dsn):
+    _create_table(dsn, "CREATE TABLE plans (n INTEGER, days NUMERIC(6,3), note VARCHAR(20), at TIMESTAMP)")
+    cur = conn.cursor()
+    for n, days, note in ((1, 1, "2"), (2, 0.5, "x"), (3, None, "1.5")):
+        cur.execute("INSERT INTO plans (n, days, note, at) VALUES (:1, :2, :3, :4)", [n, days, note, T])
+
+
+def test_a_date_plus_a_column_of_days(conn, dsn):
+    """``SYSDATE + column`` (and ``column + :t``) adds the column's days, a DATE typed so
+    and rounded to the second, NULL for a NULL; text Oracle reads as a number is one."""
+    _days_table(conn, dsn)
+    cur = conn.cursor()
+    cur.execute("SELECT n, SYSDATE, SYSDATE + days, days + :t AS later FROM plans ORDER BY n", {"t": T})
+    rows = cur.fetchall()
+    assert [d[1] for d in cur.description[2:]] == [sluice.DB_TYPE_DATE] * 2
+    assert [d[0] for d in cur.description[2:]] == ["SYSDATE+DAYS", "LATER"]
+    day = dt.timedelta(days=1)
+    sysdate = rows[0][1]
+    assert [r[2:] for r in rows] == [(sysdate + day, WHOLE + day), (sysdate + day / 2, WHOLE + day / 2),
+                                     (None, None)]
+    assert _rows(conn, "SELECT :t + note FROM plans WHERE n IN (1, 3) ORDER BY n", {"t": T}) == \
+        [(WHOLE + 2 * day,), (WHOLE + 1.5 * day,)]
+    assert _rows(conn, "SELECT n FROM plans WHERE :t + days > :t + 0.75 ORDER BY n", {"t": T}) == [(1,)]
+
+
+def test_a_date_plus_a_column_that_is_no_number_is_refused(conn, dsn):
+    _days_table(conn, dsn)
+    assert _code(lambda: _rows(conn, "SELECT SYSDATE + at FROM plans")) == "ORA-00932"       # DATE + DATE
+    assert _code(lambda: _rows(conn, "SELECT SYSDATE + note FROM plans")) == "ORA-01722"     # 'x'

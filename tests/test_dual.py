@@ -195,7 +195,7 @@ def test_a_date_minus_a_column_is_days(conn, dsn):
     assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE at > SYSDATE - 1") == [(0,)]
 
 
-@pytest.mark.parametrize("sql", ["SELECT SYSDATE + dummy FROM DUAL", "SELECT SYSDATE * 2 FROM DUAL",
+@pytest.mark.parametrize("sql", ["SELECT SYSDATE * 2 FROM DUAL",
                                  "SELECT SYSDATE + :n * dummy FROM DUAL", "SELECT 2 - SYSDATE FROM DUAL",
                                  "SELECT SYSDATE - 1 * dummy FROM DUAL", "SELECT SYSDATE - dummy * 2 FROM DUAL",
                                  "SELECT 1 FROM DUAL WHERE SYSTIMESTAMP - dummy > 0"])

@@ -15,7 +15,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   ``n + CLOCK``) is folded into that literal (:mod:`.sqlclock`), a bind among the days
   by its value, the bind then gone from the statement (:mod:`.clockbinds`:
   :attr:`Translated.binds` are the binds left); ``SYSDATE - column`` and
-  ``column - SYSDATE`` are the days between, a float; other arithmetic on them is
+  ``column - SYSDATE`` are the days between, a float; ``SYSDATE + column`` adds the
+  column's days (a DATE; SQLite: :mod:`.sqlitedays`); other arithmetic on them is
   refused (SLU-00001), neither database counting it in days.  A statement on Sluice's
   views (``AQ$…``, ``FROM DBA_…``) reads the clock in UTC, as their dates are;
 * a ``date`` / ``datetime`` bind as python-oracledb binds it, an Oracle DATE (whole
@@ -106,7 +107,7 @@ class Translated:
     dates: dict[str | datetime, datetime] = field(default_factory=dict)
     toks: list[_Tok] | None = None          # the user's statement's, when they were read
     binds: dict | Sequence | None = None
-    date_binds: frozenset[int] = frozenset()  # the tokens of binds folded as DATEs
+    dated: frozenset[int] = frozenset()     # tokens (a datetime bind, a column of days) making a DATE
 
     def convert(self, rows: list[tuple]) -> list[tuple]:
         """``rows`` with this statement's clock values as datetimes."""
@@ -143,7 +144,7 @@ class _Translation:
         self.opens: dict[int, int] = {}                  # a divisor's wrapping starts before
         self.closes: dict[int, int] = {}                 # … and ends at
         self.aliases: dict[int, str] = {}
-        self.date_binds: set[int] = set()
+        self.dated: set[int] = set()        # (Translated.dated)
 
     def run(self) -> Translated:
         toks = self.toks
@@ -159,7 +160,7 @@ class _Translation:
         if not (self.replace or self.opens):
             return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
-        return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.date_binds))
+        return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.dated))
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -189,7 +190,7 @@ class _Translation:
     def _bind_date(self, i: int) -> datetime:
         """The date or datetime bound at token ``i`` (taken) as python-oracledb binds it: an
         Oracle DATE, whole seconds (the fraction dropped), no time zone."""
-        self.date_binds.add(i)
+        self.dated.add(i)
         return _as_date(self.binds.take(i))
 
     # -- the clock and its arithmetic -------------------------------------------------------
@@ -216,6 +217,10 @@ class _Translation:
             if before == "-" and name is not None and is_date and not self._continues(last):
                 self._days_between(toks[name].start, toks[last].end, self.sql[toks[name].start:toks[first - 2].end],
                                    value, clock_first=False)
+                self.skip = last
+                return
+            if before == "+" and name is not None and not self._continues(last):
+                self._days_column(toks[name].start, toks[last].end, value, name, first - 2)
                 self.skip = last
                 return
             if (before == "+" and first >= 2 and toks[first - 2].kind in ("num", "bind")
@@ -263,6 +268,10 @@ class _Translation:
                     value = add_interval(value, -months if minus else months, -seconds if minus else seconds)
                 continue
             end = self._name_after(j + 2)
+            if not minus and end is not None and not self._continues(end) and before not in ("*", "/"):
+                self._days_column(start, toks[end].end, value, j + 2, end)
+                self.skip = end
+                return
             if minus and end is not None and is_date and not self._continues(end):
                 self._days_between(start, toks[end].end, self.sql[toks[j + 2].start:toks[end].end],
                                    self._shown(value, digits), clock_first=True)
@@ -338,6 +347,24 @@ class _Translation:
             if utc:
                 self.dates[sql_value] = value
             self.replace[start] = (end, f"TIMESTAMP {_literal(text)}")
+
+    def _days_column(self, start: int, end: int, value, first: int, last: int) -> None:
+        """``DATE + column`` (or ``column + DATE``), the column's tokens ``first``..``last``:
+        its value as days, a DATE rounded to the second — on SQLite by ``sluice_add_days``
+        (:mod:`.sqlitedays`), on PostgreSQL as an interval of days (a date in the column
+        cannot be cast: ORA-00932)."""
+        self.dated.update(range(first, last + 1))
+        column = self.sql[self.toks[first].start:self.toks[last].end]
+        if value is NULL:
+            self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)")
+            return
+        date = (to_utc(value) if self._in_utc() else value).replace(microsecond=0)
+        text = _literal(date.isoformat(" "))
+        if self.sqlite:
+            self.replace[start] = (end, f"sluice_add_days({text}, {column})")
+        else:
+            self.replace[start] = (end, f"date_trunc('second', TIMESTAMP {text} + CAST(({column}) AS DOUBLE PRECISION)"
+                                        " * INTERVAL '1 day' + INTERVAL '0.5 second')")
 
     def _days_between(self, start: int, end: int, column: str, value: datetime, clock_first: bool) -> None:
         """``DATE - column`` (or ``column - DATE``): Oracle's number of days between."""
