@@ -114,3 +114,26 @@ def test_a_date_plus_a_column_that_is_no_number_is_refused(conn, dsn):
     _days_table(conn, dsn)
     assert _code(lambda: _rows(conn, "SELECT SYSDATE + at FROM plans")) == "ORA-00932"       # DATE + DATE
     assert _code(lambda: _rows(conn, "SELECT SYSDATE + note FROM plans")) == "ORA-01722"     # 'x'
+
+
+# -- the views' DATE columns ---------------------------------------------------------------
+
+def test_date_arithmetic_on_a_views_date_column(conn):
+    """``enq_time + 1`` is a DATE a day later (PostgreSQL had no timestamp + integer,
+    SQLite added 1 to the text's year), ``enq_time - enq_time`` days; the views' dates are UTC."""
+    make_queue(conn, "Q")
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    utc_now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    cur = conn.cursor()
+    cur.execute("SELECT enq_time + 1/24, q.enq_time - :d AS back, enq_time - enq_time FROM aq$q_qt q", {"d": 2})
+    (later, back, zero), = cur.fetchall()
+    assert type(later) is dt.datetime and later.microsecond == 0
+    assert abs(later - (utc_now + dt.timedelta(hours=1))) < dt.timedelta(minutes=1)
+    assert abs(back - (utc_now - dt.timedelta(days=2))) < dt.timedelta(minutes=1)
+    assert zero == 0 and type(zero) is int
+    assert [d[:2] for d in cur.description] == [("ENQ_TIME+1/24", sluice.DB_TYPE_DATE), ("BACK", sluice.DB_TYPE_DATE),
+                                                ("ENQ_TIME-ENQ_TIME", sluice.DB_TYPE_NUMBER)]
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time + 1 > SYSDATE AND enq_time - 1 < SYSDATE") \
+        == [(1,)]
+    assert _code(lambda: _rows(conn, "SELECT enq_time + enq_time FROM aq$q_qt")) == "ORA-00975"

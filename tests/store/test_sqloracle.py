@@ -46,7 +46,7 @@ def pg(sql):
     ("SELECT x FROM t WHERE at > SYSTIMESTAMP - INTERVAL '1 day'",     # PostgreSQL's own interval
      "SELECT x FROM t WHERE at > TIMESTAMP '2026-11-30 07:08:09.123456' - INTERVAL '1 day'"),
     ("SELECT x FROM t WHERE SYSDATE - t.at > 1",
-     "SELECT x FROM t WHERE CAST(EXTRACT(EPOCH FROM (TIMESTAMP '2026-11-30 07:08:09' - (t.at))) / 86400 "
+     "SELECT x FROM t WHERE CAST(EXTRACT(EPOCH FROM ((TIMESTAMP '2026-11-30 07:08:09') - (t.at))) / 86400 "
      "AS DOUBLE PRECISION) > 1"),
 ])
 def test_postgresql_text(sql, text):

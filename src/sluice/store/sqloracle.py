@@ -25,6 +25,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   ORA-00975), so SQLite fetches it back as a datetime and a statement on the views reads
   it in UTC as it reads the clock; a ``timedelta`` added to or taken from one is an
   INTERVAL DAY TO SECOND;
+* in a statement on Sluice's views, a DATE column of theirs (:mod:`.viewdates`) ± days
+  is a DATE, one minus another the days between, one plus another ORA-00975;
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
@@ -47,6 +49,7 @@ from typing import NamedTuple, Sequence
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc
+from .viewdates import VIEW_DATES, days_between, plus_days
 
 __all__ = ["Translated", "aliased", "oracle_words", "tokens"]
 
@@ -124,7 +127,8 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL;
     ``binds`` the values the statement is to run with (by name or by position)."""
     upper = sql.upper()
-    if not any(word in upper for word in _MAYBE) and not _dated(binds):
+    if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
+            ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)):
         return Translated(sql, binds=binds)
     return _Translation(sql, user, sqlite, now, binds).run()
 
@@ -181,6 +185,49 @@ class _Translation:
                 self._clock(i, i + 3, int(call[1].text))
             elif after != "(":
                 self._clock(i, i, 6)
+        elif after in ("+", "-") and self._view_date(i) and self._starts_operand(i):
+            self._date_column(i)
+
+    # -- the DATE columns of Sluice's views ----------------------------------------------
+    def _view_date(self, i: int) -> bool:
+        """Whether token ``i`` names a DATE column of Sluice's views in a statement on them."""
+        t = self.toks[i]
+        return (t.kind == "id" and t.word.rpartition(".")[2].strip() in VIEW_DATES
+                and not (i + 1 < len(self.toks) and self.toks[i + 1].text == "(") and self._in_utc())
+
+    def _date_column(self, i: int) -> None:
+        """``column ± days …`` (a DATE, :func:`.viewdates.plus_days`) or ``column - column``
+        (days between) for a DATE column of the views at token ``i``; ``column + column``
+        is ORA-00975.  Anything else after it (the clock, a datetime bind: their own
+        arithmetic) is left as it is."""
+        toks, j, days = self.toks, i, Fraction(0)
+        while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
+            minus, k = toks[j + 1].text == "-", j + 2
+            if k >= len(toks) or toks[k].word in _DATES or toks[k].word in _TIMESTAMPS or (
+                    toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))):
+                break
+            if j == i and self._view_date(k) and not self._continues(k):
+                if not minus:
+                    raise ora(975)
+                self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, toks[i].text, toks[k].text))
+                self.skip = k
+                return
+            taken = set(self.binds.used)
+            term = days_term(toks, k, self.binds.days)
+            if term is None:
+                self.binds.used = taken          # (a bind read in a term that is not all days)
+                break
+            j, value = term
+            days = NULL if days is NULL or value is NULL else days - value if minus else days + value
+        if j == i:
+            return
+        self.dated.add(i)
+        if days is NULL:
+            text = "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)"
+        else:
+            text = plus_days(self.sqlite, toks[i].text, repr(float(days)))
+        self.replace[toks[i].start] = (toks[j].end, text)
+        self.skip = j
 
     def _now(self) -> datetime:
         if self.now is None:
@@ -360,11 +407,7 @@ class _Translation:
             return
         date = (to_utc(value) if self._in_utc() else value).replace(microsecond=0)
         text = _literal(date.isoformat(" "))
-        if self.sqlite:
-            self.replace[start] = (end, f"sluice_add_days({text}, {column})")
-        else:
-            self.replace[start] = (end, f"date_trunc('second', TIMESTAMP {text} + CAST(({column}) AS DOUBLE PRECISION)"
-                                        " * INTERVAL '1 day' + INTERVAL '0.5 second')")
+        self.replace[start] = (end, plus_days(self.sqlite, text if self.sqlite else f"TIMESTAMP {text}", column))
 
     def _days_between(self, start: int, end: int, column: str, value: datetime, clock_first: bool) -> None:
         """``DATE - column`` (or ``column - DATE``): Oracle's number of days between."""
@@ -373,13 +416,9 @@ class _Translation:
             return
         sql_value = to_utc(value) if self._in_utc() else value
         text = _literal(sql_value.isoformat(" ", "seconds"))
-        if self.sqlite:
-            a, b = f"julianday({text})", f"julianday({column})"
-            self.replace[start] = (end, f"({a} - {b})" if clock_first else f"({b} - {a})")
-        else:
-            a, b = f"TIMESTAMP {text}", f"({column})"
-            diff = f"{a} - {b}" if clock_first else f"{b} - {a}"
-            self.replace[start] = (end, f"CAST(EXTRACT(EPOCH FROM ({diff})) / 86400 AS DOUBLE PRECISION)")
+        date = text if self.sqlite else f"TIMESTAMP {text}"
+        self.replace[start] = (end, days_between(self.sqlite, date, column) if clock_first
+                               else days_between(self.sqlite, column, date))
 
     def _name_after(self, i: int) -> int | None:
         """The last token of the column name starting at token ``i`` (None: not a name)."""
