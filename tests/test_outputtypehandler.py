@@ -126,3 +126,16 @@ def test_a_number_with_a_scale_is_a_float_even_when_whole(conn, dsn):
     assert cur.description[1][4:6] == (30, 2)
     conn.outputtypehandler = lambda cursor, metadata: None      # the same through a handler
     assert [type(v) for v in _fetch(conn, "SELECT n, amt FROM amounts WHERE n = 1")[0]] == [int, float]
+
+
+def test_an_async_connections_handler(dsn):
+    import asyncio
+
+    async def main():
+        async with sluice.connect_async(dsn) as connection:
+            connection.outputtypehandler = numbers_as_strings
+            cursor = connection.cursor()
+            await cursor.execute("SELECT 7/2, 'x' FROM dual")
+            return await cursor.fetchall()
+
+    assert asyncio.run(main()) == [("3.5", "x")]
