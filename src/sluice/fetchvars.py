@@ -183,10 +183,8 @@ def _as(fetched: Any, value: Any, column: Sequence) -> Any:
             return _as(fetched, _text_number(value), column)
         raise ora(932, _name(fetched), "CHAR")
     if isinstance(value, dt.datetime):
-        if fetched is dt.datetime or fetched is _NUMBER:
+        if fetched in (dt.datetime, dt.date, _NUMBER):     # (python-oracledb's DATE var fetches datetimes)
             return value
-        if fetched is dt.date:
-            return value.date() if column[1] is DB_TYPE_DATE else value
         if fetched is str:
             return _date_text(value, column[1])
         raise ora(932, _name(fetched), "DATE")

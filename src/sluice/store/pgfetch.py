@@ -5,7 +5,8 @@
 whole, else a float — ``int2/4/8`` are ints already — or, to fetch decimals, every one
 of them as a ``Decimal`` (without trailing zeros, as Oracle's NUMBER).  The loaders are the cursor's own: the connection's other
 statements (the queue operations among them) load as before.  :func:`description` maps
-the result's column types to python-oracledb's ``DB_TYPE_*``.
+the result's column types to python-oracledb's ``DB_TYPE_*``; :func:`scaled_floats` makes
+the whole values of a ``numeric(p, s > 0)`` column floats (python-oracledb's NUMBER(p, s)).
 """
 
 from __future__ import annotations
