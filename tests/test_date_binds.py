@@ -137,3 +137,21 @@ def test_date_arithmetic_on_a_views_date_column(conn):
     assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time + 1 > SYSDATE AND enq_time - 1 < SYSDATE") \
         == [(1,)]
     assert _code(lambda: _rows(conn, "SELECT enq_time + enq_time FROM aq$q_qt")) == "ORA-00975"
+
+
+def test_sqlite_tells_a_column_of_days_after_sysdate_minus(conn, dsn):
+    """``SYSDATE - column`` is the days between for a date in the column; SQLite's values
+    carry their type, so a number there is days back, a DATE (was: julianday of the number,
+    a wrong number of days).  PostgreSQL's typed column is taken for a date."""
+    _days_table(conn, dsn)
+    (sysdate, age), = _rows(conn, "SELECT SYSDATE, SYSDATE - at FROM plans WHERE n = 1")
+    assert age == pytest.approx((sysdate - WHOLE) / dt.timedelta(days=1))
+    assert _rows(conn, "SELECT COUNT(*) FROM plans WHERE at - SYSDATE < 0") == [(3,)]
+    if dsn.startswith("sqlite"):
+        cur = conn.cursor()
+        cur.execute("SELECT SYSDATE, SYSDATE - days FROM plans ORDER BY n")
+        rows = cur.fetchall()
+        assert [r[1] for r in rows] == [rows[0][0] - dt.timedelta(days=1), rows[0][0] - dt.timedelta(hours=12),
+                                        None]
+        assert cur.description[1][1] is sluice.DB_TYPE_DATE
+        assert _code(lambda: _rows(conn, "SELECT days - SYSDATE FROM plans")) == "ORA-00932"

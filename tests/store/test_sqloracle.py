@@ -72,7 +72,7 @@ def test_postgresql_text(sql, text):
     ("SELECT SYSDATE + 1/7 AS d FROM dual", "SELECT '2026-11-30 10:33:52' AS d FROM dual"),  # rounded
     ("SELECT SYSTIMESTAMP + 1 AS d FROM dual", "SELECT '2026-12-01 07:08:09' AS d FROM dual"),  # a DATE
     ("SELECT x FROM t WHERE (at - CURRENT_DATE) * 24 < 1",
-     "SELECT x FROM t WHERE ((julianday(at) - julianday('2026-11-30 07:08:09'))) * 24 < 1"),
+     "SELECT x FROM t WHERE (sluice_date_minus(at, '2026-11-30 07:08:09')) * 24 < 1"),
     ("SELECT * FROM (SELECT USER FROM dual) t", """SELECT * FROM (SELECT 'SCOTT' AS "USER" FROM dual) t"""),
     ("SELECT DISTINCT USER, 1 FROM dual UNION ALL SELECT USER, 2 FROM dual",
      """SELECT DISTINCT 'SCOTT' AS "USER", 1 FROM dual UNION ALL SELECT 'SCOTT' AS "USER", 2 FROM dual"""),

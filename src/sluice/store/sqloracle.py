@@ -262,8 +262,7 @@ class _Translation:
         if before in ("+", "-"):
             name = self._name_before(first - 1)
             if before == "-" and name is not None and is_date and not self._continues(last):
-                self._days_between(toks[name].start, toks[last].end, self.sql[toks[name].start:toks[first - 2].end],
-                                   value, clock_first=False)
+                self._days_between(toks[name].start, toks[last].end, (name, first - 2), value, clock_first=False)
                 self.skip = last
                 return
             if before == "+" and name is not None and not self._continues(last):
@@ -320,8 +319,8 @@ class _Translation:
                 self.skip = end
                 return
             if minus and end is not None and is_date and not self._continues(end):
-                self._days_between(start, toks[end].end, self.sql[toks[j + 2].start:toks[end].end],
-                                   self._shown(value, digits), clock_first=True)
+                self._days_between(start, toks[end].end, (j + 2, end), self._shown(value, digits),
+                                   clock_first=True)
                 self.skip = end
                 return
             if not self.sqlite and toks[j + 2].word == "INTERVAL":
@@ -409,16 +408,26 @@ class _Translation:
         text = _literal(date.isoformat(" "))
         self.replace[start] = (end, plus_days(self.sqlite, text if self.sqlite else f"TIMESTAMP {text}", column))
 
-    def _days_between(self, start: int, end: int, column: str, value: datetime, clock_first: bool) -> None:
-        """``DATE - column`` (or ``column - DATE``): Oracle's number of days between."""
+    def _days_between(self, start: int, end: int, column: tuple[int, int], value: datetime,
+                      clock_first: bool) -> None:
+        """``DATE - column`` (or ``column - DATE``; ``column`` its first and last token):
+        Oracle's number of days between — and on SQLite, whose column may hold numbers,
+        ``DATE - column`` of days a DATE (:mod:`.sqlitedays`)."""
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS DOUBLE PRECISION)")
             return
         sql_value = to_utc(value) if self._in_utc() else value
         text = _literal(sql_value.isoformat(" ", "seconds"))
-        date = text if self.sqlite else f"TIMESTAMP {text}"
-        self.replace[start] = (end, days_between(self.sqlite, date, column) if clock_first
-                               else days_between(self.sqlite, column, date))
+        name = self.sql[self.toks[column[0]].start:self.toks[column[1]].end]
+        if self.sqlite:
+            if clock_first:         # a date when the column holds days
+                self.dated.update(range(column[0], column[1] + 1))
+            pair = (text, name) if clock_first else (name, text)
+            self.replace[start] = (end, f"sluice_date_minus({pair[0]}, {pair[1]})")
+            return
+        date = f"TIMESTAMP {text}"
+        self.replace[start] = (end, days_between(False, date, name) if clock_first
+                               else days_between(False, name, date))
 
     def _name_after(self, i: int) -> int | None:
         """The last token of the column name starting at token ``i`` (None: not a name)."""

@@ -6,7 +6,8 @@ adds 1 to the year of its text).  :mod:`.sqloracle` knows the column is a date w
 statement is on Sluice's views and the column is one of :data:`VIEW_DATES` (a DATE in
 every view that has it: ``tests/store/test_viewdates.py`` checks the list against the
 views' own types), and writes the arithmetic with :func:`plus_days` and
-:func:`days_between` — which also serve ``SYSDATE + column`` and ``SYSDATE - column``.
+:func:`days_between` — which also serve ``SYSDATE + column`` and (PostgreSQL's)
+``SYSDATE - column``.
 """
 
 from __future__ import annotations
