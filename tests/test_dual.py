@@ -195,7 +195,7 @@ def test_a_date_minus_a_column_is_days(conn, dsn):
     assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE at > SYSDATE - 1") == [(0,)]
 
 
-@pytest.mark.parametrize("sql", ["SELECT SYSDATE + dummy FROM DUAL", "SELECT SYSDATE * 2 FROM DUAL",
+@pytest.mark.parametrize("sql", ["SELECT SYSDATE * 2 FROM DUAL",
                                  "SELECT SYSDATE + :n * dummy FROM DUAL", "SELECT 2 - SYSDATE FROM DUAL",
                                  "SELECT SYSDATE - 1 * dummy FROM DUAL", "SELECT SYSDATE - dummy * 2 FROM DUAL",
                                  "SELECT 1 FROM DUAL WHERE SYSTIMESTAMP - dummy > 0"])
@@ -254,8 +254,7 @@ def test_a_bind_as_days_in_dml(conn, dsn):
     assert _rows(conn, "SELECT n FROM stamps WHERE at > SYSDATE ORDER BY n") == [(1,)]
 
 
-@pytest.mark.parametrize("value, code", [("abc", "ORA-01722"), (True, "ORA-01722"), ("1/2", "ORA-01722"),
-                                         (dt.datetime(2026, 1, 1), "SLU-00001")])
+@pytest.mark.parametrize("value, code", [("abc", "ORA-01722"), (True, "ORA-01722"), ("1/2", "ORA-01722")])
 def test_a_bind_as_days_that_is_no_number_is_refused(conn, dsn, value, code):
     _stamps(conn, dsn)
     assert _code(lambda: _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :d", {"d": value})) == code

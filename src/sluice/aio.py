@@ -165,6 +165,15 @@ class AsyncConnection:
     def transaction_in_progress(self) -> bool:
         return self.sync_connection.transaction_in_progress
 
+    @property
+    def outputtypehandler(self) -> Any:
+        """python-oracledb's: the connection's output type handler (see sluice.fetchvars)."""
+        return self.sync_connection.outputtypehandler
+
+    @outputtypehandler.setter
+    def outputtypehandler(self, value: Any) -> None:
+        self.sync_connection.outputtypehandler = value
+
     def queue(self, name: str, payload_type: Any = None, *, payloadType: Any = None) -> "AsyncQueue":  # noqa: N803
         return AsyncQueue(self, self.sync_connection.queue(name, payload_type, payloadType=payloadType))
 

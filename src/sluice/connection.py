@@ -84,6 +84,10 @@ class _package:
 class Connection:
     """A session on a Sluice store (python-oracledb ``Connection``)."""
 
+    # python-oracledb's: called per column of a cursor's query (see sluice.fetchvars)
+    outputtypehandler: Callable | None = None
+    _exact_numbers = False      # a cursor's query with a handler: numbers as exact Decimals
+
     def __init__(self, dsn: str, user: str | None = None, password: str | None = None,
                  mode: int = 0) -> None:
         self.dsn = dsn
@@ -366,7 +370,7 @@ class Connection:
         self.context.check_open()
         check_statement(sql, binds)
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True,
-                                          decimals=defaults.fetch_decimals,
+                                          decimals=defaults.fetch_decimals or self._exact_numbers,
                                           sessions=self._open_sessions(sql))
 
     def _open_sessions(self, sql: str) -> list | None:

@@ -13,7 +13,8 @@ import inspect
 import itertools
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .errors import ArgumentError, Error, InterfaceError, dpy, ora
+from .errors import ArgumentError, Error, InterfaceError, dpy, not_supported, ora
+from .fetchvars import Var, fetch_converters
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -32,6 +33,8 @@ class Cursor:
         self._arraysize = 100
         self._batcherrors: list = []
         self._dmlrowcounts: list[int] | None = None
+        # python-oracledb's: this cursor's own, else the connection's (sluice.fetchvars)
+        self.outputtypehandler: Any = None
 
     @property
     def arraysize(self) -> int:
@@ -57,14 +60,27 @@ class Cursor:
             if parameters:
                 raise dpy(2005)
             parameters = kw
+        if any(isinstance(v, Var) for v in (parameters.values() if isinstance(parameters, dict)
+                                              else parameters or ())):
+            raise not_supported("a variable from cursor.var() bound in a statement (Sluice's variables "
+                                "serve output type handlers)")
         self._reset()
+        handler = self.outputtypehandler or self.connection.outputtypehandler
+        exact = handler is not None and _is_query(statement)
         with self.connection._lock:      # the statement's calls are one call of the connection
-            result = plsql.execute(self.connection, statement, parameters)
+            self.connection._exact_numbers = exact     # the handler converts exact numbers
+            try:
+                result = plsql.execute(self.connection, statement, parameters)
+            finally:
+                self.connection._exact_numbers = False
         self.output = list(result.output)
         if result.columns is not None:
             self.description = result.description or [(c, None, None, None, None, None, True)
                                                        for c in result.columns]
             self._rows = list(result.rows)
+            if exact:
+                converters = fetch_converters(self, handler, self.description)
+                self._rows = [tuple(f(v) for f, v in zip(converters, row)) for row in self._rows]
             self._pos = 0
             self.rowcount = 0
             return self
@@ -112,6 +128,15 @@ class Cursor:
                 self.rowcount += counts[-1]
         if arraydmlrowcounts:
             self._dmlrowcounts = counts
+
+    def var(self, typ: Any, size: int = 0, arraysize: int = 1, inconverter: Any = None, outconverter: Any = None,
+            typename: str | None = None, encoding_errors: str | None = None, bypass_decode: bool = False,
+            convert_nulls: bool = False, *, encodingErrors: str | None = None) -> Var:  # noqa: N803
+        """python-oracledb's ``cursor.var()``: what an output type handler returns to have a
+        column fetched as ``typ`` (and through ``outconverter``), see :mod:`sluice.fetchvars`."""
+        self._check()
+        return Var(typ, size, arraysize, inconverter, outconverter, typename,
+                   encoding_errors if encodingErrors is None else encodingErrors, bypass_decode, convert_nulls)
 
     def getbatcherrors(self) -> list:
         """The errors of the rows the last ``executemany(batcherrors=True)`` could not
@@ -223,6 +248,12 @@ class Cursor:
         self._check()
         if self.description is None:   # no statement yet, or one that returns no rows
             raise dpy(1003)
+
+
+def _is_query(statement: str) -> bool:
+    from .plsql.script import leading_words
+    words = leading_words(statement, count=1)[0]
+    return words[:1] in (["SELECT"], ["WITH"], ["("])
 
 
 def _check_statement(statement: Any) -> None:

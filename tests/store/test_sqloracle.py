@@ -46,7 +46,7 @@ def pg(sql):
     ("SELECT x FROM t WHERE at > SYSTIMESTAMP - INTERVAL '1 day'",     # PostgreSQL's own interval
      "SELECT x FROM t WHERE at > TIMESTAMP '2026-11-30 07:08:09.123456' - INTERVAL '1 day'"),
     ("SELECT x FROM t WHERE SYSDATE - t.at > 1",
-     "SELECT x FROM t WHERE CAST(EXTRACT(EPOCH FROM (TIMESTAMP '2026-11-30 07:08:09' - (t.at))) / 86400 "
+     "SELECT x FROM t WHERE CAST(EXTRACT(EPOCH FROM ((TIMESTAMP '2026-11-30 07:08:09') - (t.at))) / 86400 "
      "AS DOUBLE PRECISION) > 1"),
 ])
 def test_postgresql_text(sql, text):
@@ -72,7 +72,7 @@ def test_postgresql_text(sql, text):
     ("SELECT SYSDATE + 1/7 AS d FROM dual", "SELECT '2026-11-30 10:33:52' AS d FROM dual"),  # rounded
     ("SELECT SYSTIMESTAMP + 1 AS d FROM dual", "SELECT '2026-12-01 07:08:09' AS d FROM dual"),  # a DATE
     ("SELECT x FROM t WHERE (at - CURRENT_DATE) * 24 < 1",
-     "SELECT x FROM t WHERE ((julianday(at) - julianday('2026-11-30 07:08:09'))) * 24 < 1"),
+     "SELECT x FROM t WHERE (sluice_date_minus(at, '2026-11-30 07:08:09')) * 24 < 1"),
     ("SELECT * FROM (SELECT USER FROM dual) t", """SELECT * FROM (SELECT 'SCOTT' AS "USER" FROM dual) t"""),
     ("SELECT DISTINCT USER, 1 FROM dual UNION ALL SELECT USER, 2 FROM dual",
      """SELECT DISTINCT 'SCOTT' AS "USER", 1 FROM dual UNION ALL SELECT 'SCOTT' AS "USER", 2 FROM dual"""),
@@ -121,6 +121,12 @@ def test_a_month_without_the_day_is_ora_01839():
      "SELECT '2026-11-30 19:08:09' AS d, '2026-11-29 07:08:09' AS e FROM dual", {}),
     ("SELECT SYSDATE - :n AS d, SYSDATE - :n - at AS e FROM t", {"n": None},
      "SELECT NULL AS d, NULL AS e FROM t", {}),
+    # a datetime bind is a DATE literal (whole seconds), a timedelta an interval, DATE - DATE days
+    ("SELECT x FROM t WHERE a = :1 AND at > :2 + 1 AND b = :3", [7, dt.datetime(2026, 1, 2, 3, 4, 5, 6), 9],
+     "SELECT x FROM t WHERE a = :1 AND at > '2026-01-03 03:04:05' AND b = :3", [7, 9]),
+    ("SELECT SYSDATE - :d AS d, :t - :u AS n FROM dual",
+     {"d": dt.timedelta(minutes=90), "t": dt.date(2026, 1, 3), "u": dt.datetime(2026, 1, 1, 12)},
+     "SELECT '2026-11-30 05:38:09' AS d, (1.5) AS n FROM dual", {}),
     # no bind taken: the binds as given
     ("SELECT x FROM t WHERE at < SYSDATE - 1 AND a = :1", [5], "SELECT x FROM t WHERE at < '2026-11-29 07:08:09' AND a = :1",
      [5]),

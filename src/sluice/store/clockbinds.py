@@ -11,7 +11,9 @@ python-oracledb binds a list in SQL (``:x, :x`` takes two values).
 A value read as days is a number (``int``, ``float``, ``Decimal``) or text Oracle
 converts to one (``'1.5'``); other text and booleans are ORA-01722, a placeholder
 without a value ORA-01008, a NULL makes the clock's value NULL, and a datetime or
-interval is refused (SLU-00001) rather than answered wrongly.
+interval multiplied or divided is refused (SLU-00001) rather than answered wrongly, a
+datetime among the days is ORA-00932 as in Oracle.  (A datetime bind standing alone,
+and an interval added or taken away, are the clock's own operands: :mod:`.sqloracle`.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Sequence
 
-from ..errors import not_supported, ora
+from ..errors import Error, not_supported, ora
 from .sqlclock import NULL, Days
 
 __all__ = ["ClockBinds"]
@@ -42,9 +44,21 @@ class ClockBinds:
 
     def days(self, i: int) -> Days:
         """The value of the placeholder at token ``i`` as a number of days (taken)."""
+        return _days(self.take(i))
+
+    def take(self, i: int) -> object:
+        """The value of the placeholder at token ``i``, taken out of the statement's binds."""
         value = self._value(i)
         self.used.add(i)
-        return _days(value)
+        return value
+
+    def peek(self, i: int) -> object:
+        """The value of the placeholder at token ``i`` (None when it has none: the
+        database says so when it runs the statement)."""
+        try:
+            return self._value(i)
+        except Error:
+            return None
 
     def _value(self, i: int) -> object:
         binds, text = self.binds, self.toks[i].text
@@ -99,7 +113,9 @@ def _days(value: object) -> Days:
         if not _NUMBER.fullmatch(value):
             raise ora(1722, repr(value))
         return Fraction(value.strip())
-    if isinstance(value, (dt.date, dt.timedelta)):
-        raise not_supported(f"a {type(value).__name__} bind in date arithmetic on the clock in SQL "
-                            "(Sluice folds a number of days)")
+    if isinstance(value, dt.date):          # (a datetime is a date): ``SYSDATE - :h / 24``
+        raise ora(932, "NUMBER", "DATE")
+    if isinstance(value, dt.timedelta):
+        raise not_supported("an interval bind multiplied or divided in date arithmetic in SQL "
+                            "(Sluice adds or takes away an interval bind)")
     raise ora(1722, repr(value))

@@ -203,9 +203,22 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         # text PostgreSQL cannot hold (a NUL character, which Oracle's VARCHAR2 can): the
         # value does not convert to the store's character data, as a lone surrogate does not
         return ora(6502, f"{CONVERSION_FAILED} ({msg})")
+    if isinstance(e, pgerr.CannotCoerce):       # CAST(timestamp AS DOUBLE PRECISION): DATE + a date column
+        types = re.search(r"cannot cast type (.+?) to (.+)", msg)
+        if types:
+            return ora(932, _oracle_type(types.group(2)), _oracle_type(types.group(1)))
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
         return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
+
+
+def _oracle_type(pg_type: str) -> str:
+    """A PostgreSQL type's name as Oracle's ORA-00932 names the type."""
+    if pg_type.startswith(("timestamp", "date")):
+        return "DATE"
+    if pg_type in ("double precision", "numeric", "integer", "bigint", "smallint", "real"):
+        return "NUMBER"
+    return pg_type.upper()
 
 
 # constraint violations of DML (StoreSession.execute_dml) -> Oracle's codes

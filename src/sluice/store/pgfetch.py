@@ -5,7 +5,8 @@
 whole, else a float — ``int2/4/8`` are ints already — or, to fetch decimals, every one
 of them as a ``Decimal`` (without trailing zeros, as Oracle's NUMBER).  The loaders are the cursor's own: the connection's other
 statements (the queue operations among them) load as before.  :func:`description` maps
-the result's column types to python-oracledb's ``DB_TYPE_*``.
+the result's column types to python-oracledb's ``DB_TYPE_*``; :func:`scaled_floats` makes
+the whole values of a ``numeric(p, s > 0)`` column floats (python-oracledb's NUMBER(p, s)).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUM
                         DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 from .sqlfetch import Headings, clock_type, column
 
-__all__ = ["description", "fetch_cursor"]
+__all__ = ["description", "fetch_cursor", "scaled_floats"]
 
 _INTS = (20, 21, 23, 26)            # int8, int2, int4, oid
 _FLOATS = (700, 701)                # float4, float8
@@ -74,6 +75,22 @@ def fetch_cursor(raw: psycopg.Connection, decimals: bool) -> psycopg.Cursor:
         for oid in _FLOATS:
             adapters.register_loader(oid, _FloatLoader)
     return cur
+
+
+def scaled_floats(cur: psycopg.Cursor, rows: list[tuple]) -> list[tuple]:
+    """``rows`` with the whole values of a ``numeric(p, s > 0)`` column as floats, as
+    python-oracledb fetches a NUMBER(p, s) with a scale (the loader, per value, made them ints)."""
+    columns = [i for i, d in enumerate(cur.description or ()) if d.type_code == _NUMERIC and d.scale]
+    if not columns or not rows:
+        return rows
+    out = []
+    for row in rows:
+        row = list(row)
+        for i in columns:
+            if type(row[i]) is int:
+                row[i] = float(row[i])
+        out.append(tuple(row))
+    return out
 
 
 def description(cur: psycopg.Cursor, names: list[str], types: dict[int, DbType] | None = None) -> Headings:

@@ -44,7 +44,7 @@ from ..errors import ora
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRecord, QueueInfo,
                    QueueTableInfo, Selector, StoreSession)
-from .pgfetch import description, fetch_cursor
+from .pgfetch import description, fetch_cursor, scaled_floats
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
 from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
@@ -614,6 +614,8 @@ class PgSession(StoreSession):
             raise err from None
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
             cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False)
+            if not decimals:
+                rows = scaled_floats(cur, rows)
             return description(cur, cols, types), oracle.convert(rows)
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, oracle.convert(rows)

@@ -70,7 +70,8 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
     """``names`` with their description, and ``rows`` with numbers as python-oracledb's: a
     column whose first value is a REAL has its whole REALs as ints (SQLite's 7/2.0 and
     2.0); with ``decimals``, a numeric column's values are ``Decimal``s.  ``types``: the
-    timestamp columns Oracle types otherwise (:func:`clock_type`)."""
+    timestamp columns Oracle types otherwise (:func:`clock_type`); a DATE column of text
+    (dates SQLite computed) has datetimes."""
     kinds: list[type | None] = [None] * len(names)
     missing = len(names)
     for row in rows:
@@ -81,6 +82,11 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
         if not missing:
             break
     types = types or {}
+    dates = [i for i, k in enumerate(kinds) if k is str and types.get(i) is DB_TYPE_DATE]
+    if dates:       # a date SQLite computed per row (SYSDATE + column): its text
+        rows = [_converted(row, dates, _date) for row in rows]
+        for i in dates:
+            kinds[i] = dt.datetime
     described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i)))
                  for i, (name, kind) in enumerate(zip(names, kinds))]     # (no sizes: SQLite has none)
     if decimals:
@@ -99,6 +105,16 @@ def _converted(row: tuple, columns: list[int], convert) -> tuple:
     for c in columns:
         row[c] = convert(row[c])
     return tuple(row)
+
+
+def _date(v: object) -> object:
+    """SQLite's text of a date as the datetime python-oracledb fetches (other text as it is)."""
+    if type(v) is str:
+        try:
+            return dt.datetime.fromisoformat(v)
+        except ValueError:
+            pass
+    return v
 
 
 def _whole(v: object) -> object:

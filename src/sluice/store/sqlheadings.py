@@ -10,8 +10,8 @@ Oracle's names from the statement's top-level select list; the columns of a ``*`
 the database's (upper-cased unless PostgreSQL has them quoted).  A statement of plain
 column names (``SELECT a, t.b FROM …``) is recognised without tokens.
 
-It also tells which items are Oracle DATEs (``SYSDATE``, ``CURRENT_DATE`` and their
-arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``, ``CURRENT_TIMESTAMP``),
+It also tells which items are Oracle DATEs (``SYSDATE``, ``CURRENT_DATE``, a datetime
+bind and their arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``, ``CURRENT_TIMESTAMP``),
 which both databases return as timestamps.
 """
 
@@ -60,7 +60,7 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         else:
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])
-        dbtype = _clock_type(toks, first, last)
+        dbtype = _clock_type(toks, first, last, oracle.dated)
         if dbtype is not None:
             types[len(out)] = dbtype
         out.append(heading)
@@ -78,11 +78,15 @@ def _name(t: _Tok) -> str:
     return _WS.sub("", t.word).rpartition(".")[2]
 
 
-def _clock_type(toks: list[_Tok], first: int, last: int) -> DbType | None:
-    """DATE for an item of SYSDATE or CURRENT_DATE (and literal days or intervals), TIMESTAMP
-    WITH TIME ZONE for SYSTIMESTAMP or CURRENT_TIMESTAMP; None for any other item."""
-    words = [t.word for t in toks[first:last + 1] if t.kind == "id"]
+def _clock_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int]) -> DbType | None:
+    """DATE for an item of SYSDATE, CURRENT_DATE or a datetime bind and literal days or
+    intervals or a column of days (``dated``: the tokens of those binds and columns, see
+    :attr:`.Translated.dated`), TIMESTAMP WITH TIME ZONE for SYSTIMESTAMP or
+    CURRENT_TIMESTAMP; None for any other item."""
+    words = [t.word for i, t in enumerate(toks[first:last + 1], first) if t.kind == "id" and i not in dated]
     clocks = {_CLOCK_TYPES[w] for w in words if w in _CLOCK_TYPES}
+    if any(i in dated for i in range(first, last + 1)):
+        clocks = {DB_TYPE_DATE}
     if len(clocks) != 1 or any(w not in _CLOCK_TYPES and w not in _UNITS for w in words):
         return None
     return clocks.pop()

@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from ..errors import DatabaseError
+from .sqlitedays import register_add_days
 from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
                             to_number)
 
@@ -160,3 +161,4 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
         conn.create_function(name, narg, _safe(fn), deterministic=True)
     conn.create_function("sluice_like_bad", 2, _like_bad, deterministic=True)
     conn.create_function("sluice_divisor", 1, _divisor, deterministic=True)
+    register_add_days(conn)

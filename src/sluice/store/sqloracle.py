@@ -15,9 +15,18 @@ which has no Oracle session: :func:`oracle_words` replaces
   ``n + CLOCK``) is folded into that literal (:mod:`.sqlclock`), a bind among the days
   by its value, the bind then gone from the statement (:mod:`.clockbinds`:
   :attr:`Translated.binds` are the binds left); ``SYSDATE - column`` and
-  ``column - SYSDATE`` are the days between, a float; other arithmetic on them is
+  ``column - SYSDATE`` are the days between, a float; ``SYSDATE + column`` adds the
+  column's days (a DATE; SQLite: :mod:`.sqlitedays`); other arithmetic on them is
   refused (SLU-00001), neither database counting it in days.  A statement on Sluice's
   views (``AQ$…``, ``FROM DBA_…``) reads the clock in UTC, as their dates are;
+* a ``date`` / ``datetime`` bind as python-oracledb binds it, an Oracle DATE (whole
+  seconds): folded like ``SYSDATE`` into a literal with its arithmetic (``:t + 1``,
+  ``:t - column``, ``SYSDATE - :t`` the days between, a number; ``DATE + DATE``
+  ORA-00975), so SQLite fetches it back as a datetime and a statement on the views reads
+  it in UTC as it reads the clock; a ``timedelta`` added to or taken from one is an
+  INTERVAL DAY TO SECOND;
+* in a statement on Sluice's views, a DATE column of theirs (:mod:`.viewdates`) ± days
+  is a DATE, one minus another the days between, one plus another ORA-00975;
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
@@ -30,15 +39,17 @@ alias.  Literals, quoted names and comments are never touched.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
 from typing import NamedTuple, Sequence
 
-from ..errors import NotSupportedError, not_supported
+from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc
+from .viewdates import VIEW_DATES, days_between, plus_days
 
 __all__ = ["Translated", "aliased", "oracle_words", "tokens"]
 
@@ -99,6 +110,7 @@ class Translated:
     dates: dict[str | datetime, datetime] = field(default_factory=dict)
     toks: list[_Tok] | None = None          # the user's statement's, when they were read
     binds: dict | Sequence | None = None
+    dated: frozenset[int] = frozenset()     # tokens (a datetime bind, a column of days) making a DATE
 
     def convert(self, rows: list[tuple]) -> list[tuple]:
         """``rows`` with this statement's clock values as datetimes."""
@@ -115,7 +127,8 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL;
     ``binds`` the values the statement is to run with (by name or by position)."""
     upper = sql.upper()
-    if not any(word in upper for word in _MAYBE):
+    if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
+            ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)):
         return Translated(sql, binds=binds)
     return _Translation(sql, user, sqlite, now, binds).run()
 
@@ -135,6 +148,7 @@ class _Translation:
         self.opens: dict[int, int] = {}                  # a divisor's wrapping starts before
         self.closes: dict[int, int] = {}                 # … and ends at
         self.aliases: dict[int, str] = {}
+        self.dated: set[int] = set()        # (Translated.dated)
 
     def run(self) -> Translated:
         toks = self.toks
@@ -145,10 +159,12 @@ class _Translation:
                 self._word(i, t)
             elif t.text == "/":
                 self._divisor(i + 1)
+            elif t.kind == "bind" and isinstance(self.binds.peek(i), dt.date):
+                self._clock(i, i, 0, self._bind_date(i))
         if not (self.replace or self.opens):
             return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
-        return Translated(self._text(), self.dates, toks, self.binds.remaining())
+        return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.dated))
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -169,43 +185,123 @@ class _Translation:
                 self._clock(i, i + 3, int(call[1].text))
             elif after != "(":
                 self._clock(i, i, 6)
+        elif after in ("+", "-") and self._view_date(i) and self._starts_operand(i):
+            self._date_column(i)
+
+    # -- the DATE columns of Sluice's views ----------------------------------------------
+    def _view_date(self, i: int) -> bool:
+        """Whether token ``i`` names a DATE column of Sluice's views in a statement on them."""
+        t = self.toks[i]
+        return (t.kind == "id" and t.word.rpartition(".")[2].strip() in VIEW_DATES
+                and not (i + 1 < len(self.toks) and self.toks[i + 1].text == "(") and self._in_utc())
+
+    def _date_column(self, i: int) -> None:
+        """``column ± days …`` (a DATE, :func:`.viewdates.plus_days`) or ``column - column``
+        (days between) for a DATE column of the views at token ``i``; ``column + column``
+        is ORA-00975.  Anything else after it (the clock, a datetime bind: their own
+        arithmetic) is left as it is."""
+        toks, j, days = self.toks, i, Fraction(0)
+        while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
+            minus, k = toks[j + 1].text == "-", j + 2
+            if k >= len(toks) or toks[k].word in _DATES or toks[k].word in _TIMESTAMPS or (
+                    toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))):
+                break
+            if j == i and self._view_date(k) and not self._continues(k):
+                if not minus:
+                    raise ora(975)
+                self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, toks[i].text, toks[k].text))
+                self.skip = k
+                return
+            taken = set(self.binds.used)
+            term = days_term(toks, k, self.binds.days)
+            if term is None:
+                self.binds.used = taken          # (a bind read in a term that is not all days)
+                break
+            j, value = term
+            days = NULL if days is NULL or value is NULL else days - value if minus else days + value
+        if j == i:
+            return
+        self.dated.add(i)
+        if days is NULL:
+            text = "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)"
+        else:
+            text = plus_days(self.sqlite, toks[i].text, repr(float(days)))
+        self.replace[toks[i].start] = (toks[j].end, text)
+        self.skip = j
 
     def _now(self) -> datetime:
         if self.now is None:
             self.now = datetime.now()
         return self.now
 
+    def _bind_date(self, i: int) -> datetime:
+        """The date or datetime bound at token ``i`` (taken) as python-oracledb binds it: an
+        Oracle DATE, whole seconds (the fraction dropped), no time zone."""
+        self.dated.add(i)
+        return _as_date(self.binds.take(i))
+
     # -- the clock and its arithmetic -------------------------------------------------------
-    def _clock(self, first: int, last: int, digits: int) -> None:
-        """The clock word at tokens ``first``..``last`` with Oracle's arithmetic around it:
-        ``n + CLOCK``, ``CLOCK ± days ± INTERVAL …`` folded into one literal (:mod:`.sqlclock`;
-        a bind among the days read from its value, :mod:`.clockbinds`), ``CLOCK - column`` /
-        ``column - CLOCK`` (a DATE word) as days between; any other arithmetic on it is
-        refused (SLU-00001) rather than answered wrongly."""
-        toks, word = self.toks, self.toks[first].word
-        value = self._now()
-        if digits < 6:
-            step = 10 ** (6 - digits)
-            value = value.replace(microsecond=value.microsecond // step * step)
+    def _clock(self, first: int, last: int, digits: int, value: datetime | None = None) -> None:
+        """The clock word at tokens ``first``..``last`` (or a datetime bind: its ``value``)
+        with Oracle's arithmetic around it: ``n + CLOCK``, ``CLOCK ± days ± INTERVAL …``
+        folded into one literal (:mod:`.sqlclock`; a bind among the days read from its
+        value, an interval bind as an INTERVAL, :mod:`.clockbinds`), ``CLOCK - column`` /
+        ``column - CLOCK`` (a DATE word) as days between, ``DATE - DATE`` as their days;
+        ``DATE + DATE`` is ORA-00975 as in Oracle; any other arithmetic on it is refused
+        (SLU-00001) rather than answered wrongly."""
+        toks = self.toks
+        word = toks[first].word or toks[first].text.upper()
+        is_date = word in _DATES or value is not None
+        if value is None:
+            value = self._now()
+            if digits < 6:
+                step = 10 ** (6 - digits)
+                value = value.replace(microsecond=value.microsecond // step * step)
         start = toks[first].start
         before = toks[first - 1].text if first > 0 else ""
         if before in ("+", "-"):
             name = self._name_before(first - 1)
-            if before == "-" and name is not None and word in _DATES and not self._continues(last):
-                self._days_between(toks[name].start, toks[last].end, self.sql[toks[name].start:toks[first - 2].end],
-                                   value, clock_first=False)
+            if before == "-" and name is not None and is_date and not self._continues(last):
+                self._days_between(toks[name].start, toks[last].end, (name, first - 2), value, clock_first=False)
+                self.skip = last
+                return
+            if before == "+" and name is not None and not self._continues(last):
+                self._days_column(toks[name].start, toks[last].end, value, name, first - 2)
                 self.skip = last
                 return
             if (before == "+" and first >= 2 and toks[first - 2].kind in ("num", "bind")
                     and self._starts_operand(first - 2)):
                 n = toks[first - 2]
-                value = _plus(value, Fraction(n.text) if n.kind == "num" else self.binds.days(first - 2))
-                digits, start = 0, n.start
+                interval_bind = n.kind == "bind" and isinstance(self.binds.peek(first - 2), dt.timedelta)
+                if interval_bind:
+                    value = add_interval(value, 0, _seconds(self.binds.take(first - 2)))
+                else:
+                    value = _plus(value, Fraction(n.text) if n.kind == "num" else self.binds.days(first - 2))
+                    digits = 0
+                start = n.start
             else:
                 raise _refused(word)
         j = last
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus = toks[j + 1].text == "-"
+            other = self._date_operand(j + 2)
+            if other is not None:
+                if not minus:
+                    raise ora(975)
+                end, other_value = other
+                if not is_date or other_value is None or before in ("*", "/"):
+                    raise _refused(word)
+                if end + 1 < len(toks) and toks[end + 1].text in ("*", "/"):
+                    raise ora(932, "NUMBER", "DATE")
+                self._days_literal(start, toks[end].end, self._shown(value, digits), other_value)
+                self.skip = end
+                return
+            if self._interval_bind(j + 2):
+                seconds = _seconds(self.binds.take(j + 2))
+                if value is not NULL:
+                    value = add_interval(value, 0, -seconds if minus else seconds)
+                j += 2
+                continue
             term = days_term(toks, j + 2, self.binds.days)
             if term is not None:
                 j, days = term
@@ -218,9 +314,13 @@ class _Translation:
                     value = add_interval(value, -months if minus else months, -seconds if minus else seconds)
                 continue
             end = self._name_after(j + 2)
-            if minus and end is not None and word in _DATES and not self._continues(end):
-                self._days_between(start, toks[end].end, self.sql[toks[j + 2].start:toks[end].end],
-                                   self._shown(value, digits), clock_first=True)
+            if not minus and end is not None and not self._continues(end) and before not in ("*", "/"):
+                self._days_column(start, toks[end].end, value, j + 2, end)
+                self.skip = end
+                return
+            if minus and end is not None and is_date and not self._continues(end):
+                self._days_between(start, toks[end].end, (j + 2, end), self._shown(value, digits),
+                                   clock_first=True)
                 self.skip = end
                 return
             if not self.sqlite and toks[j + 2].word == "INTERVAL":
@@ -230,6 +330,39 @@ class _Translation:
             raise _refused(word)
         self._literal(start, toks[j].end, self._shown(value, digits), digits)
         self.skip = j
+
+    def _date_operand(self, k: int) -> tuple[int, datetime | None] | None:
+        """The DATE or TIMESTAMP operand starting at token ``k`` — a DATE clock word, a
+        datetime bind (taken), SYSTIMESTAMP … — as (its last token, its DATE value or None
+        for a TIMESTAMP); None when token ``k`` starts none."""
+        toks = self.toks
+        if k >= len(toks):
+            return None
+        t, after = toks[k], toks[k + 1].text if k + 1 < len(toks) else ""
+        if t.kind == "bind" and isinstance(self.binds.peek(k), dt.date):
+            return k, self._bind_date(k)
+        if t.word in _DATES and after != "(":
+            return k, self._now().replace(microsecond=0)
+        if t.word in _TIMESTAMPS:
+            return (k + 3 if after == "(" else k), None
+        return None
+
+    def _interval_bind(self, k: int) -> bool:
+        """Whether token ``k`` is a bind of a ``timedelta`` (python-oracledb's INTERVAL DAY
+        TO SECOND) standing alone as an operand of ``+`` / ``-``."""
+        toks = self.toks
+        return (k < len(toks) and toks[k].kind == "bind" and isinstance(self.binds.peek(k), dt.timedelta)
+                and not (k + 1 < len(toks) and toks[k + 1].text in ("*", "/")))
+
+    def _days_literal(self, start: int, end: int, value, other: datetime) -> None:
+        """``DATE - DATE``, both known: Oracle's number of days between, a literal."""
+        if value is NULL:
+            self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS NUMERIC)")
+            return
+        delta = value - other
+        days = Fraction(delta.days * 86400 + delta.seconds, 86400)
+        text = str(days.numerator) if days.denominator == 1 else repr(float(days))
+        self.replace[start] = (end, f"({text})")
 
     def _in_utc(self) -> bool:
         """Whether the statement names one of Sluice's views, whose dates are UTC."""
@@ -261,20 +394,40 @@ class _Translation:
                 self.dates[sql_value] = value
             self.replace[start] = (end, f"TIMESTAMP {_literal(text)}")
 
-    def _days_between(self, start: int, end: int, column: str, value: datetime, clock_first: bool) -> None:
-        """``DATE - column`` (or ``column - DATE``): Oracle's number of days between."""
+    def _days_column(self, start: int, end: int, value, first: int, last: int) -> None:
+        """``DATE + column`` (or ``column + DATE``), the column's tokens ``first``..``last``:
+        its value as days, a DATE rounded to the second — on SQLite by ``sluice_add_days``
+        (:mod:`.sqlitedays`), on PostgreSQL as an interval of days (a date in the column
+        cannot be cast: ORA-00932)."""
+        self.dated.update(range(first, last + 1))
+        column = self.sql[self.toks[first].start:self.toks[last].end]
+        if value is NULL:
+            self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)")
+            return
+        date = (to_utc(value) if self._in_utc() else value).replace(microsecond=0)
+        text = _literal(date.isoformat(" "))
+        self.replace[start] = (end, plus_days(self.sqlite, text if self.sqlite else f"TIMESTAMP {text}", column))
+
+    def _days_between(self, start: int, end: int, column: tuple[int, int], value: datetime,
+                      clock_first: bool) -> None:
+        """``DATE - column`` (or ``column - DATE``; ``column`` its first and last token):
+        Oracle's number of days between — and on SQLite, whose column may hold numbers,
+        ``DATE - column`` of days a DATE (:mod:`.sqlitedays`)."""
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS DOUBLE PRECISION)")
             return
         sql_value = to_utc(value) if self._in_utc() else value
         text = _literal(sql_value.isoformat(" ", "seconds"))
+        name = self.sql[self.toks[column[0]].start:self.toks[column[1]].end]
         if self.sqlite:
-            a, b = f"julianday({text})", f"julianday({column})"
-            self.replace[start] = (end, f"({a} - {b})" if clock_first else f"({b} - {a})")
-        else:
-            a, b = f"TIMESTAMP {text}", f"({column})"
-            diff = f"{a} - {b}" if clock_first else f"{b} - {a}"
-            self.replace[start] = (end, f"CAST(EXTRACT(EPOCH FROM ({diff})) / 86400 AS DOUBLE PRECISION)")
+            if clock_first:         # a date when the column holds days
+                self.dated.update(range(column[0], column[1] + 1))
+            pair = (text, name) if clock_first else (name, text)
+            self.replace[start] = (end, f"sluice_date_minus({pair[0]}, {pair[1]})")
+            return
+        date = f"TIMESTAMP {text}"
+        self.replace[start] = (end, days_between(False, date, name) if clock_first
+                               else days_between(False, name, date))
 
     def _name_after(self, i: int) -> int | None:
         """The last token of the column name starting at token ``i`` (None: not a name)."""
@@ -439,6 +592,23 @@ def _view(t: _Tok) -> str:
     """The name of a token naming one of Sluice's views (without its schema), or ''."""
     name = t.word.rpartition(".")[2].strip()
     return name if name.startswith(_VIEWS) else ""
+
+
+def _dated(binds: dict | Sequence | None) -> bool:
+    """Whether any of ``binds`` is a date, datetime or timedelta (Oracle's DATE and INTERVAL)."""
+    values = binds.values() if isinstance(binds, dict) else binds or ()
+    return any(isinstance(v, (dt.date, dt.timedelta)) for v in values)
+
+
+def _as_date(value: dt.date) -> datetime:
+    """A date or datetime as an Oracle DATE: whole seconds, no time zone."""
+    if isinstance(value, datetime):
+        return value.replace(microsecond=0, tzinfo=None)
+    return datetime(value.year, value.month, value.day)
+
+
+def _seconds(value: dt.timedelta) -> Fraction:
+    return Fraction(value // dt.timedelta(microseconds=1), 10**6)
 
 
 def _plus(value, days):

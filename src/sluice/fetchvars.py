@@ -1,0 +1,238 @@
+"""python-oracledb's output type handlers: ``cursor.var(...)`` and the values a query fetches into it.
+
+An ``outputtypehandler`` (set on the connection or on the cursor, the cursor's first) is
+called once per column of a query before its rows are fetched, with python-oracledb
+2.x/3.x's ``(cursor, metadata)`` — :class:`FetchInfo` — or the older ``(cursor, name,
+default_type, size, precision, scale)`` (a handler of two parameters gets the first
+form, as python-oracledb decides).  It returns None (the column is fetched as it would
+be) or a :class:`Var` from ``cursor.var(type, size, arraysize, outconverter=…)``: the
+column's values are then fetched as ``type`` — ``str`` (a NUMBER as Oracle writes it:
+``3.5``, ``0.1``, ``2``; a DATE in Oracle's default ``DD-MON-RR``), ``int``, ``float``,
+``decimal.Decimal`` (exact), ``bytes``, ``datetime``, ``bool`` or a ``DB_TYPE_*`` — and
+``outconverter`` is called on each value (not on NULL unless ``convert_nulls``).  A
+value that cannot be so fetched is ORA-00932 or, for text that is no number, ORA-01722,
+as Oracle's conversion answers.
+
+The numbers reach this module exact (the store fetches them as ``Decimal`` while a
+handler is in use): :func:`default_number` turns them into what python-oracledb gives
+without one — an ``int`` when whole and the column has no scale, else a ``float``, or
+the ``Decimal`` itself under ``defaults.fetch_decimals``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable, Sequence
+
+from .defaults import defaults
+from .errors import dpy, ora
+from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
+                       DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER,
+                       DB_TYPE_NVARCHAR, DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
+                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
+
+__all__ = ["FetchInfo", "Var", "default_number", "fetch_converters"]
+
+_NUMBER = "number"          # the column's own NUMBER conversion (DB_TYPE_NUMBER)
+# a var's type -> the Python type its values are fetched as
+_DB_TYPES: dict[DbType, Any] = {
+    **{t: str for t in (DB_TYPE_VARCHAR, DB_TYPE_NVARCHAR, DB_TYPE_CHAR, DB_TYPE_NCHAR, DB_TYPE_CLOB,
+                        DB_TYPE_NCLOB)},
+    DB_TYPE_NUMBER: _NUMBER, DB_TYPE_BINARY_DOUBLE: float, DB_TYPE_BINARY_FLOAT: float,
+    DB_TYPE_RAW: bytes, DB_TYPE_BLOB: bytes, DB_TYPE_BOOLEAN: bool,
+    **{t: dt.datetime for t in (DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_TIMESTAMP_LTZ)},
+}
+_PY_TYPES = (str, int, float, Decimal, bytes, bool, dt.datetime, dt.date, dt.timedelta)
+_MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
+
+
+class Var:
+    """python-oracledb's ``Var`` as ``cursor.var()`` makes it for an output type handler."""
+
+    def __init__(self, typ: Any, size: int = 0, arraysize: int = 1, inconverter: Callable | None = None,
+                 outconverter: Callable | None = None, typename: str | None = None,
+                 encoding_errors: str | None = None, bypass_decode: bool = False,
+                 convert_nulls: bool = False) -> None:
+        if isinstance(typ, DbType):
+            fetched = _DB_TYPES.get(typ)
+        elif isinstance(typ, type) and typ in _PY_TYPES:
+            fetched = typ
+        else:
+            fetched = None
+        if fetched is None:
+            raise dpy(3003, getattr(typ, "__name__", typ))
+        self.type = typ
+        self.size, self.arraysize = size, arraysize
+        self.inconverter, self.outconverter = inconverter, outconverter
+        self.typename, self.encoding_errors = typename, encoding_errors
+        self.bypass_decode, self.convert_nulls = bypass_decode, convert_nulls
+        self._fetched = fetched
+
+    def __repr__(self) -> str:
+        name = self.type.name if isinstance(self.type, DbType) else self.type.__name__
+        return f"<sluice.Var of type {name} with value None>"
+
+
+class FetchInfo:
+    """A column's metadata as python-oracledb 2.x gives an output type handler; also the
+    7 items of ``cursor.description`` by index."""
+
+    __slots__ = ("name", "type_code", "display_size", "internal_size", "precision", "scale", "null_ok")
+
+    def __init__(self, column: Sequence) -> None:
+        (self.name, self.type_code, self.display_size, self.internal_size, self.precision, self.scale,
+         self.null_ok) = column
+
+    @property
+    def type(self) -> DbType:
+        return self.type_code
+
+    is_json = is_oson = False
+
+    def _items(self) -> tuple:
+        return (self.name, self.type_code, self.display_size, self.internal_size, self.precision,
+                self.scale, self.null_ok)
+
+    def __getitem__(self, i):
+        return self._items()[i]
+
+    def __len__(self) -> int:
+        return 7
+
+    def __eq__(self, other: object) -> bool:
+        return self._items() == (other._items() if isinstance(other, FetchInfo) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FetchInfo{self._items()!r}"
+
+
+def default_number(value: Decimal, column: Sequence) -> Any:
+    """An exact NUMBER as python-oracledb fetches it without a handler: a ``Decimal``
+    under ``defaults.fetch_decimals``, a ``float`` for a column with a scale
+    (NUMBER(p, s > 0)) or a value not whole, else an ``int``."""
+    if defaults.fetch_decimals:
+        return value
+    precision, scale = column[4], column[5]
+    if precision and scale and scale > 0 or value != value.to_integral_value():
+        return float(value)
+    return int(value)
+
+
+def fetch_converters(cursor: Any, handler: Callable, description: Sequence[Sequence]
+                     ) -> list[Callable[[Any], Any]]:
+    """For each column of ``description``: the function from the value the store fetched
+    (numbers exact) to the value the cursor gives, as ``handler`` asks."""
+    modern = _takes_metadata(handler)
+    out = []
+    for column in description:
+        if modern:
+            var = handler(cursor, FetchInfo(column))
+        else:
+            var = handler(cursor, column[0], column[1], column[2] or column[3] or 0, column[4] or 0,
+                          column[5] or 0)
+        if var is not None and not isinstance(var, Var):
+            raise dpy(2015, type(var).__name__)
+        out.append(_converter(var, column))
+    return out
+
+
+def _takes_metadata(handler: Callable) -> bool:
+    """python-oracledb's test: a handler of two parameters takes (cursor, metadata)."""
+    try:
+        return len(inspect.signature(handler).parameters) == 2
+    except (TypeError, ValueError):
+        return False
+
+
+def _converter(var: Var | None, column: Sequence) -> Callable[[Any], Any]:
+    fetched = _NUMBER if var is None else var._fetched
+
+    def convert(value: Any) -> Any:
+        if value is None and (var is None or not var.convert_nulls):
+            return None
+        if value is not None:
+            value = _as(fetched, value, column)
+        return value if var is None or var.outconverter is None else var.outconverter(value)
+    return convert
+
+
+def _as(fetched: Any, value: Any, column: Sequence) -> Any:
+    """``value`` (as the store fetched it) fetched as ``fetched``."""
+    if isinstance(value, Decimal):
+        if fetched is _NUMBER:
+            return default_number(value, column)
+        if fetched is int:      # python-oracledb's int var: a value not whole stays a float
+            return int(value) if value == value.to_integral_value() else float(value)
+        if fetched is float:
+            return float(value)
+        if fetched is Decimal:
+            return value
+        if fetched is str:
+            return _number_text(value)
+        if fetched is bool:
+            return value != 0
+        raise ora(932, _name(fetched), "NUMBER")
+    if isinstance(value, str):
+        if fetched is str or fetched is _NUMBER:
+            return value
+        if fetched in (int, float, Decimal):
+            return _as(fetched, _text_number(value), column)
+        raise ora(932, _name(fetched), "CHAR")
+    if isinstance(value, dt.datetime):
+        if fetched in (dt.datetime, dt.date, _NUMBER):     # (python-oracledb's DATE var fetches datetimes)
+            return value
+        if fetched is str:
+            return _date_text(value, column[1])
+        raise ora(932, _name(fetched), "DATE")
+    if isinstance(value, bytes):
+        if fetched is bytes or fetched is _NUMBER:
+            return value
+        if fetched is str:
+            return value.hex().upper()              # RAW to text is its hex, as Oracle's RAWTOHEX
+        raise ora(932, _name(fetched), "RAW")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):   # (not exact: a store's own)
+        return _as(fetched, Decimal(repr(value)) if isinstance(value, float) else Decimal(value), column)
+    if fetched is _NUMBER or isinstance(value, fetched if isinstance(fetched, type) else ()):
+        return value
+    if fetched is str:
+        return str(value)
+    raise ora(932, _name(fetched), type(value).__name__.upper())
+
+
+def _number_text(value: Decimal) -> str:
+    """A NUMBER as Oracle writes it: no exponent, no trailing zeros (``3.5``, ``0.1``, ``2``)."""
+    text = format(value, "f")           # (not normalize(): it rounds to the context's 28 digits)
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "0", "") else text
+
+
+def _text_number(text: str) -> Decimal:
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation:
+        raise ora(1722, repr(text)) from None
+    if not value.is_finite():
+        raise ora(1722, repr(text))
+    return value
+
+
+def _date_text(value: dt.datetime, dbtype: Any) -> str:
+    """A date as Oracle writes it in its default NLS formats: DATE ``DD-MON-RR``,
+    TIMESTAMP ``DD-MON-RR HH.MI.SSXFF AM``."""
+    day = f"{value.day:02d}-{_MONTHS[value.month - 1]}-{value.year % 100:02d}"
+    if dbtype is DB_TYPE_DATE:
+        return day
+    hour = value.hour % 12 or 12
+    return f"{day} {hour:02d}.{value.minute:02d}.{value.second:02d}.{value.microsecond:06d} " \
+           f"{'AM' if value.hour < 12 else 'PM'}"
+
+
+def _name(fetched: Any) -> str:
+    return {str: "CHAR", int: "NUMBER", float: "BINARY_DOUBLE", Decimal: "NUMBER", bytes: "BINARY",
+            bool: "BOOLEAN", dt.datetime: "DATE", dt.date: "DATE", dt.timedelta: "INTERVAL DAY TO SECOND",
+            _NUMBER: "NUMBER"}.get(fetched, str(fetched))

@@ -1,0 +1,101 @@
+"""``DATE ± column`` on SQLite: Oracle's date arithmetic, the column's type read per row.
+
+:mod:`.sqloracle` folds ``SYSDATE + n`` into a literal when ``n`` is known; when it is a
+column (``SYSDATE + retention_days``) SQLite, which has no column types, gets
+``sluice_add_days('<the date>', column)``: the column's value as a number of days
+(Oracle's DATE arithmetic, :func:`.sqlclock.add_days`: rounded to the second), text
+Oracle would convert to a number read as one; a date in the column is ORA-00932 (a DATE
+where a NUMBER is expected, as PostgreSQL's cast answers for a timestamp column), other
+text ORA-01722.  The result is the text SQLite's dates have, fetched back as a datetime
+(the item is typed DATE, :mod:`.sqlheadings`).  SQLite reports only that the function
+raised: :func:`add_days_error` gives the Oracle error.
+
+``SYSDATE - column`` is ``sluice_date_minus('<the date>', column)``: the days between for
+a date in the column, the date so many days before for a number (SQLite tells them
+apart, PostgreSQL's typed columns cannot be: there the column is taken for a date);
+``column - SYSDATE`` the days between, a number in the column ORA-00932.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from datetime import datetime, timedelta
+from fractions import Fraction
+
+from ..errors import DatabaseError, ora
+from .sqlclock import add_days
+
+__all__ = ["add_days_error", "register_add_days"]
+
+_RAISED = threading.local()       # the error of this thread's statement, until read
+
+
+def _add_days(date: str | None, days: object) -> str | None:
+    if date is None or days is None:
+        return None
+    try:
+        number = _days(days)
+        return add_days(datetime.fromisoformat(date), number).isoformat(" ")
+    except DatabaseError as e:
+        _RAISED.error = e
+        raise
+
+
+def _date_minus(a: object, b: object) -> object:
+    if a is None or b is None:
+        return None
+    try:
+        left, right = _date_or_days(a), _date_or_days(b)
+        if not isinstance(left, datetime):
+            raise ora(932, "NUMBER", "DATE")
+        if isinstance(right, datetime):
+            return (left - right) / timedelta(days=1)
+        return add_days(left, -right).isoformat(" ")
+    except DatabaseError as e:
+        _RAISED.error = e
+        raise
+
+
+def _date_or_days(value: object) -> datetime | Fraction:
+    """A value of SQLite's: date text as a datetime, else a number of days."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    return _days(value)
+
+
+def _days(value: object) -> Fraction:
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ora(1722, repr(value))
+        return Fraction(value)
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except ValueError:
+            pass
+        try:
+            datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ora(1722, repr(value)) from None
+        raise ora(932, "NUMBER", "DATE")
+    raise ora(932, "NUMBER", "BINARY")
+
+
+def add_days_error() -> DatabaseError | None:
+    """The error ``sluice_add_days`` raised in this thread's statement that just failed
+    (and forget it)."""
+    error = getattr(_RAISED, "error", None)
+    _RAISED.error = None
+    return error
+
+
+def register_add_days(conn: sqlite3.Connection) -> None:
+    conn.create_function("sluice_add_days", 2, _add_days, deterministic=True)
+    conn.create_function("sluice_date_minus", 2, _date_minus, deterministic=True)

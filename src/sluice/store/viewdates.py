@@ -1,0 +1,41 @@
+"""The DATE columns of Sluice's views, and Oracle's DATE arithmetic on them in each store's SQL.
+
+A user's ``enq_time + 1`` on an AQ$ view is a day after the message was enqueued in
+Oracle; neither database reads it so (PostgreSQL has no ``timestamp + integer``, SQLite
+adds 1 to the year of its text).  :mod:`.sqloracle` knows the column is a date when the
+statement is on Sluice's views and the column is one of :data:`VIEW_DATES` (a DATE in
+every view that has it: ``tests/store/test_viewdates.py`` checks the list against the
+views' own types), and writes the arithmetic with :func:`plus_days` and
+:func:`days_between` — which also serve ``SYSDATE + column`` and (PostgreSQL's)
+``SYSDATE - column``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["VIEW_DATES", "days_between", "plus_days"]
+
+VIEW_DATES = frozenset({
+    "APPLIED_MESSAGE_CREATE_TIME", "APPLY_TIME", "CAPTURE_MESSAGE_CREATE_TIME", "CAPTURE_TIME", "CREATED",
+    "CURRENT_START_DATE", "DELAY", "DELAY_TIMESTAMP", "DEQUEUE_TIME", "DEQ_TIME", "DEQ_TIMESTAMP",
+    "ENQUEUE_MESSAGE_CREATE_TIME", "ENQUEUE_TIME", "ENQ_TIME", "ENQ_TIMESTAMP", "ERROR_CREATION_TIME",
+    "ERROR_DATE", "FIRST_MESSAGE_CREATE_TIME", "HWM_TIME", "LAST_ERROR_DATE", "LAST_MSG_ENQUEUE_TIME",
+    "LAST_RECEIVED_MSG_TIME", "LAST_RUN_DATE", "NEXT_RUN_DATE", "OLDEST_MSG_ENQTM", "REG_TIME",
+    "SPILL_CREATION_TIME", "STARTUP_TIME", "START_DATE", "STATE_CHANGED_TIME", "STATUS_CHANGE_TIME",
+})
+
+
+def plus_days(sqlite: bool, date: str, days: str) -> str:
+    """SQL for the DATE ``date`` plus ``days`` (SQL text both), rounded to the second as
+    Oracle's DATE: SQLite by ``sluice_add_days`` (:mod:`.sqlitedays`), PostgreSQL as an
+    interval of days (a date where the days are is no DOUBLE PRECISION: ORA-00932)."""
+    if sqlite:
+        return f"sluice_add_days({date}, {days})"
+    return (f"date_trunc('second', ({date}) + CAST(({days}) AS DOUBLE PRECISION) * INTERVAL '1 day'"
+            " + INTERVAL '0.5 second')")
+
+
+def days_between(sqlite: bool, a: str, b: str) -> str:
+    """SQL for the DATE ``a`` minus the DATE ``b``: Oracle's number of days between."""
+    if sqlite:
+        return f"(julianday({a}) - julianday({b}))"
+    return f"CAST(EXTRACT(EPOCH FROM (({a}) - ({b}))) / 86400 AS DOUBLE PRECISION)"

@@ -1,0 +1,157 @@
+"""datetime, date and timedelta binds at a cursor answer as python-oracledb and Oracle
+answer them, on both stores: python-oracledb binds a date or datetime as an Oracle DATE
+(whole seconds, the fraction dropped) and a timedelta as an INTERVAL DAY TO SECOND, so
+``:t + 1`` is a day later, ``SYSDATE - :t`` the days between (a NUMBER), ``SYSDATE - :d``
+an interval earlier, ``enq_time > :since`` compares dates (also against the AQ$ views,
+whose dates are UTC, off UTC), ``SELECT :t`` fetches a datetime typed DB_TYPE_DATE, and
+``DATE + DATE`` is ORA-00975."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import sluice
+from tests.conftest import make_queue
+from tests.test_binds import _create_table
+from tests.test_dual import _code, _rows, india  # noqa: F401  (india: a fixture)
+
+T = dt.datetime(2026, 1, 2, 3, 4, 5, 678901)
+WHOLE = T.replace(microsecond=0)
+
+
+def test_a_datetime_bind_is_a_date(conn):
+    cur = conn.cursor()
+    cur.execute("SELECT :t, :t + 1, :d, 1 + :t, :t - 1/24 FROM dual", {"t": T, "d": dt.date(2026, 5, 6)})
+    assert cur.fetchall() == [(WHOLE, WHOLE + dt.timedelta(days=1), dt.datetime(2026, 5, 6),
+                               WHOLE + dt.timedelta(days=1), WHOLE - dt.timedelta(hours=1))]
+    assert [d[1:] for d in cur.description] == [(sluice.DB_TYPE_DATE, 23, None, None, None, True)] * 5
+    # by position, among other binds that keep their places
+    assert _rows(conn, "SELECT :1, :2 + 2, :3 FROM dual", ["a", T, 3]) == [("a", WHOLE + dt.timedelta(days=2), 3)]
+
+
+def test_a_date_minus_a_date_is_days(conn):
+    (sysdate, days, back), = _rows(conn, "SELECT SYSDATE, SYSDATE - :t, :t - :u FROM dual",
+                                   {"t": T, "u": T - dt.timedelta(days=1, hours=12)})
+    assert days == pytest.approx((sysdate - WHOLE) / dt.timedelta(days=1))
+    assert back == 1.5 and type(back) is float
+    assert _rows(conn, "SELECT (:t - :u) * 24 FROM dual", {"t": T, "u": T - dt.timedelta(days=2)}) == [(48,)]
+
+
+def test_a_timedelta_bind_is_an_interval(conn):
+    (sysdate, earlier, later, shifted), = _rows(
+        conn, "SELECT SYSDATE, SYSDATE - :d, :d + SYSDATE, :t + :d FROM dual",
+        {"d": dt.timedelta(hours=1, minutes=30), "t": T})
+    assert earlier == sysdate - dt.timedelta(hours=1, minutes=30)
+    assert later == sysdate + dt.timedelta(hours=1, minutes=30)
+    assert shifted == WHOLE + dt.timedelta(hours=1, minutes=30)
+
+
+def test_date_plus_date_is_ora_00975(conn):
+    assert _code(lambda: _rows(conn, "SELECT SYSDATE + :t FROM dual", [T])) == "ORA-00975"
+    assert _code(lambda: _rows(conn, "SELECT :t + :t FROM dual", {"t": T})) == "ORA-00975"
+    assert _code(lambda: _rows(conn, "SELECT SYSDATE - :t * 2 FROM dual", [T])) == "ORA-00932"
+
+
+def test_a_datetime_bind_against_a_column(conn, dsn):
+    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    cur = conn.cursor()
+    for n in (1, 2, 3):
+        cur.execute("INSERT INTO stamps (n, at) VALUES (:n, :at)", {"n": n, "at": T + dt.timedelta(days=n)})
+    assert _rows(conn, "SELECT at FROM stamps WHERE n = 1") in ([(WHOLE + dt.timedelta(days=1),)],
+                                                              [(str(WHOLE + dt.timedelta(days=1)),)])
+    assert _rows(conn, "SELECT n FROM stamps WHERE at > :since ORDER BY n", {"since": T + dt.timedelta(days=2)}) \
+        == [(3,)]
+    assert _rows(conn, "SELECT n FROM stamps WHERE at BETWEEN :a AND :b ORDER BY n",
+                 [T + dt.timedelta(days=1), T + dt.timedelta(days=2)]) == [(1,), (2,)]
+    assert _rows(conn, "SELECT n, at - :t FROM stamps ORDER BY n", {"t": WHOLE}) == [(1, 1), (2, 2), (3, 3)]
+    cur.execute("DELETE FROM stamps WHERE at < :t + 2", {"t": T})
+    assert cur.rowcount == 1
+
+
+def test_a_datetime_bind_against_an_aq_view(conn, india):  # noqa: F811
+    """The AQ$ views' dates are UTC: a datetime bind, the host's wall clock, is read in UTC
+    as the clock is in a statement on them."""
+    make_queue(conn, "Q")
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    now = dt.datetime.now()
+    hour = dt.timedelta(hours=1)
+    sql = "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > :since"
+    assert [_rows(conn, sql, {"since": t}) for t in (now - hour, now + hour)] == [[(1,)], [(0,)]]
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > SYSDATE - :d", {"d": hour}) == [(1,)]
+
+
+# -- days in a column ----------------------------------------------------------------------
+
+def _days_table(conn, dsn):
+    _create_table(dsn, "CREATE TABLE plans (n INTEGER, days NUMERIC(6,3), note VARCHAR(20), at TIMESTAMP)")
+    cur = conn.cursor()
+    for n, days, note in ((1, 1, "2"), (2, 0.5, "x"), (3, None, "1.5")):
+        cur.execute("INSERT INTO plans (n, days, note, at) VALUES (:1, :2, :3, :4)", [n, days, note, T])
+
+
+def test_a_date_plus_a_column_of_days(conn, dsn):
+    """``SYSDATE + column`` (and ``column + :t``) adds the column's days, a DATE typed so
+    and rounded to the second, NULL for a NULL; text Oracle reads as a number is one."""
+    _days_table(conn, dsn)
+    cur = conn.cursor()
+    cur.execute("SELECT n, SYSDATE, SYSDATE + days, days + :t AS later FROM plans ORDER BY n", {"t": T})
+    rows = cur.fetchall()
+    assert [d[1] for d in cur.description[2:]] == [sluice.DB_TYPE_DATE] * 2
+    assert [d[0] for d in cur.description[2:]] == ["SYSDATE+DAYS", "LATER"]
+    day = dt.timedelta(days=1)
+    sysdate = rows[0][1]
+    assert [r[2:] for r in rows] == [(sysdate + day, WHOLE + day), (sysdate + day / 2, WHOLE + day / 2),
+                                     (None, None)]
+    assert _rows(conn, "SELECT :t + note FROM plans WHERE n IN (1, 3) ORDER BY n", {"t": T}) == \
+        [(WHOLE + 2 * day,), (WHOLE + 1.5 * day,)]
+    assert _rows(conn, "SELECT n FROM plans WHERE :t + days > :t + 0.75 ORDER BY n", {"t": T}) == [(1,)]
+
+
+def test_a_date_plus_a_column_that_is_no_number_is_refused(conn, dsn):
+    _days_table(conn, dsn)
+    assert _code(lambda: _rows(conn, "SELECT SYSDATE + at FROM plans")) == "ORA-00932"       # DATE + DATE
+    assert _code(lambda: _rows(conn, "SELECT SYSDATE + note FROM plans")) == "ORA-01722"     # 'x'
+
+
+# -- the views' DATE columns ---------------------------------------------------------------
+
+def test_date_arithmetic_on_a_views_date_column(conn):
+    """``enq_time + 1`` is a DATE a day later (PostgreSQL had no timestamp + integer,
+    SQLite added 1 to the text's year), ``enq_time - enq_time`` days; the views' dates are UTC."""
+    make_queue(conn, "Q")
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    utc_now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    cur = conn.cursor()
+    cur.execute("SELECT enq_time + 1/24, q.enq_time - :d AS back, enq_time - enq_time FROM aq$q_qt q", {"d": 2})
+    (later, back, zero), = cur.fetchall()
+    assert type(later) is dt.datetime and later.microsecond == 0
+    assert abs(later - (utc_now + dt.timedelta(hours=1))) < dt.timedelta(minutes=1)
+    assert abs(back - (utc_now - dt.timedelta(days=2))) < dt.timedelta(minutes=1)
+    assert zero == 0 and type(zero) is int
+    assert [d[:2] for d in cur.description] == [("ENQ_TIME+1/24", sluice.DB_TYPE_DATE), ("BACK", sluice.DB_TYPE_DATE),
+                                                ("ENQ_TIME-ENQ_TIME", sluice.DB_TYPE_NUMBER)]
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time + 1 > SYSDATE AND enq_time - 1 < SYSDATE") \
+        == [(1,)]
+    assert _code(lambda: _rows(conn, "SELECT enq_time + enq_time FROM aq$q_qt")) == "ORA-00975"
+
+
+def test_sqlite_tells_a_column_of_days_after_sysdate_minus(conn, dsn):
+    """``SYSDATE - column`` is the days between for a date in the column; SQLite's values
+    carry their type, so a number there is days back, a DATE (was: julianday of the number,
+    a wrong number of days).  PostgreSQL's typed column is taken for a date."""
+    _days_table(conn, dsn)
+    (sysdate, age), = _rows(conn, "SELECT SYSDATE, SYSDATE - at FROM plans WHERE n = 1")
+    assert age == pytest.approx((sysdate - WHOLE) / dt.timedelta(days=1))
+    assert _rows(conn, "SELECT COUNT(*) FROM plans WHERE at - SYSDATE < 0") == [(3,)]
+    if dsn.startswith("sqlite"):
+        cur = conn.cursor()
+        cur.execute("SELECT SYSDATE, SYSDATE - days FROM plans ORDER BY n")
+        rows = cur.fetchall()
+        assert [r[1] for r in rows] == [rows[0][0] - dt.timedelta(days=1), rows[0][0] - dt.timedelta(hours=12),
+                                        None]
+        assert cur.description[1][1] is sluice.DB_TYPE_DATE
+        assert _code(lambda: _rows(conn, "SELECT days - SYSDATE FROM plans")) == "ORA-00932"
