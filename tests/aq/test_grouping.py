@@ -116,3 +116,82 @@ def test_rest_of_a_group_in_a_commit_time_queue_behind_a_backlog(conn, conn2, ds
                  and "COMMIT_TIME" in shape[5] and shape[10] and shape[12]]
     assert group_sql
     assert all(("CSCN = ?" in sql) == pg for sql in group_sql)
+
+
+def _records_read(monkeypatch) -> list[int]:
+    """Counts the message records the store builds — one per row it reads from a queue
+    table — into the list's single element."""
+    from sluice.store.base import MessageRecord
+
+    read = [0]
+    init = MessageRecord.__init__
+
+    def counted(self, *args, **kwargs):
+        read[0] += 1
+        init(self, *args, **kwargs)
+    monkeypatch.setattr(MessageRecord, "__init__", counted)
+    return read
+
+
+def test_a_grouped_dequeue_reads_only_the_message_it_takes(conn, monkeypatch):
+    """A single-message dequeue from a grouped queue reads one row: the next of the group
+    the session is in, or the first of a new group (was: 16 candidates on PostgreSQL,
+    each with its payload, to take one)."""
+    make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL)
+    q = conn.queue("G")
+    for g in (b"a", b"b"):
+        for i in range(5):
+            q.enqone(conn.msgproperties(payload=g + b"%d" % i))
+        conn.commit()
+    read = _records_read(monkeypatch)
+    r = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    taken, reads = [], []
+    for navigation in (sluice.DEQ_FIRST_MSG, sluice.DEQ_NEXT_TRANSACTION):
+        r.deqoptions.navigation = navigation
+        for i in range(5):
+            read[0] = 0
+            taken.append(r.deqone().payload)
+            reads.append(read[0])
+            r.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+            if i == 2:
+                conn.commit()            # the rest of the group in a new transaction too
+        with pytest.raises(sluice.DatabaseError) as e:
+            r.deqone()                   # the group's end
+        assert e.value.full_code == "ORA-25235"
+    conn.commit()
+    assert taken == [b"a0", b"a1", b"a2", b"a3", b"a4", b"b0", b"b1", b"b2", b"b3", b"b4"]
+    assert reads == [1] * 10
+
+
+def test_the_rest_of_a_group_is_not_taken_once_another_session_holds_it(conn, conn2):
+    """A group's lock ends with the transaction: the session that took its first message
+    and committed finds the group's end (ORA-25235) while another session holds the group,
+    and a group lock given back with a savepoint is not the session's any more either."""
+    from sluice.connection import rollback_to_savepoint, savepoint
+
+    make_queue(conn, "Q")
+    make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL)
+    conn.queue("G").enqmany([conn.msgproperties(payload=p) for p in (b"g1", b"g2", b"g3", b"g4")])
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"q"))
+    conn.commit()
+    a = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert a.deqone().payload == b"g1"
+    conn.commit()                                       # the group is free
+    b = nowait(conn2.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert b.deqone().payload == b"g2"                  # and conn2's now
+    a.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    with pytest.raises(sluice.DatabaseError) as e:
+        a.deqone()
+    assert e.value.full_code == "ORA-25235"
+    conn2.rollback()
+    assert nowait(conn.queue("Q")).deqone().payload == b"q"     # conn's transaction is open
+    mark = savepoint(conn)
+    assert a.deqone().payload == b"g2"                  # the group is conn's again
+    rollback_to_savepoint(conn, mark)                   # and not any more
+    b.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert b.deqone().payload == b"g2"
+    with pytest.raises(sluice.DatabaseError) as e:
+        a.deqone()
+    assert e.value.full_code == "ORA-25235"
+    conn2.commit()
+    conn.rollback()

@@ -73,6 +73,9 @@ class PgSession(StoreSession):
         self._deferred: dict[int, tuple[QueueInfo, list[MessageRecord]]] = {}
         self._removes: list[tuple[QueueInfo, list[MessageRecord], DequeueInfo]] = []
         self._held: set[tuple[int, int]] = set()       # rows this transaction locked
+        # message groups whose advisory lock this transaction holds (see _walk): known, so
+        # not asked of the server again for each message of the group
+        self._groups: set[str] = set()
         self._removed: set[tuple[int, int]] = set()    # consumed at commit: gone for this transaction
         self._events: list[float] = []                 # time events this transaction creates
         self._works: list = []                         # add_commit_work: run inside the COMMIT
@@ -197,6 +200,7 @@ class PgSession(StoreSession):
         self._deferred = {}
         self._removes = []
         self._held = set()
+        self._groups = set()
         self._removed = set()
         self._events = []
         self._works = []
@@ -270,10 +274,11 @@ class PgSession(StoreSession):
         with self._guard():
             c = self._conn()
             began = self._begin(c)
-            recs = self._walk(c, queue, selector, limit, True, self._removed)
+            recs = self._walk(c, queue, selector, limit, True, self._removed, self._groups)
             if not recs and began:   # do not keep an empty transaction open while waiting
                 c.command("ROLLBACK")
                 self._open = False
+                self._groups = set()   # (a group's lock it took went with it)
         if not recs:
             self.store.interest(queue.table.qt_id)
         if recs:
@@ -311,11 +316,12 @@ class PgSession(StoreSession):
         return recs
 
     def _walk(self, c: PgConnection, queue: QueueInfo, sel: Selector, limit: int, lock: bool,
-              exclude: set | frozenset) -> list[MessageRecord]:
+              exclude: set | frozenset, groups: set[str] | None = None) -> list[MessageRecord]:
         """Up to ``limit`` messages in queue order from ``sel.after``, leaving out ``exclude``
         (what this transaction already consumed).  With ``lock`` they are locked and rows
         other transactions hold are skipped.  A dequeue condition is tested in Python on
-        unlocked candidates first, so only the messages taken get locked."""
+        unlocked candidates first, so only the messages taken get locked.  ``groups``: the
+        message groups whose lock the transaction on ``c`` holds (added to as it takes one)."""
         qt_id = queue.table.qt_id
         now = time.time()
         after = sel.after
@@ -323,15 +329,24 @@ class PgSession(StoreSession):
         if sel.sql_condition is not None and sel.predicate is not None:
             sel = dataclasses.replace(sel, predicate=None)   # SQL tests the condition
         # candidates read per query: twice what is wanted when a dequeue condition is tested
-        # in Python (it may turn many down); only what is wanted when the group gate alone
-        # tests them — it turns down only groups another session holds, and every candidate
-        # read brings its payload (an apply process reads thousands at a time)
-        chunk = max(16, limit * 2 if sel.predicate is not None else limit)
+        # in Python (it may turn many down), else what is wanted, doubling (up to 16 more)
+        # while the group gate's refusals or this transaction's own messages leave it short:
+        # every candidate read brings its payload (a grouped deqone read 16 to take one)
+        most = max(16, limit * 2) if sel.predicate is not None else limit + max(16, limit // 4)
+        chunk = most if sel.predicate is not None else limit
         if lock and queue.table.message_grouping == "TRANSACTIONAL":
             # seed 003 "Message Grouping": a group is consumed by one session at a time — a
             # transaction-scoped advisory lock per group (held until COMMIT/ROLLBACK) keeps
-            # the others out of it; tested like a dequeue condition, before rows are locked
-            sel = dataclasses.replace(sel, predicate=_group_gate(c, qt_id, sel.predicate))
+            # the others out of it
+            groups = set() if groups is None else groups
+            if sel.group is not None:
+                # NEXT_MSG in the session's group: once its lock is this transaction's, no
+                # other dequeuer takes its messages — they are locked and read as a plain
+                # queue's, in the order of the group alone (not tested one by one)
+                if not _try_group(c, qt_id, sel.group, groups):
+                    return []
+            else:   # any group: tested like a dequeue condition, before rows are locked
+                sel = dataclasses.replace(sel, predicate=_group_gate(c, qt_id, sel.predicate, groups))
         # the session's connection: the dequeue's query as a prepared statement of its own
         # (a dequeue condition's parameters keep psycopg's choice of their types)
         reads = c.reads
@@ -367,6 +382,7 @@ class PgSession(StoreSession):
             taken.extend(got)
             if examined == len(cands) and len(cands) < chunk:
                 break  # the end of the queue
+            chunk = min(chunk * 2, most)
             after = sqlops.order_key(queue.table, cands[examined - 1])   # the last one looked at
         return taken
 
@@ -531,7 +547,7 @@ class PgSession(StoreSession):
                      {k: (qt, list(ids)) for k, (qt, ids) in self._inserted.items()},
                      {k: (q, list(recs)) for k, (q, recs) in self._deferred.items()},
                      len(self._removes), set(self._held), set(self._removed), len(self._events),
-                     len(self._works))
+                     len(self._works), set(self._groups))
 
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch or (mark.name is not None and not self._open):
@@ -553,6 +569,7 @@ class PgSession(StoreSession):
         del self._removes[mark.removes:]
         had_locks = self._held != mark.held
         self._held = set(mark.held)
+        self._groups = set(mark.groups)     # (a group's lock taken since went with the savepoint)
         self._removed = set(mark.removed)
         del self._events[mark.events:]
         del self._works[mark.works:]
@@ -701,6 +718,7 @@ class _Mark:
     removed: set
     events: int
     works: int
+    groups: set      # the message groups whose lock the transaction held
 
 
 # a message's records sent as pipelined rows at most (one per recipient); more go by COPY
@@ -723,25 +741,37 @@ def _one_message(records: list[MessageRecord]) -> bool:
 _GROUP_LOCK = "SELECT pg_try_advisory_xact_lock(CAST(? AS INTEGER), hashtext(?))"
 
 
-def _group_gate(c: PgConnection, qt_id: int, inner):
+def _try_group(c: PgConnection, qt_id: int, group: str, held: set[str]) -> bool:
+    """Take the lock of message group ``group`` for the transaction on ``c`` unless it is
+    among the groups ``held`` already (then no round trip); False: another has it."""
+    if group in held:
+        return True
+    # (the key's int4 spelled out: the cursor sent the table's id as int2, the session's
+    # prepared statement sends int8 — the same lock either way)
+    if c.query_table(qt_id, _GROUP_LOCK, (qt_id, group))[0][0]:
+        held.add(group)
+        return True
+    return False
+
+
+def _group_gate(c: PgConnection, qt_id: int, inner, held: set[str]):
     """A predicate admitting only messages whose group this transaction holds (or can take).
-    The answer for a group is asked of the server once per walk: the lock, once taken, is
-    this transaction's until it ends (and one held elsewhere stays so meanwhile, near enough:
-    a group it misses now is taken by the next dequeue)."""
-    known: dict[str, bool] = {}
+    A group refused is asked of the server once per walk (one held elsewhere stays so
+    meanwhile, near enough: a group it misses now is taken by the next dequeue)."""
+    refused: set[str] = set()
 
     def gate(r: MessageRecord) -> bool:
         if inner is not None and not inner(r):
             return False
-        if r.enq_tid is None:
+        tid = r.enq_tid
+        if tid is None:
             return True
-        held = known.get(r.enq_tid)
-        if held is None:
-            # (the key's int4 spelled out: the cursor sent the table's id as int2, the
-            # session's prepared statement sends int8 — the same lock either way)
-            rows = c.query_table(qt_id, _GROUP_LOCK, (qt_id, r.enq_tid))
-            held = known[r.enq_tid] = bool(rows[0][0])
-        return held
+        if tid in refused:
+            return False
+        if _try_group(c, qt_id, tid, held):
+            return True
+        refused.add(tid)
+        return False
     return gate
 
 
