@@ -59,7 +59,9 @@ from .dialect import Dialect
 # 22: roles granted to PUBLIC are every user's (SESSION_ROLES, USER_ROLE_PRIVS show them);
 #     SESSION_ROLES shows what SET ROLE enabled (PostgreSQL: the session settings
 #     sluice.role_mode / sluice.set_roles; SQLite makes the view again per SET ROLE)
-SCHEMA_VERSION = 22
+# 23: TRANSACTIONAL queue tables' $GROUP index (a message group in dequeue order: see
+#     group_index_ddl)
+SCHEMA_VERSION = 23
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
@@ -1272,6 +1274,7 @@ def queue_table_ddl(qt: QueueTableInfo, d: Dialect) -> list[str]:
         f"CREATE INDEX {quote(physical(base + '$MSGID'))} ON {t} (MSGID)",
         *remote_index_ddl(qt),
         *expired_index_ddl(qt),
+        *group_index_ddl(qt),
         f"CREATE INDEX {quote(physical(base + '$TM'))} ON {t} (TIME_MANAGER_INFO) "
         f"WHERE TIME_MANAGER_INFO IS NOT NULL",
         f"CREATE INDEX {quote(physical(base + '$CORR'))} ON {t} (Q_NAME, CORRID) WHERE CORRID IS NOT NULL",
@@ -1330,6 +1333,19 @@ def expired_index_ddl(qt: QueueTableInfo) -> list[str]:
             f"(MSGID) WHERE STATE = {MSG_EXPIRED}"]
 
 
+def group_index_ddl(qt: QueueTableInfo) -> list[str]:
+    """TRANSACTIONAL tables: each message group (``ENQ_TID``) in dequeue order, which a
+    dequeue in the group a session is in (NEXT_MSG) reads from its position: the group's
+    next message, or that there is none (ORA-25235), found in the group's own entries.
+    Through $ORDER it read every message between, and at the group's end the whole backlog
+    behind it (19 ms CPU on SQLite, 57 ms on PostgreSQL at a 50k backlog)."""
+    if qt.message_grouping != "TRANSACTIONAL":
+        return []
+    return [f"CREATE INDEX IF NOT EXISTS {quote(physical(f'{qt.owner}.{qt.name}$GROUP'))} ON {table_name(qt)} "
+            f"(Q_NAME, {'CONSUMER_NAME, ' if qt.multiple_consumers else ''}ENQ_TID, STATE, "
+            f"{', '.join(qt.order_columns)})"]
+
+
 def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -> list[str]:
     """Statements bringing a queue table created by an older Sluice to SCHEMA_VERSION
     (``columns``: the upper-case column names it has)."""
@@ -1349,8 +1365,9 @@ def upgrade_queue_table_ddl(qt: QueueTableInfo, columns: set[str], d: Dialect) -
         stmts = [f"CREATE OR REPLACE VIEW {view_name(qt)} AS {aq_view_select(qt, d, t)}"]
     else:                          # SQLite binds a view's names when it is read: nothing depends on it
         stmts = [f"DROP VIEW IF EXISTS {view_name(qt)}", f"CREATE VIEW {view_name(qt)} AS {aq_view_select(qt, d, t)}"]
-    # schema version 5 (propagation), 8 (monitoring)
-    return stmts + remote_index_ddl(qt) + expired_index_ddl(qt) + subscriber_views_ddl(qt, d)
+    # schema version 5 (propagation), 8 (monitoring), 14 ($EXPIRED), 23 ($GROUP)
+    return stmts + remote_index_ddl(qt) + expired_index_ddl(qt) + group_index_ddl(qt) + \
+        subscriber_views_ddl(qt, d)
 
 
 def drop_queue_table_ddl(qt: QueueTableInfo) -> list[str]:
