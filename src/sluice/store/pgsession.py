@@ -346,7 +346,7 @@ class PgSession(StoreSession):
                 if not _try_group(c, qt_id, sel.group, groups):
                     return []
             else:   # any group: tested like a dequeue condition, before rows are locked
-                sel = dataclasses.replace(sel, predicate=_group_gate(c, qt_id, sel.predicate, groups))
+                sel = dataclasses.replace(sel, predicate=_GroupGate(c, qt_id, sel.predicate, groups))
         # the session's connection: the dequeue's query as a prepared statement of its own
         # (a dequeue condition's parameters keep psycopg's choice of their types)
         reads = c.reads
@@ -366,7 +366,10 @@ class PgSession(StoreSession):
                 if len(cands) < want or len(taken) >= limit:
                     return taken
                 after = sqlops.order_key(queue.table, cands[-1])
+        gate = sel.predicate if isinstance(sel.predicate, _GroupGate) else None
         while len(taken) < limit:
+            if gate is not None:    # (``candidates`` reads the selector rebound here)
+                sel = sqlops.skipping_groups(sel, gate.refused)
             cands = candidates(after, chunk, False)
             got: list[MessageRecord] = []
             examined = 0
@@ -754,25 +757,30 @@ def _try_group(c: PgConnection, qt_id: int, group: str, held: set[str]) -> bool:
     return False
 
 
-def _group_gate(c: PgConnection, qt_id: int, inner, held: set[str]):
+class _GroupGate:
     """A predicate admitting only messages whose group this transaction holds (or can take).
     A group refused is asked of the server once per walk (one held elsewhere stays so
-    meanwhile, near enough: a group it misses now is taken by the next dequeue)."""
-    refused: set[str] = set()
+    meanwhile, near enough: a group it misses now is taken by the next dequeue), and kept in
+    ``refused`` for the walk to leave out of what it reads next."""
 
-    def gate(r: MessageRecord) -> bool:
-        if inner is not None and not inner(r):
+    __slots__ = ("c", "qt_id", "inner", "held", "refused")
+
+    def __init__(self, c: PgConnection, qt_id: int, inner, held: set[str]) -> None:
+        self.c, self.qt_id, self.inner, self.held = c, qt_id, inner, held
+        self.refused: set[str] = set()
+
+    def __call__(self, r: MessageRecord) -> bool:
+        if self.inner is not None and not self.inner(r):
             return False
         tid = r.enq_tid
         if tid is None:
             return True
-        if tid in refused:
+        if tid in self.refused:
             return False
-        if _try_group(c, qt_id, tid, held):
+        if _try_group(self.c, self.qt_id, tid, self.held):
             return True
-        refused.add(tid)
+        self.refused.add(tid)
         return False
-    return gate
 
 
 def _with_params(text: str, binds: dict | Sequence | None) -> tuple[str, Any]:

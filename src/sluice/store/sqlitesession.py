@@ -253,9 +253,14 @@ class SqliteSession(StoreSession):
         after = sel.after
         taken: list[MessageRecord] = []
         now = time.time()
+        gated = lock and grouped and group_locks
+        refused: set[str] = set()     # groups other sessions hold: left out of the next reads
+        walk = sel
         while len(taken) < limit:
             epoch = locks.consume_count()
-            cands = sqlops.select_candidates(self.conn, queue, sel, now, after, chunk)
+            if refused:
+                walk = sqlops.skipping_groups(walk, refused)
+            cands = sqlops.select_candidates(self.conn, queue, walk, now, after, chunk)
             if not cands:
                 break
             got: list[MessageRecord] = []
@@ -268,9 +273,12 @@ class SqliteSession(StoreSession):
                     continue
                 if in_python is not None and not in_python(rec):
                     continue
+                if gated and rec.enq_tid in refused:
+                    continue
                 if lock and not locks.try_lock(qt_id, rec.seq, self):
                     continue
-                if lock and grouped and group_locks and rec.enq_tid and not self._lock_group(qt_id, rec):
+                if gated and rec.enq_tid and not self._lock_group(qt_id, rec):
+                    refused.add(rec.enq_tid)
                     continue
                 got.append(rec)
                 if len(taken) + len(got) >= limit:

@@ -12,6 +12,7 @@ mechanics: SQLite locks messages outside the data (``lock=False`` here, see
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from typing import Callable, Iterable, Sequence
 
@@ -210,6 +211,25 @@ def candidates_query(d, queue: QueueInfo, sel: Selector, now: float, after: tupl
     if sel.sql_condition:
         params.extend(sel.sql_condition[1])
     return sql, params
+
+
+# a walk leaves out of what it reads next at most this many message groups whose lock it
+# was refused (each count is a statement of its own, prepared per connection on PostgreSQL)
+MOST_REFUSED_GROUPS = 16
+
+
+def skipping_groups(sel: Selector, refused: set[str]) -> Selector:
+    """``sel`` leaving out, besides its own ``skip_groups``, the message groups a locking
+    walk was refused (another session consumes them: seed 003 "Message Grouping"), so that
+    their messages are not read again one chunk after the other.  A selector of one group
+    (``sel.group``) is kept as it is."""
+    if not refused or sel.group is not None or refused <= sel.skip_groups:
+        return sel
+    room = MOST_REFUSED_GROUPS - len(sel.skip_groups)
+    if room <= 0:
+        return sel
+    more = sorted(refused - sel.skip_groups)[:room]
+    return dataclasses.replace(sel, skip_groups=sel.skip_groups | frozenset(more))
 
 
 def _group_by_cscn(qt: QueueTableInfo, d) -> bool:
