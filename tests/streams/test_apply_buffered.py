@@ -296,3 +296,42 @@ def test_a_transaction_whose_staging_failed_is_given_back_and_comes_again_whole(
     assert app.drain() == 3 and rows(env) == [(0, "a"), (1, "a"), (2, "a")]
     cap.run_batch()
     assert applied_scn(env) >= env.view("SELECT LAST_ENQUEUED_SCN FROM DBA_CAPTURE")[0]["LAST_ENQUEUED_SCN"]
+
+
+def test_the_rest_staged_between_a_look_and_the_capture_s_answer_is_read(world, monkeypatch):
+    """The apply finds memory dry after the first LCR of a transaction; before it asks
+    whether the capture has staged the whole transaction, the capture stages the other two
+    and seals its batch.  The answer is yes — and the apply looks again before it ends the
+    batch, so it applies the transaction whole (not its first LCR alone, the rest later as
+    another transaction the target's record would then skip)."""
+    env = world
+    env.sql(*(f"INSERT INTO {env.src}.t VALUES ({i}, 'a')" for i in range(3)))
+    app = apply_process(env)
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(app.run_batch(wait=0)))
+    asked, sealed = threading.Event(), threading.Event()
+    enqone, stage, complete = Queue.enqone, BufferedStaging.stage, BufferedStaging.transaction_complete
+
+    def first_then_wait(self, m):
+        out = enqone(self, m)
+        if self.stages_captured_lcrs and not reader.is_alive() and not got:
+            reader.start()                  # one LCR of three staged: the apply reads …
+            asked.wait(30)                  # … until it finds memory dry and is about to ask
+        return out
+
+    def staged_then_seal(self, *a, **k):
+        out = stage(self, *a, **k)
+        sealed.set()
+        return out
+
+    def answer_late(self, *a, **k):
+        if not asked.is_set():
+            asked.set()                     # the capture stages the rest now …
+            sealed.wait(30)                 # … and seals its batch before the answer
+        return complete(self, *a, **k)
+    monkeypatch.setattr(Queue, "enqone", first_then_wait)
+    monkeypatch.setattr(BufferedStaging, "stage", staged_then_seal)
+    monkeypatch.setattr(BufferedStaging, "transaction_complete", answer_late)
+    env.process().catch_up()
+    reader.join(30)
+    assert got == [3] and rows(env) == [(0, "a"), (1, "a"), (2, "a")]

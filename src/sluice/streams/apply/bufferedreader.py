@@ -14,7 +14,9 @@ stream order.  The reader looks at the next LCR (BROWSE) before it takes it (REM
 by message id), so a batch ends only where a source transaction ends: past ``limit`` LCRs
 it stops before the first LCR of another transaction, and when memory runs dry it waits
 until the capture has staged the rest of the last transaction
-(:meth:`~sluice.streams.capture.staging.BufferedStaging.transaction_complete`).
+(:meth:`~sluice.streams.capture.staging.BufferedStaging.transaction_complete`; asked after
+a look that found nothing, a yes is checked by one more look: the rest may have been staged
+between the two).
 
 **Exactly once.**  A take is the staging's to hear of: the apply's store commit (with its
 progress, error rows, counters) also writes how far it consumed (SLUICE_CAPTURE_CONSUMED)
@@ -97,6 +99,12 @@ class BufferedReader:
             head = self._look.deqone()
             if head is None:
                 complete = self._complete(msgs[-1]) if msgs else True
+                if complete and msgs:
+                    # asked after the look: what was staged between the two is in the
+                    # queue now (the capture files an LCR before it says it staged it)
+                    self._look.deqoptions.wait = C.DEQ_NO_WAIT
+                    head = self._look.deqone()
+            if head is None:
                 if complete:
                     return msgs
                 if patience is None:
