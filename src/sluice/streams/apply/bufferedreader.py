@@ -18,14 +18,24 @@ until the capture has staged the rest of the last transaction
 a look that found nothing, a yes is checked by one more look: the rest may have been staged
 between the two).
 
+**txn_lcr_spill_threshold** (:mod:`.spill`).  Once it has taken more than the threshold of
+one transaction's LCRs the reader stops (not whole): the apply process spills them in the
+commit that also records how far it consumed, so neither the reader nor the capture's book
+holds them any longer (the pool let each go when it was taken).  The next reads go on with
+that transaction (``pending``): its rest comes first, in stream order, and when none is
+left in the queue the transaction is whole once its capture has staged all of it
+(:meth:`~sluice.streams.capture.staging.BufferedStaging.staged_through`).
+
 **Exactly once.**  A take is the staging's to hear of: the apply's store commit (with its
 progress, error rows, counters) also writes how far it consumed (SLUICE_CAPTURE_CONSUMED)
 and only then may the capture confirm its slot past those LCRs — so the slot, the
 capture's restart position (REQUIRED_CHECKPOINT_SCN) and DBA_CAPTURE.APPLIED_SCN never pass
 what the apply has not applied and committed.  A crash loses the memory; the capture stages
-again from its slot and SLUICE_APPLY_DONE skips a transaction the target had committed.  A
-rollback of the apply's batch (disable_on_error) makes the capture stage again from its
-confirmed position (``BufferedStaging.replay_wanted``): the LCRs come back in order.
+again from its slot — leaving out, for this apply, what it consumed: a spilled part too, so
+the apply goes on with its spill table — and SLUICE_APPLY_DONE skips a transaction the
+target had committed.  A rollback of the apply's batch (disable_on_error) makes the capture
+stage again from its confirmed position (``BufferedStaging.replay_wanted``): the LCRs come
+back in order.
 """
 
 from __future__ import annotations
@@ -72,16 +82,22 @@ class BufferedReader:
             return False
         return any(key[0] == self.qualified for key in list(pool.listeners))
 
-    def read(self, limit: int, wait: float) -> list[Any]:
+    def read(self, limit: int, wait: float, spill_at: int | None = None,
+             pending: tuple | None = None) -> tuple[list[Any], bool]:
         """Whole source transactions of LCRs, at least ``limit`` LCRs unless fewer are
-        staged; waits up to ``wait`` seconds for the first.  [] when a transaction's rest
-        will not come (its capture stopped, or started again, meanwhile): what was taken is
-        given back (rolled back: the capture stages it again)."""
+        staged; waits up to ``wait`` seconds for the first.  Returns them and whether the
+        last one read is whole: False when more than ``spill_at`` LCRs of one transaction
+        were read (txn_lcr_spill_threshold: the caller spills them and reads on).
+        ``pending`` is the key of a transaction the caller spilled before: the first LCRs
+        read may be its rest, and with none read it is whole only once the capture has
+        staged all of it.  ([], whole) when a transaction's rest will not come (its capture
+        stopped, or started again, meanwhile): what was taken is given back (rolled back:
+        the capture stages it again)."""
         self.taken = set()
         if not self.staged():
-            return []
+            return [], pending is None
         try:
-            return self._read(limit, wait)
+            return self._read(limit, wait, spill_at, pending)
         except BaseException:
             self._give_back()    # nothing taken stays in a transaction nobody ends
             raise
@@ -90,40 +106,46 @@ class BufferedReader:
         self.conn.rollback()
         self.taken = set()
 
-    def _read(self, limit: int, wait: float) -> list[Any]:
+    def _read(self, limit: int, wait: float, spill_at: int | None,
+              pending: tuple | None) -> tuple[list[Any], bool]:
         msgs: list[Any] = []
-        last_key = None
+        last_key, run = pending, 0      # the transaction read last; its LCRs in this read
         patience = None
         while True:
             self._look.deqoptions.wait = C.DEQ_NO_WAIT if msgs or wait <= 0 else max(1, int(round(wait)))
             head = self._look.deqone()
             if head is None:
-                complete = self._complete(msgs[-1]) if msgs else True
-                if complete and msgs:
+                complete = self._complete(msgs[-1]) if msgs else self._staged_through(pending)
+                if complete and (msgs or pending is not None):
                     # asked after the look: what was staged between the two is in the
                     # queue now (the capture files an LCR before it says it staged it)
                     self._look.deqoptions.wait = C.DEQ_NO_WAIT
                     head = self._look.deqone()
             if head is None:
                 if complete:
-                    return msgs
+                    return msgs, True
+                if not msgs:
+                    return msgs, False    # the spilled transaction's rest is not staged yet
                 if patience is None:
                     patience = time.monotonic() + _COMPLETE_PATIENCE
                 if complete is None or time.monotonic() > patience:
                     self._give_back()
-                    return []
+                    return [], pending is None
                 time.sleep(0.002)     # the capture is staging the rest of this transaction
                 continue
             key = _key(head.payload)
             if msgs and len(msgs) >= limit and key != last_key:
-                return msgs           # a transaction ends here
+                return msgs, True         # a transaction ends here
             self._take.deqoptions.msgid = head.msgid
             if self._take.deqone() is None:
                 continue              # gone meanwhile (its capture started again): look again
             self.taken.add(head.msgid)
             msgs.append(head)
+            run = run + 1 if key == last_key else 1
             last_key = key
             patience = None
+            if spill_at is not None and key is not None and run > spill_at:
+                return msgs, False    # more of it than the threshold: the caller spills them
 
     def _complete(self, m: Any) -> bool | None:
         """Whether the staging capture has staged every LCR of ``m``'s transaction (None:
@@ -137,6 +159,18 @@ class BufferedReader:
         if staging is None:
             return None      # its capture stopped: it stages the transaction again when it starts
         return staging.transaction_complete(m.msgid, self._look.deqoptions.consumername)
+
+    def _staged_through(self, pending: tuple | None) -> bool | None:
+        """Whether the spilled transaction ``pending`` (source database, transaction id,
+        commit SCN) is staged whole (True without one): its capture — the one staging into
+        the queue for its source database — says so (None: no such capture runs)."""
+        if pending is None:
+            return True
+        pool = existing_pool(self.conn.context.store)
+        for (queue, _), staging in list(pool.listeners.items()) if pool is not None else ():
+            if queue == self.qualified and staging.proc.spec.source_database == pending[0]:
+                return staging.staged_through(pending[2])
+        return None
 
 
 def _key(payload: Any) -> tuple | None:

@@ -43,7 +43,8 @@ and an apply process with apply_captured dequeues them there): when a capture of
 process stages into the apply's queue (STAGING = BUFFERED), a batch that finds nothing
 persistent reads the buffered LCRs (:mod:`.bufferedreader`: memory and what spilled, in
 order, whole source transactions); its commit tells the capture how far the apply got, and
-the capture's slot moves only past that.
+the capture's slot moves only past that.  txn_lcr_spill_threshold holds there too: past it
+a transaction's LCRs go to the spill table in that commit (:mod:`.spill`).
 
 **disable_on_error** (SET_PARAMETER, default ``Y`` as in Oracle): the first transaction that
 fails goes to the error queue and the process stops, ABORTED, with the error; the
@@ -248,15 +249,26 @@ class ApplyProcess:
     def _dequeue(self, wait: float, limit: int | None) -> tuple[list[Any], bool]:
         """The next messages, ending with a whole queue transaction — unless a captured one
         has more than ``limit`` (txn_lcr_spill_threshold) messages: reading stops there
-        (False: the last transaction goes on in the queue; :mod:`.spill`)."""
+        (False: the last transaction goes on in the queue; :mod:`.spill`).  While a buffered
+        transaction is spilled only the buffered queue is read, its rest first: ([], False)
+        until that is staged."""
         q = self.queue
         opts = q.deqoptions
         opts.consumername = self.d.name
         staged = self.d.apply_captured and self._buffered.staged()
         buffered_wait = wait
+        self._buffered.taken = set()
+        sp = self._spill
+        if sp is not None and sp.buffered:
+            # the rest of a buffered transaction being spilled comes staged, before anything
+            # else of its capture; nothing persistent may come between (it would end it)
+            if not staged:
+                self._stop.wait(max(0.0, wait))    # its capture is not running: wait for it
+                return [], False
+            self._first = True
+            return self._buffered.read(self.batch, buffered_wait, limit, sp.key)
         if staged:      # a capture of this process stages buffered LCRs: the persistent
             wait = 0    # part is looked at (what is left from before), the buffered one waited on
-        self._buffered.taken = set()
         opts.wait = C.DEQ_NO_WAIT if wait <= 0 else max(1, int(round(wait)))
         opts.navigation = C.DEQ_FIRST_MSG if self._first else C.DEQ_NEXT_TRANSACTION
         chunk = self.batch if limit is None else max(1, min(self.batch, limit))
@@ -264,7 +276,7 @@ class ApplyProcess:
         self._first = False
         if not msgs and staged:
             self._first = True    # (the buffered reads move the session's position)
-            return self._buffered.read(self.batch, buffered_wait), True
+            return self._buffered.read(self.batch, buffered_wait, limit)
         if not msgs or not self.transactional:
             return msgs, True
         opts.wait = C.DEQ_NO_WAIT
@@ -314,7 +326,7 @@ class ApplyProcess:
             raise
         if not whole:
             self._first = True     # the rest of the last transaction is next (not the next one)
-        if not msgs and self._spill is None:
+        if not msgs and (self._spill is None or not whole):    # (a spill's rest not staged yet)
             if self.state != "IDLE":
                 self.state = "IDLE"
                 self.ctx.add_commit_work(self._state_work())
@@ -500,7 +512,8 @@ class ApplyProcess:
                 sp.add(self.ctx, tail, self._encode)
         if not whole and txns and self._spill is None:
             last = txns.pop()
-            self._spill = spill.Spill(self.d.name, last.source_database, last.transaction_id, last.commit_scn)
+            self._spill = spill.Spill(self.d.name, last.source_database, last.transaction_id, last.commit_scn,
+                                      buffered=bool(self._buffered.taken))
             self._spill.add(self.ctx, last.items, self._encode)
         return ready
 

@@ -16,6 +16,14 @@ in chunks (:class:`SpilledItems`), before anything after it; its rows go in the 
 transaction that commits the batch.  A crash leaves the rows: a restarted process goes on
 with them (:func:`load`), and the target's SLUICE_APPLY_DONE record keeps a transaction
 applied before the crash from being applied again.
+
+From the buffered queue (a BUFFERED capture of this process, :mod:`.bufferedreader`) the
+same, with the capture's slot as the guard instead of the queue: the commit that writes the
+spill rows also writes how far the apply consumed (SLUICE_CAPTURE_CONSUMED), the slot never
+passes an unfinished transaction, and a capture that stages again leaves out, for this
+apply, what it consumed — so the rest comes, and only the rest.  Such a spill (``buffered``)
+is complete when the rest has been read: another transaction follows, or the capture has
+staged all of it; until then nothing persistent is read (it would end it).
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ class Spill:
     transaction_id: str
     commit_scn: int
     stored: int = 0
+    buffered: bool = False      # read from the buffered queue (its rest comes staged)
 
     @property
     def key(self) -> tuple:
@@ -56,6 +65,8 @@ class Spill:
 
     def add(self, ctx: CaptureContext, items: list[Item], encode: Any) -> None:
         """Spill ``items`` with the store transaction now open (their dequeue)."""
+        if not items:
+            return
         now = time.time()
         rows = []
         for item in items:
@@ -122,4 +133,8 @@ def load(ctx: CaptureContext, apply_name: str) -> Spill | None:
     if not rows:
         return None
     db, txn_id, scn, stored = rows[0]
-    return Spill(apply_name, db, txn_id, scn, stored)
+    # its LCRs came from the buffered queue if the process told a capture it consumed LCRs
+    # of this very transaction (a buffered take's commit writes that, with the spill rows)
+    consumed = ctx.query("SELECT COUNT(*) FROM SLUICE_CAPTURE_CONSUMED WHERE CONSUMER = :a "
+                         "AND COMMIT_SCN = :c", {"a": apply_name, "c": scn})
+    return Spill(apply_name, db, txn_id, scn, stored, buffered=bool(consumed[0][0]))

@@ -89,6 +89,7 @@ class BufferedStaging:
         self._lock = threading.Lock()
         self._batches: collections.deque[_Batch] = collections.deque()
         self._current: _Batch | None = None
+        self._sealed_scn = -1           # commit SCN of the last batch this run staged whole
         self._where: dict[tuple, tuple[_Batch, int, int]] = {}   # key -> (batch, commit SCN, SCN)
         self.backlog_rows = 0          # rows of batches staged and not yet confirmed
         self.consumed: dict[str, tuple[int, int]] = {}   # consumer -> (commit SCN, SCN) committed
@@ -139,6 +140,7 @@ class BufferedStaging:
             self._batches.clear()
             self._where.clear()
             self._current = None
+            self._sealed_scn = -1
             self.backlog_rows = 0
 
     # -- the capture's side ----------------------------------------------------------
@@ -182,6 +184,8 @@ class BufferedStaging:
         finally:
             with self._lock:
                 batch.sealed, batch.broken = staged, not staged
+                if staged:
+                    self._sealed_scn = max(self._sealed_scn, batch.commit_scn)
                 self._current = None
         return kept
 
@@ -214,6 +218,16 @@ class BufferedStaging:
             if batch.broken:
                 return None     # the capture failed staging it: it stages it again when it starts
             return batch.sealed or (self._current is batch and self._staging[0] > commit_scn)
+
+    def staged_through(self, commit_scn: int) -> bool:
+        """Whether this run has staged every LCR of the source transaction committed at
+        ``commit_scn``: a batch up to it is sealed, or the capture is staging a later one.
+        An apply process spilling a large transaction asks when it has taken all it found
+        of it (its earlier takes committed: :meth:`transaction_complete` no longer knows
+        them); asked before it looks again, a True means the look sees the rest."""
+        with self._lock:
+            return self._sealed_scn >= commit_scn or (
+                self._current is not None and self._staging[0] > commit_scn)
 
     def _replayed_to(self) -> list[str] | None:
         """The queue's local subscribers when some consumer's position is ahead of what
