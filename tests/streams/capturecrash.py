@@ -20,7 +20,8 @@ committing every 1-5 LCRs (mid source transaction too); ``OUT_Q`` is what is che
 With ``apply`` the consumer is an apply process (CREATE_APPLY, apply_captured) reading the
 buffered queue, whose rule's SET_ENQUEUE_DESTINATION puts each LCR into ``OUT_Q`` (in the
 apply's store transaction, with what it tells the capture it consumed) and SET_EXECUTE
-FALSE keeps it from its target.
+FALSE keeps it from its target.  ``apply-spill`` is ``apply`` with txn_lcr_spill_threshold 2:
+most transactions are read in parts, spilled, and a kill often comes mid-spill.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def worker(dsn: str, name: str, stop: str, progress: str, staging: str = "") -> 
     os.write(report, b"up\n")
     drained = threading.Event()
     consumer = None
-    if staging in ("buffered", "apply"):
+    if staging in ("buffered", "apply", "apply-spill"):
         consumer = threading.Thread(target=_or_die, args=(forward if staging == "buffered" else apply,
                                                           dsn, stop, drained), daemon=True)
         consumer.start()
@@ -251,7 +252,7 @@ def run(env, logdir: str, seconds: float, seed: int,
         adm.create_queue(queue_name="OUT_Q", queue_table="OUT_QT")
         adm.start_queue(queue_name="OUT_Q")
         env.conn.capture_adm.set_parameter(capture_name="CAP", parameter="STAGING", value="BUFFERED")
-    if staging == "apply":
+    if staging in ("apply", "apply-spill"):
         adm = env.conn.aqadm
         adm.remove_subscriber(queue_name="STRM_Q", subscriber=sluice.Agent("APPLY1"))
         adm.create_queue_table(queue_table="OUT_QT", queue_payload_type="SYS.ANYDATA")
@@ -264,6 +265,8 @@ def run(env, logdir: str, seconds: float, seed: int,
         env.conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name="APPLY1", rule_set_name=rules,
                                         apply_captured=True,
                                         apply_database_link=f"sqlite:///{os.path.join(logdir, 'target.db')}")
+        if staging == "apply-spill":
+            env.conn.apply_adm.set_parameter("APPLY1", "txn_lcr_spill_threshold", "2")
         env.conn.apply_adm.start_apply(apply_name="APPLY1")
     env.conn.capture_adm.start_capture(capture_name="CAP")
     from tests.conftest import PG_BASE
@@ -344,7 +347,7 @@ def run(env, logdir: str, seconds: float, seed: int,
         rep.failures.append(f"writer: {writer.error!r}")
     if child.returncode not in (0, None):
         rep.failures.append(f"last capture worker exited with {child.returncode}")
-    if staging in ("buffered", "apply"):          # the last worker consumed everything
+    if staging in ("buffered", "apply", "apply-spill"):      # the last worker consumed everything
         from tests.streams.capturekit import dequeue_all
         final = check(writer.log, dequeue_all(env.conn, None, "OUT_Q"))
     else:
