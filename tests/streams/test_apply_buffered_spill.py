@@ -10,6 +10,8 @@ source is PostgreSQL, the apply target an SQLite file."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from sluice.aq.buffered import pool_for
 from sluice.aq.queue import Queue
 from tests.streams.capturekit import CONSUMER, env  # noqa: F401  (fixture)
@@ -174,3 +176,34 @@ def test_a_spill_waits_for_the_rest_the_capture_has_not_staged(world, monkeypatc
     assert app.run_batch(wait=0) == 0
     assert [(n, from_spill) for _, n, from_spill in seen] == [(8, True)]
     assert rows(env) == [(10, "7")] and env.view(SPILL) == [] and errors(env) == 0
+
+
+def test_a_spilled_transaction_that_fails_goes_to_the_error_queue_whole(world):
+    """disable_on_error: the spilled transaction fails when it is applied (the target has
+    its row): it goes, all 12 LCRs, to the error queue and the process stops; the spill is
+    gone; the batch's other LCRs, given back, are staged again and the restarted apply
+    applies them — never the failed transaction, nor a part of it."""
+    env = world
+    spilling(env)
+    with sqlite3.connect(env.target) as c:
+        c.execute(f'INSERT INTO "{env.owner}.T" VALUES (10, \'there\')')
+    large_transaction(env, 10, 11)
+    env.sql(f"INSERT INTO {env.src}.t VALUES (3, 'c')")
+    cap = env.process()
+    cap.catch_up()
+    before = confirmed(env)
+    app = apply_process(env)
+    app.drain()
+    assert app.state == "ABORTED"
+    failed = env.view("SELECT MESSAGE_COUNT FROM DBA_APPLY_ERROR")
+    assert failed == [{"MESSAGE_COUNT": 12}] and env.view(SPILL) == []
+    assert rows(env) == [(10, "there")]
+    cap.run_batch()                                       # stages again what the apply gave back
+    env.conn.apply_adm.start_apply(apply_name=CONSUMER)
+    again = apply_process(env)
+    again.drain()
+    assert again.state != "ABORTED"
+    assert rows(env) == [(3, "c"), (10, "there")] and errors(env) == 1 and env.view(SPILL) == []
+    cap.run_batch()
+    assert confirmed(env) > before
+    assert env.view("SELECT COUNT(*) AS N FROM AQ$STRM_QT")[0]["N"] == 0
