@@ -10,11 +10,15 @@ source is PostgreSQL, the apply target an SQLite file."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import threading
 
+import sluice
 from sluice.aq.buffered import pool_for
 from sluice.aq.queue import Queue
 from tests.streams.capturekit import CONSUMER, env  # noqa: F401  (fixture)
+from tests.streams.hostkit import wait_for
 from tests.streams.test_apply_buffered import apply_process, applied_scn, errors, rows, world  # noqa: F401
 from tests.streams.test_capture_staging import confirmed
 
@@ -207,3 +211,65 @@ def test_a_spilled_transaction_that_fails_goes_to_the_error_queue_whole(world):
     cap.run_batch()
     assert confirmed(env) > before
     assert env.view("SELECT COUNT(*) AS N FROM AQ$STRM_QT")[0]["N"] == 0
+
+
+@contextlib.contextmanager
+def paused_capture(env):
+    """A 12-LCR transaction, a flow-control threshold of 4 messages and the capture running
+    in a thread until it is PAUSED FOR FLOW CONTROL (nobody takes its LCRs yet); yields the
+    process and the list its failures go to; stops it at the end."""
+    spilling(env, "3")
+    large_transaction(env, 10, 11)
+    cap = env.process()
+    limits = sluice.aq.buffered.configure(cap.conn, flow_control_threshold=4, flow_control_timeout=0.1)
+    stop, failures = threading.Event(), []
+
+    def capture() -> None:
+        try:
+            cap.run(stop)
+        except Exception as e:   # noqa: BLE001 (reported by the tests)
+            failures.append(e)
+    runner = threading.Thread(target=capture)
+    runner.start()
+    try:
+        wait_for(lambda: cap.state == "PAUSED FOR FLOW CONTROL" or failures, 30)
+        yield cap, failures
+    finally:
+        stop.set()
+        runner.join(30)
+        limits.flow_control_threshold, limits.flow_control_timeout = 10_000, 5.0
+    assert not runner.is_alive()
+
+
+def test_the_capture_pauses_for_flow_control_until_the_apply_takes_the_large_transaction(world):
+    """A flow-control threshold of 4 messages and a 12-LCR transaction: with no apply
+    reading, the capture's enqueue is held and refused (ORA-25307) — the capture pauses
+    (PAUSED FOR FLOW CONTROL, 4 LCRs in memory), it does not abort.  An apply process that
+    starts then takes and spills the LCRs (threshold 3), the capture stages the rest, and the
+    transaction is applied whole; the capture's slot follows."""
+    env = world
+    with paused_capture(env) as (cap, failures):
+        assert not failures
+        app = apply_process(env)
+        assert in_memory(app) == 4
+        wait_for(lambda: app.run_batch(wait=0) >= 0 and rows(env) == [(10, "11")] or failures, 60)
+        last = env.view("SELECT APPLIED_MESSAGE_NUMBER FROM DBA_APPLY_PROGRESS")[0]["APPLIED_MESSAGE_NUMBER"]
+        wait_for(lambda: (applied_scn(env) or 0) >= last or failures, 30)     # the slot moved past it
+    assert not failures and rows(env) == [(10, "11")] and errors(env) == 0
+    assert env.view("SELECT STATUS FROM DBA_CAPTURE") == [{"STATUS": "ENABLED"}]
+
+
+def test_a_capture_paused_for_flow_control_stops_cleanly_and_loses_nothing(world):
+    """Stopped while paused for flow control (nobody takes its LCRs), the capture ends
+    without an error — not ABORTED — and what it had staged of the transaction comes again
+    from its slot when it starts again: the apply then applies the transaction whole."""
+    env = world
+    with paused_capture(env) as (cap, failures):
+        assert cap.state == "PAUSED FOR FLOW CONTROL"
+    assert not failures
+    assert env.view("SELECT STATUS FROM DBA_CAPTURE") == [{"STATUS": "ENABLED"}]
+    again = env.process()
+    again.catch_up()
+    app = apply_process(env)
+    app.drain()
+    assert rows(env) == [(10, "11")] and errors(env) == 0 and env.view(SPILL) == []

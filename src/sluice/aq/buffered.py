@@ -202,12 +202,14 @@ class BufferedPool:
         qname = q.qualified
         key = (qname, sender)
         order = _order_key(q.table)
-        listener = self.listeners.get(key)
-        if listener is not None:    # before any dequeue can see them
-            listener.staged(records)
         with self._lock:
             if self._senders.get(key, 0) >= self.limits.flow_control_threshold:
                 self._hold(key, session)
+            # once it is let in (a message ORA-25307 refused is in no book), before any
+            # dequeue can see it (a listener never calls into the pool holding its own lock)
+            listener = self.listeners.get(key)
+            if listener is not None:
+                listener.staged(records)
             queue, fifo = self._structures(qname)
             for r in records:
                 self._seq += 1

@@ -176,6 +176,7 @@ class CaptureProcess:
         self._hit: Any = None          # the positive rule of the last full evaluation
         self.combined: Any = None   # combined capture and apply (seed 001): combined.route_for
         self._stop = threading.Event()
+        self._run_stop: threading.Event | None = None     # run()'s
         self.staging: BufferedStaging | None = None   # BUFFERED staging's book
         self._staged_lsn = 0           # BUFFERED: end of the last batch staged
         self._unwritten = [0, 0, 0, None, None]   # BUFFERED: counters since the last position write
@@ -268,6 +269,7 @@ class CaptureProcess:
         """Run until ``stop`` is set, :meth:`stop` is called or the capture is disabled
         or aborts (the error is raised then, the capture left ABORTED)."""
         self.start()
+        self._run_stop = stop
         try:
             while not (stop is not None and stop.is_set()) and not self._stop.is_set():
                 if not self.run_batch():
@@ -280,6 +282,11 @@ class CaptureProcess:
                         self.wait_for_redo()
         finally:
             self.stop()
+
+    def stopping(self) -> bool:
+        """Whether :meth:`stop` was called or ``run``'s stop event set (a wait inside a
+        batch — flow control — ends then)."""
+        return self._stop.is_set() or (self._run_stop is not None and self._run_stop.is_set())
 
     def catch_up(self, timeout: float = 60.0) -> int:
         """Capture everything committed before this call (tests, benchmarks); returns the

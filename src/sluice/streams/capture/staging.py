@@ -34,7 +34,10 @@ not move the slot either (a restarting capture discards its spilled ones and sta
 again from the slot, so order is kept); consumers must run in the capture's process (buffered
 messages are per process) and commit — a consumer that never commits holds the slot, and
 the capture stops reading (``PAUSED FOR FLOW CONTROL``) once its unconsumed backlog passes
-``backlog_limit`` decoded rows.
+``backlog_limit`` decoded rows.  Within a batch (a large transaction) the buffered queue's
+flow control holds it: past ``flow_control_threshold`` of its messages in memory an enqueue
+is refused (ORA-25307) and the capture pauses and tries again (:meth:`BufferedStaging._enqueue`)
+until its consumers take some — it does not abort.
 """
 
 from __future__ import annotations
@@ -175,7 +178,8 @@ class BufferedStaging:
                 if recipients is not None:
                     m.recipients = [Agent(c) for c in recipients]
                 try:
-                    queue.enqone(m)
+                    if not self._enqueue(queue, m):
+                        return kept       # stopped while paused: the batch stays unsealed
                     kept.append(lcr)
                 except DatabaseError as e:
                     if e.code != 24033:
@@ -188,6 +192,31 @@ class BufferedStaging:
                     self._sealed_scn = max(self._sealed_scn, batch.commit_scn)
                 self._current = None
         return kept
+
+    def _enqueue(self, queue: Any, m: Any) -> bool:
+        """Enqueue ``m``; False if the process was stopped meanwhile.  Flow control: while
+        ``flow_control_threshold`` of the capture's messages are in memory, not taken, the
+        enqueue waits and then gets ORA-25307 — the capture does not abort then but pauses
+        (V$STREAMS_CAPTURE ``PAUSED FOR FLOW CONTROL``, as Oracle's does when "apply
+        processes are consuming messages slower than the capture process is creating them")
+        and tries again until its consumers take some (an apply process reading a large
+        transaction spills and takes on) or it is stopped."""
+        proc, paused = self.proc, False
+        while True:
+            try:
+                queue.enqone(m)
+                break
+            except DatabaseError as e:
+                if e.code != 25307:
+                    raise
+                if proc.stopping():
+                    return False
+                if not paused:
+                    proc._set_state("PAUSED FOR FLOW CONTROL")
+                    paused = True
+        if paused:
+            proc._set_state("CAPTURING CHANGES")
+        return True
 
     def appliers(self) -> frozenset:
         """The apply processes that apply this capture's LCRs (DBA_APPLY: the capture's
