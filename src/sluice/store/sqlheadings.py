@@ -37,6 +37,9 @@ _CLOCK_TYPES = {"SYSDATE": DB_TYPE_DATE, "CURRENT_DATE": DB_TYPE_DATE,
                 "SYSTIMESTAMP": DB_TYPE_TIMESTAMP_TZ, "CURRENT_TIMESTAMP": DB_TYPE_TIMESTAMP_TZ}
 # words of literal days and intervals beside a clock word
 _UNITS = frozenset({"INTERVAL", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "TO"})
+# a statement on the views (as sqloracle.on_views reads its tokens), told from its text
+_FROM_VIEW = re.compile(r"AQ\$|\b(?:FROM|JOIN)\s+(?:[A-Za-z_][\w$#]*\s*\.\s*)?(?:DBA_|ALL_|USER_|G?V\$)",
+                        re.I | re.A)
 # words after a column that are no alias of it (ORDER BY enq_time DESC, …)
 _NOT_ALIASES = _KEYWORDS | {"ASC", "DESC", "NULLS", "FIRST", "LAST", "END"}
 # functions whose value has their argument's type
@@ -96,6 +99,8 @@ def _date_names(sql: str, toks: list[_Tok] | None) -> frozenset[str]:
     or WITH clause (``SELECT t FROM (SELECT enq_time t FROM aq$…)``); none otherwise."""
     if not any(view in sql.upper() for view in _VIEWS):
         return frozenset()
+    if toks is None and "(" not in sql:     # no subquery to alias a date in: the text says it
+        return VIEW_DATES if _FROM_VIEW.search(sql) else frozenset()
     toks = tokens(sql) if toks is None else toks
     if not on_views(sql, toks):
         return frozenset()
