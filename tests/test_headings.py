@@ -52,3 +52,14 @@ def test_clock_types_are_oracles(conn):
     assert [d[:2] for d in cur.description] == [
         ("SYSDATE", sluice.DB_TYPE_DATE), ("YESTERDAY", sluice.DB_TYPE_DATE),
         ("SYSTIMESTAMP", sluice.DB_TYPE_TIMESTAMP_TZ), ("LOCALTIMESTAMP", sluice.DB_TYPE_TIMESTAMP)]
+
+
+def test_a_bind_is_headed_by_its_name(conn):
+    """Oracle heads ``SELECT :t`` ``:T``; the cursor numbers the binds before the store
+    sees them (plsql/binds.py), which headed it ``:1``."""
+    cur = conn.cursor()
+    cur.execute("SELECT :t, :t + 1 AS n, :x || ':1', SYSDATE - :days FROM dual", {"t": 1, "x": "a", "days": 1})
+    assert [d[0] for d in cur.description] == [":T", "N", ":X||':1'", "SYSDATE-:DAYS"]
+    assert cur.fetchall()[0][:3] == (1, 2, "a:1")
+    cur.execute("SELECT :a, :a, :1 FROM dual", [1, 2, 3])         # by position: each occurrence a value
+    assert [d[0] for d in cur.description] == [":A", ":A", ":1"] and cur.fetchall() == [(1, 2, 3)]

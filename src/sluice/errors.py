@@ -118,6 +118,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1839: (DataError, "date not valid for month specified"),
     1841: (DataError, "(full) year must be between -4713 and +9999, and not be 0"),
     1861: (DataError, "literal does not match format string"),
+    1899: (DataError, "bad precision specifier"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
     6530: (ProgrammingError, "Reference to uninitialized composite"),
     6531: (ProgrammingError, "Reference to uninitialized collection"),

@@ -48,6 +48,11 @@ def excerpt(messages: str | None, number: int | None) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS - 1] + "…"
 
 
+def _shown(created: Any) -> str | None:
+    """ERROR_CREATION_TIME (a datetime, UTC) as the page shows it: to the millisecond."""
+    return None if created is None else created.isoformat(" ", "milliseconds")
+
+
 def read_errors(conn: Any) -> tuple[int, list[dict]]:
     """(how many entries there are, the first :data:`LIMIT` of them) — plain values only:
     the browser escapes nothing itself, it only ever sets text."""
@@ -57,7 +62,7 @@ def read_errors(conn: Any) -> tuple[int, list[dict]]:
         entries.append({"id": r[0], "apply": r[1], "queue": f"{r[2]}.{r[3]}", "source_database": r[4],
                         "source_transaction_id": r[5], "source_commit_scn": r[6],
                         "message_number": r[7], "error_number": r[8], "error_message": r[9],
-                        "message_count": r[10], "created": str(r[11]) if r[11] is not None else None,
+                        "message_count": r[10], "created": _shown(r[11]),
                         "excerpt": excerpt(r[12], r[7])})
     return len(rows), entries
 

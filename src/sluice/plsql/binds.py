@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import dpy
-from ..store.sqlnames import bind_names, number_binds
+from ..store.sqlnames import bind_names, number_binds, renumbered_binds
 from .lexer import BIND, tokenize
 
 # python-oracledb does not look for binds in DDL (a trigger body's :NEW is not one)
@@ -54,3 +54,13 @@ def bind_values(text: str, first_word: str, binds: dict | Sequence | None) -> tu
     if plsql:
         return text, dict(zip(names, values))
     return number_binds(text), {str(i): v for i, v in enumerate(values, 1)}
+
+
+def bind_headings(original: str, numbered: str, headings: list[str]) -> list[str]:
+    """``headings`` of the query ``numbered`` (:func:`bind_values` made it of ``original``)
+    with its placeholders named as ``original`` names them, upper-cased: Oracle heads
+    ``SELECT :t FROM dual`` ``:T``, not ``:1``."""
+    if numbered == original:
+        return headings
+    names = bind_names(original)
+    return [renumbered_binds(h, names) for h in headings]

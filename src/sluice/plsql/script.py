@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..errors import ora
-from .binds import bind_values
+from .binds import bind_headings, bind_values
 from .ddl import parse_create_type, parse_drop_type
 from .interpreter import Interpreter
 from .parser import parse_block
@@ -223,6 +223,7 @@ def execute(conn: Any, text: str, binds: dict | Sequence | None = None) -> State
     if not words:
         raise ora(900)
     first = words[0]
+    original = text
     text, binds = bind_values(text, first, binds)
     category = _category(words)
     if category == "sqlplus":
@@ -239,8 +240,11 @@ def execute(conn: Any, text: str, binds: dict | Sequence | None = None) -> State
     if first in ("SELECT", "WITH") or (first == "(" and "SELECT" in words):
         columns, rows = conn.query(_strip_terminator(text), binds or {})
         rows = [tuple(r) for r in rows]
-        return StatementResult("query", list(columns), rows, len(rows),
-                               description=getattr(columns, "description", None))
+        description = getattr(columns, "description", None)
+        headings = bind_headings(original, text, list(columns))
+        if description is not None:
+            description = [(h, *d[1:]) for h, d in zip(headings, description)]
+        return StatementResult("query", headings, rows, len(rows), description=description)
     if first in ("INSERT", "UPDATE", "DELETE", "MERGE") and hasattr(conn, "execute_dml"):
         count = conn.execute_dml(_strip_terminator(text), binds or {})
         return StatementResult("dml", rowcount=count)

@@ -185,6 +185,10 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         if isinstance(e, violation):
             return ora(code, getattr(e.diag, "constraint_name", None) or getattr(e.diag, "column_name", None)
                        or msg)
+    if isinstance(e, pgerr.UndefinedFunction):
+        mismatch = _OPERATOR.match(msg)
+        if mismatch:
+            return _inconsistent(*mismatch.groups())
     if isinstance(e, (pgerr.UndefinedColumn, pgerr.UndefinedFunction)):
         name = re.search(r'(?:column|function) "?([^"\s(]+)', msg)
         return ora(904, (name.group(1) if name else msg).upper())
@@ -212,12 +216,34 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
 
 
+# PostgreSQL's "operator does not exist: timestamp without time zone > integer" (or "- text")
+_OPERATOR = re.compile(r"operator does not exist: (?:(.+) )?([-+*/<>=~!@#%^&|`?]+) (.+)$")
+_ARITHMETIC = frozenset({"+", "-", "*", "/"})
+
+
+def _inconsistent(left: str | None, operator: str, right: str) -> DatabaseError:
+    """ORA-00932 for an operator PostgreSQL has not for these types (``msg_id + 1``,
+    ``enq_time > 5``), as Oracle reports the mismatch: arithmetic expects NUMBERs (it
+    names the operand that is none), a comparison the left operand's type."""
+    types = [_oracle_type(t) for t in (left, right) if t is not None]
+    if operator in _ARITHMETIC:
+        got = [t for t in types if t != "NUMBER"]
+        return ora(932, "NUMBER", got[0] if got else types[-1])
+    return ora(932, types[0], types[-1])
+
+
 def _oracle_type(pg_type: str) -> str:
     """A PostgreSQL type's name as Oracle's ORA-00932 names the type."""
     if pg_type.startswith(("timestamp", "date")):
         return "DATE"
     if pg_type in ("double precision", "numeric", "integer", "bigint", "smallint", "real"):
         return "NUMBER"
+    if pg_type in ("text", "unknown") or pg_type.startswith(("character", "varchar")):
+        return "CHAR"
+    if pg_type == "bytea":
+        return "BINARY"
+    if pg_type == "interval":
+        return "INTERVAL DAY TO SECOND"
     return pg_type.upper()
 
 

@@ -9,6 +9,9 @@ or taken away is itself a literal, worked out here as Oracle works it out:
   sum is rounded to the second; a NULL bind makes the whole NULL (:data:`NULL`);
 * an ``INTERVAL`` literal (:func:`interval`: one field or ``lead TO trail``) keeps the
   type; months that land on a day the month has not are ORA-01839.
+
+``TRUNC(date [, 'fmt'])`` is a DATE at the start of its day (:func:`trunc_unit` reads the
+format, :func:`truncate` applies it), used for the clock and for the views' dates.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from datetime import datetime, timedelta, timezone
 from fractions import Fraction
 from typing import Callable, Sequence, Union
 
-from ..errors import ora
+from ..errors import not_supported, ora
 
-__all__ = ["NULL", "add_days", "add_interval", "days_term", "interval", "to_utc"]
+__all__ = ["NULL", "add_days", "add_interval", "days_term", "interval", "to_utc", "trunc_unit", "truncate"]
 
 _UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
 _SECONDS = {"DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
@@ -174,3 +177,41 @@ def add_interval(value: datetime, months: int, seconds: Fraction) -> datetime:
 def to_utc(value: datetime) -> datetime:
     """The host's wall-clock ``value`` as UTC wall-clock time (naive both)."""
     return value.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+# TRUNC(date, fmt)'s format models -> the unit truncated to
+_TRUNC_UNITS = {**dict.fromkeys(("DD", "DDD", "J"), "day"),
+                **dict.fromkeys(("MM", "MON", "MONTH", "RM"), "month"),
+                **dict.fromkeys(("YYYY", "SYYYY", "YYY", "YY", "Y", "YEAR", "SYEAR"), "year"),
+                **dict.fromkeys(("HH", "HH12", "HH24"), "hour"), "MI": "minute", "Q": "quarter"}
+
+
+def trunc_unit(fmt: str | None) -> str:
+    """The unit of ``TRUNC(date, fmt)`` (``fmt`` the format's text, None for none: the day).
+    Oracle's week formats (IW, WW, W, D, DAY) and centuries are not Sluice's (SLU-00001);
+    a format that is none of Oracle's is ORA-01899 (bad precision specifier) as Oracle's."""
+    if fmt is None:
+        return "day"
+    key = fmt.strip().upper()
+    if key in _TRUNC_UNITS:
+        return _TRUNC_UNITS[key]
+    if key in ("IW", "WW", "W", "D", "DAY", "DY", "CC", "SCC", "I", "IY", "IYY", "IYYY"):
+        raise not_supported(f"TRUNC of a date to '{fmt}' (Sluice truncates to DD, MM, Q, YYYY, HH and MI)")
+    raise ora(1899)
+
+
+def truncate(value: datetime, unit: str) -> datetime:
+    """``value`` truncated to the start of its ``unit`` (:func:`trunc_unit`): a DATE."""
+    value = value.replace(microsecond=0, second=0)
+    if unit == "minute":
+        return value
+    value = value.replace(minute=0)
+    if unit == "hour":
+        return value
+    value = value.replace(hour=0)
+    if unit == "day":
+        return value
+    if unit == "year":
+        return value.replace(month=1, day=1)
+    month = (value.month - 1) // 3 * 3 + 1 if unit == "quarter" else value.month
+    return value.replace(month=month, day=1)

@@ -60,6 +60,9 @@ _SQLITE_TYPES: dict[type, DbType] = {
 }
 
 
+_DATE_TYPES = (DB_TYPE_DATE, DB_TYPE_TIMESTAMP)
+
+
 def clock_type(dbtype: DbType | None, oracle_type: DbType | None) -> DbType | None:
     """A timestamp column's type as Oracle has it (``oracle_type``: SYSDATE's DATE, …)."""
     return oracle_type if oracle_type is not None and dbtype is DB_TYPE_TIMESTAMP else dbtype
@@ -70,8 +73,8 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
     """``names`` with their description, and ``rows`` with numbers as python-oracledb's: a
     column whose first value is a REAL has its whole REALs as ints (SQLite's 7/2.0 and
     2.0); with ``decimals``, a numeric column's values are ``Decimal``s.  ``types``: the
-    timestamp columns Oracle types otherwise (:func:`clock_type`); a DATE column of text
-    (dates SQLite computed) has datetimes."""
+    columns Oracle types as dates (:func:`clock_type`); such a column of text (dates SQLite
+    computed, the views' dates) has datetimes, one of NULLs only is described so too."""
     kinds: list[type | None] = [None] * len(names)
     missing = len(names)
     for row in rows:
@@ -82,12 +85,13 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
         if not missing:
             break
     types = types or {}
-    dates = [i for i, k in enumerate(kinds) if k is str and types.get(i) is DB_TYPE_DATE]
-    if dates:       # a date SQLite computed per row (SYSDATE + column): its text
+    dates = [i for i, k in enumerate(kinds) if k is str and types.get(i) in _DATE_TYPES]
+    if dates:       # a date SQLite computed per row (SYSDATE + column), or a view's: its text
         rows = [_converted(row, dates, _date) for row in rows]
         for i in dates:
             kinds[i] = dt.datetime
-    described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i)))
+    described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i))
+                        if kind is not None or i not in types else types[i])
                  for i, (name, kind) in enumerate(zip(names, kinds))]     # (no sizes: SQLite has none)
     if decimals:
         numeric = [i for i, k in enumerate(kinds) if k is int or k is float]

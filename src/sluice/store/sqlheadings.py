@@ -12,7 +12,10 @@ column names (``SELECT a, t.b FROM …``) is recognised without tokens.
 
 It also tells which items are Oracle DATEs (``SYSDATE``, ``CURRENT_DATE``, a datetime
 bind and their arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``, ``CURRENT_TIMESTAMP``),
-which both databases return as timestamps.
+which both databases return as timestamps; and, in a statement on Sluice's views, which
+are a date column of theirs (:data:`.viewdates.VIEW_DATES`, also through ``*`` and
+``MAX`` / ``MIN``): TIMESTAMPs, as PostgreSQL's views type them — SQLite's are text,
+which :func:`.sqlfetch.sqlite_result` fetches as datetimes by this.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP_TZ, DbType
-from .sqloracle import _LIST_END, _TOKEN, Translated, _Tok, aliased
+from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DbType
+from .sqloracle import _KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _Tok, aliased, on_views, tokens
+from .viewdates import VIEW_DATES
 
 __all__ = ["oracle_headings"]
 
@@ -33,14 +37,23 @@ _CLOCK_TYPES = {"SYSDATE": DB_TYPE_DATE, "CURRENT_DATE": DB_TYPE_DATE,
                 "SYSTIMESTAMP": DB_TYPE_TIMESTAMP_TZ, "CURRENT_TIMESTAMP": DB_TYPE_TIMESTAMP_TZ}
 # words of literal days and intervals beside a clock word
 _UNITS = frozenset({"INTERVAL", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "TO"})
+# a statement on the views (as sqloracle.on_views reads its tokens), told from its text
+_FROM_VIEW = re.compile(r"AQ\$|\b(?:FROM|JOIN)\s+(?:[A-Za-z_][\w$#]*\s*\.\s*)?(?:DBA_|ALL_|USER_|G?V\$)",
+                        re.I | re.A)
+# words after a column that are no alias of it (ORDER BY enq_time DESC, …)
+_NOT_ALIASES = _KEYWORDS | {"ASC", "DESC", "NULLS", "FIRST", "LAST", "END"}
+# functions whose value has their argument's type
+_SAME_TYPE = frozenset({"MAX", "MIN"})
 
 
 def oracle_headings(sql: str, oracle: Translated, names: list[str],
                     sqlite: bool) -> tuple[list[str], dict[int, DbType]]:
     """Oracle's names for the columns the database named ``names`` (see the module), and
-    the columns whose timestamps Oracle types otherwise (index -> DB_TYPE_DATE or _TZ)."""
+    the columns Oracle types as dates (index -> DB_TYPE_DATE, _TIMESTAMP or _TIMESTAMP_TZ)."""
+    dates = _date_names(sql, oracle.toks)
     if oracle.toks is None and _PLAIN.match(sql) and "?column?" not in names:
-        return [_named(n, sqlite) for n in names], {}
+        named = [_named(n, sqlite) for n in names]
+        return named, _view_dates(named, 0, dates)
     toks, items = _top_items(sql, oracle.toks)
     stars = [i for i, (first, last) in enumerate(items) if toks[last].text == "*"]
     extra = len(names) - (len(items) - len(stars))
@@ -50,7 +63,9 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
     types: dict[int, DbType] = {}
     for first, last in items:
         if toks[last].text == "*":
-            out.extend(_named(n, sqlite) for n in names[len(out):len(out) + extra])
+            named = [_named(n, sqlite) for n in names[len(out):len(out) + extra]]
+            types.update(_view_dates(named, len(out), dates))
+            out.extend(named)
             continue
         if aliased(toks, first, last):
             heading = _name(toks[last])
@@ -60,7 +75,7 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         else:
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])
-        dbtype = _clock_type(toks, first, last, oracle.dated)
+        dbtype = _item_type(toks, first, last, oracle.dated, dates)
         if dbtype is not None:
             types[len(out)] = dbtype
         out.append(heading)
@@ -76,6 +91,61 @@ def _name(t: _Tok) -> str:
     if t.kind == "qid":
         return t.text[1:-1].replace('""', '"')
     return _WS.sub("", t.word).rpartition(".")[2]
+
+
+def _date_names(sql: str, toks: list[_Tok] | None) -> frozenset[str]:
+    """In a statement on Sluice's views, the names of their date columns: the views' own
+    (:data:`.viewdates.VIEW_DATES`) and the aliases the statement gives one in a subquery
+    or WITH clause (``SELECT t FROM (SELECT enq_time t FROM aq$…)``); none otherwise."""
+    if not any(view in sql.upper() for view in _VIEWS):
+        return frozenset()
+    if toks is None and "(" not in sql:     # no subquery to alias a date in: the text says it
+        return VIEW_DATES if _FROM_VIEW.search(sql) else frozenset()
+    toks = tokens(sql) if toks is None else toks
+    if not on_views(sql, toks):
+        return frozenset()
+    aliases = set()
+    for i, t in enumerate(toks[:-1]):
+        if t.kind == "id" and _column(t) in VIEW_DATES and toks[i + 1].text != "(":
+            j = i + 1 + (toks[i + 1].word == "AS")
+            if (j + 1 < len(toks) and toks[j].kind == "id" and "." not in toks[j].text
+                    and toks[j].word not in _NOT_ALIASES
+                    and (toks[j + 1].text in (",", ")") or toks[j + 1].word == "FROM")):
+                aliases.add(toks[j].word)
+    return VIEW_DATES.union(aliases) if aliases else VIEW_DATES
+
+
+def _column(t: _Tok) -> str:
+    """The column a (maybe qualified) name token names, upper-cased."""
+    return t.word.rpartition(".")[2].strip()
+
+
+def _view_dates(names: list[str], at: int, dates: frozenset[str]) -> dict[int, DbType]:
+    """The columns named ``names`` (the first one's index ``at``) that are dates of the views."""
+    return {i: DB_TYPE_TIMESTAMP for i, n in enumerate(names, at) if n in dates}
+
+
+def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
+               dates: frozenset[str]) -> DbType | None:
+    """The date type of the item at tokens ``first``..``last`` (None: not a date): within
+    ``MAX(…)`` / ``MIN(…)``, a date column of the views (``dates``, :func:`_date_names`)
+    or a clock item (:func:`_clock_type`)."""
+    while (last - first >= 3 and toks[first].word in _SAME_TYPE and toks[first + 1].text == "("
+           and _closes(toks, first + 1) == last):
+        first, last = first + 2, last - 1
+    if first == last and toks[first].kind == "id" and _column(toks[first]) in dates:
+        return DB_TYPE_TIMESTAMP
+    return _clock_type(toks, first, last, dated)
+
+
+def _closes(toks: list[_Tok], i: int) -> int:
+    """The token closing the parenthesis at token ``i`` (-1: none)."""
+    depth = 0
+    for j in range(i, len(toks)):
+        depth += (toks[j].text == "(") - (toks[j].text == ")")
+        if depth == 0:
+            return j
+    return -1
 
 
 def _clock_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int]) -> DbType | None:

@@ -14,6 +14,8 @@ raised: :func:`add_days_error` gives the Oracle error.
 a date in the column, the date so many days before for a number (SQLite tells them
 apart, PostgreSQL's typed columns cannot be: there the column is taken for a date);
 ``column - SYSDATE`` the days between, a number in the column ORA-00932.
+
+``TRUNC(column [, 'fmt'])`` of a view's date is ``sluice_trunc_date(column, unit)``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 
 from ..errors import DatabaseError, ora
-from .sqlclock import add_days
+from .sqlclock import add_days, truncate
 
 __all__ = ["add_days_error", "register_add_days"]
 
@@ -88,6 +90,13 @@ def _days(value: object) -> Fraction:
     raise ora(932, "NUMBER", "BINARY")
 
 
+def _trunc_date(date: str | None, unit: str) -> str | None:
+    """``TRUNC(date, fmt)`` of a view's date (text), ``unit`` the format's: the text of a DATE."""
+    if date is None:
+        return None
+    return truncate(datetime.fromisoformat(date), unit).isoformat(" ")
+
+
 def add_days_error() -> DatabaseError | None:
     """The error ``sluice_add_days`` raised in this thread's statement that just failed
     (and forget it)."""
@@ -99,3 +108,4 @@ def add_days_error() -> DatabaseError | None:
 def register_add_days(conn: sqlite3.Connection) -> None:
     conn.create_function("sluice_add_days", 2, _add_days, deterministic=True)
     conn.create_function("sluice_date_minus", 2, _date_minus, deterministic=True)
+    conn.create_function("sluice_trunc_date", 2, _trunc_date, deterministic=True)

@@ -100,6 +100,18 @@ def number_binds(sql: str) -> str:
     return _BINDS.sub(sub, sql)
 
 
+def renumbered_binds(sql: str, names: list[str]) -> str:
+    """``sql`` with each placeholder ``:n`` that :func:`number_binds` made named ``:``
+    ``names[n - 1]`` again (literals, quoted names and comments untouched)."""
+    def sub(m: re.Match) -> str:
+        n = m.group(4)
+        if n is None or not n.isdigit() or not 0 < int(n) <= len(names):
+            return m.group(0)
+        return ":" + names[int(n) - 1]
+
+    return _BINDS.sub(sub, sql)
+
+
 _BINDS = re.compile(
     r"""('(?:[^']|'')*')"""            # string literal
     r"""|("(?:[^"]|"")*")"""           # quoted identifier

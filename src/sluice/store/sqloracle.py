@@ -27,6 +27,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   INTERVAL DAY TO SECOND;
 * in a statement on Sluice's views, a DATE column of theirs (:mod:`.viewdates`) ± days
   is a DATE, one minus another the days between, one plus another ORA-00975;
+* ``TRUNC(date [, 'fmt'])`` of the clock, a datetime bind (folded) or a view's DATE
+  column (:func:`.viewdates.truncated`) is a DATE;
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
@@ -48,10 +50,10 @@ from typing import NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
-from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc
-from .viewdates import VIEW_DATES, days_between, plus_days
+from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc, trunc_unit, truncate
+from .viewdates import VIEW_DATES, days_between, plus_days, truncated
 
-__all__ = ["Translated", "aliased", "oracle_words", "tokens"]
+__all__ = ["Translated", "aliased", "on_views", "oracle_words", "tokens"]
 
 _TOKEN = re.compile(
     r"""(?P<str>'(?:[^']|'')*')"""
@@ -65,7 +67,7 @@ _TOKEN = re.compile(
     re.S,
 )
 # only a statement naming one of these needs the tokens
-_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/")
+_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -187,6 +189,39 @@ class _Translation:
                 self._clock(i, i, 6)
         elif after in ("+", "-") and self._view_date(i) and self._starts_operand(i):
             self._date_column(i)
+        elif word == "TRUNC" and after == "(":
+            self._trunc(i)
+
+    def _trunc(self, i: int) -> None:
+        """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) of the clock or a
+        datetime bind, folded into the clock's literal with the arithmetic after it, or of
+        a view's DATE column (:func:`.viewdates.truncated`); a DATE.  TRUNC of anything
+        else (a number) is the database's."""
+        toks, k = self.toks, i + 2
+        if k + 1 >= len(toks):
+            return
+        t, after = toks[k], toks[k + 1].text
+        clock = t.word in _DATES | _TIMESTAMPS and after != "("
+        bind = t.kind == "bind" and isinstance(self.binds.peek(k), dt.date)
+        if not (clock or bind or self._view_date(k)):
+            return
+        if after == ")":
+            close, fmt = k + 1, None
+        elif (after == "," and k + 3 < len(toks) and toks[k + 2].kind == "str"
+              and toks[k + 3].text == ")"):
+            close, fmt = k + 3, toks[k + 2].text[1:-1].replace("''", "'")
+        else:
+            return
+        unit = trunc_unit(fmt)
+        self.dated.update(range(i, close + 1))
+        if clock or bind:
+            value = self._bind_date(k) if bind else self._now()
+            self._clock(i, close, 0, truncate(value, unit))
+            return
+        if close + 1 < len(toks) and toks[close + 1].text in ("+", "-"):
+            raise not_supported("date arithmetic on TRUNC of a column in SQL")
+        self.replace[toks[i].start] = (toks[close].end, truncated(self.sqlite, t.text, unit))
+        self.skip = close
 
     # -- the DATE columns of Sluice's views ----------------------------------------------
     def _view_date(self, i: int) -> bool:
@@ -367,10 +402,7 @@ class _Translation:
     def _in_utc(self) -> bool:
         """Whether the statement names one of Sluice's views, whose dates are UTC."""
         if self.on_views is None:
-            toks, upper = self.toks, self.sql.upper()
-            self.on_views = any(view in upper for view in _VIEWS) and any(
-                name and (name.startswith("AQ$") or i > 0 and toks[i - 1].word in ("FROM", "JOIN"))
-                for i, name in ((i, _view(t)) for i, t in enumerate(toks) if t.kind == "id"))
+            self.on_views = on_views(self.sql, self.toks)
         return self.on_views
 
     @staticmethod
@@ -586,6 +618,17 @@ def aliased(toks: list[_Tok], first: int, last: int) -> bool:
         return False
     return (before.word == "AS" or before.text == ")"
             or before.kind in ("id", "qid", "num", "str", "bind") and before.word not in _CONTINUE)
+
+
+def on_views(sql: str, toks: list[_Tok] | None = None) -> bool:
+    """Whether ``sql`` (its ``toks``, read here when not given) is a statement on Sluice's
+    views: it names an ``AQ$…`` name, or a ``DBA_/ALL_/USER_/V$/GV$`` name after FROM or JOIN."""
+    upper = sql.upper()
+    if not any(view in upper for view in _VIEWS):
+        return False
+    toks = tokens(sql) if toks is None else toks
+    return any(name and (name.startswith("AQ$") or i > 0 and toks[i - 1].word in ("FROM", "JOIN"))
+               for i, name in ((i, _view(t)) for i, t in enumerate(toks) if t.kind == "id"))
 
 
 def _view(t: _Tok) -> str:

@@ -7,12 +7,13 @@ statement is on Sluice's views and the column is one of :data:`VIEW_DATES` (a DA
 every view that has it: ``tests/store/test_viewdates.py`` checks the list against the
 views' own types), and writes the arithmetic with :func:`plus_days` and
 :func:`days_between` — which also serve ``SYSDATE + column`` and (PostgreSQL's)
-``SYSDATE - column``.
+``SYSDATE - column``.  :mod:`.sqlheadings` types them so that SQLite, whose views hold
+their dates as text, fetches them as datetimes.
 """
 
 from __future__ import annotations
 
-__all__ = ["VIEW_DATES", "days_between", "plus_days"]
+__all__ = ["VIEW_DATES", "days_between", "plus_days", "truncated"]
 
 VIEW_DATES = frozenset({
     "APPLIED_MESSAGE_CREATE_TIME", "APPLY_TIME", "CAPTURE_MESSAGE_CREATE_TIME", "CAPTURE_TIME", "CREATED",
@@ -21,6 +22,7 @@ VIEW_DATES = frozenset({
     "ERROR_DATE", "FIRST_MESSAGE_CREATE_TIME", "HWM_TIME", "LAST_ERROR_DATE", "LAST_MSG_ENQUEUE_TIME",
     "LAST_RECEIVED_MSG_TIME", "LAST_RUN_DATE", "NEXT_RUN_DATE", "OLDEST_MSG_ENQTM", "REG_TIME",
     "SPILL_CREATION_TIME", "STARTUP_TIME", "START_DATE", "STATE_CHANGED_TIME", "STATUS_CHANGE_TIME",
+    "LOGON_TIME",       # V$SESSION's, a temporary view made for the query that names it
 })
 
 
@@ -39,3 +41,12 @@ def days_between(sqlite: bool, a: str, b: str) -> str:
     if sqlite:
         return f"(julianday({a}) - julianday({b}))"
     return f"CAST(EXTRACT(EPOCH FROM (({a}) - ({b}))) / 86400 AS DOUBLE PRECISION)"
+
+
+def truncated(sqlite: bool, date: str, unit: str) -> str:
+    """SQL for ``TRUNC(date, fmt)`` of a DATE column, ``unit`` the format's
+    (:func:`.sqlclock.trunc_unit`): SQLite by ``sluice_trunc_date`` (:mod:`.sqlitedays`),
+    PostgreSQL by ``date_trunc``."""
+    if sqlite:
+        return f"sluice_trunc_date({date}, '{unit}')"
+    return f"date_trunc('{unit}', {date})"

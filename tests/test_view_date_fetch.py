@@ -1,0 +1,111 @@
+"""The views' date columns fetched through a cursor as python-oracledb fetches a DATE or
+TIMESTAMP: a naive datetime, described DB_TYPE_TIMESTAMP as PostgreSQL's views type them —
+also on SQLite, whose views hold the dates as text (it gave '2026-…' described VARCHAR) —
+through ``*``, a subquery and an alias there, MAX / MIN, with a column of NULLs described so too; the date
+arithmetic on them stays a DATE."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import sluice
+from tests.conftest import make_queue
+from tests.test_dual import _code, _rows
+
+
+def _enqueued(conn) -> dt.datetime:
+    """Enqueue one message on Q; the UTC time about then (the views' dates are UTC)."""
+    make_queue(conn, "Q")
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def _near(value, utc_now) -> bool:
+    return type(value) is dt.datetime and value.tzinfo is None and abs(value - utc_now) < dt.timedelta(minutes=1)
+
+
+def test_a_views_date_columns_fetch_as_datetimes(conn):
+    utc_now = _enqueued(conn)
+    cur = conn.cursor()
+    cur.execute("SELECT enq_time, q.deq_time, enq_timestamp AS ts, msg_state FROM aq$q_qt q")
+    (enq, deq, ts, state), = cur.fetchall()
+    assert _near(enq, utc_now) and ts == enq and deq is None and state == "READY"
+    assert [d[:2] for d in cur.description] == [
+        ("ENQ_TIME", sluice.DB_TYPE_TIMESTAMP), ("DEQ_TIME", sluice.DB_TYPE_TIMESTAMP),   # DEQ_TIME: NULLs only
+        ("TS", sluice.DB_TYPE_TIMESTAMP), ("MSG_STATE", sluice.DB_TYPE_VARCHAR)]
+    assert cur.description[0][1:] == (sluice.DB_TYPE_TIMESTAMP, 23, None, 0, 6, True)
+
+
+def test_a_star_a_subquery_and_max_keep_the_dates(conn):
+    utc_now = _enqueued(conn)
+    cur = conn.cursor()
+    cur.execute("SELECT * FROM aq$q_qt")
+    row, = cur.fetchall()
+    types = {d[0]: d[1] for d in cur.description}
+    named = dict(zip(types, row))
+    assert _near(named["ENQ_TIME"], utc_now) and named["DEQ_TIME"] is None
+    assert types["ENQ_TIME"] is types["DEQ_TIME"] is types["DELAY"] is sluice.DB_TYPE_TIMESTAMP
+    assert types["MSG_STATE"] is sluice.DB_TYPE_VARCHAR
+    (inner,), = _rows(conn, "SELECT x.enq_time FROM (SELECT * FROM aq$q_qt) x")
+    (most, least, later), = _rows(conn, "SELECT MAX(x.enq_time), MIN(enq_time), MAX(enq_time + 1) "
+                                        "FROM (SELECT * FROM aq$q_qt) x")
+    assert inner == most == least == named["ENQ_TIME"]
+    cur.execute("WITH w AS (SELECT q.enq_time AS at, msg_state FROM aq$q_qt q ORDER BY enq_time DESC) "
+                "SELECT at, msg_state FROM w")                  # an alias of a view's date
+    assert cur.fetchall() == [(inner, "READY")] and cur.description[0][1] is sluice.DB_TYPE_TIMESTAMP
+    assert later.microsecond == 0 and abs(later - inner - dt.timedelta(days=1)) < dt.timedelta(seconds=1)   # a DATE
+
+
+def test_fetched_view_dates_compare_with_binds_and_the_clock(conn):
+    """The datetimes fetched are the views' UTC dates: a bind of one finds its row."""
+    _enqueued(conn)
+    (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time >= :t", {"t": enq.replace(microsecond=0)}) \
+        == [(1,)]
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > SYSDATE - 1/24") == [(1,)]
+
+
+def test_v_session_logon_time_is_a_date(conn):
+    cur = conn.cursor()
+    cur.execute("SELECT logon_time FROM v$session WHERE username = USER")
+    (logon,), *_ = cur.fetchall()
+    assert _near(logon, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    assert cur.description[0][1] is sluice.DB_TYPE_TIMESTAMP
+
+
+def test_the_dashboards_error_queue_shows_the_creation_time_as_before(conn):
+    """dashboard/errorqueue read DBA_APPLY_ERROR's ERROR_CREATION_TIME as text on SQLite
+    (str() of it); now a datetime on both stores, shown to the millisecond as SQLite's text was."""
+    from sluice.dashboard.errorqueue import read_errors
+    conn.cursor().execute(
+        "INSERT INTO SLUICE_APPLY_ERROR (LOCAL_TRANSACTION_ID, APPLY_NAME, QUEUE_OWNER, QUEUE_NAME, MESSAGE_NUMBER, "
+        "ERROR_NUMBER, ERROR_MESSAGE, MESSAGE_COUNT, ERROR_CREATION_TIME, KIND, MESSAGES) VALUES ('7.7.7', 'A1', "
+        "'SLUICE', 'Q', 1, 1, 'ORA-00001: unique constraint', 1, 86400.25, 'USER', '[]')")
+    count, (entry,) = read_errors(conn)
+    assert count == 1 and entry["created"] == "1970-01-02 00:00:00.250"
+
+
+
+def test_trunc_of_a_date_is_a_date(conn):
+    """``TRUNC(date [, 'fmt'])`` of a view's date, the clock or a datetime bind: a DATE at
+    the start of its day (month, quarter, year, hour, minute).  SQLite answered NULL (its
+    TRUNC is of numbers), PostgreSQL ORA-00904 (it has no trunc of a timestamp)."""
+    _enqueued(conn)
+    cur = conn.cursor()
+    cur.execute("SELECT enq_time, TRUNC(enq_time), TRUNC(q.enq_time, 'MM') AS m, TRUNC(SYSDATE), "
+                "TRUNC(:t, 'Q'), TRUNC(:t, 'yyyy'), TRUNC(:t, 'HH24') + 1/24, TRUNC(:t, 'MI'), TRUNC(2.5) "
+                "FROM aq$q_qt q", {"t": dt.datetime(2026, 8, 9, 10, 11, 12, 13)})
+    (enq, day, month, today, quarter, year, hour, minute, number), = cur.fetchall()
+    assert day == enq.replace(hour=0, minute=0, second=0, microsecond=0) and month == day.replace(day=1)
+    assert today == dt.datetime.now().replace(hour=0, minute=0, second=0, microsecond=0) or \
+        today == dt.datetime.now().replace(hour=0, minute=0, second=0, microsecond=0) - dt.timedelta(days=1)
+    assert (quarter, year, hour, minute) == (dt.datetime(2026, 7, 1), dt.datetime(2026, 1, 1),
+                                             dt.datetime(2026, 8, 9, 11), dt.datetime(2026, 8, 9, 10, 11))
+    assert number == 2
+    assert [d[:2] for d in cur.description][1:4] == [("TRUNC(ENQ_TIME)", sluice.DB_TYPE_DATE),
+                                                     ("M", sluice.DB_TYPE_DATE), ("TRUNC(SYSDATE)", sluice.DB_TYPE_DATE)]
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE TRUNC(enq_time) >= TRUNC(SYSDATE) - 1") == [(1,)]
+    assert _code(lambda: _rows(conn, "SELECT TRUNC(SYSDATE, 'XX') FROM dual")) == "ORA-01899"
+    assert _code(lambda: _rows(conn, "SELECT TRUNC(SYSDATE, 'IW') FROM dual")) == "SLU-00001"
+    assert _code(lambda: _rows(conn, "SELECT TRUNC(enq_time) + 1 FROM aq$q_qt")) == "SLU-00001"
