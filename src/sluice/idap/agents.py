@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from ..errors import DatabaseError, Error, ora
+from ..errors import DatabaseError, ora
 from ..model import Agent
-from ..names import canonical, split_qualified
+from ..names import split_qualified
 from ..security.authorize import Authorizer
 from ..security.catalog import AgentInfo
 from ..security.httpauth import PasswordCheck

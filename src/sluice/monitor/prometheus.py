@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily,
                                     StateSetMetricFamily)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST

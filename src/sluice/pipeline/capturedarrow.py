@@ -28,7 +28,6 @@ from datetime import datetime
 from itertools import compress
 from typing import Any, Iterable, Iterator
 
-from ..rules.compile.typed.lcrschema import LCR_COLUMNS
 from ..streams import RowLCR
 from ..streams.lcr import COMPATIBLE_9_2, COMPATIBLE_10_1
 from . import captured, rows

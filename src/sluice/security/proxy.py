@@ -14,7 +14,6 @@ only — never the proxy's.
 from __future__ import annotations
 
 from ..errors import ora
-from ..names import canonical
 from .catalog import SecurityCatalog
 
 

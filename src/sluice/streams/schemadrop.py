@@ -41,7 +41,7 @@ name by a new user of hers is not writable on the old grants.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import ora
 from ..rules.engine.ruleset import EVALUATION_CONTEXT, RULE, RULE_SET

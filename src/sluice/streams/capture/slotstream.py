@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import select
 import time
-from typing import Any, Callable
+from typing import Callable
 
 import psycopg
 from psycopg import pq

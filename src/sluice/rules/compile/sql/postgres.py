@@ -15,7 +15,7 @@ from decimal import Decimal
 from ....sqlfunctions import VARCHAR2_MAX
 from ..typed.dates import oracle_to_pg_format
 from ..typed.ir import Const, Node, NotCompilable, Op
-from .base import NOW, Frag, SqlRenderer, join, sql
+from .base import Frag, SqlRenderer, join, sql
 
 __all__ = ["PostgresRenderer"]
 
