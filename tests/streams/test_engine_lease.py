@@ -8,6 +8,7 @@ JVM starts (the Spark run's side: tests/pipeline/test_spark_pipeline.py)."""
 from __future__ import annotations
 
 import functools
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -121,3 +122,83 @@ def test_a_propagation_run_on_spark_takes_its_schedules_lease(sites):
             with pytest.raises(sluice.DatabaseError, match="ORA-26666.*propagation schedule.*process host"):
                 ProcessLease(store, sites.dsn_of("dbs1"), p, propagation_process(propagation_specs.load(store, p))
                              ).acquire()
+
+
+class Query:
+    """A stand-in for the Spark query of a run (no JVM): running until stopped, or ended
+    well at once (``running=False``)."""
+
+    def __init__(self, log: list, running: bool = True) -> None:
+        self.log, self.isActive, self.recentProgress = log, running, []
+        log.append(("started", self))
+
+    def stop(self) -> None:
+        self.isActive = False
+        self.log.append(("stopped", self))
+
+    def awaitTermination(self, timeout=None):
+        if self.isActive:
+            time.sleep(min(timeout or 0.05, 0.05))
+        return not self.isActive
+
+    def exception(self):
+        return None
+
+
+@pytest.mark.parametrize("taken_meanwhile", [False, True])
+def test_pg_pipeline_whose_lease_session_is_lost_stops_its_query_first(tmp_path, monkeypatch, taken_meanwhile):
+    """PostgreSQL (where a lease can be lost while its holder lives): the run's lease
+    session ended, the run stops its query before it takes the lease again, as a host stops
+    its processes -- then goes on, or, when another engine took the process meanwhile, ends
+    with ORA-26666 (never two engines at once)."""
+    import uuid
+
+    from sluice.pipeline import restart
+    from sluice.pipeline.runner import PipelineRun
+    from sluice.pipeline.stages import PipelineSpec
+    from tests.conftest import PG_BASE, drop_schema, pg_admin
+
+    monkeypatch.setattr(restart, "PAUSE_FIRST", 0.0)
+    dsn = f"{PG_BASE}?schema=t_{uuid.uuid4().hex[:12]}"
+    conn = sluice.connect(dsn)
+    other = None
+    try:
+        conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+        conn.apply_adm.create_apply(queue_name="STRM_Q", apply_name="A1",
+                                    apply_database_link=f"sqlite:///{tmp_path}/t.db", apply_captured=True)
+        run = PipelineRun(None, PipelineSpec("A1", dsn, "STRM_Q", "A1", None), conn, conn.context.store, "apply",
+                          str(tmp_path / "ck"), connect=sluice.connect, apply_name="A1")
+        log: list = []
+
+        def start():          # the run's own start, without Spark: the lease, then the query
+            run.lease.acquire()
+            return Query(log, running=False)
+        monkeypatch.setattr(run, "_start", start)
+        monkeypatch.setattr(run, "terminated", lambda exception: None)
+        run.lease.acquire()
+        run.query = first = Query(log)
+        with pg_admin() as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (run.lease._leases._conn.info.backend_pid,))  # noqa: SLF001
+        if taken_meanwhile:
+            other = ProcessLease(conn.context.store, dsn, "OTHER", ("APPLY", "A1"))
+
+            def taken():
+                """the server ended the run's lease session: another engine takes A1"""
+                try:
+                    return other.acquire() is other
+                except sluice.DatabaseError:
+                    return False
+            wait_for(taken, 10, step=0.1)
+            with pytest.raises(sluice.DatabaseError, match="ORA-26666.*A1.*runs on Spark as pipeline OTHER"):
+                run.wait(timeout=60)   # (ends well before: the timeout only bounds a failure)
+            assert log == [("started", first), ("stopped", first)]
+        else:
+            run.wait(timeout=60)   # (ends well before: the timeout only bounds a failure)
+            assert [e for e, _ in log] == ["started", "stopped", "started", "stopped"] and log[1][1] is first
+            assert not run.lease.alive()              # let go at the end of the run
+        assert not first.isActive
+    finally:
+        if other is not None:
+            other.release()
+        conn.close()
+        drop_schema(dsn.rpartition("schema=")[2])
