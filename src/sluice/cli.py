@@ -645,7 +645,9 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
     """Run a Streams definition on Spark until SIGTERM / Ctrl-C (or, with --once, until caught up).
 
     A database lost meanwhile (a restart, ended sessions) is waited for: the run starts
-    again from its checkpoint after a pause (1 s doubling to 60 s; it ends after 16 in a row)."""
+    again from its checkpoint after a pause (1 s doubling to 60 s; it ends after 16 in a row).
+    The apply or propagation schedule it runs is run by no host meanwhile (it holds their
+    lease; ORA-26666 when a host or another run has it: V$STREAMS_HOSTED)."""
     import sluice
     from .pipeline.lease import ProcessLease
     from .pipeline.paths import check_run_directories
