@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 import sluice
 from sluice.cli import main
+from sluice.pipeline import runner
 from sluice.pipeline.lease import SPARK_STATE, ProcessLease, propagation_process
 from sluice.streams.host import Host
 from sluice.streams.hosting import kinds
@@ -29,7 +30,7 @@ def hosted(conn, name):
     return conn.query("SELECT HOST_ID, STATE FROM V$STREAMS_HOSTED WHERE PROCESS_NAME = :1", [name])[1]
 
 
-def test_a_pipeline_is_refused_a_process_a_host_runs(dsn, tmp_path):
+def test_a_pipeline_is_refused_a_process_a_host_runs(dsn, tmp_path, monkeypatch):
     """``sluice pipeline run --apply A1`` while a host runs A1: ORA-26666 naming the host,
     before Spark starts (nothing of the run is recorded)."""
     conn = sluice.connect(dsn)
@@ -38,6 +39,10 @@ def test_a_pipeline_is_refused_a_process_a_host_runs(dsn, tmp_path):
                                 apply_captured=True)
     tk = TestKind("APPLY")            # the host's run of A1: the test's own, no target needed
     tk.enable("A1")
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("the JVM was started")
+    monkeypatch.setattr(runner, "spark_session", no_spark)
     with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind]) as host:
         wait_for(lambda: host.running() == [("APPLY", "A1")], 10)
         result = CliRunner().invoke(main, ["--dsn", dsn, "pipeline", "run", "--apply", "A1", "--once",
