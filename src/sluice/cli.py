@@ -550,7 +550,7 @@ def _pipeline_source(conn, capture: str | None, propagation: str | None, apply_n
         from .streams.capture.context import CaptureContext
         d = load(CaptureContext(conn), apply_name.upper())          # ORA-26701
         return {"queue": f"{d.queue_owner}.{d.queue_name}", "name": d.name, "apply": d.name,
-                "positive": d.rule_set, "negative": d.negative_rule_set}
+                "positive": d.rule_set, "negative": d.negative_rule_set, "process": ("APPLY", d.name)}
     if capture is not None:
         rows = conn.query("SELECT QUEUE_OWNER, QUEUE_NAME FROM DBA_CAPTURE WHERE CAPTURE_NAME = :1",
                           [capture.upper()])[1]
@@ -568,8 +568,11 @@ def _pipeline_source(conn, capture: str | None, propagation: str | None, apply_n
         if not rows:
             raise ora(26701, propagation.upper())
         so, sq, do, dq, link, ro, rs, no, ns = rows[0]
+        from .pipeline.lease import propagation_process
+        from .streams.propagation import spec as propagation_specs
         out = {"queue": f"{so}.{sq}", "name": propagation.upper(), "to_queue": f"{do}.{dq}",
-               "positive": f"{ro}.{rs}" if rs else None, "negative": f"{no}.{ns}" if ns else None}
+               "positive": f"{ro}.{rs}" if rs else None, "negative": f"{no}.{ns}" if ns else None,
+               "process": propagation_process(propagation_specs.load(conn.context.store, propagation.upper()))}
         if link:
             from .streams.propagation.links import resolve_link
             target = resolve_link(conn.context.store, conn.username, link)
@@ -642,8 +645,11 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
     """Run a Streams definition on Spark until SIGTERM / Ctrl-C (or, with --once, until caught up).
 
     A database lost meanwhile (a restart, ended sessions) is waited for: the run starts
-    again from its checkpoint after a pause (1 s doubling to 60 s; it ends after 16 in a row)."""
+    again from its checkpoint after a pause (1 s doubling to 60 s; it ends after 16 in a row).
+    The apply or propagation schedule it runs is run by no host meanwhile (it holds their
+    lease; ORA-26666 when a host or another run has it: V$STREAMS_HOSTED)."""
     import sluice
+    from .pipeline.lease import ProcessLease
     from .pipeline.paths import check_run_directories
     from .pipeline.queueio import QueueRef
     from .pipeline.runner import PipelineRun, check_master, spark_session
@@ -669,16 +675,22 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
         if len(settings) != len(confs):
             raise click.UsageError("--conf takes KEY=VALUE")
         check_run_directories(sink, checkpoint_dir, warehouse)   # before the JVM starts (PipelineRun: the API's)
-        spark = spark_session(master, obj.dsn, conf=settings)
+        # the process's lease: ORA-26666 before the JVM starts when another engine runs it
+        lease = ProcessLease(conn.context.store, obj.dsn, pname, what.get("process")).acquire()
         try:
-            run = PipelineRun(spark, spec, conn, conn.context.store, sink, checkpoint_dir,
-                              apply_name=what.get("apply"), path=warehouse, to_dsn=what.get("to_dsn"), to_queue=to_queue,
-                              connect=sluice.connect, out=sys.stdout, to_login=what.get("to_login", (None, None)),
-                              trigger={"availableNow": True} if once else None)
-            run.start()
-            run.wait()
+            spark = spark_session(master, obj.dsn, conf=settings)
+            try:
+                run = PipelineRun(spark, spec, conn, conn.context.store, sink, checkpoint_dir,
+                                  apply_name=what.get("apply"), path=warehouse, to_dsn=what.get("to_dsn"),
+                                  to_queue=to_queue, connect=sluice.connect, out=sys.stdout,
+                                  to_login=what.get("to_login", (None, None)),
+                                  trigger={"availableNow": True} if once else None, lease=lease)
+                run.start()
+                run.wait()
+            finally:
+                spark.stop()
         finally:
-            spark.stop()
+            lease.release()
     except Error as e:
         _fail(e)
 

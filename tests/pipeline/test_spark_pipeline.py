@@ -464,6 +464,51 @@ def test_apply_on_spark_equals_the_python_apply_process(spark, tmp_path):
     conn.close()
 
 
+def test_an_apply_runs_on_one_engine_at_a_time(spark, tmp_path):
+    """DESIGN §7, each process exactly once, on either engine: a Spark run of an apply a
+    host runs is refused with ORA-26666 before its query starts; once the host lets it go,
+    the run holds the apply's lease (another engine is refused, naming the pipeline) until
+    it ends, and lets it go then (sluice.pipeline.lease; the store side on both stores:
+    tests/streams/test_engine_lease.py)."""
+    import functools
+    import sqlite3
+
+    from sluice.pipeline.lease import ProcessLease
+    from sluice.streams.host import Host
+    from tests.streams.hostkit import TestKind, wait_for
+
+    dsn, conn, target = sqlite_apply_site(tmp_path, "APL")
+    q = conn.queue("STRM_Q")
+    for k in range(3):
+        q.enqone(conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "TGT", "T", None, f"{k}.0.1", k * 10,
+                                                   None, {"ID": k, "N": k}, commit_scn=k * 10 + 9)))
+        conn.commit()
+    register(spark)
+    spec = PipelineSpec("apl", dsn, "STRM_Q", "APL", None)
+
+    def run_of_apl():
+        return PipelineRun(spark, spec, conn, conn.context.store, "apply", str(tmp_path / "ck"),
+                           connect=sluice.connect, apply_name="APL", trigger={"availableNow": True})
+    tk = TestKind("APPLY")            # the host's run of APL: the test's own, it reads nothing
+    tk.enable("APL")
+    with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind]) as host:
+        wait_for(lambda: host.running() == [("APPLY", "APL")], 10)
+        refused = run_of_apl()
+        with pytest.raises(sluice.DatabaseError, match=f"ORA-26666.*APL.*process host {host.host_id[:8]}"):
+            refused.start()
+        assert refused.query is None and spark.streams.active == []
+    run = run_of_apl()
+    run.start()
+    with pytest.raises(sluice.DatabaseError, match="ORA-26666.*APL.*runs on Spark as pipeline apl"):
+        ProcessLease(conn.context.store, dsn, "other", ("APPLY", "APL")).acquire()
+    run.wait(timeout=300)
+    with sqlite3.connect(target) as t:
+        assert t.execute('SELECT id, n FROM "TGT.T" ORDER BY id').fetchall() == [(0, 0), (1, 1), (2, 2)]
+    ProcessLease(conn.context.store, dsn, "other", ("APPLY", "APL")).acquire().release()   # free again
+    assert conn.query("SELECT COUNT(*) FROM V$STREAMS_HOSTED", None)[1] == [(0,)]
+    conn.close()
+
+
 def test_apply_tasks_wait_for_the_transactions_of_other_tasks_they_depend_on(spark, tmp_path):
     """Cross-task waits (the apply sink spread over two tasks): 200 transactions each insert
     a row and spread over both tasks; then 100 each update two rows inserted on different

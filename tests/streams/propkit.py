@@ -69,6 +69,14 @@ class Sites:
             drop_schema(schema)
 
 
+@pytest.fixture
+def sites(dsn, tmp_path):
+    """:class:`Sites` of the test's backend (import it into a test module to use it)."""
+    s = Sites(dsn, tmp_path)
+    yield s
+    s.close()
+
+
 def enqueue(conn, queue, payloads, **props):
     q = conn.queue(queue)
     q.enqmany([conn.msgproperties(payload=p, **props) for p in payloads])

@@ -7,7 +7,8 @@ of the LCR columns the rule compiler reads, Arrow batches, and back to LCRs), :m
 (the ``sluice`` Python data source: ``spark.readStream.format("sluice")`` /
 ``spark.read.format("sluice")``), :mod:`.stages` (rule sets, row migration,
 transformations), :mod:`.transform` (transformations as Columns / UDFs), :mod:`.sinks`
-(apply, enqueue, warehouse), :mod:`.report`, :mod:`.runner` (``PipelineRun``).
+(apply, enqueue, warehouse), :mod:`.report`, :mod:`.runner` (``PipelineRun``), :mod:`.lease`
+(the process host's lease of the Streams process a run executes: one engine at a time).
 
 DESIGN.md section 5: a Python streaming data source (``pyspark.sql.datasource``) reads
 staged LCRs from Sluice queues; rule sets are evaluated as compiled Columns

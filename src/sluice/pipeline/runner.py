@@ -9,7 +9,9 @@
 After each micro-batch the listener acknowledges what the sink committed (the source's
 own ``commit`` comes only when Spark plans the next batch), writes the figures that
 ``sluice pipeline status`` shows (rows/s, lag, batch duration, last error) and prints
-the live progress line.  An SQLite store is a local file: with a master that is not
+the live progress line.  The Streams process a pipeline runs (an apply, a propagation's
+schedule) is run by one engine at a time: the run holds the process host's lease of it
+from before its query starts until it ends (:mod:`.lease`).  An SQLite store is a local file: with a master that is not
 ``local`` the executors could not open it, so that is refused before Spark starts.
 """
 
@@ -23,8 +25,9 @@ import threading
 import time
 from typing import Any, Callable, TextIO
 
-from ..errors import NotSupportedError
+from ..errors import NotSupportedError, ora
 from . import queueio, restart, rows, sinks, source
+from .lease import ProcessLease
 from .paths import check_run_directories
 from .queueio import QueueRef
 from .stages import PipelineSpec, decide, rule_sets
@@ -81,13 +84,17 @@ class PipelineRun:
     """One pipeline's streaming query.  ``sink``: ``"warehouse"`` (``path``: the Parquet
     directory), ``"enqueue"`` (``to_queue`` of the store at ``to_dsn``, default the
     pipeline's own, opened with ``connect`` as ``to_login`` = (user, password)) or
-    ``"apply"`` (as apply process ``apply_name``, into its target)."""
+    ``"apply"`` (as apply process ``apply_name``, into its target).  ``process``: the
+    (kind, name) of the Streams process it runs, whose lease it holds while it runs (the
+    apply sink: ``("APPLY", apply_name)``); ``lease``: that lease taken already (the CLI
+    takes it before the JVM starts)."""
 
     def __init__(self, spark: Any, spec: PipelineSpec, conn: Any, store: Any, sink: str, checkpoint_dir: str,
                  path: str | None = None, to_dsn: str | None = None, to_queue: str | None = None,
                  connect: Callable[..., Any] | None = None, out: TextIO | None = None,
                  trigger: dict | None = None, to_login: tuple[str | None, str | None] = (None, None),
-                 apply_name: str | None = None) -> None:
+                 apply_name: str | None = None, process: tuple[str, str] | None = None,
+                 lease: ProcessLease | None = None) -> None:
         if sink not in ("warehouse", "enqueue", "apply"):
             raise ValueError(f"no sink {sink!r} (warehouse, enqueue or apply)")
         if sink == "apply" and not (apply_name and connect):
@@ -106,6 +113,9 @@ class PipelineRun:
         self.ref = QueueRef.resolve(spec.dsn, spec.queue, spec.consumer, spec.user)
         self.rule_sets = rule_sets(conn, spec)
         self.store = store
+        if process is None and sink == "apply":
+            process = ("APPLY", apply_name)
+        self.lease = lease or ProcessLease(store, spec.dsn, spec.name, process)
         self.query: Any = None
         self._listener: Any = None
         self._stopping = threading.Event()
@@ -123,12 +133,19 @@ class PipelineRun:
 
     def start(self) -> Any:
         """Start the query (again, from its checkpoint, while it fails to start only
-        because Spark's Python worker was late or a database was lost: ``restart.py``)."""
-        self._listen()
-        self.query = self._restarts.launch(self._start)
+        because Spark's Python worker was late or a database was lost: ``restart.py``).
+        :raises: ORA-26666 when another engine runs its process (before Spark is asked)."""
+        self.lease.acquire()
+        try:
+            self._listen()
+            self.query = self._restarts.launch(self._start)
+        except BaseException:
+            self.lease.release()
+            raise
         return self.query
 
     def _start(self) -> Any:
+        self.lease.acquire()      # again after its session was lost (a no-op while held)
         df = self.frame()
         queueio.record_figures(self.spec.dsn, self.spec.name, self.ref, state="RUNNING", started=time.time(),
                                ui_url=self.spark.sparkContext.uiWebUrl, checkpoint=self.checkpoint,
@@ -209,9 +226,13 @@ class PipelineRun:
             self.out.flush()
 
     def stop(self) -> None:
+        """Stop the query, then let the process's lease go (a host may take it over)."""
         self._stopping.set()
-        if self.query is not None:
-            self.query.stop()
+        try:
+            if self.query is not None:
+                self.query.stop()
+        finally:
+            self.lease.release()
 
     def wait(self, timeout: float | None = None) -> None:
         """Until the query ends (SIGTERM / SIGINT stop it cleanly: the batch in flight
@@ -222,7 +243,24 @@ class PipelineRun:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self._stopping.set())
         end = None if timeout is None else time.monotonic() + timeout
+        try:
+            self._wait(end)
+        finally:
+            self.lease.release()
+
+    def _wait(self, end: float | None) -> None:
+        lost = None
         while not self._stopping.is_set():
+            if not self.lease.alive():
+                # the lease's session is gone (PostgreSQL): a host may take the process over
+                # now, so the query stops before the lease is taken again (as a host's do)
+                self.query.stop()
+                lost = ora(3113, f"pipeline {self.spec.name}: the session holding its leases was lost")
+                if not self._restarts.again(lost):
+                    break
+                lost = None
+                self.query = self._restarts.launch(self._start)
+                continue
             if not self.query.isActive:
                 if not self._restarts.again(self.query.exception()):
                     break
@@ -237,9 +275,11 @@ class PipelineRun:
         if self._listener is not None:
             self.spark.streams.removeListener(self._listener)
             self._listener = None
-        error = self.query.exception()
+        error = self.query.exception() or lost
         self.terminated(str(error) if error is not None else None)
         self._say("\n")
+        if error is lost and lost is not None:
+            raise lost
         if error is not None:
             # as awaitTermination would, the caller learns the run failed -- from the sluice
             # error a task raised, in one line, not Spark's stack and plan (restart.run_error)

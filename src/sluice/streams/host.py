@@ -24,7 +24,9 @@ with its sessions, and the other hosts, which try to take the leases of enabled 
 nobody runs every ``takeover`` seconds, take them over.  A host whose lease session is lost
 stops what it runs before taking anything again; until it has, its copy and the new one
 may both run for a moment, and each process's position write is the fence (capture commits
-a batch only if CAPTURED_SCN is still what it read).
+a batch only if CAPTURED_SCN is still what it read).  ``sluice pipeline run`` takes the same
+lease of the process it runs on Spark (:mod:`sluice.pipeline.lease`), so a host skips it
+meanwhile as it skips another host's.
 
 **Each process** runs in a thread of its own (``sluice-capture-CAP1``) on a connection of
 its own, and logs as ``sluice.capture.CAP1``.  When the catalog stops wanting it (STOP_,
@@ -84,14 +86,16 @@ __all__ = ["Host"]
 
 log = logging.getLogger("sluice.host")
 
-_RECORD = """INSERT INTO SLUICE_STREAMS_HOSTED (PROCESS_TYPE, PROCESS_NAME, HOST_NAME, OS_PID,
+# the rows of V$STREAMS_HOSTED; a pipeline running a process on Spark writes its own too
+# (sluice.pipeline.lease: STATE 'RUNNING ON SPARK')
+HOSTED_RECORD = """INSERT INTO SLUICE_STREAMS_HOSTED (PROCESS_TYPE, PROCESS_NAME, HOST_NAME, OS_PID,
     HOST_ID, STATE, STARTUP_TIME, RESTARTS, ERROR_MESSAGE) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (PROCESS_TYPE, PROCESS_NAME) DO UPDATE SET HOST_NAME = excluded.HOST_NAME,
     OS_PID = excluded.OS_PID, HOST_ID = excluded.HOST_ID, STATE = excluded.STATE,
     STARTUP_TIME = excluded.STARTUP_TIME, RESTARTS = excluded.RESTARTS,
     ERROR_MESSAGE = excluded.ERROR_MESSAGE"""
 _FORGET = "DELETE FROM SLUICE_STREAMS_HOSTED WHERE PROCESS_TYPE = ? AND PROCESS_NAME = ?"
-_FORGET_MINE = _FORGET + " AND HOST_ID = ?"
+HOSTED_FORGET_MINE = _FORGET + " AND HOST_ID = ?"
 
 
 @dataclass(eq=False)
@@ -344,7 +348,7 @@ class Host:
         with self._lock:
             self._hosted.pop(h.key, None)
         try:
-            self._write(_FORGET_MINE, (*h.key, self.host_id))
+            self._write(HOSTED_FORGET_MINE, (*h.key, self.host_id))
         except DatabaseError as e:     # only the view: the next holder overwrites the row
             h.log.warning("forgetting its V$STREAMS_HOSTED row: %s", e)
         finally:
@@ -373,7 +377,7 @@ class Host:
             hosted, self._hosted = list(self._hosted.values()), {}
         for h in hosted:
             try:
-                self._write(_FORGET_MINE, (*h.key, self.host_id))
+                self._write(HOSTED_FORGET_MINE, (*h.key, self.host_id))
             except DatabaseError:
                 pass   # the store may be what went away: the next holder overwrites the row
         self._leases.reopen()
@@ -414,7 +418,7 @@ class Host:
     # -- V$STREAMS_HOSTED --------------------------------------------------------------------
     def _record(self, h: _Hosted, state: str, error: str | None = None) -> None:
         try:
-            self._write(_RECORD, (*h.key, self.host_name, self.pid, self.host_id, state, time.time(),
+            self._write(HOSTED_RECORD, (*h.key, self.host_name, self.pid, self.host_id, state, time.time(),
                                   h.restarts, error))
         except DatabaseError as e:     # only the view: the process runs all the same
             h.log.warning("recording it in V$STREAMS_HOSTED: %s", e)
