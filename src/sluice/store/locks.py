@@ -44,7 +44,7 @@ def group_key(transaction_id: str) -> int:
 _PRESENCE = (1 << 62)
 _COUNTER_LOCK = _PRESENCE + 1
 _PAGE = 4096
-_CATALOG_SLOT, _CHANGE_SLOT, _CONSUME_SLOT, _SEQ_SLOT, _COMMITTING_SLOT = 0, 8, 16, 24, 32
+_CATALOG_SLOT, _CHANGE_SLOT, _CONSUME_SLOT, _SEQ_SLOT, _COMMITTING_SLOT, _ANNOUNCED_SLOT = 0, 8, 16, 24, 32, 40
 
 
 class MessageLocks:
@@ -88,14 +88,21 @@ class MessageLocks:
     def catalog_version(self) -> int:
         return struct.unpack_from("<Q", self._page, _CATALOG_SLOT)[0]
 
-    def bump_catalog_version(self) -> None:
+    def bump_catalog_version(self, announced: int) -> None:
+        """Tell every process's caches the catalog changed: it is at ``announced`` now (the
+        database's own catalog version, committed before this call)."""
         if self._fd is not None:
             fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, _COUNTER_LOCK)
         try:
             struct.pack_into("<Q", self._page, _CATALOG_SLOT, self.catalog_version() + 1)
+            struct.pack_into("<Q", self._page, _ANNOUNCED_SLOT, announced)
         finally:
             if self._fd is not None:
                 fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _COUNTER_LOCK)
+
+    def catalog_announced(self) -> int:
+        """The database's catalog version the last bump announced (0 in a new side file)."""
+        return struct.unpack_from("<Q", self._page, _ANNOUNCED_SLOT)[0]
 
     def change_count(self) -> int:
         return struct.unpack_from("<Q", self._page, _CHANGE_SLOT)[0]

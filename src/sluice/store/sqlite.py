@@ -180,8 +180,8 @@ class SqliteStore(Store):
         self._svc_lock = threading.RLock()
         self._svc = self.connect()
         self._catalog_cache: tuple[int, dict, dict] | None = None
-        self._catalog_dirty = False
-        self._last_db_catalog = -1
+        # the catalog version a DDL transaction commits, announced once it has (transaction)
+        self._catalog_dirty: int | None = None
         self._tm: TimeManagerThread | None = None
         self._tm_token = object()
         with self.transaction(self._svc):
@@ -240,11 +240,11 @@ class SqliteStore(Store):
                 conn.execute("COMMIT")
             except BaseException:
                 _rollback(conn)
-                self._catalog_dirty = False
+                self._catalog_dirty = None
                 raise
-            if self._catalog_dirty:
-                self._catalog_dirty = False
-                self.locks.bump_catalog_version()
+            if self._catalog_dirty is not None:
+                version, self._catalog_dirty = self._catalog_dirty, None
+                self.locks.bump_catalog_version(version)
 
     def begin(self, conn: sqlite3.Connection) -> None:
         """Start a write transaction (the hot path's form of :meth:`transaction`)."""
@@ -339,7 +339,7 @@ class SqliteStore(Store):
     def _bump_catalog(self) -> None:
         """Called inside a DDL transaction; the shared counter is bumped once it commits."""
         sqlcatalog.bump_version(self._svc)
-        self._catalog_dirty = True
+        self._catalog_dirty = sqlcatalog.version(self._svc)
 
     def _db_catalog_version(self) -> int:
         with self._svc_lock:
@@ -354,12 +354,16 @@ class SqliteStore(Store):
         return self.locks.catalog_version()
 
     def check_catalog(self) -> None:
-        """Backstop for a process that died between a DDL commit and its counter bump:
-        if the catalog in the database moved without the counter, bump it."""
+        """Backstop for a process that died between a DDL commit and its counter bump
+        (run on opening and by each time manager pass): the catalog in the database is at
+        a version no bump announced — bump the counter for it.  A change its process
+        announced, this one's or another's, is not announced again: each bump makes every
+        process's caches reload, and a pipelined propagation read its next batch from the
+        queue's start (job._hint: the routes may have changed).  Two announcements racing
+        (a commit's and this, or two commits') at worst cost one bump more."""
         v = self._db_catalog_version()
-        if v != self._last_db_catalog:
-            self._last_db_catalog = v
-            self.locks.bump_catalog_version()
+        if v != self.locks.catalog_announced():
+            self.locks.bump_catalog_version(v)
 
     @contextmanager
     def _ddl(self) -> Iterator[sqlite3.Connection]:
