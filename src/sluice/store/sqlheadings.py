@@ -10,12 +10,13 @@ Oracle's names from the statement's top-level select list; the columns of a ``*`
 the database's (upper-cased unless PostgreSQL has them quoted).  A statement of plain
 column names (``SELECT a, t.b FROM …``) is recognised without tokens.
 
-It also tells which items are Oracle DATEs (``SYSDATE``, ``CURRENT_DATE``, a datetime
-bind and their arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``, ``CURRENT_TIMESTAMP``),
-which both databases return as timestamps; and, in a statement on Sluice's views, which
-are a date column of theirs (:data:`.viewdates.VIEW_DATES`, also through ``*`` and
-``MAX`` / ``MIN``, ``NVL`` / ``COALESCE`` / ``CASE`` of dates or NULL, ``CAST`` to a date): TIMESTAMPs, as PostgreSQL's views type them — SQLite's are text,
-which :func:`.sqlfetch.sqlite_result` fetches as datetimes by this.
+It also tells which items are Oracle DATEs (``SYSDATE``, ``CURRENT_DATE``, a datetime bind
+and their arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``,
+``CURRENT_TIMESTAMP``), which both databases return as timestamps; and, in a statement on
+Sluice's views, which are a date column of theirs (:data:`.viewdates.VIEW_DATES`, also
+through ``*`` and ``MAX`` / ``MIN``, ``NVL`` / ``COALESCE`` / ``CASE`` of dates or NULL,
+``CAST`` to a date): TIMESTAMPs, as PostgreSQL's views type them — SQLite's are text, which
+:func:`.sqlfetch.sqlite_result` fetches as datetimes by this.
 """
 
 from __future__ import annotations
