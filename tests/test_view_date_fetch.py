@@ -109,3 +109,27 @@ def test_trunc_of_a_date_is_a_date(conn):
     assert _code(lambda: _rows(conn, "SELECT TRUNC(SYSDATE, 'XX') FROM dual")) == "ORA-01899"
     assert _code(lambda: _rows(conn, "SELECT TRUNC(SYSDATE, 'IW') FROM dual")) == "SLU-00001"
     assert _code(lambda: _rows(conn, "SELECT TRUNC(enq_time) + 1 FROM aq$q_qt")) == "SLU-00001"
+
+
+def test_a_views_date_under_nvl_coalesce_case_or_cast_is_a_date(conn):
+    """A view's date as NVL's or COALESCE's argument, a CASE's value or CAST to DATE or
+    TIMESTAMP: a datetime when every branch is a date or NULL (SQLite gave its text, and
+    a number -- the year -- for a CAST; PostgreSQL a datetime.date for CAST AS DATE)."""
+    utc_now = _enqueued(conn)
+    cur = conn.cursor()
+    cur.execute("SELECT NVL(deq_time, enq_time), COALESCE(deq_time, NULL, q.enq_time) AS c, "
+                "CASE WHEN msg_state = 'READY' THEN enq_time ELSE NULL END, "
+                "CASE msg_state WHEN 'X' THEN deq_time ELSE CASE WHEN 1 = 1 THEN enq_time END END AS k, "
+                "CAST(enq_time AS DATE), CAST(q.enq_time AS TIMESTAMP) AS t, "
+                "NVL(enq_time, SYSDATE - 1), NVL(CAST(deq_time AS DATE), enq_time) "
+                "FROM aq$q_qt q")
+    row, = cur.fetchall()
+    assert all(_near(v, utc_now) for v in row), row
+    assert len(set(row)) == 1          # the same date, to the microsecond
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_TIMESTAMP] * 4 + [sluice.DB_TYPE_DATE] + \
+        [sluice.DB_TYPE_TIMESTAMP] * 3
+    (most,), = _rows(conn, "SELECT NVL(MAX(deq_time), MIN(enq_time)) FROM aq$q_qt")
+    assert most == row[0]
+    cur.execute("SELECT NVL(msg_state, 'none'), CASE WHEN 1 = 1 THEN msg_state ELSE NULL END, "
+                "COALESCE(NULL, NULL) FROM aq$q_qt")     # a branch that is no date: as it was
+    assert cur.fetchall() == [("READY", "READY", None)]

@@ -357,3 +357,20 @@ def test_what_a_run_died_of_is_one_sluice_error_line():
     e = restart.run_error("[STREAM_FAILED] Query terminated\nwith a Java error only")
     assert str(e) == "ORA-00600: internal error code, arguments: [[STREAM_FAILED] Query terminated]"
     assert restart.run_error("sluice.errors.NotSupportedError: SLU-00001: not supported: x").full_code == "SLU-00001"
+
+
+def test_a_sluice_error_a_run_ended_with_is_recorded_as_itself():
+    """A run that ended with a sluice error of its own (the lease session lost: ORA-03113;
+    its process taken meanwhile: ORA-26666) recorded LAST_ERROR as "ORA-00600: internal
+    error code, arguments: [ORA-03113: …]".  A sluice error -- or the one line it prints
+    as -- is that error; only what is no sluice error becomes ORA-00600."""
+    import sluice
+    from sluice.errors import ora
+
+    lost = ora(3113, "pipeline P: the session holding its leases was lost")
+    assert restart.run_error(lost) is lost
+    for e in (lost, ora(26666, 'apply process "A1"', ": it runs on Spark as pipeline OTHER")):
+        again = restart.run_error(str(e))
+        assert (type(again), again.full_code, str(again)) == (type(e), e.full_code, str(e))
+    assert isinstance(restart.run_error(str(lost)), sluice.OperationalError)
+    assert restart.run_error(ValueError("ORA-03113 in a user's words")).code == 600

@@ -150,12 +150,15 @@ class Query:
         return None
 
 
-@pytest.mark.parametrize("taken_meanwhile", [False, True])
-def test_pg_pipeline_whose_lease_session_is_lost_stops_its_query_first(tmp_path, monkeypatch, taken_meanwhile):
+@pytest.mark.parametrize("taken_meanwhile,lost_for_good", [(False, False), (True, False), (False, True)])
+def test_pg_pipeline_whose_lease_session_is_lost_stops_its_query_first(tmp_path, monkeypatch, taken_meanwhile,
+                                                                       lost_for_good):
     """PostgreSQL (where a lease can be lost while its holder lives): the run's lease
     session ended, the run stops its query before it takes the lease again, as a host stops
     its processes -- then goes on, or, when another engine took the process meanwhile, ends
-    with ORA-26666 (never two engines at once)."""
+    with ORA-26666 (never two engines at once), or, lost more often in a row than it may
+    be, ends with ORA-03113.  `pipeline status` shows that error as LAST_ERROR (it showed
+    ORA-00600 around ORA-03113, and nothing at all for ORA-26666)."""
     import uuid
 
     from sluice.pipeline import restart
@@ -179,7 +182,10 @@ def test_pg_pipeline_whose_lease_session_is_lost_stops_its_query_first(tmp_path,
             run.lease.acquire()
             return Query(log, running=False)
         monkeypatch.setattr(run, "_start", start)
-        monkeypatch.setattr(run, "terminated", lambda exception: None)
+        recorded: list = []
+        monkeypatch.setattr(runner.queueio, "record_figures", lambda *a, **values: recorded.append(values))
+        if lost_for_good:
+            monkeypatch.setattr(restart, "LOST_IN_A_ROW", 1)
         run.lease.acquire()
         run.query = first = Query(log)
         with pg_admin() as admin:
@@ -197,6 +203,13 @@ def test_pg_pipeline_whose_lease_session_is_lost_stops_its_query_first(tmp_path,
             with pytest.raises(sluice.DatabaseError, match="ORA-26666.*A1.*runs on Spark as pipeline OTHER"):
                 run.wait(timeout=60)   # (ends well before: the timeout only bounds a failure)
             assert log == [("started", first), ("stopped", first)]
+            assert recorded[-1]["state"] == "FAILED"
+            assert recorded[-1]["last_error"].startswith("ORA-26666: cannot alter STREAMS process")
+        elif lost_for_good:
+            with pytest.raises(sluice.OperationalError, match="ORA-03113"):
+                run.wait(timeout=60)   # (ends well before: the timeout only bounds a failure)
+            assert [e for e, _ in log] == ["started", "stopped", "stopped"]   # not started again
+            assert recorded == [{"state": "FAILED", "last_error": "ORA-03113: end-of-file on communication channel"}]
         else:
             run.wait(timeout=60)   # (ends well before: the timeout only bounds a failure)
             assert [e for e, _ in log] == ["started", "stopped", "started", "stopped"] and log[1][1] is first

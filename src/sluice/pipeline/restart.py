@@ -53,6 +53,8 @@ log = logging.getLogger("sluice.pipeline")
 # the line a Python traceback ends with: a sluice error's class and message, or any exception's
 _SLUICE_RAISED = re.compile(r"\bsluice\.errors\.\w+: ((ORA|SLU)-(\d{5}): .*)$", re.M)
 _RAISED = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.*)$", re.M)
+# a sluice error's own line (str() of one: what a run recorded of the error it ended with)
+_SLUICE_LINE = re.compile(r"\A((ORA|SLU)-(\d{5}): .*)$", re.M)
 
 
 def run_error(error: object) -> Error:
@@ -61,9 +63,12 @@ def run_error(error: object) -> Error:
     (``ORA-25229: error on transformation …``), else ORA-00600 naming the last exception
     of the traceback (or the first line of what Spark says).  Spark's own text -- the
     Java stack, the logical plan -- is kilobytes, and ``pipeline status`` shows the error
-    in a table cell."""
+    in a table cell.  A sluice error (or its line: the run's own ORA-03113 for a lost lease
+    session, ORA-26666 for its process taken meanwhile) is itself, not ORA-00600 around it."""
+    if isinstance(error, Error):
+        return error
     text = str(error)
-    raised = _SLUICE_RAISED.search(text)
+    raised = _SLUICE_RAISED.search(text) or _SLUICE_LINE.search(text.strip())
     if raised is not None:
         message, prefix, code = raised.groups()
         if prefix == "SLU":

@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Any, Callable, TextIO
 
-from ..errors import NotSupportedError, ora
+from ..errors import Error, NotSupportedError, ora
 from . import queueio, restart, rows, sinks, source
 from .lease import ProcessLease
 from .paths import check_run_directories
@@ -215,7 +215,9 @@ class PipelineRun:
         self._say(f"\rbatch {p.batchId}: {p.numInputRows} msgs, {rate:,.0f} msgs/s, "
                   f"lag {lag:.1f} s, batch {seconds:.2f} s, position {end['position']}   ")
 
-    def terminated(self, exception: str | None) -> None:
+    def terminated(self, exception: object | None) -> None:
+        """Record how the query ended (``exception``: Spark's text, or the run's own sluice
+        error, recorded as itself: ``restart.run_error``)."""
         queueio.record_figures(self.spec.dsn, self.spec.name, self.ref,
                                state="FAILED" if exception else "STOPPED",
                                last_error=restart.run_error(exception).message if exception else None)
@@ -248,6 +250,15 @@ class PipelineRun:
         finally:
             self.lease.release()
 
+    def _start_again(self) -> None:
+        try:
+            self.query = self._restarts.launch(self._start)
+        except Error as e:
+            # a restart refused for good (ORA-26666: another engine took the process while
+            # the run's lease session was lost): what the run ends with, `pipeline status` shows
+            self.terminated(e)
+            raise
+
     def _wait(self, end: float | None) -> None:
         lost = None
         while not self._stopping.is_set():
@@ -259,12 +270,12 @@ class PipelineRun:
                 if not self._restarts.again(lost):
                     break
                 lost = None
-                self.query = self._restarts.launch(self._start)
+                self._start_again()
                 continue
             if not self.query.isActive:
                 if not self._restarts.again(self.query.exception()):
                     break
-                self.query = self._restarts.launch(self._start)
+                self._start_again()
                 continue
             if end is not None and time.monotonic() > end:
                 break
@@ -276,7 +287,7 @@ class PipelineRun:
             self.spark.streams.removeListener(self._listener)
             self._listener = None
         error = self.query.exception() or lost
-        self.terminated(str(error) if error is not None else None)
+        self.terminated(error)
         self._say("\n")
         if error is lost and lost is not None:
             raise lost

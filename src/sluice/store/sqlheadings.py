@@ -10,12 +10,13 @@ Oracle's names from the statement's top-level select list; the columns of a ``*`
 the database's (upper-cased unless PostgreSQL has them quoted).  A statement of plain
 column names (``SELECT a, t.b FROM …``) is recognised without tokens.
 
-It also tells which items are Oracle DATEs (``SYSDATE``, ``CURRENT_DATE``, a datetime
-bind and their arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``, ``CURRENT_TIMESTAMP``),
-which both databases return as timestamps; and, in a statement on Sluice's views, which
-are a date column of theirs (:data:`.viewdates.VIEW_DATES`, also through ``*`` and
-``MAX`` / ``MIN``): TIMESTAMPs, as PostgreSQL's views type them — SQLite's are text,
-which :func:`.sqlfetch.sqlite_result` fetches as datetimes by this.
+It also tells which items are Oracle DATEs (``SYSDATE``, ``CURRENT_DATE``, a datetime bind
+and their arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``,
+``CURRENT_TIMESTAMP``), which both databases return as timestamps; and, in a statement on
+Sluice's views, which are a date column of theirs (:data:`.viewdates.VIEW_DATES`, also
+through ``*`` and ``MAX`` / ``MIN``, ``NVL`` / ``COALESCE`` / ``CASE`` of dates or NULL,
+``CAST`` to a date): TIMESTAMPs, as PostgreSQL's views type them — SQLite's are text, which
+:func:`.sqlfetch.sqlite_result` fetches as datetimes by this.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ _FROM_VIEW = re.compile(r"AQ\$|\b(?:FROM|JOIN)\s+(?:[A-Za-z_][\w$#]*\s*\.\s*)?(?
 _NOT_ALIASES = _KEYWORDS | {"ASC", "DESC", "NULLS", "FIRST", "LAST", "END"}
 # functions whose value has their argument's type
 _SAME_TYPE = frozenset({"MAX", "MIN"})
+# functions whose value is one of their arguments (a date when each is a date or NULL)
+_ONE_OF = frozenset({"NVL", "COALESCE"})
 
 
 def oracle_headings(sql: str, oracle: Translated, names: list[str],
@@ -135,7 +138,60 @@ def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
         first, last = first + 2, last - 1
     if first == last and toks[first].kind == "id" and _column(toks[first]) in dates:
         return DB_TYPE_TIMESTAMP
+    if (last - first >= 3 and toks[first].word in _ONE_OF and toks[first + 1].text == "("
+            and _closes(toks, first + 1) == last):
+        return _branches_type(toks, _split(toks, first + 2, last - 1, (",",)), dated, dates)
+    if (last - first == 5 and toks[first].word == "CAST" and toks[first + 1].text == "("
+            and toks[first + 3].word == "AS" and toks[last - 1].word in ("DATE", "TIMESTAMP")
+            and toks[first + 2].kind == "id" and _column(toks[first + 2]) in dates):
+        return DB_TYPE_DATE if toks[last - 1].word == "DATE" else DB_TYPE_TIMESTAMP   # (sqloracle._cast)
+    if last - first >= 4 and toks[first].word == "CASE" and toks[last].word == "END":
+        return _branches_type(toks, _case_values(toks, first, last), dated, dates)
     return _clock_type(toks, first, last, dated)
+
+
+def _branches_type(toks: list[_Tok], branches: list[tuple[int, int]], dated: frozenset[int],
+                   dates: frozenset[str]) -> DbType | None:
+    """The date type of a value that is one of ``branches`` (NVL's, COALESCE's arguments,
+    a CASE's THEN and ELSE values): a date when each branch is one or NULL, TIMESTAMP
+    when one is a view's (as PostgreSQL types a view's timestamp beside SYSDATE)."""
+    found = set()
+    for first, last in branches:
+        if first == last and toks[first].word == "NULL":
+            continue
+        found.add(_item_type(toks, first, last, dated, dates) if first <= last else None)
+    if not found or None in found:
+        return None
+    return DB_TYPE_TIMESTAMP if DB_TYPE_TIMESTAMP in found or len(found) > 1 else found.pop()
+
+
+def _split(toks: list[_Tok], first: int, last: int, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The (first, last) tokens of the parts of ``first``..``last`` between the tokens of
+    ``words`` (text or keyword) outside parentheses."""
+    parts, depth, start = [], 0, first
+    for i in range(first, last + 1):
+        depth += (toks[i].text == "(") - (toks[i].text == ")")
+        if depth == 0 and (toks[i].text in words or toks[i].word in words):
+            parts.append((start, i - 1))
+            start = i + 1
+    parts.append((start, last))
+    return parts
+
+
+def _case_values(toks: list[_Tok], first: int, last: int) -> list[tuple[int, int]]:
+    """A CASE … END's values: what follows each THEN and the ELSE, up to the next WHEN,
+    ELSE or END of that CASE (a nested CASE is one value)."""
+    values, depth, take = [], 0, None
+    for i in range(first + 1, last + 1):
+        t = toks[i]
+        if depth == 0 and t.word in ("WHEN", "ELSE", "END"):
+            if take is not None:
+                values.append((take, i - 1))
+            take = i + 1 if t.word == "ELSE" else None
+        elif depth == 0 and t.word == "THEN":
+            take = i + 1
+        depth += (t.text == "(" or t.word == "CASE") - (t.text == ")" or t.word == "END")
+    return values
 
 
 def _closes(toks: list[_Tok], i: int) -> int:

@@ -67,7 +67,7 @@ _TOKEN = re.compile(
     re.S,
 )
 # only a statement naming one of these needs the tokens
-_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC")
+_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -191,6 +191,18 @@ class _Translation:
             self._date_column(i)
         elif word == "TRUNC" and after == "(":
             self._trunc(i)
+        elif word == "CAST" and after == "(":
+            self._cast(i)
+
+    def _cast(self, i: int) -> None:
+        """``CAST(column AS DATE | TIMESTAMP)`` of a view's DATE column is the column (a
+        DATE already): PostgreSQL's DATE would drop its time of day, SQLite's CAST read its
+        text as the number of its year.  A CAST of anything else is the database's."""
+        toks, k = self.toks, i + 2
+        if (k + 3 < len(toks) and toks[k + 1].word == "AS" and toks[k + 2].word in ("DATE", "TIMESTAMP")
+                and toks[k + 3].text == ")" and self._view_date(k)):
+            self.replace[toks[i].start] = (toks[k + 3].end, toks[k].text)
+            self.skip = k + 3
 
     def _trunc(self, i: int) -> None:
         """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) of the clock or a
