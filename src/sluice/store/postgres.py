@@ -58,7 +58,10 @@ class PgStore(Store):
         self._waiting = 0
         self._changes = 0
         self._catalog_version = 0
-        self._db_catalog_version = -1
+        # the database's catalog version the last bump announced, and those this process's
+        # DDL transactions commit and announce once they have (under self._cond)
+        self._announced = -1
+        self._announcing: set[int] = set()
         self._cache_lock = threading.Lock()
         self._cache: tuple[int, list[QueueTableInfo], dict] | None = None
         self._tm: TimeManagerThread | None = None
@@ -67,11 +70,12 @@ class PgStore(Store):
         setup = target.connect()
         try:
             self._ensure_schema(setup)
+            self._announced = sqlcatalog.version(setup)     # the caches load it or later
         except psycopg.Error as e:
             raise translate(e, target) from None
         finally:
             setup.close()
-        self._catalog_notify = f"NOTIFY {quote(target.channel)}, 'c'"
+        self._catalog_notify = f"NOTIFY {quote(target.channel)}, 'c%d'"
         self._table_notify: dict[int, str] = {}
         self._interest: set[int] = set()
         self.pool = PgPool(target)
@@ -203,8 +207,7 @@ class PgStore(Store):
                     pass
             return
         if kind == "c":
-            with self._cond:
-                self._catalog_version += 1
+            self._announce(int(payload[1:]) if payload[1:].isdigit() else None)
         self.local_change()
 
     def _on_lost(self) -> None:
@@ -219,17 +222,25 @@ class PgStore(Store):
 
     def _check_catalog(self) -> None:
         """Backstop, from the idle listener: the catalog version in the database moved
-        without a notification reaching us."""
+        without a notification reaching us (one lost, a server-side change) — announce
+        it.  A version an announcement covered is not announced again: each bump makes
+        every cache of this process reload."""
         try:
             v = self.pool.run(sqlcatalog.version, transaction=False)
         except DatabaseError:
             return
-        if v != self._db_catalog_version:
-            first = self._db_catalog_version < 0
-            self._db_catalog_version = v
-            if not first:
-                with self._cond:
-                    self._catalog_version += 1
+        self._announce(v)
+
+    def _announce(self, version: int | None) -> None:
+        """The database's catalog is at ``version`` (None: unknown, a notification of an
+        older release): bump the catalog version unless a bump since it was committed
+        covered it — one this process's DDL made, or will make once its commit returns."""
+        with self._cond:
+            if version is not None:
+                if version <= self._announced or version in self._announcing:
+                    return
+                self._announced = version
+            self._catalog_version += 1
 
     def wake_waiters(self) -> None:
         self.local_change()
@@ -261,17 +272,30 @@ class PgStore(Store):
 
     def _ddl(self, work):
         """One catalog change as its own transaction, announced to every process."""
+        announcing: list[int] = []
+
         def run(c: PgConnection):
             c.execute(f"SET LOCAL lock_timeout = '{DDL_LOCK_TIMEOUT}'")
             result = work(c)
             sqlcatalog.bump_version(c)
-            c.command(self._catalog_notify)
+            v = sqlcatalog.version(c)
+            with self._cond:        # its NOTIFY coming back before the bump below is covered by it
+                announcing.append(v)
+                self._announcing.add(v)
+            c.command(self._catalog_notify % v)
             return result
+        done = False
         try:
-            return self.pool.run(run)
+            result = self.pool.run(run)
+            done = True
+            return result
         finally:
             with self._cond:
                 self._catalog_version += 1
+                for v in announcing:     # a retried transaction: each try's
+                    self._announcing.discard(v)
+                    if done:
+                        self._announced = max(self._announced, v)
 
     def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo | None,
                            queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
