@@ -155,3 +155,41 @@ def test_sqlite_tells_a_column_of_days_after_sysdate_minus(conn, dsn):
                                         None]
         assert cur.description[1][1] is sluice.DB_TYPE_DATE
         assert _code(lambda: _rows(conn, "SELECT days - SYSDATE FROM plans")) == "ORA-00932"
+
+
+def test_a_cast_of_the_clock_or_a_datetime_bind_is_oracles(conn):
+    """CAST(SYSDATE | SYSTIMESTAMP | CURRENT_TIMESTAMP | a datetime bind AS DATE | TIMESTAMP)
+    answers a naive datetime, CAST to DATE without the fraction of a second (SQLite's CAST
+    read the clock's text as its year; PostgreSQL's DATE dropped the time of day)."""
+    cur = conn.cursor()
+    cur.execute("SELECT SYSTIMESTAMP, CAST(SYSDATE AS TIMESTAMP), CAST(SYSTIMESTAMP AS DATE), "
+                "CAST(CURRENT_TIMESTAMP AS TIMESTAMP), CAST(SYSDATE - 1 AS DATE), CAST(:t AS TIMESTAMP), "
+                "CAST(:t + 1/24 AS DATE) AS h FROM dual", {"t": T})
+    now, sysdate, whole, stamp, yesterday, bound, hour = cur.fetchone()
+    assert all(type(v) is dt.datetime for v in (sysdate, whole, stamp, yesterday)), (sysdate, whole, stamp)
+    assert sysdate == now.replace(microsecond=0) == whole and stamp == now
+    assert yesterday == sysdate - dt.timedelta(days=1)
+    assert (bound, hour) == (WHOLE, WHOLE + dt.timedelta(hours=1))
+    assert [d[:2] for d in cur.description][1:] == [
+        ("CAST(SYSDATEASTIMESTAMP)", sluice.DB_TYPE_TIMESTAMP), ("CAST(SYSTIMESTAMPASDATE)", sluice.DB_TYPE_DATE),
+        ("CAST(CURRENT_TIMESTAMPASTIMESTAMP)", sluice.DB_TYPE_TIMESTAMP), ("CAST(SYSDATE-1ASDATE)", sluice.DB_TYPE_DATE),
+        ("CAST(:TASTIMESTAMP)", sluice.DB_TYPE_TIMESTAMP), ("H", sluice.DB_TYPE_DATE)]
+    # in a WHERE clause too, and a CAST of anything else is the database's
+    assert _rows(conn, "SELECT COUNT(*) FROM dual WHERE CAST(:t AS DATE) < CAST(SYSDATE AS TIMESTAMP)",
+                 {"t": T}) == [(1,)]
+    assert _rows(conn, "SELECT CAST('7' AS INTEGER) FROM dual") == [(7,)]
+
+
+def test_a_cast_to_date_keeps_the_time_of_day(conn, dsn):
+    """PostgreSQL's DATE is a day; Oracle's keeps the time to the second: CAST(x AS DATE) of
+    a user's timestamp column is that time without its fraction (it was a datetime.date)."""
+    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    conn.cursor().execute("INSERT INTO stamps (n, at) VALUES (1, :at)", {"at": T})
+    conn.cursor().execute("INSERT INTO stamps (n, at) VALUES (2, :at)", {"at": T + dt.timedelta(hours=1)})
+    assert _rows(conn, "SELECT n FROM stamps WHERE at >= CAST(:t + 1/24 AS DATE)", {"t": T}) == [(2,)]
+    if dsn.startswith("postgresql"):        # (SQLite's column is the text it was given)
+        cur = conn.cursor()
+        cur.execute("SELECT CAST(at AS DATE), CAST(at AS TIMESTAMP) FROM stamps WHERE n = 1")
+        assert cur.fetchall() == [(WHOLE, WHOLE)]
+        assert [d[:2] for d in cur.description] == [("CAST(ATASDATE)", sluice.DB_TYPE_DATE),
+                                                    ("CAST(ATASTIMESTAMP)", sluice.DB_TYPE_TIMESTAMP)]

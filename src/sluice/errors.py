@@ -24,7 +24,7 @@ is ``"ORA-24010"`` and, as in python-oracledb, ``e.args[0]`` is an object with
 from __future__ import annotations
 
 import re
-
+import string
 from dataclasses import dataclass
 
 
@@ -353,9 +353,22 @@ def ora(code: int, *args: object) -> DatabaseError:
     return cls(f"ORA-{code:05d}: {_format(template, args)}", code)
 
 
+def places(code: int) -> int:
+    """How many details ORA-``code``'s catalogue text has places for (``{0}``, ``{1}`` …)."""
+    return _places(_CATALOG[code][1])
+
+
+def _places(template: str) -> int:
+    return len({name for _, name, _, _ in string.Formatter().parse(template) if name is not None})
+
+
 def _format(template: str, args: tuple) -> str:
     if args:
-        return template.format(*args)
+        # arguments the template has no place for are details after the standard text (as
+        # Oracle appends its own to ORA-03113's), in the catalogue's "text: detail" form,
+        # one line (LAST_ERROR in a status table): str.format would drop them unsaid
+        used = _places(template)
+        return ": ".join([template.format(*args), *map(str, args[used:])])
     # no arguments: drop the placeholders and what introduces them
     return template.split("{")[0].rstrip(" :,(") if "{" in template else template
 

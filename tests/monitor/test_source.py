@@ -75,7 +75,7 @@ def test_a_failed_reading_reaches_every_waiter_and_is_not_kept(dsn, monkeypatch)
 
     def failing(conn):
         _wait_for(lambda: source.joined == 2, "2 callers to join the reading")
-        raise ora(3113, "end-of-file on communication channel")
+        raise ora(3113)
     monkeypatch.setattr(sources.snapshots, "take", failing)
     errors: list = []
 

@@ -209,7 +209,8 @@ def test_pg_pipeline_whose_lease_session_is_lost_stops_its_query_first(tmp_path,
             with pytest.raises(sluice.OperationalError, match="ORA-03113"):
                 run.wait(timeout=60)   # (ends well before: the timeout only bounds a failure)
             assert [e for e, _ in log] == ["started", "stopped", "stopped"]   # not started again
-            assert recorded == [{"state": "FAILED", "last_error": "ORA-03113: end-of-file on communication channel"}]
+            assert recorded == [{"state": "FAILED", "last_error": "ORA-03113: end-of-file on communication channel: "
+                                 "pipeline A1: the session holding its leases was lost"}]
         else:
             run.wait(timeout=60)   # (ends well before: the timeout only bounds a failure)
             assert [e for e, _ in log] == ["started", "stopped", "started", "stopped"] and log[1][1] is first

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import DatabaseError, known_codes, ora
+from ..errors import DatabaseError, known_codes, ora, places
 from .resolve import ExcInfo
 
 NORMAL = "ORA-0000: normal, successful completion"
@@ -21,7 +21,7 @@ def coded_error(code: int) -> DatabaseError:
     """The error Oracle raises for a bare error number (``RAISE`` of a mapped exception).
     Oracle shows the catalogue text with its placeholders unfilled (``%s``)."""
     if code in known_codes():
-        return ora(code, *("%s",) * 9)
+        return ora(code, *("%s",) * places(code))
     return DatabaseError(f"ORA-{code:05d}: ", code)
 
 

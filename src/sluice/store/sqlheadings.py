@@ -25,7 +25,8 @@ import re
 from collections.abc import Iterator
 
 from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DbType
-from .sqloracle import _KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _Tok, aliased, on_views, tokens
+from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
+                        tokens)
 from .viewdates import VIEW_DATES
 
 __all__ = ["oracle_headings"]
@@ -145,6 +146,9 @@ def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
             and toks[first + 3].word == "AS" and toks[last - 1].word in ("DATE", "TIMESTAMP")
             and toks[first + 2].kind == "id" and _column(toks[first + 2]) in dates):
         return DB_TYPE_DATE if toks[last - 1].word == "DATE" else DB_TYPE_TIMESTAMP   # (sqloracle._cast)
+    if (first in dated and toks[first].word == "CAST" and toks[last].text == ")"
+            and _closes(toks, first + 1) == last):     # the clock's, a bind's, PostgreSQL's DATE
+        return DB_TYPE_DATE if toks[last - 1].word == "DATE" else DB_TYPE_TIMESTAMP
     if last - first >= 4 and toks[first].word == "CASE" and toks[last].word == "END":
         return _branches_type(toks, _case_values(toks, first, last), dated, dates)
     return _clock_type(toks, first, last, dated)
@@ -192,16 +196,6 @@ def _case_values(toks: list[_Tok], first: int, last: int) -> list[tuple[int, int
             take = i + 1
         depth += (t.text == "(" or t.word == "CASE") - (t.text == ")" or t.word == "END")
     return values
-
-
-def _closes(toks: list[_Tok], i: int) -> int:
-    """The token closing the parenthesis at token ``i`` (-1: none)."""
-    depth = 0
-    for j in range(i, len(toks)):
-        depth += (toks[j].text == "(") - (toks[j].text == ")")
-        if depth == 0:
-            return j
-    return -1
 
 
 def _clock_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int]) -> DbType | None:

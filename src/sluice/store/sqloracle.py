@@ -151,6 +151,7 @@ class _Translation:
         self.closes: dict[int, int] = {}                 # … and ends at
         self.aliases: dict[int, str] = {}
         self.dated: set[int] = set()        # (Translated.dated)
+        self.casts: dict[int, tuple[int, str]] = {}   # a CAST's operand's start -> (its end, DATE | TIMESTAMP)
 
     def run(self) -> Translated:
         toks = self.toks
@@ -195,14 +196,41 @@ class _Translation:
             self._cast(i)
 
     def _cast(self, i: int) -> None:
-        """``CAST(column AS DATE | TIMESTAMP)`` of a view's DATE column is the column (a
-        DATE already): PostgreSQL's DATE would drop its time of day, SQLite's CAST read its
-        text as the number of its year.  A CAST of anything else is the database's."""
+        """``CAST(x AS DATE | TIMESTAMP)`` as Oracle answers it.  Of a view's DATE column it
+        is the column (a DATE already): PostgreSQL's DATE would drop its time of day,
+        SQLite's CAST read its text as the number of its year.  Of the clock or a datetime
+        bind with their literal arithmetic it is their folded literal (:meth:`_clock`), to
+        the second for a DATE.  Any other CAST to DATE on PostgreSQL keeps the time of day
+        as Oracle's DATE does (``date_trunc('second', CAST(x AS TIMESTAMP))``).  The CAST's
+        first token joins :attr:`dated` when Sluice answered it (the item's type is the
+        CAST's, :mod:`.sqlheadings`).  A CAST of anything else is the database's."""
         toks, k = self.toks, i + 2
-        if (k + 3 < len(toks) and toks[k + 1].word == "AS" and toks[k + 2].word in ("DATE", "TIMESTAMP")
-                and toks[k + 3].text == ")" and self._view_date(k)):
-            self.replace[toks[i].start] = (toks[k + 3].end, toks[k].text)
-            self.skip = k + 3
+        close = _closes(toks, i + 1)
+        to = close - 1
+        if close < 0 or toks[to].word not in ("DATE", "TIMESTAMP") or toks[to - 1].word != "AS" or to - 1 <= k:
+            return
+        if to - 1 == k + 1 and self._view_date(k):
+            self.replace[toks[i].start] = (toks[close].end, toks[k].text)
+            self.skip = close
+            return
+        t, after = toks[k], toks[k + 1].text
+        if t.word in _DATES | _TIMESTAMPS and after != "(" or (
+                t.word in _TIMESTAMPS and after == "(") or t.kind == "bind" and isinstance(self.binds.peek(k), dt.date):
+            folded = (t.start, toks[to - 2].end)
+            self.casts[t.start] = (toks[to - 2].end, toks[to].word)
+            if t.kind == "bind":
+                self._clock(k, k, 0, self._bind_date(k))
+            else:
+                self._word(k, t)
+            if self.replace.get(t.start, (None,))[0] == folded[1] and self.skip == to - 2:
+                self.replace[toks[i].start] = (toks[close].end, self.replace.pop(t.start)[1])
+                self.skip = close
+                self.dated.add(i)
+                return
+        if not self.sqlite and toks[to].word == "DATE":
+            self.replace[toks[i].start] = (toks[i].end, "date_trunc('second', CAST")
+            self.replace[toks[to].start] = (toks[to].end, "TIMESTAMP)")
+            self.dated.add(i)
 
     def _trunc(self, i: int) -> None:
         """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) of the clock or a
@@ -427,6 +455,8 @@ class _Translation:
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)")
             return
+        if self.casts.get(start) == (end, "DATE"):
+            value, digits = value.replace(microsecond=0), 0      # CAST(… AS DATE): whole seconds
         utc = self._in_utc()
         sql_value = to_utc(value) if utc else value
         text = sql_value.isoformat(" ", "seconds" if digits == 0 else "microseconds")
@@ -647,6 +677,16 @@ def _view(t: _Tok) -> str:
     """The name of a token naming one of Sluice's views (without its schema), or ''."""
     name = t.word.rpartition(".")[2].strip()
     return name if name.startswith(_VIEWS) else ""
+
+
+def _closes(toks: list[_Tok], i: int) -> int:
+    """The token closing the parenthesis at token ``i`` (-1: none)."""
+    depth = 0
+    for j in range(i, len(toks)):
+        depth += (toks[j].text == "(") - (toks[j].text == ")")
+        if depth == 0:
+            return j
+    return -1
 
 
 def _dated(binds: dict | Sequence | None) -> bool:
