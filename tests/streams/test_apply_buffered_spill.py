@@ -53,6 +53,15 @@ def in_memory(app) -> int:
     return pool_for(app.conn.context.store).count(app.ctx.queue(app.d.queue_owner, app.d.queue_name))
 
 
+
+def applied_whole_from_spill(env, app, seen, lcrs: int, row: tuple) -> None:
+    """The next batch finds nothing more: the transaction was applied once, whole (``lcrs``
+    LCRs, read from the spill table), its row is the target's only one, the spill is gone."""
+    assert app.run_batch(wait=0) == 0
+    assert [(n, from_spill) for _, n, from_spill in seen] == [(lcrs, True)]
+    assert rows(env) == [row] and env.view(SPILL) == [] and errors(env) == 0
+
+
 def test_a_large_buffered_transaction_spills_and_is_applied_once_whole(world):
     """Threshold 5: the apply takes the small transaction before and six LCRs of the
     12-LCR one — those go to the spill table (DBA_APPLY_SPILL_TXN lists them, the target has
@@ -106,9 +115,7 @@ def test_a_spilled_transaction_read_to_its_end_is_applied_with_nothing_after_it(
     seen = recording(app)
     assert app.run_batch(wait=0) == 6
     assert [s["MESSAGE_COUNT"] for s in env.view(SPILL)] == [6] and rows(env) == []
-    assert app.run_batch(wait=0) == 0
-    assert [(n, from_spill) for _, n, from_spill in seen] == [(6, True)]
-    assert rows(env) == [(10, "5")] and env.view(SPILL) == [] and errors(env) == 0
+    applied_whole_from_spill(env, app, seen, 6, (10, "5"))
 
 
 def test_a_restart_mid_spill_loses_nothing_and_applies_nothing_twice(world):
@@ -177,9 +184,7 @@ def test_a_spill_waits_for_the_rest_the_capture_has_not_staged(world, monkeypatc
     assert [s["MESSAGE_COUNT"] for s in env.view(SPILL)] == [4] and rows(env) == []
     assert app.run_batch(wait=0) == 4
     assert [s["MESSAGE_COUNT"] for s in env.view(SPILL)] == [8] and rows(env) == []
-    assert app.run_batch(wait=0) == 0
-    assert [(n, from_spill) for _, n, from_spill in seen] == [(8, True)]
-    assert rows(env) == [(10, "7")] and env.view(SPILL) == [] and errors(env) == 0
+    applied_whole_from_spill(env, app, seen, 8, (10, "7"))
 
 
 def test_a_spilled_transaction_that_fails_goes_to_the_error_queue_whole(world):
