@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 class Error(Exception):
@@ -358,6 +359,7 @@ def places(code: int) -> int:
     return _places(_CATALOG[code][1])
 
 
+@lru_cache(maxsize=None)     # (a fixed set of catalogue texts: parsed once each, not per error)
 def _places(template: str) -> int:
     return len({name for _, name, _, _ in string.Formatter().parse(template) if name is not None})
 
