@@ -44,7 +44,8 @@ def test_a_pipeline_is_refused_a_process_a_host_runs(dsn, tmp_path, monkeypatch)
         raise AssertionError("the JVM was started")
     monkeypatch.setattr(runner, "spark_session", no_spark)
     with Host(functools.partial(sluice.connect, dsn), kinds=[tk.kind]) as host:
-        wait_for(lambda: host.running() == [("APPLY", "A1")], 10)
+        # running: launched, and its thread inside the process (past its connect: tk.most)
+        wait_for(lambda: host.running() == [("APPLY", "A1")] and tk.most, 10)
         result = CliRunner().invoke(main, ["--dsn", dsn, "pipeline", "run", "--apply", "A1", "--once",
                                            "--checkpoint-dir", str(tmp_path / "ck")])
         assert result.exit_code != 0
