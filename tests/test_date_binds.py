@@ -3,7 +3,7 @@ answer them, on both stores: python-oracledb binds a date or datetime as an Orac
 (whole seconds, the fraction dropped) and a timedelta as an INTERVAL DAY TO SECOND, so
 ``:t + 1`` is a day later, ``SYSDATE - :t`` the days between (a NUMBER), ``SYSDATE - :d``
 an interval earlier, ``enq_time > :since`` compares dates (also against the AQ$ views,
-whose dates are UTC, off UTC), ``SELECT :t`` fetches a datetime typed DB_TYPE_DATE, and
+whose dates are the session zone's, off UTC), ``SELECT :t`` fetches a datetime typed DB_TYPE_DATE, and
 ``DATE + DATE`` is ORA-00975."""
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ def test_a_datetime_bind_against_a_column(conn, dsn):
     assert cur.rowcount == 1
 
 
-def test_a_datetime_bind_against_an_aq_view(conn, india):  # noqa: F811
-    """The AQ$ views' dates are UTC: a datetime bind, the host's wall clock, is read in UTC
-    as the clock is in a statement on them."""
+def test_a_datetime_bind_against_an_aq_view(india, conn):  # noqa: F811
+    """The AQ$ views' dates are the session zone's wall clock, here the host's (5:30 ahead
+    of UTC at logon): a datetime bind of the host's wall clock compares with them as it is."""
     make_queue(conn, "Q")
     conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
     conn.commit()
@@ -120,17 +120,17 @@ def test_a_date_plus_a_column_that_is_no_number_is_refused(conn, dsn):
 
 def test_date_arithmetic_on_a_views_date_column(conn):
     """``enq_time + 1`` is a DATE a day later (PostgreSQL had no timestamp + integer,
-    SQLite added 1 to the text's year), ``enq_time - enq_time`` days; the views' dates are UTC."""
+    SQLite added 1 to the text's year), ``enq_time - enq_time`` days; the views' dates are the session zone's (the host's)."""
     make_queue(conn, "Q")
     conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
     conn.commit()
-    utc_now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = dt.datetime.now()
     cur = conn.cursor()
     cur.execute("SELECT enq_time + 1/24, q.enq_time - :d AS back, enq_time - enq_time FROM aq$q_qt q", {"d": 2})
     (later, back, zero), = cur.fetchall()
     assert type(later) is dt.datetime and later.microsecond == 0
-    assert abs(later - (utc_now + dt.timedelta(hours=1))) < dt.timedelta(minutes=1)
-    assert abs(back - (utc_now - dt.timedelta(days=2))) < dt.timedelta(minutes=1)
+    assert abs(later - (now + dt.timedelta(hours=1))) < dt.timedelta(minutes=1)
+    assert abs(back - (now - dt.timedelta(days=2))) < dt.timedelta(minutes=1)
     assert zero == 0 and type(zero) is int
     assert [d[:2] for d in cur.description] == [("ENQ_TIME+1/24", sluice.DB_TYPE_DATE), ("BACK", sluice.DB_TYPE_DATE),
                                                 ("ENQ_TIME-ENQ_TIME", sluice.DB_TYPE_NUMBER)]

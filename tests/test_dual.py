@@ -305,10 +305,10 @@ def india():
         time.tzset()
 
 
-def test_the_clock_against_an_aq_view_off_utc(conn, india):
-    """The AQ$ views' dates are UTC, SYSDATE the host's wall clock: in a statement on a
-    view Sluice reads the clock in UTC, so comparisons and differences hold, and gives
-    the clock's own values back in the host's time."""
+def test_the_clock_against_an_aq_view_off_utc(india, conn):
+    """A session that logs on with the host's clock 5:30 ahead of UTC is in that zone: the
+    AQ$ views show their dates in it, SYSDATE is the host's wall clock, so comparisons and
+    differences hold."""
     assert dt.datetime.now().astimezone().utcoffset() == dt.timedelta(hours=5, minutes=30)
     before = dt.datetime.now().replace(microsecond=0)
     counts, age, sysdate, later = _aq_view_counts(conn)

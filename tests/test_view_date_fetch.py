@@ -14,23 +14,24 @@ from tests.test_dual import _code, _rows
 
 
 def _enqueued(conn) -> dt.datetime:
-    """Enqueue one message on Q; the UTC time about then (the views' dates are UTC)."""
+    """Enqueue one message on Q; the wall-clock time about then (the views' dates are the
+    session zone's, by default the host's)."""
     make_queue(conn, "Q")
     conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
     conn.commit()
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return dt.datetime.now()
 
 
-def _near(value, utc_now) -> bool:
-    return type(value) is dt.datetime and value.tzinfo is None and abs(value - utc_now) < dt.timedelta(minutes=1)
+def _near(value, now) -> bool:
+    return type(value) is dt.datetime and value.tzinfo is None and abs(value - now) < dt.timedelta(minutes=1)
 
 
 def test_a_views_date_columns_fetch_as_datetimes(conn):
-    utc_now = _enqueued(conn)
+    now = _enqueued(conn)
     cur = conn.cursor()
     cur.execute("SELECT enq_time, q.deq_time, enq_timestamp AS ts, msg_state FROM aq$q_qt q")
     (enq, deq, ts, state), = cur.fetchall()
-    assert _near(enq, utc_now) and ts == enq and deq is None and state == "READY"
+    assert _near(enq, now) and ts == enq and deq is None and state == "READY"
     assert [d[:2] for d in cur.description] == [
         ("ENQ_TIME", sluice.DB_TYPE_TIMESTAMP), ("DEQ_TIME", sluice.DB_TYPE_TIMESTAMP),   # DEQ_TIME: NULLs only
         ("TS", sluice.DB_TYPE_TIMESTAMP), ("MSG_STATE", sluice.DB_TYPE_VARCHAR)]
@@ -38,13 +39,13 @@ def test_a_views_date_columns_fetch_as_datetimes(conn):
 
 
 def test_a_star_a_subquery_and_max_keep_the_dates(conn):
-    utc_now = _enqueued(conn)
+    now = _enqueued(conn)
     cur = conn.cursor()
     cur.execute("SELECT * FROM aq$q_qt")
     row, = cur.fetchall()
     types = {d[0]: d[1] for d in cur.description}
     named = dict(zip(types, row))
-    assert _near(named["ENQ_TIME"], utc_now) and named["DEQ_TIME"] is None
+    assert _near(named["ENQ_TIME"], now) and named["DEQ_TIME"] is None
     assert types["ENQ_TIME"] is types["DEQ_TIME"] is types["DELAY"] is sluice.DB_TYPE_TIMESTAMP
     assert types["MSG_STATE"] is sluice.DB_TYPE_VARCHAR
     (inner,), = _rows(conn, "SELECT x.enq_time FROM (SELECT * FROM aq$q_qt) x")
@@ -58,7 +59,7 @@ def test_a_star_a_subquery_and_max_keep_the_dates(conn):
 
 
 def test_fetched_view_dates_compare_with_binds_and_the_clock(conn):
-    """The datetimes fetched are the views' UTC dates: a bind of one finds its row."""
+    """The datetimes fetched are the views' dates: a bind of one finds its row."""
     _enqueued(conn)
     (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
     assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time >= :t", {"t": enq.replace(microsecond=0)}) \
@@ -70,7 +71,7 @@ def test_v_session_logon_time_is_a_date(conn):
     cur = conn.cursor()
     cur.execute("SELECT logon_time FROM v$session WHERE username = USER")
     (logon,), *_ = cur.fetchall()
-    assert _near(logon, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    assert _near(logon, dt.datetime.now())
     assert cur.description[0][1] is sluice.DB_TYPE_TIMESTAMP
 
 
@@ -115,7 +116,7 @@ def test_a_views_date_under_nvl_coalesce_case_or_cast_is_a_date(conn):
     """A view's date as NVL's or COALESCE's argument, a CASE's value or CAST to DATE or
     TIMESTAMP: a datetime when every branch is a date or NULL (SQLite gave its text, and
     a number -- the year -- for a CAST; PostgreSQL a datetime.date for CAST AS DATE)."""
-    utc_now = _enqueued(conn)
+    now = _enqueued(conn)
     cur = conn.cursor()
     cur.execute("SELECT NVL(deq_time, enq_time), COALESCE(deq_time, NULL, q.enq_time) AS c, "
                 "CASE WHEN msg_state = 'READY' THEN enq_time ELSE NULL END, "
@@ -124,7 +125,7 @@ def test_a_views_date_under_nvl_coalesce_case_or_cast_is_a_date(conn):
                 "NVL(enq_time, SYSDATE - 1), NVL(CAST(deq_time AS DATE), enq_time) "
                 "FROM aq$q_qt q")
     row, = cur.fetchall()
-    assert all(_near(v, utc_now) for v in row), row
+    assert all(_near(v, now) for v in row), row
     assert len(set(row)) == 1          # the same date, to the microsecond
     assert [d[1] for d in cur.description] == [sluice.DB_TYPE_TIMESTAMP] * 4 + [sluice.DB_TYPE_DATE] + \
         [sluice.DB_TYPE_TIMESTAMP] * 3

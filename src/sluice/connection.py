@@ -38,6 +38,7 @@ from .security.catalog import SecurityCatalog
 from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
+from .store.sessionzone import alter_session
 from .streams.adm import StreamsAdm
 from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
@@ -440,6 +441,10 @@ class Connection:
             return 0
         if kind == "ALTER DATABASE":
             return self._alter_database(text)
+        if kind == "ALTER SESSION":     # TIME_ZONE: the views' dates, CURRENT_DATE
+            session = self.context.session
+            session.set_time_zone(alter_session(text, session.local_zone))
+            return 0
         body = text.strip().rstrip(";").strip()
         if _BARE_CALL.match(body):
             from . import plsql

@@ -119,6 +119,11 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1839: (DataError, "date not valid for month specified"),
     1841: (DataError, "(full) year must be between -4713 and +9999, and not be 0"),
     1861: (DataError, "literal does not match format string"),
+    # ALTER SESSION SET TIME_ZONE (store/sessionzone.py)
+    1874: (DataError, "time zone hour must be between -15 and 15"),
+    1875: (DataError, "time zone minute must be between -59 and 59"),
+    1882: (DataError, "timezone region not found"),
+    2248: (ProgrammingError, "invalid option for ALTER SESSION"),
     1899: (DataError, "bad precision specifier"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
     6530: (ProgrammingError, "Reference to uninitialized composite"),

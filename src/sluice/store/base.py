@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Iterable, Sequence
 
 from .sessions import OpenSession
+from .sessionzone import SessionZone
 from .stats import QueueStats
 
 _TXN_PREFIX = os.urandom(3).hex().upper()
@@ -343,6 +344,8 @@ class StoreSession(abc.ABC):
 
     txn_id: str | None
     sid: int    # the session's SID in V$SESSION (:mod:`.sessions`)
+    time_zone: SessionZone      # SESSIONTIMEZONE: the views' dates and CURRENT_DATE are in it
+    local_zone: SessionZone     # the zone it started in (ALTER SESSION SET TIME_ZONE = LOCAL)
 
     @abc.abstractmethod
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
@@ -445,6 +448,12 @@ class StoreSession(abc.ABC):
         NONE) or EXCEPT (every role granted to the user or PUBLIC but ``roles``).  What
         the session's calls may do is the Authorizer's to count; this is only what the
         views show."""
+
+    @abc.abstractmethod
+    def set_time_zone(self, zone: SessionZone) -> None:
+        """ALTER SESSION SET TIME_ZONE: the session's views show their dates in ``zone``
+        from now on, whatever the open transaction does (:attr:`time_zone` is it; a new
+        session starts in :func:`.sessionzone.default_zone`, kept as :attr:`local_zone`)."""
 
     @abc.abstractmethod
     def query(self, sql: str, binds: dict | Sequence | None,

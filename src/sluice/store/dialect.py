@@ -18,6 +18,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .sessionzone import SQLITE_VIEW_DATE
+
 
 @dataclass(frozen=True, slots=True)
 class Dialect:
@@ -37,7 +39,7 @@ class Dialect:
     _in_list: str            # ``{col}`` is in the list (of ``{array}``) bound as one parameter
     _list_param: Callable[[list], Any]
     _hex: str                # upper-case hex text of a blob ``{x}``
-    _epoch: str              # timestamp of POSIX seconds ``{x}``
+    _epoch: str              # timestamp of POSIX seconds ``{x}``: the session zone's wall clock
     _json_text: str          # text of member ``{key}`` of the JSON document ``{doc}``
     _json_length: str        # length of array member ``{key}`` of ``{doc}``
 
@@ -77,7 +79,7 @@ SQLITE = Dialect(
     _in_list="{col} IN (SELECT value FROM json_each(?))",
     _list_param=json.dumps,
     _hex="upper(hex({x}))",
-    _epoch="strftime('%Y-%m-%d %H:%M:%f', {x}, 'unixepoch')",
+    _epoch=SQLITE_VIEW_DATE,     # in the session's time zone (sessionzone.ViewClock)
     _json_text="json_extract({doc}, '$.{key}')",
     _json_length="json_array_length(json_extract({doc}, '$.{key}'))",
 )
@@ -118,7 +120,9 @@ POSTGRESQL = Dialect(
     _in_list="{col} = ANY(?::{array}[])",   # typed: an untyped array would not use the index
     _list_param=_pg_list,
     _hex="upper(encode({x}, 'hex'))",
-    _epoch="(to_timestamp({x}) AT TIME ZONE 'UTC')",
+    # in the session's time zone (sessionzone); a connection not Sluice's: its own TimeZone
+    _epoch="(to_timestamp({x}) AT TIME ZONE COALESCE(NULLIF(current_setting('sluice.time_zone', true), ''), "
+           "current_setting('TimeZone')))",
     _json_text="(({doc})::jsonb ->> '{key}')",
     _json_length="(CASE WHEN jsonb_typeof(({doc})::jsonb -> '{key}') = 'array' "
                  "THEN jsonb_array_length(({doc})::jsonb -> '{key}') END)",

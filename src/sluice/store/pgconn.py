@@ -38,6 +38,7 @@ from .pgarrays import ENCODERS, EncodedArray
 from ..charset import CONVERSION_FAILED
 from ..errors import DatabaseError, ProgrammingError, ora, raised_by_sluice_sql
 from .dialect import POSTGRESQL
+from .sessionzone import zone_option
 from .sessions import PROGRAM, pg_session_key
 
 T = TypeVar("T")
@@ -73,8 +74,8 @@ class PgTarget:
         With ``user``, a session's: ``sluice.user`` set for the USER_ views, and the session
         registered (:mod:`.sessions`), in one round trip.  :raises OperationalError: ORA-12541…"""
         try:
-            raw = SessionConnection.connect(self.conninfo, autocommit=True,
-                                            options=search_path_option(self.schema))
+            raw = SessionConnection.connect(self.conninfo, autocommit=True,     # (the views' zone)
+                                            options=search_path_option(self.schema) + zone_option())
             if user is not None:
                 try:
                     key = pg_session_key(self.schema, user)
@@ -479,7 +480,7 @@ class PgPool:
         self._pool = ConnectionPool(
             target.conninfo, min_size=1, max_size=max_size, open=False, timeout=SERVER_WAIT,
             num_workers=1, name=f"sluice-{target.schema}", reconnect_timeout=SERVER_WAIT * 6,
-            kwargs={"autocommit": True, "options": search_path_option(target.schema)})
+            kwargs={"autocommit": True, "options": search_path_option(target.schema) + zone_option()})
         self._pool.open(wait=False)
 
     def close(self) -> None:

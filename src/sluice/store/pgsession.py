@@ -52,6 +52,7 @@ from .dialect import POSTGRESQL
 from .sqlmemory import memory_views, session_view
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .sqlheadings import oracle_headings
+from .sessionzone import SessionZone, default_zone
 from .sqloracle import Translated, oracle_words
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
@@ -66,6 +67,8 @@ class PgSession(StoreSession):
     def __init__(self, store: PgStore, user: str) -> None:
         self.store = store
         self.user = user
+        self.local_zone = self.time_zone = default_zone()    # as the connection's (zone_option)
+        self._zone_set = False              # ALTER SESSION SET TIME_ZONE: a setting to send again
         self._raw: psycopg.Connection | None = store.target.connect(user)
         self.txn_id: str | None = None
         self._open = False                  # a database transaction is open on the connection
@@ -121,7 +124,7 @@ class PgSession(StoreSession):
                 self._reset()
                 raise ora(3113)
             self._raw = raw = self.store.target.connect(self.user)   # after a lost connection
-            self._roles_resend = self._roles is not None
+            self._roles_resend = self._has_settings
         if self._roles_resend and not self._open:
             self._roles_resend = False
             self._send_roles(raw)
@@ -192,7 +195,7 @@ class PgSession(StoreSession):
             self.store.local_change()
 
     def _reset(self) -> None:
-        self._roles_resend = self._roles_resend or (self._open and self._roles is not None)
+        self._roles_resend = self._roles_resend or (self._open and self._has_settings)
         self._epoch += 1
         self._open = False
         self.txn_id = None
@@ -588,7 +591,8 @@ class PgSession(StoreSession):
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds) if oracle_sql else Translated(sql, binds=binds)
+        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, zone=self.time_zone) if oracle_sql \
+            else Translated(sql, binds=binds)
         text, binds = oracle.text, oracle.binds
         c = self._conn()
         raw = c.raw
@@ -641,7 +645,7 @@ class PgSession(StoreSession):
         return cols, oracle.convert(rows)
 
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds)
+        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, zone=self.time_zone)
         text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                     oracle.binds)
         c = self._conn()
@@ -669,13 +673,24 @@ class PgSession(StoreSession):
         self._roles = (mode, json.dumps(list(roles)))
         self._send_roles(self._conn().raw)
 
+    def set_time_zone(self, zone: SessionZone) -> None:
+        self.time_zone, self._zone_set = zone, True
+        self._send_roles(self._conn().raw)      # (sent again if the open transaction rolls back)
+
+    @property
+    def _has_settings(self) -> bool:
+        return self._roles is not None or self._zone_set
+
     def _send_roles(self, raw: psycopg.Connection) -> None:
-        """The session settings SESSION_ROLES reads (sqlschema.PG_SESSION_SETTINGS).  Set
-        in an open transaction, they are sent again once it ends (a rollback would take
-        them back; Oracle's SET ROLE stays), and on a new connection after a lost one."""
-        mode, names = self._roles
-        raw.execute("SELECT set_config('sluice.role_mode', %s, false), set_config('sluice.set_roles', %s, false)",
-                    (mode, names))
+        """The session settings SESSION_ROLES reads (sqlschema.PG_SESSION_SETTINGS), and
+        the views' time zone (sessionzone).  Set in an open transaction, they are sent
+        again once it ends (a rollback would take them back; Oracle's SET ROLE and ALTER
+        SESSION stay), and on a new connection after a lost one."""
+        settings = {"sluice.time_zone": self.time_zone.postgres} if self._zone_set else {}
+        if self._roles is not None:
+            settings["sluice.role_mode"], settings["sluice.set_roles"] = self._roles
+        raw.execute("SELECT " + ", ".join("set_config(%s, %s, false)" for _ in settings),
+                    [v for pair in settings.items() for v in pair])
 
     @property
     def sid(self) -> int:

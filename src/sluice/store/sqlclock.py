@@ -17,13 +17,13 @@ format, :func:`truncate` applies it), used for the clock and for the views' date
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Callable, Sequence, Union
 
 from ..errors import not_supported, ora
 
-__all__ = ["NULL", "add_days", "add_interval", "days_term", "interval", "to_utc", "trunc_unit", "truncate"]
+__all__ = ["NULL", "add_days", "add_interval", "days_term", "interval", "trunc_unit", "truncate"]
 
 _UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
 _SECONDS = {"DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
@@ -172,11 +172,6 @@ def add_interval(value: datetime, months: int, seconds: Fraction) -> datetime:
         return value + timedelta(microseconds=round(seconds * 10**6))
     except OverflowError:
         raise ora(1841) from None
-
-
-def to_utc(value: datetime) -> datetime:
-    """The host's wall-clock ``value`` as UTC wall-clock time (naive both)."""
-    return value.astimezone(timezone.utc).replace(tzinfo=None)
 
 
 # TRUNC(date, fmt)'s format models -> the unit truncated to

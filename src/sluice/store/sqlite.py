@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -28,11 +29,12 @@ from . import sqlcatalog, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
+from .sessionzone import register as register_view_clock
 from .sessions import FileSessions, OpenSession
 from .sqlitefns import register_sqlite_functions
 from .sqlnames import json_value
-from .sqlschema import (LEGACY_RECEIVED, RESHAPED_VIEWS, SCHEMA_VERSION, catalog_ddl, legacy_received_ddl, quote, table_name,
-                        upgrade_queue_table_ddl, view_name)
+from .sqlschema import (LEGACY_RECEIVED, RESHAPED_VIEWS, SCHEMA_VERSION, UTC_VIEWS_MARK, catalog_ddl,
+                        legacy_received_ddl, quote, table_name, upgrade_queue_table_ddl, view_name)
 from .timemgr import TimeManagerThread
 
 if TYPE_CHECKING:
@@ -153,6 +155,16 @@ def check_sqlite_file(path: str) -> None:
         raise ora(1157, path, "not an SQLite database")
 
 
+def _utc_catalog_views(c: sqlite3.Connection) -> list[str]:
+    """The catalog's views an older Sluice made with UTC dates (UTC_VIEWS_MARK), which
+    catalog_ddl makes again in the session's zone; a user's own views are left alone."""
+    ours = {m.group(1) for stmt in catalog_ddl(SQLITE)
+            for m in [re.match(r"\s*CREATE VIEW IF NOT EXISTS\s+(\S+)\s+AS\b", stmt)] if m}
+    dates, zoned = UTC_VIEWS_MARK
+    return [name for name, in c.execute("SELECT name FROM sqlite_master WHERE type = 'view' AND instr(sql, ?) > 0 "
+                                         "AND instr(sql, ?) = 0", (dates, zoned)).fetchall() if name in ours]
+
+
 class SqliteStore(Store):
     """One SQLite database file, shared by every connection of this process."""
 
@@ -203,6 +215,8 @@ class SqliteStore(Store):
             return
         for view in RESHAPED_VIEWS:   # made again by catalog_ddl's CREATE VIEW IF NOT EXISTS
             c.execute(f"DROP VIEW IF EXISTS {view}")
+        for view in _utc_catalog_views(c):   # (schema version 24)
+            c.execute(f"DROP VIEW {quote(view)}")
         for stmt in catalog_ddl(SQLITE):
             c.execute(stmt)
         for qt in sqlcatalog.queue_tables(c):
@@ -224,6 +238,7 @@ class SqliteStore(Store):
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
         conn.execute("PRAGMA case_sensitive_like=ON")  # Oracle LIKE is case-sensitive
         _register_functions(conn)
+        register_view_clock(conn)         # the views' dates in the session's zone
         register_sqlite_functions(conn)   # what compiled dequeue conditions call
         conn.allocate_seqs = self.locks.allocate_seqs   # see Dialect.seq_from_store
         conn.path = self.path

@@ -31,6 +31,7 @@ from .sqlmemory import memory_views, session_view
 from .sqlnames import physical_names, rewrite
 from .sqlfetch import sqlite_result
 from .sqlheadings import oracle_headings
+from .sessionzone import SessionZone
 from .sqloracle import Translated, oracle_words
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 
@@ -50,6 +51,7 @@ class SqliteSession(StoreSession):
         self.store = store
         self.user = user
         self.conn = store.connect()
+        self.local_zone = self.conn.view_clock.zone
         for stmt in user_view_ddl(_literal(user)):
             self.conn.execute(stmt)
         self.txn_id: str | None = None
@@ -91,7 +93,7 @@ class SqliteSession(StoreSession):
 
     # -- DML on the store's database -----------------------------------------
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        oracle = oracle_words(sql, self.user, sqlite=True, binds=binds)   # its errors change nothing
+        oracle = oracle_words(sql, self.user, sqlite=True, binds=binds, zone=self.time_zone)   # its errors change nothing
         conn = self.conn
         if not self._dml:
             # SQLite's own write lock, not the process's mutex (store.begin): the transaction
@@ -511,7 +513,8 @@ class SqliteSession(StoreSession):
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        oracle = oracle_words(sql, self.user, sqlite=True, binds=binds) if oracle_sql else Translated(sql, binds=binds)
+        oracle = (oracle_words(sql, self.user, sqlite=True, binds=binds, zone=self.time_zone) if oracle_sql
+                  else Translated(sql, binds=binds))
         try:
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
@@ -528,6 +531,13 @@ class SqliteSession(StoreSession):
             cols, types = oracle_headings(sql, oracle, cols, sqlite=True)
             return sqlite_result(cols, oracle.convert(rows), decimals, types)
         return cols, oracle.convert(rows)
+
+    @property
+    def time_zone(self) -> SessionZone:
+        return self.conn.view_clock.zone
+
+    def set_time_zone(self, zone: SessionZone) -> None:
+        self.conn.view_clock.zone = zone
 
     def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:
         self.conn.execute("DROP VIEW IF EXISTS temp.SESSION_ROLES")

@@ -6,9 +6,13 @@ which has no Oracle session: :func:`oracle_words` replaces
 * ``USER`` and ``SYS_CONTEXT('USERENV', 'SESSION_USER' | 'CURRENT_USER' |
   'CURRENT_SCHEMA')`` by the session's Sluice user (a literal: the database's own
   ``user`` would be its server login);
+* ``SESSIONTIMEZONE`` / ``DBTIMEZONE`` by the session's time zone (:mod:`.sessionzone`) and
+  the database's (``+00:00``: the stores keep UTC);
 * ``SYSDATE`` / ``CURRENT_DATE`` (a DATE: whole seconds) and ``SYSTIMESTAMP`` /
-  ``CURRENT_TIMESTAMP`` / ``LOCALTIMESTAMP`` by the host's clock, read once per statement
-  as Oracle reads it, and fetched as the naive ``datetime`` python-oracledb gives for
+  ``CURRENT_TIMESTAMP`` / ``LOCALTIMESTAMP`` by the clock, read once per statement as
+  Oracle reads it — SYSDATE and SYSTIMESTAMP the host's wall clock (the database
+  server's), the others the session time zone's, the zone the views show their dates
+  in — and fetched as the naive ``datetime`` python-oracledb gives for
   DATE and TIMESTAMP [WITH TIME ZONE] (PostgreSQL: a ``TIMESTAMP`` literal; SQLite:
   text, the form its views' dates have, which :meth:`Translated.convert` turns back).
   Oracle's date arithmetic on them: ``CLOCK ± literal days ± INTERVAL '…' unit`` (and
@@ -17,13 +21,12 @@ which has no Oracle session: :func:`oracle_words` replaces
   :attr:`Translated.binds` are the binds left); ``SYSDATE - column`` and
   ``column - SYSDATE`` are the days between, a float; ``SYSDATE + column`` adds the
   column's days (a DATE; SQLite: :mod:`.sqlitedays`); other arithmetic on them is
-  refused (SLU-00001), neither database counting it in days.  A statement on Sluice's
-  views (``AQ$…``, ``FROM DBA_…``) reads the clock in UTC, as their dates are;
+  refused (SLU-00001), neither database counting it in days;
 * a ``date`` / ``datetime`` bind as python-oracledb binds it, an Oracle DATE (whole
   seconds): folded like ``SYSDATE`` into a literal with its arithmetic (``:t + 1``,
   ``:t - column``, ``SYSDATE - :t`` the days between, a number; ``DATE + DATE``
-  ORA-00975), so SQLite fetches it back as a datetime and a statement on the views reads
-  it in UTC as it reads the clock; a ``timedelta`` added to or taken from one is an
+  ORA-00975), so SQLite fetches it back as a datetime, compared with the views' dates
+  as it is (both the session zone's wall clock); a ``timedelta`` added to or taken from one is an
   INTERVAL DAY TO SECOND;
 * in a statement on Sluice's views, a DATE column of theirs (:mod:`.viewdates`) ± days
   is a DATE, one minus another the days between, one plus another ORA-00975;
@@ -50,7 +53,8 @@ from typing import NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
-from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc, trunc_unit, truncate
+from .sessionzone import DBTIMEZONE, SessionZone
+from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
 from .viewdates import VIEW_DATES, days_between, plus_days, truncated
 
 __all__ = ["Translated", "aliased", "on_views", "oracle_words", "tokens"]
@@ -67,10 +71,11 @@ _TOKEN = re.compile(
     re.S,
 )
 # only a statement naming one of these needs the tokens
-_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST")
+_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
+_SERVER_CLOCK = frozenset({"SYSDATE", "SYSTIMESTAMP"})     # the others are the session zone's
 _USERENV = frozenset({"SESSION_USER", "CURRENT_USER", "CURRENT_SCHEMA"})
 # words that end a select list at its own depth (GROUP and ORDER only before BY:
 # LISTAGG(...) WITHIN GROUP (ORDER BY ...) stays in the item)
@@ -86,7 +91,7 @@ _KEYWORDS = _CONTINUE | _LIST_END | {"SELECT", "DISTINCT", "ALL", "BY", "ON", "S
                                      "RETURNING", "USING", "AS", "ANY", "SOME", "EXISTS", "PRIOR"}
 _NOT_NAMES = _KEYWORDS | _DATES | _TIMESTAMPS | {"USER", "INTERVAL", "DATE", "TIMESTAMP", "NULL", "END",
                                                  "TRUE", "FALSE", "SYS_CONTEXT"}
-# Sluice's views, whose dates are UTC: a statement naming one reads the clock in UTC
+# Sluice's views: their DATE columns (viewdates) have Oracle's date arithmetic
 _VIEWS = ("AQ$", "DBA_", "ALL_", "USER_", "V$", "GV$")
 
 
@@ -103,8 +108,8 @@ class _Tok(NamedTuple):
 
 @dataclass
 class Translated:
-    """A statement made runnable; the clock values to give back as the host's datetimes
-    (SQLite's text of them, or the UTC value a statement on the views read -> the value);
+    """A statement made runnable; the clock values to give back as datetimes (SQLite's
+    text of them -> the value);
     the tokens of the statement typed, if they were read (:mod:`.sqlheadings` reuses them);
     the binds to run it with (those given, less the ones folded into the clock)."""
 
@@ -124,26 +129,28 @@ class Translated:
 
 
 def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
-                 binds: dict | Sequence | None = None) -> Translated:
+                 binds: dict | Sequence | None = None, zone: SessionZone | None = None) -> Translated:
     """``sql`` with Oracle's session words answered for ``user`` (see the module);
     ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL;
-    ``binds`` the values the statement is to run with (by name or by position)."""
+    ``now`` the host's clock (read when the statement needs it); ``binds`` the values the
+    statement is to run with (by name or by position); ``zone`` the session's time zone
+    (None: the host's)."""
     upper = sql.upper()
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
             ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)):
         return Translated(sql, binds=binds)
-    return _Translation(sql, user, sqlite, now, binds).run()
+    return _Translation(sql, user, sqlite, now, binds, zone).run()
 
 
 class _Translation:
     def __init__(self, sql: str, user: str, sqlite: bool, now: datetime | None,
-                 binds: dict | Sequence | None) -> None:
+                 binds: dict | Sequence | None, zone: SessionZone | None = None) -> None:
         self.sql, self.user, self.sqlite = sql, user, sqlite
-        self.now = now
+        self.now, self.zone = now, zone
         self.dates: dict[str | datetime, datetime] = {}
         self.toks = tokens(sql)
         self.binds = ClockBinds(self.toks, binds)
-        self.on_views: bool | None = None                # read when the clock is (_in_utc)
+        self.on_views: bool | None = None                # read when a view's date is (_on_views)
         self.items: list[tuple[int, int]] | None = None
         self.skip = -1                                   # tokens up to this one are done
         self.replace: dict[int, tuple[int, str]] = {}     # start -> (end, text)
@@ -175,6 +182,9 @@ class _Translation:
         after = toks[i + 1].text if i + 1 < len(toks) else ""
         if word == "USER" and after != "(":
             self.replace[t.start] = (t.end, _literal(self.user))
+        elif word in ("SESSIONTIMEZONE", "DBTIMEZONE") and after != "(":
+            zone = DBTIMEZONE if word == "DBTIMEZONE" or self.zone is None else self.zone.name
+            self.replace[t.start] = (t.end, _literal(zone))
         elif word == "SYS_CONTEXT":
             call = toks[i + 1:i + 6]
             if ([c.text for c in call[::2]] == ["(", ",", ")"] and call[1].kind == call[3].kind == "str"
@@ -255,7 +265,7 @@ class _Translation:
         unit = trunc_unit(fmt)
         self.dated.update(range(i, close + 1))
         if clock or bind:
-            value = self._bind_date(k) if bind else self._now()
+            value = self._bind_date(k) if bind else self._now(t.word)
             self._clock(i, close, 0, truncate(value, unit))
             return
         if close + 1 < len(toks) and toks[close + 1].text in ("+", "-"):
@@ -268,7 +278,7 @@ class _Translation:
         """Whether token ``i`` names a DATE column of Sluice's views in a statement on them."""
         t = self.toks[i]
         return (t.kind == "id" and t.word.rpartition(".")[2].strip() in VIEW_DATES
-                and not (i + 1 < len(self.toks) and self.toks[i + 1].text == "(") and self._in_utc())
+                and not (i + 1 < len(self.toks) and self.toks[i + 1].text == "(") and self._on_views())
 
     def _date_column(self, i: int) -> None:
         """``column ± days …`` (a DATE, :func:`.viewdates.plus_days`) or ``column - column``
@@ -304,10 +314,15 @@ class _Translation:
         self.replace[toks[i].start] = (toks[j].end, text)
         self.skip = j
 
-    def _now(self) -> datetime:
+    def _now(self, word: str = "SYSDATE") -> datetime:
+        """The clock ``word`` reads, once per statement: SYSDATE / SYSTIMESTAMP the host's
+        wall clock (the database server's), CURRENT_DATE / CURRENT_TIMESTAMP /
+        LOCALTIMESTAMP the session time zone's."""
         if self.now is None:
             self.now = datetime.now()
-        return self.now
+        if word in _SERVER_CLOCK or self.zone is None:
+            return self.now
+        return self.zone.wall_clock(self.now.astimezone())
 
     def _bind_date(self, i: int) -> datetime:
         """The date or datetime bound at token ``i`` (taken) as python-oracledb binds it: an
@@ -328,7 +343,7 @@ class _Translation:
         word = toks[first].word or toks[first].text.upper()
         is_date = word in _DATES or value is not None
         if value is None:
-            value = self._now()
+            value = self._now(word)
             if digits < 6:
                 step = 10 ** (6 - digits)
                 value = value.replace(microsecond=value.microsecond // step * step)
@@ -417,7 +432,7 @@ class _Translation:
         if t.kind == "bind" and isinstance(self.binds.peek(k), dt.date):
             return k, self._bind_date(k)
         if t.word in _DATES and after != "(":
-            return k, self._now().replace(microsecond=0)
+            return k, self._now(t.word).replace(microsecond=0)
         if t.word in _TIMESTAMPS:
             return (k + 3 if after == "(" else k), None
         return None
@@ -439,8 +454,8 @@ class _Translation:
         text = str(days.numerator) if days.denominator == 1 else repr(float(days))
         self.replace[start] = (end, f"({text})")
 
-    def _in_utc(self) -> bool:
-        """Whether the statement names one of Sluice's views, whose dates are UTC."""
+    def _on_views(self) -> bool:
+        """Whether the statement names one of Sluice's views."""
         if self.on_views is None:
             self.on_views = on_views(self.sql, self.toks)
         return self.on_views
@@ -450,22 +465,19 @@ class _Translation:
         return value.replace(microsecond=0) if digits == 0 and value is not NULL else value
 
     def _literal(self, start: int, end: int, value, digits: int) -> None:
-        """The clock value in the statement: the host's wall clock, or UTC in a statement on
-        Sluice's views (their dates are UTC), fetched back as the host's wall clock."""
+        """The clock value (or a datetime bind) in the statement as a literal: the views show
+        their dates in the session's zone, which CURRENT_DATE reads too (SQLite's text of it
+        is fetched back as the datetime)."""
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)")
             return
         if self.casts.get(start) == (end, "DATE"):
             value, digits = value.replace(microsecond=0), 0      # CAST(… AS DATE): whole seconds
-        utc = self._in_utc()
-        sql_value = to_utc(value) if utc else value
-        text = sql_value.isoformat(" ", "seconds" if digits == 0 else "microseconds")
+        text = value.isoformat(" ", "seconds" if digits == 0 else "microseconds")
         if self.sqlite:
             self.dates[text] = value
             self.replace[start] = (end, _literal(text))
         else:
-            if utc:
-                self.dates[sql_value] = value
             self.replace[start] = (end, f"TIMESTAMP {_literal(text)}")
 
     def _days_column(self, start: int, end: int, value, first: int, last: int) -> None:
@@ -478,7 +490,7 @@ class _Translation:
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)")
             return
-        date = (to_utc(value) if self._in_utc() else value).replace(microsecond=0)
+        date = value.replace(microsecond=0)
         text = _literal(date.isoformat(" "))
         self.replace[start] = (end, plus_days(self.sqlite, text if self.sqlite else f"TIMESTAMP {text}", column))
 
@@ -490,8 +502,7 @@ class _Translation:
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS DOUBLE PRECISION)")
             return
-        sql_value = to_utc(value) if self._in_utc() else value
-        text = _literal(sql_value.isoformat(" ", "seconds"))
+        text = _literal(value.isoformat(" ", "seconds"))
         name = self.sql[self.toks[column[0]].start:self.toks[column[1]].end]
         if self.sqlite:
             if clock_first:         # a date when the column holds days

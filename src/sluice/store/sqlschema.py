@@ -61,10 +61,15 @@ from .dialect import Dialect
 #     sluice.role_mode / sluice.set_roles; SQLite makes the view again per SET ROLE)
 # 23: TRANSACTIONAL queue tables' $GROUP index (a message group in dequeue order: see
 #     group_index_ddl)
-SCHEMA_VERSION = 23
+# 24: the views show their dates in the session's time zone (they were UTC): SQLite's by
+#     sluice_zone_shift / sluice_view_date, PostgreSQL's AT TIME ZONE the sluice.time_zone
+#     setting (sessionzone; SQLite's catalog views of UTC dates are made again: UTC_VIEWS_MARK)
+SCHEMA_VERSION = 24
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
+# an SQLite view of dates has the first, and before schema version 24 (UTC dates) not the second
+UTC_VIEWS_MARK = ("'unixepoch'", "sluice_zone_shift")
 # views whose text changed (same columns and types) since an older schema version
 RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE")
 

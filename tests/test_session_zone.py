@@ -1,0 +1,204 @@
+"""The session's time zone, as Oracle 10.2+ and python-oracledb have it, on both stores.
+
+AQ keeps its times in UTC and the AQ$ views show them in the session's time zone
+(``CAST(FROM_TZ(enq_time, '00:00') AT TIME ZONE sessiontimezone AS DATE)``), as do the
+other monitoring views; CURRENT_DATE / CURRENT_TIMESTAMP / LOCALTIMESTAMP are that zone's
+wall clock, SYSDATE / SYSTIMESTAMP the server's.  A session starts in ORA_SDTZ's zone, else
+the offset of the client's local time at logon (python-oracledb's thin mode sends
+``ALTER SESSION SET TIME_ZONE`` so); ALTER SESSION SET TIME_ZONE changes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import sqlite3
+import zoneinfo
+
+import pytest
+
+import sluice
+from tests.conftest import make_queue
+from tests.test_binds import _create_table
+from tests.test_dual import _code, _rows, india  # noqa: F401  (india: a fixture)
+from tests.streams.test_propagation import _raw
+
+PLUS5 = dt.timezone(dt.timedelta(hours=5))
+
+
+def _wall(tz) -> dt.datetime:
+    return dt.datetime.now(tz).replace(tzinfo=None)
+
+
+def _near(value, expected, seconds=60) -> bool:
+    return type(value) is dt.datetime and abs(value - expected) < dt.timedelta(seconds=seconds)
+
+
+def _enqueue(conn) -> None:
+    make_queue(conn, "Q")
+    conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+
+
+def _zone(conn) -> str:
+    (zone,), = _rows(conn, "SELECT SESSIONTIMEZONE FROM DUAL")
+    return zone
+
+
+def test_alter_session_time_zone_moves_the_views_dates_and_the_session_clock(conn):
+    _enqueue(conn)
+    conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
+    assert _rows(conn, "SELECT SESSIONTIMEZONE, DBTIMEZONE FROM DUAL") == [("+05:00", "+00:00")]
+    (enq, ts), = _rows(conn, "SELECT enq_time, enq_timestamp FROM aq$q_qt")
+    assert _near(enq, _wall(PLUS5), 10) and ts == enq
+    # a naive datetime bind is the session zone's wall clock, compared as it is
+    since = "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > :since"
+    minute = dt.timedelta(minutes=1)
+    assert [_rows(conn, since, {"since": _wall(PLUS5) + d}) for d in (-minute, minute)] == [[(1,)], [(0,)]]
+    # CURRENT_DATE and LOCALTIMESTAMP are the session zone's, SYSDATE the host's
+    (current, local, sysdate), = _rows(conn, "SELECT CURRENT_DATE, LOCALTIMESTAMP, SYSDATE FROM DUAL")
+    assert _near(current, _wall(PLUS5), 10) and _near(local, _wall(PLUS5), 10)
+    assert _near(sysdate, dt.datetime.now(), 10)
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > CURRENT_DATE - 1/24 "
+                       "AND enq_time < CURRENT_TIMESTAMP + INTERVAL '1' MINUTE") == [(1,)]
+    # the other monitoring views too: V$SESSION's LOGON_TIME
+    (logon,), *_ = _rows(conn, "SELECT logon_time FROM v$session WHERE username = USER")
+    assert _near(logon, _wall(PLUS5))
+
+
+def test_a_region_a_return_to_local_and_dbtimezone(conn, conn2):
+    _enqueue(conn)
+    cur = conn.cursor()
+    cur.execute("alter session set time_zone = 'europe/paris'")      # Oracle's names: any case
+    assert _zone(conn) == "Europe/Paris"
+    (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
+    assert _near(enq, _wall(zoneinfo.ZoneInfo("Europe/Paris")), 10)
+    (other,), = _rows(conn2, "SELECT enq_time FROM aq$q_qt")      # another session: its own zone
+    assert _zone(conn2) == "+00:00" and _near(other, dt.datetime.now(), 10)
+    cur.execute("ALTER SESSION SET TIME_ZONE = '-03:30'")
+    assert _zone(conn) == "-03:30"
+    cur.execute("ALTER SESSION SET TIME_ZONE = LOCAL")            # the zone it logged on in
+    assert _zone(conn) == "+00:00" and _rows(conn, "SELECT enq_time FROM aq$q_qt") == [(other,)]
+    cur.execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
+    cur.execute("ALTER SESSION SET TIME_ZONE = DBTIMEZONE")
+    assert _zone(conn) == "+00:00"
+
+
+def test_alter_session_stays_when_the_transaction_rolls_back(conn, dsn):
+    """ALTER SESSION is no part of the transaction (PostgreSQL would undo its setting)."""
+    _enqueue(conn)
+    _create_table(dsn, "CREATE TABLE notes (n INTEGER)")
+    conn.cursor().execute("INSERT INTO notes (n) VALUES (1)")     # an open transaction
+    conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
+    conn.rollback()
+    assert _zone(conn) == "+05:00" and _rows(conn, "SELECT COUNT(*) FROM notes") == [(0,)]
+    (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
+    assert _near(enq, _wall(PLUS5), 10)
+
+
+def test_a_bad_time_zone_is_refused_and_changes_nothing(conn):
+    cur = conn.cursor()
+    cur.execute("ALTER SESSION SET TIME_ZONE = '+02:00'")
+    for sql, code in (("ALTER SESSION SET TIME_ZONE = 'Mars/Olympus'", "ORA-01882"),
+                      ("ALTER SESSION SET TIME_ZONE = '+15:00'", "ORA-01874"),
+                      ("ALTER SESSION SET TIME_ZONE = '+05:75'", "ORA-01875"),
+                      ("ALTER SESSION SET TIME_ZONE = '../etc/passwd'", "ORA-01882"),
+                      ("ALTER SESSION SET TIME_ZONE = Europe/Paris", "ORA-00922"),
+                      ("ALTER SESSION SET TIME_ZONE", "ORA-00922"),
+                      ("ALTER SESSION SET TIME_ZONE = '+05:00' NLS_DATE_FORMAT = 'YYYY'", "SLU-00001"),
+                      ("ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY'", "SLU-00001"),
+                      ("ALTER SESSION TIME_ZONE = '+05:00'", "ORA-02248")):
+        assert _code(lambda: cur.execute(sql)) == code, sql
+    assert _zone(conn) == "+02:00"
+
+
+def test_ora_sdtz_names_a_new_sessions_zone(dsn, monkeypatch):
+    monkeypatch.setenv("ORA_SDTZ", "Asia/Kolkata")
+    conn = sluice.connect(dsn)
+    try:
+        _enqueue(conn)
+        assert _zone(conn) == "Asia/Kolkata"
+        kolkata = _wall(zoneinfo.ZoneInfo("Asia/Kolkata"))
+        (enq, current), = _rows(conn, "SELECT enq_time, CURRENT_DATE FROM aq$q_qt")
+        assert _near(enq, kolkata, 10) and _near(current, kolkata, 10)
+        conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+01:00'")
+        conn.cursor().execute("ALTER SESSION SET TIME_ZONE = LOCAL")
+        assert _zone(conn) == "Asia/Kolkata"
+    finally:
+        conn.close()
+
+
+def test_the_zone_is_the_hosts_offset_at_logon(conn, india):  # noqa: F811
+    """python-oracledb's session zone is the client's offset when it logs on: a session
+    opened in UTC stays there when the host's clock moves (CURRENT_DATE with it, SYSDATE
+    with the host); one opened after is 5:30 ahead."""
+    _enqueue(conn)
+    assert _zone(conn) == "+00:00"
+    (enq, current, sysdate), = _rows(conn, "SELECT enq_time, CURRENT_DATE, SYSDATE FROM aq$q_qt")
+    assert _near(enq, _wall(dt.timezone.utc), 10) and _near(current, _wall(dt.timezone.utc), 10)
+    assert _near(sysdate, dt.datetime.now(), 10) and sysdate - current > dt.timedelta(hours=5)
+    later = sluice.connect(conn.dsn)
+    try:
+        assert _zone(later) == "+05:30"
+        (enq,), = _rows(later, "SELECT enq_time FROM aq$q_qt")
+        assert _near(enq, dt.datetime.now(), 10)
+    finally:
+        later.close()
+
+
+def test_the_sqlite_views_dates_are_written_as_sqlites_strftime_wrote_them():
+    """SQLite's views gave ``strftime('%Y-%m-%d %H:%M:%f', s, 'unixepoch')``: the session
+    zone's text has the same form, milliseconds rounded alike."""
+    from sluice.store.sessionzone import ViewClock, parse
+    clock = ViewClock(parse("+00:00"))
+    c = sqlite3.connect(":memory:")
+    for s in (0, 1.0005, 1.0004999, 1764511234.5675, 1764511234.9996, 951782400.25, -1.5, 253402300799.0):
+        assert clock.view_date(s) == c.execute("SELECT strftime('%Y-%m-%d %H:%M:%f', ?, 'unixepoch')",
+                                               (s,)).fetchone()[0], s
+    assert clock.view_date(None) is None and clock.view_date(1e300) is None
+    assert ViewClock(parse("-03:30")).view_date(0) == "1969-12-31 20:30:00.000"
+
+
+def test_an_older_stores_utc_views_are_made_again_in_the_session_zone(dsn):
+    """A store of schema version 23 had its views' dates in UTC: opened again, its views
+    (the catalog's and AQ$) show them in the session's zone."""
+    from sluice.store.dialect import POSTGRESQL, SQLITE
+    from sluice.store.sqlschema import SCHEMA_VERSION, aq_view_select, catalog_ddl, table_name, view_name
+    sqlite = dsn.startswith("sqlite:")
+    new, utc, mark = (SQLITE, "strftime('%Y-%m-%d %H:%M:%f', {x}, 'unixepoch')", "'unixepoch'") if sqlite else \
+        (POSTGRESQL, "(to_timestamp({x}) AT TIME ZONE 'UTC')", "TIME ZONE 'UTC'")
+    old = dataclasses.replace(new, _epoch=utc)
+    conn = sluice.connect(dsn)
+    _enqueue(conn)
+    qt, = conn.context.store.queue_tables()
+    conn.close()
+    views = [s for s in catalog_ddl(old) if s.startswith(old.create_view) and mark in s]
+    names = [s[len(old.create_view):].split()[0] for s in views]
+    assert "DBA_QUEUE_SCHEDULES" in names
+    _raw(dsn, [f"DROP VIEW {n}" for n in names if sqlite] + views +
+         [f"DROP VIEW {view_name(qt)}", f"CREATE VIEW {view_name(qt)} AS {aq_view_select(qt, old, table_name(qt))}",
+          "UPDATE SLUICE_META SET VALUE = '23' WHERE KEY = 'schema_version'"])
+    conn = sluice.connect(dsn)
+    try:
+        assert _rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+        conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
+        (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
+        assert _near(enq, _wall(PLUS5), 10)
+        texts = _raw_rows(dsn, "SELECT sql FROM sqlite_master WHERE type = 'view'" if sqlite else
+                          "SELECT definition FROM pg_views WHERE schemaname = current_schema()")
+        assert texts and not [t for t, in texts if mark in t and "sluice_zone_shift" not in t]
+    finally:
+        conn.close()
+
+
+def _raw_rows(dsn, sql):
+    if dsn.startswith("sqlite:"):
+        c = sqlite3.connect(dsn.removeprefix("sqlite:///"))
+        try:
+            return c.execute(sql).fetchall()
+        finally:
+            c.close()
+    import psycopg
+    head, _, schema = dsn.partition("?schema=")
+    with psycopg.connect(head, autocommit=True, options=f'-c search_path="{schema}"') as c:
+        return c.execute(sql).fetchall()
