@@ -126,6 +126,14 @@ def test_ora_sdtz_names_a_new_sessions_zone(dsn, monkeypatch):
         assert _zone(conn) == "Asia/Kolkata"
     finally:
         conn.close()
+    monkeypatch.setenv("ORA_SDTZ", "Nowhere/Land")      # python-oracledb's logon fails so
+    assert _code(lambda: sluice.connect(dsn)) == "ORA-01882"
+    monkeypatch.setenv("ORA_SDTZ", "DB_TZ")
+    conn = sluice.connect(dsn)
+    try:
+        assert _zone(conn) == "+00:00"
+    finally:
+        conn.close()
 
 
 def test_the_zone_is_the_hosts_offset_at_logon(conn, india):  # noqa: F811

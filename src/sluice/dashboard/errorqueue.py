@@ -49,7 +49,8 @@ def excerpt(messages: str | None, number: int | None) -> str:
 
 
 def _shown(created: Any) -> str | None:
-    """ERROR_CREATION_TIME (a datetime, UTC) as the page shows it: to the millisecond."""
+    """ERROR_CREATION_TIME (a datetime in the session's zone: the host's) as the page shows it: to
+    the millisecond."""
     return None if created is None else created.isoformat(" ", "milliseconds")
 
 

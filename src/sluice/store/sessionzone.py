@@ -27,8 +27,8 @@ from datetime import datetime, timedelta, timezone, tzinfo
 
 from ..errors import not_supported, ora
 
-__all__ = ["DBTIMEZONE", "SQLITE_VIEW_DATE", "SessionZone", "ViewClock", "alter_session", "default_zone", "local_zone", "parse",
-           "zone_option"]
+__all__ = ["DBTIMEZONE", "SQLITE_VIEW_DATE", "SessionZone", "ViewClock", "alter_session", "default_zone",
+           "local_zone", "parse", "register", "zone_option"]
 
 DBTIMEZONE = "+00:00"       # the stores keep UTC (POSIX seconds): the database's own zone
 _OFFSET = re.compile(r"\s*([+-]?)(\d{1,2}):(\d{1,2})\s*")

@@ -29,7 +29,7 @@ from . import sqlcatalog, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
-from .sessionzone import register as register_view_clock
+from .sessionzone import default_zone, register as register_view_clock
 from .sessions import FileSessions, OpenSession
 from .sqlitefns import register_sqlite_functions
 from .sqlnames import json_value
@@ -172,6 +172,7 @@ class SqliteStore(Store):
     changes_complete = True     # the change count is in the lock file every process bumps
 
     def __init__(self, path: str, synchronous: str = "NORMAL", temporary: bool = False) -> None:
+        default_zone()      # a bad ORA_SDTZ refuses the logon (ORA-01882) before anything is open
         self.path = path
         self.synchronous = synchronous.upper()
         self._temporary = temporary
@@ -232,13 +233,14 @@ class SqliteStore(Store):
 
     # -- connections and transactions ---------------------------------------
     def connect(self) -> sqlite3.Connection:
+        zone = default_zone()     # (ORA-01882 for a bad ORA_SDTZ, before anything is opened)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                timeout=60.0, cached_statements=512, factory=_Connection)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
         conn.execute("PRAGMA case_sensitive_like=ON")  # Oracle LIKE is case-sensitive
         _register_functions(conn)
-        register_view_clock(conn)         # the views' dates in the session's zone
+        register_view_clock(conn, zone)   # the views' dates in the session's zone
         register_sqlite_functions(conn)   # what compiled dequeue conditions call
         conn.allocate_seqs = self.locks.allocate_seqs   # see Dialect.seq_from_store
         conn.path = self.path
