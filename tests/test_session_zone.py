@@ -84,6 +84,17 @@ def test_a_region_a_return_to_local_and_dbtimezone(conn, conn2):
     assert _zone(conn) == "+00:00"
 
 
+def test_plsql_reads_the_session_zones_clock_too(conn):
+    from sluice.plsql import execute
+    conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
+    binds = dict.fromkeys(("d", "s", "l", "c"))
+    execute(conn, "BEGIN :d := CURRENT_DATE; :s := SYSDATE; :l := LOCALTIMESTAMP; :c := CURRENT_TIMESTAMP; END;",
+            binds)
+    assert _near(binds["d"], _wall(PLUS5), 10) and binds["d"].microsecond == 0
+    assert _near(binds["l"], _wall(PLUS5), 10) and _near(binds["s"], dt.datetime.now(), 10)
+    assert binds["c"].utcoffset() == dt.timedelta(hours=5)
+
+
 def test_alter_session_stays_when_the_transaction_rolls_back(conn, dsn):
     """ALTER SESSION is no part of the transaction (PostgreSQL would undo its setting)."""
     _enqueue(conn)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import weakref
+from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import objtypes as ot
@@ -398,6 +399,10 @@ class Connection:
                 key = (q.table.owner, q.table.name)
                 by_table.setdefault(key, (q.table, []))[1].extend(records)
         return list(by_table.values())
+
+    def session_time_zone(self) -> tzinfo:
+        """The session's time zone (ALTER SESSION SET TIME_ZONE), for PL/SQL's CURRENT_DATE."""
+        return self.context.session.time_zone.tz
 
     def sqlplus_connect(self, user: str | None, password: str | None, as_sysdba: bool = False) -> None:
         """SQL*Plus ``CONNECT user/password``: the session continues as another user

@@ -13,6 +13,7 @@ import re
 import time
 import uuid
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
+from typing import Callable
 
 from ..errors import DatabaseError, ora
 from .values import (_FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, number_text,
@@ -171,6 +172,14 @@ FUNCTIONS = {
 # Functions Oracle calls without parentheses.
 NO_PARENS = frozenset({"SYSDATE", "SYSTIMESTAMP", "CURRENT_DATE", "CURRENT_TIMESTAMP",
                        "LOCALTIMESTAMP"})
+
+
+def session_clock(tz: _dt.tzinfo) -> dict[str, Callable]:
+    """CURRENT_DATE, CURRENT_TIMESTAMP and LOCALTIMESTAMP of a session in the time zone
+    ``tz`` (SYSDATE and SYSTIMESTAMP stay the host's: the database server's)."""
+    return {"CURRENT_DATE": lambda: _dt.datetime.now(tz).replace(microsecond=0, tzinfo=None),
+            "CURRENT_TIMESTAMP": lambda: _dt.datetime.now(tz),
+            "LOCALTIMESTAMP": lambda: _dt.datetime.now(tz).replace(tzinfo=None)}
 
 
 # ---------------------------------------------------------- standard packages

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import DatabaseError, InterfaceError, ora
-from .builtins import standard_packages
+from .builtins import FUNCTIONS, session_clock, standard_packages
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
 from .objects import (COLLECTION_METHODS, collection_method, element, lookup, set_element,
@@ -86,6 +86,12 @@ class Interpreter:
                 self._packages[name] = None
         return self._packages[name]
 
+    def _functions(self) -> dict:
+        """The built-in functions, CURRENT_DATE & co in the session's time zone (the
+        connection's ``session_time_zone`` hook; without one, the host's)."""
+        hook = getattr(self.conn, "session_time_zone", None)
+        return FUNCTIONS if hook is None else {**FUNCTIONS, **session_clock(hook())}
+
     def procedure(self, name: str) -> Any | None:
         hook = getattr(self.conn, "procedure", None)
         if hook is None:
@@ -128,7 +134,7 @@ class Interpreter:
 
     # -- blocks and statements
     def run(self, block: Block) -> None:
-        Resolver(self.package, self.procedure).block(block, Scope())
+        Resolver(self.package, self.procedure, self._functions()).block(block, Scope())
         try:
             self.block(block, None)
         except _Return:

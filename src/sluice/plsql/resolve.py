@@ -152,9 +152,11 @@ class Scope:
 class Resolver:
     """Walks a block; ``packages(name)`` gives a package object or None."""
 
-    def __init__(self, packages: Callable[[str], Any], procedure: Callable[[str], Any]) -> None:
+    def __init__(self, packages: Callable[[str], Any], procedure: Callable[[str], Any],
+                 functions: dict[str, Callable] = FUNCTIONS) -> None:
         self.packages = packages
         self.procedure = procedure
+        self.functions = functions      # FUNCTIONS, the session's clock words in its zone
 
     # -- statements
     def block(self, block: Block, outer: Scope | None) -> None:
@@ -295,7 +297,7 @@ class Resolver:
         if len(segs) == 1 or first.args is not None:
             if first.name in ("SQLCODE", "SQLERRM"):
                 return Head(first.name.lower(), 1)
-            fn = FUNCTIONS.get(first.name)
+            fn = self.functions.get(first.name)
             if fn is not None and (first.args is not None or first.name in NO_PARENS):
                 args = first.args or []
                 try:
