@@ -77,6 +77,7 @@ def test_a_region_a_return_to_local_and_dbtimezone(conn, conn2):
     assert _zone(conn2) == "+00:00" and _near(other, dt.datetime.now(), 10)
     cur.execute("ALTER SESSION SET TIME_ZONE = '-03:30'")
     assert _zone(conn) == "-03:30"
+    assert _rows(conn, "SELECT enq_time FROM aq$q_qt") == [(other - dt.timedelta(hours=3, minutes=30),)]
     cur.execute("ALTER SESSION SET TIME_ZONE = LOCAL")            # the zone it logged on in
     assert _zone(conn) == "+00:00" and _rows(conn, "SELECT enq_time FROM aq$q_qt") == [(other,)]
     cur.execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
