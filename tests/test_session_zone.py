@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import sqlite3
+import time
 import zoneinfo
 
 import pytest
@@ -24,6 +25,18 @@ from tests.test_dual import _code, _rows, india  # noqa: F401  (india: a fixture
 from tests.streams.test_propagation import _raw
 
 PLUS5 = dt.timezone(dt.timedelta(hours=5))
+
+
+@pytest.fixture(autouse=True)
+def utc_host(monkeypatch):
+    """The host's clock in UTC and no ORA_SDTZ (before the sessions log on), whatever the
+    machine's: a new session's zone is then '+00:00'."""
+    monkeypatch.delenv("ORA_SDTZ", raising=False)
+    monkeypatch.setenv("TZ", "UTC0")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 def _wall(tz) -> dt.datetime:

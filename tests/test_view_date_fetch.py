@@ -79,6 +79,7 @@ def test_the_dashboards_error_queue_shows_the_creation_time_as_before(conn):
     """dashboard/errorqueue read DBA_APPLY_ERROR's ERROR_CREATION_TIME as text on SQLite
     (str() of it); now a datetime on both stores, shown to the millisecond as SQLite's text was."""
     from sluice.dashboard.errorqueue import read_errors
+    conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+00:00'")     # (the views' dates are the session's)
     conn.cursor().execute(
         "INSERT INTO SLUICE_APPLY_ERROR (LOCAL_TRANSACTION_ID, APPLY_NAME, QUEUE_OWNER, QUEUE_NAME, MESSAGE_NUMBER, "
         "ERROR_NUMBER, ERROR_MESSAGE, MESSAGE_COUNT, ERROR_CREATION_TIME, KIND, MESSAGES) VALUES ('7.7.7', 'A1', "
