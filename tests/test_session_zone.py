@@ -192,6 +192,20 @@ def test_the_sqlite_views_dates_are_written_as_sqlites_strftime_wrote_them():
     assert ViewClock(parse("-03:30")).view_date(0) == "1969-12-31 20:30:00.000"
 
 
+def test_a_regions_view_dates_follow_its_summer_time():
+    """A region's offset changes with the date (one tz look-up per quarter of an hour)."""
+    from sluice.store.sessionzone import ViewClock, parse
+    paris = ViewClock(parse("Europe/Paris"))
+    utc = dt.datetime(2026, 3, 29, 1, tzinfo=dt.timezone.utc).timestamp()     # summer time begins
+    assert [paris.view_date(utc + d) for d in (-0.001, 0, 3600 * 24 * 210)] == [
+        "2026-03-29 01:59:59.999", "2026-03-29 03:00:00.000", "2026-10-25 02:00:00.000"]
+    assert paris.view_date(utc + 3600 * 24 * 210 - 1) == "2026-10-25 02:59:59.000"   # (summer time's last second)
+    howe = ViewClock(parse("Australia/Lord_Howe"))           # a half-hour change
+    tz = zoneinfo.ZoneInfo("Australia/Lord_Howe")
+    for s in range(1775318400 - 7200, 1775318400 + 7200, 450):
+        assert howe.view_date(s) == dt.datetime.fromtimestamp(s, tz).strftime("%Y-%m-%d %H:%M:%S.000"), s
+
+
 def test_an_older_stores_utc_views_are_made_again_in_the_session_zone(dsn):
     """A store of schema version 23 had its views' dates in UTC: opened again, its views
     (the catalog's and AQ$) show them in the session's zone."""

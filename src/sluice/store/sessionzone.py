@@ -19,11 +19,12 @@ changes it (:func:`parse`: ``'+05:00'``, ``'Europe/Paris'``, ``LOCAL``, ``DBTIME
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import zoneinfo
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
 
 from ..errors import not_supported, ora
 
@@ -35,6 +36,7 @@ _OFFSET = re.compile(r"\s*([+-]?)(\d{1,2}):(\d{1,2})\s*")
 _REGION = re.compile(r"[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+)*")
 # SQLite's date.c: 1970-01-01 as a Julian day in milliseconds, and the end of year 9999
 _EPOCH_JULIAN_MS, _MAX_JULIAN_MS = 210866760000000.0, 464269060800000.0
+_EPOCH_DAY = date(1970, 1, 1)
 _ALTER_SESSION = re.compile(r"\s*ALTER\s+SESSION\s+SET\s+(.*?)\s*;?\s*", re.I | re.S)
 _SETTING = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_$#]*)\s*=\s*('(?:[^']|'')*'|[A-Za-z_][A-Za-z0-9_$#]*)", re.S)
 
@@ -159,14 +161,23 @@ class ViewClock:
     """An SQLite connection's session zone, which its views' dates are shown in
     (``sluice_zone_shift`` / ``sluice_view_date``, :func:`register`)."""
 
-    __slots__ = ("zone",)
+    __slots__ = ("_zone", "_offsets")
 
     def __init__(self, zone: SessionZone) -> None:
         self.zone = zone
 
+    @property
+    def zone(self) -> SessionZone:
+        return self._zone
+
+    @zone.setter
+    def zone(self, zone: SessionZone) -> None:
+        self._zone = zone
+        self._offsets: dict[int, int | None] = {}   # a quarter of an hour -> the region's offset in it
+
     def zone_shift(self) -> str | None:
         """strftime's modifier for an offset zone (``'+18000 seconds'``), NULL for a region."""
-        tz = self.zone.tz
+        tz = self._zone.tz
         if not isinstance(tz, timezone):
             return None
         return f"{round(tz.utcoffset(None).total_seconds()):+d} seconds"
@@ -186,10 +197,37 @@ class ViewClock:
             return None
         whole, frac = divmod(int(julian_ms + 0.5) - int(_EPOCH_JULIAN_MS), 1000)
         try:
-            wall = datetime.fromtimestamp(whole, self.zone.tz)
+            days, second = divmod(whole + self._offset(whole), 86400)
+            day = _day_text(days)
         except (ValueError, OverflowError, OSError):
             return None
-        return f"{wall.year:04d}-{wall:%m-%d %H:%M:%S}.{frac:03d}"
+        hour, second = divmod(second, 3600)
+        return f"{day}{hour:02d}:{second // 60:02d}:{second % 60:02d}.{frac:03d}"
+
+    def _offset(self, whole: int) -> int:
+        """The zone's offset (seconds east) at POSIX second ``whole``: one tz database look-up
+        per quarter of an hour (transitions fall on quarters; one that does not is looked up
+        per second), not per row."""
+        quarter = whole // 900
+        offsets = self._offsets
+        if quarter not in offsets:
+            if len(offsets) > 100_000:
+                offsets.clear()
+            first, last = _utc_offset(self._zone.tz, quarter * 900), _utc_offset(self._zone.tz, quarter * 900 + 899)
+            offsets[quarter] = first if first == last else None
+        offset = offsets[quarter]
+        return _utc_offset(self._zone.tz, whole) if offset is None else offset
+
+
+def _utc_offset(tz: tzinfo, whole: int) -> int:
+    return int(datetime.fromtimestamp(whole, tz).utcoffset().total_seconds())
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_text(days: int) -> str:
+    """``'YYYY-MM-DD '`` of the day ``days`` after 1970-01-01."""
+    day = _EPOCH_DAY + timedelta(days=days)
+    return f"{day.year:04d}-{day.month:02d}-{day.day:02d} "
 
 
 def register(conn, zone: SessionZone | None = None) -> ViewClock:
