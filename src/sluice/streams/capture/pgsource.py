@@ -97,6 +97,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   r record;
   obj_schema text; obj_name text; base_schema text; base_name text; obj_type text;
+  seen jsonb; query_key text; n int;
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name LIKE '{SLOT_PREFIX}%'
                  AND database = current_database() AND plugin = '{PLUGIN}') THEN
@@ -176,10 +177,24 @@ BEGIN
     RAISE WARNING 'Sluice capture did not record this DDL: %', SQLERRM;
     RETURN;
   END;
+  -- n: this is the n-th TG_TAG event of the client's query string, which may hold several
+  -- statements (sluice.streams.capture.ddltext picks the n-th); counted per session, as a
+  -- COMMIT inside the string ends the transaction but not the string
+  BEGIN
+    query_key := md5(current_query()) || statement_timestamp()::text;
+    seen := nullif(current_setting('sluice.ddl_seen', true), '')::jsonb;
+    IF seen IS NULL OR seen->>'' IS DISTINCT FROM query_key THEN
+      seen := jsonb_build_object('', query_key);
+    END IF;
+    n := coalesce((seen->>TG_TAG)::int, 0) + 1;
+    PERFORM set_config('sluice.ddl_seen', (seen || jsonb_build_object(TG_TAG, n))::text, false);
+  EXCEPTION WHEN OTHERS THEN
+    n := NULL;
+  END;
   IF obj_schema LIKE 'pg\\_temp%' OR obj_schema = 'pg_toast' THEN RETURN; END IF;
   -- outside the subtransaction above: the message belongs to the DDL's own transaction
   PERFORM pg_logical_emit_message(true, '{DDL_PREFIX}', json_build_object(
-    'tag', TG_TAG, 'otype', upper(obj_type), 'schema', obj_schema, 'name', obj_name,
+    'tag', TG_TAG, 'n', n, 'otype', upper(obj_type), 'schema', obj_schema, 'name', obj_name,
     'bschema', base_schema, 'bname', base_name, 'ddl', current_query(),
     'cur', current_schema(), 'user', session_user)::text);
 END
