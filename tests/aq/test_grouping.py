@@ -219,3 +219,34 @@ def test_a_new_group_is_found_without_reading_the_group_another_session_holds(co
     assert [m.payload for m in nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG).deqmany(50)] == \
         [b"a%d" % i for i in range(40)]
     conn.commit()
+
+
+def test_a_new_group_is_the_first_free_one_in_the_sort_order(conn, conn2):
+    """A new group's first message follows the queue table's sort order (priority first)
+    past a group another session holds; FIRST_MSG in the same transaction finds neither
+    what the session consumed already nor the held group — nothing."""
+    make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL, sort_list="PRIORITY,ENQ_TIME")
+    q = conn.queue("G")
+    for name, priority in (("l", 5), ("u", 1), ("m", 3)):
+        for i in range(2 if name != "m" else 1):
+            q.enqone(conn.msgproperties(payload=b"%s%d" % (name.encode(), i), priority=priority))
+        conn.commit()
+    b = nowait(conn2.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert b.deqone().payload == b"u0"
+    a = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert a.deqone().payload == b"m0"
+    a.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    with pytest.raises(sluice.DatabaseError) as e:
+        a.deqone()
+    assert e.value.full_code == "ORA-25235"
+    a.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    assert a.deqone().payload == b"l0"
+    a.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert a.deqone().payload == b"l1"
+    a.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert a.deqone() is None
+    b.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert b.deqone().payload == b"u1"
+    conn.commit()
+    conn2.commit()
+    assert nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG).deqone() is None
