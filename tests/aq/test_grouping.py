@@ -18,6 +18,16 @@ def _groups(conn, conn2):
     conn2.commit()
 
 
+def _to_the_next_group(q):
+    """NEXT_MSG finds the end of the session's group (ORA-25235); the queue's dequeues then
+    move on with NEXT_TRANSACTION."""
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    with pytest.raises(sluice.DatabaseError) as e:
+        q.deqone()
+    assert e.value.full_code == "ORA-25235"
+    q.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+
+
 def test_group_properties_come_from_the_first_message(conn, conn2):
     _groups(conn, conn2)
     q = nowait(conn.queue("G"), mode=sluice.DEQ_BROWSE)
@@ -34,10 +44,7 @@ def test_next_message_stays_in_group_and_next_transaction_moves_on(conn, conn2):
     q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert q.deqone().payload == b"d1"
     assert q.deqone().payload == b"t1"
-    with pytest.raises(sluice.DatabaseError) as e:
-        q.deqone()                       # the group is exhausted
-    assert e.value.full_code == "ORA-25235"
-    q.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    _to_the_next_group(q)                # the group is exhausted
     assert q.deqone().payload == b"h2"
     q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert q.deqone().payload == b"t2"
@@ -102,10 +109,7 @@ def test_rest_of_a_group_in_a_commit_time_queue_behind_a_backlog(conn, conn2, ds
     assert r.deqone().payload == b"b1"
     r.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert [m.payload for m in r.deqmany(100)] == [b"b2"]
-    with pytest.raises(sluice.DatabaseError) as e:
-        r.deqone()
-    assert e.value.full_code == "ORA-25235"
-    r.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    _to_the_next_group(r)
     assert r.deqone().payload == b"a1"
     r.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert [m.payload for m in r.deqmany(100)] == [b"a2"]
@@ -235,11 +239,7 @@ def test_a_new_group_is_the_first_free_one_in_the_sort_order(conn, conn2):
     assert b.deqone().payload == b"u0"
     a = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
     assert a.deqone().payload == b"m0"
-    a.deqoptions.navigation = sluice.DEQ_NEXT_MSG
-    with pytest.raises(sluice.DatabaseError) as e:
-        a.deqone()
-    assert e.value.full_code == "ORA-25235"
-    a.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    _to_the_next_group(a)
     assert a.deqone().payload == b"l0"
     a.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert a.deqone().payload == b"l1"
