@@ -250,3 +250,29 @@ def test_a_new_group_is_the_first_free_one_in_the_sort_order(conn, conn2):
     conn.commit()
     conn2.commit()
     assert nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG).deqone() is None
+
+
+def test_a_dequeue_by_message_id_takes_the_messages_group(conn, conn2):
+    """By message id: a message of a group another session holds is not taken (nothing,
+    no wait); one of a free group is, and its group is the session's from then on."""
+    make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL)
+    q = conn.queue("G")
+    ids = {}
+    for name, n in (("a", 2), ("b", 2)):
+        for i in range(n):
+            m = conn.msgproperties(payload=b"%s%d" % (name.encode(), i))
+            q.enqone(m)
+            ids[m.payload] = m.msgid
+        conn.commit()
+    b = nowait(conn2.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert b.deqone().payload == b"a0"
+    r = nowait(conn.queue("G"))
+    r.deqoptions.msgid = ids[b"a1"]
+    assert r.deqone() is None
+    r.deqoptions.msgid = ids[b"b1"]
+    assert r.deqone().payload == b"b1"
+    b.deqoptions.msgid = ids[b"b0"]
+    assert b.deqone() is None
+    conn.commit()
+    assert b.deqone().payload == b"b0"
+    conn2.commit()
