@@ -46,10 +46,12 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
+from functools import lru_cache
 from typing import NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
+from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, table_names
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc, trunc_unit, truncate
 from .viewdates import VIEW_DATES, days_between, plus_days, truncated
 
@@ -86,6 +88,8 @@ _KEYWORDS = _CONTINUE | _LIST_END | {"SELECT", "DISTINCT", "ALL", "BY", "ON", "S
                                      "RETURNING", "USING", "AS", "ANY", "SOME", "EXISTS", "PRIOR"}
 _NOT_NAMES = _KEYWORDS | _DATES | _TIMESTAMPS | {"USER", "INTERVAL", "DATE", "TIMESTAMP", "NULL", "END",
                                                  "TRUE", "FALSE", "SYS_CONTEXT"}
+# a name times something (``SELECT * FROM`` is none): maybe a date column's arithmetic
+_TIMES = re.compile(r"""[\w$#"]\s*\*(?!\s*(?:FROM\b|,))""", re.I)
 # Sluice's views, whose dates are UTC: a statement naming one reads the clock in UTC
 _VIEWS = ("AQ$", "DBA_", "ALL_", "USER_", "V$", "GV$")
 
@@ -124,21 +128,26 @@ class Translated:
 
 
 def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
-                 binds: dict | Sequence | None = None) -> Translated:
+                 binds: dict | Sequence | None = None, columns: Lookup | None = None) -> Translated:
     """``sql`` with Oracle's session words answered for ``user`` (see the module);
     ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL;
-    ``binds`` the values the statement is to run with (by name or by position)."""
+    ``binds`` the values the statement is to run with (by name or by position);
+    ``columns`` looks up the declared types of the user's tables the statement names
+    (:mod:`.usercolumns`), for arithmetic on their DATE columns."""
     upper = sql.upper()
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
-            ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)):
+            ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
+            columns is not None and ("+" in sql or "-" in sql or "*" in sql and _TIMES.search(sql))):
         return Translated(sql, binds=binds)
-    return _Translation(sql, user, sqlite, now, binds).run()
+    return _Translation(sql, user, sqlite, now, binds, columns).run()
 
 
 class _Translation:
     def __init__(self, sql: str, user: str, sqlite: bool, now: datetime | None,
-                 binds: dict | Sequence | None) -> None:
+                 binds: dict | Sequence | None, columns: Lookup | None = None) -> None:
         self.sql, self.user, self.sqlite = sql, user, sqlite
+        self.lookup = columns
+        self.columns: Columns | None = None     # the user's tables' columns, once looked up
         self.now = now
         self.dates: dict[str | datetime, datetime] = {}
         self.toks = tokens(sql)
@@ -188,8 +197,12 @@ class _Translation:
                 self._clock(i, i + 3, int(call[1].text))
             elif after != "(":
                 self._clock(i, i, 6)
-        elif after in ("+", "-") and self._view_date(i) and self._starts_operand(i):
+        elif after in ("+", "-") and (self._view_date(i) or self._user_date(i)) and self._starts_operand(i):
             self._date_column(i)
+        elif after in ("*", "/") and self._user_date(i):
+            raise ora(932, "NUMBER", "DATE")
+        elif i > 0 and toks[i - 1].text in ("+", "-", "*", "/") and self._user_date(i):
+            self._date_after_operator(i)
         elif word == "TRUNC" and after == "(":
             self._trunc(i)
         elif word == "CAST" and after == "(":
@@ -201,9 +214,11 @@ class _Translation:
         SQLite's CAST read its text as the number of its year.  Of the clock or a datetime
         bind with their literal arithmetic it is their folded literal (:meth:`_clock`), to
         the second for a DATE.  Any other CAST to DATE on PostgreSQL keeps the time of day
-        as Oracle's DATE does (``date_trunc('second', CAST(x AS TIMESTAMP))``).  The CAST's
-        first token joins :attr:`dated` when Sluice answered it (the item's type is the
-        CAST's, :mod:`.sqlheadings`).  A CAST of anything else is the database's."""
+        as Oracle's DATE does (``date_trunc('second', CAST(x AS TIMESTAMP))``); on SQLite it
+        is ``sluice_cast_date(x, 'DATE' | 'TIMESTAMP')`` (:mod:`.sqlitedays`: a date's text
+        read as the date, a number ORA-00932).  The CAST's first token joins :attr:`dated`
+        when Sluice answered it (the item's type is the CAST's, :mod:`.sqlheadings`).  A
+        CAST to any other type is the database's."""
         toks, k = self.toks, i + 2
         close = _closes(toks, i + 1)
         to = close - 1
@@ -230,6 +245,10 @@ class _Translation:
         if not self.sqlite and toks[to].word == "DATE":
             self.replace[toks[i].start] = (toks[i].end, "date_trunc('second', CAST")
             self.replace[toks[to].start] = (toks[to].end, "TIMESTAMP)")
+            self.dated.add(i)
+        elif self.sqlite:     # SQLite's CAST reads a date's text as its year: Sluice's reads the date
+            self.replace[toks[i].start] = (toks[i + 1].end, "sluice_cast_date(")
+            self.replace[toks[to - 1].start] = (toks[to].end, f", '{toks[to].word}'")
             self.dated.add(i)
 
     def _trunc(self, i: int) -> None:
@@ -270,27 +289,95 @@ class _Translation:
         return (t.kind == "id" and t.word.rpartition(".")[2].strip() in VIEW_DATES
                 and not (i + 1 < len(self.toks) and self.toks[i + 1].text == "(") and self._in_utc())
 
+    def _user_date(self, i: int) -> str | None:
+        """``DATE`` or ``TIMESTAMP`` when token ``i`` names a DATE or TIMESTAMP column of
+        the user's tables the statement names (:mod:`.usercolumns`; looked up once, when
+        first asked), else None.  A name two of them declare differently, one as a date,
+        is refused: the text cannot tell which one it is."""
+        t = self.toks[i]
+        if self.lookup is None or t.kind != "id" or t.word in _NOT_NAMES or (
+                i + 1 < len(self.toks) and self.toks[i + 1].text == "("):
+            return None
+        if self.columns is None:
+            self.columns = self.lookup(table_names(self.toks))
+        decl = self.columns.get(t.word.rpartition(".")[2].strip())
+        if decl == AMBIGUOUS_DATE:
+            raise not_supported(f"date arithmetic on {t.text}, a column two of the statement's tables "
+                                "declare with different types (name the one meant by another alias)")
+        return date_kind(decl)
+
+    def _date_after_operator(self, i: int) -> None:
+        """A user's DATE column at token ``i`` after an arithmetic operator that no date
+        before it took: ``n + column`` (a number, a bind, a column of days) is the DATE n
+        days on; a number times or by a DATE ORA-00932; anything else is left to
+        PostgreSQL (which refuses what it cannot type) and refused on SQLite, which would
+        compute on the year of the date's text."""
+        toks, op = self.toks, self.toks[i - 1].text
+        if op in ("*", "/"):
+            raise ora(932, "NUMBER", "DATE")
+        first = i - 2
+        if op == "+" and first >= 0 and not self._continues(i):
+            if toks[first].kind in ("num", "bind") and not isinstance(self.binds.peek(first), dt.date):
+                name = first if self._starts_operand(first) else None
+            else:
+                name = self._name_before(i - 1)
+                if name is not None and (self._a_date(name) or toks[name].word in _NOT_NAMES):
+                    name = None
+            if name is not None:
+                self.dated.update(range(name, i + 1))
+                days = self.sql[toks[name].start:toks[i - 2].end]
+                self.replace[toks[name].start] = (toks[i].end, plus_days(self.sqlite, toks[i].text, days))
+                return
+        if self.sqlite:
+            raise not_supported(f"this date arithmetic on {toks[i].text} in SQL on SQLite (Sluice answers "
+                                "a DATE column plus or minus days: numbers, binds, a column)")
+
+    def _a_date(self, i: int) -> bool:
+        return self._view_date(i) or self._user_date(i) is not None
+
     def _date_column(self, i: int) -> None:
         """``column ± days …`` (a DATE, :func:`.viewdates.plus_days`) or ``column - column``
-        (days between) for a DATE column of the views at token ``i``; ``column + column``
-        is ORA-00975.  Anything else after it (the clock, a datetime bind: their own
-        arithmetic) is left as it is."""
+        (days between) for a DATE column of the views or of the user's tables at token
+        ``i``; ``column + column`` is ORA-00975.  A user's DATE column ± a column of days
+        is a DATE too; a TIMESTAMP column minus a date is Oracle's INTERVAL (PostgreSQL's,
+        refused on SQLite).  The clock or a datetime bind after it is left to their own
+        arithmetic; other arithmetic on a user's date SQLite would do on the year of its
+        text, so it is refused there."""
         toks, j, days = self.toks, i, Fraction(0)
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus, k = toks[j + 1].text == "-", j + 2
             if k >= len(toks) or toks[k].word in _DATES or toks[k].word in _TIMESTAMPS or (
                     toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))):
                 break
-            if j == i and self._view_date(k) and not self._continues(k):
+            if j == i and self._a_date(k) and not self._continues(k):
                 if not minus:
                     raise ora(975)
-                self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, toks[i].text, toks[k].text))
+                if "TIMESTAMP" in (self._user_date(i), self._user_date(k)):
+                    # Oracle's TIMESTAMP minus a date is an INTERVAL: PostgreSQL's answer
+                    if self.sqlite:
+                        raise not_supported("a TIMESTAMP column minus a date on SQLite (an INTERVAL)")
+                    return
+                a, b = toks[i].text, toks[k].text
+                if not self.sqlite:         # (PostgreSQL's DATE minus a DATE is an integer, no interval)
+                    a, b = (f"CAST({x} AS TIMESTAMP)" if self._user_date(n) else x for x, n in ((a, i), (b, k)))
+                self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, a, b))
                 self.skip = k
+                return
+            end = self._name_after(k)
+            if j == i and end is not None and not self._continues(end) and self._user_date(i):
+                column = self.sql[toks[k].start:toks[end].end]         # a column of days
+                self.dated.update(range(i, end + 1))
+                self.replace[toks[i].start] = (toks[end].end, plus_days(
+                    self.sqlite, toks[i].text, f"-({column})" if minus else column))
+                self.skip = end
                 return
             taken = set(self.binds.used)
             term = days_term(toks, k, self.binds.days)
             if term is None:
                 self.binds.used = taken          # (a bind read in a term that is not all days)
+                if self.sqlite and self._user_date(i):      # SQLite would add to the text's year
+                    raise not_supported(f"this date arithmetic on {toks[i].text} in SQL on SQLite (Sluice "
+                                        "answers a DATE column plus or minus days: numbers, binds, a column)")
                 break
             j, value = term
             days = NULL if days is NULL or value is NULL else days - value if minus else days + value
@@ -647,8 +734,14 @@ class _Translation:
 
 def tokens(sql: str) -> list[_Tok]:
     """``sql``'s tokens, without its white space and comments."""
-    return [_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
-            if m.lastgroup not in ("ws", "comment")]
+    return list(_tokens(sql))
+
+
+@lru_cache(maxsize=256)
+def _tokens(sql: str) -> tuple[_Tok, ...]:
+    """(Kept per statement text: a statement typed at a cursor is run again with other binds.)"""
+    return tuple(_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
+                 if m.lastgroup not in ("ws", "comment"))
 
 
 def aliased(toks: list[_Tok], first: int, last: int) -> bool:
