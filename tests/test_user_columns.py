@@ -42,6 +42,8 @@ def test_a_date_column_is_a_datetime(conn, dsn):
     cur.execute("SELECT d, at, ev.at AS a2 FROM ev ORDER BY n")
     assert cur.fetchall() == [(dt.datetime(2026, 1, 2), T, T), (None, None, None)]
     assert [d[1] for d in cur.description] == [sluice.DB_TYPE_DATE] + [sluice.DB_TYPE_TIMESTAMP] * 2
+    cur.execute("SELECT MAX(d), MIN(amt) AS low FROM ev")
+    assert cur.fetchall() == [(dt.datetime(2026, 1, 2), 2.5)] and cur.description[0][1] is sluice.DB_TYPE_DATE
     cur.execute("SELECT * FROM ev WHERE n = 1")
     assert cur.fetchall() == [(1, dt.datetime(2026, 1, 2), T, 12.0, 7, "2026-03-04 05:06:07",
                                dt.datetime(2026, 1, 5))]
@@ -74,6 +76,7 @@ def test_cast_of_arithmetic_and_of_a_cast(conn, dsn):
 def test_a_date_column_plus_or_minus_days(conn, dsn):
     _events(conn, dsn)
     cur = conn.cursor()
+    assert _rows(conn, "SELECT MAX(d) + 1, MIN(due) - MAX(d) FROM ev") == [(dt.datetime(2026, 1, 3), 3)]
     cur.execute("SELECT d + 1, at - 1/24, ev.at + :n AS later, d - 0.5 FROM ev ORDER BY n", {"n": 2})
     (plus, hour, later, half), nulls = cur.fetchall()
     assert (plus, half) == (dt.datetime(2026, 1, 3), dt.datetime(2026, 1, 1, 12)) and nulls == (None,) * 4
@@ -140,7 +143,8 @@ def test_date_arithmetic_sluice_does_not_answer_is_refused(conn, dsn):
     """What Sluice cannot write as Oracle's date arithmetic is refused (PostgreSQL's
     ORA-00932, SQLite's SLU-00001), never answered on the year of SQLite's text."""
     _events(conn, dsn)
-    for sql in ("SELECT d + whole * 2 FROM ev", "SELECT d - 1 + 2 * whole FROM ev"):
+    for sql in ("SELECT d + whole * 2 FROM ev", "SELECT d - 1 + 2 * whole FROM ev", "SELECT (at) + 1 FROM ev",
+                "SELECT ((at - 1)) + 1 FROM ev"):
         with pytest.raises(sluice.Error):
             _rows(conn, sql)
 

@@ -270,7 +270,7 @@ _STAR = ("*", None)
 def declared_types(sql: str, names: list[str], lookup: Lookup
                    ) -> tuple[dict[int, DbType], dict[int, tuple[int | None, int]]]:
     """For SQLite, whose results carry no column types: the result columns that are a
-    user's table's column as it is (a name, qualified or aliased, or one of a ``*``;
+    user's table's column as it is (a name, qualified or aliased, its MAX or MIN, or one of a ``*``;
     ``names`` the database's names of the result's columns) declared DATE or TIMESTAMP
     (index -> DB_TYPE_DATE / _TIMESTAMP), and those declared NUMBER(p, s) — or a ``CAST``
     to one — (index -> (p, s)), looked up with ``lookup`` (:mod:`.usercolumns`)."""
@@ -325,8 +325,12 @@ def _shape(sql: str) -> tuple[tuple[str, ...], tuple[tuple[str | None, tuple[int
             continue
         if aliased(toks, first, last):
             last -= 1 + (toks[last - 1].word == "AS")
+        cast = _cast_number(toks, first, last)
+        while (last - first == 3 and toks[first].word in _SAME_TYPE and toks[first + 1].text == "("
+               and toks[last].text == ")"):
+            first, last = first + 2, last - 1        # MAX(col), MIN(col): the column's type
         plain = first == last and toks[first].kind in ("id", "qid")
-        items.append((_name(toks[first]).upper() if plain else None, _cast_number(toks, first, last)))
+        items.append((_name(toks[first]).upper() if plain else None, cast))
     return tables, tuple(items)
 
 

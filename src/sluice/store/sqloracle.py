@@ -199,10 +199,15 @@ class _Translation:
                 self._clock(i, i, 6)
         elif after in ("+", "-") and (self._view_date(i) or self._user_date(i)) and self._starts_operand(i):
             self._date_column(i)
+        elif (after == "(" and i + 4 < len(toks) and toks[i + 4].text in ("+", "-") and self._starts_operand(i)
+              and self._extreme(i) is not None):
+            self._date_column(i, i + 3, i + 2)
         elif after in ("*", "/") and self._user_date(i):
             raise ora(932, "NUMBER", "DATE")
         elif i > 0 and toks[i - 1].text in ("+", "-", "*", "/") and self._user_date(i):
             self._date_after_operator(i)
+        elif after == ")" and self.sqlite and self._arithmetic_outside(i, i) and self._user_date(i):
+            raise _unanswered(t.text)
         elif word == "TRUNC" and after == "(":
             self._trunc(i)
         elif word == "CAST" and after == "(":
@@ -329,65 +334,91 @@ class _Translation:
                 self.replace[toks[name].start] = (toks[i].end, plus_days(self.sqlite, toks[i].text, days))
                 return
         if self.sqlite:
-            raise not_supported(f"this date arithmetic on {toks[i].text} in SQL on SQLite (Sluice answers "
-                                "a DATE column plus or minus days: numbers, binds, a column)")
+            raise _unanswered(toks[i].text)
+
+    def _extreme(self, i: int) -> int | None:
+        """The last token of ``MAX(column)`` / ``MIN(column)`` at token ``i`` of a DATE
+        column (the views' or a user's: a DATE as the column is), else None."""
+        toks = self.toks
+        if (toks[i].word in ("MAX", "MIN") and i + 3 < len(toks) and toks[i + 1].text == "("
+                and toks[i + 3].text == ")" and self._a_date(i + 2)):
+            return i + 3
+        return None
+
+    def _arithmetic_outside(self, first: int, last: int) -> bool:
+        """Whether the expression at tokens ``first``..``last``, in parentheses of its own
+        (``(d)``, ``((d + 1))``), is an operand of arithmetic outside them."""
+        toks, depth = self.toks, 0
+        while first > 0 and last + 1 < len(toks) and toks[first - 1].text == "(" and toks[last + 1].text == ")":
+            first, last, depth = first - 1, last + 1, depth + 1
+            if first > 0 and toks[first - 1].kind in ("id", "qid") and toks[first - 1].word not in _KEYWORDS:
+                return False        # a call's argument
+        return depth > 0 and (last + 1 < len(toks) and toks[last + 1].text in ("+", "-", "*", "/")
+                              or first > 0 and toks[first - 1].text in ("+", "-", "*", "/"))
 
     def _a_date(self, i: int) -> bool:
         return self._view_date(i) or self._user_date(i) is not None
 
-    def _date_column(self, i: int) -> None:
+    def _date_column(self, i: int, last: int | None = None, column: int | None = None) -> None:
         """``column ± days …`` (a DATE, :func:`.viewdates.plus_days`) or ``column - column``
         (days between) for a DATE column of the views or of the user's tables at token
-        ``i``; ``column + column`` is ORA-00975.  A user's DATE column ± a column of days
-        is a DATE too; a TIMESTAMP column minus a date is Oracle's INTERVAL (PostgreSQL's,
-        refused on SQLite).  The clock or a datetime bind after it is left to their own
-        arithmetic; other arithmetic on a user's date SQLite would do on the year of its
-        text, so it is refused there."""
-        toks, j, days = self.toks, i, Fraction(0)
+        ``i`` (or ``MAX(column)`` / ``MIN(column)``: tokens ``i``..``last``, the column
+        ``column``); ``column + column`` is ORA-00975.  A user's DATE column ± a column of
+        days is a DATE too; a TIMESTAMP column minus a date is Oracle's INTERVAL
+        (PostgreSQL's, refused on SQLite).  The clock or a datetime bind after it is left to
+        their own arithmetic; other arithmetic on a user's date SQLite would do on the year
+        of its text, so it is refused there."""
+        last = i if last is None else last
+        toks, j, days = self.toks, last, Fraction(0)
+        date = self.sql[toks[i].start:toks[last].end]
+        user = self._user_date(i if column is None else column)
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus, k = toks[j + 1].text == "-", j + 2
             if k >= len(toks) or toks[k].word in _DATES or toks[k].word in _TIMESTAMPS or (
                     toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))):
                 break
-            if j == i and self._a_date(k) and not self._continues(k):
+            other = k if self._a_date(k) else self._extreme(k)
+            if j == last and other is not None and not self._continues(other):
                 if not minus:
                     raise ora(975)
-                if "TIMESTAMP" in (self._user_date(i), self._user_date(k)):
+                k, kind = other, self._user_date(k if other == k else k + 2)
+                if "TIMESTAMP" in (user, kind):
                     # Oracle's TIMESTAMP minus a date is an INTERVAL: PostgreSQL's answer
                     if self.sqlite:
                         raise not_supported("a TIMESTAMP column minus a date on SQLite (an INTERVAL)")
                     return
-                a, b = toks[i].text, toks[k].text
+                a, b = date, self.sql[toks[j + 2].start:toks[k].end]
                 if not self.sqlite:         # (PostgreSQL's DATE minus a DATE is an integer, no interval)
-                    a, b = (f"CAST({x} AS TIMESTAMP)" if self._user_date(n) else x for x, n in ((a, i), (b, k)))
+                    a, b = (f"CAST({x} AS TIMESTAMP)" if is_user else x for x, is_user in ((a, user), (b, kind)))
                 self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, a, b))
                 self.skip = k
                 return
             end = self._name_after(k)
-            if j == i and end is not None and not self._continues(end) and self._user_date(i):
-                column = self.sql[toks[k].start:toks[end].end]         # a column of days
+            if j == last and end is not None and not self._continues(end) and user:
+                days_column = self.sql[toks[k].start:toks[end].end]
                 self.dated.update(range(i, end + 1))
                 self.replace[toks[i].start] = (toks[end].end, plus_days(
-                    self.sqlite, toks[i].text, f"-({column})" if minus else column))
+                    self.sqlite, date, f"-({days_column})" if minus else days_column))
                 self.skip = end
                 return
             taken = set(self.binds.used)
             term = days_term(toks, k, self.binds.days)
             if term is None:
                 self.binds.used = taken          # (a bind read in a term that is not all days)
-                if self.sqlite and self._user_date(i):      # SQLite would add to the text's year
-                    raise not_supported(f"this date arithmetic on {toks[i].text} in SQL on SQLite (Sluice "
-                                        "answers a DATE column plus or minus days: numbers, binds, a column)")
+                if self.sqlite and user:         # SQLite would add to the text's year
+                    raise _unanswered(date)
                 break
             j, value = term
             days = NULL if days is NULL or value is NULL else days - value if minus else days + value
-        if j == i:
+        if j == last:
             return
-        self.dated.add(i)
+        if self.sqlite and user and self._arithmetic_outside(i, j):
+            raise _unanswered(date)         # ((d + 1) + 1: the year of the DATE's text)
+        self.dated.update(range(i, last + 1))
         if days is NULL:
             text = "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)"
         else:
-            text = plus_days(self.sqlite, toks[i].text, repr(float(days)))
+            text = plus_days(self.sqlite, date, repr(float(days)))
         self.replace[toks[i].start] = (toks[j].end, text)
         self.skip = j
 
@@ -807,6 +838,11 @@ def _plus(value, days):
 def _refused(word: str) -> NotSupportedError:
     return not_supported(f"this date arithmetic on {word} in SQL (Sluice answers {word} plus or minus "
                          "days (numbers and binds) or an INTERVAL literal, and a DATE minus a column)")
+
+
+def _unanswered(column: str) -> NotSupportedError:
+    return not_supported(f"this date arithmetic on {column} in SQL on SQLite (Sluice answers a DATE column "
+                         "plus or minus days: numbers, binds, a column; SQLite would compute on its text)")
 
 
 def _literal(text: str) -> str:
