@@ -108,6 +108,10 @@ def test_a_date_column_plus_a_column_of_days(conn, dsn):
     assert cur.fetchall() == [(dt.datetime(2026, 1, 9), dt.datetime(2025, 12, 29), dt.datetime(2026, 1, 3),
                                dt.datetime(2026, 1, 9), dt.datetime(2026, 1, 2, 12)), (None,) * 5]
     assert [d[1] for d in cur.description] == [sluice.DB_TYPE_DATE] * 5
+    cur.execute("SELECT SYSDATE, SYSDATE - whole, :t - ev.whole FROM ev WHERE n = 1", {"t": T})
+    (sysdate, back, t_back), = cur.fetchall()
+    assert (back, t_back) == (sysdate - 7 * DAY, WHOLE - 7 * DAY)      # (PostgreSQL: ORA-00932)
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_DATE] * 3
 
 
 # what Oracle refuses, with Oracle's error

@@ -51,7 +51,7 @@ from typing import NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
-from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, table_names
+from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, to_utc, trunc_unit, truncate
 from .viewdates import VIEW_DATES, days_between, plus_days, truncated
 
@@ -356,6 +356,14 @@ class _Translation:
         return depth > 0 and (last + 1 < len(toks) and toks[last + 1].text in ("+", "-", "*", "/")
                               or first > 0 and toks[first - 1].text in ("+", "-", "*", "/"))
 
+    def _user_number(self, i: int) -> bool:
+        """Whether token ``i`` names a column of the user's tables declared a number."""
+        if self.lookup is None or self.toks[i].kind != "id":
+            return False
+        if self.columns is None:
+            self.columns = self.lookup(table_names(self.toks))
+        return is_number(self.columns.get(self.toks[i].word.rpartition(".")[2].strip()))
+
     def _a_date(self, i: int) -> bool:
         return self._view_date(i) or self._user_date(i) is not None
 
@@ -604,7 +612,8 @@ class _Translation:
                       clock_first: bool) -> None:
         """``DATE - column`` (or ``column - DATE``; ``column`` its first and last token):
         Oracle's number of days between — and on SQLite, whose column may hold numbers,
-        ``DATE - column`` of days a DATE (:mod:`.sqlitedays`)."""
+        ``DATE - column`` of days a DATE (:mod:`.sqlitedays`); on PostgreSQL so for a
+        user's column declared a number (:mod:`.usercolumns`)."""
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS DOUBLE PRECISION)")
             return
@@ -618,6 +627,10 @@ class _Translation:
             self.replace[start] = (end, f"sluice_date_minus({pair[0]}, {pair[1]})")
             return
         date = f"TIMESTAMP {text}"
+        if clock_first and column[0] == column[1] and self._user_number(column[0]):    # a column of days
+            self.dated.update(range(column[0], column[1] + 1))
+            self.replace[start] = (end, plus_days(False, date, f"-({name})"))
+            return
         self.replace[start] = (end, days_between(False, date, name) if clock_first
                                else days_between(False, name, date))
 

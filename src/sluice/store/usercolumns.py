@@ -20,7 +20,7 @@ import re
 import sqlite3
 from typing import Callable, Sequence
 
-__all__ = ["AMBIGUOUS_DATE", "Columns", "Lookup", "SqliteColumns", "date_kind", "maybe_user_tables",
+__all__ = ["AMBIGUOUS_DATE", "Columns", "Lookup", "SqliteColumns", "date_kind", "is_number", "maybe_user_tables",
            "number_scale", "pg_columns", "sqlite_columns", "table_names"]
 
 # name -> declared type (None: declared differently by two tables of the statement)
@@ -161,6 +161,15 @@ def date_kind(decl: str | None) -> str | None:
     if decl.startswith("DATE"):
         return "DATE"
     return None
+
+
+_NUMBERS = ("NUMBER", "NUMERIC", "DECIMAL", "DEC", "INT", "BIGINT", "SMALLINT", "TINYINT", "MEDIUMINT", "REAL",
+            "DOUBLE", "FLOAT", "BINARY_FLOAT", "BINARY_DOUBLE")
+
+
+def is_number(decl: str | None) -> bool:
+    """Whether a declared type is a number's (SQLite's and PostgreSQL's names, Oracle's)."""
+    return bool(decl) and decl != AMBIGUOUS_DATE and decl.startswith(_NUMBERS)
 
 
 def number_scale(decl: str | None) -> tuple[int | None, int] | None:
