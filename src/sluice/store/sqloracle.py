@@ -137,7 +137,7 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     upper = sql.upper()
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
             ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
-            columns is not None and ("+" in sql or "-" in sql or "*" in sql and _TIMES.search(sql))):
+            columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))):
         return Translated(sql, binds=binds)
     return _Translation(sql, user, sqlite, now, binds, columns).run()
 
@@ -202,9 +202,10 @@ class _Translation:
         elif (after == "(" and i + 4 < len(toks) and toks[i + 4].text in ("+", "-") and self._starts_operand(i)
               and self._extreme(i) is not None):
             self._date_column(i, i + 3, i + 2)
-        elif after in ("*", "/") and self._user_date(i):
+        elif after in ("*", "/") and self.sqlite and self._user_date(i):     # (PostgreSQL: ORA-00932 itself)
             raise ora(932, "NUMBER", "DATE")
-        elif i > 0 and toks[i - 1].text in ("+", "-", "*", "/") and self._user_date(i):
+        elif i > 0 and (toks[i - 1].text in ("+", "-") or self.sqlite and toks[i - 1].text in ("*", "/")) \
+                and self._user_date(i):
             self._date_after_operator(i)
         elif after == ")" and self.sqlite and self._arithmetic_outside(i, i) and self._user_date(i):
             raise _unanswered(t.text)
