@@ -92,6 +92,15 @@ def test_a_date_column_plus_or_minus_days(conn, dsn):
     assert _rows(conn, "SELECT d FROM ev WHERE n = 1") == [(dt.datetime(2026, 1, 4),)]
 
 
+def test_trunc_of_a_date_column(conn, dsn):
+    """TRUNC(date [, 'fmt']) is a DATE (SQLite answered NULL, PostgreSQL has no TRUNC of a date)."""
+    _events(conn, dsn)
+    cur = conn.cursor()
+    cur.execute("SELECT TRUNC(at), TRUNC(ev.at, 'MM'), TRUNC(whole) FROM ev ORDER BY n")
+    assert cur.fetchall() == [(dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 1), 7), (None, None, None)]
+    assert [d[1] for d in cur.description[:2]] == [sluice.DB_TYPE_DATE] * 2
+
+
 def test_a_date_column_minus_a_date_column_is_days(conn, dsn):
     _events(conn, dsn)
     cur = conn.cursor()
@@ -147,7 +156,8 @@ def test_date_arithmetic_sluice_does_not_answer_is_refused(conn, dsn):
     ORA-00932, SQLite's SLU-00001), never answered on the year of SQLite's text."""
     _events(conn, dsn)
     for sql in ("SELECT d + whole * 2 FROM ev", "SELECT d - 1 + 2 * whole FROM ev", "SELECT (at) + 1 FROM ev",
-                "SELECT ((at - 1)) + 1 FROM ev"):
+                "SELECT ((at - 1)) + 1 FROM ev", "SELECT CASE WHEN n = 1 THEN at END + 1 FROM ev",
+                "SELECT COALESCE(at, SYSTIMESTAMP) - 1 FROM ev"):
         with pytest.raises(sluice.Error):
             _rows(conn, sql)
 

@@ -88,6 +88,9 @@ _KEYWORDS = _CONTINUE | _LIST_END | {"SELECT", "DISTINCT", "ALL", "BY", "ON", "S
                                      "RETURNING", "USING", "AS", "ANY", "SOME", "EXISTS", "PRIOR"}
 _NOT_NAMES = _KEYWORDS | _DATES | _TIMESTAMPS | {"USER", "INTERVAL", "DATE", "TIMESTAMP", "NULL", "END",
                                                  "TRUE", "FALSE", "SYS_CONTEXT"}
+# calls whose value is one of their arguments (a date's text on SQLite when one is a date)
+_ONE_OF_ARGS = frozenset({"NVL", "NVL2", "COALESCE", "IFNULL", "GREATEST", "LEAST", "NULLIF", "DECODE", "MAX",
+                          "MIN"})
 # a name times something (``SELECT * FROM`` is none): maybe a date column's arithmetic
 _TIMES = re.compile(r"""[\w$#"]\s*\*(?!\s*(?:FROM\b|,))""", re.I)
 # Sluice's views, whose dates are UTC: a statement naming one reads the clock in UTC
@@ -209,6 +212,8 @@ class _Translation:
             self._date_after_operator(i)
         elif after == ")" and self.sqlite and self._arithmetic_outside(i, i) and self._user_date(i):
             raise _unanswered(t.text)
+        elif self.sqlite and self.lookup is not None and (word in _ONE_OF_ARGS and after == "(" or word == "CASE"):
+            self._date_choice(i)
         elif word == "TRUNC" and after == "(":
             self._trunc(i)
         elif word == "CAST" and after == "(":
@@ -260,15 +265,16 @@ class _Translation:
     def _trunc(self, i: int) -> None:
         """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) of the clock or a
         datetime bind, folded into the clock's literal with the arithmetic after it, or of
-        a view's DATE column (:func:`.viewdates.truncated`); a DATE.  TRUNC of anything
-        else (a number) is the database's."""
+        a view's or a user's DATE column (:func:`.viewdates.truncated`); a DATE.  TRUNC of
+        anything else (a number) is the database's."""
         toks, k = self.toks, i + 2
         if k + 1 >= len(toks):
             return
         t, after = toks[k], toks[k + 1].text
         clock = t.word in _DATES | _TIMESTAMPS and after != "("
         bind = t.kind == "bind" and isinstance(self.binds.peek(k), dt.date)
-        if not (clock or bind or self._view_date(k)):
+        user = not (clock or bind) and self._user_date(k)
+        if not (clock or bind or user or self._view_date(k)):
             return
         if after == ")":
             close, fmt = k + 1, None
@@ -285,7 +291,8 @@ class _Translation:
             return
         if close + 1 < len(toks) and toks[close + 1].text in ("+", "-"):
             raise not_supported("date arithmetic on TRUNC of a column in SQL")
-        self.replace[toks[i].start] = (toks[close].end, truncated(self.sqlite, t.text, unit))
+        column = f"CAST({t.text} AS TIMESTAMP)" if user and not self.sqlite else t.text    # (PostgreSQL's date)
+        self.replace[toks[i].start] = (toks[close].end, truncated(self.sqlite, column, unit))
         self.skip = close
 
     # -- the DATE columns of Sluice's views ----------------------------------------------
@@ -336,6 +343,36 @@ class _Translation:
                 return
         if self.sqlite:
             raise _unanswered(toks[i].text)
+
+    def _date_choice(self, i: int) -> None:
+        """On SQLite, refuse arithmetic on a call at token ``i`` whose value is one of its
+        arguments (NVL, COALESCE, GREATEST …, CASE … END) when a date is among them: the
+        value is the date's text, whose year SQLite would compute on."""
+        toks = self.toks
+        if toks[i].word == "CASE":
+            depth, end = 0, None
+            for j in range(i, len(toks)):
+                depth += (toks[j].word == "CASE") - (toks[j].word == "END")
+                if depth == 0:
+                    end = j
+                    break
+        else:
+            end = _closes(toks, i + 1)
+        if end is None or end < 0:
+            return
+        ops = ("+", "-", "*", "/")
+        if not (end + 1 < len(toks) and toks[end + 1].text in ops or i > 0 and toks[i - 1].text in ops):
+            return
+        condition = False           # a CASE's WHEN … THEN: no value of it
+        for k in range(i + 1, end):
+            t = toks[k]
+            if t.word in ("WHEN", "THEN", "ELSE"):
+                condition = t.word == "WHEN"
+            if condition:
+                continue
+            if (t.word in _DATES | _TIMESTAMPS or t.kind == "bind" and isinstance(self.binds.peek(k), dt.date)
+                    or t.kind == "id" and self._a_date(k)):
+                raise _unanswered(self.sql[toks[i].start:toks[end].end])
 
     def _extreme(self, i: int) -> int | None:
         """The last token of ``MAX(column)`` / ``MIN(column)`` at token ``i`` of a DATE
