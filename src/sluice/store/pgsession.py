@@ -54,6 +54,7 @@ from .sqlmemory import memory_views, session_view
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .sqlheadings import oracle_headings
 from .sqloracle import Translated, oracle_words
+from .usercolumns import Columns, pg_columns
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
 
@@ -598,7 +599,8 @@ class PgSession(StoreSession):
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds) if oracle_sql else Translated(sql, binds=binds)
+        oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=self._columns) if oracle_sql
+                  else Translated(sql, binds=binds))
         text, binds = oracle.text, oracle.binds
         c = self._conn()
         raw = c.raw
@@ -650,8 +652,16 @@ class PgSession(StoreSession):
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, oracle.convert(rows)
 
+    def _columns(self, tables: Sequence[str]) -> Columns:
+        """The types of the columns of the user's ``tables`` (:mod:`.usercolumns`)."""
+        raw = self._conn().raw
+        try:
+            return pg_columns(lambda sql, params: raw.execute(sql, params).fetchall(), tables)
+        except psycopg.Error as e:
+            raise translate(e, self.store.target) from None
+
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds)
+        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=self._columns)
         text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                     oracle.binds)
         c = self._conn()
