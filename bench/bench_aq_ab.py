@@ -20,6 +20,9 @@ rows per message (each waiting for its answer) and dequeue one.
 
 ``--grouping``: the queue table groups messages by transaction (TRANSACTIONAL: each commit of
 100 enqueues is a group, dequeued with NEXT_MSG, then NEXT_TRANSACTION at its end);
+``--group-size N`` (with ``--grouping``): each commit of N enqueues is a group, and the
+dequeues know it — N - 1 NEXT_MSG, then NEXT_TRANSACTION to the next group's first message,
+no probe of the group's end (``--group-size 1``: every dequeue starts a new group);
 ``--condition TEXT``: every dequeue has this dequeue condition (``"priority = 1"`` takes every
 message).  The floors do not do either: compare old with new.
 
@@ -52,7 +55,7 @@ PG_DB = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = False,
-             condition: str | None = None) -> dict[str, float]:
+             condition: str | None = None, group_size: int | None = None) -> dict[str, float]:
     """enqone × n (commit per 100), deqone × n (commit per 100), one enqmany of n."""
     import sluice
     with tempfile.TemporaryDirectory() as d:
@@ -72,7 +75,7 @@ def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = Fa
         t, w = time.process_time(), time.perf_counter()
         for i in range(n):
             q.enqone(conn.msgproperties(payload=payload, priority=1, correlation="c"))
-            if i % 100 == 99:
+            if i % (group_size or 100) == (group_size or 100) - 1:
                 conn.commit()
         conn.commit()
         out["enqone"] = (time.process_time() - t) / n * 1e6
@@ -87,7 +90,10 @@ def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = Fa
         gc.collect()
         t, w = time.process_time(), time.perf_counter()
         for i in range(n):
-            if grouping:
+            if group_size:      # the group's first message, then the rest of it
+                q.deqoptions.navigation = sluice.DEQ_NEXT_MSG if i % group_size else sluice.DEQ_NEXT_TRANSACTION
+                q.deqone()
+            elif grouping:
                 try:
                     q.deqone()
                 except sluice.DatabaseError:     # ORA-25235: the group's end
@@ -211,13 +217,16 @@ def main() -> None:
     ap.add_argument("--subscribers", type=int, default=0,
                     help="a multi-consumer queue with this many subscribers (0: single-consumer)")
     ap.add_argument("--grouping", action="store_true", help="a TRANSACTIONAL grouping queue table")
+    ap.add_argument("--group-size", type=int, help="with --grouping: messages per group, known to the dequeues")
     ap.add_argument("--condition", help="every dequeue's dequeue condition")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(workload(a.child, a.pg, a.subscribers, a.grouping, a.condition)))
+        print(json.dumps(workload(a.child, a.pg, a.subscribers, a.grouping, a.condition,
+                                  a.group_size if a.grouping else None)))
         return
-    extra = (["--grouping"] if a.grouping else []) + (["--condition", a.condition] if a.condition else [])
+    extra = (["--grouping"] if a.grouping else []) + (["--condition", a.condition] if a.condition else []) + \
+        (["--group-size", str(a.group_size)] if a.group_size else [])
     if not a.old:
         ap.error("--old is required")
     old_tree = tempfile.mkdtemp(prefix="ab-old-")

@@ -115,7 +115,6 @@ def test_dates_as_strings_in_oracles_default_format(conn):
     assert cur.fetchall() == [("04-MAR-26",)]
 
 
-@pytest.mark.parametrize("dsn", ["postgresql"], indirect=True)   # SQLite's columns have no scale
 def test_a_number_with_a_scale_is_a_float_even_when_whole(conn, dsn):
     _amounts(conn, dsn)
     cur = conn.cursor()

@@ -18,6 +18,16 @@ def _groups(conn, conn2):
     conn2.commit()
 
 
+def _to_the_next_group(q):
+    """NEXT_MSG finds the end of the session's group (ORA-25235); the queue's dequeues then
+    move on with NEXT_TRANSACTION."""
+    q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    with pytest.raises(sluice.DatabaseError) as e:
+        q.deqone()
+    assert e.value.full_code == "ORA-25235"
+    q.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+
+
 def test_group_properties_come_from_the_first_message(conn, conn2):
     _groups(conn, conn2)
     q = nowait(conn.queue("G"), mode=sluice.DEQ_BROWSE)
@@ -34,10 +44,7 @@ def test_next_message_stays_in_group_and_next_transaction_moves_on(conn, conn2):
     q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert q.deqone().payload == b"d1"
     assert q.deqone().payload == b"t1"
-    with pytest.raises(sluice.DatabaseError) as e:
-        q.deqone()                       # the group is exhausted
-    assert e.value.full_code == "ORA-25235"
-    q.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    _to_the_next_group(q)                # the group is exhausted
     assert q.deqone().payload == b"h2"
     q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert q.deqone().payload == b"t2"
@@ -102,10 +109,7 @@ def test_rest_of_a_group_in_a_commit_time_queue_behind_a_backlog(conn, conn2, ds
     assert r.deqone().payload == b"b1"
     r.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert [m.payload for m in r.deqmany(100)] == [b"b2"]
-    with pytest.raises(sluice.DatabaseError) as e:
-        r.deqone()
-    assert e.value.full_code == "ORA-25235"
-    r.deqoptions.navigation = sluice.DEQ_NEXT_TRANSACTION
+    _to_the_next_group(r)
     assert r.deqone().payload == b"a1"
     r.deqoptions.navigation = sluice.DEQ_NEXT_MSG
     assert [m.payload for m in r.deqmany(100)] == [b"a2"]
@@ -219,3 +223,56 @@ def test_a_new_group_is_found_without_reading_the_group_another_session_holds(co
     assert [m.payload for m in nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG).deqmany(50)] == \
         [b"a%d" % i for i in range(40)]
     conn.commit()
+
+
+def test_a_new_group_is_the_first_free_one_in_the_sort_order(conn, conn2):
+    """A new group's first message follows the queue table's sort order (priority first)
+    past a group another session holds; FIRST_MSG in the same transaction finds neither
+    what the session consumed already nor the held group — nothing."""
+    make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL, sort_list="PRIORITY,ENQ_TIME")
+    q = conn.queue("G")
+    for name, priority in (("l", 5), ("u", 1), ("m", 3)):
+        for i in range(2 if name != "m" else 1):
+            q.enqone(conn.msgproperties(payload=b"%s%d" % (name.encode(), i), priority=priority))
+        conn.commit()
+    b = nowait(conn2.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert b.deqone().payload == b"u0"
+    a = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert a.deqone().payload == b"m0"
+    _to_the_next_group(a)
+    assert a.deqone().payload == b"l0"
+    a.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert a.deqone().payload == b"l1"
+    a.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+    assert a.deqone() is None
+    b.deqoptions.navigation = sluice.DEQ_NEXT_MSG
+    assert b.deqone().payload == b"u1"
+    conn.commit()
+    conn2.commit()
+    assert nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG).deqone() is None
+
+
+def test_a_dequeue_by_message_id_takes_the_messages_group(conn, conn2):
+    """By message id: a message of a group another session holds is not taken (nothing,
+    no wait); one of a free group is, and its group is the session's from then on."""
+    make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL)
+    q = conn.queue("G")
+    ids = {}
+    for name, n in (("a", 2), ("b", 2)):
+        for i in range(n):
+            m = conn.msgproperties(payload=b"%s%d" % (name.encode(), i))
+            q.enqone(m)
+            ids[m.payload] = m.msgid
+        conn.commit()
+    b = nowait(conn2.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
+    assert b.deqone().payload == b"a0"
+    r = nowait(conn.queue("G"))
+    r.deqoptions.msgid = ids[b"a1"]
+    assert r.deqone() is None
+    r.deqoptions.msgid = ids[b"b1"]
+    assert r.deqone().payload == b"b1"
+    b.deqoptions.msgid = ids[b"b0"]
+    assert b.deqone() is None
+    conn.commit()
+    assert b.deqone().payload == b"b0"
+    conn2.commit()

@@ -123,9 +123,11 @@ def test_a_multi_consumer_commit_asks_for_records_out_of_retries_through_its_own
 
 
 def test_a_transactional_groups_reads_run_as_the_sessions_own_statements(pg_conn, pg_dsn):
-    """A grouped queue's dequeue tests candidates in Python: the group's advisory lock and
-    the locking read of the ones taken (``lock_records``) are the session's statements, and
-    a group stays one session's while it holds it."""
+    """A grouped queue's single-message dequeue of a new group is one statement of the
+    session's own (the first message, its group's advisory lock, its row lock:
+    sqlops.first_of_a_group_query); an array dequeue tests candidates in Python, the group's
+    advisory lock and the locking read of the ones taken (``lock_records``) its statements
+    too; and a group stays one session's while it holds it."""
     make_queue(pg_conn, message_grouping=pg_conn.aqadm.TRANSACTIONAL)
     _enq(pg_conn, n=2)
     pg_conn.commit()
@@ -137,14 +139,20 @@ def test_a_transactional_groups_reads_run_as_the_sessions_own_statements(pg_conn
         mine = q.deqone()
         assert mine.payload == b"m0"
         texts = _statements(pg_conn)
-        assert any("pg_try_advisory_xact_lock" in s for s in texts)
-        assert any(s.startswith("SELECT SEQ,") and "FOR UPDATE SKIP LOCKED" in s for s in texts)
+        assert any(s.startswith("WITH RECURSIVE") and "pg_try_advisory_xact_lock" in s
+                   and "FOR UPDATE SKIP LOCKED" in s for s in texts)
         o = nowait(other.queue("Q"), navigation=sluice.DEQ_FIRST_MSG)
         theirs = o.deqone()                     # not the group the session holds: the other
         assert theirs.payload == b"m0" and theirs.transaction_group != mine.transaction_group
         other.rollback()
         q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
         assert q.deqone().payload == b"m1"
+        pg_conn.commit()
+        q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
+        assert [m.payload for m in q.deqmany(5)] == [b"m0"]    # the other's group
+        texts = _statements(pg_conn)
+        assert any(s.startswith("SELECT pg_try_advisory_xact_lock") for s in texts)
+        assert any(s.startswith("SELECT SEQ,") and "FOR UPDATE SKIP LOCKED" in s for s in texts)
         pg_conn.commit()
     finally:
         other.close()

@@ -241,6 +241,35 @@ def test_ddl_lcrs(env):
     assert all(x.get_source_database_name() == env.pg.info.dbname.upper() for x in lcrs)
 
 
+def test_ddl_lcrs_of_a_multi_statement_query_hold_their_own_statement(env):
+    """A client's query string with several statements (one simple query): each DDL LCR
+    holds the statement that made it, not the whole string (an apply ran all of it for
+    every LCR: the second CREATE TABLE failed into the error queue).  DDL the string does
+    not show (a DO block's EXECUTE) keeps the whole string, as before."""
+    s = env.src
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "items", "parts", ddl=True))
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    script = (f"CREATE TABLE {s}.items (id int PRIMARY KEY, v text DEFAULT 'a;b'); "
+              f"INSERT INTO {s}.items VALUES (1, 'x'); "
+              f"/* the parts; */ CREATE TABLE {s}.parts (id int); "
+              f"CREATE INDEX items_v ON {s}.items (v); "
+              f"ALTER TABLE {s}.parts ADD COLUMN n int")
+    env.pg.execute(script)                    # no parameters: one simple query
+    do = f"DO $$ BEGIN EXECUTE 'ALTER TABLE {s}.items ADD COLUMN q int'; END $$; SELECT 1"
+    env.pg.execute(do)
+    env.process().catch_up()
+    got = [(x.get_command_type(), x.get_ddl_text() if x.oracle_type.endswith("DDL_RECORD") else None)
+           for x in env.dequeue_all()]
+    assert got == [
+        ("CREATE TABLE", f"CREATE TABLE {s}.items (id int PRIMARY KEY, v text DEFAULT 'a;b')"),
+        ("INSERT", None),
+        ("CREATE TABLE", f"CREATE TABLE {s}.parts (id int)"),
+        ("CREATE INDEX", f"CREATE INDEX items_v ON {s}.items (v)"),
+        ("ALTER TABLE", f"ALTER TABLE {s}.parts ADD COLUMN n int"),
+        ("ALTER TABLE", do),
+    ]
+
+
 def test_unsupported_column_types(env):
     """A change to a table with a column type capture cannot carry (an array, an
     interval …) is not captured and the table is listed in DBA_STREAMS_UNSUPPORTED with

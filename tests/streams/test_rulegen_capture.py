@@ -207,3 +207,49 @@ def test_subset_rules_for_a_partitioned_table(env):  # noqa: F811
         ("UPDATE", "EMP", {"ID": 3, "DEPT": 50, "NAME": "z"}, {"ID": 3, "DEPT": 50, "NAME": "c"}),
         ("INSERT", "EMP", {"ID": 4, "DEPT": 10, "NAME": "d"}, {}),
     ]
+
+
+def test_a_partition_added_later_logs_whole_old_rows(env):  # noqa: F811
+    """A partition created in (PARTITION OF) or attached to (ATTACH PARTITION) a table with
+    subset rules after ADD_SUBSET_RULES logs whole old rows too, as Oracle's table-level
+    supplemental logging covers every partition: the DDL trigger gives it REPLICA IDENTITY
+    FULL (before, it was the owner's to set, and an UPDATE there could not be captured).
+    The trigger's own ALTER is no DDL LCR: a DDL rule on the partition sees one CREATE
+    TABLE and nothing else."""
+    env.sql(f"CREATE TABLE {env.src}.emp (id int, dept int, name text, PRIMARY KEY (id, dept)) "
+            f"PARTITION BY RANGE (dept)",
+            f"CREATE TABLE {env.src}.emp_low PARTITION OF {env.src}.emp FOR VALUES FROM (0) TO (50)")
+    _capture(env)
+    conn = env.conn
+    conn.streams_adm.add_subset_rules(f"{env.owner}.emp", "name <> 'x'", "capture", "cap", queue_name="STRM_Q")
+    adm = conn.rule_adm               # a DDL rule for the partition created below
+    adm.create_rule(rule_name="MID_DDL", condition=(
+        f":ddl.get_object_owner() = '{env.owner}' and :ddl.get_object_name() = 'EMP_MID'"))
+    rule_set = rows(conn, "SELECT rule_set_name FROM dba_capture")[0]["RULE_SET_NAME"]
+    adm.add_rule(rule_name="MID_DDL", rule_set_name=rule_set)
+    conn.capture_adm.start_capture("cap")
+    proc = env.process("CAP")
+    proc.start()
+    env.sql(f"CREATE TABLE {env.src}.emp_mid PARTITION OF {env.src}.emp FOR VALUES FROM (50) TO (80) "
+            f"PARTITION BY RANGE (id)",                                      # a sub-partitioned one
+            f"CREATE TABLE {env.src}.emp_mid_a PARTITION OF {env.src}.emp_mid FOR VALUES FROM (0) TO (1000)",
+            f"CREATE TABLE {env.src}.emp_high (id int NOT NULL, dept int NOT NULL, name text)",
+            f"ALTER TABLE {env.src}.emp ATTACH PARTITION {env.src}.emp_high FOR VALUES FROM (80) TO (100)",
+            f"INSERT INTO {env.src}.emp VALUES (1, 80, 'a'), (2, 50, 'b'), (3, 60, 'c')")
+    got = {r[0]: r[1] for r in env.pg.execute(
+        f"SELECT c.relname, c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        f"WHERE n.nspname = '{env.src}' AND c.relkind IN ('r', 'p')").fetchall()}
+    assert got == {"emp": "f", "emp_low": "f", "emp_mid": "f", "emp_mid_a": "f", "emp_high": "f"}
+    env.sql(f"UPDATE {env.src}.emp SET name = 'x' WHERE id = 1")           # out: DELETE
+    env.sql(f"UPDATE {env.src}.emp SET name = 'z' WHERE id = 2")           # within: UPDATE
+    proc.catch_up()
+    got = [(m.get_command_type(), m.get_object_name(),
+            {u.column_name: u.data.value for u in m.get_values("OLD")} if hasattr(m, "get_values")
+            else m.get_ddl_text()) for m in env.dequeue_all()]
+    assert got == [
+        ("CREATE TABLE", "EMP_MID", f"CREATE TABLE {env.src}.emp_mid PARTITION OF {env.src}.emp "
+                                    f"FOR VALUES FROM (50) TO (80) PARTITION BY RANGE (id)"),
+        ("INSERT", "EMP", {}), ("INSERT", "EMP", {}), ("INSERT", "EMP", {}),
+        ("DELETE", "EMP", {"ID": 1, "DEPT": 80, "NAME": "a"}),
+        ("UPDATE", "EMP", {"ID": 2, "DEPT": 50, "NAME": "b"}),
+    ]

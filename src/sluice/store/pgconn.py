@@ -212,6 +212,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         types = re.search(r"cannot cast type (.+?) to (.+)", msg)
         if types:
             return ora(932, _oracle_type(types.group(2)), _oracle_type(types.group(1)))
+    if isinstance(e, pgerr.InvalidDatetimeFormat):     # CAST('x' AS DATE)
+        return ora(1861)
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
         return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)

@@ -3,7 +3,8 @@
 :func:`fetch_cursor` is a cursor of the connection whose numbers load as Oracle's NUMBER:
 ``numeric`` (SUM, AVG, literals like 2.5, exact quotients) and ``float8`` as an int when
 whole, else a float — ``int2/4/8`` are ints already — or, to fetch decimals, every one
-of them as a ``Decimal`` (without trailing zeros, as Oracle's NUMBER).  The loaders are the cursor's own: the connection's other
+of them as a ``Decimal`` (without trailing zeros, as Oracle's NUMBER); a ``date`` as a
+``datetime`` (python-oracledb's DATE).  The loaders are the cursor's own: the connection's other
 statements (the queue operations among them) load as before.  :func:`description` maps
 the result's column types to python-oracledb's ``DB_TYPE_*``; :func:`scaled_floats` makes
 the whole values of a ``numeric(p, s > 0)`` column floats (python-oracledb's NUMBER(p, s)).
@@ -11,11 +12,13 @@ the whole values of a ``numeric(p, s > 0)`` column floats (python-oracledb's NUM
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 
 import psycopg
 from psycopg.adapt import Loader
 
+from ..errors import ora
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER, DB_TYPE_RAW,
                         DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 from .sqlfetch import Headings, clock_type, column
@@ -25,6 +28,7 @@ __all__ = ["description", "fetch_cursor", "scaled_floats"]
 _INTS = (20, 21, 23, 26)            # int8, int2, int4, oid
 _FLOATS = (700, 701)                # float4, float8
 _NUMERIC = 1700
+_DATE = 1082
 _TYPES = {16: DB_TYPE_BOOLEAN, 17: DB_TYPE_RAW, 1042: DB_TYPE_CHAR, 1082: DB_TYPE_DATE,
           1114: DB_TYPE_TIMESTAMP, 1184: DB_TYPE_TIMESTAMP_TZ,
           **{oid: DB_TYPE_NUMBER for oid in (*_INTS, *_FLOATS, _NUMERIC)}}
@@ -52,6 +56,17 @@ class _FloatLoader(Loader):
         return int(value) if value.is_integer() else value
 
 
+class _DateLoader(Loader):
+    """``date``'s text as the ``datetime`` python-oracledb fetches for a DATE (midnight)."""
+
+    def load(self, data):
+        text = bytes(data).decode()
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:      # infinity, BC dates: Oracle has none
+            raise ora(1841) from None
+
+
 class _DecimalLoader(Loader):
     """Any number's text as a ``Decimal``, as Oracle's NUMBER has it: without trailing
     zeros ("3.5000" is 3.5, "4.0" is 4)."""
@@ -67,6 +82,7 @@ def fetch_cursor(raw: psycopg.Connection, decimals: bool) -> psycopg.Cursor:
     """A new cursor of ``raw`` loading numbers as python-oracledb fetches them."""
     cur = raw.cursor()
     adapters = cur.adapters
+    adapters.register_loader(_DATE, _DateLoader)
     if decimals:
         for oid in (*_INTS, *_FLOATS, _NUMERIC):
             adapters.register_loader(oid, _DecimalLoader)

@@ -46,6 +46,7 @@ from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRe
                    QueueTableInfo, Selector, StoreSession)
 from .pgfetch import description, fetch_cursor, scaled_floats
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
+from .pgarrays import int8_array
 from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
@@ -54,6 +55,7 @@ from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .sqlheadings import oracle_headings
 from .sessionzone import SessionZone, default_zone
 from .sqloracle import Translated, oracle_words
+from .usercolumns import Columns, pg_columns
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
 
@@ -348,6 +350,15 @@ class PgSession(StoreSession):
                 # queue's, in the order of the group alone (not tested one by one)
                 if not _try_group(c, qt_id, sel.group, groups):
                     return []
+            elif limit == 1 and sel.predicate is None:
+                # a new group's first message: one statement finds it, takes its group and
+                # locks it (was three round trips: the unlocked read, the lock, lock_records)
+                rec = _first_of_a_group(c, queue, sel, now, exclude, groups)
+                if rec is not _LOST:
+                    return [] if rec is None else [rec]
+                # (another transaction changed the row in between: its group is this
+                # transaction's now, and the walk below reads on)
+                sel = dataclasses.replace(sel, predicate=_GroupGate(c, qt_id, None, groups))
             else:   # any group: tested like a dequeue condition, before rows are locked
                 sel = dataclasses.replace(sel, predicate=_GroupGate(c, qt_id, sel.predicate, groups))
         # the session's connection: the dequeue's query as a prepared statement of its own
@@ -591,8 +602,9 @@ class PgSession(StoreSession):
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, zone=self.time_zone) if oracle_sql \
-            else Translated(sql, binds=binds)
+        oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=self._columns,
+                               zone=self.time_zone) if oracle_sql
+                  else Translated(sql, binds=binds))
         text, binds = oracle.text, oracle.binds
         c = self._conn()
         raw = c.raw
@@ -644,8 +656,16 @@ class PgSession(StoreSession):
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, oracle.convert(rows)
 
+    def _columns(self, tables: Sequence[str]) -> Columns:
+        """The types of the columns of the user's ``tables`` (:mod:`.usercolumns`)."""
+        raw = self._conn().raw
+        try:
+            return pg_columns(lambda sql, params: raw.execute(sql, params).fetchall(), tables)
+        except psycopg.Error as e:
+            raise translate(e, self.store.target) from None
+
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, zone=self.time_zone)
+        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=self._columns, zone=self.time_zone)
         text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                     oracle.binds)
         c = self._conn()
@@ -770,6 +790,39 @@ def _try_group(c: PgConnection, qt_id: int, group: str, held: set[str]) -> bool:
         held.add(group)
         return True
     return False
+
+
+_NONE_TAKEN = int8_array([])
+_LOST = object()     # _first_of_a_group: the group was taken, its row went in between
+
+
+def _first_of_a_group(c: PgConnection, queue: QueueInfo, sel: Selector, now: float,
+                      exclude: set | frozenset, held: set[str]) -> MessageRecord | object | None:
+    """The first message of a message group no other transaction holds, taken — its group's
+    lock and its row's — in one round trip (:func:`.sqlops.first_of_a_group_query`), the
+    group added to ``held``; None: no group is free; ``_LOST``: the group was taken but
+    its row changed or went before it was locked (another transaction's commit between
+    the statement's snapshot and its row lock)."""
+    qt_id = queue.table.qt_id
+    excluded = int8_array([seq for t, seq in exclude if t == qt_id]) if exclude else _NONE_TAKEN
+    sql, params = sqlops.first_of_a_group_query(POSTGRESQL, queue, sel, now, sel.after, excluded)
+    reads = c.reads
+    rows = reads.rows(qt_id, sql, params, _group_and_record, sel.sql_condition is not None) \
+        if reads is not None else None
+    if rows is None:    # a pooled connection, a value the statement does not take
+        rows = [_group_and_record(list(row)) for row in c.execute(sql, params).fetchall()]
+    if not rows:
+        return None
+    group, rec = rows[0]
+    if group is not None:
+        held.add(group)
+    if rec is None or rec.q_name != queue.name or rec.state not in sel.states:
+        return _LOST
+    return rec
+
+
+def _group_and_record(values: list) -> tuple[str | None, MessageRecord | None]:
+    return values[0], (None if values[1] is None else MessageRecord(*values[1:]))
 
 
 class _GroupGate:

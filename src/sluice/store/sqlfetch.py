@@ -69,12 +69,16 @@ def clock_type(dbtype: DbType | None, oracle_type: DbType | None) -> DbType | No
 
 
 def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
-                  types: dict[int, DbType] | None = None) -> tuple[Headings, list[tuple]]:
+                  types: dict[int, DbType] | None = None,
+                  numbers: dict[int, tuple[int | None, int]] | None = None) -> tuple[Headings, list[tuple]]:
     """``names`` with their description, and ``rows`` with numbers as python-oracledb's: a
     column whose first value is a REAL has its whole REALs as ints (SQLite's 7/2.0 and
     2.0); with ``decimals``, a numeric column's values are ``Decimal``s.  ``types``: the
     columns Oracle types as dates (:func:`clock_type`); such a column of text (dates SQLite
-    computed, the views' dates) has datetimes, one of NULLs only is described so too."""
+    computed, the views' dates) has datetimes, one of NULLs only is described so too;
+    ``numbers``: the columns declared NUMBER(p, s) (:func:`.sqlheadings.declared_types`),
+    described with their precision and scale, and with a scale floats even when whole
+    (SQLite's NUMERIC affinity keeps 12.00 as the integer 12)."""
     kinds: list[type | None] = [None] * len(names)
     missing = len(names)
     for row in rows:
@@ -90,15 +94,19 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
         rows = [_converted(row, dates, _date) for row in rows]
         for i in dates:
             kinds[i] = dt.datetime
+    numbers = {i: ps for i, ps in (numbers or {}).items() if kinds[i] in (int, float, None)}
     described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i))
-                        if kind is not None or i not in types else types[i])
+                        if kind is not None or i not in types else types[i], None, *numbers.get(i, ()))
                  for i, (name, kind) in enumerate(zip(names, kinds))]     # (no sizes: SQLite has none)
     if decimals:
         numeric = [i for i, k in enumerate(kinds) if k is int or k is float]
         convert = _decimal
     else:
-        numeric = [i for i, k in enumerate(kinds) if k is float]
+        scaled = [i for i, (_, scale) in numbers.items() if scale > 0 and kinds[i] is not None]
+        numeric = [i for i, k in enumerate(kinds) if k is float and i not in scaled]
         convert = _whole
+        if scaled and rows:
+            rows = [_converted(row, scaled, _scaled) for row in rows]
     if numeric and rows:
         rows = [_converted(row, numeric, convert) for row in rows]
     return Headings(names, described), rows
@@ -124,6 +132,11 @@ def _date(v: object) -> object:
 def _whole(v: object) -> object:
     """A REAL as python-oracledb fetches a NUMBER: an int when whole."""
     return int(v) if type(v) is float and v.is_integer() else v
+
+
+def _scaled(v: object) -> object:
+    """A NUMBER(p, s > 0)'s value as python-oracledb fetches it: a float even when whole."""
+    return float(v) if type(v) is int else v
 
 
 def _decimal(v: object) -> object:

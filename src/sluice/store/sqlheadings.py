@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DbType
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
+from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
 from .viewdates import VIEW_DATES
 
-__all__ = ["oracle_headings"]
+__all__ = ["declared_types", "oracle_headings"]
 
 _NAME = r"""(?:[A-Za-z_][\w$#]*\s*\.\s*)?(?:[A-Za-z_][\w$#]*|\*)"""
 _PLAIN = re.compile(rf"""\s*SELECT\s+(?:(?:DISTINCT|ALL|UNIQUE)\s+)?{_NAME}(?:\s*,\s*{_NAME})*\s+FROM\b""",
@@ -258,3 +260,86 @@ def _lazy(sql: str) -> Iterator[_Tok]:
     for m in _TOKEN.finditer(sql):
         if m.lastgroup not in ("ws", "comment"):
             yield _Tok(m.lastgroup, m.group(), m.start(), m.end())
+
+
+# CAST(… AS NUMBER | NUMERIC | DECIMAL (p, s)) at the end of an item
+_NUMBER_TYPES = frozenset({"NUMBER", "NUMERIC", "DECIMAL", "DEC"})
+_STAR = ("*", None)
+
+
+def declared_types(sql: str, names: list[str], lookup: Lookup
+                   ) -> tuple[dict[int, DbType], dict[int, tuple[int | None, int]]]:
+    """For SQLite, whose results carry no column types: the result columns that are a
+    user's table's column as it is (a name, qualified or aliased, its MAX or MIN, or one of a ``*``;
+    ``names`` the database's names of the result's columns) declared DATE or TIMESTAMP
+    (index -> DB_TYPE_DATE / _TIMESTAMP), and those declared NUMBER(p, s) — or a ``CAST``
+    to one — (index -> (p, s)), looked up with ``lookup`` (:mod:`.usercolumns`)."""
+    tables, items = _shape(sql)
+    if not tables:
+        return {}, {}
+    stars = items.count(_STAR)
+    extra = len(names) - (len(items) - stars)
+    if stars > 1 or extra < 0 or not stars and extra:
+        return {}, {}
+    columns = lookup(tables)
+    dates: dict[int, DbType] = {}
+    numbers: dict[int, tuple[int | None, int]] = {}
+    at = 0
+    for item in items:
+        if item == _STAR:
+            sources = [(at + n, names[at + n].upper()) for n in range(extra)]
+            at += extra
+        else:
+            name, cast = item
+            if cast is not None:
+                numbers[at] = cast
+            sources = [(at, name)] if name else []
+            at += 1
+        for i, name in sources:
+            decl = columns.get(name)
+            kind = date_kind(decl)
+            if kind is not None:
+                dates[i] = DB_TYPE_DATE if kind == "DATE" else DB_TYPE_TIMESTAMP
+            elif number_scale(decl) is not None:
+                numbers[i] = number_scale(decl)
+    return dates, numbers
+
+
+@lru_cache(maxsize=256)
+def _shape(sql: str) -> tuple[tuple[str, ...], tuple[tuple[str | None, tuple[int | None, int] | None], ...]]:
+    """The user's tables ``sql`` names, and its select list's items as (the column an
+    item is as it is, or None; the (p, s) of a CAST to NUMBER(p, s) it is, or None) —
+    :data:`_STAR` for a ``*``.  Kept per statement text: a statement run again with other
+    binds is not read again."""
+    if not maybe_user_tables(sql):
+        return (), ()
+    toks = tokens(sql)
+    tables = tuple(table_names(toks))
+    if not tables:
+        return (), ()
+    _, spans = _top_items(sql, toks)
+    items = []
+    for first, last in spans:
+        if toks[last].text == "*":
+            items.append(_STAR)
+            continue
+        if aliased(toks, first, last):
+            last -= 1 + (toks[last - 1].word == "AS")
+        cast = _cast_number(toks, first, last)
+        while (last - first == 3 and toks[first].word in _SAME_TYPE and toks[first + 1].text == "("
+               and toks[last].text == ")"):
+            first, last = first + 2, last - 1        # MAX(col), MIN(col): the column's type
+        plain = first == last and toks[first].kind in ("id", "qid")
+        items.append((_name(toks[first]).upper() if plain else None, cast))
+    return tables, tuple(items)
+
+
+def _cast_number(toks: list[_Tok], first: int, last: int) -> tuple[int | None, int] | None:
+    """(p, s) of an item ``CAST(x AS NUMBER(p, s))`` (tokens ``first``..``last``), else None."""
+    if not (toks[first].word == "CAST" and last - first >= 7 and toks[last].text == ")"
+            and _closes(toks, first + 1) == last and toks[last - 1].text == ")"):
+        return None
+    opening = next((j for j in range(last - 2, first, -1) if toks[j].text == "("), None)
+    if opening is None or toks[opening - 1].word not in _NUMBER_TYPES or toks[opening - 2].word != "AS":
+        return None
+    return number_scale("NUMBER" + "".join(t.text for t in toks[opening:last]))

@@ -16,6 +16,13 @@ apart, PostgreSQL's typed columns cannot be: there the column is taken for a dat
 ``column - SYSDATE`` the days between, a number in the column ORA-00932.
 
 ``TRUNC(column [, 'fmt'])`` of a view's date is ``sluice_trunc_date(column, unit)``.
+
+``CAST(x AS DATE | TIMESTAMP)`` is ``sluice_cast_date(x, 'DATE' | 'TIMESTAMP')``: SQLite's
+own CAST reads a date's text as a number (its year).  Text that is a date (ISO 8601, as
+SQLite holds dates and Sluice binds them) is that date — a DATE whole seconds (the
+fraction dropped), a time zone dropped as Oracle's CAST of a TIMESTAMP WITH TIME ZONE
+drops it — other text ORA-01861 (literal does not match format string), a number
+ORA-00932 (Oracle has no CAST of a NUMBER to a DATE).
 """
 
 from __future__ import annotations
@@ -90,6 +97,26 @@ def _days(value: object) -> Fraction:
     raise ora(932, "NUMBER", "BINARY")
 
 
+def _cast_date(value: object, to: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str):
+            try:
+                date = datetime.fromisoformat(value.strip())
+            except ValueError:
+                raise ora(1861) from None
+        else:
+            raise ora(932, "DATE", "NUMBER" if isinstance(value, (int, float)) else "BINARY")
+        date = date.replace(tzinfo=None)
+        if to == "DATE":
+            return date.replace(microsecond=0).isoformat(" ")
+        return date.isoformat(" ", "microseconds")
+    except DatabaseError as e:
+        _RAISED.error = e
+        raise
+
+
 def _trunc_date(date: str | None, unit: str) -> str | None:
     """``TRUNC(date, fmt)`` of a view's date (text), ``unit`` the format's: the text of a DATE."""
     if date is None:
@@ -109,3 +136,4 @@ def register_add_days(conn: sqlite3.Connection) -> None:
     conn.create_function("sluice_add_days", 2, _add_days, deterministic=True)
     conn.create_function("sluice_date_minus", 2, _date_minus, deterministic=True)
     conn.create_function("sluice_trunc_date", 2, _trunc_date, deterministic=True)
+    conn.create_function("sluice_cast_date", 2, _cast_date, deterministic=True)

@@ -30,10 +30,11 @@ from .sessions import OpenSession
 from .sqlmemory import memory_views, session_view
 from .sqlnames import physical_names, rewrite
 from .sqlfetch import sqlite_result
-from .sqlheadings import oracle_headings
 from .sessionzone import SessionZone
+from .sqlheadings import declared_types, oracle_headings
 from .sqloracle import Translated, oracle_words
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
+from .usercolumns import SqliteColumns
 
 if TYPE_CHECKING:
     from .sqlite import SqliteStore
@@ -52,6 +53,7 @@ class SqliteSession(StoreSession):
         self.user = user
         self.conn = store.connect()
         self.local_zone = self.conn.view_clock.zone
+        self._columns = SqliteColumns(self.conn)     # the user's tables' declared types
         for stmt in user_view_ddl(_literal(user)):
             self.conn.execute(stmt)
         self.txn_id: str | None = None
@@ -93,7 +95,8 @@ class SqliteSession(StoreSession):
 
     # -- DML on the store's database -----------------------------------------
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        oracle = oracle_words(sql, self.user, sqlite=True, binds=binds, zone=self.time_zone)   # its errors change nothing
+        oracle = oracle_words(sql, self.user, sqlite=True, binds=binds,       # its errors change nothing
+                              columns=self._columns.lookup(), zone=self.time_zone)
         conn = self.conn
         if not self._dml:
             # SQLite's own write lock, not the process's mutex (store.begin): the transaction
@@ -513,7 +516,9 @@ class SqliteSession(StoreSession):
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        oracle = (oracle_words(sql, self.user, sqlite=True, binds=binds, zone=self.time_zone) if oracle_sql
+        columns = self._columns.lookup()
+        oracle = (oracle_words(sql, self.user, sqlite=True, binds=binds, columns=columns, zone=self.time_zone)
+                  if oracle_sql
                   else Translated(sql, binds=binds))
         try:
             if in_memory:
@@ -528,8 +533,10 @@ class SqliteSession(StoreSession):
             raise _sql_error(e) from None
         cols = [d[0] for d in cur.description] if cur.description else []
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
+            names = cols
             cols, types = oracle_headings(sql, oracle, cols, sqlite=True)
-            return sqlite_result(cols, oracle.convert(rows), decimals, types)
+            declared, numbers = declared_types(sql, names, columns)
+            return sqlite_result(cols, oracle.convert(rows), decimals, {**declared, **types}, numbers)
         return cols, oracle.convert(rows)
 
     @property

@@ -169,20 +169,32 @@ def candidates_query(d, queue: QueueInfo, sel: Selector, now: float, after: tupl
                      limit: int, lock: bool = False) -> tuple[str, list]:
     """:func:`select_candidates`'s query in the dialect ``d`` as ``(statement, parameters)``,
     its rows those of RECORD_COLUMNS (to be run some other way: see pgprepared)."""
+    shape = _shape(d, queue, sel, after, limit, lock)
+    sql = _SELECT_SQL_CACHE.get(shape)
+    if sql is None:
+        sql = _select_sql(queue.table, shape, d)
+        _SELECT_SQL_CACHE[shape] = sql
+    return sql, _params(d, queue, sel, now, after, shape)
+
+
+def _shape(d, queue: QueueInfo, sel: Selector, after: tuple | None, limit: int, lock: bool) -> tuple:
+    """What a candidates statement's text depends on (its cache key)."""
     qt = queue.table
     live = C.MSG_READY in sel.states or C.MSG_WAITING in sel.states
     skip = len(sel.skip_groups) if sel.group is None else 0
     consumer = 0 if not sel.multi else (
         3 + ("address", "link", "local").index(sel.remote[0]) if sel.remote is not None
         else 1 if sel.consumer_name is not None else 2)
-    shape = (d.name, lock, qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live,
-             sel.msgid is not None, sel.correlation is not None, sel.group is not None, skip,
-             after is not None, limit, consumer, sel.delivery_mode is not None,
-             sel.sql_condition[0] if sel.sql_condition else None)
-    sql = _SELECT_SQL_CACHE.get(shape)
-    if sql is None:
-        sql = _select_sql(qt, shape, d)
-        _SELECT_SQL_CACHE[shape] = sql
+    return (d.name, lock, qt.qt_id, qt.name, qt.owner, qt.sort_list, len(sel.states), live,
+            sel.msgid is not None, sel.correlation is not None, sel.group is not None, skip,
+            after is not None, limit, consumer, sel.delivery_mode is not None,
+            sel.sql_condition[0] if sel.sql_condition else None)
+
+
+def _params(d, queue: QueueInfo, sel: Selector, now: float, after: tuple | None, shape: tuple) -> list:
+    """The parameters of :func:`_where`'s conditions for ``shape``, in their order."""
+    qt = queue.table
+    live, consumer, skip = shape[7], shape[14], shape[11]
     params: list = [queue.name]
     if consumer == 1:
         params.append(sel.consumer_name)
@@ -210,7 +222,7 @@ def candidates_query(d, queue: QueueInfo, sel: Selector, now: float, after: tupl
         params.extend(after)
     if sel.sql_condition:
         params.extend(sel.sql_condition[1])
-    return sql, params
+    return params
 
 
 # a walk leaves out of what it reads next at most this many message groups whose lock it
@@ -232,6 +244,58 @@ def skipping_groups(sel: Selector, refused: set[str]) -> Selector:
     return dataclasses.replace(sel, skip_groups=sel.skip_groups | frozenset(more))
 
 
+_FIRST_SQL_CACHE: dict[tuple, str] = {}
+
+
+def first_of_a_group_query(d, queue: QueueInfo, sel: Selector, now: float, after: tuple | None,
+                           excluded: object) -> tuple[str, list]:
+    """PostgreSQL: one statement taking the first message, after ``after``, of a message
+    group no other transaction holds (seed 003 "Message Grouping": a TRANSACTIONAL queue
+    table's group goes to one session at a time), as ``(statement, parameters)``.  Its rows:
+    none when no group is free; else one, the group (ENQ_TID) whose advisory lock it took
+    for the transaction, then the message's RECORD_COLUMNS as locked ``FOR UPDATE SKIP
+    LOCKED`` — all NULL when another transaction changed or took the row in between (the
+    group stays this transaction's: read on as the Python walk does).  ``excluded``: the
+    sequence numbers this transaction consumed already (its own row locks do not keep
+    them out), as the connection's BIGINT array parameter.
+
+    Why it takes no lock it does not keep: the candidates are walked one at a time by a
+    recursive query, each step's row chosen by the WHERE clause, ORDER BY and LIMIT 1 of a
+    subquery, and the group's lock is asked in the SELECT list above it — evaluated for
+    the one row the step returns, never for a row a filter drops (the planner may order
+    the conditions of one WHERE clause as it likes).  A refused group is carried in the
+    step's REFUSED array and its other messages skipped by the next steps' index scan; the
+    walk ends with the first group taken or the queue's end."""
+    shape = _shape(d, queue, sel, after, 1, True)
+    sql = _FIRST_SQL_CACHE.get(shape)
+    if sql is None:
+        sql = _FIRST_SQL_CACHE[shape] = _first_of_a_group_sql(queue.table, shape, d)
+    return sql, [*_params(d, queue, sel, now, after, shape), excluded,
+                 *_params(d, queue, sel, now, None, shape), excluded]
+
+
+def _first_of_a_group_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
+    t, cols = table_name(qt), qt.order_columns
+    order = ", ".join(cols)
+    keys = [f"K{i}" for i in range(len(cols))]
+    names = f"N({', '.join(keys)}, SEQ, TID)"
+    not_taken = f"NOT ({d.in_list('SEQ')})"
+    first = _where(qt, shape, d) + [not_taken]
+    step = ["NOT W.GOT"] + _where(qt, shape[:12] + (True,) + shape[13:], d,
+                                  ", ".join(f"W.{k}" for k in keys)) + \
+        [not_taken, "(ENQ_TID IS NULL OR ENQ_TID <> ALL(W.REFUSED || W.TID))"]
+    # (the key's int4 as _GROUP_LOCK in pgsession spells it: the same lock)
+    lock = f"CASE WHEN N.TID IS NULL THEN TRUE ELSE pg_try_advisory_xact_lock({int(qt.qt_id)}, hashtext(N.TID)) END"
+
+    def pick(where: list[str]) -> str:
+        return f"(SELECT {order}, SEQ, ENQ_TID FROM {t} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT 1) {names}"
+    return (f"WITH RECURSIVE W({', '.join(keys)}, SEQ, TID, GOT, REFUSED) AS ("
+            f"SELECT N.*, {lock}, ARRAY[]::TEXT[] FROM {pick(first)} "
+            f"UNION ALL SELECT N.*, {lock}, W.REFUSED || W.TID FROM W CROSS JOIN LATERAL {pick(step)}) "
+            f"SELECT F.TID, R.* FROM (SELECT SEQ, TID FROM W WHERE GOT LIMIT 1) F LEFT JOIN LATERAL "
+            f"(SELECT {_SELECT_LIST} FROM {t} WHERE SEQ = F.SEQ{d.lock_rows}) R ON TRUE")
+
+
 def _group_by_cscn(qt: QueueTableInfo, d) -> bool:
     """Whether the rest of a transaction group (``ENQ_TID``) is also found by the CSCN of
     the group's message just taken: in a commit-time queue of a PostgreSQL store every
@@ -244,7 +308,16 @@ def _group_by_cscn(qt: QueueTableInfo, d) -> bool:
 
 
 def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
-    _, lock, _, _, _, _, n_states, live, by_msgid, by_corr, by_group, skip, has_after, limit, \
+    lock, limit = shape[1], shape[13]
+    return (f"SELECT {_SELECT_LIST} FROM {table_name(qt)} WHERE {' AND '.join(_where(qt, shape, d))} "
+            f"ORDER BY {', '.join(qt.order_columns)} LIMIT {int(limit)}{d.lock_rows if lock else ''}")
+
+
+def _where(qt: QueueTableInfo, shape: tuple, d, position: str | None = None) -> list[str]:
+    """The conditions of a candidates statement of ``shape`` (parameters: :func:`_params`).
+    ``position``: what the dequeue order's columns are compared with for a position
+    (``shape`` has one) instead of parameters."""
+    _, _, _, _, _, _, n_states, live, by_msgid, by_corr, by_group, skip, has_after, _, \
         consumer, by_mode, condition = shape
     where = ["Q_NAME = ?"]
     if consumer == 1:   # a consumer's own records; remote recipients' wait for propagation
@@ -276,11 +349,10 @@ def _select_sql(qt: QueueTableInfo, shape: tuple, d) -> str:
         where.append("DELIVERY_MODE = ?")
     cols = qt.order_columns
     if has_after:
-        where.append(f"({', '.join(cols)}) > ({', '.join('?' * len(cols))})")
+        where.append(f"({', '.join(cols)}) > ({position or ', '.join('?' * len(cols))})")
     if condition:   # the dequeue condition, compiled by the rules engine
         where.append(f"({condition})")
-    return (f"SELECT {_SELECT_LIST} FROM {table_name(qt)} WHERE {' AND '.join(where)} "
-            f"ORDER BY {', '.join(cols)} LIMIT {int(limit)}{d.lock_rows if lock else ''}")
+    return where
 
 
 _USER_DATA = RECORD_COLUMNS.index("USER_DATA")

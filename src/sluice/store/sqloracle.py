@@ -49,10 +49,12 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
+from functools import lru_cache
 from typing import NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
+from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
 from .viewdates import VIEW_DATES, days_between, plus_days, truncated
@@ -91,6 +93,11 @@ _KEYWORDS = _CONTINUE | _LIST_END | {"SELECT", "DISTINCT", "ALL", "BY", "ON", "S
                                      "RETURNING", "USING", "AS", "ANY", "SOME", "EXISTS", "PRIOR"}
 _NOT_NAMES = _KEYWORDS | _DATES | _TIMESTAMPS | {"USER", "INTERVAL", "DATE", "TIMESTAMP", "NULL", "END",
                                                  "TRUE", "FALSE", "SYS_CONTEXT"}
+# calls whose value is one of their arguments (a date's text on SQLite when one is a date)
+_ONE_OF_ARGS = frozenset({"NVL", "NVL2", "COALESCE", "IFNULL", "GREATEST", "LEAST", "NULLIF", "DECODE", "MAX",
+                          "MIN"})
+# a name times something (``SELECT * FROM`` is none): maybe a date column's arithmetic
+_TIMES = re.compile(r"""[\w$#"]\s*\*(?!\s*(?:FROM\b|,))""", re.I)
 # Sluice's views: their DATE columns (viewdates) have Oracle's date arithmetic
 _VIEWS = ("AQ$", "DBA_", "ALL_", "USER_", "V$", "GV$")
 
@@ -129,23 +136,29 @@ class Translated:
 
 
 def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
-                 binds: dict | Sequence | None = None, zone: SessionZone | None = None) -> Translated:
+                 binds: dict | Sequence | None = None, columns: Lookup | None = None,
+                 zone: SessionZone | None = None) -> Translated:
     """``sql`` with Oracle's session words answered for ``user`` (see the module);
     ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL;
     ``now`` the host's clock (read when the statement needs it); ``binds`` the values the
-    statement is to run with (by name or by position); ``zone`` the session's time zone
-    (None: the host's)."""
+    statement is to run with (by name or by position); ``columns`` looks up the declared
+    types of the user's tables the statement names (:mod:`.usercolumns`), for arithmetic on
+    their DATE columns; ``zone`` the session's time zone (None: the host's)."""
     upper = sql.upper()
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
-            ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)):
+            ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
+            columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))):
         return Translated(sql, binds=binds)
-    return _Translation(sql, user, sqlite, now, binds, zone).run()
+    return _Translation(sql, user, sqlite, now, binds, columns, zone).run()
 
 
 class _Translation:
     def __init__(self, sql: str, user: str, sqlite: bool, now: datetime | None,
-                 binds: dict | Sequence | None, zone: SessionZone | None = None) -> None:
+                 binds: dict | Sequence | None, columns: Lookup | None = None,
+                 zone: SessionZone | None = None) -> None:
         self.sql, self.user, self.sqlite = sql, user, sqlite
+        self.lookup = columns
+        self.columns: Columns | None = None     # the user's tables' columns, once looked up
         self.now, self.zone = now, zone
         self.dates: dict[str | datetime, datetime] = {}
         self.toks = tokens(sql)
@@ -198,8 +211,20 @@ class _Translation:
                 self._clock(i, i + 3, int(call[1].text))
             elif after != "(":
                 self._clock(i, i, 6)
-        elif after in ("+", "-") and self._view_date(i) and self._starts_operand(i):
+        elif after in ("+", "-") and (self._view_date(i) or self._user_date(i)) and self._starts_operand(i):
             self._date_column(i)
+        elif (after == "(" and i + 4 < len(toks) and toks[i + 4].text in ("+", "-") and self._starts_operand(i)
+              and self._extreme(i) is not None):
+            self._date_column(i, i + 3, i + 2)
+        elif after in ("*", "/") and self.sqlite and self._user_date(i):     # (PostgreSQL: ORA-00932 itself)
+            raise ora(932, "NUMBER", "DATE")
+        elif i > 0 and (toks[i - 1].text in ("+", "-") or self.sqlite and toks[i - 1].text in ("*", "/")) \
+                and self._user_date(i):
+            self._date_after_operator(i)
+        elif after == ")" and self.sqlite and self._arithmetic_outside(i, i) and self._user_date(i):
+            raise _unanswered(t.text)
+        elif self.sqlite and self.lookup is not None and (word in _ONE_OF_ARGS and after == "(" or word == "CASE"):
+            self._date_choice(i)
         elif word == "TRUNC" and after == "(":
             self._trunc(i)
         elif word == "CAST" and after == "(":
@@ -211,9 +236,11 @@ class _Translation:
         SQLite's CAST read its text as the number of its year.  Of the clock or a datetime
         bind with their literal arithmetic it is their folded literal (:meth:`_clock`), to
         the second for a DATE.  Any other CAST to DATE on PostgreSQL keeps the time of day
-        as Oracle's DATE does (``date_trunc('second', CAST(x AS TIMESTAMP))``).  The CAST's
-        first token joins :attr:`dated` when Sluice answered it (the item's type is the
-        CAST's, :mod:`.sqlheadings`).  A CAST of anything else is the database's."""
+        as Oracle's DATE does (``date_trunc('second', CAST(x AS TIMESTAMP))``); on SQLite it
+        is ``sluice_cast_date(x, 'DATE' | 'TIMESTAMP')`` (:mod:`.sqlitedays`: a date's text
+        read as the date, a number ORA-00932).  The CAST's first token joins :attr:`dated`
+        when Sluice answered it (the item's type is the CAST's, :mod:`.sqlheadings`).  A
+        CAST to any other type is the database's."""
         toks, k = self.toks, i + 2
         close = _closes(toks, i + 1)
         to = close - 1
@@ -241,19 +268,24 @@ class _Translation:
             self.replace[toks[i].start] = (toks[i].end, "date_trunc('second', CAST")
             self.replace[toks[to].start] = (toks[to].end, "TIMESTAMP)")
             self.dated.add(i)
+        elif self.sqlite:     # SQLite's CAST reads a date's text as its year: Sluice's reads the date
+            self.replace[toks[i].start] = (toks[i + 1].end, "sluice_cast_date(")
+            self.replace[toks[to - 1].start] = (toks[to].end, f", '{toks[to].word}'")
+            self.dated.add(i)
 
     def _trunc(self, i: int) -> None:
         """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) of the clock or a
         datetime bind, folded into the clock's literal with the arithmetic after it, or of
-        a view's DATE column (:func:`.viewdates.truncated`); a DATE.  TRUNC of anything
-        else (a number) is the database's."""
+        a view's or a user's DATE column (:func:`.viewdates.truncated`); a DATE.  TRUNC of
+        anything else (a number) is the database's."""
         toks, k = self.toks, i + 2
         if k + 1 >= len(toks):
             return
         t, after = toks[k], toks[k + 1].text
         clock = t.word in _DATES | _TIMESTAMPS and after != "("
         bind = t.kind == "bind" and isinstance(self.binds.peek(k), dt.date)
-        if not (clock or bind or self._view_date(k)):
+        user = not (clock or bind) and self._user_date(k)
+        if not (clock or bind or user or self._view_date(k)):
             return
         if after == ")":
             close, fmt = k + 1, None
@@ -270,7 +302,8 @@ class _Translation:
             return
         if close + 1 < len(toks) and toks[close + 1].text in ("+", "-"):
             raise not_supported("date arithmetic on TRUNC of a column in SQL")
-        self.replace[toks[i].start] = (toks[close].end, truncated(self.sqlite, t.text, unit))
+        column = f"CAST({t.text} AS TIMESTAMP)" if user and not self.sqlite else t.text    # (PostgreSQL's date)
+        self.replace[toks[i].start] = (toks[close].end, truncated(self.sqlite, column, unit))
         self.skip = close
 
     # -- the DATE columns of Sluice's views ----------------------------------------------
@@ -280,37 +313,169 @@ class _Translation:
         return (t.kind == "id" and t.word.rpartition(".")[2].strip() in VIEW_DATES
                 and not (i + 1 < len(self.toks) and self.toks[i + 1].text == "(") and self._on_views())
 
-    def _date_column(self, i: int) -> None:
+    def _user_date(self, i: int) -> str | None:
+        """``DATE`` or ``TIMESTAMP`` when token ``i`` names a DATE or TIMESTAMP column of
+        the user's tables the statement names (:mod:`.usercolumns`; looked up once, when
+        first asked), else None.  A name two of them declare differently, one as a date,
+        is refused: the text cannot tell which one it is."""
+        t = self.toks[i]
+        if self.lookup is None or t.kind != "id" or t.word in _NOT_NAMES or (
+                i + 1 < len(self.toks) and self.toks[i + 1].text == "("):
+            return None
+        if self.columns is None:
+            self.columns = self.lookup(table_names(self.toks))
+        decl = self.columns.get(t.word.rpartition(".")[2].strip())
+        if decl == AMBIGUOUS_DATE:
+            raise not_supported(f"date arithmetic on {t.text}, a column two of the statement's tables "
+                                "declare with different types (name the one meant by another alias)")
+        return date_kind(decl)
+
+    def _date_after_operator(self, i: int) -> None:
+        """A user's DATE column at token ``i`` after an arithmetic operator that no date
+        before it took: ``n + column`` (a number, a bind, a column of days) is the DATE n
+        days on; a number times or by a DATE ORA-00932; anything else is left to
+        PostgreSQL (which refuses what it cannot type) and refused on SQLite, which would
+        compute on the year of the date's text."""
+        toks, op = self.toks, self.toks[i - 1].text
+        if op in ("*", "/"):
+            raise ora(932, "NUMBER", "DATE")
+        first = i - 2
+        if op == "+" and first >= 0 and not self._continues(i):
+            if toks[first].kind in ("num", "bind") and not isinstance(self.binds.peek(first), dt.date):
+                name = first if self._starts_operand(first) else None
+            else:
+                name = self._name_before(i - 1)
+                if name is not None and (self._a_date(name) or toks[name].word in _NOT_NAMES):
+                    name = None
+            if name is not None:
+                self.dated.update(range(name, i + 1))
+                days = self.sql[toks[name].start:toks[i - 2].end]
+                self.replace[toks[name].start] = (toks[i].end, plus_days(self.sqlite, toks[i].text, days))
+                return
+        if self.sqlite:
+            raise _unanswered(toks[i].text)
+
+    def _date_choice(self, i: int) -> None:
+        """On SQLite, refuse arithmetic on a call at token ``i`` whose value is one of its
+        arguments (NVL, COALESCE, GREATEST …, CASE … END) when a date is among them: the
+        value is the date's text, whose year SQLite would compute on."""
+        toks = self.toks
+        if toks[i].word == "CASE":
+            depth, end = 0, None
+            for j in range(i, len(toks)):
+                depth += (toks[j].word == "CASE") - (toks[j].word == "END")
+                if depth == 0:
+                    end = j
+                    break
+        else:
+            end = _closes(toks, i + 1)
+        if end is None or end < 0:
+            return
+        ops = ("+", "-", "*", "/")
+        if not (end + 1 < len(toks) and toks[end + 1].text in ops or i > 0 and toks[i - 1].text in ops):
+            return
+        condition = False           # a CASE's WHEN … THEN: no value of it
+        for k in range(i + 1, end):
+            t = toks[k]
+            if t.word in ("WHEN", "THEN", "ELSE"):
+                condition = t.word == "WHEN"
+            if condition:
+                continue
+            if (t.word in _DATES | _TIMESTAMPS or t.kind == "bind" and isinstance(self.binds.peek(k), dt.date)
+                    or t.kind == "id" and self._a_date(k)):
+                raise _unanswered(self.sql[toks[i].start:toks[end].end])
+
+    def _extreme(self, i: int) -> int | None:
+        """The last token of ``MAX(column)`` / ``MIN(column)`` at token ``i`` of a DATE
+        column (the views' or a user's: a DATE as the column is), else None."""
+        toks = self.toks
+        if (toks[i].word in ("MAX", "MIN") and i + 3 < len(toks) and toks[i + 1].text == "("
+                and toks[i + 3].text == ")" and self._a_date(i + 2)):
+            return i + 3
+        return None
+
+    def _arithmetic_outside(self, first: int, last: int) -> bool:
+        """Whether the expression at tokens ``first``..``last``, in parentheses of its own
+        (``(d)``, ``((d + 1))``), is an operand of arithmetic outside them."""
+        toks, depth = self.toks, 0
+        while first > 0 and last + 1 < len(toks) and toks[first - 1].text == "(" and toks[last + 1].text == ")":
+            first, last, depth = first - 1, last + 1, depth + 1
+            if first > 0 and toks[first - 1].kind in ("id", "qid") and toks[first - 1].word not in _KEYWORDS:
+                return False        # a call's argument
+        return depth > 0 and (last + 1 < len(toks) and toks[last + 1].text in ("+", "-", "*", "/")
+                              or first > 0 and toks[first - 1].text in ("+", "-", "*", "/"))
+
+    def _user_number(self, i: int) -> bool:
+        """Whether token ``i`` names a column of the user's tables declared a number."""
+        if self.lookup is None or self.toks[i].kind != "id":
+            return False
+        if self.columns is None:
+            self.columns = self.lookup(table_names(self.toks))
+        return is_number(self.columns.get(self.toks[i].word.rpartition(".")[2].strip()))
+
+    def _a_date(self, i: int) -> bool:
+        return self._view_date(i) or self._user_date(i) is not None
+
+    def _date_column(self, i: int, last: int | None = None, column: int | None = None) -> None:
         """``column ± days …`` (a DATE, :func:`.viewdates.plus_days`) or ``column - column``
-        (days between) for a DATE column of the views at token ``i``; ``column + column``
-        is ORA-00975.  Anything else after it (the clock, a datetime bind: their own
-        arithmetic) is left as it is."""
-        toks, j, days = self.toks, i, Fraction(0)
+        (days between) for a DATE column of the views or of the user's tables at token
+        ``i`` (or ``MAX(column)`` / ``MIN(column)``: tokens ``i``..``last``, the column
+        ``column``); ``column + column`` is ORA-00975.  A user's DATE column ± a column of
+        days is a DATE too; a TIMESTAMP column minus a date is Oracle's INTERVAL
+        (PostgreSQL's, refused on SQLite).  The clock or a datetime bind after it is left to
+        their own arithmetic; other arithmetic on a user's date SQLite would do on the year
+        of its text, so it is refused there."""
+        last = i if last is None else last
+        toks, j, days = self.toks, last, Fraction(0)
+        date = self.sql[toks[i].start:toks[last].end]
+        user = self._user_date(i if column is None else column)
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus, k = toks[j + 1].text == "-", j + 2
             if k >= len(toks) or toks[k].word in _DATES or toks[k].word in _TIMESTAMPS or (
                     toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))):
                 break
-            if j == i and self._view_date(k) and not self._continues(k):
+            other = k if self._a_date(k) else self._extreme(k)
+            if j == last and other is not None and not self._continues(other):
                 if not minus:
                     raise ora(975)
-                self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, toks[i].text, toks[k].text))
+                k, kind = other, self._user_date(k if other == k else k + 2)
+                if "TIMESTAMP" in (user, kind):
+                    # Oracle's TIMESTAMP minus a date is an INTERVAL: PostgreSQL's answer
+                    if self.sqlite:
+                        raise not_supported("a TIMESTAMP column minus a date on SQLite (an INTERVAL)")
+                    return
+                a, b = date, self.sql[toks[j + 2].start:toks[k].end]
+                if not self.sqlite:         # (PostgreSQL's DATE minus a DATE is an integer, no interval)
+                    a, b = (f"CAST({x} AS TIMESTAMP)" if is_user else x for x, is_user in ((a, user), (b, kind)))
+                self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, a, b))
                 self.skip = k
+                return
+            end = self._name_after(k)
+            if j == last and end is not None and not self._continues(end) and user:
+                days_column = self.sql[toks[k].start:toks[end].end]
+                self.dated.update(range(i, end + 1))
+                self.replace[toks[i].start] = (toks[end].end, plus_days(
+                    self.sqlite, date, f"-({days_column})" if minus else days_column))
+                self.skip = end
                 return
             taken = set(self.binds.used)
             term = days_term(toks, k, self.binds.days)
             if term is None:
                 self.binds.used = taken          # (a bind read in a term that is not all days)
+                if self.sqlite and user:         # SQLite would add to the text's year
+                    raise _unanswered(date)
                 break
             j, value = term
             days = NULL if days is NULL or value is NULL else days - value if minus else days + value
-        if j == i:
+        if j == last:
             return
-        self.dated.add(i)
+        if self.sqlite and user and self._arithmetic_outside(i, j):
+            raise _unanswered(date)         # ((d + 1) + 1: the year of the DATE's text)
+        self.dated.update(range(i, last + 1))
         if days is NULL:
             text = "NULL" if self.sqlite else "CAST(NULL AS TIMESTAMP)"
         else:
-            text = plus_days(self.sqlite, toks[i].text, repr(float(days)))
+            text = plus_days(self.sqlite, date, repr(float(days)))
         self.replace[toks[i].start] = (toks[j].end, text)
         self.skip = j
 
@@ -498,7 +663,8 @@ class _Translation:
                       clock_first: bool) -> None:
         """``DATE - column`` (or ``column - DATE``; ``column`` its first and last token):
         Oracle's number of days between — and on SQLite, whose column may hold numbers,
-        ``DATE - column`` of days a DATE (:mod:`.sqlitedays`)."""
+        ``DATE - column`` of days a DATE (:mod:`.sqlitedays`); on PostgreSQL so for a
+        user's column declared a number (:mod:`.usercolumns`)."""
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS DOUBLE PRECISION)")
             return
@@ -511,6 +677,10 @@ class _Translation:
             self.replace[start] = (end, f"sluice_date_minus({pair[0]}, {pair[1]})")
             return
         date = f"TIMESTAMP {text}"
+        if clock_first and column[0] == column[1] and self._user_number(column[0]):    # a column of days
+            self.dated.update(range(column[0], column[1] + 1))
+            self.replace[start] = (end, plus_days(False, date, f"-({name})"))
+            return
         self.replace[start] = (end, days_between(False, date, name) if clock_first
                                else days_between(False, name, date))
 
@@ -658,8 +828,14 @@ class _Translation:
 
 def tokens(sql: str) -> list[_Tok]:
     """``sql``'s tokens, without its white space and comments."""
-    return [_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
-            if m.lastgroup not in ("ws", "comment")]
+    return list(_tokens(sql))
+
+
+@lru_cache(maxsize=256)
+def _tokens(sql: str) -> tuple[_Tok, ...]:
+    """(Kept per statement text: a statement typed at a cursor is run again with other binds.)"""
+    return tuple(_Tok(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sql)
+                 if m.lastgroup not in ("ws", "comment"))
 
 
 def aliased(toks: list[_Tok], first: int, last: int) -> bool:
@@ -725,6 +901,11 @@ def _plus(value, days):
 def _refused(word: str) -> NotSupportedError:
     return not_supported(f"this date arithmetic on {word} in SQL (Sluice answers {word} plus or minus "
                          "days (numbers and binds) or an INTERVAL literal, and a DATE minus a column)")
+
+
+def _unanswered(column: str) -> NotSupportedError:
+    return not_supported(f"this date arithmetic on {column} in SQL on SQLite (Sluice answers a DATE column "
+                         "plus or minus days: numbers, binds, a column; SQLite would compute on its text)")
 
 
 def _literal(text: str) -> str:

@@ -28,12 +28,12 @@ VIEW_DATES = frozenset({
 
 def plus_days(sqlite: bool, date: str, days: str) -> str:
     """SQL for the DATE ``date`` plus ``days`` (SQL text both), rounded to the second as
-    Oracle's DATE: SQLite by ``sluice_add_days`` (:mod:`.sqlitedays`), PostgreSQL as an
+    Oracle's DATE (a timestamp's fraction dropped first, as :func:`.sqlclock.add_days`): SQLite by ``sluice_add_days`` (:mod:`.sqlitedays`), PostgreSQL as an
     interval of days (a date where the days are is no DOUBLE PRECISION: ORA-00932)."""
     if sqlite:
         return f"sluice_add_days({date}, {days})"
-    return (f"date_trunc('second', ({date}) + CAST(({days}) AS DOUBLE PRECISION) * INTERVAL '1 day'"
-            " + INTERVAL '0.5 second')")
+    return (f"date_trunc('second', date_trunc('second', CAST(({date}) AS TIMESTAMP))"   # (the fraction dropped first)
+            f" + CAST(({days}) AS DOUBLE PRECISION) * INTERVAL '1 day' + INTERVAL '0.5 second')")
 
 
 def days_between(sqlite: bool, a: str, b: str) -> str:

@@ -56,6 +56,7 @@ from ...aq.payload import ANYDATA_TEXT_READERS
 from ...errors import ora
 from .. import lcrcodec
 from ..lcr import COMPATIBLE_9_2, COMPATIBLE_10_1, AnyData, DDLLCR, RowLCR, RowUnit
+from .ddltext import statement_text
 from .pgsource import DDL_PREFIX, TAG_PREFIX, lsn_to_int, parse_json
 
 __all__ = ["SourceTransaction", "Unsupported", "Decoder", "DecodedRowLCR", "transactions",
@@ -591,8 +592,9 @@ class Decoder:
         def name(v: str | None) -> str | None:
             return self._name(v) if v else None
         otype = (d.get("otype") or "").replace("_", " ") or None
+        text = statement_text(d.get("ddl"), d["tag"], d.get("n"), (d.get("name"), d.get("bname")))
         return DDLLCR(self.source_database, d["tag"], name(schema), name(d.get("name")), otype,
-                      d.get("ddl"), name(d.get("user")), name(d.get("cur")), name(d.get("bschema")),
+                      text, name(d.get("user")), name(d.get("cur")), name(d.get("bschema")),
                       name(d.get("bname")), tag, txn_id, lsn_to_int(msg["lsn"]) - 1,
                       commit_scn=txn.commit_scn, source_time=txn.commit_time)
 

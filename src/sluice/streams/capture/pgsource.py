@@ -90,16 +90,44 @@ def emit_tag(connection: Any, tag: bytes | None) -> None:
 
 
 # The event trigger: one message per DDL statement, never an error that stops the DDL.
+_IDENTITY_GUARD = "sluice.capture_sets_identity"
 _DDL_TRIGGER_SQL = f"""
 CREATE OR REPLACE FUNCTION {_DDL_FUNCTION}() RETURNS event_trigger
 LANGUAGE plpgsql AS $fn$
 DECLARE
   r record;
   obj_schema text; obj_name text; base_schema text; base_name text; obj_type text;
+  seen jsonb; query_key text; n int;
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name LIKE '{SLOT_PREFIX}%'
                  AND database = current_database() AND plugin = '{PLUGIN}') THEN
     RETURN;
+  END IF;
+  -- the ALTERs below are this trigger's own work, not the user's DDL: no message for them
+  IF current_setting('{_IDENTITY_GUARD}', true) = 'on' THEN RETURN; END IF;
+  IF TG_EVENT = 'ddl_command_end' AND TG_TAG IN ('CREATE TABLE', 'ALTER TABLE') THEN
+    -- A partition created in or attached to a table that logs whole old rows (a subset
+    -- rule's REPLICA IDENTITY FULL, Oracle's supplemental logging of every column) logs
+    -- them too: PostgreSQL does not pass the setting down, Oracle's table-level logging
+    -- covers every partition, later ones included.
+    BEGIN
+      PERFORM set_config('{_IDENTITY_GUARD}', 'on', true);
+      FOR r IN SELECT DISTINCT pn.nspname AS s, pc.relname AS t
+                 FROM pg_event_trigger_ddl_commands() c
+                 CROSS JOIN LATERAL pg_partition_tree(c.objid) pt
+                 JOIN pg_class pc ON pc.oid = pt.relid
+                 JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+                WHERE c.classid = 'pg_class'::regclass AND pc.relkind IN ('r', 'p')
+                  AND pc.relreplident <> 'f'
+                  AND EXISTS (SELECT 1 FROM pg_partition_ancestors(pt.relid) a
+                                JOIN pg_class ac ON ac.oid = a.relid
+                               WHERE a.relid <> pt.relid AND ac.relreplident = 'f') LOOP
+        EXECUTE format('ALTER TABLE %I.%I REPLICA IDENTITY FULL', r.s, r.t);
+      END LOOP;
+      PERFORM set_config('{_IDENTITY_GUARD}', 'off', true);
+    EXCEPTION WHEN OTHERS THEN
+      RAISE WARNING 'Sluice capture did not log whole old rows of a new partition: %', SQLERRM;
+    END;
   END IF;
   BEGIN   -- a failure here must never stop the DDL (this block is a subtransaction)
   IF TG_EVENT = 'sql_drop' THEN
@@ -149,10 +177,24 @@ BEGIN
     RAISE WARNING 'Sluice capture did not record this DDL: %', SQLERRM;
     RETURN;
   END;
+  -- n: this is the n-th TG_TAG event of the client's query string, which may hold several
+  -- statements (sluice.streams.capture.ddltext picks the n-th); counted per session, as a
+  -- COMMIT inside the string ends the transaction but not the string
+  BEGIN
+    query_key := md5(current_query()) || statement_timestamp()::text;
+    seen := nullif(current_setting('sluice.ddl_seen', true), '')::jsonb;
+    IF seen IS NULL OR seen->>'' IS DISTINCT FROM query_key THEN
+      seen := jsonb_build_object('', query_key);
+    END IF;
+    n := coalesce((seen->>TG_TAG)::int, 0) + 1;
+    PERFORM set_config('sluice.ddl_seen', (seen || jsonb_build_object(TG_TAG, n))::text, false);
+  EXCEPTION WHEN OTHERS THEN
+    n := NULL;
+  END;
   IF obj_schema LIKE 'pg\\_temp%' OR obj_schema = 'pg_toast' THEN RETURN; END IF;
   -- outside the subtransaction above: the message belongs to the DDL's own transaction
   PERFORM pg_logical_emit_message(true, '{DDL_PREFIX}', json_build_object(
-    'tag', TG_TAG, 'otype', upper(obj_type), 'schema', obj_schema, 'name', obj_name,
+    'tag', TG_TAG, 'n', n, 'otype', upper(obj_type), 'schema', obj_schema, 'name', obj_name,
     'bschema', base_schema, 'bname', base_name, 'ddl', current_query(),
     'cur', current_schema(), 'user', session_user)::text);
 END
@@ -242,7 +284,8 @@ class Source:
         """Log whole old rows of the table (Oracle's unconditional supplemental log group
         of every column), unless it does already.  A partitioned table's rows are logged by
         its partitions, which PostgreSQL does not give the setting of their table: each
-        partition gets it too (those it has now; one attached later is the owner's to set)."""
+        partition gets it too (those it has now; the DDL trigger gives it to one created or
+        attached later)."""
         rows = self._run("WITH t AS (SELECT c.oid FROM pg_class c JOIN pg_namespace n "
                          "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s) "
                          "SELECT pn.nspname, p.relname FROM pg_class p "

@@ -1,0 +1,182 @@
+"""The declared types of a user's own tables' columns, as a statement typed at a cursor needs them.
+
+Oracle knows each column's type when it compiles a statement; the translation of a
+user's SQL (:mod:`.sqloracle`) works on its text.  For what depends on the type —
+``column ± n`` is a DATE n days on for a DATE column and a number for a NUMBER one, a
+DATE column is fetched as a ``datetime`` (SQLite holds it as text), a NUMBER(p, s) with a
+scale as a float even when whole (SQLite keeps no scale) — the tables the statement
+names (after FROM, JOIN, UPDATE, INTO and a FROM list's commas: :func:`table_names`) are
+looked up in the store's catalog, in one query, only when a statement needs it:
+:func:`sqlite_columns` and :func:`pg_columns` give ``{COLUMN: TYPE}`` (upper-cased) for
+them.  A name two of those tables declare with different types maps to None (the
+statement's text cannot tell which one it means).  Sluice's views (``AQ$…``,
+``DBA_…``) and its own tables are not looked up: their dates are known by name
+(:mod:`.viewdates`).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Callable, Sequence
+
+__all__ = ["AMBIGUOUS_DATE", "Columns", "Lookup", "SqliteColumns", "date_kind", "is_number", "maybe_user_tables",
+           "number_scale", "pg_columns", "sqlite_columns", "table_names"]
+
+# name -> declared type (None: declared differently by two tables of the statement)
+Columns = dict[str, "str | None"]
+# a lookup the store gives the translation: the statement's table names -> their columns
+Lookup = Callable[[Sequence[str]], Columns]
+
+AMBIGUOUS_DATE = "?"      # a column two of the statement's tables declare differently, one as a date
+_FROM_LIST = frozenset({"FROM"})
+_BEFORE_TABLE = frozenset({"FROM", "JOIN", "UPDATE", "INTO"})
+_ENDS_FROM = frozenset({"WHERE", "GROUP", "ORDER", "HAVING", "UNION", "INTERSECT", "EXCEPT", "MINUS",
+                        "SELECT", "SET", "VALUES", "LIMIT", "FETCH", "CONNECT", "START",
+                        "WINDOW"})
+# Sluice's own objects: views whose dates are known by name, its catalog tables
+_SLUICE = ("AQ$", "DBA_", "ALL_", "USER_", "V$", "GV$", "SLUICE", "DUAL")
+_SCALE = re.compile(r"^(?:NUMBER|NUMERIC|DECIMAL|DEC)\s*\(\s*(\d+|\*)\s*(?:,\s*(-?\d+)\s*)?\)", re.I)
+
+
+# a table named after FROM / JOIN / UPDATE / INTO that is none of Sluice's
+_USER_TABLE = re.compile(r"""\b(?:FROM|JOIN|UPDATE|INTO)\s+(?!(?:"?\w+"?\s*\.\s*)?"?(?:AQ\$|DBA_|ALL_|USER_|G?V\$|"""
+                         r"""SLUICE|DUAL\b))[\w"]""", re.I)
+_FROM_COMMA = re.compile(r"\bFROM\b.*,", re.I | re.S)
+
+
+def maybe_user_tables(sql: str) -> bool:
+    """Whether ``sql`` may name a user's table (:func:`table_names`), told from its text
+    without its tokens: a name after FROM / JOIN / UPDATE / INTO not Sluice's, or a comma
+    after a FROM."""
+    return bool(_USER_TABLE.search(sql) or _FROM_COMMA.search(sql))
+
+
+def table_names(toks: Sequence) -> list[str]:
+    """The user's tables (or views) a statement's tokens (:func:`.sqloracle.tokens`) name,
+    upper-cased without a schema, Sluice's own left out."""
+    names: list[str] = []
+    in_from: dict[int, bool] = {}
+    depth = 0
+    prev = ""
+    for t in toks:
+        text = t.text
+        if text == "(":
+            depth += 1
+            in_from[depth] = False
+        elif text == ")":
+            depth -= 1
+        elif t.kind in ("id", "qid"):
+            word = t.text.upper() if t.kind == "id" else t.text[1:-1].upper()
+            if word in _FROM_LIST:
+                in_from[depth] = True
+            elif word in _ENDS_FROM:
+                in_from[depth] = False
+            if prev in _BEFORE_TABLE or prev == "," and in_from.get(depth):
+                name = re.sub(r"\s+", "", word).rpartition(".")[2]
+                if name and not name.startswith(_SLUICE) and name not in names:
+                    names.append(name)
+        prev = text if t.kind == "op" else (t.text.upper() if t.kind == "id" else "")
+    return names
+
+
+def _merge(found: Columns, column: str, decl: str) -> None:
+    """``column`` declared ``decl`` by one more table: None when two tables declare it
+    differently, :data:`AMBIGUOUS_DATE` when one of them as a date."""
+    if column not in found:
+        found[column] = decl
+    elif found[column] != decl:
+        old = found[column]
+        found[column] = AMBIGUOUS_DATE if old == AMBIGUOUS_DATE or date_kind(old) or date_kind(decl) else None
+
+
+class SqliteColumns:
+    """The declared types of the user's tables of a session's SQLite connection, kept
+    until the schema changes (``PRAGMA schema_version``, which any connection's DDL
+    bumps): a statement's lookup costs one read of that version, not the catalog's."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.version: int | None = None
+        self.known: dict[tuple[str, ...], Columns] = {}
+
+    def lookup(self) -> Lookup:
+        """The lookup for one statement (the schema's version read at most once)."""
+        checked = False
+
+        def columns(tables: Sequence[str]) -> Columns:
+            nonlocal checked
+            if not tables:
+                return {}
+            if not checked:
+                version = self.conn.execute("PRAGMA schema_version").fetchone()[0]
+                if version != self.version:
+                    self.version, self.known = version, {}
+                checked = True
+            key = tuple(tables)
+            found = self.known.get(key)
+            if found is None:
+                found = self.known[key] = sqlite_columns(self.conn, tables)
+            return found
+        return columns
+
+
+def sqlite_columns(conn: sqlite3.Connection, tables: Sequence[str]) -> Columns:
+    """The columns of ``tables`` in SQLite's schema, by their declared types."""
+    if not tables:
+        return {}
+    found: Columns = {}
+    marks = ", ".join("?" * len(tables))
+    named = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                         f"AND upper(name) IN ({marks})", list(tables)).fetchall()
+    for (name,) in named:
+        for row in conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)):
+            _merge(found, row[0].upper(), (row[1] or "").upper())
+    return found
+
+
+def pg_columns(execute: Callable, tables: Sequence[str]) -> Columns:
+    """The columns of ``tables`` in the session's schema on PostgreSQL, by their types
+    (``format_type``: ``timestamp without time zone``, ``numeric(8,2)``); ``execute(sql,
+    params)`` returns the rows."""
+    if not tables:
+        return {}
+    found: Columns = {}
+    rows = execute("SELECT upper(a.attname), upper(format_type(a.atttypid, a.atttypmod)) "
+                   "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+                   "WHERE c.relnamespace = current_schema()::regnamespace AND upper(c.relname) = ANY(%s) "
+                   "AND a.attnum > 0 AND NOT a.attisdropped", [list(tables)])
+    for column, decl in rows:
+        _merge(found, column, decl)
+    return found
+
+
+def date_kind(decl: str | None) -> str | None:
+    """``DATE`` or ``TIMESTAMP`` for a declared type that is one (SQLite's DATETIME a
+    TIMESTAMP), else None."""
+    if not decl:
+        return None
+    if decl.startswith("TIMESTAMP") or decl.startswith("DATETIME"):
+        return "TIMESTAMP"
+    if decl.startswith("DATE"):
+        return "DATE"
+    return None
+
+
+_NUMBERS = ("NUMBER", "NUMERIC", "DECIMAL", "DEC", "INT", "BIGINT", "SMALLINT", "TINYINT", "MEDIUMINT", "REAL",
+            "DOUBLE", "FLOAT", "BINARY_FLOAT", "BINARY_DOUBLE")
+
+
+def is_number(decl: str | None) -> bool:
+    """Whether a declared type is a number's (SQLite's and PostgreSQL's names, Oracle's)."""
+    return bool(decl) and decl != AMBIGUOUS_DATE and decl.startswith(_NUMBERS)
+
+
+def number_scale(decl: str | None) -> tuple[int | None, int] | None:
+    """(precision, scale) of a declared ``NUMBER(p[, s])`` / ``NUMERIC`` / ``DECIMAL``
+    (``NUMBER(*, s)``: no precision), None for any other type."""
+    m = _SCALE.match(decl or "")
+    if not m:
+        return None
+    precision = None if m.group(1) == "*" else int(m.group(1))
+    return precision, int(m.group(2) or 0)
