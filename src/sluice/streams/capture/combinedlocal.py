@@ -135,13 +135,14 @@ def _apply_of(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec) -> str |
 def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec) -> LocalCombined | None:
     """The local combined route of the capture ``spec`` (None: it does not qualify)."""
     from ..apply.process import ApplyProcess
+    from ..apply.bufferedreader import consumed_ahead
     from ..apply.readerlease import ReaderLease
     name = _apply_of(conn, ctx, spec)
     if name is None:
         return None
     q = conn.context.catalog.queue_by_key((spec.queue_owner, spec.queue_name))
-    if backlog(conn, q):
-        return None                                   # staged messages go first
+    if backlog(conn, q) or consumed_ahead(ctx, spec.name, name):
+        return None                                   # staged messages, or a spill, go first
     lease = ReaderLease.take(conn.context.store, name)
     if lease is None:
         return None                                   # a Spark pipeline runs the apply: stage
