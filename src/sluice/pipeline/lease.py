@@ -6,7 +6,9 @@ the process host's own lease of the process it runs (:mod:`sluice.store.leases`,
 ``(kind, name)`` as the host keys it) before its query starts and holds it until the run
 ends -- released when it stops, on SIGTERM, or with its driver's death, as a host's are:
 
-* ``--apply A``: ``("APPLY", "A")``;
+* ``--apply A``: ``("APPLY", "A")``, and the apply's reader lease ``("APPLY READER", "A")``
+  (:mod:`sluice.streams.apply.readerlease`): a capture holding it hands A its LCRs directly
+  (combined capture and apply) and the run is refused; one that finds it held stages them;
 * ``--propagation P``: the schedule that moves P's messages, ``("PROPAGATION",
   "SCHEMA.QUEUE=>DESTINATION")`` (a host runs schedules, not propagations; every
   propagation that schedule serves waits for the pipeline's end);
@@ -33,6 +35,7 @@ from typing import Any
 
 from ..errors import ora
 from ..store.leases import Leases, open_leases
+from ..streams.apply.readerlease import READER, reader_key
 from ..streams.host import HOSTED_FORGET_MINE, HOSTED_RECORD
 from ..streams.propagation.schedules import LOCAL
 from . import queueio
@@ -62,7 +65,10 @@ class ProcessLease:
 
     @property
     def keys(self) -> list[tuple[str, str]]:
-        return [("PIPELINE", self.pipeline)] + ([self.process] if self.process else [])
+        keys = [("PIPELINE", self.pipeline)] + ([self.process] if self.process else [])
+        if self.process is not None and self.process[0] == "APPLY":
+            keys.append(reader_key(self.process[1]))    # no combined capture hands it LCRs meanwhile
+        return keys
 
     def acquire(self) -> "ProcessLease":
         """Take every lease (none when one is held elsewhere: ORA-26666 naming the holder)
@@ -109,6 +115,8 @@ class ProcessLease:
         if kind == "PIPELINE":
             return ora(26666, f'pipeline "{name}"', ": another sluice pipeline run of it is running "
                                                      "(one low-watermark: stop it first)")
+        if kind == READER:
+            return self._combined_capture(name)
         with queueio.open_raw(self.dsn) as raw:
             row = raw.execute("SELECT HOST_NAME, OS_PID, HOST_ID, STATE FROM SLUICE_STREAMS_HOSTED "
                               "WHERE PROCESS_TYPE = ? AND PROCESS_NAME = ?", (kind, name)).fetchone()
@@ -122,3 +130,14 @@ class ProcessLease:
         stop = {"APPLY": "STOP_APPLY", "PROPAGATION": "STOP_PROPAGATION",
                 "CAPTURE": "STOP_CAPTURE"}.get(kind, "stop it")
         return ora(26666, what, f": {who} (V$STREAMS_HOSTED; {stop} or stop that run first)")
+
+    def _combined_capture(self, apply: str) -> Exception:
+        """ORA-26666 for an apply a combined capture hands LCRs to (it holds the reader lease)."""
+        with queueio.open_raw(self.dsn) as raw:
+            row = raw.execute("SELECT X.PROXY_SID FROM SLUICE_APPLY_PROXY X JOIN DBA_APPLY A "
+                              "ON A.QUEUE_OWNER = X.QUEUE_OWNER AND A.QUEUE_NAME = X.QUEUE_NAME "
+                              "WHERE A.APPLY_NAME = ?", (apply,)).fetchone()
+        who = f"capture {row[0]}" if row else "a capture"
+        return ora(26666, f'apply process "{apply}"',
+                   f": {who} hands it LCRs directly (combined capture and apply, "
+                   "V$STREAMS_APPLY_READER.PROXY_SID; STOP_CAPTURE or STOP_APPLY first)")

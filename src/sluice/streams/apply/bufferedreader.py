@@ -47,7 +47,7 @@ from ... import constants as C
 from ...aq.buffered import existing_pool
 from ..lcr import DDLLCR, RowLCR
 
-__all__ = ["BufferedReader"]
+__all__ = ["BufferedReader", "consumed_marks", "consumed_ahead"]
 
 _COMPLETE_PATIENCE = 30.0     # seconds to wait for the capture to stage a transaction's rest
 
@@ -178,3 +178,29 @@ def _key(payload: Any) -> tuple | None:
     if isinstance(payload, (RowLCR, DDLLCR)) and payload.get_commit_scn() is not None:
         return (payload.get_source_database_name(), payload.get_transaction_id(), payload.get_commit_scn())
     return None
+
+
+def consumed_marks(ctx: Any, consumer: str) -> dict[str, tuple[int, int]]:
+    """How far ``consumer`` took each capture's buffered LCRs (capture name: (commit SCN,
+    SCN) of the last, SLUICE_CAPTURE_CONSUMED, stream order).  A capture switched to
+    PERSISTENT staging (SET_PARAMETER 'STAGING', docs/DESIGN-NOTES.md "A switch to
+    PERSISTENT staging") captures again from its stored position, which the slot's guard
+    keeps at or before that mark: what it enqueues up to the mark the consumer had, and lets
+    go (:meth:`ApplyProcess._transactions`)."""
+    rows = ctx.query("SELECT NAME, COMMIT_SCN, SCN FROM SLUICE_CAPTURE_CONSUMED WHERE CONSUMER = :c",
+                     {"c": consumer})
+    return {name: (commit_scn, scn) for name, commit_scn, scn in rows}
+
+
+def consumed_ahead(ctx: Any, capture: str, consumer: str) -> bool:
+    """Whether ``consumer`` (an apply process) took buffered LCRs of ``capture`` that the
+    capture will capture again (its CAPTURED_SCN is behind them), or holds a spilled part of
+    a transaction: a capture switched to PERSISTENT staging must then stage, not hand its
+    LCRs to the apply (combined capture and apply would apply them whole, again)."""
+    spilled = ctx.query("SELECT COUNT(*) FROM SLUICE_APPLY_SPILL WHERE APPLY_NAME = :a", {"a": consumer})
+    if spilled[0][0]:
+        return True
+    rows = ctx.query("SELECT X.COMMIT_SCN, P.CAPTURED_SCN FROM SLUICE_CAPTURE_CONSUMED X "
+                     "LEFT JOIN SLUICE_CAPTURE_PROGRESS P ON P.OWNER = X.OWNER AND P.NAME = X.NAME "
+                     "WHERE X.NAME = :n AND X.CONSUMER = :c", {"n": capture, "c": consumer})
+    return any(captured is None or captured < commit_scn for commit_scn, captured in rows)

@@ -71,7 +71,7 @@ from ..capture.context import CaptureContext
 from ..clientrights import check_apply_user, check_rule_sets
 from . import errorqueue, spill
 from .definition import ApplyDefinition, engine_for, find_definition, handlers_for, load
-from .bufferedreader import BufferedReader
+from .bufferedreader import BufferedReader, consumed_marks
 from .engine import ApplyError, CommitFailed, Item, SourceTxn
 from .parallel import ParallelApply
 from .servers import ServerProcesses
@@ -123,6 +123,9 @@ class ApplyProcess:
                 server_id=i), parallelism, ordered=ordered)
         self.queue = conn.queue(f'"{definition.queue_owner}"."{definition.queue_name}"')
         self._buffered = BufferedReader(conn, definition.queue_owner, definition.queue_name, definition.name)
+        self._staged_before = False     # a capture staged buffered LCRs at the last read
+        # what it took of each capture's buffered LCRs: let go when they come again persistent
+        self._marks = consumed_marks(self.ctx, definition.name) if definition.apply_captured else {}
         info = self.ctx.queue(definition.queue_owner, definition.queue_name)
         self.transactional = info.table.message_grouping == "TRANSACTIONAL"
         self._encode = errorqueue.codec_encoder(self.ctx, definition.queue_owner, definition.queue_name)
@@ -256,17 +259,24 @@ class ApplyProcess:
         opts = q.deqoptions
         opts.consumername = self.d.name
         staged = self.d.apply_captured and self._buffered.staged()
+        if self._staged_before and not staged:     # its capture stopped: (perhaps) switched
+            self._marks = consumed_marks(self.ctx, self.d.name)
+        self._staged_before = staged
         buffered_wait = wait
         self._buffered.taken = set()
         sp = self._spill
+        through = None
         if sp is not None and sp.buffered:
             # the rest of a buffered transaction being spilled comes staged, before anything
-            # else of its capture; nothing persistent may come between (it would end it)
-            if not staged:
+            # else of its capture; nothing persistent may come between (it would end it) --
+            # unless that capture stages PERSISTENT now: then the rest comes in the queue
+            if staged:
+                self._first = True
+                return self._buffered.read(self.batch, buffered_wait, limit, sp.key)
+            through = spill.captured_through(self.ctx, self.d.queue_owner, self.d.queue_name, sp)
+            if through is None:
                 self._stop.wait(max(0.0, wait))    # its capture is not running: wait for it
                 return [], False
-            self._first = True
-            return self._buffered.read(self.batch, buffered_wait, limit, sp.key)
         if staged:      # a capture of this process stages buffered LCRs: the persistent
             wait = 0    # part is looked at (what is left from before), the buffered one waited on
         opts.wait = C.DEQ_NO_WAIT if wait <= 0 else max(1, int(round(wait)))
@@ -277,7 +287,9 @@ class ApplyProcess:
         if not msgs and staged:
             self._first = True    # (the buffered reads move the session's position)
             return self._buffered.read(self.batch, buffered_wait, limit)
-        if not msgs or not self.transactional:
+        if not msgs:    # (a switched buffered spill is whole only once its capture passed it)
+            return msgs, through is not False
+        if not self.transactional:
             return msgs, True
         opts.wait = C.DEQ_NO_WAIT
         opts.navigation = C.DEQ_NEXT_MSG
@@ -632,6 +644,10 @@ class ApplyProcess:
                 # process's (each subscriber has its own copy: this one's is let go)
                 self.counters["ignored"] = self.counters.get("ignored", 0) + 1
                 continue
+            if captured and self._marks and m.sender_id is not None and m.sender_id.name in self._marks:
+                if (message.get_commit_scn(), message.get_scn()) <= self._marks[m.sender_id.name]:
+                    continue      # taken from the buffered queue before its capture's switch
+                del self._marks[m.sender_id.name]     # its capture's stream is past that now
             if captured:
                 key = ("C", message.get_source_database_name(), message.get_transaction_id(),
                        message.get_commit_scn())
@@ -742,7 +758,7 @@ class _Handed:
     """An LCR handed over by the capture, in the shape of a dequeued message."""
 
     __slots__ = ("payload",)
-    transaction_group = msgid = None
+    transaction_group = msgid = sender_id = None
 
     def __init__(self, payload: Any) -> None:
         self.payload = payload

@@ -23,7 +23,9 @@ spill rows also writes how far the apply consumed (SLUICE_CAPTURE_CONSUMED), the
 passes an unfinished transaction, and a capture that stages again leaves out, for this
 apply, what it consumed — so the rest comes, and only the rest.  Such a spill (``buffered``)
 is complete when the rest has been read: another transaction follows, or the capture has
-staged all of it; until then nothing persistent is read (it would end it).
+staged all of it; until then nothing persistent is read (it would end it) -- unless its
+capture was switched to PERSISTENT staging meanwhile: the rest then comes through the queue
+(:func:`captured_through`), the part consumed already let go by the apply.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any, Iterator
 from ..capture.context import CaptureContext
 from .engine import Item, SourceTxn
 
-__all__ = ["Spill", "SpilledItems", "load", "discard", "threshold"]
+__all__ = ["Spill", "SpilledItems", "load", "discard", "threshold", "captured_through"]
 
 _INSERT = """INSERT INTO SLUICE_APPLY_SPILL (APPLY_NAME, SEQ, SOURCE_DATABASE, SOURCE_TRANSACTION_ID,
     SOURCE_COMMIT_SCN, MESSAGE_SCN, EXECUTE, MESSAGE_CREATE_TIME, SPILL_TIME, MESSAGE)
@@ -138,3 +140,22 @@ def load(ctx: CaptureContext, apply_name: str) -> Spill | None:
     consumed = ctx.query("SELECT COUNT(*) FROM SLUICE_CAPTURE_CONSUMED WHERE CONSUMER = :a "
                          "AND COMMIT_SCN = :c", {"a": apply_name, "c": scn})
     return Spill(apply_name, db, txn_id, scn, stored, buffered=bool(consumed[0][0]))
+
+
+def captured_through(ctx: CaptureContext, owner: str, name: str, sp: Spill) -> bool | None:
+    """A buffered spill ``sp`` while no capture stages buffered LCRs into queue ``owner``.``name``:
+    None while the capture of its source database into that queue stages BUFFERED (the rest
+    comes staged when it runs again).  A capture switched to PERSISTENT staging captures the
+    transaction again into the queue, whole, unless its stored position (CAPTURED_SCN) had
+    passed it -- which the slot's guard allows only once every LCR of it was consumed.  So:
+    whether that position has passed it now (True: the rest, if any, is in the queue already;
+    False: it is to come).  Asked before the queue is read."""
+    from ..capture import spec as cspecs
+    for c in cspecs.all_specs(ctx):
+        if (c.queue_owner, c.queue_name) == (owner, name) and c.source_database == sp.source_database:
+            if c.staging != "PERSISTENT":
+                return None
+            rows = ctx.query("SELECT CAPTURED_SCN FROM SLUICE_CAPTURE_PROGRESS WHERE OWNER = :o AND NAME = :n",
+                             {"o": cspecs.OWNER, "n": c.name})
+            return bool(rows and rows[0][0] is not None and rows[0][0] >= sp.commit_scn)
+    return None

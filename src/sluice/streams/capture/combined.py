@@ -5,13 +5,14 @@ process acts as the propagation sender instead of staging its LCRs in its own qu
 propagation job to dequeue, encode and send again.  :func:`route_for` picks the route:
 
 * the apply process at the destination is ENABLED, applies captured LCRs and nothing waits in
-  its queue, the link leads to a Sluice store: the capture runs that apply process on its LCRs
-  (:mod:`.combinedremote`, nothing staged at either site — seed 001's "sends LCRs directly to
-  the apply process");
-* otherwise (the apply is disabled or aborted, applies user messages, or the destination is
-  this database): :class:`Combined`, the LCRs sent straight into the destination queue (the
-  propagation receiver enqueues them there, the apply dequeues them when it runs) — the
-  *staged* route;
+  its queue, the link leads to a Sluice store, no Spark pipeline runs the apply (the capture
+  takes its reader lease there, :mod:`sluice.streams.apply.readerlease`): the capture runs that
+  apply process on its LCRs (:mod:`.combinedremote`, nothing staged at either site — seed
+  001's "sends LCRs directly to the apply process");
+* otherwise (the apply is disabled or aborted, applies user messages, runs on Spark, or the
+  destination is this database): :class:`Combined`, the LCRs sent straight into the
+  destination queue (the propagation receiver enqueues them there, the apply dequeues them
+  when it runs) — the *staged* route;
 * the capture and the apply on one queue: :mod:`.combinedlocal`.
 
 **When** (checked when the capture starts, :func:`route_for`; seed 001's requirements for
@@ -253,15 +254,21 @@ def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect:
         found.proxy(dest_conn, True)
         if dest_conn is not conn and combinedremote.qualifies(
                 dest_conn, p.destination_queue_owner, p.destination_queue_name, apply):
-            # the apply takes the LCRs from the capture: nothing staged at the destination
+            # the apply takes the LCRs from the capture: nothing staged at the destination --
+            # unless a Spark pipeline runs it there (it holds the apply's reader lease): staged
             from ..apply.process import ApplyProcess
+            from ..apply.readerlease import ReaderLease
+            lease = ReaderLease.take(dest_conn.context.store, apply)
+            if lease is None:
+                return found
             try:
                 process = ApplyProcess.from_catalog(dest_conn, apply)
             except DatabaseError:        # its target is out of the capture's reach: staged route
+                lease.close()
                 return found
             destination.close()
             found.destination = None
-            found = RemoteCombined(found, dest_conn, process)
+            found = RemoteCombined(found, dest_conn, process, lease)
             dest_conn.commit()
             keep = True
         return found

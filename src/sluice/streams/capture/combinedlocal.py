@@ -12,7 +12,8 @@ two databases, through one propagation.)
 **When** (checked when the capture starts, :func:`route_for`): the queue's only subscriber is
 an apply process of this queue that is ENABLED and applies captured LCRs; no other capture
 and no propagation publishes into the queue; nothing staged waits in it (it goes first, through
-the apply process).
+the apply process); and no Spark pipeline runs the apply: the capture takes the apply's reader
+lease (:mod:`sluice.streams.apply.readerlease`) and holds it while it is combined.
 
 **Exactly once.**  The apply's target commits (each with its SLUICE_APPLY_DONE record) come
 first; its store work (progress, counters, error queue rows) then commits in the capture's
@@ -50,6 +51,7 @@ class LocalCombined:
     queue: tuple[str, str]          # (owner, name) of the capture's and the apply's queue
     apply: Any                      # the ApplyProcess the capture runs as the apply's reader
     site: str
+    lease: Any = None               # the apply's ReaderLease, held while the capture is its reader
     _held: list[tuple] | None = None     # keys of the last batch's transactions not applied
     _done: list[str] | None = None       # its SLUICE_APPLY_DONE records (forgotten after the commit)
 
@@ -66,7 +68,13 @@ class LocalCombined:
 
     def send(self, lcrs: list[Any], elapsed: float) -> None:
         """Apply ``lcrs`` (whole source transactions): the target committed, the apply's
-        store work left in the capture's transaction."""
+        store work left in the capture's transaction.  With the reader lease lost nothing
+        is applied: the capture stages the batch (another engine may run the apply now)."""
+        if self.lease is not None and not self.lease.alive():
+            self._held = list(dict.fromkeys((x.get_source_database_name(), x.get_transaction_id(),
+                                             x.get_commit_scn()) for x in lcrs))
+            self._done = None
+            return
         self._held, self._done = self.apply.apply_handed(lcrs)
 
     def held_back(self, lcrs: list[Any]) -> list[Any]:
@@ -99,6 +107,8 @@ class LocalCombined:
             pass                   # the store may be what failed; the next start rewrites it
         finally:
             self.apply.release()
+            if self.lease is not None:
+                self.lease.close()
 
 
 def _apply_of(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec) -> str | None:
@@ -125,15 +135,29 @@ def _apply_of(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec) -> str |
 def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec) -> LocalCombined | None:
     """The local combined route of the capture ``spec`` (None: it does not qualify)."""
     from ..apply.process import ApplyProcess
+    from ..apply.bufferedreader import consumed_ahead
+    from ..apply.readerlease import ReaderLease
     name = _apply_of(conn, ctx, spec)
     if name is None:
         return None
     q = conn.context.catalog.queue_by_key((spec.queue_owner, spec.queue_name))
-    if backlog(conn, q):
-        return None                                   # staged messages go first
-    apply = ApplyProcess.from_catalog(conn, name)
-    found = LocalCombined(conn, spec.name, (q.owner, q.name), apply, conn.context.store.global_name())
-    found.proxy(True)
+    if backlog(conn, q) or consumed_ahead(ctx, spec.name, name):
+        return None                                   # staged messages, or a spill, go first
+    lease = ReaderLease.take(conn.context.store, name)
+    if lease is None:
+        return None                                   # a Spark pipeline runs the apply: stage
+    try:
+        apply = ApplyProcess.from_catalog(conn, name)
+    except BaseException:
+        lease.close()
+        raise
+    found = LocalCombined(conn, spec.name, (q.owner, q.name), apply, conn.context.store.global_name(), lease)
+    try:
+        found.proxy(True)
+    except BaseException:
+        found.apply.release()
+        lease.close()
+        raise
     return found
 
 

@@ -12,8 +12,10 @@ ENABLED or does not apply captured LCRs.)
 
 **When** (:func:`.combined.route_for`): the propagation qualifies for combined capture and
 apply through a link to another Sluice store (not an HTTP servlet), the destination queue's
-single consumer is an apply process that is ENABLED and applies captured LCRs, and nothing is
-staged in the destination queue (it goes first, through the apply process).
+single consumer is an apply process that is ENABLED and applies captured LCRs, nothing is
+staged in the destination queue (it goes first, through the apply process), and the capture
+takes the apply's reader lease at the destination (none while a Spark pipeline runs the apply
+there: :mod:`sluice.streams.apply.readerlease`), held until it leaves the route.
 
 **Exactly once**, in this order per capture batch: (1) the apply's target transactions
 commit, each with its SLUICE_APPLY_DONE record; (2) the apply's store work (DBA_APPLY_PROGRESS,
@@ -53,6 +55,7 @@ class RemoteCombined:
     route: Any                    # the .combined.Combined it replaces (propagation, schedule, rules)
     dest_conn: Any                # a session at the destination store (the apply's store work)
     apply: Any                    # the destination's ApplyProcess, on dest_conn
+    lease: Any = None             # its ReaderLease at the destination, held while the route lasts
     _sent: list[Any] | None = None       # the last batch: originals of the messages applied
     _held: list[tuple] | None = None     # keys of its transactions not applied
     _done: list[str] | None = None       # its SLUICE_APPLY_DONE records (forgotten after the commit)
@@ -100,7 +103,10 @@ class RemoteCombined:
 
     def _destination_qualifies(self) -> bool:
         """Seed 001's conditions at the destination, asked again after a catalog change
-        there (STOP_APPLY, another subscriber, the apply dropped)."""
+        there (STOP_APPLY, another subscriber, the apply dropped), and whether the apply's
+        reader lease is still held (lost with its session, another engine may run it now)."""
+        if self.lease is not None and not self.lease.alive():
+            return False
         version = self.apply.ctx.catalog_version()
         if version == self._version:
             return self.apply.state != "ABORTED"
@@ -121,6 +127,8 @@ class RemoteCombined:
             pass
         finally:
             self.apply.release()
+            if self.lease is not None:
+                self.lease.close()
             try:
                 self.dest_conn.close()
             except DatabaseError:

@@ -80,7 +80,7 @@ from .context import CaptureContext
 from .decode import Decoder, SourceTransaction, Unsupported, oracle_name, transactions
 from .pgsource import Source
 from .prefilter import Prefilter
-from .staging import BUFFERED, BufferedStaging
+from .staging import BUFFERED, BufferedStaging, discard_earlier
 
 __all__ = ["CaptureProcess", "source_for"]
 
@@ -209,6 +209,8 @@ class CaptureProcess:
                 self.staging = BufferedStaging(self)
                 self.staging.open(self._queue_info())
                 self._staged_lsn = self.confirmed
+            else:          # a BUFFERED run's leftovers (before a switch): staged again, persistent
+                discard_earlier(self, self._queue_info())
         except DatabaseError as e:
             self._abort(e)
             raise

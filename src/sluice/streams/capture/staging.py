@@ -52,11 +52,11 @@ from typing import Any
 from ... import constants as C
 from ...errors import DatabaseError
 from ...model import Agent
-from ...aq.buffered import pool_for
+from ...aq.buffered import existing_pool, pool_for
 from ...aq.subscribers import BUFFERED as TAKES_BUFFERED, PERSISTENT_OR_BUFFERED
 from . import spec as specs
 
-__all__ = ["BufferedStaging", "PERSISTENT", "BUFFERED", "STAGINGS"]
+__all__ = ["BufferedStaging", "PERSISTENT", "BUFFERED", "STAGINGS", "discard_earlier"]
 
 PERSISTENT, BUFFERED = "PERSISTENT", "BUFFERED"
 _runs: "weakref.WeakValueDictionary[tuple, BufferedStaging]" = weakref.WeakValueDictionary()
@@ -79,6 +79,30 @@ class _Batch:
     outstanding: set = field(default_factory=set)   # (msgid, consumer) not consumed yet
     sealed: bool = False            # every LCR of it is staged
     broken: bool = False            # staging it failed part way: never complete, never confirmed
+
+
+def discard_earlier(proc: Any, queue_info: Any, run: "BufferedStaging | None" = None) -> None:
+    """What an earlier run of the capture ``proc`` left in this process's buffered queue goes:
+    its LCRs in memory and those spilled -- the slot still holds them, so they are staged
+    again, in order: buffered by the new ``run`` (:meth:`BufferedStaging.open`), or
+    persistent by a capture switched to PERSISTENT staging (which would otherwise leave them
+    beside their persistent copies, for a consumer of buffered messages to take twice)."""
+    store = proc.conn.context.store
+    pool = pool_for(store) if run is not None else existing_pool(store)
+    if pool is not None:
+        key = (id(pool), (queue_info.qualified, proc.name))
+        before = _runs.get(key)
+        if before is not None:     # an earlier run of this capture in this process (crashed,
+            before.settle()        # stopped): its consumers' open takes end first, so their
+        if run is not None:        # positions count in what is replayed
+            _runs[key] = run
+        pool.discard(queue_info, proc.name)
+
+    def text(v: str) -> str:
+        return "'" + v.replace("'", "''") + "'"
+    proc.ctx.context.store.purge_messages(queue_info.table, (
+        f"qtview.QUEUE = {text(queue_info.name)} AND qtview.SENDER_NAME = {text(proc.name)} "
+        f"AND qtview.DELIVERY_MODE = 'BUFFERED'"))
 
 
 class BufferedStaging:
@@ -112,17 +136,8 @@ class BufferedStaging:
         self.close()
         self._queue_info = queue_info
         self._key = (queue_info.qualified, self.name)
-        before = _runs.get((id(self.pool), self._key))
-        if before is not None:     # an earlier run of this capture in this process (crashed,
-            before.settle()        # stopped): its consumers' open takes end first, so their
-        _runs[(id(self.pool), self._key)] = self   # positions count in what is replayed
-        self.pool.discard(queue_info, self.name)
+        discard_earlier(self.proc, queue_info, self)
         ctx = self.proc.ctx
-        def text(v: str) -> str:
-            return "'" + v.replace("'", "''") + "'"
-        ctx.context.store.purge_messages(queue_info.table, (
-            f"qtview.QUEUE = {text(queue_info.name)} AND qtview.SENDER_NAME = {text(self.name)} "
-            f"AND qtview.DELIVERY_MODE = 'BUFFERED'"))
         rows = ctx.query("SELECT CONSUMER, COMMIT_SCN, SCN FROM SLUICE_CAPTURE_CONSUMED "
                          "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
         self.consumed = {r[0]: (r[1], r[2]) for r in rows}
