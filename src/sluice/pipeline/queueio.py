@@ -93,12 +93,12 @@ class _Raw:
 
     def __init__(self, dsn: str) -> None:
         if dsn.startswith("sqlite:"):
-            import sqlite3
+            from ..store.sqlite import connect_plain
 
             path = sqlite_file(dsn)
             if path is None:
                 raise ora(12154, "a pipeline needs a store file (sqlite:///file.db), not a temporary store")
-            self.conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+            self.conn = connect_plain(path, timeout=30)   # (its catalog views call Sluice's functions)
             self.conn.execute("PRAGMA busy_timeout = 30000")
             self.pg = False
         else:

@@ -112,6 +112,20 @@ def _register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("JSON_VALUE", 2, json_value, deterministic=True)
 
 
+def connect_plain(path: str, timeout: float = 30.0) -> sqlite3.Connection:
+    """A sqlite3 connection to the store file ``path`` outside any session (a pipeline's
+    reader on a Spark executor) on which the catalog views read as on the store's own
+    connections: the Oracle functions they call, and their dates in the process's default
+    session zone (the views call ``sluice_zone_shift`` / ``sluice_view_date``, which a
+    connection without them refuses: "no such function")."""
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, factory=_Connection)
+    conn.path = path
+    _register_functions(conn)
+    register_view_clock(conn, default_zone())
+    register_sqlite_functions(conn)
+    return conn
+
+
 def open_sqlite_store(path: str, synchronous: str = "NORMAL", temporary: bool = False) -> "SqliteStore":
     """A :class:`SqliteStore` on ``path``, with what the operating system or SQLite
     refuses turned into Oracle's file errors: ORA-27041 (the file cannot be opened or
@@ -589,4 +603,4 @@ def _rollback(conn: sqlite3.Connection) -> None:
             pass       # rolled back by SQLite meanwhile; the error in flight is the one to see
 
 
-__all__ = ["SqliteStore", "quote"]
+__all__ = ["SqliteStore", "connect_plain", "quote"]
