@@ -61,7 +61,9 @@ from .dialect import Dialect
 #     sluice.role_mode / sluice.set_roles; SQLite makes the view again per SET ROLE)
 # 23: TRANSACTIONAL queue tables' $GROUP index (a message group in dequeue order: see
 #     group_index_ddl)
-SCHEMA_VERSION = 23
+# 25: a capture process's spilled large transaction (SLUICE_CAPTURE_SPILL; no other change:
+#     CREATE TABLE IF NOT EXISTS)
+SCHEMA_VERSION = 25
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
@@ -328,6 +330,12 @@ def capture_ddl(d: Dialect) -> list[str]:
         f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_CONSUMED (
             OWNER TEXT NOT NULL, NAME TEXT NOT NULL, CONSUMER TEXT NOT NULL,
             COMMIT_SCN {i} NOT NULL, SCN {i} NOT NULL, PRIMARY KEY (OWNER, NAME, CONSUMER))""",
+        # a capture's TXN_LCR_SPILL_THRESHOLD: the LCRs of the large source transaction it is
+        # reading, out of its memory until the commit stages them (streams.capture.spill);
+        # SEQ 0 is the transaction's own row (how far it is spilled)
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_SPILL (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, SEQ {i} NOT NULL, KIND TEXT NOT NULL,
+            MESSAGE TEXT NOT NULL, PRIMARY KEY (OWNER, NAME, SEQ))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_STREAMS_UNSUPPORTED (
             OWNER TEXT NOT NULL, TABLE_NAME TEXT NOT NULL, REASON TEXT NOT NULL,
             AUTO_FILTERED TEXT NOT NULL, CAPTURE_OWNER TEXT, CAPTURE_NAME TEXT, SCN {i},
