@@ -31,6 +31,11 @@ and step 2 skips them.  Batches with no change (other sessions' empty transactio
 capture's own commits, which the decoder never shows: the store's schema is filtered out)
 only advance the slot.
 
+**Large transactions.**  A source transaction of more rows than TXN_LCR_SPILL_THRESHOLD
+(SET_PARAMETER; 10,000 by default) is not held in memory: its LCRs spill to the store as
+they come and are enqueued at its commit row, in that batch's one store transaction, with
+the position (:mod:`.spill`); the slot moves only after that.
+
 **Staging.**  Oracle stages captured LCRs as buffered messages and, after a failure,
 re-mines the redo from its checkpoint (seed 001 "Persistent Queues and Buffered
 Queues").  Sluice stages them persistently by default: the queue transaction *is* the
