@@ -231,6 +231,10 @@ def test_the_threshold_is_set_while_the_capture_is_stopped(env):
     assert _threshold(env) == "INFINITE"
     env.conn.capture_adm.set_parameter("CAP", "txn_lcr_spill_threshold", None)
     assert _threshold(env) == "10000"
+    env.conn.cursor().execute("BEGIN DBMS_CAPTURE_ADM.SET_PARAMETER(capture_name => 'CAP', "
+                              "parameter => 'txn_lcr_spill_threshold', value => '500'); END;")
+    assert _threshold(env) == "500"
+    env.conn.capture_adm.set_parameter("CAP", "txn_lcr_spill_threshold", "10000")
     env.conn.capture_adm.start_capture(capture_name="CAP")
     with pytest.raises(DatabaseError) as e:
         env.conn.capture_adm.set_parameter("CAP", "txn_lcr_spill_threshold", "5")
