@@ -22,6 +22,9 @@ buffered queue, whose rule's SET_ENQUEUE_DESTINATION puts each LCR into ``OUT_Q`
 apply's store transaction, with what it tells the capture it consumed) and SET_EXECUTE
 FALSE keeps it from its target.  ``apply-spill`` is ``apply`` with txn_lcr_spill_threshold 2:
 most transactions are read in parts, spilled, and a kill often comes mid-spill.
+``capture-spill`` is the default (persistent) staging with the capture's own
+txn_lcr_spill_threshold 2: the capture spills most transactions before their commit row
+comes, and a kill often comes mid-spill.
 """
 
 from __future__ import annotations
@@ -268,6 +271,8 @@ def run(env, logdir: str, seconds: float, seed: int,
         if staging == "apply-spill":
             env.conn.apply_adm.set_parameter("APPLY1", "txn_lcr_spill_threshold", "2")
         env.conn.apply_adm.start_apply(apply_name="APPLY1")
+    if staging == "capture-spill":
+        env.conn.capture_adm.set_parameter("CAP", "txn_lcr_spill_threshold", "2")
     env.conn.capture_adm.start_capture(capture_name="CAP")
     from tests.conftest import PG_BASE
     stop = os.path.join(logdir, "STOP")

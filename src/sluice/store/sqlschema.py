@@ -64,7 +64,9 @@ from .dialect import Dialect
 # 24: the views show their dates in the session's time zone (they were UTC): SQLite's by
 #     sluice_zone_shift / sluice_view_date, PostgreSQL's AT TIME ZONE the sluice.time_zone
 #     setting (sessionzone; SQLite's catalog views of UTC dates are made again: UTC_VIEWS_MARK)
-SCHEMA_VERSION = 24
+# 25: a capture process's spilled large transaction (SLUICE_CAPTURE_SPILL; no other change:
+#     CREATE TABLE IF NOT EXISTS)
+SCHEMA_VERSION = 25
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
@@ -333,6 +335,12 @@ def capture_ddl(d: Dialect) -> list[str]:
         f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_CONSUMED (
             OWNER TEXT NOT NULL, NAME TEXT NOT NULL, CONSUMER TEXT NOT NULL,
             COMMIT_SCN {i} NOT NULL, SCN {i} NOT NULL, PRIMARY KEY (OWNER, NAME, CONSUMER))""",
+        # a capture's TXN_LCR_SPILL_THRESHOLD: the LCRs of the large source transaction it is
+        # reading, out of its memory until the commit stages them (streams.capture.spill);
+        # SEQ 0 is the transaction's own row (how far it is spilled)
+        f"""CREATE TABLE IF NOT EXISTS SLUICE_CAPTURE_SPILL (
+            OWNER TEXT NOT NULL, NAME TEXT NOT NULL, SEQ {i} NOT NULL, KIND TEXT NOT NULL,
+            MESSAGE TEXT NOT NULL, PRIMARY KEY (OWNER, NAME, SEQ))""",
         f"""CREATE TABLE IF NOT EXISTS SLUICE_STREAMS_UNSUPPORTED (
             OWNER TEXT NOT NULL, TABLE_NAME TEXT NOT NULL, REASON TEXT NOT NULL,
             AUTO_FILTERED TEXT NOT NULL, CAPTURE_OWNER TEXT, CAPTURE_NAME TEXT, SCN {i},

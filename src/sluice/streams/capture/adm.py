@@ -23,6 +23,7 @@ from .context import CaptureContext
 from . import params, sync
 from .pgsource import SLOT_PREFIX, slot_missing
 from .process import source_for
+from . import spill
 from .staging import STAGINGS
 
 if TYPE_CHECKING:
@@ -223,23 +224,32 @@ class CaptureAdm:
         """A capture process parameter.  Sluice's own: ``STAGING`` — ``PERSISTENT`` (the
         default: LCRs and position committed together) or ``BUFFERED`` (LCRs in the queue's
         buffered part, the slot confirmed once consumers committed; see
-        :mod:`.staging`); NULL: back to the default.  Changed while the capture is stopped.
-        :raises: ORA-26701 no such capture, ORA-26667 unknown parameter, ORA-23605 bad
-        value, ORA-26666 capture enabled."""
+        :mod:`.staging`); ``TXN_LCR_SPILL_THRESHOLD`` — how many LCRs of one source
+        transaction the capture holds in memory before it spills them to its store (a
+        count ≥ 1 or ``INFINITE``; default 10,000; the apply's parameter of that name, on
+        the capture's side: see :mod:`.spill`).  NULL: back to the default.  Changed while
+        the capture is stopped.  :raises: ORA-26701 no such capture, ORA-26667 unknown
+        parameter, ORA-23605 bad value, ORA-26666 capture enabled."""
         ctx = self._ctx()
         spec = specs.load(ctx, params.capture_name(capture_name))
         param = str(parameter).upper() if parameter is not None else ""
-        if param != "STAGING":
-            raise ora(26667, f"{parameter!r}: not a capture process parameter Sluice knows (STAGING)")
-        text = STAGINGS[0] if value is None else str(value).strip().upper()
-        if text not in STAGINGS:
+        if param not in ("STAGING", "TXN_LCR_SPILL_THRESHOLD"):
+            raise ora(26667, f"{parameter!r}: not a capture process parameter Sluice knows "
+                             f"(STAGING, TXN_LCR_SPILL_THRESHOLD)")
+        if param == "STAGING":
+            text = STAGINGS[0] if value is None else str(value).strip().upper()
+            valid = text in STAGINGS
+        else:
+            text = spill.DEFAULT_THRESHOLD if value is None else str(value).strip().upper()
+            valid = text == "INFINITE" or (text.isascii() and text.isdigit() and int(text) >= 1)
+        if not valid:
             raise ora(23605, value, param)
-        if text == spec.staging:
+        if text == getattr(spec, param.lower()):
             return
         if spec.status == specs.ENABLED:
-            raise ora(26666, spec.name, ": stop it before changing its staging")
+            raise ora(26666, spec.name, f": stop it before changing its {param.lower()}")
         ctx.ddl_commit()
-        spec.staging = text
+        setattr(spec, param.lower(), text)
         specs.save(ctx, spec)
 
     def drop_capture(self, capture_name: str, drop_unused_rule_sets: bool = False) -> None:
@@ -266,6 +276,8 @@ class CaptureAdm:
                 c.execute("DELETE FROM SLUICE_STREAMS_UNSUPPORTED WHERE CAPTURE_OWNER = ? "
                           "AND CAPTURE_NAME = ?", (specs.OWNER, spec.name)),
                 c.execute("DELETE FROM SLUICE_CAPTURE_CONSUMED WHERE OWNER = ? AND NAME = ?",
+                          (specs.OWNER, spec.name)),
+                c.execute("DELETE FROM SLUICE_CAPTURE_SPILL WHERE OWNER = ? AND NAME = ?",
                           (specs.OWNER, spec.name))))
             self._conn.commit()
             try:

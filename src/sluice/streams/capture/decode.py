@@ -91,6 +91,9 @@ class SourceTransaction:
     commit_time: datetime | None
     changes: list[dict] = field(default_factory=list)
     ddl: bool = False            # it holds a DDL message (partitions may have come or gone)
+    # the Streams tag in force at the first change (a part after the first of a spilled
+    # transaction: its earlier part's last); Decoder.lcrs leaves the last one here
+    tag: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -119,9 +122,11 @@ _ROW_HEAD = re.compile(r'\{"action":"([IUD])","xid":\d+,"timestamp":"[^"]*","lsn
 _TYPE_NAME = re.compile(r'"type":"([^"]*)"')
 
 
-def transactions(rows: list[str], known: dict[str, Any] | None = None) -> list[SourceTransaction]:
+def transactions(rows: list[str], known: dict[str, Any] | None = None,
+                 part: bool = False) -> list[SourceTransaction]:
     """wal2json format-2 rows -> whole transactions in commit order (a transaction
-    without its commit row — never the case for a peek — is left out).
+    without its commit row is left out; with ``part`` — the rows are the first part of a
+    large transaction, :attr:`.pgsource.Source.partial` — it is given, commit SCN 0).
 
     ``known``: a decoder's column kinds (:attr:`Decoder.kinds`).  A row change whose
     column types are all supported there is not parsed here: its change holds the head
@@ -132,6 +137,7 @@ def transactions(rows: list[str], known: dict[str, Any] | None = None) -> list[S
     out: list[SourceTransaction] = []
     changes: list[dict] | None = None
     messages = ddl = False
+    xid = 0
     head, type_names = _ROW_HEAD.match, _TYPE_NAME.findall
     for text in rows:
         if known is not None and changes is not None:
@@ -149,6 +155,7 @@ def transactions(rows: list[str], known: dict[str, Any] | None = None) -> list[S
         action = row["action"]
         if action == "B":
             changes = []
+            xid = row["xid"]
         elif action == "C":
             if changes is not None:
                 if messages:
@@ -164,6 +171,8 @@ def transactions(rows: list[str], known: dict[str, Any] | None = None) -> list[S
             if action == "M":
                 messages = True
                 ddl = ddl or row.get("prefix") == DDL_PREFIX
+    if part and changes is not None:
+        out.append(SourceTransaction(xid, 0, 0, None, _in_log_order(changes) if messages else changes, ddl))
     return out
 
 
@@ -513,7 +522,7 @@ class Decoder:
 
     def lcrs(self, txn: SourceTransaction) -> Iterator[RowLCR | DDLLCR | Unsupported]:
         """The LCRs of ``txn`` in log order (changes to the excluded schema left out)."""
-        tag: bytes | None = None
+        tag = txn.tag
         txn_id = str(txn.xid)
         db, excluded = self.source_database, self.exclude_schema
         commit_scn, commit_time = txn.commit_scn, txn.commit_time
@@ -556,6 +565,7 @@ class Decoder:
             lcr._raw_old = self.supported(ch.get("identity"), bad) if action != "I" else None
             lcr._text = None if bad else ch["_text"]
             yield Unsupported(lcr, "; ".join(dict.fromkeys(bad))) if bad else lcr
+        txn.tag = tag       # the next part of a spilled transaction goes on with it
 
     def _truncate(self, ch: dict, txn: SourceTransaction, tag: bytes | None, txn_id: str) -> DDLLCR | None:
         """The ``TRUNCATE TABLE`` DDL LCR of a table PostgreSQL logged as truncated.  A

@@ -360,20 +360,32 @@ class Source:
             self._options = opts
         return self._options
 
-    def peek(self, slot: str, max_changes: int, upto_lsn: int | None = None) -> tuple[list[str], list[str]]:
+    def peek(self, slot: str, max_changes: int, upto_lsn: int | None = None,
+             hold: int | None = None) -> tuple[list[str], list[str]]:
         """Decoded rows (JSON text) of the whole transactions after the slot's confirmed
         position (committed before ``upto_lsn``), stopping after the one that brings the
         count past ``max_changes``; and the warnings wal2json raised meanwhile (a change it
         could not decode) — read from the slot's stream (:mod:`.slotstream`: each WAL record
-        decoded once, not once per call).  :raises: ORA-00054 while another process reads
-        the slot."""
+        decoded once, not once per call).  With ``hold``, the first part of a transaction
+        of more rows than that when it comes first (:attr:`partial`; :meth:`spilled` once
+        the caller has put it away).  :raises: ORA-00054 while another process reads the
+        slot."""
         if self.stream is None or self.stream.slot != slot:
             self.release()
             self.stream = SlotStream(self.conninfo, slot, self.options(), _OUTPUT_SETTINGS,
                                      lambda e: source_error(e, self.display, self.process),
                                      lambda: lsn_to_int(self._run("SELECT pg_current_wal_flush_lsn()::text")[0][0]),
                                      lambda: self._slot_state(slot))
-        return self.stream.peek(max_changes, upto_lsn)
+        return self.stream.peek(max_changes, upto_lsn, hold)
+
+    @property
+    def partial(self) -> bool:
+        """The last :meth:`peek` gave the first part of a transaction, not whole ones."""
+        return self.stream is not None and self.stream.partial
+
+    def spilled(self, count: int) -> None:
+        """The first ``count`` rows (a part) are put away: the stream forgets them."""
+        self.stream.spilled(count)
 
     def _slot_state(self, slot: str) -> tuple[int | None, int]:
         rows = self._run("SELECT active_pid, confirmed_flush_lsn::text FROM pg_replication_slots "

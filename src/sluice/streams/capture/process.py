@@ -31,6 +31,11 @@ and step 2 skips them.  Batches with no change (other sessions' empty transactio
 capture's own commits, which the decoder never shows: the store's schema is filtered out)
 only advance the slot.
 
+**Large transactions.**  A source transaction of more rows than TXN_LCR_SPILL_THRESHOLD
+(SET_PARAMETER; 10,000 by default) is not held in memory: its LCRs spill to the store as
+they come and are enqueued at its commit row, in that batch's one store transaction, with
+the position (:mod:`.spill`); the slot moves only after that.
+
 **Staging.**  Oracle stages captured LCRs as buffered messages and, after a failure,
 re-mines the redo from its checkpoint (seed 001 "Persistent Queues and Buffered
 Queues").  Sluice stages them persistently by default: the queue transaction *is* the
@@ -80,6 +85,8 @@ from .context import CaptureContext
 from .decode import Decoder, SourceTransaction, Unsupported, oracle_name, transactions
 from .pgsource import Source
 from .prefilter import Prefilter
+from . import spill as spills
+from .pgsource import lsn_to_int
 from .staging import BUFFERED, BufferedStaging, discard_earlier
 
 __all__ = ["CaptureProcess", "source_for"]
@@ -180,6 +187,7 @@ class CaptureProcess:
         self.staging: BufferedStaging | None = None   # BUFFERED staging's book
         self._staged_lsn = 0           # BUFFERED: end of the last batch staged
         self._unwritten = [0, 0, 0, None, None]   # BUFFERED: counters since the last position write
+        self._spill: spills.CaptureSpill | None = None   # the large transaction being spilled
 
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> None:
@@ -205,7 +213,12 @@ class CaptureProcess:
             rows = self.ctx.query("SELECT CAPTURED_SCN FROM SLUICE_CAPTURE_PROGRESS "
                                   "WHERE OWNER = :o AND NAME = :n", {"o": specs.OWNER, "n": self.name})
             self.captured_scn = self._stored_scn = (rows[0][0] if rows and rows[0][0] is not None else 0)
+            self._spill = spills.load(self.ctx, specs.OWNER, self.name)
             if spec.staging == BUFFERED:
+                if self._spill is not None:      # (left by a PERSISTENT run: the slot has it all)
+                    self._spill.discard(self.ctx)
+                    self.conn.commit()
+                    self._spill = None
                 self.staging = BufferedStaging(self)
                 self.staging.open(self._queue_info())
                 self._staged_lsn = self.confirmed
@@ -217,7 +230,9 @@ class CaptureProcess:
         # combined capture and apply is decided when the capture starts (seed 001); BUFFERED
         # staging keeps its own book of what consumers took (staging.py): it stages
         try:
-            self.combined = None if self.staging is not None else combined.route_for(self.conn, self.ctx, spec)
+            # (a spilled transaction is staged: its LCRs are in this store already)
+            self.combined = None if self.staging is not None or self._spill is not None \
+                else combined.route_for(self.conn, self.ctx, spec)
         except DatabaseError:       # a link or destination that cannot be asked: stage
             if self.conn.transaction_in_progress:
                 self.conn.rollback()
@@ -337,13 +352,15 @@ class CaptureProcess:
             # BUFFERED: the slot still holds what was staged and not consumed; a peek
             # re-reads it (``backlog`` rows) before the new changes
             rows, notices = self.source.peek(spec.slot, backlog + (1 if self._single else self.max_changes),
-                                             upto_lsn)
+                                             upto_lsn, self._hold())
         except DatabaseError as e:
             if e.code == 54:          # another process still holds the slot (a killed one dying)
                 return self._slot_busy(e)
             self._abort(e)
             raise
         self._busy_since = None
+        if self.source.partial:
+            return self._spill_part(rows, notices)
         txns = transactions(rows, self.decoder.kinds)
         if staging is not None:
             txns = [t for t in txns if t.end_lsn > self._staged_lsn]
@@ -432,8 +449,25 @@ class CaptureProcess:
         done once per read, not per transaction."""
         spec, ctx = self.spec, self.ctx
         fresh = [t for t in txns if t.commit_scn > self.captured_scn and t.commit_scn >= spec.start_scn]
-        lcrs, unsupported, captured, last_captured = self._decode(fresh)
         end_lsn = txns[-1].end_lsn
+        spill = self._spill
+        if spill is not None:
+            if fresh and fresh[0].xid == spill.xid:     # the spilled transaction's end came
+                self._capture_spilled(fresh[0])
+                txns = [t for t in txns if t.end_lsn > fresh[0].end_lsn]
+                fresh = fresh[1:]
+                if not txns:
+                    if advance:
+                        self._advance(end_lsn)
+                    return
+            elif fresh or any(t.xid == spill.xid for t in txns):
+                # left over: its transaction captured already (the slot had not moved past
+                # it) or left out (ALTER_CAPTURE start_scn); any other comes after it
+                spill.discard(ctx)
+                if self.conn.transaction_in_progress:
+                    self.conn.commit()
+                self._spill = None
+        lcrs, unsupported, captured, last_captured = self._decode(fresh)
         if not fresh or (not lcrs and not unsupported and not captured):
             if advance:                # nothing of these transactions reaches the store
                 self._advance(end_lsn)
@@ -461,8 +495,8 @@ class CaptureProcess:
         if batch is None:
             enqueued = self._enqueue(lcrs)
         last = fresh[-1]
-        self._write_position(last.end_lsn, last.commit_scn, captured, enqueued, len(fresh),
-                             last_captured, unsupported)
+        self._write_position(last.end_lsn, last.commit_scn, captured, len(enqueued),
+                             enqueued[-1] if enqueued else None, len(fresh), last_captured, unsupported)
         if batch is not None:
             self.combined.acknowledge(batch)    # let go: the receiver may prune
             if held:
@@ -471,15 +505,15 @@ class CaptureProcess:
         if advance:
             self._advance(end_lsn)
 
-    def _write_position(self, end_lsn: int, commit_scn: int, captured: int, enqueued: list,
-                        txns: int, last_captured: Any, unsupported: list, applied: bool = False) -> None:
+    def _write_position(self, end_lsn: int, commit_scn: int, captured: int, enqueued: int,
+                        last_enq: Any, txns: int, last_captured: Any, unsupported: list,
+                        applied: bool = False) -> None:
         """Commit the position (CAPTURED_SCN = ``commit_scn``, and APPLIED_SCN with
-        ``applied``) and counters — with the batch's enqueues when there are some; fenced
-        (see :meth:`_superseded_error`)."""
+        ``applied``) and counters (``enqueued`` LCRs, the last ``last_enq``) — with the
+        batch's enqueues when there are some; fenced (see :meth:`_superseded_error`)."""
         now = time.time()
-        last_enq = enqueued[-1] if enqueued else None
         params = (specs.OWNER, self.name, end_lsn, commit_scn,
-                  last_enq.get_commit_scn() if last_enq else None, captured, len(enqueued), txns,
+                  last_enq.get_commit_scn() if last_enq else None, captured, enqueued, txns,
                   last_captured.get_scn() if last_captured else None,
                   _epoch(last_captured.get_source_time()) if last_captured else None, now,
                   last_enq.get_scn() if last_enq else None,
@@ -498,6 +532,72 @@ class CaptureProcess:
         self.conn.commit()
         self.state = "CAPTURING CHANGES"
         self._stored_scn = commit_scn
+
+    # -- TXN_LCR_SPILL_THRESHOLD (spill.py) ----------------------------------------------
+    def _hold(self) -> int | None:
+        """How many rows of one transaction a peek may hold (None: all of it).  BUFFERED
+        staging and combined capture and apply take whole transactions from memory."""
+        if self.staging is not None or self.combined is not None:
+            return None
+        return spills.threshold(self.spec.txn_lcr_spill_threshold)
+
+    def _spill_part(self, rows: list[str], notices: list[str]) -> int:
+        """The first part of a large transaction (``rows``, its begin row first): its LCRs
+        the rules accept into the spill, one store commit; the stream then forgets them."""
+        txn = transactions(rows, self.decoder.kinds, part=True)[0]
+        try:
+            if txn.ddl:
+                self._partitions()
+            if notices and self._relevant(notices, []):
+                raise self._no_identity_error(notices, [])
+            sp = self._spill
+            if sp is not None and sp.xid != txn.xid:      # left over (see spill.py)
+                sp.discard(self.ctx)
+                sp = None
+            if sp is None:
+                sp = spills.CaptureSpill(specs.OWNER, self.name, txn.xid)
+            # a stream opened again (a restart, an idle release) sends it from its first row:
+            # what is spilled already is left out, by LSN (a part ends between two LSNs)
+            txn.changes = [c for c in txn.changes if lsn_to_int(c["lsn"]) > sp.last_lsn]
+            if txn.changes:
+                txn.tag = sp.tag
+                lcrs, unsupported, captured, last_captured = self._decode([txn])
+                sp.add(self.ctx, lcrs, lsn_to_int(txn.changes[-1]["lsn"]), txn.tag, captured,
+                       last_captured.get_scn() if last_captured is not None else None)
+                if unsupported:
+                    self.ctx.add_commit_work(lambda c: [c.execute(_UNSUPPORTED, row) for row in unsupported])
+            if self.conn.transaction_in_progress:
+                self.conn.commit()          # (nothing to write: nothing the rules accepted)
+            self._spill = sp
+        except DatabaseError as e:
+            self._failed(e)
+            raise
+        self.source.spilled(len(rows))
+        self._set_state("CAPTURING CHANGES")
+        return 1
+
+    def _capture_spilled(self, txn: SourceTransaction) -> None:
+        """The end of the spilled transaction came (``txn``: its rows after the spilled
+        part): the spilled LCRs, read back in chunks, then the rest, enqueued in order with
+        its commit SCN in one store transaction with the position; the spill goes with it."""
+        sp = self._spill
+        txn.changes = [c for c in txn.changes if lsn_to_int(c["lsn"]) > sp.last_lsn]
+        txn.tag = sp.tag
+        lcrs, unsupported, captured, last_captured = self._decode([txn])
+        enqueued, last_enq, last_spilled = 0, None, None
+        for chunk in sp.lcrs(self.ctx, txn.commit_scn, txn.commit_time):
+            kept = self._enqueue(chunk)
+            enqueued += len(kept)
+            last_enq = kept[-1] if kept else last_enq
+            last_spilled = chunk[-1] if chunk else last_spilled
+        kept = self._enqueue(lcrs)
+        enqueued += len(kept)
+        last_enq = kept[-1] if kept else last_enq
+        sp.discard(self.ctx)
+        self._write_position(txn.end_lsn, txn.commit_scn, sp.captured + captured, enqueued, last_enq, 1,
+                             last_captured or last_spilled, unsupported)
+        self._spill = None
+        self.captured_scn = txn.commit_scn
 
     # -- BUFFERED staging (staging.py) ---------------------------------------------------
     def _stage(self, txns: list[SourceTransaction]) -> None:
@@ -534,7 +634,7 @@ class CaptureProcess:
             return
         commit_scn = max(batch.commit_scn, self._stored_scn)
         try:
-            self._write_position(batch.end_lsn, commit_scn, u[0], [u[4]] * u[1], u[2], u[3], [],
+            self._write_position(batch.end_lsn, commit_scn, u[0], u[1], u[4], u[2], u[3], [],
                                  applied=True)
         except DatabaseError as e:
             self._failed(e)

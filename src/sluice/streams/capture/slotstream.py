@@ -17,6 +17,17 @@ asked, until :meth:`advance` confirms them (a standby status update, acknowledge
 it returns, so ``pg_replication_slots`` shows the position at once).  Exactly once is the
 capture's as before: a stream opened again starts at the slot's confirmed position.
 
+**A large transaction** comes in parts when the caller says how many of its rows it may
+hold (``hold``: the capture's TXN_LCR_SPILL_THRESHOLD): wal2json sends a transaction's
+rows one by one after its commit, so the buffer stops taking rows once that many of one
+transaction are there, :meth:`peek` gives them (``partial``), and :meth:`spilled`
+forgets them — the capture has put them in its spill table — keeping the transaction's
+begin row, so the rest comes as a transaction of its own rows.  A part ends between two
+rows of different LSNs: the rows of one log record (a multi-row insert) and a message
+tied with the change after it (decode._in_log_order) are never cut apart, so the
+capture can tell what it already spilled by LSN alone (a stream opened again sends the
+whole transaction again).
+
 A stream holds the slot while it is open.  Other users of the slot (a second copy of the
 capture, DROP_CAPTURE) get it between reads as with the SQL calls: the stream lets the
 slot go after :data:`RELEASE_AFTER` seconds without a new change and when a caller says
@@ -29,6 +40,7 @@ not a new replication connection every second.
 from __future__ import annotations
 
 import json
+import re
 import select
 import time
 from typing import Callable
@@ -40,6 +52,7 @@ from psycopg.errors import error_from_result
 
 __all__ = ["SlotStream", "RELEASE_AFTER", "lsn_to_int", "int_to_lsn"]
 
+_LSN = re.compile(r'"lsn":"([0-9A-F]+/[0-9A-F]+)"')
 RELEASE_AFTER = 1.0           # seconds without a new change before the slot is let go
 _CATCH_UP_PATIENCE = 60.0     # seconds a peek up to an LSN waits for the decoder to get there
 _STATUS_EVERY = 10.0          # a status update at least this often (wal_sender_timeout: 60 s)
@@ -78,6 +91,7 @@ class SlotStream:
         # the WAL position up to which a session let go for being idle had decoded and
         # confirmed everything (None: no such session, or a later close): see peek
         self._quiet_at: int | None = None
+        self._hold: int | None = None       # the last peek's: what the buffer may take
         self._reset()
 
     def _reset(self) -> None:
@@ -88,6 +102,7 @@ class SlotStream:
         self._flushed = 0                   # the highest position confirmed to the server
         self._last_change = time.monotonic()
         self._last_status = 0.0
+        self.partial = False                # the last peek gave the first part of a transaction
 
     @property
     def open(self) -> bool:
@@ -156,16 +171,19 @@ class SlotStream:
     # -- reading ----------------------------------------------------------------------
     def _pump(self, pg: pq.PGconn, max_rows: int) -> bool:
         """Take the messages already here (until ``max_rows`` rows of whole transactions
-        are buffered); True when any came."""
+        are buffered, or the last peek's ``hold`` rows of the transaction not yet whole:
+        :meth:`_held`); True when any came."""
         try:
             pg.consume_input()
         except psycopg.Error as e:
             self.close()
             raise self._raise(e) from None
         got = False
-        rows, txns = self._rows, self._txns
+        rows, txns, hold = self._rows, self._txns, self._hold
         before = len(rows)
         while (txns[-1][0] if txns else 0) < max_rows:     # _complete_rows(), inlined: once per row
+            if hold is not None and self._held(hold):
+                break
             n, data = pg.get_copy_data(1)
             if n == 0:
                 break
@@ -198,6 +216,33 @@ class SlotStream:
     def _complete_rows(self) -> int:
         return self._txns[-1][0] if self._txns else 0
 
+    def _cut_at_end(self) -> bool:
+        """Do the last two rows have different LSNs (a part may end before the last)?"""
+        rows = self._rows
+        if len(rows) < 3:
+            return False
+        a, b = _LSN.search(rows[-2]), _LSN.search(rows[-1])
+        return a is not None and b is not None and a.group(1) != b.group(1)
+
+    def _held(self, hold: int | None) -> bool:
+        """Are more than ``hold`` rows of the transaction not yet whole here, the last two
+        of different LSNs (the buffer takes no more)?"""
+        return hold is not None and len(self._rows) - self._complete_rows() > hold and self._cut_at_end()
+
+    def _part(self, hold: int | None) -> int:
+        """Rows of the transaction not yet whole that may be given as its first part (its
+        begin row first): all but the last, once held (:meth:`_held`); 0 otherwise, and
+        while whole transactions are buffered."""
+        return len(self._rows) - 1 if not self._txns and self._held(hold) else 0
+
+    def spilled(self, count: int) -> None:
+        """Forget the first ``count`` rows, a part :meth:`peek` gave, but the begin row."""
+        if count <= 1:
+            return
+        self._rows = self._rows[:1] + self._rows[count:]
+        self._txns = [(end - count + 1, c, e) for end, c, e in self._txns]
+        self._notices = [(at - count + 1, text) for at, text in self._notices if at >= count]
+
     def _status(self, pg: pq.PGconn, reply: bool) -> None:
         now = int((time.time() - _EPOCH_2000) * 1e6)
         pos = self._flushed.to_bytes(8, "big")
@@ -212,27 +257,35 @@ class SlotStream:
     def _wait(self, pg: pq.PGconn, timeout: float) -> None:
         select.select([pg.socket], [], [], timeout)
 
-    def peek(self, max_changes: int, upto_lsn: int | None) -> tuple[list[str], list[str]]:
+    def peek(self, max_changes: int, upto_lsn: int | None,
+             hold: int | None = None) -> tuple[list[str], list[str]]:
         """Rows of the whole transactions after the confirmed position committed before
         ``upto_lsn`` and the WAL flushed now (it waits until the decoder got there),
         stopping after the one that brings the count past ``max_changes``; and the
-        decoder's warnings among them."""
+        decoder's warnings among them.  With ``hold``: the first part of a transaction
+        of more rows than that instead, when it comes first (``partial`` says so)."""
+        self.partial = False
+        self._hold = hold
         if self._pg is None and self._quiet_at is not None and self._wal_flushed() <= self._quiet_at:
             return [], []       # let go while idle, and no WAL written since: nothing to decode
         fresh = self._pg is None
         try:
-            return self._peek(max_changes, upto_lsn)
+            return self._peek(max_changes, upto_lsn, hold)
         except Exception:
             self.close()
             if fresh:
                 raise
         # the server ended a session opened before (wal_sender_timeout while the capture did
         # not read, an administrator): a new one starts at the confirmed position
-        return self._peek(max_changes, upto_lsn)
+        return self._peek(max_changes, upto_lsn, hold)
 
-    def _peek(self, max_changes: int, upto_lsn: int | None) -> tuple[list[str], list[str]]:
+    def _peek(self, max_changes: int, upto_lsn: int | None,
+              hold: int | None) -> tuple[list[str], list[str]]:
         pg = self._open()
         got = self._pump(pg, max_changes)
+        part = self._part(hold)
+        if part:
+            return self._give_part(pg, part)
         if self._complete_rows() < max_changes:
             # as the SQL function: what was committed when the call began, not only what
             # the decoder has sent so far; never past the WAL flushed (all a decoder can
@@ -241,10 +294,13 @@ class SlotStream:
             target = flushed if upto_lsn is None else min(upto_lsn, flushed)
             deadline = time.monotonic() + _CATCH_UP_PATIENCE
             while not self._reached(target) and self._complete_rows() < max_changes \
-                    and time.monotonic() < deadline:
+                    and not self._held(hold) and time.monotonic() < deadline:
                 self._status(pg, True)          # the answer says how far the decoder is
                 self._wait(pg, 0.05)
                 got = self._pump(pg, max_changes) or got
+                part = self._part(hold)
+                if part:
+                    return self._give_part(pg, part)
         end = 0
         for row_end, commit_lsn, _ in self._txns:
             if upto_lsn is not None and commit_lsn >= upto_lsn:
@@ -268,6 +324,13 @@ class SlotStream:
             self.close()
             self._quiet_at = quiet
         return rows, notices
+
+    def _give_part(self, pg: pq.PGconn, part: int) -> tuple[list[str], list[str]]:
+        self.partial = True
+        now = self._last_change = time.monotonic()
+        if now - self._last_status > _STATUS_EVERY:     # a long transaction: still here
+            self._status(pg, False)
+        return self._rows[:part], [text for at, text in self._notices if at < part]
 
     def _reached(self, lsn: int) -> bool:
         return self._wal_end >= lsn or bool(self._txns and self._txns[-1][1] >= lsn)

@@ -45,6 +45,7 @@ class CaptureSpec(ClientSpec):
     version: str = "11.1.0"
     capture_type: str = "LOCAL"
     staging: str = "PERSISTENT"            # SET_PARAMETER 'STAGING': PERSISTENT or BUFFERED
+    txn_lcr_spill_threshold: str = "10000"  # SET_PARAMETER: a count or INFINITE (spill.py)
     created: float = 0.0
 
     @property
