@@ -151,6 +151,9 @@ def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
     if (first in dated and toks[first].word == "CAST" and toks[last].text == ")"
             and _closes(toks, first + 1) == last):     # the clock's, a bind's, PostgreSQL's DATE
         return DB_TYPE_DATE if toks[last - 1].word == "DATE" else DB_TYPE_TIMESTAMP
+    if (first in dated and toks[first].word == "TO_DATE" and toks[last].text == ")"
+            and _closes(toks, first + 1) == last):     # (sqloracle._call)
+        return DB_TYPE_DATE
     if last - first >= 4 and toks[first].word == "CASE" and toks[last].word == "END":
         return _branches_type(toks, _case_values(toks, first, last), dated, dates)
     return _clock_type(toks, first, last, dated)

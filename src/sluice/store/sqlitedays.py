@@ -124,9 +124,15 @@ def _trunc_date(date: str | None, unit: str) -> str | None:
     return truncate(datetime.fromisoformat(date), unit).isoformat(" ")
 
 
+def keep_error(error: DatabaseError) -> None:
+    """Remember the Oracle error a function of a user's statement raises (SQLite reports
+    only that it raised), for :func:`add_days_error`."""
+    _RAISED.error = error
+
+
 def add_days_error() -> DatabaseError | None:
-    """The error ``sluice_add_days`` raised in this thread's statement that just failed
-    (and forget it)."""
+    """The error ``sluice_add_days`` (or a function that :func:`keep_error`) raised in this
+    thread's statement that just failed (and forget it)."""
     error = getattr(_RAISED, "error", None)
     _RAISED.error = None
     return error

@@ -14,6 +14,7 @@ instead of raising: the conditions track Oracle's errors separately.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from datetime import datetime, timedelta
@@ -21,7 +22,8 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from ..errors import DatabaseError
-from .sqlitedays import register_add_days
+from . import oracledates
+from .sqlitedays import keep_error, register_add_days
 from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
                             to_number)
 
@@ -117,6 +119,39 @@ def _fn(name: str, kinds: str, *args: Any) -> Any:
     return to_sqlite(null_if_empty(FUNCTIONS[name].impl(*values)))
 
 
+def _oracle(name: str) -> Callable[..., Any]:
+    """Oracle's ``name`` (:mod:`.oraclecalls`: ``ORACLE_SUBSTR`` …) on SQLite's values of a
+    user's statement, whose dates are text: NULL in, NULL out; '' out is NULL; an Oracle
+    error kept for the session to raise (SQLite reports only that a function raised)."""
+    impl = {"SUBSTR": FUNCTIONS["SUBSTR"].impl, "INSTR": FUNCTIONS["INSTR"].impl,
+            "TO_CHAR": _user_to_char, "TO_DATE": _user_to_date}[name]
+
+    def call(*args: Any) -> Any:
+        if any(a is None for a in args):
+            return None
+        try:
+            return to_sqlite(null_if_empty(impl(*args)))
+        except DatabaseError as e:
+            keep_error(e)
+            raise
+    return call
+
+
+# a DATE or TIMESTAMP of a user's statement on SQLite: the text it is held as (always with a time)
+_DATE_TEXT = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?")
+
+
+def _user_to_char(value: Any, fmt: Any = None) -> str | None:
+    if isinstance(value, str) and _DATE_TEXT.fullmatch(value):
+        value = datetime.fromisoformat(value)
+    return oracledates.to_char(value, fmt)
+
+
+def _user_to_date(text: Any, fmt: Any = None) -> str:
+    date = oracledates.to_date(str(text), fmt) if fmt is not None else to_date(str(text))
+    return date.replace(microsecond=0).isoformat(" ")
+
+
 _ZERO = threading.local()    # a divisor was zero in this thread's statement
 
 
@@ -161,4 +196,8 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
         conn.create_function(name, narg, _safe(fn), deterministic=True)
     conn.create_function("sluice_like_bad", 2, _like_bad, deterministic=True)
     conn.create_function("sluice_divisor", 1, _divisor, deterministic=True)
+    # (ORACLE_, not sluice_: SQLite's names ignore case, and sluice_to_date is the rules' TO_DATE)
+    for name, most in (("SUBSTR", 3), ("INSTR", 4), ("TO_CHAR", 2), ("TO_DATE", 2)):
+        for narg in range(1 if name.startswith("TO_") else 2, most + 1):
+            conn.create_function("ORACLE_" + name, narg, _oracle(name), deterministic=True)
     register_add_days(conn)

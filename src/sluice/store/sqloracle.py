@@ -32,6 +32,9 @@ which has no Oracle session: :func:`oracle_words` replaces
   is a DATE, one minus another the days between, one plus another ORA-00975;
 * ``TRUNC(date [, 'fmt'])`` of the clock, a datetime bind (folded) or a view's DATE
   column (:func:`.viewdates.truncated`) is a DATE;
+* ``DATE '…'`` / ``TIMESTAMP '…'`` literals and ``TO_DATE('text', 'fmt')`` of literals
+  (:mod:`.oracledates`) as a datetime bind's value; NVL, NVL2, DECODE, SUBSTR, INSTR,
+  LENGTH, TO_CHAR, TO_DATE as both stores answer them alike (:mod:`.oraclecalls`);
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
@@ -54,6 +57,8 @@ from typing import NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
+from .oraclecalls import CALLS, arguments, call_pieces
+from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
@@ -73,7 +78,8 @@ _TOKEN = re.compile(
     re.S,
 )
 # only a statement naming one of these needs the tokens
-_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE")
+_MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE", "DATE", "TIMESTAMP",
+          "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -211,6 +217,12 @@ class _Translation:
                 self._clock(i, i + 3, int(call[1].text))
             elif after != "(":
                 self._clock(i, i, 6)
+        elif word in ("DATE", "TIMESTAMP") and i + 1 < len(toks) and toks[i + 1].kind == "str":
+            value, digits = datetime_literal(word, toks[i + 1].text[1:-1])
+            self.dated.add(i)
+            self._clock(i, i + 1, digits, value)     # as a datetime bind's value
+        elif word in CALLS and after == "(":
+            self._call(i)
         elif after in ("+", "-") and (self._view_date(i) or self._user_date(i)) and self._starts_operand(i):
             self._date_column(i)
         elif (after == "(" and i + 4 < len(toks) and toks[i + 4].text in ("+", "-") and self._starts_operand(i)
@@ -229,6 +241,22 @@ class _Translation:
             self._trunc(i)
         elif word == "CAST" and after == "(":
             self._cast(i)
+
+    def _call(self, i: int) -> None:
+        """A call of one of Oracle's functions both stores answer alike (:mod:`.oraclecalls`);
+        ``TO_DATE('text', 'fmt')`` of literals folded as a datetime bind's value is
+        (:mod:`.oracledates`: Oracle's errors for a bad model or text)."""
+        toks, word = self.toks, self.toks[i].word
+        if word == "TO_DATE":
+            self.dated.add(i)
+            args, close = arguments(toks, i + 1)
+            if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" for a, b in args):
+                text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
+                self._clock(i, close, 0, to_date(text, fmt))
+                return
+        self.replace.update(call_pieces(toks, i, self.sqlite))
+        if self.sqlite and self.lookup is not None and word in _ONE_OF_ARGS:
+            self._date_choice(i)
 
     def _cast(self, i: int) -> None:
         """``CAST(x AS DATE | TIMESTAMP)`` as Oracle answers it.  Of a view's DATE column it

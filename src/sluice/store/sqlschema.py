@@ -66,7 +66,9 @@ from .dialect import Dialect
 #     setting (sessionzone; SQLite's catalog views of UTC dates are made again: UTC_VIEWS_MARK)
 # 25: a capture process's spilled large transaction (SLUICE_CAPTURE_SPILL; no other change:
 #     CREATE TABLE IF NOT EXISTS)
-SCHEMA_VERSION = 25
+# 26: PostgreSQL's ORACLE_SUBSTR, ORACLE_INSTR, ORACLE_TO_CHAR, ORACLE_TO_DATE (PG_FUNCTIONS: Oracle's
+#     functions in a user's SQL, store/oraclecalls.py)
+SCHEMA_VERSION = 26
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
@@ -991,6 +993,80 @@ PG_FUNCTIONS = [
     "AS $$ SELECT decode($1, 'hex') $$",
     "CREATE OR REPLACE FUNCTION NVL(ANYELEMENT, ANYELEMENT) RETURNS ANYELEMENT LANGUAGE SQL "
     "IMMUTABLE AS $$ SELECT coalesce($1, $2) $$",
+    # Oracle's SUBSTR, INSTR, TO_CHAR(x), TO_DATE as the SQL translation calls them
+    # (store/oraclecalls.py): Oracle's positions, '' as NULL, Oracle's errors
+    """CREATE OR REPLACE FUNCTION ORACLE_SUBSTR(s TEXT, pos NUMERIC, len NUMERIC) RETURNS TEXT
+       LANGUAGE plpgsql IMMUTABLE AS $$
+       DECLARE p INT := trunc(pos); st INT;
+       BEGIN
+         st := CASE WHEN p > 0 THEN p WHEN p < 0 THEN length(s) + p + 1 ELSE 1 END;
+         IF st < 1 OR st > length(s) OR trunc(len) < 1 THEN RETURN NULL; END IF;
+         RETURN substr(s, st, trunc(len)::INT);
+       END $$""",
+    "CREATE OR REPLACE FUNCTION ORACLE_SUBSTR(s TEXT, pos NUMERIC) RETURNS TEXT LANGUAGE SQL IMMUTABLE "
+    "AS $$ SELECT ORACLE_SUBSTR(s, pos, length(s)) $$",
+    """CREATE OR REPLACE FUNCTION ORACLE_INSTR(s TEXT, sub TEXT, pos NUMERIC DEFAULT 1, occ NUMERIC DEFAULT 1)
+       RETURNS INTEGER LANGUAGE plpgsql IMMUTABLE AS $$
+       DECLARE p INT := trunc(pos); o INT := trunc(occ); n INT := length(s); m INT := length(sub);
+               at INT := 0; found INT; lim INT;
+       BEGIN
+         IF s IS NULL OR sub IS NULL OR p IS NULL OR o IS NULL OR m = 0 OR n = 0 THEN RETURN NULL; END IF;
+         IF o < 1 THEN RAISE EXCEPTION 'ORA-01428: argument ''%'' is out of range', o; END IF;
+         IF p = 0 THEN RETURN 0; END IF;
+         IF p > 0 THEN
+           at := p - 1;
+           FOR k IN 1..o LOOP
+             found := strpos(substr(s, at + 1), sub);
+             IF found = 0 OR at >= n THEN RETURN 0; END IF;
+             at := at + found;
+           END LOOP;
+           RETURN at;
+         END IF;
+         lim := n + p + 1;
+         FOR k IN 1..o LOOP
+           found := 0;
+           FOR j IN REVERSE least(lim, n - m + 1)..1 LOOP
+             IF substr(s, j, m) = sub THEN found := j; EXIT; END IF;
+           END LOOP;
+           IF found = 0 THEN RETURN 0; END IF;
+           lim := found - 1;
+         END LOOP;
+         RETURN found;
+       END $$""",
+    # TO_CHAR of a number: Oracle's text of it (no trailing zeros, '.5'); of a date Oracle's
+    # default NLS_DATE_FORMAT
+    "CREATE OR REPLACE FUNCTION ORACLE_TO_CHAR(n NUMERIC) RETURNS TEXT LANGUAGE SQL IMMUTABLE AS $$ "
+    "SELECT regexp_replace(CASE WHEN n = trunc(n) THEN trunc(n)::TEXT ELSE rtrim(n::TEXT, '0') END, "
+    "'^(-?)0[.]', '\\1.') $$",
+    "CREATE OR REPLACE FUNCTION ORACLE_TO_CHAR(d TIMESTAMP) RETURNS TEXT LANGUAGE SQL IMMUTABLE "
+    "AS $$ SELECT upper(to_char(d, 'DD-MON-YY')) $$",
+    "CREATE OR REPLACE FUNCTION ORACLE_TO_CHAR(t TEXT) RETURNS TEXT LANGUAGE SQL IMMUTABLE AS $$ SELECT t $$",
+    # TO_DATE keeps the time of day (PostgreSQL's to_date drops it); text PostgreSQL reads
+    # as a field out of range is the error of the first field out of range, as Oracle's
+    r"""CREATE OR REPLACE FUNCTION ORACLE_TO_DATE(t TEXT, fmt TEXT DEFAULT 'YYYY-MM-DD HH24:MI:SS') RETURNS TIMESTAMP
+       LANGUAGE plpgsql STABLE AS $$
+       DECLARE field TEXT; code TEXT; most INT;
+       BEGIN
+         RETURN date_trunc('second', to_timestamp(t, fmt)::TIMESTAMP);
+       EXCEPTION WHEN datetime_field_overflow THEN
+         FOREACH field IN ARRAY ARRAY['MM', 'DD', 'HH24', 'MI', 'SS'] LOOP
+           most := CASE field WHEN 'MM' THEN 12 WHEN 'DD' THEN 31 WHEN 'HH24' THEN 23 ELSE 59 END;
+           IF position(field IN upper(fmt)) > 0 AND EXISTS (
+                SELECT 1 FROM (SELECT (regexp_match(t, '^' || regexp_replace(regexp_replace(
+                  upper(fmt), field, '(\d+)'), '(YYYY|MM|DD|HH24|MI|SS)', '\d+', 'g')))[1]::INT AS v) x
+                WHERE v > most OR v < CASE WHEN field IN ('MM', 'DD') THEN 1 ELSE 0 END) THEN
+             code := CASE field WHEN 'MM' THEN '01843: not a valid month'
+                     WHEN 'DD' THEN '01847: day of month must be between 1 and last day of month'
+                     WHEN 'HH24' THEN '01850: hour must be between 0 and 23'
+                     WHEN 'MI' THEN '01851: minutes must be between 0 and 59'
+                     ELSE '01852: seconds must be between 0 and 59' END;
+             RAISE EXCEPTION 'ORA-%', code;
+           END IF;
+         END LOOP;
+         RAISE EXCEPTION 'ORA-01847: day of month must be between 1 and last day of month';
+       WHEN invalid_datetime_format THEN
+         RAISE EXCEPTION 'ORA-01861: literal does not match format string';
+       END $$""",
     # Oracle's JSON_VALUE: the scalar at a path as text; NULL for objects, arrays, bad JSON
     """CREATE OR REPLACE FUNCTION JSON_VALUE(doc TEXT, path TEXT) RETURNS TEXT LANGUAGE plpgsql
        IMMUTABLE AS $$

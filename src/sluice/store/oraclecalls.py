@@ -1,0 +1,116 @@
+"""Oracle's functions in a user's SQL, as both stores answer them alike.
+
+:mod:`.sqloracle` hands each call of these to :func:`call_pieces`, which says what to put
+in the statement instead of which of its pieces (start -> (end, text)):
+
+* ``NVL(a, b)`` is ``COALESCE(a, b)`` (PostgreSQL's own NVL could not type two literals);
+* ``NVL2(a, b, c)`` is ``CASE WHEN (a) IS NOT NULL THEN b ELSE c END``;
+* ``DECODE(e, s1, r1, …[, d])`` is ``CASE e WHEN s1 THEN r1 … ELSE d END`` — and where a
+  search is NULL, which Oracle's DECODE matches to a NULL ``e`` but ``=`` never does,
+  ``CASE WHEN e IS [NOT DISTINCT FROM] s1 THEN r1 …`` (``e`` a name or a literal: it is
+  repeated; anything else SLU-00001 rather than evaluated twice);
+* ``SUBSTR`` / ``INSTR`` are ``ORACLE_SUBSTR`` / ``ORACLE_INSTR``, Oracle's positions
+  (0 is 1, negative from the end, NULL for nothing) on both stores: SQLite's ``substr``
+  and PostgreSQL's differ on those, and neither has INSTR's position and occurrence;
+* ``TO_CHAR`` is ``ORACLE_TO_CHAR`` on SQLite (its dates are text) and with one argument
+  on PostgreSQL (which has no ``to_char(x)``); ``TO_DATE(x, fmt)`` is ``ORACLE_TO_DATE``
+  (PostgreSQL's ``to_date`` drops the time); a literal format model is checked here
+  (ORA-01821), PostgreSQL's would take ``QQQQ``;
+* a ``''`` argument of these is NULL, as Oracle's empty string is.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import not_supported, ora
+from .oracledates import check_format
+
+__all__ = ["CALLS", "arguments", "call_pieces"]
+
+CALLS = frozenset({"NVL", "NVL2", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "TO_DATE"})
+_ARITY = {"NVL": (2, 2), "NVL2": (3, 3), "DECODE": (3, 255), "SUBSTR": (2, 3), "INSTR": (2, 4),
+          "LENGTH": (1, 1), "TO_CHAR": (1, 2), "TO_DATE": (1, 2)}
+_RENAMED = {"NVL": "COALESCE", "SUBSTR": "ORACLE_SUBSTR", "INSTR": "ORACLE_INSTR",
+            "TO_DATE": "ORACLE_TO_DATE"}
+# a DECODE operand that may be written twice: a plain name or a literal
+_REPEATABLE = frozenset({"id", "num", "str"})
+_NOT_PLAIN = frozenset({"USER", "SYSDATE", "CURRENT_DATE", "SYSTIMESTAMP", "CURRENT_TIMESTAMP",
+                        "LOCALTIMESTAMP"})
+
+
+def arguments(toks: Sequence, open_: int) -> tuple[list[tuple[int, int]], int]:
+    """The (first, last) tokens (:func:`.sqloracle.tokens`: no white space) of each
+    argument of the call whose ``(`` is token ``open_``, and the index of its ``)`` (-1
+    when it has none)."""
+    args, depth, first = [], 0, open_ + 1
+    for j in range(open_, len(toks)):
+        text = toks[j].text
+        if text == "(":
+            depth += 1
+        elif text == ")":
+            depth -= 1
+            if depth == 0:
+                if j > first:
+                    args.append((first, j - 1))
+                return args, j
+        elif text == "," and depth == 1:
+            args.append((first, j - 1))
+            first = j + 1
+    return args, -1
+
+
+def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, tuple[int, str]]:
+    """What replaces which pieces of the call of ``toks[i]`` (a name of :data:`CALLS`)."""
+    name = toks[i].word
+    args, close = arguments(toks, i + 1)
+    if close < 0:
+        return {}
+    lo, hi = _ARITY[name]
+    if not lo <= len(args) <= hi:
+        raise ora(909)
+    pieces: dict[int, tuple[int, str]] = {}
+    for a, b in args:                           # Oracle's '' is NULL
+        if a == b and toks[a].text == "''":
+            pieces[toks[a].start] = (toks[a].end, "NULL")
+    head, comma = (toks[i].start, toks[i + 1].end), [toks[b + 1] for _, b in args[:-1]]
+    end = (toks[close].start, toks[close].end)
+    if name == "NVL2":
+        pieces[head[0]] = (head[1], "CASE WHEN (")
+        pieces[comma[0].start] = (comma[0].end, ") IS NOT NULL THEN ")
+        pieces[comma[1].start] = (comma[1].end, " ELSE ")
+        pieces[end[0]] = (end[1], " END")
+    elif name == "DECODE":
+        _decode(pieces, toks, args, comma, head, end, sqlite)
+    elif name == "TO_CHAR" and (sqlite or len(args) == 1):
+        pieces[toks[i].start] = (toks[i].end, "ORACLE_TO_CHAR")
+    elif name in _RENAMED:
+        pieces[toks[i].start] = (toks[i].end, _RENAMED[name])
+    if name in ("TO_CHAR", "TO_DATE") and len(args) == 2 and args[1][0] == args[1][1] \
+            and toks[args[1][0]].kind == "str":
+        check_format(toks[args[1][0]].text[1:-1].replace("''", "'"))
+    return pieces
+
+
+def _decode(pieces: dict[int, tuple[int, str]], toks, args, comma, head, end, sqlite: bool) -> None:
+    searches = args[1:len(args) - (len(args) % 2 == 0)]
+    default = len(args) % 2 == 0
+    if not any(a == b and toks[a].word == "NULL" or toks[a].text == "''" for a, b in searches[::2]):
+        pieces[head[0]] = (head[1], "CASE ")
+        for k, c in enumerate(comma):
+            word = " WHEN " if k % 2 == 0 else " THEN "
+            pieces[c.start] = (c.end, " ELSE " if default and k == len(comma) - 1 else word)
+        pieces[end[0]] = (end[1], " END")
+        return
+    first, last = args[0]
+    e = toks[first]
+    if first != last or e.kind not in _REPEATABLE or e.word in _NOT_PLAIN:
+        raise not_supported("DECODE with a NULL search of an expression (write CASE WHEN … IS NULL)")
+    pieces.pop(e.start, None)            # inside the piece written below
+    operand = "NULL" if e.text == "''" else e.text
+    same = f" WHEN {operand} {'IS' if sqlite else 'IS NOT DISTINCT FROM'} "
+    pieces[head[0]] = (comma[0].end, "CASE" + same)
+    for k, c in enumerate(comma[1:]):
+        word = " THEN " if k % 2 == 0 else same
+        pieces[c.start] = (c.end, " ELSE " if default and k == len(comma) - 2 else word)
+    pieces[end[0]] = (end[1], " END")
