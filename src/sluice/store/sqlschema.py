@@ -15,6 +15,7 @@ import hashlib
 from .base import RECORD_COLUMNS, SHARDED_KIND, QueueTableInfo
 from ..constants import MSG_EXPIRED, STATE_UNDELIVERABLE
 from .dialect import Dialect
+from .stats import STATS_TABLE
 
 # 1: the first release; 2: multi-consumer records (ADDRESS, PROTOCOL, RECIPIENT_LIST
 # columns, MSGID no longer unique, the consumer in the order index of multi-consumer tables);
@@ -61,12 +62,16 @@ from .dialect import Dialect
 #     sluice.role_mode / sluice.set_roles; SQLite makes the view again per SET ROLE)
 # 23: TRANSACTIONAL queue tables' $GROUP index (a message group in dequeue order: see
 #     group_index_ddl)
-SCHEMA_VERSION = 23
+# 26: store-wide enqueue/dequeue totals (SLUICE_QUEUE_STATS, V$PERSISTENT_QUEUES: see
+#     stats.py); V$AQ counts a multi-consumer message once, not once per recipient
+#     (SLUICE_QUEUE_DEPTH gains MESSAGES and MSG_SUM_ENQ_TIME), RESHAPED_VIEWS
+SCHEMA_VERSION = 26
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
 # views whose text changed (same columns and types) since an older schema version
-RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE")
+RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE", "V$AQ",
+                  "SLUICE_QUEUE_DEPTH")
 
 # whether the queue table row ``{t}`` is a sharded queue's ('TRUE' / 'FALSE', as Oracle's
 # DBA_QUEUES.SHARDED)
@@ -109,6 +114,12 @@ def catalog_ddl(d: Dialect) -> list[str]:
             QUEUE TEXT NOT NULL, CONSUMER_NAME TEXT, DELIVERY_MODE {i} NOT NULL,
             PAYLOAD {d.blob_type}, CREATED {r} NOT NULL, CLAIMED_UNTIL {r}, ATTEMPTS {i} NOT NULL DEFAULT 0)""",
         """CREATE INDEX IF NOT EXISTS SLUICE_NOTIFICATIONS$REG ON SLUICE_NOTIFICATIONS (REG_ID, ID)""",
+        # enqueue / dequeue totals, a row per queue and writer (stats.py), summed by
+        # V$PERSISTENT_QUEUES
+        f"""CREATE TABLE IF NOT EXISTS {STATS_TABLE} (
+            QID {i} NOT NULL, SID {i} NOT NULL, ENQUEUED_MSGS {i} NOT NULL DEFAULT 0,
+            DEQUEUED_MSGS {i} NOT NULL DEFAULT 0, FIRST_ACTIVITY_TIME {r}, LAST_ENQUEUE_TIME {r},
+            LAST_DEQUEUE_TIME {r}, PRIMARY KEY (QID, SID))""",
         """INSERT INTO SLUICE_SCN (ID, SCN) VALUES (1, 0) ON CONFLICT DO NOTHING""",
         """INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('catalog_version', '0') ON CONFLICT DO NOTHING""",
         f"""INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('schema_version', '{SCHEMA_VERSION}')
@@ -1027,28 +1038,43 @@ _UNION_GROUP = 200
 
 
 def _queue_depth_select(qt: QueueTableInfo | None, d: Dialect) -> str:
-    """The view's rows for one queue table (``None``: the typed empty row set)."""
+    """The view's rows for one queue table (``None``: the typed empty row set).  MSGS counts
+    records (a multi-consumer message has one per recipient), MESSAGES the messages: each
+    message of a (queue, state) counts once, in the row of its first record (lowest SEQ) in
+    that state — summed over consumers it is what V$AQ shows (Oracle counts messages);
+    MSG_SUM_ENQ_TIME likewise sums their enqueue times once per message."""
     i, r = d.int_type, d.real_type
     if qt is None:
         return (f"SELECT CAST(NULL AS {i}) AS QT_ID, CAST(NULL AS TEXT) AS OWNER, "
                 f"CAST(NULL AS TEXT) AS QUEUE_NAME, CAST(NULL AS TEXT) AS CONSUMER_NAME, "
                 f"CAST(NULL AS TEXT) AS ADDRESS, CAST(NULL AS {i}) AS STATE, "
                 f"CAST(NULL AS {i}) AS DELIVERY_MODE, CAST(NULL AS {i}) AS MSGS, "
-                f"CAST(NULL AS {r}) AS OLDEST_ENQ_TIME, CAST(NULL AS {r}) AS SUM_ENQ_TIME WHERE 1 = 0")
+                f"CAST(NULL AS {r}) AS OLDEST_ENQ_TIME, CAST(NULL AS {r}) AS SUM_ENQ_TIME, "
+                f"CAST(NULL AS {i}) AS MESSAGES, CAST(NULL AS {r}) AS MSG_SUM_ENQ_TIME WHERE 1 = 0")
     owner = "'" + qt.owner.replace("'", "''") + "'"
+    source, first = table_name(qt), "1"
+    if qt.multiple_consumers:   # a record per recipient: the first of each message counts it
+        source = (f"(SELECT Q_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE, ENQ_TIME, "
+                  f"CASE WHEN SEQ = MIN(SEQ) OVER (PARTITION BY Q_NAME, MSGID, STATE) THEN 1 ELSE 0 END "
+                  f"AS FIRST_RECORD FROM {table_name(qt)} WHERE STATE <> 2) R")
+        first = "FIRST_RECORD"
     # PROCESSED records (kept for retention) are history, not depth: left out
     return (f"SELECT CAST({qt.qt_id} AS {i}) AS QT_ID, CAST({owner} AS TEXT) AS OWNER, "
             f"Q_NAME AS QUEUE_NAME, CONSUMER_NAME, ADDRESS, CAST(STATE AS {i}) AS STATE, "
             f"CAST(DELIVERY_MODE AS {i}) AS DELIVERY_MODE, CAST(COUNT(*) AS {i}) AS MSGS, "
-            f"CAST(MIN(ENQ_TIME) AS {r}) AS OLDEST_ENQ_TIME, CAST(SUM(ENQ_TIME) AS {r}) AS SUM_ENQ_TIME "
-            f"FROM {table_name(qt)} WHERE STATE <> 2 "
+            f"CAST(MIN(ENQ_TIME) AS {r}) AS OLDEST_ENQ_TIME, CAST(SUM(ENQ_TIME) AS {r}) AS SUM_ENQ_TIME, "
+            f"CAST(SUM({first}) AS {i}) AS MESSAGES, "
+            f"CAST(SUM({first} * ENQ_TIME) AS {r}) AS MSG_SUM_ENQ_TIME "
+            f"FROM {source} WHERE STATE <> 2 "
             f"GROUP BY Q_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE")
 
 
 def queue_depth_ddl(tables: list[QueueTableInfo], d: Dialect) -> list[str]:
     """Statements (re)creating SLUICE_QUEUE_DEPTH over ``tables`` (columns QT_ID, OWNER,
     QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE, MSGS, OLDEST_ENQ_TIME,
-    SUM_ENQ_TIME).  Views built on it (V$AQ …) stay valid: its columns never change."""
+    SUM_ENQ_TIME, MESSAGES, MSG_SUM_ENQ_TIME).  Views built on it (V$AQ …) stay valid: its
+    columns change only with the schema version (new ones at the end: PostgreSQL's CREATE OR
+    REPLACE VIEW adds them)."""
     parts = [_queue_depth_select(qt, d) for qt in tables] or [_queue_depth_select(None, d)]
     groups = [" UNION ALL ".join(parts[k:k + _UNION_GROUP]) for k in range(0, len(parts), _UNION_GROUP)]
     body = groups[0] if len(groups) == 1 else " UNION ALL ".join(f"SELECT * FROM ({g}) G{n}"
@@ -1082,20 +1108,34 @@ def monitoring_ddl(d: Dialect) -> list[str]:
     i, r = d.int_type, d.real_type
     now = now_epoch(d)
     return [
-        # TOTAL_WAIT / AVERAGE_WAIT: seconds the READY messages have waited (seed 003)
+        # Oracle's V$AQ counts messages: a multi-consumer message once, whatever its number
+        # of recipients (MESSAGES); TOTAL_WAIT / AVERAGE_WAIT: seconds the READY messages
+        # have waited (seed 003)
         f"""{d.create_view} V$AQ AS
             SELECT Q.QID,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 1 THEN D.MSGS END), 0) AS {i}) AS WAITING,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS END), 0) AS {i}) AS READY,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 3 THEN D.MSGS END), 0) AS {i}) AS EXPIRED,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS * {now} - D.SUM_ENQ_TIME END), 0)
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 1 THEN D.MESSAGES END), 0) AS {i}) AS WAITING,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MESSAGES END), 0) AS {i}) AS READY,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 3 THEN D.MESSAGES END), 0) AS {i}) AS EXPIRED,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MESSAGES * {now} - D.MSG_SUM_ENQ_TIME END), 0)
                         AS {r}) AS TOTAL_WAIT,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS * {now} - D.SUM_ENQ_TIME END)
-                        / NULLIF(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS END), 0), 0) AS {r}) AS AVERAGE_WAIT
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MESSAGES * {now} - D.MSG_SUM_ENQ_TIME END)
+                        / NULLIF(SUM(CASE WHEN D.STATE = 0 THEN D.MESSAGES END), 0), 0) AS {r}) AS AVERAGE_WAIT
             FROM AQ_QUEUES Q
             LEFT JOIN {QUEUE_DEPTH_VIEW} D ON D.QT_ID = Q.QT_ID AND D.QUEUE_NAME = Q.NAME
             GROUP BY Q.QID""",
         f"""{d.create_view} GV$AQ AS SELECT 1 AS INST_ID, V.* FROM V$AQ V""",
+        # the store's enqueue / dequeue totals (stats.py): a queue has a row once something
+        # was enqueued into or dequeued from it, as Oracle's has after its first activity
+        f"""{d.create_view} V$PERSISTENT_QUEUES AS
+            SELECT Q.QID AS QUEUE_ID, Q.QT_ID AS QUEUE_TABLE_ID, Q.OWNER AS QUEUE_SCHEMA,
+                   Q.NAME AS QUEUE_NAME, {d.epoch_to_timestamp('MIN(S.FIRST_ACTIVITY_TIME)')} AS FIRST_ACTIVITY_TIME,
+                   CAST(SUM(S.ENQUEUED_MSGS) AS {i}) AS ENQUEUED_MSGS,
+                   CAST(SUM(S.DEQUEUED_MSGS) AS {i}) AS DEQUEUED_MSGS,
+                   {d.epoch_to_timestamp('MAX(S.LAST_ENQUEUE_TIME)')} AS LAST_ENQUEUE_TIME,
+                   {d.epoch_to_timestamp('MAX(S.LAST_DEQUEUE_TIME)')} AS LAST_DEQUEUE_TIME
+            FROM AQ_QUEUES Q JOIN {STATS_TABLE} S ON S.QID = Q.QID
+            GROUP BY Q.QID, Q.QT_ID, Q.OWNER, Q.NAME""",
+        f"""{d.create_view} GV$PERSISTENT_QUEUES AS SELECT 1 AS INST_ID, V.* FROM V$PERSISTENT_QUEUES V""",
         f"""{d.create_view} DBA_QUEUE_SUBSCRIBERS AS
             SELECT Q.OWNER, Q.NAME AS QUEUE_NAME, T.NAME AS QUEUE_TABLE,
                    {_subscriber(d, 'name')} AS CONSUMER_NAME, {_subscriber(d, 'address')} AS ADDRESS,
