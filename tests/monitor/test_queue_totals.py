@@ -191,3 +191,39 @@ def test_postgresql_counts_a_row_per_server_process_folded_when_it_ends(conn, ds
     cur.execute("SELECT SID, ENQUEUED_MSGS FROM SLUICE_QUEUE_STATS")
     assert cur.fetchall() == [(0, 3)]
     assert _persistent(conn) == (3, 0)
+
+
+
+def test_an_older_store_gets_the_totals_and_v_aq_counting_messages_after_the_upgrade(conn, dsn):
+    """Schema 23's SLUICE_QUEUE_DEPTH had no MESSAGES column and its V$AQ summed records;
+    SLUICE_QUEUE_STATS and V$PERSISTENT_QUEUES did not exist.  Opening the store makes them
+    (SQLite keeps an old view: V$AQ and SLUICE_QUEUE_DEPTH are reshaped ones)."""
+    from sluice.store.dialect import POSTGRESQL, SQLITE
+    from sluice.store.sqlschema import QUEUE_DEPTH_VIEW, monitoring_ddl, queue_depth_ddl
+    from tests.streams.test_propagation import _raw
+    multi_queue(conn, "MQ")
+    for name in ("S1", "S2"):
+        conn.aqadm.add_subscriber("MQ", sluice.Agent(name))
+    conn.queue("MQ").enqone(conn.msgproperties(payload=b"x"))
+    conn.commit()
+    tables = conn.context.store.queue_tables()
+    conn.close()
+    sqlite = dsn.startswith("sqlite:")
+    d = SQLITE if sqlite else POSTGRESQL
+    # what schema 23 had: the depth view without the two new columns, V$AQ summing records
+    body = queue_depth_ddl(tables, d)[-1].split(" AS ", 1)[1]
+    old_depth = (f"CREATE VIEW {QUEUE_DEPTH_VIEW} AS SELECT QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, "
+                 f"ADDRESS, STATE, DELIVERY_MODE, MSGS, OLDEST_ENQ_TIME, SUM_ENQ_TIME FROM ({body}) X")
+    vaq = next(s for s in monitoring_ddl(d) if " V$AQ AS" in s)
+    old_vaq = vaq.replace("D.MESSAGES", "D.MSGS").replace("D.MSG_SUM_ENQ_TIME", "D.SUM_ENQ_TIME")
+    _raw(dsn, (["DROP VIEW V$AQ", f"DROP VIEW {QUEUE_DEPTH_VIEW}"] if sqlite else
+               [f"DROP VIEW {QUEUE_DEPTH_VIEW} CASCADE"])
+         + [old_depth, old_vaq, "DROP VIEW GV$PERSISTENT_QUEUES", "DROP VIEW V$PERSISTENT_QUEUES",
+            "DROP TABLE SLUICE_QUEUE_STATS", "UPDATE SLUICE_META SET VALUE = '23' WHERE KEY = 'schema_version'"])
+    with sluice.connect(dsn) as old:
+        assert _vaq(old, "MQ") == (0, 1, 0)
+        assert _persistent(old, "MQ") is None      # what moved before the upgrade was not counted
+        q = old.queue("MQ")
+        q.enqone(old.msgproperties(payload=b"y"))
+        old.commit()
+        assert _vaq(old, "MQ") == (0, 2, 0) and _persistent(old, "MQ") == (1, 0)
