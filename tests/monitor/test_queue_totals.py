@@ -227,3 +227,31 @@ def test_an_older_store_gets_the_totals_and_v_aq_counting_messages_after_the_upg
         q.enqone(old.msgproperties(payload=b"y"))
         old.commit()
         assert _vaq(old, "MQ") == (0, 2, 0) and _persistent(old, "MQ") == (1, 0)
+
+
+def test_buffered_messages_spilling_are_not_persistent_enqueues_or_dequeues(conn):
+    """V$PERSISTENT_QUEUES counts persistent messages: a buffered one spilled to the queue
+    table (and dequeued from there) is not one."""
+    from sluice.aq import buffered
+    make_queue(conn)
+    buffered.configure(conn, memory_limit=5 * 300)
+    try:
+        q = conn.queue("Q")
+        q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+        q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+        for i in range(15):
+            q.enqone(conn.msgproperties(payload=b"b%d" % i))
+        assert conn.context.session.query("SELECT COUNT(*) FROM SLUICE.Q_QT", None)[1][0][0] > 0  # some spilled
+        q.enqoptions.deliverymode = sluice.MSG_PERSISTENT
+        q.enqoptions.visibility = sluice.ENQ_ON_COMMIT
+        q.enqone(conn.msgproperties(payload=b"p"))
+        conn.commit()
+        assert _persistent(conn) == (1, 0)
+        nowait(q)
+        q.deqoptions.deliverymode = sluice.MSG_PERSISTENT_OR_BUFFERED
+        q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+        got = [q.deqone() for _ in range(16)]
+        assert all(got) and q.deqone() is None
+        assert _persistent(conn) == (1, 1)
+    finally:
+        buffered.configure(conn, memory_limit=64 * 1024 * 1024)

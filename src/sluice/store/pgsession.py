@@ -55,7 +55,7 @@ from .sqlheadings import oracle_headings
 from .sqloracle import Translated, oracle_words
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
-from .stats import FOLD_SQL, QueueCounts, counts_sql
+from .stats import FOLD_SQL, QueueCounts, immediate_sql
 
 if TYPE_CHECKING:
     from .postgres import PgStore
@@ -215,13 +215,12 @@ class PgSession(StoreSession):
         events = [r.time_manager_info for r in records if r.time_manager_info is not None]
         if immediate:
             store = self.store
-            counted = QueueCounts()
-            counted.enqueued(queue, records)
+            counted = immediate_sql(queue, records, "postgresql", enqueued=True)
 
             def insert(c: PgConnection) -> None:
                 sqlops.insert_records(c, qt, records, sqlops.next_scn(c) if qt.commit_time else None)
             store.pool.run(insert, then=store.notices([qt.qt_id], min(events) if events else None),
-                           last=[counted.sql("postgresql", time.time())])
+                           last=[counted] if counted else None)
             store.local_change(min(events) if events else None)
             return
         self._counts.enqueued(queue, records)
@@ -291,7 +290,7 @@ class PgSession(StoreSession):
             keys = [(queue.table.qt_id, r.seq) for r in recs]
             self._held.update(keys)
             if removing:
-                self._counts.dequeued(queue, len(recs))
+                self._counts.dequeued(queue, recs)
                 self._removes.append((queue, recs, info))
                 self._removed.update(keys)
         return recs
@@ -314,7 +313,8 @@ class PgSession(StoreSession):
                     info.check(recs)   # raises: rolled back, nothing taken
                 if purge_at is not None:
                     then[:] = store.notices(when=purge_at)
-                last[:] = [counts_sql({queue.qid: [0, len(recs)]}, "postgresql", now)]
+                counted = immediate_sql(queue, recs, "postgresql", enqueued=False)
+                last[:] = [counted] if counted else []
             return recs
         then: list[str] = []
         last: list[str] = []

@@ -33,7 +33,7 @@ from .sqlfetch import sqlite_result
 from .sqlheadings import oracle_headings
 from .sqloracle import Translated, oracle_words
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
-from .stats import QueueCounts, counts_sql
+from .stats import QueueCounts, immediate_sql
 
 if TYPE_CHECKING:
     from .sqlite import SqliteStore
@@ -151,9 +151,9 @@ class SqliteSession(StoreSession):
             ok = False
             try:
                 self._insert(queue.table, records)
-                counted = QueueCounts()
-                counted.enqueued(queue, records)
-                self.conn.execute(counted.sql("sqlite", time.time()))
+                counted = immediate_sql(queue, records, "sqlite", enqueued=True)
+                if counted:
+                    self.conn.execute(counted)
                 ok = True
             finally:
                 self.store.end(self.conn, ok)
@@ -202,8 +202,10 @@ class SqliteSession(StoreSession):
                                         group_locks=False, exclude=set(self._held))
                     sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
                                    info.consumer_name, new_txn_id(), time.time())
+                    counted = immediate_sql(queue, recs, "sqlite", enqueued=False)
+                    if counted:
+                        self.conn.execute(counted)
                     if recs:
-                        self.conn.execute(counts_sql({queue.qid: [0, len(recs)]}, "sqlite", time.time()))
                         store.locks.begin_consume()
                         if info.check is not None:
                             info.check(recs)   # raises: rolled back, nothing taken
@@ -224,7 +226,7 @@ class SqliteSession(StoreSession):
             own = [r for r in recs if r.seq >= _PENDING_SEQ]
             self._held.extend((queue.table.qt_id, r.seq) for r in stored)
             if removing:
-                self._counts.dequeued(queue, len(recs))
+                self._counts.dequeued(queue, recs)
                 if stored:
                     self._removes.append((queue, stored, info))
                     self._removed.update((queue.table.qt_id, r.seq) for r in stored)

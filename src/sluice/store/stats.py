@@ -15,19 +15,22 @@ so their number stays that of the live writers.
 
 What is counted, as Oracle counts it: an enqueue is one message however many recipients
 it has; a dequeue is one recipient's removing dequeue (REMOVE / REMOVE_NODATA; browsing
-and locking take nothing).  Oracle documents DEQUEUED_MSGS of a multi-consumer message
+and locking take nothing).  Only persistent messages: a buffered one spilling to the queue
+table, or dequeued from there, is none (V$BUFFERED_QUEUES counts those).  Oracle documents DEQUEUED_MSGS of a multi-consumer message
 as counted once, after its last recipient and the retention time — Sluice counts each
 recipient's dequeue when it commits (what a dequeue rate wants; DESIGN-NOTES).
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
     from .base import MessageRecord, QueueInfo
 
 STATS_TABLE = "SLUICE_QUEUE_STATS"
+_BUFFERED = 2       # MessageRecord.delivery_mode of a spilled buffered message
 
 _COLUMNS = ("QID, SID, ENQUEUED_MSGS, DEQUEUED_MSGS, FIRST_ACTIVITY_TIME, LAST_ENQUEUE_TIME, "
             "LAST_DEQUEUE_TIME")
@@ -56,6 +59,8 @@ class QueueCounts:
         self.by_qid: dict[int, list[int]] = {}
 
     def enqueued(self, queue: "QueueInfo", records: Sequence["MessageRecord"]) -> None:
+        if records and records[0].delivery_mode == _BUFFERED:
+            return      # buffered messages spilling: not persistent ones (one call, one mode)
         # a multi-consumer message is a record per recipient: one message all the same
         n = len({r.msgid for r in records}) if queue.table.multiple_consumers else len(records)
         c = self.by_qid.get(queue.qid)
@@ -64,7 +69,9 @@ class QueueCounts:
         else:
             c[0] += n
 
-    def dequeued(self, queue: "QueueInfo", n: int) -> None:
+    def dequeued(self, queue: "QueueInfo", records: Sequence["MessageRecord"]) -> None:
+        # (spilled buffered messages left out)
+        n = len(records) - [r.delivery_mode for r in records].count(_BUFFERED)
         if n:
             c = self.by_qid.get(queue.qid)
             if c is None:
@@ -86,6 +93,15 @@ class QueueCounts:
     def sql(self, backend: str, now: float) -> str | None:
         """The statement adding these counts to the store's (None: nothing to add)."""
         return counts_sql(self.by_qid, backend, now) if self.by_qid else None
+
+
+def immediate_sql(queue: "QueueInfo", records: Sequence["MessageRecord"], backend: str,
+                  enqueued: bool) -> str | None:
+    """The counts of one IMMEDIATE enqueue (``enqueued``) or dequeue of ``records``, a
+    transaction of its own (None: nothing to count)."""
+    counts = QueueCounts()
+    (counts.enqueued if enqueued else counts.dequeued)(queue, records)
+    return counts.sql(backend, time.time())
 
 
 def counts_sql(by_qid: dict[int, list[int]], backend: str, now: float) -> str:
