@@ -38,6 +38,7 @@ from .security.catalog import SecurityCatalog
 from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
+from .store.sqlmemory import InMemory
 from .streams.adm import StreamsAdm
 from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
@@ -396,6 +397,8 @@ class Connection:
             if q is not None and (buffered_views or f"AQ${q.table.name}" in text):   # only the views it names
                 key = (q.table.owner, q.table.name)
                 by_table.setdefault(key, (q.table, []))[1].extend(records)
+        if buffered_views:   # and V$BUFFERED_QUEUES' cumulative counts of this process
+            return InMemory(by_table.values(), pool.cumulative(), pool.started)
         return list(by_table.values())
 
     def sqlplus_connect(self, user: str | None, password: str | None, as_sysdba: bool = False) -> None:

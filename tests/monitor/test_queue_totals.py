@@ -216,9 +216,13 @@ def test_an_older_store_gets_the_totals_and_v_aq_counting_messages_after_the_upg
                  f"ADDRESS, STATE, DELIVERY_MODE, MSGS, OLDEST_ENQ_TIME, SUM_ENQ_TIME FROM ({body}) X")
     vaq = next(s for s in monitoring_ddl(d) if " V$AQ AS" in s)
     old_vaq = vaq.replace("D.MESSAGES", "D.MSGS").replace("D.MSG_SUM_ENQ_TIME", "D.SUM_ENQ_TIME")
-    _raw(dsn, (["DROP VIEW V$AQ", f"DROP VIEW {QUEUE_DEPTH_VIEW}"] if sqlite else
-               [f"DROP VIEW {QUEUE_DEPTH_VIEW} CASCADE"])
-         + [old_depth, old_vaq, "DROP VIEW GV$PERSISTENT_QUEUES", "DROP VIEW V$PERSISTENT_QUEUES",
+    # (V$BUFFERED_QUEUES had no STARTUP_TIME, CNUM_MSGS, CSPILL_MSGS: its old columns)
+    old_buffered = ("CREATE VIEW V$BUFFERED_QUEUES AS SELECT 1 AS QUEUE_ID, 'S' AS QUEUE_SCHEMA, "
+                    "'Q' AS QUEUE_NAME, 0 AS NUM_MSGS, 0 AS SPILL_MSGS, 0 AS EXPIRED_MSGS, "
+                    "NULL AS OLDEST_MSG_ENQTM, 'NORMAL' AS QUEUE_STATE")
+    _raw(dsn, (["DROP VIEW V$AQ", f"DROP VIEW {QUEUE_DEPTH_VIEW}", "DROP VIEW V$BUFFERED_QUEUES"] if sqlite
+               else [f"DROP VIEW {QUEUE_DEPTH_VIEW} CASCADE"])
+         + [old_depth, old_vaq, old_buffered, "DROP VIEW GV$PERSISTENT_QUEUES", "DROP VIEW V$PERSISTENT_QUEUES",
             "DROP TABLE SLUICE_QUEUE_STATS", "UPDATE SLUICE_META SET VALUE = '23' WHERE KEY = 'schema_version'"])
     with sluice.connect(dsn) as old:
         assert _vaq(old, "MQ") == (0, 1, 0)
@@ -227,6 +231,9 @@ def test_an_older_store_gets_the_totals_and_v_aq_counting_messages_after_the_upg
         q.enqone(old.msgproperties(payload=b"y"))
         old.commit()
         assert _vaq(old, "MQ") == (0, 2, 0) and _persistent(old, "MQ") == (1, 0)
+        cur = old.cursor()
+        cur.execute("SELECT QUEUE_NAME, NUM_MSGS, CNUM_MSGS, CSPILL_MSGS FROM V$BUFFERED_QUEUES")
+        assert cur.fetchall() == [("MQ", 0, 0, 0)]
 
 
 def test_buffered_messages_spilling_are_not_persistent_enqueues_or_dequeues(conn):
@@ -255,3 +262,43 @@ def test_buffered_messages_spilling_are_not_persistent_enqueues_or_dequeues(conn
         assert _persistent(conn) == (1, 1)
     finally:
         buffered.configure(conn, memory_limit=64 * 1024 * 1024)
+
+
+def test_v_buffered_queues_counts_messages_and_what_this_process_enqueued_and_spilled(conn):
+    """Oracle's V$BUFFERED_QUEUES: NUM_MSGS / SPILL_MSGS count messages (a multi-consumer
+    one once), CNUM_MSGS / CSPILL_MSGS what the instance — here the process, whose buffered
+    pool it is — enqueued and spilled since STARTUP_TIME."""
+    from sluice.aq import buffered
+    multi_queue(conn, "BQ")
+    for name in ("B1", "B2"):
+        conn.aqadm.add_subscriber("BQ", sluice.Agent(name), delivery_mode=sluice.MSG_BUFFERED)
+    q = conn.queue("BQ")
+    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    cols = "NUM_MSGS, SPILL_MSGS, CNUM_MSGS, CSPILL_MSGS"
+
+    def row():
+        cur = conn.cursor()
+        cur.execute(f"SELECT {cols}, STARTUP_TIME FROM V$BUFFERED_QUEUES WHERE QUEUE_NAME = 'BQ'")
+        *counts, started = cur.fetchone()
+        return tuple(counts), started
+    assert row() == ((0, 0, 0, 0), None)
+    for i in range(3):
+        q.enqone(conn.msgproperties(payload=b"m%d" % i))
+    counts, started = row()
+    assert counts == (3, 0, 3, 0) and started is not None      # 3 messages, 6 records
+    cur = conn.cursor()
+    cur.execute("SELECT SUBSCRIBER_NAME, NUM_MSGS FROM V$BUFFERED_SUBSCRIBERS WHERE QUEUE_NAME = 'BQ' "
+                "ORDER BY SUBSCRIBER_NAME")
+    assert cur.fetchall() == [("B1", 3), ("B2", 3)]
+    limits = buffered.configure(conn)
+    before = limits.spill_after
+    buffered.configure(conn, spill_after=0)
+    try:
+        pool = buffered.existing_pool(conn.context.store)
+        pool.spill_old(conn.context.catalog.find_queue("SLUICE", "BQ"), q._buffered_endpoint().spill)
+        assert row()[0] == (3, 3, 3, 3)
+    finally:
+        buffered.configure(conn, spill_after=before)
+    q.enqone(conn.msgproperties(payload=b"later"))
+    assert row()[0] == (4, 3, 4, 3)

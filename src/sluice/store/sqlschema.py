@@ -64,14 +64,16 @@ from .stats import STATS_TABLE
 #     group_index_ddl)
 # 26: store-wide enqueue/dequeue totals (SLUICE_QUEUE_STATS, V$PERSISTENT_QUEUES: see
 #     stats.py); V$AQ counts a multi-consumer message once, not once per recipient
-#     (SLUICE_QUEUE_DEPTH gains MESSAGES and MSG_SUM_ENQ_TIME), RESHAPED_VIEWS
+#     (SLUICE_QUEUE_DEPTH gains MESSAGES and MSG_SUM_ENQ_TIME), RESHAPED_VIEWS; V$BUFFERED_QUEUES
+#     likewise, with Oracle's STARTUP_TIME, CNUM_MSGS, CSPILL_MSGS (RETYPED_VIEWS too: new
+#     columns between old ones)
 SCHEMA_VERSION = 26
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
-RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
+RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS", "V$BUFFERED_QUEUES")
 # views whose text changed (same columns and types) since an older schema version
 RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE", "V$AQ",
-                  "SLUICE_QUEUE_DEPTH")
+                  "SLUICE_QUEUE_DEPTH", "V$BUFFERED_QUEUES")
 
 # whether the queue table row ``{t}`` is a sharded queue's ('TRUE' / 'FALSE', as Oracle's
 # DBA_QUEUES.SHARDED)
@@ -1151,34 +1153,51 @@ def monitoring_ddl(d: Dialect) -> list[str]:
             JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID
             WHERE S.KIND = 'SUBSCRIBER'""",
         f"""{d.create_view} ALL_QUEUE_SUBSCRIBERS AS SELECT * FROM DBA_QUEUE_SUBSCRIBERS""",
-        *(f"{d.create_view} {name} AS {body}" for name, body in buffered_views(d, BUFFERED_SPILLED)),
+        *(f"{d.create_view} {name} AS {body}" for name, body in buffered_views(d, BUFFERED_SPILLED,
+                                                                                no_buffered_cumulative(d))),
     ]
 
 
 # what is buffered (IN_MEMORY 0: spilled to the queue table): the source of the buffered views
 BUFFERED_SPILLED = (f"(SELECT QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, "
-                    f"OLDEST_ENQ_TIME, 0 AS IN_MEMORY FROM {QUEUE_DEPTH_VIEW} WHERE DELIVERY_MODE = 2)")
+                    f"OLDEST_ENQ_TIME, MESSAGES, 0 AS IN_MEMORY FROM {QUEUE_DEPTH_VIEW} WHERE DELIVERY_MODE = 2)")
 
 
-def buffered_views(d: Dialect, source: str) -> list[tuple[str, str]]:
+def no_buffered_cumulative(d: Dialect) -> str:
+    """The cumulative counts of the buffered views in a session of a process without
+    buffered messaging (rows OWNER, QUEUE_NAME, CNUM_MSGS, CSPILL_MSGS, STARTUP_TIME): none."""
+    return (f"(SELECT CAST(NULL AS TEXT) AS OWNER, CAST(NULL AS TEXT) AS QUEUE_NAME, "
+            f"CAST(0 AS {d.int_type}) AS CNUM_MSGS, CAST(0 AS {d.int_type}) AS CSPILL_MSGS, "
+            f"CAST(NULL AS {d.real_type}) AS STARTUP_TIME WHERE 1 = 0)")
+
+
+def buffered_views(d: Dialect, source: str, cumulative: str) -> list[tuple[str, str]]:
     """(name, query) of V$BUFFERED_QUEUES and V$BUFFERED_SUBSCRIBERS over ``source`` (rows
     QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, OLDEST_ENQ_TIME,
-    IN_MEMORY).  NUM_MSGS counts what is buffered now, in memory or spilled; SPILL_MSGS
-    the spilled part; a multi-consumer message once per recipient still to dequeue it."""
-    i = d.int_type
+    MESSAGES, IN_MEMORY) and ``cumulative`` (rows OWNER, QUEUE_NAME, CNUM_MSGS,
+    CSPILL_MSGS, STARTUP_TIME: what the querying process enqueued and spilled since its
+    buffered pool began — the pool is the process's as Oracle's is the instance's).
+    V$BUFFERED_QUEUES counts messages (a multi-consumer one once: MESSAGES), what is
+    buffered now in memory or spilled (NUM_MSGS) and the spilled part (SPILL_MSGS);
+    V$BUFFERED_SUBSCRIBERS a subscriber's records."""
+    i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
 
-    def total(where: str) -> str:
-        return f"CAST(COALESCE(SUM(CASE WHEN {where} THEN B.MSGS END), 0) AS {i})"
+    def total(where: str, column: str = "B.MSGS") -> str:
+        return f"CAST(COALESCE(SUM(CASE WHEN {where} THEN {column} END), 0) AS {i})"
     return [
         ("V$BUFFERED_QUEUES", f"""
             SELECT Q.QID AS QUEUE_ID, Q.OWNER AS QUEUE_SCHEMA, Q.NAME AS QUEUE_NAME,
-                   {total('B.STATE IN (0, 1)')} AS NUM_MSGS,
-                   {total('B.STATE IN (0, 1) AND B.IN_MEMORY = 0')} AS SPILL_MSGS,
-                   {total('B.STATE = 3')} AS EXPIRED_MSGS,
+                   {ts(f'CAST(MIN(C.STARTUP_TIME) AS {r})')} AS STARTUP_TIME,
+                   {total('B.STATE IN (0, 1)', 'B.MESSAGES')} AS NUM_MSGS,
+                   {total('B.STATE IN (0, 1) AND B.IN_MEMORY = 0', 'B.MESSAGES')} AS SPILL_MSGS,
+                   CAST(COALESCE(MIN(C.CNUM_MSGS), 0) AS {i}) AS CNUM_MSGS,
+                   CAST(COALESCE(MIN(C.CSPILL_MSGS), 0) AS {i}) AS CSPILL_MSGS,
+                   {total('B.STATE = 3', 'B.MESSAGES')} AS EXPIRED_MSGS,
                    {ts('MIN(CASE WHEN B.STATE = 0 THEN B.OLDEST_ENQ_TIME END)')} AS OLDEST_MSG_ENQTM,
                    'NORMAL' AS QUEUE_STATE
             FROM AQ_QUEUES Q LEFT JOIN {source} B ON B.QT_ID = Q.QT_ID AND B.QUEUE_NAME = Q.NAME
+            LEFT JOIN {cumulative} C ON C.OWNER = Q.OWNER AND C.QUEUE_NAME = Q.NAME
             WHERE Q.QUEUE_TYPE = 'NORMAL_QUEUE'
             GROUP BY Q.QID, Q.OWNER, Q.NAME"""),
         ("V$BUFFERED_SUBSCRIBERS", f"""
