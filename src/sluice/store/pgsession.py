@@ -714,7 +714,8 @@ class PgSession(StoreSession):
             return
         try:
             key = int(pg_session_key(self.store.target.schema, self.user))
-            PgConnection(raw).command(f"{FOLD_SQL}; SELECT pg_advisory_unlock_shared({key})")
+            # (the unlock first: a session-level lock goes even if the fold then fails)
+            PgConnection(raw).command(f"SELECT pg_advisory_unlock_shared({key}); {FOLD_SQL}")
         except psycopg.Error:
             pass    # the connection is gone, and the lock with it
 
