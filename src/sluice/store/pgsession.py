@@ -55,7 +55,7 @@ from .sqlheadings import oracle_headings
 from .sqloracle import Translated, oracle_words
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
-from .stats import FOLD_SQL, QueueCounts, immediate_sql
+from .stats import FOLD_SQL, QueueCounts, counted
 
 if TYPE_CHECKING:
     from .postgres import PgStore
@@ -215,12 +215,12 @@ class PgSession(StoreSession):
         events = [r.time_manager_info for r in records if r.time_manager_info is not None]
         if immediate:
             store = self.store
-            counted = immediate_sql(queue, records, "postgresql", enqueued=True)
+            counts = counted(queue, records, True).pg_sql(time.time())
 
             def insert(c: PgConnection) -> None:
                 sqlops.insert_records(c, qt, records, sqlops.next_scn(c) if qt.commit_time else None)
             store.pool.run(insert, then=store.notices([qt.qt_id], min(events) if events else None),
-                           last=[counted] if counted else None)
+                           last=[counts] if counts else None)
             store.local_change(min(events) if events else None)
             return
         self._counts.enqueued(queue, records)
@@ -313,8 +313,8 @@ class PgSession(StoreSession):
                     info.check(recs)   # raises: rolled back, nothing taken
                 if purge_at is not None:
                     then[:] = store.notices(when=purge_at)
-                counted = immediate_sql(queue, recs, "postgresql", enqueued=False)
-                last[:] = [counted] if counted else []
+                counts = counted(queue, recs, False).pg_sql(now)
+                last[:] = [counts] if counts else []
             return recs
         then: list[str] = []
         last: list[str] = []
@@ -449,8 +449,8 @@ class PgSession(StoreSession):
             work(c)
         # the counts just before the COMMIT, the NOTIFYs after it, in the same round trip
         # (see PgStore.notices)
-        counted = self._counts.sql("postgresql", now)
-        return c, "; ".join(([counted] if counted else []) + ["COMMIT"]
+        counts = self._counts.pg_sql(now)
+        return c, "; ".join(([counts] if counts else []) + ["COMMIT"]
                             + store.notices(available, min(events) if events else None)), \
             available, events
 

@@ -33,7 +33,7 @@ from .sqlfetch import sqlite_result
 from .sqlheadings import oracle_headings
 from .sqloracle import Translated, oracle_words
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
-from .stats import QueueCounts, immediate_sql
+from .stats import SQLITE_UPSERT, QueueCounts, counted
 
 if TYPE_CHECKING:
     from .sqlite import SqliteStore
@@ -151,9 +151,7 @@ class SqliteSession(StoreSession):
             ok = False
             try:
                 self._insert(queue.table, records)
-                counted = immediate_sql(queue, records, "sqlite", enqueued=True)
-                if counted:
-                    self.conn.execute(counted)
+                self.conn.executemany(SQLITE_UPSERT, counted(queue, records, True).sqlite_rows(time.time()))
                 ok = True
             finally:
                 self.store.end(self.conn, ok)
@@ -202,9 +200,7 @@ class SqliteSession(StoreSession):
                                         group_locks=False, exclude=set(self._held))
                     sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
                                    info.consumer_name, new_txn_id(), time.time())
-                    counted = immediate_sql(queue, recs, "sqlite", enqueued=False)
-                    if counted:
-                        self.conn.execute(counted)
+                    self.conn.executemany(SQLITE_UPSERT, counted(queue, recs, False).sqlite_rows(time.time()))
                     if recs:
                         store.locks.begin_consume()
                         if info.check is not None:
@@ -411,9 +407,8 @@ class SqliteSession(StoreSession):
                     sqlops.settle_failed(self.conn, queue, recs, store.find_queue)
                 for work in self._works:
                     work(self.conn)
-                counted = self._counts.sql("sqlite", now)
-                if counted:
-                    self.conn.execute(counted)
+                if self._counts.by_qid:
+                    self.conn.executemany(SQLITE_UPSERT, self._counts.sqlite_rows(now))
                 ok = True
             finally:
                 if dml:         # a failed commit ends the DML's transaction too: rolled back
@@ -427,9 +422,8 @@ class SqliteSession(StoreSession):
             for queue, recs in inserts.values():
                 sqlops.insert_records(plan, queue.table, recs, None)
             self._consume_all(plan, removes, now)
-            counted = self._counts.sql("sqlite", now)
-            if counted:
-                plan.execute(counted)
+            if self._counts.by_qid:
+                plan.executemany(SQLITE_UPSERT, self._counts.sqlite_rows(now))
             plan.run(store, self.conn)
 
     def _renumber_pending(self) -> None:

@@ -4,26 +4,26 @@ monitoring snapshot, /metrics, the dashboard's queue cards).
 
 A session counts what its transaction enqueues and dequeues in memory
 (:class:`QueueCounts`) and writes it in the same transaction as the messages: one
-statement (:func:`counts_sql`) sent with the COMMIT, so a rollback counts nothing and a
-commit counts everything it moved.  The counts go to SLUICE_QUEUE_STATS rows keyed by
-queue **and writer** — on PostgreSQL the server process (``pg_backend_pid()``): two
-sessions never write the same row, so no enqueue waits for another's counter (a single
-row per queue would be a lock every committing enqueuer queues on).  SQLite has one writer
-at a time anyway: one row per queue (SID 0).  The view sums the rows.  Rows of server
-processes that have ended are folded into SID 0 when a session closes (:data:`FOLD_SQL`),
-so their number stays that of the live writers.
+statement sent with the COMMIT (:meth:`QueueCounts.pg_sql`, :data:`SQLITE_UPSERT`), so a
+rollback counts nothing and a commit counts everything it moved.  The counts go to
+SLUICE_QUEUE_STATS rows keyed by queue **and writer** — on PostgreSQL the server process
+(``pg_backend_pid()``): two sessions never write the same row, so no enqueue waits for
+another's counter (a single row per queue would be a lock every committing enqueuer
+queues on).  SQLite has one writer at a time anyway: one row per queue (SID 0).  The view
+sums the rows.  Rows of server processes that have ended are folded into SID 0 when a
+session closes (:data:`FOLD_SQL`), so their number stays that of the live writers.
 
 What is counted, as Oracle counts it: an enqueue is one message however many recipients
 it has; a dequeue is one recipient's removing dequeue (REMOVE / REMOVE_NODATA; browsing
-and locking take nothing).  Only persistent messages: a buffered one spilling to the queue
-table, or dequeued from there, is none (V$BUFFERED_QUEUES counts those).  Oracle documents DEQUEUED_MSGS of a multi-consumer message
-as counted once, after its last recipient and the retention time — Sluice counts each
-recipient's dequeue when it commits (what a dequeue rate wants; DESIGN-NOTES).
+and locking take nothing).  Only persistent messages: a buffered one spilling to the
+queue table, or dequeued from there, is none (V$BUFFERED_QUEUES counts those).  Oracle
+documents DEQUEUED_MSGS of a multi-consumer message as counted once, after its last
+recipient and the retention time — Sluice counts each recipient's dequeue when it
+commits (what a dequeue rate wants; DESIGN-NOTES).
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
@@ -90,25 +90,31 @@ class QueueCounts:
         if self.by_qid:
             self.by_qid = {}
 
-    def sql(self, backend: str, now: float) -> str | None:
-        """The statement adding these counts to the store's (None: nothing to add)."""
-        return counts_sql(self.by_qid, backend, now) if self.by_qid else None
+    def pg_sql(self, now: float) -> str | None:
+        """PostgreSQL: one UPSERT adding these counts to the server process's rows, values
+        as literals (integers and a float: it travels with the COMMIT in one simple query);
+        None: nothing to add."""
+        if not self.by_qid:
+            return None
+        t = repr(float(now))
+        rows = ", ".join(f"({int(qid)}, pg_backend_pid(), {int(e)}, {int(d)}, {t}, "
+                         f"{t if e else 'NULL'}, {t if d else 'NULL'})"
+                         for qid, (e, d) in sorted(self.by_qid.items()))
+        return f"INSERT INTO {STATS_TABLE} ({_COLUMNS}) VALUES {rows}{_ADD}"
+
+    def sqlite_rows(self, now: float) -> list[tuple]:
+        """SQLite: the parameters of :data:`SQLITE_UPSERT` adding these counts (one
+        statement text, prepared once per connection)."""
+        return [(qid, e, d, now, now if e else None, now if d else None)
+                for qid, (e, d) in sorted(self.by_qid.items())]
 
 
-def immediate_sql(queue: "QueueInfo", records: Sequence["MessageRecord"], backend: str,
-                  enqueued: bool) -> str | None:
+SQLITE_UPSERT = f"INSERT INTO {STATS_TABLE} ({_COLUMNS}) VALUES (?, 0, ?, ?, ?, ?, ?){_ADD}"
+
+
+def counted(queue: "QueueInfo", records: Sequence["MessageRecord"], enqueued: bool) -> QueueCounts:
     """The counts of one IMMEDIATE enqueue (``enqueued``) or dequeue of ``records``, a
-    transaction of its own (None: nothing to count)."""
+    transaction of its own."""
     counts = QueueCounts()
     (counts.enqueued if enqueued else counts.dequeued)(queue, records)
-    return counts.sql(backend, time.time())
-
-
-def counts_sql(by_qid: dict[int, list[int]], backend: str, now: float) -> str:
-    """One UPSERT adding ``{qid: [enqueued, dequeued]}`` to SLUICE_QUEUE_STATS, values as
-    literals (integers and a float: it travels with the COMMIT in one simple query)."""
-    sid = "pg_backend_pid()" if backend == "postgresql" else "0"
-    t = repr(float(now))
-    rows = ", ".join(f"({int(qid)}, {sid}, {int(e)}, {int(d)}, {t}, {t if e else 'NULL'}, "
-                     f"{t if d else 'NULL'})" for qid, (e, d) in sorted(by_qid.items()))
-    return f"INSERT INTO {STATS_TABLE} ({_COLUMNS}) VALUES {rows}{_ADD}"
+    return counts
