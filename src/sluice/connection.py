@@ -40,6 +40,7 @@ from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
 from .store.sessionzone import alter_session
+from .store.sqlmemory import InMemory
 from .streams.adm import StreamsAdm
 from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
@@ -398,6 +399,8 @@ class Connection:
             if q is not None and (buffered_views or f"AQ${q.table.name}" in text):   # only the views it names
                 key = (q.table.owner, q.table.name)
                 by_table.setdefault(key, (q.table, []))[1].extend(records)
+        if buffered_views:   # and V$BUFFERED_QUEUES' cumulative counts of this process
+            return InMemory(by_table.values(), pool.cumulative(), pool.started)
         return list(by_table.values())
 
     def session_time_zone(self) -> tzinfo:

@@ -193,6 +193,11 @@ class BufferedPool:
         # what its consumers took (sluice.streams.capture.staging)
         self.listeners: dict[tuple[str, str | None], object] = {}
         self._on_commit: dict[int, list[Callable[[bool], None]]] = {}   # id(session) -> callbacks
+        # V$BUFFERED_QUEUES' STARTUP_TIME, CNUM_MSGS and CSPILL_MSGS of this "instance" (the
+        # pool is the process's, as Oracle's buffered queues are the instance's): queue ->
+        # [messages enqueued, messages spilled] since ``started``
+        self.started = time.time()
+        self._cumulative: dict[str, list[int]] = {}
 
     # -- enqueue ------------------------------------------------------------
     def put(self, q: QueueInfo, records: list[MessageRecord], spill: Callable, session=None) -> None:
@@ -218,6 +223,7 @@ class BufferedPool:
                 self._file(queue, (r.consumer_name, r.address), entry)
                 fifo.append(entry)
             self._senders[key] = self._senders.get(key, 0) + len(records)
+            self._count(qname, 0, 1)     # one message, a record per consumer
             victims = self._spill_victims(q, queue, fifo, time.time())
             self.spilled.update((qname, v.consumer_name) for v in victims)
         if victims:
@@ -283,6 +289,7 @@ class BufferedPool:
             self._file(queue, (None, None), entry)
             fifo.append(entry)
             senders[key] = held + 1
+            self._count(qname, 0, 1)
             while fifo[0].gone:   # what was dequeued since (the deque keeps entry as its last)
                 fifo.popleft()
             limits = self.limits
@@ -503,6 +510,22 @@ class BufferedPool:
         except Exception as e:   # noqa: BLE001 — whatever the store raised, keep the messages
             log.warning("buffered messages of %s kept in memory: spilling them failed: %s", q.qualified, e)
             self._restore(q, victims)
+            return
+        with self._lock:
+            self._count(q.qualified, 1, len({v.msgid for v in victims}))
+
+    def _count(self, qname: str, which: int, n: int) -> None:
+        """(Lock held) ``n`` more messages enqueued (``which`` 0) or spilled (1)."""
+        c = self._cumulative.get(qname)
+        if c is None:
+            c = self._cumulative[qname] = [0, 0]
+        c[which] += n
+
+    def cumulative(self) -> dict[str, tuple[int, int]]:
+        """Queue (``OWNER.NAME``) -> (messages enqueued, messages spilled) since
+        :attr:`started`, by this process."""
+        with self._lock:
+            return {qname: (c[0], c[1]) for qname, c in self._cumulative.items()}
 
     def _restore(self, q: QueueInfo, records: list[MessageRecord]) -> None:
         order = _order_key(q.table)
@@ -551,6 +574,7 @@ class BufferedPool:
         with self._lock:
             queue = self._queues.pop(q.qualified, None)
             self._fifo.pop(q.qualified, None)
+            self._cumulative.pop(q.qualified, None)    # a queue made again starts from 0
             self.spilled = {key for key in self.spilled if key[0] != q.qualified}
             gone = [e for entries in (queue or {}).values() for e in entries]
             for e in gone:   # (their memory and their senders' flow-control counts)

@@ -15,9 +15,9 @@ sites: this store, and each site a database link of it names by a Sluice DSN, re
 the servlet's own credentials (a site that cannot be read shows as a grey node carrying
 the reason).  HTTP links are drawn to the remote queue, whose site is not read.
 
-Enqueue and dequeue totals are the serving process's own (:mod:`sluice.store.stats`):
-the rates on the queue cards are what this ``sluice serve`` moved, while the processes'
-counters (captured, propagated, applied) are the store's, whoever runs them.
+Enqueue and dequeue totals are the store's (:mod:`sluice.store.stats`): the rates on the
+queue cards are what every process moved, as the processes' counters (captured,
+propagated, applied) are the store's, whoever runs them.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 :func:`~sluice.monitor.snapshot.take` (a fixed number of SQL statements; shared with the
 dashboard and other scrapes while at most a second old, :mod:`.source`) into metric families, so nothing is computed between scrapes and the data path does not
 pay for monitoring.  Counters are what the processes count (LCRs captured, messages
-propagated …; per-queue enqueue/dequeue totals of this process), so ``rate()`` gives
+propagated …; per-queue enqueue/dequeue totals of the store, every process's), so ``rate()`` gives
 throughput; gauges are depths, ages, lags and states.  :class:`Metrics` is one registry
 (the collector and the IDAP request-latency histogram) and its text exposition.
 """
@@ -98,13 +98,15 @@ class QueueFamily(Metric):
 # the per-queue families: name, type, the sample's name, QueueStat attribute, help
 QUEUE_FAMILIES = (
     ("sluice_queue_ready_messages", "gauge", "ready", "Messages READY in the queue (V$AQ READY; a "
-     "multi-consumer message once per recipient)"),
+     "multi-consumer message once)"),
     ("sluice_queue_waiting_messages", "gauge", "waiting", "Messages WAITING for their delay (V$AQ WAITING)"),
     ("sluice_queue_expired_messages", "gauge", "expired", "Messages EXPIRED in the queue (V$AQ EXPIRED)"),
     ("sluice_queue_oldest_message_age_seconds", "gauge", "oldest_age", "Age of the oldest READY "
      "message (0: none)"),
-    ("sluice_queue_enqueued_messages", "counter", "enqueued", "Messages this process enqueued"),
-    ("sluice_queue_dequeued_messages", "counter", "dequeued", "Messages this process dequeued"),
+    ("sluice_queue_enqueued_messages", "counter", "enqueued", "Messages enqueued into the queue, by "
+     "every process (V$PERSISTENT_QUEUES ENQUEUED_MSGS)"),
+    ("sluice_queue_dequeued_messages", "counter", "dequeued", "Messages dequeued from the queue, by "
+     "every process: one per recipient (V$PERSISTENT_QUEUES DEQUEUED_MSGS)"),
 )
 
 

@@ -10,7 +10,8 @@ of queues: depths come from SLUICE_QUEUE_DEPTH, one view over every queue table.
 
 Numbers are read at ``taken_at``; the statements do not share one transaction (SQLite
 reads outside a transaction, PostgreSQL in the session's), so two figures may be a few
-milliseconds apart.  Enqueue/dequeue totals are this process's (:mod:`sluice.store.stats`).
+milliseconds apart.  Enqueue/dequeue totals are the store's, every process's
+(V$PERSISTENT_QUEUES, :mod:`sluice.store.stats`).
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ class QueueStat(NamedTuple):
     multiple_consumers: bool
     enqueue_enabled: bool
     dequeue_enabled: bool
-    ready: int                  # records READY (a multi-consumer message: one per recipient)
-    waiting: int                # records WAITING (delay not passed)
-    expired: int                # records EXPIRED (in an exception queue)
+    ready: int                  # messages READY (V$AQ: a multi-consumer message once)
+    waiting: int                # messages WAITING (delay not passed)
+    expired: int                # messages EXPIRED (in an exception queue)
     spilled: int                # READY buffered messages spilled to the queue table
-    oldest_age: float | None    # seconds the oldest READY record has waited (None: empty)
-    average_wait: float         # V$AQ AVERAGE_WAIT: mean seconds READY records have waited
-    enqueued: int               # messages this process enqueued since the store opened
-    dequeued: int               # messages this process dequeued (removed) since then
+    oldest_age: float | None    # seconds the oldest READY message has waited (None: empty)
+    average_wait: float         # V$AQ AVERAGE_WAIT: mean seconds READY messages have waited
+    enqueued: int               # messages enqueued, by every process (V$PERSISTENT_QUEUES)
+    dequeued: int               # removing dequeues, by every process (one per recipient)
     consumers: tuple[ConsumerDepth, ...]   # multi-consumer queues: per consumer / address
 
     @property
@@ -184,7 +185,8 @@ STATEMENTS = {
     "queues": "SELECT OWNER, NAME, QUEUE_TABLE, QUEUE_TYPE, ENQUEUE_ENABLED, DEQUEUE_ENABLED, "
               "RECIPIENTS_MULTIPLE FROM DBA_QUEUES",
     "depth": "SELECT OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE, MSGS, "
-             "OLDEST_ENQ_TIME, SUM_ENQ_TIME FROM SLUICE_QUEUE_DEPTH",
+             "OLDEST_ENQ_TIME, MESSAGES, MSG_SUM_ENQ_TIME FROM SLUICE_QUEUE_DEPTH",
+    "totals": "SELECT QUEUE_SCHEMA, QUEUE_NAME, ENQUEUED_MSGS, DEQUEUED_MSGS FROM V$PERSISTENT_QUEUES",
     "captures": "SELECT C.CAPTURE_NAME, C.QUEUE_OWNER, C.QUEUE_NAME, C.SOURCE_DATABASE, C.STATUS, "
                 "P.STATE, P.TOTAL_MESSAGES_CAPTURED, P.TOTAL_MESSAGES_ENQUEUED, P.TOTAL_TRANSACTIONS, "
                 "P.ENQUEUE_TIME - P.ENQUEUE_MESSAGE_CREATE_TIME, C.ERROR_NUMBER, C.ERROR_MESSAGE "
@@ -221,7 +223,8 @@ def take(conn: Any) -> Snapshot:
     query: Callable[..., tuple[list[str], list[tuple]]] = ctx.session.query
     rows = {key: query(sql, None, oracle_names=False)[1] for key, sql in STATEMENTS.items()}
     now = time.time()
-    return build(ctx.store.global_name(), now, rows, ctx.store.queue_stats.totals())
+    totals = {f"{owner}.{name}": (_int(enq), _int(deq)) for owner, name, enq, deq in rows["totals"]}
+    return build(ctx.store.global_name(), now, rows, totals)
 
 
 def _age(now: float, oldest: float | None) -> float | None:
@@ -237,20 +240,22 @@ def build(site: str, now: float, rows: dict[str, list[tuple]],
     """The snapshot from the rows of :data:`STATEMENTS` (pure: tests feed it rows)."""
     per_queue: dict[str, dict] = {}
     per_consumer: dict[tuple[str, str | None, str | None], list] = {}
-    for owner, queue, consumer, address, state, mode, msgs, oldest, sum_enq in rows["depth"]:
+    for owner, queue, consumer, address, state, mode, msgs, oldest, messages, sum_enq in rows["depth"]:
         q = per_queue.setdefault(f"{owner}.{queue}", {"r": 0, "w": 0, "e": 0, "s": 0, "old": None,
                                                       "sum": 0.0})
-        msgs = _int(msgs)
+        # a queue's depth counts messages (a multi-consumer one once, as V$AQ); a
+        # consumer's, its records
+        msgs, messages = _int(msgs), _int(messages)
         if state == _READY:
-            q["r"] += msgs
+            q["r"] += messages
             q["sum"] += float(sum_enq or 0)
             if mode == 2:
-                q["s"] += msgs
+                q["s"] += messages
             q["old"] = oldest if q["old"] is None else min(q["old"], oldest)
         elif state == _WAITING:
-            q["w"] += msgs
+            q["w"] += messages
         elif state == _EXPIRED:
-            q["e"] += msgs
+            q["e"] += messages
         if consumer is not None or address is not None:
             c = per_consumer.setdefault((f"{owner}.{queue}", consumer, address), [0, 0, None])
             if state == _READY:

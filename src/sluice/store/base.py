@@ -27,7 +27,6 @@ from typing import Any, Callable, Collection, Iterable, Sequence
 
 from .sessions import OpenSession
 from .sessionzone import SessionZone
-from .stats import QueueStats
 
 _TXN_PREFIX = os.urandom(3).hex().upper()
 
@@ -511,14 +510,6 @@ class Store(abc.ABC):
     def on_close(self, hook) -> None:
         """Run ``hook()`` when the store closes (threads of upper layers stop there)."""
         self.__dict__.setdefault("_close_hooks", []).append(hook)
-
-    @property
-    def queue_stats(self) -> "QueueStats":
-        """What this process enqueued and dequeued, per queue (:mod:`.stats`)."""
-        stats = self.__dict__.get("_queue_stats")
-        if stats is None:
-            stats = self.__dict__.setdefault("_queue_stats", QueueStats())
-        return stats
 
     def _run_close_hooks(self) -> None:
         for hook in self.__dict__.pop("_close_hooks", []):

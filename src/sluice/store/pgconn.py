@@ -489,10 +489,11 @@ class PgPool:
         self._pool.close(timeout=2.0)
 
     def run(self, work: Callable[[PgConnection], T], *, transaction: bool = True,
-            then: list[str] | None = None) -> T:
+            then: list[str] | None = None, last: list[str] | None = None) -> T:
         """``work`` on a pooled connection: inside BEGIN … COMMIT (``transaction``) or as
-        autocommit statements.  The statements in ``then`` (``work`` may add to it) run
-        right after the COMMIT, in the same round trip — the NOTIFYs announcing it.  A lost
+        autocommit statements.  The statements in ``last`` (``work`` may add to them) run
+        inside the transaction just before the COMMIT, those in ``then`` right after it, all
+        in the COMMIT's round trip — the NOTIFYs announcing it.  A lost
         connection before the COMMIT was sent means nothing happened: ``work`` runs once
         more on a live connection (the pool's idle ones are checked first).  A lost
         connection during the COMMIT leaves the outcome unknown: ORA-03113."""
@@ -507,7 +508,7 @@ class PgPool:
                         c.command("BEGIN")
                         result = work(c)
                         committing = True
-                        c.command("; ".join(["COMMIT"] + (then or [])))
+                        c.command("; ".join((last or []) + ["COMMIT"] + (then or [])))
                     except BaseException:
                         if transaction and not raw.closed and \
                                 raw.info.transaction_status != TransactionStatus.IDLE:

@@ -58,6 +58,7 @@ from .sqloracle import Translated, oracle_words
 from .usercolumns import Columns, pg_columns
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
+from .stats import FOLD_SQL, QueueCounts, counted
 
 if TYPE_CHECKING:
     from .postgres import PgStore
@@ -84,6 +85,7 @@ class PgSession(StoreSession):
         self._removed: set[tuple[int, int]] = set()    # consumed at commit: gone for this transaction
         self._events: list[float] = []                 # time events this transaction creates
         self._works: list = []                         # add_commit_work: run inside the COMMIT
+        self._counts = QueueCounts()     # what the transaction moved, written with it (stats.py)
         self._epoch = 0                     # transactions ended: a savepoint is valid within its own
         self._savepoints = 0
         self._later: list[LaterCopy] | None = None   # defer_bulk_inserts: the COPY kept for the COMMIT
@@ -209,21 +211,24 @@ class PgSession(StoreSession):
         self._removed = set()
         self._events = []
         self._works = []
+        self._counts.clear()
         self._later = None
 
     # -- enqueue ----------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
-        self.store.queue_stats.enqueued(queue.qualified, len(records))
         qt = queue.table
         events = [r.time_manager_info for r in records if r.time_manager_info is not None]
         if immediate:
             store = self.store
+            counts = counted(queue, records, True).pg_sql(time.time())
 
             def insert(c: PgConnection) -> None:
                 sqlops.insert_records(c, qt, records, sqlops.next_scn(c) if qt.commit_time else None)
-            store.pool.run(insert, then=store.notices([qt.qt_id], min(events) if events else None))
+            store.pool.run(insert, then=store.notices([qt.qt_id], min(events) if events else None),
+                           last=[counts] if counts else None)
             store.local_change(min(events) if events else None)
             return
+        self._counts.enqueued(queue, records)
         self.new_transaction_id()
         if qt.commit_time:   # numbered and inserted at commit
             entry = self._deferred.setdefault(qt.qt_id, (queue, []))
@@ -272,7 +277,6 @@ class PgSession(StoreSession):
         removing = mode in (C.DEQ_REMOVE, C.DEQ_REMOVE_NODATA)
         if immediate and removing:
             recs = self._dequeue_immediate(queue, selector, limit, info)
-            self.store.queue_stats.dequeued(queue.qualified, len(recs))
             if not recs:
                 self.store.interest(queue.table.qt_id)
             return recs
@@ -291,7 +295,7 @@ class PgSession(StoreSession):
             keys = [(queue.table.qt_id, r.seq) for r in recs]
             self._held.update(keys)
             if removing:
-                self.store.queue_stats.dequeued(queue.qualified, len(recs))
+                self._counts.dequeued(queue, recs)
                 self._removes.append((queue, recs, info))
                 self._removed.update(keys)
         return recs
@@ -305,6 +309,7 @@ class PgSession(StoreSession):
         purge_at = now + queue.retention_time if queue.retention_time > 0 else None
 
         def take(c: PgConnection) -> list[MessageRecord]:
+            last.clear()    # (a second attempt, after a lost connection, starts anew)
             recs = self._walk(c, queue, sel, limit, True, frozenset())
             if recs:
                 sqlops.consume(c, queue, recs, info.user, info.agent_name, info.consumer_name,
@@ -313,9 +318,12 @@ class PgSession(StoreSession):
                     info.check(recs)   # raises: rolled back, nothing taken
                 if purge_at is not None:
                     then[:] = store.notices(when=purge_at)
+                counts = counted(queue, recs, False).pg_sql(now)
+                last[:] = [counts] if counts else []
             return recs
         then: list[str] = []
-        recs = store.pool.run(take, then=then)
+        last: list[str] = []
+        recs = store.pool.run(take, then=then, last=last)
         if recs and purge_at is not None:
             store.local_change(purge_at)
         return recs
@@ -453,8 +461,11 @@ class PgSession(StoreSession):
             sqlops.settle_failed(c, queue, recs, store.find_queue)
         for work in self._works:
             work(c)
-        # the NOTIFYs after the COMMIT, in the same round trip (see PgStore.notices)
-        return c, "; ".join(["COMMIT"] + store.notices(available, min(events) if events else None)), \
+        # the counts just before the COMMIT, the NOTIFYs after it, in the same round trip
+        # (see PgStore.notices)
+        counts = self._counts.pg_sql(now)
+        return c, "; ".join(([counts] if counts else []) + ["COMMIT"]
+                            + store.notices(available, min(events) if events else None)), \
             available, events
 
     # -- a commit whose outcome is read later (a propagation destination's batches) ------
@@ -564,7 +575,7 @@ class PgSession(StoreSession):
                      {k: (qt, list(ids)) for k, (qt, ids) in self._inserted.items()},
                      {k: (q, list(recs)) for k, (q, recs) in self._deferred.items()},
                      len(self._removes), set(self._held), set(self._removed), len(self._events),
-                     len(self._works), set(self._groups))
+                     len(self._works), set(self._groups), self._counts.saved())
 
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch or (mark.name is not None and not self._open):
@@ -590,6 +601,7 @@ class PgSession(StoreSession):
         self._removed = set(mark.removed)
         del self._events[mark.events:]
         del self._works[mark.works:]
+        self._counts.restore(mark.counts)
         if released:    # the other processes' waiters: a NOTIFY outside the open transaction
             store.pool.run(lambda c: c.command("; ".join(store.notices(released))), transaction=False)
         if had_locks:
@@ -731,12 +743,14 @@ class PgSession(StoreSession):
 
     def _unregister(self, raw: psycopg.Connection) -> None:
         """Leave V$SESSION now: the server ends a closed connection's backend, and gives up
-        its locks, only a moment after the client has gone (see :mod:`.sessions`)."""
+        its locks, only a moment after the client has gone (see :mod:`.sessions`).  In the
+        same round trip the queue counts of ended server processes are folded (stats.py)."""
         if raw.closed or raw.info.transaction_status != TransactionStatus.IDLE:
             return
         try:
-            raw.execute("SELECT pg_advisory_unlock_shared(%s)",
-                        (pg_session_key(self.store.target.schema, self.user),))
+            key = int(pg_session_key(self.store.target.schema, self.user))
+            # (the unlock first: a session-level lock goes even if the fold then fails)
+            PgConnection(raw).command(f"SELECT pg_advisory_unlock_shared({key}); {FOLD_SQL}")
         except psycopg.Error:
             pass    # the connection is gone, and the lock with it
 
@@ -757,6 +771,7 @@ class _Mark:
     events: int
     works: int
     groups: set      # the message groups whose lock the transaction held
+    counts: dict     # QueueCounts.saved()
 
 
 # a message's records sent as pipelined rows at most (one per recipient); more go by COPY

@@ -16,6 +16,7 @@ from typing import Callable
 from ..errors import ora
 from .base import SHARDED_KIND, QueueInfo, QueueTableInfo, sharded_from_spec
 from .sqlschema import drop_queue_table_ddl, queue_depth_ddl, queue_table_ddl, table_name
+from .stats import STATS_TABLE
 
 
 def create_queue_table(c, table: QueueTableInfo, exception_queue: QueueInfo | None,
@@ -53,6 +54,9 @@ def drop_queue_table(c, qt: QueueTableInfo) -> None:
     refresh_queue_depth(c, without=qt.qt_id)   # PostgreSQL drops no table a view uses
     for stmt in drop_queue_table_ddl(qt):
         c.execute(stmt)
+    # (a queue id SQLite gives again must not inherit the dropped queue's totals)
+    c.execute(f"DELETE FROM {STATS_TABLE} WHERE QID IN (SELECT QID FROM AQ_QUEUES WHERE QT_ID = ?)",
+              (qt.qt_id,))
     c.execute("DELETE FROM AQ_QUEUES WHERE QT_ID = ?", (qt.qt_id,))
     c.execute("DELETE FROM AQ_QUEUE_TABLES WHERE QT_ID = ?", (qt.qt_id,))
     drop_object(c, SHARDED_KIND, qt.owner, qt.name)
@@ -138,6 +142,7 @@ def update_queue(c, q: QueueInfo) -> None:
 def drop_queue(c, q: QueueInfo) -> None:
     """Remove the queue and every message in it."""
     c.execute(f"DELETE FROM {table_name(q.table)} WHERE Q_NAME = ?", (q.name,))
+    c.execute(f"DELETE FROM {STATS_TABLE} WHERE QID = ?", (q.qid,))
     c.execute("DELETE FROM AQ_QUEUES WHERE QID = ?", (q.qid,))
 
 

@@ -23,7 +23,6 @@ from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueI
                    QueueInfo, QueueTableInfo, Selector, StoreSession)
 from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
-from .sqlmemory import memory_views
 from .sqlitedays import add_days_error
 from .sqlitefns import divided_by_zero
 from .sessions import OpenSession
@@ -34,6 +33,7 @@ from .sessionzone import SessionZone
 from .sqlheadings import declared_types, oracle_headings
 from .sqloracle import Translated, oracle_words
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
+from .stats import SQLITE_UPSERT, QueueCounts, counted
 from .usercolumns import SqliteColumns
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ class SqliteSession(StoreSession):
         self._removed: set[tuple[int, int]] = set()  # consumed by this transaction: invisible to it
         self._pending_seq = 0
         self._works: list = []     # add_commit_work: run in the commit's write transaction
+        self._counts = QueueCounts()   # what the transaction moved, written with it (stats.py)
         self._epoch = 0          # transactions ended: a savepoint is valid within its own
         # DML (execute_dml) opens the write transaction at once and holds it until the end:
         # SQLite has one writer, so the session's changes lock the database as Oracle's row
@@ -148,18 +149,19 @@ class SqliteSession(StoreSession):
 
     # -- enqueue ------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
-        self.store.queue_stats.enqueued(queue.qualified, len(records))
         if immediate:
             self._no_immediate_under_dml()
             self.store.begin(self.conn)
             ok = False
             try:
                 self._insert(queue.table, records)
+                self.conn.executemany(SQLITE_UPSERT, counted(queue, records, True).sqlite_rows(time.time()))
                 ok = True
             finally:
                 self.store.end(self.conn, ok)
             self._after_insert(records)
             return
+        self._counts.enqueued(queue, records)
         for r in records:  # ordered after every committed message until the commit numbers them
             self._pending_seq += 1
             r.seq = _PENDING_SEQ + self._pending_seq
@@ -202,6 +204,7 @@ class SqliteSession(StoreSession):
                                         group_locks=False, exclude=set(self._held))
                     sqlops.consume(self.conn, queue, recs, info.user, info.agent_name,
                                    info.consumer_name, new_txn_id(), time.time())
+                    self.conn.executemany(SQLITE_UPSERT, counted(queue, recs, False).sqlite_rows(time.time()))
                     if recs:
                         store.locks.begin_consume()
                         if info.check is not None:
@@ -215,7 +218,6 @@ class SqliteSession(StoreSession):
                 store.locks.unlock_many([(queue.table.qt_id, r.seq) for r in recs
                                          if (queue.table.qt_id, r.seq) not in self._held], self)
             self._notify_retention(queue, recs)
-            store.queue_stats.dequeued(queue.qualified, len(recs))
             return recs
         recs = self._select(queue, selector, limit, lock=True)
         if recs:
@@ -224,7 +226,7 @@ class SqliteSession(StoreSession):
             own = [r for r in recs if r.seq >= _PENDING_SEQ]
             self._held.extend((queue.table.qt_id, r.seq) for r in stored)
             if removing:
-                self.store.queue_stats.dequeued(queue.qualified, len(recs))
+                self._counts.dequeued(queue, recs)
                 if stored:
                     self._removes.append((queue, stored, info))
                     self._removed.update((queue.table.qt_id, r.seq) for r in stored)
@@ -409,6 +411,8 @@ class SqliteSession(StoreSession):
                     sqlops.settle_failed(self.conn, queue, recs, store.find_queue)
                 for work in self._works:
                     work(self.conn)
+                if self._counts.by_qid:
+                    self.conn.executemany(SQLITE_UPSERT, self._counts.sqlite_rows(now))
                 ok = True
             finally:
                 if dml:         # a failed commit ends the DML's transaction too: rolled back
@@ -422,6 +426,8 @@ class SqliteSession(StoreSession):
             for queue, recs in inserts.values():
                 sqlops.insert_records(plan, queue.table, recs, None)
             self._consume_all(plan, removes, now)
+            if self._counts.by_qid:
+                plan.executemany(SQLITE_UPSERT, self._counts.sqlite_rows(now))
             plan.run(store, self.conn)
 
     def _renumber_pending(self) -> None:
@@ -472,7 +478,7 @@ class SqliteSession(StoreSession):
             self.conn.execute(f"SAVEPOINT {name}")
         return _Mark(self._epoch, name, self.txn_id, {k: (q, list(recs)) for k, (q, recs) in self._inserts.items()},
                      len(self._removes), len(self._held), set(self._held_set), set(self._removed),
-                     len(self._works))
+                     len(self._works), self._counts.saved())
 
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch:
@@ -494,6 +500,7 @@ class SqliteSession(StoreSession):
         # own uncommitted messages dequeued since come back too: the lists are the mark's
         self._inserts = {k: (q, list(recs)) for k, (q, recs) in mark.inserts.items()}
         del self._works[mark.works:]
+        self._counts.restore(mark.counts)
         self.txn_id = mark.txn_id
         if taken:
             self.store.notify()  # released messages are available again
@@ -508,6 +515,7 @@ class SqliteSession(StoreSession):
         self._held_set = set()
         self._removed = set()
         self._works = []
+        self._counts.clear()
         self.txn_id = None
 
     def query(self, sql: str, binds: dict | Sequence | None,
@@ -605,6 +613,7 @@ class _Mark:
     held_set: set
     removed: set
     works: int
+    counts: dict
 
 
 def _rollback_quietly(conn: sqlite3.Connection) -> None:

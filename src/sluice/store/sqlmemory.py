@@ -25,6 +25,22 @@ _VALUES = operator.attrgetter(*(c.lower() for c in RECORD_COLUMNS))
 _COLUMNS = ", ".join(RECORD_COLUMNS)
 
 
+class InMemory(list):
+    """``(queue table, records)`` of this process's buffered messages in memory, with its
+    cumulative counts for V$BUFFERED_QUEUES: ``cumulative`` maps ``OWNER.NAME`` to
+    (messages enqueued, messages spilled) since ``started`` (the process's buffered pool
+    began: STARTUP_TIME).  True while it has either."""
+
+    def __init__(self, tables: Iterable[tuple[QueueTableInfo, list[MessageRecord]]],
+                 cumulative: dict[str, tuple[int, int]], started: float) -> None:
+        super().__init__(tables)
+        self.cumulative = cumulative
+        self.started = started
+
+    def __bool__(self) -> bool:
+        return bool(self.cumulative) or len(self) > 0
+
+
 def memory_views(execute: Callable[[str, tuple], object], executemany: Callable[[str, list], object],
                  d, in_memory: Iterable[tuple[QueueTableInfo, list[MessageRecord]]],
                  known: dict[tuple[str, str], str], sql: str = "", user: str = "") -> list[str]:
@@ -37,10 +53,11 @@ def memory_views(execute: Callable[[str, tuple], object], executemany: Callable[
     made over a queue table, for the caller to run once the query is read: PostgreSQL
     ties a view to its tables, and a temporary view left behind in any connection would
     refuse DROP_QUEUE_TABLE (ORA-00900 "other objects depend on it") until it closed."""
+    cumulative = in_memory if isinstance(in_memory, InMemory) else None
     in_memory = list(in_memory)
     upper = sql.upper()
     if "V$BUFFERED_" in upper:
-        buffered_memory_views(execute, executemany, d, in_memory, known, user)
+        buffered_memory_views(execute, executemany, d, in_memory, known, user, cumulative)
     temp = "temp" if d.name == "sqlite" else "pg_temp"
     drops: list[str] = []
     for qt, records in in_memory:
@@ -66,34 +83,49 @@ def memory_views(execute: Callable[[str, tuple], object], executemany: Callable[
 
 
 def buffered_memory_views(execute, executemany, d, in_memory: list[tuple[QueueTableInfo, list[MessageRecord]]],
-                          known: dict[tuple[str, str], str], user: str) -> None:
+                          known: dict[tuple[str, str], str], user: str,
+                          cumulative: InMemory | None = None) -> None:
     """V$BUFFERED_QUEUES / V$BUFFERED_SUBSCRIBERS for this session: what is spilled plus
     this process's in-memory messages, counted into a temporary table shaped like the
-    views' source (sqlschema.buffered_views)."""
+    views' source (sqlschema.buffered_views), and the process's cumulative counts
+    (``cumulative``) in another."""
     temp = "temp" if d.name == "sqlite" else "pg_temp"
     counts: dict[tuple, list] = {}
+    firsts: set[tuple] = set()
     for qt, records in in_memory:
         for r in records:
             c = counts.setdefault((qt.qt_id, qt.owner, r.q_name, r.consumer_name, r.address, r.state),
-                                  [0, None])
+                                  [0, None, 0])
             c[0] += 1
             c[1] = r.enq_time if c[1] is None else min(c[1], r.enq_time)
-    table = "SLUICE_BUFFERED_MEMORY"
-    views = [(name, body, quote(name + "$SESSION")) for name, body in buffered_views(d, "{source}")]
-    for _, _, temp_name in views:    # made anew each time, the views first (they use the table)
+            message = (qt.qt_id, r.q_name, r.msgid, r.state)
+            if message not in firsts:   # a message once, in its first record's row (MESSAGES)
+                firsts.add(message)
+                c[2] += 1
+    table, totals = "SLUICE_BUFFERED_MEMORY", "SLUICE_BUFFERED_CUMULATIVE"
+    views = [(name, body, quote(name + "$SESSION")) for name, body in buffered_views(d, "{source}", "{totals}")]
+    for _, _, temp_name in views:    # made anew each time, the views first (they use the tables)
         execute(f"DROP VIEW IF EXISTS {temp}.{temp_name}", ())
     execute(f"DROP TABLE IF EXISTS {temp}.{table}", ())
+    execute(f"DROP TABLE IF EXISTS {temp}.{totals}", ())
     execute(f"CREATE TEMPORARY TABLE {table} (QT_ID {d.int_type}, OWNER TEXT, QUEUE_NAME TEXT, "
             f"CONSUMER_NAME TEXT, ADDRESS TEXT, STATE {d.int_type}, MSGS {d.int_type}, "
-            f"OLDEST_ENQ_TIME {d.real_type}, IN_MEMORY {d.int_type})", ())
+            f"OLDEST_ENQ_TIME {d.real_type}, MESSAGES {d.int_type}, IN_MEMORY {d.int_type})", ())
+    execute(f"CREATE TEMPORARY TABLE {totals} (OWNER TEXT, QUEUE_NAME TEXT, CNUM_MSGS {d.int_type}, "
+            f"CSPILL_MSGS {d.int_type}, STARTUP_TIME {d.real_type})", ())
     if counts:
-        executemany(f"INSERT INTO {temp}.{table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
+        executemany(f"INSERT INTO {temp}.{table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
                     [k + tuple(v) for k, v in counts.items()])
+    if cumulative is not None and cumulative.cumulative:
+        executemany(f"INSERT INTO {temp}.{totals} VALUES (?, ?, ?, ?, ?)",
+                    [(*qname.split(".", 1), enq, spilled, cumulative.started)
+                     for qname, (enq, spilled) in cumulative.cumulative.items()])
     source = (f"(SELECT * FROM {BUFFERED_SPILLED} S UNION ALL "
               f"SELECT QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, OLDEST_ENQ_TIME, "
-              f"IN_MEMORY FROM {temp}.{table})")
+              f"MESSAGES, IN_MEMORY FROM {temp}.{table})")
     for name, body, temp_name in views:
-        execute(f"CREATE TEMPORARY VIEW {temp_name} AS {body.replace('{source}', source)}", ())
+        execute(f"CREATE TEMPORARY VIEW {temp_name} AS "
+                f"{body.replace('{source}', source).replace('{totals}', f'{temp}.{totals}')}", ())
         known[(user, name)] = f"{temp}.{temp_name}"
         known[("SYS", name)] = f"{temp}.{temp_name}"
 

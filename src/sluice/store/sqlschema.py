@@ -15,6 +15,7 @@ import hashlib
 from .base import RECORD_COLUMNS, SHARDED_KIND, QueueTableInfo
 from ..constants import MSG_EXPIRED, STATE_UNDELIVERABLE
 from .dialect import Dialect
+from .stats import STATS_TABLE
 
 # 1: the first release; 2: multi-consumer records (ADDRESS, PROTOCOL, RECIPIENT_LIST
 # columns, MSGID no longer unique, the consumer in the order index of multi-consumer tables);
@@ -68,14 +69,20 @@ from .dialect import Dialect
 #     CREATE TABLE IF NOT EXISTS)
 # 26: PostgreSQL's ORACLE_SUBSTR, ORACLE_INSTR, ORACLE_TO_CHAR, ORACLE_TO_DATE (PG_FUNCTIONS: Oracle's
 #     functions in a user's SQL, store/oraclecalls.py)
-SCHEMA_VERSION = 26
+# 27: store-wide enqueue/dequeue totals (SLUICE_QUEUE_STATS, V$PERSISTENT_QUEUES: see
+#     stats.py); V$AQ counts a multi-consumer message once, not once per recipient
+#     (SLUICE_QUEUE_DEPTH gains MESSAGES and MSG_SUM_ENQ_TIME), RESHAPED_VIEWS; V$BUFFERED_QUEUES
+#     likewise, with Oracle's STARTUP_TIME, CNUM_MSGS, CSPILL_MSGS (RETYPED_VIEWS too: new
+#     columns between old ones)
+SCHEMA_VERSION = 27
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
-RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS")
+RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS", "V$BUFFERED_QUEUES")
 # an SQLite view of dates has the first, and before schema version 24 (UTC dates) not the second
 UTC_VIEWS_MARK = ("'unixepoch'", "sluice_zone_shift")
 # views whose text changed (same columns and types) since an older schema version
-RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE")
+RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE", "V$AQ",
+                  "SLUICE_QUEUE_DEPTH", "V$BUFFERED_QUEUES")
 
 # whether the queue table row ``{t}`` is a sharded queue's ('TRUE' / 'FALSE', as Oracle's
 # DBA_QUEUES.SHARDED)
@@ -118,6 +125,12 @@ def catalog_ddl(d: Dialect) -> list[str]:
             QUEUE TEXT NOT NULL, CONSUMER_NAME TEXT, DELIVERY_MODE {i} NOT NULL,
             PAYLOAD {d.blob_type}, CREATED {r} NOT NULL, CLAIMED_UNTIL {r}, ATTEMPTS {i} NOT NULL DEFAULT 0)""",
         """CREATE INDEX IF NOT EXISTS SLUICE_NOTIFICATIONS$REG ON SLUICE_NOTIFICATIONS (REG_ID, ID)""",
+        # enqueue / dequeue totals, a row per queue and writer (stats.py), summed by
+        # V$PERSISTENT_QUEUES
+        f"""CREATE TABLE IF NOT EXISTS {STATS_TABLE} (
+            QID {i} NOT NULL, SID {i} NOT NULL, ENQUEUED_MSGS {i} NOT NULL DEFAULT 0,
+            DEQUEUED_MSGS {i} NOT NULL DEFAULT 0, FIRST_ACTIVITY_TIME {r}, LAST_ENQUEUE_TIME {r},
+            LAST_DEQUEUE_TIME {r}, PRIMARY KEY (QID, SID))""",
         """INSERT INTO SLUICE_SCN (ID, SCN) VALUES (1, 0) ON CONFLICT DO NOTHING""",
         """INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('catalog_version', '0') ON CONFLICT DO NOTHING""",
         f"""INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('schema_version', '{SCHEMA_VERSION}')
@@ -396,7 +409,7 @@ def dba_capture_ddl(d: Dialect) -> list[str]:
     (SLUICE_APPLY_PROGRESS, written with each apply's dequeue) -- those that apply captured
     LCRs of this source database; one that has applied nothing counts 0; NULL when there
     is none."""
-    i, r = d.int_type, d.real_type
+    r = d.real_type
     ts = d.epoch_to_timestamp
     spec, spec_int = _spec_readers(d, "C")
 
@@ -1116,28 +1129,43 @@ _UNION_GROUP = 200
 
 
 def _queue_depth_select(qt: QueueTableInfo | None, d: Dialect) -> str:
-    """The view's rows for one queue table (``None``: the typed empty row set)."""
+    """The view's rows for one queue table (``None``: the typed empty row set).  MSGS counts
+    records (a multi-consumer message has one per recipient), MESSAGES the messages: each
+    message of a (queue, state) counts once, in the row of its first record (lowest SEQ) in
+    that state — summed over consumers it is what V$AQ shows (Oracle counts messages);
+    MSG_SUM_ENQ_TIME likewise sums their enqueue times once per message."""
     i, r = d.int_type, d.real_type
     if qt is None:
         return (f"SELECT CAST(NULL AS {i}) AS QT_ID, CAST(NULL AS TEXT) AS OWNER, "
                 f"CAST(NULL AS TEXT) AS QUEUE_NAME, CAST(NULL AS TEXT) AS CONSUMER_NAME, "
                 f"CAST(NULL AS TEXT) AS ADDRESS, CAST(NULL AS {i}) AS STATE, "
                 f"CAST(NULL AS {i}) AS DELIVERY_MODE, CAST(NULL AS {i}) AS MSGS, "
-                f"CAST(NULL AS {r}) AS OLDEST_ENQ_TIME, CAST(NULL AS {r}) AS SUM_ENQ_TIME WHERE 1 = 0")
+                f"CAST(NULL AS {r}) AS OLDEST_ENQ_TIME, CAST(NULL AS {r}) AS SUM_ENQ_TIME, "
+                f"CAST(NULL AS {i}) AS MESSAGES, CAST(NULL AS {r}) AS MSG_SUM_ENQ_TIME WHERE 1 = 0")
     owner = "'" + qt.owner.replace("'", "''") + "'"
+    source, first = table_name(qt), "1"
+    if qt.multiple_consumers:   # a record per recipient: the first of each message counts it
+        source = (f"(SELECT Q_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE, ENQ_TIME, "
+                  f"CASE WHEN SEQ = MIN(SEQ) OVER (PARTITION BY Q_NAME, MSGID, STATE) THEN 1 ELSE 0 END "
+                  f"AS FIRST_RECORD FROM {table_name(qt)} WHERE STATE <> 2) R")
+        first = "FIRST_RECORD"
     # PROCESSED records (kept for retention) are history, not depth: left out
     return (f"SELECT CAST({qt.qt_id} AS {i}) AS QT_ID, CAST({owner} AS TEXT) AS OWNER, "
             f"Q_NAME AS QUEUE_NAME, CONSUMER_NAME, ADDRESS, CAST(STATE AS {i}) AS STATE, "
             f"CAST(DELIVERY_MODE AS {i}) AS DELIVERY_MODE, CAST(COUNT(*) AS {i}) AS MSGS, "
-            f"CAST(MIN(ENQ_TIME) AS {r}) AS OLDEST_ENQ_TIME, CAST(SUM(ENQ_TIME) AS {r}) AS SUM_ENQ_TIME "
-            f"FROM {table_name(qt)} WHERE STATE <> 2 "
+            f"CAST(MIN(ENQ_TIME) AS {r}) AS OLDEST_ENQ_TIME, CAST(SUM(ENQ_TIME) AS {r}) AS SUM_ENQ_TIME, "
+            f"CAST(SUM({first}) AS {i}) AS MESSAGES, "
+            f"CAST(SUM({first} * ENQ_TIME) AS {r}) AS MSG_SUM_ENQ_TIME "
+            f"FROM {source} WHERE STATE <> 2 "
             f"GROUP BY Q_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE")
 
 
 def queue_depth_ddl(tables: list[QueueTableInfo], d: Dialect) -> list[str]:
     """Statements (re)creating SLUICE_QUEUE_DEPTH over ``tables`` (columns QT_ID, OWNER,
     QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, DELIVERY_MODE, MSGS, OLDEST_ENQ_TIME,
-    SUM_ENQ_TIME).  Views built on it (V$AQ …) stay valid: its columns never change."""
+    SUM_ENQ_TIME, MESSAGES, MSG_SUM_ENQ_TIME).  Views built on it (V$AQ …) stay valid: its
+    columns change only with the schema version (new ones at the end: PostgreSQL's CREATE OR
+    REPLACE VIEW adds them)."""
     parts = [_queue_depth_select(qt, d) for qt in tables] or [_queue_depth_select(None, d)]
     groups = [" UNION ALL ".join(parts[k:k + _UNION_GROUP]) for k in range(0, len(parts), _UNION_GROUP)]
     body = groups[0] if len(groups) == 1 else " UNION ALL ".join(f"SELECT * FROM ({g}) G{n}"
@@ -1171,20 +1199,34 @@ def monitoring_ddl(d: Dialect) -> list[str]:
     i, r = d.int_type, d.real_type
     now = now_epoch(d)
     return [
-        # TOTAL_WAIT / AVERAGE_WAIT: seconds the READY messages have waited (seed 003)
+        # Oracle's V$AQ counts messages: a multi-consumer message once, whatever its number
+        # of recipients (MESSAGES); TOTAL_WAIT / AVERAGE_WAIT: seconds the READY messages
+        # have waited (seed 003)
         f"""{d.create_view} V$AQ AS
             SELECT Q.QID,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 1 THEN D.MSGS END), 0) AS {i}) AS WAITING,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS END), 0) AS {i}) AS READY,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 3 THEN D.MSGS END), 0) AS {i}) AS EXPIRED,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS * {now} - D.SUM_ENQ_TIME END), 0)
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 1 THEN D.MESSAGES END), 0) AS {i}) AS WAITING,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MESSAGES END), 0) AS {i}) AS READY,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 3 THEN D.MESSAGES END), 0) AS {i}) AS EXPIRED,
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MESSAGES * {now} - D.MSG_SUM_ENQ_TIME END), 0)
                         AS {r}) AS TOTAL_WAIT,
-                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS * {now} - D.SUM_ENQ_TIME END)
-                        / NULLIF(SUM(CASE WHEN D.STATE = 0 THEN D.MSGS END), 0), 0) AS {r}) AS AVERAGE_WAIT
+                   CAST(COALESCE(SUM(CASE WHEN D.STATE = 0 THEN D.MESSAGES * {now} - D.MSG_SUM_ENQ_TIME END)
+                        / NULLIF(SUM(CASE WHEN D.STATE = 0 THEN D.MESSAGES END), 0), 0) AS {r}) AS AVERAGE_WAIT
             FROM AQ_QUEUES Q
             LEFT JOIN {QUEUE_DEPTH_VIEW} D ON D.QT_ID = Q.QT_ID AND D.QUEUE_NAME = Q.NAME
             GROUP BY Q.QID""",
         f"""{d.create_view} GV$AQ AS SELECT 1 AS INST_ID, V.* FROM V$AQ V""",
+        # the store's enqueue / dequeue totals (stats.py): a queue has a row once something
+        # was enqueued into or dequeued from it, as Oracle's has after its first activity
+        f"""{d.create_view} V$PERSISTENT_QUEUES AS
+            SELECT Q.QID AS QUEUE_ID, Q.QT_ID AS QUEUE_TABLE_ID, Q.OWNER AS QUEUE_SCHEMA,
+                   Q.NAME AS QUEUE_NAME, {d.epoch_to_timestamp('MIN(S.FIRST_ACTIVITY_TIME)')} AS FIRST_ACTIVITY_TIME,
+                   CAST(SUM(S.ENQUEUED_MSGS) AS {i}) AS ENQUEUED_MSGS,
+                   CAST(SUM(S.DEQUEUED_MSGS) AS {i}) AS DEQUEUED_MSGS,
+                   {d.epoch_to_timestamp('MAX(S.LAST_ENQUEUE_TIME)')} AS LAST_ENQUEUE_TIME,
+                   {d.epoch_to_timestamp('MAX(S.LAST_DEQUEUE_TIME)')} AS LAST_DEQUEUE_TIME
+            FROM AQ_QUEUES Q JOIN {STATS_TABLE} S ON S.QID = Q.QID
+            GROUP BY Q.QID, Q.QT_ID, Q.OWNER, Q.NAME""",
+        f"""{d.create_view} GV$PERSISTENT_QUEUES AS SELECT 1 AS INST_ID, V.* FROM V$PERSISTENT_QUEUES V""",
         f"""{d.create_view} DBA_QUEUE_SUBSCRIBERS AS
             SELECT Q.OWNER, Q.NAME AS QUEUE_NAME, T.NAME AS QUEUE_TABLE,
                    {_subscriber(d, 'name')} AS CONSUMER_NAME, {_subscriber(d, 'address')} AS ADDRESS,
@@ -1200,34 +1242,51 @@ def monitoring_ddl(d: Dialect) -> list[str]:
             JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID
             WHERE S.KIND = 'SUBSCRIBER'""",
         f"""{d.create_view} ALL_QUEUE_SUBSCRIBERS AS SELECT * FROM DBA_QUEUE_SUBSCRIBERS""",
-        *(f"{d.create_view} {name} AS {body}" for name, body in buffered_views(d, BUFFERED_SPILLED)),
+        *(f"{d.create_view} {name} AS {body}" for name, body in buffered_views(d, BUFFERED_SPILLED,
+                                                                                no_buffered_cumulative(d))),
     ]
 
 
 # what is buffered (IN_MEMORY 0: spilled to the queue table): the source of the buffered views
 BUFFERED_SPILLED = (f"(SELECT QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, "
-                    f"OLDEST_ENQ_TIME, 0 AS IN_MEMORY FROM {QUEUE_DEPTH_VIEW} WHERE DELIVERY_MODE = 2)")
+                    f"OLDEST_ENQ_TIME, MESSAGES, 0 AS IN_MEMORY FROM {QUEUE_DEPTH_VIEW} WHERE DELIVERY_MODE = 2)")
 
 
-def buffered_views(d: Dialect, source: str) -> list[tuple[str, str]]:
+def no_buffered_cumulative(d: Dialect) -> str:
+    """The cumulative counts of the buffered views in a session of a process without
+    buffered messaging (rows OWNER, QUEUE_NAME, CNUM_MSGS, CSPILL_MSGS, STARTUP_TIME): none."""
+    return (f"(SELECT CAST(NULL AS TEXT) AS OWNER, CAST(NULL AS TEXT) AS QUEUE_NAME, "
+            f"CAST(0 AS {d.int_type}) AS CNUM_MSGS, CAST(0 AS {d.int_type}) AS CSPILL_MSGS, "
+            f"CAST(NULL AS {d.real_type}) AS STARTUP_TIME WHERE 1 = 0)")
+
+
+def buffered_views(d: Dialect, source: str, cumulative: str) -> list[tuple[str, str]]:
     """(name, query) of V$BUFFERED_QUEUES and V$BUFFERED_SUBSCRIBERS over ``source`` (rows
     QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, OLDEST_ENQ_TIME,
-    IN_MEMORY).  NUM_MSGS counts what is buffered now, in memory or spilled; SPILL_MSGS
-    the spilled part; a multi-consumer message once per recipient still to dequeue it."""
-    i = d.int_type
+    MESSAGES, IN_MEMORY) and ``cumulative`` (rows OWNER, QUEUE_NAME, CNUM_MSGS,
+    CSPILL_MSGS, STARTUP_TIME: what the querying process enqueued and spilled since its
+    buffered pool began — the pool is the process's as Oracle's is the instance's).
+    V$BUFFERED_QUEUES counts messages (a multi-consumer one once: MESSAGES), what is
+    buffered now in memory or spilled (NUM_MSGS) and the spilled part (SPILL_MSGS);
+    V$BUFFERED_SUBSCRIBERS a subscriber's records."""
+    i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
 
-    def total(where: str) -> str:
-        return f"CAST(COALESCE(SUM(CASE WHEN {where} THEN B.MSGS END), 0) AS {i})"
+    def total(where: str, column: str = "B.MSGS") -> str:
+        return f"CAST(COALESCE(SUM(CASE WHEN {where} THEN {column} END), 0) AS {i})"
     return [
         ("V$BUFFERED_QUEUES", f"""
             SELECT Q.QID AS QUEUE_ID, Q.OWNER AS QUEUE_SCHEMA, Q.NAME AS QUEUE_NAME,
-                   {total('B.STATE IN (0, 1)')} AS NUM_MSGS,
-                   {total('B.STATE IN (0, 1) AND B.IN_MEMORY = 0')} AS SPILL_MSGS,
-                   {total('B.STATE = 3')} AS EXPIRED_MSGS,
+                   {ts(f'CAST(MIN(C.STARTUP_TIME) AS {r})')} AS STARTUP_TIME,
+                   {total('B.STATE IN (0, 1)', 'B.MESSAGES')} AS NUM_MSGS,
+                   {total('B.STATE IN (0, 1) AND B.IN_MEMORY = 0', 'B.MESSAGES')} AS SPILL_MSGS,
+                   CAST(COALESCE(MIN(C.CNUM_MSGS), 0) AS {i}) AS CNUM_MSGS,
+                   CAST(COALESCE(MIN(C.CSPILL_MSGS), 0) AS {i}) AS CSPILL_MSGS,
+                   {total('B.STATE = 3', 'B.MESSAGES')} AS EXPIRED_MSGS,
                    {ts('MIN(CASE WHEN B.STATE = 0 THEN B.OLDEST_ENQ_TIME END)')} AS OLDEST_MSG_ENQTM,
                    'NORMAL' AS QUEUE_STATE
             FROM AQ_QUEUES Q LEFT JOIN {source} B ON B.QT_ID = Q.QT_ID AND B.QUEUE_NAME = Q.NAME
+            LEFT JOIN {cumulative} C ON C.OWNER = Q.OWNER AND C.QUEUE_NAME = Q.NAME
             WHERE Q.QUEUE_TYPE = 'NORMAL_QUEUE'
             GROUP BY Q.QID, Q.OWNER, Q.NAME"""),
         ("V$BUFFERED_SUBSCRIBERS", f"""
