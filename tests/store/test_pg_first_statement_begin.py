@@ -135,3 +135,24 @@ def test_an_error_before_the_first_statement_leaves_no_transaction_pending(pg_co
     q.enqone(pg_conn.msgproperties(payload=b"m"))
     pg_conn.rollback()
     assert q.deqone() is None
+
+
+def test_a_transactions_first_dml_sends_its_begin_with_its_savepoint(pg_conn, pg_dsn):
+    """A cursor's INSERT opening the transaction: the BEGIN goes with the statement's
+    SAVEPOINT (one request, was two); a failing one is undone alone, the transaction goes
+    on; the rollback takes the rest back."""
+    with pg_admin() as admin:
+        admin.execute(f'CREATE TABLE "{pg_dsn.rsplit("schema=", 1)[1]}".t (a INTEGER PRIMARY KEY)')
+    cur = pg_conn.cursor()
+    cur.execute("INSERT INTO t (a) VALUES (1)")
+    pg_conn.commit()
+    _, trips = round_trips(pg_conn, lambda: cur.execute("INSERT INTO t (a) VALUES (2)"))
+    assert trips[0] == "BEGIN; SAVEPOINT sluice_dml" and "BEGIN" not in trips[1:], trips
+    with pytest.raises(sluice.DatabaseError) as e:
+        cur.execute("INSERT INTO t (a) VALUES (1)")
+    assert e.value.full_code == "ORA-00001"
+    cur.execute("INSERT INTO t (a) VALUES (3)")
+    assert pg_conn.transaction_in_progress
+    pg_conn.rollback()
+    assert _server_status(pg_conn) == TransactionStatus.IDLE
+    assert pg_conn.query("SELECT a FROM t ORDER BY a", None)[1] == [(1,)]

@@ -667,9 +667,9 @@ class PgSession(StoreSession):
         c = self._conn()
         raw = c.raw
         with self._guard():
-            self._begin(c)
+            self._begin(c, with_next=True)
             self.new_transaction_id()
-            raw.execute("SAVEPOINT sluice_dml")
+            c.command("SAVEPOINT sluice_dml")     # (with the BEGIN, in one round trip)
         try:
             raw.execute("SELECT set_config('sluice.tag', %s, true)", (tag.hex() if tag else "",))
             cur = raw.execute(text, params)
