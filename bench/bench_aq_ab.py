@@ -24,7 +24,9 @@ rows per message (each waiting for its answer) and dequeue one.
 dequeues know it — N - 1 NEXT_MSG, then NEXT_TRANSACTION to the next group's first message,
 no probe of the group's end (``--group-size 1``: every dequeue starts a new group);
 ``--condition TEXT``: every dequeue has this dequeue condition (``"priority = 1"`` takes every
-message).  The floors do not do either: compare old with new.
+message).  The floors do not do either: compare old with new.  ``--commit-every N``: a
+commit per N enqones and per N deqones instead of 100 (1: each message a transaction of its
+own — what a transaction's first statement costs; the floors then do not run).
 
 The old tree is checked out with ``git worktree add`` under /tmp and removed afterwards.
 Per-message figures are CPU time of the measuring process (``time.process_time``), which a
@@ -55,8 +57,10 @@ PG_DB = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = False,
-             condition: str | None = None, group_size: int | None = None) -> dict[str, float]:
-    """enqone × n (commit per 100), deqone × n (commit per 100), one enqmany of n."""
+             condition: str | None = None, group_size: int | None = None,
+             commit_every: int = 100) -> dict[str, float]:
+    """enqone × n (commit per 100), deqone × n (commit per 100), one enqmany of n
+    (``commit_every``: per that many instead of 100)."""
     import sluice
     with tempfile.TemporaryDirectory() as d:
         schema = f"ab_{os.getpid()}_{int(time.time())}"
@@ -75,7 +79,7 @@ def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = Fa
         t, w = time.process_time(), time.perf_counter()
         for i in range(n):
             q.enqone(conn.msgproperties(payload=payload, priority=1, correlation="c"))
-            if i % (group_size or 100) == (group_size or 100) - 1:
+            if i % (group_size or commit_every) == (group_size or commit_every) - 1:
                 conn.commit()
         conn.commit()
         out["enqone"] = (time.process_time() - t) / n * 1e6
@@ -102,7 +106,7 @@ def workload(n: int, pg: bool = False, subscribers: int = 0, grouping: bool = Fa
                     q.deqoptions.navigation = sluice.DEQ_NEXT_MSG
             else:
                 q.deqone()
-            if i % 100 == 99:
+            if i % commit_every == commit_every - 1:
                 conn.commit()
         conn.commit()
         out["deqone"] = (time.process_time() - t) / n * 1e6
@@ -219,14 +223,17 @@ def main() -> None:
     ap.add_argument("--grouping", action="store_true", help="a TRANSACTIONAL grouping queue table")
     ap.add_argument("--group-size", type=int, help="with --grouping: messages per group, known to the dequeues")
     ap.add_argument("--condition", help="every dequeue's dequeue condition")
+    ap.add_argument("--commit-every", type=int, default=100,
+                    help="a commit per this many enqones / deqones (1: each a transaction of its own)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         print(json.dumps(workload(a.child, a.pg, a.subscribers, a.grouping, a.condition,
-                                  a.group_size if a.grouping else None)))
+                                  a.group_size if a.grouping else None, a.commit_every)))
         return
     extra = (["--grouping"] if a.grouping else []) + (["--condition", a.condition] if a.condition else []) + \
-        (["--group-size", str(a.group_size)] if a.group_size else [])
+        (["--group-size", str(a.group_size)] if a.group_size else []) + \
+        (["--commit-every", str(a.commit_every)] if a.commit_every != 100 else [])
     if not a.old:
         ap.error("--old is required")
     old_tree = tempfile.mkdtemp(prefix="ab-old-")
@@ -237,7 +244,7 @@ def main() -> None:
         for r in range(a.rounds):
             for label, tree in (("old", old_tree), ("new", REPO)):
                 rows.append((label, r, _run(tree, a.n, a.pg, a.subscribers, extra)))
-            if extra:       # (the floors neither group nor test a condition)
+            if extra:       # (the floors neither group nor test a condition, and commit per 100)
                 continue
             rows.append(("sqlite3 floor", r, floor(a.n, max(1, a.subscribers))))
             if a.pg:

@@ -3,9 +3,11 @@ backend through the ``dsn`` fixture; these test what only a server backend has).
 
 from __future__ import annotations
 
+import tempfile
 import uuid
 
 import pytest
+from psycopg import pq
 
 import sluice
 from tests.conftest import PG_BASE, drop_schema, pg_admin
@@ -29,3 +31,36 @@ def pg_conn(pg_dsn):
     c = sluice.connect(pg_dsn)
     yield c
     c.close()
+
+
+def round_trips(conn, call):
+    """``call()``'s result and the requests it sent on the session's connection that wait for
+    an answer — a simple query (its text) or an extended query's Sync (the statement it
+    executed, ``prepare`` when it prepared one, ``BEGIN+`` before it when a BEGIN went in
+    the same pipeline) — read from libpq's own trace."""
+    pg = conn.context.session._raw.pgconn
+    with tempfile.TemporaryFile("w+") as f:
+        pg.trace(f.fileno())
+        pg.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            out = call()
+        finally:
+            pg.untrace()
+        f.seek(0)
+        sent = [line.split("\t") for line in f.read().splitlines() if line.startswith("F\t")]
+    trips, statement, begin, begins_bind = [], None, "", False
+    for _, _, kind, *args in sent:      # F, length, message, its fields
+        if kind == "Query":
+            trips.append(args[0].strip(' "'))
+        elif kind == "Parse" and args[0].split(" ")[2] == '"BEGIN"':     # (unnamed, its text)
+            begin, begins_bind = "BEGIN+", True
+        elif kind == "Parse":
+            statement = "prepare"
+        elif kind == "Bind" and begins_bind:      # (the BEGIN's, not the statement's)
+            begins_bind = False
+        elif kind == "Bind" and statement is None:
+            statement = args[0].split(" ")[2].strip('"')
+        elif kind == "Sync":
+            trips.append(f"{begin}{statement}")
+            statement, begin = None, ""
+    return out, trips

@@ -7,42 +7,12 @@ stores."""
 
 from __future__ import annotations
 
-import tempfile
-
 import pytest
-from psycopg import pq
 
 import sluice
 from sluice.store.sqlschema import table_name
 from tests.conftest import make_queue, nowait, pg_admin
-
-
-def _round_trips(conn, call):
-    """``call()``'s result and the requests it sent on the session's connection that wait for
-    an answer — a simple query (its text) or an extended query's Sync (the statement it
-    executed, ``prepare`` when it prepared one) — read from libpq's own trace."""
-    pg = conn.context.session._raw.pgconn
-    with tempfile.TemporaryFile("w+") as f:
-        pg.trace(f.fileno())
-        pg.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
-        try:
-            out = call()
-        finally:
-            pg.untrace()
-        f.seek(0)
-        sent = [line.split("\t") for line in f.read().splitlines() if line.startswith("F\t")]
-    trips, statement = [], None
-    for _, _, kind, *args in sent:      # F, length, message, its fields
-        if kind == "Query":
-            trips.append(args[0].strip(' "'))
-        elif kind == "Parse":
-            statement = "prepare"
-        elif kind == "Bind" and statement is None:
-            statement = args[0].split(" ")[2].strip('"')
-        elif kind == "Sync":
-            trips.append(statement)
-            statement = None
-    return out, trips
+from tests.store.conftest import round_trips
 
 
 def _groups(conn, *groups: tuple[str, int, int]) -> None:
@@ -87,12 +57,12 @@ def test_a_new_groups_first_message_takes_one_round_trip(conn, conn2):
     steps = [sluice.DEQ_FIRST_MSG, sluice.DEQ_NEXT_MSG, sluice.DEQ_NEXT_MSG, sluice.DEQ_NEXT_TRANSACTION]
     assert [take(n) for n in steps] == [b"a0", b"a1", "ORA-25235", b"b0"]   # (statements prepared)
     conn.rollback()
-    got = [_round_trips(conn, lambda: take(n)) for n in steps]
+    got = [round_trips(conn, lambda: take(n)) for n in steps]
     conn.commit()
     assert [out for out, _ in got] == [b"a0", b"a1", "ORA-25235", b"b0"]
     trips = [t for _, t in got]
-    assert [len(t) for t in trips] == [2, 1, 1, 1], trips
-    assert trips[0][0] == "BEGIN" and "prepare" not in sum(trips, [])
+    assert [len(t) for t in trips] == [1, 1, 1, 1], trips
+    assert trips[0][0].startswith("BEGIN+sluice_r") and "prepare" not in sum(trips, [])
     conn2.rollback()
 
 
@@ -123,16 +93,17 @@ def test_a_new_group_is_taken_with_no_lock_it_does_not_keep(conn, conn2):
     r = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
     for attempt in range(2):          # (the second time with the statements prepared)
         r.deqoptions.correlation = "%a%"
-        m, trips = _round_trips(conn, r.deqone)
+        m, trips = round_trips(conn, r.deqone)
         assert m.payload == b"a0" and _group_locks(conn, mine) == {"a"}
         conn.rollback()
         r.deqoptions.correlation = None
         r.deqoptions.condition = "priority = 2"
-        m, trips2 = _round_trips(conn, r.deqone)
+        m, trips2 = round_trips(conn, r.deqone)
         assert m.payload == b"c0" and _group_locks(conn, mine) == {"c"}
         conn.rollback()
         r.deqoptions.condition = None
-    assert trips == ["BEGIN", trips[1]] and trips2 == ["BEGIN", trips2[1]]   # and the statement
+    assert [len(trips), len(trips2)] == [1, 1] and trips[0].startswith("BEGIN+sluice_r") \
+        and trips2[0].startswith("BEGIN+sluice_r")      # the statement, its BEGIN with it
     assert _group_locks(conn, mine) == set()
     conn2.rollback()
 
@@ -153,10 +124,10 @@ def test_a_multi_consumer_queues_new_group_takes_one_round_trip(conn, conn2):
     r = nowait(conn.queue("G"), navigation=sluice.DEQ_FIRST_MSG)
     r.deqoptions.consumername = "S1"
     for _ in range(2):          # (the second time with the statement prepared)
-        m, trips = _round_trips(conn, r.deqone)
+        m, trips = round_trips(conn, r.deqone)
         assert m.payload == b"a0"
         conn.rollback()
-    assert trips == ["BEGIN", trips[1]]
+    assert len(trips) == 1 and trips[0].startswith("BEGIN+sluice_r"), trips
     conn2.rollback()
     assert r.deqone().payload == b"x0"         # S1's own: the group is free
     conn.commit()

@@ -308,7 +308,7 @@ class PgConnection:
     and results travel in PostgreSQL's binary format: no text to format and parse for
     numbers, no hex for message ids and RAW payloads."""
 
-    __slots__ = ("raw", "later", "reads")
+    __slots__ = ("raw", "later", "reads", "begin")
     dialect = POSTGRESQL
 
     def __init__(self, raw: psycopg.Connection, later: "list[LaterCopy] | None" = None,
@@ -319,25 +319,49 @@ class PgConnection:
         self.later = later
         # a session's connection: its statements of its own (pgprepared.PreparedReads)
         self.reads = reads
+        # True: the transaction's BEGIN is not sent yet — it goes with the next statement,
+        # in the same round trip where that statement's path allows (see PgSession._begin)
+        self.begin = False
+
+    def rows(self, qt_id: int, sql: str, params: Sequence, make_row: Any,
+             psycopg_types: bool = False) -> list | None:
+        """The rows of ``sql`` on the queue table ``qt_id`` as a prepared statement of the
+        session's own, the pending BEGIN with it (pgprepared.PreparedReads.rows); None when
+        that path does not take it (nothing sent)."""
+        reads = self.reads
+        if reads is None:
+            return None
+        begin, self.begin = self.begin, False
+        rows = reads.rows(qt_id, sql, params, make_row, psycopg_types, begin)
+        if rows is None:
+            self.begin = begin
+        return rows
 
     def query_table(self, qt_id: int, sql: str, params: Sequence) -> list[tuple]:
         """The rows of ``sql``, a statement on the queue table ``qt_id``: as a prepared
         statement of the session's own when it has them and takes these parameters
         (see pgprepared), else through a cursor — the same values either way."""
-        reads = self.reads
-        if reads is not None:
-            rows = reads.rows(qt_id, sql, params, tuple)
-            if rows is not None:
-                return rows
+        rows = self.rows(qt_id, sql, params, tuple)
+        if rows is not None:
+            return rows
         return self.execute(sql, params).fetchall()
 
     def modify_table(self, qt_id: int, sql: str, params: Sequence) -> None:
         """:meth:`query_table` for a statement that returns no rows (a DELETE)."""
         reads = self.reads
-        if reads is None or not reads.run(qt_id, sql, params):
+        begin, self.begin = self.begin, False
+        if reads is None or not reads.run(qt_id, sql, params, begin):
+            self.begin = begin
             self.execute(sql, params)
 
+    def send_begin(self) -> None:
+        """Send the pending BEGIN on its own (the next statement's path cannot carry it)."""
+        if self.begin:
+            self.begin = False
+            self.command("BEGIN")
+
     def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
+        self.send_begin()
         if not params:
             return self.raw.execute(sql, binary=True)
         return self.raw.execute(_pyformat(sql), params, binary=True)
@@ -358,6 +382,7 @@ class PgConnection:
         like an INSERT's."""
         columns = [_whole(c) if t == "BIGINT" and not _INTS.issuperset(map(type, c)) else c
                    for t, c in zip(types, columns)]
+        self.send_begin()
         cur = self.raw.cursor(binary=True)
         # bytea through psycopg's C dumper of bytes, not the DB-API Binary wrapper's Python
         # one that the type's name picks (a Python call per value)
@@ -379,6 +404,7 @@ class PgConnection:
             later.append(LaterCopy(sql, b"".join(buffer.parts)))
 
     def executemany(self, sql: str, rows: list) -> psycopg.Cursor:
+        self.send_begin()
         cur = self.raw.cursor(binary=True)
         cur.executemany(_pyformat(sql), rows)
         return cur
@@ -386,8 +412,12 @@ class PgConnection:
     def command(self, sql: str) -> None:
         """Statements without parameters (BEGIN, COMMIT, NOTIFY …, several separated by
         ``;`` in one round trip) straight through libpq: no cursor, no parameter handling
-        — a fraction of the client's work for the statements every transaction has."""
+        — a fraction of the client's work for the statements every transaction has.  A
+        pending BEGIN goes first in the same round trip."""
         raw = self.raw
+        if self.begin:
+            self.begin = False
+            sql = "BEGIN; " + sql
         res = raw.pgconn.exec_(sql.encode())
         if res.status not in _COMMAND_DONE:
             raise result_error(raw, res)

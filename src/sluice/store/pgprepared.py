@@ -53,7 +53,7 @@ from psycopg.adapt import PyFormat, Transformer
 
 from .pgarrays import EncodedArray
 from .pgconn import SessionConnection, result_error
-from .pgpipeline import numbered
+from .pgpipeline import exit_pipeline, numbered, pipeline_results
 
 # statements one connection keeps prepared here at most (shapes: queue table, selector,
 # LIMIT); a query of a shape beyond them takes the cursor
@@ -134,7 +134,7 @@ class PreparedReads:
         self.usable = _HOOKED and raw.info.encoding == "utf-8"
 
     def rows(self, table: int, sql: str, params: Sequence, make_row: Callable[[list], Any],
-             psycopg_types: bool = False) -> list | None:
+             psycopg_types: bool = False, begin: bool = False) -> list | None:
         """The rows of the query ``sql`` (``?`` placeholders) for ``params``, each made by
         ``make_row`` from a list of its values; None when this path does not take it.
         ``table``: the id of the queue table it reads — part of the statement's key (see the
@@ -142,30 +142,36 @@ class PreparedReads:
         ``psycopg_types``: the parameters are dumped by psycopg's own dumpers, with the
         types the cursor gives them (int2 for a small int …: a dequeue condition's SQL may
         call functions that want them) — else packed here (int8, float8, text, bytea).
+        ``begin``: a BEGIN goes first, in the same round trip (:meth:`_send`).
         :raises psycopg.Error: the query failed (the transaction is aborted)."""
-        if not self._send(table, sql, params, psycopg_types):
+        if not self._send(table, sql, params, psycopg_types, begin):
             return None
         raw = self.raw
-        res = _result(raw, _flushed(raw.pgconn), _TUPLES_OK)
+        res = _result(raw, _flushed(raw.pgconn), _TUPLES_OK, begin)
         tx = self._tx
         tx.set_pgresult(res, set_loaders=True, format=_BINARY)
         rows = tx.load_rows(0, res.ntuples, make_row)
         tx.set_pgresult(None)      # (the payloads it holds are not kept until the next query)
         return rows
 
-    def run(self, table: int, sql: str, params: Sequence) -> bool:
+    def run(self, table: int, sql: str, params: Sequence, begin: bool = False) -> bool:
         """Run the statement ``sql`` that returns no rows (a DELETE of the queue table
-        ``table``) and wait for its end; False when this path does not take it (nothing
-        was sent).  :raises psycopg.Error: it failed (the transaction is aborted)."""
-        if not self._send(table, sql, params):
+        ``table``) and wait for its end, after a BEGIN with ``begin``; False when this path
+        does not take it (nothing was sent).  :raises psycopg.Error: it failed (the
+        transaction is aborted)."""
+        if not self._send(table, sql, params, False, begin):
             return False
         raw = self.raw
-        _result(raw, _flushed(raw.pgconn), _COMMAND_OK)
+        _result(raw, _flushed(raw.pgconn), _COMMAND_OK, begin)
         return True
 
-    def _send(self, table: int, sql: str, params: Sequence, psycopg_types: bool = False) -> bool:
+    def _send(self, table: int, sql: str, params: Sequence, psycopg_types: bool = False,
+              begin: bool = False) -> bool:
         """Send the execution of ``sql`` (prepared first if it is new here); False when
-        this path does not take it (nothing sent)."""
+        this path does not take it (nothing sent).  With ``begin`` a BEGIN goes before it
+        in one libpq pipeline, one Sync for both: the transaction's first statement does
+        not wait a round trip for its BEGIN (the prepare, a connection's first use of the
+        statement, is answered before: a prepared statement belongs to no transaction)."""
         formats = None
         if psycopg_types:
             tx = self._tx
@@ -198,8 +204,13 @@ class PreparedReads:
             pg.send_prepare(name, text, param_types=oids)
             _result(raw, _flushed(pg), _COMMAND_OK)
             prepared = self._names[key] = (name, [_BINARY] * len(values))
+        if begin:
+            pg.enter_pipeline_mode()
+            pg.send_query_params(b"BEGIN", None)
         pg.send_query_prepared(prepared[0], values, param_formats=formats or prepared[1],
                                result_format=_BINARY)
+        if begin:
+            pg.pipeline_sync()
         return True
 
 
@@ -211,9 +222,12 @@ def _flushed(pg: Any) -> Any:
     return pg
 
 
-def _result(raw: psycopg.Connection, pg: Any, ok: int) -> Any:
-    """The one result of what was sent (waited for in ``select``), every result read.
-    :raises psycopg.Error: it is not ``ok``."""
+def _result(raw: psycopg.Connection, pg: Any, ok: int, pipelined: bool = False) -> Any:
+    """The one result of what was sent (waited for in ``select``), every result read;
+    ``pipelined``: a BEGIN and the statement in one pipeline (see :meth:`PreparedReads._send`).
+    :raises psycopg.Error: it is not ``ok`` (or the BEGIN failed: its error)."""
+    if pipelined:
+        return _after_begin(raw, pg, ok)
     res = None
     try:
         while True:
@@ -234,3 +248,22 @@ def _result(raw: psycopg.Connection, pg: Any, ok: int) -> Any:
     if res.status != ok:
         raise result_error(raw, res)
     return res
+
+
+def _after_begin(raw: psycopg.Connection, pg: Any, ok: int) -> Any:
+    """:func:`_result` of a BEGIN and a statement sent in one pipeline: the statement's
+    result.  :raises psycopg.Error: the first of them that failed (the server skipped what
+    followed it)."""
+    try:
+        results = list(pipeline_results(pg))
+    except BaseException:
+        exit_pipeline(pg)
+        raw.close()     # answers left unread: the connection cannot be used on
+        raise
+    exit_pipeline(pg)
+    for res, expected in zip(results, (_COMMAND_OK, ok)):
+        if res.status != expected:
+            raise result_error(raw, res)
+    if len(results) != 2:
+        raise psycopg.OperationalError("the connection to the server was lost")
+    return results[1]

@@ -161,11 +161,17 @@ class PgSession(StoreSession):
             pipe = self._pipe = InsertPipeline(raw)
         return pipe
 
-    def _begin(self, c: PgConnection) -> bool:
-        """Open the transaction if it is not; True when this call opened it."""
+    def _begin(self, c: PgConnection, with_next: bool = False) -> bool:
+        """Open the transaction if it is not; True when this call opened it.  ``with_next``:
+        the BEGIN is sent with the next statement on ``c`` (``PgConnection.begin``), in its
+        round trip — the caller sees to it that it is sent, or that the transaction is not
+        open, before it returns (no other call meets a BEGIN pending)."""
         if self._open:
             return False
-        c.command("BEGIN")
+        if with_next:
+            c.begin = True
+        else:
+            c.command("BEGIN")
         self._open = True
         return True
 
@@ -282,10 +288,15 @@ class PgSession(StoreSession):
             return recs
         with self._guard():
             c = self._conn()
-            began = self._begin(c)
-            recs = self._walk(c, queue, selector, limit, True, self._removed, self._groups)
+            began = self._begin(c, with_next=True)    # (the BEGIN with the walk's first statement)
+            try:
+                recs = self._walk(c, queue, selector, limit, True, self._removed, self._groups)
+            finally:
+                if c.begin:   # no statement was sent (or an error came first): nothing began
+                    c.begin = self._open = False
             if not recs and began:   # do not keep an empty transaction open while waiting
-                c.command("ROLLBACK")
+                if self._open:
+                    c.command("ROLLBACK")
                 self._open = False
                 self._groups = set()   # (a group's lock it took went with it)
         if not recs:
@@ -371,12 +382,11 @@ class PgSession(StoreSession):
                 sel = dataclasses.replace(sel, predicate=_GroupGate(c, qt_id, sel.predicate, groups))
         # the session's connection: the dequeue's query as a prepared statement of its own
         # (a dequeue condition's parameters keep psycopg's choice of their types)
-        reads = c.reads
         typed = sel.sql_condition is not None
 
         def candidates(after: tuple | None, n: int, lock: bool) -> list[MessageRecord]:
             sql, params = sqlops.candidates_query(POSTGRESQL, queue, sel, now, after, n, lock)
-            cands = reads.rows(qt_id, sql, params, _record, typed) if reads is not None else None
+            cands = c.rows(qt_id, sql, params, _record, typed)
             if cands is None:    # a pooled connection, a value the statement does not take
                 cands = [MessageRecord(*row) for row in c.execute(sql, params).fetchall()]
             return cands
@@ -683,9 +693,9 @@ class PgSession(StoreSession):
         c = self._conn()
         raw = c.raw
         with self._guard():
-            self._begin(c)
+            self._begin(c, with_next=True)
             self.new_transaction_id()
-            raw.execute("SAVEPOINT sluice_dml")
+            c.command("SAVEPOINT sluice_dml")     # (with the BEGIN, in one round trip)
         try:
             raw.execute("SELECT set_config('sluice.tag', %s, true)", (tag.hex() if tag else "",))
             cur = raw.execute(text, params)
@@ -821,9 +831,7 @@ def _first_of_a_group(c: PgConnection, queue: QueueInfo, sel: Selector, now: flo
     qt_id = queue.table.qt_id
     excluded = int8_array([seq for t, seq in exclude if t == qt_id]) if exclude else _NONE_TAKEN
     sql, params = sqlops.first_of_a_group_query(POSTGRESQL, queue, sel, now, sel.after, excluded)
-    reads = c.reads
-    rows = reads.rows(qt_id, sql, params, _group_and_record, sel.sql_condition is not None) \
-        if reads is not None else None
+    rows = c.rows(qt_id, sql, params, _group_and_record, sel.sql_condition is not None)
     if rows is None:    # a pooled connection, a value the statement does not take
         rows = [_group_and_record(list(row)) for row in c.execute(sql, params).fetchall()]
     if not rows:
