@@ -26,11 +26,21 @@ def pg_dsn(pg_schema) -> str:
     return f"{PG_BASE}?schema={pg_schema}"
 
 
-@pytest.fixture
-def pg_conn(pg_dsn):
-    c = sluice.connect(pg_dsn)
+def _session(dsn: str):
+    c = sluice.connect(dsn)
     yield c
     c.close()
+
+
+@pytest.fixture
+def pg_conn(pg_dsn):
+    yield from _session(pg_dsn)
+
+
+@pytest.fixture
+def pg_conn2(pg_dsn, pg_conn):
+    """A second session on the same store (another application)."""
+    yield from _session(pg_dsn)
 
 
 def round_trips(conn, call):

@@ -33,11 +33,8 @@ def conn(pg_conn):
 
 
 @pytest.fixture
-def conn2(pg_dsn):
-    """A second session on the same store."""
-    c = sluice.connect(pg_dsn)
-    yield c
-    c.close()
+def conn2(pg_conn2):
+    return pg_conn2
 
 
 def test_a_new_groups_first_message_takes_one_round_trip(conn, conn2):
