@@ -91,13 +91,21 @@ def dsn(request, tmp_path) -> str:
     raise AssertionError(f"unknown backend {request.param}")
 
 
-# SLUICE_TEST_NEVER_CLOSE=1: the fixtures drop their connections instead of closing them
-# (tests/aq/test_dropped_connections.py runs tests/aq so, as scripts and notebooks do).
+# SLUICE_TEST_NEVER_CLOSE=1: every test's fixtures drop their connections instead of
+# closing them, as scripts and notebooks do. tests/aq's own tests always do (issue 11 item 1:
+# "the whole conformance flow of tests/aq in one process without ever calling close()"): they
+# are one xdist group, NEVER_CLOSE_GROUP, so one worker process runs them all in turn.
 NEVER_CLOSE = os.environ.get("SLUICE_TEST_NEVER_CLOSE") == "1"
+NEVER_CLOSE_GROUP = "aq-never-close"
+
+
+def never_closes(item) -> bool:
+    """Whether the ``conn`` fixtures of test ``item`` drop their connections unclosed."""
+    return NEVER_CLOSE or _group(item) == NEVER_CLOSE_GROUP
 
 
 def _finish(c: sluice.Connection, request, name: str) -> None:
-    if NEVER_CLOSE:   # pytest holds fixture values until the test is torn down: let go now
+    if never_closes(request.node):   # pytest holds fixture values until teardown: let go now
         request.node.funcargs.pop(name, None)
         gc.collect()  # and a test's tracebacks (pytest.raises) hold it in reference cycles
     else:
@@ -192,13 +200,6 @@ GROUPS = {
     # never-close conformance run hold many at once: one after another, beside the other
     # workers' tests (setup.sh raises max_connections to 300 for them all)
     "aq/test_dropped_connections.py": "pg-connections",
-    # ... except the never-close conformance flow (all of tests/aq again, in one process: 634 s
-    # of CI 2026-11-30, a third of the group's ~19 serial minutes): a group of its own. Beside
-    # the many-stores checks it peaked at 58 client connections (sampled each second), far below
-    # max_connections = 300. The suite's wall time did not move (1,765 -> 1,811 s): it is bound
-    # by its total work on 4 workers, not by this group
-    "aq/test_dropped_connections.py::test_the_aq_conformance_flow_runs_without_ever_closing_a_connection":
-        "aq-never-close",
     # fleets of processes SIGKILLed again and again: one fleet at a time per group, two groups.
     # Their kills wait for the fleet's progress (tests/killschedule.py: a fleet on a timer
     # alone, starved by two Spark JVMs beside it, committed nothing between two kills), so a
@@ -230,6 +231,12 @@ def _group(item) -> str | None:
         return GROUPS[test]
     if path in GROUPS:
         return GROUPS[path]
+    if path.startswith("aq/"):
+        # the rest of tests/aq: one process never closing a connection (NEVER_CLOSE_GROUP).
+        # Until 2026-11-30 a test re-ran tests/aq so in a subprocess: 634 s of CPU in CI,
+        # every test run twice; beside the many-stores checks the flow peaked at 58 client
+        # connections (sampled each second), far below max_connections = 300
+        return NEVER_CLOSE_GROUP
     if "spark" in getattr(item, "fixturenames", ()) or f"{os.sep}pipeline{os.sep}" in str(item.path):
         return "spark"     # every test that uses the one SparkSession or starts Spark: one JVM
     # a module-scoped fixture (a browser, a served site) is made once per worker that runs one

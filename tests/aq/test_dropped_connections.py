@@ -9,10 +9,14 @@ with the stacks faulthandler prints, and thread and descriptor counts are its ow
 
 from __future__ import annotations
 
+import collections
+import gc
 import json
 import os
 import subprocess
 import sys
+import time
+import types
 import uuid
 from pathlib import Path
 
@@ -89,21 +93,40 @@ def test_dropped_connections_to_many_stores_leave_no_threads_or_files(backend, t
     assert report["fds"] == report["fds0"], report["open_fds"]
 
 
-def test_the_aq_conformance_flow_runs_without_ever_closing_a_connection():
-    """tests/aq once more in one process, with the ``conn`` fixtures dropping their
-    connections instead of closing them (conftest honours SLUICE_TEST_NEVER_CLOSE)."""
+def test_the_aq_conformance_flow_runs_in_one_process_without_ever_closing_a_connection(request, tmp_path):
+    """tests/aq is one xdist group (conftest's ``NEVER_CLOSE_GROUP``): one worker process runs
+    all of it in turn, its ``conn`` fixtures dropping their connections instead of closing
+    them. Only the tests of other groups are not in it: this module's own (they drop thousands
+    in a process of their own) and the kill -9 fleets (their connections live in the children).
+    Until 2026-11-30 a test re-ran tests/aq so in a subprocess: every test twice, 634 s of CI."""
+    from .. import conftest
+
     here = Path(__file__).resolve()
-    env = dict(os.environ, SLUICE_TEST_NEVER_CLOSE="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(here.parent), "-o", "addopts=", "-q", "-x", "-p", "no:cacheprovider",
-         "--deselect", f"{here}::test_the_aq_conformance_flow_runs_without_ever_closing_a_connection",
-         # the multi-process kill -9 / stress runs are left out: their connections live in
-         # the child processes they start, not in this one (50 s of the run, nothing tested)
-         "-k", "not dropped_connections and not producers_and_consumers_exactly_once"],
-        cwd=here.parents[2], env=env, capture_output=True, text=True,
-        # ~210 s alone on a quiet VM (2026-11-30, 639 tests); a CI run beside four helpers took
-        # longer than 600 s
-        timeout=1500)
-    tail = (proc.stdout + proc.stderr)[-3000:]
-    assert proc.returncode == 0, tail
-    assert " passed" in tail and "failed" not in tail, tail
+    listed = subprocess.run([sys.executable, "-m", "pytest", str(here.parent), "-o", "addopts=", "-q",
+                             "--collect-only", "-p", "no:cacheprovider"],
+                            cwd=here.parents[2], capture_output=True, text=True, timeout=300)
+    items = [types.SimpleNamespace(nodeid=line, path=here.parents[2] / line.split("::")[0])
+             for line in listed.stdout.splitlines() if line.startswith("tests/aq/")]
+    groups = collections.Counter(conftest._group(item) for item in items)
+    assert set(groups) == {conftest.NEVER_CLOSE_GROUP, "pg-connections", "kill9"}, groups
+    assert groups[conftest.NEVER_CLOSE_GROUP] > 600, groups     # all the flow, both stores
+    flow = next(item for item in items if conftest._group(item) == conftest.NEVER_CLOSE_GROUP)
+    assert conftest.never_closes(flow) and not conftest.never_closes(request.node)
+    flow.funcargs = {}
+
+    # and a connection the flow's fixture lets go is not closed by it: the collector finds it
+    # (the reaper thread closes it), as a script's would be
+    c = sluice.connect(f"sqlite:///{tmp_path / 'flow.db'}")
+    make_queue(c, "FLOWQ")
+    c.queue("FLOWQ").enqone(c.msgproperties(payload=b"left open"))   # a transaction left open
+    context = c.context
+    conftest._finish(c, types.SimpleNamespace(node=flow), "conn")
+    assert not context.closed
+    del c
+    gc.collect()
+    deadline = time.monotonic() + 30
+    while not context.closed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert context.closed
+    with sluice.connect(f"sqlite:///{tmp_path / 'flow.db'}") as check:   # rolled back
+        assert check.query("SELECT COUNT(*) FROM AQ$FLOWQ_QT", None)[1][0][0] == 0
