@@ -400,6 +400,20 @@ class StoreSession(abc.ABC):
     def await_commit(self) -> None:
         """Wait for the commit :meth:`send_commit` started; raise its error."""
 
+    def write_commit_time_enqueues(self) -> None:
+        """Write this transaction's ON_COMMIT enqueues into commit-time queue tables now,
+        not at its commit, so the session no longer holds their records (a capture process
+        staging a large spilled transaction calls it after each chunk: streams/capture/
+        spill.py).  They are numbered with the transaction's commit SCN drawn at the first
+        call — the SCN counter stays locked by this transaction from then until it ends, so
+        the numbers still follow commit order, and the later enqueues of the transaction
+        get the same SCN.  Nobody else sees them before the commit; a rollback, or one to a
+        savepoint taken before, discards them (and the SCN, when it was drawn since).
+        Unlike records held until the commit, the transaction itself sees them once written
+        (a dequeue of its own queue would find them).  The cost: other transactions
+        enqueuing into commit-time queues wait for this one's end from the first call (on
+        SQLite: every writer, as for DML)."""
+
     @abc.abstractmethod
     def add_commit_work(self, work: Callable[[Any], None]) -> None:
         """Run ``work(c)`` inside this transaction's commit, in the same database transaction

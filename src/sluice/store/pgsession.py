@@ -6,7 +6,9 @@ real database transaction on it:
 * an ON_COMMIT enqueue INSERTs in it, so the session sees its own uncommitted
   messages natively and nobody else does.  Commit-time queue tables are the
   exception: their messages are inserted at commit, numbered by the commit SCN
-  (seeds 001/002), so before that nobody — not even the session — sees them;
+  (seeds 001/002), so before that nobody — not even the session — sees them (a
+  transaction may have them written earlier, numbered with the SCN it draws then and
+  keeps: :meth:`PgSession.write_commit_time_enqueues`);
 * a REMOVE or LOCKED dequeue locks its rows with ``SELECT … FOR UPDATE SKIP
   LOCKED``: concurrent dequeuers skip them, never wait, and no row is handed to
   two transactions.  REMOVE dequeues are deleted (or kept PROCESSED for the
@@ -77,6 +79,10 @@ class PgSession(StoreSession):
         self._open = False                  # a database transaction is open on the connection
         self._inserted: dict[int, tuple[QueueTableInfo, list[bytes]]] = {}
         self._deferred: dict[int, tuple[QueueInfo, list[MessageRecord]]] = {}
+        # write_commit_time_enqueues: the commit SCN drawn for the transaction (the counter
+        # row locked until it ends) and the commit-time queue tables written with it
+        self._cscn: int | None = None
+        self._written: dict[int, QueueTableInfo] = {}
         self._removes: list[tuple[QueueInfo, list[MessageRecord], DequeueInfo]] = []
         self._held: set[tuple[int, int]] = set()       # rows this transaction locked
         # message groups whose advisory lock this transaction holds (see _walk): known, so
@@ -211,6 +217,8 @@ class PgSession(StoreSession):
         self.txn_id = None
         self._inserted = {}
         self._deferred = {}
+        self._cscn = None
+        self._written = {}
         self._removes = []
         self._held = set()
         self._groups = set()
@@ -270,6 +278,19 @@ class PgSession(StoreSession):
             sqlops.insert_records(c, qt, records, None)
         self._inserted.setdefault(qt.qt_id, (qt, []))[1].extend(r.msgid for r in records)
         self._events.extend(events)
+
+    def write_commit_time_enqueues(self) -> None:
+        if not self._deferred:
+            return
+        with self._guard():
+            c = self._conn()
+            self._begin(c)
+            if self._cscn is None:
+                self._cscn = sqlops.next_scn(c)   # locked until COMMIT: commit order still
+            for qt_id, (queue, recs) in self._deferred.items():
+                sqlops.insert_records(c, queue.table, recs, self._cscn)
+                self._written[qt_id] = queue.table
+        self._deferred = {}
 
     # -- dequeue ----------------------------------------------------------------
     def dequeue(self, queue: QueueInfo, selector: Selector, mode: int, immediate: bool,
@@ -456,13 +477,15 @@ class PgSession(StoreSession):
         with its NOTIFYs, the queue tables given messages, the time events)``."""
         store = self.store
         now = time.time()
-        available = set(self._inserted) | set(self._deferred)
+        available = set(self._inserted) | set(self._deferred) | set(self._written)
         events = list(self._events)
         events += [now + q.retention_time for q, _, _ in self._removes if q.retention_time > 0]
         c = self._conn(deferring=True)
         self._begin(c)
         if self._deferred:
-            scn = sqlops.next_scn(c)   # the counter row stays locked until COMMIT: commit order
+            # the counter row stays locked until COMMIT: commit order (drawn already when
+            # some were written before: write_commit_time_enqueues)
+            scn = sqlops.next_scn(c) if self._cscn is None else self._cscn
             for queue, recs in self._deferred.values():
                 sqlops.insert_records(c, queue.table, recs, scn)
         for queue, recs, info in sqlops.coalesced(self._removes):
@@ -552,6 +575,8 @@ class PgSession(StoreSession):
             if failed:   # undo own work, count the attempts while the rows are still locked
                 for qt, msgids in self._inserted.values():
                     sqlops.delete_by_msgid(c, qt, msgids)
+                for qt in self._written.values():    # numbered with its own SCN: only its
+                    c.execute(f"DELETE FROM {table_name(qt)} WHERE CSCN = ?", (self._cscn,))
                 for queue, recs in failed:
                     for r in recs:
                         sqlops.failed_attempt(c, queue, r.seq, now, store.find_queue)
@@ -584,8 +609,9 @@ class PgSession(StoreSession):
         return _Mark(self._epoch, name, self.txn_id,
                      {k: (qt, list(ids)) for k, (qt, ids) in self._inserted.items()},
                      {k: (q, list(recs)) for k, (q, recs) in self._deferred.items()},
-                     len(self._removes), set(self._held), set(self._removed), len(self._events),
-                     len(self._works), set(self._groups), self._counts.saved())
+                     self._cscn, dict(self._written), len(self._removes), set(self._held),
+                     set(self._removed), len(self._events), len(self._works), set(self._groups),
+                     self._counts.saved())
 
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch or (mark.name is not None and not self._open):
@@ -604,6 +630,8 @@ class PgSession(StoreSession):
         self.txn_id = mark.txn_id
         self._inserted = {k: (qt, list(ids)) for k, (qt, ids) in mark.inserted.items()}
         self._deferred = {k: (q, list(recs)) for k, (q, recs) in mark.deferred.items()}
+        # (rows written since, and the SCN when drawn since, went with the SQL rollback)
+        self._cscn, self._written = mark.cscn, dict(mark.written)
         del self._removes[mark.removes:]
         had_locks = self._held != mark.held
         self._held = set(mark.held)
@@ -775,6 +803,8 @@ class _Mark:
     txn_id: str | None
     inserted: dict
     deferred: dict
+    cscn: int | None     # the commit SCN drawn (write_commit_time_enqueues)
+    written: dict        # the commit-time queue tables written with it
     removes: int
     held: set
     removed: set

@@ -3,7 +3,9 @@
 A session's ON_COMMIT enqueues wait here and are inserted, together with the removal
 of the messages it dequeued, in one short write transaction at :meth:`SqliteSession.
 commit` (see :mod:`.sqlite`).  Until then the messages it dequeued are held by the
-store's :class:`~.locks.MessageLocks`; other sessions skip them.
+store's :class:`~.locks.MessageLocks`; other sessions skip them.  A transaction may have
+its commit-time enqueues written earlier (:meth:`SqliteSession.write_commit_time_enqueues`):
+it then holds the write transaction, as DML does, until it ends.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ class SqliteSession(StoreSession):
             self.conn.execute(stmt)
         self.txn_id: str | None = None
         self._inserts: dict[int, tuple[QueueInfo, list[MessageRecord]]] = {}
+        # write_commit_time_enqueues: the commit SCN drawn for the transaction, in the write
+        # transaction it opened (as DML's, held until the end)
+        self._cscn: int | None = None
         self._removes: list[tuple[QueueInfo, list[MessageRecord], DequeueInfo]] = []
         self._held: list[tuple[int, int]] = []
         self._held_set: set[tuple[int, int]] = set()   # the group locks among _held
@@ -99,17 +104,7 @@ class SqliteSession(StoreSession):
         oracle = oracle_words(sql, self.user, sqlite=True, binds=binds,       # its errors change nothing
                               columns=self._columns.lookup(), zone=self.time_zone)
         conn = self.conn
-        if not self._dml:
-            # SQLite's own write lock, not the process's mutex (store.begin): the transaction
-            # may end in another thread (a connection shared by threads, a dropped one closed
-            # by the reaper); other writers wait in SQLite's busy handler
-            conn.execute("BEGIN IMMEDIATE")
-            self._dml = True
-            try:
-                conn.execute(SYNC_SESSION_DDL)
-            except BaseException:
-                self._end_dml(commit=False)
-                raise
+        self._begin_write()
         conn.execute("SAVEPOINT sluice_dml")
         try:
             # what a synchronous capture's triggers read as the writer's tag and transaction
@@ -126,6 +121,43 @@ class SqliteSession(StoreSession):
         conn.execute("RELEASE sluice_dml")
         return count
 
+    def _begin_write(self, busy_as_ora: bool = False) -> None:
+        """Open the write transaction DML (and :meth:`write_commit_time_enqueues`) hold
+        until the transaction ends, if it is not.  ``busy_as_ora``: a store another process
+        kept locked all the busy timeout raises ORA-00054 (as a commit's write does)."""
+        if not self._dml:
+            # SQLite's own write lock, not the process's mutex (store.begin): the transaction
+            # may end in another thread (a connection shared by threads, a dropped one closed
+            # by the reaper); other writers wait in SQLite's busy handler
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:   # (sqlite.begin_immediate's, without its import circle)
+                if not busy_as_ora or "database is locked" not in str(e):
+                    raise
+                raise ora(54) from None
+            self._dml = True
+            try:
+                self.conn.execute(SYNC_SESSION_DDL)
+            except BaseException:
+                self._end_dml(commit=False)
+                raise
+
+    def write_commit_time_enqueues(self) -> None:
+        written = [(k, queue) for k, (queue, _) in self._inserts.items() if queue.table.commit_time]
+        if not written:
+            return
+        self._begin_write(busy_as_ora=True)
+        for k, queue in written:
+            recs = self._inserts.pop(k)[1]
+            try:
+                self._insert(queue.table, recs, in_transaction=True)
+            except BaseException:
+                # the write transaction and what it held are gone: so is the transaction
+                # (as a killed session's: its dequeues come back, no attempt counted)
+                self._end_dml(commit=False)
+                self._end()
+                raise
+
     def _no_immediate_under_dml(self) -> None:
         """An IMMEDIATE operation is a transaction of its own, which SQLite's one writer —
         this session's open DML transaction — would keep waiting."""
@@ -136,6 +168,7 @@ class SqliteSession(StoreSession):
     def _end_dml(self, commit: bool) -> None:
         """End the transaction DML opened (the session's row goes with a COMMIT)."""
         self._dml = False
+        self._cscn = None
         conn = self.conn
         try:
             if commit:
@@ -171,11 +204,17 @@ class SqliteSession(StoreSession):
         else:
             entry[1].extend(records)
 
-    def _insert(self, qt: QueueTableInfo, records: list[MessageRecord]) -> None:
+    def _insert(self, qt: QueueTableInfo, records: list[MessageRecord], in_transaction: bool = False) -> None:
+        """Insert ``records`` in the write transaction open; ``in_transaction``: the
+        session's (a commit-time table's records take the SCN it drew, once), else one of
+        their own."""
         cscn = None
         if qt.commit_time:
-            cscn = self.conn.execute("UPDATE SLUICE_SCN SET SCN = SCN + 1 WHERE ID = 1 "
-                                     "RETURNING SCN").fetchone()[0]
+            cscn = self._cscn if in_transaction else None
+            if cscn is None:
+                cscn = sqlops.next_scn(self.conn)
+                if in_transaction:
+                    self._cscn = cscn
         sqlops.insert_records(self.conn, qt, records, cscn)
 
     def _after_insert(self, records: list[MessageRecord]) -> None:
@@ -379,12 +418,17 @@ class SqliteSession(StoreSession):
             now = time.time()
             store = self.store
             # the consume count is bumped before the locks go (see MessageLocks.begin_consume)
+            written = self._cscn is not None    # enqueues in the write transaction held
             with store.locks.consuming(bool(removes)):
                 try:
                     self._write_commit(inserts, removes, now)
                 except BaseException:
+                    if written:     # they went with its rollback: so does the transaction
+                        self._end()
+                        raise
                     # nothing was written (a full disk …): the transaction is still open,
                     # to be committed again or rolled back
+                    self._cscn = None
                     self._renumber_pending()
                     raise
         self._end()
@@ -405,7 +449,7 @@ class SqliteSession(StoreSession):
             ok = False
             try:
                 for queue, recs in inserts.values():
-                    self._insert(queue.table, recs)
+                    self._insert(queue.table, recs, in_transaction=True)
                 self._consume_all(self.conn, removes, now)
                 for queue, recs, _ in sqlops.coalesced(removes):
                     sqlops.settle_failed(self.conn, queue, recs, store.find_queue)
@@ -477,7 +521,7 @@ class SqliteSession(StoreSession):
             name = f"sluice_sp{self._dml_savepoints}"
             self.conn.execute(f"SAVEPOINT {name}")
         return _Mark(self._epoch, name, self.txn_id, {k: (q, list(recs)) for k, (q, recs) in self._inserts.items()},
-                     len(self._removes), len(self._held), set(self._held_set), set(self._removed),
+                     self._cscn, len(self._removes), len(self._held), set(self._held_set), set(self._removed),
                      len(self._works), self._counts.saved())
 
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
@@ -486,6 +530,7 @@ class SqliteSession(StoreSession):
         if mark.name is not None:       # the DML since goes, its transaction stays open
             self.conn.execute(f"ROLLBACK TO {mark.name}")
             self.conn.execute(f"RELEASE {mark.name}")
+            self._cscn = mark.cscn      # (with the enqueues written since; one drawn since went)
         elif self._dml:                 # the DML began after the mark: all of it goes
             self._end_dml(commit=False)
         kept = self._held[:mark.held]
@@ -510,6 +555,7 @@ class SqliteSession(StoreSession):
         if self._held:
             self.store.locks.unlock_many(self._held, self)
         self._inserts = {}
+        self._cscn = None
         self._removes = []
         self._held = []
         self._held_set = set()
@@ -608,6 +654,7 @@ class _Mark:
     name: str | None          # the SQL savepoint, when DML had opened the transaction
     txn_id: str | None
     inserts: dict
+    cscn: int | None          # the commit SCN drawn (write_commit_time_enqueues)
     removes: int
     held: int
     held_set: set

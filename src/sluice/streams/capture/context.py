@@ -128,6 +128,11 @@ class CaptureContext:
         """``work(c)`` runs in this session's next commit (see StoreSession.add_commit_work)."""
         self.context.session.add_commit_work(work)
 
+    def write_commit_time_enqueues(self) -> None:
+        """The session's enqueues so far into commit-time queues go to their tables now,
+        numbered with the transaction's commit SCN (StoreSession.write_commit_time_enqueues)."""
+        self.context.session.write_commit_time_enqueues()
+
     def query(self, sql: str, binds: dict | None = None) -> list[tuple]:
         """The rows of a SELECT on the catalog views (as the connection's ``query``;
         capture's views hold no buffered messages)."""

@@ -34,7 +34,9 @@ only advance the slot.
 **Large transactions.**  A source transaction of more rows than TXN_LCR_SPILL_THRESHOLD
 (SET_PARAMETER; 10,000 by default) is not held in memory: its LCRs spill to the store as
 they come and are enqueued at its commit row, in that batch's one store transaction, with
-the position (:mod:`.spill`); the slot moves only after that.
+the position (:mod:`.spill`) — written to the queue table a chunk at a time, numbered with
+the commit SCN drawn at the first, so the session holds none of them whole; the slot moves
+only after that.
 
 **Staging.**  Oracle stages captured LCRs as buffered messages and, after a failure,
 re-mines the redo from its checkpoint (seed 001 "Persistent Queues and Buffered
@@ -579,7 +581,10 @@ class CaptureProcess:
     def _capture_spilled(self, txn: SourceTransaction) -> None:
         """The end of the spilled transaction came (``txn``: its rows after the spilled
         part): the spilled LCRs, read back in chunks, then the rest, enqueued in order with
-        its commit SCN in one store transaction with the position; the spill goes with it."""
+        its commit SCN in one store transaction with the position; the spill goes with it.
+        Each chunk's queue records go to the queue table before the next chunk is read
+        (StoreSession.write_commit_time_enqueues): memory is a chunk's, not the
+        transaction's."""
         sp = self._spill
         txn.changes = [c for c in txn.changes if lsn_to_int(c["lsn"]) > sp.last_lsn]
         txn.tag = sp.tag
@@ -590,6 +595,9 @@ class CaptureProcess:
             enqueued += len(kept)
             last_enq = kept[-1] if kept else last_enq
             last_spilled = chunk[-1] if chunk else last_spilled
+            # into the queue table now, numbered with the commit SCN drawn at the first
+            # chunk: the session does not hold the transaction's records until the commit
+            self.ctx.write_commit_time_enqueues()
         kept = self._enqueue(lcrs)
         enqueued += len(kept)
         last_enq = kept[-1] if kept else last_enq

@@ -15,6 +15,9 @@ in force there and the counters) in one store commit — and the stream forgets 
 slot does not move.  When the commit row comes, the spilled LCRs are read back in chunks,
 given the commit SCN and time, and enqueued in order before the rest, in the one store
 transaction that writes the capture's position and deletes the spill; then the slot moves.
+Each chunk's queue records are written to the queue table before the next is read, with
+the commit SCN that transaction draws at the first (StoreSession.
+write_commit_time_enqueues): staging holds a chunk, whatever the transaction's size.
 
 Exactly once: a crash leaves the spill and the slot where they were; the stream opened
 again sends the transaction again from its first row, and the capture goes on with the
