@@ -112,6 +112,19 @@ class QueueCounts:
 SQLITE_UPSERT = f"INSERT INTO {STATS_TABLE} ({_COLUMNS}) VALUES (?, 0, ?, ?, ?, ?, ?){_ADD}"
 
 
+def captured_sql(stats: str, queues: str, queue: tuple[str, str], sid: str, now: str,
+                 condition: str) -> str:
+    """The statement a synchronous capture's trigger counts its LCR with: one message
+    enqueued into ``queue`` (owner, name), in the writer's transaction, so the count is
+    exact as a session's is.  ``stats`` / ``queues``: SLUICE_QUEUE_STATS and AQ_QUEUES as
+    the trigger names them (PostgreSQL: schema-qualified); ``sid``: the writer's row (SQL);
+    ``now``: the trigger's clock (epoch seconds, SQL); ``condition``: SQL that holds when
+    the trigger wrote records (no subscriber took the LCR: no message, nothing counted)."""
+    owner, name = (v.replace("'", "''") for v in queue)
+    return (f"INSERT INTO {stats} ({_COLUMNS}) SELECT QID, {sid}, 1, 0, {now}, {now}, NULL "
+            f"FROM {queues} WHERE OWNER = '{owner}' AND NAME = '{name}' AND {condition}{_ADD}")
+
+
 def counted(queue: "QueueInfo", records: Sequence["MessageRecord"], enqueued: bool) -> QueueCounts:
     """The counts of one IMMEDIATE enqueue (``enqueued``) or dequeue of ``records``, a
     transaction of its own."""

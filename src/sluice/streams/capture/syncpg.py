@@ -21,7 +21,8 @@ changes were made:
    from the commit's start, not from the first change;
 3. one queue-table row per subscriber (SEQ from the table's identity, a random
    message id, state READY, persistent), and a NOTIFY on the queue table's channel
-   so that waiting dequeuers wake;
+   so that waiting dequeuers wake, and the queue's enqueue total (``SLUICE_QUEUE_STATS``,
+   the writer's server process's row: :mod:`sluice.store.stats`) gains the message;
 4. the notification outbox rows its registrations are owed.
 
 **The writer's session**: the tag is the hexadecimal text of the setting
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ora
+from ...store.stats import STATS_TABLE, captured_sql
 from .decode import column_type, oracle_name, pg_name
 from .syncrules import TriggerColumns, compile_update_rules
 
@@ -192,6 +194,8 @@ def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_t
     refuse, evaluate = (
         "".join(f"IF {condition} THEN RAISE EXCEPTION USING MESSAGE = {_lit(error)}, ERRCODE = '42501'; "
                 f"END IF; " for condition, error in checks) for checks in (refusals, evaluation))
+    counted = captured_sql(f"{s}.{STATS_TABLE}", f"{s}.AQ_QUEUES", queue, "pg_backend_pid()",
+                           "extract(epoch FROM clock_timestamp())", "v_rows > 0")
     body = f"""
 DECLARE
   v_tag bytea := decode(nullif(current_setting('sluice.tag', true), ''), 'hex');
@@ -204,6 +208,7 @@ DECLARE
   v_scn bigint;
   v_msgid bytea := uuid_send(gen_random_uuid());
   v_doc text;
+  v_rows bigint;
 BEGIN
   {evaluate}
   {branches_sql}END IF;
@@ -231,6 +236,9 @@ BEGIN
     AND SPEC::jsonb ->> 'rule' IS NULL AND coalesce((SPEC::jsonb ->> 'delivery_mode')::int, 1) <> 2
     AND coalesce((SPEC::jsonb ->> 'protocol')::int, 0) NOT BETWEEN 128 AND 255
   ORDER BY NAME;
+  -- the queue's enqueue total (sluice.store.stats): one message, if a subscriber took it
+  GET DIAGNOSTICS v_rows = ROW_COUNT;
+  {counted};
   -- the notifications the records owe (sluice.store.sqlnotify; sluice.aq.queue.owe_notifications)
   INSERT INTO {s}.SLUICE_NOTIFICATIONS (REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, PAYLOAD, CREATED)
   SELECT R.SPEC::jsonb ->> 'id', M.MSGID, {_lit(q_owner + '.' + q_name)}, M.CONSUMER_NAME, 1, NULL, M.ENQ_TIME

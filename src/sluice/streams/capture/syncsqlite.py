@@ -24,7 +24,9 @@ plain ``sqlite3`` writer fires it as well) does, inside the writer's transaction
    state READY, persistent, the LCR stored as :mod:`sluice.streams.lcrcodec`'s
    document.  Subscribers with a rule or a third-party protocol, and buffered-only
    ones, get no record: their rules are dequeue conditions the trigger cannot run;
-4. the notification outbox rows its registrations are owed (delivered by a Sluice
+4. the queue's enqueue total (``SLUICE_QUEUE_STATS``, :mod:`sluice.store.stats`) gains
+   the message, when a record of it was written;
+5. the notification outbox rows its registrations are owed (delivered by a Sluice
    process's notification dispatcher, which looks at the outbox every second).
 
 **The writer's session** (``SLUICE_SYNC_SESSION``): SQLite has neither session
@@ -44,6 +46,7 @@ from typing import Any
 from ...errors import ora
 from ...store.locks import TRIGGER_SEQ_BASE
 from ...store.sqlschema import SYNC_SESSION_DDL, quote
+from ...store.stats import STATS_TABLE, captured_sql
 from .syncrules import TriggerColumns, compile_update_rules
 
 __all__ = ["SYNC_SEQ_BASE", "SqliteTable", "find_table", "trigger_ddl", "drop_ddl", "open_session",
@@ -231,8 +234,17 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
             f"FROM SLUICE_SYNC_STATE ST, SLUICE_SCN SC, (SELECT {cmd} AS CMD) M, ({subscribers}) S "
             f"WHERE ST.ID = 1 AND SC.ID = 1; "
             f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; "
-            f"{_notifications(queue, queue_table)} END")
+            f"{_counted(queue, queue_table)}; {_notifications(queue, queue_table)} END")
     return out
+
+
+def _counted(queue: tuple[str, str], queue_table: str) -> str:
+    """The queue's enqueue total (:mod:`sluice.store.stats`, SID 0 as every SQLite writer's)
+    gains the message, if the trigger wrote any record of it."""
+    wrote = (f"EXISTS (SELECT 1 FROM {queue_table} WHERE MSGID = "
+             f"(SELECT MSGID FROM SLUICE_SYNC_STATE WHERE ID = 1))")
+    return captured_sql(STATS_TABLE, "AQ_QUEUES", queue, "0", "(julianday('now') - 2440587.5) * 86400.0",
+                        wrote)
 
 
 def _notifications(queue: tuple[str, str], queue_table: str) -> str:
