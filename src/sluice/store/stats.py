@@ -112,17 +112,16 @@ class QueueCounts:
 SQLITE_UPSERT = f"INSERT INTO {STATS_TABLE} ({_COLUMNS}) VALUES (?, 0, ?, ?, ?, ?, ?){_ADD}"
 
 
-def captured_sql(stats: str, queues: str, queue: tuple[str, str], sid: str, now: str,
-                 condition: str) -> str:
+def captured_sql(stats: str, qid: int, sid: str, now: str, source: str) -> str:
     """The statement a synchronous capture's trigger counts its LCR with: one message
-    enqueued into ``queue`` (owner, name), in the writer's transaction, so the count is
-    exact as a session's is.  ``stats`` / ``queues``: SLUICE_QUEUE_STATS and AQ_QUEUES as
-    the trigger names them (PostgreSQL: schema-qualified); ``sid``: the writer's row (SQL);
-    ``now``: the trigger's clock (epoch seconds, SQL); ``condition``: SQL that holds when
-    the trigger wrote records (no subscriber took the LCR: no message, nothing counted)."""
-    owner, name = (v.replace("'", "''") for v in queue)
-    return (f"INSERT INTO {stats} ({_COLUMNS}) SELECT QID, {sid}, 1, 0, {now}, {now}, NULL "
-            f"FROM {queues} WHERE OWNER = '{owner}' AND NAME = '{name}' AND {condition}{_ADD}")
+    enqueued into the queue ``qid`` (the capture's: it cannot be dropped under it), in the
+    writer's transaction, so the count is exact as a session's is.  ``stats``:
+    SLUICE_QUEUE_STATS as the trigger names it (PostgreSQL: schema-qualified); ``sid``: the
+    writer's row (SQL); ``now``: the trigger's clock (epoch seconds, SQL); ``source``: a
+    ``FROM … WHERE …`` giving one row when the trigger wrote records of the LCR (none when no
+    subscriber took it: no message, nothing counted)."""
+    return (f"INSERT INTO {stats} ({_COLUMNS}) SELECT {int(qid)}, {sid}, 1, 0, {now}, {now}, NULL "
+            f"{source}{_ADD}")
 
 
 def counted(queue: "QueueInfo", records: Sequence["MessageRecord"], enqueued: bool) -> QueueCounts:

@@ -163,8 +163,9 @@ def names(capture: str, table: PgTable) -> tuple[str, str]:
 def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_table: str, channel: str,
                 capture_user: str, source_database: str, table: PgTable,
                 rules: list[tuple[str, str, str | None]], refusals: list[tuple[str, str]] = (),
-                evaluation: list[tuple[str, str]] = ()) -> list[str]:
-    """The trigger function (in the store's schema) and the deferred constraint trigger;
+                evaluation: list[tuple[str, str]] = (), qid: int = 0) -> list[str]:
+    """The trigger function (in the store's schema) and the deferred constraint trigger
+    (``qid``: the queue's id, its totals);
     ``rules``: ``(name, condition, STREAMS$_ROW_SUBSET)``; ``refusals``: ``(condition,
     error)`` of the capture user's right to enqueue (:func:`~..clientrights.capture_user_refusals`),
     the first that holds failing the writer's COMMIT with its error (SQLSTATE 42501);
@@ -194,8 +195,6 @@ def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_t
     refuse, evaluate = (
         "".join(f"IF {condition} THEN RAISE EXCEPTION USING MESSAGE = {_lit(error)}, ERRCODE = '42501'; "
                 f"END IF; " for condition, error in checks) for checks in (refusals, evaluation))
-    counted = captured_sql(f"{s}.{STATS_TABLE}", f"{s}.AQ_QUEUES", queue, "pg_backend_pid()",
-                           "extract(epoch FROM clock_timestamp())", "v_rows > 0")
     body = f"""
 DECLARE
   v_tag bytea := decode(nullif(current_setting('sluice.tag', true), ''), 'hex');
@@ -208,7 +207,6 @@ DECLARE
   v_scn bigint;
   v_msgid bytea := uuid_send(gen_random_uuid());
   v_doc text;
-  v_rows bigint;
 BEGIN
   {evaluate}
   {branches_sql}END IF;
@@ -236,9 +234,16 @@ BEGIN
     AND SPEC::jsonb ->> 'rule' IS NULL AND coalesce((SPEC::jsonb ->> 'delivery_mode')::int, 1) <> 2
     AND coalesce((SPEC::jsonb ->> 'protocol')::int, 0) NOT BETWEEN 128 AND 255
   ORDER BY NAME;
-  -- the queue's enqueue total (sluice.store.stats): one message, if a subscriber took it
-  GET DIAGNOSTICS v_rows = ROW_COUNT;
-  {counted};
+  -- the queue's enqueue total (sluice.store.stats), the writer's server process's row: one
+  -- message, if a subscriber took it (an UPDATE once the row is there: no speculative insert)
+  IF FOUND THEN
+    UPDATE {s}.{STATS_TABLE} SET ENQUEUED_MSGS = ENQUEUED_MSGS + 1,
+                                 LAST_ENQUEUE_TIME = extract(epoch FROM clock_timestamp())
+    WHERE QID = {int(qid)} AND SID = pg_backend_pid();
+    IF NOT FOUND THEN
+      {captured_sql(f"{s}.{STATS_TABLE}", qid, "pg_backend_pid()", "extract(epoch FROM clock_timestamp())", "")};
+    END IF;
+  END IF;
   -- the notifications the records owe (sluice.store.sqlnotify; sluice.aq.queue.owe_notifications)
   INSERT INTO {s}.SLUICE_NOTIFICATIONS (REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, PAYLOAD, CREATED)
   SELECT R.SPEC::jsonb ->> 'id', M.MSGID, {_lit(q_owner + '.' + q_name)}, M.CONSUMER_NAME, 1, NULL, M.ENQ_TIME

@@ -177,9 +177,11 @@ def trigger_name(capture: str, table: str, op: str) -> str:
 
 def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_user: str,
                 source_database: str, table: SqliteTable, rules: list[tuple[str, str, str | None]],
-                refusals: list[tuple[str, str]] = (), evaluation: list[tuple[str, str]] = ()) -> list[str]:
+                refusals: list[tuple[str, str]] = (), evaluation: list[tuple[str, str]] = (),
+                qid: int = 0) -> list[str]:
     """``CREATE TRIGGER`` statements (one per command type) of ``capture`` on ``table``;
-    ``queue_table`` is the physical (quoted) name of the queue's table; ``rules``:
+    ``queue_table`` is the physical (quoted) name of the queue's table, ``qid`` the queue's
+    id (its totals); ``rules``:
     ``(name, condition, STREAMS$_ROW_SUBSET)``; ``refusals``: ``(condition, error)`` of
     the capture user's right to enqueue (:func:`~..clientrights.capture_user_refusals`),
     the first that holds aborting the writer's statement with its error; ``evaluation``:
@@ -220,7 +222,8 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
                f"'scn', {scn}, 'cscn', {scn}, 'time', strftime('%Y-%m-%dT%H:%M:%f', 'now'), "
                f"'old', {old_units}, 'new', {new_units}))")
         # the subscribers are read once: the INSERT numbers its rows from the counter, and
-        # the counter then moves past them (changes(): the rows the trigger's INSERT wrote)
+        # the counter then moves past them (changes(): the rows the trigger's INSERT wrote;
+        # none: no message, MSGID NULL for what follows)
         out.append(
             f"CREATE TRIGGER {quote(trigger_name(capture, table.name, op))} AFTER {op} ON "
             f"{quote(table.physical)} FOR EACH ROW WHEN {when} BEGIN {refuse}"
@@ -233,18 +236,18 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
             f"{txn}, S.NAME, S.ADDRESS, S.PROTOCOL, 1, {_lit(capture)}, {doc} "
             f"FROM SLUICE_SYNC_STATE ST, SLUICE_SCN SC, (SELECT {cmd} AS CMD) M, ({subscribers}) S "
             f"WHERE ST.ID = 1 AND SC.ID = 1; "
-            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; "
-            f"{_counted(queue, queue_table)}; {_notifications(queue, queue_table)} END")
+            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes(), "
+            f"MSGID = CASE WHEN changes() > 0 THEN MSGID END WHERE ID = 1; "
+            f"{_counted(qid)}; {_notifications(queue, queue_table)} END")
     return out
 
 
-def _counted(queue: tuple[str, str], queue_table: str) -> str:
+def _counted(qid: int) -> str:
     """The queue's enqueue total (:mod:`sluice.store.stats`, SID 0 as every SQLite writer's)
-    gains the message, if the trigger wrote any record of it."""
-    wrote = (f"EXISTS (SELECT 1 FROM {queue_table} WHERE MSGID = "
-             f"(SELECT MSGID FROM SLUICE_SYNC_STATE WHERE ID = 1))")
-    return captured_sql(STATS_TABLE, "AQ_QUEUES", queue, "0", "(julianday('now') - 2440587.5) * 86400.0",
-                        wrote)
+    gains the message, if the trigger wrote any record of it (else the state row's MSGID is
+    NULL)."""
+    return captured_sql(STATS_TABLE, qid, "0", "(julianday('now') - 2440587.5) * 86400.0",
+                        "FROM SLUICE_SYNC_STATE WHERE ID = 1 AND MSGID IS NOT NULL")
 
 
 def _notifications(queue: tuple[str, str], queue_table: str) -> str:
