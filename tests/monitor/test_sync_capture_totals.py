@@ -5,6 +5,8 @@ no subscriber receives is no message."""
 
 from __future__ import annotations
 
+import pytest
+
 import sluice
 from sluice.monitor import snapshot
 
@@ -43,3 +45,25 @@ def test_lcrs_a_sync_capture_enqueues_are_counted_in_the_writer_s_transaction(se
     senv.conn.commit()
     senv.sql(f"DELETE FROM {t} WHERE id = 1")
     assert _totals(senv) == (4, 4)
+
+
+@pytest.mark.parametrize("dsn", ["postgresql"], indirect=True)
+def test_postgresql_counts_once_per_transaction_also_after_set_constraints_immediate(senv):
+    """PostgreSQL's deferred triggers count in a transaction-local setting and write it once
+    per transaction and queue (syncpg.counted_ddl), behind the transaction's LCR triggers:
+    SET CONSTRAINTS ALL IMMEDIATE fires them mid-transaction, and what follows is counted too."""
+    senv.create_table("emp")
+    rs = senv.rule_set("SC_RS", "emp")
+    senv.conn.capture_adm.create_sync_capture(queue_name="STRM_Q", capture_name="SC", rule_set_name=rs)
+    senv.conn.commit()
+    t = senv.table("emp")
+    with senv.transaction() as w:
+        w.execute(f"INSERT INTO {t} VALUES (1, 'a', 1)")
+        w.execute(f"INSERT INTO {t} VALUES (2, 'a', 1)")
+        w.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        w.execute("SET CONSTRAINTS ALL DEFERRED")
+        w.execute(f"INSERT INTO {t} VALUES (3, 'a', 1)")
+    assert _totals(senv) == (3, 0)
+    cur = senv.conn.cursor()
+    cur.execute("SELECT COUNT(*) FROM SLUICE_SYNC_COUNTED")
+    assert cur.fetchone() == (0,)                              # no marker outlives its transaction

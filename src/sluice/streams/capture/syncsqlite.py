@@ -246,7 +246,7 @@ def _counted(qid: int) -> str:
     """The queue's enqueue total (:mod:`sluice.store.stats`, SID 0 as every SQLite writer's)
     gains the message, if the trigger wrote any record of it (else the state row's MSGID is
     NULL)."""
-    return captured_sql(STATS_TABLE, qid, "0", "(julianday('now') - 2440587.5) * 86400.0",
+    return captured_sql(STATS_TABLE, str(int(qid)), "0", "1", "(julianday('now') - 2440587.5) * 86400.0",
                         "FROM SLUICE_SYNC_STATE WHERE ID = 1 AND MSGID IS NOT NULL")
 
 
