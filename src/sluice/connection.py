@@ -399,8 +399,8 @@ class Connection:
             if q is not None and (buffered_views or f"AQ${q.table.name}" in text):   # only the views it names
                 key = (q.table.owner, q.table.name)
                 by_table.setdefault(key, (q.table, []))[1].extend(records)
-        if buffered_views:   # and V$BUFFERED_QUEUES' cumulative counts of this process
-            return InMemory(by_table.values(), pool.cumulative(), pool.started)
+        if buffered_views:   # and the buffered views' cumulative counts of this process
+            return InMemory(by_table.values(), pool.cumulative(), pool.started, pool.subscribers())
         return list(by_table.values())
 
     def session_time_zone(self) -> tzinfo:

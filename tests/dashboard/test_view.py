@@ -10,9 +10,11 @@ import time
 
 import pytest
 
+from sluice.dashboard.history import History
 from sluice.dashboard.view import reader
 from sluice.streams.propagation.runner import PropagationRunner
 from tests.conftest import make_queue
+from tests.monitor.kit import mover_process
 from tests.streams.propkit import Sites, enqueue, multi_queue
 
 
@@ -71,3 +73,18 @@ def test_failing_schedule_and_unreadable_site(sites, tmp_path):
     assert e["health"] == "warn" and "backing off" in e["note"] and "ORA-24010" in e["note"]
     unreadable = next(n for n in r["nodes"] if n["site"] == "GONE")
     assert unreadable["id"] == "site:GONE" and unreadable["health"] == "idle" and unreadable["detail"]
+
+
+def test_queue_card_rates_are_the_store_s_another_process_s_included(conn, dsn):
+    """The cards' in / out rates come from the store's totals (V$PERSISTENT_QUEUES), so what
+    another process enqueued and dequeued shows, not only what the serving process moved."""
+    make_queue(conn)
+    conn.commit()
+    read, h = reader(conn), History(interval=1.0)
+    h.add(read(), now=100.0)
+    other = mover_process(dsn, 6, 2)
+    assert other.communicate(timeout=120)[0].strip() == "2" and other.returncode == 0
+    h.add(read(), now=102.0)
+    card = next(q for q in h.latest["queues"] if q["name"] == "SLUICE.Q")
+    assert (h.latest["rates"][card["enq_key"]], h.latest["rates"][card["deq_key"]]) == (3.0, 1.0)
+    assert (h.since(101.0)[0]["enq"], h.since(101.0)[0]["deq"]) == (3.0, 1.0)    # the charts' ring

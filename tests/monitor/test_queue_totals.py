@@ -4,10 +4,6 @@ Oracle does: a multi-consumer message once, not once per recipient."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 import time
 
 import psycopg
@@ -19,28 +15,7 @@ from sluice.monitor import snapshot
 
 from ..conftest import PG_BASE, make_queue, nowait
 from ..streams.propkit import multi_queue
-
-_CHILD = textwrap.dedent("""
-    import sys, sluice
-    conn = sluice.connect(sys.argv[1])
-    q = conn.queue("Q")
-    for i in range(int(sys.argv[2])):
-        q.enqone(conn.msgproperties(payload=b"m"))
-    conn.commit()
-    q.deqoptions.wait = sluice.DEQ_NO_WAIT
-    got = len(q.deqmany(int(sys.argv[3])))
-    conn.commit()
-    conn.close()
-    print(got)
-""")
-
-
-def _child(dsn: str, enqueue: int, dequeue: int) -> subprocess.Popen:
-    env = dict(os.environ)
-    src = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "src"))
-    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.Popen([sys.executable, "-c", _CHILD, dsn, str(enqueue), str(dequeue)],
-                            stdout=subprocess.PIPE, text=True, env=env)
+from .kit import mover_process
 
 
 def _persistent(conn, name: str = "Q") -> tuple | None:
@@ -70,7 +45,7 @@ def _enqueue_then_dequeue(conn, enqueue: int, dequeue: int) -> None:
 def test_totals_are_every_process_s_enqueues_and_dequeues(conn, dsn):
     make_queue(conn)
     conn.commit()
-    children = [_child(dsn, 7, 3), _child(dsn, 5, 2)]
+    children = [mover_process(dsn, 7, 3), mover_process(dsn, 5, 2)]
     outs = [c.communicate(timeout=120)[0] for c in children]
     assert [c.returncode for c in children] == [0, 0]
     assert sorted(int(o) for o in outs) == [2, 3]
@@ -302,3 +277,50 @@ def test_v_buffered_queues_counts_messages_and_what_this_process_enqueued_and_sp
         buffered.configure(conn, spill_after=before)
     q.enqone(conn.msgproperties(payload=b"later"))
     assert row()[0] == (4, 3, 4, 3)
+
+
+def test_v_buffered_subscribers_cumulative_counts_of_each_subscriber(conn, conn2):
+    """Oracle's V$BUFFERED_SUBSCRIBERS: CNUM_MSGS (messages enqueued for the subscriber),
+    TOTAL_DEQUEUED_MSG (its dequeues), LAST_DEQUEUE_TIME, since STARTUP_TIME — here this
+    process's buffered pool's; a dequeue of a spilled message counts as one from memory."""
+    from sluice.aq import buffered
+    multi_queue(conn, "BQ")
+    for name in ("B1", "B2"):
+        conn.aqadm.add_subscriber("BQ", sluice.Agent(name), delivery_mode=sluice.MSG_BUFFERED)
+    cols = "SUBSCRIBER_NAME, NUM_MSGS, CNUM_MSGS, TOTAL_DEQUEUED_MSG"
+
+    def rows(c=conn):
+        cur = c.cursor()
+        cur.execute(f"SELECT {cols}, STARTUP_TIME, LAST_DEQUEUE_TIME FROM V$BUFFERED_SUBSCRIBERS "
+                    "WHERE QUEUE_NAME = 'BQ' ORDER BY SUBSCRIBER_NAME")
+        return cur.fetchall()
+    assert rows() == [("B1", 0, 0, 0, None, None), ("B2", 0, 0, 0, None, None)]
+    q = conn.queue("BQ")
+    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    for i in range(3):
+        q.enqone(conn.msgproperties(payload=b"m%d" % i))
+    b1, b2 = rows()
+    assert b1[:4] == ("B1", 3, 3, 0) and b2[:4] == ("B2", 3, 3, 0)
+    assert b1[4] is not None and b1[5] is None
+    q.deqoptions.consumername = "B1"
+    q.deqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
+    nowait(q)
+    assert q.deqone() is not None                               # from memory
+    limits = buffered.configure(conn)
+    before = limits.spill_after
+    buffered.configure(conn, spill_after=0)
+    try:                                                        # the rest spilled, then one dequeued
+        pool = buffered.existing_pool(conn.context.store)
+        pool.spill_old(conn.context.catalog.find_queue("SLUICE", "BQ"), q._buffered_endpoint().spill)
+    finally:
+        buffered.configure(conn, spill_after=before)
+    assert q.deqone() is not None
+    q.deqoptions.mode = sluice.DEQ_BROWSE
+    assert q.deqone() is not None                               # browsing takes nothing
+    b1, b2 = rows()
+    assert b1[:4] == ("B1", 1, 3, 2) and b2[:4] == ("B2", 3, 3, 0)
+    assert b1[5] is not None and b2[5] is None
+    # the counts are the process's: every session of it reads the same
+    assert [r[:4] for r in rows(conn2)] == [("B1", 1, 3, 2), ("B2", 3, 3, 0)]

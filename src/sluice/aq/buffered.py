@@ -198,6 +198,10 @@ class BufferedPool:
         # [messages enqueued, messages spilled] since ``started``
         self.started = time.time()
         self._cumulative: dict[str, list[int]] = {}
+        # V$BUFFERED_SUBSCRIBERS' CNUM_MSGS, TOTAL_DEQUEUED_MSG and LAST_DEQUEUE_TIME, since
+        # ``started`` too: (queue, consumer, address) -> [records put into memory for it,
+        # its removing dequeues of buffered messages, the last one's time]
+        self._subscribers: dict[tuple[str, str | None, str | None], list] = {}
 
     # -- enqueue ------------------------------------------------------------
     def put(self, q: QueueInfo, records: list[MessageRecord], spill: Callable, session=None) -> None:
@@ -216,12 +220,18 @@ class BufferedPool:
             if listener is not None:
                 listener.staged(records)
             queue, fifo = self._structures(qname)
+            subscribers = self._subscribers
             for r in records:
                 self._seq += 1
                 r.seq = -self._seq          # negative: never a table's SEQ
                 entry = _Entry(order(r) + (self._seq,), r, sender)
                 self._file(queue, (r.consumer_name, r.address), entry)
                 fifo.append(entry)
+                c = subscribers.get((qname, r.consumer_name, r.address))
+                if c is None:
+                    subscribers[(qname, r.consumer_name, r.address)] = [1, 0, None]
+                else:
+                    c[0] += 1
             self._senders[key] = self._senders.get(key, 0) + len(records)
             self._count(qname, 0, 1)     # one message, a record per consumer
             victims = self._spill_victims(q, queue, fifo, time.time())
@@ -432,13 +442,30 @@ class BufferedPool:
                 taken.append(e.record)
             return taken
 
-    def put_back(self, q: QueueInfo, records: list[MessageRecord]) -> None:
-        """Records :meth:`take_remote` took, back into memory (their propagation failed)."""
+    def put_back(self, q: QueueInfo, records: list[MessageRecord], taken: bool = False) -> None:
+        """Records :meth:`take_remote` took, back into memory (their propagation failed);
+        ``taken``: :meth:`taken` was told of them (their dequeues are counted back)."""
+        if taken:
+            with self._lock:
+                for r in records:
+                    c = self._subscribers.get((q.qualified, r.consumer_name, r.address))
+                    if c is not None and c[1] > 0:
+                        c[1] -= 1
         self._restore(q, records)
 
     def taken(self, q: QueueInfo, record: MessageRecord, owner: object) -> None:
-        """``owner`` (a session) took ``record`` out for good (REMOVE): its sender's
-        listener, if any, hears of it."""
+        """``owner`` (a session, a propagation) took ``record`` out for good (REMOVE), from
+        memory or spilled: counted as its consumer's dequeue (V$BUFFERED_SUBSCRIBERS); its
+        sender's listener, if any, hears of it."""
+        key = (q.qualified, record.consumer_name, record.address)
+        now = time.time()
+        with self._lock:
+            c = self._subscribers.get(key)
+            if c is None:
+                self._subscribers[key] = [0, 1, now]
+            else:
+                c[1] += 1
+                c[2] = now
         listener = self.listeners.get((q.qualified, record.sender_name))
         if listener is not None:
             listener.taken(owner, record)
@@ -527,6 +554,13 @@ class BufferedPool:
         with self._lock:
             return {qname: (c[0], c[1]) for qname, c in self._cumulative.items()}
 
+    def subscribers(self) -> dict[tuple[str, str | None, str | None], tuple[int, int, float | None]]:
+        """(queue ``OWNER.NAME``, consumer, address) -> (records enqueued for it, its removing
+        dequeues of buffered messages, the last one's time) since :attr:`started`, in this
+        process."""
+        with self._lock:
+            return {key: (c[0], c[1], c[2]) for key, c in self._subscribers.items()}
+
     def _restore(self, q: QueueInfo, records: list[MessageRecord]) -> None:
         order = _order_key(q.table)
         with self._lock:
@@ -575,6 +609,7 @@ class BufferedPool:
             queue = self._queues.pop(q.qualified, None)
             self._fifo.pop(q.qualified, None)
             self._cumulative.pop(q.qualified, None)    # a queue made again starts from 0
+            self._subscribers = {k: c for k, c in self._subscribers.items() if k[0] != q.qualified}
             self.spilled = {key for key in self.spilled if key[0] != q.qualified}
             gone = [e for entries in (queue or {}).values() for e in entries]
             for e in gone:   # (their memory and their senders' flow-control counts)

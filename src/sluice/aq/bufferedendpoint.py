@@ -246,8 +246,8 @@ class Endpoint:
         return got[0]
 
     def _taken(self, q: QueueInfo, record: MessageRecord | None, mode: int) -> MessageRecord | None:
-        if record is not None and self.pool.listeners and (mode == C.DEQ_REMOVE or mode == C.DEQ_REMOVE_NODATA):
-            self.pool.taken(q, record, self.ctx)
+        if record is not None and (mode == C.DEQ_REMOVE or mode == C.DEQ_REMOVE_NODATA):
+            self.pool.taken(q, record, self.ctx)     # (its consumer's dequeue, counted)
         return record
 
     def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int,

@@ -29,16 +29,20 @@ class InMemory(list):
     """``(queue table, records)`` of this process's buffered messages in memory, with its
     cumulative counts for V$BUFFERED_QUEUES: ``cumulative`` maps ``OWNER.NAME`` to
     (messages enqueued, messages spilled) since ``started`` (the process's buffered pool
-    began: STARTUP_TIME).  True while it has either."""
+    began: STARTUP_TIME), and for V$BUFFERED_SUBSCRIBERS ``subscribers`` maps
+    (``OWNER.NAME``, consumer, address) to (records enqueued for it, its dequeues, the
+    last one's time).  True while it has any."""
 
     def __init__(self, tables: Iterable[tuple[QueueTableInfo, list[MessageRecord]]],
-                 cumulative: dict[str, tuple[int, int]], started: float) -> None:
+                 cumulative: dict[str, tuple[int, int]], started: float,
+                 subscribers: dict[tuple, tuple] | None = None) -> None:
         super().__init__(tables)
         self.cumulative = cumulative
         self.started = started
+        self.subscribers = subscribers or {}
 
     def __bool__(self) -> bool:
-        return bool(self.cumulative) or len(self) > 0
+        return bool(self.cumulative) or bool(self.subscribers) or len(self) > 0
 
 
 def memory_views(execute: Callable[[str, tuple], object], executemany: Callable[[str, list], object],
@@ -102,17 +106,21 @@ def buffered_memory_views(execute, executemany, d, in_memory: list[tuple[QueueTa
             if message not in firsts:   # a message once, in its first record's row (MESSAGES)
                 firsts.add(message)
                 c[2] += 1
-    table, totals = "SLUICE_BUFFERED_MEMORY", "SLUICE_BUFFERED_CUMULATIVE"
-    views = [(name, body, quote(name + "$SESSION")) for name, body in buffered_views(d, "{source}", "{totals}")]
+    table, totals, subs = "SLUICE_BUFFERED_MEMORY", "SLUICE_BUFFERED_CUMULATIVE", "SLUICE_BUFFERED_SUBSCRIBERS"
+    views = [(name, body, quote(name + "$SESSION"))
+             for name, body in buffered_views(d, "{source}", "{totals}", "{subscribers}")]
     for _, _, temp_name in views:    # made anew each time, the views first (they use the tables)
         execute(f"DROP VIEW IF EXISTS {temp}.{temp_name}", ())
-    execute(f"DROP TABLE IF EXISTS {temp}.{table}", ())
-    execute(f"DROP TABLE IF EXISTS {temp}.{totals}", ())
+    for name in (table, totals, subs):
+        execute(f"DROP TABLE IF EXISTS {temp}.{name}", ())
     execute(f"CREATE TEMPORARY TABLE {table} (QT_ID {d.int_type}, OWNER TEXT, QUEUE_NAME TEXT, "
             f"CONSUMER_NAME TEXT, ADDRESS TEXT, STATE {d.int_type}, MSGS {d.int_type}, "
             f"OLDEST_ENQ_TIME {d.real_type}, MESSAGES {d.int_type}, IN_MEMORY {d.int_type})", ())
     execute(f"CREATE TEMPORARY TABLE {totals} (OWNER TEXT, QUEUE_NAME TEXT, CNUM_MSGS {d.int_type}, "
             f"CSPILL_MSGS {d.int_type}, STARTUP_TIME {d.real_type})", ())
+    execute(f"CREATE TEMPORARY TABLE {subs} (OWNER TEXT, QUEUE_NAME TEXT, CONSUMER_NAME TEXT, ADDRESS TEXT, "
+            f"CNUM_MSGS {d.int_type}, TOTAL_DEQUEUED_MSG {d.int_type}, LAST_DEQUEUE_TIME {d.real_type}, "
+            f"STARTUP_TIME {d.real_type})", ())
     if counts:
         executemany(f"INSERT INTO {temp}.{table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
                     [k + tuple(v) for k, v in counts.items()])
@@ -120,12 +128,16 @@ def buffered_memory_views(execute, executemany, d, in_memory: list[tuple[QueueTa
         executemany(f"INSERT INTO {temp}.{totals} VALUES (?, ?, ?, ?, ?)",
                     [(*qname.split(".", 1), enq, spilled, cumulative.started)
                      for qname, (enq, spilled) in cumulative.cumulative.items()])
+    if cumulative is not None and cumulative.subscribers:
+        executemany(f"INSERT INTO {temp}.{subs} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(*qname.split(".", 1), consumer, address, *counts, cumulative.started)
+                     for (qname, consumer, address), counts in cumulative.subscribers.items()])
     source = (f"(SELECT * FROM {BUFFERED_SPILLED} S UNION ALL "
               f"SELECT QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, OLDEST_ENQ_TIME, "
               f"MESSAGES, IN_MEMORY FROM {temp}.{table})")
     for name, body, temp_name in views:
-        execute(f"CREATE TEMPORARY VIEW {temp_name} AS "
-                f"{body.replace('{source}', source).replace('{totals}', f'{temp}.{totals}')}", ())
+        body = body.replace("{source}", source).replace("{totals}", f"{temp}.{totals}")
+        execute(f"CREATE TEMPORARY VIEW {temp_name} AS {body.replace('{subscribers}', f'{temp}.{subs}')}", ())
         known[(user, name)] = f"{temp}.{temp_name}"
         known[("SYS", name)] = f"{temp}.{temp_name}"
 

@@ -74,15 +74,17 @@ from .stats import STATS_TABLE
 #     (SLUICE_QUEUE_DEPTH gains MESSAGES and MSG_SUM_ENQ_TIME), RESHAPED_VIEWS; V$BUFFERED_QUEUES
 #     likewise, with Oracle's STARTUP_TIME, CNUM_MSGS, CSPILL_MSGS (RETYPED_VIEWS too: new
 #     columns between old ones)
-SCHEMA_VERSION = 27
+# 28: V$BUFFERED_SUBSCRIBERS gains Oracle's cumulative STARTUP_TIME, CNUM_MSGS, TOTAL_DEQUEUED_MSG
+#     and LAST_DEQUEUE_TIME, between old columns (RETYPED_VIEWS, RESHAPED_VIEWS); no table changes
+SCHEMA_VERSION = 28
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
-RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS", "V$BUFFERED_QUEUES")
+RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS", "V$BUFFERED_QUEUES", "V$BUFFERED_SUBSCRIBERS")
 # an SQLite view of dates has the first, and before schema version 24 (UTC dates) not the second
 UTC_VIEWS_MARK = ("'unixepoch'", "sluice_zone_shift")
 # views whose text changed (same columns and types) since an older schema version
 RESHAPED_VIEWS = ("DBA_QUEUES", "DBA_TAB_PRIVS", "DBA_SYS_PRIVS", "DBA_CAPTURE", "V$AQ",
-                  "SLUICE_QUEUE_DEPTH", "V$BUFFERED_QUEUES")
+                  "SLUICE_QUEUE_DEPTH", "V$BUFFERED_QUEUES", "V$BUFFERED_SUBSCRIBERS")
 
 # whether the queue table row ``{t}`` is a sharded queue's ('TRUE' / 'FALSE', as Oracle's
 # DBA_QUEUES.SHARDED)
@@ -1242,8 +1244,8 @@ def monitoring_ddl(d: Dialect) -> list[str]:
             JOIN AQ_QUEUE_TABLES T ON T.QT_ID = Q.QT_ID
             WHERE S.KIND = 'SUBSCRIBER'""",
         f"""{d.create_view} ALL_QUEUE_SUBSCRIBERS AS SELECT * FROM DBA_QUEUE_SUBSCRIBERS""",
-        *(f"{d.create_view} {name} AS {body}" for name, body in buffered_views(d, BUFFERED_SPILLED,
-                                                                                no_buffered_cumulative(d))),
+        *(f"{d.create_view} {name} AS {body}" for name, body in buffered_views(
+            d, BUFFERED_SPILLED, no_buffered_cumulative(d), no_buffered_subscribers(d))),
     ]
 
 
@@ -1260,12 +1262,25 @@ def no_buffered_cumulative(d: Dialect) -> str:
             f"CAST(NULL AS {d.real_type}) AS STARTUP_TIME WHERE 1 = 0)")
 
 
-def buffered_views(d: Dialect, source: str, cumulative: str) -> list[tuple[str, str]]:
+def no_buffered_subscribers(d: Dialect) -> str:
+    """The subscribers' cumulative counts of the buffered views in a session of a process
+    without buffered messaging (rows OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, CNUM_MSGS,
+    TOTAL_DEQUEUED_MSG, LAST_DEQUEUE_TIME, STARTUP_TIME): none."""
+    i, r = d.int_type, d.real_type
+    return (f"(SELECT CAST(NULL AS TEXT) AS OWNER, CAST(NULL AS TEXT) AS QUEUE_NAME, "
+            f"CAST(NULL AS TEXT) AS CONSUMER_NAME, CAST(NULL AS TEXT) AS ADDRESS, CAST(0 AS {i}) AS CNUM_MSGS, "
+            f"CAST(0 AS {i}) AS TOTAL_DEQUEUED_MSG, CAST(NULL AS {r}) AS LAST_DEQUEUE_TIME, "
+            f"CAST(NULL AS {r}) AS STARTUP_TIME WHERE 1 = 0)")
+
+
+def buffered_views(d: Dialect, source: str, cumulative: str, subscribers: str) -> list[tuple[str, str]]:
     """(name, query) of V$BUFFERED_QUEUES and V$BUFFERED_SUBSCRIBERS over ``source`` (rows
     QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, OLDEST_ENQ_TIME,
     MESSAGES, IN_MEMORY) and ``cumulative`` (rows OWNER, QUEUE_NAME, CNUM_MSGS,
     CSPILL_MSGS, STARTUP_TIME: what the querying process enqueued and spilled since its
-    buffered pool began — the pool is the process's as Oracle's is the instance's).
+    buffered pool began — the pool is the process's as Oracle's is the instance's) and
+    ``subscribers`` (rows OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, CNUM_MSGS,
+    TOTAL_DEQUEUED_MSG, LAST_DEQUEUE_TIME, STARTUP_TIME: likewise, per subscriber).
     V$BUFFERED_QUEUES counts messages (a multi-consumer one once: MESSAGES), what is
     buffered now in memory or spilled (NUM_MSGS) and the spilled part (SPILL_MSGS);
     V$BUFFERED_SUBSCRIBERS a subscriber's records."""
@@ -1296,15 +1311,22 @@ def buffered_views(d: Dialect, source: str, cumulative: str) -> list[tuple[str, 
                    CAST({_subscriber(d, 'protocol')} AS {i}) AS PROTOCOL,
                    CASE WHEN {_subscriber(d, 'name')} IS NULL THEN 'PROXY' ELSE 'SUBSCRIBER' END
                        AS SUBSCRIBER_TYPE,
+                   {ts(f'CAST(MIN(C.STARTUP_TIME) AS {r})')} AS STARTUP_TIME,
                    {total('B.STATE IN (0, 1)')} AS NUM_MSGS,
+                   CAST(COALESCE(MIN(C.CNUM_MSGS), 0) AS {i}) AS CNUM_MSGS,
+                   CAST(COALESCE(MIN(C.TOTAL_DEQUEUED_MSG), 0) AS {i}) AS TOTAL_DEQUEUED_MSG,
                    {total('B.STATE IN (0, 1) AND B.IN_MEMORY = 0')} AS TOTAL_SPILLED_MSG,
                    {total('B.STATE = 3')} AS EXPIRED_MSGS,
+                   {ts(f'CAST(MIN(C.LAST_DEQUEUE_TIME) AS {r})')} AS LAST_DEQUEUE_TIME,
                    {ts('MIN(CASE WHEN B.STATE = 0 THEN B.OLDEST_ENQ_TIME END)')} AS OLDEST_MSG_ENQTM
             FROM SLUICE_CATALOG S
             JOIN AQ_QUEUES Q ON Q.OWNER || '.' || Q.NAME = S.OWNER
             LEFT JOIN {source} B ON B.QT_ID = Q.QT_ID AND B.QUEUE_NAME = Q.NAME
                  AND COALESCE(B.CONSUMER_NAME, '') = COALESCE({_subscriber(d, 'name')}, '')
                  AND COALESCE(B.ADDRESS, '') = COALESCE({_subscriber(d, 'address')}, '')
+            LEFT JOIN {subscribers} C ON C.OWNER = Q.OWNER AND C.QUEUE_NAME = Q.NAME
+                 AND COALESCE(C.CONSUMER_NAME, '') = COALESCE({_subscriber(d, 'name')}, '')
+                 AND COALESCE(C.ADDRESS, '') = COALESCE({_subscriber(d, 'address')}, '')
             WHERE S.KIND = 'SUBSCRIBER'
             GROUP BY Q.QID, Q.OWNER, Q.NAME, S.SPEC"""),
     ]

@@ -11,7 +11,9 @@ SLUICE_QUEUE_STATS rows keyed by queue **and writer** — on PostgreSQL the serv
 another's counter (a single row per queue would be a lock every committing enqueuer
 queues on).  SQLite has one writer at a time anyway: one row per queue (SID 0).  The view
 sums the rows.  Rows of server processes that have ended are folded into SID 0 when a
-session closes (:data:`FOLD_SQL`), so their number stays that of the live writers.
+session closes (:data:`FOLD_SQL`), so their number stays that of the live writers.  A
+synchronous capture's triggers, which enqueue without a session, count each LCR they
+enqueue in the writer's transaction the same way (:func:`captured_sql`).
 
 What is counted, as Oracle counts it: an enqueue is one message however many recipients
 it has; a dequeue is one recipient's removing dequeue (REMOVE / REMOVE_NODATA; browsing
@@ -110,6 +112,17 @@ class QueueCounts:
 
 
 SQLITE_UPSERT = f"INSERT INTO {STATS_TABLE} ({_COLUMNS}) VALUES (?, 0, ?, ?, ?, ?, ?){_ADD}"
+
+
+def captured_sql(stats: str, qid: str, sid: str, count: str, now: str, source: str = "") -> str:
+    """The statement a synchronous capture's trigger adds ``count`` messages enqueued into
+    the queue ``qid`` with, in the writer's transaction, so the count is exact as a
+    session's is (all four SQL expressions).  ``stats``: SLUICE_QUEUE_STATS as the trigger
+    names it (PostgreSQL: schema-qualified); ``sid``: the writer's row; ``now``: the
+    trigger's clock (epoch seconds); ``source``: a ``FROM … WHERE …`` giving one row when
+    there is something to add."""
+    return (f"INSERT INTO {stats} ({_COLUMNS}) SELECT {qid}, {sid}, {count}, 0, {now}, {now}, NULL "
+            f"{source}{_ADD}")
 
 
 def counted(queue: "QueueInfo", records: Sequence["MessageRecord"], enqueued: bool) -> QueueCounts:

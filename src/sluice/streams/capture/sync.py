@@ -227,13 +227,13 @@ def _plan(ctx: CaptureContext, spec: SyncCaptureSpec, rules: list[tuple]) -> tup
                 statements += syncsqlite.drop_ddl(spec.name, t.name)
                 statements += syncsqlite.trigger_ddl(spec.name, (spec.queue_owner, spec.queue_name), qt,
                                                      spec.capture_user, spec.source_database, t, rules,
-                                                     refusals, evaluation)
+                                                     refusals, evaluation, qinfo.qid)
                 tables.append([owner, t.name, None, t.physical])
             else:
                 statements += syncpg.trigger_ddl(pg[1], spec.name, (spec.queue_owner, spec.queue_name), qt,
                                                  ctx.store.target.table_channel(qinfo.table.qt_id),
                                                  spec.capture_user, spec.source_database, t, rules, refusals,
-                                                 evaluation)
+                                                 evaluation, qinfo.qid)
                 tables.append([t.owner, t.name, t.schema, t.table])
     keep = {(t[2], t[3].upper() if pg is None else t[3]) for t in tables}
     for owner, name, schema, physical in spec.tables:

@@ -21,7 +21,8 @@ changes were made:
    from the commit's start, not from the first change;
 3. one queue-table row per subscriber (SEQ from the table's identity, a random
    message id, state READY, persistent), and a NOTIFY on the queue table's channel
-   so that waiting dequeuers wake;
+   so that waiting dequeuers wake, and the queue's enqueue total (``SLUICE_QUEUE_STATS``,
+   the writer's server process's row: :mod:`sluice.store.stats`) gains the message;
 4. the notification outbox rows its registrations are owed.
 
 **The writer's session**: the tag is the hexadecimal text of the setting
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ora
+from ...store.stats import STATS_TABLE, captured_sql
 from .decode import column_type, oracle_name, pg_name
 from .syncrules import TriggerColumns, compile_update_rules
 
@@ -161,8 +163,9 @@ def names(capture: str, table: PgTable) -> tuple[str, str]:
 def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_table: str, channel: str,
                 capture_user: str, source_database: str, table: PgTable,
                 rules: list[tuple[str, str, str | None]], refusals: list[tuple[str, str]] = (),
-                evaluation: list[tuple[str, str]] = ()) -> list[str]:
-    """The trigger function (in the store's schema) and the deferred constraint trigger;
+                evaluation: list[tuple[str, str]] = (), qid: int = 0) -> list[str]:
+    """The trigger function (in the store's schema) and the deferred constraint trigger
+    (``qid``: the queue's id, its totals);
     ``rules``: ``(name, condition, STREAMS$_ROW_SUBSET)``; ``refusals``: ``(condition,
     error)`` of the capture user's right to enqueue (:func:`~..clientrights.capture_user_refusals`),
     the first that holds failing the writer's COMMIT with its error (SQLSTATE 42501);
@@ -192,6 +195,7 @@ def trigger_ddl(store_schema: str, capture: str, queue: tuple[str, str], queue_t
     refuse, evaluate = (
         "".join(f"IF {condition} THEN RAISE EXCEPTION USING MESSAGE = {_lit(error)}, ERRCODE = '42501'; "
                 f"END IF; " for condition, error in checks) for checks in (refusals, evaluation))
+    count_setting = f"sluice.sync_n_{int(qid)}"
     body = f"""
 DECLARE
   v_tag bytea := decode(nullif(current_setting('sluice.tag', true), ''), 'hex');
@@ -204,6 +208,7 @@ DECLARE
   v_scn bigint;
   v_msgid bytea := uuid_send(gen_random_uuid());
   v_doc text;
+  v_count text;
 BEGIN
   {evaluate}
   {branches_sql}END IF;
@@ -231,6 +236,18 @@ BEGIN
     AND SPEC::jsonb ->> 'rule' IS NULL AND coalesce((SPEC::jsonb ->> 'delivery_mode')::int, 1) <> 2
     AND coalesce((SPEC::jsonb ->> 'protocol')::int, 0) NOT BETWEEN 128 AND 255
   ORDER BY NAME;
+  -- one message more for the queue's enqueue total, if a subscriber took it: counted in a
+  -- transaction-local setting, written once per transaction (COUNTED_TABLE's trigger)
+  IF FOUND THEN
+    v_count := current_setting({_lit(count_setting)}, true);
+    IF v_count IS NULL OR split_part(v_count, ':', 1) IS DISTINCT FROM v_txn THEN
+      -- the count first: under SET CONSTRAINTS ALL IMMEDIATE the row's trigger fires at once
+      v_count := set_config({_lit(count_setting)}, v_txn || ':1', true);
+      INSERT INTO {s}.{COUNTED_TABLE} (QID) VALUES ({int(qid)});
+    ELSE
+      v_count := set_config({_lit(count_setting)}, v_txn || ':' || (split_part(v_count, ':', 2)::bigint + 1), true);
+    END IF;
+  END IF;
   -- the notifications the records owe (sluice.store.sqlnotify; sluice.aq.queue.owe_notifications)
   INSERT INTO {s}.SLUICE_NOTIFICATIONS (REG_ID, MSGID, QUEUE, CONSUMER_NAME, DELIVERY_MODE, PAYLOAD, CREATED)
   SELECT R.SPEC::jsonb ->> 'id', M.MSGID, {_lit(q_owner + '.' + q_name)}, M.CONSUMER_NAME, 1, NULL, M.ENQ_TIME
@@ -242,12 +259,49 @@ BEGIN
 END"""
     # SECURITY DEFINER: the function writes the store's tables as the store's owner, so a
     # writer needs no privilege on them (the capture user's privileges, in Oracle's terms)
-    return [f"CREATE OR REPLACE FUNCTION {s}.{_ident(function)}() RETURNS trigger LANGUAGE plpgsql "
+    return [*counted_ddl(store_schema),
+            f"CREATE OR REPLACE FUNCTION {s}.{_ident(function)}() RETURNS trigger LANGUAGE plpgsql "
             f"SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $sluice$ {body} $sluice$",
             f"DROP TRIGGER IF EXISTS {_ident(trigger)} ON {table.qualified}",
             f"CREATE CONSTRAINT TRIGGER {_ident(trigger)} AFTER INSERT OR UPDATE OR DELETE ON "
             f"{table.qualified} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
             f"EXECUTE FUNCTION {s}.{_ident(function)}()"]
+
+
+COUNTED_TABLE = "SLUICE_SYNC_COUNTED"
+
+
+def counted_ddl(store_schema: str) -> list[str]:
+    """What writes a transaction's captured LCRs into the queues' enqueue totals
+    (:mod:`sluice.store.stats`) once per transaction and queue: the first LCR a transaction
+    enqueues into a queue inserts a row into :data:`COUNTED_TABLE`, whose deferred trigger
+    is queued behind every LCR trigger of the commit, so it fires after the last of them;
+    it adds the count the LCR triggers kept in the transaction-local setting
+    ``sluice.sync_n_<qid>`` (``txid:n``) to the writer's server process's row (one UPSERT
+    per transaction, as a session's commit does: a row updated per LCR keeps a version per
+    update until the commit), clears the setting and deletes the row — which no commit
+    ever leaves behind (an UNLOGGED table: nothing of it goes to the WAL)."""
+    s = _ident(store_schema)
+    counted = _ident("sluice$sync_counted")
+    now = "extract(epoch FROM clock_timestamp())"
+    body = f"""
+DECLARE
+  v text := current_setting('sluice.sync_n_' || NEW.QID, true);
+BEGIN
+  IF v IS NOT NULL AND split_part(v, ':', 1) = txid_current()::text THEN
+    {captured_sql(f"{s}.{STATS_TABLE}", "NEW.QID", "pg_backend_pid()", "split_part(v, ':', 2)::bigint", now)};
+  END IF;
+  PERFORM set_config('sluice.sync_n_' || NEW.QID, '', true);
+  DELETE FROM {s}.{COUNTED_TABLE} WHERE QID = NEW.QID;
+  RETURN NULL;
+END"""
+    return [f"CREATE UNLOGGED TABLE IF NOT EXISTS {s}.{COUNTED_TABLE} (QID bigint NOT NULL)",
+            f"CREATE OR REPLACE FUNCTION {s}.{counted}() RETURNS trigger LANGUAGE plpgsql "
+            f"SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $sluice$ {body} $sluice$",
+            f"DO $sluice$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'sluice$sync_counted' "
+            f"AND tgrelid = '{s}.{COUNTED_TABLE}'::regclass) THEN CREATE CONSTRAINT TRIGGER {counted} "
+            f"AFTER INSERT ON {s}.{COUNTED_TABLE} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+            f"EXECUTE FUNCTION {s}.{counted}(); END IF; END $sluice$"]
 
 
 def catalog_table(store_schema: str) -> str:

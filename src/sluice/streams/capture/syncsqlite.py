@@ -24,7 +24,9 @@ plain ``sqlite3`` writer fires it as well) does, inside the writer's transaction
    state READY, persistent, the LCR stored as :mod:`sluice.streams.lcrcodec`'s
    document.  Subscribers with a rule or a third-party protocol, and buffered-only
    ones, get no record: their rules are dequeue conditions the trigger cannot run;
-4. the notification outbox rows its registrations are owed (delivered by a Sluice
+4. the queue's enqueue total (``SLUICE_QUEUE_STATS``, :mod:`sluice.store.stats`) gains
+   the message, when a record of it was written;
+5. the notification outbox rows its registrations are owed (delivered by a Sluice
    process's notification dispatcher, which looks at the outbox every second).
 
 **The writer's session** (``SLUICE_SYNC_SESSION``): SQLite has neither session
@@ -44,6 +46,7 @@ from typing import Any
 from ...errors import ora
 from ...store.locks import TRIGGER_SEQ_BASE
 from ...store.sqlschema import SYNC_SESSION_DDL, quote
+from ...store.stats import STATS_TABLE, captured_sql
 from .syncrules import TriggerColumns, compile_update_rules
 
 __all__ = ["SYNC_SEQ_BASE", "SqliteTable", "find_table", "trigger_ddl", "drop_ddl", "open_session",
@@ -174,9 +177,11 @@ def trigger_name(capture: str, table: str, op: str) -> str:
 
 def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_user: str,
                 source_database: str, table: SqliteTable, rules: list[tuple[str, str, str | None]],
-                refusals: list[tuple[str, str]] = (), evaluation: list[tuple[str, str]] = ()) -> list[str]:
+                refusals: list[tuple[str, str]] = (), evaluation: list[tuple[str, str]] = (),
+                qid: int = 0) -> list[str]:
     """``CREATE TRIGGER`` statements (one per command type) of ``capture`` on ``table``;
-    ``queue_table`` is the physical (quoted) name of the queue's table; ``rules``:
+    ``queue_table`` is the physical (quoted) name of the queue's table, ``qid`` the queue's
+    id (its totals); ``rules``:
     ``(name, condition, STREAMS$_ROW_SUBSET)``; ``refusals``: ``(condition, error)`` of
     the capture user's right to enqueue (:func:`~..clientrights.capture_user_refusals`),
     the first that holds aborting the writer's statement with its error; ``evaluation``:
@@ -217,7 +222,8 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
                f"'scn', {scn}, 'cscn', {scn}, 'time', strftime('%Y-%m-%dT%H:%M:%f', 'now'), "
                f"'old', {old_units}, 'new', {new_units}))")
         # the subscribers are read once: the INSERT numbers its rows from the counter, and
-        # the counter then moves past them (changes(): the rows the trigger's INSERT wrote)
+        # the counter then moves past them (changes(): the rows the trigger's INSERT wrote;
+        # none: no message, MSGID NULL for what follows)
         out.append(
             f"CREATE TRIGGER {quote(trigger_name(capture, table.name, op))} AFTER {op} ON "
             f"{quote(table.physical)} FOR EACH ROW WHEN {when} BEGIN {refuse}"
@@ -230,9 +236,18 @@ def trigger_ddl(capture: str, queue: tuple[str, str], queue_table: str, capture_
             f"{txn}, S.NAME, S.ADDRESS, S.PROTOCOL, 1, {_lit(capture)}, {doc} "
             f"FROM SLUICE_SYNC_STATE ST, SLUICE_SCN SC, (SELECT {cmd} AS CMD) M, ({subscribers}) S "
             f"WHERE ST.ID = 1 AND SC.ID = 1; "
-            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes() WHERE ID = 1; "
-            f"{_notifications(queue, queue_table)} END")
+            f"UPDATE SLUICE_SYNC_STATE SET SEQ = SEQ + changes(), "
+            f"MSGID = CASE WHEN changes() > 0 THEN MSGID END WHERE ID = 1; "
+            f"{_counted(qid)}; {_notifications(queue, queue_table)} END")
     return out
+
+
+def _counted(qid: int) -> str:
+    """The queue's enqueue total (:mod:`sluice.store.stats`, SID 0 as every SQLite writer's)
+    gains the message, if the trigger wrote any record of it (else the state row's MSGID is
+    NULL)."""
+    return captured_sql(STATS_TABLE, str(int(qid)), "0", "1", "(julianday('now') - 2440587.5) * 86400.0",
+                        "FROM SLUICE_SYNC_STATE WHERE ID = 1 AND MSGID IS NOT NULL")
 
 
 def _notifications(queue: tuple[str, str], queue_table: str) -> str:

@@ -385,7 +385,7 @@ def _release(env: JobEnv, q: QueueInfo, session: Any, mark: Any, buffered: list[
         _take_back(session, mark)
     finally:
         if buffered:
-            existing_pool(env.conn.context.store).put_back(q, buffered)
+            existing_pool(env.conn.context.store).put_back(q, buffered, taken=True)   # (_take_buffered)
 
 
 def _pipelined(env: JobEnv, s: sched.Schedule, q: QueueInfo, dest: Any, routes: dict[str, _Route],
