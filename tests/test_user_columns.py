@@ -172,3 +172,42 @@ def test_the_tables_a_statement_names():
     assert table_names(tokens("UPDATE ev SET d = d + 1")) == ["EV"]
     assert table_names(tokens('INSERT INTO "Ev" (n) SELECT n FROM sluice_x')) == ["EV"]
     assert table_names(tokens("SELECT SYSDATE + 1 FROM dual")) == []
+
+
+def _catalog_reads(conn, dsn, call):
+    """``call()``'s result and the requests it sent to the store beyond its own statement
+    (PostgreSQL: the round trips after the first; SQLite: its reads of a table's columns)."""
+    if dsn.startswith("sqlite"):
+        seen = []
+        db = conn.context.session.conn
+        db.set_trace_callback(seen.append)
+        try:
+            out = call()
+        finally:
+            db.set_trace_callback(None)
+        return out, [s for s in seen if "pragma_table_info" in s]
+    from tests.store.conftest import round_trips
+    out, trips = round_trips(conn, call)
+    return out, trips[1:]
+
+
+def test_the_types_of_a_users_columns_are_kept_until_its_ddl_changes_them(conn, dsn):
+    """A statement with ± on a user's column looks the column's type up once, not each time
+    it runs (PostgreSQL: one catalog query more each time); a change of the table's DDL
+    behind Sluice's back is still seen at the statement's next run, a query's or DML's."""
+    _create_table(dsn, "CREATE TABLE k (n INTEGER, x NUMERIC(5))")
+    _create_table(dsn, "INSERT INTO k VALUES (1, 7)")
+    sql = "SELECT x + 1 FROM k"
+    assert _rows(conn, sql) == [(8,)]
+    assert _catalog_reads(conn, dsn, lambda: _rows(conn, sql)) == ([(8,)], [])
+    for ddl in ("DROP TABLE k", "CREATE TABLE k (n INTEGER, x TIMESTAMP)",
+                "INSERT INTO k VALUES (1, '2026-01-02 03:04:05')"):
+        _create_table(dsn, ddl)
+    assert _rows(conn, sql) == [(WHOLE + DAY,)]          # a date now: the day after
+    assert _catalog_reads(conn, dsn, lambda: _rows(conn, sql))[1] == []
+    for ddl in ("DROP TABLE k", "CREATE TABLE k (n INTEGER, x NUMERIC(5))", "INSERT INTO k VALUES (1, 2)"):
+        _create_table(dsn, ddl)
+    cur = conn.cursor()
+    cur.execute("UPDATE k SET x = x + 1 WHERE n = 1")     # a number again: DML sees it too
+    conn.commit()
+    assert _rows(conn, "SELECT x FROM k") == [(3,)]
