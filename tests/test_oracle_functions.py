@@ -56,6 +56,21 @@ def test_the_same_answer_on_both_stores(conn, sql, row):
     assert _one(conn, sql) == [row]
 
 
+def test_text_reading_like_a_date_of_the_statement_stays_text(conn):
+    """A TO_CHAR, a concatenation, a string literal whose text is that of a date literal or
+    the clock of the statement is text (SQLite turned any fetched text equal to a date
+    literal's back into the datetime); the literal itself beside it is a datetime."""
+    cur = conn.cursor()
+    cur.execute("SELECT TO_CHAR(DATE '2024-01-02', 'YYYY-MM-DD HH24:MI:SS'), DATE '2024-01-02', "
+                "'2024-01-02 ' || '00:00:00', '2024-01-02 00:00:00', "
+                "TO_CHAR(SYSDATE, 'YYYY-MM-DD HH24:MI:SS') s, SYSDATE FROM DUAL")
+    (text, date, joined, literal, now_text, now), = cur.fetchall()
+    assert (text, date, joined, literal) == ("2024-01-02 00:00:00", dt.datetime(2024, 1, 2)) + (text,) * 2
+    assert now_text == now.isoformat(" ")
+    assert [c[1] for c in cur.description] == [sluice.DB_TYPE_VARCHAR, sluice.DB_TYPE_DATE] + \
+        [sluice.DB_TYPE_VARCHAR] * 3 + [sluice.DB_TYPE_DATE]
+
+
 def test_a_changed_item_keeps_oracles_heading(conn):
     cur = conn.cursor()
     cur.execute("SELECT NVL2(NULL, 'a', 'b'), DECODE(1, 1, 'x') d, DATE '2026-01-01' FROM DUAL")

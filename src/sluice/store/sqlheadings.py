@@ -16,7 +16,8 @@ and their arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``,
 Sluice's views, which are a date column of theirs (:data:`.viewdates.VIEW_DATES`, also
 through ``*`` and ``MAX`` / ``MIN``, ``NVL`` / ``COALESCE`` / ``CASE`` of dates or NULL,
 ``CAST`` to a date): TIMESTAMPs, as PostgreSQL's views type them — SQLite's are text, which
-:func:`.sqlfetch.sqlite_result` fetches as datetimes by this.
+:func:`.sqlfetch.sqlite_result` fetches as datetimes by this.  On SQLite it tells which
+items are text whatever they read like (VARCHAR: ``TO_CHAR(…)``, ``a || b``, ``'…'``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DbType
+from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
@@ -50,6 +51,9 @@ _NOT_ALIASES = _KEYWORDS | {"ASC", "DESC", "NULLS", "FIRST", "LAST", "END"}
 _SAME_TYPE = frozenset({"MAX", "MIN"})
 # functions whose value is one of their arguments (a date when each is a date or NULL)
 _ONE_OF = frozenset({"NVL", "COALESCE"})
+# functions whose value is text (never a date, though its text may be a date's)
+_TEXT_CALLS = frozenset({"TO_CHAR", "SUBSTR", "UPPER", "LOWER", "INITCAP", "TRIM", "LTRIM", "RTRIM", "LPAD",
+                         "RPAD", "REPLACE", "TRANSLATE", "CONCAT", "CHR", "RAWTOHEX", "DUMP"})
 
 
 def oracle_headings(sql: str, oracle: Translated, names: list[str],
@@ -82,10 +86,31 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])
         dbtype = _item_type(toks, first, last, oracle.dated, dates)
+        if dbtype is None and sqlite and _text_item(toks, first, last):
+            dbtype = DB_TYPE_VARCHAR
         if dbtype is not None:
             types[len(out)] = dbtype
         out.append(heading)
     return out, types
+
+
+def _text_item(toks: list[_Tok], first: int, last: int) -> bool:
+    """Whether the item at tokens ``first``..``last`` is text, whatever its value reads
+    like: a string literal, a call of :data:`_TEXT_CALLS`, a concatenation (``||`` outside
+    parentheses).  On SQLite a date is text too: such an item's value is never turned
+    into a datetime because it reads like a date literal of the statement
+    (:meth:`.Translated.convert`): ``TO_CHAR(DATE '2024-01-02', 'YYYY-MM-DD HH24:MI:SS')``."""
+    t = toks[first]
+    if first == last:
+        return t.kind == "str"
+    if t.kind == "id" and t.word in _TEXT_CALLS and toks[first + 1].text == "(" and _closes(toks, first + 1) == last:
+        return True
+    depth = 0
+    for i in range(first, last + 1):
+        depth += (toks[i].text == "(") - (toks[i].text == ")")
+        if depth == 0 and toks[i].text == "||":
+            return True
+    return False
 
 
 def _named(name: str, sqlite: bool) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
 from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql
+from ..objtypes import DB_TYPE_VARCHAR
 from ..sqlfunctions import like_regex
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueInfo, MessageRecord,
@@ -544,7 +545,8 @@ class SqliteSession(StoreSession):
             names = cols
             cols, types = oracle_headings(sql, oracle, cols, sqlite=True)
             declared, numbers = declared_types(sql, names, columns)
-            return sqlite_result(cols, oracle.convert(rows), decimals, {**declared, **types}, numbers)
+            text = [i for i, dbtype in types.items() if dbtype is DB_TYPE_VARCHAR]
+            return sqlite_result(cols, oracle.convert(rows, text), decimals, {**declared, **types}, numbers)
         return cols, oracle.convert(rows)
 
     @property

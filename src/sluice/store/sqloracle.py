@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
 from functools import lru_cache
-from typing import NamedTuple, Sequence
+from typing import Collection, NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
@@ -132,11 +132,14 @@ class Translated:
     binds: dict | Sequence | None = None
     dated: frozenset[int] = frozenset()     # tokens (a datetime bind, a column of days) making a DATE
 
-    def convert(self, rows: list[tuple]) -> list[tuple]:
-        """``rows`` with this statement's clock values as datetimes."""
+    def convert(self, rows: list[tuple], text: Collection[int] = ()) -> list[tuple]:
+        """``rows`` with this statement's clock values as datetimes (SQLite: their text, as
+        the statement folded them), but in the columns ``text`` (items that are text:
+        :func:`.sqlheadings.oracle_headings`)."""
         dates = self.dates
         if dates:
-            rows = [tuple(dates.get(v, v) if type(v) is str or type(v) is datetime else v for v in row)
+            rows = [tuple(dates.get(v, v) if (type(v) is str or type(v) is datetime) and i not in text else v
+                          for i, v in enumerate(row))
                     for row in rows]
         return rows
 
