@@ -49,6 +49,20 @@ def test_a_date_column_is_a_datetime(conn, dsn):
                                dt.datetime(2026, 1, 5))]
 
 
+def test_nvl_of_a_date_column_is_a_date(conn, dsn):
+    """NVL / COALESCE / CASE whose values are a user's date columns, date literals or the
+    clock is a DATE (SQLite fetched the column's text)."""
+    _events(conn, dsn)
+    cur = conn.cursor()
+    cur.execute("SELECT NVL(d, DATE '2020-01-01'), NVL(d, ev.due), COALESCE(due, d, SYSDATE), "
+                "CASE WHEN n = 1 THEN d END, NVL(d, due) AS x FROM ev ORDER BY n")
+    first, second = cur.fetchall()
+    assert first == (dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 5),
+                     dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 2))
+    assert second[:2] == (dt.datetime(2020, 1, 1), None) and type(second[2]) is dt.datetime
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_DATE] * 5
+
+
 def test_cast_of_a_column_to_a_date(conn, dsn):
     _events(conn, dsn)
     cur = conn.cursor()

@@ -699,7 +699,8 @@ class PgSession(StoreSession):
                 self._abandon()
             raise err from None
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
-            cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False)
+            cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False,
+                                          lookup=columns)
             if not decimals:
                 rows = scaled_floats(cur, rows)
             return description(cur, cols, types), oracle.convert(rows)

@@ -543,7 +543,7 @@ class SqliteSession(StoreSession):
         cols = [d[0] for d in cur.description] if cur.description else []
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
             names = cols
-            cols, types = oracle_headings(sql, oracle, cols, sqlite=True)
+            cols, types = oracle_headings(sql, oracle, cols, sqlite=True, lookup=columns)
             declared, numbers = declared_types(sql, names, columns)
             text = [i for i, dbtype in types.items() if dbtype is DB_TYPE_VARCHAR]
             return sqlite_result(cols, oracle.convert(rows, text), decimals, {**declared, **types}, numbers)
