@@ -124,6 +124,27 @@ def test_a_date_column_minus_a_date_column_is_days(conn, dsn):
     assert _rows(conn, "SELECT n FROM ev WHERE due - d > 2") == [(1,)]
 
 
+def test_a_timestamp_column_minus_a_date_is_an_interval(conn, dsn):
+    """Oracle's TIMESTAMP minus a DATE or a TIMESTAMP (either way round) is an INTERVAL DAY
+    TO SECOND, python-oracledb's ``timedelta`` (SQLite refused it: SLU-00001; PostgreSQL
+    answered the days between of a literal, the clock or a bind); a DATE minus a DATE stays
+    a number of days."""
+    _events(conn, dsn)
+    cur = conn.cursor()
+    cur.execute("SELECT at - d, d - at, at - DATE '2026-01-01', at - TIMESTAMP '2026-01-02 03:04:05.5', "
+                "DATE '2026-01-03' - at, at - :t, ev.at - ev.at, SYSDATE - at FROM ev ORDER BY n",
+                {"t": dt.datetime(2026, 1, 1)})
+    (*known, since), nulls = cur.fetchall()
+    hours = T - dt.datetime(2026, 1, 2)
+    assert known == [hours, -hours, DAY + hours, dt.timedelta(microseconds=178901),
+                     dt.datetime(2026, 1, 3) - T, DAY + hours, dt.timedelta(0)]
+    assert type(since) is dt.timedelta and nulls == (None,) * 8
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_INTERVAL_DS] * 8
+    cur.execute("SELECT d - DATE '2026-01-01', due - d FROM ev WHERE n = 1")
+    assert cur.fetchall() == [(1, 3)] and cur.description[0][1] is sluice.DB_TYPE_NUMBER
+    assert _rows(conn, "SELECT n FROM ev WHERE at - d IS NOT NULL ORDER BY at - d") == [(1,)]
+
+
 def test_a_date_column_plus_a_column_of_days(conn, dsn):
     _events(conn, dsn)
     cur = conn.cursor()

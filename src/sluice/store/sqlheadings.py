@@ -17,7 +17,8 @@ Sluice's views, which are a date column of theirs (:data:`.viewdates.VIEW_DATES`
 through ``*`` and ``MAX`` / ``MIN``, ``NVL`` / ``COALESCE`` / ``CASE`` of dates or NULL,
 ``CAST`` to a date): TIMESTAMPs, as PostgreSQL's views type them — SQLite's are text, which
 :func:`.sqlfetch.sqlite_result` fetches as datetimes by this.  On SQLite it tells which
-items are text whatever they read like (VARCHAR: ``TO_CHAR(…)``, ``a || b``, ``'…'``).
+items are text whatever they read like (VARCHAR: ``TO_CHAR(…)``, ``a || b``, ``'…'``), and
+which are a TIMESTAMP minus a date (INTERVAL DAY TO SECOND, :attr:`.Translated.intervals`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType
+from ..objtypes import (DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ,
+                        DB_TYPE_VARCHAR, DbType)
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
@@ -89,6 +91,8 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])
         dbtype = _item_type(toks, first, last, oracle.dated, dates, user)
+        if (toks[first].start, toks[last].end) in oracle.intervals:     # a TIMESTAMP minus a date
+            dbtype = DB_TYPE_INTERVAL_DS
         if dbtype is None and sqlite and _text_item(toks, first, last):
             dbtype = DB_TYPE_VARCHAR
         if dbtype is not None:
