@@ -89,6 +89,26 @@ def test_on_a_users_table(conn, dsn):
     assert _one(conn, "SELECT id FROM orders WHERE placed < TIMESTAMP '2026-01-02 10:00:01'") == [(1,)]
 
 
+def test_decode_matches_a_null_expression_to_a_null_search(conn, dsn):
+    """DECODE of an expression with a NULL search matches a NULL value (was SLU-00001: the
+    operand is written once per search, as translated, its binds too); one whose value may
+    differ each time it is evaluated is still refused."""
+    _create_table(dsn, "CREATE TABLE labels (n INTEGER, label VARCHAR(20))")
+    cur = conn.cursor()
+    cur.execute("INSERT INTO labels VALUES (1, 'x')")
+    cur.execute("INSERT INTO labels VALUES (2, NULL)")
+    rows = _one(conn, "SELECT n, DECODE(UPPER(label), NULL, 'none', 'X', 'ex', 'other'), "
+                      "DECODE(n + 1, NULL, 'none', 2, 'two', 'other'), "
+                      "DECODE(SUBSTR(label, 1, 1), 'x', 'sub', NULL, DECODE(n / 2, NULL, 'half?', 1, 'one')) "
+                      "FROM labels ORDER BY n")
+    assert rows == [(1, "ex", "two", "sub"), (2, "none", "other", "one")]
+    cur.execute("SELECT DECODE(NULLIF(label, :v), NULL, 'gone', label) FROM labels ORDER BY n", {"v": "y"})
+    assert cur.fetchall() == [("x",), ("gone",)]
+    cur.execute("SELECT DECODE(NULLIF(label, :1), NULL, :2, label), :3 FROM labels ORDER BY n", ["x", "gone", 3])
+    assert cur.fetchall() == [("gone", 3), ("gone", 3)]
+    assert _code(conn, "SELECT DECODE(DBMS_RANDOM.VALUE(1, 2), NULL, 'n', 'v') FROM labels") == "SLU-00001"
+
+
 def test_on_the_views(conn):
     conn.aqadm.create_queue_table(queue_table="fq_qt", queue_payload_type="RAW")
     conn.aqadm.create_queue(queue_name="fq", queue_table="fq_qt")

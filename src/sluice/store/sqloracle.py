@@ -876,19 +876,27 @@ class _Translation:
         return aliased(self.toks, first, last)
 
     # -- the text ----------------------------------------------------------------------
-    def _text(self) -> str:
-        sql, out, at = self.sql, [], 0
+    def _text(self, start: int = 0, end: int | None = None) -> str:
+        """The statement (or its text from ``start`` to ``end``) as translated: the
+        replacements, divisions and aliases within it written."""
+        sql, out = self.sql, []
+        at, end = start, len(sql) if end is None else end
         open_, close = ("sluice_divisor(", ")") if self.sqlite else ("CAST(", " AS NUMERIC)")
         for p in sorted({*self.replace, *self.opens, *self.closes, *self.aliases}):
+            if not start <= p <= end:
+                continue
             out.append(sql[at:p])
             at = p
             out.append(close * self.closes.get(p, 0))
+            if p == end:
+                break
             out.append(self.aliases.get(p, ""))
             out.append(open_ * self.opens.get(p, 0))
             if p in self.replace:
                 at, text = self.replace[p]
-                out.append(text)
-        out.append(sql[at:])
+                out.append(text if type(text) is str else "".join(
+                    part if type(part) is str else self._text(*part) for part in text))
+        out.append(sql[at:end])
         return "".join(out)
 
 
