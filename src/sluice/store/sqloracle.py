@@ -880,7 +880,8 @@ class _Translation:
         """The statement (or its text from ``start`` to ``end``) as translated: the
         replacements, divisions and aliases within it written."""
         sql, out = self.sql, []
-        at, end = start, len(sql) if end is None else end
+        at, part = start, end is not None
+        end = len(sql) if end is None else end
         open_, close = ("sluice_divisor(", ")") if self.sqlite else ("CAST(", " AS NUMERIC)")
         for p in sorted({*self.replace, *self.opens, *self.closes, *self.aliases}):
             if not start <= p <= end:
@@ -888,7 +889,7 @@ class _Translation:
             out.append(sql[at:p])
             at = p
             out.append(close * self.closes.get(p, 0))
-            if p == end:
+            if part and p == end:       # (what starts there is the text's after it)
                 break
             out.append(self.aliases.get(p, ""))
             out.append(open_ * self.opens.get(p, 0))
