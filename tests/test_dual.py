@@ -185,13 +185,16 @@ def test_date_arithmetic_on_the_clock(conn):
 
 
 def test_a_date_minus_a_column_is_days(conn, dsn):
-    _create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP)")
-    conn.cursor().execute("INSERT INTO stamps (at) VALUES (SYSDATE - 2)")
-    (ago, ahead), = _rows(conn, "SELECT SYSDATE - at, at - SYSDATE AS ahead FROM stamps")
-    assert 2 <= ago < 2.01 and ahead == -ago
-    # a NUMBER as python-oracledb fetches one: whole (within the same second) is an int
-    assert type(ago) is (int if ago == 2 else float)
-    assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE SYSDATE - at > 1.5") == [(1,)]
+    """A DATE minus a DATE column is days (a NUMBER); minus a TIMESTAMP column Oracle's
+    INTERVAL DAY TO SECOND, a ``timedelta``."""
+    _create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP, d DATE)")
+    conn.cursor().execute("INSERT INTO stamps (at, d) VALUES (SYSDATE - 2, TRUNC(SYSDATE) - 2)")
+    (ago, ahead, days, back), = _rows(conn, "SELECT SYSDATE - at, at - SYSDATE AS ahead, TRUNC(SYSDATE) - d, "
+                                            "d - TRUNC(SYSDATE) FROM stamps")
+    assert dt.timedelta(days=2) <= ago < dt.timedelta(days=2.01) and ahead == -ago
+    # a NUMBER as python-oracledb fetches one: whole is an int
+    assert (days, back) == (2, -2) and type(days) is int
+    assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE TRUNC(SYSDATE) - d > 1.5") == [(1,)]
     assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE at > SYSDATE - 1") == [(0,)]
 
 

@@ -56,6 +56,21 @@ def test_the_same_answer_on_both_stores(conn, sql, row):
     assert _one(conn, sql) == [row]
 
 
+def test_text_reading_like_a_date_of_the_statement_stays_text(conn):
+    """A TO_CHAR, a concatenation, a string literal whose text is that of a date literal or
+    the clock of the statement is text (SQLite turned any fetched text equal to a date
+    literal's back into the datetime); the literal itself beside it is a datetime."""
+    cur = conn.cursor()
+    cur.execute("SELECT TO_CHAR(DATE '2024-01-02', 'YYYY-MM-DD HH24:MI:SS'), DATE '2024-01-02', "
+                "'2024-01-02 ' || '00:00:00', '2024-01-02 00:00:00', "
+                "TO_CHAR(SYSDATE, 'YYYY-MM-DD HH24:MI:SS') s, SYSDATE FROM DUAL")
+    (text, date, joined, literal, now_text, now), = cur.fetchall()
+    assert (text, date, joined, literal) == ("2024-01-02 00:00:00", dt.datetime(2024, 1, 2)) + (text,) * 2
+    assert now_text == now.isoformat(" ")
+    assert [c[1] for c in cur.description] == [sluice.DB_TYPE_VARCHAR, sluice.DB_TYPE_DATE] + \
+        [sluice.DB_TYPE_VARCHAR] * 3 + [sluice.DB_TYPE_DATE]
+
+
 def test_a_changed_item_keeps_oracles_heading(conn):
     cur = conn.cursor()
     cur.execute("SELECT NVL2(NULL, 'a', 'b'), DECODE(1, 1, 'x') d, DATE '2026-01-01' FROM DUAL")
@@ -72,6 +87,26 @@ def test_on_a_users_table(conn, dsn):
     assert rows == [(1, "rush", "y", "R", "sh", 2, "02-JAN-2026"), (2, "-", "n", "none", None, None, "03-FEB-2026")]
     assert _one(conn, "SELECT id FROM orders WHERE placed >= DATE '2026-02-01'") == [(2,)]
     assert _one(conn, "SELECT id FROM orders WHERE placed < TIMESTAMP '2026-01-02 10:00:01'") == [(1,)]
+
+
+def test_decode_matches_a_null_expression_to_a_null_search(conn, dsn):
+    """DECODE of an expression with a NULL search matches a NULL value (was SLU-00001: the
+    operand is written once per search, as translated, its binds too); one whose value may
+    differ each time it is evaluated is still refused."""
+    _create_table(dsn, "CREATE TABLE labels (n INTEGER, label VARCHAR(20))")
+    cur = conn.cursor()
+    cur.execute("INSERT INTO labels VALUES (1, 'x')")
+    cur.execute("INSERT INTO labels VALUES (2, NULL)")
+    rows = _one(conn, "SELECT n, DECODE(UPPER(label), NULL, 'none', 'X', 'ex', 'other'), "
+                      "DECODE(n + 1, NULL, 'none', 2, 'two', 'other'), "
+                      "DECODE(SUBSTR(label, 1, 1), 'x', 'sub', NULL, DECODE(n / 2, NULL, 'half?', 1, 'one')) "
+                      "FROM labels ORDER BY n")
+    assert rows == [(1, "ex", "two", "sub"), (2, "none", "other", "one")]
+    cur.execute("SELECT DECODE(NULLIF(label, :v), NULL, 'gone', label) FROM labels ORDER BY n", {"v": "y"})
+    assert cur.fetchall() == [("x",), ("gone",)]
+    cur.execute("SELECT DECODE(NULLIF(label, :1), NULL, :2, label), :3 FROM labels ORDER BY n", ["x", "gone", 3])
+    assert cur.fetchall() == [("gone", 3), ("gone", 3)]
+    assert _code(conn, "SELECT DECODE(DBMS_RANDOM.VALUE(1, 2), NULL, 'n', 'v') FROM labels") == "SLU-00001"
 
 
 def test_on_the_views(conn):

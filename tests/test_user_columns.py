@@ -49,6 +49,20 @@ def test_a_date_column_is_a_datetime(conn, dsn):
                                dt.datetime(2026, 1, 5))]
 
 
+def test_nvl_of_a_date_column_is_a_date(conn, dsn):
+    """NVL / COALESCE / CASE whose values are a user's date columns, date literals or the
+    clock is a DATE (SQLite fetched the column's text)."""
+    _events(conn, dsn)
+    cur = conn.cursor()
+    cur.execute("SELECT NVL(d, DATE '2020-01-01'), NVL(d, ev.due), COALESCE(due, d, SYSDATE), "
+                "CASE WHEN n = 1 THEN d END, NVL(d, due) AS x FROM ev ORDER BY n")
+    first, second = cur.fetchall()
+    assert first == (dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 5),
+                     dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 2))
+    assert second[:2] == (dt.datetime(2020, 1, 1), None) and type(second[2]) is dt.datetime
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_DATE] * 5
+
+
 def test_cast_of_a_column_to_a_date(conn, dsn):
     _events(conn, dsn)
     cur = conn.cursor()
@@ -108,6 +122,27 @@ def test_a_date_column_minus_a_date_column_is_days(conn, dsn):
     assert cur.fetchall() == [(3, -3), (None, None)]
     assert cur.description[0][1] is sluice.DB_TYPE_NUMBER
     assert _rows(conn, "SELECT n FROM ev WHERE due - d > 2") == [(1,)]
+
+
+def test_a_timestamp_column_minus_a_date_is_an_interval(conn, dsn):
+    """Oracle's TIMESTAMP minus a DATE or a TIMESTAMP (either way round) is an INTERVAL DAY
+    TO SECOND, python-oracledb's ``timedelta`` (SQLite refused it: SLU-00001; PostgreSQL
+    answered the days between of a literal, the clock or a bind); a DATE minus a DATE stays
+    a number of days."""
+    _events(conn, dsn)
+    cur = conn.cursor()
+    cur.execute("SELECT at - d, d - at, at - DATE '2026-01-01', at - TIMESTAMP '2026-01-02 03:04:05.5', "
+                "DATE '2026-01-03' - at, at - :t, ev.at - ev.at, SYSDATE - at FROM ev ORDER BY n",
+                {"t": dt.datetime(2026, 1, 1)})
+    (*known, since), nulls = cur.fetchall()
+    hours = T - dt.datetime(2026, 1, 2)
+    assert known == [hours, -hours, DAY + hours, dt.timedelta(microseconds=178901),
+                     dt.datetime(2026, 1, 3) - T, DAY + hours, dt.timedelta(0)]
+    assert type(since) is dt.timedelta and nulls == (None,) * 8
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_INTERVAL_DS] * 8
+    cur.execute("SELECT d - DATE '2026-01-01', due - d FROM ev WHERE n = 1")
+    assert cur.fetchall() == [(1, 3)] and cur.description[0][1] is sluice.DB_TYPE_NUMBER
+    assert _rows(conn, "SELECT n FROM ev WHERE at - d IS NOT NULL ORDER BY at - d") == [(1,)]
 
 
 def test_a_date_column_plus_a_column_of_days(conn, dsn):
@@ -172,3 +207,42 @@ def test_the_tables_a_statement_names():
     assert table_names(tokens("UPDATE ev SET d = d + 1")) == ["EV"]
     assert table_names(tokens('INSERT INTO "Ev" (n) SELECT n FROM sluice_x')) == ["EV"]
     assert table_names(tokens("SELECT SYSDATE + 1 FROM dual")) == []
+
+
+def _catalog_reads(conn, dsn, call):
+    """``call()``'s result and the requests it sent to the store beyond its own statement
+    (PostgreSQL: the round trips after the first; SQLite: its reads of a table's columns)."""
+    if dsn.startswith("sqlite"):
+        seen = []
+        db = conn.context.session.conn
+        db.set_trace_callback(seen.append)
+        try:
+            out = call()
+        finally:
+            db.set_trace_callback(None)
+        return out, [s for s in seen if "pragma_table_info" in s]
+    from tests.store.conftest import round_trips
+    out, trips = round_trips(conn, call)
+    return out, trips[1:]
+
+
+def test_the_types_of_a_users_columns_are_kept_until_its_ddl_changes_them(conn, dsn):
+    """A statement with ± on a user's column looks the column's type up once, not each time
+    it runs (PostgreSQL: one catalog query more each time); a change of the table's DDL
+    behind Sluice's back is still seen at the statement's next run, a query's or DML's."""
+    _create_table(dsn, "CREATE TABLE k (n INTEGER, x NUMERIC(5))")
+    _create_table(dsn, "INSERT INTO k VALUES (1, 7)")
+    sql = "SELECT x + 1 FROM k"
+    assert _rows(conn, sql) == [(8,)]
+    assert _catalog_reads(conn, dsn, lambda: _rows(conn, sql)) == ([(8,)], [])
+    for ddl in ("DROP TABLE k", "CREATE TABLE k (n INTEGER, x TIMESTAMP)",
+                "INSERT INTO k VALUES (1, '2026-01-02 03:04:05')"):
+        _create_table(dsn, ddl)
+    assert _rows(conn, sql) == [(WHOLE + DAY,)]          # a date now: the day after
+    assert _catalog_reads(conn, dsn, lambda: _rows(conn, sql))[1] == []
+    for ddl in ("DROP TABLE k", "CREATE TABLE k (n INTEGER, x NUMERIC(5))", "INSERT INTO k VALUES (1, 2)"):
+        _create_table(dsn, ddl)
+    cur = conn.cursor()
+    cur.execute("UPDATE k SET x = x + 1 WHERE n = 1")     # a number again: DML sees it too
+    conn.commit()
+    assert _rows(conn, "SELECT x FROM k") == [(3,)]

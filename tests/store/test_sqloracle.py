@@ -147,3 +147,17 @@ def test_a_null_bind_as_days_on_postgresql_keeps_the_types():
 def test_a_bind_as_days_without_a_value_is_ora_01008(binds):
     with pytest.raises(sluice.DatabaseError, match="ORA-01008"):
         oracle_words("SELECT SYSDATE - :n FROM dual", "SCOTT", sqlite=True, now=NOW, binds=binds)
+
+
+def test_decode_of_an_expression_repeats_it_as_translated():
+    """DECODE(e, NULL, …) of an expression writes ``e`` once per search with what the
+    translation made of it (a divisor, the clock, a nested DECODE), and a statement
+    ending with its changed item keeps its heading."""
+    assert pg("SELECT DECODE(n / 2, NULL, 'a', 1, SYSDATE) FROM t") == (
+        "SELECT CASE WHEN (n / CAST(2 AS NUMERIC)) IS NOT DISTINCT FROM  NULL THEN  'a' "
+        "WHEN (n / CAST(2 AS NUMERIC)) IS NOT DISTINCT FROM  1 THEN  TIMESTAMP '2026-11-30 07:08:09' END "
+        """AS "DECODE(N/2,NULL,'A',1,SYSDATE)" FROM t""")
+    assert sqlite("SELECT DECODE(SUBSTR(a, 1), NULL, DECODE(b + 1, NULL, 0), 'x', 1)") == (
+        "SELECT CASE WHEN (ORACLE_SUBSTR(a, 1)) IS  NULL THEN  CASE WHEN (b + 1) IS  NULL THEN  0 END "
+        """WHEN (ORACLE_SUBSTR(a, 1)) IS  'x' THEN  1 END AS "DECODE(SUBSTR(A,1),NULL,DECODE(B+1,NULL,0),'X',1)\"""")
+    assert sqlite("SELECT SYSDATE - 1") == """SELECT '2026-11-29 07:08:09' AS "SYSDATE-1\""""

@@ -7,8 +7,11 @@ in the statement instead of which of its pieces (start -> (end, text)):
 * ``NVL2(a, b, c)`` is ``CASE WHEN (a) IS NOT NULL THEN b ELSE c END``;
 * ``DECODE(e, s1, r1, …[, d])`` is ``CASE e WHEN s1 THEN r1 … ELSE d END`` — and where a
   search is NULL, which Oracle's DECODE matches to a NULL ``e`` but ``=`` never does,
-  ``CASE WHEN e IS [NOT DISTINCT FROM] s1 THEN r1 …`` (``e`` a name or a literal: it is
-  repeated; anything else SLU-00001 rather than evaluated twice);
+  ``CASE WHEN e IS [NOT DISTINCT FROM] s1 THEN r1 …``: ``e`` repeated, a name or literal
+  as it is, an expression as the statement's translation writes it (a :class:`Copy` of
+  its text; a bind in it is the same value each time: the store gets each placeholder
+  numbered, :func:`.plsql.binds.bind_values`); one whose value may differ at each
+  evaluation (``NEXTVAL``, ``SYS_GUID``, ``DBMS_RANDOM``) is SLU-00001;
 * ``SUBSTR`` / ``INSTR`` are ``ORACLE_SUBSTR`` / ``ORACLE_INSTR``, Oracle's positions
   (0 is 1, negative from the end, NULL for nothing) on both stores: SQLite's ``substr``
   and PostgreSQL's differ on those, and neither has INSTR's position and occurrence;
@@ -21,12 +24,12 @@ in the statement instead of which of its pieces (start -> (end, text)):
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from ..errors import not_supported, ora
 from .oracledates import check_format
 
-__all__ = ["CALLS", "arguments", "call_pieces"]
+__all__ = ["CALLS", "Copy", "arguments", "call_pieces"]
 
 CALLS = frozenset({"NVL", "NVL2", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "TO_DATE"})
 _ARITY = {"NVL": (2, 2), "NVL2": (3, 3), "DECODE": (3, 255), "SUBSTR": (2, 3), "INSTR": (2, 4),
@@ -37,6 +40,15 @@ _RENAMED = {"NVL": "COALESCE", "SUBSTR": "ORACLE_SUBSTR", "INSTR": "ORACLE_INSTR
 _REPEATABLE = frozenset({"id", "num", "str"})
 _NOT_PLAIN = frozenset({"USER", "SYSDATE", "CURRENT_DATE", "SYSTIMESTAMP", "CURRENT_TIMESTAMP",
                         "LOCALTIMESTAMP"})
+# words of a value that may differ each time it is evaluated
+_VOLATILE = ("NEXTVAL", "SYS_GUID", "DBMS_RANDOM", "RANDOM")
+
+
+class Copy(NamedTuple):
+    """In a piece's text: the statement's text from ``start`` to ``end`` as the statement's
+    translation writes it (with the pieces within it)."""
+    start: int
+    end: int
 
 
 def arguments(toks: Sequence, open_: int) -> tuple[list[tuple[int, int]], int]:
@@ -60,7 +72,10 @@ def arguments(toks: Sequence, open_: int) -> tuple[list[tuple[int, int]], int]:
     return args, -1
 
 
-def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, tuple[int, str]]:
+Piece = tuple[int, "str | tuple[str | Copy, ...]"]     # (end, text)
+
+
+def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
     """What replaces which pieces of the call of ``toks[i]`` (a name of :data:`CALLS`)."""
     name = toks[i].word
     args, close = arguments(toks, i + 1)
@@ -69,7 +84,7 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, tuple[int, st
     lo, hi = _ARITY[name]
     if not lo <= len(args) <= hi:
         raise ora(909)
-    pieces: dict[int, tuple[int, str]] = {}
+    pieces: dict[int, Piece] = {}
     for a, b in args:                           # Oracle's '' is NULL
         if a == b and toks[a].text == "''":
             pieces[toks[a].start] = (toks[a].end, "NULL")
@@ -92,7 +107,7 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, tuple[int, st
     return pieces
 
 
-def _decode(pieces: dict[int, tuple[int, str]], toks, args, comma, head, end, sqlite: bool) -> None:
+def _decode(pieces: dict[int, Piece], toks, args, comma, head, end, sqlite: bool) -> None:
     searches = args[1:len(args) - (len(args) % 2 == 0)]
     default = len(args) % 2 == 0
     if not any(a == b and toks[a].word == "NULL" or toks[a].text == "''" for a, b in searches[::2]):
@@ -104,12 +119,21 @@ def _decode(pieces: dict[int, tuple[int, str]], toks, args, comma, head, end, sq
         return
     first, last = args[0]
     e = toks[first]
-    if first != last or e.kind not in _REPEATABLE or e.word in _NOT_PLAIN:
-        raise not_supported("DECODE with a NULL search of an expression (write CASE WHEN … IS NULL)")
-    pieces.pop(e.start, None)            # inside the piece written below
-    operand = "NULL" if e.text == "''" else e.text
-    same = f" WHEN {operand} {'IS' if sqlite else 'IS NOT DISTINCT FROM'} "
-    pieces[head[0]] = (comma[0].end, "CASE" + same)
+    same: str | tuple[str | Copy, ...]
+    if first == last and e.kind in _REPEATABLE and e.word not in _NOT_PLAIN:
+        pieces.pop(e.start, None)            # inside the piece written below
+        operand = "NULL" if e.text == "''" else e.text
+        same = f" WHEN {operand} {'IS' if sqlite else 'IS NOT DISTINCT FROM'} "
+        pieces[head[0]] = (comma[0].end, "CASE" + same)
+    else:       # an expression: written as translated, once for each search
+        words = [t.text.upper() for t in toks[first:last + 1]]
+        if any(w.startswith(_VOLATILE) or w.endswith(".NEXTVAL") for w in words):
+            raise not_supported("DECODE with a NULL search of an expression whose value may change "
+                                "(write CASE WHEN … IS NULL)")
+        test = " IS " if sqlite else " IS NOT DISTINCT FROM "
+        same = (" WHEN (", Copy(toks[first].start, toks[last].end), ")" + test)
+        pieces[head[0]] = (head[1], "CASE WHEN (")
+        pieces[comma[0].start] = (comma[0].end, ")" + test)
     for k, c in enumerate(comma[1:]):
         word = " THEN " if k % 2 == 0 else same
         pieces[c.start] = (c.end, " ELSE " if default and k == len(comma) - 2 else word)

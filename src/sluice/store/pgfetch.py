@@ -19,8 +19,8 @@ import psycopg
 from psycopg.adapt import Loader
 
 from ..errors import ora
-from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER, DB_TYPE_RAW,
-                        DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
+from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NUMBER,
+                        DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 from .sqlfetch import Headings, clock_type, column
 
 __all__ = ["description", "fetch_cursor", "scaled_floats"]
@@ -30,7 +30,7 @@ _FLOATS = (700, 701)                # float4, float8
 _NUMERIC = 1700
 _DATE = 1082
 _TYPES = {16: DB_TYPE_BOOLEAN, 17: DB_TYPE_RAW, 1042: DB_TYPE_CHAR, 1082: DB_TYPE_DATE,
-          1114: DB_TYPE_TIMESTAMP, 1184: DB_TYPE_TIMESTAMP_TZ,
+          1114: DB_TYPE_TIMESTAMP, 1184: DB_TYPE_TIMESTAMP_TZ, 1186: DB_TYPE_INTERVAL_DS,
           **{oid: DB_TYPE_NUMBER for oid in (*_INTS, *_FLOATS, _NUMERIC)}}
 
 

@@ -42,7 +42,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 
 from .. import constants as C
-from ..errors import ora
+from ..errors import DatabaseError, ora
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRecord, QueueInfo,
                    QueueTableInfo, Selector, StoreSession)
@@ -57,7 +57,7 @@ from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .sqlheadings import oracle_headings
 from .sessionzone import SessionZone, default_zone
 from .sqloracle import Translated, oracle_words
-from .usercolumns import Columns, pg_columns
+from .usercolumns import Columns, KeptColumns, pg_columns
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
 from .stats import FOLD_SQL, QueueCounts, counted
@@ -100,6 +100,8 @@ class PgSession(StoreSession):
         self._pipe: InsertPipeline | None = None
         self._roles: tuple[str, str] | None = None    # SET ROLE's settings (mode, JSON names)
         self._roles_resend = False     # set in a transaction, which may have rolled them back
+        # the user's tables' declared types, kept (checked when a statement using them fails)
+        self._user_columns = KeptColumns(self._columns, store.catalog_version)
 
     @property
     def in_transaction(self) -> bool:
@@ -651,8 +653,34 @@ class PgSession(StoreSession):
               oracle_names: bool = True, oracle_sql: bool = False,
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
+        return self._again(lambda columns: self._query(sql, binds, in_memory, oracle_names, oracle_sql, decimals,
+                                                       sessions, columns))
+
+    def _again(self, run):
+        """``run(columns)`` with the user's tables' kept types; run once more with them
+        looked up again when it fails and they changed (:class:`.usercolumns.KeptColumns`:
+        a user's DDL nobody announced)."""
+        columns = self._user_columns.lookup()
+        try:
+            return run(columns)
+        except DatabaseError as e:
+            raw = self._raw
+            if not columns.reused or raw is None or raw.closed:
+                raise
+            try:
+                changed = columns.stale()
+            except DatabaseError:
+                raise e from None
+            if not changed:
+                raise
+        return run(self._user_columns.lookup())
+
+    def _query(self, sql: str, binds: dict | Sequence | None,
+               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]],
+               oracle_names: bool, oracle_sql: bool, decimals: bool, sessions: Sequence[OpenSession] | None,
+               columns: KeptColumns.Statement) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
-        oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=self._columns,
+        oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns,
                                zone=self.time_zone) if oracle_sql
                   else Translated(sql, binds=binds))
         text, binds = oracle.text, oracle.binds
@@ -699,7 +727,8 @@ class PgSession(StoreSession):
                 self._abandon()
             raise err from None
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
-            cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False)
+            cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False,
+                                          lookup=columns)
             if not decimals:
                 rows = scaled_floats(cur, rows)
             return description(cur, cols, types), oracle.convert(rows)
@@ -715,7 +744,11 @@ class PgSession(StoreSession):
             raise translate(e, self.store.target) from None
 
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=self._columns, zone=self.time_zone)
+        return self._again(lambda columns: self._execute_dml(sql, binds, tag, columns))
+
+    def _execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
+                     columns: KeptColumns.Statement) -> int:
+        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
         text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                     oracle.binds)
         c = self._conn()

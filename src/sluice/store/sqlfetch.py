@@ -19,8 +19,9 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER, DB_TYPE_RAW,
-                        DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
+from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NUMBER,
+                        DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
+from .sqlitedays import MICROSECONDS_A_DAY
 
 __all__ = ["Headings", "clock_type", "column", "sqlite_result"]
 
@@ -57,6 +58,7 @@ def column(name: str, dbtype: DbType | None, size: int | None = None, precision:
 _SQLITE_TYPES: dict[type, DbType] = {
     int: DB_TYPE_NUMBER, float: DB_TYPE_NUMBER, str: DB_TYPE_VARCHAR, bytes: DB_TYPE_RAW,
     bool: DB_TYPE_BOOLEAN, dt.datetime: DB_TYPE_TIMESTAMP, dt.date: DB_TYPE_DATE,
+    dt.timedelta: DB_TYPE_INTERVAL_DS,
 }
 
 
@@ -75,7 +77,8 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
     column whose first value is a REAL has its whole REALs as ints (SQLite's 7/2.0 and
     2.0); with ``decimals``, a numeric column's values are ``Decimal``s.  ``types``: the
     columns Oracle types as dates (:func:`clock_type`); such a column of text (dates SQLite
-    computed, the views' dates) has datetimes, one of NULLs only is described so too;
+    computed, the views' dates) has datetimes, one of NULLs only is described so too, a
+    column typed INTERVAL DAY TO SECOND of days timedeltas;
     ``numbers``: the columns declared NUMBER(p, s) (:func:`.sqlheadings.declared_types`),
     described with their precision and scale, and with a scale floats even when whole
     (SQLite's NUMERIC affinity keeps 12.00 as the integer 12)."""
@@ -94,6 +97,11 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
         rows = [_converted(row, dates, _date) for row in rows]
         for i in dates:
             kinds[i] = dt.datetime
+    intervals = [i for i, k in enumerate(kinds) if k in (int, float) and types.get(i) is DB_TYPE_INTERVAL_DS]
+    if intervals:   # a TIMESTAMP minus a date: its days (sluice_interval, .sqlitedays)
+        rows = [_converted(row, intervals, _interval) for row in rows]
+        for i in intervals:
+            kinds[i] = dt.timedelta
     numbers = {i: ps for i, ps in (numbers or {}).items() if kinds[i] in (int, float, None)}
     described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i))
                         if kind is not None or i not in types else types[i], None, *numbers.get(i, ()))
@@ -127,6 +135,11 @@ def _date(v: object) -> object:
         except ValueError:
             pass
     return v
+
+
+def _interval(v: object) -> object:
+    """An INTERVAL DAY TO SECOND's days as python-oracledb fetches it: a timedelta."""
+    return dt.timedelta(microseconds=round(v * MICROSECONDS_A_DAY)) if type(v) in (int, float) else v
 
 
 def _whole(v: object) -> object:

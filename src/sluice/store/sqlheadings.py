@@ -16,7 +16,9 @@ and their arithmetic) and TIMESTAMP WITH TIME ZONE (``SYSTIMESTAMP``,
 Sluice's views, which are a date column of theirs (:data:`.viewdates.VIEW_DATES`, also
 through ``*`` and ``MAX`` / ``MIN``, ``NVL`` / ``COALESCE`` / ``CASE`` of dates or NULL,
 ``CAST`` to a date): TIMESTAMPs, as PostgreSQL's views type them — SQLite's are text, which
-:func:`.sqlfetch.sqlite_result` fetches as datetimes by this.
+:func:`.sqlfetch.sqlite_result` fetches as datetimes by this.  On SQLite it tells which
+items are text whatever they read like (VARCHAR: ``TO_CHAR(…)``, ``a || b``, ``'…'``), and
+which are a TIMESTAMP minus a date (INTERVAL DAY TO SECOND, :attr:`.Translated.intervals`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from ..objtypes import DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DbType
+from ..objtypes import (DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ,
+                        DB_TYPE_VARCHAR, DbType)
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
@@ -50,12 +53,17 @@ _NOT_ALIASES = _KEYWORDS | {"ASC", "DESC", "NULLS", "FIRST", "LAST", "END"}
 _SAME_TYPE = frozenset({"MAX", "MIN"})
 # functions whose value is one of their arguments (a date when each is a date or NULL)
 _ONE_OF = frozenset({"NVL", "COALESCE"})
+# functions whose value is text (never a date, though its text may be a date's)
+_TEXT_CALLS = frozenset({"TO_CHAR", "SUBSTR", "UPPER", "LOWER", "INITCAP", "TRIM", "LTRIM", "RTRIM", "LPAD",
+                         "RPAD", "REPLACE", "TRANSLATE", "CONCAT", "CHR", "RAWTOHEX", "DUMP"})
 
 
 def oracle_headings(sql: str, oracle: Translated, names: list[str],
-                    sqlite: bool) -> tuple[list[str], dict[int, DbType]]:
+                    sqlite: bool, lookup: Lookup | None = None) -> tuple[list[str], dict[int, DbType]]:
     """Oracle's names for the columns the database named ``names`` (see the module), and
-    the columns Oracle types as dates (index -> DB_TYPE_DATE, _TIMESTAMP or _TIMESTAMP_TZ)."""
+    the columns Oracle types as dates (index -> DB_TYPE_DATE, _TIMESTAMP or _TIMESTAMP_TZ);
+    ``lookup`` the user's tables' declared types (:mod:`.usercolumns`), for a user's date
+    column among the values of NVL, COALESCE or a CASE (looked up only for one)."""
     dates = _date_names(sql, oracle.toks)
     if oracle.toks is None and _PLAIN.match(sql) and "?column?" not in names:
         named = [_named(n, sqlite) for n in names]
@@ -67,6 +75,7 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         return [_named(n, sqlite) for n in names], {}
     out: list[str] = []
     types: dict[int, DbType] = {}
+    user = None if lookup is None else _UserDates(sql, lookup)
     for first, last in items:
         if toks[last].text == "*":
             named = [_named(n, sqlite) for n in names[len(out):len(out) + extra]]
@@ -81,11 +90,34 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         else:
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])
-        dbtype = _item_type(toks, first, last, oracle.dated, dates)
+        dbtype = _item_type(toks, first, last, oracle.dated, dates, user)
+        if (toks[first].start, toks[last].end) in oracle.intervals:     # a TIMESTAMP minus a date
+            dbtype = DB_TYPE_INTERVAL_DS
+        if dbtype is None and sqlite and _text_item(toks, first, last):
+            dbtype = DB_TYPE_VARCHAR
         if dbtype is not None:
             types[len(out)] = dbtype
         out.append(heading)
     return out, types
+
+
+def _text_item(toks: list[_Tok], first: int, last: int) -> bool:
+    """Whether the item at tokens ``first``..``last`` is text, whatever its value reads
+    like: a string literal, a call of :data:`_TEXT_CALLS`, a concatenation (``||`` outside
+    parentheses).  On SQLite a date is text too: such an item's value is never turned
+    into a datetime because it reads like a date literal of the statement
+    (:meth:`.Translated.convert`): ``TO_CHAR(DATE '2024-01-02', 'YYYY-MM-DD HH24:MI:SS')``."""
+    t = toks[first]
+    if first == last:
+        return t.kind == "str"
+    if t.kind == "id" and t.word in _TEXT_CALLS and toks[first + 1].text == "(" and _closes(toks, first + 1) == last:
+        return True
+    depth = 0
+    for i in range(first, last + 1):
+        depth += (toks[i].text == "(") - (toks[i].text == ")")
+        if depth == 0 and toks[i].text == "||":
+            return True
+    return False
 
 
 def _named(name: str, sqlite: bool) -> str:
@@ -131,19 +163,39 @@ def _view_dates(names: list[str], at: int, dates: frozenset[str]) -> dict[int, D
     return {i: DB_TYPE_TIMESTAMP for i, n in enumerate(names, at) if n in dates}
 
 
+class _UserDates:
+    """The date type of a user's column named in a statement (:mod:`.usercolumns`), its
+    tables looked up when first asked."""
+
+    def __init__(self, sql: str, lookup: Lookup) -> None:
+        self.sql, self.lookup = sql, lookup
+        self.columns: dict | None = None
+
+    def __call__(self, t: _Tok) -> DbType | None:
+        if self.columns is None:
+            self.columns = self.lookup(_shape(self.sql)[0])
+        kind = date_kind(self.columns.get(_name(t).upper()))
+        return None if kind is None else DB_TYPE_DATE if kind == "DATE" else DB_TYPE_TIMESTAMP
+
+
 def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
-               dates: frozenset[str]) -> DbType | None:
+               dates: frozenset[str], user: _UserDates | None = None, branch: bool = False) -> DbType | None:
     """The date type of the item at tokens ``first``..``last`` (None: not a date): within
-    ``MAX(…)`` / ``MIN(…)``, a date column of the views (``dates``, :func:`_date_names`)
-    or a clock item (:func:`_clock_type`)."""
+    ``MAX(…)`` / ``MIN(…)``, a date column of the views (``dates``, :func:`_date_names`),
+    a user's (``user``) as a ``branch`` of NVL, COALESCE or a CASE, or a clock item
+    (:func:`_clock_type`)."""
     while (last - first >= 3 and toks[first].word in _SAME_TYPE and toks[first + 1].text == "("
            and _closes(toks, first + 1) == last):
         first, last = first + 2, last - 1
     if first == last and toks[first].kind == "id" and _column(toks[first]) in dates:
         return DB_TYPE_TIMESTAMP
+    if first == last and branch and user is not None and toks[first].kind in ("id", "qid"):
+        kind = user(toks[first])
+        if kind is not None:
+            return kind
     if (last - first >= 3 and toks[first].word in _ONE_OF and toks[first + 1].text == "("
             and _closes(toks, first + 1) == last):
-        return _branches_type(toks, _split(toks, first + 2, last - 1, (",",)), dated, dates)
+        return _branches_type(toks, _split(toks, first + 2, last - 1, (",",)), dated, dates, user)
     if (last - first == 5 and toks[first].word == "CAST" and toks[first + 1].text == "("
             and toks[first + 3].word == "AS" and toks[last - 1].word in ("DATE", "TIMESTAMP")
             and toks[first + 2].kind == "id" and _column(toks[first + 2]) in dates):
@@ -155,12 +207,12 @@ def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
             and _closes(toks, first + 1) == last):     # (sqloracle._call)
         return DB_TYPE_DATE
     if last - first >= 4 and toks[first].word == "CASE" and toks[last].word == "END":
-        return _branches_type(toks, _case_values(toks, first, last), dated, dates)
+        return _branches_type(toks, _case_values(toks, first, last), dated, dates, user)
     return _clock_type(toks, first, last, dated)
 
 
 def _branches_type(toks: list[_Tok], branches: list[tuple[int, int]], dated: frozenset[int],
-                   dates: frozenset[str]) -> DbType | None:
+                   dates: frozenset[str], user: _UserDates | None) -> DbType | None:
     """The date type of a value that is one of ``branches`` (NVL's, COALESCE's arguments,
     a CASE's THEN and ELSE values): a date when each branch is one or NULL, TIMESTAMP
     when one is a view's (as PostgreSQL types a view's timestamp beside SYSDATE)."""
@@ -168,7 +220,7 @@ def _branches_type(toks: list[_Tok], branches: list[tuple[int, int]], dated: fro
     for first, last in branches:
         if first == last and toks[first].word == "NULL":
             continue
-        found.add(_item_type(toks, first, last, dated, dates) if first <= last else None)
+        found.add(_item_type(toks, first, last, dated, dates, user, True) if first <= last else None)
     if not found or None in found:
         return None
     return DB_TYPE_TIMESTAMP if DB_TYPE_TIMESTAMP in found or len(found) > 1 else found.pop()

@@ -15,6 +15,12 @@ a date in the column, the date so many days before for a number (SQLite tells th
 apart, PostgreSQL's typed columns cannot be: there the column is taken for a date);
 ``column - SYSDATE`` the days between, a number in the column ORA-00932.
 
+``timestamp - date`` (a TIMESTAMP among them) is ``sluice_interval(a, b)``: Oracle's
+INTERVAL DAY TO SECOND as its days (a REAL exact to the microsecond for a century; the
+item is typed INTERVAL DAY TO SECOND and fetched as a ``timedelta``); a number
+ORA-00932.  Compared with a number it is days (Oracle: ORA-00932, PostgreSQL's interval
+too).
+
 ``TRUNC(column [, 'fmt'])`` of a view's date is ``sluice_trunc_date(column, unit)``.
 
 ``CAST(x AS DATE | TIMESTAMP)`` is ``sluice_cast_date(x, 'DATE' | 'TIMESTAMP')``: SQLite's
@@ -36,8 +42,9 @@ from fractions import Fraction
 from ..errors import DatabaseError, ora
 from .sqlclock import add_days, truncate
 
-__all__ = ["add_days_error", "register_add_days"]
+__all__ = ["MICROSECONDS_A_DAY", "add_days_error", "register_add_days"]
 
+MICROSECONDS_A_DAY = 86_400_000_000
 _RAISED = threading.local()       # the error of this thread's statement, until read
 
 
@@ -62,6 +69,19 @@ def _date_minus(a: object, b: object) -> object:
         if isinstance(right, datetime):
             return (left - right) / timedelta(days=1)
         return add_days(left, -right).isoformat(" ")
+    except DatabaseError as e:
+        _RAISED.error = e
+        raise
+
+
+def _interval(a: object, b: object) -> float | None:
+    if a is None or b is None:
+        return None
+    try:
+        left, right = _date_or_days(a), _date_or_days(b)
+        if not isinstance(left, datetime) or not isinstance(right, datetime):
+            raise ora(932, "DATE", "NUMBER")
+        return (left - right) // timedelta(microseconds=1) / MICROSECONDS_A_DAY
     except DatabaseError as e:
         _RAISED.error = e
         raise
@@ -141,5 +161,6 @@ def add_days_error() -> DatabaseError | None:
 def register_add_days(conn: sqlite3.Connection) -> None:
     conn.create_function("sluice_add_days", 2, _add_days, deterministic=True)
     conn.create_function("sluice_date_minus", 2, _date_minus, deterministic=True)
+    conn.create_function("sluice_interval", 2, _interval, deterministic=True)
     conn.create_function("sluice_trunc_date", 2, _trunc_date, deterministic=True)
     conn.create_function("sluice_cast_date", 2, _cast_date, deterministic=True)

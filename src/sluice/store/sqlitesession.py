@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
 from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql
+from ..objtypes import DB_TYPE_VARCHAR
 from ..sqlfunctions import like_regex
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueInfo, MessageRecord,
@@ -588,9 +589,10 @@ class SqliteSession(StoreSession):
         cols = [d[0] for d in cur.description] if cur.description else []
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
             names = cols
-            cols, types = oracle_headings(sql, oracle, cols, sqlite=True)
+            cols, types = oracle_headings(sql, oracle, cols, sqlite=True, lookup=columns)
             declared, numbers = declared_types(sql, names, columns)
-            return sqlite_result(cols, oracle.convert(rows), decimals, {**declared, **types}, numbers)
+            text = [i for i, dbtype in types.items() if dbtype is DB_TYPE_VARCHAR]
+            return sqlite_result(cols, oracle.convert(rows, text), decimals, {**declared, **types}, numbers)
         return cols, oracle.convert(rows)
 
     @property

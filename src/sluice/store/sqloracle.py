@@ -19,7 +19,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   ``n + CLOCK``) is folded into that literal (:mod:`.sqlclock`), a bind among the days
   by its value, the bind then gone from the statement (:mod:`.clockbinds`:
   :attr:`Translated.binds` are the binds left); ``SYSDATE - column`` and
-  ``column - SYSDATE`` are the days between, a float; ``SYSDATE + column`` adds the
+  ``column - SYSDATE`` are the days between, a float (of a user's TIMESTAMP column an
+  INTERVAL DAY TO SECOND, :meth:`_Translation._interval`); ``SYSDATE + column`` adds the
   column's days (a DATE; SQLite: :mod:`.sqlitedays`); other arithmetic on them is
   refused (SLU-00001), neither database counting it in days;
 * a ``date`` / ``datetime`` bind as python-oracledb binds it, an Oracle DATE (whole
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
 from functools import lru_cache
-from typing import NamedTuple, Sequence
+from typing import Collection, NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
@@ -62,7 +63,7 @@ from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
-from .viewdates import VIEW_DATES, days_between, plus_days, truncated
+from .viewdates import VIEW_DATES, days_between, interval_between, plus_days, truncated
 
 __all__ = ["Translated", "aliased", "on_views", "oracle_words", "tokens"]
 
@@ -131,12 +132,17 @@ class Translated:
     toks: list[_Tok] | None = None          # the user's statement's, when they were read
     binds: dict | Sequence | None = None
     dated: frozenset[int] = frozenset()     # tokens (a datetime bind, a column of days) making a DATE
+    # (start, end) in the user's text of each TIMESTAMP minus a date: an INTERVAL DAY TO SECOND
+    intervals: frozenset[tuple[int, int]] = frozenset()
 
-    def convert(self, rows: list[tuple]) -> list[tuple]:
-        """``rows`` with this statement's clock values as datetimes."""
+    def convert(self, rows: list[tuple], text: Collection[int] = ()) -> list[tuple]:
+        """``rows`` with this statement's clock values as datetimes (SQLite: their text, as
+        the statement folded them), but in the columns ``text`` (items that are text:
+        :func:`.sqlheadings.oracle_headings`)."""
         dates = self.dates
         if dates:
-            rows = [tuple(dates.get(v, v) if type(v) is str or type(v) is datetime else v for v in row)
+            rows = [tuple(dates.get(v, v) if (type(v) is str or type(v) is datetime) and i not in text else v
+                          for i, v in enumerate(row))
                     for row in rows]
         return rows
 
@@ -177,6 +183,7 @@ class _Translation:
         self.closes: dict[int, int] = {}                 # … and ends at
         self.aliases: dict[int, str] = {}
         self.dated: set[int] = set()        # (Translated.dated)
+        self.intervals: set[tuple[int, int]] = set()     # (Translated.intervals)
         self.casts: dict[int, tuple[int, str]] = {}   # a CAST's operand's start -> (its end, DATE | TIMESTAMP)
 
     def run(self) -> Translated:
@@ -193,7 +200,8 @@ class _Translation:
         if not (self.replace or self.opens):
             return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
-        return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.dated))
+        return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.dated),
+                          frozenset(self.intervals))
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -449,8 +457,8 @@ class _Translation:
         (days between) for a DATE column of the views or of the user's tables at token
         ``i`` (or ``MAX(column)`` / ``MIN(column)``: tokens ``i``..``last``, the column
         ``column``); ``column + column`` is ORA-00975.  A user's DATE column ± a column of
-        days is a DATE too; a TIMESTAMP column minus a date is Oracle's INTERVAL
-        (PostgreSQL's, refused on SQLite).  The clock or a datetime bind after it is left to
+        days is a DATE too; a TIMESTAMP column minus a date (or a date minus it) is Oracle's
+        INTERVAL DAY TO SECOND (:meth:`_interval`).  The clock or a datetime bind after it is left to
         their own arithmetic; other arithmetic on a user's date SQLite would do on the year
         of its text, so it is refused there."""
         last = i if last is None else last
@@ -460,19 +468,20 @@ class _Translation:
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus, k = toks[j + 1].text == "-", j + 2
             if k >= len(toks) or toks[k].word in _DATES or toks[k].word in _TIMESTAMPS or (
-                    toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))):
-                break
+                    toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))) or (
+                    toks[k].word in ("DATE", "TIMESTAMP") and k + 1 < len(toks) and toks[k + 1].kind == "str") or (
+                    toks[k].word == "TRUNC" and self._truncates_clock(k)):
+                break       # (the clock's, the bind's or the literal's own arithmetic: _clock)
             other = k if self._a_date(k) else self._extreme(k)
             if j == last and other is not None and not self._continues(other):
                 if not minus:
                     raise ora(975)
                 k, kind = other, self._user_date(k if other == k else k + 2)
-                if "TIMESTAMP" in (user, kind):
-                    # Oracle's TIMESTAMP minus a date is an INTERVAL: PostgreSQL's answer
-                    if self.sqlite:
-                        raise not_supported("a TIMESTAMP column minus a date on SQLite (an INTERVAL)")
-                    return
                 a, b = date, self.sql[toks[j + 2].start:toks[k].end]
+                if "TIMESTAMP" in (user, kind):      # Oracle's TIMESTAMP minus a date: an INTERVAL
+                    self._interval(toks[i].start, toks[k].end, a, b)
+                    self.skip = k
+                    return
                 if not self.sqlite:         # (PostgreSQL's DATE minus a DATE is an integer, no interval)
                     a, b = (f"CAST({x} AS TIMESTAMP)" if is_user else x for x, is_user in ((a, user), (b, kind)))
                 self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, a, b))
@@ -506,6 +515,16 @@ class _Translation:
             text = plus_days(self.sqlite, date, repr(float(days)))
         self.replace[toks[i].start] = (toks[j].end, text)
         self.skip = j
+
+    def _truncates_clock(self, k: int) -> bool:
+        """Whether ``TRUNC(`` at token ``k`` truncates the clock or a datetime bind (folded
+        into a literal by :meth:`_trunc`)."""
+        toks = self.toks
+        if k + 3 >= len(toks) or toks[k + 1].text != "(":
+            return False
+        t = toks[k + 2]
+        return (t.word in _DATES | _TIMESTAMPS and toks[k + 3].text != "("
+                or t.kind == "bind" and isinstance(self.binds.peek(k + 2), dt.date))
 
     def _now(self, word: str = "SYSDATE") -> datetime:
         """The clock ``word`` reads, once per statement: SYSDATE / SYSTIMESTAMP the host's
@@ -545,7 +564,8 @@ class _Translation:
         if before in ("+", "-"):
             name = self._name_before(first - 1)
             if before == "-" and name is not None and is_date and not self._continues(last):
-                self._days_between(toks[name].start, toks[last].end, (name, first - 2), value, clock_first=False)
+                self._days_between(toks[name].start, toks[last].end, (name, first - 2), value, clock_first=False,
+                                   timestamp=word == "TIMESTAMP")
                 self.skip = last
                 return
             if before == "+" and name is not None and not self._continues(last):
@@ -603,6 +623,7 @@ class _Translation:
                 return
             if minus and end is not None and is_date and not self._continues(end):
                 self._days_between(start, toks[end].end, (j + 2, end), self._shown(value, digits),
+                                   timestamp=word == "TIMESTAMP",
                                    clock_first=True)
                 self.skip = end
                 return
@@ -687,17 +708,34 @@ class _Translation:
         text = _literal(date.isoformat(" "))
         self.replace[start] = (end, plus_days(self.sqlite, text if self.sqlite else f"TIMESTAMP {text}", column))
 
+    def _interval(self, start: int, end: int, a: str, b: str) -> None:
+        """``a - b`` at ``start``..``end`` of the text, a TIMESTAMP among them: Oracle's
+        INTERVAL DAY TO SECOND (:func:`.viewdates.interval_between`)."""
+        self.intervals.add((start, end))
+        self.replace[start] = (end, interval_between(self.sqlite, a, b))
+
     def _days_between(self, start: int, end: int, column: tuple[int, int], value: datetime,
-                      clock_first: bool) -> None:
+                      clock_first: bool, timestamp: bool = False) -> None:
         """``DATE - column`` (or ``column - DATE``; ``column`` its first and last token):
         Oracle's number of days between — and on SQLite, whose column may hold numbers,
         ``DATE - column`` of days a DATE (:mod:`.sqlitedays`); on PostgreSQL so for a
-        user's column declared a number (:mod:`.usercolumns`)."""
+        user's column declared a number (:mod:`.usercolumns`).  A user's TIMESTAMP column
+        minus a date or a date minus it (or a user's date and a ``timestamp`` literal) is
+        Oracle's INTERVAL DAY TO SECOND (:meth:`_interval`)."""
+        name = self.sql[self.toks[column[0]].start:self.toks[column[1]].end]
+        if column[0] == column[1] and (self._user_date(column[0]) == "TIMESTAMP" or (
+                timestamp and self._user_date(column[0]))):     # Oracle's TIMESTAMP minus a date
+            if value is NULL:
+                text = "NULL"
+            else:
+                text = _literal(value.isoformat(" ", "microseconds" if timestamp else "seconds"))
+                text = text if self.sqlite else f"TIMESTAMP {text}"
+            self._interval(start, end, *((text, name) if clock_first else (name, text)))
+            return
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS DOUBLE PRECISION)")
             return
         text = _literal(value.isoformat(" ", "seconds"))
-        name = self.sql[self.toks[column[0]].start:self.toks[column[1]].end]
         if self.sqlite:
             if clock_first:         # a date when the column holds days
                 self.dated.update(range(column[0], column[1] + 1))
@@ -838,19 +876,28 @@ class _Translation:
         return aliased(self.toks, first, last)
 
     # -- the text ----------------------------------------------------------------------
-    def _text(self) -> str:
-        sql, out, at = self.sql, [], 0
+    def _text(self, start: int = 0, end: int | None = None) -> str:
+        """The statement (or its text from ``start`` to ``end``) as translated: the
+        replacements, divisions and aliases within it written."""
+        sql, out = self.sql, []
+        at, part = start, end is not None
+        end = len(sql) if end is None else end
         open_, close = ("sluice_divisor(", ")") if self.sqlite else ("CAST(", " AS NUMERIC)")
         for p in sorted({*self.replace, *self.opens, *self.closes, *self.aliases}):
+            if not start <= p <= end:
+                continue
             out.append(sql[at:p])
             at = p
             out.append(close * self.closes.get(p, 0))
+            if part and p == end:       # (what starts there is the text's after it)
+                break
             out.append(self.aliases.get(p, ""))
             out.append(open_ * self.opens.get(p, 0))
             if p in self.replace:
                 at, text = self.replace[p]
-                out.append(text)
-        out.append(sql[at:])
+                out.append(text if type(text) is str else "".join(
+                    part if type(part) is str else self._text(*part) for part in text))
+        out.append(sql[at:end])
         return "".join(out)
 
 

@@ -20,7 +20,7 @@ import re
 import sqlite3
 from typing import Callable, Sequence
 
-__all__ = ["AMBIGUOUS_DATE", "Columns", "Lookup", "SqliteColumns", "date_kind", "is_number", "maybe_user_tables",
+__all__ = ["AMBIGUOUS_DATE", "Columns", "KeptColumns", "Lookup", "SqliteColumns", "date_kind", "is_number", "maybe_user_tables",
            "number_scale", "pg_columns", "sqlite_columns", "table_names"]
 
 # name -> declared type (None: declared differently by two tables of the statement)
@@ -119,6 +119,59 @@ class SqliteColumns:
                 found = self.known[key] = sqlite_columns(self.conn, tables)
             return found
         return columns
+
+
+class KeptColumns:
+    """The declared types of the user's tables a server store's session looked up, kept
+    without asking the catalog again (PostgreSQL: a statement's lookup was a round trip
+    each time it ran).  A user's DDL runs behind Sluice's back and nothing announces it,
+    so a kept lookup is checked when a statement that used it fails: :meth:`Statement.stale`
+    looks the tables up again, and the statement runs once more when their types changed
+    (a statement translated for types its tables no longer have fails on PostgreSQL, which
+    types every operator).  Everything kept is dropped when the store's catalog version
+    moves (``version()``: Sluice's own DDL, a reconnection)."""
+
+    def __init__(self, fetch: Callable[[Sequence[str]], Columns], version: Callable[[], int]) -> None:
+        self.fetch, self.version = fetch, version
+        self.at: int | None = None
+        self.known: dict[tuple[str, ...], Columns] = {}
+
+    def lookup(self) -> "Statement":
+        """The lookup for one statement (a new one for each run of it)."""
+        return KeptColumns.Statement(self)
+
+    class Statement:
+        """One statement's lookup: remembers which tables it was given from what was kept."""
+
+        def __init__(self, kept: "KeptColumns") -> None:
+            self.kept = kept
+            self.reused: list[tuple[str, ...]] = []
+
+        def __call__(self, tables: Sequence[str]) -> Columns:
+            if not tables:
+                return {}
+            kept = self.kept
+            version = kept.version()
+            if version != kept.at:
+                kept.at, kept.known = version, {}
+            key = tuple(tables)
+            found = kept.known.get(key)
+            if found is None:
+                found = kept.known[key] = kept.fetch(tables)
+            else:
+                self.reused.append(key)
+            return found
+
+        def stale(self) -> bool:
+            """Whether the types this statement was given from what was kept changed since
+            (looked up again, kept anew)."""
+            kept, changed = self.kept, False
+            for key in self.reused:
+                found = kept.fetch(key)
+                changed = changed or found != kept.known.get(key)
+                kept.known[key] = found
+            self.reused = []
+            return changed
 
 
 def sqlite_columns(conn: sqlite3.Connection, tables: Sequence[str]) -> Columns:

@@ -44,6 +44,15 @@ def days_between(sqlite: bool, a: str, b: str) -> str:
     return f"CAST(EXTRACT(EPOCH FROM (({a}) - ({b}))) / 86400 AS DOUBLE PRECISION)"
 
 
+def interval_between(sqlite: bool, a: str, b: str) -> str:
+    """SQL for ``a`` minus ``b``, a TIMESTAMP among them: Oracle's INTERVAL DAY TO SECOND —
+    on SQLite its days by ``sluice_interval`` (:mod:`.sqlitedays`; fetched as a
+    ``timedelta``, the item typed so by :mod:`.sqlheadings`), PostgreSQL's interval."""
+    if sqlite:
+        return f"sluice_interval({a}, {b})"
+    return f"(CAST({a} AS TIMESTAMP) - CAST({b} AS TIMESTAMP))"
+
+
 def truncated(sqlite: bool, date: str, unit: str) -> str:
     """SQL for ``TRUNC(date, fmt)`` of a DATE column, ``unit`` the format's
     (:func:`.sqlclock.trunc_unit`): SQLite by ``sluice_trunc_date`` (:mod:`.sqlitedays`),
