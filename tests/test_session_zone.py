@@ -19,7 +19,7 @@ import zoneinfo
 import pytest
 
 import sluice
-from tests.conftest import make_queue
+from tests.conftest import PG_BASE, drop_schema, make_queue, pg_admin
 from tests.test_binds import _create_table
 from tests.test_dual import _code, _rows, india  # noqa: F401  (india: a fixture)
 from tests.streams.test_propagation import _raw
@@ -214,7 +214,7 @@ def test_an_older_stores_utc_views_are_made_again_in_the_session_zone(dsn):
     sqlite = dsn.startswith("sqlite:")
     new, utc, mark = (SQLITE, "strftime('%Y-%m-%d %H:%M:%f', {x}, 'unixepoch')", "'unixepoch'") if sqlite else \
         (POSTGRESQL, "(to_timestamp({x}) AT TIME ZONE 'UTC')", "TIME ZONE 'UTC'")
-    old = dataclasses.replace(new, _epoch=utc)
+    old = dataclasses.replace(new, _epoch=utc, _epoch_joined=utc, zone_join="")
     conn = sluice.connect(dsn)
     _enqueue(conn)
     qt, = conn.context.store.queue_tables()
@@ -236,6 +236,73 @@ def test_an_older_stores_utc_views_are_made_again_in_the_session_zone(dsn):
         assert texts and not [t for t, in texts if mark in t and "sluice_zone_shift" not in t]
     finally:
         conn.close()
+
+
+# POSIX seconds a view shows: the epoch, before it, fractions that round, a leap day, Paris's
+# and Lord Howe's summer time changing, the last day of year 9999
+_SECONDS = (0, -1.5, 1.0005, 1.0004999, 951782400.25, 1764511234.567891,
+            dt.datetime(2026, 3, 29, 1, tzinfo=dt.timezone.utc).timestamp() - 0.001,
+            dt.datetime(2026, 3, 29, 1, tzinfo=dt.timezone.utc).timestamp(),
+            1775318400 - 1, 1775318400 + 1799.5, 253402214400.0)
+_ZONES = ("+00:00", "+05:30", "-03:00", "-09:30", "+14:00", "-12:00", "+05:45",
+          "Europe/Paris", "Australia/Lord_Howe", "America/St_Johns", "UTC")
+
+
+@pytest.fixture
+def pg_dsn():
+    import uuid
+    schema = "t_" + uuid.uuid4().hex[:12]
+    pg_admin().close()
+    yield f"{PG_BASE}?schema={schema}"
+    drop_schema(schema)
+
+
+def test_postgresql_aq_view_reads_the_zone_once_with_the_same_dates(pg_dsn):
+    """PostgreSQL's AQ$ view reads the session's zone once a statement (SLUICE_SESSION_ZONE()
+    in its FROM; an offset zone shifts by an interval; not called by a statement reading no
+    date) instead of reading the setting and looking the zone's name up per date (~1.6x the
+    time of SELECT *): the dates are those
+    of the per-date conversion, every zone, offset or region, and a connection not Sluice's
+    (no sluice.time_zone) still sees its own TimeZone's."""
+    import psycopg
+
+    from sluice.store.dialect import POSTGRESQL
+    from sluice.store.sessionzone import parse
+    from sluice.store.sqlschema import table_name, view_name
+    conn = sluice.connect(pg_dsn)
+    try:
+        make_queue(conn, "Q")
+        conn.queue("Q").enqmany([conn.msgproperties(payload=b"x") for _ in _SECONDS])
+        conn.commit()
+        qt, = conn.context.store.queue_tables()
+    finally:
+        conn.close()
+    view, table = view_name(qt), table_name(qt)
+    head, _, schema = pg_dsn.partition("?schema=")
+    per_date = POSTGRESQL.epoch_to_timestamp      # the conversion each date made (session-zone)
+    shown = f"SELECT LOCAL_ORDER_NO, ENQ_TIME, ENQ_TIMESTAMP, DEQ_TIME, DELAY FROM {view} ORDER BY 1"
+    before = (f"SELECT SEQ, {per_date('ENQ_TIME')}, {per_date('ENQ_TIME')}, {per_date('DEQ_TIME')}, "
+              f"{per_date('DELAY')} FROM {table} ORDER BY 1")
+    with psycopg.connect(head, autocommit=True, options=f'-c search_path="{schema}"') as c:
+        seqs = [r[0] for r in c.execute(f"SELECT SEQ FROM {table} ORDER BY SEQ")]
+        c.cursor().executemany(f"UPDATE {table} SET ENQ_TIME = %s, DEQ_TIME = %s, DELAY = %s WHERE SEQ = %s",
+                               [(s, s + 0.25 if i % 2 else None, s if i % 3 else None, seq)
+                                for i, (s, seq) in enumerate(zip(_SECONDS, seqs))])
+        plan = "\n".join(r[0] for r in c.execute(f"EXPLAIN {shown}"))
+        assert plan.count("sluice_session_zone") == 1, plan          # once a statement
+        plan = "\n".join(r[0] for r in c.execute(f"EXPLAIN SELECT COUNT(*), MAX(MSG_STATE) FROM {view}"))
+        assert "sluice_session_zone" not in plan, plan                # not at all: no date read
+        for zone in _ZONES:
+            c.execute("SELECT set_config('sluice.time_zone', %s, false)", (parse(zone).postgres,))
+            got = c.execute(shown).fetchall()
+            assert got == c.execute(before).fetchall(), zone
+            assert len(got) == len(_SECONDS) and got[0][2] is not None
+        c.execute("SELECT set_config('sluice.time_zone', %s, false)", ("+05:30",))   # not Sluice's form
+        assert c.execute(shown).fetchall() == c.execute(before).fetchall()
+    for zone in ("America/St_Johns", "<+05:30>-05:30", "UTC"):        # a connection not Sluice's
+        with psycopg.connect(head, autocommit=True,
+                             options=f'-c search_path="{schema}" -c TimeZone={zone}') as c:
+            assert c.execute(shown).fetchall() == c.execute(before).fetchall(), zone
 
 
 def _raw_rows(dsn, sql):

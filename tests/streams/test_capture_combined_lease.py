@@ -1,9 +1,9 @@
 """Combined capture and apply vs an apply run on Spark (sluice.streams.apply.readerlease):
 ``sluice pipeline run --apply A`` holds A's lease, and with it A's reader lease; a capture
 that would hand its LCRs to A directly (seed 001 "Combined Capture and Apply Optimization")
-then stages them -- into its own queue at one database (OPTIMIZATION 0), into A's queue
-through the propagation across two -- where the pipeline reads them, instead of applying
-them beside Spark.  Once the pipeline has let go, the capture's next start is combined again
+then is not combined (OPTIMIZATION 0) and stages them in its own queue -- read there by the
+pipeline at one database, carried into A's queue by the propagation job across two --
+instead of applying them beside Spark.  Once the pipeline has let go, the capture's next start is combined again
 (seed 001: a configuration that starts to qualify is used after a restart), and holds the
 reader lease: a pipeline on A is then refused with ORA-26666 naming the capture, until the
 capture stops.  The pipeline's lease is taken with the API the pipeline uses (no JVM).  Both
@@ -17,14 +17,14 @@ import pytest
 
 import sluice
 from sluice.pipeline.lease import ProcessLease
-from sluice.streams.capture.combined import Combined
 from sluice.streams.capture.combinedlocal import LocalCombined
 from sluice.streams.capture.combinedremote import RemoteCombined
 from tests.conftest import PG_BASE, drop_schema, pg_admin
 from tests.streams.capturekit import dequeue_all, drop_env, env, make_env  # noqa: F401  (env: a fixture)
 from tests.streams.propkit import Sites
 from tests.streams.test_capture_combinedlocal import optimization, replica_rows, setup, staged
-from tests.streams.test_capture_combinedremote import queued, rows, topology
+from tests.streams.test_capture_combinedremote import optimization as remote_optimization
+from tests.streams.test_capture_combinedremote import propagate, queued, rows, topology
 
 
 def spark(conn, dsn, apply):
@@ -69,9 +69,11 @@ def test_local_capture_stages_while_spark_runs_its_apply(env, tmp_path):
     spark(conn, env.dsn, "APPLY_LOCAL").acquire().release()     # free once the capture stopped
 
 
-def test_remote_capture_delivers_into_the_queue_spark_reads(env, tmp_path):
-    """Across two databases the capture then takes the staged route: the LCRs go into the
-    destination queue the pipeline reads (as for a disabled apply), none applied by the capture."""
+def test_remote_capture_is_not_combined_while_spark_runs_its_apply(env, tmp_path):
+    """Across two databases the capture is then not combined at all, as in Oracle: OPTIMIZATION
+    0 in V$STREAMS_CAPTURE and V$PROPAGATION_SENDER, no PROXY_SID at the destination; it stages
+    the LCRs in its own queue and the propagation carries them into the queue the pipeline
+    reads, none applied by the capture."""
     s, owner, dbs1 = env.src, env.owner, env.conn
     sites = Sites(env.dsn, tmp_path)
     try:
@@ -81,10 +83,15 @@ def test_remote_capture_delivers_into_the_queue_spark_reads(env, tmp_path):
         try:
             cap = env.process()
             cap.start()
-            assert type(cap.combined) is Combined
+            assert remote_optimization(dbs1) == ([(0,)], [(0, 0)]) and cap.combined is None
+            assert dbs2.query("SELECT COUNT(*) FROM V$STREAMS_APPLY_READER WHERE PROXY_SID IS NOT NULL",
+                              None)[1] == [(0,)]
             env.sql(f"INSERT INTO {s}.orders VALUES (1, 'a')", f"INSERT INTO {s}.orders VALUES (2, 'b')")
             cap.catch_up()
             assert rows(replica, owner) == []
+            assert queued(dbs1, "STRM_QT") == 2 and queued(dbs2, "STREAMS_QUEUE_TABLE") == 0
+            assert propagate(dbs1) == 2                  # the propagation job, not the capture
+            assert remote_optimization(dbs1) == ([(0,)], [(0, 2)])
             assert queued(dbs1, "STRM_QT") == 0 and queued(dbs2, "STREAMS_QUEUE_TABLE") == 2
             assert ids(dequeue_all(dbs2, "APPLY_DBS2", queue="STREAMS_QUEUE")) == [1, 2]
             cap.stop()
@@ -93,7 +100,7 @@ def test_remote_capture_delivers_into_the_queue_spark_reads(env, tmp_path):
 
         again = env.process()
         again.start()
-        assert isinstance(again.combined, RemoteCombined)
+        assert isinstance(again.combined, RemoteCombined) and remote_optimization(dbs1)[0] == [(1,)]
         with pytest.raises(sluice.DatabaseError, match='ORA-26666.*apply process "APPLY_DBS2": capture CAP@'):
             spark(dbs2, dsn2, "APPLY_DBS2").acquire()
         env.sql(f"INSERT INTO {s}.orders VALUES (3, 'c')")

@@ -40,6 +40,8 @@ class Dialect:
     _list_param: Callable[[list], Any]
     _hex: str                # upper-case hex text of a blob ``{x}``
     _epoch: str              # timestamp of POSIX seconds ``{x}``: the session zone's wall clock
+    _epoch_joined: str       # … the same, reading the zone from the row ``zone_join`` adds
+    zone_join: str           # what a view's FROM joins: the session's zone, read once a statement
     _json_text: str          # text of member ``{key}`` of the JSON document ``{doc}``
     _json_length: str        # length of array member ``{key}`` of ``{doc}``
 
@@ -54,8 +56,11 @@ class Dialect:
     def hex(self, expr: str) -> str:
         return self._hex.format(x=expr)
 
-    def epoch_to_timestamp(self, expr: str) -> str:
-        return self._epoch.format(x=expr)
+    def epoch_to_timestamp(self, expr: str, joined: bool = False) -> str:
+        """The session zone's wall clock at POSIX seconds ``expr``; with ``joined``, in a view
+        whose FROM ends with :attr:`zone_join` (its many rows then cost less: PostgreSQL reads
+        the zone once a statement instead of once a date)."""
+        return (self._epoch_joined if joined else self._epoch).format(x=expr)
 
     def json_text(self, doc: str, key: str) -> str:
         return self._json_text.format(doc=doc, key=key)
@@ -80,6 +85,8 @@ SQLITE = Dialect(
     _list_param=json.dumps,
     _hex="upper(hex({x}))",
     _epoch=SQLITE_VIEW_DATE,     # in the session's time zone (sessionzone.ViewClock)
+    _epoch_joined=SQLITE_VIEW_DATE,   # (its zone is a constant of the statement already)
+    zone_join="",
     _json_text="json_extract({doc}, '$.{key}')",
     _json_length="json_array_length(json_extract({doc}, '$.{key}'))",
 )
@@ -123,6 +130,15 @@ POSTGRESQL = Dialect(
     # in the session's time zone (sessionzone); a connection not Sluice's: its own TimeZone
     _epoch="(to_timestamp({x}) AT TIME ZONE COALESCE(NULLIF(current_setting('sluice.time_zone', true), ''), "
            "current_setting('TimeZone')))",
+    # the same from SLUICE_SESSION_ZONE() (sqlschema.PG_ZONE_FUNCTION), called once a statement:
+    # an offset zone as an interval (a plain shift; a zone's name is parsed and looked up
+    # in the tz database per date), a region by its name.  Joined as an aggregate of its one
+    # row: PostgreSQL drops a LEFT JOIN to at most one row whose columns a statement does not
+    # read, so a statement reading no date (COUNT(*), MSG_STATE …) does not call it
+    _epoch_joined="(CASE WHEN SLUICE_SZ.SLUICE_OFFSET IS NULL THEN to_timestamp({x}) AT TIME ZONE SLUICE_SZ.SLUICE_ZONE "
+                  "ELSE to_timestamp({x}) AT TIME ZONE SLUICE_SZ.SLUICE_OFFSET END)",
+    zone_join=(" LEFT JOIN (SELECT MAX(SLUICE_ZONE) AS SLUICE_ZONE, MAX(SLUICE_OFFSET) AS SLUICE_OFFSET "
+               "FROM SLUICE_SESSION_ZONE()) AS SLUICE_SZ ON TRUE"),
     _json_text="(({doc})::jsonb ->> '{key}')",
     _json_length="(CASE WHEN jsonb_typeof(({doc})::jsonb -> '{key}') = 'array' "
                  "THEN jsonb_array_length(({doc})::jsonb -> '{key}') END)",

@@ -10,7 +10,9 @@ zone's wall clock (:data:`sluice.store.dialect.Dialect.epoch_to_timestamp`):
   ``sluice_view_date(seconds)`` for a region: functions of each connection reading that
   connection's :class:`ViewClock` (:data:`SQLITE_VIEW_DATE`);
 * PostgreSQL by ``AT TIME ZONE`` the connection's ``sluice.time_zone`` setting, the zone
-  as PostgreSQL reads it (:attr:`SessionZone.postgres`: an offset written the POSIX way).
+  as PostgreSQL reads it (:attr:`SessionZone.postgres`: an offset written the POSIX way);
+  the AQ$ views read it once a statement (``SLUICE_SESSION_ZONE()``,
+  :attr:`sluice.store.dialect.Dialect.zone_join`: an offset as an interval).
 
 A session starts in python-oracledb's zone: ``ORA_SDTZ`` when set, else the offset of the
 process's local time at logon (see docs/DESIGN-NOTES.md); ``ALTER SESSION SET TIME_ZONE``

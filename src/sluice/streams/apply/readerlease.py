@@ -14,8 +14,10 @@ cannot tell them apart (a host's apply process holds it while a capture is combi
 the reader has a lease of its own, ``("APPLY READER", "A")``, in the apply's store:
 
 * a capture takes it when it chooses the combined route to ``A`` and holds it until it
-  leaves that route; a capture that cannot take it (a pipeline runs ``A``) stages, as it does
-  when it does not qualify -- OPTIMIZATION 0 -- and Spark reads the queue;
+  leaves that route; a capture that cannot take it (a pipeline runs ``A``) is not combined
+  and stages in its own queue, as it does when it does not qualify -- OPTIMIZATION 0 in
+  V$STREAMS_CAPTURE and V$PROPAGATION_SENDER, no PROXY_SID -- and Spark reads ``A``'s queue
+  (across two databases the propagation job fills it);
 * a pipeline running ``A`` takes it with ``("APPLY", "A")`` and is refused (ORA-26666, naming
   the capture) while a capture holds it.
 

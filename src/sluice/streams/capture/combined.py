@@ -8,9 +8,12 @@ propagation job to dequeue, encode and send again.  :func:`route_for` picks the 
   its queue, the link leads to a Sluice store, no Spark pipeline runs the apply (the capture
   takes its reader lease there, :mod:`sluice.streams.apply.readerlease`): the capture runs that
   apply process on its LCRs (:mod:`.combinedremote`, nothing staged at either site — seed
-  001's "sends LCRs directly to the apply process");
-* otherwise (the apply is disabled or aborted, applies user messages, runs on Spark, or the
-  destination is this database): :class:`Combined`, the LCRs sent straight into the
+  001's "sends LCRs directly to the apply process"); while a Spark pipeline runs that apply
+  (the capture cannot take its reader lease) the capture is not combined at all (None:
+  OPTIMIZATION 0, it stages in its own queue, the propagation job carries the LCRs to the
+  queue the pipeline reads);
+* otherwise (the apply is disabled or aborted, applies user messages, or the destination is
+  this database): :class:`Combined`, the LCRs sent straight into the
   destination queue (the propagation receiver enqueues them there, the apply dequeues them
   when it runs) — the *staged* route;
 * the capture and the apply on one queue: :mod:`.combinedlocal`.
@@ -251,16 +254,25 @@ def route_for(conn: Any, ctx: CaptureContext, spec: cspecs.CaptureSpec, connect:
         if apply is None:
             return None
         found: Any = Combined(conn, spec.name, p, schedule, destination, site)
-        found.proxy(dest_conn, True)
+        lease = None
         if dest_conn is not conn and combinedremote.qualifies(
                 dest_conn, p.destination_queue_owner, p.destination_queue_name, apply):
             # the apply takes the LCRs from the capture: nothing staged at the destination --
-            # unless a Spark pipeline runs it there (it holds the apply's reader lease): staged
-            from ..apply.process import ApplyProcess
+            # unless a Spark pipeline runs it there (it holds the apply's reader lease): then
+            # the capture is not combined (OPTIMIZATION 0, no PROXY_SID), it stages in its own
+            # queue and the propagation carries the LCRs to the queue Spark reads
             from ..apply.readerlease import ReaderLease
             lease = ReaderLease.take(dest_conn.context.store, apply)
             if lease is None:
-                return found
+                return None
+        try:
+            found.proxy(dest_conn, True)
+        except BaseException:
+            if lease is not None:
+                lease.close()
+            raise
+        if lease is not None:
+            from ..apply.process import ApplyProcess
             try:
                 process = ApplyProcess.from_catalog(dest_conn, apply)
             except DatabaseError:        # its target is out of the capture's reach: staged route

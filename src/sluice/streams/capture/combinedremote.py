@@ -15,7 +15,8 @@ apply through a link to another Sluice store (not an HTTP servlet), the destinat
 single consumer is an apply process that is ENABLED and applies captured LCRs, nothing is
 staged in the destination queue (it goes first, through the apply process), and the capture
 takes the apply's reader lease at the destination (none while a Spark pipeline runs the apply
-there: :mod:`sluice.streams.apply.readerlease`), held until it leaves the route.
+there: :mod:`sluice.streams.apply.readerlease`; the capture is then not combined and
+stages in its own queue), held until it leaves the route.
 
 **Exactly once**, in this order per capture batch: (1) the apply's target transactions
 commit, each with its SLUICE_APPLY_DONE record; (2) the apply's store work (DBA_APPLY_PROGRESS,
