@@ -225,6 +225,12 @@ GROUPS = {
     # (CI 2026-11-29: the suite 1,056 s, nearly all of it the "spark" group's) test_kill9 took
     # ~300 s, so the other tests that start drivers of their own -- the standalone cluster
     # (~140 s) and the late Python worker (~95 s) -- joined it
+    # the shared SparkSession's tests in two groups, each with its JVM (a session per worker):
+    # together they were CI's longest chain (1,832 s of a 2,915-s run under load, 2026-11-30;
+    # test_spark_pipeline 668 s of it), so the second JVM's start (~20 s of CPU) pays
+    "pipeline/test_documents.py": "spark-b", "pipeline/test_restart.py": "spark-b",
+    "pipeline/test_sink_forget_delivered.py": "spark-b", "pipeline/test_capturedarrow.py": "spark-b",
+    "pipeline/test_stagedapply.py": "spark-b",
     "pipeline/test_kill9.py": "spark-drivers",
     "pipeline/test_cluster.py": "spark-drivers",
     "pipeline/test_restart.py::test_sluice_pipeline_run_goes_on_after_a_late_python_worker": "spark-drivers",
