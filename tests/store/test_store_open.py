@@ -1,0 +1,67 @@
+"""What opening a store costs (fast-open, 2026-11-30): a store already at this Sluice's
+schema version is not sent its catalog's DDL again."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+import sluice
+from sluice.store import sqlite as sqlite_store
+from sluice.store.sqlschema import SCHEMA_VERSION
+
+
+@pytest.fixture
+def traced(monkeypatch):
+    """The statements every SQLite connection of a store runs, in order."""
+    statements: list[str] = []
+    connect = sqlite_store.SqliteStore.connect
+
+    def tracing(self):
+        conn = connect(self)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(sqlite_store.SqliteStore, "connect", tracing)
+    return statements
+
+
+def _ddl(statements: list[str]) -> list[str]:
+    return [s for s in statements if s.lstrip().upper().startswith(("CREATE", "DROP", "ALTER"))]
+
+
+def test_a_new_sqlite_store_gets_the_catalog_and_an_existing_one_is_not_sent_it_again(tmp_path, traced):
+    dsn = f"sqlite:///{tmp_path / 'open.db'}"
+    with sluice.connect(dsn) as conn:
+        conn.aqadm.create_queue_table(queue_table="QT", queue_payload_type="RAW")
+        conn.aqadm.create_queue(queue_name="Q", queue_table="QT")
+        conn.aqadm.start_queue(queue_name="Q")
+    assert len(_ddl(traced)) > 90            # the whole catalog, then the queue table's
+    traced.clear()
+    with sluice.connect(dsn) as conn:        # opened again: the same catalog, nothing created
+        assert _ddl([s for s in traced if "TEMP" not in s.upper()]) == []
+        q = conn.queue("Q")
+        q.enqone(conn.msgproperties(payload=b"x"))
+        conn.commit()
+        assert q.deqone().payload == b"x"
+        conn.commit()
+        assert conn.query("SELECT COUNT(*) FROM DBA_QUEUES WHERE NAME = 'Q'", None)[1][0][0] == 1
+
+
+def test_a_sqlite_store_of_another_schema_version_is_still_sent_the_catalog(tmp_path, traced):
+    path = tmp_path / "old.db"
+    with sluice.connect(f"sqlite:///{path}"):
+        pass
+    raw = sqlite3.connect(path)
+    raw.execute("DROP VIEW DBA_QUEUES")      # what an older Sluice did not have yet
+    raw.execute("UPDATE SLUICE_META SET VALUE = ? WHERE KEY = 'schema_version'", (str(SCHEMA_VERSION - 1),))
+    raw.commit()
+    raw.close()
+    traced.clear()
+    with sluice.connect(f"sqlite:///{path}") as conn:
+        assert len(_ddl(traced)) > 90
+        assert conn.query("SELECT COUNT(*) FROM DBA_QUEUES", None)[1][0][0] == 0
+    raw = sqlite3.connect(path)
+    assert raw.execute("SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    raw.close()
