@@ -65,3 +65,39 @@ def test_a_sqlite_store_of_another_schema_version_is_still_sent_the_catalog(tmp_
     raw = sqlite3.connect(path)
     assert raw.execute("SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     raw.close()
+
+
+@pytest.fixture
+def catalog_reads(monkeypatch):
+    """The statements reading SLUICE_CATALOG sent on any of a store's connections (SQLite's
+    service connection or PostgreSQL's pooled ones)."""
+    from sluice.store import pgconn
+    reads: list[str] = []
+    pg_execute = pgconn.PgConnection.execute
+
+    def counting(self, sql, params=None):
+        if "FROM SLUICE_CATALOG" in sql:
+            reads.append(sql)
+        return pg_execute(self, sql, params)
+
+    monkeypatch.setattr(pgconn.PgConnection, "execute", counting)
+    return reads
+
+
+def test_connecting_reads_the_catalog_caches_in_a_statement_each(pg_dsn, catalog_reads):
+    # The users, roles, grants, agents and proxies (SecurityCatalog) in one statement, the
+    # types, transformations, registrations and subscribers (the AQ catalog) in another:
+    # on a server, one round trip each instead of one per kind (15 on every connect).
+    with sluice.connect(pg_dsn) as conn:
+        conn.aqadm.create_queue_table(queue_table="QT", queue_payload_type="RAW")
+        conn.aqadm.create_queue(queue_name="Q", queue_table="QT")
+    catalog_reads.clear()
+    with sluice.connect(pg_dsn) as conn:
+        assert len(catalog_reads) <= 2, catalog_reads
+        conn.aqadm.start_queue(queue_name="Q")
+        q = conn.queue("Q")
+        q.enqone(conn.msgproperties(payload=b"x"))
+        conn.commit()
+        assert q.deqone().payload == b"x"
+        conn.commit()
+

@@ -397,6 +397,9 @@ class PgStore(Store):
     def catalog_objects(self, kind: str) -> list[tuple[str, str, dict]]:
         return self.pool.run(lambda c: sqlcatalog.objects(c, kind), transaction=False)
 
+    def catalog_objects_of(self, kinds: tuple[str, ...]) -> dict[str, list[tuple[str, str, dict]]]:
+        return self.pool.run(lambda c: sqlcatalog.objects_of(c, kinds), transaction=False)
+
     # -- messages outside sessions ---------------------------------------------
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         return self.pool.run(lambda c: sqlops.count(c, queue, states), transaction=False)

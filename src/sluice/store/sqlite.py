@@ -511,6 +511,10 @@ class SqliteStore(Store):
         with self._svc_lock:
             return sqlcatalog.objects(self._svc, kind)
 
+    def catalog_objects_of(self, kinds: tuple[str, ...]) -> dict[str, list[tuple[str, str, dict]]]:
+        with self._svc_lock:
+            return sqlcatalog.objects_of(self._svc, kinds)
+
     # -- messages outside sessions ------------------------------------------
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
         with self._svc_lock:
