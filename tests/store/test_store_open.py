@@ -101,3 +101,26 @@ def test_connecting_reads_the_catalog_caches_in_a_statement_each(pg_dsn, catalog
         assert q.deqone().payload == b"x"
         conn.commit()
 
+
+def test_opening_a_postgresql_store_connects_once_for_the_schema_and_the_listener(pg_dsn, monkeypatch):
+    # The connection that creates or checks the schema is the listener's afterwards: a
+    # store opened is two server connections of PgTarget.connect's (that one and the
+    # session's) besides the pool's, not three.
+    from sluice.store import pgconn
+    made: list[str | None] = []
+    connect = pgconn.PgTarget.connect
+
+    def counting(self, user=None):
+        made.append(user)
+        return connect(self, user)
+
+    monkeypatch.setattr(pgconn.PgTarget, "connect", counting)
+    with sluice.connect(pg_dsn) as conn:
+        assert len(made) == 2, made
+        store = conn.context.store
+        assert store.listener.connected.is_set() and store.listener.is_alive()
+        # what the listener is for: another process's commit is noticed
+        with sluice.connect(pg_dsn + "&application_name=other") as other:
+            other.aqadm.create_queue_table(queue_table="QT2", queue_payload_type="RAW")
+        conn.aqadm.create_queue(queue_name="Q2", queue_table="QT2")
+    assert not store.listener.is_alive()
