@@ -35,16 +35,16 @@ class Catalog:
             return
         self._queues = {(q.owner, q.name): q for q in self.store.queues()}
         self._tables = {(t.owner, t.name): t for t in self.store.queue_tables()}
-        self._type_specs = {f"{o}.{n}": spec for o, n, spec in self.store.catalog_objects("TYPE")}
+        rows = self.store.catalog_objects_of(("TYPE", "TRANSFORMATION", "REGISTRATION", "SUBSCRIBER"))
+        self._type_specs = {f"{o}.{n}": spec for o, n, spec in rows["TYPE"]}
         self._types = dict(ot.builtin_types())
-        self._transformations = {f"{o}.{n}": spec for o, n, spec in
-                                 self.store.catalog_objects("TRANSFORMATION")}
+        self._transformations = {f"{o}.{n}": spec for o, n, spec in rows["TRANSFORMATION"]}
         self._registrations: dict[str, list] = {}
-        for owner, _, spec in self.store.catalog_objects("REGISTRATION"):
+        for owner, _, spec in rows["REGISTRATION"]:
             self._registrations.setdefault(owner, []).append(spec)
         self._subscribers: dict[str, list] = {}
         self._subscriber_objects: dict[str, list] = {}
-        for owner, _, spec in self.store.catalog_objects("SUBSCRIBER"):
+        for owner, _, spec in rows["SUBSCRIBER"]:
             self._subscribers.setdefault(owner, []).append(spec)
         self._codecs = {}
         self._version = version

@@ -144,6 +144,11 @@ def _with_roles(user: UserInfo, roles: dict[str, UserInfo], public: Iterable[str
     return eff
 
 
+# the catalog kinds SecurityCatalog.refresh reads
+_KINDS = ("USER", "ROLEDEF", "SYSPRIV", "EXECPRIV", "ROLE", "QUEUEPRIV", "RULEPRIV", "TABPRIV",
+          "AGENT", "AGENTUSER", "PROXY")
+
+
 class SecurityCatalog:
     """The security facts of one store, cached until the catalog changes."""
 
@@ -165,38 +170,39 @@ class SecurityCatalog:
         version = self.store.catalog_version()
         if version == self._version:
             return
+        rows = self.store.catalog_objects_of(_KINDS)      # one read, not one per kind
         users: dict[str, UserInfo] = {}
-        for _, name, spec in self.store.catalog_objects("USER"):
+        for _, name, spec in rows["USER"]:
             users[name] = UserInfo(name, spec.get("password"), bool(spec.get("superuser")))
         roles = {name: UserInfo(name) for name in (*PREDEFINED_ROLES,
-                                                   *(n for _, n, _ in self.store.catalog_objects("ROLEDEF")))}
+                                                   *(n for _, n, _ in rows["ROLEDEF"]))}
         holders = {**roles, **users}       # whoever a grant may name (besides PUBLIC)
-        for grantee, priv, spec in self.store.catalog_objects("SYSPRIV"):
+        for grantee, priv, spec in rows["SYSPRIV"]:
             if grantee in holders:
                 holders[grantee].system.add(priv)
                 if spec.get("admin_option"):
                     holders[grantee].admin_option.add(priv)
-        for grantee, pkg, _ in self.store.catalog_objects("EXECPRIV"):
+        for grantee, pkg, _ in rows["EXECPRIV"]:
             if grantee in holders:
                 holders[grantee].execute.add(pkg)
         public_roles: set[str] = set()      # GRANT role TO PUBLIC: every user holds it
-        for grantee, role, _ in self.store.catalog_objects("ROLE"):
+        for grantee, role, _ in rows["ROLE"]:
             if grantee in holders:
                 holders[grantee].roles.add(role)
             elif grantee == "PUBLIC" and role in roles:
                 public_roles.add(role)
-        public_queues = self._object_grants("QUEUEPRIV", holders, "queues")
-        public = self._object_grants("RULEPRIV", holders, "rule_objects")
-        public_tables = self._object_grants("TABPRIV", holders, "tables")
+        public_queues = self._object_grants(rows["QUEUEPRIV"], holders, "queues")
+        public = self._object_grants(rows["RULEPRIV"], holders, "rule_objects")
+        public_tables = self._object_grants(rows["TABPRIV"], holders, "tables")
         agents: dict[str, AgentInfo] = {}
-        for _, name, spec in self.store.catalog_objects("AGENT"):
+        for _, name, spec in rows["AGENT"]:
             agents[name] = AgentInfo(name, bool(spec.get("enable_http")), bool(spec.get("enable_smtp")),
                                      bool(spec.get("enable_anyp")), spec.get("certificate_location"))
-        for agent, db_user, _ in self.store.catalog_objects("AGENTUSER"):
+        for agent, db_user, _ in rows["AGENTUSER"]:
             if agent in agents:
                 agents[agent].db_users.append(db_user)
         proxies: dict[str, set[str]] = {}
-        for user, proxy, _ in self.store.catalog_objects("PROXY"):
+        for user, proxy, _ in rows["PROXY"]:
             proxies.setdefault(user, set()).add(proxy)
         self.direct, self.roles = holders, roles
         self.users = {name: _with_roles(u, roles, public_roles) for name, u in users.items()}
@@ -208,11 +214,12 @@ class SecurityCatalog:
         self.public_tables = public_tables
         self._version = version
 
-    def _object_grants(self, kind: str, users: dict[str, UserInfo], field_name: str) -> dict[str, dict[str, dict]]:
-        """Spread the ``kind`` rows (``{privilege: {grant_option, grantor}}`` per object)
-        over the users' ``field_name``; returns PUBLIC's."""
+    def _object_grants(self, rows: list[tuple[str, str, dict]], users: dict[str, UserInfo],
+                       field_name: str) -> dict[str, dict[str, dict]]:
+        """Spread the grant ``rows`` of a kind (``{privilege: {grant_option, grantor}}`` per
+        object) over the users' ``field_name``; returns PUBLIC's."""
         public: dict[str, dict[str, dict]] = {}
-        for grantee, obj, spec in self.store.catalog_objects(kind):
+        for grantee, obj, spec in rows:
             if grantee == "PUBLIC":
                 public[obj] = dict(spec)
             elif grantee in users:

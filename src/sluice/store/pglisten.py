@@ -54,10 +54,12 @@ class Listener(threading.Thread):
         self._pending: list[tuple[str, Callable[[], None]]] = []
         self._lock = threading.Lock()
 
-    def listen(self) -> None:
+    def listen(self, raw: psycopg.Connection | None = None) -> None:
         """Connect and LISTEN (raising the ORA error if the server is unreachable), then
-        start the thread.  Whatever commits after this returns is noticed."""
-        self._conn = self._open()
+        start the thread.  Whatever commits after this returns is noticed.  ``raw``: an
+        idle connection of :meth:`PgTarget.connect`'s to listen on instead of a new one
+        (the store's set-up connection); this listener owns it from now on."""
+        self._conn = self._open(raw)
         self.connected.set()
         self.start()
 
@@ -77,11 +79,15 @@ class Listener(threading.Thread):
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)
 
-    def _open(self) -> psycopg.Connection:
-        raw = self.target.connect()
-        raw.add_notify_handler(lambda n: self.on_notify(n.payload))
-        for channel in self._channels:
-            raw.execute(f"LISTEN {quote(channel)}")
+    def _open(self, raw: psycopg.Connection | None = None) -> psycopg.Connection:
+        raw = raw or self.target.connect()
+        try:
+            raw.add_notify_handler(lambda n: self.on_notify(n.payload))
+            for channel in self._channels:
+                raw.execute(f"LISTEN {quote(channel)}")
+        except BaseException:
+            raw.close()
+            raise
         return raw
 
     def _add_pending(self, conn: psycopg.Connection) -> None:

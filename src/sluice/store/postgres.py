@@ -69,22 +69,26 @@ class PgStore(Store):
         self._closed = False
         setup = target.connect()
         try:
-            self._ensure_schema(setup)
-            self._announced = sqlcatalog.version(setup)     # the caches load it or later
-        except psycopg.Error as e:
-            raise translate(e, target) from None
-        finally:
-            setup.close()
-        self._catalog_notify = f"NOTIFY {quote(target.channel)}, 'c%d'"
-        self._table_notify: dict[int, str] = {}
-        self._interest: set[int] = set()
-        self.pool = PgPool(target)
-        self.listener = Listener(target, self._on_notify, self._on_lost, self._on_reconnect,
-                                 self._check_catalog)
-        try:
-            self.listener.listen()
+            try:
+                self._ensure_schema(setup)
+                self._announced = sqlcatalog.version(setup)     # the caches load it or later
+            except psycopg.Error as e:
+                raise translate(e, target) from None
+            self._catalog_notify = f"NOTIFY {quote(target.channel)}, 'c%d'"
+            self._table_notify: dict[int, str] = {}
+            self._interest: set[int] = set()
+            self.pool = PgPool(target)
+            try:
+                self.listener = Listener(target, self._on_notify, self._on_lost, self._on_reconnect,
+                                         self._check_catalog)
+                # the set-up connection, idle now, becomes the listener's: one server
+                # connection (a backend process started) fewer per store opened
+                self.listener.listen(setup)
+            except BaseException:
+                self.pool.close()
+                raise
         except BaseException:
-            self.pool.close()
+            setup.close()       # (the listener's own once it listens; closing it twice is harmless)
             raise
 
     def _ensure_schema(self, raw: psycopg.Connection) -> None:
@@ -396,6 +400,9 @@ class PgStore(Store):
 
     def catalog_objects(self, kind: str) -> list[tuple[str, str, dict]]:
         return self.pool.run(lambda c: sqlcatalog.objects(c, kind), transaction=False)
+
+    def catalog_objects_of(self, kinds: tuple[str, ...]) -> dict[str, list[tuple[str, str, dict]]]:
+        return self.pool.run(lambda c: sqlcatalog.objects_of(c, kinds), transaction=False)
 
     # -- messages outside sessions ---------------------------------------------
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:

@@ -212,14 +212,28 @@ class SqliteStore(Store):
         self._tm: TimeManagerThread | None = None
         self._tm_token = object()
         with self.transaction(self._svc):
-            for stmt in catalog_ddl(SQLITE):
-                self._svc.execute(stmt)
-            self._upgrade()
+            # A store at this schema version has the whole catalog (catalog_ddl and the
+            # version row commit together): its ~100 CREATE … IF NOT EXISTS statements,
+            # each compiled afresh on this new connection, are not run again
+            # (as PgStore._ensure_schema).  A catalog change bumps SCHEMA_VERSION.
+            if self._schema_version() != SCHEMA_VERSION:
+                for stmt in catalog_ddl(SQLITE):
+                    self._svc.execute(stmt)
+                self._upgrade()
             self.locks.raise_seq_floor(max(
                 (self._svc.execute(f"SELECT COALESCE(MAX(SEQ), 0) FROM {table_name(qt)} WHERE SEQ < ?",
                                   (TRIGGER_SEQ_BASE,)).fetchone()[0]
                  for qt in sqlcatalog.queue_tables(self._svc)), default=0))
         self.check_catalog()
+
+    def _schema_version(self) -> int | None:
+        """The store's schema version (None: a new file, no catalog yet)."""
+        c = self._svc
+        if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'SLUICE_META'"
+                     ).fetchone() is None:
+            return None
+        row = c.execute("SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'").fetchone()
+        return None if row is None else int(row[0])
 
     def _upgrade(self) -> None:
         """Bring queue tables made by an older Sluice to the current schema version."""
@@ -496,6 +510,10 @@ class SqliteStore(Store):
     def catalog_objects(self, kind: str) -> list[tuple[str, str, dict]]:
         with self._svc_lock:
             return sqlcatalog.objects(self._svc, kind)
+
+    def catalog_objects_of(self, kinds: tuple[str, ...]) -> dict[str, list[tuple[str, str, dict]]]:
+        with self._svc_lock:
+            return sqlcatalog.objects_of(self._svc, kinds)
 
     # -- messages outside sessions ------------------------------------------
     def count_messages(self, queue: QueueInfo, states: Iterable[int] | None = None) -> int:
