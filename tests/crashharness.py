@@ -423,10 +423,8 @@ def run(dsn: str, logdir: str, seconds: float, producers: int = 2, consumers: in
     seconds``) the run stops there, a failure.  A worker that has not stopped
     ``stop_timeout`` seconds later counts as hung (a failure).  Returns the checker's report."""
     from tests import forkserver
-    # the workers' parent, importing what they need while the queue is created
-    with forkserver.ForkServer("tests.crashharness", "sluice") as server:
-        return _run(dsn, logdir, seconds, producers, consumers, seed, kill_every, stop_timeout, progress,
-                    deadline, server)
+    return _run(dsn, logdir, seconds, producers, consumers, seed, kill_every, stop_timeout, progress,
+                deadline, forkserver.shared(*forkserver.FLEETS))
 
 
 def _run(dsn, logdir, seconds, producers, consumers, seed, kill_every, stop_timeout, progress, deadline,

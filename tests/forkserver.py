@@ -6,9 +6,15 @@ CI.  The server imports that once, single-threaded and without a connection, and
 child per ``spawn``: the child is a real separate process (its own pid, SIGKILLed like any),
 only its start-up is shared.
 
+:func:`shared` keeps one server per preload list for the life of the test process (each
+test of a fleet module would otherwise pay the imports once more); a child gets the
+controller's environment and directory as they are when it is spawned (a test's
+``monkeypatch.setenv`` reaches it), nothing else of the controller's.
+
 Protocol (lines of JSON): the controller writes ``{"target": "module:function", "args": [...],
-"out": path}``; the server answers ``{"pid": n}`` and, once a child ended, ``{"exit": n,
-"code": c}`` (``c`` as ``Popen.returncode``: negative for a signal).  :class:`Child` is the
+"out": path, "env": {...}, "cwd": path}``; the server answers ``{"pid": n}`` and, once a child ended, ``{"exit": i,
+"code": c}`` once its ``i``-th child ended (``c`` as ``Popen.returncode``: negative for a
+signal).  :class:`Child` is the
 part of ``subprocess.Popen`` the harnesses use."""
 
 from __future__ import annotations
@@ -26,12 +32,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class Child:
     """A forked worker, as the harness sees a ``Popen``."""
 
-    def __init__(self, server: "ForkServer", pid: int) -> None:
+    def __init__(self, server: "ForkServer", pid: int, serial: int) -> None:
         self.server, self.pid = server, pid
+        self.serial = serial                 # the server's n-th child (a pid may be reused)
 
     @property
     def returncode(self) -> int | None:
-        return self.server._codes.get(self.pid)
+        return self.server._codes.get(self.serial)
 
     def poll(self) -> int | None:
         return self.returncode
@@ -39,14 +46,14 @@ class Child:
     def wait(self, timeout: float | None = None) -> int:
         end = None if timeout is None else time.monotonic() + timeout
         with self.server._cond:
-            while self.pid not in self.server._codes:
+            while self.serial not in self.server._codes:
                 if self.server._dead:
                     raise RuntimeError(f"the fork server died: {self.server.proc.returncode}")
                 left = None if end is None else end - time.monotonic()
                 if left is not None and left <= 0:
                     raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
                 self.server._cond.wait(left)
-            return self.server._codes[self.pid]
+            return self.server._codes[self.serial]
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:          # not reaped yet: the pid is still this child's
@@ -65,8 +72,7 @@ class ForkServer:
     """Start with the modules to preload; :meth:`spawn` forks a worker; :meth:`close`."""
 
     def __init__(self, *preload: str, env: dict | None = None) -> None:
-        env = dict(os.environ if env is None else env)
-        env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "src"), ROOT, env.get("PYTHONPATH", "")])
+        env = _child_env(dict(os.environ if env is None else env))
         self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), *preload],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=ROOT)
         self._cond = threading.Condition()
@@ -95,13 +101,14 @@ class ForkServer:
         """Fork ``target(*args)`` (``"module:function"``) with stdout and stderr into ``out``."""
         with self._cond:
             before = len(self._pids)
-            self.proc.stdin.write(json.dumps({"target": target, "args": list(args), "out": out}).encode() + b"\n")
+            self.proc.stdin.write(json.dumps({"target": target, "args": list(args), "out": out, "cwd": os.getcwd(),
+                                              "env": _child_env(dict(os.environ))}).encode() + b"\n")
             self.proc.stdin.flush()
             if not self._cond.wait_for(lambda: len(self._pids) > before or self._dead, timeout):
                 raise RuntimeError("the fork server did not fork in time")
             if self._dead:
                 raise RuntimeError(f"the fork server died: {self.proc.poll()}")
-            return Child(self, self._pids[before])
+            return Child(self, self._pids[before], before)
 
     def close(self) -> None:
         """Stop the server (its children are the harness's to stop)."""
@@ -122,7 +129,29 @@ class ForkServer:
         self.close()
 
 
-def _child(target: str, args: list, out: str) -> None:
+FLEETS = ("tests.crashharness", "tests.streams.capturecrash", "sluice.streams.capture", "sluice.streams.apply")   # what the kill -9 harnesses' workers import: one server for them all
+
+_SHARED: dict[tuple[str, ...], ForkServer] = {}
+_LOCK = threading.Lock()
+
+
+def shared(*preload: str) -> ForkServer:
+    """The test process's server preloading ``preload`` (started on first use, stopped at exit)."""
+    with _LOCK:
+        server = _SHARED.get(preload)
+        if server is None or server._dead:
+            server = _SHARED[preload] = ForkServer(*preload)
+            import atexit
+            atexit.register(server.close)
+        return server
+
+
+def _child_env(env: dict) -> dict:
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "src"), ROOT, env.get("PYTHONPATH", "")])
+    return env
+
+
+def _child(target: str, args: list, out: str, env: dict, cwd: str) -> None:
     """In the forked child: the worker, then exit (never back into the server's loop)."""
     import signal
     code = 0
@@ -130,6 +159,9 @@ def _child(target: str, args: list, out: str) -> None:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -181,8 +213,9 @@ def serve(preload: list[str]) -> None:
     sel.register(wake_r, selectors.EVENT_READ)
     say({"ready": True})
     stdin = sys.stdin.buffer
-    live: set[int] = set()
+    live: dict[int, int] = {}                # pid: the how-manyth child
     closing = False
+    spawned = 0
     while not closing or live:
         for key, _ in sel.select(1.0):
             if key.fileobj is wake_r:
@@ -199,15 +232,15 @@ def serve(preload: list[str]) -> None:
                     sel.close()
                     os.close(wake_r)
                     os.close(wake_w)
-                    _child(msg["target"], msg["args"], msg["out"])
-                live.add(pid)
+                    _child(msg["target"], msg["args"], msg["out"], msg["env"], msg["cwd"])
+                live[pid] = spawned
+                spawned += 1
                 say({"pid": pid})
         while live:                          # reap
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
                 break
-            live.discard(pid)
-            say({"exit": pid, "code": -os.WTERMSIG(status) if os.WIFSIGNALED(status)
+            say({"exit": live.pop(pid), "code": -os.WTERMSIG(status) if os.WIFSIGNALED(status)
                  else os.WEXITSTATUS(status)})
 
 

@@ -265,12 +265,7 @@ def run(env, logdir: str, seconds: float, seed: int,
     """Capture ``env``'s source table ``ledger`` under kills for ``seconds``; the report."""
     import sluice
     from tests import forkserver
-    # the workers' parent, importing what they need while the set-up runs
-    server = forkserver.ForkServer(__name__, "sluice.streams.capture", "sluice.streams.apply")
-    try:
-        return _run(env, logdir, seconds, seed, kill_every, staging, server)
-    finally:
-        server.close()
+    return _run(env, logdir, seconds, seed, kill_every, staging, forkserver.shared(*forkserver.FLEETS))
 
 
 def _run(env, logdir, seconds, seed, kill_every, staging, server) -> Report:
