@@ -97,11 +97,13 @@ class ForkServer:
             self._dead = True
             self._cond.notify_all()
 
-    def spawn(self, target: str, args: list[str], out: str, timeout: float = 300) -> Child:
-        """Fork ``target(*args)`` (``"module:function"``) with stdout and stderr into ``out``."""
+    def spawn(self, target: str, args: list[str], out: str, cwd: str | None = None, timeout: float = 300) -> Child:
+        """Fork ``target(*args)`` (``"module:function"``) with stdout and stderr into ``out``,
+        in directory ``cwd`` (default: the controller's)."""
+        open(out, "ab").close()              # there at once, as with a Popen's redirection
         with self._cond:
             before = len(self._pids)
-            self.proc.stdin.write(json.dumps({"target": target, "args": list(args), "out": out, "cwd": os.getcwd(),
+            self.proc.stdin.write(json.dumps({"target": target, "args": list(args), "out": out, "cwd": cwd or os.getcwd(),
                                               "env": _child_env(dict(os.environ))}).encode() + b"\n")
             self.proc.stdin.flush()
             if not self._cond.wait_for(lambda: len(self._pids) > before or self._dead, timeout):
@@ -129,7 +131,15 @@ class ForkServer:
         self.close()
 
 
-FLEETS = ("tests.crashharness", "tests.streams.capturecrash", "sluice.streams.capture", "sluice.streams.apply")   # what the kill -9 harnesses' workers import: one server for them all
+FLEETS = ("tests.crashharness", "tests.streams.capturecrash", "tests.streams.propcrash", "sluice.streams.capture",
+          "sluice.streams.apply", "sluice.streams.propagation.runner", "sluice.cli", "sluice.dashboard",
+          "sluice.idap")   # what the kill -9 harnesses' workers import: one server for them all
+
+def cli(*args: str) -> None:
+    """``sluice ARGS`` (the command line's entry point) as a forked worker's target."""
+    from sluice.cli import main
+    main(args=list(args), prog_name="sluice")
+
 
 _SHARED: dict[tuple[str, ...], ForkServer] = {}
 _LOCK = threading.Lock()
