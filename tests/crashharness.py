@@ -59,8 +59,6 @@ import time
 import uuid
 from typing import Callable
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(os.path.dirname(HERE), "src")
 QUEUE = "Q"
 MAX_RETRIES = 1_000_000          # rollbacks never move a message to the exception queue
 BACKLOG = 2_000                  # producers pause while the queue holds more than this
@@ -363,10 +361,11 @@ def _drain(dsn: str) -> tuple[list[str], int]:
 
 
 class _Worker:
-    def __init__(self, role: str, name: str, dsn: str, logdir: str, rng: random.Random) -> None:
+    def __init__(self, role: str, name: str, dsn: str, logdir: str, rng: random.Random, server) -> None:
         self.role, self.name, self.dsn, self.logdir, self.rng = role, name, dsn, logdir, rng
+        self.server = server                   # tests/forkserver.py: forks the incarnations
         self.incarnation = -1
-        self.proc: subprocess.Popen | None = None
+        self.proc = None                       # a forkserver.Child (a Popen's poll/wait/kill)
 
     @property
     def tag(self) -> str:
@@ -375,14 +374,9 @@ class _Worker:
     def start(self) -> None:
         self.incarnation += 1
         self._offset, self._rest, self._commits = 0, b"", 0     # this incarnation's log
-        env = dict(os.environ)
-        env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
-        err = open(os.path.join(self.logdir, f"{self.tag}.err"), "wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), self.role, self.dsn, self.name,
-             str(self.incarnation), self.logdir, str(self.rng.randrange(2**32))],
-            stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env)
-        err.close()
+        self.proc = self.server.spawn(
+            "tests.crashharness:main", [self.role, self.dsn, self.name, str(self.incarnation), self.logdir,
+                                        str(self.rng.randrange(2**32))], os.path.join(self.logdir, f"{self.tag}.err"))
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
@@ -428,12 +422,19 @@ def run(dsn: str, logdir: str, seconds: float, producers: int = 2, consumers: in
     fleet has not made it by ``deadline`` seconds after the start (default ``120 + 10 *
     seconds``) the run stops there, a failure.  A worker that has not stopped
     ``stop_timeout`` seconds later counts as hung (a failure).  Returns the checker's report."""
+    from tests import forkserver
+    return _run(dsn, logdir, seconds, producers, consumers, seed, kill_every, stop_timeout, progress,
+                deadline, forkserver.shared(*forkserver.FLEETS))
+
+
+def _run(dsn, logdir, seconds, producers, consumers, seed, kill_every, stop_timeout, progress, deadline,
+         server) -> Report:
     from tests import killschedule
     rng = random.Random(seed)
     os.makedirs(logdir, exist_ok=True)
     create_queue(dsn)
-    workers = [_Worker("produce", f"P{i}", dsn, logdir, rng) for i in range(producers)] + \
-              [_Worker("consume", f"C{i}", dsn, logdir, rng) for i in range(consumers)]
+    workers = [_Worker("produce", f"P{i}", dsn, logdir, rng, server) for i in range(producers)] + \
+              [_Worker("consume", f"C{i}", dsn, logdir, rng, server) for i in range(consumers)]
     killed: set[str] = set()
     rep_kills = {"producer": 0, "consumer": 0}
     failures: list[str] = []
@@ -534,8 +535,12 @@ def fresh_dsn(dsn: str) -> tuple[str, Callable[[], None]]:
     return f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}", drop
 
 
-if __name__ == "__main__":
+def main(role: str, *args: str) -> None:
+    """One worker (forked by tests/forkserver.py, or this file run as a script)."""
     # a slow machine's start-up, for the harness's own tests (tests/aq/test_crash.py)
     time.sleep(float(os.environ.get("SLUICE_CRASH_WORKER_DELAY", "0")))
-    role, *args = sys.argv[1:]
     {"produce": produce, "consume": consume}[role](*args)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -18,13 +18,9 @@ import os
 import pathlib
 import random
 import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
 
 
 @dataclass
@@ -142,14 +138,13 @@ def _run(env, replica, logdir: str, seconds: float, seed: int, transactions: int
         cap.stop()
         env.conn.capture_adm.stop_capture(capture_name="CAP")     # the host runs the apply alone
         create_apply()
-    envvars = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    from tests import forkserver
+    server = forkserver.shared(*forkserver.FLEETS)
 
-    def spawn() -> subprocess.Popen:
-        err = open(os.path.join(logdir, f"host.{rep.kills}.log"), "wb")
-        p = subprocess.Popen([sys.executable, "-m", "sluice.cli", "--dsn", env.dsn, "run"],
-                             stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=envvars)
-        err.close()
-        return p
+    def spawn() -> forkserver.Child:
+        """``sluice --dsn DSN run``, forked from the preloaded parent (tests/forkserver.py)."""
+        return server.spawn("tests.forkserver:cli", ["--dsn", env.dsn, "run"],
+                            os.path.join(logdir, f"host.{rep.kills}.log"))
 
     end = time.monotonic() + seconds
     give_up = end + 120 + 9 * seconds

@@ -32,14 +32,11 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
 
 
 def worker(dsn: str, name: str, stop: str, progress: str, staging: str = "") -> None:
@@ -238,10 +235,42 @@ def check(log: list, lcrs: list) -> Report:
     return rep
 
 
+def not_caught_up(rep: Report, log: list, why: str) -> None:
+    """The last worker was stopped before it had forwarded everything (``why``): what the
+    queue lacks then is the run's tail, not a fault — if it is only that: the transactions
+    seen are exactly the first ones committed, whole and in order, but for the last, which
+    may lack its last changes (the buffered consumer commits mid-transaction; the next
+    incarnation would go on from there).  Then the report says so instead of calling the
+    tail lost and the cut transaction torn; anything else stays reported as found."""
+    position = {xid: i for i, (xid, _) in enumerate(log)}
+    expected = dict(log)
+    seen = len(log) - len(rep.lost)
+    tail = {xid for xid, _ in log[seen:]}
+    cut = [t for t in rep.torn if position[t[0]] == seen - 1 and len(t[1]) < len(expected[t[0]])
+           and t[1] == expected[t[0]][:len(t[1])]]
+    if (set(rep.lost) == tail and len(cut) == len(rep.torn)
+            and not (rep.duplicated or rep.out_of_order or rep.phantom)):
+        rep.lost, rep.torn = [], []
+        rep.failures.append(
+            f"{why}: the capture did not catch up — the queue holds the first {seen} of {len(log)} "
+            f"committed transactions whole and in order{' (the last one in part)' if cut else ''}; "
+            f"the rest was not yet captured (a machine too slow for the run's deadline; no loss, "
+            f"duplicate or tear found)")
+    else:
+        rep.failures.append(f"{why}, and the queue is more than a cut-off prefix of the commits")
+
+
 def run(env, logdir: str, seconds: float, seed: int,
         kill_every: tuple[float, float] = (0.2, 1.2), staging: str = "") -> Report:
     """Capture ``env``'s source table ``ledger`` under kills for ``seconds``; the report."""
     import sluice
+    from tests import forkserver
+    return _run(env, logdir, seconds, seed, kill_every, staging, forkserver.shared(*forkserver.FLEETS))
+
+
+def _run(env, logdir, seconds, seed, kill_every, staging, server) -> Report:
+    import sluice
+    from tests import forkserver
     rng = random.Random(seed)
     table = f"{env.src}.ledger"
     env.sql(f"CREATE TABLE {table} (id int PRIMARY KEY, v text)")
@@ -276,19 +305,15 @@ def run(env, logdir: str, seconds: float, seed: int,
     env.conn.capture_adm.start_capture(capture_name="CAP")
     from tests.conftest import PG_BASE
     stop = os.path.join(logdir, "STOP")
-    envvars = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     rep = Report()
     incarnation = -1
+    hung = ""                 # why the last worker was stopped before it caught up
 
-    def spawn() -> subprocess.Popen:
+    def spawn() -> forkserver.Child:
         nonlocal incarnation
         incarnation += 1
-        err = open(os.path.join(logdir, f"worker.{incarnation}.err"), "wb")
-        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), env.dsn, "CAP", stop,
-                              os.path.join(logdir, f"worker.{incarnation}.progress"), staging],
-                             stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=envvars)
-        err.close()
-        return p
+        return server.spawn(f"{__name__}:worker", [env.dsn, "CAP", stop, os.path.join(
+            logdir, f"worker.{incarnation}.progress"), staging], os.path.join(logdir, f"worker.{incarnation}.err"))
 
     def reap() -> None:
         nonlocal child
@@ -345,20 +370,22 @@ def run(env, logdir: str, seconds: float, seed: int,
             if now > min(quiet_until, give_up + 60):
                 child.kill()
                 child.wait()
-                rep.failures.append(f"the capture worker did not stop (it reported {batches()[-3:]})")
+                hung = f"the capture worker did not stop (it reported {batches()[-3:]})"
                 break
-            time.sleep(0.2)
+            time.sleep(0.05)
     if writer.error is not None:
         rep.failures.append(f"writer: {writer.error!r}")
-    if child.returncode not in (0, None):
+    if child.returncode not in (0, None) and not hung:
         rep.failures.append(f"last capture worker exited with {child.returncode}")
     if staging in ("buffered", "apply", "apply-spill"):      # the last worker consumed everything
         from tests.streams.capturekit import dequeue_all
         final = check(writer.log, dequeue_all(env.conn, None, "OUT_Q"))
+        if hung:
+            not_caught_up(final, writer.log, hung)
     else:
         env.process().catch_up(timeout=120)      # whatever the last one left
         final = check(writer.log, env.dequeue_all())
-    final.kills, final.failures = rep.kills, rep.failures
+    final.kills, final.failures = rep.kills, rep.failures + final.failures
     return final
 
 

@@ -4,17 +4,11 @@ needed, its faults injected at will), waiting for a condition with a deadline, a
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
 from typing import Callable
 
 from sluice.streams.hosting import ProcessKind
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
 
 
 def wait_for(what: Callable[[], object], timeout: float, step: float = 0.02) -> float:
@@ -84,12 +78,12 @@ class TestKind:
         return sum(1 for n, _, _ in self.runs if n == name)
 
 
-def spawn_host(dsn: str | None, log_path: str, *args: str) -> subprocess.Popen:
-    """``sluice [ARGS] run DSN`` in a child process, its log in ``log_path``."""
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with open(log_path, "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "sluice.cli", *args, "run", *([dsn] if dsn else [])],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+def spawn_host(dsn: str | None, log_path: str, *args: str):
+    """``sluice [ARGS] run DSN`` in a child process, its log in ``log_path``: forked from the
+    preloaded parent (tests/forkserver.py; a ``Popen``'s poll/wait/send_signal/kill/pid)."""
+    from tests import forkserver
+    return forkserver.shared(*forkserver.FLEETS).spawn("tests.forkserver:cli", [*args, "run", *([dsn] if dsn else [])],
+                                                       log_path)
 
 
 def hosted(conn) -> list[dict]:

@@ -1,6 +1,7 @@
 """kill -9 of a propagation and of its destination server, with a checker.
 
-Run as a script, this file is the propagating process of one site::
+Run as a script (or forked by tests/forkserver.py: :func:`main`), this file is the
+propagating process of one site::
 
     python propcrash.py DSN BATCH_SIZE DEADLINE_EPOCH
 
@@ -21,24 +22,23 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src")
-SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")
-
-
-def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 class Child:
     """A child process that can be killed with SIGKILL and started again, the same way."""
 
-    def __init__(self, argv: list[str], cwd: str, ready=None) -> None:
-        self.argv, self.cwd, self.ready = argv, cwd, ready
-        self.proc: subprocess.Popen | None = None
+    def __init__(self, target: str, args: list[str], cwd: str, ready=None) -> None:
+        self.target, self.args, self.cwd, self.ready = target, args, cwd, ready
+        self.argv = [target, *args]
+        self.proc = None                       # a tests/forkserver.py Child (Popen's poll/wait)
         self.kills = 0
 
     def start(self) -> "Child":
-        self.proc = subprocess.Popen(self.argv, cwd=self.cwd, env=_env(), stdout=subprocess.DEVNULL,
-                                     stderr=open(os.path.join(self.cwd, "child.err"), "ab"))
+        """Fork it from the preloaded parent (tests/forkserver.py): a process of its own,
+        without an interpreter start and the imports on every restart."""
+        from tests import forkserver
+        self.proc = forkserver.shared(*forkserver.FLEETS).spawn(
+            self.target, self.args, os.path.join(self.cwd, "child.err"), cwd=self.cwd)
         if self.ready is not None:
             deadline = time.monotonic() + 120          # a slow machine: later, never too early
             while not self.ready():
@@ -63,7 +63,7 @@ class Child:
 
 
 def propagator(dsn: str, workdir: str, batch_size: int, deadline: float) -> Child:
-    return Child([sys.executable, os.path.abspath(__file__), dsn, str(batch_size), str(deadline)], workdir)
+    return Child(f"{__name__}:main", [dsn, str(batch_size), str(deadline)], workdir)
 
 
 def server(dsn: str, port: int, workdir: str) -> Child:
@@ -75,7 +75,8 @@ def server(dsn: str, port: int, workdir: str) -> Child:
             return True
         except httpx.TransportError:
             return False
-    return Child([SLUICE, "--dsn", dsn, "serve", "--host", "127.0.0.1", "--port", str(port)], workdir, up)
+    return Child("tests.forkserver:cli", ["--dsn", dsn, "serve", "--host", "127.0.0.1", "--port", str(port)],
+                 workdir, up)
 
 
 def chaos(children: list[Child], done: threading.Event, kills: int, seed: int = 7,

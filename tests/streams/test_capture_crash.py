@@ -30,3 +30,58 @@ def test_kill_9_during_capture_exactly_once(env, tmp_path, staging):
                     f"out of order {rep.out_of_order[:5]} phantom {rep.phantom[:5]} {rep.failures}")
     assert rep.kills >= SECONDS / 1.5 and rep.committed > 10 * SECONDS
     assert rep.captured == rep.committed
+
+
+class _LCR:
+    """What check() reads of an LCR."""
+
+    def __init__(self, xid: str, cmd: str, ident: int, scn: int) -> None:
+        self.xid, self.cmd, self.ident, self.scn = xid, cmd, ident, scn
+
+    def get_command_type(self):
+        return self.cmd
+
+    def get_value(self, which, column):
+        return type("V", (), {"access_number": lambda _: self.ident})()
+
+    def get_transaction_id(self):
+        return self.xid
+
+    def get_commit_scn(self):
+        return self.scn
+
+
+def _queue(log, upto, part=None):
+    """The LCRs of ``log``'s first ``upto`` transactions, then ``part`` changes of the next."""
+    lcrs = [_LCR(xid, c, i, n) for n, (xid, ops) in enumerate(log[:upto]) for c, i in ops]
+    if part:
+        xid, ops = log[upto]
+        lcrs += [_LCR(xid, c, i, upto) for c, i in ops[:part]]
+    return lcrs
+
+
+LOG = [("1", [("INSERT", 1)]), ("2", [("INSERT", 2), ("INSERT", 3), ("INSERT", 4)]),
+       ("3", [("UPDATE", 1)]), ("4", [("DELETE", 2)])]
+
+
+def test_a_worker_stopped_before_it_caught_up_is_reported_as_that_not_as_loss():
+    """The buffered fleet's last worker, stopped at the run's deadline while it still caught
+    up (CI 2026-11-30: ``lost [...] torn [('157358', [('INSERT', 3893)], [3 INSERTs])]``):
+    the queue holds a cut-off prefix of the commits, the last transaction in part — the run
+    fails saying the capture did not catch up, not that it lost or tore transactions."""
+    rep = capturecrash.check(LOG, _queue(LOG, 1, part=1))
+    assert rep.lost == ["3", "4"] and rep.torn
+    capturecrash.not_caught_up(rep, LOG, "the capture worker did not stop")
+    assert not rep.ok and not rep.lost and not rep.torn
+    assert "did not catch up" in rep.failures[0] and "first 2 of 4" in rep.failures[0]
+
+
+def test_a_gap_or_a_tear_before_the_cut_stays_a_loss_or_a_tear():
+    lost_in_between = _queue(LOG, 1) + _queue(LOG, 3)[4:]         # transaction 2 missing
+    rep = capturecrash.check(LOG, lost_in_between)
+    capturecrash.not_caught_up(rep, LOG, "the capture worker did not stop")
+    assert rep.lost == ["2", "4"] and "more than a cut-off prefix" in rep.failures[0]
+    torn_then_more = _queue(LOG, 1, part=2) + _queue(LOG, 3)[4:]  # 2 in part, then 3
+    rep = capturecrash.check(LOG, torn_then_more)
+    capturecrash.not_caught_up(rep, LOG, "the capture worker did not stop")
+    assert rep.torn and "more than a cut-off prefix" in rep.failures[0]
