@@ -300,6 +300,9 @@ def spark():
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.ansi.enabled", "true")
+               # the JIT's first tier only, one GC thread: the JVM's C2 compiler threads took half
+               # its CPU in a test run (idle cores hide it; CI has none: DESIGN-NOTES "Test suite time")
+               .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session
