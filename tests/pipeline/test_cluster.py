@@ -43,14 +43,13 @@ def test_pipeline_on_a_standalone_cluster_with_the_postgresql_store(tmp_path):
             sent += txn
         kept = [lcr for lcr in sent if evaluate_rule_sets(conn, lcr, "POS").perform]
         with standalone_cluster(tmp_path / "cluster") as master:
+            # with the UI, as a user's run: its address is printed
             args = drivers.command(dsn, "--queue", "STRM_Q", "--consumer", "WH", "--name", "wh",
                                    "--positive-rule-set", "POS", "--warehouse", str(tmp_path / "wh"),
                                    "--checkpoint-dir", str(tmp_path / "ck"), "--max-messages-per-batch", "600",
                                    "--once", "--master", master, "--conf", "spark.executor.memory=512m",
                                    "--conf", "spark.cores.max=2",
-                                   "--conf", f"spark.executor.extraJavaOptions={drivers.QUICK_JVM}")
-            # the UI's address printed: a user's run, with the UI (drivers.CONF's is overridden)
-            args += ["--conf", "spark.ui.enabled=true"]
+                                   "--conf", f"spark.executor.extraJavaOptions={drivers.QUICK_JVM}", ui=True)
             result = drivers.run(args, tmp_path / "driver.log")
         out = result.tail(100000)
         assert result.proc.returncode == 0, out[-3000:]
