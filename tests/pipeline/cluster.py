@@ -15,6 +15,8 @@ from typing import Iterator
 
 import pyspark
 
+from .drivers import QUICK_JVM
+
 SPARK_HOME = Path(pyspark.__file__).parent
 SPARK_CLASS = SPARK_HOME / "bin" / "spark-class"
 
@@ -26,9 +28,10 @@ def _free_port() -> int:
 
 
 def _env(work: Path) -> dict:
+    # the master's and workers' JVMs with the quick options of the tests' drivers (drivers.py)
     env = dict(os.environ, SPARK_HOME=str(SPARK_HOME), SPARK_LOCAL_IP="127.0.0.1",
                SPARK_WORKER_DIR=str(work / "worker"), SPARK_LOG_DIR=str(work / "logs"),
-               PYSPARK_PYTHON=sys.executable, SPARK_NO_DAEMONIZE="1")
+               PYSPARK_PYTHON=sys.executable, SPARK_NO_DAEMONIZE="1", SPARK_DAEMON_JAVA_OPTS=QUICK_JVM)
     return env
 
 

@@ -6,11 +6,7 @@ Kept short: a few hundred transactions."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pyarrow.parquet as pq
 
@@ -21,9 +17,8 @@ from sluice.rules.engine.ruleset import STREAMS_CONTEXT
 from sluice.streams import evaluate_rule_sets
 
 from ..conftest import PG_BASE, drop_schema, pg_admin
+from . import drivers
 from .cluster import standalone_cluster
-
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def test_pipeline_on_a_standalone_cluster_with_the_postgresql_store(tmp_path):
@@ -47,17 +42,18 @@ def test_pipeline_on_a_standalone_cluster_with_the_postgresql_store(tmp_path):
             conn.commit()
             sent += txn
         kept = [lcr for lcr in sent if evaluate_rule_sets(conn, lcr, "POS").perform]
-        env = dict(os.environ, PYTHONPATH=SRC, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
         with standalone_cluster(tmp_path / "cluster") as master:
-            result = subprocess.run(
-                [sys.executable, "-m", "sluice.cli", "--dsn", dsn, "pipeline", "run", "--queue", "STRM_Q",
-                 "--consumer", "WH", "--name", "wh", "--positive-rule-set", "POS",
-                 "--warehouse", str(tmp_path / "wh"), "--checkpoint-dir", str(tmp_path / "ck"),
-                 "--max-messages-per-batch", "600", "--once", "--master", master,
-                 "--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2"],
-                env=env, capture_output=True, text=True, timeout=300)
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert f"-> warehouse; Spark UI http" in result.stdout and "msgs/s" in result.stdout
+            # with the UI, as a user's run: its address is printed
+            args = drivers.command(dsn, "--queue", "STRM_Q", "--consumer", "WH", "--name", "wh",
+                                   "--positive-rule-set", "POS", "--warehouse", str(tmp_path / "wh"),
+                                   "--checkpoint-dir", str(tmp_path / "ck"), "--max-messages-per-batch", "600",
+                                   "--once", "--master", master, "--conf", "spark.executor.memory=512m",
+                                   "--conf", "spark.cores.max=2",
+                                   "--conf", f"spark.executor.extraJavaOptions={drivers.QUICK_JVM}", ui=True)
+            result = drivers.run(args, tmp_path / "driver.log")
+        out = result.tail(100000)
+        assert result.proc.returncode == 0, out[-3000:]
+        assert f"-> warehouse; Spark UI http" in out and "msgs/s" in out
         table = pq.read_table(str(tmp_path / "wh")).to_pydict()
         got = sorted(zip(table["transaction_id"], map(int, table["scn"]), table["object_owner"]))
         assert got == sorted((lcr.get_transaction_id(), lcr.get_scn(), "HR2") for lcr in kept)

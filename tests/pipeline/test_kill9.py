@@ -8,20 +8,15 @@ arrived with what was sent."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 from collections import Counter
-from pathlib import Path
 
 import sluice
 from sluice import RowLCR
 from sluice.pipeline import queueio
 from sluice.pipeline.queueio import QueueRef
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+from . import drivers
 
 
 def _arrived(dsn: str) -> int:
@@ -39,30 +34,26 @@ def test_kill9_of_the_driver_then_restart_delivers_each_message_once(tmp_path):
     conn.aqadm.add_subscriber(queue_name="DEST_Q", subscriber=sluice.Agent("READER"))
     q = conn.queue("STRM_Q")
     sent = []
-    for t in range(600):
+    for t in range(300):
         txn = [RowLCR("DBS1.NET", "INSERT", "HR", "T", None, f"{t}.0.1", t * 10 + i, None, {"ID": t * 10 + i})
                for i in range(1 + t % 9)]
         q.enqmany([conn.msgproperties(payload=p) for p in txn])
         conn.commit()
         sent += [(lcr.get_transaction_id(), lcr.get_scn()) for lcr in txn]
-    args = [sys.executable, "-m", "sluice.cli", "--dsn", dsn, "pipeline", "run", "--queue", "STRM_Q",
-            "--consumer", "FWD", "--name", "fwd", "--to-queue", "DEST_Q", "--checkpoint-dir", str(tmp_path / "ck"),
-            "--max-messages-per-batch", "150", "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
-    env = dict(os.environ, PYTHONPATH=SRC, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
-    log = open(tmp_path / "first.log", "w")
-    first = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    args = drivers.command(dsn, "--queue", "STRM_Q", "--consumer", "FWD", "--name", "fwd", "--to-queue", "DEST_Q",
+                           "--checkpoint-dir", str(tmp_path / "ck"), "--max-messages-per-batch", "500",
+                           "--master", "local[2]")
+    # one kill, chosen by progress: as soon as the first batch (~500 of ~1,500) has arrived,
+    # before or while Spark records it done -- the restart replays it, or goes on after it
+    first = drivers.Driver(args, tmp_path / "first.log")
     try:
-        deadline = time.monotonic() + 240
-        while _arrived(dsn) < len(sent) // 4 and time.monotonic() < deadline and first.poll() is None:
-            time.sleep(0.2)
-        assert 0 < _arrived(dsn) < len(sent), (tmp_path / "first.log").read_text()[-2000:]
+        first.wait_for(lambda: _arrived(dsn) > 0, measure=lambda: _arrived(dsn))
+        assert 0 < _arrived(dsn) < len(sent), first.tail()
     finally:
-        os.killpg(first.pid, signal.SIGKILL)   # the driver's own process group: driver, JVM, workers
-        first.wait()
-        log.close()
+        first.kill()   # the driver's own process group: driver, JVM, workers
     killed_at = _arrived(dsn)
-    second = subprocess.run(args + ["--once"], env=env, capture_output=True, text=True, timeout=300)
-    assert second.returncode == 0, second.stderr[-3000:]
+    second = drivers.run(args + ["--once"], tmp_path / "second.log")
+    assert second.proc.returncode == 0, second.tail()
 
     dest = conn.queue("DEST_Q")
     dest.deqoptions.consumername = "READER"
@@ -146,24 +137,19 @@ def test_kill9_of_the_apply_sink_mid_batch_then_restart_applies_each_transaction
         rows += 1 + t % 6
         q.enqmany([conn.msgproperties(payload=p) for p in txn])
         conn.commit()
-    args = [sys.executable, "-m", "sluice.cli", "--dsn", dsn, "pipeline", "run", "--apply", "APK",
-            "--checkpoint-dir", str(tmp_path / "ck"), "--max-messages-per-batch", "200", "--master", "local[2]",
-            "--conf", "spark.ui.enabled=false"]
-    env = dict(os.environ, PYTHONPATH=SRC, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
-    log = open(tmp_path / "first.log", "w")
-    first = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    args = drivers.command(dsn, "--apply", "APK", "--checkpoint-dir", str(tmp_path / "ck"),
+                           "--max-messages-per-batch", "300", "--master", "local[2]")
+    # one kill, chosen by progress: a quarter of the rows is in, inside the first batch (~64
+    # transactions, ~220 rows), while its two tasks apply it
+    first = drivers.Driver(args, tmp_path / "first.log")
     try:
-        deadline = time.monotonic() + 240
-        while _applied(target) < rows // 4 and time.monotonic() < deadline and first.poll() is None:
-            time.sleep(0.05)
-        assert 0 < _applied(target) < rows, (tmp_path / "first.log").read_text()[-2000:]
+        first.wait_for(lambda: _applied(target) >= rows // 4, measure=lambda: _applied(target), interval=0.1)
+        assert 0 < _applied(target) < rows, first.tail()
     finally:
-        os.killpg(first.pid, signal.SIGKILL)   # mid-batch: the tasks are applying its transactions
-        first.wait()
-        log.close()
+        first.kill()   # mid-batch: the tasks are applying its transactions
     killed_at = _applied(target)
-    second = subprocess.run(args + ["--once"], env=env, capture_output=True, text=True, timeout=300)
-    assert second.returncode == 0, second.stderr[-3000:]
+    second = drivers.run(args + ["--once"], tmp_path / "second.log")
+    assert second.proc.returncode == 0, second.tail()
 
     with sqlite3.connect(target) as t:
         got = t.execute('SELECT id, txn FROM "TGT.T" ORDER BY id').fetchall()
@@ -198,27 +184,20 @@ def test_sigterm_stops_the_pipeline_cleanly(tmp_path):
         q.enqmany([conn.msgproperties(payload=RowLCR("DBS1.NET", "INSERT", "HR", "T", None, f"{t}.0.1",
                                                       t * 10 + i, None, {"ID": t * 10 + i})) for i in range(5)])
         conn.commit()
-    env = dict(os.environ, PYTHONPATH=SRC, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
-    proc = subprocess.Popen([sys.executable, "-m", "sluice.cli", "--dsn", dsn, "pipeline", "run", "--queue", "STRM_Q",
-                             "--consumer", "WH", "--name", "wh", "--warehouse", str(tmp_path / "wh"),
-                             "--checkpoint-dir", str(tmp_path / "ck"), "--master", "local[2]",
-                             "--conf", "spark.ui.enabled=false"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            start_new_session=True)
+    def total() -> int | None:
+        cols, rows = queueio.progress_rows(dsn, "wh")
+        return dict(zip(cols, rows[0]))["TOTAL_MESSAGES"] if rows else None
+
+    proc = drivers.Driver(drivers.command(dsn, "--queue", "STRM_Q", "--consumer", "WH", "--name", "wh",
+                                          "--warehouse", str(tmp_path / "wh"), "--checkpoint-dir", str(tmp_path / "ck"),
+                                          "--master", "local[2]"), tmp_path / "driver.log")
     try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            cols, rows = queueio.progress_rows(dsn, "wh")
-            if rows and dict(zip(cols, rows[0]))["TOTAL_MESSAGES"] == 500:
-                break
-            time.sleep(0.5)
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=120)
+        proc.wait_for(lambda: total() == 500, measure=total, interval=0.5)
+        proc.signal(signal.SIGTERM)
+        proc.finish()
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 0, out[-2000:]
+        proc.kill()
+    assert proc.proc.returncode == 0, proc.tail()
     cols, rows = queueio.progress_rows(dsn, "wh")
     status = dict(zip(cols, rows[0]))
     assert (status["STATE"], status["TOTAL_MESSAGES"], status["LAST_ERROR"]) == ("STOPPED", 500, None)

@@ -95,14 +95,13 @@ def test_sluice_pipeline_run_goes_on_after_a_late_python_worker(tmp_path):
     the streaming source's offset runner the first time -- past Spark's 10-s wait, as on a
     loaded machine.  The query dies of it, the run starts it again from its checkpoint, and
     the warehouse holds every message once."""
-    import os
-    import subprocess
     import sys
-    from pathlib import Path
 
     import pyarrow.parquet as pq
 
     import sluice
+
+    from . import drivers
 
     dsn = f"sqlite:///{tmp_path / 'site.db'}"
     conn = sluice.connect(dsn)
@@ -122,17 +121,13 @@ esac
 exec "{sys.executable}" "$@"
 """)
     python.chmod(0o755)
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    env = dict(os.environ, PYTHONPATH=src, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=str(python))
-    result = subprocess.run(
-        [sys.executable, "-m", "sluice.cli", "--dsn", dsn, "pipeline", "run", "--queue", "STRM_Q",
-         "--consumer", "WH", "--name", "wh", "--warehouse", str(tmp_path / "wh"),
-         "--checkpoint-dir", str(tmp_path / "ck"), "--once", "--master", "local[1]",
-         "--conf", "spark.ui.enabled=false"],
-        env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    result = drivers.run(drivers.command(dsn, "--queue", "STRM_Q", "--consumer", "WH", "--name", "wh",
+                                         "--warehouse", str(tmp_path / "wh"), "--checkpoint-dir", str(tmp_path / "ck"),
+                                         "--once", "--master", "local[1]"),
+                         tmp_path / "driver.log", drivers.env(PYSPARK_PYTHON=str(python)))
+    assert result.proc.returncode == 0, result.tail()
     assert (tmp_path / "was-late").exists()
-    assert "starting again from the checkpoint (restart 1 of 3)" in result.stdout, result.stdout
+    assert "starting again from the checkpoint (restart 1 of 3)" in result.tail(100000), result.tail()
     table = pq.read_table(str(tmp_path / "wh")).to_pydict()
     assert len(table["msgid"]) == 100 and len(set(table["msgid"])) == 100
 
