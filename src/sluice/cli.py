@@ -671,9 +671,10 @@ def pipeline_run(obj: _Context, capture, propagation, apply_name, queue, consume
                             user=obj.user, max_messages_per_batch=max_messages_per_batch,
                             custom_transformations=custom)
         QueueRef.resolve(obj.dsn, spec.queue, spec.consumer, spec.user)   # before the JVM starts
-        settings = dict(c.split("=", 1) for c in confs if "=" in c)
-        if len(settings) != len(confs):
-            raise click.UsageError("--conf takes KEY=VALUE")
+        bad = [c for c in confs if "=" not in c]
+        if bad:
+            raise click.UsageError(f"--conf takes KEY=VALUE, not {bad[0]!r}")
+        settings = dict(c.split("=", 1) for c in confs)   # a key given again: the later wins, as spark-submit's
         check_run_directories(sink, checkpoint_dir, warehouse)   # before the JVM starts (PipelineRun: the API's)
         # the process's lease: ORA-26666 before the JVM starts when another engine runs it
         lease = ProcessLease(conn.context.store, obj.dsn, pname, what.get("process")).acquire()

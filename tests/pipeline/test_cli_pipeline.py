@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -187,3 +188,30 @@ def test_a_transform_names_a_rule_of_the_connected_user_that_exists(tmp_path, mo
                                            str(tmp_path / "wh"), "--once"])
         assert result.exit_code == 1 and "ORA-24141: rule set STRMADMIN.NOPE does not exist" in result.output, \
             result.output
+
+
+def test_a_conf_key_given_again_takes_the_later_value(tmp_path, monkeypatch):
+    """``--conf K=1 --conf K=2``: the later wins, as with spark-submit (it was refused as
+    "--conf takes KEY=VALUE", a text that did not name the fault); an entry without ``=`` is
+    refused by name, before the store's lease or Spark."""
+    from sluice.pipeline import runner
+
+    seen = {}
+
+    def spark_session(master, dsn, conf=None, **kwargs):
+        seen.update(conf or {})
+        raise click.ClickException("stopped before Spark")
+    monkeypatch.setattr(runner, "spark_session", spark_session)
+    dsn = f"sqlite:///{tmp_path / 's.db'}"
+    with sluice.connect(dsn) as conn:
+        conn.streams_adm.set_up_queue(queue_table="STRM_QT", queue_name="STRM_Q")
+    run = ["--dsn", dsn, "pipeline", "run", "--queue", "STRM_Q", "--consumer", "WH", "--warehouse",
+           str(tmp_path / "wh"), "--checkpoint-dir", str(tmp_path / "cp"), "--once"]
+    result = CliRunner().invoke(main, [*run, "--conf", "spark.ui.enabled=true", "--conf", "spark.ui.enabled=false",
+                                       "--conf", "spark.x=a=b"])
+    assert "stopped before Spark" in result.output, result.output
+    assert seen == {"spark.ui.enabled": "false", "spark.x": "a=b"}
+    seen.clear()
+    result = CliRunner().invoke(main, [*run, "--conf", "spark.ui.enabled"])
+    assert result.exit_code == 2 and "--conf takes KEY=VALUE, not 'spark.ui.enabled'" in result.output, result.output
+    assert not seen
