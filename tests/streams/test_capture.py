@@ -450,3 +450,30 @@ def test_source_output_settings_of_its_own(env):
     env.process().catch_up()
     assert [values(x, "NEW") for x in env.dequeue_all()] == [{"ID": 1, "B": b"\x00\xffA",
                                                                "D": datetime(2020, 1, 31)}]
+
+
+def test_a_rule_set_changed_while_the_capture_waits_for_changes_decides_them(env):
+    """ALTER_CAPTURE committed while the capture's read of the slot waits for changes: the
+    changes committed after it are decided by the new rule set (they were by the one the batch
+    began with — CI 2026-11-30 caught a host capture taking table T after its rule set became U's)."""
+    s = env.src
+    env.sql(f"CREATE TABLE {s}.t (id int PRIMARY KEY)", f"CREATE TABLE {s}.u (id int PRIMARY KEY)")
+    env.create_capture(rule_set_name=env.table_rule_set("RS", "t"))
+    env.table_rule_set("RS2", "u")
+    env.conn.capture_adm.start_capture(capture_name="CAP")
+    proc = env.process()
+    proc.catch_up()                           # started, its rule set read: RS
+    peek = proc.source.peek
+
+    def altered_while_waiting(*args, **kwargs):
+        if not altered:
+            altered.append(1)
+            env.conn.capture_adm.alter_capture(capture_name="CAP", rule_set_name="RS2")
+            env.sql(f"INSERT INTO {s}.t VALUES (2)", f"INSERT INTO {s}.u VALUES (2)")
+        return peek(*args, **kwargs)
+    altered: list = []
+    proc.source.peek = altered_while_waiting
+    n = proc.run_batch()                      # (catch_up would read only up to where the WAL was)
+    assert altered
+    got = env.dequeue_all()
+    assert [x.get_object_name() for x in got] == ["U"], (n, proc.state, [x.get_object_name() for x in got])

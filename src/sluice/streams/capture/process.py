@@ -361,6 +361,12 @@ class CaptureProcess:
             self._abort(e)
             raise
         self._busy_since = None
+        if rows and self.ctx.catalog_version() != self._catalog_version:
+            # the catalog changed while the peek waited for changes (ALTER_CAPTURE's new rule
+            # set, a rule added): changes committed after that are decided by the definition as
+            # it is now. The peek moved nothing; the rows are decided after the re-read
+            if not self._refresh():
+                return 0
         if self.source.partial:
             return self._spill_part(rows, notices)
         txns = transactions(rows, self.decoder.kinds)
