@@ -124,3 +124,23 @@ def test_opening_a_postgresql_store_connects_once_for_the_schema_and_the_listene
             other.aqadm.create_queue_table(queue_table="QT2", queue_payload_type="RAW")
         conn.aqadm.create_queue(queue_name="Q2", queue_table="QT2")
     assert not store.listener.is_alive()
+
+
+# The catalog's DDL at each SCHEMA_VERSION. A store already at the current version is not sent
+# the DDL again (PostgreSQL always; SQLite since 2026-11-30, fast-open), so a change to
+# catalog_ddl without a new version would never reach an existing store. Changed the DDL? Bump
+# SCHEMA_VERSION (store/sqlschema.py, with its upgrade) and record the new digests here.
+CATALOG_DIGESTS = {29: {"sqlite": "b18b7944175a49b0", "postgresql": "3c5ce778026a6dde"}}
+
+
+def test_a_change_to_the_catalog_ddl_comes_with_a_new_schema_version():
+    import hashlib
+
+    from sluice.store.dialect import POSTGRESQL, SQLITE
+    from sluice.store.sqlschema import catalog_ddl
+
+    digests = {name: hashlib.sha256("\n".join(catalog_ddl(dialect)).encode()).hexdigest()[:16]
+               for name, dialect in (("sqlite", SQLITE), ("postgresql", POSTGRESQL))}
+    assert CATALOG_DIGESTS.get(SCHEMA_VERSION) == digests, (
+        f"catalog_ddl is {digests} at SCHEMA_VERSION {SCHEMA_VERSION}: a changed catalog needs a new "
+        f"SCHEMA_VERSION (existing stores at this one are not sent the DDL again); record its digests")
