@@ -171,9 +171,7 @@ def drop_object(c, kind: str, owner: str, name: str) -> bool:
 
 
 def objects(c, kind: str) -> list[tuple[str, str, dict]]:
-    rows = c.execute("SELECT OWNER, NAME, SPEC FROM SLUICE_CATALOG WHERE KIND = ? "
-                     "ORDER BY OWNER, NAME", (kind,)).fetchall()
-    return [(r[0], r[1], json.loads(r[2])) for r in rows]
+    return objects_of(c, (kind,))[kind]
 
 
 def objects_of(c, kinds: tuple[str, ...]) -> dict[str, list[tuple[str, str, dict]]]:

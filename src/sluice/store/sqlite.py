@@ -216,10 +216,12 @@ class SqliteStore(Store):
             # version row commit together): its ~100 CREATE … IF NOT EXISTS statements,
             # each compiled afresh on this new connection, are not run again
             # (as PgStore._ensure_schema).  A catalog change bumps SCHEMA_VERSION.
-            if self._schema_version() != SCHEMA_VERSION:
+            version = self._schema_version()
+            if version != SCHEMA_VERSION:
                 for stmt in catalog_ddl(SQLITE):
                     self._svc.execute(stmt)
-                self._upgrade()
+                if version is not None:     # (a new file's catalog is the current one)
+                    self._upgrade(version)
             self.locks.raise_seq_floor(max(
                 (self._svc.execute(f"SELECT COALESCE(MAX(SEQ), 0) FROM {table_name(qt)} WHERE SEQ < ?",
                                   (TRIGGER_SEQ_BASE,)).fetchone()[0]
@@ -235,11 +237,10 @@ class SqliteStore(Store):
         row = c.execute("SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'").fetchone()
         return None if row is None else int(row[0])
 
-    def _upgrade(self) -> None:
-        """Bring queue tables made by an older Sluice to the current schema version."""
+    def _upgrade(self, version: int) -> None:
+        """Bring a store made by an older Sluice (its schema ``version``) to the current
+        schema version."""
         c = self._svc
-        version = int(c.execute("SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'")
-                      .fetchone()[0])
         if version >= SCHEMA_VERSION:
             return
         for view in RESHAPED_VIEWS:   # made again by catalog_ddl's CREATE VIEW IF NOT EXISTS
