@@ -334,7 +334,7 @@ class CaptureProcess:
         nothing to do now).  :raises DatabaseError: the capture is ABORTED."""
         if self.source is None:
             self.start()
-        if self.ctx.catalog_version() != self._catalog_version and not self._refresh():
+        if not self._definition_current():
             return 0
         spec = self.spec
         if not self.ctx.has_subscribers(self._queue_info()):
@@ -361,12 +361,11 @@ class CaptureProcess:
             self._abort(e)
             raise
         self._busy_since = None
-        if rows and self.ctx.catalog_version() != self._catalog_version:
-            # the catalog changed while the peek waited for changes (ALTER_CAPTURE's new rule
-            # set, a rule added): changes committed after that are decided by the definition as
-            # it is now. The peek moved nothing; the rows are decided after the re-read
-            if not self._refresh():
-                return 0
+        # the catalog may have changed while the peek waited for changes (ALTER_CAPTURE's new
+        # rule set, a rule added): changes committed after that are decided by the definition
+        # as it is now. The peek moved nothing; the rows are decided after the re-read
+        if rows and not self._definition_current():
+            return 0
         if self.source.partial:
             return self._spill_part(rows, notices)
         txns = transactions(rows, self.decoder.kinds)
@@ -714,6 +713,10 @@ class CaptureProcess:
             self.confirmed = lsn
 
     # -- catalog changes, state, faults ------------------------------------------------
+    def _definition_current(self) -> bool:
+        """Re-read the definition if the catalog changed since; False when no longer enabled."""
+        return self.ctx.catalog_version() == self._catalog_version or self._refresh()
+
     def _refresh(self) -> bool:
         """Re-read the definition after a catalog change; False when no longer enabled."""
         spec = specs.find(self.ctx, self.name)
