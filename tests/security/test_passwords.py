@@ -60,3 +60,23 @@ def test_users_view_shows_no_password(admin):
     assert SECRET not in _dump(admin)
     cols = admin.query("SELECT * FROM dba_users", None)[0]
     assert not any("PASSWORD" in c or "HASH" in c for c in cols)
+
+
+def test_the_product_hashes_at_scrypt_n_2_14_and_a_hash_is_checked_with_its_own_cost():
+    """The suite makes its users' hashes cheaper (tests/conftest.py): the product's cost stays
+    scrypt n=2**14, r=8, p=1, and a hash made at one cost is checked at that cost."""
+    from sluice.security import passwords
+    from tests.conftest import PRODUCT_PASSWORD_COST
+
+    assert PRODUCT_PASSWORD_COST == {"n": 2**14, "r": 8, "p": 1}
+    cheap = passwords.hash_password(SECRET)
+    saved = dict(passwords.COST)
+    try:
+        passwords.COST.update(PRODUCT_PASSWORD_COST)
+        dear = passwords.hash_password(SECRET)
+        assert (dear["n"], dear["r"], dear["p"]) == (2**14, 8, 1)
+        assert passwords.verify_password(SECRET, cheap) and passwords.verify_password(SECRET, dear)
+        assert not passwords.verify_password(SECRET + "x", dear)
+    finally:
+        passwords.COST.clear()
+        passwords.COST.update(saved)
