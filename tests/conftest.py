@@ -195,6 +195,20 @@ def wait_until(predicate, timeout=5.0) -> bool:
 def pytest_configure(config):
     config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker "
                                        "(with --dist loadgroup)")
+    # Hypothesis asks gc.get_referrers() whether a Random that trio registers (imported late, by
+    # anyio) is held: referrers frozen by pytest_collection_finish are invisible to it, so it warns.
+    config.addinivalue_line("filterwarnings", "ignore:It looks like `register_random`:"
+                                              "hypothesis.errors.HypothesisWarning")
+
+
+def pytest_collection_finish(session):
+    """What exists once the tests are collected (modules, parametrisations: ~86k objects) lives
+    until the worker ends: frozen out of the cyclic collector, a full collection no longer walks
+    it. ``_finish`` collects after each test of the never-close group (its dropped connections
+    sit in the tests' reference cycles): 99 of those took 14.8 s, 150 ms each; frozen, 0.5 s
+    (DESIGN-NOTES "Test suite time")."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.hookimpl(trylast=True)   # after the session fixtures' teardown, before xdist reports back
