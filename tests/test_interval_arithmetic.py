@@ -121,6 +121,10 @@ def test_numtodsinterval_and_numtoyminterval(conn):
                                          "SYSDATE - NUMTOYMINTERVAL(2, 'MONTH') FROM dual")
     assert before - dt.timedelta(hours=1) <= hour_ago <= dt.datetime.now() - dt.timedelta(hours=1)
     assert month_ago.microsecond == 0 and 55 <= (before - month_ago).days <= 62
+    (two_ago, alone), = _rows(conn, "SELECT SYSTIMESTAMP - NUMTODSINTERVAL(:n, 'HOUR'), NUMTODSINTERVAL(:n, "
+                                    "'SECOND') FROM dual", {"n": 2})      # (a bind: folded, or bound)
+    assert before - dt.timedelta(hours=2) <= two_ago <= dt.datetime.now() - dt.timedelta(hours=2)
+    assert alone == dt.timedelta(seconds=2)
     assert _code(lambda: _rows(conn, "SELECT DATE '2026-01-31' + NUMTOYMINTERVAL(1, 'MONTH') FROM dual")) \
         == "ORA-01839"           # (February 31st, as Oracle)
     assert _code(lambda: _rows(conn, "SELECT NUMTOYMINTERVAL(1, 'YEAR') FROM dual")) == "SLU-00001"

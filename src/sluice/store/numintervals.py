@@ -15,7 +15,7 @@ is none of Oracle's ORA-01760 (illegal argument for function), as Oracle's.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..errors import not_supported, ora
 from .oraclecalls import arguments
@@ -42,9 +42,11 @@ def unit_of(toks: Sequence, i: int) -> tuple[list[tuple[int, int]], int, str] | 
     return args, close, unit
 
 
-def num_interval(toks: Sequence, k: int) -> tuple[int, int, Fraction] | None:
-    """``NUMTODSINTERVAL(n, 'unit')`` / ``NUMTOYMINTERVAL(n, 'unit')`` of a literal number at
-    token ``k``: (its last token, months, seconds), or None when it is not one."""
+def num_interval(toks: Sequence, k: int, bind: Callable[[int], object] | None = None
+                 ) -> tuple[int, int, Fraction] | None:
+    """``NUMTODSINTERVAL(n, 'unit')`` / ``NUMTOYMINTERVAL(n, 'unit')`` of a literal number (or
+    a bind whose value ``bind(its index)`` reads as a number, taking it; a NULL one is not
+    folded) at token ``k``: (its last token, months, seconds), or None when it is not one."""
     if not (k + 1 < len(toks) and toks[k].word in NUM_INTERVALS and toks[k + 1].text == "("):
         return None
     found = unit_of(toks, k)
@@ -53,9 +55,15 @@ def num_interval(toks: Sequence, k: int) -> tuple[int, int, Fraction] | None:
     args, close, unit = found
     first, last = args[0]
     sign = -1 if last == first + 1 and toks[first].text == "-" else 1
-    if not (first == last or sign < 0) or toks[last].kind != "num":
+    if not (first == last or sign < 0) or toks[last].kind not in ("num", "bind"):
         return None
-    n = sign * Fraction(toks[last].text)
+    if toks[last].kind == "bind":
+        value = bind(last) if bind is not None else None
+        if not isinstance(value, Fraction):
+            return None
+        n = sign * value
+    else:
+        n = sign * Fraction(toks[last].text)
     if toks[k].word == "NUMTOYMINTERVAL":
         months = n * _YM_MONTHS[unit]
         if months.denominator != 1:     # (Oracle keeps whole months of a fraction of a year)

@@ -617,6 +617,13 @@ class _Translation:
             column = f"CAST({column} AS TIMESTAMP)"
         self.replace[start] = (stop, days_between(self.sqlite, literal, column))
 
+    def _bind_days(self, k: int):
+        """The number bound at token ``k``, taken (None, left in the statement, when it is
+        none or NULL)."""
+        if self.binds.peek(k) is None or isinstance(self.binds.peek(k), (dt.date, dt.timedelta)):
+            return None
+        return self.binds.days(k)
+
     def _num_interval(self, i: int) -> None:
         """``NUMTODSINTERVAL(n, 'unit')`` standing alone (:mod:`.numintervals`): an INTERVAL
         DAY TO SECOND; ``NUMTOYMINTERVAL`` alone is SLU-00001."""
@@ -766,7 +773,7 @@ class _Translation:
                 j, days = term
                 value, digits = _plus(value, -days if minus and days is not NULL else days), 0
                 continue
-            iv = interval(toks, j + 2) or num_interval(toks, j + 2)
+            iv = interval(toks, j + 2) or num_interval(toks, j + 2, self._bind_days)
             if iv is not None:
                 j, months, seconds = iv
                 if value is not NULL:
