@@ -154,3 +154,15 @@ def test_a_views_date_compared_is_whole_seconds(conn):
     assert [_rows(conn, f"SELECT COUNT(*) FROM aq$q_qt q WHERE {cond}", t) for cond in (
         "enq_time = :t", ":t = enq_time", "q.enq_time <= :t", "enq_time BETWEEN :t AND :t",
         "enq_timestamp > :t")] == [[(1,)]] * 5
+
+
+def test_a_subquerys_alias_of_text_stays_text(conn):
+    """SQLite gave a datetime for text that read like the statement's clock literal when a
+    subquery or WITH clause aliased it (as it gives text at the top level)."""
+    for sql in ("SELECT x, y FROM (SELECT TO_CHAR(SYSDATE, 'YYYY-MM-DD HH24:MI:SS') x, '2026-01-01 00:00:00' y "
+                "FROM dual) t",
+                "WITH w AS (SELECT TO_CHAR(SYSDATE, 'YYYY-MM-DD HH24:MI:SS') AS x, SYSDATE AS y FROM dual) "
+                "SELECT x, y FROM w"):
+        (x, y), = _rows(conn, sql)
+        assert type(x) is str and len(x) == 19, sql
+    assert type(y) is dt.datetime and x == y.isoformat(" ")       # (the date itself stays a date)

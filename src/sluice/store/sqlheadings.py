@@ -67,6 +67,7 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
     column among the values of NVL, COALESCE or a CASE (looked up only for one)."""
     dates = _date_names(sql, oracle.toks)
     intervals = _interval_aliases(oracle) if oracle.intervals else frozenset()
+    texts = _text_aliases(oracle.toks) if sqlite and oracle.dates and oracle.toks else frozenset()
     if oracle.toks is None and _PLAIN.match(sql) and "?column?" not in names:
         named = [_named(n, sqlite) for n in names]
         return named, _view_dates(named, 0, dates)
@@ -96,7 +97,8 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         if (toks[first].start, toks[last].end) in oracle.intervals or (
                 first == last and toks[first].kind == "id" and _column(toks[first]) in intervals):
             dbtype = DB_TYPE_INTERVAL_DS      # a TIMESTAMP minus a date (or a subquery's alias of one)
-        if dbtype is None and sqlite and _text_item(toks, first, last):
+        if dbtype is None and sqlite and (_text_item(toks, first, last) or (
+                first == last and toks[first].kind == "id" and _column(toks[first]) in texts)):
             dbtype = DB_TYPE_VARCHAR
         if dbtype is not None:
             types[len(out)] = dbtype
@@ -167,6 +169,27 @@ def _alias_after(toks: list[_Tok], i: int) -> str | None:
             and (toks[j + 1].text in (",", ")") or toks[j + 1].word == "FROM")):
         return toks[j].word
     return None
+
+
+def _text_aliases(toks: list[_Tok]) -> frozenset[str]:
+    """The aliases a statement gives text in a subquery or WITH clause — a string literal or a
+    call of :data:`_TEXT_CALLS` standing alone as a select item: on SQLite ``SELECT x FROM
+    (SELECT TO_CHAR(SYSDATE, 'YYYY-MM-DD HH24:MI:SS') x …)`` stays text, though it reads like
+    the clock's literal (:meth:`.Translated.convert`)."""
+    found = set()
+    for i, t in enumerate(toks):
+        if i == 0 or not (toks[i - 1].text == "," or toks[i - 1].word in ("SELECT", "DISTINCT")):
+            continue
+        if t.kind == "str":
+            end = i
+        elif t.kind == "id" and t.word in _TEXT_CALLS and i + 1 < len(toks) and toks[i + 1].text == "(":
+            end = _closes(toks, i + 1)
+        else:
+            continue
+        alias = _alias_after(toks, end) if end > 0 else None
+        if alias:
+            found.add(alias)
+    return frozenset(found)
 
 
 def _interval_aliases(oracle: Translated) -> frozenset[str]:
