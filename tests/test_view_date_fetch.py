@@ -1,6 +1,6 @@
 """The views' date columns fetched through a cursor as python-oracledb fetches a DATE or
-TIMESTAMP: a naive datetime, described DB_TYPE_TIMESTAMP as PostgreSQL's views type them —
-also on SQLite, whose views hold the dates as text (it gave '2026-…' described VARCHAR) —
+TIMESTAMP: a naive datetime, described DB_TYPE_DATE (whole seconds) or DB_TYPE_TIMESTAMP as
+Oracle's views type them (viewdates.VIEW_TIMESTAMPS) — also on SQLite, whose views hold the dates as text (it gave '2026-…' described VARCHAR) —
 through ``*``, a subquery and an alias there, MAX / MIN, with a column of NULLs described so too; the date
 arithmetic on them stays a DATE."""
 
@@ -31,11 +31,13 @@ def test_a_views_date_columns_fetch_as_datetimes(conn):
     cur = conn.cursor()
     cur.execute("SELECT enq_time, q.deq_time, enq_timestamp AS ts, msg_state FROM aq$q_qt q")
     (enq, deq, ts, state), = cur.fetchall()
-    assert _near(enq, now) and ts == enq and deq is None and state == "READY"
+    assert _near(enq, now) and ts.replace(microsecond=0) == enq and deq is None and state == "READY"
+    assert enq.microsecond == 0         # an Oracle DATE: whole seconds (the TIMESTAMP beside it has them)
     assert [d[:2] for d in cur.description] == [
-        ("ENQ_TIME", sluice.DB_TYPE_TIMESTAMP), ("DEQ_TIME", sluice.DB_TYPE_TIMESTAMP),   # DEQ_TIME: NULLs only
+        ("ENQ_TIME", sluice.DB_TYPE_DATE), ("DEQ_TIME", sluice.DB_TYPE_DATE),   # DEQ_TIME: NULLs only
         ("TS", sluice.DB_TYPE_TIMESTAMP), ("MSG_STATE", sluice.DB_TYPE_VARCHAR)]
-    assert cur.description[0][1:] == (sluice.DB_TYPE_TIMESTAMP, 23, None, 0, 6, True)
+    assert cur.description[0][1:] == (sluice.DB_TYPE_DATE, 23, None, None, None, True)
+    assert cur.description[2][1:] == (sluice.DB_TYPE_TIMESTAMP, 23, None, 0, 6, True)
 
 
 def test_a_star_a_subquery_and_max_keep_the_dates(conn):
@@ -46,7 +48,8 @@ def test_a_star_a_subquery_and_max_keep_the_dates(conn):
     types = {d[0]: d[1] for d in cur.description}
     named = dict(zip(types, row))
     assert _near(named["ENQ_TIME"], now) and named["DEQ_TIME"] is None
-    assert types["ENQ_TIME"] is types["DEQ_TIME"] is types["DELAY"] is sluice.DB_TYPE_TIMESTAMP
+    assert types["ENQ_TIME"] is types["DEQ_TIME"] is types["DELAY"] is sluice.DB_TYPE_DATE
+    assert types["ENQ_TIMESTAMP"] is types["DELAY_TIMESTAMP"] is sluice.DB_TYPE_TIMESTAMP
     assert types["MSG_STATE"] is sluice.DB_TYPE_VARCHAR
     (inner,), = _rows(conn, "SELECT x.enq_time FROM (SELECT * FROM aq$q_qt) x")
     (most, least, later), = _rows(conn, "SELECT MAX(x.enq_time), MIN(enq_time), MAX(enq_time + 1) "
@@ -54,7 +57,7 @@ def test_a_star_a_subquery_and_max_keep_the_dates(conn):
     assert inner == most == least == named["ENQ_TIME"]
     cur.execute("WITH w AS (SELECT q.enq_time AS at, msg_state FROM aq$q_qt q ORDER BY enq_time DESC) "
                 "SELECT at, msg_state FROM w")                  # an alias of a view's date
-    assert cur.fetchall() == [(inner, "READY")] and cur.description[0][1] is sluice.DB_TYPE_TIMESTAMP
+    assert cur.fetchall() == [(inner, "READY")] and cur.description[0][1] is sluice.DB_TYPE_DATE
     assert later.microsecond == 0 and abs(later - inner - dt.timedelta(days=1)) < dt.timedelta(seconds=1)   # a DATE
 
 
@@ -71,13 +74,14 @@ def test_v_session_logon_time_is_a_date(conn):
     cur = conn.cursor()
     cur.execute("SELECT logon_time FROM v$session WHERE username = USER")
     (logon,), *_ = cur.fetchall()
-    assert _near(logon, dt.datetime.now())
-    assert cur.description[0][1] is sluice.DB_TYPE_TIMESTAMP
+    assert _near(logon, dt.datetime.now()) and logon.microsecond == 0
+    assert cur.description[0][1] is sluice.DB_TYPE_DATE
 
 
 def test_the_dashboards_error_queue_shows_the_creation_time_as_before(conn):
     """dashboard/errorqueue read DBA_APPLY_ERROR's ERROR_CREATION_TIME as text on SQLite
-    (str() of it); now a datetime on both stores, shown to the millisecond as SQLite's text was."""
+    (str() of it); now a datetime on both stores, shown to the millisecond as SQLite's text was
+    — an Oracle DATE, so whole seconds (the store keeps the fraction)."""
     from sluice.dashboard.errorqueue import read_errors
     conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+00:00'")     # (the views' dates are the session's)
     conn.cursor().execute(
@@ -85,7 +89,7 @@ def test_the_dashboards_error_queue_shows_the_creation_time_as_before(conn):
         "ERROR_NUMBER, ERROR_MESSAGE, MESSAGE_COUNT, ERROR_CREATION_TIME, KIND, MESSAGES) VALUES ('7.7.7', 'A1', "
         "'SLUICE', 'Q', 1, 1, 'ORA-00001: unique constraint', 1, 86400.25, 'USER', '[]')")
     count, (entry,) = read_errors(conn)
-    assert count == 1 and entry["created"] == "1970-01-02 00:00:00.250"
+    assert count == 1 and entry["created"] == "1970-01-02 00:00:00.000"
 
 
 
@@ -127,9 +131,9 @@ def test_a_views_date_under_nvl_coalesce_case_or_cast_is_a_date(conn):
                 "FROM aq$q_qt q")
     row, = cur.fetchall()
     assert all(_near(v, now) for v in row), row
-    assert len(set(row)) == 1          # the same date, to the microsecond
-    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_TIMESTAMP] * 4 + [sluice.DB_TYPE_DATE] + \
-        [sluice.DB_TYPE_TIMESTAMP] * 3
+    assert len(set(row)) == 1 and row[0].microsecond == 0     # the same DATE, whole seconds
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_DATE] * 5 + [sluice.DB_TYPE_TIMESTAMP] + \
+        [sluice.DB_TYPE_DATE] * 2          # (a DATE CAST AS TIMESTAMP: a TIMESTAMP of whole seconds)
     (most,), = _rows(conn, "SELECT NVL(MAX(deq_time), MIN(enq_time)) FROM aq$q_qt")
     assert most == row[0]
     cur.execute("SELECT NVL(msg_state, 'none'), CASE WHEN 1 = 1 THEN msg_state ELSE NULL END, "

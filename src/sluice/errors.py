@@ -106,6 +106,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     972: (ProgrammingError, "identifier is too long: {0}"),
     1031: (ProgrammingError, "insufficient privileges"),
     1722: (DataError, "invalid number: {0}"),
+    1760: (ProgrammingError, "illegal argument for function"),
     2303: (ProgrammingError, "cannot drop or replace a type with type or table dependents"),
     4043: (ProgrammingError, "object {0} does not exist"),
     6500: (DatabaseError, "PL/SQL: storage error"),

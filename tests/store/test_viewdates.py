@@ -29,4 +29,4 @@ def test_view_dates_are_the_views_timestamp_columns(conn, dsn):
     assert VIEW_DATES == dates | {"LOGON_TIME"}       # V$SESSION: a temporary view, made per query
     cur = conn.cursor()
     cur.execute("SELECT * FROM v$session")
-    assert {d[0] for d in cur.description if d[1] is sluice.DB_TYPE_TIMESTAMP} == {"LOGON_TIME"}
+    assert {d[0] for d in cur.description if d[1] is sluice.DB_TYPE_DATE} == {"LOGON_TIME"}

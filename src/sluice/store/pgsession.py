@@ -54,6 +54,7 @@ from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views, session_view
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
+from .sqlfetch import whole_dates
 from .sqlheadings import oracle_headings
 from .sessionzone import SessionZone, default_zone
 from .sqloracle import Translated, oracle_words
@@ -731,7 +732,7 @@ class PgSession(StoreSession):
                                           lookup=columns)
             if not decimals:
                 rows = scaled_floats(cur, rows)
-            return description(cur, cols, types), oracle.convert(rows)
+            return description(cur, cols, types), whole_dates(oracle.convert(rows), types)
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, oracle.convert(rows)
 

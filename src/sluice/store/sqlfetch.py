@@ -23,7 +23,7 @@ from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_INT
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 from .sqlitedays import MICROSECONDS_A_DAY
 
-__all__ = ["Headings", "clock_type", "column", "sqlite_result"]
+__all__ = ["Headings", "clock_type", "column", "sqlite_result", "whole_dates"]
 
 
 class Headings(list):
@@ -97,6 +97,7 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
         rows = [_converted(row, dates, _date) for row in rows]
         for i in dates:
             kinds[i] = dt.datetime
+    rows = whole_dates(rows, types)
     intervals = [i for i, k in enumerate(kinds) if k in (int, float) and types.get(i) is DB_TYPE_INTERVAL_DS]
     if intervals:   # a TIMESTAMP minus a date: its days (sluice_interval, .sqlitedays)
         rows = [_converted(row, intervals, _interval) for row in rows]
@@ -118,6 +119,20 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
     if numeric and rows:
         rows = [_converted(row, numeric, convert) for row in rows]
     return Headings(names, described), rows
+
+
+def whole_dates(rows: list[tuple], types: dict[int, DbType] | None) -> list[tuple]:
+    """``rows`` with the datetimes of the columns Oracle types DATE (``types``: a view's
+    DATE column, a CAST to DATE) to the whole second, as an Oracle DATE is: the stores keep
+    the views' dates to the microsecond (DESIGN-NOTES "DATE and TIMESTAMP columns of the views")."""
+    columns = [i for i, dbtype in (types or {}).items() if dbtype is DB_TYPE_DATE]
+    if not columns or not rows:
+        return rows
+    return [_converted(row, columns, _whole_second) for row in rows]
+
+
+def _whole_second(v: object) -> object:
+    return v.replace(microsecond=0) if type(v) is dt.datetime and v.microsecond else v
 
 
 def _converted(row: tuple, columns: list[int], convert) -> tuple:

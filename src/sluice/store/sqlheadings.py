@@ -31,8 +31,9 @@ from ..objtypes import (DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_TIMESTAMP, DB
                         DB_TYPE_VARCHAR, DbType)
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
+from .numintervals import NUM_INTERVALS
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
-from .viewdates import VIEW_DATES
+from .viewdates import VIEW_DATES, view_kind
 
 __all__ = ["declared_types", "oracle_headings"]
 
@@ -43,7 +44,7 @@ _WS = re.compile(r"\s+")
 _CLOCK_TYPES = {"SYSDATE": DB_TYPE_DATE, "CURRENT_DATE": DB_TYPE_DATE,
                 "SYSTIMESTAMP": DB_TYPE_TIMESTAMP_TZ, "CURRENT_TIMESTAMP": DB_TYPE_TIMESTAMP_TZ}
 # words of literal days and intervals beside a clock word
-_UNITS = frozenset({"INTERVAL", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "TO"})
+_UNITS = frozenset({"INTERVAL", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "TO", *NUM_INTERVALS})
 # a statement on the views (as sqloracle.on_views reads its tokens), told from its text
 _FROM_VIEW = re.compile(r"AQ\$|\b(?:FROM|JOIN)\s+(?:[A-Za-z_][\w$#]*\s*\.\s*)?(?:DBA_|ALL_|USER_|G?V\$)",
                         re.I | re.A)
@@ -65,6 +66,8 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
     ``lookup`` the user's tables' declared types (:mod:`.usercolumns`), for a user's date
     column among the values of NVL, COALESCE or a CASE (looked up only for one)."""
     dates = _date_names(sql, oracle.toks)
+    intervals = _interval_aliases(oracle) if oracle.intervals else frozenset()
+    texts = _text_aliases(oracle.toks) if sqlite and oracle.dates and oracle.toks else frozenset()
     if oracle.toks is None and _PLAIN.match(sql) and "?column?" not in names:
         named = [_named(n, sqlite) for n in names]
         return named, _view_dates(named, 0, dates)
@@ -91,9 +94,11 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])
         dbtype = _item_type(toks, first, last, oracle.dated, dates, user)
-        if (toks[first].start, toks[last].end) in oracle.intervals:     # a TIMESTAMP minus a date
-            dbtype = DB_TYPE_INTERVAL_DS
-        if dbtype is None and sqlite and _text_item(toks, first, last):
+        if (toks[first].start, toks[last].end) in oracle.intervals or (
+                first == last and toks[first].kind == "id" and _column(toks[first]) in intervals):
+            dbtype = DB_TYPE_INTERVAL_DS      # a TIMESTAMP minus a date (or a subquery's alias of one)
+        if dbtype is None and sqlite and (_text_item(toks, first, last) or (
+                first == last and toks[first].kind == "id" and _column(toks[first]) in texts)):
             dbtype = DB_TYPE_VARCHAR
         if dbtype is not None:
             types[len(out)] = dbtype
@@ -131,26 +136,70 @@ def _name(t: _Tok) -> str:
     return _WS.sub("", t.word).rpartition(".")[2]
 
 
-def _date_names(sql: str, toks: list[_Tok] | None) -> frozenset[str]:
-    """In a statement on Sluice's views, the names of their date columns: the views' own
+# the views' date columns by their type as Oracle's: DATE (whole seconds) or TIMESTAMP
+_VIEW_TYPES = {name: DB_TYPE_DATE if view_kind(name) == "DATE" else DB_TYPE_TIMESTAMP for name in VIEW_DATES}
+
+
+def _date_names(sql: str, toks: list[_Tok] | None) -> dict[str, DbType]:
+    """In a statement on Sluice's views, the names of their date columns and their types
+    (a DATE or a TIMESTAMP as Oracle's, :func:`.viewdates.view_kind`): the views' own
     (:data:`.viewdates.VIEW_DATES`) and the aliases the statement gives one in a subquery
     or WITH clause (``SELECT t FROM (SELECT enq_time t FROM aq$…)``); none otherwise."""
     if not any(view in sql.upper() for view in _VIEWS):
-        return frozenset()
+        return {}
     if toks is None and "(" not in sql:     # no subquery to alias a date in: the text says it
-        return VIEW_DATES if _FROM_VIEW.search(sql) else frozenset()
+        return _VIEW_TYPES if _FROM_VIEW.search(sql) else {}
     toks = tokens(sql) if toks is None else toks
     if not on_views(sql, toks):
-        return frozenset()
-    aliases = set()
+        return {}
+    aliases = {}
     for i, t in enumerate(toks[:-1]):
         if t.kind == "id" and _column(t) in VIEW_DATES and toks[i + 1].text != "(":
-            j = i + 1 + (toks[i + 1].word == "AS")
-            if (j + 1 < len(toks) and toks[j].kind == "id" and "." not in toks[j].text
-                    and toks[j].word not in _NOT_ALIASES
-                    and (toks[j + 1].text in (",", ")") or toks[j + 1].word == "FROM")):
-                aliases.add(toks[j].word)
-    return VIEW_DATES.union(aliases) if aliases else VIEW_DATES
+            alias = _alias_after(toks, i)
+            if alias:
+                aliases[alias] = _VIEW_TYPES[_column(t)]
+    return {**_VIEW_TYPES, **aliases} if aliases else _VIEW_TYPES
+
+
+def _alias_after(toks: list[_Tok], i: int) -> str | None:
+    """The alias given in a select list to what ends at token ``i`` (upper-cased), if any."""
+    j = i + 1 + (i + 1 < len(toks) and toks[i + 1].word == "AS")
+    if (j + 1 < len(toks) and toks[j].kind == "id" and "." not in toks[j].text
+            and toks[j].word not in _NOT_ALIASES
+            and (toks[j + 1].text in (",", ")") or toks[j + 1].word == "FROM")):
+        return toks[j].word
+    return None
+
+
+def _text_aliases(toks: list[_Tok]) -> frozenset[str]:
+    """The aliases a statement gives text in a subquery or WITH clause — a string literal or a
+    call of :data:`_TEXT_CALLS` standing alone as a select item: on SQLite ``SELECT x FROM
+    (SELECT TO_CHAR(SYSDATE, 'YYYY-MM-DD HH24:MI:SS') x …)`` stays text, though it reads like
+    the clock's literal (:meth:`.Translated.convert`)."""
+    found = set()
+    for i, t in enumerate(toks):
+        if i == 0 or not (toks[i - 1].text == "," or toks[i - 1].word in ("SELECT", "DISTINCT")):
+            continue
+        if t.kind == "str":
+            end = i
+        elif t.kind == "id" and t.word in _TEXT_CALLS and i + 1 < len(toks) and toks[i + 1].text == "(":
+            end = _closes(toks, i + 1)
+        else:
+            continue
+        alias = _alias_after(toks, end) if end > 0 else None
+        if alias:
+            found.add(alias)
+    return frozenset(found)
+
+
+def _interval_aliases(oracle: Translated) -> frozenset[str]:
+    """The aliases a statement gives an INTERVAL DAY TO SECOND (:attr:`.Translated.intervals`)
+    in a subquery or WITH clause: ``SELECT x FROM (SELECT SYSTIMESTAMP - enq_timestamp x …)``
+    fetches ``x`` as a timedelta on SQLite too (its value there is days)."""
+    toks = oracle.toks or []
+    ends = {end for _, end in oracle.intervals}
+    return frozenset(alias for i, t in enumerate(toks) if t.end in ends
+                     for alias in (_alias_after(toks, i),) if alias)
 
 
 def _column(t: _Tok) -> str:
@@ -158,9 +207,9 @@ def _column(t: _Tok) -> str:
     return t.word.rpartition(".")[2].strip()
 
 
-def _view_dates(names: list[str], at: int, dates: frozenset[str]) -> dict[int, DbType]:
+def _view_dates(names: list[str], at: int, dates: dict[str, DbType]) -> dict[int, DbType]:
     """The columns named ``names`` (the first one's index ``at``) that are dates of the views."""
-    return {i: DB_TYPE_TIMESTAMP for i, n in enumerate(names, at) if n in dates}
+    return {i: dates[n] for i, n in enumerate(names, at) if n in dates}
 
 
 class _UserDates:
@@ -179,7 +228,7 @@ class _UserDates:
 
 
 def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
-               dates: frozenset[str], user: _UserDates | None = None, branch: bool = False) -> DbType | None:
+               dates: dict[str, DbType], user: _UserDates | None = None, branch: bool = False) -> DbType | None:
     """The date type of the item at tokens ``first``..``last`` (None: not a date): within
     ``MAX(…)`` / ``MIN(…)``, a date column of the views (``dates``, :func:`_date_names`),
     a user's (``user``) as a ``branch`` of NVL, COALESCE or a CASE, or a clock item
@@ -188,7 +237,7 @@ def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
            and _closes(toks, first + 1) == last):
         first, last = first + 2, last - 1
     if first == last and toks[first].kind == "id" and _column(toks[first]) in dates:
-        return DB_TYPE_TIMESTAMP
+        return dates[_column(toks[first])]
     if first == last and branch and user is not None and toks[first].kind in ("id", "qid"):
         kind = user(toks[first])
         if kind is not None:
@@ -212,7 +261,7 @@ def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
 
 
 def _branches_type(toks: list[_Tok], branches: list[tuple[int, int]], dated: frozenset[int],
-                   dates: frozenset[str], user: _UserDates | None) -> DbType | None:
+                   dates: dict[str, DbType], user: _UserDates | None) -> DbType | None:
     """The date type of a value that is one of ``branches`` (NVL's, COALESCE's arguments,
     a CASE's THEN and ELSE values): a date when each branch is one or NULL, TIMESTAMP
     when one is a view's (as PostgreSQL types a view's timestamp beside SYSDATE)."""

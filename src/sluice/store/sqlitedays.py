@@ -21,6 +21,9 @@ item is typed INTERVAL DAY TO SECOND and fetched as a ``timedelta``); a number
 ORA-00932.  Compared with a number it is days (Oracle: ORA-00932, PostgreSQL's interval
 too).
 
+``EXTRACT(unit FROM x)`` is ``sluice_extract('unit', x)``: a field of a date's text, or of
+an INTERVAL DAY TO SECOND's days (SQLite has no EXTRACT).
+
 ``TRUNC(column [, 'fmt'])`` of a view's date is ``sluice_trunc_date(column, unit)``.
 
 ``CAST(x AS DATE | TIMESTAMP)`` is ``sluice_cast_date(x, 'DATE' | 'TIMESTAMP')``: SQLite's
@@ -117,21 +120,50 @@ def _days(value: object) -> Fraction:
     raise ora(932, "NUMBER", "BINARY")
 
 
+def _date_text(text: str) -> datetime:
+    """A date's text (ISO 8601) as the datetime (ORA-01861 for other text)."""
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ora(1861) from None
+
+
 def _cast_date(value: object, to: str) -> str | None:
     if value is None:
         return None
     try:
-        if isinstance(value, str):
-            try:
-                date = datetime.fromisoformat(value.strip())
-            except ValueError:
-                raise ora(1861) from None
-        else:
+        if not isinstance(value, str):
             raise ora(932, "DATE", "NUMBER" if isinstance(value, (int, float)) else "BINARY")
-        date = date.replace(tzinfo=None)
+        date = _date_text(value).replace(tzinfo=None)
         if to == "DATE":
             return date.replace(microsecond=0).isoformat(" ")
         return date.isoformat(" ", "microseconds")
+    except DatabaseError as e:
+        _RAISED.error = e
+        raise
+
+
+def _extract(unit: str, value: object) -> object:
+    """``EXTRACT(unit FROM value)`` on SQLite (which has no EXTRACT): of a date's text its
+    field; of an INTERVAL DAY TO SECOND's days (``sluice_interval``) its DAY, HOUR, MINUTE
+    or SECOND (with the fraction), negative for a negative interval, as Oracle's."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str):
+            date = _date_text(value)
+            if unit == "SECOND":
+                return date.second + date.microsecond / 1e6
+            return getattr(date, unit.lower())
+        if not isinstance(value, (int, float)) or unit in ("YEAR", "MONTH"):
+            raise ora(30076)
+        micros = round(value * MICROSECONDS_A_DAY)
+        sign, micros = (-1 if micros < 0 else 1), abs(micros)
+        days, micros = divmod(micros, MICROSECONDS_A_DAY)
+        hours, micros = divmod(micros, 3_600_000_000)
+        minutes, micros = divmod(micros, 60_000_000)
+        field = {"DAY": days, "HOUR": hours, "MINUTE": minutes, "SECOND": micros / 1e6}[unit]
+        return sign * field
     except DatabaseError as e:
         _RAISED.error = e
         raise
@@ -164,3 +196,4 @@ def register_add_days(conn: sqlite3.Connection) -> None:
     conn.create_function("sluice_interval", 2, _interval, deterministic=True)
     conn.create_function("sluice_trunc_date", 2, _trunc_date, deterministic=True)
     conn.create_function("sluice_cast_date", 2, _cast_date, deterministic=True)
+    conn.create_function("sluice_extract", 2, _extract, deterministic=True)

@@ -18,7 +18,7 @@ import re
 import sqlite3
 import threading
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import Any, Callable
 
 from ..errors import DatabaseError
@@ -182,6 +182,22 @@ def divided_by_zero() -> bool:
     return raised
 
 
+def _to_digits(rounding: str) -> Callable[..., Any]:
+    """Oracle's ``TRUNC(n [, d])`` (``sluice_trunc``: ``rounding`` ROUND_DOWN, toward zero) or
+    ``ROUND(n [, d])`` (``sluice_round``: ROUND_HALF_UP, half away from zero) of a number
+    (:mod:`.sqloracle`), to ``d`` digits after the point (before it for a negative ``d``):
+    SQLite has no TRUNC to digits, and its round takes a negative ``d`` for 0.  Text is
+    read as a number, as Oracle converts it."""
+    def to_digits(value: Any, digits: Any = 0) -> Any:
+        if value is None or digits is None:
+            return None
+        number = Decimal(value.strip() if isinstance(value, str) else repr(value) if isinstance(value, float)
+                         else value)
+        cut = number.scaleb(int(digits)).to_integral_value(rounding=rounding).scaleb(-int(digits))
+        return int(cut) if cut == cut.to_integral_value() else float(cut)
+    return to_digits
+
+
 def register_sqlite_functions(conn: sqlite3.Connection) -> None:
     """Make ``conn`` able to run SQL compiled for the ``sqlite`` dialect."""
     functions: list[tuple[str, int, Callable[..., Any]]] = [
@@ -196,6 +212,9 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
         conn.create_function(name, narg, _safe(fn), deterministic=True)
     conn.create_function("sluice_like_bad", 2, _like_bad, deterministic=True)
     conn.create_function("sluice_divisor", 1, _divisor, deterministic=True)
+    for name, rounding in (("sluice_trunc", ROUND_DOWN), ("sluice_round", ROUND_HALF_UP)):
+        for narg in (1, 2):
+            conn.create_function(name, narg, _safe(_to_digits(rounding)), deterministic=True)
     # (ORACLE_, not sluice_: SQLite's names ignore case, and sluice_to_date is the rules' TO_DATE)
     for name, most in (("SUBSTR", 3), ("INSTR", 4), ("TO_CHAR", 2), ("TO_DATE", 2)):
         for narg in range(1 if name.startswith("TO_") else 2, most + 1):

@@ -30,7 +30,16 @@ which has no Oracle session: :func:`oracle_words` replaces
   as it is (both the session zone's wall clock); a ``timedelta`` added to or taken from one is an
   INTERVAL DAY TO SECOND;
 * in a statement on Sluice's views, a DATE column of theirs (:mod:`.viewdates`) ± days
-  is a DATE, one minus another the days between, one plus another ORA-00975;
+  (or an INTERVAL DAY TO SECOND) is a DATE, one minus another the days between, one plus
+  another ORA-00975 — the views' DATEs whole seconds there and where compared
+  (:func:`.viewdates.whole_seconds`); a TIMESTAMP among them (ENQ_TIMESTAMP …,
+  :data:`.viewdates.VIEW_TIMESTAMPS`), SYSTIMESTAMP minus a view's or a user's date, or
+  ``CAST(SYSTIMESTAMP AS TIMESTAMP) - column``, is an INTERVAL DAY TO SECOND
+  (:meth:`_Translation._timestamp_minus`); ``CAST(SYSTIMESTAMP AS DATE) - column`` the days;
+* ``NUMTODSINTERVAL`` / ``NUMTOYMINTERVAL`` (:mod:`.numintervals`), an ``INTERVAL`` literal
+  alone on SQLite as its days, ``EXTRACT(field FROM x)`` on SQLite by ``sluice_extract``;
+  ``ROUND`` / ``TRUNC`` of a number as NUMERIC on PostgreSQL, by ``sluice_round`` /
+  ``sluice_trunc`` on SQLite (:meth:`_Translation._number_call`);
 * ``TRUNC(date [, 'fmt'])`` of the clock, a datetime bind (folded) or a view's DATE
   column (:func:`.viewdates.truncated`) is a DATE;
 * ``DATE '…'`` / ``TIMESTAMP '…'`` literals and ``TO_DATE('text', 'fmt')`` of literals
@@ -63,7 +72,8 @@ from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
-from .viewdates import VIEW_DATES, days_between, interval_between, plus_days, truncated
+from .numintervals import NUM_INTERVALS, ds_interval_pieces, num_interval, unit_of
+from .viewdates import VIEW_DATES, days_between, interval_between, plus_days, truncated, view_kind, whole_seconds
 
 __all__ = ["Translated", "aliased", "on_views", "oracle_words", "tokens"]
 
@@ -80,7 +90,7 @@ _TOKEN = re.compile(
 )
 # only a statement naming one of these needs the tokens
 _MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE", "DATE", "TIMESTAMP",
-          "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR")
+          "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -103,6 +113,8 @@ _NOT_NAMES = _KEYWORDS | _DATES | _TIMESTAMPS | {"USER", "INTERVAL", "DATE", "TI
 # calls whose value is one of their arguments (a date's text on SQLite when one is a date)
 _ONE_OF_ARGS = frozenset({"NVL", "NVL2", "COALESCE", "IFNULL", "GREATEST", "LEAST", "NULLIF", "DECODE", "MAX",
                           "MIN"})
+# comparison operators: a view's DATE compared is whole seconds
+_COMPARE = frozenset({"=", "<>", "!=", "<", ">", "<=", ">="})
 # a name times something (``SELECT * FROM`` is none): maybe a date column's arithmetic
 _TIMES = re.compile(r"""[\w$#"]\s*\*(?!\s*(?:FROM\b|,))""", re.I)
 # Sluice's views: their DATE columns (viewdates) have Oracle's date arithmetic
@@ -231,6 +243,17 @@ class _Translation:
             self._clock(i, i + 1, digits, value)     # as a datetime bind's value
         elif word in CALLS and after == "(":
             self._call(i)
+        elif word in NUM_INTERVALS and after == "(":
+            self._num_interval(i)
+        elif word == "INTERVAL" and self.sqlite and i + 1 < len(toks) and toks[i + 1].kind == "str":
+            self._interval_literal(i)
+        elif word == "ROUND" and after == "(":
+            self._number_call(i)
+        elif word == "EXTRACT" and after == "(" and self.sqlite and i + 3 < len(toks) \
+                and toks[i + 2].word in ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND") \
+                and toks[i + 3].word == "FROM":      # (SQLite has no EXTRACT: .sqlitedays)
+            self.replace[t.start] = (toks[i + 3].end, f"sluice_extract('{toks[i + 2].word}', ")
+            self.skip = i + 3
         elif after in ("+", "-") and (self._view_date(i) or self._user_date(i)) and self._starts_operand(i):
             self._date_column(i)
         elif (after == "(" and i + 4 < len(toks) and toks[i + 4].text in ("+", "-") and self._starts_operand(i)
@@ -249,6 +272,10 @@ class _Translation:
             self._trunc(i)
         elif word == "CAST" and after == "(":
             self._cast(i)
+        elif (after in _COMPARE or i > 0 and toks[i - 1].text in _COMPARE
+              or i + 1 < len(toks) and toks[i + 1].word in ("BETWEEN", "IN")) and self._view_kind(i) == "DATE":
+            # a view's DATE compared (no arithmetic took it above): whole seconds, as fetched
+            self.replace[t.start] = (t.end, whole_seconds(self.sqlite, t.text))
 
     def _call(self, i: int) -> None:
         """A call of one of Oracle's functions both stores answer alike (:mod:`.oraclecalls`);
@@ -282,8 +309,10 @@ class _Translation:
         to = close - 1
         if close < 0 or toks[to].word not in ("DATE", "TIMESTAMP") or toks[to - 1].word != "AS" or to - 1 <= k:
             return
-        if to - 1 == k + 1 and self._view_date(k):
-            self.replace[toks[i].start] = (toks[close].end, toks[k].text)
+        if to - 1 == k + 1 and self._view_date(k):     # (a DATE's or to a DATE: whole seconds)
+            whole = toks[to].word == "DATE" or self._view_kind(k) == "DATE"
+            self.replace[toks[i].start] = (toks[close].end, whole_seconds(self.sqlite, toks[k].text) if whole
+                                           else toks[k].text)
             self.skip = close
             return
         t, after = toks[k], toks[k + 1].text
@@ -299,6 +328,7 @@ class _Translation:
                 self.replace[toks[i].start] = (toks[close].end, self.replace.pop(t.start)[1])
                 self.skip = close
                 self.dated.add(i)
+                self._cast_minus(i, close)
                 return
         if not self.sqlite and toks[to].word == "DATE":
             self.replace[toks[i].start] = (toks[i].end, "date_trunc('second', CAST")
@@ -322,6 +352,7 @@ class _Translation:
         bind = t.kind == "bind" and isinstance(self.binds.peek(k), dt.date)
         user = not (clock or bind) and self._user_date(k)
         if not (clock or bind or user or self._view_date(k)):
+            self._number_call(i)
             return
         if after == ")":
             close, fmt = k + 1, None
@@ -476,9 +507,12 @@ class _Translation:
             if j == last and other is not None and not self._continues(other):
                 if not minus:
                     raise ora(975)
-                k, kind = other, self._user_date(k if other == k else k + 2)
-                a, b = date, self.sql[toks[j + 2].start:toks[k].end]
-                if "TIMESTAMP" in (user, kind):      # Oracle's TIMESTAMP minus a date: an INTERVAL
+                own = i if column is None else column
+                k, col = other, k if other == k else k + 2
+                kind = self._user_date(col)
+                a, b = (self._whole_date(x, c) for x, c in (
+                    (date, own), (self.sql[toks[j + 2].start:toks[other].end], col)))
+                if "TIMESTAMP" in (self._date_kind(own), self._date_kind(col)):  # a TIMESTAMP minus a date: an INTERVAL
                     self._interval(toks[i].start, toks[k].end, a, b)
                     self.skip = k
                     return
@@ -495,10 +529,17 @@ class _Translation:
                     self.sqlite, date, f"-({days_column})" if minus else days_column))
                 self.skip = end
                 return
+            iv = interval(toks, k) or num_interval(toks, k)
+            if iv is not None and not iv[1] and self._date_kind(i if column is None else column) == "DATE":
+                j, seconds = iv[0], iv[2]        # a DATE plus an INTERVAL DAY TO SECOND: a DATE
+                days = days if days is NULL else days + (-seconds if minus else seconds) / 86400
+                continue
             taken = set(self.binds.used)
             term = days_term(toks, k, self.binds.days)
             if term is None:
                 self.binds.used = taken          # (a bind read in a term that is not all days)
+                if iv is not None and self.sqlite:
+                    raise _unanswered(date)
                 if self.sqlite and user:         # SQLite would add to the text's year
                     raise _unanswered(date)
                 break
@@ -515,6 +556,123 @@ class _Translation:
             text = plus_days(self.sqlite, date, repr(float(days)))
         self.replace[toks[i].start] = (toks[j].end, text)
         self.skip = j
+
+    # -- TIMESTAMPs and INTERVALs (DESIGN-NOTES "intervals in cursor SQL") ----------------
+    def _view_kind(self, i: int) -> str | None:
+        """``DATE`` or ``TIMESTAMP`` for a date column of the views at token ``i``
+        (:func:`.viewdates.view_kind`), else None."""
+        return view_kind(self.toks[i].word.rpartition(".")[2].strip()) if self._view_date(i) else None
+
+    def _date_kind(self, i: int) -> str | None:
+        """``DATE`` or ``TIMESTAMP`` for a date column of the views or of the user's tables."""
+        return self._view_kind(i) or self._user_date(i)
+
+    def _whole_date(self, text: str, i: int) -> str:
+        """``text``, the column at token ``i`` (or MAX / MIN of it), as Oracle's value: a
+        view's DATE whole seconds (:func:`.viewdates.whole_seconds`)."""
+        return whole_seconds(self.sqlite, text) if self._view_kind(i) == "DATE" else text
+
+    def _column_sql(self, column: tuple[int, int]) -> str:
+        """The text of the column at tokens ``column`` (first, last; or MAX / MIN of one) as
+        Oracle's value."""
+        text = self.sql[self.toks[column[0]].start:self.toks[column[1]].end]
+        return self._whole_date(text, self._column_of(column))
+
+    def _column_of(self, column: tuple[int, int]) -> int:
+        """The token of the column at tokens ``column``: the name, or MAX / MIN's argument."""
+        return column[0] + 2 if column[0] != column[1] and self._extreme(column[0]) is not None else column[0]
+
+    def _timestamp_minus(self, start: int, end: int, value, digits: int, column: tuple[int, int],
+                         clock_first: bool) -> None:
+        """SYSTIMESTAMP, a TIMESTAMP literal or a DATE (its ``value`` to ``digits``) minus the
+        date column at tokens ``column``, or that column minus it, a TIMESTAMP among them:
+        Oracle's INTERVAL DAY TO SECOND."""
+        name = self._column_sql(column)
+        if value is NULL:
+            text = "NULL"
+        else:
+            text = _literal(value.isoformat(" ", "microseconds" if digits else "seconds"))
+            text = text if self.sqlite else f"TIMESTAMP {text}"
+        self._interval(start, end, *((text, name) if clock_first else (name, text)))
+
+    def _cast_minus(self, i: int, close: int) -> None:
+        """``CAST(clock AS DATE | TIMESTAMP) - column`` (the CAST at tokens ``i``..``close``
+        folded into a literal): the days between for a DATE and a view's or a user's DATE
+        column, an INTERVAL DAY TO SECOND when a TIMESTAMP is among them."""
+        toks = self.toks
+        if not (close + 2 < len(toks) and toks[close + 1].text == "-"):
+            return
+        end = self._name_after(close + 2)
+        if end is None or end != close + 2 or self._continues(end) or not self._a_date(end):
+            return
+        literal = self.replace.pop(toks[i].start)[1]
+        column = self._column_sql((end, end))
+        start, stop = toks[i].start, toks[end].end
+        self.skip = end
+        self.dated.discard(i)
+        if toks[close - 1].word == "TIMESTAMP" or self._date_kind(end) == "TIMESTAMP":
+            self._interval(start, stop, literal, column)
+            return
+        if not self.sqlite and self._user_date(end):
+            column = f"CAST({column} AS TIMESTAMP)"
+        self.replace[start] = (stop, days_between(self.sqlite, literal, column))
+
+    def _bind_days(self, k: int):
+        """The number bound at token ``k``, taken (None, left in the statement, when it is
+        none or NULL)."""
+        if self.binds.peek(k) is None or isinstance(self.binds.peek(k), (dt.date, dt.timedelta)):
+            return None
+        return self.binds.days(k)
+
+    def _num_interval(self, i: int) -> None:
+        """``NUMTODSINTERVAL(n, 'unit')`` standing alone (:mod:`.numintervals`): an INTERVAL
+        DAY TO SECOND; ``NUMTOYMINTERVAL`` alone is SLU-00001."""
+        found = unit_of(self.toks, i)
+        if found is None:
+            return
+        args, close, unit = found
+        if self.toks[i].word == "NUMTOYMINTERVAL":
+            raise not_supported("NUMTOYMINTERVAL in SQL but in SYSDATE / SYSTIMESTAMP arithmetic of literal "
+                                "numbers (python-oracledb's IntervalYM is not Sluice's)")
+        toks = self.toks
+        first, last = args[0]
+        prefix, suffix = ds_interval_pieces(self.sqlite, unit)
+        self.intervals.add((toks[i].start, toks[close].end))
+        self.replace[toks[i].start] = (toks[close].end, (prefix, (toks[first].start, toks[last].end), suffix))
+
+    def _interval_literal(self, i: int) -> None:
+        """On SQLite, an ``INTERVAL '…' unit`` literal no date's arithmetic took (compared
+        with a TIMESTAMP minus a date, fetched): its days, as ``sluice_interval`` gives an
+        INTERVAL DAY TO SECOND; YEAR TO MONTH is SLU-00001."""
+        iv = interval(self.toks, i)
+        if iv is None:
+            return
+        last, months, seconds = iv
+        if months:
+            raise not_supported("an INTERVAL YEAR TO MONTH in SQL on SQLite but in SYSDATE / SYSTIMESTAMP "
+                                "arithmetic")
+        self.intervals.add((self.toks[i].start, self.toks[last].end))
+        self.replace[self.toks[i].start] = (self.toks[last].end, f"({float(seconds / 86400)!r})")
+        self.skip = last
+
+    def _number_call(self, i: int) -> None:
+        """``ROUND(n [, d])`` / ``TRUNC(n [, d])`` of a number: on PostgreSQL of ``n`` as a
+        NUMERIC (it has no round or trunc of a DOUBLE PRECISION to digits, and rounds one
+        half to even), on SQLite by ``sluice_round`` / ``sluice_trunc`` (:mod:`.sqlitefns`:
+        SQLite has no TRUNC to digits, and rounds to no digits before the point).  ROUND of a date is the database's."""
+        toks = self.toks
+        args, close = arguments(toks, i + 1)
+        if close < 0 or not 1 <= len(args) <= 2:
+            return
+        first, last = args[0]
+        if first == last and (toks[first].word in _DATES | _TIMESTAMPS or self._a_date(first)):
+            return
+        if self.sqlite:
+            self.replace[toks[i].start] = (toks[i].end, f"sluice_{toks[i].word.lower()}")
+            return
+        self.replace[toks[i + 1].start] = (toks[i + 1].end, "(CAST((")
+        end = toks[last].end
+        self.replace[end] = (end, ") AS NUMERIC)")
 
     def _truncates_clock(self, k: int) -> bool:
         """Whether ``TRUNC(`` at token ``k`` truncates the clock or a datetime bind (folded
@@ -563,6 +721,11 @@ class _Translation:
         before = toks[first - 1].text if first > 0 else ""
         if before in ("+", "-"):
             name = self._name_before(first - 1)
+            if before == "-" and name is not None and not is_date and not self._continues(last) \
+                    and self._a_date(name):      # a date column minus SYSTIMESTAMP: an INTERVAL
+                self._timestamp_minus(toks[name].start, toks[last].end, value, digits, (name, first - 2), False)
+                self.skip = last
+                return
             if before == "-" and name is not None and is_date and not self._continues(last):
                 self._days_between(toks[name].start, toks[last].end, (name, first - 2), value, clock_first=False,
                                    timestamp=word == "TIMESTAMP")
@@ -610,7 +773,7 @@ class _Translation:
                 j, days = term
                 value, digits = _plus(value, -days if minus and days is not NULL else days), 0
                 continue
-            iv = interval(toks, j + 2)
+            iv = interval(toks, j + 2) or num_interval(toks, j + 2, self._bind_days)
             if iv is not None:
                 j, months, seconds = iv
                 if value is not NULL:
@@ -621,17 +784,29 @@ class _Translation:
                 self._days_column(start, toks[end].end, value, j + 2, end)
                 self.skip = end
                 return
+            if minus and end is not None and not is_date and not self._continues(end) and self._a_date(j + 2):
+                self._timestamp_minus(start, toks[end].end, value, digits, (j + 2, end), True)
+                self.skip = end
+                return
+            extreme = self._extreme(j + 2) if minus and is_date else None
+            if extreme is not None and not self._continues(extreme):       # DATE - MAX(column)
+                self._days_between(start, toks[extreme].end, (j + 2, extreme), self._shown(value, digits),
+                                   timestamp=word == "TIMESTAMP", clock_first=True)
+                self.skip = extreme
+                return
             if minus and end is not None and is_date and not self._continues(end):
                 self._days_between(start, toks[end].end, (j + 2, end), self._shown(value, digits),
                                    timestamp=word == "TIMESTAMP",
                                    clock_first=True)
                 self.skip = end
                 return
-            if not self.sqlite and toks[j + 2].word == "INTERVAL":
+            if not self.sqlite and (toks[j + 2].word == "INTERVAL" or toks[j + 2].word in NUM_INTERVALS):
                 break       # PostgreSQL has the other intervals
             raise _refused(word)
         if j + 1 < len(toks) and toks[j + 1].text in ("*", "/") or before in ("*", "/"):
             raise _refused(word)
+        if word == "TIMESTAMP" and digits:      # a TIMESTAMP literal keeping its fraction: no DATE
+            self.dated.discard(first)
         self._literal(start, toks[j].end, self._shown(value, digits), digits)
         self.skip = j
 
@@ -722,15 +897,10 @@ class _Translation:
         user's column declared a number (:mod:`.usercolumns`).  A user's TIMESTAMP column
         minus a date or a date minus it (or a user's date and a ``timestamp`` literal) is
         Oracle's INTERVAL DAY TO SECOND (:meth:`_interval`)."""
-        name = self.sql[self.toks[column[0]].start:self.toks[column[1]].end]
-        if column[0] == column[1] and (self._user_date(column[0]) == "TIMESTAMP" or (
-                timestamp and self._user_date(column[0]))):     # Oracle's TIMESTAMP minus a date
-            if value is NULL:
-                text = "NULL"
-            else:
-                text = _literal(value.isoformat(" ", "microseconds" if timestamp else "seconds"))
-                text = text if self.sqlite else f"TIMESTAMP {text}"
-            self._interval(start, end, *((text, name) if clock_first else (name, text)))
+        name = self._column_sql(column)
+        kind = self._date_kind(self._column_of(column))
+        if kind == "TIMESTAMP" or timestamp and kind:     # Oracle's TIMESTAMP minus a date
+            self._timestamp_minus(start, end, value, 6 if timestamp else 0, column, clock_first)
             return
         if value is NULL:
             self.replace[start] = (end, "NULL" if self.sqlite else "CAST(NULL AS DOUBLE PRECISION)")

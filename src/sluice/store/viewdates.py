@@ -13,7 +13,8 @@ their dates as text, fetches them as datetimes.
 
 from __future__ import annotations
 
-__all__ = ["VIEW_DATES", "days_between", "plus_days", "truncated"]
+__all__ = ["VIEW_DATES", "VIEW_TIMESTAMPS", "days_between", "plus_days", "truncated", "view_kind",
+           "whole_seconds"]
 
 VIEW_DATES = frozenset({
     "APPLIED_MESSAGE_CREATE_TIME", "APPLY_TIME", "CAPTURE_MESSAGE_CREATE_TIME", "CAPTURE_TIME", "CREATED",
@@ -25,6 +26,31 @@ VIEW_DATES = frozenset({
     "LOGON_TIME",       # V$SESSION's, a temporary view made for the query that names it
     "FIRST_ACTIVITY_TIME", "LAST_ENQUEUE_TIME", "LAST_DEQUEUE_TIME",   # V$PERSISTENT_QUEUES'
 })
+# those of them that are Oracle TIMESTAMPs (fractional seconds; a difference with one is an
+# INTERVAL DAY TO SECOND): the AQ$ views' ENQ_/DEQ_/DELAY_TIMESTAMP, V$PERSISTENT_QUEUES'
+# TIMESTAMP(6) activity times and oldest message, DBA_SUBSCR_REGISTRATIONS' REG_TIME (WITH
+# TIME ZONE).  The others are DATEs: whole seconds (:func:`whole_seconds`), the fraction the
+# store keeps dropped as ``CAST(… AS DATE)`` drops it (DESIGN-NOTES "DATE and TIMESTAMP
+# columns of the views").
+VIEW_TIMESTAMPS = frozenset({
+    "ENQ_TIMESTAMP", "DEQ_TIMESTAMP", "DELAY_TIMESTAMP", "FIRST_ACTIVITY_TIME", "LAST_ENQUEUE_TIME",
+    "LAST_DEQUEUE_TIME", "OLDEST_MSG_ENQTM", "REG_TIME",
+})
+
+
+def view_kind(column: str) -> str | None:
+    """``DATE`` or ``TIMESTAMP`` for a date column of the views (upper-cased name), else None."""
+    if column not in VIEW_DATES:
+        return None
+    return "TIMESTAMP" if column in VIEW_TIMESTAMPS else "DATE"
+
+
+def whole_seconds(sqlite: bool, date: str) -> str:
+    """SQL for the view's DATE column ``date`` as Oracle's DATE: its fraction dropped (the
+    stores keep the enqueue time to the microsecond for the TIMESTAMP beside it)."""
+    if sqlite:
+        return f"sluice_cast_date({date}, 'DATE')"
+    return f"date_trunc('second', {date})"
 
 
 def plus_days(sqlite: bool, date: str, days: str) -> str:
