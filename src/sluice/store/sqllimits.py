@@ -71,7 +71,7 @@ def limited(text: str, binds: dict | Sequence | None, sqlite: bool,
     answers them (see the module), and the binds it is then run with; ``tokens`` reads a
     statement's tokens (:func:`.sqloracle.tokens`)."""
     upper = text.upper()
-    if not ("ROWNUM" in upper or "LISTAGG" in upper or sqlite and "FETCH" in upper
+    if not ("ROWNUM" in upper or "LISTAGG" in upper or sqlite and ("FETCH" in upper or "OFFSET" in upper)
             or not sqlite and "(" in upper and "FROM" in upper):
         return text, binds
     return _Limits(text, binds, sqlite, tokens(text)).run()
