@@ -39,6 +39,7 @@ Literals, quoted names and comments are never touched; the headings stay Oracle'
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from decimal import Decimal
 from fractions import Fraction
@@ -61,6 +62,8 @@ _NO_ALIAS = _CLAUSES | _SET_OPS | frozenset({"JOIN", "INNER", "LEFT", "RIGHT", "
 _AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "LISTAGG", "STRING_AGG", "GROUP_CONCAT",
                          "STDDEV", "VARIANCE", "MEDIAN", "ARRAY_AGG", "BOOL_AND", "BOOL_OR", "EVERY",
                          "SLUICE_LISTAGG", "TOTAL"})
+# a subquery in FROM (maybe without an alias)
+_SUBQUERY = re.compile(r"(?:\bFROM|\bJOIN|,)\s*\(\s*(?:SELECT\b|WITH\b|\()", re.I)
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "<>": "<>", "!=": "!="}
 
 
@@ -72,7 +75,7 @@ def limited(text: str, binds: dict | Sequence | None, sqlite: bool,
     statement's tokens (:func:`.sqloracle.tokens`)."""
     upper = text.upper()
     if not ("ROWNUM" in upper or "LISTAGG" in upper or sqlite and ("FETCH" in upper or "OFFSET" in upper)
-            or not sqlite and "(" in upper and "FROM" in upper):
+            or not sqlite and _SUBQUERY.search(text)):
         return text, binds
     return _Limits(text, binds, sqlite, tokens(text)).run()
 
