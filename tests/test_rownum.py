@@ -137,9 +137,19 @@ def test_rownum_in_dml_is_refused_and_changes_nothing(table):
     ("SELECT * FROM (SELECT n FROM T ORDER BY n DESC FETCH FIRST 2 ROWS ONLY) ORDER BY n", None, [(4,), (5,)]),
     ("SELECT n FROM T WHERE n < 3 UNION ALL SELECT n FROM T WHERE n > 3 ORDER BY 1 FETCH FIRST 3 ROWS ONLY",
      None, [(1,), (2,), (4,)]),
+    # Oracle's reading of the numbers: a fraction truncated, a negative 0, a NULL no rows
+    ("SELECT n FROM T ORDER BY n OFFSET 1.9 ROWS FETCH FIRST 1.9 ROWS ONLY", None, [(2,)]),
+    ("SELECT n FROM T ORDER BY n OFFSET -1 ROWS FETCH FIRST 2 ROWS ONLY", None, [(1,), (2,)]),
+    ("SELECT n FROM T ORDER BY n FETCH FIRST -2 ROWS ONLY", None, []),
+    ("SELECT n FROM T ORDER BY n FETCH FIRST :k ROWS ONLY", {"k": None}, []),
+    ("SELECT n FROM T ORDER BY n OFFSET :o ROWS", {"o": None}, []),
 ])
 def test_fetch_first_and_offset(table, sql, binds, rows):
     assert _rows(table, sql, binds)[1] == rows
+
+
+def test_fetch_percent_is_refused(table):
+    assert _code(table, "SELECT n FROM T ORDER BY n FETCH FIRST 50 PERCENT ROWS ONLY") == "SLU-00001"
 
 
 @pytest.mark.parametrize("sql, rows", [
@@ -173,10 +183,20 @@ def test_a_views_subquery_needs_no_alias(conn):
     ("SELECT g, LISTAGG(n, ';') WITHIN GROUP (ORDER BY n DESC) AS ns FROM T GROUP BY g ORDER BY g",
      [("x", "4;2"), ("y", "5;3;1")]),
     ("SELECT LISTAGG(n, ', ') FROM T WHERE n < 2", [("1",)]),
+    # numbers as Oracle writes them
+    ("SELECT LISTAGG(n / 2, ';') WITHIN GROUP (ORDER BY n) FROM T WHERE n <= 3", [(".5;1;1.5",)]),
     ("SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) FROM T WHERE n > 9", [(None,)]),
 ])
 def test_listagg(table, sql, rows):
     assert _rows(table, sql)[1] == rows
+
+
+def test_listagg_of_a_decimal_column(conn, dsn):
+    _create_table(dsn, "CREATE TABLE P (p NUMERIC(10, 2))")
+    cur = conn.cursor()
+    cur.executemany("INSERT INTO P (p) VALUES (:1)", [[2], [1.5], [-0.25]])
+    conn.commit()
+    assert _rows(conn, "SELECT LISTAGG(p, ',') WITHIN GROUP (ORDER BY p) FROM P")[1] == [("-.25,1.5,2",)]
 
 
 def test_listagg_headings_and_refusals(table):
@@ -184,3 +204,4 @@ def test_listagg_headings_and_refusals(table):
         "LISTAGG(N,',')WITHINGROUP(ORDERBYN)"]
     assert _code(table, "SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) OVER (PARTITION BY g) FROM T") \
         == "SLU-00001"
+    assert _code(table, "SELECT LISTAGG(DISTINCT g, ',') WITHIN GROUP (ORDER BY g) FROM T") == "SLU-00001"

@@ -21,16 +21,19 @@ UNION / INTERSECT / MINUS) and :func:`limited` rewrites:
 * ``ROWNUM`` as a value (a select item, in ORDER BY): ``ROW_NUMBER() OVER ()``, the rows
   numbered as they come, before the block's ORDER BY; an item ``ROWNUM`` keeps its
   name through ``AS "ROWNUM"`` (a ``SELECT *`` over it names it so).  Not in a grouped block.
-* on SQLite, ``[OFFSET m ROWS] FETCH FIRST|NEXT [n] ROW|ROWS ONLY`` (PostgreSQL has it):
+* ``[OFFSET m ROWS] FETCH FIRST|NEXT [n] ROW|ROWS ONLY`` (a syntax error on SQLite;
+  PostgreSQL rounds a fraction, reads NULL as no limit and refuses a negative):
   ``LIMIT n OFFSET m``, the numbers (literals or binds, taken) as Oracle reads them:
-  fractions truncated, a negative one 0, a NULL no rows; PERCENT and WITH TIES refused.
+  fractions truncated, a negative one 0, a NULL no rows; WITH TIES PostgreSQL's own (refused
+  on SQLite), PERCENT refused.
 * on PostgreSQL, a subquery in FROM without an alias (Oracle needs none) gets one.
 * ``LISTAGG(x [, delimiter]) [WITHIN GROUP (ORDER BY …)]``: PostgreSQL's
   ``string_agg(CAST(x AS TEXT), delimiter ORDER BY …)``; on SQLite (3.40: no ORDER BY in
   an aggregate) the aggregate ``sluice_listagg`` (:func:`register_listagg`), given the
   ORDER BY's keys and directions, sorting in Oracle's order (NULLs last ascending, first
-  descending) and writing numbers as Oracle's TO_CHAR.  A NULL or missing delimiter is
-  none.  LISTAGG … OVER (…) is refused.
+  descending) and writing numbers as Oracle's TO_CHAR (on PostgreSQL too: a NUMERIC's
+  trailing zeros dropped, ``.5``).  A NULL or missing delimiter is none.  LISTAGG … OVER (…),
+  LISTAGG(DISTINCT …) and ON OVERFLOW are refused.
 
 Literals, quoted names and comments are never touched; the headings stay Oracle's
 (:mod:`.sqlheadings` reads the statement as typed).
@@ -64,6 +67,12 @@ _AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "LISTAGG", "STRING
                          "SLUICE_LISTAGG", "TOTAL"})
 # a subquery in FROM (maybe without an alias)
 _SUBQUERY = re.compile(r"(?:\bFROM|\bJOIN|,)\s*\(\s*(?:SELECT\b|WITH\b|\()", re.I)
+# PostgreSQL: a LISTAGG's value as Oracle's text, a number as TO_CHAR writes it (no trailing
+# zeros, '.5'), evaluated once (a subquery of one row: the type is known only as it runs)
+_PG_TEXT = ("(SELECT CASE WHEN pg_typeof(v) IN ('numeric'::regtype, 'integer'::regtype, 'bigint'::regtype, "
+            "'smallint'::regtype, 'double precision'::regtype, 'real'::regtype) "
+            "THEN regexp_replace(CAST(trim_scale(CAST(CAST(v AS TEXT) AS NUMERIC)) AS TEXT), '^(-?)0[.]', '\\1.') "
+            "ELSE CAST(v AS TEXT) END FROM (SELECT {} AS v) sluice_v)")
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "<>": "<>", "!=": "!="}
 
 
@@ -74,7 +83,7 @@ def limited(text: str, binds: dict | Sequence | None, sqlite: bool,
     answers them (see the module), and the binds it is then run with; ``tokens`` reads a
     statement's tokens (:func:`.sqloracle.tokens`)."""
     upper = text.upper()
-    if not ("ROWNUM" in upper or "LISTAGG" in upper or sqlite and ("FETCH" in upper or "OFFSET" in upper)
+    if not ("ROWNUM" in upper or "LISTAGG" in upper or "FETCH" in upper or "OFFSET" in upper
             or not sqlite and _SUBQUERY.search(text)):
         return text, binds
     return _Limits(text, binds, sqlite, tokens(text)).run()
@@ -140,9 +149,8 @@ class _Limits:
                 self._values(block, values[b])
             if b in conditions:
                 self._conditions(block, conditions[b], b in values)
-            if self.sqlite:
-                self._fetch(block)
-            else:
+            self._fetch(block)
+            if not self.sqlite:
                 self._subquery_aliases(block)
         return self._text(), self.binds.remaining()
 
@@ -306,15 +314,15 @@ class _Limits:
                 return _kept([(_FLIP[toks[r - 1].text], value)])
         raise _refused("this condition on ROWNUM (Sluice answers ROWNUM compared with a number or a bind)")
 
-    def _number(self, k: int, last: int) -> tuple[Fraction | object, int]:
-        """The number (a literal, maybe signed, or a bind: taken) at token ``k``, and the
-        token after it."""
+    def _number(self, k: int, last: int, what: str = "ROWNUM") -> tuple[Fraction | object, int]:
+        """The number (a literal, maybe signed, or a bind: taken) at token ``k`` of a
+        ROWNUM condition or an OFFSET / FETCH (``what``), and the token after it."""
         toks, sign = self.toks, 1
         if k <= last and toks[k].text in ("-", "+"):
             sign = -1 if toks[k].text == "-" else 1
             k += 1
         if k > last:
-            raise _refused("this condition on ROWNUM")
+            raise _refused(f"this {what}")
         t = toks[k]
         if t.kind == "num":
             return sign * Fraction(t.text), k + 1
@@ -323,7 +331,7 @@ class _Limits:
             return (NULL if value is NULL else sign * value), k + 1
         if t.word == "NULL":
             return NULL, k + 1
-        raise _refused("ROWNUM compared with an expression (Sluice answers a number or a bind)")
+        raise _refused(f"{what} with an expression (Sluice answers a number or a bind)")
 
     def _single_table(self, block: _Block) -> tuple[int, str] | None:
         """The first token of the block's one table reference and the name the block knows
@@ -361,17 +369,19 @@ class _Limits:
         self.aliases += 1
         return f"sluice_q{self.aliases}"
 
-    # -- FETCH FIRST on SQLite -----------------------------------------------------------
+    # -- OFFSET / FETCH FIRST ------------------------------------------------------------
     def _fetch(self, block: _Block) -> None:
+        """``[OFFSET m ROW[S]] [FETCH FIRST|NEXT [n] ROW[S] ONLY | WITH TIES]`` with its numbers
+        read as Oracle reads them: ``LIMIT n OFFSET m`` (PostgreSQL's own FETCH … WITH TIES)."""
         toks = self.toks
         starts = [block.clauses[w] for w in ("OFFSET", "FETCH") if w in block.clauses]
         if not starts or "LIMIT" in block.clauses:
             return
         k, end = min(starts), block.end
-        offset, count = Fraction(0), None
+        offset, count, ties = Fraction(0), None, False
         first = k
         if toks[k].word == "OFFSET":
-            offset, k = self._number(k + 1, end - 1)
+            offset, k = self._number(k + 1, end - 1, "OFFSET")
             if k < end and toks[k].word in ("ROW", "ROWS"):
                 k += 1
         if k < end and toks[k].word == "FETCH":
@@ -380,24 +390,30 @@ class _Limits:
             k += 2
             count = Fraction(1)
             if k < end and toks[k].word not in ("ROW", "ROWS"):
-                count, k = self._number(k, end - 1)
+                count, k = self._number(k, end - 1, "FETCH")
             if k < end and toks[k].word == "PERCENT":
-                raise _refused("FETCH … PERCENT on SQLite")
+                raise _refused("FETCH … PERCENT")
             if k < end and toks[k].word in ("ROW", "ROWS"):
                 k += 1
             if k + 1 < end and toks[k].word == "WITH" and toks[k + 1].word == "TIES":
-                raise _refused("FETCH … WITH TIES on SQLite")
-            if k < end and toks[k].word == "ONLY":
+                if self.sqlite:
+                    raise _refused("FETCH … WITH TIES on SQLite")
+                ties, k = True, k + 2
+            elif k < end and toks[k].word == "ONLY":
                 k += 1
             else:
                 raise _refused("this FETCH clause")
         if k != end:
             raise _refused("this OFFSET / FETCH clause")
-        rows = -1 if count is None else _rows(count)
         skip = _rows(offset)
+        rows = None if count is None else _rows(count)
         if offset is NULL:
             rows = 0
-        self.edits.append((toks[first].start, toks[end - 1].end, f"LIMIT {rows} OFFSET {skip}"))
+        if ties:
+            text = f"OFFSET {skip} ROWS FETCH FIRST {rows} ROWS WITH TIES"
+        else:
+            text = f"LIMIT {('-1' if self.sqlite else 'ALL') if rows is None else rows} OFFSET {skip}"
+        self.edits.append((toks[first].start, toks[end - 1].end, text))
 
     # -- subqueries without an alias on PostgreSQL ---------------------------------------
     def _subquery_aliases(self, block: _Block) -> None:
@@ -457,14 +473,14 @@ class _Limits:
             if nulls is None:
                 nulls = "FIRST" if desc else "LAST"
             keys.append((self._slice(a, b), desc, nulls))
+        if distinct:
+            raise _refused("LISTAGG(DISTINCT …)")
         if self.sqlite:
-            if distinct:
-                raise _refused("LISTAGG(DISTINCT …) on SQLite")
             spec = ",".join(("D" if desc else "A") + nulls[0] for _, desc, nulls in keys)
             text = f"sluice_listagg({value}, {delimiter}, '{spec}'" + "".join(", " + k for k, _, _ in keys) + ")"
         else:
             by = ", ".join(f"{k} {'DESC' if desc else 'ASC'} NULLS {nulls}" for k, desc, nulls in keys)
-            text = (f"string_agg({'DISTINCT ' if distinct else ''}CAST({value} AS TEXT), "
+            text = (f"string_agg({_PG_TEXT.format(value)}, "
                     f"COALESCE(CAST({delimiter} AS TEXT), ''){' ORDER BY ' + by if by else ''})")
         self.edits.append((toks[i].start, toks[end].end, text))
 

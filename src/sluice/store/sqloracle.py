@@ -42,7 +42,7 @@ which has no Oracle session: :func:`oracle_words` replaces
   exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the quotients come back as
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
-Then ROWNUM, FETCH FIRST (SQLite), a FROM subquery without an alias (PostgreSQL) and LISTAGG
+Then ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
 as the store answers them (:mod:`.sqllimits`).
 
 A select item so changed keeps the heading Oracle gives it (``USER``, ``1/0``) through an
