@@ -183,6 +183,8 @@ def test_a_views_subquery_needs_no_alias(conn):
     ("SELECT g, LISTAGG(n, ';') WITHIN GROUP (ORDER BY n DESC) AS ns FROM T GROUP BY g ORDER BY g",
      [("x", "4;2"), ("y", "5;3;1")]),
     ("SELECT LISTAGG(n, ', ') FROM T WHERE n < 2", [("1",)]),
+    # WITHIN GROUP is no GROUP BY: the three rows ROWNUM keeps, grouped
+    ("SELECT g, LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) FROM T WHERE ROWNUM <= 3 GROUP BY g", [("y", "1,3,5")]),
     # numbers as Oracle writes them
     ("SELECT LISTAGG(n / 2, ';') WITHIN GROUP (ORDER BY n) FROM T WHERE n <= 3", [(".5;1;1.5",)]),
     ("SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) FROM T WHERE n > 9", [(None,)]),

@@ -173,6 +173,9 @@ class _Limits:
                     block.compound = True
                     end = k
                     break
+                nxt = toks[k + 1].word if k + 1 < len(toks) else ""
+                if w in ("GROUP", "ORDER", "CONNECT") and nxt != "BY" or w == "START" and nxt != "WITH":
+                    continue        # (LISTAGG … WITHIN GROUP (…) is no GROUP BY)
                 if w in _CLAUSES or w == "FROM":
                     block.clauses.setdefault(w, k)
             block.end = end
