@@ -62,6 +62,12 @@ def _code(conn, sql, binds=None):
     ("SELECT n FROM T WHERE ROWNUM <= :1 AND n > :2", [2, 1], [(3,), (5,)]),
     ("SELECT n FROM T WHERE n > :1 AND ROWNUM < :2", [1, 3], [(3,), (5,)]),
     ("SELECT n FROM T WHERE n IN (SELECT n FROM T WHERE ROWNUM <= 2) ORDER BY n", None, [(1,), (3,)]),
+    # correlated subqueries keep seeing the outer row
+    ("SELECT a.n FROM T a WHERE EXISTS (SELECT 1 FROM T b WHERE b.n = a.n + 1 AND ROWNUM = 1) ORDER BY a.n",
+     None, [(1,), (2,), (3,), (4,)]),
+    ("SELECT a.n, (SELECT b.s FROM T b WHERE b.n = a.n AND ROWNUM = 1) FROM T a WHERE ROWNUM <= 2", None,
+     [(3, "c"), (1, "a")]),
+    ("SELECT COUNT(*) OVER (), n FROM T WHERE ROWNUM <= 2", None, [(2, 3), (2, 1)]),
 ])
 def test_rownum_in_where_keeps_the_rows_oracle_keeps(table, sql, binds, rows):
     assert _rows(table, sql, binds)[1] == rows
