@@ -84,9 +84,23 @@ def limited(text: str, binds: dict | Sequence | None, sqlite: bool,
     statement's tokens (:func:`.sqloracle.tokens`)."""
     upper = text.upper()
     if not ("ROWNUM" in upper or "LISTAGG" in upper or "FETCH" in upper or "OFFSET" in upper
-            or not sqlite and _SUBQUERY.search(text)):
+            or not sqlite and upper.count("SELECT") > 1 and _SUBQUERY.search(text)):
         return text, binds
-    return _Limits(text, binds, sqlite, tokens(text)).run()
+    key = (text, sqlite)
+    done = _DONE.get(key)
+    if done is not None:
+        return done, binds
+    limits = _Limits(text, binds, sqlite, tokens(text))
+    out, left = limits.run()
+    if not limits.binds.used:     # (the same for any binds: kept for the statement run again)
+        if len(_DONE) >= 512:
+            _DONE.clear()
+        _DONE[key] = out
+    return out, left
+
+
+# (statement, sqlite) -> the statement translated, when no bind's value went into it
+_DONE: dict[tuple[str, bool], str] = {}
 
 
 class _Block:
@@ -104,14 +118,14 @@ class _Block:
         return min(later, default=self.end)
 
 
-class _Limits:
-    def __init__(self, text: str, binds, sqlite: bool, toks: list) -> None:
-        self.text, self.sqlite, self.toks = text, sqlite, toks
-        self.binds = ClockBinds(toks, binds)
-        self.edits: list[tuple[int, int, str]] = []     # (start, end, text) in ``text``
+class _Shape:
+    """A statement's tokens' words, depths, matching parentheses and query blocks (kept
+    per statement: they do not depend on its binds)."""
+
+    def __init__(self, toks: list) -> None:
+        self.toks = toks
         self.depth: list[int] = []
         self.match: dict[int, int] = {}
-        self.aliases = 0
         depth, stack = 0, []
         for i, t in enumerate(toks):
             if t.text == "(":
@@ -125,14 +139,68 @@ class _Limits:
                     self.match[stack.pop()] = i
             else:
                 self.depth.append(depth)
+        self.words = [t.word for t in toks]
         self.blocks = self._blocks()
+
+    def _blocks(self) -> list[_Block]:
+        toks, words, blocks = self.toks, self.words, []
+        for s, word in enumerate(words):
+            if word != "SELECT":
+                continue
+            d, end = self.depth[s], len(toks)
+            block = _Block(s, end, d)
+            for k in range(s + 1, len(toks)):
+                if self.depth[k] < d:
+                    end = k
+                    break
+                if self.depth[k] != d:
+                    continue
+                w = words[k]
+                if w in _SET_OPS:
+                    block.compound = True
+                    end = k
+                    break
+                nxt = words[k + 1] if k + 1 < len(toks) else ""
+                if w in ("GROUP", "ORDER", "CONNECT") and nxt != "BY" or w == "START" and nxt != "WITH":
+                    continue        # (LISTAGG … WITHIN GROUP (…) is no GROUP BY)
+                if w in _CLAUSES or w == "FROM":
+                    block.clauses.setdefault(w, k)
+            block.end = end
+            # a member of a compound that is not its first: the set operator before it
+            if s > 0 and self.words[s - 1] in _SET_OPS | {"ALL", "DISTINCT"}:
+                block.compound = True
+            blocks.append(block)
+        return blocks
+
+
+
+def _shape(text: str, toks: list) -> _Shape:
+    shape = _SHAPES.get(text)
+    if shape is None:
+        if len(_SHAPES) >= 512:
+            _SHAPES.clear()
+        shape = _SHAPES[text] = _Shape(toks)
+    return shape
+
+
+_SHAPES: dict[str, _Shape] = {}
+
+
+class _Limits:
+    def __init__(self, text: str, binds, sqlite: bool, toks: list) -> None:
+        self.text, self.sqlite, self.toks = text, sqlite, toks
+        self.binds = ClockBinds(toks, binds)
+        self.edits: list[tuple[int, int, str]] = []     # (start, end, text) in ``text``
+        self.aliases = 0
+        shape = _shape(text, toks)
+        self.depth, self.match, self.words, self.blocks = shape.depth, shape.match, shape.words, shape.blocks
 
     def run(self) -> tuple[str, dict | Sequence | None]:
         toks = self.toks
         values: dict[int, list[int]] = {}       # block -> its ROWNUM values
         conditions: dict[int, list[int]] = {}   # block -> its ROWNUM conditions
-        for i, t in enumerate(toks):
-            if t.kind == "id" and t.word == "ROWNUM":
+        for i, (t, word) in enumerate(zip(toks, self.words)):
+            if word == "ROWNUM":
                 b = self._owner(i)
                 if b is None:
                     raise _refused("ROWNUM outside a query")
@@ -142,7 +210,7 @@ class _Limits:
                     conditions.setdefault(b, []).append(i)
                 else:
                     values.setdefault(b, []).append(i)
-            elif t.kind == "id" and t.word == "LISTAGG" and i + 1 < len(toks) and toks[i + 1].text == "(":
+            elif word == "LISTAGG" and i + 1 < len(toks) and toks[i + 1].text == "(":
                 self._listagg(i)
         for b, block in enumerate(self.blocks):
             if b in values:
@@ -155,36 +223,6 @@ class _Limits:
         return self._text(), self.binds.remaining()
 
     # -- the blocks --------------------------------------------------------------------
-    def _blocks(self) -> list[_Block]:
-        toks, blocks = self.toks, []
-        for s, t in enumerate(toks):
-            if t.word != "SELECT":
-                continue
-            d, end = self.depth[s], len(toks)
-            block = _Block(s, end, d)
-            for k in range(s + 1, len(toks)):
-                if self.depth[k] < d:
-                    end = k
-                    break
-                if self.depth[k] != d:
-                    continue
-                w = toks[k].word
-                if w in _SET_OPS:
-                    block.compound = True
-                    end = k
-                    break
-                nxt = toks[k + 1].word if k + 1 < len(toks) else ""
-                if w in ("GROUP", "ORDER", "CONNECT") and nxt != "BY" or w == "START" and nxt != "WITH":
-                    continue        # (LISTAGG … WITHIN GROUP (…) is no GROUP BY)
-                if w in _CLAUSES or w == "FROM":
-                    block.clauses.setdefault(w, k)
-            block.end = end
-            # a member of a compound that is not its first: the set operator before it
-            if s > 0 and toks[s - 1].word in _SET_OPS | {"ALL", "DISTINCT"}:
-                block.compound = True
-            blocks.append(block)
-        return blocks
-
     def _owner(self, i: int) -> int | None:
         best = None
         for b, block in enumerate(self.blocks):
@@ -198,15 +236,15 @@ class _Limits:
         grouped = "GROUP" in block.clauses or "HAVING" in block.clauses
         stop = block.clauses.get("FROM", block.end)
         for k in range(block.select + 1, stop):
-            if (toks[k].word in _AGGREGATES and k + 1 < stop and toks[k + 1].text == "("
+            if (self.words[k] in _AGGREGATES and k + 1 < stop and toks[k + 1].text == "("
                     and not self._windowed(k + 1)):
                 grouped = True
-        distinct = block.select + 1 < len(toks) and toks[block.select + 1].word in ("DISTINCT", "UNIQUE")
+        distinct = block.select + 1 < len(toks) and self.words[block.select + 1] in ("DISTINCT", "UNIQUE")
         return grouped, distinct
 
     def _windowed(self, open_: int) -> bool:
         close = self.match.get(open_, -1)
-        return 0 <= close < len(self.toks) - 1 and self.toks[close + 1].word == "OVER"
+        return 0 <= close < len(self.toks) - 1 and self.words[close + 1] == "OVER"
 
     def _has_window(self, block: _Block) -> bool:
         stop = block.clauses.get("FROM", block.end)
@@ -247,7 +285,7 @@ class _Limits:
         where = block.clauses["WHERE"]
         end = block.clause_end(where)
         d = block.depth
-        if any(toks[k].word == "OR" and self.depth[k] == d for k in range(where + 1, end)):
+        if any(self.words[k] == "OR" and self.depth[k] == d for k in range(where + 1, end)):
             raise _refused("ROWNUM in a WHERE clause with OR (Sluice answers ROWNUM ANDed with the rest)")
         limit: int | None = None
         for first, last in self._conjuncts(where + 1, end, d):
@@ -285,9 +323,9 @@ class _Limits:
         for k in range(start, end):
             if self.depth[k] != d:
                 continue
-            if toks[k].word == "BETWEEN":
+            if self.words[k] == "BETWEEN":
                 between = True
-            elif toks[k].word == "AND":
+            elif self.words[k] == "AND":
                 if between:
                     between = False
                     continue
@@ -299,9 +337,9 @@ class _Limits:
     def _first_failing(self, first: int, last: int, r: int) -> int | None:
         """The rows ``ROWNUM`` condition at tokens ``first``..``last`` keeps (None: all)."""
         toks = self.toks
-        if r == first and r + 1 <= last and toks[r + 1].word == "BETWEEN":
+        if r == first and r + 1 <= last and self.words[r + 1] == "BETWEEN":
             a, and_ = self._number(r + 2, last)
-            if and_ > last or toks[and_].word != "AND":
+            if and_ > last or self.words[and_] != "AND":
                 raise _refused("this ROWNUM BETWEEN")
             b, stop = self._number(and_ + 1, last)
             if stop != last + 1:
@@ -352,15 +390,15 @@ class _Limits:
             if close < 0:
                 return None
             name, k = None, close + 1
-        elif toks[k].kind in ("id", "qid") and toks[k].word not in _NO_ALIAS:
+        elif toks[k].kind in ("id", "qid") and self.words[k] not in _NO_ALIAS:
             name, k = toks[k].text, k + 1
             if toks[k - 1].kind == "id":
                 name = "".join(name.split()).rpartition(".")[2]
         else:
             return None
-        if k < end and toks[k].word == "AS":
+        if k < end and self.words[k] == "AS":
             k += 1
-        if k < end and (toks[k].kind == "qid" or toks[k].kind == "id" and toks[k].word not in _NO_ALIAS):
+        if k < end and (toks[k].kind == "qid" or toks[k].kind == "id" and self.words[k] not in _NO_ALIAS):
             name, k = toks[k].text, k + 1
         if k != end:
             return None
@@ -383,26 +421,26 @@ class _Limits:
         k, end = min(starts), block.end
         offset, count, ties = Fraction(0), None, False
         first = k
-        if toks[k].word == "OFFSET":
+        if self.words[k] == "OFFSET":
             offset, k = self._number(k + 1, end - 1, "OFFSET")
-            if k < end and toks[k].word in ("ROW", "ROWS"):
+            if k < end and self.words[k] in ("ROW", "ROWS"):
                 k += 1
-        if k < end and toks[k].word == "FETCH":
-            if k + 1 >= end or toks[k + 1].word not in ("FIRST", "NEXT"):
+        if k < end and self.words[k] == "FETCH":
+            if k + 1 >= end or self.words[k + 1] not in ("FIRST", "NEXT"):
                 raise _refused("this FETCH clause")
             k += 2
             count = Fraction(1)
-            if k < end and toks[k].word not in ("ROW", "ROWS"):
+            if k < end and self.words[k] not in ("ROW", "ROWS"):
                 count, k = self._number(k, end - 1, "FETCH")
-            if k < end and toks[k].word == "PERCENT":
+            if k < end and self.words[k] == "PERCENT":
                 raise _refused("FETCH … PERCENT")
-            if k < end and toks[k].word in ("ROW", "ROWS"):
+            if k < end and self.words[k] in ("ROW", "ROWS"):
                 k += 1
-            if k + 1 < end and toks[k].word == "WITH" and toks[k + 1].word == "TIES":
+            if k + 1 < end and self.words[k] == "WITH" and self.words[k + 1] == "TIES":
                 if self.sqlite:
                     raise _refused("FETCH … WITH TIES on SQLite")
                 ties, k = True, k + 2
-            elif k < end and toks[k].word == "ONLY":
+            elif k < end and self.words[k] == "ONLY":
                 k += 1
             else:
                 raise _refused("this FETCH clause")
@@ -427,9 +465,9 @@ class _Limits:
         end = block.clause_end(f)
         for k in range(f + 1, end):
             if (toks[k].text != "(" or self.depth[k] != block.depth
-                    or toks[k - 1].word not in ("FROM", "JOIN") and toks[k - 1].text != ","):
+                    or self.words[k - 1] not in ("FROM", "JOIN") and toks[k - 1].text != ","):
                 continue
-            if k + 1 >= len(toks) or toks[k + 1].word not in ("SELECT", "WITH") and toks[k + 1].text != "(":
+            if k + 1 >= len(toks) or self.words[k + 1] not in ("SELECT", "WITH") and toks[k + 1].text != "(":
                 continue
             close = self.match.get(k, -1)
             if close < 0:
@@ -447,31 +485,31 @@ class _Limits:
         if close < 0:
             return
         args = self._split(i + 2, close)
-        distinct = toks[i + 2].word == "DISTINCT"
+        distinct = self.words[i + 2] == "DISTINCT"
         if distinct:
             args[0] = (args[0][0] + 1, args[0][1])
-        if not 1 <= len(args) <= 2 or any(toks[k].word == "ON" and self.depth[k] == self.depth[i + 2]
+        if not 1 <= len(args) <= 2 or any(self.words[k] == "ON" and self.depth[k] == self.depth[i + 2]
                                           for k in range(i + 2, close)):
             raise _refused("this LISTAGG (Sluice answers LISTAGG(x [, delimiter]) [WITHIN GROUP (ORDER BY …)])")
         end, order = close, []
-        if (close + 3 < len(toks) and toks[close + 1].word == "WITHIN" and toks[close + 2].word == "GROUP"
+        if (close + 3 < len(toks) and self.words[close + 1] == "WITHIN" and self.words[close + 2] == "GROUP"
                 and toks[close + 3].text == "("):
             inner = close + 3
             end = self.match.get(inner, -1)
-            if end < 0 or toks[inner + 1].word != "ORDER" or toks[inner + 2].word != "BY":
+            if end < 0 or self.words[inner + 1] != "ORDER" or self.words[inner + 2] != "BY":
                 raise _refused("this LISTAGG … WITHIN GROUP")
             order = self._split(inner + 3, end)
-        if end + 1 < len(toks) and toks[end + 1].word == "OVER":
+        if end + 1 < len(toks) and self.words[end + 1] == "OVER":
             raise _refused("LISTAGG … OVER (…) (analytic LISTAGG)")
         value = self._slice(*args[0])
         delimiter = self._slice(*args[1]) if len(args) == 2 else "NULL"
         keys = []
         for a, b in order:
             nulls = None
-            if b - 1 >= a and toks[b - 1].word == "NULLS" and toks[b].word in ("FIRST", "LAST"):
-                nulls, b = toks[b].word, b - 2
-            desc = toks[b].word == "DESC"
-            if toks[b].word in ("ASC", "DESC"):
+            if b - 1 >= a and self.words[b - 1] == "NULLS" and self.words[b] in ("FIRST", "LAST"):
+                nulls, b = self.words[b], b - 2
+            desc = self.words[b] == "DESC"
+            if self.words[b] in ("ASC", "DESC"):
                 b -= 1
             if nulls is None:
                 nulls = "FIRST" if desc else "LAST"
