@@ -173,7 +173,6 @@ class _Shape:
         return blocks
 
 
-
 def _shape(text: str, toks: list) -> _Shape:
     shape = _SHAPES.get(text)
     if shape is None:
