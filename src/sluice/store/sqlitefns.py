@@ -24,6 +24,7 @@ from typing import Any, Callable
 from ..errors import DatabaseError
 from . import oracledates
 from .sqlitedays import keep_error, register_add_days
+from .sqllimits import register_listagg
 from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
                             to_number)
 
@@ -220,3 +221,4 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
         for narg in range(1 if name.startswith("TO_") else 2, most + 1):
             conn.create_function("ORACLE_" + name, narg, _oracle(name), deterministic=True)
     register_add_days(conn)
+    register_listagg(conn)

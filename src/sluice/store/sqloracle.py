@@ -51,6 +51,9 @@ which has no Oracle session: :func:`oracle_words` replaces
   exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the quotients come back as
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
+Then ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
+as the store answers them (:mod:`.sqllimits`).
+
 A select item so changed keeps the heading Oracle gives it (``USER``, ``1/0``) through an
 alias.  Literals, quoted names and comments are never touched.
 """
@@ -71,6 +74,7 @@ from .oraclecalls import CALLS, arguments, call_pieces
 from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
+from .sqllimits import limited
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
 from .numintervals import NUM_INTERVALS, ds_interval_pieces, num_interval, unit_of
 from .viewdates import VIEW_DATES, days_between, interval_between, plus_days, truncated, view_kind, whole_seconds
@@ -172,8 +176,17 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
             ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
             columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))):
-        return Translated(sql, binds=binds)
-    return _Translation(sql, user, sqlite, now, binds, columns, zone).run()
+        return _limited(Translated(sql, binds=binds), sqlite)
+    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone).run(), sqlite)
+
+
+def _limited(out: Translated, sqlite: bool) -> Translated:
+    """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
+    answers them (:mod:`.sqllimits`)."""
+    text, binds = limited(out.text, out.binds, sqlite, tokens)
+    if text is not out.text:
+        out.text, out.binds = text, binds
+    return out
 
 
 class _Translation:
