@@ -7,14 +7,9 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue, pg_admin
+from tests.test_connect import _code
 
 WRITE_ONLY = ["module", "action", "client_identifier", "clientinfo", "dbop", "econtext_id"]
-
-
-def _code(fn):
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
 
 
 def test_ping_and_is_healthy(conn):

@@ -9,12 +9,13 @@ block; ``cursor.execute("SELECT msg_state FROM aq$qt")`` queries the views;
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import itertools
+import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .errors import ArgumentError, Error, InterfaceError, dpy, not_supported, ora
+from .errors import ArgumentError, Error, InterfaceError, dpy, ora
 from .fetchvars import Var, fetch_converters
+from .plsql.binds import bound
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -60,10 +61,6 @@ class Cursor:
             if parameters:
                 raise dpy(2005)
             parameters = kw
-        if any(isinstance(v, Var) for v in (parameters.values() if isinstance(parameters, dict)
-                                              else parameters or ())):
-            raise not_supported("a variable from cursor.var() bound in a statement (Sluice's variables "
-                                "serve output type handlers)")
         self._reset()
         handler = self.outputtypehandler or self.connection.outputtypehandler
         exact = handler is not None and _is_query(statement)
@@ -163,32 +160,96 @@ class Cursor:
         return results
 
     def callproc(self, name: str, parameters: Sequence | None = None,
-                 keyword_parameters: dict | None = None) -> list:
-        """Call ``PKG.PROC`` directly with positional and keyword arguments."""
+                 keyword_parameters: dict | None = None, *, keywordParameters: dict | None = None) -> list:  # noqa: N803
+        """python-oracledb's ``callproc``: ``BEGIN name(:1, …, kw => :k1, …); END;`` run with
+        the arguments bound; the result is ``parameters`` with each OUT and IN OUT
+        argument's value after the call (a ``cursor.var()``'s value, as python-oracledb
+        gives it)."""
+        binds, positional = self._call_binds(name, parameters, keyword_parameters, keywordParameters)
+        self._run_call(f"{name}({_call_args(binds, positional)})", binds)
+        return [bound(binds[str(i)]) for i in range(1, positional + 1)]
+
+    def callfunc(self, name: str, return_type: Any, parameters: Sequence | None = None,
+                 keyword_parameters: dict | None = None, *, keywordParameters: dict | None = None) -> Any:  # noqa: N803
+        """python-oracledb's ``callfunc``: ``BEGIN :ret := name(…); END;`` with ``:ret`` a
+        variable of ``return_type`` (a Python type, a ``DB_TYPE_*`` or an object type); its
+        value.  OUT arguments are written into their ``cursor.var()`` as by :meth:`callproc`."""
+        binds, positional = self._call_binds(name, parameters, keyword_parameters, keywordParameters)
+        result = self.var(return_type)
+        self._run_call(f":ret := {name}({_call_args(binds, positional)})", {**binds, "RET": result})
+        return result.getvalue()
+
+    def _call_binds(self, name: Any, parameters: Any, keyword_parameters: Any,
+                    keywordParameters: Any) -> tuple[dict, int]:  # noqa: N803
+        """The binds of a call (positional ``"1"…``, keywords by their own names) and the
+        count of positional ones, the arguments checked as python-oracledb checks them."""
         self._check()
         if not isinstance(name, str):
             raise InterfaceError(f"name must be a string, not {type(name).__name__}")
+        if keywordParameters is not None:      # the deprecated name, alone (python-oracledb)
+            if keyword_parameters is not None:
+                raise dpy(2014, "keywordParameters", "keyword_parameters")
+            keyword_parameters = keywordParameters
         if parameters is not None and not isinstance(parameters, (list, tuple)):
             raise dpy(2012)
         if keyword_parameters is not None and not isinstance(keyword_parameters, dict):
             raise dpy(2013)
-        pkg_name, _, proc = name.rpartition(".")
-        if not pkg_name:
-            raise ora(6550, 1, 1, f"PLS-00201: identifier '{name.upper()}' must be declared")
-        pkg = self.connection.package(pkg_name)
-        fn = getattr(pkg, proc.lower(), None)
-        if fn is None or not callable(fn):
-            raise ora(6550, 1, 1, f"PLS-00302: component '{proc.upper()}' must be declared")
-        wrong = ora(6550, 1, 1, f"PLS-00306: wrong number or types of arguments in call to '{proc.upper()}'")
-        if not all(isinstance(k, str) for k in keyword_parameters or {}):   # no parameter is so named
-            raise wrong
-        kwargs = {k.lower(): v for k, v in (keyword_parameters or {}).items()}
-        try:
-            inspect.signature(fn).bind(*(parameters or []), **kwargs)
-        except TypeError:
-            raise wrong from None
-        fn(*(parameters or []), **kwargs)
-        return list(parameters or [])
+        # a keyword must be a parameter's name (the block's text would not parse otherwise)
+        if not all(isinstance(k, str) and _IDENTIFIER.match(k) for k in keyword_parameters or {}):
+            simple = name.rpartition(".")[2].upper()
+            raise ora(6550, 1, 7, f"PLS-00306: wrong number or types of arguments in call to '{simple}'")
+        binds = {str(i): v for i, v in enumerate(parameters or [], 1)}
+        binds.update(keyword_parameters or {})
+        return binds, len(parameters or [])
+
+    def _run_call(self, call: str, binds: dict) -> None:
+        from . import plsql
+        self._reset()
+        with self.connection._lock:
+            result = plsql.execute(self.connection, f"BEGIN {call}; END;", binds)
+        self.output = list(result.output)
+        self.rowcount = 0
+
+    def arrayvar(self, typ: Any, value: list | int, size: int = 0) -> Var:
+        """python-oracledb's ``arrayvar``: a variable holding a PL/SQL table of ``typ``, of
+        ``value`` elements (an int) or holding ``value`` (a list)."""
+        self._check()
+        if isinstance(value, list):
+            count = len(value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            count = value
+        else:
+            raise TypeError("expecting integer or list of values")
+        var = Var(typ, size, count, is_array=True)
+        if isinstance(value, list):
+            var.setvalue(0, value)
+        return var
+
+    def setinputsizes(self, *args: Any, **kwargs: Any) -> list | dict:
+        """python-oracledb's ``setinputsizes``: Sluice sizes nothing in advance; the types
+        given come back as variables (DPY-2005 for positional and keyword sizes both)."""
+        if args and kwargs:
+            raise dpy(2005)
+        if not (args or kwargs):
+            return []
+        self._check()
+
+        def var(size: Any) -> Any:
+            if size is None:
+                return None
+            return self.var(str, size) if isinstance(size, int) and not isinstance(size, bool) else self.var(size)
+        if kwargs:
+            return {k: var(v) for k, v in kwargs.items()}
+        return [var(v) for v in args]
+
+    def setoutputsize(self, size: int, column: int = 0) -> None:
+        """Does nothing (python-oracledb's keeps it for the DB API only)."""
+
+    def scroll(self, value: int = 0, mode: str = "relative") -> None:
+        """python-oracledb's ``scroll`` needs ``connection.cursor(scrollable=True)``, which
+        Sluice's cursors are not: DPY-2068."""
+        self._check()
+        raise dpy(2068)
 
     def fetchone(self) -> tuple | None:
         self._check_fetch()
@@ -248,6 +309,15 @@ class Cursor:
         self._check()
         if self.description is None:   # no statement yet, or one that returns no rows
             raise dpy(1003)
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z][\w$#]*$")
+
+
+def _call_args(binds: dict, positional: int) -> str:
+    """The argument list of a call whose binds :meth:`Cursor._call_binds` made."""
+    names = list(binds)
+    return ", ".join([f":{n}" for n in names[:positional]] + [f"{n} => :{n}" for n in names[positional:]])
 
 
 def _is_query(statement: str) -> bool:

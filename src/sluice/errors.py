@@ -133,6 +133,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1882: (DataError, "timezone region not found"),
     2248: (ProgrammingError, "invalid option for ALTER SESSION"),
     1899: (DataError, "bad precision specifier"),
+    6513: (DatabaseError, "PL/SQL: index for PL/SQL table out of range for host language array"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
     6530: (ProgrammingError, "Reference to uninitialized composite"),
     6531: (ProgrammingError, "Reference to uninitialized collection"),
@@ -410,10 +411,12 @@ _DPY_CATALOG: dict[int, str] = {
     2013: '"keyword_parameters" argument must be a dict',
     2014: '"{0}" and "{1}" cannot be specified together',
     2015: "type handler should return None or the value returned by a call to cursor.var()",
+    2016: "variable array size of {0} is too small (should be at least {1})",
     2023: "invalid connection class",
     2025: "invalid connection params: {0}",
     2026: "invalid connection pool class",
     2027: "invalid pool params: {0}",
+    2028: "expecting list when setting array variables",
     2040: ('parameters "batcherrors" and "arraydmlrowcounts" may only be true when used with '
            "insert, update, delete and merge statements"),
     2045: "arraysize must be an integer greater than zero",
@@ -421,6 +424,7 @@ _DPY_CATALOG: dict[int, str] = {
     2055: 'connection pool with alias "{0}" already exists',
     2062: "payload cannot be enqueued since it does not match the payload type supported by the queue",
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
+    2068: "scroll operation is not supported on a non-scrollable cursor",
     2070: "Expected a callable function",
     2071: "cannot register a query on an AQ subscription",
     2075: ('the length of the "{0}" parameter exceeds the maximum allowed length of {1} '
