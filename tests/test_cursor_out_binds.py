@@ -149,3 +149,46 @@ def test_setinputsizes_setoutputsize_scroll(conn):
     assert cur.setoutputsize(100) is None
     cur.execute("select 1 from dual")
     assert _code(cur.scroll) == "DPY-2068"
+
+
+TEN_ROWS = " UNION ALL ".join(f"SELECT {i} FROM DUAL" for i in range(1, 11))
+
+
+def test_scrollable_cursor(conn):
+    """python-oracledb's own scroll tests (test_4200_cursor_scrollable), retold."""
+    cur = conn.cursor(scrollable=True)
+    assert cur.scrollable is True
+    cur.execute(TEN_ROWS)
+    cur.scroll(6)
+    assert cur.fetchone() == (6,) and cur.rowcount == 6
+    cur.fetchmany(2)
+    cur.scroll(2 - cur.rowcount)
+    assert cur.fetchone() == (2,) and cur.rowcount == 2
+    cur.scroll(1, "absolute")
+    assert cur.fetchone() == (1,) and cur.rowcount == 1
+    cur.scroll(mode="last")
+    assert cur.fetchone() == (10,) and cur.rowcount == 10
+    cur.scroll(mode="first")
+    assert cur.fetchone() == (1,) and cur.rowcount == 1
+    for value, mode in ((12, "absolute"), (-1, "absolute"), (15, "relative"), (-5, "relative")):
+        assert _code(lambda: cur.scroll(value, mode)) == "DPY-2063"
+    assert _code(lambda: cur.scroll(mode="middle")) == "DPY-2009"
+    assert cur.fetchone() == (2,)
+    assert _code(lambda: conn.cursor().scroll(1)) == "DPY-2068"
+
+
+def test_async_cursor_out_binds_callfunc_scroll(dsn):
+    import asyncio
+
+    async def main():
+        async with sluice.connect_async(dsn) as connection:
+            cursor = connection.cursor(scrollable=True)
+            v = cursor.var(int)
+            await cursor.execute("begin :v := 41 + 1; end;", v=v)
+            assert v.getvalue() == 42
+            await cursor.callproc("dbms_streams.set_tag", [b"\x07"])
+            assert await cursor.callfunc("dbms_streams.get_tag", bytes) == b"\x07"
+            await cursor.execute(TEN_ROWS)
+            await cursor.scroll(mode="last")
+            assert await cursor.fetchone() == (10,)
+    asyncio.run(main())

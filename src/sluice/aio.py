@@ -202,8 +202,8 @@ class AsyncConnection:
     def msgproperties(self, *args: Any, **kwargs: Any) -> Any:
         return self.sync_connection.msgproperties(*args, **kwargs)
 
-    def cursor(self) -> "AsyncCursor":
-        return AsyncCursor(self, self.sync_connection.cursor())
+    def cursor(self, scrollable: bool = False) -> "AsyncCursor":
+        return AsyncCursor(self, self.sync_connection.cursor(scrollable))
 
     def cancel(self) -> None:
         """End the wait of the call in progress (ORA-01013), from anywhere."""
@@ -358,6 +358,14 @@ class AsyncCursor:
     async def callproc(self, name: str, parameters: Any = None, keyword_parameters: dict | None = None) -> list:
         return await self.connection._call(self._cursor.callproc, name, parameters, keyword_parameters,
                                            waits=True)
+
+    async def callfunc(self, name: str, return_type: Any, parameters: Any = None,
+                       keyword_parameters: dict | None = None) -> Any:
+        return await self.connection._call(self._cursor.callfunc, name, return_type, parameters,
+                                           keyword_parameters, waits=True)
+
+    async def scroll(self, value: int = 0, mode: str = "relative") -> None:
+        self._cursor.scroll(value, mode)     # the rows are here already: no round trip
 
     async def fetchone(self) -> Any:
         return await self.connection._call(self._cursor.fetchone)

@@ -243,10 +243,13 @@ class Connection:
         self.context.check_open()
         return self.context.catalog.type_named(name)
 
-    def cursor(self) -> "Cursor":
+    def cursor(self, scrollable: bool = False, handle: Any = None) -> "Cursor":
+        """A cursor (python-oracledb's ``scrollable``; an OCI ``handle`` is Thick mode's only)."""
         self.context.check_open()
+        if handle is not None:
+            raise dpy(3001, "cursor(handle=…)", "an OCI statement handle is python-oracledb Thick mode's")
         from .cursor import Cursor
-        return Cursor(self)
+        return Cursor(self, bool(scrollable))
 
     # -- python-oracledb's session attributes ----------------------------------
     # write-only, as python-oracledb's (Oracle shows them in V$SESSION)

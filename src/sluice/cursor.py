@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 class Cursor:
     """A python-oracledb-shaped cursor over Sluice's statement interpreter."""
 
-    def __init__(self, connection: "Connection") -> None:
+    def __init__(self, connection: "Connection", scrollable: bool = False) -> None:
         self.connection = connection
+        self.scrollable = scrollable
         self.description: list[tuple] | None = None
         self.rowcount = -1
         self.output: list[str] = []
@@ -246,10 +247,21 @@ class Cursor:
         """Does nothing (python-oracledb's keeps it for the DB API only)."""
 
     def scroll(self, value: int = 0, mode: str = "relative") -> None:
-        """python-oracledb's ``scroll`` needs ``connection.cursor(scrollable=True)``, which
-        Sluice's cursors are not: DPY-2068."""
+        """python-oracledb's ``scroll`` on a ``connection.cursor(scrollable=True)`` (DPY-2068
+        on another): the next row fetched is row ``value`` (``absolute``), the one
+        ``value`` rows after the last fetched (``relative``), the first or the last;
+        DPY-2063 for a row outside the result, DPY-2009 for another mode."""
         self._check()
-        raise dpy(2068)
+        if not self.scrollable:
+            raise dpy(2068)
+        if mode not in ("relative", "absolute", "first", "last"):
+            raise dpy(2009)
+        self._check_fetch()
+        target = {"relative": self._pos + value, "absolute": value, "first": 1,
+                  "last": len(self._rows)}[mode]
+        if not 1 <= target <= len(self._rows):
+            raise dpy(2063)
+        self._pos = self.rowcount = target - 1
 
     def fetchone(self) -> tuple | None:
         self._check_fetch()
