@@ -192,3 +192,26 @@ def test_async_cursor_out_binds_callfunc_scroll(dsn):
             await cursor.scroll(mode="last")
             assert await cursor.fetchone() == (10,)
     asyncio.run(main())
+
+
+def test_an_object_payload_out_bind(conn):
+    cur = conn.cursor()
+    cur.execute("CREATE TYPE msg_t AS OBJECT (id NUMBER, txt VARCHAR2(30))")
+    make_queue(conn, payload="MSG_T")
+    msg_t = conn.gettype("MSG_T")
+    obj = msg_t.newobject()
+    obj.ID, obj.TXT = 7, "seven"
+    mid = cur.var(bytes)
+    cur.callproc("dbms_aq.enqueue", ["Q", None, None, obj, mid])
+    conn.commit()
+    payload, got = cur.var(sluice.DB_TYPE_OBJECT, typename="MSG_T"), cur.var(bytes)
+    dequeue = DEQUEUE.replace(":prio := mp.priority;", "")
+    cur.execute(dequeue, payload=payload, mid=got)
+    assert (payload.getvalue().ID, payload.getvalue().TXT) == (7, "seven")
+    assert payload.type is msg_t or payload.type.name == "MSG_T"
+    assert got.getvalue() == mid.getvalue()
+    assert _code(lambda: cur.var(sluice.DB_TYPE_OBJECT)) == "DPY-2037"
+    cur.callproc("dbms_aq.enqueue", ["Q", None, None, obj, mid])
+    conn.commit()
+    wrong = cur.var(msg_t)
+    assert _code(lambda: cur.execute(dequeue, payload=wrong, mid=cur.var(msg_t))) == "ORA-00932"

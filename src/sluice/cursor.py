@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora
 from .fetchvars import Var, fetch_converters
+from .objtypes import DB_TYPE_OBJECT
 from .plsql.binds import bound
 
 if TYPE_CHECKING:
@@ -131,8 +132,14 @@ class Cursor:
             typename: str | None = None, encoding_errors: str | None = None, bypass_decode: bool = False,
             convert_nulls: bool = False, *, encodingErrors: str | None = None) -> Var:  # noqa: N803
         """python-oracledb's ``cursor.var()``: what an output type handler returns to have a
-        column fetched as ``typ`` (and through ``outconverter``), see :mod:`sluice.fetchvars`."""
+        column fetched as ``typ`` (and through ``outconverter``), see :mod:`sluice.fetchvars`,
+        or a bind a PL/SQL block gives a value back in.  ``DB_TYPE_OBJECT`` needs ``typename``
+        (DPY-2037), the object type's name."""
         self._check()
+        if typ is DB_TYPE_OBJECT:
+            if typename is None:
+                raise dpy(2037)
+            typ = self.connection.gettype(typename)
         return Var(typ, size, arraysize, inconverter, outconverter, typename,
                    encoding_errors if encodingErrors is None else encodingErrors, bypass_decode, convert_nulls)
 

@@ -418,6 +418,7 @@ _DPY_CATALOG: dict[int, str] = {
     2026: "invalid connection pool class",
     2027: "invalid pool params: {0}",
     2028: "expecting list when setting array variables",
+    2037: "no object type specified for object variable",
     2040: ('parameters "batcherrors" and "arraydmlrowcounts" may only be true when used with '
            "insert, update, delete and merge statements"),
     2045: "arraysize must be an integer greater than zero",

@@ -130,9 +130,17 @@ class Var(BindVariable):
     def _out(self, value: Any) -> Any:
         if value is not None:
             column = (None, self.type if isinstance(self.type, DbType) else None, None, None, None, None, True)
-            value = value if self._fetched is _OBJECT else _as(self._fetched, value, column)
+            value = self._object(value) if self._fetched is _OBJECT else _as(self._fetched, value, column)
         if self.outconverter is not None and (value is not None or self.convert_nulls):
             value = self.outconverter(value)
+        return value
+
+    def _object(self, value: Any) -> Any:
+        """``value`` in a variable of an object type: an object of that type (ORA-00932)."""
+        kind = getattr(value, "type", None)
+        if not isinstance(kind, DbObjectType) or kind.qualified_name != self.type.qualified_name:
+            got = kind.qualified_name if isinstance(kind, DbObjectType) else type(value).__name__.upper()
+            raise ora(932, self.type.qualified_name, got)
         return value
 
     def __repr__(self) -> str:
