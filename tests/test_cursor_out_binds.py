@@ -215,3 +215,39 @@ def test_an_object_payload_out_bind(conn):
     conn.commit()
     wrong = cur.var(msg_t)
     assert _code(lambda: cur.execute(dequeue, payload=wrong, mid=cur.var(msg_t))) == "ORA-00932"
+
+
+def test_rowfactory_prepare_statement_prefetchrows(conn):
+    cur = conn.cursor()
+    sql = "SELECT 1 AS a, 'x' AS b FROM DUAL UNION ALL SELECT 2, 'y' FROM DUAL"
+    cur.execute(sql)
+    cur.rowfactory = lambda a, b: {"A": a, "B": b}
+    assert cur.fetchone() == {"A": 1, "B": "x"}
+    assert cur.fetchall() == [{"A": 2, "B": "y"}]
+    cur.execute(sql)                                   # the same statement: the factory stays
+    assert cur.fetchmany(1) == [{"A": 1, "B": "x"}]
+    cur.execute(None)                                  # None: the statement prepared
+    assert cur.statement is sql and cur.fetchone() == {"A": 1, "B": "x"}
+    cur.prepare("SELECT 3 FROM DUAL")                  # another statement: the factory goes
+    assert cur.rowfactory is None
+    cur.execute(None)
+    assert cur.fetchall() == [(3,)]
+    assert _code(lambda: conn.cursor().execute(None)) == "DPY-2001"
+    assert cur.prefetchrows == 2
+    cur.prefetchrows = 0
+    assert cur.prefetchrows == 0
+    assert cur.lastrowid is None and cur.warning is None
+    cur.callproc("dbms_streams.set_tag", [b"\x01"])
+    assert cur.statement == "BEGIN dbms_streams.set_tag(:1); END;"
+
+
+def test_changepassword_and_session_id(dsn):
+    with sluice.connect(dsn) as admin:
+        admin.cursor().execute('CREATE USER scott IDENTIFIED BY "Old-pw-1"')
+        admin.cursor().execute("GRANT CREATE SESSION TO scott")
+    with sluice.connect(dsn, user="scott", password="Old-pw-1") as conn:
+        assert conn.session_id > 0 and conn.warning is None
+        assert _code(lambda: conn.changepassword("wrong", "New-pw-2")) == "ORA-28008"
+        conn.changepassword("Old-pw-1", "New-pw-2")
+    assert _code(lambda: sluice.connect(dsn, user="scott", password="Old-pw-1")) == "ORA-01017"
+    sluice.connect(dsn, user="scott", password="New-pw-2").close()

@@ -28,7 +28,7 @@ from .aq.transform import DbmsTransform, compile_transformation
 from .charset import check_statement
 from .context import SessionContext
 from .defaults import defaults
-from .errors import InterfaceError, dpy, ora
+from .errors import DatabaseError, InterfaceError, dpy, ora
 from .model import Agent, MessageProperties
 from .names import MAX_IDENTIFIER, canonical, split_qualified
 from .rules.adm import RuleAdm
@@ -324,6 +324,28 @@ class Connection:
     version = _fixed(ORACLE_VERSION, "The Oracle release Sluice answers as (:data:`ORACLE_VERSION`), "
                                      "as python-oracledb gives the server's; Sluice's own is "
                                      "``sluice.__version__``.")
+
+    warning = None      # python-oracledb's: a warning of connecting (none in Sluice)
+    maxBytesPerCharacter = 4    # noqa: N815 (python-oracledb's deprecated constant)
+
+    @property
+    def session_id(self) -> int:
+        """The session's SID, as V$SESSION shows it (python-oracledb Thin's ``session_id``)."""
+        self.context.check_open()
+        return self.context.session.sid
+
+    def changepassword(self, old_password: str, new_password: str) -> None:
+        """python-oracledb's ``changepassword``: the session user's password, the old one
+        checked first (ORA-28008 when wrong)."""
+        ctx = self.context
+        ctx.check_open()
+        try:
+            authenticate(ctx.security, ctx.username, old_password)
+        except DatabaseError as e:
+            if e.code != 1017:
+                raise
+            raise ora(28008) from None
+        self._user_statements().alter_password(ctx.username, new_password)
 
     def begin(self, format_id: int = -1, transaction_id: str = "", branch_id: str = "") -> None:
         """python-oracledb's ``begin()``: without arguments nothing to do (a transaction

@@ -38,6 +38,49 @@ class Cursor:
         self._dmlrowcounts: list[int] | None = None
         # python-oracledb's: this cursor's own, else the connection's (sluice.fetchvars)
         self.outputtypehandler: Any = None
+        # python-oracledb's: called on each row fetched; reset when another statement is prepared
+        self.rowfactory: Any = None
+        self.statement: str | None = None     # the statement prepared or executed last
+        self.lastrowid = None                 # Sluice's tables have no ROWID
+        self.warning = None
+        self._prefetchrows = 2
+
+    @property
+    def prefetchrows(self) -> int:
+        """python-oracledb's rows fetched with the execute (default 2): kept, not used
+        (a query's rows are all here after execute)."""
+        self._check()
+        return self._prefetchrows
+
+    @prefetchrows.setter
+    def prefetchrows(self, value: int) -> None:
+        self._check()
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"expecting integer, got {type(value).__name__}")
+        if not 0 <= value < 2 ** 32:
+            raise OverflowError("value must be an unsigned 32-bit integer")
+        self._prefetchrows = value
+
+    def prepare(self, statement: str, tag: str | None = None, cache_statement: bool = True) -> None:
+        """python-oracledb's ``prepare``: ``statement`` is what ``execute(None, …)`` and
+        ``executemany(None, …)`` run."""
+        self._check()
+        self._prepared(statement)
+
+    parse = prepare      # (python-oracledb's parse also checks the text at the server)
+
+    def _prepared(self, statement: Any) -> str:
+        """The statement to run: ``statement``, or the one prepared for None (DPY-2001); a
+        new statement object resets :attr:`rowfactory`, as python-oracledb's prepare does."""
+        if statement is None:
+            if self.statement is None:
+                raise dpy(2001)
+            return self.statement
+        _check_statement(statement)
+        if statement is not self.statement:
+            self.rowfactory = None
+            self.statement = statement
+        return statement
 
     @property
     def arraysize(self) -> int:
@@ -52,10 +95,11 @@ class Cursor:
             raise dpy(2045)
         self._arraysize = value
 
-    def execute(self, statement: str, parameters: dict | Sequence | None = None, **kw: Any) -> "Cursor | None":
+    def execute(self, statement: str | None, parameters: dict | Sequence | None = None,
+                **kw: Any) -> "Cursor | None":
         self._check()
         from . import plsql
-        _check_statement(statement)
+        statement = self._prepared(statement)
         if parameters is not None and (isinstance(parameters, (str, bytes, bytearray))
                                        or not isinstance(parameters, (dict, Sequence))):
             raise dpy(2003)
@@ -88,7 +132,7 @@ class Cursor:
         self.rowcount = result.rowcount
         return None
 
-    def executemany(self, statement: str, parameters: list | int, *, batcherrors: bool = False,
+    def executemany(self, statement: str | None, parameters: list | int, *, batcherrors: bool = False,
                     arraydmlrowcounts: bool = False) -> None:
         """python-oracledb's ``executemany``: ``statement`` once per element of ``parameters``
         (sequences bind by position, dicts by name), or ``parameters`` times when it is an
@@ -102,7 +146,7 @@ class Cursor:
         self._check()
         from . import plsql
         from .plsql.script import leading_words
-        _check_statement(statement)
+        statement = self._prepared(statement)
         rows = _many_rows(parameters)
         words = leading_words(statement, count=1)[0]
         if (batcherrors or arraydmlrowcounts) and words[:1] not in (["INSERT"], ["UPDATE"], ["DELETE"], ["MERGE"]):
@@ -213,8 +257,9 @@ class Cursor:
     def _run_call(self, call: str, binds: dict) -> None:
         from . import plsql
         self._reset()
+        statement = self._prepared(f"BEGIN {call}; END;")
         with self.connection._lock:
-            result = plsql.execute(self.connection, f"BEGIN {call}; END;", binds)
+            result = plsql.execute(self.connection, statement, binds)
         self.output = list(result.output)
         self.rowcount = 0
 
@@ -277,7 +322,7 @@ class Cursor:
         row = self._rows[self._pos]
         self._pos += 1
         self.rowcount += 1
-        return row
+        return row if self.rowfactory is None else self.rowfactory(*row)
 
     def fetchmany(self, size: int | None = None) -> list[tuple]:
         """The next ``size`` rows (``arraysize`` when None); none for 0 or fewer, as in
@@ -291,14 +336,18 @@ class Cursor:
         rows = self._rows[self._pos:self._pos + n]
         self._pos += len(rows)
         self.rowcount += len(rows)
-        return rows
+        return self._made(rows)
 
     def fetchall(self) -> list[tuple]:
         self._check_fetch()
         rows = self._rows[self._pos:]
         self._pos = len(self._rows)
         self.rowcount += len(rows)
-        return rows
+        return self._made(rows)
+
+    def _made(self, rows: list[tuple]) -> list:
+        factory = self.rowfactory
+        return rows if factory is None else [factory(*row) for row in rows]
 
     def __iter__(self) -> Iterator[tuple]:
         while (row := self.fetchone()) is not None:

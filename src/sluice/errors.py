@@ -198,6 +198,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1749: (ProgrammingError, "you may not GRANT/REVOKE privileges to/from yourself"),
     1952: (ProgrammingError, "system privileges not granted to '{0}'"),
     1951: (ProgrammingError, "ROLE '{0}' not granted to '{1}'"),
+    28008: (ProgrammingError, "invalid old password"),
     28009: (ProgrammingError, "connection as SYS should be as SYSDBA or SYSOPER"),
     24088: (ProgrammingError, "AQ Agent {0} does not exist"),
     24089: (IntegrityError, "AQ Agent {0} already exists"),
@@ -402,6 +403,7 @@ _DPY_CATALOG: dict[int, str] = {
     1005: "connection pool cannot be closed because connections are busy",
     1007: "subscription is not active",
     2000: "message has no payload",
+    2001: "no statement specified and no prior statement prepared",
     2003: "expecting a dictionary, list or tuple, or keyword args",
     2004: ('"parameters" argument should be a list of sequences or dictionaries, or an integer '
            "specifying the number of times to execute the statement"),
