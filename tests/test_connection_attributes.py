@@ -139,3 +139,27 @@ def test_an_async_connection_has_them_too(dsn):
         with pytest.raises(sluice.InterfaceError):
             await connection.ping()
     asyncio.run(main())
+
+
+def test_call_timeout_ends_a_wait_for_messages(conn):
+    import time
+    make_queue(conn)
+    assert conn.call_timeout == 0
+    conn.call_timeout = 300
+    assert conn.call_timeout == conn.callTimeout == 300
+    q = conn.queue("Q")
+    q.deqoptions.wait = 30
+    start = time.monotonic()
+    with pytest.raises(sluice.DatabaseError) as e:
+        q.deqone()
+    assert e.value.full_code == "DPY-4024" and str(e.value) == "DPY-4024: call timeout of 300 ms exceeded"
+    assert 0.25 < time.monotonic() - start < 5
+    q.enqone(conn.msgproperties(payload=b"after"))   # the connection goes on
+    conn.commit()
+    assert q.deqone().payload == b"after"            # a wait that finds a message is not cut
+    with pytest.raises(OverflowError):
+        conn.call_timeout = -1
+    conn.call_timeout = 0
+    q.deqoptions.wait = 1
+    start = time.monotonic()
+    assert q.deqone() is None and time.monotonic() - start >= 0.9

@@ -181,6 +181,7 @@ class AsyncConnection:
     module, action, dbop = _forward("module", True), _forward("action", True), _forward("dbop", True)
     client_identifier, clientinfo = _forward("client_identifier", True), _forward("clientinfo", True)
     econtext_id = _forward("econtext_id", True)
+    call_timeout = _forward("call_timeout", True)
     del _forward
 
     def is_healthy(self) -> bool:

@@ -103,6 +103,15 @@ def _write_only(name: str) -> property:
     return property(get, put, doc=f"python-oracledb's write-only ``{name}``.")
 
 
+def uint32_setting(value: Any) -> int:
+    """``value`` as python-oracledb takes an unsigned 32-bit setting (its Cython's errors)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expecting integer, got {type(value).__name__}")
+    if not 0 <= value < 2 ** 32:
+        raise OverflowError("value must be an unsigned 32-bit integer")
+    return value
+
+
 def _kept(name: str) -> property:
     """A python-oracledb attribute Sluice keeps for the session and does not act on."""
     def get(self: "Connection") -> Any:
@@ -299,6 +308,21 @@ class Connection:
                       "unqualified names always resolve in the session user's schema")
 
     @property
+    def call_timeout(self) -> int:
+        """python-oracledb's limit of one call, in milliseconds (0: none).  Sluice's calls
+        that last are the waits for messages (a dequeue's ``wait``, DBMS_AQ.LISTEN): one
+        waiting longer ends with DPY-4024 having taken nothing, and the connection goes on."""
+        self.context.check_open()
+        return self.context.call_timeout
+
+    @call_timeout.setter
+    def call_timeout(self, value: int) -> None:
+        self.context.check_open()
+        self.context.call_timeout = uint32_setting(value)
+
+    callTimeout = call_timeout    # noqa: N815 (python-oracledb's deprecated name)
+
+    @property
     def stmtcachesize(self) -> int:
         """python-oracledb's statement cache size (default 20): kept, not used (the stores
         keep their prepared statements themselves)."""
@@ -308,11 +332,7 @@ class Connection:
     @stmtcachesize.setter
     def stmtcachesize(self, value: int) -> None:
         self.context.check_open()
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"expecting integer, got {type(value).__name__}")
-        if not 0 <= value < 2 ** 32:
-            raise OverflowError("value must be an unsigned 32-bit integer")
-        self._settings()["stmtcachesize"] = value
+        self._settings()["stmtcachesize"] = uint32_setting(value)
 
     internal_name = _kept("internal_name")     # python-oracledb's names for logging
     external_name = _kept("external_name")     # distributed transactions

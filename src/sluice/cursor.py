@@ -13,6 +13,7 @@ import itertools
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from .connection import uint32_setting
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora
 from .fetchvars import Var, fetch_converters
 from .objtypes import DB_TYPE_OBJECT
@@ -55,11 +56,7 @@ class Cursor:
     @prefetchrows.setter
     def prefetchrows(self, value: int) -> None:
         self._check()
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"expecting integer, got {type(value).__name__}")
-        if not 0 <= value < 2 ** 32:
-            raise OverflowError("value must be an unsigned 32-bit integer")
-        self._prefetchrows = value
+        self._prefetchrows = uint32_setting(value)
 
     def prepare(self, statement: str, tag: str | None = None, cache_statement: bool = True) -> None:
         """python-oracledb's ``prepare``: ``statement`` is what ``execute(None, …)`` and

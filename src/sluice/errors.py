@@ -437,6 +437,7 @@ _DPY_CATALOG: dict[int, str] = {
     3001: "{0} is not supported by Sluice: {1}",
     3002: 'Python value of type "{0}" is not supported',
     3003: "Python type {0} is not supported",
+    4024: "call timeout of {0} ms exceeded",
     4005: "timed out waiting for the connection pool to return a connection",
     4006: "array DML row counts mode is not enabled",
     4008: 'no bind placeholder named ":{0}" was found in the SQL text',
