@@ -251,3 +251,4 @@ def test_changepassword_and_session_id(dsn):
         conn.changepassword("Old-pw-1", "New-pw-2")
     assert _code(lambda: sluice.connect(dsn, user="scott", password="Old-pw-1")) == "ORA-01017"
     sluice.connect(dsn, user="scott", password="New-pw-2").close()
+

@@ -210,7 +210,7 @@ class Cursor:
 
     def callproc(self, name: str, parameters: Sequence | None = None,
                  keyword_parameters: dict | None = None, *, keywordParameters: dict | None = None) -> list:  # noqa: N803
-        """python-oracledb's ``callproc``: ``BEGIN name(:1, …, kw => :k1, …); END;`` run with
+        """python-oracledb's ``callproc``: ``BEGIN name(:1, …, kw => :kw, …); END;`` run with
         the arguments bound; the result is ``parameters`` with each OUT and IN OUT
         argument's value after the call (a ``cursor.var()``'s value, as python-oracledb
         gives it)."""
@@ -220,12 +220,13 @@ class Cursor:
 
     def callfunc(self, name: str, return_type: Any, parameters: Sequence | None = None,
                  keyword_parameters: dict | None = None, *, keywordParameters: dict | None = None) -> Any:  # noqa: N803
-        """python-oracledb's ``callfunc``: ``BEGIN :ret := name(…); END;`` with ``:ret`` a
+        """python-oracledb's ``callfunc``: ``BEGIN :0 := name(…); END;`` with ``:0`` a
         variable of ``return_type`` (a Python type, a ``DB_TYPE_*`` or an object type); its
         value.  OUT arguments are written into their ``cursor.var()`` as by :meth:`callproc`."""
         binds, positional = self._call_binds(name, parameters, keyword_parameters, keywordParameters)
         result = self.var(return_type)
-        self._run_call(f":ret := {name}({_call_args(binds, positional)})", {**binds, "RET": result})
+        # :0, a name no argument has (positions count from 1, keywords are identifiers)
+        self._run_call(f":0 := {name}({_call_args(binds, positional)})", {**binds, "0": result})
         return result.getvalue()
 
     def _call_binds(self, name: Any, parameters: Any, keyword_parameters: Any,
