@@ -28,7 +28,7 @@ from .aq.transform import DbmsTransform, compile_transformation
 from .charset import check_statement
 from .context import SessionContext
 from .defaults import defaults
-from .errors import DatabaseError, InterfaceError, dpy, ora
+from .errors import DatabaseError, InterfaceError, dpy, ora, uint32_setting
 from .model import Agent, MessageProperties
 from .names import MAX_IDENTIFIER, canonical, split_qualified
 from .rules.adm import RuleAdm
@@ -101,15 +101,6 @@ def _write_only(name: str) -> property:
             raise TypeError(f"expecting string, got {type(value).__name__}")
         self._settings()[name] = value or ""
     return property(get, put, doc=f"python-oracledb's write-only ``{name}``.")
-
-
-def uint32_setting(value: Any) -> int:
-    """``value`` as python-oracledb takes an unsigned 32-bit setting (its Cython's errors)."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"expecting integer, got {type(value).__name__}")
-    if not 0 <= value < 2 ** 32:
-        raise OverflowError("value must be an unsigned 32-bit integer")
-    return value
 
 
 def _kept(name: str) -> property:

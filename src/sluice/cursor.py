@@ -13,8 +13,7 @@ import itertools
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .connection import uint32_setting
-from .errors import ArgumentError, Error, InterfaceError, dpy, ora
+from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .fetchvars import Var, fetch_converters
 from .objtypes import DB_TYPE_OBJECT
 from .plsql.binds import bound

@@ -468,6 +468,15 @@ def raised_by_sluice_sql(message: str) -> DatabaseError | None:
     return remote_error(int(found.group(1)), message.splitlines()[0]) if found else None
 
 
+def uint32_setting(value: object) -> int:
+    """``value`` as python-oracledb takes an unsigned 32-bit setting (its Cython's errors)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expecting integer, got {type(value).__name__}")
+    if not 0 <= value < 2 ** 32:
+        raise OverflowError("value must be an unsigned 32-bit integer")
+    return value
+
+
 def not_supported(what: str) -> NotSupportedError:
     """A feature Sluice does not (yet) offer; ``SLU-00001`` since Oracle has no code."""
     return NotSupportedError(f"SLU-00001: not supported: {what}", 1, prefix="SLU")
