@@ -165,6 +165,29 @@ class AsyncConnection:
     def transaction_in_progress(self) -> bool:
         return self.sync_connection.transaction_in_progress
 
+    def _forward(name: str, settable: bool = False) -> property:   # noqa: N805 (class body helper)
+        """The connection's python-oracledb attribute ``name`` (no round trip: not awaited)."""
+        def get(self: "AsyncConnection") -> Any:
+            return getattr(self.sync_connection, name)
+
+        def put(self: "AsyncConnection", value: Any) -> None:
+            setattr(self.sync_connection, name, value)
+        return property(get, put if settable else None)
+
+    version, thin, edition, ltxid = _forward("version"), _forward("thin"), _forward("edition"), _forward("ltxid")
+    max_open_cursors, max_identifier_length = _forward("max_open_cursors"), _forward("max_identifier_length")
+    current_schema, stmtcachesize = _forward("current_schema", True), _forward("stmtcachesize", True)
+    internal_name, external_name = _forward("internal_name", True), _forward("external_name", True)
+    module, action, dbop = _forward("module", True), _forward("action", True), _forward("dbop", True)
+    client_identifier, clientinfo = _forward("client_identifier", True), _forward("clientinfo", True)
+    econtext_id = _forward("econtext_id", True)
+    call_timeout = _forward("call_timeout", True)
+    del _forward
+
+    def is_healthy(self) -> bool:
+        """python-oracledb's: no round trip (False before the connection is awaited)."""
+        return self._sync is not None and self._sync.is_healthy()
+
     @property
     def outputtypehandler(self) -> Any:
         """python-oracledb's: the connection's output type handler (see sluice.fetchvars)."""
@@ -180,8 +203,8 @@ class AsyncConnection:
     def msgproperties(self, *args: Any, **kwargs: Any) -> Any:
         return self.sync_connection.msgproperties(*args, **kwargs)
 
-    def cursor(self) -> "AsyncCursor":
-        return AsyncCursor(self, self.sync_connection.cursor())
+    def cursor(self, scrollable: bool = False) -> "AsyncCursor":
+        return AsyncCursor(self, self.sync_connection.cursor(scrollable))
 
     def cancel(self) -> None:
         """End the wait of the call in progress (ORA-01013), from anywhere."""
@@ -197,7 +220,7 @@ class AsyncConnection:
         await self._call(self.sync_connection.rollback)
 
     async def ping(self) -> None:
-        await self._call(self.sync_connection.context.check_open)
+        await self._call(self.sync_connection.ping)
 
     async def close(self) -> None:
         """Close, also while a dequeue of this connection waits (it ends with DPY-1001):
@@ -336,6 +359,14 @@ class AsyncCursor:
     async def callproc(self, name: str, parameters: Any = None, keyword_parameters: dict | None = None) -> list:
         return await self.connection._call(self._cursor.callproc, name, parameters, keyword_parameters,
                                            waits=True)
+
+    async def callfunc(self, name: str, return_type: Any, parameters: Any = None,
+                       keyword_parameters: dict | None = None) -> Any:
+        return await self.connection._call(self._cursor.callfunc, name, return_type, parameters,
+                                           keyword_parameters, waits=True)
+
+    async def scroll(self, value: int = 0, mode: str = "relative") -> None:
+        self._cursor.scroll(value, mode)     # the rows are here already: no round trip
 
     async def fetchone(self) -> Any:
         return await self.connection._call(self._cursor.fetchone)

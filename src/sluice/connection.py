@@ -28,9 +28,9 @@ from .aq.transform import DbmsTransform, compile_transformation
 from .charset import check_statement
 from .context import SessionContext
 from .defaults import defaults
-from .errors import InterfaceError, dpy, ora
+from .errors import DatabaseError, InterfaceError, dpy, ora, uint32_setting
 from .model import Agent, MessageProperties
-from .names import canonical, split_qualified
+from .names import MAX_IDENTIFIER, canonical, split_qualified
 from .rules.adm import RuleAdm
 from .rules.evaluate import DbmsRule
 from .rules.engine.types import construct_rule_type, is_rule_type
@@ -52,6 +52,10 @@ if TYPE_CHECKING:
     from .connect_params import ConnectSpec
 
 DEFAULT_USER = "SLUICE"
+# Connection.version: the Oracle release whose AQ / Streams Sluice answers as (JSON payloads
+# and Transactional Event Queues are 21c and later), not Sluice's own (sluice.__version__)
+ORACLE_VERSION = "23.0.0.0.0"
+MAX_OPEN_CURSORS = 300      # Oracle's default OPEN_CURSORS; Sluice sets no limit
 AUTH_MODE_DEFAULT, AUTH_MODE_SYSDBA = 0, 2   # python-oracledb's values
 _BARE_CALL = re.compile(r'^(?:SYS\.)?DBMS_\w+\.\w+\s*\(.*\)$', re.I | re.S)
 
@@ -84,8 +88,44 @@ class _package:
         return self.cls(conn)
 
 
+def _write_only(name: str) -> property:
+    """python-oracledb's write-only session attribute ``name`` (``module``, ``action`` …,
+    shown in Oracle's V$SESSION): reading it is AttributeError, setting it needs an open
+    connection and a string or None (kept; Sluice's V$SESSION does not show it)."""
+    def get(self: "Connection") -> Any:
+        raise AttributeError(f"{name} is not readable")
+
+    def put(self: "Connection", value: Any) -> None:
+        self.context.check_open()
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"expecting string, got {type(value).__name__}")
+        self._settings()[name] = value or ""
+    return property(get, put, doc=f"python-oracledb's write-only ``{name}``.")
+
+
+def _kept(name: str) -> property:
+    """A python-oracledb attribute Sluice keeps for the session and does not act on."""
+    def get(self: "Connection") -> Any:
+        self.context.check_open()
+        return self._settings()[name]
+
+    def put(self: "Connection", value: Any) -> None:
+        self.context.check_open()
+        self._settings()[name] = value
+    return property(get, put)
+
+
+def _fixed(value: Any, doc: str) -> property:
+    """A read-only python-oracledb attribute whose answer in Sluice is always ``value``."""
+    def get(self: "Connection") -> Any:
+        self.context.check_open()
+        return value
+    return property(get, doc=doc)
+
+
 class Connection:
     """A session on a Sluice store (python-oracledb ``Connection``)."""
+
 
     # python-oracledb's: called per column of a cursor's query (see sluice.fetchvars)
     outputtypehandler: Callable | None = None
@@ -203,10 +243,134 @@ class Connection:
         self.context.check_open()
         return self.context.catalog.type_named(name)
 
-    def cursor(self) -> "Cursor":
+    def cursor(self, scrollable: bool = False, handle: Any = None) -> "Cursor":
+        """A cursor (python-oracledb's ``scrollable``; an OCI ``handle`` is Thick mode's only)."""
         self.context.check_open()
+        if handle is not None:
+            raise dpy(3001, "cursor(handle=…)", "an OCI statement handle is python-oracledb Thick mode's")
         from .cursor import Cursor
-        return Cursor(self)
+        return Cursor(self, bool(scrollable))
+
+    # -- python-oracledb's session attributes ----------------------------------
+    # write-only, as python-oracledb's (Oracle shows them in V$SESSION)
+    module, action, client_identifier, clientinfo, dbop, econtext_id = map(
+        _write_only, ("module", "action", "client_identifier", "clientinfo", "dbop", "econtext_id"))
+
+    def _settings(self) -> dict[str, Any]:
+        """python-oracledb's session attributes that Sluice keeps and does not act on (a
+        pooled connection's are its session's: PooledConnection)."""
+        settings = self.__dict__.get("_client_settings")
+        if settings is None:
+            settings = self.__dict__["_client_settings"] = {
+                "stmtcachesize": 20, "internal_name": None, "external_name": None}  # python-oracledb's
+        return settings
+
+    def ping(self) -> None:
+        """A round trip to the store (python-oracledb ``ping()``): DPY-1001 when closed, the
+        store's error (PostgreSQL: ORA-03113 for a connection lost in a transaction) when
+        it cannot answer."""
+        self.context.check_open()
+        with self._lock:
+            self.context.session.query("SELECT 1 FROM DUAL", None, oracle_sql=True)
+
+    def is_healthy(self) -> bool:
+        """Whether the connection looks usable, without a round trip (python-oracledb):
+        False once closed, or when the store's session knows its connection is lost."""
+        try:
+            ctx = self.context
+        except InterfaceError:       # a pooled connection given back
+            return False
+        return not ctx.closed and ctx.session.healthy()
+
+    @property
+    def current_schema(self) -> str:
+        """The schema unqualified names resolve in: the session's user (Sluice has no ALTER
+        SESSION SET CURRENT_SCHEMA)."""
+        self.context.check_open()
+        return self.context.username
+
+    @current_schema.setter
+    def current_schema(self, value: str) -> None:
+        self.context.check_open()
+        if not isinstance(value, str):
+            raise TypeError(f"expecting string, got {type(value).__name__}")
+        if canonical(value, "schema name") != self.context.username:
+            raise dpy(3001, "setting current_schema to another user's schema",
+                      "unqualified names always resolve in the session user's schema")
+
+    @property
+    def call_timeout(self) -> int:
+        """python-oracledb's limit of one call, in milliseconds (0: none).  Sluice's calls
+        that last are the waits for messages (a dequeue's ``wait``, DBMS_AQ.LISTEN): one
+        waiting longer ends with DPY-4024 having taken nothing, and the connection goes on."""
+        self.context.check_open()
+        return self.context.call_timeout
+
+    @call_timeout.setter
+    def call_timeout(self, value: int) -> None:
+        self.context.check_open()
+        self.context.call_timeout = uint32_setting(value)
+
+    callTimeout = call_timeout    # noqa: N815 (python-oracledb's deprecated name)
+
+    @property
+    def stmtcachesize(self) -> int:
+        """python-oracledb's statement cache size (default 20): kept, not used (the stores
+        keep their prepared statements themselves)."""
+        self.context.check_open()
+        return self._settings()["stmtcachesize"]
+
+    @stmtcachesize.setter
+    def stmtcachesize(self, value: int) -> None:
+        self.context.check_open()
+        self._settings()["stmtcachesize"] = uint32_setting(value)
+
+    internal_name = _kept("internal_name")     # python-oracledb's names for logging
+    external_name = _kept("external_name")     # distributed transactions
+    edition = _fixed(None, "None: Sluice has no editions (``connect(edition=…)`` is refused).")
+    ltxid = _fixed(b"", "Transaction Guard's logical transaction id: empty, Sluice has none.")
+    max_open_cursors = _fixed(MAX_OPEN_CURSORS, "Oracle's default OPEN_CURSORS (Sluice sets no limit).")
+    max_identifier_length = _fixed(MAX_IDENTIFIER, "128 bytes, as Oracle 12.2 and later.")
+    thin = _fixed(True, "True: Sluice answers as python-oracledb's Thin mode (no Oracle Client).")
+    version = _fixed(ORACLE_VERSION, "The Oracle release Sluice answers as (:data:`ORACLE_VERSION`), "
+                                     "as python-oracledb gives the server's; Sluice's own is "
+                                     "``sluice.__version__``.")
+
+    warning = None      # python-oracledb's: a warning of connecting (none in Sluice)
+    maxBytesPerCharacter = 4    # noqa: N815 (python-oracledb's deprecated constant)
+
+    @property
+    def session_id(self) -> int:
+        """The session's SID, as V$SESSION shows it (python-oracledb Thin's ``session_id``)."""
+        self.context.check_open()
+        return self.context.session.sid
+
+    def changepassword(self, old_password: str, new_password: str) -> None:
+        """python-oracledb's ``changepassword``: the session user's password, the old one
+        checked first (ORA-28008 when wrong)."""
+        ctx = self.context
+        ctx.check_open()
+        try:
+            authenticate(ctx.security, ctx.username, old_password)
+        except DatabaseError as e:
+            if e.code != 1017:
+                raise
+            raise ora(28008) from None
+        self._user_statements().alter_password(ctx.username, new_password)
+
+    def begin(self, format_id: int = -1, transaction_id: str = "", branch_id: str = "") -> None:
+        """python-oracledb's ``begin()``: without arguments nothing to do (a transaction
+        begins with its first change); a global transaction is DPY-3001."""
+        self.context.check_open()
+        if format_id != -1:
+            self.tpc_begin(format_id)
+
+    def _no_tpc(self, *args: Any, **kwargs: Any) -> Any:
+        self.context.check_open()
+        raise dpy(3001, "two-phase commit (tpc_*)", "Sluice has no distributed transactions")
+
+    xid = tpc_begin = tpc_commit = tpc_end = tpc_forget = tpc_prepare = tpc_recover = \
+        tpc_rollback = prepare = _no_tpc
 
     @property
     def transaction_in_progress(self) -> bool:

@@ -41,10 +41,11 @@ from __future__ import annotations
 import dataclasses
 
 import threading
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .errors import InterfaceError, ora
+from .errors import InterfaceError, dpy, ora
 
 if TYPE_CHECKING:
     from .aq.catalog import Catalog
@@ -59,7 +60,8 @@ class SessionContext:
 
     __slots__ = ("store", "session", "username", "catalog", "security", "authz", "closed", "nav",
                  "nav_at_begin", "group_first", "cond_cache", "_commit", "_compile_transformation",
-                 "_new_navigation", "_waits", "_cancelled", "_waits_lock", "lock")
+                 "_new_navigation", "_waits", "_cancelled", "_waits_lock", "lock", "call_timeout",
+                 "_deadline")
 
     def __init__(self, store: Store, session: StoreSession, username: str,
                  security: SecurityCatalog, authz: Authorizer, catalog: Catalog | None, *,
@@ -88,6 +90,10 @@ class SessionContext:
         self._waits = 0                 # calls of this session waiting for messages
         self._cancelled = False         # cancel() was called during such a wait
         self._waits_lock = threading.Lock()
+        # python-oracledb's Connection.call_timeout (ms, 0 none): a call waiting for messages
+        # longer ends with DPY-4024, having taken nothing; _deadline is the waiting call's
+        self.call_timeout = 0
+        self._deadline: float | None = None
         # held by each call that uses the session (the connection's calls, a queue's enqueue
         # and dequeue): threads sharing a connection take turns, as python-oracledb's do
         self.lock = threading.RLock()
@@ -131,6 +137,8 @@ class SessionContext:
         """A call that may wait for messages (see :meth:`cancel`); it waits through
         :meth:`wait_for_messages`."""
         with self._waits_lock:
+            if not self._waits and self.call_timeout:
+                self._deadline = time.monotonic() + self.call_timeout / 1000
             self._waits += 1
         try:
             yield
@@ -139,20 +147,28 @@ class SessionContext:
                 self._waits -= 1
                 if not self._waits:
                     self._cancelled = False
+                    self._deadline = None
 
     def wait_for_messages(self, since: int, timeout: float) -> None:
         """The store's wait, ended by :meth:`cancel`.  :raises: ORA-01013 once cancelled
         (checked before and after waiting: a cancel that came while the caller looked
         for messages is not missed)."""
         self.check_waiting()
+        deadline = self._deadline
+        if deadline is not None:
+            timeout = min(timeout, max(deadline - time.monotonic(), 0.0))
         self.store.wait_for_messages(since, timeout)
         self.check_waiting()
 
     def check_waiting(self) -> None:
         """For a call that waits (inside :meth:`waiting`): :raises: ORA-01013 once
-        :meth:`cancel` was called, DPY-1001 once another thread closed the connection."""
+        :meth:`cancel` was called, DPY-1001 once another thread closed the connection,
+        DPY-4024 once the call has taken longer than :attr:`call_timeout`."""
         if self._cancelled:
             raise ora(1013)
+        deadline = self._deadline
+        if deadline is not None and time.monotonic() >= deadline:
+            raise dpy(4024, self.call_timeout)
         self.check_open()
 
     def cancel(self) -> None:

@@ -9,12 +9,14 @@ block; ``cursor.execute("SELECT msg_state FROM aq$qt")`` queries the views;
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import itertools
+import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .errors import ArgumentError, Error, InterfaceError, dpy, not_supported, ora
+from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .fetchvars import Var, fetch_converters
+from .objtypes import DB_TYPE_OBJECT
+from .plsql.binds import bound
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -22,8 +24,9 @@ if TYPE_CHECKING:
 class Cursor:
     """A python-oracledb-shaped cursor over Sluice's statement interpreter."""
 
-    def __init__(self, connection: "Connection") -> None:
+    def __init__(self, connection: "Connection", scrollable: bool = False) -> None:
         self.connection = connection
+        self.scrollable = scrollable
         self.description: list[tuple] | None = None
         self.rowcount = -1
         self.output: list[str] = []
@@ -35,6 +38,45 @@ class Cursor:
         self._dmlrowcounts: list[int] | None = None
         # python-oracledb's: this cursor's own, else the connection's (sluice.fetchvars)
         self.outputtypehandler: Any = None
+        # python-oracledb's: called on each row fetched; reset when another statement is prepared
+        self.rowfactory: Any = None
+        self.statement: str | None = None     # the statement prepared or executed last
+        self.lastrowid = None                 # Sluice's tables have no ROWID
+        self.warning = None
+        self._prefetchrows = 2
+
+    @property
+    def prefetchrows(self) -> int:
+        """python-oracledb's rows fetched with the execute (default 2): kept, not used
+        (a query's rows are all here after execute)."""
+        self._check()
+        return self._prefetchrows
+
+    @prefetchrows.setter
+    def prefetchrows(self, value: int) -> None:
+        self._check()
+        self._prefetchrows = uint32_setting(value)
+
+    def prepare(self, statement: str, tag: str | None = None, cache_statement: bool = True) -> None:
+        """python-oracledb's ``prepare``: ``statement`` is what ``execute(None, …)`` and
+        ``executemany(None, …)`` run."""
+        self._check()
+        self._prepared(statement)
+
+    parse = prepare      # (python-oracledb's parse also checks the text at the server)
+
+    def _prepared(self, statement: Any) -> str:
+        """The statement to run: ``statement``, or the one prepared for None (DPY-2001); a
+        new statement object resets :attr:`rowfactory`, as python-oracledb's prepare does."""
+        if statement is None:
+            if self.statement is None:
+                raise dpy(2001)
+            return self.statement
+        _check_statement(statement)
+        if statement is not self.statement:
+            self.rowfactory = None
+            self.statement = statement
+        return statement
 
     @property
     def arraysize(self) -> int:
@@ -49,10 +91,11 @@ class Cursor:
             raise dpy(2045)
         self._arraysize = value
 
-    def execute(self, statement: str, parameters: dict | Sequence | None = None, **kw: Any) -> "Cursor | None":
+    def execute(self, statement: str | None, parameters: dict | Sequence | None = None,
+                **kw: Any) -> "Cursor | None":
         self._check()
         from . import plsql
-        _check_statement(statement)
+        statement = self._prepared(statement)
         if parameters is not None and (isinstance(parameters, (str, bytes, bytearray))
                                        or not isinstance(parameters, (dict, Sequence))):
             raise dpy(2003)
@@ -60,10 +103,6 @@ class Cursor:
             if parameters:
                 raise dpy(2005)
             parameters = kw
-        if any(isinstance(v, Var) for v in (parameters.values() if isinstance(parameters, dict)
-                                              else parameters or ())):
-            raise not_supported("a variable from cursor.var() bound in a statement (Sluice's variables "
-                                "serve output type handlers)")
         self._reset()
         handler = self.outputtypehandler or self.connection.outputtypehandler
         exact = handler is not None and _is_query(statement)
@@ -89,7 +128,7 @@ class Cursor:
         self.rowcount = result.rowcount
         return None
 
-    def executemany(self, statement: str, parameters: list | int, *, batcherrors: bool = False,
+    def executemany(self, statement: str | None, parameters: list | int, *, batcherrors: bool = False,
                     arraydmlrowcounts: bool = False) -> None:
         """python-oracledb's ``executemany``: ``statement`` once per element of ``parameters``
         (sequences bind by position, dicts by name), or ``parameters`` times when it is an
@@ -103,7 +142,7 @@ class Cursor:
         self._check()
         from . import plsql
         from .plsql.script import leading_words
-        _check_statement(statement)
+        statement = self._prepared(statement)
         rows = _many_rows(parameters)
         words = leading_words(statement, count=1)[0]
         if (batcherrors or arraydmlrowcounts) and words[:1] not in (["INSERT"], ["UPDATE"], ["DELETE"], ["MERGE"]):
@@ -133,8 +172,14 @@ class Cursor:
             typename: str | None = None, encoding_errors: str | None = None, bypass_decode: bool = False,
             convert_nulls: bool = False, *, encodingErrors: str | None = None) -> Var:  # noqa: N803
         """python-oracledb's ``cursor.var()``: what an output type handler returns to have a
-        column fetched as ``typ`` (and through ``outconverter``), see :mod:`sluice.fetchvars`."""
+        column fetched as ``typ`` (and through ``outconverter``), see :mod:`sluice.fetchvars`,
+        or a bind a PL/SQL block gives a value back in.  ``DB_TYPE_OBJECT`` needs ``typename``
+        (DPY-2037), the object type's name."""
         self._check()
+        if typ is DB_TYPE_OBJECT:
+            if typename is None:
+                raise dpy(2037)
+            typ = self.connection.gettype(typename)
         return Var(typ, size, arraysize, inconverter, outconverter, typename,
                    encoding_errors if encodingErrors is None else encodingErrors, bypass_decode, convert_nulls)
 
@@ -163,32 +208,109 @@ class Cursor:
         return results
 
     def callproc(self, name: str, parameters: Sequence | None = None,
-                 keyword_parameters: dict | None = None) -> list:
-        """Call ``PKG.PROC`` directly with positional and keyword arguments."""
+                 keyword_parameters: dict | None = None, *, keywordParameters: dict | None = None) -> list:  # noqa: N803
+        """python-oracledb's ``callproc``: ``BEGIN name(:1, …, kw => :kw, …); END;`` run with
+        the arguments bound; the result is ``parameters`` with each OUT and IN OUT
+        argument's value after the call (a ``cursor.var()``'s value, as python-oracledb
+        gives it)."""
+        binds, positional = self._call_binds(name, parameters, keyword_parameters, keywordParameters)
+        self._run_call(f"{name}({_call_args(binds, positional)})", binds)
+        return [bound(binds[str(i)]) for i in range(1, positional + 1)]
+
+    def callfunc(self, name: str, return_type: Any, parameters: Sequence | None = None,
+                 keyword_parameters: dict | None = None, *, keywordParameters: dict | None = None) -> Any:  # noqa: N803
+        """python-oracledb's ``callfunc``: ``BEGIN :0 := name(…); END;`` with ``:0`` a
+        variable of ``return_type`` (a Python type, a ``DB_TYPE_*`` or an object type); its
+        value.  OUT arguments are written into their ``cursor.var()`` as by :meth:`callproc`."""
+        binds, positional = self._call_binds(name, parameters, keyword_parameters, keywordParameters)
+        result = self.var(return_type)
+        # :0, a name no argument has (positions count from 1, keywords are identifiers)
+        self._run_call(f":0 := {name}({_call_args(binds, positional)})", {**binds, "0": result})
+        return result.getvalue()
+
+    def _call_binds(self, name: Any, parameters: Any, keyword_parameters: Any,
+                    keywordParameters: Any) -> tuple[dict, int]:  # noqa: N803
+        """The binds of a call (positional ``"1"…``, keywords by their own names) and the
+        count of positional ones, the arguments checked as python-oracledb checks them."""
         self._check()
         if not isinstance(name, str):
             raise InterfaceError(f"name must be a string, not {type(name).__name__}")
+        if keywordParameters is not None:      # the deprecated name, alone (python-oracledb)
+            if keyword_parameters is not None:
+                raise dpy(2014, "keywordParameters", "keyword_parameters")
+            keyword_parameters = keywordParameters
         if parameters is not None and not isinstance(parameters, (list, tuple)):
             raise dpy(2012)
         if keyword_parameters is not None and not isinstance(keyword_parameters, dict):
             raise dpy(2013)
-        pkg_name, _, proc = name.rpartition(".")
-        if not pkg_name:
-            raise ora(6550, 1, 1, f"PLS-00201: identifier '{name.upper()}' must be declared")
-        pkg = self.connection.package(pkg_name)
-        fn = getattr(pkg, proc.lower(), None)
-        if fn is None or not callable(fn):
-            raise ora(6550, 1, 1, f"PLS-00302: component '{proc.upper()}' must be declared")
-        wrong = ora(6550, 1, 1, f"PLS-00306: wrong number or types of arguments in call to '{proc.upper()}'")
-        if not all(isinstance(k, str) for k in keyword_parameters or {}):   # no parameter is so named
-            raise wrong
-        kwargs = {k.lower(): v for k, v in (keyword_parameters or {}).items()}
-        try:
-            inspect.signature(fn).bind(*(parameters or []), **kwargs)
-        except TypeError:
-            raise wrong from None
-        fn(*(parameters or []), **kwargs)
-        return list(parameters or [])
+        # a keyword must be a parameter's name (the block's text would not parse otherwise)
+        if not all(isinstance(k, str) and _IDENTIFIER.match(k) for k in keyword_parameters or {}):
+            simple = name.rpartition(".")[2].upper()
+            raise ora(6550, 1, 7, f"PLS-00306: wrong number or types of arguments in call to '{simple}'")
+        binds = {str(i): v for i, v in enumerate(parameters or [], 1)}
+        binds.update(keyword_parameters or {})
+        return binds, len(parameters or [])
+
+    def _run_call(self, call: str, binds: dict) -> None:
+        from . import plsql
+        self._reset()
+        statement = self._prepared(f"BEGIN {call}; END;")
+        with self.connection._lock:
+            result = plsql.execute(self.connection, statement, binds)
+        self.output = list(result.output)
+        self.rowcount = 0
+
+    def arrayvar(self, typ: Any, value: list | int, size: int = 0) -> Var:
+        """python-oracledb's ``arrayvar``: a variable holding a PL/SQL table of ``typ``, of
+        ``value`` elements (an int) or holding ``value`` (a list)."""
+        self._check()
+        if isinstance(value, list):
+            count = len(value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            count = value
+        else:
+            raise TypeError("expecting integer or list of values")
+        var = Var(typ, size, count, is_array=True)
+        if isinstance(value, list):
+            var.setvalue(0, value)
+        return var
+
+    def setinputsizes(self, *args: Any, **kwargs: Any) -> list | dict:
+        """python-oracledb's ``setinputsizes``: Sluice sizes nothing in advance; the types
+        given come back as variables (DPY-2005 for positional and keyword sizes both)."""
+        if args and kwargs:
+            raise dpy(2005)
+        if not (args or kwargs):
+            return []
+        self._check()
+
+        def var(size: Any) -> Any:
+            if size is None:
+                return None
+            return self.var(str, size) if isinstance(size, int) and not isinstance(size, bool) else self.var(size)
+        if kwargs:
+            return {k: var(v) for k, v in kwargs.items()}
+        return [var(v) for v in args]
+
+    def setoutputsize(self, size: int, column: int = 0) -> None:
+        """Does nothing (python-oracledb's keeps it for the DB API only)."""
+
+    def scroll(self, value: int = 0, mode: str = "relative") -> None:
+        """python-oracledb's ``scroll`` on a ``connection.cursor(scrollable=True)`` (DPY-2068
+        on another): the next row fetched is row ``value`` (``absolute``), the one
+        ``value`` rows after the last fetched (``relative``), the first or the last;
+        DPY-2063 for a row outside the result, DPY-2009 for another mode."""
+        self._check()
+        if not self.scrollable:
+            raise dpy(2068)
+        if mode not in ("relative", "absolute", "first", "last"):
+            raise dpy(2009)
+        self._check_fetch()
+        target = {"relative": self._pos + value, "absolute": value, "first": 1,
+                  "last": len(self._rows)}[mode]
+        if not 1 <= target <= len(self._rows):
+            raise dpy(2063)
+        self._pos = self.rowcount = target - 1
 
     def fetchone(self) -> tuple | None:
         self._check_fetch()
@@ -197,7 +319,7 @@ class Cursor:
         row = self._rows[self._pos]
         self._pos += 1
         self.rowcount += 1
-        return row
+        return row if self.rowfactory is None else self.rowfactory(*row)
 
     def fetchmany(self, size: int | None = None) -> list[tuple]:
         """The next ``size`` rows (``arraysize`` when None); none for 0 or fewer, as in
@@ -211,14 +333,18 @@ class Cursor:
         rows = self._rows[self._pos:self._pos + n]
         self._pos += len(rows)
         self.rowcount += len(rows)
-        return rows
+        return self._made(rows)
 
     def fetchall(self) -> list[tuple]:
         self._check_fetch()
         rows = self._rows[self._pos:]
         self._pos = len(self._rows)
         self.rowcount += len(rows)
-        return rows
+        return self._made(rows)
+
+    def _made(self, rows: list[tuple]) -> list:
+        factory = self.rowfactory
+        return rows if factory is None else [factory(*row) for row in rows]
 
     def __iter__(self) -> Iterator[tuple]:
         while (row := self.fetchone()) is not None:
@@ -248,6 +374,15 @@ class Cursor:
         self._check()
         if self.description is None:   # no statement yet, or one that returns no rows
             raise dpy(1003)
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z][\w$#]*$")
+
+
+def _call_args(binds: dict, positional: int) -> str:
+    """The argument list of a call whose binds :meth:`Cursor._call_binds` made."""
+    names = list(binds)
+    return ", ".join([f":{n}" for n in names[:positional]] + [f"{n} => :{n}" for n in names[positional:]])
 
 
 def _is_query(statement: str) -> bool:

@@ -134,6 +134,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1882: (DataError, "timezone region not found"),
     2248: (ProgrammingError, "invalid option for ALTER SESSION"),
     1899: (DataError, "bad precision specifier"),
+    6513: (DatabaseError, "PL/SQL: index for PL/SQL table out of range for host language array"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
     6530: (ProgrammingError, "Reference to uninitialized composite"),
     6531: (ProgrammingError, "Reference to uninitialized collection"),
@@ -198,6 +199,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1749: (ProgrammingError, "you may not GRANT/REVOKE privileges to/from yourself"),
     1952: (ProgrammingError, "system privileges not granted to '{0}'"),
     1951: (ProgrammingError, "ROLE '{0}' not granted to '{1}'"),
+    28008: (ProgrammingError, "invalid old password"),
     28009: (ProgrammingError, "connection as SYS should be as SYSDBA or SYSOPER"),
     24088: (ProgrammingError, "AQ Agent {0} does not exist"),
     24089: (IntegrityError, "AQ Agent {0} already exists"),
@@ -402,26 +404,33 @@ _DPY_CATALOG: dict[int, str] = {
     1005: "connection pool cannot be closed because connections are busy",
     1007: "subscription is not active",
     2000: "message has no payload",
+    2001: "no statement specified and no prior statement prepared",
     2003: "expecting a dictionary, list or tuple, or keyword args",
     2004: ('"parameters" argument should be a list of sequences or dictionaries, or an integer '
            "specifying the number of times to execute the statement"),
     2005: "expecting positional arguments or keyword arguments, not both",
     2006: "positional and named binds cannot be intermixed",
+    2009: "scroll mode must be relative, absolute, first or last",
     2012: "arguments must be a list or tuple",
     2013: '"keyword_parameters" argument must be a dict',
     2014: '"{0}" and "{1}" cannot be specified together',
     2015: "type handler should return None or the value returned by a call to cursor.var()",
+    2016: "variable array size of {0} is too small (should be at least {1})",
     2023: "invalid connection class",
     2025: "invalid connection params: {0}",
     2026: "invalid connection pool class",
     2027: "invalid pool params: {0}",
+    2028: "expecting list when setting array variables",
+    2037: "no object type specified for object variable",
     2040: ('parameters "batcherrors" and "arraydmlrowcounts" may only be true when used with '
            "insert, update, delete and merge statements"),
     2045: "arraysize must be an integer greater than zero",
     2054: 'connection pool with alias "{0}" does not exist',
     2055: 'connection pool with alias "{0}" already exists',
     2062: "payload cannot be enqueued since it does not match the payload type supported by the queue",
+    2063: "scroll operation would go out of the result set",
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
+    2068: "scroll operation is not supported on a non-scrollable cursor",
     2070: "Expected a callable function",
     2071: "cannot register a query on an AQ subscription",
     2075: ('the length of the "{0}" parameter exceeds the maximum allowed length of {1} '
@@ -429,6 +438,7 @@ _DPY_CATALOG: dict[int, str] = {
     3001: "{0} is not supported by Sluice: {1}",
     3002: 'Python value of type "{0}" is not supported',
     3003: "Python type {0} is not supported",
+    4024: "call timeout of {0} ms exceeded",
     4005: "timed out waiting for the connection pool to return a connection",
     4006: "array DML row counts mode is not enabled",
     4008: 'no bind placeholder named ":{0}" was found in the SQL text',
@@ -457,6 +467,15 @@ def raised_by_sluice_sql(message: str) -> DatabaseError | None:
     backend reports it; None for any other error."""
     found = re.match(r"ORA-(\d{5}): ", message)
     return remote_error(int(found.group(1)), message.splitlines()[0]) if found else None
+
+
+def uint32_setting(value: object) -> int:
+    """``value`` as python-oracledb takes an unsigned 32-bit setting (its Cython's errors)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expecting integer, got {type(value).__name__}")
+    if not 0 <= value < 2 ** 32:
+        raise OverflowError("value must be an unsigned 32-bit integer")
+    return value
 
 
 def not_supported(what: str) -> NotSupportedError:

@@ -28,14 +28,16 @@ from typing import Any, Callable, Sequence
 
 from .defaults import defaults
 from .errors import dpy, ora
+from .plsql.binds import BindVariable
 from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
                        DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER,
                        DB_TYPE_NVARCHAR, DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
-                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
+                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbObjectType, DbType)
 
 __all__ = ["FetchInfo", "Var", "default_number", "fetch_converters"]
 
 _NUMBER = "number"          # the column's own NUMBER conversion (DB_TYPE_NUMBER)
+_OBJECT = "object"          # a var of an object type (cursor.var(conn.gettype(...)))
 # a var's type -> the Python type its values are fetched as
 _DB_TYPES: dict[DbType, Any] = {
     **{t: str for t in (DB_TYPE_VARCHAR, DB_TYPE_NVARCHAR, DB_TYPE_CHAR, DB_TYPE_NCHAR, DB_TYPE_CLOB,
@@ -48,17 +50,23 @@ _PY_TYPES = (str, int, float, Decimal, bytes, bool, dt.datetime, dt.date, dt.tim
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 
 
-class Var:
-    """python-oracledb's ``Var`` as ``cursor.var()`` makes it for an output type handler."""
+class Var(BindVariable):
+    """python-oracledb's ``Var``, as ``cursor.var()`` / ``cursor.arrayvar()`` make it: what an
+    output type handler returns to have a column fetched as its type, and a bind that gets
+    a value back from a PL/SQL block (an OUT argument, ``:v := …``): :meth:`getvalue`
+    gives that value as python-oracledb would (a RAW as ``bytes``, a NUMBER in an ``int``
+    var as an ``int``, through ``outconverter``)."""
 
     def __init__(self, typ: Any, size: int = 0, arraysize: int = 1, inconverter: Callable | None = None,
                  outconverter: Callable | None = None, typename: str | None = None,
                  encoding_errors: str | None = None, bypass_decode: bool = False,
-                 convert_nulls: bool = False) -> None:
+                 convert_nulls: bool = False, is_array: bool = False) -> None:
         if isinstance(typ, DbType):
             fetched = _DB_TYPES.get(typ)
         elif isinstance(typ, type) and typ in _PY_TYPES:
             fetched = typ
+        elif isinstance(typ, DbObjectType):     # an object type: its objects, as they are
+            fetched = _OBJECT
         else:
             fetched = None
         if fetched is None:
@@ -69,10 +77,76 @@ class Var:
         self.typename, self.encoding_errors = typename, encoding_errors
         self.bypass_decode, self.convert_nulls = bypass_decode, convert_nulls
         self._fetched = fetched
+        self._is_array = is_array
+        self._values: list = [] if is_array else [None] * max(arraysize, 1)
+
+    @property
+    def num_elements(self) -> int:
+        return self.arraysize
+
+    @property
+    def actual_elements(self) -> int:
+        """The elements a PL/SQL table (``arrayvar``) holds; else :attr:`num_elements`."""
+        return len(self._values) if self._is_array else self.arraysize
+
+    @property
+    def values(self) -> list:
+        return list(self._values)
+
+    def getvalue(self, pos: int = 0) -> Any:
+        """The value at ``pos``; an array variable's whole list."""
+        if self._is_array:
+            return list(self._values)
+        return self._values[pos]
+
+    def setvalue(self, pos: int, value: Any) -> None:
+        """Set the value at ``pos`` (through ``inconverter``); an array variable takes a
+        list at position 0 (DPY-2028 otherwise, as python-oracledb)."""
+        if self.inconverter is not None:
+            value = self.inconverter(value)
+        if self._is_array:
+            if not isinstance(value, list):
+                raise dpy(2028)
+            if len(value) > self.arraysize:
+                raise dpy(2016, self.arraysize, len(value))
+            self._values = list(value)
+        else:
+            self._values[pos] = value
+
+    # -- as a bind of a PL/SQL block (sluice.plsql.binds.BindVariable)
+    def bind_value(self) -> Any:
+        return self.getvalue()
+
+    def assign_out(self, value: Any) -> None:
+        """A value the block gives back, converted to this variable's type."""
+        if self._is_array:
+            values = list(value.values()) if isinstance(value, dict) else list(value or [])
+            if len(values) > self.arraysize:      # more than the variable has room for
+                raise ora(6513)
+            self._values = [self._out(v) for v in values]
+        else:
+            self._values[0] = self._out(value)
+
+    def _out(self, value: Any) -> Any:
+        if value is not None:
+            column = (None, self.type if isinstance(self.type, DbType) else None, None, None, None, None, True)
+            value = self._object(value) if self._fetched is _OBJECT else _as(self._fetched, value, column)
+        if self.outconverter is not None and (value is not None or self.convert_nulls):
+            value = self.outconverter(value)
+        return value
+
+    def _object(self, value: Any) -> Any:
+        """``value`` in a variable of an object type: an object of that type (ORA-00932)."""
+        kind = getattr(value, "type", None)
+        if not isinstance(kind, DbObjectType) or kind.qualified_name != self.type.qualified_name:
+            got = kind.qualified_name if isinstance(kind, DbObjectType) else type(value).__name__.upper()
+            raise ora(932, self.type.qualified_name, got)
+        return value
 
     def __repr__(self) -> str:
-        name = self.type.name if isinstance(self.type, DbType) else self.type.__name__
-        return f"<sluice.Var of type {name} with value None>"
+        name = getattr(self.type, "name", None) or self.type.__name__
+        value = self.getvalue() if self._is_array or len(self._values) != 1 else self._values[0]
+        return f"<sluice.Var of type {name} with value {value!r}>"
 
 
 class FetchInfo:

@@ -80,6 +80,9 @@ class PooledConnection(Connection):
             raise dpy(1001)
         return session.conn
 
+    def _settings(self) -> dict[str, Any]:
+        return self._session_conn()._settings()
+
     def close(self) -> None:
         """Give the session back to the pool (python-oracledb: closing a pooled
         connection releases it)."""

@@ -10,7 +10,7 @@ statement runs, as the database reports it.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..errors import dpy
 from ..store.sqlnames import bind_names, number_binds, renumbered_binds
@@ -22,12 +22,34 @@ _DDL = frozenset({"CREATE", "ALTER", "DROP", "GRANT", "REVOKE", "ANALYZE", "AUDI
 PLSQL = frozenset({"BEGIN", "DECLARE", "<<", "CALL", "EXEC", "EXECUTE"})
 
 
+class BindVariable:
+    """A value the caller binds to get a value back (python-oracledb's ``cursor.var()``,
+    ``sluice.fetchvars.Var``).  A block reads :meth:`bind_value` where it reads the bind
+    and hands an assignment or an OUT argument to :meth:`assign_out`; SQL gets the value."""
+
+    def bind_value(self) -> Any:
+        raise NotImplementedError
+
+    def assign_out(self, value: Any) -> None:
+        raise NotImplementedError
+
+
+def bound(value: Any) -> Any:
+    """The value a bind stands for: a :class:`BindVariable`'s, else itself."""
+    return value.bind_value() if isinstance(value, BindVariable) else value
+
+
 def bind_values(text: str, first_word: str, binds: dict | Sequence | None) -> tuple[str, dict | None]:
     """``(text, binds by name)`` for running ``text`` (whose first word is ``first_word``)
-    with ``binds``; SQL bound by position comes back with its placeholders numbered."""
+    with ``binds``; SQL bound by position comes back with its placeholders numbered.  A
+    block gets the caller's :class:`BindVariable` objects (it writes OUT values into them);
+    SQL their values."""
     if binds is None:
         return text, None
     plsql = first_word in PLSQL
+    if not plsql:
+        binds = {k: bound(v) for k, v in binds.items()} if isinstance(binds, dict) else \
+            [bound(v) for v in binds]
     if first_word in _DDL:
         names: list[str] = []
     elif plsql:

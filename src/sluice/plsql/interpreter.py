@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import DatabaseError, InterfaceError, ora
+from .binds import BindVariable, bound
 from .builtins import FUNCTIONS, session_clock, standard_packages
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
@@ -303,7 +304,9 @@ class Interpreter:
             if first.args:
                 value = element(value, self.eval(first.args[0].value, env))
         elif head.kind == "bind":
-            value = self.binds[self._bind_key(head.target)]
+            value = bound(self.binds[self._bind_key(head.target)])
+            if first.args:                                # :t(i), an element of a bound table
+                value = element(value, self.eval(first.args[0].value, env))
         elif head.kind == "function":
             value = head.target(*[self.eval(a.value, env) for a in first.args or []])
         elif head.kind == "sqlcode":
@@ -364,14 +367,20 @@ class Interpreter:
         index = self.eval(segs[0].args[0].value, env) if segs[0].args else None
         if len(segs) == 1:
             if head.kind == "bind":
-                self.binds[self._bind_key(head.target)] = value
+                key = self._bind_key(head.target)
+                if segs[0].args:                          # :t(i) := value
+                    value = set_element(bound(self.binds[key]), index, value)
+                if isinstance(self.binds[key], BindVariable):   # cursor.var(): the value goes in it
+                    self.binds[key].assign_out(value)
+                else:
+                    self.binds[key] = value
             elif segs[0].args:                    # v(i) := value
                 env.set(head.target, set_element(env.get(head.target), index, value))
             else:
                 env.set(head.target, value)
             return
         obj = env.get(head.target) if head.kind == "var" else \
-            self.binds[self._bind_key(head.target)]
+            bound(self.binds[self._bind_key(head.target)])
         if segs[0].args:
             obj = element(obj, index)
         for seg in segs[1:-1]:

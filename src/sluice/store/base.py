@@ -501,6 +501,11 @@ class StoreSession(abc.ABC):
     def close(self) -> None:
         """Roll back anything open and release the session's resources."""
 
+    def healthy(self) -> bool:
+        """Whether the session can go on, as far as it knows without a round trip
+        (python-oracledb's ``is_healthy()``); a store whose connection can be lost says so."""
+        return True
+
     @property
     @abc.abstractmethod
     def in_transaction(self) -> bool:

@@ -108,6 +108,12 @@ class PgSession(StoreSession):
     def in_transaction(self) -> bool:
         return self._open or bool(self._deferred) or bool(self._works)
 
+    def healthy(self) -> bool:
+        """False when the transaction's connection is lost (its next call is ORA-03113);
+        a lost connection without a transaction is replaced at the next call."""
+        raw = self._raw
+        return not (self._open and (raw is None or raw.closed))
+
     def add_commit_work(self, work) -> None:
         self._works.append(work)
 
