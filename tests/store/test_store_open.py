@@ -9,7 +9,8 @@ import pytest
 
 import sluice
 from sluice.store import sqlite as sqlite_store
-from sluice.store.sqlschema import SCHEMA_VERSION
+from sluice.store.dialect import SQLITE
+from sluice.store.sqlschema import SCHEMA_VERSION, catalog_ddl
 
 
 @pytest.fixture
@@ -37,7 +38,12 @@ def test_a_new_sqlite_store_gets_the_catalog_and_an_existing_one_is_not_sent_it_
         conn.aqadm.create_queue_table(queue_table="QT", queue_payload_type="RAW")
         conn.aqadm.create_queue(queue_name="Q", queue_table="QT")
         conn.aqadm.start_queue(queue_name="Q")
-    assert len(_ddl(traced)) > 90            # the whole catalog, then the queue table's
+        assert conn.query("SELECT COUNT(*) FROM DBA_QUEUE_TABLES WHERE QUEUE_TABLE = 'QT'", None)[1][0][0] == 1
+    # the whole catalog, written from its image (store/sqliteimage.py): not a statement of
+    # it sent to the file; then the queue table's DDL
+    catalog = set(catalog_ddl(SQLITE))
+    assert len(catalog) > 90 and not catalog & set(traced)
+    assert _ddl(traced)
     traced.clear()
     with sluice.connect(dsn) as conn:        # opened again: the same catalog, nothing created
         assert _ddl([s for s in traced if "TEMP" not in s.upper()]) == []

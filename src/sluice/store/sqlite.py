@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Collection, Iterable, Iterator
 
 from ..errors import DatabaseError, ProgrammingError, ora
-from . import sqlcatalog, sqlnotify, sqlops
+from . import sqlcatalog, sqliteimage, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
@@ -205,6 +205,9 @@ class SqliteStore(Store):
         self._cond = threading.Condition(self._cond_lock)
         self._waiting = 0
         self._svc_lock = threading.RLock()
+        # a new file is written whole from the catalog's image (sqliteimage); one that exists,
+        # or came to meanwhile, is sent the DDL below when it lacks the catalog
+        sqliteimage.create(path, durable=self.synchronous != "OFF")
         self._svc = self.connect()
         self._catalog_cache: tuple[int, dict, dict] | None = None
         # the catalog version a DDL transaction commits, announced once it has (transaction)
@@ -220,7 +223,7 @@ class SqliteStore(Store):
             if version != SCHEMA_VERSION:
                 for stmt in catalog_ddl(SQLITE):
                     self._svc.execute(stmt)
-                if version is not None:     # (a new file's catalog is the current one)
+                if version is not None:     # (an empty file's catalog is the current one)
                     self._upgrade(version)
             self.locks.raise_seq_floor(max(
                 (self._svc.execute(f"SELECT COALESCE(MAX(SEQ), 0) FROM {table_name(qt)} WHERE SEQ < ?",
