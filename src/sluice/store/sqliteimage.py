@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 
 from .dialect import SQLITE
 from .sqlschema import SCHEMA_VERSION, catalog_ddl
 
 _images: dict[int, bytes] = {}
-_images_lock = threading.Lock()
 
 # bytes 18 and 19 of an SQLite file's header, its write and read format versions: 2 is WAL
 # (the journal mode every store connection sets, so the file is born in it)
@@ -33,22 +31,22 @@ _WAL_FORMAT = 2
 
 def catalog_image() -> bytes:
     """The bytes of a store file holding the whole catalog of this SCHEMA_VERSION and
-    nothing else, in WAL mode (built on first use in this process)."""
-    with _images_lock:
-        image = _images.get(SCHEMA_VERSION)
-        if image is None:
-            mem = sqlite3.connect(":memory:", isolation_level=None)
-            try:
-                mem.execute("BEGIN")
-                for stmt in catalog_ddl(SQLITE):
-                    mem.execute(stmt)
-                mem.execute("COMMIT")
-                data = bytearray(mem.serialize())
-            finally:
-                mem.close()
-            data[18] = data[19] = _WAL_FORMAT
-            image = _images[SCHEMA_VERSION] = bytes(data)
-        return image
+    nothing else, in WAL mode (built on first use in this process; no lock held while it is
+    built -- a fork then leaves none locked -- so two threads at first use build it twice)."""
+    image = _images.get(SCHEMA_VERSION)
+    if image is None:
+        mem = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            mem.execute("BEGIN")
+            for stmt in catalog_ddl(SQLITE):
+                mem.execute(stmt)
+            mem.execute("COMMIT")
+            data = bytearray(mem.serialize())
+        finally:
+            mem.close()
+        data[18] = data[19] = _WAL_FORMAT
+        image = _images.setdefault(SCHEMA_VERSION, bytes(data))
+    return image
 
 
 def create(path: str, durable: bool = True) -> bool:
