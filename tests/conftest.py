@@ -192,6 +192,32 @@ def wait_until(predicate, timeout=5.0) -> bool:
     return predicate()
 
 
+# pytest's basetemp (every tmp_path, so every SQLite test store) on tmpfs when the user gave
+# no --basetemp: the same numbered pytest-of-USER/pytest-N directories pytest makes in the
+# system's temporary directory, cleaned the same way (the last three runs kept), under
+# /dev/shm when it and the machine's memory have SHM_ROOM free. The tests prove process-crash
+# safety (kill -9), which tmpfs keeps, not power loss (as TEST_TABLESPACE); the full-disk
+# tests mount a tmpfs of their own or cap the file size (tests/store/test_sqlite_full.py).
+# DESIGN-NOTES "Test suite time".
+SHM, SHM_ROOM = "/dev/shm", 8 << 30
+
+
+def _basetemp_on_tmpfs(config) -> None:
+    if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
+        return
+    try:
+        room = os.statvfs(SHM)
+    except OSError:
+        return
+    try:   # tmpfs pages are memory: the machine's available memory, not only the mount's room
+        with open("/proc/meminfo") as f:
+            memory = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError):
+        return
+    if os.access(SHM, os.W_OK | os.X_OK) and min(room.f_bavail * room.f_frsize, memory) >= SHM_ROOM:
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = SHM    # read by pytest's getbasetemp, on first use
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker "
                                        "(with --dist loadgroup)")
@@ -199,6 +225,7 @@ def pytest_configure(config):
     # anyio) is held: referrers frozen by pytest_collection_finish are invisible to it, so it warns.
     config.addinivalue_line("filterwarnings", "ignore:It looks like `register_random`:"
                                               "hypothesis.errors.HypothesisWarning")
+    _basetemp_on_tmpfs(config)
 
 
 def pytest_collection_finish(session):
