@@ -194,7 +194,7 @@ def wait_until(predicate, timeout=5.0) -> bool:
 
 # pytest's basetemp (every tmp_path, so every SQLite test store) on tmpfs when the user gave
 # no --basetemp: the same numbered pytest-of-USER/pytest-N directories pytest makes in the
-# system's temporary directory, cleaned the same way (the last three runs kept), under
+# system's temporary directory, cleaned the same way (the last two runs kept: pyproject.toml tmp_path_retention_count), under
 # /dev/shm when it and the machine's memory have SHM_ROOM free. The tests prove process-crash
 # safety (kill -9), which tmpfs keeps, not power loss (as TEST_TABLESPACE); the full-disk
 # tests mount a tmpfs of their own or cap the file size (tests/store/test_sqlite_full.py).
