@@ -15,7 +15,9 @@ Protocol (lines of JSON): the controller writes ``{"target": "module:function", 
 "out": path, "env": {...}, "cwd": path}``; the server answers ``{"pid": n}`` and, once a child ended, ``{"exit": i,
 "code": c}`` once its ``i``-th child ended (``c`` as ``Popen.returncode``: negative for a
 signal).  :class:`Child` is the
-part of ``subprocess.Popen`` the harnesses use."""
+part of ``subprocess.Popen`` the harnesses use (``stdout.read()``: its output file once it
+ended, as a pipe's read to EOF).  tests/idap's ``CliServer`` forks ``sluice serve`` so
+(:func:`cli`, :meth:`ForkServer.popen`): ``FLEETS`` includes what serving imports."""
 
 from __future__ import annotations
 
