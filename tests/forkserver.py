@@ -15,7 +15,9 @@ Protocol (lines of JSON): the controller writes ``{"target": "module:function", 
 "out": path, "env": {...}, "cwd": path}``; the server answers ``{"pid": n}`` and, once a child ended, ``{"exit": i,
 "code": c}`` once its ``i``-th child ended (``c`` as ``Popen.returncode``: negative for a
 signal).  :class:`Child` is the
-part of ``subprocess.Popen`` the harnesses use."""
+part of ``subprocess.Popen`` the harnesses use (``stdout.read()``: its output file once it
+ended, as a pipe's read to EOF).  tests/idap's ``CliServer`` forks ``sluice serve`` so
+(:func:`cli`, :meth:`ForkServer.popen`): ``FLEETS`` includes what serving imports."""
 
 from __future__ import annotations
 
@@ -32,9 +34,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class Child:
     """A forked worker, as the harness sees a ``Popen``."""
 
-    def __init__(self, server: "ForkServer", pid: int, serial: int) -> None:
+    def __init__(self, server: "ForkServer", pid: int, serial: int, out: str) -> None:
         self.server, self.pid = server, pid
         self.serial = serial                 # the server's n-th child (a pid may be reused)
+        self.stdout = Output(self, out)
 
     @property
     def returncode(self) -> int | None:
@@ -66,6 +69,23 @@ class Child:
     def terminate(self) -> None:
         import signal
         self.send_signal(signal.SIGTERM)
+
+
+class Output:
+    """A child's stdout and stderr (its ``out`` file) as a ``Popen(stdout=PIPE,
+    stderr=STDOUT)``'s ``stdout``: :meth:`read` waits for the end of the output — the
+    child's exit — and gives the bytes not read yet."""
+
+    def __init__(self, child: Child, path: str) -> None:
+        self.child, self.path, self._pos = child, path, 0
+
+    def read(self) -> bytes:
+        self.child.wait()
+        with open(self.path, "rb") as f:
+            f.seek(self._pos)
+            data = f.read()
+        self._pos += len(data)
+        return data
 
 
 class ForkServer:
@@ -110,7 +130,23 @@ class ForkServer:
                 raise RuntimeError("the fork server did not fork in time")
             if self._dead:
                 raise RuntimeError(f"the fork server died: {self.proc.poll()}")
-            return Child(self, self._pids[before], before)
+            return Child(self, self._pids[before], before, out)
+
+    def popen(self, target: str, args: list[str], cwd: str | None = None) -> Child:
+        """:meth:`spawn` with the output into a file of the test process's own (removed at
+        its exit), read as a ``Popen``'s: ``child.stdout.read()``."""
+        global _OUT_DIR
+        with _LOCK:
+            if _OUT_DIR is None:
+                import atexit
+                import shutil
+                import tempfile
+                _OUT_DIR = tempfile.mkdtemp(prefix="forkserver-out-")
+                atexit.register(shutil.rmtree, _OUT_DIR, True)
+        import tempfile
+        fd, out = tempfile.mkstemp(suffix=".out", dir=_OUT_DIR)
+        os.close(fd)
+        return self.spawn(target, args, out, cwd)
 
     def close(self) -> None:
         """Stop the server (its children are the harness's to stop)."""
@@ -131,18 +167,37 @@ class ForkServer:
         self.close()
 
 
+SERVE = ("sluice.cli", "sluice.idap.app", "sluice.dashboard.view", "sluice.monitor.prometheus",
+         "sluice.store.sqlitesession", "sluice.store.sqloracle", "sluice.store.sqlfetch", "sluice.store.oraclecalls",
+         "sluice.store.usercolumns", "sluice.store.viewdates", "sluice.store.clockbinds", "sluice.store.sqlheadings",
+         "sluice.store.postgres", "sluice.store.pgsession", "sluice.store.pgfetch", "sluice.store.pglisten",
+         "sluice.store.pgprepared",
+         "sluice.aq.notify.register", "uvicorn.main", "uvicorn.lifespan.on", "uvicorn.loops.auto",
+         "uvicorn.loops.uvloop", "uvicorn.protocols.http.httptools_impl", "uvicorn.protocols.http.h11_impl",
+         "uvicorn.protocols.websockets.auto", "uvicorn.protocols.websockets.wsproto_impl", "uvicorn.logging",
+         "logging.config", "anyio._backends._asyncio", "anyio.streams.tls", "starlette.applications",
+         "encodings.idna")   # what ``sluice serve`` imports before it answers (lazily, in the CLI's command)
 FLEETS = ("tests.crashharness", "tests.streams.capturecrash", "tests.streams.propcrash", "sluice.streams.capture",
-          "sluice.streams.apply", "sluice.streams.propagation.runner", "sluice.cli", "sluice.dashboard",
-          "sluice.idap")   # what the kill -9 harnesses' workers import: one server for them all
+          "sluice.streams.apply", "sluice.streams.propagation.runner", "sluice.dashboard",
+          "sluice.idap", *SERVE)   # what the kill -9 harnesses' workers and `sluice serve` import: one server for all
+
+SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")   # the venv's console script
+
 
 def cli(*args: str) -> None:
-    """``sluice ARGS`` (the command line's entry point) as a forked worker's target."""
+    """``sluice ARGS`` (the command line's entry point) as a forked worker's target: what the
+    venv's ``sluice`` script runs, with the argv it would have (``sys.argv[0]``: the script;
+    V$SESSION.PROGRAM says ``sluice@host``, as for the script)."""
     from sluice.cli import main
+    from sluice.store import pgconn, sessions
+    sys.argv = [SLUICE, *args]
+    sessions.PROGRAM = pgconn.PROGRAM = sessions._program()
     main(args=list(args), prog_name="sluice")
 
 
 _SHARED: dict[tuple[str, ...], ForkServer] = {}
 _LOCK = threading.Lock()
+_OUT_DIR: str | None = None
 
 
 def shared(*preload: str) -> ForkServer:
@@ -171,6 +226,7 @@ def _child(target: str, args: list, out: str, env: dict, cwd: str) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.environ.clear()
         os.environ.update(env)
+        time.tzset()                         # TZ as the controller has it now (a new process reads it)
         os.chdir(cwd)
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 
 from tests import forkserver
 
@@ -44,3 +45,17 @@ def test_a_worker_s_exit_code_and_traceback_reach_the_harness(tmp_path):
     assert server.spawn("tests.test_forkserver:exits", ["7"], str(tmp_path / "b")).wait(30) == 7
     assert server.spawn("tests.test_forkserver:exits", ["boom"], str(tmp_path / "c")).wait(30) == 1
     assert "RuntimeError: boom" in (tmp_path / "c").read_text()
+
+
+def test_the_cli_forked_is_the_sluice_script_with_its_argv_and_output(tmp_path):
+    """``forkserver.cli`` (``sluice serve`` of tests/idap's CliServer, the fleets' ``sluice
+    run``) runs as the ``sluice`` script would: its argv, its program name in V$SESSION;
+    ``stdout.read()`` gives stdout and stderr once it ended, as a ``Popen``'s pipe."""
+    server = forkserver.shared(*forkserver.FLEETS)
+    dsn = f"sqlite:///{tmp_path / 's.db'}"
+    child = server.popen("tests.forkserver:cli", ["--dsn", dsn, "sql", "SELECT PROGRAM FROM V$SESSION"])
+    output = child.stdout.read().decode()
+    assert child.returncode == 0 and f"sluice@{socket.gethostname()}" in output, output
+    assert child.stdout.read() == b""
+    child = server.popen("tests.forkserver:cli", ["--dsn", dsn, "no-such-command"])
+    assert b"No such command 'no-such-command'" in child.stdout.read() and child.returncode == 2

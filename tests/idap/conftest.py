@@ -5,12 +5,10 @@ queues, the HTTP agent JOHN of Example 17-24 mapped as in Example 17-25)."""
 from __future__ import annotations
 
 import base64
-import os
 import pathlib
 import signal
 import socket
 import ssl
-import subprocess
 import sys
 import threading
 import time
@@ -25,6 +23,7 @@ import sluice
 from sluice import plsql
 from sluice.idap import IdapConfig, create_app
 from sluice.idap.app import IdapServer
+from tests import forkserver
 
 SEED = pathlib.Path(__file__).resolve().parents[3] / "shared" / "seeds" / "004_d2b4a38b1b332915.txt"
 if not SEED.exists():
@@ -199,7 +198,14 @@ SLUICE = pathlib.Path(sys.executable).with_name("sluice")
 class CliServer:
     """``sluice serve`` as a process of its own, on a free port, ready once its WSDL
     answers; :meth:`stop` sends SIGTERM (SIGKILL when it does not end).  ``ca_file``:
-    it serves HTTPS (``args`` give --ssl-certfile/--ssl-keyfile), checked against that CA."""
+    it serves HTTPS (``args`` give --ssl-certfile/--ssl-keyfile), checked against that CA.
+
+    The process is forked from the test process's preloaded parent (tests/forkserver.py:
+    the CLI's entry point with this argv, the test's environment and directory; its own
+    pid, signals and exit status), not started from the ``sluice`` script: an interpreter
+    start and the serve stack's imports (~1 CPU-s) per server were much of the IDAP and
+    HTTP-propagation modules' CPU.  ``proc`` is the part of a ``Popen`` the tests use
+    (``stdout.read()``: stdout and stderr, once it ended)."""
 
     def __init__(self, dsn: str, *args: str, ca_file: str | None = None) -> None:
         with socket.socket() as s:
@@ -207,9 +213,8 @@ class CliServer:
             port = s.getsockname()[1]
         self.url = f"{'https' if ca_file else 'http'}://127.0.0.1:{port}"
         verify = ssl.create_default_context(cafile=ca_file) if ca_file else True
-        self.proc = subprocess.Popen([str(SLUICE), "--dsn", dsn, "serve", "--host", "127.0.0.1",
-                                      "--port", str(port), *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.proc = forkserver.shared(*forkserver.FLEETS).popen(
+            "tests.forkserver:cli", ["--dsn", dsn, "serve", "--host", "127.0.0.1", "--port", str(port), *args])
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -239,7 +244,7 @@ class CliServer:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.kill()
             self.proc.wait()
 
 

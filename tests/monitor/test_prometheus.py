@@ -4,11 +4,8 @@ nothing without authentication and the MONITOR privilege."""
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 
 import httpx
@@ -20,6 +17,8 @@ from sluice.idap.client import Client
 from sluice.monitor import snapshot
 from sluice.monitor.prometheus import SnapshotCollector
 from sluice.streams.propagation.runner import PropagationRunner
+
+from tests import forkserver
 
 from ..idap.conftest import AGENT, AGENT_PASSWORD, start_servlet, setup_store
 from ..security.conftest import PASSWORD, create_user
@@ -174,10 +173,9 @@ def test_sluice_run_serves_metrics(dsn):
         q.enqmany([admin.msgproperties(payload=b"r") for _ in range(4)])
         admin.commit()
     port = _free_port()
-    env = dict(os.environ, PYTHONPATH=os.path.abspath("src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "sluice.cli", "--dsn", dsn, "run", "--metrics-port",
-                             str(port), "--log-level", "warning"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # `sluice run` as a process of its own, forked from the preloaded parent (tests/forkserver.py)
+    proc = forkserver.shared(*forkserver.FLEETS).popen(
+        "tests.forkserver:cli", ["--dsn", dsn, "run", "--metrics-port", str(port), "--log-level", "warning"])
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30

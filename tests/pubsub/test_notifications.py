@@ -410,3 +410,23 @@ def test_an_older_stores_registrations_view_gets_numbers(dsn):
     finally:
         conn.unsubscribe(sub)
         conn.close()
+
+
+def test_a_forked_child_stamps_its_callback_registrations_as_its_own():
+    """The token CALLBACK registrations carry (host:pid:random) is drawn again in a forked
+    child (tests/forkserver.py forks ``sluice serve`` and the fleets' workers): with its
+    parent's, the parent's liveness would answer for the child's registrations."""
+    from sluice.aq.notify import dispatcher, registration
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover — the child
+        try:
+            os.write(w, f"{registration.PROCESS}|{dispatcher._process_alive(registration.PROCESS)}".encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        token, alive = f.read().decode().split("|")
+    os.waitpid(pid, 0)
+    assert token != registration.PROCESS and token.split(":")[1] == str(pid) and alive == "True"
+    assert not dispatcher._process_alive(token)     # the child is gone

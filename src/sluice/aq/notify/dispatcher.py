@@ -24,7 +24,8 @@ from ... import constants as C
 from ...routines import registered_function
 from .channels import Event, deliver
 from .lanes import Delivery, Lanes
-from .registration import CALLBACKS, PROCESS, Registration, drop_registration
+from . import registration
+from .registration import CALLBACKS, Registration, drop_registration
 
 log = logging.getLogger("sluice.notify")
 
@@ -58,10 +59,10 @@ def _stop(store, d: "Dispatcher") -> None:
 
 def _process_alive(token: str | None) -> bool:
     """Is the process that owns a callback registration still there (same host only)?"""
-    if not token or token == PROCESS:
-        return token == PROCESS
+    if not token or token == registration.PROCESS:
+        return token == registration.PROCESS
     host, pid, _ = (token.split(":") + ["", "", ""])[:3]
-    if host != PROCESS.split(":")[0]:
+    if host != registration.PROCESS.split(":")[0]:
         return True    # another machine's: not ours to judge
     try:
         os.kill(int(pid), 0)
@@ -155,7 +156,7 @@ class Dispatcher(threading.Thread):
                 drop_registration(self.store, reg)   # its process is gone, and its callback
         regs = self.registrations()
         servable = [r for r in regs.values() if self._idle(r.id) and r.id not in self._gone
-                    and (r.protocol != "CALLBACK" or (r.process == PROCESS and r.id in CALLBACKS))]
+                    and (r.protocol != "CALLBACK" or (r.process == registration.PROCESS and r.id in CALLBACKS))]
         grouped = [r for r in servable if r.grouping_class]
         lease = max([LEASE] + [2 * r.grouping_value + LEASE for r in grouped])
         rows = self.store.claim_notifications([r.id for r in servable], lease, 500) if servable else []

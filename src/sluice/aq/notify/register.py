@@ -19,7 +19,8 @@ from ...errors import ArgumentError, Error, InterfaceError, dpy, ora
 from ...names import canonical
 from ..sharded import check_notification
 from .dispatcher import dispatcher_for
-from .registration import (CALLBACKS, PROCESS, Registration, RegInfo, Subscription, _callbacks_lock,
+from . import registration
+from .registration import (CALLBACKS, Registration, RegInfo, Subscription, _callbacks_lock,
                            drop_registration)
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def subscribe(conn: "Connection", namespace: int = C.SUBSCR_NAMESPACE_AQ,
                grouping_type, grouping_start, grouping_repeat, payload=False, context=None)
     reg.purge_on_notify = bool(qos & C.SUBSCR_QOS_DEREG_NFY)
     if kind == "CALLBACK":
-        reg.process = PROCESS
+        reg.process = registration.PROCESS
     sub = Subscription(conn, reg, callback, namespace, protocol, operations, port, ip_address)
     sub.name = name      # as given, as python-oracledb's Subscription.name (reg.name is qualified)
     if kind == "CALLBACK":

@@ -28,7 +28,19 @@ from ...names import split_qualified
 if TYPE_CHECKING:
     from ...connection import Connection
 
-PROCESS = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+PROCESS = ""
+
+
+def _draw_process() -> None:
+    """This process's token (host, pid, random) stamped on its CALLBACK registrations.
+    Drawn again in a forked child: with its parent's, the child's registrations would look
+    like the parent's — alive while the parent is, dispatched by neither."""
+    global PROCESS
+    PROCESS = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+_draw_process()
+os.register_at_fork(after_in_child=_draw_process)
 # callbacks of this process, by registration id
 CALLBACKS: dict[str, "Subscription"] = {}
 _callbacks_lock = threading.Lock()
