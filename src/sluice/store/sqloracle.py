@@ -64,6 +64,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 from typing import Collection, NamedTuple, Sequence
@@ -71,6 +72,7 @@ from typing import Collection, NamedTuple, Sequence
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
 from .oraclecalls import CALLS, arguments, call_pieces
+from .oraclefns import PG_CALLS, add_months, hex_column, pg_pieces
 from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
@@ -94,11 +96,14 @@ _TOKEN = re.compile(
 )
 # only a statement naming one of these needs the tokens
 _MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE", "DATE", "TIMESTAMP",
-          "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY")
+          "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY",
+          "GREATEST", "LEAST", "REGEXP_", "TO_NUMBER", "MONTHS_BETWEEN", "LAST_DAY", "ADD_MONTHS", "LPAD", "RPAD",
+          "RAWTOHEX")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
 _SERVER_CLOCK = frozenset({"SYSDATE", "SYSTIMESTAMP"})     # the others are the session zone's
+_ZONED = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP"})     # TIMESTAMP WITH TIME ZONE
 _USERENV = frozenset({"SESSION_USER", "CURRENT_USER", "CURRENT_SCHEMA"})
 # words that end a select list at its own depth (GROUP and ORDER only before BY:
 # LISTAGG(...) WITHIN GROUP (ORDER BY ...) stays in the item)
@@ -256,6 +261,12 @@ class _Translation:
             self._clock(i, i + 1, digits, value)     # as a datetime bind's value
         elif word in CALLS and after == "(":
             self._call(i)
+        elif word in ("ADD_MONTHS", "SYS_EXTRACT_UTC") and after == "(" and self._clock_call(i):
+            pass
+        elif word in PG_CALLS and after == "(" and not self.sqlite:
+            self.replace.update(pg_pieces(toks, i))
+        elif word == "RAWTOHEX" and after == "(" and not self.sqlite and self._on_views():
+            self.replace.update(hex_column(toks, i))
         elif word in NUM_INTERVALS and after == "(":
             self._num_interval(i)
         elif word == "INTERVAL" and self.sqlite and i + 1 < len(toks) and toks[i + 1].kind == "str":
@@ -305,6 +316,44 @@ class _Translation:
         self.replace.update(call_pieces(toks, i, self.sqlite))
         if self.sqlite and self.lookup is not None and word in _ONE_OF_ARGS:
             self._date_choice(i)
+
+    def _clock_call(self, i: int) -> bool:
+        """``ADD_MONTHS(d, n)`` of the clock, a datetime bind or a DATE literal and a number
+        (a literal or a bind) folded as the clock is, its arithmetic with it
+        (:mod:`.oraclefns`); ``SYS_EXTRACT_UTC`` of SYSTIMESTAMP (or CURRENT_TIMESTAMP) the
+        UTC clock, of anything else SLU-00001.  False: not folded (the stores answer it)."""
+        toks = self.toks
+        args, close = arguments(toks, i + 1)
+        if close < 0:
+            return False
+        if toks[i].word == "SYS_EXTRACT_UTC":
+            if len(args) != 1 or args[0][0] != args[0][1] or toks[args[0][0]].word not in _ZONED:
+                raise not_supported("SYS_EXTRACT_UTC of other than SYSTIMESTAMP or CURRENT_TIMESTAMP")
+            self._now()
+            self.dated.update(range(i, close + 1))
+            self._clock(i, close, 6, self.now.astimezone(dt.timezone.utc).replace(tzinfo=None))
+            return True
+        if len(args) != 2:
+            return False
+        (a, b), (c, d) = args
+        sign = -1 if c + 1 == d and toks[c].text == "-" else 1
+        n = toks[d]
+        if (c != d and sign > 0) or n.kind not in ("num", "bind") or n.kind == "bind" and (
+                isinstance(self.binds.peek(d), bool) or not isinstance(self.binds.peek(d), (int, float, Decimal))):
+            return False
+        t = toks[a]
+        if a == b and t.word in _DATES:
+            value = self._now(t.word).replace(microsecond=0)
+        elif a + 1 == b and t.word == "DATE" and toks[b].kind == "str":
+            value = datetime_literal("DATE", toks[b].text[1:-1])[0]
+        elif a == b and t.kind == "bind" and isinstance(self.binds.peek(a), dt.date):
+            value = self._bind_date(a)
+        else:
+            return False
+        months = Fraction(n.text) if n.kind == "num" else self.binds.days(d)
+        self.dated.update(range(i, close + 1))
+        self._clock(i, close, 0, add_months(value, sign * months))
+        return True
 
     def _cast(self, i: int) -> None:
         """``CAST(x AS DATE | TIMESTAMP)`` as Oracle answers it.  Of a view's DATE column it
