@@ -42,22 +42,22 @@ from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
 from ..sqlfunctions import null_if_empty, to_number
-from .oracledates import to_date
+from .oracledates import check_format, to_date
 from .oraclecalls import Piece, arguments, opened
 from .sqlitedays import keep_error
 
-__all__ = ["DATE_CALLS", "PG_CALLS", "add_months", "hex_column", "months_between", "pg_pieces",
+__all__ = ["DATE_CALLS", "PG_CALLS", "add_months", "hex_column", "months_between", "pg_pieces", "pg_regex_error",
            "register_oracle_functions"]
 
 # calls whose value is a date: DATE or TIMESTAMP (sqlheadings types the item so)
 DATE_CALLS = {"LAST_DAY": "DATE", "ADD_MONTHS": "DATE", "TO_TIMESTAMP": "TIMESTAMP", "SYS_EXTRACT_UTC": "TIMESTAMP"}
 PG_CALLS = frozenset({"GREATEST", "LEAST", "LPAD", "RPAD", "REGEXP_LIKE", "REGEXP_SUBSTR", "REGEXP_INSTR",
                       "REGEXP_REPLACE", "REGEXP_COUNT", "TO_NUMBER", "TO_TIMESTAMP", "LAST_DAY", "ADD_MONTHS",
-                      "MONTHS_BETWEEN", "SYS_GUID"})
+                      "MONTHS_BETWEEN", "SYS_GUID", "ASCII", "INITCAP"})
 _ARITY = {"GREATEST": (1, 255), "LEAST": (1, 255), "LPAD": (2, 3), "RPAD": (2, 3), "REGEXP_LIKE": (2, 3),
           "REGEXP_SUBSTR": (2, 6), "REGEXP_INSTR": (2, 7), "REGEXP_REPLACE": (2, 6), "REGEXP_COUNT": (2, 4),
           "TO_NUMBER": (1, 1), "TO_TIMESTAMP": (1, 2), "LAST_DAY": (1, 1), "ADD_MONTHS": (2, 2),
-          "MONTHS_BETWEEN": (2, 2), "SYS_GUID": (0, 0)}
+          "MONTHS_BETWEEN": (2, 2), "SYS_GUID": (0, 0), "ASCII": (1, 1), "INITCAP": (1, 1)}
 # where each REGEXP_ function's match parameter is (0-based), and its defaults before it
 _MATCH_AT = {"REGEXP_LIKE": 2, "REGEXP_SUBSTR": 4, "REGEXP_INSTR": 5, "REGEXP_REPLACE": 5, "REGEXP_COUNT": 3}
 _DEFAULTS = {"REGEXP_LIKE": (), "REGEXP_SUBSTR": ("1", "1"), "REGEXP_INSTR": ("1", "1", "0"),
@@ -142,6 +142,16 @@ _CLASSES = {"alpha": r"a-zA-Z", "digit": r"0-9", "alnum": r"a-zA-Z0-9", "upper":
 # Python's complaint about a pattern -> Oracle's error
 _REGEX_ERRORS = (("parenthesis", 12725), ("subpattern", 12725), ("character set", 12726),
                  ("group reference", 12727), ("invalid group", 12727), ("range", 12728), ("repeat", 12732))
+
+
+# PostgreSQL's "invalid regular expression: …" -> Oracle's error
+_PG_REGEX_ERRORS = (("parentheses", 12725), ("brackets", 12726), ("backreference", 12727), ("range", 12728),
+                    ("class", 12729), ("braces", 12732), ("repetition", 12732))
+
+
+def pg_regex_error(message: str) -> DatabaseError:
+    """Oracle's error for the bad regular expression PostgreSQL's ``message`` is about."""
+    return ora(next((code for word, code in _PG_REGEX_ERRORS if word in message), 12722))
 
 
 def _flags(match: Any) -> int:
@@ -408,6 +418,10 @@ def pg_pieces(toks: Sequence, i: int) -> dict[int, Piece]:
         else:
             put(head, "CAST(TO_TIMESTAMP(")
             put(end, ") AS TIMESTAMP)")
+            a, b = args[1]
+            if a == b and toks[a].kind == "str":       # Oracle's FF (9 digits) as PostgreSQL's FF6
+                check_format(toks[a].text[1:-1].replace("''", "'"))
+                pieces[toks[a].start] = (toks[a].end, re.sub(r"(?i)FF[1-9]?", "FF6", toks[a].text))
             return pieces
         put(end, " AS TIMESTAMP)")
     elif name == "LAST_DAY":
