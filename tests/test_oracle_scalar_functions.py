@@ -2,7 +2,7 @@
 GREATEST / LEAST (NULL when an argument is), REGEXP_LIKE / _SUBSTR / _INSTR / _COUNT /
 _REPLACE (POSIX classes, match parameters, every match replaced), TO_NUMBER,
 TO_TIMESTAMP, ADD_MONTHS (the last-day rule; of the clock with its arithmetic),
-MONTHS_BETWEEN, LAST_DAY, SYS_EXTRACT_UTC, LPAD / RPAD, INITCAP, ASCII, CHR, SYS_GUID,
+MONTHS_BETWEEN, LAST_DAY, NEXT_DAY, SYS_EXTRACT_UTC, LPAD / RPAD, INITCAP, ASCII, CHR, SYS_GUID,
 RAWTOHEX of the views' MSG_ID — '' as NULL, Oracle's errors (store/oraclefns.py)."""
 
 from __future__ import annotations
@@ -13,20 +13,9 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
+from tests.test_oracle_functions import _code, _one as _rows
 
 D = dt.datetime
-
-
-def _rows(conn, sql, binds=None):
-    cur = conn.cursor()
-    cur.execute(sql, binds or {})
-    return cur.fetchall()
-
-
-def _code(conn, sql):
-    with pytest.raises(sluice.Error) as e:
-        _rows(conn, sql)
-    return e.value.full_code
 
 
 @pytest.mark.parametrize("sql, row", [
@@ -75,7 +64,13 @@ def _code(conn, sql):
     ("SELECT LPAD('x', 0), LPAD('', 3, '0'), LPAD('x', 3, ''), RPAD(NULL, 2) FROM DUAL", (None, None, None, None)),
     ("SELECT INITCAP('hello wORLD-foo'), INITCAP(''), ASCII('A'), ASCII(''), CHR(66) FROM DUAL",
      ("Hello World-Foo", None, 65, None, "B")),
+    ("SELECT TRIM('x' FROM 'xxaxx'), TRIM(LEADING 'x' FROM 'xxa'), TRIM(TRAILING 'x' FROM 'axx'), "
+     "TRIM(BOTH FROM '  a  '), TRIM('x' FROM 'xx'), LTRIM('xyxa', 'xy'), RTRIM('axyx', 'xy') FROM DUAL",
+     ("a", "a", "a", "a", None, "a", "a")),
     ("SELECT RAWTOHEX(HEXTORAW('0a1b')), HEXTORAW('0a1b') FROM DUAL", ("0A1B", b"\n\x1b")),
+    ("SELECT NEXT_DAY(DATE '2026-11-30', 'FRIDAY'), NEXT_DAY(TIMESTAMP '2026-12-04 10:00:00', 'fri'), "
+     "NEXT_DAY(d, 'MON') FROM (SELECT DATE '2026-11-30' d FROM DUAL)",
+     (D(2026, 12, 4), D(2026, 12, 11, 10), D(2026, 12, 7))),
 ])
 def test_oracle_answers_on_both_stores(conn, sql, row):
     assert _rows(conn, sql) == [row]
@@ -87,6 +82,9 @@ def test_oracle_answers_on_both_stores(conn, sql, row):
     ("SELECT REGEXP_SUBSTR('a', '[a') FROM DUAL", "ORA-12726"),
     ("SELECT REGEXP_COUNT('a', 'a', 1, 'q') FROM DUAL", "ORA-01760"),
     ("SELECT SYS_EXTRACT_UTC(LOCALTIMESTAMP) FROM DUAL", "SLU-00001"),
+    ("SELECT NEXT_DAY(DATE '2026-11-30', 'XX') FROM DUAL", "ORA-01846"),
+    ("SELECT TRIM('xy' FROM 'xxaxx') FROM DUAL", "ORA-30001"),
+    ("SELECT TO_NUMBER('1,5', '9,9') FROM DUAL", "SLU-00001"),
 ])
 def test_oracle_errors(conn, sql, code):
     assert _code(conn, sql) == code
@@ -98,8 +96,9 @@ def test_the_clock_plus_months_and_its_arithmetic(conn):
     (days, date), = _rows(conn, "SELECT ADD_MONTHS(SYSDATE, 1) - SYSDATE, ADD_MONTHS(SYSDATE, 0) FROM DUAL")
     assert days in (28, 29, 30, 31) and type(days) is int
     assert type(date) is D and date.microsecond == 0 and abs(date - D.now()) < dt.timedelta(minutes=1)
-    assert _rows(conn, "SELECT ADD_MONTHS(:d, :n) FROM DUAL", {"d": D(2026, 1, 31, 9, 30), "n": 1}) == [
-        (D(2026, 2, 28, 9, 30),)]
+    cur = conn.cursor()
+    cur.execute("SELECT ADD_MONTHS(:d, :n) FROM DUAL", {"d": D(2026, 1, 31, 9, 30), "n": 1})
+    assert cur.fetchall() == [(D(2026, 2, 28, 9, 30),)]
 
 
 def test_sys_extract_utc_of_the_clock(conn):

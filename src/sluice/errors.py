@@ -108,6 +108,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1722: (DataError, "invalid number: {0}"),
     1760: (ProgrammingError, "illegal argument for function"),
     # regular expressions (REGEXP_LIKE …: store/oraclefns.py)
+    30001: (DataError, "trim set should have only one character"),
     12722: (DataError, "regular expression internal error"),
     12725: (DataError, "unmatched parentheses in regular expression"),
     12726: (DataError, "unmatched bracket in regular expression"),
@@ -130,6 +131,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1839: (DataError, "date not valid for month specified"),
     1841: (DataError, "(full) year must be between -4713 and +9999, and not be 0"),
     1843: (DataError, "not a valid month"),
+    1846: (DataError, "not a valid day of the week"),
     1847: (DataError, "day of month must be between 1 and last day of month"),
     1850: (DataError, "hour must be between 0 and 23"),
     1851: (DataError, "minutes must be between 0 and 59"),

@@ -2,8 +2,8 @@
 
 SQLite has none of them: :func:`register_oracle_functions` gives every SQLite connection
 Python ones under Oracle's names (GREATEST, LEAST, REGEXP_LIKE / _SUBSTR / _INSTR /
-_REPLACE / _COUNT, TO_NUMBER, TO_TIMESTAMP, ADD_MONTHS, MONTHS_BETWEEN, LAST_DAY, LPAD,
-RPAD, INITCAP, ASCII, CHR, SYS_GUID), so a statement needs no translation there: NULL in
+_REPLACE / _COUNT, TO_NUMBER, TO_TIMESTAMP, ADD_MONTHS, MONTHS_BETWEEN, LAST_DAY, NEXT_DAY,
+LPAD, RPAD, INITCAP, ASCII, CHR, SYS_GUID), so a statement needs no translation there: NULL in
 is NULL out, '' is NULL, an Oracle error is kept for the session to raise
 (:func:`.sqlitedays.keep_error`: SQLite says only that a function raised); a date is the
 text SQLite's dates are (``YYYY-MM-DD HH:MM:SS[.ffffff]``), typed back into a datetime by
@@ -24,7 +24,13 @@ instead (:mod:`.sqloracle` hands it each call of :data:`PG_CALLS`):
   of a month to the last day of the other) / ``MONTHS_BETWEEN`` (whole months for the same
   day or two last days, else the days over 31) as subqueries over their arguments;
 * ``SYS_GUID()`` 16 random bytes, a RAW as python-oracledb fetches it;
+* ``NEXT_DAY(d, 'FRIDAY')`` (a day named by a literal; ORA-01846 for no day's name);
 * ``RAWTOHEX(MSG_ID)`` of a view (PostgreSQL's MSG_ID is its hex, text: :func:`hex_column`).
+
+On both stores ``TRIM([LEADING | TRAILING | BOTH] [c] FROM s)`` (:func:`trim_from`: SQLite
+cannot parse it) and an empty TRIM is NULL; ``ADD_MONTHS`` of the clock, a datetime bind or
+a DATE literal, and ``SYS_EXTRACT_UTC(SYSTIMESTAMP)``, are folded by :mod:`.sqloracle` as
+the clock is (:func:`add_months`), so that its date arithmetic goes on working.
 
 ``TO_NUMBER`` / ``TO_TIMESTAMP`` with a format model other than a date's, and a
 non-literal regular-expression match parameter on PostgreSQL, are refused (SLU-00001).
@@ -46,18 +52,20 @@ from .oracledates import check_format, to_date
 from .oraclecalls import Piece, arguments, opened
 from .sqlitedays import keep_error
 
-__all__ = ["DATE_CALLS", "PG_CALLS", "add_months", "hex_column", "months_between", "pg_pieces", "pg_regex_error",
-           "register_oracle_functions"]
+__all__ = ["DATE_CALLS", "PG_CALLS", "add_months", "hex_column", "months_between", "next_day", "pg_pieces",
+           "pg_regex_error", "register_oracle_functions", "trim_from"]
 
 # calls whose value is a date: DATE or TIMESTAMP (sqlheadings types the item so)
-DATE_CALLS = {"LAST_DAY": "DATE", "ADD_MONTHS": "DATE", "TO_TIMESTAMP": "TIMESTAMP", "SYS_EXTRACT_UTC": "TIMESTAMP"}
+DATE_CALLS = {"LAST_DAY": "DATE", "ADD_MONTHS": "DATE", "NEXT_DAY": "DATE", "TO_TIMESTAMP": "TIMESTAMP",
+              "SYS_EXTRACT_UTC": "TIMESTAMP"}
 PG_CALLS = frozenset({"GREATEST", "LEAST", "LPAD", "RPAD", "REGEXP_LIKE", "REGEXP_SUBSTR", "REGEXP_INSTR",
                       "REGEXP_REPLACE", "REGEXP_COUNT", "TO_NUMBER", "TO_TIMESTAMP", "LAST_DAY", "ADD_MONTHS",
-                      "MONTHS_BETWEEN", "SYS_GUID", "ASCII", "INITCAP"})
+                      "MONTHS_BETWEEN", "SYS_GUID", "ASCII", "INITCAP", "NEXT_DAY"})
 _ARITY = {"GREATEST": (1, 255), "LEAST": (1, 255), "LPAD": (2, 3), "RPAD": (2, 3), "REGEXP_LIKE": (2, 3),
           "REGEXP_SUBSTR": (2, 6), "REGEXP_INSTR": (2, 7), "REGEXP_REPLACE": (2, 6), "REGEXP_COUNT": (2, 4),
-          "TO_NUMBER": (1, 1), "TO_TIMESTAMP": (1, 2), "LAST_DAY": (1, 1), "ADD_MONTHS": (2, 2),
-          "MONTHS_BETWEEN": (2, 2), "SYS_GUID": (0, 0), "ASCII": (1, 1), "INITCAP": (1, 1)}
+          "TO_NUMBER": (1, 3), "TO_TIMESTAMP": (1, 2), "LAST_DAY": (1, 1), "ADD_MONTHS": (2, 2),
+          "MONTHS_BETWEEN": (2, 2), "SYS_GUID": (0, 0), "ASCII": (1, 1), "INITCAP": (1, 1),
+          "NEXT_DAY": (2, 2)}
 # where each REGEXP_ function's match parameter is (0-based), and its defaults before it
 _MATCH_AT = {"REGEXP_LIKE": 2, "REGEXP_SUBSTR": 4, "REGEXP_INSTR": 5, "REGEXP_REPLACE": 5, "REGEXP_COUNT": 3}
 _DEFAULTS = {"REGEXP_LIKE": (), "REGEXP_SUBSTR": ("1", "1"), "REGEXP_INSTR": ("1", "1", "0"),
@@ -90,6 +98,24 @@ def months_between(a: datetime, b: datetime) -> Fraction:
     since = (a - a.replace(day=1, hour=0, minute=0, second=0, microsecond=0)) - (
         b - b.replace(day=1, hour=0, minute=0, second=0, microsecond=0))
     return months + Fraction(since // timedelta(microseconds=1), 31 * 86400 * 10**6)
+
+
+_DAYS = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
+
+
+def weekday(name: Any) -> int:
+    """Monday 0 … Sunday 6 for a day's English name or its first three letters or more
+    (ORA-01846 for none)."""
+    word = _text(name).strip().upper()
+    for k, day in enumerate(_DAYS):
+        if len(word) >= 3 and day.startswith(word):
+            return k
+    raise ora(1846)
+
+
+def next_day(d: datetime, name: Any) -> datetime:
+    """Oracle's ``NEXT_DAY(d, 'FRIDAY')``: the first such day after ``d`` (its time kept)."""
+    return d + timedelta(days=(weekday(name) - d.weekday() - 1) % 7 + 1)
 
 
 def _pad(left: bool) -> Callable[..., Any]:
@@ -259,9 +285,14 @@ def _to_timestamp(text: Any, fmt: Any = None) -> str:
     return _date_text(to_date(_text(text), _text(fmt), fraction=True))
 
 
-def _number(v: Any) -> Any:
+def _number(v: Any, fmt: Any = None, nls: Any = None) -> Any:
+    if fmt is not None:
+        raise not_supported(_NUMBER_MODEL)
     n = to_number(_text(v).strip()) if isinstance(v, str) else v
     return float(n) if not isinstance(n, (int, float)) else n
+
+
+_NUMBER_MODEL = "TO_NUMBER with a format model (Sluice reads a number's text as Oracle's default does)"
 
 
 def _answer(value: Any) -> Any:
@@ -274,10 +305,11 @@ _SQLITE: dict[str, tuple[Callable[..., Any], int, int]] = {
     "GREATEST": (_extreme(max), -1, -1), "LEAST": (_extreme(min), -1, -1),
     "REGEXP_LIKE": (_regexp_like, 2, 3), "REGEXP_SUBSTR": (_regexp_substr, 2, 6),
     "REGEXP_INSTR": (_regexp_instr, 2, 7), "REGEXP_COUNT": (_regexp_count, 2, 4),
-    "TO_NUMBER": (_number, 1, 1), "TO_TIMESTAMP": (_to_timestamp, 1, 2),
+    "TO_NUMBER": (_number, 1, 3), "TO_TIMESTAMP": (_to_timestamp, 1, 2),
     "ADD_MONTHS": (lambda d, n: _date_text(add_months(_date(d), float(n))), 2, 2),
     "MONTHS_BETWEEN": (lambda a, b: months_between(_date(a), _date(b)), 2, 2),
     "LAST_DAY": (lambda d: _date_text(last_day(_date(d))), 1, 1),
+    "NEXT_DAY": (lambda d, name: _date_text(next_day(_date(d), name)), 2, 2),
     "LPAD": (_pad(True), 2, 3), "RPAD": (_pad(False), 2, 3), "INITCAP": (_initcap, 1, 1),
     "ASCII": (_ascii, 1, 1), "CHR": (_chr, 1, 1),
 }
@@ -348,6 +380,31 @@ def _literal_text(toks: Sequence, a: int, b: int) -> str | None:
 
 # the views' columns of a RAW shown as its hex (a message's id: PostgreSQL's text)
 _HEX_COLUMNS = frozenset({"MSG_ID", "ORIGINAL_MSGID"})
+_TRIMS = {"LEADING": "LTRIM", "TRAILING": "RTRIM", "BOTH": "TRIM"}
+
+
+def trim_from(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
+    """``TRIM([LEADING | TRAILING | BOTH] [c] FROM s)`` (SQLite cannot parse it) as
+    ``LTRIM`` / ``RTRIM`` / ``TRIM(s[, c])`` (PostgreSQL: ``BTRIM``) — ``c`` a literal or
+    a bind (else SLU-00001), of one character (ORA-30001, PostgreSQL would trim a set);
+    an empty answer of any TRIM is NULL, Oracle's ''."""
+    args, close = arguments(toks, i + 1)
+    if close < 0 or len(args) != 1:
+        return {}
+    first, last = args[0]
+    head, end = (toks[i].start, toks[i + 1].end), (toks[close].start, toks[close].end)
+    at = next((k for k in range(first, last + 1) if toks[k].word == "FROM"), None)
+    if at is None:
+        return {head[0]: (head[1], "NULLIF(TRIM("), end[0]: (end[1], "), '')")}
+    k, fn = first, "TRIM" if sqlite else "BTRIM"
+    if toks[k].word in _TRIMS:
+        fn, k = _TRIMS[toks[k].word] if toks[k].word != "BOTH" else fn, k + 1
+    if k < at and (k + 1 != at or toks[k].kind not in ("str", "bind")):
+        raise not_supported("TRIM of other than a literal or a bind character")
+    if k < at and toks[k].kind == "str" and len(toks[k].text[1:-1].replace("''", "'")) != 1:
+        raise ora(30001)
+    char = ", " + toks[k].text if k < at else ""
+    return {head[0]: (toks[at].end, "NULLIF(" + fn + "("), end[0]: (end[1], char + "), '')")}
 
 
 def hex_column(toks: Sequence, i: int) -> dict[int, Piece]:
@@ -410,6 +467,8 @@ def pg_pieces(toks: Sequence, i: int) -> dict[int, Piece]:
             tail += "), ''"
         put(end, tail + ")")
     elif name == "TO_NUMBER":
+        if len(args) > 1:
+            raise not_supported(_NUMBER_MODEL)
         put(head, "CAST(")
         put(end, " AS NUMERIC)")
     elif name == "TO_TIMESTAMP":
@@ -446,6 +505,15 @@ def pg_pieces(toks: Sequence, i: int) -> dict[int, Piece]:
                   "sluice_b - DATE_TRUNC('month', sluice_b))) / 2678400 END FROM (VALUES (CAST(")
         put(commas[0], " AS TIMESTAMP), CAST(")
         put(end, " AS TIMESTAMP))) AS sluice_values(sluice_a, sluice_b))")
+    elif name == "NEXT_DAY":
+        a, b = args[1]
+        if a != b or toks[a].kind != "str":
+            raise not_supported("NEXT_DAY of a day named other than by a literal")
+        day = (weekday(toks[a].text[1:-1]) + 1) % 7            # PostgreSQL's DOW: Sunday 0
+        put(head, "(SELECT sluice_d + MAKE_INTERVAL(days => (" + str(day) + " - CAST(EXTRACT(DOW FROM sluice_d) "
+                  "AS INTEGER) + 6) % 7 + 1) FROM (VALUES (CAST(")
+        pieces[commas[0].start] = (toks[b].end, " AS TIMESTAMP))) AS sluice_values(sluice_d)")
+        put(end, ")")
     elif name == "SYS_GUID":
         put((toks[i].start, end[1]), "DECODE(MD5(RANDOM()::TEXT || CLOCK_TIMESTAMP()::TEXT), 'hex')")
     return pieces

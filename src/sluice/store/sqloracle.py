@@ -44,7 +44,11 @@ which has no Oracle session: :func:`oracle_words` replaces
   column (:func:`.viewdates.truncated`) is a DATE;
 * ``DATE '…'`` / ``TIMESTAMP '…'`` literals and ``TO_DATE('text', 'fmt')`` of literals
   (:mod:`.oracledates`) as a datetime bind's value; NVL, NVL2, DECODE, SUBSTR, INSTR,
-  LENGTH, TO_CHAR, TO_DATE as both stores answer them alike (:mod:`.oraclecalls`);
+  LENGTH, TO_CHAR, TO_DATE as both stores answer them alike (:mod:`.oraclecalls`); GREATEST,
+  LEAST, REGEXP_*, TO_NUMBER, TO_TIMESTAMP, ADD_MONTHS, MONTHS_BETWEEN, LAST_DAY, NEXT_DAY, LPAD,
+  RPAD, TRIM … FROM, SYS_GUID as Oracle answers them (:mod:`.oraclefns`: SQLite's functions of
+  those names, PostgreSQL's calls rewritten), ``ADD_MONTHS`` / ``SYS_EXTRACT_UTC`` of the
+  clock folded with it;
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
@@ -72,7 +76,7 @@ from typing import Collection, NamedTuple, Sequence
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
 from .oraclecalls import CALLS, arguments, call_pieces
-from .oraclefns import PG_CALLS, add_months, hex_column, pg_pieces
+from .oraclefns import PG_CALLS, add_months, hex_column, pg_pieces, trim_from
 from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
@@ -98,7 +102,7 @@ _TOKEN = re.compile(
 _MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE", "DATE", "TIMESTAMP",
           "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY",
           "GREATEST", "LEAST", "REGEXP_", "TO_NUMBER", "MONTHS_BETWEEN", "LAST_DAY", "ADD_MONTHS", "LPAD", "RPAD",
-          "RAWTOHEX")
+          "NEXT_DAY", "RAWTOHEX", "TRIM")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -267,6 +271,8 @@ class _Translation:
             self.replace.update(pg_pieces(toks, i))
         elif word == "RAWTOHEX" and after == "(" and not self.sqlite and self._on_views():
             self.replace.update(hex_column(toks, i))
+        elif word == "TRIM" and after == "(":
+            self.replace.update(trim_from(toks, i, self.sqlite))
         elif word in NUM_INTERVALS and after == "(":
             self._num_interval(i)
         elif word == "INTERVAL" and self.sqlite and i + 1 < len(toks) and toks[i + 1].kind == "str":
