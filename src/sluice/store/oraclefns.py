@@ -52,7 +52,7 @@ from .oracledates import check_format, to_date
 from .oraclecalls import Piece, arguments, opened
 from .sqlitedays import keep_error
 
-__all__ = ["DATE_CALLS", "PG_CALLS", "add_months", "hex_column", "months_between", "next_day", "pg_pieces",
+__all__ = ["DATE_CALLS", "PG_CALLS", "add_months", "hex_column", "last_day", "months_between", "next_day", "pg_pieces",
            "pg_regex_error", "register_oracle_functions", "trim_from"]
 
 # calls whose value is a date: DATE or TIMESTAMP (sqlheadings types the item so)

@@ -76,7 +76,7 @@ from typing import Collection, NamedTuple, Sequence
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
 from .oraclecalls import CALLS, arguments, call_pieces
-from .oraclefns import PG_CALLS, add_months, hex_column, pg_pieces, trim_from
+from .oraclefns import DATE_CALLS, PG_CALLS, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
 from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
@@ -265,7 +265,7 @@ class _Translation:
             self._clock(i, i + 1, digits, value)     # as a datetime bind's value
         elif word in CALLS and after == "(":
             self._call(i)
-        elif word in ("ADD_MONTHS", "SYS_EXTRACT_UTC") and after == "(" and self._clock_call(i):
+        elif word in DATE_CALLS and after == "(" and self._clock_call(i):
             pass
         elif word in PG_CALLS and after == "(" and not self.sqlite:
             self.replace.update(pg_pieces(toks, i))
@@ -324,41 +324,50 @@ class _Translation:
             self._date_choice(i)
 
     def _clock_call(self, i: int) -> bool:
-        """``ADD_MONTHS(d, n)`` of the clock, a datetime bind or a DATE literal and a number
-        (a literal or a bind) folded as the clock is, its arithmetic with it
-        (:mod:`.oraclefns`); ``SYS_EXTRACT_UTC`` of SYSTIMESTAMP (or CURRENT_TIMESTAMP) the
-        UTC clock, of anything else SLU-00001.  False: not folded (the stores answer it)."""
-        toks = self.toks
+        """``ADD_MONTHS(d, n)`` (``n`` a number or a bind), ``LAST_DAY(d)``, ``NEXT_DAY(d,
+        'day')`` of the clock, a datetime bind or a DATE literal folded as the clock is, its
+        arithmetic with it (:mod:`.oraclefns`); ``SYS_EXTRACT_UTC`` of SYSTIMESTAMP (or
+        CURRENT_TIMESTAMP) the UTC clock, of anything else SLU-00001.  False: not folded (the
+        stores answer it) — but arithmetic on such a date of a column is SLU-00001, neither
+        store counting it in days."""
+        toks, word = self.toks, self.toks[i].word
         args, close = arguments(toks, i + 1)
-        if close < 0:
+        if close < 0 or not args:
             return False
-        if toks[i].word == "SYS_EXTRACT_UTC":
+        if word == "SYS_EXTRACT_UTC":
             if len(args) != 1 or args[0][0] != args[0][1] or toks[args[0][0]].word not in _ZONED:
                 raise not_supported("SYS_EXTRACT_UTC of other than SYSTIMESTAMP or CURRENT_TIMESTAMP")
             self._now()
             self.dated.update(range(i, close + 1))
             self._clock(i, close, 6, self.now.astimezone(dt.timezone.utc).replace(tzinfo=None))
             return True
-        if len(args) != 2:
-            return False
-        (a, b), (c, d) = args
-        sign = -1 if c + 1 == d and toks[c].text == "-" else 1
-        n = toks[d]
-        if (c != d and sign > 0) or n.kind not in ("num", "bind") or n.kind == "bind" and (
-                isinstance(self.binds.peek(d), bool) or not isinstance(self.binds.peek(d), (int, float, Decimal))):
-            return False
-        t = toks[a]
-        if a == b and t.word in _DATES:
+        (a, b), *rest = args
+        t, fold = toks[a], None
+        if word == "ADD_MONTHS" and len(rest) == 1:
+            c, d = rest[0]
+            sign, n = -1 if c + 1 == d and toks[c].text == "-" else 1, toks[d]
+            if (c == d or sign < 0) and (n.kind == "num" or n.kind == "bind" and not isinstance(
+                    self.binds.peek(d), bool) and isinstance(self.binds.peek(d), (int, float, Decimal))):
+                def fold(value):
+                    return add_months(value, sign * (Fraction(n.text) if n.kind == "num" else self.binds.days(d)))
+        elif word == "LAST_DAY" and not rest:
+            fold = last_day
+        elif word == "NEXT_DAY" and len(rest) == 1 and rest[0][0] == rest[0][1] and toks[rest[0][0]].kind == "str":
+            def fold(value):
+                return next_day(value, toks[rest[0][0]].text[1:-1])
+        if fold is not None and a == b and t.word in _DATES:
             value = self._now(t.word).replace(microsecond=0)
-        elif a + 1 == b and t.word == "DATE" and toks[b].kind == "str":
+        elif fold is not None and a + 1 == b and t.word == "DATE" and toks[b].kind == "str":
             value = datetime_literal("DATE", toks[b].text[1:-1])[0]
-        elif a == b and t.kind == "bind" and isinstance(self.binds.peek(a), dt.date):
+        elif fold is not None and a == b and t.kind == "bind" and isinstance(self.binds.peek(a), dt.date):
             value = self._bind_date(a)
         else:
+            if (close + 1 < len(toks) and toks[close + 1].text in ("+", "-")) or toks[i - 1].text in ("+", "-"):
+                raise not_supported(f"date arithmetic on {word}(…) of other than the clock, a datetime bind or "
+                                    "a DATE literal")
             return False
-        months = Fraction(n.text) if n.kind == "num" else self.binds.days(d)
         self.dated.update(range(i, close + 1))
-        self._clock(i, close, 0, add_months(value, sign * months))
+        self._clock(i, close, 0, fold(value))
         return True
 
     def _cast(self, i: int) -> None:
