@@ -32,8 +32,8 @@ cannot parse it) and an empty TRIM is NULL; ``ADD_MONTHS`` of the clock, a datet
 a DATE literal, and ``SYS_EXTRACT_UTC(SYSTIMESTAMP)``, are folded by :mod:`.sqloracle` as
 the clock is (:func:`add_months`), so that its date arithmetic goes on working.
 
-``TO_NUMBER`` / ``TO_TIMESTAMP`` with a format model other than a date's, and a
-non-literal regular-expression match parameter on PostgreSQL, are refused (SLU-00001).
+``TO_NUMBER`` with a format model, ``DUMP`` (:data:`REFUSED`), and a non-literal
+regular-expression match parameter on PostgreSQL, are refused (SLU-00001).
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ from .oracledates import check_format, to_date
 from .oraclecalls import Piece, arguments, opened
 from .sqlitedays import keep_error
 
-__all__ = ["DATE_CALLS", "PG_CALLS", "add_months", "hex_column", "last_day", "months_between", "next_day", "pg_pieces",
-           "pg_regex_error", "register_oracle_functions", "trim_from"]
+__all__ = ["DATE_CALLS", "PG_CALLS", "REFUSED", "add_months", "hex_column", "last_day", "months_between",
+           "next_day", "pg_pieces", "pg_regex_error", "register_oracle_functions", "trim_from"]
 
 # calls whose value is a date: DATE or TIMESTAMP (sqlheadings types the item so)
 DATE_CALLS = {"LAST_DAY": "DATE", "ADD_MONTHS": "DATE", "NEXT_DAY": "DATE", "TO_TIMESTAMP": "TIMESTAMP",
@@ -376,6 +376,10 @@ def _literal_text(toks: Sequence, a: int, b: int) -> str | None:
     if a == b and toks[a].word == "NULL":
         return None
     raise not_supported("a regular expression's match parameter other than a literal")
+
+
+# functions refused on both stores (SLU-00001) rather than answered otherwise
+REFUSED = {"DUMP": "DUMP (Oracle's internal representation of a value)"}
 
 
 # the views' columns of a RAW shown as its hex (a message's id: PostgreSQL's text)

@@ -76,7 +76,7 @@ from typing import Collection, NamedTuple, Sequence
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
 from .oraclecalls import CALLS, arguments, call_pieces
-from .oraclefns import DATE_CALLS, PG_CALLS, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
+from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
 from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
@@ -102,7 +102,7 @@ _TOKEN = re.compile(
 _MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE", "DATE", "TIMESTAMP",
           "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY",
           "GREATEST", "LEAST", "REGEXP_", "TO_NUMBER", "MONTHS_BETWEEN", "LAST_DAY", "ADD_MONTHS", "LPAD", "RPAD",
-          "NEXT_DAY", "RAWTOHEX", "TRIM")
+          "NEXT_DAY", "RAWTOHEX", "TRIM", "DUMP")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -271,6 +271,8 @@ class _Translation:
             self.replace.update(pg_pieces(toks, i))
         elif word == "RAWTOHEX" and after == "(" and not self.sqlite and self._on_views():
             self.replace.update(hex_column(toks, i))
+        elif word in REFUSED and after == "(":
+            raise not_supported(REFUSED[word])
         elif word == "TRIM" and after == "(":
             self.replace.update(trim_from(toks, i, self.sqlite))
         elif word in NUM_INTERVALS and after == "(":
