@@ -29,7 +29,7 @@ from typing import NamedTuple, Sequence
 from ..errors import not_supported, ora
 from .oracledates import check_format
 
-__all__ = ["CALLS", "Copy", "arguments", "call_pieces"]
+__all__ = ["CALLS", "Copy", "Piece", "arguments", "call_pieces", "opened"]
 
 CALLS = frozenset({"NVL", "NVL2", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "TO_DATE"})
 _ARITY = {"NVL": (2, 2), "NVL2": (3, 3), "DECODE": (3, 255), "SUBSTR": (2, 3), "INSTR": (2, 4),
@@ -75,19 +75,28 @@ def arguments(toks: Sequence, open_: int) -> tuple[list[tuple[int, int]], int]:
 Piece = tuple[int, "str | tuple[str | Copy, ...]"]     # (end, text)
 
 
-def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
-    """What replaces which pieces of the call of ``toks[i]`` (a name of :data:`CALLS`)."""
-    name = toks[i].word
+def opened(toks: Sequence, i: int, lo: int, hi: int) -> tuple[list[tuple[int, int]], int, dict[int, Piece]]:
+    """The arguments of the call of ``toks[i]`` and its ``)`` (:func:`arguments`; ORA-00909
+    for fewer than ``lo`` or more than ``hi``), and the pieces making its '' arguments NULL
+    (Oracle's empty string)."""
     args, close = arguments(toks, i + 1)
     if close < 0:
-        return {}
-    lo, hi = _ARITY[name]
+        return args, close, {}
     if not lo <= len(args) <= hi:
         raise ora(909)
     pieces: dict[int, Piece] = {}
-    for a, b in args:                           # Oracle's '' is NULL
+    for a, b in args:
         if a == b and toks[a].text == "''":
             pieces[toks[a].start] = (toks[a].end, "NULL")
+    return args, close, pieces
+
+
+def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
+    """What replaces which pieces of the call of ``toks[i]`` (a name of :data:`CALLS`)."""
+    name = toks[i].word
+    args, close, pieces = opened(toks, i, *_ARITY[name])
+    if close < 0:
+        return {}
     head, comma = (toks[i].start, toks[i + 1].end), [toks[b + 1] for _, b in args[:-1]]
     end = (toks[close].start, toks[close].end)
     if name == "NVL2":

@@ -47,16 +47,23 @@ def check_format(fmt: str) -> list[str]:
     return elements
 
 
-def to_date(text: str, fmt: str) -> datetime:
+def to_date(text: str, fmt: str, fraction: bool = False) -> datetime:
     """Oracle's ``TO_DATE(text, fmt)``: a DATE (whole seconds, the time 00:00:00 where the
-    model has none; the year, month and day default to the current ones as in Oracle)."""
+    model has none; the year, month and day default to the current ones as in Oracle);
+    with ``fraction``, ``TO_TIMESTAMP``'s (``FF``: the second's fraction, to microseconds)."""
     elements = check_format(fmt)
     now = datetime.now()
-    got = {"Y": now.year, "M": now.month, "D": 1, "H": 0, "N": 0, "S": 0}
+    got = {"Y": now.year, "M": now.month, "D": 1, "H": 0, "N": 0, "S": 0, "F": 0}
     pm, at, rest = None, 0, text.strip()
     for element in elements:
         key = element.upper()
         if key == "FM":
+            continue
+        if key.startswith("FF") and fraction:
+            digits = re.match(r"\d{1,%s}" % (key[2:] or "9"), rest[at:])
+            if not digits:
+                raise ora(1861)
+            got["F"], at = int(digits.group()[:6].ljust(6, "0")), at + digits.end()
             continue
         if key in _FORMAT_ONLY or key.startswith("FF"):        # no part of a DATE Sluice reads
             raise ora(1821)
@@ -91,7 +98,7 @@ def to_date(text: str, fmt: str) -> datetime:
     if at != len(rest):
         raise ora(1830)
     return _checked(got["Y"], got["M"], got["D"], got["H"] % 12 + 12 * pm if pm is not None else got["H"],
-                    got["N"], got["S"], 0)
+                    got["N"], got["S"], got["F"])
 
 
 def datetime_literal(kind: str, text: str) -> tuple[datetime, int]:

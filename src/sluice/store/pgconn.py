@@ -38,6 +38,7 @@ from .pgarrays import ENCODERS, EncodedArray
 from ..charset import CONVERSION_FAILED
 from ..errors import DatabaseError, ProgrammingError, ora, raised_by_sluice_sql
 from .dialect import POSTGRESQL
+from .oraclefns import pg_regex_error
 from .sessionzone import zone_option
 from .sessions import PROGRAM, pg_session_key
 
@@ -214,6 +215,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
             return ora(932, _oracle_type(types.group(2)), _oracle_type(types.group(1)))
     if isinstance(e, pgerr.InvalidDatetimeFormat):     # CAST('x' AS DATE)
         return ora(1861)
+    if isinstance(e, pgerr.InvalidRegularExpression):       # REGEXP_LIKE(x, '(a'): .oraclefns
+        return pg_regex_error(msg)
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
         return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)

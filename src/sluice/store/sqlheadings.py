@@ -31,6 +31,7 @@ from ..objtypes import (DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_TIMESTAMP, DB
                         DB_TYPE_VARCHAR, DbType)
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
+from .oraclefns import DATE_CALLS
 from .numintervals import NUM_INTERVALS
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
 from .viewdates import VIEW_DATES, view_kind
@@ -257,6 +258,9 @@ def _item_type(toks: list[_Tok], first: int, last: int, dated: frozenset[int],
         return DB_TYPE_DATE
     if last - first >= 4 and toks[first].word == "CASE" and toks[last].word == "END":
         return _branches_type(toks, _case_values(toks, first, last), dated, dates, user)
+    if (toks[first].word in DATE_CALLS and first + 1 < last and toks[first + 1].text == "("
+            and _closes(toks, first + 1) == last):       # LAST_DAY(…), TO_TIMESTAMP(…) (.oraclefns)
+        return DB_TYPE_DATE if DATE_CALLS[toks[first].word] == "DATE" else DB_TYPE_TIMESTAMP
     return _clock_type(toks, first, last, dated)
 
 

@@ -31,7 +31,9 @@ from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
 from .sessionzone import default_zone, register as register_view_clock
 from .sessions import FileSessions, OpenSession
+from ..sqlfunctions import hextoraw
 from .sqlitefns import register_sqlite_functions
+from .sqlitedays import keep_error
 from .sqlnames import json_value
 from .sqlschema import (LEGACY_RECEIVED, RESHAPED_VIEWS, SCHEMA_VERSION, UTC_VIEWS_MARK, catalog_ddl,
                         legacy_received_ddl, quote, table_name, upgrade_queue_table_ddl, view_name)
@@ -102,10 +104,23 @@ class _Connection(sqlite3.Connection):
             raise disk_error(e, self.path) or e from None
 
 
+def _rawtohex(value: object) -> str | None:
+    """RAWTOHEX of a RAW, or of text (the views' MSG_ID is its hex): Oracle converts text
+    to a RAW first (HEXTORAW: ORA-01465 for text that is no hex)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return hextoraw(value).hex().upper() if value else None
+        except DatabaseError as e:
+            keep_error(e)
+            raise
+    return bytes(value).hex().upper()
+
+
 def _register_functions(conn: sqlite3.Connection) -> None:
     """A few Oracle functions, so the seeds' queries on the views run as printed."""
-    conn.create_function("RAWTOHEX", 1, lambda b: None if b is None else bytes(b).hex().upper(),
-                         deterministic=True)
+    conn.create_function("RAWTOHEX", 1, _rawtohex, deterministic=True)
     conn.create_function("HEXTORAW", 1, lambda s: None if s is None else bytes.fromhex(s),
                          deterministic=True)
     conn.create_function("NVL", 2, lambda a, b: b if a is None else a, deterministic=True)

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from ..errors import DatabaseError
 from . import oracledates
+from .oraclefns import register_oracle_functions
 from .sqlitedays import keep_error, register_add_days
 from .sqllimits import register_listagg
 from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
@@ -222,3 +223,4 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
             conn.create_function("ORACLE_" + name, narg, _oracle(name), deterministic=True)
     register_add_days(conn)
     register_listagg(conn)
+    register_oracle_functions(conn)

@@ -44,7 +44,11 @@ which has no Oracle session: :func:`oracle_words` replaces
   column (:func:`.viewdates.truncated`) is a DATE;
 * ``DATE '…'`` / ``TIMESTAMP '…'`` literals and ``TO_DATE('text', 'fmt')`` of literals
   (:mod:`.oracledates`) as a datetime bind's value; NVL, NVL2, DECODE, SUBSTR, INSTR,
-  LENGTH, TO_CHAR, TO_DATE as both stores answer them alike (:mod:`.oraclecalls`);
+  LENGTH, TO_CHAR, TO_DATE as both stores answer them alike (:mod:`.oraclecalls`); GREATEST,
+  LEAST, REGEXP_*, TO_NUMBER, TO_TIMESTAMP, ADD_MONTHS, MONTHS_BETWEEN, LAST_DAY, NEXT_DAY, LPAD,
+  RPAD, TRIM … FROM, SYS_GUID as Oracle answers them (:mod:`.oraclefns`: SQLite's functions of
+  those names, PostgreSQL's calls rewritten), ``ADD_MONTHS`` / ``SYS_EXTRACT_UTC`` of the
+  clock folded with it;
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
@@ -64,6 +68,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 from typing import Collection, NamedTuple, Sequence
@@ -71,6 +76,7 @@ from typing import Collection, NamedTuple, Sequence
 from ..errors import NotSupportedError, not_supported, ora
 from .clockbinds import ClockBinds
 from .oraclecalls import CALLS, arguments, call_pieces
+from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
 from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
@@ -94,11 +100,14 @@ _TOKEN = re.compile(
 )
 # only a statement naming one of these needs the tokens
 _MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE", "DATE", "TIMESTAMP",
-          "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY")
+          "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY",
+          "GREATEST", "LEAST", "REGEXP_", "TO_NUMBER", "MONTHS_BETWEEN", "LAST_DAY", "ADD_MONTHS", "LPAD", "RPAD",
+          "NEXT_DAY", "RAWTOHEX", "TRIM", "DUMP")
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
 _SERVER_CLOCK = frozenset({"SYSDATE", "SYSTIMESTAMP"})     # the others are the session zone's
+_ZONED = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP"})     # TIMESTAMP WITH TIME ZONE
 _USERENV = frozenset({"SESSION_USER", "CURRENT_USER", "CURRENT_SCHEMA"})
 # words that end a select list at its own depth (GROUP and ORDER only before BY:
 # LISTAGG(...) WITHIN GROUP (ORDER BY ...) stays in the item)
@@ -256,6 +265,16 @@ class _Translation:
             self._clock(i, i + 1, digits, value)     # as a datetime bind's value
         elif word in CALLS and after == "(":
             self._call(i)
+        elif word in DATE_CALLS and after == "(" and self._clock_call(i):
+            pass
+        elif word in PG_CALLS and after == "(" and not self.sqlite:
+            self.replace.update(pg_pieces(toks, i))
+        elif word == "RAWTOHEX" and after == "(" and not self.sqlite and self._on_views():
+            self.replace.update(hex_column(toks, i))
+        elif word in REFUSED and after == "(":
+            raise not_supported(REFUSED[word])
+        elif word == "TRIM" and after == "(":
+            self.replace.update(trim_from(toks, i, self.sqlite))
         elif word in NUM_INTERVALS and after == "(":
             self._num_interval(i)
         elif word == "INTERVAL" and self.sqlite and i + 1 < len(toks) and toks[i + 1].kind == "str":
@@ -305,6 +324,53 @@ class _Translation:
         self.replace.update(call_pieces(toks, i, self.sqlite))
         if self.sqlite and self.lookup is not None and word in _ONE_OF_ARGS:
             self._date_choice(i)
+
+    def _clock_call(self, i: int) -> bool:
+        """``ADD_MONTHS(d, n)`` (``n`` a number or a bind), ``LAST_DAY(d)``, ``NEXT_DAY(d,
+        'day')`` of the clock, a datetime bind or a DATE literal folded as the clock is, its
+        arithmetic with it (:mod:`.oraclefns`); ``SYS_EXTRACT_UTC`` of SYSTIMESTAMP (or
+        CURRENT_TIMESTAMP) the UTC clock, of anything else SLU-00001.  False: not folded (the
+        stores answer it) — but arithmetic on such a date of a column is SLU-00001, neither
+        store counting it in days."""
+        toks, word = self.toks, self.toks[i].word
+        args, close = arguments(toks, i + 1)
+        if close < 0 or not args:
+            return False
+        if word == "SYS_EXTRACT_UTC":
+            if len(args) != 1 or args[0][0] != args[0][1] or toks[args[0][0]].word not in _ZONED:
+                raise not_supported("SYS_EXTRACT_UTC of other than SYSTIMESTAMP or CURRENT_TIMESTAMP")
+            self._now()
+            self.dated.update(range(i, close + 1))
+            self._clock(i, close, 6, self.now.astimezone(dt.timezone.utc).replace(tzinfo=None))
+            return True
+        (a, b), *rest = args
+        t, fold = toks[a], None
+        if word == "ADD_MONTHS" and len(rest) == 1:
+            c, d = rest[0]
+            sign, n = -1 if c + 1 == d and toks[c].text == "-" else 1, toks[d]
+            if (c == d or sign < 0) and (n.kind == "num" or n.kind == "bind" and not isinstance(
+                    self.binds.peek(d), bool) and isinstance(self.binds.peek(d), (int, float, Decimal))):
+                def fold(value):
+                    return add_months(value, sign * (Fraction(n.text) if n.kind == "num" else self.binds.days(d)))
+        elif word == "LAST_DAY" and not rest:
+            fold = last_day
+        elif word == "NEXT_DAY" and len(rest) == 1 and rest[0][0] == rest[0][1] and toks[rest[0][0]].kind == "str":
+            def fold(value):
+                return next_day(value, toks[rest[0][0]].text[1:-1])
+        if fold is not None and a == b and t.word in _DATES:
+            value = self._now(t.word).replace(microsecond=0)
+        elif fold is not None and a + 1 == b and t.word == "DATE" and toks[b].kind == "str":
+            value = datetime_literal("DATE", toks[b].text[1:-1])[0]
+        elif fold is not None and a == b and t.kind == "bind" and isinstance(self.binds.peek(a), dt.date):
+            value = self._bind_date(a)
+        else:
+            if (close + 1 < len(toks) and toks[close + 1].text in ("+", "-")) or toks[i - 1].text in ("+", "-"):
+                raise not_supported(f"date arithmetic on {word}(…) of other than the clock, a datetime bind or "
+                                    "a DATE literal")
+            return False
+        self.dated.update(range(i, close + 1))
+        self._clock(i, close, 0, fold(value))
+        return True
 
     def _cast(self, i: int) -> None:
         """``CAST(x AS DATE | TIMESTAMP)`` as Oracle answers it.  Of a view's DATE column it
