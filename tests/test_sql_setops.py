@@ -135,3 +135,35 @@ def raw_queue(conn):
 def test_raw_and_lob_calls(raw_queue, sql, headings, rows):
     assert _rows(raw_queue, sql) == (headings, rows)
 
+
+
+# -- JSON payloads: JSON_VALUE (the stores'), JSON_QUERY, JSON_EXISTS ---------------------------
+@pytest.fixture
+def json_queue(conn):
+    make_queue(conn, "JQ", table="JT", payload="JSON")
+    conn.queue("JQ", "JSON").enqone(conn.msgproperties(payload={"a": 1, "b": {"z": "x y", "c": [1, 2]}}))
+    conn.commit()
+    return conn
+
+
+@pytest.mark.parametrize("sql, rows", [
+    ("SELECT JSON_VALUE(USER_DATA, '$.a'), JSON_VALUE(USER_DATA, '$.b.z') FROM AQ$JT", [("1", "x y")]),
+    ("SELECT JSON_QUERY(USER_DATA, '$.b'), JSON_QUERY(USER_DATA, '$.b.c'), JSON_QUERY(USER_DATA, '$.a') "
+     "FROM AQ$JT", [('{"z":"x y","c":[1,2]}', "[1,2]", None)]),
+    ("SELECT JSON_QUERY(USER_DATA, '$.b.c[1]'), JSON_QUERY(USER_DATA, '$.nothing') FROM AQ$JT", [(None, None)]),
+    ("SELECT JSON_QUERY('[{\"a\": [3, {\"k\": \"v\"}]}]', '$[0].a') FROM DUAL", [('[3,{"k":"v"}]',)]),
+    ("SELECT COUNT(*) FROM AQ$JT WHERE JSON_EXISTS(USER_DATA, '$.b.c') AND NOT JSON_EXISTS(USER_DATA, '$.q')",
+     [(1,)]),
+    ("SELECT COUNT(*) FROM DUAL WHERE JSON_EXISTS('{\"a\": null}', '$.a')", [(1,)]),
+])
+def test_json_payload_calls(json_queue, sql, rows):
+    assert _rows(json_queue, sql)[1] == rows
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT JSON_QUERY(USER_DATA, '$.b' WITH WRAPPER) FROM AQ$JT",
+    "SELECT JSON_QUERY(USER_DATA, '$.b[*]') FROM AQ$JT",
+    "SELECT COUNT(*) FROM AQ$JT WHERE JSON_EXISTS(USER_DATA, '$.b?(@.z == \"x\")')",
+])
+def test_json_paths_sluice_does_not_follow_are_refused(json_queue, sql):
+    assert _code(json_queue, sql) == "SLU-00001"

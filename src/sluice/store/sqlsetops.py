@@ -24,6 +24,12 @@ is read again here (before :mod:`.sqllimits`) and :func:`set_rewrites` rewrites:
   pattern [, offset [, nth]])`` as ``ORACLE_INSTR`` (:mod:`.oraclecalls`).  What monitoring
   scripts read a RAW queue's payloads with (``SELECT UTL_RAW.CAST_TO_VARCHAR2(USER_DATA)
   FROM AQ$QT``).
+* of a JSON queue's payloads (USER_DATA: the JSON text; ``JSON_VALUE`` is the stores' own):
+  ``JSON_QUERY(doc, 'path')`` (the object or array there as compact text, a scalar NULL) and
+  ``JSON_EXISTS(doc, 'path')`` of a literal path of ``$``, ``.name`` and ``[n]`` steps: SQLite's
+  ``json_type`` / ``json_extract``, PostgreSQL's ``json_extract_path`` (15 has no JSON_QUERY;
+  the json type keeps the document's key order, jsonb's would not).  Other paths and clauses
+  (WITH WRAPPER, filters, wildcards) are SLU-00001.
 
 Literals, quoted names and comments are never touched; the headings stay Oracle's
 (:mod:`.sqlheadings` reads the statement as typed).
@@ -31,6 +37,7 @@ Literals, quoted names and comments are never touched; the headings stay Oracle'
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from ..errors import not_supported, ora
@@ -40,13 +47,19 @@ __all__ = ["set_rewrites"]
 
 _SET_OPS = frozenset({"UNION", "INTERSECT", "EXCEPT", "MINUS"})
 _CALLS = frozenset({"UTL_RAW.CAST_TO_VARCHAR2", "UTL_RAW.CAST_TO_RAW", "UTL_RAW.LENGTH", "DBMS_LOB.GETLENGTH",
-                    "DBMS_LOB.SUBSTR", "DBMS_LOB.INSTR"})
+                    "DBMS_LOB.SUBSTR", "DBMS_LOB.INSTR", "JSON_QUERY", "JSON_EXISTS"})
 _ARITY = {"UTL_RAW.CAST_TO_VARCHAR2": (1, 1), "UTL_RAW.CAST_TO_RAW": (1, 1), "UTL_RAW.LENGTH": (1, 1),
-          "DBMS_LOB.GETLENGTH": (1, 1), "DBMS_LOB.SUBSTR": (1, 3), "DBMS_LOB.INSTR": (2, 4)}
+          "DBMS_LOB.GETLENGTH": (1, 1), "DBMS_LOB.SUBSTR": (1, 3), "DBMS_LOB.INSTR": (2, 4),
+          "JSON_QUERY": (2, 2), "JSON_EXISTS": (2, 2)}
+# an Oracle JSON path both stores follow alike: $ then .name, ."name" or [n] steps
+_PATH = re.compile(r'\$(?:\.[A-Za-z_][A-Za-z0-9_]*|\."[^"]*"|\[\d+\])*')
+_STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\."([^"]*)"|\[(\d+)\]')
+# PostgreSQL: JSON text without the white space outside its strings (Oracle's JSON_QUERY is compact)
+_COMPACT = r"""regexp_replace({}, '("(?:[^"\\]|\\.)*")|\s+', '\1', 'g')"""
 # words that end a CONNECT BY clause at its block's depth
 _AFTER_CONNECT = _SET_OPS | {"ORDER", "GROUP", "HAVING", "START", "FETCH", "OFFSET", "LIMIT", "FOR"}
 _FLIP = {"<=": ">=", "<": ">", ">=": "<=", ">": "<"}
-_MARKS = ("MINUS", "INTERSECT", "CONNECT", "UTL_RAW", "DBMS_LOB")
+_MARKS = ("MINUS", "INTERSECT", "CONNECT", "UTL_RAW", "DBMS_LOB", "JSON_QUERY", "JSON_EXISTS")
 
 
 def set_rewrites(text: str, sqlite: bool, tokens: Callable[[str], list]) -> str:
@@ -57,7 +70,7 @@ def set_rewrites(text: str, sqlite: bool, tokens: Callable[[str], list]) -> str:
     upper = text.upper()
     if not any(mark in upper for mark in _MARKS):
         return text
-    if "UTL_RAW" in upper or "DBMS_LOB" in upper:       # the innermost calls first
+    if "UTL_RAW" in upper or "DBMS_LOB" in upper or "JSON_" in upper:       # the innermost calls first
         while True:
             done = _Rewrite(text, sqlite, tokens(text), calls=True).run()
             if done == text:
@@ -202,9 +215,36 @@ class _Rewrite:
             offset = texts[2] if len(texts) > 2 else "1"
             out = (f"(CASE WHEN ({amount}) >= 1 AND ({offset}) >= 1 THEN "
                    f"substr({texts[0]}, CAST(({offset}) AS INTEGER), CAST(({amount}) AS INTEGER)) END)")
-        else:       # DBMS_LOB.INSTR
+        elif name == "DBMS_LOB.INSTR":
             out = f"ORACLE_INSTR({', '.join(texts)})"
+        else:
+            out = self._json(name, texts[0], args[1])
         self.edits.append((toks[i].start, toks[close].end, out))
+
+    def _json(self, name: str, doc: str, path: tuple[int, int]) -> str:
+        """``JSON_QUERY(doc, 'path')`` (the object or array there as compact text, else NULL)
+        or ``JSON_EXISTS(doc, 'path')`` of a literal simple path: SQLite's ``json_extract`` /
+        ``json_type`` (NULL for a document that is no JSON, as Oracle's NULL ON ERROR),
+        PostgreSQL's ``json_extract_path`` (the json type: the document's key order kept)."""
+        t = self.toks[path[0]]
+        text = t.text[1:-1].replace("''", "'") if path[0] == path[1] and t.kind == "str" else None
+        if text is None or not _PATH.fullmatch(text.strip()):
+            raise not_supported(f"{name} with this path or clause in SQL (Sluice answers a literal path of "
+                                "$, .name and [n] steps)")
+        text = text.strip()
+        if self.sqlite:
+            lit = "'" + text.replace("'", "''") + "'"
+            if name == "JSON_EXISTS":
+                return f"(json_valid({doc}) AND json_type({doc}, {lit}) IS NOT NULL)"
+            return (f"(CASE WHEN json_valid({doc}) AND json_type({doc}, {lit}) IN ('object', 'array') "
+                    f"THEN json_extract({doc}, {lit}) END)")
+        keys = ["'" + (m.group(1) or m.group(2) or m.group(3) or "").replace("'", "''") + "'"
+                for m in _STEP.finditer(text[1:])]
+        value = f"json_extract_path(CAST({doc} AS JSON){''.join(', ' + k for k in keys)})"
+        if name == "JSON_EXISTS":
+            return f"({value} IS NOT NULL)"
+        return (f"(CASE WHEN json_typeof({value}) IN ('object', 'array') THEN "
+                f"{_COMPACT.format(f'CAST({value} AS TEXT)')} END)")
 
     def _text(self) -> str:
         edits = sorted(enumerate(self.edits), key=lambda e: (e[1][0], e[1][1] > e[1][0], e[0]))
