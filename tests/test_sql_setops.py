@@ -167,3 +167,7 @@ def test_json_payload_calls(json_queue, sql, rows):
 ])
 def test_json_paths_sluice_does_not_follow_are_refused(json_queue, sql):
     assert _code(json_queue, sql) == "SLU-00001"
+
+
+def test_start_with_after_the_generator_is_refused(conn):
+    assert _code(conn, "SELECT LEVEL FROM DUAL CONNECT BY LEVEL <= 3 START WITH 1 = 1") == "SLU-00001"

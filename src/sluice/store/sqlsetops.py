@@ -112,8 +112,8 @@ class _Rewrite:
                     self.edits.append((toks[i].start, toks[i].end, "EXCEPT"))
             elif word == "CONNECT" and i + 1 < len(toks) and words[i + 1] == "BY":
                 self._connect_by(i)
-            elif word == "START" and i + 1 < len(toks) and words[i + 1] == "WITH":
-                raise _refused()
+            elif word == "START" and i + 1 < len(toks) and words[i + 1] == "WITH" and "CONNECT" in words:
+                raise _refused()        # (a hierarchical query's; CREATE SEQUENCE … START WITH is not one)
         if not self.sqlite and not self.calls:
             for opener, ops in groups.items():
                 self._precedence(opener, ops)
