@@ -18,7 +18,8 @@ in the statement instead of which of its pieces (start -> (end, text)):
 * ``TO_CHAR`` is ``ORACLE_TO_CHAR`` on SQLite (its dates are text) and with one argument
   on PostgreSQL (which has no ``to_char(x)``); ``TO_DATE(x, fmt)`` is ``ORACLE_TO_DATE``
   (PostgreSQL's ``to_date`` drops the time); a literal format model is checked here
-  (ORA-01821), PostgreSQL's would take ``QQQQ``;
+  (ORA-01821), PostgreSQL's would take ``QQQQ``; a literal number format model
+  (``'99,999.99'``) is Oracle's on both stores (:mod:`.numformat`);
 * a ``''`` argument of these is NULL, as Oracle's empty string is.
 """
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 from typing import NamedTuple, Sequence
 
 from ..errors import not_supported, ora
+from .numformat import is_number_model, number_model, pg_to_char
 from .oracledates import check_format
 
 __all__ = ["CALLS", "Copy", "Piece", "arguments", "call_pieces", "opened"]
@@ -106,14 +108,41 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
         pieces[end[0]] = (end[1], " END")
     elif name == "DECODE":
         _decode(pieces, toks, args, comma, head, end, sqlite)
+    elif name == "TO_CHAR" and not sqlite and _number_model(toks, args):
+        _pg_number_format(pieces, toks, args, head, end)
     elif name == "TO_CHAR" and (sqlite or len(args) == 1):
         pieces[toks[i].start] = (toks[i].end, "ORACLE_TO_CHAR")
     elif name in _RENAMED:
         pieces[toks[i].start] = (toks[i].end, _RENAMED[name])
     if name in ("TO_CHAR", "TO_DATE") and len(args) == 2 and args[1][0] == args[1][1] \
-            and toks[args[1][0]].kind == "str":
+            and toks[args[1][0]].kind == "str" and not (name == "TO_CHAR" and _number_model(toks, args)):
         check_format(toks[args[1][0]].text[1:-1].replace("''", "'"))
     return pieces
+
+
+def _number_model(toks: Sequence, args: list[tuple[int, int]]) -> str | None:
+    """The literal number format model of a TO_CHAR call (:mod:`.numformat`: read, refused
+    when Sluice does not write it), or None."""
+    if len(args) != 2 or args[1][0] != args[1][1] or toks[args[1][0]].kind != "str":
+        return None
+    fmt = toks[args[1][0]].text[1:-1].replace("''", "'")
+    if not is_number_model(fmt):
+        return None
+    number_model(fmt)
+    return fmt
+
+
+def _pg_number_format(pieces: dict[int, Piece], toks, args, head, end) -> None:
+    """PostgreSQL: ``TO_CHAR(x, 'model')`` as its ``to_char`` with Oracle's overflow (all
+    ``#``) and ``$`` (:func:`.numformat.pg_to_char`); ``x`` written twice."""
+    (first, last), fmt = args[0], _number_model(toks, args)
+    if any(t.text.upper().startswith(_VOLATILE) or t.text.upper().endswith(".NEXTVAL")
+           for t in toks[first:last + 1]):
+        raise not_supported("TO_CHAR with a number format model of an expression whose value may change")
+    before, after, hashes = pg_to_char(fmt)
+    pieces[head[0]] = (head[1], "CASE WHEN position('#' IN " + before)
+    pieces[toks[last].end] = (end[1], (after + f") > 0 THEN '{hashes}' ELSE " + before,
+                                       Copy(toks[first].start, toks[last].end), after + " END"))
 
 
 def _decode(pieces: dict[int, Piece], toks, args, comma, head, end, sqlite: bool) -> None:

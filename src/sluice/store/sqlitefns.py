@@ -21,8 +21,9 @@ from datetime import datetime, timedelta
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import Any, Callable
 
-from ..errors import DatabaseError
+from ..errors import DatabaseError, ora
 from . import oracledates
+from .numformat import format_number, is_number_model
 from .oraclefns import register_oracle_functions
 from .sqlitedays import keep_error, register_add_days
 from .sqllimits import register_listagg
@@ -144,6 +145,13 @@ _DATE_TEXT = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?")
 
 
 def _user_to_char(value: Any, fmt: Any = None) -> str | None:
+    if fmt is not None and is_number_model(fmt) and not isinstance(value, bytes):
+        if isinstance(value, str):
+            try:
+                value = Decimal(value.strip())
+            except ArithmeticError:
+                raise ora(1722) from None
+        return format_number(value, fmt)
     if isinstance(value, str) and _DATE_TEXT.fullmatch(value):
         value = datetime.fromisoformat(value)
     return oracledates.to_char(value, fmt)

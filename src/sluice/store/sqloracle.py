@@ -55,7 +55,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the quotients come back as
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
-Then ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
+Then MINUS, the CONNECT BY row generator, UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
+ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
 as the store answers them (:mod:`.sqllimits`).
 
 A select item so changed keeps the heading Oracle gives it (``USER``, ``1/0``) through an
@@ -81,6 +82,7 @@ from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
 from .sqllimits import limited
+from .sqlsetops import set_rewrites
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
 from .numintervals import NUM_INTERVALS, ds_interval_pieces, num_interval, unit_of
 from .viewdates import VIEW_DATES, days_between, interval_between, plus_days, truncated, view_kind, whole_seconds
@@ -191,8 +193,9 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
 
 def _limited(out: Translated, sqlite: bool) -> Translated:
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
-    answers them (:mod:`.sqllimits`)."""
-    text, binds = limited(out.text, out.binds, sqlite, tokens)
+    answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
+    (:mod:`.sqlsetops`)."""
+    text, binds = limited(set_rewrites(out.text, sqlite, tokens), out.binds, sqlite, tokens)
     if text is not out.text:
         out.text, out.binds = text, binds
     return out
@@ -552,7 +555,10 @@ class _Translation:
                               or first > 0 and toks[first - 1].text in ("+", "-", "*", "/"))
 
     def _user_number(self, i: int) -> bool:
-        """Whether token ``i`` names a column of the user's tables declared a number."""
+        """Whether token ``i`` names a column of the user's tables declared a number (or is the
+        CONNECT BY row generator's LEVEL, :mod:`.sqlsetops`)."""
+        if self.toks[i].word == "LEVEL" and "CONNECT" in self.sql.upper():
+            return True
         if self.lookup is None or self.toks[i].kind != "id":
             return False
         if self.columns is None:

@@ -1,0 +1,142 @@
+"""Oracle's number format models for ``TO_CHAR(number, 'fmt')`` in a user's SQL, alike on both stores.
+
+A model (``'99,999.99'``, ``'0000'``, ``'FM999.00'``, ``'S999'``, ``'999MI'``, ``'999PR'``,
+``'$9,999.99'``) is read by :func:`number_model`: ``FM`` first (no padding: leading blanks
+and the fraction's trailing zeros of ``9`` positions go), ``$`` (the dollar sign just before
+the digits), ``S`` first or last (``+`` / ``-``), digits ``9`` (a digit, blank when a
+leading zero) and ``0`` (a digit, leading zeros from it on), ``,`` / ``G`` (a group
+separator, blank among leading blanks), ``.`` / ``D`` (the decimal point; NLS as
+AMERICA: ``.`` and ``,``), ``MI`` / ``PR`` last (``-`` or a blank after; ``<…>`` or blanks
+around).  Without S, MI or PR a leading position holds the sign (a blank for a positive
+number), so ``TO_CHAR(12345.678, '99,999.99')`` is ``' 12,345.68'``.  The number is rounded
+half away from zero to the model's decimals; one with more integer digits than the model
+has is ``'#'`` times the model's length plus one.  Elements Sluice does not write (``EEEE``,
+``L``, ``C``, ``U``, ``V``, ``B``, ``X``, ``RN``, ``TM``) are SLU-00001; anything else
+ORA-01481.
+
+SQLite's ``ORACLE_TO_CHAR(n, fmt)`` (:mod:`.sqlitefns`) writes it with :func:`format_number`;
+on PostgreSQL :func:`pg_to_char` gives the SQL of PostgreSQL's own ``to_char``, which reads
+these models as Oracle does but for the overflow (``' ###'``) and ``$`` (kept where it
+stands), both put right around it.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Context, Decimal
+from functools import lru_cache
+from typing import NamedTuple
+
+from ..errors import not_supported, ora
+
+__all__ = ["NumberModel", "format_number", "is_number_model", "number_model", "pg_to_char"]
+
+_UNANSWERED = re.compile(r"EEEE|RN|TM|[LCUVBX]", re.I)
+_HEX = re.compile(r"(?:FM)?X+", re.I)
+_BODY = re.compile(r"[09,]*(?:\.[09]*)?")
+
+
+class NumberModel(NamedTuple):
+    fm: bool
+    dollar: bool
+    sign: str           # '' (a leading sign position), 'S<' / 'S>' (S first / last), 'MI', 'PR'
+    whole: str          # the integer part's 9, 0 and , (G read as ,)
+    fraction: str | None     # the decimals' 9 and 0 (None: no decimal point)
+    width: int          # the model's length (without FM) plus one: an overflow's '#'s
+
+
+def is_number_model(fmt: str) -> bool:
+    """Whether ``fmt`` is a number format model (it has a digit 9 or 0, a date's has none; or
+    it is hexadecimal ``X``s)."""
+    return "9" in fmt or "0" in fmt or _HEX.fullmatch(fmt) is not None
+
+
+@lru_cache(maxsize=256)
+def number_model(fmt: str) -> NumberModel:
+    """``fmt`` read (see the module): SLU-00001 for what Sluice does not write, ORA-01481 for
+    what is no model."""
+    text = fmt.upper()
+    fm = text.startswith("FM")
+    if fm:
+        text = text[2:]
+    width = len(text) + 1
+    if _UNANSWERED.search(text.replace("D", ".")):
+        raise not_supported(f"the number format model {fmt!r} in TO_CHAR (Sluice writes 9 0 , . G D $ S MI "
+                            "PR FM)")
+    sign = ""
+    if text.startswith("S"):
+        sign, text = "S<", text[1:]
+    elif text.endswith("S"):
+        sign, text = "S>", text[:-1]
+    elif text.endswith("MI") or text.endswith("PR"):
+        sign, text = text[-2:], text[:-2]
+    dollar = text.count("$") == 1
+    text = text.replace("$", "", 1).replace("G", ",").replace("D", ".")
+    if not text or not _BODY.fullmatch(text) or text.startswith(","):
+        raise ora(1481)
+    whole, point, fraction = text.partition(".")
+    return NumberModel(fm, dollar, sign, whole, fraction if point else None, width)
+
+
+def format_number(value: Decimal | int | float, fmt: str) -> str:
+    """Oracle's ``TO_CHAR(value, fmt)`` of a number (see the module)."""
+    model = number_model(fmt)
+    n = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else value)
+    if not n.is_finite():
+        return "#" * model.width
+    decimals = len(model.fraction or "")
+    places = Context(prec=max(40, n.adjusted() + decimals + 2))
+    q = n.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP, places)
+    whole, _, fraction = format(abs(q), "f").partition(".")
+    digits = model.whole.replace(",", "")
+    zero_from = digits.find("0")
+    if whole == "0" and zero_from < 0:
+        whole = "" if model.fraction is not None or not digits else "0"   # TO_CHAR(.5, '9.9') is ' .5'
+    if len(whole) > len(digits):
+        return "#" * model.width
+    whole = whole.zfill(len(digits) - zero_from if zero_from >= 0 else 0)
+    out, pending = [], list(whole)
+    for ch in reversed(model.whole):
+        if ch == ",":
+            out.append("," if pending else " ")
+        else:
+            out.append(pending.pop() if pending else " ")
+    body = "".join(reversed(out)).lstrip(" ")
+    if model.fraction is not None:
+        if model.fm:        # FM drops the fraction's trailing zeros at its 9 positions
+            keep = len(fraction)
+            while keep and model.fraction[keep - 1] == "9" and fraction[keep - 1] == "0":
+                keep -= 1
+            fraction = fraction[:keep]
+        body += "." + fraction
+    if model.dollar:
+        body = "$" + body
+    negative = q < 0
+    if model.sign == "S<":
+        body = ("-" if negative else "+") + body
+    elif model.sign == "S>":
+        body += "-" if negative else "+"
+    elif model.sign == "MI":
+        body += "-" if negative else ("" if model.fm else " ")
+    elif model.sign == "PR":
+        body = f"<{body}>" if negative else body if model.fm else f" {body} "
+    elif negative:
+        body = "-" + body
+    if model.fm:
+        return body
+    size = model.width - {"": 0, "MI": 2}.get(model.sign, 1)     # (the sign's place in the model's length)
+    return body.rjust(size)
+
+
+def pg_to_char(fmt: str) -> tuple[str, str, str]:
+    """PostgreSQL's SQL for ``TO_CHAR(x, fmt)`` of a number: (text before ``x``, text after it,
+    the test of an overflow's text ``{}``) — ``to_char(CAST(x AS NUMERIC), model)`` with G and
+    D as ``,`` and ``.`` (PostgreSQL's are the server locale's) and the ``$`` taken out and put
+    back before the digits."""
+    model = number_model(fmt)
+    sent = fmt.upper().replace("G", ",").replace("D", ".").replace("$", "", 1) if model.dollar else \
+        fmt.upper().replace("G", ",").replace("D", ".")
+    call = ("to_char(CAST((", f") AS NUMERIC), '{sent}')")
+    if model.dollar:
+        call = ("regexp_replace(" + call[0], call[1] + r", '^(\s*)([-+<]?)', '\1\2$')")
+    return call[0], call[1], "#" * model.width
