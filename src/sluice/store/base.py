@@ -447,6 +447,13 @@ class StoreSession(abc.ABC):
         """A mark of the transaction as it is now, for :meth:`rollback_to_savepoint`."""
 
     @abc.abstractmethod
+    def release_savepoint(self, mark: object) -> None:
+        """Forget ``mark`` (SQL's RELEASE SAVEPOINT): the work since stays in the
+        transaction, the database's savepoint goes (an implicit statement savepoint is
+        released when its statement succeeds, so a long transaction does not pile them up).
+        Nothing to do when the transaction ended since or had not begun at the mark."""
+
+    @abc.abstractmethod
     def rollback_to_savepoint(self, mark: object) -> None:
         """Undo what the transaction did since ``mark`` (Oracle's ROLLBACK TO SAVEPOINT):
         its ON_COMMIT enqueues since are discarded and the messages it dequeued since are

@@ -622,6 +622,11 @@ class PgSession(StoreSession):
                      set(self._removed), len(self._events), len(self._works), set(self._groups),
                      self._counts.saved())
 
+    def release_savepoint(self, mark: "_Mark") -> None:
+        if mark.name is not None and mark.epoch == self._epoch and self._open:
+            with self._guard():
+                self._conn().command(f"RELEASE SAVEPOINT {mark.name}")
+
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch or (mark.name is not None and not self._open):
             raise ora(1086, mark.name or "SLUICE_SAVEPOINT")

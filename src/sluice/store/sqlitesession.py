@@ -525,6 +525,10 @@ class SqliteSession(StoreSession):
                      self._cscn, len(self._removes), len(self._held), set(self._held_set), set(self._removed),
                      len(self._works), self._counts.saved())
 
+    def release_savepoint(self, mark: "_Mark") -> None:
+        if mark.name is not None and mark.epoch == self._epoch and self._dml:
+            self.conn.execute(f"RELEASE {mark.name}")
+
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch:
             raise ora(1086, "SLUICE_SAVEPOINT")
