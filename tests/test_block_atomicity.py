@@ -234,3 +234,4 @@ def test_a_failing_multi_row_update_changes_nothing(conn, dsn):
     conn.commit()
     cur.execute("SELECT n FROM t ORDER BY n")
     assert cur.fetchall() == [(-1,), (1,), (2,)]
+

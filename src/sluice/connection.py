@@ -424,7 +424,7 @@ class Connection:
         COMMIT or ROLLBACK inside it (a DDL-like call's implicit commit included) moves
         the savepoint to that point: what was committed stays.  IMMEDIATE work and
         buffered messages are no part of the transaction: they stay, as after a rollback."""
-        cell = [savepoint(self)]
+        cell = [savepoint(self, pipelined=True)]
         self._statement_marks.append(cell)
         try:
             yield
@@ -451,7 +451,7 @@ class Connection:
     def _new_statement_marks(self) -> None:
         """The transaction ended inside running statements: their savepoints start anew."""
         for cell in self._statement_marks:
-            cell[0] = savepoint(self)
+            cell[0] = savepoint(self, pipelined=True)
 
     def cancel(self) -> None:
         """Break the call in progress (python-oracledb ``Connection.cancel()``), from any
@@ -742,13 +742,13 @@ def renew_session(conn: Connection) -> None:
     conn._become(conn.username)
 
 
-def savepoint(conn: Connection) -> tuple:
+def savepoint(conn: Connection, pipelined: bool = False) -> tuple:
     """A mark of ``conn``'s transaction and of its dequeue positions, for
     :func:`rollback_to_savepoint` (the IDAP servlet gives back what a receive whose client
     has gone took)."""
     ctx = conn.context
     with conn._lock:
-        return (ctx.session.savepoint(), {k: dataclasses.replace(v) for k, v in ctx.nav.items()},
+        return (ctx.session.savepoint(pipelined), {k: dataclasses.replace(v) for k, v in ctx.nav.items()},
                 dict(ctx.group_first))
 
 

@@ -443,8 +443,11 @@ class StoreSession(abc.ABC):
         """
 
     @abc.abstractmethod
-    def savepoint(self) -> object:
-        """A mark of the transaction as it is now, for :meth:`rollback_to_savepoint`."""
+    def savepoint(self, pipelined: bool = False) -> object:
+        """A mark of the transaction as it is now, for :meth:`rollback_to_savepoint`.
+        ``pipelined`` (a statement's implicit savepoint): the database's SAVEPOINT may go
+        with enqueues sent without waiting (PostgreSQL's pipeline) instead of reading
+        their answers first."""
 
     @abc.abstractmethod
     def release_savepoint(self, mark: object) -> None:

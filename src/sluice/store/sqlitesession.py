@@ -513,7 +513,7 @@ class SqliteSession(StoreSession):
             self.store.notify()  # released messages are available again
 
     # -- savepoints ---------------------------------------------------------
-    def savepoint(self) -> "_Mark":
+    def savepoint(self, pipelined: bool = False) -> "_Mark":
         # nothing of the transaction is in the database before commit but its DML: a mark is
         # its state, and an SQL savepoint once DML has opened the write transaction
         name = None
