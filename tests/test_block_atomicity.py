@@ -235,3 +235,16 @@ def test_a_failing_multi_row_update_changes_nothing(conn, dsn):
     cur.execute("SELECT n FROM t ORDER BY n")
     assert cur.fetchall() == [(-1,), (1,), (2,)]
 
+
+
+def test_a_dynamic_block_that_fails_is_undone_alone(conn):
+    """EXECUTE IMMEDIATE of a block is a statement of its own: its failure undoes its work
+    only, and the outer block, handling the error, keeps its own."""
+    make_queue(conn)
+    inner = _block(_enqueue("inner"), FAIL).replace("'", "''")
+    cur = conn.cursor()
+    cur.execute(_block(_enqueue("outer"),
+                       f"BEGIN EXECUTE IMMEDIATE '{inner}'; EXCEPTION WHEN OTHERS THEN NULL; END;",
+                       _enqueue("outer2")))
+    conn.commit()
+    assert _queued(conn) == [b"outer", b"outer2"]

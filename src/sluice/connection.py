@@ -432,9 +432,10 @@ class Connection:
             self._undo_statement(cell[0], exc)
             raise
         else:
-            self.context.session.release_savepoint(cell[0][0])
-        finally:
-            self._statement_marks.remove(cell)
+            if not self.context.closed:
+                self.context.session.release_savepoint(cell[0][0])
+        finally:   # (by identity: two marks may be equal)
+            self._statement_marks = [c for c in self._statement_marks if c is not cell]
 
     def _undo_statement(self, mark: tuple, exc: Exception) -> None:
         ctx = self.context
