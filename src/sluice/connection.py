@@ -11,11 +11,12 @@ administrative packages as attributes (``conn.aqadm``, ``conn.aq``,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import weakref
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import objtypes as ot
 from .aq.catalog import Catalog
@@ -155,6 +156,9 @@ class Connection:
                                             compile_transformation=compile_transformation,
                                             new_navigation=Navigation)
         self._lock = ctx.lock
+        # the implicit savepoints of the statements running (statement(): one cell each,
+        # taken afresh when the transaction ends inside the statement)
+        self._statement_marks: list[list] = []
         self.autocommit = False
         ctx.catalog = Catalog(store, username)
         self._immediate_txn: str | None = None
@@ -391,6 +395,7 @@ class Connection:
             ctx.group_first.clear()
             ctx.transaction_ended(rolled_back=False)
             self._release_buffered(committed=True)
+            self._new_statement_marks()
 
     def rollback(self) -> None:
         ctx = self.context
@@ -406,6 +411,48 @@ class Connection:
         ctx.group_first.clear()
         ctx.transaction_ended(rolled_back=True)
         self._release_buffered()
+        self._new_statement_marks()
+
+    @contextlib.contextmanager
+    def statement(self) -> Iterator[None]:
+        """Hook of the statement interpreter: a top-level statement (an anonymous block,
+        EXEC, ``callproc``) runs inside it, atomic as Oracle's statements are.  A
+        statement that fails (an exception its block did not handle) is rolled back to the
+        implicit savepoint taken here — its enqueues discarded, its dequeues given back,
+        dequeue positions and group locks as they were (:func:`rollback_to_savepoint`) —
+        while the transaction's earlier work stays and the transaction stays open.  A
+        COMMIT or ROLLBACK inside it (a DDL-like call's implicit commit included) moves
+        the savepoint to that point: what was committed stays.  IMMEDIATE work and
+        buffered messages are no part of the transaction: they stay, as after a rollback."""
+        cell = [savepoint(self, pipelined=True)]
+        self._statement_marks.append(cell)
+        try:
+            yield
+        except Exception as exc:
+            self._undo_statement(cell[0], exc)
+            raise
+        else:
+            if not self.context.closed:
+                self.context.session.release_savepoint(cell[0][0])
+        finally:   # (by identity: two marks may be equal)
+            self._statement_marks = [c for c in self._statement_marks if c is not cell]
+
+    def _undo_statement(self, mark: tuple, exc: Exception) -> None:
+        ctx = self.context
+        if ctx.closed:
+            return
+        try:
+            rollback_to_savepoint(self, mark)
+        except DatabaseError as e:   # the transaction was lost with the error (ORA-01086 …)
+            exc.add_note(f"the statement could not be rolled back to its start: {e}")
+            return
+        if not ctx.session.in_transaction:   # the statement had begun the transaction
+            ctx.transaction_ended(rolled_back=True)
+
+    def _new_statement_marks(self) -> None:
+        """The transaction ended inside running statements: their savepoints start anew."""
+        for cell in self._statement_marks:
+            cell[0] = savepoint(self, pipelined=True)
 
     def cancel(self) -> None:
         """Break the call in progress (python-oracledb ``Connection.cancel()``), from any
@@ -696,13 +743,13 @@ def renew_session(conn: Connection) -> None:
     conn._become(conn.username)
 
 
-def savepoint(conn: Connection) -> tuple:
+def savepoint(conn: Connection, pipelined: bool = False) -> tuple:
     """A mark of ``conn``'s transaction and of its dequeue positions, for
     :func:`rollback_to_savepoint` (the IDAP servlet gives back what a receive whose client
     has gone took)."""
     ctx = conn.context
     with conn._lock:
-        return (ctx.session.savepoint(), {k: dataclasses.replace(v) for k, v in ctx.nav.items()},
+        return (ctx.session.savepoint(pipelined), {k: dataclasses.replace(v) for k, v in ctx.nav.items()},
                 dict(ctx.group_first))
 
 

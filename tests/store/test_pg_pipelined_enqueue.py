@@ -15,6 +15,8 @@ from sluice.connection import rollback_to_savepoint, savepoint
 from sluice.store import pgpipeline
 from sluice.store.sqlschema import table_name
 from tests.conftest import make_queue, nowait, pg_admin, table_rows
+from tests.test_block_atomicity import FAIL, _block as block, _enqueue as enqueue, _queued as _browse
+from tests.test_connect import _code
 
 
 def _pending(conn) -> int:
@@ -358,3 +360,21 @@ def test_a_registered_multi_consumer_queue_enqueues_synchronously(pg_conn):
     assert _pending(pg_conn) == 0
     pg_conn.commit()
     assert len(_records(pg_conn)) == 6
+
+
+def test_on_postgresql_a_blocks_savepoint_goes_with_the_pipelined_enqueues(pg_conn):
+    """The implicit savepoint (and the RELEASE of the last one) rides the enqueues sent
+    without waiting: a block costs no round trip more; rolling back to it still works."""
+    make_queue(pg_conn)
+    q = pg_conn.queue("Q")
+    for p in (b"m0", b"m1", b"m2"):
+        q.enqone(pg_conn.msgproperties(payload=p))
+    pipe = pg_conn.context.session._pipe
+    assert pipe.sending and pipe.pending == 2
+    cur = pg_conn.cursor()
+    cur.execute(block(enqueue("ok")))
+    assert pipe.sending and pipe.pending > 3            # nothing was read back
+    assert _code(lambda: cur.execute(block(enqueue("gone1"), enqueue("gone2"), FAIL))) == "ORA-20001"
+    cur.execute(block(enqueue("after")))
+    pg_conn.commit()
+    assert _browse(pg_conn) == [b"m0", b"m1", b"m2", b"ok", b"after"]

@@ -26,6 +26,9 @@ The interpreter reaches the connection only through these hooks:
 ``conn.commit()``, ``conn.rollback()``, ``conn.sqlplus_connect(user, password)``
 ``conn.execute_sql_statement(kind_words, text)``  (optional) any other SQL; it may
     return a StatementResult, ``(columns, rows)`` or a row count
+``conn.statement()``  (optional) a context manager each anonymous block (EXEC, a bare
+    call) runs inside: Oracle's statement-level atomicity — a block that ends with an
+    unhandled exception is rolled back to its start, the transaction's earlier work kept.
 ``conn.procedure(name)``  (optional) a standalone procedure or function
     (``'PROC'`` or ``'SCHEMA.PROC'``) as a callable, or None / DatabaseError if unknown.
 """

@@ -9,6 +9,7 @@ continued by a trailing ``-``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -265,10 +266,14 @@ def _block(conn: Any, text: str, binds: dict | None) -> StatementResult:
         block = parse_block(text)
     except RecursionError:
         raise ora(6550, 1, 1, "PLS-00123: program too large (nested too deeply)") from None
-    try:
-        Interpreter(conn, binds, output, execute).run(block)
-    except RecursionError:
-        raise ora(6500) from None
+    # a statement is atomic (the connection's ``statement`` hook): one that fails undoes
+    # its own work, not the transaction's earlier work
+    hook = getattr(conn, "statement", None)
+    with hook() if hook is not None else contextlib.nullcontext():
+        try:
+            Interpreter(conn, binds, output, execute).run(block)
+        except RecursionError:
+            raise ora(6500) from None
     return StatementResult("block", output=output)
 
 

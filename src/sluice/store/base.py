@@ -443,8 +443,18 @@ class StoreSession(abc.ABC):
         """
 
     @abc.abstractmethod
-    def savepoint(self) -> object:
-        """A mark of the transaction as it is now, for :meth:`rollback_to_savepoint`."""
+    def savepoint(self, pipelined: bool = False) -> object:
+        """A mark of the transaction as it is now, for :meth:`rollback_to_savepoint`.
+        ``pipelined`` (a statement's implicit savepoint): the database's SAVEPOINT may go
+        with enqueues sent without waiting (PostgreSQL's pipeline) instead of reading
+        their answers first."""
+
+    @abc.abstractmethod
+    def release_savepoint(self, mark: object) -> None:
+        """Forget ``mark`` (SQL's RELEASE SAVEPOINT): the work since stays in the
+        transaction, the database's savepoint goes (an implicit statement savepoint is
+        released when its statement succeeds, so a long transaction does not pile them up).
+        Nothing to do when the transaction ended since or had not begun at the mark."""
 
     @abc.abstractmethod
     def rollback_to_savepoint(self, mark: object) -> None:

@@ -169,6 +169,20 @@ class InsertPipeline:
         if self.pending >= MAX_PENDING:
             self.drain()
 
+    def send_commands(self, commands: Sequence[bytes]) -> None:
+        """Send parameterless statements (SAVEPOINT, RELEASE SAVEPOINT) after the INSERTs,
+        answers read with theirs: the session's transaction is open and the pipeline is
+        sending, so only a failing server or connection makes one fail — raised then by
+        :meth:`drain`, as for an INSERT.  (Each takes the unnamed statement: the next
+        INSERT is prepared again.)"""
+        pg = self.raw.pgconn
+        for sql in commands:
+            pg.send_query_params(sql, None)
+        self._current = None
+        self.pending += len(commands)
+        if self.pending >= MAX_PENDING:
+            self.drain()
+
     def drain(self) -> None:
         """Read every answer and leave pipeline mode.  :raises psycopg.Error: the first
         statement that failed (the server skipped the rest; the transaction is aborted)."""

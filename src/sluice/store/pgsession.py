@@ -95,6 +95,9 @@ class PgSession(StoreSession):
         self._counts = QueueCounts()     # what the transaction moved, written with it (stats.py)
         self._epoch = 0                     # transactions ended: a savepoint is valid within its own
         self._savepoints = 0
+        # savepoints released (release_savepoint) whose RELEASE goes with the next SAVEPOINT
+        # or ROLLBACK TO: a statement's implicit savepoint costs no round trip of its own
+        self._releases: list[str] = []
         self._later: list[LaterCopy] | None = None   # defer_bulk_inserts: the COPY kept for the COMMIT
         self._sent: tuple[set[int], list[float]] | None = None   # send_commit: not read yet
         # one-row enqueues sent without waiting (see pgpipeline): read before any other use
@@ -223,6 +226,7 @@ class PgSession(StoreSession):
         self._roles_resend = self._roles_resend or (self._open and self._has_settings)
         self._epoch += 1
         self._open = False
+        self._releases = []
         self.txn_id = None
         self._inserted = {}
         self._deferred = {}
@@ -606,15 +610,20 @@ class PgSession(StoreSession):
             store.local_change(now + min(delays) if delays else None)
 
     # -- savepoints --------------------------------------------------------------------
-    def savepoint(self) -> "_Mark":
+    def savepoint(self, pipelined: bool = False) -> "_Mark":
         """A PostgreSQL SAVEPOINT when the transaction is open (a subtransaction: it gets
         an xid of its own only if it locks or writes something), else only the state."""
         name = None
         if self._open:
             self._savepoints += 1
             name = f"sluice_sp{self._savepoints}"
-            with self._guard():
-                self._conn().command(f"SAVEPOINT {name}")
+            commands = [f"RELEASE SAVEPOINT {n}" for n in self._releases] + [f"SAVEPOINT {name}"]
+            self._releases = []
+            if pipelined and self._pipe is not None and self._pipe.sending:   # with the enqueues sent
+                self._pipe.send_commands([c.encode() for c in commands])
+            else:
+                with self._guard():
+                    self._conn().command("; ".join(commands))
         return _Mark(self._epoch, name, self.txn_id,
                      {k: (qt, list(ids)) for k, (qt, ids) in self._inserted.items()},
                      {k: (q, list(recs)) for k, (q, recs) in self._deferred.items()},
@@ -622,11 +631,16 @@ class PgSession(StoreSession):
                      set(self._removed), len(self._events), len(self._works), set(self._groups),
                      self._counts.saved())
 
+    def release_savepoint(self, mark: "_Mark") -> None:
+        if mark.name is not None and mark.epoch == self._epoch and self._open:
+            self._releases.append(mark.name)     # sent with the next SAVEPOINT, if any
+
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch or (mark.name is not None and not self._open):
             raise ora(1086, mark.name or "SLUICE_SAVEPOINT")
         store = self.store
         released = {qt_id for qt_id, _ in self._held - mark.held}   # tables whose rows come back
+        self._releases = []     # (savepoints taken since the mark: they go with it)
         if self._open:
             with self._guard():
                 c = self._conn()

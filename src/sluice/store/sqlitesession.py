@@ -513,7 +513,7 @@ class SqliteSession(StoreSession):
             self.store.notify()  # released messages are available again
 
     # -- savepoints ---------------------------------------------------------
-    def savepoint(self) -> "_Mark":
+    def savepoint(self, pipelined: bool = False) -> "_Mark":
         # nothing of the transaction is in the database before commit but its DML: a mark is
         # its state, and an SQL savepoint once DML has opened the write transaction
         name = None
@@ -524,6 +524,10 @@ class SqliteSession(StoreSession):
         return _Mark(self._epoch, name, self.txn_id, {k: (q, list(recs)) for k, (q, recs) in self._inserts.items()},
                      self._cscn, len(self._removes), len(self._held), set(self._held_set), set(self._removed),
                      len(self._works), self._counts.saved())
+
+    def release_savepoint(self, mark: "_Mark") -> None:
+        if mark.name is not None and mark.epoch == self._epoch and self._dml:
+            self.conn.execute(f"RELEASE {mark.name}")
 
     def rollback_to_savepoint(self, mark: "_Mark") -> None:
         if mark.epoch != self._epoch:
