@@ -71,6 +71,18 @@ def pg_admin() -> psycopg.Connection:
                              f"pg_ctlcluster --skip-systemctl-redirect 15 main start): {e}") from None
 
 
+_SCHEMA_POOL = None
+
+
+def pg_schemas():
+    """This process's pool of reset PostgreSQL test schemas (tests/pgschemas.py)."""
+    global _SCHEMA_POOL
+    if _SCHEMA_POOL is None:
+        from tests.pgschemas import SchemaPool
+        _SCHEMA_POOL = SchemaPool(PG_BASE)
+    return _SCHEMA_POOL
+
+
 def drop_schema(schema: str) -> None:
     with pg_admin() as admin:
         admin.execute("SET lock_timeout = '20s'")
@@ -93,10 +105,9 @@ def dsn(request, tmp_path) -> str:
         yield f"sqlite:///{tmp_path / ('t-' + uuid.uuid4().hex[:8] + '.db')}"
         return
     if request.param == "postgresql":
-        schema = "t_" + uuid.uuid4().hex[:12]
-        pg_admin().close()
+        schema = pg_schemas().take()      # a reset store's schema, or a new one (tests/pgschemas.py)
         yield f"{PG_BASE}?schema={schema}"
-        drop_schema(schema)
+        pg_schemas().give_back(schema)    # reset and kept for the next test, or dropped
         return
     raise AssertionError(f"unknown backend {request.param}")
 
@@ -190,6 +201,11 @@ def pytest_configure(config):
 
 @pytest.hookimpl(trylast=True)   # after the session fixtures' teardown, before xdist reports back
 def pytest_sessionfinish(session):
+    if _SCHEMA_POOL is not None:
+        if os.environ.get("SLUICE_TEST_POOL_STATS"):   # how often a schema was reused, and why not
+            print(f"\nschema pool {os.environ.get('PYTEST_XDIST_WORKER', '')}: reused {_SCHEMA_POOL.reused}, "
+                  f"dropped {_SCHEMA_POOL.dropped} {_SCHEMA_POOL.why}", file=sys.stderr)
+        _SCHEMA_POOL.close()
     if _WORKER_DB is None or _WORKER_DB[2] != os.getpid():
         return
     admin_dsn, db, _ = _WORKER_DB
