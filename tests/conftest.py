@@ -104,6 +104,12 @@ def dsn(request, tmp_path) -> str:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / ('t-' + uuid.uuid4().hex[:8] + '.db')}"
         return
+    if request.param == "postgresql" and os.environ.get("SLUICE_TEST_SCHEMA_POOL") == "0":
+        schema = "t_" + uuid.uuid4().hex[:12]     # a new schema, dropped after (as before the pool)
+        pg_admin().close()
+        yield f"{PG_BASE}?schema={schema}"
+        drop_schema(schema)
+        return
     if request.param == "postgresql":
         schema = pg_schemas().take()      # a reset store's schema, or a new one (tests/pgschemas.py)
         yield f"{PG_BASE}?schema={schema}"
