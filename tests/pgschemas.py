@@ -58,23 +58,16 @@ def new_schema_name() -> str:
 # the objects outside the schema that depend on one in it (a view or a foreign key of another
 # schema, a publication of its tables): a CTE "outside" (line) after CTEs "ns" and "objs"
 _OUTSIDE = """
+own AS (SELECT classid, objid FROM objs
+        UNION ALL SELECT 'pg_rewrite'::regclass, oid FROM pg_rewrite WHERE ev_class IN (SELECT oid FROM rels)
+        UNION ALL SELECT 'pg_trigger'::regclass, oid FROM pg_trigger WHERE tgrelid IN (SELECT oid FROM rels)
+        UNION ALL SELECT 'pg_attrdef'::regclass, oid FROM pg_attrdef WHERE adrelid IN (SELECT oid FROM rels)
+        UNION ALL SELECT 'pg_policy'::regclass, oid FROM pg_policy WHERE polrelid IN (SELECT oid FROM rels)
+        UNION ALL SELECT 'pg_constraint'::regclass, oid FROM pg_constraint WHERE connamespace = (SELECT oid FROM ns)),
 outside AS (
   SELECT pg_describe_object(d.classid, d.objid, 0) AS line
     FROM pg_depend d JOIN objs o ON d.refclassid = o.classid AND d.refobjid = o.objid
-   WHERE d.deptype <> 'i' AND CASE d.classid
-     WHEN 'pg_class'::regclass THEN (SELECT relnamespace FROM pg_class WHERE oid = d.objid)
-     WHEN 'pg_rewrite'::regclass THEN (SELECT c.relnamespace FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class
-                                        WHERE w.oid = d.objid)
-     WHEN 'pg_proc'::regclass THEN (SELECT pronamespace FROM pg_proc WHERE oid = d.objid)
-     WHEN 'pg_type'::regclass THEN (SELECT typnamespace FROM pg_type WHERE oid = d.objid)
-     WHEN 'pg_constraint'::regclass THEN (SELECT connamespace FROM pg_constraint WHERE oid = d.objid)
-     WHEN 'pg_trigger'::regclass THEN (SELECT c.relnamespace FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-                                        WHERE t.oid = d.objid)
-     WHEN 'pg_attrdef'::regclass THEN (SELECT c.relnamespace FROM pg_attrdef a JOIN pg_class c ON c.oid = a.adrelid
-                                        WHERE a.oid = d.objid)
-     WHEN 'pg_policy'::regclass THEN (SELECT c.relnamespace FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
-                                       WHERE p.oid = d.objid)
-     ELSE 0 END IS DISTINCT FROM (SELECT oid FROM ns))"""
+   WHERE d.deptype <> 'i' AND (d.classid, d.objid) NOT IN (SELECT classid, objid FROM own))"""
 
 # CTEs: the schema, its relations, its objects (class, oid), and "outside"
 _HEAD = """WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = %(s)s),

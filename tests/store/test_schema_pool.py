@@ -196,3 +196,16 @@ def test_the_admin_connection_comes_back_after_its_backend_is_terminated(pool, b
     pool.give_back(schema)
     assert pool.reused == 1, pool.why
     assert pool.take() != schema
+
+
+def test_a_schema_that_an_object_outside_depends_on_is_dropped(pool, base):
+    """A view of another schema over a catalog table would go on reading the next test's
+    store (a DROP SCHEMA … CASCADE dropped it): the schema goes, and the view with it."""
+    schema = pool.take()
+    sluice.connect(dsn_of(base, schema)).close()
+    with psycopg.connect(base, autocommit=True) as raw:
+        raw.execute("CREATE SCHEMA IF NOT EXISTS elsewhere")
+        raw.execute(f'CREATE VIEW elsewhere.meta AS SELECT * FROM "{schema}".sluice_meta')
+        assert "outside rule _RETURN on view elsewhere.meta" in describe(raw, schema), [
+            line for line in describe(raw, schema) if line.startswith("outside")]
+    _dropped(pool, base, schema, "not like a fresh store after the reset")
