@@ -4,9 +4,10 @@
 A backend that is listed here but unavailable makes its tests FAIL, never skip.
 
 PostgreSQL: each test gets a schema of its own in the database of
-``SLUICE_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``),
-dropped after the test; under pytest-xdist each worker has a database of its own
-(``_use_worker_database``).
+``SLUICE_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``): a store
+reset to a fresh one's state and renamed after the test before it, or a new schema
+(tests/pgschemas.py); after the test it is reset for the next, or dropped. Under
+pytest-xdist each worker has a database of its own (``_worker_database``).
 """
 
 from __future__ import annotations
@@ -211,6 +212,8 @@ def pytest_sessionfinish(session):
         if os.environ.get("SLUICE_TEST_POOL_STATS"):   # how often a schema was reused, and why not
             print(f"\nschema pool {os.environ.get('PYTEST_XDIST_WORKER', '')}: reused {_SCHEMA_POOL.reused}, "
                   f"dropped {_SCHEMA_POOL.dropped} {_SCHEMA_POOL.why}", file=sys.stderr)
+            if os.environ["SLUICE_TEST_POOL_STATS"] == "2":
+                print("\n".join(_SCHEMA_POOL.log), file=sys.stderr)
         _SCHEMA_POOL.close()
     if _WORKER_DB is None or _WORKER_DB[2] != os.getpid():
         return

@@ -34,6 +34,7 @@ this Sluice's; the schema holds no store.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 
@@ -289,6 +290,7 @@ class SchemaPool:
         self._states: dict[int, tuple] = {}             # a kept schema's state (by its oid)
         self.reused = self.dropped = 0
         self.why: dict[str, int] = {}
+        self.log: list[str] = []        # the test and the reason of each drop
 
     # -- the admin connection ----------------------------------------------------------
     def _connect(self) -> psycopg.Connection:
@@ -338,11 +340,10 @@ class SchemaPool:
         try:
             admin = self.admin()
             renamed = self.reset(admin, schema)
-        except Unsafe as e:
-            self.why[str(e)] = self.why.get(str(e), 0) + 1
-            renamed = None
-        except Exception as e:       # anything unexpected: drop it, as without the pool
-            self.why[type(e).__name__] = self.why.get(type(e).__name__, 0) + 1
+        except Exception as e:       # unsafe, or anything unexpected: drop it, as without the pool
+            why = str(e) if isinstance(e, Unsafe) else type(e).__name__
+            self.why[why] = self.why.get(why, 0) + 1
+            self.log.append(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')}: {why}: {str(e)[:300]}")
             renamed = None
         if renamed is not None:
             self.reused += 1
