@@ -258,6 +258,10 @@ _DROP = {"r": "TABLE", "p": "TABLE", "f": "FOREIGN TABLE", "v": "VIEW", "m": "MA
          "S": "SEQUENCE", "i": "INDEX", "I": "INDEX", "c": "TYPE"}
 
 
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def _referring_first(tables: list[str], refs: set[tuple[str, str]]) -> list[str]:
     """``tables`` in an order a DELETE of each can follow: one whose foreign key refers to
     another before that other."""
@@ -440,11 +444,11 @@ class SchemaPool:
                 order = "rpfmvSiIc"
                 for what, name, kind in sorted(extra, key=lambda e: (e[0] != "class", order.find(e[2]))):
                     if what == "class":
-                        admin.execute(f'DROP {_DROP[kind]} IF EXISTS {q}."{name}" CASCADE')
+                        admin.execute(f"DROP {_DROP[kind]} IF EXISTS {q}.{_ident(name)} CASCADE")
                     elif what == "proc":       # name(argument types)
                         admin.execute(f"DROP ROUTINE IF EXISTS {q}.{name} CASCADE")
                     else:
-                        admin.execute(f'DROP TYPE IF EXISTS {q}."{name}" CASCADE')
+                        admin.execute(f"DROP TYPE IF EXISTS {q}.{_ident(name)} CASCADE")
             if RESET_BY_TRUNCATE:
                 admin.execute("TRUNCATE " + ", ".join(f'{q}."{t}"' for t in tables) + " RESTART IDENTITY")
             else:

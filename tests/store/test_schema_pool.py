@@ -63,7 +63,7 @@ def workload(dsn: str) -> None:
     """What tests do to a store: queue tables and queues, subscribers, rules and rule sets,
     users and grants, an apply and a capture (made and dropped), messages enqueued and
     dequeued, and objects of their own in the schema (a table, a view, a type, a function, a
-    sequence, an index on a catalog table)."""
+    sequence, an index on a catalog table, a table whose name wants quoting)."""
     conn = sluice.connect(dsn)
     try:
         make_queue(conn, "Q", multiple_consumers=True)
@@ -98,6 +98,7 @@ def workload(dsn: str) -> None:
         raw.execute("CREATE TABLE mine (id int PRIMARY KEY, v text)")
         raw.execute("INSERT INTO mine VALUES (1, 'x')")
         raw.execute("CREATE VIEW mine_v AS SELECT * FROM mine")
+        raw.execute('CREATE TABLE "Odd ""name""" (x int)')
         raw.execute("CREATE TYPE mood AS ENUM ('sad', 'ok')")
         raw.execute("CREATE TYPE pair AS (a int, b int)")
         raw.execute("CREATE FUNCTION twice(x int) RETURNS int LANGUAGE sql AS 'SELECT 2 * x'")
