@@ -4,9 +4,10 @@
 A backend that is listed here but unavailable makes its tests FAIL, never skip.
 
 PostgreSQL: each test gets a schema of its own in the database of
-``SLUICE_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``),
-dropped after the test; under pytest-xdist each worker has a database of its own
-(``_use_worker_database``).
+``SLUICE_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``): a store
+reset to a fresh one's state and renamed after the test before it, or a new schema
+(tests/pgschemas.py); after the test it is reset for the next, or dropped. Under
+pytest-xdist each worker has a database of its own (``_worker_database``).
 """
 
 from __future__ import annotations
@@ -80,6 +81,18 @@ def pg_admin() -> psycopg.Connection:
                              f"pg_ctlcluster --skip-systemctl-redirect 15 main start): {e}") from None
 
 
+_SCHEMA_POOL = None
+
+
+def pg_schemas():
+    """This process's pool of reset PostgreSQL test schemas (tests/pgschemas.py)."""
+    global _SCHEMA_POOL
+    if _SCHEMA_POOL is None:
+        from tests.pgschemas import SchemaPool
+        _SCHEMA_POOL = SchemaPool(PG_BASE)
+    return _SCHEMA_POOL
+
+
 def drop_schema(schema: str) -> None:
     with pg_admin() as admin:
         admin.execute("SET lock_timeout = '20s'")
@@ -101,11 +114,16 @@ def dsn(request, tmp_path) -> str:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / ('t-' + uuid.uuid4().hex[:8] + '.db')}"
         return
-    if request.param == "postgresql":
-        schema = "t_" + uuid.uuid4().hex[:12]
+    if request.param == "postgresql" and os.environ.get("SLUICE_TEST_SCHEMA_POOL") == "0":
+        schema = "t_" + uuid.uuid4().hex[:12]     # a new schema, dropped after (as before the pool)
         pg_admin().close()
         yield f"{PG_BASE}?schema={schema}"
         drop_schema(schema)
+        return
+    if request.param == "postgresql":
+        schema = pg_schemas().take()      # a reset store's schema, or a new one (tests/pgschemas.py)
+        yield f"{PG_BASE}?schema={schema}"
+        pg_schemas().give_back(schema)    # reset and kept for the next test, or dropped
         return
     raise AssertionError(f"unknown backend {request.param}")
 
@@ -240,6 +258,13 @@ def pytest_collection_finish(session):
 
 @pytest.hookimpl(trylast=True)   # after the session fixtures' teardown, before xdist reports back
 def pytest_sessionfinish(session):
+    if _SCHEMA_POOL is not None:
+        if os.environ.get("SLUICE_TEST_POOL_STATS"):   # how often a schema was reused, and why not
+            print(f"\nschema pool {os.environ.get('PYTEST_XDIST_WORKER', '')}: reused {_SCHEMA_POOL.reused}, "
+                  f"dropped {_SCHEMA_POOL.dropped} {_SCHEMA_POOL.why}", file=sys.stderr)
+            if os.environ["SLUICE_TEST_POOL_STATS"] == "2":
+                print("\n".join(_SCHEMA_POOL.log), file=sys.stderr)
+        _SCHEMA_POOL.close()
     if _WORKER_DB is None or _WORKER_DB[2] != os.getpid():
         return
     admin_dsn, db, _ = _WORKER_DB
