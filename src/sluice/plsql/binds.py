@@ -10,6 +10,7 @@ statement runs, as the database reports it.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, Sequence
 
 from ..errors import dpy
@@ -22,16 +23,18 @@ _DDL = frozenset({"CREATE", "ALTER", "DROP", "GRANT", "REVOKE", "ANALYZE", "AUDI
 PLSQL = frozenset({"BEGIN", "DECLARE", "<<", "CALL", "EXEC", "EXECUTE"})
 
 
-class BindVariable:
+class BindVariable(ABC):
     """A value the caller binds to get a value back (python-oracledb's ``cursor.var()``,
     ``sluice.fetchvars.Var``).  A block reads :meth:`bind_value` where it reads the bind
     and hands an assignment or an OUT argument to :meth:`assign_out`; SQL gets the value."""
 
+    @abstractmethod
     def bind_value(self) -> Any:
-        raise NotImplementedError
+        """The value the bind stands for where the statement reads it."""
 
+    @abstractmethod
     def assign_out(self, value: Any) -> None:
-        raise NotImplementedError
+        """Take ``value``, assigned to the bind or given as an OUT argument."""
 
 
 def bound(value: Any) -> Any:

@@ -269,7 +269,7 @@ class _Translation:
         elif word in CALLS and after == "(":
             self._call(i)
         elif word in DATE_CALLS and after == "(" and self._clock_call(i):
-            pass
+            return    # folded: the call of the clock, a bind or a literal is now a value
         elif word in PG_CALLS and after == "(" and not self.sqlite:
             self.replace.update(pg_pieces(toks, i))
         elif word == "RAWTOHEX" and after == "(" and not self.sqlite and self._on_views():
