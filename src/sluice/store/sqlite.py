@@ -118,6 +118,24 @@ def _rawtohex(value: object) -> str | None:
     return bytes(value).hex().upper()
 
 
+def _set_wal(conn: sqlite3.Connection, patience: float = 30.0) -> None:
+    """WAL mode.  Connections turning an empty file (a store not yet made) to WAL at once can be
+    told "database is locked" at once, without SQLite's busy handler (it would deadlock on the
+    lock upgrade): wait and try again, as the busy handler would (seen with three processes
+    opening one empty file: tests/store/test_store_image.py)."""
+    deadline = time.monotonic() + patience
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 def _register_functions(conn: sqlite3.Connection) -> None:
     """A few Oracle functions, so the seeds' queries on the views run as printed."""
     conn.create_function("RAWTOHEX", 1, _rawtohex, deterministic=True)
@@ -283,7 +301,7 @@ class SqliteStore(Store):
         zone = default_zone()     # (ORA-01882 for a bad ORA_SDTZ, before anything is opened)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                timeout=60.0, cached_statements=512, factory=_Connection)
-        conn.execute("PRAGMA journal_mode=WAL")
+        _set_wal(conn)
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
         conn.execute("PRAGMA case_sensitive_like=ON")  # Oracle LIKE is case-sensitive
         _register_functions(conn)
