@@ -192,7 +192,10 @@ def test_the_admin_connection_comes_back_after_its_backend_is_terminated(pool, b
     schema = pool.take()
     sluice.connect(dsn_of(base, schema)).close()
     with psycopg.connect(base, autocommit=True) as raw:
-        raw.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+        # only this database's: the suite's own pools (other xdist workers) use the same
+        # application name, and killing theirs made their give_back drop a schema mid-test
+        raw.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE application_name = %s AND datname = current_database()",
                     ("sluice-test-admin",))
     pool.give_back(schema)
     assert pool.reused == 1, pool.why
