@@ -602,8 +602,8 @@ class Connection:
         if "AQ$" not in text and not buffered_views:
             return []
         pool = existing_pool(self.context.store)
-        if pool is None:
-            return []
+        if pool is None:    # (V$BUFFERED_SUBSCRIBERS' OLDEST_MSGID: of spilled messages)
+            return InMemory([], {}, None, always=True) if "V$BUFFERED_SUBSCRIBERS" in text else []
         by_table: dict[tuple[str, str], tuple] = {}
         for qname, records in pool.in_memory().items():
             q = self.context.catalog.find_queue(*qname.split(".", 1))
@@ -611,7 +611,8 @@ class Connection:
                 key = (q.table.owner, q.table.name)
                 by_table.setdefault(key, (q.table, []))[1].extend(records)
         if buffered_views:   # and the buffered views' cumulative counts of this process
-            return InMemory(by_table.values(), pool.cumulative(), pool.started, pool.subscribers())
+            return InMemory(by_table.values(), pool.cumulative(), pool.started, pool.subscribers(),
+                            always="V$BUFFERED_SUBSCRIBERS" in text)
         return list(by_table.values())
 
     def session_time_zone(self) -> tzinfo:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import sluice
+
 from ..conftest import make_queue
 from ..streams.propkit import multi_queue
 
@@ -20,6 +22,32 @@ def two_sites(sites, destination=make_queue):
     a.cursor().execute(f"CREATE DATABASE LINK dbs2 USING '{sites.dsn_of('dbs2')}'")
     a.propagation_adm.create_propagation("p1", "src", "dst", "dbs2", queue_to_queue=True)
     return a, b
+
+
+def buffered_queue(conn):
+    """Multi-consumer queue BQ with buffered subscribers B1 and B2; its Queue, enqueuing
+    buffered messages."""
+    multi_queue(conn, "BQ")
+    for name in ("B1", "B2"):
+        conn.aqadm.add_subscriber("BQ", sluice.Agent(name), delivery_mode=sluice.MSG_BUFFERED)
+    q = conn.queue("BQ")
+    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
+    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    return q
+
+
+def spill_all(conn, queue: str = "BQ") -> None:
+    """Spill every buffered message of ``queue`` in this process's memory to its table now."""
+    from sluice.aq import buffered
+    limits = buffered.configure(conn)
+    before = limits.spill_after
+    buffered.configure(conn, spill_after=0)
+    try:
+        pool = buffered.existing_pool(conn.context.store)
+        pool.spill_old(conn.context.catalog.find_queue("SLUICE", queue),
+                       conn.queue(queue)._buffered_endpoint().spill)
+    finally:
+        buffered.configure(conn, spill_after=before)
 
 
 _CHILD = textwrap.dedent("""

@@ -15,7 +15,7 @@ from sluice.monitor import snapshot
 
 from ..conftest import PG_BASE, make_queue, nowait
 from ..streams.propkit import multi_queue
-from .kit import mover_process
+from .kit import buffered_queue, mover_process, spill_all
 
 
 def _persistent(conn, name: str = "Q") -> tuple | None:
@@ -243,13 +243,7 @@ def test_v_buffered_queues_counts_messages_and_what_this_process_enqueued_and_sp
     """Oracle's V$BUFFERED_QUEUES: NUM_MSGS / SPILL_MSGS count messages (a multi-consumer
     one once), CNUM_MSGS / CSPILL_MSGS what the instance — here the process, whose buffered
     pool it is — enqueued and spilled since STARTUP_TIME."""
-    from sluice.aq import buffered
-    multi_queue(conn, "BQ")
-    for name in ("B1", "B2"):
-        conn.aqadm.add_subscriber("BQ", sluice.Agent(name), delivery_mode=sluice.MSG_BUFFERED)
-    q = conn.queue("BQ")
-    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
-    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
+    q = buffered_queue(conn)
     cols = "NUM_MSGS, SPILL_MSGS, CNUM_MSGS, CSPILL_MSGS"
 
     def row():
@@ -266,15 +260,8 @@ def test_v_buffered_queues_counts_messages_and_what_this_process_enqueued_and_sp
     cur.execute("SELECT SUBSCRIBER_NAME, NUM_MSGS FROM V$BUFFERED_SUBSCRIBERS WHERE QUEUE_NAME = 'BQ' "
                 "ORDER BY SUBSCRIBER_NAME")
     assert cur.fetchall() == [("B1", 3), ("B2", 3)]
-    limits = buffered.configure(conn)
-    before = limits.spill_after
-    buffered.configure(conn, spill_after=0)
-    try:
-        pool = buffered.existing_pool(conn.context.store)
-        pool.spill_old(conn.context.catalog.find_queue("SLUICE", "BQ"), q._buffered_endpoint().spill)
-        assert row()[0] == (3, 3, 3, 3)
-    finally:
-        buffered.configure(conn, spill_after=before)
+    spill_all(conn)
+    assert row()[0] == (3, 3, 3, 3)
     q.enqone(conn.msgproperties(payload=b"later"))
     assert row()[0] == (4, 3, 4, 3)
 
@@ -283,10 +270,7 @@ def test_v_buffered_subscribers_cumulative_counts_of_each_subscriber(conn, conn2
     """Oracle's V$BUFFERED_SUBSCRIBERS: CNUM_MSGS (messages enqueued for the subscriber),
     TOTAL_DEQUEUED_MSG (its dequeues), LAST_DEQUEUE_TIME, since STARTUP_TIME — here this
     process's buffered pool's; a dequeue of a spilled message counts as one from memory."""
-    from sluice.aq import buffered
-    multi_queue(conn, "BQ")
-    for name in ("B1", "B2"):
-        conn.aqadm.add_subscriber("BQ", sluice.Agent(name), delivery_mode=sluice.MSG_BUFFERED)
+    q = buffered_queue(conn)
     cols = "SUBSCRIBER_NAME, NUM_MSGS, CNUM_MSGS, TOTAL_DEQUEUED_MSG"
 
     def rows(c=conn):
@@ -295,9 +279,6 @@ def test_v_buffered_subscribers_cumulative_counts_of_each_subscriber(conn, conn2
                     "WHERE QUEUE_NAME = 'BQ' ORDER BY SUBSCRIBER_NAME")
         return cur.fetchall()
     assert rows() == [("B1", 0, 0, 0, None, None), ("B2", 0, 0, 0, None, None)]
-    q = conn.queue("BQ")
-    q.enqoptions.deliverymode = sluice.MSG_BUFFERED
-    q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
     for i in range(3):
         q.enqone(conn.msgproperties(payload=b"m%d" % i))
     b1, b2 = rows()
@@ -308,14 +289,7 @@ def test_v_buffered_subscribers_cumulative_counts_of_each_subscriber(conn, conn2
     q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
     nowait(q)
     assert q.deqone() is not None                               # from memory
-    limits = buffered.configure(conn)
-    before = limits.spill_after
-    buffered.configure(conn, spill_after=0)
-    try:                                                        # the rest spilled, then one dequeued
-        pool = buffered.existing_pool(conn.context.store)
-        pool.spill_old(conn.context.catalog.find_queue("SLUICE", "BQ"), q._buffered_endpoint().spill)
-    finally:
-        buffered.configure(conn, spill_after=before)
+    spill_all(conn)                                             # the rest spilled, then one dequeued
     assert q.deqone() is not None
     q.deqoptions.mode = sluice.DEQ_BROWSE
     assert q.deqone() is not None                               # browsing takes nothing

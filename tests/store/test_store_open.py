@@ -136,7 +136,7 @@ def test_opening_a_postgresql_store_connects_once_for_the_schema_and_the_listene
 # the DDL again (PostgreSQL always; SQLite since 2026-11-30, fast-open), so a change to
 # catalog_ddl without a new version would never reach an existing store. Changed the DDL? Bump
 # SCHEMA_VERSION (store/sqlschema.py, with its upgrade) and record the new digests here.
-CATALOG_DIGESTS = {29: {"sqlite": "b18b7944175a49b0", "postgresql": "3c5ce778026a6dde"}}
+CATALOG_DIGESTS = {30: {"sqlite": "5fc6b53eb7bd1b36", "postgresql": "f44c0aa1e9c4b977"}}
 
 
 def test_a_change_to_the_catalog_ddl_comes_with_a_new_schema_version():

@@ -66,7 +66,7 @@ class _Entry:
     when something asks for it (a spill, the AQ$ view, the full dequeue path)."""
 
     __slots__ = ("key", "_record", "plain", "size", "sender", "locked_by", "gone", "enq_time",
-                 "expire_at", "ready_at")
+                 "expire_at", "ready_at", "nums")
 
     def __init__(self, key: tuple, record: MessageRecord | None, sender: str | None,
                  plain: tuple | None = None) -> None:
@@ -76,6 +76,10 @@ class _Entry:
         self.sender = sender
         self.locked_by: object | None = None
         self.gone = False
+        # (its sequence number among its subscriber's messages, its message number in the
+        # queue): what V$BUFFERED_SUBSCRIBERS' LAST_BROWSED_* / LAST_DEQUEUED_* show once it
+        # is browsed or dequeued (:func:`_counts`); None: not numbered (the fast path's)
+        self.nums: tuple[int, int] | None = None
         # when a delayed message (WAITING, sharded queues only) may be dequeued; None: now
         self.ready_at = None
         if record is not None:
@@ -144,6 +148,21 @@ def _order_key(table: QueueTableInfo) -> Callable[[MessageRecord], tuple]:
 
 _like = functools.lru_cache(maxsize=256)(like_regex)
 
+# V$BUFFERED_SUBSCRIBERS' counts of a subscriber, the places of a list (see _counts)
+(CNUM, DEQUEUED, LAST_DEQUEUE, ELAPSED, CPU, BROWSED_SEQ, BROWSED_NUM, DEQUEUED_SEQ,
+ DEQUEUED_NUM) = range(9)
+# how many spilled records the pool remembers the numbers of (BufferedPool._away)
+AWAY_LIMIT = 100_000
+
+
+def _counts() -> list:
+    """A subscriber's counts since the pool began, by the places above: records enqueued for
+    it (CNUM_MSGS, also the sequence number of the last: CURRENT_ENQ_SEQ), its removing
+    dequeues (TOTAL_DEQUEUED_MSG) and the last one's time, seconds of elapsed and CPU time
+    its dequeue calls spent, and the numbers (see ``_Entry.nums``) of the message it last
+    browsed and last dequeued (0: none)."""
+    return [0, 0, None, 0.0, 0.0, 0, 0, 0, 0]
+
 
 def pool_for(store) -> "BufferedPool":
     with _pools_lock:
@@ -198,10 +217,14 @@ class BufferedPool:
         # [messages enqueued, messages spilled] since ``started``
         self.started = time.time()
         self._cumulative: dict[str, list[int]] = {}
-        # V$BUFFERED_SUBSCRIBERS' CNUM_MSGS, TOTAL_DEQUEUED_MSG and LAST_DEQUEUE_TIME, since
-        # ``started`` too: (queue, consumer, address) -> [records put into memory for it,
-        # its removing dequeues of buffered messages, the last one's time]
+        # V$BUFFERED_SUBSCRIBERS' counts since ``started`` too: (queue, consumer, address)
+        # -> _counts()
         self._subscribers: dict[tuple[str, str | None, str | None], list] = {}
+        # (queue, consumer, address, msgid) -> ``_Entry.nums`` of a record that left memory
+        # without being dequeued (spilled, or taken by a propagation): its dequeue or browse
+        # from the table still shows its numbers.  The oldest are forgotten past AWAY_LIMIT
+        # (a record another process dequeued from the table is never asked for)
+        self._away: dict[tuple, tuple[int, int]] = {}
 
     # -- enqueue ------------------------------------------------------------
     def put(self, q: QueueInfo, records: list[MessageRecord], spill: Callable, session=None) -> None:
@@ -221,6 +244,8 @@ class BufferedPool:
                 listener.staged(records)
             queue, fifo = self._structures(qname)
             subscribers = self._subscribers
+            enqueued = self._cumulative.get(qname)
+            num = (enqueued[0] if enqueued else 0) + 1   # the message's number in the queue
             for r in records:
                 self._seq += 1
                 r.seq = -self._seq          # negative: never a table's SEQ
@@ -229,9 +254,9 @@ class BufferedPool:
                 fifo.append(entry)
                 c = subscribers.get((qname, r.consumer_name, r.address))
                 if c is None:
-                    subscribers[(qname, r.consumer_name, r.address)] = [1, 0, None]
-                else:
-                    c[0] += 1
+                    c = subscribers[(qname, r.consumer_name, r.address)] = _counts()
+                c[CNUM] += 1
+                entry.nums = (c[CNUM], num)
             self._senders[key] = self._senders.get(key, 0) + len(records)
             self._count(qname, 0, 1)     # one message, a record per consumer
             victims = self._spill_victims(q, queue, fifo, time.time())
@@ -344,18 +369,25 @@ class BufferedPool:
                 self.watchers -= 1
 
     def take(self, q: QueueInfo, sel: Selector, after: tuple | None, mode: int, owner: object,
-             expire: Callable[[QueueInfo, MessageRecord], None]) -> tuple[MessageRecord, tuple] | None:
+             expire: Callable[[QueueInfo, MessageRecord], None]
+             ) -> tuple[MessageRecord, tuple, tuple[int, int] | None] | None:
         """The first buffered message ``sel`` wants after position ``after`` (REMOVE takes it
-        out of memory).  The record returned is shared: callers only read it."""
+        out of memory; BROWSE and LOCKED count as its subscriber's browse), with its
+        position and numbers (``_Entry.nums``: for :meth:`taken`).  The record returned is
+        shared: callers only read it."""
         expired: list[_Entry] = []
         with self._lock:
             found, entries = self._find(q, sel, after, owner, expired)
             if found is not None:
                 if mode == C.DEQ_REMOVE or mode == C.DEQ_REMOVE_NODATA:
                     self._drop(q, entries, found)
-                elif mode == C.DEQ_LOCKED:
-                    found.locked_by = owner
-                    self._locked.setdefault(id(owner), []).append(found)
+                else:
+                    if mode == C.DEQ_LOCKED:
+                        found.locked_by = owner
+                        self._locked.setdefault(id(owner), []).append(found)
+                    if found.nums is not None:
+                        r = found.record
+                        self._browsed((q.qualified, r.consumer_name, r.address), found.nums)
         for e in expired:   # seed 003: to the exception queue, as a persistent message
             try:
                 expire(q, e.record)
@@ -365,7 +397,7 @@ class BufferedPool:
                 self._restore(q, [e.record])
         if found is None:
             return None
-        return found.record, found.key
+        return found.record, found.key, found.nums
 
     def first_key(self, q: QueueInfo, sel: Selector, after: tuple | None, owner: object) -> tuple | None:
         """The position of the message :meth:`take` would return, taking nothing."""
@@ -440,35 +472,81 @@ class BufferedPool:
             for e, entries in found[:limit]:
                 self._drop(q, entries, e)
                 taken.append(e.record)
+                self._park(q.qualified, e)    # (its numbers for taken())
             return taken
 
-    def put_back(self, q: QueueInfo, records: list[MessageRecord], taken: bool = False) -> None:
+    def put_back(self, q: QueueInfo, records: list[MessageRecord], taken: bool = False,
+                 nums: tuple[int, int] | None = None) -> None:
         """Records :meth:`take_remote` took, back into memory (their propagation failed);
-        ``taken``: :meth:`taken` was told of them (their dequeues are counted back)."""
-        if taken:
-            with self._lock:
+        ``taken``: :meth:`taken` was told of them (their dequeues are counted back, not
+        the numbers of the last one); ``nums``: one record's that :meth:`take` gave."""
+        with self._lock:
+            if taken:
                 for r in records:
                     c = self._subscribers.get((q.qualified, r.consumer_name, r.address))
-                    if c is not None and c[1] > 0:
-                        c[1] -= 1
+                    if c is not None and c[DEQUEUED] > 0:
+                        c[DEQUEUED] -= 1
+            if nums is not None:
+                r = records[0]
+                self._away[(q.qualified, r.consumer_name, r.address, r.msgid)] = nums
         self._restore(q, records)
 
-    def taken(self, q: QueueInfo, record: MessageRecord, owner: object) -> None:
+    def taken(self, q: QueueInfo, record: MessageRecord, owner: object,
+              nums: tuple[int, int] | None = None) -> None:
         """``owner`` (a session, a propagation) took ``record`` out for good (REMOVE), from
-        memory or spilled: counted as its consumer's dequeue (V$BUFFERED_SUBSCRIBERS); its
-        sender's listener, if any, hears of it."""
+        memory (``nums``: what :meth:`take` gave) or spilled: counted as its consumer's
+        dequeue (V$BUFFERED_SUBSCRIBERS); its sender's listener, if any, hears of it."""
         key = (q.qualified, record.consumer_name, record.address)
         now = time.time()
         with self._lock:
+            if nums is None:
+                nums = self._away.pop(key + (record.msgid,), None)
             c = self._subscribers.get(key)
             if c is None:
-                self._subscribers[key] = [0, 1, now]
-            else:
-                c[1] += 1
-                c[2] = now
+                c = self._subscribers[key] = _counts()
+            c[DEQUEUED] += 1
+            c[LAST_DEQUEUE] = now
+            if nums is not None:
+                c[DEQUEUED_SEQ], c[DEQUEUED_NUM] = nums
         listener = self.listeners.get((q.qualified, record.sender_name))
         if listener is not None:
             listener.taken(owner, record)
+
+    def browsed(self, q: QueueInfo, record: MessageRecord) -> None:
+        """A session browsed (or LOCKED) ``record`` in the queue table, a spilled one: its
+        subscriber's last browsed message when this pool numbered it (it spilled it)."""
+        key = (q.qualified, record.consumer_name, record.address)
+        with self._lock:
+            nums = self._away.get(key + (record.msgid,))
+            if nums is not None:
+                self._browsed(key, nums)
+
+    def _browsed(self, key: tuple, nums: tuple[int, int]) -> None:
+        """(Lock held) ``nums`` are the subscriber ``key``'s last browsed message's."""
+        c = self._subscribers.get(key)
+        if c is None:
+            c = self._subscribers[key] = _counts()
+        c[BROWSED_SEQ], c[BROWSED_NUM] = nums
+
+    def spent(self, key: tuple, elapsed: float, cpu: float) -> None:
+        """A dequeue call of the subscriber ``key`` (queue, consumer, address) took
+        ``elapsed`` seconds, ``cpu`` of them on the CPU (ELAPSED_DEQUEUE_TIME, DEQUEUE_CPU_TIME)."""
+        with self._lock:
+            c = self._subscribers.get(key)
+            if c is None:
+                c = self._subscribers[key] = _counts()
+            c[ELAPSED] += elapsed
+            c[CPU] += cpu
+
+    def _park(self, qname: str, e: _Entry) -> None:
+        """(Lock held) keep the numbers of ``e``, out of memory undequeued (see ``_away``)."""
+        if e.nums is None:
+            return
+        away = self._away
+        r = e.record
+        away[(qname, r.consumer_name, r.address, r.msgid)] = e.nums
+        if len(away) > AWAY_LIMIT:
+            del away[next(iter(away))]
 
     def at_transaction_end(self, owner: object, callback: Callable[[bool], None]) -> None:
         """Run ``callback(committed)`` once ``owner``'s transaction commits or rolls back."""
@@ -521,6 +599,7 @@ class BufferedPool:
             if e.gone or e.locked_by is not None:
                 continue
             self._drop(q, queue[(e.record.consumer_name, e.record.address)], e)
+            self._park(q.qualified, e)
             e.waiting(now)     # (a delay that has passed: READY; one that has not stays WAITING)
             victims.append(replace(e.record, seq=None))
         while fifo and fifo[0].gone:
@@ -554,12 +633,11 @@ class BufferedPool:
         with self._lock:
             return {qname: (c[0], c[1]) for qname, c in self._cumulative.items()}
 
-    def subscribers(self) -> dict[tuple[str, str | None, str | None], tuple[int, int, float | None]]:
-        """(queue ``OWNER.NAME``, consumer, address) -> (records enqueued for it, its removing
-        dequeues of buffered messages, the last one's time) since :attr:`started`, in this
-        process."""
+    def subscribers(self) -> dict[tuple[str, str | None, str | None], tuple]:
+        """(queue ``OWNER.NAME``, consumer, address) -> its counts since :attr:`started` in
+        this process (:func:`_counts`' places)."""
         with self._lock:
-            return {key: (c[0], c[1], c[2]) for key, c in self._subscribers.items()}
+            return {key: tuple(c) for key, c in self._subscribers.items()}
 
     def _restore(self, q: QueueInfo, records: list[MessageRecord]) -> None:
         order = _order_key(q.table)
@@ -570,6 +648,7 @@ class BufferedPool:
                 self._seq += 1
                 r.seq = -self._seq
                 entry = _Entry(order(r) + (self._seq,), r, r.sender_name)
+                entry.nums = self._away.pop((q.qualified, r.consumer_name, r.address, r.msgid), None)
                 self._file(queue, (r.consumer_name, r.address), entry)
                 restored.append(entry)
                 key = (q.qualified, r.sender_name)
@@ -610,6 +689,7 @@ class BufferedPool:
             self._fifo.pop(q.qualified, None)
             self._cumulative.pop(q.qualified, None)    # a queue made again starts from 0
             self._subscribers = {k: c for k, c in self._subscribers.items() if k[0] != q.qualified}
+            self._away = {k: n for k, n in self._away.items() if k[0] != q.qualified}
             self.spilled = {key for key in self.spilled if key[0] != q.qualified}
             gone = [e for entries in (queue or {}).values() for e in entries]
             for e in gone:   # (their memory and their senders' flow-control counts)

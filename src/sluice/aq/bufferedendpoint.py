@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from time import perf_counter, thread_time
 from typing import TYPE_CHECKING
 
 from .. import constants as C
@@ -188,7 +189,17 @@ class Endpoint:
         (``nav.buffered`` is the position there) and the messages this process spilled
         to the table (spilled oldest first, so usually ahead of memory's).  ``check``
         (see DequeueInfo) reads what a REMOVE took before it is gone for good: when it
-        raises, the message stays (back in memory, or in the table)."""
+        raises, the message stays (back in memory, or in the table).  The call's elapsed
+        and CPU time count as its subscriber's (V$BUFFERED_SUBSCRIBERS' ELAPSED_DEQUEUE_TIME,
+        DEQUEUE_CPU_TIME), found or not: time spent in dequeue, not waiting for a message."""
+        elapsed, cpu = perf_counter(), thread_time()
+        try:
+            return self._take(q, sel, mode, nav, check)
+        finally:
+            self.pool.spent((q.qualified, sel.consumer_name if sel.multi else None, None),
+                            perf_counter() - elapsed, thread_time() - cpu)
+
+    def _take(self, q: QueueInfo, sel: Selector, mode: int, nav, check=None) -> MessageRecord | None:
         if mode == C.DEQ_BROWSE or mode == C.DEQ_LOCKED:
             return self._look(q, sel, mode, nav)
         pool = self.pool
@@ -207,11 +218,11 @@ class Endpoint:
                 try:
                     check([got[0]])
                 except BaseException:
-                    pool.put_back(q, [got[0]])
+                    pool.put_back(q, [got[0]], nums=got[2])
                     raise
             if not by_id:
                 nav.buffered = None
-            return self._taken(q, got[0], mode)
+            return self._taken(q, got[0], mode, got[2])
         if not by_id:
             nav.buffered = None
         got = self._dequeue_spilled(q, _spilled(sel), mode, check)
@@ -234,9 +245,11 @@ class Endpoint:
             first = self.pool.first_key(q, sel, after, self.ctx)
             if first is None or not _later(_order_key(q.table)(head), first[:-1]):
                 if mode == C.DEQ_BROWSE:
+                    self.pool.browsed(q, head)
                     return head
                 got = self._dequeue_spilled(q, replace(table, msgid=head.msgid), mode)
                 if got is not None:
+                    self.pool.browsed(q, got)
                     return got      # (gone meanwhile, another session's: memory's turn)
         got = self.pool.take(q, sel, after, mode, self.ctx, self.expire)
         if got is None:
@@ -245,9 +258,10 @@ class Endpoint:
             nav.buffered = got[1]
         return got[0]
 
-    def _taken(self, q: QueueInfo, record: MessageRecord | None, mode: int) -> MessageRecord | None:
+    def _taken(self, q: QueueInfo, record: MessageRecord | None, mode: int,
+               nums: tuple[int, int] | None = None) -> MessageRecord | None:
         if record is not None and (mode == C.DEQ_REMOVE or mode == C.DEQ_REMOVE_NODATA):
-            self.pool.taken(q, record, self.ctx)     # (its consumer's dequeue, counted)
+            self.pool.taken(q, record, self.ctx, nums)     # (its consumer's dequeue, counted)
         return record
 
     def _take_spilled_if_first(self, q: QueueInfo, sel: Selector, mode: int,

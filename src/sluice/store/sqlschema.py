@@ -78,7 +78,10 @@ from .stats import STATS_TABLE
 #     and LAST_DEQUEUE_TIME, between old columns (RETYPED_VIEWS, RESHAPED_VIEWS); no table changes
 # 29: PostgreSQL's AQ$<queue_table> views read the session's zone once a statement
 #     (SLUICE_SESSION_ZONE(), PG_ZONE_FUNCTION; the same answers): every AQ$ view made again
-SCHEMA_VERSION = 29
+# 30: V$BUFFERED_SUBSCRIBERS gains Oracle's LAST_BROWSED_SEQ/_NUM, LAST_DEQUEUED_SEQ/_NUM,
+#     CURRENT_ENQ_SEQ, MESSAGE_LAG, ELAPSED_DEQUEUE_TIME, DEQUEUE_CPU_TIME, AVG_MSG_AGE and
+#     OLDEST_MSGID, between old columns (RETYPED_VIEWS, RESHAPED_VIEWS); no table changes
+SCHEMA_VERSION = 30
 # views whose column types changed since an older schema version: dropped (with the views
 # built on them, all in catalog_ddl) before catalog_ddl creates them again
 RETYPED_VIEWS = ("DBA_APPLY", "DBA_SUBSCR_REGISTRATIONS", "V$BUFFERED_QUEUES", "V$BUFFERED_SUBSCRIBERS")
@@ -1270,7 +1273,13 @@ def monitoring_ddl(d: Dialect) -> list[str]:
 
 # what is buffered (IN_MEMORY 0: spilled to the queue table): the source of the buffered views
 BUFFERED_SPILLED = (f"(SELECT QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, "
-                    f"OLDEST_ENQ_TIME, MESSAGES, 0 AS IN_MEMORY FROM {QUEUE_DEPTH_VIEW} WHERE DELIVERY_MODE = 2)")
+                    f"OLDEST_ENQ_TIME, MESSAGES, 0 AS IN_MEMORY, SUM_ENQ_TIME FROM {QUEUE_DEPTH_VIEW} "
+                    f"WHERE DELIVERY_MODE = 2)")
+# the subscribers' columns of the buffered views that the process's pool counts (see
+# no_buffered_subscribers; sqlmemory fills them), after OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS
+BUFFERED_SUBSCRIBER_COUNTS = ("CNUM_MSGS", "TOTAL_DEQUEUED_MSG", "LAST_DEQUEUE_TIME", "ELAPSED_DEQUEUE_TIME",
+                              "DEQUEUE_CPU_TIME", "LAST_BROWSED_SEQ", "LAST_BROWSED_NUM",
+                              "LAST_DEQUEUED_SEQ", "LAST_DEQUEUED_NUM", "STARTUP_TIME", "OLDEST_MSGID")
 
 
 def no_buffered_cumulative(d: Dialect) -> str:
@@ -1281,30 +1290,42 @@ def no_buffered_cumulative(d: Dialect) -> str:
             f"CAST(NULL AS {d.real_type}) AS STARTUP_TIME WHERE 1 = 0)")
 
 
-def no_buffered_subscribers(d: Dialect) -> str:
-    """The subscribers' cumulative counts of the buffered views in a session of a process
-    without buffered messaging (rows OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, CNUM_MSGS,
-    TOTAL_DEQUEUED_MSG, LAST_DEQUEUE_TIME, STARTUP_TIME): none."""
+def buffered_subscriber_types(d: Dialect) -> dict[str, str]:
+    """The SQL type of each of BUFFERED_SUBSCRIBER_COUNTS."""
     i, r = d.int_type, d.real_type
+    return {c: r if c in ("LAST_DEQUEUE_TIME", "STARTUP_TIME") else d.blob_type if c == "OLDEST_MSGID" else i
+            for c in BUFFERED_SUBSCRIBER_COUNTS}
+
+
+def no_buffered_subscribers(d: Dialect) -> str:
+    """The subscribers' counts of the buffered views in a session of a process without
+    buffered messaging (rows OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS and
+    BUFFERED_SUBSCRIBER_COUNTS): none."""
+    counts = ", ".join(f"CAST(NULL AS {t}) AS {c}" for c, t in buffered_subscriber_types(d).items())
     return (f"(SELECT CAST(NULL AS TEXT) AS OWNER, CAST(NULL AS TEXT) AS QUEUE_NAME, "
-            f"CAST(NULL AS TEXT) AS CONSUMER_NAME, CAST(NULL AS TEXT) AS ADDRESS, CAST(0 AS {i}) AS CNUM_MSGS, "
-            f"CAST(0 AS {i}) AS TOTAL_DEQUEUED_MSG, CAST(NULL AS {r}) AS LAST_DEQUEUE_TIME, "
-            f"CAST(NULL AS {r}) AS STARTUP_TIME WHERE 1 = 0)")
+            f"CAST(NULL AS TEXT) AS CONSUMER_NAME, CAST(NULL AS TEXT) AS ADDRESS, {counts} WHERE 1 = 0)")
 
 
 def buffered_views(d: Dialect, source: str, cumulative: str, subscribers: str) -> list[tuple[str, str]]:
     """(name, query) of V$BUFFERED_QUEUES and V$BUFFERED_SUBSCRIBERS over ``source`` (rows
     QT_ID, OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, STATE, MSGS, OLDEST_ENQ_TIME,
-    MESSAGES, IN_MEMORY) and ``cumulative`` (rows OWNER, QUEUE_NAME, CNUM_MSGS,
+    MESSAGES, IN_MEMORY, SUM_ENQ_TIME) and ``cumulative`` (rows OWNER, QUEUE_NAME, CNUM_MSGS,
     CSPILL_MSGS, STARTUP_TIME: what the querying process enqueued and spilled since its
     buffered pool began — the pool is the process's as Oracle's is the instance's) and
-    ``subscribers`` (rows OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS, CNUM_MSGS,
-    TOTAL_DEQUEUED_MSG, LAST_DEQUEUE_TIME, STARTUP_TIME: likewise, per subscriber).
-    V$BUFFERED_QUEUES counts messages (a multi-consumer one once: MESSAGES), what is
-    buffered now in memory or spilled (NUM_MSGS) and the spilled part (SPILL_MSGS);
-    V$BUFFERED_SUBSCRIBERS a subscriber's records."""
+    ``subscribers`` (rows OWNER, QUEUE_NAME, CONSUMER_NAME, ADDRESS and
+    BUFFERED_SUBSCRIBER_COUNTS: likewise, per subscriber; times in hundredths of a second,
+    as Oracle's ELAPSED_DEQUEUE_TIME / DEQUEUE_CPU_TIME).  V$BUFFERED_QUEUES counts messages
+    (a multi-consumer one once: MESSAGES), what is buffered now in memory or spilled
+    (NUM_MSGS) and the spilled part (SPILL_MSGS); V$BUFFERED_SUBSCRIBERS a subscriber's
+    records: CURRENT_ENQ_SEQ is the sequence number of its last (its CNUM_MSGS: its
+    records are numbered 1, 2 … as they come), MESSAGE_LAG how many came after the one it
+    last dequeued, AVG_MSG_AGE the seconds its buffered records have waited, on average."""
     i, r = d.int_type, d.real_type
     ts = d.epoch_to_timestamp
+    now = now_epoch(d)
+
+    def count(column: str) -> str:
+        return f"CAST(COALESCE(MIN(C.{column}), 0) AS {i})"
 
     def total(where: str, column: str = "B.MSGS") -> str:
         return f"CAST(COALESCE(SUM(CASE WHEN {where} THEN {column} END), 0) AS {i})"
@@ -1331,12 +1352,23 @@ def buffered_views(d: Dialect, source: str, cumulative: str, subscribers: str) -
                    CASE WHEN {_subscriber(d, 'name')} IS NULL THEN 'PROXY' ELSE 'SUBSCRIBER' END
                        AS SUBSCRIBER_TYPE,
                    {ts(f'CAST(MIN(C.STARTUP_TIME) AS {r})')} AS STARTUP_TIME,
+                   {count('LAST_BROWSED_SEQ')} AS LAST_BROWSED_SEQ,
+                   {count('LAST_BROWSED_NUM')} AS LAST_BROWSED_NUM,
+                   {count('LAST_DEQUEUED_SEQ')} AS LAST_DEQUEUED_SEQ,
+                   {count('LAST_DEQUEUED_NUM')} AS LAST_DEQUEUED_NUM,
+                   {count('CNUM_MSGS')} AS CURRENT_ENQ_SEQ,
                    {total('B.STATE IN (0, 1)')} AS NUM_MSGS,
-                   CAST(COALESCE(MIN(C.CNUM_MSGS), 0) AS {i}) AS CNUM_MSGS,
-                   CAST(COALESCE(MIN(C.TOTAL_DEQUEUED_MSG), 0) AS {i}) AS TOTAL_DEQUEUED_MSG,
+                   {count('CNUM_MSGS')} AS CNUM_MSGS,
+                   {count('TOTAL_DEQUEUED_MSG')} AS TOTAL_DEQUEUED_MSG,
                    {total('B.STATE IN (0, 1) AND B.IN_MEMORY = 0')} AS TOTAL_SPILLED_MSG,
                    {total('B.STATE = 3')} AS EXPIRED_MSGS,
+                   CAST(COALESCE(MIN(C.CNUM_MSGS) - MIN(C.LAST_DEQUEUED_SEQ), 0) AS {i}) AS MESSAGE_LAG,
+                   {count('ELAPSED_DEQUEUE_TIME')} AS ELAPSED_DEQUEUE_TIME,
+                   {count('DEQUEUE_CPU_TIME')} AS DEQUEUE_CPU_TIME,
+                   CAST(COALESCE(SUM(CASE WHEN B.STATE IN (0, 1) THEN B.MSGS * {now} - B.SUM_ENQ_TIME END)
+                        / NULLIF(SUM(CASE WHEN B.STATE IN (0, 1) THEN B.MSGS END), 0), 0) AS {r}) AS AVG_MSG_AGE,
                    {ts(f'CAST(MIN(C.LAST_DEQUEUE_TIME) AS {r})')} AS LAST_DEQUEUE_TIME,
+                   C.OLDEST_MSGID,
                    {ts('MIN(CASE WHEN B.STATE = 0 THEN B.OLDEST_ENQ_TIME END)')} AS OLDEST_MSG_ENQTM
             FROM SLUICE_CATALOG S
             JOIN AQ_QUEUES Q ON Q.OWNER || '.' || Q.NAME = S.OWNER
@@ -1347,7 +1379,7 @@ def buffered_views(d: Dialect, source: str, cumulative: str, subscribers: str) -
                  AND COALESCE(C.CONSUMER_NAME, '') = COALESCE({_subscriber(d, 'name')}, '')
                  AND COALESCE(C.ADDRESS, '') = COALESCE({_subscriber(d, 'address')}, '')
             WHERE S.KIND = 'SUBSCRIBER'
-            GROUP BY Q.QID, Q.OWNER, Q.NAME, S.SPEC"""),
+            GROUP BY Q.QID, Q.OWNER, Q.NAME, S.SPEC, C.OLDEST_MSGID"""),
     ]
 
 
