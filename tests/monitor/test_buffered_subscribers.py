@@ -12,6 +12,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 import sluice
 from sluice.aq import bufferedendpoint
 
@@ -190,3 +192,22 @@ def test_another_process_sees_the_oldest_spilled_message_not_this_one_s_counts(c
     assert out.returncode == 0, out.stderr
     second = _reader(conn, "B1", sluice.DEQ_BROWSE).deqone()
     assert out.stdout.split("\n")[:2] == [f"B1 {second.msgid.hex()} 1 0", f"B2 {first.msgid.hex()} 2 0"]
+
+
+def test_a_dequeue_that_cannot_read_its_message_keeps_its_numbers(conn):
+    """A REMOVE whose dequeue transformation raises takes nothing: the message goes back
+    into memory with the numbers it had, which its later dequeue shows."""
+    q = buffered_queue(conn)
+    sluice.register_function("sluice.failing_buffered", lambda payload: 1 / 0)
+    conn.transform.create_transformation(schema="sluice", name="failing", from_schema="sys",
+                                         from_type="RAW", to_schema="sys", to_type="RAW",
+                                         transformation="sluice.failing_buffered(source.user_data)")
+    q.enqone(conn.msgproperties(payload=b"m0"))
+    b1 = _reader(conn, "B1")
+    b1.deqoptions.transformation = "failing"
+    with pytest.raises(sluice.DatabaseError):
+        b1.deqone()
+    assert _row(conn, "B1") == (0, 0, 0, 0, 1, 1)
+    b1.deqoptions.transformation = None
+    assert b1.deqone().payload == b"m0"
+    assert _row(conn, "B1") == (0, 0, 1, 1, 1, 0)
