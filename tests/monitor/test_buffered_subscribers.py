@@ -104,7 +104,8 @@ def test_spilled_messages_keep_their_numbers(conn):
 
 def test_elapsed_and_cpu_time_of_dequeues_in_hundredths_of_a_second(conn, monkeypatch):
     """Every buffered dequeue call of the subscriber counts, one that finds nothing too; a
-    browse is a dequeue call (mode BROWSE)."""
+    browse is a dequeue call (mode BROWSE).  (The first call of a Queue reads its CPU time:
+    the CPU share of B1's calls is 10 in 25.)"""
     q = buffered_queue(conn)
     for i in range(2):
         q.enqone(conn.msgproperties(payload=b"m%d" % i))
@@ -119,6 +120,24 @@ def test_elapsed_and_cpu_time_of_dequeues_in_hundredths_of_a_second(conn, monkey
     columns = ("ELAPSED_DEQUEUE_TIME", "DEQUEUE_CPU_TIME", "TOTAL_DEQUEUED_MSG")
     assert _row(conn, "B1", columns) == (75, 30, 2)
     assert _row(conn, "B2", columns) == (25, 10, 0)
+
+
+def test_cpu_time_is_the_elapsed_time_at_the_cpu_share_of_the_calls_it_was_read_in(conn, monkeypatch):
+    """Reading a thread's CPU time is a system call: one dequeue call in CPU_SAMPLE reads it,
+    and DEQUEUE_CPU_TIME is ELAPSED_DEQUEUE_TIME at the CPU share of those calls."""
+    q = buffered_queue(conn)
+    for i in range(8):
+        q.enqone(conn.msgproperties(payload=b"m%d" % i))
+    wall = iter(range(0, 10_000, 25))
+    cpu = iter([0, 10, 10, 30])           # read in calls 1 and 5: 10 and 20 hundredths
+    monkeypatch.setattr(bufferedendpoint, "CPU_SAMPLE", 4)
+    monkeypatch.setattr(bufferedendpoint, "perf_counter", lambda: next(wall) / 100)
+    monkeypatch.setattr(bufferedendpoint, "thread_time", lambda: next(cpu) / 100)
+    b1 = _reader(conn, "B1")
+    assert all(b1.deqone() is not None for _ in range(8))
+    monkeypatch.undo()
+    # 8 calls of 25: 200 elapsed; the read ones spent 30 of their 50 on the CPU
+    assert _row(conn, "B1", ("ELAPSED_DEQUEUE_TIME", "DEQUEUE_CPU_TIME")) == (200, 120)
 
 
 def test_elapsed_time_covers_cpu_time(conn):

@@ -150,18 +150,25 @@ _like = functools.lru_cache(maxsize=256)(like_regex)
 
 # V$BUFFERED_SUBSCRIBERS' counts of a subscriber, the places of a list (see _counts)
 (CNUM, DEQUEUED, LAST_DEQUEUE, ELAPSED, CPU, BROWSED_SEQ, BROWSED_NUM, DEQUEUED_SEQ,
- DEQUEUED_NUM) = range(9)
+ DEQUEUED_NUM, SAMPLED_ELAPSED, SAMPLED_CPU) = range(11)
 # how many spilled records the pool remembers the numbers of (BufferedPool._away)
 AWAY_LIMIT = 100_000
+
+
+def _cpu_estimate(c: list) -> float:
+    """DEQUEUE_CPU_TIME's seconds: the elapsed time at the CPU share of the sampled calls."""
+    sampled = c[SAMPLED_ELAPSED]
+    return min(c[ELAPSED], c[ELAPSED] * c[SAMPLED_CPU] / sampled) if sampled > 0 else 0.0
 
 
 def _counts() -> list:
     """A subscriber's counts since the pool began, by the places above: records enqueued for
     it (CNUM_MSGS, also the sequence number of the last: CURRENT_ENQ_SEQ), its removing
     dequeues (TOTAL_DEQUEUED_MSG) and the last one's time, seconds of elapsed and CPU time
-    its dequeue calls spent, and the numbers (see ``_Entry.nums``) of the message it last
-    browsed and last dequeued (0: none)."""
-    return [0, 0, None, 0.0, 0.0, 0, 0, 0, 0]
+    its dequeue calls spent (CPU: estimated, see :meth:`BufferedPool.spent`), the numbers
+    (see ``_Entry.nums``) of the message it last browsed and last dequeued (0: none), and
+    the elapsed and CPU seconds of the calls whose CPU time was read."""
+    return [0, 0, None, 0.0, 0.0, 0, 0, 0, 0, 0.0, 0.0]
 
 
 def pool_for(store) -> "BufferedPool":
@@ -528,15 +535,19 @@ class BufferedPool:
             c = self._subscribers[key] = _counts()
         c[BROWSED_SEQ], c[BROWSED_NUM] = nums
 
-    def spent(self, key: tuple, elapsed: float, cpu: float) -> None:
+    def spent(self, key: tuple, elapsed: float, cpu: float | None = None) -> None:
         """A dequeue call of the subscriber ``key`` (queue, consumer, address) took
-        ``elapsed`` seconds, ``cpu`` of them on the CPU (ELAPSED_DEQUEUE_TIME, DEQUEUE_CPU_TIME)."""
+        ``elapsed`` seconds (ELAPSED_DEQUEUE_TIME), ``cpu`` of them on the CPU when it was
+        read (None: not read).  DEQUEUE_CPU_TIME is the elapsed time at the CPU share of
+        the calls whose CPU time was read: the endpoint reads it on one call in a few."""
         with self._lock:
             c = self._subscribers.get(key)
             if c is None:
                 c = self._subscribers[key] = _counts()
             c[ELAPSED] += elapsed
-            c[CPU] += cpu
+            if cpu is not None:
+                c[SAMPLED_ELAPSED] += elapsed
+                c[SAMPLED_CPU] += cpu
 
     def _park(self, qname: str, e: _Entry) -> None:
         """(Lock held) keep the numbers of ``e``, out of memory undequeued (see ``_away``)."""
@@ -635,9 +646,10 @@ class BufferedPool:
 
     def subscribers(self) -> dict[tuple[str, str | None, str | None], tuple]:
         """(queue ``OWNER.NAME``, consumer, address) -> its counts since :attr:`started` in
-        this process (:func:`_counts`' places)."""
+        this process (:func:`_counts`' places up to DEQUEUED_NUM)."""
         with self._lock:
-            return {key: tuple(c) for key, c in self._subscribers.items()}
+            return {key: (*c[:CPU], _cpu_estimate(c), *c[CPU + 1:SAMPLED_ELAPSED])
+                    for key, c in self._subscribers.items()}
 
     def _restore(self, q: QueueInfo, records: list[MessageRecord]) -> None:
         order = _order_key(q.table)
