@@ -43,6 +43,11 @@ D = dt.datetime
      (0, 1, 0, 1)),
     ("SELECT TO_NUMBER('12.5') + 1, TO_NUMBER(' 42 '), TO_NUMBER(''), TO_NUMBER('-3') * 2 FROM DUAL",
      (13.5, 42, None, -6)),
+    # a format model reads the text (Sluice refused one, SLU-00001)
+    ("SELECT TO_NUMBER('1,234.50', '9G999D99'), TO_NUMBER('$1,234', '$9,999'), TO_NUMBER('-12.5', '99.99'), "
+     "TO_NUMBER('1,5', '9,9'), TO_NUMBER('', '99') FROM DUAL", (1234.5, 1234, -12.5, 15, None)),
+    ("SELECT TO_NUMBER(' 12,345.68', '99,999.99'), TO_NUMBER('12-', '99MI'), TO_NUMBER('<12>', '99PR'), "
+     "TO_NUMBER('+5', 'S9'), TO_NUMBER('.5', '9.9') FROM DUAL", (12345.68, -12, -12, 5, 0.5)),
     ("SELECT TO_TIMESTAMP('2026-01-02 03:04:05.25', 'YYYY-MM-DD HH24:MI:SS.FF'), "
      "TO_TIMESTAMP('02-01-2026 03:04', 'DD-MM-YYYY HH24:MI') FROM DUAL",
      (D(2026, 1, 2, 3, 4, 5, 250000), D(2026, 1, 2, 3, 4))),
@@ -86,7 +91,11 @@ def test_oracle_answers_on_both_stores(conn, sql, row):
     ("SELECT SYS_EXTRACT_UTC(LOCALTIMESTAMP) FROM DUAL", "SLU-00001"),
     ("SELECT NEXT_DAY(DATE '2026-11-30', 'XX') FROM DUAL", "ORA-01846"),
     ("SELECT TRIM('xy' FROM 'xxaxx') FROM DUAL", "ORA-30001"),
-    ("SELECT TO_NUMBER('1,5', '9,9') FROM DUAL", "SLU-00001"),
+    ("SELECT TO_NUMBER('12345', '9,999') FROM DUAL", "ORA-01722"),     # (more digits than the model's)
+    ("SELECT TO_NUMBER('1.234', '9.99') FROM DUAL", "ORA-01722"),
+    ("SELECT TO_NUMBER('1,234', '9999') FROM DUAL", "ORA-01722"),      # (no group separator in the model)
+    ("SELECT TO_NUMBER('$12', '99') FROM DUAL", "ORA-01722"),
+    ("SELECT TO_NUMBER('12', '99', 'NLS_NUMERIC_CHARACTERS = ''.,''') FROM DUAL", "SLU-00001"),
     ("SELECT DUMP('a') FROM DUAL", "SLU-00001"),
     # arithmetic on a computed date of a column: neither store counts it in days (SQLite said 0)
     ("SELECT ADD_MONTHS(d, 1) - d FROM (SELECT DATE '2026-01-15' d FROM DUAL)", "SLU-00001"),

@@ -14,6 +14,13 @@ has is ``'#'`` times the model's length plus one.  Elements Sluice does not writ
 ``L``, ``C``, ``U``, ``V``, ``B``, ``X``, ``RN``, ``TM``) are SLU-00001; anything else
 ORA-01481.
 
+``TO_NUMBER(text, fmt)`` reads text written so (:func:`read_number`): element by element, the
+integer part right-aligned on the model's (fewer leading digits, and the group separators
+among them, may be left out; a separator must stand where the model has one), no more
+decimals than the model has, the sign where the model puts it (none: a leading ``-``), the
+``$`` where the model has one; blanks around are ignored (``TO_CHAR``'s padding reads
+back).  Anything else is ORA-01722 (invalid number), as Oracle's.
+
 SQLite's ``ORACLE_TO_CHAR(n, fmt)`` (:mod:`.sqlitefns`) writes it with :func:`format_number`;
 on PostgreSQL :func:`pg_to_char` gives the SQL of PostgreSQL's own ``to_char``, which reads
 these models as Oracle does but for the overflow (``' ###'``) and ``$`` (kept where it
@@ -29,7 +36,9 @@ from typing import NamedTuple
 
 from ..errors import not_supported, ora
 
-__all__ = ["NumberModel", "format_number", "is_number_model", "number_model", "pg_to_char"]
+_NUMBER_TEXT = re.compile(r"(\$?)([0-9,]*)(?:\.([0-9]*))?")
+
+__all__ = ["NumberModel", "format_number", "is_number_model", "number_model", "pg_to_char", "read_number"]
 
 _UNANSWERED = re.compile(r"EEEE|RN|TM|[LCUVBX]", re.I)
 _HEX = re.compile(r"(?:FM)?X+", re.I)
@@ -140,3 +149,38 @@ def pg_to_char(fmt: str) -> tuple[str, str, str]:
     if model.dollar:
         call = ("regexp_replace(" + call[0], call[1] + r", '^(\s*)([-+<]?)', '\1\2$')")
     return call[0], call[1], "#" * model.width
+
+
+def read_number(text: str, fmt: str) -> Decimal:
+    """Oracle's ``TO_NUMBER(text, fmt)`` (see the module): ORA-01722 for text the model does
+    not read, SLU-00001 / ORA-01481 for a model as :func:`number_model`."""
+    model = number_model(fmt)
+    body, negative = text.strip(), False
+    if model.sign == "S<" or model.sign == "S>":
+        sign = body[:1] if model.sign == "S<" else body[-1:]
+        if sign not in ("+", "-"):
+            raise ora(1722, repr(text))
+        body, negative = (body[1:] if model.sign == "S<" else body[:-1]), sign == "-"
+    elif model.sign == "MI" and body.endswith("-"):
+        body, negative = body[:-1], True
+    elif model.sign == "PR" and body.startswith("<") and body.endswith(">"):
+        body, negative = body[1:-1], True
+    elif not model.sign and body.startswith("-"):
+        body, negative = body[1:], True
+    m = _NUMBER_TEXT.fullmatch(body)
+    if not m or bool(m.group(1)) != model.dollar or not (m.group(2) or m.group(3)):
+        raise ora(1722, repr(text))
+    whole, fraction = m.group(2), m.group(3)
+    if fraction is not None and (model.fraction is None or len(fraction) > len(model.fraction)):
+        raise ora(1722, repr(text))
+    if len(whole) > len(model.whole) or not _aligned(whole, model.whole):
+        raise ora(1722, repr(text))
+    n = Decimal((whole.replace(",", "") or "0") + "." + (fraction or "0"))
+    return -n if negative else n
+
+
+def _aligned(whole: str, template: str) -> bool:
+    """Whether the integer text ``whole`` (digits and commas) stands right-aligned on the
+    model's ``template`` (9, 0 and ,): a digit on a digit, a comma on a comma."""
+    tail = template[len(template) - len(whole):]
+    return all((w == ",") == (t == ",") for w, t in zip(whole, tail)) and not whole.startswith(",")

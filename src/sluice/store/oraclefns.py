@@ -19,7 +19,9 @@ instead (:mod:`.sqloracle` hands it each call of :data:`PG_CALLS`):
   SLU-00001) as PostgreSQL's flags — Oracle's ``.`` matches no newline without ``n``, and
   ``^`` ``$`` match at lines only with ``m`` — and REGEXP_REPLACE replacing every match
   (occurrence 0) unless told, a NULL replacement deleting;
-* ``TO_NUMBER(x)`` a NUMERIC cast (ORA-01722 for text that is none), ``TO_TIMESTAMP``
+* ``TO_NUMBER(x)`` a NUMERIC cast (ORA-01722 for text that is none), ``TO_NUMBER('text',
+  'fmt')`` of literals the number read by the model (:func:`.numformat.read_number`, as
+  SQLite's TO_NUMBER reads any text with one), ``TO_TIMESTAMP``
   a TIMESTAMP without time zone, ``LAST_DAY`` / ``ADD_MONTHS`` (Oracle's rule: the last day
   of a month to the last day of the other) / ``MONTHS_BETWEEN`` (whole months for the same
   day or two last days, else the days over 31) as subqueries over their arguments;
@@ -32,7 +34,8 @@ cannot parse it) and an empty TRIM is NULL; ``ADD_MONTHS`` of the clock, a datet
 a DATE literal, and ``SYS_EXTRACT_UTC(SYSTIMESTAMP)``, are folded by :mod:`.sqloracle` as
 the clock is (:func:`add_months`), so that its date arithmetic goes on working.
 
-``TO_NUMBER`` with a format model, ``DUMP`` (:data:`REFUSED`), and a non-literal
+``TO_NUMBER`` with NLS parameters (or on PostgreSQL with a format model, of other than
+literals), ``DUMP`` (:data:`REFUSED`), and a non-literal
 regular-expression match parameter on PostgreSQL, are refused (SLU-00001).
 """
 
@@ -43,11 +46,13 @@ import os
 import re
 import sqlite3
 from datetime import datetime, timedelta
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
 from ..sqlfunctions import null_if_empty, to_number
+from .numformat import read_number
 from .oracledates import check_format, to_date
 from .oraclecalls import Piece, arguments, opened
 from .sqlitedays import keep_error
@@ -286,13 +291,21 @@ def _to_timestamp(text: Any, fmt: Any = None) -> str:
 
 
 def _number(v: Any, fmt: Any = None, nls: Any = None) -> Any:
-    if fmt is not None:
+    if nls is not None:
         raise not_supported(_NUMBER_MODEL)
+    if fmt is not None:
+        return _number_value(read_number(v if isinstance(v, str) else str(v), _text(fmt)))
     n = to_number(_text(v).strip()) if isinstance(v, str) else v
     return float(n) if not isinstance(n, (int, float)) else n
 
 
-_NUMBER_MODEL = "TO_NUMBER with a format model (Sluice reads a number's text as Oracle's default does)"
+def _number_value(n: Decimal) -> int | float:
+    """A number read by a format model as SQLite holds it (an int when it is whole)."""
+    return int(n) if n == n.to_integral_value() else float(n)
+
+
+_NUMBER_MODEL = ("TO_NUMBER with NLS parameters, or on PostgreSQL of other than a literal with a format model "
+                 "(Sluice reads a literal's text by the model, store/numformat.py)")
 
 
 def _answer(value: Any) -> Any:
@@ -471,6 +484,11 @@ def pg_pieces(toks: Sequence, i: int) -> dict[int, Piece]:
             tail += "), ''"
         put(end, tail + ")")
     elif name == "TO_NUMBER":
+        if len(args) == 2 and all(a == b and toks[a].kind == "str" for a, b in args):
+            text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
+            value = None if text == "" or fmt == "" else read_number(text, fmt)     # ('' is NULL)
+            return {toks[i].start: (toks[close].end, "CAST(NULL AS NUMERIC)" if value is None
+                                    else f"CAST('{value}' AS NUMERIC)")}
         if len(args) > 1:
             raise not_supported(_NUMBER_MODEL)
         put(head, "CAST(")
