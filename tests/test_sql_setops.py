@@ -155,6 +155,12 @@ def json_queue(conn):
     ("SELECT COUNT(*) FROM AQ$JT WHERE JSON_EXISTS(USER_DATA, '$.b.c') AND NOT JSON_EXISTS(USER_DATA, '$.q')",
      [(1,)]),
     ("SELECT COUNT(*) FROM DUAL WHERE JSON_EXISTS('{\"a\": null}', '$.a')", [(1,)]),
+    # a document that is no JSON: NULL / false (Oracle's NULL ON ERROR; PostgreSQL's cast raised)
+    ("SELECT JSON_QUERY('nope', '$.a'), JSON_QUERY('{\"a\":', '$'), JSON_VALUE('[1,', '$[0]'), "
+     "JSON_QUERY('{\"a\": [1]}', '$') FROM DUAL", [(None, None, None, '{"a":[1]}')]),
+    ("SELECT COUNT(*) FROM DUAL WHERE NOT JSON_EXISTS('{bad', '$.a')", [(1,)]),
+    ("SELECT JSON_QUERY(x, '$.a') FROM (SELECT '1, 1' x FROM DUAL UNION ALL SELECT '{\"a\": {\"b\": 1}}' "
+     "FROM DUAL) t", [(None,), ('{"b":1}',)]),
 ])
 def test_json_payload_calls(json_queue, sql, rows):
     assert _rows(json_queue, sql)[1] == rows
