@@ -98,6 +98,8 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         if (toks[first].start, toks[last].end) in oracle.intervals or (
                 first == last and toks[first].kind == "id" and _column(toks[first]) in intervals):
             dbtype = DB_TYPE_INTERVAL_DS      # a TIMESTAMP minus a date (or a subquery's alias of one)
+        elif (toks[first].start, toks[last].end) in oracle.stamped:
+            dbtype = DB_TYPE_TIMESTAMP        # a TIMESTAMP plus an interval (SQLite: its text)
         if dbtype is None and sqlite and (_text_item(toks, first, last) or (
                 first == last and toks[first].kind == "id" and _column(toks[first]) in texts)):
             dbtype = DB_TYPE_VARCHAR

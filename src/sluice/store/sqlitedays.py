@@ -21,10 +21,14 @@ item is typed INTERVAL DAY TO SECOND and fetched as a ``timedelta``); a number
 ORA-00932.  Compared with a number it is days (Oracle: ORA-00932, PostgreSQL's interval
 too).
 
+``timestamp ± INTERVAL …`` (an INTERVAL DAY TO SECOND) is ``sluice_add_interval(ts,
+microseconds)``: the TIMESTAMP's text, its fraction kept (the item typed TIMESTAMP).
+
 ``EXTRACT(unit FROM x)`` is ``sluice_extract('unit', x)``: a field of a date's text, or of
 an INTERVAL DAY TO SECOND's days (SQLite has no EXTRACT).
 
-``TRUNC(column [, 'fmt'])`` of a view's date is ``sluice_trunc_date(column, unit)``.
+``TRUNC(column [, 'fmt'])`` of a view's date is ``sluice_trunc_date(column, unit)``, ``ROUND``
+``sluice_round_date`` (:mod:`.dateround`).
 
 ``CAST(x AS DATE | TIMESTAMP)`` is ``sluice_cast_date(x, 'DATE' | 'TIMESTAMP')``: SQLite's
 own CAST reads a date's text as a number (its year).  Text that is a date (ISO 8601, as
@@ -43,6 +47,7 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 
 from ..errors import DatabaseError, ora
+from .dateround import round_date_text
 from .sqlclock import add_days, truncate
 
 __all__ = ["MICROSECONDS_A_DAY", "add_days_error", "register_add_days"]
@@ -85,6 +90,21 @@ def _interval(a: object, b: object) -> float | None:
         if not isinstance(left, datetime) or not isinstance(right, datetime):
             raise ora(932, "DATE", "NUMBER")
         return (left - right) // timedelta(microseconds=1) / MICROSECONDS_A_DAY
+    except DatabaseError as e:
+        _RAISED.error = e
+        raise
+
+
+def _add_interval(stamp: object, micros: int | None) -> str | None:
+    """A TIMESTAMP's text plus an INTERVAL DAY TO SECOND (its microseconds): the TIMESTAMP's
+    text, its fraction kept."""
+    if stamp is None or micros is None:
+        return None
+    try:
+        left = _date_or_days(stamp)
+        if not isinstance(left, datetime):
+            raise ora(932, "DATE", "NUMBER")
+        return (left + timedelta(microseconds=micros)).isoformat(" ", "microseconds")
     except DatabaseError as e:
         _RAISED.error = e
         raise
@@ -194,6 +214,8 @@ def register_add_days(conn: sqlite3.Connection) -> None:
     conn.create_function("sluice_add_days", 2, _add_days, deterministic=True)
     conn.create_function("sluice_date_minus", 2, _date_minus, deterministic=True)
     conn.create_function("sluice_interval", 2, _interval, deterministic=True)
+    conn.create_function("sluice_add_interval", 2, _add_interval, deterministic=True)
     conn.create_function("sluice_trunc_date", 2, _trunc_date, deterministic=True)
+    conn.create_function("sluice_round_date", 2, round_date_text, deterministic=True)
     conn.create_function("sluice_cast_date", 2, _cast_date, deterministic=True)
     conn.create_function("sluice_extract", 2, _extract, deterministic=True)

@@ -81,11 +81,13 @@ from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, la
 from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
+from .dateround import round_sql, rounded
 from .sqllimits import limited
 from .sqlsetops import set_rewrites
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
-from .numintervals import NUM_INTERVALS, ds_interval_pieces, num_interval, unit_of
-from .viewdates import VIEW_DATES, days_between, interval_between, plus_days, truncated, view_kind, whole_seconds
+from .numintervals import NUM_INTERVALS, ds_interval_pieces, interval_literal, num_interval, scaled_intervals, unit_of
+from .viewdates import (VIEW_DATES, days_between, interval_between, plus_days, plus_interval, truncated, view_kind,
+                        whole_seconds)
 
 __all__ = ["Translated", "aliased", "on_views", "oracle_words", "tokens"]
 
@@ -161,6 +163,8 @@ class Translated:
     dated: frozenset[int] = frozenset()     # tokens (a datetime bind, a column of days) making a DATE
     # (start, end) in the user's text of each TIMESTAMP minus a date: an INTERVAL DAY TO SECOND
     intervals: frozenset[tuple[int, int]] = frozenset()
+    # (start, end) of each TIMESTAMP plus an interval SQLite answers as text: a TIMESTAMP
+    stamped: frozenset[tuple[int, int]] = frozenset()
 
     def convert(self, rows: list[tuple], text: Collection[int] = ()) -> list[tuple]:
         """``rows`` with this statement's clock values as datetimes (SQLite: their text, as
@@ -221,6 +225,7 @@ class _Translation:
         self.aliases: dict[int, str] = {}
         self.dated: set[int] = set()        # (Translated.dated)
         self.intervals: set[tuple[int, int]] = set()     # (Translated.intervals)
+        self.stamped: set[tuple[int, int]] = set()       # (Translated.stamped)
         self.casts: dict[int, tuple[int, str]] = {}   # a CAST's operand's start -> (its end, DATE | TIMESTAMP)
 
     def run(self) -> Translated:
@@ -237,8 +242,9 @@ class _Translation:
         if not (self.replace or self.opens):
             return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
+        intervals = scaled_intervals(toks, self.intervals) if self.sqlite and self.intervals else self.intervals
         return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.dated),
-                          frozenset(self.intervals))
+                          frozenset(intervals), frozenset(self.stamped))
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -283,7 +289,7 @@ class _Translation:
         elif word == "INTERVAL" and self.sqlite and i + 1 < len(toks) and toks[i + 1].kind == "str":
             self._interval_literal(i)
         elif word == "ROUND" and after == "(":
-            self._number_call(i)
+            self._trunc(i)          # (ROUND of a date as TRUNC of one, else of a number)
         elif word == "EXTRACT" and after == "(" and self.sqlite and i + 3 < len(toks) \
                 and toks[i + 2].word in ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND") \
                 and toks[i + 3].word == "FROM":      # (SQLite has no EXTRACT: .sqlitedays)
@@ -346,6 +352,21 @@ class _Translation:
             self.dated.update(range(i, close + 1))
             self._clock(i, close, 6, self.now.astimezone(dt.timezone.utc).replace(tzinfo=None))
             return True
+        folded = self._folded_call(i, args, close)
+        if folded is None:
+            if (close + 1 < len(toks) and toks[close + 1].text in ("+", "-")) or toks[i - 1].text in ("+", "-"):
+                raise not_supported(f"date arithmetic on {word}(…) of other than the clock, a datetime bind or "
+                                    "a DATE literal")
+            return False
+        self.dated.update(range(i, close + 1))
+        self._clock(i, close, 0, folded)
+        return True
+
+    def _folded_call(self, i: int, args: list[tuple[int, int]], close: int) -> datetime | None:
+        """The value of ``ADD_MONTHS`` / ``LAST_DAY`` / ``NEXT_DAY`` (its arguments ``args``)
+        at token ``i`` of the clock, a datetime bind (taken) or a DATE literal: a DATE; None
+        when it is of anything else."""
+        toks, word = self.toks, self.toks[i].word
         (a, b), *rest = args
         t, fold = toks[a], None
         if word == "ADD_MONTHS" and len(rest) == 1:
@@ -361,19 +382,12 @@ class _Translation:
             def fold(value):
                 return next_day(value, toks[rest[0][0]].text[1:-1])
         if fold is not None and a == b and t.word in _DATES:
-            value = self._now(t.word).replace(microsecond=0)
-        elif fold is not None and a + 1 == b and t.word == "DATE" and toks[b].kind == "str":
-            value = datetime_literal("DATE", toks[b].text[1:-1])[0]
-        elif fold is not None and a == b and t.kind == "bind" and isinstance(self.binds.peek(a), dt.date):
-            value = self._bind_date(a)
-        else:
-            if (close + 1 < len(toks) and toks[close + 1].text in ("+", "-")) or toks[i - 1].text in ("+", "-"):
-                raise not_supported(f"date arithmetic on {word}(…) of other than the clock, a datetime bind or "
-                                    "a DATE literal")
-            return False
-        self.dated.update(range(i, close + 1))
-        self._clock(i, close, 0, fold(value))
-        return True
+            return fold(self._now(t.word).replace(microsecond=0))
+        if fold is not None and a + 1 == b and t.word == "DATE" and toks[b].kind == "str":
+            return fold(datetime_literal("DATE", toks[b].text[1:-1])[0])
+        if fold is not None and a == b and t.kind == "bind" and isinstance(self.binds.peek(a), dt.date):
+            return fold(self._bind_date(a))
+        return None
 
     def _cast(self, i: int) -> None:
         """``CAST(x AS DATE | TIMESTAMP)`` as Oracle answers it.  Of a view's DATE column it
@@ -422,18 +436,22 @@ class _Translation:
             self.dated.add(i)
 
     def _trunc(self, i: int) -> None:
-        """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) of the clock or a
-        datetime bind, folded into the clock's literal with the arithmetic after it, or of
-        a view's or a user's DATE column (:func:`.viewdates.truncated`); a DATE.  TRUNC of
-        anything else (a number) is the database's."""
+        """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) or ``ROUND(date [, 'fmt'])``
+        (:mod:`.dateround`) of the clock, a datetime bind or a DATE / TIMESTAMP literal, folded
+        into the clock's literal with the arithmetic after it, or of a view's or a user's DATE
+        column (:func:`.viewdates.truncated`, :func:`.dateround.round_sql`); a DATE.  Of
+        anything else (a number) it is :meth:`_number_call`'s."""
         toks, k = self.toks, i + 2
         if k + 1 >= len(toks):
             return
         t, after = toks[k], toks[k + 1].text
         clock = t.word in _DATES | _TIMESTAMPS and after != "("
         bind = t.kind == "bind" and isinstance(self.binds.peek(k), dt.date)
-        user = not (clock or bind) and self._user_date(k)
-        if not (clock or bind or user or self._view_date(k)):
+        literal = t.word in ("DATE", "TIMESTAMP") and toks[k + 1].kind == "str" and k + 2 < len(toks)
+        if literal:
+            k, after = k + 1, toks[k + 2].text
+        user = not (clock or bind or literal) and self._user_date(k)
+        if not (clock or bind or literal or user or self._view_date(k)):
             self._number_call(i)
             return
         if after == ")":
@@ -441,18 +459,24 @@ class _Translation:
         elif (after == "," and k + 3 < len(toks) and toks[k + 2].kind == "str"
               and toks[k + 3].text == ")"):
             close, fmt = k + 3, toks[k + 2].text[1:-1].replace("''", "'")
+        elif after in ("+", "-", "*", "/"):
+            self._number_call(i)        # (of days between: a number)
+            return
         else:
             return
         unit = trunc_unit(fmt)
+        rounding = toks[i].word == "ROUND"      # (Oracle's rules: .dateround)
         self.dated.update(range(i, close + 1))
-        if clock or bind:
-            value = self._bind_date(k) if bind else self._now(t.word)
-            self._clock(i, close, 0, truncate(value, unit))
+        if clock or bind or literal:
+            value = (self._bind_date(k) if bind else datetime_literal(t.word, toks[k].text[1:-1])[0] if literal
+                     else self._now(t.word))
+            self._clock(i, close, 0, (rounded if rounding else truncate)(value, unit))
             return
         if close + 1 < len(toks) and toks[close + 1].text in ("+", "-"):
-            raise not_supported("date arithmetic on TRUNC of a column in SQL")
+            raise not_supported(f"date arithmetic on {toks[i].word} of a column in SQL")
         column = f"CAST({t.text} AS TIMESTAMP)" if user and not self.sqlite else t.text    # (PostgreSQL's date)
-        self.replace[toks[i].start] = (toks[close].end, truncated(self.sqlite, column, unit))
+        self.replace[toks[i].start] = (toks[close].end, (round_sql if rounding else truncated)(
+            self.sqlite, column, unit))
         self.skip = close
 
     # -- the DATE columns of Sluice's views ----------------------------------------------
@@ -579,6 +603,7 @@ class _Translation:
         of its text, so it is refused there."""
         last = i if last is None else last
         toks, j, days = self.toks, last, Fraction(0)
+        stamp: Fraction | None = None       # the seconds of the intervals a TIMESTAMP takes on SQLite
         date = self.sql[toks[i].start:toks[last].end]
         user = self._user_date(i if column is None else column)
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
@@ -615,10 +640,18 @@ class _Translation:
                 self.skip = end
                 return
             iv = interval(toks, k) or num_interval(toks, k)
-            if iv is not None and not iv[1] and self._date_kind(i if column is None else column) == "DATE":
+            kind = self._date_kind(i if column is None else column)
+            if iv is not None and not iv[1] and kind == "DATE":
                 j, seconds = iv[0], iv[2]        # a DATE plus an INTERVAL DAY TO SECOND: a DATE
                 days = days if days is NULL else days + (-seconds if minus else seconds) / 86400
                 continue
+            if (iv is not None and not iv[1] and kind == "TIMESTAMP" and self.sqlite
+                    and (j == last or stamp is not None)):
+                j, seconds = iv[0], iv[2]        # a TIMESTAMP plus one: a TIMESTAMP (.sqlitedays)
+                stamp = (stamp or 0) + (-seconds if minus else seconds)
+                continue
+            if stamp is not None:
+                raise _unanswered(date)          # (days after a TIMESTAMP's intervals: a DATE of a TIMESTAMP)
             taken = set(self.binds.used)
             term = days_term(toks, k, self.binds.days)
             if term is None:
@@ -631,6 +664,11 @@ class _Translation:
             j, value = term
             days = NULL if days is NULL or value is NULL else days - value if minus else days + value
         if j == last:
+            return
+        if stamp is not None:
+            self.stamped.add((toks[i].start, toks[j].end))
+            self.replace[toks[i].start] = (toks[j].end, plus_interval(date, stamp))
+            self.skip = j
             return
         if self.sqlite and user and self._arithmetic_outside(i, j):
             raise _unanswered(date)         # ((d + 1) + 1: the year of the DATE's text)
@@ -744,7 +782,8 @@ class _Translation:
         """``ROUND(n [, d])`` / ``TRUNC(n [, d])`` of a number: on PostgreSQL of ``n`` as a
         NUMERIC (it has no round or trunc of a DOUBLE PRECISION to digits, and rounds one
         half to even), on SQLite by ``sluice_round`` / ``sluice_trunc`` (:mod:`.sqlitefns`:
-        SQLite has no TRUNC to digits, and rounds to no digits before the point).  ROUND of a date is the database's."""
+        SQLite has no TRUNC to digits, and rounds to no digits before the point).  ROUND and TRUNC of a date are
+        :meth:`_trunc`'s."""
         toks = self.toks
         args, close = arguments(toks, i + 1)
         if close < 0 or not 1 <= len(args) <= 2:
@@ -839,12 +878,17 @@ class _Translation:
             if other is not None:
                 if not minus:
                     raise ora(975)
-                end, other_value = other
-                if not is_date or other_value is None or before in ("*", "/"):
+                end, other_value, other_stamp = other
+                if before in ("*", "/"):
                     raise _refused(word)
                 if end + 1 < len(toks) and toks[end + 1].text in ("*", "/"):
                     raise ora(932, "NUMBER", "DATE")
-                self._days_literal(start, toks[end].end, self._shown(value, digits), other_value)
+                if other_stamp or word in _TIMESTAMPS or word == "TIMESTAMP" and toks[first].kind == "id":
+                    # a TIMESTAMP among them: an INTERVAL DAY TO SECOND (Oracle's datetime arithmetic)
+                    self.intervals.add((start, toks[end].end))
+                    self.replace[start] = (toks[end].end, interval_literal(self.sqlite, value, other_value))
+                else:
+                    self._days_literal(start, toks[end].end, self._shown(value, digits), other_value)
                 self.skip = end
                 return
             if self._interval_bind(j + 2):
@@ -895,20 +939,38 @@ class _Translation:
         self._literal(start, toks[j].end, self._shown(value, digits), digits)
         self.skip = j
 
-    def _date_operand(self, k: int) -> tuple[int, datetime | None] | None:
-        """The DATE or TIMESTAMP operand starting at token ``k`` — a DATE clock word, a
-        datetime bind (taken), SYSTIMESTAMP … — as (its last token, its DATE value or None
-        for a TIMESTAMP); None when token ``k`` starts none."""
+    def _date_operand(self, k: int) -> tuple[int, datetime, bool] | None:
+        """The DATE or TIMESTAMP operand starting at token ``k`` whose value the statement
+        knows — a clock word, a datetime bind (taken), a DATE or TIMESTAMP literal,
+        ``ADD_MONTHS`` / ``LAST_DAY`` / ``NEXT_DAY`` of one (:meth:`_folded_call`) — as (its
+        last token, its value, whether it is a TIMESTAMP); None when token ``k`` starts none."""
         toks = self.toks
         if k >= len(toks):
             return None
         t, after = toks[k], toks[k + 1].text if k + 1 < len(toks) else ""
         if t.kind == "bind" and isinstance(self.binds.peek(k), dt.date):
-            return k, self._bind_date(k)
+            return k, self._bind_date(k), False
         if t.word in _DATES and after != "(":
-            return k, self._now(t.word).replace(microsecond=0)
+            return k, self._now(t.word).replace(microsecond=0), False
         if t.word in _TIMESTAMPS:
-            return (k + 3 if after == "(" else k), None
+            call = toks[k + 1:k + 4]
+            digits = int(call[1].text) if after == "(" and len(call) == 3 and call[1].text.isdigit() else 6
+            value = self._now(t.word)
+            step = 10 ** (6 - digits)
+            return (k + 3 if after == "(" else k), value.replace(microsecond=value.microsecond // step * step), True
+        if t.word in ("DATE", "TIMESTAMP") and k + 1 < len(toks) and toks[k + 1].kind == "str":
+            return k + 1, datetime_literal(t.word, toks[k + 1].text[1:-1])[0], t.word == "TIMESTAMP"
+        if t.word == "TO_DATE" and after == "(":
+            args, close = arguments(toks, k + 1)
+            if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" for a, b in args):
+                text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
+                return close, to_date(text, fmt), False
+        if t.word in DATE_CALLS and after == "(":
+            args, close = arguments(toks, k + 1)
+            value = self._folded_call(k, args, close) if close > 0 and args else None
+            if value is not None:
+                self.dated.update(range(k, close + 1))
+                return close, value, False
         return None
 
     def _interval_bind(self, k: int) -> bool:

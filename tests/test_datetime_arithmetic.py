@@ -1,0 +1,111 @@
+"""Oracle's datetime arithmetic through a cursor that Sluice refused or answered otherwise.
+
+Oracle's matrix of datetime arithmetic (SQL Language Reference, "Datetime/Interval
+Arithmetic"): DATE - DATE is a NUMBER of days; a TIMESTAMP minus a TIMESTAMP or a DATE
+(either way) an INTERVAL DAY TO SECOND, fetched by python-oracledb as a ``timedelta``; an
+INTERVAL times or divided by a NUMBER an INTERVAL; a TIMESTAMP plus an INTERVAL DAY TO
+SECOND a TIMESTAMP; an INTERVAL compared with a NUMBER ORA-00932.  Sluice refused
+``SYSTIMESTAMP - SYSTIMESTAMP``, ``SYSDATE - ADD_MONTHS(SYSDATE, 1)``, ``DATE 'x' - DATE
+'y'`` and a view's TIMESTAMP plus an interval on SQLite (SLU-00001), and on SQLite gave an
+interval times a number as its days.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import sluice
+from tests.conftest import make_queue
+from tests.test_dual import _code, _rows
+from tests.test_interval_arithmetic import KNOWN, _enqueued_at, _typed
+
+
+def test_a_date_minus_a_date_the_statement_knows(conn):
+    rows, types = _typed(conn, "SELECT DATE '2026-01-31' - DATE '2026-01-01', "
+                               "DATE '2026-03-31' - LAST_DAY(DATE '2026-02-03'), "
+                               "ADD_MONTHS(DATE '2026-01-31', 1) - DATE '2026-01-31', "
+                               "DATE '2026-01-01' - TO_DATE('2026-01-02 12', 'YYYY-MM-DD HH24') FROM dual")
+    assert rows == [(30, 31, 28, -1.5)] and types == [sluice.DB_TYPE_NUMBER] * 4
+    now = dt.datetime.now().replace(microsecond=0)
+    (back,), = _rows(conn, "SELECT SYSDATE - ADD_MONTHS(SYSDATE, 1) FROM dual")
+    assert -31 <= back <= -28 and back == int(back)
+    assert _code(lambda: _rows(conn, "SELECT DATE '2026-01-31' + DATE '2026-01-01' FROM dual")) == "ORA-00975"
+
+
+def test_a_timestamp_minus_a_datetime_the_statement_knows_is_an_interval(conn):
+    rows, types = _typed(conn, "SELECT SYSTIMESTAMP - SYSTIMESTAMP, "
+                               "TIMESTAMP '2026-01-31 10:00:00.5' - DATE '2026-01-01', "
+                               "DATE '2026-01-01' - TIMESTAMP '2026-01-01 06:00:00', "
+                               "SYSDATE - SYSTIMESTAMP(0) FROM dual")
+    assert rows == [(dt.timedelta(0), dt.timedelta(days=30, hours=10, microseconds=500000),
+                     dt.timedelta(hours=-6), dt.timedelta(0))]
+    assert types == [sluice.DB_TYPE_INTERVAL_DS] * 4
+
+
+def test_an_interval_times_or_by_a_number_is_an_interval(conn):
+    _enqueued_at(conn, KNOWN)
+    rows, types = _typed(conn, "SELECT NUMTODSINTERVAL(1, 'HOUR') * 2, NUMTODSINTERVAL(1, 'HOUR') / 2, "
+                               "3 * INTERVAL '1' MINUTE, (TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp) * 2 "
+                               "FROM aq$q_qt")
+    assert rows == [(dt.timedelta(hours=2), dt.timedelta(minutes=30), dt.timedelta(minutes=3),
+                     dt.timedelta(hours=3, minutes=59, seconds=58, microseconds=500000))]
+    assert types == [sluice.DB_TYPE_INTERVAL_DS] * 4
+    (hours,), = _rows(conn, "SELECT (SYSDATE - enq_timestamp) * 24 FROM aq$q_qt")
+    assert type(hours) is dt.timedelta          # (DATE - TIMESTAMP: an INTERVAL, times 24)
+
+
+def test_an_interval_compared_with_a_number_is_refused_as_oracle_refuses_it(conn):
+    _enqueued_at(conn, KNOWN)
+    assert _code(lambda: _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE SYSDATE - enq_timestamp < 1")) \
+        == "ORA-00932"
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE SYSDATE - enq_timestamp > INTERVAL '1' DAY") == [(1,)]
+
+
+def test_a_views_timestamp_plus_an_interval_is_a_timestamp(conn):
+    _enqueued_at(conn, KNOWN)
+    rows, types = _typed(conn, "SELECT enq_timestamp + INTERVAL '1' HOUR, "
+                               "enq_timestamp + NUMTODSINTERVAL(5, 'MINUTE') - INTERVAL '1' SECOND x, "
+                               "enq_timestamp - INTERVAL '1' DAY FROM aq$q_qt")
+    assert rows == [(KNOWN + dt.timedelta(hours=1), KNOWN + dt.timedelta(minutes=5, seconds=-1),
+                     KNOWN - dt.timedelta(days=1))]
+    assert types == [sluice.DB_TYPE_TIMESTAMP] * 3
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_timestamp + INTERVAL '1' HOUR "
+                       "> TIMESTAMP '2026-06-01 10:30:00'") == [(1,)]
+
+
+def test_trunc_sysdate_minus_level_is_a_date_a_row(conn):
+    today = dt.datetime.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    rows, types = _typed(conn, "SELECT TRUNC(SYSDATE) - LEVEL FROM dual CONNECT BY LEVEL <= 3")
+    assert rows == [(today - dt.timedelta(days=n),) for n in (1, 2, 3)] and types == [sluice.DB_TYPE_DATE]
+
+
+def test_round_of_a_date_by_oracles_rules(conn):
+    """ROUND(date [, fmt]): the day at noon, the hour at 30 minutes, the minute at 30
+    seconds, the month on the 16th, the quarter on the 16th of its second month, the year
+    on July 1st (Oracle's "ROUND and TRUNC Date Functions"); a DATE.  SQLite gave the
+    year of the date's text, PostgreSQL ORA-00904."""
+    rows, types = _typed(conn, "SELECT ROUND(DATE '2026-01-16', 'MM'), ROUND(DATE '2026-01-15', 'MM'), "
+                               "ROUND(TIMESTAMP '2026-02-16 00:00:00', 'Q'), ROUND(DATE '2026-02-15', 'Q'), "
+                               "ROUND(DATE '2026-07-01', 'YYYY'), ROUND(DATE '2026-06-30', 'YEAR'), "
+                               "ROUND(TIMESTAMP '2026-01-01 11:59:59'), ROUND(TIMESTAMP '2026-01-01 12:00:00', 'DD'), "
+                               "ROUND(TIMESTAMP '2026-01-01 10:30:00', 'HH24'), "
+                               "ROUND(TIMESTAMP '2026-01-01 10:29:30', 'MI') FROM dual")
+    d = dt.datetime
+    assert rows == [(d(2026, 2, 1), d(2026, 1, 1), d(2026, 4, 1), d(2026, 1, 1), d(2027, 1, 1), d(2026, 1, 1),
+                     d(2026, 1, 1), d(2026, 1, 2), d(2026, 1, 1, 11), d(2026, 1, 1, 10, 30))]
+    assert types == [sluice.DB_TYPE_DATE] * 10
+    now = dt.datetime.now()
+    (today,), = _rows(conn, "SELECT ROUND(SYSDATE) FROM dual")
+    assert today.time() == dt.time(0) and abs(today - now) <= dt.timedelta(hours=12, seconds=5)
+    assert _code(lambda: _rows(conn, "SELECT ROUND(SYSDATE, 'XX') FROM dual")) == "ORA-01899"
+    assert _code(lambda: _rows(conn, "SELECT ROUND(SYSDATE, 'IW') FROM dual")) == "SLU-00001"
+
+
+def test_round_of_a_views_date_column(conn):
+    _enqueued_at(conn, dt.datetime(2026, 8, 16, 12, 29, 30, 600000))
+    rows, types = _typed(conn, "SELECT ROUND(enq_time, 'YYYY'), ROUND(enq_time, 'Q'), ROUND(enq_time, 'MM'), "
+                               "ROUND(enq_time), ROUND(enq_time, 'HH'), ROUND(enq_timestamp, 'MI') FROM aq$q_qt")
+    d = dt.datetime
+    assert rows == [(d(2027, 1, 1), d(2026, 10, 1), d(2026, 9, 1), d(2026, 8, 17), d(2026, 8, 16, 12),
+                     d(2026, 8, 16, 12, 30))]
+    assert types == [sluice.DB_TYPE_DATE] * 6
