@@ -144,3 +144,15 @@ def test_rawtohex_of_a_views_msg_id(conn):
     rows = _rows(conn, "SELECT RAWTOHEX(MSG_ID), REGEXP_SUBSTR(CORR_ID, '[0-9]+') FROM AQ$QT "
                        "WHERE REGEXP_LIKE(CORR_ID, '^C', 'i')")
     assert rows == [(props.msgid.hex().upper(), "1")]
+
+
+def test_regexp_like_as_a_select_item_is_a_boolean(conn):
+    """Oracle 23ai answers a condition as a select item with a BOOLEAN, which python-oracledb
+    fetches as True / False (before 23c Oracle refused it): SQLite gave 1 / 0."""
+    cur = conn.cursor()
+    cur.execute("SELECT REGEXP_LIKE('abc', 'b'), REGEXP_LIKE('abc', '^B'), REGEXP_LIKE(NULL, 'x'), "
+                "JSON_EXISTS('{\"a\": 1}', '$.a') FROM DUAL")
+    rows = cur.fetchall()
+    assert rows == [(True, False, None, True)] and [type(v) for v in rows[0]] == [bool, bool, type(None), bool]
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_BOOLEAN] * 4
+    assert _rows(conn, "SELECT CASE WHEN REGEXP_LIKE('abc', 'b') THEN 1 ELSE 0 END FROM DUAL") == [(1,)]

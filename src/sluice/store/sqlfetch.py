@@ -103,6 +103,11 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
         rows = [_converted(row, intervals, _interval) for row in rows]
         for i in intervals:
             kinds[i] = dt.timedelta
+    booleans = [i for i, k in enumerate(kinds) if k is int and types.get(i) is DB_TYPE_BOOLEAN]
+    if booleans:    # REGEXP_LIKE … as a select item: Oracle 23ai's BOOLEAN (.sqlheadings)
+        rows = [_converted(row, booleans, bool) for row in rows]
+        for i in booleans:
+            kinds[i] = bool
     numbers = {i: ps for i, ps in (numbers or {}).items() if kinds[i] in (int, float, None)}
     described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i))
                         if kind is not None or i not in types else types[i], None, *numbers.get(i, ()))
