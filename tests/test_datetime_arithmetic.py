@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 
 import sluice
-from tests.conftest import make_queue
+from tests.test_binds import _create_table
 from tests.test_dual import _code, _rows
 from tests.test_interval_arithmetic import KNOWN, _enqueued_at, _typed
 
@@ -109,3 +109,20 @@ def test_round_of_a_views_date_column(conn):
     assert rows == [(d(2027, 1, 1), d(2026, 10, 1), d(2026, 9, 1), d(2026, 8, 17), d(2026, 8, 16, 12),
                      d(2026, 8, 16, 12, 30))]
     assert types == [sluice.DB_TYPE_DATE] * 6
+
+
+def test_a_users_timestamp_and_date_columns(conn, dsn):
+    """A user's own TIMESTAMP plus an interval is a TIMESTAMP, its difference with SYSDATE an
+    interval (times a number too), ROUND of its DATE Oracle's; an interval of a number column
+    times a number an interval."""
+    _create_table(dsn, "CREATE TABLE ut (ts TIMESTAMP, d DATE, n NUMERIC)")
+    _create_table(dsn, "INSERT INTO ut VALUES ('2026-06-01 10:00:00.5', '2026-06-16 00:00:00', 2)")
+    rows, types = _typed(conn, "SELECT ts + INTERVAL '1' HOUR, ts + NUMTODSINTERVAL(5, 'MINUTE'), ROUND(d, 'MM'), "
+                               "ROUND(ts, 'HH'), (ts - d) * 2, NUMTODSINTERVAL(n, 'HOUR') * 2 FROM ut")
+    ts = dt.datetime(2026, 6, 1, 10, 0, 0, 500000)
+    assert rows == [(ts + dt.timedelta(hours=1), ts + dt.timedelta(minutes=5), dt.datetime(2026, 7, 1),
+                     dt.datetime(2026, 6, 1, 10), (ts - dt.datetime(2026, 6, 16)) * 2, dt.timedelta(hours=4))]
+    assert types == [sluice.DB_TYPE_TIMESTAMP] * 2 + [sluice.DB_TYPE_DATE] * 2 + [sluice.DB_TYPE_INTERVAL_DS] * 2
+    (since,), = _rows(conn, "SELECT (SYSDATE - ts) * 24 FROM ut")
+    assert type(since) is dt.timedelta and since > dt.timedelta(days=24 * 100)
+    assert _code(lambda: _rows(conn, "SELECT COUNT(*) FROM ut WHERE SYSDATE - ts > 1")) == "ORA-00932"
