@@ -126,3 +126,18 @@ def test_a_users_timestamp_and_date_columns(conn, dsn):
     (since,), = _rows(conn, "SELECT (SYSDATE - ts) * 24 FROM ut")
     assert type(since) is dt.timedelta and since > dt.timedelta(days=24 * 100)
     assert _code(lambda: _rows(conn, "SELECT COUNT(*) FROM ut WHERE SYSDATE - ts > 1")) == "ORA-00932"
+
+
+def test_a_difference_with_a_time_zone_takes_its_instant(conn):
+    """Beside a TIMESTAMP WITH TIME ZONE (SYSTIMESTAMP, CURRENT_TIMESTAMP) a datetime without
+    one is the session zone's, so in a session five hours ahead of the host SYSTIMESTAMP -
+    SYSDATE is about five hours in Oracle; two without a zone differ by their wall clocks."""
+    conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
+    host = dt.datetime.now().astimezone().utcoffset()
+    (zoned, naive, same, local), = _rows(conn, "SELECT SYSTIMESTAMP - SYSDATE, SYSDATE - LOCALTIMESTAMP, "
+                                               "SYSTIMESTAMP - LOCALTIMESTAMP, CURRENT_TIMESTAMP - LOCALTIMESTAMP "
+                                               "FROM dual")
+    ahead = dt.timedelta(hours=5) - host          # the session's wall clock ahead of the host's
+    assert ahead <= zoned < ahead + dt.timedelta(seconds=1)
+    assert -ahead - dt.timedelta(seconds=1) < naive <= -ahead
+    assert same == local == dt.timedelta(0)

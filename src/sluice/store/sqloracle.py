@@ -885,8 +885,9 @@ class _Translation:
                     raise ora(932, "NUMBER", "DATE")
                 if other_stamp or word in _TIMESTAMPS or word == "TIMESTAMP" and toks[first].kind == "id":
                     # a TIMESTAMP among them: an INTERVAL DAY TO SECOND (Oracle's datetime arithmetic)
+                    a, b = self._instants(value, word, other_value, toks[j + 2].word)
                     self.intervals.add((start, toks[end].end))
-                    self.replace[start] = (toks[end].end, interval_literal(self.sqlite, value, other_value))
+                    self.replace[start] = (toks[end].end, interval_literal(self.sqlite, a, b))
                 else:
                     self._days_literal(start, toks[end].end, self._shown(value, digits), other_value)
                 self.skip = end
@@ -972,6 +973,19 @@ class _Translation:
                 self.dated.update(range(k, close + 1))
                 return close, value, False
         return None
+
+    def _instants(self, a, a_word: str, b, b_word: str) -> tuple:
+        """``a`` and ``b`` (values of the clock words or other datetimes ``a_word`` /
+        ``b_word``) as wall-clock times of one zone, for their difference: Oracle takes a
+        TIMESTAMP WITH TIME ZONE (SYSTIMESTAMP: the host's zone; CURRENT_TIMESTAMP: the
+        session's) at its instant and, beside one, a datetime without a zone as the session
+        zone's; two without a zone differ by their wall clocks (SYSDATE - LOCALTIMESTAMP is
+        the zones' difference in Oracle too)."""
+        if self.zone is None or not {a_word, b_word} & _ZONED or NULL in (a, b):
+            return a, b
+        now = self._now()
+        shift = self.zone.wall_clock(now.astimezone()) - now      # the session's wall clock ahead of the host's
+        return tuple(v if w == "SYSTIMESTAMP" else v - shift for v, w in ((a, a_word), (b, b_word)))
 
     def _interval_bind(self, k: int) -> bool:
         """Whether token ``k`` is a bind of a ``timedelta`` (python-oracledb's INTERVAL DAY
