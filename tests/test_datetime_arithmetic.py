@@ -141,3 +141,28 @@ def test_a_difference_with_a_time_zone_takes_its_instant(conn):
     assert ahead <= zoned < ahead + dt.timedelta(seconds=1)
     assert -ahead - dt.timedelta(seconds=1) < naive <= -ahead
     assert same == local == dt.timedelta(0)
+
+
+def test_a_views_date_plus_an_interval_bind(conn):
+    """A timedelta bind (python-oracledb's INTERVAL DAY TO SECOND) or NUMTODSINTERVAL of a
+    bind after a view's date: a TIMESTAMP stays a TIMESTAMP, a DATE a DATE.  SQLite answered
+    ``enq_timestamp + NUMTODSINTERVAL(:n, 'MINUTE')`` with the text's year plus days (2026.003)
+    and could not bind the timedelta; PostgreSQL typed ``enq_time + :iv`` a TIMESTAMP."""
+    _enqueued_at(conn, KNOWN)
+    hour = dt.timedelta(hours=1)
+    rows, types = _typed(conn, "SELECT enq_timestamp + NUMTODSINTERVAL(:n, 'MINUTE'), enq_timestamp - :iv, "
+                               "enq_time + :iv FROM aq$q_qt", {"n": 5, "iv": hour})
+    assert rows == [(KNOWN + dt.timedelta(minutes=5), KNOWN - hour, KNOWN.replace(microsecond=0) + hour)]
+    assert types == [sluice.DB_TYPE_TIMESTAMP] * 2 + [sluice.DB_TYPE_DATE]
+
+
+def test_a_timestamp_plus_an_interval_of_a_column(conn, dsn):
+    """NUMTODSINTERVAL of a column added to a TIMESTAMP: PostgreSQL answers it; SQLite, which
+    would add the interval's days to the year of the TIMESTAMP's text, refuses it."""
+    _create_table(dsn, "CREATE TABLE ut (ts TIMESTAMP, n NUMERIC)")
+    _create_table(dsn, "INSERT INTO ut VALUES ('2026-06-01 10:00:00.5', 2)")
+    sql = "SELECT ts + NUMTODSINTERVAL(n, 'MINUTE') FROM ut"
+    if dsn.startswith("sqlite"):
+        assert _code(lambda: _rows(conn, sql)) == "SLU-00001"
+    else:
+        assert _rows(conn, sql) == [(dt.datetime(2026, 6, 1, 10, 2, 0, 500000),)]

@@ -606,10 +606,14 @@ class _Translation:
         stamp: Fraction | None = None       # the seconds of the intervals a TIMESTAMP takes on SQLite
         date = self.sql[toks[i].start:toks[last].end]
         user = self._user_date(i if column is None else column)
+        kind = self._date_kind(i if column is None else column)
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus, k = toks[j + 1].text == "-", j + 2
+            # an interval this loop takes: NUMTODSINTERVAL of a bind, a timedelta bind (taken)
+            takes = kind == "DATE" or kind == "TIMESTAMP" and self.sqlite and (j == last or stamp is not None)
             if k >= len(toks) or toks[k].word in _DATES or toks[k].word in _TIMESTAMPS or (
-                    toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))) or (
+                    toks[k].kind == "bind" and isinstance(self.binds.peek(k), dt.date)) or (
+                    not takes and toks[k].kind == "bind" and isinstance(self.binds.peek(k), dt.timedelta)) or (
                     toks[k].word in ("DATE", "TIMESTAMP") and k + 1 < len(toks) and toks[k + 1].kind == "str") or (
                     toks[k].word == "TRUNC" and self._truncates_clock(k)):
                 break       # (the clock's, the bind's or the literal's own arithmetic: _clock)
@@ -619,7 +623,7 @@ class _Translation:
                     raise ora(975)
                 own = i if column is None else column
                 k, col = other, k if other == k else k + 2
-                kind = self._user_date(col)
+                col_user = self._user_date(col)
                 a, b = (self._whole_date(x, c) for x, c in (
                     (date, own), (self.sql[toks[j + 2].start:toks[other].end], col)))
                 if "TIMESTAMP" in (self._date_kind(own), self._date_kind(col)):  # a TIMESTAMP minus a date: an INTERVAL
@@ -627,7 +631,7 @@ class _Translation:
                     self.skip = k
                     return
                 if not self.sqlite:         # (PostgreSQL's DATE minus a DATE is an integer, no interval)
-                    a, b = (f"CAST({x} AS TIMESTAMP)" if is_user else x for x, is_user in ((a, user), (b, kind)))
+                    a, b = (f"CAST({x} AS TIMESTAMP)" if is_user else x for x, is_user in ((a, user), (b, col_user)))
                 self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, a, b))
                 self.skip = k
                 return
@@ -639,8 +643,9 @@ class _Translation:
                     self.sqlite, date, f"-({days_column})" if minus else days_column))
                 self.skip = end
                 return
-            iv = interval(toks, k) or num_interval(toks, k)
-            kind = self._date_kind(i if column is None else column)
+            iv = interval(toks, k) or num_interval(toks, k, self._bind_days if takes else None)
+            if iv is None and takes and self._interval_bind(k):
+                iv = (k, 0, _seconds(self.binds.take(k)))
             if iv is not None and not iv[1] and kind == "DATE":
                 j, seconds = iv[0], iv[2]        # a DATE plus an INTERVAL DAY TO SECOND: a DATE
                 days = days if days is NULL else days + (-seconds if minus else seconds) / 86400
@@ -656,8 +661,9 @@ class _Translation:
             term = days_term(toks, k, self.binds.days)
             if term is None:
                 self.binds.used = taken          # (a bind read in a term that is not all days)
-                if iv is not None and self.sqlite:
-                    raise _unanswered(date)
+                if self.sqlite and (iv is not None or toks[k].word in NUM_INTERVALS or toks[k].word == "INTERVAL"
+                                    or toks[k].kind == "bind" and isinstance(self.binds.peek(k), dt.timedelta)):
+                    raise _unanswered(date)     # (SQLite would add the interval's days to the text's year)
                 if self.sqlite and user:         # SQLite would add to the text's year
                     raise _unanswered(date)
                 break
