@@ -166,3 +166,20 @@ def test_a_timestamp_plus_an_interval_of_a_column(conn, dsn):
         assert _code(lambda: _rows(conn, sql)) == "SLU-00001"
     else:
         assert _rows(conn, sql) == [(dt.datetime(2026, 6, 1, 10, 2, 0, 500000),)]
+
+
+def test_interval_algebra(conn):
+    """An interval plus or minus an interval, negated, or summed is an interval (SQLite gave
+    its days, a number); an interval plus a number is an error on both stores."""
+    _enqueued_at(conn, KNOWN)
+    rows, types = _typed(conn, "SELECT NUMTODSINTERVAL(1, 'HOUR') + NUMTODSINTERVAL(30, 'MINUTE'), "
+                               "INTERVAL '1' HOUR - INTERVAL '1' MINUTE, -NUMTODSINTERVAL(1, 'HOUR'), "
+                               "(TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp) + INTERVAL '1' HOUR "
+                               "FROM aq$q_qt")
+    two = dt.timedelta(hours=1, minutes=59, seconds=59, microseconds=250000)
+    assert rows == [(dt.timedelta(minutes=90), dt.timedelta(minutes=59), -dt.timedelta(hours=1),
+                     two + dt.timedelta(hours=1))]
+    assert types == [sluice.DB_TYPE_INTERVAL_DS] * 4
+    assert _typed(conn, "SELECT SUM(TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp) FROM aq$q_qt") \
+        == ([(two,)], [sluice.DB_TYPE_INTERVAL_DS])
+    assert _code(lambda: _rows(conn, "SELECT NUMTODSINTERVAL(1, 'HOUR') + 1 FROM dual")) == "ORA-00932"

@@ -100,36 +100,51 @@ _COMPARE = frozenset({"=", "<>", "!=", "<", ">", "<=", ">="})
 
 def scaled_intervals(toks: Sequence, spans: Collection[tuple[int, int]]) -> set[tuple[int, int]]:
     """On SQLite, where an INTERVAL DAY TO SECOND is its days (a REAL): ``spans`` (start, end
-    in the text of each such interval) widened over the parentheses around one and the
-    numbers it is multiplied or divided by — ``NUMTODSINTERVAL(1, 'HOUR') * 2``, ``2 *
-    (SYSDATE - enq_timestamp)`` are INTERVALs in Oracle (its datetime arithmetic), so the
-    item is typed and fetched as one.  Such an interval compared with a number is ORA-00932,
-    as Oracle's (SQLite would compare the days)."""
+    in the text of each such interval) widened over what keeps it an interval in Oracle's
+    datetime arithmetic — the parentheses around it, the numbers it is multiplied or divided
+    by (``NUMTODSINTERVAL(1, 'HOUR') * 2``, ``2 * (SYSDATE - enq_timestamp)``), another
+    interval added or taken (``INTERVAL '1' HOUR - INTERVAL '1' MINUTE``), a unary minus,
+    SUM / AVG / MIN / MAX of it — so that the item is typed and fetched as one.  Such an
+    interval compared with a number, or plus or minus one, is ORA-00932 as on PostgreSQL
+    (SQLite would compute on the days)."""
     starts = {t.start: i for i, t in enumerate(toks)}
     ends = {t.end: i for i, t in enumerate(toks)}
-    out = set()
-    for span in spans:
-        if span[0] not in starts or span[1] not in ends:
-            out.add(span)
-            continue
-        i, j = starts[span[0]], ends[span[1]]
+    known = [(starts[a], ends[b]) for a, b in spans if a in starts and b in ends]
+    begins = dict(known)            # an interval's first token -> its last
+    out = {span for span in spans if span[0] not in starts or span[1] not in ends}
+    for i, j in known:
         while True:
+            after = _operand_after(toks, j + 2) if j + 2 < len(toks) else None
             if (i > 0 and j + 1 < len(toks) and toks[i - 1].text == "(" and toks[j + 1].text == ")"
                     and not (i > 1 and toks[i - 2].kind in ("id", "qid") and toks[i - 2].word not in _NOT_CALLS)):
                 i, j = i - 1, j + 1
-            elif j + 1 < len(toks) and toks[j + 1].text in ("*", "/") and _operand_after(toks, j + 2) is not None:
-                j = _operand_after(toks, j + 2)
+            elif (i > 1 and j + 1 < len(toks) and toks[i - 1].text == "(" and toks[j + 1].text == ")"
+                  and toks[i - 2].word in _AGGREGATES):
+                i, j = i - 2, j + 1
+            elif j + 1 < len(toks) and toks[j + 1].text in ("*", "/") and after is not None:
+                j = after
             elif i > 1 and toks[i - 1].text == "*" and _operand_before(toks, i - 2) is not None:
                 i = _operand_before(toks, i - 2)
+            elif j + 1 < len(toks) and toks[j + 1].text in ("+", "-") and (
+                    j + 2 in begins or after is not None and toks[j + 2].text == "(" and begins.get(j + 3) == after - 1):
+                j = begins[j + 2] if j + 2 in begins else after     # another interval added or taken
+            elif i > 0 and toks[i - 1].text == "-" and (i == 1 or toks[i - 2].word in _NOT_CALLS or (
+                    toks[i - 2].kind == "op" and toks[i - 2].text != ")")):
+                i -= 1                  # a unary minus
             else:
                 break
         if (j + 2 < len(toks) and toks[j + 1].text in _COMPARE and toks[j + 2].kind == "num"
                 or i > 1 and toks[i - 1].text in _COMPARE and toks[i - 2].kind == "num"):
             raise ora(932, "INTERVAL DAY TO SECOND", "NUMBER")
+        if (j + 2 < len(toks) and toks[j + 1].text in ("+", "-") and toks[j + 2].kind == "num"
+                or i > 1 and toks[i - 1].text in ("+", "-") and toks[i - 2].kind == "num"):
+            raise ora(932, "NUMBER", "INTERVAL DAY TO SECOND")
         out.add((toks[i].start, toks[j].end))
     return out
 
 
+# an aggregate of intervals is an interval (SUM and AVG since Oracle 21c)
+_AGGREGATES = frozenset({"SUM", "AVG", "MIN", "MAX"})
 # words before a parenthesis that make it no call's
 _NOT_CALLS = frozenset({"SELECT", "FROM", "WHERE", "AND", "OR", "NOT", "WHEN", "THEN", "ELSE", "ON", "BY",
                         "HAVING", "CASE", "AS"})
