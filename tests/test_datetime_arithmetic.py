@@ -183,3 +183,30 @@ def test_interval_algebra(conn):
     assert _typed(conn, "SELECT SUM(TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp) FROM aq$q_qt") \
         == ([(two,)], [sluice.DB_TYPE_INTERVAL_DS])
     assert _code(lambda: _rows(conn, "SELECT NUMTODSINTERVAL(1, 'HOUR') + 1 FROM dual")) == "ORA-00932"
+
+
+def test_the_clock_minus_trunc_or_round_of_it(conn):
+    """``SYSDATE - TRUNC(SYSDATE)`` (the day's fraction gone by) and its kin: Oracle's days,
+    or an interval beside SYSTIMESTAMP (all SLU-00001 before)."""
+    before = dt.datetime.now().replace(microsecond=0)
+    (gone, month, stamp, whole), = _rows(conn, "SELECT SYSDATE - TRUNC(SYSDATE), TRUNC(SYSDATE) - TRUNC(SYSDATE, "
+                                               "'MM'), SYSTIMESTAMP - TRUNC(SYSDATE), ROUND(SYSDATE) - TRUNC(SYSDATE) "
+                                               "FROM dual")
+    midnight = before.replace(hour=0, minute=0, second=0)
+    assert (before - midnight) / dt.timedelta(days=1) - 1e-9 <= gone < 1
+    assert month == before.day - 1 and whole in (0, 1)
+    assert type(stamp) is dt.timedelta and before - midnight <= stamp < dt.timedelta(days=1)
+    assert _rows(conn, "SELECT TRUNC(DATE '2026-03-15', 'MM') - TRUNC(DATE '2026-03-15', 'YYYY'), "
+                       "ROUND(DATE '2026-03-16', 'MM') - DATE '2026-03-16' FROM dual") == [(59, 16)]
+
+
+def test_extract_of_a_field_an_interval_has_not(conn):
+    """EXTRACT(YEAR | MONTH FROM an INTERVAL DAY TO SECOND) is ORA-30076 in Oracle; SQLite's
+    sluice_extract raised it from a code the error catalogue had not (ORA-00900 came back),
+    PostgreSQL answered 0."""
+    _enqueued_at(conn, KNOWN)
+    for sql in ("SELECT EXTRACT(YEAR FROM (SYSTIMESTAMP - enq_timestamp)) FROM aq$q_qt",
+                "SELECT EXTRACT(MONTH FROM NUMTODSINTERVAL(40, 'DAY')) FROM dual"):
+        assert _code(lambda: _rows(conn, sql)) == "ORA-30076", sql
+    assert _rows(conn, "SELECT EXTRACT(DAY FROM NUMTODSINTERVAL(40, 'DAY')), EXTRACT(YEAR FROM enq_time) "
+                       "FROM aq$q_qt") == [(40, 2026)]

@@ -172,6 +172,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     923: (ProgrammingError, "FROM keyword not found where expected"),
     928: (ProgrammingError, "missing SELECT keyword"),
     932: (ProgrammingError, "inconsistent datatypes: expected {0} got {1}"),
+    30076: (ProgrammingError, "invalid extract field for extract source"),
     933: (ProgrammingError, "SQL command not properly ended"),
     936: (ProgrammingError, "missing expression"),
     938: (ProgrammingError, "not enough arguments for function"),

@@ -22,7 +22,8 @@ from ..errors import not_supported, ora
 from .oraclecalls import arguments
 from .sqlclock import NULL
 
-__all__ = ["NUM_INTERVALS", "ds_interval_pieces", "interval_literal", "num_interval", "scaled_intervals", "unit_of"]
+__all__ = ["NUM_INTERVALS", "check_extracts", "ds_interval_pieces", "interval_literal", "num_interval",
+           "scaled_intervals", "unit_of"]
 
 NUM_INTERVALS = frozenset({"NUMTODSINTERVAL", "NUMTOYMINTERVAL"})
 _DS_SECONDS = {"DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
@@ -178,3 +179,19 @@ def _operand_before(toks: Sequence, k: int) -> int | None:
     if toks[k].kind in ("num", "bind", "id", "qid") and toks[k].word not in _NOT_CALLS:
         return k
     return None
+
+
+def check_extracts(toks: Sequence, spans: Collection[tuple[int, int]]) -> None:
+    """ORA-30076 (invalid extract field for extract source) for ``EXTRACT(YEAR | MONTH FROM
+    x)`` of an INTERVAL DAY TO SECOND ``x`` (one of ``spans``, maybe in parentheses), as
+    Oracle's: PostgreSQL would answer 0 (SQLite's ``sluice_extract`` raises it per row)."""
+    for i, t in enumerate(toks):
+        if not (t.word == "EXTRACT" and i + 3 < len(toks) and toks[i + 1].text == "("
+                and toks[i + 2].word in ("YEAR", "MONTH") and toks[i + 3].word == "FROM"):
+            continue
+        close = arguments(toks, i + 1)[1]
+        first, last = i + 4, close - 1
+        while first < last and toks[first].text == "(" and arguments(toks, first)[1] == last:
+            first, last = first + 1, last - 1
+        if close > 0 and first <= last and (toks[first].start, toks[last].end) in spans:
+            raise ora(30076)

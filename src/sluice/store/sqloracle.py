@@ -85,7 +85,8 @@ from .dateround import round_sql, rounded
 from .sqllimits import limited
 from .sqlsetops import set_rewrites
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
-from .numintervals import NUM_INTERVALS, ds_interval_pieces, interval_literal, num_interval, scaled_intervals, unit_of
+from .numintervals import (NUM_INTERVALS, check_extracts, ds_interval_pieces, interval_literal, num_interval,
+                           scaled_intervals, unit_of)
 from .viewdates import (VIEW_DATES, days_between, interval_between, plus_days, plus_interval, truncated, view_kind,
                         whole_seconds)
 
@@ -242,6 +243,8 @@ class _Translation:
         if not (self.replace or self.opens):
             return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
+        if self.intervals:
+            check_extracts(toks, self.intervals)
         intervals = scaled_intervals(toks, self.intervals) if self.sqlite and self.intervals else self.intervals
         return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.dated),
                           frozenset(intervals), frozenset(self.stamped))
@@ -972,6 +975,8 @@ class _Translation:
             if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" for a, b in args):
                 text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
                 return close, to_date(text, fmt), False
+        if t.word in ("TRUNC", "ROUND") and after == "(":
+            return self._unit_operand(k)
         if t.word in DATE_CALLS and after == "(":
             args, close = arguments(toks, k + 1)
             value = self._folded_call(k, args, close) if close > 0 and args else None
@@ -979,6 +984,25 @@ class _Translation:
                 self.dated.update(range(k, close + 1))
                 return close, value, False
         return None
+
+    def _unit_operand(self, k: int) -> tuple[int, datetime, bool] | None:
+        """``TRUNC`` / ``ROUND(d [, 'fmt'])`` at token ``k`` of the clock, a datetime bind or a
+        DATE / TIMESTAMP literal (``SYSDATE - TRUNC(SYSDATE)``): as :meth:`_date_operand`, a DATE."""
+        toks = self.toks
+        args, close = arguments(toks, k + 1)
+        if close < 0 or not 1 <= len(args) <= 2 or len(args) == 2 and not (
+                args[1][0] == args[1][1] and toks[args[1][0]].kind == "str"):
+            return None
+        a, b = args[0]
+        if not (a == b or b == a + 1 and toks[a].word in ("DATE", "TIMESTAMP")
+                or b == a + 3 and toks[a].word in _TIMESTAMPS):
+            return None             # (one operand alone: a bind is taken only when it is the argument)
+        inner = self._date_operand(a)
+        if inner is None or inner[0] != b:
+            return None
+        fmt = toks[args[1][0]].text[1:-1].replace("''", "'") if len(args) == 2 else None
+        self.dated.update(range(k, close + 1))
+        return close, (rounded if toks[k].word == "ROUND" else truncate)(inner[1], trunc_unit(fmt)), False
 
     def _instants(self, a, a_word: str, b, b_word: str) -> tuple:
         """``a`` and ``b`` (values of the clock words or other datetimes ``a_word`` /
