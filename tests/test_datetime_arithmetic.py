@@ -210,3 +210,14 @@ def test_extract_of_a_field_an_interval_has_not(conn):
         assert _code(lambda: _rows(conn, sql)) == "ORA-30076", sql
     assert _rows(conn, "SELECT EXTRACT(DAY FROM NUMTODSINTERVAL(40, 'DAY')), EXTRACT(YEAR FROM enq_time) "
                        "FROM aq$q_qt") == [(40, 2026)]
+
+
+def test_a_timedelta_bind_standing_alone(conn):
+    """A timedelta bind (INTERVAL DAY TO SECOND) alone, times a number, or compared with an
+    interval: SQLite could not bind it (DPY-3002); now its days, fetched as a timedelta."""
+    _enqueued_at(conn, KNOWN)
+    hour = {"iv": dt.timedelta(hours=1)}
+    rows, types = _typed(conn, "SELECT :iv * 2, :iv FROM dual", hour)
+    assert rows == [(dt.timedelta(hours=2), dt.timedelta(hours=1))] and types == [sluice.DB_TYPE_INTERVAL_DS] * 2
+    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp > :iv",
+                 hour) == [(1,)]

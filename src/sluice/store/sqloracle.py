@@ -240,6 +240,10 @@ class _Translation:
                 self._divisor(i + 1)
             elif t.kind == "bind" and isinstance(self.binds.peek(i), dt.date):
                 self._clock(i, i, 0, self._bind_date(i))
+            elif self.sqlite and t.kind == "bind" and i not in self.binds.used and isinstance(
+                    self.binds.peek(i), dt.timedelta):      # (SQLite binds no timedelta: its days)
+                self.intervals.add((t.start, t.end))
+                self.replace[t.start] = (t.end, f"({float(_seconds(self.binds.take(i)) / 86400)!r})")
         if not (self.replace or self.opens):
             return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
