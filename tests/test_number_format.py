@@ -1,5 +1,5 @@
 """TO_CHAR(number, 'model') typed at a cursor writes Oracle's text on both stores
-(:mod:`sluice.store.numformat`): 9 0 , . G D $ S MI PR FM, rounded half away from zero, an
+(:mod:`sluice.numformat`): 9 0 , . G D $ S MI PR FM, rounded half away from zero, an
 overflow all '#'; the models Sluice does not write are SLU-00001, no model ORA-01481."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from ..errors import DatabaseError, ora
 from . import oracledates
-from .numformat import format_number, is_number_model
+from ..numformat import format_number, is_number_model
 from .oraclefns import register_oracle_functions
 from .sqlitedays import keep_error, register_add_days
 from .sqllimits import register_listagg

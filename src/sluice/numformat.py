@@ -1,4 +1,9 @@
-"""Oracle's number format models for ``TO_CHAR(number, 'fmt')`` in a user's SQL, alike on both stores.
+"""Oracle's number format models for ``TO_CHAR(number, 'fmt')``: the one writer of them.
+
+The rules engine's TO_CHAR (:mod:`sluice.sqlfunctions`, and through it the rule compilers)
+and a user's SQL at a cursor on both stores (:mod:`sluice.store.oraclecalls`,
+:mod:`sluice.store.sqlitefns`) read and write a model here, so a rule condition and a
+query answer alike.  It sits in the base layer, below both.
 
 A model (``'99,999.99'``, ``'0000'``, ``'FM999.00'``, ``'S999'``, ``'999MI'``, ``'999PR'``,
 ``'$9,999.99'``) is read by :func:`number_model`: ``FM`` first (no padding: leading blanks
@@ -14,7 +19,7 @@ has is ``'#'`` times the model's length plus one.  Elements Sluice does not writ
 ``L``, ``C``, ``U``, ``V``, ``B``, ``X``, ``RN``, ``TM``) are SLU-00001; anything else
 ORA-01481.
 
-SQLite's ``ORACLE_TO_CHAR(n, fmt)`` (:mod:`.sqlitefns`) writes it with :func:`format_number`;
+SQLite's ``ORACLE_TO_CHAR(n, fmt)`` (:mod:`sluice.store.sqlitefns`) writes it with :func:`format_number`;
 on PostgreSQL :func:`pg_to_char` gives the SQL of PostgreSQL's own ``to_char``, which reads
 these models as Oracle does but for the overflow (``' ###'``) and ``$`` (kept where it
 stands), both put right around it.
@@ -27,7 +32,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import lru_cache
 from typing import NamedTuple
 
-from ..errors import not_supported, ora
+from .errors import not_supported, ora
 
 __all__ = ["NumberModel", "format_number", "is_number_model", "number_model", "pg_to_char"]
 
