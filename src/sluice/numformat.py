@@ -96,7 +96,8 @@ def format_number(value: Decimal | int | float, fmt: str) -> str:
     digits = model.whole.replace(",", "")
     zero_from = digits.find("0")
     if whole == "0" and zero_from < 0:
-        whole = "" if model.fraction is not None or not digits else "0"   # TO_CHAR(.5, '9.9') is ' .5'
+        # TO_CHAR(.5, '9.9') is ' .5', but a zero is written where no decimal would be: '9' or '9.'
+        whole = "" if model.fraction or not digits else "0"
     if len(whole) > len(digits):
         return "#" * model.width
     whole = whole.zfill(len(digits) - zero_from if zero_from >= 0 else 0)
@@ -135,13 +136,19 @@ def format_number(value: Decimal | int | float, fmt: str) -> str:
 
 def pg_to_char(fmt: str) -> tuple[str, str, str]:
     """PostgreSQL's SQL for ``TO_CHAR(x, fmt)`` of a number: (text before ``x``, text after it,
-    the test of an overflow's text ``{}``) — ``to_char(CAST(x AS NUMERIC), model)`` with G and
-    D as ``,`` and ``.`` (PostgreSQL's are the server locale's) and the ``$`` taken out and put
-    back before the digits."""
+    the overflow's text) — ``to_char(CAST(x AS NUMERIC), model)`` with G and D as ``,`` and
+    ``.`` (PostgreSQL's are the server locale's), the ``$`` taken out and put back before the
+    digits, and a decimal point with no digit after it (``'999.'``, which PostgreSQL drops, and
+    with MI / PR / S after it garbles) taken out and put back after the last digit."""
     model = number_model(fmt)
-    sent = fmt.upper().replace("G", ",").replace("D", ".").replace("$", "", 1) if model.dollar else \
-        fmt.upper().replace("G", ",").replace("D", ".")
+    sent = fmt.upper().replace("G", ",").replace("D", ".")
+    if model.dollar:
+        sent = sent.replace("$", "", 1)
+    if model.fraction == "":
+        sent = sent.replace(".", "", 1)
     call = ("to_char(CAST((", f") AS NUMERIC), '{sent}')")
     if model.dollar:
         call = ("regexp_replace(" + call[0], call[1] + r", '^(\s*)([-+<]?)', '\1\2$')")
+    if model.fraction == "":
+        call = ("regexp_replace(" + call[0], call[1] + r", '([0-9])([^0-9]*)$', '\1.\2')")
     return call[0], call[1], "#" * model.width

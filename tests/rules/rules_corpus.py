@@ -197,7 +197,7 @@ FUNCTIONS = [
     # where the model has it, S / MI / PR / $ are written, a comma cannot begin a model
     ("TO_CHAR(12, 'FM999.99') = '12.'", T), ("TO_CHAR(123.45, 'FM999.009') = '123.45'", T),
     ("TO_CHAR(123.0, 'FM999.009') = '123.00'", T), ("TO_CHAR(n10, 'FM99.99') = '10.'", T),
-    ("TO_CHAR(5, '9.') = ' 5.'", T), ("TO_CHAR(12, 'S99') = '+12'", T), ("TO_CHAR(-12, '99MI') = '12-'", T),
+    ("TO_CHAR(5, '9.') = ' 5.'", T), ("TO_CHAR(0, '9.') = ' 0.'", T), ("TO_CHAR(12, 'S99') = '+12'", T), ("TO_CHAR(-12, '99MI') = '12-'", T),
     ("TO_CHAR(-12, '99PR') = '<12>'", T), ("TO_CHAR(-12, '$99') = '-$12'", T), ("TO_CHAR(1, ',999') = '1'", 1481),
     ("LEAST('b', 'a', 'c') = 'a'", T), ("GREATEST(1, nul) IS NULL", T),
     ("CONCAT(s, nul) = 'abc'", T), ("UPPER(nul) IS NULL", T), ("ABS(nul) IS NULL", T),
