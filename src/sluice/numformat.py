@@ -1,9 +1,10 @@
 """Oracle's number format models for ``TO_CHAR(number, 'fmt')``: the one writer of them.
 
-The rules engine's TO_CHAR (:mod:`sluice.sqlfunctions`, and through it the rule compilers)
-and a user's SQL at a cursor on both stores (:mod:`sluice.store.oraclecalls`,
-:mod:`sluice.store.sqlitefns`) read and write a model here, so a rule condition and a
-query answer alike.  It sits in the base layer, below both.
+The rules engine's TO_CHAR (:mod:`sluice.sqlfunctions`, and through it the rule compilers),
+a user's SQL at a cursor on both stores (:mod:`sluice.store.oraclecalls`,
+:mod:`sluice.store.sqlitefns`) and the PL/SQL interpreter's built-ins
+(:mod:`sluice.plsql.builtins`) read and write a model here, so a rule condition, a query and
+a block answer alike.  It sits in the base layer, below them all.
 
 A model (``'99,999.99'``, ``'0000'``, ``'FM999.00'``, ``'S999'``, ``'999MI'``, ``'999PR'``,
 ``'$9,999.99'``) is read by :func:`number_model`: ``FM`` first (no padding: leading blanks

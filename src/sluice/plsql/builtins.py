@@ -9,15 +9,14 @@ package subprograms).  Most return NULL when any argument is NULL, as in Oracle.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 import time
 import uuid
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import Callable
 
 from ..errors import DatabaseError, ora
-from .values import (_FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, number_text,
-                     to_number, to_text)
+from ..numformat import format_number
+from .values import _FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, to_number, to_text
 
 _STRPTIME = {"YYYY": "%Y", "SYYYY": "%Y", "RRRR": "%Y", "YY": "%y", "RR": "%y", "MONTH": "%B",
              "MON": "%b", "MM": "%m", "DDD": "%j", "DD": "%d", "DY": "%a", "DAY": "%A",
@@ -31,28 +30,8 @@ def to_char(value, fmt: str | None = None):
     if isinstance(value, (_dt.date, _dt.datetime)):
         return format_date(value, fmt or DEFAULT_DATE_FORMAT)
     if is_number(value) and fmt:
-        return _number_format(value, fmt)
+        return format_number(value, fmt)      # Oracle's number models, as SQL's (sluice.numformat)
     return to_text(value)
-
-
-def _number_format(n, fmt: str) -> str:
-    """The common numeric masks: ``9`` and ``0`` digits, ``.``, ``,`` and ``FM``."""
-    fm = fmt.upper().startswith("FM")
-    mask = fmt[2:] if fm else fmt
-    if not re.fullmatch(r"[90,]*(\.[90]*)?", mask):
-        return number_text(n)
-    whole, _, frac = mask.partition(".")
-    text = f"{abs(float(n)):{',' if ',' in whole else ''}.{len(frac)}f}"
-    digits = len(whole.replace(",", ""))
-    if "0" in whole:
-        int_part, dot, rest = text.partition(".")
-        text = int_part.zfill(digits) + dot + rest
-    elif text.startswith("0.") and frac:
-        text = text[1:]
-    if len(text.split(".")[0].replace(",", "")) > max(digits, 1):
-        return "#" * (len(mask) + 1)     # Oracle's overflow marker
-    text = ("-" if n < 0 else "") + text
-    return text if fm else text.rjust(len(mask) + 1)
 
 
 def to_date(text, fmt: str | None = None):
