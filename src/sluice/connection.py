@@ -567,15 +567,19 @@ class Connection:
             if qt.payload_type == qualified_name:
                 raise ora(2303)
 
-    def execute_dml(self, sql: str, binds: dict | None) -> int:
+    def execute_dml(self, sql: str, binds: dict | None, returned: Callable[[list], None] | None = None) -> int:
         """INSERT / UPDATE / DELETE / MERGE on the store's database, in this session's
         transaction; the rows changed.  Changes a synchronous capture captures carry the
-        session's DBMS_STREAMS tag."""
+        session's DBMS_STREAMS tag.  ``returned`` is called with the rows of a ``RETURNING``
+        clause (:mod:`sluice.dmlreturning`) before an autocommit commits them."""
         ctx = self.context
         ctx.check_open()
         check_statement(sql, binds)
+        rows: list | None = None if returned is None else []
         with self._lock:
-            count = ctx.session.execute_dml(sql, binds, self.streams.get_tag())
+            count = ctx.session.execute_dml(sql, binds, self.streams.get_tag(), rows)
+        if returned is not None:
+            returned(rows)
         if self.autocommit:
             self.commit()
         return count

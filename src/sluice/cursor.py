@@ -13,6 +13,7 @@ import itertools
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from .dmlreturning import returning_clause
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .fetchvars import Var, fetch_converters
 from .objtypes import DB_TYPE_OBJECT
@@ -106,10 +107,12 @@ class Cursor:
         self._reset()
         handler = self.outputtypehandler or self.connection.outputtypehandler
         exact = handler is not None and _is_query(statement)
+        returning = returning_clause(statement)     # DML RETURNING INTO (sluice.dmlreturning)
         with self.connection._lock:      # the statement's calls are one call of the connection
             self.connection._exact_numbers = exact     # the handler converts exact numbers
             try:
-                result = plsql.execute(self.connection, statement, parameters)
+                result = returning.execute(self.connection, parameters) if returning else \
+                    plsql.execute(self.connection, statement, parameters)
             finally:
                 self.connection._exact_numbers = False
         self.output = list(result.output)
@@ -147,13 +150,17 @@ class Cursor:
         words = leading_words(statement, count=1)[0]
         if (batcherrors or arraydmlrowcounts) and words[:1] not in (["INSERT"], ["UPDATE"], ["DELETE"], ["MERGE"]):
             raise dpy(2040)
+        returning = returning_clause(statement)     # DML RETURNING INTO (sluice.dmlreturning)
+        if returning:
+            returning.check_rows(rows)
         self._reset()
         counts: list[int] = []
         self.rowcount, self.output = 0, []
         with self.connection._lock:      # one call of the connection, as in python-oracledb
             for offset, binds in enumerate(rows):
                 try:
-                    result = plsql.execute(self.connection, statement, binds)
+                    result = returning.execute(self.connection, binds, offset) if returning else \
+                        plsql.execute(self.connection, statement, binds)
                 except Error as e:
                     detail = dataclasses.replace(e.args[0], offset=offset)   # python-oracledb's _Error.offset
                     e.args = (detail,)

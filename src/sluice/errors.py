@@ -173,6 +173,9 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     928: (ProgrammingError, "missing SELECT keyword"),
     932: (ProgrammingError, "inconsistent datatypes: expected {0} got {1}"),
     933: (ProgrammingError, "SQL command not properly ended"),
+    913: (ProgrammingError, "too many values"),
+    925: (ProgrammingError, "missing INTO keyword"),
+    947: (ProgrammingError, "not enough values"),
     936: (ProgrammingError, "missing expression"),
     938: (ProgrammingError, "not enough arguments for function"),
     939: (ProgrammingError, "too many arguments for function"),
@@ -435,6 +438,8 @@ _DPY_CATALOG: dict[int, str] = {
     2040: ('parameters "batcherrors" and "arraydmlrowcounts" may only be true when used with '
            "insert, update, delete and merge statements"),
     2045: "arraysize must be an integer greater than zero",
+    2048: ('the bind variable placeholder ":{0}" cannot be used both before and after the RETURNING '
+           "clause in a DML RETURNING statement"),
     2054: 'connection pool with alias "{0}" does not exist',
     2055: 'connection pool with alias "{0}" already exists',
     2062: "payload cannot be enqueued since it does not match the payload type supported by the queue",

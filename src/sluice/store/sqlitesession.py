@@ -101,7 +101,8 @@ class SqliteSession(StoreSession):
         return self.txn_id
 
     # -- DML on the store's database -----------------------------------------
-    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
+                    returned: list | None = None) -> int:
         oracle = oracle_words(sql, self.user, sqlite=True, binds=binds,       # its errors change nothing
                               columns=self._columns.lookup(), zone=self.time_zone)
         conn = self.conn
@@ -114,6 +115,10 @@ class SqliteSession(StoreSession):
                          (self.new_transaction_id(), tag or None))
             cur = conn.execute(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                oracle.binds or ())
+            # a RETURNING clause's rows: read to the end (SQLite changes the rows as they are read)
+            rows = cur.fetchall() if cur.description else []
+            if returned is not None:
+                returned.extend(oracle.convert(rows))
             count = cur.rowcount
         except (sqlite3.Error, OverflowError) as e:
             conn.execute("ROLLBACK TO sluice_dml")     # the statement alone is undone
