@@ -247,6 +247,12 @@ class Connection:
         self.context.check_open()
         return self.context.catalog.type_named(name)
 
+    def createlob(self, lob_type: Any, data: str | bytes | None = None) -> Any:
+        """python-oracledb's ``createlob``: a temporary CLOB, NCLOB or BLOB (:mod:`sluice.lobs`)."""
+        self.context.check_open()
+        from .lobs import create_lob
+        return create_lob(lob_type, data)
+
     def cursor(self, scrollable: bool = False, handle: Any = None) -> "Cursor":
         """A cursor (python-oracledb's ``scrollable``; an OCI ``handle`` is Thick mode's only)."""
         self.context.check_open()

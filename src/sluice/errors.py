@@ -173,6 +173,9 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     928: (ProgrammingError, "missing SELECT keyword"),
     932: (ProgrammingError, "inconsistent datatypes: expected {0} got {1}"),
     933: (ProgrammingError, "SQL command not properly ended"),
+    22289: (DatabaseError, "cannot perform operation on an unopened file or LOB"),
+    22293: (DatabaseError, "LOB already opened in the same transaction"),
+    22926: (DatabaseError, "specified trim length is greater than current LOB value's length"),
     913: (ProgrammingError, "too many values"),
     925: (ProgrammingError, "missing INTO keyword"),
     947: (ProgrammingError, "not enough values"),
@@ -434,10 +437,12 @@ _DPY_CATALOG: dict[int, str] = {
     2026: "invalid connection pool class",
     2027: "invalid pool params: {0}",
     2028: "expecting list when setting array variables",
+    2030: "LOB offset must be greater than zero",
     2037: "no object type specified for object variable",
     2040: ('parameters "batcherrors" and "arraydmlrowcounts" may only be true when used with '
            "insert, update, delete and merge statements"),
     2045: "arraysize must be an integer greater than zero",
+    2047: "LOB amount must be greater than zero",
     2048: ('the bind variable placeholder ":{0}" cannot be used both before and after the RETURNING '
            "clause in a DML RETURNING statement"),
     2054: 'connection pool with alias "{0}" does not exist',
