@@ -1,7 +1,7 @@
 """DML ``RETURNING … INTO`` on the user's own tables, on both stores, as python-oracledb
 gives it: each ``INTO`` variable's value is the list of its column's values, one per
 row changed (``[]`` for none); under ``executemany`` ``var.getvalue(i)`` is row ``i``'s;
-binds by position and by name.  A malformed clause or bad
+binds by position, by name and through ``setinputsizes``.  A malformed clause or bad
 binds get Oracle's / python-oracledb's errors and change nothing."""
 
 from __future__ import annotations
@@ -60,6 +60,14 @@ def test_executemany_returning_each_rows_list(cur):
     assert _rows(cur) == [(2, "bob")]
 
 
+def test_executemany_returning_through_setinputsizes(cur):
+    # python-oracledb's documented idiom: the variable bound by setinputsizes, rows without it
+    ids = cur.var(int, arraysize=2)
+    cur.setinputsizes(None, ids)
+    cur.executemany("DELETE FROM emp WHERE id <= :1 RETURNING id INTO :2", [[1], [2]])
+    assert ids.getvalue(0) == [1] and ids.getvalue(1) == [2]
+
+
 @pytest.mark.parametrize("sql, code", [
     ("DELETE FROM emp WHERE id = 1 RETURNING id", "ORA-00925"),
     ("DELETE FROM emp WHERE id = 1 RETURNING id, name INTO :1", "ORA-00947"),
@@ -91,3 +99,9 @@ def test_a_value_the_variable_cannot_take_undoes_the_statement(cur):
         == "ORA-01722"
     assert [r[1] for r in _rows(cur)] == ["ann", "bob", "cy"]
 
+
+def test_setinputsizes_by_name(cur):
+    v = cur.var(str)
+    cur.setinputsizes(v=v, unused=int)       # (a name the statement has not: not bound)
+    cur.execute("UPDATE emp SET name = 'z' WHERE id = :id RETURNING name INTO :v", {"id": 2})
+    assert v.getvalue() == ["z"]

@@ -130,6 +130,7 @@ class Connection:
 
     # python-oracledb's: called per column of a cursor's query (see sluice.fetchvars)
     outputtypehandler: Callable | None = None
+    inputtypehandler: Callable | None = None      # (sluice.bindtypes)
     _exact_numbers = False      # a cursor's query with a handler: numbers as exact Decimals
 
     def __init__(self, dsn: str, user: str | None = None, password: str | None = None,
