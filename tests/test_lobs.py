@@ -75,3 +75,23 @@ def test_lobs_bind_to_dml_on_both_stores(conn, dsn):
     cur.execute("INSERT INTO docs (id, body, img) VALUES (:id, :body, :img)", id=2, body=body, img=img)
     cur.execute("SELECT id, body, img FROM docs ORDER BY id")
     assert cur.fetchall() == [(1, "chapter one", b"\x89PNG"), (2, "chapter two", b"\x89PNG")]
+
+
+def test_an_async_connections_lob_and_input_type_handler(dsn):
+    import asyncio
+    _create_table(dsn, "CREATE TABLE docs (id INTEGER, body TEXT)")
+
+    async def main():
+        async with sluice.connect_async(dsn) as connection:
+            lob = await connection.createlob(sluice.DB_TYPE_CLOB, "abc")
+            await lob.write("d", 4)
+            assert await lob.size() == 4 and await lob.read(2, 2) == "bc" and lob.type is sluice.DB_TYPE_CLOB
+            connection.inputtypehandler = lambda cursor, value, arraysize: \
+                cursor.var(str, inconverter=str.upper) if isinstance(value, str) else None
+            cursor = connection.cursor()
+            await cursor.execute("INSERT INTO docs (id, body) VALUES (:1, :2)", [1, lob])
+            await cursor.execute("INSERT INTO docs (id, body) VALUES (:1, :2)", [2, "efg"])
+            await cursor.execute("SELECT body FROM docs ORDER BY id")
+            return await cursor.fetchall()
+
+    assert asyncio.run(main()) == [("abcd",), ("EFG",)]

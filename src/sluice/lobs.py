@@ -20,7 +20,7 @@ from .errors import dpy, ora
 from .objtypes import DB_TYPE_BLOB, DB_TYPE_CLOB, DB_TYPE_NCLOB, DbType
 from .plsql.binds import BindVariable
 
-__all__ = ["LOB", "create_lob"]
+__all__ = ["LOB", "AsyncLOB", "create_lob"]
 
 _CHUNK_SIZE = 8132      # what Oracle reports for a temporary LOB in an 8K-block database
 
@@ -121,6 +121,49 @@ class LOB(BindVariable):
 
     def __repr__(self) -> str:
         return f"<sluice.LOB of type {self._type.name}>"
+
+
+class AsyncLOB(BindVariable):
+    """python-oracledb's ``AsyncLOB`` (``await async_conn.createlob(…)``): a :class:`LOB`
+    whose methods are awaited, as python-oracledb's asyncio API has them (no round trip
+    here: the LOB is in this process)."""
+
+    def __init__(self, lob: LOB) -> None:
+        self._lob = lob
+
+    @property
+    def type(self) -> DbType:
+        return self._lob.type
+
+    async def read(self, offset: int = 1, amount: int | None = None) -> str | bytes:
+        return self._lob.read(offset, amount)
+
+    async def write(self, data: str | bytes, offset: int = 1) -> None:
+        self._lob.write(data, offset)
+
+    async def size(self) -> int:
+        return self._lob.size()
+
+    async def trim(self, new_size: int = 0, *, newSize: int | None = None) -> None:  # noqa: N803
+        self._lob.trim(new_size, newSize=newSize)
+
+    async def getchunksize(self) -> int:
+        return self._lob.getchunksize()
+
+    async def open(self) -> None:
+        self._lob.open()
+
+    async def close(self) -> None:
+        self._lob.close()
+
+    async def isopen(self) -> bool:
+        return self._lob.isopen()
+
+    def bind_value(self) -> str | bytes:
+        return self._lob.bind_value()
+
+    def assign_out(self, value: Any) -> None:
+        self._lob.assign_out(value)
 
 
 def create_lob(lob_type: Any, data: str | bytes | None = None) -> LOB:
