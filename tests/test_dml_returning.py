@@ -6,8 +6,11 @@ binds get Oracle's / python-oracledb's errors and change nothing."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
+import sluice
 from tests.test_binds import _create_table
 from tests.test_dual import _code
 
@@ -105,3 +108,16 @@ def test_setinputsizes_by_name(cur):
     cur.setinputsizes(v=v, unused=int)       # (a name the statement has not: not bound)
     cur.execute("UPDATE emp SET name = 'z' WHERE id = :id RETURNING name INTO :v", {"id": 2})
     assert v.getvalue() == ["z"]
+
+
+def test_returning_a_date_column(conn, dsn):
+    # SQLite keeps a DATE as text: it comes back a datetime, as a query fetches it
+    _create_table(dsn, "CREATE TABLE ev (id INTEGER, at DATE)" if dsn.startswith("sqlite")
+                  else "CREATE TABLE ev (id INTEGER, at TIMESTAMP(0))")
+    cur = conn.cursor()
+    when = dt.datetime(2026, 1, 2, 3, 4, 5)
+    cur.execute("INSERT INTO ev (id, at) VALUES (1, :1)", [when])
+    conn.commit()
+    at, text = cur.var(dt.datetime), cur.var(sluice.DB_TYPE_DATE)
+    cur.execute("UPDATE ev SET id = 2 RETURNING at, at INTO :1, :2", [at, text])
+    assert at.getvalue() == [when] and text.getvalue() == [when]
