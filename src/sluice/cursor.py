@@ -13,6 +13,8 @@ import itertools
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from .bindtypes import execute_binds, executemany_rows, keep_inputsizes
+from .dmlreturning import returning_clause
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .fetchvars import Var, fetch_converters
 from .objtypes import DB_TYPE_OBJECT
@@ -38,6 +40,8 @@ class Cursor:
         self._dmlrowcounts: list[int] | None = None
         # python-oracledb's: this cursor's own, else the connection's (sluice.fetchvars)
         self.outputtypehandler: Any = None
+        self.inputtypehandler: Any = None      # (the same, for binds: sluice.bindtypes)
+        self._inputsizes: tuple | None = None  # setinputsizes' variables (sluice.bindtypes)
         # python-oracledb's: called on each row fetched; reset when another statement is prepared
         self.rowfactory: Any = None
         self.statement: str | None = None     # the statement prepared or executed last
@@ -103,13 +107,16 @@ class Cursor:
             if parameters:
                 raise dpy(2005)
             parameters = kw
+        parameters = execute_binds(self, statement, parameters)
         self._reset()
         handler = self.outputtypehandler or self.connection.outputtypehandler
         exact = handler is not None and _is_query(statement)
+        returning = returning_clause(statement)     # DML RETURNING INTO (sluice.dmlreturning)
         with self.connection._lock:      # the statement's calls are one call of the connection
             self.connection._exact_numbers = exact     # the handler converts exact numbers
             try:
-                result = plsql.execute(self.connection, statement, parameters)
+                result = returning.execute(self.connection, parameters) if returning else \
+                    plsql.execute(self.connection, statement, parameters)
             finally:
                 self.connection._exact_numbers = False
         self.output = list(result.output)
@@ -143,17 +150,21 @@ class Cursor:
         from . import plsql
         from .plsql.script import leading_words
         statement = self._prepared(statement)
-        rows = _many_rows(parameters)
+        rows = executemany_rows(self, statement, _many_rows(parameters))
         words = leading_words(statement, count=1)[0]
         if (batcherrors or arraydmlrowcounts) and words[:1] not in (["INSERT"], ["UPDATE"], ["DELETE"], ["MERGE"]):
             raise dpy(2040)
+        returning = returning_clause(statement)     # DML RETURNING INTO (sluice.dmlreturning)
+        if returning:
+            returning.check_rows(rows)
         self._reset()
         counts: list[int] = []
         self.rowcount, self.output = 0, []
         with self.connection._lock:      # one call of the connection, as in python-oracledb
             for offset, binds in enumerate(rows):
                 try:
-                    result = plsql.execute(self.connection, statement, binds)
+                    result = returning.execute(self.connection, binds, offset) if returning else \
+                        plsql.execute(self.connection, statement, binds)
                 except Error as e:
                     detail = dataclasses.replace(e.args[0], offset=offset)   # python-oracledb's _Error.offset
                     e.args = (detail,)
@@ -285,12 +296,12 @@ class Cursor:
         self._check()
 
         def var(size: Any) -> Any:
-            if size is None:
-                return None
+            if size is None or isinstance(size, Var):      # (a variable is itself)
+                return size
             return self.var(str, size) if isinstance(size, int) and not isinstance(size, bool) else self.var(size)
-        if kwargs:
-            return {k: var(v) for k, v in kwargs.items()}
-        return [var(v) for v in args]
+        sizes = {k: var(v) for k, v in kwargs.items()} if kwargs else [var(v) for v in args]
+        keep_inputsizes(self, sizes)
+        return sizes
 
     def setoutputsize(self, size: int, column: int = 0) -> None:
         """Does nothing (python-oracledb's keeps it for the DB API only)."""

@@ -113,6 +113,22 @@ class Var(BindVariable):
         else:
             self._values[pos] = value
 
+    # -- as a DML RETURNING INTO variable (sluice.dmlreturning): a list per execution
+    def check_returned(self, pos: int) -> None:
+        """That execution ``pos`` fits (DPY-2016 otherwise: ``cursor.var(…, arraysize=n)``
+        for ``executemany`` of n rows, as python-oracledb asks)."""
+        if self._is_array:
+            raise dpy(3001, "a PL/SQL table variable", "DML RETURNING INTO an arrayvar")
+        if pos >= len(self._values):
+            raise dpy(2016, len(self._values), pos + 1)
+
+    def returned_values(self, values: list) -> list:
+        """The returned column's ``values`` converted to this variable's type."""
+        return [self._out(v) for v in values]
+
+    def set_returned(self, pos: int, values: list) -> None:
+        self._values[pos] = values
+
     # -- as a bind of a PL/SQL block (sluice.plsql.binds.BindVariable)
     def bind_value(self) -> Any:
         return self.getvalue()

@@ -764,11 +764,12 @@ class PgSession(StoreSession):
         except psycopg.Error as e:
             raise translate(e, self.store.target) from None
 
-    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        return self._again(lambda columns: self._execute_dml(sql, binds, tag, columns))
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
+                    returned: list | None = None) -> int:
+        return self._again(lambda columns: self._execute_dml(sql, binds, tag, columns, returned))
 
     def _execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
-                     columns: KeptColumns.Statement) -> int:
+                     columns: KeptColumns.Statement, returned: list | None) -> int:
         oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
         text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                     oracle.binds)
@@ -781,6 +782,8 @@ class PgSession(StoreSession):
         try:
             raw.execute("SELECT set_config('sluice.tag', %s, true)", (tag.hex() if tag else "",))
             cur = raw.execute(text, params)
+            if returned is not None:
+                returned.extend(oracle.convert(cur.fetchall()))
         except psycopg.Error as e:
             err = translate(e, self.store.target)
             if is_disconnect(e):
