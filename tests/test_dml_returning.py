@@ -12,7 +12,7 @@ import pytest
 
 import sluice
 from tests.test_binds import _create_table
-from tests.test_dual import _code
+from tests.sqlhelpers import raised_code
 
 
 @pytest.fixture
@@ -79,26 +79,26 @@ def test_executemany_returning_through_setinputsizes(cur):
     ("DELETE FROM emp WHERE id = :x RETURNING id INTO :x", "DPY-2048"),
 ])
 def test_malformed_clause_changes_nothing(cur, sql, code):
-    assert _code(lambda: cur.execute(sql, [cur.var(int)] * sql.count(":"))) == code
+    assert raised_code(lambda: cur.execute(sql, [cur.var(int)] * sql.count(":"))) == code
     assert len(_rows(cur)) == 3
 
 
 def test_bad_binds(cur):
     v = cur.var(int)
     # positions: two placeholders, one value
-    assert _code(lambda: cur.execute("DELETE FROM emp WHERE id = :1 RETURNING id INTO :2", [v])) == "DPY-4009"
+    assert raised_code(lambda: cur.execute("DELETE FROM emp WHERE id = :1 RETURNING id INTO :2", [v])) == "DPY-4009"
     # the INTO name not bound
-    assert _code(lambda: cur.execute("DELETE FROM emp WHERE id = :id RETURNING id INTO :v", {"id": 1})) \
+    assert raised_code(lambda: cur.execute("DELETE FROM emp WHERE id = :id RETURNING id INTO :v", {"id": 1})) \
         == "ORA-01008"
     small = cur.var(int)                                    # arraysize 1 for three rows
-    assert _code(lambda: cur.executemany("DELETE FROM emp WHERE id = :1 RETURNING id INTO :2",
+    assert raised_code(lambda: cur.executemany("DELETE FROM emp WHERE id = :1 RETURNING id INTO :2",
                                          [(1, small), (2, small), (3, small)])) == "DPY-2016"
     assert len(_rows(cur)) == 3
 
 
 def test_a_value_the_variable_cannot_take_undoes_the_statement(cur):
     v = cur.var(int)
-    assert _code(lambda: cur.execute("UPDATE emp SET name = 'x' || name RETURNING name INTO :1", [v])) \
+    assert raised_code(lambda: cur.execute("UPDATE emp SET name = 'x' || name RETURNING name INTO :1", [v])) \
         == "ORA-01722"
     assert [r[1] for r in _rows(cur)] == ["ann", "bob", "cy"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_binds import _create_table
-from tests.test_dual import _code
+from tests.sqlhelpers import raised_code
 
 
 class Point:
@@ -58,14 +58,14 @@ def test_connection_handler_and_executemany(conn, cur):
     assert calls == [2, 2]          # once per position, with the rows' count
     own = conn.cursor()
     own.inputtypehandler = lambda cursor, value, arraysize: None   # the cursor's first
-    assert _code(lambda: own.execute("INSERT INTO shapes (id, pos) VALUES (:1, :2)", [3, Point(4, 5)])) \
+    assert raised_code(lambda: own.execute("INSERT INTO shapes (id, pos) VALUES (:1, :2)", [3, Point(4, 5)])) \
         == "DPY-3002"
     conn.inputtypehandler = None
 
 
 def test_handler_returning_no_variable_is_dpy_2015(cur):
     cur.inputtypehandler = lambda cursor, value, arraysize: "text"
-    assert _code(lambda: cur.execute("INSERT INTO shapes (id, pos) VALUES (:1, :2)", [1, "a"])) == "DPY-2015"
+    assert raised_code(lambda: cur.execute("INSERT INTO shapes (id, pos) VALUES (:1, :2)", [1, "a"])) == "DPY-2015"
     cur.inputtypehandler = None
     assert _rows(cur) == []
 

@@ -11,7 +11,7 @@ import pytest
 
 import sluice
 from tests.test_binds import _create_table
-from tests.test_dual import _code
+from tests.sqlhelpers import raised_code
 
 
 def test_clob_write_read_size_trim(conn):
@@ -41,10 +41,10 @@ def test_open_close(conn):
     assert not lob.isopen()
     lob.open()
     assert lob.isopen()
-    assert _code(lob.open) == "ORA-22293"
+    assert raised_code(lob.open) == "ORA-22293"
     lob.close()
     assert not lob.isopen()
-    assert _code(lob.close) == "ORA-22289"
+    assert raised_code(lob.close) == "ORA-22289"
 
 
 def test_misuse(conn):
@@ -56,11 +56,11 @@ def test_misuse(conn):
         clob.write(b"bytes")
     with pytest.raises(TypeError):
         blob.write("text")
-    assert _code(lambda: clob.read(0)) == "DPY-2030"
-    assert _code(lambda: clob.read(1, 0)) == "DPY-2047"
-    assert _code(lambda: clob.write("x", 0)) == "DPY-2030"
-    assert _code(lambda: clob.trim(4)) == "ORA-22926"
-    assert _code(lambda: clob.trim(1, newSize=2)) == "DPY-2014"
+    assert raised_code(lambda: clob.read(0)) == "DPY-2030"
+    assert raised_code(lambda: clob.read(1, 0)) == "DPY-2047"
+    assert raised_code(lambda: clob.write("x", 0)) == "DPY-2030"
+    assert raised_code(lambda: clob.trim(4)) == "ORA-22926"
+    assert raised_code(lambda: clob.trim(1, newSize=2)) == "DPY-2014"
     assert clob.read() == "abc"
 
 
