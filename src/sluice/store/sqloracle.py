@@ -1173,7 +1173,7 @@ def aliased(toks: list[_Tok], first: int, last: int) -> bool:
     if last == first:
         return False
     t, before = toks[last], toks[last - 1]
-    if t.kind not in ("id", "qid") or "." in t.text or t.word in _NOT_ALIAS:
+    if t.kind not in ("id", "qid") or t.kind == "id" and "." in t.text or t.word in _NOT_ALIAS:
         return False
     return (before.word == "AS" or before.text == ")"
             or before.kind in ("id", "qid", "num", "str", "bind") and before.word not in _CONTINUE)
