@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Mapping
 
 from ..errors import not_supported, ora
 from ..objtypes import parse_datatype
+from .selectitems import item_headings
 
 __all__ = ["object_paths", "store_object_paths"]
 
@@ -93,7 +94,8 @@ def object_paths(sql: str, user: str, sqlite: bool, tokens: Callable[[str], list
         found[i] = _expression(f"{parts[0]}.USER_DATA", parts[2:], spec, specs, sqlite, parts)
     if not found:
         return sql
-    headings = _headings(toks, set(found))
+    from .sqloracle import aliased
+    headings = item_headings(toks, set(found), aliased, _path_heading)
     out, at = [], 0
     for i, t in enumerate(toks):
         if i in found:
@@ -178,37 +180,8 @@ def _typed(doc: str, attrs: list[str], kind: str | None, sqlite: bool) -> str:
     raise not_supported(f"a {kind} attribute in a statement")
 
 
-def _headings(toks: list, paths: set[int]) -> dict[int, str]:
-    """Oracle's heading of each select item holding one of the ``paths`` (token
-    indexes) and no alias, by the item's last token: the item's text upper-cased without
-    blanks (:mod:`.sqlheadings`), a path alone without its table alias (``USER_DATA.TITLE``)."""
-    from .sqloracle import aliased
-    depth = 0
-    lists: dict[int, int] = {}      # depth -> the start of the select item being read there
-    items: list[tuple[int, int]] = []
-    for k, t in enumerate(toks):
-        word = t.text.upper() if t.kind == "id" else t.text
-        if t.text == "(":
-            depth += 1
-        elif t.text == ")":
-            lists.pop(depth, None)
-            depth -= 1
-        elif word == "SELECT":
-            lists[depth] = k + 1 + (k + 1 < len(toks) and toks[k + 1].text.upper() in ("DISTINCT", "ALL", "UNIQUE"))
-        elif depth in lists and word in (",", "FROM", "INTO"):
-            items.append((lists[depth], k - 1))
-            if word == ",":
-                lists[depth] = k + 1
-            else:
-                del lists[depth]
-    out: dict[int, str] = {}
-    for first, last in items:
-        if first > last or not any(first <= p <= last for p in paths) or aliased(toks, first, last):
-            continue
-        if first == last:
-            heading = ".".join(p.strip().upper() for p in toks[first].text.split(".")[1:])
-        else:
-            heading = "".join(t.text if t.kind == "qid" else re.sub(r"\s+", "", t.text.upper())
-                              for t in toks[first:last + 1])
-        out[last] = heading.replace('"', '""')
-    return out
+def _path_heading(toks: list, first: int, last: int) -> str | None:
+    """Oracle's heading of a path alone: the path less its alias (``USER_DATA.TITLE``)."""
+    if first != last:
+        return None
+    return ".".join(p.strip().upper() for p in toks[first].text.split(".")[1:])
