@@ -53,6 +53,11 @@ def emp(conn, dsn):
      "CONNECT BY PRIOR empno = mgr", ["ENAME"], [("KING",), ("JONES",), ("FORD",), ("BLAKE",), ("ALLEN",)]),
     ("WITH b AS (SELECT empno, ename, mgr FROM emp) SELECT ename FROM b START WITH empno = 3 "
      "CONNECT BY PRIOR empno = mgr", ["ENAME"], [("BLAKE",), ("ALLEN",)]),
+    # * is the table's columns
+    ("SELECT * FROM emp START WITH empno = 3 CONNECT BY PRIOR empno = mgr", ["EMPNO", "ENAME", "MGR"],
+     [(3, "BLAKE", 1), (6, "ALLEN", 3)]),
+    ("SELECT LEVEL, e.* FROM emp e START WITH empno = 3 CONNECT BY PRIOR empno = mgr",
+     ["LEVEL", "EMPNO", "ENAME", "MGR"], [(1, 3, "BLAKE", 1), (2, 6, "ALLEN", 3)]),
 ])
 def test_hierarchies_as_oracle(emp, sql, headings, rows):
     assert _rows(emp, sql) == (headings, rows)
@@ -77,7 +82,8 @@ def test_a_loop_is_ora_01436_or_with_nocycle_cut(emp):
 
 
 @pytest.mark.parametrize("sql", [
-    "SELECT * FROM emp START WITH mgr IS NULL CONNECT BY PRIOR empno = mgr",
+    # * over a subquery: its columns are not known
+    "SELECT * FROM (SELECT * FROM emp) e START WITH mgr IS NULL CONNECT BY PRIOR empno = mgr",
     "SELECT PRIOR ename FROM emp START WITH mgr IS NULL CONNECT BY PRIOR empno = mgr",
     "SELECT a.ename FROM emp a, emp b START WITH a.mgr IS NULL CONNECT BY PRIOR a.empno = a.mgr",
 ])

@@ -20,15 +20,17 @@ and (with NOCYCLE) ``CONNECT_BY_ISCYCLE`` are the hierarchy's.  A loop in the da
 ORA-01436 as in Oracle, or with NOCYCLE left out of the rows with CONNECT_BY_ISCYCLE 1 on
 the row that would have led back; CONNECT_BY_ISCYCLE without NOCYCLE is ORA-30930.
 
-Refused (SLU-00001): a hierarchy over a join (Oracle joins first), ``PRIOR`` outside the
-CONNECT BY condition, ``SELECT *`` (``sluice_src`` has a column more: name the columns),
-FETCH / OFFSET in the block.  The CONNECT BY LEVEL row generator over DUAL (no PRIOR, no
+``*`` is the table's columns (looked up, :mod:`.usercolumns`: ``sluice_src`` has its row
+numbers more).  Refused (SLU-00001): a hierarchy over a join (Oracle joins first), ``PRIOR``
+outside the CONNECT BY condition, ``*`` over a subquery (name the columns), FETCH / OFFSET in
+the block.  The CONNECT BY LEVEL row generator over DUAL (no PRIOR, no
 START WITH) is :mod:`.sqlsetops`'s.  Runs before it, on the statement as :mod:`.sqloracle`
 translated it; the headings stay Oracle's (:mod:`.sqlheadings` reads the statement as typed).
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Callable
 
@@ -36,6 +38,7 @@ from ..errors import not_supported, ora, raised_by_sluice_sql
 from .sqlitedays import keep_error
 from .oraclecalls import arguments
 from .selectitems import item_headings
+from .usercolumns import Lookup
 
 __all__ = ["hierarchical", "register_hierarchy"]
 
@@ -47,15 +50,17 @@ _NOT_ALIAS = _CLAUSES | _SET_OPS | {"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "C
 _PSEUDO = frozenset({"LEVEL", "CONNECT_BY_ROOT", "SYS_CONNECT_BY_PATH", "CONNECT_BY_ISLEAF",
                      "CONNECT_BY_ISCYCLE", "PRIOR"})
 _AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "LISTAGG", "STDDEV", "VARIANCE", "MEDIAN"})
+_PLAIN_NAME = re.compile(r"^[A-Z][A-Z0-9_$#]*$")
 _LOOP = "ORA-01436: CONNECT BY loop in user data"
 
 
 def hierarchical(text: str, sqlite: bool, tokens: Callable[[str], list],
-                 aliased: Callable[[list, int, int], bool]) -> str:
+                 aliased: Callable[[list, int, int], bool], columns: Lookup | None = None) -> str:
     """``text`` with each hierarchical query block (PRIOR in its CONNECT BY) as a recursive
     common table expression (see the module); ``tokens`` reads a statement's tokens
     (:func:`.sqloracle.tokens`), ``aliased`` tells a select item with an alias
-    (:func:`.sqloracle.aliased`)."""
+    (:func:`.sqloracle.aliased`), ``columns`` looks up a table's columns (:mod:`.usercolumns`:
+    what ``SELECT *`` is)."""
     upper = text.upper()
     if "CONNECT" not in upper or "PRIOR" not in upper:
         return text
@@ -64,7 +69,7 @@ def hierarchical(text: str, sqlite: bool, tokens: Callable[[str], list],
         block = _next_block(toks)
         if block is None:
             return text
-        text = _Block(text, toks, block, sqlite).rewrite(aliased)
+        text = _Block(text, toks, block, sqlite, columns).rewrite(aliased)
 
 
 def _depths(toks: list) -> list[int]:
@@ -105,8 +110,9 @@ def _next_block(toks: list) -> tuple[int, int, int] | None:
 
 
 class _Block:
-    def __init__(self, text: str, toks: list, block: tuple[int, int, int], sqlite: bool) -> None:
-        self.text, self.toks, self.sqlite = text, toks, sqlite
+    def __init__(self, text: str, toks: list, block: tuple[int, int, int], sqlite: bool,
+                 columns: Lookup | None) -> None:
+        self.text, self.toks, self.sqlite, self.columns = text, toks, sqlite, columns
         self.first, self.connect, self.last = block
         self.depth = _depths(toks)
         self.words = [t.text.upper() if t.kind == "id" else "" for t in toks]
@@ -160,11 +166,7 @@ class _Block:
         pseudo = {k for k in range(sel_first, sel_last + 1) if self.words[k] in _PSEUDO}
         headings = {last: h for last, h in item_headings(self.toks, pseudo, aliased).items()
                     if sel_first <= last <= sel_last}     # LEVEL is named LEVEL, not as rewritten
-        items = self._final(sel_first, sel_last, cond, headings)
-        if any(t.text == "*" and (k == sel_first or self.toks[k - 1].text in (",", ".")) or
-               t.kind == "id" and t.text.endswith(".*") for k, t in enumerate(self.toks[sel_first:sel_last + 1],
-                                                                              sel_first)):
-            raise not_supported("SELECT * in a hierarchical query (name the columns)")
+        items = self._final(sel_first, sel_last, cond, headings, self._star(c["FROM"]))
         where = self._final(*c["WHERE"], cond) if "WHERE" in c else ""
         group = self._final(*c["GROUP"], cond) if "GROUP" in c else ""
         having = self._final(*c["HAVING"], cond) if "HAVING" in c else ""
@@ -204,6 +206,18 @@ class _Block:
         return self.text[:toks[self.first].start] + sql + self.text[toks[self.last].end:]
 
     # -- pieces ------------------------------------------------------------------------
+    def _star(self, from_: tuple[int, int]) -> str:
+        """What ``*`` is over the block's table: its columns, or "" when they are not known
+        (a subquery; ``sluice_src`` has its row numbers more, so ``*`` itself will not do)."""
+        first, last = from_
+        toks = self.toks
+        if self.columns is None or toks[first].kind != "id" or not (first == last or first + 1 == last):
+            return ""
+        names = list(self.columns([toks[first].text.rpartition(".")[2].strip().upper()]))
+        if not names or not all(_PLAIN_NAME.match(n) for n in names):
+            return ""
+        return ", ".join(f"{self.alias}.{n}" for n in names)
+
     def _source(self, first: int, last: int) -> tuple[str, str]:
         """The FROM clause's text and the alias its rows go by."""
         toks, words, d = self.toks, self.words, self.depth[self.first]
@@ -255,7 +269,8 @@ class _Block:
             k += 1
         return "".join(out) + self.text[at:self.toks[last].end]
 
-    def _final(self, first: int, last: int, cond: str, headings: dict[int, str] | None = None) -> str:
+    def _final(self, first: int, last: int, cond: str, headings: dict[int, str] | None = None,
+               star: str = "") -> str:
         """A clause of the block's own SELECT, the hierarchy's pseudo-columns read from ``sluice_h``."""
         out, at, k = [], self.toks[first].start, first
         toks, words = self.toks, self.words
@@ -264,7 +279,13 @@ class _Block:
             if word == "PRIOR":
                 raise not_supported("PRIOR outside CONNECT BY")
             replaced, end = None, k
-            if word == "LEVEL":
+            if t.text == "*" and (k == first or toks[k - 1].text in (",", ".")):
+                if not star:
+                    raise not_supported("SELECT * in a hierarchical query over this FROM (name the columns)")
+                start = k - 2 if k - 2 >= first and toks[k - 1].text == "." else k     # (alias . *)
+                out += [self.text[at:toks[start].start], star]
+                at = t.end
+            elif word == "LEVEL":
                 replaced = "sluice_h.sluice_level"
             elif word == "CONNECT_BY_ROOT":
                 end = self._operand(k + 1)

@@ -188,15 +188,15 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
             ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
             columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))):
-        return _limited(Translated(sql, binds=binds), sqlite)
-    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone).run(), sqlite)
+        return _limited(Translated(sql, binds=binds), sqlite, columns)
+    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone).run(), sqlite, columns)
 
 
-def _limited(out: Translated, sqlite: bool) -> Translated:
+def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Translated:
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
     (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
-    text, binds = limited(set_rewrites(hierarchical(out.text, sqlite, tokens, aliased), sqlite, tokens), out.binds,
+    text, binds = limited(set_rewrites(hierarchical(out.text, sqlite, tokens, aliased, columns), sqlite, tokens), out.binds,
                           sqlite, tokens)
     if text is not out.text:
         out.text, out.binds = text, binds
