@@ -53,6 +53,11 @@ def emp(conn, dsn):
      "CONNECT BY PRIOR empno = mgr", ["ENAME"], [("KING",), ("JONES",), ("FORD",), ("BLAKE",), ("ALLEN",)]),
     ("WITH b AS (SELECT empno, ename, mgr FROM emp) SELECT ename FROM b START WITH empno = 3 "
      "CONNECT BY PRIOR empno = mgr", ["ENAME"], [("BLAKE",), ("ALLEN",)]),
+    # ROWNUM numbers the rows depth first (before ORDER BY, as Oracle's); a member of UNION ALL
+    ("SELECT ROWNUM, ename FROM emp START WITH empno = 2 CONNECT BY PRIOR empno = mgr ORDER BY ename",
+     ["ROWNUM", "ENAME"], [(3, "ADAMS"), (4, "FORD"), (1, "JONES"), (2, "SCOTT")]),
+    ("SELECT 'x' FROM DUAL UNION ALL SELECT ename FROM emp START WITH empno = 3 CONNECT BY PRIOR empno = mgr",
+     ["'X'"], [("x",), ("BLAKE",), ("ALLEN",)]),
     # * is the table's columns
     ("SELECT * FROM emp START WITH empno = 3 CONNECT BY PRIOR empno = mgr", ["EMPNO", "ENAME", "MGR"],
      [(3, "BLAKE", 1), (6, "ALLEN", 3)]),
@@ -69,6 +74,9 @@ def test_a_loop_is_ora_01436_or_with_nocycle_cut(emp):
     emp.commit()
     sql = "SELECT ename FROM emp START WITH empno = 1 CONNECT BY PRIOR empno = mgr"
     assert _code(emp, sql) == "ORA-01436"
+    # whatever the WHERE keeps
+    assert _code(emp, "SELECT ename FROM emp WHERE ename = 'nobody' START WITH empno = 1 "
+                      "CONNECT BY PRIOR empno = mgr") == "ORA-01436"
     assert _rows(emp, "SELECT ename, CONNECT_BY_ISCYCLE, LEVEL FROM emp START WITH empno = 1 "
                       "CONNECT BY NOCYCLE PRIOR empno = mgr") == (
         ["ENAME", "CONNECT_BY_ISCYCLE", "LEVEL"],

@@ -163,7 +163,7 @@ class _Block:
         distinct = ""
         if self.words[sel_first] in ("DISTINCT", "UNIQUE", "ALL"):
             distinct, sel_first = self.words[sel_first].replace("UNIQUE", "DISTINCT") + " ", sel_first + 1
-        pseudo = {k for k in range(sel_first, sel_last + 1) if self.words[k] in _PSEUDO}
+        pseudo = {k for k in range(sel_first, sel_last + 1) if self.words[k] in _PSEUDO or self.words[k] == "ROWNUM"}
         headings = {last: h for last, h in item_headings(self.toks, pseudo, aliased).items()
                     if sel_first <= last <= sel_last}     # LEVEL is named LEVEL, not as rewritten
         items = self._final(sel_first, sel_last, cond, headings, self._star(c["FROM"]))
@@ -183,6 +183,7 @@ class _Block:
         step = "".join(f", {p}" for p in self.priors) + \
             "".join(f", sluice_h.sluice_root_{n}" for n in range(len(self.roots))) + \
             "".join(f", sluice_h.sluice_path_{n} || {sep} || {self._text(v)}" for n, (v, sep) in enumerate(self.paths))
+        # the loop check first: a loop is ORA-01436 whatever the block's WHERE keeps
         checks = [] if nocycle else [self._loop_check(cond)]
         if where:
             checks.append(f"({where})")
@@ -201,8 +202,10 @@ class _Block:
                f"{' GROUP BY ' + group if group else ''}{' HAVING ' + having if having else ''}"
                f"{' ORDER BY ' + ordered if ordered else ''}")
         toks = self.toks
-        if self.depth[self.first] == 0 and self.first > 0:
-            sql = f"SELECT * FROM ({sql}) sluice_q"     # after the statement's own WITH (or an INSERT's)
+        if self.first > 0 and toks[self.first - 1].text != "(" or \
+                self.last + 1 < len(toks) and toks[self.last + 1].text != ")":
+            # after the statement's own WITH, an INSERT's …, a member of UNION …: a subquery
+            sql = f"SELECT * FROM ({sql}) sluice_q"
         return self.text[:toks[self.first].start] + sql + self.text[toks[self.last].end:]
 
     # -- pieces ------------------------------------------------------------------------
@@ -287,6 +290,8 @@ class _Block:
                 at = t.end
             elif word == "LEVEL":
                 replaced = "sluice_h.sluice_level"
+            elif word == "ROWNUM" and headings is not None:     # (the select list's) numbered depth first
+                replaced = "row_number() OVER (ORDER BY sluice_h.sluice_path)"
             elif word == "CONNECT_BY_ROOT":
                 end = self._operand(k + 1)
                 operand = self._span(k + 1, end)
