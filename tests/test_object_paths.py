@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 
+from tests.test_binds import _create_table
 from tests.test_rownum import _code, _rows
 
 
@@ -67,3 +68,14 @@ def test_attribute_paths(books, sql, headings, rows):
 ])
 def test_bad_paths_are_ora_00904(books, sql):
     assert _code(books, sql) == "ORA-00904"
+
+
+def test_paths_in_dml(books, dsn):
+    _create_table(dsn, "CREATE TABLE long_books (title VARCHAR(40), pages INTEGER)")
+    cur = books.cursor()
+    cur.execute("INSERT INTO long_books (title, pages) SELECT q.user_data.title, q.user_data.pages "
+                "FROM AQ$BOOK_QT q WHERE q.user_data.pages > :n", n=100)
+    assert cur.rowcount == 2
+    books.commit()
+    assert _rows(books, "SELECT title, pages FROM long_books ORDER BY pages") == (
+        ["TITLE", "PAGES"], [("Middle", 150), ("Long", 300)])

@@ -772,6 +772,7 @@ class PgSession(StoreSession):
 
     def _execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
                      columns: KeptColumns.Statement) -> int:
+        sql = store_object_paths(sql, self.user, False, self.store)
         oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
         text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                     oracle.binds)

@@ -103,6 +103,7 @@ class SqliteSession(StoreSession):
 
     # -- DML on the store's database -----------------------------------------
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+        sql = store_object_paths(sql, self.user, True, self.store)
         oracle = oracle_words(sql, self.user, sqlite=True, binds=binds,       # its errors change nothing
                               columns=self._columns.lookup(), zone=self.time_zone)
         conn = self.conn
