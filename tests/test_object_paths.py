@@ -51,6 +51,9 @@ def books(conn):
     ("SELECT upper(q.user_data.title) t FROM AQ$BOOK_QT q WHERE q.user_data.title = 'Short'", ["T"], [("SHORT",)]),
     ("SELECT * FROM (SELECT q.user_data.title FROM AQ$BOOK_QT q WHERE q.user_data.pages = 50)",
      ["USER_DATA.TITLE"], [("Short",)]),
+    # through a subquery's alias (its USER_DATA the queue table's)
+    ("SELECT s.user_data.title FROM (SELECT * FROM AQ$BOOK_QT WHERE msg_state = 'READY') s "
+     "WHERE s.user_data.pages > 100 ORDER BY 1", ["USER_DATA.TITLE"], [("Long",), ("Middle",)]),
 ])
 def test_attribute_paths(books, sql, headings, rows):
     assert _rows(books, sql) == (headings, rows)

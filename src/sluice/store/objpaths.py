@@ -115,28 +115,35 @@ def _spec(payload_type: str, specs: Specs) -> dict | None:
 
 
 def _aliases(toks: list, user: str, tables: dict) -> tuple[dict, list]:
-    """The statement's table aliases -> the queue table they name (None: another table), and
-    the queue tables it names (aliased or not)."""
+    """The statement's table aliases -> the queue table they name (None: another table; a
+    subquery's alias the one queue table the subquery reads, as its USER_DATA), and the queue
+    tables it names (aliased or not)."""
     aliases: dict = {}
     named: list = []
     in_from: dict[int, bool] = {}
+    opened: list[int] = []          # len(named) at each open parenthesis
     depth = 0
     prev = ""
     for k, t in enumerate(toks):
+        word = t.text.upper() if t.kind == "id" else ""
+        qt, table = None, False
         if t.text == "(":
             depth += 1
+            opened.append(len(named))
         elif t.text == ")":
             depth -= 1
-        word = t.text.upper() if t.kind == "id" else ""
-        if word == "FROM":
+            inside = {id(q): q for q in named[opened.pop() if opened else 0:]}
+            qt, table = (next(iter(inside.values())) if len(inside) == 1 else None), bool(in_from.get(depth))
+        elif word == "FROM":
             in_from[depth] = True
         elif word in _ENDS_FROM:
             in_from[depth] = False
         if t.kind == "id" and (prev in _BEFORE_TABLE or prev == "," and in_from.get(depth)):
             parts = [p.strip().upper() for p in t.text.split(".")]
-            qt = tables.get((parts[0], parts[1]) if len(parts) == 2 else (user, parts[-1]))
+            qt, table = tables.get((parts[0], parts[1]) if len(parts) == 2 else (user, parts[-1])), True
             if qt is not None:
                 named.append(qt)
+        if table:
             following = toks[k + 1] if k + 1 < len(toks) else None
             if following is not None and following.word == "AS":
                 following = toks[k + 2] if k + 2 < len(toks) else None
