@@ -82,3 +82,12 @@ def test_paths_in_dml(books, dsn):
     books.commit()
     assert _rows(books, "SELECT title, pages FROM long_books ORDER BY pages") == (
         ["TITLE", "PAGES"], [("Middle", 150), ("Long", 300)])
+
+
+def test_paths_in_a_hierarchy(books):
+    """Paths inside CONNECT BY's PRIOR, CONNECT_BY_ROOT and SYS_CONNECT_BY_PATH (sqlhierarchy)."""
+    assert _rows(books, "SELECT CONNECT_BY_ROOT q.user_data.title, SYS_CONNECT_BY_PATH(q.user_data.title, '>'), "
+                        "LEVEL FROM AQ$BOOK_QT q START WITH q.user_data.title = 'Short' "
+                        "CONNECT BY PRIOR q.user_data.pages * 3 = q.user_data.pages") == (
+        ["CONNECT_BY_ROOTQ.USER_DATA.TITLE", "SYS_CONNECT_BY_PATH(Q.USER_DATA.TITLE,'>')", "LEVEL"],
+        [("Short", ">Short", 1), ("Short", ">Short>Middle", 2)])

@@ -239,16 +239,19 @@ class _Block:
         return self._span(first, last)
 
     def _operand(self, k: int) -> int:
-        """The last token of the operand starting at token ``k`` (a name, or a parenthesis)."""
+        """The last token of the operand starting at token ``k`` (a name, a call, a parenthesis)."""
         toks = self.toks
         if k > self.last:
             raise ora(936)
         if toks[k].text == "(":
             _, close = arguments(toks, k)
             return close
+        if toks[k].kind == "id" and k + 1 <= self.last and toks[k + 1].text == "(":
+            _, close = arguments(toks, k + 1)     # a call (an attribute path as objpaths wrote it)
+            return close
         if toks[k].kind in ("id", "qid"):
             return k
-        raise not_supported("PRIOR or CONNECT_BY_ROOT of this operand (a column or a parenthesis)")
+        raise not_supported("PRIOR or CONNECT_BY_ROOT of this operand (a column, a call or a parenthesis)")
 
     def _condition(self, first: int, last: int) -> str:
         """CONNECT BY's condition over the new row (its alias) and ``sluice_h`` (the parent:
