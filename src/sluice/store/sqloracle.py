@@ -55,7 +55,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the quotients come back as
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
-Then hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator, UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
+Then hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
+UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
 ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
 as the store answers them (:mod:`.sqllimits`).
 
@@ -196,8 +197,8 @@ def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Tr
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
     (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
-    text, binds = limited(set_rewrites(hierarchical(out.text, sqlite, tokens, aliased, columns), sqlite, tokens), out.binds,
-                          sqlite, tokens)
+    text = set_rewrites(hierarchical(out.text, sqlite, tokens, aliased, columns), sqlite, tokens)
+    text, binds = limited(text, out.binds, sqlite, tokens)
     if text is not out.text:
         out.text, out.binds = text, binds
     return out
