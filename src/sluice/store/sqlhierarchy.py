@@ -51,6 +51,9 @@ _PSEUDO = frozenset({"LEVEL", "CONNECT_BY_ROOT", "SYS_CONNECT_BY_PATH", "CONNECT
                      "CONNECT_BY_ISCYCLE", "PRIOR"})
 _AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "LISTAGG", "STDDEV", "VARIANCE", "MEDIAN"})
 _PLAIN_NAME = re.compile(r"^[A-Z][A-Z0-9_$#]*$")
+# the rows of the hierarchy with children in it (CONNECT_BY_ISLEAF 0)
+_KIDS = (" LEFT JOIN (SELECT DISTINCT sluice_up FROM sluice_h) sluice_kids "
+         "ON sluice_kids.sluice_up = sluice_h.sluice_path")
 _LOOP = "ORA-01436: CONNECT BY loop in user data"
 
 
@@ -192,12 +195,14 @@ class _Block:
         ordered = order or ("" if distinct.startswith("DISTINCT") or group or aggregate else "sluice_h.sluice_path")
         sql = (f"WITH RECURSIVE sluice_src AS MATERIALIZED (SELECT {a}.*, row_number() OVER ("
                f"{'ORDER BY ' + siblings if siblings else ''}) AS sluice_rn FROM {source}), "
-               f"sluice_h (sluice_rn, sluice_level, sluice_path{extra_names}) AS ("
-               f"SELECT {a}.sluice_rn, 1, '/' || {pad(a)}{base} FROM sluice_src {a}"
+               f"sluice_h (sluice_rn, sluice_level, sluice_path, sluice_up{extra_names}) AS ("
+               f"SELECT {a}.sluice_rn, 1, '/' || {pad(a)}, ''{base} FROM sluice_src {a}"
                f"{' WHERE ' + start if start else ''} UNION ALL "
-               f"SELECT {a}.sluice_rn, sluice_h.sluice_level + 1, sluice_h.sluice_path || '/' || {pad(a)}{step} "
+               f"SELECT {a}.sluice_rn, sluice_h.sluice_level + 1, sluice_h.sluice_path || '/' || {pad(a)}, "
+               f"sluice_h.sluice_path{step} "
                f"FROM sluice_h JOIN sluice_src {a} ON ({cond}) AND {self._on_path(a)} = 0) "
                f"SELECT {distinct}{items} FROM sluice_h JOIN sluice_src {a} ON {a}.sluice_rn = sluice_h.sluice_rn"
+               f"{_KIDS if self.leaf else ''}"
                f"{' WHERE ' + ' AND '.join(checks) if checks else ''}"
                f"{' GROUP BY ' + group if group else ''}{' HAVING ' + having if having else ''}"
                f"{' ORDER BY ' + ordered if ordered else ''}")
@@ -309,11 +314,12 @@ class _Block:
                 if path not in self.paths:
                     self.paths.append(path)
                 replaced = f"sluice_h.sluice_path_{self.paths.index(path)}"
-            elif word == "CONNECT_BY_ISLEAF":
-                replaced = f"CASE WHEN EXISTS ({self._children(cond, '= 0')}) THEN 0 ELSE 1 END"
+            elif word == "CONNECT_BY_ISLEAF":     # (a join: an EXISTS per row scanned every row)
+                self.leaf = True
+                replaced = "CASE WHEN sluice_kids.sluice_up IS NULL THEN 1 ELSE 0 END"
             elif word == "CONNECT_BY_ISCYCLE":
                 self.cycle = True
-                replaced = f"CASE WHEN EXISTS ({self._children(cond, '> 0')}) THEN 1 ELSE 0 END"
+                replaced = f"CASE WHEN EXISTS ({self._looping(cond)}) THEN 1 ELSE 0 END"
             if replaced is not None:
                 out += [self.text[at:t.start], replaced]
                 at = toks[end].end
@@ -323,10 +329,10 @@ class _Block:
             k = end + 1
         return "".join(out) + self.text[at:toks[last].end]
 
-    def _children(self, cond: str, on_path: str) -> str:
-        """The rows CONNECT BY connects to ``sluice_h``'s row, on its path (``> 0``: a loop) or not."""
+    def _looping(self, cond: str) -> str:
+        """The rows CONNECT BY connects to ``sluice_h``'s row that are on its path (a loop)."""
         a = self.alias
-        return f"SELECT 1 FROM sluice_src {a} WHERE ({cond}) AND {self._on_path(a)} {on_path}"
+        return f"SELECT 1 FROM sluice_src {a} WHERE ({cond}) AND {self._on_path(a)} > 0"
 
     def _loop_check(self, cond: str) -> str:
         """A condition true unless a row of the hierarchy has a child on its own path: ORA-01436."""
