@@ -11,7 +11,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_binds import _create_table
+from tests.test_binds import _create_table, filled_table
 from tests.sqlhelpers import query_code, query_headed, query_rows
 
 # the rows in the order they were inserted (the order both stores scan a fresh table in)
@@ -20,11 +20,8 @@ ROWS = [(3, "c", "y"), (1, "a", "y"), (5, None, "y"), (2, "b", "x"), (4, "d", "x
 
 @pytest.fixture
 def table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE T (n INTEGER, s TEXT, g TEXT)")
-    cur = conn.cursor()
-    cur.executemany("INSERT INTO T (n, s, g) VALUES (:1, :2, :3)", ROWS)
-    conn.commit()
-    return conn
+    return filled_table(conn, dsn, "CREATE TABLE T (n INTEGER, s TEXT, g TEXT)",
+                        "INSERT INTO T (n, s, g) VALUES (:1, :2, :3)", ROWS)
 
 
 @pytest.mark.parametrize("sql, binds, rows", [

@@ -126,6 +126,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1403: (DatabaseError, "no data found"),
     1422: (DatabaseError, "exact fetch returns more than requested number of rows ({0})"),
     1476: (DataError, "divisor is equal to zero"),
+    1436: (DatabaseError, "CONNECT BY loop in user data"),
+    30930: (ProgrammingError, "NOCYCLE keyword is required with CONNECT_BY_ISCYCLE pseudo-column"),
     1821: (DataError, "date format not recognized"),
     1830: (DataError, "date format picture ends before converting entire input string"),
     1839: (DataError, "date not valid for month specified"),

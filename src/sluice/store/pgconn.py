@@ -163,6 +163,10 @@ def is_disconnect(e: BaseException) -> bool:
     return isinstance(e, psycopg.InterfaceError)
 
 
+# an Oracle error a user's statement as Sluice rewrote it raises on PostgreSQL: its text cast to a number
+_CAST_ORA = re.compile(r'^invalid input syntax for type integer: "(ORA-\d{5}: [^"]*)"$')
+
+
 def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError:
     """The Oracle error for a psycopg error."""
     where = target.display if target else "PostgreSQL"
@@ -171,6 +175,10 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
     raised = raised_by_sluice_sql(msg)
     if raised is not None:
         return raised
+    if isinstance(e, pgerr.InvalidTextRepresentation):    # an error a statement casts out (sqlhierarchy)
+        cast = _CAST_ORA.search(msg)
+        if cast:
+            return raised_by_sluice_sql(cast.group(1))
     if isinstance(e, pgerr.CannotConnectNow):
         return ora(1033)
     if e.sqlstate is None and _BAD_CONNINFO.search(msg):   # libpq refused the DSN itself

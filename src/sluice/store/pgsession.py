@@ -54,6 +54,7 @@ from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views, session_view
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
+from .objpaths import store_object_paths
 from .sqlfetch import whole_dates
 from .sqlheadings import oracle_headings
 from .sessionzone import SessionZone, default_zone
@@ -701,6 +702,8 @@ class PgSession(StoreSession):
                oracle_names: bool, oracle_sql: bool, decimals: bool, sessions: Sequence[OpenSession] | None,
                columns: KeptColumns.Statement) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
+        if oracle_sql:
+            sql = store_object_paths(sql, self.user, False, self.store)
         oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns,
                                zone=self.time_zone) if oracle_sql
                   else Translated(sql, binds=binds))
@@ -770,6 +773,7 @@ class PgSession(StoreSession):
 
     def _execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
                      columns: KeptColumns.Statement, returned: list | None) -> int:
+        sql = store_object_paths(sql, self.user, False, self.store)
         oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
         text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                     oracle.binds)

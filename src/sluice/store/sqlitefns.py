@@ -27,6 +27,7 @@ from ..numformat import format_number, is_number_model
 from .oraclefns import register_oracle_functions
 from .sqlitecalls import oracle_call
 from .sqlitedays import register_add_days
+from .sqlhierarchy import register_hierarchy
 from .sqllimits import register_listagg
 from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
                             to_number)
@@ -221,4 +222,5 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
                                  deterministic=True)
     register_add_days(conn)
     register_listagg(conn)
+    register_hierarchy(conn)
     register_oracle_functions(conn)

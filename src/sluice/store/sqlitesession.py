@@ -31,6 +31,7 @@ from .sqlitefns import divided_by_zero
 from .sessions import OpenSession
 from .sqlmemory import memory_views, session_view
 from .sqlnames import physical_names, rewrite
+from .objpaths import store_object_paths
 from .sqlfetch import returned_dates, sqlite_result
 from .sessionzone import SessionZone
 from .sqlheadings import declared_types, oracle_headings
@@ -103,6 +104,7 @@ class SqliteSession(StoreSession):
     # -- DML on the store's database -----------------------------------------
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
                     returned: list | None = None) -> int:
+        sql = store_object_paths(sql, self.user, True, self.store)
         columns = self._columns.lookup()
         oracle = oracle_words(sql, self.user, sqlite=True, binds=binds,       # its errors change nothing
                               columns=columns, zone=self.time_zone)
@@ -583,6 +585,8 @@ class SqliteSession(StoreSession):
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         columns = self._columns.lookup()
+        if oracle_sql:
+            sql = store_object_paths(sql, self.user, True, self.store)
         oracle = (oracle_words(sql, self.user, sqlite=True, binds=binds, columns=columns, zone=self.time_zone)
                   if oracle_sql
                   else Translated(sql, binds=binds))
