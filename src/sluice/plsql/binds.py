@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Sequence
 
 from ..errors import dpy
+from ..objtypes import DbObject, RecordType
 from ..store.sqlnames import bind_names, number_binds, renumbered_binds
 from .lexer import BIND, tokenize
 
@@ -40,6 +41,16 @@ class BindVariable(ABC):
 def bound(value: Any) -> Any:
     """The value a bind stands for: a :class:`BindVariable`'s, else itself."""
     return value.bind_value() if isinstance(value, BindVariable) else value
+
+
+def block_value(value: Any) -> Any:
+    """What a block reads for a bind of ``value``: :func:`bound`, with an object of a
+    package's record type (``conn.gettype("DBMS_AQ.MESSAGE_PROPERTIES_T").newobject()``)
+    as the record the package takes."""
+    value = bound(value)
+    if isinstance(value, DbObject) and isinstance(value.type, RecordType):
+        return value.type.record_of(value)
+    return value
 
 
 def bind_values(text: str, first_word: str, binds: dict | Sequence | None) -> tuple[str, dict | None]:
