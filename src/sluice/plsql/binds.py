@@ -53,6 +53,17 @@ def block_value(value: Any) -> Any:
     return value
 
 
+def placeholders(text: str, first_word: str) -> list[str]:
+    """The bind names of ``text`` (whose first word is ``first_word``) that values bound by
+    position go to, upper-cased: in SQL every occurrence, in PL/SQL each name once, in DDL
+    none (python-oracledb looks for none there)."""
+    if first_word in _DDL:
+        return []
+    if first_word in PLSQL:
+        return list(dict.fromkeys(t.value.upper() for t in tokenize(text) if t.kind == BIND))
+    return bind_names(text)
+
+
 def bind_values(text: str, first_word: str, binds: dict | Sequence | None) -> tuple[str, dict | None]:
     """``(text, binds by name)`` for running ``text`` (whose first word is ``first_word``)
     with ``binds``; SQL bound by position comes back with its placeholders numbered.  A
@@ -64,12 +75,7 @@ def bind_values(text: str, first_word: str, binds: dict | Sequence | None) -> tu
     if not plsql:
         binds = {k: bound(v) for k, v in binds.items()} if isinstance(binds, dict) else \
             [bound(v) for v in binds]
-    if first_word in _DDL:
-        names: list[str] = []
-    elif plsql:
-        names = list(dict.fromkeys(t.value.upper() for t in tokenize(text) if t.kind == BIND))
-    else:
-        names = bind_names(text)
+    names = placeholders(text, first_word)
     if isinstance(binds, dict):
         by_name = {}
         for key, value in binds.items():
