@@ -13,8 +13,8 @@ import itertools
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .bindvars import bind_variables, call_bind_variables, many_bind_variables
+from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .fetchvars import Var, fetch_converters
 from .objtypes import DB_TYPE_OBJECT
 from .plsql.binds import bound

@@ -130,7 +130,8 @@ class Catalog:
         record = record_type(name)
         if record is not None:
             return record
-        if isinstance(name, str) and name.count(".") == 2 and '"' not in name:    # another package's type: none here
+        # schema.package.type: a record of another package, none of which Sluice has
+        if isinstance(name, str) and name.count(".") == 2 and '"' not in name:
             raise ora(4043, name.upper())
         owner, tname = split_qualified(name, self.default_schema, "type name")
         t = self.get_type(f"{owner}.{tname}")

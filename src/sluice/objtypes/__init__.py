@@ -38,7 +38,8 @@ from .values import construct, from_dict
 __all__ = [
     "AttrType", "DbObject", "DbObjectAttr", "DbObjectType", "DbType", "RecordType",
     "SimpleTypeRegistry", "TypeRegistry", "agent_from_object", "agent_to_object",
-    "build_collection_type", "build_object_type", "build_record_type", "builtin_types", "construct", "from_dict", "from_json", "from_storage",
+    "build_collection_type", "build_object_type", "build_record_type", "builtin_types", "construct",
+    "from_dict", "from_json", "from_storage",
     "jms_bytes_message", "jms_bytes_of", "jms_header", "jms_map_message", "jms_map_of",
     "jms_message", "jms_properties_of", "jms_text_message", "jms_text_of", "parse_attribute_list",
     "parse_datatype", "resolve_type", "to_json", "to_storage", "type_from_spec", "type_spec",

@@ -100,7 +100,7 @@ class DbObjectType:
     schema = property(lambda self: self._schema, doc="The owning schema.")
     name = property(lambda self: self._name, doc="The type name.")
     package_name = property(lambda self: self._package,
-                            doc="The package of a PL/SQL type (a record: sluice.objtypes.records), else None.")
+                            doc="A PL/SQL type's package (objtypes.records), else None.")
     kind = property(lambda self: self._kind, doc="'OBJECT', 'VARRAY' or 'TABLE' (Sluice).")
     iscollection = property(lambda self: self._kind != "OBJECT")
     max_elements = property(lambda self: self._max_elements,
