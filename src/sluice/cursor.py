@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .bindtypes import execute_binds, executemany_rows, keep_inputsizes
+from .bindvars import bind_variables, call_bind_variables, many_bind_variables
 from .dmlreturning import returning_clause
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .fetchvars import Var, fetch_converters
@@ -48,6 +49,7 @@ class Cursor:
         self.lastrowid = None                 # Sluice's tables have no ROWID
         self.warning = None
         self._prefetchrows = 2
+        self._bindvars: list | dict = []      # python-oracledb's bindvars (sluice.bindvars)
 
     @property
     def prefetchrows(self) -> int:
@@ -109,6 +111,7 @@ class Cursor:
             parameters = kw
         parameters = execute_binds(self, statement, parameters)
         self._reset()
+        self._bindvars = bind_variables(parameters)
         handler = self.outputtypehandler or self.connection.outputtypehandler
         exact = handler is not None and _is_query(statement)
         returning = returning_clause(statement)     # DML RETURNING INTO (sluice.dmlreturning)
@@ -158,6 +161,7 @@ class Cursor:
         if returning:
             returning.check_rows(rows)
         self._reset()
+        self._bindvars = many_bind_variables(parameters)
         counts: list[int] = []
         self.rowcount, self.output = 0, []
         with self.connection._lock:      # one call of the connection, as in python-oracledb
@@ -193,6 +197,22 @@ class Cursor:
             typ = self.connection.gettype(typename)
         return Var(typ, size, arraysize, inconverter, outconverter, typename,
                    encoding_errors if encodingErrors is None else encodingErrors, bypass_decode, convert_nulls)
+
+    @property
+    def bindvars(self) -> list | dict:
+        """python-oracledb's: the variables the last statement was bound with, a list (by
+        position) or a dict (by name), see :mod:`sluice.bindvars`."""
+        self._check()
+        return self._bindvars
+
+    def bindnames(self) -> list[str]:
+        """python-oracledb's: the prepared statement's bind names, each once in the order
+        they first appear, upper-cased (DPY-2002 before a statement is prepared)."""
+        self._check()
+        if self.statement is None:
+            raise dpy(2002)
+        from .plsql import statement_bind_names
+        return statement_bind_names(self.statement)
 
     def getbatcherrors(self) -> list:
         """The errors of the rows the last ``executemany(batcherrors=True)`` could not
@@ -265,6 +285,7 @@ class Cursor:
     def _run_call(self, call: str, binds: dict) -> None:
         from . import plsql
         self._reset()
+        self._bindvars = call_bind_variables(binds, returned="0")
         statement = self._prepared(f"BEGIN {call}; END;")
         with self.connection._lock:
             result = plsql.execute(self.connection, statement, binds)

@@ -423,6 +423,7 @@ _DPY_CATALOG: dict[int, str] = {
     1007: "subscription is not active",
     2000: "message has no payload",
     2001: "no statement specified and no prior statement prepared",
+    2002: "statement must be prepared first",
     2003: "expecting a dictionary, list or tuple, or keyword args",
     2004: ('"parameters" argument should be a list of sequences or dictionaries, or an integer '
            "specifying the number of times to execute the statement"),

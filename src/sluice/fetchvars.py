@@ -32,7 +32,7 @@ from .plsql.binds import BindVariable
 from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
                        DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER,
                        DB_TYPE_NVARCHAR, DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
-                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbObjectType, DbType)
+                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbObjectType, DbType, RecordType)
 
 __all__ = ["FetchInfo", "Var", "default_number", "fetch_converters"]
 
@@ -152,7 +152,10 @@ class Var(BindVariable):
         return value
 
     def _object(self, value: Any) -> Any:
-        """``value`` in a variable of an object type: an object of that type (ORA-00932)."""
+        """``value`` in a variable of an object type: an object of that type (ORA-00932);
+        a package's record (DBMS_AQ.DEQUEUE's message properties) as its record type's object."""
+        if isinstance(self.type, RecordType):
+            value = self.type.object_of(value)
         kind = getattr(value, "type", None)
         if not isinstance(kind, DbObjectType) or kind.qualified_name != self.type.qualified_name:
             got = kind.qualified_name if isinstance(kind, DbObjectType) else type(value).__name__.upper()

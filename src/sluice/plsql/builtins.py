@@ -165,20 +165,20 @@ def session_clock(tz: _dt.tzinfo) -> dict[str, Callable]:
 class UtlRaw:
     """``UTL_RAW``: RAW values are Python ``bytes``; text is UTF-8 (AL32UTF8)."""
 
-    def cast_to_raw(self, c):
+    def cast_to_raw(self, c) -> bytes | None:
         return None if c is None else to_text(c).encode("utf-8")
 
-    def cast_to_varchar2(self, r):
+    def cast_to_varchar2(self, r) -> str | None:
         return None if r is None else bytes(r).decode("utf-8", errors="replace")
 
-    def length(self, r):
+    def length(self, r) -> int | None:
         return None if r is None else len(r)
 
-    def concat(self, r1=None, r2=None, r3=None, r4=None, r5=None, r6=None):
+    def concat(self, r1=None, r2=None, r3=None, r4=None, r5=None, r6=None) -> bytes | None:
         parts = [bytes(r) for r in (r1, r2, r3, r4, r5, r6) if r is not None]
         return b"".join(parts) or None
 
-    def substr(self, r, pos, len=None):      # noqa: A002 - Oracle's parameter name
+    def substr(self, r, pos, len=None) -> bytes | None:      # noqa: A002 - Oracle's parameter name
         if r is None:
             return None
         data = bytes(r)
@@ -194,35 +194,35 @@ class DbmsOutput:
         self._partial = ""
         self._enabled = True
 
-    def put_line(self, a=None):
+    def put_line(self, a=None) -> None:
         if self._enabled:
             self._sink.append(self._partial + (to_text(a) or ""))
         self._partial = ""
 
-    def put(self, a=None):
+    def put(self, a=None) -> None:
         self._partial += to_text(a) or ""
 
-    def new_line(self):
+    def new_line(self) -> None:
         self.put_line()
 
-    def enable(self, buffer_size=None):
+    def enable(self, buffer_size=None) -> None:
         self._enabled = True
 
-    def disable(self):
+    def disable(self) -> None:
         self._enabled = False
 
 
 class DbmsLock:
     """``DBMS_LOCK.SLEEP`` / ``DBMS_SESSION.SLEEP``: seconds, fractions allowed."""
 
-    def sleep(self, seconds):
+    def sleep(self, seconds) -> None:
         time.sleep(float(to_number(seconds) or 0))
 
 
 class DbmsStandard:
     """``DBMS_STANDARD``: its subprograms are callable without the package name."""
 
-    def raise_application_error(self, num, msg=None, keeperrorstack=False):
+    def raise_application_error(self, num, msg=None, keeperrorstack=False) -> None:
         code = to_number(num)
         if not isinstance(code, int) or not -20999 <= code <= -20000:
             raise ora(21000, num)
