@@ -53,6 +53,14 @@ def _create_table(dsn, ddl):
         db.execute(ddl)
 
 
+def filled_table(conn, dsn, ddl, insert, rows):
+    """``conn`` once the table ``ddl`` creates holds ``rows`` (``insert``'s binds), committed."""
+    _create_table(dsn, ddl)
+    conn.cursor().executemany(insert, rows)
+    conn.commit()
+    return conn
+
+
 def test_dml_binds_by_position(conn, dsn):
     _create_table(dsn, "CREATE TABLE departments (department_id INTEGER, department_name TEXT)")
     cur = conn.cursor()

@@ -16,7 +16,7 @@ import datetime as dt
 
 import sluice
 from tests.test_binds import _create_table
-from tests.test_dual import _code, _rows
+from tests.sqlhelpers import query_rows, raised_code
 from tests.test_interval_arithmetic import KNOWN, _enqueued_at, _typed
 
 
@@ -27,9 +27,9 @@ def test_a_date_minus_a_date_the_statement_knows(conn):
                                "DATE '2026-01-01' - TO_DATE('2026-01-02 12', 'YYYY-MM-DD HH24') FROM dual")
     assert rows == [(30, 31, 28, -1.5)] and types == [sluice.DB_TYPE_NUMBER] * 4
     now = dt.datetime.now().replace(microsecond=0)
-    (back,), = _rows(conn, "SELECT SYSDATE - ADD_MONTHS(SYSDATE, 1) FROM dual")
+    (back,), = query_rows(conn, "SELECT SYSDATE - ADD_MONTHS(SYSDATE, 1) FROM dual")
     assert -31 <= back <= -28 and back == int(back)
-    assert _code(lambda: _rows(conn, "SELECT DATE '2026-01-31' + DATE '2026-01-01' FROM dual")) == "ORA-00975"
+    assert raised_code(lambda: query_rows(conn, "SELECT DATE '2026-01-31' + DATE '2026-01-01' FROM dual")) == "ORA-00975"
 
 
 def test_a_timestamp_minus_a_datetime_the_statement_knows_is_an_interval(conn):
@@ -50,15 +50,15 @@ def test_an_interval_times_or_by_a_number_is_an_interval(conn):
     assert rows == [(dt.timedelta(hours=2), dt.timedelta(minutes=30), dt.timedelta(minutes=3),
                      dt.timedelta(hours=3, minutes=59, seconds=58, microseconds=500000))]
     assert types == [sluice.DB_TYPE_INTERVAL_DS] * 4
-    (hours,), = _rows(conn, "SELECT (SYSDATE - enq_timestamp) * 24 FROM aq$q_qt")
+    (hours,), = query_rows(conn, "SELECT (SYSDATE - enq_timestamp) * 24 FROM aq$q_qt")
     assert type(hours) is dt.timedelta          # (DATE - TIMESTAMP: an INTERVAL, times 24)
 
 
 def test_an_interval_compared_with_a_number_is_refused_as_oracle_refuses_it(conn):
     _enqueued_at(conn, KNOWN)
-    assert _code(lambda: _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE SYSDATE - enq_timestamp < 1")) \
+    assert raised_code(lambda: query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE SYSDATE - enq_timestamp < 1")) \
         == "ORA-00932"
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE SYSDATE - enq_timestamp > INTERVAL '1' DAY") == [(1,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE SYSDATE - enq_timestamp > INTERVAL '1' DAY") == [(1,)]
 
 
 def test_a_views_timestamp_plus_an_interval_is_a_timestamp(conn):
@@ -69,7 +69,7 @@ def test_a_views_timestamp_plus_an_interval_is_a_timestamp(conn):
     assert rows == [(KNOWN + dt.timedelta(hours=1), KNOWN + dt.timedelta(minutes=5, seconds=-1),
                      KNOWN - dt.timedelta(days=1))]
     assert types == [sluice.DB_TYPE_TIMESTAMP] * 3
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_timestamp + INTERVAL '1' HOUR "
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_timestamp + INTERVAL '1' HOUR "
                        "> TIMESTAMP '2026-06-01 10:30:00'") == [(1,)]
 
 
@@ -95,10 +95,10 @@ def test_round_of_a_date_by_oracles_rules(conn):
                      d(2026, 1, 1), d(2026, 1, 2), d(2026, 1, 1, 11), d(2026, 1, 1, 10, 30))]
     assert types == [sluice.DB_TYPE_DATE] * 10
     now = dt.datetime.now()
-    (today,), = _rows(conn, "SELECT ROUND(SYSDATE) FROM dual")
+    (today,), = query_rows(conn, "SELECT ROUND(SYSDATE) FROM dual")
     assert today.time() == dt.time(0) and abs(today - now) <= dt.timedelta(hours=12, seconds=5)
-    assert _code(lambda: _rows(conn, "SELECT ROUND(SYSDATE, 'XX') FROM dual")) == "ORA-01899"
-    assert _code(lambda: _rows(conn, "SELECT ROUND(SYSDATE, 'IW') FROM dual")) == "SLU-00001"
+    assert raised_code(lambda: query_rows(conn, "SELECT ROUND(SYSDATE, 'XX') FROM dual")) == "ORA-01899"
+    assert raised_code(lambda: query_rows(conn, "SELECT ROUND(SYSDATE, 'IW') FROM dual")) == "SLU-00001"
 
 
 def test_round_of_a_views_date_column(conn):
@@ -123,9 +123,9 @@ def test_a_users_timestamp_and_date_columns(conn, dsn):
     assert rows == [(ts + dt.timedelta(hours=1), ts + dt.timedelta(minutes=5), dt.datetime(2026, 7, 1),
                      dt.datetime(2026, 6, 1, 10), (ts - dt.datetime(2026, 6, 16)) * 2, dt.timedelta(hours=4))]
     assert types == [sluice.DB_TYPE_TIMESTAMP] * 2 + [sluice.DB_TYPE_DATE] * 2 + [sluice.DB_TYPE_INTERVAL_DS] * 2
-    (since,), = _rows(conn, "SELECT (SYSDATE - ts) * 24 FROM ut")
+    (since,), = query_rows(conn, "SELECT (SYSDATE - ts) * 24 FROM ut")
     assert type(since) is dt.timedelta and since > dt.timedelta(days=24 * 100)
-    assert _code(lambda: _rows(conn, "SELECT COUNT(*) FROM ut WHERE SYSDATE - ts > 1")) == "ORA-00932"
+    assert raised_code(lambda: query_rows(conn, "SELECT COUNT(*) FROM ut WHERE SYSDATE - ts > 1")) == "ORA-00932"
 
 
 def test_a_difference_with_a_time_zone_takes_its_instant(conn):
@@ -134,7 +134,7 @@ def test_a_difference_with_a_time_zone_takes_its_instant(conn):
     SYSDATE is about five hours in Oracle; two without a zone differ by their wall clocks."""
     conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
     host = dt.datetime.now().astimezone().utcoffset()
-    (zoned, naive, same, local), = _rows(conn, "SELECT SYSTIMESTAMP - SYSDATE, SYSDATE - LOCALTIMESTAMP, "
+    (zoned, naive, same, local), = query_rows(conn, "SELECT SYSTIMESTAMP - SYSDATE, SYSDATE - LOCALTIMESTAMP, "
                                                "SYSTIMESTAMP - LOCALTIMESTAMP, CURRENT_TIMESTAMP - LOCALTIMESTAMP "
                                                "FROM dual")
     ahead = dt.timedelta(hours=5) - host          # the session's wall clock ahead of the host's
@@ -163,9 +163,9 @@ def test_a_timestamp_plus_an_interval_of_a_column(conn, dsn):
     _create_table(dsn, "INSERT INTO ut VALUES ('2026-06-01 10:00:00.5', 2)")
     sql = "SELECT ts + NUMTODSINTERVAL(n, 'MINUTE') FROM ut"
     if dsn.startswith("sqlite"):
-        assert _code(lambda: _rows(conn, sql)) == "SLU-00001"
+        assert raised_code(lambda: query_rows(conn, sql)) == "SLU-00001"
     else:
-        assert _rows(conn, sql) == [(dt.datetime(2026, 6, 1, 10, 2, 0, 500000),)]
+        assert query_rows(conn, sql) == [(dt.datetime(2026, 6, 1, 10, 2, 0, 500000),)]
 
 
 def test_interval_algebra(conn):
@@ -182,21 +182,21 @@ def test_interval_algebra(conn):
     assert types == [sluice.DB_TYPE_INTERVAL_DS] * 4
     assert _typed(conn, "SELECT SUM(TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp) FROM aq$q_qt") \
         == ([(two,)], [sluice.DB_TYPE_INTERVAL_DS])
-    assert _code(lambda: _rows(conn, "SELECT NUMTODSINTERVAL(1, 'HOUR') + 1 FROM dual")) == "ORA-00932"
+    assert raised_code(lambda: query_rows(conn, "SELECT NUMTODSINTERVAL(1, 'HOUR') + 1 FROM dual")) == "ORA-00932"
 
 
 def test_the_clock_minus_trunc_or_round_of_it(conn):
     """``SYSDATE - TRUNC(SYSDATE)`` (the day's fraction gone by) and its kin: Oracle's days,
     or an interval beside SYSTIMESTAMP (all SLU-00001 before)."""
     before = dt.datetime.now().replace(microsecond=0)
-    (gone, month, stamp, whole), = _rows(conn, "SELECT SYSDATE - TRUNC(SYSDATE), TRUNC(SYSDATE) - TRUNC(SYSDATE, "
+    (gone, month, stamp, whole), = query_rows(conn, "SELECT SYSDATE - TRUNC(SYSDATE), TRUNC(SYSDATE) - TRUNC(SYSDATE, "
                                                "'MM'), SYSTIMESTAMP - TRUNC(SYSDATE), ROUND(SYSDATE) - TRUNC(SYSDATE) "
                                                "FROM dual")
     midnight = before.replace(hour=0, minute=0, second=0)
     assert (before - midnight) / dt.timedelta(days=1) - 1e-9 <= gone < 1
     assert month == before.day - 1 and whole in (0, 1)
     assert type(stamp) is dt.timedelta and before - midnight <= stamp < dt.timedelta(days=1)
-    assert _rows(conn, "SELECT TRUNC(DATE '2026-03-15', 'MM') - TRUNC(DATE '2026-03-15', 'YYYY'), "
+    assert query_rows(conn, "SELECT TRUNC(DATE '2026-03-15', 'MM') - TRUNC(DATE '2026-03-15', 'YYYY'), "
                        "ROUND(DATE '2026-03-16', 'MM') - DATE '2026-03-16' FROM dual") == [(59, 16)]
 
 
@@ -207,8 +207,8 @@ def test_extract_of_a_field_an_interval_has_not(conn):
     _enqueued_at(conn, KNOWN)
     for sql in ("SELECT EXTRACT(YEAR FROM (SYSTIMESTAMP - enq_timestamp)) FROM aq$q_qt",
                 "SELECT EXTRACT(MONTH FROM NUMTODSINTERVAL(40, 'DAY')) FROM dual"):
-        assert _code(lambda: _rows(conn, sql)) == "ORA-30076", sql
-    assert _rows(conn, "SELECT EXTRACT(DAY FROM NUMTODSINTERVAL(40, 'DAY')), EXTRACT(YEAR FROM enq_time) "
+        assert raised_code(lambda: query_rows(conn, sql)) == "ORA-30076", sql
+    assert query_rows(conn, "SELECT EXTRACT(DAY FROM NUMTODSINTERVAL(40, 'DAY')), EXTRACT(YEAR FROM enq_time) "
                        "FROM aq$q_qt") == [(40, 2026)]
 
 
@@ -219,5 +219,5 @@ def test_a_timedelta_bind_standing_alone(conn):
     hour = {"iv": dt.timedelta(hours=1)}
     rows, types = _typed(conn, "SELECT :iv * 2, :iv FROM dual", hour)
     assert rows == [(dt.timedelta(hours=2), dt.timedelta(hours=1))] and types == [sluice.DB_TYPE_INTERVAL_DS] * 2
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp > :iv",
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp > :iv",
                  hour) == [(1,)]

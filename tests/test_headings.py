@@ -24,6 +24,8 @@ def test_unaliased_expressions_are_named_by_their_text(conn):
 
 def test_aliases_are_upper_cased_unless_quoted(conn):
     assert _names(conn, 'SELECT 1 AS n, 2 m, 3 AS "Id", 4 AS "id" FROM dual') == ["N", "M", "Id", "id"]
+    # a quoted alias with a dot in it is an alias all the same
+    assert _names(conn, 'SELECT 1 "A.b", 2 AS "x.y" FROM dual') == ["A.b", "x.y"]
 
 
 def test_columns_of_a_users_table(conn, dsn):

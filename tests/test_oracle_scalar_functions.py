@@ -13,7 +13,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_oracle_functions import _code, _one as _rows
+from tests.sqlhelpers import query_code, query_rows
 
 D = dt.datetime
 
@@ -80,7 +80,7 @@ D = dt.datetime
      (D(2026, 12, 4), D(2026, 12, 11, 10), D(2026, 12, 7))),
 ])
 def test_oracle_answers_on_both_stores(conn, sql, row):
-    assert _rows(conn, sql) == [row]
+    assert query_rows(conn, sql) == [row]
 
 
 @pytest.mark.parametrize("sql, code", [
@@ -101,13 +101,13 @@ def test_oracle_answers_on_both_stores(conn, sql, row):
     ("SELECT ADD_MONTHS(d, 1) - d FROM (SELECT DATE '2026-01-15' d FROM DUAL)", "SLU-00001"),
 ])
 def test_oracle_errors(conn, sql, code):
-    assert _code(conn, sql) == code
+    assert query_code(conn, sql) == code
 
 
 def test_the_clock_plus_months_and_its_arithmetic(conn):
     """ADD_MONTHS of SYSDATE (or a datetime bind) and a number is a DATE its arithmetic
     works on: ADD_MONTHS(SYSDATE, 1) - SYSDATE is the month's days."""
-    (days, date), = _rows(conn, "SELECT ADD_MONTHS(SYSDATE, 1) - SYSDATE, ADD_MONTHS(SYSDATE, 0) FROM DUAL")
+    (days, date), = query_rows(conn, "SELECT ADD_MONTHS(SYSDATE, 1) - SYSDATE, ADD_MONTHS(SYSDATE, 0) FROM DUAL")
     assert days in (28, 29, 30, 31) and type(days) is int
     assert type(date) is D and date.microsecond == 0 and abs(date - D.now()) < dt.timedelta(minutes=1)
     cur = conn.cursor()
@@ -116,13 +116,13 @@ def test_the_clock_plus_months_and_its_arithmetic(conn):
 
 
 def test_sys_extract_utc_of_the_clock(conn):
-    (utc,), = _rows(conn, "SELECT SYS_EXTRACT_UTC(SYSTIMESTAMP) FROM DUAL")
+    (utc,), = query_rows(conn, "SELECT SYS_EXTRACT_UTC(SYSTIMESTAMP) FROM DUAL")
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     assert type(utc) is D and abs(utc - now) < dt.timedelta(minutes=1)
 
 
 def test_sys_guid_is_sixteen_new_bytes(conn):
-    (a, b), = _rows(conn, "SELECT SYS_GUID(), SYS_GUID() FROM DUAL")
+    (a, b), = query_rows(conn, "SELECT SYS_GUID(), SYS_GUID() FROM DUAL")
     assert type(a) is bytes and len(a) == 16 and len(b) == 16
 
 
@@ -141,7 +141,7 @@ def test_rawtohex_of_a_views_msg_id(conn):
     props = conn.msgproperties(payload=b"hello", correlation="c1")
     conn.queue("Q").enqone(props)
     conn.commit()
-    rows = _rows(conn, "SELECT RAWTOHEX(MSG_ID), REGEXP_SUBSTR(CORR_ID, '[0-9]+') FROM AQ$QT "
+    rows = query_rows(conn, "SELECT RAWTOHEX(MSG_ID), REGEXP_SUBSTR(CORR_ID, '[0-9]+') FROM AQ$QT "
                        "WHERE REGEXP_LIKE(CORR_ID, '^C', 'i')")
     assert rows == [(props.msgid.hex().upper(), "1")]
 
@@ -155,4 +155,4 @@ def test_regexp_like_as_a_select_item_is_a_boolean(conn):
     rows = cur.fetchall()
     assert rows == [(True, False, None, True)] and [type(v) for v in rows[0]] == [bool, bool, type(None), bool]
     assert [d[1] for d in cur.description] == [sluice.DB_TYPE_BOOLEAN] * 4
-    assert _rows(conn, "SELECT CASE WHEN REGEXP_LIKE('abc', 'b') THEN 1 ELSE 0 END FROM DUAL") == [(1,)]
+    assert query_rows(conn, "SELECT CASE WHEN REGEXP_LIKE('abc', 'b') THEN 1 ELSE 0 END FROM DUAL") == [(1,)]

@@ -18,12 +18,7 @@ from sluice.store import postgres
 from sluice.store.pgconn import parse_dsn
 from sluice.store.postgres import PgStore
 from tests.conftest import PG_BASE, make_queue, nowait, pg_admin, wait_until
-
-
-def _code(fn) -> str:
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
+from tests.sqlhelpers import raised_code
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
@@ -37,20 +32,20 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_unreachable_server_is_12541_at_once():
     t0 = time.monotonic()
-    assert _code(lambda: sluice.connect("postgresql://postgres@127.0.0.1:1/test")) == "ORA-12541"
+    assert raised_code(lambda: sluice.connect("postgresql://postgres@127.0.0.1:1/test")) == "ORA-12541"
     assert time.monotonic() - t0 < 5
 
 
 def test_unknown_database_and_user_have_oracle_codes():
     host = PG_BASE.rsplit("/", 1)[0]
-    assert _code(lambda: sluice.connect(f"{host}/no_such_database_here")) == "ORA-12514"
+    assert raised_code(lambda: sluice.connect(f"{host}/no_such_database_here")) == "ORA-12514"
     bad_user = host.replace("postgres@", "no_such_role@")
-    assert _code(lambda: sluice.connect(f"{bad_user}/test")) == "ORA-01017"
+    assert raised_code(lambda: sluice.connect(f"{bad_user}/test")) == "ORA-01017"
 
 
 def test_bad_schema_name_in_the_dsn():
     # a bad DSN, like every other: ORA-12154 (was an InterfaceError without a code)
-    assert _code(lambda: sluice.connect(f"{PG_BASE}?schema=bad-name;drop")) == "ORA-12154"
+    assert raised_code(lambda: sluice.connect(f"{PG_BASE}?schema=bad-name;drop")) == "ORA-12154"
     assert parse_dsn("postgresql://u:secret@h:5/db").schema == "sluice"
     assert "secret" not in parse_dsn("postgresql://u:secret@h:5/db").display
 
@@ -70,9 +65,9 @@ def test_dsn_parameters_with_spaces_reach_the_server(pg_dsn):
 def test_a_select_s_arithmetic_errors_have_oracle_codes(pg_conn):
     """PostgreSQL's division by zero and integer overflow were ORA-01722 (invalid number)."""
     cur = pg_conn.cursor()
-    assert _code(lambda: cur.execute("SELECT 1/0 FROM DUAL")) == "ORA-01476"
-    assert _code(lambda: cur.execute("SELECT CAST(99999999999 AS INTEGER) FROM DUAL")) == "ORA-01426"
-    assert _code(lambda: cur.execute("SELECT CAST('x' AS INTEGER) FROM DUAL")) == "ORA-01722"
+    assert raised_code(lambda: cur.execute("SELECT 1/0 FROM DUAL")) == "ORA-01476"
+    assert raised_code(lambda: cur.execute("SELECT CAST(99999999999 AS INTEGER) FROM DUAL")) == "ORA-01426"
+    assert raised_code(lambda: cur.execute("SELECT CAST('x' AS INTEGER) FROM DUAL")) == "ORA-01722"
 
 
 def test_init_creates_the_schema_and_messages_are_plain_sql(pg_dsn, pg_schema):
@@ -203,7 +198,7 @@ def test_lost_session_connection_is_03113_then_the_session_reconnects(pg_conn):
     pg_conn.commit()
     assert q.deqone().payload == b"m"                 # held in the open transaction
     _terminate(pg_conn.context.session._raw.info.backend_pid)
-    assert _code(pg_conn.commit) == "ORA-03113"
+    assert raised_code(pg_conn.commit) == "ORA-03113"
     pg_conn.rollback()                                 # nothing left to undo
     m = q.deqone()                                     # a new connection
     assert m.payload == b"m" and m.attempts == 0       # the lost attempt is not counted
@@ -218,6 +213,6 @@ def test_ddl_waiting_on_an_open_transaction_gives_up_with_00054(pg_conn, pg_dsn,
     with sluice.connect(pg_dsn) as other:
         assert nowait(other.queue("Q")).deqone() is not None     # holds the table in its transaction
         pg_conn.aqadm.stop_queue(queue_name="Q")
-        assert _code(lambda: pg_conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)) == "ORA-00054"
+        assert raised_code(lambda: pg_conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)) == "ORA-00054"
         other.rollback()
     pg_conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)

@@ -22,6 +22,7 @@ from decimal import Decimal
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NUMBER,
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 from .sqlitedays import MICROSECONDS_A_DAY
+from .usercolumns import Lookup, date_kind, table_names
 
 __all__ = ["Headings", "clock_type", "column", "sqlite_result", "whole_dates"]
 
@@ -138,6 +139,17 @@ def whole_dates(rows: list[tuple], types: dict[int, DbType] | None) -> list[tupl
 
 def _whole_second(v: object) -> object:
     return v.replace(microsecond=0) if type(v) is dt.datetime and v.microsecond else v
+
+
+def returned_dates(toks: list, names: list[str], rows: list[tuple], lookup: Lookup) -> list[tuple]:
+    """The rows of a DML statement's ``RETURNING`` clause (``toks`` its tokens, ``names``
+    the returned columns') with the values of a column its table declares DATE or
+    TIMESTAMP as datetimes: SQLite gives their text, a query gives datetimes."""
+    if not rows:
+        return rows
+    columns = lookup(table_names(toks))
+    dates = [i for i, name in enumerate(names) if date_kind(columns.get(name.upper()))]
+    return [_converted(row, dates, _date) for row in rows] if dates else rows
 
 
 def _converted(row: tuple, columns: list[int], convert) -> tuple:

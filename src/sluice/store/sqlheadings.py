@@ -92,8 +92,9 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         if aliased(toks, first, last):
             heading = _name(toks[last])
             last -= 1 + (toks[last - 1].word == "AS")
-        elif all(t.kind in ("id", "qid") or t.text == "." for t in toks[first:last + 1]):
-            heading = _name(toks[last])         # a column, maybe qualified
+        elif all(t.kind in ("id", "qid") or t.text == "." for t in toks[first:last + 1]) and not any(
+                toks[k].text != "." and toks[k + 1].text != "." for k in range(first, last)):
+            heading = _name(toks[last])         # a column, maybe qualified (CONNECT_BY_ROOT x is none)
         else:
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])

@@ -55,7 +55,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the quotients come back as
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
-Then MINUS, the CONNECT BY row generator, UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
+Then hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
+UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
 ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
 as the store answers them (:mod:`.sqllimits`).
 
@@ -84,6 +85,7 @@ from .sessionzone import DBTIMEZONE, SessionZone
 from .dateround import round_sql, rounded
 from .sqllimits import limited
 from .sqlsetops import set_rewrites
+from .sqlhierarchy import hierarchical
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
 from .numintervals import (NUM_INTERVALS, check_extracts, ds_interval_pieces, interval_literal, num_interval,
                            scaled_intervals, unit_of)
@@ -120,7 +122,7 @@ _LIST_END = frozenset({"FROM", "INTO", "WHERE", "HAVING", "UNION", "INTERSECT", 
                        "LIMIT", "FETCH", "OFFSET", "WINDOW", "CONNECT", "START"})
 # words that continue an expression: the name after one is not an alias
 _CONTINUE = frozenset({"AND", "OR", "NOT", "IS", "IN", "LIKE", "BETWEEN", "ESCAPE", "COLLATE", "THEN",
-                       "ELSE", "WHEN", "CASE"})
+                       "ELSE", "WHEN", "CASE", "PRIOR", "CONNECT_BY_ROOT"})
 # … and words that end one (INTERVAL '1' DAY is not '1' aliased DAY)
 _NOT_ALIAS = _CONTINUE | {"END", "NULL", "TRUE", "FALSE", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
 # words before which an operand starts, and words that are no column's name
@@ -192,15 +194,16 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
             ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
             columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))):
-        return _limited(Translated(sql, binds=binds), sqlite)
-    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone).run(), sqlite)
+        return _limited(Translated(sql, binds=binds), sqlite, columns)
+    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone).run(), sqlite, columns)
 
 
-def _limited(out: Translated, sqlite: bool) -> Translated:
+def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Translated:
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
-    (:mod:`.sqlsetops`)."""
-    text, binds = limited(set_rewrites(out.text, sqlite, tokens), out.binds, sqlite, tokens)
+    (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
+    text = set_rewrites(hierarchical(out.text, sqlite, tokens, aliased, columns), sqlite, tokens)
+    text, binds = limited(text, out.binds, sqlite, tokens)
     if text is not out.text:
         out.text, out.binds = text, binds
     return out
@@ -1283,7 +1286,7 @@ def aliased(toks: list[_Tok], first: int, last: int) -> bool:
     if last == first:
         return False
     t, before = toks[last], toks[last - 1]
-    if t.kind not in ("id", "qid") or "." in t.text or t.word in _NOT_ALIAS:
+    if t.kind not in ("id", "qid") or t.kind == "id" and "." in t.text or t.word in _NOT_ALIAS:
         return False
     return (before.word == "AS" or before.text == ")"
             or before.kind in ("id", "qid", "num", "str", "bind") and before.word not in _CONTINUE)

@@ -14,8 +14,9 @@ is read again here (before :mod:`.sqllimits`) and :func:`set_rewrites` rewrites:
   ROWNUM or PRIOR: a literal, a bind, a subquery): DUAL becomes a recursive common table
   expression of the rows ``LEVEL`` 1, 2, … while the condition holds — and the first row
   always, as Oracle's root row is (``LEVEL <= 0`` and a NULL give one row) — with DUAL's
-  ``DUMMY``.  Any other CONNECT BY (a hierarchy with PRIOR or START WITH, a generator over
-  a table) is refused (SLU-00001), never answered otherwise.
+  ``DUMMY``.  A hierarchy (PRIOR in CONNECT BY) is :mod:`.sqlhierarchy`'s, rewritten before;
+  any other CONNECT BY (START WITH without PRIOR, a generator over a table) is refused
+  (SLU-00001), never answered otherwise.
 * ``UTL_RAW.CAST_TO_VARCHAR2(r)`` / ``UTL_RAW.CAST_TO_RAW(t)`` (the bytes as UTF-8 text and
   back), ``UTL_RAW.LENGTH(r)`` (bytes), ``DBMS_LOB.GETLENGTH(lob)`` (characters of a CLOB,
   bytes of a BLOB), ``DBMS_LOB.SUBSTR(lob [, amount [, offset]])`` (Oracle's order: the
@@ -269,5 +270,5 @@ class _Rewrite:
 
 
 def _refused():
-    return not_supported("CONNECT BY in SQL other than the row generator SELECT … FROM DUAL CONNECT BY "
-                         "LEVEL <= n (hierarchical queries with PRIOR or START WITH)")
+    return not_supported("CONNECT BY without PRIOR in SQL other than the row generator SELECT … FROM DUAL "
+                         "CONNECT BY LEVEL <= n")

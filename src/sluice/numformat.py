@@ -1,4 +1,10 @@
-"""Oracle's number format models for ``TO_CHAR(number, 'fmt')`` in a user's SQL, alike on both stores.
+"""Oracle's number format models for ``TO_CHAR(number, 'fmt')``: the one writer of them.
+
+The rules engine's TO_CHAR (:mod:`sluice.sqlfunctions`, and through it the rule compilers),
+a user's SQL at a cursor on both stores (:mod:`sluice.store.oraclecalls`,
+:mod:`sluice.store.sqlitefns`) and the PL/SQL interpreter's built-ins
+(:mod:`sluice.plsql.builtins`) read and write a model here, so a rule condition, a query and
+a block answer alike.  It sits in the base layer, below them all.
 
 A model (``'99,999.99'``, ``'0000'``, ``'FM999.00'``, ``'S999'``, ``'999MI'``, ``'999PR'``,
 ``'$9,999.99'``) is read by :func:`number_model`: ``FM`` first (no padding: leading blanks
@@ -21,7 +27,7 @@ decimals than the model has, the sign where the model puts it (none: a leading `
 ``$`` where the model has one; blanks around are ignored (``TO_CHAR``'s padding reads
 back).  Anything else is ORA-01722 (invalid number), as Oracle's.
 
-SQLite's ``ORACLE_TO_CHAR(n, fmt)`` (:mod:`.sqlitefns`) writes it with :func:`format_number`;
+SQLite's ``ORACLE_TO_CHAR(n, fmt)`` (:mod:`sluice.store.sqlitefns`) writes it with :func:`format_number`;
 on PostgreSQL :func:`pg_to_char` gives the SQL of PostgreSQL's own ``to_char``, which reads
 these models as Oracle does but for the overflow (``' ###'``) and ``$`` (kept where it
 stands), both put right around it.
@@ -34,7 +40,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import lru_cache
 from typing import NamedTuple
 
-from ..errors import not_supported, ora
+from .errors import not_supported, ora
 
 _NUMBER_TEXT = re.compile(r"(\$?)([0-9,]*)(?:\.([0-9]*))?")
 
@@ -100,7 +106,8 @@ def format_number(value: Decimal | int | float, fmt: str) -> str:
     digits = model.whole.replace(",", "")
     zero_from = digits.find("0")
     if whole == "0" and zero_from < 0:
-        whole = "" if model.fraction is not None or not digits else "0"   # TO_CHAR(.5, '9.9') is ' .5'
+        # TO_CHAR(.5, '9.9') is ' .5', but a zero is written where no decimal would be: '9' or '9.'
+        whole = "" if model.fraction or not digits else "0"
     if len(whole) > len(digits):
         return "#" * model.width
     whole = whole.zfill(len(digits) - zero_from if zero_from >= 0 else 0)
@@ -139,15 +146,21 @@ def format_number(value: Decimal | int | float, fmt: str) -> str:
 
 def pg_to_char(fmt: str) -> tuple[str, str, str]:
     """PostgreSQL's SQL for ``TO_CHAR(x, fmt)`` of a number: (text before ``x``, text after it,
-    the test of an overflow's text ``{}``) — ``to_char(CAST(x AS NUMERIC), model)`` with G and
-    D as ``,`` and ``.`` (PostgreSQL's are the server locale's) and the ``$`` taken out and put
-    back before the digits."""
+    the overflow's text) — ``to_char(CAST(x AS NUMERIC), model)`` with G and D as ``,`` and
+    ``.`` (PostgreSQL's are the server locale's), the ``$`` taken out and put back before the
+    digits, and a decimal point with no digit after it (``'999.'``, which PostgreSQL drops, and
+    with MI / PR / S after it garbles) taken out and put back after the last digit."""
     model = number_model(fmt)
-    sent = fmt.upper().replace("G", ",").replace("D", ".").replace("$", "", 1) if model.dollar else \
-        fmt.upper().replace("G", ",").replace("D", ".")
+    sent = fmt.upper().replace("G", ",").replace("D", ".")
+    if model.dollar:
+        sent = sent.replace("$", "", 1)
+    if model.fraction == "":
+        sent = sent.replace(".", "", 1)
     call = ("to_char(CAST((", f") AS NUMERIC), '{sent}')")
     if model.dollar:
         call = ("regexp_replace(" + call[0], call[1] + r", '^(\s*)([-+<]?)', '\1\2$')")
+    if model.fraction == "":
+        call = ("regexp_replace(" + call[0], call[1] + r", '([0-9])([^0-9]*)$', '\1.\2')")
     return call[0], call[1], "#" * model.width
 
 
