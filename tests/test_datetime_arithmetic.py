@@ -221,3 +221,13 @@ def test_a_timedelta_bind_standing_alone(conn):
     assert rows == [(dt.timedelta(hours=2), dt.timedelta(hours=1))] and types == [sluice.DB_TYPE_INTERVAL_DS] * 2
     assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE TIMESTAMP '2026-06-01 12:00:00' - enq_timestamp > :iv",
                  hour) == [(1,)]
+
+
+def test_trunc_or_round_of_date_arithmetic_is_refused_not_null(conn):
+    """TRUNC / ROUND of a date plus or minus days (a date): SQLite answered NULL, PostgreSQL
+    ORA-00932 (expected NUMBER); refused alike now.  Of a difference of dates it is a number's."""
+    _enqueued_at(conn, KNOWN)
+    for sql in ("SELECT TRUNC(SYSDATE + 1) FROM dual", "SELECT ROUND(enq_time - 1) FROM aq$q_qt"):
+        assert raised_code(lambda: query_rows(conn, sql)) == "SLU-00001", sql
+    assert query_rows(conn, "SELECT TRUNC(DATE '2026-06-02' - enq_time), ROUND(DATE '2026-06-02' - "
+                            "TRUNC(DATE '2026-05-01', 'MM'), 1) FROM aq$q_qt") == [(0, 32)]

@@ -470,6 +470,17 @@ class _Translation:
               and toks[k + 3].text == ")"):
             close, fmt = k + 3, toks[k + 2].text[1:-1].replace("''", "'")
         elif after in ("+", "-", "*", "/"):
+            n = k + 2
+            if after == "+" or after == "-" and not (
+                    n < len(toks) and (toks[n].word in _DATES | _TIMESTAMPS or self._a_date(n)
+                                       or self._extreme(n) is not None or toks[n].word in ("TRUNC", "ROUND")
+                                       or toks[n].kind == "bind" and isinstance(self.binds.peek(n), dt.date)
+                                       or toks[n].word in ("DATE", "TIMESTAMP") and n + 1 < len(toks)
+                                       and toks[n + 1].kind == "str")):
+                # a date plus or minus days is a date, which neither store truncates so (SQLite
+                # answered NULL, PostgreSQL ORA-00932)
+                raise not_supported(f"{toks[i].word} of date arithmetic in SQL (Sluice answers it of a date, "
+                                    "or of a difference of dates)")
             self._number_call(i)        # (of days between: a number)
             return
         else:
