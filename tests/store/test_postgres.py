@@ -76,7 +76,10 @@ def test_a_select_s_arithmetic_errors_have_oracle_codes(pg_conn):
     assert _code(lambda: cur.execute("SELECT CAST('x' AS INTEGER) FROM DUAL")) == "ORA-01722"
 
 
-def test_init_creates_the_schema_and_messages_are_plain_sql(pg_dsn, pg_schema):
+def test_init_creates_the_schema_and_messages_are_plain_sql(pg_new_schema):
+    pg_schema, pg_dsn = pg_new_schema, f"{PG_BASE}?schema={pg_new_schema}"
+    with pg_admin() as admin:
+        assert admin.execute("SELECT to_regnamespace(%s)", (pg_schema,)).fetchone()[0] is None
     r = CliRunner().invoke(main, ["--dsn", pg_dsn, "init"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     with sluice.connect(pg_dsn) as c:
