@@ -315,9 +315,10 @@ def reaped(timeout: float = REAPED_WAIT) -> bool:
 def let_go(schema: str) -> None:
     """Close the connections to ``schema`` the test dropped without closing (tests/aq's
     never-close group does so on purpose: its fixtures drop them, the collector finds them and
-    the reaper thread closes them, some time later — under load later than the backends' wait,
-    22 of tests/aq's 26 schemas dropped in CI were so). Then a store of ``schema`` still open
-    here is one a live object holds: no waiting for its backends, the schema is dropped.
+    the reaper thread closes them some time later), now, not within the backends' wait. Then
+    a store of ``schema`` still open here is one a live object holds (in a loaded tests/aq run,
+    19 of the 22 schemas dropped for a backend: DESIGN-NOTES "Test suite time"): no waiting
+    for its backends, the schema is dropped.
     :raises Unsafe: a store of ``schema`` is still open in this process."""
     if open_here(schema):
         gc.collect()      # connections in reference cycles (a test's traceback) post their close
