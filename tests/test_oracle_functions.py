@@ -40,6 +40,9 @@ from tests.sqlhelpers import query_code, query_rows
     ("SELECT INSTR('hello', 'l'), INSTR('hello', 'l', -1), INSTR('hello', 'l', 1, 2), INSTR('hello', 'z'), "
      "INSTR('hello', 'l', 4) FROM DUAL", (3, 4, 4, 0, 4)),
     ("SELECT LENGTH('hello'), LENGTH('') FROM DUAL", (5, None)),
+    # an empty model is NULL (Oracle's empty string), not a date format model to refuse (ORA-01821)
+    ("SELECT TO_CHAR(5, ''), TO_CHAR(DATE '2026-01-02', ''), TO_DATE('2026-01-02', ''), "
+     "TO_DATE('', 'YYYY-MM-DD') FROM DUAL", (None, None, None, None)),
 ])
 def test_the_same_answer_on_both_stores(conn, sql, row):
     assert query_rows(conn, sql) == [row]

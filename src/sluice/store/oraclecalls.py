@@ -20,7 +20,8 @@ in the statement instead of which of its pieces (start -> (end, text)):
   (PostgreSQL's ``to_date`` drops the time); a literal format model is checked here
   (ORA-01821), PostgreSQL's would take ``QQQQ``; a literal number format model
   (``'99,999.99'``) is Oracle's on both stores (:mod:`sluice.numformat`);
-* a ``''`` argument of these is NULL, as Oracle's empty string is.
+* a ``''`` argument of these is NULL, as Oracle's empty string is (``TO_CHAR(5, '')`` is NULL, the
+  model no model to check).
 """
 
 from __future__ import annotations
@@ -114,8 +115,10 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
         pieces[toks[i].start] = (toks[i].end, "ORACLE_TO_CHAR")
     elif name in _RENAMED:
         pieces[toks[i].start] = (toks[i].end, _RENAMED[name])
+    # a literal date format model is checked here; '' is NULL (a piece above), so the call's NULL
     if name in ("TO_CHAR", "TO_DATE") and len(args) == 2 and args[1][0] == args[1][1] \
-            and toks[args[1][0]].kind == "str" and not (name == "TO_CHAR" and _number_model(toks, args)):
+            and toks[args[1][0]].kind == "str" and toks[args[1][0]].text != "''" \
+            and not (name == "TO_CHAR" and _number_model(toks, args)):
         check_format(toks[args[1][0]].text[1:-1].replace("''", "'"))
     return pieces
 
