@@ -125,11 +125,13 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
 
 def _number_model(toks: Sequence, args: list[tuple[int, int]]) -> str | None:
     """The literal number format model of a TO_CHAR call (:mod:`sluice.numformat`: read, refused
-    when Sluice does not write it), or None."""
-    if len(args) != 2 or args[1][0] != args[1][1] or toks[args[1][0]].kind != "str":
+    when Sluice does not write it, ORA-01481 when it is none) — any literal model but '' (NULL) of a
+    number literal — or None."""
+    if len(args) != 2 or args[1][0] != args[1][1] or toks[args[1][0]].kind != "str" \
+            or toks[args[1][0]].text == "''":
         return None
     fmt = toks[args[1][0]].text[1:-1].replace("''", "'")
-    if not is_number_model(fmt):
+    if not is_number_model(fmt) and not (args[0][0] == args[0][1] and toks[args[0][0]].kind == "num"):
         return None
     number_model(fmt)
     return fmt
