@@ -8,8 +8,7 @@ import pytest
 
 import sluice
 from sluice import sqlfunctions
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_code, query_headed, raised_code
+from tests.sqlhelpers import create_table, query_code, query_headed, raised_code
 
 CASES = [
     (12345.678, "99,999.99", " 12,345.68"), (0, "999", "   0"), (0.5, "999.99", "    .50"),
@@ -34,7 +33,7 @@ def test_to_char_number_model_as_oracle(conn, value, model, text):
 
 
 def test_to_char_number_model_of_columns_and_expressions(conn, dsn):
-    _create_table(dsn, "CREATE TABLE T (n NUMERIC)")
+    create_table(dsn, "CREATE TABLE T (n NUMERIC)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO T (n) VALUES (:1)", [(1234.5,), (-7,), (None,)])
     conn.commit()

@@ -11,8 +11,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_code, query_headed, query_rows
+from tests.sqlhelpers import create_table, query_code, query_headed, query_rows
 
 # the rows in the order they were inserted (the order both stores scan a fresh table in)
 ROWS = [(3, "c", "y"), (1, "a", "y"), (5, None, "y"), (2, "b", "x"), (4, "d", "x")]
@@ -20,7 +19,7 @@ ROWS = [(3, "c", "y"), (1, "a", "y"), (5, None, "y"), (2, "b", "x"), (4, "d", "x
 
 @pytest.fixture
 def table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE T (n INTEGER, s TEXT, g TEXT)")
+    create_table(dsn, "CREATE TABLE T (n INTEGER, s TEXT, g TEXT)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO T (n, s, g) VALUES (:1, :2, :3)", ROWS)
     conn.commit()
@@ -189,7 +188,7 @@ def test_listagg(table, sql, rows):
 
 
 def test_listagg_of_a_decimal_column(conn, dsn):
-    _create_table(dsn, "CREATE TABLE P (p NUMERIC(10, 2))")
+    create_table(dsn, "CREATE TABLE P (p NUMERIC(10, 2))")
     cur = conn.cursor()
     cur.executemany("INSERT INTO P (p) VALUES (:1)", [[2], [1.5], [-0.25]])
     conn.commit()
