@@ -11,7 +11,6 @@ import datetime as dt
 
 import pytest
 
-import sluice
 from tests.conftest import make_queue
 from tests.sqlhelpers import query_code, query_rows
 
