@@ -8,7 +8,7 @@ import pytest
 
 import sluice
 from sluice.fetchvars import Var
-from tests.test_binds import _create_table
+from tests.sqlhelpers import create_table
 
 
 def test_bindnames_of_sql_and_plsql(conn):
@@ -41,7 +41,7 @@ def test_bindvars_by_position_and_by_name(conn):
 
 
 def test_bindvars_of_executemany_and_callfunc(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO t (a, b) VALUES (:1, :2)", [(1, "a"), (2, "b")])
     n, s = cur.bindvars

@@ -10,8 +10,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue, nowait
-from tests.test_binds import _create_table
-from tests.sqlhelpers import raised_code
+from tests.sqlhelpers import create_table, raised_code
 
 FAIL = "RAISE_APPLICATION_ERROR(-20001, 'boom');"
 
@@ -208,7 +207,7 @@ def test_exec_and_executescript_are_atomic_too(conn):
 
 
 def test_dml_in_a_failed_block_is_undone(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (n INTEGER)")
+    create_table(dsn, "CREATE TABLE t (n INTEGER)")
     cur = conn.cursor()
     cur.execute("INSERT INTO t (n) VALUES (1)")
     code = raised_code(lambda: cur.execute(
@@ -222,9 +221,9 @@ def test_dml_in_a_failed_block_is_undone(conn, dsn):
 def test_a_failing_multi_row_update_changes_nothing(conn, dsn):
     """Plain DML at a cursor: the failing UPDATE (its second row breaks the CHECK) is undone
     whole, the INSERT before it stays, and the transaction goes on (PostgreSQL too)."""
-    _create_table(dsn, "CREATE TABLE t (n INTEGER CHECK (n < 3))")
-    _create_table(dsn, "INSERT INTO t (n) VALUES (1)")
-    _create_table(dsn, "INSERT INTO t (n) VALUES (2)")
+    create_table(dsn, "CREATE TABLE t (n INTEGER CHECK (n < 3))")
+    create_table(dsn, "INSERT INTO t (n) VALUES (1)")
+    create_table(dsn, "INSERT INTO t (n) VALUES (2)")
     cur = conn.cursor()
     cur.execute("INSERT INTO t (n) VALUES (0)")
     with pytest.raises(sluice.DatabaseError):

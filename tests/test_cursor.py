@@ -9,8 +9,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_rows, raised_code
+from tests.sqlhelpers import create_table, query_rows, raised_code
 
 THREE_ROWS = "SELECT 1 FROM DUAL UNION ALL SELECT 2 FROM DUAL UNION ALL SELECT 3 FROM DUAL"
 
@@ -59,7 +58,7 @@ def test_an_error_met_while_reading_the_rows_is_an_oracle_error(conn):
 
 
 def test_fetching_after_dml_is_dpy_1003(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER)")
     cur = conn.cursor()
     cur.execute("INSERT INTO t (a) VALUES (1)")
     assert cur.rowcount == 1 and raised_code(cur.fetchall) == "DPY-1003"
@@ -103,7 +102,7 @@ def test_executescript_takes_text_only(conn, script):
 # -- executemany ----------------------------------------------------------------------
 
 def test_executemany_rows_by_position_and_by_name(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO t (a, b) VALUES (:1, :2)", [(1, "a"), [2, "b"]])
     assert cur.rowcount == 2
@@ -117,7 +116,7 @@ def test_executemany_rows_by_position_and_by_name(conn, dsn):
 
 
 def test_executemany_stops_at_the_first_failing_row(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY)")
     cur = conn.cursor()
     with pytest.raises(sluice.IntegrityError) as e:
         cur.executemany("INSERT INTO t (a) VALUES (:1)", [(1,), (2,), (1,), (3,)])
@@ -129,7 +128,7 @@ def test_executemany_stops_at_the_first_failing_row(conn, dsn):
 
 
 def test_executemany_batcherrors(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO t (a) VALUES (:a)", [{"a": 1}, {"a": 1}, {"a": 2}, {"a": 2}, {"a": 3}],
                     batcherrors=True, arraydmlrowcounts=True)
@@ -162,7 +161,7 @@ def test_executemany_plsql_blocks_and_iterations(conn):
     ([(1,), "2"], "DPY-2004"), ([(1,), 5], "DPY-2004"), ([(1,), {"a": 2}], "DPY-2006"),
 ])
 def test_executemany_refuses_wrong_parameters_and_runs_nothing(conn, dsn, parameters, code):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER)")
     cur = conn.cursor()
     assert raised_code(lambda: cur.executemany("INSERT INTO t (a) VALUES (:a)", parameters)) == code
     assert query_rows(conn, "SELECT COUNT(*) FROM t") == [(0,)]

@@ -14,9 +14,8 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_binds import _create_table
 from tests.test_dual import india  # noqa: F401  (india: a fixture)
-from tests.sqlhelpers import query_rows, raised_code
+from tests.sqlhelpers import create_table, query_rows, raised_code
 
 T = dt.datetime(2026, 1, 2, 3, 4, 5, 678901)
 WHOLE = T.replace(microsecond=0)
@@ -56,7 +55,7 @@ def test_date_plus_date_is_ora_00975(conn):
 
 
 def test_a_datetime_bind_against_a_column(conn, dsn):
-    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
     cur = conn.cursor()
     for n in (1, 2, 3):
         cur.execute("INSERT INTO stamps (n, at) VALUES (:n, :at)", {"n": n, "at": T + dt.timedelta(days=n)})
@@ -89,7 +88,7 @@ def test_a_datetime_bind_against_an_aq_view(india, conn):  # noqa: F811
 # -- days in a column ----------------------------------------------------------------------
 
 def _days_table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE plans (n INTEGER, days NUMERIC(6,3), note VARCHAR(20), at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE plans (n INTEGER, days NUMERIC(6,3), note VARCHAR(20), at TIMESTAMP)")
     cur = conn.cursor()
     for n, days, note in ((1, 1, "2"), (2, 0.5, "x"), (3, None, "1.5")):
         cur.execute("INSERT INTO plans (n, days, note, at) VALUES (:1, :2, :3, :4)", [n, days, note, T])
@@ -187,7 +186,7 @@ def test_a_cast_of_the_clock_or_a_datetime_bind_is_oracles(conn):
 def test_a_cast_to_date_keeps_the_time_of_day(conn, dsn):
     """PostgreSQL's DATE is a day; Oracle's keeps the time to the second: CAST(x AS DATE) of
     a user's timestamp column is that time without its fraction (it was a datetime.date)."""
-    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
     conn.cursor().execute("INSERT INTO stamps (n, at) VALUES (1, :at)", {"at": T})
     conn.cursor().execute("INSERT INTO stamps (n, at) VALUES (2, :at)", {"at": T + dt.timedelta(hours=1)})
     assert query_rows(conn, "SELECT n FROM stamps WHERE at >= CAST(:t + 1/24 AS DATE)", {"t": T}) == [(2,)]

@@ -15,8 +15,7 @@ from __future__ import annotations
 import datetime as dt
 
 import sluice
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_rows, raised_code
+from tests.sqlhelpers import create_table, query_rows, raised_code
 from tests.test_interval_arithmetic import KNOWN, _enqueued_at, _typed
 
 
@@ -115,8 +114,8 @@ def test_a_users_timestamp_and_date_columns(conn, dsn):
     """A user's own TIMESTAMP plus an interval is a TIMESTAMP, its difference with SYSDATE an
     interval (times a number too), ROUND of its DATE Oracle's; an interval of a number column
     times a number an interval."""
-    _create_table(dsn, "CREATE TABLE ut (ts TIMESTAMP, d DATE, n NUMERIC)")
-    _create_table(dsn, "INSERT INTO ut VALUES ('2026-06-01 10:00:00.5', '2026-06-16 00:00:00', 2)")
+    create_table(dsn, "CREATE TABLE ut (ts TIMESTAMP, d DATE, n NUMERIC)")
+    create_table(dsn, "INSERT INTO ut VALUES ('2026-06-01 10:00:00.5', '2026-06-16 00:00:00', 2)")
     rows, types = _typed(conn, "SELECT ts + INTERVAL '1' HOUR, ts + NUMTODSINTERVAL(5, 'MINUTE'), ROUND(d, 'MM'), "
                                "ROUND(ts, 'HH'), (ts - d) * 2, NUMTODSINTERVAL(n, 'HOUR') * 2 FROM ut")
     ts = dt.datetime(2026, 6, 1, 10, 0, 0, 500000)
@@ -159,8 +158,8 @@ def test_a_views_date_plus_an_interval_bind(conn):
 def test_a_timestamp_plus_an_interval_of_a_column(conn, dsn):
     """NUMTODSINTERVAL of a column added to a TIMESTAMP: PostgreSQL answers it; SQLite, which
     would add the interval's days to the year of the TIMESTAMP's text, refuses it."""
-    _create_table(dsn, "CREATE TABLE ut (ts TIMESTAMP, n NUMERIC)")
-    _create_table(dsn, "INSERT INTO ut VALUES ('2026-06-01 10:00:00.5', 2)")
+    create_table(dsn, "CREATE TABLE ut (ts TIMESTAMP, n NUMERIC)")
+    create_table(dsn, "INSERT INTO ut VALUES ('2026-06-01 10:00:00.5', 2)")
     sql = "SELECT ts + NUMTODSINTERVAL(n, 'MINUTE') FROM ut"
     if dsn.startswith("sqlite"):
         assert raised_code(lambda: query_rows(conn, sql)) == "SLU-00001"

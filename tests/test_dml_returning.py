@@ -11,13 +11,13 @@ import datetime as dt
 import pytest
 
 import sluice
-from tests.test_binds import _create_table
+from tests.sqlhelpers import create_table
 from tests.sqlhelpers import raised_code
 
 
 @pytest.fixture
 def cur(conn, dsn):
-    _create_table(dsn, "CREATE TABLE emp (id INTEGER, name VARCHAR(20), sal NUMERIC(10,2))")
+    create_table(dsn, "CREATE TABLE emp (id INTEGER, name VARCHAR(20), sal NUMERIC(10,2))")
     c = conn.cursor()
     c.executemany("INSERT INTO emp (id, name, sal) VALUES (:1, :2, :3)",
                   [(1, "ann", 10), (2, "bob", 20), (3, "cy", 30)])
@@ -112,7 +112,7 @@ def test_setinputsizes_by_name(cur):
 
 def test_returning_a_date_column(conn, dsn):
     # SQLite keeps a DATE as text: it comes back a datetime, as a query fetches it
-    _create_table(dsn, "CREATE TABLE ev (id INTEGER, at DATE)" if dsn.startswith("sqlite")
+    create_table(dsn, "CREATE TABLE ev (id INTEGER, at DATE)" if dsn.startswith("sqlite")
                   else "CREATE TABLE ev (id INTEGER, at TIMESTAMP(0))")
     cur = conn.cursor()
     when = dt.datetime(2026, 1, 2, 3, 4, 5)

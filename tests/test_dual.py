@@ -16,14 +16,7 @@ import pytest
 import sluice
 from tests.conftest import make_queue
 from tests.security.conftest import PASSWORD, create_user, login
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_rows, raised_code
-
-
-def _names(conn, sql):
-    cur = conn.cursor()
-    cur.execute(sql)
-    return [d[0] for d in cur.description]
+from tests.sqlhelpers import create_table, query_names, query_rows, raised_code
 
 
 # -- the session user ----------------------------------------------------------------
@@ -31,9 +24,9 @@ def _names(conn, sql):
 def test_user_is_the_session_user(conn):
     assert query_rows(conn, "SELECT USER FROM DUAL") == [("SLUICE",)]
     assert query_rows(conn, "select user from dual") == [("SLUICE",)]
-    assert _names(conn, "select user from dual") == ["USER"]       # Oracle's heading
+    assert query_names(conn, "select user from dual") == ["USER"]       # Oracle's heading
     assert query_rows(conn, "SELECT USER AS WHO FROM DUAL") == [("SLUICE",)]
-    assert _names(conn, "SELECT USER AS WHO FROM DUAL") == ["WHO"]
+    assert query_names(conn, "SELECT USER AS WHO FROM DUAL") == ["WHO"]
 
 
 def test_user_is_the_user_the_connection_authenticated_as(conn, dsn):
@@ -52,7 +45,7 @@ def test_sys_context_userenv(conn):
     sql = ("SELECT SYS_CONTEXT('USERENV', 'SESSION_USER'), sys_context('userenv','current_user'), "
            "SYS_CONTEXT ( 'USERENV' , 'CURRENT_SCHEMA' ) FROM DUAL")
     assert query_rows(conn, sql) == [("SLUICE", "SLUICE", "SLUICE")]
-    assert _names(conn, sql)[0] == "SYS_CONTEXT('USERENV','SESSION_USER')"
+    assert query_names(conn, sql)[0] == "SYS_CONTEXT('USERENV','SESSION_USER')"
 
 
 def test_user_in_a_where_clause_and_in_expressions(conn):
@@ -68,7 +61,7 @@ def test_user_in_literals_quoted_names_and_comments_is_left_alone(conn):
 
 
 def test_user_in_dml(conn, dsn):
-    _create_table(dsn, "CREATE TABLE audit_log (who VARCHAR(30))")
+    create_table(dsn, "CREATE TABLE audit_log (who VARCHAR(30))")
     conn.cursor().execute("INSERT INTO audit_log (who) VALUES (USER)")
     assert query_rows(conn, "SELECT who FROM audit_log WHERE who = USER") == [("SLUICE",)]
 
@@ -96,8 +89,8 @@ def test_division_otherwise_answers_as_before(conn):
     assert row == (3, None, 2, 4, "1/0")
     assert [type(v) for v in row] == [int, type(None), int, int, str]
     # Oracle's heading (the database's would be ?COLUMN? on PostgreSQL, the divisor's on SQLite)
-    assert _names(conn, "SELECT 6/2 FROM DUAL") == ["6/2"]
-    assert _names(conn, "SELECT 6/2 AS HALF FROM DUAL") == ["HALF"]
+    assert query_names(conn, "SELECT 6/2 FROM DUAL") == ["6/2"]
+    assert query_names(conn, "SELECT 6/2 AS HALF FROM DUAL") == ["HALF"]
 
 
 def test_division_of_integers_is_exact_as_oracle_number_division(conn):
@@ -115,14 +108,14 @@ def test_division_of_integers_is_exact_as_oracle_number_division(conn):
 
 
 def test_division_of_integers_in_dml_is_exact(conn, dsn):
-    _create_table(dsn, "CREATE TABLE halves (n NUMERIC)")
+    create_table(dsn, "CREATE TABLE halves (n NUMERIC)")
     cur = conn.cursor()
     cur.execute("INSERT INTO halves (n) VALUES (7/2)")
     assert query_rows(conn, "SELECT COUNT(*) FROM halves WHERE n = 3.5") == [(1,)]
 
 
 def test_division_by_zero_in_dml_changes_nothing(conn, dsn):
-    _create_table(dsn, "CREATE TABLE nums (n INTEGER)")
+    create_table(dsn, "CREATE TABLE nums (n INTEGER)")
     cur = conn.cursor()
     cur.execute("INSERT INTO nums (n) VALUES (1)")
     assert raised_code(lambda: cur.execute("UPDATE nums SET n = n / 0")) == "ORA-01476"
@@ -143,7 +136,7 @@ def test_sysdate_systimestamp_and_current_timestamp_are_datetimes(conn):
     assert sysdate.microsecond == 0 and current_date.microsecond == 0     # a DATE has seconds
     assert systimestamp == current == localts                             # one clock per statement
     assert sysdate == systimestamp.replace(microsecond=0)
-    assert _names(conn, "SELECT sysdate, current_timestamp FROM dual") == ["SYSDATE", "CURRENT_TIMESTAMP"]
+    assert query_names(conn, "SELECT sysdate, current_timestamp FROM dual") == ["SYSDATE", "CURRENT_TIMESTAMP"]
 
 
 def test_the_clock_in_a_subquery_and_a_condition(conn):
@@ -169,14 +162,14 @@ def test_date_arithmetic_on_the_clock(conn):
                           sysdate - 1.5 * day, systimestamp.replace(microsecond=0) + day, systimestamp - hour]
     assert values[7:] == [sysdate - dt.timedelta(minutes=90),
                           systimestamp + dt.timedelta(days=1, hours=2, minutes=3, seconds=4.5), sysdate]
-    assert _names(conn, "SELECT SYSDATE - 1 FROM dual") == ["SYSDATE-1"]
+    assert query_names(conn, "SELECT SYSDATE - 1 FROM dual") == ["SYSDATE-1"]
     assert query_rows(conn, "SELECT 1 FROM DUAL WHERE SYSDATE + 1/24 > SYSDATE AND SYSDATE - 1 < SYSDATE") == [(1,)]
 
 
 def test_a_date_minus_a_column_is_days(conn, dsn):
     """A DATE minus a DATE column is days (a NUMBER); minus a TIMESTAMP column Oracle's
     INTERVAL DAY TO SECOND, a ``timedelta``."""
-    _create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP, d DATE)")
+    create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP, d DATE)")
     conn.cursor().execute("INSERT INTO stamps (at, d) VALUES (SYSDATE - 2, TRUNC(SYSDATE) - 2)")
     (ago, ahead, days, back), = query_rows(conn, "SELECT SYSDATE - at, at - SYSDATE AS ahead, TRUNC(SYSDATE) - d, "
                                             "d - TRUNC(SYSDATE) FROM stamps")
@@ -199,7 +192,7 @@ def test_other_date_arithmetic_on_the_clock_is_refused_not_answered_wrongly(conn
 
 def _stamps(conn, dsn):
     """Rows 1, 2 and 3 stamped 1, 2 and 3 days ago (a DATE: whole seconds)."""
-    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
     for n in (1, 2, 3):
         conn.cursor().execute(f"INSERT INTO stamps (n, at) VALUES ({n}, SYSDATE - {n} + 1/1440)")
 
@@ -310,7 +303,7 @@ def test_the_clock_against_an_aq_view_off_utc(india, conn):
 
 
 def test_the_clock_in_dml(conn, dsn):
-    _create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP)")
     conn.cursor().execute("INSERT INTO stamps (at) VALUES (SYSTIMESTAMP)")
     (value,), = query_rows(conn, "SELECT COUNT(*) FROM stamps WHERE at <= SYSTIMESTAMP")
     assert value == 1
@@ -322,7 +315,7 @@ def test_the_clock_in_dml(conn, dsn):
 def test_a_failing_query_leaves_the_transaction_open(conn, conn2, dsn, with_dml):
     """Oracle undoes a failing statement alone: the transaction goes on and commits
     what it did before (the enqueue, the DML) and after."""
-    _create_table(dsn, "CREATE TABLE done (n INTEGER)")
+    create_table(dsn, "CREATE TABLE done (n INTEGER)")
     make_queue(conn, "Q")
     conn.queue("Q").enqone(conn.msgproperties(payload=b"kept"))
     if with_dml:

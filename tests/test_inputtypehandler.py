@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_binds import _create_table
+from tests.sqlhelpers import create_table
 from tests.sqlhelpers import raised_code
 
 
@@ -24,7 +24,7 @@ def points_as_text(cursor, value, arraysize):
 
 @pytest.fixture
 def cur(conn, dsn):
-    _create_table(dsn, "CREATE TABLE shapes (id INTEGER, pos VARCHAR(20))")
+    create_table(dsn, "CREATE TABLE shapes (id INTEGER, pos VARCHAR(20))")
     return conn.cursor()
 
 

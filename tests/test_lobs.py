@@ -10,7 +10,7 @@ import pickle
 import pytest
 
 import sluice
-from tests.test_binds import _create_table
+from tests.sqlhelpers import create_table
 from tests.sqlhelpers import raised_code
 
 
@@ -66,7 +66,7 @@ def test_misuse(conn):
 
 def test_lobs_bind_to_dml_on_both_stores(conn, dsn):
     binary = "BLOB" if dsn.startswith("sqlite") else "BYTEA"
-    _create_table(dsn, f"CREATE TABLE docs (id INTEGER, body TEXT, img {binary})")
+    create_table(dsn, f"CREATE TABLE docs (id INTEGER, body TEXT, img {binary})")
     cur = conn.cursor()
     body = conn.createlob(sluice.DB_TYPE_CLOB, "chapter one")
     img = conn.createlob(sluice.DB_TYPE_BLOB, b"\x89PNG")
@@ -79,7 +79,7 @@ def test_lobs_bind_to_dml_on_both_stores(conn, dsn):
 
 def test_an_async_connections_lob_and_input_type_handler(dsn):
     import asyncio
-    _create_table(dsn, "CREATE TABLE docs (id INTEGER, body TEXT)")
+    create_table(dsn, "CREATE TABLE docs (id INTEGER, body TEXT)")
 
     async def main():
         async with sluice.connect_async(dsn) as connection:

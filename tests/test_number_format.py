@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_code, query_headed
+import sluice
+from sluice import sqlfunctions
+from tests.sqlhelpers import create_table, query_code, query_headed, raised_code
 
 CASES = [
     (12345.678, "99,999.99", " 12,345.68"), (0, "999", "   0"), (0.5, "999.99", "    .50"),
@@ -32,7 +33,7 @@ def test_to_char_number_model_as_oracle(conn, value, model, text):
 
 
 def test_to_char_number_model_of_columns_and_expressions(conn, dsn):
-    _create_table(dsn, "CREATE TABLE T (n NUMERIC)")
+    create_table(dsn, "CREATE TABLE T (n NUMERIC)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO T (n) VALUES (:1)", [(1234.5,), (-7,), (None,)])
     conn.commit()
@@ -44,9 +45,28 @@ def test_to_char_number_model_of_columns_and_expressions(conn, dsn):
         ["TO_CHAR(12345.678,'99,999.99')"], [(" 12,345.68",)])
 
 
-@pytest.mark.parametrize("model, code", [
-    ("9.99EEEE", "SLU-00001"), ("L999", "SLU-00001"), ("XX", "SLU-00001"), ("9Z9", "ORA-01481"),
-    ("99.9.9", "ORA-01481"), ("9.9,9", "ORA-01481"), ("RN9", "SLU-00001"), ("B999", "SLU-00001"),
-])
+# Oracle's "Number Format Models": a valid model with elements Sluice does not write is SLU-00001;
+# one that breaks the elements' restrictions (X only after 0 or FM, RN and TM alone, EEEE last,
+# one currency symbol, V with no decimal point) is no model, ORA-01481, as is one with no element
+_UNWRITTEN = ["9.99EEEE", "S9.9EEEE", "L999", "999L", "C999", "U9,999", "999V99", "B999", "XX", "0XXX",
+              "FMXX", "RN", "FMrn", "TM", "TM9", "TME"]
+_NO_MODEL = ["9Z9", "99.9.9", "9.9,9", "RN9", "99X", "X9", "9xyz", "xyz", "TM99", "9.9V9", "99LL", "9EEEE9",
+             "YYYY"]
+
+
+@pytest.mark.parametrize("model, code", [(m, "SLU-00001") for m in _UNWRITTEN] + [(m, "ORA-01481") for m in _NO_MODEL])
 def test_number_models_sluice_does_not_write(conn, model, code):
     assert query_code(conn, f"SELECT TO_CHAR(1, '{model}') FROM DUAL") == code
+
+
+@pytest.mark.parametrize("model, code", [("RN", "SLU-00001"), ("xyz", "ORA-01481"), ("99X", "ORA-01481"),
+                                         ("YYYY", "ORA-01481")])
+def test_a_bound_model_of_a_number_on_sqlite(tmp_path, model, code):
+    """On SQLite a bound model of a number is read by numformat (PostgreSQL's own to_char reads it);
+    the rules engine's TO_CHAR reads it alike."""
+    c = sluice.connect(f"sqlite:///{tmp_path}/bound.db")
+    try:
+        assert query_code(c, "SELECT TO_CHAR(5, :m) FROM DUAL", {"m": model}) == code
+    finally:
+        c.close()
+    assert raised_code(lambda: sqlfunctions.to_char(5, model)) == code

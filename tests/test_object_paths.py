@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from tests.test_binds import _create_table
+from tests.sqlhelpers import create_table
 from tests.sqlhelpers import query_code, query_headed
 
 
@@ -74,7 +74,7 @@ def test_bad_paths_are_ora_00904(books, sql):
 
 
 def test_paths_in_dml(books, dsn):
-    _create_table(dsn, "CREATE TABLE long_books (title VARCHAR(40), pages INTEGER)")
+    create_table(dsn, "CREATE TABLE long_books (title VARCHAR(40), pages INTEGER)")
     cur = books.cursor()
     cur.execute("INSERT INTO long_books (title, pages) SELECT q.user_data.title, q.user_data.pages "
                 "FROM AQ$BOOK_QT q WHERE q.user_data.pages > :n", n=100)

@@ -11,8 +11,7 @@ import datetime as dt
 import pytest
 
 import sluice
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_code, query_rows
+from tests.sqlhelpers import create_table, query_code, query_rows
 
 
 @pytest.mark.parametrize("sql, row", [
@@ -40,6 +39,9 @@ from tests.sqlhelpers import query_code, query_rows
     ("SELECT INSTR('hello', 'l'), INSTR('hello', 'l', -1), INSTR('hello', 'l', 1, 2), INSTR('hello', 'z'), "
      "INSTR('hello', 'l', 4) FROM DUAL", (3, 4, 4, 0, 4)),
     ("SELECT LENGTH('hello'), LENGTH('') FROM DUAL", (5, None)),
+    # an empty model is NULL (Oracle's empty string), not a date format model to refuse (ORA-01821)
+    ("SELECT TO_CHAR(5, ''), TO_CHAR(DATE '2026-01-02', ''), TO_DATE('2026-01-02', ''), "
+     "TO_DATE('', 'YYYY-MM-DD') FROM DUAL", (None, None, None, None)),
 ])
 def test_the_same_answer_on_both_stores(conn, sql, row):
     assert query_rows(conn, sql) == [row]
@@ -67,7 +69,7 @@ def test_a_changed_item_keeps_oracles_heading(conn):
 
 
 def test_on_a_users_table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE orders (id INTEGER, note TEXT, placed TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE orders (id INTEGER, note TEXT, placed TIMESTAMP)")
     cur = conn.cursor()
     cur.execute("INSERT INTO orders VALUES (1, 'rush', TO_DATE('2026-01-02 10:00:00', 'YYYY-MM-DD HH24:MI:SS'))")
     cur.execute("INSERT INTO orders VALUES (2, NULL, DATE '2026-02-03')")
@@ -82,7 +84,7 @@ def test_decode_matches_a_null_expression_to_a_null_search(conn, dsn):
     """DECODE of an expression with a NULL search matches a NULL value (was SLU-00001: the
     operand is written once per search, as translated, its binds too); one whose value may
     differ each time it is evaluated is still refused."""
-    _create_table(dsn, "CREATE TABLE labels (n INTEGER, label VARCHAR(20))")
+    create_table(dsn, "CREATE TABLE labels (n INTEGER, label VARCHAR(20))")
     cur = conn.cursor()
     cur.execute("INSERT INTO labels VALUES (1, 'x')")
     cur.execute("INSERT INTO labels VALUES (2, NULL)")
@@ -123,7 +125,7 @@ def test_bad_text_or_format_is_oracles_error(conn, sql, code):
 
 
 def test_a_bad_date_in_a_column_is_oracles_error(conn, dsn):
-    _create_table(dsn, "CREATE TABLE texts (t TEXT)")
+    create_table(dsn, "CREATE TABLE texts (t TEXT)")
     cur = conn.cursor()
     cur.execute("INSERT INTO texts VALUES ('2026-13-01')")
     assert query_code(conn, "SELECT TO_DATE(t, 'YYYY-MM-DD') FROM texts") == "ORA-01843"
@@ -137,8 +139,8 @@ def test_a_store_of_schema_25_gets_the_functions(dsn):
     conn = sluice.connect(dsn)
     conn.close()
     if dsn.startswith("postgresql"):
-        _create_table(dsn, "DROP FUNCTION ORACLE_SUBSTR(TEXT, NUMERIC, NUMERIC) CASCADE")
-    _create_table(dsn, "UPDATE SLUICE_META SET VALUE = '25' WHERE KEY = 'schema_version'")
+        create_table(dsn, "DROP FUNCTION ORACLE_SUBSTR(TEXT, NUMERIC, NUMERIC) CASCADE")
+    create_table(dsn, "UPDATE SLUICE_META SET VALUE = '25' WHERE KEY = 'schema_version'")
     conn = sluice.connect(dsn)
     try:
         assert query_rows(conn, "SELECT SUBSTR('hello', -3, 2) FROM DUAL") == [("ll",)]

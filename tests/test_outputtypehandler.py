@@ -10,15 +10,13 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-import pytest
 
 import sluice
-from tests.test_binds import _create_table
-from tests.sqlhelpers import raised_code
+from tests.sqlhelpers import create_table, raised_code
 
 
 def _amounts(conn, dsn):
-    _create_table(dsn, "CREATE TABLE amounts (n INTEGER, amt NUMERIC(30,2), name VARCHAR(10))")
+    create_table(dsn, "CREATE TABLE amounts (n INTEGER, amt NUMERIC(30,2), name VARCHAR(10))")
     cur = conn.cursor()
     for n, amt, name in ((1, "2.00", "Ab"), (2, "0.10", "Cd"), (3, "123456789012345678901234567.89", None)):
         cur.execute(f"INSERT INTO amounts VALUES ({n}, {amt}, :1)", [name])

@@ -11,8 +11,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_binds import _create_table, filled_table
-from tests.sqlhelpers import query_code, query_headed, query_rows
+from tests.sqlhelpers import create_table, filled_table, query_code, query_headed, query_rows
 
 # the rows in the order they were inserted (the order both stores scan a fresh table in)
 ROWS = [(3, "c", "y"), (1, "a", "y"), (5, None, "y"), (2, "b", "x"), (4, "d", "x")]
@@ -186,7 +185,7 @@ def test_listagg(table, sql, rows):
 
 
 def test_listagg_of_a_decimal_column(conn, dsn):
-    _create_table(dsn, "CREATE TABLE P (p NUMERIC(10, 2))")
+    create_table(dsn, "CREATE TABLE P (p NUMERIC(10, 2))")
     cur = conn.cursor()
     cur.executemany("INSERT INTO P (p) VALUES (:1)", [[2], [1.5], [-0.25]])
     conn.commit()

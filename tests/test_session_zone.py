@@ -20,10 +20,9 @@ import pytest
 
 import sluice
 from tests.conftest import PG_BASE, drop_schema, make_queue, pg_admin
-from tests.test_binds import _create_table
 from tests.test_dual import india  # noqa: F401  (india: a fixture)
 from tests.streams.test_propagation import _raw
-from tests.sqlhelpers import query_rows, raised_code
+from tests.sqlhelpers import create_table, query_rows, raised_code
 
 PLUS5 = dt.timezone(dt.timedelta(hours=5))
 
@@ -113,7 +112,7 @@ def test_plsql_reads_the_session_zones_clock_too(conn):
 def test_alter_session_stays_when_the_transaction_rolls_back(conn, dsn):
     """ALTER SESSION is no part of the transaction (PostgreSQL would undo its setting)."""
     _enqueue(conn)
-    _create_table(dsn, "CREATE TABLE notes (n INTEGER)")
+    create_table(dsn, "CREATE TABLE notes (n INTEGER)")
     conn.cursor().execute("INSERT INTO notes (n) VALUES (1)")     # an open transaction
     conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
     conn.rollback()

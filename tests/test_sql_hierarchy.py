@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_binds import filled_table
+from tests.sqlhelpers import filled_table
 from tests.sqlhelpers import query_code, query_headed
 
 # KING ─┬─ JONES ─┬─ SCOTT ── ADAMS

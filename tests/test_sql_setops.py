@@ -10,13 +10,12 @@ import datetime as dt
 import pytest
 
 from tests.conftest import make_queue
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_code, query_headed
+from tests.sqlhelpers import create_table, query_code, query_headed
 
 
 @pytest.fixture
 def table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE T (n INTEGER, s TEXT)")
+    create_table(dsn, "CREATE TABLE T (n INTEGER, s TEXT)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO T (n, s) VALUES (:1, :2)", [(1, "a"), (2, "b"), (2, "b"), (3, "c")])
     conn.commit()

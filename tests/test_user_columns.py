@@ -19,8 +19,7 @@ import datetime as dt
 import pytest
 
 import sluice
-from tests.test_binds import _create_table
-from tests.sqlhelpers import query_rows, raised_code
+from tests.sqlhelpers import create_table, query_rows, raised_code
 
 T = dt.datetime(2026, 1, 2, 3, 4, 5, 678901)
 WHOLE = T.replace(microsecond=0)
@@ -30,9 +29,9 @@ DAY = dt.timedelta(days=1)
 def _events(conn, dsn):
     """Table ``ev``: DATE columns (midnight values: PostgreSQL's DATE has no time of day),
     a TIMESTAMP, a NUMERIC(8,2), a NUMERIC(5), text; its rows written behind Sluice's back."""
-    _create_table(dsn, "CREATE TABLE ev (n INTEGER, d DATE, at TIMESTAMP, amt NUMERIC(8,2), "
+    create_table(dsn, "CREATE TABLE ev (n INTEGER, d DATE, at TIMESTAMP, amt NUMERIC(8,2), "
                        "whole NUMERIC(5), label VARCHAR(20), due DATE)")
-    _create_table(dsn, "INSERT INTO ev VALUES (1, '2026-01-02 00:00:00', '2026-01-02 03:04:05.678901', 12, 7, "
+    create_table(dsn, "INSERT INTO ev VALUES (1, '2026-01-02 00:00:00', '2026-01-02 03:04:05.678901', 12, 7, "
                        "'2026-03-04 05:06:07', '2026-01-05 00:00:00'), (2, NULL, NULL, 2.5, NULL, 'x', NULL)")
 
 
@@ -230,18 +229,18 @@ def test_the_types_of_a_users_columns_are_kept_until_its_ddl_changes_them(conn, 
     """A statement with ± on a user's column looks the column's type up once, not each time
     it runs (PostgreSQL: one catalog query more each time); a change of the table's DDL
     behind Sluice's back is still seen at the statement's next run, a query's or DML's."""
-    _create_table(dsn, "CREATE TABLE k (n INTEGER, x NUMERIC(5))")
-    _create_table(dsn, "INSERT INTO k VALUES (1, 7)")
+    create_table(dsn, "CREATE TABLE k (n INTEGER, x NUMERIC(5))")
+    create_table(dsn, "INSERT INTO k VALUES (1, 7)")
     sql = "SELECT x + 1 FROM k"
     assert query_rows(conn, sql) == [(8,)]
     assert _catalog_reads(conn, dsn, lambda: query_rows(conn, sql)) == ([(8,)], [])
     for ddl in ("DROP TABLE k", "CREATE TABLE k (n INTEGER, x TIMESTAMP)",
                 "INSERT INTO k VALUES (1, '2026-01-02 03:04:05')"):
-        _create_table(dsn, ddl)
+        create_table(dsn, ddl)
     assert query_rows(conn, sql) == [(WHOLE + DAY,)]          # a date now: the day after
     assert _catalog_reads(conn, dsn, lambda: query_rows(conn, sql))[1] == []
     for ddl in ("DROP TABLE k", "CREATE TABLE k (n INTEGER, x NUMERIC(5))", "INSERT INTO k VALUES (1, 2)"):
-        _create_table(dsn, ddl)
+        create_table(dsn, ddl)
     cur = conn.cursor()
     cur.execute("UPDATE k SET x = x + 1 WHERE n = 1")     # a number again: DML sees it too
     conn.commit()

@@ -140,6 +140,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1852: (DataError, "seconds must be between 0 and 59"),
     1855: (DataError, "AM/A.M. or PM/P.M. required"),
     1861: (DataError, "literal does not match format string"),
+    30076: (ProgrammingError, "invalid extract field for extract source"),
     # ALTER SESSION SET TIME_ZONE (store/sessionzone.py)
     1874: (DataError, "time zone hour must be between -15 and 15"),
     1875: (DataError, "time zone minute must be between -59 and 59"),
@@ -174,7 +175,6 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     923: (ProgrammingError, "FROM keyword not found where expected"),
     928: (ProgrammingError, "missing SELECT keyword"),
     932: (ProgrammingError, "inconsistent datatypes: expected {0} got {1}"),
-    30076: (ProgrammingError, "invalid extract field for extract source"),
     933: (ProgrammingError, "SQL command not properly ended"),
     22289: (DatabaseError, "cannot perform operation on an unopened file or LOB"),
     22293: (DatabaseError, "LOB already opened in the same transaction"),

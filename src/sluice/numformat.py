@@ -16,9 +16,12 @@ AMERICA: ``.`` and ``,``), ``MI`` / ``PR`` last (``-`` or a blank after; ``<…>
 around).  Without S, MI or PR a leading position holds the sign (a blank for a positive
 number), so ``TO_CHAR(12345.678, '99,999.99')`` is ``' 12,345.68'``.  The number is rounded
 half away from zero to the model's decimals; one with more integer digits than the model
-has is ``'#'`` times the model's length plus one.  Elements Sluice does not write (``EEEE``,
-``L``, ``C``, ``U``, ``V``, ``B``, ``X``, ``RN``, ``TM``) are SLU-00001; anything else
-ORA-01481.
+has is ``'#'`` times the model's length plus one.  A valid model with elements Sluice does not
+write is SLU-00001: ``EEEE`` last (``'9.9EEEE'``), one ``L`` / ``C`` / ``U`` first, last or as the
+decimal point, ``V`` (``'999V99'``, no decimal point), one ``B``, and the models that stand alone:
+hexadecimal ``X`` after ``0`` or ``FM`` (``'0XXX'``), ``RN`` (FM allowed), ``TM`` / ``TM9`` / ``TME``.
+Anything else is no model, ORA-01481 (``'xyz'``, ``'99X'``, ``'RN9'``), as Oracle's "Number Format
+Models" reference restricts them.
 
 ``TO_NUMBER(text, fmt)`` reads text written so (:func:`read_number`): element by element, the
 integer part right-aligned on the model's (fewer leading digits, and the group separators
@@ -46,9 +49,13 @@ _NUMBER_TEXT = re.compile(r"(\$?)([0-9,]*)(?:\.([0-9]*))?")
 
 __all__ = ["NumberModel", "format_number", "is_number_model", "number_model", "pg_to_char", "read_number"]
 
-_UNANSWERED = re.compile(r"EEEE|RN|TM|[LCUVBX]", re.I)
-_HEX = re.compile(r"(?:FM)?X+", re.I)
+# the models that stand alone: hexadecimal (only 0 or FM before the Xs), Roman numerals, text minimum
+_ALONE = re.compile(r"(?:FM)?(?:0*X+|RN)|TM[9E]?", re.I)
 _BODY = re.compile(r"[09,]*(?:\.[09]*)?")
+# a valid model's elements Sluice does not write, taken out before the rest is read: EEEE last, one
+# currency symbol first, last or as the decimal point, V among the digits (no decimal point), one B
+_UNWRITTEN = (re.compile(r"(.+)EEEE"), re.compile(r"[LCU](.*)|(.*?)[LCU]|([^.LCU]*)[LCU]([09]*)"),
+              re.compile(r"([09,]+)V([09]+)"), re.compile(r"([^B]*)B([^B]*)"))
 
 
 class NumberModel(NamedTuple):
@@ -62,8 +69,8 @@ class NumberModel(NamedTuple):
 
 def is_number_model(fmt: str) -> bool:
     """Whether ``fmt`` is a number format model (it has a digit 9 or 0, a date's has none; or
-    it is hexadecimal ``X``s)."""
-    return "9" in fmt or "0" in fmt or _HEX.fullmatch(fmt) is not None
+    it is one that stands alone: hexadecimal ``X``, ``RN``, ``TM``)."""
+    return "9" in fmt or "0" in fmt or _ALONE.fullmatch(fmt) is not None
 
 
 @lru_cache(maxsize=256)
@@ -71,13 +78,12 @@ def number_model(fmt: str) -> NumberModel:
     """``fmt`` read (see the module): SLU-00001 for what Sluice does not write, ORA-01481 for
     what is no model."""
     text = fmt.upper()
+    if _ALONE.fullmatch(text):
+        raise _unwritten(fmt)
     fm = text.startswith("FM")
     if fm:
         text = text[2:]
     width = len(text) + 1
-    if _UNANSWERED.search(text.replace("D", ".")):
-        raise not_supported(f"the number format model {fmt!r} in TO_CHAR (Sluice writes 9 0 , . G D $ S MI "
-                            "PR FM)")
     sign = ""
     if text.startswith("S"):
         sign, text = "S<", text[1:]
@@ -87,10 +93,30 @@ def number_model(fmt: str) -> NumberModel:
         sign, text = text[-2:], text[:-2]
     dollar = text.count("$") == 1
     text = text.replace("$", "", 1).replace("G", ",").replace("D", ".")
-    if not text or not _BODY.fullmatch(text) or text.startswith(","):
+    read = _written(text)
+    if read is None:
         raise ora(1481)
+    if read != text:
+        raise _unwritten(fmt)
     whole, point, fraction = text.partition(".")
     return NumberModel(fm, dollar, sign, whole, fraction if point else None, width)
+
+
+def _written(text: str) -> str | None:
+    """``text`` (a model without FM, its sign and ``$``; G and D as ``,`` and ``.``) without the
+    valid elements Sluice does not write (:data:`_UNWRITTEN`, each once), or None when what is
+    left is no model."""
+    for element in _UNWRITTEN:
+        m = element.fullmatch(text)
+        if m is not None:
+            text = "".join(g for g in m.groups() if g)
+    if not text or not _BODY.fullmatch(text) or text.startswith(","):
+        return None
+    return text
+
+
+def _unwritten(fmt: str) -> Exception:
+    return not_supported(f"the number format model {fmt!r} in TO_CHAR (Sluice writes 9 0 , . G D $ S MI PR FM)")
 
 
 def format_number(value: Decimal | int | float, fmt: str) -> str:

@@ -11,8 +11,7 @@ import pytest
 
 import sluice
 from sluice.errors import ora
-from sluice.store.sqlitecalls import BAD_NUMBER, oracle_call
-from sluice.store.sqlitedays import add_days_error
+from sluice.store.sqlitecalls import BAD_NUMBER, kept_error, oracle_call
 
 
 def _echo(*args):
@@ -44,13 +43,13 @@ def test_the_wrapper_reads_empty_as_null_and_answers_null(db):
 def test_the_wrapper_keeps_the_oracle_error(db):
     with pytest.raises(sqlite3.OperationalError, match="user-defined function raised exception"):
         db.execute("SELECT STRICT_F('raise')").fetchone()
-    assert add_days_error().full_code == "ORA-01465"        # kept for the session to raise
+    assert kept_error().full_code == "ORA-01465"        # kept for the session to raise
     with pytest.raises(sqlite3.OperationalError):
         db.execute("SELECT STRICT_F('bad')").fetchone()
-    assert add_days_error().full_code == "ORA-01722"        # a Python ValueError of a bad number
+    assert kept_error().full_code == "ORA-01722"        # a Python ValueError of a bad number
     with pytest.raises(sqlite3.OperationalError):
         db.execute("SELECT LAX_F('bad')").fetchone()
-    assert add_days_error() is None                          # not told it is one: not an ORA error
+    assert kept_error() is None                          # not told it is one: not an ORA error
 
 
 @pytest.fixture
@@ -84,4 +83,38 @@ def test_each_family_answers_null_as_oracle(conn, sql):
 def test_each_family_raises_the_oracle_error(conn, sql, code):
     with pytest.raises(sluice.DatabaseError) as e:
         _one(conn, sql)
+    assert e.value.full_code == code
+
+
+# sqlitedays' functions (DATE ± column, EXTRACT, CAST AS DATE, TRUNC of a view's date) go
+# through the wrapper too: a NULL argument is NULL without running, their ORA error is the statement's
+_DAYS_NULL = ["sluice_add_days(NULL, 1)", "sluice_add_days('2026-01-01 00:00:00', NULL)",
+              "sluice_date_minus(NULL, 1)", "sluice_date_minus('2026-01-01 00:00:00', NULL)",
+              "sluice_interval(NULL, '2026-01-01 00:00:00')", "sluice_interval('2026-01-01 00:00:00', NULL)",
+              "sluice_extract('YEAR', NULL)", "sluice_cast_date(NULL, 'DATE')", "sluice_trunc_date(NULL, 'DD')"]
+
+
+@pytest.mark.parametrize("call", _DAYS_NULL)
+def test_the_days_functions_answer_null_for_null(conn, call):
+    assert _one(conn, f"SELECT {call} FROM DUAL") == (None,)
+
+
+@pytest.mark.parametrize("call", [c.replace("NULL", "''") for c in _DAYS_NULL])
+def test_the_days_functions_read_empty_as_null(conn, call):
+    assert _one(conn, f"SELECT {call} FROM DUAL") == (None,)
+
+
+@pytest.mark.parametrize("call, code", [
+    ("sluice_add_days('2026-01-01 00:00:00', 'x')", "ORA-01722"),
+    ("sluice_add_days('2026-01-01 00:00:00', '2026-01-01')", "ORA-00932"),
+    ("sluice_date_minus(1, '2026-01-01 00:00:00')", "ORA-00932"),
+    ("sluice_interval('2026-01-01 00:00:00', 1)", "ORA-00932"),
+    ("sluice_extract('YEAR', 1.5)", "ORA-30076"),
+    ("sluice_extract('DAY', 'x')", "ORA-01861"),
+    ("sluice_cast_date('x', 'DATE')", "ORA-01861"),
+    ("sluice_cast_date(1, 'DATE')", "ORA-00932"),
+])
+def test_the_days_functions_raise_the_oracle_error(conn, call, code):
+    with pytest.raises(sluice.DatabaseError) as e:
+        _one(conn, f"SELECT {call} FROM DUAL")
     assert e.value.full_code == code

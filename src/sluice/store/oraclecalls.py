@@ -20,7 +20,8 @@ in the statement instead of which of its pieces (start -> (end, text)):
   (PostgreSQL's ``to_date`` drops the time); a literal format model is checked here
   (ORA-01821), PostgreSQL's would take ``QQQQ``; a literal number format model
   (``'99,999.99'``) is Oracle's on both stores (:mod:`sluice.numformat`);
-* a ``''`` argument of these is NULL, as Oracle's empty string is.
+* a ``''`` argument of these is NULL, as Oracle's empty string is (``TO_CHAR(5, '')`` is NULL, the
+  model no model to check).
 """
 
 from __future__ import annotations
@@ -114,19 +115,23 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
         pieces[toks[i].start] = (toks[i].end, "ORACLE_TO_CHAR")
     elif name in _RENAMED:
         pieces[toks[i].start] = (toks[i].end, _RENAMED[name])
+    # a literal date format model is checked here; '' is NULL (a piece above), so the call's NULL
     if name in ("TO_CHAR", "TO_DATE") and len(args) == 2 and args[1][0] == args[1][1] \
-            and toks[args[1][0]].kind == "str" and not (name == "TO_CHAR" and _number_model(toks, args)):
+            and toks[args[1][0]].kind == "str" and toks[args[1][0]].text != "''" \
+            and not (name == "TO_CHAR" and _number_model(toks, args)):
         check_format(toks[args[1][0]].text[1:-1].replace("''", "'"))
     return pieces
 
 
 def _number_model(toks: Sequence, args: list[tuple[int, int]]) -> str | None:
     """The literal number format model of a TO_CHAR call (:mod:`sluice.numformat`: read, refused
-    when Sluice does not write it), or None."""
-    if len(args) != 2 or args[1][0] != args[1][1] or toks[args[1][0]].kind != "str":
+    when Sluice does not write it, ORA-01481 when it is none) — any literal model but '' (NULL) of a
+    number literal — or None."""
+    if len(args) != 2 or args[1][0] != args[1][1] or toks[args[1][0]].kind != "str" \
+            or toks[args[1][0]].text == "''":
         return None
     fmt = toks[args[1][0]].text[1:-1].replace("''", "'")
-    if not is_number_model(fmt):
+    if not is_number_model(fmt) and not (args[0][0] == args[0][1] and toks[args[0][0]].kind == "num"):
         return None
     number_model(fmt)
     return fmt

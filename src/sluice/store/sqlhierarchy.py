@@ -35,7 +35,7 @@ import sqlite3
 from typing import Callable
 
 from ..errors import not_supported, ora, raised_by_sluice_sql
-from .sqlitedays import keep_error
+from .sqlitecalls import keep_error
 from .oraclecalls import arguments
 from .selectitems import item_headings
 from .usercolumns import Lookup

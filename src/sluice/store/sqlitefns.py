@@ -129,7 +129,8 @@ _DATE_TEXT = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?")
 
 
 def _user_to_char(value: Any, fmt: Any = None) -> str | None:
-    if fmt is not None and is_number_model(fmt) and not isinstance(value, bytes):
+    # a number (SQLite's dates are text) or text read as one by a number model
+    if fmt is not None and (isinstance(value, (int, float)) or is_number_model(fmt) and isinstance(value, str)):
         if isinstance(value, str):
             try:
                 value = Decimal(value.strip())

@@ -26,7 +26,7 @@ from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueI
                    QueueInfo, QueueTableInfo, Selector, StoreSession)
 from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
-from .sqlitedays import add_days_error
+from .sqlitecalls import kept_error
 from .sqlitefns import divided_by_zero
 from .sessions import OpenSession
 from .sqlmemory import memory_views, session_view
@@ -696,7 +696,7 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
         return raised
     if divided_by_zero() and "user-defined function raised exception" in msg:
         return ora(1476)
-    days_error = add_days_error()
+    days_error = kept_error()
     if days_error is not None and "user-defined function raised exception" in msg:
         return days_error
     if "no such table" in msg:

@@ -336,7 +336,8 @@ class _Translation:
         if word == "TO_DATE":
             self.dated.add(i)
             args, close = arguments(toks, i + 1)
-            if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" for a, b in args):
+            if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" and toks[a].text != "''"
+                                                    for a, b in args):     # ('' is NULL: the call's NULL)
                 text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
                 self._clock(i, close, 0, to_date(text, fmt))
                 return
