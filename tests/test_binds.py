@@ -8,12 +8,10 @@ values were ignored."""
 
 from __future__ import annotations
 
-import sqlite3
-
-import psycopg
 import pytest
 
 import sluice
+from tests.sqlhelpers import create_table
 
 
 def _one(cur, sql, binds=None, **kw):
@@ -41,20 +39,8 @@ def test_a_list_binds_each_plsql_name_once(conn):
     assert cur.output == ["x"]
 
 
-def _create_table(dsn, ddl):
-    """A table of the store's own database, made behind Sluice's back (Sluice runs DML, not DDL)."""
-    if dsn.startswith("sqlite"):
-        with sqlite3.connect(dsn.removeprefix("sqlite:///")) as db:
-            db.execute(ddl)
-        return
-    schema = dsn.rsplit("schema=", 1)[1]
-    with psycopg.connect(dsn.partition("?")[0], autocommit=True) as db:
-        db.execute(f"SET search_path TO {schema}")
-        db.execute(ddl)
-
-
 def test_dml_binds_by_position(conn, dsn):
-    _create_table(dsn, "CREATE TABLE departments (department_id INTEGER, department_name TEXT)")
+    create_table(dsn, "CREATE TABLE departments (department_id INTEGER, department_name TEXT)")
     cur = conn.cursor()
     cur.execute("INSERT INTO departments (department_id, department_name) VALUES (:dept_id, :dept_name)",
                 [280, "Facility"])
@@ -82,7 +68,7 @@ def test_binds_that_do_not_match_are_refused(conn, sql, binds, kw, code):
 
 
 def test_a_refused_bind_changes_nothing(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER)")
     cur = conn.cursor()
     for binds in ([1, 2], {"a": 1, "b": 2}):
         with pytest.raises(sluice.DatabaseError):

@@ -10,8 +10,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue, nowait
-from tests.test_binds import _create_table
-from tests.test_connect import _code
+from tests.sqlhelpers import create_table, raised_code
 
 FAIL = "RAISE_APPLICATION_ERROR(-20001, 'boom');"
 
@@ -51,7 +50,7 @@ def test_a_failed_block_leaves_nothing_but_the_earlier_work_stays(conn):
     make_queue(conn)
     conn.queue("Q").enqone(conn.msgproperties(payload=b"before"))     # same transaction
     cur = conn.cursor()
-    assert _code(lambda: cur.execute(_block(_enqueue("in1"), _enqueue("in2"), FAIL))) == "ORA-20001"
+    assert raised_code(lambda: cur.execute(_block(_enqueue("in1"), _enqueue("in2"), FAIL))) == "ORA-20001"
     assert conn.transaction_in_progress                   # the earlier work's transaction
     conn.commit()
     assert _queued(conn) == [b"before"]
@@ -60,7 +59,7 @@ def test_a_failed_block_leaves_nothing_but_the_earlier_work_stays(conn):
 def test_a_failed_block_that_began_the_transaction_ends_it(conn):
     make_queue(conn)
     cur = conn.cursor()
-    assert _code(lambda: cur.execute(_block(_enqueue("in"), "pl := 1 / 0;"))) == "ORA-01476"
+    assert raised_code(lambda: cur.execute(_block(_enqueue("in"), "pl := 1 / 0;"))) == "ORA-01476"
     assert not conn.transaction_in_progress
     conn.commit()
     assert _queued(conn) == []
@@ -89,7 +88,7 @@ def test_a_dequeue_in_a_failed_block_is_given_back(conn):
     deq = """DBMS_AQ.DEQUEUE(queue_name => 'Q', dequeue_options => dq, message_properties => mp,
                     payload => pl, msgid => mid);"""
     cur = conn.cursor()
-    assert _code(lambda: cur.execute(_block(deq, FAIL))) == "ORA-20001"
+    assert raised_code(lambda: cur.execute(_block(deq, FAIL))) == "ORA-20001"
     assert conn.transaction_in_progress
     conn.commit()
     got = nowait(conn.queue("Q")).deqone()
@@ -105,7 +104,7 @@ def test_callproc_whose_out_value_cannot_be_given_back_undoes_the_call(conn):
     conn.queue("Q").enqone(conn.msgproperties(payload=b"m1"))
     conn.commit()
     cur = conn.cursor()
-    code = _code(lambda: cur.callproc("dbms_aq.dequeue", ["Q", None, None, cur.var(int), cur.var(bytes)]))
+    code = raised_code(lambda: cur.callproc("dbms_aq.dequeue", ["Q", None, None, cur.var(int), cur.var(bytes)]))
     assert code == "ORA-00932"
     assert not conn.transaction_in_progress
     got = nowait(conn.queue("Q")).deqone()
@@ -117,7 +116,7 @@ def test_callproc_failure_keeps_the_earlier_work(conn):
     make_queue(conn)
     conn.queue("Q").enqone(conn.msgproperties(payload=b"before"))
     cur = conn.cursor()
-    assert _code(lambda: cur.callproc("raise_application_error", [-20002, "no"])) == "ORA-20002"
+    assert raised_code(lambda: cur.callproc("raise_application_error", [-20002, "no"])) == "ORA-20002"
     assert conn.transaction_in_progress
     conn.commit()
     assert _queued(conn) == [b"before"]
@@ -137,7 +136,7 @@ def test_a_handled_exception_undoes_nothing(conn):
 def test_a_reraised_exception_undoes_the_block(conn):
     make_queue(conn)
     cur = conn.cursor()
-    assert _code(lambda: cur.execute(_block(_enqueue("a"), FAIL, handler="RAISE;"))) == "ORA-20001"
+    assert raised_code(lambda: cur.execute(_block(_enqueue("a"), FAIL, handler="RAISE;"))) == "ORA-20001"
     conn.commit()
     assert _queued(conn) == []
 
@@ -149,7 +148,7 @@ def test_a_ddl_like_call_commits_what_came_before_it(conn):
     make_queue(conn)
     conn.queue("Q").enqone(conn.msgproperties(payload=b"before"))
     cur = conn.cursor()
-    code = _code(lambda: cur.execute(_block(
+    code = raised_code(lambda: cur.execute(_block(
         _enqueue("a"),
         "DBMS_AQADM.CREATE_QUEUE(queue_name => 'Q2', queue_table => 'Q_QT');",
         _enqueue("b"), FAIL)))
@@ -164,7 +163,7 @@ def test_a_ddl_like_call_commits_what_came_before_it(conn):
 def test_a_commit_inside_the_block_keeps_what_it_committed(conn):
     make_queue(conn)
     cur = conn.cursor()
-    code = _code(lambda: cur.execute(_block(_enqueue("a"), "COMMIT;", _enqueue("b"), FAIL)))
+    code = raised_code(lambda: cur.execute(_block(_enqueue("a"), "COMMIT;", _enqueue("b"), FAIL)))
     assert code == "ORA-20001"
     conn.commit()
     assert _queued(conn) == [b"a"]
@@ -178,7 +177,7 @@ def test_a_buffered_enqueue_is_no_part_of_the_transaction(conn):
     buffered = ("eo.visibility := DBMS_AQ.IMMEDIATE; eo.delivery_mode := DBMS_AQ.BUFFERED; "
                 + _enqueue("buf") + " eo.visibility := DBMS_AQ.ON_COMMIT; "
                 "eo.delivery_mode := DBMS_AQ.PERSISTENT;")
-    assert _code(lambda: cur.execute(_block(buffered, _enqueue("pers"), FAIL))) == "ORA-20001"
+    assert raised_code(lambda: cur.execute(_block(buffered, _enqueue("pers"), FAIL))) == "ORA-20001"
     conn.commit()
     assert _queued(conn) == []                            # the persistent one went
     q = nowait(conn.queue("Q"))
@@ -191,7 +190,7 @@ def test_an_immediate_enqueue_stays(conn):
     make_queue(conn)
     cur = conn.cursor()
     immediate = "eo.visibility := DBMS_AQ.IMMEDIATE; " + _enqueue("imm")
-    assert _code(lambda: cur.execute(_block(immediate, FAIL))) == "ORA-20001"
+    assert raised_code(lambda: cur.execute(_block(immediate, FAIL))) == "ORA-20001"
     conn.rollback()
     assert _queued(conn) == [b"imm"]
 
@@ -208,10 +207,10 @@ def test_exec_and_executescript_are_atomic_too(conn):
 
 
 def test_dml_in_a_failed_block_is_undone(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (n INTEGER)")
+    create_table(dsn, "CREATE TABLE t (n INTEGER)")
     cur = conn.cursor()
     cur.execute("INSERT INTO t (n) VALUES (1)")
-    code = _code(lambda: cur.execute(
+    code = raised_code(lambda: cur.execute(
         "BEGIN EXECUTE IMMEDIATE 'INSERT INTO t (n) VALUES (2)'; " + FAIL + " END;"))
     assert code == "ORA-20001"
     conn.commit()
@@ -222,9 +221,9 @@ def test_dml_in_a_failed_block_is_undone(conn, dsn):
 def test_a_failing_multi_row_update_changes_nothing(conn, dsn):
     """Plain DML at a cursor: the failing UPDATE (its second row breaks the CHECK) is undone
     whole, the INSERT before it stays, and the transaction goes on (PostgreSQL too)."""
-    _create_table(dsn, "CREATE TABLE t (n INTEGER CHECK (n < 3))")
-    _create_table(dsn, "INSERT INTO t (n) VALUES (1)")
-    _create_table(dsn, "INSERT INTO t (n) VALUES (2)")
+    create_table(dsn, "CREATE TABLE t (n INTEGER CHECK (n < 3))")
+    create_table(dsn, "INSERT INTO t (n) VALUES (1)")
+    create_table(dsn, "INSERT INTO t (n) VALUES (2)")
     cur = conn.cursor()
     cur.execute("INSERT INTO t (n) VALUES (0)")
     with pytest.raises(sluice.DatabaseError):

@@ -13,6 +13,7 @@ import pytest
 import sluice
 from sluice import connect_params
 from tests.conftest import make_queue, nowait
+from tests.sqlhelpers import raised_code
 
 PW = "Secret-pw-1"
 
@@ -46,12 +47,6 @@ def fresh_warnings(monkeypatch):
     monkeypatch.setattr(connect_params, "_warned", set())
 
 
-def _code(fn):
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
-
-
 # -- every keyword has its place ------------------------------------------------------
 
 def test_every_oracledb_keyword_is_sorted():
@@ -74,7 +69,7 @@ def test_user_password_dsn_in_every_form(store, tmp_path, monkeypatch):
     for form in forms:
         with form() as c:
             assert c.username == "SCOTT"
-    assert _code(lambda: sluice.connect(f"scott/wrong@{store}")) == "ORA-01017"
+    assert raised_code(lambda: sluice.connect(f"scott/wrong@{store}")) == "ORA-01017"
     # user/password alone: the default store (./sluice.db)
     monkeypatch.chdir(tmp_path)
     with sluice.connect() as admin:
@@ -99,7 +94,7 @@ def test_connect_params(store):
     assert (copy.user, copy.events, params.user) == ("other", True, "scott")
     assert sluice.ConnectParams.parse_dsn_with_credentials("u/p@postgresql://pg@h/db") == \
         ("u", "p", "postgresql://pg@h/db")
-    assert _code(lambda: sluice.connect(store, params={"user": "scott"})) == "DPY-2025"
+    assert raised_code(lambda: sluice.connect(store, params={"user": "scott"})) == "DPY-2025"
 
 
 def test_events_is_accepted_and_subscriptions_work_either_way(conn, dsn):
@@ -145,12 +140,12 @@ def test_what_cannot_be_honoured_is_refused(dsn, tmp_path, monkeypatch):
             sluice.connect(dsn, **{name: value})
         assert e.value.full_code == "DPY-3001" and name in str(e.value)
     monkeypatch.chdir(tmp_path)   # an Oracle listener's address without a DSN: no store named
-    assert _code(lambda: sluice.connect(host="dbhost", port=1521, service_name="orclpdb")) == "DPY-3001"
+    assert raised_code(lambda: sluice.connect(host="dbhost", port=1521, service_name="orclpdb")) == "DPY-3001"
     assert not os.path.exists(tmp_path / "sluice.db")
     with pytest.raises(sluice.ProgrammingError) as e:       # unknown to python-oracledb too
         sluice.connect(dsn, no_such_keyword=1)
     assert e.value.full_code == "DPY-2025" and isinstance(e.value, TypeError)
-    assert _code(lambda: sluice.connect(dsn, conn_class=dict)) == "DPY-2023"
+    assert raised_code(lambda: sluice.connect(dsn, conn_class=dict)) == "DPY-2023"
 
 
 def test_proxy_newpassword_conn_class_and_callback(store):
@@ -162,11 +157,11 @@ def test_proxy_newpassword_conn_class_and_callback(store):
         assert c.username == "SCOTT"
     with sluice.connect(store, user="aqadm", proxy_user="scott", password=PW) as c:
         assert c.username == "SCOTT"
-    assert _code(lambda: sluice.connect(store, user="scott[aqadm]", password=PW)) == "ORA-28150"
+    assert raised_code(lambda: sluice.connect(store, user="scott[aqadm]", password=PW)) == "ORA-28150"
 
     with sluice.connect(store, user="scott", password=PW, newpassword="New-pw-2"):
         pass
-    assert _code(lambda: sluice.connect(store, user="scott", password=PW)) == "ORA-01017"
+    assert raised_code(lambda: sluice.connect(store, user="scott", password=PW)) == "ORA-01017"
     sluice.connect(store, user="scott", password="New-pw-2").close()
 
     class MyConnection(sluice.Connection):
@@ -197,23 +192,23 @@ def test_pool_acquire_release_and_context_manager(dsn):
     c.close()                                                # closing a pooled one releases it
     assert pool.busy == 0
     pool.close()
-    assert _code(pool.acquire) == "DPY-1002"
+    assert raised_code(pool.acquire) == "DPY-1002"
 
 
 def test_pool_limits_and_get_modes(dsn):
     pool = sluice.create_pool(dsn, min=0, max=2, getmode=sluice.POOL_GETMODE_NOWAIT)
     a, b = pool.acquire(), pool.acquire()
     assert (pool.busy, pool.opened) == (2, 2)
-    assert _code(pool.acquire) == "DPY-4005"
+    assert raised_code(pool.acquire) == "DPY-4005"
     pool.getmode = sluice.POOL_GETMODE_TIMEDWAIT
     pool.wait_timeout = 200
     t0 = time.monotonic()
-    assert _code(pool.acquire) == "DPY-4005" and time.monotonic() - t0 >= 0.2
+    assert raised_code(pool.acquire) == "DPY-4005" and time.monotonic() - t0 >= 0.2
     pool.getmode = sluice.POOL_GETMODE_WAIT           # waits for a release
     threading.Timer(0.3, pool.release, [a]).start()
     c = pool.acquire()
     assert pool.busy == 2
-    assert _code(pool.close) == "DPY-1005"
+    assert raised_code(pool.close) == "DPY-1005"
     del c                                              # forgotten, not released: it comes back
     gc.collect()
     pool.getmode = sluice.POOL_GETMODE_NOWAIT
@@ -225,27 +220,27 @@ def test_pool_limits_and_get_modes(dsn):
     pool.drop(d)
     assert pool.opened == 2
     pool.close(force=True)
-    assert _code(lambda: e.queue("Q")) == "DPY-1001"
-    assert _code(lambda: sluice.create_pool(dsn, min=3, max=2)) == "DPY-2064"
+    assert raised_code(lambda: e.queue("Q")) == "DPY-1001"
+    assert raised_code(lambda: sluice.create_pool(dsn, min=3, max=2)) == "DPY-2064"
 
 
 def test_named_and_heterogeneous_pools(store):
     params = sluice.PoolParams(min=0, max=3, homogeneous=False)
     with sluice.create_pool(store, params=params, pool_alias="web") as pool:
         assert sluice.get_pool("web") is pool
-        assert _code(lambda: sluice.create_pool(store, pool_alias="web")) == "DPY-2055"
+        assert raised_code(lambda: sluice.create_pool(store, pool_alias="web")) == "DPY-2055"
         with sluice.connect(pool_alias="web") as c:
             assert c.username == "SLUICE"
         with pool.acquire(user="scott", password=PW) as c:
             assert c.username == "SCOTT"
         with pool.acquire(user="scott", password=PW) as c:   # the idle session, password checked
             assert c.username == "SCOTT"
-        assert _code(lambda: pool.acquire(user="scott", password="wrong")) == "ORA-01017"
-        assert _code(lambda: sluice.connect(pool=pool, pool_alias="web")) == "DPY-2014"
+        assert raised_code(lambda: pool.acquire(user="scott", password="wrong")) == "ORA-01017"
+        assert raised_code(lambda: sluice.connect(pool=pool, pool_alias="web")) == "DPY-2014"
     assert sluice.get_pool("web") is None
-    assert _code(lambda: sluice.connect(pool_alias="web")) == "DPY-2054"
+    assert raised_code(lambda: sluice.connect(pool_alias="web")) == "DPY-2054"
     with sluice.create_pool(store, min=0, max=1) as pool:
-        assert _code(lambda: pool.acquire(user="scott", password=PW)) == "SLU-00001"
+        assert raised_code(lambda: pool.acquire(user="scott", password=PW)) == "SLU-00001"
 
 
 # -- a bad DSN is one sluice.Error with an ORA code ------------------------------------------
@@ -289,12 +284,12 @@ def test_bad_dsns_are_sluice_errors(tmp_path):
     ({"on_connect_callback": 5}, "DPY-2070"),
 ])
 def test_connect_keywords_of_the_wrong_type(dsn, kwargs, code):
-    assert _code(lambda: sluice.connect(dsn, **kwargs)) == code
-    assert _code(lambda: sluice.ConnectParams(**kwargs)) == code
-    assert _code(lambda: sluice.create_pool(dsn, min=0, **kwargs)) == code
+    assert raised_code(lambda: sluice.connect(dsn, **kwargs)) == code
+    assert raised_code(lambda: sluice.ConnectParams(**kwargs)) == code
+    assert raised_code(lambda: sluice.create_pool(dsn, min=0, **kwargs)) == code
     if "user" in kwargs or "password" in kwargs:
         with sluice.create_pool(dsn, min=0, homogeneous=False) as pool:
-            assert _code(lambda: pool.acquire(**{"user": "scott", **kwargs})) == code
+            assert raised_code(lambda: pool.acquire(**{"user": "scott", **kwargs})) == code
     if code == "DPY-2025":
         with pytest.raises(TypeError):   # an ArgumentError is a TypeError, as python-oracledb's
             sluice.connect(dsn, **kwargs)
@@ -303,7 +298,7 @@ def test_connect_keywords_of_the_wrong_type(dsn, kwargs, code):
 def test_mode_by_name_and_a_dsn_that_is_not_a_string(dsn):
     with sluice.connect(dsn, mode="sysdba") as c:
         assert c.username == "SYS"
-    assert _code(lambda: sluice.ConnectParams.parse_dsn_with_credentials(5)) == "DPY-2025"
+    assert raised_code(lambda: sluice.ConnectParams.parse_dsn_with_credentials(5)) == "DPY-2025"
 
 
 def test_a_nul_in_a_dsn_is_ora_12154(tmp_path):

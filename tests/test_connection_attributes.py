@@ -7,7 +7,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue, pg_admin
-from tests.test_connect import _code
+from tests.sqlhelpers import raised_code
 
 WRITE_ONLY = ["module", "action", "client_identifier", "clientinfo", "dbop", "econtext_id"]
 
@@ -17,7 +17,7 @@ def test_ping_and_is_healthy(conn):
     assert conn.is_healthy() is True
     conn.close()
     assert conn.is_healthy() is False
-    assert _code(conn.ping) == "DPY-1001"
+    assert raised_code(conn.ping) == "DPY-1001"
 
 
 def test_ping_is_a_round_trip(conn, monkeypatch):
@@ -38,7 +38,7 @@ def test_ping_sees_a_lost_postgresql_connection(conn):
     pid = conn.context.session.sid
     with pg_admin() as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    assert _code(conn.ping) == "ORA-03113"
+    assert raised_code(conn.ping) == "ORA-03113"
     assert conn.transaction_in_progress is False     # the transaction went with the connection
     conn.ping()                                      # the next call has a new connection
     assert conn.is_healthy() is True
@@ -82,7 +82,7 @@ def test_write_only_attributes(conn, name):
     with pytest.raises(TypeError):
         setattr(conn, name, 5)
     conn.close()
-    assert _code(lambda: setattr(conn, name, "x")) == "DPY-1001"
+    assert raised_code(lambda: setattr(conn, name, "x")) == "DPY-1001"
 
 
 def test_internal_and_external_names(conn):
@@ -99,16 +99,16 @@ def test_transactions_begin_and_tpc(conn):
     assert conn.transaction_in_progress is True
     conn.commit()
     assert conn.transaction_in_progress is False
-    assert _code(lambda: conn.begin(1, "txn", "branch")) == "DPY-3001"
+    assert raised_code(lambda: conn.begin(1, "txn", "branch")) == "DPY-3001"
     for name in ("xid", "tpc_begin", "tpc_commit", "tpc_prepare", "tpc_rollback", "tpc_recover"):
-        assert _code(getattr(conn, name)) == "DPY-3001"
+        assert raised_code(getattr(conn, name)) == "DPY-3001"
 
 
 @pytest.mark.parametrize("name", ["version", "thin", "current_schema", "stmtcachesize", "ltxid",
                                   "edition", "internal_name", "max_open_cursors"])
 def test_a_closed_connection_has_no_attributes(conn, name):
     conn.close()
-    assert _code(lambda: getattr(conn, name)) == "DPY-1001"
+    assert raised_code(lambda: getattr(conn, name)) == "DPY-1001"
 
 
 def test_a_pooled_connection_has_them_too(dsn):
@@ -120,7 +120,7 @@ def test_a_pooled_connection_has_them_too(dsn):
         assert (c.version, c.thin, c.is_healthy(), c.stmtcachesize) == ("23.0.0.0.0", True, True, 7)
         pool.release(c)
         assert c.is_healthy() is False
-        assert _code(c.ping) == "DPY-1001"
+        assert raised_code(c.ping) == "DPY-1001"
 
 
 def test_an_async_connection_has_them_too(dsn):

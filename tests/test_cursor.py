@@ -9,21 +9,9 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_binds import _create_table
+from tests.sqlhelpers import create_table, query_rows, raised_code
 
 THREE_ROWS = "SELECT 1 FROM DUAL UNION ALL SELECT 2 FROM DUAL UNION ALL SELECT 3 FROM DUAL"
-
-
-def _code(fn):
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
-
-
-def _rows(conn, sql):
-    cur = conn.cursor()
-    cur.execute(sql)
-    return cur.fetchall()
 
 
 # -- fetching -----------------------------------------------------------------------
@@ -44,7 +32,7 @@ def test_fetchmany_sizes_as_python_oracledb(conn):
 @pytest.mark.parametrize("value", [None, "x", 1.5, 0, -3, True])
 def test_arraysize_must_be_a_positive_integer(conn, value):
     cur = conn.cursor()
-    assert _code(lambda: setattr(cur, "arraysize", value)) == "DPY-2045"
+    assert raised_code(lambda: setattr(cur, "arraysize", value)) == "DPY-2045"
     assert cur.arraysize == 100
     cur.execute(THREE_ROWS)
     assert cur.fetchmany() == [(1,), (2,), (3,)]
@@ -57,7 +45,7 @@ def test_fetching_without_rows_is_dpy_1003(conn, statement):
         cur.execute(THREE_ROWS)        # the rows of the query before are gone too
         cur.execute(statement)
     for fetch in (cur.fetchone, cur.fetchall, cur.fetchmany, lambda: list(cur)):
-        assert _code(fetch) == "DPY-1003"
+        assert raised_code(fetch) == "DPY-1003"
 
 
 def test_an_error_met_while_reading_the_rows_is_an_oracle_error(conn):
@@ -65,15 +53,15 @@ def test_an_error_met_while_reading_the_rows_is_an_oracle_error(conn):
     malformed JSON) escaped as sqlite3.OperationalError, with its traceback, not as
     the ORA error an error met by execute() is."""
     sql = "SELECT json(v) FROM (SELECT '1' AS v FROM DUAL UNION ALL SELECT 'x{' AS v FROM DUAL) t"
-    assert _code(lambda: _rows(conn, sql)).startswith("ORA-")
-    assert _code(lambda: conn.query(sql, None)).startswith("ORA-")
+    assert raised_code(lambda: query_rows(conn, sql)).startswith("ORA-")
+    assert raised_code(lambda: conn.query(sql, None)).startswith("ORA-")
 
 
 def test_fetching_after_dml_is_dpy_1003(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER)")
     cur = conn.cursor()
     cur.execute("INSERT INTO t (a) VALUES (1)")
-    assert cur.rowcount == 1 and _code(cur.fetchall) == "DPY-1003"
+    assert cur.rowcount == 1 and raised_code(cur.fetchall) == "DPY-1003"
 
 
 # -- callproc and executescript --------------------------------------------------------
@@ -94,7 +82,7 @@ def test_callproc_checks_its_arguments(conn, args, code):
     assert e.value.full_code == (code or "")
     if code is None:
         assert isinstance(e.value, sluice.InterfaceError)
-    assert _rows(conn, "SELECT enqueue_enabled FROM user_queues WHERE name = 'Q'") == [("NO",)]
+    assert query_rows(conn, "SELECT enqueue_enabled FROM user_queues WHERE name = 'Q'") == [("NO",)]
 
 
 def test_callproc_as_before(conn):
@@ -102,7 +90,7 @@ def test_callproc_as_before(conn):
     cur = conn.cursor()
     assert cur.callproc("dbms_aqadm.start_queue", ("Q",)) == ["Q"]
     cur.callproc("dbms_aqadm.stop_queue", keyword_parameters={"QUEUE_NAME": "Q"})
-    assert _rows(conn, "SELECT enqueue_enabled FROM user_queues WHERE name = 'Q'") == [("NO",)]
+    assert query_rows(conn, "SELECT enqueue_enabled FROM user_queues WHERE name = 'Q'") == [("NO",)]
 
 
 @pytest.mark.parametrize("script", [5, b"BEGIN NULL; END;\n/\n", None])
@@ -114,7 +102,7 @@ def test_executescript_takes_text_only(conn, script):
 # -- executemany ----------------------------------------------------------------------
 
 def test_executemany_rows_by_position_and_by_name(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO t (a, b) VALUES (:1, :2)", [(1, "a"), [2, "b"]])
     assert cur.rowcount == 2
@@ -124,23 +112,23 @@ def test_executemany_rows_by_position_and_by_name(conn, dsn):
     cur.executemany("INSERT INTO t (a, b) VALUES (:1, :2)", [])
     assert cur.rowcount == 0
     conn.rollback()                                    # in the session's transaction
-    assert _rows(conn, "SELECT COUNT(*) FROM t") == [(0,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM t") == [(0,)]
 
 
 def test_executemany_stops_at_the_first_failing_row(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY)")
     cur = conn.cursor()
     with pytest.raises(sluice.IntegrityError) as e:
         cur.executemany("INSERT INTO t (a) VALUES (:1)", [(1,), (2,), (1,), (3,)])
     assert (e.value.full_code, e.value.args[0].offset) == ("ORA-00001", 2)
     # as in Oracle the rows before it stay done, in the open transaction
-    assert _rows(conn, "SELECT a FROM t ORDER BY a") == [(1,), (2,)]
+    assert query_rows(conn, "SELECT a FROM t ORDER BY a") == [(1,), (2,)]
     conn.commit()
-    assert _rows(conn, "SELECT a FROM t ORDER BY a") == [(1,), (2,)]
+    assert query_rows(conn, "SELECT a FROM t ORDER BY a") == [(1,), (2,)]
 
 
 def test_executemany_batcherrors(conn, dsn):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER PRIMARY KEY)")
     cur = conn.cursor()
     cur.executemany("INSERT INTO t (a) VALUES (:a)", [{"a": 1}, {"a": 1}, {"a": 2}, {"a": 2}, {"a": 3}],
                     batcherrors=True, arraydmlrowcounts=True)
@@ -150,9 +138,9 @@ def test_executemany_batcherrors(conn, dsn):
     assert errors[0].message.startswith("ORA-00001")
     assert cur.getarraydmlrowcounts() == [1, 0, 1, 0, 1] and cur.rowcount == 3
     conn.commit()
-    assert _rows(conn, "SELECT a FROM t ORDER BY a") == [(1,), (2,), (3,)]
+    assert query_rows(conn, "SELECT a FROM t ORDER BY a") == [(1,), (2,), (3,)]
     cur.execute("SELECT 1 FROM DUAL")                  # the next statement forgets them
-    assert cur.getbatcherrors() == [] and _code(cur.getarraydmlrowcounts) == "DPY-4006"
+    assert cur.getbatcherrors() == [] and raised_code(cur.getarraydmlrowcounts) == "DPY-4006"
 
 
 def test_executemany_plsql_blocks_and_iterations(conn):
@@ -163,9 +151,9 @@ def test_executemany_plsql_blocks_and_iterations(conn):
     cur.executemany("BEGIN DBMS_OUTPUT.PUT_LINE('x'); END;", 3)
     assert cur.output == ["x", "x", "x"]
     cur.executemany("BEGIN DBMS_AQADM.START_QUEUE(:q); END;", [{"q": "Q"}])
-    assert _rows(conn, "SELECT enqueue_enabled FROM user_queues WHERE name = 'Q'") == [("YES",)]
-    assert _code(lambda: cur.executemany("BEGIN NULL; END;", 1, batcherrors=True)) == "DPY-2040"
-    assert _code(lambda: cur.executemany("BEGIN NULL; END;", 1, arraydmlrowcounts=True)) == "DPY-2040"
+    assert query_rows(conn, "SELECT enqueue_enabled FROM user_queues WHERE name = 'Q'") == [("YES",)]
+    assert raised_code(lambda: cur.executemany("BEGIN NULL; END;", 1, batcherrors=True)) == "DPY-2040"
+    assert raised_code(lambda: cur.executemany("BEGIN NULL; END;", 1, arraydmlrowcounts=True)) == "DPY-2040"
 
 
 @pytest.mark.parametrize("parameters, code", [
@@ -173,8 +161,8 @@ def test_executemany_plsql_blocks_and_iterations(conn):
     ([(1,), "2"], "DPY-2004"), ([(1,), 5], "DPY-2004"), ([(1,), {"a": 2}], "DPY-2006"),
 ])
 def test_executemany_refuses_wrong_parameters_and_runs_nothing(conn, dsn, parameters, code):
-    _create_table(dsn, "CREATE TABLE t (a INTEGER)")
+    create_table(dsn, "CREATE TABLE t (a INTEGER)")
     cur = conn.cursor()
-    assert _code(lambda: cur.executemany("INSERT INTO t (a) VALUES (:a)", parameters)) == code
-    assert _rows(conn, "SELECT COUNT(*) FROM t") == [(0,)]
-    assert _code(lambda: cur.executemany(5, [])) == ""
+    assert raised_code(lambda: cur.executemany("INSERT INTO t (a) VALUES (:a)", parameters)) == code
+    assert query_rows(conn, "SELECT COUNT(*) FROM t") == [(0,)]
+    assert raised_code(lambda: cur.executemany(5, [])) == ""

@@ -8,7 +8,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_connect import _code
+from tests.sqlhelpers import raised_code
 
 ENQUEUE = """
 DECLARE
@@ -99,8 +99,8 @@ def test_callproc_keyword_parameters(conn):
     cur = conn.cursor()
     assert cur.callproc("dbms_aqadm.start_queue", keyword_parameters={"queue_name": "Q"}) == []
     assert cur.callproc("dbms_aqadm.stop_queue", ["Q"], keywordParameters={"enqueue": True}) == ["Q"]
-    assert _code(lambda: cur.callproc("dbms_aqadm.start_queue", None, {"queue_name": "Q"},
-                                      keywordParameters={"queue_name": "Q"})) == "DPY-2014"
+    assert raised_code(lambda: cur.callproc("dbms_aqadm.start_queue", None, {"queue_name": "Q"},
+                                            keywordParameters={"queue_name": "Q"})) == "DPY-2014"
 
 
 def test_callproc_unknown_names_are_oracles_errors(conn):
@@ -121,7 +121,7 @@ def test_callfunc(conn):
     assert cur.callfunc("dbms_streams.get_tag", sluice.DB_TYPE_RAW) == b"\x1d"
     with pytest.raises(sluice.DatabaseError, match="PLS-00201: identifier 'NOSUCH.FN' must be declared"):
         cur.callfunc("nosuch.fn", int)
-    assert _code(lambda: cur.callfunc("dbms_streams.get_tag", object)) == "DPY-3003"
+    assert raised_code(lambda: cur.callfunc("dbms_streams.get_tag", object)) == "DPY-3003"
 
 
 def test_arrayvar(conn):
@@ -131,10 +131,10 @@ def test_arrayvar(conn):
     n = cur.var(int)
     cur.execute("begin :a(2) := 7; :n := :a.count; end;", a=a, n=n)
     assert (a.getvalue(), n.getvalue()) == ([1, 7, 3], 3)
-    assert _code(lambda: cur.execute("begin :a(4) := 1; end;", a=a)) == "ORA-06513"
+    assert raised_code(lambda: cur.execute("begin :a(4) := 1; end;", a=a)) == "ORA-06513"
     empty = cur.arrayvar(str, 2, 100)
     assert empty.getvalue() == [] and empty.num_elements == 2
-    assert _code(lambda: empty.setvalue(0, "x")) == "DPY-2028"
+    assert raised_code(lambda: empty.setvalue(0, "x")) == "DPY-2028"
     with pytest.raises(TypeError):
         cur.arrayvar(int, "3")
 
@@ -145,10 +145,10 @@ def test_setinputsizes_setoutputsize_scroll(conn):
     sizes = cur.setinputsizes(int, 100, None)
     assert sizes[0].type is int and sizes[1].size == 100 and sizes[2] is None
     assert set(cur.setinputsizes(a=int)) == {"a"}
-    assert _code(lambda: cur.setinputsizes(int, a=int)) == "DPY-2005"
+    assert raised_code(lambda: cur.setinputsizes(int, a=int)) == "DPY-2005"
     assert cur.setoutputsize(100) is None
     cur.execute("select 1 from dual")
-    assert _code(cur.scroll) == "DPY-2068"
+    assert raised_code(cur.scroll) == "DPY-2068"
 
 
 TEN_ROWS = " UNION ALL ".join(f"SELECT {i} FROM DUAL" for i in range(1, 11))
@@ -171,10 +171,10 @@ def test_scrollable_cursor(conn):
     cur.scroll(mode="first")
     assert cur.fetchone() == (1,) and cur.rowcount == 1
     for value, mode in ((12, "absolute"), (-1, "absolute"), (15, "relative"), (-5, "relative")):
-        assert _code(lambda: cur.scroll(value, mode)) == "DPY-2063"
-    assert _code(lambda: cur.scroll(mode="middle")) == "DPY-2009"
+        assert raised_code(lambda: cur.scroll(value, mode)) == "DPY-2063"
+    assert raised_code(lambda: cur.scroll(mode="middle")) == "DPY-2009"
     assert cur.fetchone() == (2,)
-    assert _code(lambda: conn.cursor().scroll(1)) == "DPY-2068"
+    assert raised_code(lambda: conn.cursor().scroll(1)) == "DPY-2068"
 
 
 def test_async_cursor_out_binds_callfunc_scroll(dsn):
@@ -210,11 +210,11 @@ def test_an_object_payload_out_bind(conn):
     assert (payload.getvalue().ID, payload.getvalue().TXT) == (7, "seven")
     assert payload.type is msg_t or payload.type.name == "MSG_T"
     assert got.getvalue() == mid.getvalue()
-    assert _code(lambda: cur.var(sluice.DB_TYPE_OBJECT)) == "DPY-2037"
+    assert raised_code(lambda: cur.var(sluice.DB_TYPE_OBJECT)) == "DPY-2037"
     cur.callproc("dbms_aq.enqueue", ["Q", None, None, obj, mid])
     conn.commit()
     wrong = cur.var(msg_t)
-    assert _code(lambda: cur.execute(dequeue, payload=wrong, mid=cur.var(msg_t))) == "ORA-00932"
+    assert raised_code(lambda: cur.execute(dequeue, payload=wrong, mid=cur.var(msg_t))) == "ORA-00932"
 
 
 def test_rowfactory_prepare_statement_prefetchrows(conn):
@@ -232,7 +232,7 @@ def test_rowfactory_prepare_statement_prefetchrows(conn):
     assert cur.rowfactory is None
     cur.execute(None)
     assert cur.fetchall() == [(3,)]
-    assert _code(lambda: conn.cursor().execute(None)) == "DPY-2001"
+    assert raised_code(lambda: conn.cursor().execute(None)) == "DPY-2001"
     assert cur.prefetchrows == 2
     cur.prefetchrows = 0
     assert cur.prefetchrows == 0
@@ -247,8 +247,8 @@ def test_changepassword_and_session_id(dsn):
         admin.cursor().execute("GRANT CREATE SESSION TO scott")
     with sluice.connect(dsn, user="scott", password="Old-pw-1") as conn:
         assert conn.session_id > 0 and conn.warning is None
-        assert _code(lambda: conn.changepassword("wrong", "New-pw-2")) == "ORA-28008"
+        assert raised_code(lambda: conn.changepassword("wrong", "New-pw-2")) == "ORA-28008"
         conn.changepassword("Old-pw-1", "New-pw-2")
-    assert _code(lambda: sluice.connect(dsn, user="scott", password="Old-pw-1")) == "ORA-01017"
+    assert raised_code(lambda: sluice.connect(dsn, user="scott", password="Old-pw-1")) == "ORA-01017"
     sluice.connect(dsn, user="scott", password="New-pw-2").close()
 

@@ -14,8 +14,8 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_binds import _create_table
-from tests.test_dual import _code, _rows, india  # noqa: F401  (india: a fixture)
+from tests.test_dual import india  # noqa: F401  (india: a fixture)
+from tests.sqlhelpers import create_table, query_rows, raised_code
 
 T = dt.datetime(2026, 1, 2, 3, 4, 5, 678901)
 WHOLE = T.replace(microsecond=0)
@@ -28,19 +28,19 @@ def test_a_datetime_bind_is_a_date(conn):
                                WHOLE + dt.timedelta(days=1), WHOLE - dt.timedelta(hours=1))]
     assert [d[1:] for d in cur.description] == [(sluice.DB_TYPE_DATE, 23, None, None, None, True)] * 5
     # by position, among other binds that keep their places
-    assert _rows(conn, "SELECT :1, :2 + 2, :3 FROM dual", ["a", T, 3]) == [("a", WHOLE + dt.timedelta(days=2), 3)]
+    assert query_rows(conn, "SELECT :1, :2 + 2, :3 FROM dual", ["a", T, 3]) == [("a", WHOLE + dt.timedelta(days=2), 3)]
 
 
 def test_a_date_minus_a_date_is_days(conn):
-    (sysdate, days, back), = _rows(conn, "SELECT SYSDATE, SYSDATE - :t, :t - :u FROM dual",
-                                   {"t": T, "u": T - dt.timedelta(days=1, hours=12)})
+    (sysdate, days, back), = query_rows(conn, "SELECT SYSDATE, SYSDATE - :t, :t - :u FROM dual",
+                                        {"t": T, "u": T - dt.timedelta(days=1, hours=12)})
     assert days == pytest.approx((sysdate - WHOLE) / dt.timedelta(days=1))
     assert back == 1.5 and type(back) is float
-    assert _rows(conn, "SELECT (:t - :u) * 24 FROM dual", {"t": T, "u": T - dt.timedelta(days=2)}) == [(48,)]
+    assert query_rows(conn, "SELECT (:t - :u) * 24 FROM dual", {"t": T, "u": T - dt.timedelta(days=2)}) == [(48,)]
 
 
 def test_a_timedelta_bind_is_an_interval(conn):
-    (sysdate, earlier, later, shifted), = _rows(
+    (sysdate, earlier, later, shifted), = query_rows(
         conn, "SELECT SYSDATE, SYSDATE - :d, :d + SYSDATE, :t + :d FROM dual",
         {"d": dt.timedelta(hours=1, minutes=30), "t": T})
     assert earlier == sysdate - dt.timedelta(hours=1, minutes=30)
@@ -49,24 +49,24 @@ def test_a_timedelta_bind_is_an_interval(conn):
 
 
 def test_date_plus_date_is_ora_00975(conn):
-    assert _code(lambda: _rows(conn, "SELECT SYSDATE + :t FROM dual", [T])) == "ORA-00975"
-    assert _code(lambda: _rows(conn, "SELECT :t + :t FROM dual", {"t": T})) == "ORA-00975"
-    assert _code(lambda: _rows(conn, "SELECT SYSDATE - :t * 2 FROM dual", [T])) == "ORA-00932"
+    assert raised_code(lambda: query_rows(conn, "SELECT SYSDATE + :t FROM dual", [T])) == "ORA-00975"
+    assert raised_code(lambda: query_rows(conn, "SELECT :t + :t FROM dual", {"t": T})) == "ORA-00975"
+    assert raised_code(lambda: query_rows(conn, "SELECT SYSDATE - :t * 2 FROM dual", [T])) == "ORA-00932"
 
 
 def test_a_datetime_bind_against_a_column(conn, dsn):
-    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
     cur = conn.cursor()
     for n in (1, 2, 3):
         cur.execute("INSERT INTO stamps (n, at) VALUES (:n, :at)", {"n": n, "at": T + dt.timedelta(days=n)})
-    assert _rows(conn, "SELECT at FROM stamps WHERE n = 1") in ([(WHOLE + dt.timedelta(days=1),)],
+    assert query_rows(conn, "SELECT at FROM stamps WHERE n = 1") in ([(WHOLE + dt.timedelta(days=1),)],
                                                               [(str(WHOLE + dt.timedelta(days=1)),)])
-    assert _rows(conn, "SELECT n FROM stamps WHERE at > :since ORDER BY n", {"since": T + dt.timedelta(days=2)}) \
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at > :since ORDER BY n", {"since": T + dt.timedelta(days=2)}) \
         == [(3,)]
-    assert _rows(conn, "SELECT n FROM stamps WHERE at BETWEEN :a AND :b ORDER BY n",
-                 [T + dt.timedelta(days=1), T + dt.timedelta(days=2)]) == [(1,), (2,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at BETWEEN :a AND :b ORDER BY n",
+                      [T + dt.timedelta(days=1), T + dt.timedelta(days=2)]) == [(1,), (2,)]
     # a TIMESTAMP minus a DATE (a datetime bind is one): Oracle's INTERVAL DAY TO SECOND
-    assert _rows(conn, "SELECT n, at - :t FROM stamps ORDER BY n", {"t": WHOLE}) == \
+    assert query_rows(conn, "SELECT n, at - :t FROM stamps ORDER BY n", {"t": WHOLE}) == \
         [(n, dt.timedelta(days=n)) for n in (1, 2, 3)]
     cur.execute("DELETE FROM stamps WHERE at < :t + 2", {"t": T})
     assert cur.rowcount == 1
@@ -81,14 +81,14 @@ def test_a_datetime_bind_against_an_aq_view(india, conn):  # noqa: F811
     now = dt.datetime.now()
     hour = dt.timedelta(hours=1)
     sql = "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > :since"
-    assert [_rows(conn, sql, {"since": t}) for t in (now - hour, now + hour)] == [[(1,)], [(0,)]]
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > SYSDATE - :d", {"d": hour}) == [(1,)]
+    assert [query_rows(conn, sql, {"since": t}) for t in (now - hour, now + hour)] == [[(1,)], [(0,)]]
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > SYSDATE - :d", {"d": hour}) == [(1,)]
 
 
 # -- days in a column ----------------------------------------------------------------------
 
 def _days_table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE plans (n INTEGER, days NUMERIC(6,3), note VARCHAR(20), at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE plans (n INTEGER, days NUMERIC(6,3), note VARCHAR(20), at TIMESTAMP)")
     cur = conn.cursor()
     for n, days, note in ((1, 1, "2"), (2, 0.5, "x"), (3, None, "1.5")):
         cur.execute("INSERT INTO plans (n, days, note, at) VALUES (:1, :2, :3, :4)", [n, days, note, T])
@@ -107,15 +107,15 @@ def test_a_date_plus_a_column_of_days(conn, dsn):
     sysdate = rows[0][1]
     assert [r[2:] for r in rows] == [(sysdate + day, WHOLE + day), (sysdate + day / 2, WHOLE + day / 2),
                                      (None, None)]
-    assert _rows(conn, "SELECT :t + note FROM plans WHERE n IN (1, 3) ORDER BY n", {"t": T}) == \
+    assert query_rows(conn, "SELECT :t + note FROM plans WHERE n IN (1, 3) ORDER BY n", {"t": T}) == \
         [(WHOLE + 2 * day,), (WHOLE + 1.5 * day,)]
-    assert _rows(conn, "SELECT n FROM plans WHERE :t + days > :t + 0.75 ORDER BY n", {"t": T}) == [(1,)]
+    assert query_rows(conn, "SELECT n FROM plans WHERE :t + days > :t + 0.75 ORDER BY n", {"t": T}) == [(1,)]
 
 
 def test_a_date_plus_a_column_that_is_no_number_is_refused(conn, dsn):
     _days_table(conn, dsn)
-    assert _code(lambda: _rows(conn, "SELECT SYSDATE + at FROM plans")) == "ORA-00932"       # DATE + DATE
-    assert _code(lambda: _rows(conn, "SELECT SYSDATE + note FROM plans")) == "ORA-01722"     # 'x'
+    assert raised_code(lambda: query_rows(conn, "SELECT SYSDATE + at FROM plans")) == "ORA-00932"       # DATE + DATE
+    assert raised_code(lambda: query_rows(conn, "SELECT SYSDATE + note FROM plans")) == "ORA-01722"     # 'x'
 
 
 # -- the views' DATE columns ---------------------------------------------------------------
@@ -136,9 +136,9 @@ def test_date_arithmetic_on_a_views_date_column(conn):
     assert zero == 0 and type(zero) is int
     assert [d[:2] for d in cur.description] == [("ENQ_TIME+1/24", sluice.DB_TYPE_DATE), ("BACK", sluice.DB_TYPE_DATE),
                                                 ("ENQ_TIME-ENQ_TIME", sluice.DB_TYPE_NUMBER)]
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time + 1 > SYSDATE AND enq_time - 1 < SYSDATE") \
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time + 1 > SYSDATE AND enq_time - 1 < SYSDATE") \
         == [(1,)]
-    assert _code(lambda: _rows(conn, "SELECT enq_time + enq_time FROM aq$q_qt")) == "ORA-00975"
+    assert raised_code(lambda: query_rows(conn, "SELECT enq_time + enq_time FROM aq$q_qt")) == "ORA-00975"
 
 
 def test_sqlite_tells_a_column_of_days_after_sysdate_minus(conn, dsn):
@@ -147,9 +147,9 @@ def test_sqlite_tells_a_column_of_days_after_sysdate_minus(conn, dsn):
     there is days back, a DATE (was: julianday of the number, a wrong number of days).
     PostgreSQL's typed column is taken for a date."""
     _days_table(conn, dsn)
-    (sysdate, age), = _rows(conn, "SELECT SYSDATE, SYSDATE - at FROM plans WHERE n = 1")
+    (sysdate, age), = query_rows(conn, "SELECT SYSDATE, SYSDATE - at FROM plans WHERE n = 1")
     assert age == sysdate - WHOLE
-    assert _rows(conn, "SELECT COUNT(*) FROM plans WHERE at < SYSDATE") == [(3,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM plans WHERE at < SYSDATE") == [(3,)]
     if dsn.startswith("sqlite"):
         cur = conn.cursor()
         cur.execute("SELECT SYSDATE, SYSDATE - days FROM plans ORDER BY n")
@@ -157,7 +157,7 @@ def test_sqlite_tells_a_column_of_days_after_sysdate_minus(conn, dsn):
         assert [r[1] for r in rows] == [rows[0][0] - dt.timedelta(days=1), rows[0][0] - dt.timedelta(hours=12),
                                         None]
         assert cur.description[1][1] is sluice.DB_TYPE_DATE
-        assert _code(lambda: _rows(conn, "SELECT days - SYSDATE FROM plans")) == "ORA-00932"
+        assert raised_code(lambda: query_rows(conn, "SELECT days - SYSDATE FROM plans")) == "ORA-00932"
 
 
 def test_a_cast_of_the_clock_or_a_datetime_bind_is_oracles(conn):
@@ -178,18 +178,18 @@ def test_a_cast_of_the_clock_or_a_datetime_bind_is_oracles(conn):
         ("CAST(CURRENT_TIMESTAMPASTIMESTAMP)", sluice.DB_TYPE_TIMESTAMP), ("CAST(SYSDATE-1ASDATE)", sluice.DB_TYPE_DATE),
         ("CAST(:TASTIMESTAMP)", sluice.DB_TYPE_TIMESTAMP), ("H", sluice.DB_TYPE_DATE)]
     # in a WHERE clause too, and a CAST of anything else is the database's
-    assert _rows(conn, "SELECT COUNT(*) FROM dual WHERE CAST(:t AS DATE) < CAST(SYSDATE AS TIMESTAMP)",
-                 {"t": T}) == [(1,)]
-    assert _rows(conn, "SELECT CAST('7' AS INTEGER) FROM dual") == [(7,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM dual WHERE CAST(:t AS DATE) < CAST(SYSDATE AS TIMESTAMP)",
+                      {"t": T}) == [(1,)]
+    assert query_rows(conn, "SELECT CAST('7' AS INTEGER) FROM dual") == [(7,)]
 
 
 def test_a_cast_to_date_keeps_the_time_of_day(conn, dsn):
     """PostgreSQL's DATE is a day; Oracle's keeps the time to the second: CAST(x AS DATE) of
     a user's timestamp column is that time without its fraction (it was a datetime.date)."""
-    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
     conn.cursor().execute("INSERT INTO stamps (n, at) VALUES (1, :at)", {"at": T})
     conn.cursor().execute("INSERT INTO stamps (n, at) VALUES (2, :at)", {"at": T + dt.timedelta(hours=1)})
-    assert _rows(conn, "SELECT n FROM stamps WHERE at >= CAST(:t + 1/24 AS DATE)", {"t": T}) == [(2,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at >= CAST(:t + 1/24 AS DATE)", {"t": T}) == [(2,)]
     if dsn.startswith("postgresql"):        # (SQLite's column is the text it was given)
         cur = conn.cursor()
         cur.execute("SELECT CAST(at AS DATE), CAST(at AS TIMESTAMP) FROM stamps WHERE n = 1")

@@ -16,72 +16,54 @@ import pytest
 import sluice
 from tests.conftest import make_queue
 from tests.security.conftest import PASSWORD, create_user, login
-from tests.test_binds import _create_table
-
-
-def _rows(conn, sql, binds=None):
-    cur = conn.cursor()
-    cur.execute(sql, binds)
-    return cur.fetchall()
-
-
-def _names(conn, sql):
-    cur = conn.cursor()
-    cur.execute(sql)
-    return [d[0] for d in cur.description]
-
-
-def _code(fn):
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
+from tests.sqlhelpers import create_table, query_names, query_rows, raised_code
 
 
 # -- the session user ----------------------------------------------------------------
 
 def test_user_is_the_session_user(conn):
-    assert _rows(conn, "SELECT USER FROM DUAL") == [("SLUICE",)]
-    assert _rows(conn, "select user from dual") == [("SLUICE",)]
-    assert _names(conn, "select user from dual") == ["USER"]       # Oracle's heading
-    assert _rows(conn, "SELECT USER AS WHO FROM DUAL") == [("SLUICE",)]
-    assert _names(conn, "SELECT USER AS WHO FROM DUAL") == ["WHO"]
+    assert query_rows(conn, "SELECT USER FROM DUAL") == [("SLUICE",)]
+    assert query_rows(conn, "select user from dual") == [("SLUICE",)]
+    assert query_names(conn, "select user from dual") == ["USER"]       # Oracle's heading
+    assert query_rows(conn, "SELECT USER AS WHO FROM DUAL") == [("SLUICE",)]
+    assert query_names(conn, "SELECT USER AS WHO FROM DUAL") == ["WHO"]
 
 
 def test_user_is_the_user_the_connection_authenticated_as(conn, dsn):
     create_user(conn, "scott")
     conn.commit()
     with login(dsn, "scott") as scott:
-        assert _rows(scott, "SELECT USER FROM DUAL") == [("SCOTT",)]
-        assert _rows(scott, "SELECT SYS_CONTEXT('USERENV', 'SESSION_USER') FROM DUAL") == [("SCOTT",)]
-    assert _rows(conn, "SELECT username FROM dba_users WHERE username <> USER") == [("SCOTT",)]
+        assert query_rows(scott, "SELECT USER FROM DUAL") == [("SCOTT",)]
+        assert query_rows(scott, "SELECT SYS_CONTEXT('USERENV', 'SESSION_USER') FROM DUAL") == [("SCOTT",)]
+    assert query_rows(conn, "SELECT username FROM dba_users WHERE username <> USER") == [("SCOTT",)]
     cur = conn.cursor()
     cur.execute(f"CONNECT scott/{PASSWORD}")                       # SQL*Plus CONNECT
-    assert _rows(conn, "SELECT USER FROM DUAL") == [("SCOTT",)]
+    assert query_rows(conn, "SELECT USER FROM DUAL") == [("SCOTT",)]
 
 
 def test_sys_context_userenv(conn):
     sql = ("SELECT SYS_CONTEXT('USERENV', 'SESSION_USER'), sys_context('userenv','current_user'), "
            "SYS_CONTEXT ( 'USERENV' , 'CURRENT_SCHEMA' ) FROM DUAL")
-    assert _rows(conn, sql) == [("SLUICE", "SLUICE", "SLUICE")]
-    assert _names(conn, sql)[0] == "SYS_CONTEXT('USERENV','SESSION_USER')"
+    assert query_rows(conn, sql) == [("SLUICE", "SLUICE", "SLUICE")]
+    assert query_names(conn, sql)[0] == "SYS_CONTEXT('USERENV','SESSION_USER')"
 
 
 def test_user_in_a_where_clause_and_in_expressions(conn):
-    assert _rows(conn, "SELECT 1 FROM DUAL WHERE USER = 'SLUICE'") == [(1,)]
-    assert _rows(conn, "SELECT 1 FROM DUAL WHERE user <> 'SLUICE'") == []
-    assert _rows(conn, "SELECT 'I am ' || USER FROM DUAL") == [("I am SLUICE",)]
-    assert _rows(conn, "SELECT COUNT(*) FROM (SELECT USER FROM DUAL) t WHERE 1 = 1") == [(1,)]
+    assert query_rows(conn, "SELECT 1 FROM DUAL WHERE USER = 'SLUICE'") == [(1,)]
+    assert query_rows(conn, "SELECT 1 FROM DUAL WHERE user <> 'SLUICE'") == []
+    assert query_rows(conn, "SELECT 'I am ' || USER FROM DUAL") == [("I am SLUICE",)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM (SELECT USER FROM DUAL) t WHERE 1 = 1") == [(1,)]
 
 
 def test_user_in_literals_quoted_names_and_comments_is_left_alone(conn):
-    assert _rows(conn, "SELECT 'USER' /* USER */ FROM DUAL -- USER") == [("USER",)]
-    assert _rows(conn, 'SELECT dummy AS "USER" FROM DUAL') == [("X",)]
+    assert query_rows(conn, "SELECT 'USER' /* USER */ FROM DUAL -- USER") == [("USER",)]
+    assert query_rows(conn, 'SELECT dummy AS "USER" FROM DUAL') == [("X",)]
 
 
 def test_user_in_dml(conn, dsn):
-    _create_table(dsn, "CREATE TABLE audit_log (who VARCHAR(30))")
+    create_table(dsn, "CREATE TABLE audit_log (who VARCHAR(30))")
     conn.cursor().execute("INSERT INTO audit_log (who) VALUES (USER)")
-    assert _rows(conn, "SELECT who FROM audit_log WHERE who = USER") == [("SLUICE",)]
+    assert query_rows(conn, "SELECT who FROM audit_log WHERE who = USER") == [("SLUICE",)]
 
 
 def test_sluice_sql_answers_user_and_1_by_0(dsn):
@@ -99,52 +81,52 @@ def test_sluice_sql_answers_user_and_1_by_0(dsn):
                                  "SELECT 10 / (3 - 3) FROM DUAL", "SELECT 1 FROM DUAL WHERE 2/0 > 1",
                                  "SELECT 5 / -0 FROM DUAL", "SELECT 1/'0' FROM DUAL"])
 def test_division_by_zero_is_ora_01476(conn, sql):
-    assert _code(lambda: _rows(conn, sql)) == "ORA-01476"
+    assert raised_code(lambda: query_rows(conn, sql)) == "ORA-01476"
 
 
 def test_division_otherwise_answers_as_before(conn):
-    row, = _rows(conn, "SELECT 6/2, 1/NULL, 8 / 2 / 2, (4 + 2) / (1 + 2) * 2, '1/0' FROM DUAL")
+    row, = query_rows(conn, "SELECT 6/2, 1/NULL, 8 / 2 / 2, (4 + 2) / (1 + 2) * 2, '1/0' FROM DUAL")
     assert row == (3, None, 2, 4, "1/0")
     assert [type(v) for v in row] == [int, type(None), int, int, str]
     # Oracle's heading (the database's would be ?COLUMN? on PostgreSQL, the divisor's on SQLite)
-    assert _names(conn, "SELECT 6/2 FROM DUAL") == ["6/2"]
-    assert _names(conn, "SELECT 6/2 AS HALF FROM DUAL") == ["HALF"]
+    assert query_names(conn, "SELECT 6/2 FROM DUAL") == ["6/2"]
+    assert query_names(conn, "SELECT 6/2 AS HALF FROM DUAL") == ["HALF"]
 
 
 def test_division_of_integers_is_exact_as_oracle_number_division(conn):
     """Both databases divide integers in whole numbers (7/2 = 3); Oracle's NUMBER does not.
     A quotient comes back as python-oracledb fetches a NUMBER: an int when whole, else a
     float (PostgreSQL's numeric would be a Decimal)."""
-    row, = _rows(conn, "SELECT 7/2, 1/3, -7/2, 7.0/2, 1.5/0.5, 2/'4', ROUND(7/2), 12/4 FROM dual")
+    row, = query_rows(conn, "SELECT 7/2, 1/3, -7/2, 7.0/2, 1.5/0.5, 2/'4', ROUND(7/2), 12/4 FROM dual")
     assert row == (3.5, 1 / 3, -3.5, 3.5, 3, 0.5, 4, 3)
     assert [type(v) for v in row] == [float, float, float, float, int, float, int, int]
-    assert _rows(conn, "SELECT COUNT(*) FROM dual WHERE 7/2 > 3") == [(1,)]
-    (value,), = _rows(conn, "SELECT x FROM (SELECT 7/2 AS x FROM dual) t")
+    assert query_rows(conn, "SELECT COUNT(*) FROM dual WHERE 7/2 > 3") == [(1,)]
+    (value,), = query_rows(conn, "SELECT x FROM (SELECT 7/2 AS x FROM dual) t")
     assert value == 3.5
-    assert _rows(conn, "SELECT 'a', 7/2 FROM dual UNION ALL SELECT 'b', 8/2 FROM dual ORDER BY 1") \
+    assert query_rows(conn, "SELECT 'a', 7/2 FROM dual UNION ALL SELECT 'b', 8/2 FROM dual ORDER BY 1") \
         == [("a", 3.5), ("b", 4)]
 
 
 def test_division_of_integers_in_dml_is_exact(conn, dsn):
-    _create_table(dsn, "CREATE TABLE halves (n NUMERIC)")
+    create_table(dsn, "CREATE TABLE halves (n NUMERIC)")
     cur = conn.cursor()
     cur.execute("INSERT INTO halves (n) VALUES (7/2)")
-    assert _rows(conn, "SELECT COUNT(*) FROM halves WHERE n = 3.5") == [(1,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM halves WHERE n = 3.5") == [(1,)]
 
 
 def test_division_by_zero_in_dml_changes_nothing(conn, dsn):
-    _create_table(dsn, "CREATE TABLE nums (n INTEGER)")
+    create_table(dsn, "CREATE TABLE nums (n INTEGER)")
     cur = conn.cursor()
     cur.execute("INSERT INTO nums (n) VALUES (1)")
-    assert _code(lambda: cur.execute("UPDATE nums SET n = n / 0")) == "ORA-01476"
-    assert _rows(conn, "SELECT n FROM nums") == [(1,)]
+    assert raised_code(lambda: cur.execute("UPDATE nums SET n = n / 0")) == "ORA-01476"
+    assert query_rows(conn, "SELECT n FROM nums") == [(1,)]
 
 
 # -- the clock ---------------------------------------------------------------------------
 
 def test_sysdate_systimestamp_and_current_timestamp_are_datetimes(conn):
     before = dt.datetime.now()
-    (sysdate, systimestamp, current, localts, current_date), = _rows(
+    (sysdate, systimestamp, current, localts, current_date), = query_rows(
         conn, "SELECT SYSDATE, SYSTIMESTAMP, current_timestamp, LOCALTIMESTAMP, CURRENT_DATE FROM dual")
     after = dt.datetime.now()
     for value in (sysdate, systimestamp, current, localts, current_date):
@@ -154,21 +136,21 @@ def test_sysdate_systimestamp_and_current_timestamp_are_datetimes(conn):
     assert sysdate.microsecond == 0 and current_date.microsecond == 0     # a DATE has seconds
     assert systimestamp == current == localts                             # one clock per statement
     assert sysdate == systimestamp.replace(microsecond=0)
-    assert _names(conn, "SELECT sysdate, current_timestamp FROM dual") == ["SYSDATE", "CURRENT_TIMESTAMP"]
+    assert query_names(conn, "SELECT sysdate, current_timestamp FROM dual") == ["SYSDATE", "CURRENT_TIMESTAMP"]
 
 
 def test_the_clock_in_a_subquery_and_a_condition(conn):
-    (value,), = _rows(conn, "SELECT d FROM (SELECT SYSTIMESTAMP AS d FROM DUAL) t")
+    (value,), = query_rows(conn, "SELECT d FROM (SELECT SYSTIMESTAMP AS d FROM DUAL) t")
     assert type(value) is dt.datetime
-    assert _rows(conn, "SELECT 1 FROM DUAL WHERE SYSDATE <= SYSTIMESTAMP") == [(1,)]
-    assert _rows(conn, "SELECT 'SYSDATE' FROM DUAL") == [("SYSDATE",)]
+    assert query_rows(conn, "SELECT 1 FROM DUAL WHERE SYSDATE <= SYSTIMESTAMP") == [(1,)]
+    assert query_rows(conn, "SELECT 'SYSDATE' FROM DUAL") == [("SYSDATE",)]
 
 
 def test_date_arithmetic_on_the_clock(conn):
     """SYSDATE ± days is a DATE (a timestamp loses its fraction, the sum is rounded to the
     second), ± an INTERVAL keeps the type; SQLite would have taken 1 from the text's year,
     PostgreSQL refused a timestamp minus a number."""
-    row, = _rows(conn, "SELECT SYSDATE, SYSTIMESTAMP, SYSDATE - 1, SYSDATE + 1/24, sysdate + 5/1440, "
+    row, = query_rows(conn, "SELECT SYSDATE, SYSTIMESTAMP, SYSDATE - 1, SYSDATE + 1/24, sysdate + 5/1440, "
                        "1 + SYSDATE, SYSDATE - (1 + 1/2), SYSTIMESTAMP + 1, "
                        "SYSTIMESTAMP - INTERVAL '1' HOUR, SYSDATE - INTERVAL '90' MINUTE(3), "
                        "SYSTIMESTAMP + INTERVAL '1 02:03:04.5' DAY TO SECOND, SYSDATE - 1/24 + INTERVAL '1' HOUR "
@@ -180,22 +162,22 @@ def test_date_arithmetic_on_the_clock(conn):
                           sysdate - 1.5 * day, systimestamp.replace(microsecond=0) + day, systimestamp - hour]
     assert values[7:] == [sysdate - dt.timedelta(minutes=90),
                           systimestamp + dt.timedelta(days=1, hours=2, minutes=3, seconds=4.5), sysdate]
-    assert _names(conn, "SELECT SYSDATE - 1 FROM dual") == ["SYSDATE-1"]
-    assert _rows(conn, "SELECT 1 FROM DUAL WHERE SYSDATE + 1/24 > SYSDATE AND SYSDATE - 1 < SYSDATE") == [(1,)]
+    assert query_names(conn, "SELECT SYSDATE - 1 FROM dual") == ["SYSDATE-1"]
+    assert query_rows(conn, "SELECT 1 FROM DUAL WHERE SYSDATE + 1/24 > SYSDATE AND SYSDATE - 1 < SYSDATE") == [(1,)]
 
 
 def test_a_date_minus_a_column_is_days(conn, dsn):
     """A DATE minus a DATE column is days (a NUMBER); minus a TIMESTAMP column Oracle's
     INTERVAL DAY TO SECOND, a ``timedelta``."""
-    _create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP, d DATE)")
+    create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP, d DATE)")
     conn.cursor().execute("INSERT INTO stamps (at, d) VALUES (SYSDATE - 2, TRUNC(SYSDATE) - 2)")
-    (ago, ahead, days, back), = _rows(conn, "SELECT SYSDATE - at, at - SYSDATE AS ahead, TRUNC(SYSDATE) - d, "
+    (ago, ahead, days, back), = query_rows(conn, "SELECT SYSDATE - at, at - SYSDATE AS ahead, TRUNC(SYSDATE) - d, "
                                             "d - TRUNC(SYSDATE) FROM stamps")
     assert dt.timedelta(days=2) <= ago < dt.timedelta(days=2.01) and ahead == -ago
     # a NUMBER as python-oracledb fetches one: whole is an int
     assert (days, back) == (2, -2) and type(days) is int
-    assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE TRUNC(SYSDATE) - d > 1.5") == [(1,)]
-    assert _rows(conn, "SELECT COUNT(*) FROM stamps WHERE at > SYSDATE - 1") == [(0,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM stamps WHERE TRUNC(SYSDATE) - d > 1.5") == [(1,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM stamps WHERE at > SYSDATE - 1") == [(0,)]
 
 
 @pytest.mark.parametrize("sql", ["SELECT SYSDATE * 2 FROM DUAL",
@@ -203,14 +185,14 @@ def test_a_date_minus_a_column_is_days(conn, dsn):
                                  "SELECT SYSDATE - 1 * dummy FROM DUAL", "SELECT SYSDATE - dummy * 2 FROM DUAL",
                                  "SELECT 1 FROM DUAL WHERE SYSTIMESTAMP - dummy > 0"])
 def test_other_date_arithmetic_on_the_clock_is_refused_not_answered_wrongly(conn, sql):
-    assert _code(lambda: _rows(conn, sql, {"n": 1} if ":n" in sql else None)) == "SLU-00001"
+    assert raised_code(lambda: query_rows(conn, sql, {"n": 1} if ":n" in sql else None)) == "SLU-00001"
 
 
 # -- binds as days ----------------------------------------------------------------------
 
 def _stamps(conn, dsn):
     """Rows 1, 2 and 3 stamped 1, 2 and 3 days ago (a DATE: whole seconds)."""
-    _create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE stamps (n INTEGER, at TIMESTAMP)")
     for n in (1, 2, 3):
         conn.cursor().execute(f"INSERT INTO stamps (n, at) VALUES ({n}, SYSDATE - {n} + 1/1440)")
 
@@ -219,13 +201,13 @@ def test_a_bind_as_days_by_name_and_by_position(conn, dsn):
     """The monitoring query (``enq_time < SYSDATE - :days``) as python-oracledb code runs it:
     the bind's value is folded into the clock's literal, by name and by position."""
     _stamps(conn, dsn)
-    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :days ORDER BY n", {"days": 2}) == [(3,)]
-    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :days ORDER BY n", {"DAYS": 1}) == [(2,), (3,)]
-    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :1 ORDER BY n", [2]) == [(3,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :days ORDER BY n", {"days": 2}) == [(3,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :days ORDER BY n", {"DAYS": 1}) == [(2,), (3,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :1 ORDER BY n", [2]) == [(3,)]
     # a whole expression of days, a bind before the clock, text Oracle reads as a number
-    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :h/24 ORDER BY n", {"h": 36}) == [(2,), (3,)]
-    assert _rows(conn, "SELECT n FROM stamps WHERE at > :d + SYSDATE ORDER BY n", {"d": " -1.5"}) == [(1,)]
-    (sysdate, ago), = _rows(conn, "SELECT SYSDATE, SYSDATE - :d FROM dual", [1.5])
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :h/24 ORDER BY n", {"h": 36}) == [(2,), (3,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at > :d + SYSDATE ORDER BY n", {"d": " -1.5"}) == [(1,)]
+    (sysdate, ago), = query_rows(conn, "SELECT SYSDATE, SYSDATE - :d FROM dual", [1.5])
     assert ago == sysdate - dt.timedelta(days=1.5)
     # Connection.query with values by position (no numbering by the cursor)
     assert conn.query("SELECT n FROM stamps WHERE at < SYSDATE - :1 ORDER BY n", [2])[1] == [(3,)]
@@ -236,16 +218,16 @@ def test_binds_around_a_bind_as_days_still_line_up(conn, dsn):
     by position (in order) and by name; one name used twice is read twice."""
     _stamps(conn, dsn)
     sql = "SELECT n FROM stamps WHERE n >= :lo AND at < SYSDATE - :days AND n <= :hi ORDER BY n"
-    assert _rows(conn, sql, {"hi": 3, "days": 1, "lo": 3}) == [(3,)]
-    assert _rows(conn, sql, [2, 1, 2]) == [(2,)]
-    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :1 AND n > :2 ORDER BY n", [1, 2]) == [(3,)]
+    assert query_rows(conn, sql, {"hi": 3, "days": 1, "lo": 3}) == [(3,)]
+    assert query_rows(conn, sql, [2, 1, 2]) == [(2,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :1 AND n > :2 ORDER BY n", [1, 2]) == [(3,)]
     assert conn.query("SELECT n FROM stamps WHERE n >= :1 AND at < SYSDATE - :2 AND n <= :3 ORDER BY n",
                       [2, 1, 2])[1] == [(2,)]
     twice = "SELECT n FROM stamps WHERE at < SYSDATE - :d AND at > SYSDATE - :d - 2 ORDER BY n"
-    assert _rows(conn, twice, {"d": 1}) == [(2,), (3,)]
-    assert _rows(conn, twice, [2, 1]) == [(3,)]                 # by position each use is one value
+    assert query_rows(conn, twice, {"d": 1}) == [(2,), (3,)]
+    assert query_rows(conn, twice, [2, 1]) == [(3,)]                 # by position each use is one value
     # a name both days and a value elsewhere keeps its value there
-    assert _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :n AND n > :n ORDER BY n", {"n": 2}) == [(3,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :n AND n > :n ORDER BY n", {"n": 2}) == [(3,)]
 
 
 def test_a_bind_as_days_in_dml(conn, dsn):
@@ -254,21 +236,21 @@ def test_a_bind_as_days_in_dml(conn, dsn):
     cur.execute("DELETE FROM stamps WHERE n > :lo AND at < SYSDATE - :days", {"lo": 2, "days": 1})
     assert cur.rowcount == 1
     cur.execute("UPDATE stamps SET at = SYSDATE + :1 WHERE n = :2", [1, 1])
-    assert _rows(conn, "SELECT n FROM stamps WHERE at > SYSDATE ORDER BY n") == [(1,)]
+    assert query_rows(conn, "SELECT n FROM stamps WHERE at > SYSDATE ORDER BY n") == [(1,)]
 
 
 @pytest.mark.parametrize("value, code", [("abc", "ORA-01722"), (True, "ORA-01722"), ("1/2", "ORA-01722")])
 def test_a_bind_as_days_that_is_no_number_is_refused(conn, dsn, value, code):
     _stamps(conn, dsn)
-    assert _code(lambda: _rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :d", {"d": value})) == code
-    assert _code(lambda: conn.cursor().execute("DELETE FROM stamps WHERE at < SYSDATE - :d", [value])) == code
+    assert raised_code(lambda: query_rows(conn, "SELECT n FROM stamps WHERE at < SYSDATE - :d", {"d": value})) == code
+    assert raised_code(lambda: conn.cursor().execute("DELETE FROM stamps WHERE at < SYSDATE - :d", [value])) == code
     conn.commit()
-    assert _rows(conn, "SELECT COUNT(*) FROM stamps") == [(3,)]             # nothing changed
+    assert query_rows(conn, "SELECT COUNT(*) FROM stamps") == [(3,)]             # nothing changed
 
 
 def test_a_null_bind_as_days_is_null(conn):
-    assert _rows(conn, "SELECT SYSDATE - :d FROM dual", {"d": None}) == [(None,)]
-    assert _rows(conn, "SELECT 1 FROM dual WHERE SYSDATE > SYSDATE - :d", [None]) == []
+    assert query_rows(conn, "SELECT SYSDATE - :d FROM dual", {"d": None}) == [(None,)]
+    assert query_rows(conn, "SELECT 1 FROM dual WHERE SYSDATE > SYSDATE - :d", [None]) == []
 
 
 def _aq_view_counts(conn):
@@ -276,11 +258,11 @@ def _aq_view_counts(conn):
     make_queue(conn, "Q")
     conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
     conn.commit()
-    counts = _rows(conn, "SELECT COUNT(CASE WHEN enq_time > SYSDATE - 1/24 THEN 1 END), "
+    counts = query_rows(conn, "SELECT COUNT(CASE WHEN enq_time > SYSDATE - 1/24 THEN 1 END), "
                          "COUNT(CASE WHEN enq_time > SYSTIMESTAMP - INTERVAL '1' MINUTE THEN 1 END), "
                          "COUNT(CASE WHEN enq_time > SYSDATE + 5/1440 THEN 1 END), "
                          "COUNT(CASE WHEN enq_time < SYSDATE - 1 THEN 1 END) FROM aq$q_qt")
-    (age, sysdate, later), = _rows(conn, "SELECT SYSDATE - enq_time, SYSDATE, SYSDATE + 1 FROM aq$q_qt")
+    (age, sysdate, later), = query_rows(conn, "SELECT SYSDATE - enq_time, SYSDATE, SYSDATE + 1 FROM aq$q_qt")
     return counts, age, sysdate, later
 
 
@@ -321,9 +303,9 @@ def test_the_clock_against_an_aq_view_off_utc(india, conn):
 
 
 def test_the_clock_in_dml(conn, dsn):
-    _create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE stamps (at TIMESTAMP)")
     conn.cursor().execute("INSERT INTO stamps (at) VALUES (SYSTIMESTAMP)")
-    (value,), = _rows(conn, "SELECT COUNT(*) FROM stamps WHERE at <= SYSTIMESTAMP")
+    (value,), = query_rows(conn, "SELECT COUNT(*) FROM stamps WHERE at <= SYSTIMESTAMP")
     assert value == 1
 
 
@@ -333,17 +315,17 @@ def test_the_clock_in_dml(conn, dsn):
 def test_a_failing_query_leaves_the_transaction_open(conn, conn2, dsn, with_dml):
     """Oracle undoes a failing statement alone: the transaction goes on and commits
     what it did before (the enqueue, the DML) and after."""
-    _create_table(dsn, "CREATE TABLE done (n INTEGER)")
+    create_table(dsn, "CREATE TABLE done (n INTEGER)")
     make_queue(conn, "Q")
     conn.queue("Q").enqone(conn.msgproperties(payload=b"kept"))
     if with_dml:
         conn.cursor().execute("INSERT INTO done (n) VALUES (1)")
-    assert _code(lambda: _rows(conn, "SELECT no_such_column FROM DUAL")) == "ORA-00904"
-    assert _code(lambda: _rows(conn, "SELECT 1/0 FROM DUAL")) == "ORA-01476"
-    assert _rows(conn, "SELECT USER FROM DUAL") == [("SLUICE",)]
+    assert raised_code(lambda: query_rows(conn, "SELECT no_such_column FROM DUAL")) == "ORA-00904"
+    assert raised_code(lambda: query_rows(conn, "SELECT 1/0 FROM DUAL")) == "ORA-01476"
+    assert query_rows(conn, "SELECT USER FROM DUAL") == [("SLUICE",)]
     conn.cursor().execute("INSERT INTO done (n) VALUES (2)")
     conn.commit()
     q = conn2.queue("Q")
     q.deqoptions.wait = sluice.DEQ_NO_WAIT
     assert q.deqone().payload == b"kept"
-    assert sorted(_rows(conn2, "SELECT n FROM done")) == ([(1,), (2,)] if with_dml else [(2,)])
+    assert sorted(query_rows(conn2, "SELECT n FROM done")) == ([(1,), (2,)] if with_dml else [(2,)])

@@ -7,40 +7,36 @@ any other expression by its text upper-cased without white space (PostgreSQL's
 from __future__ import annotations
 
 import sluice
-from tests.test_binds import _create_table
-
-
-def _names(conn, sql):
-    cur = conn.cursor()
-    cur.execute(sql)
-    return [d[0] for d in cur.description]
+from tests.sqlhelpers import create_table, query_names
 
 
 def test_unaliased_expressions_are_named_by_their_text(conn):
-    assert _names(conn, "SELECT 2.5 FROM dual") == ["2.5"]
-    assert _names(conn, "SELECT 'x' FROM dual") == ["'X'"]
-    assert _names(conn, "select count(*), 1 + 2 FROM dual") == ["COUNT(*)", "1+2"]
+    assert query_names(conn, "SELECT 2.5 FROM dual") == ["2.5"]
+    assert query_names(conn, "SELECT 'x' FROM dual") == ["'X'"]
+    assert query_names(conn, "select count(*), 1 + 2 FROM dual") == ["COUNT(*)", "1+2"]
 
 
 def test_aliases_are_upper_cased_unless_quoted(conn):
-    assert _names(conn, 'SELECT 1 AS n, 2 m, 3 AS "Id", 4 AS "id" FROM dual') == ["N", "M", "Id", "id"]
+    assert query_names(conn, 'SELECT 1 AS n, 2 m, 3 AS "Id", 4 AS "id" FROM dual') == ["N", "M", "Id", "id"]
+    # a quoted alias with a dot in it is an alias all the same
+    assert query_names(conn, 'SELECT 1 "A.b", 2 AS "x.y" FROM dual') == ["A.b", "x.y"]
 
 
 def test_columns_of_a_users_table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE dept (dept_id INTEGER, dept_name TEXT)")
+    create_table(dsn, "CREATE TABLE dept (dept_id INTEGER, dept_name TEXT)")
     cur = conn.cursor()
     cur.execute("INSERT INTO dept (dept_id, dept_name) VALUES (1, 'a')")
-    assert _names(conn, "SELECT * FROM dept") == ["DEPT_ID", "DEPT_NAME"]
-    assert _names(conn, "select dept_id from dept") == ["DEPT_ID"]
-    assert _names(conn, "SELECT d.dept_id, upper(d.dept_name), Dept_id + 1 AS next, d.* FROM dept d "
+    assert query_names(conn, "SELECT * FROM dept") == ["DEPT_ID", "DEPT_NAME"]
+    assert query_names(conn, "select dept_id from dept") == ["DEPT_ID"]
+    assert query_names(conn, "SELECT d.dept_id, upper(d.dept_name), Dept_id + 1 AS next, d.* FROM dept d "
                         "WHERE dept_id IN (SELECT 1 AS x FROM dual)") == [
         "DEPT_ID", "UPPER(D.DEPT_NAME)", "NEXT", "DEPT_ID", "DEPT_NAME"]
     # a compound query: the first select list's
-    assert _names(conn, "SELECT dept_id AS a, 'x' FROM dept UNION ALL SELECT 2, 'y' FROM dual") == ["A", "'X'"]
+    assert query_names(conn, "SELECT dept_id AS a, 'x' FROM dept UNION ALL SELECT 2, 'y' FROM dual") == ["A", "'X'"]
 
 
 def test_columns_of_the_views(conn):
-    assert _names(conn, "select queue_table, owner from dba_queue_tables") == ["QUEUE_TABLE", "OWNER"]
+    assert query_names(conn, "select queue_table, owner from dba_queue_tables") == ["QUEUE_TABLE", "OWNER"]
     cur = conn.cursor()
     cur.execute("SELECT * FROM dba_queue_tables")
     assert all(d[0] == d[0].upper() for d in cur.description)

@@ -11,19 +11,7 @@ import datetime as dt
 import pytest
 
 import sluice
-from tests.test_binds import _create_table
-
-
-def _one(conn, sql):
-    cur = conn.cursor()
-    cur.execute(sql)
-    return cur.fetchall()
-
-
-def _code(conn, sql):
-    with pytest.raises(sluice.Error) as e:
-        _one(conn, sql)
-    return e.value.full_code
+from tests.sqlhelpers import create_table, query_code, query_rows
 
 
 @pytest.mark.parametrize("sql, row", [
@@ -51,9 +39,12 @@ def _code(conn, sql):
     ("SELECT INSTR('hello', 'l'), INSTR('hello', 'l', -1), INSTR('hello', 'l', 1, 2), INSTR('hello', 'z'), "
      "INSTR('hello', 'l', 4) FROM DUAL", (3, 4, 4, 0, 4)),
     ("SELECT LENGTH('hello'), LENGTH('') FROM DUAL", (5, None)),
+    # an empty model is NULL (Oracle's empty string), not a date format model to refuse (ORA-01821)
+    ("SELECT TO_CHAR(5, ''), TO_CHAR(DATE '2026-01-02', ''), TO_DATE('2026-01-02', ''), "
+     "TO_DATE('', 'YYYY-MM-DD') FROM DUAL", (None, None, None, None)),
 ])
 def test_the_same_answer_on_both_stores(conn, sql, row):
-    assert _one(conn, sql) == [row]
+    assert query_rows(conn, sql) == [row]
 
 
 def test_text_reading_like_a_date_of_the_statement_stays_text(conn):
@@ -78,26 +69,26 @@ def test_a_changed_item_keeps_oracles_heading(conn):
 
 
 def test_on_a_users_table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE orders (id INTEGER, note TEXT, placed TIMESTAMP)")
+    create_table(dsn, "CREATE TABLE orders (id INTEGER, note TEXT, placed TIMESTAMP)")
     cur = conn.cursor()
     cur.execute("INSERT INTO orders VALUES (1, 'rush', TO_DATE('2026-01-02 10:00:00', 'YYYY-MM-DD HH24:MI:SS'))")
     cur.execute("INSERT INTO orders VALUES (2, NULL, DATE '2026-02-03')")
-    rows = _one(conn, "SELECT id, NVL(note, '-'), NVL2(note, 'y', 'n'), DECODE(note, NULL, 'none', 'rush', 'R'), "
+    rows = query_rows(conn, "SELECT id, NVL(note, '-'), NVL2(note, 'y', 'n'), DECODE(note, NULL, 'none', 'rush', 'R'), "
                       "SUBSTR(note, -2), INSTR(note, 'u'), TO_CHAR(placed, 'DD-MON-YYYY') FROM orders ORDER BY id")
     assert rows == [(1, "rush", "y", "R", "sh", 2, "02-JAN-2026"), (2, "-", "n", "none", None, None, "03-FEB-2026")]
-    assert _one(conn, "SELECT id FROM orders WHERE placed >= DATE '2026-02-01'") == [(2,)]
-    assert _one(conn, "SELECT id FROM orders WHERE placed < TIMESTAMP '2026-01-02 10:00:01'") == [(1,)]
+    assert query_rows(conn, "SELECT id FROM orders WHERE placed >= DATE '2026-02-01'") == [(2,)]
+    assert query_rows(conn, "SELECT id FROM orders WHERE placed < TIMESTAMP '2026-01-02 10:00:01'") == [(1,)]
 
 
 def test_decode_matches_a_null_expression_to_a_null_search(conn, dsn):
     """DECODE of an expression with a NULL search matches a NULL value (was SLU-00001: the
     operand is written once per search, as translated, its binds too); one whose value may
     differ each time it is evaluated is still refused."""
-    _create_table(dsn, "CREATE TABLE labels (n INTEGER, label VARCHAR(20))")
+    create_table(dsn, "CREATE TABLE labels (n INTEGER, label VARCHAR(20))")
     cur = conn.cursor()
     cur.execute("INSERT INTO labels VALUES (1, 'x')")
     cur.execute("INSERT INTO labels VALUES (2, NULL)")
-    rows = _one(conn, "SELECT n, DECODE(UPPER(label), NULL, 'none', 'X', 'ex', 'other'), "
+    rows = query_rows(conn, "SELECT n, DECODE(UPPER(label), NULL, 'none', 'X', 'ex', 'other'), "
                       "DECODE(n + 1, NULL, 'none', 2, 'two', 'other'), "
                       "DECODE(SUBSTR(label, 1, 1), 'x', 'sub', NULL, DECODE(n / 2, NULL, 'half?', 1, 'one')) "
                       "FROM labels ORDER BY n")
@@ -106,13 +97,13 @@ def test_decode_matches_a_null_expression_to_a_null_search(conn, dsn):
     assert cur.fetchall() == [("x",), ("gone",)]
     cur.execute("SELECT DECODE(NULLIF(label, :1), NULL, :2, label), :3 FROM labels ORDER BY n", ["x", "gone", 3])
     assert cur.fetchall() == [("gone", 3), ("gone", 3)]
-    assert _code(conn, "SELECT DECODE(DBMS_RANDOM.VALUE(1, 2), NULL, 'n', 'v') FROM labels") == "SLU-00001"
+    assert query_code(conn, "SELECT DECODE(DBMS_RANDOM.VALUE(1, 2), NULL, 'n', 'v') FROM labels") == "SLU-00001"
 
 
 def test_on_the_views(conn):
     conn.aqadm.create_queue_table(queue_table="fq_qt", queue_payload_type="RAW")
     conn.aqadm.create_queue(queue_name="fq", queue_table="fq_qt")
-    rows = _one(conn, "SELECT DECODE(queue_type, 'NORMAL_QUEUE', 'N', 'E'), NVL(user_comment, 'none'), "
+    rows = query_rows(conn, "SELECT DECODE(queue_type, 'NORMAL_QUEUE', 'N', 'E'), NVL(user_comment, 'none'), "
                       "SUBSTR(name, 1, 2), LENGTH(name) FROM user_queues WHERE name = 'FQ'")
     assert rows == [("N", "none", "FQ", 2)]
 
@@ -130,16 +121,16 @@ def test_on_the_views(conn):
     ("SELECT INSTR('hello', 'l', 1, 0) FROM DUAL", "ORA-01428"),
 ])
 def test_bad_text_or_format_is_oracles_error(conn, sql, code):
-    assert _code(conn, sql) == code
+    assert query_code(conn, sql) == code
 
 
 def test_a_bad_date_in_a_column_is_oracles_error(conn, dsn):
-    _create_table(dsn, "CREATE TABLE texts (t TEXT)")
+    create_table(dsn, "CREATE TABLE texts (t TEXT)")
     cur = conn.cursor()
     cur.execute("INSERT INTO texts VALUES ('2026-13-01')")
-    assert _code(conn, "SELECT TO_DATE(t, 'YYYY-MM-DD') FROM texts") == "ORA-01843"
+    assert query_code(conn, "SELECT TO_DATE(t, 'YYYY-MM-DD') FROM texts") == "ORA-01843"
     cur.execute("UPDATE texts SET t = '2026-01-05'")
-    assert _one(conn, "SELECT TO_DATE(t, 'YYYY-MM-DD') FROM texts") == [(dt.datetime(2026, 1, 5),)]
+    assert query_rows(conn, "SELECT TO_DATE(t, 'YYYY-MM-DD') FROM texts") == [(dt.datetime(2026, 1, 5),)]
 
 
 def test_a_store_of_schema_25_gets_the_functions(dsn):
@@ -148,10 +139,10 @@ def test_a_store_of_schema_25_gets_the_functions(dsn):
     conn = sluice.connect(dsn)
     conn.close()
     if dsn.startswith("postgresql"):
-        _create_table(dsn, "DROP FUNCTION ORACLE_SUBSTR(TEXT, NUMERIC, NUMERIC) CASCADE")
-    _create_table(dsn, "UPDATE SLUICE_META SET VALUE = '25' WHERE KEY = 'schema_version'")
+        create_table(dsn, "DROP FUNCTION ORACLE_SUBSTR(TEXT, NUMERIC, NUMERIC) CASCADE")
+    create_table(dsn, "UPDATE SLUICE_META SET VALUE = '25' WHERE KEY = 'schema_version'")
     conn = sluice.connect(dsn)
     try:
-        assert _one(conn, "SELECT SUBSTR('hello', -3, 2) FROM DUAL") == [("ll",)]
+        assert query_rows(conn, "SELECT SUBSTR('hello', -3, 2) FROM DUAL") == [("ll",)]
     finally:
         conn.close()

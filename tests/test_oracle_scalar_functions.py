@@ -13,7 +13,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_oracle_functions import _code, _one as _rows
+from tests.sqlhelpers import query_code, query_rows
 
 D = dt.datetime
 
@@ -43,6 +43,11 @@ D = dt.datetime
      (0, 1, 0, 1)),
     ("SELECT TO_NUMBER('12.5') + 1, TO_NUMBER(' 42 '), TO_NUMBER(''), TO_NUMBER('-3') * 2 FROM DUAL",
      (13.5, 42, None, -6)),
+    # a format model reads the text (Sluice refused one, SLU-00001)
+    ("SELECT TO_NUMBER('1,234.50', '9G999D99'), TO_NUMBER('$1,234', '$9,999'), TO_NUMBER('-12.5', '99.99'), "
+     "TO_NUMBER('1,5', '9,9'), TO_NUMBER('', '99') FROM DUAL", (1234.5, 1234, -12.5, 15, None)),
+    ("SELECT TO_NUMBER(' 12,345.68', '99,999.99'), TO_NUMBER('12-', '99MI'), TO_NUMBER('<12>', '99PR'), "
+     "TO_NUMBER('+5', 'S9'), TO_NUMBER('.5', '9.9') FROM DUAL", (12345.68, -12, -12, 5, 0.5)),
     ("SELECT TO_TIMESTAMP('2026-01-02 03:04:05.25', 'YYYY-MM-DD HH24:MI:SS.FF'), "
      "TO_TIMESTAMP('02-01-2026 03:04', 'DD-MM-YYYY HH24:MI') FROM DUAL",
      (D(2026, 1, 2, 3, 4, 5, 250000), D(2026, 1, 2, 3, 4))),
@@ -75,7 +80,7 @@ D = dt.datetime
      (D(2026, 12, 4), D(2026, 12, 11, 10), D(2026, 12, 7))),
 ])
 def test_oracle_answers_on_both_stores(conn, sql, row):
-    assert _rows(conn, sql) == [row]
+    assert query_rows(conn, sql) == [row]
 
 
 @pytest.mark.parametrize("sql, code", [
@@ -86,19 +91,23 @@ def test_oracle_answers_on_both_stores(conn, sql, row):
     ("SELECT SYS_EXTRACT_UTC(LOCALTIMESTAMP) FROM DUAL", "SLU-00001"),
     ("SELECT NEXT_DAY(DATE '2026-11-30', 'XX') FROM DUAL", "ORA-01846"),
     ("SELECT TRIM('xy' FROM 'xxaxx') FROM DUAL", "ORA-30001"),
-    ("SELECT TO_NUMBER('1,5', '9,9') FROM DUAL", "SLU-00001"),
+    ("SELECT TO_NUMBER('12345', '9,999') FROM DUAL", "ORA-01722"),     # (more digits than the model's)
+    ("SELECT TO_NUMBER('1.234', '9.99') FROM DUAL", "ORA-01722"),
+    ("SELECT TO_NUMBER('1,234', '9999') FROM DUAL", "ORA-01722"),      # (no group separator in the model)
+    ("SELECT TO_NUMBER('$12', '99') FROM DUAL", "ORA-01722"),
+    ("SELECT TO_NUMBER('12', '99', 'NLS_NUMERIC_CHARACTERS = ''.,''') FROM DUAL", "SLU-00001"),
     ("SELECT DUMP('a') FROM DUAL", "SLU-00001"),
     # arithmetic on a computed date of a column: neither store counts it in days (SQLite said 0)
     ("SELECT ADD_MONTHS(d, 1) - d FROM (SELECT DATE '2026-01-15' d FROM DUAL)", "SLU-00001"),
 ])
 def test_oracle_errors(conn, sql, code):
-    assert _code(conn, sql) == code
+    assert query_code(conn, sql) == code
 
 
 def test_the_clock_plus_months_and_its_arithmetic(conn):
     """ADD_MONTHS of SYSDATE (or a datetime bind) and a number is a DATE its arithmetic
     works on: ADD_MONTHS(SYSDATE, 1) - SYSDATE is the month's days."""
-    (days, date), = _rows(conn, "SELECT ADD_MONTHS(SYSDATE, 1) - SYSDATE, ADD_MONTHS(SYSDATE, 0) FROM DUAL")
+    (days, date), = query_rows(conn, "SELECT ADD_MONTHS(SYSDATE, 1) - SYSDATE, ADD_MONTHS(SYSDATE, 0) FROM DUAL")
     assert days in (28, 29, 30, 31) and type(days) is int
     assert type(date) is D and date.microsecond == 0 and abs(date - D.now()) < dt.timedelta(minutes=1)
     cur = conn.cursor()
@@ -107,13 +116,13 @@ def test_the_clock_plus_months_and_its_arithmetic(conn):
 
 
 def test_sys_extract_utc_of_the_clock(conn):
-    (utc,), = _rows(conn, "SELECT SYS_EXTRACT_UTC(SYSTIMESTAMP) FROM DUAL")
+    (utc,), = query_rows(conn, "SELECT SYS_EXTRACT_UTC(SYSTIMESTAMP) FROM DUAL")
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     assert type(utc) is D and abs(utc - now) < dt.timedelta(minutes=1)
 
 
 def test_sys_guid_is_sixteen_new_bytes(conn):
-    (a, b), = _rows(conn, "SELECT SYS_GUID(), SYS_GUID() FROM DUAL")
+    (a, b), = query_rows(conn, "SELECT SYS_GUID(), SYS_GUID() FROM DUAL")
     assert type(a) is bytes and len(a) == 16 and len(b) == 16
 
 
@@ -132,6 +141,18 @@ def test_rawtohex_of_a_views_msg_id(conn):
     props = conn.msgproperties(payload=b"hello", correlation="c1")
     conn.queue("Q").enqone(props)
     conn.commit()
-    rows = _rows(conn, "SELECT RAWTOHEX(MSG_ID), REGEXP_SUBSTR(CORR_ID, '[0-9]+') FROM AQ$QT "
+    rows = query_rows(conn, "SELECT RAWTOHEX(MSG_ID), REGEXP_SUBSTR(CORR_ID, '[0-9]+') FROM AQ$QT "
                        "WHERE REGEXP_LIKE(CORR_ID, '^C', 'i')")
     assert rows == [(props.msgid.hex().upper(), "1")]
+
+
+def test_regexp_like_as_a_select_item_is_a_boolean(conn):
+    """Oracle 23ai answers a condition as a select item with a BOOLEAN, which python-oracledb
+    fetches as True / False (before 23c Oracle refused it): SQLite gave 1 / 0."""
+    cur = conn.cursor()
+    cur.execute("SELECT REGEXP_LIKE('abc', 'b'), REGEXP_LIKE('abc', '^B'), REGEXP_LIKE(NULL, 'x'), "
+                "JSON_EXISTS('{\"a\": 1}', '$.a') FROM DUAL")
+    rows = cur.fetchall()
+    assert rows == [(True, False, None, True)] and [type(v) for v in rows[0]] == [bool, bool, type(None), bool]
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_BOOLEAN] * 4
+    assert query_rows(conn, "SELECT CASE WHEN REGEXP_LIKE('abc', 'b') THEN 1 ELSE 0 END FROM DUAL") == [(1,)]

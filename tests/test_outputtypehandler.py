@@ -10,15 +10,13 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-import pytest
 
 import sluice
-from tests.test_binds import _create_table
-from tests.test_dual import _code
+from tests.sqlhelpers import create_table, raised_code
 
 
 def _amounts(conn, dsn):
-    _create_table(dsn, "CREATE TABLE amounts (n INTEGER, amt NUMERIC(30,2), name VARCHAR(10))")
+    create_table(dsn, "CREATE TABLE amounts (n INTEGER, amt NUMERIC(30,2), name VARCHAR(10))")
     cur = conn.cursor()
     for n, amt, name in ((1, "2.00", "Ab"), (2, "0.10", "Cd"), (3, "123456789012345678901234567.89", None)):
         cur.execute(f"INSERT INTO amounts VALUES ({n}, {amt}, :1)", [name])
@@ -101,11 +99,11 @@ def test_db_types_outconverters_and_nulls(conn, dsn):
 def test_a_handler_returning_no_var_or_an_unknown_type_is_refused(conn, dsn):
     _amounts(conn, dsn)
     conn.outputtypehandler = lambda cursor, metadata: "str"
-    assert _code(lambda: _fetch(conn)) == "DPY-2015"
+    assert raised_code(lambda: _fetch(conn)) == "DPY-2015"
     conn.outputtypehandler = lambda cursor, metadata: cursor.var(list)
-    assert _code(lambda: _fetch(conn)) == "DPY-3003"
+    assert raised_code(lambda: _fetch(conn)) == "DPY-3003"
     conn.outputtypehandler = lambda cursor, metadata: cursor.var(int)
-    assert _code(lambda: _fetch(conn, "SELECT name FROM amounts WHERE n = 1")) == "ORA-01722"   # 'Ab'
+    assert raised_code(lambda: _fetch(conn, "SELECT name FROM amounts WHERE n = 1")) == "ORA-01722"   # 'Ab'
 
 
 def test_dates_as_strings_in_oracles_default_format(conn):

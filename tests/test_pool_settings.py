@@ -6,6 +6,7 @@ refused value changes nothing."""
 import pytest
 
 import sluice
+from tests.sqlhelpers import raised_code
 
 BAD_SETTINGS = [
     ({"timeout": "x"}, "DPY-2027"),
@@ -25,24 +26,18 @@ BAD_SETTINGS = [
 ]
 
 
-def _code(fn):
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
-
-
 @pytest.mark.parametrize("kwargs, code", BAD_SETTINGS)
 def test_create_pool_refuses(dsn, kwargs, code):
-    assert _code(lambda: sluice.create_pool(dsn, **kwargs)) == code
-    assert _code(lambda: sluice.PoolParams(**kwargs)) == code
+    assert raised_code(lambda: sluice.create_pool(dsn, **kwargs)) == code
+    assert raised_code(lambda: sluice.PoolParams(**kwargs)) == code
 
 
 def test_create_pool_refuses_what_fails_later(dsn):
-    assert _code(lambda: sluice.create_pool(dsn, min=0, session_callback=5)) == "DPY-2027"
-    assert _code(lambda: sluice.create_pool(dsn, min=0, connectiontype=int)) == "DPY-2023"
-    assert _code(lambda: sluice.create_pool(dsn, pool_alias=[1])) == "DPY-2027"
+    assert raised_code(lambda: sluice.create_pool(dsn, min=0, session_callback=5)) == "DPY-2027"
+    assert raised_code(lambda: sluice.create_pool(dsn, min=0, connectiontype=int)) == "DPY-2023"
+    assert raised_code(lambda: sluice.create_pool(dsn, pool_alias=[1])) == "DPY-2027"
     assert sluice.get_pool([1]) is None
-    assert _code(lambda: sluice.connect(pool_alias=[1])) == "DPY-2054"
+    assert raised_code(lambda: sluice.connect(pool_alias=[1])) == "DPY-2054"
     with pytest.raises(TypeError):   # what python-oracledb raises for a wrong type, too
         sluice.create_pool(dsn, timeout=object())
 
@@ -62,7 +57,7 @@ def test_reconfigure_refuses_and_changes_nothing(dsn, kwargs, code):
     pool = sluice.create_pool(dsn, min=1, max=3)
     before = (pool.min, pool.max, pool.increment, pool.getmode, pool.timeout, pool.wait_timeout,
               pool.max_lifetime_session)
-    assert _code(lambda: pool.reconfigure(**kwargs)) == code
+    assert raised_code(lambda: pool.reconfigure(**kwargs)) == code
     after = (pool.min, pool.max, pool.increment, pool.getmode, pool.timeout, pool.wait_timeout,
              pool.max_lifetime_session)
     assert after == before
@@ -76,18 +71,18 @@ def test_settable_attributes_are_checked(dsn):
         for name, value, code in (("getmode", 99, "DPY-4022"), ("timeout", "x", "DPY-2027"),
                                   ("wait_timeout", float("nan"), "DPY-2027"),
                                   ("max_lifetime_session", -1, "DPY-2027")):
-            assert _code(lambda: setattr(pool, name, value)) == code
+            assert raised_code(lambda: setattr(pool, name, value)) == code
         assert (pool.getmode, pool.timeout, pool.wait_timeout, pool.max_lifetime_session) == (0, 0, 0, 0)
         pool.wait_timeout = 50
         assert pool.wait_timeout == 50
         with pytest.raises(AttributeError):   # read-only in python-oracledb
             pool.min = 2
-        assert _code(lambda: pool.reconfigure(mn=2)) == "DPY-2025"
+        assert raised_code(lambda: pool.reconfigure(mn=2)) == "DPY-2025"
 
 
 def test_reconfigure_within_limits(dsn):
     with sluice.create_pool(dsn, min=1, max=3) as pool:
         pool.reconfigure(min=0, max=1, getmode=sluice.POOL_GETMODE_NOWAIT)
         a = pool.acquire()
-        assert _code(pool.acquire) == "DPY-4005"
+        assert raised_code(pool.acquire) == "DPY-4005"
         pool.release(a)

@@ -11,7 +11,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_binds import _create_table
+from tests.sqlhelpers import create_table, filled_table, query_code, query_headed, query_rows
 
 # the rows in the order they were inserted (the order both stores scan a fresh table in)
 ROWS = [(3, "c", "y"), (1, "a", "y"), (5, None, "y"), (2, "b", "x"), (4, "d", "x")]
@@ -19,23 +19,8 @@ ROWS = [(3, "c", "y"), (1, "a", "y"), (5, None, "y"), (2, "b", "x"), (4, "d", "x
 
 @pytest.fixture
 def table(conn, dsn):
-    _create_table(dsn, "CREATE TABLE T (n INTEGER, s TEXT, g TEXT)")
-    cur = conn.cursor()
-    cur.executemany("INSERT INTO T (n, s, g) VALUES (:1, :2, :3)", ROWS)
-    conn.commit()
-    return conn
-
-
-def _rows(conn, sql, binds=None):
-    cur = conn.cursor()
-    cur.execute(sql, binds) if binds is not None else cur.execute(sql)
-    return [d[0] for d in cur.description], cur.fetchall()
-
-
-def _code(conn, sql, binds=None):
-    with pytest.raises(sluice.Error) as e:
-        _rows(conn, sql, binds)
-    return e.value.full_code
+    return filled_table(conn, dsn, "CREATE TABLE T (n INTEGER, s TEXT, g TEXT)",
+                        "INSERT INTO T (n, s, g) VALUES (:1, :2, :3)", ROWS)
 
 
 @pytest.mark.parametrize("sql, binds, rows", [
@@ -70,7 +55,7 @@ def _code(conn, sql, binds=None):
     ("SELECT COUNT(*) OVER (), n FROM T WHERE ROWNUM <= 2", None, [(2, 3), (2, 1)]),
 ])
 def test_rownum_in_where_keeps_the_rows_oracle_keeps(table, sql, binds, rows):
-    assert _rows(table, sql, binds)[1] == rows
+    assert query_headed(table, sql, binds)[1] == rows
 
 
 @pytest.mark.parametrize("sql, headings, rows", [
@@ -88,7 +73,7 @@ def test_rownum_in_where_keeps_the_rows_oracle_keeps(table, sql, binds, rows):
      "WHERE rn > 2", ["N", "RN"], [(3, 3), (4, 4)]),
 ])
 def test_rownum_as_a_value(table, sql, headings, rows):
-    assert _rows(table, sql) == (headings, rows)
+    assert query_headed(table, sql) == (headings, rows)
 
 
 def test_rownum_on_a_queue_tables_view(conn):
@@ -96,16 +81,16 @@ def test_rownum_on_a_queue_tables_view(conn):
     q = conn.queue("Q")
     q.enqone(conn.msgproperties(payload=b"x"))
     conn.commit()
-    assert _rows(conn, "SELECT COUNT(*) FROM AQ$QT WHERE ROWNUM <= 5") == (["COUNT(*)"], [(1,)])
-    headings, rows = _rows(conn, "SELECT MSG_ID, ROWNUM rn FROM AQ$QT")
+    assert query_headed(conn, "SELECT COUNT(*) FROM AQ$QT WHERE ROWNUM <= 5") == (["COUNT(*)"], [(1,)])
+    headings, rows = query_headed(conn, "SELECT MSG_ID, ROWNUM rn FROM AQ$QT")
     assert headings == ["MSG_ID", "RN"] and [r[1] for r in rows] == [1]
-    assert _rows(conn, "SELECT COUNT(*) FROM (SELECT MSG_ID, ROWNUM rn FROM AQ$QT) WHERE rn = 1")[1] == [(1,)]
-    assert _rows(conn, "SELECT COUNT(*) FROM (SELECT * FROM AQ$QT ORDER BY ENQ_TIME) WHERE ROWNUM <= 10")[1] == [(1,)]
-    assert _rows(conn, "SELECT COUNT(*) FROM AQ$QT q WHERE q.QUEUE = 'Q' AND ROWNUM <= :n", {"n": 1})[1] == [(1,)]
+    assert query_headed(conn, "SELECT COUNT(*) FROM (SELECT MSG_ID, ROWNUM rn FROM AQ$QT) WHERE rn = 1")[1] == [(1,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM (SELECT * FROM AQ$QT ORDER BY ENQ_TIME) WHERE ROWNUM <= 10") == [(1,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM AQ$QT q WHERE q.QUEUE = 'Q' AND ROWNUM <= :n", {"n": 1}) == [(1,)]
 
 
 def test_rownum_on_a_join_without_order(table):
-    rows = _rows(table, "SELECT a.n, b.s FROM T a, T b WHERE a.n = b.n AND ROWNUM <= 2")[1]
+    rows = query_headed(table, "SELECT a.n, b.s FROM T a, T b WHERE a.n = b.n AND ROWNUM <= 2")[1]
     assert len(rows) == 2 and set(rows) <= {(n, s) for n, s, _ in ROWS}
 
 
@@ -120,7 +105,7 @@ def test_rownum_on_a_join_without_order(table):
     "SELECT n FROM T WHERE ROWNUM <= 1 UNION ALL SELECT n FROM T",
 ])
 def test_rownum_sluice_cannot_answer_is_refused(table, sql):
-    assert _code(table, sql) == "SLU-00001"
+    assert query_code(table, sql) == "SLU-00001"
 
 
 def test_rownum_in_dml_is_refused_and_changes_nothing(table):
@@ -128,7 +113,7 @@ def test_rownum_in_dml_is_refused_and_changes_nothing(table):
     with pytest.raises(sluice.Error) as e:
         cur.execute("DELETE FROM T WHERE ROWNUM <= 1")
     assert e.value.full_code == "SLU-00001"
-    assert _rows(table, "SELECT COUNT(*) FROM T")[1] == [(5,)]
+    assert query_headed(table, "SELECT COUNT(*) FROM T")[1] == [(5,)]
 
 
 @pytest.mark.parametrize("sql, binds, rows", [
@@ -151,11 +136,11 @@ def test_rownum_in_dml_is_refused_and_changes_nothing(table):
     ("SELECT n FROM T ORDER BY n OFFSET :o ROWS", {"o": None}, []),
 ])
 def test_fetch_first_and_offset(table, sql, binds, rows):
-    assert _rows(table, sql, binds)[1] == rows
+    assert query_headed(table, sql, binds)[1] == rows
 
 
 def test_fetch_percent_is_refused(table):
-    assert _code(table, "SELECT n FROM T ORDER BY n FETCH FIRST 50 PERCENT ROWS ONLY") == "SLU-00001"
+    assert query_code(table, "SELECT n FROM T ORDER BY n FETCH FIRST 50 PERCENT ROWS ONLY") == "SLU-00001"
 
 
 @pytest.mark.parametrize("sql, rows", [
@@ -165,14 +150,14 @@ def test_fetch_percent_is_refused(table):
     ("SELECT COUNT(*) FROM (SELECT n FROM T) WHERE n IN (SELECT n FROM (SELECT n FROM T WHERE n > 3))", [(2,)]),
 ])
 def test_subqueries_in_from_need_no_alias(table, sql, rows):
-    assert _rows(table, sql)[1] == rows
+    assert query_headed(table, sql)[1] == rows
 
 
 def test_a_views_subquery_needs_no_alias(conn):
     make_queue(conn, "Q", "QT")
     conn.queue("Q").enqone(conn.msgproperties(payload=b"x"))
     conn.commit()
-    headings, rows = _rows(conn, "SELECT x FROM (SELECT ENQ_TIME AS x FROM AQ$QT)")
+    headings, rows = query_headed(conn, "SELECT x FROM (SELECT ENQ_TIME AS x FROM AQ$QT)")
     assert headings == ["X"] and len(rows) == 1 and isinstance(rows[0][0], dt.datetime)
 
 
@@ -196,20 +181,20 @@ def test_a_views_subquery_needs_no_alias(conn):
     ("SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) FROM T WHERE n > 9", [(None,)]),
 ])
 def test_listagg(table, sql, rows):
-    assert _rows(table, sql)[1] == rows
+    assert query_headed(table, sql)[1] == rows
 
 
 def test_listagg_of_a_decimal_column(conn, dsn):
-    _create_table(dsn, "CREATE TABLE P (p NUMERIC(10, 2))")
+    create_table(dsn, "CREATE TABLE P (p NUMERIC(10, 2))")
     cur = conn.cursor()
     cur.executemany("INSERT INTO P (p) VALUES (:1)", [[2], [1.5], [-0.25]])
     conn.commit()
-    assert _rows(conn, "SELECT LISTAGG(p, ',') WITHIN GROUP (ORDER BY p) FROM P")[1] == [("-.25,1.5,2",)]
+    assert query_headed(conn, "SELECT LISTAGG(p, ',') WITHIN GROUP (ORDER BY p) FROM P")[1] == [("-.25,1.5,2",)]
 
 
 def test_listagg_headings_and_refusals(table):
-    assert _rows(table, "SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) FROM T")[0] == [
+    assert query_headed(table, "SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) FROM T")[0] == [
         "LISTAGG(N,',')WITHINGROUP(ORDERBYN)"]
-    assert _code(table, "SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) OVER (PARTITION BY g) FROM T") \
+    assert query_code(table, "SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) OVER (PARTITION BY g) FROM T") \
         == "SLU-00001"
-    assert _code(table, "SELECT LISTAGG(DISTINCT g, ',') WITHIN GROUP (ORDER BY g) FROM T") == "SLU-00001"
+    assert query_code(table, "SELECT LISTAGG(DISTINCT g, ',') WITHIN GROUP (ORDER BY g) FROM T") == "SLU-00001"

@@ -20,9 +20,9 @@ import pytest
 
 import sluice
 from tests.conftest import PG_BASE, drop_schema, make_queue, pg_admin
-from tests.test_binds import _create_table
-from tests.test_dual import _code, _rows, india  # noqa: F401  (india: a fixture)
+from tests.test_dual import india  # noqa: F401  (india: a fixture)
 from tests.streams.test_propagation import _raw
+from tests.sqlhelpers import create_table, query_rows, raised_code
 
 PLUS5 = dt.timezone(dt.timedelta(hours=5))
 
@@ -54,28 +54,28 @@ def _enqueue(conn) -> None:
 
 
 def _zone(conn) -> str:
-    (zone,), = _rows(conn, "SELECT SESSIONTIMEZONE FROM DUAL")
+    (zone,), = query_rows(conn, "SELECT SESSIONTIMEZONE FROM DUAL")
     return zone
 
 
 def test_alter_session_time_zone_moves_the_views_dates_and_the_session_clock(conn):
     _enqueue(conn)
     conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
-    assert _rows(conn, "SELECT SESSIONTIMEZONE, DBTIMEZONE FROM DUAL") == [("+05:00", "+00:00")]
-    (enq, ts), = _rows(conn, "SELECT enq_time, enq_timestamp FROM aq$q_qt")
+    assert query_rows(conn, "SELECT SESSIONTIMEZONE, DBTIMEZONE FROM DUAL") == [("+05:00", "+00:00")]
+    (enq, ts), = query_rows(conn, "SELECT enq_time, enq_timestamp FROM aq$q_qt")
     assert _near(enq, _wall(PLUS5), 10) and ts.replace(microsecond=0) == enq
     # a naive datetime bind is the session zone's wall clock, compared as it is
     since = "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > :since"
     minute = dt.timedelta(minutes=1)
-    assert [_rows(conn, since, {"since": _wall(PLUS5) + d}) for d in (-minute, minute)] == [[(1,)], [(0,)]]
+    assert [query_rows(conn, since, {"since": _wall(PLUS5) + d}) for d in (-minute, minute)] == [[(1,)], [(0,)]]
     # CURRENT_DATE and LOCALTIMESTAMP are the session zone's, SYSDATE the host's
-    (current, local, sysdate), = _rows(conn, "SELECT CURRENT_DATE, LOCALTIMESTAMP, SYSDATE FROM DUAL")
+    (current, local, sysdate), = query_rows(conn, "SELECT CURRENT_DATE, LOCALTIMESTAMP, SYSDATE FROM DUAL")
     assert _near(current, _wall(PLUS5), 10) and _near(local, _wall(PLUS5), 10)
     assert _near(sysdate, dt.datetime.now(), 10)
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > CURRENT_DATE - 1/24 "
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > CURRENT_DATE - 1/24 "
                        "AND enq_time < CURRENT_TIMESTAMP + INTERVAL '1' MINUTE") == [(1,)]
     # the other monitoring views too: V$SESSION's LOGON_TIME
-    (logon,), *_ = _rows(conn, "SELECT logon_time FROM v$session WHERE username = USER")
+    (logon,), *_ = query_rows(conn, "SELECT logon_time FROM v$session WHERE username = USER")
     assert _near(logon, _wall(PLUS5))
 
 
@@ -84,15 +84,15 @@ def test_a_region_a_return_to_local_and_dbtimezone(conn, conn2):
     cur = conn.cursor()
     cur.execute("alter session set time_zone = 'europe/paris'")      # Oracle's names: any case
     assert _zone(conn) == "Europe/Paris"
-    (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
+    (enq,), = query_rows(conn, "SELECT enq_time FROM aq$q_qt")
     assert _near(enq, _wall(zoneinfo.ZoneInfo("Europe/Paris")), 10)
-    (other,), = _rows(conn2, "SELECT enq_time FROM aq$q_qt")      # another session: its own zone
+    (other,), = query_rows(conn2, "SELECT enq_time FROM aq$q_qt")      # another session: its own zone
     assert _zone(conn2) == "+00:00" and _near(other, dt.datetime.now(), 10)
     cur.execute("ALTER SESSION SET TIME_ZONE = '-03:30'")
     assert _zone(conn) == "-03:30"
-    assert _rows(conn, "SELECT enq_time FROM aq$q_qt") == [(other - dt.timedelta(hours=3, minutes=30),)]
+    assert query_rows(conn, "SELECT enq_time FROM aq$q_qt") == [(other - dt.timedelta(hours=3, minutes=30),)]
     cur.execute("ALTER SESSION SET TIME_ZONE = LOCAL")            # the zone it logged on in
-    assert _zone(conn) == "+00:00" and _rows(conn, "SELECT enq_time FROM aq$q_qt") == [(other,)]
+    assert _zone(conn) == "+00:00" and query_rows(conn, "SELECT enq_time FROM aq$q_qt") == [(other,)]
     cur.execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
     cur.execute("ALTER SESSION SET TIME_ZONE = DBTIMEZONE")
     assert _zone(conn) == "+00:00"
@@ -112,12 +112,12 @@ def test_plsql_reads_the_session_zones_clock_too(conn):
 def test_alter_session_stays_when_the_transaction_rolls_back(conn, dsn):
     """ALTER SESSION is no part of the transaction (PostgreSQL would undo its setting)."""
     _enqueue(conn)
-    _create_table(dsn, "CREATE TABLE notes (n INTEGER)")
+    create_table(dsn, "CREATE TABLE notes (n INTEGER)")
     conn.cursor().execute("INSERT INTO notes (n) VALUES (1)")     # an open transaction
     conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
     conn.rollback()
-    assert _zone(conn) == "+05:00" and _rows(conn, "SELECT COUNT(*) FROM notes") == [(0,)]
-    (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
+    assert _zone(conn) == "+05:00" and query_rows(conn, "SELECT COUNT(*) FROM notes") == [(0,)]
+    (enq,), = query_rows(conn, "SELECT enq_time FROM aq$q_qt")
     assert _near(enq, _wall(PLUS5), 10)
 
 
@@ -133,7 +133,7 @@ def test_a_bad_time_zone_is_refused_and_changes_nothing(conn):
                       ("ALTER SESSION SET TIME_ZONE = '+05:00' NLS_DATE_FORMAT = 'YYYY'", "SLU-00001"),
                       ("ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY'", "SLU-00001"),
                       ("ALTER SESSION TIME_ZONE = '+05:00'", "ORA-02248")):
-        assert _code(lambda: cur.execute(sql)) == code, sql
+        assert raised_code(lambda: cur.execute(sql)) == code, sql
     assert _zone(conn) == "+02:00"
 
 
@@ -144,7 +144,7 @@ def test_ora_sdtz_names_a_new_sessions_zone(dsn, monkeypatch):
         _enqueue(conn)
         assert _zone(conn) == "Asia/Kolkata"
         kolkata = _wall(zoneinfo.ZoneInfo("Asia/Kolkata"))
-        (enq, current), = _rows(conn, "SELECT enq_time, CURRENT_DATE FROM aq$q_qt")
+        (enq, current), = query_rows(conn, "SELECT enq_time, CURRENT_DATE FROM aq$q_qt")
         assert _near(enq, kolkata, 10) and _near(current, kolkata, 10)
         conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+01:00'")
         conn.cursor().execute("ALTER SESSION SET TIME_ZONE = LOCAL")
@@ -152,7 +152,7 @@ def test_ora_sdtz_names_a_new_sessions_zone(dsn, monkeypatch):
     finally:
         conn.close()
     monkeypatch.setenv("ORA_SDTZ", "Nowhere/Land")      # python-oracledb's logon fails so
-    assert _code(lambda: sluice.connect(dsn)) == "ORA-01882"
+    assert raised_code(lambda: sluice.connect(dsn)) == "ORA-01882"
     monkeypatch.setenv("ORA_SDTZ", "DB_TZ")
     conn = sluice.connect(dsn)
     try:
@@ -167,13 +167,13 @@ def test_the_zone_is_the_hosts_offset_at_logon(conn, india):  # noqa: F811
     with the host); one opened after is 5:30 ahead."""
     _enqueue(conn)
     assert _zone(conn) == "+00:00"
-    (enq, current, sysdate), = _rows(conn, "SELECT enq_time, CURRENT_DATE, SYSDATE FROM aq$q_qt")
+    (enq, current, sysdate), = query_rows(conn, "SELECT enq_time, CURRENT_DATE, SYSDATE FROM aq$q_qt")
     assert _near(enq, _wall(dt.timezone.utc), 10) and _near(current, _wall(dt.timezone.utc), 10)
     assert _near(sysdate, dt.datetime.now(), 10) and sysdate - current > dt.timedelta(hours=5)
     later = sluice.connect(conn.dsn)
     try:
         assert _zone(later) == "+05:30"
-        (enq,), = _rows(later, "SELECT enq_time FROM aq$q_qt")
+        (enq,), = query_rows(later, "SELECT enq_time FROM aq$q_qt")
         assert _near(enq, dt.datetime.now(), 10)
     finally:
         later.close()
@@ -227,9 +227,10 @@ def test_an_older_stores_utc_views_are_made_again_in_the_session_zone(dsn):
           "UPDATE SLUICE_META SET VALUE = '23' WHERE KEY = 'schema_version'"])
     conn = sluice.connect(dsn)
     try:
-        assert _rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+        assert query_rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == \
+            [(str(SCHEMA_VERSION),)]
         conn.cursor().execute("ALTER SESSION SET TIME_ZONE = '+05:00'")
-        (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
+        (enq,), = query_rows(conn, "SELECT enq_time FROM aq$q_qt")
         assert _near(enq, _wall(PLUS5), 10)
         texts = _raw_rows(dsn, "SELECT sql FROM sqlite_master WHERE type = 'view'" if sqlite else
                           "SELECT definition FROM pg_views WHERE schemaname = current_schema()")

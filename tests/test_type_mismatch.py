@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import sluice
-from tests.test_dual import _code, _rows
 from tests.test_view_date_fetch import _enqueued
+from tests.sqlhelpers import query_rows, raised_code
 
 
 def test_a_type_mismatch_is_ora_00932(conn, dsn):
@@ -21,9 +21,9 @@ def test_a_type_mismatch_is_ora_00932(conn, dsn):
                   "SELECT -msg_state FROM aq$q_qt": "expected NUMBER got CHAR"}
     for sql, message in mismatches.items():
         if dsn.startswith("sqlite"):
-            _rows(conn, sql)
+            query_rows(conn, sql)
             continue
         with pytest.raises(sluice.DatabaseError) as e:
-            _rows(conn, sql)
+            query_rows(conn, sql)
         assert e.value.full_code == "ORA-00932" and str(e.value).endswith(message), str(e.value)
-    assert _code(lambda: _rows(conn, "SELECT no_such_column FROM aq$q_qt")) == "ORA-00904"    # still
+    assert raised_code(lambda: query_rows(conn, "SELECT no_such_column FROM aq$q_qt")) == "ORA-00904"    # still

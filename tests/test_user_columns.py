@@ -19,8 +19,7 @@ import datetime as dt
 import pytest
 
 import sluice
-from tests.test_binds import _create_table
-from tests.test_dual import _code, _rows
+from tests.sqlhelpers import create_table, query_rows, raised_code
 
 T = dt.datetime(2026, 1, 2, 3, 4, 5, 678901)
 WHOLE = T.replace(microsecond=0)
@@ -30,9 +29,9 @@ DAY = dt.timedelta(days=1)
 def _events(conn, dsn):
     """Table ``ev``: DATE columns (midnight values: PostgreSQL's DATE has no time of day),
     a TIMESTAMP, a NUMERIC(8,2), a NUMERIC(5), text; its rows written behind Sluice's back."""
-    _create_table(dsn, "CREATE TABLE ev (n INTEGER, d DATE, at TIMESTAMP, amt NUMERIC(8,2), "
+    create_table(dsn, "CREATE TABLE ev (n INTEGER, d DATE, at TIMESTAMP, amt NUMERIC(8,2), "
                        "whole NUMERIC(5), label VARCHAR(20), due DATE)")
-    _create_table(dsn, "INSERT INTO ev VALUES (1, '2026-01-02 00:00:00', '2026-01-02 03:04:05.678901', 12, 7, "
+    create_table(dsn, "INSERT INTO ev VALUES (1, '2026-01-02 00:00:00', '2026-01-02 03:04:05.678901', 12, 7, "
                        "'2026-03-04 05:06:07', '2026-01-05 00:00:00'), (2, NULL, NULL, 2.5, NULL, 'x', NULL)")
 
 
@@ -71,13 +70,13 @@ def test_cast_of_a_column_to_a_date(conn, dsn):
     assert cur.fetchall() == [(WHOLE, T, dt.datetime(2026, 1, 2), dt.datetime(2026, 3, 4, 5, 6, 7))]
     assert [d[1] for d in cur.description] == [sluice.DB_TYPE_DATE, sluice.DB_TYPE_TIMESTAMP,
                                                sluice.DB_TYPE_DATE, sluice.DB_TYPE_DATE]
-    assert _rows(conn, "SELECT CAST(at AS DATE) FROM ev WHERE n = 2") == [(None,)]
-    assert _rows(conn, "SELECT n FROM ev WHERE CAST(at AS DATE) = :t", {"t": T}) == [(1,)]
+    assert query_rows(conn, "SELECT CAST(at AS DATE) FROM ev WHERE n = 2") == [(None,)]
+    assert query_rows(conn, "SELECT n FROM ev WHERE CAST(at AS DATE) = :t", {"t": T}) == [(1,)]
 
 
 def test_cast_of_arithmetic_and_of_a_cast(conn, dsn):
     _events(conn, dsn)
-    (sysdate, later, back, again, whole), = _rows(
+    (sysdate, later, back, again, whole), = query_rows(
         conn, "SELECT SYSDATE, CAST(SYSDATE + 1 AS TIMESTAMP), CAST(CAST(SYSDATE AS TIMESTAMP) AS DATE), "
               "CAST(CAST(at AS DATE) AS TIMESTAMP), CAST(SYSDATE + whole AS DATE) FROM ev WHERE n = 1")
     assert later == sysdate + DAY and back == sysdate and again == WHOLE
@@ -90,7 +89,7 @@ def test_cast_of_arithmetic_and_of_a_cast(conn, dsn):
 def test_a_date_column_plus_or_minus_days(conn, dsn):
     _events(conn, dsn)
     cur = conn.cursor()
-    assert _rows(conn, "SELECT MAX(d) + 1, MIN(due) - MAX(d) FROM ev") == [(dt.datetime(2026, 1, 3), 3)]
+    assert query_rows(conn, "SELECT MAX(d) + 1, MIN(due) - MAX(d) FROM ev") == [(dt.datetime(2026, 1, 3), 3)]
     cur.execute("SELECT d + 1, at - 1/24, ev.at + :n AS later, d - 0.5 FROM ev ORDER BY n", {"n": 2})
     (plus, hour, later, half), nulls = cur.fetchall()
     assert (plus, half) == (dt.datetime(2026, 1, 3), dt.datetime(2026, 1, 1, 12)) and nulls == (None,) * 4
@@ -99,11 +98,11 @@ def test_a_date_column_plus_or_minus_days(conn, dsn):
     assert (hour, later) == (WHOLE - dt.timedelta(hours=1), WHOLE + 2 * DAY)
     assert [d[:2] for d in cur.description] == [("D+1", sluice.DB_TYPE_DATE), ("AT-1/24", sluice.DB_TYPE_DATE),
                                                 ("LATER", sluice.DB_TYPE_DATE), ("D-0.5", sluice.DB_TYPE_DATE)]
-    assert _rows(conn, "SELECT n FROM ev WHERE d + 1 > :t ORDER BY n", {"t": dt.datetime(2026, 1, 2, 12)}) \
+    assert query_rows(conn, "SELECT n FROM ev WHERE d + 1 > :t ORDER BY n", {"t": dt.datetime(2026, 1, 2, 12)}) \
         == [(1,)]
     cur.execute("UPDATE ev SET d = d + 2 WHERE n = 1")
     conn.commit()
-    assert _rows(conn, "SELECT d FROM ev WHERE n = 1") == [(dt.datetime(2026, 1, 4),)]
+    assert query_rows(conn, "SELECT d FROM ev WHERE n = 1") == [(dt.datetime(2026, 1, 4),)]
 
 
 def test_trunc_of_a_date_column(conn, dsn):
@@ -121,7 +120,7 @@ def test_a_date_column_minus_a_date_column_is_days(conn, dsn):
     cur.execute("SELECT due - d, ev.d - ev.due FROM ev ORDER BY n")
     assert cur.fetchall() == [(3, -3), (None, None)]
     assert cur.description[0][1] is sluice.DB_TYPE_NUMBER
-    assert _rows(conn, "SELECT n FROM ev WHERE due - d > 2") == [(1,)]
+    assert query_rows(conn, "SELECT n FROM ev WHERE due - d > 2") == [(1,)]
 
 
 def test_a_timestamp_column_minus_a_date_is_an_interval(conn, dsn):
@@ -142,7 +141,7 @@ def test_a_timestamp_column_minus_a_date_is_an_interval(conn, dsn):
     assert [d[1] for d in cur.description] == [sluice.DB_TYPE_INTERVAL_DS] * 8
     cur.execute("SELECT d - DATE '2026-01-01', due - d FROM ev WHERE n = 1")
     assert cur.fetchall() == [(1, 3)] and cur.description[0][1] is sluice.DB_TYPE_NUMBER
-    assert _rows(conn, "SELECT n FROM ev WHERE at - d IS NOT NULL ORDER BY at - d") == [(1,)]
+    assert query_rows(conn, "SELECT n FROM ev WHERE at - d IS NOT NULL ORDER BY at - d") == [(1,)]
 
 
 def test_a_date_column_plus_a_column_of_days(conn, dsn):
@@ -172,7 +171,7 @@ REFUSED = {
 
 def test_what_oracle_refuses_is_refused_so(conn, dsn):
     _events(conn, dsn)
-    assert {sql: _code(lambda: _rows(conn, sql)) for sql in REFUSED} == REFUSED
+    assert {sql: raised_code(lambda: query_rows(conn, sql)) for sql in REFUSED} == REFUSED
 
 
 def test_a_number_with_a_scale_is_a_float_even_when_whole(conn, dsn):
@@ -194,7 +193,7 @@ def test_date_arithmetic_sluice_does_not_answer_is_refused(conn, dsn):
                 "SELECT ((at - 1)) + 1 FROM ev", "SELECT CASE WHEN n = 1 THEN at END + 1 FROM ev",
                 "SELECT COALESCE(at, SYSTIMESTAMP) - 1 FROM ev"):
         with pytest.raises(sluice.Error):
-            _rows(conn, sql)
+            query_rows(conn, sql)
 
 
 def test_the_tables_a_statement_names():
@@ -230,19 +229,19 @@ def test_the_types_of_a_users_columns_are_kept_until_its_ddl_changes_them(conn, 
     """A statement with ± on a user's column looks the column's type up once, not each time
     it runs (PostgreSQL: one catalog query more each time); a change of the table's DDL
     behind Sluice's back is still seen at the statement's next run, a query's or DML's."""
-    _create_table(dsn, "CREATE TABLE k (n INTEGER, x NUMERIC(5))")
-    _create_table(dsn, "INSERT INTO k VALUES (1, 7)")
+    create_table(dsn, "CREATE TABLE k (n INTEGER, x NUMERIC(5))")
+    create_table(dsn, "INSERT INTO k VALUES (1, 7)")
     sql = "SELECT x + 1 FROM k"
-    assert _rows(conn, sql) == [(8,)]
-    assert _catalog_reads(conn, dsn, lambda: _rows(conn, sql)) == ([(8,)], [])
+    assert query_rows(conn, sql) == [(8,)]
+    assert _catalog_reads(conn, dsn, lambda: query_rows(conn, sql)) == ([(8,)], [])
     for ddl in ("DROP TABLE k", "CREATE TABLE k (n INTEGER, x TIMESTAMP)",
                 "INSERT INTO k VALUES (1, '2026-01-02 03:04:05')"):
-        _create_table(dsn, ddl)
-    assert _rows(conn, sql) == [(WHOLE + DAY,)]          # a date now: the day after
-    assert _catalog_reads(conn, dsn, lambda: _rows(conn, sql))[1] == []
+        create_table(dsn, ddl)
+    assert query_rows(conn, sql) == [(WHOLE + DAY,)]          # a date now: the day after
+    assert _catalog_reads(conn, dsn, lambda: query_rows(conn, sql))[1] == []
     for ddl in ("DROP TABLE k", "CREATE TABLE k (n INTEGER, x NUMERIC(5))", "INSERT INTO k VALUES (1, 2)"):
-        _create_table(dsn, ddl)
+        create_table(dsn, ddl)
     cur = conn.cursor()
     cur.execute("UPDATE k SET x = x + 1 WHERE n = 1")     # a number again: DML sees it too
     conn.commit()
-    assert _rows(conn, "SELECT x FROM k") == [(3,)]
+    assert query_rows(conn, "SELECT x FROM k") == [(3,)]

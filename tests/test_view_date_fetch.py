@@ -10,7 +10,7 @@ import datetime as dt
 
 import sluice
 from tests.conftest import make_queue
-from tests.test_dual import _code, _rows
+from tests.sqlhelpers import query_rows, raised_code
 
 
 def _enqueued(conn) -> dt.datetime:
@@ -51,8 +51,8 @@ def test_a_star_a_subquery_and_max_keep_the_dates(conn):
     assert types["ENQ_TIME"] is types["DEQ_TIME"] is types["DELAY"] is sluice.DB_TYPE_DATE
     assert types["ENQ_TIMESTAMP"] is types["DELAY_TIMESTAMP"] is sluice.DB_TYPE_TIMESTAMP
     assert types["MSG_STATE"] is sluice.DB_TYPE_VARCHAR
-    (inner,), = _rows(conn, "SELECT x.enq_time FROM (SELECT * FROM aq$q_qt) x")
-    (most, least, later), = _rows(conn, "SELECT MAX(x.enq_time), MIN(enq_time), MAX(enq_time + 1) "
+    (inner,), = query_rows(conn, "SELECT x.enq_time FROM (SELECT * FROM aq$q_qt) x")
+    (most, least, later), = query_rows(conn, "SELECT MAX(x.enq_time), MIN(enq_time), MAX(enq_time + 1) "
                                         "FROM (SELECT * FROM aq$q_qt) x")
     assert inner == most == least == named["ENQ_TIME"]
     cur.execute("WITH w AS (SELECT q.enq_time AS at, msg_state FROM aq$q_qt q ORDER BY enq_time DESC) "
@@ -64,10 +64,10 @@ def test_a_star_a_subquery_and_max_keep_the_dates(conn):
 def test_fetched_view_dates_compare_with_binds_and_the_clock(conn):
     """The datetimes fetched are the views' dates: a bind of one finds its row."""
     _enqueued(conn)
-    (enq,), = _rows(conn, "SELECT enq_time FROM aq$q_qt")
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time >= :t", {"t": enq.replace(microsecond=0)}) \
+    (enq,), = query_rows(conn, "SELECT enq_time FROM aq$q_qt")
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time >= :t", {"t": enq.replace(microsecond=0)}) \
         == [(1,)]
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > SYSDATE - 1/24") == [(1,)]
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE enq_time > SYSDATE - 1/24") == [(1,)]
 
 
 def test_v_session_logon_time_is_a_date(conn):
@@ -111,10 +111,10 @@ def test_trunc_of_a_date_is_a_date(conn):
     assert number == 2
     assert [d[:2] for d in cur.description][1:4] == [("TRUNC(ENQ_TIME)", sluice.DB_TYPE_DATE),
                                                      ("M", sluice.DB_TYPE_DATE), ("TRUNC(SYSDATE)", sluice.DB_TYPE_DATE)]
-    assert _rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE TRUNC(enq_time) >= TRUNC(SYSDATE) - 1") == [(1,)]
-    assert _code(lambda: _rows(conn, "SELECT TRUNC(SYSDATE, 'XX') FROM dual")) == "ORA-01899"
-    assert _code(lambda: _rows(conn, "SELECT TRUNC(SYSDATE, 'IW') FROM dual")) == "SLU-00001"
-    assert _code(lambda: _rows(conn, "SELECT TRUNC(enq_time) + 1 FROM aq$q_qt")) == "SLU-00001"
+    assert query_rows(conn, "SELECT COUNT(*) FROM aq$q_qt WHERE TRUNC(enq_time) >= TRUNC(SYSDATE) - 1") == [(1,)]
+    assert raised_code(lambda: query_rows(conn, "SELECT TRUNC(SYSDATE, 'XX') FROM dual")) == "ORA-01899"
+    assert raised_code(lambda: query_rows(conn, "SELECT TRUNC(SYSDATE, 'IW') FROM dual")) == "SLU-00001"
+    assert raised_code(lambda: query_rows(conn, "SELECT TRUNC(enq_time) + 1 FROM aq$q_qt")) == "SLU-00001"
 
 
 def test_a_views_date_under_nvl_coalesce_case_or_cast_is_a_date(conn):
@@ -134,7 +134,7 @@ def test_a_views_date_under_nvl_coalesce_case_or_cast_is_a_date(conn):
     assert len(set(row)) == 1 and row[0].microsecond == 0     # the same DATE, whole seconds
     assert [d[1] for d in cur.description] == [sluice.DB_TYPE_DATE] * 5 + [sluice.DB_TYPE_TIMESTAMP] + \
         [sluice.DB_TYPE_DATE] * 2          # (a DATE CAST AS TIMESTAMP: a TIMESTAMP of whole seconds)
-    (most,), = _rows(conn, "SELECT NVL(MAX(deq_time), MIN(enq_time)) FROM aq$q_qt")
+    (most,), = query_rows(conn, "SELECT NVL(MAX(deq_time), MIN(enq_time)) FROM aq$q_qt")
     assert most == row[0]
     cur.execute("SELECT NVL(msg_state, 'none'), CASE WHEN 1 = 1 THEN msg_state ELSE NULL END, "
                 "COALESCE(NULL, NULL) FROM aq$q_qt")     # a branch that is no date: as it was

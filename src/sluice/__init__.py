@@ -23,6 +23,7 @@ from .pool import (POOL_GETMODE_FORCEGET, POOL_GETMODE_NOWAIT, POOL_GETMODE_TIME
                    PURITY_DEFAULT, PURITY_NEW, PURITY_SELF, ConnectionPool, acquire_from, create_pool,
                    get_pool)
 from .cursor import Cursor
+from .lobs import LOB
 from .defaults import defaults   # (after .connection imports the module: the name is the object)
 from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
                        DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NCHAR, DB_TYPE_NCLOB,
@@ -80,7 +81,7 @@ def create_pool_async(dsn: str | None = None, **kwargs: Any) -> AsyncConnectionP
 __all__ = [
     "connect", "Connection", "connect_async", "create_pool_async", "AsyncConnection", "AsyncConnectionPool",
     "AsyncCursor", "AsyncQueue", "ConnectParams", "PoolParams", "ConnectionPool", "create_pool", "get_pool",
-    "IgnoredParameterWarning", "Cursor", "Queue", "Agent", "MessageProperties", "EnqOptions",
+    "IgnoredParameterWarning", "Cursor", "LOB", "Queue", "Agent", "MessageProperties", "EnqOptions",
     "DeqOptions", "register_function", "RowLCR", "DDLLCR",
     "Error", "DatabaseError", "DataError", "IntegrityError", "InterfaceError", "NotSupportedError",
     "OperationalError", "ProgrammingError",

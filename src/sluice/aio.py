@@ -182,6 +182,7 @@ class AsyncConnection:
     client_identifier, clientinfo = _forward("client_identifier", True), _forward("clientinfo", True)
     econtext_id = _forward("econtext_id", True)
     call_timeout = _forward("call_timeout", True)
+    inputtypehandler = _forward("inputtypehandler", True)     # (sluice.bindtypes)
     del _forward
 
     def is_healthy(self) -> bool:
@@ -196,6 +197,11 @@ class AsyncConnection:
     @outputtypehandler.setter
     def outputtypehandler(self, value: Any) -> None:
         self.sync_connection.outputtypehandler = value
+
+    async def createlob(self, lob_type: Any, data: str | bytes | None = None) -> Any:
+        """python-oracledb's: a temporary LOB whose methods are awaited (sluice.lobs.AsyncLOB)."""
+        from .lobs import AsyncLOB
+        return AsyncLOB(await self._call(self.sync_connection.createlob, lob_type, data))
 
     def queue(self, name: str, payload_type: Any = None, *, payloadType: Any = None) -> "AsyncQueue":  # noqa: N803
         return AsyncQueue(self, self.sync_connection.queue(name, payload_type, payloadType=payloadType))

@@ -130,6 +130,7 @@ class Connection:
 
     # python-oracledb's: called per column of a cursor's query (see sluice.fetchvars)
     outputtypehandler: Callable | None = None
+    inputtypehandler: Callable | None = None      # (sluice.bindtypes)
     _exact_numbers = False      # a cursor's query with a handler: numbers as exact Decimals
 
     def __init__(self, dsn: str, user: str | None = None, password: str | None = None,
@@ -246,6 +247,12 @@ class Connection:
         """The object type ``name`` (created by ``CREATE TYPE``, or a SYS type)."""
         self.context.check_open()
         return self.context.catalog.type_named(name)
+
+    def createlob(self, lob_type: Any, data: str | bytes | None = None) -> Any:
+        """python-oracledb's ``createlob``: a temporary CLOB, NCLOB or BLOB (:mod:`sluice.lobs`)."""
+        self.context.check_open()
+        from .lobs import create_lob
+        return create_lob(lob_type, data)
 
     def cursor(self, scrollable: bool = False, handle: Any = None) -> "Cursor":
         """A cursor (python-oracledb's ``scrollable``; an OCI ``handle`` is Thick mode's only)."""
@@ -567,15 +574,19 @@ class Connection:
             if qt.payload_type == qualified_name:
                 raise ora(2303)
 
-    def execute_dml(self, sql: str, binds: dict | None) -> int:
+    def execute_dml(self, sql: str, binds: dict | None, returned: Callable[[list], None] | None = None) -> int:
         """INSERT / UPDATE / DELETE / MERGE on the store's database, in this session's
         transaction; the rows changed.  Changes a synchronous capture captures carry the
-        session's DBMS_STREAMS tag."""
+        session's DBMS_STREAMS tag.  ``returned`` is called with the rows of a ``RETURNING``
+        clause (:mod:`sluice.dmlreturning`) before an autocommit commits them."""
         ctx = self.context
         ctx.check_open()
         check_statement(sql, binds)
+        rows: list | None = None if returned is None else []
         with self._lock:
-            count = ctx.session.execute_dml(sql, binds, self.streams.get_tag())
+            count = ctx.session.execute_dml(sql, binds, self.streams.get_tag(), rows)
+        if returned is not None:
+            returned(rows)
         if self.autocommit:
             self.commit()
         return count

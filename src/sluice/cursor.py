@@ -13,6 +13,9 @@ import itertools
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from .bindtypes import execute_binds, executemany_rows, keep_inputsizes
+from .bindvars import bind_variables, call_bind_variables, many_bind_variables
+from .dmlreturning import returning_clause
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .fetchvars import Var, fetch_converters
 from .objtypes import DB_TYPE_OBJECT
@@ -38,12 +41,15 @@ class Cursor:
         self._dmlrowcounts: list[int] | None = None
         # python-oracledb's: this cursor's own, else the connection's (sluice.fetchvars)
         self.outputtypehandler: Any = None
+        self.inputtypehandler: Any = None      # (the same, for binds: sluice.bindtypes)
+        self._inputsizes: tuple | None = None  # setinputsizes' variables (sluice.bindtypes)
         # python-oracledb's: called on each row fetched; reset when another statement is prepared
         self.rowfactory: Any = None
         self.statement: str | None = None     # the statement prepared or executed last
         self.lastrowid = None                 # Sluice's tables have no ROWID
         self.warning = None
         self._prefetchrows = 2
+        self._bindvars: list | dict = []      # python-oracledb's bindvars (sluice.bindvars)
 
     @property
     def prefetchrows(self) -> int:
@@ -103,13 +109,17 @@ class Cursor:
             if parameters:
                 raise dpy(2005)
             parameters = kw
+        parameters = execute_binds(self, statement, parameters)
         self._reset()
+        self._bindvars = bind_variables(parameters)
         handler = self.outputtypehandler or self.connection.outputtypehandler
         exact = handler is not None and _is_query(statement)
+        returning = returning_clause(statement)     # DML RETURNING INTO (sluice.dmlreturning)
         with self.connection._lock:      # the statement's calls are one call of the connection
             self.connection._exact_numbers = exact     # the handler converts exact numbers
             try:
-                result = plsql.execute(self.connection, statement, parameters)
+                result = returning.execute(self.connection, parameters) if returning else \
+                    plsql.execute(self.connection, statement, parameters)
             finally:
                 self.connection._exact_numbers = False
         self.output = list(result.output)
@@ -143,17 +153,22 @@ class Cursor:
         from . import plsql
         from .plsql.script import leading_words
         statement = self._prepared(statement)
-        rows = _many_rows(parameters)
+        rows = executemany_rows(self, statement, _many_rows(parameters))
         words = leading_words(statement, count=1)[0]
         if (batcherrors or arraydmlrowcounts) and words[:1] not in (["INSERT"], ["UPDATE"], ["DELETE"], ["MERGE"]):
             raise dpy(2040)
+        returning = returning_clause(statement)     # DML RETURNING INTO (sluice.dmlreturning)
+        if returning:
+            returning.check_rows(rows)
         self._reset()
+        self._bindvars = many_bind_variables(parameters)
         counts: list[int] = []
         self.rowcount, self.output = 0, []
         with self.connection._lock:      # one call of the connection, as in python-oracledb
             for offset, binds in enumerate(rows):
                 try:
-                    result = plsql.execute(self.connection, statement, binds)
+                    result = returning.execute(self.connection, binds, offset) if returning else \
+                        plsql.execute(self.connection, statement, binds)
                 except Error as e:
                     detail = dataclasses.replace(e.args[0], offset=offset)   # python-oracledb's _Error.offset
                     e.args = (detail,)
@@ -182,6 +197,22 @@ class Cursor:
             typ = self.connection.gettype(typename)
         return Var(typ, size, arraysize, inconverter, outconverter, typename,
                    encoding_errors if encodingErrors is None else encodingErrors, bypass_decode, convert_nulls)
+
+    @property
+    def bindvars(self) -> list | dict:
+        """python-oracledb's: the variables the last statement was bound with, a list (by
+        position) or a dict (by name), see :mod:`sluice.bindvars`."""
+        self._check()
+        return self._bindvars
+
+    def bindnames(self) -> list[str]:
+        """python-oracledb's: the prepared statement's bind names, each once in the order
+        they first appear, upper-cased (DPY-2002 before a statement is prepared)."""
+        self._check()
+        if self.statement is None:
+            raise dpy(2002)
+        from .plsql import statement_bind_names
+        return statement_bind_names(self.statement)
 
     def getbatcherrors(self) -> list:
         """The errors of the rows the last ``executemany(batcherrors=True)`` could not
@@ -254,6 +285,7 @@ class Cursor:
     def _run_call(self, call: str, binds: dict) -> None:
         from . import plsql
         self._reset()
+        self._bindvars = call_bind_variables(binds, returned="0")
         statement = self._prepared(f"BEGIN {call}; END;")
         with self.connection._lock:
             result = plsql.execute(self.connection, statement, binds)
@@ -285,12 +317,12 @@ class Cursor:
         self._check()
 
         def var(size: Any) -> Any:
-            if size is None:
-                return None
+            if size is None or isinstance(size, Var):      # (a variable is itself)
+                return size
             return self.var(str, size) if isinstance(size, int) and not isinstance(size, bool) else self.var(size)
-        if kwargs:
-            return {k: var(v) for k, v in kwargs.items()}
-        return [var(v) for v in args]
+        sizes = {k: var(v) for k, v in kwargs.items()} if kwargs else [var(v) for v in args]
+        keep_inputsizes(self, sizes)
+        return sizes
 
     def setoutputsize(self, size: int, column: int = 0) -> None:
         """Does nothing (python-oracledb's keeps it for the DB API only)."""

@@ -32,7 +32,7 @@ from .plsql.binds import BindVariable
 from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
                        DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER,
                        DB_TYPE_NVARCHAR, DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
-                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbObjectType, DbType)
+                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbObjectType, DbType, RecordType)
 
 __all__ = ["FetchInfo", "Var", "default_number", "fetch_converters"]
 
@@ -113,6 +113,22 @@ class Var(BindVariable):
         else:
             self._values[pos] = value
 
+    # -- as a DML RETURNING INTO variable (sluice.dmlreturning): a list per execution
+    def check_returned(self, pos: int) -> None:
+        """That execution ``pos`` fits (DPY-2016 otherwise: ``cursor.var(…, arraysize=n)``
+        for ``executemany`` of n rows, as python-oracledb asks)."""
+        if self._is_array:
+            raise dpy(3001, "a PL/SQL table variable", "DML RETURNING INTO an arrayvar")
+        if pos >= len(self._values):
+            raise dpy(2016, len(self._values), pos + 1)
+
+    def returned_values(self, values: list) -> list:
+        """The returned column's ``values`` converted to this variable's type."""
+        return [self._out(v) for v in values]
+
+    def set_returned(self, pos: int, values: list) -> None:
+        self._values[pos] = values
+
     # -- as a bind of a PL/SQL block (sluice.plsql.binds.BindVariable)
     def bind_value(self) -> Any:
         return self.getvalue()
@@ -136,7 +152,10 @@ class Var(BindVariable):
         return value
 
     def _object(self, value: Any) -> Any:
-        """``value`` in a variable of an object type: an object of that type (ORA-00932)."""
+        """``value`` in a variable of an object type: an object of that type (ORA-00932);
+        a package's record (DBMS_AQ.DEQUEUE's message properties) as its record type's object."""
+        if isinstance(self.type, RecordType):
+            value = self.type.object_of(value)
         kind = getattr(value, "type", None)
         if not isinstance(kind, DbObjectType) or kind.qualified_name != self.type.qualified_name:
             got = kind.qualified_name if isinstance(kind, DbObjectType) else type(value).__name__.upper()

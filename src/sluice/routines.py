@@ -16,6 +16,7 @@ declare and look up; the interpreter reads the marks.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from typing import Any, Callable, TypeVar
 
@@ -86,3 +87,21 @@ def out_params(*names: str, inout: tuple[str, ...] = ()) -> Callable[[F], F]:
 def inout_params(*names: str) -> Callable[[F], F]:
     """Shorthand for ``out_params(*names, inout=names)``."""
     return out_params(*names, inout=names)
+
+
+def is_function(routine: Callable) -> bool | None:
+    """Whether a package routine is a PL/SQL function (True), a procedure (False), or not
+    known (None).  A method says so by its return annotation: ``-> None`` is a procedure,
+    as is one whose return value carries its OUT parameters (:func:`out_params`); any
+    other annotation is a function's return type.  The interpreter refuses a procedure
+    where a value is wanted (PLS-00222) and a function called as a statement (PLS-00221),
+    as Oracle's compiler does."""
+    if getattr(routine, "__plsql_out__", None):
+        return False
+    try:
+        returns = inspect.signature(routine).return_annotation
+    except (TypeError, ValueError):       # C callables: nothing to go by
+        return None
+    if returns is inspect.Signature.empty:
+        return None
+    return returns not in (None, "None")

@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import Any, Callable, NamedTuple
 
 from .errors import ora
+from .numformat import format_number
 
 __all__ = [
     "Builtin", "FUNCTIONS", "NILADIC", "null_if_empty", "to_number", "to_char", "to_date",
@@ -106,7 +107,7 @@ def to_char(value: Any, fmt: str | None = None) -> str | None:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float, Decimal)):
-        return number_text(value) if fmt is None else _format_number(_decimal(value), fmt)
+        return number_text(value) if fmt is None else format_number(value, fmt)
     if isinstance(value, (date, datetime)):
         return _format_date(value, fmt or NLS_DATE_FORMAT)
     if isinstance(value, (bytes, bytearray)):
@@ -397,40 +398,6 @@ def _parse_date(text: str, fmt: str | None) -> datetime:
         except ValueError:
             continue
     raise ora(1861)
-
-
-def _format_number(n: Decimal, fmt: str) -> str:
-    """TO_CHAR(n, fmt) for the common models: 9, 0, ',' / G, '.' / D, FM prefix."""
-    fm = fmt[:2].upper() == "FM"
-    body = (fmt[2:] if fm else fmt).upper().replace("G", ",").replace("D", ".")
-    if not re.fullmatch(r"[09,]*(\.[09]*)?", body):
-        raise ora(1481)
-    int_fmt, _, dec_fmt = body.partition(".")
-    if not n.is_finite():  # a BINARY_DOUBLE's Infinity or NaN fits no model
-        return "#" * (len(body) + 1)
-    # enough digits for the number at the model's scale (a 39-digit number does not fit '9.9':
-    # '####', never InvalidOperation)
-    places = Context(prec=max(NUMBER_CONTEXT.prec, n.adjusted() + len(dec_fmt) + 2))
-    q = n.quantize(Decimal(1).scaleb(-len(dec_fmt)), ROUND_HALF_UP, places)
-    whole, _, fraction = format(abs(q), "f").partition(".")
-    digits = int_fmt.replace(",", "")
-    if whole == "0" and "0" not in digits:
-        whole = "" if dec_fmt or not digits else "0"  # TO_CHAR(.5, '9.9') is ' .5'
-    if len(whole) > len(digits):
-        return "#" * (len(body) + 1)  # does not fit the model
-    zero_from = digits.find("0")
-    whole = whole.zfill(len(digits) - zero_from if zero_from >= 0 else 0)
-    out, pending = [], list(whole)
-    for ch in reversed(int_fmt):
-        if not pending:
-            break
-        if ch == ",":
-            out.append(",")
-        else:
-            out.append(pending.pop())
-    text = "".join(reversed(out)) + ("." + fraction if dec_fmt else "")
-    text = ("-" if q < 0 else "") + text
-    return text if fm else text.rjust(len(body) + 1)
 
 
 def _to_number_fmt(text: Any, fmt: Any = None) -> Any:

@@ -6,6 +6,7 @@ import pytest
 
 import sluice
 from tests.conftest import make_queue, nowait, table_rows
+from tests.sqlhelpers import raised_code
 
 
 @pytest.fixture
@@ -21,40 +22,34 @@ def _unchanged(conn):
     assert table_rows(conn, "Q_QT", "QUEUE, MSG_STATE, RETRY_COUNT") == [("Q", "READY", 0)]
 
 
-def _code(fn):
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
-
-
 def test_expiration_below_minus_one_is_25209(conn, queue_with_one):
     q = queue_with_one
-    assert _code(lambda: q.enqmany([conn.msgproperties(payload=b"a"),
-                                    conn.msgproperties(payload=b"b", expiration=-2)])) == "ORA-25209"
+    assert raised_code(lambda: q.enqmany([conn.msgproperties(payload=b"a"),
+                                          conn.msgproperties(payload=b"b", expiration=-2)])) == "ORA-25209"
     conn.commit()
     _unchanged(conn)
 
 
 def test_negative_delay_is_refused(conn, queue_with_one):
-    assert _code(lambda: queue_with_one.enqone(conn.msgproperties(payload=b"a", delay=-1))) == "ORA-25208"
+    assert raised_code(lambda: queue_with_one.enqone(conn.msgproperties(payload=b"a", delay=-1))) == "ORA-25208"
     conn.commit()
     _unchanged(conn)
 
 
 def test_unknown_queue_is_24010(conn, queue_with_one):
-    assert _code(lambda: conn.queue("NO_SUCH_QUEUE").enqone(conn.msgproperties(payload=b"a"))) \
+    assert raised_code(lambda: conn.queue("NO_SUCH_QUEUE").enqone(conn.msgproperties(payload=b"a"))) \
         == "ORA-24010"
-    assert _code(lambda: nowait(conn.queue("NO_SUCH_QUEUE")).deqone()) == "ORA-24010"
+    assert raised_code(lambda: nowait(conn.queue("NO_SUCH_QUEUE")).deqone()) == "ORA-24010"
     conn.commit()
     _unchanged(conn)
 
 
 def test_names_over_128_characters(conn, queue_with_one):
     long = "Q" * 129
-    assert _code(lambda: conn.queue(long).enqone(conn.msgproperties(payload=b"a"))) == "ORA-00972"
-    assert _code(lambda: conn.aqadm.create_queue_table(queue_table=long, queue_payload_type="RAW")) \
+    assert raised_code(lambda: conn.queue(long).enqone(conn.msgproperties(payload=b"a"))) == "ORA-00972"
+    assert raised_code(lambda: conn.aqadm.create_queue_table(queue_table=long, queue_payload_type="RAW")) \
         == "ORA-00972"
-    assert _code(lambda: conn.aqadm.create_queue(queue_name=long, queue_table="Q_QT")) == "ORA-00972"
+    assert raised_code(lambda: conn.aqadm.create_queue(queue_name=long, queue_table="Q_QT")) == "ORA-00972"
     conn.commit()
     _unchanged(conn)
     assert conn.query("SELECT COUNT(*) FROM USER_QUEUE_TABLES", None)[1] == [(1,)]
@@ -62,7 +57,7 @@ def test_names_over_128_characters(conn, queue_with_one):
 
 def test_payload_of_wrong_type(conn, queue_with_one):
     # python-oracledb refuses it before sending (DPY-2062); DBMS_AQ.ENQUEUE would say ORA-25215
-    assert _code(lambda: queue_with_one.enqone(conn.msgproperties(payload={"not": "raw"}))) == "DPY-2062"
+    assert raised_code(lambda: queue_with_one.enqone(conn.msgproperties(payload={"not": "raw"}))) == "DPY-2062"
     conn.commit()
     _unchanged(conn)
 
@@ -97,17 +92,17 @@ def test_properties_outside_their_range_overflow(conn, queue_with_one, name, low
     the store: SQLite refused 2**63 as ORA-00600, and a buffered message would only have
     failed when spilled."""
     for value in (high + 1, low - 1, 10**20):
-        assert _code(lambda: conn.msgproperties(payload=b"a", **{name: value})) == "ORA-01426"
+        assert raised_code(lambda: conn.msgproperties(payload=b"a", **{name: value})) == "ORA-01426"
         m = conn.msgproperties(payload=b"a")
-        assert _code(lambda: setattr(m, name, value)) == "ORA-01426"
+        assert raised_code(lambda: setattr(m, name, value)) == "ORA-01426"
         assert getattr(m, name) == {"priority": 0, "delay": 0, "expiration": -1}[name]
     with pytest.raises(sluice.Error, match=f"ORA-01426: numeric overflow: {name} {high + 1} is outside"):
         conn.msgproperties(payload=b"a", **{name: high + 1})
     q = queue_with_one
     q.enqoptions.deliverymode = sluice.MSG_BUFFERED
-    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"a", **{name: high + 1}))) == "ORA-01426"
+    assert raised_code(lambda: q.enqone(conn.msgproperties(payload=b"a", **{name: high + 1}))) == "ORA-01426"
     q.enqoptions.deliverymode = sluice.MSG_PERSISTENT
-    assert _code(lambda: conn.cursor().execute(_plsql_enqueue(f"mp.{name} := {high + 1};"))) == "ORA-01426"
+    assert raised_code(lambda: conn.cursor().execute(_plsql_enqueue(f"mp.{name} := {high + 1};"))) == "ORA-01426"
     conn.commit()
     _unchanged(conn)
     # the range's ends are kept
@@ -121,9 +116,9 @@ def test_an_agent_protocol_beyond_64_bits_overflows(conn, queue_with_one):
     """SYS.AQ$_AGENT's protocol is kept in a 64-bit column: beyond it the sender was taken
     and the commit failed (SQLite: ORA-00600 [OverflowError]), every later one too."""
     for value in (2**63, -2**63 - 1, 10**20):
-        assert _code(lambda: sluice.Agent("S", None, value)) == "ORA-01426"
+        assert raised_code(lambda: sluice.Agent("S", None, value)) == "ORA-01426"
     block = _plsql_enqueue("mp.sender_id := SYS.AQ$_AGENT('S', NULL, 99999999999999999999);")
-    assert _code(lambda: conn.cursor().execute(block)) == "ORA-01426"
+    assert raised_code(lambda: conn.cursor().execute(block)) == "ORA-01426"
     conn.commit()
     _unchanged(conn)
     q = queue_with_one      # the range's ends are kept
@@ -143,7 +138,7 @@ def test_a_plsql_dequeue_wait_that_is_no_number_is_06502(conn, queue_with_one, w
       d.wait := {wait};
       DBMS_AQ.DEQUEUE(queue_name => 'Q', dequeue_options => d, message_properties => mp, payload => p, msgid => h);
     END;"""
-    assert _code(lambda: conn.cursor().execute(block)) == "ORA-06502"
+    assert raised_code(lambda: conn.cursor().execute(block)) == "ORA-06502"
     _unchanged(conn)
 
 
@@ -158,12 +153,12 @@ def test_a_python_correlation_over_128_bytes_is_dpy_2075(conn, queue_with_one, c
     given: python-oracledb tests/aq/test_1400_raw.py 1432/1433); nothing reaches the queue, and
     a message property or dequeue option keeps its value."""
     q = queue_with_one
-    assert _code(lambda: q.enqmany([conn.msgproperties(payload=b"a"),
-                                    conn.msgproperties(payload=b"b", correlation=corr)])) == "DPY-2075"
+    assert raised_code(lambda: q.enqmany([conn.msgproperties(payload=b"a"),
+                                          conn.msgproperties(payload=b"b", correlation=corr)])) == "DPY-2075"
     m = conn.msgproperties(payload=b"long")
-    assert _code(lambda: setattr(m, "correlation", corr)) == "DPY-2075" and m.correlation is None
+    assert raised_code(lambda: setattr(m, "correlation", corr)) == "DPY-2075" and m.correlation is None
     q.deqoptions.correlation = "c"
-    assert _code(lambda: setattr(q.deqoptions, "correlation", corr)) == "DPY-2075"
+    assert raised_code(lambda: setattr(q.deqoptions, "correlation", corr)) == "DPY-2075"
     assert q.deqoptions.correlation == "c"
     conn.commit()
     _unchanged(conn)
@@ -185,26 +180,26 @@ def test_a_plsql_correlation_over_128_bytes_is_06502(conn, queue_with_one):
           DBMS_AQ.DEQUEUE(queue_name => 'Q', dequeue_options => d, message_properties => mp,
                           payload => p, msgid => h);
         END;"""):
-        assert _code(lambda: conn.cursor().execute(block)) == "ORA-06502"
+        assert raised_code(lambda: conn.cursor().execute(block)) == "ORA-06502"
     conn.commit()
     _unchanged(conn)
 
 
 def test_bad_admin_values(conn, queue_with_one):
-    assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", max_retries=-1)) == "ORA-24013"
-    assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=-5)) == "ORA-24014"
-    assert _code(lambda: conn.aqadm.create_queue_table(queue_table="X", queue_payload_type="NO_SUCH_TYPE")) \
+    assert raised_code(lambda: conn.aqadm.alter_queue(queue_name="Q", max_retries=-1)) == "ORA-24013"
+    assert raised_code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=-5)) == "ORA-24014"
+    assert raised_code(lambda: conn.aqadm.create_queue_table(queue_table="X", queue_payload_type="NO_SUCH_TYPE")) \
         == "ORA-04043"
     # a NaN passed '< 0' and failed in the store's NOT NULL column (sqlite3's IntegrityError);
     # an infinity or 1e300 has no date in the views (PostgreSQL: timestamp out of range);
     # max_retries 10**30 did not fit SQLite's integer (OverflowError)
     for v in (math.nan, math.inf, 1e300, 10**400, 2**31):
-        assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retry_delay=v)) == "ORA-24013"
-        assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=v)) == "ORA-24014"
-        assert _code(lambda: conn.aqadm.create_queue(queue_name="Q2", queue_table="Q_QT", retry_delay=v)) \
+        assert raised_code(lambda: conn.aqadm.alter_queue(queue_name="Q", retry_delay=v)) == "ORA-24013"
+        assert raised_code(lambda: conn.aqadm.alter_queue(queue_name="Q", retention_time=v)) == "ORA-24014"
+        assert raised_code(lambda: conn.aqadm.create_queue(queue_name="Q2", queue_table="Q_QT", retry_delay=v)) \
             == "ORA-24013"
         if isinstance(v, int):
-            assert _code(lambda: conn.aqadm.alter_queue(queue_name="Q", max_retries=v)) == "ORA-24013"
+            assert raised_code(lambda: conn.aqadm.alter_queue(queue_name="Q", max_retries=v)) == "ORA-24013"
         with pytest.raises(sluice.InterfaceError):
             queue_with_one.deqoptions.wait = 2**32 if isinstance(v, int) else v
     assert conn.query("SELECT MAX_RETRIES, RETENTION FROM USER_QUEUES WHERE NAME='Q'", None)[1] == [(5, "0")]
@@ -225,16 +220,16 @@ def test_a_refused_alter_changes_nothing_the_session_sees(conn, queue_with_one, 
                  lambda: a.create_queue(queue_name="Q2", queue_table="Q_QT", comment=1),
                  lambda: a.alter_queue_table(queue_table="Q_QT", comment=b"x"),
                  lambda: a.create_queue_table(queue_table="T2", queue_payload_type="RAW", comment=2.5)):
-        assert _code(call) == "ORA-06502"
+        assert raised_code(call) == "ORA-06502"
     store = a._store
 
     def lost(*args):
         raise sluice.errors.ora(3113)
     monkeypatch.setattr(store, "update_queue", lost)
     monkeypatch.setattr(store, "update_queue_table", lost)
-    assert _code(lambda: a.alter_queue(queue_name="Q", max_retries=9)) == "ORA-03113"
-    assert _code(lambda: a.stop_queue(queue_name="Q")) == "ORA-03113"
-    assert _code(lambda: a.alter_queue_table(queue_table="Q_QT", comment="new")) == "ORA-03113"
+    assert raised_code(lambda: a.alter_queue(queue_name="Q", max_retries=9)) == "ORA-03113"
+    assert raised_code(lambda: a.stop_queue(queue_name="Q")) == "ORA-03113"
+    assert raised_code(lambda: a.alter_queue_table(queue_table="Q_QT", comment="new")) == "ORA-03113"
     monkeypatch.undo()
     q = a._catalog.queue("Q")
     assert (q.max_retries, q.enqueue_enabled, q.dequeue_enabled) == (5, True, True)
@@ -268,7 +263,7 @@ def test_a_json_payload_nested_past_the_stack_is_25215(dsn, tmp_path):
     try:
         make_queue(conn, "J", payload="JSON")
         q = conn.queue("J", "JSON")
-        assert _code(lambda: q.enqone(conn.msgproperties(payload=nested(3000)))) == "ORA-25215"
+        assert raised_code(lambda: q.enqone(conn.msgproperties(payload=nested(3000)))) == "ORA-25215"
         q.enqone(conn.msgproperties(payload=nested(50)))
         conn.commit()
         assert nowait(q).deqone().payload == nested(50)

@@ -130,3 +130,16 @@ def test_the_aq_conformance_flow_runs_in_one_process_without_ever_closing_a_conn
     assert context.closed
     with sluice.connect(f"sqlite:///{tmp_path / 'flow.db'}") as check:   # rolled back
         assert check.query("SELECT COUNT(*) FROM AQ$FLOWQ_QT", None)[1][0][0] == 0
+
+    # nor is one that a fixture built on it holds (a queue of it: test_bad_input's
+    # queue_with_one), torn down before it: its value in funcargs let go too
+    c = sluice.connect(f"sqlite:///{tmp_path / 'flow.db'}")
+    flow.funcargs = {"conn": c, "queue_with_one": c.queue("FLOWQ")}
+    context = c.context
+    conftest._finish(c, types.SimpleNamespace(node=flow), "conn")
+    del c
+    gc.collect()
+    deadline = time.monotonic() + 30
+    while not context.closed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert context.closed

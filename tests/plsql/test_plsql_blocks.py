@@ -239,6 +239,21 @@ def test_builtin_functions(conn):
                    "Mar 05, 2024", " 00423.14"]
 
 
+def test_to_char_number_models_are_sqls(conn):
+    """A block's TO_CHAR(n, 'model') writes what SQL's does (sluice.numformat): rounded half away
+    from zero as a NUMBER (was a float's rounding: .5 to 0, 2.675 to 2.67), FM dropping the
+    fraction's trailing zeros at 9 positions, G / D / $ / MI written (were ignored: TO_CHAR(n))."""
+    out = execute(conn, """BEGIN
+      DBMS_OUTPUT.PUT_LINE('[' || TO_CHAR(0.5, '9') || '][' || TO_CHAR(2.675, 'FM9.99') || '][' ||
+                           TO_CHAR(42, 'FM99.99') || '][' || TO_CHAR(1234.5, '9G999D99') || '][' ||
+                           TO_CHAR(-5, '$999MI') || ']');
+    END;""").output
+    assert out == ["[ 1][2.68][42.][ 1,234.50][  $5-]"]
+    with pytest.raises(DatabaseError) as e:
+        execute(conn, "BEGIN DBMS_OUTPUT.PUT_LINE(TO_CHAR(5, '9Z')); END;")
+    assert e.value.full_code == "ORA-01481"      # was TO_CHAR(5): '5'
+
+
 def test_sysdate_and_systimestamp(conn):
     binds = {"out": None}
     execute(conn, """DECLARE d DATE; t TIMESTAMP; BEGIN

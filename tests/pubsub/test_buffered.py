@@ -4,11 +4,10 @@ buffered queues and spill (issue 6)."""
 import threading
 import time
 
-import pytest
-
 import sluice
 from sluice.aq import buffered
 from tests.conftest import make_queue, table_rows, wait_until
+from tests.sqlhelpers import raised_code
 
 B = sluice.MSG_BUFFERED
 
@@ -21,12 +20,6 @@ def _bq(conn, name="Q"):
     q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
     q.deqoptions.wait = sluice.DEQ_NO_WAIT
     return q
-
-
-def _code(fn):
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
 
 
 def test_buffered_round_trip_stays_in_memory(conn):
@@ -67,15 +60,16 @@ def test_restrictions(conn):
     make_queue(conn, "G", message_grouping=conn.aqadm.TRANSACTIONAL)
     q = _bq(conn)
     q.enqoptions.visibility = sluice.ENQ_ON_COMMIT
-    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"x"))) == "ORA-25236"
+    assert raised_code(lambda: q.enqone(conn.msgproperties(payload=b"x"))) == "ORA-25236"
     q.enqoptions.visibility = sluice.ENQ_IMMEDIATE
-    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"x", delay=5))) == "ORA-25297"   # Oracle: "with delay"
-    assert _code(lambda: q.enqmany([conn.msgproperties(payload=b"x")] * 2)) == "SLU-00001"
-    assert _code(lambda: _bq(conn, "G").enqone(conn.msgproperties(payload=b"x"))) == "SLU-00001"
+    # Oracle: "with delay"
+    assert raised_code(lambda: q.enqone(conn.msgproperties(payload=b"x", delay=5))) == "ORA-25297"
+    assert raised_code(lambda: q.enqmany([conn.msgproperties(payload=b"x")] * 2)) == "SLU-00001"
+    assert raised_code(lambda: _bq(conn, "G").enqone(conn.msgproperties(payload=b"x"))) == "SLU-00001"
     q.deqoptions.visibility = sluice.DEQ_ON_COMMIT
-    assert _code(q.deqone) == "ORA-25236"
+    assert raised_code(q.deqone) == "ORA-25236"
     q.deqoptions.visibility = sluice.DEQ_IMMEDIATE
-    assert _code(lambda: q.deqmany(5)) == "SLU-00001"
+    assert raised_code(lambda: q.deqmany(5)) == "SLU-00001"
     assert buffered.pool_for(conn.context.store).count(conn.context.catalog.queue("Q")) == 0
 
 
@@ -174,7 +168,7 @@ def test_flow_control_holds_one_sender_not_the_others(conn):
     for _ in range(3):
         q.enqone(conn.msgproperties(payload=b"a", sender_id=a))
     t0 = time.monotonic()
-    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"a", sender_id=a))) == "ORA-25307"
+    assert raised_code(lambda: q.enqone(conn.msgproperties(payload=b"a", sender_id=a))) == "ORA-25307"
     assert time.monotonic() - t0 >= 0.4
     q.enqone(conn.msgproperties(payload=b"b", sender_id=b))     # another sender is not held
     q.deqone()                                                  # resolve: dequeue one of A's
@@ -275,21 +269,21 @@ def test_repeated_buffered_operations_still_see_queue_and_privilege_changes(conn
         assert q.deqone().payload == b"0"
         assert q.deqone().payload == b"1"
         conn.aqadm.stop_queue(queue_name="Q", enqueue=True, dequeue=False)
-        assert _code(lambda: q.enqone(user.msgproperties(payload=b"no"))) == "ORA-25207"
+        assert raised_code(lambda: q.enqone(user.msgproperties(payload=b"no"))) == "ORA-25207"
         assert q.deqone().payload == b"2"
         conn.aqadm.stop_queue(queue_name="Q", enqueue=False, dequeue=True)
-        assert _code(lambda: q.deqone()) == "ORA-25226"
+        assert raised_code(lambda: q.deqone()) == "ORA-25226"
         conn.aqadm.start_queue(queue_name="Q")
         q.enqone(user.msgproperties(payload=b"3"))
         conn.aqadm.revoke_queue_privilege(privilege="ENQUEUE", queue_name="Q", grantee="BUF_U")
-        assert _code(lambda: q.enqone(user.msgproperties(payload=b"no"))) == "ORA-01031"
+        assert raised_code(lambda: q.enqone(user.msgproperties(payload=b"no"))) == "ORA-01031"
         assert q.deqone().payload == b"3"
         conn.aqadm.revoke_queue_privilege(privilege="DEQUEUE", queue_name="Q", grantee="BUF_U")
         q.deqoptions.wait = sluice.DEQ_NO_WAIT
-        assert _code(lambda: q.deqone()) == "ORA-01031"
+        assert raised_code(lambda: q.deqone()) == "ORA-01031"
         assert buffered.pool_for(user.context.store).count(user.queue(q.name)._info()) == 0
         user.close()
-        assert _code(lambda: q.enqone(user.msgproperties(payload=b"closed"))) == "DPY-1001"
+        assert raised_code(lambda: q.enqone(user.msgproperties(payload=b"closed"))) == "DPY-1001"
 
 
 def test_a_sender_or_an_expiration_set_after_plain_messages_is_honoured(conn):
@@ -300,7 +294,7 @@ def test_a_sender_or_an_expiration_set_after_plain_messages_is_honoured(conn):
     q.enqone(conn.msgproperties(payload=b"plain 2"))
     q.enqone(conn.msgproperties(payload=b"from A", sender_id=sluice.Agent("A")))
     q.enqone(conn.msgproperties(payload=b"gone", expiration=0))
-    assert _code(lambda: q.enqone(conn.msgproperties(payload=b"late", delay=5))) == "ORA-25297"
+    assert raised_code(lambda: q.enqone(conn.msgproperties(payload=b"late", delay=5))) == "ORA-25297"
     got = [q.deqone() for _ in range(4)]
     assert [m.payload if m else None for m in got] == [b"plain", b"plain 2", b"from A", None]
     assert got[2].sender_id.name == "A"
@@ -400,15 +394,15 @@ def test_a_buffered_dequeue_that_cannot_read_its_message_takes_nothing(conn):
     assert sorted(table_rows(conn, "Q_QT", "MSG_STATE")) == [("IN-MEMORY",), ("SPILLED",), ("SPILLED",)]
     q.deqoptions.transformation = "failing"
     for _ in range(2):
-        assert _code(q.deqone) == "ORA-25229"
+        assert raised_code(q.deqone) == "ORA-25229"
     q.deqoptions.transformation = None
     assert q.deqone().payload == b"spilled 0"        # the spilled one stayed in the table
     q.deqoptions.transformation = "failing"
-    assert _code(q.deqone) == "ORA-25229"
+    assert raised_code(q.deqone) == "ORA-25229"
     q.deqoptions.transformation = None
     assert q.deqone().payload == b"spilled 1"
     q.deqoptions.transformation = "failing"
-    assert _code(q.deqone) == "ORA-25229"            # the one in memory stays in memory
+    assert raised_code(q.deqone) == "ORA-25229"            # the one in memory stays in memory
     q.deqoptions.transformation = None
     assert table_rows(conn, "Q_QT", "MSG_STATE") == [("IN-MEMORY",)]
     assert q.deqone().payload == b"in memory" and q.deqone() is None
@@ -492,7 +486,7 @@ def test_a_sender_held_by_flow_control_stops_at_cancel_and_at_close(conn, dsn):
 
             def held():
                 t0 = time.monotonic()
-                result["code"] = _code(lambda: q.enqone(sender.msgproperties(payload=b"held")))
+                result["code"] = raised_code(lambda: q.enqone(sender.msgproperties(payload=b"held")))
                 result["waited"] = time.monotonic() - t0
             t = threading.Thread(target=held)
             t.start()
@@ -564,10 +558,10 @@ def test_buffered_messages_of_an_object_type_must_leave_its_lob_attributes_null(
     q.enqone(conn.msgproperties(payload=doc(1)))            # null LOBs: taken
     for lobs in ({"BODY": "text"}, {"PIC": b"\x00"}):
         for queue in (q, _bq(conn)):                        # (a used Queue and a new one)
-            assert _code(lambda: queue.enqone(conn.msgproperties(payload=doc(2, **lobs)))) == "ORA-25293"
+            assert raised_code(lambda: queue.enqone(conn.msgproperties(payload=doc(2, **lobs)))) == "ORA-25293"
     w = conn.gettype("WRAPPER_T").newobject()
     w.DOC = doc(3, BODY="nested")
-    assert _code(lambda: _bq(conn, "W").enqone(conn.msgproperties(payload=w))) == "ORA-25293"
+    assert raised_code(lambda: _bq(conn, "W").enqone(conn.msgproperties(payload=w))) == "ORA-25293"
     got = q.deqone()
     assert got.payload.ID == 1 and q.deqone() is None
     p = conn.queue("Q")                                     # persistent ones may carry LOBs

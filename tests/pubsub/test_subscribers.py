@@ -7,6 +7,7 @@ import pytest
 
 import sluice
 from tests.conftest import nowait, table_rows, wait_until
+from tests.sqlhelpers import raised_code
 
 A = sluice.Agent
 
@@ -27,12 +28,6 @@ def _take(conn, consumer, **opts):
     got = [m.payload for m in q.deqmany(100)]
     conn.commit()
     return got
-
-
-def _code(fn):
-    with pytest.raises(sluice.DatabaseError) as e:
-        fn()
-    return e.value.full_code
 
 
 def test_seed_003_publish_subscribe_example(conn, topic):
@@ -94,22 +89,22 @@ def test_message_processed_only_when_every_consumer_dequeued_it(conn, topic):
 
 def test_errors(conn, topic):
     conn.aqadm.add_subscriber(queue_name="T", subscriber=A("B"), rule="priority = 5")
-    assert _code(lambda: conn.aqadm.add_subscriber(queue_name="T", subscriber=A("b"))) == "ORA-24034"
-    assert _code(lambda: conn.aqadm.remove_subscriber(queue_name="T", subscriber=A("NOPE"))) == "ORA-24035"
+    assert raised_code(lambda: conn.aqadm.add_subscriber(queue_name="T", subscriber=A("b"))) == "ORA-24034"
+    assert raised_code(lambda: conn.aqadm.remove_subscriber(queue_name="T", subscriber=A("NOPE"))) == "ORA-24035"
     conn.aqadm.create_queue_table(queue_table="S_QT", queue_payload_type="RAW")
     conn.aqadm.create_queue(queue_name="S", queue_table="S_QT")
-    assert _code(lambda: conn.aqadm.add_subscriber(queue_name="S", subscriber=A("B"))) == "ORA-24039"
-    assert _code(lambda: conn.aqadm.add_subscriber(queue_name="AQ$_T_QT_E", subscriber=A("B"))) == "ORA-24039"
-    assert _code(lambda: conn.aqadm.add_subscriber(queue_name="T", subscriber=A("C"),
+    assert raised_code(lambda: conn.aqadm.add_subscriber(queue_name="S", subscriber=A("B"))) == "ORA-24039"
+    assert raised_code(lambda: conn.aqadm.add_subscriber(queue_name="AQ$_T_QT_E", subscriber=A("B"))) == "ORA-24039"
+    assert raised_code(lambda: conn.aqadm.add_subscriber(queue_name="T", subscriber=A("C"),
                                                    rule="no_such_column = 1")) == "ORA-00904"
-    assert _code(lambda: topic.enqone(conn.msgproperties(payload=b"x", priority=1))) == "ORA-24033"
-    assert _code(lambda: topic.enqone(conn.msgproperties(payload=b"x", recipients=[A("R"), A("r")]))) \
+    assert raised_code(lambda: topic.enqone(conn.msgproperties(payload=b"x", priority=1))) == "ORA-24033"
+    assert raised_code(lambda: topic.enqone(conn.msgproperties(payload=b"x", recipients=[A("R"), A("r")]))) \
         == "ORA-25232"
-    assert _code(lambda: topic.enqone(conn.msgproperties(payload=b"x", recipients=[A("bad name")]))) \
+    assert raised_code(lambda: topic.enqone(conn.msgproperties(payload=b"x", recipients=[A("bad name")]))) \
         == "ORA-24047"
-    assert _code(lambda: topic.enqone(conn.msgproperties(payload=b"x", recipients=[A(None, None)]))) \
+    assert raised_code(lambda: topic.enqone(conn.msgproperties(payload=b"x", recipients=[A(None, None)]))) \
         == "ORA-25216"
-    assert _code(lambda: nowait(conn.queue("T")).deqone()) == "ORA-25231"
+    assert raised_code(lambda: nowait(conn.queue("T")).deqone()) == "ORA-25231"
     conn.commit()
     assert table_rows(conn, "T_QT") == []
     assert [a.name for a in conn.aqadm.queue_subscribers("T")] == ["B"]
@@ -123,7 +118,7 @@ def test_consumer_changed_without_first_message_raises_25242(conn, topic):
     q.deqoptions.consumername = "A1"
     assert q.deqone().payload == b"1"
     q.deqoptions.consumername = "A2"
-    assert _code(q.deqone) == "ORA-25242"
+    assert raised_code(q.deqone) == "ORA-25242"
     q.deqoptions.navigation = sluice.DEQ_FIRST_MSG
     assert q.deqone().payload == b"1"
 

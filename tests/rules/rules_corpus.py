@@ -191,6 +191,14 @@ FUNCTIONS = [
     ("TO_CHAR(1234.5) = '1234.5'", T), ("TO_CHAR(1234.5, 'FM9,999.00') = '1,234.50'", T),
     ("TO_CHAR(5, '000') = ' 005'", T), ("TO_CHAR(0.5) = '.5'", T), ("TO_CHAR(n1) = '1'", T),
     ("TO_CHAR(12345, '999') = '####'", T), ("GREATEST(1, 5, 3) = 5", T),
+    # number models are sluice.numformat's, as at a cursor (Oracle SQL Language Reference, "Number
+    # Format Models"): FM drops the fraction's trailing zeros at 9 positions (the reference's table
+    # of results: 123.45 'FM999.009' is '123.45', 123.0 is '123.00'), the decimal point stands
+    # where the model has it, S / MI / PR / $ are written, a comma cannot begin a model
+    ("TO_CHAR(12, 'FM999.99') = '12.'", T), ("TO_CHAR(123.45, 'FM999.009') = '123.45'", T),
+    ("TO_CHAR(123.0, 'FM999.009') = '123.00'", T), ("TO_CHAR(n10, 'FM99.99') = '10.'", T),
+    ("TO_CHAR(5, '9.') = ' 5.'", T), ("TO_CHAR(0, '9.') = ' 0.'", T), ("TO_CHAR(12, 'S99') = '+12'", T), ("TO_CHAR(-12, '99MI') = '12-'", T),
+    ("TO_CHAR(-12, '99PR') = '<12>'", T), ("TO_CHAR(-12, '$99') = '-$12'", T), ("TO_CHAR(1, ',999') = '1'", 1481),
     ("LEAST('b', 'a', 'c') = 'a'", T), ("GREATEST(1, nul) IS NULL", T),
     ("CONCAT(s, nul) = 'abc'", T), ("UPPER(nul) IS NULL", T), ("ABS(nul) IS NULL", T),
     ("upper(s) = 'ABC'", T), ("LENGTH(n10 || s) = 5", T),

@@ -23,13 +23,6 @@ def code_of(call) -> int:
     return e.value.code
 
 
-def rows(conn, sql: str) -> list[tuple]:
-    """What ``sql`` SELECTs through ``conn.cursor()``."""
-    cur = conn.cursor()
-    cur.execute(sql)
-    return cur.fetchall()
-
-
 def login(dsn, name):
     return sluice.connect(dsn, user=name, password=PASSWORD)
 

@@ -7,7 +7,9 @@ GRANTEE, TABLE_SCHEMA, TABLE_NAME, PRIVILEGE, GRANTABLE, HIERARCHY, COMMON, TYPE
 
 from __future__ import annotations
 
-from .conftest import create_user, login, rows
+from tests.sqlhelpers import query_rows
+
+from .conftest import create_user, login
 
 COLUMNS = ["GRANTOR", "GRANTEE", "TABLE_SCHEMA", "TABLE_NAME", "PRIVILEGE", "GRANTABLE", "HIERARCHY", "COMMON",
            "TYPE", "INHERITED"]
@@ -35,7 +37,7 @@ def _world(admin, dsn) -> None:
 def _seen(dsn, user: str, where: str = "TYPE <> 'PACKAGE'") -> list[tuple]:
     """What ``user`` sees (by default not the EXECUTE on DBMS_AQ … each user here was granted)."""
     with login(dsn, user) as conn:
-        return sorted(rows(conn, "SELECT GRANTOR, GRANTEE, TABLE_SCHEMA, TABLE_NAME, PRIVILEGE FROM ALL_TAB_PRIVS "
+        return sorted(query_rows(conn, "SELECT GRANTOR, GRANTEE, TABLE_SCHEMA, TABLE_NAME, PRIVILEGE FROM ALL_TAB_PRIVS "
                                  f"WHERE {where}"))
 
 

@@ -9,7 +9,8 @@ import time
 
 import sluice
 from sluice.connection import proxy_connect
-from tests.security.conftest import PASSWORD, code_of, create_user, login, rows
+from tests.security.conftest import PASSWORD, code_of, create_user, login
+from tests.sqlhelpers import query_rows
 
 # a process holding a session of SESSION_U and one of KILLED_U; it closes the first when told
 CHILD = """
@@ -29,12 +30,12 @@ def _drop_refused(admin, user="SESSION_U") -> None:
     cur = admin.cursor()
     assert code_of(lambda: cur.execute(f"DROP USER {user}")) == 1940
     assert code_of(lambda: cur.execute(f"DROP USER {user} CASCADE")) == 1940
-    assert rows(admin, f"SELECT USERNAME FROM DBA_USERS WHERE USERNAME = '{user}'") == [(user,)]   # still there
+    assert query_rows(admin, f"SELECT USERNAME FROM DBA_USERS WHERE USERNAME = '{user}'") == [(user,)]   # still there
 
 
 def _drop(admin, user="SESSION_U") -> None:
     admin.cursor().execute(f"DROP USER {user}")
-    assert rows(admin, f"SELECT USERNAME FROM DBA_USERS WHERE USERNAME = '{user}'") == []
+    assert query_rows(admin, f"SELECT USERNAME FROM DBA_USERS WHERE USERNAME = '{user}'") == []
 
 
 def test_a_user_connected_in_another_process_is_dropped_once_it_closes_or_the_process_dies(dsn, admin):
@@ -47,7 +48,7 @@ def test_a_user_connected_in_another_process_is_dropped_once_it_closes_or_the_pr
         assert child.stdout.readline().strip() == "connected"
         _drop_refused(admin, "SESSION_U")
         _drop_refused(admin, "KILLED_U")
-        assert rows(admin, "SELECT USERNAME FROM V$SESSION ORDER BY USERNAME") \
+        assert query_rows(admin, "SELECT USERNAME FROM V$SESSION ORDER BY USERNAME") \
             == [("KILLED_U",), ("SESSION_U",), ("SLUICE",)]
         child.stdin.write("close\n")
         child.stdin.flush()
@@ -60,7 +61,7 @@ def test_a_user_connected_in_another_process_is_dropped_once_it_closes_or_the_pr
     # SQLite: the kernel dropped the lock with the process.  PostgreSQL: the server ends the
     # session once it reads the closed socket, a moment after the process died
     deadline = time.monotonic() + 10
-    while rows(admin, "SELECT SID FROM V$SESSION WHERE USERNAME = 'KILLED_U'") and time.monotonic() < deadline:
+    while query_rows(admin, "SELECT SID FROM V$SESSION WHERE USERNAME = 'KILLED_U'") and time.monotonic() < deadline:
         time.sleep(0.02)
     _drop(admin, "KILLED_U")
 
@@ -87,12 +88,12 @@ def test_v_session_lists_the_open_sessions(dsn, admin):
     create_user(admin, "SESSION_U")
     u = login(dsn, "SESSION_U")
     cols = "SID, USERNAME, STATUS, PROGRAM, LOGON_TIME"
-    listed = rows(admin, f"SELECT {cols} FROM V$SESSION ORDER BY USERNAME")
+    listed = query_rows(admin, f"SELECT {cols} FROM V$SESSION ORDER BY USERNAME")
     assert [(r[1], r[2]) for r in listed] == [("SESSION_U", "INACTIVE"), ("SLUICE", "ACTIVE")]  # ACTIVE: the asker
     assert len({r[0] for r in listed}) == 2 and all(isinstance(r[0], int) and r[0] > 0 for r in listed)
     assert all(r[3] and r[4] is not None for r in listed)
     # the same from the other session, and by SYS's name
-    assert rows(u, "SELECT USERNAME, STATUS FROM SYS.V$SESSION ORDER BY USERNAME") \
+    assert query_rows(u, "SELECT USERNAME, STATUS FROM SYS.V$SESSION ORDER BY USERNAME") \
         == [("SESSION_U", "ACTIVE"), ("SLUICE", "INACTIVE")]
     u.close()
-    assert rows(admin, "SELECT USERNAME FROM V$SESSION") == [("SLUICE",)]
+    assert query_rows(admin, "SELECT USERNAME FROM V$SESSION") == [("SLUICE",)]

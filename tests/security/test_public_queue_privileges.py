@@ -12,7 +12,9 @@ import pytest
 
 from sluice.errors import DatabaseError
 
-from .conftest import code_of, create_user, login, rows
+from tests.sqlhelpers import query_rows
+
+from .conftest import code_of, create_user, login
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def _dequeue(conn) -> None:
 
 
 def _public_rows(admin) -> list[tuple]:
-    return sorted(rows(admin, "SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, TYPE "
+    return sorted(query_rows(admin, "SELECT GRANTEE, OWNER, TABLE_NAME, GRANTOR, PRIVILEGE, GRANTABLE, TYPE "
                               "FROM DBA_TAB_PRIVS WHERE GRANTEE = 'PUBLIC'"))
 
 
@@ -78,7 +80,7 @@ def test_public_with_grant_option_lets_every_user_grant_it_on(admin, dsn, owner)
         assert code_of(lambda: clerk.aqadm.grant_queue_privilege("DEQUEUE", "qowner.q", "third")) == 1031
         owner.aqadm.grant_queue_privilege("DEQUEUE", "q", "PUBLIC", grant_option=True)
         clerk.aqadm.grant_queue_privilege("DEQUEUE", "qowner.q", "third")
-        assert sorted(rows(admin, "SELECT GRANTEE, GRANTOR, PRIVILEGE, GRANTABLE FROM DBA_TAB_PRIVS "
+        assert sorted(query_rows(admin, "SELECT GRANTEE, GRANTOR, PRIVILEGE, GRANTABLE FROM DBA_TAB_PRIVS "
                                   "WHERE TYPE = 'QUEUE'")) == [
             ("PUBLIC", "QOWNER", "DEQUEUE", "YES"), ("THIRD", "CLERK", "DEQUEUE", "NO")]
         # only the owner (or PUBLIC's grantor) takes PUBLIC's grant back
@@ -128,7 +130,7 @@ def test_queue_privileges_shows_each_session_the_grants_it_made_received_or_owns
     seen = {}
     for user in ("qowner", "third", "fourth"):
         with login(dsn, user) as c:
-            seen[user] = sorted(r[0] for r in rows(c, "SELECT GRANTEE FROM QUEUE_PRIVILEGES"))
+            seen[user] = sorted(r[0] for r in query_rows(c, "SELECT GRANTEE FROM QUEUE_PRIVILEGES"))
     assert seen == {"qowner": ["CLERK", "PUBLIC", "SENDERS", "THIRD"],      # the queue's owner
                     "third": ["PUBLIC", "SENDERS", "THIRD"],                # itself, its role, PUBLIC
                     "fourth": ["PUBLIC"]}

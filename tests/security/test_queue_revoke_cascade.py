@@ -12,7 +12,9 @@ import pytest
 
 import sluice
 
-from .conftest import code_of, create_user, login, rows
+from tests.sqlhelpers import query_rows
+
+from .conftest import code_of, create_user, login
 
 
 @pytest.fixture
@@ -44,7 +46,7 @@ def _dequeues(dsn, user: str) -> bool:
 
 
 def _grants(admin) -> list[tuple]:
-    return sorted(rows(admin, "SELECT GRANTEE, GRANTOR, PRIVILEGE, GRANTABLE FROM DBA_TAB_PRIVS "
+    return sorted(query_rows(admin, "SELECT GRANTEE, GRANTOR, PRIVILEGE, GRANTABLE FROM DBA_TAB_PRIVS "
                               "WHERE TYPE = 'QUEUE'"))
 
 

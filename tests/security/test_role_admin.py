@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import code_of, create_user, login, rows
+from tests.sqlhelpers import query_rows
+
+from .conftest import code_of, create_user, login
 
 ROLE_ROWS = "SELECT grantee, granted_role, admin_option FROM DBA_ROLE_PRIVS WHERE granted_role = 'CLERKS' ORDER BY 1"
 
@@ -36,15 +38,15 @@ def test_the_creator_of_a_role_holds_it_with_admin_option(admin, dsn):
         lcur, mcur = lead.cursor(), member.cursor()
         assert code_of(lambda: mcur.execute("CREATE ROLE mine")) == 1031
         lcur.execute("CREATE ROLE clerks")
-        assert rows(admin, ROLE_ROWS) == [("LEAD", "CLERKS", "YES")]
-        assert rows(lead, "SELECT username, granted_role, admin_option FROM USER_ROLE_PRIVS") == [
+        assert query_rows(admin, ROLE_ROWS) == [("LEAD", "CLERKS", "YES")]
+        assert query_rows(lead, "SELECT username, granted_role, admin_option FROM USER_ROLE_PRIVS") == [
             ("LEAD", "CLERKS", "YES")]
-        assert rows(lead, "SELECT role FROM SESSION_ROLES") == [("CLERKS",)]
+        assert query_rows(lead, "SELECT role FROM SESSION_ROLES") == [("CLERKS",)]
         lcur.execute("GRANT clerks TO member")
         lcur.execute("GRANT clerks TO deputy WITH ADMIN OPTION")
         deputy.cursor().execute("GRANT clerks TO other")
         lcur.execute("GRANT clerks TO deputy")                          # again: DEPUTY keeps its option
-        assert rows(admin, ROLE_ROWS) == [("DEPUTY", "CLERKS", "YES"), ("LEAD", "CLERKS", "YES"),
+        assert query_rows(admin, ROLE_ROWS) == [("DEPUTY", "CLERKS", "YES"), ("LEAD", "CLERKS", "YES"),
                                           ("MEMBER", "CLERKS", "NO"), ("OTHER", "CLERKS", "NO")]
         before = _catalog(admin)
         for statement, code in (("GRANT clerks TO other", 1932), ("REVOKE clerks FROM other", 1932),
@@ -53,10 +55,10 @@ def test_the_creator_of_a_role_holds_it_with_admin_option(admin, dsn):
         assert _catalog(admin) == before
         deputy.cursor().execute("REVOKE clerks FROM other")
         lcur.execute("REVOKE clerks FROM member")
-        assert rows(admin, ROLE_ROWS) == [("DEPUTY", "CLERKS", "YES"), ("LEAD", "CLERKS", "YES")]
+        assert query_rows(admin, ROLE_ROWS) == [("DEPUTY", "CLERKS", "YES"), ("LEAD", "CLERKS", "YES")]
         lcur.execute("DROP ROLE clerks")
-        assert rows(admin, "SELECT COUNT(*) FROM DBA_ROLES WHERE role = 'CLERKS'") == [(0,)]
-        assert rows(admin, ROLE_ROWS) == []
+        assert query_rows(admin, "SELECT COUNT(*) FROM DBA_ROLES WHERE role = 'CLERKS'") == [(0,)]
+        assert query_rows(admin, ROLE_ROWS) == []
 
 
 def test_grant_any_role_and_drop_any_role(admin, dsn):
@@ -68,19 +70,19 @@ def test_grant_any_role_and_drop_any_role(admin, dsn):
     cur = admin.cursor()
     cur.execute("CREATE ROLE clerks")
     cur.execute("GRANT GRANT ANY ROLE TO security_admin")
-    assert rows(admin, "SELECT privilege FROM DBA_SYS_PRIVS WHERE grantee = 'SECURITY_ADMIN' ORDER BY 1") == [
+    assert query_rows(admin, "SELECT privilege FROM DBA_SYS_PRIVS WHERE grantee = 'SECURITY_ADMIN' ORDER BY 1") == [
         ("CREATE SESSION",), ("GRANT ANY ROLE",)]
     with login(dsn, "security_admin") as sec:
         scur = sec.cursor()
         scur.execute("GRANT clerks, aq_user_role TO member")
-        assert rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'MEMBER' ORDER BY 1") == [
+        assert query_rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'MEMBER' ORDER BY 1") == [
             ("AQ_USER_ROLE",), ("CLERKS",)]
         scur.execute("REVOKE aq_user_role FROM member")
         assert code_of(lambda: scur.execute("DROP ROLE clerks")) == 1031
         cur.execute("GRANT DROP ANY ROLE TO security_admin")
         assert code_of(lambda: scur.execute("DROP ROLE aq_user_role")) == 1031
         scur.execute("DROP ROLE clerks")
-        assert rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'MEMBER'") == []
+        assert query_rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'MEMBER'") == []
 
 
 def test_a_role_granted_to_public_is_every_users(admin, dsn):
@@ -97,19 +99,19 @@ def test_a_role_granted_to_public_is_every_users(admin, dsn):
     with login(dsn, "clerk") as clerk, login(dsn, "late") as late:
         clerk.aqadm.create_queue_table("late.qt", "RAW")             # MANAGE ANY QUEUE through PUBLIC's role
         late.aqadm.create_queue_table("clerk.qt", "RAW")
-        assert rows(late, "SELECT role FROM SESSION_ROLES") == [("CLERKS",)]
-        assert rows(late, "SELECT username, granted_role, admin_option FROM USER_ROLE_PRIVS") == [
+        assert query_rows(late, "SELECT role FROM SESSION_ROLES") == [("CLERKS",)]
+        assert query_rows(late, "SELECT username, granted_role, admin_option FROM USER_ROLE_PRIVS") == [
             ("PUBLIC", "CLERKS", "NO")]
-        assert ("PUBLIC", "CLERKS", "NO") in rows(admin, ROLE_ROWS)
+        assert ("PUBLIC", "CLERKS", "NO") in query_rows(admin, ROLE_ROWS)
         cur.execute("REVOKE clerks FROM PUBLIC")
         assert code_of(lambda: clerk.aqadm.create_queue_table("late.qt2", "RAW")) == 1031
-        assert rows(late, "SELECT COUNT(*) FROM SESSION_ROLES") == [(0,)]
+        assert query_rows(late, "SELECT COUNT(*) FROM SESSION_ROLES") == [(0,)]
         assert code_of(lambda: cur.execute("REVOKE clerks FROM PUBLIC")) == 1951
         cur.execute("GRANT clerks TO PUBLIC WITH ADMIN OPTION")
         clerk.cursor().execute("GRANT clerks TO late")
-        assert ("LATE", "CLERKS", "NO") in rows(admin, ROLE_ROWS)
+        assert ("LATE", "CLERKS", "NO") in query_rows(admin, ROLE_ROWS)
         cur.execute("DROP ROLE clerks")                                # its grants go, PUBLIC's too
-        assert rows(admin, ROLE_ROWS) == []
+        assert query_rows(admin, ROLE_ROWS) == []
     assert code_of(lambda: cur.execute("GRANT CREATE SESSION TO PUBLIC")) == 1917   # no system privilege of PUBLIC's
 
 
@@ -134,6 +136,6 @@ def test_an_older_store_shows_the_roles_granted_to_public(dsn):
                f"ON C.KIND = 'ROLE' AND C.OWNER = R.ROLE) SELECT ROLE FROM R",
                "UPDATE SLUICE_META SET VALUE = '21' WHERE KEY = 'schema_version'"])
     with login(dsn, "clerk") as clerk:
-        assert rows(clerk, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
-        assert rows(clerk, "SELECT role FROM SESSION_ROLES") == [("EVERYONE",)]
-        assert rows(clerk, "SELECT username, granted_role FROM USER_ROLE_PRIVS") == [("PUBLIC", "EVERYONE")]
+        assert query_rows(clerk, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+        assert query_rows(clerk, "SELECT role FROM SESSION_ROLES") == [("EVERYONE",)]
+        assert query_rows(clerk, "SELECT username, granted_role FROM USER_ROLE_PRIVS") == [("PUBLIC", "EVERYONE")]

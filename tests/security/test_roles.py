@@ -11,7 +11,9 @@ DBA_SYS_PRIVS / DBA_TAB_PRIVS what was granted to a role.
 
 from __future__ import annotations
 
-from .conftest import code_of, create_user, login, rows
+from tests.sqlhelpers import query_rows
+
+from .conftest import code_of, create_user, login
 
 
 def test_a_role_gives_its_holders_what_was_granted_to_it(admin, dsn):
@@ -36,28 +38,28 @@ def test_a_role_gives_its_holders_what_was_granted_to_it(admin, dsn):
         clerk.aqadm.create_queue_table("aqadm.qt2", "RAW")
         cur.execute("REVOKE MANAGE ANY QUEUE FROM queue_admins")
         assert code_of(lambda: clerk.aqadm.create_queue_table("aqadm.qt3", "RAW")) == 1031
-        assert rows(admin, "SELECT GRANTEE, PRIVILEGE FROM DBA_TAB_PRIVS WHERE GRANTEE = 'QUEUE_ADMINS'") == [
+        assert query_rows(admin, "SELECT GRANTEE, PRIVILEGE FROM DBA_TAB_PRIVS WHERE GRANTEE = 'QUEUE_ADMINS'") == [
             ("QUEUE_ADMINS", "EXECUTE")]
-        assert sorted(rows(admin, "SELECT GRANTEE, GRANTED_ROLE, ADMIN_OPTION FROM DBA_ROLE_PRIVS "
+        assert sorted(query_rows(admin, "SELECT GRANTEE, GRANTED_ROLE, ADMIN_OPTION FROM DBA_ROLE_PRIVS "
                                   "WHERE GRANTED_ROLE IN ('STAFF', 'QUEUE_ADMINS')")) == [
             ("CLERK", "STAFF", "NO"), ("SLUICE", "QUEUE_ADMINS", "YES"), ("SLUICE", "STAFF", "YES"),   # the creator
             ("STAFF", "QUEUE_ADMINS", "NO")]
-        assert rows(clerk, "SELECT USERNAME, GRANTED_ROLE FROM USER_ROLE_PRIVS") == [("CLERK", "STAFF")]
+        assert query_rows(clerk, "SELECT USERNAME, GRANTED_ROLE FROM USER_ROLE_PRIVS") == [("CLERK", "STAFF")]
         # dropping a role takes its grants, and it from its holders
         cur.execute("GRANT MANAGE ANY QUEUE TO queue_admins")
         clerk.aqadm.create_queue_table("aqadm.qt3", "RAW")
         cur.execute("DROP ROLE queue_admins")
         assert code_of(lambda: clerk.aqadm.create_queue_table("aqadm.qt4", "RAW")) == 1031
-        assert rows(admin, "SELECT GRANTEE, GRANTED_ROLE FROM DBA_ROLE_PRIVS WHERE GRANTED_ROLE = 'QUEUE_ADMINS' "
+        assert query_rows(admin, "SELECT GRANTEE, GRANTED_ROLE FROM DBA_ROLE_PRIVS WHERE GRANTED_ROLE = 'QUEUE_ADMINS' "
                            "OR GRANTEE = 'QUEUE_ADMINS'") == []
-        assert rows(admin, "SELECT COUNT(*) FROM DBA_SYS_PRIVS WHERE GRANTEE = 'QUEUE_ADMINS'") == [(0,)]
+        assert query_rows(admin, "SELECT COUNT(*) FROM DBA_SYS_PRIVS WHERE GRANTEE = 'QUEUE_ADMINS'") == [(0,)]
     finally:
         clerk.close()
 
 
 def test_dba_roles_lists_the_predefined_roles_and_ones_own(admin):
     admin.cursor().execute("CREATE ROLE rule_admins NOT IDENTIFIED")
-    assert rows(admin, "SELECT ROLE, PASSWORD_REQUIRED, AUTHENTICATION_TYPE FROM DBA_ROLES ORDER BY ROLE") == [
+    assert query_rows(admin, "SELECT ROLE, PASSWORD_REQUIRED, AUTHENTICATION_TYPE FROM DBA_ROLES ORDER BY ROLE") == [
         ("AQ_ADMINISTRATOR_ROLE", "NO", "NONE"), ("AQ_USER_ROLE", "NO", "NONE"), ("CONNECT", "NO", "NONE"),
         ("DBA", "NO", "NONE"), ("RESOURCE", "NO", "NONE"), ("RULE_ADMINS", "NO", "NONE"),
         ("SELECT_CATALOG_ROLE", "NO", "NONE")]
@@ -130,13 +132,13 @@ def test_an_older_store_gains_the_role_views_and_shows_table_grants(dsn):
     _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '17' WHERE KEY = 'schema_version'"])
     conn = sluice.connect(dsn)
     try:
-        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
-        assert rows(conn, "SELECT GRANTEE, TABLE_NAME, TYPE FROM DBA_TAB_PRIVS WHERE TYPE = 'TABLE'") == [
+        assert query_rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+        assert query_rows(conn, "SELECT GRANTEE, TABLE_NAME, TYPE FROM DBA_TAB_PRIVS WHERE TYPE = 'TABLE'") == [
             ("READERS", "EMPLOYEES", "TABLE")]
-        assert rows(conn, "SELECT ROLE FROM DBA_ROLES WHERE ROLE = 'READERS'") == [("READERS",)]
-        assert rows(conn, "SELECT COUNT(*) FROM ALL_EVALUATION_CONTEXT_TABLES") == [(0,)]
+        assert query_rows(conn, "SELECT ROLE FROM DBA_ROLES WHERE ROLE = 'READERS'") == [("READERS",)]
+        assert query_rows(conn, "SELECT COUNT(*) FROM ALL_EVALUATION_CONTEXT_TABLES") == [(0,)]
         conn.cursor().execute("GRANT readers TO hr")
-        assert rows(conn, "SELECT GRANTEE, GRANTED_ROLE FROM DBA_ROLE_PRIVS WHERE GRANTEE = 'HR'") == [("HR", "READERS")]
+        assert query_rows(conn, "SELECT GRANTEE, GRANTED_ROLE FROM DBA_ROLE_PRIVS WHERE GRANTEE = 'HR'") == [("HR", "READERS")]
     finally:
         conn.close()
 
@@ -160,7 +162,7 @@ def test_a_queue_privilege_granted_to_a_role_counts_and_stays_the_roles(admin, d
         admin.aqadm.grant_queue_privilege("ENQUEUE", "sluice.q", "senders")
         enqueue()
         admin.aqadm.grant_queue_privilege("ENQUEUE", "sluice.q", "hr")
-        assert sorted(rows(admin, "SELECT GRANTEE, PRIVILEGE FROM DBA_TAB_PRIVS WHERE TYPE = 'QUEUE'")) == [
+        assert sorted(query_rows(admin, "SELECT GRANTEE, PRIVILEGE FROM DBA_TAB_PRIVS WHERE TYPE = 'QUEUE'")) == [
             ("HR", "ENQUEUE"), ("SENDERS", "ENQUEUE")]
         admin.aqadm.revoke_queue_privilege("ENQUEUE", "sluice.q", "hr")
         enqueue()                                                  # the role's grant is still there
@@ -196,14 +198,14 @@ def test_a_holder_with_admin_option_grants_in_sql_as_through_the_packages(admin,
                 "UNION ALL SELECT 'ROLE', granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'MEMBER' "
                 "UNION ALL SELECT owner, table_name FROM DBA_TAB_PRIVS WHERE grantee = 'MEMBER' ORDER BY 1")
         mine = [("LEAD", "ON_MESSAGE"), ("ROLE", "QUEUE_USERS"), ("SYS", "ENQUEUE ANY QUEUE")]
-        assert rows(admin, held) == mine
+        assert query_rows(admin, held) == mine
         for refused, code in (("GRANT DEQUEUE ANY QUEUE TO member", 1031), ("GRANT MANAGE ANY QUEUE TO member", 1031),
                               ("GRANT EXECUTE ON DBMS_AQ TO member", 1031), ("GRANT connect TO member", 1932),
                               ("GRANT EXECUTE ON member.on_message TO member", 1031)):
             assert code_of(lambda: lcur.execute(refused)) == code, refused
-        assert rows(admin, held) == mine
+        assert query_rows(admin, held) == mine
         lcur.execute("REVOKE ENQUEUE ANY QUEUE, queue_users, EXECUTE ON on_message FROM member")
-        assert rows(admin, held) == []
+        assert query_rows(admin, held) == []
     finally:
         lead.close()
 
@@ -219,7 +221,7 @@ def test_granting_a_role_that_does_not_exist(admin):
     assert code_of(lambda: cur.execute("GRANT MixedCase TO clerk")) == 1919
     assert code_of(lambda: cur.execute("REVOKE no_such_role FROM clerk")) == 1919
     cur.execute('GRANT "MixedCase" TO clerk')
-    assert rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'CLERK'") == [("MixedCase",)]
+    assert query_rows(admin, "SELECT granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'CLERK'") == [("MixedCase",)]
 
 
 def test_a_name_that_spells_an_object_word(admin):
@@ -234,8 +236,8 @@ def test_a_name_that_spells_an_object_word(admin):
     cur.execute('CREATE USER session IDENTIFIED BY "Pw-for-tests-1"')
     cur.execute("CREATE ROLE link")
     cur.execute("GRANT link TO session")
-    assert rows(admin, "SELECT grantee, granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'SESSION'") == [
+    assert query_rows(admin, "SELECT grantee, granted_role FROM DBA_ROLE_PRIVS WHERE grantee = 'SESSION'") == [
         ("SESSION", "LINK")]
     cur.execute("DROP ROLE link")
     cur.execute("DROP USER session")
-    assert rows(admin, "SELECT COUNT(*) FROM DBA_USERS WHERE username = 'SESSION'") == [(0,)]
+    assert query_rows(admin, "SELECT COUNT(*) FROM DBA_USERS WHERE username = 'SESSION'") == [(0,)]

@@ -6,7 +6,9 @@ access".  Oracle's columns; COMMON and INHERITED are 'NO' (no containers here).
 
 from __future__ import annotations
 
-from .conftest import create_user, login, rows
+from tests.sqlhelpers import query_rows
+
+from .conftest import create_user, login
 
 
 def _columns(conn, view: str) -> list[str]:
@@ -44,19 +46,19 @@ def test_the_session_sees_its_roles_and_what_was_granted_to_them(admin, dsn):
                                                      "GRANTABLE", "COMMON", "INHERITED"]
         assert _columns(clerk, "ROLE_ROLE_PRIVS") == ["ROLE", "GRANTED_ROLE", "ADMIN_OPTION", "COMMON",
                                                       "INHERITED"]
-        assert sorted(rows(clerk, "SELECT ROLE FROM SESSION_ROLES")) == [("QUEUE_ADMINS",), ("STAFF",)]
-        assert rows(clerk, "SELECT * FROM ROLE_SYS_PRIVS") == [
+        assert sorted(query_rows(clerk, "SELECT ROLE FROM SESSION_ROLES")) == [("QUEUE_ADMINS",), ("STAFF",)]
+        assert query_rows(clerk, "SELECT * FROM ROLE_SYS_PRIVS") == [
             ("QUEUE_ADMINS", "MANAGE ANY QUEUE", "YES", "NO", "NO")]
-        assert sorted(rows(clerk, "SELECT * FROM ROLE_TAB_PRIVS")) == [
+        assert sorted(query_rows(clerk, "SELECT * FROM ROLE_TAB_PRIVS")) == [
             ("QUEUE_ADMINS", "SYS", "DBMS_AQADM", None, "EXECUTE", "NO", "NO", "NO"),
             ("STAFF", "HR", "EMPLOYEES", None, "SELECT", "NO", "NO", "NO"),
             ("STAFF", "QOWNER", "Q", None, "ENQUEUE", "NO", "NO", "NO"),
             ("STAFF", "QOWNER", "RS", None, "EXECUTE", "NO", "NO", "NO")]
-        assert rows(clerk, "SELECT * FROM ROLE_ROLE_PRIVS") == [("STAFF", "QUEUE_ADMINS", "NO", "NO", "NO")]
+        assert query_rows(clerk, "SELECT * FROM ROLE_ROLE_PRIVS") == [("STAFF", "QUEUE_ADMINS", "NO", "NO", "NO")]
     with login(dsn, "bystander") as bystander:        # another session: its own roles only
-        assert rows(bystander, "SELECT ROLE FROM SESSION_ROLES") == [("OUTSIDERS",)]
-        assert rows(bystander, "SELECT ROLE, PRIVILEGE FROM ROLE_SYS_PRIVS") == [("OUTSIDERS", "CREATE SESSION")]
-        assert rows(bystander, "SELECT COUNT(*) FROM ROLE_TAB_PRIVS") == [(0,)]
+        assert query_rows(bystander, "SELECT ROLE FROM SESSION_ROLES") == [("OUTSIDERS",)]
+        assert query_rows(bystander, "SELECT ROLE, PRIVILEGE FROM ROLE_SYS_PRIVS") == [("OUTSIDERS", "CREATE SESSION")]
+        assert query_rows(bystander, "SELECT COUNT(*) FROM ROLE_TAB_PRIVS") == [(0,)]
 
 
 def test_a_role_revoked_or_dropped_leaves_the_views(admin, dsn):
@@ -64,17 +66,17 @@ def test_a_role_revoked_or_dropped_leaves_the_views(admin, dsn):
     cur = admin.cursor()
     with login(dsn, "clerk") as clerk:
         cur.execute("REVOKE queue_admins FROM staff")
-        assert rows(clerk, "SELECT ROLE FROM SESSION_ROLES") == [("STAFF",)]
-        assert rows(clerk, "SELECT COUNT(*) FROM ROLE_SYS_PRIVS") == [(0,)]
-        assert sorted(r[0] for r in rows(clerk, "SELECT ROLE FROM ROLE_TAB_PRIVS")) == ["STAFF"] * 3
+        assert query_rows(clerk, "SELECT ROLE FROM SESSION_ROLES") == [("STAFF",)]
+        assert query_rows(clerk, "SELECT COUNT(*) FROM ROLE_SYS_PRIVS") == [(0,)]
+        assert sorted(r[0] for r in query_rows(clerk, "SELECT ROLE FROM ROLE_TAB_PRIVS")) == ["STAFF"] * 3
         cur.execute("GRANT AQ_USER_ROLE TO clerk")     # a predefined role is a session role too
-        assert sorted(rows(clerk, "SELECT ROLE FROM SESSION_ROLES")) == [("AQ_USER_ROLE",), ("STAFF",)]
+        assert sorted(query_rows(clerk, "SELECT ROLE FROM SESSION_ROLES")) == [("AQ_USER_ROLE",), ("STAFF",)]
         cur.execute("DROP ROLE staff")
-        assert rows(clerk, "SELECT ROLE FROM SESSION_ROLES") == [("AQ_USER_ROLE",)]
+        assert query_rows(clerk, "SELECT ROLE FROM SESSION_ROLES") == [("AQ_USER_ROLE",)]
         # what the predefined role gives (EXECUTE on SYS's packages) is all that is left
-        assert sorted(rows(clerk, "SELECT ROLE, OWNER, TABLE_NAME FROM ROLE_TAB_PRIVS")) == [
+        assert sorted(query_rows(clerk, "SELECT ROLE, OWNER, TABLE_NAME FROM ROLE_TAB_PRIVS")) == [
             ("AQ_USER_ROLE", "SYS", p) for p in ("DBMS_AQ", "DBMS_AQIN", "DBMS_AQJMS")]
-        assert rows(clerk, "SELECT COUNT(*) FROM ROLE_ROLE_PRIVS") == [(0,)]
+        assert query_rows(clerk, "SELECT COUNT(*) FROM ROLE_ROLE_PRIVS") == [(0,)]
 
 
 def test_an_older_store_gains_the_session_role_views(dsn):
@@ -93,7 +95,7 @@ def test_an_older_store_gains_the_session_role_views(dsn):
                                          "ALL_TAB_PRIVS", "SESSION_ROLES")])    # ALL_TAB_PRIVS: schema 20's
     _raw(dsn, ["UPDATE SLUICE_META SET VALUE = '18' WHERE KEY = 'schema_version'"])
     with sluice.connect(dsn) as conn:
-        assert rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+        assert query_rows(conn, "SELECT VALUE FROM SLUICE_META WHERE KEY = 'schema_version'") == [(str(SCHEMA_VERSION),)]
     with login(dsn, "clerk") as clerk:
-        assert rows(clerk, "SELECT ROLE FROM SESSION_ROLES") == [("STAFF",)]
-        assert rows(clerk, "SELECT COUNT(*) FROM ROLE_SYS_PRIVS") == [(0,)]
+        assert query_rows(clerk, "SELECT ROLE FROM SESSION_ROLES") == [("STAFF",)]
+        assert query_rows(clerk, "SELECT COUNT(*) FROM ROLE_SYS_PRIVS") == [(0,)]

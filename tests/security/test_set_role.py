@@ -9,7 +9,9 @@ session of the user keeps its own roles.  Sluice had no SET ROLE (ORA-00900).
 
 from __future__ import annotations
 
-from .conftest import code_of, create_user, login, rows
+from tests.sqlhelpers import query_rows
+
+from .conftest import code_of, create_user, login
 
 
 def _world(admin) -> None:
@@ -25,7 +27,7 @@ def _world(admin) -> None:
 
 
 def _roles(conn) -> list[str]:
-    return sorted(r for (r,) in rows(conn, "SELECT role FROM SESSION_ROLES"))
+    return sorted(r for (r,) in query_rows(conn, "SELECT role FROM SESSION_ROLES"))
 
 
 def test_set_role_enables_the_roles_named_and_disables_the_others(admin, dsn):
@@ -52,7 +54,7 @@ def test_set_role_enables_the_roles_named_and_disables_the_others(admin, dsn):
         cur.execute("SET ROLE NONE")
         assert _roles(clerk) == []
         assert not may_administer("qt3")
-        assert rows(clerk, "SELECT COUNT(*) FROM ROLE_SYS_PRIVS") == [(0,)]
+        assert query_rows(clerk, "SELECT COUNT(*) FROM ROLE_SYS_PRIVS") == [(0,)]
         cur.execute("SET ROLE ALL EXCEPT admins")                      # AQADM_USERS is ADMINS'
         assert _roles(clerk) == ["EVERYONE", "READERS"]
         assert not may_administer("qt4")

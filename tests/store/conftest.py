@@ -4,21 +4,26 @@ backend through the ``dsn`` fixture; these test what only a server backend has).
 from __future__ import annotations
 
 import tempfile
-import uuid
 
 import pytest
 from psycopg import pq
 
 import sluice
-from tests.conftest import PG_BASE, drop_schema, pg_admin
+from tests.conftest import PG_BASE, new_pg_schema, pg_test_schema
 
 
 @pytest.fixture
 def pg_schema() -> str:
-    schema = "t_" + uuid.uuid4().hex[:12]
-    pg_admin().close()
-    yield schema
-    drop_schema(schema)
+    """The test's schema, as the ``dsn`` fixture's: a reset store's from the pool, or new."""
+    with pg_test_schema() as schema:
+        yield schema
+
+
+@pytest.fixture
+def pg_new_schema() -> str:
+    """A schema that does not exist yet (for what creates one); dropped after."""
+    with new_pg_schema() as schema:
+        yield schema
 
 
 @pytest.fixture

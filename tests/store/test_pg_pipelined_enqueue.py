@@ -16,7 +16,7 @@ from sluice.store import pgpipeline
 from sluice.store.sqlschema import table_name
 from tests.conftest import make_queue, nowait, pg_admin, table_rows
 from tests.test_block_atomicity import FAIL, _block as block, _enqueue as enqueue, _queued as _browse
-from tests.test_connect import _code
+from tests.sqlhelpers import raised_code
 
 
 def _pending(conn) -> int:
@@ -374,7 +374,7 @@ def test_on_postgresql_a_blocks_savepoint_goes_with_the_pipelined_enqueues(pg_co
     cur = pg_conn.cursor()
     cur.execute(block(enqueue("ok")))
     assert pipe.sending and pipe.pending > 3            # nothing was read back
-    assert _code(lambda: cur.execute(block(enqueue("gone1"), enqueue("gone2"), FAIL))) == "ORA-20001"
+    assert raised_code(lambda: cur.execute(block(enqueue("gone1"), enqueue("gone2"), FAIL))) == "ORA-20001"
     cur.execute(block(enqueue("after")))
     pg_conn.commit()
     assert _browse(pg_conn) == [b"m0", b"m1", b"m2", b"ok", b"after"]

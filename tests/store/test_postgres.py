@@ -4,6 +4,7 @@ processes' time managers on one database (issue 4)."""
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -18,12 +19,7 @@ from sluice.store import postgres
 from sluice.store.pgconn import parse_dsn
 from sluice.store.postgres import PgStore
 from tests.conftest import PG_BASE, make_queue, nowait, pg_admin, wait_until
-
-
-def _code(fn) -> str:
-    with pytest.raises(sluice.Error) as e:
-        fn()
-    return e.value.full_code
+from tests.sqlhelpers import raised_code
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
@@ -37,20 +33,20 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_unreachable_server_is_12541_at_once():
     t0 = time.monotonic()
-    assert _code(lambda: sluice.connect("postgresql://postgres@127.0.0.1:1/test")) == "ORA-12541"
+    assert raised_code(lambda: sluice.connect("postgresql://postgres@127.0.0.1:1/test")) == "ORA-12541"
     assert time.monotonic() - t0 < 5
 
 
 def test_unknown_database_and_user_have_oracle_codes():
     host = PG_BASE.rsplit("/", 1)[0]
-    assert _code(lambda: sluice.connect(f"{host}/no_such_database_here")) == "ORA-12514"
+    assert raised_code(lambda: sluice.connect(f"{host}/no_such_database_here")) == "ORA-12514"
     bad_user = host.replace("postgres@", "no_such_role@")
-    assert _code(lambda: sluice.connect(f"{bad_user}/test")) == "ORA-01017"
+    assert raised_code(lambda: sluice.connect(f"{bad_user}/test")) == "ORA-01017"
 
 
 def test_bad_schema_name_in_the_dsn():
     # a bad DSN, like every other: ORA-12154 (was an InterfaceError without a code)
-    assert _code(lambda: sluice.connect(f"{PG_BASE}?schema=bad-name;drop")) == "ORA-12154"
+    assert raised_code(lambda: sluice.connect(f"{PG_BASE}?schema=bad-name;drop")) == "ORA-12154"
     assert parse_dsn("postgresql://u:secret@h:5/db").schema == "sluice"
     assert "secret" not in parse_dsn("postgresql://u:secret@h:5/db").display
 
@@ -70,12 +66,15 @@ def test_dsn_parameters_with_spaces_reach_the_server(pg_dsn):
 def test_a_select_s_arithmetic_errors_have_oracle_codes(pg_conn):
     """PostgreSQL's division by zero and integer overflow were ORA-01722 (invalid number)."""
     cur = pg_conn.cursor()
-    assert _code(lambda: cur.execute("SELECT 1/0 FROM DUAL")) == "ORA-01476"
-    assert _code(lambda: cur.execute("SELECT CAST(99999999999 AS INTEGER) FROM DUAL")) == "ORA-01426"
-    assert _code(lambda: cur.execute("SELECT CAST('x' AS INTEGER) FROM DUAL")) == "ORA-01722"
+    assert raised_code(lambda: cur.execute("SELECT 1/0 FROM DUAL")) == "ORA-01476"
+    assert raised_code(lambda: cur.execute("SELECT CAST(99999999999 AS INTEGER) FROM DUAL")) == "ORA-01426"
+    assert raised_code(lambda: cur.execute("SELECT CAST('x' AS INTEGER) FROM DUAL")) == "ORA-01722"
 
 
-def test_init_creates_the_schema_and_messages_are_plain_sql(pg_dsn, pg_schema):
+def test_init_creates_the_schema_and_messages_are_plain_sql(pg_new_schema):
+    pg_schema, pg_dsn = pg_new_schema, f"{PG_BASE}?schema={pg_new_schema}"
+    with pg_admin() as admin:
+        assert admin.execute("SELECT to_regnamespace(%s)", (pg_schema,)).fetchone()[0] is None
     r = CliRunner().invoke(main, ["--dsn", pg_dsn, "init"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     with sluice.connect(pg_dsn) as c:
@@ -170,30 +169,76 @@ def test_pool_work_survives_every_idle_connection_dying(pg_conn):
     assert pool.run(lambda conn: conn.execute("SELECT 43").fetchone()[0]) == 43
 
 
-def test_listener_reconnects_and_waiters_still_wake(pg_conn, pg_dsn):
+def test_listener_reconnects_and_waiters_still_wake(pg_conn, pg_dsn, monkeypatch):
+    """A waiter blocked after the listener's backend was terminated is woken by another
+    process's commit, through the listener's new connection. Each step waits for its event
+    (bounded), not for a guessed time: under load (15-25 on 2 cores) the producer's interpreter
+    took longer to start than the waiter's 10-s wait, which then timed out with nothing (20 of
+    20 runs beside two busy loops). The waiters' periodic re-check is pushed out of the way,
+    so only the notification can wake the waiter in time."""
+    monkeypatch.setattr(postgres, "RELEASE_RECHECK", 120.0)
     make_queue(pg_conn)
-    listener = pg_conn.context.store.listener
+    store = pg_conn.context.store
+    listener = store.listener
     old_pid = listener._conn.info.backend_pid
     _terminate(old_pid)
     assert wait_until(lambda: listener._conn is not None and listener.connected.is_set()
-                  and listener._conn.info.backend_pid != old_pid)
-    q = pg_conn.queue("Q")
-    q.deqoptions.wait = 10
-    got = {}
-    t = threading.Thread(target=lambda: got.update(m=q.deqone(), at=time.monotonic()))
-    t.start()
-    time.sleep(0.3)
-    out = _python(f"""
+                      and listener._conn.info.backend_pid != old_pid, timeout=60)
+    producer = _producer(pg_dsn)          # started (interpreter, import, connect) before the wait
+    try:
+        assert _line(producer) == "ready\n", _output(producer)
+        q = pg_conn.queue("Q")
+        q.deqoptions.wait = 120
+        got = {}
+        t = threading.Thread(target=lambda: got.update(m=q.deqone(), at=time.monotonic()))
+        t.start()
+        channel = store.target.table_channel(q._info().table.qt_id)
+        # the waiter is blocked, and the new connection listens to the queue table's channel
+        assert wait_until(lambda: store._waiting and channel in listener._channels
+                          and not listener._pending, timeout=60)
+        producer.stdin.write("go\n")
+        producer.stdin.flush()
+        assert _line(producer) == "committed\n", _output(producer)
+        committed = time.monotonic()
+        t.join(60)
+        assert got["m"].payload == b"after reconnect"
+        assert got["at"] - committed < 30      # woken by NOTIFY: the re-check is 120 s away
+    finally:
+        producer.kill()
+        producer.wait()
+
+
+def _line(proc: subprocess.Popen, timeout: float = 120) -> str:
+    """The next line ``proc`` prints ("" when it printed none within ``timeout`` seconds)."""
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return proc.stdout.readline() if ready else ""
+
+
+def _output(proc: subprocess.Popen) -> str:
+    """What ``proc`` wrote to stderr (ended first: a message of a failed assertion)."""
+    proc.kill()
+    return proc.communicate(timeout=60)[1]
+
+
+def _producer(dsn: str) -> subprocess.Popen:
+    """Another process that connects, says ``ready``, and on a line of its stdin enqueues one
+    message to Q, commits and says ``committed``."""
+    code = f"""
+import sys
 import sluice
-with sluice.connect({pg_dsn!r}) as c:
-    c.queue("Q").enqone(c.msgproperties(payload=b"after reconnect"))
+with sluice.connect({dsn!r}) as c:
+    q = c.queue("Q")
+    print("ready", flush=True)
+    sys.stdin.readline()
+    q.enqone(c.msgproperties(payload=b"after reconnect"))
     c.commit()
-""")
-    done = time.monotonic()
-    assert out.returncode == 0, out.stderr
-    t.join(10)
-    assert got["m"].payload == b"after reconnect"
-    assert got["at"] - done < 1.0
+    print("committed", flush=True)
+"""
+    env = dict(os.environ)
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    env["PYTHONPATH"] = os.path.abspath(src) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def test_lost_session_connection_is_03113_then_the_session_reconnects(pg_conn):
@@ -203,7 +248,7 @@ def test_lost_session_connection_is_03113_then_the_session_reconnects(pg_conn):
     pg_conn.commit()
     assert q.deqone().payload == b"m"                 # held in the open transaction
     _terminate(pg_conn.context.session._raw.info.backend_pid)
-    assert _code(pg_conn.commit) == "ORA-03113"
+    assert raised_code(pg_conn.commit) == "ORA-03113"
     pg_conn.rollback()                                 # nothing left to undo
     m = q.deqone()                                     # a new connection
     assert m.payload == b"m" and m.attempts == 0       # the lost attempt is not counted
@@ -218,6 +263,6 @@ def test_ddl_waiting_on_an_open_transaction_gives_up_with_00054(pg_conn, pg_dsn,
     with sluice.connect(pg_dsn) as other:
         assert nowait(other.queue("Q")).deqone() is not None     # holds the table in its transaction
         pg_conn.aqadm.stop_queue(queue_name="Q")
-        assert _code(lambda: pg_conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)) == "ORA-00054"
+        assert raised_code(lambda: pg_conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)) == "ORA-00054"
         other.rollback()
     pg_conn.aqadm.drop_queue_table(queue_table="Q_QT", force=True)

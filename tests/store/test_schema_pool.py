@@ -7,6 +7,9 @@ it holds under xdist and in a serial run beside other suites alike."""
 
 from __future__ import annotations
 
+import gc
+import threading
+import time
 import uuid
 
 import psycopg
@@ -14,6 +17,8 @@ import pytest
 
 import sluice
 from tests.conftest import PG_BASE, TEST_TABLESPACE, make_queue
+from sluice.store import reaper
+from tests import pgschemas
 from tests.pgschemas import SchemaPool, catalog_rows, describe, new_schema_name, objects
 
 STREAMS_CONTEXT = "SYS.STREAMS$_EVALUATION_CONTEXT"
@@ -148,10 +153,36 @@ def _dropped(pool, base, schema, why: str) -> None:
 def test_a_schema_with_a_connection_left_open_is_dropped(pool, base):
     schema = pool.take()
     conn = sluice.connect(dsn_of(base, schema))      # a leaked session: prepared statements …
-    try:
-        _dropped(pool, base, schema, "another backend is connected")
+    try:      # held by a live object: dropped without waiting for its backends
+        _dropped(pool, base, schema, "a connection of the test is still open")
     finally:
         conn.close()
+
+
+def test_a_schema_with_another_process_connected_is_dropped(pool, base):
+    schema = pool.take()
+    sluice.connect(dsn_of(base, schema)).close()
+    with psycopg.connect(base, autocommit=True):     # (a served site, a process left running)
+        _dropped(pool, base, schema, "another backend is connected")
+
+
+def test_a_connection_dropped_but_not_yet_reaped_is_closed_and_the_schema_reused(pool, base):
+    """tests/aq's never-close group drops its connections; the reaper thread closes them some
+    time later — under load after the backends' wait (BACKENDS_GONE_WAIT). The pool has the
+    reaper's work done before it waits: here the reaper thread is busy for longer than that
+    wait, and the dropped connection's close is queued behind."""
+    schema = pool.take()
+    conn = sluice.connect(dsn_of(base, schema))
+    make_queue(conn)
+    busy = threading.Event()
+    reaper.post(lambda: (busy.set(), time.sleep(pgschemas.BACKENDS_GONE_WAIT + 1.0)))
+    assert busy.wait(10)
+    del conn
+    gc.collect()             # its close is posted, behind the reaper thread's sleep
+    assert pgschemas.open_here(schema)
+    pool.give_back(schema)
+    assert pool.reused == 1 and pool.dropped == 0, pool.why
+    assert not pgschemas.open_here(schema)
 
 
 def test_a_schema_of_a_test_that_left_a_slot_is_dropped(pool, base):

@@ -18,6 +18,7 @@ import pytest
 import sluice
 from tests.conftest import hold_message
 from tests.streams.capturekit import env  # noqa: F401  (fixture)
+from tests.sqlhelpers import raised_code
 
 VIEWS = {
     "DBA_CAPTURE": "SELECT capture_name, queue_name FROM DBA_CAPTURE",
@@ -30,12 +31,6 @@ VIEWS = {
 
 def _catalog(conn) -> dict[str, list]:
     return {view: sorted(conn.query(sql, None)[1]) for view, sql in VIEWS.items()}
-
-
-def _code(fn, *args, **kw) -> str:
-    with pytest.raises(sluice.DatabaseError) as e:
-        fn(*args, **kw)
-    return e.value.full_code
 
 
 def _used_queue(conn) -> None:
@@ -92,10 +87,10 @@ def test_remove_queue_cascade_drops_every_client_then_the_queue_and_its_unused_t
     assert _catalog(conn) == {"DBA_CAPTURE": [], "DBA_APPLY": [("KEEP", "OTHER_Q")],
                               "DBA_STREAMS_MESSAGE_CONSUMERS": [], "DBA_QUEUES": [], "DBA_QUEUE_TABLES": []}
     assert conn.query("SELECT propagation_name FROM DBA_PROPAGATION", None)[1] == []
-    assert _code(conn.streams_adm.remove_queue, queue_name="USED_Q") == "ORA-24010"
+    assert raised_code(conn.streams_adm.remove_queue, queue_name="USED_Q") == "ORA-24010"
     # an exception queue goes with its table only (ORA-24011, as DROP_QUEUE says)
     before = _catalog(conn)
-    assert _code(conn.streams_adm.remove_queue, queue_name="AQ$_OTHER_QT_E", cascade=True) == "ORA-24011"
+    assert raised_code(conn.streams_adm.remove_queue, queue_name="AQ$_OTHER_QT_E", cascade=True) == "ORA-24011"
     assert _catalog(conn) == before
 
 
@@ -128,7 +123,7 @@ def test_remove_queue_cascade_refused_by_a_held_message_drops_no_client(env, mon
     with sluice.connect(env.dsn) as other:
         hold_message(other, "USED_Q")                      # not committed
         before = _catalog(conn)
-        assert _code(conn.streams_adm.remove_queue, queue_name="USED_Q", cascade=True) == "ORA-00054"
+        assert raised_code(conn.streams_adm.remove_queue, queue_name="USED_Q", cascade=True) == "ORA-00054"
         assert _catalog(conn) == before and before["DBA_APPLY"] == [("AP", "USED_Q")]
         other.rollback()
     conn.streams_adm.remove_queue(queue_name="USED_Q", cascade=True)
@@ -148,7 +143,7 @@ def test_remove_queue_refused_by_a_held_message_leaves_the_queue_started(env, mo
     state = "SELECT enqueue_enabled, dequeue_enabled FROM DBA_QUEUES WHERE name = 'USED_Q'"
     with sluice.connect(env.dsn) as other:
         hold_message(other, "USED_Q")                      # not committed
-        assert _code(conn.streams_adm.remove_queue, queue_name="USED_Q") == "ORA-00054"
+        assert raised_code(conn.streams_adm.remove_queue, queue_name="USED_Q") == "ORA-00054"
         assert conn.query(state, None)[1] == [("YES", "YES")]
         other.rollback()
     conn.streams_adm.remove_queue(queue_name="USED_Q")

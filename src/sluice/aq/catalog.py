@@ -124,7 +124,15 @@ class Catalog:
         return t
 
     def type_named(self, name: str) -> "ot.DbObjectType":
-        """The object type ``name`` ([schema.]type).  :raises: ORA-04043."""
+        """The object type ``name`` ([schema.]type), or a DBMS_AQ record type
+        ([SYS.]DBMS_AQ.record).  :raises: ORA-04043."""
+        from .records import record_type
+        record = record_type(name)
+        if record is not None:
+            return record
+        # schema.package.type: a record of another package, none of which Sluice has
+        if isinstance(name, str) and name.count(".") == 2 and '"' not in name:
+            raise ora(4043, name.upper())
         owner, tname = split_qualified(name, self.default_schema, "type name")
         t = self.get_type(f"{owner}.{tname}")
         if t is None and owner == self.default_schema:

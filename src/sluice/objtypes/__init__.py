@@ -9,6 +9,7 @@ here, never from the modules below, which build on each other in this order::
     dbobject    DbObjectAttr, DbObjectType, DbObject; build_object_type / _collection_type
     values      construct() (Oracle's default constructor), from_dict()
     builtin     the SYS types Oracle ships for AQ agents and JMS messages, JMS helpers
+    records     a package's PL/SQL record types (RecordType), tied to the package's dataclass
     registry    SimpleTypeRegistry (the SYS types preloaded), resolve_type() (conn.gettype)
     storage     to_storage / from_storage (exact JSON round trip), type_spec / type_from_spec
 """
@@ -29,14 +30,16 @@ from .datatypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLO
                         parse_attribute_list, parse_datatype)
 from .dbobject import (DbObject, DbObjectAttr, DbObjectType, TypeRegistry, build_collection_type,
                        build_object_type)
+from .records import RecordType, build_record_type
 from .registry import SimpleTypeRegistry, resolve_type
 from .storage import from_json, from_storage, to_json, to_storage, type_from_spec, type_spec
 from .values import construct, from_dict
 
 __all__ = [
-    "AttrType", "DbObject", "DbObjectAttr", "DbObjectType", "DbType", "SimpleTypeRegistry",
-    "TypeRegistry", "agent_from_object", "agent_to_object", "build_collection_type",
-    "build_object_type", "builtin_types", "construct", "from_dict", "from_json", "from_storage",
+    "AttrType", "DbObject", "DbObjectAttr", "DbObjectType", "DbType", "RecordType",
+    "SimpleTypeRegistry", "TypeRegistry", "agent_from_object", "agent_to_object",
+    "build_collection_type", "build_object_type", "build_record_type", "builtin_types", "construct",
+    "from_dict", "from_json", "from_storage",
     "jms_bytes_message", "jms_bytes_of", "jms_header", "jms_map_message", "jms_map_of",
     "jms_message", "jms_properties_of", "jms_text_message", "jms_text_of", "parse_attribute_list",
     "parse_datatype", "resolve_type", "to_json", "to_storage", "type_from_spec", "type_spec",

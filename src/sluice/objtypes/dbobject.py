@@ -83,12 +83,14 @@ class DbObjectType:
     """
 
     __slots__ = ("_schema", "_name", "_kind", "_attrs", "_attrs_by_name", "_element",
-                 "_max_elements")
+                 "_max_elements", "_package")
 
     def __init__(self, schema: str, name: str, kind: str, attrs: Iterable[DbObjectAttr] = (),
-                 element: DbObjectAttr | None = None, max_elements: int | None = None) -> None:
+                 element: DbObjectAttr | None = None, max_elements: int | None = None,
+                 package: str | None = None) -> None:
         self._schema = schema
         self._name = name
+        self._package = package
         self._kind = kind
         self._attrs = tuple(attrs)
         self._attrs_by_name = {a.name: a for a in self._attrs}
@@ -97,7 +99,8 @@ class DbObjectType:
 
     schema = property(lambda self: self._schema, doc="The owning schema.")
     name = property(lambda self: self._name, doc="The type name.")
-    package_name = property(lambda self: None, doc="Always None: no PL/SQL package types.")
+    package_name = property(lambda self: self._package,
+                            doc="A PL/SQL type's package (objtypes.records), else None.")
     kind = property(lambda self: self._kind, doc="'OBJECT', 'VARRAY' or 'TABLE' (Sluice).")
     iscollection = property(lambda self: self._kind != "OBJECT")
     max_elements = property(lambda self: self._max_elements,
@@ -113,6 +116,8 @@ class DbObjectType:
 
     @property
     def qualified_name(self) -> str:
+        if self._package is not None:
+            return f"{self._schema}.{self._package}.{self._name}"
         return f"{self._schema}.{self._name}"
 
     def _get_full_name(self) -> str:  # python-oracledb's spelling
@@ -129,11 +134,11 @@ class DbObjectType:
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DbObjectType):
-            return (self._schema, self._name) == (other._schema, other._name)
+            return self.qualified_name == other.qualified_name
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self._schema, self._name))
+        return hash(self.qualified_name)
 
     def __repr__(self) -> str:
         return f"<sluice.DbObjectType {self.qualified_name}>"

@@ -5,6 +5,7 @@ Public API::
 
     execute(conn, text, binds=None) -> StatementResult   # one statement
     split_script(text) -> list[str]                      # SQL*Plus statement splitting
+    statement_bind_names(text) -> list[str]              # cursor.bindnames(): each name once
     run_script(conn, text) -> list[StatementResult]      # split + execute, stop at first error
     out_params(*names, inout=()) / inout_params(*names)  # mark OUT parameters of a procedure
 
@@ -36,7 +37,7 @@ The interpreter reaches the connection only through these hooks:
 from __future__ import annotations
 
 from ..routines import inout_params, out_params
-from .script import StatementResult, execute, run_script, split_script
+from .script import StatementResult, execute, run_script, split_script, statement_bind_names
 
 __all__ = ["StatementResult", "execute", "inout_params", "out_params", "run_script",
-           "split_script"]
+           "split_script", "statement_bind_names"]

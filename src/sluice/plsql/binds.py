@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Sequence
 
 from ..errors import dpy
+from ..objtypes import DbObject, RecordType
 from ..store.sqlnames import bind_names, number_binds, renumbered_binds
 from .lexer import BIND, tokenize
 
@@ -42,6 +43,27 @@ def bound(value: Any) -> Any:
     return value.bind_value() if isinstance(value, BindVariable) else value
 
 
+def block_value(value: Any) -> Any:
+    """What a block reads for a bind of ``value``: :func:`bound`, with an object of a
+    package's record type (``conn.gettype("DBMS_AQ.MESSAGE_PROPERTIES_T").newobject()``)
+    as the record the package takes."""
+    value = bound(value)
+    if isinstance(value, DbObject) and isinstance(value.type, RecordType):
+        return value.type.record_of(value)
+    return value
+
+
+def placeholders(text: str, first_word: str) -> list[str]:
+    """The bind names of ``text`` (whose first word is ``first_word``) that values bound by
+    position go to, upper-cased: in SQL every occurrence, in PL/SQL each name once, in DDL
+    none (python-oracledb looks for none there)."""
+    if first_word in _DDL:
+        return []
+    if first_word in PLSQL:
+        return list(dict.fromkeys(t.value.upper() for t in tokenize(text) if t.kind == BIND))
+    return bind_names(text)
+
+
 def bind_values(text: str, first_word: str, binds: dict | Sequence | None) -> tuple[str, dict | None]:
     """``(text, binds by name)`` for running ``text`` (whose first word is ``first_word``)
     with ``binds``; SQL bound by position comes back with its placeholders numbered.  A
@@ -53,12 +75,7 @@ def bind_values(text: str, first_word: str, binds: dict | Sequence | None) -> tu
     if not plsql:
         binds = {k: bound(v) for k, v in binds.items()} if isinstance(binds, dict) else \
             [bound(v) for v in binds]
-    if first_word in _DDL:
-        names: list[str] = []
-    elif plsql:
-        names = list(dict.fromkeys(t.value.upper() for t in tokenize(text) if t.kind == BIND))
-    else:
-        names = bind_names(text)
+    names = placeholders(text, first_word)
     if isinstance(binds, dict):
         by_name = {}
         for key, value in binds.items():

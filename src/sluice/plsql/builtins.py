@@ -9,15 +9,14 @@ package subprograms).  Most return NULL when any argument is NULL, as in Oracle.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 import time
 import uuid
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import Callable
 
 from ..errors import DatabaseError, ora
-from .values import (_FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, number_text,
-                     to_number, to_text)
+from ..numformat import format_number
+from .values import _FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, to_number, to_text
 
 _STRPTIME = {"YYYY": "%Y", "SYYYY": "%Y", "RRRR": "%Y", "YY": "%y", "RR": "%y", "MONTH": "%B",
              "MON": "%b", "MM": "%m", "DDD": "%j", "DD": "%d", "DY": "%a", "DAY": "%A",
@@ -31,28 +30,8 @@ def to_char(value, fmt: str | None = None):
     if isinstance(value, (_dt.date, _dt.datetime)):
         return format_date(value, fmt or DEFAULT_DATE_FORMAT)
     if is_number(value) and fmt:
-        return _number_format(value, fmt)
+        return format_number(value, fmt)      # Oracle's number models, as SQL's (sluice.numformat)
     return to_text(value)
-
-
-def _number_format(n, fmt: str) -> str:
-    """The common numeric masks: ``9`` and ``0`` digits, ``.``, ``,`` and ``FM``."""
-    fm = fmt.upper().startswith("FM")
-    mask = fmt[2:] if fm else fmt
-    if not re.fullmatch(r"[90,]*(\.[90]*)?", mask):
-        return number_text(n)
-    whole, _, frac = mask.partition(".")
-    text = f"{abs(float(n)):{',' if ',' in whole else ''}.{len(frac)}f}"
-    digits = len(whole.replace(",", ""))
-    if "0" in whole:
-        int_part, dot, rest = text.partition(".")
-        text = int_part.zfill(digits) + dot + rest
-    elif text.startswith("0.") and frac:
-        text = text[1:]
-    if len(text.split(".")[0].replace(",", "")) > max(digits, 1):
-        return "#" * (len(mask) + 1)     # Oracle's overflow marker
-    text = ("-" if n < 0 else "") + text
-    return text if fm else text.rjust(len(mask) + 1)
 
 
 def to_date(text, fmt: str | None = None):
@@ -186,20 +165,20 @@ def session_clock(tz: _dt.tzinfo) -> dict[str, Callable]:
 class UtlRaw:
     """``UTL_RAW``: RAW values are Python ``bytes``; text is UTF-8 (AL32UTF8)."""
 
-    def cast_to_raw(self, c):
+    def cast_to_raw(self, c) -> bytes | None:
         return None if c is None else to_text(c).encode("utf-8")
 
-    def cast_to_varchar2(self, r):
+    def cast_to_varchar2(self, r) -> str | None:
         return None if r is None else bytes(r).decode("utf-8", errors="replace")
 
-    def length(self, r):
+    def length(self, r) -> int | None:
         return None if r is None else len(r)
 
-    def concat(self, r1=None, r2=None, r3=None, r4=None, r5=None, r6=None):
+    def concat(self, r1=None, r2=None, r3=None, r4=None, r5=None, r6=None) -> bytes | None:
         parts = [bytes(r) for r in (r1, r2, r3, r4, r5, r6) if r is not None]
         return b"".join(parts) or None
 
-    def substr(self, r, pos, len=None):      # noqa: A002 - Oracle's parameter name
+    def substr(self, r, pos, len=None) -> bytes | None:      # noqa: A002 - Oracle's parameter name
         if r is None:
             return None
         data = bytes(r)
@@ -215,35 +194,35 @@ class DbmsOutput:
         self._partial = ""
         self._enabled = True
 
-    def put_line(self, a=None):
+    def put_line(self, a=None) -> None:
         if self._enabled:
             self._sink.append(self._partial + (to_text(a) or ""))
         self._partial = ""
 
-    def put(self, a=None):
+    def put(self, a=None) -> None:
         self._partial += to_text(a) or ""
 
-    def new_line(self):
+    def new_line(self) -> None:
         self.put_line()
 
-    def enable(self, buffer_size=None):
+    def enable(self, buffer_size=None) -> None:
         self._enabled = True
 
-    def disable(self):
+    def disable(self) -> None:
         self._enabled = False
 
 
 class DbmsLock:
     """``DBMS_LOCK.SLEEP`` / ``DBMS_SESSION.SLEEP``: seconds, fractions allowed."""
 
-    def sleep(self, seconds):
+    def sleep(self, seconds) -> None:
         time.sleep(float(to_number(seconds) or 0))
 
 
 class DbmsStandard:
     """``DBMS_STANDARD``: its subprograms are callable without the package name."""
 
-    def raise_application_error(self, num, msg=None, keeperrorstack=False):
+    def raise_application_error(self, num, msg=None, keeperrorstack=False) -> None:
         code = to_number(num)
         if not isinstance(code, int) or not -20999 <= code <= -20000:
             raise ora(21000, num)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import DatabaseError, InterfaceError, ora
-from .binds import BindVariable, bound
+from .binds import BindVariable, block_value, bound
 from .builtins import FUNCTIONS, session_clock, standard_packages
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
@@ -304,7 +304,7 @@ class Interpreter:
             if first.args:
                 value = element(value, self.eval(first.args[0].value, env))
         elif head.kind == "bind":
-            value = bound(self.binds[self._bind_key(head.target)])
+            value = block_value(self.binds[self._bind_key(head.target)])
             if first.args:                                # :t(i), an element of a bound table
                 value = element(value, self.eval(first.args[0].value, env))
         elif head.kind == "function":

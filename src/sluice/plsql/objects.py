@@ -105,7 +105,8 @@ def set_member(obj: Any, seg, value: Any) -> None:
                    seg.name.lower())
         obj[key] = value
         return
-    for key in dict.fromkeys((seg.name.lower(), seg.text)):
+    # (an object type's attributes are upper-case: seg.name, as lookup() reads them)
+    for key in dict.fromkeys((seg.name.lower(), seg.text, seg.name)):
         if hasattr(obj, key):
             try:
                 setattr(obj, key, value)

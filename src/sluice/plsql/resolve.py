@@ -15,6 +15,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..routines import is_function
 from .builtins import FUNCTIONS, NO_PARENS
 from .errs import semantic_error
 from .nodes import (Arg, Assign, Binary, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit,
@@ -122,6 +123,19 @@ def bind_args(method: Callable, args: list[Arg], name: str, tok) -> Binding:
                            if n not in outs or n in inouts],
                    outs=[given[o].value if o in given else None for o in outs],
                    positional=[a.value for a in extra])
+
+
+def _check_routine_kind(routine: Callable, node: Name, consumed: int, statement: bool) -> None:
+    """A procedure called for a value is PLS-00222, a function called as a statement
+    PLS-00221 (``cursor.callfunc`` / ``callproc`` on the wrong kind of routine)."""
+    function = is_function(routine)
+    seg = node.segs[consumed - 1]
+    if function is False and not statement:
+        raise semantic_error(node.tok.line, node.tok.col, f"PLS-00222: no function with name "
+                             f"'{seg.name}' exists in this scope")
+    if function and statement and len(node.segs) == consumed:
+        raise semantic_error(seg.tok.line, seg.tok.col, f"PLS-00221: '{seg.name}' is not a "
+                             "procedure or is undefined")
 
 
 class Scope:
@@ -264,6 +278,8 @@ class Resolver:
 
     def name(self, node: Name, scope: Scope, statement: bool = False) -> None:
         head = node.resolved = self._head(node, scope, statement)
+        if head.kind == "call":
+            _check_routine_kind(head.target, node, head.consumed, statement)
         for i, seg in enumerate(node.segs):
             if seg.args is None or (head.kind == "call" and i == head.consumed - 1):
                 continue                      # a call's arguments were handled by its binding

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..errors import ora
-from .binds import bind_headings, bind_values
+from .binds import bind_headings, bind_values, placeholders
 from .ddl import parse_create_type, parse_drop_type
 from .interpreter import Interpreter
 from .parser import parse_block
@@ -214,6 +214,13 @@ def _strip_run_line(text: str) -> str:
 def _strip_terminator(text: str) -> str:
     text = _strip_run_line(text)
     return text[:-1].rstrip() if text.endswith(";") else text
+
+
+def statement_bind_names(text: str) -> list[str]:
+    """python-oracledb's ``cursor.bindnames()`` of ``text``: its bind names, each once in the
+    order they first appear, upper-cased (none in DDL)."""
+    words, _ = leading_words(text, count=1)
+    return list(dict.fromkeys(placeholders(text, words[0] if words else "")))
 
 
 def execute(conn: Any, text: str, binds: dict | Sequence | None = None) -> StatementResult:

@@ -499,13 +499,16 @@ class StoreSession(abc.ABC):
         that names it."""
 
     @abc.abstractmethod
-    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
+                    returned: list | None = None) -> int:
         """Run an INSERT / UPDATE / DELETE / MERGE on the store's database in this session's
         transaction (committed or rolled back with its enqueues and dequeues); returns the
         rows it changed.  A statement that fails is undone alone (Oracle's statement-level
         rollback).  Oracle's session words answer as in :meth:`query` with ``oracle_sql``.  ``tag`` (DBMS_STREAMS.SET_TAG) is what a synchronous capture's triggers
         see as the writer's tag: PostgreSQL's transaction-local ``sluice.tag`` setting, the
-        SQLite ``SLUICE_SYNC_SESSION`` row (with this transaction's id)."""
+        SQLite ``SLUICE_SYNC_SESSION`` row (with this transaction's id).
+        ``returned``: a list the rows of the statement's ``RETURNING`` clause (one per row
+        changed, as the store fetches them) are added to."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -19,8 +19,9 @@ in the statement instead of which of its pieces (start -> (end, text)):
   on PostgreSQL (which has no ``to_char(x)``); ``TO_DATE(x, fmt)`` is ``ORACLE_TO_DATE``
   (PostgreSQL's ``to_date`` drops the time); a literal format model is checked here
   (ORA-01821), PostgreSQL's would take ``QQQQ``; a literal number format model
-  (``'99,999.99'``) is Oracle's on both stores (:mod:`.numformat`);
-* a ``''`` argument of these is NULL, as Oracle's empty string is.
+  (``'99,999.99'``) is Oracle's on both stores (:mod:`sluice.numformat`);
+* a ``''`` argument of these is NULL, as Oracle's empty string is (``TO_CHAR(5, '')`` is NULL, the
+  model no model to check).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 from typing import NamedTuple, Sequence
 
 from ..errors import not_supported, ora
-from .numformat import is_number_model, number_model, pg_to_char
+from ..numformat import is_number_model, number_model, pg_to_char
 from .oracledates import check_format
 
 __all__ = ["CALLS", "Copy", "Piece", "arguments", "call_pieces", "opened"]
@@ -114,19 +115,23 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
         pieces[toks[i].start] = (toks[i].end, "ORACLE_TO_CHAR")
     elif name in _RENAMED:
         pieces[toks[i].start] = (toks[i].end, _RENAMED[name])
+    # a literal date format model is checked here; '' is NULL (a piece above), so the call's NULL
     if name in ("TO_CHAR", "TO_DATE") and len(args) == 2 and args[1][0] == args[1][1] \
-            and toks[args[1][0]].kind == "str" and not (name == "TO_CHAR" and _number_model(toks, args)):
+            and toks[args[1][0]].kind == "str" and toks[args[1][0]].text != "''" \
+            and not (name == "TO_CHAR" and _number_model(toks, args)):
         check_format(toks[args[1][0]].text[1:-1].replace("''", "'"))
     return pieces
 
 
 def _number_model(toks: Sequence, args: list[tuple[int, int]]) -> str | None:
-    """The literal number format model of a TO_CHAR call (:mod:`.numformat`: read, refused
-    when Sluice does not write it), or None."""
-    if len(args) != 2 or args[1][0] != args[1][1] or toks[args[1][0]].kind != "str":
+    """The literal number format model of a TO_CHAR call (:mod:`sluice.numformat`: read, refused
+    when Sluice does not write it, ORA-01481 when it is none) — any literal model but '' (NULL) of a
+    number literal — or None."""
+    if len(args) != 2 or args[1][0] != args[1][1] or toks[args[1][0]].kind != "str" \
+            or toks[args[1][0]].text == "''":
         return None
     fmt = toks[args[1][0]].text[1:-1].replace("''", "'")
-    if not is_number_model(fmt):
+    if not is_number_model(fmt) and not (args[0][0] == args[0][1] and toks[args[0][0]].kind == "num"):
         return None
     number_model(fmt)
     return fmt
@@ -134,7 +139,7 @@ def _number_model(toks: Sequence, args: list[tuple[int, int]]) -> str | None:
 
 def _pg_number_format(pieces: dict[int, Piece], toks, args, head, end) -> None:
     """PostgreSQL: ``TO_CHAR(x, 'model')`` as its ``to_char`` with Oracle's overflow (all
-    ``#``) and ``$`` (:func:`.numformat.pg_to_char`); ``x`` written twice."""
+    ``#``) and ``$`` (:func:`sluice.numformat.pg_to_char`); ``x`` written twice."""
     (first, last), fmt = args[0], _number_model(toks, args)
     if any(t.text.upper().startswith(_VOLATILE) or t.text.upper().endswith(".NEXTVAL")
            for t in toks[first:last + 1]):

@@ -5,7 +5,7 @@ Python ones under Oracle's names (GREATEST, LEAST, REGEXP_LIKE / _SUBSTR / _INST
 _REPLACE / _COUNT, TO_NUMBER, TO_TIMESTAMP, ADD_MONTHS, MONTHS_BETWEEN, LAST_DAY, NEXT_DAY,
 LPAD, RPAD, INITCAP, ASCII, CHR, SYS_GUID), so a statement needs no translation there: NULL in
 is NULL out, '' is NULL, an Oracle error is kept for the session to raise
-(:func:`.sqlitedays.keep_error`: SQLite says only that a function raised); a date is the
+(:func:`.sqlitecalls.oracle_call`: SQLite says only that a function raised); a date is the
 text SQLite's dates are (``YYYY-MM-DD HH:MM:SS[.ffffff]``), typed back into a datetime by
 the heading's type (:data:`DATE_CALLS`, :mod:`.sqlheadings`).
 
@@ -19,7 +19,9 @@ instead (:mod:`.sqloracle` hands it each call of :data:`PG_CALLS`):
   SLU-00001) as PostgreSQL's flags — Oracle's ``.`` matches no newline without ``n``, and
   ``^`` ``$`` match at lines only with ``m`` — and REGEXP_REPLACE replacing every match
   (occurrence 0) unless told, a NULL replacement deleting;
-* ``TO_NUMBER(x)`` a NUMERIC cast (ORA-01722 for text that is none), ``TO_TIMESTAMP``
+* ``TO_NUMBER(x)`` a NUMERIC cast (ORA-01722 for text that is none), ``TO_NUMBER('text',
+  'fmt')`` of literals the number read by the model (:func:`sluice.numformat.read_number`, as
+  SQLite's TO_NUMBER reads any text with one), ``TO_TIMESTAMP``
   a TIMESTAMP without time zone, ``LAST_DAY`` / ``ADD_MONTHS`` (Oracle's rule: the last day
   of a month to the last day of the other) / ``MONTHS_BETWEEN`` (whole months for the same
   day or two last days, else the days over 31) as subqueries over their arguments;
@@ -32,7 +34,8 @@ cannot parse it) and an empty TRIM is NULL; ``ADD_MONTHS`` of the clock, a datet
 a DATE literal, and ``SYS_EXTRACT_UTC(SYSTIMESTAMP)``, are folded by :mod:`.sqloracle` as
 the clock is (:func:`add_months`), so that its date arithmetic goes on working.
 
-``TO_NUMBER`` with a format model, ``DUMP`` (:data:`REFUSED`), and a non-literal
+``TO_NUMBER`` with NLS parameters (or on PostgreSQL with a format model, of other than
+literals), ``DUMP`` (:data:`REFUSED`), and a non-literal
 regular-expression match parameter on PostgreSQL, are refused (SLU-00001).
 """
 
@@ -43,14 +46,16 @@ import os
 import re
 import sqlite3
 from datetime import datetime, timedelta
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
-from ..sqlfunctions import null_if_empty, to_number
+from ..numformat import read_number
+from ..sqlfunctions import to_number
 from .oracledates import check_format, to_date
 from .oraclecalls import Piece, arguments, opened
-from .sqlitedays import keep_error
+from .sqlitecalls import BAD_NUMBER, oracle_call
 
 __all__ = ["DATE_CALLS", "PG_CALLS", "REFUSED", "add_months", "hex_column", "last_day", "months_between",
            "next_day", "pg_pieces", "pg_regex_error", "register_oracle_functions", "trim_from"]
@@ -286,13 +291,21 @@ def _to_timestamp(text: Any, fmt: Any = None) -> str:
 
 
 def _number(v: Any, fmt: Any = None, nls: Any = None) -> Any:
-    if fmt is not None:
+    if nls is not None:
         raise not_supported(_NUMBER_MODEL)
+    if fmt is not None:
+        return _number_value(read_number(v if isinstance(v, str) else str(v), _text(fmt)))
     n = to_number(_text(v).strip()) if isinstance(v, str) else v
     return float(n) if not isinstance(n, (int, float)) else n
 
 
-_NUMBER_MODEL = "TO_NUMBER with a format model (Sluice reads a number's text as Oracle's default does)"
+def _number_value(n: Decimal) -> int | float:
+    """A number read by a format model as SQLite holds it (an int when it is whole)."""
+    return int(n) if n == n.to_integral_value() else float(n)
+
+
+_NUMBER_MODEL = ("TO_NUMBER with NLS parameters, or on PostgreSQL of other than a literal with a format model "
+                 "(Sluice reads a literal's text by the model, sluice/numformat.py)")
 
 
 def _answer(value: Any) -> Any:
@@ -315,25 +328,8 @@ _SQLITE: dict[str, tuple[Callable[..., Any], int, int]] = {
 }
 
 
-def _sqlite_call(impl: Callable[..., Any], strict: bool = True) -> Callable[..., Any]:
-    def call(*args: Any) -> Any:
-        args = tuple(null_if_empty(a) for a in args)
-        if strict and any(a is None for a in args):
-            return None
-        try:
-            return null_if_empty(_answer(impl(*args)))
-        except DatabaseError as e:
-            keep_error(e)
-            raise
-        except (ValueError, TypeError, OverflowError) as e:
-            keep_error(ora(1722, e))
-            raise
-    return call
-
-
 def _replace_call(*args: Any) -> Any:
     """REGEXP_REPLACE: a NULL replacement deletes the matches (the others NULL in, NULL out)."""
-    args = tuple(null_if_empty(a) for a in args)
     if any(a is None for k, a in enumerate(args) if k != 2):
         return None
     return _regexp_replace(*args)
@@ -343,10 +339,11 @@ def register_oracle_functions(conn: sqlite3.Connection) -> None:
     """Give ``conn`` Oracle's functions of this module under Oracle's names."""
     for name, (impl, lo, hi) in _SQLITE.items():
         for narg in ([-1] if lo < 0 else range(lo, hi + 1)):
-            conn.create_function(name, narg, _sqlite_call(impl), deterministic=True)
+            conn.create_function(name, narg, oracle_call(impl, answer=_answer, bad_number=BAD_NUMBER),
+                                 deterministic=True)
     for narg in range(2, 7):
-        conn.create_function("REGEXP_REPLACE", narg, _sqlite_call(_replace_call, strict=False),
-                             deterministic=True)
+        conn.create_function("REGEXP_REPLACE", narg, oracle_call(_replace_call, strict=False, answer=_answer,
+                                                                 bad_number=BAD_NUMBER), deterministic=True)
     conn.create_function("SYS_GUID", 0, lambda: os.urandom(16))
 
 
@@ -471,6 +468,11 @@ def pg_pieces(toks: Sequence, i: int) -> dict[int, Piece]:
             tail += "), ''"
         put(end, tail + ")")
     elif name == "TO_NUMBER":
+        if len(args) == 2 and all(a == b and toks[a].kind == "str" for a, b in args):
+            text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
+            value = None if text == "" or fmt == "" else read_number(text, fmt)     # ('' is NULL)
+            return {toks[i].start: (toks[close].end, "CAST(NULL AS NUMERIC)" if value is None
+                                    else f"CAST('{value}' AS NUMERIC)")}
         if len(args) > 1:
             raise not_supported(_NUMBER_MODEL)
         put(head, "CAST(")

@@ -36,7 +36,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .pgarrays import ENCODERS, EncodedArray
 
 from ..charset import CONVERSION_FAILED
-from ..errors import DatabaseError, ProgrammingError, ora, raised_by_sluice_sql
+from ..errors import DatabaseError, ProgrammingError, dpy, ora, raised_by_sluice_sql
 from .dialect import POSTGRESQL
 from .oraclefns import pg_regex_error
 from .sessionzone import zone_option
@@ -163,6 +163,10 @@ def is_disconnect(e: BaseException) -> bool:
     return isinstance(e, psycopg.InterfaceError)
 
 
+# an Oracle error a user's statement as Sluice rewrote it raises on PostgreSQL: its text cast to a number
+_CAST_ORA = re.compile(r'^invalid input syntax for type integer: "(ORA-\d{5}: [^"]*)"$')
+
+
 def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError:
     """The Oracle error for a psycopg error."""
     where = target.display if target else "PostgreSQL"
@@ -171,6 +175,10 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
     raised = raised_by_sluice_sql(msg)
     if raised is not None:
         return raised
+    if isinstance(e, pgerr.InvalidTextRepresentation):    # an error a statement casts out (sqlhierarchy)
+        cast = _CAST_ORA.search(msg)
+        if cast:
+            return raised_by_sluice_sql(cast.group(1))
     if isinstance(e, pgerr.CannotConnectNow):
         return ora(1033)
     if e.sqlstate is None and _BAD_CONNINFO.search(msg):   # libpq refused the DSN itself
@@ -196,6 +204,9 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(904, (name.group(1) if name else msg).upper())
     if isinstance(e, pgerr.SyntaxError):
         return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
+    unsupported = _CANNOT_ADAPT.match(msg) if e.sqlstate is None else None
+    if unsupported:     # a bind of a Python type psycopg cannot send: python-oracledb's answer
+        return dpy(3002, unsupported.group(1))
     if is_disconnect(e):
         return _connection_error(str(e), e.sqlstate, where)
     if e.sqlstate is None and ("query parameter missing" in msg or "placeholders but" in msg):
@@ -261,6 +272,7 @@ _VIOLATIONS = ((pgerr.UniqueViolation, 1), (pgerr.NotNullViolation, 1400), (pger
 # libpq reports failures to connect as text only (no SQLSTATE)
 _BAD_CONNINFO = re.compile(r"invalid (?:integer value|URI|connection option|sslmode value|value for)|"
                            r"missing \"=\"|unterminated quoted string")
+_CANNOT_ADAPT = re.compile(r"cannot adapt type '([^']+)'")
 _CONNECT_FAILURES = [
     (re.compile(r"failed to resolve host|could not translate host name"), 12545),
     (re.compile(r'database "[^"]*" does not exist'), 12514),

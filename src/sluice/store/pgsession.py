@@ -54,6 +54,7 @@ from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views, session_view
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
+from .objpaths import store_object_paths
 from .sqlfetch import whole_dates
 from .sqlheadings import oracle_headings
 from .sessionzone import SessionZone, default_zone
@@ -701,6 +702,8 @@ class PgSession(StoreSession):
                oracle_names: bool, oracle_sql: bool, decimals: bool, sessions: Sequence[OpenSession] | None,
                columns: KeptColumns.Statement) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
+        if oracle_sql:
+            sql = store_object_paths(sql, self.user, False, self.store)
         oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns,
                                zone=self.time_zone) if oracle_sql
                   else Translated(sql, binds=binds))
@@ -764,11 +767,13 @@ class PgSession(StoreSession):
         except psycopg.Error as e:
             raise translate(e, self.store.target) from None
 
-    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
-        return self._again(lambda columns: self._execute_dml(sql, binds, tag, columns))
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
+                    returned: list | None = None) -> int:
+        return self._again(lambda columns: self._execute_dml(sql, binds, tag, columns, returned))
 
     def _execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
-                     columns: KeptColumns.Statement) -> int:
+                     columns: KeptColumns.Statement, returned: list | None) -> int:
+        sql = store_object_paths(sql, self.user, False, self.store)
         oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
         text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                     oracle.binds)
@@ -781,6 +786,8 @@ class PgSession(StoreSession):
         try:
             raw.execute("SELECT set_config('sluice.tag', %s, true)", (tag.hex() if tag else "",))
             cur = raw.execute(text, params)
+            if returned is not None:
+                returned.extend(oracle.convert(cur.fetchall()))
         except psycopg.Error as e:
             err = translate(e, self.store.target)
             if is_disconnect(e):

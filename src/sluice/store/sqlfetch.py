@@ -22,6 +22,7 @@ from decimal import Decimal
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NUMBER,
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 from .sqlitedays import MICROSECONDS_A_DAY
+from .usercolumns import Lookup, date_kind, table_names
 
 __all__ = ["Headings", "clock_type", "column", "sqlite_result", "whole_dates"]
 
@@ -103,6 +104,11 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
         rows = [_converted(row, intervals, _interval) for row in rows]
         for i in intervals:
             kinds[i] = dt.timedelta
+    booleans = [i for i, k in enumerate(kinds) if k is int and types.get(i) is DB_TYPE_BOOLEAN]
+    if booleans:    # REGEXP_LIKE … as a select item: Oracle 23ai's BOOLEAN (.sqlheadings)
+        rows = [_converted(row, booleans, bool) for row in rows]
+        for i in booleans:
+            kinds[i] = bool
     numbers = {i: ps for i, ps in (numbers or {}).items() if kinds[i] in (int, float, None)}
     described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i))
                         if kind is not None or i not in types else types[i], None, *numbers.get(i, ()))
@@ -133,6 +139,17 @@ def whole_dates(rows: list[tuple], types: dict[int, DbType] | None) -> list[tupl
 
 def _whole_second(v: object) -> object:
     return v.replace(microsecond=0) if type(v) is dt.datetime and v.microsecond else v
+
+
+def returned_dates(toks: list, names: list[str], rows: list[tuple], lookup: Lookup) -> list[tuple]:
+    """The rows of a DML statement's ``RETURNING`` clause (``toks`` its tokens, ``names``
+    the returned columns') with the values of a column its table declares DATE or
+    TIMESTAMP as datetimes: SQLite gives their text, a query gives datetimes."""
+    if not rows:
+        return rows
+    columns = lookup(table_names(toks))
+    dates = [i for i, name in enumerate(names) if date_kind(columns.get(name.upper()))]
+    return [_converted(row, dates, _date) for row in rows] if dates else rows
 
 
 def _converted(row: tuple, columns: list[int], convert) -> tuple:

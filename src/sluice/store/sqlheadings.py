@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from ..objtypes import (DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ,
+from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ,
                         DB_TYPE_VARCHAR, DbType)
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
@@ -55,6 +55,9 @@ _NOT_ALIASES = _KEYWORDS | {"ASC", "DESC", "NULLS", "FIRST", "LAST", "END"}
 _SAME_TYPE = frozenset({"MAX", "MIN"})
 # functions whose value is one of their arguments (a date when each is a date or NULL)
 _ONE_OF = frozenset({"NVL", "COALESCE"})
+# conditions Oracle 23ai answers as a BOOLEAN select item (python-oracledb: True / False);
+# SQLite's functions of theirs give 1 / 0 (PostgreSQL's are boolean)
+_BOOLEAN_CALLS = frozenset({"REGEXP_LIKE", "JSON_EXISTS"})
 # functions whose value is text (never a date, though its text may be a date's)
 _TEXT_CALLS = frozenset({"TO_CHAR", "SUBSTR", "UPPER", "LOWER", "INITCAP", "TRIM", "LTRIM", "RTRIM", "LPAD",
                          "RPAD", "REPLACE", "TRANSLATE", "CONCAT", "CHR", "RAWTOHEX", "DUMP"})
@@ -89,8 +92,9 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         if aliased(toks, first, last):
             heading = _name(toks[last])
             last -= 1 + (toks[last - 1].word == "AS")
-        elif all(t.kind in ("id", "qid") or t.text == "." for t in toks[first:last + 1]):
-            heading = _name(toks[last])         # a column, maybe qualified
+        elif all(t.kind in ("id", "qid") or t.text == "." for t in toks[first:last + 1]) and not any(
+                toks[k].text != "." and toks[k + 1].text != "." for k in range(first, last)):
+            heading = _name(toks[last])         # a column, maybe qualified (CONNECT_BY_ROOT x is none)
         else:
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])
@@ -98,6 +102,11 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         if (toks[first].start, toks[last].end) in oracle.intervals or (
                 first == last and toks[first].kind == "id" and _column(toks[first]) in intervals):
             dbtype = DB_TYPE_INTERVAL_DS      # a TIMESTAMP minus a date (or a subquery's alias of one)
+        elif (toks[first].start, toks[last].end) in oracle.stamped:
+            dbtype = DB_TYPE_TIMESTAMP        # a TIMESTAMP plus an interval (SQLite: its text)
+        if (dbtype is None and sqlite and toks[first].word in _BOOLEAN_CALLS and first + 1 < last
+                and toks[first + 1].text == "(" and _closes(toks, first + 1) == last):
+            dbtype = DB_TYPE_BOOLEAN
         if dbtype is None and sqlite and (_text_item(toks, first, last) or (
                 first == last and toks[first].kind == "id" and _column(toks[first]) in texts)):
             dbtype = DB_TYPE_VARCHAR

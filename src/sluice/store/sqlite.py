@@ -33,7 +33,7 @@ from .sessionzone import default_zone, register as register_view_clock
 from .sessions import FileSessions, OpenSession
 from ..sqlfunctions import hextoraw
 from .sqlitefns import register_sqlite_functions
-from .sqlitedays import keep_error
+from .sqlitecalls import oracle_call
 from .sqlnames import json_value
 from .sqlschema import (LEGACY_RECEIVED, RESHAPED_VIEWS, SCHEMA_VERSION, UTC_VIEWS_MARK, catalog_ddl,
                         legacy_received_ddl, quote, table_name, upgrade_queue_table_ddl, view_name)
@@ -104,18 +104,10 @@ class _Connection(sqlite3.Connection):
             raise disk_error(e, self.path) or e from None
 
 
-def _rawtohex(value: object) -> str | None:
+def _rawtohex(value: str | bytes) -> str:
     """RAWTOHEX of a RAW, or of text (the views' MSG_ID is its hex): Oracle converts text
     to a RAW first (HEXTORAW: ORA-01465 for text that is no hex)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            return hextoraw(value).hex().upper() if value else None
-        except DatabaseError as e:
-            keep_error(e)
-            raise
-    return bytes(value).hex().upper()
+    return (hextoraw(value) if isinstance(value, str) else bytes(value)).hex().upper()
 
 
 def _set_wal(conn: sqlite3.Connection, patience: float = 30.0) -> None:
@@ -138,7 +130,7 @@ def _set_wal(conn: sqlite3.Connection, patience: float = 30.0) -> None:
 
 def _register_functions(conn: sqlite3.Connection) -> None:
     """A few Oracle functions, so the seeds' queries on the views run as printed."""
-    conn.create_function("RAWTOHEX", 1, _rawtohex, deterministic=True)
+    conn.create_function("RAWTOHEX", 1, oracle_call(_rawtohex), deterministic=True)
     conn.create_function("HEXTORAW", 1, lambda s: None if s is None else bytes.fromhex(s),
                          deterministic=True)
     conn.create_function("NVL", 2, lambda a, b: b if a is None else a, deterministic=True)

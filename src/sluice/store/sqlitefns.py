@@ -23,9 +23,11 @@ from typing import Any, Callable
 
 from ..errors import DatabaseError, ora
 from . import oracledates
-from .numformat import format_number, is_number_model
+from ..numformat import format_number, is_number_model
 from .oraclefns import register_oracle_functions
-from .sqlitedays import keep_error, register_add_days
+from .sqlitecalls import oracle_call
+from .sqlitedays import register_add_days
+from .sqlhierarchy import register_hierarchy
 from .sqllimits import register_listagg
 from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
                             to_number)
@@ -122,30 +124,13 @@ def _fn(name: str, kinds: str, *args: Any) -> Any:
     return to_sqlite(null_if_empty(FUNCTIONS[name].impl(*values)))
 
 
-def _oracle(name: str) -> Callable[..., Any]:
-    """Oracle's ``name`` (:mod:`.oraclecalls`: ``ORACLE_SUBSTR`` …) on SQLite's values of a
-    user's statement, whose dates are text: NULL in, NULL out; '' out is NULL; an Oracle
-    error kept for the session to raise (SQLite reports only that a function raised)."""
-    impl = {"SUBSTR": FUNCTIONS["SUBSTR"].impl, "INSTR": FUNCTIONS["INSTR"].impl,
-            "TO_CHAR": _user_to_char, "TO_DATE": _user_to_date}[name]
-
-    def call(*args: Any) -> Any:
-        if any(a is None for a in args):
-            return None
-        try:
-            return to_sqlite(null_if_empty(impl(*args)))
-        except DatabaseError as e:
-            keep_error(e)
-            raise
-    return call
-
-
 # a DATE or TIMESTAMP of a user's statement on SQLite: the text it is held as (always with a time)
 _DATE_TEXT = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?")
 
 
 def _user_to_char(value: Any, fmt: Any = None) -> str | None:
-    if fmt is not None and is_number_model(fmt) and not isinstance(value, bytes):
+    # a number (SQLite's dates are text) or text read as one by a number model
+    if fmt is not None and (isinstance(value, (int, float)) or is_number_model(fmt) and isinstance(value, str)):
         if isinstance(value, str):
             try:
                 value = Decimal(value.strip())
@@ -160,6 +145,12 @@ def _user_to_char(value: Any, fmt: Any = None) -> str | None:
 def _user_to_date(text: Any, fmt: Any = None) -> str:
     date = oracledates.to_date(str(text), fmt) if fmt is not None else to_date(str(text))
     return date.replace(microsecond=0).isoformat(" ")
+
+
+# Oracle's functions of a user's statement (:mod:`.oraclecalls`: ``ORACLE_SUBSTR`` …) on SQLite's
+# values, whose dates are text; :func:`.sqlitecalls.oracle_call` gives them Oracle's NULL and errors
+_ORACLE: dict[str, Callable[..., Any]] = {"SUBSTR": FUNCTIONS["SUBSTR"].impl, "INSTR": FUNCTIONS["INSTR"].impl,
+                                          "TO_CHAR": _user_to_char, "TO_DATE": _user_to_date}
 
 
 _ZERO = threading.local()    # a divisor was zero in this thread's statement
@@ -228,7 +219,9 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
     # (ORACLE_, not sluice_: SQLite's names ignore case, and sluice_to_date is the rules' TO_DATE)
     for name, most in (("SUBSTR", 3), ("INSTR", 4), ("TO_CHAR", 2), ("TO_DATE", 2)):
         for narg in range(1 if name.startswith("TO_") else 2, most + 1):
-            conn.create_function("ORACLE_" + name, narg, _oracle(name), deterministic=True)
+            conn.create_function("ORACLE_" + name, narg, oracle_call(_ORACLE[name], answer=to_sqlite),
+                                 deterministic=True)
     register_add_days(conn)
     register_listagg(conn)
+    register_hierarchy(conn)
     register_oracle_functions(conn)

@@ -26,15 +26,16 @@ from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueI
                    QueueInfo, QueueTableInfo, Selector, StoreSession)
 from .dialect import SQLITE
 from .locks import GROUP_LOCK_SPACE, group_key
-from .sqlitedays import add_days_error
+from .sqlitecalls import kept_error
 from .sqlitefns import divided_by_zero
 from .sessions import OpenSession
 from .sqlmemory import memory_views, session_view
 from .sqlnames import physical_names, rewrite
-from .sqlfetch import sqlite_result
+from .objpaths import store_object_paths
+from .sqlfetch import returned_dates, sqlite_result
 from .sessionzone import SessionZone
 from .sqlheadings import declared_types, oracle_headings
-from .sqloracle import Translated, oracle_words
+from .sqloracle import Translated, oracle_words, tokens
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 from .stats import SQLITE_UPSERT, QueueCounts, counted
 from .usercolumns import SqliteColumns
@@ -101,9 +102,12 @@ class SqliteSession(StoreSession):
         return self.txn_id
 
     # -- DML on the store's database -----------------------------------------
-    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None) -> int:
+    def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
+                    returned: list | None = None) -> int:
+        sql = store_object_paths(sql, self.user, True, self.store)
+        columns = self._columns.lookup()
         oracle = oracle_words(sql, self.user, sqlite=True, binds=binds,       # its errors change nothing
-                              columns=self._columns.lookup(), zone=self.time_zone)
+                              columns=columns, zone=self.time_zone)
         conn = self.conn
         self._begin_write()
         conn.execute("SAVEPOINT sluice_dml")
@@ -114,6 +118,11 @@ class SqliteSession(StoreSession):
                          (self.new_transaction_id(), tag or None))
             cur = conn.execute(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
                                oracle.binds or ())
+            # a RETURNING clause's rows: read to the end (SQLite changes the rows as they are read)
+            rows = cur.fetchall() if cur.description else []
+            if returned is not None:
+                returned.extend(returned_dates(tokens(oracle.text), [d[0] for d in cur.description or ()],
+                                               oracle.convert(rows), columns))
             count = cur.rowcount
         except (sqlite3.Error, OverflowError) as e:
             conn.execute("ROLLBACK TO sluice_dml")     # the statement alone is undone
@@ -576,6 +585,8 @@ class SqliteSession(StoreSession):
               ) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
         columns = self._columns.lookup()
+        if oracle_sql:
+            sql = store_object_paths(sql, self.user, True, self.store)
         oracle = (oracle_words(sql, self.user, sqlite=True, binds=binds, columns=columns, zone=self.time_zone)
                   if oracle_sql
                   else Translated(sql, binds=binds))
@@ -685,7 +696,7 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
         return raised
     if divided_by_zero() and "user-defined function raised exception" in msg:
         return ora(1476)
-    days_error = add_days_error()
+    days_error = kept_error()
     if days_error is not None and "user-defined function raised exception" in msg:
         return days_error
     if "no such table" in msg:

@@ -55,7 +55,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the quotients come back as
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
-Then MINUS, the CONNECT BY row generator, UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
+Then hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
+UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
 ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
 as the store answers them (:mod:`.sqllimits`).
 
@@ -81,11 +82,15 @@ from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, la
 from .oracledates import datetime_literal, to_date
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
+from .dateround import round_sql, rounded
 from .sqllimits import limited
 from .sqlsetops import set_rewrites
+from .sqlhierarchy import hierarchical
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
-from .numintervals import NUM_INTERVALS, ds_interval_pieces, num_interval, unit_of
-from .viewdates import VIEW_DATES, days_between, interval_between, plus_days, truncated, view_kind, whole_seconds
+from .numintervals import (NUM_INTERVALS, check_extracts, ds_interval_pieces, interval_literal, num_interval,
+                           scaled_intervals, unit_of)
+from .viewdates import (VIEW_DATES, days_between, interval_between, plus_days, plus_interval, truncated, view_kind,
+                        whole_seconds)
 
 __all__ = ["Translated", "aliased", "on_views", "oracle_words", "tokens"]
 
@@ -117,7 +122,7 @@ _LIST_END = frozenset({"FROM", "INTO", "WHERE", "HAVING", "UNION", "INTERSECT", 
                        "LIMIT", "FETCH", "OFFSET", "WINDOW", "CONNECT", "START"})
 # words that continue an expression: the name after one is not an alias
 _CONTINUE = frozenset({"AND", "OR", "NOT", "IS", "IN", "LIKE", "BETWEEN", "ESCAPE", "COLLATE", "THEN",
-                       "ELSE", "WHEN", "CASE"})
+                       "ELSE", "WHEN", "CASE", "PRIOR", "CONNECT_BY_ROOT"})
 # … and words that end one (INTERVAL '1' DAY is not '1' aliased DAY)
 _NOT_ALIAS = _CONTINUE | {"END", "NULL", "TRUE", "FALSE", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
 # words before which an operand starts, and words that are no column's name
@@ -161,6 +166,8 @@ class Translated:
     dated: frozenset[int] = frozenset()     # tokens (a datetime bind, a column of days) making a DATE
     # (start, end) in the user's text of each TIMESTAMP minus a date: an INTERVAL DAY TO SECOND
     intervals: frozenset[tuple[int, int]] = frozenset()
+    # (start, end) of each TIMESTAMP plus an interval SQLite answers as text: a TIMESTAMP
+    stamped: frozenset[tuple[int, int]] = frozenset()
 
     def convert(self, rows: list[tuple], text: Collection[int] = ()) -> list[tuple]:
         """``rows`` with this statement's clock values as datetimes (SQLite: their text, as
@@ -187,15 +194,16 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
             ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
             columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))):
-        return _limited(Translated(sql, binds=binds), sqlite)
-    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone).run(), sqlite)
+        return _limited(Translated(sql, binds=binds), sqlite, columns)
+    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone).run(), sqlite, columns)
 
 
-def _limited(out: Translated, sqlite: bool) -> Translated:
+def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Translated:
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
-    (:mod:`.sqlsetops`)."""
-    text, binds = limited(set_rewrites(out.text, sqlite, tokens), out.binds, sqlite, tokens)
+    (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
+    text = set_rewrites(hierarchical(out.text, sqlite, tokens, aliased, columns), sqlite, tokens)
+    text, binds = limited(text, out.binds, sqlite, tokens)
     if text is not out.text:
         out.text, out.binds = text, binds
     return out
@@ -221,6 +229,7 @@ class _Translation:
         self.aliases: dict[int, str] = {}
         self.dated: set[int] = set()        # (Translated.dated)
         self.intervals: set[tuple[int, int]] = set()     # (Translated.intervals)
+        self.stamped: set[tuple[int, int]] = set()       # (Translated.stamped)
         self.casts: dict[int, tuple[int, str]] = {}   # a CAST's operand's start -> (its end, DATE | TIMESTAMP)
 
     def run(self) -> Translated:
@@ -234,11 +243,18 @@ class _Translation:
                 self._divisor(i + 1)
             elif t.kind == "bind" and isinstance(self.binds.peek(i), dt.date):
                 self._clock(i, i, 0, self._bind_date(i))
+            elif self.sqlite and t.kind == "bind" and i not in self.binds.used and isinstance(
+                    self.binds.peek(i), dt.timedelta):      # (SQLite binds no timedelta: its days)
+                self.intervals.add((t.start, t.end))
+                self.replace[t.start] = (t.end, f"({float(_seconds(self.binds.take(i)) / 86400)!r})")
         if not (self.replace or self.opens):
             return Translated(self.sql, toks=toks, binds=self.binds.binds)
         self._headings()
+        if self.intervals:
+            check_extracts(toks, self.intervals)
+        intervals = scaled_intervals(toks, self.intervals) if self.sqlite and self.intervals else self.intervals
         return Translated(self._text(), self.dates, toks, self.binds.remaining(), frozenset(self.dated),
-                          frozenset(self.intervals))
+                          frozenset(intervals), frozenset(self.stamped))
 
     # -- the words ---------------------------------------------------------------------
     def _word(self, i: int, t: _Tok) -> None:
@@ -283,7 +299,7 @@ class _Translation:
         elif word == "INTERVAL" and self.sqlite and i + 1 < len(toks) and toks[i + 1].kind == "str":
             self._interval_literal(i)
         elif word == "ROUND" and after == "(":
-            self._number_call(i)
+            self._trunc(i)          # (ROUND of a date as TRUNC of one, else of a number)
         elif word == "EXTRACT" and after == "(" and self.sqlite and i + 3 < len(toks) \
                 and toks[i + 2].word in ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND") \
                 and toks[i + 3].word == "FROM":      # (SQLite has no EXTRACT: .sqlitedays)
@@ -320,7 +336,8 @@ class _Translation:
         if word == "TO_DATE":
             self.dated.add(i)
             args, close = arguments(toks, i + 1)
-            if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" for a, b in args):
+            if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" and toks[a].text != "''"
+                                                    for a, b in args):     # ('' is NULL: the call's NULL)
                 text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
                 self._clock(i, close, 0, to_date(text, fmt))
                 return
@@ -346,6 +363,21 @@ class _Translation:
             self.dated.update(range(i, close + 1))
             self._clock(i, close, 6, self.now.astimezone(dt.timezone.utc).replace(tzinfo=None))
             return True
+        folded = self._folded_call(i, args, close)
+        if folded is None:
+            if (close + 1 < len(toks) and toks[close + 1].text in ("+", "-")) or toks[i - 1].text in ("+", "-"):
+                raise not_supported(f"date arithmetic on {word}(…) of other than the clock, a datetime bind or "
+                                    "a DATE literal")
+            return False
+        self.dated.update(range(i, close + 1))
+        self._clock(i, close, 0, folded)
+        return True
+
+    def _folded_call(self, i: int, args: list[tuple[int, int]], close: int) -> datetime | None:
+        """The value of ``ADD_MONTHS`` / ``LAST_DAY`` / ``NEXT_DAY`` (its arguments ``args``)
+        at token ``i`` of the clock, a datetime bind (taken) or a DATE literal: a DATE; None
+        when it is of anything else."""
+        toks, word = self.toks, self.toks[i].word
         (a, b), *rest = args
         t, fold = toks[a], None
         if word == "ADD_MONTHS" and len(rest) == 1:
@@ -361,19 +393,12 @@ class _Translation:
             def fold(value):
                 return next_day(value, toks[rest[0][0]].text[1:-1])
         if fold is not None and a == b and t.word in _DATES:
-            value = self._now(t.word).replace(microsecond=0)
-        elif fold is not None and a + 1 == b and t.word == "DATE" and toks[b].kind == "str":
-            value = datetime_literal("DATE", toks[b].text[1:-1])[0]
-        elif fold is not None and a == b and t.kind == "bind" and isinstance(self.binds.peek(a), dt.date):
-            value = self._bind_date(a)
-        else:
-            if (close + 1 < len(toks) and toks[close + 1].text in ("+", "-")) or toks[i - 1].text in ("+", "-"):
-                raise not_supported(f"date arithmetic on {word}(…) of other than the clock, a datetime bind or "
-                                    "a DATE literal")
-            return False
-        self.dated.update(range(i, close + 1))
-        self._clock(i, close, 0, fold(value))
-        return True
+            return fold(self._now(t.word).replace(microsecond=0))
+        if fold is not None and a + 1 == b and t.word == "DATE" and toks[b].kind == "str":
+            return fold(datetime_literal("DATE", toks[b].text[1:-1])[0])
+        if fold is not None and a == b and t.kind == "bind" and isinstance(self.binds.peek(a), dt.date):
+            return fold(self._bind_date(a))
+        return None
 
     def _cast(self, i: int) -> None:
         """``CAST(x AS DATE | TIMESTAMP)`` as Oracle answers it.  Of a view's DATE column it
@@ -422,18 +447,22 @@ class _Translation:
             self.dated.add(i)
 
     def _trunc(self, i: int) -> None:
-        """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) of the clock or a
-        datetime bind, folded into the clock's literal with the arithmetic after it, or of
-        a view's or a user's DATE column (:func:`.viewdates.truncated`); a DATE.  TRUNC of
-        anything else (a number) is the database's."""
+        """``TRUNC(date [, 'fmt'])`` (:func:`.sqlclock.trunc_unit`) or ``ROUND(date [, 'fmt'])``
+        (:mod:`.dateround`) of the clock, a datetime bind or a DATE / TIMESTAMP literal, folded
+        into the clock's literal with the arithmetic after it, or of a view's or a user's DATE
+        column (:func:`.viewdates.truncated`, :func:`.dateround.round_sql`); a DATE.  Of
+        anything else (a number) it is :meth:`_number_call`'s."""
         toks, k = self.toks, i + 2
         if k + 1 >= len(toks):
             return
         t, after = toks[k], toks[k + 1].text
         clock = t.word in _DATES | _TIMESTAMPS and after != "("
         bind = t.kind == "bind" and isinstance(self.binds.peek(k), dt.date)
-        user = not (clock or bind) and self._user_date(k)
-        if not (clock or bind or user or self._view_date(k)):
+        literal = t.word in ("DATE", "TIMESTAMP") and toks[k + 1].kind == "str" and k + 2 < len(toks)
+        if literal:
+            k, after = k + 1, toks[k + 2].text
+        user = not (clock or bind or literal) and self._user_date(k)
+        if not (clock or bind or literal or user or self._view_date(k)):
             self._number_call(i)
             return
         if after == ")":
@@ -441,18 +470,35 @@ class _Translation:
         elif (after == "," and k + 3 < len(toks) and toks[k + 2].kind == "str"
               and toks[k + 3].text == ")"):
             close, fmt = k + 3, toks[k + 2].text[1:-1].replace("''", "'")
+        elif after in ("+", "-", "*", "/"):
+            n = k + 2
+            if after == "+" or after == "-" and not (
+                    n < len(toks) and (toks[n].word in _DATES | _TIMESTAMPS or self._a_date(n)
+                                       or self._extreme(n) is not None or toks[n].word in ("TRUNC", "ROUND")
+                                       or toks[n].kind == "bind" and isinstance(self.binds.peek(n), dt.date)
+                                       or toks[n].word in ("DATE", "TIMESTAMP") and n + 1 < len(toks)
+                                       and toks[n + 1].kind == "str")):
+                # a date plus or minus days is a date, which neither store truncates so (SQLite
+                # answered NULL, PostgreSQL ORA-00932)
+                raise not_supported(f"{toks[i].word} of date arithmetic in SQL (Sluice answers it of a date, "
+                                    "or of a difference of dates)")
+            self._number_call(i)        # (of days between: a number)
+            return
         else:
             return
         unit = trunc_unit(fmt)
+        rounding = toks[i].word == "ROUND"      # (Oracle's rules: .dateround)
         self.dated.update(range(i, close + 1))
-        if clock or bind:
-            value = self._bind_date(k) if bind else self._now(t.word)
-            self._clock(i, close, 0, truncate(value, unit))
+        if clock or bind or literal:
+            value = (self._bind_date(k) if bind else datetime_literal(t.word, toks[k].text[1:-1])[0] if literal
+                     else self._now(t.word))
+            self._clock(i, close, 0, (rounded if rounding else truncate)(value, unit))
             return
         if close + 1 < len(toks) and toks[close + 1].text in ("+", "-"):
-            raise not_supported("date arithmetic on TRUNC of a column in SQL")
+            raise not_supported(f"date arithmetic on {toks[i].word} of a column in SQL")
         column = f"CAST({t.text} AS TIMESTAMP)" if user and not self.sqlite else t.text    # (PostgreSQL's date)
-        self.replace[toks[i].start] = (toks[close].end, truncated(self.sqlite, column, unit))
+        self.replace[toks[i].start] = (toks[close].end, (round_sql if rounding else truncated)(
+            self.sqlite, column, unit))
         self.skip = close
 
     # -- the DATE columns of Sluice's views ----------------------------------------------
@@ -579,12 +625,17 @@ class _Translation:
         of its text, so it is refused there."""
         last = i if last is None else last
         toks, j, days = self.toks, last, Fraction(0)
+        stamp: Fraction | None = None       # the seconds of the intervals a TIMESTAMP takes on SQLite
         date = self.sql[toks[i].start:toks[last].end]
         user = self._user_date(i if column is None else column)
+        kind = self._date_kind(i if column is None else column)
         while j + 1 < len(toks) and toks[j + 1].text in ("+", "-"):
             minus, k = toks[j + 1].text == "-", j + 2
+            # an interval this loop takes: NUMTODSINTERVAL of a bind, a timedelta bind (taken)
+            takes = kind == "DATE" or kind == "TIMESTAMP" and self.sqlite and (j == last or stamp is not None)
             if k >= len(toks) or toks[k].word in _DATES or toks[k].word in _TIMESTAMPS or (
-                    toks[k].kind == "bind" and isinstance(self.binds.peek(k), (dt.date, dt.timedelta))) or (
+                    toks[k].kind == "bind" and isinstance(self.binds.peek(k), dt.date)) or (
+                    not takes and toks[k].kind == "bind" and isinstance(self.binds.peek(k), dt.timedelta)) or (
                     toks[k].word in ("DATE", "TIMESTAMP") and k + 1 < len(toks) and toks[k + 1].kind == "str") or (
                     toks[k].word == "TRUNC" and self._truncates_clock(k)):
                 break       # (the clock's, the bind's or the literal's own arithmetic: _clock)
@@ -594,7 +645,7 @@ class _Translation:
                     raise ora(975)
                 own = i if column is None else column
                 k, col = other, k if other == k else k + 2
-                kind = self._user_date(col)
+                col_user = self._user_date(col)
                 a, b = (self._whole_date(x, c) for x, c in (
                     (date, own), (self.sql[toks[j + 2].start:toks[other].end], col)))
                 if "TIMESTAMP" in (self._date_kind(own), self._date_kind(col)):  # a TIMESTAMP minus a date: an INTERVAL
@@ -602,7 +653,7 @@ class _Translation:
                     self.skip = k
                     return
                 if not self.sqlite:         # (PostgreSQL's DATE minus a DATE is an integer, no interval)
-                    a, b = (f"CAST({x} AS TIMESTAMP)" if is_user else x for x, is_user in ((a, user), (b, kind)))
+                    a, b = (f"CAST({x} AS TIMESTAMP)" if is_user else x for x, is_user in ((a, user), (b, col_user)))
                 self.replace[toks[i].start] = (toks[k].end, days_between(self.sqlite, a, b))
                 self.skip = k
                 return
@@ -614,23 +665,38 @@ class _Translation:
                     self.sqlite, date, f"-({days_column})" if minus else days_column))
                 self.skip = end
                 return
-            iv = interval(toks, k) or num_interval(toks, k)
-            if iv is not None and not iv[1] and self._date_kind(i if column is None else column) == "DATE":
+            iv = interval(toks, k) or num_interval(toks, k, self._bind_days if takes else None)
+            if iv is None and takes and self._interval_bind(k):
+                iv = (k, 0, _seconds(self.binds.take(k)))
+            if iv is not None and not iv[1] and kind == "DATE":
                 j, seconds = iv[0], iv[2]        # a DATE plus an INTERVAL DAY TO SECOND: a DATE
                 days = days if days is NULL else days + (-seconds if minus else seconds) / 86400
                 continue
+            if (iv is not None and not iv[1] and kind == "TIMESTAMP" and self.sqlite
+                    and (j == last or stamp is not None)):
+                j, seconds = iv[0], iv[2]        # a TIMESTAMP plus one: a TIMESTAMP (.sqlitedays)
+                stamp = (stamp or 0) + (-seconds if minus else seconds)
+                continue
+            if stamp is not None:
+                raise _unanswered(date)          # (days after a TIMESTAMP's intervals: a DATE of a TIMESTAMP)
             taken = set(self.binds.used)
             term = days_term(toks, k, self.binds.days)
             if term is None:
                 self.binds.used = taken          # (a bind read in a term that is not all days)
-                if iv is not None and self.sqlite:
-                    raise _unanswered(date)
+                if self.sqlite and (iv is not None or toks[k].word in NUM_INTERVALS or toks[k].word == "INTERVAL"
+                                    or toks[k].kind == "bind" and isinstance(self.binds.peek(k), dt.timedelta)):
+                    raise _unanswered(date)     # (SQLite would add the interval's days to the text's year)
                 if self.sqlite and user:         # SQLite would add to the text's year
                     raise _unanswered(date)
                 break
             j, value = term
             days = NULL if days is NULL or value is NULL else days - value if minus else days + value
         if j == last:
+            return
+        if stamp is not None:
+            self.stamped.add((toks[i].start, toks[j].end))
+            self.replace[toks[i].start] = (toks[j].end, plus_interval(date, stamp))
+            self.skip = j
             return
         if self.sqlite and user and self._arithmetic_outside(i, j):
             raise _unanswered(date)         # ((d + 1) + 1: the year of the DATE's text)
@@ -744,7 +810,8 @@ class _Translation:
         """``ROUND(n [, d])`` / ``TRUNC(n [, d])`` of a number: on PostgreSQL of ``n`` as a
         NUMERIC (it has no round or trunc of a DOUBLE PRECISION to digits, and rounds one
         half to even), on SQLite by ``sluice_round`` / ``sluice_trunc`` (:mod:`.sqlitefns`:
-        SQLite has no TRUNC to digits, and rounds to no digits before the point).  ROUND of a date is the database's."""
+        SQLite has no TRUNC to digits, and rounds to no digits before the point).  ROUND and TRUNC of a date are
+        :meth:`_trunc`'s."""
         toks = self.toks
         args, close = arguments(toks, i + 1)
         if close < 0 or not 1 <= len(args) <= 2:
@@ -839,12 +906,18 @@ class _Translation:
             if other is not None:
                 if not minus:
                     raise ora(975)
-                end, other_value = other
-                if not is_date or other_value is None or before in ("*", "/"):
+                end, other_value, other_stamp = other
+                if before in ("*", "/"):
                     raise _refused(word)
                 if end + 1 < len(toks) and toks[end + 1].text in ("*", "/"):
                     raise ora(932, "NUMBER", "DATE")
-                self._days_literal(start, toks[end].end, self._shown(value, digits), other_value)
+                if other_stamp or word in _TIMESTAMPS or word == "TIMESTAMP" and toks[first].kind == "id":
+                    # a TIMESTAMP among them: an INTERVAL DAY TO SECOND (Oracle's datetime arithmetic)
+                    a, b = self._instants(value, word, other_value, toks[j + 2].word)
+                    self.intervals.add((start, toks[end].end))
+                    self.replace[start] = (toks[end].end, interval_literal(self.sqlite, a, b))
+                else:
+                    self._days_literal(start, toks[end].end, self._shown(value, digits), other_value)
                 self.skip = end
                 return
             if self._interval_bind(j + 2):
@@ -895,21 +968,73 @@ class _Translation:
         self._literal(start, toks[j].end, self._shown(value, digits), digits)
         self.skip = j
 
-    def _date_operand(self, k: int) -> tuple[int, datetime | None] | None:
-        """The DATE or TIMESTAMP operand starting at token ``k`` — a DATE clock word, a
-        datetime bind (taken), SYSTIMESTAMP … — as (its last token, its DATE value or None
-        for a TIMESTAMP); None when token ``k`` starts none."""
+    def _date_operand(self, k: int) -> tuple[int, datetime, bool] | None:
+        """The DATE or TIMESTAMP operand starting at token ``k`` whose value the statement
+        knows — a clock word, a datetime bind (taken), a DATE or TIMESTAMP literal,
+        ``ADD_MONTHS`` / ``LAST_DAY`` / ``NEXT_DAY`` of one (:meth:`_folded_call`) — as (its
+        last token, its value, whether it is a TIMESTAMP); None when token ``k`` starts none."""
         toks = self.toks
         if k >= len(toks):
             return None
         t, after = toks[k], toks[k + 1].text if k + 1 < len(toks) else ""
         if t.kind == "bind" and isinstance(self.binds.peek(k), dt.date):
-            return k, self._bind_date(k)
+            return k, self._bind_date(k), False
         if t.word in _DATES and after != "(":
-            return k, self._now(t.word).replace(microsecond=0)
+            return k, self._now(t.word).replace(microsecond=0), False
         if t.word in _TIMESTAMPS:
-            return (k + 3 if after == "(" else k), None
+            call = toks[k + 1:k + 4]
+            digits = int(call[1].text) if after == "(" and len(call) == 3 and call[1].text.isdigit() else 6
+            value = self._now(t.word)
+            step = 10 ** (6 - digits)
+            return (k + 3 if after == "(" else k), value.replace(microsecond=value.microsecond // step * step), True
+        if t.word in ("DATE", "TIMESTAMP") and k + 1 < len(toks) and toks[k + 1].kind == "str":
+            return k + 1, datetime_literal(t.word, toks[k + 1].text[1:-1])[0], t.word == "TIMESTAMP"
+        if t.word == "TO_DATE" and after == "(":
+            args, close = arguments(toks, k + 1)
+            if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" for a, b in args):
+                text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
+                return close, to_date(text, fmt), False
+        if t.word in ("TRUNC", "ROUND") and after == "(":
+            return self._unit_operand(k)
+        if t.word in DATE_CALLS and after == "(":
+            args, close = arguments(toks, k + 1)
+            value = self._folded_call(k, args, close) if close > 0 and args else None
+            if value is not None:
+                self.dated.update(range(k, close + 1))
+                return close, value, False
         return None
+
+    def _unit_operand(self, k: int) -> tuple[int, datetime, bool] | None:
+        """``TRUNC`` / ``ROUND(d [, 'fmt'])`` at token ``k`` of the clock, a datetime bind or a
+        DATE / TIMESTAMP literal (``SYSDATE - TRUNC(SYSDATE)``): as :meth:`_date_operand`, a DATE."""
+        toks = self.toks
+        args, close = arguments(toks, k + 1)
+        if close < 0 or not 1 <= len(args) <= 2 or len(args) == 2 and not (
+                args[1][0] == args[1][1] and toks[args[1][0]].kind == "str"):
+            return None
+        a, b = args[0]
+        if not (a == b or b == a + 1 and toks[a].word in ("DATE", "TIMESTAMP")
+                or b == a + 3 and toks[a].word in _TIMESTAMPS):
+            return None             # (one operand alone: a bind is taken only when it is the argument)
+        inner = self._date_operand(a)
+        if inner is None or inner[0] != b:
+            return None
+        fmt = toks[args[1][0]].text[1:-1].replace("''", "'") if len(args) == 2 else None
+        self.dated.update(range(k, close + 1))
+        return close, (rounded if toks[k].word == "ROUND" else truncate)(inner[1], trunc_unit(fmt)), False
+
+    def _instants(self, a, a_word: str, b, b_word: str) -> tuple:
+        """``a`` and ``b`` (values of the clock words or other datetimes ``a_word`` /
+        ``b_word``) as wall-clock times of one zone, for their difference: Oracle takes a
+        TIMESTAMP WITH TIME ZONE (SYSTIMESTAMP: the host's zone; CURRENT_TIMESTAMP: the
+        session's) at its instant and, beside one, a datetime without a zone as the session
+        zone's; two without a zone differ by their wall clocks (SYSDATE - LOCALTIMESTAMP is
+        the zones' difference in Oracle too)."""
+        if self.zone is None or not {a_word, b_word} & _ZONED or NULL in (a, b):
+            return a, b
+        now = self._now()
+        shift = self.zone.wall_clock(now.astimezone()) - now      # the session's wall clock ahead of the host's
+        return tuple(v if w == "SYSTIMESTAMP" else v - shift for v, w in ((a, a_word), (b, b_word)))
 
     def _interval_bind(self, k: int) -> bool:
         """Whether token ``k`` is a bind of a ``timedelta`` (python-oracledb's INTERVAL DAY
@@ -1173,7 +1298,7 @@ def aliased(toks: list[_Tok], first: int, last: int) -> bool:
     if last == first:
         return False
     t, before = toks[last], toks[last - 1]
-    if t.kind not in ("id", "qid") or "." in t.text or t.word in _NOT_ALIAS:
+    if t.kind not in ("id", "qid") or t.kind == "id" and "." in t.text or t.word in _NOT_ALIAS:
         return False
     return (before.word == "AS" or before.text == ")"
             or before.kind in ("id", "qid", "num", "str", "bind") and before.word not in _CONTINUE)

@@ -14,8 +14,9 @@ is read again here (before :mod:`.sqllimits`) and :func:`set_rewrites` rewrites:
   ROWNUM or PRIOR: a literal, a bind, a subquery): DUAL becomes a recursive common table
   expression of the rows ``LEVEL`` 1, 2, … while the condition holds — and the first row
   always, as Oracle's root row is (``LEVEL <= 0`` and a NULL give one row) — with DUAL's
-  ``DUMMY``.  Any other CONNECT BY (a hierarchy with PRIOR or START WITH, a generator over
-  a table) is refused (SLU-00001), never answered otherwise.
+  ``DUMMY``.  A hierarchy (PRIOR in CONNECT BY) is :mod:`.sqlhierarchy`'s, rewritten before;
+  any other CONNECT BY (START WITH without PRIOR, a generator over a table) is refused
+  (SLU-00001), never answered otherwise.
 * ``UTL_RAW.CAST_TO_VARCHAR2(r)`` / ``UTL_RAW.CAST_TO_RAW(t)`` (the bytes as UTF-8 text and
   back), ``UTL_RAW.LENGTH(r)`` (bytes), ``DBMS_LOB.GETLENGTH(lob)`` (characters of a CLOB,
   bytes of a BLOB), ``DBMS_LOB.SUBSTR(lob [, amount [, offset]])`` (Oracle's order: the
@@ -225,7 +226,8 @@ class _Rewrite:
         """``JSON_QUERY(doc, 'path')`` (the object or array there as compact text, else NULL)
         or ``JSON_EXISTS(doc, 'path')`` of a literal simple path: SQLite's ``json_extract`` /
         ``json_type`` (NULL for a document that is no JSON, as Oracle's NULL ON ERROR),
-        PostgreSQL's ``json_extract_path`` (the json type: the document's key order kept)."""
+        PostgreSQL's ``json_extract_path`` (the json type: the document's key order kept), of
+        a document that is JSON (else NULL / false as on SQLite)."""
         t = self.toks[path[0]]
         text = t.text[1:-1].replace("''", "'") if path[0] == path[1] and t.kind == "str" else None
         if text is None or not _PATH.fullmatch(text.strip()):
@@ -240,11 +242,19 @@ class _Rewrite:
                     f"THEN json_extract({doc}, {lit}) END)")
         keys = ["'" + (m.group(1) or m.group(2) or m.group(3) or "").replace("'", "''") + "'"
                 for m in _STEP.finditer(text[1:])]
-        value = f"json_extract_path(CAST({doc} AS JSON){''.join(', ' + k for k in keys)})"
+        text = f"CAST({doc} AS TEXT)"
+        # a document that is no JSON is NULL / false (Oracle's NULL ON ERROR) where the cast
+        # would raise: PostgreSQL 15 has no IS JSON, and '[doc]' is an array of one value
+        # exactly when doc is a JSON value (the store's JSON_VALUE answers NULL for bad JSON)
+        valid = f"JSON_VALUE('[' || {text} || ']', '$.size()') = '1'"
+        value = f"CAST({text} AS JSON)"          # ('$': the document; json_extract_path needs a key)
+        value = f"json_extract_path({value}{''.join(', ' + k for k in keys)})" if keys else value
         if name == "JSON_EXISTS":
-            return f"({value} IS NOT NULL)"
-        return (f"(CASE WHEN json_typeof({value}) IN ('object', 'array') THEN "
-                f"{_COMPACT.format(f'CAST({value} AS TEXT)')} END)")
+            return f"(CASE WHEN {valid} THEN {value} IS NOT NULL ELSE FALSE END)"
+        # (CASE in CASE, not AND: PostgreSQL would cast a literal's document as it plans the
+        # statement, whatever the other operand of AND; a WHEN it finds false it skips)
+        return (f"(CASE WHEN {valid} THEN CASE WHEN json_typeof({value}) IN ('object', 'array') THEN "
+                f"{_COMPACT.format(f'CAST({value} AS TEXT)')} END END)")
 
     def _text(self) -> str:
         edits = sorted(enumerate(self.edits), key=lambda e: (e[1][0], e[1][1] > e[1][0], e[0]))
@@ -260,5 +270,5 @@ class _Rewrite:
 
 
 def _refused():
-    return not_supported("CONNECT BY in SQL other than the row generator SELECT … FROM DUAL CONNECT BY "
-                         "LEVEL <= n (hierarchical queries with PRIOR or START WITH)")
+    return not_supported("CONNECT BY without PRIOR in SQL other than the row generator SELECT … FROM DUAL "
+                         "CONNECT BY LEVEL <= n")

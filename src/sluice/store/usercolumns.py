@@ -189,7 +189,8 @@ def sqlite_columns(conn: sqlite3.Connection, tables: Sequence[str]) -> Columns:
 
 
 def pg_columns(execute: Callable, tables: Sequence[str]) -> Columns:
-    """The columns of ``tables`` in the session's schema on PostgreSQL, by their types
+    """The columns of ``tables`` in the session's schema on PostgreSQL (each table's in its
+    order, as ``SELECT *`` gives them), by their types
     (``format_type``: ``timestamp without time zone``, ``numeric(8,2)``); ``execute(sql,
     params)`` returns the rows."""
     if not tables:
@@ -198,7 +199,7 @@ def pg_columns(execute: Callable, tables: Sequence[str]) -> Columns:
     rows = execute("SELECT upper(a.attname), upper(format_type(a.atttypid, a.atttypmod)) "
                    "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
                    "WHERE c.relnamespace = current_schema()::regnamespace AND upper(c.relname) = ANY(%s) "
-                   "AND a.attnum > 0 AND NOT a.attisdropped", [list(tables)])
+                   "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum", [list(tables)])
     for column, decl in rows:
         _merge(found, column, decl)
     return found

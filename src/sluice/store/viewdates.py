@@ -13,7 +13,9 @@ their dates as text, fetches them as datetimes.
 
 from __future__ import annotations
 
-__all__ = ["VIEW_DATES", "VIEW_TIMESTAMPS", "days_between", "plus_days", "truncated", "view_kind",
+from fractions import Fraction
+
+__all__ = ["VIEW_DATES", "VIEW_TIMESTAMPS", "days_between", "plus_days", "plus_interval", "truncated", "view_kind",
            "whole_seconds"]
 
 VIEW_DATES = frozenset({
@@ -61,6 +63,13 @@ def plus_days(sqlite: bool, date: str, days: str) -> str:
         return f"sluice_add_days({date}, {days})"
     return (f"date_trunc('second', date_trunc('second', CAST(({date}) AS TIMESTAMP))"   # (the fraction dropped first)
             f" + CAST(({days}) AS DOUBLE PRECISION) * INTERVAL '1 day' + INTERVAL '0.5 second')")
+
+
+def plus_interval(stamp: str, seconds: Fraction) -> str:
+    """SQLite's SQL for the TIMESTAMP ``stamp`` (SQL text) plus an INTERVAL DAY TO SECOND of
+    ``seconds``: a TIMESTAMP, its fraction kept (``sluice_add_interval``, :mod:`.sqlitedays`;
+    PostgreSQL adds its own intervals)."""
+    return f"sluice_add_interval({stamp}, {round(seconds * 10**6)})"
 
 
 def days_between(sqlite: bool, a: str, b: str) -> str:
