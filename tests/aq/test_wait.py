@@ -6,7 +6,8 @@ import time
 import pytest
 
 import sluice
-from tests.conftest import make_queue, nowait
+from sluice.store import postgres, sqlite
+from tests.conftest import make_queue, nowait, wait_until
 
 
 def _count_attempts(conn):
@@ -20,10 +21,18 @@ def _count_attempts(conn):
     return calls
 
 
-def test_blocked_dequeue_wakes_on_commit_without_polling(conn, conn2):
+def test_blocked_dequeue_wakes_on_commit_without_polling(conn, conn2, monkeypatch):
+    """A dequeue blocked waiting is woken by another session's commit. Each step waits for
+    its event (bounded), not a guessed time: a 0.5-s sleep before the enqueue and a 0.5-s
+    bound on the wake-up failed under load (10-25 on 2 cores). The waiters' periodic re-check
+    is pushed out of the way, so only the commit can wake the waiter in time."""
+    for module in (postgres, sqlite):
+        monkeypatch.setattr(module, "RELEASE_RECHECK", 120.0)
     make_queue(conn)
+    store = conn2.context.store
     q = conn2.queue("Q")
-    q.deqoptions.wait = 10
+    q.deqoptions.wait = 120
+    qt_id = q._info().table.qt_id
     calls = _count_attempts(conn2)
     got = {}
 
@@ -33,14 +42,26 @@ def test_blocked_dequeue_wakes_on_commit_without_polling(conn, conn2):
 
     t = threading.Thread(target=consumer)
     t.start()
-    time.sleep(0.5)
+    # the consumer is blocked waiting (on PostgreSQL: and the listener listens to the queue
+    # table's channel, which wakes every waiter once to re-check)
+    assert wait_until(lambda: store._waiting and _listening(store, qt_id), timeout=60)
     conn.queue("Q").enqone(conn.msgproperties(payload=b"wake"))
     committed = time.monotonic()
     conn.commit()
-    t.join(5)
+    t.join(60)
     assert got["msg"].payload == b"wake"
-    assert got["at"] - committed < 0.5
-    assert len(calls) <= 4            # woken by the commit, not by polling
+    assert got["at"] - committed < 30     # woken by the commit: the re-check is 120 s away
+    assert len(calls) <= 4            # woken by the commit (and the listening), not by polling
+
+
+def _listening(store, qt_id: int) -> bool:
+    """Whether the store's waiters hear commits to queue table ``qt_id`` from every process (the
+    store listens to a table's channel once a session found it empty)."""
+    listener = getattr(store, "listener", None)
+    if listener is None:
+        return True
+    channel = store.target.table_channel(qt_id)
+    return channel in listener._channels and not listener._pending
 
 
 def test_wait_times_out_with_none(conn):

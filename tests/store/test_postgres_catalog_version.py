@@ -89,3 +89,27 @@ def test_a_change_no_notification_announced_is_announced_by_the_backstop(site, p
     assert store.catalog_version() == before + 1
     store._check_catalog()               # once
     assert store.catalog_version() == before + 1
+
+
+def test_another_process_committed_change_is_seen_by_the_next_statement(site, pg_dsn, monkeypatch):
+    """Oracle: a committed DDL is seen by the next statement of any session. The other
+    process's NOTIFY may still be on its way (under load it was: ORA-24002 for a queue table
+    another store had just created, tests/store/test_store_open.py); a name missing from the
+    caches is looked up again at the database's catalog version before it is reported missing.
+    Here no notification, and no idle backstop, reaches this process at all."""
+    import sluice
+    conn, store, _ = site
+    monkeypatch.setattr(store.listener, "on_notify", lambda payload: None)
+    monkeypatch.setattr(store.listener, "on_idle", lambda: None)
+    conn.queue("Q")                      # the caches are filled, at the current version
+    # another store on the schema (another process's, but for its process)
+    with sluice.connect(pg_dsn + "&application_name=other") as other:
+        assert other.context.store is not store
+        other.aqadm.create_queue_table(queue_table="QT2", queue_payload_type="RAW")
+        other.aqadm.create_queue(queue_name="Q3", queue_table="QT2")
+        other.aqadm.start_queue(queue_name="Q3")
+    conn.aqadm.create_queue(queue_name="Q2", queue_table="QT2")          # not ORA-24002
+    conn.queue("Q3").enqone(conn.msgproperties(payload=b"seen"))         # not ORA-24010
+    conn.commit()
+    with pytest.raises(sluice.DatabaseError, match="ORA-24010"):         # still missing
+        conn.queue("NO_SUCH_QUEUE").enqone(conn.msgproperties(payload=b"x"))

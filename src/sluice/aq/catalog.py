@@ -49,12 +49,24 @@ class Catalog:
         self._codecs = {}
         self._version = version
 
+    def _reloaded(self) -> bool:
+        """A name is not in the cache: before it is reported missing, the store's catalog
+        version is brought up to what was committed (another process's DDL whose
+        announcement is still on its way, PostgreSQL's NOTIFY); true when the cache was
+        reloaded for a newer catalog.  Only on a miss: a query, where a hit costs none."""
+        version = self._version
+        self.store.sync_catalog()
+        self.refresh()
+        return self._version != version
+
     # -- queues -------------------------------------------------------------
     def queue(self, name: str) -> QueueInfo:
         """The queue called ``name`` ([schema.]queue).  :raises: ORA-24010."""
         owner, qname = split_qualified(name, self.default_schema, "queue name")
         self.refresh()
         q = self._queues.get((owner, qname))
+        if q is None and self._reloaded():
+            q = self._queues.get((owner, qname))
         if q is None:
             raise ora(24010, f"{owner}.{qname}")
         return q
@@ -64,6 +76,8 @@ class Catalog:
         if self.store.catalog_version() != self._version:
             self.refresh()
         q = self._queues.get(key)
+        if q is None and self._reloaded():
+            q = self._queues.get(key)
         if q is None:
             raise ora(24010, f"{key[0]}.{key[1]}")
         return q
@@ -76,6 +90,8 @@ class Catalog:
         owner, tname = split_qualified(name, self.default_schema, "queue table name")
         self.refresh()
         t = self._tables.get((owner, tname))
+        if t is None and self._reloaded():
+            t = self._tables.get((owner, tname))
         if t is None:
             raise ora(24002, f"{owner}.{tname}")
         return t

@@ -585,6 +585,13 @@ class Store(abc.ABC):
     def catalog_version(self) -> int:
         """A number that changes whenever the catalog changes (for caches)."""
 
+    def sync_catalog(self) -> None:
+        """Make :meth:`catalog_version` cover every catalog change committed before this
+        call, by any process.  Asked before a name missing from a cache is reported missing:
+        in Oracle a committed DDL is seen by the next statement of every session.  A store
+        whose announcement reaches other processes before the DDL call returns has nothing
+        to do (SQLite: the shared counter)."""
+
     @abc.abstractmethod
     def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo | None,
                            queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:

@@ -224,6 +224,11 @@ class PgStore(Store):
         if self._tm is not None:
             self._tm.hint(time.time())
 
+    def sync_catalog(self) -> None:
+        # another process's DDL is announced by its NOTIFY, which may still be on its way:
+        # the database's catalog version is what was committed
+        self._check_catalog()
+
     def _check_catalog(self) -> None:
         """Backstop, from the idle listener: the catalog version in the database moved
         without a notification reaching us (one lost, a server-side change) — announce
