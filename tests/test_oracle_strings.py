@@ -53,6 +53,9 @@ def test_empty_string_is_null_on_both_stores(conn, sql, row):
 def test_headings_stay_oracles(conn):
     headings, rows = query_headed(conn, "SELECT NULL || 'a', '' FROM DUAL")
     assert headings == ["NULL||'A'", "''"] and rows == [("a", None)]
+    # a subquery's item read by *: named as Oracle names it, not as rewritten
+    headings, rows = query_headed(conn, "SELECT * FROM (SELECT 'a' || NULL, CONCAT('b', '') FROM DUAL)")
+    assert headings == ["'A'||NULL", "CONCAT('B','')"] and rows == [("a", "b")]
 
 
 def test_concatenation_of_columns(emp):

@@ -19,6 +19,7 @@ of the statement as ``NULL``) and before :mod:`.sqlhierarchy`:
   (SUBSTR, TRIM, LPAD, RPAD and the REGEXP_ functions already are: :mod:`.oraclefns`.)
 
 A chain whose extent is not plain (an operand this reader does not know) is left as it was.
+An unaliased select item so rewritten is named as Oracle names it (:mod:`.selectitems`).
 Each text is rewritten once (kept per text): a statement typed at a cursor runs again with
 other binds.  :func:`empty_binds_null` makes a bound ``''`` (or ``b''``) NULL, as
 python-oracledb sends it.
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 from typing import Callable, Sequence
+
+from .selectitems import item_headings
 
 __all__ = ["EMPTY", "empty_binds_null", "oracle_strings"]
 
@@ -64,23 +67,27 @@ def empty_binds_null(binds: dict | Sequence | None) -> dict | Sequence | None:
     return binds
 
 
-def oracle_strings(text: str, sqlite: bool, tokens: Callable[[str], list]) -> str:
+def oracle_strings(text: str, sqlite: bool, tokens: Callable[[str], list],
+                   aliased: Callable[[list, int, int], bool]) -> str:
     """``text`` with its concatenations, CONCAT, REPLACE, LTRIM, RTRIM and TRANSLATE as Oracle
-    answers them (see the module); ``tokens`` reads its tokens (:func:`.sqloracle.tokens`)."""
+    answers them (see the module); ``tokens`` reads its tokens, ``aliased`` tells an aliased
+    select item (:func:`.sqloracle.tokens`, :func:`.sqloracle.aliased`)."""
     upper = text.upper()
     if not any(mark in upper for mark in _MARKS):
         return text
-    return _rewritten(text, sqlite, tokens)
+    return _rewritten(text, sqlite, tokens, aliased)
 
 
 @lru_cache(maxsize=256)
-def _rewritten(text: str, sqlite: bool, tokens: Callable[[str], list]) -> str:
-    return _Strings(text, sqlite, tokens(text)).run()
+def _rewritten(text: str, sqlite: bool, tokens: Callable[[str], list],
+               aliased: Callable[[list, int, int], bool]) -> str:
+    return _Strings(text, sqlite, tokens(text), aliased).run()
 
 
 class _Strings:
-    def __init__(self, text: str, sqlite: bool, toks: list) -> None:
-        self.text, self.toks = text, toks
+    def __init__(self, text: str, sqlite: bool, toks: list, aliased: Callable[[list, int, int], bool]) -> None:
+        self.text, self.toks, self.aliased = text, toks, aliased
+        self.marked: set[int] = set()               # the tokens starting what is rewritten
         # COALESCE(x, '') of an operand: PostgreSQL's text of it first, as its || writes it
         self.open_, self.close_ = ("COALESCE(", ", '')") if sqlite else ("COALESCE(CAST(", " AS TEXT), '')")
         self.opens: dict[int, list[str]] = {}       # position -> what starts there, outermost first
@@ -104,6 +111,9 @@ class _Strings:
                 self._call(i)
         if not (self.opens or self.closes or self.replace):
             return self.text
+        # an item rewritten keeps Oracle's heading (a subquery's, read by an outer *)
+        for last, heading in item_headings(toks, self.marked, self.aliased).items():
+            self.closes.setdefault(toks[last].end, []).append(f' AS "{heading}"')
         out, at = [], 0
         for p in sorted({*self.opens, *self.closes, *self.replace}):
             out.append(self.text[at:p])
@@ -161,6 +171,7 @@ class _Strings:
                 closes.setdefault(toks[last].end, []).append(self.close_)
             closes[toks[terms[b][1]].end].append(", '')")
             a = b
+        self.marked.add(i)
         self.opens.setdefault(start, []).extend(opens)
         for pos, texts in closes.items():
             self.closes[pos] = texts + self.closes.get(pos, [])
@@ -256,6 +267,7 @@ class _Strings:
             wrapped = args[1:]
         else:
             wrapped = []
+        self.marked.add(i)
         if word == "CONCAT":        # CONCAT(a, b) as a || b
             self.replace[toks[i].start] = (toks[i + 1].end, "NULLIF(")
             comma = toks[args[0][1] + 1]

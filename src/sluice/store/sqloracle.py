@@ -200,7 +200,7 @@ def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Tr
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
     (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
-    text = oracle_strings(out.text, sqlite, tokens)
+    text = oracle_strings(out.text, sqlite, tokens, aliased)
     text = set_rewrites(hierarchical(text, sqlite, tokens, aliased, columns), sqlite, tokens)
     text, binds = limited(text, out.binds, sqlite, tokens)
     if text is not out.text:
