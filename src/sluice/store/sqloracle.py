@@ -55,7 +55,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   exactly as Oracle's NUMBER (7/2 is 3.5, not 3); the quotients come back as
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
-Then hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
+Each ``''`` (and a bound ``''``) is NULL, as in Oracle; ``||`` and CONCAT skip NULLs
+(:mod:`.oraclestrings`, after the words above).  Then hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
 UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
 ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
 as the store answers them (:mod:`.sqllimits`).
@@ -80,6 +81,7 @@ from .clockbinds import ClockBinds
 from .oraclecalls import CALLS, arguments, call_pieces
 from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
 from .oracledates import datetime_literal, to_date
+from .oraclestrings import EMPTY, empty_binds_null, oracle_strings
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
 from .dateround import round_sql, rounded
@@ -109,7 +111,7 @@ _TOKEN = re.compile(
 _MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE", "DATE", "TIMESTAMP",
           "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY",
           "GREATEST", "LEAST", "REGEXP_", "TO_NUMBER", "MONTHS_BETWEEN", "LAST_DAY", "ADD_MONTHS", "LPAD", "RPAD",
-          "NEXT_DAY", "RAWTOHEX", "TRIM", "DUMP")
+          "NEXT_DAY", "RAWTOHEX", "TRIM", "DUMP", EMPTY)
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -191,6 +193,7 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
     types of the user's tables the statement names (:mod:`.usercolumns`), for arithmetic on
     their DATE columns; ``zone`` the session's time zone (None: the host's)."""
     upper = sql.upper()
+    binds = empty_binds_null(binds)       # a bound '' is NULL, as python-oracledb sends it
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
             ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
             columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))):
@@ -202,7 +205,8 @@ def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Tr
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
     (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
-    text = set_rewrites(hierarchical(out.text, sqlite, tokens, aliased, columns), sqlite, tokens)
+    text = oracle_strings(out.text, sqlite, tokens, aliased)
+    text = set_rewrites(hierarchical(text, sqlite, tokens, aliased, columns), sqlite, tokens)
     text, binds = limited(text, out.binds, sqlite, tokens)
     if text is not out.text:
         out.text, out.binds = text, binds
@@ -234,6 +238,10 @@ class _Translation:
 
     def run(self) -> Translated:
         toks = self.toks
+        for i, t in enumerate(toks):      # Oracle's '' is NULL (.oraclestrings); X'' stays a RAW
+            if t.kind == "str" and t.text == EMPTY and not (
+                    i and toks[i - 1].kind == "id" and toks[i - 1].end == t.start):
+                self.replace[t.start] = (t.end, "NULL")
         for i, t in enumerate(toks):
             if i <= self.skip:
                 continue
@@ -1264,7 +1272,7 @@ class _Translation:
         end = len(sql) if end is None else end
         open_, close = ("sluice_divisor(", ")") if self.sqlite else ("CAST(", " AS NUMERIC)")
         for p in sorted({*self.replace, *self.opens, *self.closes, *self.aliases}):
-            if not start <= p <= end:
+            if not start <= p <= end or p < at:      # (inside a replacement: written in it)
                 continue
             out.append(sql[at:p])
             at = p
