@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sqlhelpers import query_headed, query_rows
-from tests.test_binds import filled_table
+from tests.sqlhelpers import filled_table, query_headed, query_rows
 
 _EMP = [(1, "KING", None, None), (2, "JONES", 1, "lead"), (3, "SCOTT", 2, "x"), (4, "FORD", 2, None)]
 
