@@ -49,3 +49,18 @@ def test_bindvars_of_executemany_and_callfunc(conn, dsn):
     assert cur.callfunc("UTL_RAW.LENGTH", int, [b"abc"]) == 3
     ret, arg = cur.bindvars
     assert (ret.getvalue(), arg.getvalue()) == (3, b"abc")
+
+
+def test_bindvars_hold_the_values_bound_not_later_changes(conn):
+    """bindvars are made when first read (building a Var per value on every execute was a cost
+    on the hot path): they still show the values the statement was bound with."""
+    cur = conn.cursor()
+    binds = {"a": 1}
+    cur.execute("SELECT :a FROM dual", binds)
+    binds["a"] = 99
+    assert cur.bindvars["a"].getvalue() == 1
+    rows = [[1], [2]]
+    cur.executemany("SELECT :1 FROM dual", rows)
+    rows.append([3])
+    var = cur.bindvars[0]
+    assert var.num_elements == 2 and [var.getvalue(i) for i in range(2)] == [1, 2]
