@@ -79,6 +79,9 @@ def test_lobs_bind_to_dml_on_both_stores(conn, dsn):
 
 def test_an_async_connections_lob_and_input_type_handler(dsn):
     import asyncio
+    # the store first: a PostgreSQL test schema not taken from the pool exists only once a
+    # store is opened in it (the fresh-clone CI met "no schema has been selected")
+    sluice.connect(dsn).close()
     create_table(dsn, "CREATE TABLE docs (id INTEGER, body TEXT)")
 
     async def main():
