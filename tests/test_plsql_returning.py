@@ -6,14 +6,15 @@ stores, as Oracle's PL/SQL runs it (plsql/staticsql.py):
   undone, none leaves the variables NULL; ``RETURNING … BULK COLLECT INTO`` a collection;
 * ``SQL%ROWCOUNT`` / ``%FOUND`` / ``%NOTFOUND`` / ``%ISOPEN`` after DML and SELECT INTO;
 * ``SELECT … INTO``: no row ORA-01403 (NO_DATA_FOUND), several ORA-01422;
-* a block's variables in the statement are bound; bad statements are ORA-06550 at compile
-  time with nothing run."""
+* a block's variables in the statement are bound (a column of the same name wins, as in
+  Oracle); bad statements are ORA-06550 at compile time with nothing run."""
 
 from __future__ import annotations
 
 import pytest
 
 import sluice
+from sluice.plsql.parser import parse_block
 from tests.sqlhelpers import create_table, raised_code
 
 
@@ -255,3 +256,30 @@ def test_top_level_returning_bulk_collect_is_missing_into(cur):
     assert raised_code(cur.execute, "UPDATE t SET name = 'x' RETURNING id BULK COLLECT INTO :v", v=v) \
         == "ORA-00925"
     assert _rows(cur) == [(1, "ann"), (2, "bob"), (3, "cy")]
+
+
+def test_a_column_wins_over_a_variable_of_its_name(cur):
+    # Oracle resolves a name that is both a column and a variable to the column
+    lines = _output(cur, """
+        declare id integer := 2; name varchar2(20) := 'zed'; v_id integer := 2;
+        begin
+          update t set name = name where id = v_id;
+          select count(*) into v_id from t where id = id;
+          dbms_output.put_line(v_id);
+          delete from t where id = id;
+          dbms_output.put_line(sql%rowcount);
+        end;""")
+    assert lines == ["3", "3"]
+    assert _rows(cur) == []
+
+
+@pytest.mark.parametrize("statement, tables", [
+    ("select a into v from t1 x, hr.t2 y, t3 where x.a = y.a", ["t1", "hr.t2", "t3"]),
+    ("select a into v from t1 join t2 on t1.a = t2.a left join t3 z on z.b = 1", ["t1", "t2", "t3"]),
+    ("insert into t (a) select b from s", ["t", "s"]),
+    ("update t set a = (select max(b) from s where s.c = t.c) returning a into v", ["t", "s"]),
+    ("delete from t where a in (select b from dual)", ["t", "dual"]),
+])
+def test_the_tables_a_statement_names(statement, tables):
+    block = parse_block(f"declare v integer; begin {statement}; end;")
+    assert block.body[0].tables == tables

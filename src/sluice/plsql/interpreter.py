@@ -77,6 +77,7 @@ class Interpreter:
         self._packages: dict[str, Any] = {}
         self._handling: list[DatabaseError] = []     # exceptions whose handler is running
         self.implicit = ImplicitCursor()               # SQL%ROWCOUNT & co
+        self.sql_columns: dict[str, frozenset] = {}    # static SQL's tables' columns (staticsql)
 
     # -- hooks
     def package(self, name: str) -> Any | None:

@@ -188,6 +188,7 @@ class SqlStmt:
     into: list[Name]
     bulk: bool                  # BULK COLLECT INTO
     tok: Token
+    tables: list[str] = field(default_factory=list)           # tables named, as written
     variables: dict[int, str] = field(default_factory=dict)   # token index -> variable (resolver)
 
 

@@ -7,9 +7,9 @@ As Oracle's PL/SQL does:
 * a block's variables named in the statement are bound, as are its bind variables; a
   variable counts where an expression may stand (not a qualified name ``t.col``, not a
   function name, not the table after ``FROM`` / ``INTO`` / ``UPDATE`` / ``JOIN``, not
-  ``INSERT``'s column list nor ``UPDATE … SET``'s targets).  Oracle resolves a name that
-  is both a column and a variable to the column; here the variable wins (name variables
-  ``v_…`` as PL/SQL style has it);
+  ``INSERT``'s column list nor ``UPDATE … SET``'s targets), and not when a table the
+  statement names has a column of that name: the column wins, as Oracle resolves it
+  (``DELETE FROM t WHERE id = id`` deletes every row);
 * ``SELECT … INTO`` takes exactly one row: none is ORA-01403 (NO_DATA_FOUND), more is
   ORA-01422 (TOO_MANY_ROWS, SQL%ROWCOUNT 1);
 * ``RETURNING … INTO`` takes the row the statement changed: none leaves the variables
@@ -39,6 +39,10 @@ KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE")
 ATTRIBUTES = ("ROWCOUNT", "FOUND", "NOTFOUND", "ISOPEN")
 # a name right after one of these words is a table, not a value
 _OBJECT_AFTER = frozenset({"FROM", "INTO", "UPDATE", "JOIN", "TABLE"})
+# words that may follow a table name where an alias could stand
+_CLAUSE_WORDS = frozenset("""WHERE SET VALUES GROUP ORDER HAVING CONNECT START UNION MINUS
+    INTERSECT EXCEPT JOIN INNER LEFT RIGHT FULL CROSS NATURAL ON USING RETURNING RETURN FOR
+    FETCH OFFSET SELECT WITH PARTITION""".split())
 # INSERT's words after which a parenthesis is no column list
 _NOT_COLUMNS = ("VALUES", "SELECT", "WITH")
 
@@ -127,7 +131,32 @@ def parse_sql(parser: Any) -> SqlStmt:
         code = "ORA-00947: not enough values" if len(into) < expressions else \
             "ORA-00913: too many values"
         raise pls_error(tok.line, tok.col, f"PL/SQL: {code}")
-    return SqlStmt(kind, [parser.toks[i] for i in kept], into, bulk, first)
+    tokens = [parser.toks[i] for i in kept]
+    return SqlStmt(kind, tokens, into, bulk, first, tables=_tables(tokens))
+
+
+def _tables(toks: list[Token]) -> list[str]:
+    """The tables (and views) the statement names: after FROM / INTO / UPDATE / JOIN, and
+    FROM's comma list (``FROM a x, b y``), as written (``schema.table`` too)."""
+    tables: list[str] = []
+    i, n = 0, len(toks)
+    while i < n:
+        if not (toks[i].is_word(*_OBJECT_AFTER) and i + 1 < n and toks[i + 1].kind == IDENT):
+            i += 1
+            continue
+        listing = toks[i].is_word("FROM")
+        while True:
+            i += 1
+            j = i + 1
+            while j + 1 < n and toks[j].is_op(".") and toks[j + 1].kind == IDENT:
+                j += 2
+            tables.append("".join(t.text for t in toks[i:j]))
+            i = j
+            if i < n and toks[i].kind == IDENT and not toks[i].is_word(*_CLAUSE_WORDS):
+                i += 1                                  # an alias
+            if not (listing and i + 1 < n and toks[i].is_op(",") and toks[i + 1].kind == IDENT):
+                break
+    return tables
 
 
 def _select_items(toks: list[Token]) -> int | None:
@@ -296,12 +325,13 @@ def _statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
     parts: list[str] = []
     binds: dict[str, Any] = {}
     prev_end = None
+    columns = _columns(interp, stmt.tables) if stmt.variables else frozenset()
     for i, tok in enumerate(stmt.tokens):
         if prev_end is not None:
             parts.append(" " if prev_end != tok.start else "")
         if tok.kind == BIND:
             value = bound(interp.binds[interp.bind_key(tok.value)])   # (ORA-01008 if unbound)
-        elif i in stmt.variables:
+        elif i in stmt.variables and stmt.variables[i] not in columns:
             value = env.get(stmt.variables[i])
         else:
             parts.append(tok.text)
@@ -311,3 +341,21 @@ def _statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
         parts.append(f":{len(binds)}")
         prev_end = tok.end
     return "".join(parts), binds
+
+
+def _columns(interp: Any, tables: list[str]) -> frozenset[str]:
+    """The column names of ``tables`` (upper case), each table read once per block run
+    (``interp.sql_columns``); one the session cannot read has none here — the statement
+    itself says what is wrong with it."""
+    found: set[str] = set()
+    cache = interp.sql_columns
+    for table in tables:
+        key = table.upper()
+        if key not in cache:
+            try:
+                columns, _ = interp.conn.query(f"SELECT * FROM {table} WHERE 1 = 0", {})
+                cache[key] = frozenset(str(c).upper() for c in columns)
+            except Exception:             # (no such table, no query hook: no columns)
+                cache[key] = frozenset()
+        found |= cache[key]
+    return frozenset(found)
