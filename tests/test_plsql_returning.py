@@ -283,3 +283,16 @@ def test_a_column_wins_over_a_variable_of_its_name(cur):
 def test_the_tables_a_statement_names(statement, tables):
     block = parse_block(f"declare v integer; begin {statement}; end;")
     assert block.body[0].tables == tables
+
+
+def test_select_into_from_dual_with_variables(cur):
+    lines = _output(cur, """
+        declare v_id integer := 4; v_name varchar2(20) := 'dee'; a integer; b varchar2(20);
+        begin
+          select v_id * 2, v_name || '!' into a, b from dual;
+          dbms_output.put_line(a || ' ' || b);
+          insert into t (id, name) select v_id, upper(v_name) from dual;
+          dbms_output.put_line(sql%rowcount);
+        end;""")
+    assert lines == ["8 dee!", "1"]
+    assert _rows(cur)[-1] == (4, "DEE")
