@@ -26,6 +26,7 @@ from .fetchvars import Var
 from .plsql.binds import bind_values
 from .plsql.lexer import BIND, EOF, tokenize
 from .plsql.script import StatementResult
+from .plsql.staticsql import atomic_dml, returning_into
 from .store.sqlnames import bind_names
 
 __all__ = ["Returning", "returning_clause"]
@@ -57,8 +58,7 @@ class Returning:
             converted = [var.returned_values([row[i] for row in rows]) for i, var in outs]
             for (_, var), values in zip(outs, converted):     # all or none
                 var.set_returned(pos, values)
-        with conn.statement():
-            count = conn.execute_dml(text, values or {}, returned)
+        count = atomic_dml(conn, text, values or {}, returned)
         return StatementResult("dml", rowcount=count)
 
     def check_rows(self, rows: Any) -> None:
@@ -103,24 +103,12 @@ def returning_clause(statement: str) -> Returning | None:
         return None
     if not tokens or not tokens[0].is_word(*_DML):
         return None
-    depth, start, commas, into = 0, None, 0, None
-    for i, tok in enumerate(tokens):
-        if tok.is_op("("):
-            depth += 1
-        elif tok.is_op(")"):
-            depth -= 1
-        elif depth == 0 and start is None and tok.is_word("RETURNING", "RETURN"):
-            start = i
-        elif depth == 0 and start is not None and tok.is_op(","):
-            commas += 1
-        elif depth == 0 and start is not None and tok.is_word("INTO"):
-            into = i
-            break
-    if start is None:
+    clause = returning_into(tokens)
+    if clause is None:
         return None
-    if into is None:
+    _, expressions, into = clause
+    if into is None or not tokens[into].is_word("INTO"):     # (BULK COLLECT is PL/SQL's)
         raise ora(925)
-    expressions = commas + 1
     names, i = [], into + 1
     while tokens[i].kind == BIND:
         names.append(tokens[i].value.upper())

@@ -172,7 +172,7 @@ def test_unknown_exception_name(conn):
 
 @pytest.mark.parametrize("text, what", [
     ("DECLARE CURSOR c IS SELECT 1 FROM dual; BEGIN NULL; END;", "CURSOR"),
-    ("BEGIN SELECT 1 INTO x FROM dual; END;", "SELECT"),
+    ("BEGIN MERGE INTO t USING s ON (t.a = s.a) WHEN MATCHED THEN UPDATE SET b = 1; END;", "MERGE"),
     ("BEGIN FOR r IN (SELECT 1 FROM dual) LOOP NULL; END LOOP; END;", "cursor FOR loop"),
     ("BEGIN EXECUTE IMMEDIATE 'x' USING 1; END;", "USING"),
     ("CREATE TYPE t AS OBJECT (a NUMBER, MEMBER FUNCTION f RETURN NUMBER)", "method"),

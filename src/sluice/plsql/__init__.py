@@ -23,7 +23,9 @@ The interpreter reaches the connection only through these hooks:
     Initial value of a variable of a non-scalar declared type (None for NULL).
 ``conn.create_type(name, kind, attributes, element_type, max_size, or_replace)``,
 ``conn.drop_type(name, force)``
-``conn.query(sql, binds) -> (columns, rows)``  for SELECT / WITH
+``conn.query(sql, binds) -> (columns, rows)``  for SELECT / WITH (a block's SELECT … INTO too)
+``conn.execute_dml(sql, binds[, returned])``  (optional) INSERT / UPDATE / DELETE / MERGE, the
+    rows changed; ``returned(rows)`` gets a RETURNING clause's rows (a block's RETURNING … INTO)
 ``conn.commit()``, ``conn.rollback()``, ``conn.sqlplus_connect(user, password)``
 ``conn.execute_sql_statement(kind_words, text)``  (optional) any other SQL; it may
     return a StatementResult, ``(columns, rows)`` or a row count

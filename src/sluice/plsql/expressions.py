@@ -11,6 +11,7 @@ from __future__ import annotations
 from .errs import pls_error, unexpected
 from .lexer import BIND, EOF, IDENT, NUMBER, STRING, Token
 from .nodes import Arg, Binary, Literal, Name, Predicate, Seg, Unary
+from .staticsql import cursor_attribute
 
 # Words that end an expression or start a statement; they never begin an operand.
 RESERVED = frozenset("""
@@ -165,6 +166,8 @@ class TokenStream:
             raise pls_error(tok.line, tok.col, "PLS-00999: implementation restriction (may be "
                             "temporary) a CASE expression is not supported by the Sluice "
                             "interpreter")
+        if tok.is_word("SQL") and self.peek().is_op("%"):
+            return cursor_attribute(self)
         if tok.kind == IDENT and not (tok.is_word(*RESERVED)):
             return self.name()
         raise unexpected(tok, EXPR_START)

@@ -2,7 +2,7 @@
 
 The connection is reached only through the hooks listed in ``plsql/__init__``:
 ``package``, ``construct``, ``declare``, ``commit``, ``rollback`` (and the
-optional ``procedure``).  Package procedures are plain Python methods; their
+optional ``procedure``; static SQL also ``query``, ``execute_dml``, ``statement``).  Package procedures are plain Python methods; their
 ``DatabaseError``s travel through unchanged unless a handler catches them.
 """
 
@@ -18,8 +18,9 @@ from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
 from .objects import (COLLECTION_METHODS, collection_method, element, lookup, set_element,
                       set_member)
 from .nodes import (Assign, Binary, Block, CallStmt, ExecImmediate, Exit, If, Literal, Loop,
-                    Name, Predicate, Raise, Simple, Unary, VarDecl)
+                    Name, Predicate, Raise, Simple, SqlStmt, Unary, VarDecl)
 from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args
+from .staticsql import ImplicitCursor, run_sql
 from .values import (arithmetic, compare, concat, like, logical_and, logical_not, logical_or,
                      to_number, to_text)
 
@@ -75,6 +76,8 @@ class Interpreter:
         self.standard = standard_packages(output)
         self._packages: dict[str, Any] = {}
         self._handling: list[DatabaseError] = []     # exceptions whose handler is running
+        self.implicit = ImplicitCursor()               # SQL%ROWCOUNT & co
+        self.sql_columns: dict[str, frozenset] = {}    # static SQL's tables' columns (staticsql)
 
     # -- hooks
     def package(self, name: str) -> Any | None:
@@ -195,7 +198,12 @@ class Interpreter:
             raise UserException(stmt.resolved)
         elif isinstance(stmt, ExecImmediate):
             sql = to_text(self.eval(stmt.sql, env))
-            self.output.extend(self.execute(self.conn, sql or "", self.binds).output)
+            result = self.execute(self.conn, sql or "", self.binds)
+            self.output.extend(result.output)
+            if result.kind == "dml":
+                self.implicit.done(result.rowcount)
+        elif isinstance(stmt, SqlStmt):
+            run_sql(self, stmt, env)
         elif isinstance(stmt, Block):
             self.block(stmt, env)
 
@@ -304,7 +312,7 @@ class Interpreter:
             if first.args:
                 value = element(value, self.eval(first.args[0].value, env))
         elif head.kind == "bind":
-            value = block_value(self.binds[self._bind_key(head.target)])
+            value = block_value(self.binds[self.bind_key(head.target)])
             if first.args:                                # :t(i), an element of a bound table
                 value = element(value, self.eval(first.args[0].value, env))
         elif head.kind == "function":
@@ -313,6 +321,8 @@ class Interpreter:
             value = self._sqlcode()
         elif head.kind == "sqlerrm":
             value = self._sqlerrm(first, env)
+        elif head.kind == "sqlattr":
+            value = self.implicit.attribute(head.target)
         elif head.kind == "constant":
             value = head.target
         elif head.kind == "call":
@@ -367,7 +377,7 @@ class Interpreter:
         index = self.eval(segs[0].args[0].value, env) if segs[0].args else None
         if len(segs) == 1:
             if head.kind == "bind":
-                key = self._bind_key(head.target)
+                key = self.bind_key(head.target)
                 if segs[0].args:                          # :t(i) := value
                     value = set_element(bound(self.binds[key]), index, value)
                 if isinstance(self.binds[key], BindVariable):   # cursor.var(): the value goes in it
@@ -380,14 +390,14 @@ class Interpreter:
                 env.set(head.target, value)
             return
         obj = env.get(head.target) if head.kind == "var" else \
-            bound(self.binds[self._bind_key(head.target)])
+            bound(self.binds[self.bind_key(head.target)])
         if segs[0].args:
             obj = element(obj, index)
         for seg in segs[1:-1]:
             obj = self.member(obj, seg, env)
         set_member(obj, segs[-1], value)
 
-    def _bind_key(self, name: str) -> Any:
+    def bind_key(self, name: str) -> Any:
         """The caller's key for ``:name`` (bind names are case-insensitive), else ORA-01008."""
         for key in self.binds:
             if str(key).lstrip(":").upper() == name.upper():

@@ -9,7 +9,7 @@ depends on the declared variables and on the connection's packages.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .lexer import Token
@@ -179,7 +179,20 @@ class ExecImmediate:
     tok: Token
 
 
-Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate)
+@dataclass
+class SqlStmt:
+    """Static SQL (``staticsql.py``): SELECT … INTO, INSERT / UPDATE / DELETE [RETURNING …
+    INTO]; ``tokens`` are the statement's without its INTO clause and ``;``."""
+    kind: str                   # 'SELECT' 'INSERT' 'UPDATE' 'DELETE'
+    tokens: list[Token]
+    into: list[Name]
+    bulk: bool                  # BULK COLLECT INTO
+    tok: Token
+    tables: list[str] = field(default_factory=list)           # tables named, as written
+    variables: dict[int, str] = field(default_factory=dict)   # token index -> variable (resolver)
+
+
+Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate | SqlStmt)
 
 
 # ------------------------------------------------------------------ type DDL

@@ -9,10 +9,11 @@ The grammar is the slice of PL/SQL that administrative scripts use::
             | IF … ELSIF … ELSE … END IF; | [FOR i IN a..b | WHILE c] LOOP … END LOOP;
             | EXIT [WHEN c]; | CONTINUE [WHEN c]; | RAISE [name];
             | EXECUTE IMMEDIATE expr; | nested block
+            | SELECT … INTO …; | INSERT / UPDATE / DELETE … [RETURNING … INTO …];  (staticsql.py)
 
 Anything else stops with Oracle's PLS-00103 at the offending token, or with
 PLS-00999 ("implementation restriction") for real PL/SQL Sluice does not run
-(cursors, nested subprograms, SQL inside a block), so a script never half-runs
+(cursors, nested subprograms, MERGE inside a block), so a script never half-runs
 on a misreading.
 """
 
@@ -23,6 +24,7 @@ from .expressions import RESERVED, TokenStream
 from .lexer import BIND, EOF, IDENT, NUMBER, tokenize
 from .nodes import (Assign, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit, Handler,
                     If, Loop, Name, PragmaInit, Raise, Simple, VarDecl)
+from .staticsql import KINDS, parse_sql
 
 STMT_START = ("begin", "case", "declare", "exit", "for", "goto", "if", "loop", "mod", "null",
               "pragma", "raise", "return", "select", "update", "while", "with",
@@ -35,7 +37,7 @@ DECL_START = ("begin", "function", "pragma", "procedure", "subtype", "type",
               "cursor", "delete", "exists", "prior")
 AFTER_NAME = (":=", ".", "(", "@", "%", ";")
 # Real PL/SQL that this interpreter deliberately does not run.
-_UNSUPPORTED_STMT = frozenset("""SELECT INSERT UPDATE DELETE MERGE OPEN FETCH CLOSE CASE GOTO
+_UNSUPPORTED_STMT = frozenset("""MERGE OPEN FETCH CLOSE CASE GOTO
     FORALL SAVEPOINT SET LOCK PIPE WITH""".split())
 _UNSUPPORTED_DECL = frozenset("TYPE SUBTYPE CURSOR PROCEDURE FUNCTION".split())
 
@@ -190,6 +192,8 @@ class BlockParser(TokenStream):
                 raise restriction(self.tok, f"EXECUTE IMMEDIATE … {self.tok.value}")
             self.expect_op(";", "using", "into")
             return ExecImmediate(sql, tok)
+        if word in KINDS:
+            return parse_sql(self)
         if word in _UNSUPPORTED_STMT:
             raise restriction(tok, f"a {word} statement inside a block")
         if tok.is_word(*RESERVED):

@@ -19,8 +19,9 @@ from ..routines import is_function
 from .builtins import FUNCTIONS, NO_PARENS
 from .errs import semantic_error
 from .nodes import (Arg, Assign, Binary, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit,
-                    If, Literal, Loop, Name, PragmaInit, Predicate, Raise, Simple, Unary,
-                    VarDecl)
+                    If, Literal, Loop, Name, PragmaInit, Predicate, Raise, Simple, SqlStmt,
+                    Unary, VarDecl)
+from .staticsql import resolve_sql
 
 _P = inspect.Parameter
 
@@ -53,7 +54,7 @@ class Binding:
 @dataclass
 class Head:
     """What the first ``consumed`` parts of a Name denote."""
-    kind: str          # var bind function sqlcode sqlerrm constant call construct
+    kind: str          # var bind function sqlcode sqlerrm sqlattr constant call construct
     consumed: int
     target: Any = None
     binding: Binding | None = None
@@ -239,6 +240,9 @@ class Resolver:
             stmt.resolved = self._exception(stmt.name, scope, stmt.tok)
         elif isinstance(stmt, ExecImmediate):
             self.expr(stmt.sql, scope)
+        elif isinstance(stmt, SqlStmt):
+            resolve_sql(stmt, lambda name: scope.find("vars", name) is not None,
+                        lambda name: self.target(name, scope))
         elif not isinstance(stmt, Simple):           # pragma: no cover - parser makes no others
             raise TypeError(f"unknown statement {stmt!r}")
 
@@ -306,6 +310,8 @@ class Resolver:
         first, names = segs[0], [s.name for s in segs]
         if node.bind:
             return Head("bind", 1, first.name)
+        if first.name.startswith("SQL%"):                    # SQL%ROWCOUNT & co
+            return Head("sqlattr", 1, first.name[4:])
         if scope.find("vars", first.name) is not None:
             if first.args is not None and len(first.args) != 1:
                 raise wrong_args(first.name, first.tok)
