@@ -247,3 +247,39 @@ def test_a_dynamic_block_that_fails_is_undone_alone(conn):
                        _enqueue("outer2")))
     conn.commit()
     assert _queued(conn) == [b"outer", b"outer2"]
+
+
+def _committed_rows(dsn):
+    """The table's rows as a fresh session sees them (what was committed)."""
+    other = sluice.connect(dsn)
+    try:
+        cur = other.cursor()
+        cur.execute("SELECT n FROM t ORDER BY n")
+        return cur.fetchall()
+    finally:
+        other.close()
+
+
+def test_autocommit_commits_a_block_once_at_its_end(conn, dsn):
+    """python-oracledb's autocommit commits after each execute(): a block is one statement,
+    so its DML is committed when the block ends, not statement by statement inside it —
+    a block that fails unhandled leaves nothing committed."""
+    create_table(dsn, "CREATE TABLE t (n INTEGER)")
+    conn.autocommit = True
+    cur = conn.cursor()
+    code = raised_code(lambda: cur.execute(
+        "BEGIN INSERT INTO t (n) VALUES (1); EXECUTE IMMEDIATE 'INSERT INTO t (n) VALUES (2)'; "
+        + FAIL + " END;"))
+    assert code == "ORA-20001"
+    assert _committed_rows(dsn) == []
+    assert not conn.transaction_in_progress
+    cur.execute("BEGIN INSERT INTO t (n) VALUES (3); INSERT INTO t (n) VALUES (4); END;")
+    assert _committed_rows(dsn) == [(3,), (4,)]
+    assert not conn.transaction_in_progress
+
+
+def test_autocommit_commits_a_blocks_enqueue(conn):
+    make_queue(conn)
+    conn.autocommit = True
+    conn.cursor().execute(_block(_enqueue("auto")))
+    assert _queued(conn) == [b"auto"]

@@ -443,6 +443,10 @@ class Connection:
                 self.context.session.release_savepoint(cell[0][0])
         finally:   # (by identity: two marks may be equal)
             self._statement_marks = [c for c in self._statement_marks if c is not cell]
+        # python-oracledb's autocommit commits after each execute(): a top-level block is
+        # one, so its work (DML, enqueues) is committed here, once, not statement by statement
+        if self.autocommit and not self._statement_marks and not self.context.closed:
+            self.commit()
 
     def _undo_statement(self, mark: tuple, exc: Exception) -> None:
         ctx = self.context
@@ -587,7 +591,7 @@ class Connection:
             count = ctx.session.execute_dml(sql, binds, self.streams.get_tag(), rows)
         if returned is not None:
             returned(rows)
-        if self.autocommit:
+        if self.autocommit and not self._statement_marks:    # a block commits at its end
             self.commit()
         return count
 
