@@ -286,3 +286,13 @@ def test_drop_user_cascade_drops_the_users_sequences(conn):
     assert raised_code(run, conn, "DROP USER scott") == "ORA-01922"
     run(conn, "DROP USER scott CASCADE")
     assert query_code(conn, "SELECT scott.s.NEXTVAL FROM DUAL") == "ORA-02289"
+
+
+def test_insert_returning_the_nextval_into_a_variable(conn, dsn):
+    create_table(dsn, "CREATE TABLE t (id INTEGER, v VARCHAR(20))")
+    run(conn, "CREATE SEQUENCE s START WITH 40")
+    cur = conn.cursor()
+    new_id = cur.var(int)
+    cur.execute("INSERT INTO t (id, v) VALUES (s.NEXTVAL, :v) RETURNING id INTO :new_id", v="x", new_id=new_id)
+    assert new_id.getvalue() == [40]
+    assert query_rows(conn, "SELECT s.CURRVAL FROM DUAL") == [(40,)]

@@ -31,6 +31,7 @@ import secrets
 import sqlite3
 import threading
 import weakref
+from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, ora
@@ -62,7 +63,12 @@ def _named(word: str, user: str) -> tuple[str, str, str]:
 def pieces(toks: Sequence, i: int, user: str, sqlite: bool) -> dict[int, tuple[int, str]]:
     """What replaces the sequence word at token ``i`` of a user's statement: the first reference
     of the statement to a sequence whose NEXTVAL it names is its NEXTVAL, the others its CURRVAL
-    (Oracle's one increment per row)."""
+    (Oracle's one increment per row).  (Kept per statement: an executemany runs one text per row.)"""
+    return dict(_pieces(tuple(toks), i, user, sqlite))
+
+
+@lru_cache(maxsize=256)
+def _pieces(toks: tuple, i: int, user: str, sqlite: bool) -> tuple[tuple[int, tuple[int, str]], ...]:
     owner, name, _ = _named(toks[i].word, user)
     _check_place(toks, i)
     refs = [j for j, t in enumerate(toks) if t.kind == "id" and is_sequence_word(t.word)
@@ -74,7 +80,7 @@ def pieces(toks: Sequence, i: int, user: str, sqlite: bool) -> dict[int, tuple[i
         text = f"sluice_{which.lower()}('{key}')"
     else:
         text = f"{which.lower()}('{_pg_name(owner, name)}')"
-    return {toks[i].start: (toks[i].end, text)}
+    return ((toks[i].start, (toks[i].end, text)),)
 
 
 # where a clause starts in which Oracle takes no sequence number (ORA-02287)
