@@ -296,3 +296,19 @@ def test_insert_returning_the_nextval_into_a_variable(conn, dsn):
     cur.execute("INSERT INTO t (id, v) VALUES (s.NEXTVAL, :v) RETURNING id INTO :new_id", v="x", new_id=new_id)
     assert new_id.getvalue() == [40]
     assert query_rows(conn, "SELECT s.CURRVAL FROM DUAL") == [(40,)]
+
+
+def test_a_deleted_sqlite_stores_sequences_are_not_the_next_stores(tmp_path):
+    """SQLite keeps the counters in ``<store>.sequences``: a store deleted without that file and
+    made again at its path has none of the old store's sequences."""
+    path = tmp_path / "s.db"
+    with sluice.connect(f"sqlite:///{path}") as c:
+        run(c, "CREATE SEQUENCE s START WITH 10")
+        assert nextval(c) == 10
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"s.db{suffix}").unlink(missing_ok=True)
+    assert (tmp_path / "s.db.sequences").exists()
+    with sluice.connect(f"sqlite:///{path}") as c:
+        assert query_code(c, "SELECT s.NEXTVAL FROM DUAL") == "ORA-02289"
+        run(c, "CREATE SEQUENCE s")
+        assert nextval(c) == 1

@@ -207,7 +207,7 @@ def _sqlite(store: Any) -> "_Side":
     with _SIDE_LOCK:
         side = _SIDE.get(store)
         if side is None:
-            side = _SIDE[store] = _Side(store.path + SIDE_FILES[0], store.synchronous)
+            side = _SIDE[store] = _Side(store.path, store.synchronous)
             store.on_close(side.close)
         return side
 
@@ -215,8 +215,8 @@ def _sqlite(store: Any) -> "_Side":
 class _Side:
     """The sequences of one SQLite store (its ``.sequences`` file) as this process sees them."""
 
-    def __init__(self, path: str, synchronous: str) -> None:
-        self.path, self.synchronous = path, synchronous
+    def __init__(self, store_path: str, synchronous: str) -> None:
+        self.store_path, self.path, self.synchronous = store_path, store_path + SIDE_FILES[0], synchronous
         self._c: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._blocks: dict[tuple[str, str], list] = {}     # (owner, name) -> [gen, next, left, increment]
@@ -224,13 +224,46 @@ class _Side:
     def _conn(self) -> sqlite3.Connection:
         if self._c is None:
             c = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60.0)
-            c.execute("PRAGMA journal_mode=WAL")
-            c.execute(f"PRAGMA synchronous={self.synchronous}")
-            c.execute("CREATE TABLE IF NOT EXISTS SEQUENCES (OWNER TEXT NOT NULL, NAME TEXT NOT NULL, "
-                      "SPEC TEXT NOT NULL, LAST_NUMBER TEXT NOT NULL, USED INTEGER NOT NULL, "
-                      "GEN INTEGER NOT NULL, PRIMARY KEY (OWNER, NAME))")
+            try:
+                c.execute("PRAGMA journal_mode=WAL")
+                c.execute(f"PRAGMA synchronous={self.synchronous}")
+                c.execute("CREATE TABLE IF NOT EXISTS SEQUENCES (OWNER TEXT NOT NULL, NAME TEXT NOT NULL, "
+                          "SPEC TEXT NOT NULL, LAST_NUMBER TEXT NOT NULL, USED INTEGER NOT NULL, "
+                          "GEN INTEGER NOT NULL, PRIMARY KEY (OWNER, NAME))")
+                c.execute("CREATE TABLE IF NOT EXISTS SEQUENCES_OF (STORE_ID TEXT)")
+                c.execute("BEGIN IMMEDIATE")
+                self._same_store(c)
+                c.execute("COMMIT")
+            except BaseException:
+                c.close()
+                raise
             self._c = c
         return self._c
+
+    def _store_id(self, make: bool = False) -> str | None:
+        """The store's sequences id (SLUICE_META ``sequences_id``), written first when ``make``
+        (the store's first CREATE SEQUENCE: the file beside it is then the store's own)."""
+        main = sqlite3.connect(self.store_path, isolation_level=None, timeout=60.0)
+        try:
+            if make:
+                main.execute("INSERT INTO SLUICE_META (KEY, VALUE) VALUES ('sequences_id', ?) ON CONFLICT DO NOTHING",
+                             (secrets.token_hex(16),))
+            row = main.execute("SELECT VALUE FROM SLUICE_META WHERE KEY = 'sequences_id'").fetchone()
+        finally:
+            main.close()
+        return None if row is None else row[0]
+
+    def _same_store(self, c: sqlite3.Connection) -> None:
+        """Inside the file's write transaction: its sequences are the store's only when it names
+        the store's id — a file left behind by a store deleted and made again holds none of the
+        new store's (its rows are dropped)."""
+        row = c.execute("SELECT STORE_ID FROM SEQUENCES_OF").fetchone()
+        store_id = self._store_id()
+        if row is None or row[0] != store_id:
+            c.execute("DELETE FROM SEQUENCES")
+            c.execute("DELETE FROM SEQUENCES_OF")
+            c.execute("INSERT INTO SEQUENCES_OF VALUES (?)", (store_id,))
+            self._blocks.clear()
 
     def close(self) -> None:
         with self._lock:
@@ -259,7 +292,10 @@ class _Side:
         return json.loads(row[0]), int(row[1]), bool(row[2]), row[3]
 
     def create(self, owner: str, name: str, spec: dict) -> None:
+        self._store_id(make=True)     # (before the file's lock: a session's DML holds the store's)
+
         def work(c):
+            self._same_store(c)
             if c.execute("SELECT 1 FROM SEQUENCES WHERE OWNER = ? AND NAME = ?", (owner, name)).fetchone():
                 raise ora(955)
             c.execute("INSERT INTO SEQUENCES VALUES (?, ?, ?, ?, 0, ?)",
