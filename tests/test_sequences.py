@@ -312,3 +312,12 @@ def test_a_deleted_sqlite_stores_sequences_are_not_the_next_stores(tmp_path):
         assert query_code(c, "SELECT s.NEXTVAL FROM DUAL") == "ORA-02289"
         run(c, "CREATE SEQUENCE s")
         assert nextval(c) == 1
+
+
+def test_a_sqlite_store_without_sequences_has_no_file_beside_it(tmp_path):
+    with sluice.connect(f"sqlite:///{tmp_path / 's.db'}") as c:
+        assert query_rows(c, "SELECT COUNT(*) FROM user_sequences") == [(0,)]
+        assert query_code(c, "SELECT s.NEXTVAL FROM DUAL") == "ORA-02289"
+        assert raised_code(run, c, "DROP SEQUENCE s") == "ORA-02289"
+        assert raised_code(run, c, "ALTER SEQUENCE s CYCLE") == "ORA-02289"
+    assert not (tmp_path / "s.db.sequences").exists()

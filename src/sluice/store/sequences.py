@@ -26,6 +26,7 @@ exist, ORA-00955 for a name already used; the DDL commits the open transaction f
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import sqlite3
@@ -221,8 +222,12 @@ class _Side:
         self._lock = threading.Lock()
         self._blocks: dict[tuple[str, str], list] = {}     # (owner, name) -> [gen, next, left, increment]
 
-    def _conn(self) -> sqlite3.Connection:
+    def _conn(self, create: bool = True) -> sqlite3.Connection | None:
+        """The file's connection (None when it is not there and ``create`` is false: a store
+        that never had a sequence has no file beside it)."""
         if self._c is None:
+            if not create and not os.path.exists(self.path):
+                return None
             c = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60.0)
             try:
                 c.execute("PRAGMA journal_mode=WAL")
@@ -274,6 +279,7 @@ class _Side:
     def _write(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
         with self._lock:
             c = self._conn()
+            assert c is not None
             c.execute("BEGIN IMMEDIATE")
             try:
                 result = work(c)
@@ -303,6 +309,8 @@ class _Side:
         self._write(work)
 
     def drop(self, owner: str, name: str) -> None:
+        self.generation(owner, name)      # (ORA-02289 without making the file)
+
         def work(c):
             if not c.execute("DELETE FROM SEQUENCES WHERE OWNER = ? AND NAME = ? RETURNING 1",
                              (owner, name)).fetchall():
@@ -311,6 +319,8 @@ class _Side:
         self._blocks.pop((owner, name), None)
 
     def alter(self, owner: str, name: str, options: dict) -> None:
+        self.generation(owner, name)
+
         def work(c):
             spec, last, used, _ = self._row(c, owner, name)
             current = last - spec["increment"] if used else None
@@ -327,8 +337,9 @@ class _Side:
     def generation(self, owner: str, name: str) -> int:
         """The sequence's generation (ORA-02289 when there is none)."""
         with self._lock:
-            row = self._conn().execute("SELECT GEN FROM SEQUENCES WHERE OWNER = ? AND NAME = ?",
-                                       (owner, name)).fetchone()
+            c = self._conn(create=False)
+            row = None if c is None else c.execute("SELECT GEN FROM SEQUENCES WHERE OWNER = ? AND NAME = ?",
+                                                   (owner, name)).fetchone()
         if row is None:
             raise ora(2289)
         return row[0]
@@ -367,7 +378,8 @@ class _Side:
     def rows(self) -> list[tuple[str, str, dict, int]]:
         """(owner, name, spec, LAST_NUMBER) of every sequence."""
         with self._lock:
-            return [(o, n, json.loads(s), int(last)) for o, n, s, last in self._conn().execute(
+            c = self._conn(create=False)
+            return [] if c is None else [(o, n, json.loads(s), int(last)) for o, n, s, last in c.execute(
                 "SELECT OWNER, NAME, SPEC, LAST_NUMBER FROM SEQUENCES ORDER BY OWNER, NAME")]
 
 
