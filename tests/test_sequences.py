@@ -194,10 +194,21 @@ def test_alter_sequence_increment_maxvalue_cycle_restart(conn):
 
 def test_sequence_ddl_commits_the_open_transaction(conn, dsn):
     create_table(dsn, "CREATE TABLE t (id INTEGER)")
+    run(conn, "INSERT INTO t VALUES (9)")
+    assert raised_code(run, conn, "CREATE SEQUENCE s INCREMENT BY 0") == "ORA-04002"   # read first: no commit
+    assert raised_code(run, conn, "ALTER SEQUENCE s") == "ORA-02286"
+    conn.rollback()
+    assert query_rows(conn, "SELECT id FROM t") == []
     run(conn, "INSERT INTO t VALUES (1)")
     run(conn, "CREATE SEQUENCE s")
     conn.rollback()
     assert query_rows(conn, "SELECT id FROM t") == [(1,)]
+    run(conn, "INSERT INTO t VALUES (0)")
+    assert raised_code(run, conn, "CREATE SEQUENCE s") == "ORA-00955"       # (as Oracle: after the commit)
+    conn.rollback()
+    assert query_rows(conn, "SELECT id FROM t ORDER BY id") == [(0,), (1,)]
+    run(conn, "DELETE FROM t WHERE id = 0")
+    conn.commit()
     run(conn, "INSERT INTO t VALUES (2)")
     run(conn, "DROP SEQUENCE s")
     conn.rollback()

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from ..errors import DatabaseError, not_supported, ora
 
-__all__ = ["Statement", "altered", "created", "parse", "pg_error"]
+__all__ = ["Statement", "alter_options", "altered", "created", "parse", "pg_error"]
 
 NO_MAX = 10**28 - 1          # NOMAXVALUE of an ascending sequence
 NO_MIN = -(10**27 - 1)       # NOMINVALUE of a descending one
@@ -159,13 +159,19 @@ def _check(spec: dict[str, Any]) -> None:
         raise ora(4013)
 
 
-def altered(spec: dict[str, Any], options: dict[str, Any], current: int | None) -> dict[str, Any]:
-    """The spec of ``spec`` changed by ALTER SEQUENCE ``options``, checked; ``current`` is the
-    last value the sequence gave (None: none yet)."""
+def alter_options(options: dict[str, Any]) -> None:
+    """ALTER SEQUENCE's options as said: ORA-02286 for none, ORA-02283 for START WITH (but after
+    RESTART)."""
     if not options:
         raise ora(2286)
     if "start" in options and "restart" not in options:
         raise ora(2283)
+
+
+def altered(spec: dict[str, Any], options: dict[str, Any], current: int | None) -> dict[str, Any]:
+    """The spec of ``spec`` changed by ALTER SEQUENCE ``options``, checked; ``current`` is the
+    last value the sequence gave (None: none yet)."""
+    alter_options(options)
     new = dict(spec)
     increment = options.get("increment", spec["increment"])
     if increment == 0:

@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, ora
 from ..names import split_qualified
-from .seqspec import altered, created, parse
+from .seqspec import alter_options, altered, created, parse
 from .sqlschema import physical, quote
 from .sqlitecalls import oracle_call
 
@@ -136,6 +136,8 @@ def statement(ctx: Any, kind: str, text: str) -> int:
     if owner != ctx.username and not ctx.authz.is_superuser():
         raise ora(1031)
     spec = created(st.options) if verb == "CREATE" else None
+    if verb == "ALTER":
+        alter_options(st.options)
     ctx.ddl_commit()
     store = ctx.store
     if store.dialect == "sqlite":
