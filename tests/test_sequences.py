@@ -332,3 +332,9 @@ def test_a_sqlite_store_without_sequences_has_no_file_beside_it(tmp_path):
         assert raised_code(run, c, "DROP SEQUENCE s") == "ORA-02289"
         assert raised_code(run, c, "ALTER SEQUENCE s CYCLE") == "ORA-02289"
     assert not (tmp_path / "s.db.sequences").exists()
+
+
+def test_a_batch_of_values_with_connect_by_level(conn):
+    """python-oracledb's idiom for drawing many keys in one round trip."""
+    run(conn, "CREATE SEQUENCE s")
+    assert query_rows(conn, "SELECT s.NEXTVAL FROM DUAL CONNECT BY LEVEL <= :n", {"n": 5}) == [(1,), (2,), (3,), (4,), (5,)]
