@@ -9,10 +9,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import uuid
 
 import pytest
 
 import sluice
+from tests import conftest
 from tests.sqlhelpers import create_table, query_code, query_headed, query_rows, raised_code
 
 
@@ -338,3 +340,13 @@ def test_a_batch_of_values_with_connect_by_level(conn):
     """python-oracledb's idiom for drawing many keys in one round trip."""
     run(conn, "CREATE SEQUENCE s")
     assert query_rows(conn, "SELECT s.NEXTVAL FROM DUAL CONNECT BY LEVEL <= :n", {"n": 5}) == [(1,), (2,), (3,), (4,), (5,)]
+
+
+def test_user_sequences_of_a_postgresql_store_in_a_mixed_case_schema():
+    schema = "Seq_" + uuid.uuid4().hex[:8]
+    try:
+        with sluice.connect(f"{conftest.PG_BASE}?schema={schema}") as c:
+            run(c, "CREATE SEQUENCE s")
+            assert query_rows(c, "SELECT sequence_name FROM user_sequences") == [("S",)]
+    finally:
+        conftest.drop_schema(schema)

@@ -451,7 +451,7 @@ def listing(store: Any) -> list[tuple[str, str, dict, int]]:
     def work(c):
         found = []
         for spec, in c.execute("SELECT obj_description(c.oid, 'pg_class') FROM pg_class c "
-                               "WHERE c.relkind = 'S' AND c.relnamespace = current_schema()::regnamespace "
+                               "WHERE c.relkind = 'S' AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) "
                                "AND c.relname LIKE 'SEQ$%'").fetchall():
             if spec is None:
                 continue
