@@ -350,3 +350,12 @@ def test_user_sequences_of_a_postgresql_store_in_a_mixed_case_schema():
             assert query_rows(c, "SELECT sequence_name FROM user_sequences") == [("S",)]
     finally:
         conftest.drop_schema(schema)
+
+
+def test_to_char_and_decode_of_nextval_draw_once(conn):
+    """A rewrite that writes its operand twice (TO_CHAR's number model on PostgreSQL, DECODE's NULL
+    search) writes the sequence's CURRVAL the second time: one value per row."""
+    run(conn, "CREATE SEQUENCE s")
+    assert query_rows(conn, "SELECT 'INV' || TO_CHAR(s.NEXTVAL, 'FM000000') FROM DUAL") == [("INV000001",)]
+    assert query_rows(conn, "SELECT DECODE(s.NEXTVAL, NULL, 'none', 2, 'two', 'other') FROM DUAL") == [("two",)]
+    assert nextval(conn) == 3

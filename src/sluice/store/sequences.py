@@ -41,7 +41,7 @@ from .seqspec import alter_options, altered, created, parse
 from .sqlschema import physical, quote
 from .sqlitecalls import oracle_call
 
-__all__ = ["Routines", "SIDE_FILES", "drop", "exists", "is_sequence_word", "listing", "pieces", "register",
+__all__ = ["Routines", "SIDE_FILES", "again", "drop", "exists", "is_sequence_word", "listing", "pieces", "register",
            "routines", "statement"]
 
 SIDE_FILES = (".sequences", ".sequences-wal", ".sequences-shm")
@@ -120,6 +120,15 @@ def _check_place(toks: Sequence, i: int) -> None:
             if depth == 0 and t.word in _SELECT_ONLY and (
                     t.word not in ("GROUP", "ORDER") or k + 1 < len(toks) and toks[k + 1].word == "BY"):
                 raise ora(2287)
+
+
+def again(text: str) -> str:
+    """A replacement's text as a rewrite writing its operand a second time writes it (DECODE's
+    searches, TO_CHAR's overflow check: :mod:`.oraclecalls`' ``Copy``): a NEXTVAL piece is its
+    CURRVAL there, the row's value drawn once."""
+    if text.startswith(("nextval('", "sluice_nextval('")):
+        return text.replace("nextval(", "currval(", 1)
+    return text
 
 
 def _pg_name(owner: str, name: str) -> str:

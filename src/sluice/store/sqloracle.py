@@ -86,7 +86,7 @@ from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, 
 from .sessionzone import DBTIMEZONE, SessionZone
 from .dateround import round_sql, rounded
 from .sqllimits import limited
-from .sequences import is_sequence_word, pieces as sequence_pieces
+from .sequences import again, is_sequence_word, pieces as sequence_pieces
 from .sqlsetops import set_rewrites
 from .sqlhierarchy import hierarchical
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
@@ -1288,7 +1288,7 @@ class _Translation:
             out.append(open_ * self.opens.get(p, 0))
             if p in self.replace:
                 at, text = self.replace[p]
-                out.append(text if type(text) is str else "".join(
+                out.append((again(text) if part else text) if type(text) is str else "".join(
                     part if type(part) is str else self._text(*part) for part in text))
         out.append(sql[at:end])
         return "".join(out)
