@@ -11,7 +11,7 @@ in the statement instead of which of its pieces (start -> (end, text)):
   as it is, an expression as the statement's translation writes it (a :class:`Copy` of
   its text; a bind in it is the same value each time: the store gets each placeholder
   numbered, :func:`.plsql.binds.bind_values`; a sequence's NEXTVAL its CURRVAL,
-  :func:`.sequences.again`); one whose value may differ at each evaluation (``SYS_GUID``,
+  :func:`.seqwords.again`); one whose value may differ at each evaluation (``SYS_GUID``,
   ``DBMS_RANDOM``, a bare ``NEXTVAL(…)``) is SLU-00001;
 * ``SUBSTR`` / ``INSTR`` are ``ORACLE_SUBSTR`` / ``ORACLE_INSTR``, Oracle's positions
   (0 is 1, negative from the end, NULL for nothing) on both stores: SQLite's ``substr``
@@ -32,7 +32,7 @@ from typing import NamedTuple, Sequence
 from ..errors import not_supported, ora
 from ..numformat import is_number_model, number_model, pg_to_char
 from .oracledates import check_format
-from .sequences import is_sequence_word
+from .seqwords import is_sequence_word
 
 __all__ = ["CALLS", "Copy", "Piece", "arguments", "call_pieces", "opened"]
 

@@ -86,7 +86,7 @@ from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, 
 from .sessionzone import DBTIMEZONE, SessionZone
 from .dateround import round_sql, rounded
 from .sqllimits import limited
-from .sequences import again, is_sequence_word, pieces as sequence_pieces
+from .seqwords import again, is_sequence_word, pieces as sequence_pieces
 from .sqlsetops import set_rewrites
 from .sqlhierarchy import hierarchical
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
@@ -269,7 +269,7 @@ class _Translation:
     def _word(self, i: int, t: _Tok) -> None:
         word, toks = t.word, self.toks
         after = toks[i + 1].text if i + 1 < len(toks) else ""
-        if word.endswith(("NEXTVAL", "CURRVAL")) and is_sequence_word(word):     # (.sequences)
+        if word.endswith(("NEXTVAL", "CURRVAL")) and is_sequence_word(word):     # (.seqwords)
             self.replace.update(sequence_pieces(toks, i, self.user, self.sqlite))
         elif word == "USER" and after != "(":
             self.replace[t.start] = (t.end, _literal(self.user))
