@@ -39,7 +39,8 @@ from .security.authorize import Authorizer
 from .security.catalog import SecurityCatalog
 from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
-from .store import open_store, reaper, release_store
+from .store import open_store, reaper, release_store, sequences
+from .store.seqviews import sequence_views
 from .store.sessionzone import alter_session
 from .store.sqlmemory import InMemory
 from .streams.adm import StreamsAdm
@@ -515,7 +516,10 @@ class Connection:
         if attr is None and key.startswith("DBMS_"):
             attr = key[5:].lower()
         pkg = getattr(self, attr, None) if attr else None
-        if pkg is None or attr.startswith("_"):
+        if pkg is None or attr.startswith("_"):     # seq.NEXTVAL in PL/SQL: a sequence's routines
+            pkg = sequences.routines(self.context.store, self.context.username, name,
+                                     lambda sql: self.query(sql, {}))
+        if pkg is None:
             raise ora(4043, name)
         return pkg
 
@@ -598,6 +602,7 @@ class Connection:
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self.context.check_open()
         check_statement(sql, binds)
+        sql = sequence_views(self.context.store, self.context.username, sql)    # USER_SEQUENCES …
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True,
                                           decimals=defaults.fetch_decimals or self._exact_numbers,
                                           sessions=self._open_sessions(sql))
@@ -676,6 +681,8 @@ class Connection:
             return 0
         if kind == "ALTER DATABASE":
             return self._alter_database(text)
+        if kind in ("CREATE SEQUENCE", "ALTER SEQUENCE", "DROP SEQUENCE"):     # (store/sequences.py)
+            return sequences.statement(self.context, kind, text)
         if kind == "ALTER SESSION":     # TIME_ZONE: the views' dates, CURRENT_DATE
             session = self.context.session
             session.set_time_zone(alter_session(text, session.local_zone))

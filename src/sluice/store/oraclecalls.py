@@ -10,8 +10,9 @@ in the statement instead of which of its pieces (start -> (end, text)):
   ``CASE WHEN e IS [NOT DISTINCT FROM] s1 THEN r1 …``: ``e`` repeated, a name or literal
   as it is, an expression as the statement's translation writes it (a :class:`Copy` of
   its text; a bind in it is the same value each time: the store gets each placeholder
-  numbered, :func:`.plsql.binds.bind_values`); one whose value may differ at each
-  evaluation (``NEXTVAL``, ``SYS_GUID``, ``DBMS_RANDOM``) is SLU-00001;
+  numbered, :func:`.plsql.binds.bind_values`; a sequence's NEXTVAL its CURRVAL,
+  :func:`.seqwords.again`); one whose value may differ at each evaluation (``SYS_GUID``,
+  ``DBMS_RANDOM``, a bare ``NEXTVAL(…)``) is SLU-00001;
 * ``SUBSTR`` / ``INSTR`` are ``ORACLE_SUBSTR`` / ``ORACLE_INSTR``, Oracle's positions
   (0 is 1, negative from the end, NULL for nothing) on both stores: SQLite's ``substr``
   and PostgreSQL's differ on those, and neither has INSTR's position and occurrence;
@@ -31,6 +32,7 @@ from typing import NamedTuple, Sequence
 from ..errors import not_supported, ora
 from ..numformat import is_number_model, number_model, pg_to_char
 from .oracledates import check_format
+from .seqwords import is_sequence_word
 
 __all__ = ["CALLS", "Copy", "Piece", "arguments", "call_pieces", "opened"]
 
@@ -141,8 +143,7 @@ def _pg_number_format(pieces: dict[int, Piece], toks, args, head, end) -> None:
     """PostgreSQL: ``TO_CHAR(x, 'model')`` as its ``to_char`` with Oracle's overflow (all
     ``#``) and ``$`` (:func:`sluice.numformat.pg_to_char`); ``x`` written twice."""
     (first, last), fmt = args[0], _number_model(toks, args)
-    if any(t.text.upper().startswith(_VOLATILE) or t.text.upper().endswith(".NEXTVAL")
-           for t in toks[first:last + 1]):
+    if any(t.text.upper().startswith(_VOLATILE) for t in toks[first:last + 1]):
         raise not_supported("TO_CHAR with a number format model of an expression whose value may change")
     before, after, hashes = pg_to_char(fmt)
     pieces[head[0]] = (head[1], "CASE WHEN position('#' IN " + before)
@@ -163,14 +164,14 @@ def _decode(pieces: dict[int, Piece], toks, args, comma, head, end, sqlite: bool
     first, last = args[0]
     e = toks[first]
     same: str | tuple[str | Copy, ...]
-    if first == last and e.kind in _REPEATABLE and e.word not in _NOT_PLAIN:
+    if first == last and e.kind in _REPEATABLE and e.word not in _NOT_PLAIN and not is_sequence_word(e.word):
         pieces.pop(e.start, None)            # inside the piece written below
         operand = "NULL" if e.text == "''" else e.text
         same = f" WHEN {operand} {'IS' if sqlite else 'IS NOT DISTINCT FROM'} "
         pieces[head[0]] = (comma[0].end, "CASE" + same)
     else:       # an expression: written as translated, once for each search
         words = [t.text.upper() for t in toks[first:last + 1]]
-        if any(w.startswith(_VOLATILE) or w.endswith(".NEXTVAL") for w in words):
+        if any(w.startswith(_VOLATILE) for w in words):
             raise not_supported("DECODE with a NULL search of an expression whose value may change "
                                 "(write CASE WHEN … IS NULL)")
         test = " IS " if sqlite else " IS NOT DISTINCT FROM "

@@ -40,6 +40,7 @@ from ..errors import DatabaseError, ProgrammingError, dpy, ora, raised_by_sluice
 from .dialect import POSTGRESQL
 from .oraclefns import pg_regex_error
 from .sessionzone import zone_option
+from .seqspec import pg_error
 from .sessions import PROGRAM, pg_session_key
 
 T = TypeVar("T")
@@ -189,6 +190,9 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(12514, where)
     if isinstance(e, pgerr.LockNotAvailable):
         return ora(54)
+    sequence = pg_error(e.sqlstate, msg)     # a user's sequence (store/sequences.py)
+    if sequence is not None:
+        return sequence
     if isinstance(e, pgerr.UndefinedTable):
         return ora(942)
     for violation, code in _VIOLATIONS:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Collection, Iterable, Iterator
 
 from ..errors import DatabaseError, ProgrammingError, ora
-from . import sqlcatalog, sqliteimage, sqlnotify, sqlops
+from . import sequences, sqlcatalog, sqliteimage, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
@@ -299,6 +299,7 @@ class SqliteStore(Store):
         _register_functions(conn)
         register_view_clock(conn, zone)   # the views' dates in the session's zone
         register_sqlite_functions(conn)   # what compiled dequeue conditions call
+        sequences.register(conn, self)    # a user's SEQ.NEXTVAL / SEQ.CURRVAL
         conn.allocate_seqs = self.locks.allocate_seqs   # see Dialect.seq_from_store
         conn.path = self.path
         return conn
@@ -360,7 +361,7 @@ class SqliteStore(Store):
         self.locks.close()
         self.sessions.close()
         if self._temporary:
-            for suffix in ("", "-wal", "-shm", ".lck", ".leases", ".sessions"):   # .leases: store/leases.py
+            for suffix in ("", "-wal", "-shm", ".lck", ".leases", ".sessions", *sequences.SIDE_FILES):
                 try:
                     os.unlink(self.path + suffix)
                 except FileNotFoundError:

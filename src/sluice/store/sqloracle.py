@@ -86,6 +86,7 @@ from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, 
 from .sessionzone import DBTIMEZONE, SessionZone
 from .dateround import round_sql, rounded
 from .sqllimits import limited
+from .seqwords import again, is_sequence_word, pieces as sequence_pieces
 from .sqlsetops import set_rewrites
 from .sqlhierarchy import hierarchical
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
@@ -111,7 +112,7 @@ _TOKEN = re.compile(
 _MAYBE = ("USER", "SYS", "CURRENT_", "LOCALTIMESTAMP", "/", "TRUNC", "CAST", "TIMEZONE", "DATE", "TIMESTAMP",
           "NVL", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "INTERVAL", "NUMTO", "ROUND", "EXTRACT", "TIME", "CREATED", "DELAY",
           "GREATEST", "LEAST", "REGEXP_", "TO_NUMBER", "MONTHS_BETWEEN", "LAST_DAY", "ADD_MONTHS", "LPAD", "RPAD",
-          "NEXT_DAY", "RAWTOHEX", "TRIM", "DUMP", EMPTY)
+          "NEXT_DAY", "RAWTOHEX", "TRIM", "DUMP", "NEXTVAL", "CURRVAL", EMPTY)
 
 _DATES = frozenset({"SYSDATE", "CURRENT_DATE"})
 _TIMESTAMPS = frozenset({"SYSTIMESTAMP", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"})
@@ -268,7 +269,9 @@ class _Translation:
     def _word(self, i: int, t: _Tok) -> None:
         word, toks = t.word, self.toks
         after = toks[i + 1].text if i + 1 < len(toks) else ""
-        if word == "USER" and after != "(":
+        if word.endswith(("NEXTVAL", "CURRVAL")) and is_sequence_word(word):     # (.seqwords)
+            self.replace.update(sequence_pieces(toks, i, self.user, self.sqlite))
+        elif word == "USER" and after != "(":
             self.replace[t.start] = (t.end, _literal(self.user))
         elif word in ("SESSIONTIMEZONE", "DBTIMEZONE") and after != "(":
             zone = DBTIMEZONE if word == "DBTIMEZONE" or self.zone is None else self.zone.name
@@ -1225,6 +1228,8 @@ class _Translation:
             if any(lo <= p < hi for p in (*self.replace, *self.opens)) and not self._aliased(first, last):
                 heading = "".join(t.text if t.kind == "qid" else t.text.upper()
                                   for t in self.toks[first:last + 1])
+                if first == last and is_sequence_word(self.toks[first].word):    # seq.NEXTVAL: NEXTVAL
+                    heading = heading.rpartition(".")[2].strip()
                 self.aliases[hi] = ' AS "' + heading.replace('"', '""') + '"'
 
     def _select_items(self) -> list[tuple[int, int]]:
@@ -1283,7 +1288,7 @@ class _Translation:
             out.append(open_ * self.opens.get(p, 0))
             if p in self.replace:
                 at, text = self.replace[p]
-                out.append(text if type(text) is str else "".join(
+                out.append((again(text) if part else text) if type(text) is str else "".join(
                     part if type(part) is str else self._text(*part) for part in text))
         out.append(sql[at:end])
         return "".join(out)

@@ -4,7 +4,7 @@ SQL Reference, DROP USER: CASCADE drops "all objects in the user's schema" -- he
 queue tables (with their queues, messages, subscribers, buffered messages and propagation
 schedules, as DBMS_AQADM.DROP_QUEUE_TABLE(force => TRUE) / DROP_SHARDED_QUEUE(force =>
 TRUE) drop them), rule sets, rules and evaluation contexts (DBMS_RULE_ADM), transformations
-(DBMS_TRANSFORM) and object types; without CASCADE a user owning any of them is ORA-01922.
+(DBMS_TRANSFORM), sequences (CREATE SEQUENCE) and object types; without CASCADE a user owning any of them is ORA-01922.
 
 What refuses the statement is asked first, so a refused DROP USER changes nothing (each
 step below is a DDL of its own and commits):
@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ora
 from ..rules.engine.ruleset import EVALUATION_CONTEXT, RULE, RULE_SET
+from ..store import sequences
 from ..store.base import QueueTableInfo
 from .queueclients import QueueClient, clients_of, drop_clients
 
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SchemaDrop"]
 
-TRANSFORMATION, TYPE = "TRANSFORMATION", "TYPE"
+TRANSFORMATION, TYPE, SEQUENCE = "TRANSFORMATION", "TYPE", "SEQUENCE"
 
 
 def _quoted(owner: str, name: str) -> str:
@@ -79,6 +80,7 @@ class SchemaDrop:
         self.clients = clients_of(store, queues)
         for kind in (RULE_SET, RULE, EVALUATION_CONTEXT, TRANSFORMATION):
             self.named[kind] = sorted(n for o, n, _ in store.catalog_objects(kind) if o == self.owner)
+        self.named[SEQUENCE] = [n for o, n, _, _ in sequences.listing(store) if o == self.owner]
         self._types = {f"{o}.{n}": s for o, n, s in store.catalog_objects(TYPE)}
         self.named[TYPE] = _dependents_first({q: s for q, s in self._types.items()
                                               if q.split(".", 1)[0] == self.owner})
@@ -121,6 +123,9 @@ class SchemaDrop:
             rule_adm.drop_evaluation_context(_quoted(self.owner, name), force=True)
         for name in self.named[TRANSFORMATION]:
             conn.transform.drop_transformation(f'"{self.owner}"', f'"{name}"')
+        for name in self.named[SEQUENCE]:
+            conn.context.ddl_commit()
+            sequences.drop(conn.context.store, self.owner, name)
         for name in self.named[TYPE]:
             conn.drop_type(_quoted(self.owner, name))
 
