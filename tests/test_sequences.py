@@ -260,6 +260,16 @@ def test_nextval_in_a_plsql_block(conn):
     assert (v.getvalue(), w.getvalue()) == (3, 4)
 
 
+def test_select_nextval_into_in_a_plsql_block(conn):
+    """SELECT s.NEXTVAL INTO v FROM dual (the pre-11g idiom) through the block's static SQL."""
+    run(conn, "CREATE SEQUENCE s START WITH 10")
+    cur = conn.cursor()
+    v, w = cur.var(int), cur.var(int)
+    cur.execute("DECLARE x NUMBER; BEGIN SELECT s.NEXTVAL INTO x FROM dual; :v := x; "
+                "SELECT s.CURRVAL INTO :w FROM dual; END;", v=v, w=w)
+    assert (v.getvalue(), w.getvalue()) == (10, 10)
+
+
 def test_user_sequences_and_all_sequences(conn, dsn):
     run(conn, "CREATE SEQUENCE s START WITH 5 INCREMENT BY 5 MAXVALUE 1000 CYCLE CACHE 10")
     run(conn, "CREATE SEQUENCE t NOCACHE ORDER")
