@@ -14,7 +14,7 @@ import pytest
 
 import sluice
 from sluice.numformat import read_number
-from tests.sqlhelpers import filled_table, query_code, query_rows
+from tests.sqlhelpers import filled_table, query_code, query_headed, query_rows
 
 D = dt.datetime
 
@@ -95,3 +95,52 @@ def test_an_interval_through_a_case_or_a_subquerys_alias(slots):
                              "(b - a) * 2 y, CASE id WHEN 1 THEN NUMTODSINTERVAL(mins, 'MINUTE') END z "
                              "FROM slots WHERE id = 1)") == [(iv, 2 * iv, dt.timedelta(minutes=90))]
     assert query_rows(slots, "SELECT w FROM (SELECT x w FROM (SELECT b - a x FROM slots WHERE id = 1))") == [(iv,)]
+
+
+# -- a TIMESTAMP plus NUMTODSINTERVAL of a column (SQLite: sluice_add_interval) ----------------------
+def test_a_timestamp_plus_numtodsinterval_of_a_column(slots):
+    headings, rows = query_headed(slots, "SELECT a + NUMTODSINTERVAL(mins, 'MINUTE'), "
+                                         "a - NUMTODSINTERVAL(mins * 2, 'SECOND') + NUMTODSINTERVAL(1, 'DAY') "
+                                         "FROM slots ORDER BY id")
+    assert rows == [(D(2026, 1, 1, 11, 30), D(2026, 1, 2, 9, 57)), (None, None)]
+    assert query_rows(slots, "SELECT id FROM slots WHERE a + NUMTODSINTERVAL(mins, 'MINUTE') < b") == [(1,)]
+
+
+# -- date arithmetic on an object's DATE attribute (store/castdates.py) -----------------------------
+@pytest.fixture
+def tasks(conn):
+    cur = conn.cursor()
+    cur.execute("CREATE TYPE task_t AS OBJECT (title VARCHAR2(40), due_date DATE)")
+    conn.aqadm.create_queue_table(queue_table="TASK_QT", queue_payload_type="TASK_T")
+    conn.aqadm.create_queue(queue_name="TASKS", queue_table="TASK_QT")
+    conn.aqadm.start_queue(queue_name="TASKS")
+    task = conn.gettype("TASK_T")
+    t = task.newobject()
+    t.TITLE, t.DUE_DATE = "file", D(2026, 1, 31, 9, 30)
+    conn.queue("TASKS", task).enqone(conn.msgproperties(payload=t))
+    conn.commit()
+    return conn
+
+
+def test_date_arithmetic_on_a_date_attribute(tasks):
+    rows = query_rows(tasks, "SELECT q.user_data.due_date + 1, q.user_data.due_date - 1/24, "
+                             "SYSDATE - q.user_data.due_date, DATE '2026-02-01' - q.user_data.due_date "
+                             "FROM AQ$TASK_QT q")
+    (later, earlier, age, before), = rows
+    assert later == D(2026, 2, 1, 9, 30) and earlier == D(2026, 1, 31, 8, 30)
+    assert abs(age - (D.now() - D(2026, 1, 31, 9, 30)) / dt.timedelta(days=1)) < 0.01
+    assert abs(before - 14.5 / 24) < 1e-9
+    assert query_rows(tasks, "SELECT q.user_data.title FROM AQ$TASK_QT q "
+                             "WHERE q.user_data.due_date + 1 > DATE '2026-02-01'") == [("file",)]
+    (iv,), = query_rows(tasks, "SELECT SYSTIMESTAMP - q.user_data.due_date FROM AQ$TASK_QT q")
+    assert type(iv) is dt.timedelta
+
+
+# -- TO_CHAR with a bound number model (PostgreSQL: written as a literal one) -----------------------
+def test_to_char_with_a_bound_number_model(conn, dsn):
+    assert query_rows(conn, "SELECT TO_CHAR(1234.5, :f), TO_CHAR(:n, :g), TO_CHAR(-12, :h) FROM DUAL",
+                      {"f": "9G999D99", "n": 12345, "g": "999", "h": "$99"}) == [(" 1,234.50", "####", "-$12")]
+    assert query_code(conn, "SELECT TO_CHAR(5, :f) FROM DUAL", {"f": "xyz"}) == "ORA-01481"
+    filled_table(conn, dsn, "CREATE TABLE prices (n NUMERIC)", "INSERT INTO prices (n) VALUES (:1)", [(12,)])
+    assert query_rows(conn, "SELECT TO_CHAR(n, :f) FROM prices", ["FM0000"]) == [("0012",)]
+    assert query_rows(conn, "SELECT TO_CHAR(DATE '2026-01-02', :f) FROM DUAL", ["YYYY-MM-DD"]) == [("2026-01-02",)]
