@@ -144,3 +144,31 @@ def test_to_char_with_a_bound_number_model(conn, dsn):
     filled_table(conn, dsn, "CREATE TABLE prices (n NUMERIC)", "INSERT INTO prices (n) VALUES (:1)", [(12,)])
     assert query_rows(conn, "SELECT TO_CHAR(n, :f) FROM prices", ["FM0000"]) == [("0012",)]
     assert query_rows(conn, "SELECT TO_CHAR(DATE '2026-01-02', :f) FROM DUAL", ["YYYY-MM-DD"]) == [("2026-01-02",)]
+
+
+# -- a hierarchical query over a join (store/hierarchyjoins.py) -------------------------------------
+@pytest.fixture
+def staff(conn, dsn):
+    filled_table(conn, dsn, "CREATE TABLE dept (deptno INTEGER, dname VARCHAR(20))",
+                 "INSERT INTO dept (deptno, dname) VALUES (:1, :2)", [(10, "ACCOUNTING"), (20, "RESEARCH"),
+                                                                       (30, "SALES")])
+    return filled_table(conn, dsn, "CREATE TABLE staff (empno INTEGER, ename VARCHAR(20), mgr INTEGER, "
+                                   "deptno INTEGER)", "INSERT INTO staff (empno, ename, mgr, deptno) "
+                                                      "VALUES (:1, :2, :3, :4)",
+                        [(1, "KING", None, 10), (2, "JONES", 1, 20), (3, "BLAKE", 1, 30), (4, "SCOTT", 2, 20),
+                         (5, "ADAMS", 4, None)])
+
+
+def test_a_hierarchy_over_a_join_joins_first(staff):
+    # the join first (ADAMS, in no department, is not joined), then the hierarchy
+    assert query_headed(staff, "SELECT e.ename, d.dname, LEVEL FROM staff e JOIN dept d ON d.deptno = e.deptno "
+                               "START WITH e.mgr IS NULL CONNECT BY PRIOR e.empno = e.mgr") == (
+        ["ENAME", "DNAME", "LEVEL"],
+        [("KING", "ACCOUNTING", 1), ("JONES", "RESEARCH", 2), ("SCOTT", "RESEARCH", 3), ("BLAKE", "SALES", 2)])
+    # an outer join keeps him; bare names of one table, USING, WHERE after the hierarchy
+    assert query_headed(staff, "SELECT ename, dname, SYS_CONNECT_BY_PATH(ename, '/') path FROM staff "
+                               "LEFT JOIN dept USING (deptno) WHERE dname IS NULL OR LEVEL < 3 "
+                               "START WITH mgr IS NULL CONNECT BY PRIOR empno = mgr ORDER SIBLINGS BY ename") == (
+        ["ENAME", "DNAME", "PATH"],
+        [("KING", "ACCOUNTING", "/KING"), ("BLAKE", "SALES", "/KING/BLAKE"), ("JONES", "RESEARCH", "/KING/JONES"),
+         ("ADAMS", None, "/KING/JONES/SCOTT/ADAMS")])
