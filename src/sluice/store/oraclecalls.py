@@ -148,7 +148,8 @@ def bound_model(toks: Sequence, i: int, peek: Callable[[int], object], take: Cal
     number_model(fmt)                   # (ORA-01481 for a number's model that is none)
     take(k)
     out = list(toks)
-    out[k] = toks[k]._replace(kind="str", text="'" + fmt.replace("'", "''") + "'")
+    t = toks[k]
+    out[k] = type(t)("str", "'" + fmt.replace("'", "''") + "'", t.start, t.end)     # (a token: kind, text, start, end)
     return out
 
 
