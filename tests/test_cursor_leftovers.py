@@ -110,13 +110,13 @@ def test_a_timestamp_plus_numtodsinterval_of_a_column(slots):
 @pytest.fixture
 def tasks(conn):
     cur = conn.cursor()
-    cur.execute("CREATE TYPE task_t AS OBJECT (title VARCHAR2(40), due_date DATE)")
+    cur.execute("CREATE TYPE task_t AS OBJECT (title VARCHAR2(40), due_date DATE, created DATE)")
     conn.aqadm.create_queue_table(queue_table="TASK_QT", queue_payload_type="TASK_T")
     conn.aqadm.create_queue(queue_name="TASKS", queue_table="TASK_QT")
     conn.aqadm.start_queue(queue_name="TASKS")
     task = conn.gettype("TASK_T")
     t = task.newobject()
-    t.TITLE, t.DUE_DATE = "file", D(2026, 1, 31, 9, 30)
+    t.TITLE, t.DUE_DATE, t.CREATED = "file", D(2026, 1, 31, 9, 30), D(2026, 1, 29, 21, 30)
     conn.queue("TASKS", task).enqone(conn.msgproperties(payload=t))
     conn.commit()
     return conn
@@ -134,6 +134,8 @@ def test_date_arithmetic_on_a_date_attribute(tasks):
                              "WHERE q.user_data.due_date + 1 > DATE '2026-02-01'") == [("file",)]
     (iv,), = query_rows(tasks, "SELECT SYSTIMESTAMP - q.user_data.due_date FROM AQ$TASK_QT q")
     assert type(iv) is dt.timedelta
+    # one attribute minus another: the days between
+    assert query_rows(tasks, "SELECT q.user_data.due_date - q.user_data.created FROM AQ$TASK_QT q") == [(1.5,)]
 
 
 # -- TO_CHAR with a bound number model (PostgreSQL: written as a literal one) -----------------------

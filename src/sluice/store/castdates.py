@@ -7,6 +7,8 @@ arithmetic on it, as on any DATE (SQL Reference, "Datetime/Interval Arithmetic")
 * ``CAST(…) ± n`` (literal days, a bind of a number): a DATE — :func:`.viewdates.plus_days`
   (SQLite's ``sluice_add_days``; PostgreSQL's interval of days), a TIMESTAMP's fraction
   dropped as Oracle's TIMESTAMP + number is a DATE;
+* ``CAST(…) - CAST(…)`` (``q.user_data.due - q.user_data.created``): the days between, a
+  TIMESTAMP among them an INTERVAL DAY TO SECOND;
 * ``CLOCK - CAST(…)`` (SYSDATE, a datetime bind, a DATE literal; :mod:`.sqloracle` folds the
   clock first): the days between, a number; a TIMESTAMP among them (SYSTIMESTAMP, a CAST AS
   TIMESTAMP) an INTERVAL DAY TO SECOND.
@@ -23,7 +25,7 @@ from typing import Callable, Sequence
 
 from .viewdates import days_between, interval_between, plus_days
 
-__all__ = ["cast_end", "cast_minus", "cast_pieces", "cast_plus_days"]
+__all__ = ["cast_end", "cast_minus", "cast_minus_cast", "cast_pieces", "cast_plus_days"]
 
 _HOLE = "\0"
 # the operand's words that are the clock's own (sqloracle folds a CAST of those)
@@ -94,3 +96,24 @@ def cast_minus(sqlite: bool, clock: str, clock_kind: str, toks: Sequence, k: int
     text = (interval_between if stamp else days_between)(sqlite, clock, _HOLE)
     head, tail = _around(text, before, after)
     return (head, (toks[k + 2].start, toks[close - 3].end), tail), stamp
+
+
+def cast_minus_cast(toks: Sequence, i: int, close: int, kind: str, sqlite: bool,
+                    closes: Callable[[int], int]) -> tuple[int, tuple, bool] | None:
+    """``CAST(x AS kind) - CAST(y AS kind2)`` at tokens ``i`` (CAST) .. ``close`` and after, no
+    arithmetic after it: (its last token, the piece writing it, whether it is an INTERVAL DAY
+    TO SECOND rather than the days between), or None."""
+    if not (close + 2 < len(toks) and toks[close + 1].text == "-"):
+        return None
+    other = cast_end(toks, close + 2, closes)
+    if other is None:
+        return None
+    end, other_kind = other
+    if end + 1 < len(toks) and toks[end + 1].text in ("+", "-", "*", "/", "||"):
+        return None
+    a, b = cast_pieces(sqlite, kind), cast_pieces(sqlite, other_kind)
+    stamp = "TIMESTAMP" in (kind, other_kind)
+    head, _, tail = (interval_between if stamp else days_between)(sqlite, _HOLE, _HOLE + _HOLE).partition(_HOLE)
+    middle, _, tail = tail.partition(_HOLE + _HOLE)
+    return end, (head + a[0], (toks[i + 2].start, toks[close - 3].end), a[1] + middle + b[0],
+                 (toks[close + 4].start, toks[end - 3].end), b[1] + tail), stamp

@@ -77,7 +77,7 @@ from functools import lru_cache
 from typing import Collection, NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
-from .castdates import cast_end, cast_minus, cast_plus_days
+from .castdates import cast_end, cast_minus, cast_minus_cast, cast_plus_days
 from .clockbinds import ClockBinds
 from .oraclecalls import CALLS, arguments, bound_model, call_pieces
 from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
@@ -453,6 +453,14 @@ class _Translation:
             self.dated.update(range(i, plus[0] + 1))
             self.replace[toks[i].start] = (toks[plus[0]].end, plus[1])
             self.skip = plus[0]
+            return
+        minus = cast_minus_cast(toks, i, close, toks[to].word, self.sqlite, lambda p: _closes(toks, p))
+        if minus is not None:       # CAST(x AS DATE) - CAST(y AS DATE): the days between (.castdates)
+            end, piece, interval = minus
+            if interval:
+                self.intervals.add((toks[i].start, toks[end].end))
+            self.replace[toks[i].start] = (toks[end].end, piece)
+            self.skip = end
             return
         if not self.sqlite and toks[to].word == "DATE":
             self.replace[toks[i].start] = (toks[i].end, "date_trunc('second', CAST")
