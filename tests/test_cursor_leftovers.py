@@ -174,3 +174,15 @@ def test_a_hierarchy_over_a_join_joins_first(staff):
         ["ENAME", "DNAME", "PATH"],
         [("KING", "ACCOUNTING", "/KING"), ("BLAKE", "SALES", "/KING/BLAKE"), ("JONES", "RESEARCH", "/KING/JONES"),
          ("ADAMS", None, "/KING/JONES/SCOTT/ADAMS")])
+
+
+def test_a_hierarchy_over_a_comma_join_takes_its_join_predicates_first(staff):
+    # the WHERE's join predicate before the hierarchy (ADAMS is not joined), LEVEL <= 2 after it
+    assert query_headed(staff, "SELECT e.ename, d.dname, LEVEL FROM staff e, dept d "
+                               "WHERE LEVEL <= 2 AND d.deptno = e.deptno "
+                               "START WITH e.mgr IS NULL CONNECT BY PRIOR e.empno = e.mgr") == (
+        ["ENAME", "DNAME", "LEVEL"], [("KING", "ACCOUNTING", 1), ("JONES", "RESEARCH", 2), ("BLAKE", "SALES", 2)])
+    # only join predicates: no WHERE left after the hierarchy
+    assert query_headed(staff, "SELECT ename FROM staff, dept WHERE dept.deptno = staff.deptno "
+                               "START WITH mgr IS NULL CONNECT BY PRIOR empno = mgr")[1] == [
+        ("KING",), ("JONES",), ("SCOTT",), ("BLAKE",)]
