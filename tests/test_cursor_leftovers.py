@@ -43,6 +43,11 @@ def test_a_concatenation_of_columns_in_arithmetic(conn, dsn):
                  "INSERT INTO parts (id, a, b) VALUES (:1, :2, :3)", [(1, "1", "2"), (2, "x", "2")])
     assert query_rows(conn, "SELECT a || b + 1 FROM parts WHERE id = 1") == [(13,)]
     assert query_code(conn, "SELECT a || b + 1 FROM parts WHERE id = 2") == "ORA-01722"
+    # a text column an operand of arithmetic itself (SQLite added its leading digits, PostgreSQL
+    # had no varchar + integer): a number
+    assert query_rows(conn, "SELECT b + 1, a - b, 1 + b || 'x' FROM parts WHERE id = 1") == [(3, -1, "3x")]
+    assert query_code(conn, "SELECT a + 1 FROM parts WHERE id = 2") == "ORA-01722"
+    assert query_rows(conn, "SELECT a || '.5' + b FROM parts WHERE id = 1") == [(3.5,)]
 
 
 # -- TO_NUMBER of a column by a literal model (numformat.pg_read_number) --------------------------

@@ -83,7 +83,7 @@ from .oraclecalls import CALLS, arguments, bound_model, call_pieces
 from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
 from .oracledates import datetime_literal, to_date
 from .oraclestrings import EMPTY, empty_binds_null, oracle_strings
-from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
+from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, is_text, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
 from .dateround import round_sql, rounded
 from .sqllimits import limited
@@ -136,6 +136,7 @@ _NOT_NAMES = _KEYWORDS | _DATES | _TIMESTAMPS | {"USER", "INTERVAL", "DATE", "TI
 # calls whose value is one of their arguments (a date's text on SQLite when one is a date)
 _ONE_OF_ARGS = frozenset({"NVL", "NVL2", "COALESCE", "IFNULL", "GREATEST", "LEAST", "NULLIF", "DECODE", "MAX",
                           "MIN"})
+_ARITHMETIC = frozenset({"+", "-", "*", "/"})
 # comparison operators: a view's DATE compared is whole seconds
 _COMPARE = frozenset({"=", "<>", "!=", "<", ">", "<=", ">="})
 # a name times something (``SELECT * FROM`` is none): maybe a date column's arithmetic
@@ -326,6 +327,10 @@ class _Translation:
             self._date_after_operator(i)
         elif after == ")" and self.sqlite and self._arithmetic_outside(i, i) and self._user_date(i):
             raise _unanswered(t.text)
+        elif (i > 0 and toks[i - 1].text in _ARITHMETIC or after in ("*", "/") or after in ("+", "-") and not (
+                i > 0 and toks[i - 1].text == "||")) and self._user_text(i):
+            # a text column an operand of arithmetic (not of a || before it): a number, ORA-01722 for none
+            self.replace[t.start] = (t.end, f"TO_NUMBER({t.text})" if self.sqlite else f"CAST({t.text} AS NUMERIC)")
         elif self.sqlite and self.lookup is not None and (word in _ONE_OF_ARGS and after == "(" or word == "CASE"):
             self._date_choice(i)
         elif word == "TRUNC" and after == "(":
@@ -635,6 +640,14 @@ class _Translation:
         if self.columns is None:
             self.columns = self.lookup(table_names(self.toks))
         return is_number(self.columns.get(self.toks[i].word.rpartition(".")[2].strip()))
+
+    def _user_text(self, i: int) -> bool:
+        """Whether token ``i`` names a column of the user's tables declared as text."""
+        if self.lookup is None or self.toks[i].kind != "id":
+            return False
+        if self.columns is None:
+            self.columns = self.lookup(table_names(self.toks))
+        return is_text(self.columns.get(self.toks[i].word.rpartition(".")[2].strip()))
 
     def _a_date(self, i: int) -> bool:
         return self._view_date(i) or self._user_date(i) is not None
