@@ -93,7 +93,8 @@ def test_a_loop_is_ora_01436_or_with_nocycle_cut(emp):
     # * over a subquery: its columns are not known
     "SELECT * FROM (SELECT * FROM emp) e START WITH mgr IS NULL CONNECT BY PRIOR empno = mgr",
     "SELECT PRIOR ename FROM emp START WITH mgr IS NULL CONNECT BY PRIOR empno = mgr",
-    "SELECT a.ename FROM emp a, emp b START WITH a.mgr IS NULL CONNECT BY PRIOR a.empno = a.mgr",
+    # a join of a subquery (its columns are not known: tests/test_cursor_leftovers.py joins tables)
+    "SELECT a.ename FROM (SELECT * FROM emp) a, emp b START WITH a.mgr IS NULL CONNECT BY PRIOR a.empno = a.mgr",
 ])
 def test_what_sluice_does_not_answer_is_refused(emp, sql):
     assert query_code(emp, sql) == "SLU-00001"

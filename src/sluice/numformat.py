@@ -28,7 +28,10 @@ integer part right-aligned on the model's (fewer leading digits, and the group s
 among them, may be left out; a separator must stand where the model has one), no more
 decimals than the model has, the sign where the model puts it (none: a leading ``-``), the
 ``$`` where the model has one; blanks around are ignored (``TO_CHAR``'s padding reads
-back).  Anything else is ORA-01722 (invalid number), as Oracle's.
+back).  Anything else is ORA-01722 (invalid number), as Oracle's.  On PostgreSQL, whose own
+``to_number`` reads a model loosely, :func:`pg_read_number` gives SQL reading a run-time value
+(a column's) by the same rules: a regular expression of exactly the texts :func:`read_number`
+reads.
 
 SQLite's ``ORACLE_TO_CHAR(n, fmt)`` (:mod:`sluice.store.sqlitefns`) writes it with :func:`format_number`;
 on PostgreSQL :func:`pg_to_char` gives the SQL of PostgreSQL's own ``to_char``, which reads
@@ -47,7 +50,8 @@ from .errors import not_supported, ora
 
 _NUMBER_TEXT = re.compile(r"(\$?)([0-9,]*)(?:\.([0-9]*))?")
 
-__all__ = ["NumberModel", "format_number", "is_number_model", "number_model", "pg_to_char", "read_number"]
+__all__ = ["NumberModel", "format_number", "is_number_model", "number_model", "pg_read_number", "pg_to_char",
+           "read_number"]
 
 # the models that stand alone: hexadecimal (only 0 or FM before the Xs), Roman numerals, text minimum
 _ALONE = re.compile(r"(?:FM)?(?:0*X+|RN)|TM[9E]?", re.I)
@@ -216,6 +220,38 @@ def read_number(text: str, fmt: str) -> Decimal:
         raise ora(1722, repr(text))
     n = Decimal((whole.replace(",", "") or "0") + "." + (fraction or "0"))
     return -n if negative else n
+
+
+def pg_read_number(fmt: str) -> tuple[str, str]:
+    """PostgreSQL's SQL for ``TO_NUMBER(x, fmt)`` of a run-time ``x``: (text before ``x``, text
+    after it).  ``x`` is read once (a subquery over VALUES); text matching :func:`number_pattern`
+    is its digits and point cast to NUMERIC, negative by its ``-`` or ``<``; other text is cast
+    as ``'ORA-01722: invalid number'``, which PostgreSQL refuses (ORA-01722).  No ``||``: the
+    statement's concatenations are rewritten after (:mod:`sluice.store.oraclestrings`)."""
+    pattern = number_pattern(fmt)
+    return ("(SELECT CASE WHEN sluice_t ~ '[-<]' THEN -1 ELSE 1 END * CAST(CASE WHEN sluice_t IS NULL THEN NULL "
+            "WHEN sluice_t ~ '" + pattern + "' THEN regexp_replace(sluice_t, '[^0-9.]', '', 'g') "
+            "ELSE 'ORA-01722: invalid number' END AS NUMERIC) FROM (VALUES (NULLIF(CAST(",
+            " AS TEXT), ''))) AS sluice_values(sluice_t))")
+
+
+@lru_cache(maxsize=64)
+def number_pattern(fmt: str) -> str:
+    """A regular expression (POSIX ERE, as PostgreSQL's ``~`` reads it; Python's ``re`` reads it
+    alike) matching exactly the texts :func:`read_number` reads by ``fmt``."""
+    model = number_model(fmt)
+    tails = [model.whole[len(model.whole) - k:] for k in range(len(model.whole), 0, -1)]
+    whole = "|".join("".join("," if c == "," else "[0-9]" for c in tail)
+                     for tail in tails if not tail.startswith(","))
+    bodies = []
+    if whole:
+        bodies.append(f"(?:{whole})" + ("" if model.fraction is None else f"(?:\\.[0-9]{{0,{len(model.fraction)}}})?"))
+    if model.fraction:
+        bodies.append(f"\\.[0-9]{{1,{len(model.fraction)}}}")
+    body = ("\\$" if model.dollar else "") + "(?:" + ("|".join(bodies) or "(?!)") + ")"
+    signed = {"": f"-?{body}", "S<": f"[-+]{body}", "S>": f"{body}[-+]", "MI": f"{body}-?",
+              "PR": f"<{body}>|{body}"}[model.sign]
+    return f"^\\s*(?:{signed})\\s*$"
 
 
 def _aligned(whole: str, template: str) -> bool:

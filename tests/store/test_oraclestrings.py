@@ -12,9 +12,12 @@ def test_a_chain_as_coalesced_operands():
         "SELECT NULLIF(COALESCE(a, '') || COALESCE(b, ''), '') x FROM t"
     assert oracle_strings("SELECT a || b FROM t", False, tokens, aliased) == \
         "SELECT NULLIF(COALESCE(CAST(a AS TEXT), '') || COALESCE(CAST(b AS TEXT), ''), '') AS \"A||B\" FROM t"
-    # Oracle's precedence: n + 1 is one operand, 2 * c another; the sum of a chain and d
+    # Oracle's precedence: n + 1 is one operand, 2 * c another; the sum of a chain (a number,
+    # ORA-01722 when its text is none) and d
     assert oracle_strings("SELECT n + 1 || 2 * c + d x FROM t", True, tokens, aliased) == \
-        "SELECT NULLIF(COALESCE(n + 1, '') || COALESCE(2 * c, ''), '') + d x FROM t"
+        "SELECT TO_NUMBER(NULLIF(COALESCE(n + 1, '') || COALESCE(2 * c, ''), '')) + d x FROM t"
+    assert oracle_strings("SELECT 'a' || 1 - '2' x FROM t", False, tokens, aliased) == \
+        "SELECT CAST(NULLIF(COALESCE(CAST('a' AS TEXT), '') || COALESCE(CAST(1 AS TEXT), ''), '') AS NUMERIC) - 2 x FROM t"
 
 
 def test_nested_chains_and_calls():
@@ -28,7 +31,8 @@ def test_nested_chains_and_calls():
 
 
 def test_what_is_not_plain_is_left():
-    for sql in ("SELECT a || b AT TIME ZONE 'UTC' FROM t", "SELECT PRIOR a || b FROM t", "SELECT a FROM t"):
+    for sql in ("SELECT a || b AT TIME ZONE 'UTC' FROM t", "SELECT PRIOR a || b FROM t", "SELECT a FROM t",
+                "SELECT '2026-01-02 00:00:00' - d FROM t", "SELECT '1'::int + 1 FROM t"):
         assert oracle_strings(sql, True, tokens, aliased) == sql
 
 

@@ -22,7 +22,7 @@ from ..errors import not_supported, ora
 from .oraclecalls import arguments
 from .sqlclock import NULL
 
-__all__ = ["NUM_INTERVALS", "check_extracts", "ds_interval_pieces", "interval_literal", "num_interval",
+__all__ = ["NUM_INTERVALS", "check_extracts", "ds_interval_pieces", "ds_micros", "interval_literal", "num_interval",
            "scaled_intervals", "unit_of"]
 
 NUM_INTERVALS = frozenset({"NUMTODSINTERVAL", "NUMTOYMINTERVAL"})
@@ -45,14 +45,19 @@ def unit_of(toks: Sequence, i: int) -> tuple[list[tuple[int, int]], int, str] | 
     return args, close, unit
 
 
+def _call(toks: Sequence, k: int, names: Collection[str]) -> tuple[list[tuple[int, int]], int, str] | None:
+    """:func:`unit_of` of a call at token ``k`` of one of ``names``, else None."""
+    if not (k + 1 < len(toks) and toks[k].word in names and toks[k + 1].text == "("):
+        return None
+    return unit_of(toks, k)
+
+
 def num_interval(toks: Sequence, k: int, bind: Callable[[int], object] | None = None
                  ) -> tuple[int, int, Fraction] | None:
     """``NUMTODSINTERVAL(n, 'unit')`` / ``NUMTOYMINTERVAL(n, 'unit')`` of a literal number (or
     a bind whose value ``bind(its index)`` reads as a number, taking it; a NULL one is not
     folded) at token ``k``: (its last token, months, seconds), or None when it is not one."""
-    if not (k + 1 < len(toks) and toks[k].word in NUM_INTERVALS and toks[k + 1].text == "("):
-        return None
-    found = unit_of(toks, k)
+    found = _call(toks, k, NUM_INTERVALS)
     if found is None:
         return None
     args, close, unit = found
@@ -73,6 +78,28 @@ def num_interval(toks: Sequence, k: int, bind: Callable[[int], object] | None = 
             months = Fraction(int(months))
         return close, int(months), Fraction(0)
     return close, 0, n * _DS_SECONDS[unit]
+
+
+# words that are no run-time value of a column's (the clock: its own arithmetic)
+_NOT_VALUES = frozenset({"SYSDATE", "SYSTIMESTAMP", "CURRENT_DATE", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "USER",
+                         "LEVEL", "ROWNUM", "PRIOR", "NULL"})
+
+
+def ds_micros(toks: Sequence, k: int, sql: str) -> tuple[int, str] | None:
+    """``NUMTODSINTERVAL(x, 'unit')`` at token ``k`` of a run-time ``x`` (a column, arithmetic
+    of columns, numbers and binds — no call, no division, which SQLite's integers would truncate):
+    (its ``)``, SQLite's SQL of its microseconds, an integer), for ``sluice_add_interval`` (a TIMESTAMP plus it); None for any other."""
+    found = _call(toks, k, ("NUMTODSINTERVAL",))
+    if found is None:
+        return None
+    args, close, unit = found
+    first, last = args[0]
+    for m in range(first, last + 1):
+        t = toks[m]
+        if t.kind not in ("id", "qid", "num", "bind", "op") or t.word in _NOT_VALUES or t.text == "/" or (
+                t.kind == "id" and m + 1 <= last and toks[m + 1].text == "("):
+            return None
+    return close, f"CAST(ROUND(({sql[toks[first].start:toks[last].end]}) * {_DS_SECONDS[unit] * 10**6}) AS INTEGER)"
 
 
 def ds_interval_pieces(sqlite: bool, unit: str) -> tuple[str, str]:

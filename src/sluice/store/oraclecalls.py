@@ -21,20 +21,25 @@ in the statement instead of which of its pieces (start -> (end, text)):
   (PostgreSQL's ``to_date`` drops the time); a literal format model is checked here
   (ORA-01821), PostgreSQL's would take ``QQQQ``; a literal number format model
   (``'99,999.99'``) is Oracle's on both stores (:mod:`sluice.numformat`);
+* on PostgreSQL a model bound to ``TO_CHAR(x, :fmt)`` is written into the statement as a literal
+  model (:func:`bound_model`, the bind taken) when it is a number's — a number model, or any model
+  of a number literal, a number bind or a user's NUMBER column (ORA-01481 for no number model) —
+  so PostgreSQL's to_char of it is Oracle's as a literal model's is;
 * a ``''`` argument of these is NULL, as Oracle's empty string is (``TO_CHAR(5, '')`` is NULL, the
   model no model to check).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from decimal import Decimal
+from typing import Callable, NamedTuple, Sequence
 
 from ..errors import not_supported, ora
 from ..numformat import is_number_model, number_model, pg_to_char
 from .oracledates import check_format
 from .seqwords import is_sequence_word
 
-__all__ = ["CALLS", "Copy", "Piece", "arguments", "call_pieces", "opened"]
+__all__ = ["CALLS", "Copy", "Piece", "arguments", "bound_model", "call_pieces", "opened"]
 
 CALLS = frozenset({"NVL", "NVL2", "DECODE", "SUBSTR", "INSTR", "LENGTH", "TO_CHAR", "TO_DATE"})
 _ARITY = {"NVL": (2, 2), "NVL2": (3, 3), "DECODE": (3, 255), "SUBSTR": (2, 3), "INSTR": (2, 4),
@@ -123,6 +128,31 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
             and not (name == "TO_CHAR" and _number_model(toks, args)):
         check_format(toks[args[1][0]].text[1:-1].replace("''", "'"))
     return pieces
+
+
+def bound_model(toks: Sequence, i: int, peek: Callable[[int], object], take: Callable[[int], object],
+                number: Callable[[int], bool]) -> Sequence:
+    """``toks`` of a PostgreSQL statement with the model bound to ``TO_CHAR(x, :fmt)`` at token
+    ``i`` as a literal (``take`` takes it from the binds; ``peek`` reads a bind, ``number`` tells
+    a user's NUMBER column) when it is a number's (see the module); else ``toks`` as they are."""
+    args, close = arguments(toks, i + 1)
+    if close < 0 or len(args) != 2 or args[1][0] != args[1][1] or toks[args[1][0]].kind != "bind":
+        return toks
+    k, (a, b) = args[1][0], args[0]
+    fmt = peek(k)
+    if type(fmt) is not str or not fmt:
+        return toks
+    x = toks[a]
+    numeric = a == b and (x.kind == "num" or x.kind == "bind" and type(peek(a)) in (int, float, Decimal)
+                          or x.kind == "id" and number(a))
+    if not (numeric or is_number_model(fmt)):
+        return toks                     # (a date's model: PostgreSQL's to_char, as before)
+    number_model(fmt)                   # (ORA-01481 for a number's model that is none)
+    take(k)
+    out = list(toks)
+    t = toks[k]
+    out[k] = type(t)("str", "'" + fmt.replace("'", "''") + "'", t.start, t.end)     # (a token: kind, text, start, end)
+    return out
 
 
 def _number_model(toks: Sequence, args: list[tuple[int, int]]) -> str | None:

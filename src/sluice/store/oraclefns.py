@@ -34,8 +34,8 @@ cannot parse it) and an empty TRIM is NULL; ``ADD_MONTHS`` of the clock, a datet
 a DATE literal, and ``SYS_EXTRACT_UTC(SYSTIMESTAMP)``, are folded by :mod:`.sqloracle` as
 the clock is (:func:`add_months`), so that its date arithmetic goes on working.
 
-``TO_NUMBER`` with NLS parameters (or on PostgreSQL with a format model, of other than
-literals), ``DUMP`` (:data:`REFUSED`), and a non-literal
+``TO_NUMBER`` with NLS parameters (or on PostgreSQL with a format model not a literal; a
+literal model of a column's text is read by :func:`sluice.numformat.pg_read_number`), ``DUMP`` (:data:`REFUSED`), and a non-literal
 regular-expression match parameter on PostgreSQL, are refused (SLU-00001).
 """
 
@@ -51,7 +51,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
-from ..numformat import read_number
+from ..numformat import pg_read_number, read_number
 from ..sqlfunctions import to_number
 from .oracledates import check_format, to_date
 from .oraclecalls import Piece, arguments, opened
@@ -304,8 +304,8 @@ def _number_value(n: Decimal) -> int | float:
     return int(n) if n == n.to_integral_value() else float(n)
 
 
-_NUMBER_MODEL = ("TO_NUMBER with NLS parameters, or on PostgreSQL of other than a literal with a format model "
-                 "(Sluice reads a literal's text by the model, sluice/numformat.py)")
+_NUMBER_MODEL = ("TO_NUMBER with NLS parameters, or on PostgreSQL with a format model other than a literal "
+                 "(Sluice reads text by a literal model, sluice/numformat.py)")
 
 
 def _answer(value: Any) -> Any:
@@ -473,6 +473,14 @@ def pg_pieces(toks: Sequence, i: int) -> dict[int, Piece]:
             value = None if text == "" or fmt == "" else read_number(text, fmt)     # ('' is NULL)
             return {toks[i].start: (toks[close].end, "CAST(NULL AS NUMERIC)" if value is None
                                     else f"CAST('{value}' AS NUMERIC)")}
+        if len(args) == 2 and args[1][0] == args[1][1] and toks[args[1][0]].kind == "str":
+            fmt = toks[args[1][0]].text[1:-1].replace("''", "'")
+            if fmt == "":
+                return {toks[i].start: (toks[close].end, "CAST(NULL AS NUMERIC)")}
+            before, after = pg_read_number(fmt)     # (a column's text by the model)
+            put(head, before)
+            pieces[commas[0].start] = (end[1], after)
+            return pieces
         if len(args) > 1:
             raise not_supported(_NUMBER_MODEL)
         put(head, "CAST(")

@@ -18,6 +18,15 @@ of the statement as ``NULL``) and before :mod:`.sqlhierarchy`:
   NULL is NULL); ``LTRIM`` / ``RTRIM`` / ``TRANSLATE`` as NULL where they leave nothing.
   (SUBSTR, TRIM, LPAD, RPAD and the REGEXP_ functions already are: :mod:`.oraclefns`.)
 
+A string in arithmetic is a number, as Oracle converts it (SQL Reference, "Implicit Data
+Conversion"), where the stores would add its text's leading digits (SQLite: ``'x' + 1`` is 1)
+or refuse a literal with a fraction (PostgreSQL: ``'1.5' + 1``): a literal operand of ``+ - *
+/`` that is a number is written as that number, one that is none is converted when the
+statement runs (ORA-01722: SQLite's ``TO_NUMBER``, PostgreSQL's NUMERIC cast), and so is a
+concatenation that is an operand of ``+`` / ``-`` (``'a' || 1 + 2`` is ``('a' || 1) + 2``:
+ORA-01722; ``'1' || 2 + 3`` is 15).  A literal written as a datetime (the translation's
+SQLite clock) is left alone.
+
 A chain whose extent is not plain (an operand this reader does not know) is left as it was.
 An unaliased select item so rewritten is named as Oracle names it (:mod:`.selectitems`).
 Each text is rewritten once (kept per text): a statement typed at a cursor runs again with
@@ -27,6 +36,8 @@ python-oracledb sends it.
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -52,6 +63,11 @@ _FOLLOWERS = _STARTERS | frozenset({
 _NOT_OPERANDS = (_FOLLOWERS - {"CASE", "NOT"}) | {"PRIOR", "CONNECT_BY_ROOT", "EXISTS", "ANY", "SOME"}
 _UNITS = frozenset({"YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "TO"})
 _EMPTY_AS_NULL = frozenset({"LTRIM", "RTRIM", "TRANSLATE"})
+# a string literal beside an arithmetic operator: maybe a number Oracle converts
+_QUOTED_ARITHMETIC = re.compile(r"'\s*[-+*/]|[-+*/]\s*'")
+# Oracle's text of a number (TO_NUMBER without a model), and the text of a datetime
+_NUMBER = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*")
+_DATETIME = re.compile(r"\d{4}-\d\d-\d\d")
 
 
 def empty_binds_null(binds: dict | Sequence | None) -> dict | Sequence | None:
@@ -73,7 +89,7 @@ def oracle_strings(text: str, sqlite: bool, tokens: Callable[[str], list],
     answers them (see the module); ``tokens`` reads its tokens, ``aliased`` tells an aliased
     select item (:func:`.sqloracle.tokens`, :func:`.sqloracle.aliased`)."""
     upper = text.upper()
-    if not any(mark in upper for mark in _MARKS):
+    if not any(mark in upper for mark in _MARKS) and not ("'" in text and _QUOTED_ARITHMETIC.search(text)):
         return text
     return _rewritten(text, sqlite, tokens, aliased)
 
@@ -90,6 +106,9 @@ class _Strings:
         self.marked: set[int] = set()               # the tokens starting what is rewritten
         # COALESCE(x, '') of an operand: PostgreSQL's text of it first, as its || writes it
         self.open_, self.close_ = ("COALESCE(", ", '')") if sqlite else ("COALESCE(CAST(", " AS TEXT), '')")
+        # a text taken for a number: ORA-01722 when it is none
+        self.number_ = ("TO_NUMBER(", ")") if sqlite else ("CAST(", " AS NUMERIC)")
+        self.strings: list[tuple[int, bool]] = []      # a term's string literals: (token, in * / or signed)
         self.opens: dict[int, list[str]] = {}       # position -> what starts there, outermost first
         self.closes: dict[int, list[str]] = {}      # position -> what ends there, innermost first
         self.replace: dict[int, tuple[int, str]] = {}   # start -> (end, text)
@@ -139,19 +158,34 @@ class _Strings:
         toks = self.toks
         terms: list[tuple[int, int]] = []
         ops: list[str] = []
+        strings: list[tuple[int, int, bool]] = []       # (term, token, in * / or signed): maybe numbers
         k = i
         while True:
+            self.strings = []
             end = self._term(k)
             if end is None:
                 return
+            strings.extend((len(terms), at, times) for at, times in self.strings)
             terms.append((k, end))
             if end + 1 < len(toks) and toks[end + 1].text in _ADDITIVE:
                 ops.append(toks[end + 1].text)
                 k = end + 2
                 continue
             break
-        if "||" not in ops or not self._ends(terms[-1][1] + 1):
+        if not self._ends(terms[-1][1] + 1):
             return
+        numbers = [at for term, at, times in strings
+                   if times or self._arithmetic(ops, term)]
+        numbers += [first for term, (first, last) in enumerate(terms)
+                    if self._concatenated(first, last) and self._arithmetic(ops, term)]
+        if "||" in ops:
+            self._concatenation(i, terms, ops)
+        if numbers:                 # (inside the concatenation's operands: read after them)
+            self._numbers(i, numbers)
+
+    def _concatenation(self, i: int, terms: list[tuple[int, int]], ops: list[str]) -> None:
+        """The chain at token ``i`` (its ``terms`` joined by ``ops``) as Oracle's ``||``."""
+        toks = self.toks
         start = toks[i].start
         opens: list[str] = []      # at the chain's start, outermost first
         closes: dict[int, list[str]] = {}
@@ -170,28 +204,79 @@ class _Strings:
                 self._open(toks[first].start, self.open_)
                 closes.setdefault(toks[last].end, []).append(self.close_)
             closes[toks[terms[b][1]].end].append(", '')")
+            if b < len(ops):        # (a || b) + c: a number
+                opens[0] = self.number_[0] + opens[0]
+                closes[toks[terms[b][1]].end].append(self.number_[1])
             a = b
         self.marked.add(i)
         self.opens.setdefault(start, []).extend(opens)
         for pos, texts in closes.items():
             self.closes[pos] = texts + self.closes.get(pos, [])
 
+    @staticmethod
+    def _arithmetic(ops: list[str], term: int) -> bool:
+        """Whether the term ``term`` of a chain joined by ``ops`` is an operand of ``+`` / ``-``
+        (``'a' || 'b' + 1``: the concatenation is)."""
+        before = ops[term - 1] if term else None
+        after = ops[term] if term < len(ops) else None
+        return before in ("+", "-") or after in ("+", "-") and before != "||"
+
+    def _concatenated(self, first: int, last: int) -> bool:
+        """Whether tokens ``first`` .. ``last`` are a parenthesised concatenation (not a query)."""
+        toks = self.toks
+        if toks[first].text != "(" or self.match.get(first) != last or toks[first + 1].word in ("SELECT", "WITH"):
+            return False
+        depth = 0
+        for t in toks[first + 1:last]:
+            depth += (t.text == "(" or t.word == "CASE") - (t.text == ")" or t.word == "END")
+            if depth == 0 and t.text == "||":
+                return True
+        return False
+
+    def _numbers(self, i: int, numbers: list[int]) -> None:
+        """The string literals (or parenthesised concatenations) at ``numbers`` as numbers (see
+        the module)."""
+        toks = self.toks
+        for at in numbers:
+            if toks[at].text == "(":
+                self._open(toks[at].start, self.number_[0])
+                self._close(toks[self.match[at]].end, self.number_[1])
+                self.marked.add(i)
+                continue
+            text = toks[at].text[1:-1].replace("''", "'")
+            if _DATETIME.match(text.strip()):
+                continue
+            m = _NUMBER.fullmatch(text)
+            if m:
+                number = str(Decimal(m.group(1)))
+                self.replace[toks[at].start] = (toks[at].end, f"({number})" if number[0] == "-" else number)
+            else:
+                self._open(toks[at].start, self.number_[0])
+                self._close(toks[at].end, self.number_[1])
+            self.marked.add(i)
+
     def _term(self, i: int) -> int | None:
         """The last token of the operand of ``||`` / ``+`` / ``-`` starting at token ``i``:
-        factors joined by ``*`` / ``/`` (None: not one this reader knows)."""
+        factors joined by ``*`` / ``/`` (None: not one this reader knows); its string literal
+        factors in :attr:`strings`."""
         toks = self.toks
+        times = False
         while True:
+            signed = False
             while i < len(toks) and toks[i].text in ("+", "-"):
-                i += 1
+                i, signed = i + 1, True
             end = self._factor(i)
             if end is None:
                 return None
+            nxt = toks[end + 1].text if end + 1 < len(toks) else ""
+            if end == i and toks[i].kind == "str" and nxt != "::":
+                self.strings.append((i, times or signed or nxt in _MULTIPLICATIVE))
             while end + 2 < len(toks) and toks[end + 1].text == "::" and toks[end + 2].kind == "id":
                 end += 2        # PostgreSQL's cast, as the translation wrote it
                 if end + 1 < len(toks) and toks[end + 1].text == "(":
                     end = self.match.get(end + 1, len(toks))
             if end + 1 < len(toks) and toks[end + 1].text in _MULTIPLICATIVE:
-                i = end + 2
+                i, times = end + 2, True
                 continue
             return end if end < len(toks) else None
 

@@ -24,7 +24,7 @@ which are a TIMESTAMP minus a date (INTERVAL DAY TO SECOND, :attr:`.Translated.i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import lru_cache
 
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ,
@@ -32,6 +32,7 @@ from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_T
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
 from .oraclefns import DATE_CALLS
+from .selectitems import select_items
 from .numintervals import NUM_INTERVALS
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
 from .viewdates import VIEW_DATES, view_kind
@@ -99,9 +100,8 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
             heading = "".join(t.text if t.kind == "qid" else t.text.upper() if t.kind == "str"
                               else _WS.sub("", t.text.upper()) for t in toks[first:last + 1])
         dbtype = _item_type(toks, first, last, oracle.dated, dates, user)
-        if (toks[first].start, toks[last].end) in oracle.intervals or (
-                first == last and toks[first].kind == "id" and _column(toks[first]) in intervals):
-            dbtype = DB_TYPE_INTERVAL_DS      # a TIMESTAMP minus a date (or a subquery's alias of one)
+        if oracle.intervals and _interval_item(toks, first, last, oracle.intervals, intervals):
+            dbtype = DB_TYPE_INTERVAL_DS      # a TIMESTAMP minus a date (a CASE of one, a subquery's alias of one)
         elif (toks[first].start, toks[last].end) in oracle.stamped:
             dbtype = DB_TYPE_TIMESTAMP        # a TIMESTAMP plus an interval (SQLite: its text)
         if (dbtype is None and sqlite and toks[first].word in _BOOLEAN_CALLS and first + 1 < last
@@ -208,8 +208,41 @@ def _interval_aliases(oracle: Translated) -> frozenset[str]:
     fetches ``x`` as a timedelta on SQLite too (its value there is days)."""
     toks = oracle.toks or []
     ends = {end for _, end in oracle.intervals}
-    return frozenset(alias for i, t in enumerate(toks) if t.end in ends
-                     for alias in (_alias_after(toks, i),) if alias)
+    found = {alias for i, t in enumerate(toks) if t.end in ends for alias in (_alias_after(toks, i),) if alias}
+    for first, last in reversed(select_items(toks)):     # a CASE / NVL / COALESCE of them, inner ones first
+        if first < last and aliased(toks, first, last):
+            end = last - 1 - (toks[last - 1].word == "AS")
+            if first <= end and _interval_item(toks, first, end, oracle.intervals, found):
+                found.add(_name(toks[last]))
+    return frozenset(found)
+
+
+def _interval_item(toks: list[_Tok], first: int, last: int, spans: frozenset[tuple[int, int]],
+                   aliases: Collection[str]) -> bool:
+    """Whether the item at tokens ``first``..``last`` is an INTERVAL DAY TO SECOND: one of
+    ``spans`` (:attr:`.Translated.intervals`), a subquery's alias of one (``aliases``), one in
+    parentheses, or NVL / COALESCE / CASE whose values are each one or NULL (one at least)."""
+    while first < last and toks[first].text == "(" and _closes(toks, first) == last:
+        first, last = first + 1, last - 1
+    if (toks[first].start, toks[last].end) in spans:
+        return True
+    if first == last:
+        return toks[first].kind == "id" and _column(toks[first]) in aliases
+    if (last - first >= 3 and toks[first].word in _ONE_OF and toks[first + 1].text == "("
+            and _closes(toks, first + 1) == last):
+        branches = _split(toks, first + 2, last - 1, (",",))
+    elif last - first >= 4 and toks[first].word == "CASE" and toks[last].word == "END":
+        branches = _case_values(toks, first, last)
+    else:
+        return False
+    found = False
+    for a, b in branches:
+        if a == b and toks[a].word == "NULL":
+            continue
+        if a > b or not _interval_item(toks, a, b, spans, aliases):
+            return False
+        found = True
+    return found
 
 
 def _column(t: _Tok) -> str:

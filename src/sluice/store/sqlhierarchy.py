@@ -21,7 +21,8 @@ ORA-01436 as in Oracle, or with NOCYCLE left out of the rows with CONNECT_BY_ISC
 the row that would have led back; CONNECT_BY_ISCYCLE without NOCYCLE is ORA-30930.
 
 ``*`` is the table's columns (looked up, :mod:`.usercolumns`: ``sluice_src`` has its row
-numbers more).  Refused (SLU-00001): a hierarchy over a join (Oracle joins first), ``PRIOR``
+numbers more).  A hierarchy over a join is one over the join as a subquery
+(:mod:`.hierarchyjoins`: Oracle joins first).  Refused (SLU-00001): ``PRIOR``
 outside the CONNECT BY condition, ``*`` over a subquery (name the columns), FETCH / OFFSET in
 the block.  The CONNECT BY LEVEL row generator over DUAL (no PRIOR, no
 START WITH) is :mod:`.sqlsetops`'s.  Runs before it, on the statement as :mod:`.sqloracle`
@@ -35,6 +36,7 @@ import sqlite3
 from typing import Callable
 
 from ..errors import not_supported, ora, raised_by_sluice_sql
+from .hierarchyjoins import joined_block
 from .sqlitecalls import keep_error
 from .oraclecalls import arguments
 from .selectitems import item_headings
@@ -155,6 +157,9 @@ class _Block:
                 raise not_supported(f"{word} in a hierarchical query")
         if "FROM" not in c or "CONNECT" not in c:
             raise not_supported("START WITH without CONNECT BY")
+        joined = joined_block(self.text, self.toks, self.depth, self.first, self.last, c, self.columns)
+        if joined is not None:
+            return joined       # (over its join as one subquery: read again, .hierarchyjoins)
         source, alias = self._source(*c["FROM"])
         self.alias = alias
         first, last = c["CONNECT"]

@@ -77,12 +77,13 @@ from functools import lru_cache
 from typing import Collection, NamedTuple, Sequence
 
 from ..errors import NotSupportedError, not_supported, ora
+from .castdates import cast_end, cast_minus, cast_minus_cast, cast_plus_days
 from .clockbinds import ClockBinds
-from .oraclecalls import CALLS, arguments, call_pieces
+from .oraclecalls import CALLS, arguments, bound_model, call_pieces
 from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
 from .oracledates import datetime_literal, to_date
 from .oraclestrings import EMPTY, empty_binds_null, oracle_strings
-from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, table_names
+from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, is_text, table_names
 from .sessionzone import DBTIMEZONE, SessionZone
 from .dateround import round_sql, rounded
 from .sqllimits import limited
@@ -90,8 +91,8 @@ from .seqwords import again, is_sequence_word, pieces as sequence_pieces
 from .sqlsetops import set_rewrites
 from .sqlhierarchy import hierarchical
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
-from .numintervals import (NUM_INTERVALS, check_extracts, ds_interval_pieces, interval_literal, num_interval,
-                           scaled_intervals, unit_of)
+from .numintervals import (NUM_INTERVALS, check_extracts, ds_interval_pieces, ds_micros, interval_literal,
+                           num_interval, scaled_intervals, unit_of)
 from .viewdates import (VIEW_DATES, days_between, interval_between, plus_days, plus_interval, truncated, view_kind,
                         whole_seconds)
 
@@ -136,6 +137,7 @@ _NOT_NAMES = _KEYWORDS | _DATES | _TIMESTAMPS | {"USER", "INTERVAL", "DATE", "TI
 # calls whose value is one of their arguments (a date's text on SQLite when one is a date)
 _ONE_OF_ARGS = frozenset({"NVL", "NVL2", "COALESCE", "IFNULL", "GREATEST", "LEAST", "NULLIF", "DECODE", "MAX",
                           "MIN"})
+_ARITHMETIC = frozenset({"+", "-", "*", "/"})
 # comparison operators: a view's DATE compared is whole seconds
 _COMPARE = frozenset({"=", "<>", "!=", "<", ">", "<=", ">="})
 # a name times something (``SELECT * FROM`` is none): maybe a date column's arithmetic
@@ -328,6 +330,10 @@ class _Translation:
             self._date_after_operator(i)
         elif after == ")" and self.sqlite and self._arithmetic_outside(i, i) and self._user_date(i):
             raise _unanswered(t.text)
+        elif (i > 0 and toks[i - 1].text in _ARITHMETIC or after in ("*", "/") or after in ("+", "-") and not (
+                i > 0 and toks[i - 1].text == "||")) and self._user_text(i):
+            # a text column an operand of arithmetic (not of a || before it): a number, ORA-01722 for none
+            self.replace[t.start] = (t.end, f"TO_NUMBER({t.text})" if self.sqlite else f"CAST({t.text} AS NUMERIC)")
         elif self.sqlite and self.lookup is not None and (word in _ONE_OF_ARGS and after == "(" or word == "CASE"):
             self._date_choice(i)
         elif word == "TRUNC" and after == "(":
@@ -352,6 +358,8 @@ class _Translation:
                 text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
                 self._clock(i, close, 0, to_date(text, fmt))
                 return
+        if word == "TO_CHAR" and not self.sqlite:     # a bound number model as a literal one (.oraclecalls)
+            toks = bound_model(toks, i, self.binds.peek, self.binds.take, self._user_number)
         self.replace.update(call_pieces(toks, i, self.sqlite))
         if self.sqlite and self.lookup is not None and word in _ONE_OF_ARGS:
             self._date_choice(i)
@@ -448,6 +456,20 @@ class _Translation:
                 self.dated.add(i)
                 self._cast_minus(i, close)
                 return
+        plus = cast_plus_days(toks, i, close, toks[to].word, self.sqlite, self._days_term)
+        if plus is not None:        # CAST(x AS DATE) ± days: a DATE (.castdates)
+            self.dated.update(range(i, plus[0] + 1))
+            self.replace[toks[i].start] = (toks[plus[0]].end, plus[1])
+            self.skip = plus[0]
+            return
+        minus = cast_minus_cast(toks, i, close, toks[to].word, self.sqlite, lambda p: _closes(toks, p))
+        if minus is not None:       # CAST(x AS DATE) - CAST(y AS DATE): the days between (.castdates)
+            end, piece, interval = minus
+            if interval:
+                self.intervals.add((toks[i].start, toks[end].end))
+            self.replace[toks[i].start] = (toks[end].end, piece)
+            self.skip = end
+            return
         if not self.sqlite and toks[to].word == "DATE":
             self.replace[toks[i].start] = (toks[i].end, "date_trunc('second', CAST")
             self.replace[toks[to].start] = (toks[to].end, "TIMESTAMP)")
@@ -622,6 +644,14 @@ class _Translation:
             self.columns = self.lookup(table_names(self.toks))
         return is_number(self.columns.get(self.toks[i].word.rpartition(".")[2].strip()))
 
+    def _user_text(self, i: int) -> bool:
+        """Whether token ``i`` names a column of the user's tables declared as text."""
+        if self.lookup is None or self.toks[i].kind != "id":
+            return False
+        if self.columns is None:
+            self.columns = self.lookup(table_names(self.toks))
+        return is_text(self.columns.get(self.toks[i].word.rpartition(".")[2].strip()))
+
     def _a_date(self, i: int) -> bool:
         return self._view_date(i) or self._user_date(i) is not None
 
@@ -637,6 +667,7 @@ class _Translation:
         last = i if last is None else last
         toks, j, days = self.toks, last, Fraction(0)
         stamp: Fraction | None = None       # the seconds of the intervals a TIMESTAMP takes on SQLite
+        more = ""                           # … and NUMTODSINTERVAL of columns: their microseconds' SQL
         date = self.sql[toks[i].start:toks[last].end]
         user = self._user_date(i if column is None else column)
         kind = self._date_kind(i if column is None else column)
@@ -688,6 +719,12 @@ class _Translation:
                 j, seconds = iv[0], iv[2]        # a TIMESTAMP plus one: a TIMESTAMP (.sqlitedays)
                 stamp = (stamp or 0) + (-seconds if minus else seconds)
                 continue
+            run = ds_micros(toks, k, self.sql) if iv is None and kind == "TIMESTAMP" and self.sqlite and (
+                j == last or stamp is not None) else None
+            if run is not None:                  # a TIMESTAMP plus NUMTODSINTERVAL(column, …)
+                j, micros = run
+                stamp, more = stamp or Fraction(0), f"{more} {'-' if minus else '+'} {micros}"
+                continue
             if stamp is not None:
                 raise _unanswered(date)          # (days after a TIMESTAMP's intervals: a DATE of a TIMESTAMP)
             taken = set(self.binds.used)
@@ -706,7 +743,7 @@ class _Translation:
             return
         if stamp is not None:
             self.stamped.add((toks[i].start, toks[j].end))
-            self.replace[toks[i].start] = (toks[j].end, plus_interval(date, stamp))
+            self.replace[toks[i].start] = (toks[j].end, plus_interval(date, stamp, more))
             self.skip = j
             return
         if self.sqlite and user and self._arithmetic_outside(i, j):
@@ -969,6 +1006,10 @@ class _Translation:
                                    clock_first=True)
                 self.skip = end
                 return
+            cast = cast_end(toks, j + 2, lambda p: _closes(toks, p)) if minus and before not in ("*", "/") else None
+            if cast is not None and value is not NULL and not self._continues(cast[0]):
+                self._clock_minus_cast(start, value, digits, not is_date or word == "TIMESTAMP", j + 2, *cast)
+                return
             if not self.sqlite and (toks[j + 2].word == "INTERVAL" or toks[j + 2].word in NUM_INTERVALS):
                 break       # PostgreSQL has the other intervals
             raise _refused(word)
@@ -978,6 +1019,25 @@ class _Translation:
             self.dated.discard(first)
         self._literal(start, toks[j].end, self._shown(value, digits), digits)
         self.skip = j
+
+    def _clock_minus_cast(self, start: int, value: datetime, digits: int, stamp: bool, k: int, close: int,
+                          kind: str) -> None:
+        """The clock (``value``, a TIMESTAMP when ``stamp``) minus ``CAST(x AS kind)`` at tokens
+        ``k``..``close`` (:mod:`.castdates`): the days between, or an INTERVAL DAY TO SECOND."""
+        text = _literal(value.isoformat(" ", "microseconds" if stamp and digits else "seconds"))
+        piece, interval = cast_minus(self.sqlite, text if self.sqlite else f"TIMESTAMP {text}",
+                                     "TIMESTAMP" if stamp else "DATE", self.toks, k, close, kind)
+        if interval:
+            self.intervals.add((start, self.toks[close].end))
+        self.replace[start] = (self.toks[close].end, piece)
+
+    def _days_term(self, toks: Sequence, k: int):
+        """:func:`.sqlclock.days_term` at token ``k``, its binds taken only when it is one."""
+        taken = set(self.binds.used)
+        term = days_term(toks, k, self.binds.days)
+        if term is None:
+            self.binds.used = taken
+        return term
 
     def _date_operand(self, k: int) -> tuple[int, datetime, bool] | None:
         """The DATE or TIMESTAMP operand starting at token ``k`` whose value the statement

@@ -20,7 +20,8 @@ import re
 import sqlite3
 from typing import Callable, Sequence
 
-__all__ = ["AMBIGUOUS_DATE", "Columns", "KeptColumns", "Lookup", "SqliteColumns", "date_kind", "is_number", "maybe_user_tables",
+__all__ = ["AMBIGUOUS_DATE", "Columns", "KeptColumns", "Lookup", "SqliteColumns", "date_kind", "is_number", "is_text",
+           "maybe_user_tables",
            "number_scale", "pg_columns", "sqlite_columns", "table_names"]
 
 # name -> declared type (None: declared differently by two tables of the statement)
@@ -224,6 +225,14 @@ _NUMBERS = ("NUMBER", "NUMERIC", "DECIMAL", "DEC", "INT", "BIGINT", "SMALLINT", 
 def is_number(decl: str | None) -> bool:
     """Whether a declared type is a number's (SQLite's and PostgreSQL's names, Oracle's)."""
     return bool(decl) and decl != AMBIGUOUS_DATE and decl.startswith(_NUMBERS)
+
+
+_TEXTS = ("VARCHAR", "NVARCHAR", "CHAR", "NCHAR", "TEXT", "CLOB", "NCLOB", "CHARACTER", "STRING")
+
+
+def is_text(decl: str | None) -> bool:
+    """Whether a declared type is character data's (SQLite's and PostgreSQL's names, Oracle's)."""
+    return bool(decl) and decl != AMBIGUOUS_DATE and decl.startswith(_TEXTS)
 
 
 def number_scale(decl: str | None) -> tuple[int | None, int] | None:

@@ -65,11 +65,12 @@ def plus_days(sqlite: bool, date: str, days: str) -> str:
             f" + CAST(({days}) AS DOUBLE PRECISION) * INTERVAL '1 day' + INTERVAL '0.5 second')")
 
 
-def plus_interval(stamp: str, seconds: Fraction) -> str:
+def plus_interval(stamp: str, seconds: Fraction, more: str = "") -> str:
     """SQLite's SQL for the TIMESTAMP ``stamp`` (SQL text) plus an INTERVAL DAY TO SECOND of
-    ``seconds``: a TIMESTAMP, its fraction kept (``sluice_add_interval``, :mod:`.sqlitedays`;
-    PostgreSQL adds its own intervals)."""
-    return f"sluice_add_interval({stamp}, {round(seconds * 10**6)})"
+    ``seconds`` (and ``more``: SQL adding or taking run-time microseconds): a TIMESTAMP, its
+    fraction kept (``sluice_add_interval``, :mod:`.sqlitedays`; PostgreSQL adds its own
+    intervals)."""
+    return f"sluice_add_interval({stamp}, {round(seconds * 10**6)}{more})"
 
 
 def days_between(sqlite: bool, a: str, b: str) -> str:
