@@ -42,6 +42,7 @@ from .security.users import UserStatements, authenticate
 from .store import open_store, reaper, release_store
 from .store.sessionzone import alter_session
 from .store.sqlmemory import InMemory
+from .store.tableddl import is_table_ddl, table_ddl
 from .streams.adm import StreamsAdm
 from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
@@ -676,6 +677,10 @@ class Connection:
             session = self.context.session
             session.set_time_zone(alter_session(text, session.local_zone))
             return 0
+        if is_table_ddl(kind):       # CREATE / ALTER / DROP / TRUNCATE TABLE, indexes, COMMENT
+            ctx = self.context
+            return table_ddl(text, ctx.username, ctx.store, ctx.authz.has_system, ctx.ddl_commit,
+                             lambda sql: self.query(sql, None))
         body = text.strip().rstrip(";").strip()
         if _BARE_CALL.match(body):
             from . import plsql

@@ -46,7 +46,7 @@ from ..errors import DatabaseError, ora
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRecord, QueueInfo,
                    QueueTableInfo, Selector, StoreSession)
-from .pgfetch import description, fetch_cursor, scaled_floats
+from .pgfetch import declared_dates, description, fetch_cursor, scaled_floats
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
 from .pgarrays import int8_array
 from .pgpipeline import InsertPipeline
@@ -753,6 +753,7 @@ class PgSession(StoreSession):
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
             cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False,
                                           lookup=columns)
+            types = {**declared_dates(sql, cur, columns), **types}     # a DATE column of tableddl's
             if not decimals:
                 rows = scaled_floats(cur, rows)
             return description(cur, cols, types), whole_dates(oracle.convert(rows), types)
