@@ -289,3 +289,45 @@ def test_a_table_made_here_is_a_synchronous_capture_source(conn, dsn):
 
 def test_statements_other_than_table_ddl_are_still_refused(conn):
     assert raised_code(lambda: conn.cursor().execute("create view v as select 1 from dual")) == "ORA-00900"
+
+
+def test_a_table_made_here_is_an_apply_target(conn, dsn):
+    """An apply process's target reads the database's catalog: the columns, their types and
+    the primary key of a table made at the cursor, and applies a row to it."""
+    from sluice.streams.apply.targetdsn import open_target
+    _run(conn, "create table emp (id number(10), name varchar2(40) not null, hired date, "
+               "constraint emp_pk primary key (id))")
+    target = open_target(dsn, "", None, None)
+    try:
+        owner = "HR" if dsn.startswith("sqlite") else dsn.rsplit("schema=", 1)[1].upper()
+        columns, types, key = target.describe(owner, "EMP")
+        assert (columns, key) == (["ID", "NAME", "HIRED"], ["ID"])
+        assert "timestamp" in types["HIRED"] or types["HIRED"] == "date"
+        table = target.table(owner, "EMP")
+        mark = "?" if dsn.startswith("sqlite") else "%s"
+        target.execute(f"INSERT INTO {table} (id, name, hired) VALUES ({mark}, {mark}, {mark})",
+                       (1, "Ann", (target.converter(types["HIRED"]) or (lambda v: v))(T)))
+        target.commit()
+    finally:
+        target.close()
+    assert query_rows(conn, "select id, name, hired from emp") == [(1, "Ann", T)]
+
+
+def test_the_drop_if_it_exists_idioms(conn):
+    """python-oracledb's samples drop a table in a block that ignores ORA-00942; Oracle 23
+    (the release Sluice answers as) says DROP TABLE IF EXISTS / CREATE TABLE IF NOT EXISTS."""
+    block = ("begin execute immediate '{}'; exception when others then "
+             "if sqlcode <> -942 then raise; end if; end;")
+    cur = conn.cursor()
+    cur.execute(block.format("drop table emp purge"))
+    cur.execute(block.format("create table emp (id number(10) primary key, name varchar2(20))"))
+    cur.execute("insert into emp values (1, 'a')")
+    cur.execute(block.format("drop table emp purge"))
+    assert query_code(conn, "select * from emp") == "ORA-00942"
+    _run(conn, "drop table if exists emp", "create table if not exists emp (id number)",
+         "create table if not exists emp (other date)", "create index if not exists emp_ix on emp (id)",
+         "create index if not exists emp_ix on emp (id)", "drop index if exists emp_ix",
+         "drop index if exists emp_ix", "alter table if exists nope add (a number)")
+    assert query_headed(conn, "select * from emp") == (["ID"], [])
+    _run(conn, "drop table if exists emp", "drop table if exists emp")
+    assert query_code(conn, "drop table emp") == "ORA-00942"

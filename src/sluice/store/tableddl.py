@@ -170,6 +170,7 @@ class _Names:
         self.pg = getattr(store, "target", None) is not None
         self.owners = {self._key(n): o for o, n, _ in store.catalog_objects(_KIND)}
         self.homes: set[str] = set()     # owners whose tables of the statement are the store schema's
+        self.quiet: int | None = None    # the ORA code IF [NOT] EXISTS makes no error
 
     def _key(self, physical: str) -> str:
         return physical if self.pg else physical.lower()
@@ -209,10 +210,12 @@ def table_ddl(text: str, user: str, store: Any, may: Callable[[str], bool], comm
         if r.accept("INDEX"):
             return _create_index(r, unique, user, store, may, commit)
         r.expect("TABLE")
+        user.quiet = 955 if r.accept("IF", "NOT", "EXISTS") else None     # (Oracle 23's)
         return _create_table(r, user, store, may, commit, query)
     if verb == "COMMENT":
         return _comment(r, user, store, may, commit)
     if verb == "DROP" and r.accept("INDEX"):
+        user.quiet = 1418 if r.accept("IF", "EXISTS") else None
         owner, name = user.owned(r.qualified())
         r.end()
         _may(may, user, owner, None, "DROP_ANY_INDEX")
@@ -225,6 +228,7 @@ def table_ddl(text: str, user: str, store: Any, may: Callable[[str], bool], comm
             db.run(f"DROP INDEX {db.table(owner, name)}")
         return _ddl(store, user, drop_index)
     r.expect("TABLE")
+    user.quiet = 942 if verb != "TRUNCATE" and r.accept("IF", "EXISTS") else None
     owner, name = user.owned(r.qualified(942))
     if verb == "DROP":
         cascade = r.accept("CASCADE", "CONSTRAINTS")
@@ -257,7 +261,17 @@ def _may(may: Callable[[str], bool], names: _Names, owner: str, own: str | None,
 
 def _ddl(store: Any, user: _Names, work: Callable[[_Db], None]) -> int:
     """``work`` in one transaction of the store's database, a catalog change (every process
-    reads the user's tables' types anew)."""
+    reads the user's tables' types anew); IF [NOT] EXISTS: its error (``user.quiet``) is
+    none, the statement done without a change."""
+    try:
+        return _transaction(store, user, work)
+    except DatabaseError as e:
+        if e.code != user.quiet:
+            raise
+    return 0
+
+
+def _transaction(store: Any, user: _Names, work: Callable[[_Db], None]) -> int:
     if getattr(store, "target", None) is not None:
         store._ddl(lambda c: work(_Db(store, user, c)))
         return 0
@@ -501,6 +515,7 @@ def _drop_table(db: _Db, store: Any, owner: str, name: str, cascade: bool) -> No
 
 def _create_index(r: Reader, unique: bool, user: _Names, store: Any, may: Callable[[str], bool],
                   commit: Callable[[], None]) -> int:
+    user.quiet = 955 if r.accept("IF", "NOT", "EXISTS") else None
     index_owner, index = r.qualified(904)
     r.expect("ON")
     owner, name = user.owned(r.qualified(942))
