@@ -7,6 +7,7 @@ errors and its implicit commits; the system privileges (was: ORA-00900 for every
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 import pytest
 
@@ -331,3 +332,15 @@ def test_the_drop_if_it_exists_idioms(conn):
     assert query_headed(conn, "select * from emp") == (["ID"], [])
     _run(conn, "drop table if exists emp", "drop table if exists emp")
     assert query_code(conn, "drop table emp") == "ORA-00942"
+
+
+def test_ddl_on_a_table_another_session_is_changing_is_ora_00054(conn, conn2):
+    """As Oracle's DDL that finds the table locked (after a wait, PostgreSQL's 5 s: SQLite
+    locks the whole file, so any open DML transaction counts there)."""
+    _run(conn, "create table t (a number)", "insert into t values (1)")
+    start = time.monotonic()
+    assert query_code(conn2, "alter table t add (b number)") == "ORA-00054"
+    assert time.monotonic() - start < 30          # (SQLite's busy wait was the store's 60 s)
+    conn.commit()
+    _run(conn2, "alter table t add (b number)")
+    assert query_rows(conn, "select a, b from t") == [(1, None)]

@@ -57,6 +57,7 @@ TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TA
                        "CREATE UNIQUE INDEX", "DROP INDEX", "COMMENT"})
 
 _PROTECTED = ("SLUICE_", "AQ_QUEUE", "SQLITE_")
+_BUSY_MS = 5000             # SQLite: how long a DDL waits for another session's open transaction
 _KIND = "USER_TABLE"        # the catalog's record of a table's owner (:class:`_Names`)
 _LITERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|'(?:[^']|'')*'|NULL", re.I)
 
@@ -276,11 +277,17 @@ def _transaction(store: Any, user: _Names, work: Callable[[_Db], None]) -> int:
         store._ddl(lambda c: work(_Db(store, user, c)))
         return 0
     import sqlite3
-    try:
-        with store._ddl() as c:
-            work(_Db(store, user, c))
-    except sqlite3.Error as e:
-        raise _sqlite_error(e) from None
+    with store._svc_lock:       # (re-entered by _ddl) a busy file: ORA-00054 after PostgreSQL's 5 s
+        svc = store._svc
+        waits = svc.execute("PRAGMA busy_timeout").fetchone()[0]
+        svc.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        try:
+            with store._ddl() as c:
+                work(_Db(store, user, c))
+        except sqlite3.Error as e:
+            raise _sqlite_error(e) from None
+        finally:
+            svc.execute(f"PRAGMA busy_timeout = {int(waits)}")
     return 0
 
 
