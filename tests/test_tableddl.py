@@ -344,3 +344,18 @@ def test_ddl_on_a_table_another_session_is_changing_is_ora_00054(conn, conn2):
     conn.commit()
     _run(conn2, "alter table t add (b number)")
     assert query_rows(conn, "select a, b from t") == [(1, None)]
+
+
+def test_drop_user_cascade_drops_the_users_tables(conn, dsn):
+    cur = conn.cursor()
+    cur.execute(f'CREATE USER scott IDENTIFIED BY "{PASSWORD}"')
+    cur.execute("GRANT CREATE SESSION, CREATE TABLE TO scott")
+    with sluice.connect(dsn, user="scott", password=PASSWORD) as scott:
+        _run(scott, "create table mine (a number primary key)", "create table kids (a number references mine)")
+    assert raised_code(lambda: cur.execute("DROP USER scott")) == "ORA-01922"
+    assert query_rows(conn, "select count(*) from mine") == [(0,)]
+    cur.execute("DROP USER scott CASCADE")
+    assert query_code(conn, "select * from mine") == "ORA-00942"
+    assert query_code(conn, "select * from kids") == "ORA-00942"
+    _run(conn, "create table mine (b date)")       # the name is free, and the session user's
+    _run(conn, "drop table mine")

@@ -50,7 +50,7 @@ from . import sqlcatalog
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
                         read_constraint, read_table_body)
 
-__all__ = ["TABLE_DDL", "is_table_ddl", "table_ddl"]
+__all__ = ["TABLE_DDL", "USER_TABLE", "is_table_ddl", "table_ddl"]
 
 # the statements (``_kind_words`` of the statement interpreter) this module runs
 TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TABLE", "CREATE INDEX",
@@ -58,7 +58,7 @@ TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TA
 
 _PROTECTED = ("SLUICE_", "AQ_QUEUE", "SQLITE_")
 _BUSY_MS = 5000             # SQLite: how long a DDL waits for another session's open transaction
-_KIND = "USER_TABLE"        # the catalog's record of a table's owner (:class:`_Names`)
+USER_TABLE = "USER_TABLE"   # the catalog's record of a table's owner (:class:`_Names`)
 _LITERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|'(?:[^']|'')*'|NULL", re.I)
 
 
@@ -97,9 +97,9 @@ class _Db:
         if self.schema(owner) != self.home:
             return
         if dropped:
-            sqlcatalog.drop_object(self.conn, _KIND, owner, _physical(name))
+            sqlcatalog.drop_object(self.conn, USER_TABLE, owner, _physical(name))
         else:
-            sqlcatalog.put_object(self.conn, _KIND, owner, _physical(name), {}, True)
+            sqlcatalog.put_object(self.conn, USER_TABLE, owner, _physical(name), {}, True)
 
     def table(self, owner: str, name: str) -> str:
         """The quoted name of ``owner.name`` in statements."""
@@ -169,7 +169,7 @@ class _Names:
     def __init__(self, store: Any, user: str) -> None:
         self.user = user
         self.pg = getattr(store, "target", None) is not None
-        self.owners = {self._key(n): o for o, n, _ in store.catalog_objects(_KIND)}
+        self.owners = {self._key(n): o for o, n, _ in store.catalog_objects(USER_TABLE)}
         self.homes: set[str] = set()     # owners whose tables of the statement are the store schema's
         self.quiet: int | None = None    # the ORA code IF [NOT] EXISTS makes no error
 
