@@ -359,3 +359,16 @@ def test_drop_user_cascade_drops_the_users_tables(conn, dsn):
     assert query_code(conn, "select * from kids") == "ORA-00942"
     _run(conn, "create table mine (b date)")       # the name is free, and the session user's
     _run(conn, "drop table mine")
+
+
+def test_a_value_longer_than_its_column_is_ora_12899(conn):
+    _run(conn, "create table t (v varchar2(5), c char(2), r raw(2), n number)",
+         "insert into t (v, c, n) values ('abcde', 'ab', 1)")
+    for sql in ("insert into t (v) values ('abcdef')", "insert into t (c) values ('abc')",
+                "update t set v = v || 'x'"):
+        assert query_code(conn, sql) == "ORA-12899", sql
+    _run(conn, "alter table t modify (v varchar2(6))", "update t set v = v || 'x'",
+         "alter table t rename column v to w", "alter table t add (x varchar2(1))", "alter table t drop column c")
+    assert query_code(conn, "insert into t (x) values ('xy')") == "ORA-12899"
+    assert query_code(conn, "insert into t (w) values ('abcdefg')") == "ORA-12899"
+    assert query_rows(conn, "select w, n from t") == [("abcdex", 1)]

@@ -228,6 +228,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(1861)
     if isinstance(e, pgerr.InvalidRegularExpression):       # REGEXP_LIKE(x, '(a'): .oraclefns
         return pg_regex_error(msg)
+    if isinstance(e, pgerr.StringDataRightTruncation):     # a VARCHAR2(n) / CHAR(n) of a user's table
+        return ora(12899)
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
         return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)

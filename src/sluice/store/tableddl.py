@@ -57,6 +57,7 @@ TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TA
                        "CREATE UNIQUE INDEX", "DROP INDEX", "COMMENT"})
 
 _PROTECTED = ("SLUICE_", "AQ_QUEUE", "SQLITE_")
+_SIZED = re.compile(r"(?:N?VARCHAR2?|N?CHAR|RAW)\s*\(\s*(\d+)", re.I)
 _BUSY_MS = 5000             # SQLite: how long a DDL waits for another session's open transaction
 USER_TABLE = "USER_TABLE"   # the catalog's record of a table's owner (:class:`_Names`)
 _LITERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|'(?:[^']|'')*'|NULL", re.I)
@@ -371,6 +372,7 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
             db.ensure_domains(table.columns, schema)
         db.run(_create_sql(db, owner, name, table))
         db.record(owner, name)
+        _sqlite_sizes(db, owner, name)
         if rows:
             marks = ", ".join("?" * len(table.columns))
             insert = f"INSERT INTO {db.table(owner, name)} VALUES ({marks})"
@@ -416,7 +418,7 @@ def _described_type(d: tuple) -> OracleType:
         return OracleType("RAW", size=d[3] or 2000)
     if kind in ("DB_TYPE_CLOB", "DB_TYPE_NCLOB", "DB_TYPE_BLOB"):
         return OracleType(kind[8:])
-    return OracleType("VARCHAR2", size=min(max(d[3] or d[2] or 4000, 1), 32767))
+    return OracleType("VARCHAR2", size=min(max(d[3] or d[2] or 32767, 1), 32767))     # (size unknown: the most)
 
 
 def _stored(value: Any, pg: bool) -> Any:
@@ -595,6 +597,7 @@ def _comment(r: Reader, user: _Names, store: Any, may: Callable[[str], bool], co
 # -- ALTER TABLE ---------------------------------------------------------------------------
 def _alter(r: Reader, owner: str, name: str, user: _Names, store: Any, may: Callable[[str], bool],
            commit: Callable[[], None]) -> int:
+    renamed = name             # (the table's name after the statement)
     if r.accept("ADD"):
         if r.word() in ("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"):
             cname = r.column() if r.accept("CONSTRAINT") else None
@@ -632,12 +635,47 @@ def _alter(r: Reader, owner: str, name: str, user: _Names, store: Any, may: Call
         r.end()
         if new_owner != owner:
             raise ora(14047)
+        renamed = new
         change = lambda db: _rename_table(db, store, owner, name, new)
     else:
         raise ora(1735, r.word())
     _may(may, user, owner, None, "ALTER_ANY_TABLE")
     commit()
-    return _ddl(store, user, change)
+
+    def altered(db: _Db) -> None:
+        if not db.pg:          # (SQLite refuses to drop a column a trigger names)
+            _sqlite_sizes(db, owner, name, make=False)
+        change(db)
+        _sqlite_sizes(db, owner, renamed)
+    return _ddl(store, user, altered)
+
+
+def _sqlite_sizes(db: _Db, owner: str, name: str, make: bool = True) -> None:
+    """SQLite: the triggers that refuse a value longer than its column's VARCHAR2 / CHAR /
+    RAW size, ORA-12899 as Oracle (PostgreSQL's varchar(n) refuses it itself), made again
+    after each change of the table (``make`` False: only dropped)."""
+    if db.pg:
+        return
+    physical = _user_table(db, db.store, owner, name)
+    for event in ("insert", "update"):
+        db.run(f"DROP TRIGGER IF EXISTS {_quote(physical + '$size_' + event)}")
+    sized = [(r[1], int(m.group(1))) for r in db.rows("SELECT * FROM pragma_table_info(?)", (physical,))
+             if (m := _SIZED.match(r[2] or ""))]
+    if not make or not sized:
+        return
+    table = f'"{owner}"."{_oracle_name(physical)}"'
+    messages = {c: f'ORA-12899: value too large for column {table}."{_oracle_name(c)}" (maximum: {n})'
+                for c, n in sized}
+    checks = "".join(f"SELECT RAISE(ABORT, {_literal(messages[c])}) WHERE length(NEW.{_quote(c)}) > {n}; "
+                     for c, n in sized)
+    columns = ", ".join(_quote(c) for c, _ in sized)
+    for event, when in (("insert", "INSERT"), ("update", f"UPDATE OF {columns}")):
+        db.run(f"CREATE TRIGGER {_quote(physical + '$size_' + event)} BEFORE {when} ON {_quote(physical)} "
+               f"BEGIN {checks}END")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _column_list(r: Reader, need_type: bool) -> list[Column]:
