@@ -372,3 +372,12 @@ def test_a_value_longer_than_its_column_is_ora_12899(conn):
     assert query_code(conn, "insert into t (x) values ('xy')") == "ORA-12899"
     assert query_code(conn, "insert into t (w) values ('abcdefg')") == "ORA-12899"
     assert query_rows(conn, "select w, n from t") == [("abcdex", 1)]
+
+
+def test_a_number_past_its_precision_is_ora_01438(conn):
+    _run(conn, "create table t (a number(5,2), b number(3), c integer, d number)")
+    _run(conn, "insert into t values (999.99, 999, 12345678901234567890, 1e100)")
+    for sql in ("insert into t (a) values (1000)", "insert into t (a) values (999.996)",
+                "insert into t (b) values (1000)", "update t set b = b + 1"):
+        assert query_code(conn, sql) == "ORA-01438", sql
+    assert query_rows(conn, "select a, b from t") == [(999.99, 999)]

@@ -214,7 +214,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
     if isinstance(e, pgerr.DivisionByZero):
         return ora(1476)
     if isinstance(e, pgerr.NumericValueOutOfRange):
-        return ora(1426, msg)
+        # (a value past a numeric(p, s) column's precision: a NUMBER(p, s) of a user's table)
+        return ora(1438) if msg.startswith("numeric field overflow") else ora(1426, msg)
     if isinstance(e, (pgerr.CharacterNotInRepertoire, pgerr.UntranslatableCharacter)) or \
             (e.sqlstate is None and "cannot contain NUL" in msg):
         # text PostgreSQL cannot hold (a NUL character, which Oracle's VARCHAR2 can): the

@@ -58,6 +58,7 @@ TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TA
 
 _PROTECTED = ("SLUICE_", "AQ_QUEUE", "SQLITE_")
 _SIZED = re.compile(r"(?:N?VARCHAR2?|N?CHAR|RAW)\s*\(\s*(\d+)", re.I)
+_PRECISION = re.compile(r"NUMBER\s*\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)", re.I)
 _BUSY_MS = 5000             # SQLite: how long a DDL waits for another session's open transaction
 USER_TABLE = "USER_TABLE"   # the catalog's record of a table's owner (:class:`_Names`)
 _LITERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|'(?:[^']|'')*'|NULL", re.I)
@@ -651,27 +652,35 @@ def _alter(r: Reader, owner: str, name: str, user: _Names, store: Any, may: Call
 
 
 def _sqlite_sizes(db: _Db, owner: str, name: str, make: bool = True) -> None:
-    """SQLite: the triggers that refuse a value longer than its column's VARCHAR2 / CHAR /
-    RAW size, ORA-12899 as Oracle (PostgreSQL's varchar(n) refuses it itself), made again
+    """SQLite: the triggers that refuse what Oracle's column would -- a value longer than
+    its VARCHAR2 / CHAR / RAW size (ORA-12899), a number past its NUMBER(p, s) precision
+    (ORA-01438) -- as PostgreSQL's varchar(n) and numeric(p, s) refuse them; made again
     after each change of the table (``make`` False: only dropped)."""
     if db.pg:
         return
     physical = _user_table(db, db.store, owner, name)
     for event in ("insert", "update"):
         db.run(f"DROP TRIGGER IF EXISTS {_quote(physical + '$size_' + event)}")
-    sized = [(r[1], int(m.group(1))) for r in db.rows("SELECT * FROM pragma_table_info(?)", (physical,))
-             if (m := _SIZED.match(r[2] or ""))]
-    if not make or not sized:
-        return
     table = f'"{owner}"."{_oracle_name(physical)}"'
-    messages = {c: f'ORA-12899: value too large for column {table}."{_oracle_name(c)}" (maximum: {n})'
-                for c, n in sized}
-    checks = "".join(f"SELECT RAISE(ABORT, {_literal(messages[c])}) WHERE length(NEW.{_quote(c)}) > {n}; "
-                     for c, n in sized)
-    columns = ", ".join(_quote(c) for c, _ in sized)
+    checks: list[tuple[str, str]] = []      # (column, the statement refusing its value)
+    for r in db.rows("SELECT * FROM pragma_table_info(?)", (physical,)):
+        col, declared = _quote(r[1]), r[2] or ""
+        if m := _SIZED.match(declared):
+            n = int(m.group(1))
+            message = f'ORA-12899: value too large for column {table}."{_oracle_name(r[1])}" (maximum: {n})'
+            checks.append((col, f"SELECT RAISE(ABORT, {_literal(message)}) WHERE length(NEW.{col}) > {n}; "))
+        elif (m := _PRECISION.match(declared)) and int(m.group(2) or 0) >= 0:
+            p, scale = int(m.group(1)), int(m.group(2) or 0)
+            message = "ORA-01438: value larger than specified precision allowed for this column"
+            checks.append((col, f"SELECT RAISE(ABORT, {_literal(message)}) WHERE typeof(NEW.{col}) IN "
+                                f"('integer', 'real') AND abs(round(NEW.{col}, {scale})) >= 1e{p - scale}; "))
+    if not make or not checks:
+        return
+    body = "".join(check for _, check in checks)
+    columns = ", ".join(col for col, _ in checks)
     for event, when in (("insert", "INSERT"), ("update", f"UPDATE OF {columns}")):
         db.run(f"CREATE TRIGGER {_quote(physical + '$size_' + event)} BEFORE {when} ON {_quote(physical)} "
-               f"BEGIN {checks}END")
+               f"BEGIN {body}END")
 
 
 def _literal(text: str) -> str:
