@@ -381,3 +381,20 @@ def test_a_number_past_its_precision_is_ora_01438(conn):
                 "insert into t (b) values (1000)", "update t set b = b + 1"):
         assert query_code(conn, sql) == "ORA-01438", sql
     assert query_rows(conn, "select a, b from t") == [(999.99, 999)]
+
+
+def test_a_table_is_named_with_its_owners_schema(conn, dsn):
+    """SCOTT's table is SCOTT.MINE for everyone (SQLite has no schema SCOTT, PostgreSQL's
+    schema scott is not the store's: cursor SQL reads the owner the table was made by)."""
+    cur = conn.cursor()
+    cur.execute(f'CREATE USER scott IDENTIFIED BY "{PASSWORD}"')
+    cur.execute("GRANT CREATE SESSION, CREATE TABLE TO scott")
+    with sluice.connect(dsn, user="scott", password=PASSWORD) as scott:
+        _run(scott, "create table mine (a number, d date)", "insert into scott.mine (a, d) values (1, NULL)")
+        scott.commit()
+        assert query_rows(scott, "select a, d from scott.mine") == [(1, None)]
+    _run(conn, "insert into scott.mine (a) values (2)", "update scott.mine set a = a + 10 where a = 2")
+    assert query_rows(conn, "select s.a from scott.mine s order by 1") == [(1,), (12,)]
+    assert query_code(conn, "select * from other.mine") == "ORA-00942"
+    _run(conn, "drop table scott.mine")
+    assert query_code(conn, "select * from scott.mine") == "ORA-00942"

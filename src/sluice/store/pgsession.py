@@ -53,6 +53,7 @@ from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views, session_view
+from .tableddl import user_table_names
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .objpaths import store_object_paths
 from .sqlfetch import whole_dates
@@ -701,7 +702,7 @@ class PgSession(StoreSession):
                in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]],
                oracle_names: bool, oracle_sql: bool, decimals: bool, sessions: Sequence[OpenSession] | None,
                columns: KeptColumns.Statement) -> tuple[list[str], list[tuple]]:
-        known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
+        known = physical_names(self.store.queue_tables(), user_table_names(self.store)) if oracle_names or in_memory else {}
         if oracle_sql:
             sql = store_object_paths(sql, self.user, False, self.store)
         oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns,
@@ -776,7 +777,7 @@ class PgSession(StoreSession):
                      columns: KeptColumns.Statement, returned: list | None) -> int:
         sql = store_object_paths(sql, self.user, False, self.store)
         oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
-        text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
+        text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user),
                                     oracle.binds)
         c = self._conn()
         raw = c.raw

@@ -50,7 +50,7 @@ from . import sqlcatalog
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
                         read_constraint, read_table_body)
 
-__all__ = ["TABLE_DDL", "USER_TABLE", "is_table_ddl", "table_ddl"]
+__all__ = ["TABLE_DDL", "USER_TABLE", "is_table_ddl", "table_ddl", "user_table_names"]
 
 # the statements (``_kind_words`` of the statement interpreter) this module runs
 TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TABLE", "CREATE INDEX",
@@ -62,6 +62,19 @@ _PRECISION = re.compile(r"NUMBER\s*\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)", re.I)
 _BUSY_MS = 5000             # SQLite: how long a DDL waits for another session's open transaction
 USER_TABLE = "USER_TABLE"   # the catalog's record of a table's owner (:class:`_Names`)
 _LITERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|'(?:[^']|'')*'|NULL", re.I)
+
+
+def user_table_names(store: Any) -> dict[tuple[str, str], str]:
+    """``(OWNER, NAME) -> physical name`` of the tables of the store's schema made at a cursor
+    (their USER_TABLE records), for cursor SQL's :func:`.sqlnames.rewrite`: ``hr.emp`` is
+    the table HR made (SQLite has no schema ``hr``; PostgreSQL's schema ``hr`` is not the
+    store's).  Kept until the catalog changes: read with every statement."""
+    version = store.catalog_version()
+    kept = getattr(store, "user_tables_kept", None)
+    if kept is None or kept[0] != version:
+        names = {(owner, _oracle_name(name)): _quote(name) for owner, name, _ in store.catalog_objects(USER_TABLE)}
+        kept = store.user_tables_kept = (version, names)
+    return kept[1]
 
 
 def is_table_ddl(kind: str) -> bool:
