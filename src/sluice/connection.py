@@ -662,8 +662,9 @@ class Connection:
         return UserStatements(self, lambda user: SchemaDrop(self, user))
 
     def execute_sql_statement(self, kind: str, text: str) -> Any:
-        """SQL other than queries, blocks and types: users and grants; a bare
-        ``DBMS_PKG.PROC(...)`` line (as seed 004 prints them) runs as EXEC."""
+        """SQL other than queries, blocks and types: users and grants, table DDL
+        (:mod:`.store.tableddl`); a bare ``DBMS_PKG.PROC(...)`` line (as seed 004 prints
+        them) runs as EXEC."""
         if kind in ("CREATE USER", "ALTER USER", "DROP USER", "CREATE ROLE", "DROP ROLE", "GRANT", "REVOKE"):
             return self._user_statements().execute(kind, text)
         if kind == "SET" and re.match(r"\s*SET\s+ROLE\b", text, re.I):
