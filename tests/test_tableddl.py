@@ -106,6 +106,7 @@ def test_constraints_inline_and_out_of_line_hold(conn):
     assert query_code(conn, "insert into dept values (20, 'Sales')") == "ORA-00001"
     # the parent of a foreign key: ORA-02449 without CASCADE CONSTRAINTS, nothing dropped
     assert query_code(conn, "drop table dept") == "ORA-02449"
+    assert query_code(conn, "truncate table dept") == "ORA-02266"
     assert query_rows(conn, "select count(*) from dept") == [(1,)]
     _run(conn, "drop table dept cascade constraints purge")
     assert query_rows(conn, "select count(*) from staff") == [(1,)]

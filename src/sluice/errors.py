@@ -403,6 +403,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     30675: (ProgrammingError, "identity column must be a numeric type"),
     2260: (ProgrammingError, "table can have only one primary key"),
     2296: (IntegrityError, "cannot enable ({0}) - null values found"),
+    2266: (IntegrityError, "unique/primary keys in table referenced by enabled foreign keys"),
     2449: (IntegrityError, "unique/primary keys in table referenced by foreign keys"),
     24005: (ProgrammingError, "Inappropriate utilities used to perform DDL on AQ table {0}"),
 }

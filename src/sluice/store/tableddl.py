@@ -260,7 +260,8 @@ def table_ddl(text: str, user: str, store: Any, may: Callable[[str], bool], comm
         commit()
 
         def truncate(db: _Db) -> None:
-            _user_table(db, store, owner, name)
+            if _referenced(db, owner, _user_table(db, store, owner, name)):
+                raise ora(2266)
             db.run(f"TRUNCATE TABLE {db.table(owner, name)}" if db.pg else f"DELETE FROM {db.table(owner, name)}")
         return _ddl(store, user, truncate)
     return _alter(r, owner, name, user, store, may, commit)
@@ -516,24 +517,25 @@ def _constraint_sql(db: _Db, k: Constraint, owner: str, inline: bool = False) ->
 
 def _drop_table(db: _Db, store: Any, owner: str, name: str, cascade: bool) -> None:
     physical = _user_table(db, store, owner, name)
-    if db.pg:
-        referenced = db.rows("SELECT 1 FROM pg_constraint k WHERE k.contype = 'f' AND k.confrelid = "
-                             "(SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                             "WHERE n.nspname = ? AND c.relname = ?) AND k.conrelid <> k.confrelid",
-                             (db.schema(owner), physical))
-        if referenced and not cascade:
-            raise ora(2449)
-        db.run(f"DROP TABLE {db.table(owner, name)}" + (" CASCADE" if cascade else ""))
-        db.record(owner, name, dropped=True)
-        return
-    referenced = [t for (t,) in db.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> ?",
-                                        (physical,))
-                  if any(r[2].upper() == physical.upper()
-                         for r in db.rows("SELECT * FROM pragma_foreign_key_list(?)", (t,)))]
-    if referenced and not cascade:
+    if not cascade and _referenced(db, owner, physical):
         raise ora(2449)
-    db.run(f"DROP TABLE {_quote(physical)}")
+    if db.pg:
+        db.run(f"DROP TABLE {db.table(owner, name)}" + (" CASCADE" if cascade else ""))
+    else:
+        db.run(f"DROP TABLE {_quote(physical)}")
     db.record(owner, name, dropped=True)
+
+
+def _referenced(db: _Db, owner: str, physical: str) -> bool:
+    """Whether another table's foreign key names the table."""
+    if db.pg:
+        return bool(db.rows("SELECT 1 FROM pg_constraint k WHERE k.contype = 'f' AND k.confrelid = "
+                            "(SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                            "WHERE n.nspname = ? AND c.relname = ?) AND k.conrelid <> k.confrelid",
+                            (db.schema(owner), physical)))
+    return any(r[2].upper() == physical.upper()
+               for (t,) in db.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> ?", (physical,))
+               for r in db.rows("SELECT * FROM pragma_foreign_key_list(?)", (t,)))
 
 
 def _create_index(r: Reader, unique: bool, user: _Names, store: Any, may: Callable[[str], bool],
