@@ -401,6 +401,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     12983: (ProgrammingError, "cannot drop all columns in a table"),
     14047: (ProgrammingError, "ALTER TABLE|INDEX RENAME may not be combined with other operations"),
     30675: (ProgrammingError, "identity column must be a numeric type"),
+    32795: (IntegrityError, "cannot insert into a generated always identity column"),
+    32796: (IntegrityError, "cannot update a generated always identity column"),
     2260: (ProgrammingError, "table can have only one primary key"),
     2296: (IntegrityError, "cannot enable ({0}) - null values found"),
     2266: (IntegrityError, "unique/primary keys in table referenced by enabled foreign keys"),

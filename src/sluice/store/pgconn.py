@@ -229,6 +229,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(1861)
     if isinstance(e, pgerr.InvalidRegularExpression):       # REGEXP_LIKE(x, '(a'): .oraclefns
         return pg_regex_error(msg)
+    if isinstance(e, pgerr.GeneratedAlways):     # a GENERATED ALWAYS identity column given a value
+        return ora(32796 if "updated" in msg else 32795)
     if isinstance(e, pgerr.StringDataRightTruncation):     # a VARCHAR2(n) / CHAR(n) of a user's table
         return ora(12899)
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):

@@ -107,14 +107,20 @@ class _Db:
         on PostgreSQL another owner's own schema (:meth:`_Names.owned`)."""
         return self.home if not self.pg or owner in self.names.homes else _physical(owner)
 
-    def record(self, owner: str, name: str, dropped: bool = False) -> None:
-        """The owner of a table of the store's schema (the file), or its record gone."""
+    def record(self, owner: str, name: str, dropped: bool = False, spec: dict | None = None) -> None:
+        """The owner of a table of the store's schema (the file), and ``spec`` (``always``:
+        its GENERATED ALWAYS identity columns), or its record gone."""
         if self.schema(owner) != self.home:
             return
         if dropped:
             sqlcatalog.drop_object(self.conn, USER_TABLE, owner, _physical(name))
         else:
-            sqlcatalog.put_object(self.conn, USER_TABLE, owner, _physical(name), {}, True)
+            sqlcatalog.put_object(self.conn, USER_TABLE, owner, _physical(name), spec or {}, True)
+
+    def spec(self, owner: str, physical: str) -> dict:
+        """The record of the store schema's table ``physical`` of ``owner`` (empty: none)."""
+        return next((spec for o, n, spec in sqlcatalog.objects(self.conn, USER_TABLE)
+                     if o == owner and n.lower() == physical.lower()), {})
 
     def table(self, owner: str, name: str) -> str:
         """The quoted name of ``owner.name`` in statements."""
@@ -386,7 +392,8 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
             db.run(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
             db.ensure_domains(table.columns, schema)
         db.run(_create_sql(db, owner, name, table))
-        db.record(owner, name)
+        always = [_physical(c.name) for c in table.columns if c.identity == "ALWAYS"]
+        db.record(owner, name, spec={"always": always} if always else None)
         _sqlite_sizes(db, owner, name)
         if rows:
             marks = ", ".join("?" * len(table.columns))
@@ -667,14 +674,15 @@ def _alter(r: Reader, owner: str, name: str, user: _Names, store: Any, may: Call
 
 
 def _sqlite_sizes(db: _Db, owner: str, name: str, make: bool = True) -> None:
-    """SQLite: the triggers that refuse what Oracle's column would -- a value longer than
-    its VARCHAR2 / CHAR / RAW size (ORA-12899), a number past its NUMBER(p, s) precision
-    (ORA-01438) -- as PostgreSQL's varchar(n) and numeric(p, s) refuse them; made again
-    after each change of the table (``make`` False: only dropped)."""
+    """SQLite: the triggers that refuse what Oracle's table would -- a value longer than its
+    VARCHAR2 / CHAR / RAW column (ORA-12899), a number past its NUMBER(p, s) precision
+    (ORA-01438), a value given to a GENERATED ALWAYS identity column (ORA-32795 / 32796)
+    -- as PostgreSQL's column types refuse them; made again after each change of the table
+    (``make`` False: only dropped)."""
     if db.pg:
         return
     physical = _user_table(db, db.store, owner, name)
-    for event in ("insert", "update"):
+    for event in ("insert", "update", "identity"):
         db.run(f"DROP TRIGGER IF EXISTS {_quote(physical + '$size_' + event)}")
     table = f'"{owner}"."{_oracle_name(physical)}"'
     checks: list[tuple[str, str]] = []      # (column, the statement refusing its value)
@@ -689,13 +697,20 @@ def _sqlite_sizes(db: _Db, owner: str, name: str, make: bool = True) -> None:
             message = "ORA-01438: value larger than specified precision allowed for this column"
             checks.append((col, f"SELECT RAISE(ABORT, {_literal(message)}) WHERE typeof(NEW.{col}) IN "
                                 f"('integer', 'real') AND abs(round(NEW.{col}, {scale})) >= 1e{p - scale}; "))
-    if not make or not checks:
+    always = [_quote(c) for c in db.spec(owner, physical).get("always", ())]
+    if not make:
         return
+    given = "".join(f"SELECT RAISE(ABORT, 'ORA-32795: cannot insert into a generated always identity column') "
+                    f"WHERE NEW.{c} IS NOT NULL AND NEW.{c} <> -1; " for c in always)   # (-1: SQLite's rowid to come)
     body = "".join(check for _, check in checks)
-    columns = ", ".join(col for col, _ in checks)
-    for event, when in (("insert", "INSERT"), ("update", f"UPDATE OF {columns}")):
-        db.run(f"CREATE TRIGGER {_quote(physical + '$size_' + event)} BEFORE {when} ON {_quote(physical)} "
-               f"BEGIN {body}END")
+    for event, when, statements in (
+            ("insert", "INSERT", given + body),
+            ("update", f"UPDATE OF {', '.join(col for col, _ in checks)}", body),
+            ("identity", f"UPDATE OF {', '.join(always)}",
+             "SELECT RAISE(ABORT, 'ORA-32796: cannot update a generated always identity column'); ")):
+        if statements and (event != "identity" or always):
+            db.run(f"CREATE TRIGGER {_quote(physical + '$size_' + event)} BEFORE {when} ON {_quote(physical)} "
+                   f"BEGIN {statements}END")
 
 
 def _literal(text: str) -> str:
@@ -781,9 +796,10 @@ def _rename_column(db: _Db, store: Any, owner: str, name: str, old: str, new: st
 def _rename_table(db: _Db, store: Any, owner: str, name: str, new: str) -> None:
     _user_table(db, store, owner, name)
     _free(db, store, owner, new)
+    spec = db.spec(owner, _physical(name))
     db.run(f"ALTER TABLE {db.table(owner, name)} RENAME TO {_quote(_physical(new))}")
     db.record(owner, name, dropped=True)
-    db.record(owner, new)
+    db.record(owner, new, spec=spec)
 
 
 def _modify_columns(db: _Db, store: Any, owner: str, name: str, modified: list[Column]) -> None:
