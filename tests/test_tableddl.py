@@ -12,7 +12,7 @@ import time
 import pytest
 
 import sluice
-from tests.sqlhelpers import query_code, query_headed, query_rows, raised_code
+from tests.sqlhelpers import create_table, query_code, query_headed, query_rows, raised_code
 
 PASSWORD = "Pw-for-tests-1"
 T = dt.datetime(2026, 1, 2, 3, 4, 5)
@@ -407,3 +407,18 @@ def test_a_table_is_named_with_its_owners_schema(conn, dsn):
     assert query_code(conn, "select * from other.mine") == "ORA-00942"
     _run(conn, "drop table scott.mine")
     assert query_code(conn, "select * from scott.mine") == "ORA-00942"
+
+
+def test_a_table_dropped_behind_sluices_back_leaves_no_owner(conn, dsn):
+    """The record of a table made at a cursor and dropped in the database itself does not
+    make a new table of that name its old owner's."""
+    cur = conn.cursor()
+    cur.execute(f'CREATE USER scott IDENTIFIED BY "{PASSWORD}"')
+    cur.execute("GRANT CREATE SESSION, CREATE TABLE TO scott")
+    with sluice.connect(dsn, user="scott", password=PASSWORD) as scott:
+        _run(scott, "create table gone (a number)")
+        create_table(dsn, "DROP TABLE gone")
+        _run(conn, "create table gone (b number)")             # SLUICE's now
+        assert query_code(scott, "drop table gone") == "ORA-01031"
+        assert query_code(conn, "select * from scott.gone") == "ORA-00942"
+    _run(conn, "drop table gone")

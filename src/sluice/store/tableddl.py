@@ -112,10 +112,14 @@ class _Db:
         its GENERATED ALWAYS identity columns), or its record gone."""
         if self.schema(owner) != self.home:
             return
-        if dropped:
-            sqlcatalog.drop_object(self.conn, USER_TABLE, owner, _physical(name))
-        else:
+        for o, n, _ in sqlcatalog.objects(self.conn, USER_TABLE):    # (also one left by a table
+            if n.lower() == _physical(name).lower() and (o == owner or not dropped):  # dropped behind Sluice's back)
+                sqlcatalog.drop_object(self.conn, USER_TABLE, o, n)
+        key = self.names.key(_physical(name))
+        self.names.owners.pop(key, None)
+        if not dropped:
             sqlcatalog.put_object(self.conn, USER_TABLE, owner, _physical(name), spec or {}, True)
+            self.names.owners[key] = owner
 
     def spec(self, owner: str, physical: str) -> dict:
         """The record of the store schema's table ``physical`` of ``owner`` (empty: none)."""
@@ -190,21 +194,23 @@ class _Names:
     def __init__(self, store: Any, user: str) -> None:
         self.user = user
         self.pg = getattr(store, "target", None) is not None
-        self.owners = {self._key(n): o for o, n, _ in store.catalog_objects(USER_TABLE)}
+        self.owners = {self.key(n): o for o, n, _ in store.catalog_objects(USER_TABLE)}
         self.homes: set[str] = set()     # owners whose tables of the statement are the store schema's
         self.quiet: int | None = None    # the ORA code IF [NOT] EXISTS makes no error
 
-    def _key(self, physical: str) -> str:
+    def key(self, physical: str) -> str:
         return physical if self.pg else physical.lower()
 
     def recorded(self, name: str) -> str | None:
-        return self.owners.get(self._key(_physical(name)))
+        return self.owners.get(self.key(_physical(name)))
 
-    def owned(self, qualified: tuple[str | None, str]) -> tuple[str, str]:
+    def owned(self, qualified: tuple[str | None, str], creating: bool = False) -> tuple[str, str]:
+        """(owner, name) of ``[schema.]name``; a table being made without a schema is the
+        session user's, whatever a record says of the name (the statement finds it taken)."""
         schema, name = qualified
         found = self.recorded(name)
         if schema is None:
-            schema = found or self.user
+            schema = self.user if creating else found or self.user
             self.homes.add(schema)
         elif found == schema:
             self.homes.add(schema)
@@ -347,7 +353,7 @@ def _free(db: _Db, store: Any, owner: str, name: str) -> None:
 
 def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool], commit: Callable[[], None],
                   query: Callable[[str], tuple[list, list]]) -> int:
-    owner, name = user.owned(r.qualified())
+    owner, name = user.owned(r.qualified(), creating=True)
     names: list[str] | None = None
     table: Table | None = None
     if r.word() == "(":
