@@ -43,6 +43,7 @@ from .store import open_store, reaper, release_store, sequences
 from .store.seqviews import sequence_views
 from .store.sessionzone import alter_session
 from .store.sqlmemory import InMemory
+from .store.tableddl import is_table_ddl, table_ddl
 from .streams.adm import StreamsAdm
 from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
@@ -670,8 +671,9 @@ class Connection:
         return UserStatements(self, lambda user: SchemaDrop(self, user))
 
     def execute_sql_statement(self, kind: str, text: str) -> Any:
-        """SQL other than queries, blocks and types: users and grants; a bare
-        ``DBMS_PKG.PROC(...)`` line (as seed 004 prints them) runs as EXEC."""
+        """SQL other than queries, blocks and types: users and grants, table DDL
+        (:mod:`.store.tableddl`); a bare ``DBMS_PKG.PROC(...)`` line (as seed 004 prints
+        them) runs as EXEC."""
         if kind in ("CREATE USER", "ALTER USER", "DROP USER", "CREATE ROLE", "DROP ROLE", "GRANT", "REVOKE"):
             return self._user_statements().execute(kind, text)
         if kind == "SET" and re.match(r"\s*SET\s+ROLE\b", text, re.I):
@@ -687,6 +689,10 @@ class Connection:
             session = self.context.session
             session.set_time_zone(alter_session(text, session.local_zone))
             return 0
+        if is_table_ddl(kind):       # CREATE / ALTER / DROP / TRUNCATE TABLE, indexes, COMMENT
+            ctx = self.context
+            return table_ddl(text, ctx.username, ctx.store, ctx.authz.has_system, ctx.ddl_commit,
+                             lambda sql: self.query(sql, None))
         body = text.strip().rstrip(";").strip()
         if _BARE_CALL.match(body):
             from . import plsql

@@ -402,6 +402,33 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # local directories a pipeline writes or reads (UTL_FILE's codes: sluice.pipeline.paths)
     29280: (ProgrammingError, "invalid directory path: {0}"),
     29283: (OperationalError, "invalid file operation: {0}"),
+    # table DDL typed at a cursor (sluice.store.tableddl)
+    903: (ProgrammingError, "invalid table name"),
+    998: (ProgrammingError, "must name this expression with a column alias"),
+    1418: (ProgrammingError, "specified index does not exist"),
+    1430: (ProgrammingError, "column being added already exists in table"),
+    1439: (ProgrammingError, "column to be modified must be empty to change datatype"),
+    1442: (ProgrammingError, "column to be modified to NOT NULL is already NOT NULL"),
+    1451: (ProgrammingError, "column to be modified to NULL cannot be modified to NULL"),
+    1727: (ProgrammingError, "numeric precision specifier is out of range (1 to 38)"),
+    1728: (ProgrammingError, "numeric scale specifier is out of range (-84 to 127)"),
+    1758: (ProgrammingError, "table must be empty to add mandatory (NOT NULL) column"),
+    910: (ProgrammingError, "specified length too long for its datatype"),
+    1452: (IntegrityError, "cannot CREATE UNIQUE INDEX; duplicate keys found"),
+    1730: (ProgrammingError, "invalid number of column names specified"),
+    1735: (ProgrammingError, "invalid ALTER TABLE option: {0}"),
+    1773: (ProgrammingError, "may not specify column datatypes in this CREATE TABLE"),
+    1780: (ProgrammingError, "string literal required"),
+    12983: (ProgrammingError, "cannot drop all columns in a table"),
+    14047: (ProgrammingError, "ALTER TABLE|INDEX RENAME may not be combined with other operations"),
+    30675: (ProgrammingError, "identity column must be a numeric type"),
+    32795: (IntegrityError, "cannot insert into a generated always identity column"),
+    32796: (IntegrityError, "cannot update a generated always identity column"),
+    2260: (ProgrammingError, "table can have only one primary key"),
+    2296: (IntegrityError, "cannot enable ({0}) - null values found"),
+    2266: (IntegrityError, "unique/primary keys in table referenced by enabled foreign keys"),
+    2449: (IntegrityError, "unique/primary keys in table referenced by foreign keys"),
+    24005: (ProgrammingError, "Inappropriate utilities used to perform DDL on AQ table {0}"),
 }
 
 

@@ -65,6 +65,10 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                          # make roles, drop and grant anyone's (CREATE ROLE, DROP / GRANT ANY ROLE)
                          "CREATE ROLE": "CREATE_ROLE", "DROP ANY ROLE": "DROP_ANY_ROLE",
                          "GRANT ANY ROLE": "GRANT_ANY_ROLE",
+                         # table DDL at a cursor (sluice.store.tableddl)
+                         **{p: p.replace(" ", "_") for p in (
+                             "CREATE TABLE", "CREATE ANY TABLE", "ALTER ANY TABLE", "DROP ANY TABLE",
+                             "CREATE ANY INDEX", "DROP ANY INDEX", "COMMENT ANY TABLE")},
                          # the rules engine's (DBMS_RULE_ADM.GRANT_SYSTEM_PRIVILEGE's constants)
                          **{f"{verb} {what}": priv for verb, what, priv in (
                              ("CREATE", "RULE", "CREATE_RULE_OBJ"),

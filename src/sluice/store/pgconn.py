@@ -218,7 +218,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
     if isinstance(e, pgerr.DivisionByZero):
         return ora(1476)
     if isinstance(e, pgerr.NumericValueOutOfRange):
-        return ora(1426, msg)
+        # (a value past a numeric(p, s) column's precision: a NUMBER(p, s) of a user's table)
+        return ora(1438) if msg.startswith("numeric field overflow") else ora(1426, msg)
     if isinstance(e, (pgerr.CharacterNotInRepertoire, pgerr.UntranslatableCharacter)) or \
             (e.sqlstate is None and "cannot contain NUL" in msg):
         # text PostgreSQL cannot hold (a NUL character, which Oracle's VARCHAR2 can): the
@@ -232,6 +233,10 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(1861)
     if isinstance(e, pgerr.InvalidRegularExpression):       # REGEXP_LIKE(x, '(a'): .oraclefns
         return pg_regex_error(msg)
+    if isinstance(e, pgerr.GeneratedAlways):     # a GENERATED ALWAYS identity column given a value
+        return ora(32796 if "updated" in msg else 32795)
+    if isinstance(e, pgerr.StringDataRightTruncation):     # a VARCHAR2(n) / CHAR(n) of a user's table
+        return ora(12899)
     if isinstance(e, (pgerr.DataError, pgerr.InvalidTextRepresentation)):
         return ProgrammingError(f"ORA-01722: invalid number: {msg}", 1722)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)

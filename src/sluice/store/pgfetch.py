@@ -22,13 +22,16 @@ from ..errors import ora
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NUMBER,
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 from .sqlfetch import Headings, clock_type, column
+from .sqlheadings import declared_types
+from .usercolumns import Lookup, maybe_user_tables
 
-__all__ = ["description", "fetch_cursor", "scaled_floats"]
+__all__ = ["declared_dates", "description", "fetch_cursor", "scaled_floats"]
 
 _INTS = (20, 21, 23, 26)            # int8, int2, int4, oid
 _FLOATS = (700, 701)                # float4, float8
 _NUMERIC = 1700
 _DATE = 1082
+_TIMESTAMP = 1114
 _TYPES = {16: DB_TYPE_BOOLEAN, 17: DB_TYPE_RAW, 1042: DB_TYPE_CHAR, 1082: DB_TYPE_DATE,
           1114: DB_TYPE_TIMESTAMP, 1184: DB_TYPE_TIMESTAMP_TZ, 1186: DB_TYPE_INTERVAL_DS,
           **{oid: DB_TYPE_NUMBER for oid in (*_INTS, *_FLOATS, _NUMERIC)}}
@@ -107,6 +110,17 @@ def scaled_floats(cur: psycopg.Cursor, rows: list[tuple]) -> list[tuple]:
                 row[i] = float(row[i])
         out.append(tuple(row))
     return out
+
+
+def declared_dates(sql: str, cur: psycopg.Cursor, lookup: Lookup) -> dict[int, DbType]:
+    """The result's ``timestamp`` columns that are a user's table's column declared DATE as it
+    is (:mod:`.tableddl`'s ``date_time`` domain: Oracle's DATE has a time of day, PostgreSQL's
+    ``date`` none): DB_TYPE_DATE, as python-oracledb describes it (looked up only then)."""
+    stamps = [i for i, d in enumerate(cur.description or ()) if d.type_code == _TIMESTAMP]
+    if not stamps or not maybe_user_tables(sql):
+        return {}
+    dates, _ = declared_types(sql, [d.name for d in cur.description], lookup)
+    return {i: DB_TYPE_DATE for i in stamps if dates.get(i) is DB_TYPE_DATE}
 
 
 def description(cur: psycopg.Cursor, names: list[str], types: dict[int, DbType] | None = None) -> Headings:

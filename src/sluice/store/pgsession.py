@@ -46,13 +46,14 @@ from ..errors import DatabaseError, ora
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRecord, QueueInfo,
                    QueueTableInfo, Selector, StoreSession)
-from .pgfetch import description, fetch_cursor, scaled_floats
+from .pgfetch import declared_dates, description, fetch_cursor, scaled_floats
 from .pgconn import LaterCopy, PgConnection, is_disconnect, read_results, send_command, translate
 from .pgarrays import int8_array
 from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .sqlmemory import memory_views, session_view
+from .tableddl import user_table_names
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .objpaths import store_object_paths
 from .sqlfetch import whole_dates
@@ -701,7 +702,7 @@ class PgSession(StoreSession):
                in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]],
                oracle_names: bool, oracle_sql: bool, decimals: bool, sessions: Sequence[OpenSession] | None,
                columns: KeptColumns.Statement) -> tuple[list[str], list[tuple]]:
-        known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
+        known = physical_names(self.store.queue_tables(), user_table_names(self.store)) if oracle_names or in_memory else {}
         if oracle_sql:
             sql = store_object_paths(sql, self.user, False, self.store)
         oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns,
@@ -753,6 +754,7 @@ class PgSession(StoreSession):
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
             cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False,
                                           lookup=columns)
+            types = {**declared_dates(sql, cur, columns), **types}     # a DATE column of tableddl's
             if not decimals:
                 rows = scaled_floats(cur, rows)
             return description(cur, cols, types), whole_dates(oracle.convert(rows), types)
@@ -775,7 +777,7 @@ class PgSession(StoreSession):
                      columns: KeptColumns.Statement, returned: list | None) -> int:
         sql = store_object_paths(sql, self.user, False, self.store)
         oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
-        text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
+        text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user),
                                     oracle.binds)
         c = self._conn()
         raw = c.raw

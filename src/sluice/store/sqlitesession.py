@@ -30,6 +30,7 @@ from .sqlitecalls import kept_error
 from .sqlitefns import divided_by_zero
 from .sessions import OpenSession
 from .sqlmemory import memory_views, session_view
+from .tableddl import user_table_names
 from .sqlnames import physical_names, rewrite
 from .objpaths import store_object_paths
 from .sqlfetch import returned_dates, sqlite_result
@@ -116,7 +117,7 @@ class SqliteSession(StoreSession):
             conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
             conn.execute("INSERT INTO SLUICE_SYNC_SESSION (TXN, TAG) VALUES (?, ?)",
                          (self.new_transaction_id(), tag or None))
-            cur = conn.execute(rewrite(oracle.text, physical_names(self.store.queue_tables()), self.user),
+            cur = conn.execute(rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user),
                                oracle.binds or ())
             # a RETURNING clause's rows: read to the end (SQLite changes the rows as they are read)
             rows = cur.fetchall() if cur.description else []
@@ -583,7 +584,7 @@ class SqliteSession(StoreSession):
               oracle_names: bool = True, oracle_sql: bool = False,
               decimals: bool = False, sessions: Sequence[OpenSession] | None = None
               ) -> tuple[list[str], list[tuple]]:
-        known = physical_names(self.store.queue_tables()) if oracle_names or in_memory else {}
+        known = physical_names(self.store.queue_tables(), user_table_names(self.store)) if oracle_names or in_memory else {}
         columns = self._columns.lookup()
         if oracle_sql:
             sql = store_object_paths(sql, self.user, True, self.store)

@@ -37,9 +37,10 @@ def rewrite(sql: str, known: dict[tuple[str, str], str], user: str) -> str:
     return _TOKEN.sub(sub, sql)
 
 
-def physical_names(queue_tables) -> dict[tuple[str, str], str]:
+def physical_names(queue_tables, user_tables: dict[tuple[str, str], str] | None = None) -> dict[tuple[str, str], str]:
     """``(SCHEMA, NAME) -> physical name`` of the queue tables and their ``AQ$`` views, and
-    of the dictionary views users name with Oracle's schema (for :func:`rewrite`)."""
+    of the dictionary views users name with Oracle's schema (for :func:`rewrite`); and
+    ``user_tables``, the tables made at a cursor (:func:`.tableddl.user_table_names`)."""
     from .sqlschema import subscriber_view_name, table_name, view_name
     known: dict[tuple[str, str], str] = {("SYSTEM", "AQ$INTERNET_USERS"): "AQ$INTERNET_USERS",
                                          ("SYS", "DBA_QUEUES"): "DBA_QUEUES"}
@@ -49,6 +50,7 @@ def physical_names(queue_tables) -> dict[tuple[str, str], str]:
         if qt.multiple_consumers:
             known[(qt.owner, f"AQ${qt.name}_S")] = subscriber_view_name(qt, "S")
             known[(qt.owner, f"AQ${qt.name}_R")] = subscriber_view_name(qt, "R")
+    known.update(user_tables or ())
     return known
 
 

@@ -4,7 +4,8 @@ SQL Reference, DROP USER: CASCADE drops "all objects in the user's schema" -- he
 queue tables (with their queues, messages, subscribers, buffered messages and propagation
 schedules, as DBMS_AQADM.DROP_QUEUE_TABLE(force => TRUE) / DROP_SHARDED_QUEUE(force =>
 TRUE) drop them), rule sets, rules and evaluation contexts (DBMS_RULE_ADM), transformations
-(DBMS_TRANSFORM), sequences (CREATE SEQUENCE) and object types; without CASCADE a user owning any of them is ORA-01922.
+(DBMS_TRANSFORM), sequences (CREATE SEQUENCE), object types and the tables made at a cursor; without
+CASCADE a user owning any of them is ORA-01922.
 
 What refuses the statement is asked first, so a refused DROP USER changes nothing (each
 step below is a DDL of its own and commits):
@@ -47,6 +48,7 @@ from ..errors import ora
 from ..rules.engine.ruleset import EVALUATION_CONTEXT, RULE, RULE_SET
 from ..store import sequences
 from ..store.base import QueueTableInfo
+from ..store.tableddl import USER_TABLE
 from .queueclients import QueueClient, clients_of, drop_clients
 
 if TYPE_CHECKING:
@@ -78,7 +80,7 @@ class SchemaDrop:
         catalog = self.conn.context.catalog
         queues = {(q.owner, q.name) for qt in self.queue_tables for q in catalog.queues_of(qt)}
         self.clients = clients_of(store, queues)
-        for kind in (RULE_SET, RULE, EVALUATION_CONTEXT, TRANSFORMATION):
+        for kind in (RULE_SET, RULE, EVALUATION_CONTEXT, TRANSFORMATION, USER_TABLE):
             self.named[kind] = sorted(n for o, n, _ in store.catalog_objects(kind) if o == self.owner)
         self.named[SEQUENCE] = [n for o, n, _, _ in sequences.listing(store) if o == self.owner]
         self._types = {f"{o}.{n}": s for o, n, s in store.catalog_objects(TYPE)}
@@ -108,6 +110,8 @@ class SchemaDrop:
         """Drop it all (after :meth:`check`), each object through its own procedure."""
         conn = self.conn
         drop_clients(conn, self.clients)
+        for name in self.named[USER_TABLE]:       # the tables made at a cursor (store.tableddl)
+            conn.execute_sql_statement("DROP TABLE", f"DROP TABLE {_quoted(self.owner, name)} CASCADE CONSTRAINTS")
         catalog = conn.context.catalog
         for qt in self.queue_tables:
             if qt.sharded:     # dropped through its one queue
