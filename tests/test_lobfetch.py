@@ -144,6 +144,49 @@ def test_an_object_types_lob_attribute_in_a_dequeue_condition(conn):
     assert nowait(q).deqone().payload.BODY.read() == "second"
 
 
+def test_a_subscriber_rule_on_an_object_types_lob_attribute(conn):
+    """A subscriber's rule reads a LOB attribute's text (Sluice's own reader of the
+    attribute, not the LOB python-oracledb's callers get)."""
+    conn.cursor().execute("CREATE TYPE note_t AS OBJECT (body CLOB)")
+    note_t = conn.gettype("NOTE_T")
+    make_queue(conn, payload="NOTE_T", multiple_consumers=True)
+    conn.aqadm.add_subscriber(queue_name="Q", subscriber=sluice.Agent("SECOND"),
+                              rule="tab.user_data.body = 'second'")
+    conn.aqadm.add_subscriber(queue_name="Q", subscriber=sluice.Agent("ALL"))
+    q = conn.queue("Q", note_t)
+    for text in ("first", "second"):
+        note = note_t.newobject()
+        note.BODY = text
+        q.enqone(conn.msgproperties(payload=note))
+    conn.commit()
+    q = nowait(conn.queue("Q", note_t))
+    q.deqoptions.consumername = "SECOND"
+    assert [m.payload.BODY.read() for m in q.deqmany(10)] == ["second"]
+
+
+def test_plsql_and_idap_read_a_lob_attributes_contents(conn):
+    """A PL/SQL block compares a CLOB attribute as text; an IDAP payload writes a BLOB
+    attribute's bytes as hex; a rule condition's path reads the text (Sluice's own readers
+    of the attribute)."""
+    from lxml import etree
+
+    from sluice.idap.payload import xml_from_value
+    cur = conn.cursor()
+    cur.execute("CREATE TYPE doc_t AS OBJECT (id NUMBER, body CLOB, pic BLOB)")
+    same = cur.var(int)
+    cur.execute("DECLARE d doc_t := doc_t(1, 'hello', NULL); "
+                "BEGIN IF d.body = 'hello' THEN :n := 1; ELSE :n := 0; END IF; END;", n=same)
+    assert same.getvalue() == 1
+    doc = conn.gettype("DOC_T").newobject()
+    doc.BODY, doc.PIC = "text", b"\x01\xff"
+    parent = etree.Element("message_payload")
+    xml_from_value(parent, doc, "DOC_T", None)
+    texts = {etree.QName(e).localname: e.text for e in parent[0]}
+    assert texts == {"BODY": "text", "PIC": "01FF"}
+    from sluice.rules.compile.python import get_path      # a rule condition's attribute path
+    assert get_path(doc, ("BODY",)) == "text"
+
+
 def test_asyncio_gives_async_lobs(dsn, docs):
     async def main():
         async with sluice.connect_async(dsn) as connection:
