@@ -129,17 +129,26 @@ def test_an_object_types_lob_attributes_are_lobs(conn):
     assert got.PIC.type is sluice.DB_TYPE_BLOB and got.PIC.read() == b"\x00\x01" and got.PIC.size() == 2
 
 
-def test_an_object_types_lob_attribute_in_a_dequeue_condition(conn):
-    """Sluice's own reads of a LOB attribute (a dequeue condition) see its text."""
+def _notes(conn, *subscribers: tuple[str, str | None]):
+    """A queue Q of NOTE_T (BODY CLOB) — multi-consumer with ``subscribers`` (name, rule)
+    when given — holding the notes "first" and "second", committed; NOTE_T."""
     conn.cursor().execute("CREATE TYPE note_t AS OBJECT (body CLOB)")
     note_t = conn.gettype("NOTE_T")
-    make_queue(conn, payload="NOTE_T")
+    make_queue(conn, payload="NOTE_T", multiple_consumers=bool(subscribers))
+    for name, rule in subscribers:
+        conn.aqadm.add_subscriber(queue_name="Q", subscriber=sluice.Agent(name), rule=rule)
     q = conn.queue("Q", note_t)
     for text in ("first", "second"):
         note = note_t.newobject()
         note.BODY = text
         q.enqone(conn.msgproperties(payload=note))
     conn.commit()
+    return note_t
+
+
+def test_an_object_types_lob_attribute_in_a_dequeue_condition(conn):
+    """Sluice's own reads of a LOB attribute (a dequeue condition) see its text."""
+    q = conn.queue("Q", _notes(conn))
     q.deqoptions.condition = "tab.user_data.body = 'second'"
     assert nowait(q).deqone().payload.BODY.read() == "second"
 
@@ -147,18 +156,7 @@ def test_an_object_types_lob_attribute_in_a_dequeue_condition(conn):
 def test_a_subscriber_rule_on_an_object_types_lob_attribute(conn):
     """A subscriber's rule reads a LOB attribute's text (Sluice's own reader of the
     attribute, not the LOB python-oracledb's callers get)."""
-    conn.cursor().execute("CREATE TYPE note_t AS OBJECT (body CLOB)")
-    note_t = conn.gettype("NOTE_T")
-    make_queue(conn, payload="NOTE_T", multiple_consumers=True)
-    conn.aqadm.add_subscriber(queue_name="Q", subscriber=sluice.Agent("SECOND"),
-                              rule="tab.user_data.body = 'second'")
-    conn.aqadm.add_subscriber(queue_name="Q", subscriber=sluice.Agent("ALL"))
-    q = conn.queue("Q", note_t)
-    for text in ("first", "second"):
-        note = note_t.newobject()
-        note.BODY = text
-        q.enqone(conn.msgproperties(payload=note))
-    conn.commit()
+    note_t = _notes(conn, ("SECOND", "tab.user_data.body = 'second'"), ("ALL", None))
     q = nowait(conn.queue("Q", note_t))
     q.deqoptions.consumername = "SECOND"
     assert [m.payload.BODY.read() for m in q.deqmany(10)] == ["second"]
