@@ -72,8 +72,11 @@ def test_star_and_an_alias_of_a_lob_column(docs):
 
 def test_fetch_lobs_false_gives_str_and_bytes(docs):
     cur = docs.cursor()
-    cur.execute("SELECT body, nbody, pic FROM docs WHERE id = 1", fetch_lobs=False)
-    assert cur.fetchall() == [(TEXT, ASTRAL, b"\xc3\xa9\x00\xff")]
+    cur.execute("SELECT body, nbody, pic, r FROM docs WHERE id = 1", fetch_lobs=False)
+    assert cur.fetchall() == [(TEXT, ASTRAL, b"\xc3\xa9\x00\xff", b"\x01")]
+    # python-oracledb fetches them as LONGs then, and its description says so
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_LONG, sluice.DB_TYPE_LONG_NVARCHAR,
+                                               sluice.DB_TYPE_LONG_RAW, sluice.DB_TYPE_RAW]
     before = sluice.defaults.fetch_lobs
     sluice.defaults.fetch_lobs = False
     try:
@@ -96,6 +99,7 @@ def test_output_type_handler_long_idiom_gives_str_and_bytes(docs):
     (i, body, nbody, pic), empty = cur.fetchall()
     assert (i, body, pic) == (1, TEXT, b"\xc3\xa9\x00\xff") and empty == (2, None, None, None)
     assert isinstance(nbody, sluice.LOB) and nbody.read() == ASTRAL     # the handler left it: a LOB
+    assert [d[1] for d in cur.description][1:] == [sluice.DB_TYPE_CLOB, sluice.DB_TYPE_NCLOB, sluice.DB_TYPE_BLOB]
 
     def old_style(cursor, name, default_type, size, precision, scale):
         if default_type is sluice.DB_TYPE_CLOB:
@@ -107,6 +111,7 @@ def test_output_type_handler_long_idiom_gives_str_and_bytes(docs):
         if metadata.name == "V" else None
     v, body = cur.execute("SELECT v, body FROM docs WHERE id = 1", fetch_lobs=False).fetchone()
     assert isinstance(v, sluice.LOB) and v.read() == "plain" and body == TEXT
+    assert cur.description[1][1] is sluice.DB_TYPE_LONG
 
 
 def test_an_object_types_lob_attributes_are_lobs(conn):

@@ -18,7 +18,7 @@ from .bindvars import bind_variables, call_bind_variables, many_bind_variables
 from .dmlreturning import returning_clause
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .defaults import defaults
-from .fetchvars import Var, fetch_converters, lob_rows
+from .fetchvars import Var, fetched
 from .objtypes import DB_TYPE_OBJECT
 from .plsql.binds import bound
 
@@ -136,11 +136,8 @@ class Cursor:
                                                        for c in result.columns]
             self._rows = list(result.rows)
             lobs = defaults.fetch_lobs if fetch_lobs is None else fetch_lobs
-            if exact:
-                converters = fetch_converters(self, handler, self.description, lobs)
-                self._rows = [tuple(f(v) for f, v in zip(converters, row)) for row in self._rows]
-            elif lobs:
-                self._rows = lob_rows(self, self.description, self._rows)
+            self.description, self._rows = fetched(self, handler if exact else None, self.description,
+                                                   self._rows, lobs)
             self._pos = 0
             self.rowcount = 0
             return self

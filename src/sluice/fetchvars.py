@@ -44,12 +44,14 @@ from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB
                        DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ,
                        DB_TYPE_VARCHAR, DbObjectType, DbType, RecordType, contents)
 
-__all__ = ["FetchInfo", "Var", "default_number", "fetch_converters", "lob_rows"]
+__all__ = ["FetchInfo", "Var", "default_number", "fetch_converters", "fetched", "lob_rows"]
 
 _NUMBER = "number"          # the column's own NUMBER conversion (DB_TYPE_NUMBER)
 _OBJECT = "object"          # a var of an object type (cursor.var(conn.gettype(...)))
 _LOB = "lob"                # a LOB of the column's (the var's) type: sluice.lobs.LOB
 _LOB_TYPES = (DB_TYPE_CLOB, DB_TYPE_NCLOB, DB_TYPE_BLOB)
+# a LOB column's type in the description when fetched as str / bytes (python-oracledb's)
+_LONG_TYPES = {DB_TYPE_CLOB: DB_TYPE_LONG, DB_TYPE_NCLOB: DB_TYPE_LONG_NVARCHAR, DB_TYPE_BLOB: DB_TYPE_LONG_RAW}
 # a var's type -> the Python type its values are fetched as
 _DB_TYPES: dict[DbType, Any] = {
     **{t: str for t in (DB_TYPE_VARCHAR, DB_TYPE_NVARCHAR, DB_TYPE_CHAR, DB_TYPE_NCHAR, DB_TYPE_LONG,
@@ -233,14 +235,34 @@ def default_number(value: Decimal, column: Sequence) -> Any:
     return int(value)
 
 
+def fetched(cursor: Any, handler: Callable | None, description: list, rows: list[tuple], fetch_lobs: bool
+            ) -> tuple[list, list[tuple]]:
+    """A query's description and rows (as the store fetched them; numbers exact when
+    ``handler`` is given) as the cursor gives them: each column as ``handler`` asks, a
+    LOB column it leaves (or every one, without a handler) a LOB under ``fetch_lobs``;
+    without ``fetch_lobs`` such a column is described as python-oracledb describes it
+    then: ``DB_TYPE_LONG`` / ``DB_TYPE_LONG_NVARCHAR`` / ``DB_TYPE_LONG_RAW``."""
+    if handler is None:
+        handled = [False] * len(description)
+        if fetch_lobs:
+            rows = lob_rows(cursor, description, rows)
+    else:
+        converters, handled = fetch_converters(cursor, handler, description, fetch_lobs)
+        rows = [tuple(f(v) for f, v in zip(converters, row)) for row in rows]
+    if not fetch_lobs and any(c[1] in _LOB_TYPES for c in description):
+        description = [(c[0], _LONG_TYPES[c[1]], *c[2:]) if c[1] in _LOB_TYPES and not var else c
+                       for c, var in zip(description, handled)]
+    return description, rows
+
+
 def fetch_converters(cursor: Any, handler: Callable, description: Sequence[Sequence], fetch_lobs: bool
-                     ) -> list[Callable[[Any], Any]]:
+                     ) -> tuple[list[Callable[[Any], Any]], list[bool]]:
     """For each column of ``description``: the function from the value the store fetched
     (numbers exact) to the value the cursor gives, as ``handler`` asks (a LOB column it
-    returns None for: a LOB under ``fetch_lobs``)."""
+    returns None for: a LOB under ``fetch_lobs``); and whether it returned a var for it."""
     modern = _takes_metadata(handler)
     wrap = _lob_maker(cursor)
-    out = []
+    out, handled = [], []
     for column in description:
         if modern:
             var = handler(cursor, FetchInfo(column))
@@ -250,7 +272,8 @@ def fetch_converters(cursor: Any, handler: Callable, description: Sequence[Seque
         if var is not None and not isinstance(var, Var):
             raise dpy(2015, type(var).__name__)
         out.append(_converter(var, column, fetch_lobs, wrap))
-    return out
+        handled.append(var is not None)
+    return out, handled
 
 
 def lob_rows(cursor: Any, description: Sequence[Sequence], rows: list[tuple]) -> list[tuple]:
