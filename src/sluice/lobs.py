@@ -17,7 +17,9 @@ when fetched, held here — writing to it changes this LOB, not the row (Oracle'
 would write the row's LOB, under ``SELECT … FOR UPDATE``).  A CLOB's offsets and sizes are
 Oracle's: UCS-2 code points, which are characters except for one beyond U+FFFF (two).
 BFILE's methods (``fileexists``, ``getfilename``, ``setfilename``) are DPY-3026: Sluice has
-no BFILE.
+no BFILE.  An object's CLOB / NCLOB / BLOB attribute reads as a LOB over the object's value
+(:func:`attribute_lob`, registered with ``objtypes.set_attribute_lob``): its writes change
+the object, as a locator's would.
 """
 
 from __future__ import annotations
