@@ -26,7 +26,8 @@ from .cursor import Cursor
 from .lobs import LOB
 from .defaults import defaults   # (after .connection imports the module: the name is the object)
 from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
-                       DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NCHAR, DB_TYPE_NCLOB,
+                       DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_LONG,
+                       DB_TYPE_LONG_NVARCHAR, DB_TYPE_LONG_RAW, DB_TYPE_NCHAR, DB_TYPE_NCLOB,
                        DB_TYPE_NUMBER, DB_TYPE_NVARCHAR, DB_TYPE_OBJECT, DB_TYPE_RAW, DB_TYPE_TIMESTAMP,
                        DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR)
 from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError,
@@ -87,7 +88,8 @@ __all__ = [
     "OperationalError", "ProgrammingError",
     "Date", "Timestamp", "Binary", "DateFromTicks", "TimestampFromTicks", "defaults",
     "DB_TYPE_BINARY_DOUBLE", "DB_TYPE_BINARY_FLOAT", "DB_TYPE_BLOB", "DB_TYPE_BOOLEAN", "DB_TYPE_CHAR",
-    "DB_TYPE_CLOB", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB", "DB_TYPE_NUMBER",
+    "DB_TYPE_CLOB", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_LONG", "DB_TYPE_LONG_NVARCHAR",
+    "DB_TYPE_LONG_RAW", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB", "DB_TYPE_NUMBER",
     "DB_TYPE_NVARCHAR", "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP", "DB_TYPE_TIMESTAMP_LTZ", "DB_TYPE_TIMESTAMP_TZ",
     "DB_TYPE_VARCHAR",
 ]

@@ -246,23 +246,26 @@ class AsyncConnection:
         await self.cursor().executemany(statement, parameters)
 
     async def fetchall(self, statement: str, parameters: Any = None, arraysize: int | None = None,
-                       rowfactory: Callable | None = None) -> list:
-        rows = await self._query(statement, parameters, lambda c: c.fetchall())
+                       rowfactory: Callable | None = None, *, fetch_lobs: bool | None = None) -> list:
+        rows = await self._query(statement, parameters, lambda c: c.fetchall(), fetch_lobs)
         return [rowfactory(*r) for r in rows] if rowfactory else rows
 
     async def fetchmany(self, statement: str, parameters: Any = None, num_rows: int | None = None,
-                        rowfactory: Callable | None = None) -> list:
-        rows = await self._query(statement, parameters, lambda c: c.fetchmany(num_rows))
+                        rowfactory: Callable | None = None, *, fetch_lobs: bool | None = None) -> list:
+        rows = await self._query(statement, parameters, lambda c: c.fetchmany(num_rows), fetch_lobs)
         return [rowfactory(*r) for r in rows] if rowfactory else rows
 
-    async def fetchone(self, statement: str, parameters: Any = None, rowfactory: Callable | None = None) -> Any:
-        row = await self._query(statement, parameters, lambda c: c.fetchone())
+    async def fetchone(self, statement: str, parameters: Any = None, rowfactory: Callable | None = None,
+                       *, fetch_lobs: bool | None = None) -> Any:
+        row = await self._query(statement, parameters, lambda c: c.fetchone(), fetch_lobs)
         return rowfactory(*row) if rowfactory and row is not None else row
 
-    async def _query(self, statement: str, parameters: Any, take: Callable[[Any], Any]) -> Any:
+    async def _query(self, statement: str, parameters: Any, take: Callable[[Any], Any],
+                     fetch_lobs: bool | None) -> Any:
         def run() -> Any:
             with self.sync_connection.cursor() as c:
-                c.execute(statement, parameters)
+                c._async_lobs = True        # (python-oracledb's AsyncLOBs)
+                c.execute(statement, parameters, fetch_lobs=fetch_lobs)
                 return take(c)
         return await self._call(run, waits=True)
 
@@ -345,6 +348,7 @@ class AsyncCursor:
     def __init__(self, connection: AsyncConnection, cursor: Any) -> None:
         object.__setattr__(self, "connection", connection)
         object.__setattr__(self, "_cursor", cursor)
+        cursor._async_lobs = True       # its LOBs are AsyncLOBs (sluice.fetchvars)
 
     # description, rowcount, arraysize, output …: the cursor's own
     def __getattr__(self, name: str) -> Any:

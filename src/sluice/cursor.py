@@ -17,7 +17,8 @@ from .bindtypes import execute_binds, executemany_rows, keep_inputsizes
 from .bindvars import bind_variables, call_bind_variables, many_bind_variables
 from .dmlreturning import returning_clause
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
-from .fetchvars import Var, fetch_converters
+from .defaults import defaults
+from .fetchvars import Var, fetched
 from .objtypes import DB_TYPE_OBJECT
 from .plsql.binds import bound
 
@@ -49,6 +50,7 @@ class Cursor:
         self.lastrowid = None                 # Sluice's tables have no ROWID
         self.warning = None
         self._prefetchrows = 2
+        self._async_lobs = False      # an AsyncCursor's: LOBs fetched as AsyncLOBs (sluice.fetchvars)
         # python-oracledb's bindvars (sluice.bindvars), made when asked for: building a Var per
         # value on every execute cost ~8 µs for three binds, and a pass over every row of an
         # executemany; the binds are kept as given (a shallow copy) until then
@@ -100,8 +102,10 @@ class Cursor:
             raise dpy(2045)
         self._arraysize = value
 
-    def execute(self, statement: str | None, parameters: dict | Sequence | None = None,
-                **kw: Any) -> "Cursor | None":
+    def execute(self, statement: str | None, parameters: dict | Sequence | None = None, *,
+                fetch_lobs: bool | None = None, **kw: Any) -> "Cursor | None":
+        """python-oracledb's ``execute``; ``fetch_lobs`` (None: ``defaults.fetch_lobs``)
+        fetches CLOB / BLOB columns as LOBs or as str / bytes (:mod:`sluice.fetchvars`)."""
         self._check()
         from . import plsql
         statement = self._prepared(statement)
@@ -131,9 +135,9 @@ class Cursor:
             self.description = result.description or [(c, None, None, None, None, None, True)
                                                        for c in result.columns]
             self._rows = list(result.rows)
-            if exact:
-                converters = fetch_converters(self, handler, self.description)
-                self._rows = [tuple(f(v) for f, v in zip(converters, row)) for row in self._rows]
+            lobs = defaults.fetch_lobs if fetch_lobs is None else fetch_lobs
+            self.description, self._rows = fetched(self, handler if exact else None, self.description,
+                                                   self._rows, lobs)
             self._pos = 0
             self.rowcount = 0
             return self

@@ -510,6 +510,8 @@ _DPY_CATALOG: dict[int, str] = {
     3001: "{0} is not supported by Sluice: {1}",
     3002: 'Python value of type "{0}" is not supported',
     3003: "Python type {0} is not supported",
+    3014: "LOB is of type {0} but must be of type {1}",
+    3026: "operation is only supported on BFILE LOBs",
     4024: "call timeout of {0} ms exceeded",
     4005: "timed out waiting for the connection pool to return a connection",
     4006: "array DML row counts mode is not enabled",

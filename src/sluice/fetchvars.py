@@ -13,6 +13,14 @@ column's values are then fetched as ``type`` — ``str`` (a NUMBER as Oracle wri
 value that cannot be so fetched is ORA-00932 or, for text that is no number, ORA-01722,
 as Oracle's conversion answers.
 
+A column ``cursor.description`` types ``DB_TYPE_CLOB``, ``DB_TYPE_NCLOB`` or ``DB_TYPE_BLOB``
+(:mod:`sluice.store.lobcolumns`) is fetched as a :class:`sluice.lobs.LOB` under
+``defaults.fetch_lobs`` (python-oracledb's default) or ``execute(…, fetch_lobs=True)``, as
+``str`` / ``bytes`` otherwise — and so is a var of a LOB type (``cursor.var(DB_TYPE_CLOB)``
+gives LOBs whatever ``fetch_lobs`` says; ``DB_TYPE_LONG`` / ``DB_TYPE_LONG_RAW``, ``str`` /
+``bytes``: the contents, python-oracledb's idiom).  An async cursor's are ``AsyncLOB`` objects
+(:func:`lob_rows`, ``cursor._async_lobs``).
+
 The numbers reach this module exact (the store fetches them as ``Decimal`` while a
 handler is in use): :func:`default_number` turns them into what python-oracledb gives
 without one — an ``int`` when whole and the column has no scale, else a ``float``, or
@@ -28,22 +36,29 @@ from typing import Any, Callable, Sequence
 
 from .defaults import defaults
 from .errors import dpy, ora
+from .lobs import LOB, AsyncLOB, fetched_lob
 from .plsql.binds import BindVariable
 from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
-                       DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER,
-                       DB_TYPE_NVARCHAR, DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
-                       DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbObjectType, DbType, RecordType)
+                       DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_LONG, DB_TYPE_LONG_NVARCHAR,
+                       DB_TYPE_LONG_RAW, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER, DB_TYPE_NVARCHAR,
+                       DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ,
+                       DB_TYPE_VARCHAR, DbObjectType, DbType, RecordType, contents)
 
-__all__ = ["FetchInfo", "Var", "default_number", "fetch_converters"]
+__all__ = ["FetchInfo", "Var", "default_number", "fetch_converters", "fetched", "lob_rows"]
 
 _NUMBER = "number"          # the column's own NUMBER conversion (DB_TYPE_NUMBER)
 _OBJECT = "object"          # a var of an object type (cursor.var(conn.gettype(...)))
+_LOB = "lob"                # a LOB of the column's (the var's) type: sluice.lobs.LOB
+_LOB_TYPES = (DB_TYPE_CLOB, DB_TYPE_NCLOB, DB_TYPE_BLOB)
+# a LOB column's type in the description when fetched as str / bytes (python-oracledb's)
+_LONG_TYPES = {DB_TYPE_CLOB: DB_TYPE_LONG, DB_TYPE_NCLOB: DB_TYPE_LONG_NVARCHAR, DB_TYPE_BLOB: DB_TYPE_LONG_RAW}
 # a var's type -> the Python type its values are fetched as
 _DB_TYPES: dict[DbType, Any] = {
-    **{t: str for t in (DB_TYPE_VARCHAR, DB_TYPE_NVARCHAR, DB_TYPE_CHAR, DB_TYPE_NCHAR, DB_TYPE_CLOB,
-                        DB_TYPE_NCLOB)},
+    **{t: str for t in (DB_TYPE_VARCHAR, DB_TYPE_NVARCHAR, DB_TYPE_CHAR, DB_TYPE_NCHAR, DB_TYPE_LONG,
+                        DB_TYPE_LONG_NVARCHAR)},
+    **{t: _LOB for t in _LOB_TYPES},
     DB_TYPE_NUMBER: _NUMBER, DB_TYPE_BINARY_DOUBLE: float, DB_TYPE_BINARY_FLOAT: float,
-    DB_TYPE_RAW: bytes, DB_TYPE_BLOB: bytes, DB_TYPE_BOOLEAN: bool,
+    DB_TYPE_RAW: bytes, DB_TYPE_LONG_RAW: bytes, DB_TYPE_BOOLEAN: bool,
     **{t: dt.datetime for t in (DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_TIMESTAMP_LTZ)},
 }
 _PY_TYPES = (str, int, float, Decimal, bytes, bool, dt.datetime, dt.date, dt.timedelta)
@@ -131,7 +146,7 @@ class Var(BindVariable):
 
     # -- as a bind of a PL/SQL block (sluice.plsql.binds.BindVariable)
     def bind_value(self) -> Any:
-        return self.getvalue()
+        return contents(self.getvalue())       # (a LOB var's LOB: its contents)
 
     def assign_out(self, value: Any) -> None:
         """A value the block gives back, converted to this variable's type."""
@@ -146,7 +161,12 @@ class Var(BindVariable):
     def _out(self, value: Any) -> Any:
         if value is not None:
             column = (None, self.type if isinstance(self.type, DbType) else None, None, None, None, None, True)
-            value = self._object(value) if self._fetched is _OBJECT else _as(self._fetched, value, column)
+            if self._fetched is _OBJECT:
+                value = self._object(value)
+            elif self._fetched is _LOB:     # (python-oracledb: a LOB var's value is a LOB)
+                value = _lob(self.type, value, column)
+            else:
+                value = _as(self._fetched, value, column)
         if self.outconverter is not None and (value is not None or self.convert_nulls):
             value = self.outconverter(value)
         return value
@@ -215,12 +235,34 @@ def default_number(value: Decimal, column: Sequence) -> Any:
     return int(value)
 
 
-def fetch_converters(cursor: Any, handler: Callable, description: Sequence[Sequence]
-                     ) -> list[Callable[[Any], Any]]:
+def fetched(cursor: Any, handler: Callable | None, description: list, rows: list[tuple], fetch_lobs: bool
+            ) -> tuple[list, list[tuple]]:
+    """A query's description and rows (as the store fetched them; numbers exact when
+    ``handler`` is given) as the cursor gives them: each column as ``handler`` asks, a
+    LOB column it leaves (or every one, without a handler) a LOB under ``fetch_lobs``;
+    without ``fetch_lobs`` such a column is described as python-oracledb describes it
+    then: ``DB_TYPE_LONG`` / ``DB_TYPE_LONG_NVARCHAR`` / ``DB_TYPE_LONG_RAW``."""
+    if handler is None:
+        handled = [False] * len(description)
+        if fetch_lobs:
+            rows = lob_rows(cursor, description, rows)
+    else:
+        converters, handled = fetch_converters(cursor, handler, description, fetch_lobs)
+        rows = [tuple(f(v) for f, v in zip(converters, row)) for row in rows]
+    if not fetch_lobs and any(c[1] in _LOB_TYPES for c in description):
+        description = [(c[0], _LONG_TYPES[c[1]], *c[2:]) if c[1] in _LOB_TYPES and not var else c
+                       for c, var in zip(description, handled)]
+    return description, rows
+
+
+def fetch_converters(cursor: Any, handler: Callable, description: Sequence[Sequence], fetch_lobs: bool
+                     ) -> tuple[list[Callable[[Any], Any]], list[bool]]:
     """For each column of ``description``: the function from the value the store fetched
-    (numbers exact) to the value the cursor gives, as ``handler`` asks."""
+    (numbers exact) to the value the cursor gives, as ``handler`` asks (a LOB column it
+    returns None for: a LOB under ``fetch_lobs``); and whether it returned a var for it."""
     modern = _takes_metadata(handler)
-    out = []
+    wrap = _lob_maker(cursor)
+    out, handled = [], []
     for column in description:
         if modern:
             var = handler(cursor, FetchInfo(column))
@@ -229,8 +271,45 @@ def fetch_converters(cursor: Any, handler: Callable, description: Sequence[Seque
                           column[5] or 0)
         if var is not None and not isinstance(var, Var):
             raise dpy(2015, type(var).__name__)
-        out.append(_converter(var, column))
+        out.append(_converter(var, column, fetch_lobs, wrap))
+        handled.append(var is not None)
+    return out, handled
+
+
+def lob_rows(cursor: Any, description: Sequence[Sequence], rows: list[tuple]) -> list[tuple]:
+    """``rows`` with the values of the columns ``description`` types CLOB, NCLOB or BLOB
+    as LOBs (``AsyncLOB`` objects for an async cursor): python-oracledb's ``fetch_lobs``."""
+    columns = [(i, c[1]) for i, c in enumerate(description) if c[1] in _LOB_TYPES]
+    if not columns or not rows:
+        return rows
+    wrap = _lob_maker(cursor)
+    out = []
+    for row in rows:
+        row = list(row)
+        for i, dbtype in columns:
+            if row[i] is not None:
+                row[i] = wrap(_lob(dbtype, row[i], description[i]))
+        out.append(tuple(row))
     return out
+
+
+def _lob_maker(cursor: Any) -> Callable[[LOB], Any]:
+    """What a fetched LOB is given as: itself, or an ``AsyncLOB`` over it for a cursor of
+    an async connection (python-oracledb's ``AsyncLOB``: its methods awaited)."""
+    return AsyncLOB if getattr(cursor, "_async_lobs", False) else _itself
+
+
+def _itself(lob: LOB) -> LOB:
+    return lob
+
+
+def _lob(dbtype: DbType, value: Any, column: Sequence) -> LOB:
+    """``value`` (as the store fetched it) as a LOB of ``dbtype``."""
+    if isinstance(value, (LOB, AsyncLOB)):
+        return value
+    if not isinstance(value, (str, bytes, bytearray)):
+        value = _as(bytes if dbtype is DB_TYPE_BLOB else str, value, column)
+    return fetched_lob(dbtype, value)
 
 
 def _takes_metadata(handler: Callable) -> bool:
@@ -241,14 +320,19 @@ def _takes_metadata(handler: Callable) -> bool:
         return False
 
 
-def _converter(var: Var | None, column: Sequence) -> Callable[[Any], Any]:
-    fetched = _NUMBER if var is None else var._fetched
+def _converter(var: Var | None, column: Sequence, fetch_lobs: bool, wrap: Callable[[LOB], Any]
+               ) -> Callable[[Any], Any]:
+    if var is None:
+        fetched = _LOB if fetch_lobs and column[1] in _LOB_TYPES else _NUMBER
+        lob_type = column[1]
+    else:
+        fetched, lob_type = var._fetched, var.type
 
     def convert(value: Any) -> Any:
         if value is None and (var is None or not var.convert_nulls):
             return None
         if value is not None:
-            value = _as(fetched, value, column)
+            value = wrap(_lob(lob_type, value, column)) if fetched is _LOB else _as(fetched, value, column)
         return value if var is None or var.outconverter is None else var.outconverter(value)
     return convert
 

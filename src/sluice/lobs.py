@@ -10,6 +10,16 @@ Oracle's answers to misuse: DPY-2030 / DPY-2047 for an offset / amount not above
 ORA-22293 to open an open LOB, ORA-22289 to close one not open, ORA-22926 to trim past
 its end; data of the other kind (bytes for a CLOB, text for a BLOB) is a ``TypeError``
 as python-oracledb raises it.
+
+A query's CLOB / NCLOB / BLOB column fetched by a cursor gives one too (:func:`fetched_lob`,
+python-oracledb's ``defaults.fetch_lobs`` True; :mod:`sluice.fetchvars`): its contents read
+when fetched, held here — writing to it changes this LOB, not the row (Oracle's locator
+would write the row's LOB, under ``SELECT … FOR UPDATE``).  A CLOB's offsets and sizes are
+Oracle's: UCS-2 code points, which are characters except for one beyond U+FFFF (two).
+BFILE's methods (``fileexists``, ``getfilename``, ``setfilename``) are DPY-3026: Sluice has
+no BFILE.  An object's CLOB / NCLOB / BLOB attribute reads as a LOB over the object's value
+(:func:`attribute_lob`, registered with ``objtypes.set_attribute_lob``): its writes change
+the object, as a locator's would.
 """
 
 from __future__ import annotations
@@ -17,15 +27,33 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import dpy, ora
-from .objtypes import DB_TYPE_BLOB, DB_TYPE_CLOB, DB_TYPE_NCLOB, DbType
+from .objtypes import DB_TYPE_BLOB, DB_TYPE_CLOB, DB_TYPE_NCLOB, DbType, LobValue, set_attribute_lob
 from .plsql.binds import BindVariable
 
-__all__ = ["LOB", "AsyncLOB", "create_lob"]
+__all__ = ["LOB", "AsyncLOB", "attribute_lob", "create_lob", "fetched_lob"]
 
 _CHUNK_SIZE = 8132      # what Oracle reports for a temporary LOB in an 8K-block database
+_LOB_TYPES = (DB_TYPE_CLOB, DB_TYPE_NCLOB, DB_TYPE_BLOB)
 
 
-class LOB(BindVariable):
+def _astral(text: str | bytes) -> bool:
+    """Whether ``text`` has a character beyond U+FFFF (two UCS-2 code points to Oracle)."""
+    return isinstance(text, str) and not text.isascii() and max(text) > "\uffff"
+
+
+def _units(text: str) -> str:
+    """``text`` with each character beyond U+FFFF as its two surrogates: one str index a
+    UCS-2 code point, as Oracle counts a CLOB's offsets."""
+    return "".join(c if c <= "\uffff" else chr(0xD7C0 + (ord(c) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF))
+                   for c in text)
+
+
+def _joined(units: str) -> str:
+    """:func:`_units` undone (a surrogate split off its pair stays alone)."""
+    return units.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+class LOB(BindVariable, LobValue):
     """A temporary CLOB, NCLOB or BLOB (python-oracledb's ``oracledb.LOB``)."""
 
     def __init__(self, dbtype: DbType) -> None:
@@ -57,7 +85,11 @@ class LOB(BindVariable):
         if amount is not None and amount <= 0:
             raise dpy(2047)
         start = offset - 1
-        return self._data[start:] if amount is None else self._data[start:start + amount]
+        data = self._data
+        if _astral(data):
+            data = _units(data)
+            return _joined(data[start:] if amount is None else data[start:start + amount])
+        return data[start:] if amount is None else data[start:start + amount]
 
     def write(self, data: str | bytes, offset: int = 1) -> None:
         """Write ``data`` at ``offset``, over what is there, extending the LOB as needed."""
@@ -66,12 +98,18 @@ class LOB(BindVariable):
             raise dpy(2030)
         start = offset - 1
         current = self._data
+        astral = _astral(current) or _astral(data)
+        if astral:
+            current, data = _units(current), _units(data)
         if start > len(current):
             current = current + self._blank(start - len(current))
-        self._data = current[:start] + data + current[start + len(data):]
+        current = current[:start] + data + current[start + len(data):]
+        self._data = _joined(current) if astral else current
 
     def size(self) -> int:
-        return len(self._data)
+        """Its length: bytes for a BLOB, UCS-2 code points for a CLOB or NCLOB."""
+        data = self._data
+        return len(_units(data)) if _astral(data) else len(data)
 
     def trim(self, new_size: int = 0, *, newSize: int | None = None) -> None:  # noqa: N803
         """Cut the LOB to ``new_size`` (``newSize``, the deprecated name, alone: DPY-2014)."""
@@ -79,9 +117,10 @@ class LOB(BindVariable):
             if new_size != 0:
                 raise dpy(2014, "newSize", "new_size")
             new_size = newSize
-        if new_size > len(self._data):
+        if new_size > self.size():
             raise ora(22926)
-        self._data = self._data[:new_size]
+        data = self._data
+        self._data = _joined(_units(data)[:new_size]) if _astral(data) else data[:new_size]
 
     def getchunksize(self) -> int:
         return _CHUNK_SIZE
@@ -99,6 +138,15 @@ class LOB(BindVariable):
     def isopen(self) -> bool:
         return self._open
 
+    def fileexists(self) -> bool:
+        raise dpy(3026)         # (a BFILE's: Sluice has none)
+
+    def getfilename(self) -> tuple:
+        raise dpy(3026)
+
+    def setfilename(self, dir_alias: str, name: str) -> None:
+        raise dpy(3026)
+
     def __str__(self) -> str:
         return self.read()      # (python-oracledb's: the contents)
 
@@ -109,6 +157,8 @@ class LOB(BindVariable):
     # -- as a bind (sluice.plsql.binds.BindVariable): the contents
     def bind_value(self) -> str | bytes:
         return self._data
+
+    lob_contents = bind_value       # (sluice.objtypes.LobValue: what Sluice's own code reads)
 
     def assign_out(self, value: Any) -> None:
         if value is None:
@@ -123,7 +173,7 @@ class LOB(BindVariable):
         return f"<sluice.LOB of type {self._type.name}>"
 
 
-class AsyncLOB(BindVariable):
+class AsyncLOB(BindVariable, LobValue):
     """python-oracledb's ``AsyncLOB`` (``await async_conn.createlob(…)``): a :class:`LOB`
     whose methods are awaited, as python-oracledb's asyncio API has them (no round trip
     here: the LOB is in this process)."""
@@ -159,20 +209,74 @@ class AsyncLOB(BindVariable):
     async def isopen(self) -> bool:
         return self._lob.isopen()
 
+    async def fileexists(self) -> bool:
+        return self._lob.fileexists()
+
+    async def getfilename(self) -> tuple:
+        return self._lob.getfilename()
+
+    async def setfilename(self, dir_alias: str, name: str) -> None:
+        self._lob.setfilename(dir_alias, name)
+
     def bind_value(self) -> str | bytes:
         return self._lob.bind_value()
 
+    lob_contents = bind_value
+
     def assign_out(self, value: Any) -> None:
         self._lob.assign_out(value)
+
+    def __repr__(self) -> str:
+        return f"<sluice.AsyncLOB of type {self.type.name}>"
+
+
+class _AttributeLOB(LOB):
+    """A CLOB / NCLOB / BLOB attribute of an object, as python-oracledb gives it (``obj.BODY``
+    is a LOB): its contents are the object's value of the attribute, read and written there."""
+
+    def __init__(self, obj: Any, name: str, dbtype: DbType) -> None:
+        self._type, self._open = dbtype, False
+        self._object, self._name = obj, name
+
+    @property
+    def _data(self) -> str | bytes:       # type: ignore[override]
+        value = self._object._data[self._name]
+        return self._blank(0) if value is None else value
+
+    @_data.setter
+    def _data(self, value: str | bytes) -> None:
+        self._object._data[self._name] = value
+
+
+def attribute_lob(obj: Any, name: str, dbtype: DbType) -> LOB:
+    """The LOB attribute ``name`` of the object ``obj`` (a ``DbObject``), as a :class:`LOB`."""
+    return _AttributeLOB(obj, name, dbtype)
+
+
+set_attribute_lob(attribute_lob)      # (objtypes reads a LOB attribute through it)
 
 
 def create_lob(lob_type: Any, data: str | bytes | None = None) -> LOB:
     """python-oracledb's ``connection.createlob``: a new temporary LOB of ``lob_type``,
     holding ``data`` when given."""
-    if lob_type not in (DB_TYPE_CLOB, DB_TYPE_NCLOB, DB_TYPE_BLOB):
+    if lob_type not in _LOB_TYPES:
         raise TypeError("parameter should be one of oracledb.DB_TYPE_CLOB, oracledb.DB_TYPE_BLOB "
                         "or oracledb.DB_TYPE_NCLOB")
     lob = LOB(lob_type)
     if data:
         lob.write(data)
+    return lob
+
+
+def fetched_lob(dbtype: DbType, value: str | bytes | None) -> LOB | None:
+    """A fetched CLOB / NCLOB / BLOB column's value as python-oracledb gives it (its
+    ``defaults.fetch_lobs``): a :class:`LOB` of ``dbtype`` holding ``value`` (text for a
+    CLOB, bytes for a BLOB, as the stores keep them); NULL stays None."""
+    if value is None:
+        return None
+    lob = LOB(dbtype)
+    if dbtype is DB_TYPE_BLOB:
+        lob._data = value.encode() if isinstance(value, str) else bytes(value)
+    else:
+        lob._data = bytes(value).decode() if isinstance(value, (bytes, bytearray)) else str(value)
     return lob

@@ -75,7 +75,7 @@ def _attribute(value: Any, name: str) -> Any:
             if isinstance(k, str) and k.upper() == name:
                 return v
         return None
-    return getattr(value, name, None)
+    return ot.contents(getattr(value, name, None))     # (a LOB attribute: its contents)
 
 
 class _DequeueResolver:

@@ -356,7 +356,7 @@ def _object_to_xml(tag: str, obj: "ot.DbObject") -> etree._Element:
             el.append(_item_to_xml(f"{tag}_ITEM", item))
         return el
     for attr in obj.type.attributes:
-        value = getattr(obj, attr.name)
+        value = ot.contents(getattr(obj, attr.name))     # (a LOB attribute: its contents)
         if value is not None:
             el.append(_item_to_xml(attr.name, value))
     return el

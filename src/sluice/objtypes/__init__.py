@@ -24,28 +24,29 @@ from .builtin import (JAVA_BOOLEAN, JAVA_BYTE, JAVA_DOUBLE, JAVA_FLOAT, JAVA_INT
                       jms_properties_of, jms_text_message, jms_text_of)
 from .datatypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB,
                         DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS,
-                        DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER, DB_TYPE_NVARCHAR, DB_TYPE_OBJECT,
+                        DB_TYPE_LONG, DB_TYPE_LONG_NVARCHAR, DB_TYPE_LONG_RAW, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER, DB_TYPE_NVARCHAR, DB_TYPE_OBJECT,
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
                         DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, AttrType, DbType,
                         parse_attribute_list, parse_datatype)
+from .checks import LobValue, contents
 from .dbobject import (DbObject, DbObjectAttr, DbObjectType, TypeRegistry, build_collection_type,
-                       build_object_type)
+                       build_object_type, set_attribute_lob)
 from .records import RecordType, build_record_type
 from .registry import SimpleTypeRegistry, resolve_type
 from .storage import from_json, from_storage, to_json, to_storage, type_from_spec, type_spec
 from .values import construct, from_dict
 
 __all__ = [
-    "AttrType", "DbObject", "DbObjectAttr", "DbObjectType", "DbType", "RecordType",
+    "AttrType", "DbObject", "DbObjectAttr", "DbObjectType", "DbType", "LobValue", "RecordType",
     "SimpleTypeRegistry", "TypeRegistry", "agent_from_object", "agent_to_object",
-    "build_collection_type", "build_object_type", "build_record_type", "builtin_types", "construct",
+    "build_collection_type", "build_object_type", "build_record_type", "builtin_types", "construct", "contents",
     "from_dict", "from_json", "from_storage",
     "jms_bytes_message", "jms_bytes_of", "jms_header", "jms_map_message", "jms_map_of",
     "jms_message", "jms_properties_of", "jms_text_message", "jms_text_of", "parse_attribute_list",
-    "parse_datatype", "resolve_type", "to_json", "to_storage", "type_from_spec", "type_spec",
+    "parse_datatype", "resolve_type", "set_attribute_lob", "to_json", "to_storage", "type_from_spec", "type_spec",
     "DB_TYPE_BINARY_DOUBLE", "DB_TYPE_BINARY_FLOAT", "DB_TYPE_BLOB", "DB_TYPE_BOOLEAN",
-    "DB_TYPE_CHAR", "DB_TYPE_CLOB", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB",
-    "DB_TYPE_NUMBER", "DB_TYPE_NVARCHAR", "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP",
+    "DB_TYPE_CHAR", "DB_TYPE_CLOB", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_LONG", "DB_TYPE_LONG_NVARCHAR",
+    "DB_TYPE_LONG_RAW", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB", "DB_TYPE_NUMBER", "DB_TYPE_NVARCHAR", "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP",
     "DB_TYPE_TIMESTAMP_LTZ", "DB_TYPE_TIMESTAMP_TZ", "DB_TYPE_VARCHAR",
     "JAVA_BOOLEAN", "JAVA_BYTE", "JAVA_DOUBLE", "JAVA_FLOAT", "JAVA_INT", "JAVA_LONG",
     "JAVA_SHORT", "JAVA_STRING", "JMS_BYTES_MESSAGE", "JMS_MAP_MESSAGE", "JMS_OBJECT_MESSAGE",

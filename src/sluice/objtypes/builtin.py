@@ -225,7 +225,7 @@ def jms_text_message(registry: TypeRegistry, text: str | None, **header: Any) ->
 def jms_text_of(obj: DbObject) -> str | None:
     """The text of a ``SYS.AQ$_JMS_TEXT_MESSAGE`` (or of a generic text message)."""
     msg = _expect_kind(obj, "SYS.AQ$_JMS_TEXT_MESSAGE", JMS_TEXT_MESSAGE)
-    return msg.TEXT_VC if msg.TEXT_VC is not None else msg.TEXT_LOB
+    return msg.TEXT_VC if msg.TEXT_VC is not None else msg._data["TEXT_LOB"]    # (its text, not a LOB)
 
 
 def _expect_kind(obj: Any, specific: str, *kinds: int) -> DbObject:
@@ -262,7 +262,7 @@ def jms_bytes_of(obj: DbObject) -> bytes | None:
     else:
         msg = _expect_kind(obj, "SYS.AQ$_JMS_BYTES_MESSAGE", JMS_BYTES_MESSAGE, JMS_STREAM_MESSAGE,
                            JMS_MAP_MESSAGE, JMS_OBJECT_MESSAGE)
-    return msg.BYTES_RAW if msg.BYTES_RAW is not None else msg.BYTES_LOB
+    return msg.BYTES_RAW if msg.BYTES_RAW is not None else msg._data["BYTES_LOB"]
 
 
 def jms_map_message(registry: TypeRegistry, mapping: Mapping[str, Any], **header: Any) -> DbObject:

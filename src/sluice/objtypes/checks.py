@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..charset import checked, utf8
-from ..errors import ArgumentError, ora
+from ..errors import ArgumentError, dpy, ora
 from .datatypes import _DATETIME_KINDS, _NUMBER_KINDS, _STRING_KINDS, AttrType
 
 if TYPE_CHECKING:
@@ -32,6 +32,23 @@ class ObjectValue:
     value), defined here so that the checks know one when they see it."""
 
     __slots__ = ()
+
+
+class LobValue:
+    """The base of :class:`sluice.lobs.LOB` and ``AsyncLOB`` (python-oracledb's LOB objects),
+    defined here so that the checks, and Sluice's own readers of an object's attributes,
+    know one when they see it."""
+
+    __slots__ = ()
+
+    def lob_contents(self) -> Any:      # (its text or bytes)
+        raise NotImplementedError
+
+
+def contents(value: Any) -> Any:
+    """``value``, or a LOB's contents (text or bytes): what Sluice's own code reads of an
+    object's LOB attribute (a dequeue condition, a rule, a PL/SQL block, an IDAP payload)."""
+    return value.lob_contents() if isinstance(value, LobValue) else value
 
 
 def _describe(value: Any) -> str:
@@ -69,6 +86,8 @@ def _check_value(attr: DbObjectAttr, value: Any, owner: DbObjectType) -> Any:
         return _check_number(dt, value)
     if kind in ("BINARY_FLOAT", "BINARY_DOUBLE"):
         return _check_binary(dt, value)
+    if kind in ("CLOB", "NCLOB", "BLOB"):
+        value = _lob_contents(value, dt)
     if kind in _DATETIME_KINDS:
         if isinstance(value, _dt.date):
             return value
@@ -86,6 +105,16 @@ def _check_value(attr: DbObjectAttr, value: Any, owner: DbObjectType) -> Any:
             return value
         raise ora(932, attr._objtype.qualified_name if attr._objtype else dt.text, _describe(value))
     raise ora(932, dt.text, _describe(value))
+
+
+def _lob_contents(value: Any, dt: AttrType) -> Any:
+    """A LOB given to a LOB attribute: its contents (python-oracledb takes a LOB of the
+    attribute's type, DPY-3014 for another); any other value as it is."""
+    if not isinstance(value, LobValue):
+        return value
+    if value.type is not dt.dbtype:
+        raise dpy(3014, value.type.name, dt.dbtype.name)
+    return value.lob_contents()
 
 
 def _as_text(value: Any, dt: AttrType) -> str:

@@ -47,6 +47,11 @@ DB_TYPE_NCLOB = DbType("DB_TYPE_NCLOB", 2018)
 DB_TYPE_BLOB = DbType("DB_TYPE_BLOB", 2019)
 DB_TYPE_BOOLEAN = DbType("DB_TYPE_BOOLEAN", 2022)
 DB_TYPE_OBJECT = DbType("DB_TYPE_OBJECT", 2023)
+# LONG / LONG RAW: no column or attribute of Sluice's has them; python-oracledb's idiom for
+# fetching a CLOB as str (a BLOB as bytes) is an output type handler's var of them
+DB_TYPE_LONG = DbType("DB_TYPE_LONG", 2024)
+DB_TYPE_LONG_RAW = DbType("DB_TYPE_LONG_RAW", 2025)
+DB_TYPE_LONG_NVARCHAR = DbType("DB_TYPE_LONG_NVARCHAR", 2031)
 
 _KIND_DBTYPE: dict[str, DbType] = {
     "VARCHAR2": DB_TYPE_VARCHAR, "NVARCHAR2": DB_TYPE_NVARCHAR,

@@ -248,6 +248,15 @@ class _HoleType:
 
 
 _HOLE = _HoleType()
+_LOB_KINDS = frozenset({"CLOB", "NCLOB", "BLOB"})
+# what a CLOB / NCLOB / BLOB attribute is read as: (object, name, DB_TYPE_*) -> a LOB over
+# the attribute's value, given by sluice.lobs (a layer above: set_attribute_lob)
+_LOB_VIEW: list = []
+
+
+def set_attribute_lob(view: Any) -> None:
+    """Have a LOB attribute read as ``view(obj, name, dbtype)`` (sluice.lobs' LOB)."""
+    _LOB_VIEW[:] = [view]
 
 
 class DbObject(ObjectValue):
@@ -278,7 +287,11 @@ class DbObject(ObjectValue):
         except AttributeError:  # not initialised (e.g. during unpickling)
             raise AttributeError(name) from None
         if isinstance(data, dict) and name in data:
-            return data[name]
+            value = data[name]
+            if value is not None and _LOB_VIEW and self._type._attrs_by_name[name]._datatype.kind in _LOB_KINDS:
+                # (python-oracledb: a LOB attribute is a LOB; sluice.lobs gives it)
+                return _LOB_VIEW[0](self, name, self._type._attrs_by_name[name].type)
+            return value
         raise self._no_attribute(name)
 
     def __setattr__(self, name: str, value: Any) -> None:

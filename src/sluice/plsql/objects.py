@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InterfaceError, ora
+from ..objtypes import contents
 from .errs import semantic_error
 from .values import to_number
 
@@ -80,7 +81,7 @@ def lookup(value: Any, seg) -> tuple[bool, Any]:
         return False, None
     for key in candidates:
         if hasattr(value, key):
-            return True, getattr(value, key)
+            return True, contents(getattr(value, key))     # (a LOB attribute: its contents)
     return False, None
 
 

@@ -57,6 +57,7 @@ from .tableddl import user_table_names
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .objpaths import store_object_paths
 from .sqlfetch import whole_dates
+from .lobcolumns import lob_described
 from .sqlheadings import oracle_headings
 from .sessionzone import SessionZone, default_zone
 from .sqloracle import Translated, oracle_words
@@ -752,12 +753,13 @@ class PgSession(StoreSession):
                 self._abandon()
             raise err from None
         if oracle_sql:      # a user's statement: as python-oracledb fetches it
-            cols, types = oracle_headings(sql, oracle, [d.name for d in cur.description or ()], sqlite=False,
-                                          lookup=columns)
+            names = [d.name for d in cur.description or ()]
+            cols, types = oracle_headings(sql, oracle, names, sqlite=False, lookup=columns)
             types = {**declared_dates(sql, cur, columns), **types}     # a DATE column of tableddl's
             if not decimals:
                 rows = scaled_floats(cur, rows)
-            return description(cur, cols, types), whole_dates(oracle.convert(rows), types)
+            return (lob_described(description(cur, cols, types), sql, names, columns, known),
+                    whole_dates(oracle.convert(rows), types))
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, oracle.convert(rows)
 

@@ -37,7 +37,7 @@ from .numintervals import NUM_INTERVALS
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
 from .viewdates import VIEW_DATES, view_kind
 
-__all__ = ["declared_types", "oracle_headings"]
+__all__ = ["declared_columns", "declared_types", "oracle_headings"]
 
 _NAME = r"""(?:[A-Za-z_][\w$#]*\s*\.\s*)?(?:[A-Za-z_][\w$#]*|\*)"""
 _PLAIN = re.compile(rf"""\s*SELECT\s+(?:(?:DISTINCT|ALL|UNIQUE)\s+)?{_NAME}(?:\s*,\s*{_NAME})*\s+FROM\b""",
@@ -424,35 +424,43 @@ def declared_types(sql: str, names: list[str], lookup: Lookup
     ``names`` the database's names of the result's columns) declared DATE or TIMESTAMP
     (index -> DB_TYPE_DATE / _TIMESTAMP), and those declared NUMBER(p, s) — or a ``CAST``
     to one — (index -> (p, s)), looked up with ``lookup`` (:mod:`.usercolumns`)."""
+    dates: dict[int, DbType] = {}
+    numbers: dict[int, tuple[int | None, int]] = {}
+    for i, decl, cast in declared_columns(sql, names, lookup):
+        if cast is not None:
+            numbers[i] = cast
+        kind = date_kind(decl)
+        if kind is not None:
+            dates[i] = DB_TYPE_DATE if kind == "DATE" else DB_TYPE_TIMESTAMP
+        elif number_scale(decl) is not None:
+            numbers[i] = number_scale(decl)
+    return dates, numbers
+
+
+def declared_columns(sql: str, names: list[str], lookup: Lookup
+                     ) -> Iterator[tuple[int, str | None, tuple[int | None, int] | None]]:
+    """For each result column of ``sql`` (``names`` the database's names of them) that is
+    a user's table's column as it is, or a ``CAST`` to NUMBER(p, s): (its index, the type
+    its table declares or None, the CAST's (p, s) or None) — see :func:`declared_types`."""
     tables, items = _shape(sql)
     if not tables:
-        return {}, {}
+        return
     stars = items.count(_STAR)
     extra = len(names) - (len(items) - stars)
     if stars > 1 or extra < 0 or not stars and extra:
-        return {}, {}
+        return
     columns = lookup(tables)
-    dates: dict[int, DbType] = {}
-    numbers: dict[int, tuple[int | None, int]] = {}
     at = 0
     for item in items:
         if item == _STAR:
-            sources = [(at + n, names[at + n].upper()) for n in range(extra)]
+            for n in range(extra):
+                yield at + n, columns.get(names[at + n].upper()), None
             at += extra
-        else:
-            name, cast = item
-            if cast is not None:
-                numbers[at] = cast
-            sources = [(at, name)] if name else []
-            at += 1
-        for i, name in sources:
-            decl = columns.get(name)
-            kind = date_kind(decl)
-            if kind is not None:
-                dates[i] = DB_TYPE_DATE if kind == "DATE" else DB_TYPE_TIMESTAMP
-            elif number_scale(decl) is not None:
-                numbers[i] = number_scale(decl)
-    return dates, numbers
+            continue
+        name, cast = item
+        if name or cast is not None:
+            yield at, columns.get(name) if name else None, cast
+        at += 1
 
 
 @lru_cache(maxsize=256)

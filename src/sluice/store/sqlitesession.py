@@ -35,6 +35,7 @@ from .sqlnames import physical_names, rewrite
 from .objpaths import store_object_paths
 from .sqlfetch import returned_dates, sqlite_result
 from .sessionzone import SessionZone
+from .lobcolumns import lob_described
 from .sqlheadings import declared_types, oracle_headings
 from .sqloracle import Translated, oracle_words, tokens
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
@@ -608,7 +609,8 @@ class SqliteSession(StoreSession):
             cols, types = oracle_headings(sql, oracle, cols, sqlite=True, lookup=columns)
             declared, numbers = declared_types(sql, names, columns)
             text = [i for i, dbtype in types.items() if dbtype is DB_TYPE_VARCHAR]
-            return sqlite_result(cols, oracle.convert(rows, text), decimals, {**declared, **types}, numbers)
+            cols, rows = sqlite_result(cols, oracle.convert(rows, text), decimals, {**declared, **types}, numbers)
+            return lob_described(cols, sql, names, columns, known), rows
         return cols, oracle.convert(rows)
 
     @property

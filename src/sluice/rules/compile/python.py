@@ -29,6 +29,7 @@ from decimal import Decimal
 from typing import Any, Callable, Protocol
 
 from ...errors import DatabaseError, ora
+from ...objtypes import contents
 from ...sqlfunctions import (
     FUNCTIONS, NILADIC, NUMBER_CONTEXT, Builtin, coerce_pair, like_regex, null_if_empty, to_char,
     to_number,
@@ -245,7 +246,7 @@ def get_attribute(obj: Any, name: str, spelled: str) -> Any:
     for attr in (name, name.lower(), spelled):
         value = getattr(obj, attr, _MISSING)
         if value is not _MISSING:
-            return value
+            return contents(value)      # (a LOB attribute: its contents)
     raise ora(904, f'"{name}"')
 
 
