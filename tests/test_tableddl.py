@@ -422,3 +422,17 @@ def test_a_table_dropped_behind_sluices_back_leaves_no_owner(conn, dsn):
         assert query_code(scott, "drop table gone") == "ORA-01031"
         assert query_code(conn, "select * from scott.gone") == "ORA-00942"
     _run(conn, "drop table gone")
+
+
+def test_a_lob_column_of_a_table_made_at_a_cursor_fetches_as_a_lob(conn):
+    """CREATE TABLE … CLOB / BLOB at the cursor, then python-oracledb's default fetch: LOB
+    objects (the PostgreSQL domains tableddl makes are what the LOB describe reads)."""
+    _run(conn, "CREATE TABLE docs (id NUMBER(10) PRIMARY KEY, body CLOB, pic BLOB)")
+    cur = conn.cursor()
+    cur.execute("INSERT INTO docs VALUES (:1, :2, :3)", [1, "héllo wörld", b"\x00\x01"])
+    cur.execute("SELECT body, pic FROM docs")
+    body, pic = cur.fetchone()
+    assert [d[1] for d in cur.description] == [sluice.DB_TYPE_CLOB, sluice.DB_TYPE_BLOB]
+    assert (body.read(), body.size(), pic.read()) == ("héllo wörld", 11, b"\x00\x01")
+    cur.execute("SELECT body FROM docs", fetch_lobs=False)
+    assert cur.fetchone() == ("héllo wörld",)
