@@ -158,9 +158,12 @@ def test_explicit_cursor_for_loop_with_and_without_parameters(cur):
           for r in c_from(1, 1) loop
             dbms_output.put_line(r.name);
           end loop;
+          for r in c_from(p_max => 2, p_id => 2) loop
+            dbms_output.put_line(r.name);
+          end loop;
           if not c_all%isopen then dbms_output.put_line('closed'); end if;
         end;""")
-    assert lines == ["1ann1", "2bob2", "3cy3", "bob", "cy", "ann", "closed"]
+    assert lines == ["1ann1", "2bob2", "3cy3", "bob", "cy", "ann", "bob", "closed"]
 
 
 def test_open_fetch_close_with_attributes(cur):
@@ -295,6 +298,12 @@ def test_cursor_errors_are_handled_by_their_predefined_names(cur, body, name):
     ("begin for r in nope loop null; end loop; end;", "PLS-00201"),
     ("begin if nope%found then null; end if; end;", "PLS-00201"),
     ("declare v integer; begin open v; end;", "PLS-00456: item 'V' is not a cursor"),
+    ("declare v integer; begin if v%notfound then null; end if; end;",
+     "PLS-00324: cursor attribute may not be applied to non-cursor 'V'"),
+    ("declare cursor c (p number) is select id from t; begin open c(q => 1); end;",
+     "PLS-00306"),
+    ("declare cursor c (p number, q number) is select id from t; begin open c(p => 1, 2); end;",
+     "PLS-00312"),
     ("declare cursor c (p number) is select id from t; begin open c; end;", "PLS-00306"),
     ("declare cursor c is select id from t; begin for r in c(1) loop null; end loop; end;",
      "PLS-00306"),
@@ -309,3 +318,24 @@ def test_compile_errors_change_nothing(cur, block, message):
         cur.execute(block.replace("begin", "begin delete from t;", 1))
     assert e.value.full_code == "ORA-06550"
     assert len(_rows(cur)) == 4                  # the DELETE before the error never ran
+
+
+def test_select_star_cursor_rows_into_a_record_or_ora_06504(cur):
+    lines = _output(cur, """
+        declare
+          cursor c is select * from t where id = 2;
+          rec c%rowtype;
+        begin
+          open c;
+          fetch c into rec;
+          dbms_output.put_line(rec.id || rec.name);
+          close c;
+        end;""")
+    assert lines == ["2bob"]
+    block = ("declare cursor c is select * from t; v integer; "
+             "begin open c; fetch c into v; end;")
+    assert raised_code(cur.execute, block) == "ORA-06504"
+    block = ("declare cursor c is select * from t; v integer; "
+             "begin open c; fetch c into v; exception when rowtype_mismatch then "
+             "dbms_output.put_line('mismatch'); end;")
+    assert _output(cur, block) == ["mismatch"]

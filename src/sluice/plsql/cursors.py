@@ -131,22 +131,36 @@ def resolve_ref(ref: CursorRef, find: Callable[[str, str], Any],
         resolve_query(ref.query, lambda name: find("vars", name) is not None)
         return
     ref.decl = cursor_named(ref.name, ref.tok, find)
-    params = ref.decl.params
-    if len(ref.args) > len(params) or any(a.name is not None for a in ref.args) or any(
-            default is None for _, default in params[len(ref.args):]):
-        raise semantic_error(ref.tok.line, ref.tok.col, "PLS-00306: wrong number or types of "
-                             f"arguments in call to '{ref.name}'")
-    for arg in ref.args:
+    names = [param for param, _ in ref.decl.params]
+    wrong = semantic_error(ref.tok.line, ref.tok.col, "PLS-00306: wrong number or types of "
+                           f"arguments in call to '{ref.name}'")
+    for i, arg in enumerate(ref.args):
+        if arg.name is None and any(a.name is not None for a in ref.args[:i]):
+            raise semantic_error(arg.tok.line, arg.tok.col, "PLS-00312: a positional parameter "
+                                 "association may not follow a named association")
+        param = names[i] if arg.name is None and i < len(names) else next(
+            (n for n in names if arg.name in (n, n.lower())), None)
+        if param is None or param in ref.given:
+            raise wrong
+        ref.given[param] = arg
         expr(arg.value)
+    if any(default is None and param not in ref.given for param, default in ref.decl.params):
+        raise wrong
 
 
 def resolve_query(query: SqlStmt, is_variable: Callable[[str], bool]) -> None:
     resolve_sql(query, is_variable, lambda name: None)
 
 
-def cursor_named(name: str, tok: Any, find: Callable[[str, str], Any]) -> CursorDecl:
+def cursor_named(name: str, tok: Any, find: Callable[[str, str], Any],
+                 attribute: bool = False) -> CursorDecl:
+    """The cursor declared as ``name``: else PLS-00201, or for a variable PLS-00456 (PLS-00324
+    for an ``%attribute`` of it)."""
     decl = find("cursors", name)
     if decl is None:
+        if find("vars", name) is not None and attribute:
+            raise semantic_error(tok.line, tok.col, "PLS-00324: cursor attribute may not be "
+                                 f"applied to non-cursor '{name}'")
         if find("vars", name) is not None:
             raise semantic_error(tok.line, tok.col, f"PLS-00456: item '{name}' is not a cursor")
         raise semantic_error(tok.line, tok.col, f"PLS-00201: identifier '{name}' must be declared")
@@ -244,10 +258,10 @@ def open_cursor(interp: Any, ref: CursorRef, env: Any) -> ExplicitCursor:
     if state.rows is not None:
         raise ora(6511)
     decl = state.decl
-    values = [interp.eval(a.value, env) for a in ref.args]
+    values = {param: interp.eval(arg.value, env) for param, arg in ref.given.items()}
     scope = type(env)(state.env)
-    for i, (param, default) in enumerate(decl.params):
-        scope.cells[param] = values[i] if i < len(values) else interp.eval(default, scope)
+    for param, default in decl.params:
+        scope.cells[param] = values[param] if param in values else interp.eval(default, scope)
     state.columns, state.rows = _run_query(interp, decl.query, scope)
     state.fetched, state.found = 0, None
     return state
@@ -298,12 +312,13 @@ def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
         state.found = False
         return
     row = state.rows[state.fetched]
+    record = len(stmt.into) == 1 and isinstance(_current(stmt.into[0], env), Record)
+    if not record and len(row) != len(stmt.into):
+        raise ora(6504)                        # (the cursor stays where it was)
     state.fetched, state.found = state.fetched + 1, True
-    if len(stmt.into) == 1 and isinstance(_current(stmt.into[0], env), Record):
+    if record:
         interp.assign(stmt.into[0], Record(state.columns, row), env)
         return
-    if len(row) != len(stmt.into):
-        raise ora(6504)
     for target, value in zip(stmt.into, row):
         interp.assign(target, value, env)
 

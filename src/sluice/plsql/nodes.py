@@ -213,6 +213,7 @@ class CursorRef:
     query: SqlStmt | None
     tok: Token
     decl: CursorDecl | None = None              # the declared cursor (resolver)
+    given: dict[str, Arg] = field(default_factory=dict)   # parameter -> its argument (resolver)
 
 
 @dataclass

@@ -338,7 +338,7 @@ class Resolver:
         if attribute is not None and attribute[0] == "SQL":
             return Head("sqlattr", 1, attribute[1])
         if attribute is not None:
-            cursor_named(attribute[0], first.tok, scope.find)
+            cursor_named(attribute[0], first.tok, scope.find, attribute=True)
             return Head("cursorattr", 1, attribute)
         if scope.find("vars", first.name) is not None:
             if first.args is not None and len(first.args) != 1:
