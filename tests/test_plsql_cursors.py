@@ -339,3 +339,17 @@ def test_select_star_cursor_rows_into_a_record_or_ora_06504(cur):
              "begin open c; fetch c into v; exception when rowtype_mismatch then "
              "dbms_output.put_line('mismatch'); end;")
     assert _output(cur, block) == ["mismatch"]
+
+
+def test_a_variable_without_the_field_leaves_the_dotted_name_to_sql(cur):
+    cur.execute("CREATE SEQUENCE s1 START WITH 7")
+    lines = _output(cur, """
+        declare s1 integer := 100; v integer;
+        begin
+          select s1.nextval into v from dual;
+          dbms_output.put_line(v);
+          for r in (select id, s1.nextval nv from t where id = 1) loop
+            dbms_output.put_line(r.nv);
+          end loop;
+        end;""")
+    assert lines == ["7", "8"]

@@ -34,6 +34,7 @@ from .binds import bound
 from .errs import pls_error, unexpected
 from .lexer import BIND, EOF, IDENT, Token
 from .nodes import Name, Seg, SqlStmt
+from .objects import lookup
 
 KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE")
 ATTRIBUTES = ("ROWCOUNT", "FOUND", "NOTFOUND", "ISOPEN")
@@ -360,12 +361,9 @@ def bound_statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
             parts.append(" " if prev_end != tok.start else "")
         if tok.kind == BIND:
             value = bound(interp.binds[interp.bind_key(tok.value)])   # (ORA-01008 if unbound)
-        elif i in stmt.fields:
-            part = stmt.fields[i]
-            value = interp.member(env.get(stmt.variables[i]),
-                                  Seg(part.value, part.text, None, part), env)
-            skip, tok = 2, part
-        elif i in stmt.variables and stmt.variables[i] not in columns:
+        elif i in stmt.fields and (field := _field(env.get(stmt.variables[i]), stmt.fields[i])):
+            value, skip, tok = field[0], 2, stmt.fields[i]
+        elif i in stmt.variables and i not in stmt.fields and stmt.variables[i] not in columns:
             value = env.get(stmt.variables[i])
         else:
             parts.append(tok.text)
@@ -375,6 +373,15 @@ def bound_statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
         parts.append(f":{len(binds)}")
         prev_end = tok.end
     return "".join(parts), binds
+
+
+def _field(value: Any, part: Token) -> tuple[Any] | None:
+    """``(value of the field)`` when ``value`` (a record, an object) has the field ``part``
+    names; None leaves ``v.part`` to the SQL (a sequence's ``NEXTVAL``, a column)."""
+    if value is None or isinstance(value, (str, bytes, int, float, list, tuple, dict)):
+        return None
+    found, attr = lookup(value, Seg(part.value, part.text, None, part))
+    return (attr,) if found and not callable(attr) else None
 
 
 def _columns(interp: Any, tables: list[str]) -> frozenset[str]:
