@@ -261,6 +261,10 @@ def test_fetch_bulk_collect_with_and_without_limit(cur):
           close c;
         end;""")
     assert lines == ["2 2", "1 3", "3 3"]
+    block = ("declare cursor c is select id from t; ids num_list; "
+             "begin open c; fetch c bulk collect into ids limit :n; end;")
+    assert raised_code(cur.execute, block, n=0) == "ORA-06502"
+    assert raised_code(cur.execute, block, n=None) == "ORA-06502"
 
 
 # ------------------------------------------------------------------- errors
@@ -353,3 +357,22 @@ def test_a_variable_without_the_field_leaves_the_dotted_name_to_sql(cur):
           end loop;
         end;""")
     assert lines == ["7", "8"]
+
+
+def test_a_cursor_for_loop_closes_its_cursor_however_it_ends(cur):
+    lines = _output(cur, """
+        declare cursor c is select id from t order by id;
+        begin
+          begin
+            for r in c loop raise no_data_found; end loop;
+          exception when no_data_found then
+            if not c%isopen then dbms_output.put_line('closed after an exception'); end if;
+          end;
+          for r in c loop exit; end loop;
+          if not c%isopen then dbms_output.put_line('closed after exit'); end if;
+          for r in c loop
+            dbms_output.put_line(r.id);
+            return;
+          end loop;
+        end;""")
+    assert lines == ["closed after an exception", "closed after exit", "1"]

@@ -34,6 +34,7 @@ from .lexer import EOF, IDENT
 from .nodes import CursorDecl, CursorRef, CursorStmt, Name, SqlStmt
 from .staticsql import (ATTRIBUTES, bound_statement, collection_for, into_targets,
                         resolve_sql, select_items, tables_named)
+from .values import to_number
 
 
 # ------------------------------------------------------------------- parsing
@@ -297,14 +298,13 @@ def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
     if state.rows is None:
         raise ora(1001)
     if stmt.bulk:
-        limit = None if stmt.limit is None else interp.eval(stmt.limit, env)
-        end = len(state.rows) if limit is None else min(len(state.rows),
-                                                        state.fetched + max(int(limit), 0))
-        rows, wanted = state.rows[state.fetched:end], limit
+        limit = None if stmt.limit is None else _limit(interp.eval(stmt.limit, env))
+        end = len(state.rows) if limit is None else min(len(state.rows), state.fetched + limit)
+        rows = state.rows[state.fetched:end]
         if len(state.columns) != len(stmt.into):
             raise ora(6504)
         state.fetched = end
-        state.found = wanted is not None and len(rows) == int(wanted) and len(rows) > 0
+        state.found = limit is not None and len(rows) == limit
         for i, target in enumerate(stmt.into):
             interp.assign(target, collection_for(interp, target, env, [r[i] for r in rows]), env)
         return
@@ -321,6 +321,14 @@ def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
         return
     for target, value in zip(stmt.into, row):
         interp.assign(target, value, env)
+
+
+def _limit(value: Any) -> int:
+    """LIMIT's value: a positive whole number of rows (else ORA-06502)."""
+    number = to_number(value)
+    if number is None or number < 1:
+        raise ora(6502, "LIMIT must be a positive number")
+    return int(number)
 
 
 def _current(target: Name, env: Any) -> Any:
