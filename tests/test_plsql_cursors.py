@@ -376,3 +376,24 @@ def test_a_cursor_for_loop_closes_its_cursor_however_it_ends(cur):
           end loop;
         end;""")
     assert lines == ["closed after an exception", "closed after exit", "1"]
+
+
+def test_select_into_a_rowtype_record(cur):
+    lines = _output(cur, """
+        declare
+          rec t%rowtype;
+          cursor c is select id, name from t;
+          crec c%rowtype;
+        begin
+          select * into rec from t where id = 2;
+          dbms_output.put_line(rec.id || rec.name);
+          select id, upper(name) name into crec from t where id = 3;
+          dbms_output.put_line(crec.id || crec.name);
+          update t set name = rec.name || '!' where id = rec.id;
+        end;""")
+    assert lines == ["2bob", "3CY"]
+    assert _rows(cur)[1] == (2, "bob!")
+    block = "declare v integer; begin select id, name into v from t where id = 1; end;"
+    with pytest.raises(sluice.DatabaseError, match="ORA-00947") as e:
+        cur.execute(block)
+    assert e.value.full_code == "ORA-06550"

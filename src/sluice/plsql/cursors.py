@@ -31,9 +31,10 @@ from typing import Any, Callable, Iterator
 from ..errors import ora
 from .errs import pls_error, semantic_error, unexpected
 from .lexer import EOF, IDENT
-from .nodes import CursorDecl, CursorRef, CursorStmt, Name, SqlStmt
+from .nodes import CursorDecl, CursorRef, CursorStmt, SqlStmt
+from .objects import Record
 from .staticsql import (ATTRIBUTES, bound_statement, collection_for, into_targets,
-                        resolve_sql, select_items, tables_named)
+                        plain_value, resolve_sql, select_items, tables_named)
 from .values import to_number
 
 
@@ -187,40 +188,6 @@ def attribute_of(name: str) -> tuple[str, str] | None:
 
 
 # ------------------------------------------------------------------- running
-class Record:
-    """A row as PL/SQL's record: fields by column name (``r.id`` reads column ``ID``).  One
-    with no fields yet (a ``%ROWTYPE`` variable before its first FETCH) reads NULL."""
-
-    def __init__(self, names: list[str] | None = None, values: tuple = ()) -> None:
-        object.__setattr__(self, "_fields", None if names is None else dict(zip(names, values)))
-
-    def _key(self, name: str) -> str | None:
-        fields = object.__getattribute__(self, "_fields")
-        if fields is None:
-            return name.upper()
-        return next((k for k in (name, name.upper()) if k in fields), None)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        key = self._key(name)
-        if key is None:
-            raise AttributeError(name)
-        fields = object.__getattribute__(self, "_fields")
-        return None if fields is None else fields.get(key)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        key = self._key(name)
-        if key is None:
-            raise AttributeError(name)
-        if object.__getattribute__(self, "_fields") is None:
-            object.__setattr__(self, "_fields", {})
-        object.__getattribute__(self, "_fields")[key] = value
-
-    def __repr__(self) -> str:
-        return f"Record({object.__getattribute__(self, '_fields')!r})"
-
-
 class ExplicitCursor:
     """One declared cursor's state in a block run: its rows once OPEN ran the query."""
 
@@ -312,7 +279,7 @@ def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
         state.found = False
         return
     row = state.rows[state.fetched]
-    record = len(stmt.into) == 1 and isinstance(_current(stmt.into[0], env), Record)
+    record = len(stmt.into) == 1 and isinstance(plain_value(stmt.into[0], env), Record)
     if not record and len(row) != len(stmt.into):
         raise ora(6504)                        # (the cursor stays where it was)
     state.fetched, state.found = state.fetched + 1, True
@@ -329,11 +296,3 @@ def _limit(value: Any) -> int:
     if number is None or number < 1:
         raise ora(6502, "LIMIT must be a positive number")
     return int(number)
-
-
-def _current(target: Name, env: Any) -> Any:
-    """The value a plain variable target holds (None for anything else)."""
-    if target.bind or len(target.segs) != 1 or target.segs[0].args is not None:
-        return None
-    return env.get(target.resolved.target)
-

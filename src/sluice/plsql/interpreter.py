@@ -14,11 +14,11 @@ from typing import Any, Callable
 from ..errors import DatabaseError, InterfaceError, ora
 from .binds import BindVariable, block_value, bound
 from .builtins import FUNCTIONS, session_clock, standard_packages
-from .cursors import ExplicitCursor, Record, loop_records, run_cursor_stmt
+from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
-from .objects import (COLLECTION_METHODS, collection_method, element, lookup, set_element,
-                      set_member)
+from .objects import (COLLECTION_METHODS, Record, collection_method, element, lookup,
+                      set_element, set_member)
 from .nodes import (Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExecImmediate, Exit,
                     If, Literal, Loop, Name, Predicate, Raise, Simple, SqlStmt, Unary, VarDecl)
 from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args

@@ -193,6 +193,7 @@ class SqlStmt:
     tables: list[str] = field(default_factory=list)           # tables named, as written
     variables: dict[int, str] = field(default_factory=dict)   # token index -> variable (resolver)
     fields: dict[int, Token] = field(default_factory=dict)    # of those, ``v.field``: its field
+    width: int | None = None    # SELECT's items / RETURNING's expressions (None: ``*``)
 
 
 @dataclass

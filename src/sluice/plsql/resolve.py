@@ -147,6 +147,7 @@ class Scope:
         self.vars: dict[str, bool] = {}          # name -> is constant
         self.excs: dict[str, ExcInfo] = {}
         self.cursors: dict[str, CursorDecl] = {}  # explicit cursors (cursors.py)
+        self.records: set[str] = set()            # of vars, the %ROWTYPE records
         self.loop_label = loop_label             # False: not a loop; None/str: a loop
 
     def find(self, attr: str, name: str):
@@ -156,6 +157,13 @@ class Scope:
                 return getattr(scope, attr)[name]
             scope = scope.parent
         return None
+
+    def is_record(self, name: str) -> bool:
+        """Is variable ``name`` (where it is declared) a ``%ROWTYPE`` record?"""
+        scope = self
+        while scope is not None and name not in scope.vars:
+            scope = scope.parent
+        return scope is not None and name in scope.records
 
     def in_loop(self, label: str | None = None) -> bool:
         """Inside a loop (one labelled ``label`` if given)?"""
@@ -184,6 +192,8 @@ class Resolver:
                 if decl.default is not None:
                     self.expr(decl.default, scope)
                 scope.vars[decl.name] = decl.constant
+                if decl.rowtype:
+                    scope.records.add(decl.name)
             elif isinstance(decl, ExceptionDecl):
                 scope.excs[decl.name] = ExcInfo(decl.name)
             elif isinstance(decl, PragmaInit):
@@ -255,7 +265,7 @@ class Resolver:
             self.expr(stmt.sql, scope)
         elif isinstance(stmt, SqlStmt):
             resolve_sql(stmt, lambda name: scope.find("vars", name) is not None,
-                        lambda name: self.target(name, scope))
+                        lambda name: self.target(name, scope), scope.is_record)
         elif isinstance(stmt, CursorStmt):
             if stmt.word == "OPEN":
                 resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))

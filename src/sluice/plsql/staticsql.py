@@ -34,7 +34,7 @@ from .binds import bound
 from .errs import pls_error, unexpected
 from .lexer import BIND, EOF, IDENT, Token
 from .nodes import Name, Seg, SqlStmt
-from .objects import lookup
+from .objects import Record, lookup
 
 KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE")
 ATTRIBUTES = ("ROWCOUNT", "FOUND", "NOTFOUND", "ISOPEN")
@@ -127,13 +127,14 @@ def parse_sql(parser: Any) -> SqlStmt:
     if kind == "SELECT" and not into:
         raise pls_error(first.line, first.col,
                         "PLS-00428: an INTO clause is expected in this SELECT statement")
-    if expressions is not None and expressions != len(into):
+    record = kind == "SELECT" and not bulk and len(into) == 1   # (a record? the resolver says)
+    if expressions is not None and expressions != len(into) and not (record and expressions > 1):
         tok = into[0].tok
         code = "ORA-00947: not enough values" if len(into) < expressions else \
             "ORA-00913: too many values"
         raise pls_error(tok.line, tok.col, f"PL/SQL: {code}")
     tokens = [parser.toks[i] for i in kept]
-    return SqlStmt(kind, tokens, into, bulk, first, tables=tables_named(tokens))
+    return SqlStmt(kind, tokens, into, bulk, first, tables=tables_named(tokens), width=expressions)
 
 
 def tables_named(toks: list[Token]) -> list[str]:
@@ -211,8 +212,10 @@ def cursor_attribute(parser: Any) -> Name:
 
 # ----------------------------------------------------------------- resolving
 def resolve_sql(stmt: SqlStmt, is_variable: Callable[[str], bool],
-                target: Callable[[Name], None]) -> None:
-    """Which of the statement's words are the block's variables; INTO's targets resolved."""
+                target: Callable[[Name], None],
+                is_record: Callable[[str], bool] = lambda name: False) -> None:
+    """Which of the statement's words are the block's variables; INTO's targets resolved
+    (``SELECT a, b INTO rec``: ``rec`` must be a ``%ROWTYPE`` record, else ORA-00947)."""
     toks = stmt.tokens
     columns = _column_positions(toks)
     qualifiers = _qualifiers(toks)
@@ -231,6 +234,20 @@ def resolve_sql(stmt: SqlStmt, is_variable: Callable[[str], bool],
         stmt.variables[i] = tok.value
     for name in stmt.into:
         target(name)
+    if stmt.kind == "SELECT" and len(stmt.into) == 1 and (stmt.width or 1) > 1 and not \
+            (_plain(stmt.into[0]) and is_record(stmt.into[0].segs[0].name)):
+        tok = stmt.into[0].tok
+        raise pls_error(tok.line, tok.col, "PL/SQL: ORA-00947: not enough values")
+
+
+def _plain(target: Name) -> bool:
+    """A variable's name alone (not ``v.attr``, ``v(i)``, ``:bind``)."""
+    return not target.bind and len(target.segs) == 1 and target.segs[0].args is None
+
+
+def plain_value(target: Name, env: Any) -> Any:
+    """The value a plain variable target holds (None for any other target)."""
+    return env.get(target.resolved.target) if _plain(target) else None
 
 
 def _field_at(toks: list[Token], i: int) -> bool:
@@ -290,7 +307,10 @@ def run_sql(interp: Any, stmt: SqlStmt, env: Any) -> None:
     if stmt.kind == "SELECT":
         result = interp.execute(conn, text, binds)
         rows = result.rows
-        check_width(len(result.columns or ()), len(stmt.into))
+        record = not stmt.bulk and len(stmt.into) == 1 and \
+            isinstance(plain_value(stmt.into[0], env), Record)
+        if not record:
+            check_width(len(result.columns or ()), len(stmt.into))
         if not stmt.bulk:
             cursor.done(min(len(rows), 1))
             if not rows:
@@ -299,6 +319,9 @@ def run_sql(interp: Any, stmt: SqlStmt, env: Any) -> None:
                 raise ora(1422)
         else:
             cursor.done(len(rows))
+        if record:                          # SELECT … INTO rec (a %ROWTYPE record)
+            interp.assign(stmt.into[0], Record([str(c) for c in result.columns], rows[0]), env)
+            return
         _assign(interp, stmt, env, rows)
         return
     if not stmt.into:
@@ -337,9 +360,8 @@ def _assign(interp: Any, stmt: SqlStmt, env: Any, rows: list) -> None:
 def collection_for(interp: Any, target: Name, env: Any, values: list) -> Any:
     """``values`` as the collection ``target`` holds: an object type's collection keeps its
     type; a NULL (or Python list) variable or a bind takes a list."""
-    if len(target.segs) == 1 and not target.bind and target.segs[0].args is None:
-        current = env.get(target.resolved.target)
-        kind = getattr(current, "type", None)
+    if _plain(target):
+        kind = getattr(env.get(target.resolved.target), "type", None)
         if getattr(kind, "iscollection", False):
             return kind.newobject(values)
     return values
