@@ -313,6 +313,8 @@ def test_cursor_errors_are_handled_by_their_predefined_names(cur, body, name):
      "PLS-00306"),
     ("declare cursor c is select id, name from t; a integer; b integer; c2 integer;"
      " begin open c; fetch c into a, b, c2; end;", "PLS-00394"),
+    ("declare cursor c is select id, name from t; a integer;"
+     " begin open c; fetch c into a; end;", "PLS-00394"),
     ("declare cursor c is select id from t; begin for r in c loop r.id := 1; end loop; end;",
      "PLS-00363"),
 ])

@@ -169,10 +169,12 @@ def cursor_named(name: str, tok: Any, find: Callable[[str, str], Any],
     return decl
 
 
-def check_fetch(stmt: CursorStmt) -> None:
-    """A FETCH's variables against the cursor's written-out select list: PLS-00394.  (One
-    variable may be a record, which takes the whole row: known when it runs.)"""
-    if len(stmt.into) == 1 and not stmt.bulk:
+def check_fetch(stmt: CursorStmt, is_record: Callable[[str], bool]) -> None:
+    """A FETCH's variables against the cursor's written-out select list: PLS-00394 (one
+    ``%ROWTYPE`` record takes the whole row)."""
+    first = stmt.into[0]
+    if len(stmt.into) == 1 and not stmt.bulk and not first.bind and len(first.segs) == 1 \
+            and is_record(first.segs[0].name):
         return
     items = select_items(stmt.cursor.decl.query.tokens[1:])
     if items is not None and items != len(stmt.into):

@@ -276,7 +276,7 @@ class Resolver:
             if stmt.limit is not None:
                 self.expr(stmt.limit, scope)
             if stmt.word == "FETCH":
-                check_fetch(stmt)
+                check_fetch(stmt, scope.is_record)
         elif not isinstance(stmt, Simple):           # pragma: no cover - parser makes no others
             raise TypeError(f"unknown statement {stmt!r}")
 
