@@ -169,6 +169,10 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     2248: (ProgrammingError, "invalid option for ALTER SESSION"),
     1899: (DataError, "bad precision specifier"),
     6513: (DatabaseError, "PL/SQL: index for PL/SQL table out of range for host language array"),
+    # PL/SQL cursors (plsql/cursors.py)
+    1001: (DatabaseError, "invalid cursor"),
+    6511: (DatabaseError, "PL/SQL: cursor already open"),
+    6504: (DatabaseError, "PL/SQL: Return types of Result Set variables or query do not match"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
     6530: (ProgrammingError, "Reference to uninitialized composite"),
     6531: (ProgrammingError, "Reference to uninitialized collection"),

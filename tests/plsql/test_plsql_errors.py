@@ -171,9 +171,9 @@ def test_unknown_exception_name(conn):
 
 
 @pytest.mark.parametrize("text, what", [
-    ("DECLARE CURSOR c IS SELECT 1 FROM dual; BEGIN NULL; END;", "CURSOR"),
+    ("DECLARE TYPE r IS RECORD (a NUMBER); BEGIN NULL; END;", "TYPE"),
     ("BEGIN MERGE INTO t USING s ON (t.a = s.a) WHEN MATCHED THEN UPDATE SET b = 1; END;", "MERGE"),
-    ("BEGIN FOR r IN (SELECT 1 FROM dual) LOOP NULL; END LOOP; END;", "cursor FOR loop"),
+    ("DECLARE c SYS_REFCURSOR; BEGIN OPEN c FOR SELECT 1 FROM dual; END;", "OPEN … FOR"),
     ("BEGIN EXECUTE IMMEDIATE 'x' USING 1; END;", "USING"),
     ("CREATE TYPE t AS OBJECT (a NUMBER, MEMBER FUNCTION f RETURN NUMBER)", "method"),
 ])

@@ -166,8 +166,8 @@ class TokenStream:
             raise pls_error(tok.line, tok.col, "PLS-00999: implementation restriction (may be "
                             "temporary) a CASE expression is not supported by the Sluice "
                             "interpreter")
-        if tok.is_word("SQL") and self.peek().is_op("%"):
-            return cursor_attribute(self)
+        if tok.kind == IDENT and self.peek().is_op("%"):
+            return cursor_attribute(self)            # SQL%ROWCOUNT, c%NOTFOUND & co
         if tok.kind == IDENT and not (tok.is_word(*RESERVED)):
             return self.name()
         raise unexpected(tok, EXPR_START)

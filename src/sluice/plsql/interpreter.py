@@ -8,17 +8,19 @@ optional ``procedure``; static SQL also ``query``, ``execute_dml``, ``statement`
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable
 
 from ..errors import DatabaseError, InterfaceError, ora
 from .binds import BindVariable, block_value, bound
 from .builtins import FUNCTIONS, session_clock, standard_packages
+from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
-from .objects import (COLLECTION_METHODS, collection_method, element, lookup, set_element,
-                      set_member)
-from .nodes import (Assign, Binary, Block, CallStmt, ExecImmediate, Exit, If, Literal, Loop,
-                    Name, Predicate, Raise, Simple, SqlStmt, Unary, VarDecl)
+from .objects import (COLLECTION_METHODS, Record, collection_method, element, lookup,
+                      set_element, set_member)
+from .nodes import (Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExecImmediate, Exit,
+                    If, Literal, Loop, Name, Predicate, Raise, Simple, SqlStmt, Unary, VarDecl)
 from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args
 from .staticsql import ImplicitCursor, run_sql
 from .values import (arithmetic, compare, concat, like, logical_and, logical_not, logical_or,
@@ -124,6 +126,8 @@ class Interpreter:
             raise wrong_args(type_name.split(".")[-1], tok) from exc
 
     def initial(self, decl: VarDecl) -> Any:
+        if decl.rowtype:
+            return Record()                   # its fields NULL until a FETCH fills them
         if decl.type_name is None or decl.type_name.split()[0] in SCALAR_TYPES:
             return None
         hook = getattr(self.conn, "declare", None)
@@ -150,6 +154,8 @@ class Interpreter:
             if isinstance(decl, VarDecl):
                 env.cells[decl.name] = (self.eval(decl.default, env) if decl.default is not None
                                         else self.initial(decl))
+            elif isinstance(decl, CursorDecl):
+                env.cells[decl.name] = ExplicitCursor(decl, env)
         try:
             self.stmts(block.body, env)
         except DatabaseError as exc:
@@ -204,6 +210,8 @@ class Interpreter:
                 self.implicit.done(result.rowcount)
         elif isinstance(stmt, SqlStmt):
             run_sql(self, stmt, env)
+        elif isinstance(stmt, CursorStmt):
+            run_cursor_stmt(self, stmt, env)
         elif isinstance(stmt, Block):
             self.block(stmt, env)
 
@@ -221,6 +229,10 @@ class Interpreter:
             raise self._handling[-1]
 
     def _loop(self, loop: Loop, env: Env) -> None:
+        if loop.cursor is not None:            # a cursor FOR loop (cursors.py)
+            with contextlib.closing(loop_records(self, loop.cursor, env)) as records:
+                self._iterate(loop, env, records)
+            return
         if loop.var is not None:
             low, high = (self.eval(loop.low, env), self.eval(loop.high, env))
             if low is None or high is None:
@@ -229,6 +241,9 @@ class Interpreter:
             iterations = reversed(indexes) if loop.reverse else indexes
         else:
             iterations = iter(int, 1)             # endless; WHILE and EXIT end it
+        self._iterate(loop, env, iterations)
+
+    def _iterate(self, loop: Loop, env: Env, iterations) -> None:
         for i in iterations:
             inner = Env(env)
             if loop.var is not None:
@@ -323,6 +338,8 @@ class Interpreter:
             value = self._sqlerrm(first, env)
         elif head.kind == "sqlattr":
             value = self.implicit.attribute(head.target)
+        elif head.kind == "cursorattr":
+            value = env.get(head.target[0]).attribute(head.target[1])
         elif head.kind == "constant":
             value = head.target
         elif head.kind == "call":

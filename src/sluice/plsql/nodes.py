@@ -85,6 +85,7 @@ class VarDecl:
     constant: bool
     default: Expr | None
     tok: Token
+    rowtype: bool = False       # ``name anchor%ROWTYPE``: a record (cursors.py)
 
 
 @dataclass
@@ -156,6 +157,7 @@ class Loop:
     low: Expr | None = None
     high: Expr | None = None
     reverse: bool = False
+    cursor: "CursorRef | None" = None     # FOR r IN (SELECT …) / c / c(args) LOOP (cursors.py)
 
 
 @dataclass
@@ -190,9 +192,44 @@ class SqlStmt:
     tok: Token
     tables: list[str] = field(default_factory=list)           # tables named, as written
     variables: dict[int, str] = field(default_factory=dict)   # token index -> variable (resolver)
+    fields: dict[int, Token] = field(default_factory=dict)    # of those, ``v.field``: its field
+    width: int | None = None    # SELECT's items / RETURNING's expressions (None: ``*``)
 
 
-Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate | SqlStmt)
+@dataclass
+class CursorDecl:
+    """``CURSOR name [(param type [:= default], …)] IS query;`` (``cursors.py``)."""
+    name: str
+    params: list[tuple[str, Expr | None]]       # name, default
+    query: SqlStmt
+    tok: Token
+
+
+@dataclass
+class CursorRef:
+    """What a cursor FOR loop or OPEN names: a declared cursor with its arguments, or a
+    query written in place (``FOR r IN (SELECT …)``)."""
+    name: str | None
+    args: list[Arg]
+    query: SqlStmt | None
+    tok: Token
+    decl: CursorDecl | None = None              # the declared cursor (resolver)
+    given: dict[str, Arg] = field(default_factory=dict)   # parameter -> its argument (resolver)
+
+
+@dataclass
+class CursorStmt:
+    """``OPEN c[(args)];``, ``FETCH c [BULK COLLECT] INTO … [LIMIT n];``, ``CLOSE c;``."""
+    word: str                   # 'OPEN' 'FETCH' 'CLOSE'
+    cursor: CursorRef
+    tok: Token
+    into: list[Name] = field(default_factory=list)
+    bulk: bool = False
+    limit: Expr | None = None
+
+
+Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate | SqlStmt
+        | CursorStmt)
 
 
 # ------------------------------------------------------------------ type DDL

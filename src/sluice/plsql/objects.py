@@ -1,5 +1,6 @@
 """Reading and writing the parts of values a block holds: attributes of objects
-(the connection's option records, constructed types), elements of collections."""
+(the connection's option records, constructed types), elements of collections, and the
+records a cursor's row (or a ``%ROWTYPE`` variable) is."""
 
 from __future__ import annotations
 
@@ -116,3 +117,37 @@ def set_member(obj: Any, seg, value: Any) -> None:
             return
     raise semantic_error(seg.tok.line, seg.tok.col,
                          f"PLS-00302: component '{seg.name}' must be declared")
+
+
+class Record:
+    """A row as PL/SQL's record: fields by column name (``r.id`` reads column ``ID``).  One
+    with no fields yet (a ``%ROWTYPE`` variable before its first FETCH) reads NULL."""
+
+    def __init__(self, names: list[str] | None = None, values: tuple = ()) -> None:
+        object.__setattr__(self, "_fields", None if names is None else dict(zip(names, values)))
+
+    def _key(self, name: str) -> str | None:
+        fields = object.__getattribute__(self, "_fields")
+        if fields is None:
+            return name.upper()
+        return next((k for k in (name, name.upper()) if k in fields), None)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        key = self._key(name)
+        if key is None:
+            raise AttributeError(name)
+        fields = object.__getattribute__(self, "_fields")
+        return None if fields is None else fields.get(key)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        key = self._key(name)
+        if key is None:
+            raise AttributeError(name)
+        if object.__getattribute__(self, "_fields") is None:
+            object.__setattr__(self, "_fields", {})
+        object.__getattribute__(self, "_fields")[key] = value
+
+    def __repr__(self) -> str:
+        return f"Record({object.__getattribute__(self, '_fields')!r})"

@@ -10,10 +10,12 @@ The grammar is the slice of PL/SQL that administrative scripts use::
             | EXIT [WHEN c]; | CONTINUE [WHEN c]; | RAISE [name];
             | EXECUTE IMMEDIATE expr; | nested block
             | SELECT … INTO …; | INSERT / UPDATE / DELETE … [RETURNING … INTO …];  (staticsql.py)
+            | FOR r IN (query) | c[(args)] LOOP …; | OPEN c; | FETCH c INTO …; | CLOSE c;
+    decl   += CURSOR c [(param type, …)] IS query;                          (cursors.py)
 
 Anything else stops with Oracle's PLS-00103 at the offending token, or with
 PLS-00999 ("implementation restriction") for real PL/SQL Sluice does not run
-(cursors, nested subprograms, MERGE inside a block), so a script never half-runs
+(cursor variables, nested subprograms, MERGE inside a block), so a script never half-runs
 on a misreading.
 """
 
@@ -24,6 +26,7 @@ from .expressions import RESERVED, TokenStream
 from .lexer import BIND, EOF, IDENT, NUMBER, tokenize
 from .nodes import (Assign, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit, Handler,
                     If, Loop, Name, PragmaInit, Raise, Simple, VarDecl)
+from .cursors import parse_cursor_decl, parse_cursor_stmt, parse_loop_cursor
 from .staticsql import KINDS, parse_sql
 
 STMT_START = ("begin", "case", "declare", "exit", "for", "goto", "if", "loop", "mod", "null",
@@ -37,9 +40,9 @@ DECL_START = ("begin", "function", "pragma", "procedure", "subtype", "type",
               "cursor", "delete", "exists", "prior")
 AFTER_NAME = (":=", ".", "(", "@", "%", ";")
 # Real PL/SQL that this interpreter deliberately does not run.
-_UNSUPPORTED_STMT = frozenset("""MERGE OPEN FETCH CLOSE CASE GOTO
+_UNSUPPORTED_STMT = frozenset("""MERGE CASE GOTO
     FORALL SAVEPOINT SET LOCK PIPE WITH""".split())
-_UNSUPPORTED_DECL = frozenset("TYPE SUBTYPE CURSOR PROCEDURE FUNCTION".split())
+_UNSUPPORTED_DECL = frozenset("TYPE SUBTYPE PROCEDURE FUNCTION".split())
 
 
 def restriction(tok, what: str):
@@ -85,6 +88,9 @@ class BlockParser(TokenStream):
             if self.accept_word("PRAGMA"):
                 decls.extend(self._pragma())
                 continue
+            if tok.is_word("CURSOR"):
+                decls.append(parse_cursor_decl(self))
+                continue
             if tok.is_word(*_UNSUPPORTED_DECL):
                 raise restriction(tok, f"a {tok.value} declaration")
             name = self.advance()
@@ -93,7 +99,7 @@ class BlockParser(TokenStream):
                 self.expect_op(";")
                 decls.append(ExceptionDecl(name.value, name))
                 continue
-            type_name, _, _ = self.datatype()
+            type_name, _, last = self.datatype()
             if self.accept_word("NOT"):
                 self.expect_word("NULL")
             default = None
@@ -103,7 +109,8 @@ class BlockParser(TokenStream):
                 raise pls_error(name.line, name.col, "PLS-00322: declaration of a constant "
                                 f"'{name.value}' must contain an initialization assignment")
             self.expect_op(";", ":=", "default", "not")
-            decls.append(VarDecl(name.value, type_name, constant, default, name))
+            decls.append(VarDecl(name.value, type_name, constant, default, name,
+                                 rowtype=type_name is None and last.is_word("ROWTYPE")))
         return decls
 
     def _pragma(self) -> list:
@@ -194,6 +201,8 @@ class BlockParser(TokenStream):
             return ExecImmediate(sql, tok)
         if word in KINDS:
             return parse_sql(self)
+        if word in ("OPEN", "FETCH", "CLOSE"):
+            return parse_cursor_stmt(self)
         if word in _UNSUPPORTED_STMT:
             raise restriction(tok, f"a {word} statement inside a block")
         if tok.is_word(*RESERVED):
@@ -243,11 +252,11 @@ class BlockParser(TokenStream):
             loop.var = self.ident().value
             self.expect_word("IN")
             loop.reverse = bool(self.accept_word("REVERSE"))
-            if self.tok.is_op("(") and self.peek().is_word("SELECT", "WITH"):
-                raise restriction(self.tok, "a cursor FOR loop")
-            loop.low = self.expr()
-            self.expect_op("..")
-            loop.high = self.expr()
+            loop.cursor = None if loop.reverse else parse_loop_cursor(self)
+            if loop.cursor is None:
+                loop.low = self.expr()
+                self.expect_op("..")
+                loop.high = self.expr()
         elif tok.value == "WHILE":
             loop.while_cond = self.expr()
         if tok.value != "LOOP":

@@ -18,9 +18,10 @@ from typing import Any, Callable
 from ..routines import is_function
 from .builtins import FUNCTIONS, NO_PARENS
 from .errs import semantic_error
-from .nodes import (Arg, Assign, Binary, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit,
-                    If, Literal, Loop, Name, PragmaInit, Predicate, Raise, Simple, SqlStmt,
-                    Unary, VarDecl)
+from .cursors import attribute_of, check_fetch, cursor_named, resolve_query, resolve_ref
+from .nodes import (Arg, Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExceptionDecl,
+                    ExecImmediate, Exit, If, Literal, Loop, Name, PragmaInit, Predicate, Raise,
+                    Simple, SqlStmt, Unary, VarDecl)
 from .staticsql import resolve_sql
 
 _P = inspect.Parameter
@@ -39,7 +40,8 @@ PREDEFINED = {name: ExcInfo(name, code) for name, code in {
     "INVALID_NUMBER": 1722, "DUP_VAL_ON_INDEX": 1, "TIMEOUT_ON_RESOURCE": 51,
     "PROGRAM_ERROR": 6501, "ACCESS_INTO_NULL": 6530, "COLLECTION_IS_NULL": 6531,
     "SUBSCRIPT_BEYOND_COUNT": 6533, "SUBSCRIPT_OUTSIDE_LIMIT": 6532, "LOGIN_DENIED": 1017,
-    "NOT_LOGGED_ON": 1012, "CASE_NOT_FOUND": 6592,
+    "NOT_LOGGED_ON": 1012, "CASE_NOT_FOUND": 6592, "INVALID_CURSOR": 1001,
+    "CURSOR_ALREADY_OPEN": 6511, "ROWTYPE_MISMATCH": 6504,
 }.items()}
 
 
@@ -144,6 +146,8 @@ class Scope:
         self.parent = parent
         self.vars: dict[str, bool] = {}          # name -> is constant
         self.excs: dict[str, ExcInfo] = {}
+        self.cursors: dict[str, CursorDecl] = {}  # explicit cursors (cursors.py)
+        self.records: set[str] = set()            # of vars, the %ROWTYPE records
         self.loop_label = loop_label             # False: not a loop; None/str: a loop
 
     def find(self, attr: str, name: str):
@@ -153,6 +157,13 @@ class Scope:
                 return getattr(scope, attr)[name]
             scope = scope.parent
         return None
+
+    def is_record(self, name: str) -> bool:
+        """Is variable ``name`` (where it is declared) a ``%ROWTYPE`` record?"""
+        scope = self
+        while scope is not None and name not in scope.vars:
+            scope = scope.parent
+        return scope is not None and name in scope.records
 
     def in_loop(self, label: str | None = None) -> bool:
         """Inside a loop (one labelled ``label`` if given)?"""
@@ -181,6 +192,8 @@ class Resolver:
                 if decl.default is not None:
                     self.expr(decl.default, scope)
                 scope.vars[decl.name] = decl.constant
+                if decl.rowtype:
+                    scope.records.add(decl.name)
             elif isinstance(decl, ExceptionDecl):
                 scope.excs[decl.name] = ExcInfo(decl.name)
             elif isinstance(decl, PragmaInit):
@@ -189,6 +202,14 @@ class Resolver:
                     raise semantic_error(decl.tok.line, decl.tok.col, "PLS-00109: unknown "
                                          f"exception name '{decl.name}' in PRAGMA EXCEPTION_INIT")
                 info.code = abs(decl.code) if decl.code != 100 else 1403
+            elif isinstance(decl, CursorDecl):
+                params = Scope(scope)
+                for param, default in decl.params:
+                    if default is not None:
+                        self.expr(default, scope)
+                    params.vars[param] = True
+                resolve_query(decl.query, lambda name: params.find("vars", name) is not None)
+                scope.cursors[decl.name] = decl
         self.stmts(block.body, scope)
         for handler in block.handlers:
             handler.resolved = [OTHERS if n == "OTHERS" else self._exception(n, scope, handler.tok)
@@ -223,6 +244,8 @@ class Resolver:
             for e in (stmt.low, stmt.high, stmt.while_cond):
                 if e is not None:
                     self.expr(e, scope)
+            if stmt.cursor is not None:
+                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))
             inner = Scope(scope, loop_label=stmt.label)
             if stmt.var:
                 inner.vars[stmt.var] = True      # the loop index cannot be assigned
@@ -242,7 +265,18 @@ class Resolver:
             self.expr(stmt.sql, scope)
         elif isinstance(stmt, SqlStmt):
             resolve_sql(stmt, lambda name: scope.find("vars", name) is not None,
-                        lambda name: self.target(name, scope))
+                        lambda name: self.target(name, scope), scope.is_record)
+        elif isinstance(stmt, CursorStmt):
+            if stmt.word == "OPEN":
+                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))
+            else:
+                stmt.cursor.decl = cursor_named(stmt.cursor.name, stmt.cursor.tok, scope.find)
+            for target in stmt.into:
+                self.target(target, scope)
+            if stmt.limit is not None:
+                self.expr(stmt.limit, scope)
+            if stmt.word == "FETCH":
+                check_fetch(stmt, scope.is_record)
         elif not isinstance(stmt, Simple):           # pragma: no cover - parser makes no others
             raise TypeError(f"unknown statement {stmt!r}")
 
@@ -310,8 +344,12 @@ class Resolver:
         first, names = segs[0], [s.name for s in segs]
         if node.bind:
             return Head("bind", 1, first.name)
-        if first.name.startswith("SQL%"):                    # SQL%ROWCOUNT & co
-            return Head("sqlattr", 1, first.name[4:])
+        attribute = attribute_of(first.name)                 # SQL%ROWCOUNT, c%FOUND & co
+        if attribute is not None and attribute[0] == "SQL":
+            return Head("sqlattr", 1, attribute[1])
+        if attribute is not None:
+            cursor_named(attribute[0], first.tok, scope.find, attribute=True)
+            return Head("cursorattr", 1, attribute)
         if scope.find("vars", first.name) is not None:
             if first.args is not None and len(first.args) != 1:
                 raise wrong_args(first.name, first.tok)

@@ -34,6 +34,7 @@ from .binds import bound
 from .errs import pls_error, unexpected
 from .lexer import BIND, EOF, IDENT, Token
 from .nodes import Name, Seg, SqlStmt
+from .objects import Record, lookup
 
 KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE")
 ATTRIBUTES = ("ROWCOUNT", "FOUND", "NOTFOUND", "ISOPEN")
@@ -110,12 +111,12 @@ def parse_sql(parser: Any) -> SqlStmt:
             parser.pos == clause[2] if clause is not None else kind == "SELECT")
         if at_into:
             if kind == "SELECT":
-                expressions = _select_items([parser.toks[i] for i in kept[1:]])
+                expressions = select_items([parser.toks[i] for i in kept[1:]])
             bulk = bool(parser.accept_word("BULK"))
             if bulk:
                 parser.expect_word("COLLECT")
             parser.expect_word("INTO")
-            into = _targets(parser)
+            into = into_targets(parser)
             if clause is not None and not parser.tok.is_op(";"):
                 raise unexpected(parser.tok, (";",))
             continue
@@ -126,19 +127,31 @@ def parse_sql(parser: Any) -> SqlStmt:
     if kind == "SELECT" and not into:
         raise pls_error(first.line, first.col,
                         "PLS-00428: an INTO clause is expected in this SELECT statement")
-    if expressions is not None and expressions != len(into):
+    record = kind == "SELECT" and not bulk and len(into) == 1   # (a record? the resolver says)
+    if expressions is not None and expressions != len(into) and not (record and expressions > 1):
         tok = into[0].tok
         code = "ORA-00947: not enough values" if len(into) < expressions else \
             "ORA-00913: too many values"
         raise pls_error(tok.line, tok.col, f"PL/SQL: {code}")
     tokens = [parser.toks[i] for i in kept]
-    return SqlStmt(kind, tokens, into, bulk, first, tables=_tables(tokens))
+    return SqlStmt(kind, tokens, into, bulk, first, tables=tables_named(tokens), width=expressions)
 
 
-def _tables(toks: list[Token]) -> list[str]:
+def tables_named(toks: list[Token]) -> list[str]:
     """The tables (and views) the statement names: after FROM / INTO / UPDATE / JOIN, and
     FROM's comma list (``FROM a x, b y``), as written (``schema.table`` too)."""
-    tables: list[str] = []
+    return [name for name, _ in _table_refs(toks)]
+
+
+def _qualifiers(toks: list[Token]) -> frozenset[str]:
+    """The names that may qualify a column in the statement: its tables' and their aliases."""
+    return frozenset(word.upper() for name, alias in _table_refs(toks)
+                     for word in (name.split(".")[-1].strip('"'), alias) if word)
+
+
+def _table_refs(toks: list[Token]) -> list[tuple[str, str | None]]:
+    """The statement's tables as written, each with its alias (or None)."""
+    tables: list[tuple[str, str | None]] = []
     i, n = 0, len(toks)
     while i < n:
         if not (toks[i].is_word(*_OBJECT_AFTER) and i + 1 < n and toks[i + 1].kind == IDENT):
@@ -150,16 +163,18 @@ def _tables(toks: list[Token]) -> list[str]:
             j = i + 1
             while j + 1 < n and toks[j].is_op(".") and toks[j + 1].kind == IDENT:
                 j += 2
-            tables.append("".join(t.text for t in toks[i:j]))
+            name, alias = "".join(t.text for t in toks[i:j]), None
             i = j
             if i < n and toks[i].kind == IDENT and not toks[i].is_word(*_CLAUSE_WORDS):
-                i += 1                                  # an alias
+                alias = toks[i].value                   # an alias
+                i += 1
+            tables.append((name, alias))
             if not (listing and i + 1 < n and toks[i].is_op(",") and toks[i + 1].kind == IDENT):
                 break
     return tables
 
 
-def _select_items(toks: list[Token]) -> int | None:
+def select_items(toks: list[Token]) -> int | None:
     """How many items a select list has, None if it has a ``*`` (known when it runs)."""
     depth, items = 0, 1
     for i, tok in enumerate(toks):
@@ -172,7 +187,7 @@ def _select_items(toks: list[Token]) -> int | None:
     return items
 
 
-def _targets(parser: Any) -> list[Name]:
+def into_targets(parser: Any) -> list[Name]:
     targets = []
     while True:
         if parser.tok.kind not in (IDENT, BIND):
@@ -183,22 +198,27 @@ def _targets(parser: Any) -> list[Name]:
 
 
 def cursor_attribute(parser: Any) -> Name:
-    """``SQL%ROWCOUNT`` & co (the parser is at ``SQL``, followed by ``%``)."""
+    """``SQL%ROWCOUNT`` & co, and an explicit cursor's ``c%NOTFOUND`` (the parser is at the
+    cursor's name, followed by ``%``)."""
     sql = parser.advance()
     parser.advance()
     attr = parser.ident(*(a.lower() for a in ATTRIBUTES))
     if attr.value not in ATTRIBUTES:
         raise pls_error(attr.line, attr.col, "PLS-00999: implementation restriction (may be "
-                        f"temporary) SQL%{attr.value} is not supported by the Sluice interpreter")
-    return Name([Seg(f"SQL%{attr.value}", f"{sql.text}%{attr.text}", None, sql)], sql)
+                        f"temporary) {sql.value}%{attr.value} is not supported by the Sluice "
+                        "interpreter")
+    return Name([Seg(f"{sql.value}%{attr.value}", f"{sql.text}%{attr.text}", None, sql)], sql)
 
 
 # ----------------------------------------------------------------- resolving
 def resolve_sql(stmt: SqlStmt, is_variable: Callable[[str], bool],
-                target: Callable[[Name], None]) -> None:
-    """Which of the statement's words are the block's variables; INTO's targets resolved."""
+                target: Callable[[Name], None],
+                is_record: Callable[[str], bool] = lambda name: False) -> None:
+    """Which of the statement's words are the block's variables; INTO's targets resolved
+    (``SELECT a, b INTO rec``: ``rec`` must be a ``%ROWTYPE`` record, else ORA-00947)."""
     toks = stmt.tokens
     columns = _column_positions(toks)
+    qualifiers = _qualifiers(toks)
     for i, tok in enumerate(toks):
         if tok.kind != IDENT or i in columns or not is_variable(tok.value):
             continue
@@ -206,11 +226,34 @@ def resolve_sql(stmt: SqlStmt, is_variable: Callable[[str], bool],
         after = toks[i + 1] if i + 1 < len(toks) else None
         if before is not None and (before.is_op(".") or before.is_word(*_OBJECT_AFTER)):
             continue
+        if _field_at(toks, i) and tok.value not in qualifiers:
+            stmt.variables[i], stmt.fields[i] = tok.value, toks[i + 2]   # a record's field
+            continue
         if after is not None and after.is_op(".", "("):
             continue
         stmt.variables[i] = tok.value
     for name in stmt.into:
         target(name)
+    if stmt.kind == "SELECT" and len(stmt.into) == 1 and (stmt.width or 1) > 1 and not \
+            (_plain(stmt.into[0]) and is_record(stmt.into[0].segs[0].name)):
+        tok = stmt.into[0].tok
+        raise pls_error(tok.line, tok.col, "PL/SQL: ORA-00947: not enough values")
+
+
+def _plain(target: Name) -> bool:
+    """A variable's name alone (not ``v.attr``, ``v(i)``, ``:bind``)."""
+    return not target.bind and len(target.segs) == 1 and target.segs[0].args is None
+
+
+def plain_value(target: Name, env: Any) -> Any:
+    """The value a plain variable target holds (None for any other target)."""
+    return env.get(target.resolved.target) if _plain(target) else None
+
+
+def _field_at(toks: list[Token], i: int) -> bool:
+    """``name.field`` at ``toks[i]``, not followed by a call or a further part."""
+    return i + 2 < len(toks) and toks[i + 1].is_op(".") and toks[i + 2].kind == IDENT and \
+        not (i + 3 < len(toks) and toks[i + 3].is_op(".", "("))
 
 
 def _column_positions(toks: list[Token]) -> set[int]:
@@ -259,12 +302,15 @@ class ImplicitCursor:
 
 def run_sql(interp: Any, stmt: SqlStmt, env: Any) -> None:
     """Run ``stmt`` in ``interp`` (the block's Interpreter) with the variables of ``env``."""
-    text, binds = _statement(interp, stmt, env)
+    text, binds = bound_statement(interp, stmt, env)
     conn, cursor = interp.conn, interp.implicit
     if stmt.kind == "SELECT":
         result = interp.execute(conn, text, binds)
         rows = result.rows
-        _check_width(len(result.columns or ()), len(stmt.into))
+        record = not stmt.bulk and len(stmt.into) == 1 and \
+            isinstance(plain_value(stmt.into[0], env), Record)
+        if not record:
+            check_width(len(result.columns or ()), len(stmt.into))
         if not stmt.bulk:
             cursor.done(min(len(rows), 1))
             if not rows:
@@ -273,6 +319,9 @@ def run_sql(interp: Any, stmt: SqlStmt, env: Any) -> None:
                 raise ora(1422)
         else:
             cursor.done(len(rows))
+        if record:                          # SELECT … INTO rec (a %ROWTYPE record)
+            interp.assign(stmt.into[0], Record([str(c) for c in result.columns], rows[0]), env)
+            return
         _assign(interp, stmt, env, rows)
         return
     if not stmt.into:
@@ -290,7 +339,7 @@ def run_sql(interp: Any, stmt: SqlStmt, env: Any) -> None:
     cursor.done(atomic_dml(conn, text, binds, returned))
 
 
-def _check_width(columns: int, targets: int) -> None:
+def check_width(columns: int, targets: int) -> None:
     """``SELECT *``'s items against INTO's variables (a list written out was checked when
     the block was parsed)."""
     if columns < targets:
@@ -303,35 +352,40 @@ def _assign(interp: Any, stmt: SqlStmt, env: Any, rows: list) -> None:
     for i, target in enumerate(stmt.into):
         values = [row[i] for row in rows]
         if stmt.bulk:
-            interp.assign(target, _collection(interp, target, env, values), env)
+            interp.assign(target, collection_for(interp, target, env, values), env)
         else:
             interp.assign(target, values[0] if values else None, env)
 
 
-def _collection(interp: Any, target: Name, env: Any, values: list) -> Any:
+def collection_for(interp: Any, target: Name, env: Any, values: list) -> Any:
     """``values`` as the collection ``target`` holds: an object type's collection keeps its
     type; a NULL (or Python list) variable or a bind takes a list."""
-    if len(target.segs) == 1 and not target.bind and target.segs[0].args is None:
-        current = env.get(target.resolved.target)
-        kind = getattr(current, "type", None)
+    if _plain(target):
+        kind = getattr(env.get(target.resolved.target), "type", None)
         if getattr(kind, "iscollection", False):
             return kind.newobject(values)
     return values
 
 
-def _statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
+def bound_statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
     """The statement's text with its variables and binds as numbered placeholders, and
     their values."""
     parts: list[str] = []
     binds: dict[str, Any] = {}
     prev_end = None
     columns = _columns(interp, stmt.tables) if stmt.variables else frozenset()
+    skip = 0
     for i, tok in enumerate(stmt.tokens):
+        if skip:                                   # a record field's ``.`` and name
+            skip -= 1
+            continue
         if prev_end is not None:
             parts.append(" " if prev_end != tok.start else "")
         if tok.kind == BIND:
             value = bound(interp.binds[interp.bind_key(tok.value)])   # (ORA-01008 if unbound)
-        elif i in stmt.variables and stmt.variables[i] not in columns:
+        elif i in stmt.fields and (field := _field(env.get(stmt.variables[i]), stmt.fields[i])):
+            value, skip, tok = field[0], 2, stmt.fields[i]
+        elif i in stmt.variables and i not in stmt.fields and stmt.variables[i] not in columns:
             value = env.get(stmt.variables[i])
         else:
             parts.append(tok.text)
@@ -341,6 +395,15 @@ def _statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
         parts.append(f":{len(binds)}")
         prev_end = tok.end
     return "".join(parts), binds
+
+
+def _field(value: Any, part: Token) -> tuple[Any] | None:
+    """``(value of the field)`` when ``value`` (a record, an object) has the field ``part``
+    names; None leaves ``v.part`` to the SQL (a sequence's ``NEXTVAL``, a column)."""
+    if value is None or isinstance(value, (str, bytes, int, float, list, tuple, dict)):
+        return None
+    found, attr = lookup(value, Seg(part.value, part.text, None, part))
+    return (attr,) if found and not callable(attr) else None
 
 
 def _columns(interp: Any, tables: list[str]) -> frozenset[str]:

@@ -1,0 +1,300 @@
+"""Cursors in a block: the cursor FOR loop, explicit cursors (``CURSOR c [(params)] IS …``,
+``OPEN`` / ``FETCH … INTO`` / ``CLOSE``) and their attributes ``c%FOUND`` / ``%NOTFOUND`` /
+``%ROWCOUNT`` / ``%ISOPEN``.
+
+As Oracle's PL/SQL does:
+
+* ``FOR r IN (SELECT …) LOOP`` / ``FOR r IN c[(args)] LOOP``: ``r`` is a record whose fields
+  are the query's columns by name or alias (upper case unless quoted, ``r.id`` reads ``ID``);
+  a declared cursor is opened for the loop (ORA-06511 if it is open already) and closed when
+  the loop ends, however it ends;
+* the query's rows are those at OPEN (Oracle's read consistency): OPEN runs the query and
+  keeps its rows, so DML on the same table inside the loop does not change what is fetched;
+* ``FETCH c INTO v1, v2`` / ``INTO rec`` (``rec c%ROWTYPE``): past the last row nothing is
+  assigned and ``%NOTFOUND`` turns TRUE; ``FETCH c BULK COLLECT INTO coll [LIMIT n]`` fills
+  collections with at most ``n`` rows (``%NOTFOUND`` TRUE once fewer came);
+* OPEN of an open cursor is ORA-06511 (CURSOR_ALREADY_OPEN), FETCH / CLOSE of one that is not
+  open, and its ``%FOUND`` / ``%NOTFOUND`` / ``%ROWCOUNT``, ORA-01001 (INVALID_CURSOR);
+  ``%ISOPEN`` is FALSE then;
+* an undeclared cursor is PLS-00201, a variable named as a cursor PLS-00456, a wrong
+  argument list PLS-00306, a FETCH with the wrong number of variables PLS-00394 — all when
+  the block is compiled, before anything runs (ORA-06550).
+
+The query's block variables and cursor parameters are bound as static SQL binds them
+(``staticsql.bound_statement``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+from ..errors import ora
+from .errs import pls_error, semantic_error, unexpected
+from .lexer import EOF, IDENT
+from .nodes import CursorDecl, CursorRef, CursorStmt, SqlStmt
+from .objects import Record
+from .staticsql import (ATTRIBUTES, bound_statement, collection_for, into_targets,
+                        plain_value, resolve_sql, select_items, tables_named)
+from .values import to_number
+
+
+# ------------------------------------------------------------------- parsing
+def parse_query(parser: Any, closing: str) -> SqlStmt:
+    """The query at ``parser``'s token, up to (not through) ``closing`` (``;`` or the ``)``
+    that closes an implicit cursor's parenthesis) at its own depth."""
+    first = parser.tok
+    if not first.is_word("SELECT", "WITH"):
+        raise unexpected(first, ("select", "with"))
+    tokens, depth = [], 0
+    while True:
+        tok = parser.tok
+        if tok.kind == EOF:
+            raise unexpected(tok, (closing,))
+        if depth == 0 and (tok.is_op(closing) or tok.is_op(";")):
+            break
+        depth += 1 if tok.is_op("(") else -1 if tok.is_op(")") else 0
+        tokens.append(parser.advance())
+    parser.expect_op(closing)
+    return SqlStmt("SELECT", tokens, [], False, first, tables=tables_named(tokens))
+
+
+def parse_cursor_decl(parser: Any) -> CursorDecl:
+    """``CURSOR name [(p [IN] type [:= | DEFAULT expr], …)] IS query;`` (at ``CURSOR``)."""
+    parser.advance()
+    name = parser.ident()
+    params: list[tuple[str, Any]] = []
+    if parser.accept_op("("):
+        while True:
+            param = parser.ident().value
+            parser.accept_word("IN")
+            parser.datatype()
+            default = parser.expr() if parser.accept_op(":=") or parser.accept_word("DEFAULT") \
+                else None
+            params.append((param, default))
+            if not parser.accept_op(","):
+                break
+        parser.expect_op(")", ",")
+    parser.expect_word("IS", "(")
+    return CursorDecl(name.value, params, parse_query(parser, ";"), name)
+
+
+def parse_loop_cursor(parser: Any) -> CursorRef | None:
+    """After ``FOR r IN``: the cursor a cursor FOR loop runs over, or None (a numeric range;
+    the parser is left where it was)."""
+    tok = parser.tok
+    if tok.is_op("(") and parser.peek().is_word("SELECT", "WITH"):
+        parser.advance()
+        return CursorRef(None, [], parse_query(parser, ")"), tok)
+    if tok.kind != IDENT:
+        return None
+    save = parser.pos
+    name = parser.name()
+    if len(name.segs) == 1 and parser.tok.is_word("LOOP"):
+        return CursorRef(name.segs[0].name, name.segs[0].args or [], None, tok)
+    parser.pos = save
+    return None
+
+
+def parse_cursor_stmt(parser: Any) -> CursorStmt:
+    """``OPEN c[(args)];`` / ``FETCH c [BULK COLLECT] INTO … [LIMIT n];`` / ``CLOSE c;``."""
+    word = parser.advance()
+    if parser.tok.kind != IDENT:
+        raise unexpected(parser.tok, ("<an identifier>",))
+    name = parser.tok
+    if word.value == "OPEN":
+        args = parser.name().segs[0].args or []
+        if parser.tok.is_word("FOR"):
+            raise pls_error(parser.tok.line, parser.tok.col, "PLS-00999: implementation "
+                            "restriction (may be temporary) OPEN … FOR (a cursor variable) is "
+                            "not supported by the Sluice interpreter")
+    else:
+        parser.advance()
+        args = []
+    stmt = CursorStmt(word.value, CursorRef(name.value, args, None, name), word)
+    if word.value == "FETCH":
+        stmt.bulk = bool(parser.accept_word("BULK"))
+        if stmt.bulk:
+            parser.expect_word("COLLECT")
+        parser.expect_word("INTO", "bulk")
+        stmt.into = into_targets(parser)
+        if stmt.bulk and parser.accept_word("LIMIT"):
+            stmt.limit = parser.expr()
+    parser.expect_op(";")
+    return stmt
+
+
+# ----------------------------------------------------------------- resolving
+def resolve_ref(ref: CursorRef, find: Callable[[str, str], Any],
+                expr: Callable[[Any], None]) -> None:
+    """Which cursor ``ref`` names (``find(attr, name)`` looks in the block's scopes: the
+    resolver's ``Scope.find``), its arguments checked and resolved (``expr``); a query in
+    place has its variables resolved."""
+    if ref.query is not None:
+        resolve_query(ref.query, lambda name: find("vars", name) is not None)
+        return
+    ref.decl = cursor_named(ref.name, ref.tok, find)
+    names = [param for param, _ in ref.decl.params]
+    wrong = semantic_error(ref.tok.line, ref.tok.col, "PLS-00306: wrong number or types of "
+                           f"arguments in call to '{ref.name}'")
+    for i, arg in enumerate(ref.args):
+        if arg.name is None and any(a.name is not None for a in ref.args[:i]):
+            raise semantic_error(arg.tok.line, arg.tok.col, "PLS-00312: a positional parameter "
+                                 "association may not follow a named association")
+        param = names[i] if arg.name is None and i < len(names) else next(
+            (n for n in names if arg.name in (n, n.lower())), None)
+        if param is None or param in ref.given:
+            raise wrong
+        ref.given[param] = arg
+        expr(arg.value)
+    if any(default is None and param not in ref.given for param, default in ref.decl.params):
+        raise wrong
+
+
+def resolve_query(query: SqlStmt, is_variable: Callable[[str], bool]) -> None:
+    resolve_sql(query, is_variable, lambda name: None)
+
+
+def cursor_named(name: str, tok: Any, find: Callable[[str, str], Any],
+                 attribute: bool = False) -> CursorDecl:
+    """The cursor declared as ``name``: else PLS-00201, or for a variable PLS-00456 (PLS-00324
+    for an ``%attribute`` of it)."""
+    decl = find("cursors", name)
+    if decl is None:
+        if find("vars", name) is not None and attribute:
+            raise semantic_error(tok.line, tok.col, "PLS-00324: cursor attribute may not be "
+                                 f"applied to non-cursor '{name}'")
+        if find("vars", name) is not None:
+            raise semantic_error(tok.line, tok.col, f"PLS-00456: item '{name}' is not a cursor")
+        raise semantic_error(tok.line, tok.col, f"PLS-00201: identifier '{name}' must be declared")
+    return decl
+
+
+def check_fetch(stmt: CursorStmt, is_record: Callable[[str], bool]) -> None:
+    """A FETCH's variables against the cursor's written-out select list: PLS-00394 (one
+    ``%ROWTYPE`` record takes the whole row)."""
+    first = stmt.into[0]
+    if len(stmt.into) == 1 and not stmt.bulk and not first.bind and len(first.segs) == 1 \
+            and is_record(first.segs[0].name):
+        return
+    items = select_items(stmt.cursor.decl.query.tokens[1:])
+    if items is not None and items != len(stmt.into):
+        tok = stmt.into[0].tok
+        raise semantic_error(tok.line, tok.col, "PLS-00394: wrong number of values in the INTO "
+                             "list of a FETCH statement")
+
+
+def attribute_of(name: str) -> tuple[str, str] | None:
+    """``("C", "FOUND")`` for a name ``C%FOUND`` (``expressions`` makes it), else None."""
+    cursor, sep, attr = name.partition("%")
+    return (cursor, attr) if sep and attr in ATTRIBUTES else None
+
+
+# ------------------------------------------------------------------- running
+class ExplicitCursor:
+    """One declared cursor's state in a block run: its rows once OPEN ran the query."""
+
+    def __init__(self, decl: CursorDecl, env: Any) -> None:
+        self.decl, self.env = decl, env        # (its query sees the declaring block's variables)
+        self.rows: list[tuple] | None = None   # None: closed
+        self.columns: list[str] = []
+        self.fetched = 0
+        self.found: bool | None = None
+
+    def attribute(self, name: str) -> Any:
+        if name == "ISOPEN":
+            return self.rows is not None
+        if self.rows is None:
+            raise ora(1001)
+        if name == "ROWCOUNT":
+            return self.fetched
+        return None if self.found is None else self.found == (name == "FOUND")
+
+    def close(self) -> None:
+        if self.rows is None:
+            raise ora(1001)
+        self.rows, self.found = None, None
+
+
+def _run_query(interp: Any, query: SqlStmt, env: Any) -> tuple[list[str], list[tuple]]:
+    text, binds = bound_statement(interp, query, env)
+    result = interp.execute(interp.conn, text, binds)
+    return [str(c) for c in result.columns or ()], list(result.rows)
+
+
+def open_cursor(interp: Any, ref: CursorRef, env: Any) -> ExplicitCursor:
+    """OPEN: the cursor's parameters take the arguments (or their defaults), the query runs
+    and its rows are kept."""
+    state: ExplicitCursor = env.get(ref.name)
+    if state.rows is not None:
+        raise ora(6511)
+    decl = state.decl
+    values = {param: interp.eval(arg.value, env) for param, arg in ref.given.items()}
+    scope = type(env)(state.env)
+    for param, default in decl.params:
+        scope.cells[param] = values[param] if param in values else interp.eval(default, scope)
+    state.columns, state.rows = _run_query(interp, decl.query, scope)
+    state.fetched, state.found = 0, None
+    return state
+
+
+def loop_records(interp: Any, ref: CursorRef, env: Any) -> Iterator[Record]:
+    """A cursor FOR loop's records; a declared cursor is closed when the loop ends (the
+    caller closes this generator, as ``for`` over it inside ``contextlib.closing`` does)."""
+    if ref.query is not None:
+        columns, rows = _run_query(interp, ref.query, env)
+        for row in rows:
+            yield Record(columns, row)
+        return
+    state = open_cursor(interp, ref, env)
+    try:
+        while state.fetched < len(state.rows):
+            row = state.rows[state.fetched]
+            state.fetched, state.found = state.fetched + 1, True
+            yield Record(state.columns, row)
+        state.found = False
+    finally:
+        state.close()
+
+
+def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
+    if stmt.word == "OPEN":
+        open_cursor(interp, stmt.cursor, env)
+        return
+    state: ExplicitCursor = env.get(stmt.cursor.name)
+    if stmt.word == "CLOSE":
+        state.close()
+        return
+    if state.rows is None:
+        raise ora(1001)
+    if stmt.bulk:
+        limit = None if stmt.limit is None else _limit(interp.eval(stmt.limit, env))
+        end = len(state.rows) if limit is None else min(len(state.rows), state.fetched + limit)
+        rows = state.rows[state.fetched:end]
+        if len(state.columns) != len(stmt.into):
+            raise ora(6504)
+        state.fetched = end
+        state.found = limit is not None and len(rows) == limit
+        for i, target in enumerate(stmt.into):
+            interp.assign(target, collection_for(interp, target, env, [r[i] for r in rows]), env)
+        return
+    if state.fetched >= len(state.rows):
+        state.found = False
+        return
+    row = state.rows[state.fetched]
+    record = len(stmt.into) == 1 and isinstance(plain_value(stmt.into[0], env), Record)
+    if not record and len(row) != len(stmt.into):
+        raise ora(6504)                        # (the cursor stays where it was)
+    state.fetched, state.found = state.fetched + 1, True
+    if record:
+        interp.assign(stmt.into[0], Record(state.columns, row), env)
+        return
+    for target, value in zip(stmt.into, row):
+        interp.assign(target, value, env)
+
+
+def _limit(value: Any) -> int:
+    """LIMIT's value: a positive whole number of rows (else ORA-06502)."""
+    number = to_number(value)
+    if number is None or number < 1:
+        raise ora(6502, "LIMIT must be a positive number")
+    return int(number)
