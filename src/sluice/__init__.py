@@ -36,6 +36,8 @@ from .model import Agent, DeqOptions, EnqOptions, MessageProperties
 from .aq.queue import Queue
 from .aio import AsyncConnection, AsyncConnectionPool, AsyncCursor, AsyncQueue
 from .routines import register_function
+from .dsn import makedsn
+from .driver_mode import clientversion, init_oracle_client, is_thin_mode
 from .streams.lcr import DDLLCR, RowLCR
 
 __version__ = "0.1.0"
@@ -84,6 +86,7 @@ __all__ = [
     "AsyncCursor", "AsyncQueue", "ConnectParams", "PoolParams", "ConnectionPool", "create_pool", "get_pool",
     "IgnoredParameterWarning", "Cursor", "LOB", "Queue", "Agent", "MessageProperties", "EnqOptions",
     "DeqOptions", "register_function", "RowLCR", "DDLLCR",
+    "makedsn", "init_oracle_client", "is_thin_mode", "clientversion",
     "Error", "DatabaseError", "DataError", "IntegrityError", "InterfaceError", "NotSupportedError",
     "OperationalError", "ProgrammingError",
     "Date", "Timestamp", "Binary", "DateFromTicks", "TimestampFromTicks", "defaults",
