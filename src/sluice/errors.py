@@ -509,6 +509,7 @@ _DPY_CATALOG: dict[int, str] = {
     2063: "scroll operation would go out of the result set",
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
     2068: "scroll operation is not supported on a non-scrollable cursor",
+    2069: "requested schema has {0} columns defined but {1} are being fetched",
     2070: "Expected a callable function",
     2071: "cannot register a query on an AQ subscription",
     2075: ('the length of the "{0}" parameter exceeds the maximum allowed length of {1} '
