@@ -7,6 +7,7 @@ agrees), Connection.fetch_df_all() / fetch_df_batches() (Arrow data frames)."""
 import asyncio
 import datetime
 import warnings
+from decimal import Decimal
 
 import pyarrow as pa
 import pytest
@@ -187,3 +188,16 @@ def test_fetch_df_on_the_asyncio_connection(dsn):
                 "select level as l from dual connect by level <= 3", size=2)]
             return pa.table(df).to_pydict(), [pa.table(b).column("L").to_pylist() for b in batches]
     assert asyncio.run(main()) == ({"A": [1.0]}, [[1.0, 2.0], [3.0]])
+
+
+def test_fetch_df_decimals_and_no_output_type_handler(typed, monkeypatch):
+    typed.outputtypehandler = lambda cursor, metadata: cursor.var(
+        metadata.type_code, arraysize=cursor.arraysize, outconverter=lambda value: -1)
+    assert query_rows(typed, "select i from df_t where i = 7") == [(-1,)]   # the handler works...
+    assert pa.table(typed.fetch_df_all("select i from df_t where i = 7")).to_pydict() == {"I": [7]}  # ...not here
+    monkeypatch.setattr(oracledb.defaults, "fetch_decimals", True)
+    table = pa.table(typed.fetch_df_all("select p, i, n from df_t where i = 7"))
+    assert table.schema.field("P").type == pa.decimal128(10, 2)
+    assert table.schema.field("I").type == pa.decimal128(9, 0)
+    assert table.schema.field("N").type == pa.float64()       # no declared precision
+    assert table.to_pydict() == {"P": [Decimal("3.25")], "I": [Decimal(7)], "N": [1.5]}
