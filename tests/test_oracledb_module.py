@@ -130,6 +130,7 @@ def test_fetch_df_all_maps_oracle_types_to_arrow(typed):
     assert len(column) == column.num_rows == 2 and column.dtype == "large_string"
     assert pa.array(column).to_pylist() == ["x", None]
     assert [c.name for c in df.column_arrays()] == list(EXPECTED_TYPES)
+    assert isinstance(df, oracledb.DataFrame) and isinstance(column, oracledb.ArrowArray)
     with pytest.raises(IndexError):
         df.get_column(len(EXPECTED_TYPES))
     with pytest.raises(KeyError):

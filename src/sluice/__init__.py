@@ -81,6 +81,15 @@ def create_pool_async(dsn: str | None = None, **kwargs: Any) -> AsyncConnectionP
     return AsyncConnectionPool(create_pool(dsn, **kwargs))
 
 
+def __getattr__(name: str) -> Any:
+    """python-oracledb's ``DataFrame`` and ``ArrowArray`` classes, imported on first use
+    (pyarrow is not loaded by ``import sluice``)."""
+    if name in ("DataFrame", "ArrowArray"):
+        from . import dataframes
+        return getattr(dataframes, name)
+    raise AttributeError(f"module 'sluice' has no attribute {name!r}")
+
+
 __all__ = [
     "connect", "Connection", "connect_async", "create_pool_async", "AsyncConnection", "AsyncConnectionPool",
     "AsyncCursor", "AsyncQueue", "ConnectParams", "PoolParams", "ConnectionPool", "create_pool", "get_pool",
