@@ -36,6 +36,8 @@ from .model import Agent, DeqOptions, EnqOptions, MessageProperties
 from .aq.queue import Queue
 from .aio import AsyncConnection, AsyncConnectionPool, AsyncCursor, AsyncQueue
 from .routines import register_function
+from .dsn import makedsn
+from .driver_mode import clientversion, init_oracle_client, is_thin_mode
 from .streams.lcr import DDLLCR, RowLCR
 
 __version__ = "0.1.0"
@@ -79,11 +81,21 @@ def create_pool_async(dsn: str | None = None, **kwargs: Any) -> AsyncConnectionP
     return AsyncConnectionPool(create_pool(dsn, **kwargs))
 
 
+def __getattr__(name: str) -> Any:
+    """python-oracledb's ``DataFrame`` and ``ArrowArray`` classes, imported on first use
+    (pyarrow is not loaded by ``import sluice``)."""
+    if name in ("DataFrame", "ArrowArray"):
+        from . import dataframes
+        return getattr(dataframes, name)
+    raise AttributeError(f"module 'sluice' has no attribute {name!r}")
+
+
 __all__ = [
     "connect", "Connection", "connect_async", "create_pool_async", "AsyncConnection", "AsyncConnectionPool",
     "AsyncCursor", "AsyncQueue", "ConnectParams", "PoolParams", "ConnectionPool", "create_pool", "get_pool",
     "IgnoredParameterWarning", "Cursor", "LOB", "Queue", "Agent", "MessageProperties", "EnqOptions",
     "DeqOptions", "register_function", "RowLCR", "DDLLCR",
+    "makedsn", "init_oracle_client", "is_thin_mode", "clientversion",
     "Error", "DatabaseError", "DataError", "IntegrityError", "InterfaceError", "NotSupportedError",
     "OperationalError", "ProgrammingError",
     "Date", "Timestamp", "Binary", "DateFromTicks", "TimestampFromTicks", "defaults",

@@ -216,6 +216,21 @@ class AsyncConnection:
         """End the wait of the call in progress (ORA-01013), from anywhere."""
         self.sync_connection.cancel()
 
+    async def fetch_df_all(self, statement: str, parameters: Any = None, arraysize: int | None = None,
+                           requested_schema: Any = None) -> Any:
+        """python-oracledb's: ``await conn.fetch_df_all(sql)`` (:mod:`sluice.dataframes`)."""
+        return await self._call(self.sync_connection.fetch_df_all, statement, parameters, arraysize,
+                                requested_schema)
+
+    async def fetch_df_batches(self, statement: str, parameters: Any = None, size: int | None = None,
+                               requested_schema: Any = None) -> Any:
+        """python-oracledb's: ``async for df in conn.fetch_df_batches(sql, size=…)``."""
+        def batches() -> list:
+            return list(self.sync_connection.fetch_df_batches(statement, parameters, size,
+                                                              requested_schema))
+        for frame in await self._call(batches):
+            yield frame
+
     async def gettype(self, name: str) -> Any:
         return await self._call(self.sync_connection.gettype, name)
 

@@ -264,6 +264,18 @@ class Connection:
         from .cursor import Cursor
         return Cursor(self, bool(scrollable))
 
+    def fetch_df_all(self, statement: str, parameters: Any = None, arraysize: int | None = None,
+                     requested_schema: Any = None) -> Any:
+        """python-oracledb's: the query's rows as one Arrow DataFrame (:mod:`sluice.dataframes`)."""
+        from .dataframes import fetch_df_all
+        return fetch_df_all(self, statement, parameters, arraysize, requested_schema)
+
+    def fetch_df_batches(self, statement: str, parameters: Any = None, size: int | None = None,
+                         requested_schema: Any = None) -> Iterator[Any]:
+        """python-oracledb's: DataFrames of ``size`` rows each (:mod:`sluice.dataframes`)."""
+        from .dataframes import fetch_df_batches
+        return fetch_df_batches(self, statement, parameters, size, requested_schema)
+
     # -- python-oracledb's session attributes ----------------------------------
     # write-only, as python-oracledb's (Oracle shows them in V$SESSION)
     module, action, client_identifier, clientinfo, dbop, econtext_id = map(

@@ -488,6 +488,8 @@ _DPY_CATALOG: dict[int, str] = {
     2014: '"{0}" and "{1}" cannot be specified together',
     2015: "type handler should return None or the value returned by a call to cursor.var()",
     2016: "variable array size of {0} is too small (should be at least {1})",
+    2020: '"{0}" argument contains invalid values',
+    2021: "init_oracle_client() must be called first",
     2023: "invalid connection class",
     2025: "invalid connection params: {0}",
     2026: "invalid connection pool class",
@@ -507,6 +509,7 @@ _DPY_CATALOG: dict[int, str] = {
     2063: "scroll operation would go out of the result set",
     2064: "parameter 'max' should be greater than or equal to parameter 'min'",
     2068: "scroll operation is not supported on a non-scrollable cursor",
+    2069: "requested schema has {0} columns defined but {1} are being fetched",
     2070: "Expected a callable function",
     2071: "cannot register a query on an AQ subscription",
     2075: ('the length of the "{0}" parameter exceeds the maximum allowed length of {1} '
@@ -516,12 +519,15 @@ _DPY_CATALOG: dict[int, str] = {
     3003: "Python type {0} is not supported",
     3014: "LOB is of type {0} but must be of type {1}",
     3026: "operation is only supported on BFILE LOBs",
+    3030: "conversion from Oracle Database type {0} to Apache Arrow format is not supported",
+    3038: 'database type "{0}" cannot be converted to Apache Arrow type "{1}"',
     4024: "call timeout of {0} ms exceeded",
     4005: "timed out waiting for the connection pool to return a connection",
     4006: "array DML row counts mode is not enabled",
     4008: 'no bind placeholder named ":{0}" was found in the SQL text',
     4009: "{0} positional bind values are required but {1} were provided",
     4022: "invalid value for enumeration {0}: {1}",
+    4036: "{0} cannot be converted to an Apache Arrow integer",
 }
 
 
