@@ -1,0 +1,113 @@
+"""One schema's object namespace (store/namespace.py), on both stores: a table, a queue table
+(a table), a sequence and an object type of one schema share their names — the second of a
+name is ORA-00955 "name is already used by an existing object" whatever the first's kind
+(each kind keeps its own code for itself: ORA-24001 for a second queue table) — and nothing
+is made; another schema's objects and a queue (the queue namespace) do not clash."""
+
+from __future__ import annotations
+
+import pytest
+
+import sluice
+from tests.sqlhelpers import query_rows, raised_code
+
+PASSWORD = "Tiger#2026"
+
+
+def _table(conn, name):
+    conn.cursor().execute(f"create table {name} (a number)")
+
+
+def _sequence(conn, name):
+    conn.cursor().execute(f"create sequence {name}")
+
+
+def _type(conn, name):
+    conn.cursor().execute(f"create type {name} as object (a number)")
+
+
+def _queue_table(conn, name):
+    conn.aqadm.create_queue_table(queue_table=name, queue_payload_type="RAW")
+
+
+MAKERS = {"table": _table, "sequence": _sequence, "type": _type, "queue table": _queue_table}
+SAME = {"table": "ORA-00955", "sequence": "ORA-00955", "type": "ORA-00955", "queue table": "ORA-24001"}
+
+
+def _objects(conn, name):
+    """Which kinds of object named ``name`` (upper case) the session's schema has."""
+    found, me = set(), conn.context.username
+    if query_rows(conn, f"SELECT COUNT(*) FROM USER_SEQUENCES WHERE SEQUENCE_NAME = '{name}'")[0][0]:
+        found.add("sequence")
+    if any((qt.owner, qt.name) == (me, name) for qt in conn.context.store.queue_tables()):
+        found.add("queue table")
+    elif _readable(conn, f"{me}.{name}"):
+        found.add("table")
+    if any((o, n) == (me, name) for o, n, _ in conn.context.store.catalog_objects("TYPE")):
+        found.add("type")
+    return found
+
+
+def _readable(conn, name):
+    try:
+        query_rows(conn, f"SELECT COUNT(*) FROM {name}")
+    except sluice.Error:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("first,second", [(a, b) for a in MAKERS for b in MAKERS if a != b])
+def test_a_name_used_by_another_kind_is_ora_00955(conn, first, second):
+    MAKERS[first](conn, "thing")
+    assert raised_code(MAKERS[second], conn, "thing") == "ORA-00955"
+    assert _objects(conn, "THING") == {first}          # the second not made (nor half made)
+
+
+@pytest.mark.parametrize("kind", MAKERS)
+def test_a_name_used_by_its_own_kind_keeps_its_code(conn, kind):
+    MAKERS[kind](conn, "thing")
+    assert raised_code(MAKERS[kind], conn, "thing") == SAME[kind]
+    assert _objects(conn, "THING") == {kind}
+
+
+@pytest.mark.parametrize("first,second", [(a, b) for a in MAKERS for b in MAKERS if a != b])
+def test_another_schemas_names_do_not_clash(conn, dsn, first, second):
+    """SCOTT's object does not take the name in SLUICE's schema (but does in SCOTT's)."""
+    cur = conn.cursor()
+    cur.execute(f'CREATE USER scott IDENTIFIED BY "{PASSWORD}"')
+    cur.execute("GRANT CREATE SESSION, CREATE TABLE TO scott")
+    cur.execute("GRANT EXECUTE ON DBMS_AQADM TO scott")
+    with sluice.connect(dsn, user="scott", password=PASSWORD) as scott:
+        MAKERS[first](scott, "thing")
+        MAKERS[second](conn, "thing")
+        assert _objects(conn, "THING") == {second}
+        assert _objects(scott, "THING") == {first}
+        MAKERS[first](scott, "other")                   # (in SCOTT's own schema they do)
+        assert raised_code(MAKERS[second], scott, "other") == "ORA-00955"
+
+
+def test_a_queue_is_in_a_namespace_of_its_own(conn):
+    """AQ queues have their own namespace (ORA-24006 among queues only): a queue named as a
+    table, a sequence or a type is made."""
+    _table(conn, "t")
+    _sequence(conn, "s")
+    _type(conn, "o")
+    _queue_table(conn, "qt")
+    for name in ("t", "s", "o", "qt"):
+        conn.aqadm.create_queue(queue_name=name, queue_table="qt")
+    assert raised_code(conn.aqadm.create_queue, queue_name="t", queue_table="qt") == "ORA-24006"
+    assert sorted(q.name for q in conn.context.store.queues() if q.table.name == "QT"
+                  and not q.name.startswith("AQ$")) == ["O", "QT", "S", "T"]
+
+
+def test_dropping_frees_the_name_for_another_kind(conn):
+    _table(conn, "thing")
+    conn.cursor().execute("drop table thing")
+    _sequence(conn, "thing")
+    conn.cursor().execute("drop sequence thing")
+    _type(conn, "thing")
+    conn.cursor().execute("drop type thing")
+    _queue_table(conn, "thing")
+    conn.aqadm.drop_queue_table(queue_table="thing")
+    _table(conn, "thing")
+    assert _objects(conn, "THING") == {"table"}
