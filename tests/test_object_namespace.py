@@ -111,3 +111,43 @@ def test_dropping_frees_the_name_for_another_kind(conn):
     conn.aqadm.drop_queue_table(queue_table="thing")
     _table(conn, "thing")
     assert _objects(conn, "THING") == {"table"}
+
+
+# -- cursor.description of a table made at a cursor ---------------------------------------
+
+EMP = ("create table emp (id number(10) primary key, name varchar2(40) not null, sal number(8,2), "
+       "n number, hired date, code char(3), notes varchar2(100), constraint emp_uk unique (notes))")
+
+
+def test_description_of_a_table_made_at_a_cursor(conn):
+    """As python-oracledb describes the columns: null_ok False for NOT NULL and PRIMARY KEY,
+    VARCHAR2(n) / CHAR(n) display and internal size n, NUMBER(p, s) p and s, NUMBER
+    unconstrained (0, -127), DATE without sizes — with rows and without."""
+    cur = conn.cursor()
+    cur.execute(EMP)
+    cur.execute("insert into emp values (1, 'Ann', 10.5, 7, sysdate, 'abc', 'x')")
+    expected = [
+        ("ID", sluice.DB_TYPE_NUMBER, 11, None, 10, 0, False),
+        ("NAME", sluice.DB_TYPE_VARCHAR, 40, 40, None, None, False),
+        ("SAL", sluice.DB_TYPE_NUMBER, 12, None, 8, 2, True),
+        ("N", sluice.DB_TYPE_NUMBER, 127, None, 0, -127, True),
+        ("HIRED", sluice.DB_TYPE_DATE, 23, None, None, None, True),
+        ("CODE", sluice.DB_TYPE_CHAR, 3, 3, None, None, True),
+        ("NOTES", sluice.DB_TYPE_VARCHAR, 100, 100, None, None, True),
+    ]
+    cur.execute("select * from emp")
+    assert cur.description == expected
+    cur.execute("select e.name, e.id as key, code from emp e where id = 1")
+    assert cur.description == [expected[1], ("KEY", *expected[0][1:]), expected[5]]
+
+
+def test_description_of_an_expression_is_nullable(conn):
+    """An expression of a NOT NULL column, or its MAX (none on no rows), may be NULL."""
+    cur = conn.cursor()
+    cur.execute(EMP)
+    cur.execute("select name || 'x' as nx, id + 1 as nxt from emp")
+    assert [d[6] for d in cur.description] == [True, True]
+    cur.execute("select max(id) as top from emp")
+    assert cur.description[0][6] is True
+    cur.execute("select id from emp where 1 = 0")
+    assert cur.description[0][6] is False
