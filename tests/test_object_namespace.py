@@ -151,3 +151,12 @@ def test_description_of_an_expression_is_nullable(conn):
     assert cur.description[0][6] is True
     cur.execute("select id from emp where 1 = 0")
     assert cur.description[0][6] is False
+
+
+def test_description_of_a_not_null_clob(conn):
+    """A CLOB column keeps its LOB type (fetched as a LOB) and says it is NOT NULL."""
+    cur = conn.cursor()
+    cur.execute("create table doc (id number primary key, body clob not null, note clob)")
+    cur.execute("select body, note from doc")
+    assert cur.description == [("BODY", sluice.DB_TYPE_CLOB, None, None, None, None, False),
+                               ("NOTE", sluice.DB_TYPE_CLOB, None, None, None, None, True)]

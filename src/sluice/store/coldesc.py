@@ -10,7 +10,8 @@ VARCHAR.  :func:`described` corrects the result columns that are a column of a u
 itself (:func:`.sqlheadings.plain_columns`: a name, qualified or aliased, one of a ``*`` —
 not an expression, not its MAX) with the table's declaration, looked up in the store's
 catalog (:func:`sqlite_details`, :func:`pg_details`; kept as :class:`.usercolumns.KeptColumns`
-keeps the declared types).  A name two of the statement's tables have is left as it is."""
+keeps the declared types), after :func:`.lobcolumns.lob_described` typed its LOB columns (a CLOB
+NOT NULL is both).  A name two of the statement's tables have is left as it is."""
 
 from __future__ import annotations
 
