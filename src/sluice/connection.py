@@ -39,7 +39,7 @@ from .security.authorize import Authorizer
 from .security.catalog import SecurityCatalog
 from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
-from .store import open_store, reaper, release_store, sequences
+from .store import namespace, open_store, reaper, release_store, sequences
 from .store.seqviews import sequence_views
 from .store.sessionzone import alter_session
 from .store.sqlmemory import InMemory
@@ -577,6 +577,7 @@ class Connection:
         if or_replace:
             self._check_type_unused(t.qualified_name)
         ctx.ddl_commit()
+        namespace.check(ctx.store, owner, tname, (namespace.TYPE,))      # (a table, a sequence …)
         ctx.store.put_catalog_object("TYPE", owner, tname, ot.type_spec(t), replace=or_replace)
         ctx.catalog.refresh(force=True)
 

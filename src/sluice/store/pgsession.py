@@ -36,7 +36,7 @@ import dataclasses
 import json
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -61,6 +61,7 @@ from .lobcolumns import lob_described
 from .sqlheadings import oracle_headings
 from .sessionzone import SessionZone, default_zone
 from .sqloracle import Translated, oracle_words
+from .coldesc import Details, described, pg_details
 from .usercolumns import Columns, KeptColumns, pg_columns
 from .sessions import OpenSession, pg_session_key
 from .sqlschema import table_name
@@ -109,6 +110,7 @@ class PgSession(StoreSession):
         self._roles_resend = False     # set in a transaction, which may have rolled them back
         # the user's tables' declared types, kept (checked when a statement using them fails)
         self._user_columns = KeptColumns(self._columns, store.catalog_version)
+        self._details = KeptColumns(self._column_details, store.catalog_version)    # (description)
 
     @property
     def in_transaction(self) -> bool:
@@ -758,16 +760,24 @@ class PgSession(StoreSession):
             types = {**declared_dates(sql, cur, columns), **types}     # a DATE column of tableddl's
             if not decimals:
                 rows = scaled_floats(cur, rows)
-            return (lob_described(description(cur, cols, types), sql, names, columns, known),
+            headings = lob_described(description(cur, cols, types), sql, names, columns, known)
+            return (described(headings, sql, names, self._details.lookup(), sized=False),
                     whole_dates(oracle.convert(rows), types))
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, oracle.convert(rows)
 
     def _columns(self, tables: Sequence[str]) -> Columns:
         """The types of the columns of the user's ``tables`` (:mod:`.usercolumns`)."""
+        return self._catalog(pg_columns, tables)
+
+    def _column_details(self, tables: Sequence[str]) -> Details:
+        """The declared types and NOT NULLs of the user's ``tables`` (:mod:`.coldesc`)."""
+        return self._catalog(pg_details, tables)
+
+    def _catalog(self, fetch: Callable, tables: Sequence[str]) -> Any:
         raw = self._conn().raw
         try:
-            return pg_columns(lambda sql, params: raw.execute(sql, params).fetchall(), tables)
+            return fetch(lambda sql, params: raw.execute(sql, params).fetchall(), tables)
         except psycopg.Error as e:
             raise translate(e, self.store.target) from None
 

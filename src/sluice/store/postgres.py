@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import psycopg
 
 from ..errors import DatabaseError, ProgrammingError, ora
-from . import sqlcatalog, sqlnotify, sqlops
+from . import namespace, sqlcatalog, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import POSTGRESQL
 from .pgconn import PgConnection, PgPool, PgTarget, translate
@@ -308,7 +308,10 @@ class PgStore(Store):
 
     def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo | None,
                            queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
-        return self._ddl(lambda c: sqlcatalog.create_queue_table(c, table, exception_queue, queues))
+        def create(c: PgConnection) -> QueueTableInfo:
+            namespace.check(self, table.owner, table.name, (namespace.QUEUE_TABLE,), c)   # (a table …)
+            return sqlcatalog.create_queue_table(c, table, exception_queue, queues)
+        return self._ddl(create)
 
     def drop_queue_table(self, owner: str, name: str) -> None:
         qt = next((t for t in self.queue_tables() if (t.owner, t.name) == (owner, name)), None)

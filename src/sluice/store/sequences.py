@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 from ..errors import DatabaseError, ora
 from ..names import split_qualified
+from . import namespace
 from .seqspec import alter_options, altered, created, parse
 from .seqwords import pg_name as _pg_name
 from .sqlitecalls import oracle_call
@@ -62,11 +63,15 @@ def statement(ctx: Any, kind: str, text: str) -> int:
     if store.dialect == "sqlite":
         side = _sqlite(store)
         if verb == "CREATE":
+            namespace.check(store, owner, name, (namespace.SEQUENCE,))
             side.create(owner, name, spec)
         elif verb == "ALTER":
             side.alter(owner, name, st.options)
     elif verb == "CREATE":
-        _pg(store, lambda c: c.command(_pg_create(owner, name, spec)))
+        def create(c: Any) -> None:
+            namespace.check(store, owner, name, (namespace.SEQUENCE,), c)    # (a table, a type …)
+            c.command(_pg_create(owner, name, spec))
+        _pg(store, create)
     elif verb == "ALTER":
         _pg(store, lambda c: _pg_alter(c, owner, name, st.options))
     if verb == "DROP":
@@ -391,3 +396,6 @@ def exists(store: Any, owner: str, name: str) -> bool:
         return True
     return _pg(store, lambda c: c.execute("SELECT to_regclass(?)::text", (_pg_name(owner, name),)).fetchone()[0]) \
         is not None
+
+
+namespace.sequences_beside(exists)

@@ -37,7 +37,7 @@ from .numintervals import NUM_INTERVALS
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
 from .viewdates import VIEW_DATES, view_kind
 
-__all__ = ["declared_columns", "declared_types", "oracle_headings"]
+__all__ = ["declared_columns", "declared_types", "oracle_headings", "plain_columns"]
 
 _NAME = r"""(?:[A-Za-z_][\w$#]*\s*\.\s*)?(?:[A-Za-z_][\w$#]*|\*)"""
 _PLAIN = re.compile(rf"""\s*SELECT\s+(?:(?:DISTINCT|ALL|UNIQUE)\s+)?{_NAME}(?:\s*,\s*{_NAME})*\s+FROM\b""",
@@ -414,7 +414,7 @@ def _lazy(sql: str) -> Iterator[_Tok]:
 
 # CAST(… AS NUMBER | NUMERIC | DECIMAL (p, s)) at the end of an item
 _NUMBER_TYPES = frozenset({"NUMBER", "NUMERIC", "DECIMAL", "DEC"})
-_STAR = ("*", None)
+_STAR = ("*", None, True)
 
 
 def declared_types(sql: str, names: list[str], lookup: Lookup
@@ -457,16 +457,40 @@ def declared_columns(sql: str, names: list[str], lookup: Lookup
                 yield at + n, columns.get(names[at + n].upper()), None
             at += extra
             continue
-        name, cast = item
+        name, cast, _ = item
         if name or cast is not None:
             yield at, columns.get(name) if name else None, cast
         at += 1
 
 
+def plain_columns(sql: str, names: list[str]) -> tuple[tuple[str, ...], dict[int, str]]:
+    """The user's tables ``sql`` names, and the result columns that are one of their columns
+    itself (a name, qualified or aliased, or one of a ``*``; not its MAX or MIN: index -> its
+    name, upper-cased; ``names`` the database's names of the result's columns) — :mod:`.coldesc`."""
+    tables, items = _shape(sql)
+    stars = items.count(_STAR)
+    extra = len(names) - (len(items) - stars)
+    if not tables or stars > 1 or extra < 0 or not stars and extra:
+        return (), {}
+    found: dict[int, str] = {}
+    at = 0
+    for item in items:
+        if item == _STAR:
+            found.update((at + n, names[at + n].upper()) for n in range(extra))
+            at += extra
+            continue
+        name, _, bare = item
+        if name is not None and bare:
+            found[at] = name
+        at += 1
+    return tables, found
+
+
 @lru_cache(maxsize=256)
-def _shape(sql: str) -> tuple[tuple[str, ...], tuple[tuple[str | None, tuple[int | None, int] | None], ...]]:
+def _shape(sql: str) -> tuple[tuple[str, ...], tuple[tuple[str | None, tuple[int | None, int] | None, bool], ...]]:
     """The user's tables ``sql`` names, and its select list's items as (the column an
-    item is as it is, or None; the (p, s) of a CAST to NUMBER(p, s) it is, or None) —
+    item is as it is, or None; the (p, s) of a CAST to NUMBER(p, s) it is, or None; whether
+    it is the column itself, not its MAX or MIN) —
     :data:`_STAR` for a ``*``.  Kept per statement text: a statement run again with other
     binds is not read again."""
     if not maybe_user_tables(sql):
@@ -484,11 +508,12 @@ def _shape(sql: str) -> tuple[tuple[str, ...], tuple[tuple[str | None, tuple[int
         if aliased(toks, first, last):
             last -= 1 + (toks[last - 1].word == "AS")
         cast = _cast_number(toks, first, last)
+        bare = first == last
         while (last - first == 3 and toks[first].word in _SAME_TYPE and toks[first + 1].text == "("
                and toks[last].text == ")"):
             first, last = first + 2, last - 1        # MAX(col), MIN(col): the column's type
         plain = first == last and toks[first].kind in ("id", "qid")
-        items.append((_name(toks[first]).upper() if plain else None, cast))
+        items.append((_name(toks[first]).upper() if plain else None, cast, bare))
     return tables, tuple(items)
 
 

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Collection, Iterable, Iterator
 
 from ..errors import DatabaseError, ProgrammingError, ora
-from . import sequences, sqlcatalog, sqliteimage, sqlnotify, sqlops
+from . import namespace, sequences, sqlcatalog, sqliteimage, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
@@ -450,6 +450,7 @@ class SqliteStore(Store):
     def create_queue_table(self, table: QueueTableInfo, exception_queue: QueueInfo | None,
                            queues: tuple[QueueInfo, ...] = ()) -> QueueTableInfo:
         with self._ddl() as c:
+            namespace.check(self, table.owner, table.name, (namespace.QUEUE_TABLE,), c)   # (a table …)
             return sqlcatalog.create_queue_table(c, table, exception_queue, queues)
 
     def drop_queue_table(self, owner: str, name: str) -> None:

@@ -33,6 +33,7 @@ from .sqlmemory import memory_views, session_view
 from .tableddl import user_table_names
 from .sqlnames import physical_names, rewrite
 from .objpaths import store_object_paths
+from .coldesc import described, sqlite_details
 from .sqlfetch import returned_dates, sqlite_result
 from .sessionzone import SessionZone
 from .lobcolumns import lob_described
@@ -40,7 +41,7 @@ from .sqlheadings import declared_types, oracle_headings
 from .sqloracle import Translated, oracle_words, tokens
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 from .stats import SQLITE_UPSERT, QueueCounts, counted
-from .usercolumns import SqliteColumns
+from .usercolumns import KeptColumns, SqliteColumns
 
 if TYPE_CHECKING:
     from .sqlite import SqliteStore
@@ -60,6 +61,8 @@ class SqliteSession(StoreSession):
         self.conn = store.connect()
         self.local_zone = self.conn.view_clock.zone
         self._columns = SqliteColumns(self.conn)     # the user's tables' declared types
+        self._details = KeptColumns(lambda tables: sqlite_details(self.conn, tables),   # (description)
+                                    lambda: self.conn.execute("PRAGMA schema_version").fetchone()[0])
         for stmt in user_view_ddl(_literal(user)):
             self.conn.execute(stmt)
         self.txn_id: str | None = None
@@ -610,7 +613,8 @@ class SqliteSession(StoreSession):
             declared, numbers = declared_types(sql, names, columns)
             text = [i for i, dbtype in types.items() if dbtype is DB_TYPE_VARCHAR]
             cols, rows = sqlite_result(cols, oracle.convert(rows, text), decimals, {**declared, **types}, numbers)
-            return lob_described(cols, sql, names, columns, known), rows
+            cols = lob_described(cols, sql, names, columns, known)
+            return described(cols, sql, names, self._details.lookup(), sized=True), rows
         return cols, oracle.convert(rows)
 
     @property

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
-from . import sqlcatalog
+from . import namespace, sqlcatalog
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
                         read_constraint, read_table_body)
 
@@ -345,10 +345,12 @@ def _user_table(db: _Db, store: Any, owner: str, name: str) -> str:
 
 
 def _free(db: _Db, store: Any, owner: str, name: str) -> None:
-    """ORA-00955 when ``owner.name`` is taken (a table, view, queue table, Sluice's name)."""
+    """ORA-00955 when ``owner.name`` is taken (a table, view, queue table, Sluice's name, or
+    another object of the owner's namespace: a sequence, a type)."""
     if db.relation(owner, name) is not None or _protected(name) or \
             any(qt.owner == owner and qt.name == name for qt in store.queue_tables()):
         raise ora(955)
+    namespace.check(store, owner, name, (namespace.TABLE, namespace.QUEUE_TABLE), db.conn)
 
 
 def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool], commit: Callable[[], None],

@@ -1,0 +1,96 @@
+"""``cursor.description`` of a user's table's columns as python-oracledb gives it: what the
+table declares, not only what the result's values say.
+
+python-oracledb's 7-tuple is ``(name, type, display_size, internal_size, precision, scale,
+null_ok)``; ``null_ok`` is False for a column declared NOT NULL (a PRIMARY KEY column is
+one), and a VARCHAR2(n) / CHAR(n) / RAW(n) column has n as its display and internal size.
+The stores' descriptions (:mod:`.sqlfetch`, :mod:`.pgfetch`) come from the result: every
+column ``null_ok`` True, and on SQLite (no column types) no sizes and CHAR described as
+VARCHAR.  :func:`described` corrects the result columns that are a column of a user's table
+itself (:func:`.sqlheadings.plain_columns`: a name, qualified or aliased, one of a ``*`` —
+not an expression, not its MAX) with the table's declaration, looked up in the store's
+catalog (:func:`sqlite_details`, :func:`pg_details`; kept as :class:`.usercolumns.KeptColumns`
+keeps the declared types), after :func:`.lobcolumns.lob_described` typed its LOB columns (a CLOB
+NOT NULL is both).  A name two of the statement's tables have is left as it is."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any, Callable, Sequence
+
+from ..objtypes import DB_TYPE_CHAR, DB_TYPE_RAW, DB_TYPE_VARCHAR
+from .sqlheadings import plain_columns
+
+__all__ = ["Details", "described", "pg_details", "sqlite_details"]
+
+# column (upper-cased) -> (declared type, NOT NULL); None: two of the statement's tables have it
+Details = dict[str, "tuple[str, bool] | None"]
+_SIZED = re.compile(r"^(VARCHAR2?|CHAR|CHARACTER|RAW|CHARACTER VARYING)\s*\(\s*(\d+)", re.I)
+_TYPES = {"VARCHAR2": DB_TYPE_VARCHAR, "VARCHAR": DB_TYPE_VARCHAR, "CHARACTER VARYING": DB_TYPE_VARCHAR,
+          "CHAR": DB_TYPE_CHAR, "CHARACTER": DB_TYPE_CHAR, "RAW": DB_TYPE_RAW}
+
+
+def described(headings: Any, sql: str, names: list[str], lookup: Callable[[Sequence[str]], Details],
+              sized: bool) -> Any:
+    """``headings`` (a :class:`.sqlfetch.Headings`) with the description of the result's
+    columns that are a user's table's column as the table declares them: ``null_ok`` False
+    when NOT NULL, and (``sized``: SQLite, whose results have no sizes) a VARCHAR2(n) /
+    CHAR(n) / RAW(n) column's type and size.  ``names``: the database's names of the result's
+    columns."""
+    description = getattr(headings, "description", None)
+    if not description:
+        return headings
+    tables, columns = plain_columns(sql, names)
+    if not columns:
+        return headings
+    details = lookup(tables)
+    for i, column in columns.items():
+        found = details.get(column)
+        if found is None or i >= len(description):
+            continue
+        decl, not_null = found
+        d = list(description[i])
+        if not_null:
+            d[6] = False
+        m = _SIZED.match(decl) if sized else None
+        if m and d[1] in (DB_TYPE_VARCHAR, DB_TYPE_CHAR, DB_TYPE_RAW):
+            d[1] = _TYPES[m.group(1).upper()]
+            d[2] = d[3] = int(m.group(2))
+        description[i] = tuple(d)
+    return headings
+
+
+def _merge(found: Details, column: str, decl: str, not_null: bool) -> None:
+    found[column] = None if column in found else (decl, not_null)
+
+
+def sqlite_details(conn: sqlite3.Connection, tables: Sequence[str]) -> Details:
+    """The columns of ``tables`` in SQLite's schema: declared type, NOT NULL (or a PRIMARY
+    KEY's: Oracle's key columns are NOT NULL)."""
+    found: Details = {}
+    if not tables:
+        return found
+    marks = ", ".join("?" * len(tables))
+    named = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                         f"AND upper(name) IN ({marks})", list(tables)).fetchall()
+    for (name,) in named:
+        for column, decl, not_null, key in conn.execute("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)",
+                                                        (name,)):
+            _merge(found, column.upper(), (decl or "").upper(), bool(not_null or key))
+    return found
+
+
+def pg_details(execute: Callable, tables: Sequence[str]) -> Details:
+    """The columns of ``tables`` in the session's schema on PostgreSQL (``execute(sql,
+    params)`` returns the rows): type (``format_type``), NOT NULL (a key's column is)."""
+    found: Details = {}
+    if not tables:
+        return found
+    rows = execute("SELECT upper(a.attname), upper(format_type(a.atttypid, a.atttypmod)), a.attnotnull "
+                   "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+                   "WHERE c.relnamespace = current_schema()::regnamespace AND upper(c.relname) = ANY(%s) "
+                   "AND a.attnum > 0 AND NOT a.attisdropped", [list(tables)])
+    for column, decl, not_null in rows:
+        _merge(found, column, decl, bool(not_null))
+    return found
