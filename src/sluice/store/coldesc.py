@@ -11,7 +11,15 @@ itself (:func:`.sqlheadings.plain_columns`: a name, qualified or aliased, one of
 not an expression, not its MAX) with the table's declaration, looked up in the store's
 catalog (:func:`sqlite_details`, :func:`pg_details`; kept as :class:`.usercolumns.KeptColumns`
 keeps the declared types), after :func:`.lobcolumns.lob_described` typed its LOB columns (a CLOB
-NOT NULL is both).  A name two of the statement's tables have is left as it is."""
+NOT NULL is both).  A name two of the statement's tables have is left as it is.
+
+The declaration also types what the result's values cannot (:mod:`.coltypes`): on SQLite a
+column without a value to read its type from (a query without rows, a column of NULLs) is
+described as declared — NUMBER(p, s), DATE, TIMESTAMP —, not VARCHAR; a TIMESTAMP(n) has n
+as its scale, a TIMESTAMP WITH (LOCAL) TIME ZONE is DB_TYPE_TIMESTAMP_TZ (_LTZ) and fetched
+as python-oracledb fetches it (a datetime without its zone), a BINARY_DOUBLE / BINARY_FLOAT
+is DB_TYPE_BINARY_DOUBLE / _FLOAT fetched as a float (whole ones too), and a CHAR(n)'s values
+are blank-padded to n (SQLite keeps what was inserted)."""
 
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ import sqlite3
 from typing import Any, Callable, Sequence
 
 from ..objtypes import DB_TYPE_CHAR, DB_TYPE_RAW, DB_TYPE_VARCHAR
+from .coltypes import Declared, declared_type, fetched
 from .sqlheadings import plain_columns
 
 __all__ = ["Details", "described", "pg_details", "sqlite_details"]
@@ -31,20 +40,22 @@ _TYPES = {"VARCHAR2": DB_TYPE_VARCHAR, "VARCHAR": DB_TYPE_VARCHAR, "CHARACTER VA
           "CHAR": DB_TYPE_CHAR, "CHARACTER": DB_TYPE_CHAR, "RAW": DB_TYPE_RAW}
 
 
-def described(headings: Any, sql: str, names: list[str], lookup: Callable[[Sequence[str]], Details],
-              sized: bool) -> Any:
+def described(headings: Any, rows: list[tuple], sql: str, names: list[str],
+              lookup: Callable[[Sequence[str]], Details], sized: bool) -> tuple[Any, list[tuple]]:
     """``headings`` (a :class:`.sqlfetch.Headings`) with the description of the result's
     columns that are a user's table's column as the table declares them: ``null_ok`` False
-    when NOT NULL, and (``sized``: SQLite, whose results have no sizes) a VARCHAR2(n) /
-    CHAR(n) / RAW(n) column's type and size.  ``names``: the database's names of the result's
-    columns."""
+    when NOT NULL, and (``sized``: SQLite, whose results have no sizes nor types) a VARCHAR2(n) /
+    CHAR(n) / RAW(n) column's type and size; the types the values cannot tell
+    (:mod:`.coltypes`), and ``rows`` with those columns' values as python-oracledb fetches
+    them.  ``names``: the database's names of the result's columns."""
     description = getattr(headings, "description", None)
     if not description:
-        return headings
+        return headings, rows
     tables, columns = plain_columns(sql, names)
     if not columns:
-        return headings
+        return headings, rows
     details = lookup(tables)
+    converts: list[tuple[int, Declared]] = []
     for i, column in columns.items():
         found = details.get(column)
         if found is None or i >= len(description):
@@ -57,8 +68,14 @@ def described(headings: Any, sql: str, names: list[str], lookup: Callable[[Seque
         if m and d[1] in (DB_TYPE_VARCHAR, DB_TYPE_CHAR, DB_TYPE_RAW):
             d[1] = _TYPES[m.group(1).upper()]
             d[2] = d[3] = int(m.group(2))
+        typed = declared_type(decl, sized)
+        if typed is not None and (typed.always or d[1] is DB_TYPE_VARCHAR and d[2] is None
+                                  and not any(row[i] is not None for row in rows)):
+            d[1:6] = typed.description
+            if typed.convert is not None:
+                converts.append((i, typed))
         description[i] = tuple(d)
-    return headings
+    return headings, fetched(rows, converts) if converts and rows else rows
 
 
 def _merge(found: Details, column: str, decl: str, not_null: bool) -> None:

@@ -761,8 +761,8 @@ class PgSession(StoreSession):
             if not decimals:
                 rows = scaled_floats(cur, rows)
             headings = lob_described(description(cur, cols, types), sql, names, columns, known)
-            return (described(headings, sql, names, self._details.lookup(), sized=False),
-                    whole_dates(oracle.convert(rows), types))
+            return described(headings, whole_dates(oracle.convert(rows), types), sql, names,
+                             self._details.lookup(), sized=False)
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, oracle.convert(rows)
 

@@ -614,7 +614,7 @@ class SqliteSession(StoreSession):
             text = [i for i, dbtype in types.items() if dbtype is DB_TYPE_VARCHAR]
             cols, rows = sqlite_result(cols, oracle.convert(rows, text), decimals, {**declared, **types}, numbers)
             cols = lob_described(cols, sql, names, columns, known)
-            return described(cols, sql, names, self._details.lookup(), sized=True), rows
+            return described(cols, rows, sql, names, self._details.lookup(), sized=True)
         return cols, oracle.convert(rows)
 
     @property

@@ -441,7 +441,8 @@ def _described_type(d: tuple) -> OracleType:
     if kind == "DB_TYPE_DATE":
         return OracleType("DATE")
     if kind in ("DB_TYPE_TIMESTAMP", "DB_TYPE_TIMESTAMP_TZ", "DB_TYPE_TIMESTAMP_LTZ"):
-        return OracleType("TIMESTAMP", 6, zone="" if kind == "DB_TYPE_TIMESTAMP" else " WITH TIME ZONE")
+        zone = {"DB_TYPE_TIMESTAMP_TZ": " WITH TIME ZONE", "DB_TYPE_TIMESTAMP_LTZ": " WITH LOCAL TIME ZONE"}
+        return OracleType("TIMESTAMP", d[5] or 0, zone=zone.get(kind, ""))     # (TIMESTAMP(0): scale None)
     if kind in ("DB_TYPE_CHAR", "DB_TYPE_NCHAR"):
         return OracleType("CHAR", size=d[3] or d[2] or 1)
     if kind == "DB_TYPE_RAW":
