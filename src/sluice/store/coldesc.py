@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from ..objtypes import DB_TYPE_CHAR, DB_TYPE_RAW, DB_TYPE_VARCHAR
 from .coltypes import Declared, declared_type, fetched
 from .sqlheadings import plain_columns
+from .usercolumns import pg_declarations, sqlite_declarations
 
 __all__ = ["Details", "described", "pg_details", "sqlite_details"]
 
@@ -86,15 +87,8 @@ def sqlite_details(conn: sqlite3.Connection, tables: Sequence[str]) -> Details:
     """The columns of ``tables`` in SQLite's schema: declared type, NOT NULL (or a PRIMARY
     KEY's: Oracle's key columns are NOT NULL)."""
     found: Details = {}
-    if not tables:
-        return found
-    marks = ", ".join("?" * len(tables))
-    named = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                         f"AND upper(name) IN ({marks})", list(tables)).fetchall()
-    for (name,) in named:
-        for column, decl, not_null, key in conn.execute("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)",
-                                                        (name,)):
-            _merge(found, column.upper(), (decl or "").upper(), bool(not_null or key))
+    for column, decl, not_null in sqlite_declarations(conn, tables):
+        _merge(found, column, decl, not_null)
     return found
 
 
@@ -102,12 +96,6 @@ def pg_details(execute: Callable, tables: Sequence[str]) -> Details:
     """The columns of ``tables`` in the session's schema on PostgreSQL (``execute(sql,
     params)`` returns the rows): type (``format_type``), NOT NULL (a key's column is)."""
     found: Details = {}
-    if not tables:
-        return found
-    rows = execute("SELECT upper(a.attname), upper(format_type(a.atttypid, a.atttypmod)), a.attnotnull "
-                   "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-                   "WHERE c.relnamespace = current_schema()::regnamespace AND upper(c.relname) = ANY(%s) "
-                   "AND a.attnum > 0 AND NOT a.attisdropped", [list(tables)])
-    for column, decl, not_null in rows:
-        _merge(found, column, decl, bool(not_null))
+    for column, decl, not_null in pg_declarations(execute, tables):
+        _merge(found, column, decl, not_null)
     return found

@@ -175,33 +175,47 @@ class KeptColumns:
             return changed
 
 
-def sqlite_columns(conn: sqlite3.Connection, tables: Sequence[str]) -> Columns:
-    """The columns of ``tables`` in SQLite's schema, by their declared types."""
+def sqlite_declarations(conn: sqlite3.Connection, tables: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """``(COLUMN, DECLARED TYPE, NOT NULL)`` of ``tables`` in SQLite's schema, each table's in
+    its order (a PRIMARY KEY's column counts as NOT NULL: Oracle's key columns are); the one
+    read of the declarations that the types (here) and the description (:mod:`.coldesc`) share."""
     if not tables:
-        return {}
-    found: Columns = {}
+        return []
     marks = ", ".join("?" * len(tables))
     named = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
                          f"AND upper(name) IN ({marks})", list(tables)).fetchall()
-    for (name,) in named:
-        for row in conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)):
-            _merge(found, row[0].upper(), (row[1] or "").upper())
+    return [(column.upper(), (decl or "").upper(), bool(not_null or key))
+            for (name,) in named
+            for column, decl, not_null, key in conn.execute(
+                'SELECT name, type, "notnull", pk FROM pragma_table_info(?)', (name,))]
+
+
+def sqlite_columns(conn: sqlite3.Connection, tables: Sequence[str]) -> Columns:
+    """The columns of ``tables`` in SQLite's schema, by their declared types."""
+    found: Columns = {}
+    for column, decl, _ in sqlite_declarations(conn, tables):
+        _merge(found, column, decl)
     return found
 
 
-def pg_columns(execute: Callable, tables: Sequence[str]) -> Columns:
-    """The columns of ``tables`` in the session's schema on PostgreSQL (each table's in its
-    order, as ``SELECT *`` gives them), by their types
-    (``format_type``: ``timestamp without time zone``, ``numeric(8,2)``); ``execute(sql,
-    params)`` returns the rows."""
+def pg_declarations(execute: Callable, tables: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """``(COLUMN, TYPE, NOT NULL)`` of ``tables`` in the session's schema on PostgreSQL, each
+    table's in its order (as ``SELECT *`` gives them), the type as ``format_type`` spells it
+    (``timestamp without time zone``, ``numeric(8,2)``); ``execute(sql, params)`` returns the
+    rows.  Shared by the types (here) and the description (:mod:`.coldesc`)."""
     if not tables:
-        return {}
-    found: Columns = {}
-    rows = execute("SELECT upper(a.attname), upper(format_type(a.atttypid, a.atttypmod)) "
+        return []
+    rows = execute("SELECT upper(a.attname), upper(format_type(a.atttypid, a.atttypmod)), a.attnotnull "
                    "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
                    "WHERE c.relnamespace = current_schema()::regnamespace AND upper(c.relname) = ANY(%s) "
                    "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum", [list(tables)])
-    for column, decl in rows:
+    return [(column, decl, bool(not_null)) for column, decl, not_null in rows]
+
+
+def pg_columns(execute: Callable, tables: Sequence[str]) -> Columns:
+    """The columns of ``tables`` in the session's schema on PostgreSQL, by their types."""
+    found: Columns = {}
+    for column, decl, _ in pg_declarations(execute, tables):
         _merge(found, column, decl)
     return found
 
