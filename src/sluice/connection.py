@@ -649,6 +649,14 @@ class Connection:
                             always="V$BUFFERED_SUBSCRIBERS" in text)
         return list(by_table.values())
 
+    def session_output(self) -> Any:
+        """The session's DBMS_OUTPUT buffer (GET_LINE / GET_LINES read it; off until ENABLE)."""
+        buffer = self.__dict__.get("_dbms_output")
+        if buffer is None:
+            from .plsql.dbmsoutput import SessionOutput     # as plsql.execute: loaded on first use
+            buffer = self.__dict__["_dbms_output"] = SessionOutput()
+        return buffer
+
     def session_time_zone(self) -> tzinfo:
         """The session's time zone (ALTER SESSION SET TIME_ZONE), for PL/SQL's CURRENT_DATE."""
         return self.context.session.time_zone.tz

@@ -1,6 +1,6 @@
 """The SQL functions and small standard packages a block may use without a
 connection: ``UPPER``, ``SUBSTR``, ``TO_CHAR``, ``TO_DATE``, ``HEXTORAW`` …,
-``UTL_RAW``, ``DBMS_OUTPUT``, ``DBMS_LOCK.SLEEP``.
+``UTL_RAW``, ``DBMS_OUTPUT`` (:mod:`.dbmsoutput`), ``DBMS_LOCK.SLEEP``.
 
 Functions take positional arguments only (PL/SQL's named notation is for
 package subprograms).  Most return NULL when any argument is NULL, as in Oracle.
@@ -16,6 +16,7 @@ from typing import Callable
 
 from ..errors import DatabaseError, ora
 from ..numformat import format_number
+from .dbmsoutput import DbmsOutput, SessionOutput
 from .values import _FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, to_number, to_text
 
 _STRPTIME = {"YYYY": "%Y", "SYYYY": "%Y", "RRRR": "%Y", "YY": "%y", "RR": "%y", "MONTH": "%B",
@@ -186,32 +187,6 @@ class UtlRaw:
         return data[start:] if len is None else data[start:start + len]
 
 
-class DbmsOutput:
-    """``DBMS_OUTPUT``: lines go to the statement result's ``output`` list."""
-
-    def __init__(self, sink: list[str]) -> None:
-        self._sink = sink
-        self._partial = ""
-        self._enabled = True
-
-    def put_line(self, a=None) -> None:
-        if self._enabled:
-            self._sink.append(self._partial + (to_text(a) or ""))
-        self._partial = ""
-
-    def put(self, a=None) -> None:
-        self._partial += to_text(a) or ""
-
-    def new_line(self) -> None:
-        self.put_line()
-
-    def enable(self, buffer_size=None) -> None:
-        self._enabled = True
-
-    def disable(self) -> None:
-        self._enabled = False
-
-
 class DbmsLock:
     """``DBMS_LOCK.SLEEP`` / ``DBMS_SESSION.SLEEP``: seconds, fractions allowed."""
 
@@ -230,7 +205,7 @@ class DbmsStandard:
         raise DatabaseError(f"ORA-{-code:05d}: {to_text(msg) or ''}", -code)
 
 
-def standard_packages(output: list[str]) -> dict[str, object]:
+def standard_packages(output: list[str], session_output: SessionOutput) -> dict[str, object]:
     """Packages the interpreter provides itself, ahead of the connection's."""
-    return {"UTL_RAW": UtlRaw(), "DBMS_OUTPUT": DbmsOutput(output), "DBMS_LOCK": DbmsLock(),
+    return {"UTL_RAW": UtlRaw(), "DBMS_OUTPUT": DbmsOutput(output, session_output), "DBMS_LOCK": DbmsLock(),
             "DBMS_SESSION": DbmsLock(), "DBMS_STANDARD": DbmsStandard()}

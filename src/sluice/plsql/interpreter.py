@@ -14,6 +14,7 @@ from typing import Any, Callable
 from ..errors import DatabaseError, InterfaceError, ora
 from .binds import BindVariable, block_value, bound
 from .builtins import FUNCTIONS, session_clock, standard_packages
+from .dbmsoutput import SessionOutput
 from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
@@ -75,7 +76,8 @@ class Interpreter:
         self.execute = execute
         self.binds = binds if binds is not None else {}
         self.output = output
-        self.standard = standard_packages(output)
+        buffer = getattr(conn, "session_output", None)     # the session's DBMS_OUTPUT buffer
+        self.standard = standard_packages(output, buffer() if buffer else SessionOutput())
         self._packages: dict[str, Any] = {}
         self._handling: list[DatabaseError] = []     # exceptions whose handler is running
         self.implicit = ImplicitCursor()               # SQL%ROWCOUNT & co
