@@ -11,7 +11,7 @@ scale Oracle's describe (a TIMESTAMP(n) precision 0 and scale n — both None wh
   stores say 6), TIMESTAMP WITH TIME ZONE / WITH LOCAL TIME ZONE (SQLite says TIMESTAMP;
   PostgreSQL's ``timestamp with time zone`` is both: DB_TYPE_TIMESTAMP_TZ), BINARY_DOUBLE /
   BINARY_FLOAT (PostgreSQL's ``double precision`` / ``real``, a NUMBER to the stores) and,
-  on SQLite, CHAR(n) (its values padded).
+  on SQLite, CHAR(n) (its values padded) and BOOLEAN (its 1 / 0 True / False).
 * otherwise (SQLite only): the type a column without values is given — NUMBER(p, s) and
   the other numbers, DATE, a DATETIME's TIMESTAMP — where the values would have told it.
 """
@@ -24,7 +24,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Callable, NamedTuple
 
-from ..objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER,
+from ..objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER,
                         DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ)
 from .usercolumns import number_scale
 
@@ -56,6 +56,11 @@ def _float(v: object) -> object:
 def _zoneless(v: object) -> object:
     """A TIMESTAMP WITH (LOCAL) TIME ZONE's value as python-oracledb fetches it: its wall time."""
     return v.replace(tzinfo=None) if type(v) is dt.datetime and v.tzinfo is not None else v
+
+
+def _boolean(v: object) -> object:
+    """An SQLite BOOLEAN's 1 / 0 as python-oracledb fetches Oracle 23's BOOLEAN: True / False."""
+    return bool(v) if type(v) is int else v
 
 
 def _padding(size: int) -> Callable[[object], object]:
@@ -100,6 +105,8 @@ def declared_type(decl: str, sized: bool) -> Declared | None:
     if m:
         size = int(m.group(1))
         return Declared((DB_TYPE_CHAR, size, size, None, None), True, _padding(size))
+    if decl == "BOOLEAN":
+        return Declared((DB_TYPE_BOOLEAN, None, None, None, None), True, _boolean)
     if decl.startswith("DATETIME"):
         return Declared((DB_TYPE_TIMESTAMP, 23, None, 0, 6), False)
     if decl.startswith("DATE"):

@@ -497,6 +497,10 @@ def _column_sql(db: _Db, c: Column, schema: str) -> str:
     else:
         kind = c.type_text if c.type is None else c.type.pg(schema) if db.pg else c.type.sqlite
     out = f"{_quote(_physical(c.name))} {kind}"
+    if not db.pg and c.type is not None and c.type.base == "BOOLEAN":
+        # SQLite keeps TRUE / FALSE as 1 / 0 (read back as bools, store/coltypes.py):
+        # anything else would be read back as itself
+        out += f" CHECK ({_quote(_physical(c.name))} IN (0, 1))"
     if c.default is not None:
         out += f" DEFAULT {_default(c.default, db.pg)}"
     if c.nullable is False:

@@ -201,7 +201,7 @@ class OracleType:
             f = min(6, 6 if self.precision is None else self.precision)
             return f"timestamp({f})" + (" with time zone" if self.zone else "")
         return {"BINARY_FLOAT": "real", "BINARY_DOUBLE": "double precision", "RAW": "bytea",
-                "LONG RAW": "bytea"}[b]
+                "LONG RAW": "bytea", "BOOLEAN": "boolean"}[b]
 
     @property
     def family(self) -> str:
@@ -270,6 +270,8 @@ def read_type(r: Reader) -> OracleType:
         return OracleType("TIMESTAMP", precision, zone=zone)
     if base in ("DATE", "CLOB", "NCLOB", "BLOB", "BINARY_FLOAT", "BINARY_DOUBLE", "LONG"):
         return OracleType(base)
+    if base in ("BOOLEAN", "BOOL"):              # Oracle 23's SQL BOOLEAN (BOOL its synonym)
+        return OracleType("BOOLEAN")
     raise ora(902, name)
 
 
