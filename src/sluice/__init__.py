@@ -26,7 +26,7 @@ from .cursor import Cursor
 from .lobs import LOB
 from .defaults import defaults   # (after .connection imports the module: the name is the object)
 from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB, DB_TYPE_BOOLEAN,
-                       DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_LONG,
+                       DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_CURSOR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_LONG,
                        DB_TYPE_LONG_NVARCHAR, DB_TYPE_LONG_RAW, DB_TYPE_NCHAR, DB_TYPE_NCLOB,
                        DB_TYPE_NUMBER, DB_TYPE_NVARCHAR, DB_TYPE_OBJECT, DB_TYPE_RAW, DB_TYPE_TIMESTAMP,
                        DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR)
@@ -44,6 +44,9 @@ __version__ = "0.1.0"
 
 # the DB-API type constructors python-oracledb has (its tests build JSON payloads with
 # oracledb.Timestamp): the Python types themselves
+# python-oracledb's alias of DB_TYPE_CURSOR (kept there for backwards compatibility)
+CURSOR = DB_TYPE_CURSOR
+
 Date, Timestamp, Binary = _dt.date, _dt.datetime, bytes
 DateFromTicks, TimestampFromTicks = _dt.date.fromtimestamp, _dt.datetime.fromtimestamp
 
@@ -100,7 +103,7 @@ __all__ = [
     "OperationalError", "ProgrammingError",
     "Date", "Timestamp", "Binary", "DateFromTicks", "TimestampFromTicks", "defaults",
     "DB_TYPE_BINARY_DOUBLE", "DB_TYPE_BINARY_FLOAT", "DB_TYPE_BLOB", "DB_TYPE_BOOLEAN", "DB_TYPE_CHAR",
-    "DB_TYPE_CLOB", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_LONG", "DB_TYPE_LONG_NVARCHAR",
+    "DB_TYPE_CLOB", "DB_TYPE_CURSOR", "CURSOR", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_LONG", "DB_TYPE_LONG_NVARCHAR",
     "DB_TYPE_LONG_RAW", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB", "DB_TYPE_NUMBER",
     "DB_TYPE_NVARCHAR", "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP", "DB_TYPE_TIMESTAMP_LTZ", "DB_TYPE_TIMESTAMP_TZ",
     "DB_TYPE_VARCHAR",

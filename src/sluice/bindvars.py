@@ -16,6 +16,7 @@ from typing import Any
 
 from .fetchvars import Var
 from .objtypes import DbObject
+from .refcursors import CursorVar, is_cursor
 
 # the Python types a Var is made of; a value of another type is kept in a str variable
 _TYPES = (str, int, float, Decimal, bytes, bool, dt.datetime, dt.date, dt.timedelta)
@@ -32,6 +33,8 @@ def _var_of(values: list) -> Var:
     """A variable holding ``values`` (one per row), typed by the first that is not NULL."""
     if len(values) == 1 and isinstance(values[0], Var):
         return values[0]
+    if len(values) == 1 and is_cursor(values[0]):          # a REF CURSOR's
+        return CursorVar.holding(values[0])
     first = next((v for v in values if v is not None), None)
     var = Var(_var_type(first), arraysize=len(values))
     for row, value in enumerate(values):

@@ -40,6 +40,7 @@ from .security.catalog import SecurityCatalog
 from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import namespace, open_store, reaper, release_store, sequences
+from .store.forupdate import ROW_IDENTITY, for_update
 from .store.seqviews import sequence_views
 from .store.sessionzone import alter_session
 from .store.sqlmemory import InMemory
@@ -617,6 +618,19 @@ class Connection:
         self.context.check_open()
         check_statement(sql, binds)
         sql = sequence_views(self.context.store, self.context.username, sql)    # USER_SEQUENCES …
+        locking = for_update(sql)     # SELECT … FOR UPDATE: the rows locked to the transaction's end
+        if locking is None:
+            return self._query(sql, binds)
+        with self.context.session.row_locks(locking) as text:
+            columns, rows = self._query(locking.plain if text is None else text, binds)
+        return columns, rows if text is not None else []
+
+    def row_identity(self) -> str:
+        """Hook of the statement interpreter: the store's name of a row's identity in a user's
+        table (WHERE CURRENT OF, :mod:`sluice.store.forupdate`)."""
+        return ROW_IDENTITY[self.context.store.dialect]
+
+    def _query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True,
                                           decimals=defaults.fetch_decimals or self._exact_numbers,
                                           sessions=self._open_sessions(sql))

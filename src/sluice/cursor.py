@@ -19,14 +19,17 @@ from .dmlreturning import returning_clause
 from .errors import ArgumentError, Error, InterfaceError, dpy, ora, uint32_setting
 from .defaults import defaults
 from .fetchvars import Var, fetched
-from .objtypes import DB_TYPE_OBJECT
-from .plsql.binds import bound
+from .objtypes import DB_TYPE_CURSOR, DB_TYPE_OBJECT
+from .plsql.binds import BindVariable
+from .plsql.refcursors import CursorVariable
+from .refcursors import CursorVar, check_cursor_binds, implicit_results, returned_value
 
 if TYPE_CHECKING:
     from .connection import Connection
 
-class Cursor:
-    """A python-oracledb-shaped cursor over Sluice's statement interpreter."""
+class Cursor(BindVariable):
+    """A python-oracledb-shaped cursor over Sluice's statement interpreter; bound to a block,
+    it takes the REF CURSOR the block opens into it (:mod:`sluice.refcursors`)."""
 
     def __init__(self, connection: "Connection", scrollable: bool = False) -> None:
         self.connection = connection
@@ -55,6 +58,8 @@ class Cursor:
         # value on every execute cost ~8 µs for three binds, and a pass over every row of an
         # executemany; the binds are kept as given (a shallow copy) until then
         self._bindvars: list | dict | Callable[[], list | dict] = []
+        self._unopened = False        # bound as a REF CURSOR the block did not open (DPY-4025)
+        self._implicit: list | None = None      # the last block's DBMS_SQL.RETURN_RESULT cursors
 
     @property
     def prefetchrows(self) -> int:
@@ -117,6 +122,8 @@ class Cursor:
                 raise dpy(2005)
             parameters = kw
         parameters = execute_binds(self, statement, parameters)
+        if parameters:                 # a cursor among them: a REF CURSOR the block may open
+            check_cursor_binds(self, parameters.values() if isinstance(parameters, dict) else parameters)
         self._reset()
         kept = dict(parameters) if isinstance(parameters, dict) else list(parameters or ())
         self._bindvars = lambda: bind_variables(kept)
@@ -131,6 +138,7 @@ class Cursor:
             finally:
                 self.connection._exact_numbers = False
         self.output = list(result.output)
+        self._implicit = implicit_results(self, result.implicit) if result.implicit else None
         if result.columns is not None:
             self.description = result.description or [(c, None, None, None, None, None, True)
                                                        for c in result.columns]
@@ -204,6 +212,10 @@ class Cursor:
             if typename is None:
                 raise dpy(2037)
             typ = self.connection.gettype(typename)
+        if typ is DB_TYPE_CURSOR:          # a REF CURSOR's (sluice.refcursors)
+            return CursorVar(self.connection.cursor, size, arraysize, inconverter, outconverter, typename,
+                             encoding_errors if encodingErrors is None else encodingErrors, bypass_decode,
+                             convert_nulls)
         return Var(typ, size, arraysize, inconverter, outconverter, typename,
                    encoding_errors if encodingErrors is None else encodingErrors, bypass_decode, convert_nulls)
 
@@ -231,6 +243,45 @@ class Cursor:
         self._check()
         return list(self._batcherrors)
 
+    def getimplicitresults(self) -> list:
+        """python-oracledb's: the cursors the last block returned with DBMS_SQL.RETURN_RESULT,
+        in order (DPY-1004 when it returned none)."""
+        self._check()
+        if self._implicit is None:
+            raise dpy(1004)
+        return list(self._implicit)
+
+    # -- as a bind of a block: a REF CURSOR (sluice.refcursors)
+    def bound_as_ref_cursor(self) -> None:
+        """Bound to a block: one without rows is DPY-4025 when fetched, unless the block opens
+        a cursor into it."""
+        self._check()
+        self._unopened = self.description is None
+
+    def bind_value(self) -> CursorVariable | None:
+        """What a block reads for this cursor: a cursor of the rows not fetched yet."""
+        if self.description is None:
+            return None
+        state = CursorVariable()
+        state.columns, state.description = [d[0] for d in self.description], self.description
+        state.rows = self._rows[self._pos:]
+        return state
+
+    def assign_out(self, value: Any) -> None:
+        """The block's cursor ``value`` (a cursor variable; None: one never opened): its rows
+        not fetched yet become this cursor's."""
+        self._check()
+        if value is not None and not isinstance(value, CursorVariable):
+            raise ora(932, "CURSOR", type(value).__name__.upper())
+        self._reset()
+        self._unopened = value is None
+        if value is None or value.rows is None:     # (a closed one: nothing to fetch)
+            return
+        description = value.description or [(c, None, None, None, None, None, True) for c in value.columns]
+        self.description, self._rows = fetched(self, None, description, value.rows[value.fetched:],
+                                               defaults.fetch_lobs)
+        self.rowcount = 0
+
     def getarraydmlrowcounts(self) -> list[int]:
         """Each row's count of the last ``executemany(arraydmlrowcounts=True)`` (DPY-4006
         without it)."""
@@ -257,7 +308,7 @@ class Cursor:
         gives it)."""
         binds, positional = self._call_binds(name, parameters, keyword_parameters, keywordParameters)
         self._run_call(f"{name}({_call_args(binds, positional)})", binds)
-        return [bound(binds[str(i)]) for i in range(1, positional + 1)]
+        return [returned_value(binds[str(i)]) for i in range(1, positional + 1)]
 
     def callfunc(self, name: str, return_type: Any, parameters: Sequence | None = None,
                  keyword_parameters: dict | None = None, *, keywordParameters: dict | None = None) -> Any:  # noqa: N803
@@ -299,9 +350,11 @@ class Cursor:
         kept = dict(binds)
         self._bindvars = lambda: call_bind_variables(kept, returned="0")
         statement = self._prepared(f"BEGIN {call}; END;")
+        check_cursor_binds(self, binds.values())
         with self.connection._lock:
             result = plsql.execute(self.connection, statement, binds)
         self.output = list(result.output)
+        self._implicit = implicit_results(self, result.implicit) if result.implicit else None
         self.rowcount = 0
 
     def arrayvar(self, typ: Any, value: list | int, size: int = 0) -> Var:
@@ -413,9 +466,12 @@ class Cursor:
         a failing statement leaves none of it behind."""
         self.description, self._rows, self._pos = None, [], 0
         self._batcherrors, self._dmlrowcounts = [], None
+        self._unopened, self._implicit = False, None
 
     def _check_fetch(self) -> None:
         self._check()
+        if self._unopened:
+            raise dpy(4025)
         if self.description is None:   # no statement yet, or one that returns no rows
             raise dpy(1003)
 

@@ -172,6 +172,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # PL/SQL cursors (plsql/cursors.py)
     1001: (DatabaseError, "invalid cursor"),
     6511: (DatabaseError, "PL/SQL: cursor already open"),
+    1002: (DatabaseError, "fetch out of sequence"),
+    1410: (DatabaseError, "invalid ROWID"),
     6504: (DatabaseError, "PL/SQL: Return types of Result Set variables or query do not match"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
     6530: (ProgrammingError, "Reference to uninitialized composite"),
@@ -253,6 +255,9 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # the database server (PostgreSQL backend): reachability, lost connections, lock waits
     54: (OperationalError, "resource busy and acquire with NOWAIT specified or timeout expired"),
     60: (OperationalError, "deadlock detected while waiting for resource"),
+    # SELECT … FOR UPDATE WAIT n (store/forupdate.py)
+    30005: (ProgrammingError, "missing or invalid WAIT interval"),
+    30006: (OperationalError, "resource busy; acquire with WAIT timeout expired"),
     # DML on the store's database (StoreSession.execute_dml): constraint violations
     1: (IntegrityError, "unique constraint ({0}) violated"),
     1400: (IntegrityError, "cannot insert NULL into ({0})"),
@@ -472,6 +477,7 @@ _DPY_CATALOG: dict[int, str] = {
     1001: "not connected to database",
     1002: "connection pool is not open",
     1003: "the executed statement does not return rows",
+    1004: "no statement executed",
     1005: "connection pool cannot be closed because connections are busy",
     1007: "subscription is not active",
     2000: "message has no payload",
@@ -517,10 +523,13 @@ _DPY_CATALOG: dict[int, str] = {
     3001: "{0} is not supported by Sluice: {1}",
     3002: 'Python value of type "{0}" is not supported',
     3003: "Python type {0} is not supported",
+    3009: "binding to self is not supported",
     3014: "LOB is of type {0} but must be of type {1}",
+    3027: "binding a cursor from a different connection is not supported",
     3026: "operation is only supported on BFILE LOBs",
     3030: "conversion from Oracle Database type {0} to Apache Arrow format is not supported",
     3038: 'database type "{0}" cannot be converted to Apache Arrow type "{1}"',
+    4025: "invalid REF CURSOR: never opened in PL/SQL",
     4024: "call timeout of {0} ms exceeded",
     4005: "timed out waiting for the connection pool to return a connection",
     4006: "array DML row counts mode is not enabled",

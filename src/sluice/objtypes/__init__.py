@@ -23,7 +23,7 @@ from .builtin import (JAVA_BOOLEAN, JAVA_BYTE, JAVA_DOUBLE, JAVA_FLOAT, JAVA_INT
                       jms_bytes_of, jms_header, jms_map_message, jms_map_of, jms_message,
                       jms_properties_of, jms_text_message, jms_text_of)
 from .datatypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB,
-                        DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS,
+                        DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_CLOB, DB_TYPE_CURSOR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS,
                         DB_TYPE_LONG, DB_TYPE_LONG_NVARCHAR, DB_TYPE_LONG_RAW, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER, DB_TYPE_NVARCHAR, DB_TYPE_OBJECT,
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
                         DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, AttrType, DbType,
@@ -45,7 +45,7 @@ __all__ = [
     "jms_message", "jms_properties_of", "jms_text_message", "jms_text_of", "parse_attribute_list",
     "parse_datatype", "resolve_type", "set_attribute_lob", "to_json", "to_storage", "type_from_spec", "type_spec",
     "DB_TYPE_BINARY_DOUBLE", "DB_TYPE_BINARY_FLOAT", "DB_TYPE_BLOB", "DB_TYPE_BOOLEAN",
-    "DB_TYPE_CHAR", "DB_TYPE_CLOB", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_LONG", "DB_TYPE_LONG_NVARCHAR",
+    "DB_TYPE_CHAR", "DB_TYPE_CLOB", "DB_TYPE_CURSOR", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_LONG", "DB_TYPE_LONG_NVARCHAR",
     "DB_TYPE_LONG_RAW", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB", "DB_TYPE_NUMBER", "DB_TYPE_NVARCHAR", "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP",
     "DB_TYPE_TIMESTAMP_LTZ", "DB_TYPE_TIMESTAMP_TZ", "DB_TYPE_VARCHAR",
     "JAVA_BOOLEAN", "JAVA_BYTE", "JAVA_DOUBLE", "JAVA_FLOAT", "JAVA_INT", "JAVA_LONG",

@@ -45,6 +45,7 @@ DB_TYPE_INTERVAL_DS = DbType("DB_TYPE_INTERVAL_DS", 2015)
 DB_TYPE_CLOB = DbType("DB_TYPE_CLOB", 2017)
 DB_TYPE_NCLOB = DbType("DB_TYPE_NCLOB", 2018)
 DB_TYPE_BLOB = DbType("DB_TYPE_BLOB", 2019)
+DB_TYPE_CURSOR = DbType("DB_TYPE_CURSOR", 2021)      # a REF CURSOR (sluice.refcursors)
 DB_TYPE_BOOLEAN = DbType("DB_TYPE_BOOLEAN", 2022)
 DB_TYPE_OBJECT = DbType("DB_TYPE_OBJECT", 2023)
 # LONG / LONG RAW: no column or attribute of Sluice's has them; python-oracledb's idiom for

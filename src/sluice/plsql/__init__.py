@@ -23,7 +23,8 @@ The interpreter reaches the connection only through these hooks:
     Initial value of a variable of a non-scalar declared type (None for NULL).
 ``conn.create_type(name, kind, attributes, element_type, max_size, or_replace)``,
 ``conn.drop_type(name, force)``
-``conn.query(sql, binds) -> (columns, rows)``  for SELECT / WITH (a block's SELECT … INTO too)
+``conn.query(sql, binds) -> (columns, rows)``  for SELECT / WITH (a block's SELECT … INTO too;
+    ``… FOR UPDATE`` locks the rows for the session's transaction)
 ``conn.execute_dml(sql, binds[, returned])``  (optional) INSERT / UPDATE / DELETE / MERGE, the
     rows changed; ``returned(rows)`` gets a RETURNING clause's rows (a block's RETURNING … INTO)
 ``conn.commit()``, ``conn.rollback()``, ``conn.sqlplus_connect(user, password)``
@@ -32,6 +33,8 @@ The interpreter reaches the connection only through these hooks:
 ``conn.statement()``  (optional) a context manager each anonymous block (EXEC, a bare
     call) runs inside: Oracle's statement-level atomicity — a block that ends with an
     unhandled exception is rolled back to its start, the transaction's earlier work kept.
+``conn.row_identity()``  (optional) the store's name of a row's identity in a user's table
+    (``ROWID``, ``CTID``), for ``WHERE CURRENT OF`` a cursor declared FOR UPDATE.
 ``conn.procedure(name)``  (optional) a standalone procedure or function
     (``'PROC'`` or ``'SCHEMA.PROC'``) as a callable, or None / DatabaseError if unknown.
 """

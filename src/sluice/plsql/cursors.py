@@ -20,6 +20,10 @@ As Oracle's PL/SQL does:
   argument list PLS-00306, a FETCH with the wrong number of variables PLS-00394 — all when
   the block is compiled, before anything runs (ORA-06550).
 
+* a cursor whose query is FOR UPDATE (declared, a cursor variable's, a FOR loop's) locks its
+  rows at OPEN (``Connection.query``); a FETCH after the block's COMMIT or ROLLBACK is
+  ORA-01002; one a ``WHERE CURRENT OF`` names keeps its rows' identities (``currentof.py``).
+
 The query's block variables and cursor parameters are bound as static SQL binds them
 (``staticsql.bound_statement``).
 """
@@ -29,8 +33,9 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from ..errors import ora
-from .errs import pls_error, semantic_error, unexpected
-from .lexer import EOF, IDENT
+from .currentof import for_update_at, row_identity, with_row_ids
+from .errs import semantic_error, unexpected
+from .lexer import BIND, EOF, IDENT
 from .nodes import CursorDecl, CursorRef, CursorStmt, SqlStmt
 from .objects import Record
 from .staticsql import (ATTRIBUTES, bound_statement, collection_for, into_targets,
@@ -98,19 +103,19 @@ def parse_loop_cursor(parser: Any) -> CursorRef | None:
 def parse_cursor_stmt(parser: Any) -> CursorStmt:
     """``OPEN c[(args)];`` / ``FETCH c [BULK COLLECT] INTO … [LIMIT n];`` / ``CLOSE c;``."""
     word = parser.advance()
-    if parser.tok.kind != IDENT:
-        raise unexpected(parser.tok, ("<an identifier>",))
     name = parser.tok
-    if word.value == "OPEN":
-        args = parser.name().segs[0].args or []
-        if parser.tok.is_word("FOR"):
-            raise pls_error(parser.tok.line, parser.tok.col, "PLS-00999: implementation "
-                            "restriction (may be temporary) OPEN … FOR (a cursor variable) is "
-                            "not supported by the Sluice interpreter")
+    if name.kind == BIND and word.value != "OPEN":      # a cursor bound by the caller
+        ref = CursorRef(name.value, [], None, name, var=parser.name(bind=True))
+    elif name.kind != IDENT:
+        raise unexpected(name, ("<an identifier>",))
     else:
-        parser.advance()
         args = []
-    stmt = CursorStmt(word.value, CursorRef(name.value, args, None, name), word)
+        if word.value == "OPEN":
+            args = parser.name().segs[0].args or []
+        else:
+            parser.advance()
+        ref = CursorRef(name.value, args, None, name)
+    stmt = CursorStmt(word.value, ref, word)
     if word.value == "FETCH":
         stmt.bulk = bool(parser.accept_word("BULK"))
         if stmt.bulk:
@@ -183,6 +188,11 @@ def check_fetch(stmt: CursorStmt, is_record: Callable[[str], bool]) -> None:
                              "list of a FETCH statement")
 
 
+def locks_rows(toks: list) -> bool:
+    """Does the query of ``toks`` end in FOR UPDATE (its own, not a subquery's)?"""
+    return for_update_at(toks) is not None
+
+
 def attribute_of(name: str) -> tuple[str, str] | None:
     """``("C", "FOUND")`` for a name ``C%FOUND`` (``expressions`` makes it), else None."""
     cursor, sep, attr = name.partition("%")
@@ -199,6 +209,21 @@ class ExplicitCursor:
         self.columns: list[str] = []
         self.fetched = 0
         self.found: bool | None = None
+        # a query FOR UPDATE: the transaction it was opened in (a FETCH after the COMMIT or
+        # ROLLBACK that ended it is ORA-01002), else None
+        self.locked_in: int | None = None
+        self.row_ids: list | None = None       # the rows' identities, for WHERE CURRENT OF
+
+    def opened(self, interp: Any, locking: bool) -> None:
+        self.locked_in = interp.transactions if locking else None
+
+    def check_fetch(self, interp: Any) -> None:
+        """ORA-01001 when closed; ORA-01002 (fetch out of sequence) for a FOR UPDATE cursor
+        whose transaction ended since OPEN: its row locks are gone."""
+        if self.rows is None:
+            raise ora(1001)
+        if self.locked_in is not None and self.locked_in != interp.transactions:
+            raise ora(1002)
 
     def attribute(self, name: str) -> Any:
         if name == "ISOPEN":
@@ -232,22 +257,31 @@ def open_cursor(interp: Any, ref: CursorRef, env: Any) -> ExplicitCursor:
     scope = type(env)(state.env)
     for param, default in decl.params:
         scope.cells[param] = values[param] if param in values else interp.eval(default, scope)
-    state.columns, state.rows = _run_query(interp, decl.query, scope)
+    if decl.positioned:             # each row with its identity, last (WHERE CURRENT OF)
+        state.columns, rows = _run_query(interp, with_row_ids(decl.query, row_identity(interp)), scope)
+        state.columns.pop()
+        state.rows, state.row_ids = [r[:-1] for r in rows], [r[-1] for r in rows]
+    else:
+        state.columns, state.rows = _run_query(interp, decl.query, scope)
     state.fetched, state.found = 0, None
+    state.opened(interp, locks_rows(decl.query.tokens))
     return state
 
 
 def loop_records(interp: Any, ref: CursorRef, env: Any) -> Iterator[Record]:
     """A cursor FOR loop's records; a declared cursor is closed when the loop ends (the
     caller closes this generator, as ``for`` over it inside ``contextlib.closing`` does)."""
-    if ref.query is not None:
-        columns, rows = _run_query(interp, ref.query, env)
-        for row in rows:
-            yield Record(columns, row)
-        return
-    state = open_cursor(interp, ref, env)
+    if ref.query is not None:                  # FOR r IN (SELECT …): a cursor of its own
+        state = ExplicitCursor(None, env)
+        state.columns, state.rows = _run_query(interp, ref.query, env)
+        state.opened(interp, locks_rows(ref.query.tokens))
+    else:
+        state = open_cursor(interp, ref, env)
     try:
-        while state.fetched < len(state.rows):
+        while True:
+            state.check_fetch(interp)
+            if state.fetched >= len(state.rows):
+                break
             row = state.rows[state.fetched]
             state.fetched, state.found = state.fetched + 1, True
             yield Record(state.columns, row)
@@ -260,12 +294,11 @@ def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
     if stmt.word == "OPEN":
         open_cursor(interp, stmt.cursor, env)
         return
-    state: ExplicitCursor = env.get(stmt.cursor.name)
+    state = cursor_state(interp, stmt.cursor, env)
     if stmt.word == "CLOSE":
         state.close()
         return
-    if state.rows is None:
-        raise ora(1001)
+    state.check_fetch(interp)
     if stmt.bulk:
         limit = None if stmt.limit is None else _limit(interp.eval(stmt.limit, env))
         end = len(state.rows) if limit is None else min(len(state.rows), state.fetched + limit)
@@ -290,6 +323,19 @@ def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
         return
     for target, value in zip(stmt.into, row):
         interp.assign(target, value, env)
+
+
+def cursor_state(interp: Any, ref: CursorRef, env: Any) -> "ExplicitCursor":
+    """The cursor FETCH / CLOSE name: a declared cursor's state, or the one a cursor variable
+    (or bind) holds — ORA-01001 when it holds none (never opened)."""
+    return env.get(ref.name) if ref.var is None else cursor_value(interp.eval(ref.var, env))
+
+
+def cursor_value(value: Any) -> "ExplicitCursor":
+    """The cursor a cursor variable holds; ORA-01001 when it holds none (never opened)."""
+    if not isinstance(value, ExplicitCursor):
+        raise ora(1001)
+    return value
 
 
 def _limit(value: Any) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from ..errors import DatabaseError, InterfaceError, ora
 from .binds import BindVariable, block_value, bound
 from .builtins import FUNCTIONS, session_clock, standard_packages
+from .currentof import run_positioned
 from .dbmsoutput import SessionOutput
 from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
 from .errs import semantic_error
@@ -21,7 +22,9 @@ from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
 from .objects import (COLLECTION_METHODS, Record, collection_method, element, lookup,
                       set_element, set_member)
 from .nodes import (Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExecImmediate, Exit,
-                    If, Literal, Loop, Name, Predicate, Raise, Simple, SqlStmt, Unary, VarDecl)
+                    If, Literal, Loop, Name, OpenFor, Predicate, Raise, Simple, SqlStmt, Unary,
+                    VarDecl)
+from .refcursors import DbmsSql, attribute, run_open_for
 from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args
 from .staticsql import ImplicitCursor, run_sql
 from .values import (arithmetic, compare, concat, like, logical_and, logical_not, logical_or,
@@ -31,7 +34,8 @@ from .values import (arithmetic, compare, concat, like, logical_and, logical_not
 SCALAR_TYPES = frozenset("""VARCHAR2 VARCHAR NVARCHAR2 CHAR NCHAR STRING LONG RAW NUMBER
     INTEGER INT SMALLINT PLS_INTEGER BINARY_INTEGER SIMPLE_INTEGER NATURAL NATURALN POSITIVE
     POSITIVEN SIGNTYPE DECIMAL DEC NUMERIC FLOAT REAL DOUBLE BINARY_FLOAT BINARY_DOUBLE
-    BOOLEAN DATE TIMESTAMP INTERVAL CLOB NCLOB BLOB BFILE ROWID UROWID CHARACTER""".split())
+    BOOLEAN DATE TIMESTAMP INTERVAL CLOB NCLOB BLOB BFILE ROWID UROWID CHARACTER
+    SYS_REFCURSOR""".split())
 
 # What a constructor's type lookup raises for a type the session cannot see (PLS-00201).
 _UNKNOWN_TYPE = frozenset({4043, 902, 1031, 6550})
@@ -78,9 +82,12 @@ class Interpreter:
         self.output = output
         buffer = getattr(conn, "session_output", None)     # the session's DBMS_OUTPUT buffer
         self.standard = standard_packages(output, buffer() if buffer else SessionOutput())
+        self.returned: list = []        # DBMS_SQL.RETURN_RESULT's cursors (refcursors.py)
+        self.standard["DBMS_SQL"] = DbmsSql(self.returned)
         self._packages: dict[str, Any] = {}
         self._handling: list[DatabaseError] = []     # exceptions whose handler is running
         self.implicit = ImplicitCursor()               # SQL%ROWCOUNT & co
+        self.transactions = 0     # COMMITs and ROLLBACKs run: FOR UPDATE cursors' (cursors.py)
         self.sql_columns: dict[str, frozenset] = {}    # static SQL's tables' columns (staticsql)
 
     # -- hooks
@@ -211,13 +218,17 @@ class Interpreter:
             if result.kind == "dml":
                 self.implicit.done(result.rowcount)
         elif isinstance(stmt, SqlStmt):
-            run_sql(self, stmt, env)
+            (run_sql if stmt.current_of is None else run_positioned)(self, stmt, env)
         elif isinstance(stmt, CursorStmt):
             run_cursor_stmt(self, stmt, env)
+        elif isinstance(stmt, OpenFor):
+            run_open_for(self, stmt, env)
         elif isinstance(stmt, Block):
             self.block(stmt, env)
 
     def _simple(self, stmt: Simple) -> None:
+        if stmt.word in ("COMMIT", "ROLLBACK"):
+            self.transactions += 1
         if stmt.word == "COMMIT":
             self.conn.commit()
         elif stmt.word == "ROLLBACK":
@@ -341,7 +352,7 @@ class Interpreter:
         elif head.kind == "sqlattr":
             value = self.implicit.attribute(head.target)
         elif head.kind == "cursorattr":
-            value = env.get(head.target[0]).attribute(head.target[1])
+            value = attribute(env.get(head.target[0]), head.target[1])
         elif head.kind == "constant":
             value = head.target
         elif head.kind == "call":

@@ -194,6 +194,7 @@ class SqlStmt:
     variables: dict[int, str] = field(default_factory=dict)   # token index -> variable (resolver)
     fields: dict[int, Token] = field(default_factory=dict)    # of those, ``v.field``: its field
     width: int | None = None    # SELECT's items / RETURNING's expressions (None: ``*``)
+    current_of: tuple[int, str] | None = None   # WHERE CURRENT OF c: (CURRENT's index, c) (currentof.py)
 
 
 @dataclass
@@ -203,6 +204,7 @@ class CursorDecl:
     params: list[tuple[str, Expr | None]]       # name, default
     query: SqlStmt
     tok: Token
+    positioned: bool = False    # a DML statement's WHERE CURRENT OF names it (currentof.py)
 
 
 @dataclass
@@ -214,6 +216,7 @@ class CursorRef:
     query: SqlStmt | None
     tok: Token
     decl: CursorDecl | None = None              # the declared cursor (resolver)
+    var: "Name | None" = None   # a cursor variable or bind instead (refcursors.py; resolver)
     given: dict[str, Arg] = field(default_factory=dict)   # parameter -> its argument (resolver)
 
 
@@ -228,8 +231,26 @@ class CursorStmt:
     limit: Expr | None = None
 
 
+@dataclass
+class RefCursorType:
+    """``TYPE name IS REF CURSOR [RETURN type];`` (``refcursors.py``)."""
+    name: str
+    tok: Token
+
+
+@dataclass
+class OpenFor:
+    """``OPEN cv FOR query;`` (static) / ``OPEN cv FOR expr [USING arg, …];`` (dynamic) of a
+    cursor variable or bind (``refcursors.py``)."""
+    target: Name
+    query: SqlStmt | None
+    dynamic: Expr | None
+    using: list[Expr]
+    tok: Token
+
+
 Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate | SqlStmt
-        | CursorStmt)
+        | CursorStmt | OpenFor)
 
 
 # ------------------------------------------------------------------ type DDL

@@ -11,11 +11,13 @@ The grammar is the slice of PL/SQL that administrative scripts use::
             | EXECUTE IMMEDIATE expr; | nested block
             | SELECT … INTO …; | INSERT / UPDATE / DELETE … [RETURNING … INTO …];  (staticsql.py)
             | FOR r IN (query) | c[(args)] LOOP …; | OPEN c; | FETCH c INTO …; | CLOSE c;
+            | OPEN cv FOR query | expr [USING …];                          (refcursors.py)
     decl   += CURSOR c [(param type, …)] IS query;                          (cursors.py)
+            | TYPE rc IS REF CURSOR [RETURN type];                         (refcursors.py)
 
 Anything else stops with Oracle's PLS-00103 at the offending token, or with
 PLS-00999 ("implementation restriction") for real PL/SQL Sluice does not run
-(cursor variables, nested subprograms, MERGE inside a block), so a script never half-runs
+(nested subprograms, MERGE inside a block), so a script never half-runs
 on a misreading.
 """
 
@@ -27,6 +29,7 @@ from .lexer import BIND, EOF, IDENT, NUMBER, tokenize
 from .nodes import (Assign, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit, Handler,
                     If, Loop, Name, PragmaInit, Raise, Simple, VarDecl)
 from .cursors import parse_cursor_decl, parse_cursor_stmt, parse_loop_cursor
+from .refcursors import at_open_for, at_ref_cursor_type, parse_open_for, parse_ref_cursor_type
 from .staticsql import KINDS, parse_sql
 
 STMT_START = ("begin", "case", "declare", "exit", "for", "goto", "if", "loop", "mod", "null",
@@ -90,6 +93,9 @@ class BlockParser(TokenStream):
                 continue
             if tok.is_word("CURSOR"):
                 decls.append(parse_cursor_decl(self))
+                continue
+            if at_ref_cursor_type(self):              # TYPE rc IS REF CURSOR (refcursors.py)
+                decls.append(parse_ref_cursor_type(self))
                 continue
             if tok.is_word(*_UNSUPPORTED_DECL):
                 raise restriction(tok, f"a {tok.value} declaration")
@@ -201,6 +207,8 @@ class BlockParser(TokenStream):
             return ExecImmediate(sql, tok)
         if word in KINDS:
             return parse_sql(self)
+        if word == "OPEN" and at_open_for(self):   # a cursor variable's (refcursors.py)
+            return parse_open_for(self)
         if word in ("OPEN", "FETCH", "CLOSE"):
             return parse_cursor_stmt(self)
         if word in _UNSUPPORTED_STMT:

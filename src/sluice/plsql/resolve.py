@@ -18,10 +18,12 @@ from typing import Any, Callable
 from ..routines import is_function
 from .builtins import FUNCTIONS, NO_PARENS
 from .errs import semantic_error
+from .currentof import resolve_current_of
 from .cursors import attribute_of, check_fetch, cursor_named, resolve_query, resolve_ref
 from .nodes import (Arg, Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExceptionDecl,
-                    ExecImmediate, Exit, If, Literal, Loop, Name, PragmaInit, Predicate, Raise,
-                    Simple, SqlStmt, Unary, VarDecl)
+                    ExecImmediate, Exit, If, Literal, Loop, Name, OpenFor, PragmaInit, Predicate,
+                    Raise, RefCursorType, Simple, SqlStmt, Unary, VarDecl)
+from .refcursors import SYS_REFCURSOR, variable_name
 from .staticsql import resolve_sql
 
 _P = inspect.Parameter
@@ -148,6 +150,8 @@ class Scope:
         self.excs: dict[str, ExcInfo] = {}
         self.cursors: dict[str, CursorDecl] = {}  # explicit cursors (cursors.py)
         self.records: set[str] = set()            # of vars, the %ROWTYPE records
+        self.cursor_types: dict[str, RefCursorType] = {}   # TYPE … IS REF CURSOR (refcursors.py)
+        self.cursor_vars: set[str] = set()        # of vars, the cursor variables
         self.loop_label = loop_label             # False: not a loop; None/str: a loop
 
     def find(self, attr: str, name: str):
@@ -160,10 +164,19 @@ class Scope:
 
     def is_record(self, name: str) -> bool:
         """Is variable ``name`` (where it is declared) a ``%ROWTYPE`` record?"""
+        scope = self._declaring(name)
+        return scope is not None and name in scope.records
+
+    def is_cursor_var(self, name: str) -> bool:
+        """Is variable ``name`` (where it is declared) a cursor variable?"""
+        scope = self._declaring(name)
+        return scope is not None and name in scope.cursor_vars
+
+    def _declaring(self, name: str) -> "Scope | None":
         scope = self
         while scope is not None and name not in scope.vars:
             scope = scope.parent
-        return scope is not None and name in scope.records
+        return scope
 
     def in_loop(self, label: str | None = None) -> bool:
         """Inside a loop (one labelled ``label`` if given)?"""
@@ -194,6 +207,11 @@ class Resolver:
                 scope.vars[decl.name] = decl.constant
                 if decl.rowtype:
                     scope.records.add(decl.name)
+                if decl.type_name == SYS_REFCURSOR or scope.find("cursor_types", decl.type_name):
+                    decl.type_name = SYS_REFCURSOR        # (every cursor variable is one)
+                    scope.cursor_vars.add(decl.name)
+            elif isinstance(decl, RefCursorType):
+                scope.cursor_types[decl.name] = decl
             elif isinstance(decl, ExceptionDecl):
                 scope.excs[decl.name] = ExcInfo(decl.name)
             elif isinstance(decl, PragmaInit):
@@ -266,19 +284,45 @@ class Resolver:
         elif isinstance(stmt, SqlStmt):
             resolve_sql(stmt, lambda name: scope.find("vars", name) is not None,
                         lambda name: self.target(name, scope), scope.is_record)
+            if stmt.kind in ("UPDATE", "DELETE"):
+                resolve_current_of(stmt, lambda name, tok: cursor_named(name, tok, scope.find))
         elif isinstance(stmt, CursorStmt):
             if stmt.word == "OPEN":
                 resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))
             else:
-                stmt.cursor.decl = cursor_named(stmt.cursor.name, stmt.cursor.tok, scope.find)
+                ref = stmt.cursor
+                if ref.var is None and scope.is_cursor_var(ref.name):
+                    ref.var = variable_name(ref.tok, ref.name)
+                if ref.var is not None:             # a cursor variable or bind (refcursors.py)
+                    self.expr(ref.var, scope)
+                else:
+                    ref.decl = cursor_named(ref.name, ref.tok, scope.find)
             for target in stmt.into:
                 self.target(target, scope)
             if stmt.limit is not None:
                 self.expr(stmt.limit, scope)
-            if stmt.word == "FETCH":
+            if stmt.word == "FETCH" and stmt.cursor.decl is not None:
                 check_fetch(stmt, scope.is_record)
+        elif isinstance(stmt, OpenFor):
+            self._open_for(stmt, scope)
         elif not isinstance(stmt, Simple):           # pragma: no cover - parser makes no others
             raise TypeError(f"unknown statement {stmt!r}")
+
+    def _open_for(self, stmt: OpenFor, scope: Scope) -> None:
+        """``OPEN cv FOR …``: ``cv`` a cursor variable (PLS-00382 for another variable) or a
+        bind; the query's variables, or the dynamic text and its USING arguments."""
+        target = stmt.target
+        name = target.segs[0].name
+        if not target.bind and scope.find("vars", name) is not None and \
+                not (len(target.segs) == 1 and scope.is_cursor_var(name)):
+            raise semantic_error(target.tok.line, target.tok.col, "PLS-00382: expression is of "
+                                 "wrong type")
+        self.target(target, scope)
+        if stmt.query is not None:
+            resolve_query(stmt.query, lambda n: scope.find("vars", n) is not None)
+        for e in (stmt.dynamic, *stmt.using):
+            if e is not None:
+                self.expr(e, scope)
 
     # -- expressions
     def expr(self, e, scope: Scope) -> None:
@@ -348,7 +392,8 @@ class Resolver:
         if attribute is not None and attribute[0] == "SQL":
             return Head("sqlattr", 1, attribute[1])
         if attribute is not None:
-            cursor_named(attribute[0], first.tok, scope.find, attribute=True)
+            if not scope.is_cursor_var(attribute[0]):
+                cursor_named(attribute[0], first.tok, scope.find, attribute=True)
             return Head("cursorattr", 1, attribute)
         if scope.find("vars", first.name) is not None:
             if first.args is not None and len(first.args) != 1:

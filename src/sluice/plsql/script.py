@@ -32,6 +32,8 @@ class StatementResult:
     output: list[str] = field(default_factory=list)
     # a query's python-oracledb cursor.description, when the store gives one
     description: list[tuple] | None = None
+    # a block's DBMS_SQL.RETURN_RESULT cursors (plsql/refcursors.py), for getimplicitresults()
+    implicit: list = field(default_factory=list)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_$#]*|<<|@@?|/|\S")
@@ -276,12 +278,13 @@ def _block(conn: Any, text: str, binds: dict | None) -> StatementResult:
     # a statement is atomic (the connection's ``statement`` hook): one that fails undoes
     # its own work, not the transaction's earlier work
     hook = getattr(conn, "statement", None)
+    interpreter = Interpreter(conn, binds, output, execute)
     with hook() if hook is not None else contextlib.nullcontext():
         try:
-            Interpreter(conn, binds, output, execute).run(block)
+            interpreter.run(block)
         except RecursionError:
             raise ora(6500) from None
-    return StatementResult("block", output=output)
+    return StatementResult("block", output=output, implicit=interpreter.returned)
 
 
 def _create_type(conn: Any, text: str) -> StatementResult:

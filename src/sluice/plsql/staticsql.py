@@ -154,7 +154,8 @@ def _table_refs(toks: list[Token]) -> list[tuple[str, str | None]]:
     tables: list[tuple[str, str | None]] = []
     i, n = 0, len(toks)
     while i < n:
-        if not (toks[i].is_word(*_OBJECT_AFTER) and i + 1 < n and toks[i + 1].kind == IDENT):
+        if not (toks[i].is_word(*_OBJECT_AFTER) and i + 1 < n and toks[i + 1].kind == IDENT) \
+                or (i and toks[i - 1].is_word("FOR")):          # (FOR UPDATE OF col: no table)
             i += 1
             continue
         listing = toks[i].is_word("FROM")

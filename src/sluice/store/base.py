@@ -23,7 +23,7 @@ import os
 import struct
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Iterable, Sequence
+from typing import Any, Callable, Collection, ContextManager, Iterable, Sequence
 
 from .sessions import OpenSession
 from .sessionzone import SessionZone
@@ -497,6 +497,12 @@ class StoreSession(abc.ABC):
 
         ``sessions``: the rows of V$SESSION (:meth:`Store.open_sessions`), for a statement
         that names it."""
+
+    @abc.abstractmethod
+    def row_locks(self, locking: Any) -> ContextManager[str | None]:
+        """``SELECT … FOR UPDATE`` (``locking``: its :class:`.forupdate.RowLocking`): the rows
+        locked for the session's transaction, as :mod:`.forupdate` says each store does;
+        yields the statement to run, None when SKIP LOCKED finds every row locked."""
 
     @abc.abstractmethod
     def execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,

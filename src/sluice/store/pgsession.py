@@ -52,6 +52,7 @@ from .pgarrays import int8_array
 from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
+from .forupdate import RowLocking
 from .sqlmemory import memory_views, session_view
 from .tableddl import user_table_names
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
@@ -813,6 +814,28 @@ class PgSession(StoreSession):
         with self._guard():
             raw.execute("RELEASE SAVEPOINT sluice_dml")
         return cur.rowcount
+
+    @contextmanager
+    def row_locks(self, locking: RowLocking) -> Iterator[str | None]:
+        """FOR UPDATE's row locks belong to the transaction: it is opened first; WAIT n is
+        the statement's ``lock_timeout`` (ORA-30006 when it runs out)."""
+        c = self._conn()
+        timeout = bool(locking.wait)          # (WAIT 0 is NOWAIT: postgresql() says so)
+        with self._guard():
+            if self._begin(c):
+                self.new_transaction_id()
+            if timeout:
+                c.command(f"SET LOCAL lock_timeout = '{int(locking.wait * 1000)}ms'")
+        try:
+            yield locking.postgresql()
+        except DatabaseError as e:
+            if e.code == 54 and timeout:
+                raise ora(30006) from None
+            raise
+        finally:
+            if timeout and self._open:
+                with self._guard():
+                    c.command("SET LOCAL lock_timeout TO DEFAULT")
 
     def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:
         self._roles = (mode, json.dumps(list(roles)))

@@ -14,17 +14,19 @@ import logging
 import re
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from .. import constants as C
-from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql
+from ..errors import DatabaseError, OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql
 from ..objtypes import DB_TYPE_VARCHAR
 from ..sqlfunctions import like_regex
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, remote_match, DequeueInfo, MessageRecord,
                    QueueInfo, QueueTableInfo, Selector, StoreSession)
 from .dialect import SQLITE
+from .forupdate import RowLocking
 from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlitecalls import kept_error
 from .sqlitefns import divided_by_zero
@@ -156,6 +158,44 @@ class SqliteSession(StoreSession):
             except BaseException:
                 self._end_dml(commit=False)
                 raise
+
+    @contextmanager
+    def row_locks(self, locking: RowLocking) -> Iterator[str | None]:
+        """SQLite's nearest to row locks: the store's write transaction, held to the end."""
+        took = not self._dml
+        if took and not self._take_write_lock(locking):
+            yield None
+            return
+        try:
+            yield locking.plain
+        except BaseException:
+            if took:           # a statement that failed holds no lock (nor did anything else)
+                self._end_dml(commit=False)
+            raise
+
+    def _take_write_lock(self, locking: RowLocking) -> bool:
+        """:meth:`_begin_write` for FOR UPDATE, waiting for another session's as the clause
+        says: ORA-00054 after the busy timeout or NOWAIT, ORA-30006 after WAIT n; False
+        (not taken, nothing waited) for SKIP LOCKED."""
+        wait = 0.0 if locking.skip_locked else locking.wait
+        conn = self.conn
+        busy = None if wait is None else conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        if busy is not None:
+            conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+        try:
+            self._begin_write(busy_as_ora=True)
+        except DatabaseError as e:
+            if e.code != 54 or wait is None:
+                raise
+            if locking.skip_locked:
+                return False
+            if wait:
+                raise ora(30006) from None
+            raise
+        finally:
+            if busy is not None:
+                conn.execute(f"PRAGMA busy_timeout = {busy}")
+        return True
 
     def write_commit_time_enqueues(self) -> None:
         written = [(k, queue) for k, (queue, _) in self._inserts.items() if queue.table.commit_time]
