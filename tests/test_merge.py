@@ -197,6 +197,25 @@ def test_a_table_made_at_the_cursor_with_oracle_types_and_date_binds(conn):
         [(1, 10.75, day, "old"), (2, 7, day, "new")]
 
 
+def test_a_target_without_alias_named_in_the_conditions_and_a_sequence_in_values(conn):
+    """A table made at the cursor is the store's quoted name in the statement run; its own
+    name still qualifies its columns in ON, SET and DELETE WHERE."""
+    cur = conn.cursor()
+    cur.execute("create table acct (id number(10) primary key, code varchar2(10) unique, bal number(12))")
+    cur.execute("create sequence acct_seq start with 100")
+    cur.execute("insert into acct values (1, 'A', 10)")
+    cur.execute("insert into acct values (2, 'C', 99)")
+    cur.execute("merge into acct using (select 'A' code, 5 amt from dual union all select 'B', 7 from dual "
+                "union all select 'C', 2 from dual) s on (acct.code = s.code) "
+                "when matched then update set acct.bal = acct.bal + s.amt delete where acct.bal > 100 "
+                "when not matched then insert (id, code, bal) values (acct_seq.nextval, s.code, s.amt)")
+    assert cur.rowcount == 3
+    assert query_rows(conn, "select id, code, bal from acct order by id") == [(1, "A", 15), (100, "B", 7)]
+    with pytest.raises(sluice.DatabaseError, match='ORA-38104: .*: "ACCT"."CODE"$'):
+        cur.execute("merge into acct using (select 'A' code from dual) s on (acct.code = s.code) "
+                    "when matched then update set acct.code = 'Z'")
+
+
 # -- INSERT ALL / INSERT FIRST ------------------------------------------------------------
 @pytest.fixture
 def two(mt, dsn):
@@ -255,6 +274,21 @@ def test_a_multitable_insert_is_atomic(two):
 def test_malformed_multitable_inserts(two, sql, code):
     assert query_code(two, sql) == code
     assert _rows(two, "t1") == []
+
+
+def test_insert_all_in_a_block_with_sql_rowcount(two):
+    cur = two.cursor()
+    count = cur.var(int)
+    cur.execute("""
+        DECLARE
+          v_base NUMBER := 50;
+        BEGIN
+          INSERT ALL INTO t1 (id, v) VALUES (v_base, 'one') INTO t2 (id, v) VALUES (v_base + 1, 'two')
+            SELECT * FROM dual;
+          :n := SQL%ROWCOUNT;
+        END;""", n=count)
+    assert count.getvalue() == 2
+    assert _rows(two, "t1") == [(50, "one")] and _rows(two, "t2") == [(51, "two")]
 
 
 # -- synchronous capture -------------------------------------------------------------------
