@@ -141,6 +141,18 @@ def test_an_on_column_cannot_be_updated(mt):
     assert _rows(mt)[0] == (1, "a", 10)
 
 
+@pytest.mark.parametrize("insert, code", [
+    ("INSERT (id, v) VALUES (s.id, t.v)", "ORA-38101"),
+    ("INSERT (id, v) VALUES (s.id, s.v) WHERE t.n IS NULL", "ORA-38102"),
+])
+def test_the_insert_cannot_name_the_targets_columns(mt, insert, code):
+    with pytest.raises(sluice.DatabaseError) as e:
+        mt.cursor().execute(f"MERGE INTO mt t USING (SELECT 7 id, 'x' v FROM dual) s ON (t.id = s.id) "
+                            f"WHEN NOT MATCHED THEN {insert}")
+    assert e.value.full_code == code and str(e.value).endswith('"T"."V"' if code == "ORA-38101" else '"T"."N"')
+    assert len(_rows(mt)) == 3
+
+
 def test_an_insert_that_fails_undoes_the_whole_merge(mt):
     cur = mt.cursor()
     _source(mt, (1, "x", 0), (6, "f", 0), (6, "again", 0))

@@ -14,7 +14,8 @@ SQL Language Reference has it:
 * ``DELETE WHERE`` deletes only rows the statement updated, its condition evaluated on
   the *updated* values (a target column the SET changes stands for its new value);
 * a target row two source rows would update is ORA-30926 (unable to get a stable set of
-  rows), a column the ON condition names cannot be SET (ORA-38104, when read);
+  rows); a column the ON condition names cannot be SET (ORA-38104), nor can the INSERT's
+  VALUES or WHERE name the target's columns (ORA-38101 / 38102), told when it is read;
 * the rows merged (``cursor.rowcount``, ``SQL%ROWCOUNT``) are the rows updated plus the
   rows inserted — a row updated and then deleted counts once, as Oracle counts it
   ("1 row merged" for a row its DELETE WHERE removed);
@@ -142,11 +143,15 @@ def read_merge(text: str) -> Merge:
             if r.at("("):
                 m.columns = [column_name(c) for c in r.items(*r.inside())]
             r.expect("VALUES", 926 if m.columns is None else 905)
-            m.values = r.items(*r.inside())
+            values = r.inside()
+            m.values = r.items(*values)
             if m.columns is not None and len(m.columns) != len(m.values):
                 raise ora(913 if len(m.values) > len(m.columns) else 947)
+            _check_insert(r, values, m, 38101)
             if r.take("WHERE"):
-                m.insert_where = r.span(*r.until(_action))
+                where = r.until(_action)
+                m.insert_where = r.span(*where)
+                _check_insert(r, where, m, 38102)
         else:
             raise ora(905)
     if not r.done():
@@ -197,13 +202,27 @@ def _references(r: Clauses, first: int, last: int, m: Merge) -> list[tuple[int, 
     set_columns = {_key(c) for c, _ in m.sets}
     found = []
     for j in range(first, last + 1):
-        t = r.toks[j]
-        if t.kind != "id" or j + 1 < len(r.toks) and r.toks[j + 1].text == "(":
-            continue
-        parts = [_key(p) for p in re.split(r"\s*\.\s*", t.text)]
-        if parts[-1] in set_columns and (len(parts) == 1 or parts[:-1] == [m.qualifier]):
+        parts = _name(r, j)
+        if parts and parts[-1] in set_columns and (len(parts) == 1 or parts[:-1] == [m.qualifier]):
             found.append((j, parts[-1]))
     return found
+
+
+def _name(r: Clauses, j: int) -> list[str] | None:
+    """The parts of the column name at token ``j`` (``T``, ``V`` of ``t.v``), or None."""
+    t = r.toks[j]
+    if t.kind != "id" or j + 1 < len(r.toks) and r.toks[j + 1].text == "(":
+        return None
+    return [_key(p) for p in re.split(r"\s*\.\s*", t.text)]
+
+
+def _check_insert(r: Clauses, where: tuple[int, int], m: Merge, code: int) -> None:
+    """ORA-38101 / 38102: the INSERT's VALUES / WHERE name a target column (a row not
+    matched has none)."""
+    for j in range(where[0], where[1] + 1):
+        parts = _name(r, j)
+        if parts and len(parts) > 1 and parts[:-1] == [m.qualifier]:
+            raise ora(code, f'"{m.qualifier}"."{parts[-1]}"')
 
 
 def _check_on(r: Clauses, on: tuple[int, int], m: Merge) -> None:
