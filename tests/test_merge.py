@@ -6,6 +6,8 @@ they are."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 import sluice
@@ -195,7 +197,6 @@ def test_merge_in_a_block_with_sql_rowcount(mt):
 
 
 def test_a_table_made_at_the_cursor_with_oracle_types_and_date_binds(conn):
-    import datetime as dt
     cur = conn.cursor()
     cur.execute("create table acct (id number(10) primary key, bal number(12, 2), opened date, note varchar2(20))")
     cur.execute("insert into acct values (1, 10.5, date '2026-01-01', 'old')")
@@ -207,6 +208,18 @@ def test_a_table_made_at_the_cursor_with_oracle_types_and_date_binds(conn):
     assert cur.rowcount == 2
     assert query_rows(conn, "select id, bal, opened, note from acct order by id") == \
         [(1, 10.75, day, "old"), (2, 7, day, "new")]
+
+
+def test_date_arithmetic_on_a_source_tables_column(conn):
+    """USING's table is among the statement's tables whose declared types the translation
+    reads: its DATE column plus days is a DATE."""
+    cur = conn.cursor()
+    cur.execute("create table tgt (id number(10) primary key, due date)")
+    cur.execute("create table starts (id number(10), start_day date)")
+    cur.execute("insert into starts values (1, date '2026-01-01')")
+    cur.execute("merge into tgt t using starts s on (t.id = s.id) "
+                "when not matched then insert (id, due) values (s.id, s.start_day + 30)")
+    assert query_rows(conn, "select id, due from tgt") == [(1, dt.datetime(2026, 1, 31))]
 
 
 def test_a_target_without_alias_named_in_the_conditions_and_a_sequence_in_values(conn):
