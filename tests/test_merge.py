@@ -79,6 +79,18 @@ def test_the_actions_where_clauses(mt):
     assert _rows(mt) == [(1, "a", 10), (2, "y", 20), (3, "c", 30), (9, "i", None)]
 
 
+def test_values_the_actions_do_not_take_are_not_computed(mt):
+    """A SET (VALUES) expression is evaluated only for the rows the UPDATE (INSERT) changes:
+    one that would divide by zero elsewhere raises nothing."""
+    _source(mt, (1, "x", 0), (2, "y", 4), (8, "h", 0), (9, "i", 3))
+    cur = mt.cursor()
+    cur.execute("MERGE INTO mt t USING src s ON (t.id = s.id) "
+                "WHEN MATCHED THEN UPDATE SET t.n = t.n / s.n WHERE s.n <> 0 "
+                "WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, 90 / s.n) WHERE s.n <> 0")
+    assert cur.rowcount == 2
+    assert _rows(mt) == [(1, "a", 10), (2, "b", 5), (3, "c", 30), (9, None, 30)]
+
+
 def test_delete_where_sees_the_updated_values_and_only_updated_rows(mt):
     """Rows updated and then deleted count as merged once ("1 row merged"); a row the
     DELETE condition would hold for but the statement did not update stays."""

@@ -33,8 +33,8 @@ was).  Its "MERGE command cannot affect row a second time" is ORA-30926
 **SQLite** has none: one SELECT of the source joined to the target (``LEFT JOIN`` when
 there is an INSERT) reads, per pair, the target's ``rowid``, the UPDATE's and DELETE's and
 INSERT's conditions as 0 / 1 and the new values (each SET expression only for a matched
-pair, each VALUES expression only for an unmatched one: a value Oracle would not compute
-raises nothing); then the updates (by rowid), the deletes and the inserts run as
+pair the UPDATE's WHERE takes, each VALUES expression only for an unmatched one the INSERT's
+WHERE takes: a value Oracle would not compute raises nothing); then the updates (by rowid), the deletes and the inserts run as
 ``executemany`` of one statement each — so triggers (a synchronous capture's) see each
 row's UPDATE, DELETE and INSERT as Oracle fires them.  Everything is read before anything
 changes: the statement sees the tables as they were, as Oracle's does.  Binds bound by
@@ -270,11 +270,13 @@ def _sqlite_merge(conn: Any, m: Merge, binds: dict | None) -> int:
     rid = f"{m.alias or m.target}.rowid"
     items = [rid]
     if m.sets:
+        updates = f"{rid} IS NOT NULL" + (f" AND ({m.update_where})" if m.update_where else "")
         items += [_flag(m.update_where), _flag(m.delete_where)]
-        items += [f"CASE WHEN {rid} IS NOT NULL THEN ({e}) END" for _, e in m.sets]
+        items += [f"CASE WHEN {updates} THEN ({e}) END" for _, e in m.sets]
     if m.values is not None:
+        inserts = f"{rid} IS NULL" + (f" AND ({m.insert_where})" if m.insert_where else "")
         items.append(_flag(m.insert_where))
-        items += [f"CASE WHEN {rid} IS NULL THEN ({v}) END" for v in m.values]
+        items += [f"CASE WHEN {inserts} THEN ({v}) END" for v in m.values]
     join = "LEFT JOIN" if m.values is not None else "JOIN"
     only_unmatched = "" if m.sets else f" WHERE {rid} IS NULL"
     select = (f"SELECT {', '.join(items)} FROM {m.source} {m.source_alias or ''} "
