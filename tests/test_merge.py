@@ -85,7 +85,7 @@ def test_values_the_actions_do_not_take_are_not_computed(mt):
     _source(mt, (1, "x", 0), (2, "y", 4), (8, "h", 0), (9, "i", 3))
     cur = mt.cursor()
     cur.execute("MERGE INTO mt t USING src s ON (t.id = s.id) "
-                "WHEN MATCHED THEN UPDATE SET t.n = t.n / s.n WHERE s.n <> 0 "
+                "WHEN MATCHED THEN UPDATE SET t.n = t.n / s.n WHERE s.n <> 0 DELETE WHERE t.n = 0 "
                 "WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, 90 / s.n) WHERE s.n <> 0")
     assert cur.rowcount == 2
     assert _rows(mt) == [(1, "a", 10), (2, "b", 5), (3, "c", 30), (9, None, 30)]

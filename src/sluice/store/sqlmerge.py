@@ -271,7 +271,8 @@ def _sqlite_merge(conn: Any, m: Merge, binds: dict | None) -> int:
     items = [rid]
     if m.sets:
         updates = f"{rid} IS NOT NULL" + (f" AND ({m.update_where})" if m.update_where else "")
-        items += [_flag(m.update_where), _flag(m.delete_where)]
+        deleted = "0" if m.delete_where is None else f"CASE WHEN {updates} THEN {_flag(m.delete_where)} ELSE 0 END"
+        items += [_flag(m.update_where), deleted]
         items += [f"CASE WHEN {updates} THEN ({e}) END" for _, e in m.sets]
     if m.values is not None:
         inserts = f"{rid} IS NULL" + (f" AND ({m.insert_where})" if m.insert_where else "")
