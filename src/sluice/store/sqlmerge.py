@@ -34,9 +34,10 @@ was).  Its "MERGE command cannot affect row a second time" is ORA-30926
 there is an INSERT) reads, per pair, the target's ``rowid``, the UPDATE's and DELETE's and
 INSERT's conditions as 0 / 1 and the new values (each SET expression only for a matched
 pair the UPDATE's WHERE takes, each VALUES expression only for an unmatched one the INSERT's
-WHERE takes: a value Oracle would not compute raises nothing); then the updates (by rowid), the deletes and the inserts run as
-``executemany`` of one statement each — so triggers (a synchronous capture's) see each
-row's UPDATE, DELETE and INSERT as Oracle fires them.  Everything is read before anything
+WHERE takes: a value Oracle would not compute raises nothing); then the updates by rowid
+and the inserts run as an ``executemany`` each (with DELETE WHERE each row is updated and
+then deleted by the rowid the update returns) — so triggers (a synchronous capture's) see
+each row's UPDATE, DELETE and INSERT as Oracle fires them.  Everything is read before anything
 changes: the statement sees the tables as they were, as Oracle's does.  Binds bound by
 name reach every statement; binds bound by position are numbered first.
 """
