@@ -265,6 +265,13 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     2290: (IntegrityError, "check constraint ({0}) violated"),
     2291: (IntegrityError, "integrity constraint ({0}) violated - parent key not found"),
     2292: (IntegrityError, "integrity constraint ({0}) violated - child record found"),
+    # MERGE (store/sqlmerge.py): a target row two source rows update, an ON column SET
+    30926: (DatabaseError, "unable to get a stable set of rows in the source tables"),
+    38104: (ProgrammingError, "Columns referenced in the ON Clause cannot be updated: {0}"),
+    38101: (ProgrammingError, "Invalid column in the INSERT VALUES Clause: {0}"),
+    38102: (ProgrammingError, "Invalid column in the INSERT WHERE Clause: {0}"),
+    926: (ProgrammingError, "missing VALUES keyword"),
+    969: (ProgrammingError, "missing ON keyword"),
     # a COMMIT refused (a deferred constraint): the cause follows on the next line, as in
     # Oracle's error stack
     2091: (IntegrityError, "transaction rolled back"),

@@ -172,7 +172,6 @@ def test_unknown_exception_name(conn):
 
 @pytest.mark.parametrize("text, what", [
     ("DECLARE TYPE r IS RECORD (a NUMBER); BEGIN NULL; END;", "TYPE"),
-    ("BEGIN MERGE INTO t USING s ON (t.a = s.a) WHEN MATCHED THEN UPDATE SET b = 1; END;", "MERGE"),
     ("BEGIN EXECUTE IMMEDIATE 'x' USING 1; END;", "USING"),
     ("CREATE TYPE t AS OBJECT (a NUMBER, MEMBER FUNCTION f RETURN NUMBER)", "method"),
 ])

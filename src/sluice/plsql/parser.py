@@ -9,7 +9,7 @@ The grammar is the slice of PL/SQL that administrative scripts use::
             | IF … ELSIF … ELSE … END IF; | [FOR i IN a..b | WHILE c] LOOP … END LOOP;
             | EXIT [WHEN c]; | CONTINUE [WHEN c]; | RAISE [name];
             | EXECUTE IMMEDIATE expr; | nested block
-            | SELECT … INTO …; | INSERT / UPDATE / DELETE … [RETURNING … INTO …];  (staticsql.py)
+            | SELECT … INTO …; | INSERT / UPDATE / DELETE … [RETURNING … INTO …]; | MERGE …;  (staticsql.py)
             | FOR r IN (query) | c[(args)] LOOP …; | OPEN c; | FETCH c INTO …; | CLOSE c;
             | OPEN cv FOR query | expr [USING …];                          (refcursors.py)
     decl   += CURSOR c [(param type, …)] IS query;                          (cursors.py)
@@ -17,7 +17,7 @@ The grammar is the slice of PL/SQL that administrative scripts use::
 
 Anything else stops with Oracle's PLS-00103 at the offending token, or with
 PLS-00999 ("implementation restriction") for real PL/SQL Sluice does not run
-(nested subprograms, MERGE inside a block), so a script never half-runs
+(nested subprograms), so a script never half-runs
 on a misreading.
 """
 
@@ -43,7 +43,7 @@ DECL_START = ("begin", "function", "pragma", "procedure", "subtype", "type",
               "cursor", "delete", "exists", "prior")
 AFTER_NAME = (":=", ".", "(", "@", "%", ";")
 # Real PL/SQL that this interpreter deliberately does not run.
-_UNSUPPORTED_STMT = frozenset("""MERGE CASE GOTO
+_UNSUPPORTED_STMT = frozenset("""CASE GOTO
     FORALL SAVEPOINT SET LOCK PIPE WITH""".split())
 _UNSUPPORTED_DECL = frozenset("TYPE SUBTYPE PROCEDURE FUNCTION".split())
 

@@ -1,13 +1,14 @@
 """Static SQL inside a block: ``SELECT … [BULK COLLECT] INTO``, ``INSERT`` / ``UPDATE`` /
-``DELETE`` with an optional ``RETURNING … [BULK COLLECT] INTO``, and the implicit cursor's
+``DELETE`` with an optional ``RETURNING … [BULK COLLECT] INTO``, ``MERGE`` (the store's
+``execute_dml`` runs it: ``store/sqlmerge.py``), and the implicit cursor's
 attributes ``SQL%ROWCOUNT`` / ``%FOUND`` / ``%NOTFOUND`` / ``%ISOPEN``.
 
 As Oracle's PL/SQL does:
 
 * a block's variables named in the statement are bound, as are its bind variables; a
   variable counts where an expression may stand (not a qualified name ``t.col``, not a
-  function name, not the table after ``FROM`` / ``INTO`` / ``UPDATE`` / ``JOIN``, not
-  ``INSERT``'s column list nor ``UPDATE … SET``'s targets), and not when a table the
+  function name, not the table after ``FROM`` / ``INTO`` / ``UPDATE`` / ``JOIN`` / ``USING``, not
+  ``INSERT``'s column list nor ``UPDATE … SET``'s targets, MERGE's too), and not when a table the
   statement names has a column of that name: the column wins, as Oracle resolves it
   (``DELETE FROM t WHERE id = id`` deletes every row);
 * ``SELECT … INTO`` takes exactly one row: none is ORA-01403 (NO_DATA_FOUND), more is
@@ -36,10 +37,10 @@ from .lexer import BIND, EOF, IDENT, Token
 from .nodes import Name, Seg, SqlStmt
 from .objects import Record, lookup
 
-KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE")
+KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE", "MERGE")
 ATTRIBUTES = ("ROWCOUNT", "FOUND", "NOTFOUND", "ISOPEN")
 # a name right after one of these words is a table, not a value
-_OBJECT_AFTER = frozenset({"FROM", "INTO", "UPDATE", "JOIN", "TABLE"})
+_OBJECT_AFTER = frozenset({"FROM", "INTO", "UPDATE", "JOIN", "TABLE", "USING"})
 # words that may follow a table name where an alias could stand
 _CLAUSE_WORDS = frozenset("""WHERE SET VALUES GROUP ORDER HAVING CONNECT START UNION MINUS
     INTERSECT EXCEPT JOIN INNER LEFT RIGHT FULL CROSS NATURAL ON USING RETURNING RETURN FOR
@@ -258,11 +259,13 @@ def _field_at(toks: list[Token], i: int) -> bool:
 
 
 def _column_positions(toks: list[Token]) -> set[int]:
-    """Indexes of INSERT's column list and UPDATE … SET's targets."""
+    """Indexes of INSERT's column list and UPDATE … SET's targets (MERGE's too)."""
     out: set[int] = set()
     kind = toks[0].value
-    if kind == "INSERT":
-        i = next((j for j, t in enumerate(toks) if t.is_op("(") or t.is_word(*_NOT_COLUMNS)), None)
+    if kind in ("INSERT", "MERGE"):
+        # (MERGE: the list after its WHEN NOT MATCHED's INSERT)
+        start = 0 if kind == "INSERT" else next((j + 1 for j, t in enumerate(toks) if t.is_word("INSERT")), len(toks))
+        i = next((j for j in range(start, len(toks)) if toks[j].is_op("(") or toks[j].is_word(*_NOT_COLUMNS)), None)
         if i is not None and toks[i].is_op("(") and not toks[i + 1].is_word("SELECT", "WITH"):
             depth = 0
             for j in range(i, len(toks)):
@@ -270,13 +273,13 @@ def _column_positions(toks: list[Token]) -> set[int]:
                 out.add(j)
                 if depth == 0:
                     break
-    elif kind == "UPDATE":
+    if kind in ("UPDATE", "MERGE"):
         depth, in_set = 0, False
         for j, t in enumerate(toks):
             depth += 1 if t.is_op("(") else -1 if t.is_op(")") else 0
             if depth == 0 and t.is_word("SET"):
                 in_set = True
-            elif depth == 0 and t.is_word("WHERE", "RETURNING", "RETURN"):
+            elif depth == 0 and t.is_word("WHERE", "RETURNING", "RETURN", "WHEN"):
                 in_set = False
             elif in_set and depth == 0 and j + 1 < len(toks) and toks[j + 1].is_op("=") \
                     and (toks[j - 1].is_word("SET") or toks[j - 1].is_op(",")):

@@ -195,6 +195,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return sequence
     if isinstance(e, pgerr.UndefinedTable):
         return ora(942)
+    if isinstance(e, pgerr.CardinalityViolation) and msg.startswith("MERGE command cannot affect row a second"):
+        return ora(30926)       # (store/sqlmerge.py)
     for violation, code in _VIOLATIONS:
         if isinstance(e, violation):
             return ora(code, getattr(e.diag, "constraint_name", None) or getattr(e.diag, "column_name", None)

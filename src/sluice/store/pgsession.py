@@ -54,6 +54,7 @@ from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .forupdate import RowLocking
 from .sqlmemory import memory_views, session_view
+from .sqlmerge import compound_dml, compound_postgres
 from .tableddl import user_table_names
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .objpaths import store_object_paths
@@ -790,8 +791,12 @@ class PgSession(StoreSession):
                      columns: KeptColumns.Statement, returned: list | None) -> int:
         sql = store_object_paths(sql, self.user, False, self.store)
         oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
-        text, params = _with_params(rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user),
-                                    oracle.binds)
+        text, binds = rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user), \
+            oracle.binds
+        counted = False     # MERGE, INSERT ALL / FIRST as PostgreSQL's (sqlmerge); counted: the count is its value
+        if compound_dml(text):
+            text, binds, counted = compound_postgres(text, binds)
+        text, params = _with_params(text, binds)
         c = self._conn()
         raw = c.raw
         with self._guard():
@@ -801,6 +806,7 @@ class PgSession(StoreSession):
         try:
             raw.execute("SELECT set_config('sluice.tag', %s, true)", (tag.hex() if tag else "",))
             cur = raw.execute(text, params)
+            count = cur.fetchone()[0] if counted else cur.rowcount
             if returned is not None:
                 returned.extend(oracle.convert(cur.fetchall()))
         except psycopg.Error as e:
@@ -813,7 +819,7 @@ class PgSession(StoreSession):
             raise err from None
         with self._guard():
             raw.execute("RELEASE SAVEPOINT sluice_dml")
-        return cur.rowcount
+        return count
 
     @contextmanager
     def row_locks(self, locking: RowLocking) -> Iterator[str | None]:

@@ -32,6 +32,7 @@ from .sqlitecalls import kept_error
 from .sqlitefns import divided_by_zero
 from .sessions import OpenSession
 from .sqlmemory import memory_views, session_view
+from .sqlmerge import compound_dml, compound_sqlite
 from .tableddl import user_table_names
 from .sqlnames import physical_names, rewrite
 from .objpaths import store_object_paths
@@ -123,18 +124,21 @@ class SqliteSession(StoreSession):
             conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
             conn.execute("INSERT INTO SLUICE_SYNC_SESSION (TXN, TAG) VALUES (?, ?)",
                          (self.new_transaction_id(), tag or None))
-            cur = conn.execute(rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user),
-                               oracle.binds or ())
-            # a RETURNING clause's rows: read to the end (SQLite changes the rows as they are read)
-            rows = cur.fetchall() if cur.description else []
-            if returned is not None:
-                returned.extend(returned_dates(tokens(oracle.text), [d[0] for d in cur.description or ()],
-                                               oracle.convert(rows), columns))
-            count = cur.rowcount
-        except (sqlite3.Error, OverflowError) as e:
+            text = rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user)
+            if compound_dml(text):      # MERGE, INSERT ALL / FIRST: several statements (sqlmerge)
+                count = compound_sqlite(conn, text, oracle.binds)
+            else:
+                cur = conn.execute(text, oracle.binds or ())
+                # a RETURNING clause's rows: read to the end (SQLite changes the rows as they are read)
+                rows = cur.fetchall() if cur.description else []
+                if returned is not None:
+                    returned.extend(returned_dates(tokens(oracle.text), [d[0] for d in cur.description or ()],
+                                                   oracle.convert(rows), columns))
+                count = cur.rowcount
+        except (sqlite3.Error, OverflowError, DatabaseError) as e:
             conn.execute("ROLLBACK TO sluice_dml")     # the statement alone is undone
             conn.execute("RELEASE sluice_dml")
-            raise _sql_error(e) from None
+            raise (e if isinstance(e, DatabaseError) else _sql_error(e)) from None
         conn.execute("RELEASE sluice_dml")
         return count
 

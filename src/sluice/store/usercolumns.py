@@ -5,7 +5,7 @@ user's SQL (:mod:`.sqloracle`) works on its text.  For what depends on the type 
 ``column ± n`` is a DATE n days on for a DATE column and a number for a NUMBER one, a
 DATE column is fetched as a ``datetime`` (SQLite holds it as text), a NUMBER(p, s) with a
 scale as a float even when whole (SQLite keeps no scale) — the tables the statement
-names (after FROM, JOIN, UPDATE, INTO and a FROM list's commas: :func:`table_names`) are
+names (after FROM, JOIN, UPDATE, INTO, MERGE's USING and a FROM list's commas: :func:`table_names`) are
 looked up in the store's catalog, in one query, only when a statement needs it:
 :func:`sqlite_columns` and :func:`pg_columns` give ``{COLUMN: TYPE}`` (upper-cased) for
 them.  A name two of those tables declare with different types maps to None (the
@@ -31,7 +31,7 @@ Lookup = Callable[[Sequence[str]], Columns]
 
 AMBIGUOUS_DATE = "?"      # a column two of the statement's tables declare differently, one as a date
 _FROM_LIST = frozenset({"FROM"})
-_BEFORE_TABLE = frozenset({"FROM", "JOIN", "UPDATE", "INTO"})
+_BEFORE_TABLE = frozenset({"FROM", "JOIN", "UPDATE", "INTO", "USING"})   # (JOIN … USING (col) names none)
 _ENDS_FROM = frozenset({"WHERE", "GROUP", "ORDER", "HAVING", "UNION", "INTERSECT", "EXCEPT", "MINUS",
                         "SELECT", "SET", "VALUES", "LIMIT", "FETCH", "CONNECT", "START",
                         "WINDOW"})
@@ -40,15 +40,15 @@ _SLUICE = ("AQ$", "DBA_", "ALL_", "USER_", "V$", "GV$", "SLUICE", "DUAL")
 _SCALE = re.compile(r"^(?:NUMBER|NUMERIC|DECIMAL|DEC)\s*\(\s*(\d+|\*)\s*(?:,\s*(-?\d+)\s*)?\)", re.I)
 
 
-# a table named after FROM / JOIN / UPDATE / INTO that is none of Sluice's
-_USER_TABLE = re.compile(r"""\b(?:FROM|JOIN|UPDATE|INTO)\s+(?!(?:"?\w+"?\s*\.\s*)?"?(?:AQ\$|DBA_|ALL_|USER_|G?V\$|"""
+# a table named after FROM / JOIN / UPDATE / INTO / USING that is none of Sluice's
+_USER_TABLE = re.compile(r"""\b(?:FROM|JOIN|UPDATE|INTO|USING)\s+(?!(?:"?\w+"?\s*\.\s*)?"?(?:AQ\$|DBA_|ALL_|USER_|G?V\$|"""
                          r"""SLUICE|DUAL\b))[\w"]""", re.I)
 _FROM_COMMA = re.compile(r"\bFROM\b.*,", re.I | re.S)
 
 
 def maybe_user_tables(sql: str) -> bool:
     """Whether ``sql`` may name a user's table (:func:`table_names`), told from its text
-    without its tokens: a name after FROM / JOIN / UPDATE / INTO not Sluice's, or a comma
+    without its tokens: a name after FROM / JOIN / UPDATE / INTO / USING not Sluice's, or a comma
     after a FROM."""
     return bool(_USER_TABLE.search(sql) or _FROM_COMMA.search(sql))
 
