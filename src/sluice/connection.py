@@ -41,6 +41,7 @@ from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import namespace, open_store, reaper, release_store, sequences
 from .store.seqviews import sequence_views
+from .store.seqwords import plain_names
 from .store.sessionzone import alter_session
 from .store.sqlmemory import InMemory
 from .store.tableddl import is_table_ddl, table_ddl
@@ -604,6 +605,8 @@ class Connection:
         ctx = self.context
         ctx.check_open()
         check_statement(sql, binds)
+        sql = plain_names(sql)                  # "S".NEXTVAL
+        ctx.authz.statements.check(sql)         # other schemas' tables and sequences
         rows: list | None = None if returned is None else []
         with self._lock:
             count = ctx.session.execute_dml(sql, binds, self.streams.get_tag(), rows)
@@ -616,7 +619,10 @@ class Connection:
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self.context.check_open()
         check_statement(sql, binds)
-        sql = sequence_views(self.context.store, self.context.username, sql)    # USER_SEQUENCES …
+        sql = plain_names(sql)                          # "S".NEXTVAL
+        self.context.authz.statements.check(sql)        # other schemas' tables and sequences
+        sql = sequence_views(self.context.store, self.context.username, sql,    # USER_SEQUENCES …
+                             self.context.authz.sees)
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True,
                                           decimals=defaults.fetch_decimals or self._exact_numbers,
                                           sessions=self._open_sessions(sql))

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
-from . import namespace, sqlcatalog
+from . import namespace, sequences, sqlcatalog
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
                         read_constraint, read_table_body)
 
@@ -383,6 +383,7 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
     for c in table.columns if table else ():
         if c.identity and c.type is not None and c.type.base != "NUMBER":
             raise ora(30675)
+        c.default = sequences.column_default(store, owner, c.default)     # DEFAULT seq.NEXTVAL
     commit()
     rows: list = []
     if select is not None:
@@ -540,6 +541,7 @@ def _drop_table(db: _Db, store: Any, owner: str, name: str, cascade: bool) -> No
     else:
         db.run(f"DROP TABLE {_quote(physical)}")
     db.record(owner, name, dropped=True)
+    sqlcatalog.drop_grants(db.conn, f"{owner}.{name}")
 
 
 def _referenced(db: _Db, owner: str, physical: str) -> bool:
