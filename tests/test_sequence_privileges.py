@@ -68,6 +68,16 @@ def test_a_dropped_sequences_grants_go_with_it(admin, dsn):
         assert query_code(alice, "SELECT scott.s.NEXTVAL FROM DUAL") == "ORA-02289"
 
 
+def test_a_default_of_another_users_sequence_needs_select(admin, dsn):
+    run(admin, "GRANT CREATE TABLE TO alice")
+    with login(dsn, "scott") as scott, login(dsn, "alice") as alice:
+        run(scott, "CREATE SEQUENCE s")
+        assert query_code(alice, "CREATE TABLE a (id NUMBER DEFAULT scott.s.NEXTVAL)") == "ORA-02289"
+        run(scott, "GRANT SELECT ON s TO alice")
+        run(alice, "CREATE TABLE a (id NUMBER DEFAULT scott.s.NEXTVAL, b NUMBER)", "INSERT INTO a (b) VALUES (1)")
+        assert query_rows(alice, "SELECT id FROM a") == [(1,)]
+
+
 def test_quoted_names_in_nextval(conn):
     run(conn, 'CREATE SEQUENCE "S"')
     assert query_rows(conn, 'SELECT "S".NEXTVAL FROM DUAL') == [(1,)]

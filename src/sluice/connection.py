@@ -710,6 +710,7 @@ class Connection:
             return 0
         if is_table_ddl(kind):       # CREATE / ALTER / DROP / TRUNCATE TABLE, indexes, COMMENT
             ctx = self.context
+            ctx.authz.statements.check(plain_names(text))     # DEFAULT scott.s.NEXTVAL
             return table_ddl(text, ctx.username, ctx.store, ctx.authz.has_system, ctx.ddl_commit,
                              lambda sql: self.query(sql, None))
         body = text.strip().rstrip(";").strip()
