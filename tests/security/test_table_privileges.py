@@ -131,6 +131,17 @@ def test_grant_and_revoke_errors_change_nothing(world, dsn):
         run(bob, "insert into scott.t values (3)", "delete from scott.t")
 
 
+def test_a_table_an_administrator_made_in_a_users_schema_is_that_users(world, dsn):
+    """(PostgreSQL makes it in the schema scott, SQLite in its one schema, recorded as SCOTT's.)"""
+    run(world, "create table scott.made (a number)", "insert into scott.made values (1)")
+    with login(dsn, "alice") as alice:
+        assert query_code(alice, "select a from scott.made") == "ORA-00942"
+        run(world, "GRANT SELECT ON scott.made TO alice")
+        assert query_rows(alice, "select a from scott.made") == [(1,)]
+    with login(dsn, "scott") as scott:
+        assert query_rows(scott, "select a from scott.made") == [(1,)]
+
+
 def test_a_dropped_tables_grants_go_with_it(world, dsn):
     with login(dsn, "scott") as scott:
         run(scott, "GRANT SELECT ON t TO alice", "drop table t", "create table t (a number)")

@@ -14,7 +14,8 @@ the user may do nothing at all with the object).
 Which tables are another schema's: those made at a cursor, whose owners the catalog records
 (:func:`sluice.store.tableddl.user_table_names`) -- ``scott.emp``, or an unqualified ``emp``
 that is SCOTT's table of the store's one schema (another user reaching it by its bare name
-reaches SCOTT's table).  A name counts where a table is named: after FROM, JOIN, INTO,
+reaches SCOTT's table) --, and on PostgreSQL ``scott.emp`` of the schema ``scott`` of the
+database user SCOTT (``create table scott.emp`` by an administrator makes it there, unrecorded).  A name counts where a table is named: after FROM, JOIN, INTO,
 UPDATE, DELETE, USING, or after a comma in a FROM clause.  Tables made in the database
 itself have no recorded owner: whoever names one owns it, as before.
 
@@ -25,11 +26,11 @@ dictionary lookup.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..store.seqwords import is_sequence_word, named
 from ..store.sqloracle import tokens
-from ..store.tableddl import user_table_names
+from ..store.tableddl import schema_table, user_table_names
 
 if TYPE_CHECKING:
     from .authorize import Authorizer
@@ -47,9 +48,11 @@ _CLAUSES = frozenset({"SELECT", "WHERE", "GROUP", "ORDER", "HAVING", "SET", "VAL
 _KEPT = 512         # statement texts kept per session
 
 
-def needs(sql: str, user: str, tables: dict[tuple[str, str], str]) -> tuple[Need, ...]:
+def needs(sql: str, user: str, tables: dict[tuple[str, str], str],
+          held: Callable[[str, str], bool] = lambda owner, name: False) -> tuple[Need, ...]:
     """What ``sql``, run by ``user``, needs of other schemas' tables (``tables``: the recorded
-    owners' ``(OWNER, NAME) -> physical name``) and sequences, each once."""
+    owners' ``(OWNER, NAME) -> physical name``; ``held(owner, name)``: a table of the owner's own
+    schema, PostgreSQL's ``hr.emp``) and sequences, each once."""
     toks = tokens(sql)
     if not toks:
         return ()
@@ -82,7 +85,7 @@ def needs(sql: str, user: str, tables: dict[tuple[str, str], str]) -> tuple[Need
             clause[-1] = word
         if not placed or (verb in ("SELECT", "WITH") and before is not None and before.word == "INTO"):
             continue
-        obj = _foreign(word, user, tables, others)
+        obj = _foreign(word, user, tables, others, held)
         if obj is None:
             continue
         if depth == 0 and before is not None and _writes(verb, before.word, i, toks):
@@ -95,11 +98,14 @@ def needs(sql: str, user: str, tables: dict[tuple[str, str], str]) -> tuple[Need
     return tuple(out)
 
 
-def _foreign(word: str, user: str, tables: dict[tuple[str, str], str], others: dict[str, str]) -> str | None:
-    """``OWNER.NAME`` of the recorded table of another schema that ``word`` names, or None."""
+def _foreign(word: str, user: str, tables: dict[tuple[str, str], str], others: dict[str, str],
+             held: Callable[[str, str], bool]) -> str | None:
+    """``OWNER.NAME`` of the table of another schema that ``word`` names, or None."""
     parts = [p.strip() for p in word.split(".")]
     if len(parts) == 2:
-        return f"{parts[0]}.{parts[1]}" if parts[0] != user and tuple(parts) in tables else None
+        if parts[0] != user and ((parts[0], parts[1]) in tables or held(parts[0], parts[1])):
+            return f"{parts[0]}.{parts[1]}"
+        return None
     if len(parts) == 1 and parts[0] in others:
         return f"{others[parts[0]]}.{parts[0]}"
     return None
@@ -136,6 +142,11 @@ class StatementAccess:
         self.authz = authz
         self._kept: dict[str, tuple[int, tuple[Need, ...]]] = {}
 
+    def _held(self, owner: str, name: str) -> bool:
+        """A table of the database user ``owner``'s own schema (PostgreSQL; asked once per
+        statement text and catalog version)."""
+        return self.authz.catalog.user(owner) is not None and schema_table(self.authz.catalog.store, owner, name)
+
     def check(self, sql: str) -> None:
         """Raise what Oracle answers when the session's user may not run ``sql`` on the
         tables and sequences of other schemas it names (ORA-00942 / 01031 / 02289)."""
@@ -145,7 +156,8 @@ class StatementAccess:
         if kept is None or kept[0] != version:
             if len(self._kept) >= _KEPT:
                 self._kept.clear()
-            kept = self._kept[sql] = (version, needs(sql, self.authz.username, user_table_names(store)))
+            kept = self._kept[sql] = (version, needs(sql, self.authz.username, user_table_names(store),
+                                                     self._held))
         if kept[1] and not self.authz.is_superuser():
             for obj, privilege, kind in kept[1]:
                 self.authz.check_object(obj, privilege, kind)
