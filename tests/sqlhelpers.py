@@ -50,6 +50,14 @@ def query_code(conn, sql: str, binds: Any = None) -> str:
     return raised_code(lambda: query_rows(conn, sql, binds))
 
 
+def run_committed(conn, *statements: str) -> None:
+    """Each of ``statements`` executed in order at one cursor of ``conn``, then a commit."""
+    cur = conn.cursor()
+    for sql in statements:
+        cur.execute(sql)
+    conn.commit()
+
+
 def create_table(dsn: str, ddl: str) -> None:
     """A table of the store's own database, made behind Sluice's back (Sluice runs DML, not DDL)."""
     if dsn.startswith("sqlite"):

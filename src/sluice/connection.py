@@ -42,6 +42,7 @@ from .security.users import UserStatements, authenticate
 from .store import namespace, open_store, reaper, release_store, sequences
 from .store.forupdate import ROW_IDENTITY, for_update
 from .store.seqviews import sequence_views
+from .store.seqwords import plain_names
 from .store.sessionzone import alter_session
 from .store.sqlmemory import InMemory
 from .store.tableddl import is_table_ddl, table_ddl
@@ -605,6 +606,8 @@ class Connection:
         ctx = self.context
         ctx.check_open()
         check_statement(sql, binds)
+        sql = plain_names(sql)                  # "S".NEXTVAL
+        ctx.authz.statements.check(sql)         # other schemas' tables and sequences
         rows: list | None = None if returned is None else []
         with self._lock:
             count = ctx.session.execute_dml(sql, binds, self.streams.get_tag(), rows)
@@ -617,7 +620,10 @@ class Connection:
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self.context.check_open()
         check_statement(sql, binds)
-        sql = sequence_views(self.context.store, self.context.username, sql)    # USER_SEQUENCES …
+        sql = plain_names(sql)                          # "S".NEXTVAL
+        self.context.authz.statements.check(sql)        # other schemas' tables and sequences
+        sql = sequence_views(self.context.store, self.context.username, sql,    # USER_SEQUENCES …
+                             self.context.authz.sees)
         locking = for_update(sql)     # SELECT … FOR UPDATE: the rows locked to the transaction's end
         if locking is None:
             return self._query(sql, binds)
@@ -726,6 +732,7 @@ class Connection:
             return 0
         if is_table_ddl(kind):       # CREATE / ALTER / DROP / TRUNCATE TABLE, indexes, COMMENT
             ctx = self.context
+            ctx.authz.statements.check(plain_names(text))     # DEFAULT scott.s.NEXTVAL
             return table_ddl(text, ctx.username, ctx.store, ctx.authz.has_system, ctx.ddl_commit,
                              lambda sql: self.query(sql, None))
         body = text.strip().rstrip(";").strip()

@@ -110,6 +110,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     2286: (ProgrammingError, "no options specified for ALTER SEQUENCE"),
     2287: (ProgrammingError, "sequence number not allowed here"),
     2289: (ProgrammingError, "sequence does not exist"),
+    2205: (ProgrammingError, "only SELECT and ALTER privileges are valid for sequences"),
+    2224: (ProgrammingError, "EXECUTE privileges not allowed for tables"),
     4001: (ProgrammingError, "sequence parameter {0} must be an integer"),
     4002: (ProgrammingError, "INCREMENT must be a non-zero integer"),
     4003: (ProgrammingError, "sequence parameter {0} exceeds maximum size allowed ({1} digits)"),
@@ -226,6 +228,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1756: (ProgrammingError, "quoted string not properly terminated"),
     # users, privileges, agents (sluice.security)
     990: (ProgrammingError, "missing or invalid privilege: {0}"),
+    969: (ProgrammingError, "missing ON keyword"),
     993: (ProgrammingError, "missing GRANT keyword"),   # WITH ADMIN OPTION on an object privilege
     1017: (ProgrammingError, "invalid username/password; logon denied"),
     1045: (ProgrammingError, "user {0} lacks CREATE SESSION privilege; logon denied"),

@@ -20,6 +20,7 @@ from ..model import Agent
 from ..names import canonical
 from ..store.base import QueueInfo
 from .catalog import BOOTSTRAP_USER, SecurityCatalog, UserInfo
+from .objectaccess import StatementAccess
 
 
 class Authorizer:
@@ -42,6 +43,7 @@ class Authorizer:
         self._super = False
         self._set_role: tuple[str, frozenset[str]] = ("ALL", frozenset())
         self._enabled: tuple[int, UserInfo | None] = (-1, None)    # (catalog version, info)
+        self.statements = StatementAccess(self)     # the tables and sequences statements name
 
     def set_roles(self, mode: str, named: Iterable[str] = ()) -> None:
         """SET ROLE: from now on the session's own calls count only the roles it enabled
@@ -126,24 +128,46 @@ class Authorizer:
         return _granted((u.rule_objects.get(obj, {}), self.catalog.public_rule_objects.get(obj, {})),
                         privilege, grant_option)
 
-    # -- tables an evaluation context's table aliases name ---------------------------
+    # -- tables and sequences: a statement's (.objectaccess), an evaluation context's -----
     def has_table_privilege(self, table: str, privilege: str = "SELECT", user: str | None = None,
-                            grant_option: bool = False) -> bool:
-        """``user`` (default: the connected one) may ``privilege`` (SELECT) the table
-        ``OWNER.TABLE``: owns it (its schema), holds SELECT ANY TABLE, or a grant of it to
-        itself or PUBLIC — with the grant option if asked (then the ANY privilege does not
-        count; PUBLIC's WITH GRANT OPTION does, as a queue's; the owner may always grant).
-        A schema that is no database user reads every table: nobody there holds or lacks a
-        privilege."""
+                            grant_option: bool = False, kind: str = "TABLE") -> bool:
+        """``user`` (default: the connected one) may ``privilege`` (SELECT, INSERT …) the table
+        ``OWNER.TABLE`` (``kind`` SEQUENCE: the sequence): owns it (its schema), holds the ANY
+        system privilege (SELECT ANY TABLE, SELECT ANY SEQUENCE …), or a grant of it to itself,
+        one of its roles or PUBLIC — with the grant option if asked (then the ANY privilege
+        does not count; PUBLIC's WITH GRANT OPTION does, as a queue's; the owner may always
+        grant).  A schema that is no database user reads every table: nobody there holds or
+        lacks a privilege."""
         u = self._user_or_self(user)
         if u is None:
             return user is not None and user != "PUBLIC"
         if u.superuser or table.split(".", 1)[0] == u.name:
             return True
-        if not grant_option and f"{privilege}_ANY_TABLE" in u.system:
+        if not grant_option and f"{privilege}_ANY_{kind}" in u.system:
             return True
         return _granted((u.tables.get(table, {}), self.catalog.public_tables.get(table, {})),
                         privilege, grant_option)
+
+    def check_object(self, obj: str, privilege: str, kind: str = "TABLE") -> None:
+        """The connected user's statement may ``privilege`` the table (``kind`` SEQUENCE: the
+        sequence) ``OWNER.NAME`` of another schema (:meth:`has_table_privilege`).  Else, as
+        Oracle answers: ORA-01031 when the user holds some privilege on it -- an object
+        privilege, or an ANY system privilege of its kind, by which it sees the object --
+        and otherwise the object is not there for it: ORA-00942 (a sequence: ORA-02289)."""
+        if self.has_table_privilege(obj, privilege, kind=kind):
+            return
+        if self.sees(obj, kind):
+            raise ora(1031)
+        raise ora(2289) if kind == "SEQUENCE" else ora(942)
+
+    def sees(self, obj: str, kind: str = "TABLE") -> bool:
+        """The connected user may do something with the table (``kind`` SEQUENCE: the
+        sequence) ``OWNER.NAME``: owns it, is a superuser, holds some object privilege on it
+        (granted to it, a role of it or PUBLIC) or an ANY system privilege of its kind --
+        what ALL_SEQUENCES lists, and what ORA-01031 rather than 'does not exist' answers."""
+        u = self.info()
+        return (u.superuser or obj.split(".", 1)[0] == u.name or bool(u.tables.get(obj))
+                or bool(self.catalog.public_tables.get(obj)) or any(p.endswith(f"_ANY_{kind}") for p in u.system))
 
     def check_grant_table(self, table: str, privilege: str = "SELECT") -> None:
         """GRANT SELECT ON a table: a superuser, its owner, or a holder of the privilege

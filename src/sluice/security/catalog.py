@@ -10,7 +10,8 @@ USER           SYS             user name               password hash, superuser 
 SYSPRIV        grantee         privilege               admin_option, grantor
 QUEUEPRIV      grantee|PUBLIC  OWNER.QUEUE             {privilege: {grant_option, grantor}}
 RULEPRIV       grantee|PUBLIC  TYPE.OWNER.OBJECT       {ALTER|EXECUTE: {grant_option, grantor}}
-TABPRIV        grantee|PUBLIC  OWNER.TABLE             {SELECT: {grant_option, grantor}}
+TABPRIV        grantee|PUBLIC  OWNER.TABLE or          {SELECT|INSERT|…: {grant_option, grantor}}
+                               OWNER.SEQUENCE
 EXECPRIV       grantee         package (DBMS_AQ …) or  grantor
                                OWNER.ROUTINE
 ROLE           grantee|PUBLIC  role                    grantor, admin_option
@@ -33,11 +34,15 @@ its user, the owner of a rule given an evaluation context: Oracle's definer's ri
 counts no role at all: ``SecurityCatalog.user(name, roles=False)`` (``own``), to which
 the checks add PUBLIC's object grants as they do for a session.
 
-TABPRIV holds SELECT on a table (``GRANT SELECT ON hr.employees TO strmadmin``): the
-tables an evaluation context's table aliases name (DBMS_RULE_ADM: "the rule owner must
-have the necessary privileges on all the base objects accessed by the rule").  The tables
-are the source database's, which Sluice does not hold: a grant names one, it does not
-look it up.  ``SELECT ANY TABLE`` is the SYSPRIV row SELECT_ANY_TABLE.
+TABPRIV holds the object privileges on tables and sequences (``GRANT SELECT, INSERT ON
+scott.emp TO hr``, ``GRANT SELECT ON scott.emp_seq TO hr``; tables and sequences share one
+namespace, so ``OWNER.NAME`` names one object): what a statement naming another schema's
+table or sequence needs (:mod:`.objectaccess`), and the tables an evaluation context's table
+aliases name (DBMS_RULE_ADM: "the rule owner must have the necessary privileges on all the
+base objects accessed by the rule").  Those tables are the source database's, which Sluice
+does not hold: a grant on a name that is no sequence names a table, it does not look it up.
+``SELECT ANY TABLE`` is the SYSPRIV row SELECT_ANY_TABLE (INSERT / UPDATE / DELETE ANY TABLE,
+SELECT / ALTER ANY SEQUENCE likewise).
 """
 
 from __future__ import annotations
@@ -58,8 +63,11 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                          # Sluice's: read the monitoring views' figures over HTTP (/metrics,
                          # /dashboard); Oracle's SELECT_CATALOG_ROLE gives it too
                          "MONITOR": "MONITOR",
-                         # read any table an evaluation context's table alias names
-                         "SELECT ANY TABLE": "SELECT_ANY_TABLE",
+                         # read any table (an evaluation context's table alias names one), write
+                         # any table, use any sequence (sluice.security.objectaccess)
+                         **{p: p.replace(" ", "_") for p in (
+                             "SELECT ANY TABLE", "INSERT ANY TABLE", "UPDATE ANY TABLE", "DELETE ANY TABLE",
+                             "SELECT ANY SEQUENCE", "ALTER ANY SEQUENCE")},
                          # run any registered routine (an apply handler of another schema …)
                          "EXECUTE ANY PROCEDURE": "EXECUTE_ANY_PROCEDURE",
                          # make roles, drop and grant anyone's (CREATE ROLE, DROP / GRANT ANY ROLE)
@@ -78,7 +86,9 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                                for verb in ("CREATE", "ALTER", "DROP", "EXECUTE")
                                for obj in ("RULE", "RULE SET", "EVALUATION CONTEXT")))}}
 QUEUE_PRIVILEGES = ("ENQUEUE", "DEQUEUE")
-TABLE_PRIVILEGES = ("SELECT",)
+# the object privileges of a table and of a sequence (GRANT … ON; ALL [PRIVILEGES] is all of them)
+TABLE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "ALTER", "INDEX", "REFERENCES")
+SEQUENCE_PRIVILEGES = ("SELECT", "ALTER")
 
 
 @dataclass

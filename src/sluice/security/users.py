@@ -4,10 +4,11 @@
 ``ALTER USER … GRANT CONNECT THROUGH …``, ``DROP USER … [CASCADE]``,
 ``GRANT … TO …`` and ``REVOKE … FROM …`` for what AQ needs: EXECUTE on the
 DBMS_ packages, the roles CONNECT, RESOURCE, AQ_USER_ROLE, AQ_ADMINISTRATOR_ROLE,
-DBA, and the system privileges CREATE SESSION, ENQUEUE/DEQUEUE/MANAGE ANY QUEUE; and
-``GRANT SELECT ON owner.table TO …`` for the tables an evaluation context's table aliases
-name (its owner, or a holder WITH GRANT OPTION, may grant it; a revoke takes with it what
-the revokee granted on).  ``CREATE ROLE name`` / ``DROP ROLE name`` make roles of one's own
+DBA, and the system privileges CREATE SESSION, ENQUEUE/DEQUEUE/MANAGE ANY QUEUE …; and the
+object privileges of tables and sequences, ``GRANT SELECT, INSERT ON owner.table TO …``,
+``GRANT ALL [PRIVILEGES] ON owner.seq TO …`` (:data:`.catalog.TABLE_PRIVILEGES`,
+``SEQUENCE_PRIVILEGES``; the object's owner, or a holder WITH GRANT OPTION, may grant them;
+a revoke takes with it what the revokee granted on).  ``CREATE ROLE name`` / ``DROP ROLE name`` make roles of one's own
 (CREATE ROLE grants the new role to its creator WITH ADMIN OPTION; its holders WITH ADMIN
 OPTION, or of GRANT ANY ROLE, grant and revoke it): ``GRANT … TO role`` (privileges, other
 roles), ``GRANT role TO user | PUBLIC``, and a user holds what its roles hold
@@ -21,10 +22,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable, Protocol
 
-from ..errors import ora
+from ..errors import not_supported, ora
 from ..names import canonical, split_qualified
+from ..store import sequences
 from ..store.sqlschema import PREDEFINED_ROLES
-from .catalog import BOOTSTRAP_USER, SQL_SYSTEM_PRIVILEGES, TABLE_PRIVILEGES, SecurityCatalog
+from .catalog import BOOTSTRAP_USER, SEQUENCE_PRIVILEGES, SQL_SYSTEM_PRIVILEGES, TABLE_PRIVILEGES, SecurityCatalog
 from .passwords import hash_password, verify_password
 
 if TYPE_CHECKING:
@@ -48,7 +50,9 @@ _REVOKE = re.compile(r"^\s*REVOKE\s+(.+?)\s+FROM\s+(.+?)\s*$", re.I | re.S)
 # EXECUTE on a package of SYS (DBMS_AQ …, stored by its name) or on a routine of a schema
 # (a registered procedure or function, stored as OWNER.NAME)
 _EXECUTE_ON = re.compile(r"^EXECUTE\s+ON\s+(\S.*)$", re.I | re.S)
-_TABLE_ON = re.compile(rf"^({'|'.join(TABLE_PRIVILEGES)})\s+ON\s+(?:TABLE\s+)?(\S+)$", re.I)
+# object privileges of a table or sequence: ``SELECT, INSERT ON [schema.]name``, ``ALL [PRIVILEGES] ON …``
+_OBJECT_ON = re.compile(r"^(.+?)\s+ON\s+(?:(?:TABLE|SEQUENCE)\s+)?(\S+)$", re.I | re.S)
+_ALL = re.compile(r"^ALL(?:\s+PRIVILEGES)?$", re.I)
 
 
 def authenticate(security: SecurityCatalog, user: str, password: str | None) -> None:
@@ -329,29 +333,62 @@ class UserStatements:
         ctx.authz.set_roles(mode, names)
 
     # -- GRANT / REVOKE -----------------------------------------------------
-    def _parse_privileges(self, text: str) -> list[tuple[str, str]]:
-        """-> [(kind, name)] with kind EXECPRIV, SYSPRIV, ROLE or TABPRIV (name ``OWNER.TABLE``,
-        the privilege SELECT; an unqualified table is the caller's)."""
-        out = []
+    def _parse_privileges(self, text: str, revoking: bool = False) -> list[tuple[str, str, tuple[str, ...]]]:
+        """-> [(kind, name, object privileges)] with kind EXECPRIV, SYSPRIV, ROLE (no object
+        privileges) or TABPRIV (name ``OWNER.NAME`` of a table or sequence -- unqualified, the
+        caller's -- and the privileges listed before its ON: :meth:`_object_privileges`)."""
+        out: list[tuple[str, str, tuple[str, ...]]] = []
+        listed: list[str] = []       # object privileges waiting for their ON (``SELECT, INSERT ON t``)
         for item in (p.strip() for p in text.split(",")):
             upper = re.sub(r"\s+", " ", item.upper())
-            if m := _EXECUTE_ON.match(item):
-                out.append(("EXECPRIV", self._executable(m.group(1))))
-            elif m := _TABLE_ON.match(item):
-                table = split_qualified(m.group(2), self._session_ctx.username, "table name")
-                out.append(("TABPRIV", ".".join(table)))
-            elif upper in SQL_SYSTEM_PRIVILEGES:
-                out.append(("SYSPRIV", SQL_SYSTEM_PRIVILEGES[upper]))
-            elif _ROLE_NAME.match(item):
+            if (m := _EXECUTE_ON.match(item)) and not listed:
+                out.append(("EXECPRIV", self._executable(m.group(1)), ()))
+            elif m := _OBJECT_ON.match(item):
+                owner, name = split_qualified(m.group(2), self._session_ctx.username, "object name")
+                what = self._object_privileges(", ".join([*listed, m.group(1)]), owner, name, revoking)
+                out.append(("TABPRIV", f"{owner}.{name}", what))
+                listed = []
+            elif upper in TABLE_PRIVILEGES or _ALL.match(upper) or "(" in upper:
+                listed.append(item)
+                continue
+            elif upper in SQL_SYSTEM_PRIVILEGES and not listed:
+                out.append(("SYSPRIV", SQL_SYSTEM_PRIVILEGES[upper], ()))
+            elif _ROLE_NAME.match(item) and not listed:
                 role = canonical(item, "role name")
                 if not self._security.is_role(role):
                     raise ora(1919, role)      # a name that is no privilege names a role
-                out.append(("ROLE", role))
+                out.append(("ROLE", role, ()))
             else:
                 raise ora(990, item)
             if out[-1] in out[:-1]:
                 raise ora(1711)
+        if listed:
+            raise ora(969)      # object privileges without their ON
         return out
+
+    def _object_privileges(self, text: str, owner: str, name: str, revoking: bool) -> tuple[str, ...]:
+        """The privileges ``text`` lists (``SELECT, INSERT``) on ``owner.name``: a sequence's
+        are SELECT and ALTER (ORA-02205 for another), anything else's a table's (a name that
+        is no sequence is a table: an evaluation context's may be the source database's, which
+        Sluice does not hold).  ALL [PRIVILEGES] is every one of them -- in a REVOKE, every
+        one the grants hold (Oracle's REVOKE ALL takes what there is).  :raises: ORA-01711
+        one listed twice, ORA-00990, ORA-02224 EXECUTE on a table, SLU-00001 a column list."""
+        valid = SEQUENCE_PRIVILEGES if sequences.exists(self._session_ctx.store, owner, name) else TABLE_PRIVILEGES
+        if _ALL.match(text.strip()):
+            return ("ALL",) if revoking else valid
+        listed: list[str] = []
+        for item in (p.strip() for p in text.split(",")):
+            privilege = re.sub(r"\s+", " ", item.upper())
+            if "(" in privilege:
+                raise not_supported("column privileges (UPDATE (column) ON …)")
+            if privilege not in TABLE_PRIVILEGES and privilege != "EXECUTE":
+                raise ora(990, item)
+            if privilege not in valid:
+                raise ora(2205) if valid is SEQUENCE_PRIVILEGES else ora(2224)
+            if privilege in listed:
+                raise ora(1711)
+            listed.append(privilege)
+        return tuple(listed)
 
     def _executable(self, text: str) -> str:
         """What ``EXECUTE ON text`` names: a package of SYS (``DBMS_AQ``, ``SYS.DBMS_AQ``:
@@ -375,32 +412,33 @@ class UserStatements:
                 raise ora(1917, u)
         return users
 
-    def _check_role_grants(self, privs: list[tuple[str, str]], users: list[str], option: str) -> None:
+    def _check_role_grants(self, privs: list[tuple[str, str, tuple[str, ...]]], users: list[str], option: str) -> None:
         """A role is granted to a role that is not among its own (ORA-01934); an object
         privilege is not granted to a role WITH GRANT OPTION (ORA-01926)."""
         security = self._security
         for grantee in users:
             if not security.is_role(grantee):
                 continue
-            if option == "GRANT" and any(kind == "TABPRIV" for kind, _ in privs):
+            if option == "GRANT" and any(kind == "TABPRIV" for kind, _, _ in privs):
                 raise ora(1926)
-            for kind, name in privs:
+            for kind, name, _ in privs:
                 if kind == "ROLE" and grantee in security.role_closure(name):
                     raise ora(1934)
 
-    def _tables(self, privs: list[tuple[str, str]]) -> list[str]:
-        """The tables of ``privs``, after checking the caller may grant and revoke the rest
-        (the tables' own checks are the caller's): a superuser anything; a system privilege
-        its holder WITH ADMIN OPTION (what DBMS_AQADM.GRANT_SYSTEM_PRIVILEGE and DBMS_RULE_ADM
-        ask of theirs), a role its holder WITH ADMIN OPTION or a holder of GRANT ANY ROLE, EXECUTE
-        on a routine its owner.  :raises: ORA-01031, ORA-01932 (a role)."""
-        tables = [name for kind, name in privs if kind == "TABPRIV"]
+    def _tables(self, privs: list[tuple[str, str, tuple[str, ...]]]) -> list[tuple[str, tuple[str, ...]]]:
+        """The (object, privileges) of the tables and sequences of ``privs``, after checking
+        the caller may grant and revoke the rest (the objects' own checks are the caller's): a
+        superuser anything; a system privilege its holder WITH ADMIN OPTION (what
+        DBMS_AQADM.GRANT_SYSTEM_PRIVILEGE and DBMS_RULE_ADM ask of theirs), a role its holder
+        WITH ADMIN OPTION or a holder of GRANT ANY ROLE, EXECUTE on a routine its owner.
+        :raises: ORA-01031, ORA-01932 (a role)."""
+        tables = [(name, what) for kind, name, what in privs if kind == "TABPRIV"]
         authz = self._session_ctx.authz
         if len(tables) == len(privs) or authz.is_superuser():
             return tables
         me, info = self._session_ctx.username, authz.info()
         administered = self._administered()
-        for kind, name in privs:
+        for kind, name, _ in privs:
             if kind == "ROLE":
                 if not ("GRANT_ANY_ROLE" in info.system or name in administered):
                     raise ora(1932, name)
@@ -417,15 +455,15 @@ class UserStatements:
                 if spec.get("admin_option") and (grantee in (me, "PUBLIC") or grantee in info.roles)}
 
     @staticmethod
-    def _public_allowed(privs: list[tuple[str, str]]) -> bool:
-        """PUBLIC may be named for tables and roles (a role granted to PUBLIC is every
-        user's); Sluice keeps no system privilege or EXECUTE of PUBLIC's (ORA-01917)."""
-        return all(kind in ("TABPRIV", "ROLE") for kind, _ in privs)
+    def _public_allowed(privs: list[tuple[str, str, tuple[str, ...]]]) -> bool:
+        """PUBLIC may be named for tables, sequences and roles (a role granted to PUBLIC is
+        every user's); Sluice keeps no system privilege or EXECUTE of PUBLIC's (ORA-01917)."""
+        return all(kind in ("TABPRIV", "ROLE") for kind, _, _ in privs)
 
     @staticmethod
-    def _not_to_owner(tables: list[str], users: list[str]) -> None:
-        """:raises: ORA-01749 a table's owner is a grantee (it holds every privilege on it)."""
-        if any(t.split(".", 1)[0] in users for t in tables):
+    def _not_to_owner(tables: list[tuple[str, tuple[str, ...]]], users: list[str]) -> None:
+        """:raises: ORA-01749 an object's owner is a grantee (it holds every privilege on it)."""
+        if any(t.split(".", 1)[0] in users for t, _ in tables):
             raise ora(1749)
 
     def grant(self, privileges: str, grantees: str, option: str) -> None:
@@ -436,17 +474,18 @@ class UserStatements:
         users = self._grantees(grantees, public=self._public_allowed(privs))
         self._not_to_owner(tables, users)
         self._check_role_grants(privs, users, option)
-        for table in tables:
-            self._session_ctx.authz.check_grant_table(table)
+        for table, what in tables:
+            for privilege in what:
+                self._session_ctx.authz.check_grant_table(table, privilege)
         me, store = self._session_ctx.username, self._session_ctx.store
         self._session_ctx.ddl_commit()
         admins = {(kind, grantee, name) for kind in ("SYSPRIV", "ROLE")
                   for grantee, name, spec in store.catalog_objects(kind) if spec.get("admin_option")}
         for user in users:
-            for kind, name in privs:
-                if kind == "TABPRIV":      # {SELECT: {grant_option, grantor}}, as RULEPRIV rows
+            for kind, name, what in privs:
+                if kind == "TABPRIV":      # {SELECT: {grant_option, grantor}, …}, as RULEPRIV rows
                     held = self._held_table(user, name)
-                    for p in TABLE_PRIVILEGES:
+                    for p in what:
                         held[p] = {"grant_option": option == "GRANT", "grantor": me}
                     store.put_catalog_object(kind, user, name, held, replace=True)
                     continue
@@ -456,26 +495,34 @@ class UserStatements:
                 store.put_catalog_object(kind, user, name, spec, replace=True)
 
     def revoke(self, privileges: str, grantees: str) -> None:
-        privs = self._parse_privileges(privileges)
+        privs = self._parse_privileges(privileges, revoking=True)
         tables = self._tables(privs)
         users = self._grantees(grantees, public=self._public_allowed(privs))
         self._not_to_owner(tables, users)
         store = self._session_ctx.store
-        held = {(k, o, n) for k in ("EXECPRIV", "SYSPRIV", "ROLE", "TABPRIV") for o, n, _ in store.catalog_objects(k)}
+        held = {(k, o, n) for k in ("EXECPRIV", "SYSPRIV", "ROLE") for o, n, _ in store.catalog_objects(k)}
         authz, me = self._session_ctx.authz, self._session_ctx.username
+        taken: dict[tuple[str, str], list[str]] = {}     # (grantee, object) -> the privileges revoked
         for user in users:        # check everything first: a failed REVOKE changes nothing
-            for kind, name in privs:
-                if (kind, user, name) not in held:
-                    raise ora(1951, name, user) if kind == "ROLE" else ora(
-                        1952, user) if kind == "SYSPRIV" else ora(1927)
-                if kind == "TABPRIV" and not (authz.is_superuser() or name.split(".", 1)[0] == me or all(
-                        g.get("grantor") == me for g in self._held_table(user, name).values())):
-                    raise ora(1927)    # neither the table's owner nor the grantor
+            for kind, name, what in privs:
+                if kind != "TABPRIV":
+                    if (kind, user, name) not in held:
+                        raise ora(1951, name, user) if kind == "ROLE" else ora(
+                            1952, user) if kind == "SYSPRIV" else ora(1927)
+                    continue
+                grants = self._held_table(user, name)
+                wanted = list(grants) if what == ("ALL",) else list(what)
+                if not wanted or any(p not in grants for p in wanted):
+                    raise ora(1927)
+                if not (authz.is_superuser() or name.split(".", 1)[0] == me or all(
+                        grants[p].get("grantor") == me for p in wanted)):
+                    raise ora(1927)    # neither the object's owner nor the grantor
+                taken[(user, name)] = wanted
         self._session_ctx.ddl_commit()
         for user in users:
-            for kind, name in privs:
+            for kind, name, _ in privs:
                 if kind == "TABPRIV":     # with the grants made from it WITH GRANT OPTION
-                    self._security.revoke_object_privileges(kind, user, name, TABLE_PRIVILEGES)
+                    self._security.revoke_object_privileges(kind, user, name, taken[(user, name)])
                 else:
                     store.drop_catalog_object(kind, user, name)
 

@@ -37,10 +37,12 @@ from ..errors import DatabaseError, ora
 from ..names import split_qualified
 from . import namespace
 from .seqspec import alter_options, altered, created, parse
+from .seqwords import is_sequence_word, named, plain_names
 from .seqwords import pg_name as _pg_name
 from .sqlitecalls import oracle_call
 
-__all__ = ["Routines", "SIDE_FILES", "drop", "exists", "listing", "register", "routines", "statement"]
+__all__ = ["Routines", "SIDE_FILES", "column_default", "drop", "exists", "listing", "register", "routines",
+           "statement"]
 
 SIDE_FILES = (".sequences", ".sequences-wal", ".sequences-shm")
 _BIGINT = (-2**63, 2**63 - 1)
@@ -53,7 +55,9 @@ def statement(ctx: Any, kind: str, text: str) -> int:
     verb = kind.split()[0]
     st = parse(verb, text)
     owner, name = split_qualified(st.name, ctx.username, "sequence name")
-    if owner != ctx.username and not ctx.authz.is_superuser():
+    if verb == "ALTER":     # the owner's, or a holder of ALTER on it or ALTER ANY SEQUENCE
+        ctx.authz.check_object(f"{owner}.{name}", "ALTER", "SEQUENCE")
+    elif owner != ctx.username and not ctx.authz.is_superuser():
         raise ora(1031)
     spec = created(st.options) if verb == "CREATE" else None
     if verb == "ALTER":
@@ -76,6 +80,9 @@ def statement(ctx: Any, kind: str, text: str) -> int:
         _pg(store, lambda c: _pg_alter(c, owner, name, st.options))
     if verb == "DROP":
         drop(store, owner, name)
+        for grantee, obj, _ in store.catalog_objects("TABPRIV"):   # its grants go with it
+            if obj == f"{owner}.{name}":
+                store.drop_catalog_object("TABPRIV", grantee, obj)
     return 0
 
 
@@ -339,6 +346,22 @@ def register(conn: sqlite3.Connection, store: Any) -> None:
 
     conn.create_function("sluice_nextval", 1, oracle_call(nextval))
     conn.create_function("sluice_currval", 1, oracle_call(currval))
+
+
+# -- DEFAULT seq.NEXTVAL ------------------------------------------------------------------
+def column_default(store: Any, owner: str, expr: str | None) -> str | None:
+    """A column's DEFAULT of CREATE TABLE as the store's database takes it: ``[schema.]seq.NEXTVAL``
+    (or CURRVAL; an unqualified sequence the table ``owner``'s) the call a statement's NEXTVAL
+    is (:mod:`.seqwords`), run by the database at each insert that gives the column no value;
+    any other expression as it is.  :raises: ORA-02289 no such sequence."""
+    if expr is None or not is_sequence_word(word := plain_names(expr).strip().upper()):
+        return expr
+    seq_owner, name, which = named(word, owner)
+    if not exists(store, seq_owner, name):
+        raise ora(2289)
+    if store.dialect == "sqlite":
+        return f"sluice_{which.lower()}('{seq_owner}.{name}')"
+    return f"{which.lower()}('{_pg_name(seq_owner, name)}')"
 
 
 # -- PL/SQL: seq.NEXTVAL in an expression -----------------------------------------------

@@ -13,7 +13,7 @@ SESSION_FLAG, KEEP_VALUE (always N).  On SQLite a bound beyond 64 bits (NOMAXVAL
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .sequences import listing
 from .sqloracle import tokens
@@ -28,8 +28,11 @@ _NOT_ALIAS = frozenset({"WHERE", "GROUP", "ORDER", "HAVING", "UNION", "INTERSECT
 _FLAGS = ("SCALE_FLAG", "EXTEND_FLAG", "SHARDED_FLAG", "SESSION_FLAG", "KEEP_VALUE")
 
 
-def sequence_views(store: Any, user: str, sql: str) -> str:
-    """``sql`` with each of the views above it names made a subquery of its rows."""
+def sequence_views(store: Any, user: str, sql: str,
+                   sees: Callable[[str, str], bool] = lambda obj, kind: True) -> str:
+    """``sql`` with each of the views above it names made a subquery of its rows: USER_SEQUENCES
+    the user's, ALL_SEQUENCES those it ``sees`` (``(OWNER.NAME, "SEQUENCE")``: its own, those it
+    holds a privilege on or an ANY SEQUENCE privilege), DBA_SEQUENCES all."""
     upper = sql.upper()
     if "_SEQUENCES" not in upper or not any(v in upper for v in _VIEWS):
         return sql
@@ -43,7 +46,8 @@ def sequence_views(store: Any, user: str, sql: str) -> str:
         t, view = toks[i], _view(toks[i].word)
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         aliased = nxt is not None and (nxt.kind == "qid" or nxt.kind == "id" and nxt.word not in _NOT_ALIAS)
-        mine = [r for r in rows if view != "USER_SEQUENCES" or r[0] == user]
+        mine = [r for r in rows if r[0] == user or view == "DBA_SEQUENCES"
+                or view == "ALL_SEQUENCES" and sees(f"{r[0]}.{r[1]}", "SEQUENCE")]
         sub = "(" + _select(mine, view != "USER_SEQUENCES") + ")" + ("" if aliased else f" {view}")
         sql = sql[:t.start] + sub + sql[t.end:]
     return sql

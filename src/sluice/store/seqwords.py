@@ -14,9 +14,14 @@ from typing import Sequence
 from ..errors import ora
 from .sqlschema import physical, quote
 
-__all__ = ["again", "is_sequence_word", "pg_name", "pieces"]
+__all__ = ["again", "is_sequence_word", "named", "pg_name", "pieces", "plain_names"]
 
 _WORD = re.compile(r"^(?:([A-Z_][A-Z0-9_$#]*)\s*\.\s*)?([A-Z_][A-Z0-9_$#]*)\s*\.\s*(NEXTVAL|CURRVAL)$")
+# ``"S".NEXTVAL``, ``scott."S".nextval``, ``"SCOTT".s.CURRVAL``: a sequence word with a quoted part
+# (string literals and comments matched first, to be left alone)
+_PART = r'(?:"[A-Z_][A-Z0-9_$#]*"|[A-Za-z_][A-Za-z0-9_$#]*)'
+_QUOTED = re.compile(rf"""'(?:[^']|'')*'|--[^\n]*|/\*.*?\*/"""
+                     rf"""|((?:{_PART}\s*\.\s*)?{_PART}\s*\.\s*(?:NEXTVAL|CURRVAL)\b)""", re.I | re.S)
 
 
 def is_sequence_word(word: str) -> bool:
@@ -24,8 +29,17 @@ def is_sequence_word(word: str) -> bool:
     return word.endswith(("NEXTVAL", "CURRVAL")) and _WORD.match(word) is not None
 
 
-def _named(word: str, user: str) -> tuple[str, str, str]:
-    """(owner, name, NEXTVAL | CURRVAL) of a sequence word."""
+def plain_names(sql: str) -> str:
+    """``sql`` with the quoted parts of its sequence words unquoted where Oracle's name is
+    the same unquoted (``"S".NEXTVAL`` is ``S.NEXTVAL``: an upper-case name), so that they
+    are sequence words; a quoted name of another case (``"s"``) stays as it is."""
+    if '".' not in sql or ("NEXTVAL" not in sql.upper() and "CURRVAL" not in sql.upper()):
+        return sql
+    return _QUOTED.sub(lambda m: m.group(0) if m.group(1) is None else m.group(1).replace('"', ""), sql)
+
+
+def named(word: str, user: str) -> tuple[str, str, str]:
+    """(owner, name, NEXTVAL | CURRVAL) of a sequence word (unqualified: ``user``'s)."""
     m = _WORD.match(word)
     assert m is not None
     return m.group(1) or user, m.group(2), m.group(3)
@@ -40,11 +54,11 @@ def pieces(toks: Sequence, i: int, user: str, sqlite: bool) -> dict[int, tuple[i
 
 @lru_cache(maxsize=256)
 def _pieces(toks: tuple, i: int, user: str, sqlite: bool) -> tuple[tuple[int, tuple[int, str]], ...]:
-    owner, name, _ = _named(toks[i].word, user)
+    owner, name, _ = named(toks[i].word, user)
     _check_place(toks, i)
     refs = [j for j, t in enumerate(toks) if t.kind == "id" and is_sequence_word(t.word)
-            and _named(t.word, user)[:2] == (owner, name)]
-    which = "NEXTVAL" if refs[0] == i and any(_named(toks[j].word, user)[2] == "NEXTVAL" for j in refs) \
+            and named(t.word, user)[:2] == (owner, name)]
+    which = "NEXTVAL" if refs[0] == i and any(named(toks[j].word, user)[2] == "NEXTVAL" for j in refs) \
         else "CURRVAL"
     key = f"{owner}.{name}"
     if sqlite:

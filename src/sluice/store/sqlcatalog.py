@@ -170,6 +170,13 @@ def drop_object(c, kind: str, owner: str, name: str) -> bool:
                           "RETURNING KIND", (kind, owner, name)).fetchall())
 
 
+def drop_grants(c, obj: str) -> None:
+    """The object privileges granted on the table ``obj`` (``OWNER.NAME``: TABPRIV rows, see
+    :mod:`sluice.security.catalog`) go with it, as Oracle's: one made again under the name
+    is nobody else's to use."""
+    c.execute("DELETE FROM SLUICE_CATALOG WHERE KIND = 'TABPRIV' AND NAME = ?", (obj,))
+
+
 def objects(c, kind: str) -> list[tuple[str, str, dict]]:
     return objects_of(c, (kind,))[kind]
 

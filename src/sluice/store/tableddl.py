@@ -46,11 +46,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
-from . import namespace, sqlcatalog
+from . import namespace, sequences, sqlcatalog
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
                         read_constraint, read_table_body)
 
-__all__ = ["TABLE_DDL", "USER_TABLE", "is_table_ddl", "table_ddl", "user_table_names"]
+__all__ = ["TABLE_DDL", "USER_TABLE", "is_table_ddl", "schema_table", "table_ddl", "user_table_names"]
 
 # the statements (``_kind_words`` of the statement interpreter) this module runs
 TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TABLE", "CREATE INDEX",
@@ -75,6 +75,18 @@ def user_table_names(store: Any) -> dict[tuple[str, str], str]:
         names = {(owner, _oracle_name(name)): _quote(name) for owner, name, _ in store.catalog_objects(USER_TABLE)}
         kept = store.user_tables_kept = (version, names)
     return kept[1]
+
+
+def schema_table(store: Any, owner: str, name: str) -> bool:
+    """Whether PostgreSQL's own schema of ``owner`` holds the table (or view) ``name``: one made
+    there (``create table hr.emp``) has no USER_TABLE record, its schema is its owner.  False on
+    SQLite, whose one schema's tables are all recorded."""
+    if getattr(store, "target", None) is None:
+        return False
+    return bool(store.pool.run(lambda c: c.execute(
+        "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? "
+        "AND c.relname = ? AND c.relkind IN ('r', 'p', 'v', 'm')", (_physical(owner), _physical(name))).fetchall(),
+        transaction=False))
 
 
 def is_table_ddl(kind: str) -> bool:
@@ -383,6 +395,7 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
     for c in table.columns if table else ():
         if c.identity and c.type is not None and c.type.base != "NUMBER":
             raise ora(30675)
+        c.default = sequences.column_default(store, owner, c.default)     # DEFAULT seq.NEXTVAL
     commit()
     rows: list = []
     if select is not None:
@@ -544,6 +557,7 @@ def _drop_table(db: _Db, store: Any, owner: str, name: str, cascade: bool) -> No
     else:
         db.run(f"DROP TABLE {_quote(physical)}")
     db.record(owner, name, dropped=True)
+    sqlcatalog.drop_grants(db.conn, f"{owner}.{name}")
 
 
 def _referenced(db: _Db, owner: str, physical: str) -> bool:
