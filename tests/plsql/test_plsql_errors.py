@@ -171,7 +171,7 @@ def test_unknown_exception_name(conn):
 
 
 @pytest.mark.parametrize("text, what", [
-    ("DECLARE TYPE r IS RECORD (a NUMBER); BEGIN NULL; END;", "TYPE"),
+    ("DECLARE SUBTYPE s IS NUMBER; BEGIN NULL; END;", "SUBTYPE"),
     ("BEGIN MERGE INTO t USING s ON (t.a = s.a) WHEN MATCHED THEN UPDATE SET b = 1; END;", "MERGE"),
     ("DECLARE c SYS_REFCURSOR; BEGIN OPEN c FOR SELECT 1 FROM dual; END;", "OPEN … FOR"),
     ("BEGIN EXECUTE IMMEDIATE 'x' USING 1; END;", "USING"),

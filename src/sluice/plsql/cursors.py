@@ -31,9 +31,10 @@ from typing import Any, Callable, Iterator
 from ..errors import ora
 from .errs import pls_error, semantic_error, unexpected
 from .lexer import EOF, IDENT
+from .composites import record_elements
 from .nodes import CursorDecl, CursorRef, CursorStmt, SqlStmt
 from .objects import Record
-from .staticsql import (ATTRIBUTES, bound_statement, collection_for, into_targets,
+from .staticsql import (ATTRIBUTES, BULK_ATTRIBUTES, bound_statement, collection_for, into_targets,
                         plain_value, resolve_sql, select_items, tables_named)
 from .values import to_number
 
@@ -171,9 +172,10 @@ def cursor_named(name: str, tok: Any, find: Callable[[str, str], Any],
 
 def check_fetch(stmt: CursorStmt, is_record: Callable[[str], bool]) -> None:
     """A FETCH's variables against the cursor's written-out select list: PLS-00394 (one
-    ``%ROWTYPE`` record takes the whole row)."""
+    record takes the whole row; with BULK COLLECT, ``is_record`` says whether a collection's
+    elements are records)."""
     first = stmt.into[0]
-    if len(stmt.into) == 1 and not stmt.bulk and not first.bind and len(first.segs) == 1 \
+    if len(stmt.into) == 1 and not first.bind and len(first.segs) == 1 \
             and is_record(first.segs[0].name):
         return
     items = select_items(stmt.cursor.decl.query.tokens[1:])
@@ -186,7 +188,8 @@ def check_fetch(stmt: CursorStmt, is_record: Callable[[str], bool]) -> None:
 def attribute_of(name: str) -> tuple[str, str] | None:
     """``("C", "FOUND")`` for a name ``C%FOUND`` (``expressions`` makes it), else None."""
     cursor, sep, attr = name.partition("%")
-    return (cursor, attr) if sep and attr in ATTRIBUTES else None
+    known = attr in ATTRIBUTES or (cursor == "SQL" and attr in BULK_ATTRIBUTES)
+    return (cursor, attr) if sep and known else None
 
 
 # ------------------------------------------------------------------- running
@@ -270,10 +273,15 @@ def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
         limit = None if stmt.limit is None else _limit(interp.eval(stmt.limit, env))
         end = len(state.rows) if limit is None else min(len(state.rows), state.fetched + limit)
         rows = state.rows[state.fetched:end]
-        if len(state.columns) != len(stmt.into):
+        records = len(stmt.into) == 1 and record_elements(plain_value(stmt.into[0], env))
+        if len(state.columns) != len(stmt.into) and not records:
             raise ora(6504)
         state.fetched = end
         state.found = limit is not None and len(rows) == limit
+        if records:                             # FETCH c BULK COLLECT INTO recs
+            interp.assign(stmt.into[0], collection_for(interp, stmt.into[0], env, [
+                Record(state.columns, row) for row in rows]), env)
+            return
         for i, target in enumerate(stmt.into):
             interp.assign(target, collection_for(interp, target, env, [r[i] for r in rows]), env)
         return

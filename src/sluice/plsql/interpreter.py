@@ -17,10 +17,14 @@ from .builtins import FUNCTIONS, session_clock, standard_packages
 from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
-from .objects import (COLLECTION_METHODS, Record, collection_method, element, lookup,
-                      set_element, set_member)
+from .composites import assigned, is_null
+from .forall import bulk_attributes, run_forall
+from .localtypes import runtime_type
+from .objects import (COLLECTION_METHODS, Record, Subscripted, collection_method, element,
+                      lookup, set_element, set_member)
 from .nodes import (Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExecImmediate, Exit,
-                    If, Literal, Loop, Name, Predicate, Raise, Simple, SqlStmt, Unary, VarDecl)
+                    ForAll, If, Literal, Loop, Name, Predicate, Raise, Simple, SqlStmt, TypeDecl,
+                    Unary, VarDecl)
 from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args
 from .staticsql import ImplicitCursor, run_sql
 from .values import (arithmetic, compare, concat, like, logical_and, logical_not, logical_or,
@@ -78,7 +82,7 @@ class Interpreter:
         self.standard = standard_packages(output)
         self._packages: dict[str, Any] = {}
         self._handling: list[DatabaseError] = []     # exceptions whose handler is running
-        self.implicit = ImplicitCursor()               # SQL%ROWCOUNT & co
+        self.implicit = ImplicitCursor(bulk=bulk_attributes({}, []))   # SQL%ROWCOUNT & co
         self.sql_columns: dict[str, frozenset] = {}    # static SQL's tables' columns (staticsql)
 
     # -- hooks
@@ -151,9 +155,15 @@ class Interpreter:
     def block(self, block: Block, outer: Env | None) -> None:
         env = Env(outer)
         for decl in block.decls:         # errors here are not the block's own to handle
-            if isinstance(decl, VarDecl):
+            if isinstance(decl, VarDecl) and decl.local is not None:    # of a declared type
+                value = env.get(decl.local.name).initial()
+                env.cells[decl.name] = value if decl.default is None else \
+                    assigned(value, self.eval(decl.default, env), decl.tok)
+            elif isinstance(decl, VarDecl):
                 env.cells[decl.name] = (self.eval(decl.default, env) if decl.default is not None
                                         else self.initial(decl))
+            elif isinstance(decl, TypeDecl):
+                env.cells[decl.name] = runtime_type(decl, env.get, lambda e: self.eval(e, env))
             elif isinstance(decl, CursorDecl):
                 env.cells[decl.name] = ExplicitCursor(decl, env)
         try:
@@ -212,6 +222,8 @@ class Interpreter:
             run_sql(self, stmt, env)
         elif isinstance(stmt, CursorStmt):
             run_cursor_stmt(self, stmt, env)
+        elif isinstance(stmt, ForAll):
+            run_forall(self, stmt, env)
         elif isinstance(stmt, Block):
             self.block(stmt, env)
 
@@ -304,7 +316,7 @@ class Interpreter:
         value = self.eval(e.subject, env)
         ops = [self.eval(o, env) for o in e.operands]
         if e.kind == "NULL":
-            result = value is None
+            result = is_null(value)
         elif e.kind == "LIKE":
             result = like(value, *ops)
         elif e.kind == "BETWEEN":
@@ -338,12 +350,17 @@ class Interpreter:
             value = self._sqlerrm(first, env)
         elif head.kind == "sqlattr":
             value = self.implicit.attribute(head.target)
+            if first.args:                                # SQL%BULK_ROWCOUNT(i)
+                value = element(value, self.eval(first.args[0].value, env))
         elif head.kind == "cursorattr":
             value = env.get(head.target[0]).attribute(head.target[1])
         elif head.kind == "constant":
             value = head.target
         elif head.kind == "call":
             value = self.invoke(head.target, head.binding, env)
+        elif head.kind == "localtype":                   # t(…): a declared collection type
+            value = env.get(head.target).construct([self.eval(a.value, env)
+                                                    for a in first.args or []])
         else:                                            # construct
             args = node.segs[head.consumed - 1].args or []
             value = self.construct(head.target, [self.eval(a.value, env) for a in args],
@@ -372,6 +389,9 @@ class Interpreter:
 
     # -- values: members, elements, binds, assignment
     def member(self, value: Any, seg, env: Env) -> Any:
+        if isinstance(value, Subscripted) and seg.name in COLLECTION_METHODS:
+            return value.method(seg.name, [self.eval(a.value, env) for a in seg.args or []],
+                                seg.tok)
         if isinstance(value, (list, tuple, dict)) and seg.name in COLLECTION_METHODS:
             args = [self.eval(a.value, env) for a in seg.args or []]
             return collection_method(value, seg.name, args)
@@ -404,12 +424,12 @@ class Interpreter:
             elif segs[0].args:                    # v(i) := value
                 env.set(head.target, set_element(env.get(head.target), index, value))
             else:
-                env.set(head.target, value)
+                env.set(head.target, assigned(env.get(head.target), value, target.tok))
             return
         obj = env.get(head.target) if head.kind == "var" else \
             bound(self.binds[self.bind_key(head.target)])
         if segs[0].args:
-            obj = element(obj, index)
+            obj = obj.target(index) if isinstance(obj, Subscripted) else element(obj, index)
         for seg in segs[1:-1]:
             obj = self.member(obj, seg, env)
         set_member(obj, segs[-1], value)

@@ -86,6 +86,7 @@ class VarDecl:
     default: Expr | None
     tok: Token
     rowtype: bool = False       # ``name anchor%ROWTYPE``: a record (cursors.py)
+    local: "TypeDecl | None" = None   # of a type the block declared (resolver; localtypes.py)
 
 
 @dataclass
@@ -194,6 +195,9 @@ class SqlStmt:
     variables: dict[int, str] = field(default_factory=dict)   # token index -> variable (resolver)
     fields: dict[int, Token] = field(default_factory=dict)    # of those, ``v.field``: its field
     width: int | None = None    # SELECT's items / RETURNING's expressions (None: ``*``)
+    # a collection's element ``v(i)`` / ``v(i).f`` at a token index: (its Name, last token's index)
+    elements: dict[int, tuple["Name", int]] = field(default_factory=dict)
+    row_at: int | None = None   # ``INSERT … VALUES rec``: the record's token index (resolver)
 
 
 @dataclass
@@ -228,8 +232,53 @@ class CursorStmt:
     limit: Expr | None = None
 
 
+@dataclass
+class ElementRef:
+    """The datatype of a collection's elements or a record's fields (``localtypes.py``):
+    a scalar, a type declared before it (the resolver links it), ``x%ROWTYPE``, ``x%TYPE``."""
+    type_name: str | None       # canonical; None when anchored (%TYPE / %ROWTYPE)
+    rowtype: bool
+    not_null: bool
+    tok: Token
+    local: "TypeDecl | None" = None
+
+
+@dataclass
+class FieldDecl:
+    name: str
+    element: ElementRef
+    default: Expr | None
+    tok: Token
+
+
+@dataclass
+class TypeDecl:
+    """``TYPE name IS TABLE OF … [INDEX BY …] | VARRAY(n) OF … | RECORD (…);``"""
+    name: str
+    kind: str                   # 'TABLE' 'VARRAY' 'ASSOC' 'RECORD'
+    tok: Token
+    element: ElementRef | None = None
+    limit: int | None = None                    # VARRAY
+    numeric_keys: bool = True                   # ASSOC: INDEX BY PLS_INTEGER & co
+    fields: list[FieldDecl] = field(default_factory=list)     # RECORD
+
+
+@dataclass
+class ForAll:
+    """``FORALL i IN a..b | INDICES OF c [BETWEEN a AND b] | VALUES OF c [SAVE EXCEPTIONS]
+    dml;`` (``forall.py``)."""
+    var: str
+    sql: SqlStmt
+    tok: Token
+    low: Expr | None = None
+    high: Expr | None = None
+    indices_of: Name | None = None
+    values_of: Name | None = None
+    save_exceptions: bool = False
+
+
 Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate | SqlStmt
-        | CursorStmt)
+        | CursorStmt | ForAll)
 
 
 # ------------------------------------------------------------------ type DDL

@@ -12,6 +12,8 @@ The grammar is the slice of PL/SQL that administrative scripts use::
             | SELECT … INTO …; | INSERT / UPDATE / DELETE … [RETURNING … INTO …];  (staticsql.py)
             | FOR r IN (query) | c[(args)] LOOP …; | OPEN c; | FETCH c INTO …; | CLOSE c;
     decl   += CURSOR c [(param type, …)] IS query;                          (cursors.py)
+            | TYPE t IS TABLE OF … | VARRAY(n) OF … | RECORD (…);            (localtypes.py)
+    stmt   += FORALL i IN a..b | INDICES OF c | VALUES OF c [SAVE EXCEPTIONS] dml;  (forall.py)
 
 Anything else stops with Oracle's PLS-00103 at the offending token, or with
 PLS-00999 ("implementation restriction") for real PL/SQL Sluice does not run
@@ -27,6 +29,8 @@ from .lexer import BIND, EOF, IDENT, NUMBER, tokenize
 from .nodes import (Assign, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit, Handler,
                     If, Loop, Name, PragmaInit, Raise, Simple, VarDecl)
 from .cursors import parse_cursor_decl, parse_cursor_stmt, parse_loop_cursor
+from .forall import parse_forall
+from .localtypes import is_type_decl, parse_type_decl
 from .staticsql import KINDS, parse_sql
 
 STMT_START = ("begin", "case", "declare", "exit", "for", "goto", "if", "loop", "mod", "null",
@@ -41,7 +45,7 @@ DECL_START = ("begin", "function", "pragma", "procedure", "subtype", "type",
 AFTER_NAME = (":=", ".", "(", "@", "%", ";")
 # Real PL/SQL that this interpreter deliberately does not run.
 _UNSUPPORTED_STMT = frozenset("""MERGE CASE GOTO
-    FORALL SAVEPOINT SET LOCK PIPE WITH""".split())
+    SAVEPOINT SET LOCK PIPE WITH""".split())
 _UNSUPPORTED_DECL = frozenset("TYPE SUBTYPE PROCEDURE FUNCTION".split())
 
 
@@ -90,6 +94,9 @@ class BlockParser(TokenStream):
                 continue
             if tok.is_word("CURSOR"):
                 decls.append(parse_cursor_decl(self))
+                continue
+            if is_type_decl(self):
+                decls.append(parse_type_decl(self))
                 continue
             if tok.is_word(*_UNSUPPORTED_DECL):
                 raise restriction(tok, f"a {tok.value} declaration")
@@ -201,6 +208,8 @@ class BlockParser(TokenStream):
             return ExecImmediate(sql, tok)
         if word in KINDS:
             return parse_sql(self)
+        if word == "FORALL":
+            return parse_forall(self)
         if word in ("OPEN", "FETCH", "CLOSE"):
             return parse_cursor_stmt(self)
         if word in _UNSUPPORTED_STMT:

@@ -19,9 +19,13 @@ from ..routines import is_function
 from .builtins import FUNCTIONS, NO_PARENS
 from .errs import semantic_error
 from .cursors import attribute_of, check_fetch, cursor_named, resolve_query, resolve_ref
+from .expressions import TokenStream
+from .forall import check_forall
+from .lexer import EOF, Token
+from .localtypes import holds_records, resolve_type_decl
 from .nodes import (Arg, Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExceptionDecl,
-                    ExecImmediate, Exit, If, Literal, Loop, Name, PragmaInit, Predicate, Raise,
-                    Simple, SqlStmt, Unary, VarDecl)
+                    ExecImmediate, Exit, ForAll, If, Literal, Loop, Name, PragmaInit, Predicate,
+                    Raise, Simple, SqlStmt, TypeDecl, Unary, VarDecl)
 from .staticsql import resolve_sql
 
 _P = inspect.Parameter
@@ -147,7 +151,9 @@ class Scope:
         self.vars: dict[str, bool] = {}          # name -> is constant
         self.excs: dict[str, ExcInfo] = {}
         self.cursors: dict[str, CursorDecl] = {}  # explicit cursors (cursors.py)
-        self.records: set[str] = set()            # of vars, the %ROWTYPE records
+        self.records: set[str] = set()            # of vars, the records (%ROWTYPE, RECORD types)
+        self.types: dict[str, TypeDecl] = {}      # the types declared here (localtypes.py)
+        self.typed: dict[str, TypeDecl] = {}      # of vars, those of a declared type: their type
         self.loop_label = loop_label             # False: not a loop; None/str: a loop
 
     def find(self, attr: str, name: str):
@@ -164,6 +170,13 @@ class Scope:
         while scope is not None and name not in scope.vars:
             scope = scope.parent
         return scope is not None and name in scope.records
+
+    def local_type(self, name: str) -> TypeDecl | None:
+        """The declared type of variable ``name`` (where it is declared), if it has one."""
+        scope = self
+        while scope is not None and name not in scope.vars:
+            scope = scope.parent
+        return scope.typed.get(name) if scope is not None else None
 
     def in_loop(self, label: str | None = None) -> bool:
         """Inside a loop (one labelled ``label`` if given)?"""
@@ -192,8 +205,15 @@ class Resolver:
                 if decl.default is not None:
                     self.expr(decl.default, scope)
                 scope.vars[decl.name] = decl.constant
-                if decl.rowtype:
+                decl.local = scope.find("types", decl.type_name) if decl.type_name else None
+                if decl.local is not None:
+                    scope.typed[decl.name] = decl.local
+                if decl.rowtype or (decl.local is not None and decl.local.kind == "RECORD"):
                     scope.records.add(decl.name)
+            elif isinstance(decl, TypeDecl):
+                resolve_type_decl(decl, lambda name: scope.find("types", name),
+                                  lambda e: self.expr(e, scope))
+                scope.types[decl.name] = decl
             elif isinstance(decl, ExceptionDecl):
                 scope.excs[decl.name] = ExcInfo(decl.name)
             elif isinstance(decl, PragmaInit):
@@ -265,7 +285,17 @@ class Resolver:
             self.expr(stmt.sql, scope)
         elif isinstance(stmt, SqlStmt):
             resolve_sql(stmt, lambda name: scope.find("vars", name) is not None,
-                        lambda name: self.target(name, scope), scope.is_record)
+                        lambda name: self.target(name, scope),
+                        (lambda name: holds_records(scope.local_type(name))) if stmt.bulk
+                        else scope.is_record, element=lambda toks: self._element(toks, scope))
+        elif isinstance(stmt, ForAll):
+            for e in (stmt.low, stmt.high, stmt.indices_of, stmt.values_of):
+                if e is not None:
+                    self.expr(e, scope)
+            inner = Scope(scope)
+            inner.vars[stmt.var] = True          # the index cannot be assigned
+            self.stmt(stmt.sql, inner)
+            check_forall(stmt)
         elif isinstance(stmt, CursorStmt):
             if stmt.word == "OPEN":
                 resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))
@@ -276,9 +306,22 @@ class Resolver:
             if stmt.limit is not None:
                 self.expr(stmt.limit, scope)
             if stmt.word == "FETCH":
-                check_fetch(stmt, scope.is_record)
+                check_fetch(stmt, (lambda name: holds_records(scope.local_type(name)))
+                            if stmt.bulk else scope.is_record)
         elif not isinstance(stmt, Simple):           # pragma: no cover - parser makes no others
             raise TypeError(f"unknown statement {stmt!r}")
+
+    def _element(self, toks: list[Token], scope: Scope) -> Name | None:
+        """``v(i)`` / ``v(i).f`` written in static SQL, resolved, when ``v`` is a collection
+        the block declared (the SQL gets the element's value); else None."""
+        kind = scope.local_type(toks[0].value)
+        if kind is None or kind.kind == "RECORD":
+            return None
+        end = toks[-1]
+        stream = TokenStream(list(toks) + [Token(EOF, "", "", end.line, end.col, end.end, end.end)])
+        node = stream.name()
+        self.name(node, scope)
+        return node
 
     # -- expressions
     def expr(self, e, scope: Scope) -> None:
@@ -354,6 +397,12 @@ class Resolver:
             if first.args is not None and len(first.args) != 1:
                 raise wrong_args(first.name, first.tok)
             return Head("var", 1, first.name)
+        declared = scope.find("types", first.name)
+        if declared is not None and first.args is not None:      # t(…): a collection's constructor
+            if declared.kind not in ("TABLE", "VARRAY") or any(a.name for a in first.args):
+                raise semantic_error(first.tok.line, first.tok.col, "PLS-00222: no function "
+                                     f"with name '{first.name}' exists in this scope")
+            return Head("localtype", 1, first.name)
         if len(segs) == 1 or first.args is not None:
             if first.name in ("SQLCODE", "SQLERRM"):
                 return Head(first.name.lower(), 1)
