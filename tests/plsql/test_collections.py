@@ -243,6 +243,27 @@ def test_collections_of_records_and_of_collections(conn):
         begin g.extend; dbms_output.put_line(g(1).count); end;""") == "ORA-06531"
 
 
+def test_inner_blocks_see_the_types_of_the_blocks_around_them(conn):
+    assert _out(conn, """
+        declare
+          type t is table of number;
+          n number := 5;
+          type r is record (a number := n * 2, b t := t(n));
+          rec r;
+        begin
+          n := 6;
+          declare
+            v t := t(1, 2);
+            inner r;                                  -- its defaults evaluated now
+          begin
+            dbms_output.put_line(v.count || ' ' || rec.a || rec.b(1) || ' ' || inner.a || inner.b(1));
+            rec.b.extend;
+            rec.b(2) := 7;
+          end;
+          dbms_output.put_line(rec.b.count || rec.b(2));
+        end;""") == ["2 105 126", "27"]
+
+
 def test_wrong_types_and_unsupported_type_declarations(conn):
     assert _pls(conn, """
         declare type a is table of number; type b is table of number; x a := a(1); y b;

@@ -9,6 +9,7 @@ optional ``procedure``; static SQL also ``query``, ``execute_dml``, ``statement`
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Any, Callable
 
 from ..errors import DatabaseError, InterfaceError, ora
@@ -431,8 +432,23 @@ class Interpreter:
         if segs[0].args:
             obj = obj.target(index) if isinstance(obj, Subscripted) else element(obj, index)
         for seg in segs[1:-1]:
-            obj = self.member(obj, seg, env)
-        set_member(obj, segs[-1], value)
+            obj = self._target_part(obj, seg, env)
+        last = segs[-1]
+        if last.args:                              # r.f(i) := value: an element of a field
+            field = self.member(obj, dataclasses.replace(last, args=None), env)
+            changed = set_element(field, self.eval(last.args[0].value, env), value)
+            if changed is not field:
+                set_member(obj, last, changed)
+            return
+        set_member(obj, last, value)
+
+    def _target_part(self, obj: Any, seg, env: Env) -> Any:
+        """The value an assignment target's ``.seg`` (``.seg(i)``) leads to, to change in place."""
+        if not seg.args:
+            return self.member(obj, seg, env)
+        part = self.member(obj, dataclasses.replace(seg, args=None), env)
+        index = self.eval(seg.args[0].value, env)
+        return part.target(index) if isinstance(part, Subscripted) else element(part, index)
 
     def bind_key(self, name: str) -> Any:
         """The caller's key for ``:name`` (bind names are case-insensitive), else ORA-01008."""

@@ -222,7 +222,7 @@ class BlockParser(TokenStream):
         tok = self.tok
         target: Name = self.name(bind=tok.kind == BIND)
         if self.accept_op(":="):
-            if any(seg.args is not None for seg in target.segs[1:]):
+            if any(seg.args is not None and not _subscript(seg) for seg in target.segs[1:]):
                 raise restriction(tok, "assigning to the result of a call")
             value = self.expr()
             self.expect_op(";", ".", "(", "*", "%", "&", "-", "+", "/", "||", "mod")
@@ -289,6 +289,11 @@ class BlockParser(TokenStream):
         if not handlers:
             raise unexpected(self.tok, ("pragma", "when"))
         return handlers
+
+
+def _subscript(seg) -> bool:
+    """``part(i)``: one positional argument, an element of a collection (``r.f(i) := x``)."""
+    return seg.args is not None and len(seg.args) == 1 and seg.args[0].name is None
 
 
 def parse_block(text: str) -> Block:

@@ -344,17 +344,18 @@ class Resolver:
         if node.bind:
             node.resolved = Head("bind", 1, first.name)
             return
-        # v, v.attr, v(i) and v(i).attr are targets; anything called is not
-        if any(seg.args is not None for seg in node.segs[1:]) or \
-                (first.args is not None and [a.name for a in first.args] != [None]):
+        # v, v.attr, v(i), v(i).attr and v.attr(i) are targets; anything called is not
+        if any(seg.args is not None and [a.name for a in seg.args] != [None]
+               for seg in node.segs):
             raise not_target(node.tok)
         constant = scope.find("vars", first.name)
         if constant is None:
             raise undeclared(first.name, node.tok)
         if constant:
             raise not_target(node.tok)
-        if first.args:
-            self.expr(first.args[0].value, scope)
+        for seg in node.segs:
+            if seg.args:
+                self.expr(seg.args[0].value, scope)
         node.resolved = Head("var", 1, first.name)
 
     def name(self, node: Name, scope: Scope, statement: bool = False) -> None:
