@@ -293,9 +293,11 @@ def test_bulk_collect_into_declared_collections(db):
           select id, name bulk collect into i, n from t order by id;
           select name bulk collect into f from t where id > 1 order by id;
           dbms_output.put_line(i.count || ' ' || i(3) || ' ' || n.first || n(2) || ' ' || f.limit || f(2));
+          select name into n(9) from t where id = i(2) - 1;     -- elements in any static SQL
+          dbms_output.put_line(n(9));
           select id bulk collect into i from t where id > 99;
           dbms_output.put_line(i.count);
-        end;""") == ["3 3 1bob 5cy", "0"]
+        end;""") == ["3 3 1bob 5cy", "ann", "0"]
     assert raised_code(block_output, db, """
         declare type two is varray(2) of number; v two;
         begin select id bulk collect into v from t; end;""") == "ORA-06532"

@@ -106,6 +106,7 @@ def run_forall(interp: Any, node: ForAll, env: Any) -> None:
     errors: list[tuple[int, int]] = []
     returned: list = []
     total = 0
+    direct = hasattr(conn, "execute_dml")     # (the text is bound already: no script pass)
     try:
         for iteration, index in enumerate(_indexes(interp, node, env), 1):
             scope = type(env)(env)
@@ -119,6 +120,7 @@ def run_forall(interp: Any, node: ForAll, env: Any) -> None:
             rowcounts.setdefault(index, 0)
             try:
                 count = atomic_dml(conn, text, binds, returned.extend) if sql.into else \
+                    conn.execute_dml(text, binds) if direct else \
                     interp.execute(conn, text, binds).rowcount
             except DatabaseError as exc:
                 if not node.save_exceptions:
