@@ -334,6 +334,24 @@ def test_bulk_collect_into_collections_of_records(db):
         begin select id, name bulk collect into p from t; end;""") == "ORA-00947"
 
 
+def test_elements_in_cursor_queries(db):
+    assert block_output(db, """
+        declare
+          type ids is table of number;
+          k ids := ids(3, 1);
+          cursor c (p number) is select name from t where id = k(p);
+          n varchar2(20);
+        begin
+          for r in (select name from t where id = k(1)) loop
+            dbms_output.put_line(r.name);
+          end loop;
+          open c(2);
+          fetch c into n;
+          close c;
+          dbms_output.put_line(n);
+        end;""") == ["cy", "ann"]
+
+
 def test_an_arrayvar_binds_to_an_index_by_table(db):
     """python-oracledb's documented way to pass a PL/SQL associative array: cursor.arrayvar."""
     cur = db.cursor()

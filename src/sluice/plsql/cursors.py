@@ -126,12 +126,13 @@ def parse_cursor_stmt(parser: Any) -> CursorStmt:
 
 # ----------------------------------------------------------------- resolving
 def resolve_ref(ref: CursorRef, find: Callable[[str, str], Any],
-                expr: Callable[[Any], None]) -> None:
+                expr: Callable[[Any], None], element: Callable[[list], Any] = lambda toks: None
+                ) -> None:
     """Which cursor ``ref`` names (``find(attr, name)`` looks in the block's scopes: the
     resolver's ``Scope.find``), its arguments checked and resolved (``expr``); a query in
     place has its variables resolved."""
     if ref.query is not None:
-        resolve_query(ref.query, lambda name: find("vars", name) is not None)
+        resolve_query(ref.query, lambda name: find("vars", name) is not None, element)
         return
     ref.decl = cursor_named(ref.name, ref.tok, find)
     names = [param for param, _ in ref.decl.params]
@@ -151,8 +152,10 @@ def resolve_ref(ref: CursorRef, find: Callable[[str, str], Any],
         raise wrong
 
 
-def resolve_query(query: SqlStmt, is_variable: Callable[[str], bool]) -> None:
-    resolve_sql(query, is_variable, lambda name: None)
+def resolve_query(query: SqlStmt, is_variable: Callable[[str], bool],
+                  element: Callable[[list], Any] = lambda toks: None) -> None:
+    """A cursor's query: its variables, and (``element``, the resolver's) collections' elements."""
+    resolve_sql(query, is_variable, lambda name: None, element=element)
 
 
 def cursor_named(name: str, tok: Any, find: Callable[[str, str], Any],

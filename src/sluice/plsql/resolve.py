@@ -228,7 +228,8 @@ class Resolver:
                     if default is not None:
                         self.expr(default, scope)
                     params.vars[param] = True
-                resolve_query(decl.query, lambda name: params.find("vars", name) is not None)
+                resolve_query(decl.query, lambda name: params.find("vars", name) is not None,
+                              lambda toks, params=params: self._element(toks, params))
                 scope.cursors[decl.name] = decl
         self.stmts(block.body, scope)
         for handler in block.handlers:
@@ -265,7 +266,8 @@ class Resolver:
                 if e is not None:
                     self.expr(e, scope)
             if stmt.cursor is not None:
-                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))
+                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope),
+                            lambda toks: self._element(toks, scope))
             inner = Scope(scope, loop_label=stmt.label)
             if stmt.var:
                 inner.vars[stmt.var] = True      # the loop index cannot be assigned
@@ -298,7 +300,8 @@ class Resolver:
             check_forall(stmt)
         elif isinstance(stmt, CursorStmt):
             if stmt.word == "OPEN":
-                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))
+                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope),
+                            lambda toks: self._element(toks, scope))
             else:
                 stmt.cursor.decl = cursor_named(stmt.cursor.name, stmt.cursor.tok, scope.find)
             for target in stmt.into:
