@@ -113,9 +113,12 @@ def test_whole_records_and_fields_of_record_collections(db):
         begin
           one.name := 'four';
           one.id := 4;
-          insert into mt values one;             -- a %ROWTYPE record: its fields by name
+          insert into mt values one;             -- assigned field by field: by name
+          for r in (select id + 10 a, name || '+' b from mt where id = 4) loop
+            insert into mt values r;             -- a row: by position
+          end loop;
         end;""")
-    assert _rows(db) == [(1, "row1"), (2, "two"), (3, "three"), (4, "four")]
+    assert _rows(db) == [(1, "row1"), (2, "two"), (3, "three"), (4, "four"), (14, "four+")]
 
 
 def test_the_first_failure_stops_the_forall_and_the_earlier_rows_stay(db):

@@ -436,9 +436,10 @@ def record_elements(value: Any) -> bool:
 
 
 def row_columns(value: Any) -> list[str] | None:
-    """The columns a ``%ROWTYPE`` record's fields name, in SQL (a record of a declared RECORD
-    type has positional fields: None), for ``INSERT … VALUES rec``."""
-    if not isinstance(value, Record) or declared_type(value) is not None:
+    """For ``INSERT … VALUES rec``: the columns an open ``%ROWTYPE`` record's fields name, in
+    SQL (its fields are in the order they were assigned).  A record a row filled, or one of a
+    declared RECORD type, has its fields in order: None (they go by position, as in Oracle)."""
+    if not isinstance(value, Record) or not object.__getattribute__(value, "_open"):
         return None
     fields = object.__getattribute__(value, "_fields") or {}
     return [name if _PLAIN_NAME.fullmatch(name) else '"' + name.replace('"', '""') + '"'

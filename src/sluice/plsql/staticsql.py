@@ -18,8 +18,8 @@ As Oracle's PL/SQL does:
 * ``BULK COLLECT INTO`` fills collections, one element per row (none: empty); one collection
   of records (a type the block declared, ``localtypes.py``) takes whole rows;
 * an element ``v(i)`` / ``v(i).f`` of a collection the block declared is bound as its value,
-  and ``INSERT … VALUES rec`` binds a record's fields (a ``%ROWTYPE`` record's by name, a
-  declared RECORD's by position);
+  and ``INSERT … VALUES rec`` binds a record's fields in order (those of a ``%ROWTYPE``
+  record assigned field by field name their columns);
 * ``SQL%ROWCOUNT`` is the rows the last statement changed or fetched, NULL before any;
   ``SQL%FOUND`` / ``%NOTFOUND`` NULL before any; ``SQL%ISOPEN`` always FALSE.
 
@@ -452,7 +452,7 @@ def bound_statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
             first = len(binds) + 1
             binds.update((str(n), item) for n, item in enumerate(items, first))
             parts.append("(" + ", ".join(f":{n}" for n in range(first, len(binds) + 1)) + ")")
-            names = row_columns(value)             # a %ROWTYPE record: its fields by name
+            names = row_columns(value)             # (fields assigned one by one: by name)
             if names:
                 parts.insert(values_at, "(" + ", ".join(names) + ") ")
         prev_end = tok.end
