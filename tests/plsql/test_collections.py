@@ -264,6 +264,30 @@ def test_inner_blocks_see_the_types_of_the_blocks_around_them(conn):
         end;""") == ["2 105 126", "27"]
 
 
+def test_python_code_gets_lists_and_dicts(conn):
+    """A package (Python) takes a declared collection as a list (an index-by table: a dict)."""
+    execute(conn, """
+        declare
+          type agents is table of sys.aq$_agent;
+          type props is table of varchar2(10) index by varchar2(10);
+          r agents := agents();
+          p props;
+          eo dbms_aq.enqueue_options_t;
+          mp dbms_aq.message_properties_t;
+          h raw(16);
+        begin
+          r.extend(2);
+          r(1) := sys.aq$_agent('A', null, null);
+          r(2) := sys.aq$_agent('B', null, null);
+          mp.recipient_list := r;
+          p('z') := '1'; p('a') := '2';
+          dbms_aq.enqueue('q', eo, mp, p, h);
+        end;""")
+    (_, _, args), = [c for c in conn.calls if c[1] == "enqueue"]
+    assert [a.args[0] for a in args["message_properties"].recipient_list] == ["A", "B"]
+    assert list(args["payload"].items()) == [("a", "2"), ("z", "1")]
+
+
 def test_wrong_types_and_unsupported_type_declarations(conn):
     assert _pls(conn, """
         declare type a is table of number; type b is table of number; x a := a(1); y b;

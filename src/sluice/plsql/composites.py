@@ -435,6 +435,17 @@ def record_elements(value: Any) -> bool:
     return isinstance(value, COLLECTIONS) and isinstance(value.ctype.element, (RecordType, RowType))
 
 
+def python_value(value: Any) -> Any:
+    """A declared collection as Python code (a package, a bind, an attribute of a package's
+    object) takes one: a nested table or VARRAY the list of its elements (NULL: None), an
+    associative array a dict in key order; anything else as it is."""
+    if isinstance(value, Collection):
+        return None if value.slots is None else [python_value(v) for v in value]
+    if isinstance(value, AssocArray):
+        return {key: python_value(value.items[key]) for key in value.keys()}
+    return value
+
+
 def row_columns(value: Any) -> list[str] | None:
     """For ``INSERT … VALUES rec``: the columns an open ``%ROWTYPE`` record's fields name, in
     SQL (its fields are in the order they were assigned).  A record a row filled, or one of a

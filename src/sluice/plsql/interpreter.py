@@ -18,7 +18,7 @@ from .builtins import FUNCTIONS, session_clock, standard_packages
 from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
-from .composites import assigned, is_null
+from .composites import assigned, is_null, python_value
 from .forall import bulk_attributes, run_forall
 from .localtypes import runtime_type
 from .objects import (COLLECTION_METHODS, Record, Subscripted, collection_method, element,
@@ -371,8 +371,8 @@ class Interpreter:
         return value
 
     def invoke(self, method, binding: Binding, env: Env) -> Any:
-        positional = [self.eval(v, env) for v in binding.positional]
-        kwargs = {k: self.eval(v, env) for k, v in binding.inputs}
+        positional = [python_value(self.eval(v, env)) for v in binding.positional]
+        kwargs = {k: python_value(self.eval(v, env)) for k, v in binding.inputs}
         try:
             result = method(*positional, **kwargs)
         except InterfaceError as exc:           # a Python-side type check: PL/SQL's value error
@@ -421,7 +421,7 @@ class Interpreter:
                 if isinstance(self.binds[key], BindVariable):   # cursor.var(): the value goes in it
                     self.binds[key].assign_out(value)
                 else:
-                    self.binds[key] = value
+                    self.binds[key] = python_value(value)
             elif segs[0].args:                    # v(i) := value
                 env.set(head.target, set_element(env.get(head.target), index, value))
             else:
@@ -440,7 +440,7 @@ class Interpreter:
             if changed is not field:
                 set_member(obj, last, changed)
             return
-        set_member(obj, last, value)
+        set_member(obj, last, value if isinstance(obj, Record) else python_value(value))
 
     def _target_part(self, obj: Any, seg, env: Env) -> Any:
         """The value an assignment target's ``.seg`` (``.seg(i)``) leads to, to change in place."""
