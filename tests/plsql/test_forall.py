@@ -198,6 +198,24 @@ def test_returning_bulk_collect_gathers_every_execution(db):
           dbms_output.put_line(gone.count || ' ' || gone(1) || gone(2) || ' ' || sql%rowcount);
         end;""") == ["2 db 2"]
     assert _rows(db) == [(1, "a"), (3, "c")]
+    assert block_output(db, """
+        declare
+          type pair is record (id number, name varchar2(20));
+          type pairs is table of pair;
+          v pairs := pairs();
+          gone pairs;
+          one pair;
+        begin
+          update mt set name = 'x' || name where id = 1 returning id, name into one;
+          v.extend(2);
+          v(1).id := 1;
+          v(2).id := 3;
+          forall i in 1 .. v.count
+            delete from mt where id = v(i).id returning id * 10, upper(name) bulk collect into gone;
+          dbms_output.put_line(one.id || one.name || ' ' || gone.count || ' ' || gone(1).id
+                               || gone(1).name || ' ' || gone(2).id || gone(2).name);
+        end;""") == ["1xa 2 10XA 30C"]
+    assert _rows(db) == []
 
 
 def test_forall_errors_before_anything_runs(db):

@@ -124,6 +124,8 @@ class RecordType:
     def accept(self, value: Any, tok: Any = None) -> "TypedRecord":
         if declared_type(value) is self:
             return copied(value)
+        if isinstance(value, tuple):                 # a row (RETURNING … INTO rec)
+            return self.from_row(value)
         if not isinstance(value, Record):
             raise _wrong_type(tok, f"a value of record type {self.name} is expected")
         fields = object.__getattribute__(value, "_fields")
@@ -455,6 +457,14 @@ def row_columns(value: Any) -> list[str] | None:
     fields = object.__getattribute__(value, "_fields") or {}
     return [name if _PLAIN_NAME.fullmatch(name) else '"' + name.replace('"', '""') + '"'
             for name in fields]
+
+
+def positional_records(value: Any, bulk: bool) -> bool:
+    """Is ``value`` a record of a declared RECORD type (``bulk``: a collection of them), which a
+    row fills by position?"""
+    if bulk:
+        return isinstance(value, COLLECTIONS) and isinstance(value.ctype.element, RecordType)
+    return isinstance(declared_type(value), RecordType)
 
 
 def assigned(current: Any, value: Any, tok: Any = None) -> Any:

@@ -125,11 +125,19 @@ def resolve_type_decl(decl: TypeDecl, find: Callable[[str], TypeDecl | None],
             expr(field.default)
 
 
-def holds_records(decl: TypeDecl | None) -> bool:
-    """Is ``decl`` a collection whose elements are records (a row fills one)?"""
+def holds_records(decl: TypeDecl | None, by_name: bool = True) -> bool:
+    """Is ``decl`` a collection whose elements are records (a row fills one)?  ``by_name``:
+    ``%ROWTYPE`` ones too (a query's row names its columns; a RETURNING clause's does not)."""
     element = decl.element if decl is not None and decl.kind != "RECORD" else None
-    return element is not None and (element.rowtype or (element.local is not None
-                                                        and element.local.kind == "RECORD"))
+    return element is not None and ((element.rowtype and by_name) or (
+        element.local is not None and element.local.kind == "RECORD"))
+
+
+def takes_rows(decl: TypeDecl | None, bulk: bool) -> bool:
+    """Does a variable of ``decl`` take a RETURNING clause's whole row (``bulk``: rows)?"""
+    if bulk:
+        return holds_records(decl, by_name=False)
+    return decl is not None and decl.kind == "RECORD"
 
 
 # ------------------------------------------------------------------- running

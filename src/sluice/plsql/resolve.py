@@ -22,7 +22,7 @@ from .cursors import attribute_of, check_fetch, cursor_named, resolve_query, res
 from .expressions import TokenStream
 from .forall import check_forall
 from .lexer import EOF, Token
-from .localtypes import holds_records, resolve_type_decl
+from .localtypes import holds_records, resolve_type_decl, takes_rows
 from .nodes import (Arg, Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExceptionDecl,
                     ExecImmediate, Exit, ForAll, If, Literal, Loop, Name, PragmaInit, Predicate,
                     Raise, Simple, SqlStmt, TypeDecl, Unary, VarDecl)
@@ -287,9 +287,8 @@ class Resolver:
             self.expr(stmt.sql, scope)
         elif isinstance(stmt, SqlStmt):
             resolve_sql(stmt, lambda name: scope.find("vars", name) is not None,
-                        lambda name: self.target(name, scope),
-                        (lambda name: holds_records(scope.local_type(name))) if stmt.bulk
-                        else scope.is_record, element=lambda toks: self._element(toks, scope))
+                        lambda name: self.target(name, scope), self._row_target(stmt, scope),
+                        element=lambda toks: self._element(toks, scope))
         elif isinstance(stmt, ForAll):
             for e in (stmt.low, stmt.high, stmt.indices_of, stmt.values_of):
                 if e is not None:
@@ -313,6 +312,16 @@ class Resolver:
                             if stmt.bulk else scope.is_record)
         elif not isinstance(stmt, Simple):           # pragma: no cover - parser makes no others
             raise TypeError(f"unknown statement {stmt!r}")
+
+    @staticmethod
+    def _row_target(stmt: SqlStmt, scope: Scope) -> Callable[[str], bool]:
+        """Whether INTO's one variable takes whole rows: a record (a collection of records for
+        BULK COLLECT); a RETURNING clause's rows only by position (a RECORD type's)."""
+        if stmt.kind != "SELECT":
+            return lambda name: takes_rows(scope.local_type(name), stmt.bulk)
+        if stmt.bulk:
+            return lambda name: holds_records(scope.local_type(name))
+        return scope.is_record
 
     def _element(self, toks: list[Token], scope: Scope) -> Name | None:
         """``v(i)`` / ``v(i).f`` written in static SQL, resolved, when ``v`` is a collection

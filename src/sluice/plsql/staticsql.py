@@ -37,7 +37,7 @@ from ..errors import ora
 from .binds import bound
 from .errs import pls_error, unexpected
 from .lexer import BIND, EOF, IDENT, Token
-from .composites import COLLECTIONS, record_elements, row_columns
+from .composites import COLLECTIONS, positional_records, record_elements, row_columns
 from .nodes import Name, Seg, SqlStmt
 from .objects import Record, lookup, record_values
 
@@ -133,7 +133,7 @@ def parse_sql(parser: Any) -> SqlStmt:
     if kind == "SELECT" and not into:
         raise pls_error(first.line, first.col,
                         "PLS-00428: an INTO clause is expected in this SELECT statement")
-    record = kind == "SELECT" and len(into) == 1   # (a record or records? the resolver says)
+    record = len(into) == 1                 # (a record or records? the resolver says)
     if expressions is not None and expressions != len(into) and not (record and expressions > 1):
         tok = into[0].tok
         code = "ORA-00947: not enough values" if len(into) < expressions else \
@@ -258,7 +258,7 @@ def resolve_sql(stmt: SqlStmt, is_variable: Callable[[str], bool],
         stmt.variables[i] = tok.value
     for name in stmt.into:
         target(name)
-    if stmt.kind == "SELECT" and len(stmt.into) == 1 and (stmt.width or 1) > 1 and not \
+    if len(stmt.into) == 1 and (stmt.width or 1) > 1 and not \
             (_plain(stmt.into[0]) and is_record(stmt.into[0].segs[0].name)):
         tok = stmt.into[0].tok
         raise pls_error(tok.line, tok.col, "PL/SQL: ORA-00947: not enough values")
@@ -392,7 +392,14 @@ def check_width(columns: int, targets: int) -> None:
 
 
 def assign_rows(interp: Any, stmt: SqlStmt, env: Any, rows: list) -> None:
-    """INTO's variables take the ``rows``' columns (BULK COLLECT: all the rows)."""
+    """INTO's variables take the ``rows``' columns (BULK COLLECT: all the rows); one record
+    of a declared RECORD type (a collection of them) takes whole rows, by position."""
+    target = plain_value(stmt.into[0], env) if len(stmt.into) == 1 else None
+    if positional_records(target, stmt.bulk):
+        if stmt.bulk or rows:               # (RETURNING no row: the record stays as it was)
+            interp.assign(stmt.into[0], target.ctype.filled([tuple(r) for r in rows])
+                          if stmt.bulk else tuple(rows[0]), env)
+        return
     for i, target in enumerate(stmt.into):
         values = [row[i] for row in rows]
         if stmt.bulk:
