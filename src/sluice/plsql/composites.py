@@ -36,8 +36,8 @@ from .errs import semantic_error
 from .objects import Record, Subscripted
 from .values import to_number, to_text
 
-_DELETED = object()
-_PLAIN_NAME = re.compile(r"[A-Z][A-Z0-9_$#]*")     # a column name SQL needs no quotes for     # a nested table's placeholder for an element DELETE(i) removed
+_DELETED = object()     # a nested table's placeholder for an element DELETE(i) removed
+_PLAIN_NAME = re.compile(r"[A-Z][A-Z0-9_$#]*")     # a column name SQL needs no quotes for
 
 
 def _wrong_type(tok: Any, what: str) -> Exception:
@@ -213,22 +213,31 @@ def _count_arg(args: list, default: int = 1) -> int | None:
 # ----------------------------------------------------- nested tables, VARRAYs
 class Collection(Subscripted):
     """A nested table's or VARRAY's value: ``slots`` from index 1 (``_DELETED`` where
-    ``DELETE(i)`` left a placeholder), None while the collection is atomically null."""
+    ``DELETE(i)`` left a placeholder), None while the collection is atomically null;
+    ``holes`` counts the placeholders (none: COUNT, FIRST, NEXT … need no pass over it)."""
 
     def __init__(self, ctype: CollectionType, slots: list | None) -> None:
-        self.ctype, self.slots = ctype, slots
+        self.ctype, self.slots, self.holes = ctype, slots, 0
+        self._existing_cache: list[int] | None = None     # a sparse one's indexes (NEXT …)
 
     def copy(self) -> "Collection":
-        return Collection(self.ctype, None if self.slots is None else
+        twin = Collection(self.ctype, None if self.slots is None else
                           [s if s is _DELETED else copied(s) for s in self.slots])
+        twin.holes = self.holes
+        return twin
 
     def _live(self) -> list:
         if self.slots is None:
             raise ora(6531)
         return self.slots
 
-    def _existing(self) -> list[int]:
-        return [i for i, s in enumerate(self._live(), 1) if s is not _DELETED]
+    def _existing(self) -> list[int] | range:
+        slots = self._live()
+        if not self.holes:
+            return range(1, len(slots) + 1)
+        if self._existing_cache is None:
+            self._existing_cache = [i for i, s in enumerate(slots, 1) if s is not _DELETED]
+        return self._existing_cache
 
     def _checked(self, index: Any) -> int:
         slots = self._live()
@@ -249,7 +258,10 @@ class Collection(Subscripted):
 
     def put(self, index: Any, value: Any, tok: Any = None) -> None:
         i = self._checked(index)
-        self.slots[i - 1] = self.ctype.element.accept(value, tok)
+        value = self.ctype.element.accept(value, tok)
+        if self.slots[i - 1] is _DELETED:
+            self.holes, self._existing_cache = self.holes - 1, None
+        self.slots[i - 1] = value
 
     def exists(self, index: Any) -> bool:
         if self.slots is None or index is None:
@@ -259,18 +271,20 @@ class Collection(Subscripted):
 
     def indexes(self) -> list[int]:
         """The existing elements' indexes, in order (INDICES OF)."""
-        return self._existing()
+        return list(self._existing())
 
     def __iter__(self):
         return (s for s in self.slots or () if s is not _DELETED)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(self.slots or ()) - self.holes
 
     def method(self, name: str, args: list, tok: Any = None) -> Any:
         if name == "EXISTS":
             return self.exists(args[0] if args else None)
         slots = self._live()
+        if name in ("EXTEND", "TRIM", "DELETE"):
+            self._existing_cache = None          # (they change which indexes exist)
         if name == "COUNT":
             return len(self)
         if name == "LIMIT":
@@ -288,6 +302,7 @@ class Collection(Subscripted):
             if count is not None:
                 if count > len(slots) or count < 0:
                     raise ora(6533)
+                self.holes -= sum(1 for s in slots[len(slots) - count:] if s is _DELETED)
                 del slots[len(slots) - count:]
         elif name == "DELETE":
             self._delete(slots, args, tok)
@@ -311,6 +326,7 @@ class Collection(Subscripted):
     def _delete(self, slots: list, args: list, tok: Any) -> None:
         if not args:
             slots.clear()
+            self.holes = 0
             return
         if self.ctype.kind == "VARRAY":          # VARRAYs stay dense
             raise _not_applicable("DELETE", tok)
@@ -318,7 +334,9 @@ class Collection(Subscripted):
         if low is None or high is None:
             return
         for i in range(max(_index(low), 1), min(_index(high), len(slots)) + 1):
-            slots[i - 1] = _DELETED
+            if slots[i - 1] is not _DELETED:
+                slots[i - 1] = _DELETED
+                self.holes += 1
 
 
 def _neighbour(keys: list, args: list, name: str) -> Any:
