@@ -407,13 +407,13 @@ class AssocArray(Subscripted):
         return len(self.items)
 
     def method(self, name: str, args: list, tok: Any = None) -> Any:
-        keys = self.keys()
         if name == "EXISTS":
             return self.exists(args[0] if args else None)
         if name == "COUNT":
-            return len(keys)
+            return len(self.items)
         if name == "LIMIT":
             return None
+        keys = self.keys() if name in ("FIRST", "LAST", "NEXT", "PRIOR") else []
         if name in ("FIRST", "LAST"):
             return (keys[0] if name == "FIRST" else keys[-1]) if keys else None
         if name in ("NEXT", "PRIOR"):
