@@ -88,6 +88,18 @@ def test_subscripts_beyond_count_outside_limit_null_and_deleted(conn):
     assert _out(conn, block.format("v(1.6) := 9; dbms_output.put_line(v(2));")) == ["9"]
 
 
+def test_new_before_a_constructor(conn):
+    assert _out(conn, """
+        declare
+          type t is table of varchar2(20);
+          foo t := new t('Strawberry', 'Apple', 'Banana');
+          new number := 1;                          -- (NEW alone stays a name)
+        begin
+          foo.delete(2);
+          dbms_output.put_line(foo.count || foo(3) || new);
+        end;""") == ["2Banana1"]
+
+
 def test_assignment_copies_collections(conn):
     assert _out(conn, """
         declare

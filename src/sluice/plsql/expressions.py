@@ -168,6 +168,9 @@ class TokenStream:
                             "interpreter")
         if tok.kind == IDENT and self.peek().is_op("%"):
             return cursor_attribute(self)            # SQL%ROWCOUNT, c%NOTFOUND & co
+        if tok.is_word("NEW") and self.peek().kind == IDENT and self.peek(2).is_op("(", "."):
+            self.advance()                           # NEW t(…): a constructor, NEW optional
+            return self.name()
         if tok.kind == IDENT and not (tok.is_word(*RESERVED)):
             return self.name()
         raise unexpected(tok, EXPR_START)
