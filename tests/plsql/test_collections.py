@@ -105,13 +105,27 @@ def test_assignment_copies_collections(conn):
         declare
           type t is table of number;
           v t := t(1, 2, 3);
-          w t;
+          w v%type;                                 -- anchored: of v's type
         begin
           w := v;
           v(1) := 9;
           v.trim;
           dbms_output.put_line(w(1) || ' ' || w.count || ' ' || v(1) || ' ' || v.count);
-        end;""") == ["1 3 9 2"]
+          w := null;
+          if w is null then dbms_output.put_line('null'); end if;
+        end;""") == ["1 3 9 2", "null"]
+
+
+def test_a_variable_anchored_to_a_declared_collection_is_of_its_type(conn):
+    assert _out(conn, """
+        declare
+          type a is table of number index by pls_integer;
+          x a;
+          y x%type;
+        begin
+          y(5) := 1;                                -- an index-by table: any key
+          dbms_output.put_line(y.first || y.count);
+        end;""") == ["51"]
 
 
 def test_not_null_elements(conn):

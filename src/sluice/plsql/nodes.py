@@ -87,6 +87,7 @@ class VarDecl:
     tok: Token
     rowtype: bool = False       # ``name anchor%ROWTYPE``: a record (cursors.py)
     local: "TypeDecl | None" = None   # of a type the block declared (resolver; localtypes.py)
+    anchor: str | None = None   # ``name v%TYPE``: the variable ``v``
 
 
 @dataclass

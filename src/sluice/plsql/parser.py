@@ -106,7 +106,11 @@ class BlockParser(TokenStream):
                 self.expect_op(";")
                 decls.append(ExceptionDecl(name.value, name))
                 continue
-            type_name, _, last = self.datatype()
+            at = self.pos
+            type_name, first, last = self.datatype()
+            # v2 v%TYPE: anchored to a variable (of a declared type, the resolver finds)
+            anchor = first.value if last.is_word("TYPE") and self.toks[at + 1].is_op("%") \
+                and type_name is None else None
             if self.accept_word("NOT"):
                 self.expect_word("NULL")
             default = None
@@ -117,7 +121,8 @@ class BlockParser(TokenStream):
                                 f"'{name.value}' must contain an initialization assignment")
             self.expect_op(";", ":=", "default", "not")
             decls.append(VarDecl(name.value, type_name, constant, default, name,
-                                 rowtype=type_name is None and last.is_word("ROWTYPE")))
+                                 rowtype=type_name is None and last.is_word("ROWTYPE"),
+                                 anchor=anchor))
         return decls
 
     def _pragma(self) -> list:

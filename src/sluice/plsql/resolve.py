@@ -205,7 +205,8 @@ class Resolver:
                 if decl.default is not None:
                     self.expr(decl.default, scope)
                 scope.vars[decl.name] = decl.constant
-                decl.local = scope.find("types", decl.type_name) if decl.type_name else None
+                decl.local = scope.find("types", decl.type_name) if decl.type_name else \
+                    scope.local_type(decl.anchor) if decl.anchor else None
                 if decl.local is not None:
                     scope.typed[decl.name] = decl.local
                 if decl.rowtype or (decl.local is not None and decl.local.kind == "RECORD"):
