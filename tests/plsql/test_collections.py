@@ -100,6 +100,31 @@ def test_new_before_a_constructor(conn):
         end;""") == ["2Banana1"]
 
 
+def test_nested_tables_in_conditions(conn):
+    """SQL's multiset conditions on PL/SQL nested tables (SQL Reference: CARDINALITY, IS EMPTY,
+    MEMBER OF; PL/SQL: "Comparing Nested Tables for Equality and Inequality")."""
+    assert _out(conn, """
+        declare
+          type t is table of varchar2(10);
+          a t := t('x', 'y', 'y');
+          b t := t('y', 'x', 'y');
+          c t := t('x', 'y');
+          e t := t();
+          n t;
+        begin
+          dbms_output.put_line(cardinality(a) || ' ' || nvl(to_char(cardinality(e)), 'null')
+                               || ' ' || nvl(to_char(cardinality(n)), 'null'));
+          if a = b and a <> c and not (a = c) then dbms_output.put_line('equal as multisets'); end if;
+          if (a = n) is null then dbms_output.put_line('null compares null'); end if;
+          if e is empty and a is not empty and (n is empty) is null then dbms_output.put_line('empty'); end if;
+          if 'y' member of a and 'z' not member a and ('x' member of e) is null then
+            dbms_output.put_line('member');
+          end if;
+        end;""") == ["3 null null", "equal as multisets", "null compares null", "empty", "member"]
+    assert _pls(conn, "declare type v is varray(2) of number; x v := v(1); "
+                      "begin if x is empty then null; end if; end;") == "PLS-00306"
+
+
 def test_assignment_copies_collections(conn):
     assert _out(conn, """
         declare

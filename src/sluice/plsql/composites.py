@@ -455,6 +455,57 @@ def record_elements(value: Any) -> bool:
     return isinstance(value, COLLECTIONS) and isinstance(value.ctype.element, (RecordType, RowType))
 
 
+# ------------------------------------------- nested tables in conditions (SQL's multiset ones)
+def _nested_table(value: Any, what: str) -> "Collection | None":
+    """``value`` as a nested table's condition takes it (None: NULL); anything else is
+    PLS-00306, as Oracle compares no VARRAY, index-by table or scalar so."""
+    if value is None or (isinstance(value, Collection) and value.ctype.kind == "TABLE"):
+        return None if is_null(value) else value
+    raise _not_applicable(what, None)
+
+
+def cardinality(value: Any) -> int | None:
+    """``CARDINALITY(nt)``: its elements; NULL for an empty or a null nested table."""
+    table = _nested_table(value, "CARDINALITY")
+    return len(table) or None if table is not None else None
+
+
+def is_empty(value: Any) -> bool | None:
+    """``nt IS EMPTY``: NULL for a null nested table."""
+    table = _nested_table(value, "IS EMPTY")
+    return None if table is None else len(table) == 0
+
+
+def member_of(value: Any, collection: Any, compare: Callable[[str, Any, Any], Any]) -> bool | None:
+    """``x MEMBER OF nt``: NULL when ``x`` is NULL or the table null or empty, else as IN
+    compares (``compare`` is the interpreter's ``=``)."""
+    table = _nested_table(collection, "MEMBER OF")
+    if value is None or table is None or not len(table):
+        return None
+    result: bool | None = False
+    for item in table:
+        hit = compare("=", value, item)
+        if hit:
+            return True
+        if hit is None:
+            result = None
+    return result
+
+
+def equal_tables(a: Any, b: Any, compare: Callable[[str, Any, Any], Any]) -> bool | None:
+    """``nt1 = nt2``: the same elements, in any order (NULL when either is null)."""
+    left, right = _nested_table(a, "="), _nested_table(b, "=")
+    if left is None or right is None:
+        return None
+    rest = list(right)
+    for item in left:
+        at = next((i for i, other in enumerate(rest) if compare("=", item, other)), None)
+        if at is None:
+            return False
+        del rest[at]
+    return not rest
+
+
 def python_value(value: Any) -> Any:
     """A declared collection as Python code (a package, a bind, an attribute of a package's
     object) takes one: a nested table or VARRAY the list of its elements (NULL: None), an

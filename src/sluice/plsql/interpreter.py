@@ -18,7 +18,8 @@ from .builtins import FUNCTIONS, session_clock, standard_packages
 from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
-from .composites import assigned, is_null, python_value
+from .composites import (Collection, assigned, equal_tables, is_empty, is_null, member_of,
+                         python_value)
 from .forall import bulk_attributes, run_forall
 from .localtypes import runtime_type
 from .objects import (COLLECTION_METHODS, Record, Subscripted, collection_method, element,
@@ -309,6 +310,9 @@ class Interpreter:
         right = self.eval(e.right, env)
         if e.op == "||":
             return concat(left, right)
+        if e.op in ("=", "<>") and (isinstance(left, Collection) or isinstance(right, Collection)):
+            return logical_not(equal_tables(left, right, compare)) if e.op == "<>" else \
+                equal_tables(left, right, compare)
         if e.op in ("=", "<>", "<", "<=", ">", ">="):
             return compare(e.op, left, right)
         return arithmetic(e.op, left, right)
@@ -318,6 +322,10 @@ class Interpreter:
         ops = [self.eval(o, env) for o in e.operands]
         if e.kind == "NULL":
             result = is_null(value)
+        elif e.kind == "EMPTY":
+            result = is_empty(value)
+        elif e.kind == "MEMBER":
+            result = member_of(value, ops[0], compare)
         elif e.kind == "LIKE":
             result = like(value, *ops)
         elif e.kind == "BETWEEN":
