@@ -23,6 +23,13 @@ def query_rows(conn, sql: str, binds: Any = None) -> list[tuple]:
     return cur.fetchall()
 
 
+def block_output(conn, block: str, **binds: Any) -> list[str]:
+    """The DBMS_OUTPUT lines of a PL/SQL block run through ``cursor.execute``."""
+    cur = conn.cursor()
+    cur.execute(block, binds)
+    return cur.output
+
+
 def query_headed(conn, sql: str, binds: Any = None) -> tuple[list[str], list[tuple]]:
     """The headings (``cursor.description``'s names) and the rows ``sql`` fetches."""
     cur = conn.cursor()
@@ -43,6 +50,15 @@ def raised_code(fn: Callable[..., Any], *args: Any, **kw: Any) -> str:
     with pytest.raises(sluice.Error) as e:
         fn(*args, **kw)
     return e.value.full_code
+
+
+def pls_code(fn: Callable[..., Any], *args: Any, **kw: Any) -> str:
+    """The PLS-NNNNN of the ORA-06550 ``fn(*args, **kw)`` raises (a block Oracle would not
+    compile: the code is on the message's second line); it must raise."""
+    with pytest.raises(sluice.DatabaseError) as e:
+        fn(*args, **kw)
+    assert e.value.full_code == "ORA-06550"
+    return str(e.value).splitlines()[1].split(":")[0]
 
 
 def query_code(conn, sql: str, binds: Any = None) -> str:

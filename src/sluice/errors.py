@@ -178,6 +178,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1410: (DatabaseError, "invalid ROWID"),
     6504: (DatabaseError, "PL/SQL: Return types of Result Set variables or query do not match"),
     6510: (ProgrammingError, "PL/SQL: unhandled user-defined exception"),
+    24381: (DatabaseError, "error(s) in array DML"),     # FORALL … SAVE EXCEPTIONS
     6530: (ProgrammingError, "Reference to uninitialized composite"),
     6531: (ProgrammingError, "Reference to uninitialized collection"),
     6533: (DataError, "Subscript beyond count"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import sluice
 from tests.plsql.plsql_fakes import FakeConn, SqlConn
 
 
@@ -15,3 +16,11 @@ def conn() -> FakeConn:
 @pytest.fixture
 def sql_conn() -> SqlConn:
     return SqlConn()
+
+
+@pytest.fixture
+def store(dsn):
+    """A real session on each store (``dsn``), for blocks whose static SQL must run."""
+    c = sluice.connect(dsn)
+    yield c
+    c.close()

@@ -171,7 +171,7 @@ def test_unknown_exception_name(conn):
 
 
 @pytest.mark.parametrize("text, what", [
-    ("DECLARE TYPE r IS RECORD (a NUMBER); BEGIN NULL; END;", "TYPE"),
+    ("DECLARE SUBTYPE s IS NUMBER; BEGIN NULL; END;", "SUBTYPE"),
     ("BEGIN EXECUTE IMMEDIATE 'x' USING 1; END;", "USING"),
     ("CREATE TYPE t AS OBJECT (a NUMBER, MEMBER FUNCTION f RETURN NUMBER)", "method"),
 ])

@@ -17,6 +17,7 @@ from typing import Callable
 from ..errors import DatabaseError, ora
 from ..numformat import format_number
 from .dbmsoutput import DbmsOutput, SessionOutput
+from .composites import cardinality
 from .values import _FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, to_number, to_text
 
 _STRPTIME = {"YYYY": "%Y", "SYYYY": "%Y", "RRRR": "%Y", "YY": "%y", "RR": "%y", "MONTH": "%B",
@@ -124,6 +125,7 @@ FUNCTIONS = {
     "CHR": _null_in(lambda n: chr(int(n))),
     "ASCII": _null_in(lambda s: ord(to_text(s)[0])),
     "NVL": lambda a, b: b if a is None else a,
+    "CARDINALITY": cardinality,
     "NVL2": _nvl2,
     "COALESCE": lambda *args: next((a for a in args if a is not None), None),
     "TO_CHAR": lambda v, fmt=None: to_char(v, fmt),

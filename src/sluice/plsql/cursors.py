@@ -33,12 +33,13 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from ..errors import ora
+from .composites import record_elements
 from .currentof import for_update_at, row_identity, with_row_ids
 from .errs import semantic_error, unexpected
 from .lexer import BIND, EOF, IDENT
 from .nodes import CursorDecl, CursorRef, CursorStmt, SqlStmt
 from .objects import Record
-from .staticsql import (ATTRIBUTES, bound_statement, collection_for, into_targets,
+from .staticsql import (ATTRIBUTES, BULK_ATTRIBUTES, bound_statement, collection_for, into_targets,
                         plain_value, resolve_sql, select_items, tables_named)
 from .values import to_number
 
@@ -130,12 +131,13 @@ def parse_cursor_stmt(parser: Any) -> CursorStmt:
 
 # ----------------------------------------------------------------- resolving
 def resolve_ref(ref: CursorRef, find: Callable[[str, str], Any],
-                expr: Callable[[Any], None]) -> None:
+                expr: Callable[[Any], None], element: Callable[[list], Any] = lambda toks: None
+                ) -> None:
     """Which cursor ``ref`` names (``find(attr, name)`` looks in the block's scopes: the
     resolver's ``Scope.find``), its arguments checked and resolved (``expr``); a query in
     place has its variables resolved."""
     if ref.query is not None:
-        resolve_query(ref.query, lambda name: find("vars", name) is not None)
+        resolve_query(ref.query, lambda name: find("vars", name) is not None, element)
         return
     ref.decl = cursor_named(ref.name, ref.tok, find)
     names = [param for param, _ in ref.decl.params]
@@ -155,8 +157,10 @@ def resolve_ref(ref: CursorRef, find: Callable[[str, str], Any],
         raise wrong
 
 
-def resolve_query(query: SqlStmt, is_variable: Callable[[str], bool]) -> None:
-    resolve_sql(query, is_variable, lambda name: None)
+def resolve_query(query: SqlStmt, is_variable: Callable[[str], bool],
+                  element: Callable[[list], Any] = lambda toks: None) -> None:
+    """A cursor's query: its variables, and (``element``, the resolver's) collections' elements."""
+    resolve_sql(query, is_variable, lambda name: None, element=element)
 
 
 def cursor_named(name: str, tok: Any, find: Callable[[str, str], Any],
@@ -176,9 +180,10 @@ def cursor_named(name: str, tok: Any, find: Callable[[str, str], Any],
 
 def check_fetch(stmt: CursorStmt, is_record: Callable[[str], bool]) -> None:
     """A FETCH's variables against the cursor's written-out select list: PLS-00394 (one
-    ``%ROWTYPE`` record takes the whole row)."""
+    record takes the whole row; with BULK COLLECT, ``is_record`` says whether a collection's
+    elements are records)."""
     first = stmt.into[0]
-    if len(stmt.into) == 1 and not stmt.bulk and not first.bind and len(first.segs) == 1 \
+    if len(stmt.into) == 1 and not first.bind and len(first.segs) == 1 \
             and is_record(first.segs[0].name):
         return
     items = select_items(stmt.cursor.decl.query.tokens[1:])
@@ -196,7 +201,8 @@ def locks_rows(toks: list) -> bool:
 def attribute_of(name: str) -> tuple[str, str] | None:
     """``("C", "FOUND")`` for a name ``C%FOUND`` (``expressions`` makes it), else None."""
     cursor, sep, attr = name.partition("%")
-    return (cursor, attr) if sep and attr in ATTRIBUTES else None
+    known = attr in ATTRIBUTES or (cursor == "SQL" and attr in BULK_ATTRIBUTES)
+    return (cursor, attr) if sep and known else None
 
 
 # ------------------------------------------------------------------- running
@@ -303,10 +309,15 @@ def run_cursor_stmt(interp: Any, stmt: CursorStmt, env: Any) -> None:
         limit = None if stmt.limit is None else _limit(interp.eval(stmt.limit, env))
         end = len(state.rows) if limit is None else min(len(state.rows), state.fetched + limit)
         rows = state.rows[state.fetched:end]
-        if len(state.columns) != len(stmt.into):
+        records = len(stmt.into) == 1 and record_elements(plain_value(stmt.into[0], env))
+        if len(state.columns) != len(stmt.into) and not records:
             raise ora(6504)
         state.fetched = end
         state.found = limit is not None and len(rows) == limit
+        if records:                             # FETCH c BULK COLLECT INTO recs
+            interp.assign(stmt.into[0], collection_for(interp, stmt.into[0], env, [
+                Record(state.columns, row) for row in rows]), env)
+            return
         for i, target in enumerate(stmt.into):
             interp.assign(target, collection_for(interp, target, env, [r[i] for r in rows]), env)
         return

@@ -96,12 +96,17 @@ class TokenStream:
             return Binary(op, left, self._additive(), tok)
         if self.accept_word("IS"):
             negated = bool(self.accept_word("NOT"))
+            if self.accept_word("EMPTY"):             # a nested table's (composites.py)
+                return Predicate("EMPTY", left, [], negated, tok)
             self.expect_word("NULL", "not")
             return Predicate("NULL", left, [], negated, tok)
         negated = False
-        if tok.is_word("NOT") and self.peek().is_word("LIKE", "BETWEEN", "IN"):
+        if tok.is_word("NOT") and self.peek().is_word("LIKE", "BETWEEN", "IN", "MEMBER"):
             self.advance()
             negated = True
+        if self.accept_word("MEMBER"):                # x [NOT] MEMBER [OF] nested_table
+            self.accept_word("OF")
+            return Predicate("MEMBER", left, [self._additive()], negated, tok)
         if self.accept_word("LIKE"):
             operands = [self._additive()]
             if self.accept_word("ESCAPE"):
@@ -168,6 +173,9 @@ class TokenStream:
                             "interpreter")
         if tok.kind == IDENT and self.peek().is_op("%"):
             return cursor_attribute(self)            # SQL%ROWCOUNT, c%NOTFOUND & co
+        if tok.is_word("NEW") and self.peek().kind == IDENT and self.peek(2).is_op("(", "."):
+            self.advance()                           # NEW t(…): a constructor, NEW optional
+            return self.name()
         if tok.kind == IDENT and not (tok.is_word(*RESERVED)):
             return self.name()
         raise unexpected(tok, EXPR_START)

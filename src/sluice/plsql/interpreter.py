@@ -9,6 +9,7 @@ optional ``procedure``; static SQL also ``query``, ``execute_dml``, ``statement`
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Any, Callable
 
 from ..errors import DatabaseError, InterfaceError, ora
@@ -19,11 +20,15 @@ from .dbmsoutput import SessionOutput
 from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
 from .errs import semantic_error
 from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
-from .objects import (COLLECTION_METHODS, Record, collection_method, element, lookup,
-                      set_element, set_member)
+from .composites import (Collection, assigned, equal_tables, is_empty, is_null, member_of,
+                         python_value)
+from .forall import bulk_attributes, run_forall
+from .localtypes import runtime_type
+from .objects import (COLLECTION_METHODS, Record, Subscripted, collection_method, element,
+                      lookup, set_element, set_member)
 from .nodes import (Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExecImmediate, Exit,
-                    If, Literal, Loop, Name, OpenFor, Predicate, Raise, Simple, SqlStmt, Unary,
-                    VarDecl)
+                    ForAll, If, Literal, Loop, Name, OpenFor, Predicate, Raise, Simple, SqlStmt,
+                    TypeDecl, Unary, VarDecl)
 from .refcursors import DbmsSql, attribute, run_open_for
 from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args
 from .staticsql import ImplicitCursor, run_sql
@@ -86,7 +91,7 @@ class Interpreter:
         self.standard["DBMS_SQL"] = DbmsSql(self.returned)
         self._packages: dict[str, Any] = {}
         self._handling: list[DatabaseError] = []     # exceptions whose handler is running
-        self.implicit = ImplicitCursor()               # SQL%ROWCOUNT & co
+        self.implicit = ImplicitCursor(bulk=bulk_attributes({}, []))   # SQL%ROWCOUNT & co
         self.transactions = 0     # COMMITs and ROLLBACKs run: FOR UPDATE cursors' (cursors.py)
         self.sql_columns: dict[str, frozenset] = {}    # static SQL's tables' columns (staticsql)
 
@@ -160,9 +165,15 @@ class Interpreter:
     def block(self, block: Block, outer: Env | None) -> None:
         env = Env(outer)
         for decl in block.decls:         # errors here are not the block's own to handle
-            if isinstance(decl, VarDecl):
+            if isinstance(decl, VarDecl) and decl.local is not None:    # of a declared type
+                value = env.get(decl.local.name).initial()
+                env.cells[decl.name] = value if decl.default is None else \
+                    assigned(value, self.eval(decl.default, env), decl.tok)
+            elif isinstance(decl, VarDecl):
                 env.cells[decl.name] = (self.eval(decl.default, env) if decl.default is not None
                                         else self.initial(decl))
+            elif isinstance(decl, TypeDecl):
+                env.cells[decl.name] = runtime_type(decl, env.get, lambda e: self.eval(e, env))
             elif isinstance(decl, CursorDecl):
                 env.cells[decl.name] = ExplicitCursor(decl, env)
         try:
@@ -223,6 +234,8 @@ class Interpreter:
             run_cursor_stmt(self, stmt, env)
         elif isinstance(stmt, OpenFor):
             run_open_for(self, stmt, env)
+        elif isinstance(stmt, ForAll):
+            run_forall(self, stmt, env)
         elif isinstance(stmt, Block):
             self.block(stmt, env)
 
@@ -309,6 +322,9 @@ class Interpreter:
         right = self.eval(e.right, env)
         if e.op == "||":
             return concat(left, right)
+        if e.op in ("=", "<>") and (isinstance(left, Collection) or isinstance(right, Collection)):
+            return logical_not(equal_tables(left, right, compare)) if e.op == "<>" else \
+                equal_tables(left, right, compare)
         if e.op in ("=", "<>", "<", "<=", ">", ">="):
             return compare(e.op, left, right)
         return arithmetic(e.op, left, right)
@@ -317,7 +333,11 @@ class Interpreter:
         value = self.eval(e.subject, env)
         ops = [self.eval(o, env) for o in e.operands]
         if e.kind == "NULL":
-            result = value is None
+            result = is_null(value)
+        elif e.kind == "EMPTY":
+            result = is_empty(value)
+        elif e.kind == "MEMBER":
+            result = member_of(value, ops[0], compare)
         elif e.kind == "LIKE":
             result = like(value, *ops)
         elif e.kind == "BETWEEN":
@@ -351,12 +371,17 @@ class Interpreter:
             value = self._sqlerrm(first, env)
         elif head.kind == "sqlattr":
             value = self.implicit.attribute(head.target)
+            if first.args:                                # SQL%BULK_ROWCOUNT(i)
+                value = element(value, self.eval(first.args[0].value, env))
         elif head.kind == "cursorattr":
             value = attribute(env.get(head.target[0]), head.target[1])
         elif head.kind == "constant":
             value = head.target
         elif head.kind == "call":
             value = self.invoke(head.target, head.binding, env)
+        elif head.kind == "localtype":                   # t(…): a declared collection type
+            value = env.get(head.target).construct([self.eval(a.value, env)
+                                                    for a in first.args or []])
         else:                                            # construct
             args = node.segs[head.consumed - 1].args or []
             value = self.construct(head.target, [self.eval(a.value, env) for a in args],
@@ -366,8 +391,8 @@ class Interpreter:
         return value
 
     def invoke(self, method, binding: Binding, env: Env) -> Any:
-        positional = [self.eval(v, env) for v in binding.positional]
-        kwargs = {k: self.eval(v, env) for k, v in binding.inputs}
+        positional = [python_value(self.eval(v, env)) for v in binding.positional]
+        kwargs = {k: python_value(self.eval(v, env)) for k, v in binding.inputs}
         try:
             result = method(*positional, **kwargs)
         except InterfaceError as exc:           # a Python-side type check: PL/SQL's value error
@@ -385,6 +410,9 @@ class Interpreter:
 
     # -- values: members, elements, binds, assignment
     def member(self, value: Any, seg, env: Env) -> Any:
+        if isinstance(value, Subscripted) and seg.name in COLLECTION_METHODS:
+            return value.method(seg.name, [self.eval(a.value, env) for a in seg.args or []],
+                                seg.tok)
         if isinstance(value, (list, tuple, dict)) and seg.name in COLLECTION_METHODS:
             args = [self.eval(a.value, env) for a in seg.args or []]
             return collection_method(value, seg.name, args)
@@ -413,19 +441,34 @@ class Interpreter:
                 if isinstance(self.binds[key], BindVariable):   # cursor.var(): the value goes in it
                     self.binds[key].assign_out(value)
                 else:
-                    self.binds[key] = value
+                    self.binds[key] = python_value(value)
             elif segs[0].args:                    # v(i) := value
                 env.set(head.target, set_element(env.get(head.target), index, value))
             else:
-                env.set(head.target, value)
+                env.set(head.target, assigned(env.get(head.target), value, target.tok))
             return
         obj = env.get(head.target) if head.kind == "var" else \
             bound(self.binds[self.bind_key(head.target)])
         if segs[0].args:
-            obj = element(obj, index)
+            obj = obj.target(index) if isinstance(obj, Subscripted) else element(obj, index)
         for seg in segs[1:-1]:
-            obj = self.member(obj, seg, env)
-        set_member(obj, segs[-1], value)
+            obj = self._target_part(obj, seg, env)
+        last = segs[-1]
+        if last.args:                              # r.f(i) := value: an element of a field
+            field = self.member(obj, dataclasses.replace(last, args=None), env)
+            changed = set_element(field, self.eval(last.args[0].value, env), value)
+            if changed is not field:
+                set_member(obj, last, changed)
+            return
+        set_member(obj, last, value if isinstance(obj, Record) else python_value(value))
+
+    def _target_part(self, obj: Any, seg, env: Env) -> Any:
+        """The value an assignment target's ``.seg`` (``.seg(i)``) leads to, to change in place."""
+        if not seg.args:
+            return self.member(obj, seg, env)
+        part = self.member(obj, dataclasses.replace(seg, args=None), env)
+        index = self.eval(seg.args[0].value, env)
+        return part.target(index) if isinstance(part, Subscripted) else element(part, index)
 
     def bind_key(self, name: str) -> Any:
         """The caller's key for ``:name`` (bind names are case-insensitive), else ORA-01008."""

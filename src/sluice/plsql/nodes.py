@@ -86,6 +86,8 @@ class VarDecl:
     default: Expr | None
     tok: Token
     rowtype: bool = False       # ``name anchor%ROWTYPE``: a record (cursors.py)
+    local: "TypeDecl | None" = None   # of a type the block declared (resolver; localtypes.py)
+    anchor: str | None = None   # ``name v%TYPE``: the variable ``v``
 
 
 @dataclass
@@ -195,6 +197,9 @@ class SqlStmt:
     fields: dict[int, Token] = field(default_factory=dict)    # of those, ``v.field``: its field
     width: int | None = None    # SELECT's items / RETURNING's expressions (None: ``*``)
     current_of: tuple[int, str] | None = None   # WHERE CURRENT OF c: (CURRENT's index, c) (currentof.py)
+    # a collection's element ``v(i)`` / ``v(i).f`` at a token index: (its Name, last token's index)
+    elements: dict[int, tuple["Name", int]] = field(default_factory=dict)
+    row_at: int | None = None   # ``INSERT … VALUES rec``: the record's token index (resolver)
 
 
 @dataclass
@@ -239,6 +244,25 @@ class RefCursorType:
 
 
 @dataclass
+class ElementRef:
+    """The datatype of a collection's elements or a record's fields (``localtypes.py``):
+    a scalar, a type declared before it (the resolver links it), ``x%ROWTYPE``, ``x%TYPE``."""
+    type_name: str | None       # canonical; None when anchored (%TYPE / %ROWTYPE)
+    rowtype: bool
+    not_null: bool
+    tok: Token
+    local: "TypeDecl | None" = None
+
+
+@dataclass
+class FieldDecl:
+    name: str
+    element: ElementRef
+    default: Expr | None
+    tok: Token
+
+
+@dataclass
 class OpenFor:
     """``OPEN cv FOR query;`` (static) / ``OPEN cv FOR expr [USING arg, …];`` (dynamic) of a
     cursor variable or bind (``refcursors.py``)."""
@@ -249,8 +273,34 @@ class OpenFor:
     tok: Token
 
 
+@dataclass
+class TypeDecl:
+    """``TYPE name IS TABLE OF … [INDEX BY …] | VARRAY(n) OF … | RECORD (…);``"""
+    name: str
+    kind: str                   # 'TABLE' 'VARRAY' 'ASSOC' 'RECORD'
+    tok: Token
+    element: ElementRef | None = None
+    limit: int | None = None                    # VARRAY
+    numeric_keys: bool = True                   # ASSOC: INDEX BY PLS_INTEGER & co
+    fields: list[FieldDecl] = field(default_factory=list)     # RECORD
+
+
+@dataclass
+class ForAll:
+    """``FORALL i IN a..b | INDICES OF c [BETWEEN a AND b] | VALUES OF c [SAVE EXCEPTIONS]
+    dml;`` (``forall.py``)."""
+    var: str
+    sql: SqlStmt
+    tok: Token
+    low: Expr | None = None
+    high: Expr | None = None
+    indices_of: Name | None = None
+    values_of: Name | None = None
+    save_exceptions: bool = False
+
+
 Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate | SqlStmt
-        | CursorStmt | OpenFor)
+        | CursorStmt | OpenFor | ForAll)
 
 
 # ------------------------------------------------------------------ type DDL

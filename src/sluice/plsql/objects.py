@@ -11,13 +11,39 @@ from ..objtypes import contents
 from .errs import semantic_error
 from .values import to_number
 
-COLLECTION_METHODS = ("COUNT", "FIRST", "LAST", "LIMIT", "EXISTS", "EXTEND", "TRIM", "DELETE")
+COLLECTION_METHODS = ("COUNT", "FIRST", "LAST", "LIMIT", "EXISTS", "EXTEND", "TRIM", "DELETE",
+                      "NEXT", "PRIOR")
+
+
+class Subscripted:
+    """A collection that answers ``v(i)``, ``v(i) := x`` and its methods itself: those of
+    the types a block declares (``composites.py``)."""
+
+    def get(self, index: Any) -> Any:
+        raise NotImplementedError
+
+    def put(self, index: Any, value: Any, tok: Any = None) -> None:
+        raise NotImplementedError
+
+    def target(self, index: Any) -> Any:
+        """The element ``v(i).field := x`` changes in place."""
+        return self.get(index)
+
+    def method(self, name: str, args: list, tok: Any = None) -> Any:
+        raise NotImplementedError
 
 
 def collection_method(value: list | tuple | dict, name: str, args: list) -> Any:
     """Oracle's collection methods.  VARRAYs and nested tables are Python lists
     (index 1 is ``[0]``); associative arrays are dicts.  EXTEND, TRIM and DELETE
     change a list in place (the variable holds the same list)."""
+    if isinstance(value, Subscripted):
+        return value.method(name, args)
+    if name in ("NEXT", "PRIOR"):
+        keys = sorted(value) if isinstance(value, dict) else list(range(1, len(value) + 1))
+        at = args[0] if args else None
+        found = [k for k in keys if at is not None and (k > at if name == "NEXT" else k < at)]
+        return (found[0] if name == "NEXT" else found[-1]) if found else None
     if isinstance(value, dict):
         keys = sorted(value)
         reads = {"COUNT": len(value), "FIRST": keys[0] if keys else None,
@@ -53,6 +79,9 @@ def set_element(collection: Any, index: Any, value: Any) -> Any:
 
     A NULL or list variable takes dense indexes (1, 2, … — the next one appends),
     which is how the AQ examples fill a recipient list; a dict takes any key."""
+    if isinstance(collection, Subscripted):
+        collection.put(index, value)
+        return collection
     if isinstance(collection, dict):
         collection[index] = value
         return collection
@@ -73,7 +102,7 @@ def set_element(collection: Any, index: Any, value: Any) -> Any:
 def lookup(value: Any, seg) -> tuple[bool, Any]:
     """Attribute ``seg`` of ``value``: lower-case name first, then as written."""
     candidates = dict.fromkeys((seg.name.lower(), seg.text, seg.name))
-    if isinstance(value, (list, tuple, str, bytes)):
+    if isinstance(value, (list, tuple, str, bytes, Subscripted)):
         return False, None                    # never Python's own methods (list.index …)
     if isinstance(value, dict):
         for key in candidates:
@@ -88,6 +117,8 @@ def lookup(value: Any, seg) -> tuple[bool, Any]:
 
 def element(collection: Any, index: Any) -> Any:
     """``v(i)``: 1-based element of a VARRAY / nested table, or an associative array key."""
+    if isinstance(collection, Subscripted):
+        return collection.get(index)
     if isinstance(collection, dict):
         return collection.get(index)
     if collection is None:
@@ -119,18 +150,29 @@ def set_member(obj: Any, seg, value: Any) -> None:
                          f"PLS-00302: component '{seg.name}' must be declared")
 
 
+def record_values(value: Any) -> list | None:
+    """A record's field values in order (None for any other value)."""
+    if not isinstance(value, Record):
+        return None
+    fields = object.__getattribute__(value, "_fields")
+    return [] if fields is None else list(fields.values())
+
+
 class Record:
     """A row as PL/SQL's record: fields by column name (``r.id`` reads column ``ID``).  One
-    with no fields yet (a ``%ROWTYPE`` variable before its first FETCH) reads NULL."""
+    made without names (a ``%ROWTYPE`` variable before a FETCH fills it) is *open*: a field
+    not assigned yet reads NULL, and assigning one adds it."""
 
     def __init__(self, names: list[str] | None = None, values: tuple = ()) -> None:
         object.__setattr__(self, "_fields", None if names is None else dict(zip(names, values)))
+        object.__setattr__(self, "_open", names is None)
 
     def _key(self, name: str) -> str | None:
         fields = object.__getattribute__(self, "_fields")
         if fields is None:
             return name.upper()
-        return next((k for k in (name, name.upper()) if k in fields), None)
+        found = next((k for k in (name, name.upper()) if k in fields), None)
+        return name.upper() if found is None and object.__getattribute__(self, "_open") else found
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):

@@ -14,6 +14,8 @@ The grammar is the slice of PL/SQL that administrative scripts use::
             | OPEN cv FOR query | expr [USING …];                          (refcursors.py)
     decl   += CURSOR c [(param type, …)] IS query;                          (cursors.py)
             | TYPE rc IS REF CURSOR [RETURN type];                         (refcursors.py)
+            | TYPE t IS TABLE OF … | VARRAY(n) OF … | RECORD (…);            (localtypes.py)
+    stmt   += FORALL i IN a..b | INDICES OF c | VALUES OF c [SAVE EXCEPTIONS] dml;  (forall.py)
 
 Anything else stops with Oracle's PLS-00103 at the offending token, or with
 PLS-00999 ("implementation restriction") for real PL/SQL Sluice does not run
@@ -30,6 +32,8 @@ from .nodes import (Assign, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit,
                     If, Loop, Name, PragmaInit, Raise, Simple, VarDecl)
 from .cursors import parse_cursor_decl, parse_cursor_stmt, parse_loop_cursor
 from .refcursors import at_open_for, at_ref_cursor_type, parse_open_for, parse_ref_cursor_type
+from .forall import parse_forall
+from .localtypes import is_type_decl, parse_type_decl
 from .staticsql import KINDS, parse_sql
 
 STMT_START = ("begin", "case", "declare", "exit", "for", "goto", "if", "loop", "mod", "null",
@@ -44,7 +48,7 @@ DECL_START = ("begin", "function", "pragma", "procedure", "subtype", "type",
 AFTER_NAME = (":=", ".", "(", "@", "%", ";")
 # Real PL/SQL that this interpreter deliberately does not run.
 _UNSUPPORTED_STMT = frozenset("""CASE GOTO
-    FORALL SAVEPOINT SET LOCK PIPE WITH""".split())
+    SAVEPOINT SET LOCK PIPE WITH""".split())
 _UNSUPPORTED_DECL = frozenset("TYPE SUBTYPE PROCEDURE FUNCTION".split())
 
 
@@ -97,6 +101,9 @@ class BlockParser(TokenStream):
             if at_ref_cursor_type(self):              # TYPE rc IS REF CURSOR (refcursors.py)
                 decls.append(parse_ref_cursor_type(self))
                 continue
+            if is_type_decl(self):
+                decls.append(parse_type_decl(self))
+                continue
             if tok.is_word(*_UNSUPPORTED_DECL):
                 raise restriction(tok, f"a {tok.value} declaration")
             name = self.advance()
@@ -105,7 +112,11 @@ class BlockParser(TokenStream):
                 self.expect_op(";")
                 decls.append(ExceptionDecl(name.value, name))
                 continue
-            type_name, _, last = self.datatype()
+            at = self.pos
+            type_name, first, last = self.datatype()
+            # v2 v%TYPE: anchored to a variable (of a declared type, the resolver finds)
+            anchor = first.value if last.is_word("TYPE") and self.toks[at + 1].is_op("%") \
+                and type_name is None else None
             if self.accept_word("NOT"):
                 self.expect_word("NULL")
             default = None
@@ -116,7 +127,8 @@ class BlockParser(TokenStream):
                                 f"'{name.value}' must contain an initialization assignment")
             self.expect_op(";", ":=", "default", "not")
             decls.append(VarDecl(name.value, type_name, constant, default, name,
-                                 rowtype=type_name is None and last.is_word("ROWTYPE")))
+                                 rowtype=type_name is None and last.is_word("ROWTYPE"),
+                                 anchor=anchor))
         return decls
 
     def _pragma(self) -> list:
@@ -209,6 +221,8 @@ class BlockParser(TokenStream):
             return parse_sql(self)
         if word == "OPEN" and at_open_for(self):   # a cursor variable's (refcursors.py)
             return parse_open_for(self)
+        if word == "FORALL":
+            return parse_forall(self)
         if word in ("OPEN", "FETCH", "CLOSE"):
             return parse_cursor_stmt(self)
         if word in _UNSUPPORTED_STMT:
@@ -221,7 +235,7 @@ class BlockParser(TokenStream):
         tok = self.tok
         target: Name = self.name(bind=tok.kind == BIND)
         if self.accept_op(":="):
-            if any(seg.args is not None for seg in target.segs[1:]):
+            if any(seg.args is not None and not _subscript(seg) for seg in target.segs[1:]):
                 raise restriction(tok, "assigning to the result of a call")
             value = self.expr()
             self.expect_op(";", ".", "(", "*", "%", "&", "-", "+", "/", "||", "mod")
@@ -288,6 +302,11 @@ class BlockParser(TokenStream):
         if not handlers:
             raise unexpected(self.tok, ("pragma", "when"))
         return handlers
+
+
+def _subscript(seg) -> bool:
+    """``part(i)``: one positional argument, an element of a collection (``r.f(i) := x``)."""
+    return seg.args is not None and len(seg.args) == 1 and seg.args[0].name is None
 
 
 def parse_block(text: str) -> Block:

@@ -20,9 +20,13 @@ from .builtins import FUNCTIONS, NO_PARENS
 from .errs import semantic_error
 from .currentof import resolve_current_of
 from .cursors import attribute_of, check_fetch, cursor_named, resolve_query, resolve_ref
+from .expressions import TokenStream
+from .forall import check_forall
+from .lexer import EOF, Token
+from .localtypes import holds_records, resolve_type_decl, takes_rows
 from .nodes import (Arg, Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExceptionDecl,
-                    ExecImmediate, Exit, If, Literal, Loop, Name, OpenFor, PragmaInit, Predicate,
-                    Raise, RefCursorType, Simple, SqlStmt, Unary, VarDecl)
+                    ExecImmediate, Exit, ForAll, If, Literal, Loop, Name, OpenFor, PragmaInit,
+                    Predicate, Raise, RefCursorType, Simple, SqlStmt, TypeDecl, Unary, VarDecl)
 from .refcursors import SYS_REFCURSOR, variable_name
 from .staticsql import resolve_sql
 
@@ -149,7 +153,9 @@ class Scope:
         self.vars: dict[str, bool] = {}          # name -> is constant
         self.excs: dict[str, ExcInfo] = {}
         self.cursors: dict[str, CursorDecl] = {}  # explicit cursors (cursors.py)
-        self.records: set[str] = set()            # of vars, the %ROWTYPE records
+        self.records: set[str] = set()            # of vars, the records (%ROWTYPE, RECORD types)
+        self.types: dict[str, TypeDecl] = {}      # the types declared here (localtypes.py)
+        self.typed: dict[str, TypeDecl] = {}      # of vars, those of a declared type: their type
         self.cursor_types: dict[str, RefCursorType] = {}   # TYPE … IS REF CURSOR (refcursors.py)
         self.cursor_vars: set[str] = set()        # of vars, the cursor variables
         self.loop_label = loop_label             # False: not a loop; None/str: a loop
@@ -178,6 +184,13 @@ class Scope:
             scope = scope.parent
         return scope
 
+    def local_type(self, name: str) -> TypeDecl | None:
+        """The declared type of variable ``name`` (where it is declared), if it has one."""
+        scope = self
+        while scope is not None and name not in scope.vars:
+            scope = scope.parent
+        return scope.typed.get(name) if scope is not None else None
+
     def in_loop(self, label: str | None = None) -> bool:
         """Inside a loop (one labelled ``label`` if given)?"""
         scope = self
@@ -205,13 +218,21 @@ class Resolver:
                 if decl.default is not None:
                     self.expr(decl.default, scope)
                 scope.vars[decl.name] = decl.constant
-                if decl.rowtype:
+                decl.local = scope.find("types", decl.type_name) if decl.type_name else \
+                    scope.local_type(decl.anchor) if decl.anchor else None
+                if decl.local is not None:
+                    scope.typed[decl.name] = decl.local
+                if decl.rowtype or (decl.local is not None and decl.local.kind == "RECORD"):
                     scope.records.add(decl.name)
                 if decl.type_name == SYS_REFCURSOR or scope.find("cursor_types", decl.type_name):
                     decl.type_name = SYS_REFCURSOR        # (every cursor variable is one)
                     scope.cursor_vars.add(decl.name)
             elif isinstance(decl, RefCursorType):
                 scope.cursor_types[decl.name] = decl
+            elif isinstance(decl, TypeDecl):
+                resolve_type_decl(decl, lambda name: scope.find("types", name),
+                                  lambda e: self.expr(e, scope))
+                scope.types[decl.name] = decl
             elif isinstance(decl, ExceptionDecl):
                 scope.excs[decl.name] = ExcInfo(decl.name)
             elif isinstance(decl, PragmaInit):
@@ -226,7 +247,8 @@ class Resolver:
                     if default is not None:
                         self.expr(default, scope)
                     params.vars[param] = True
-                resolve_query(decl.query, lambda name: params.find("vars", name) is not None)
+                resolve_query(decl.query, lambda name: params.find("vars", name) is not None,
+                              lambda toks, params=params: self._element(toks, params))
                 scope.cursors[decl.name] = decl
         self.stmts(block.body, scope)
         for handler in block.handlers:
@@ -263,7 +285,8 @@ class Resolver:
                 if e is not None:
                     self.expr(e, scope)
             if stmt.cursor is not None:
-                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))
+                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope),
+                            lambda toks: self._element(toks, scope))
             inner = Scope(scope, loop_label=stmt.label)
             if stmt.var:
                 inner.vars[stmt.var] = True      # the loop index cannot be assigned
@@ -283,12 +306,22 @@ class Resolver:
             self.expr(stmt.sql, scope)
         elif isinstance(stmt, SqlStmt):
             resolve_sql(stmt, lambda name: scope.find("vars", name) is not None,
-                        lambda name: self.target(name, scope), scope.is_record)
+                        lambda name: self.target(name, scope), self._row_target(stmt, scope),
+                        element=lambda toks: self._element(toks, scope))
             if stmt.kind in ("UPDATE", "DELETE"):
                 resolve_current_of(stmt, lambda name, tok: cursor_named(name, tok, scope.find))
+        elif isinstance(stmt, ForAll):
+            for e in (stmt.low, stmt.high, stmt.indices_of, stmt.values_of):
+                if e is not None:
+                    self.expr(e, scope)
+            inner = Scope(scope)
+            inner.vars[stmt.var] = True          # the index cannot be assigned
+            self.stmt(stmt.sql, inner)
+            check_forall(stmt)
         elif isinstance(stmt, CursorStmt):
             if stmt.word == "OPEN":
-                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope))
+                resolve_ref(stmt.cursor, scope.find, lambda e: self.expr(e, scope),
+                            lambda toks: self._element(toks, scope))
             else:
                 ref = stmt.cursor
                 if ref.var is None and scope.is_cursor_var(ref.name):
@@ -302,7 +335,8 @@ class Resolver:
             if stmt.limit is not None:
                 self.expr(stmt.limit, scope)
             if stmt.word == "FETCH" and stmt.cursor.decl is not None:
-                check_fetch(stmt, scope.is_record)
+                check_fetch(stmt, (lambda name: holds_records(scope.local_type(name)))
+                            if stmt.bulk else scope.is_record)
         elif isinstance(stmt, OpenFor):
             self._open_for(stmt, scope)
         elif not isinstance(stmt, Simple):           # pragma: no cover - parser makes no others
@@ -323,6 +357,28 @@ class Resolver:
         for e in (stmt.dynamic, *stmt.using):
             if e is not None:
                 self.expr(e, scope)
+
+    @staticmethod
+    def _row_target(stmt: SqlStmt, scope: Scope) -> Callable[[str], bool]:
+        """Whether INTO's one variable takes whole rows: a record (a collection of records for
+        BULK COLLECT); a RETURNING clause's rows only by position (a RECORD type's)."""
+        if stmt.kind != "SELECT":
+            return lambda name: takes_rows(scope.local_type(name), stmt.bulk)
+        if stmt.bulk:
+            return lambda name: holds_records(scope.local_type(name))
+        return scope.is_record
+
+    def _element(self, toks: list[Token], scope: Scope) -> Name | None:
+        """``v(i)`` / ``v(i).f`` written in static SQL, resolved, when ``v`` is a collection
+        the block declared (the SQL gets the element's value); else None."""
+        kind = scope.local_type(toks[0].value)
+        if kind is None or kind.kind == "RECORD":
+            return None
+        end = toks[-1]
+        stream = TokenStream(list(toks) + [Token(EOF, "", "", end.line, end.col, end.end, end.end)])
+        node = stream.name()
+        self.name(node, scope)
+        return node
 
     # -- expressions
     def expr(self, e, scope: Scope) -> None:
@@ -345,17 +401,18 @@ class Resolver:
         if node.bind:
             node.resolved = Head("bind", 1, first.name)
             return
-        # v, v.attr, v(i) and v(i).attr are targets; anything called is not
-        if any(seg.args is not None for seg in node.segs[1:]) or \
-                (first.args is not None and [a.name for a in first.args] != [None]):
+        # v, v.attr, v(i), v(i).attr and v.attr(i) are targets; anything called is not
+        if any(seg.args is not None and [a.name for a in seg.args] != [None]
+               for seg in node.segs):
             raise not_target(node.tok)
         constant = scope.find("vars", first.name)
         if constant is None:
             raise undeclared(first.name, node.tok)
         if constant:
             raise not_target(node.tok)
-        if first.args:
-            self.expr(first.args[0].value, scope)
+        for seg in node.segs:
+            if seg.args:
+                self.expr(seg.args[0].value, scope)
         node.resolved = Head("var", 1, first.name)
 
     def name(self, node: Name, scope: Scope, statement: bool = False) -> None:
@@ -399,6 +456,12 @@ class Resolver:
             if first.args is not None and len(first.args) != 1:
                 raise wrong_args(first.name, first.tok)
             return Head("var", 1, first.name)
+        declared = scope.find("types", first.name)
+        if declared is not None and first.args is not None:      # t(…): a collection's constructor
+            if declared.kind not in ("TABLE", "VARRAY") or any(a.name for a in first.args):
+                raise semantic_error(first.tok.line, first.tok.col, "PLS-00222: no function "
+                                     f"with name '{first.name}' exists in this scope")
+            return Head("localtype", 1, first.name)
         if len(segs) == 1 or first.args is not None:
             if first.name in ("SQLCODE", "SQLERRM"):
                 return Head(first.name.lower(), 1)

@@ -16,7 +16,11 @@ As Oracle's PL/SQL does:
 * ``RETURNING … INTO`` takes the row the statement changed: none leaves the variables
   NULL (no exception), more than one is ORA-01422 and the statement is undone (Oracle's
   statement-level rollback; the block's earlier work stays);
-* ``BULK COLLECT INTO`` fills collections, one element per row (none: empty);
+* ``BULK COLLECT INTO`` fills collections, one element per row (none: empty); one collection
+  of records (a type the block declared, ``localtypes.py``) takes whole rows;
+* an element ``v(i)`` / ``v(i).f`` of a collection the block declared is bound as its value,
+  and ``INSERT … VALUES rec`` binds a record's fields in order (those of a ``%ROWTYPE``
+  record assigned field by field name their columns);
 * ``SQL%ROWCOUNT`` is the rows the last statement changed or fetched, NULL before any;
   ``SQL%FOUND`` / ``%NOTFOUND`` NULL before any; ``SQL%ISOPEN`` always FALSE.
 
@@ -27,18 +31,20 @@ The running is :func:`atomic_dml` (also ``sluice.dmlreturning``'s, one home) and
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import ora
 from .binds import bound
 from .errs import pls_error, unexpected
 from .lexer import BIND, EOF, IDENT, Token
+from .composites import COLLECTIONS, positional_records, record_elements, row_columns
 from .nodes import Name, Seg, SqlStmt
-from .objects import Record, lookup
+from .objects import Record, lookup, record_values
 
 KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE", "MERGE")
 ATTRIBUTES = ("ROWCOUNT", "FOUND", "NOTFOUND", "ISOPEN")
+BULK_ATTRIBUTES = ("BULK_ROWCOUNT", "BULK_EXCEPTIONS")     # the SQL cursor's, after a FORALL
 # a name right after one of these words is a table, not a value
 _OBJECT_AFTER = frozenset({"FROM", "INTO", "UPDATE", "JOIN", "TABLE", "USING"})
 # words that may follow a table name where an alias could stand
@@ -128,7 +134,7 @@ def parse_sql(parser: Any) -> SqlStmt:
     if kind == "SELECT" and not into:
         raise pls_error(first.line, first.col,
                         "PLS-00428: an INTO clause is expected in this SELECT statement")
-    record = kind == "SELECT" and not bulk and len(into) == 1   # (a record? the resolver says)
+    record = len(into) == 1                 # (a record or records? the resolver says)
     if expressions is not None and expressions != len(into) and not (record and expressions > 1):
         tok = into[0].tok
         code = "ORA-00947: not enough values" if len(into) < expressions else \
@@ -205,28 +211,46 @@ def cursor_attribute(parser: Any) -> Name:
     sql = parser.advance()
     parser.advance()
     attr = parser.ident(*(a.lower() for a in ATTRIBUTES))
-    if attr.value not in ATTRIBUTES:
+    bulk = attr.value in BULK_ATTRIBUTES and sql.is_word("SQL")
+    if attr.value not in ATTRIBUTES and not bulk:
         raise pls_error(attr.line, attr.col, "PLS-00999: implementation restriction (may be "
                         f"temporary) {sql.value}%{attr.value} is not supported by the Sluice "
                         "interpreter")
-    return Name([Seg(f"{sql.value}%{attr.value}", f"{sql.text}%{attr.text}", None, sql)], sql)
+    segs = [Seg(f"{sql.value}%{attr.value}", f"{sql.text}%{attr.text}",
+                parser._args() if bulk else None, sql)]
+    while bulk and parser.tok.is_op(".") and parser.peek().kind == IDENT:   # (j).ERROR_CODE
+        parser.advance()
+        part = parser.advance()
+        segs.append(Seg(part.value, part.text, None, part))
+    return Name(segs, sql)
 
 
 # ----------------------------------------------------------------- resolving
 def resolve_sql(stmt: SqlStmt, is_variable: Callable[[str], bool],
                 target: Callable[[Name], None],
-                is_record: Callable[[str], bool] = lambda name: False) -> None:
+                is_record: Callable[[str], bool] = lambda name: False, *,
+                element: Callable[[list[Token]], Name | None] = lambda toks: None) -> None:
     """Which of the statement's words are the block's variables; INTO's targets resolved
-    (``SELECT a, b INTO rec``: ``rec`` must be a ``%ROWTYPE`` record, else ORA-00947)."""
+    (``SELECT a, b INTO rec``: ``rec`` must be a record, else ORA-00947; with BULK COLLECT,
+    ``is_record`` says whether a collection's elements are records).  ``element(tokens)``
+    gives the resolved Name of ``v(i)`` / ``v(i).f`` written there when ``v`` is a
+    collection the block declared (else None)."""
     toks = stmt.tokens
     columns = _column_positions(toks)
     qualifiers = _qualifiers(toks)
+    inside = -1                           # the tokens of an element reference, up to here
     for i, tok in enumerate(toks):
-        if tok.kind != IDENT or i in columns or not is_variable(tok.value):
+        if i <= inside or tok.kind != IDENT or i in columns or not is_variable(tok.value):
             continue
         before = toks[i - 1] if i else None
         after = toks[i + 1] if i + 1 < len(toks) else None
         if before is not None and (before.is_op(".") or before.is_word(*_OBJECT_AFTER)):
+            continue
+        if before is not None and before.is_word("VALUES") and stmt.kind == "INSERT":
+            stmt.row_at = i                # INSERT … VALUES rec (or VALUES v(i))
+        if after is not None and after.is_op("(") and \
+                (node := element(toks[i:(end := _element_end(toks, i)) + 1])) is not None:
+            stmt.elements[i], inside = (node, end), end
             continue
         if _field_at(toks, i) and tok.value not in qualifiers:
             stmt.variables[i], stmt.fields[i] = tok.value, toks[i + 2]   # a record's field
@@ -236,7 +260,7 @@ def resolve_sql(stmt: SqlStmt, is_variable: Callable[[str], bool],
         stmt.variables[i] = tok.value
     for name in stmt.into:
         target(name)
-    if stmt.kind == "SELECT" and len(stmt.into) == 1 and (stmt.width or 1) > 1 and not \
+    if len(stmt.into) == 1 and (stmt.width or 1) > 1 and not \
             (_plain(stmt.into[0]) and is_record(stmt.into[0].segs[0].name)):
         tok = stmt.into[0].tok
         raise pls_error(tok.line, tok.col, "PL/SQL: ORA-00947: not enough values")
@@ -250,6 +274,20 @@ def _plain(target: Name) -> bool:
 def plain_value(target: Name, env: Any) -> Any:
     """The value a plain variable target holds (None for any other target)."""
     return env.get(target.resolved.target) if _plain(target) else None
+
+
+def _element_end(toks: list[Token], i: int) -> int:
+    """The last token of ``v(…)`` or ``v(…).field`` starting at ``toks[i]``."""
+    depth, j = 0, i + 1
+    while j < len(toks):
+        depth += 1 if toks[j].is_op("(") else -1 if toks[j].is_op(")") else 0
+        if depth == 0:
+            break
+        j += 1
+    if j + 2 < len(toks) and toks[j + 1].is_op(".") and toks[j + 2].kind == IDENT and not \
+            (j + 3 < len(toks) and toks[j + 3].is_op(".", "(")):
+        j += 2
+    return j
 
 
 def _field_at(toks: list[Token], i: int) -> bool:
@@ -292,11 +330,14 @@ def _column_positions(toks: list[Token]) -> set[int]:
 class ImplicitCursor:
     """The ``SQL`` cursor's attributes: the last statement's rows (None before any)."""
     rowcount: int | None = None
+    bulk: dict[str, Any] = field(default_factory=dict)    # BULK_ROWCOUNT & co (forall.py)
 
     def done(self, rowcount: int) -> None:
         self.rowcount = rowcount
 
     def attribute(self, name: str) -> Any:
+        if name in BULK_ATTRIBUTES:
+            return self.bulk[name]
         if name == "ISOPEN":
             return False
         if name == "ROWCOUNT" or self.rowcount is None:
@@ -311,8 +352,8 @@ def run_sql(interp: Any, stmt: SqlStmt, env: Any) -> None:
     if stmt.kind == "SELECT":
         result = interp.execute(conn, text, binds)
         rows = result.rows
-        record = not stmt.bulk and len(stmt.into) == 1 and \
-            isinstance(plain_value(stmt.into[0], env), Record)
+        target = plain_value(stmt.into[0], env) if len(stmt.into) == 1 else None
+        record = isinstance(target, Record) if not stmt.bulk else record_elements(target)
         if not record:
             check_width(len(result.columns or ()), len(stmt.into))
         if not stmt.bulk:
@@ -323,10 +364,12 @@ def run_sql(interp: Any, stmt: SqlStmt, env: Any) -> None:
                 raise ora(1422)
         else:
             cursor.done(len(rows))
-        if record:                          # SELECT … INTO rec (a %ROWTYPE record)
-            interp.assign(stmt.into[0], Record([str(c) for c in result.columns], rows[0]), env)
+        if record:                          # SELECT … INTO rec, … BULK COLLECT INTO recs
+            names = [str(c) for c in result.columns]
+            interp.assign(stmt.into[0], collection_for(interp, stmt.into[0], env, [
+                Record(names, row) for row in rows]) if stmt.bulk else Record(names, rows[0]), env)
             return
-        _assign(interp, stmt, env, rows)
+        assign_rows(interp, stmt, env, rows)
         return
     if not stmt.into:
         cursor.done(interp.execute(conn, text, binds).rowcount)
@@ -338,7 +381,7 @@ def run_sql(interp: Any, stmt: SqlStmt, env: Any) -> None:
     def returned(rows: list) -> None:
         if len(rows) > 1 and not stmt.bulk:
             raise ora(1422)
-        _assign(interp, stmt, env, rows)      # inside the statement: a refused value undoes it
+        assign_rows(interp, stmt, env, rows)  # inside the statement: a refused value undoes it
 
     cursor.done(atomic_dml(conn, text, binds, returned))
 
@@ -352,7 +395,15 @@ def check_width(columns: int, targets: int) -> None:
         raise ora(947)          # (not enough INTO variables)
 
 
-def _assign(interp: Any, stmt: SqlStmt, env: Any, rows: list) -> None:
+def assign_rows(interp: Any, stmt: SqlStmt, env: Any, rows: list) -> None:
+    """INTO's variables take the ``rows``' columns (BULK COLLECT: all the rows); one record
+    of a declared RECORD type (a collection of them) takes whole rows, by position."""
+    target = plain_value(stmt.into[0], env) if len(stmt.into) == 1 else None
+    if positional_records(target, stmt.bulk):
+        if stmt.bulk or rows:               # (RETURNING no row: the record stays as it was)
+            interp.assign(stmt.into[0], target.ctype.filled([tuple(r) for r in rows])
+                          if stmt.bulk else tuple(rows[0]), env)
+        return
     for i, target in enumerate(stmt.into):
         values = [row[i] for row in rows]
         if stmt.bulk:
@@ -363,9 +414,13 @@ def _assign(interp: Any, stmt: SqlStmt, env: Any, rows: list) -> None:
 
 def collection_for(interp: Any, target: Name, env: Any, values: list) -> Any:
     """``values`` as the collection ``target`` holds: an object type's collection keeps its
-    type; a NULL (or Python list) variable or a bind takes a list."""
+    type, a collection the block declared its own; a NULL (or Python list) variable or a
+    bind takes a list."""
     if _plain(target):
-        kind = getattr(env.get(target.resolved.target), "type", None)
+        current = env.get(target.resolved.target)
+        if isinstance(current, COLLECTIONS):
+            return current.ctype.filled(values)
+        kind = getattr(current, "type", None)
         if getattr(kind, "iscollection", False):
             return kind.newobject(values)
     return values
@@ -380,23 +435,37 @@ def bound_statement(interp: Any, stmt: SqlStmt, env: Any) -> tuple[str, dict]:
     columns = _columns(interp, stmt.tables) if stmt.variables else frozenset()
     skip = 0
     for i, tok in enumerate(stmt.tokens):
-        if skip:                                   # a record field's ``.`` and name
+        if skip:                                   # a record field's ``.`` and name, …
             skip -= 1
             continue
         if prev_end is not None:
             parts.append(" " if prev_end != tok.start else "")
         if tok.kind == BIND:
             value = bound(interp.binds[interp.bind_key(tok.value)])   # (ORA-01008 if unbound)
-        elif i in stmt.fields and (field := _field(env.get(stmt.variables[i]), stmt.fields[i])):
-            value, skip, tok = field[0], 2, stmt.fields[i]
+        elif i in stmt.elements:                   # v(i), v(i).f: the element's value
+            node, end = stmt.elements[i]
+            value, skip, tok = interp.eval(node, env), end - i, stmt.tokens[end]
+        elif i in stmt.fields and (found := _field(env.get(stmt.variables[i]), stmt.fields[i])):
+            value, skip, tok = found[0], 2, stmt.fields[i]
         elif i in stmt.variables and i not in stmt.fields and stmt.variables[i] not in columns:
             value = env.get(stmt.variables[i])
         else:
+            if i + 1 == stmt.row_at:
+                values_at = len(parts)             # (where VALUES rec's column list goes)
             parts.append(tok.text)
             prev_end = tok.end
             continue
-        binds[str(len(binds) + 1)] = value
-        parts.append(f":{len(binds)}")
+        items = record_values(value) if i == stmt.row_at else None
+        if items is None:
+            binds[str(len(binds) + 1)] = value
+            parts.append(f":{len(binds)}")
+        else:                                      # INSERT … VALUES rec: its fields in order
+            first = len(binds) + 1
+            binds.update((str(n), item) for n, item in enumerate(items, first))
+            parts.append("(" + ", ".join(f":{n}" for n in range(first, len(binds) + 1)) + ")")
+            names = row_columns(value)             # (fields assigned one by one: by name)
+            if names:
+                parts.insert(values_at, "(" + ", ".join(names) + ") ")
         prev_end = tok.end
     return "".join(parts), binds
 
