@@ -339,11 +339,10 @@ def test_python_code_gets_lists_and_dicts(conn):
     assert list(args["payload"].items()) == [("a", "2"), ("z", "1")]
 
 
-def test_wrong_types_and_unsupported_type_declarations(conn):
+def test_wrong_types_and_refused_type_declarations(conn):
     assert _pls(conn, """
         declare type a is table of number; type b is table of number; x a := a(1); y b;
         begin y := x; end;""") == "PLS-00382"
-    assert _pls(conn, "declare type c is ref cursor; begin null; end;") == "PLS-00999"
     assert _pls(conn, "declare type t is varray(0) of number; begin null; end;") == "PLS-00325"
 
 
