@@ -260,6 +260,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     2290: (IntegrityError, "check constraint ({0}) violated"),
     2291: (IntegrityError, "integrity constraint ({0}) violated - parent key not found"),
     2292: (IntegrityError, "integrity constraint ({0}) violated - child record found"),
+    # text that is no JSON written to a JSON column (Oracle 21c's JSON type)
+    40441: (DatabaseError, "JSON syntax error"),
     # a COMMIT refused (a deferred constraint): the cause follows on the next line, as in
     # Oracle's error stack
     2091: (IntegrityError, "transaction rolled back"),

@@ -11,7 +11,8 @@ scale Oracle's describe (a TIMESTAMP(n) precision 0 and scale n — both None wh
   stores say 6), TIMESTAMP WITH TIME ZONE / WITH LOCAL TIME ZONE (SQLite says TIMESTAMP;
   PostgreSQL's ``timestamp with time zone`` is both: DB_TYPE_TIMESTAMP_TZ), BINARY_DOUBLE /
   BINARY_FLOAT (PostgreSQL's ``double precision`` / ``real``, a NUMBER to the stores) and,
-  on SQLite, CHAR(n) (its values padded).
+  on SQLite, CHAR(n) (its values padded), and JSON (SQLite's text: DB_TYPE_JSON, its values
+  read as Python objects by ``sluice.fetchvars``).
 * otherwise (SQLite only): the type a column without values is given — NUMBER(p, s) and
   the other numbers, DATE, a DATETIME's TIMESTAMP — where the values would have told it.
 """
@@ -26,6 +27,7 @@ from typing import Callable, NamedTuple
 
 from ..objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER,
                         DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ)
+from ..objtypes import DB_TYPE_JSON
 from .usercolumns import number_scale
 
 __all__ = ["Declared", "declared_type", "fetched"]
@@ -91,6 +93,8 @@ def declared_type(decl: str, sized: bool) -> Declared | None:
         description = (dbtype, 23, None, 0, digits) if digits else (dbtype, 23, None, None, None)
         convert = _zoneless if zone else _rounding(digits) if sized and digits < 6 else None
         return Declared(description, True, convert)
+    if decl in ("JSON", "JSONB"):       # Oracle's JSON type (tableddl: SQLite's JSON text, PostgreSQL's jsonb)
+        return Declared((DB_TYPE_JSON, None, None, None, None), True)
     dbtype = _FLOATS.get(decl) or (None if sized else _PG_FLOATS.get(decl))
     if dbtype is not None:
         return Declared((dbtype, 127, None, None, None), True, _float)

@@ -501,6 +501,9 @@ def _column_sql(db: _Db, c: Column, schema: str) -> str:
         out += f" DEFAULT {_default(c.default, db.pg)}"
     if c.nullable is False:
         out += " NOT NULL"
+    if c.type is not None and c.type.base == "JSON" and not db.pg:    # (jsonb parses what it is given)
+        name = _quote(_physical(c.name))      # (SQLite 3.40's json_valid(NULL) is 0)
+        out += f" CHECK (json_valid({name}) OR {name} IS NULL)"    # ORA-40441 (sqlitesession)
     return out
 
 

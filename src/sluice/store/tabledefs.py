@@ -200,8 +200,11 @@ class OracleType:
         if b == "TIMESTAMP":
             f = min(6, 6 if self.precision is None else self.precision)
             return f"timestamp({f})" + (" with time zone" if self.zone else "")
+        # JSON: jsonb, not json — Oracle's JSON type keeps a parsed (OSON) form, not the text:
+        # no promise of its members' order nor of its white space, as jsonb
+        # (json keeps the text as given, and has no equality: no DISTINCT, GROUP BY, index)
         return {"BINARY_FLOAT": "real", "BINARY_DOUBLE": "double precision", "RAW": "bytea",
-                "LONG RAW": "bytea"}[b]
+                "LONG RAW": "bytea", "JSON": "jsonb"}[b]
 
     @property
     def family(self) -> str:
@@ -268,7 +271,7 @@ def read_type(r: Reader) -> OracleType:
         elif r.accept("WITH", "TIME", "ZONE"):
             zone = " WITH TIME ZONE"
         return OracleType("TIMESTAMP", precision, zone=zone)
-    if base in ("DATE", "CLOB", "NCLOB", "BLOB", "BINARY_FLOAT", "BINARY_DOUBLE", "LONG"):
+    if base in ("DATE", "CLOB", "NCLOB", "BLOB", "BINARY_FLOAT", "BINARY_DOUBLE", "LONG", "JSON"):
         return OracleType(base)
     raise ora(902, name)
 
