@@ -145,3 +145,20 @@ def test_json_object_clauses_are_refused(conn):
     """ABSENT ON NULL, RETURNING …: SLU-00001, never another answer."""
     assert query_code(conn, "select json_object('a' value 1 absent on null) from dual") == "SLU-00001"
     assert query_code(conn, "select json_object('a' value 1 returning json) from dual") == "SLU-00001"
+
+
+def test_dot_notation_of_a_json_column(conn):
+    """json_direct.py's ``c.json_data.location`` (the table alias Oracle requires): the value's
+    text — a scalar's, an object's or array's compact JSON —, NULL for a missing field, in the
+    select list (headed by its last field), WHERE and ORDER BY alike."""
+    _customers(conn)
+    cur = conn.cursor()
+    cur.execute("select c.json_data.location from CustomersAsJson c offset 0 rows fetch next 1 rows only")
+    assert [d[0] for d in cur.description] == ["LOCATION"] and cur.fetchall() == [("Germany",)]
+    assert query_rows(conn, "select c.json_data.CreditScore, c.json_data.nope from CustomersAsJson c "
+                            "where c.json_data.location = 'United States'") == [('[{"Year":2019,"Value":860}]', None)]
+    assert query_rows(conn, "select c.id from CustomersAsJson c order by c.json_data.location desc") == [(2,), (1,)]
+    conn.cursor().execute("create table docs (id number, doc json)")
+    conn.cursor().execute("""insert into docs values (1, '{"a": {"b": 2.5, "ok": true}}')""")
+    assert query_rows(conn, "select d.doc.a.b, d.doc.a.ok, d.doc.a, d.doc.A from docs d") == [
+        ("2.5", "true", '{"b":2.5,"ok":true}', None)]
