@@ -162,3 +162,34 @@ def test_dot_notation_of_a_json_column(conn):
     conn.cursor().execute("""insert into docs values (1, '{"a": {"b": 2.5, "ok": true}}')""")
     assert query_rows(conn, "select d.doc.a.b, d.doc.a.ok, d.doc.a, d.doc.A from docs d") == [
         ("2.5", "true", '{"b":2.5,"ok":true}', None)]
+
+
+@pytest.mark.parametrize("kind", ["varchar2(200)", "clob", "blob"])
+def test_an_is_json_check_keeps_json_in_a_text_or_blob_column(conn, kind):
+    """json_blob.py's ``json_data blob check (json_data is json)`` (and VARCHAR2 / CLOB): JSON
+    text is taken, NULL too, text that is no JSON is ORA-02290 (a check constraint), nothing
+    written; JSON_VALUE reads the column."""
+    conn.cursor().execute(f"create table CustomersAsBlob (id integer not null primary key, "
+                          f"json_data {kind} check (json_data is json))")
+    doc = '{"name": "Rod", "dept": "Sales", "location": "Germany"}'
+    value = doc.encode() if kind == "blob" else doc
+    cur = conn.cursor()
+    cur.execute("insert into CustomersAsBlob values (:1, :2)", [1, value])
+    cur.execute("insert into CustomersAsBlob values (2, null)")
+    bad = b"not json" if kind == "blob" else "not json"
+    assert raised_code(cur.execute, "insert into CustomersAsBlob values (3, :1)", [bad]) == "ORA-02290"
+    assert query_rows(conn, "select id from CustomersAsBlob order by id") == [(1,), (2,)]
+    if kind != "blob":
+        assert query_rows(conn, "select json_value(json_data, '$.location') from CustomersAsBlob "
+                                "where id = 1") == [("Germany",)]
+
+
+def test_is_not_json_and_a_named_table_check(conn):
+    """``IS NOT JSON`` and a table constraint naming the column; an expression operand or a
+    clause of IS JSON (STRICT, WITH UNIQUE KEYS) is SLU-00001."""
+    conn.cursor().execute("create table notes (a varchar2(20), b varchar2(20), "
+                          "constraint notes_json check (a is not json and b IS JSON))")
+    conn.cursor().execute("""insert into notes values ('plain', '[1]')""")
+    assert raised_code(conn.cursor().execute, "insert into notes values ('[2]', '[3]')") == "ORA-02290"
+    assert query_code(conn, "create table n2 (a varchar2(9) check (upper(a) is json))") == "SLU-00001"
+    assert query_code(conn, "create table n3 (a varchar2(9) check (a is json strict))") == "SLU-00001"

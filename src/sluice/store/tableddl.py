@@ -47,6 +47,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
 from . import namespace, sqlcatalog
+from .jsonchecks import json_checked
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
                         read_constraint, read_table_body)
 
@@ -478,7 +479,8 @@ def _references(db: _Db, store: Any, k: Constraint, owner: str) -> None:
 
 def _create_sql(db: _Db, owner: str, name: str, table: Table) -> str:
     schema = db.schema(owner)
-    constraints = table.constraints + [k for c in table.columns for k in c.constraints]
+    constraints = [json_checked(k, table.columns, db.pg)     # (CHECK (doc IS JSON): the store's test)
+                   for k in table.constraints + [k for c in table.columns for k in c.constraints]]
     keys = [k.columns for k in constraints if k.kind == "PRIMARY KEY"]
     parts = []
     for c in table.columns:
