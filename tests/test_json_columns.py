@@ -193,3 +193,22 @@ def test_is_not_json_and_a_named_table_check(conn):
     assert raised_code(conn.cursor().execute, "insert into notes values ('[2]', '[3]')") == "ORA-02290"
     assert query_code(conn, "create table n2 (a varchar2(9) check (upper(a) is json))") == "SLU-00001"
     assert query_code(conn, "create table n3 (a varchar2(9) check (a is json strict))") == "SLU-00001"
+
+
+def test_an_input_type_handler_s_json_var_and_returning_into_one(conn):
+    """An inputtypehandler returning ``cursor.var(DB_TYPE_JSON)`` for dicts and lists binds them
+    (execute and executemany); ``RETURNING doc INTO`` a DB_TYPE_JSON var gives the dict back."""
+    conn.cursor().execute("create table docs (id number primary key, doc json)")
+    cur = conn.cursor()
+
+    def handler(cursor, value, arraysize):
+        if isinstance(value, (dict, list)):
+            return cursor.var(sluice.DB_TYPE_JSON, arraysize=arraysize)
+    cur.inputtypehandler = handler
+    cur.execute("insert into docs values (:1, :2)", [1, {"a": [1]}])
+    cur.executemany("insert into docs values (:1, :2)", [[2, [1, 2]], [3, {"b": None}]])
+    assert query_rows(conn, "select * from docs order by id") == [
+        (1, {"a": [Decimal(1)]}), (2, [Decimal(1), Decimal(2)]), (3, {"b": None})]
+    out = cur.var(sluice.DB_TYPE_JSON)
+    cur.execute("update docs set doc = :1 where id = 1 returning doc into :2", [{"z": 1.5}, out])
+    assert out.getvalue() == [{"z": Decimal("1.5")}]

@@ -145,7 +145,9 @@ def executemany_rows(cursor: Any, statement: str, rows: Any) -> Any:
         made = dict(row) if isinstance(row, dict) else list(row)
         for key, var in converters.items():
             present = key in made if isinstance(made, dict) else key < len(made)
-            if present and not isinstance(made[key], BindVariable) and var.inconverter is not None:
-                made[key] = var.inconverter(made[key])
+            if present and not isinstance(made[key], BindVariable):
+                if var.inconverter is not None:
+                    made[key] = var.inconverter(made[key])
+                made[key] = _json_sized(made[key], var)       # (a DB_TYPE_JSON var's: JSON text)
         out.append(made)
     return out

@@ -81,15 +81,24 @@ def _write(value: Any, out: list[str]) -> None:
 
 def json_object(text: Any) -> Any:
     """A JSON column's value (its text, as the store keeps it) as python-oracledb fetches the
-    JSON type: dicts, lists, numbers as ``Decimal``.  A number SQLite's ``JSON`` column took as
-    one (its affinity: a document that is a bare number) is that number as a ``Decimal``."""
+    JSON type: dicts, lists, numbers as ``Decimal``."""
     if isinstance(text, (bytes, bytearray, memoryview)):
         text = bytes(text).decode()
     if isinstance(text, str):
         return json.loads(text, parse_float=_number, parse_int=Decimal)
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return Decimal(repr(text)) if isinstance(text, float) else Decimal(text)
-    return text
+    return _decimals(text)
+
+
+def _decimals(value: Any) -> Any:
+    """A value a store read as JSON itself (psycopg's jsonb of a RETURNING clause; a bare number
+    SQLite's JSON column took as one) with its numbers as ``Decimal`` (a float's shortest text)."""
+    if isinstance(value, dict):
+        return {k: _decimals(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decimals(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    return value
 
 
 def _number(text: str) -> Decimal:
