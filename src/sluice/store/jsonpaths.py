@@ -2,16 +2,17 @@
 
 Oracle reads ``alias.column.field[.field…]`` as the value at that path of the JSON column
 ``column`` of the table ``alias`` names (a table alias is required, as for object attribute
-paths, :mod:`.objpaths`); the field names are case-sensitive as written.  Here the path of
-a column its table declares JSON (:mod:`.tableddl`: SQLite's ``JSON``, PostgreSQL's
-``jsonb``) is the value's text, as Oracle answers it for textual JSON (a VARCHAR2): a scalar
-its text (``Germany``, ``860``, ``true``), an object or array its compact JSON text, a
-missing field NULL — SQLite's ``json_type`` / ``json_extract``, PostgreSQL's ``#>>``.  (Over
-Oracle's JSON type the result is of the JSON type, which python-oracledb fetches as a str,
-Decimal, dict …: the same for a string, the text of the others — a gap.)  A select item that
-is a path alone is headed by its last field upper-cased, as Oracle heads a column.
-Array steps (``c.doc.items[0]``) and item methods (``.number()``) are not read: such a name
-stays as it is (ORA-00904, as any unknown name).
+paths, :mod:`.objpaths`); the field names are case-sensitive as written.  Over a column of
+the JSON type (:mod:`.tableddl`: SQLite's ``JSON``, PostgreSQL's ``jsonb``) the value is of
+the JSON type: a top-level select item that is a path alone (maybe aliased) is the value's
+JSON (SQLite's ``->``, PostgreSQL's ``#>``), described DB_TYPE_JSON (:mod:`.sqlheadings`
+with :func:`json_path_column`; PostgreSQL's jsonb by its type) and fetched as python-oracledb
+fetches the type — a str, Decimal, bool, dict, list, or NULL for a missing field — and headed
+by its last field upper-cased.  Elsewhere (WHERE, ORDER BY, an operand, a subquery) it is the
+value's text, as Oracle answers for textual JSON: a scalar's text, an object's or array's
+compact JSON — SQLite's ``json_type`` / ``json_extract``, PostgreSQL's ``#>>``.  Array steps
+(``c.doc.items[0]``) and item methods (``.number()``) are not read: such a name stays as it is
+(ORA-00904, as any unknown name).
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .selectitems import item_headings, items_rewritten, table_aliases
+from .selectitems import item_headings, items_rewritten, select_items, table_aliases
 from .usercolumns import Lookup
 
-__all__ = ["json_paths"]
+__all__ = ["JSON_DECLARED", "json_path_column", "json_paths"]
+
+# a JSON column's declared type: SQLite's (tableddl keeps Oracle's name), PostgreSQL's
+JSON_DECLARED = ("JSON", "JSONB")
 
 # a name of three parts or more: a statement that may hold a path (told from its text)
 _MAYBE = re.compile(r"[\w\"]\s*\.\s*[\w\"]+\s*\.\s*[\w\"]")
@@ -48,6 +52,7 @@ def json_paths(text: str, sqlite: bool, tokens: Callable[[str], list], columns: 
     toks = tokens(text)
     found: dict[int, str] = {}
     aliases = None
+    items = None
     for i, t in enumerate(toks):
         if t.kind != "id" or t.text.count(".") < 2:
             continue
@@ -59,14 +64,45 @@ def json_paths(text: str, sqlite: bool, tokens: Callable[[str], list], columns: 
         if table is None or not all(_FIELD.fullmatch(f) for f in fields):
             continue
         decl = columns([table[1]]).get(parts[1].upper())
-        if decl in ("JSON", "JSONB"):
-            found[i] = _expression(f"{parts[0]}.{parts[1]}", fields, sqlite)
+        if decl in JSON_DECLARED:
+            if items is None:
+                items = _alone(toks, aliased)
+            found[i] = _expression(f"{parts[0]}.{parts[1]}", fields, sqlite, typed=i in items)
     if not found:
         return text
     return items_rewritten(text, toks, found, item_headings(toks, set(found), aliased, _heading))
 
 
-def _expression(column: str, fields: list[str], sqlite: bool) -> str:
+def json_path_column(text: str) -> str | None:
+    """The column (upper-cased) a name of dot notation (``c.json_data.location``) reads, if
+    it is one; whether that column is JSON is the caller's lookup (:mod:`.sqlheadings`: the
+    select item is then described DB_TYPE_JSON)."""
+    parts = [p.strip() for p in text.split(".")]
+    return parts[1].upper() if len(parts) > 2 and all(_FIELD.fullmatch(f) for f in parts[2:]) else None
+
+
+def _alone(toks: list, aliased: Callable[[list, int, int], bool]) -> set[int]:
+    """The tokens that are a top-level select item alone (maybe aliased)."""
+    depth, depths = 0, []
+    for t in toks:
+        depth += (t.text == "(") - (t.text == ")")
+        depths.append(depth)
+    out = set()
+    for first, last in select_items(toks):
+        if aliased(toks, first, last):
+            last -= 1 + (toks[last - 1].word == "AS")
+        if first == last and depths[first] == 0:
+            out.add(first)
+    return out
+
+
+def _expression(column: str, fields: list[str], sqlite: bool, typed: bool) -> str:
+    """The value at ``fields`` of JSON ``column``: of the JSON type (a select item alone,
+    ``typed``: its JSON text, described DB_TYPE_JSON) or as text (elsewhere: compared,
+    sorted as Oracle's textual dot notation)."""
+    if typed:
+        return (f"({column} -> '$" + "".join(f'."{f}"' for f in fields) + "')" if sqlite
+                else f"({column} #> '{{" + ",".join(fields) + "}')")
     if sqlite:
         path = "'$" + "".join(f'."{f}"' for f in fields) + "'"
         return (f"(CASE json_type({column}, {path}) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
