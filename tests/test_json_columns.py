@@ -214,3 +214,17 @@ def test_an_input_type_handler_s_json_var_and_returning_into_one(conn):
     out = cur.var(sluice.DB_TYPE_JSON)
     cur.execute("update docs set doc = :1 where id = 1 returning doc into :2", [{"z": 1.5}, out])
     assert out.getvalue() == [{"z": Decimal("1.5")}]
+
+
+def test_create_table_as_select_and_add_column_keep_the_json_type(conn):
+    """CTAS of a JSON column makes a JSON column (its rows fetched back as dicts); ALTER TABLE
+    ADD of a JSON column checks its text as CREATE TABLE's does."""
+    _customers(conn)
+    cur = conn.cursor()
+    cur.execute("create table copies as select * from CustomersAsJson")
+    cur.execute("select json_data from copies order by id")
+    assert cur.description[0][1] is sluice.DB_TYPE_JSON and [j for (j,) in cur] == [DATA[0][1], DATA[1][1]]
+    cur.execute("alter table copies add (extra json)")
+    assert raised_code(cur.execute, "update copies set extra = 'bad' where id = 1") == "ORA-40441"
+    cur.execute("""update copies set extra = '[true]' where id = 1""")
+    assert query_rows(conn, "select extra from copies where id = 1") == [([True],)]

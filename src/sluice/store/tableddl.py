@@ -405,7 +405,8 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
         db.record(owner, name, spec={"always": always} if always else None)
         _sqlite_sizes(db, owner, name)
         if rows:
-            marks = ", ".join("?" * len(table.columns))
+            marks = ", ".join("CAST(? AS jsonb)" if db.pg and c.type is not None and c.type.base == "JSON"
+                              else "?" for c in table.columns)     # (a JSON column's text, sent as text)
             insert = f"INSERT INTO {db.table(owner, name)} VALUES ({marks})"
             data = [tuple(_stored(v, db.pg) for v in row) for row in rows]
             db.conn.executemany(insert, data)
@@ -448,7 +449,7 @@ def _described_type(d: tuple) -> OracleType:
         return OracleType("CHAR", size=d[3] or d[2] or 1)
     if kind == "DB_TYPE_RAW":
         return OracleType("RAW", size=d[3] or 2000)
-    if kind in ("DB_TYPE_CLOB", "DB_TYPE_NCLOB", "DB_TYPE_BLOB"):
+    if kind in ("DB_TYPE_CLOB", "DB_TYPE_NCLOB", "DB_TYPE_BLOB", "DB_TYPE_JSON"):
         return OracleType(kind[8:])
     return OracleType("VARCHAR2", size=min(max(d[3] or d[2] or 32767, 1), 32767))     # (size unknown: the most)
 
