@@ -49,9 +49,10 @@ def test_json_direct_sample_fetches_dicts(conn):
     assert cur.fetchall() == [(1, DATA[0][1])]
 
 
-def test_json_value_and_exists_of_a_json_column(conn):
+def test_json_value_query_and_exists_of_a_json_column(conn):
     """The sample's JSON_VALUE (with its OFFSET / FETCH) and JSON_EXISTS read the JSON column as
-    a document."""
+    a document; JSON_QUERY of it as a select item is of the JSON type (Oracle's default RETURNING
+    for a JSON document): a list / dict, described DB_TYPE_JSON; inside an expression its text."""
     _customers(conn)
     assert query_rows(conn, "select json_value(json_data, '$.location') from CustomersAsJson "
                             "order by id offset 0 rows fetch next 1 rows only") == [("Germany",)]
@@ -59,6 +60,16 @@ def test_json_value_and_exists_of_a_json_column(conn):
                             "where id = 2") == [("860",)]
     assert query_rows(conn, "select id from CustomersAsJson where json_exists(json_data, '$.CreditScore')") \
         == [(2,)]
+    cur = conn.cursor()
+    cur.execute("select json_query(json_data, '$.CreditScore'), json_query(c.json_data, '$.CreditScore[0]') q, "
+                "json_query(json_data, '$.name') from CustomersAsJson c where id = 2")
+    assert [tuple(d[:2]) for d in cur.description] == [
+        ("JSON_QUERY(JSON_DATA,'$.CREDITSCORE')", sluice.DB_TYPE_JSON), ("Q", sluice.DB_TYPE_JSON),
+        ("JSON_QUERY(JSON_DATA,'$.NAME')", sluice.DB_TYPE_JSON)]
+    score = {"Year": Decimal(2019), "Value": Decimal(860)}
+    assert cur.fetchall() == [([score], score, None)]
+    assert query_rows(conn, "select length(json_query(json_data, '$.CreditScore')) from CustomersAsJson "
+                            "where id = 2") == [(len('[{"Year":2019,"Value":860}]'),)]
 
 
 def test_values_of_every_json_kind_round_trip(conn):

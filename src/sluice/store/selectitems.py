@@ -64,17 +64,20 @@ def item_headings(toks: list, marked: set[int], aliased: Callable[[list, int, in
     return out
 
 
-def items_rewritten(text: str, toks: list, found: dict[int, str], headings: dict[int, str]) -> str:
-    """``text`` with the tokens ``found`` names replaced by their expressions and the items
-    ``headings`` names (by their last token, :func:`item_headings`) given those headings."""
+def items_rewritten(text: str, toks: list, found: dict[int, "str | tuple[int, str]"],
+                    headings: dict[int, str]) -> str:
+    """``text`` with the tokens ``found`` names replaced by their expressions (a token
+    through token ``end`` for ``(end, expression)``) and the items ``headings`` names (by
+    their last token, :func:`item_headings`) given those headings."""
     out, at = [], 0
     for i, t in enumerate(toks):
         if i in found:
-            out += [text[at:t.start], found[i]]
-            at = t.end
+            end, expression = found[i] if isinstance(found[i], tuple) else (i, found[i])
+            out += [text[at:t.start], expression]
+            at = toks[end].end
         if i in headings:
-            out += [text[at:t.end], f' AS "{headings[i]}"']
-            at = t.end
+            out += [text[at:max(at, t.end)], f' AS "{headings[i]}"']
+            at = max(at, t.end)
     return "".join(out) + text[at:]
 
 

@@ -34,7 +34,7 @@ from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _close
 from .oraclefns import DATE_CALLS
 from ..objtypes import DB_TYPE_JSON
 from .selectitems import select_items
-from .jsonpaths import JSON_DECLARED, json_path_column
+from .jsonpaths import JSON_DECLARED, json_path_column, json_query_column
 from .numintervals import NUM_INTERVALS
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
 from .viewdates import VIEW_DATES, view_kind
@@ -112,13 +112,20 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         if dbtype is None and sqlite and (_text_item(toks, first, last) or (
                 first == last and toks[first].kind == "id" and _column(toks[first]) in texts)):
             dbtype = DB_TYPE_VARCHAR
-        if dbtype is None and user is not None and first == last and toks[first].kind == "id" and \
-                json_path_column(toks[first].text) and user.declared(json_path_column(toks[first].text)) in JSON_DECLARED:
-            dbtype = DB_TYPE_JSON             # dot notation of a JSON column (.jsonpaths)
+        if dbtype is None and user is not None and _json_item(toks, first, last, user):
+            dbtype = DB_TYPE_JSON             # dot notation or JSON_QUERY of a JSON column (.jsonpaths)
         if dbtype is not None:
             types[len(out)] = dbtype
         out.append(heading)
     return out, types
+
+
+def _json_item(toks: list[_Tok], first: int, last: int, user: "_UserDates") -> bool:
+    """Whether the item at tokens ``first``..``last`` is of the JSON type: a dot-notation path
+    or JSON_QUERY of a user's JSON column (:mod:`.jsonpaths` writes them so)."""
+    column = (json_path_column(toks[first].text) if first == last and toks[first].kind == "id"
+              else json_query_column(toks, first, last))
+    return column is not None and user.declared(column) in JSON_DECLARED
 
 
 def _text_item(toks: list[_Tok], first: int, last: int) -> bool:
