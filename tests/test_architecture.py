@@ -31,7 +31,8 @@ PACKAGE = "sluice"
 # subpackage, or a module without ".py"); ``__init__`` is the package's own module.
 UNITS: dict[str, tuple[int, frozenset[str]]] = {
     "base": (0, frozenset({"errors", "constants", "names", "model", "objtypes", "sqlfunctions",
-                           "routines", "context", "charset", "numformat", "dsn"})),
+                           "routines", "context", "charset", "numformat", "dsn",
+                           "jsonvalues"})),
     "store": (1, frozenset({"store"})),
     "security": (2, frozenset({"security"})),
     "rules": (2, frozenset({"rules"})),
@@ -41,7 +42,7 @@ UNITS: dict[str, tuple[int, frozenset[str]]] = {
     "pipeline": (5, frozenset({"pipeline"})),
     "session": (6, frozenset({"__init__", "connection", "cursor", "connect_params", "pool", "pool_settings",
                               "aio", "defaults", "fetchvars", "dmlreturning", "bindtypes", "lobs", "bindvars",
-                              "driver_mode", "dataframes", "jsonvalues"})),
+                              "driver_mode", "dataframes"})),
     # beside the session: reads a store through a connection it is given (never imports
     # one); the front doors (idap, cli) show what it reads
     "monitor": (6, frozenset({"monitor"})),

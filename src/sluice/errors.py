@@ -127,6 +127,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     8004: (DatabaseError, "sequence {0}.NEXTVAL {1} and cannot be instantiated"),
     1031: (ProgrammingError, "insufficient privileges"),
     1722: (DataError, "invalid number: {0}"),
+    # text that is no JSON written to a JSON column (Oracle 21c's JSON type)
+    40441: (DatabaseError, "JSON syntax error"),
     1760: (ProgrammingError, "illegal argument for function"),
     # regular expressions (REGEXP_LIKE …: store/oraclefns.py)
     30001: (DataError, "trim set should have only one character"),
@@ -260,8 +262,6 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     2290: (IntegrityError, "check constraint ({0}) violated"),
     2291: (IntegrityError, "integrity constraint ({0}) violated - parent key not found"),
     2292: (IntegrityError, "integrity constraint ({0}) violated - child record found"),
-    # text that is no JSON written to a JSON column (Oracle 21c's JSON type)
-    40441: (DatabaseError, "JSON syntax error"),
     # a COMMIT refused (a deferred constraint): the cause follows on the next line, as in
     # Oracle's error stack
     2091: (IntegrityError, "transaction rolled back"),

@@ -11,10 +11,11 @@ scale Oracle's describe (a TIMESTAMP(n) precision 0 and scale n — both None wh
   stores say 6), TIMESTAMP WITH TIME ZONE / WITH LOCAL TIME ZONE (SQLite says TIMESTAMP;
   PostgreSQL's ``timestamp with time zone`` is both: DB_TYPE_TIMESTAMP_TZ), BINARY_DOUBLE /
   BINARY_FLOAT (PostgreSQL's ``double precision`` / ``real``, a NUMBER to the stores) and,
-  on SQLite, CHAR(n) (its values padded), and JSON (SQLite's text: DB_TYPE_JSON, its values
-  read as Python objects by ``sluice.fetchvars``).
+  on SQLite, CHAR(n) (its values padded).
 * otherwise (SQLite only): the type a column without values is given — NUMBER(p, s) and
   the other numbers, DATE, a DATETIME's TIMESTAMP — where the values would have told it.
+* JSON (SQLite's declared name, PostgreSQL's ``jsonb``): DB_TYPE_JSON, its text read as
+  Python objects by ``sluice.fetchvars``.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from typing import Callable, NamedTuple
 
 from ..objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER,
                         DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ)
-from ..objtypes import DB_TYPE_JSON
 from .usercolumns import number_scale
+from ..objtypes import DB_TYPE_JSON
 
 __all__ = ["Declared", "declared_type", "fetched"]
 

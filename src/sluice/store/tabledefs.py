@@ -185,6 +185,11 @@ class OracleType:
 
     def pg(self, schema: str) -> str:
         b = self.base
+        if b == "JSON":
+            # jsonb, not json: Oracle's JSON type keeps a parsed (OSON) form, not the text — no
+            # promise of member order or white space, as jsonb; json keeps the text as given and
+            # has no equality (no DISTINCT, GROUP BY, index)
+            return "jsonb"
         if b in PG_DOMAINS:
             return f"{_quote(schema)}.{PG_DOMAINS[b][0]}"
         if b == "NUMBER":
@@ -200,11 +205,8 @@ class OracleType:
         if b == "TIMESTAMP":
             f = min(6, 6 if self.precision is None else self.precision)
             return f"timestamp({f})" + (" with time zone" if self.zone else "")
-        # JSON: jsonb, not json — Oracle's JSON type keeps a parsed (OSON) form, not the text:
-        # no promise of its members' order nor of its white space, as jsonb
-        # (json keeps the text as given, and has no equality: no DISTINCT, GROUP BY, index)
         return {"BINARY_FLOAT": "real", "BINARY_DOUBLE": "double precision", "RAW": "bytea",
-                "LONG RAW": "bytea", "JSON": "jsonb"}[b]
+                "LONG RAW": "bytea"}[b]
 
     @property
     def family(self) -> str:
@@ -228,6 +230,8 @@ def read_type(r: Reader) -> OracleType:
         return OracleType("FLOAT", 126)
     if name == "LONG" and r.accept("RAW"):
         return OracleType("LONG RAW")
+    if name == "JSON":                  # Oracle 21c's JSON type (no size: JSON(10) is ORA-00907)
+        return OracleType("JSON")
     base = _ALIASES.get(name, name)
     if name in ("INTEGER", "INT", "SMALLINT"):
         return OracleType("NUMBER", 38)
@@ -271,7 +275,7 @@ def read_type(r: Reader) -> OracleType:
         elif r.accept("WITH", "TIME", "ZONE"):
             zone = " WITH TIME ZONE"
         return OracleType("TIMESTAMP", precision, zone=zone)
-    if base in ("DATE", "CLOB", "NCLOB", "BLOB", "BINARY_FLOAT", "BINARY_DOUBLE", "LONG", "JSON"):
+    if base in ("DATE", "CLOB", "NCLOB", "BLOB", "BINARY_FLOAT", "BINARY_DOUBLE", "LONG"):
         return OracleType(base)
     raise ora(902, name)
 
