@@ -30,6 +30,7 @@ from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB
                        DB_TYPE_LONG_NVARCHAR, DB_TYPE_LONG_RAW, DB_TYPE_NCHAR, DB_TYPE_NCLOB,
                        DB_TYPE_NUMBER, DB_TYPE_NVARCHAR, DB_TYPE_OBJECT, DB_TYPE_RAW, DB_TYPE_TIMESTAMP,
                        DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR)
+from .objtypes import DB_TYPE_JSON
 from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError,
                      NotSupportedError, OperationalError, ProgrammingError)
 from .model import Agent, DeqOptions, EnqOptions, MessageProperties
@@ -107,4 +108,5 @@ __all__ = [
     "DB_TYPE_LONG_RAW", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB", "DB_TYPE_NUMBER",
     "DB_TYPE_NVARCHAR", "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP", "DB_TYPE_TIMESTAMP_LTZ", "DB_TYPE_TIMESTAMP_TZ",
     "DB_TYPE_VARCHAR",
+    "DB_TYPE_JSON",
 ]

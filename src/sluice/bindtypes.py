@@ -22,6 +22,8 @@ from typing import Any, Callable, Sequence
 
 from .errors import dpy
 from .fetchvars import Var
+from .jsonvalues import json_text
+from .objtypes import DB_TYPE_JSON
 from .plsql.binds import PLSQL, BindVariable
 from .store.sqlnames import bind_names
 
@@ -61,17 +63,28 @@ def _filled(binds: Any, sizes: list | dict | None, statement: str) -> Any:
     places = _places(statement)
     if isinstance(sizes, dict):
         if binds is None or isinstance(binds, dict):
-            filled = dict(binds or {})
+            by_name = {str(k).lstrip(":").upper(): v for k, v in sizes.items()}
+            filled = {k: _json_sized(v, by_name.get(str(k).lstrip(":").upper())) for k, v in (binds or {}).items()}
             named = {str(k).lstrip(":").upper() for k in filled}
             filled.update({k: v for k, v in sizes.items() if v is not None
                            and str(k).lstrip(":").upper() in set(places) - named})
             return filled
         return binds
     if binds is None or (isinstance(binds, Sequence) and not isinstance(binds, (str, bytes))):
-        values = list(binds or [])
+        values = [_json_sized(v, sizes[i] if i < len(sizes) else None) for i, v in enumerate(binds or [])]
         fill = list(sizes[len(values):len(places)])
         return values if None in fill else values + fill      # (a place without a variable: unfilled)
     return binds
+
+
+def _json_sized(value: Any, size: Any) -> Any:
+    """A value bound where ``setinputsizes`` gave a ``DB_TYPE_JSON`` variable: its JSON text
+    (:mod:`sluice.jsonvalues`), as python-oracledb sends it as that variable's type (a dict
+    without one is DPY-3002, as python-oracledb answers)."""
+    if isinstance(size, Var) and size.type is DB_TYPE_JSON and value is not None \
+            and not isinstance(value, BindVariable):
+        return json_text(value)
+    return value
 
 
 def _handler(cursor: Any) -> Callable | None:
@@ -132,7 +145,9 @@ def executemany_rows(cursor: Any, statement: str, rows: Any) -> Any:
         made = dict(row) if isinstance(row, dict) else list(row)
         for key, var in converters.items():
             present = key in made if isinstance(made, dict) else key < len(made)
-            if present and not isinstance(made[key], BindVariable) and var.inconverter is not None:
-                made[key] = var.inconverter(made[key])
+            if present and not isinstance(made[key], BindVariable):
+                if var.inconverter is not None:
+                    made[key] = var.inconverter(made[key])
+                made[key] = _json_sized(made[key], var)       # (a DB_TYPE_JSON var's: JSON text)
         out.append(made)
     return out

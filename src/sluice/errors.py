@@ -129,6 +129,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     8004: (DatabaseError, "sequence {0}.NEXTVAL {1} and cannot be instantiated"),
     1031: (ProgrammingError, "insufficient privileges"),
     1722: (DataError, "invalid number: {0}"),
+    # text that is no JSON written to a JSON column (Oracle 21c's JSON type)
+    40441: (DatabaseError, "JSON syntax error"),
     1760: (ProgrammingError, "illegal argument for function"),
     # regular expressions (REGEXP_LIKE …: store/oraclefns.py)
     30001: (DataError, "trim set should have only one character"),

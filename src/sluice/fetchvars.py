@@ -43,12 +43,15 @@ from .objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLOB
                        DB_TYPE_LONG_RAW, DB_TYPE_NCHAR, DB_TYPE_NCLOB, DB_TYPE_NUMBER, DB_TYPE_NVARCHAR,
                        DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ,
                        DB_TYPE_VARCHAR, DbObjectType, DbType, RecordType, contents)
+from .objtypes import DB_TYPE_JSON
+from .jsonvalues import json_object, json_text
 
-__all__ = ["FetchInfo", "Var", "default_number", "fetch_converters", "fetched", "lob_rows"]
+__all__ = ["FetchInfo", "Var", "default_number", "fetch_converters", "fetched", "json_rows", "lob_rows"]
 
 _NUMBER = "number"          # the column's own NUMBER conversion (DB_TYPE_NUMBER)
 _OBJECT = "object"          # a var of an object type (cursor.var(conn.gettype(...)))
 _LOB = "lob"                # a LOB of the column's (the var's) type: sluice.lobs.LOB
+_JSON = "json"              # Oracle's JSON type: dicts, lists, Decimals (sluice.jsonvalues)
 _LOB_TYPES = (DB_TYPE_CLOB, DB_TYPE_NCLOB, DB_TYPE_BLOB)
 # a LOB column's type in the description when fetched as str / bytes (python-oracledb's)
 _LONG_TYPES = {DB_TYPE_CLOB: DB_TYPE_LONG, DB_TYPE_NCLOB: DB_TYPE_LONG_NVARCHAR, DB_TYPE_BLOB: DB_TYPE_LONG_RAW}
@@ -58,7 +61,7 @@ _DB_TYPES: dict[DbType, Any] = {
                         DB_TYPE_LONG_NVARCHAR)},
     **{t: _LOB for t in _LOB_TYPES},
     DB_TYPE_NUMBER: _NUMBER, DB_TYPE_BINARY_DOUBLE: float, DB_TYPE_BINARY_FLOAT: float,
-    DB_TYPE_RAW: bytes, DB_TYPE_LONG_RAW: bytes, DB_TYPE_BOOLEAN: bool,
+    DB_TYPE_RAW: bytes, DB_TYPE_LONG_RAW: bytes, DB_TYPE_BOOLEAN: bool, DB_TYPE_JSON: _JSON,
     **{t: dt.datetime for t in (DB_TYPE_DATE, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_TIMESTAMP_LTZ)},
 }
 _PY_TYPES = (str, int, float, Decimal, bytes, bool, dt.datetime, dt.date, dt.timedelta)
@@ -146,7 +149,8 @@ class Var(BindVariable):
 
     # -- as a bind of a PL/SQL block (sluice.plsql.binds.BindVariable)
     def bind_value(self) -> Any:
-        return contents(self.getvalue())       # (a LOB var's LOB: its contents)
+        value = contents(self.getvalue())       # (a LOB var's LOB: its contents)
+        return json_text(value) if self._fetched is _JSON and value is not None else value
 
     def assign_out(self, value: Any) -> None:
         """A value the block gives back, converted to this variable's type."""
@@ -242,6 +246,8 @@ def fetched(cursor: Any, handler: Callable | None, description: list, rows: list
     LOB column it leaves (or every one, without a handler) a LOB under ``fetch_lobs``;
     without ``fetch_lobs`` such a column is described as python-oracledb describes it
     then: ``DB_TYPE_LONG`` / ``DB_TYPE_LONG_NVARCHAR`` / ``DB_TYPE_LONG_RAW``."""
+    if any(c[1] is DB_TYPE_JSON for c in description):
+        rows = json_rows(description, rows)
     if handler is None:
         handled = [False] * len(description)
         if fetch_lobs:
@@ -274,6 +280,20 @@ def fetch_converters(cursor: Any, handler: Callable, description: Sequence[Seque
         out.append(_converter(var, column, fetch_lobs, wrap))
         handled.append(var is not None)
     return out, handled
+
+
+def json_rows(description: Sequence[Sequence], rows: list[tuple]) -> list[tuple]:
+    """``rows`` with the values of the columns ``description`` types DB_TYPE_JSON (the store's
+    JSON text) as python-oracledb fetches Oracle's JSON type: dicts, lists, Decimals."""
+    columns = [i for i, c in enumerate(description) if c[1] is DB_TYPE_JSON]
+    out = []
+    for row in rows:
+        row = list(row)
+        for i in columns:
+            if row[i] is not None:
+                row[i] = json_object(row[i])
+        out.append(tuple(row))
+    return out
 
 
 def lob_rows(cursor: Any, description: Sequence[Sequence], rows: list[tuple]) -> list[tuple]:
@@ -339,6 +359,8 @@ def _converter(var: Var | None, column: Sequence, fetch_lobs: bool, wrap: Callab
 
 def _as(fetched: Any, value: Any, column: Sequence) -> Any:
     """``value`` (as the store fetched it) fetched as ``fetched``."""
+    if fetched is _JSON:
+        return json_object(value)
     if isinstance(value, Decimal):
         if fetched is _NUMBER:
             return default_number(value, column)

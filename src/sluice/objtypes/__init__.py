@@ -28,6 +28,7 @@ from .datatypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BLO
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ,
                         DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, AttrType, DbType,
                         parse_attribute_list, parse_datatype)
+from .datatypes import DB_TYPE_JSON
 from .checks import LobValue, contents
 from .dbobject import (DbObject, DbObjectAttr, DbObjectType, TypeRegistry, build_collection_type,
                        build_object_type, set_attribute_lob)
@@ -48,6 +49,7 @@ __all__ = [
     "DB_TYPE_CHAR", "DB_TYPE_CLOB", "DB_TYPE_CURSOR", "DB_TYPE_DATE", "DB_TYPE_INTERVAL_DS", "DB_TYPE_LONG", "DB_TYPE_LONG_NVARCHAR",
     "DB_TYPE_LONG_RAW", "DB_TYPE_NCHAR", "DB_TYPE_NCLOB", "DB_TYPE_NUMBER", "DB_TYPE_NVARCHAR", "DB_TYPE_OBJECT", "DB_TYPE_RAW", "DB_TYPE_TIMESTAMP",
     "DB_TYPE_TIMESTAMP_LTZ", "DB_TYPE_TIMESTAMP_TZ", "DB_TYPE_VARCHAR",
+    "DB_TYPE_JSON",
     "JAVA_BOOLEAN", "JAVA_BYTE", "JAVA_DOUBLE", "JAVA_FLOAT", "JAVA_INT", "JAVA_LONG",
     "JAVA_SHORT", "JAVA_STRING", "JMS_BYTES_MESSAGE", "JMS_MAP_MESSAGE", "JMS_OBJECT_MESSAGE",
     "JMS_PROPERTY_NUMBER", "JMS_PROPERTY_STRING", "JMS_STREAM_MESSAGE", "JMS_TEXT_MESSAGE",

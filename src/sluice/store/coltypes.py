@@ -14,6 +14,8 @@ scale Oracle's describe (a TIMESTAMP(n) precision 0 and scale n — both None wh
   on SQLite, CHAR(n) (its values padded) and BOOLEAN (its 1 / 0 True / False).
 * otherwise (SQLite only): the type a column without values is given — NUMBER(p, s) and
   the other numbers, DATE, a DATETIME's TIMESTAMP — where the values would have told it.
+* JSON (SQLite's declared name, PostgreSQL's ``jsonb``): DB_TYPE_JSON, its text read as
+  Python objects by ``sluice.fetchvars``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Callable, NamedTuple
 from ..objtypes import (DB_TYPE_BINARY_DOUBLE, DB_TYPE_BINARY_FLOAT, DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_NUMBER,
                         DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_LTZ, DB_TYPE_TIMESTAMP_TZ)
 from .usercolumns import number_scale
+from ..objtypes import DB_TYPE_JSON
 
 __all__ = ["Declared", "declared_type", "fetched"]
 
@@ -96,6 +99,8 @@ def declared_type(decl: str, sized: bool) -> Declared | None:
         description = (dbtype, 23, None, 0, digits) if digits else (dbtype, 23, None, None, None)
         convert = _zoneless if zone else _rounding(digits) if sized and digits < 6 else None
         return Declared(description, True, convert)
+    if decl in ("JSON", "JSONB"):       # Oracle's JSON type (tableddl: SQLite's JSON text, PostgreSQL's jsonb)
+        return Declared((DB_TYPE_JSON, None, None, None, None), True)
     dbtype = _FLOATS.get(decl) or (None if sized else _PG_FLOATS.get(decl))
     if dbtype is not None:
         return Declared((dbtype, 127, None, None, None), True, _float)

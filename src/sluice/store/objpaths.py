@@ -27,19 +27,12 @@ from typing import Callable, Iterable, Mapping
 
 from ..errors import not_supported, ora
 from ..objtypes import parse_datatype
-from .selectitems import item_headings
+from .selectitems import item_headings, items_rewritten, table_aliases
 
 __all__ = ["object_paths", "store_object_paths"]
 
 # a statement that may hold a path (told from its text, before reading its tokens)
 _MAYBE = re.compile(r"USER_DATA\s*\.", re.I)
-_BEFORE_TABLE = frozenset({"FROM", "JOIN"})
-_ENDS_FROM = frozenset({"WHERE", "GROUP", "ORDER", "HAVING", "UNION", "INTERSECT", "MINUS", "EXCEPT", "CONNECT",
-                        "START", "FETCH", "OFFSET", "SELECT", "SET", "ON"})
-# words after a table's name that are no alias of it
-_NOT_ALIAS = frozenset({"WHERE", "GROUP", "ORDER", "HAVING", "UNION", "INTERSECT", "MINUS", "EXCEPT", "JOIN",
-                        "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "ON", "USING", "CONNECT", "START",
-                        "FETCH", "OFFSET", "FOR", "PARTITION", "SAMPLE", "AS"})
 _NUMBERS = frozenset({"NUMBER", "FLOAT", "BINARY_FLOAT", "BINARY_DOUBLE"})
 _TEXTS = frozenset({"VARCHAR2", "NVARCHAR2", "CHAR", "NCHAR", "VARCHAR", "CLOB", "NCLOB", "LONG"})
 _DATES = {"DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "TIMESTAMP WITH TIME ZONE": "TIMESTAMP",
@@ -68,7 +61,7 @@ def object_paths(sql: str, user: str, sqlite: bool, tokens: Callable[[str], list
     if not _MAYBE.search(sql):
         return sql
     toks = tokens(sql)
-    aliases, named = _aliases(toks, user, {(qt.owner, n): qt for qt in queue_tables()
+    aliases, named = table_aliases(toks, user, {(qt.owner, n): qt for qt in queue_tables()
                                            for n in (qt.name, "AQ$" + qt.name)})
     named = [qt for qt in named if qt.payload_type not in ("RAW", "JSON")]
     if not named:
@@ -95,16 +88,7 @@ def object_paths(sql: str, user: str, sqlite: bool, tokens: Callable[[str], list
     if not found:
         return sql
     from .sqloracle import aliased
-    headings = item_headings(toks, set(found), aliased, _path_heading)
-    out, at = [], 0
-    for i, t in enumerate(toks):
-        if i in found:
-            out += [sql[at:t.start], found[i]]
-            at = t.end
-        if i in headings:
-            out += [sql[at:t.end], f' AS "{headings[i]}"']
-            at = t.end
-    return "".join(out) + sql[at:]
+    return items_rewritten(sql, toks, found, item_headings(toks, set(found), aliased, _path_heading))
 
 
 def _spec(payload_type: str, specs: Specs) -> dict | None:
@@ -112,46 +96,6 @@ def _spec(payload_type: str, specs: Specs) -> dict | None:
     spec = specs.get(payload_type) if "." in payload_type else next(
         (s for k, s in specs.items() if k.rpartition(".")[2] == payload_type), None)
     return spec if spec is not None and spec.get("kind") == "OBJECT" else None
-
-
-def _aliases(toks: list, user: str, tables: dict) -> tuple[dict, list]:
-    """The statement's table aliases -> the queue table they name (None: another table; a
-    subquery's alias the one queue table the subquery reads, as its USER_DATA), and the queue
-    tables it names (aliased or not)."""
-    aliases: dict = {}
-    named: list = []
-    in_from: dict[int, bool] = {}
-    opened: list[int] = []          # len(named) at each open parenthesis
-    depth = 0
-    prev = ""
-    for k, t in enumerate(toks):
-        word = t.text.upper() if t.kind == "id" else ""
-        qt, table = None, False
-        if t.text == "(":
-            depth += 1
-            opened.append(len(named))
-        elif t.text == ")":
-            depth -= 1
-            inside = {id(q): q for q in named[opened.pop() if opened else 0:]}
-            qt, table = (next(iter(inside.values())) if len(inside) == 1 else None), bool(in_from.get(depth))
-        elif word == "FROM":
-            in_from[depth] = True
-        elif word in _ENDS_FROM:
-            in_from[depth] = False
-        if t.kind == "id" and (prev in _BEFORE_TABLE or prev == "," and in_from.get(depth)):
-            parts = [p.strip().upper() for p in t.text.split(".")]
-            qt, table = tables.get((parts[0], parts[1]) if len(parts) == 2 else (user, parts[-1])), True
-            if qt is not None:
-                named.append(qt)
-        if table:
-            following = toks[k + 1] if k + 1 < len(toks) else None
-            if following is not None and following.word == "AS":
-                following = toks[k + 2] if k + 2 < len(toks) else None
-            if following is not None and following.kind == "id" and following.word not in _NOT_ALIAS \
-                    and "." not in following.text:
-                aliases[following.word] = qt
-        prev = word if t.kind == "id" else t.text
-    return aliases, named
 
 
 def _expression(doc: str, attrs: list[str], spec: dict, specs: Specs, sqlite: bool,

@@ -180,6 +180,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         cast = _CAST_ORA.search(msg)
         if cast:
             return raised_by_sluice_sql(cast.group(1))
+        if msg.startswith("invalid input syntax for type json"):     # text into a JSON column
+            return ora(40441)
     if isinstance(e, pgerr.CannotConnectNow):
         return ora(1033)
     if e.sqlstate is None and _BAD_CONNINFO.search(msg):   # libpq refused the DSN itself

@@ -4,8 +4,9 @@
 ``numeric`` (SUM, AVG, literals like 2.5, exact quotients) and ``float8`` as an int when
 whole, else a float — ``int2/4/8`` are ints already — or, to fetch decimals, every one
 of them as a ``Decimal`` (without trailing zeros, as Oracle's NUMBER); a ``date`` as a
-``datetime`` (python-oracledb's DATE).  The loaders are the cursor's own: the connection's other
-statements (the queue operations among them) load as before.  :func:`description` maps
+``datetime`` (python-oracledb's DATE); a ``jsonb`` (a JSON column) as its text, described
+DB_TYPE_JSON.  The loaders are the cursor's own: the connection's other statements (the
+queue operations among them) load as before.  :func:`description` maps
 the result's column types to python-oracledb's ``DB_TYPE_*``; :func:`scaled_floats` makes
 the whole values of a ``numeric(p, s > 0)`` column floats (python-oracledb's NUMBER(p, s)).
 """
@@ -21,6 +22,7 @@ from psycopg.adapt import Loader
 from ..errors import ora
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NUMBER,
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
+from ..objtypes import DB_TYPE_JSON
 from .sqlfetch import Headings, clock_type, column
 from .sqlheadings import declared_types
 from .usercolumns import Lookup, maybe_user_tables
@@ -32,8 +34,9 @@ _FLOATS = (700, 701)                # float4, float8
 _NUMERIC = 1700
 _DATE = 1082
 _TIMESTAMP = 1114
+_JSONB = 3802                       # a JSON column of tableddl's (its text: sluice.jsonvalues reads it)
 _TYPES = {16: DB_TYPE_BOOLEAN, 17: DB_TYPE_RAW, 1042: DB_TYPE_CHAR, 1082: DB_TYPE_DATE,
-          1114: DB_TYPE_TIMESTAMP, 1184: DB_TYPE_TIMESTAMP_TZ, 1186: DB_TYPE_INTERVAL_DS,
+          1114: DB_TYPE_TIMESTAMP, 1184: DB_TYPE_TIMESTAMP_TZ, 1186: DB_TYPE_INTERVAL_DS, _JSONB: DB_TYPE_JSON,
           **{oid: DB_TYPE_NUMBER for oid in (*_INTS, *_FLOATS, _NUMERIC)}}
 
 
@@ -81,11 +84,19 @@ class _DecimalLoader(Loader):
         return Decimal(text.decode())
 
 
+class _TextLoader(Loader):
+    """``jsonb``'s text as it is: the cursor reads it as Oracle's JSON type (numbers exact)."""
+
+    def load(self, data):
+        return bytes(data).decode()
+
+
 def fetch_cursor(raw: psycopg.Connection, decimals: bool) -> psycopg.Cursor:
     """A new cursor of ``raw`` loading numbers as python-oracledb fetches them."""
     cur = raw.cursor()
     adapters = cur.adapters
     adapters.register_loader(_DATE, _DateLoader)
+    adapters.register_loader(_JSONB, _TextLoader)
     if decimals:
         for oid in (*_INTS, *_FLOATS, _NUMERIC):
             adapters.register_loader(oid, _DecimalLoader)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
+from ..objtypes import DB_TYPE_JSON
 from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_CHAR, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_TYPE_NUMBER,
                         DB_TYPE_RAW, DB_TYPE_TIMESTAMP, DB_TYPE_TIMESTAMP_TZ, DB_TYPE_VARCHAR, DbType)
 from .sqlitedays import MICROSECONDS_A_DAY
@@ -111,7 +112,8 @@ def sqlite_result(names: list[str], rows: list[tuple], decimals: bool,
             kinds[i] = bool
     numbers = {i: ps for i, ps in (numbers or {}).items() if kinds[i] in (int, float, None)}
     described = [column(name, clock_type(_SQLITE_TYPES.get(kind, DB_TYPE_VARCHAR), types.get(i))
-                        if kind is not None or i not in types else types[i], None, *numbers.get(i, ()))
+                        if (kind is not None or i not in types) and types.get(i) is not DB_TYPE_JSON else types[i],
+                        None, *numbers.get(i, ()))
                  for i, (name, kind) in enumerate(zip(names, kinds))]     # (no sizes: SQLite has none)
     if decimals:
         numeric = [i for i, k in enumerate(kinds) if k is int or k is float]

@@ -32,7 +32,9 @@ from ..objtypes import (DB_TYPE_BOOLEAN, DB_TYPE_DATE, DB_TYPE_INTERVAL_DS, DB_T
 from .sqloracle import (_KEYWORDS, _LIST_END, _TOKEN, _VIEWS, Translated, _closes, _Tok, aliased, on_views,
                         tokens)
 from .oraclefns import DATE_CALLS
+from ..objtypes import DB_TYPE_JSON
 from .selectitems import select_items
+from .jsonpaths import JSON_DECLARED, json_path_column, json_query_column
 from .numintervals import NUM_INTERVALS
 from .usercolumns import Lookup, date_kind, maybe_user_tables, number_scale, table_names
 from .viewdates import VIEW_DATES, view_kind
@@ -110,10 +112,20 @@ def oracle_headings(sql: str, oracle: Translated, names: list[str],
         if dbtype is None and sqlite and (_text_item(toks, first, last) or (
                 first == last and toks[first].kind == "id" and _column(toks[first]) in texts)):
             dbtype = DB_TYPE_VARCHAR
+        if dbtype is None and user is not None and _json_item(toks, first, last, user):
+            dbtype = DB_TYPE_JSON             # dot notation or JSON_QUERY of a JSON column (.jsonpaths)
         if dbtype is not None:
             types[len(out)] = dbtype
         out.append(heading)
     return out, types
+
+
+def _json_item(toks: list[_Tok], first: int, last: int, user: "_UserDates") -> bool:
+    """Whether the item at tokens ``first``..``last`` is of the JSON type: a dot-notation path
+    or JSON_QUERY of a user's JSON column (:mod:`.jsonpaths` writes them so)."""
+    column = (json_path_column(toks[first].text) if first == last and toks[first].kind == "id"
+              else json_query_column(toks, first, last))
+    return column is not None and user.declared(column) in JSON_DECLARED
 
 
 def _text_item(toks: list[_Tok], first: int, last: int) -> bool:
@@ -263,10 +275,13 @@ class _UserDates:
         self.sql, self.lookup = sql, lookup
         self.columns: dict | None = None
 
-    def __call__(self, t: _Tok) -> DbType | None:
+    def declared(self, column: str) -> str | None:
         if self.columns is None:
             self.columns = self.lookup(_shape(self.sql)[0])
-        kind = date_kind(self.columns.get(_name(t).upper()))
+        return self.columns.get(column)
+
+    def __call__(self, t: _Tok) -> DbType | None:
+        kind = date_kind(self.declared(_name(t).upper()))
         return None if kind is None else DB_TYPE_DATE if kind == "DATE" else DB_TYPE_TIMESTAMP
 
 

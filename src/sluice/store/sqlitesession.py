@@ -756,6 +756,8 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
         return ora(904, msg.split(":", 1)[-1].strip().upper())
     if isinstance(e, sqlite3.IntegrityError):   # "UNIQUE constraint failed: t.id" …
         what = msg.split(":", 1)[-1].strip()
+        if _JSON_CHECK.fullmatch(what):      # a JSON column's own check (tableddl): text that is no JSON
+            return ora(40441)
         for word, code in (("UNIQUE", 1), ("PRIMARY KEY", 1), ("NOT NULL", 1400), ("FOREIGN KEY", 2291)):
             if word in msg:
                 return ora(code, what)
@@ -769,6 +771,10 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
         if "bindings supplied" in msg or "supply a value for binding" in msg:
             return ora(1008)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
+
+
+# the CHECK tableddl gives a JSON column on SQLite (its text as SQLite reports it failing)
+_JSON_CHECK = re.compile(r'json_valid\(("(?:[^"]|"")*")\) OR \1 IS NULL')
 
 
 def _literal(text: str) -> str:

@@ -89,6 +89,7 @@ from .dateround import round_sql, rounded
 from .sqllimits import limited
 from .seqwords import again, is_sequence_word, pieces as sequence_pieces
 from .sqlsetops import set_rewrites
+from .jsonpaths import json_paths
 from .sqlhierarchy import hierarchical
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
 from .numintervals import (NUM_INTERVALS, check_extracts, ds_interval_pieces, ds_micros, interval_literal,
@@ -208,7 +209,7 @@ def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Tr
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
     (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
-    text = oracle_strings(out.text, sqlite, tokens, aliased)
+    text = json_paths(oracle_strings(out.text, sqlite, tokens, aliased), sqlite, tokens, columns, aliased)
     text = set_rewrites(hierarchical(text, sqlite, tokens, aliased, columns), sqlite, tokens)
     text, binds = limited(text, out.binds, sqlite, tokens)
     if text is not out.text:

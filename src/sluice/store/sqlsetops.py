@@ -30,7 +30,11 @@ is read again here (before :mod:`.sqllimits`) and :func:`set_rewrites` rewrites:
   ``JSON_EXISTS(doc, 'path')`` of a literal path of ``$``, ``.name`` and ``[n]`` steps: SQLite's
   ``json_type`` / ``json_extract``, PostgreSQL's ``json_extract_path`` (15 has no JSON_QUERY;
   the json type keeps the document's key order, jsonb's would not).  Other paths and clauses
-  (WITH WRAPPER, filters, wildcards) are SLU-00001.
+  (WITH WRAPPER, filters, wildcards) are SLU-00001.  On PostgreSQL ``JSON_VALUE(doc, …)``
+  reads ``doc`` as text, so that a JSON column (``jsonb``) is a document too.
+  ``JSON_OBJECT('k' IS v, KEY 'k2' VALUE v2)`` is its compact text (Oracle's VARCHAR2 result):
+  SQLite's ``json_object``, PostgreSQL's ``json_build_object``; its clauses (ABSENT ON NULL,
+  RETURNING, FORMAT JSON, STRICT, WITH UNIQUE KEYS) are SLU-00001.
 
 Literals, quoted names and comments are never touched; the headings stay Oracle's
 (:mod:`.sqlheadings` reads the statement as typed).
@@ -48,10 +52,10 @@ __all__ = ["set_rewrites"]
 
 _SET_OPS = frozenset({"UNION", "INTERSECT", "EXCEPT", "MINUS"})
 _CALLS = frozenset({"UTL_RAW.CAST_TO_VARCHAR2", "UTL_RAW.CAST_TO_RAW", "UTL_RAW.LENGTH", "DBMS_LOB.GETLENGTH",
-                    "DBMS_LOB.SUBSTR", "DBMS_LOB.INSTR", "JSON_QUERY", "JSON_EXISTS"})
+                    "DBMS_LOB.SUBSTR", "DBMS_LOB.INSTR", "JSON_QUERY", "JSON_EXISTS", "JSON_OBJECT"})
 _ARITY = {"UTL_RAW.CAST_TO_VARCHAR2": (1, 1), "UTL_RAW.CAST_TO_RAW": (1, 1), "UTL_RAW.LENGTH": (1, 1),
           "DBMS_LOB.GETLENGTH": (1, 1), "DBMS_LOB.SUBSTR": (1, 3), "DBMS_LOB.INSTR": (2, 4),
-          "JSON_QUERY": (2, 2), "JSON_EXISTS": (2, 2)}
+          "JSON_QUERY": (2, 2), "JSON_EXISTS": (2, 2), "JSON_OBJECT": (0, 1000)}
 # an Oracle JSON path both stores follow alike: $ then .name, ."name" or [n] steps
 _PATH = re.compile(r'\$(?:\.[A-Za-z_][A-Za-z0-9_]*|\."[^"]*"|\[\d+\])*')
 _STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\."([^"]*)"|\[(\d+)\]')
@@ -60,7 +64,13 @@ _COMPACT = r"""regexp_replace({}, '("(?:[^"\\]|\\.)*")|\s+', '\1', 'g')"""
 # words that end a CONNECT BY clause at its block's depth
 _AFTER_CONNECT = _SET_OPS | {"ORDER", "GROUP", "HAVING", "START", "FETCH", "OFFSET", "LIMIT", "FOR"}
 _FLIP = {"<=": ">=", "<": ">", ">=": "<=", ">": "<"}
-_MARKS = ("MINUS", "INTERSECT", "CONNECT", "UTL_RAW", "DBMS_LOB", "JSON_QUERY", "JSON_EXISTS")
+_MARKS = ("MINUS", "INTERSECT", "CONNECT", "UTL_RAW", "DBMS_LOB", "JSON_QUERY", "JSON_EXISTS", "JSON_VALUE",
+          "JSON_OBJECT")
+# JSON_OBJECT's clauses Sluice does not answer (NULL ON NULL, its default, is the stores' own)
+_OBJECT_CLAUSES = frozenset({"ABSENT", "ON", "RETURNING", "FORMAT", "STRICT", "WITH", "WITHOUT"})
+# PostgreSQL: the store's JSON_VALUE(text, text) also of a JSON column (jsonb has no implicit
+# cast to text); its name quoted, which this module does not read again as the call it rewrites
+_PG_CALLS = _CALLS | {"JSON_VALUE"}
 
 
 def set_rewrites(text: str, sqlite: bool, tokens: Callable[[str], list]) -> str:
@@ -98,13 +108,14 @@ class _Rewrite:
                 depth += 1
                 stack.append(i)
         self.words = [t.word for t in toks]
+        self.names = _CALLS if sqlite else _PG_CALLS
 
     def run(self) -> str:
         toks, words = self.toks, self.words
         groups: dict[int, list[int]] = {}       # opener -> its set operators
         for i, word in enumerate(words):
             if self.calls:
-                if word in _CALLS and i + 1 < len(toks) and toks[i + 1].text == "(":
+                if word in self.names and i + 1 < len(toks) and toks[i + 1].text == "(":
                     self._call(i)
                 continue
             if word in _SET_OPS and "." not in word:
@@ -197,8 +208,14 @@ class _Rewrite:
     def _call(self, i: int) -> None:
         toks, name = self.toks, self.words[i]
         args, close = arguments(toks, i + 1)
-        if close < 0 or any(self.words[k] in _CALLS for k in range(i + 1, close)):
+        if close < 0 or any(self.words[k] in self.names for k in range(i + 1, close)):
             return          # (an inner call first)
+        if name == "JSON_VALUE":      # (PostgreSQL's: see _PG_CALLS)
+            inner = self.text[toks[i + 1].end:toks[close].start]
+            first = self.text[toks[args[0][0]].start:toks[args[0][1]].end] if args else ""
+            rest = self.text[toks[args[0][1]].end:toks[close].start] if args else inner
+            self.edits.append((toks[i].start, toks[close].end, f'"json_value"(CAST({first} AS TEXT){rest})'))
+            return
         lo, hi = _ARITY[name]
         if not lo <= len(args) <= hi:
             raise ora(909)
@@ -218,9 +235,28 @@ class _Rewrite:
                    f"substr({texts[0]}, CAST(({offset}) AS INTEGER), CAST(({amount}) AS INTEGER)) END)")
         elif name == "DBMS_LOB.INSTR":
             out = f"ORACLE_INSTR({', '.join(texts)})"
+        elif name == "JSON_OBJECT":
+            out = self._json_object(args)
         else:
             out = self._json(name, texts[0], args[1])
         self.edits.append((toks[i].start, toks[close].end, out))
+
+    def _json_object(self, args: list[tuple[int, int]]) -> str:
+        """``JSON_OBJECT('k' IS v, KEY 'k2' VALUE v2, …)`` (NULL ON NULL: a NULL value is
+        ``null``) as its compact text: SQLite's ``json_object``, PostgreSQL's
+        ``json_build_object`` without its white space."""
+        toks, words, parts = self.toks, self.words, []
+        for a, b in args:
+            k = a + 1 if words[a] == "KEY" else a
+            sep = next((j for j in range(k + 1, b) if self.depth[j] == self.depth[a]
+                        and words[j] in ("IS", "VALUE")), None)
+            if sep is None or any(self.depth[j] == self.depth[a] and words[j] in _OBJECT_CLAUSES
+                                  for j in range(sep + 1, b + 1)):
+                raise not_supported("JSON_OBJECT without KEY … VALUE / IS pairs, or with its clauses, in SQL")
+            parts += [self.text[toks[k].start:toks[sep - 1].end], self.text[toks[sep + 1].start:toks[b].end]]
+        if self.sqlite:      # (quoted: the name this module does not read again as Oracle's call)
+            return f'"json_object"({", ".join(parts)})'
+        return _COMPACT.format(f"CAST(json_build_object({', '.join(parts)}) AS TEXT)")
 
     def _json(self, name: str, doc: str, path: tuple[int, int]) -> str:
         """``JSON_QUERY(doc, 'path')`` (the object or array there as compact text, else NULL)

@@ -47,6 +47,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
 from . import namespace, sequences, sqlcatalog
+from .jsonchecks import json_checked
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
                         read_constraint, read_table_body)
 
@@ -417,7 +418,8 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
         db.record(owner, name, spec={"always": always} if always else None)
         _sqlite_sizes(db, owner, name)
         if rows:
-            marks = ", ".join("?" * len(table.columns))
+            marks = ", ".join("CAST(? AS jsonb)" if db.pg and c.type is not None and c.type.base == "JSON"
+                              else "?" for c in table.columns)     # (a JSON column's text, sent as text)
             insert = f"INSERT INTO {db.table(owner, name)} VALUES ({marks})"
             data = [tuple(_stored(v, db.pg) for v in row) for row in rows]
             db.conn.executemany(insert, data)
@@ -460,7 +462,7 @@ def _described_type(d: tuple) -> OracleType:
         return OracleType("CHAR", size=d[3] or d[2] or 1)
     if kind == "DB_TYPE_RAW":
         return OracleType("RAW", size=d[3] or 2000)
-    if kind in ("DB_TYPE_CLOB", "DB_TYPE_NCLOB", "DB_TYPE_BLOB"):
+    if kind in ("DB_TYPE_CLOB", "DB_TYPE_NCLOB", "DB_TYPE_BLOB", "DB_TYPE_JSON"):
         return OracleType(kind[8:])
     return OracleType("VARCHAR2", size=min(max(d[3] or d[2] or 32767, 1), 32767))     # (size unknown: the most)
 
@@ -491,7 +493,8 @@ def _references(db: _Db, store: Any, k: Constraint, owner: str) -> None:
 
 def _create_sql(db: _Db, owner: str, name: str, table: Table) -> str:
     schema = db.schema(owner)
-    constraints = table.constraints + [k for c in table.columns for k in c.constraints]
+    constraints = [json_checked(k, table.columns, db.pg)     # (CHECK (doc IS JSON): the store's test)
+                   for k in table.constraints + [k for c in table.columns for k in c.constraints]]
     keys = [k.columns for k in constraints if k.kind == "PRIMARY KEY"]
     parts = []
     for c in table.columns:
@@ -518,6 +521,9 @@ def _column_sql(db: _Db, c: Column, schema: str) -> str:
         out += f" DEFAULT {_default(c.default, db.pg)}"
     if c.nullable is False:
         out += " NOT NULL"
+    if c.type is not None and c.type.base == "JSON" and not db.pg:    # (jsonb parses what it is given)
+        name = _quote(_physical(c.name))      # (SQLite 3.40's json_valid(NULL) is 0)
+        out += f" CHECK (json_valid({name}) OR {name} IS NULL)"    # ORA-40441 (sqlitesession)
     return out
 
 

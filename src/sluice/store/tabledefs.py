@@ -185,6 +185,11 @@ class OracleType:
 
     def pg(self, schema: str) -> str:
         b = self.base
+        if b == "JSON":
+            # jsonb, not json: Oracle's JSON type keeps a parsed (OSON) form, not the text — no
+            # promise of member order or white space, as jsonb; json keeps the text as given and
+            # has no equality (no DISTINCT, GROUP BY, index)
+            return "jsonb"
         if b in PG_DOMAINS:
             return f"{_quote(schema)}.{PG_DOMAINS[b][0]}"
         if b == "NUMBER":
@@ -225,6 +230,8 @@ def read_type(r: Reader) -> OracleType:
         return OracleType("FLOAT", 126)
     if name == "LONG" and r.accept("RAW"):
         return OracleType("LONG RAW")
+    if name == "JSON":                  # Oracle 21c's JSON type (no size: JSON(10) is ORA-00907)
+        return OracleType("JSON")
     base = _ALIASES.get(name, name)
     if name in ("INTEGER", "INT", "SMALLINT"):
         return OracleType("NUMBER", 38)
