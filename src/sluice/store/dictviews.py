@@ -50,8 +50,8 @@ REWRITTEN = _VIEWS | {"USER_SEQUENCES", "ALL_SEQUENCES", "DBA_SEQUENCES"}
 _NOT_ALIAS = frozenset({"WHERE", "GROUP", "ORDER", "HAVING", "UNION", "INTERSECT", "MINUS", "EXCEPT", "JOIN",
                         "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "ON", "USING", "CONNECT", "START",
                         "FETCH", "OFFSET", "FOR", "WITH"})
-_MARKERS = ("_TABLES", "_TAB_COLUMNS", "_VIEWS", "_OBJECTS", "_CONSTRAINTS", "_CONS_COLUMNS", "_INDEXES",
-            "_IND_COLUMNS")
+# whether a statement may name one of them (one search of its text: every query is tested)
+_NAMED = re.compile(r"(?:USER|ALL|DBA)_(?:" + "|".join(_KINDS) + r")\b", re.I)
 TEXT, NUMBER, DATE = "VARCHAR(4000)", "NUMERIC", "DATE"
 
 # each view's columns (name, type) after the OWNER of the ALL_ / DBA_ ones
@@ -87,8 +87,7 @@ _PG_CHECK = re.compile(r"^CHECK \((.*)\)$", re.S)
 
 def dictionary_views(store: Any, session: Any, user: str, sql: str) -> str:
     """``sql`` with each of the views above it names made a subquery of its rows."""
-    upper = sql.upper()
-    if not any(m in upper for m in _MARKERS) or not any(v in upper for v in _VIEWS):
+    if not _NAMED.search(sql):
         return sql
     objects = _Objects(store, session)
     return as_subqueries(sql, _VIEWS, lambda view: _select(view, objects, user))
