@@ -52,6 +52,16 @@ def test_a_view_is_queried_and_described_as_its_table(emp):
     assert query_rows(emp, "select id from rich") == [(1,)]
 
 
+def test_an_expression_of_a_view_is_fetched_and_described_by_its_type(emp):
+    _run(emp, "create view nexts as select id, hired + 1 next_day, sal * 2 twice, upper(name) big from emp")
+    cur = emp.cursor()
+    cur.execute("select next_day, twice, big from nexts where id = 1")
+    assert cur.fetchall() == [(T + dt.timedelta(days=1), 2401.0, "ANN")]
+    assert cur.description[0][1] in (sluice.DB_TYPE_DATE, sluice.DB_TYPE_TIMESTAMP)
+    assert query_rows(emp, "select data_type from user_tab_columns where table_name = 'NEXTS' "
+                           "and column_name = 'NEXT_DAY'")[0][0] in ("DATE", "TIMESTAMP(6)")
+
+
 def test_column_aliases_expressions_and_or_replace(emp):
     _run(emp, "create view by_dept (dept, total, staff) as select dept, sum(sal), count(*) from emp group by dept")
     assert query_headed(emp, "select * from by_dept order by dept") == \

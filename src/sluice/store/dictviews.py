@@ -39,6 +39,7 @@ from ..errors import DatabaseError
 from .sequences import listing
 from .sqloracle import tokens
 from .tabledefs import Constraint, read_stored_table
+from .usercolumns import view_types
 
 __all__ = ["NUMBER", "REWRITTEN", "TEXT", "as_subqueries", "dictionary_views", "literal_rows", "oracle_type"]
 
@@ -208,10 +209,16 @@ class _Objects:
                 "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
                 f"WHERE c.relnamespace = {_literal(self.store.target.schema)}::regnamespace "
                 f"AND c.relname IN ({names}) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum")
-        return self.session.run_own(
-            "SELECT m.name, p.name, p.type, p.\"notnull\" OR p.pk > 0, p.dflt_value, p.cid + 1 "
-            f"FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type IN ('table', 'view') "
-            f"AND m.name IN ({names}) ORDER BY m.name, p.cid")
+        rows = self.session.run_own(
+            "SELECT m.name, p.name, p.type, p.\"notnull\" OR p.pk > 0, p.dflt_value, p.cid + 1, "
+            "CASE WHEN m.type = 'view' THEN m.sql END FROM sqlite_master m JOIN pragma_table_info(m.name) p "
+            f"WHERE m.type IN ('table', 'view') AND m.name IN ({names}) ORDER BY m.name, p.cid")
+        out = []
+        for table, column, declared, not_null, default, position, view in rows:
+            typed = view_types(view)     # (a view's expression: the type its text keeps)
+            out.append((table, column, declared or (typed[position - 1] if position <= len(typed) else ""),
+                        not_null, default, position))
+        return out
 
     def _views(self) -> list[tuple]:
         return [(o, n, len(spec["text"]), spec["text"], "Y" if spec.get("read_only") else "N")

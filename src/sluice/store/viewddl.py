@@ -38,6 +38,7 @@ namespace (:mod:`.namespace`), ORA-00942 for DROP VIEW of what is no view.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any, Callable, Collection
 
 from ..errors import DatabaseError, not_supported, ora
@@ -45,8 +46,9 @@ from . import namespace, sqlcatalog
 from .dictviews import REWRITTEN
 from .sqloracle import tokens
 from .tabledefs import Reader
-from .tableddl import _Db, _Names, _ddl, _free, _physical, _plain_name, _quote, _transaction, before_table_change
-from .usercolumns import table_names
+from .tableddl import (_Db, _Names, _ddl, _described_type, _free, _physical, _plain_name, _quote, _transaction,
+                       before_table_change)
+from .usercolumns import VIEW_TYPES, table_names
 
 __all__ = ["VIEW", "VIEW_DDL", "is_view_ddl", "named_in", "view_ddl", "views_in_use"]
 
@@ -95,7 +97,7 @@ def view_ddl(kind: str, text: str, user: str, store: Any, session: Any, may: Cal
             "tables": table_names(toks), "created": dt.datetime.now().isoformat(sep=" ", timespec="seconds")}
     try:
         body = _translated(session, subquery)
-        spec["columns"] = _columns(query(subquery), aliases)
+        spec = _typed(spec, query(subquery))
     except DatabaseError:
         if not force:
             raise
@@ -159,6 +161,15 @@ def _translated(session: Any, subquery: str) -> str:
     return body
 
 
+def _typed(spec: dict, result: tuple[Any, list]) -> dict:
+    """``spec`` with the view's column names (:func:`_columns`) and their Oracle types, from
+    the description of its query's result (SQLite keeps them in the view's text:
+    :func:`.usercolumns.view_types`)."""
+    description = getattr(result[0], "description", None) or []
+    types = [_described_type(d).sqlite if d[1] is not None else "" for d in description]
+    return {**spec, "columns": _columns(result, spec.get("aliases")), "types": types}
+
+
 def _columns(result: tuple[Any, list], aliases: list[str] | None) -> list[str]:
     """The view's column names: the aliases, else Oracle's headings of its query."""
     headings = [str(h) for h in result[0]]
@@ -191,7 +202,8 @@ def _compile(run: Callable[[str], Any], db: Any, name: str, body: str, spec: dic
     """The view's compiled form made by ``run``; ``db`` says the store (``pg``, ``home``)."""
     view = _view_name(db, name)
     cols = ", ".join(_quote(_physical(c)) for c in spec["columns"])
-    create = f"CREATE VIEW {'' if db.pg else 'IF NOT EXISTS '}{view} ({cols}) AS {body}"
+    kept = "" if db.pg or not spec.get("types") else f"{VIEW_TYPES}{json.dumps(spec['types'])} */ "
+    create = f"CREATE VIEW {'' if db.pg else 'IF NOT EXISTS '}{view} ({cols}) AS {kept}{body}"
     if db.pg and spec.get("check"):
         _pg_checked(run, create)
     else:
@@ -314,7 +326,7 @@ def _recompile(store: Any, session: Any, user: str, owner: str, name: str, spec:
                query: Callable[[str], tuple[list, list]]) -> None:
     try:
         body = _translated(session, spec["text"])
-        spec = {**spec, "columns": _columns(query(spec["text"]), spec.get("aliases"))}
+        spec = _typed(spec, query(spec["text"]))
         names = _Names(store, user)
         names.homes.add(owner)
         if getattr(store, "target", None) is None:
