@@ -179,3 +179,18 @@ def test_the_system_privileges(emp, dsn):
         cur.execute("GRANT DROP ANY VIEW TO scott")
         _run(scott, "drop view sluice.theirs", "drop view mine")
     assert query_code(emp, "select * from theirs") == "ORA-00942"
+
+
+def test_drop_user_cascade_drops_the_users_views(conn, dsn):
+    cur = conn.cursor()
+    cur.execute(f'CREATE USER scott IDENTIFIED BY "{PASSWORD}"')
+    cur.execute("GRANT CREATE SESSION, CREATE TABLE, CREATE VIEW TO scott")
+    with sluice.connect(dsn, user="scott", password=PASSWORD) as scott:
+        _run(scott, "create table st (a number)", "create view sv as select a from st",
+             "create force view broken as select b from nowhere")
+    assert query_rows(conn, "select owner, view_name from dba_views order by 2") == \
+        [("SCOTT", "BROKEN"), ("SCOTT", "SV")]
+    cur.execute("DROP USER scott CASCADE")
+    assert query_rows(conn, "select count(*) from dba_views") == [(0,)]
+    assert query_code(conn, "select * from scott.sv") == "ORA-00942"
+    _run(conn, "create view sv as select 1 one from dual")      # (the name is free again)
