@@ -71,14 +71,14 @@ def test_user_views(conn):
 
 def test_user_objects_of_every_kind(conn):
     before = dt.datetime.now().replace(microsecond=0) - dt.timedelta(seconds=1)
-    _run(conn, "create table t1 (id number)", "create view v1 as select id from t1",
+    _run(conn, "create table t1 (id number)", "create index t1_ix on t1 (id)", "create view v1 as select id from t1",
          "create force view broken as select x from nowhere", "create sequence s1",
          "create type point_t as object (x number, y number)")
     conn.aqadm.create_queue_table(queue_table="Q_QT", queue_payload_type="RAW")
     conn.aqadm.create_queue(queue_name="Q1", queue_table="Q_QT")
     rows = query_rows(conn, "select object_name, object_type, status, temporary from user_objects "
                             "where object_name not like 'AQ$%' order by object_type, object_name")
-    assert rows == [("Q1", "QUEUE", "VALID", "N"), ("S1", "SEQUENCE", "VALID", "N"),
+    assert rows == [("T1_IX", "INDEX", "VALID", "N"), ("Q1", "QUEUE", "VALID", "N"), ("S1", "SEQUENCE", "VALID", "N"),
                     ("Q_QT", "TABLE", "VALID", "N"), ("T1", "TABLE", "VALID", "N"),
                     ("POINT_T", "TYPE", "VALID", "N"), ("BROKEN", "VIEW", "INVALID", "N"),
                     ("V1", "VIEW", "VALID", "N")]

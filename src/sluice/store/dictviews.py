@@ -17,7 +17,7 @@ cursor and the queue tables.  TAB_COLUMNS: TABLE_NAME, COLUMN_NAME, DATA_TYPE,
 DATA_LENGTH, DATA_PRECISION, DATA_SCALE, NULLABLE, COLUMN_ID, DATA_DEFAULT (the database's
 text of it), CHAR_LENGTH -- of those tables (not the queue tables: their columns are
 Sluice's) and of the compiled views.  VIEWS: VIEW_NAME, TEXT_LENGTH, TEXT (Oracle's text,
-as typed), READ_ONLY.  OBJECTS: OBJECT_NAME, SUBOBJECT_NAME, OBJECT_TYPE (TABLE, VIEW,
+as typed), READ_ONLY.  OBJECTS: OBJECT_NAME, SUBOBJECT_NAME, OBJECT_TYPE (TABLE, VIEW, INDEX,
 SEQUENCE, TYPE, QUEUE, PROCEDURE, FUNCTION), CREATED, LAST_DDL_TIME (where recorded),
 STATUS (a view without its compiled form INVALID), TEMPORARY, GENERATED, SECONDARY.
 CONSTRAINTS: CONSTRAINT_NAME, CONSTRAINT_TYPE (P, U, R, C; NOT NULL ones are not listed),
@@ -248,6 +248,7 @@ class _Objects:
         out += [row(o, n, "SEQUENCE") for o, n, _, _ in listing(self.store)]
         out += [row(o, n, "TYPE", spec) for o, n, spec in catalog["TYPE"]]
         out += [row(q.owner, q.name, "QUEUE") for q in self.store.queues()]
+        out += [row(o, index, "INDEX") for o, _, index, _, _ in self._index_list()]
         for kind in ("PROCEDURE", "FUNCTION"):      # stored PL/SQL units (catalog kinds of their own)
             out += [row(o, n, kind, spec, "INVALID" if spec.get("status") == "INVALID" else "VALID")
                     for o, n, spec in catalog[kind]]
@@ -363,7 +364,8 @@ class _Objects:
                     wanted = [c.upper() for c in k.ref_columns]
                     ref = next((n for r, n in named.get(_physical(k.ref[1]).upper(), ())
                                 if r.kind in ("PRIMARY KEY", "UNIQUE")
-                                and ([c.upper() for c in r.columns] == wanted or not wanted and r.kind == "PRIMARY KEY")),
+                                and ([c.upper() for c in r.columns] == wanted
+                                     or not wanted and r.kind == "PRIMARY KEY")),
                                None)
                 found.append((owner, _oracle_name(physical), name, _TYPES[k.kind], [c.upper() for c in k.columns],
                               k.check, ref, k.on_delete or None))

@@ -50,7 +50,8 @@ from . import namespace, sqlcatalog
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
                         read_constraint, read_stored_table, read_table_body)
 
-__all__ = ["TABLE_DDL", "USER_TABLE", "before_table_change", "is_table_ddl", "on_commit", "table_ddl", "user_table_names"]
+__all__ = ["TABLE_DDL", "USER_TABLE", "before_table_change", "is_table_ddl", "on_commit", "table_ddl",
+           "user_table_names"]
 
 # the statements (``_kind_words`` of the statement interpreter) this module runs
 TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TABLE", "CREATE INDEX",

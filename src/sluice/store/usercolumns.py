@@ -21,8 +21,8 @@ import re
 import sqlite3
 from typing import Callable, Sequence
 
-__all__ = ["AMBIGUOUS_DATE", "VIEW_TYPES", "Columns", "KeptColumns", "Lookup", "SqliteColumns", "date_kind", "is_number",
-           "is_text", "view_types",
+__all__ = ["AMBIGUOUS_DATE", "VIEW_TYPES", "Columns", "KeptColumns", "Lookup", "SqliteColumns", "date_kind",
+           "is_number", "is_text", "view_types",
            "maybe_user_tables",
            "number_scale", "pg_columns", "sqlite_columns", "table_names"]
 
