@@ -194,3 +194,11 @@ def test_drop_user_cascade_drops_the_users_views(conn, dsn):
     assert query_rows(conn, "select count(*) from dba_views") == [(0,)]
     assert query_code(conn, "select * from scott.sv") == "ORA-00942"
     _run(conn, "create view sv as select 1 one from dual")      # (the name is free again)
+
+
+def test_a_quoted_name_is_kept_through_recompilation(conn):
+    _run(conn, 'create table "Mixed" (id number)', 'insert into "Mixed" values (1)',
+         'create view "MyView" as select id from "Mixed"', 'alter table "Mixed" add (w number)')
+    assert query_rows(conn, 'select id from "MyView"') == [(1,)]
+    assert query_rows(conn, "select v.view_name, o.status from user_views v join user_objects o "
+                            "on o.object_name = v.view_name") == [("MyView", "VALID")]

@@ -278,8 +278,8 @@ def views_in_use(store: Any, session: Any, user: str, sql: str, query: Callable[
     recompilation on use), ORA-04063 when it cannot be.  Costs a look at the catalog's
     version unless views exist and ``sql`` names one."""
     known = _known(store)
-    for name in named_in(sql, known):
-        for owner, spec in known[name]:
+    for upper in named_in(sql, known):
+        for owner, name, spec in known[upper]:
             if not _compiled(store, session, name):
                 _recompile(store, session, user, owner, name, spec, query)
 
@@ -296,14 +296,15 @@ def named_in(sql: str, known: Collection[str]) -> list[str]:
     return [name for name in table_names(tokens(sql)) if name in known]
 
 
-def _known(store: Any) -> dict[str, list[tuple[str, dict]]]:
-    """Oracle's name -> (owner, spec) of every view, kept until the catalog changes."""
+def _known(store: Any) -> dict[str, list[tuple[str, str, dict]]]:
+    """Oracle's name upper-cased (as :func:`.usercolumns.table_names` gives a statement's)
+    -> (owner, Oracle's name, spec) of every view, kept until the catalog changes."""
     version = store.catalog_version()
     kept = getattr(store, "views_kept", None)
     if kept is None or kept[0] != version:
-        found: dict[str, list[tuple[str, dict]]] = {}
+        found: dict[str, list[tuple[str, str, dict]]] = {}
         for owner, name, spec in store.catalog_objects(VIEW):
-            found.setdefault(name.upper(), []).append((owner, spec))
+            found.setdefault(name.upper(), []).append((owner, name, spec))
         kept = store.views_kept = (version, found, set())
     return kept[1]
 
