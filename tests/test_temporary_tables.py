@@ -65,3 +65,8 @@ def test_the_definition_is_a_table_of_the_namespace(conn):
     assert query_code(conn, "select * from g2") == "ORA-00942"
     _run(conn, "insert into g1 values (1)", "drop table g1")
     assert query_rows(conn, "select count(*) from user_tables") == [(0,)]
+    assert query_code(conn, "select * from g1") == "ORA-00942"        # (the session's own went too)
+    _run(conn, "create global temporary table g1 (b varchar2(3)) on commit preserve rows",
+         "insert into g1 values ('x')")
+    conn.commit()
+    assert query_rows(conn, "select * from g1") == [("x",)]

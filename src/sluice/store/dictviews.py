@@ -238,7 +238,7 @@ class _Objects:
 
         def row(owner: str, name: str, kind: str, spec: dict | None = None, status: str = "VALID",
                 temporary: str = "N") -> tuple:
-            created = (spec or {}).get("created")
+            created = ((spec or {}).get("created") or "")[:19] or None      # (whole seconds: a DATE)
             return owner, name, None, kind, created, created, status, temporary, "N", "N"
         out = [row(o, n, "TABLE", spec, temporary="Y" if spec.get("temporary") else "N")
                for o, n, spec in self.tables()]

@@ -148,7 +148,7 @@ class _Db:
         key = self.names.key(_physical(name))
         self.names.owners.pop(key, None)
         if not dropped:
-            spec = {"created": dt.datetime.now().isoformat(sep=" ", timespec="seconds"), **(spec or {})}
+            spec = {"created": dt.datetime.now().isoformat(sep=" ", timespec="microseconds"), **(spec or {})}
             sqlcatalog.put_object(self.conn, USER_TABLE, owner, _physical(name), spec, True)
             self.names.owners[key] = owner
 
