@@ -46,6 +46,9 @@ from .store.seqwords import plain_names
 from .store.sessionzone import alter_session
 from .store.sqlmemory import InMemory
 from .store.tableddl import is_table_ddl, table_ddl
+from .store.dictviews import dictionary_views
+from .store.temptables import committed, temporary_in_use
+from .store.viewddl import is_view_ddl, view_ddl, views_in_use
 from .streams.adm import StreamsAdm
 from .streams.apply import ApplyAdm
 from .streams.capture import CaptureAdm, DbmsStreams
@@ -415,6 +418,7 @@ class Connection:
                 if not ctx.session.in_transaction:   # the failed COMMIT rolled it back
                     self._transaction_rolled_back()
                 raise
+            committed(ctx.store, ctx.session)     # SQLite's ON COMMIT DELETE ROWS (store/temptables.py)
             ctx.group_first.clear()
             ctx.transaction_ended(rolled_back=False)
             self._release_buffered(committed=True)
@@ -608,6 +612,7 @@ class Connection:
         check_statement(sql, binds)
         sql = plain_names(sql)                  # "S".NEXTVAL
         ctx.authz.statements.check(sql)         # other schemas' tables and sequences
+        self._schema_objects(sql)
         rows: list | None = None if returned is None else []
         with self._lock:
             count = ctx.session.execute_dml(sql, binds, self.streams.get_tag(), rows)
@@ -620,10 +625,12 @@ class Connection:
     def query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         self.context.check_open()
         check_statement(sql, binds)
-        sql = plain_names(sql)                          # "S".NEXTVAL
-        self.context.authz.statements.check(sql)        # other schemas' tables and sequences
-        sql = sequence_views(self.context.store, self.context.username, sql,    # USER_SEQUENCES …
-                             self.context.authz.sees)
+        ctx = self.context
+        sql = plain_names(sql)                  # "S".NEXTVAL
+        ctx.authz.statements.check(sql)         # other schemas' tables and sequences
+        sql = sequence_views(ctx.store, ctx.username, sql, ctx.authz.sees)    # USER_SEQUENCES …
+        sql = dictionary_views(ctx.store, ctx.session, ctx.username, sql)    # USER_TABLES, USER_OBJECTS …
+        self._schema_objects(sql)
         locking = for_update(sql)     # SELECT … FOR UPDATE: the rows locked to the transaction's end
         if locking is None:
             return self._query(sql, binds)
@@ -640,6 +647,13 @@ class Connection:
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True,
                                           decimals=defaults.fetch_decimals or self._exact_numbers,
                                           sessions=self._open_sessions(sql))
+
+    def _schema_objects(self, sql: str) -> None:
+        """What the objects ``sql`` names need first: a view's compiled form
+        (store/viewddl.py), the session's rows of a global temporary table (store/temptables.py)."""
+        ctx = self.context
+        views_in_use(ctx.store, ctx.session, ctx.username, sql, lambda text: self.query(text, None))
+        temporary_in_use(ctx.store, ctx.session, sql)
 
     def _open_sessions(self, sql: str) -> list | None:
         """The sessions open on the store, every user's, for a query that names V$SESSION."""
@@ -735,6 +749,10 @@ class Connection:
             ctx.authz.statements.check(plain_names(text))     # DEFAULT scott.s.NEXTVAL
             return table_ddl(text, ctx.username, ctx.store, ctx.authz.has_system, ctx.ddl_commit,
                              lambda sql: self.query(sql, None))
+        if is_view_ddl(kind):        # CREATE [OR REPLACE] [FORCE] VIEW, DROP VIEW
+            ctx = self.context
+            return view_ddl(kind, text, ctx.username, ctx.store, ctx.session, ctx.authz.has_system, ctx.ddl_commit,
+                            lambda sql: self.query(sql, None))
         body = text.strip().rstrip(";").strip()
         if _BARE_CALL.match(body):
             from . import plsql

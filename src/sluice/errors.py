@@ -451,6 +451,11 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     2266: (IntegrityError, "unique/primary keys in table referenced by enabled foreign keys"),
     2449: (IntegrityError, "unique/primary keys in table referenced by foreign keys"),
     24005: (ProgrammingError, "Inappropriate utilities used to perform DDL on AQ table {0}"),
+    # views and global temporary tables typed at a cursor (sluice.store.viewddl, .temptables)
+    1402: (IntegrityError, "view WITH CHECK OPTION where-clause violation"),
+    1732: (ProgrammingError, "data manipulation operation not legal on this view"),
+    4063: (DatabaseError, "{0} has errors"),
+    42399: (ProgrammingError, "cannot perform a DML operation on a read-only view"),
 }
 
 

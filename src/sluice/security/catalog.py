@@ -76,7 +76,9 @@ SQL_SYSTEM_PRIVILEGES = {"ENQUEUE ANY QUEUE": "ENQUEUE_ANY", "DEQUEUE ANY QUEUE"
                          # table DDL at a cursor (sluice.store.tableddl)
                          **{p: p.replace(" ", "_") for p in (
                              "CREATE TABLE", "CREATE ANY TABLE", "ALTER ANY TABLE", "DROP ANY TABLE",
-                             "CREATE ANY INDEX", "DROP ANY INDEX", "COMMENT ANY TABLE")},
+                             "CREATE ANY INDEX", "DROP ANY INDEX", "COMMENT ANY TABLE",
+                             # views at a cursor (sluice.store.viewddl)
+                             "CREATE VIEW", "CREATE ANY VIEW", "DROP ANY VIEW")},
                          # the rules engine's (DBMS_RULE_ADM.GRANT_SYSTEM_PRIVILEGE's constants)
                          **{f"{verb} {what}": priv for verb, what, priv in (
                              ("CREATE", "RULE", "CREATE_RULE_OBJ"),

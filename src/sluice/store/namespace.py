@@ -3,10 +3,10 @@ shares it (Oracle's "Database Object Namespaces": tables, views, sequences, priv
 stand-alone procedures and functions, packages, materialized views and user-defined types
 share one namespace per schema; indexes, constraints, triggers and AQ queues have their
 own).  Of those Sluice keeps a user's tables (made at a cursor, recorded with their owner,
-or made in the database itself: whoever names it), queue tables (tables), sequences and
-object types.
+or made in the database itself: whoever names it), queue tables (tables), views (recorded
+with their owner, :mod:`.viewddl`), sequences and object types.
 
-CREATE TABLE, CREATE SEQUENCE, CREATE TYPE and DBMS_AQADM.CREATE_QUEUE_TABLE ask
+CREATE TABLE, CREATE VIEW, CREATE SEQUENCE, CREATE TYPE and DBMS_AQADM.CREATE_QUEUE_TABLE ask
 :func:`check` where each checked its own kind before: ORA-00955 "name is already used by an
 existing object" (each keeps its own code for its own kind: ORA-24001 for a queue table).
 A queue's name is in the queue namespace (ORA-24006 among queues only)."""
@@ -17,9 +17,9 @@ from typing import Any, Callable
 
 from ..errors import ora
 
-__all__ = ["TABLE", "QUEUE_TABLE", "SEQUENCE", "TYPE", "check", "sequences_beside", "used"]
+__all__ = ["TABLE", "QUEUE_TABLE", "SEQUENCE", "TYPE", "VIEW", "check", "sequences_beside", "used"]
 
-TABLE, QUEUE_TABLE, SEQUENCE, TYPE = "TABLE", "QUEUE TABLE", "SEQUENCE", "TYPE"
+TABLE, QUEUE_TABLE, SEQUENCE, TYPE, VIEW = "TABLE", "QUEUE TABLE", "SEQUENCE", "TYPE", "VIEW"
 _SLUICES = ("SLUICE_", "AQ_QUEUE", "SQLITE_", "AQ$")      # the store's own relations: not a user's
 
 
@@ -32,7 +32,7 @@ def check(store: Any, owner: str, name: str, skip: tuple[str, ...] = (), c: Any 
 
 
 def used(store: Any, owner: str, name: str, skip: tuple[str, ...] = (), c: Any = None) -> str | None:
-    """The kind (:data:`TABLE`, :data:`QUEUE_TABLE`, :data:`SEQUENCE`, :data:`TYPE`) of the
+    """The kind (:data:`TABLE`, :data:`QUEUE_TABLE`, :data:`SEQUENCE`, :data:`TYPE`, :data:`VIEW`) of the
     object of the schema ``owner`` named ``name``, None when there is none."""
     pg = getattr(store, "target", None) is not None
     found = _read(store, c, lambda conn: _stored(conn, store, pg, owner, name, skip))
@@ -76,9 +76,10 @@ def _stored(c: Any, store: Any, pg: bool, owner: str, name: str, skip: tuple[str
     if QUEUE_TABLE not in skip and _rows(c, "SELECT 1 FROM AQ_QUEUE_TABLES WHERE OWNER = ? AND NAME = ?",
                                          (owner, name)):
         return QUEUE_TABLE
-    if TYPE not in skip and _rows(c, "SELECT 1 FROM SLUICE_CATALOG WHERE KIND = 'TYPE' AND OWNER = ? AND NAME = ?",
-                                  (owner, name)):
-        return TYPE
+    for kind in (TYPE, VIEW):     # (a view's catalog record: one made FORCE has no view in the database)
+        if kind not in skip and _rows(c, "SELECT 1 FROM SLUICE_CATALOG WHERE KIND = ? AND OWNER = ? AND NAME = ?",
+                                      (kind, owner, name)):
+            return kind
     if SEQUENCE not in skip and pg:
         from .seqwords import pg_name
         if _rows(c, "SELECT to_regclass(?)::text", (pg_name(owner, name),))[0][0] is not None:
@@ -108,6 +109,7 @@ def _table(c: Any, store: Any, pg: bool, owner: str, name: str) -> bool:
     elif not _rows(c, "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND upper(name) = upper(?)",
                    (physical,)):
         return False
-    owners = {o for o, n in _rows(c, "SELECT OWNER, NAME FROM SLUICE_CATALOG WHERE KIND = 'USER_TABLE'", ())
-              if (n == physical if pg else n.lower() == physical.lower())}
+    owners = {o for o, n in _rows(c, "SELECT OWNER, NAME FROM SLUICE_CATALOG WHERE KIND IN ('USER_TABLE', 'VIEW')",
+                                  ())
+              if (_physical(n) == physical if pg else n.lower() == physical.lower())}   # (a view's: Oracle's name)
     return not owners or owner in owners

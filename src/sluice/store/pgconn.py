@@ -199,6 +199,10 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(942)
     if isinstance(e, pgerr.CardinalityViolation) and msg.startswith("MERGE command cannot affect row a second"):
         return ora(30926)       # (store/sqlmerge.py)
+    if isinstance(e, pgerr.WithCheckOptionViolation):    # a view WITH CHECK OPTION (.viewddl)
+        return ora(1402)
+    if isinstance(e, pgerr.ObjectNotInPrerequisiteState) and _VIEW_DML.match(msg):
+        return ora(1732)     # DML on a view PostgreSQL cannot update
     for violation, code in _VIOLATIONS:
         if isinstance(e, violation):
             return ora(code, getattr(e.diag, "constraint_name", None) or getattr(e.diag, "column_name", None)
@@ -282,6 +286,7 @@ _VIOLATIONS = ((pgerr.UniqueViolation, 1), (pgerr.NotNullViolation, 1400), (pger
                (pgerr.ForeignKeyViolation, 2291))
 
 
+_VIEW_DML = re.compile(r"cannot (?:insert into|update|delete from) view ")
 # libpq reports failures to connect as text only (no SQLSTATE)
 _BAD_CONNINFO = re.compile(r"invalid (?:integer value|URI|connection option|sslmode value|value for)|"
                            r"missing \"=\"|unterminated quoted string")

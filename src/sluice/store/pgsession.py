@@ -768,6 +768,41 @@ class PgSession(StoreSession):
         cols = [d.name.upper() if d.name == d.name.lower() else d.name for d in cur.description or ()]
         return cols, oracle.convert(rows)
 
+    def store_sql(self, sql: str) -> tuple[str, Translated]:
+        """A user's Oracle query as this store's SQL, translated once (a view's definition:
+        :mod:`.viewddl`), and its translation (what it folded)."""
+        sql = store_object_paths(sql, self.user, False, self.store)
+        oracle = oracle_words(sql, self.user, sqlite=False, columns=self._user_columns.lookup(),
+                              zone=self.time_zone)
+        known = physical_names(self.store.queue_tables(), user_table_names(self.store))
+        return rewrite(oracle.text, known, self.user), oracle
+
+    def run_own(self, sql: str) -> list:
+        """A statement of Sluice's on this session's own connection, in its transaction (the
+        session's rows of a global temporary table), in a savepoint when one is open."""
+        c = self._conn()
+        raw = c.raw
+        try:
+            if not self._open:
+                cur = c.execute(sql)
+                return cur.fetchall() if cur.description else []
+            c.send_begin()
+            raw.execute("SAVEPOINT sluice_own")
+            try:
+                cur = raw.execute(sql)
+                rows = cur.fetchall() if cur.description else []
+            except psycopg.Error as e:
+                if not is_disconnect(e):
+                    raw.execute("ROLLBACK TO SAVEPOINT sluice_own")
+                raise
+            raw.execute("RELEASE SAVEPOINT sluice_own")
+            return rows
+        except psycopg.Error as e:
+            err = translate(e, self.store.target)
+            if is_disconnect(e):
+                self._abandon()
+            raise err from None
+
     def _columns(self, tables: Sequence[str]) -> Columns:
         """The types of the columns of the user's ``tables`` (:mod:`.usercolumns`)."""
         return self._catalog(pg_columns, tables)

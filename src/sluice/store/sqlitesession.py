@@ -661,6 +661,22 @@ class SqliteSession(StoreSession):
             return described(cols, rows, sql, names, self._details.lookup(), sized=True)
         return cols, oracle.convert(rows)
 
+    def store_sql(self, sql: str) -> tuple[str, Translated]:
+        """A user's Oracle query as this store's SQL, translated once (a view's definition:
+        :mod:`.viewddl`), and its translation (what it folded)."""
+        sql = store_object_paths(sql, self.user, True, self.store)
+        oracle = oracle_words(sql, self.user, sqlite=True, columns=self._columns.lookup(), zone=self.time_zone)
+        known = physical_names(self.store.queue_tables(), user_table_names(self.store))
+        return rewrite(oracle.text, known, self.user), oracle
+
+    def run_own(self, sql: str) -> list:
+        """A statement of Sluice's on this session's own connection, in its transaction (a
+        view compiled on use, the session's rows of a global temporary table)."""
+        try:
+            return self.conn.execute(sql).fetchall()
+        except sqlite3.Error as e:
+            raise _sql_error(e) from None
+
     @property
     def time_zone(self) -> SessionZone:
         return self.conn.view_clock.zone
@@ -752,6 +768,8 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
         return days_error
     if "no such table" in msg:
         return ora(942)
+    if "because it is a view" in msg:     # "cannot modify v because it is a view" (.viewddl)
+        return ora(1732)
     if "no such column" in msg:
         return ora(904, msg.split(":", 1)[-1].strip().upper())
     if isinstance(e, sqlite3.IntegrityError):   # "UNIQUE constraint failed: t.id" …

@@ -49,13 +49,14 @@ from ..errors import DatabaseError, not_supported, ora
 from . import namespace, sequences, sqlcatalog
 from .jsonchecks import json_checked
 from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
-                        read_constraint, read_table_body)
+                        read_constraint, read_stored_table, read_table_body)
 
-__all__ = ["TABLE_DDL", "USER_TABLE", "is_table_ddl", "schema_table", "table_ddl", "user_table_names"]
+__all__ = ["TABLE_DDL", "USER_TABLE", "before_table_change", "is_table_ddl", "on_commit", "schema_table",
+           "table_ddl", "user_table_names"]
 
 # the statements (``_kind_words`` of the statement interpreter) this module runs
 TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TABLE", "CREATE INDEX",
-                       "CREATE UNIQUE INDEX", "DROP INDEX", "COMMENT"})
+                       "CREATE UNIQUE INDEX", "DROP INDEX", "COMMENT", "CREATE GLOBAL TEMPORARY TABLE"})
 
 _PROTECTED = ("SLUICE_", "AQ_QUEUE", "SQLITE_")
 _SIZED = re.compile(r"(?:N?VARCHAR2?|N?CHAR|RAW)\s*\(\s*(\d+)", re.I)
@@ -67,13 +68,16 @@ _LITERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|'(?:[^']|'')*'
 
 def user_table_names(store: Any) -> dict[tuple[str, str], str]:
     """``(OWNER, NAME) -> physical name`` of the tables of the store's schema made at a cursor
-    (their USER_TABLE records), for cursor SQL's :func:`.sqlnames.rewrite`: ``hr.emp`` is
+    (their USER_TABLE records) and of the views (:mod:`.viewddl`, recorded by Oracle's name),
+    for cursor SQL's :func:`.sqlnames.rewrite`: ``hr.emp`` is
     the table HR made (SQLite has no schema ``hr``; PostgreSQL's schema ``hr`` is not the
     store's).  Kept until the catalog changes: read with every statement."""
     version = store.catalog_version()
     kept = getattr(store, "user_tables_kept", None)
     if kept is None or kept[0] != version:
-        names = {(owner, _oracle_name(name)): _quote(name) for owner, name, _ in store.catalog_objects(USER_TABLE)}
+        found = store.catalog_objects_of((USER_TABLE, namespace.VIEW))
+        names = {(owner, _oracle_name(name)): _quote(_physical(name))
+                 for kind in found.values() for owner, name, _ in kind}
         kept = store.user_tables_kept = (version, names)
     return kept[1]
 
@@ -88,6 +92,32 @@ def schema_table(store: Any, owner: str, name: str) -> bool:
         "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? "
         "AND c.relname = ? AND c.relkind IN ('r', 'p', 'v', 'm')", (_physical(owner), _physical(name))).fetchall(),
         transaction=False))
+
+
+def before_table_change(hook: Callable[[Any, str], None]) -> None:
+    """``hook(db, physical)`` runs in the DDL's transaction before a user's table is dropped
+    or altered (:mod:`.viewddl`, which imports this module, registers the invalidation of
+    the views over it)."""
+    _changing[0] = hook
+
+
+def _unchanged(db: Any, physical: str) -> None:
+    return None
+
+
+_changing: list[Callable[[Any, str], None]] = [_unchanged]
+
+
+def on_commit(r: Reader) -> str:
+    """A global temporary table's ``ON COMMIT DELETE ROWS | PRESERVE ROWS`` (Oracle's
+    default DELETE): whose rows a commit ends (:mod:`.temptables`)."""
+    if not r.accept("ON", "COMMIT"):
+        return "DELETE"
+    kept = "PRESERVE" if r.accept("PRESERVE") else "DELETE" if r.accept("DELETE") else None
+    if kept is None:
+        raise ora(905)
+    r.expect("ROWS")
+    return kept
 
 
 def is_table_ddl(kind: str) -> bool:
@@ -131,7 +161,8 @@ class _Db:
         key = self.names.key(_physical(name))
         self.names.owners.pop(key, None)
         if not dropped:
-            sqlcatalog.put_object(self.conn, USER_TABLE, owner, _physical(name), spec or {}, True)
+            spec = {"created": dt.datetime.now().isoformat(sep=" ", timespec="microseconds"), **(spec or {})}
+            sqlcatalog.put_object(self.conn, USER_TABLE, owner, _physical(name), spec, True)
             self.names.owners[key] = owner
 
     def spec(self, owner: str, physical: str) -> dict:
@@ -250,9 +281,10 @@ def table_ddl(text: str, user: str, store: Any, may: Callable[[str], bool], comm
         unique = r.accept("UNIQUE")
         if r.accept("INDEX"):
             return _create_index(r, unique, user, store, may, commit)
+        temporary = r.accept("GLOBAL", "TEMPORARY")       # (its rows: .temptables)
         r.expect("TABLE")
         user.quiet = 955 if r.accept("IF", "NOT", "EXISTS") else None     # (Oracle 23's)
-        return _create_table(r, user, store, may, commit, query)
+        return _create_table(r, user, store, may, commit, query, temporary)
     if verb == "COMMENT":
         return _comment(r, user, store, may, commit)
     if verb == "DROP" and r.accept("INDEX"):
@@ -367,7 +399,7 @@ def _free(db: _Db, store: Any, owner: str, name: str) -> None:
 
 
 def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool], commit: Callable[[], None],
-                  query: Callable[[str], tuple[list, list]]) -> int:
+                  query: Callable[[str], tuple[list, list]], temporary: bool = False) -> int:
     owner, name = user.owned(r.qualified(), creating=True)
     names: list[str] | None = None
     table: Table | None = None
@@ -381,8 +413,11 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
         else:
             table = read_table_body(r)
             check_table(table)
+    duration = on_commit(r) if temporary else None
     select = None
     if r.accept("AS"):
+        if temporary:
+            raise not_supported("CREATE GLOBAL TEMPORARY TABLE … AS SELECT")
         if table is not None:
             raise ora(1773)
         select = r.rest()
@@ -415,7 +450,8 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
             db.ensure_domains(table.columns, schema)
         db.run(_create_sql(db, owner, name, table))
         always = [_physical(c.name) for c in table.columns if c.identity == "ALWAYS"]
-        db.record(owner, name, spec={"always": always} if always else None)
+        db.record(owner, name, spec={**({"always": always} if always else {}),
+                                     **({"temporary": duration} if duration else {})})
         _sqlite_sizes(db, owner, name)
         if rows:
             marks = ", ".join("CAST(? AS jsonb)" if db.pg and c.type is not None and c.type.base == "JSON"
@@ -556,6 +592,7 @@ def _constraint_sql(db: _Db, k: Constraint, owner: str, inline: bool = False) ->
 
 def _drop_table(db: _Db, store: Any, owner: str, name: str, cascade: bool) -> None:
     physical = _user_table(db, store, owner, name)
+    _changing[0](db, physical)
     if not cascade and _referenced(db, owner, physical):
         raise ora(2449)
     if db.pg:
@@ -699,6 +736,7 @@ def _alter(r: Reader, owner: str, name: str, user: _Names, store: Any, may: Call
     commit()
 
     def altered(db: _Db) -> None:
+        _changing[0](db, _user_table(db, store, owner, name))
         if not db.pg:          # (SQLite refuses to drop a column a trigger names)
             _sqlite_sizes(db, owner, name, make=False)
         change(db)
@@ -904,17 +942,8 @@ class _Stored(Table):
 def _sqlite_table(db: _Db, physical: str) -> _Stored:
     """The stored CREATE TABLE of an SQLite table, read (its columns' spans in its text)."""
     sql = db.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (physical,))[0][0]
-    r = Reader(sql)
     try:
-        r.expect("CREATE")
-        while r.word() not in ("TABLE", ""):
-            r.i += 1
-        r.expect("TABLE")
-        r.accept("IF", "NOT", "EXISTS")
-        r.i += 1
-        while r.word() == ".":
-            r.i += 2
-        t = read_table_body(r, stored=True)
+        t = read_stored_table(sql)
     except DatabaseError:
         raise not_supported(f"ALTER TABLE of the SQLite table {physical} (its definition is not read)") from None
     return _Stored(t.columns, t.constraints, t.last_column_end, sql)

@@ -13,7 +13,7 @@ from ..errors import DatabaseError, not_supported, ora
 from .sqloracle import tokens
 
 __all__ = ["CLAUSE", "PG_DOMAINS", "RESERVED", "Column", "Constraint", "OracleType", "Reader", "Table",
-           "check_table", "read_column", "read_constraint", "read_table_body"]
+           "check_table", "read_column", "read_constraint", "read_stored_table", "read_table_body"]
 
 # Oracle's reserved words: no unquoted name (ORA-00904 for a column, ORA-00903 for a table)
 RESERVED = frozenset("""ACCESS ADD ALL ALTER AND ANY AS ASC AUDIT BETWEEN BY CHAR CHECK CLUSTER COLUMN
@@ -388,6 +388,20 @@ class Table:
     columns: list[Column]
     constraints: list[Constraint]
     last_column_end: int = 0
+
+
+def read_stored_table(sql: str) -> Table:
+    """A table's CREATE TABLE as SQLite stored it, read (its columns' spans in its text)."""
+    r = Reader(sql)
+    r.expect("CREATE")
+    while r.word() not in ("TABLE", ""):
+        r.i += 1
+    r.expect("TABLE")
+    r.accept("IF", "NOT", "EXISTS")
+    r.i += 1
+    while r.word() == ".":
+        r.i += 2
+    return read_table_body(r, stored=True)
 
 
 def read_table_body(r: Reader, stored: bool = False) -> Table:

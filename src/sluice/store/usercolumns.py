@@ -16,11 +16,13 @@ statement's text cannot tell which one it means).  Sluice's views (``AQ$…``,
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from typing import Callable, Sequence
 
-__all__ = ["AMBIGUOUS_DATE", "Columns", "KeptColumns", "Lookup", "SqliteColumns", "date_kind", "is_number", "is_text",
+__all__ = ["AMBIGUOUS_DATE", "VIEW_TYPES", "Columns", "KeptColumns", "Lookup", "SqliteColumns", "date_kind",
+           "is_number", "is_text", "view_types",
            "maybe_user_tables",
            "number_scale", "pg_columns", "sqlite_columns", "table_names"]
 
@@ -182,12 +184,28 @@ def sqlite_declarations(conn: sqlite3.Connection, tables: Sequence[str]) -> list
     if not tables:
         return []
     marks = ", ".join("?" * len(tables))
-    named = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+    named = conn.execute("SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view') "
                          f"AND upper(name) IN ({marks})", list(tables)).fetchall()
-    return [(column.upper(), (decl or "").upper(), bool(not_null or key))
-            for (name,) in named
-            for column, decl, not_null, key in conn.execute(
-                'SELECT name, type, "notnull", pk FROM pragma_table_info(?)', (name,))]
+    out = []
+    for name, kind, sql in named:
+        typed = view_types(sql) if kind == "view" else []
+        for i, (column, decl, not_null, key) in enumerate(conn.execute(
+                'SELECT name, type, "notnull", pk FROM pragma_table_info(?)', (name,))):
+            decl = decl or (typed[i] if i < len(typed) else "")
+            out.append((column.upper(), (decl or "").upper(), bool(not_null or key)))
+    return out
+
+
+# SQLite: a view's column that is an expression has no declared type; a view made at a
+# cursor (:mod:`.viewddl`) keeps its columns' Oracle types in a comment of its text
+VIEW_TYPES = "/* sluice:types "
+_VIEW_TYPES = re.compile(re.escape(VIEW_TYPES) + r"(\[.*?\]) \*/")
+
+
+def view_types(sql: str | None) -> list[str]:
+    """The Oracle types a view's text keeps for its columns (``[]``: none kept)."""
+    m = _VIEW_TYPES.search(sql or "")
+    return json.loads(m.group(1)) if m else []
 
 
 def sqlite_columns(conn: sqlite3.Connection, tables: Sequence[str]) -> Columns:

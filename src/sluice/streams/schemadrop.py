@@ -49,6 +49,7 @@ from ..rules.engine.ruleset import EVALUATION_CONTEXT, RULE, RULE_SET
 from ..store import sequences
 from ..store.base import QueueTableInfo
 from ..store.tableddl import USER_TABLE
+from ..store.viewddl import VIEW
 from .queueclients import QueueClient, clients_of, drop_clients
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class SchemaDrop:
         catalog = self.conn.context.catalog
         queues = {(q.owner, q.name) for qt in self.queue_tables for q in catalog.queues_of(qt)}
         self.clients = clients_of(store, queues)
-        for kind in (RULE_SET, RULE, EVALUATION_CONTEXT, TRANSFORMATION, USER_TABLE):
+        for kind in (RULE_SET, RULE, EVALUATION_CONTEXT, TRANSFORMATION, USER_TABLE, VIEW):
             self.named[kind] = sorted(n for o, n, _ in store.catalog_objects(kind) if o == self.owner)
         self.named[SEQUENCE] = [n for o, n, _, _ in sequences.listing(store) if o == self.owner]
         self._types = {f"{o}.{n}": s for o, n, s in store.catalog_objects(TYPE)}
@@ -110,6 +111,8 @@ class SchemaDrop:
         """Drop it all (after :meth:`check`), each object through its own procedure."""
         conn = self.conn
         drop_clients(conn, self.clients)
+        for name in self.named[VIEW]:       # the views made at a cursor (store.viewddl)
+            conn.execute_sql_statement("DROP VIEW", f"DROP VIEW {_quoted(self.owner, name)}")
         for name in self.named[USER_TABLE]:       # the tables made at a cursor (store.tableddl)
             conn.execute_sql_statement("DROP TABLE", f"DROP TABLE {_quoted(self.owner, name)} CASCADE CONSTRAINTS")
         catalog = conn.context.catalog
