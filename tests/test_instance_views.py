@@ -118,3 +118,14 @@ def test_the_views_join_and_sit_beside_the_statements_own_with_clause(conn):
                             "from mine, v$instance i join v$database d on d.name = upper(i.instance_name)")
     assert rows == [(7, "OPEN", "READ WRITE")]
     assert query_rows(conn, "select count(*) from v$session where logon_time > sysdate - 1") == [(1,)]
+
+
+def test_a_statement_naming_none_of_them_is_left_as_it_is():
+    """Every query passes the hook: one naming no view asks the connection nothing."""
+    from sluice.store.instanceviews import instance_views
+
+    def asker():
+        raise AssertionError("asked")
+    for sql in ("select id, name from t where id = :1", "select order_id from orders where status = 'V$SESSION'",
+                "select count(*) from v$aq", "select sys_context('userenv', 'session_user') from dual"):
+        assert instance_views(sql, asker) is sql
