@@ -31,7 +31,7 @@ PACKAGE = "sluice"
 # subpackage, or a module without ".py"); ``__init__`` is the package's own module.
 UNITS: dict[str, tuple[int, frozenset[str]]] = {
     "base": (0, frozenset({"errors", "constants", "names", "model", "objtypes", "sqlfunctions",
-                           "routines", "context", "charset", "numformat", "dsn",
+                           "routines", "context", "charset", "numformat", "dsn", "version",
                            "jsonvalues"})),
     "store": (1, frozenset({"store"})),
     "security": (2, frozenset({"security"})),

@@ -41,7 +41,7 @@ from .dsn import makedsn
 from .driver_mode import clientversion, init_oracle_client, is_thin_mode
 from .streams.lcr import DDLLCR, RowLCR
 
-__version__ = "0.1.0"
+from .version import __version__
 
 # the DB-API type constructors python-oracledb has (its tests build JSON payloads with
 # oracledb.Timestamp): the Python types themselves

@@ -41,6 +41,7 @@ from .security.proxy import may_proxy
 from .security.users import UserStatements, authenticate
 from .store import namespace, open_store, reaper, release_store, sequences
 from .store.forupdate import ROW_IDENTITY, for_update
+from .store.instanceviews import Asker, instance_views
 from .store.seqviews import sequence_views
 from .store.seqwords import plain_names
 from .store.sessionzone import alter_session
@@ -55,6 +56,7 @@ from .streams.capture import CaptureAdm, DbmsStreams
 from .streams.messaging import DbmsStreamsMessaging
 from .streams.propagation import DbmsAqadm, PropagationAdm, create_link, drop_link
 from .streams.schemadrop import SchemaDrop
+from .version import __version__
 
 if TYPE_CHECKING:
     from .connect_params import ConnectSpec
@@ -99,7 +101,8 @@ class _package:
 def _write_only(name: str) -> property:
     """python-oracledb's write-only session attribute ``name`` (``module``, ``action`` …,
     shown in Oracle's V$SESSION): reading it is AttributeError, setting it needs an open
-    connection and a string or None (kept; Sluice's V$SESSION does not show it)."""
+    connection and a string or None (kept: the session's row of V$SESSION and SYS_CONTEXT
+    show it, store/instanceviews.py)."""
     def get(self: "Connection") -> Any:
         raise AttributeError(f"{name} is not readable")
 
@@ -630,6 +633,7 @@ class Connection:
         ctx.authz.statements.check(sql)         # other schemas' tables and sequences
         sql = sequence_views(ctx.store, ctx.username, sql, ctx.authz.sees)    # USER_SEQUENCES …
         sql = dictionary_views(ctx.store, ctx.session, ctx.username, sql)    # USER_TABLES, USER_OBJECTS …
+        sql = instance_views(sql, self._asker)     # V$VERSION, V$SESSION, NLS_…, SYS_CONTEXT('USERENV', …)
         self._schema_objects(sql)
         locking = for_update(sql)     # SELECT … FOR UPDATE: the rows locked to the transaction's end
         if locking is None:
@@ -645,8 +649,7 @@ class Connection:
 
     def _query(self, sql: str, binds: dict | None) -> tuple[list[str], list[tuple]]:
         return self.context.session.query(sql, binds, self._buffered_in_memory(sql), oracle_sql=True,
-                                          decimals=defaults.fetch_decimals or self._exact_numbers,
-                                          sessions=self._open_sessions(sql))
+                                          decimals=defaults.fetch_decimals or self._exact_numbers)
 
     def _schema_objects(self, sql: str) -> None:
         """What the objects ``sql`` names need first: a view's compiled form
@@ -655,12 +658,11 @@ class Connection:
         views_in_use(ctx.store, ctx.session, ctx.username, sql, lambda text: self.query(text, None))
         temporary_in_use(ctx.store, ctx.session, sql)
 
-    def _open_sessions(self, sql: str) -> list | None:
-        """The sessions open on the store, every user's, for a query that names V$SESSION."""
-        if "V$SESSION" not in sql.upper():
-            return None
+    def _asker(self) -> Asker:
+        """What the instance and session views show of this session (store/instanceviews.py)."""
         ctx = self.context
-        return ctx.store.open_sessions({*ctx.security.users, "SYS", DEFAULT_USER})
+        return Asker(ctx.store, ctx.session.sid, ctx.username, ctx.session.time_zone, self._settings(),
+                     lambda: {*ctx.security.users, "SYS", DEFAULT_USER}, ORACLE_VERSION, __version__)
 
     def _buffered_in_memory(self, sql: str) -> list:
         """(queue table, records) of this process's in-memory buffered messages, for a

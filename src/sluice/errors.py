@@ -171,6 +171,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1875: (DataError, "time zone minute must be between -59 and 59"),
     1882: (DataError, "timezone region not found"),
     2248: (ProgrammingError, "invalid option for ALTER SESSION"),
+    2003: (ProgrammingError, "invalid USERENV parameter"),      # SYS_CONTEXT (store/instanceviews.py)
     1899: (DataError, "bad precision specifier"),
     6513: (DatabaseError, "PL/SQL: index for PL/SQL table out of range for host language array"),
     # PL/SQL cursors (plsql/cursors.py)

@@ -26,7 +26,7 @@ def test_view_dates_are_the_views_timestamp_columns(conn, dsn):
     for name, data_type in rows:
         types.setdefault(name.upper(), set()).add(data_type)
     dates = {name for name, kinds in types.items() if all(k.startswith(("timestamp", "date")) for k in kinds)}
-    assert VIEW_DATES == dates | {"LOGON_TIME"}       # V$SESSION: a temporary view, made per query
+    assert VIEW_DATES == dates | {"LOGON_TIME"}       # V$SESSION: its rows given per statement (instanceviews)
     cur = conn.cursor()
     cur.execute("SELECT * FROM v$session")
     assert {d[0] for d in cur.description if d[1] is sluice.DB_TYPE_DATE} == {"LOGON_TIME"}

@@ -482,8 +482,7 @@ class StoreSession(abc.ABC):
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
               oracle_names: bool = True, oracle_sql: bool = False,
-              decimals: bool = False, sessions: Sequence[OpenSession] | None = None
-              ) -> tuple[list[str], list[tuple]]:
+              decimals: bool = False) -> tuple[list[str], list[tuple]]:
         """Run a read-only SELECT on the catalog and message views as this session's user;
         Oracle names (``AQ$QT``, ``scott.qt``, ``USER_QUEUES``) resolve to the store's
         (``oracle_names`` False: the statement names none, and skips looking them up).
@@ -493,10 +492,7 @@ class StoreSession(abc.ABC):
         queue table; its ``AQ$`` view shows them too, with state IN-MEMORY (seed 003).
         With ``oracle_sql`` the rows and names are as python-oracledb fetches them
         (:mod:`.sqlfetch`): numbers as ints or floats (``decimals``: as ``Decimal``), the
-        names a :class:`~.sqlfetch.Headings` with its ``cursor.description``.
-
-        ``sessions``: the rows of V$SESSION (:meth:`Store.open_sessions`), for a statement
-        that names it."""
+        names a :class:`~.sqlfetch.Headings` with its ``cursor.description``."""
 
     @abc.abstractmethod
     def row_locks(self, locking: Any) -> ContextManager[str | None]:

@@ -53,7 +53,7 @@ from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
 from .forupdate import RowLocking
-from .sqlmemory import memory_views, session_view
+from .sqlmemory import memory_views
 from .sqlmerge import compound_dml, compound_postgres
 from .tableddl import user_table_names
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
@@ -65,7 +65,7 @@ from .sessionzone import SessionZone, default_zone
 from .sqloracle import Translated, oracle_words
 from .coldesc import Details, described, pg_details
 from .usercolumns import Columns, KeptColumns, pg_columns
-from .sessions import OpenSession, pg_session_key
+from .sessions import pg_session_key
 from .sqlschema import table_name
 from .stats import FOLD_SQL, QueueCounts, counted
 
@@ -679,10 +679,9 @@ class PgSession(StoreSession):
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
               oracle_names: bool = True, oracle_sql: bool = False,
-              decimals: bool = False, sessions: Sequence[OpenSession] | None = None
-              ) -> tuple[list[str], list[tuple]]:
+              decimals: bool = False) -> tuple[list[str], list[tuple]]:
         return self._again(lambda columns: self._query(sql, binds, in_memory, oracle_names, oracle_sql, decimals,
-                                                       sessions, columns))
+                                                       columns))
 
     def _again(self, run):
         """``run(columns)`` with the user's tables' kept types; run once more with them
@@ -705,8 +704,7 @@ class PgSession(StoreSession):
 
     def _query(self, sql: str, binds: dict | Sequence | None,
                in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]],
-               oracle_names: bool, oracle_sql: bool, decimals: bool, sessions: Sequence[OpenSession] | None,
-               columns: KeptColumns.Statement) -> tuple[list[str], list[tuple]]:
+               oracle_names: bool, oracle_sql: bool, decimals: bool, columns: KeptColumns.Statement) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables(), user_table_names(self.store)) if oracle_names or in_memory else {}
         if oracle_sql:
             sql = store_object_paths(sql, self.user, False, self.store)
@@ -723,8 +721,6 @@ class PgSession(StoreSession):
             drops = []
             if in_memory:    # temporary objects of this connection (see sqlmemory)
                 drops = memory_views(c.execute, c.executemany, POSTGRESQL, in_memory, known, sql, self.user)
-            if sessions is not None:
-                session_view(c.execute, c.executemany, POSTGRESQL, sessions, self.sid, known, self.user)
             ok = False
             try:
                 cur = reader.execute(*_with_params(rewrite(text, known, self.user), binds))

@@ -30,8 +30,7 @@ from .forupdate import RowLocking
 from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlitecalls import kept_error
 from .sqlitefns import divided_by_zero
-from .sessions import OpenSession
-from .sqlmemory import memory_views, session_view
+from .sqlmemory import memory_views
 from .sqlmerge import compound_dml, compound_sqlite
 from .tableddl import user_table_names
 from .sqlnames import physical_names, rewrite
@@ -630,8 +629,7 @@ class SqliteSession(StoreSession):
     def query(self, sql: str, binds: dict | Sequence | None,
               in_memory: Sequence[tuple[QueueTableInfo, list[MessageRecord]]] = (),
               oracle_names: bool = True, oracle_sql: bool = False,
-              decimals: bool = False, sessions: Sequence[OpenSession] | None = None
-              ) -> tuple[list[str], list[tuple]]:
+              decimals: bool = False) -> tuple[list[str], list[tuple]]:
         known = physical_names(self.store.queue_tables(), user_table_names(self.store)) if oracle_names or in_memory else {}
         columns = self._columns.lookup()
         if oracle_sql:
@@ -642,9 +640,6 @@ class SqliteSession(StoreSession):
         try:
             if in_memory:
                 memory_views(self.conn.execute, self.conn.executemany, SQLITE, in_memory, known, sql, self.user)
-            if sessions is not None:
-                session_view(self.conn.execute, self.conn.executemany, SQLITE, sessions, self.sid, known,
-                             self.user)
             cur = self.conn.execute(rewrite(oracle.text, known, self.user), oracle.binds or ())
             # (SQLite computes the rows as they are read: an error can come from a later row)
             rows = cur.fetchall()

@@ -1,5 +1,4 @@
-"""This process's buffered messages in a user's query of ``AQ$<queue_table>``, and the
-open sessions in a query of V$SESSION.
+"""This process's buffered messages in a user's query of ``AQ$<queue_table>``.
 
 Buffered messages live in the process's memory (``sluice.aq.buffered``), not in the
 queue table, yet seed 003 shows them in the ``AQ$`` view with state IN-MEMORY.  For a
@@ -8,8 +7,7 @@ into a temporary table of its own connection and points the query at a temporary
 view: the permanent view's query over the queue table UNION ALL that copy.  Temporary
 objects are the connection's alone, so concurrent sessions never see each other's.
 The caller (the connection) hands the records down: the store never reaches into the
-AQ layer.  V$SESSION is made the same way from the session registry's rows
-(:mod:`.sessions`), which live in no table either.
+AQ layer.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import operator
 from typing import Callable, Iterable
 
 from .base import RECORD_COLUMNS, MessageRecord, QueueTableInfo
-from .sessions import OpenSession
 from .sqlschema import (BUFFERED_SPILLED, BUFFERED_SUBSCRIBER_COUNTS, QUEUE_DEPTH_VIEW, aq_view_select,
                         buffered_subscriber_types, buffered_views, physical, quote, table_name)
 
@@ -189,24 +186,3 @@ def _subscriber_rows(cumulative: "InMemory | None", oldest: dict[tuple, tuple[fl
             row = rows[key] = [None] * width
         row[-1] = msgid
     return [(*key, *row) for key, row in rows.items()]
-
-
-def session_view(execute, executemany, d, sessions: Iterable[OpenSession], own_sid: int,
-                 known: dict[tuple[str, str], str], user: str) -> None:
-    """V$SESSION for this query (Oracle's columns SID, USERNAME, STATUS, PROGRAM,
-    LOGON_TIME): ``sessions`` copied into a temporary table under a temporary view, which
-    ``known`` maps the name to.  STATUS is ACTIVE for the querying session (``own_sid``) and
-    for a session running a statement now as far as the store can tell, else INACTIVE."""
-    temp = "temp" if d.name == "sqlite" else "pg_temp"
-    table, view = "SLUICE_SESSIONS_NOW", quote("V$SESSION")
-    execute(f"DROP VIEW IF EXISTS {temp}.{view}", ())
-    execute(f"DROP TABLE IF EXISTS {temp}.{table}", ())
-    execute(f"CREATE TEMPORARY TABLE {table} (SID {d.int_type}, USERNAME TEXT, STATUS TEXT, "
-            f"PROGRAM TEXT, LOGON_TIME {d.real_type})", ())
-    rows = [(s.sid, s.username, "ACTIVE" if s.active or s.sid == own_sid else "INACTIVE", s.program,
-             s.logon_time) for s in sessions]
-    if rows:
-        executemany(f"INSERT INTO {temp}.{table} VALUES (?, ?, ?, ?, ?)", rows)
-    execute(f"CREATE TEMPORARY VIEW {view} AS SELECT SID, USERNAME, STATUS, PROGRAM, "
-            f"{d.epoch_to_timestamp('LOGON_TIME')} AS LOGON_TIME FROM {temp}.{table}", ())
-    known[(user, "V$SESSION")] = known[("SYS", "V$SESSION")] = f"{temp}.{view}"

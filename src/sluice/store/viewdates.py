@@ -25,7 +25,7 @@ VIEW_DATES = frozenset({
     "ERROR_DATE", "FIRST_MESSAGE_CREATE_TIME", "HWM_TIME", "LAST_ERROR_DATE", "LAST_MSG_ENQUEUE_TIME",
     "LAST_RECEIVED_MSG_TIME", "LAST_RUN_DATE", "NEXT_RUN_DATE", "OLDEST_MSG_ENQTM", "REG_TIME",
     "SPILL_CREATION_TIME", "STARTUP_TIME", "START_DATE", "STATE_CHANGED_TIME", "STATUS_CHANGE_TIME",
-    "LOGON_TIME",       # V$SESSION's, a temporary view made for the query that names it
+    "LOGON_TIME",       # V$SESSION's, rows given per statement (instanceviews.py)
     "FIRST_ACTIVITY_TIME", "LAST_ENQUEUE_TIME", "LAST_DEQUEUE_TIME",   # V$PERSISTENT_QUEUES'
 })
 # those of them that are Oracle TIMESTAMPs (fractional seconds; a difference with one is an
