@@ -131,6 +131,7 @@ class Cursor:
             finally:
                 self.connection._exact_numbers = False
         self.output = list(result.output)
+        self.warning = getattr(result, "warning", None)   # a unit created with compilation errors
         if result.columns is not None:
             self.description = result.description or [(c, None, None, None, None, None, True)
                                                        for c in result.columns]

@@ -33,7 +33,12 @@ The interpreter reaches the connection only through these hooks:
     call) runs inside: Oracle's statement-level atomicity — a block that ends with an
     unhandled exception is rolled back to its start, the transaction's earlier work kept.
 ``conn.procedure(name)``  (optional) a standalone procedure or function
-    (``'PROC'`` or ``'SCHEMA.PROC'``) as a callable, or None / DatabaseError if unknown.
+    (``'PROC'`` or ``'SCHEMA.PROC'``) as a callable, or None / DatabaseError if unknown;
+    a stored one is a ``subprograms.StoredUnit``, which the interpreter runs itself.
+``conn.create_unit(kind, name, spec, or_replace)``, ``conn.drop_unit(kind, name)``
+    (optional) CREATE [OR REPLACE] PROCEDURE / FUNCTION and DROP PROCEDURE / FUNCTION
+    (``units.py``; ``spec``: the unit's source, parameters, status and compilation errors);
+    without them those statements go to ``execute_sql_statement`` as other SQL.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from .exceptions import UserException, sqlcode, sqlerrm, sqlerrm_of
 from .objects import (COLLECTION_METHODS, Record, collection_method, element, lookup,
                       set_element, set_member)
 from .nodes import (Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExecImmediate, Exit,
-                    If, Literal, Loop, Name, Predicate, Raise, Simple, SqlStmt, Unary, VarDecl)
+                    If, Literal, Loop, Name, Predicate, Raise, Return, Simple, SqlStmt, Unary,
+                    VarDecl)
 from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args
 from .staticsql import ImplicitCursor, run_sql
 from .values import (arithmetic, compare, concat, like, logical_and, logical_not, logical_or,
@@ -42,7 +43,8 @@ class _Exit(Exception):
 
 
 class _Return(Exception):
-    pass
+    def __init__(self, value: Any = None) -> None:
+        self.value = value                    # a function's (RETURN expr)
 
 
 class Env:
@@ -80,6 +82,9 @@ class Interpreter:
         self._handling: list[DatabaseError] = []     # exceptions whose handler is running
         self.implicit = ImplicitCursor()               # SQL%ROWCOUNT & co
         self.sql_columns: dict[str, frozenset] = {}    # static SQL's tables' columns (staticsql)
+        self._procedures: dict[tuple, Any] = {}        # conn.procedure's, once a statement
+        self.depth = 0                                 # stored subprograms' calls (subprograms)
+        self.line = 1                                  # of the statement running: ORA-06512's
 
     # -- hooks
     def package(self, name: str) -> Any | None:
@@ -98,14 +103,29 @@ class Interpreter:
         hook = getattr(self.conn, "session_time_zone", None)
         return FUNCTIONS if hook is None else {**FUNCTIONS, **session_clock(hook())}
 
-    def procedure(self, name: str) -> Any | None:
-        hook = getattr(self.conn, "procedure", None)
-        if hook is None:
-            return None
-        try:
-            return hook(name)
-        except DatabaseError:
-            return None
+    def procedure(self, name: str, definer: str | None = None) -> Any | None:
+        """``conn.procedure(name)``; inside a stored unit of ``definer``, as that unit sees
+        it (``conn.procedure(name, definer)``: its schema's, with its owner's privileges)."""
+        key = (name, definer)
+        if key not in self._procedures:
+            hook = getattr(self.conn, "procedure", None)
+            try:
+                self._procedures[key] = None if hook is None else \
+                    hook(name, definer) if definer else hook(name)
+            except DatabaseError:
+                self._procedures[key] = None
+        return self._procedures[key]
+
+    def nested(self) -> "Interpreter":
+        """The interpreter of a stored subprogram this one calls (``subprograms.py``): its
+        own variables and no binds; the caller's output, packages, subprograms and
+        implicit cursor (SQL%ROWCOUNT is the last statement's, wherever it ran)."""
+        inner = Interpreter(self.conn, {}, self.output, self.execute)
+        inner.standard, inner._packages, inner._procedures = self.standard, self._packages, \
+            self._procedures
+        inner.implicit, inner.sql_columns, inner.depth = self.implicit, self.sql_columns, \
+            self.depth + 1
+        return inner
 
     def construct(self, type_name: str, args: list, tok) -> Any:
         hook = getattr(self.conn, "construct", None)
@@ -182,12 +202,15 @@ class Interpreter:
             self.stmt(stmt, env)
 
     def stmt(self, stmt, env: Env) -> None:
+        self.line = stmt.tok.line
         if isinstance(stmt, CallStmt):
             self.name(stmt.target, env)
         elif isinstance(stmt, Assign):
             self.assign(stmt.target, self.eval(stmt.value, env), env)
         elif isinstance(stmt, Simple):
             self._simple(stmt)
+        elif isinstance(stmt, Return):
+            raise _Return(self.eval(stmt.value, env))
         elif isinstance(stmt, If):
             for cond, body in stmt.branches:
                 if self.truth(self.eval(cond, env), cond):
@@ -355,6 +378,12 @@ class Interpreter:
     def invoke(self, method, binding: Binding, env: Env) -> Any:
         positional = [self.eval(v, env) for v in binding.positional]
         kwargs = {k: self.eval(v, env) for k, v in binding.inputs}
+        if hasattr(method, "plsql_call"):          # a stored subprogram (subprograms.py)
+            result, outs = method.plsql_call(self, kwargs)
+            for target, value in zip(binding.outs, outs):
+                if target is not None:
+                    self.assign(target, value, env)
+            return result
         try:
             result = method(*positional, **kwargs)
         except InterfaceError as exc:           # a Python-side type check: PL/SQL's value error

@@ -21,7 +21,7 @@ from .errs import semantic_error
 from .cursors import attribute_of, check_fetch, cursor_named, resolve_query, resolve_ref
 from .nodes import (Arg, Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExceptionDecl,
                     ExecImmediate, Exit, If, Literal, Loop, Name, PragmaInit, Predicate, Raise,
-                    Simple, SqlStmt, Unary, VarDecl)
+                    Return, Simple, SqlStmt, Unary, VarDecl)
 from .staticsql import resolve_sql
 
 _P = inspect.Parameter
@@ -183,6 +183,8 @@ class Resolver:
         self.packages = packages
         self.procedure = procedure
         self.functions = functions      # FUNCTIONS, the session's clock words in its zone
+        self.returns = False            # resolving a stored function: RETURN takes a value
+        self.definer: str | None = None  # resolving a stored unit: its owner (subprograms.py)
 
     # -- statements
     def block(self, block: Block, outer: Scope | None) -> None:
@@ -215,6 +217,18 @@ class Resolver:
             handler.resolved = [OTHERS if n == "OTHERS" else self._exception(n, scope, handler.tok)
                                 for n in handler.names]
             self.stmts(handler.body, scope)
+
+    def _return(self, stmt: Return | Simple, scope: Scope) -> None:
+        """A function returns a value, a procedure or an anonymous block none."""
+        tok = stmt.tok
+        if isinstance(stmt, Simple) and self.returns:
+            raise semantic_error(tok.line, tok.col, "PLS-00503: RETURN <value> statement "
+                                 "required for this return from function")
+        if isinstance(stmt, Return):
+            if not self.returns:
+                raise semantic_error(tok.line, tok.col, "PLS-00372: In a procedure, RETURN "
+                                     "statement cannot contain an expression")
+            self.expr(stmt.value, scope)
 
     def _exception(self, name: str, scope: Scope, tok) -> ExcInfo:
         info = scope.find("excs", name) or PREDEFINED.get(name)
@@ -261,6 +275,8 @@ class Resolver:
                 self.expr(stmt.when, scope)
         elif isinstance(stmt, Raise):
             stmt.resolved = self._exception(stmt.name, scope, stmt.tok)
+        elif isinstance(stmt, Return) or (isinstance(stmt, Simple) and stmt.word == "RETURN"):
+            self._return(stmt, scope)
         elif isinstance(stmt, ExecImmediate):
             self.expr(stmt.sql, scope)
         elif isinstance(stmt, SqlStmt):
@@ -383,9 +399,12 @@ class Resolver:
             if len(segs) < n or (n == 2 and first.args is not None):
                 continue
             last, dotted = segs[n - 1], ".".join(names[:n])
-            if (len(segs) == n) if statement else (last.args is not None):
-                proc = self.procedure(dotted)
+            # (a function without arguments is called without parentheses too)
+            if len(segs) == n or (not statement and last.args is not None):
+                proc = self.procedure(dotted, self.definer)
                 if proc is not None:
+                    if hasattr(proc, "plsql_compile"):      # a stored one (subprograms.py)
+                        proc.plsql_compile(self, last.tok)
                     return Head("call", n, proc, bind_args(proc, last.args or [], last.name,
                                                            node.tok))
             if not statement and last.args is not None:
