@@ -84,7 +84,8 @@ def test_out_and_in_out_parameters(db):
     out = cur.var(str)
     cur.execute("begin split_name('Grace Hopper', :f, :n); end;", f=out, n=n)
     assert (out.getvalue(), n.getvalue()) == ("Grace", 3)
-    # an OUT argument must be something a value can be given to
+    # an OUT argument must be given, and be something a value can be given to
+    assert "PLS-00306" in error_of(run, db, "declare k number; begin split_name('a b', n => k); end;")
     assert "PLS-00363" in error_of(run, db, "declare k number; begin split_name('a b', 'x', k); end;")
 
 

@@ -403,10 +403,13 @@ class Resolver:
             if len(segs) == n or (not statement and last.args is not None):
                 proc = self.procedure(dotted, self.definer)
                 if proc is not None:
-                    if hasattr(proc, "plsql_compile"):      # a stored one (subprograms.py)
+                    stored = hasattr(proc, "plsql_compile")     # (subprograms.py)
+                    if stored:
                         proc.plsql_compile(self, last.tok)
-                    return Head("call", n, proc, bind_args(proc, last.args or [], last.name,
-                                                           node.tok))
+                    binding = bind_args(proc, last.args or [], last.name, node.tok)
+                    if stored and any(out is None for out in binding.outs):
+                        raise wrong_args(last.name, node.tok)   # its OUT arguments are not optional
+                    return Head("call", n, proc, binding)
             if not statement and last.args is not None:
                 if any(a.name for a in last.args):
                     raise wrong_args(last.name, last.tok)
