@@ -265,6 +265,16 @@ def test_another_schema_and_the_execute_privilege(db, dsn):
         adams.close()
 
 
+def test_drop_user_cascade_drops_the_users_units(db):
+    create_user(db, "SCOTT")
+    run(db, "create procedure scott.p as begin null; end;",
+        "create function scott.f return number as begin return 1; end;")
+    assert raised_code(run, db, "drop user scott") == "ORA-01922"
+    run(db, "drop user scott cascade")
+    assert [n for kind in ("PROCEDURE", "FUNCTION")
+            for _, n, _ in db.context.store.catalog_objects(kind)] == []
+
+
 def test_a_script_creates_and_runs_units(db):
     results = db.cursor().executescript("""
 create or replace function plus1(n in number) return number is
