@@ -104,6 +104,19 @@ def test_functions_in_expressions_and_callfunc(db):
     assert "PLS-00221: 'TWICE' is not a procedure" in error_of(run, db, "begin twice(1); end;")
 
 
+def test_a_function_with_an_out_parameter_and_keyword_arguments(db):
+    run(db, """create function take(prefix varchar2, n out number, step number default 1)
+               return varchar2 as
+               begin n := 10 * step; return prefix || n; end;""")
+    cur = db.cursor()
+    n = cur.var(int)
+    assert cur.callfunc("take", str, ["id-", n]) == "id-10" and n.getvalue() == 10
+    assert cur.callfunc("take", str, ["x", n], {"step": 3}) == "x30" and n.getvalue() == 30
+    cur.execute("declare k number; v varchar2(10); begin v := take('a', k, step => 2); "
+                "dbms_output.put_line(v || ' ' || k); end;")
+    assert cur.output == ["a20 20"]
+
+
 def test_nested_calls_recursion_and_return_in_a_procedure(db):
     run(db, """create function fact(n number) return number is
                begin if n <= 1 then return 1; end if; return n * fact(n - 1); end;""",
