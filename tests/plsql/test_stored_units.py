@@ -151,9 +151,9 @@ def test_exceptions_propagate_with_ora_06512_lines(db):
            begin
              inner_p;
            end;""")
-    message = error_of(run, db, "begin outer_p; end;")
+    message = error_of(run, db, "begin\n  outer_p;\nend;")
     assert message.splitlines() == ["ORA-20001: boom", 'ORA-06512: at "SLUICE.INNER_P", line 4',
-                                    'ORA-06512: at "SLUICE.OUTER_P", line 3']
+                                    'ORA-06512: at "SLUICE.OUTER_P", line 3', "ORA-06512: at line 2"]
     # a caller's handler catches it; SQLERRM is the error, without the stack's lines
     cur = run(db, """begin outer_p;
                      exception when others then dbms_output.put_line(sqlcode || ' ' || sqlerrm);

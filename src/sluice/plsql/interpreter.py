@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable
 
-from ..errors import DatabaseError, InterfaceError, ora
+from ..errors import DatabaseError, InterfaceError, add_error_line, ora
 from .binds import BindVariable, block_value, bound
 from .builtins import FUNCTIONS, session_clock, standard_packages
 from .cursors import ExplicitCursor, loop_records, run_cursor_stmt
@@ -167,6 +167,10 @@ class Interpreter:
             self.block(block, None)
         except _Return:
             pass
+        except DatabaseError as exc:
+            if '\nORA-06512: at "' in exc.message:   # it left a stored unit: this block's line
+                add_error_line(exc, f"ORA-06512: at line {self.line}")
+            raise
 
     def block(self, block: Block, outer: Env | None) -> None:
         env = Env(outer)
