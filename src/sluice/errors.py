@@ -152,6 +152,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     # stored procedures and functions (sluice.plsql.units, sluice.storedunits)
     4050: (ProgrammingError, "invalid or missing procedure, function, or package name"),
     6503: (DatabaseError, "PL/SQL: Function returned without value"),
+    6576: (ProgrammingError, "not a valid function or procedure name"),
     6500: (DatabaseError, "PL/SQL: storage error"),
     6502: (DataError, "PL/SQL: numeric or value error: {0}"),
     6550: (ProgrammingError, "line {0}, column {1}:\n{2}"),

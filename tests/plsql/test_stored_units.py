@@ -117,6 +117,18 @@ def test_a_function_with_an_out_parameter_and_keyword_arguments(db):
     assert cur.output == ["a20 20"]
 
 
+def test_the_call_statement(mt):
+    run(mt, P1, "create function twice(n number) return number as begin return n * 2; end;")
+    cur = mt.cursor()
+    cur.execute("call p1(:1)", [5])
+    cur.execute("CALL sluice.p1(a => 6);")
+    result = cur.var(int)
+    cur.execute("call twice(:n) into :r", n=21, r=result)
+    assert result.getvalue() == 42
+    assert query_rows(mt, "select id from mt order by id") == [(5,), (6,)]
+    assert raised_code(cur.execute, "call p1") == "ORA-06576"
+
+
 def test_nested_calls_recursion_and_return_in_a_procedure(db):
     run(db, """create function fact(n number) return number is
                begin if n <= 1 then return 1; end if; return n * fact(n - 1); end;""",

@@ -252,6 +252,8 @@ def execute(conn: Any, text: str, binds: dict | Sequence | None = None) -> State
     if units and first == "DROP" and words[1:2] in (["PROCEDURE"], ["FUNCTION"]):
         drop_statement(conn, text)
         return StatementResult("ddl")
+    if first == "CALL":
+        return _call(conn, text[start:], binds)
     if first == "DROP" and words[1:2] == ["TYPE"] and words[2:3] != ["BODY"]:
         node = parse_drop_type(text)
         conn.drop_type(node.name, node.force)
@@ -309,6 +311,20 @@ def _create_unit(conn: Any, text: str) -> StatementResult:
     if create_statement(conn, text, compile_unit):
         return StatementResult("ddl")
     return StatementResult("ddl", warning=dpy(7000).args[0])
+
+
+_CALL = re.compile(r'CALL\s+(.+?\))(?:\s+INTO\s+(:\w+|:"[^"]+"))?\s*;?\s*$', re.I | re.S)
+
+
+def _call(conn: Any, text: str, binds: dict | None) -> StatementResult:
+    """SQL's ``CALL routine(args) [INTO :bind]``: the block ``BEGIN [:bind :=] routine(args);
+    END;`` (its parentheses are not optional).  :raises: ORA-06576 for anything else."""
+    m = _CALL.match(text.strip())
+    if m is None:
+        raise ora(6576)
+    call, into = m.groups()
+    result = _block(conn, f"BEGIN {into} := {call}; END;" if into else f"BEGIN {call}; END;", binds)
+    return StatementResult("block", output=result.output)
 
 
 def _sqlplus(conn: Any, command: str, text: str, binds: dict | None) -> StatementResult:
