@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import re
 import weakref
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import objtypes as ot
+from . import storedunits
 from .aq.catalog import Catalog
 from .aq.dbms_aq import DbmsAq, plsql_record
 from .aq.buffered import existing_pool
@@ -161,6 +163,8 @@ class Connection:
             raise
         authz = Authorizer(security, username)
         store.start_time_manager()
+        # (a notification's stored procedure needs a session of its own)
+        storedunits.opened(store, functools.partial(proxy_connect, dsn))
         # what the packages get from this session (sluice.context); open from here on
         self.context = ctx = SessionContext(store, session, username, security, authz, None,
                                             commit=_weakly(self.commit),
@@ -574,6 +578,16 @@ class Connection:
     def declare(self, type_name: str) -> Any:
         """Initial value of a PL/SQL variable of ``type_name``."""
         return plsql_record(type_name)
+
+    # stored procedures and functions (sluice.storedunits)
+    def procedure(self, name: str, definer: str | None = None) -> Any:
+        return storedunits.find_unit(self, name, definer)
+
+    def create_unit(self, kind: str, name: str, spec: dict, or_replace: bool) -> None:
+        storedunits.create_unit(self, kind, name, spec, or_replace)
+
+    def drop_unit(self, kind: str, name: str) -> None:
+        storedunits.drop_unit(self, kind, name)
 
     def create_type(self, name: str, kind: str, attributes: list[tuple[str, str]] | None,
                     element_type: str | None, max_size: int | None, or_replace: bool) -> None:

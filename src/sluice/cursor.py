@@ -139,6 +139,7 @@ class Cursor(BindVariable):
                 self.connection._exact_numbers = False
         self.output = list(result.output)
         self._implicit = implicit_results(self, result.implicit) if result.implicit else None
+        self.warning = getattr(result, "warning", None)   # a unit created with compilation errors
         if result.columns is not None:
             self.description = result.description or [(c, None, None, None, None, None, True)
                                                        for c in result.columns]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 
@@ -59,6 +59,16 @@ class _ErrorDetail:
 
     def __str__(self) -> str:
         return self.message
+
+
+def add_error_line(exc: Error, line: str) -> Error:
+    """``exc`` with ``line`` added to its message, as Oracle adds an ``ORA-06512: at …`` line
+    to the error stack for each PL/SQL unit an exception leaves: the same object (a handler
+    further out still knows its exception), its ``args[0]`` told too."""
+    exc.message = f"{exc.message}\n{line}"
+    if exc.args and isinstance(exc.args[0], _ErrorDetail):
+        exc.args = (replace(exc.args[0], message=exc.message), *exc.args[1:])
+    return exc
 
 
 class InterfaceError(Error):
@@ -143,6 +153,10 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     12732: (DataError, "invalid interval value in regular expression"),
     2303: (ProgrammingError, "cannot drop or replace a type with type or table dependents"),
     4043: (ProgrammingError, "object {0} does not exist"),
+    # stored procedures and functions (sluice.plsql.units, sluice.storedunits)
+    4050: (ProgrammingError, "invalid or missing procedure, function, or package name"),
+    6503: (DatabaseError, "PL/SQL: Function returned without value"),
+    6576: (ProgrammingError, "not a valid function or procedure name"),
     6500: (DatabaseError, "PL/SQL: storage error"),
     6502: (DataError, "PL/SQL: numeric or value error: {0}"),
     6550: (ProgrammingError, "line {0}, column {1}:\n{2}"),
@@ -491,7 +505,7 @@ def _format(template: str, args: tuple) -> str:
 # follows python-oracledb's numbering (1xxx InterfaceError, 2xxx ProgrammingError,
 # 3xxx NotSupportedError, 4xxx DatabaseError, 6xxx OperationalError)
 _DPY_CLASSES: dict[int, type[Error]] = {1: InterfaceError, 2: ProgrammingError, 3: NotSupportedError,
-                                        4: DatabaseError, 6: OperationalError}
+                                        4: DatabaseError, 6: OperationalError, 7: DatabaseError}
 _DPY_CATALOG: dict[int, str] = {
     1001: "not connected to database",
     1002: "connection pool is not open",
@@ -556,6 +570,8 @@ _DPY_CATALOG: dict[int, str] = {
     4009: "{0} positional bind values are required but {1} were provided",
     4022: "invalid value for enumeration {0}: {1}",
     4036: "{0} cannot be converted to an Apache Arrow integer",
+    # a warning (cursor.warning), not raised: python-oracledb's for a PL/SQL unit that failed to compile
+    7000: "creation succeeded with compilation errors",
 }
 
 

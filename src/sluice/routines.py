@@ -57,6 +57,22 @@ def install_functions(functions: dict[str, Callable[[Any], Any]]) -> None:
         _FUNCTIONS.update(functions)
 
 
+# The session layer's finder of stored procedures (CREATE PROCEDURE), for callers outside
+# any session: the notification dispatcher's plsql:// procedures (sluice.storedunits).
+_stored_finder: list[Callable[[Any, str, str], Callable | None]] = []
+
+
+def find_stored_procedures(finder: Callable[[Any, str, str], Callable | None]) -> None:
+    """Install ``finder(store, name, schema)``: the stored procedure ``name`` (resolved in
+    ``schema``) of ``store`` as a Python callable, or None when there is none."""
+    _stored_finder[:] = [finder]
+
+
+def stored_procedure(store: Any, name: str, schema: str) -> Callable | None:
+    """The stored procedure ``name`` as a callable (see :func:`find_stored_procedures`)."""
+    return _stored_finder[0](store, name, schema) if _stored_finder else None
+
+
 F = TypeVar("F", bound=Callable)
 
 
@@ -95,7 +111,11 @@ def is_function(routine: Callable) -> bool | None:
     as is one whose return value carries its OUT parameters (:func:`out_params`); any
     other annotation is a function's return type.  The interpreter refuses a procedure
     where a value is wanted (PLS-00222) and a function called as a statement (PLS-00221),
-    as Oracle's compiler does."""
+    as Oracle's compiler does.  A routine may say it outright: ``__plsql_function__`` (a stored
+    subprogram, whose functions may have OUT parameters too)."""
+    explicit = getattr(routine, "__plsql_function__", None)
+    if explicit is not None:
+        return explicit
     if getattr(routine, "__plsql_out__", None):
         return False
     try:

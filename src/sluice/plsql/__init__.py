@@ -36,7 +36,12 @@ The interpreter reaches the connection only through these hooks:
 ``conn.row_identity()``  (optional) the store's name of a row's identity in a user's table
     (``ROWID``, ``CTID``), for ``WHERE CURRENT OF`` a cursor declared FOR UPDATE.
 ``conn.procedure(name)``  (optional) a standalone procedure or function
-    (``'PROC'`` or ``'SCHEMA.PROC'``) as a callable, or None / DatabaseError if unknown.
+    (``'PROC'`` or ``'SCHEMA.PROC'``) as a callable, or None / DatabaseError if unknown;
+    a stored one is a ``subprograms.StoredUnit``, which the interpreter runs itself.
+``conn.create_unit(kind, name, spec, or_replace)``, ``conn.drop_unit(kind, name)``
+    (optional) CREATE [OR REPLACE] PROCEDURE / FUNCTION and DROP PROCEDURE / FUNCTION
+    (``units.py``; ``spec``: the unit's source, parameters, status and compilation errors);
+    without them those statements go to ``execute_sql_statement`` as other SQL.
 """
 
 from __future__ import annotations

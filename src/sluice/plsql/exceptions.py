@@ -39,7 +39,8 @@ def sqlerrm(exc: DatabaseError | None) -> str:
         return NORMAL
     if isinstance(exc, UserException) and exc.info.code is None:
         return "User-Defined Exception"
-    return str(exc)
+    # the error itself, not the ORA-06512 lines of the units it left (DBMS_UTILITY's backtrace)
+    return str(exc).split("\nORA-06512: at ", 1)[0]
 
 
 def sqlerrm_of(code: int) -> str:

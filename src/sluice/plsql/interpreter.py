@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 from typing import Any, Callable
 
-from ..errors import DatabaseError, InterfaceError, ora
+from ..errors import DatabaseError, InterfaceError, add_error_line, ora
 from .binds import BindVariable, block_value, bound
 from .builtins import FUNCTIONS, session_clock, standard_packages
 from .currentof import run_positioned
@@ -27,8 +27,8 @@ from .localtypes import runtime_type
 from .objects import (COLLECTION_METHODS, Record, Subscripted, collection_method, element,
                       lookup, set_element, set_member)
 from .nodes import (Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExecImmediate, Exit,
-                    ForAll, If, Literal, Loop, Name, OpenFor, Predicate, Raise, Simple, SqlStmt,
-                    TypeDecl, Unary, VarDecl)
+                    ForAll, If, Literal, Loop, Name, OpenFor, Predicate, Raise, Return, Simple,
+                    SqlStmt, TypeDecl, Unary, VarDecl)
 from .refcursors import DbmsSql, attribute, run_open_for
 from .resolve import OTHERS, Binding, ExcInfo, Resolver, Scope, bind_args, wrong_args
 from .staticsql import ImplicitCursor, run_sql
@@ -52,7 +52,8 @@ class _Exit(Exception):
 
 
 class _Return(Exception):
-    pass
+    def __init__(self, value: Any = None) -> None:
+        self.value = value                    # a function's (RETURN expr)
 
 
 class Env:
@@ -94,6 +95,9 @@ class Interpreter:
         self.implicit = ImplicitCursor(bulk=bulk_attributes({}, []))   # SQL%ROWCOUNT & co
         self.transactions = 0     # COMMITs and ROLLBACKs run: FOR UPDATE cursors' (cursors.py)
         self.sql_columns: dict[str, frozenset] = {}    # static SQL's tables' columns (staticsql)
+        self._procedures: dict[tuple, Any] = {}        # conn.procedure's, once a statement
+        self.depth = 0                                 # stored subprograms' calls (subprograms)
+        self.line = 1                                  # of the statement running: ORA-06512's
 
     # -- hooks
     def package(self, name: str) -> Any | None:
@@ -112,14 +116,29 @@ class Interpreter:
         hook = getattr(self.conn, "session_time_zone", None)
         return FUNCTIONS if hook is None else {**FUNCTIONS, **session_clock(hook())}
 
-    def procedure(self, name: str) -> Any | None:
-        hook = getattr(self.conn, "procedure", None)
-        if hook is None:
-            return None
-        try:
-            return hook(name)
-        except DatabaseError:
-            return None
+    def procedure(self, name: str, definer: str | None = None) -> Any | None:
+        """``conn.procedure(name)``; inside a stored unit of ``definer``, as that unit sees
+        it (``conn.procedure(name, definer)``: its schema's, with its owner's privileges)."""
+        key = (name, definer)
+        if key not in self._procedures:
+            hook = getattr(self.conn, "procedure", None)
+            try:
+                self._procedures[key] = None if hook is None else \
+                    hook(name, definer) if definer else hook(name)
+            except DatabaseError:
+                self._procedures[key] = None
+        return self._procedures[key]
+
+    def nested(self) -> "Interpreter":
+        """The interpreter of a stored subprogram this one calls (``subprograms.py``): its
+        own variables and no binds; the caller's output, packages, subprograms and
+        implicit cursor (SQL%ROWCOUNT is the last statement's, wherever it ran)."""
+        inner = Interpreter(self.conn, {}, self.output, self.execute)
+        inner.standard, inner._packages, inner._procedures = self.standard, self._packages, \
+            self._procedures
+        inner.implicit, inner.sql_columns, inner.depth = self.implicit, self.sql_columns, \
+            self.depth + 1
+        return inner
 
     def construct(self, type_name: str, args: list, tok) -> Any:
         hook = getattr(self.conn, "construct", None)
@@ -161,6 +180,10 @@ class Interpreter:
             self.block(block, None)
         except _Return:
             pass
+        except DatabaseError as exc:
+            if '\nORA-06512: at "' in exc.message:   # it left a stored unit: this block's line
+                add_error_line(exc, f"ORA-06512: at line {self.line}")
+            raise
 
     def block(self, block: Block, outer: Env | None) -> None:
         env = Env(outer)
@@ -202,12 +225,15 @@ class Interpreter:
             self.stmt(stmt, env)
 
     def stmt(self, stmt, env: Env) -> None:
+        self.line = stmt.tok.line
         if isinstance(stmt, CallStmt):
             self.name(stmt.target, env)
         elif isinstance(stmt, Assign):
             self.assign(stmt.target, self.eval(stmt.value, env), env)
         elif isinstance(stmt, Simple):
             self._simple(stmt)
+        elif isinstance(stmt, Return):
+            raise _Return(self.eval(stmt.value, env))
         elif isinstance(stmt, If):
             for cond, body in stmt.branches:
                 if self.truth(self.eval(cond, env), cond):
@@ -391,6 +417,13 @@ class Interpreter:
         return value
 
     def invoke(self, method, binding: Binding, env: Env) -> Any:
+        if hasattr(method, "plsql_call"):          # a stored subprogram (subprograms.py)
+            # PL/SQL to PL/SQL: collections and records go in as they are
+            result, outs = method.plsql_call(self, {k: self.eval(v, env) for k, v in binding.inputs})
+            for target, value in zip(binding.outs, outs):
+                if target is not None:
+                    self.assign(target, value, env)
+            return result
         positional = [python_value(self.eval(v, env)) for v in binding.positional]
         kwargs = {k: python_value(self.eval(v, env)) for k, v in binding.inputs}
         try:

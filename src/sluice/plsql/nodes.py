@@ -142,6 +142,13 @@ class Simple:
 
 
 @dataclass
+class Return:
+    """``RETURN expr;`` — a function's value (a bare ``RETURN;`` is a ``Simple``)."""
+    value: Expr
+    tok: Token
+
+
+@dataclass
 class If:
     branches: list[tuple[Expr, list["Stmt"]]]
     otherwise: list["Stmt"] | None
@@ -299,8 +306,30 @@ class ForAll:
     save_exceptions: bool = False
 
 
-Stmt = (Block | CallStmt | Assign | Simple | If | Loop | Exit | Raise | ExecImmediate | SqlStmt
-        | CursorStmt | OpenFor | ForAll)
+Stmt = (Block | CallStmt | Assign | Simple | Return | If | Loop | Exit | Raise | ExecImmediate
+        | SqlStmt | CursorStmt | OpenFor | ForAll)
+
+
+# ------------------------------------------------------ stored subprograms
+@dataclass
+class Param:
+    """A formal parameter of a stored procedure or function (``subprograms.py``)."""
+    name: str                   # canonical
+    mode: str                   # 'IN' 'OUT' 'IN OUT'
+    type_name: str | None       # canonical datatype; None when %TYPE-anchored
+    default: Expr | None
+    tok: Token
+
+
+@dataclass
+class Subprogram:
+    """``[CREATE [OR REPLACE]] PROCEDURE | FUNCTION name [(params)] [RETURN type] IS … END;``"""
+    kind: str                   # 'PROCEDURE' 'FUNCTION'
+    name: str                   # as written, canonical parts: 'P1' or 'SCOTT.P1'
+    params: list[Param]
+    returns: str | None         # a function's return type
+    block: Block                # its declarations, body and handlers
+    or_replace: bool = False
 
 
 # ------------------------------------------------------------------ type DDL

@@ -5,7 +5,7 @@ The grammar is the slice of PL/SQL that administrative scripts use::
     block  := [<<label>>] [DECLARE decl…] BEGIN stmt… [EXCEPTION handler…] END [label];
     decl   := name [CONSTANT] type [NOT NULL] [:= | DEFAULT expr];
             | name EXCEPTION;  | PRAGMA EXCEPTION_INIT(name, -n);
-    stmt   := call; | target := expr; | NULL; | COMMIT; | ROLLBACK; | RETURN;
+    stmt   := call; | target := expr; | NULL; | COMMIT; | ROLLBACK; | RETURN [expr];
             | IF … ELSIF … ELSE … END IF; | [FOR i IN a..b | WHILE c] LOOP … END LOOP;
             | EXIT [WHEN c]; | CONTINUE [WHEN c]; | RAISE [name];
             | EXECUTE IMMEDIATE expr; | nested block
@@ -29,7 +29,7 @@ from .errs import pls_error, unexpected
 from .expressions import RESERVED, TokenStream
 from .lexer import BIND, EOF, IDENT, NUMBER, tokenize
 from .nodes import (Assign, Block, CallStmt, ExceptionDecl, ExecImmediate, Exit, Handler,
-                    If, Loop, Name, PragmaInit, Raise, Simple, VarDecl)
+                    If, Loop, Name, PragmaInit, Raise, Return, Simple, VarDecl)
 from .cursors import parse_cursor_decl, parse_cursor_stmt, parse_loop_cursor
 from .refcursors import at_open_for, at_ref_cursor_type, parse_open_for, parse_ref_cursor_type
 from .forall import parse_forall
@@ -66,6 +66,11 @@ class BlockParser(TokenStream):
             decls = self._declarations()
         elif not self.tok.is_word("BEGIN"):
             raise unexpected(self.tok, ("begin", "declare"))
+        return self.block_body(decls, start, label)
+
+    def block_body(self, decls: list, start, label: str | None = None) -> Block:
+        """``BEGIN … [EXCEPTION …] END [label];`` after the declarations (a stored
+        subprogram's come after its IS / AS: ``units.py``)."""
         self.expect_word("BEGIN")
         body = self._statements(("EXCEPTION", "END"))
         handlers = self._handlers() if self.accept_word("EXCEPTION") else []
@@ -182,6 +187,10 @@ class BlockParser(TokenStream):
             return self.block()
         if word in ("NULL", "RETURN"):
             self.advance()
+            if word == "RETURN" and not self.tok.is_op(";"):     # a function's value
+                value = self.expr()
+                self.expect_op(";")
+                return Return(value, tok)
             self.expect_op(";")
             return Simple(word, tok)
         if word in ("COMMIT", "ROLLBACK"):

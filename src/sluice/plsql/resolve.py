@@ -26,7 +26,7 @@ from .lexer import EOF, Token
 from .localtypes import holds_records, resolve_type_decl, takes_rows
 from .nodes import (Arg, Assign, Binary, Block, CallStmt, CursorDecl, CursorStmt, ExceptionDecl,
                     ExecImmediate, Exit, ForAll, If, Literal, Loop, Name, OpenFor, PragmaInit,
-                    Predicate, Raise, RefCursorType, Simple, SqlStmt, TypeDecl, Unary, VarDecl)
+                    Predicate, Raise, RefCursorType, Return, Simple, SqlStmt, TypeDecl, Unary, VarDecl)
 from .refcursors import SYS_REFCURSOR, variable_name
 from .staticsql import resolve_sql
 
@@ -209,6 +209,8 @@ class Resolver:
         self.packages = packages
         self.procedure = procedure
         self.functions = functions      # FUNCTIONS, the session's clock words in its zone
+        self.returns = False            # resolving a stored function: RETURN takes a value
+        self.definer: str | None = None  # resolving a stored unit: its owner (subprograms.py)
 
     # -- statements
     def block(self, block: Block, outer: Scope | None) -> None:
@@ -256,6 +258,18 @@ class Resolver:
                                 for n in handler.names]
             self.stmts(handler.body, scope)
 
+    def _return(self, stmt: Return | Simple, scope: Scope) -> None:
+        """A function returns a value, a procedure or an anonymous block none."""
+        tok = stmt.tok
+        if isinstance(stmt, Simple) and self.returns:
+            raise semantic_error(tok.line, tok.col, "PLS-00503: RETURN <value> statement "
+                                 "required for this return from function")
+        if isinstance(stmt, Return):
+            if not self.returns:
+                raise semantic_error(tok.line, tok.col, "PLS-00372: In a procedure, RETURN "
+                                     "statement cannot contain an expression")
+            self.expr(stmt.value, scope)
+
     def _exception(self, name: str, scope: Scope, tok) -> ExcInfo:
         info = scope.find("excs", name) or PREDEFINED.get(name)
         if info is None:
@@ -302,6 +316,8 @@ class Resolver:
                 self.expr(stmt.when, scope)
         elif isinstance(stmt, Raise):
             stmt.resolved = self._exception(stmt.name, scope, stmt.tok)
+        elif isinstance(stmt, Return) or (isinstance(stmt, Simple) and stmt.word == "RETURN"):
+            self._return(stmt, scope)
         elif isinstance(stmt, ExecImmediate):
             self.expr(stmt.sql, scope)
         elif isinstance(stmt, SqlStmt):
@@ -491,11 +507,17 @@ class Resolver:
             if len(segs) < n or (n == 2 and first.args is not None):
                 continue
             last, dotted = segs[n - 1], ".".join(names[:n])
-            if (len(segs) == n) if statement else (last.args is not None):
-                proc = self.procedure(dotted)
+            # (a function without arguments is called without parentheses too)
+            if len(segs) == n or (not statement and last.args is not None):
+                proc = self.procedure(dotted, self.definer)
                 if proc is not None:
-                    return Head("call", n, proc, bind_args(proc, last.args or [], last.name,
-                                                           node.tok))
+                    stored = hasattr(proc, "plsql_compile")     # (subprograms.py)
+                    if stored:
+                        proc.plsql_compile(self, last.tok)
+                    binding = bind_args(proc, last.args or [], last.name, node.tok)
+                    if stored and any(out is None for out in binding.outs):
+                        raise wrong_args(last.name, node.tok)   # its OUT arguments are not optional
+                    return Head("call", n, proc, binding)
             if not statement and last.args is not None:
                 if any(a.name for a in last.args):
                     raise wrong_args(last.name, last.tok)

@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..errors import ora
+from ..errors import dpy, ora
 from .binds import bind_headings, bind_values, placeholders
 from .ddl import parse_create_type, parse_drop_type
 from .interpreter import Interpreter
 from .parser import parse_block
+from .subprograms import compile_created
+from .units import create_statement, drop_statement
 
 
 @dataclass
@@ -34,6 +36,8 @@ class StatementResult:
     description: list[tuple] | None = None
     # a block's DBMS_SQL.RETURN_RESULT cursors (plsql/refcursors.py), for getimplicitresults()
     implicit: list = field(default_factory=list)
+    # python-oracledb's cursor.warning: a PL/SQL unit created with compilation errors
+    warning: Any = None
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_$#]*|<<|@@?|/|\S")
@@ -243,6 +247,15 @@ def execute(conn: Any, text: str, binds: dict | Sequence | None = None) -> State
     created = [w for w in words[1:] if w not in _CREATE_NOISE] if first == "CREATE" else []
     if created[:1] == ["TYPE"] and created[1:2] != ["BODY"]:
         return _create_type(conn, text)
+    # (optional hooks: without them, other SQL below)
+    units = first in ("CREATE", "DROP") and hasattr(conn, "create_unit")
+    if units and created[:1] in (["PROCEDURE"], ["FUNCTION"]):
+        return _create_unit(conn, text)
+    if units and first == "DROP" and words[1:2] in (["PROCEDURE"], ["FUNCTION"]):
+        drop_statement(conn, text)
+        return StatementResult("ddl")
+    if first == "CALL":
+        return _call(conn, text[start:], binds)
     if first == "DROP" and words[1:2] == ["TYPE"] and words[2:3] != ["BODY"]:
         node = parse_drop_type(text)
         conn.drop_type(node.name, node.force)
@@ -292,6 +305,29 @@ def _create_type(conn: Any, text: str) -> StatementResult:
     conn.create_type(node.name, node.kind, node.attributes, node.element_type, node.max_size,
                      node.or_replace)
     return StatementResult("ddl")
+
+
+def _create_unit(conn: Any, text: str) -> StatementResult:
+    """CREATE PROCEDURE / FUNCTION: stored, compiled or not (then python-oracledb's warning)."""
+    def compile_unit(kind: str, name: str, unit: Any) -> None:
+        compile_created(Interpreter(conn, {}, [], execute), kind, name, unit)
+    if create_statement(conn, text, compile_unit):
+        return StatementResult("ddl")
+    return StatementResult("ddl", warning=dpy(7000).args[0])
+
+
+_CALL = re.compile(r'CALL\s+(.+?\))(?:\s+INTO\s+(:\w+|:"[^"]+"))?\s*;?\s*$', re.I | re.S)
+
+
+def _call(conn: Any, text: str, binds: dict | None) -> StatementResult:
+    """SQL's ``CALL routine(args) [INTO :bind]``: the block ``BEGIN [:bind :=] routine(args);
+    END;`` (its parentheses are not optional).  :raises: ORA-06576 for anything else."""
+    m = _CALL.match(text.strip())
+    if m is None:
+        raise ora(6576)
+    call, into = m.groups()
+    result = _block(conn, f"BEGIN {into} := {call}; END;" if into else f"BEGIN {call}; END;", binds)
+    return StatementResult("block", output=result.output)
 
 
 def _sqlplus(conn: Any, command: str, text: str, binds: dict | None) -> StatementResult:

@@ -4,9 +4,10 @@ stand-alone procedures and functions, packages, materialized views and user-defi
 share one namespace per schema; indexes, constraints, triggers and AQ queues have their
 own).  Of those Sluice keeps a user's tables (made at a cursor, recorded with their owner,
 or made in the database itself: whoever names it), queue tables (tables), views (recorded
-with their owner, :mod:`.viewddl`), sequences and object types.
+with their owner, :mod:`.viewddl`), sequences, object types and stored procedures and functions.
 
-CREATE TABLE, CREATE VIEW, CREATE SEQUENCE, CREATE TYPE and DBMS_AQADM.CREATE_QUEUE_TABLE ask
+CREATE TABLE, CREATE VIEW, CREATE SEQUENCE, CREATE TYPE, CREATE PROCEDURE / FUNCTION and
+DBMS_AQADM.CREATE_QUEUE_TABLE ask
 :func:`check` where each checked its own kind before: ORA-00955 "name is already used by an
 existing object" (each keeps its own code for its own kind: ORA-24001 for a queue table).
 A queue's name is in the queue namespace (ORA-24006 among queues only)."""
@@ -17,9 +18,14 @@ from typing import Any, Callable
 
 from ..errors import ora
 
-__all__ = ["TABLE", "QUEUE_TABLE", "SEQUENCE", "TYPE", "VIEW", "check", "sequences_beside", "used"]
+__all__ = ["TABLE", "QUEUE_TABLE", "SEQUENCE", "TYPE", "VIEW", "PROCEDURE", "FUNCTION", "check",
+           "sequences_beside", "used"]
 
 TABLE, QUEUE_TABLE, SEQUENCE, TYPE, VIEW = "TABLE", "QUEUE TABLE", "SEQUENCE", "TYPE", "VIEW"
+PROCEDURE, FUNCTION = "PROCEDURE", "FUNCTION"
+# the kinds kept as objects of the generic catalog (SLUICE_CATALOG's KIND); a view's record
+# too (one made FORCE has no view in the database)
+_CATALOG_KINDS = (TYPE, VIEW, PROCEDURE, FUNCTION)
 _SLUICES = ("SLUICE_", "AQ_QUEUE", "SQLITE_", "AQ$")      # the store's own relations: not a user's
 
 
@@ -32,8 +38,9 @@ def check(store: Any, owner: str, name: str, skip: tuple[str, ...] = (), c: Any 
 
 
 def used(store: Any, owner: str, name: str, skip: tuple[str, ...] = (), c: Any = None) -> str | None:
-    """The kind (:data:`TABLE`, :data:`QUEUE_TABLE`, :data:`SEQUENCE`, :data:`TYPE`, :data:`VIEW`) of the
-    object of the schema ``owner`` named ``name``, None when there is none."""
+    """The kind (:data:`TABLE`, :data:`QUEUE_TABLE`, :data:`SEQUENCE`, :data:`TYPE`, :data:`VIEW`,
+    :data:`PROCEDURE`, :data:`FUNCTION`) of the object of the schema ``owner`` named ``name``,
+    None when there is none."""
     pg = getattr(store, "target", None) is not None
     found = _read(store, c, lambda conn: _stored(conn, store, pg, owner, name, skip))
     if found is None and SEQUENCE not in skip and not pg:
@@ -76,10 +83,11 @@ def _stored(c: Any, store: Any, pg: bool, owner: str, name: str, skip: tuple[str
     if QUEUE_TABLE not in skip and _rows(c, "SELECT 1 FROM AQ_QUEUE_TABLES WHERE OWNER = ? AND NAME = ?",
                                          (owner, name)):
         return QUEUE_TABLE
-    for kind in (TYPE, VIEW):     # (a view's catalog record: one made FORCE has no view in the database)
-        if kind not in skip and _rows(c, "SELECT 1 FROM SLUICE_CATALOG WHERE KIND = ? AND OWNER = ? AND NAME = ?",
-                                      (kind, owner, name)):
-            return kind
+    kinds = [k for k in _CATALOG_KINDS if k not in skip]
+    found = kinds and _rows(c, f"SELECT KIND FROM SLUICE_CATALOG WHERE KIND IN ({', '.join('?' * len(kinds))})"
+                               " AND OWNER = ? AND NAME = ?", (*kinds, owner, name))
+    if found:
+        return found[0][0]
     if SEQUENCE not in skip and pg:
         from .seqwords import pg_name
         if _rows(c, "SELECT to_regclass(?)::text", (pg_name(owner, name),))[0][0] is not None:

@@ -4,7 +4,8 @@ SQL Reference, DROP USER: CASCADE drops "all objects in the user's schema" -- he
 queue tables (with their queues, messages, subscribers, buffered messages and propagation
 schedules, as DBMS_AQADM.DROP_QUEUE_TABLE(force => TRUE) / DROP_SHARDED_QUEUE(force =>
 TRUE) drop them), rule sets, rules and evaluation contexts (DBMS_RULE_ADM), transformations
-(DBMS_TRANSFORM), sequences (CREATE SEQUENCE), object types and the tables made at a cursor; without
+(DBMS_TRANSFORM), sequences (CREATE SEQUENCE), object types, stored procedures and functions
+(CREATE PROCEDURE / FUNCTION) and the tables made at a cursor; without
 CASCADE a user owning any of them is ORA-01922.
 
 What refuses the statement is asked first, so a refused DROP USER changes nothing (each
@@ -24,7 +25,8 @@ Then, in an order that leaves no object naming a dropped one behind:
 2. the queue tables (their payload types are the user's types, dropped last);
 3. rule sets (their memberships go with them), rules (FORCE: out of every rule set,
    another user's too), evaluation contexts (FORCE: taken from the rules and rule sets
-   that name them), transformations, and types, each type after those built on it.
+   that name them), transformations, procedures and functions, and types, each type after
+   those built on it.
 
 Objects of other users that merely name a dropped one stay, as Oracle invalidates
 dependents in other schemas rather than dropping them: a Streams client of another queue
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = ["SchemaDrop"]
 
 TRANSFORMATION, TYPE, SEQUENCE = "TRANSFORMATION", "TYPE", "SEQUENCE"
+UNITS = ("PROCEDURE", "FUNCTION")      # (sluice.storedunits' catalog kinds)
 
 
 def _quoted(owner: str, name: str) -> str:
@@ -81,7 +84,7 @@ class SchemaDrop:
         catalog = self.conn.context.catalog
         queues = {(q.owner, q.name) for qt in self.queue_tables for q in catalog.queues_of(qt)}
         self.clients = clients_of(store, queues)
-        for kind in (RULE_SET, RULE, EVALUATION_CONTEXT, TRANSFORMATION, USER_TABLE, VIEW):
+        for kind in (RULE_SET, RULE, EVALUATION_CONTEXT, TRANSFORMATION, USER_TABLE, VIEW, *UNITS):
             self.named[kind] = sorted(n for o, n, _ in store.catalog_objects(kind) if o == self.owner)
         self.named[SEQUENCE] = [n for o, n, _, _ in sequences.listing(store) if o == self.owner]
         self._types = {f"{o}.{n}": s for o, n, s in store.catalog_objects(TYPE)}
@@ -130,6 +133,9 @@ class SchemaDrop:
             rule_adm.drop_evaluation_context(_quoted(self.owner, name), force=True)
         for name in self.named[TRANSFORMATION]:
             conn.transform.drop_transformation(f'"{self.owner}"', f'"{name}"')
+        for kind in UNITS:
+            for name in self.named[kind]:
+                conn.drop_unit(kind, f"{self.owner}.{name}")
         for name in self.named[SEQUENCE]:
             conn.context.ddl_commit()
             sequences.drop(conn.context.store, self.owner, name)

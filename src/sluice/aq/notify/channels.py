@@ -36,7 +36,8 @@ class Event:
 
 def deliver(event: Event, mail: dict, procedure) -> None:
     """Send ``event`` its registration's way.  ``mail``: DBMS_AQELM settings;
-    ``procedure(name)``: the Python function standing for a PL/SQL procedure."""
+    ``procedure(name, user)``: the Python function standing for the PL/SQL procedure ``name``
+    a registration of ``user`` names."""
     reg = event.reg
     if reg.protocol == "CALLBACK":
         sub = CALLBACKS.get(reg.id)
@@ -73,7 +74,7 @@ def deliver(event: Event, mail: dict, procedure) -> None:
         with smtplib.SMTP(host, int(mail.get("MAILPORT") or 25), timeout=HTTP_TIMEOUT) as smtp:
             smtp.send_message(msg)
     elif reg.protocol == "PLSQL":
-        fn = procedure(reg.location)
+        fn = procedure(reg.location, reg.user)
         descr = {"msg_id": event.msgids[-1] if event.msgids else None, "queue_name": reg.queue,
                  "consumer_name": event.consumer, "msgid_array": list(event.msgids),
                  "ntfns_recvd": event.count, "event_type": event.kind,

@@ -21,7 +21,8 @@ import time
 from collections import defaultdict
 
 from ... import constants as C
-from ...routines import registered_function
+from ...errors import DatabaseError
+from ...routines import registered_function, stored_procedure
 from .channels import Event, deliver
 from .lanes import Delivery, Lanes
 from . import registration
@@ -266,6 +267,15 @@ class Dispatcher(threading.Thread):
         return {name: spec.get("value") for owner, name, spec in self.store.catalog_objects("CONFIG")
                 if owner == "SYS"}
 
-    @staticmethod
-    def _procedure(name: str):
-        return registered_function(name, "SYS")
+    def _procedure(self, name: str, user: str | None):
+        """What a ``plsql://name`` registration calls: the Python function registered under
+        the name (:func:`sluice.register_function`; unqualified, SYS's) wins, as it always
+        did; else the stored procedure (CREATE PROCEDURE; unqualified, of the schema of the
+        user who registered), called in a session of that user of its own, committed."""
+        try:
+            return registered_function(name, "SYS")
+        except DatabaseError:
+            fn = stored_procedure(self.store, name, user or "SYS")
+            if fn is None:
+                raise
+            return fn
