@@ -210,6 +210,8 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     925: (ProgrammingError, "missing INTO keyword"),
     947: (ProgrammingError, "not enough values"),
     936: (ProgrammingError, "missing expression"),
+    1489: (DatabaseError, "result of string concatenation is too long"),
+    56902: (ProgrammingError, "expect aggregate function inside pivot operation"),
     938: (ProgrammingError, "not enough arguments for function"),
     939: (ProgrammingError, "too many arguments for function"),
     975: (ProgrammingError, "date + date not allowed"),

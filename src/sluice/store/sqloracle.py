@@ -56,7 +56,7 @@ which has no Oracle session: :func:`oracle_words` replaces
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
 Each ``''`` (and a bound ``''``) is NULL, as in Oracle; ``||`` and CONCAT skip NULLs
-(:mod:`.oraclestrings`, after the words above).  Then hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
+(:mod:`.oraclestrings`, after the words above).  Then PIVOT / UNPIVOT (:mod:`.sqlpivot`), hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
 UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
 ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
 as the store answers them (:mod:`.sqllimits`).
@@ -90,6 +90,7 @@ from .sqllimits import limited
 from .seqwords import again, is_sequence_word, pieces as sequence_pieces
 from .sqlsetops import set_rewrites
 from .sqlhierarchy import hierarchical
+from .sqlpivot import pivoted
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
 from .numintervals import (NUM_INTERVALS, check_extracts, ds_interval_pieces, ds_micros, interval_literal,
                            num_interval, scaled_intervals, unit_of)
@@ -207,8 +208,8 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
 def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Translated:
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
-    (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
-    text = oracle_strings(out.text, sqlite, tokens, aliased)
+    (:mod:`.sqlsetops`), hierarchical queries before, PIVOT / UNPIVOT first (:mod:`.sqlpivot`)."""
+    text = pivoted(oracle_strings(out.text, sqlite, tokens, aliased), sqlite, tokens, columns)
     text = set_rewrites(hierarchical(text, sqlite, tokens, aliased, columns), sqlite, tokens)
     text, binds = limited(text, out.binds, sqlite, tokens)
     if text is not out.text:
