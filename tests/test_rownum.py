@@ -139,10 +139,6 @@ def test_fetch_first_and_offset(table, sql, binds, rows):
     assert query_headed(table, sql, binds)[1] == rows
 
 
-def test_fetch_percent_is_refused(table):
-    assert query_code(table, "SELECT n FROM T ORDER BY n FETCH FIRST 50 PERCENT ROWS ONLY") == "SLU-00001"
-
-
 @pytest.mark.parametrize("sql, rows", [
     ("SELECT x FROM (SELECT n AS x FROM T WHERE n < 3) ORDER BY x", [(1,), (2,)]),
     ("SELECT COUNT(*) FROM (SELECT n FROM T), (SELECT s FROM T)", [(25,)]),

@@ -24,8 +24,9 @@ UNION / INTERSECT / MINUS) and :func:`limited` rewrites:
 * ``[OFFSET m ROWS] FETCH FIRST|NEXT [n] ROW|ROWS ONLY`` (a syntax error on SQLite;
   PostgreSQL rounds a fraction, reads NULL as no limit and refuses a negative):
   ``LIMIT n OFFSET m``, the numbers (literals or binds, taken) as Oracle reads them:
-  fractions truncated, a negative one 0, a NULL no rows; WITH TIES PostgreSQL's own (refused
-  on SQLite), PERCENT refused.
+  fractions truncated, a negative one 0, a NULL no rows; WITH TIES PostgreSQL's own; ``n
+  PERCENT`` and WITH TIES on SQLite counted by :mod:`.fetchrows` (refused in a compound query,
+  with ROWNUM or LISTAGG in the block, and WITH TIES on SQLite ordered by an alias or a position).
 * on PostgreSQL, a subquery in FROM without an alias (Oracle needs none) gets one.
 * ``LISTAGG(x [, delimiter]) [WITHIN GROUP (ORDER BY …)]``: PostgreSQL's
   ``string_agg(CAST(x AS TEXT), delimiter ORDER BY …)``; on SQLite (3.40: no ORDER BY in
@@ -51,6 +52,7 @@ from typing import Callable, Sequence
 from ..errors import not_supported
 from ..sqlfunctions import number_text
 from .clockbinds import ClockBinds
+from .fetchrows import percent_rows, tied_rows
 from .sqlclock import NULL
 
 __all__ = ["limited", "register_listagg"]
@@ -418,7 +420,7 @@ class _Limits:
         if not starts or "LIMIT" in block.clauses:
             return
         k, end = min(starts), block.end
-        offset, count, ties = Fraction(0), None, False
+        offset, count, ties, percent = Fraction(0), None, False, False
         first = k
         if self.words[k] == "OFFSET":
             offset, k = self._number(k + 1, end - 1, "OFFSET")
@@ -432,12 +434,10 @@ class _Limits:
             if k < end and self.words[k] not in ("ROW", "ROWS"):
                 count, k = self._number(k, end - 1, "FETCH")
             if k < end and self.words[k] == "PERCENT":
-                raise _refused("FETCH … PERCENT")
+                percent, k = True, k + 1
             if k < end and self.words[k] in ("ROW", "ROWS"):
                 k += 1
             if k + 1 < end and self.words[k] == "WITH" and self.words[k + 1] == "TIES":
-                if self.sqlite:
-                    raise _refused("FETCH … WITH TIES on SQLite")
                 ties, k = True, k + 2
             elif k < end and self.words[k] == "ONLY":
                 k += 1
@@ -449,11 +449,46 @@ class _Limits:
         rows = None if count is None else _rows(count)
         if offset is NULL:
             rows = 0
-        if ties:
+        if percent or ties and self.sqlite:
+            share = (0 if offset is NULL or count is NULL else count) if percent else rows
+            text = self._counted(block, first, skip, share, percent, ties)
+        elif ties:
             text = f"OFFSET {skip} ROWS FETCH FIRST {rows} ROWS WITH TIES"
         else:
             text = f"LIMIT {('-1' if self.sqlite else 'ALL') if rows is None else rows} OFFSET {skip}"
         self.edits.append((toks[first].start, toks[end - 1].end, text))
+
+    def _counted(self, block: _Block, first: int, skip: int, count: Fraction | int, percent: bool,
+                 ties: bool) -> str:
+        """The row limit of ``FETCH FIRST count [PERCENT] ROWS …`` (token ``first`` its
+        first word) when the store's LIMIT does not say it (:mod:`.fetchrows`)."""
+        order = block.clauses.get("ORDER")
+        if order is not None and order > first:
+            order = None
+        stop = order if order is not None else first
+        if block.compound or any(w in ("ROWNUM", "LISTAGG") for w in self.words[block.select:stop]):
+            raise _refused("FETCH … PERCENT / WITH TIES in a compound query or with ROWNUM or LISTAGG")
+        rows = percent_rows(self._slice(block.select, stop - 1), Fraction(count)) if percent else str(count)
+        if not ties or order is None:       # (WITH TIES without ORDER BY is ONLY)
+            return f"LIMIT {rows} OFFSET {skip}"
+        if not self.sqlite:
+            return f"OFFSET {skip} ROWS FETCH FIRST {rows} ROWS WITH TIES"
+        from_ = block.clauses.get("FROM")
+        keys = self._split(order + 2, first)
+        aliases = self._aliases(block)
+        if from_ is None or self.words[block.select + 1] in ("DISTINCT", "UNIQUE") or any(
+                a == b and (self.toks[a].kind == "num" or self.words[a] in aliases) for a, b in keys):
+            raise _refused("FETCH … WITH TIES on SQLite ordered by a select item's alias or position, "
+                           "or of a DISTINCT query")
+        source = self._slice(from_, order - 1)
+        return f"LIMIT {tied_rows(source, self._slice(order + 2, first - 1), f'{skip} + {rows}', skip)} OFFSET {skip}"
+
+    def _aliases(self, block: _Block) -> set[str]:
+        """The aliases of the block's select items (upper-cased)."""
+        stop = block.clauses.get("FROM", block.end)
+        return {self.words[b] for a, b in self._split(block.select + 1, stop)
+                if b > a and self.toks[b].kind == "id" and "." not in self.toks[b].text
+                and self.toks[b - 1].text != "."}
 
     # -- subqueries without an alias on PostgreSQL ---------------------------------------
     def _subquery_aliases(self, block: _Block) -> None:
