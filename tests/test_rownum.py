@@ -188,9 +188,6 @@ def test_listagg_of_a_decimal_column(conn, dsn):
     assert query_headed(conn, "SELECT LISTAGG(p, ',') WITHIN GROUP (ORDER BY p) FROM P")[1] == [("-.25,1.5,2",)]
 
 
-def test_listagg_headings_and_refusals(table):
+def test_listagg_headings(table):
     assert query_headed(table, "SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) FROM T")[0] == [
         "LISTAGG(N,',')WITHINGROUP(ORDERBYN)"]
-    assert query_code(table, "SELECT LISTAGG(n, ',') WITHIN GROUP (ORDER BY n) OVER (PARTITION BY g) FROM T") \
-        == "SLU-00001"
-    assert query_code(table, "SELECT LISTAGG(DISTINCT g, ',') WITHIN GROUP (ORDER BY g) FROM T") == "SLU-00001"

@@ -211,6 +211,7 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     947: (ProgrammingError, "not enough values"),
     936: (ProgrammingError, "missing expression"),
     1489: (DatabaseError, "result of string concatenation is too long"),
+    30487: (ProgrammingError, "ORDER BY not allowed here"),
     56902: (ProgrammingError, "expect aggregate function inside pivot operation"),
     938: (ProgrammingError, "not enough arguments for function"),
     939: (ProgrammingError, "too many arguments for function"),

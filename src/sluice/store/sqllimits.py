@@ -28,13 +28,10 @@ UNION / INTERSECT / MINUS) and :func:`limited` rewrites:
   PERCENT`` and WITH TIES on SQLite counted by :mod:`.fetchrows` (refused in a compound query,
   with ROWNUM or LISTAGG in the block, and WITH TIES on SQLite ordered by an alias or a position).
 * on PostgreSQL, a subquery in FROM without an alias (Oracle needs none) gets one.
-* ``LISTAGG(x [, delimiter]) [WITHIN GROUP (ORDER BY …)]``: PostgreSQL's
-  ``string_agg(CAST(x AS TEXT), delimiter ORDER BY …)``; on SQLite (3.40: no ORDER BY in
-  an aggregate) the aggregate ``sluice_listagg`` (:func:`register_listagg`), given the
-  ORDER BY's keys and directions, sorting in Oracle's order (NULLs last ascending, first
-  descending) and writing numbers as Oracle's TO_CHAR (on PostgreSQL too: a NUMERIC's
-  trailing zeros dropped, ``.5``).  A NULL or missing delimiter is none.  LISTAGG … OVER (…),
-  LISTAGG(DISTINCT …) and ON OVERFLOW are refused.
+* ``LISTAGG([DISTINCT] x [, delimiter] [ON OVERFLOW …]) [WITHIN GROUP (ORDER BY …)] [OVER
+  ([PARTITION BY …])]``: each store's LISTAGG (:mod:`.listaggs`: PostgreSQL's ``string_agg``,
+  SQLite's ``sluice_listagg``); an ORDER BY or a window frame in its OVER is ORA-30487, as
+  Oracle has it.
 
 Literals, quoted names and comments are never touched; the headings stay Oracle's
 (:mod:`.sqlheadings` reads the statement as typed).
@@ -44,18 +41,16 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
-from decimal import Decimal
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from ..errors import not_supported
-from ..sqlfunctions import number_text
+from ..errors import not_supported, ora
 from .clockbinds import ClockBinds
+from .listaggs import pg_listagg, sqlite_spec
 from .fetchrows import percent_rows, tied_rows
 from .sqlclock import NULL
 
-__all__ = ["limited", "register_listagg"]
+__all__ = ["limited"]
 
 _SET_OPS = frozenset({"UNION", "INTERSECT", "EXCEPT", "MINUS"})
 # words that end a block's FROM / WHERE clause at its depth
@@ -69,12 +64,6 @@ _AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "LISTAGG", "STRING
                          "SLUICE_LISTAGG", "TOTAL"})
 # a subquery in FROM (maybe without an alias)
 _SUBQUERY = re.compile(r"(?:\bFROM|\bJOIN|,)\s*\(\s*(?:SELECT\b|WITH\b|\()", re.I)
-# PostgreSQL: a LISTAGG's value as Oracle's text, a number as TO_CHAR writes it (no trailing
-# zeros, '.5'), evaluated once (a subquery of one row: the type is known only as it runs)
-_PG_TEXT = ("(SELECT CASE WHEN pg_typeof(v) IN ('numeric'::regtype, 'integer'::regtype, 'bigint'::regtype, "
-            "'smallint'::regtype, 'double precision'::regtype, 'real'::regtype) "
-            "THEN regexp_replace(CAST(trim_scale(CAST(CAST(v AS TEXT) AS NUMERIC)) AS TEXT), '^(-?)0[.]', '\\1.') "
-            "ELSE CAST(v AS TEXT) END FROM (SELECT {} AS v) sluice_v)")
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "<>": "<>", "!=": "!="}
 
 
@@ -518,12 +507,13 @@ class _Limits:
         close = self.match.get(i + 1, -1)
         if close < 0:
             return
-        args = self._split(i + 2, close)
         distinct = self.words[i + 2] == "DISTINCT"
-        if distinct:
-            args[0] = (args[0][0] + 1, args[0][1])
-        if not 1 <= len(args) <= 2 or any(self.words[k] == "ON" and self.depth[k] == self.depth[i + 2]
-                                          for k in range(i + 2, close)):
+        start = i + 2 + (self.words[i + 2] in ("DISTINCT", "ALL"))
+        on = next((k for k in range(start, close) if self.words[k] == "ON" and self.depth[k] == self.depth[i + 2]),
+                  close)
+        truncate = self._overflow(on, close) if on < close else None
+        args = self._split(start, on)
+        if not 1 <= len(args) <= 2:
             raise _refused("this LISTAGG (Sluice answers LISTAGG(x [, delimiter]) [WITHIN GROUP (ORDER BY …)])")
         end, order = close, []
         if (close + 3 < len(toks) and self.words[close + 1] == "WITHIN" and self.words[close + 2] == "GROUP"
@@ -533,8 +523,14 @@ class _Limits:
             if end < 0 or self.words[inner + 1] != "ORDER" or self.words[inner + 2] != "BY":
                 raise _refused("this LISTAGG … WITHIN GROUP")
             order = self._split(inner + 3, end)
-        if end + 1 < len(toks) and self.words[end + 1] == "OVER":
-            raise _refused("LISTAGG … OVER (…) (analytic LISTAGG)")
+        over = None
+        if end + 2 < len(toks) and self.words[end + 1] == "OVER" and toks[end + 2].text == "(":
+            shut = self.match[end + 2]
+            if any(self.words[k] in ("ORDER", "ROWS", "RANGE") for k in range(end + 3, shut)):
+                raise ora(30487)
+            over, end = self._slice(end + 3, shut - 1) if shut > end + 3 else "", shut
+            if not self.sqlite and (distinct or truncate is not None):
+                raise _refused("LISTAGG(DISTINCT …) or ON OVERFLOW TRUNCATE with OVER on PostgreSQL")
         value = self._slice(*args[0])
         delimiter = self._slice(*args[1]) if len(args) == 2 else "NULL"
         keys = []
@@ -548,16 +544,34 @@ class _Limits:
             if nulls is None:
                 nulls = "FIRST" if desc else "LAST"
             keys.append((self._slice(a, b), desc, nulls))
-        if distinct:
-            raise _refused("LISTAGG(DISTINCT …)")
         if self.sqlite:
-            spec = ",".join(("D" if desc else "A") + nulls[0] for _, desc, nulls in keys)
-            text = f"sluice_listagg({value}, {delimiter}, '{spec}'" + "".join(", " + k for k, _, _ in keys) + ")"
+            spec = sqlite_spec([(desc, nulls) for _, desc, nulls in keys], distinct, truncate)
+            text = f"sluice_listagg({value}, {delimiter}, {spec}" + "".join(", " + k for k, _, _ in keys) + ")"
+            if over is not None:
+                text += f" OVER ({over})"
         else:
             by = ", ".join(f"{k} {'DESC' if desc else 'ASC'} NULLS {nulls}" for k, desc, nulls in keys)
-            text = (f"string_agg({_PG_TEXT.format(value)}, "
-                    f"COALESCE(CAST({delimiter} AS TEXT), ''){' ORDER BY ' + by if by else ''})")
+            text = pg_listagg(value, delimiter, by, distinct, truncate, over)
         self.edits.append((toks[i].start, toks[end].end, text))
+
+    def _overflow(self, on: int, close: int) -> tuple[str, bool] | None:
+        """``ON OVERFLOW ERROR`` (None) or ``ON OVERFLOW TRUNCATE ['indicator'] [WITH |
+        WITHOUT COUNT]`` (the indicator as SQL, whether with the count) at tokens ``on``..``close``."""
+        words = self.words
+        if words[on + 1] != "OVERFLOW" or words[on + 2] not in ("ERROR", "TRUNCATE"):
+            raise ora(905)
+        if words[on + 2] == "ERROR":
+            if on + 3 != close:
+                raise ora(907)
+            return None
+        k, indicator, counted = on + 3, "'...'", True
+        if k < close and self.toks[k].kind == "str":
+            indicator, k = self.toks[k].text, k + 1
+        if k + 1 < close and words[k] in ("WITH", "WITHOUT") and words[k + 1] == "COUNT":
+            counted, k = words[k] == "WITH", k + 2
+        if k != close:
+            raise ora(907)
+        return indicator, counted
 
     def _split(self, start: int, close: int) -> list[tuple[int, int]]:
         """The comma-separated parts of tokens ``start``..``close`` (exclusive), by first
@@ -624,56 +638,3 @@ def _rows(value) -> int:
 
 def _refused(what: str):
     return not_supported(f"{what} in SQL")
-
-
-# -- SQLite's LISTAGG ------------------------------------------------------------------
-class _ListAgg:
-    """``sluice_listagg(value, delimiter, spec, key…)``: the values (NULLs left out) in the
-    order of the keys (``spec``: per key A or D, then F or L for NULLS FIRST / LAST), as
-    text joined by the delimiter (NULL: none)."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple] = []
-        self.delimiter = None
-        self.spec = ""
-
-    def step(self, value, delimiter, spec, *keys) -> None:
-        self.delimiter, self.spec = delimiter, spec or ""
-        if value is not None:
-            self.rows.append((keys, value))
-
-    def finalize(self):
-        if not self.rows:
-            return None
-        specs = [s for s in self.spec.split(",") if s]
-        rows = self.rows
-        for n in reversed(range(len(specs))):       # stable sorts, last key first
-            desc, nulls_first = specs[n][0] == "D", specs[n][1] == "F"
-            present = [r for r in rows if r[0][n] is not None]
-            absent = [r for r in rows if r[0][n] is None]
-            present.sort(key=lambda r: _order(r[0][n]), reverse=desc)
-            rows = absent + present if nulls_first else present + absent
-        delimiter = "" if self.delimiter is None else str(self.delimiter)
-        return delimiter.join(_text(v) for _, v in rows)
-
-
-def _order(value):
-    """SQLite's order of values: numbers before text before blobs."""
-    if isinstance(value, (int, float)):
-        return (0, value, b"")
-    if isinstance(value, str):
-        return (1, 0, value.encode())
-    return (2, 0, bytes(value))
-
-
-def _text(value) -> str:
-    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-        return number_text(value)
-    if isinstance(value, bytes):
-        return value.hex().upper()
-    return str(value)
-
-
-def register_listagg(conn: sqlite3.Connection) -> None:
-    """Give ``conn`` the aggregate ``sluice_listagg`` (LISTAGG, see the module)."""
-    conn.create_aggregate("sluice_listagg", -1, _ListAgg)
