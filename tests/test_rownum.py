@@ -102,7 +102,7 @@ def test_rownum_on_a_join_without_order(table):
     "SELECT n FROM T WHERE (ROWNUM <= 2)",
     "SELECT a.n FROM T a, T b WHERE a.n = b.n AND ROWNUM <= 2 ORDER BY a.n",
     "SELECT g, ROWNUM FROM T GROUP BY g",
-    "SELECT n FROM T WHERE ROWNUM <= 1 UNION ALL SELECT n FROM T",
+    "SELECT a.n FROM T a, T b WHERE ROWNUM <= 1 UNION ALL SELECT n FROM T",
 ])
 def test_rownum_sluice_cannot_answer_is_refused(table, sql):
     assert query_code(table, sql) == "SLU-00001"

@@ -62,3 +62,15 @@ def test_ties_by_alias_refused_on_sqlite(scores, dsn):
 def test_percent_of_a_compound_refused(scores):
     assert query_code(scores, "SELECT id FROM scores UNION SELECT 9 FROM dual ORDER BY 1 "
                               "FETCH FIRST 10 PERCENT ROWS ONLY") == "SLU-00001"
+
+
+@pytest.mark.parametrize("sql, rows", [
+    # each member of a compound numbers its own rows
+    ("SELECT id FROM scores WHERE ROWNUM <= 2 UNION ALL SELECT id FROM scores WHERE pts = 50 AND ROWNUM = 1",
+     [(1,), (2,), (7,)]),
+    ("SELECT grp FROM scores WHERE ROWNUM <= 3 UNION SELECT grp FROM scores WHERE ROWNUM < 2 ORDER BY 1",
+     [("a",), ("b",)]),
+    ("SELECT id FROM scores MINUS SELECT id FROM scores WHERE ROWNUM <= 5 ORDER BY id", [(6,), (7,)]),
+])
+def test_rownum_in_compound_members(scores, sql, rows):
+    assert query_headed(scores, sql)[1] == rows

@@ -16,7 +16,7 @@ UNION / INTERSECT / MINUS) and :func:`limited` rewrites:
   block's GROUP BY, aggregates and ORDER BY see only those rows (``WHERE ROWNUM <= 5
   ORDER BY x`` sorts five arbitrary rows, as Oracle does); on a join without ORDER BY,
   grouping or DISTINCT the ``LIMIT`` ends the block.  Anything else (ROWNUM under OR or
-  NOT, compared with an expression, in a UNION's member, a join sorted or grouped) is
+  NOT, compared with an expression, a join sorted or grouped or in a UNION's member) is
   refused (SLU-00001), never answered otherwise.
 * ``ROWNUM`` as a value (a select item, in ORDER BY): ``ROW_NUMBER() OVER ()``, the rows
   numbered as they come, before the block's ORDER BY; an item ``ROWNUM`` keeps its
@@ -268,8 +268,6 @@ class _Limits:
     # -- ROWNUM in WHERE ---------------------------------------------------------------
     def _conditions(self, block: _Block, at: list[int], numbered: bool) -> None:
         toks = self.toks
-        if block.compound:
-            raise _refused("ROWNUM in the WHERE clause of a member of UNION, INTERSECT or MINUS")
         if "CONNECT" in block.clauses or "START" in block.clauses:
             raise _refused("ROWNUM with CONNECT BY")
         where = block.clauses["WHERE"]
@@ -294,6 +292,8 @@ class _Limits:
         grouped, distinct = self._features(block)
         ref = self._single_table(block)
         if ref is None:
+            if block.compound:      # (a LIMIT at a member's end would be the compound's)
+                raise _refused("ROWNUM in the WHERE clause of a join in UNION, INTERSECT or MINUS")
             if grouped or distinct or "ORDER" in block.clauses or numbered or self._has_window(block) or any(
                     w in block.clauses for w in ("FETCH", "OFFSET", "LIMIT", "FOR")):
                 raise _refused("ROWNUM in the WHERE clause of a join with ORDER BY, GROUP BY, DISTINCT, "
