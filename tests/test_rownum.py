@@ -108,12 +108,17 @@ def test_rownum_sluice_cannot_answer_is_refused(table, sql):
     assert query_code(table, sql) == "SLU-00001"
 
 
-def test_rownum_in_dml_is_refused_and_changes_nothing(table):
+@pytest.mark.parametrize("sql", [
+    "UPDATE T SET n = ROWNUM",
+    "DELETE FROM T WHERE ROWNUM <= 1 OR n = 2",
+])
+def test_rownum_in_dml_is_refused_and_changes_nothing(table, sql):
+    """(ROWNUM ANDed in a DELETE's or UPDATE's WHERE: tests/test_sql_rowlimits.py.)"""
     cur = table.cursor()
     with pytest.raises(sluice.Error) as e:
-        cur.execute("DELETE FROM T WHERE ROWNUM <= 1")
+        cur.execute(sql)
     assert e.value.full_code == "SLU-00001"
-    assert query_headed(table, "SELECT COUNT(*) FROM T")[1] == [(5,)]
+    assert query_headed(table, "SELECT COUNT(*) FROM T WHERE n IS NOT NULL")[1] == [(5,)]
 
 
 @pytest.mark.parametrize("sql, binds, rows", [

@@ -74,3 +74,25 @@ def test_percent_of_a_compound_refused(scores):
 ])
 def test_rownum_in_compound_members(scores, sql, rows):
     assert query_headed(scores, sql)[1] == rows
+
+
+@pytest.mark.parametrize("sql, binds, left", [
+    # the first rows meeting the other conditions change (a batch purge)
+    ("DELETE FROM scores WHERE ROWNUM <= 2", None, [3, 4, 5, 6, 7]),
+    ("DELETE FROM scores WHERE pts < 85 AND ROWNUM <= :n", {"n": 3}, [1, 5, 6, 7]),
+    ("DELETE FROM scores WHERE grp = 'c' AND ROWNUM = 1", None, [1, 2, 3, 4, 6, 7]),
+    ("DELETE FROM scores WHERE ROWNUM > 1", None, [1, 2, 3, 4, 5, 6, 7]),
+    ("DELETE FROM scores WHERE ROWNUM >= 1 AND grp = 'a'", None, [3, 4, 5, 6, 7]),
+])
+def test_rownum_in_delete(scores, sql, binds, left):
+    cur = scores.cursor()
+    cur.execute(sql, binds) if binds else cur.execute(sql)
+    assert cur.rowcount == 7 - len(left)
+    assert [r[0] for r in query_headed(scores, "SELECT id FROM scores ORDER BY id")[1]] == left
+
+
+def test_rownum_in_update(scores):
+    cur = scores.cursor()
+    cur.execute("UPDATE scores SET pts = 0 WHERE grp <> 'a' AND ROWNUM < 3")
+    assert cur.rowcount == 2
+    assert query_headed(scores, "SELECT id FROM scores WHERE pts = 0 ORDER BY id")[1] == [(3,), (4,)]

@@ -189,9 +189,13 @@ class _Limits:
         toks = self.toks
         values: dict[int, list[int]] = {}       # block -> its ROWNUM values
         conditions: dict[int, list[int]] = {}   # block -> its ROWNUM conditions
+        changes: list[int] = []                 # ROWNUM in the WHERE of a DELETE / UPDATE
         for i, (t, word) in enumerate(zip(toks, self.words)):
             if word == "ROWNUM":
                 b = self._owner(i)
+                if b is None and self.words[0] in ("DELETE", "UPDATE") and self.depth[i] == 0:
+                    changes.append(i)
+                    continue
                 if b is None:
                     raise _refused("ROWNUM outside a query")
                 block = self.blocks[b]
@@ -210,6 +214,8 @@ class _Limits:
             self._fetch(block)
             if not self.sqlite:
                 self._subquery_aliases(block)
+        if changes:
+            self._changed_rows(changes)
         return self._text(), self.binds.remaining()
 
     # -- the blocks --------------------------------------------------------------------
@@ -275,18 +281,7 @@ class _Limits:
         d = block.depth
         if any(self.words[k] == "OR" and self.depth[k] == d for k in range(where + 1, end)):
             raise _refused("ROWNUM in a WHERE clause with OR (Sluice answers ROWNUM ANDed with the rest)")
-        limit: int | None = None
-        for first, last in self._conjuncts(where + 1, end, d):
-            rownums = [k for k in at if first <= k <= last]
-            if not rownums:
-                continue
-            if len(rownums) > 1 or any(self.depth[k] != d for k in range(first, last + 1)):
-                raise _refused("this condition on ROWNUM (Sluice answers ROWNUM compared with a number or "
-                               "a bind, or BETWEEN two)")
-            n = self._first_failing(first, last, rownums[0])
-            if n is not None:
-                limit = n if limit is None else min(limit, n)
-            self.edits.append((toks[first].start, toks[last].end, "1 = 1"))
+        limit = self._where_limit(at, where, end, d)
         if limit is None:
             return
         grouped, distinct = self._features(block)
@@ -307,6 +302,48 @@ class _Limits:
         offset = " OFFSET 0" if self.sqlite else ""
         self.edits.append((toks[first].start, toks[first].start, "(SELECT * FROM "))
         self.edits.append((toks[end - 1].end, toks[end - 1].end, f" LIMIT {limit}{offset}) {alias}"))
+
+    def _where_limit(self, at: list[int], where: int, end: int, d: int) -> int | None:
+        """The rows the ROWNUM conditions at tokens ``at`` of the WHERE clause at ``where``
+        (up to ``end``, at depth ``d``) keep (None: all), each condition become ``1 = 1``."""
+        toks, limit = self.toks, None
+        for first, last in self._conjuncts(where + 1, end, d):
+            rownums = [k for k in at if first <= k <= last]
+            if not rownums:
+                continue
+            if len(rownums) > 1 or any(self.depth[k] != d for k in range(first, last + 1)):
+                raise _refused("this condition on ROWNUM (Sluice answers ROWNUM compared with a number or "
+                               "a bind, or BETWEEN two)")
+            n = self._first_failing(first, last, rownums[0])
+            if n is not None:
+                limit = n if limit is None else min(limit, n)
+            self.edits.append((toks[first].start, toks[last].end, "1 = 1"))
+        return limit
+
+    def _changed_rows(self, at: list[int]) -> None:
+        """ROWNUM in the WHERE of ``DELETE [FROM] t [alias] WHERE …`` / ``UPDATE t [alias] SET …
+        WHERE …``: Oracle changes the first rows that meet the other conditions, so the
+        WHERE becomes ``rowid IN (SELECT rowid FROM t [alias] WHERE … LIMIT n)`` (PostgreSQL's
+        ``ctid``)."""
+        toks, words = self.toks, self.words
+        where = next((k for k in range(len(toks)) if words[k] == "WHERE" and self.depth[k] == 0), None)
+        table = 1 + (words[0] == "DELETE" and words[1] == "FROM")
+        if where is None or any(k < where for k in at):
+            raise _refused("ROWNUM outside the WHERE clause of a DELETE or UPDATE")
+        end = next((k for k in range(where + 1, len(toks)) if words[k] in ("RETURNING", "RETURN", "LOG")
+                    and self.depth[k] == 0), len(toks))
+        if any(words[k] == "OR" and self.depth[k] == 0 for k in range(where + 1, end)):
+            raise _refused("ROWNUM in a WHERE clause with OR (Sluice answers ROWNUM ANDed with the rest)")
+        limit = self._where_limit(at, where, end, 0)
+        if limit is None:
+            return
+        stop = next(k for k in range(table, where + 1) if words[k] in ("SET", "WHERE"))
+        reference = self._slice(table, stop - 1)
+        key = "rowid" if self.sqlite else "ctid"
+        if stop - 1 > table:        # an alias
+            key = f"{toks[stop - 1].text}.{key}"
+        self.edits.append((toks[where].end, toks[where].end, f" {key} IN (SELECT {key} FROM {reference} WHERE"))
+        self.edits.append((toks[end - 1].end, toks[end - 1].end, f" LIMIT {limit})"))
 
     def _conjuncts(self, start: int, end: int, d: int) -> list[tuple[int, int]]:
         toks, out, first, between = self.toks, [], start, False
