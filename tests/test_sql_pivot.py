@@ -52,6 +52,10 @@ def wide(conn, dsn):
     ("SELECT * FROM (SELECT region, prod, qty FROM sales) "
      "PIVOT (SUM(qty) FOR (region, prod) IN (('N', 'A') AS na, ('S', 'A') AS sa))",
      ["NA", "SA"], [(11, 7)]),
+    # a WITH clause's query as the source
+    ("WITH s AS (SELECT region, prod FROM sales WHERE qty > 1) "
+     "SELECT * FROM s PIVOT (COUNT(*) FOR prod IN ('A' AS a, 'B' AS b)) ORDER BY region",
+     ["REGION", "A", "B"], [("N", 1, 1), ("S", 1, 0)]),
     # DISTINCT in the aggregate
     ("SELECT * FROM (SELECT prod, region FROM sales) PIVOT (COUNT(DISTINCT region) FOR prod IN ('A' AS a))",
      ["A"], [(2,)]),

@@ -4,8 +4,8 @@ A statement typed at a cursor, once :mod:`.sqloracle` has answered Oracle's word
 read again here (first of the rewrites of :func:`.sqloracle._limited`: the derived table
 is then a plain subquery to the others) and :func:`pivoted` rewrites each ``source PIVOT
 (…) [alias]`` / ``source UNPIVOT (…) [alias]`` of its FROM clauses (``source`` a user's
-table, its columns looked up, :mod:`.usercolumns`, or a subquery whose select list names
-its columns), as Oracle's SQL Language Reference (SELECT, pivot_clause / unpivot_clause)
+table, its columns looked up, :mod:`.usercolumns`, or a subquery — or a WITH clause's
+query — whose select list names its columns), as Oracle's SQL Language Reference (SELECT, pivot_clause / unpivot_clause)
 has them:
 
 * ``PIVOT (agg(expr) [[AS] a], … FOR col IN (v [[AS] n], …))`` and ``FOR (c1, c2) IN ((v1,
@@ -96,7 +96,7 @@ class _Clause:
         if close + 1 < len(toks) and (toks[close + 1].kind == "qid" or toks[close + 1].kind == "id"
                                       and toks[close + 1].word not in _NOT_ALIAS and "." not in toks[close + 1].text):
             end, alias = close + 1, toks[close + 1].text
-        names = self._source_columns(source)
+        names = self._source_columns()
         if toks[at].word == "PIVOT":
             body = self._pivot(k + 1, close, source, names)
         else:
@@ -120,11 +120,28 @@ class _Clause:
             raise not_supported("this PIVOT / UNPIVOT source in SQL")
         return k, self.text[toks[k].start:toks[last].end]
 
-    def _source_columns(self, source: str) -> list[str]:
+    def _source_columns(self) -> list[str]:
         """The source's columns, upper-cased unless quoted, in its order."""
         toks, first = self.toks, self._source()[0]
         if toks[first].text != "(":
-            return self._table_columns(toks[first])
+            first = self._with_query(toks[first])
+            if first is None:
+                return self._table_columns(self.toks[self._source()[0]])
+        return self._query_columns(first)
+
+    def _with_query(self, t) -> int | None:
+        """The parenthesis opening the WITH clause's query named as the token ``t`` names
+        (None: no such query)."""
+        if t.kind != "id" or "." in t.text:
+            return None
+        toks = self.toks
+        return next((k + 2 for k in range(1, len(toks) - 2)
+                     if toks[k].word == t.word and toks[k + 1].word == "AS" and toks[k + 2].text == "("
+                     and (toks[k - 1].word == "WITH" or toks[k - 1].text == ",")), None)
+
+    def _query_columns(self, first: int) -> list[str]:
+        """The columns of the subquery in the parentheses opening at token ``first``."""
+        toks = self.toks
         close = self.match[first]
         if toks[first + 1].word != "SELECT":
             raise not_supported("a WITH subquery as a PIVOT / UNPIVOT source in SQL")
