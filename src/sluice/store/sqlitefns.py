@@ -28,7 +28,7 @@ from .oraclefns import register_oracle_functions
 from .sqlitecalls import oracle_call
 from .sqlitedays import register_add_days
 from .sqlhierarchy import register_hierarchy
-from .sqllimits import register_listagg
+from .listaggs import register_listagg
 from ..sqlfunctions import (FUNCTIONS, hextoraw, like_regex, null_if_empty, number_text, to_date,
                             to_number)
 

@@ -759,7 +759,8 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
     if divided_by_zero() and "user-defined function raised exception" in msg:
         return ora(1476)
     days_error = kept_error()
-    if days_error is not None and "user-defined function raised exception" in msg:
+    if days_error is not None and ("user-defined function raised exception" in msg
+                                   or "user-defined aggregate's" in msg):     # (LISTAGG's ORA-01489)
         return days_error
     if "no such table" in msg:
         return ora(942)

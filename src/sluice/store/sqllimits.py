@@ -16,7 +16,7 @@ UNION / INTERSECT / MINUS) and :func:`limited` rewrites:
   block's GROUP BY, aggregates and ORDER BY see only those rows (``WHERE ROWNUM <= 5
   ORDER BY x`` sorts five arbitrary rows, as Oracle does); on a join without ORDER BY,
   grouping or DISTINCT the ``LIMIT`` ends the block.  Anything else (ROWNUM under OR or
-  NOT, compared with an expression, in a UNION's member, a join sorted or grouped) is
+  NOT, compared with an expression, a join sorted or grouped or in a UNION's member) is
   refused (SLU-00001), never answered otherwise.
 * ``ROWNUM`` as a value (a select item, in ORDER BY): ``ROW_NUMBER() OVER ()``, the rows
   numbered as they come, before the block's ORDER BY; an item ``ROWNUM`` keeps its
@@ -24,16 +24,14 @@ UNION / INTERSECT / MINUS) and :func:`limited` rewrites:
 * ``[OFFSET m ROWS] FETCH FIRST|NEXT [n] ROW|ROWS ONLY`` (a syntax error on SQLite;
   PostgreSQL rounds a fraction, reads NULL as no limit and refuses a negative):
   ``LIMIT n OFFSET m``, the numbers (literals or binds, taken) as Oracle reads them:
-  fractions truncated, a negative one 0, a NULL no rows; WITH TIES PostgreSQL's own (refused
-  on SQLite), PERCENT refused.
+  fractions truncated, a negative one 0, a NULL no rows; WITH TIES PostgreSQL's own; ``n
+  PERCENT`` and WITH TIES on SQLite counted by :mod:`.fetchrows` (refused in a compound query,
+  with ROWNUM or LISTAGG in the block, and WITH TIES on SQLite ordered by an alias or a position).
 * on PostgreSQL, a subquery in FROM without an alias (Oracle needs none) gets one.
-* ``LISTAGG(x [, delimiter]) [WITHIN GROUP (ORDER BY …)]``: PostgreSQL's
-  ``string_agg(CAST(x AS TEXT), delimiter ORDER BY …)``; on SQLite (3.40: no ORDER BY in
-  an aggregate) the aggregate ``sluice_listagg`` (:func:`register_listagg`), given the
-  ORDER BY's keys and directions, sorting in Oracle's order (NULLs last ascending, first
-  descending) and writing numbers as Oracle's TO_CHAR (on PostgreSQL too: a NUMERIC's
-  trailing zeros dropped, ``.5``).  A NULL or missing delimiter is none.  LISTAGG … OVER (…),
-  LISTAGG(DISTINCT …) and ON OVERFLOW are refused.
+* ``LISTAGG([DISTINCT] x [, delimiter] [ON OVERFLOW …]) [WITHIN GROUP (ORDER BY …)] [OVER
+  ([PARTITION BY …])]``: each store's LISTAGG (:mod:`.listaggs`: PostgreSQL's ``string_agg``,
+  SQLite's ``sluice_listagg``); an ORDER BY or a window frame in its OVER is ORA-30487, as
+  Oracle has it.
 
 Literals, quoted names and comments are never touched; the headings stay Oracle's
 (:mod:`.sqlheadings` reads the statement as typed).
@@ -43,17 +41,16 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
-from decimal import Decimal
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from ..errors import not_supported
-from ..sqlfunctions import number_text
+from ..errors import not_supported, ora
 from .clockbinds import ClockBinds
+from .listaggs import pg_listagg, sqlite_spec
+from .fetchrows import percent_rows, tied_rows
 from .sqlclock import NULL
 
-__all__ = ["limited", "register_listagg"]
+__all__ = ["limited"]
 
 _SET_OPS = frozenset({"UNION", "INTERSECT", "EXCEPT", "MINUS"})
 # words that end a block's FROM / WHERE clause at its depth
@@ -67,12 +64,6 @@ _AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "LISTAGG", "STRING
                          "SLUICE_LISTAGG", "TOTAL"})
 # a subquery in FROM (maybe without an alias)
 _SUBQUERY = re.compile(r"(?:\bFROM|\bJOIN|,)\s*\(\s*(?:SELECT\b|WITH\b|\()", re.I)
-# PostgreSQL: a LISTAGG's value as Oracle's text, a number as TO_CHAR writes it (no trailing
-# zeros, '.5'), evaluated once (a subquery of one row: the type is known only as it runs)
-_PG_TEXT = ("(SELECT CASE WHEN pg_typeof(v) IN ('numeric'::regtype, 'integer'::regtype, 'bigint'::regtype, "
-            "'smallint'::regtype, 'double precision'::regtype, 'real'::regtype) "
-            "THEN regexp_replace(CAST(trim_scale(CAST(CAST(v AS TEXT) AS NUMERIC)) AS TEXT), '^(-?)0[.]', '\\1.') "
-            "ELSE CAST(v AS TEXT) END FROM (SELECT {} AS v) sluice_v)")
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "<>": "<>", "!=": "!="}
 
 
@@ -198,9 +189,13 @@ class _Limits:
         toks = self.toks
         values: dict[int, list[int]] = {}       # block -> its ROWNUM values
         conditions: dict[int, list[int]] = {}   # block -> its ROWNUM conditions
+        changes: list[int] = []                 # ROWNUM in the WHERE of a DELETE / UPDATE
         for i, (t, word) in enumerate(zip(toks, self.words)):
             if word == "ROWNUM":
                 b = self._owner(i)
+                if b is None and self.words[0] in ("DELETE", "UPDATE") and self.depth[i] == 0:
+                    changes.append(i)
+                    continue
                 if b is None:
                     raise _refused("ROWNUM outside a query")
                 block = self.blocks[b]
@@ -219,6 +214,8 @@ class _Limits:
             self._fetch(block)
             if not self.sqlite:
                 self._subquery_aliases(block)
+        if changes:
+            self._changed_rows(changes)
         return self._text(), self.binds.remaining()
 
     # -- the blocks --------------------------------------------------------------------
@@ -277,8 +274,6 @@ class _Limits:
     # -- ROWNUM in WHERE ---------------------------------------------------------------
     def _conditions(self, block: _Block, at: list[int], numbered: bool) -> None:
         toks = self.toks
-        if block.compound:
-            raise _refused("ROWNUM in the WHERE clause of a member of UNION, INTERSECT or MINUS")
         if "CONNECT" in block.clauses or "START" in block.clauses:
             raise _refused("ROWNUM with CONNECT BY")
         where = block.clauses["WHERE"]
@@ -286,23 +281,14 @@ class _Limits:
         d = block.depth
         if any(self.words[k] == "OR" and self.depth[k] == d for k in range(where + 1, end)):
             raise _refused("ROWNUM in a WHERE clause with OR (Sluice answers ROWNUM ANDed with the rest)")
-        limit: int | None = None
-        for first, last in self._conjuncts(where + 1, end, d):
-            rownums = [k for k in at if first <= k <= last]
-            if not rownums:
-                continue
-            if len(rownums) > 1 or any(self.depth[k] != d for k in range(first, last + 1)):
-                raise _refused("this condition on ROWNUM (Sluice answers ROWNUM compared with a number or "
-                               "a bind, or BETWEEN two)")
-            n = self._first_failing(first, last, rownums[0])
-            if n is not None:
-                limit = n if limit is None else min(limit, n)
-            self.edits.append((toks[first].start, toks[last].end, "1 = 1"))
+        limit = self._where_limit(at, where, end, d)
         if limit is None:
             return
         grouped, distinct = self._features(block)
         ref = self._single_table(block)
         if ref is None:
+            if block.compound:      # (a LIMIT at a member's end would be the compound's)
+                raise _refused("ROWNUM in the WHERE clause of a join in UNION, INTERSECT or MINUS")
             if grouped or distinct or "ORDER" in block.clauses or numbered or self._has_window(block) or any(
                     w in block.clauses for w in ("FETCH", "OFFSET", "LIMIT", "FOR")):
                 raise _refused("ROWNUM in the WHERE clause of a join with ORDER BY, GROUP BY, DISTINCT, "
@@ -316,6 +302,48 @@ class _Limits:
         offset = " OFFSET 0" if self.sqlite else ""
         self.edits.append((toks[first].start, toks[first].start, "(SELECT * FROM "))
         self.edits.append((toks[end - 1].end, toks[end - 1].end, f" LIMIT {limit}{offset}) {alias}"))
+
+    def _where_limit(self, at: list[int], where: int, end: int, d: int) -> int | None:
+        """The rows the ROWNUM conditions at tokens ``at`` of the WHERE clause at ``where``
+        (up to ``end``, at depth ``d``) keep (None: all), each condition become ``1 = 1``."""
+        toks, limit = self.toks, None
+        for first, last in self._conjuncts(where + 1, end, d):
+            rownums = [k for k in at if first <= k <= last]
+            if not rownums:
+                continue
+            if len(rownums) > 1 or any(self.depth[k] != d for k in range(first, last + 1)):
+                raise _refused("this condition on ROWNUM (Sluice answers ROWNUM compared with a number or "
+                               "a bind, or BETWEEN two)")
+            n = self._first_failing(first, last, rownums[0])
+            if n is not None:
+                limit = n if limit is None else min(limit, n)
+            self.edits.append((toks[first].start, toks[last].end, "1 = 1"))
+        return limit
+
+    def _changed_rows(self, at: list[int]) -> None:
+        """ROWNUM in the WHERE of ``DELETE [FROM] t [alias] WHERE …`` / ``UPDATE t [alias] SET …
+        WHERE …``: Oracle changes the first rows that meet the other conditions, so the
+        WHERE becomes ``rowid IN (SELECT rowid FROM t [alias] WHERE … LIMIT n)`` (PostgreSQL's
+        ``ctid``)."""
+        toks, words = self.toks, self.words
+        where = next((k for k in range(len(toks)) if words[k] == "WHERE" and self.depth[k] == 0), None)
+        table = 1 + (words[0] == "DELETE" and words[1] == "FROM")
+        if where is None or any(k < where for k in at):
+            raise _refused("ROWNUM outside the WHERE clause of a DELETE or UPDATE")
+        end = next((k for k in range(where + 1, len(toks)) if words[k] in ("RETURNING", "RETURN", "LOG")
+                    and self.depth[k] == 0), len(toks))
+        if any(words[k] == "OR" and self.depth[k] == 0 for k in range(where + 1, end)):
+            raise _refused("ROWNUM in a WHERE clause with OR (Sluice answers ROWNUM ANDed with the rest)")
+        limit = self._where_limit(at, where, end, 0)
+        if limit is None:
+            return
+        stop = next(k for k in range(table, where + 1) if words[k] in ("SET", "WHERE"))
+        reference = self._slice(table, stop - 1)
+        key = "rowid" if self.sqlite else "ctid"
+        if stop - 1 > table:        # an alias
+            key = f"{toks[stop - 1].text}.{key}"
+        self.edits.append((toks[where].end, toks[where].end, f" {key} IN (SELECT {key} FROM {reference} WHERE"))
+        self.edits.append((toks[end - 1].end, toks[end - 1].end, f" LIMIT {limit})"))
 
     def _conjuncts(self, start: int, end: int, d: int) -> list[tuple[int, int]]:
         toks, out, first, between = self.toks, [], start, False
@@ -418,7 +446,7 @@ class _Limits:
         if not starts or "LIMIT" in block.clauses:
             return
         k, end = min(starts), block.end
-        offset, count, ties = Fraction(0), None, False
+        offset, count, ties, percent = Fraction(0), None, False, False
         first = k
         if self.words[k] == "OFFSET":
             offset, k = self._number(k + 1, end - 1, "OFFSET")
@@ -432,12 +460,10 @@ class _Limits:
             if k < end and self.words[k] not in ("ROW", "ROWS"):
                 count, k = self._number(k, end - 1, "FETCH")
             if k < end and self.words[k] == "PERCENT":
-                raise _refused("FETCH … PERCENT")
+                percent, k = True, k + 1
             if k < end and self.words[k] in ("ROW", "ROWS"):
                 k += 1
             if k + 1 < end and self.words[k] == "WITH" and self.words[k + 1] == "TIES":
-                if self.sqlite:
-                    raise _refused("FETCH … WITH TIES on SQLite")
                 ties, k = True, k + 2
             elif k < end and self.words[k] == "ONLY":
                 k += 1
@@ -449,11 +475,46 @@ class _Limits:
         rows = None if count is None else _rows(count)
         if offset is NULL:
             rows = 0
-        if ties:
+        if percent or ties and self.sqlite:
+            share = (0 if offset is NULL or count is NULL else count) if percent else rows
+            text = self._counted(block, first, skip, share, percent, ties)
+        elif ties:
             text = f"OFFSET {skip} ROWS FETCH FIRST {rows} ROWS WITH TIES"
         else:
             text = f"LIMIT {('-1' if self.sqlite else 'ALL') if rows is None else rows} OFFSET {skip}"
         self.edits.append((toks[first].start, toks[end - 1].end, text))
+
+    def _counted(self, block: _Block, first: int, skip: int, count: Fraction | int, percent: bool,
+                 ties: bool) -> str:
+        """The row limit of ``FETCH FIRST count [PERCENT] ROWS …`` (token ``first`` its
+        first word) when the store's LIMIT does not say it (:mod:`.fetchrows`)."""
+        order = block.clauses.get("ORDER")
+        if order is not None and order > first:
+            order = None
+        stop = order if order is not None else first
+        if block.compound or any(w in ("ROWNUM", "LISTAGG") for w in self.words[block.select:stop]):
+            raise _refused("FETCH … PERCENT / WITH TIES in a compound query or with ROWNUM or LISTAGG")
+        rows = percent_rows(self._slice(block.select, stop - 1), Fraction(count)) if percent else str(count)
+        if not ties or order is None:       # (WITH TIES without ORDER BY is ONLY)
+            return f"LIMIT {rows} OFFSET {skip}"
+        if not self.sqlite:
+            return f"OFFSET {skip} ROWS FETCH FIRST {rows} ROWS WITH TIES"
+        from_ = block.clauses.get("FROM")
+        keys = self._split(order + 2, first)
+        aliases = self._aliases(block)
+        if from_ is None or self.words[block.select + 1] in ("DISTINCT", "UNIQUE") or any(
+                a == b and (self.toks[a].kind == "num" or self.words[a] in aliases) for a, b in keys):
+            raise _refused("FETCH … WITH TIES on SQLite ordered by a select item's alias or position, "
+                           "or of a DISTINCT query")
+        source = self._slice(from_, order - 1)
+        return f"LIMIT {tied_rows(source, self._slice(order + 2, first - 1), f'{skip} + {rows}', skip)} OFFSET {skip}"
+
+    def _aliases(self, block: _Block) -> set[str]:
+        """The aliases of the block's select items (upper-cased)."""
+        stop = block.clauses.get("FROM", block.end)
+        return {self.words[b] for a, b in self._split(block.select + 1, stop)
+                if b > a and self.toks[b].kind == "id" and "." not in self.toks[b].text
+                and self.toks[b - 1].text != "."}
 
     # -- subqueries without an alias on PostgreSQL ---------------------------------------
     def _subquery_aliases(self, block: _Block) -> None:
@@ -483,12 +544,13 @@ class _Limits:
         close = self.match.get(i + 1, -1)
         if close < 0:
             return
-        args = self._split(i + 2, close)
         distinct = self.words[i + 2] == "DISTINCT"
-        if distinct:
-            args[0] = (args[0][0] + 1, args[0][1])
-        if not 1 <= len(args) <= 2 or any(self.words[k] == "ON" and self.depth[k] == self.depth[i + 2]
-                                          for k in range(i + 2, close)):
+        start = i + 2 + (self.words[i + 2] in ("DISTINCT", "ALL"))
+        on = next((k for k in range(start, close) if self.words[k] == "ON" and self.depth[k] == self.depth[i + 2]),
+                  close)
+        truncate = self._overflow(on, close) if on < close else None
+        args = self._split(start, on)
+        if not 1 <= len(args) <= 2:
             raise _refused("this LISTAGG (Sluice answers LISTAGG(x [, delimiter]) [WITHIN GROUP (ORDER BY …)])")
         end, order = close, []
         if (close + 3 < len(toks) and self.words[close + 1] == "WITHIN" and self.words[close + 2] == "GROUP"
@@ -498,8 +560,14 @@ class _Limits:
             if end < 0 or self.words[inner + 1] != "ORDER" or self.words[inner + 2] != "BY":
                 raise _refused("this LISTAGG … WITHIN GROUP")
             order = self._split(inner + 3, end)
-        if end + 1 < len(toks) and self.words[end + 1] == "OVER":
-            raise _refused("LISTAGG … OVER (…) (analytic LISTAGG)")
+        over = None
+        if end + 2 < len(toks) and self.words[end + 1] == "OVER" and toks[end + 2].text == "(":
+            shut = self.match[end + 2]
+            if any(self.words[k] in ("ORDER", "ROWS", "RANGE") for k in range(end + 3, shut)):
+                raise ora(30487)
+            over, end = self._slice(end + 3, shut - 1) if shut > end + 3 else "", shut
+            if not self.sqlite and (distinct or truncate is not None):
+                raise _refused("LISTAGG(DISTINCT …) or ON OVERFLOW TRUNCATE with OVER on PostgreSQL")
         value = self._slice(*args[0])
         delimiter = self._slice(*args[1]) if len(args) == 2 else "NULL"
         keys = []
@@ -513,16 +581,34 @@ class _Limits:
             if nulls is None:
                 nulls = "FIRST" if desc else "LAST"
             keys.append((self._slice(a, b), desc, nulls))
-        if distinct:
-            raise _refused("LISTAGG(DISTINCT …)")
         if self.sqlite:
-            spec = ",".join(("D" if desc else "A") + nulls[0] for _, desc, nulls in keys)
-            text = f"sluice_listagg({value}, {delimiter}, '{spec}'" + "".join(", " + k for k, _, _ in keys) + ")"
+            spec = sqlite_spec([(desc, nulls) for _, desc, nulls in keys], distinct, truncate)
+            text = f"sluice_listagg({value}, {delimiter}, {spec}" + "".join(", " + k for k, _, _ in keys) + ")"
+            if over is not None:
+                text += f" OVER ({over})"
         else:
             by = ", ".join(f"{k} {'DESC' if desc else 'ASC'} NULLS {nulls}" for k, desc, nulls in keys)
-            text = (f"string_agg({_PG_TEXT.format(value)}, "
-                    f"COALESCE(CAST({delimiter} AS TEXT), ''){' ORDER BY ' + by if by else ''})")
+            text = pg_listagg(value, delimiter, by, distinct, truncate, over)
         self.edits.append((toks[i].start, toks[end].end, text))
+
+    def _overflow(self, on: int, close: int) -> tuple[str, bool] | None:
+        """``ON OVERFLOW ERROR`` (None) or ``ON OVERFLOW TRUNCATE ['indicator'] [WITH |
+        WITHOUT COUNT]`` (the indicator as SQL, whether with the count) at tokens ``on``..``close``."""
+        words = self.words
+        if words[on + 1] != "OVERFLOW" or words[on + 2] not in ("ERROR", "TRUNCATE"):
+            raise ora(905)
+        if words[on + 2] == "ERROR":
+            if on + 3 != close:
+                raise ora(907)
+            return None
+        k, indicator, counted = on + 3, "'...'", True
+        if k < close and self.toks[k].kind == "str":
+            indicator, k = self.toks[k].text, k + 1
+        if k + 1 < close and words[k] in ("WITH", "WITHOUT") and words[k + 1] == "COUNT":
+            counted, k = words[k] == "WITH", k + 2
+        if k != close:
+            raise ora(907)
+        return indicator, counted
 
     def _split(self, start: int, close: int) -> list[tuple[int, int]]:
         """The comma-separated parts of tokens ``start``..``close`` (exclusive), by first
@@ -589,56 +675,3 @@ def _rows(value) -> int:
 
 def _refused(what: str):
     return not_supported(f"{what} in SQL")
-
-
-# -- SQLite's LISTAGG ------------------------------------------------------------------
-class _ListAgg:
-    """``sluice_listagg(value, delimiter, spec, key…)``: the values (NULLs left out) in the
-    order of the keys (``spec``: per key A or D, then F or L for NULLS FIRST / LAST), as
-    text joined by the delimiter (NULL: none)."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple] = []
-        self.delimiter = None
-        self.spec = ""
-
-    def step(self, value, delimiter, spec, *keys) -> None:
-        self.delimiter, self.spec = delimiter, spec or ""
-        if value is not None:
-            self.rows.append((keys, value))
-
-    def finalize(self):
-        if not self.rows:
-            return None
-        specs = [s for s in self.spec.split(",") if s]
-        rows = self.rows
-        for n in reversed(range(len(specs))):       # stable sorts, last key first
-            desc, nulls_first = specs[n][0] == "D", specs[n][1] == "F"
-            present = [r for r in rows if r[0][n] is not None]
-            absent = [r for r in rows if r[0][n] is None]
-            present.sort(key=lambda r: _order(r[0][n]), reverse=desc)
-            rows = absent + present if nulls_first else present + absent
-        delimiter = "" if self.delimiter is None else str(self.delimiter)
-        return delimiter.join(_text(v) for _, v in rows)
-
-
-def _order(value):
-    """SQLite's order of values: numbers before text before blobs."""
-    if isinstance(value, (int, float)):
-        return (0, value, b"")
-    if isinstance(value, str):
-        return (1, 0, value.encode())
-    return (2, 0, bytes(value))
-
-
-def _text(value) -> str:
-    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-        return number_text(value)
-    if isinstance(value, bytes):
-        return value.hex().upper()
-    return str(value)
-
-
-def register_listagg(conn: sqlite3.Connection) -> None:
-    """Give ``conn`` the aggregate ``sluice_listagg`` (LISTAGG, see the module)."""
-    conn.create_aggregate("sluice_listagg", -1, _ListAgg)

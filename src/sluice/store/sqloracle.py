@@ -56,7 +56,8 @@ which has no Oracle session: :func:`oracle_words` replaces
   python-oracledb fetches a NUMBER, as every number of the statement does (:mod:`.sqlfetch`).
 
 Each ``''`` (and a bound ``''``) is NULL, as in Oracle; ``||`` and CONCAT skip NULLs
-(:mod:`.oraclestrings`, after the words above).  Then hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
+(:mod:`.oraclestrings`, after the words above).  Then ``TABLE(sys.odcinumberlist(…))`` (:mod:`.odcilists`),
+PIVOT / UNPIVOT (:mod:`.sqlpivot`), hierarchical queries (:mod:`.sqlhierarchy`), MINUS, the CONNECT BY row generator,
 UTL_RAW and DBMS_LOB calls (:mod:`.sqlsetops`),
 ROWNUM, OFFSET / FETCH FIRST, a FROM subquery without an alias (PostgreSQL) and LISTAGG
 as the store answers them (:mod:`.sqllimits`).
@@ -91,6 +92,8 @@ from .seqwords import again, is_sequence_word, pieces as sequence_pieces
 from .sqlsetops import set_rewrites
 from .jsonpaths import json_paths
 from .sqlhierarchy import hierarchical
+from .sqlpivot import pivoted
+from .odcilists import odci_lists
 from .sqlclock import NULL, add_days, add_interval, days_term, interval, trunc_unit, truncate
 from .numintervals import (NUM_INTERVALS, check_extracts, ds_interval_pieces, ds_micros, interval_literal,
                            num_interval, scaled_intervals, unit_of)
@@ -208,8 +211,10 @@ def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
 def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Translated:
     """``out`` with ROWNUM, FETCH FIRST, unaliased subqueries and LISTAGG as the store
     answers them (:mod:`.sqllimits`), MINUS, CONNECT BY LEVEL and UTL_RAW / DBMS_LOB before
-    (:mod:`.sqlsetops`), hierarchical queries first (:mod:`.sqlhierarchy`)."""
-    text = json_paths(oracle_strings(out.text, sqlite, tokens, aliased), sqlite, tokens, columns, aliased)
+    (:mod:`.sqlsetops`), hierarchical queries before, PIVOT / UNPIVOT first (:mod:`.sqlpivot`)."""
+    text = odci_lists(oracle_strings(out.text, sqlite, tokens, aliased), sqlite, tokens)
+    text = json_paths(text, sqlite, tokens, columns, aliased)
+    text = pivoted(text, sqlite, tokens, columns)
     text = set_rewrites(hierarchical(text, sqlite, tokens, aliased, columns), sqlite, tokens)
     text, binds = limited(text, out.binds, sqlite, tokens)
     if text is not out.text:
