@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from .. import constants as C
-from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql
+from ..errors import OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql, rolled_back
 from ..objtypes import DB_TYPE_VARCHAR
 from ..sqlfunctions import like_regex
 from . import sqlops
@@ -30,7 +30,9 @@ from .sqlitecalls import kept_error
 from .sqlitefns import divided_by_zero
 from .sessions import OpenSession
 from .sqlmemory import memory_views, session_view
-from .tableddl import user_table_names
+from .constraintddl import sqlite_deferred_violation, sqlite_violation
+from .numberscale import ScaledDml
+from .tableddl import table_owner, user_table_names
 from .sqlnames import physical_names, rewrite
 from .objpaths import store_object_paths
 from .coldesc import described, sqlite_details
@@ -41,7 +43,7 @@ from .sqlheadings import declared_types, oracle_headings
 from .sqloracle import Translated, oracle_words, tokens
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 from .stats import SQLITE_UPSERT, QueueCounts, counted
-from .usercolumns import KeptColumns, SqliteColumns
+from .usercolumns import KeptColumns, SqliteColumns, table_names
 
 if TYPE_CHECKING:
     from .sqlite import SqliteStore
@@ -61,6 +63,7 @@ class SqliteSession(StoreSession):
         self.conn = store.connect()
         self.local_zone = self.conn.view_clock.zone
         self._columns = SqliteColumns(self.conn)     # the user's tables' declared types
+        self._scaled = ScaledDml(self.conn)          # DML's values rounded to NUMBER(p, s)
         self._details = KeptColumns(lambda tables: sqlite_details(self.conn, tables),   # (description)
                                     lambda: self.conn.execute("PRAGMA schema_version").fetchone()[0])
         for stmt in user_view_ddl(_literal(user)):
@@ -121,7 +124,8 @@ class SqliteSession(StoreSession):
             conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
             conn.execute("INSERT INTO SLUICE_SYNC_SESSION (TXN, TAG) VALUES (?, ?)",
                          (self.new_transaction_id(), tag or None))
-            cur = conn.execute(rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user),
+            text = rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user)
+            cur = conn.execute(self._scaled(text, columns, self.store.catalog_version()),  # (NUMBER(p, s) rounded)
                                oracle.binds or ())
             # a RETURNING clause's rows: read to the end (SQLite changes the rows as they are read)
             rows = cur.fetchall() if cur.description else []
@@ -132,6 +136,11 @@ class SqliteSession(StoreSession):
         except (sqlite3.Error, OverflowError) as e:
             conn.execute("ROLLBACK TO sluice_dml")     # the statement alone is undone
             conn.execute("RELEASE sluice_dml")
+            if _foreign_key_failed(e):
+                toks = tokens(oracle.text)
+                tables = table_names(toks)
+                raise sqlite_violation(conn, toks[0].word if toks else "", tables[0] if tables else None,
+                                       self._owner_of) from None
             raise _sql_error(e) from None
         conn.execute("RELEASE sluice_dml")
         return count
@@ -190,10 +199,21 @@ class SqliteSession(StoreSession):
                 conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
                 conn.execute("COMMIT")
                 return
+        except sqlite3.IntegrityError as e:
+            if not _foreign_key_failed(e):
+                _rollback_quietly(conn)
+                raise
+            # a deferred foreign key: the transaction, still open, tells which; then it goes
+            cause = sqlite_deferred_violation(conn, self._owner_of)
+            _rollback_quietly(conn)
+            raise rolled_back(cause) from None
         except BaseException:
             _rollback_quietly(conn)
             raise
         _rollback_quietly(conn)
+
+    def _owner_of(self, physical: str) -> str:
+        return table_owner(self.store, physical, self.user)
 
     # -- enqueue ------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
@@ -437,8 +457,10 @@ class SqliteSession(StoreSession):
             with store.locks.consuming(bool(removes)):
                 try:
                     self._write_commit(inserts, removes, now)
-                except BaseException:
-                    if written:     # they went with its rollback: so does the transaction
+                except BaseException as e:
+                    # they went with its rollback (ORA-02091: a deferred foreign key rolled back
+                    # all of it): so does the transaction
+                    if written or getattr(e, "code", None) == 2091:
                         self._end()
                         raise
                     # nothing was written (a full disk …): the transaction is still open,
@@ -725,6 +747,10 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
         if "bindings supplied" in msg or "supply a value for binding" in msg:
             return ora(1008)
     return ProgrammingError(f"ORA-00900: invalid SQL statement: {msg}", 900)
+
+
+def _foreign_key_failed(e: BaseException) -> bool:
+    return isinstance(e, sqlite3.IntegrityError) and "FOREIGN KEY constraint failed" in str(e)
 
 
 def _literal(text: str) -> str:
