@@ -133,6 +133,9 @@ def test_number_values_are_rounded_to_the_columns_scale(conn):
     assert query_rows(conn, "select count(*) from n where id > 5") == [(0,)]
     cur.execute("insert into n (id, a) values (6, 999.994)")
     assert query_rows(conn, "select a from n where id = 6") == [(999.99,)]
+    out = cur.var(float)        # RETURNING gives the value stored
+    cur.execute("update n set a = :v where id = 6 returning a into :out", v=1.005, out=out)
+    assert out.getvalue() == [1.01]
 
 
 # -- CHAR(n) ---------------------------------------------------------------------------------
