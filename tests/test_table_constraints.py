@@ -229,6 +229,7 @@ def test_a_table_made_again_keeps_its_indexes_owner_and_checks(conn, dsn):
         create_table(dsn, "CREATE FUNCTION k_ins() RETURNS trigger LANGUAGE plpgsql AS "
                           "$$BEGIN INSERT INTO k_log VALUES ('ins'); RETURN NULL; END$$")
         create_table(dsn, "CREATE TRIGGER k_ins AFTER INSERT ON k FOR EACH ROW EXECUTE FUNCTION k_ins()")
+    create_table(dsn, "CREATE VIEW k_ids AS SELECT id FROM k")      # (a view naming it still reads it)
     conn.commit()
     _run(conn, "alter table k add constraint k_pk primary key (id)", "insert into k values (2, 'de', 2.25)")
     conn.commit()
@@ -236,6 +237,7 @@ def test_a_table_made_again_keeps_its_indexes_owner_and_checks(conn, dsn):
     assert query_code(conn, "insert into k values (3, 'long', 1)") == "ORA-12899"
     assert query_rows(conn, "select what from k_log") == [("ins",)]
     assert query_rows(conn, "select id, v, n from k order by id") == [(1, "abc", 1.3), (2, "de", 2.3)]
+    assert query_rows(conn, "select count(*) from k_ids") == [(2,)]
     _run(conn, "alter table k drop constraint k_pk", "insert into k values (2, 'de', 0)")
     assert query_rows(conn, "select count(*) from k_log") == [(2,)]
 
