@@ -468,6 +468,19 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     2296: (IntegrityError, "cannot enable ({0}) - null values found"),
     2266: (IntegrityError, "unique/primary keys in table referenced by enabled foreign keys"),
     2449: (IntegrityError, "unique/primary keys in table referenced by foreign keys"),
+    # ALTER TABLE ADD / DROP CONSTRAINT (store/constraintddl.py)
+    2437: (IntegrityError, "cannot validate ({0}) - primary key violated"),
+    2299: (IntegrityError, "cannot validate ({0}) - duplicate keys found"),
+    2293: (IntegrityError, "cannot validate ({0}) - check constraint violated"),
+    2298: (IntegrityError, "cannot validate ({0}) - parent keys not found"),
+    2443: (ProgrammingError, "Cannot drop constraint  - nonexistent constraint"),
+    2264: (ProgrammingError, "name already used by an existing constraint"),
+    2273: (IntegrityError, "this unique/primary key is referenced by some foreign keys"),
+    2270: (ProgrammingError, "no matching unique or primary key for this column-list"),
+    1449: (IntegrityError, "column contains NULL values; cannot alter to NOT NULL"),
+    2441: (ProgrammingError, "Cannot drop nonexistent primary key"),
+    2256: (ProgrammingError, "number of referencing columns must match referenced columns"),
+    2268: (ProgrammingError, "referenced table does not have a primary key"),
     24005: (ProgrammingError, "Inappropriate utilities used to perform DDL on AQ table {0}"),
     # views and global temporary tables typed at a cursor (sluice.store.viewddl, .temptables)
     1402: (IntegrityError, "view WITH CHECK OPTION where-clause violation"),
@@ -481,6 +494,12 @@ def ora(code: int, *args: object) -> DatabaseError:
     """Build the exception for ORA-``code`` with the catalogue's message."""
     cls, template = _CATALOG[code]
     return cls(f"ORA-{code:05d}: {_format(template, args)}", code)
+
+
+def rolled_back(cause: DatabaseError) -> IntegrityError:
+    """ORA-02091: a COMMIT refused for a deferred constraint ``cause`` violates, the
+    transaction rolled back; the message is Oracle's error stack (the cause on its next line)."""
+    return IntegrityError(f"{ora(2091).message}\n{cause.message}", 2091)
 
 
 def places(code: int) -> int:

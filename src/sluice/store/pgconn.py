@@ -205,6 +205,8 @@ def translate(e: psycopg.Error, target: PgTarget | None = None) -> DatabaseError
         return ora(1732)     # DML on a view PostgreSQL cannot update
     for violation, code in _VIOLATIONS:
         if isinstance(e, violation):
+            if code == 2291 and msg.startswith("update or delete"):     # a parent's key with children
+                code = 2292
             return ora(code, getattr(e.diag, "constraint_name", None) or getattr(e.diag, "column_name", None)
                        or msg)
     if isinstance(e, pgerr.UndefinedFunction):

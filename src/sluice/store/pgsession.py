@@ -42,7 +42,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 
 from .. import constants as C
-from ..errors import DatabaseError, ora
+from ..errors import DatabaseError, ora, rolled_back
 from . import sqlops
 from .base import (HELD_ELSEWHERE, HELD_HERE, new_txn_id, DequeueInfo, MessageRecord, QueueInfo,
                    QueueTableInfo, Selector, StoreSession)
@@ -52,10 +52,11 @@ from .pgarrays import int8_array
 from .pgpipeline import InsertPipeline
 from .pgprepared import prepared_reads
 from .dialect import POSTGRESQL
+from .constraintddl import oracle_name
 from .forupdate import RowLocking
 from .sqlmemory import memory_views
 from .sqlmerge import compound_dml, compound_postgres
-from .tableddl import user_table_names
+from .tableddl import table_owner, user_table_names
 from .sqlnames import has_binds, physical_names, rewrite, to_pyformat
 from .objpaths import store_object_paths
 from .sqlfetch import whole_dates
@@ -487,7 +488,11 @@ class PgSession(StoreSession):
             c, final, available, events = self._before_commit()
             if self._later:
                 self._later.pop().run(c.raw)
-            c.command(final)
+            try:
+                c.command(final)
+            except psycopg.IntegrityError as e:     # a deferred constraint: ORA-02091, all rolled back
+                self._abandon()
+                raise rolled_back(self._violation(e)) from None
         self._reset()
         if available or events:
             self.store.local_change(min(events) if events else None)
@@ -841,7 +846,7 @@ class PgSession(StoreSession):
             if returned is not None:
                 returned.extend(oracle.convert(cur.fetchall()))
         except psycopg.Error as e:
-            err = translate(e, self.store.target)
+            err = self._violation(e)
             if is_disconnect(e):
                 self._abandon()
             else:       # the statement alone is undone; the transaction goes on
@@ -873,6 +878,18 @@ class PgSession(StoreSession):
             if timeout and self._open:
                 with self._guard():
                     c.command("SET LOCAL lock_timeout TO DEFAULT")
+
+    def _violation(self, e: psycopg.Error) -> DatabaseError:
+        """The Oracle error of ``e``; a foreign key's named ``OWNER.NAME`` as Oracle names it
+        (the owner of a table of the store's schema: the one recorded, :func:`.tableddl.table_owner`)."""
+        err = translate(e, self.store.target)
+        diag = getattr(e, "diag", None)
+        if err.code in (2291, 2292) and diag is not None and diag.constraint_name:
+            schema = diag.schema_name or ""
+            owner = table_owner(self.store, diag.table_name or "", self.user) \
+                if schema == self.store.target.schema else schema.upper()
+            return ora(err.code, oracle_name(owner, diag.constraint_name))
+        return err
 
     def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:
         self._roles = (mode, json.dumps(list(roles)))

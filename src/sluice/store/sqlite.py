@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Collection, Iterable, Iterator
 
 from ..errors import DatabaseError, ProgrammingError, ora
-from . import namespace, sequences, sqlcatalog, sqliteimage, sqlnotify, sqlops
+from . import namespace, numberscale, sequences, sqlcatalog, sqliteimage, sqlnotify, sqlops
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
@@ -296,10 +296,15 @@ class SqliteStore(Store):
         _set_wal(conn)
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
         conn.execute("PRAGMA case_sensitive_like=ON")  # Oracle LIKE is case-sensitive
+        # a user's foreign keys hold, as Oracle's (the catalog's one, AQ_QUEUES -> AQ_QUEUE_TABLES,
+        # holds already: its shared SQL runs on PostgreSQL, which enforces it); table DDL turns
+        # them off for its transaction (tableddl._transaction)
+        conn.execute("PRAGMA foreign_keys=ON")
         _register_functions(conn)
         register_view_clock(conn, zone)   # the views' dates in the session's zone
         register_sqlite_functions(conn)   # what compiled dequeue conditions call
         sequences.register(conn, self)    # a user's SEQ.NEXTVAL / SEQ.CURRVAL
+        numberscale.register(conn)        # a NUMBER(p, s) column's values rounded (DML)
         conn.allocate_seqs = self.locks.allocate_seqs   # see Dialect.seq_from_store
         conn.path = self.path
         return conn

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 from .. import constants as C
-from ..errors import DatabaseError, OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql
+from ..errors import DatabaseError, OperationalError, ProgrammingError, dpy, not_supported, ora, raised_by_sluice_sql, rolled_back
 from ..objtypes import DB_TYPE_VARCHAR
 from ..sqlfunctions import like_regex
 from . import sqlops
@@ -30,9 +30,11 @@ from .forupdate import RowLocking
 from .locks import GROUP_LOCK_SPACE, group_key
 from .sqlitecalls import kept_error
 from .sqlitefns import divided_by_zero
+from .constraintddl import sqlite_deferred_violation, sqlite_violation
+from .numberscale import ScaledDml
 from .sqlmemory import memory_views
 from .sqlmerge import compound_dml, compound_sqlite
-from .tableddl import user_table_names
+from .tableddl import table_owner, user_table_names
 from .sqlnames import physical_names, rewrite
 from .objpaths import store_object_paths
 from .coldesc import described, sqlite_details
@@ -43,7 +45,7 @@ from .sqlheadings import declared_types, oracle_headings
 from .sqloracle import Translated, oracle_words, tokens
 from .sqlschema import SYNC_SESSION_DDL, user_view_ddl
 from .stats import SQLITE_UPSERT, QueueCounts, counted
-from .usercolumns import KeptColumns, SqliteColumns
+from .usercolumns import KeptColumns, SqliteColumns, table_names
 
 if TYPE_CHECKING:
     from .sqlite import SqliteStore
@@ -63,6 +65,7 @@ class SqliteSession(StoreSession):
         self.conn = store.connect()
         self.local_zone = self.conn.view_clock.zone
         self._columns = SqliteColumns(self.conn)     # the user's tables' declared types
+        self._scaled = ScaledDml(self.conn)          # DML's values rounded to NUMBER(p, s)
         self._details = KeptColumns(lambda tables: sqlite_details(self.conn, tables),   # (description)
                                     lambda: self.conn.execute("PRAGMA schema_version").fetchone()[0])
         for stmt in user_view_ddl(_literal(user)):
@@ -127,7 +130,8 @@ class SqliteSession(StoreSession):
             if compound_dml(text):      # MERGE, INSERT ALL / FIRST: several statements (sqlmerge)
                 count = compound_sqlite(conn, text, oracle.binds)
             else:
-                cur = conn.execute(text, oracle.binds or ())
+                cur = conn.execute(self._scaled(text, columns, self.store.catalog_version()),  # (NUMBER(p, s) rounded)
+                                   oracle.binds or ())
                 # a RETURNING clause's rows: read to the end (SQLite changes the rows as they are read)
                 rows = cur.fetchall() if cur.description else []
                 if returned is not None:
@@ -137,6 +141,11 @@ class SqliteSession(StoreSession):
         except (sqlite3.Error, OverflowError, DatabaseError) as e:
             conn.execute("ROLLBACK TO sluice_dml")     # the statement alone is undone
             conn.execute("RELEASE sluice_dml")
+            if _foreign_key_failed(e):
+                toks = tokens(oracle.text)
+                tables = table_names(toks)
+                raise sqlite_violation(conn, toks[0].word if toks else "", tables[0] if tables else None,
+                                       self._owner_of) from None
             raise (e if isinstance(e, DatabaseError) else _sql_error(e)) from None
         conn.execute("RELEASE sluice_dml")
         return count
@@ -233,10 +242,21 @@ class SqliteSession(StoreSession):
                 conn.execute("DELETE FROM SLUICE_SYNC_SESSION")
                 conn.execute("COMMIT")
                 return
+        except sqlite3.IntegrityError as e:
+            if not _foreign_key_failed(e):
+                _rollback_quietly(conn)
+                raise
+            # a deferred foreign key: the transaction, still open, tells which; then it goes
+            cause = sqlite_deferred_violation(conn, self._owner_of)
+            _rollback_quietly(conn)
+            raise rolled_back(cause) from None
         except BaseException:
             _rollback_quietly(conn)
             raise
         _rollback_quietly(conn)
+
+    def _owner_of(self, physical: str) -> str:
+        return table_owner(self.store, physical, self.user)
 
     # -- enqueue ------------------------------------------------------------
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:
@@ -480,8 +500,10 @@ class SqliteSession(StoreSession):
             with store.locks.consuming(bool(removes)):
                 try:
                     self._write_commit(inserts, removes, now)
-                except BaseException:
-                    if written:     # they went with its rollback: so does the transaction
+                except BaseException as e:
+                    # they went with its rollback (ORA-02091: a deferred foreign key rolled back
+                    # all of it): so does the transaction
+                    if written or getattr(e, "code", None) == 2091:
                         self._end()
                         raise
                     # nothing was written (a full disk …): the transaction is still open,
@@ -789,6 +811,10 @@ def _sql_error(e: sqlite3.Error | OverflowError) -> Exception:
 
 # the CHECK tableddl gives a JSON column on SQLite (its text as SQLite reports it failing)
 _JSON_CHECK = re.compile(r'json_valid\(("(?:[^"]|"")*")\) OR \1 IS NULL')
+
+
+def _foreign_key_failed(e: BaseException) -> bool:
+    return isinstance(e, sqlite3.IntegrityError) and "FOREIGN KEY constraint failed" in str(e)
 
 
 def _literal(text: str) -> str:

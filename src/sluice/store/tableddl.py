@@ -42,17 +42,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..errors import DatabaseError, not_supported, ora
 from . import namespace, sequences, sqlcatalog
+from .constraintddl import add_constraint, constraint_sql, drop_constraint, drop_references, listed, references
 from .jsonchecks import json_checked
-from .tabledefs import (PG_DOMAINS, RESERVED, Column, Constraint, OracleType, Reader, Table, check_table, read_column,
-                        read_constraint, read_stored_table, read_table_body)
+from .sqlitetables import rebuild, splice, stored_table, triggers_set_aside
+from .tabledefs import (PG_DOMAINS, RESERVED, Column, OracleType, Reader, Table, check_table, physical_name,
+                        quoted, read_column, read_constraint, read_table_body)
 
 __all__ = ["TABLE_DDL", "USER_TABLE", "before_table_change", "is_table_ddl", "on_commit", "schema_table",
-           "table_ddl", "user_table_names"]
+           "table_ddl", "table_owner", "user_table_names"]
 
 # the statements (``_kind_words`` of the statement interpreter) this module runs
 TABLE_DDL = frozenset({"CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "ALTER TABLE", "CREATE INDEX",
@@ -120,19 +121,19 @@ def on_commit(r: Reader) -> str:
     return kept
 
 
+def table_owner(store: Any, physical: str, default: str) -> str:
+    """The owner recorded for the store schema's table ``physical`` (``default``: none is)."""
+    wanted = _quote(physical).lower()
+    return next((owner for (owner, _), name in user_table_names(store).items() if name.lower() == wanted), default)
+
+
 def is_table_ddl(kind: str) -> bool:
     """Whether the statement of ``kind`` (``CREATE TABLE``, ``COMMENT`` …) is this module's."""
     return kind in TABLE_DDL
 
 
 # -- the store's side --------------------------------------------------------------------
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _physical(name: str) -> str:
-    """The database's spelling of an Oracle name (capture's mapping: ``EMP`` -> ``emp``)."""
-    return name.lower() if name == name.upper() else name
+_quote, _physical = quoted, physical_name
 
 
 class _Db:
@@ -169,6 +170,10 @@ class _Db:
         """The record of the store schema's table ``physical`` of ``owner`` (empty: none)."""
         return next((spec for o, n, spec in sqlcatalog.objects(self.conn, USER_TABLE)
                      if o == owner and n.lower() == physical.lower()), {})
+
+    def user_table(self, owner: str, name: str) -> str:
+        """The physical name of the user's table ``owner.name`` (:func:`_user_table`)."""
+        return _user_table(self, self.store, owner, name)
 
     def table(self, owner: str, name: str) -> str:
         """The quoted name of ``owner.name`` in statements."""
@@ -317,9 +322,14 @@ def table_ddl(text: str, user: str, store: Any, may: Callable[[str], bool], comm
         commit()
 
         def truncate(db: _Db) -> None:
-            if _referenced(db, owner, _user_table(db, store, owner, name)):
+            physical = _user_table(db, store, owner, name)
+            if _referenced(db, owner, physical):
                 raise ora(2266)
-            db.run(f"TRUNCATE TABLE {db.table(owner, name)}" if db.pg else f"DELETE FROM {db.table(owner, name)}")
+            if db.pg:
+                db.run(f"TRUNCATE TABLE {db.table(owner, name)}")
+                return
+            with triggers_set_aside(db.conn, physical):     # (DDL: no DML trigger fires)
+                db.run(f"DELETE FROM {db.table(owner, name)}")
         return _ddl(store, user, truncate)
     return _alter(r, owner, name, user, store, may, commit)
 
@@ -354,12 +364,17 @@ def _transaction(store: Any, user: _Names, work: Callable[[_Db], None]) -> int:
         svc = store._svc
         waits = svc.execute("PRAGMA busy_timeout").fetchone()[0]
         svc.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        # foreign keys off for the DDL (outside its transaction, where SQLite takes it): a
+        # DROP TABLE would delete the table's rows first, running their ON DELETE actions
+        # (a table made again, :mod:`.sqlitetables`; a parent dropped with CASCADE CONSTRAINTS)
+        svc.execute("PRAGMA foreign_keys = OFF")
         try:
             with store._ddl() as c:
                 work(_Db(store, user, c))
         except sqlite3.Error as e:
             raise _sqlite_error(e) from None
         finally:
+            svc.execute("PRAGMA foreign_keys = ON")
             svc.execute(f"PRAGMA busy_timeout = {int(waits)}")
     return 0
 
@@ -443,7 +458,7 @@ def _create_table(r: Reader, user: _Names, store: Any, may: Callable[[str], bool
         _free(db, store, owner, name)
         for k in table.constraints + [k for c in table.columns for k in c.constraints]:
             if k.kind == "FOREIGN KEY":
-                _references(db, store, k, owner)
+                references(db, k, owner)
         schema = db.schema(owner)
         if db.pg:
             db.run(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
@@ -518,15 +533,6 @@ def _stored(value: Any, pg: bool) -> Any:
     return value
 
 
-def _references(db: _Db, store: Any, k: Constraint, owner: str) -> None:
-    ref_owner, ref_name = db.names.owned(k.ref)
-    _user_table(db, store, ref_owner, ref_name)
-    known = db.columns(ref_owner, ref_name)
-    for c in k.ref_columns:
-        if db.key(c) not in known:
-            raise ora(904, c)
-
-
 def _create_sql(db: _Db, owner: str, name: str, table: Table) -> str:
     schema = db.schema(owner)
     constraints = [json_checked(k, table.columns, db.pg)     # (CHECK (doc IS JSON): the store's test)
@@ -536,31 +542,39 @@ def _create_sql(db: _Db, owner: str, name: str, table: Table) -> str:
     for c in table.columns:
         if c.identity and not db.pg and keys != [[c.name]]:
             raise not_supported("an identity column that is not the whole primary key on SQLite")
-        parts.append(_column_sql(db, c, schema))
-    parts.extend(_constraint_sql(db, k, owner) for k in constraints)
+        parts.append(_column_sql(db, c, schema, key=any(c.name in k for k in keys)))
+    parts.extend(constraint_sql(db, k, owner) for k in constraints)
     return f"CREATE TABLE {db.table(owner, name)} ({', '.join(parts)})"
 
 
-def _column_sql(db: _Db, c: Column, schema: str) -> str:
+def _column_sql(db: _Db, c: Column, schema: str, key: bool = False) -> str:
     """A column's definition; an identity column PostgreSQL's ``bigint GENERATED … AS
-    IDENTITY``, SQLite's ``INTEGER`` primary key (its rowid: numbered when not given)."""
+    IDENTITY``, SQLite's ``INTEGER`` primary key (its rowid: numbered when not given).
+    SQLite: a CHAR column compares blank-padded (its RTRIM collation, as PostgreSQL's
+    ``char(n)`` compares), a primary ``key``'s column is NOT NULL (as Oracle's, and
+    PostgreSQL's; SQLite's own keys take NULLs)."""
     if c.identity:
         kind = f"bigint GENERATED {c.identity} AS IDENTITY" if db.pg else "INTEGER"
     else:
         kind = c.type_text if c.type is None else c.type.pg(schema) if db.pg else c.type.sqlite
-    out = f"{_quote(_physical(c.name))} {kind}"
+    out = f"{_quote(_physical(c.name))} {kind}{_collation(db, c.type)}"
     if not db.pg and c.type is not None and c.type.base == "BOOLEAN":
         # SQLite keeps TRUE / FALSE as 1 / 0 (read back as bools, store/coltypes.py):
         # anything else would be read back as itself
         out += f" CHECK ({_quote(_physical(c.name))} IN (0, 1))"
     if c.default is not None:
         out += f" DEFAULT {_default(c.default, db.pg)}"
-    if c.nullable is False:
+    if c.nullable is False or key and not db.pg and not c.identity:
         out += " NOT NULL"
     if c.type is not None and c.type.base == "JSON" and not db.pg:    # (jsonb parses what it is given)
         name = _quote(_physical(c.name))      # (SQLite 3.40's json_valid(NULL) is 0)
         out += f" CHECK (json_valid({name}) OR {name} IS NULL)"    # ORA-40441 (sqlitesession)
     return out
+
+
+def _collation(db: _Db, kind: OracleType | None) -> str:
+    """SQLite: Oracle's blank-padded comparison of a CHAR / NCHAR column (``'ab' = 'ab   '``)."""
+    return " COLLATE RTRIM" if not db.pg and kind is not None and kind.base in ("CHAR", "NCHAR") else ""
 
 
 def _default(expr: str, pg: bool) -> str:
@@ -576,20 +590,6 @@ def _default(expr: str, pg: bool) -> str:
     return f"({expr})"     # (SQLite takes an expression in parentheses, a literal as it is)
 
 
-def _constraint_sql(db: _Db, k: Constraint, owner: str, inline: bool = False) -> str:
-    """A constraint as a table's (``inline``: as its column's, which SQLite's ADD COLUMN takes)."""
-    head = f"CONSTRAINT {_quote(_physical(k.name))} " if k.name else ""
-    cols = "" if inline else " (" + ", ".join(_quote(_physical(c)) for c in k.columns) + ")"
-    if k.kind == "CHECK":
-        return f"{head}CHECK ({k.check})"
-    if k.kind != "FOREIGN KEY":
-        return f"{head}{k.kind}{cols}"
-    ref_owner, ref_name = db.names.owned(k.ref)
-    refs = f" ({', '.join(_quote(_physical(c)) for c in k.ref_columns)})" if k.ref_columns else ""
-    return (f"{head}{'' if inline else 'FOREIGN KEY' + cols + ' '}REFERENCES {db.table(ref_owner, ref_name)}{refs}"
-            + (f" ON DELETE {k.on_delete}" if k.on_delete else ""))
-
-
 def _drop_table(db: _Db, store: Any, owner: str, name: str, cascade: bool) -> None:
     physical = _user_table(db, store, owner, name)
     _changing[0](db, physical)
@@ -598,6 +598,8 @@ def _drop_table(db: _Db, store: Any, owner: str, name: str, cascade: bool) -> No
     if db.pg:
         db.run(f"DROP TABLE {db.table(owner, name)}" + (" CASCADE" if cascade else ""))
     else:
+        if cascade:
+            drop_references(db, physical)
         db.run(f"DROP TABLE {_quote(physical)}")
     db.record(owner, name, dropped=True)
     sqlcatalog.drop_grants(db.conn, f"{owner}.{name}")
@@ -692,11 +694,16 @@ def _alter(r: Reader, owner: str, name: str, user: _Names, store: Any, may: Call
            commit: Callable[[], None]) -> int:
     renamed = name             # (the table's name after the statement)
     if r.accept("ADD"):
-        if r.word() in ("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"):
+        words = ("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN")
+        enclosed = r.word() == "(" and r.word(1) in words      # ADD (CONSTRAINT … )
+        r.i += enclosed
+        if r.word() in words:
             cname = r.column() if r.accept("CONSTRAINT") else None
             constraint = read_constraint(r, cname, None)
+            if enclosed:
+                r.expect(")")
             r.end()
-            change: Callable[[_Db], None] = lambda db: _add_constraint(db, store, owner, name, constraint)
+            change: Callable[[_Db], None] = lambda db: add_constraint(db, owner, name, constraint)
         else:
             added = _column_list(r, need_type=True)
             for c in added:
@@ -704,6 +711,15 @@ def _alter(r: Reader, owner: str, name: str, user: _Names, store: Any, may: Call
                     raise not_supported("adding an identity column")
             r.end()
             change = lambda db: _add_columns(db, store, owner, name, added)
+    elif r.word() == "DROP" and r.word(1) in ("CONSTRAINT", "PRIMARY", "UNIQUE"):
+        r.i += 1
+        cname = r.column() if r.accept("CONSTRAINT") else None
+        unique = r.columns() if cname is None and r.accept("UNIQUE") else None
+        if cname is None and unique is None:
+            r.expect("PRIMARY", "KEY")
+        cascade = r.accept("CASCADE")
+        r.end()
+        change = lambda db: drop_constraint(db, owner, name, cname, cascade, unique)
     elif r.accept("DROP"):
         if r.accept("COLUMN"):
             dropped = [r.column()]
@@ -809,36 +825,28 @@ def _add_columns(db: _Db, store: Any, owner: str, name: str, added: list[Column]
             raise ora(1430)
         for k in c.constraints:
             if k.kind == "FOREIGN KEY":
-                _references(db, store, k, owner)
+                references(db, k, owner)
         known[db.key(c.name)] = ("", False)
     filled = bool(db.rows(f"SELECT 1 FROM {db.table(owner, name)} LIMIT 1"))
     schema = db.schema(owner)
     if db.pg:
         db.ensure_domains(added, schema)
     for c in added:
-        if c.nullable is False and c.default is None and filled:
+        key = any(k.kind == "PRIMARY KEY" for k in c.constraints)
+        if (c.nullable is False or key) and c.default is None and filled:
             raise ora(1758)
-        if not db.pg and c.nullable is False and c.default is None:
-            _sqlite_splice(db, physical, lambda t, sql: sql[:t.last_column_end] + ", "
-                           + _column_sql(db, c, schema) + sql[t.last_column_end:])
+        if key and any(k.kind == "PRIMARY KEY" for k in listed(db, owner, physical)):
+            raise ora(2260)
+        inline = "".join(f" {constraint_sql(db, k, owner, inline=True)}" for k in c.constraints)
+        if not db.pg and (key or any(k.kind == "UNIQUE" for k in c.constraints)):
+            # (SQLite's ADD COLUMN takes no key: the table made again with the column)
+            end = stored_table(db.conn, physical).last_column_end
+            rebuild(db.conn, physical, [(end, end, ", " + _column_sql(db, c, schema, key=key) + inline)])
+        elif not db.pg and c.nullable is False and c.default is None:
+            splice(db.conn, physical, lambda t, sql: sql[:t.last_column_end] + ", "
+                   + _column_sql(db, c, schema) + sql[t.last_column_end:])
         else:
-            if not db.pg and any(k.kind in ("PRIMARY KEY", "UNIQUE") for k in c.constraints):
-                raise not_supported("ADD of a PRIMARY KEY or UNIQUE column on SQLite")
-            db.run(f"ALTER TABLE {db.table(owner, name)} ADD COLUMN {_column_sql(db, c, schema)}"
-                   + "".join(f" {_constraint_sql(db, k, owner, inline=True)}" for k in c.constraints))
-
-
-def _add_constraint(db: _Db, store: Any, owner: str, name: str, k: Constraint) -> None:
-    _user_table(db, store, owner, name)
-    known = db.columns(owner, name)
-    for c in k.columns:
-        if db.key(c) not in known:
-            raise ora(904, c)
-    if k.kind == "FOREIGN KEY":
-        _references(db, store, k, owner)
-    if not db.pg:
-        raise not_supported("ALTER TABLE … ADD CONSTRAINT on SQLite")
-    db.run(f"ALTER TABLE {db.table(owner, name)} ADD {_constraint_sql(db, k, owner)}")
+            db.run(f"ALTER TABLE {db.table(owner, name)} ADD COLUMN {_column_sql(db, c, schema)}" + inline)
 
 
 def _drop_columns(db: _Db, store: Any, owner: str, name: str, dropped: list[str], cascade: bool) -> None:
@@ -877,7 +885,7 @@ def _modify_columns(db: _Db, store: Any, owner: str, name: str, modified: list[C
     physical = _user_table(db, store, owner, name)
     known = db.columns(owner, name)
     target = db.table(owner, name)
-    stored = _sqlite_table(db, physical) if not db.pg else None
+    stored = stored_table(db.conn, physical) if not db.pg else None
     schema = db.schema(owner)
     if db.pg:
         db.ensure_domains(modified, schema)
@@ -911,13 +919,14 @@ def _modify_columns(db: _Db, store: Any, owner: str, name: str, modified: list[C
         if old.constraints or old.identity:
             raise not_supported("MODIFY of an SQLite column with inline constraints")
         text = f"{_quote(_physical(c.name))} {c.type.sqlite if c.type is not None else old.type_text or ''}".rstrip()
+        text += _collation(db, c.type) if c.type is not None else f" COLLATE {old.collation}" if old.collation else ""
         default = _default(c.default, False) if c.default is not None else old.default
         if default is not None:
             text += f" DEFAULT {default}"
         if (old.nullable if c.nullable is None else c.nullable) is False:
             text += " NOT NULL"
-        _sqlite_splice(db, physical, lambda t, sql, d=old, new=text: sql[:d.span[0]] + new + sql[d.span[1]:])
-        stored = _sqlite_table(db, physical)
+        splice(db.conn, physical, lambda t, sql, d=old, new=text: sql[:d.span[0]] + new + sql[d.span[1]:])
+        stored = stored_table(db.conn, physical)
 
 
 def _declared_family(declared: str) -> str:
@@ -932,36 +941,3 @@ def _declared_family(declared: str) -> str:
         if words in d:
             return family
     return "NUMBER"
-
-
-@dataclass
-class _Stored(Table):
-    sql: str = ""
-
-
-def _sqlite_table(db: _Db, physical: str) -> _Stored:
-    """The stored CREATE TABLE of an SQLite table, read (its columns' spans in its text)."""
-    sql = db.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (physical,))[0][0]
-    try:
-        t = read_stored_table(sql)
-    except DatabaseError:
-        raise not_supported(f"ALTER TABLE of the SQLite table {physical} (its definition is not read)") from None
-    return _Stored(t.columns, t.constraints, t.last_column_end, sql)
-
-
-def _sqlite_splice(db: _Db, physical: str, change: Callable[[Table, str], str]) -> None:
-    """SQLite: a column's definition changed in the table's stored CREATE TABLE, which SQLite
-    reads as the table's definition (its documented way to change a constraint or a default
-    that leaves the stored rows as they are)."""
-    stored = _sqlite_table(db, physical)
-    new_sql = change(stored, stored.sql)
-    version = db.rows("PRAGMA schema_version")[0][0]
-    db.run("PRAGMA writable_schema = ON")
-    try:
-        db.conn.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?", (new_sql, physical))
-        db.run(f"PRAGMA schema_version = {version + 1}")
-    finally:
-        db.run("PRAGMA writable_schema = OFF")
-    problems = db.rows(f"PRAGMA quick_check('{physical.replace(chr(39), chr(39) * 2)}')")
-    if problems != [("ok",)]:
-        raise not_supported(f"this change of the SQLite table {physical}: {problems[0][0]}")

@@ -13,7 +13,8 @@ from ..errors import DatabaseError, not_supported, ora
 from .sqloracle import tokens
 
 __all__ = ["CLAUSE", "PG_DOMAINS", "RESERVED", "Column", "Constraint", "OracleType", "Reader", "Table",
-           "check_table", "read_column", "read_constraint", "read_stored_table", "read_table_body"]
+           "check_table", "physical_name", "quoted", "read_column", "read_constraint", "read_stored_table",
+           "read_table_body"]
 
 # Oracle's reserved words: no unquoted name (ORA-00904 for a column, ORA-00903 for a table)
 RESERVED = frozenset("""ACCESS ADD ALL ALTER AND ANY AS ASC AUDIT BETWEEN BY CHAR CHECK CLUSTER COLUMN
@@ -26,7 +27,7 @@ RESERVED = frozenset("""ACCESS ADD ALL ALTER AND ANY AS ASC AUDIT BETWEEN BY CHA
     WITH""".split())
 # words that end a column's DEFAULT expression (at its top level)
 CLAUSE = frozenset({"CONSTRAINT", "NOT", "NULL", "PRIMARY", "UNIQUE", "CHECK", "REFERENCES", "GENERATED",
-                    "ENABLE", "DISABLE"})
+                    "ENABLE", "DISABLE", "COLLATE"})
 # physical storage clauses Oracle takes after a table's or an index's definition: no meaning here
 STORAGE = frozenset({"LOGGING", "NOLOGGING", "COMPRESS", "NOCOMPRESS", "ONLINE", "PARALLEL", "NOPARALLEL",
                      "CACHE", "NOCACHE", "MONITORING", "NOMONITORING"})
@@ -191,7 +192,7 @@ class OracleType:
             # has no equality (no DISTINCT, GROUP BY, index)
             return "jsonb"
         if b in PG_DOMAINS:
-            return f"{_quote(schema)}.{PG_DOMAINS[b][0]}"
+            return f"{quoted(schema)}.{PG_DOMAINS[b][0]}"
         if b == "NUMBER":
             if self.precision is None and self.scale is None:
                 return "numeric"
@@ -293,6 +294,9 @@ class Constraint:
     ref: tuple[str | None, str] | None = None
     ref_columns: list[str] = field(default_factory=list)
     on_delete: str = ""
+    deferrable: bool = False                    # DEFERRABLE (a foreign key's)
+    deferred: bool = False                      # INITIALLY DEFERRED: checked at COMMIT
+    span: tuple[int, int] = (0, 0)              # (where it is in its statement's text, its name included)
 
 
 @dataclass
@@ -304,10 +308,31 @@ class Column:
     identity: str | None = None                 # ALWAYS / BY DEFAULT
     constraints: list[Constraint] = field(default_factory=list)
     type_text: str | None = None                # (a stored definition's, as written)
+    collation: str | None = None                # (a stored definition's COLLATE: SQLite's CHAR columns)
     span: tuple[int, int] = (0, 0)              # (where the definition is in its statement's text)
 
 
-def read_constraint(r: Reader, name: str | None, column: str | None) -> Constraint:
+def read_constraint(r: Reader, name: str | None, column: str | None, start: int | None = None) -> Constraint:
+    """A constraint (``start``: where its text begins, its CONSTRAINT name included), with its
+    state: ``[NOT] DEFERRABLE``, ``INITIALLY DEFERRED | IMMEDIATE`` in either order."""
+    start = r.peek().start if start is None and r.peek() is not None else start or 0
+    k = _constraint(r, name, column)
+    while True:
+        if r.accept("DEFERRABLE"):
+            k.deferrable = True
+        elif r.accept("NOT", "DEFERRABLE"):
+            k.deferrable = False
+        elif r.accept("INITIALLY", "DEFERRED"):
+            k.deferred = k.deferrable = True
+        elif not r.accept("INITIALLY", "IMMEDIATE"):
+            break
+    if k.deferrable and k.kind != "FOREIGN KEY":
+        raise not_supported(f"a DEFERRABLE {k.kind} constraint (foreign keys only)")
+    k.span = (start, r.toks[r.i - 1].end)
+    return k
+
+
+def _constraint(r: Reader, name: str | None, column: str | None) -> Constraint:
     if r.accept("PRIMARY", "KEY") or r.accept("UNIQUE"):
         kind = "PRIMARY KEY" if r.toks[r.i - 1].word == "KEY" else "UNIQUE"
         return Constraint(kind, name, [column] if column else r.columns())
@@ -368,13 +393,18 @@ def read_column(r: Reader, need_type: bool = True, stored: bool = False) -> Colu
             continue
         if r.accept("ENABLE") or r.accept("DISABLE"):
             continue
+        if stored and r.accept("COLLATE"):
+            col.collation = r.word()
+            r.i += 1
+            continue
+        begins = r.peek().start
         name = r.column() if r.accept("CONSTRAINT") else None
         if r.accept("NOT", "NULL"):
             col.nullable = False
         elif r.accept("NULL"):
             col.nullable = True
         elif r.word() in ("PRIMARY", "UNIQUE", "CHECK", "REFERENCES"):
-            col.constraints.append(read_constraint(r, name, col.name))
+            col.constraints.append(read_constraint(r, name, col.name, begins))
         else:
             raise ora(907) if not stored else not_supported(f"the column definition {r.rest()[:40]!r}")
     col.span = (start, r.toks[r.i - 1].end)
@@ -388,6 +418,7 @@ class Table:
     columns: list[Column]
     constraints: list[Constraint]
     last_column_end: int = 0
+    body: tuple[int, int] = (0, 0)          # (where its parenthesised body is: the "(" and the ")")
 
 
 def read_stored_table(sql: str) -> Table:
@@ -405,21 +436,24 @@ def read_stored_table(sql: str) -> Table:
 
 
 def read_table_body(r: Reader, stored: bool = False) -> Table:
+    opened = r.peek().start if r.peek() is not None else 0
     r.expect("(")
     columns: list[Column] = []
     constraints: list[Constraint] = []
     while True:
         if r.word() in ("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"):
+            begins = r.peek().start
             name = r.column() if r.accept("CONSTRAINT") else None
-            constraints.append(read_constraint(r, name, None))
+            constraints.append(read_constraint(r, name, None, begins))
         else:
             columns.append(read_column(r, stored=stored))
         if not r.accept(","):
             break
+    closed = r.peek().start if r.peek() is not None else 0
     r.expect(")")
     if not columns:
         raise ora(904)
-    return Table(columns, constraints, columns[-1].span[1])
+    return Table(columns, constraints, columns[-1].span[1], (opened, closed))
 
 
 def check_table(t: Table) -> None:
@@ -439,6 +473,11 @@ def check_table(t: Table) -> None:
         raise ora(2260)
 
 
-
-def _quote(name: str) -> str:
+def quoted(name: str) -> str:
+    """A name quoted for either database's statements."""
     return '"' + name.replace('"', '""') + '"'
+
+
+def physical_name(name: str) -> str:
+    """The database's spelling of an Oracle name (capture's mapping: ``EMP`` -> ``emp``)."""
+    return name.lower() if name == name.upper() else name
