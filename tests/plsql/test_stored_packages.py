@@ -285,3 +285,44 @@ exec dbms_output.put_line(greet.hello('script'))
 """)
     assert [r.kind for r in results] == ["ddl", "ddl", "sqlplus"]
     assert results[-1].output == ["hello script"]
+
+
+def test_package_collections_records_and_cursors(db, dsn):
+    create_table(dsn, "CREATE TABLE mt (id NUMERIC, note VARCHAR(100))")
+    run(db, """create package store_pkg as
+                 type num_t is table of number index by pls_integer;
+                 type rec_t is record (a number, b varchar2(10));
+                 nums num_t;
+                 r rec_t;
+                 cursor c_mt is select id from mt order by id;
+                 procedure fill(n number);
+                 function first_id return number;
+               end;""",
+        """create package body store_pkg as
+             procedure fill(n number) is
+             begin
+               for i in 1..n loop nums(i) := i * 10; insert into mt (id) values (i); end loop;
+               r.a := n; r.b := 'x';
+             end;
+             function first_id return number is v number;
+             begin open c_mt; fetch c_mt into v; close c_mt; return v; end;
+           end;""",
+        "create procedure set_out(x out number) as begin x := 5; end;")
+    cur = run(db, """declare i number := 3;
+                     begin
+                       store_pkg.fill(3);
+                       store_pkg.nums(i) := 99;
+                       store_pkg.r.b := 'yy';
+                       set_out(store_pkg.r.a);
+                       dbms_output.put_line(store_pkg.nums(2) || ' ' || store_pkg.nums(i) || ' ' ||
+                                            store_pkg.nums.count || ' ' || store_pkg.r.b || ' ' ||
+                                            store_pkg.r.a || ' ' || store_pkg.first_id);
+                     end;""")
+    assert cur.output == ["20 99 3 yy 5 1"]
+
+
+def test_a_failing_initialisation_leaves_no_state(db):
+    run(db, "create package bad_init as x number := 1 / 0; end;")
+    for _ in range(2):                       # each use tries again
+        message = error_of(run, db, "begin dbms_output.put_line(bad_init.x); end;")
+        assert message.startswith("ORA-01476") and 'ORA-06512: at "SLUICE.BAD_INIT", line 1' in message
