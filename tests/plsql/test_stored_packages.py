@@ -326,3 +326,27 @@ def test_a_failing_initialisation_leaves_no_state(db):
     for _ in range(2):                       # each use tries again
         message = error_of(run, db, "begin dbms_output.put_line(bad_init.x); end;")
         assert message.startswith("ORA-01476") and 'ORA-06512: at "SLUICE.BAD_INIT", line 1' in message
+
+
+def test_package_variables_in_static_sql(db, dsn):
+    create_table(dsn, "CREATE TABLE mt (id NUMERIC, note VARCHAR(100))")
+    run(db, "insert into mt (id, note) values (1, 'a')", "insert into mt (id, note) values (2, 'b')",
+        "insert into mt (id, note) values (3, 'c')",
+        "create package k as lim constant number := 2; type r_t is record (a number); r r_t; end;")
+    cur = run(db, """declare v number; cursor c is select note from mt where id > k.lim;
+                     begin
+                       k.r.a := 3;
+                       select count(*) into v from mt where id <= k.lim;
+                       dbms_output.put_line(v);
+                       select count(*) into v from mt t where t.id < k.r.a;
+                       dbms_output.put_line(v);
+                       for x in (select note from mt where id = k.lim) loop
+                         dbms_output.put_line(x.note);
+                       end loop;
+                       update mt set note = 'z' where id = k.lim;
+                       dbms_output.put_line(sql%rowcount);
+                       for x in c loop dbms_output.put_line(x.note); end loop;
+                     end;""")
+    assert cur.output == ["2", "2", "b", "1", "c"]
+    assert "PLS-00302: component 'NOPE' must be declared" in error_of(
+        run, db, "declare v number; begin select count(*) into v from mt where id = k.nope; end;")

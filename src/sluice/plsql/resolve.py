@@ -399,6 +399,8 @@ class Resolver:
     def _element(self, toks: list[Token], scope: Scope) -> Name | None:
         """``v(i)`` / ``v(i).f`` written in static SQL, resolved, when ``v`` is a collection
         the block declared (the SQL gets the element's value); else None."""
+        if scope.find("vars", toks[0].value) is None:      # pkg.v (packages.py), else none
+            return self._package_item(toks, scope)
         kind = scope.local_type(toks[0].value)
         if kind is None or kind.kind == "RECORD":
             return None
@@ -407,6 +409,16 @@ class Resolver:
         node = stream.name()
         self.name(node, scope)
         return node
+
+    def _package_item(self, toks: list[Token], scope: Scope) -> Name | None:
+        """``pkg.v`` / ``pkg.r.f`` written in static SQL, resolved, when ``pkg`` is a stored
+        package and ``v`` one of its variables (the SQL gets the value); else None."""
+        if not hasattr(self.package(toks[0].value), "plsql_member"):
+            return None
+        end = toks[-1]
+        node = TokenStream(list(toks) + [Token(EOF, "", "", end.line, end.col, end.end, end.end)]).name()
+        self.name(node, scope)
+        return node if node.resolved.kind == "pkgvar" else None
 
     # -- expressions
     def expr(self, e, scope: Scope) -> None:
