@@ -350,3 +350,17 @@ def test_package_variables_in_static_sql(db, dsn):
     assert cur.output == ["2", "2", "b", "1", "c"]
     assert "PLS-00302: component 'NOPE' must be declared" in error_of(
         run, db, "declare v number; begin select count(*) into v from mt where id = k.nope; end;")
+
+
+def test_a_stateless_package_created_again_raises_nothing(db, dsn):
+    run(db, "create package pure as function twice(n number) return number; end;",
+        "create package body pure as function twice(n number) return number is "
+        "begin return 2 * n; end; end;")
+    assert db.cursor().callfunc("pure.twice", int, [2]) == 4
+    other = sluice.connect(dsn)
+    try:
+        run(other, "create or replace package body pure as function twice(n number) return number "
+                   "is begin return n + n + 1; end; end;")
+    finally:
+        other.close()
+    assert db.cursor().callfunc("pure.twice", int, [2]) == 5
