@@ -364,3 +364,31 @@ def test_a_stateless_package_created_again_raises_nothing(db, dsn):
     finally:
         other.close()
     assert db.cursor().callfunc("pure.twice", int, [2]) == 5
+
+
+def test_package_types_declare_callers_variables(db):
+    run(db, """create package shelf as
+                 type rec_t is record (a number, b varchar2(10));
+                 type tab_t is table of rec_t index by pls_integer;
+                 last rec_t;
+                 function make(a number) return rec_t;
+                 procedure keep(r rec_t);
+                 function all_kept return tab_t;
+               end;""",
+        """create package body shelf as
+             kept tab_t;
+             function make(a number) return rec_t is r rec_t;
+             begin r.a := a; r.b := 'b' || a; return r; end;
+             procedure keep(r rec_t) is begin kept(kept.count + 1) := r; last := r; end;
+             function all_kept return tab_t is begin return kept; end;
+           end;""")
+    cur = run(db, """declare v shelf.rec_t; w shelf.tab_t;
+                     begin
+                       v := shelf.make(4);
+                       shelf.keep(v);
+                       v.a := 5;
+                       shelf.keep(v);
+                       w := shelf.all_kept;
+                       dbms_output.put_line(w.count || ' ' || w(2).a || ' ' || w(1).b || ' ' || shelf.last.a);
+                     end;""")
+    assert cur.output == ["2 5 b4 5"]

@@ -212,7 +212,8 @@ class Interpreter:
         """A block's declarations (a package's too: ``packages.py``), into ``env``."""
         for decl in decls:
             if isinstance(decl, VarDecl) and decl.local is not None:    # of a declared type
-                value = env.get(decl.local.name).initial()
+                types = env if decl.local.package is None else decl.local.package.state(self).spec
+                value = types.get(decl.local.name).initial()
                 env.cells[decl.name] = value if decl.default is None else \
                     assigned(value, self.eval(decl.default, env), decl.tok)
             elif isinstance(decl, VarDecl):

@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import DatabaseError, add_error_line, ora
 from .errs import semantic_error
 from .interpreter import Env
-from .nodes import CursorDecl, Subprogram, VarDecl
+from .nodes import CursorDecl, Subprogram, TypeDecl, VarDecl
 from .packagetext import PackageText, parse_package
 from .resolve import Head, Resolver, Scope, bind_args, wrong_args
 from .subprograms import StoredUnit, compile_subprogram
@@ -116,6 +116,9 @@ class StoredPackage:
         self.spec = self._parsed(0)
         resolver, self.scope = self._resolver(outer), Scope()
         resolver.declare(self.spec.decls, self.scope)
+        for decl in self.spec.decls:
+            if isinstance(decl, TypeDecl):          # its values are made by the state's type
+                decl.package = self
         for member in self.spec.members:
             for p in member.unit.params:
                 if p.default is not None:
@@ -177,6 +180,11 @@ class StoredPackage:
                                  f"'{node.segs[0].name}.{seg.name}' cannot be used as an "
                                  "assignment target")
         return Head("pkgvar", 2, PackageVariable(self, seg.name, node, 2))
+
+    def plsql_type(self, resolver: Resolver, name: str, tok) -> TypeDecl | None:
+        """``v pkg.t``: a record or collection type of the spec, None for no such type."""
+        self.plsql_compile(resolver, tok)
+        return self.scope.types.get(name)
 
     def plsql_exception(self, resolver: Resolver, name: str, tok) -> Any:
         """``pkg.e``: an exception of the spec (the same ``ExcInfo`` its body raises)."""

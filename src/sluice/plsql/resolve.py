@@ -236,6 +236,10 @@ class Resolver:
                 scope.vars[decl.name] = decl.constant
                 decl.local = scope.find("types", decl.type_name) if decl.type_name else \
                     scope.local_type(decl.anchor) if decl.anchor else None
+                if decl.local is None and decl.type_name and "." in decl.type_name:
+                    pkg = self.package(decl.type_name.rpartition(".")[0])   # pkg.t (packages.py)
+                    if hasattr(pkg, "plsql_type"):
+                        decl.local = pkg.plsql_type(self, decl.type_name.rpartition(".")[2], decl.tok)
                 if decl.local is not None:
                     scope.typed[decl.name] = decl.local
                 if decl.rowtype or (decl.local is not None and decl.local.kind == "RECORD"):
