@@ -106,6 +106,9 @@ def test_package_variables_and_constants_from_outside(counter):
         error_of(run, counter, "begin counter.step := 1; end;")
     assert "PLS-00302: component 'NOPE' must be declared" in error_of(
         run, counter, "begin counter.nope := 1; end;")
+    cur = run(counter, "begin sluice.counter.total := sluice.counter.total * 2; "
+                       "dbms_output.put_line(sluice.counter.total); end;")
+    assert cur.output == ["20"]
 
 
 def test_state_is_per_session_and_kept(counter, dsn):

@@ -169,17 +169,18 @@ class StoredPackage:
             return Head("pkgvar", consumed, PackageVariable(self, seg.name, node, consumed))
         raise _no_component(seg)
 
-    def plsql_target(self, resolver: Resolver, node) -> Head:
-        """``pkg.v := …`` (``pkg.v(i)``, ``pkg.v.f``): a variable of the spec."""
-        seg = node.segs[1]
+    def plsql_target(self, resolver: Resolver, node, plen: int) -> Head:
+        """``pkg.v := …`` (``pkg.v(i)``, ``pkg.v.f``; ``schema.pkg.v``: ``plen`` 2): a
+        variable of the spec."""
+        seg = node.segs[plen]
         self.plsql_compile(resolver, seg.tok)
         if seg.name not in self.scope.vars:
             raise _no_component(seg)
         if self.scope.vars[seg.name]:                  # a constant
             raise semantic_error(node.tok.line, node.tok.col, f"PLS-00363: expression "
-                                 f"'{node.segs[0].name}.{seg.name}' cannot be used as an "
-                                 "assignment target")
-        return Head("pkgvar", 2, PackageVariable(self, seg.name, node, 2))
+                                 f"'{'.'.join(s.name for s in node.segs[:plen + 1])}' cannot "
+                                 "be used as an assignment target")
+        return Head("pkgvar", plen + 1, PackageVariable(self, seg.name, node, plen + 1))
 
     def plsql_type(self, resolver: Resolver, name: str, tok) -> TypeDecl | None:
         """``v pkg.t``: a record or collection type of the spec, None for no such type."""

@@ -450,9 +450,14 @@ class Resolver:
                for seg in node.segs):
             raise not_target(node.tok)
         constant = scope.find("vars", first.name)
-        pkg = self.package(first.name) if constant is None and len(node.segs) > 1 else None
-        if hasattr(pkg, "plsql_target"):                # pkg.v := … (packages.py)
-            head = pkg.plsql_target(self, node)
+        pkg, plen = None, 0
+        for n in (1, 2) if constant is None else ():    # pkg.v, schema.pkg.v := … (packages.py)
+            found = self.package(".".join(s.name for s in node.segs[:n])) if len(node.segs) > n else None
+            if hasattr(found, "plsql_target"):
+                pkg, plen = found, n
+                break
+        if pkg is not None:
+            head = pkg.plsql_target(self, node, plen)
         elif constant is None:
             raise undeclared(first.name, node.tok)
         elif constant:
