@@ -42,7 +42,8 @@ UNITS: dict[str, tuple[int, frozenset[str]]] = {
     "pipeline": (5, frozenset({"pipeline"})),
     "session": (6, frozenset({"__init__", "connection", "cursor", "connect_params", "pool", "pool_settings",
                               "aio", "defaults", "fetchvars", "dmlreturning", "bindtypes", "lobs", "bindvars",
-                              "driver_mode", "dataframes", "refcursors", "storedunits"})),
+                              "driver_mode", "dataframes", "refcursors", "storedunits",
+                              "storedpackages"})),
     # beside the session: reads a store through a connection it is given (never imports
     # one); the front doors (idap, cli) show what it reads
     "monitor": (6, frozenset({"monitor"})),

@@ -20,7 +20,7 @@ from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import objtypes as ot
-from . import storedunits
+from . import storedpackages, storedunits
 from .aq.catalog import Catalog
 from .aq.dbms_aq import DbmsAq, plsql_record
 from .aq.buffered import existing_pool
@@ -532,8 +532,9 @@ class Connection:
             reaper.post(self.close)
 
     # -- hooks of the statement interpreter ----------------------------------
-    def package(self, name: str) -> Any:
-        """The package object for ``DBMS_<PKG>`` (``SYS.`` prefix allowed)."""
+    def package(self, name: str, definer: str | None = None) -> Any:
+        """The package object for ``DBMS_<PKG>`` (``SYS.`` prefix allowed), else a stored
+        package's (sluice.storedpackages; inside a stored unit of ``definer``, as it sees it)."""
         key = name.upper()
         if key.startswith("SYS."):
             key = key[4:]
@@ -542,8 +543,8 @@ class Connection:
         if attr is None and key.startswith("DBMS_"):
             attr = key[5:].lower()
         pkg = getattr(self, attr, None) if attr else None
-        if pkg is None or attr.startswith("_"):     # seq.NEXTVAL in PL/SQL: a sequence's routines
-            pkg = sequences.routines(self.context.store, self.context.username, name,
+        if pkg is None or attr.startswith("_"):     # a stored package, else seq.NEXTVAL's routines
+            pkg = storedpackages.find_package(self, name, definer) or sequences.routines(self.context.store, self.context.username, name,
                                      lambda sql: self.query(sql, {}))
         if pkg is None:
             raise ora(4043, name)
@@ -588,6 +589,13 @@ class Connection:
 
     def drop_unit(self, kind: str, name: str) -> None:
         storedunits.drop_unit(self, kind, name)
+
+    # stored packages (sluice.storedpackages)
+    def create_package(self, kind: str, name: str, spec: dict, or_replace: bool) -> None:
+        storedpackages.create_package(self, kind, name, spec, or_replace)
+
+    def drop_package(self, kind: str, name: str) -> None:
+        storedpackages.drop_package(self, kind, name)
 
     def create_type(self, name: str, kind: str, attributes: list[tuple[str, str]] | None,
                     element_type: str | None, max_size: int | None, or_replace: bool) -> None:

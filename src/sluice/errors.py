@@ -486,6 +486,9 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1402: (IntegrityError, "view WITH CHECK OPTION where-clause violation"),
     1732: (ProgrammingError, "data manipulation operation not legal on this view"),
     4063: (DatabaseError, "{0} has errors"),
+    # stored packages (plsql/packages.py): a body missing, a session's state discarded
+    4067: (DatabaseError, "not executed, {0} does not exist"),
+    4068: (DatabaseError, "existing state of packages has been discarded"),
     42399: (ProgrammingError, "cannot perform a DML operation on a read-only view"),
 }
 

@@ -72,13 +72,13 @@ def _units(store: Any) -> dict[tuple[str, str], tuple[str, dict]]:
     return cached[1]
 
 
-def _split(name: str, schema: str) -> tuple[str, str]:
+def split_name(name: str, schema: str) -> tuple[str, str]:
     """``'P1'`` / ``'SCOTT.P1'`` (canonical parts, as the interpreter names them)."""
     owner, _, unit = name.rpartition(".")
     return owner or schema, unit
 
 
-def _own_schema(conn: "Connection", owner: str) -> None:
+def own_schema(conn: "Connection", owner: str) -> None:
     ctx = conn.context
     if owner != ctx.username and not ctx.authz.is_superuser():
         raise ora(1031)
@@ -89,7 +89,7 @@ def find_unit(conn: "Connection", name: str, definer: str | None = None) -> Stor
     unit: unqualified, of its schema; its owner's privileges, no role's (definer's rights) --
     None when there is none it may execute."""
     ctx = conn.context
-    owner, unit = _split(name, definer or ctx.username)
+    owner, unit = split_name(name, definer or ctx.username)
     found = _units(ctx.store).get((owner, unit))
     authz = ctx.authz if definer is None else Authorizer(ctx.security, definer, roles=False)
     if found is None or not authz.may_execute(f"{owner}.{unit}"):
@@ -98,13 +98,16 @@ def find_unit(conn: "Connection", name: str, definer: str | None = None) -> Stor
     return StoredUnit.from_source(f"{owner}.{unit}", kind, spec["source"])
 
 
-def create_unit(conn: "Connection", kind: str, name: str, spec: dict, or_replace: bool) -> None:
-    """Store the unit (DDL: the open transaction is committed first)."""
+def create_unit(conn: "Connection", kind: str, name: str, spec: dict, or_replace: bool,
+                shared: bool = True) -> None:
+    """Store the unit (DDL: the open transaction is committed first); ``shared``: its name
+    is in the schema's namespace (a package body's is not: ``storedpackages``)."""
     ctx = conn.context
-    owner, unit = _split(name, ctx.username)
-    _own_schema(conn, owner)
+    owner, unit = split_name(name, ctx.username)
+    own_schema(conn, owner)
     ctx.ddl_commit()
-    namespace.check(ctx.store, owner, unit, (kind,))
+    if shared:
+        namespace.check(ctx.store, owner, unit, (kind,))
     now = time.time()
     earlier = _units(ctx.store).get((owner, unit))
     created = earlier[1].get("created", now) if earlier is not None else now
@@ -115,8 +118,8 @@ def create_unit(conn: "Connection", kind: str, name: str, spec: dict, or_replace
 def drop_unit(conn: "Connection", kind: str, name: str) -> None:
     """Drop the unit and the EXECUTE grants on it.  :raises: ORA-04043 when there is none."""
     ctx = conn.context
-    owner, unit = _split(name, ctx.username)
-    _own_schema(conn, owner)
+    owner, unit = split_name(name, ctx.username)
+    own_schema(conn, owner)
     ctx.ddl_commit()
     if not ctx.store.drop_catalog_object(kind, owner, unit):
         raise ora(4043, name)

@@ -100,15 +100,22 @@ class Interpreter:
         self.line = 1                                  # of the statement running: ORA-06512's
 
     # -- hooks
-    def package(self, name: str) -> Any | None:
+    def package(self, name: str, definer: str | None = None) -> Any | None:
+        """``conn.package(name)``; inside a stored unit of ``definer``, as that unit sees
+        it (``conn.package(name, definer)``).  One object a statement for each stored
+        package, however it was named (its exceptions are that object's)."""
         if name in self.standard:
             return self.standard[name]
-        if name not in self._packages:
+        key = name if definer is None else (name, definer)
+        if key not in self._packages:
             try:
-                self._packages[name] = self.conn.package(name)
+                found = self.conn.package(name, definer) if definer else self.conn.package(name)
             except DatabaseError:            # unknown package: the resolver says PLS-00201
-                self._packages[name] = None
-        return self._packages[name]
+                found = None
+            qualified = getattr(found, "qualified", None)       # a stored package's
+            self._packages[key] = found if qualified is None else \
+                self._packages.setdefault(("", qualified), found)
+        return self._packages[key]
 
     def _functions(self) -> dict:
         """The built-in functions, CURRENT_DATE & co in the session's time zone (the
@@ -187,18 +194,7 @@ class Interpreter:
 
     def block(self, block: Block, outer: Env | None) -> None:
         env = Env(outer)
-        for decl in block.decls:         # errors here are not the block's own to handle
-            if isinstance(decl, VarDecl) and decl.local is not None:    # of a declared type
-                value = env.get(decl.local.name).initial()
-                env.cells[decl.name] = value if decl.default is None else \
-                    assigned(value, self.eval(decl.default, env), decl.tok)
-            elif isinstance(decl, VarDecl):
-                env.cells[decl.name] = (self.eval(decl.default, env) if decl.default is not None
-                                        else self.initial(decl))
-            elif isinstance(decl, TypeDecl):
-                env.cells[decl.name] = runtime_type(decl, env.get, lambda e: self.eval(e, env))
-            elif isinstance(decl, CursorDecl):
-                env.cells[decl.name] = ExplicitCursor(decl, env)
+        self.declare(block.decls, env)   # errors here are not the block's own to handle
         try:
             self.stmts(block.body, env)
         except DatabaseError as exc:
@@ -211,6 +207,22 @@ class Interpreter:
                 self.stmts(handler.body, env)
             finally:
                 self._handling.pop()
+
+    def declare(self, decls: list, env: Env) -> None:
+        """A block's declarations (a package's too: ``packages.py``), into ``env``."""
+        for decl in decls:
+            if isinstance(decl, VarDecl) and decl.local is not None:    # of a declared type
+                types = env if decl.local.package is None else decl.local.package.state(self).spec
+                value = types.get(decl.local.name).initial()
+                env.cells[decl.name] = value if decl.default is None else \
+                    assigned(value, self.eval(decl.default, env), decl.tok)
+            elif isinstance(decl, VarDecl):
+                env.cells[decl.name] = (self.eval(decl.default, env) if decl.default is not None
+                                        else self.initial(decl))
+            elif isinstance(decl, TypeDecl):
+                env.cells[decl.name] = runtime_type(decl, env.get, lambda e: self.eval(e, env))
+            elif isinstance(decl, CursorDecl):
+                env.cells[decl.name] = ExplicitCursor(decl, env)
 
     @staticmethod
     def _matches(info: ExcInfo, exc: DatabaseError) -> bool:
@@ -381,6 +393,8 @@ class Interpreter:
 
     def name(self, node: Name, env: Env) -> Any:
         head, first = node.resolved, node.segs[0]
+        if head.kind == "pkgvar":                        # pkg.v (packages.py)
+            return self.name(head.target.alias, head.target.view(self, env))
         if head.kind == "var":
             value = env.get(head.target)
             if first.args:
@@ -465,6 +479,8 @@ class Interpreter:
 
     def assign(self, target: Name, value: Any, env: Env) -> None:
         head, segs = target.resolved, target.segs
+        if head.kind == "pkgvar":                        # pkg.v := … (packages.py)
+            return self.assign(head.target.alias, value, head.target.view(self, env))
         index = self.eval(segs[0].args[0].value, env) if segs[0].args else None
         if len(segs) == 1:
             if head.kind == "bind":

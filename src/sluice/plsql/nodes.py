@@ -290,6 +290,7 @@ class TypeDecl:
     limit: int | None = None                    # VARRAY
     numeric_keys: bool = True                   # ASSOC: INDEX BY PLS_INTEGER & co
     fields: list[FieldDecl] = field(default_factory=list)     # RECORD
+    package: Any = None         # a stored package's type: the package (its state holds it)
 
 
 @dataclass

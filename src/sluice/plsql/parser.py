@@ -25,6 +25,8 @@ on a misreading.
 
 from __future__ import annotations
 
+import dataclasses
+
 from .errs import pls_error, unexpected
 from .expressions import RESERVED, TokenStream
 from .lexer import BIND, EOF, IDENT, NUMBER, tokenize
@@ -94,47 +96,46 @@ class BlockParser(TokenStream):
     def _declarations(self) -> list:
         decls: list = []
         while not self.tok.is_word("BEGIN"):
-            tok = self.tok
-            if tok.kind != IDENT:
-                raise unexpected(tok, DECL_START)
-            if self.accept_word("PRAGMA"):
-                decls.extend(self._pragma())
-                continue
-            if tok.is_word("CURSOR"):
-                decls.append(parse_cursor_decl(self))
-                continue
-            if at_ref_cursor_type(self):              # TYPE rc IS REF CURSOR (refcursors.py)
-                decls.append(parse_ref_cursor_type(self))
-                continue
-            if is_type_decl(self):
-                decls.append(parse_type_decl(self))
-                continue
-            if tok.is_word(*_UNSUPPORTED_DECL):
-                raise restriction(tok, f"a {tok.value} declaration")
-            name = self.advance()
-            constant = bool(self.accept_word("CONSTANT"))
-            if not constant and self.accept_word("EXCEPTION"):
-                self.expect_op(";")
-                decls.append(ExceptionDecl(name.value, name))
-                continue
-            at = self.pos
-            type_name, first, last = self.datatype()
-            # v2 v%TYPE: anchored to a variable (of a declared type, the resolver finds)
-            anchor = first.value if last.is_word("TYPE") and self.toks[at + 1].is_op("%") \
-                and type_name is None else None
-            if self.accept_word("NOT"):
-                self.expect_word("NULL")
-            default = None
-            if self.accept_op(":=") or self.accept_word("DEFAULT"):
-                default = self.expr()
-            elif constant:
-                raise pls_error(name.line, name.col, "PLS-00322: declaration of a constant "
-                                f"'{name.value}' must contain an initialization assignment")
-            self.expect_op(";", ":=", "default", "not")
-            decls.append(VarDecl(name.value, type_name, constant, default, name,
-                                 rowtype=type_name is None and last.is_word("ROWTYPE"),
-                                 anchor=anchor))
+            decls.extend(self.declaration())
         return decls
+
+    def declaration(self) -> list:
+        """One declaration (none for a PRAGMA that changes nothing; a package's items are
+        these and subprograms: ``packages.py``)."""
+        tok = self.tok
+        if tok.kind != IDENT:
+            raise unexpected(tok, DECL_START)
+        if self.accept_word("PRAGMA"):
+            return self._pragma()
+        if tok.is_word("CURSOR"):
+            return [parse_cursor_decl(self)]
+        if at_ref_cursor_type(self):              # TYPE rc IS REF CURSOR (refcursors.py)
+            return [parse_ref_cursor_type(self)]
+        if is_type_decl(self):
+            return [parse_type_decl(self)]
+        if tok.is_word(*_UNSUPPORTED_DECL):
+            raise restriction(tok, f"a {tok.value} declaration")
+        name = self.advance()
+        constant = bool(self.accept_word("CONSTANT"))
+        if not constant and self.accept_word("EXCEPTION"):
+            self.expect_op(";")
+            return [ExceptionDecl(name.value, name)]
+        at = self.pos
+        type_name, first, last = self.datatype()
+        # v2 v%TYPE: anchored to a variable (of a declared type, the resolver finds)
+        anchor = first.value if last.is_word("TYPE") and self.toks[at + 1].is_op("%") \
+            and type_name is None else None
+        if self.accept_word("NOT"):
+            self.expect_word("NULL")
+        default = None
+        if self.accept_op(":=") or self.accept_word("DEFAULT"):
+            default = self.expr()
+        elif constant:
+            raise pls_error(name.line, name.col, "PLS-00322: declaration of a constant "
+                            f"'{name.value}' must contain an initialization assignment")
+        self.expect_op(";", ":=", "default", "not")
+        return [VarDecl(name.value, type_name, constant, default, name,
+                        rowtype=type_name is None and last.is_word("ROWTYPE"), anchor=anchor)]
 
     def _pragma(self) -> list:
         tok = self.ident("exception_init", "autonomous_transaction")
@@ -215,7 +216,7 @@ class BlockParser(TokenStream):
             self.advance()
             if self.accept_op(";"):
                 return Simple("RAISE", tok)
-            name = self.ident()
+            name = self._exception_name()
             self.expect_op(";")
             return Raise(name.value, name)
         if word == "EXECUTE" and self.peek().is_word("IMMEDIATE"):
@@ -299,13 +300,23 @@ class BlockParser(TokenStream):
         self.expect_op(";")
         return loop
 
+    def _exception_name(self):
+        """``e`` or ``pkg.e`` (a package's exception: ``packages.py``); the token of
+        the first part, its value the dotted name."""
+        tok = self.ident()
+        parts = [tok.value]
+        while self.tok.is_op(".") and self.peek().kind == IDENT:
+            self.advance()
+            parts.append(self.advance().value)
+        return tok if len(parts) == 1 else dataclasses.replace(tok, value=".".join(parts))
+
     def _handlers(self) -> list[Handler]:
         handlers = []
         while self.tok.is_word("WHEN"):
             tok = self.advance()
-            names = [self.ident().value]
+            names = [self._exception_name().value]
             while self.accept_word("OR"):
-                names.append(self.ident().value)
+                names.append(self._exception_name().value)
             self.expect_word("THEN", "or")
             handlers.append(Handler(names, self._statements(("WHEN", "END")), tok))
         if not handlers:

@@ -212,16 +212,34 @@ class Resolver:
         self.returns = False            # resolving a stored function: RETURN takes a value
         self.definer: str | None = None  # resolving a stored unit: its owner (subprograms.py)
 
+    def package(self, name: str) -> Any:
+        """``packages(name)``; inside a stored unit, as its owner sees it (a stored
+        package: its schema's, with its owner's privileges)."""
+        return self.packages(name, self.definer) if self.definer else self.packages(name)
+
     # -- statements
     def block(self, block: Block, outer: Scope | None) -> None:
         scope = Scope(outer)
-        for decl in block.decls:
+        self.declare(block.decls, scope)
+        self.stmts(block.body, scope)
+        for handler in block.handlers:
+            handler.resolved = [OTHERS if n == "OTHERS" else self._exception(n, scope, handler.tok)
+                                for n in handler.names]
+            self.stmts(handler.body, scope)
+
+    def declare(self, decls: list, scope: Scope) -> None:
+        """A block's declarations (a package's too: ``packages.py``), into ``scope``."""
+        for decl in decls:
             if isinstance(decl, VarDecl):
                 if decl.default is not None:
                     self.expr(decl.default, scope)
                 scope.vars[decl.name] = decl.constant
                 decl.local = scope.find("types", decl.type_name) if decl.type_name else \
                     scope.local_type(decl.anchor) if decl.anchor else None
+                if decl.local is None and decl.type_name and "." in decl.type_name:
+                    pkg = self.package(decl.type_name.rpartition(".")[0])   # pkg.t (packages.py)
+                    if hasattr(pkg, "plsql_type"):
+                        decl.local = pkg.plsql_type(self, decl.type_name.rpartition(".")[2], decl.tok)
                 if decl.local is not None:
                     scope.typed[decl.name] = decl.local
                 if decl.rowtype or (decl.local is not None and decl.local.kind == "RECORD"):
@@ -252,11 +270,6 @@ class Resolver:
                 resolve_query(decl.query, lambda name: params.find("vars", name) is not None,
                               lambda toks, params=params: self._element(toks, params))
                 scope.cursors[decl.name] = decl
-        self.stmts(block.body, scope)
-        for handler in block.handlers:
-            handler.resolved = [OTHERS if n == "OTHERS" else self._exception(n, scope, handler.tok)
-                                for n in handler.names]
-            self.stmts(handler.body, scope)
 
     def _return(self, stmt: Return | Simple, scope: Scope) -> None:
         """A function returns a value, a procedure or an anonymous block none."""
@@ -272,6 +285,9 @@ class Resolver:
 
     def _exception(self, name: str, scope: Scope, tok) -> ExcInfo:
         info = scope.find("excs", name) or PREDEFINED.get(name)
+        pkg = self.package(name.rpartition(".")[0]) if info is None and "." in name else None
+        if hasattr(pkg, "plsql_exception"):              # pkg.e (packages.py)
+            info = pkg.plsql_exception(self, name.rpartition(".")[2], tok)
         if info is None:
             raise undeclared(name, tok)
         return info
@@ -387,6 +403,8 @@ class Resolver:
     def _element(self, toks: list[Token], scope: Scope) -> Name | None:
         """``v(i)`` / ``v(i).f`` written in static SQL, resolved, when ``v`` is a collection
         the block declared (the SQL gets the element's value); else None."""
+        if scope.find("vars", toks[0].value) is None:      # pkg.v (packages.py), else none
+            return self._package_item(toks, scope)
         kind = scope.local_type(toks[0].value)
         if kind is None or kind.kind == "RECORD":
             return None
@@ -395,6 +413,16 @@ class Resolver:
         node = stream.name()
         self.name(node, scope)
         return node
+
+    def _package_item(self, toks: list[Token], scope: Scope) -> Name | None:
+        """``pkg.v`` / ``pkg.r.f`` written in static SQL, resolved, when ``pkg`` is a stored
+        package and ``v`` one of its variables (the SQL gets the value); else None."""
+        if not hasattr(self.package(toks[0].value), "plsql_member"):
+            return None
+        end = toks[-1]
+        node = TokenStream(list(toks) + [Token(EOF, "", "", end.line, end.col, end.end, end.end)]).name()
+        self.name(node, scope)
+        return node if node.resolved.kind == "pkgvar" else None
 
     # -- expressions
     def expr(self, e, scope: Scope) -> None:
@@ -422,14 +450,24 @@ class Resolver:
                for seg in node.segs):
             raise not_target(node.tok)
         constant = scope.find("vars", first.name)
-        if constant is None:
+        pkg, plen = None, 0
+        for n in (1, 2) if constant is None else ():    # pkg.v, schema.pkg.v := … (packages.py)
+            found = self.package(".".join(s.name for s in node.segs[:n])) if len(node.segs) > n else None
+            if hasattr(found, "plsql_target"):
+                pkg, plen = found, n
+                break
+        if pkg is not None:
+            head = pkg.plsql_target(self, node, plen)
+        elif constant is None:
             raise undeclared(first.name, node.tok)
-        if constant:
+        elif constant:
             raise not_target(node.tok)
+        else:
+            head = Head("var", 1, first.name)
         for seg in node.segs:
             if seg.args:
                 self.expr(seg.args[0].value, scope)
-        node.resolved = Head("var", 1, first.name)
+        node.resolved = head
 
     def name(self, node: Name, scope: Scope, statement: bool = False) -> None:
         head = node.resolved = self._head(node, scope, statement)
@@ -499,7 +537,7 @@ class Resolver:
             if len(segs) > plen and all(s.args is None for s in segs[:plen]) \
                     and names[:plen] != ["SYS"]:          # SYS alone is a schema, not a package
                 pkg_name = names[1] if plen == 2 and names[0] == "SYS" else ".".join(names[:plen])
-                pkg = self.packages(pkg_name)
+                pkg = self.package(pkg_name)
                 if pkg is not None:
                     return self._member(pkg, segs[plen], plen + 1, statement, node)
         # a standalone subprogram (conn.procedure), else a type constructor: NAME(…), SCHEMA.NAME(…)
@@ -510,6 +548,8 @@ class Resolver:
             # (a function without arguments is called without parentheses too)
             if len(segs) == n or (not statement and last.args is not None):
                 proc = self.procedure(dotted, self.definer)
+                if hasattr(proc, "plsql_overload"):     # a package's subprograms (packages.py)
+                    proc = proc.plsql_overload(last.args or [], last.name, node.tok)
                 if proc is not None:
                     stored = hasattr(proc, "plsql_compile")     # (subprograms.py)
                     if stored:
@@ -526,6 +566,8 @@ class Resolver:
         raise undeclared(".".join(names[:upto]), node.tok)
 
     def _member(self, pkg: Any, seg, consumed: int, statement: bool, node: Name) -> Head:
+        if hasattr(pkg, "plsql_member"):                 # a stored package (packages.py)
+            return pkg.plsql_member(self, seg, consumed, node)
         method = next((m for m in (getattr(pkg, a, None) for a in (seg.name.lower(),
                                                                  seg.name.lower() + "_"))
                        if callable(m)), None)

@@ -19,6 +19,8 @@ from .binds import bind_headings, bind_values, placeholders
 from .ddl import parse_create_type, parse_drop_type
 from .interpreter import Interpreter
 from .parser import parse_block
+from . import packagetext
+from .packages import compile_created as compile_package_created
 from .subprograms import compile_created
 from .units import create_statement, drop_statement
 
@@ -254,6 +256,9 @@ def execute(conn: Any, text: str, binds: dict | Sequence | None = None) -> State
     if units and first == "DROP" and words[1:2] in (["PROCEDURE"], ["FUNCTION"]):
         drop_statement(conn, text)
         return StatementResult("ddl")
+    if first in ("CREATE", "DROP") and hasattr(conn, "create_package") and \
+            (created[:1] if first == "CREATE" else words[1:2]) == ["PACKAGE"]:
+        return _package_ddl(conn, text, first)
     if first == "CALL":
         return _call(conn, text[start:], binds)
     if first == "DROP" and words[1:2] == ["TYPE"] and words[2:3] != ["BODY"]:
@@ -312,6 +317,18 @@ def _create_unit(conn: Any, text: str) -> StatementResult:
     def compile_unit(kind: str, name: str, unit: Any) -> None:
         compile_created(Interpreter(conn, {}, [], execute), kind, name, unit)
     if create_statement(conn, text, compile_unit):
+        return StatementResult("ddl")
+    return StatementResult("ddl", warning=dpy(7000).args[0])
+
+
+def _package_ddl(conn: Any, text: str, first: str) -> StatementResult:
+    """CREATE PACKAGE [BODY] (stored, compiled or not) and DROP PACKAGE [BODY]."""
+    if first == "DROP":
+        packagetext.drop_statement(conn, text)
+        return StatementResult("ddl")
+    def compile_package(kind: str, name: str, package: Any) -> None:
+        compile_package_created(Interpreter(conn, {}, [], execute), kind, name, package)
+    if packagetext.create_statement(conn, text, compile_package):
         return StatementResult("ddl")
     return StatementResult("ddl", warning=dpy(7000).args[0])
 

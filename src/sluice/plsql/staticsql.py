@@ -240,9 +240,16 @@ def resolve_sql(stmt: SqlStmt, is_variable: Callable[[str], bool],
     qualifiers = _qualifiers(toks)
     inside = -1                           # the tokens of an element reference, up to here
     for i, tok in enumerate(toks):
-        if i <= inside or tok.kind != IDENT or i in columns or not is_variable(tok.value):
+        if i <= inside or tok.kind != IDENT or i in columns:
             continue
         before = toks[i - 1] if i else None
+        if not is_variable(tok.value):
+            # pkg.v / pkg.r.f: a stored package's variable, when ``element`` says it is one
+            if tok.value not in qualifiers and (end := _dotted_end(toks, i)) > i and \
+                    not (before is not None and (before.is_op(".") or before.is_word(*_OBJECT_AFTER))) \
+                    and (node := element(toks[i:end + 1])) is not None:
+                stmt.elements[i], inside = (node, end), end
+            continue
         after = toks[i + 1] if i + 1 < len(toks) else None
         if before is not None and (before.is_op(".") or before.is_word(*_OBJECT_AFTER)):
             continue
@@ -274,6 +281,15 @@ def _plain(target: Name) -> bool:
 def plain_value(target: Name, env: Any) -> Any:
     """The value a plain variable target holds (None for any other target)."""
     return env.get(target.resolved.target) if _plain(target) else None
+
+
+def _dotted_end(toks: list[Token], i: int) -> int:
+    """The last name of ``a.b[.c…]`` starting at ``toks[i]`` (``i`` itself when no dot
+    follows, or when a parenthesis does: a call, no variable)."""
+    j = i
+    while j + 2 < len(toks) and toks[j + 1].is_op(".") and toks[j + 2].kind == IDENT:
+        j += 2
+    return i if j + 1 < len(toks) and toks[j + 1].is_op("(") else j
 
 
 def _element_end(toks: list[Token], i: int) -> int:

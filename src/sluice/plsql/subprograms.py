@@ -112,12 +112,18 @@ class StoredUnit:
                                  f"PLS-00905: object {self.qualified} is invalid") from exc
         self._compiled = True
 
+    def outer_env(self, interp: Any) -> Env | None:
+        """The variables around the unit's own: none (a package's subprogram: its package's
+        state, ``packages.py``)."""
+        return None
+
     def plsql_call(self, caller: Any, kwargs: dict) -> tuple[Any, tuple]:
         """Run the unit for ``caller`` (an Interpreter) with the IN and IN OUT values
         ``kwargs``: its value (a function's, else None) and its OUT / IN OUT values."""
         if caller.depth >= MAX_DEPTH:
             raise ora(6500)
-        unit, interp, env = self.unit, caller.nested(), Env()
+        unit, interp = self.unit, caller.nested()
+        env = Env(self.outer_env(interp))
         try:
             for p in unit.params:
                 key = python_name(p.name)
@@ -137,13 +143,15 @@ class StoredUnit:
         return value, tuple(env.cells[p.name] for p in unit.params if p.mode != "IN")
 
 
-def compile_subprogram(resolver: Resolver, unit: Subprogram, owner: str | None) -> None:
+def compile_subprogram(resolver: Resolver, unit: Subprogram, owner: str | None,
+                       outer: Scope | None = None) -> None:
     """Resolve ``unit`` (of ``owner``'s schema; None: the session's) as ``resolver`` resolves
     a block: its IN parameters constants, OUT and IN OUT ones variables; RETURN with a value
-    only in a function; the units it calls as its owner sees them (definer's rights)."""
+    only in a function; the units it calls as its owner sees them (definer's rights).
+    ``outer``: the names around it (a package's, ``packages.py``)."""
     inner = Resolver(resolver.packages, resolver.procedure, resolver.functions)
     inner.returns, inner.definer = unit.kind == "FUNCTION", owner
-    scope = Scope()
+    scope = Scope(outer)
     for p in unit.params:
         if p.default is not None:
             inner.expr(p.default, scope)

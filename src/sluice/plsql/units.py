@@ -28,13 +28,13 @@ from .nodes import Param, Subprogram
 from .parser import BlockParser, restriction
 
 KINDS = ("PROCEDURE", "FUNCTION")
-_NOISE = ("EDITIONABLE", "NONEDITIONABLE")
+NOISE = ("EDITIONABLE", "NONEDITIONABLE")
 # clauses between the header and IS / AS that change nothing here
 _PLAIN_CLAUSES = ("DETERMINISTIC", "PARALLEL_ENABLE", "RESULT_CACHE")
 _ERROR_AT = re.compile(r"line (\d+), column (\d+):\n(.*?)(?:\nORA-06550:|\Z)", re.S)
 
 
-class _UnitParser(BlockParser):
+class UnitParser(BlockParser):
     def head(self) -> tuple[str, str, bool]:
         """``[CREATE [OR REPLACE] [EDITIONABLE]] PROCEDURE | FUNCTION name``: kind, name, OR
         REPLACE.  :raises: ORA-04050 without a name."""
@@ -43,7 +43,7 @@ class _UnitParser(BlockParser):
             if self.accept_word("OR"):
                 self.expect_word("REPLACE")
                 or_replace = True
-            self.accept_word(*_NOISE)
+            self.accept_word(*NOISE)
         if not self.tok.is_word(*KINDS):
             raise unexpected(self.tok, ("procedure", "function"))
         kind = self.advance().value
@@ -57,12 +57,7 @@ class _UnitParser(BlockParser):
 
     def subprogram(self) -> Subprogram:
         kind, name, or_replace = self.head()
-        params = self._params() if self.tok.is_op("(") else []
-        returns = None
-        if kind == "FUNCTION":
-            self.expect_word("RETURN", "(")
-            returns, _, _ = self.datatype()
-        self._clauses()
+        params, returns = self.signature(kind)
         start = self.tok
         if not self.accept_word("IS", "AS"):
             raise unexpected(self.tok, ("is", "as", "authid", "deterministic") if kind == "PROCEDURE"
@@ -77,6 +72,17 @@ class _UnitParser(BlockParser):
         if bind is not None:        # a stored unit has no bind variables of its caller
             raise pls_error(bind.line, bind.col, f"PLS-00049: bad bind variable '{bind.text[1:]}'")
         return Subprogram(kind, name, params, returns, block, or_replace)
+
+    def signature(self, kind: str) -> tuple[list[Param], str | None]:
+        """``[(params)] [RETURN type] [clauses]`` after a subprogram's name: its parameters
+        and a function's return type (a package's subprograms too: ``packages.py``)."""
+        params = self._params() if self.tok.is_op("(") else []
+        returns = None
+        if kind == "FUNCTION":
+            self.expect_word("RETURN", "(")
+            returns, _, _ = self.datatype()
+        self._clauses()
+        return params, returns
 
     def _params(self) -> list[Param]:
         self.expect_op("(")
@@ -123,7 +129,7 @@ class _UnitParser(BlockParser):
 
 def parse_subprogram(source: str) -> Subprogram:
     """A stored subprogram's text (with or without ``CREATE [OR REPLACE]``), parsed."""
-    return _UnitParser(tokenize(source)).subprogram()
+    return UnitParser(tokenize(source)).subprogram()
 
 
 def error_rows(exc: DatabaseError) -> list[dict]:
@@ -146,7 +152,7 @@ def create_statement(conn: Any, text: str, compile_unit: Callable[[str, str, Any
     compiled.  ``compile_unit(kind, name, unit)`` checks the names a parsed unit uses
     (the script layer's, which has an interpreter) and raises what does not resolve."""
     tokens = tokenize(text)
-    kind, name, or_replace = _UnitParser(tokens).head()
+    kind, name, or_replace = UnitParser(tokens).head()
     start = next(t for t in tokens if t.is_word(kind)).start
     source = re.sub(r"\n[ \t]*/[ \t]*$", "", text[start:].rstrip()).rstrip()
     spec: dict = {"source": source, "params": [], "returns": None, "errors": []}
@@ -163,7 +169,7 @@ def create_statement(conn: Any, text: str, compile_unit: Callable[[str, str, Any
 
 def drop_statement(conn: Any, text: str) -> None:
     """``DROP PROCEDURE | FUNCTION [schema.]name`` (``conn.drop_unit(kind, name)``)."""
-    parser = _UnitParser(tokenize(text))
+    parser = UnitParser(tokenize(text))
     parser.expect_word("DROP")
     kind, name, _ = parser.head()
     parser.accept_op(";")

@@ -4,7 +4,8 @@ stand-alone procedures and functions, packages, materialized views and user-defi
 share one namespace per schema; indexes, constraints, triggers and AQ queues have their
 own).  Of those Sluice keeps a user's tables (made at a cursor, recorded with their owner,
 or made in the database itself: whoever names it), queue tables (tables), views (recorded
-with their owner, :mod:`.viewddl`), sequences, object types and stored procedures and functions.
+with their owner, :mod:`.viewddl`), sequences, object types, stored procedures and functions
+and packages (a package body's name is not in it: it is its spec's).
 
 CREATE TABLE, CREATE VIEW, CREATE SEQUENCE, CREATE TYPE, CREATE PROCEDURE / FUNCTION and
 DBMS_AQADM.CREATE_QUEUE_TABLE ask
@@ -18,14 +19,16 @@ from typing import Any, Callable
 
 from ..errors import ora
 
-__all__ = ["TABLE", "QUEUE_TABLE", "SEQUENCE", "TYPE", "VIEW", "PROCEDURE", "FUNCTION", "check",
+__all__ = ["TABLE", "QUEUE_TABLE", "SEQUENCE", "TYPE", "VIEW", "PROCEDURE", "FUNCTION", "PACKAGE",
+           "PACKAGE_BODY", "check",
            "sequences_beside", "used"]
 
 TABLE, QUEUE_TABLE, SEQUENCE, TYPE, VIEW = "TABLE", "QUEUE TABLE", "SEQUENCE", "TYPE", "VIEW"
 PROCEDURE, FUNCTION = "PROCEDURE", "FUNCTION"
+PACKAGE, PACKAGE_BODY = "PACKAGE", "PACKAGE BODY"      # (a body: not in the namespace)
 # the kinds kept as objects of the generic catalog (SLUICE_CATALOG's KIND); a view's record
 # too (one made FORCE has no view in the database)
-_CATALOG_KINDS = (TYPE, VIEW, PROCEDURE, FUNCTION)
+_CATALOG_KINDS = (TYPE, VIEW, PROCEDURE, FUNCTION, PACKAGE)
 _SLUICES = ("SLUICE_", "AQ_QUEUE", "SQLITE_", "AQ$")      # the store's own relations: not a user's
 
 
@@ -39,7 +42,7 @@ def check(store: Any, owner: str, name: str, skip: tuple[str, ...] = (), c: Any 
 
 def used(store: Any, owner: str, name: str, skip: tuple[str, ...] = (), c: Any = None) -> str | None:
     """The kind (:data:`TABLE`, :data:`QUEUE_TABLE`, :data:`SEQUENCE`, :data:`TYPE`, :data:`VIEW`,
-    :data:`PROCEDURE`, :data:`FUNCTION`) of the object of the schema ``owner`` named ``name``,
+    :data:`PROCEDURE`, :data:`FUNCTION`, :data:`PACKAGE`) of the object of the schema ``owner`` named ``name``,
     None when there is none."""
     pg = getattr(store, "target", None) is not None
     found = _read(store, c, lambda conn: _stored(conn, store, pg, owner, name, skip))

@@ -4,8 +4,8 @@ SQL Reference, DROP USER: CASCADE drops "all objects in the user's schema" -- he
 queue tables (with their queues, messages, subscribers, buffered messages and propagation
 schedules, as DBMS_AQADM.DROP_QUEUE_TABLE(force => TRUE) / DROP_SHARDED_QUEUE(force =>
 TRUE) drop them), rule sets, rules and evaluation contexts (DBMS_RULE_ADM), transformations
-(DBMS_TRANSFORM), sequences (CREATE SEQUENCE), object types, stored procedures and functions
-(CREATE PROCEDURE / FUNCTION) and the tables made at a cursor; without
+(DBMS_TRANSFORM), sequences (CREATE SEQUENCE), object types, stored procedures, functions
+and packages (CREATE PROCEDURE / FUNCTION / PACKAGE) and the tables made at a cursor; without
 CASCADE a user owning any of them is ORA-01922.
 
 What refuses the statement is asked first, so a refused DROP USER changes nothing (each
@@ -60,7 +60,8 @@ if TYPE_CHECKING:
 __all__ = ["SchemaDrop"]
 
 TRANSFORMATION, TYPE, SEQUENCE = "TRANSFORMATION", "TYPE", "SEQUENCE"
-UNITS = ("PROCEDURE", "FUNCTION")      # (sluice.storedunits' catalog kinds)
+# (sluice.storedunits' and .storedpackages' catalog kinds; a package's body before its spec)
+UNITS = ("PROCEDURE", "FUNCTION", "PACKAGE BODY", "PACKAGE")
 
 
 def _quoted(owner: str, name: str) -> str:
