@@ -80,8 +80,9 @@ def test_the_settings_are_shown_per_session(conn, conn2):
     ("ALTER SESSION SET TIME_ZONE = '+03:00' NLS_DATE_FORMAT = 'YYYY' NLS_DATE_FORMAT = 'QQQQ-ZZ'", "ORA-01821"),
 ])
 def test_a_bad_setting_is_refused_and_changes_nothing(conn, statement, code):
+    conn.cursor().execute("ALTER SESSION SET NLS_DATE_FORMAT = 'DD.MM.YYYY'")
     assert raised_code(lambda: conn.cursor().execute(statement)) == code
-    assert _parameter(conn, "NLS_DATE_FORMAT") == "DD-MON-RR"
+    assert _parameter(conn, "NLS_DATE_FORMAT") == "DD.MM.YYYY"
     assert query_rows(conn, "SELECT sessiontimezone FROM dual") != [("+03:00",)]
 
 
