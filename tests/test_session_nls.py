@@ -178,3 +178,13 @@ def test_implicit_conversions_use_the_session_format(staff):
     assert query_rows(conn, "SELECT id FROM staff WHERE '01/02/2026' <= hired") == []
     assert query_code(conn, "SELECT id FROM staff WHERE hired < '2026-02-01'") in ("ORA-01861", "ORA-01843",
                                                                                   "ORA-01847", "ORA-01830")
+
+
+def test_sluice_sql_runs_a_script_that_begins_with_it(dsn, tmp_path):
+    from click.testing import CliRunner
+    from sluice.cli import main
+    script = tmp_path / "report.sql"
+    script.write_text("ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY/MM/DD';\n"
+                      "SELECT TO_CHAR(DATE '2026-01-02') FROM dual;\n")
+    r = CliRunner().invoke(main, ["--dsn", dsn, "sql", "-f", str(script)], catch_exceptions=False)
+    assert r.exit_code == 0 and "2026/01/02" in r.output, r.output

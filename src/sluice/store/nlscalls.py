@@ -7,8 +7,8 @@ settings are not the defaults (a session that set none translates as before, at 
 :func:`model_pieces` gives the call the session's model as its second argument —
 
 * ``TO_CHAR(x)`` of a DATE (NLS_DATE_FORMAT) or TIMESTAMP (NLS_TIMESTAMP_FORMAT) the
-  statement knows the type of (the clock, a datetime bind, a date column of the user's
-  tables or of Sluice's views): SQLite's ``ORACLE_TO_CHAR(x, model)``, PostgreSQL's own
+  statement knows the type of (the clock, a datetime bind, a DATE / TIMESTAMP literal, a date
+  column of the user's tables or of Sluice's views): SQLite's ``ORACLE_TO_CHAR(x, model)``, PostgreSQL's own
   ``to_char(x, model)`` (:func:`.sessionnls.pg_model`); of anything else SQLite's
   ``ORACLE_TO_CHAR`` reads the connection's settings itself (:mod:`.sqlitefns`), PostgreSQL's
   answers in the default format;
@@ -42,18 +42,21 @@ def model_pieces(toks: Sequence, i: int, sqlite: bool, nls: SessionNls, kind: Ca
     it is text (a literal, a text column, a bound ``str``)."""
     name = toks[i].word
     args, close = arguments(toks, i + 1)
-    if close < 0 or len(args) != 1 or args[0][0] != args[0][1]:
+    if close < 0 or len(args) != 1:
         return None
-    j, end = args[0][0], toks[close]
+    (j, last), end = args[0], toks[close]
+    literal = last == j + 1 and toks[j].word in ("DATE", "TIMESTAMP") and toks[last].kind == "str"
+    if last != j and not literal:
+        return None
     model = pg_model if not sqlite else written_model
     if name == "TO_CHAR":
-        typed = kind(j)
+        typed = toks[j].word if literal else kind(j)
         if typed is None:
             return None
         fmt = _quoted(model(nls.date_format if typed == "DATE" else nls.timestamp_format))
         return {toks[i].start: (toks[i].end, "ORACLE_TO_CHAR" if sqlite else "to_char"),
                 end.start: (end.end, f", {fmt})")}
-    if kind(j) is not None or not text(j):
+    if literal or kind(j) is not None or not text(j):
         return None
     if name == "TO_DATE":
         return {end.start: (end.end, f", {_quoted(model(nls.date_format))})")}
