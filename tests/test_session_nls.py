@@ -188,3 +188,12 @@ def test_sluice_sql_runs_a_script_that_begins_with_it(dsn, tmp_path):
                       "SELECT TO_CHAR(DATE '2026-01-02') FROM dual;\n")
     r = CliRunner().invoke(main, ["--dsn", dsn, "sql", "-f", str(script)], catch_exceptions=False)
     assert r.exit_code == 0 and "2026/01/02" in r.output, r.output
+
+
+def test_the_settings_stay_when_the_transaction_rolls_back(staff):
+    conn = staff
+    conn.cursor().execute("INSERT INTO staff (id) VALUES (9)")      # an open transaction
+    conn.cursor().execute(ISO)
+    conn.rollback()
+    assert _parameter(conn, "NLS_DATE_FORMAT") == "YYYY-MM-DD HH24:MI:SS"
+    assert query_rows(conn, "SELECT TO_CHAR(hired) FROM staff") == [("2026-01-02 10:11:12",)]
