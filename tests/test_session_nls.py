@@ -96,6 +96,9 @@ def test_to_char_and_to_date_without_a_model_use_the_session_format(staff):
     assert dt.datetime.strptime(now, "%Y-%m-%d %H:%M:%S")      # text, in the session's format
     assert query_rows(conn, "SELECT TO_DATE('2026-03-04 05:06:07') FROM dual") == [(dt.datetime(2026, 3, 4, 5, 6, 7),)]
     assert query_rows(conn, "SELECT id FROM staff WHERE hired = TO_DATE('2026-01-02 10:11:12')") == [(1,)]
+    # text that ends before the model does: the rest of the model is left out, as Oracle's
+    assert query_rows(conn, "SELECT id FROM staff WHERE '2026-01-02' < hired AND hired < '2026-01-03'") == [(1,)]
+    assert query_rows(conn, "SELECT TO_DATE('2026-01-02') FROM dual") == [(dt.datetime(2026, 1, 2),)]
     # a model of its own still wins; a fetched DATE is a datetime, no format involved
     assert query_rows(conn, "SELECT TO_CHAR(hired, 'DD.MM.YYYY'), hired FROM staff") == [("02.01.2026", HIRED)]
     conn.cursor().execute("ALTER SESSION SET NLS_DATE_FORMAT = 'DD/MM/YYYY'")
