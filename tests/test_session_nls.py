@@ -152,6 +152,9 @@ def test_plsql_converts_in_the_session_format(staff):
     cur.execute("ALTER SESSION SET NLS_NUMERIC_CHARACTERS = ',.'")
     cur.execute("BEGIN :t := TO_CHAR(1234.5, '9G999D99'); END;", t=text)
     assert text.getvalue() == " 1.234,50"
+    number = cur.var(float)
+    cur.execute("BEGIN :n := TO_NUMBER('1,5') * 2; END;", n=number)
+    assert number.getvalue() == 3
 
 
 def test_a_script_sets_them_at_its_first_line(staff):
