@@ -49,6 +49,10 @@ which has no Oracle session: :func:`oracle_words` replaces
   RPAD, TRIM … FROM, SYS_GUID as Oracle answers them (:mod:`.oraclefns`: SQLite's functions of
   those names, PostgreSQL's calls rewritten), ``ADD_MONTHS`` / ``SYS_EXTRACT_UTC`` of the
   clock folded with it;
+* in a session whose NLS settings are not Oracle's defaults (ALTER SESSION, :mod:`.sessionnls`),
+  TO_CHAR / TO_DATE / TO_TIMESTAMP / TO_NUMBER without a model given the session's
+  (:mod:`.nlscalls`), and a date made text by ``||`` or text compared with a DATE column in its
+  NLS_DATE_FORMAT (:meth:`_Translation._nls_implicit`);
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
