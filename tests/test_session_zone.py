@@ -130,8 +130,8 @@ def test_a_bad_time_zone_is_refused_and_changes_nothing(conn):
                       ("ALTER SESSION SET TIME_ZONE = '../etc/passwd'", "ORA-01882"),
                       ("ALTER SESSION SET TIME_ZONE = Europe/Paris", "ORA-00922"),
                       ("ALTER SESSION SET TIME_ZONE", "ORA-00922"),
-                      ("ALTER SESSION SET TIME_ZONE = '+05:00' NLS_DATE_FORMAT = 'YYYY'", "SLU-00001"),
-                      ("ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY'", "SLU-00001"),
+                      ("ALTER SESSION SET TIME_ZONE = '+05:00' NLS_DATE_FORMAT = 'YYYY-BOGUS'", "ORA-01821"),
+                      ("ALTER SESSION SET TIME_ZONE = '+05:00' CURRENT_SCHEMA = scott", "SLU-00001"),
                       ("ALTER SESSION TIME_ZONE = '+05:00'", "ORA-02248")):
         assert raised_code(lambda: cur.execute(sql)) == code, sql
     assert _zone(conn) == "+02:00"

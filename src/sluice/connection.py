@@ -46,7 +46,7 @@ from .store.forupdate import ROW_IDENTITY, for_update
 from .store.instanceviews import Asker, instance_views
 from .store.seqviews import sequence_views
 from .store.seqwords import plain_names
-from .store.sessionzone import alter_session
+from .store.sessionnls import SessionNls, alter_session
 from .store.sqlmemory import InMemory
 from .store.tableddl import is_table_ddl, table_ddl
 from .store.dictviews import dictionary_views
@@ -684,7 +684,8 @@ class Connection:
         """What the instance and session views show of this session (store/instanceviews.py)."""
         ctx = self.context
         return Asker(ctx.store, ctx.session.sid, ctx.username, ctx.session.time_zone, self._settings(),
-                     lambda: {*ctx.security.users, "SYS", DEFAULT_USER}, ORACLE_VERSION, __version__)
+                     lambda: {*ctx.security.users, "SYS", DEFAULT_USER}, ORACLE_VERSION, __version__,
+                     ctx.session.nls)
 
     def _buffered_in_memory(self, sql: str) -> list:
         """(queue table, records) of this process's in-memory buffered messages, for a
@@ -718,6 +719,10 @@ class Connection:
     def session_time_zone(self) -> tzinfo:
         """The session's time zone (ALTER SESSION SET TIME_ZONE), for PL/SQL's CURRENT_DATE."""
         return self.context.session.time_zone.tz
+
+    def session_nls(self) -> SessionNls:
+        """The session's NLS settings (ALTER SESSION SET NLS_…), for PL/SQL's conversions."""
+        return self.context.session.nls
 
     def sqlplus_connect(self, user: str | None, password: str | None, as_sysdba: bool = False) -> None:
         """SQL*Plus ``CONNECT user/password``: the session continues as another user
@@ -764,9 +769,11 @@ class Connection:
             return self._alter_database(text)
         if kind in ("CREATE SEQUENCE", "ALTER SEQUENCE", "DROP SEQUENCE"):     # (store/sequences.py)
             return sequences.statement(self.context, kind, text)
-        if kind == "ALTER SESSION":     # TIME_ZONE: the views' dates, CURRENT_DATE
+        if kind == "ALTER SESSION":     # TIME_ZONE (the views' dates, CURRENT_DATE), NLS_… (.store.sessionnls)
             session = self.context.session
-            session.set_time_zone(alter_session(text, session.local_zone))
+            zone, session.nls = alter_session(text, session.nls, session.local_zone)
+            if zone is not None:
+                session.set_time_zone(zone)
             return 0
         if is_table_ddl(kind):       # CREATE / ALTER / DROP / TRUNCATE TABLE, indexes, COMMENT
             ctx = self.context

@@ -185,6 +185,9 @@ _CATALOG: dict[int, tuple[type[DatabaseError], str]] = {
     1875: (DataError, "time zone minute must be between -59 and 59"),
     1882: (DataError, "timezone region not found"),
     2248: (ProgrammingError, "invalid option for ALTER SESSION"),
+    # ALTER SESSION SET NLS_… (store/sessionnls.py)
+    12705: (DatabaseError, "Cannot access NLS data files or invalid environment specified"),
+    96: (DatabaseError, "invalid value {0} for parameter {1}, must be from among {2}"),
     2003: (ProgrammingError, "invalid USERENV parameter"),      # SYS_CONTEXT (store/instanceviews.py)
     1899: (DataError, "bad precision specifier"),
     6513: (DatabaseError, "PL/SQL: index for PL/SQL table out of range for host language array"),

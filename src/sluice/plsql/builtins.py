@@ -18,7 +18,8 @@ from ..errors import DatabaseError, ora
 from ..numformat import format_number
 from .dbmsoutput import DbmsOutput, SessionOutput
 from .composites import cardinality
-from .values import _FORMAT_TOKEN, DEFAULT_DATE_FORMAT, format_date, is_number, to_number, to_text
+from ..store.sessionnls import number_written
+from .values import _FORMAT_TOKEN, date_format, format_date, is_number, session_nls, to_number, to_text
 
 _STRPTIME = {"YYYY": "%Y", "SYYYY": "%Y", "RRRR": "%Y", "YY": "%y", "RR": "%y", "MONTH": "%B",
              "MON": "%b", "MM": "%m", "DDD": "%j", "DD": "%d", "DY": "%a", "DAY": "%A",
@@ -30,9 +31,9 @@ def to_char(value, fmt: str | None = None):
     if value is None:
         return None
     if isinstance(value, (_dt.date, _dt.datetime)):
-        return format_date(value, fmt or DEFAULT_DATE_FORMAT)
-    if is_number(value) and fmt:
-        return format_number(value, fmt)      # Oracle's number models, as SQL's (sluice.numformat)
+        return format_date(value, fmt or date_format())
+    if is_number(value) and fmt:      # Oracle's number models, as SQL's (sluice.numformat); the session's D, G
+        return number_written(format_number(value, fmt), fmt, session_nls())
     return to_text(value)
 
 
@@ -42,7 +43,7 @@ def to_date(text, fmt: str | None = None):
     if isinstance(text, _dt.datetime):
         return text
     text = to_text(text).strip()
-    formats = [fmt] if fmt else ["YYYY-MM-DD HH24:MI:SS", "YYYY-MM-DD", DEFAULT_DATE_FORMAT,
+    formats = [fmt] if fmt else [date_format(), "YYYY-MM-DD HH24:MI:SS", "YYYY-MM-DD",
                                  "DD-MON-YYYY", "YYYY-MM-DD\"T\"HH24:MI:SS"]
     for oracle_fmt in formats:
         pattern = "".join(_STRPTIME.get(t.upper(), "%f" if t.upper().startswith("FF")

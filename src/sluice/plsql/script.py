@@ -23,6 +23,7 @@ from . import packagetext
 from .packages import compile_created as compile_package_created
 from .subprograms import compile_created
 from .units import create_statement, drop_statement
+from .values import SESSION_NLS
 
 
 @dataclass
@@ -297,11 +298,14 @@ def _block(conn: Any, text: str, binds: dict | None) -> StatementResult:
     # its own work, not the transaction's earlier work
     hook = getattr(conn, "statement", None)
     interpreter = Interpreter(conn, binds, output, execute)
+    nls = SESSION_NLS.set(getattr(conn, "session_nls", None))     # its conversions in the session's NLS_…
     with hook() if hook is not None else contextlib.nullcontext():
         try:
             interpreter.run(block)
         except RecursionError:
             raise ora(6500) from None
+        finally:
+            SESSION_NLS.reset(nls)
     return StatementResult("block", output=output, implicit=interpreter.returned)
 
 

@@ -11,9 +11,12 @@ import calendar
 import datetime as _dt
 import re
 from decimal import Decimal, InvalidOperation
+from contextvars import ContextVar
 from fractions import Fraction
+from typing import Callable
 
 from ..errors import ora
+from ..store.sessionnls import DEFAULT_NLS, SessionNls, numeric_text, written_model
 
 Number = (int, float, Decimal)
 
@@ -34,6 +37,21 @@ def number_text(n) -> str:
 
 
 DEFAULT_DATE_FORMAT = "DD-MON-RR"
+# the session's NLS settings (ALTER SESSION SET NLS_…), read as they are at each conversion: a
+# block's EXECUTE IMMEDIATE 'ALTER SESSION …' changes them for its next statements
+# (script.py sets it from the connection's ``session_nls`` hook for each block)
+SESSION_NLS: ContextVar[Callable[[], SessionNls] | None] = ContextVar("sluice_plsql_nls", default=None)
+
+
+def date_format() -> str:
+    """The session's NLS_DATE_FORMAT: a DATE made text without a model (``TO_CHAR(d)``, ``||``)."""
+    source = SESSION_NLS.get()
+    return DEFAULT_DATE_FORMAT if source is None else written_model(source().date_format)
+
+
+def session_nls() -> SessionNls:
+    source = SESSION_NLS.get()
+    return DEFAULT_NLS if source is None else source()
 _FORMAT_TOKEN = re.compile(
     r'"[^"]*"|YYYY|SYYYY|RRRR|YY|RR|MONTH|MON|MM|DDD|DD|DY|DAY|D|HH24|HH12|HH|MI|SS'
     r"|FF[1-9]?|A\.M\.|P\.M\.|AM|PM|FM|FX|.", re.IGNORECASE | re.DOTALL)
@@ -98,7 +116,7 @@ def to_text(v) -> str | None:
     if isinstance(v, (bytes, bytearray)):
         return bytes(v).hex().upper()    # RAW converts to its hex digits
     if isinstance(v, (_dt.date, _dt.datetime)):
-        return format_date(v, DEFAULT_DATE_FORMAT)
+        return format_date(v, date_format())
     return str(v)
 
 
@@ -106,7 +124,7 @@ def to_number(v):
     if v is None or is_number(v):
         return v
     if isinstance(v, str):
-        text = v.strip()
+        text = numeric_text(v.strip(), session_nls())      # (the session's decimal character)
         try:
             return int(text)
         except ValueError:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, ContextManager, Iterable, Sequence
 
 from .sessions import OpenSession
+from .sessionnls import SessionNls
 from .sessionzone import SessionZone
 
 _TXN_PREFIX = os.urandom(3).hex().upper()
@@ -345,6 +346,7 @@ class StoreSession(abc.ABC):
     sid: int    # the session's SID in V$SESSION (:mod:`.sessions`)
     time_zone: SessionZone      # SESSIONTIMEZONE: the views' dates and CURRENT_DATE are in it
     local_zone: SessionZone     # the zone it started in (ALTER SESSION SET TIME_ZONE = LOCAL)
+    nls: SessionNls             # ALTER SESSION SET NLS_…: its formats (.sessionnls; set by the connection)
 
     @abc.abstractmethod
     def enqueue(self, queue: QueueInfo, records: list[MessageRecord], immediate: bool) -> None:

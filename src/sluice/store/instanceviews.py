@@ -21,7 +21,7 @@ rest its domain; DBID a digest of the store's own name, which a rename leaves), 
 V$SESSION (every session open on the store, every process's — the registry's SID, user,
 program, logon time; of the asking session also its process, OS user and python-oracledb's
 ``module`` / ``action`` / ``client_identifier`` / ``clientinfo``), and the NLS settings Sluice
-uses, Oracle's AMERICAN defaults (ALTER SESSION sets only TIME_ZONE): NLS_SESSION_PARAMETERS,
+uses (:mod:`.sessionnls`: Oracle's AMERICAN defaults, the session's as ALTER SESSION set them): NLS_SESSION_PARAMETERS,
 NLS_INSTANCE_PARAMETERS, NLS_DATABASE_PARAMETERS (with the character sets and
 NLS_RDBMS_VERSION), V$NLS_PARAMETERS.  Sluice has no instance of its own: the instance is up
 while sessions are open, STARTUP_TIME the logon of the oldest open now; a store keeps no
@@ -48,6 +48,7 @@ from typing import Any, Callable, Collection, Sequence
 from ..errors import ora
 from .selectitems import item_headings
 from .sessions import PROGRAM
+from .sessionnls import DEFAULTS as _NLS, DEFAULT_NLS, SessionNls
 from .sessionzone import SessionZone
 from .sqloracle import aliased, tokens
 
@@ -55,14 +56,6 @@ __all__ = ["Asker", "instance_views"]
 
 TEXT, NUMBER, DATE = "VARCHAR(4000)", "BIGINT", "DATE"
 
-_NLS = (  # Oracle's AMERICAN defaults: what Sluice's TO_CHAR / TO_DATE / fetches use
-    ("NLS_LANGUAGE", "AMERICAN"), ("NLS_TERRITORY", "AMERICA"), ("NLS_CURRENCY", "$"),
-    ("NLS_ISO_CURRENCY", "AMERICA"), ("NLS_NUMERIC_CHARACTERS", ".,"), ("NLS_CALENDAR", "GREGORIAN"),
-    ("NLS_DATE_FORMAT", "DD-MON-RR"), ("NLS_DATE_LANGUAGE", "AMERICAN"), ("NLS_SORT", "BINARY"),
-    ("NLS_TIME_FORMAT", "HH.MI.SSXFF AM"), ("NLS_TIMESTAMP_FORMAT", "DD-MON-RR HH.MI.SSXFF AM"),
-    ("NLS_TIME_TZ_FORMAT", "HH.MI.SSXFF AM TZR"), ("NLS_TIMESTAMP_TZ_FORMAT", "DD-MON-RR HH.MI.SSXFF AM TZR"),
-    ("NLS_DUAL_CURRENCY", "$"), ("NLS_COMP", "BINARY"), ("NLS_LENGTH_SEMANTICS", "BYTE"),
-    ("NLS_NCHAR_CONV_EXCP", "FALSE"))
 _CHARSETS = (("NLS_CHARACTERSET", "AL32UTF8"), ("NLS_NCHAR_CHARACTERSET", "AL16UTF16"))
 _PLATFORMS = {("Linux", "x86_64"): "Linux x86 64-bit", ("Linux", "aarch64"): "Linux OS (AARCH64)",
               ("Darwin", "x86_64"): "Apple Mac OS (x86-64)", ("Darwin", "arm64"): "Apple Mac OS (ARM64)",
@@ -82,6 +75,7 @@ class Asker:
     users: Callable[[], Collection[str]]    # every user (whose sessions V$SESSION lists)
     release: str                            # the Oracle release Sluice answers as (Connection.version)
     sluice: str                             # Sluice's own version (sluice.__version__)
+    nls: SessionNls = DEFAULT_NLS           # its NLS settings (ALTER SESSION SET NLS_…)
 
 
 def instance_views(sql: str, asker: Callable[[], Asker]) -> str:
@@ -238,14 +232,14 @@ _USERENV: dict[str, Callable[[_Facts], Any]] = {
     "DATABASE_ROLE": lambda f: "PRIMARY",
     "IP_ADDRESS": lambda f: None, "NETWORK_PROTOCOL": lambda f: None, "SERVICE_NAME": lambda f: None,
     "PROXY_USER": lambda f: None,
-    "LANGUAGE": lambda f: "AMERICAN_AMERICA.AL32UTF8",
+    "LANGUAGE": lambda f: f"{f.asker.nls['NLS_LANGUAGE']}_{f.asker.nls['NLS_TERRITORY']}.AL32UTF8",
     "LANG": lambda f: "US",
-    "NLS_TERRITORY": lambda f: "AMERICA",
-    "NLS_CURRENCY": lambda f: "$",
-    "NLS_CALENDAR": lambda f: "GREGORIAN",
-    "NLS_DATE_FORMAT": lambda f: "DD-MON-RR",
-    "NLS_DATE_LANGUAGE": lambda f: "AMERICAN",
-    "NLS_SORT": lambda f: "BINARY",
+    "NLS_TERRITORY": lambda f: f.asker.nls["NLS_TERRITORY"],
+    "NLS_CURRENCY": lambda f: f.asker.nls["NLS_CURRENCY"],
+    "NLS_CALENDAR": lambda f: f.asker.nls["NLS_CALENDAR"],
+    "NLS_DATE_FORMAT": lambda f: f.asker.nls["NLS_DATE_FORMAT"],
+    "NLS_DATE_LANGUAGE": lambda f: f.asker.nls["NLS_DATE_LANGUAGE"],
+    "NLS_SORT": lambda f: f.asker.nls["NLS_SORT"],
     "PLATFORM_SLASH": lambda f: "/",
 }
 
@@ -341,9 +335,9 @@ def _nls(values: Sequence[tuple[str, str]], con_id: bool = False) -> tuple[list,
 _ROWS: dict[str, Callable[[_Facts], tuple[list, list]]] = {
     "V$VERSION": _version, "PRODUCT_COMPONENT_VERSION": _product, "V$INSTANCE": _instance,
     "V$DATABASE": _database, "GLOBAL_NAME": _global_name, "V$SESSION": _session,
-    "NLS_SESSION_PARAMETERS": lambda f: _nls(_NLS), "NLS_INSTANCE_PARAMETERS": lambda f: _nls(_NLS),
+    "NLS_SESSION_PARAMETERS": lambda f: _nls(f.asker.nls.values), "NLS_INSTANCE_PARAMETERS": lambda f: _nls(_NLS),
     "NLS_DATABASE_PARAMETERS": lambda f: _nls(_NLS + _CHARSETS + (("NLS_RDBMS_VERSION", f.asker.release),)),
-    "V$NLS_PARAMETERS": lambda f: _nls(_NLS + _CHARSETS, con_id=True),
+    "V$NLS_PARAMETERS": lambda f: _nls(f.asker.nls.values + _CHARSETS, con_id=True),
 }
 
 

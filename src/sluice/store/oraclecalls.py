@@ -37,6 +37,7 @@ from typing import Callable, NamedTuple, Sequence
 from ..errors import not_supported, ora
 from ..numformat import is_number_model, number_model, pg_to_char
 from .oracledates import check_format
+from .sessionnls import DEFAULT_NLS, SessionNls, number_written
 from .seqwords import is_sequence_word
 
 __all__ = ["CALLS", "Copy", "Piece", "arguments", "bound_model", "call_pieces", "opened"]
@@ -101,8 +102,10 @@ def opened(toks: Sequence, i: int, lo: int, hi: int) -> tuple[list[tuple[int, in
     return args, close, pieces
 
 
-def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
-    """What replaces which pieces of the call of ``toks[i]`` (a name of :data:`CALLS`)."""
+def call_pieces(toks: Sequence, i: int, sqlite: bool, nls: SessionNls = DEFAULT_NLS) -> dict[int, Piece]:
+    """What replaces which pieces of the call of ``toks[i]`` (a name of :data:`CALLS`); ``nls``
+    the session's settings (a number model's D and G on PostgreSQL; SQLite's functions read
+    them themselves)."""
     name = toks[i].word
     args, close, pieces = opened(toks, i, *_ARITY[name])
     if close < 0:
@@ -117,7 +120,7 @@ def call_pieces(toks: Sequence, i: int, sqlite: bool) -> dict[int, Piece]:
     elif name == "DECODE":
         _decode(pieces, toks, args, comma, head, end, sqlite)
     elif name == "TO_CHAR" and not sqlite and _number_model(toks, args):
-        _pg_number_format(pieces, toks, args, head, end)
+        _pg_number_format(pieces, toks, args, head, end, nls)
     elif name == "TO_CHAR" and (sqlite or len(args) == 1):
         pieces[toks[i].start] = (toks[i].end, "ORACLE_TO_CHAR")
     elif name in _RENAMED:
@@ -169,16 +172,19 @@ def _number_model(toks: Sequence, args: list[tuple[int, int]]) -> str | None:
     return fmt
 
 
-def _pg_number_format(pieces: dict[int, Piece], toks, args, head, end) -> None:
+def _pg_number_format(pieces: dict[int, Piece], toks, args, head, end, nls: SessionNls) -> None:
     """PostgreSQL: ``TO_CHAR(x, 'model')`` as its ``to_char`` with Oracle's overflow (all
-    ``#``) and ``$`` (:func:`sluice.numformat.pg_to_char`); ``x`` written twice."""
+    ``#``) and ``$`` (:func:`sluice.numformat.pg_to_char`); ``x`` written twice; a model's D
+    and G the session's characters (NLS_NUMERIC_CHARACTERS, :func:`.sessionnls.number_written`)."""
     (first, last), fmt = args[0], _number_model(toks, args)
     if any(t.text.upper().startswith(_VOLATILE) for t in toks[first:last + 1]):
         raise not_supported("TO_CHAR with a number format model of an expression whose value may change")
     before, after, hashes = pg_to_char(fmt)
-    pieces[head[0]] = (head[1], "CASE WHEN position('#' IN " + before)
+    swap = number_written(".,", fmt, nls).replace("'", "''")
+    opening, closing = ("translate(", f", '.,', '{swap}')") if swap != ".," else ("", "")
+    pieces[head[0]] = (head[1], opening + "CASE WHEN position('#' IN " + before)
     pieces[toks[last].end] = (end[1], (after + f") > 0 THEN '{hashes}' ELSE " + before,
-                                       Copy(toks[first].start, toks[last].end), after + " END"))
+                                       Copy(toks[first].start, toks[last].end), after + " END" + closing))
 
 
 def _decode(pieces: dict[int, Piece], toks, args, comma, head, end, sqlite: bool) -> None:

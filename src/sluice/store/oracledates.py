@@ -49,7 +49,8 @@ def check_format(fmt: str) -> list[str]:
 
 def to_date(text: str, fmt: str, fraction: bool = False) -> datetime:
     """Oracle's ``TO_DATE(text, fmt)``: a DATE (whole seconds, the time 00:00:00 where the
-    model has none; the year, month and day default to the current ones as in Oracle);
+    model has none or the text ends before it; the year, month and day default to the current
+    ones as in Oracle);
     with ``fraction``, ``TO_TIMESTAMP``'s (``FF``: the second's fraction, to microseconds)."""
     elements = check_format(fmt)
     now = datetime.now()
@@ -59,6 +60,8 @@ def to_date(text: str, fmt: str, fraction: bool = False) -> datetime:
         key = element.upper()
         if key == "FM":
             continue
+        if at >= len(rest):     # text shorter than the model: the elements left keep their defaults, as Oracle's
+            break
         if key.startswith("FF") and fraction:
             digits = re.match(r"\d{1,%s}" % (key[2:] or "9"), rest[at:])
             if not digits:

@@ -55,7 +55,8 @@ from ..numformat import pg_read_number, read_number
 from ..sqlfunctions import to_number
 from .oracledates import check_format, to_date
 from .oraclecalls import Piece, arguments, opened
-from .sqlitecalls import BAD_NUMBER, oracle_call
+from .sessionnls import DEFAULT_NLS, SessionNls, number_read, numeric_text, written_model
+from .sqlitecalls import BAD_NUMBER, oracle_call, session_call
 
 __all__ = ["DATE_CALLS", "PG_CALLS", "REFUSED", "add_months", "hex_column", "last_day", "months_between",
            "next_day", "pg_pieces", "pg_regex_error", "register_oracle_functions", "trim_from"]
@@ -271,6 +272,9 @@ def _regexp_replace(s: Any, p: Any, r: Any = None, pos: Any = 1, occ: Any = 0, m
 
 
 # -- dates as SQLite holds them --------------------------------------------------------------
+_ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d(?:[ T]|$)")     # (a date's own text: read as it is)
+
+
 def _date(v: Any) -> datetime:
     if isinstance(v, str):
         try:
@@ -284,18 +288,21 @@ def _date_text(d: datetime) -> str:
     return d.isoformat(" ")
 
 
-def _to_timestamp(text: Any, fmt: Any = None) -> str:
+def _to_timestamp(session: SessionNls, text: Any, fmt: Any = None) -> str:
+    if fmt is None and session is not DEFAULT_NLS and isinstance(text, str) and not _ISO_DATE.match(text.strip()):
+        fmt = written_model(session.timestamp_format)       # the session's NLS_TIMESTAMP_FORMAT
     if fmt is None:
         return _date_text(_date(text))
     return _date_text(to_date(_text(text), _text(fmt), fraction=True))
 
 
-def _number(v: Any, fmt: Any = None, nls: Any = None) -> Any:
+def _number(session: SessionNls, v: Any, fmt: Any = None, nls: Any = None) -> Any:
     if nls is not None:
         raise not_supported(_NUMBER_MODEL)
-    if fmt is not None:
-        return _number_value(read_number(v if isinstance(v, str) else str(v), _text(fmt)))
-    n = to_number(_text(v).strip()) if isinstance(v, str) else v
+    if fmt is not None:      # (the session's D and G: NLS_NUMERIC_CHARACTERS)
+        return _number_value(read_number(number_read(v if isinstance(v, str) else str(v), _text(fmt), session),
+                                         _text(fmt)))
+    n = to_number(numeric_text(_text(v).strip(), session)) if isinstance(v, str) else v
     return float(n) if not isinstance(n, (int, float)) else n
 
 
@@ -338,6 +345,8 @@ def _replace_call(*args: Any) -> Any:
 def register_oracle_functions(conn: sqlite3.Connection) -> None:
     """Give ``conn`` Oracle's functions of this module under Oracle's names."""
     for name, (impl, lo, hi) in _SQLITE.items():
+        if impl in (_number, _to_timestamp):        # (the session's NLS_…)
+            impl = session_call(conn, impl)
         for narg in ([-1] if lo < 0 else range(lo, hi + 1)):
             conn.create_function(name, narg, oracle_call(impl, answer=_answer, bad_number=BAD_NUMBER),
                                  deterministic=True)

@@ -62,6 +62,7 @@ from .objpaths import store_object_paths
 from .sqlfetch import whole_dates
 from .lobcolumns import lob_described
 from .sqlheadings import oracle_headings
+from .sessionnls import DEFAULT_NLS
 from .sessionzone import SessionZone, default_zone
 from .sqloracle import Translated, oracle_words
 from .coldesc import Details, described, pg_details
@@ -82,6 +83,7 @@ class PgSession(StoreSession):
         self.user = user
         self.local_zone = self.time_zone = default_zone()    # as the connection's (zone_option)
         self._zone_set = False              # ALTER SESSION SET TIME_ZONE: a setting to send again
+        self.nls = DEFAULT_NLS              # ALTER SESSION SET NLS_… (the statements' translation reads it)
         self._raw: psycopg.Connection | None = store.target.connect(user)
         self.txn_id: str | None = None
         self._open = False                  # a database transaction is open on the connection
@@ -714,7 +716,7 @@ class PgSession(StoreSession):
         if oracle_sql:
             sql = store_object_paths(sql, self.user, False, self.store)
         oracle = (oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns,
-                               zone=self.time_zone) if oracle_sql
+                               zone=self.time_zone, nls=self.nls) if oracle_sql
                   else Translated(sql, binds=binds))
         text, binds = oracle.text, oracle.binds
         c = self._conn()
@@ -826,7 +828,7 @@ class PgSession(StoreSession):
     def _execute_dml(self, sql: str, binds: dict | Sequence | None, tag: bytes | None,
                      columns: KeptColumns.Statement, returned: list | None) -> int:
         sql = store_object_paths(sql, self.user, False, self.store)
-        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone)
+        oracle = oracle_words(sql, self.user, sqlite=False, binds=binds, columns=columns, zone=self.time_zone, nls=self.nls)
         text, binds = rewrite(oracle.text, physical_names(self.store.queue_tables(), user_table_names(self.store)), self.user), \
             oracle.binds
         counted = False     # MERGE, INSERT ALL / FIRST as PostgreSQL's (sqlmerge); counted: the count is its value

@@ -16,7 +16,8 @@ zone's wall clock (:data:`sluice.store.dialect.Dialect.epoch_to_timestamp`):
 
 A session starts in python-oracledb's zone: ``ORA_SDTZ`` when set, else the offset of the
 process's local time at logon (see docs/DESIGN-NOTES.md); ``ALTER SESSION SET TIME_ZONE``
-changes it (:func:`parse`: ``'+05:00'``, ``'Europe/Paris'``, ``LOCAL``, ``DBTIMEZONE``).
+changes it (:func:`zone_setting`: ``'+05:00'``, ``'Europe/Paris'``, ``LOCAL``, ``DBTIMEZONE``;
+the statement read by :mod:`.sessionnls`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ import zoneinfo
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone, tzinfo
 
-from ..errors import not_supported, ora
+from ..errors import ora
 
-__all__ = ["DBTIMEZONE", "SQLITE_VIEW_DATE", "SessionZone", "ViewClock", "alter_session", "default_zone",
-           "local_zone", "parse", "register", "zone_option"]
+__all__ = ["DBTIMEZONE", "SQLITE_VIEW_DATE", "SessionZone", "ViewClock", "default_zone", "local_zone",
+           "parse", "register", "zone_option", "zone_setting"]
 
 DBTIMEZONE = "+00:00"       # the stores keep UTC (POSIX seconds): the database's own zone
 _OFFSET = re.compile(r"\s*([+-]?)(\d{1,2}):(\d{1,2})\s*")
@@ -39,8 +40,6 @@ _REGION = re.compile(r"[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+)*")
 # SQLite's date.c: 1970-01-01 as a Julian day in milliseconds, and the end of year 9999
 _EPOCH_JULIAN_MS, _MAX_JULIAN_MS = 210866760000000.0, 464269060800000.0
 _EPOCH_DAY = date(1970, 1, 1)
-_ALTER_SESSION = re.compile(r"\s*ALTER\s+SESSION\s+SET\s+(.*?)\s*;?\s*", re.I | re.S)
-_SETTING = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_$#]*)\s*=\s*('(?:[^']|'')*'|[A-Za-z_][A-Za-z0-9_$#]*)", re.S)
 
 
 @dataclass(frozen=True)
@@ -92,35 +91,18 @@ def parse(text: str) -> SessionZone:
     return SessionZone(canonical, zoneinfo.ZoneInfo(canonical))
 
 
-def alter_session(text: str, local: SessionZone) -> SessionZone:
-    """The zone ``ALTER SESSION SET TIME_ZONE = '<zone>' | LOCAL | DBTIMEZONE`` sets
-    (``text`` the statement; ``local`` the zone the session started in, LOCAL's).  Read
-    whole before anything changes.
+def zone_setting(value: str, quoted: bool, local: SessionZone) -> SessionZone:
+    """The zone ``ALTER SESSION SET TIME_ZONE = '<zone>' | LOCAL | DBTIMEZONE`` sets (``value``
+    the setting's, unquoted; ``local`` the zone the session started in, LOCAL's); the
+    statement is read by :func:`.sessionnls.alter_session`.
 
-    :raises DatabaseError: ORA-02248 (no SET), ORA-00922 (no ``name = value``), the
-        zone's errors (:func:`parse`); SLU-00001 for the other settings, which Sluice has
-        not (Oracle's NLS_ formats, CURRENT_SCHEMA …)."""
-    m = _ALTER_SESSION.fullmatch(text)
-    if m is None:
-        raise ora(2248)
-    rest, at, zone = m.group(1), 0, None
-    while at < len(rest):
-        setting = _SETTING.match(rest, at)
-        if setting is None:
-            raise ora(922, rest[at:].strip())
-        name, value = setting.group(1).upper(), setting.group(2)
-        if name != "TIME_ZONE":
-            raise not_supported(f"ALTER SESSION SET {name} (Sluice sets TIME_ZONE)")
-        if value.startswith("'"):
-            zone = parse(value[1:-1].replace("''", "'"))
-        elif value.upper() in ("LOCAL", "DBTIMEZONE"):
-            zone = local if value.upper() == "LOCAL" else parse(DBTIMEZONE)
-        else:
-            raise ora(922, value)
-        at = setting.end()
-    if zone is None:
-        raise ora(922, rest)
-    return zone
+    :raises DatabaseError: ORA-00922 for a bare word other than those, the zone's errors
+        (:func:`parse`)."""
+    if quoted:
+        return parse(value)
+    if value.upper() in ("LOCAL", "DBTIMEZONE"):
+        return local if value.upper() == "LOCAL" else parse(DBTIMEZONE)
+    raise ora(922, value)
 
 
 def _offset_zone(minutes: int) -> SessionZone:

@@ -29,6 +29,7 @@ from . import namespace, numberscale, sequences, sqlcatalog, sqliteimage, sqlnot
 from .base import RELEASE_RECHECK, QueueInfo, QueueTableInfo, Store, TimeEvents
 from .dialect import SQLITE
 from .locks import TRIGGER_SEQ_BASE, MessageLocks
+from .sessionnls import DEFAULT_NLS
 from .sessionzone import default_zone, register as register_view_clock
 from .sessions import FileSessions, OpenSession
 from ..sqlfunctions import hextoraw
@@ -90,6 +91,7 @@ class _Connection(sqlite3.Connection):
 
     dialect = SQLITE
     path = ""
+    nls = DEFAULT_NLS       # its session's NLS settings (ALTER SESSION; sqlitefns' functions read them)
 
     def execute(self, sql: str, params=()) -> sqlite3.Cursor:
         try:

@@ -15,13 +15,16 @@ GREATEST … CHR, :mod:`.sqlitefns`' ``ORACLE_SUBSTR`` … ``ORACLE_TO_DATE``, t
 
 from __future__ import annotations
 
+import functools
 import threading
+import weakref
 from typing import Any, Callable
 
 from ..errors import DatabaseError, ora
 from ..sqlfunctions import null_if_empty
+from .sessionnls import DEFAULT_NLS
 
-__all__ = ["BAD_NUMBER", "keep_error", "kept_error", "oracle_call"]
+__all__ = ["BAD_NUMBER", "keep_error", "kept_error", "oracle_call", "session_call"]
 
 # the Python errors of an argument that is no number (int('x'), chr(-1), …): ORA-01722
 BAD_NUMBER = (ValueError, TypeError, OverflowError)
@@ -63,3 +66,18 @@ def oracle_call(impl: Callable[..., Any], *, strict: bool = True, answer: Callab
             keep_error(ora(1722, e))
             raise
     return call
+
+
+def session_call(conn: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
+    """``impl`` given the NLS settings of ``conn``'s session (ALTER SESSION, :mod:`.sessionnls`:
+    the connection's ``nls``; a plain sqlite3 connection has Oracle's defaults) before its
+    arguments, as they are when it is called; a store's connection is held weakly (it holds
+    the function)."""
+    if not hasattr(conn, "nls"):
+        return functools.partial(impl, DEFAULT_NLS)
+    held = weakref.ref(conn)
+
+    def call(*args: Any) -> Any:
+        return impl(held().nls, *args)
+    return call
+

@@ -25,7 +25,8 @@ from ..errors import DatabaseError, ora
 from . import oracledates
 from ..numformat import format_number, is_number_model
 from .oraclefns import register_oracle_functions
-from .sqlitecalls import oracle_call
+from .sessionnls import DEFAULT_NLS, SessionNls, number_written, numeric_text, written_model
+from .sqlitecalls import oracle_call, session_call
 from .sqlitedays import register_add_days
 from .sqlhierarchy import register_hierarchy
 from .listaggs import register_listagg
@@ -128,21 +129,26 @@ def _fn(name: str, kinds: str, *args: Any) -> Any:
 _DATE_TEXT = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?")
 
 
-def _user_to_char(value: Any, fmt: Any = None) -> str | None:
-    # a number (SQLite's dates are text) or text read as one by a number model
+def _user_to_char(nls: SessionNls, value: Any, fmt: Any = None) -> str | None:
+    # a number (SQLite's dates are text) or text read as one by a number model, with the
+    # session's D and G (NLS_NUMERIC_CHARACTERS)
     if fmt is not None and (isinstance(value, (int, float)) or is_number_model(fmt) and isinstance(value, str)):
         if isinstance(value, str):
             try:
-                value = Decimal(value.strip())
+                value = Decimal(numeric_text(value.strip(), nls))
             except ArithmeticError:
                 raise ora(1722) from None
-        return format_number(value, fmt)
+        return number_written(format_number(value, fmt), fmt, nls)
     if isinstance(value, str) and _DATE_TEXT.fullmatch(value):
         value = datetime.fromisoformat(value)
+        if fmt is None and nls is not DEFAULT_NLS:      # the session's NLS_DATE_FORMAT (a fraction: a TIMESTAMP's)
+            fmt = written_model(nls.timestamp_format if value.microsecond else nls.date_format)
     return oracledates.to_char(value, fmt)
 
 
-def _user_to_date(text: Any, fmt: Any = None) -> str:
+def _user_to_date(nls: SessionNls, text: Any, fmt: Any = None) -> str:
+    if fmt is None and nls is not DEFAULT_NLS and not (isinstance(text, str) and _DATE_TEXT.fullmatch(text)):
+        fmt = written_model(nls.date_format)        # text read by the session's NLS_DATE_FORMAT
     date = oracledates.to_date(str(text), fmt) if fmt is not None else to_date(str(text))
     return date.replace(microsecond=0).isoformat(" ")
 
@@ -218,9 +224,9 @@ def register_sqlite_functions(conn: sqlite3.Connection) -> None:
             conn.create_function(name, narg, _safe(_to_digits(rounding)), deterministic=True)
     # (ORACLE_, not sluice_: SQLite's names ignore case, and sluice_to_date is the rules' TO_DATE)
     for name, most in (("SUBSTR", 3), ("INSTR", 4), ("TO_CHAR", 2), ("TO_DATE", 2)):
+        impl = session_call(conn, _ORACLE[name]) if name.startswith("TO_") else _ORACLE[name]     # (NLS_…)
         for narg in range(1 if name.startswith("TO_") else 2, most + 1):
-            conn.create_function("ORACLE_" + name, narg, oracle_call(_ORACLE[name], answer=to_sqlite),
-                                 deterministic=True)
+            conn.create_function("ORACLE_" + name, narg, oracle_call(impl, answer=to_sqlite), deterministic=True)
     register_add_days(conn)
     register_listagg(conn)
     register_hierarchy(conn)

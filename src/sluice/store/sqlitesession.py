@@ -39,6 +39,7 @@ from .sqlnames import physical_names, rewrite
 from .objpaths import store_object_paths
 from .coldesc import described, sqlite_details
 from .sqlfetch import returned_dates, sqlite_result
+from .sessionnls import SessionNls
 from .sessionzone import SessionZone
 from .lobcolumns import lob_described
 from .sqlheadings import declared_types, oracle_headings
@@ -117,7 +118,7 @@ class SqliteSession(StoreSession):
         sql = store_object_paths(sql, self.user, True, self.store)
         columns = self._columns.lookup()
         oracle = oracle_words(sql, self.user, sqlite=True, binds=binds,       # its errors change nothing
-                              columns=columns, zone=self.time_zone)
+                              columns=columns, zone=self.time_zone, nls=self.nls)
         conn = self.conn
         self._begin_write()
         conn.execute("SAVEPOINT sluice_dml")
@@ -656,7 +657,7 @@ class SqliteSession(StoreSession):
         columns = self._columns.lookup()
         if oracle_sql:
             sql = store_object_paths(sql, self.user, True, self.store)
-        oracle = (oracle_words(sql, self.user, sqlite=True, binds=binds, columns=columns, zone=self.time_zone)
+        oracle = (oracle_words(sql, self.user, sqlite=True, binds=binds, columns=columns, zone=self.time_zone, nls=self.nls)
                   if oracle_sql
                   else Translated(sql, binds=binds))
         try:
@@ -700,6 +701,14 @@ class SqliteSession(StoreSession):
 
     def set_time_zone(self, zone: SessionZone) -> None:
         self.conn.view_clock.zone = zone
+
+    @property
+    def nls(self) -> SessionNls:
+        return self.conn.nls        # (the connection's: its ORACLE_TO_CHAR & co read it)
+
+    @nls.setter
+    def nls(self, nls: SessionNls) -> None:
+        self.conn.nls = nls
 
     def set_roles(self, mode: str, roles: tuple[str, ...]) -> None:
         self.conn.execute("DROP VIEW IF EXISTS temp.SESSION_ROLES")

@@ -49,6 +49,10 @@ which has no Oracle session: :func:`oracle_words` replaces
   RPAD, TRIM … FROM, SYS_GUID as Oracle answers them (:mod:`.oraclefns`: SQLite's functions of
   those names, PostgreSQL's calls rewritten), ``ADD_MONTHS`` / ``SYS_EXTRACT_UTC`` of the
   clock folded with it;
+* in a session whose NLS settings are not Oracle's defaults (ALTER SESSION, :mod:`.sessionnls`),
+  TO_CHAR / TO_DATE / TO_TIMESTAMP / TO_NUMBER without a model given the session's
+  (:mod:`.nlscalls`), and a date made text by ``||`` or text compared with a DATE column in its
+  NLS_DATE_FORMAT (:meth:`_Translation._nls_implicit`);
 * each divisor ``a / b``: on SQLite by ``a / sluice_divisor(b)``, a REAL, or ORA-01476
   for zero where SQLite answers NULL (:mod:`.sqlitefns`); on PostgreSQL by
   ``a / CAST(b AS NUMERIC)`` (it raises for zero itself) — so that integers divide
@@ -82,9 +86,11 @@ from .castdates import cast_end, cast_minus, cast_minus_cast, cast_plus_days
 from .clockbinds import ClockBinds
 from .oraclecalls import CALLS, arguments, bound_model, call_pieces
 from .oraclefns import DATE_CALLS, PG_CALLS, REFUSED, add_months, hex_column, last_day, next_day, pg_pieces, trim_from
-from .oracledates import datetime_literal, to_date
+from .oracledates import datetime_literal, to_char as oracle_to_char, to_date
 from .oraclestrings import EMPTY, empty_binds_null, oracle_strings
 from .usercolumns import AMBIGUOUS_DATE, Columns, Lookup, date_kind, is_number, is_text, table_names
+from .nlscalls import model_pieces
+from .sessionnls import DEFAULT_NLS, SessionNls, pg_model, written_model
 from .sessionzone import DBTIMEZONE, SessionZone
 from .dateround import round_sql, rounded
 from .sqllimits import limited
@@ -192,20 +198,22 @@ class Translated:
 
 def oracle_words(sql: str, user: str, sqlite: bool, now: datetime | None = None,
                  binds: dict | Sequence | None = None, columns: Lookup | None = None,
-                 zone: SessionZone | None = None) -> Translated:
+                 zone: SessionZone | None = None, nls: SessionNls = DEFAULT_NLS) -> Translated:
     """``sql`` with Oracle's session words answered for ``user`` (see the module);
     ``sqlite`` for the SQLite store (clock as text, divisions checked), else PostgreSQL;
     ``now`` the host's clock (read when the statement needs it); ``binds`` the values the
     statement is to run with (by name or by position); ``columns`` looks up the declared
     types of the user's tables the statement names (:mod:`.usercolumns`), for arithmetic on
-    their DATE columns; ``zone`` the session's time zone (None: the host's)."""
+    their DATE columns; ``zone`` the session's time zone (None: the host's); ``nls`` its NLS
+    settings (:mod:`.nlscalls`)."""
     upper = sql.upper()
     binds = empty_binds_null(binds)       # a bound '' is NULL, as python-oracledb sends it
     if not any(word in upper for word in _MAYBE) and not _dated(binds) and not (
             ("+" in sql or "-" in sql) and any(view in upper for view in _VIEWS)) and not (
-            columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))):
+            columns is not None and ("+" in sql or "-" in sql or sqlite and "*" in sql and _TIMES.search(sql))) and not (
+            nls is not DEFAULT_NLS and ("'" in sql or "||" in sql)):     # (implicit conversions: .nlscalls)
         return _limited(Translated(sql, binds=binds), sqlite, columns)
-    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone).run(), sqlite, columns)
+    return _limited(_Translation(sql, user, sqlite, now, binds, columns, zone, nls).run(), sqlite, columns)
 
 
 def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Translated:
@@ -225,8 +233,8 @@ def _limited(out: Translated, sqlite: bool, columns: Lookup | None = None) -> Tr
 class _Translation:
     def __init__(self, sql: str, user: str, sqlite: bool, now: datetime | None,
                  binds: dict | Sequence | None, columns: Lookup | None = None,
-                 zone: SessionZone | None = None) -> None:
-        self.sql, self.user, self.sqlite = sql, user, sqlite
+                 zone: SessionZone | None = None, nls: SessionNls = DEFAULT_NLS) -> None:
+        self.sql, self.user, self.sqlite, self.nls = sql, user, sqlite, nls
         self.lookup = columns
         self.columns: Columns | None = None     # the user's tables' columns, once looked up
         self.now, self.zone = now, zone
@@ -258,8 +266,11 @@ class _Translation:
                 self._word(i, t)
             elif t.text == "/":
                 self._divisor(i + 1)
+            elif t.kind == "str" and self.nls is not DEFAULT_NLS and t.text != EMPTY:
+                self._nls_implicit(i)       # text compared with a date: read by NLS_DATE_FORMAT
             elif t.kind == "bind" and isinstance(self.binds.peek(i), dt.date):
-                self._clock(i, i, 0, self._bind_date(i))
+                if not (self.nls is not DEFAULT_NLS and self._nls_implicit(i)):    # (|| a bind: text)
+                    self._clock(i, i, 0, self._bind_date(i))
             elif self.sqlite and t.kind == "bind" and i not in self.binds.used and isinstance(
                     self.binds.peek(i), dt.timedelta):      # (SQLite binds no timedelta: its days)
                 self.intervals.add((t.start, t.end))
@@ -289,6 +300,8 @@ class _Translation:
             if ([c.text for c in call[::2]] == ["(", ",", ")"] and call[1].kind == call[3].kind == "str"
                     and call[1].text.upper() == "'USERENV'" and call[3].text[1:-1].upper() in _USERENV):
                 self.replace[t.start] = (call[-1].end, _literal(self.user))
+        elif self.nls is not DEFAULT_NLS and self._nls_implicit(i):
+            return      # a date made text by || in the session's NLS_DATE_FORMAT (.nlscalls)
         elif word in _DATES and after != "(":
             self._clock(i, i, 0)
         elif word in _TIMESTAMPS:
@@ -307,6 +320,8 @@ class _Translation:
             return    # folded: the call of the clock, a bind or a literal is now a value
         elif word in PG_CALLS and after == "(" and not self.sqlite:
             self.replace.update(pg_pieces(toks, i))
+            if self.nls is not DEFAULT_NLS:     # TO_TIMESTAMP / TO_NUMBER of text in the session's NLS_…
+                self.replace.update(self._nls_pieces(i) or {})
         elif word == "RAWTOHEX" and after == "(" and not self.sqlite and self._on_views():
             self.replace.update(hex_column(toks, i))
         elif word in REFUSED and after == "(":
@@ -359,16 +374,63 @@ class _Translation:
         if word == "TO_DATE":
             self.dated.add(i)
             args, close = arguments(toks, i + 1)
-            if close > 0 and len(args) == 2 and all(a == b and toks[a].kind == "str" and toks[a].text != "''"
-                                                    for a, b in args):     # ('' is NULL: the call's NULL)
-                text, fmt = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
-                self._clock(i, close, 0, to_date(text, fmt))
+            if close > 0 and all(a == b and toks[a].kind == "str" and toks[a].text != "''" for a, b in args) and (
+                    len(args) == 2 or len(args) == 1 and self.nls is not DEFAULT_NLS):     # ('' is NULL: the call's)
+                text, *model = (toks[a].text[1:-1].replace("''", "'") for a, _ in args)
+                self._clock(i, close, 0, to_date(text, model[0] if model else written_model(self.nls.date_format)))
                 return
         if word == "TO_CHAR" and not self.sqlite:     # a bound number model as a literal one (.oraclecalls)
             toks = bound_model(toks, i, self.binds.peek, self.binds.take, self._user_number)
-        self.replace.update(call_pieces(toks, i, self.sqlite))
+        self.replace.update(call_pieces(toks, i, self.sqlite, self.nls))
+        if self.nls is not DEFAULT_NLS and word in ("TO_CHAR", "TO_DATE"):    # no model: the session's
+            self.replace.update(self._nls_pieces(i) or {})
         if self.sqlite and self.lookup is not None and word in _ONE_OF_ARGS:
             self._date_choice(i)
+
+    def _nls_pieces(self, i: int) -> dict | None:
+        """The call at token ``i`` without a model given the session's (:mod:`.nlscalls`)."""
+        def kind(j: int) -> str | None:
+            t, value = self.toks[j], self.binds.peek(j) if self.toks[j].kind == "bind" else None
+            if t.word in _DATES or t.word in _TIMESTAMPS and t.word not in _ZONED:
+                return "DATE" if t.word in _DATES else "TIMESTAMP"
+            if isinstance(value, dt.date):
+                return "TIMESTAMP" if getattr(value, "microsecond", 0) else "DATE"
+            return self._date_kind(j) if t.kind == "id" else None
+
+        def text(j: int) -> bool:
+            t = self.toks[j]
+            return (t.kind == "str" or t.kind == "bind" and isinstance(self.binds.peek(j), str)
+                    or t.kind == "id" and self._user_text(j))
+        return model_pieces(self.toks, i, self.sqlite, self.nls, kind, text)
+
+    def _nls_implicit(self, i: int) -> bool:
+        """Oracle's implicit conversions in the session's NLS_DATE_FORMAT (not the default's):
+        SYSDATE / CURRENT_DATE or a date column of the user's tables or the views an operand of
+        ``||`` (made text), text compared with such a column (read as a date: ORA-01861 … for
+        text the model does not read).  True when token ``i`` was so converted."""
+        toks, t = self.toks, self.toks[i]
+        before = toks[i - 1].text if i else ""
+        after = toks[i + 1].text if i + 1 < len(toks) else ""
+        if t.kind == "str":
+            j = i + 2 if after in _COMPARE else i - 2 if before in _COMPARE else -1
+            if 0 <= j < len(toks) and toks[j].kind == "id" and self._date_kind(j) == "DATE":
+                value = to_date(t.text[1:-1].replace("''", "'"), written_model(self.nls.date_format))
+                text = _literal(value.isoformat(" "))
+                self.replace[t.start] = (t.end, text if self.sqlite else f"TIMESTAMP {text}")
+                return True
+            return False
+        if "||" not in (before, after) or after == "(":
+            return False
+        fmt = written_model(self.nls.date_format)
+        if t.word in _DATES or t.kind == "bind":
+            value = self._bind_date(i) if t.kind == "bind" else self._now(t.word).replace(microsecond=0)
+            self.replace[t.start] = (t.end, _literal(oracle_to_char(value, fmt)))
+            return True
+        if self._date_kind(i) != "DATE":
+            return False
+        model = _literal(fmt if self.sqlite else pg_model(self.nls.date_format))
+        self.replace[t.start] = (t.end, f"{'ORACLE_TO_CHAR' if self.sqlite else 'to_char'}({t.text}, {model})")
+        return True
 
     def _clock_call(self, i: int) -> bool:
         """``ADD_MONTHS(d, n)`` (``n`` a number or a bind), ``LAST_DAY(d)``, ``NEXT_DAY(d,
