@@ -82,6 +82,19 @@ class Catalog:
             raise ora(24010, f"{key[0]}.{key[1]}")
         return q
 
+    def dropped(self, queue: QueueInfo, error: Exception) -> Exception | None:
+        """ORA-24010 when ``error``, raised by a statement on ``queue``'s table, is its table
+        unknown (ORA-00942) because another process dropped the queue and the announcement
+        is still on its way (PostgreSQL's NOTIFY); else None.  Asked only on that failure:
+        the statements that succeed cost nothing."""
+        if getattr(error, "code", None) != 942:
+            return None
+        self.store.sync_catalog()
+        self.refresh()
+        if self._queues.get((queue.owner, queue.name)) is None:
+            return ora(24010, queue.qualified)
+        return None
+
     def find_queue(self, owner: str, name: str) -> QueueInfo | None:
         self.refresh()
         return self._queues.get((owner, name))

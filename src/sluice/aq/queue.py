@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import constants as C
 from .. import objtypes as ot
 from ..charset import checked
-from ..errors import ArgumentError, InterfaceError, dpy, not_supported, ora
+from ..errors import ArgumentError, DatabaseError, InterfaceError, dpy, not_supported, ora
 from ..model import Agent, DeqOptions, EnqOptions, MessageProperties, checked_correlation
 from ..names import canonical, split_qualified
 from ..store.sqlops import order_key
@@ -470,7 +470,10 @@ class Queue:
             else:
                 if info is None:
                     info = DequeueInfo(user=ctx.username, consumer_name=consumer, check=reading)
-                recs = session.dequeue(q, sel, mode, immediate, limit, info)
+                try:
+                    recs = session.dequeue(q, sel, mode, immediate, limit, info)
+                except DatabaseError as e:
+                    raise ctx.catalog.dropped(q, e) or e
             if recs:
                 return recs
             # a delayed buffered message in memory (sharded queues): nothing wakes a wait
@@ -594,7 +597,10 @@ def store_records(ctx: Any, q: QueueInfo, stored: list[MessageRecord], immediate
     regs = ctx.catalog.registrations(q)
     if regs:
         owe_notifications(stored, regs, q.table.payload_type == "RAW")
-    ctx.session.enqueue(q, stored, immediate)
+    try:
+        ctx.session.enqueue(q, stored, immediate)
+    except DatabaseError as e:
+        raise ctx.catalog.dropped(q, e) or e
     if regs:
         dispatcher_for(ctx.store)
 
