@@ -19,7 +19,6 @@ word PACKAGE on (USER_SOURCE's text, line numbers counted from there).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -28,7 +27,7 @@ from .errs import pls_error, unexpected
 from .lexer import BIND, EOF, IDENT, Token, tokenize
 from .nodes import Block, Subprogram
 from .parser import restriction
-from .units import NOISE, UnitParser, error_rows
+from .units import NOISE, UnitParser, error_rows, expect_end, stored_source
 
 SPEC, BODY = "PACKAGE", "PACKAGE BODY"
 
@@ -134,8 +133,7 @@ def create_statement(conn: Any, text: str,
     ``compile_package(kind, name, parsed)`` raises what does not resolve."""
     tokens = tokenize(text)
     kind, name, or_replace, _ = _PackageParser(tokens).package_head()
-    start = next(t for t in tokens if t.is_word("PACKAGE")).start
-    source = re.sub(r"\n[ \t]*/[ \t]*$", "", text[start:].rstrip()).rstrip()
+    source = stored_source(text, tokens, "PACKAGE")
     spec: dict = {"source": source, "errors": []}
     try:
         compile_package(kind, name, parse_package(source))
@@ -151,7 +149,5 @@ def drop_statement(conn: Any, text: str) -> None:
     parser = _PackageParser(tokenize(text))
     parser.expect_word("DROP")
     kind, name, _, _ = parser.package_head()
-    parser.accept_op(";")
-    if parser.tok.kind != EOF:
-        raise unexpected(parser.tok, ("end-of-file",))
+    expect_end(parser)
     conn.drop_package(kind, name)

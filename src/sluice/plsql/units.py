@@ -153,8 +153,7 @@ def create_statement(conn: Any, text: str, compile_unit: Callable[[str, str, Any
     (the script layer's, which has an interpreter) and raises what does not resolve."""
     tokens = tokenize(text)
     kind, name, or_replace = UnitParser(tokens).head()
-    start = next(t for t in tokens if t.is_word(kind)).start
-    source = re.sub(r"\n[ \t]*/[ \t]*$", "", text[start:].rstrip()).rstrip()
+    source = stored_source(text, tokens, kind)
     spec: dict = {"source": source, "params": [], "returns": None, "errors": []}
     try:
         unit = parse_subprogram(source)
@@ -172,7 +171,19 @@ def drop_statement(conn: Any, text: str) -> None:
     parser = UnitParser(tokenize(text))
     parser.expect_word("DROP")
     kind, name, _ = parser.head()
+    expect_end(parser)
+    conn.drop_unit(kind, name)
+
+
+def stored_source(text: str, tokens: list, word: str) -> str:
+    """What a CREATE statement stores of a unit or package (USER_SOURCE's text): from its
+    ``word`` (PROCEDURE, FUNCTION, PACKAGE) on, without SQL*Plus's closing ``/``."""
+    start = next(t for t in tokens if t.is_word(word)).start
+    return re.sub(r"\n[ \t]*/[ \t]*$", "", text[start:].rstrip()).rstrip()
+
+
+def expect_end(parser: Any) -> None:
+    """The end of a DROP statement: an optional ``;``, then nothing (PLS-00103 otherwise)."""
     parser.accept_op(";")
     if parser.tok.kind != EOF:
         raise unexpected(parser.tok, ("end-of-file",))
-    conn.drop_unit(kind, name)
