@@ -92,3 +92,18 @@ def filled_table(conn, dsn: str, ddl: str, insert: str, rows) -> Any:
     conn.cursor().executemany(insert, rows)
     conn.commit()
     return conn
+
+
+def executed(conn, *statements: str) -> Any:
+    """Execute each statement at one cursor; the cursor (its output, its warning)."""
+    cur = conn.cursor()
+    for statement in statements:
+        cur.execute(statement)
+    return cur
+
+
+def error_text(fn: Callable[..., Any], *args: Any) -> str:
+    """The text of the sluice DatabaseError ``fn(*args)`` raises; it must raise."""
+    with pytest.raises(sluice.DatabaseError) as e:
+        fn(*args)
+    return str(e.value)

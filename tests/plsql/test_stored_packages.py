@@ -10,6 +10,7 @@ import pytest
 import sluice
 from tests.security.conftest import create_user, login
 from tests.sqlhelpers import create_table, raised_code
+from tests.sqlhelpers import error_text as error_of, executed as run
 
 
 @pytest.fixture
@@ -17,20 +18,6 @@ def db(dsn):
     c = sluice.connect(dsn)
     yield c
     c.close()
-
-
-def run(conn, *statements):
-    """Execute each statement at one cursor; the cursor (its output, its warning)."""
-    cur = conn.cursor()
-    for statement in statements:
-        cur.execute(statement)
-    return cur
-
-
-def error_of(fn, *args):
-    with pytest.raises(sluice.DatabaseError) as e:
-        fn(*args)
-    return str(e.value)
 
 
 COUNTER_SPEC = """create or replace package counter as

@@ -12,6 +12,7 @@ import sluice
 from tests.conftest import make_queue, wait_until
 from tests.security.conftest import create_user, login
 from tests.sqlhelpers import create_table, query_rows, raised_code
+from tests.sqlhelpers import error_text as error_of, executed as run
 
 
 @pytest.fixture
@@ -26,20 +27,6 @@ def mt(db, dsn):
     """``db`` with the empty table MT (ID NUMBER, NOTE VARCHAR2)."""
     create_table(dsn, "CREATE TABLE mt (id NUMERIC, note VARCHAR(100))")
     return db
-
-
-def run(conn, *statements):
-    """Execute each statement at one cursor; the cursor (its output, its warning)."""
-    cur = conn.cursor()
-    for statement in statements:
-        cur.execute(statement)
-    return cur
-
-
-def error_of(fn, *args):
-    with pytest.raises(sluice.DatabaseError) as e:
-        fn(*args)
-    return str(e.value)
 
 
 P1 = "create or replace procedure p1(a number) as begin insert into mt (id) values (a); end;"
