@@ -22,12 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..errors import DatabaseError, ora
+from ..errors import ora
 from .errs import pls_error, unexpected
 from .lexer import BIND, EOF, IDENT, Token, tokenize
 from .nodes import Block, Subprogram
 from .parser import restriction
-from .units import NOISE, UnitParser, error_rows, expect_end, stored_source
+from .units import NOISE, UnitParser, compiled_spec, expect_end, stored_source
 
 SPEC, BODY = "PACKAGE", "PACKAGE BODY"
 
@@ -134,12 +134,7 @@ def create_statement(conn: Any, text: str,
     tokens = tokenize(text)
     kind, name, or_replace, _ = _PackageParser(tokens).package_head()
     source = stored_source(text, tokens, "PACKAGE")
-    spec: dict = {"source": source, "errors": []}
-    try:
-        compile_package(kind, name, parse_package(source))
-    except DatabaseError as exc:
-        spec["errors"] = error_rows(exc)
-    spec["status"] = "INVALID" if spec["errors"] else "VALID"
+    spec = compiled_spec({"source": source}, lambda: compile_package(kind, name, parse_package(source)))
     conn.create_package(kind, name, spec, or_replace)
     return not spec["errors"]
 

@@ -154,16 +154,26 @@ def create_statement(conn: Any, text: str, compile_unit: Callable[[str, str, Any
     tokens = tokenize(text)
     kind, name, or_replace = UnitParser(tokens).head()
     source = stored_source(text, tokens, kind)
-    spec: dict = {"source": source, "params": [], "returns": None, "errors": []}
-    try:
+    spec: dict = {"source": source, "params": [], "returns": None}
+
+    def compile_it() -> None:
         unit = parse_subprogram(source)
         spec.update(params=describe(unit), returns=unit.returns)
         compile_unit(kind, name, unit)
+    conn.create_unit(kind, name, compiled_spec(spec, compile_it), or_replace)
+    return not spec["errors"]
+
+
+def compiled_spec(spec: dict, compile_it: Callable[[], None]) -> dict:
+    """``spec`` with what ``compile_it`` raised as its USER_ERRORS rows (none: it compiled)
+    and its STATUS: a unit or package is stored whether it compiles or not, as Oracle's."""
+    try:
+        compile_it()
+        spec["errors"] = []
     except DatabaseError as exc:
         spec["errors"] = error_rows(exc)
     spec["status"] = "INVALID" if spec["errors"] else "VALID"
-    conn.create_unit(kind, name, spec, or_replace)
-    return not spec["errors"]
+    return spec
 
 
 def drop_statement(conn: Any, text: str) -> None:
