@@ -4,6 +4,8 @@ records a cursor's row (or a ``%ROWTYPE`` variable) is."""
 
 from __future__ import annotations
 
+import abc
+
 from typing import Any
 
 from ..errors import InterfaceError, ora
@@ -15,22 +17,25 @@ COLLECTION_METHODS = ("COUNT", "FIRST", "LAST", "LIMIT", "EXISTS", "EXTEND", "TR
                       "NEXT", "PRIOR")
 
 
-class Subscripted:
+class Subscripted(abc.ABC):
     """A collection that answers ``v(i)``, ``v(i) := x`` and its methods itself: those of
-    the types a block declares (``composites.py``)."""
+    the types a block declares (``composites.py`` implements each)."""
 
+    @abc.abstractmethod
     def get(self, index: Any) -> Any:
-        raise NotImplementedError
+        """The element at ``index`` (ORA-06533 / ORA-01403 … where there is none)."""
 
+    @abc.abstractmethod
     def put(self, index: Any, value: Any, tok: Any = None) -> None:
-        raise NotImplementedError
+        """``v(index) := value``."""
 
     def target(self, index: Any) -> Any:
         """The element ``v(i).field := x`` changes in place."""
         return self.get(index)
 
+    @abc.abstractmethod
     def method(self, name: str, args: list, tok: Any = None) -> Any:
-        raise NotImplementedError
+        """A collection method's answer (COUNT, EXTEND, DELETE …)."""
 
 
 def collection_method(value: list | tuple | dict, name: str, args: list) -> Any:
